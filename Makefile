@@ -1,0 +1,35 @@
+# Front door: `make demo`, `make test`, `make bench`. Each installs what it needs.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps build build-asan demo test bench format clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+demo: build
+	@./examples/mailbox/demo.sh $(BUILD)
+
+test: build build-asan
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize
+
+bench: build
+	@./bench/run.sh $(BUILD)
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,275 @@
+/* vigil: the runtime face that subject programs include.
+ *
+ * A subject declares event types (sensors) with a schema, then records events through
+ * the inline fast path below: a disabled sensor costs one load and one branch; an
+ * enabled one writes its record straight into the calling thread's CTF packet.
+ * Recording is on only when VIGIL_OUT names a trace directory (`vigil record` sets it).
+ */
+#ifndef VIGIL_VIGIL_H
+#define VIGIL_VIGIL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VG_VERSION "0.1.0"
+
+#define VG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define VG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- schemas ------------------------------------------------------------------ */
+
+enum vg_field_type {
+	VG_INT8,
+	VG_INT16,
+	VG_INT32,
+	VG_INT64,
+	VG_UINT8,
+	VG_UINT16,
+	VG_UINT32,
+	VG_UINT64,
+	VG_DOUBLE,
+	VG_STRING,
+	VG_BYTES,
+	VG_ENTITY, /* reference to an entity: (id, generation) */
+};
+
+/* Temporal kind: which relation the events feed and how. */
+enum vg_kind {
+	VG_KIND_EVENT,
+	VG_KIND_BEGIN, /* interval begin */
+	VG_KIND_END,   /* interval end */
+	VG_KIND_STATE, /* state change: ends one interval tuple, starts the next */
+	VG_KIND_CREATE,
+	VG_KIND_RECLAIM,
+};
+
+/* Where a sensor's enable flag lives. */
+enum vg_placement {
+	VG_FLAG_SENSOR,
+	VG_FLAG_PERFORMER,
+	VG_FLAG_INITIATOR,
+	VG_FLAG_TARGET,
+};
+
+typedef struct vg_field_desc {
+	const char *name;
+	enum vg_field_type type;
+	const char *entity_kind; /* for VG_ENTITY: the kind referred to, e.g. "Mailbox" */
+} vg_field_desc;
+
+typedef struct vg_type_desc {
+	const char *name;     /* event name, e.g. "mailbox.SendMessage" */
+	const char *relation; /* relation fed; NULL: the name (begin/end pairs share one) */
+	enum vg_kind kind;
+	enum vg_placement placement;
+	int sampled; /* 0: traced (emitted when it happens), 1: sampled */
+	const vg_field_desc *fields;
+	unsigned nfields;
+	/* Field index of each role, or -1 (performer -1: the recording thread). */
+	int performer, initiator, target;
+} vg_type_desc;
+
+/* A registered sensor. `enabled` is a counter: enable adds one, disable removes one,
+ * the sensor records while it is positive. It is the first member so that the disabled
+ * check is a single load. */
+typedef struct vg_sensor {
+	_Atomic int32_t enabled;
+	uint16_t id;
+	uint16_t placement;
+	const char *name;
+} vg_sensor;
+
+/* Registers an event type; safe from any thread at any time. Never returns NULL: on
+ * error (bad schema, too many types) it reports one line on stderr and returns a sensor
+ * that stays disabled. Registering the same name twice returns the first sensor. */
+vg_sensor *vg_sensor_register(const vg_type_desc *desc);
+void vg_sensor_enable(vg_sensor *s);
+void vg_sensor_disable(vg_sensor *s);
+
+/* ---- entities ----------------------------------------------------------------- */
+
+/* An entity with a time-scoped identity. Embed it in the object it describes: its
+ * `flag` is the enable flag of sensors placed on the performer, initiator or target. */
+typedef struct vg_entity {
+	_Atomic int32_t flag;
+	uint32_t gen;
+	uint64_t id;
+	const char *kind;
+} vg_entity;
+
+typedef struct vg_ref {
+	uint64_t id;
+	uint32_t gen;
+} vg_ref;
+
+/* Starts an entity's lifetime: assigns the generation of (kind, raw_id), sets its flag
+ * (on when recording), records vg.entity.create. `kind` must outlive the entity. */
+void vg_entity_create(vg_entity *e, const char *kind, uint64_t raw_id, const char *name);
+void vg_entity_rename(vg_entity *e, const char *name);
+/* Ends its lifetime: records vg.entity.reclaim; the raw id may then be reused. */
+void vg_entity_reclaim(vg_entity *e);
+void vg_entity_enable(vg_entity *e);
+void vg_entity_disable(vg_entity *e);
+static inline vg_ref vg_ref_of(const vg_entity *e)
+{
+	vg_ref r = {e ? e->id : 0, e ? e->gen : 0};
+	return r;
+}
+
+/* The calling thread as an entity (kind "thread", id = tid). */
+vg_entity *vg_self(void);
+
+/* ---- recording: the inline fast path -------------------------------------------- */
+
+#define VG_EVENT_HEADER_SIZE 10 /* uint16 id + uint64 timestamp */
+
+/* Per-thread writer state. Internal: only the inline functions below touch it. */
+struct vg_packet_ctx;
+struct vg_thread {
+	uint8_t *pos;                 /* next free byte of the current packet */
+	uint8_t *end;                 /* end of the current packet */
+	uint8_t *base;                /* start of the current packet */
+	struct vg_packet_ctx *ctx;    /* its context, inside the mapping */
+	uint64_t last_ts;
+	uint32_t busy; /* an event is being written (a signal handler must not nest) */
+	uint32_t state;
+};
+extern __thread struct vg_thread vg__tls __attribute__((tls_model("initial-exec")));
+
+struct vg_clock {
+	int use_tsc;
+	uint64_t base_tsc, base_ns;
+	uint64_t mult; /* ns = base_ns + ((tsc - base_tsc) * mult) >> 32 */
+};
+extern struct vg_clock vg__clock;
+uint64_t vg__clock_fallback(void);
+
+/* Nanoseconds of the host's CLOCK_MONOTONIC, through the TSC when it is invariant. */
+static inline uint64_t vg_now(void)
+{
+#if defined(__x86_64__)
+	if (VG_LIKELY(vg__clock.use_tsc)) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		uint64_t d = (((uint64_t)hi << 32) | lo) - vg__clock.base_tsc;
+		return vg__clock.base_ns + (uint64_t)(((unsigned __int128)d * vg__clock.mult) >> 32);
+	}
+#endif
+	return vg__clock_fallback();
+}
+
+uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload);
+void vg__event_commit_slow(uint8_t *end);
+
+/* Is the sensor on? For entity placement pass the entity holding the flag. */
+static inline int vg_on(const vg_sensor *s)
+{
+	return VG_UNLIKELY(atomic_load_explicit(&s->enabled, memory_order_relaxed) > 0);
+}
+static inline int vg_on_entity(const vg_sensor *s, const vg_entity *e)
+{
+	return vg_on(s) && e && atomic_load_explicit(&e->flag, memory_order_relaxed) > 0;
+}
+
+/* Starts an event of `payload` bytes (an upper bound is fine): returns where to write
+ * the payload, or NULL if it cannot be recorded (then it was counted as discarded).
+ * Must be followed by vg_event_commit(p_end) with the end of what was written. */
+static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
+{
+	struct vg_thread *t = &vg__tls;
+	if (VG_UNLIKELY(t->busy || (size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + payload))
+		return vg__event_begin_slow(s, payload);
+	t->busy = 1;
+	uint8_t *p = t->pos;
+	uint64_t ts = vg_now();
+	t->last_ts = ts;
+	memcpy(p, &s->id, 2);
+	memcpy(p + 2, &ts, 8);
+	return p + VG_EVENT_HEADER_SIZE;
+}
+
+struct vg_packet_ctx {
+	uint64_t timestamp_begin, timestamp_end, content_size, packet_size, packet_seq_num,
+	    events_discarded;
+	uint32_t tid, thread_gen;
+};
+
+static inline void vg_event_commit(uint8_t *end)
+{
+	struct vg_thread *t = &vg__tls;
+	t->pos = end;
+	/* The event's bytes must be in memory before the packet claims them. */
+	atomic_signal_fence(memory_order_release);
+	t->ctx->timestamp_end = t->last_ts;
+	t->ctx->content_size = (uint64_t)(end - t->base) * 8;
+	atomic_signal_fence(memory_order_release);
+	t->busy = 0;
+}
+
+/* Field writers: each returns the position after the field. */
+static inline uint8_t *vg_put_u8(uint8_t *p, uint8_t v) { *p = v; return p + 1; }
+static inline uint8_t *vg_put_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); return p + 2; }
+static inline uint8_t *vg_put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); return p + 4; }
+static inline uint8_t *vg_put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); return p + 8; }
+static inline uint8_t *vg_put_f64(uint8_t *p, double v) { memcpy(p, &v, 8); return p + 8; }
+static inline uint8_t *vg_put_ref(uint8_t *p, const vg_entity *e)
+{
+	vg_ref r = vg_ref_of(e);
+	memcpy(p, &r.id, 8);
+	memcpy(p + 8, &r.gen, 4);
+	return p + 12;
+}
+/* Strings are truncated to `max` bytes (reserve max + 1 in vg_event_begin). */
+static inline uint8_t *vg_put_str(uint8_t *p, const char *s, uint32_t max)
+{
+	size_t n = s ? strnlen(s, max) : 0;
+	memcpy(p, s ? s : "", n);
+	p[n] = 0;
+	return p + n + 1;
+}
+static inline uint8_t *vg_put_bytes(uint8_t *p, const void *b, uint32_t n)
+{
+	p = vg_put_u32(p, n);
+	memcpy(p, b, n);
+	return p + n;
+}
+
+/* ---- the generic (slower) path ---------------------------------------------------- */
+
+typedef union vg_value {
+	int64_t i;
+	uint64_t u;
+	double d;
+	const char *s;
+	struct {
+		const void *data;
+		uint32_t len;
+	} b;
+	const vg_entity *e;
+} vg_value;
+
+/* Records one event with one value per field of the sensor's schema. Returns 0 if
+ * recorded, -1 if the sensor is off or the event was discarded (counted). */
+int vg_emit(vg_sensor *s, const vg_value *values);
+
+/* ---- runtime control and statistics ------------------------------------------- */
+
+/* 1 while a trace is being written (VIGIL_OUT was set and usable). */
+int vg_recording(void);
+/* Path of this process image's trace directory, or NULL. */
+const char *vg_trace_dir(void);
+/* Events this process could not record (size cap, full disk, nested in a signal). */
+uint64_t vg_events_discarded(void);
+/* Closes the calling thread's stream now (it reopens on its next event). */
+void vg_thread_flush(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages vigil builds, tests and benchmarks with, if missing.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config clang libjansson-dev libcmocka-dev
+      babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "vigil: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq >&2
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

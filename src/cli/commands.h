@@ -1,0 +1,9 @@
+/* The vigil command: one file per subcommand, each exporting one entry point. */
+#ifndef VIGIL_CLI_COMMANDS_H
+#define VIGIL_CLI_COMMANDS_H
+
+int vg_cmd_record(int argc, char **argv);
+int vg_cmd_dump(int argc, char **argv);
+int vg_cmd_recover(int argc, char **argv);
+
+#endif

@@ -1,0 +1,54 @@
+/* vigil: the command-line front door. Dispatches to one subcommand per file. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "vigil/vigil.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+    {"record", vg_cmd_record, "run a program and record it into a CTF trace"},
+    {"dump", vg_cmd_dump, "print every event of a trace, merged in time order"},
+    {"recover", vg_cmd_recover, "repair the end of a trace whose subject was killed"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vigil [--version] [--help] COMMAND [ARGS]\n\n"
+		   "vigil records what a system does as a historical database of typed events.\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nexamples:\n"
+		   "  vigil record -o run1 -- ./server --port 8080   record a program\n"
+		   "  vigil dump run1                                print its events\n"
+		   "  vigil dump --json run1 | jq .name              JSON lines for scripts\n"
+		   "  vigil COMMAND --help                           help on one command\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("vigil %s\n", VG_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "vigil: unknown command '%s' (see 'vigil --help')\n", argv[1]);
+	return 2;
+}
