@@ -19,6 +19,9 @@ extern "C" {
 
 #define VG_VERSION "0.1.0"
 
+/* What libvigil exports; everything else in it is hidden. */
+#define VG_API __attribute__((visibility("default")))
+
 #define VG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define VG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -88,9 +91,9 @@ typedef struct vg_sensor {
 /* Registers an event type; safe from any thread at any time. Never returns NULL: on
  * error (bad schema, too many types) it reports one line on stderr and returns a sensor
  * that stays disabled. Registering the same name twice returns the first sensor. */
-vg_sensor *vg_sensor_register(const vg_type_desc *desc);
-void vg_sensor_enable(vg_sensor *s);
-void vg_sensor_disable(vg_sensor *s);
+VG_API vg_sensor *vg_sensor_register(const vg_type_desc *desc);
+VG_API void vg_sensor_enable(vg_sensor *s);
+VG_API void vg_sensor_disable(vg_sensor *s);
 
 /* ---- entities ----------------------------------------------------------------- */
 
@@ -110,12 +113,12 @@ typedef struct vg_ref {
 
 /* Starts an entity's lifetime: assigns the generation of (kind, raw_id), sets its flag
  * (on when recording), records vg.entity.create. `kind` must outlive the entity. */
-void vg_entity_create(vg_entity *e, const char *kind, uint64_t raw_id, const char *name);
-void vg_entity_rename(vg_entity *e, const char *name);
+VG_API void vg_entity_create(vg_entity *e, const char *kind, uint64_t raw_id, const char *name);
+VG_API void vg_entity_rename(vg_entity *e, const char *name);
 /* Ends its lifetime: records vg.entity.reclaim; the raw id may then be reused. */
-void vg_entity_reclaim(vg_entity *e);
-void vg_entity_enable(vg_entity *e);
-void vg_entity_disable(vg_entity *e);
+VG_API void vg_entity_reclaim(vg_entity *e);
+VG_API void vg_entity_enable(vg_entity *e);
+VG_API void vg_entity_disable(vg_entity *e);
 static inline vg_ref vg_ref_of(const vg_entity *e)
 {
 	vg_ref r = {e ? e->id : 0, e ? e->gen : 0};
@@ -123,7 +126,7 @@ static inline vg_ref vg_ref_of(const vg_entity *e)
 }
 
 /* The calling thread as an entity (kind "thread", id = tid). */
-vg_entity *vg_self(void);
+VG_API vg_entity *vg_self(void);
 
 /* ---- recording: the inline fast path -------------------------------------------- */
 
@@ -132,23 +135,23 @@ vg_entity *vg_self(void);
 /* Per-thread writer state. Internal: only the inline functions below touch it. */
 struct vg_packet_ctx;
 struct vg_thread {
-	uint8_t *pos;                 /* next free byte of the current packet */
-	uint8_t *end;                 /* end of the current packet */
-	uint8_t *base;                /* start of the current packet */
-	struct vg_packet_ctx *ctx;    /* its context, inside the mapping */
+	uint8_t *pos;              /* next free byte of the current packet */
+	uint8_t *end;              /* end of the current packet */
+	uint8_t *base;             /* start of the current packet */
+	struct vg_packet_ctx *ctx; /* its context, inside the mapping */
 	uint64_t last_ts;
 	uint32_t busy; /* an event is being written (a signal handler must not nest) */
 	uint32_t state;
 };
-extern __thread struct vg_thread vg__tls __attribute__((tls_model("initial-exec")));
+extern VG_API __thread struct vg_thread vg__tls __attribute__((tls_model("initial-exec")));
 
 struct vg_clock {
 	int use_tsc;
 	uint64_t base_tsc, base_ns;
 	uint64_t mult; /* ns = base_ns + ((tsc - base_tsc) * mult) >> 32 */
 };
-extern struct vg_clock vg__clock;
-uint64_t vg__clock_fallback(void);
+extern VG_API struct vg_clock vg__clock;
+VG_API uint64_t vg__clock_fallback(void);
 
 /* Nanoseconds of the host's CLOCK_MONOTONIC, through the TSC when it is invariant. */
 static inline uint64_t vg_now(void)
@@ -158,14 +161,14 @@ static inline uint64_t vg_now(void)
 		uint32_t lo, hi;
 		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 		uint64_t d = (((uint64_t)hi << 32) | lo) - vg__clock.base_tsc;
-		return vg__clock.base_ns + (uint64_t)(((unsigned __int128)d * vg__clock.mult) >> 32);
+		return vg__clock.base_ns +
+		       (uint64_t)(((unsigned __int128)d * vg__clock.mult) >> 32);
 	}
 #endif
 	return vg__clock_fallback();
 }
 
-uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload);
-void vg__event_commit_slow(uint8_t *end);
+VG_API uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload);
 
 /* Is the sensor on? For entity placement pass the entity holding the flag. */
 static inline int vg_on(const vg_sensor *s)
@@ -213,11 +216,31 @@ static inline void vg_event_commit(uint8_t *end)
 }
 
 /* Field writers: each returns the position after the field. */
-static inline uint8_t *vg_put_u8(uint8_t *p, uint8_t v) { *p = v; return p + 1; }
-static inline uint8_t *vg_put_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); return p + 2; }
-static inline uint8_t *vg_put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); return p + 4; }
-static inline uint8_t *vg_put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); return p + 8; }
-static inline uint8_t *vg_put_f64(uint8_t *p, double v) { memcpy(p, &v, 8); return p + 8; }
+static inline uint8_t *vg_put_u8(uint8_t *p, uint8_t v)
+{
+	*p = v;
+	return p + 1;
+}
+static inline uint8_t *vg_put_u16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+	return p + 2;
+}
+static inline uint8_t *vg_put_u32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+	return p + 4;
+}
+static inline uint8_t *vg_put_u64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+	return p + 8;
+}
+static inline uint8_t *vg_put_f64(uint8_t *p, double v)
+{
+	memcpy(p, &v, 8);
+	return p + 8;
+}
 static inline uint8_t *vg_put_ref(uint8_t *p, const vg_entity *e)
 {
 	vg_ref r = vg_ref_of(e);
@@ -236,7 +259,8 @@ static inline uint8_t *vg_put_str(uint8_t *p, const char *s, uint32_t max)
 static inline uint8_t *vg_put_bytes(uint8_t *p, const void *b, uint32_t n)
 {
 	p = vg_put_u32(p, n);
-	memcpy(p, b, n);
+	if (n)
+		memcpy(p, b, n);
 	return p + n;
 }
 
@@ -256,18 +280,18 @@ typedef union vg_value {
 
 /* Records one event with one value per field of the sensor's schema. Returns 0 if
  * recorded, -1 if the sensor is off or the event was discarded (counted). */
-int vg_emit(vg_sensor *s, const vg_value *values);
+VG_API int vg_emit(vg_sensor *s, const vg_value *values);
 
 /* ---- runtime control and statistics ------------------------------------------- */
 
 /* 1 while a trace is being written (VIGIL_OUT was set and usable). */
-int vg_recording(void);
+VG_API int vg_recording(void);
 /* Path of this process image's trace directory, or NULL. */
-const char *vg_trace_dir(void);
+VG_API const char *vg_trace_dir(void);
 /* Events this process could not record (size cap, full disk, nested in a signal). */
-uint64_t vg_events_discarded(void);
+VG_API uint64_t vg_events_discarded(void);
 /* Closes the calling thread's stream now (it reopens on its next event). */
-void vg_thread_flush(void);
+VG_API void vg_thread_flush(void);
 
 #ifdef __cplusplus
 }

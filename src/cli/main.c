@@ -21,15 +21,15 @@ static const struct command commands[] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vigil [--version] [--help] COMMAND [ARGS]\n\n"
-		   "vigil records what a system does as a historical database of typed events.\n\n"
-		   "commands:\n");
+	           "vigil records what a system does as a historical database of typed events.\n\n"
+	           "commands:\n");
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nexamples:\n"
-		   "  vigil record -o run1 -- ./server --port 8080   record a program\n"
-		   "  vigil dump run1                                print its events\n"
-		   "  vigil dump --json run1 | jq .name              JSON lines for scripts\n"
-		   "  vigil COMMAND --help                           help on one command\n");
+	           "  vigil record -o run1 -- ./server --port 8080   record a program\n"
+	           "  vigil dump run1                                print its events\n"
+	           "  vigil dump --json run1 | jq .name              JSON lines for scripts\n"
+	           "  vigil COMMAND --help                           help on one command\n");
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,282 @@
+/* vigil record: runs an unmodified command with libvigil preloaded, so its processes
+ * (fork and exec included) and threads are recorded into a CTF trace directory. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "runtime/internal.h"
+#include "trace/trace.h"
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: vigil record [-o DIR] [--sensors PATTERN]... [--max-size SIZE]\n"
+	    "                    [--packet-size SIZE] [--quiet] -- COMMAND [ARGS]\n\n"
+	    "Runs COMMAND with vigil's runtime preloaded and records its processes and\n"
+	    "threads (and the sensors of programs linked with libvigil) into a CTF trace\n"
+	    "directory that `vigil dump`, babeltrace2 and Trace Compass read.\n\n"
+	    "options:\n"
+	    "  -o, --output DIR     trace directory (default: vigil-trace-DATE-TIME); must be\n"
+	    "                       new or empty\n"
+	    "  -s, --sensors PAT    record only sensors whose name matches the glob PAT;\n"
+	    "                       -PAT excludes; repeatable, the last match decides\n"
+	    "                       (vigil's own vg.* sensors stay on unless excluded)\n"
+	    "      --max-size SIZE  cap each process's trace at SIZE bytes (e.g. 64M); what\n"
+	    "                       does not fit is counted in events_discarded\n"
+	    "      --packet-size SZ first packet size of each thread's stream (default 64K)\n"
+	    "  -q, --quiet          no summary on stderr\n"
+	    "  -h, --help           this help\n\n"
+	    "examples:\n"
+	    "  vigil record -o run1 -- ./mailbox --seed 7\n"
+	    "  vigil record -o run2 --sensors 'mailbox.*' --sensors -mailbox.RunningOn -- ./app\n"
+	    "  vigil record --max-size 16M -- make -j2\n"
+	    "then: vigil dump run1, or babeltrace2 run1\n");
+}
+
+/* libvigil.so lives beside the vigil binary (build tree) or in ../lib (installed). */
+static int find_runtime(char *out, size_t len)
+{
+	const char *env = getenv("VIGIL_LIB");
+	if (env && *env) {
+		if (access(env, R_OK) == 0 && strlen(env) < len) {
+			strcpy(out, env);
+			return 0;
+		}
+		fprintf(stderr, "vigil record: VIGIL_LIB=%s is not readable\n", env);
+		return -1;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	const char *candidates[] = {"%s/libvigil.so", "%s/../lib/libvigil.so"};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(out, len, candidates[i], exe);
+		char real[PATH_MAX];
+		if (access(out, R_OK) == 0 && realpath(out, real) && strlen(real) < len) {
+			strcpy(out, real);
+			return 0;
+		}
+	}
+	fprintf(stderr, "vigil record: cannot find libvigil.so beside %s (set VIGIL_LIB)\n", exe);
+	return -1;
+}
+
+static int prepare_output(const char *dir, char *abs, size_t len)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "vigil record: %s exists and is not a directory\n", dir);
+			return -1;
+		}
+		char probe[PATH_MAX];
+		snprintf(probe, sizeof probe, "%s", dir);
+		if (rmdir(probe) < 0) { /* only an empty directory can be removed */
+			fprintf(stderr,
+			        "vigil record: %s is not empty; choose a new directory with -o\n",
+			        dir);
+			return -1;
+		}
+	}
+	if (vg__mkdir_p(dir) < 0) {
+		fprintf(stderr, "vigil record: cannot create %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if (!realpath(dir, abs) || strlen(abs) >= len) {
+		fprintf(stderr, "vigil record: cannot resolve %s\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *value;
+	if (old && *old) {
+		if (asprintf(&value, "%s:%s", lib, old) < 0)
+			return -1;
+	} else {
+		value = strdup(lib);
+		if (!value)
+			return -1;
+	}
+	int rc = setenv("LD_PRELOAD", value, 1);
+	free(value);
+	return rc;
+}
+
+static pid_t child;
+static void forward_signal(int sig)
+{
+	if (child > 0)
+		kill(child, sig);
+}
+
+static void summarize(const char *dir)
+{
+	char err[512];
+	struct vgt_recover_result rr;
+	if (vgt_recover_dir(dir, false, NULL, NULL, &rr, err, sizeof err) == 0 && rr.changes)
+		fprintf(stderr,
+		        "vigil record: repaired %u stream end(s) left by killed processes\n",
+		        rr.changes);
+	const char *paths[] = {dir};
+	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
+	if (!t) {
+		fprintf(stderr, "vigil record: nothing was recorded in %s (%s)\n", dir, err);
+		return;
+	}
+	uint64_t events = 0, discarded = 0;
+	for (size_t i = 0; i < vgt_stream_count(t); i++) {
+		struct vgt_cursor *c = vgt_cursor_open(t, i);
+		while (c && vgt_cursor_next(c))
+			;
+		vgt_cursor_close(c);
+		const struct vgt_stream *s = vgt_stream_at(t, i);
+		events += s->stats.events;
+		discarded += s->stats.events_discarded;
+	}
+	fprintf(stderr,
+	        "vigil record: %" PRIu64 " events from %zu process image(s), %zu thread(s) in %s\n",
+	        events, vgt_image_count(t), vgt_stream_count(t), dir);
+	if (discarded)
+		fprintf(stderr,
+		        "vigil record: %" PRIu64 " events were discarded (size cap or full disk)\n",
+		        discarded);
+	if (vgt_damage_total(t))
+		fprintf(stderr, "vigil record: %" PRIu64 " damaged place(s): see `vigil dump %s`\n",
+		        vgt_damage_total(t), dir);
+	vgt_close(t);
+}
+
+int vg_cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+	                                     {"sensors", required_argument, 0, 's'},
+	                                     {"max-size", required_argument, 0, 'm'},
+	                                     {"packet-size", required_argument, 0, 'p'},
+	                                     {"quiet", no_argument, 0, 'q'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	const char *out = NULL;
+	char sensors[4096] = "";
+	int quiet = 0;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:s:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 's':
+			if (strlen(sensors) + strlen(optarg) + 2 > sizeof sensors) {
+				fprintf(stderr, "vigil record: too many --sensors patterns\n");
+				return 2;
+			}
+			if (sensors[0])
+				strcat(sensors, ",");
+			strcat(sensors, optarg);
+			break;
+		case 'm':
+			setenv("VIGIL_MAX_SIZE", optarg, 1);
+			break;
+		case 'p':
+			setenv("VIGIL_PACKET_SIZE", optarg, 1);
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "vigil record: see 'vigil record --help'\n");
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr,
+		        "vigil record: no command to run (vigil record [-o DIR] -- COMMAND)\n");
+		return 2;
+	}
+	char defname[64];
+	if (!out) {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(defname, sizeof defname, "vigil-trace-%Y%m%d-%H%M%S", &tm);
+		out = defname;
+	}
+	char lib[PATH_MAX], dir[PATH_MAX];
+	if (find_runtime(lib, sizeof lib) < 0 || prepare_output(out, dir, sizeof dir) < 0)
+		return 2;
+
+	/* One calibration for every process of the subject: their clocks agree exactly. */
+	vg__clock_init();
+	char clock_text[128];
+	if (vg__clock_export(clock_text, sizeof clock_text) == 0)
+		setenv("VIGIL_CLOCK", clock_text, 1);
+	setenv("VIGIL_OUT", dir, 1);
+	if (sensors[0])
+		setenv("VIGIL_SENSORS", sensors, 1);
+	unsetenv("VIGIL_PROC");
+	if (set_preload(lib) < 0) {
+		fprintf(stderr, "vigil record: out of memory\n");
+		return 2;
+	}
+
+	child = fork();
+	if (child < 0) {
+		fprintf(stderr, "vigil record: cannot fork: %s\n", strerror(errno));
+		return 2;
+	}
+	if (child == 0) {
+		execvp(argv[optind], argv + optind);
+		fprintf(stderr, "vigil record: cannot run %s: %s\n", argv[optind], strerror(errno));
+		_exit(127);
+	}
+	struct sigaction sa = {0};
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* Ctrl-C reaches the subject through the terminal; vigil stays to finish up. */
+	signal(SIGINT, SIG_IGN);
+	int status;
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "vigil record: lost the subject: %s\n", strerror(errno));
+			return 2;
+		}
+	if (!quiet) {
+		if (WIFSIGNALED(status))
+			fprintf(stderr, "vigil record: %s was killed by signal %d\n", argv[optind],
+			        WTERMSIG(status));
+		summarize(dir);
+	} else {
+		struct vgt_recover_result rr;
+		char err[256];
+		vgt_recover_dir(dir, false, NULL, NULL, &rr, err, sizeof err);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}

@@ -1,0 +1,135 @@
+/* Settings from the environment. A bad setting is reported in one line on stderr and
+ * replaced by its default (or turns recording off): the subject always keeps running. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+void vg__warn(const char *fmt, ...)
+{
+	char line[512];
+	int n = snprintf(line, sizeof line, "vigil[%d]: ", (int)getpid());
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	size_t len = strlen(line);
+	line[len++] = '\n';
+	ssize_t unused = write(STDERR_FILENO, line, len); /* one write: lines don't interleave */
+	(void)unused;
+}
+
+/* Parses "123", "64k", "16M", "2G". Returns -1 on a malformed value. */
+static int parse_size(const char *text, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno || end == text || text[0] == '-')
+		return -1;
+	uint64_t unit = 1;
+	switch (*end) {
+	case 0:
+		break;
+	case 'k':
+	case 'K':
+		unit = 1ull << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		unit = 1ull << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		unit = 1ull << 30;
+		end++;
+		break;
+	default:
+		return -1;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > UINT64_MAX / unit)
+		return -1;
+	*out = v * unit;
+	return 0;
+}
+
+static uint64_t size_setting(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
+{
+	const char *v = getenv(name);
+	uint64_t x;
+	if (!v || !*v)
+		return def;
+	if (parse_size(v, &x) < 0 || x < lo || x > hi) {
+		vg__warn("%s=%s is not a size between %llu and %llu bytes; using %llu", name, v,
+		         (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)def);
+		return def;
+	}
+	return x;
+}
+
+void vg__config_read(struct vg_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	const char *out = getenv("VIGIL_OUT");
+	if (out && *out) {
+		if (strlen(out) >= sizeof cfg->out)
+			vg__warn("VIGIL_OUT is too long (%zu bytes); not recording", strlen(out));
+		else
+			strcpy(cfg->out, out);
+	}
+	const char *sensors = getenv("VIGIL_SENSORS");
+	cfg->sensors = sensors && *sensors ? strdup(sensors) : NULL;
+	cfg->packet_size = size_setting("VIGIL_PACKET_SIZE", 64 << 10, 4 << 10, 64 << 20);
+	cfg->packet_size = (cfg->packet_size + 4095) & ~(size_t)4095;
+	cfg->packet_size_max = cfg->packet_size > (1 << 20) ? cfg->packet_size : (1 << 20);
+	cfg->max_bytes = size_setting("VIGIL_MAX_SIZE", 0, 0, UINT64_MAX);
+	cfg->max_string = (uint32_t)size_setting("VIGIL_MAX_STRING", 1024, 1, 1 << 20);
+	const char *ent = getenv("VIGIL_ENTITY_FLAGS");
+	cfg->entity_default = 1;
+	if (ent && *ent) {
+		if (!strcmp(ent, "off") || !strcmp(ent, "0"))
+			cfg->entity_default = 0;
+		else if (strcmp(ent, "on") && strcmp(ent, "1"))
+			vg__warn("VIGIL_ENTITY_FLAGS=%s: expected on or off; using on", ent);
+	}
+}
+
+/* VIGIL_SENSORS: comma-separated globs over sensor names; "-glob" excludes; the last
+ * pattern that matches decides. Built-in vg.* sensors are on unless excluded by name;
+ * other sensors are on when no positive pattern is given. */
+int vg__sensor_pattern_enabled(const char *sensors, const char *name)
+{
+	int builtin = strncmp(name, "vg.", 3) == 0;
+	if (!sensors)
+		return 1;
+	int any_positive = 0, decision = -1;
+	const char *p = sensors;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		char pat[256];
+		if (len > 0 && len < sizeof pat) {
+			memcpy(pat, p, len);
+			pat[len] = 0;
+			int negative = pat[0] == '-';
+			const char *glob = negative ? pat + 1 : pat;
+			if (!negative)
+				any_positive = 1;
+			if (fnmatch(glob, name, 0) == 0)
+				decision = !negative;
+		}
+		p += len + (comma ? 1 : 0);
+	}
+	if (decision >= 0)
+		return decision;
+	return builtin || !any_positive;
+}

@@ -1,0 +1,120 @@
+/* libvigil internals shared by the runtime's files. Not installed. */
+#ifndef VIGIL_RUNTIME_INTERNAL_H
+#define VIGIL_RUNTIME_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "vigil/vigil.h"
+
+#define VG_PACKET_HEADER_SIZE 80 /* header (24) + context (56), see docs/trace-format.md */
+#define VG_CTF_MAGIC 0xC1FC1FC1u
+#define VG_MAX_TYPES 65535
+
+/* Settings read from the environment once, at start. */
+struct vg_config {
+	char out[PATH_MAX - 128]; /* VIGIL_OUT: root of the trace; empty = not recording */
+	char *sensors;            /* VIGIL_SENSORS: comma-separated globs, "-glob" excludes */
+	size_t packet_size;       /* VIGIL_PACKET_SIZE: first packet of a stream, bytes */
+	size_t packet_size_max;   /* packets double up to this size for busy threads */
+	uint64_t max_bytes;       /* VIGIL_MAX_SIZE: cap on the bytes of this process image */
+	uint32_t max_string;      /* VIGIL_MAX_STRING: longest string recorded, bytes */
+	int entity_default;       /* VIGIL_ENTITY_FLAGS: initial entity flag (1 = on) */
+};
+
+/* State of this process image. */
+struct vg_runtime {
+	struct vg_config cfg;
+	int recording;
+	char dir[PATH_MAX]; /* this image's trace directory */
+	uint8_t uuid[16];
+	char uuid_text[37];
+	pid_t pid, ppid;
+	uint64_t process_gen, parent_gen;
+	uint32_t image;
+	char procname[64];
+	char hostname[256];
+	int64_t realtime_offset_ns; /* wall clock minus CLOCK_MONOTONIC */
+	char clock_uuid[37];
+	_Atomic uint64_t bytes_used;
+	_Atomic uint64_t discarded;
+	pthread_mutex_t lock; /* registry, metadata, entity table */
+};
+extern struct vg_runtime vg__rt;
+
+/* config.c */
+void vg__config_read(struct vg_config *cfg);
+int vg__sensor_pattern_enabled(const char *sensors, const char *name);
+void vg__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* clock.c (also linked into the vigil command) */
+void vg__clock_init(void);
+int vg__clock_export(char *buf, size_t len);
+int vg__clock_import(const char *text);
+int64_t vg__realtime_offset_ns(void);
+
+/* registry.c */
+void vg__registry_init(void);
+void vg__registry_reset_after_fork(void);
+size_t vg__registry_count(void);
+const char *vg__registry_text(size_t *len);
+const vg_type_desc *vg__sensor_desc(const vg_sensor *s);
+vg_sensor *vg__builtin(int which);
+enum {
+	VG_B_PROCESS_BEGIN,
+	VG_B_PROCESS_EXEC,
+	VG_B_PROCESS_END,
+	VG_B_THREAD_BEGIN,
+	VG_B_THREAD_NAME,
+	VG_B_THREAD_END,
+	VG_B_ENTITY_CREATE,
+	VG_B_ENTITY_NAME,
+	VG_B_ENTITY_RECLAIM,
+	VG_B_COUNT
+};
+
+/* metadata.c */
+int vg__metadata_write_all(void); /* header + every registered type */
+int vg__metadata_append_type(const char *text, size_t len);
+int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_t *len);
+void vg__metadata_close(void);
+
+/* stream.c */
+void vg__stream_thread_start(void);      /* open the calling thread's stream now */
+void vg__stream_thread_exit(void);       /* record thread end, close the stream */
+void vg__stream_thread_end_event(void);  /* record thread end only (process exit) */
+void vg__stream_forget_after_fork(void); /* the child must not touch the parent's files */
+uint32_t vg__thread_tid(void);
+vg_entity *vg__thread_entity(void);
+void vg__count_discarded(uint64_t n);
+
+/* entity.c */
+uint32_t vg__generation_next(const char *kind, uint64_t raw_id);
+void vg__entity_table_reset(void);
+
+/* process.c */
+void vg__ensure_init(void);
+void vg__process_start_image(int after_fork);
+void vg__process_begin_once(void);
+void vg__process_end(int status);
+
+/* hooks.c: interposed libc functions, resolved with dlsym(RTLD_NEXT) */
+void vg__hooks_init(void);
+
+/* emit.c: internal emitters of built-in events */
+void vg__emit_thread_begin(uint32_t tid, uint32_t gen, const char *name);
+void vg__emit_thread_name(uint32_t tid, uint32_t gen, const char *name);
+void vg__emit_thread_end(uint32_t tid, uint32_t gen);
+size_t vg__payload_size(vg_sensor *s, const vg_value *values);
+
+/* small utilities (util.c) */
+int vg__mkdir_p(const char *path);
+int vg__write_all(int fd, const void *buf, size_t len);
+int vg__read_small_file(const char *path, char *buf, size_t len);
+void vg__random_uuid(uint8_t uuid[16], char text[37]);
+
+#endif

@@ -1,0 +1,258 @@
+/* The process image: start of the runtime, the image's trace directory and identity,
+ * process begin and end, and what a fork child must redo. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct vg_runtime vg__rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+/* "VIGIL_PROC=pid:gen:image", fixed width, given to putenv and updated in place: it tells
+ * an exec'd image which process it continues, and a child who its parent was. */
+static char proc_env[80];
+/* "VIGIL_CLOCK=..." for descendants: they reuse this calibration instead of redoing it
+ * (20 ms each) and convert time exactly as this process does. */
+static char clock_env[160];
+
+int vg_recording(void)
+{
+	return vg__rt.recording;
+}
+const char *vg_trace_dir(void)
+{
+	return vg__rt.recording ? vg__rt.dir : NULL;
+}
+
+/* The process's start time in clock ticks since boot: with the pid, a unique identity. */
+static uint64_t process_start_ticks(void)
+{
+	char buf[1024];
+	if (vg__read_small_file("/proc/self/stat", buf, sizeof buf) <= 0)
+		return 0;
+	const char *p = strrchr(buf, ')'); /* the name may contain anything but ends here */
+	if (!p)
+		return 0;
+	/* Field 22 is starttime; after ')' come fields 3, 4, ... */
+	int field = 2;
+	for (; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
+static void read_identity(void)
+{
+	vg__rt.pid = getpid();
+	vg__rt.ppid = getppid();
+	vg__rt.process_gen = process_start_ticks();
+	if (vg__read_small_file("/proc/self/comm", vg__rt.procname, sizeof vg__rt.procname) <= 0)
+		snprintf(vg__rt.procname, sizeof vg__rt.procname, "pid%d", (int)vg__rt.pid);
+	if (gethostname(vg__rt.hostname, sizeof vg__rt.hostname) < 0)
+		strcpy(vg__rt.hostname, "localhost");
+	vg__rt.hostname[sizeof vg__rt.hostname - 1] = 0;
+}
+
+static void update_proc_env(void)
+{
+	snprintf(proc_env, sizeof proc_env, "VIGIL_PROC=%010d:%020" PRIu64 ":%010u",
+	         (int)vg__rt.pid, vg__rt.process_gen, vg__rt.image);
+}
+
+/* Learns from VIGIL_PROC whether this image continues a process (exec) or which
+ * process started it. */
+static void read_lineage(void)
+{
+	const char *v = getenv("VIGIL_PROC");
+	int pid;
+	uint64_t gen;
+	unsigned image;
+	vg__rt.image = 0;
+	vg__rt.parent_gen = 0;
+	if (!v || sscanf(v, "%d:%" SCNu64 ":%u", &pid, &gen, &image) != 3)
+		return;
+	if (pid == (int)vg__rt.pid && gen == vg__rt.process_gen)
+		vg__rt.image = image + 1;
+	else if (pid == (int)vg__rt.ppid)
+		vg__rt.parent_gen = gen;
+}
+
+/* Makes <out>/<procname>-<pid>-<n>, the first n that is free. */
+static int make_image_dir(void)
+{
+	if (vg__mkdir_p(vg__rt.cfg.out) < 0) {
+		vg__warn("cannot create trace directory %s: %s; not recording", vg__rt.cfg.out,
+		         strerror(errno));
+		return -1;
+	}
+	char name[64];
+	size_t j = 0;
+	for (const char *p = vg__rt.procname; *p && j < 32; p++)
+		name[j++] = (*p == '/' || *p == ' ' || (unsigned char)*p < 0x20) ? '_' : *p;
+	name[j] = 0;
+	for (unsigned n = 0; n < 1000; n++) {
+		snprintf(vg__rt.dir, sizeof vg__rt.dir, "%s/%s-%d-%u", vg__rt.cfg.out, name,
+		         (int)vg__rt.pid, n);
+		if (mkdir(vg__rt.dir, 0777) == 0)
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	vg__warn("cannot create %s: %s; not recording", vg__rt.dir, strerror(errno));
+	return -1;
+}
+
+static void read_clock_uuid(void)
+{
+	if (vg__read_small_file("/proc/sys/kernel/random/boot_id", vg__rt.clock_uuid,
+	                        sizeof vg__rt.clock_uuid) != 36) {
+		uint8_t raw[16];
+		vg__random_uuid(raw, vg__rt.clock_uuid);
+	}
+}
+
+static atomic_int process_begun;
+
+/* Records vg.process.begin once per new process, before its first thread's begin. */
+void vg__process_begin_once(void)
+{
+	if (vg__rt.image > 0 || atomic_exchange(&process_begun, 1))
+		return;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	vg_value v[5];
+	v[0].u = (uint64_t)vg__rt.pid;
+	v[1].u = vg__rt.process_gen;
+	v[2].u = (uint64_t)vg__rt.ppid;
+	v[3].s = vg__rt.procname;
+	v[4].s = exe;
+	vg_emit(vg__builtin(VG_B_PROCESS_BEGIN), v);
+}
+
+/* Starts recording this image into its own directory; on any failure, not recording. */
+void vg__process_start_image(int after_fork)
+{
+	vg__rt.recording = 0;
+	if (!vg__rt.cfg.out[0])
+		return;
+	vg__random_uuid(vg__rt.uuid, vg__rt.uuid_text);
+	atomic_store(&vg__rt.bytes_used, 0);
+	if (make_image_dir() < 0)
+		return;
+	vg__rt.recording = 1;
+	if (vg__metadata_write_all() < 0) {
+		vg__warn("cannot write %s/metadata: %s; not recording", vg__rt.dir,
+		         strerror(errno));
+		vg__rt.recording = 0;
+	}
+	if (after_fork)
+		vg__registry_reset_after_fork();
+	update_proc_env();
+}
+
+static atomic_int process_ended;
+
+/* Records the calling thread's end and the process's end, once. */
+void vg__process_end(int status)
+{
+	if (!vg__rt.recording || atomic_exchange(&process_ended, 1))
+		return;
+	vg_value v[3];
+	v[0].u = (uint64_t)vg__rt.pid;
+	v[1].u = vg__rt.process_gen;
+	v[2].i = status;
+	vg__stream_thread_end_event();
+	vg_emit(vg__builtin(VG_B_PROCESS_END), v);
+	vg_thread_flush();
+	uint64_t lost = vg_events_discarded();
+	if (lost)
+		vg__warn("%" PRIu64 " events of this process were not recorded (size cap, full "
+		         "disk or nesting); see events_discarded in %s",
+		         lost, vg__rt.dir);
+}
+
+static void on_process_exit(int status, void *arg)
+{
+	(void)arg;
+	vg__process_end(status);
+}
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&vg__rt.lock);
+}
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&vg__rt.lock);
+}
+static void atfork_child(void)
+{
+	pthread_mutex_init(&vg__rt.lock, NULL);
+	vg__stream_forget_after_fork();
+	if (!vg__rt.cfg.out[0])
+		return;
+	uint64_t parent_gen = vg__rt.process_gen;
+	read_identity();
+	vg__rt.parent_gen = parent_gen;
+	vg__rt.image = 0;
+	atomic_store(&vg__rt.discarded, 0);
+	atomic_store(&process_begun, 0);
+	atomic_store(&process_ended, 0);
+	vg__process_start_image(1);
+	if (vg__rt.recording)
+		vg__stream_thread_start();
+}
+
+static void init(void)
+{
+	vg__config_read(&vg__rt.cfg);
+	vg__hooks_init();
+	const char *clock_setting = getenv("VIGIL_CLOCK");
+	if (!clock_setting || vg__clock_import(clock_setting) < 0) {
+		if (clock_setting && strcmp(clock_setting, "mono"))
+			vg__warn("VIGIL_CLOCK=%s is not a usable clock mapping; calibrating",
+			         clock_setting);
+		vg__clock_init();
+		if (clock_setting && !strcmp(clock_setting, "mono"))
+			vg__clock.use_tsc = 0;
+	}
+	vg__rt.realtime_offset_ns = vg__realtime_offset_ns();
+	read_identity();
+	read_clock_uuid();
+	read_lineage();
+	if (vg__rt.cfg.out[0]) {
+		/* Built-in types first so that the metadata holds them from the start. */
+		vg__rt.recording = 1;
+		vg__registry_init();
+		vg__process_start_image(0);
+		if (!vg__rt.recording)
+			vg__registry_reset_after_fork();
+	} else {
+		vg__registry_init();
+	}
+	if (!vg__rt.recording)
+		return;
+	putenv(proc_env);
+	memcpy(clock_env, "VIGIL_CLOCK=", 12);
+	if (vg__clock_export(clock_env + 12, sizeof clock_env - 12) == 0)
+		putenv(clock_env);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	on_exit(on_process_exit, NULL);
+	vg__stream_thread_start();
+}
+
+void vg__ensure_init(void)
+{
+	pthread_once(&init_once, init);
+}
+
+__attribute__((constructor)) static void vg__constructor(void)
+{
+	vg__ensure_init();
+}

@@ -1,0 +1,84 @@
+/* Small system helpers for the runtime: libc only, no allocation. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int vg__mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+	if (len == 0 || len >= sizeof buf)
+		return -1;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int vg__write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads up to len-1 bytes and NUL-terminates; strips one trailing newline. */
+int vg__read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n;
+	do
+		n = read(fd, buf, len - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	return (int)n;
+}
+
+void vg__random_uuid(uint8_t uuid[16], char text[37])
+{
+	if (getrandom(uuid, 16, GRND_NONBLOCK) != 16) {
+		/* No entropy yet: time and pid make it unique enough for a trace id. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t a = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		uint64_t b = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&ts;
+		memcpy(uuid, &a, 8);
+		memcpy(uuid + 8, &b, 8);
+	}
+	uuid[6] = (uuid[6] & 0x0f) | 0x40; /* version 4 */
+	uuid[8] = (uuid[8] & 0x3f) | 0x80; /* variant 1 */
+	snprintf(text, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	         uuid[0], uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8],
+	         uuid[9], uuid[10], uuid[11], uuid[12], uuid[13], uuid[14], uuid[15]);
+}

@@ -1,0 +1,191 @@
+/* A subject program for the runtime's end-to-end tests: linked with libvigil, it
+ * records events of every field type and per-thread sequences whose progress it
+ * publishes in a shared file, so a test can kill it at any moment and check that every
+ * completed event is in the trace. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vigil/vigil.h"
+
+static long events_per_thread = 1000;
+static int nthreads = 1;
+static long sleep_every = 0;        /* sleep 1 ms every N events (to be killed mid-run) */
+static volatile uint64_t *progress; /* per thread: events committed */
+static vg_sensor *seq_sensor, *all_sensor;
+
+static const vg_field_desc seq_fields[] = {{"thread", VG_UINT32, NULL}, {"seq", VG_UINT64, NULL}};
+static const vg_type_desc seq_desc = {
+    "test.seq", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, seq_fields, 2, -1, -1, -1};
+
+static const vg_field_desc all_fields[] = {
+    {"i8", VG_INT8, NULL},    {"i16", VG_INT16, NULL},  {"i32", VG_INT32, NULL},
+    {"i64", VG_INT64, NULL},  {"u8", VG_UINT8, NULL},   {"u16", VG_UINT16, NULL},
+    {"u32", VG_UINT32, NULL}, {"u64", VG_UINT64, NULL}, {"d", VG_DOUBLE, NULL},
+    {"s", VG_STRING, NULL},   {"b", VG_BYTES, NULL},    {"w", VG_ENTITY, "Widget"}};
+static const vg_type_desc all_desc = {
+    "test.all", NULL, VG_KIND_EVENT, VG_FLAG_TARGET, 0, all_fields, 12, -1, -1, 11};
+
+/* The inline fast path, as generated sensors will use it. */
+static inline void record_seq(uint32_t thread, uint64_t seq)
+{
+	if (!vg_on(seq_sensor))
+		return;
+	uint8_t *p = vg_event_begin(seq_sensor, 12);
+	if (!p)
+		return;
+	p = vg_put_u32(p, thread);
+	p = vg_put_u64(p, seq);
+	vg_event_commit(p);
+}
+
+static void record_all(int k, vg_entity *w)
+{
+	static const char *const strings[] = {"plain", "with \"quotes\" and \\", "tab\there", "",
+	                                      "ünïcödé"};
+	uint8_t bytes[5] = {0, 1, 0xfe, 0xff, (uint8_t)k};
+	vg_value v[12];
+	v[0].i = -k;
+	v[1].i = -1000 * k;
+	v[2].i = -100000 * k;
+	v[3].i = -(int64_t)10000000000 * k;
+	v[4].u = (uint8_t)(200 + k);
+	v[5].u = (uint16_t)(60000 + k);
+	v[6].u = 4000000000u + (uint32_t)k;
+	v[7].u = UINT64_MAX - (uint64_t)k;
+	v[8].d = k + 0.25;
+	v[9].s = strings[k % 5];
+	v[10].b.data = bytes;
+	v[10].b.len = (uint32_t)(k % 6);
+	v[11].e = w;
+	vg_emit(all_sensor, v);
+}
+
+static void *worker(void *arg)
+{
+	uint32_t index = (uint32_t)(uintptr_t)arg;
+	char name[16];
+	snprintf(name, sizeof name, "worker-%u", index);
+	pthread_setname_np(pthread_self(), name);
+	for (long i = 0; i < events_per_thread; i++) {
+		record_seq(index, (uint64_t)i);
+		if (progress)
+			progress[index] = (uint64_t)i + 1;
+		if (sleep_every && i % sleep_every == sleep_every - 1) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vg_subject [--events N] [--threads T] [--sleep-every N] "
+	           "[--progress FILE] [--all K] [--fork] [--exec PROGRAM]\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {{"events", required_argument, 0, 'n'},
+	                                     {"threads", required_argument, 0, 't'},
+	                                     {"sleep-every", required_argument, 0, 'e'},
+	                                     {"progress", required_argument, 0, 'p'},
+	                                     {"all", required_argument, 0, 'a'},
+	                                     {"fork", no_argument, 0, 'f'},
+	                                     {"exec", required_argument, 0, 'x'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	const char *progress_path = NULL, *exec_path = NULL;
+	int nall = 0, do_fork = 0, c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			events_per_thread = atol(optarg);
+			break;
+		case 't':
+			nthreads = atoi(optarg);
+			break;
+		case 'e':
+			sleep_every = atol(optarg);
+			break;
+		case 'p':
+			progress_path = optarg;
+			break;
+		case 'a':
+			nall = atoi(optarg);
+			break;
+		case 'f':
+			do_fork = 1;
+			break;
+		case 'x':
+			exec_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (nthreads < 1 || nthreads > 256) {
+		fprintf(stderr, "vg_subject: --threads must be 1..256\n");
+		return 2;
+	}
+	if (progress_path) {
+		int fd = open(progress_path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || ftruncate(fd, 256 * 8) < 0) {
+			perror(progress_path);
+			return 1;
+		}
+		progress = mmap(NULL, 256 * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (progress == MAP_FAILED) {
+			perror("mmap");
+			return 1;
+		}
+	}
+	seq_sensor = vg_sensor_register(&seq_desc);
+	all_sensor = vg_sensor_register(&all_desc);
+
+	vg_entity widgets[3];
+	const char *names[3] = {"W1", "W2", "W3"};
+	for (int i = 0; i < 3; i++)
+		vg_entity_create(&widgets[i], "Widget", 0x1000 + (uint64_t)i, names[i]);
+	for (int k = 0; k < nall; k++)
+		record_all(k, &widgets[k % 3]);
+	vg_entity_reclaim(&widgets[0]);
+	vg_entity_create(&widgets[0], "Widget", 0x1000, "W1-again"); /* same id, next gen */
+	record_all(nall, &widgets[0]);
+
+	pid_t kid = -1;
+	if (do_fork) {
+		kid = fork();
+		if (kid == 0) {
+			record_seq(1000, 0);
+			if (exec_path) {
+				execl(exec_path, exec_path, "--events", "3", (char *)NULL);
+				_exit(127);
+			}
+			_exit(0);
+		}
+	}
+	pthread_t th[256];
+	for (int i = 1; i < nthreads; i++)
+		pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i);
+	worker((void *)0);
+	for (int i = 1; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	if (kid > 0)
+		waitpid(kid, NULL, 0);
+	return 0;
+}
