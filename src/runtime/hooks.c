@@ -70,6 +70,14 @@ static int in_other_process(void)
 
 /* ---- threads ---- */
 
+int vg__real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                            void *arg)
+{
+	if (!real.pthread_create)
+		return ENOSYS;
+	return real.pthread_create(th, attr, fn, arg);
+}
+
 struct start {
 	void *(*fn)(void *);
 	void *arg;

@@ -111,6 +111,16 @@ void vg__emit_thread_name(uint32_t tid, uint32_t gen, const char *name);
 void vg__emit_thread_end(uint32_t tid, uint32_t gen);
 size_t vg__payload_size(vg_sensor *s, const vg_value *values);
 
+/* worker.c: background work off the recording threads */
+struct vg_job {
+	struct vg_job *next;
+	void (*run)(struct vg_job *job);
+};
+int vg__worker_submit(struct vg_job *job); /* -1: no worker, run it yourself */
+void vg__worker_forget_after_fork(void);
+int vg__real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                            void *arg);
+
 /* small utilities (util.c) */
 int vg__mkdir_p(const char *path);
 int vg__write_all(int fd, const void *buf, size_t len);

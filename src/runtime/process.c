@@ -194,6 +194,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	pthread_mutex_init(&vg__rt.lock, NULL);
+	vg__worker_forget_after_fork();
 	vg__stream_forget_after_fork();
 	if (!vg__rt.cfg.out[0])
 		return;

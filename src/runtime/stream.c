@@ -14,32 +14,58 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-#define WINDOW_SIZE ((size_t)8 << 20)
+#define WINDOW_SIZE ((size_t)64 << 20) /* address space only */
 #define MAX_PACKET ((size_t)64 << 20)
 #define ENOSPC_RETRY 65536 /* after a full disk, retry growing every this many events */
 
 enum { STREAM_NONE, STREAM_OPEN, STREAM_OFF };
+enum { SPARE_NONE, SPARE_REQUESTED, SPARE_READY, SPARE_FAILED };
+
+struct window {
+	uint8_t *base;
+	uint64_t off;
+	size_t len;
+};
+
+/* The next packet of a busy stream, allocated and pre-faulted by the worker while the
+ * thread fills the current one. While it is ready but unused, the current packet's
+ * packet_size covers it as padding, so the file stays an exact sequence of packets. */
+struct spare {
+	struct vg_job job;
+	_Atomic int state;
+	uint64_t off;
+	size_t size;
+	struct vg_packet_ctx *host_ctx; /* the packet that covers it */
+	uint64_t host_size;             /* that packet's own size, bytes */
+	uint8_t *addr;
+	struct window win; /* a new window, if the spare lies outside the stream's */
+	int err;
+};
 
 struct vg_stream {
 	char path[PATH_MAX + 64];
-	uint8_t *win; /* mapping window over the file */
-	uint64_t win_off;
-	size_t win_len;
-	uint64_t file_size; /* end of the last packet */
+	struct window win;  /* mapping window over the file */
+	uint64_t file_size; /* bytes allocated in the file */
+	uint64_t cur_off;   /* offset of the current packet */
+	uint8_t *real_end;  /* end of the current packet (vg__tls.end may stop half-way) */
 	uint64_t seq;
 	uint64_t discarded;
 	uint64_t discards_since_full;
 	size_t next_packet;
 	int full; /* 1: size cap reached; 2: disk full (retried) */
+	struct spare spare;
 	vg_entity self;
 };
 
@@ -88,74 +114,86 @@ uint64_t vg_events_discarded(void)
 	return atomic_load(&vg__rt.discarded);
 }
 
-static int map_window(struct vg_stream *st, uint64_t off, size_t len)
+static void unmap(struct window *w)
 {
-	if (st->win && off >= st->win_off && off + len <= st->win_off + st->win_len)
-		return 0;
-	uint64_t start = off & ~(uint64_t)4095;
-	size_t wlen = WINDOW_SIZE;
-	while (start + wlen < off + len)
-		wlen *= 2;
+	if (w->base)
+		munmap(w->base, w->len);
+	w->base = NULL;
+}
+
+static int set_file_size(const char *path, uint64_t size)
+{
+	return truncate(path, (off_t)size);
+}
+
+/* Makes [off, off+size) part of the file, mapped and pre-faulted. The address is in the
+ * stream's window, or in a new window returned in *nw. */
+static int allocate_space(struct vg_stream *st, uint64_t off, size_t size, uint8_t **addr,
+                          struct window *nw, int *err)
+{
+	nw->base = NULL;
 	int fd = open(st->path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		*err = errno;
 		return -1;
-	/* Mapping past the end of the file is allowed; only touching it is not, and we
-	 * touch a packet only after fallocate has made it part of the file. */
-	void *m = mmap(NULL, wlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
+	}
+	int rc = fallocate(fd, 0, (off_t)off, (off_t)size);
+	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
+		rc = posix_fallocate(fd, (off_t)off, (off_t)size) == 0 ? 0 : -1;
+	if (rc < 0) {
+		*err = errno;
+		close(fd);
+		return -1;
+	}
+	if (st->win.base && off >= st->win.off && off + size <= st->win.off + st->win.len) {
+		*addr = st->win.base + (off - st->win.off);
+	} else {
+		/* Mapping past the end of the file is allowed; only touching it is not, and
+		 * a packet is touched only once fallocate has made it part of the file. */
+		nw->off = off & ~(uint64_t)4095;
+		nw->len = WINDOW_SIZE;
+		while (nw->off + nw->len < off + size)
+			nw->len *= 2;
+		void *m =
+		    mmap(NULL, nw->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)nw->off);
+		if (m == MAP_FAILED) {
+			*err = errno;
+			close(fd);
+			set_file_size(st->path, off); /* keep the file a sequence of packets */
+			return -1;
+		}
+		nw->base = m;
+		*addr = nw->base + (off - nw->off);
+	}
 	close(fd);
-	if (m == MAP_FAILED)
-		return -1;
-	if (st->win)
-		munmap(st->win, st->win_len);
-	st->win = m;
-	st->win_off = start;
-	st->win_len = wlen;
+	/* One call faults the packet in, instead of a page fault per 4 KiB on the hot path.
+	 * Best effort: older kernels lack it and fault lazily. */
+	madvise((void *)((uintptr_t)*addr & ~(uintptr_t)4095), size, MADV_POPULATE_WRITE);
 	return 0;
 }
 
-static int grow_file(struct vg_stream *st, size_t size)
+static void adopt_window(struct vg_stream *st, struct window *nw)
 {
-	int fd = open(st->path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = fallocate(fd, 0, (off_t)st->file_size, (off_t)size);
-	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
-		rc = posix_fallocate(fd, (off_t)st->file_size, (off_t)size) == 0 ? 0 : -1;
-	int saved = errno;
-	close(fd);
-	errno = saved;
-	return rc;
+	if (!nw->base)
+		return;
+	unmap(&st->win);
+	st->win = *nw;
+	nw->base = NULL;
 }
 
-/* Opens a new packet large enough for an event of `need` bytes. */
-static int packet_open(struct vg_stream *st, size_t need)
+static size_t packet_size_for(struct vg_stream *st, size_t need)
 {
 	size_t size = st->next_packet;
 	while (size < need + VG_PACKET_HEADER_SIZE && size < MAX_PACKET)
 		size *= 2;
-	if (size < need + VG_PACKET_HEADER_SIZE)
-		return -1; /* a single event larger than any packet */
-	uint64_t cap = vg__rt.cfg.max_bytes;
-	/* Each stream's first packet is always allowed, so every stream can carry its
-	 * own events_discarded count. */
-	if (cap && st->seq > 0 && atomic_load(&vg__rt.bytes_used) + size > cap) {
-		st->full = 1;
-		return -1;
-	}
-	if (grow_file(st, size) < 0) {
-		if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
-			st->full = 2;
-		else
-			st->full = 1;
-		return -1;
-	}
-	if (map_window(st, st->file_size, size) < 0) {
-		/* Keep the file an exact sequence of packets. */
-		if (truncate(st->path, (off_t)st->file_size) < 0)
-			st->full = 1;
-		return -1;
-	}
-	uint8_t *p = st->win + (st->file_size - st->win_off);
+	return size;
+}
+
+/* Writes a packet header at p and makes it the thread's current packet. Until the
+ * thread is half-way through it, vg__tls.end stops at the middle: crossing the middle is
+ * the (free) signal to prepare the next packet. */
+static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t size)
+{
 	uint64_t now = vg_now();
 	uint32_t magic = VG_CTF_MAGIC, stream_id = 0;
 	memcpy(p, &magic, 4);
@@ -174,16 +212,155 @@ static int packet_open(struct vg_stream *st, size_t need)
 	struct vg_thread *t = &vg__tls;
 	t->base = p;
 	t->pos = p + VG_PACKET_HEADER_SIZE;
-	t->end = p + size;
+	st->real_end = p + size;
+	t->end = p + size / 2;
 	t->ctx = ctx;
 	t->last_ts = now;
-	st->file_size += size;
+	st->cur_off = off;
 	st->seq++;
 	st->full = 0;
-	atomic_fetch_add(&vg__rt.bytes_used, size);
 	if (st->next_packet < vg__rt.cfg.packet_size_max)
 		st->next_packet *= 2; /* busy threads get larger packets: fewer switches */
+}
+
+static int cap_allows(struct vg_stream *st, size_t size)
+{
+	uint64_t cap = vg__rt.cfg.max_bytes;
+	/* Each stream's first packet is always allowed, so every stream can carry its
+	 * own events_discarded count. */
+	return !cap || st->seq == 0 || atomic_load(&vg__rt.bytes_used) + size <= cap;
+}
+
+static void note_failure(struct vg_stream *st, int err)
+{
+	st->full = (err == ENOSPC || err == EDQUOT || err == EFBIG) ? 2 : 1;
+}
+
+/* Opens a packet at the end of the file, on the calling thread. */
+static int packet_open_here(struct vg_stream *st, size_t need)
+{
+	size_t size = packet_size_for(st, need);
+	if (size < need + VG_PACKET_HEADER_SIZE)
+		return -1; /* one event larger than any packet */
+	if (!cap_allows(st, size)) {
+		st->full = 1;
+		return -1;
+	}
+	uint8_t *p;
+	struct window nw;
+	int err;
+	if (allocate_space(st, st->file_size, size, &p, &nw, &err) < 0) {
+		note_failure(st, err);
+		errno = err;
+		return -1;
+	}
+	adopt_window(st, &nw);
+	uint64_t off = st->file_size;
+	st->file_size += size;
+	atomic_fetch_add(&vg__rt.bytes_used, size);
+	begin_packet(st, p, off, size);
 	return 0;
+}
+
+/* ---- the spare packet ---- */
+
+static void spare_prepare(struct vg_job *job)
+{
+	struct spare *sp = (struct spare *)job;
+	struct vg_stream *st = (struct vg_stream *)((char *)sp - offsetof(struct vg_stream, spare));
+	if (allocate_space(st, sp->off, sp->size, &sp->addr, &sp->win, &sp->err) < 0) {
+		atomic_store_explicit(&sp->state, SPARE_FAILED, memory_order_release);
+		return;
+	}
+	sp->host_ctx->packet_size = (sp->host_size + sp->size) * 8;
+	atomic_store_explicit(&sp->state, SPARE_READY, memory_order_release);
+}
+
+static void spare_request(struct vg_stream *st)
+{
+	struct spare *sp = &st->spare;
+	size_t size = packet_size_for(st, 0);
+	if (atomic_load(&sp->state) != SPARE_NONE || !cap_allows(st, size))
+		return;
+	sp->off = st->file_size;
+	sp->size = size;
+	sp->host_ctx = vg__tls.ctx;
+	sp->host_size = (uint64_t)(st->real_end - vg__tls.base);
+	sp->job.run = spare_prepare;
+	atomic_fetch_add(&vg__rt.bytes_used, size);
+	atomic_store(&sp->state, SPARE_REQUESTED);
+	if (vg__worker_submit(&sp->job) < 0)
+		spare_prepare(&sp->job);
+}
+
+static int spare_wait(struct spare *sp)
+{
+	int state, spins = 0;
+	while ((state = atomic_load_explicit(&sp->state, memory_order_acquire)) ==
+	       SPARE_REQUESTED) {
+		if (++spins < 100) {
+			sched_yield();
+		} else {
+			struct timespec ts = {0, 20000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return state;
+}
+
+/* Gives the spare's space back: the file ends after the current packet again. */
+static void spare_drop(struct vg_stream *st)
+{
+	struct spare *sp = &st->spare;
+	int state = spare_wait(sp);
+	if (state == SPARE_READY) {
+		sp->host_ctx->packet_size = sp->host_size * 8;
+		set_file_size(st->path, sp->off);
+		unmap(&sp->win);
+	}
+	if (state != SPARE_NONE)
+		atomic_fetch_sub(&vg__rt.bytes_used, sp->size);
+	atomic_store(&sp->state, SPARE_NONE);
+}
+
+/* Moves to the spare: its header first, then the old packet stops covering it, so a
+ * crash at any instant leaves a readable file. */
+static void spare_activate(struct vg_stream *st)
+{
+	struct spare *sp = &st->spare;
+	struct vg_packet_ctx *old = sp->host_ctx;
+	st->file_size = sp->off + sp->size;
+	begin_packet(st, sp->addr, sp->off, sp->size);
+	atomic_signal_fence(memory_order_release);
+	old->packet_size = sp->host_size * 8;
+	adopt_window(st, &sp->win);
+	atomic_store(&sp->state, SPARE_NONE);
+}
+
+/* The current packet cannot take `need` more bytes (or its middle was reached). */
+static int packet_switch(struct vg_stream *st, size_t need)
+{
+	struct vg_thread *t = &vg__tls;
+	if (t->base && (size_t)(st->real_end - t->pos) >= need) {
+		spare_request(st);
+		t->end = st->real_end;
+		return 0;
+	}
+	if (st->full == 1 || (st->full == 2 && ++st->discards_since_full % ENOSPC_RETRY != 0))
+		return -1;
+	struct spare *sp = &st->spare;
+	int state = spare_wait(sp);
+	if (state == SPARE_READY && sp->size >= need + VG_PACKET_HEADER_SIZE) {
+		spare_activate(st);
+		return 0;
+	}
+	if (state == SPARE_FAILED) {
+		note_failure(st, sp->err);
+		spare_drop(st);
+		return -1;
+	}
+	spare_drop(st);
+	return packet_open_here(st, need);
 }
 
 /* Ends the current packet at its content, giving back the unused space. */
@@ -192,18 +369,20 @@ static void packet_close(struct vg_stream *st)
 	struct vg_thread *t = &vg__tls;
 	if (!t->base)
 		return;
+	spare_drop(st);
 	uint64_t used = (uint64_t)(t->pos - t->base);
-	uint64_t size = t->ctx->packet_size / 8;
+	uint64_t size = (uint64_t)(st->real_end - t->base);
 	/* Packet size first, then the file: a crash between leaves zeros that
 	 * `vigil recover` trims, never a packet claiming bytes past the end. */
 	t->ctx->packet_size = used * 8;
-	if (truncate(st->path, (off_t)(st->file_size - size + used)) == 0) {
-		st->file_size = st->file_size - size + used;
+	if (set_file_size(st->path, st->cur_off + used) == 0) {
+		st->file_size = st->cur_off + used;
 		atomic_fetch_sub(&vg__rt.bytes_used, size - used);
 	} else {
 		t->ctx->packet_size = size * 8;
 	}
 	t->base = t->pos = t->end = NULL;
+	st->real_end = NULL;
 }
 
 static void thread_exit_destructor(void *arg)
@@ -257,7 +436,7 @@ void vg__stream_thread_start(void)
 		return;
 	}
 	close(fd);
-	if (packet_open(st, 0) < 0) {
+	if (packet_open_here(st, 0) < 0) {
 		vg__warn("cannot allocate the first packet of %s: %s; thread %u is not recorded",
 		         st->path, strerror(errno), tid);
 		unlink(st->path);
@@ -289,8 +468,7 @@ void vg__stream_thread_exit(void)
 	packet_close(st);
 	t->state = STREAM_OFF;
 	t->ctx = NULL;
-	if (st->win)
-		munmap(st->win, st->win_len);
+	unmap(&st->win);
 	tls_stream = NULL;
 	free(st);
 }
@@ -310,8 +488,8 @@ void vg_thread_flush(void)
 void vg__stream_forget_after_fork(void)
 {
 	/* The parent's stream is the parent's: the child gets its own on first use. */
-	if (tls_stream && tls_stream->win)
-		munmap(tls_stream->win, tls_stream->win_len);
+	if (tls_stream)
+		unmap(&tls_stream->win);
 	tls_stream = NULL;
 	memset(&vg__tls, 0, sizeof vg__tls);
 	if (key_ready)
@@ -335,17 +513,9 @@ uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload)
 		return NULL;
 	}
 	size_t need = VG_EVENT_HEADER_SIZE + (size_t)payload;
-	if ((size_t)(t->end - t->pos) < need) {
-		if (st->full == 1 ||
-		    (st->full == 2 && ++st->discards_since_full % ENOSPC_RETRY != 0)) {
-			count_discard(st);
-			return NULL;
-		}
-		packet_close(st);
-		if (packet_open(st, need) < 0) {
-			count_discard(st);
-			return NULL;
-		}
+	if ((size_t)(t->end - t->pos) < need && packet_switch(st, need) < 0) {
+		count_discard(st);
+		return NULL;
 	}
 	t->busy = 1;
 	uint8_t *p = t->pos;
