@@ -370,7 +370,8 @@ static void packet_close(struct vg_stream *st)
 	if (!t->base)
 		return;
 	spare_drop(st);
-	uint64_t used = (uint64_t)(t->pos - t->base);
+	/* Rounded up to 8 bytes so that the next packet's context stays aligned. */
+	uint64_t used = ((uint64_t)(t->pos - t->base) + 7) & ~(uint64_t)7;
 	uint64_t size = (uint64_t)(st->real_end - t->base);
 	/* Packet size first, then the file: a crash between leaves zeros that
 	 * `vigil recover` trims, never a packet claiming bytes past the end. */

@@ -1,0 +1,400 @@
+/* Reading one stream file: walks its packets and decodes their events, checking every
+ * length against the file. Damage is recorded and reading resumes: inside a packet
+ * whose events cannot be decoded, at the next packet; after a broken packet header, at
+ * the next place where the magic number is followed by the trace's uuid. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void sync_pub(struct stream *s)
+{
+	s->pub.damage = s->damage.items;
+	s->pub.ndamage = s->damage.n;
+	s->pub.ndamage_total = s->damage.total;
+}
+
+__attribute__((format(printf, 4, 5))) static long report(struct vgt_cursor *c,
+							 enum vgt_damage_kind kind,
+							 size_t offset, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	long idx = damage_add(&c->s->damage, kind, c->s->path, offset, 0, 0, "%s", msg);
+	sync_pub(c->s);
+	return idx;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Where magic and uuid lie in a packet header: decoded once over zeros. */
+static void header_geometry(const struct metadata *md, size_t *magic_at, size_t *uuid_at)
+{
+	static const uint8_t zeros[4096];
+	size_t offsets[64], pos = 0;
+	*magic_at = 0;
+	*uuid_at = SIZE_MAX;
+	struct vgt_value values[64];
+	if (md->packet_header.nfields > 64 ||
+	    layout_decode(&md->packet_header, zeros, &pos, sizeof zeros, values, offsets) != DEC_OK)
+		return;
+	if (md->magic >= 0)
+		*magic_at = offsets[md->magic];
+	if (md->uuid_field >= 0 && md->has_uuid)
+		*uuid_at = offsets[md->uuid_field];
+}
+
+/* The first packet start at or after `from`: its magic, then the trace's uuid. */
+static size_t find_packet(const struct vgt_cursor *c, size_t from)
+{
+	const struct metadata *md = c->md;
+	if (md->magic < 0)
+		return SIZE_MAX;
+	size_t magic_at, uuid_at;
+	header_geometry(md, &magic_at, &uuid_at);
+	uint8_t magic[4] = {0xC1, 0x1F, 0xFC, 0xC1};
+	for (unsigned i = 0; i < md->packet_header.nops; i++)
+		if (md->packet_header.ops[i].field == md->magic && md->packet_header.ops[i].big_endian)
+			memcpy(magic, "\xC1\xFC\x1F\xC1", 4);
+	const uint8_t *data = c->s->data;
+	size_t size = c->s->size;
+	for (size_t p = from + magic_at; p < size;) {
+		const uint8_t *m = memmem(data + p, size - p, magic, 4);
+		if (!m)
+			return SIZE_MAX;
+		size_t at = (size_t)(m - data);
+		size_t start = at - magic_at;
+		if (at >= magic_at && start >= from &&
+		    (uuid_at == SIZE_MAX ||
+		     (size - start > uuid_at + 16 && !memcmp(data + start + uuid_at, md->uuid, 16))))
+			return start;
+		p = at + 1;
+	}
+	return SIZE_MAX;
+}
+
+static void resync_from(struct vgt_cursor *c, size_t from, long damage)
+{
+	c->next = from;
+	c->resync = true;
+	c->resync_damage = damage;
+	c->have_seq = false; /* the damage is reported: no "packets missing" on top */
+}
+
+static void stop(struct vgt_cursor *c) { c->done = true; }
+
+/* Reads the header and context of the packet at c->next. */
+static bool open_packet(struct vgt_cursor *c)
+{
+	const struct metadata *md = c->md;
+	struct stream *s = c->s;
+	while (!c->done) {
+		size_t off = c->next;
+		if (c->resync) {
+			c->resync = false;
+			size_t found = off < s->size ? find_packet(c, off) : SIZE_MAX;
+			if (found == SIZE_MAX) {
+				damage_append(&s->damage, c->resync_damage,
+					      "; no packet after it");
+				sync_pub(s);
+				stop(c);
+				break;
+			}
+			damage_append(&s->damage, c->resync_damage, "; resumed at byte %zu", found);
+			sync_pub(s);
+			off = found;
+		}
+		c->resync_damage = -1;
+		if (off >= s->size) {
+			stop(c);
+			break;
+		}
+		const uint8_t *base = s->data + off;
+		size_t avail = s->size - off, pos = 0;
+		struct vgt_value *hv = c->header_values;
+		if (layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) != DEC_OK) {
+			if (all_zero(base, avail))
+				report(c, VGT_DMG_TRAILING_ZEROS, off,
+				       "%zu bytes of zero-filled space after the last packet", avail);
+			else
+				report(c, VGT_DMG_TRUNCATED, off,
+				       "the file ends inside a packet header (%zu bytes left)", avail);
+			stop(c);
+			break;
+		}
+		if (md->magic >= 0 && hv[md->magic].u != VGT_CTF_MAGIC) {
+			if (all_zero(base, avail)) {
+				report(c, VGT_DMG_TRAILING_ZEROS, off,
+				       "%zu bytes of zero-filled space after the last packet", avail);
+				stop(c);
+				break;
+			}
+			long d = report(c, VGT_DMG_BAD_MAGIC, off,
+					"bad packet magic 0x%08" PRIx64 " (expected 0xc1fc1fc1)",
+					hv[md->magic].u);
+			resync_from(c, off + 1, d);
+			continue;
+		}
+		if (md->uuid_field >= 0 && md->has_uuid &&
+		    memcmp(hv[md->uuid_field].bytes.ptr, md->uuid, 16)) {
+			long d = report(c, VGT_DMG_UUID_MISMATCH, off,
+					"packet uuid is not the trace's uuid");
+			resync_from(c, off + 1, d);
+			continue;
+		}
+		uint64_t sid = md->stream_id >= 0    ? hv[md->stream_id].u
+			       : md->nstreams == 1 ? md->streams[0]->id
+						   : 0;
+		const struct stream_class *sc = metadata_stream(md, sid);
+		if (!sc) {
+			long d = report(c, VGT_DMG_UNKNOWN_STREAM, off,
+					"packet of stream_id %" PRIu64 ", which is not declared", sid);
+			resync_from(c, off + 1, d);
+			continue;
+		}
+		struct vgt_value *cv = c->values;
+		if (layout_decode(&sc->packet_context, base, &pos, avail, cv, c->header_offsets) !=
+		    DEC_OK) {
+			report(c, VGT_DMG_TRUNCATED, off,
+			       "the file ends inside a packet header (%zu bytes left)", avail);
+			stop(c);
+			break;
+		}
+		size_t header_end = pos;
+		uint64_t psize = sc->packet_size >= 0 ? cv[sc->packet_size].u : (uint64_t)avail * 8;
+		uint64_t csize = sc->content_size >= 0 ? cv[sc->content_size].u : psize;
+		if (psize % 8 || psize / 8 < header_end) {
+			long d = report(c, VGT_DMG_BAD_PACKET_SIZE, off,
+					"packet_size of %" PRIu64 " bits is %s", psize,
+					psize % 8 ? "not whole bytes" : "smaller than the packet header");
+			resync_from(c, off + 1, d);
+			continue;
+		}
+		struct packet_info *pk = &c->pkt;
+		*pk = (struct packet_info){.start = off, .header_end = off + header_end};
+		pk->claimed_end = off + psize / 8;
+		pk->end = pk->claimed_end > s->size ? s->size : (size_t)pk->claimed_end;
+		pk->packet_size_at = pk->content_size_at = SIZE_MAX;
+		if (sc->packet_size >= 0) {
+			pk->packet_size_at = off + c->header_offsets[sc->packet_size];
+			pk->size_field_len = (uint8_t)sc->packet_context.fields[sc->packet_size].size;
+		}
+		if (sc->content_size >= 0)
+			pk->content_size_at = off + c->header_offsets[sc->content_size];
+		for (unsigned i = 0; i < sc->packet_context.nops; i++)
+			if (sc->packet_context.ops[i].field == sc->packet_size)
+				pk->big_endian = sc->packet_context.ops[i].big_endian;
+		long past = -1;
+		if (pk->claimed_end > s->size)
+			past = report(c, VGT_DMG_PACKET_PAST_EOF, off,
+				      "packet_size of %" PRIu64 " bytes runs past the end of the file "
+				      "(%zu bytes left)",
+				      psize / 8, avail);
+		if (csize > psize) {
+			report(c, VGT_DMG_CONTENT_SIZE, off,
+			       "content_size of %" PRIu64 " bits exceeds packet_size of %" PRIu64
+			       " bits; events read up to the packet end",
+			       csize, psize);
+			pk->claimed_content = pk->claimed_end;
+		} else if (csize < (uint64_t)header_end * 8) {
+			report(c, VGT_DMG_CONTENT_SIZE, off,
+			       "content_size of %" PRIu64 " bits is smaller than the packet header "
+			       "(%zu bytes); no events read from this packet",
+			       csize, header_end);
+			pk->claimed_content = off + header_end;
+		} else {
+			pk->claimed_content = off + (csize + 7) / 8;
+		}
+		pk->content_end =
+		    pk->claimed_content > s->size ? s->size : (size_t)pk->claimed_content;
+		pk->last_event_end = pk->header_end;
+		if (past >= 0)
+			resync_from(c, pk->content_end, past);
+		else
+			c->next = pk->end;
+
+		if (sc->seq_num >= 0) {
+			uint64_t seq = cv[sc->seq_num].u;
+			if (c->have_seq && seq != c->seq + 1)
+				report(c, VGT_DMG_PACKETS_MISSING, off,
+				       seq > c->seq + 1
+					   ? "packet_seq_num %" PRIu64 " follows %" PRIu64
+					     " (packets missing)"
+					   : "packet_seq_num %" PRIu64 " follows %" PRIu64
+					     " (out of order)",
+				       seq, c->seq);
+			c->have_seq = true;
+			c->seq = seq;
+		}
+		struct vgt_stream_stats *st = &s->pub.stats;
+		if (sc->discarded >= 0 && cv[sc->discarded].u > st->events_discarded)
+			st->events_discarded = cv[sc->discarded].u;
+		c->tid = sc->tid >= 0 ? (uint32_t)cv[sc->tid].u : 0;
+		c->thread_gen = sc->thread_gen >= 0 ? (uint32_t)cv[sc->thread_gen].u : 0;
+		if (sc->ts_begin >= 0 && sc->ts_bits < 64)
+			c->clock = cv[sc->ts_begin].u;
+		st->packets++;
+		c->sc = sc;
+		c->have_packet = true;
+		c->in_packet = true;
+		c->pos = pk->header_end;
+		return true;
+	}
+	return false;
+}
+
+static uint64_t full_clock(uint64_t clock, uint64_t raw, unsigned bits)
+{
+	if (bits >= 64)
+		return raw;
+	uint64_t mask = ((uint64_t)1 << bits) - 1;
+	uint64_t v = (clock & ~mask) | raw;
+	if (raw < (clock & mask))
+		v += mask + 1;
+	return v;
+}
+
+/* An event that cannot be decoded: the rest of its packet is skipped. */
+static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at,
+		      const char *what)
+{
+	const struct packet_info *pk = &c->pkt;
+	size_t rest = pk->content_end - at;
+	if (pk->claimed_content > c->s->size)
+		report(c, VGT_DMG_TRUNCATED, at, "the file ends inside %s", what);
+	else if (st == DEC_UNTERMINATED)
+		report(c, VGT_DMG_UNTERMINATED_STRING, at,
+		       "%s: a string runs past the packet content; %zu bytes skipped", what, rest);
+	else
+		report(c, VGT_DMG_FIELD_OVERRUN, at,
+		       "%s runs past the packet content; %zu bytes skipped", what, rest);
+	c->in_packet = false;
+}
+
+bool cursor_next(struct vgt_cursor *c)
+{
+	struct stream *s = c->s;
+	while (!c->done || c->in_packet) {
+		if (!c->in_packet && !open_packet(c))
+			return false;
+		struct packet_info *pk = &c->pkt;
+		const struct stream_class *sc = c->sc;
+		const uint8_t *base = s->data + pk->start;
+		size_t at = c->pos, pos = at - pk->start;
+		size_t end = pk->content_end - pk->start;
+		if (pos >= end) {
+			c->in_packet = false;
+			continue;
+		}
+		enum decode_status st =
+		    layout_decode(&sc->event_header, base, &pos, end, c->header_values, NULL);
+		if (st != DEC_OK) {
+			bad_event(c, st, at, "an event header");
+			continue;
+		}
+		uint64_t id = c->header_values[sc->ev_id].u;
+		const struct event_class *ec = stream_class_event(sc, id);
+		if (!ec || !ec->usable) {
+			if (ec)
+				report(c, VGT_DMG_UNKNOWN_EVENT, at,
+				       "event '%s' has no usable declaration; %zu bytes skipped",
+				       ec->pub.name, pk->content_end - at);
+			else
+				report(c, VGT_DMG_UNKNOWN_EVENT, at,
+				       "unknown event id %" PRIu64 "; %zu bytes skipped", id,
+				       pk->content_end - at);
+			c->in_packet = false;
+			continue;
+		}
+		st = layout_decode(&ec->payload, base, &pos, end, c->values, NULL);
+		if (st != DEC_OK) {
+			char what[200];
+			snprintf(what, sizeof what, "event '%s'", ec->pub.name);
+			bad_event(c, st, at, what);
+			continue;
+		}
+		uint64_t raw = c->header_values[sc->ev_ts].u;
+		c->clock = full_clock(c->clock, raw, sc->ts_bits);
+		int64_t ts = image_abs_ns(s->img, c->clock);
+		if (c->have_ts && ts < c->last_ts)
+			report(c, VGT_DMG_TIME_BACKWARDS, at,
+			       "event '%s' is %" PRId64 " ns older than the one before it",
+			       ec->pub.name, c->last_ts - ts);
+		c->have_ts = true;
+		c->last_ts = ts;
+		struct vgt_stream_stats *sst = &s->pub.stats;
+		if (!sst->events++)
+			sst->first_ts = ts;
+		sst->last_ts = ts;
+		pk->last_event_end = pk->start + pos;
+		c->ev.type = &ec->pub;
+		c->ev.tid = c->tid;
+		c->ev.thread_gen = c->thread_gen;
+		c->ev.ts = ts;
+		c->ev.clock_value = c->clock;
+		c->ev.values = c->values;
+		c->ev.offset = at;
+		c->pos = pk->last_event_end;
+		return true;
+	}
+	return false;
+}
+
+void cursor_init(struct vgt_cursor *c, struct stream *s)
+{
+	*c = (struct vgt_cursor){.s = s, .md = s->img->md, .resync_damage = -1};
+	damage_clear(&s->damage);
+	if (s->open_error)
+		damage_add(&s->damage, VGT_DMG_IO, s->path, 0, 0, 0, "%s", s->open_error);
+	sync_pub(s);
+	s->pub.stats = (struct vgt_stream_stats){0};
+	size_t n = c->md ? c->md->max_fields + 1 : 1;
+	c->values = vgt__xcalloc(n, sizeof *c->values);
+	c->header_values = vgt__xcalloc(n, sizeof *c->header_values);
+	c->header_offsets = vgt__xcalloc(n, sizeof *c->header_offsets);
+	c->ev.image = &s->img->pub;
+	c->ev.stream = &s->pub;
+	c->done = !c->md || !s->size;
+}
+
+void cursor_fini(struct vgt_cursor *c)
+{
+	free(c->values);
+	free(c->header_values);
+	free(c->header_offsets);
+	c->values = c->header_values = NULL;
+	c->header_offsets = NULL;
+}
+
+struct vgt_cursor *vgt_cursor_open(struct vgt_trace *t, size_t stream_index)
+{
+	if (stream_index >= t->nstreams)
+		return NULL;
+	struct vgt_cursor *c = vgt__xmalloc(sizeof *c);
+	cursor_init(c, t->streams[stream_index]);
+	return c;
+}
+
+const struct vgt_event *vgt_cursor_next(struct vgt_cursor *c)
+{
+	return cursor_next(c) ? &c->ev : NULL;
+}
+
+void vgt_cursor_close(struct vgt_cursor *c)
+{
+	if (!c)
+		return;
+	cursor_fini(c);
+	free(c);
+}

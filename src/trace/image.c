@@ -1,0 +1,285 @@
+/* A process image: one directory with a `metadata` file and its stream files. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_METADATA ((size_t)64 << 20)
+
+static char *path_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+	return vgt__xprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+}
+
+/* Reads a whole file of at most `max` bytes; NULL with errno set otherwise. */
+static char *read_file(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		int e = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	char *buf = vgt__xmalloc((size_t)st.st_size + 1);
+	size_t n = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0 || (n += (size_t)r) == (size_t)st.st_size)
+			break;
+	}
+	close(fd);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+static int64_t clamp_i64(__int128 v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
+int64_t image_abs_ns(const struct image *img, uint64_t clock_value)
+{
+	__int128 ns = img->ns_num == img->ns_den
+			  ? (__int128)clock_value
+			  : (__int128)clock_value * img->ns_num / img->ns_den;
+	return clamp_i64(img->pub.clock_offset_ns + ns);
+}
+
+static void set_clock(struct image *img)
+{
+	const struct metadata *md = img->md;
+	const struct clock_class *c = NULL;
+	for (size_t i = 0; i < md->nstreams && !c; i++)
+		c = md->streams[i]->clock;
+	img->clock = c;
+	img->ns_num = img->ns_den = 1;
+	if (!c)
+		return;
+	if (c->freq != 1000000000) {
+		img->ns_num = 1000000000;
+		img->ns_den = c->freq;
+	}
+	__int128 off = (__int128)c->offset_s * 1000000000 +
+		       (__int128)c->offset * img->ns_num / img->ns_den;
+	img->own_offset_ns = img->pub.clock_offset_ns = clamp_i64(off);
+}
+
+static int64_t env_int(const struct metadata *md, const char *key, int64_t dflt)
+{
+	const char *s = metadata_env(md, key);
+	char *end;
+	if (!s)
+		return dflt;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	return *end || errno ? dflt : v;
+}
+
+static void describe(struct image *img)
+{
+	const struct metadata *md = img->md;
+	struct vgt_image *p = &img->pub;
+	p->readable = true;
+	p->hostname = metadata_env(md, "hostname");
+	p->procname = metadata_env(md, "procname");
+	p->pid = env_int(md, "vpid", -1);
+	p->ppid = env_int(md, "vigil_ppid", -1);
+	p->process_gen = (uint64_t)env_int(md, "vigil_process_gen", 0);
+	p->exec_index = (uint64_t)env_int(md, "vigil_image", 0);
+	p->has_uuid = md->has_uuid;
+	memcpy(p->uuid, md->uuid, 16);
+	const struct vgt_event_type **types =
+	    arena_alloc(&img->md->arena, (md->nevents + 1) * sizeof *types);
+	for (size_t i = 0; i < md->nevents; i++)
+		types[i] = &md->events[i]->pub;
+	p->types = types;
+	p->ntypes = md->nevents;
+	set_clock(img);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Stream files: every regular file but `metadata` and hidden ones, by name. */
+static void list_streams(struct image *img)
+{
+	DIR *d = opendir(img->path);
+	if (!d) {
+		damage_add(&img->damage, VGT_DMG_IO, img->path, 0, 0, 0, "cannot list: %s",
+			   strerror(errno));
+		return;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "metadata"))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			names = vgt__xrealloc(names, cap, sizeof *names);
+		}
+		names[n++] = vgt__xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof *names, by_name);
+	img->streams = vgt__xcalloc(n + 1, sizeof *img->streams);
+	for (size_t i = 0; i < n; i++) {
+		char *path = path_join(img->path, names[i]);
+		img->streams[img->pub.nstreams++] = stream_open(img, path, NULL, 0);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	img->pub.streams = (struct vgt_stream *const *)img->streams;
+}
+
+static void sync_damage(struct image *img)
+{
+	img->pub.damage = img->damage.items;
+	img->pub.ndamage = img->damage.n;
+}
+
+struct image *image_open(const char *dir)
+{
+	struct image *img = vgt__xcalloc(1, sizeof *img);
+	img->path = vgt__xstrdup(dir);
+	img->pub.path = img->path;
+	img->pub.pid = img->pub.ppid = -1;
+	char *mpath = path_join(dir, "metadata");
+	size_t len;
+	char *text = read_file(mpath, MAX_METADATA, &len);
+	img->metadata_path = mpath; /* damage entries point at it */
+	if (!text) {
+		damage_add(&img->damage, VGT_DMG_METADATA, img->path, 0, 0, 0,
+			   "cannot read metadata: %s",
+			   errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
+	} else {
+		img->md = metadata_parse(text, len, mpath, &img->damage);
+		free(text);
+	}
+	if (img->md) {
+		describe(img);
+		list_streams(img);
+	}
+	sync_damage(img);
+	return img;
+}
+
+void image_free(struct image *img)
+{
+	if (!img)
+		return;
+	for (size_t i = 0; i < img->pub.nstreams; i++)
+		stream_free(img->streams[i]);
+	free(img->streams);
+	damage_clear(&img->damage);
+	metadata_free(img->md);
+	free(img->metadata_path);
+	free(img->path);
+	free(img);
+}
+
+const char *vgt_image_env(const struct vgt_image *pub, const char *key)
+{
+	const struct image *img = (const struct image *)pub;
+	return img->md ? metadata_env(img->md, key) : NULL;
+}
+
+const struct vgt_event_type *vgt_image_type(const struct vgt_image *pub, const char *name)
+{
+	for (size_t i = 0; i < pub->ntypes; i++)
+		if (!strcmp(pub->types[i]->name, name))
+			return pub->types[i];
+	return NULL;
+}
+
+struct stream *stream_open(struct image *img, const char *path, const uint8_t *data,
+			   size_t size)
+{
+	struct stream *s = vgt__xcalloc(1, sizeof *s);
+	s->img = img;
+	s->path = vgt__xstrdup(path);
+	s->pub.path = s->path;
+	s->pub.image = &img->pub;
+	if (data) {
+		s->borrowed = true;
+		s->data = data;
+		s->size = size;
+		s->pub.size = size;
+		return s;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		s->open_error = vgt__xprintf("cannot open: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return s;
+	}
+	s->size = (size_t)st.st_size;
+	s->pub.size = s->size;
+	if (s->size) {
+		void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			s->data = m;
+			s->mapped = true;
+			madvise(m, s->size, MADV_SEQUENTIAL);
+		} else {
+			size_t n;
+			close(fd);
+			fd = -1;
+			s->data = (const uint8_t *)read_file(path, SIZE_MAX, &n);
+			if (!s->data)
+				s->open_error = vgt__xprintf("cannot read: %s", strerror(errno));
+			s->size = s->data ? n : 0;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return s;
+}
+
+void stream_free(struct stream *s)
+{
+	if (!s)
+		return;
+	if (s->mapped)
+		munmap((void *)s->data, s->size);
+	else if (!s->borrowed)
+		free((void *)s->data);
+	damage_clear(&s->damage);
+	free(s->open_error);
+	free(s->path);
+	free(s);
+}

@@ -1,0 +1,244 @@
+/* Internals shared by the files of the trace reader (not part of its API). */
+#ifndef VIGIL_TRACE_INTERNAL_H
+#define VIGIL_TRACE_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "trace.h"
+
+#define VGT_CTF_MAGIC 0xC1FC1FC1u
+
+/* Out of memory: one line on stderr, exit status 2. Analysis code has no better option. */
+_Noreturn void vgt__oom(void);
+void *vgt__xmalloc(size_t size);
+void *vgt__xcalloc(size_t n, size_t size);
+void *vgt__xrealloc(void *p, size_t n, size_t size);
+char *vgt__xstrdup(const char *s);
+char *vgt__xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- arena: all allocations of one metadata, freed at once ---------------------- */
+
+struct arena_chunk;
+struct arena {
+	struct arena_chunk *head;
+};
+void *arena_alloc(struct arena *a, size_t size); /* zeroed */
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+char *arena_strdup(struct arena *a, const char *s);
+/* Grows an array of `*cap` elements of `size` bytes to hold one more. */
+void *arena_grow(struct arena *a, void *array, size_t n, size_t *cap, size_t size);
+void arena_free(struct arena *a);
+
+/* ---- damage lists --------------------------------------------------------------- */
+
+struct damage_list {
+	struct vgt_damage *items;
+	size_t n, cap;
+	uint64_t total;
+};
+
+/* Records a damage; returns its index, or -1 if past VGT_DAMAGE_KEPT (only counted). */
+long damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *file,
+		uint64_t offset, unsigned line, unsigned col, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+/* Appends text to the message of entry `idx` (no-op for -1). */
+void damage_append(struct damage_list *l, long idx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void damage_clear(struct damage_list *l);
+
+/* ---- decoding of compiled structures --------------------------------------------- */
+
+enum op_kind {
+	OP_ALIGN,  /* only aligns */
+	OP_INT,    /* integer of `size` bytes */
+	OP_FLOAT,  /* float (4) or double (8) */
+	OP_STRING, /* NUL-terminated */
+	OP_BYTES,  /* `len` bytes */
+	OP_SEQ,    /* as many bytes as the integer in slot `len_field` says */
+	OP_REF,    /* uint64 id, uint32 gen */
+};
+
+struct op {
+	uint8_t kind;
+	uint8_t size;  /* bytes */
+	uint8_t align; /* bytes, a power of two */
+	bool is_signed, big_endian;
+	int field;     /* value slot written, -1 for OP_ALIGN */
+	uint32_t len;  /* OP_BYTES */
+	int len_field; /* OP_SEQ */
+};
+
+/* A compiled structure: the ops that decode it and the fields they yield. */
+struct layout {
+	struct op *ops;
+	unsigned nops;
+	struct vgt_field *fields;
+	unsigned nfields;
+	const char **clock; /* per field: clock name of `map = clock.X.value`, or NULL */
+};
+
+enum decode_status { DEC_OK, DEC_OVERRUN, DEC_UNTERMINATED };
+
+/* Decodes `l` at `*pos` (alignment is relative to `base`, the packet start) reading no
+ * byte at or after `end`. On success advances `*pos`; on failure sets `*pos` to where
+ * the failing field starts. `offsets` (may be NULL) receives each field's offset. */
+enum decode_status layout_decode(const struct layout *l, const uint8_t *base, size_t *pos,
+				 size_t end, struct vgt_value *out, size_t *offsets);
+/* Field index by name, or -1. */
+int layout_field(const struct layout *l, const char *name);
+
+/* ---- metadata model ---------------------------------------------------------------- */
+
+struct clock_class {
+	const char *name;
+	uint8_t uuid[16];
+	bool has_uuid;
+	uint64_t freq;
+	int64_t offset_s, offset; /* offset in cycles */
+};
+
+struct event_class;
+
+struct stream_class {
+	uint64_t id;
+	struct layout event_header, packet_context;
+	int ev_id, ev_ts; /* in event_header */
+	unsigned ts_bits; /* size of the event timestamp (wraps when under 64) */
+	/* In packet_context, -1 when absent. */
+	int ts_begin, ts_end, content_size, packet_size, seq_num, discarded, tid, thread_gen;
+	const struct clock_class *clock;
+	struct event_class **by_id; /* index: event id, when ids are small */
+	size_t by_id_len;
+	struct event_class **sorted; /* by id, for large ids */
+	size_t nsorted;
+};
+
+struct event_class {
+	struct vgt_event_type pub; /* first: a vgt_event_type* is an event_class* */
+	struct layout payload;
+	struct stream_class *sc;
+	bool usable; /* false: its declaration was rejected (reported) */
+};
+
+struct env_entry {
+	const char *key, *text;
+};
+
+struct metadata {
+	struct arena arena;
+	bool big_endian;
+	uint8_t uuid[16];
+	bool has_uuid;
+	struct layout packet_header;
+	int magic, uuid_field, stream_id; /* in packet_header, -1 when absent */
+	struct stream_class **streams;
+	size_t nstreams;
+	struct event_class **events;
+	size_t nevents;
+	struct clock_class **clocks;
+	size_t nclocks;
+	struct env_entry *env;
+	size_t nenv;
+	size_t complete_len; /* bytes of text up to the end of its last complete declaration */
+	bool cut;            /* the text ends inside a declaration */
+	unsigned max_fields; /* largest nfields of any layout: size of a value buffer */
+};
+
+/* Parses and checks metadata text. Returns NULL if it is unusable, with the reason in
+ * `diag`; problems that leave it usable (a cut end, a rejected declaration) are added
+ * to `diag` too. */
+struct metadata *metadata_parse(const char *text, size_t len, const char *path,
+				struct damage_list *diag);
+void metadata_free(struct metadata *m);
+const char *metadata_env(const struct metadata *m, const char *key);
+struct event_class *stream_class_event(const struct stream_class *sc, uint64_t id);
+struct stream_class *metadata_stream(const struct metadata *m, uint64_t id);
+
+/* Parses a model.emf.uri into the vigil semantics of an event type. Problems go to
+ * `problem` (empty when none). */
+void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri,
+		     char *problem, size_t problem_size);
+
+/* ---- images, streams, traces ----------------------------------------------------------- */
+
+struct image {
+	struct vgt_image pub;
+	char *path, *metadata_path;
+	struct metadata *md; /* NULL if unreadable */
+	struct damage_list damage;
+	struct stream **streams;
+	int64_t own_offset_ns; /* offset its own clock declares */
+	uint64_t ns_num, ns_den; /* clock value -> ns: value * num / den */
+	const struct clock_class *clock;
+};
+
+struct stream {
+	struct vgt_stream pub;
+	char *path;
+	struct image *img;
+	const uint8_t *data; /* the whole file (mapped, or read when mapping fails) */
+	size_t size;
+	bool mapped, borrowed;
+	char *open_error; /* reported by each read */
+	struct damage_list damage;
+};
+
+struct vgt_trace {
+	struct image **images;
+	size_t nimages;
+	struct stream **streams;
+	size_t nstreams;
+};
+
+/* Opens one image directory (metadata + streams). Never fails: problems are damage. */
+struct image *image_open(const char *dir);
+void image_free(struct image *img);
+/* Absolute ns of a raw clock value of this image. */
+int64_t image_abs_ns(const struct image *img, uint64_t clock_value);
+
+/* Opens a stream file, or a memory buffer when `data` is given (fuzzing, tests). */
+struct stream *stream_open(struct image *img, const char *path, const uint8_t *data,
+			   size_t size);
+void stream_free(struct stream *s);
+
+/* What a cursor knows about the packet it is in (recover reads it). */
+struct packet_info {
+	size_t start;           /* offset of the packet */
+	size_t header_end;      /* offset of its first event */
+	uint64_t claimed_end;   /* start + packet_size / 8, may lie past the file */
+	uint64_t claimed_content; /* start + content_size / 8, may lie past the file */
+	size_t end, content_end; /* the same, bounded by the file */
+	size_t last_event_end;  /* end of its last completely decoded event */
+	size_t packet_size_at, content_size_at; /* offsets of those fields, or SIZE_MAX */
+	uint8_t size_field_len;  /* bytes of the packet_size/content_size integers */
+	bool big_endian;
+};
+
+struct vgt_cursor {
+	struct stream *s;
+	const struct metadata *md;
+	struct packet_info pkt;
+	bool in_packet, have_packet, done;
+	size_t pos;   /* where the next event of the packet starts */
+	size_t next;  /* where the next packet starts (or resync starts, see `resync`) */
+	bool resync;  /* `next` is only a place to search from */
+	long resync_damage; /* damage entry to complete with where reading resumed */
+	const struct stream_class *sc;
+	uint64_t clock;   /* last full clock value (for timestamps narrower than 64 bits) */
+	int64_t last_ts;
+	bool have_ts;
+	bool have_seq;
+	uint64_t seq;
+	uint32_t tid, thread_gen;
+	struct vgt_value *header_values, *values;
+	size_t *header_offsets;
+	struct vgt_event ev;
+};
+
+/* Initializes a cursor over a stream from its start (resets its stats and damage). */
+void cursor_init(struct vgt_cursor *c, struct stream *s);
+void cursor_fini(struct vgt_cursor *c);
+/* Fills c->ev with the next event; false at the end of the stream. */
+bool cursor_next(struct vgt_cursor *c);
+
+#endif

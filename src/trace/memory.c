@@ -1,0 +1,118 @@
+/* Memory: checked allocation, and arenas that free a whole metadata at once. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+_Noreturn void vgt__oom(void)
+{
+	fputs("vigil: out of memory\n", stderr);
+	exit(2);
+}
+
+void *vgt__xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+	if (!p)
+		vgt__oom();
+	return p;
+}
+
+void *vgt__xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		vgt__oom();
+	return p;
+}
+
+void *vgt__xrealloc(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		vgt__oom();
+	p = realloc(p, n * size > 0 ? n * size : 1);
+	if (!p)
+		vgt__oom();
+	return p;
+}
+
+char *vgt__xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		vgt__oom();
+	return p;
+}
+
+char *vgt__xprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		vgt__oom();
+	return s;
+}
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, size;
+	_Alignas(16) unsigned char data[];
+};
+
+#define ARENA_CHUNK 16384
+
+void *arena_alloc(struct arena *a, size_t size)
+{
+	size = (size + 15) & ~(size_t)15;
+	struct arena_chunk *c = a->head;
+	if (!c || c->size - c->used < size) {
+		size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+		c = vgt__xmalloc(sizeof *c + cap);
+		c->size = cap;
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+	}
+	void *p = c->data + c->used;
+	c->used += size;
+	memset(p, 0, size);
+	return p;
+}
+
+char *arena_strndup(struct arena *a, const char *s, size_t n)
+{
+	char *p = arena_alloc(a, n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *arena_strdup(struct arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
+
+void *arena_grow(struct arena *a, void *array, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return array;
+	size_t ncap = *cap ? *cap * 2 : 8;
+	if (ncap > SIZE_MAX / size)
+		vgt__oom();
+	void *p = arena_alloc(a, ncap * size);
+	if (n)
+		memcpy(p, array, n * size);
+	*cap = ncap;
+	return p;
+}
+
+void arena_free(struct arena *a)
+{
+	while (a->head) {
+		struct arena_chunk *next = a->head->next;
+		free(a->head);
+		a->head = next;
+	}
+}

@@ -1,0 +1,113 @@
+/* K-way merge of all streams by absolute time, with a binary min-heap of cursors.
+ * Equal times come out in stream order (stream index), so the merge is stable. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct vgt_merge {
+	struct vgt_cursor *cursors;
+	size_t n;
+	size_t *heap; /* cursor indices */
+	size_t nheap;
+	bool top_returned; /* the top's event was handed out: advance it first */
+	bool window;
+	int64_t from, to;
+	int64_t first; /* time of the first event, INT64_MIN if none */
+};
+
+static bool before(const struct vgt_merge *m, size_t a, size_t b)
+{
+	const struct vgt_event *x = &m->cursors[a].ev, *y = &m->cursors[b].ev;
+	return x->ts < y->ts || (x->ts == y->ts && a < b);
+}
+
+static void sift_down(struct vgt_merge *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, min = i;
+		if (l < m->nheap && before(m, m->heap[l], m->heap[min]))
+			min = l;
+		if (r < m->nheap && before(m, m->heap[r], m->heap[min]))
+			min = r;
+		if (min == i)
+			return;
+		size_t tmp = m->heap[i];
+		m->heap[i] = m->heap[min];
+		m->heap[min] = tmp;
+		i = min;
+	}
+}
+
+static void sift_up(struct vgt_merge *m, size_t i)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!before(m, m->heap[i], m->heap[parent]))
+			return;
+		size_t tmp = m->heap[i];
+		m->heap[i] = m->heap[parent];
+		m->heap[parent] = tmp;
+		i = parent;
+	}
+}
+
+struct vgt_merge *vgt_merge_open(struct vgt_trace *t)
+{
+	struct vgt_merge *m = vgt__xcalloc(1, sizeof *m);
+	m->n = t->nstreams;
+	m->cursors = vgt__xcalloc(m->n + 1, sizeof *m->cursors);
+	m->heap = vgt__xcalloc(m->n + 1, sizeof *m->heap);
+	for (size_t i = 0; i < m->n; i++) {
+		cursor_init(&m->cursors[i], t->streams[i]);
+		if (cursor_next(&m->cursors[i])) {
+			m->heap[m->nheap] = i;
+			sift_up(m, m->nheap++);
+		}
+	}
+	m->first = m->nheap ? m->cursors[m->heap[0]].ev.ts : INT64_MIN;
+	return m;
+}
+
+int64_t vgt_merge_first_ts(struct vgt_merge *m)
+{
+	return m->first;
+}
+
+void vgt_merge_window(struct vgt_merge *m, int64_t from, int64_t to)
+{
+	m->window = true;
+	m->from = from;
+	m->to = to;
+}
+
+const struct vgt_event *vgt_merge_next(struct vgt_merge *m)
+{
+	for (;;) {
+		if (m->top_returned) {
+			m->top_returned = false;
+			if (cursor_next(&m->cursors[m->heap[0]])) {
+				sift_down(m, 0);
+			} else {
+				m->heap[0] = m->heap[--m->nheap];
+				sift_down(m, 0);
+			}
+		}
+		if (!m->nheap)
+			return NULL;
+		m->top_returned = true;
+		const struct vgt_event *ev = &m->cursors[m->heap[0]].ev;
+		if (!m->window || (ev->ts >= m->from && ev->ts <= m->to))
+			return ev;
+	}
+}
+
+void vgt_merge_close(struct vgt_merge *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		cursor_fini(&m->cursors[i]);
+	free(m->cursors);
+	free(m->heap);
+	free(m);
+}

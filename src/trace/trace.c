@@ -1,0 +1,202 @@
+/* A trace: every process image found under the given paths, and all their streams. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_DEPTH 16
+
+struct found {
+	char **dirs;
+	dev_t *devs;
+	ino_t *inos;
+	size_t n, cap;
+	size_t seen; /* image directories met, named twice or not */
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_image_dir(struct found *f, const char *dir, const struct stat *st)
+{
+	f->seen++;
+	for (size_t i = 0; i < f->n; i++)
+		if (f->devs[i] == st->st_dev && f->inos[i] == st->st_ino)
+			return; /* named twice (e.g. TRACE and TRACE/image) */
+	if (f->n == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 16;
+		f->dirs = vgt__xrealloc(f->dirs, f->cap, sizeof *f->dirs);
+		f->devs = vgt__xrealloc(f->devs, f->cap, sizeof *f->devs);
+		f->inos = vgt__xrealloc(f->inos, f->cap, sizeof *f->inos);
+	}
+	f->dirs[f->n] = vgt__xstrdup(dir);
+	f->devs[f->n] = st->st_dev;
+	f->inos[f->n] = st->st_ino;
+	f->n++;
+}
+
+/* Every directory holding a `metadata` file, depth first, children by name. Symbolic
+ * links below the given path are not followed (no cycles). */
+static void walk(struct found *f, const char *dir, const struct stat *dst, int depth)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	struct stat st;
+	if (fstatat(dfd, "metadata", &st, 0) == 0 && S_ISREG(st.st_mode))
+		add_image_dir(f, dir, dst);
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "metadata"))
+			continue;
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			names = vgt__xrealloc(names, cap, sizeof *names);
+		}
+		names[n++] = vgt__xstrdup(e->d_name);
+	}
+	if (n)
+		qsort(names, n, sizeof *names, by_name);
+	for (size_t i = 0; i < n; i++) {
+		if (depth < MAX_DEPTH && fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode)) {
+			size_t len = strlen(dir);
+			char *child = vgt__xprintf("%s%s%s", dir,
+						   len && dir[len - 1] == '/' ? "" : "/", names[i]);
+			walk(f, child, &st, depth + 1);
+			free(child);
+		}
+		free(names[i]);
+	}
+	free(names);
+	closedir(d);
+}
+
+/* Processes of one boot share their clock (same uuid): one offset for all of them makes
+ * their events merge exactly, whatever jitter each measured at its start. */
+static void share_clocks(struct vgt_trace *t)
+{
+	for (size_t i = 0; i < t->nimages; i++) {
+		struct image *img = t->images[i];
+		if (!img->clock || !img->clock->has_uuid)
+			continue;
+		for (size_t j = 0; j < i; j++) {
+			const struct image *first = t->images[j];
+			if (first->clock && first->clock->has_uuid &&
+			    !memcmp(first->clock->uuid, img->clock->uuid, 16)) {
+				img->pub.clock_offset_ns = first->pub.clock_offset_ns;
+				break;
+			}
+		}
+	}
+}
+
+static void found_free(struct found *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->dirs[i]);
+	free(f->dirs);
+	free(f->devs);
+	free(f->inos);
+}
+
+struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, size_t errsize)
+{
+	struct found f = {0};
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat st;
+		size_t before = f.seen;
+		if (stat(paths[i], &st) < 0) {
+			snprintf(err, errsize, "cannot open '%s': %s", paths[i], strerror(errno));
+			found_free(&f);
+			return NULL;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			snprintf(err, errsize, "'%s' is not a directory (a trace is a directory)",
+				 paths[i]);
+			found_free(&f);
+			return NULL;
+		}
+		walk(&f, paths[i], &st, 0);
+		if (f.seen == before) {
+			snprintf(err, errsize, "'%s' is not a vigil trace: no metadata file in it",
+				 paths[i]);
+			found_free(&f);
+			return NULL;
+		}
+	}
+	if (!f.n) {
+		snprintf(err, errsize, "no trace given");
+		return NULL;
+	}
+	struct vgt_trace *t = vgt__xcalloc(1, sizeof *t);
+	t->images = vgt__xcalloc(f.n, sizeof *t->images);
+	for (size_t i = 0; i < f.n; i++) {
+		struct image *img = image_open(f.dirs[i]);
+		t->images[t->nimages++] = img;
+		t->nstreams += img->pub.nstreams;
+	}
+	found_free(&f);
+	t->streams = vgt__xcalloc(t->nstreams + 1, sizeof *t->streams);
+	size_t k = 0;
+	for (size_t i = 0; i < t->nimages; i++)
+		for (size_t j = 0; j < t->images[i]->pub.nstreams; j++) {
+			struct stream *s = t->images[i]->streams[j];
+			s->pub.index = k;
+			t->streams[k++] = s;
+		}
+	share_clocks(t);
+	return t;
+}
+
+void vgt_close(struct vgt_trace *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nimages; i++)
+		image_free(t->images[i]);
+	free(t->images);
+	free(t->streams);
+	free(t);
+}
+
+size_t vgt_image_count(const struct vgt_trace *t) { return t->nimages; }
+
+const struct vgt_image *vgt_image_at(const struct vgt_trace *t, size_t i)
+{
+	return i < t->nimages ? &t->images[i]->pub : NULL;
+}
+
+size_t vgt_stream_count(const struct vgt_trace *t) { return t->nstreams; }
+
+const struct vgt_stream *vgt_stream_at(const struct vgt_trace *t, size_t i)
+{
+	return i < t->nstreams ? &t->streams[i]->pub : NULL;
+}
+
+uint64_t vgt_damage_total(const struct vgt_trace *t)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < t->nimages; i++)
+		n += t->images[i]->damage.total;
+	for (size_t i = 0; i < t->nstreams; i++)
+		n += t->streams[i]->damage.total;
+	return n;
+}

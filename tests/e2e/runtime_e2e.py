@@ -1,0 +1,231 @@
+"""End-to-end tests of the runtime and `vigil record`: real subject processes, real
+traces, read back by `vigil dump` and by babeltrace2."""
+import collections
+import os
+import random
+import signal
+import struct
+import subprocess
+import time
+
+from vigil_testlib import (SUBJECT, VIGIL, bt2_events, check, dump_json, main, run, tmpdir)
+
+
+def bt2_value_of_dump_field(v):
+    """vigil dump --json writes refs as objects with kind/id/gen/name; bt2 as {id, gen}."""
+    if isinstance(v, dict) and "id" in v:
+        return {"id": v["id"], "gen": v["gen"]}
+    return v
+
+
+def test_babeltrace_equality():
+    """babeltrace2 reads what vigil writes, with the same events and values as vigil dump."""
+    d = tmpdir("bt2eq") + "/t"
+    run([VIGIL, "record", "-o", d, "--", SUBJECT, "--events", "2000", "--threads", "3",
+         "--all", "40", "--fork"], check_rc=0)
+    ours, p = dump_json(d)
+    check(p.returncode == 0, f"vigil dump exited {p.returncode}: {p.stderr}")
+    theirs, discarded = bt2_events(d)
+    check(discarded == 0, f"babeltrace2 saw {discarded} discarded events")
+    check(len(ours) == len(theirs), f"vigil dump has {len(ours)} events, babeltrace2 {len(theirs)}")
+    expected = 3 * 2000 + 1  # test.seq: 3 threads, plus one from the fork child
+    check(sum(1 for e in ours if e["name"] == "test.seq") == expected, "test.seq count")
+    check(sum(1 for e in ours if e["name"] == "test.all") == 41, "test.all count")
+
+    def key(e):
+        return (e[0], e[1], repr(sorted(e[2].items())))
+
+    mine = sorted(((e["ts"], e["name"], {k: bt2_value_of_dump_field(v) for k, v in e["fields"].items()})
+                   for e in ours), key=key)
+    bt = []
+    for ts, name, fields in theirs:
+        f = dict(fields)
+        for k in list(f):  # babeltrace2 shows the length of a byte sequence as a field
+            if k.endswith("_len") and k[:-4] in f:
+                del f[k]
+        for k, v in f.items():
+            if isinstance(v, list):  # bytes: vigil dump writes hex
+                f[k] = bytes(v).hex()
+        bt.append((ts, name, f))
+    bt.sort(key=key)
+    for a, b in zip(mine, bt):
+        check(a[0] == b[0] and a[1] == b[1], f"event differs: vigil {a[:2]} babeltrace2 {b[:2]}")
+        for k in b[2]:
+            va, vb = a[2].get(k), b[2][k]
+            if isinstance(va, str) and isinstance(vb, int):
+                va = int(va)  # JSON numbers above 2^63 are written as strings
+            if isinstance(vb, float):
+                check(abs(va - vb) < 1e-12, f"{a[1]}.{k}: vigil {va} babeltrace2 {vb}")
+            else:
+                check(va == vb, f"{a[1]}.{k}: vigil {va!r} babeltrace2 {vb!r}")
+
+
+def read_progress(path, n):
+    with open(path, "rb") as f:
+        data = f.read(8 * n)
+    return list(struct.unpack(f"<{n}Q", data))
+
+
+def check_sequences(events, progress, nthreads, what):
+    """Every committed event (progress) is there, each thread's sequence has no gap."""
+    seqs = collections.defaultdict(list)
+    for e in events:
+        if e["name"] == "test.seq":
+            seqs[e["fields"]["thread"]].append(e["fields"]["seq"])
+    for t in range(nthreads):
+        got = sorted(seqs.get(t, []))
+        check(got == list(range(len(got))), f"{what}: thread {t} sequence has gaps or repeats")
+        check(len(got) >= progress[t],
+              f"{what}: thread {t} completed {progress[t]} events but the trace has {len(got)}")
+    return sum(len(v) for v in seqs.values())
+
+
+def test_sigkill():
+    """A subject killed with SIGKILL mid-run loses no completed event (under vigil record)."""
+    rng = random.Random(1234)
+    for trial in range(4):
+        nthreads = 1 + trial % 3
+        base = tmpdir("kill")
+        d, prog = base + "/t", base + "/progress"
+        rec = subprocess.Popen([VIGIL, "record", "-o", d, "--", SUBJECT, "--events", "100000000",
+                                "--threads", str(nthreads), "--sleep-every", "100",
+                                "--progress", prog], stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3 + rng.random() * 0.7)
+        kids = subprocess.run(["pgrep", "-P", str(rec.pid)], capture_output=True, text=True).stdout.split()
+        check(kids, "subject process not found")
+        os.kill(int(kids[0]), signal.SIGKILL)
+        _, err = rec.communicate(timeout=60)
+        check(rec.returncode == 128 + 9, f"vigil record returned {rec.returncode}, expected 137")
+        check("killed by signal 9" in err, f"vigil record did not say the subject was killed: {err}")
+        progress = read_progress(prog, nthreads)
+        events, p = dump_json(d)
+        check(p.returncode == 0, f"vigil dump reports damage after recovery: {p.stderr}")
+        n = check_sequences(events, progress, nthreads, f"trial {trial} (vigil dump)")
+        check(n > 0, "nothing recorded")
+        theirs, _ = bt2_events(d)
+        nbt = sum(1 for e in theirs if e[1] == "test.seq")
+        check(nbt == n, f"trial {trial}: babeltrace2 reads {nbt} test.seq events, vigil dump {n}")
+
+
+def test_sigkill_linked():
+    """A program linked with libvigil, killed without vigil record: vigil dump reads the
+    trace as left; after vigil recover, babeltrace2 reads exactly the same events."""
+    base = tmpdir("killlinked")
+    d, prog = base + "/t", base + "/progress"
+    p = subprocess.Popen([SUBJECT, "--events", "100000000", "--threads", "2", "--sleep-every", "100",
+                          "--progress", prog], env=dict(os.environ, VIGIL_OUT=d))
+    time.sleep(0.8)
+    p.kill()
+    p.wait()
+    progress = read_progress(prog, 2)
+    before, _ = dump_json(d)
+    n_before = check_sequences(before, progress, 2, "before recover")
+    run([VIGIL, "recover", d], check_rc=0)
+    after, q = dump_json(d)
+    check(q.returncode == 0, f"damage left after vigil recover: {q.stderr}")
+    check_sequences(after, progress, 2, "after recover")
+    check(len(after) == len(before), f"vigil recover changed the events: {len(before)} -> {len(after)}")
+    theirs, _ = bt2_events(d)
+    check(sum(1 for e in theirs if e[1] == "test.seq") == n_before, "babeltrace2 disagrees after recover")
+
+
+def test_size_cap():
+    """Events beyond VIGIL_MAX_SIZE are counted in events_discarded, never silently lost."""
+    d = tmpdir("cap") + "/t"
+    per_thread, nthreads = 200000, 2
+    p = run([VIGIL, "record", "-o", d, "--max-size", "1M", "--", SUBJECT, "--events", str(per_thread),
+             "--threads", str(nthreads)], check_rc=0)
+    check("discarded" in p.stderr, f"vigil record did not report discarded events: {p.stderr}")
+    events, q = dump_json(d)
+    check("discarded" in q.stderr, f"vigil dump did not report discarded events: {q.stderr}")
+    recorded = sum(1 for e in events if e["name"] == "test.seq")
+    check(recorded < per_thread * nthreads, "the cap did not cap")
+    stats = run([VIGIL, "dump", "--stats", "--json", d]).stderr + run([VIGIL, "dump", "--stats", d]).stdout
+    # Every event the subject tried to record is either in the trace or counted.
+    _, bt_discarded = bt2_events(d)
+    total_discarded = bt_discarded
+    check(total_discarded > 0, "babeltrace2 does not see discarded events")
+    lifecycle = sum(1 for e in events if e["name"].startswith("vg.thread") or e["name"].startswith("vg.process"))
+    check(recorded + total_discarded >= per_thread * nthreads,
+          f"recorded {recorded} + discarded {total_discarded} < emitted {per_thread * nthreads} ({lifecycle} lifecycle events)")
+
+
+def test_bad_settings():
+    """Bad settings: one clear line on stderr, the subject runs to completion."""
+    base = tmpdir("bad")
+    cases = [
+        ({"VIGIL_OUT": base + "/a", "VIGIL_PACKET_SIZE": "lots"}, "VIGIL_PACKET_SIZE", True),
+        ({"VIGIL_OUT": base + "/b", "VIGIL_MAX_SIZE": "-5"}, "VIGIL_MAX_SIZE", True),
+        ({"VIGIL_OUT": base + "/c", "VIGIL_CLOCK": "tsc,1,2"}, "VIGIL_CLOCK", True),
+        ({"VIGIL_OUT": "/proc/vigil-cannot-be-here"}, "not recording", False),
+        ({"VIGIL_OUT": base + "/e", "VIGIL_ENTITY_FLAGS": "maybe"}, "VIGIL_ENTITY_FLAGS", True),
+    ]
+    for env, word, records in cases:
+        p = run([SUBJECT, "--events", "100", "--threads", "2"], env=env, check_rc=0)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        check(len(lines) == 1 and word in lines[0], f"{env}: expected one line about {word}, got {p.stderr!r}")
+        if records:
+            events, _ = dump_json(env["VIGIL_OUT"])
+            check(sum(1 for e in events if e["name"] == "test.seq") == 200, f"{env}: events missing")
+
+
+def test_record_unmodified():
+    """vigil record follows an unmodified program's fork, exec and exit status."""
+    d = tmpdir("unmod") + "/t"
+    run([VIGIL, "record", "-o", d, "--", "sh", "-c", "ls / > /dev/null; /bin/true; exit 3"], check_rc=3)
+    events, p = dump_json(d)
+    check(p.returncode == 0, f"dump: {p.stderr}")
+    begins = [e for e in events if e["name"] == "vg.process.begin"]
+    names = sorted(e["fields"]["name"] for e in begins)
+    check("sh" in names and "ls" in names and "true" in names, f"processes recorded: {names}")
+    ends = {e["fields"]["pid"]: e["fields"]["status"] for e in events if e["name"] == "vg.process.end"}
+    sh = [e for e in begins if e["fields"]["name"] == "sh"][0]
+    check(ends.get(sh["fields"]["pid"]) == 3, f"exit status of sh: {ends}")
+    for e in begins:
+        if e["fields"]["name"] in ("ls", "true"):
+            check(e["fields"]["ppid"] == sh["fields"]["pid"], "child's parent is not sh")
+    p = run([VIGIL, "record", "-o", tmpdir("nx") + "/t", "--", "/nonexistent/program"])
+    check(p.returncode == 127 and "cannot run" in p.stderr, f"nonexistent program: {p.returncode} {p.stderr}")
+    p = run([VIGIL, "record"])
+    check(p.returncode == 2 and p.stderr.count("\n") == 1, f"no command: {p.returncode} {p.stderr!r}")
+    full = tmpdir("full")
+    open(full + "/x", "w").close()
+    p = run([VIGIL, "record", "-o", full, "--", "true"])
+    check(p.returncode == 2 and "not empty" in p.stderr, "a non-empty output directory must be refused")
+
+
+def test_threads_and_exec():
+    """Threads are entities with begin/name/end; fork+exec gives a new process and an
+    exec'd image that continues it."""
+    d = tmpdir("thr") + "/t"
+    run([VIGIL, "record", "-o", d, "--", SUBJECT, "--events", "10", "--threads", "4", "--fork",
+         "--exec", SUBJECT], check_rc=0)
+    events, p = dump_json(d)
+    check(p.returncode == 0, f"dump: {p.stderr}")
+    by = collections.Counter(e["name"] for e in events)
+    # 4 threads in the parent, 1 in the forked child (then exec'd: renamed, not created)
+    check(by["vg.thread.begin"] == 5, f"thread begins: {by}")
+    check(by["vg.thread.end"] >= 5, f"thread ends: {by}")
+    check(by["vg.process.exec"] == 1, f"exec: {by}")
+    check(by["vg.process.begin"] == 2, f"process begins: {by}")
+    names = {e["fields"]["name"] for e in events if e["name"] == "vg.thread.name"}
+    check({"worker-1", "worker-2", "worker-3"} <= names, f"thread names: {names}")
+    # The exec'd image's events belong to the forked child's pid
+    child = [e for e in events if e["name"] == "vg.process.begin" and e["fields"]["ppid"] != 0 and e["pid"] != events[0]["pid"]]
+    check(child, "no child process")
+    cpid = child[0]["pid"]
+    imgs = {e["proc"] for e in events if e["pid"] == cpid}
+    check(len([e for e in events if e["pid"] == cpid and e["name"] == "test.seq"]) == 1 + 3,
+          "the child's events before and after exec")
+    # generations: the widget id reused after reclaim has the next generation
+    # (user entities belong to their process image: the exec'd image makes its own)
+    first = events[0]["pid"]
+    creates = [e["fields"] for e in events
+               if e["name"] == "vg.entity.create" and e["fields"]["id"] == 0x1000 and e["pid"] == first]
+    check(sorted(c["gen"] for c in creates) == [0, 1], f"widget generations: {creates}")
+
+
+if __name__ == "__main__":
+    main({f.__name__[5:]: f for f in [test_babeltrace_equality, test_sigkill, test_sigkill_linked,
+                                       test_size_cap, test_bad_settings, test_record_unmodified,
+                                       test_threads_and_exec]})

@@ -1,0 +1,88 @@
+"""Shared helpers for vigil's end-to-end tests: run the real binaries, read traces with
+`vigil dump --json` and with babeltrace2's Python bindings (python3-bt2)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("VIGIL_BIN", "build/bin")
+VIGIL = os.path.join(BIN, "vigil")
+SUBJECT = os.path.join(BIN, "vg_subject")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def tmpdir(name):
+    d = tempfile.mkdtemp(prefix=f"vigil-{name}-")
+    return d
+
+
+def run(cmd, env=None, check_rc=None, timeout=120, **kw):
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    p = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=timeout, **kw)
+    if check_rc is not None and p.returncode != check_rc:
+        raise Failure(f"{cmd} exited {p.returncode}, expected {check_rc}\nstdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-2000:]}")
+    return p
+
+
+def dump_json(trace, *extra):
+    p = run([VIGIL, "dump", "--json", *extra, trace])
+    events = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+    return events, p
+
+
+def bt2_events(trace):
+    """Every event message of the trace as (ns_from_origin, name, fields dict)."""
+    import bt2  # python3-bt2, Debian's bindings of babeltrace2
+
+    out = []
+    discarded = 0
+    for msg in bt2.TraceCollectionMessageIterator(trace):
+        if type(msg) is bt2._EventMessageConst:
+            ev = msg.event
+            fields = {k: to_py(v) for k, v in ev.payload_field.items()}
+            out.append((msg.default_clock_snapshot.ns_from_origin, ev.name, fields))
+        elif type(msg) is bt2._DiscardedEventsMessageConst:
+            discarded += msg.count or 0
+    return out, discarded
+
+
+def to_py(v):
+    import bt2
+
+    if isinstance(v, bt2._StringFieldConst):
+        return str(v)
+    if isinstance(v, (bt2._StructureFieldConst,)):
+        return {k: to_py(x) for k, x in v.items()}
+    if isinstance(v, (bt2._ArrayFieldConst,)):
+        return [to_py(x) for x in v]
+    if isinstance(v, bt2._RealFieldConst):
+        return float(v)
+    if isinstance(v, bt2._IntegerFieldConst):
+        return int(v)
+    return v
+
+
+def main(tests):
+    """Runs the test named by argv[1]; prints a closing line CTest shows."""
+    name = sys.argv[1] if len(sys.argv) > 1 else None
+    if name not in tests:
+        print(f"unknown test {name}; known: {', '.join(tests)}")
+        sys.exit(2)
+    try:
+        tests[name]()
+    except Failure as e:
+        print(f"FAIL {name}: {e}")
+        sys.exit(1)
+    print(f"ok {name}")

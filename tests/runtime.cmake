@@ -1,0 +1,23 @@
+# The runtime: a subject linked with libvigil, and end-to-end tests through the real
+# vigil binary, babeltrace2 and python3-bt2.
+add_executable(vg_subject ${CMAKE_SOURCE_DIR}/tests/subjects/subject.c)
+target_link_libraries(vg_subject PRIVATE vigil_runtime Threads::Threads)
+
+foreach(t babeltrace_equality sigkill sigkill_linked size_cap bad_settings record_unmodified
+          threads_and_exec)
+  add_test(NAME runtime_${t}
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_e2e.py ${t})
+  set_tests_properties(runtime_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
+endforeach()
+# Under the sanitizers: the subject linked with an instrumented libvigil, no preload.
+set_tests_properties(runtime_bad_settings runtime_sigkill_linked PROPERTIES LABELS sanitize)
+
+if(CMOCKA_FOUND)
+  add_executable(test_runtime_config ${CMAKE_SOURCE_DIR}/tests/unit/runtime_config.c
+    ${CMAKE_SOURCE_DIR}/src/runtime/config.c ${CMAKE_SOURCE_DIR}/src/runtime/clock.c
+    ${CMAKE_SOURCE_DIR}/src/runtime/util.c)
+  target_include_directories(test_runtime_config PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
+  target_link_libraries(test_runtime_config PRIVATE PkgConfig::CMOCKA)
+  add_test(NAME runtime_config COMMAND test_runtime_config)
+  set_tests_properties(runtime_config PROPERTIES LABELS sanitize)
+endif()
