@@ -30,28 +30,28 @@ struct dump {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: vigil dump [options] TRACE...\n\n"
-		"Prints every event of the traces, merged across all threads and processes in\n"
-		"time order, one line each: time, procname/pid:tid, event name, fields.\n"
-		"A summary, each damaged place and any discarded events go to stderr.\n\n"
-		"options:\n"
-		"  --json        JSON lines: {\"ts\",\"time\",\"host\",\"pid\",\"proc\",\"tid\",\"name\",\"fields\"}\n"
-		"  --relative    times in seconds since the first event instead of UTC dates\n"
-		"  --from T      only events at or after T since the first event\n"
-		"  --to T        only events at or before T since the first event\n"
-		"                (T: a number with an optional unit ns, us, ms, s; default s)\n"
-		"  --name GLOB   only events whose name matches GLOB (repeatable)\n"
-		"  --stats       counts per image and per stream instead of the events\n"
-		"  -h, --help    this help\n\n"
-		"exit status: 0 clean trace, 1 damage found (events are still printed),\n"
-		"2 usage error or unreadable trace.\n\n"
-		"examples:\n"
-		"  vigil dump run1                          every event\n"
-		"  vigil dump --relative --from 1.5s --to 2s run1\n"
-		"  vigil dump --name 'mailbox.*' --name 'vg.thread.*' run1\n"
-		"  vigil dump --json run1 | jq -r .name | sort | uniq -c\n"
-		"  vigil dump --stats run1 run2             two recordings, merged\n");
+	fprintf(f, "usage: vigil dump [options] TRACE...\n\n"
+	           "Prints every event of the traces, merged across all threads and processes in\n"
+	           "time order, one line each: time, procname/pid:tid, event name, fields.\n"
+	           "A summary, each damaged place and any discarded events go to stderr.\n\n"
+	           "options:\n"
+	           "  --json        JSON lines: "
+	           "{\"ts\",\"time\",\"host\",\"pid\",\"proc\",\"tid\",\"name\",\"fields\"}\n"
+	           "  --relative    times in seconds since the first event instead of UTC dates\n"
+	           "  --from T      only events at or after T since the first event\n"
+	           "  --to T        only events at or before T since the first event\n"
+	           "                (T: a number with an optional unit ns, us, ms, s; default s)\n"
+	           "  --name GLOB   only events whose name matches GLOB (repeatable)\n"
+	           "  --stats       counts per image and per stream instead of the events\n"
+	           "  -h, --help    this help\n\n"
+	           "exit status: 0 clean trace, 1 damage found (events are still printed),\n"
+	           "2 usage error or unreadable trace.\n\n"
+	           "examples:\n"
+	           "  vigil dump run1                          every event\n"
+	           "  vigil dump --relative --from 1.5s --to 2s run1\n"
+	           "  vigil dump --name 'mailbox.*' --name 'vg.thread.*' run1\n"
+	           "  vigil dump --json run1 | jq -r .name | sort | uniq -c\n"
+	           "  vigil dump --stats run1 run2             two recordings, merged\n");
 }
 
 static bool name_matches(const struct dump *d, const char *name)
@@ -69,7 +69,8 @@ static void write_name(FILE *f, const char *s)
 {
 	bool plain = *s != 0;
 	for (const char *p = s; *p && plain; p++)
-		plain = (unsigned char)*p > ' ' && *p != '"' && *p != '=' && *p != '\\' && *p != 0x7f;
+		plain =
+		    (unsigned char)*p > ' ' && *p != '"' && *p != '=' && *p != '\\' && *p != 0x7f;
 	if (plain)
 		fputs(s, f);
 	else
@@ -106,13 +107,21 @@ static void write_uint(FILE *f, uint64_t v, unsigned base)
 }
 
 static void write_text_value(const struct dump *d, FILE *f, const struct vgt_field *fd,
-			     const struct vgt_value *v)
+                             const struct vgt_value *v)
 {
 	switch (v->type) {
-	case VGT_INT: fprintf(f, "%" PRId64, v->i); break;
-	case VGT_UINT: write_uint(f, v->u, fd->base); break;
-	case VGT_DOUBLE: write_double(f, v->d); break;
-	case VGT_STRING: vgt_write_cstring(f, v->str.ptr, v->str.len); break;
+	case VGT_INT:
+		fprintf(f, "%" PRId64, v->i);
+		break;
+	case VGT_UINT:
+		write_uint(f, v->u, fd->base);
+		break;
+	case VGT_DOUBLE:
+		write_double(f, v->d);
+		break;
+	case VGT_STRING:
+		vgt_write_cstring(f, v->str.ptr, v->str.len);
+		break;
 	case VGT_BYTES:
 		putc('<', f);
 		for (size_t i = 0; i < v->bytes.len; i++)
@@ -124,8 +133,8 @@ static void write_text_value(const struct dump *d, FILE *f, const struct vgt_fie
 		if (name)
 			write_name(f, name);
 		else
-			fprintf(f, "%s#%" PRIu64 ".%" PRIu32, fd->ref_kind ? fd->ref_kind : "entity",
-				v->ref.id, v->ref.gen);
+			fprintf(f, "%s#%" PRIu64 ".%" PRIu32,
+			        fd->ref_kind ? fd->ref_kind : "entity", v->ref.id, v->ref.gen);
 		break;
 	}
 	}
@@ -200,10 +209,11 @@ static json_t *json_text(const char *s, size_t len)
 }
 
 static json_t *json_value(const struct dump *d, const struct vgt_field *fd,
-			  const struct vgt_value *v)
+                          const struct vgt_value *v)
 {
 	switch (v->type) {
-	case VGT_INT: return json_integer(v->i);
+	case VGT_INT:
+		return json_integer(v->i);
 	case VGT_UINT: {
 		if (v->u <= INT64_MAX)
 			return json_integer((json_int_t)v->u);
@@ -212,8 +222,10 @@ static json_t *json_value(const struct dump *d, const struct vgt_field *fd,
 		snprintf(buf, sizeof buf, "%" PRIu64, v->u);
 		return json_string(buf);
 	}
-	case VGT_DOUBLE: return isfinite(v->d) ? json_real(v->d) : json_null();
-	case VGT_STRING: return json_text(v->str.ptr, v->str.len);
+	case VGT_DOUBLE:
+		return isfinite(v->d) ? json_real(v->d) : json_null();
+	case VGT_STRING:
+		return json_text(v->str.ptr, v->str.len);
 	case VGT_BYTES: {
 		char *hex = malloc(v->bytes.len * 2 + 1);
 		if (!hex)
@@ -228,9 +240,11 @@ static json_t *json_value(const struct dump *d, const struct vgt_field *fd,
 	case VGT_REF: {
 		const char *name = vgt_names_lookup(d->names, fd->ref_kind, v->ref.id, v->ref.gen);
 		json_t *o = json_object();
-		json_object_set_new(o, "kind", fd->ref_kind ? json_string(fd->ref_kind) : json_null());
-		json_object_set_new(o, "id", v->ref.id <= INT64_MAX ? json_integer((json_int_t)v->ref.id)
-								      : json_real((double)v->ref.id));
+		json_object_set_new(o, "kind",
+		                    fd->ref_kind ? json_string(fd->ref_kind) : json_null());
+		json_object_set_new(o, "id",
+		                    v->ref.id <= INT64_MAX ? json_integer((json_int_t)v->ref.id)
+		                                           : json_real((double)v->ref.id));
 		json_object_set_new(o, "gen", json_integer(v->ref.gen));
 		json_object_set_new(o, "name", name ? json_text(name, strlen(name)) : json_null());
 		return o;
@@ -239,7 +253,10 @@ static json_t *json_value(const struct dump *d, const struct vgt_field *fd,
 	return json_null();
 }
 
-static json_t *json_opt_text(const char *s) { return s ? json_text(s, strlen(s)) : json_null(); }
+static json_t *json_opt_text(const char *s)
+{
+	return s ? json_text(s, strlen(s)) : json_null();
+}
 
 static void write_json(const struct dump *d, const struct vgt_event *ev)
 {
@@ -249,7 +266,8 @@ static void write_json(const struct dump *d, const struct vgt_event *ev)
 	json_object_set_new(o, "ts", json_integer(ev->ts));
 	json_object_set_new(o, "time", json_string(time));
 	json_object_set_new(o, "host", json_opt_text(ev->image->hostname));
-	json_object_set_new(o, "pid", json_integer(ev->image->pid));
+	json_object_set_new(o, "pid",
+	                    ev->image->pid >= 0 ? json_integer(ev->image->pid) : json_null());
 	json_object_set_new(o, "proc", json_opt_text(ev->image->procname));
 	json_object_set_new(o, "tid", json_integer(ev->tid));
 	json_object_set_new(o, "name", json_opt_text(ev->type->name));
@@ -277,13 +295,12 @@ static void write_stats(const struct dump *d, struct vgt_trace *t)
 			damage += img->streams[k]->ndamage_total;
 		}
 		if (d->json) {
-			json_t *o = json_pack("{s:s,s:o,s:I,s:o,s:I,s:I,s:I,s:I}", "image", img->path,
-					      "proc", json_opt_text(img->procname), "pid",
-					      (json_int_t)img->pid, "host",
-					      json_opt_text(img->hostname), "streams",
-					      (json_int_t)img->nstreams, "events", (json_int_t)events,
-					      "discarded", (json_int_t)discarded, "damage",
-					      (json_int_t)damage);
+			json_t *o = json_pack(
+			    "{s:s,s:o,s:I,s:o,s:I,s:I,s:I,s:I}", "image", img->path, "proc",
+			    json_opt_text(img->procname), "pid", (json_int_t)img->pid, "host",
+			    json_opt_text(img->hostname), "streams", (json_int_t)img->nstreams,
+			    "events", (json_int_t)events, "discarded", (json_int_t)discarded,
+			    "damage", (json_int_t)damage);
 			if (o) {
 				json_dumpf(o, stdout, JSON_COMPACT);
 				putc('\n', stdout);
@@ -293,21 +310,21 @@ static void write_stats(const struct dump *d, struct vgt_trace *t)
 			printf("%s: %s/%" PRId64 " on %s, %zu streams, %" PRIu64 " events, %" PRIu64
 			       " discarded, %" PRIu64 " damaged%s\n",
 			       img->path, img->procname ? img->procname : "?", img->pid,
-			       img->hostname ? img->hostname : "?", img->nstreams, events, discarded,
-			       damage, img->readable ? "" : " (unreadable metadata)");
+			       img->hostname ? img->hostname : "?", img->nstreams, events,
+			       discarded, damage, img->readable ? "" : " (unreadable metadata)");
 		}
 		for (size_t k = 0; k < img->nstreams; k++) {
 			const struct vgt_stream *s = img->streams[k];
 			const struct vgt_stream_stats *st = &s->stats;
 			if (d->json) {
-				json_t *o = json_pack(
-				    "{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "stream", s->path, "bytes",
-				    (json_int_t)s->size, "events", (json_int_t)st->events, "matching",
-				    (json_int_t)d->matching[s->index], "packets",
-				    (json_int_t)st->packets, "discarded",
-				    (json_int_t)st->events_discarded, "damage",
-				    (json_int_t)s->ndamage_total, "duration_ns",
-				    (json_int_t)(st->last_ts - st->first_ts));
+				json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "stream",
+				                      s->path, "bytes", (json_int_t)s->size,
+				                      "events", (json_int_t)st->events, "matching",
+				                      (json_int_t)d->matching[s->index], "packets",
+				                      (json_int_t)st->packets, "discarded",
+				                      (json_int_t)st->events_discarded, "damage",
+				                      (json_int_t)s->ndamage_total, "duration_ns",
+				                      (json_int_t)(st->last_ts - st->first_ts));
 				if (o) {
 					json_dumpf(o, stdout, JSON_COMPACT);
 					putc('\n', stdout);
@@ -330,7 +347,7 @@ static void write_stats(const struct dump *d, struct vgt_trace *t)
 }
 
 static void report_damage_list(const char *path, const struct vgt_damage *dm, size_t n,
-			       uint64_t total)
+                               uint64_t total)
 {
 	char line[1024];
 	for (size_t i = 0; i < n; i++) {
@@ -339,7 +356,7 @@ static void report_damage_list(const char *path, const struct vgt_damage *dm, si
 	}
 	if (total > n)
 		fprintf(stderr, "vigil dump: %" PRIu64 " more damaged places in %s not listed\n",
-			total - n, path);
+		        total - n, path);
 }
 
 /* The summary, each damaged place, and each stream that lost events. */
@@ -349,10 +366,10 @@ static void report(const struct dump *d, struct vgt_trace *t)
 	for (size_t i = 0; i < vgt_stream_count(t); i++)
 		discarded += vgt_stream_at(t, i)->stats.events_discarded;
 	fprintf(stderr,
-		"vigil dump: %" PRIu64 " events (%" PRIu64 " %s) from %zu streams in %zu "
-		"images; %" PRIu64 " events discarded; %" PRIu64 " damaged place%s\n",
-		d->total, d->shown, d->stats ? "matching" : "shown", vgt_stream_count(t),
-		vgt_image_count(t), discarded, damage, damage == 1 ? "" : "s");
+	        "vigil dump: %" PRIu64 " events (%" PRIu64 " %s) from %zu streams in %zu "
+	        "images; %" PRIu64 " events discarded; %" PRIu64 " damaged place%s\n",
+	        d->total, d->shown, d->stats ? "matching" : "shown", vgt_stream_count(t),
+	        vgt_image_count(t), discarded, damage, damage == 1 ? "" : "s");
 	for (size_t i = 0; i < vgt_image_count(t); i++) {
 		const struct vgt_image *img = vgt_image_at(t, i);
 		report_damage_list(img->path, img->damage, img->ndamage, img->ndamage);
@@ -365,9 +382,9 @@ static void report(const struct dump *d, struct vgt_trace *t)
 		const struct vgt_stream *s = vgt_stream_at(t, i);
 		if (s->stats.events_discarded)
 			fprintf(stderr,
-				"vigil dump: %" PRIu64 " events discarded in %s (size cap or full "
-				"disk)\n",
-				s->stats.events_discarded, s->path);
+			        "vigil dump: %" PRIu64 " events discarded in %s (size cap or full "
+			        "disk)\n",
+			        s->stats.events_discarded, s->path);
 	}
 }
 
@@ -376,25 +393,34 @@ static int parse_time_option(const char *opt, const char *text, int64_t *out)
 	if (vgt_parse_duration(text, out) == 0)
 		return 0;
 	fprintf(stderr, "vigil dump: bad time '%s' for %s (examples: 1.5s, 200ms, 30us, 7ns)\n",
-		text, opt);
+	        text, opt);
 	return -1;
 }
 
 static int parse_options(struct dump *d, int argc, char **argv)
 {
 	enum { OPT_JSON = 256, OPT_RELATIVE, OPT_FROM, OPT_TO, OPT_NAME, OPT_STATS };
-	static const struct option longopts[] = {
-	    {"json", no_argument, NULL, OPT_JSON}, {"relative", no_argument, NULL, OPT_RELATIVE},
-	    {"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
-	    {"name", required_argument, NULL, OPT_NAME}, {"stats", no_argument, NULL, OPT_STATS},
-	    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+	                                         {"relative", no_argument, NULL, OPT_RELATIVE},
+	                                         {"from", required_argument, NULL, OPT_FROM},
+	                                         {"to", required_argument, NULL, OPT_TO},
+	                                         {"name", required_argument, NULL, OPT_NAME},
+	                                         {"stats", no_argument, NULL, OPT_STATS},
+	                                         {"help", no_argument, NULL, 'h'},
+	                                         {NULL, 0, NULL, 0}};
 	optind = 0; /* GNU: start over, whoever parsed before */
 	opterr = 0;
 	for (int c; (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1;) {
 		switch (c) {
-		case OPT_JSON: d->json = true; break;
-		case OPT_RELATIVE: d->relative = true; break;
-		case OPT_STATS: d->stats = true; break;
+		case OPT_JSON:
+			d->json = true;
+			break;
+		case OPT_RELATIVE:
+			d->relative = true;
+			break;
+		case OPT_STATS:
+			d->stats = true;
+			break;
 		case OPT_FROM:
 			if (parse_time_option("--from", optarg, &d->from) < 0)
 				return 2;
@@ -413,18 +439,21 @@ static int parse_options(struct dump *d, int argc, char **argv)
 			}
 			d->globs[d->nglobs++] = optarg;
 			break;
-		case 'h': usage(stdout); return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
 		default:
 			if (optopt && optopt < 256)
 				fprintf(stderr, "vigil dump: unknown option '-%c'", optopt);
 			else if (optopt && strchr(argv[optind - 1], '='))
 				fprintf(stderr, "vigil dump: option '%.*s' takes no value",
-					(int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+				        (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
 			else if (optopt)
 				fprintf(stderr, "vigil dump: option '%s' needs a value",
-					argv[optind - 1]);
+				        argv[optind - 1]);
 			else
-				fprintf(stderr, "vigil dump: unknown option '%s'", argv[optind - 1]);
+				fprintf(stderr, "vigil dump: unknown option '%s'",
+				        argv[optind - 1]);
 			fprintf(stderr, " (see 'vigil dump --help')\n");
 			return 2;
 		}
@@ -457,6 +486,12 @@ static bool all_unreadable(struct vgt_trace *t)
 	return true;
 }
 
+/* t + delta (delta >= 0), saturated. */
+static int64_t after(int64_t t, int64_t delta)
+{
+	return t > INT64_MAX - delta ? INT64_MAX : t + delta;
+}
+
 static int run(struct dump *d, struct vgt_trace *t)
 {
 	if (all_unreadable(t)) {
@@ -470,8 +505,8 @@ static int run(struct dump *d, struct vgt_trace *t)
 	d->names = vgt_names_new();
 	struct vgt_merge *m = vgt_merge_open(t);
 	d->first = vgt_merge_first_ts(m);
-	int64_t from = d->have_from ? d->first + d->from : INT64_MIN;
-	int64_t to = d->have_to ? d->first + d->to : INT64_MAX;
+	int64_t from = d->have_from ? after(d->first, d->from) : INT64_MIN;
+	int64_t to = d->have_to ? after(d->first, d->to) : INT64_MAX;
 	int rc = -1;
 	for (const struct vgt_event *ev; (ev = vgt_merge_next(m));) {
 		d->total++;

@@ -11,21 +11,21 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vigil recover [--dry-run] TRACE\n\n"
-		"Repairs the end of a trace whose subject was killed, so that strict CTF readers\n"
-		"such as babeltrace2 accept it: removes zero-filled space after a stream's last\n"
-		"packet, shrinks a last packet that claims bytes past the end of its file, and\n"
-		"cuts a metadata file after its last complete declaration. No completed event is\n"
-		"ever removed. Damage inside a stream is reported and left as it is.\n\n"
-		"options:\n"
-		"  -n, --dry-run  print what would change, change nothing\n"
-		"  -h, --help     this help\n\n"
-		"exit status: 0 the trace is now whole, 1 damage was left, 2 usage error or\n"
-		"unreadable trace.\n\n"
-		"examples:\n"
-		"  vigil recover run1                  repair in place\n"
-		"  vigil recover --dry-run run1        see what would change\n"
-		"  vigil recover run1 && babeltrace2 run1\n");
+	        "usage: vigil recover [--dry-run] TRACE\n\n"
+	        "Repairs the end of a trace whose subject was killed, so that strict CTF readers\n"
+	        "such as babeltrace2 accept it: removes zero-filled space after a stream's last\n"
+	        "packet, shrinks a last packet that claims bytes past the end of its file, and\n"
+	        "cuts a metadata file after its last complete declaration. No completed event is\n"
+	        "ever removed. Damage inside a stream is reported and left as it is.\n\n"
+	        "options:\n"
+	        "  -n, --dry-run  print what would change, change nothing\n"
+	        "  -h, --help     this help\n\n"
+	        "exit status: 0 the trace is now whole, 1 damage was left, 2 usage error or\n"
+	        "unreadable trace.\n\n"
+	        "examples:\n"
+	        "  vigil recover run1                  repair in place\n"
+	        "  vigil recover --dry-run run1        see what would change\n"
+	        "  vigil recover run1 && babeltrace2 run1\n");
 }
 
 static void print_line(void *ctx, const char *line)
@@ -37,8 +37,8 @@ static void print_line(void *ctx, const char *line)
 int vg_cmd_recover(int argc, char **argv)
 {
 	static const struct option longopts[] = {{"dry-run", no_argument, NULL, 'n'},
-						 {"help", no_argument, NULL, 'h'},
-						 {NULL, 0, NULL, 0}};
+	                                         {"help", no_argument, NULL, 'h'},
+	                                         {NULL, 0, NULL, 0}};
 	bool dry = false;
 	optind = 0;
 	opterr = 0;
@@ -49,14 +49,15 @@ int vg_cmd_recover(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "vigil recover: unknown option '%s' (see 'vigil recover --help')\n",
-				argv[optind - 1]);
+			fprintf(stderr,
+			        "vigil recover: unknown option '%s' (see 'vigil recover --help')\n",
+			        argv[optind - 1]);
 			return 2;
 		}
 	}
 	if (argc - optind != 1) {
 		fprintf(stderr, "vigil recover: %s (see 'vigil recover --help')\n",
-			optind >= argc ? "no trace given" : "one trace at a time");
+		        optind >= argc ? "no trace given" : "one trace at a time");
 		return 2;
 	}
 	const char *path = argv[optind];

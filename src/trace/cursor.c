@@ -16,9 +16,8 @@ static void sync_pub(struct stream *s)
 	s->pub.ndamage_total = s->damage.total;
 }
 
-__attribute__((format(printf, 4, 5))) static long report(struct vgt_cursor *c,
-							 enum vgt_damage_kind kind,
-							 size_t offset, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static long
+report(struct vgt_cursor *c, enum vgt_damage_kind kind, size_t offset, const char *fmt, ...)
 {
 	char msg[400];
 	va_list ap;
@@ -65,7 +64,8 @@ static size_t find_packet(const struct vgt_cursor *c, size_t from)
 	header_geometry(md, &magic_at, &uuid_at);
 	uint8_t magic[4] = {0xC1, 0x1F, 0xFC, 0xC1};
 	for (unsigned i = 0; i < md->packet_header.nops; i++)
-		if (md->packet_header.ops[i].field == md->magic && md->packet_header.ops[i].big_endian)
+		if (md->packet_header.ops[i].field == md->magic &&
+		    md->packet_header.ops[i].big_endian)
 			memcpy(magic, "\xC1\xFC\x1F\xC1", 4);
 	const uint8_t *data = c->s->data;
 	size_t size = c->s->size;
@@ -76,8 +76,8 @@ static size_t find_packet(const struct vgt_cursor *c, size_t from)
 		size_t at = (size_t)(m - data);
 		size_t start = at - magic_at;
 		if (at >= magic_at && start >= from &&
-		    (uuid_at == SIZE_MAX ||
-		     (size - start > uuid_at + 16 && !memcmp(data + start + uuid_at, md->uuid, 16))))
+		    (uuid_at == SIZE_MAX || (size - start >= uuid_at + 16 &&
+		                             !memcmp(data + start + uuid_at, md->uuid, 16))))
 			return start;
 		p = at + 1;
 	}
@@ -92,7 +92,10 @@ static void resync_from(struct vgt_cursor *c, size_t from, long damage)
 	c->have_seq = false; /* the damage is reported: no "packets missing" on top */
 }
 
-static void stop(struct vgt_cursor *c) { c->done = true; }
+static void stop(struct vgt_cursor *c)
+{
+	c->done = true;
+}
 
 /* Reads the header and context of the packet at c->next. */
 static bool open_packet(struct vgt_cursor *c)
@@ -105,8 +108,7 @@ static bool open_packet(struct vgt_cursor *c)
 			c->resync = false;
 			size_t found = off < s->size ? find_packet(c, off) : SIZE_MAX;
 			if (found == SIZE_MAX) {
-				damage_append(&s->damage, c->resync_damage,
-					      "; no packet after it");
+				damage_append(&s->damage, c->resync_damage, "; no packet after it");
 				sync_pub(s);
 				stop(c);
 				break;
@@ -126,40 +128,44 @@ static bool open_packet(struct vgt_cursor *c)
 		if (layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) != DEC_OK) {
 			if (all_zero(base, avail))
 				report(c, VGT_DMG_TRAILING_ZEROS, off,
-				       "%zu bytes of zero-filled space after the last packet", avail);
+				       "%zu bytes of zero-filled space after the last packet",
+				       avail);
 			else
 				report(c, VGT_DMG_TRUNCATED, off,
-				       "the file ends inside a packet header (%zu bytes left)", avail);
+				       "the file ends inside a packet header (%zu bytes left)",
+				       avail);
 			stop(c);
 			break;
 		}
 		if (md->magic >= 0 && hv[md->magic].u != VGT_CTF_MAGIC) {
 			if (all_zero(base, avail)) {
 				report(c, VGT_DMG_TRAILING_ZEROS, off,
-				       "%zu bytes of zero-filled space after the last packet", avail);
+				       "%zu bytes of zero-filled space after the last packet",
+				       avail);
 				stop(c);
 				break;
 			}
 			long d = report(c, VGT_DMG_BAD_MAGIC, off,
-					"bad packet magic 0x%08" PRIx64 " (expected 0xc1fc1fc1)",
-					hv[md->magic].u);
+			                "bad packet magic 0x%08" PRIx64 " (expected 0xc1fc1fc1)",
+			                hv[md->magic].u);
 			resync_from(c, off + 1, d);
 			continue;
 		}
 		if (md->uuid_field >= 0 && md->has_uuid &&
 		    memcmp(hv[md->uuid_field].bytes.ptr, md->uuid, 16)) {
 			long d = report(c, VGT_DMG_UUID_MISMATCH, off,
-					"packet uuid is not the trace's uuid");
+			                "packet uuid is not the trace's uuid");
 			resync_from(c, off + 1, d);
 			continue;
 		}
-		uint64_t sid = md->stream_id >= 0    ? hv[md->stream_id].u
-			       : md->nstreams == 1 ? md->streams[0]->id
-						   : 0;
+		uint64_t sid = md->stream_id >= 0  ? hv[md->stream_id].u
+		               : md->nstreams == 1 ? md->streams[0]->id
+		                                   : 0;
 		const struct stream_class *sc = metadata_stream(md, sid);
 		if (!sc) {
-			long d = report(c, VGT_DMG_UNKNOWN_STREAM, off,
-					"packet of stream_id %" PRIu64 ", which is not declared", sid);
+			long d =
+			    report(c, VGT_DMG_UNKNOWN_STREAM, off,
+			           "packet of stream_id %" PRIu64 ", which is not declared", sid);
 			resync_from(c, off + 1, d);
 			continue;
 		}
@@ -174,10 +180,12 @@ static bool open_packet(struct vgt_cursor *c)
 		size_t header_end = pos;
 		uint64_t psize = sc->packet_size >= 0 ? cv[sc->packet_size].u : (uint64_t)avail * 8;
 		uint64_t csize = sc->content_size >= 0 ? cv[sc->content_size].u : psize;
-		if (psize % 8 || psize / 8 < header_end) {
+		if (psize % 8 || psize / 8 < header_end || !psize) {
 			long d = report(c, VGT_DMG_BAD_PACKET_SIZE, off,
-					"packet_size of %" PRIu64 " bits is %s", psize,
-					psize % 8 ? "not whole bytes" : "smaller than the packet header");
+			                "packet_size of %" PRIu64 " bits is %s", psize,
+			                psize % 8 ? "not whole bytes"
+			                : psize   ? "smaller than the packet header"
+			                          : "zero");
 			resync_from(c, off + 1, d);
 			continue;
 		}
@@ -188,7 +196,8 @@ static bool open_packet(struct vgt_cursor *c)
 		pk->packet_size_at = pk->content_size_at = SIZE_MAX;
 		if (sc->packet_size >= 0) {
 			pk->packet_size_at = off + c->header_offsets[sc->packet_size];
-			pk->size_field_len = (uint8_t)sc->packet_context.fields[sc->packet_size].size;
+			pk->size_field_len =
+			    (uint8_t)sc->packet_context.fields[sc->packet_size].size;
 		}
 		if (sc->content_size >= 0)
 			pk->content_size_at = off + c->header_offsets[sc->content_size];
@@ -197,10 +206,11 @@ static bool open_packet(struct vgt_cursor *c)
 				pk->big_endian = sc->packet_context.ops[i].big_endian;
 		long past = -1;
 		if (pk->claimed_end > s->size)
-			past = report(c, VGT_DMG_PACKET_PAST_EOF, off,
-				      "packet_size of %" PRIu64 " bytes runs past the end of the file "
-				      "(%zu bytes left)",
-				      psize / 8, avail);
+			past =
+			    report(c, VGT_DMG_PACKET_PAST_EOF, off,
+			           "packet_size of %" PRIu64 " bytes runs past the end of the file "
+			           "(%zu bytes left)",
+			           psize / 8, avail);
 		if (csize > psize) {
 			report(c, VGT_DMG_CONTENT_SIZE, off,
 			       "content_size of %" PRIu64 " bits exceeds packet_size of %" PRIu64
@@ -228,11 +238,10 @@ static bool open_packet(struct vgt_cursor *c)
 			uint64_t seq = cv[sc->seq_num].u;
 			if (c->have_seq && seq != c->seq + 1)
 				report(c, VGT_DMG_PACKETS_MISSING, off,
-				       seq > c->seq + 1
-					   ? "packet_seq_num %" PRIu64 " follows %" PRIu64
-					     " (packets missing)"
-					   : "packet_seq_num %" PRIu64 " follows %" PRIu64
-					     " (out of order)",
+				       seq > c->seq + 1 ? "packet_seq_num %" PRIu64
+				                          " follows %" PRIu64 " (packets missing)"
+				                        : "packet_seq_num %" PRIu64
+				                          " follows %" PRIu64 " (out of order)",
 				       seq, c->seq);
 			c->have_seq = true;
 			c->seq = seq;
@@ -266,8 +275,7 @@ static uint64_t full_clock(uint64_t clock, uint64_t raw, unsigned bits)
 }
 
 /* An event that cannot be decoded: the rest of its packet is skipped. */
-static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at,
-		      const char *what)
+static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at, const char *what)
 {
 	const struct packet_info *pk = &c->pkt;
 	size_t rest = pk->content_end - at;

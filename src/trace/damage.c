@@ -7,8 +7,8 @@
 
 #include "internal.h"
 
-long damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *file,
-		uint64_t offset, unsigned line, unsigned col, const char *fmt, ...)
+long damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *file, uint64_t offset,
+                unsigned line, unsigned col, const char *fmt, ...)
 {
 	l->total++;
 	if (l->n >= VGT_DAMAGE_KEPT)

@@ -68,11 +68,21 @@ void vgt_write_cstring(FILE *f, const char *s, size_t len)
 		}
 		i++;
 		switch (c) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
 		default:
 			/* Three octal digits: unambiguous whatever follows. */
 			if (c < 0x20 || c >= 0x7f)
@@ -106,8 +116,7 @@ int vgt_parse_duration(const char *text, int64_t *ns)
 	static const struct {
 		const char *suffix;
 		int64_t ns;
-	} units[] = {{"", 1000000000}, {"s", 1000000000}, {"ms", 1000000}, {"us", 1000},
-		     {"ns", 1}};
+	} units[] = {{"", 1000000000}, {"s", 1000000000}, {"ms", 1000000}, {"us", 1000}, {"ns", 1}};
 	for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
 		if (strcmp(p, units[i].suffix))
 			continue;

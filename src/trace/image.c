@@ -64,8 +64,8 @@ static int64_t clamp_i64(__int128 v)
 int64_t image_abs_ns(const struct image *img, uint64_t clock_value)
 {
 	__int128 ns = img->ns_num == img->ns_den
-			  ? (__int128)clock_value
-			  : (__int128)clock_value * img->ns_num / img->ns_den;
+	                  ? (__int128)clock_value
+	                  : (__int128)clock_value * img->ns_num / img->ns_den;
 	return clamp_i64(img->pub.clock_offset_ns + ns);
 }
 
@@ -83,8 +83,8 @@ static void set_clock(struct image *img)
 		img->ns_num = 1000000000;
 		img->ns_den = c->freq;
 	}
-	__int128 off = (__int128)c->offset_s * 1000000000 +
-		       (__int128)c->offset * img->ns_num / img->ns_den;
+	__int128 off =
+	    (__int128)c->offset_s * 1000000000 + (__int128)c->offset * img->ns_num / img->ns_den;
 	img->own_offset_ns = img->pub.clock_offset_ns = clamp_i64(off);
 }
 
@@ -132,7 +132,7 @@ static void list_streams(struct image *img)
 	DIR *d = opendir(img->path);
 	if (!d) {
 		damage_add(&img->damage, VGT_DMG_IO, img->path, 0, 0, 0, "cannot list: %s",
-			   strerror(errno));
+		           strerror(errno));
 		return;
 	}
 	char **names = NULL;
@@ -182,8 +182,8 @@ struct image *image_open(const char *dir)
 	img->metadata_path = mpath; /* damage entries point at it */
 	if (!text) {
 		damage_add(&img->damage, VGT_DMG_METADATA, img->path, 0, 0, 0,
-			   "cannot read metadata: %s",
-			   errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
+		           "cannot read metadata: %s",
+		           errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
 	} else {
 		img->md = metadata_parse(text, len, mpath, &img->damage);
 		free(text);
@@ -224,8 +224,7 @@ const struct vgt_event_type *vgt_image_type(const struct vgt_image *pub, const c
 	return NULL;
 }
 
-struct stream *stream_open(struct image *img, const char *path, const uint8_t *data,
-			   size_t size)
+struct stream *stream_open(struct image *img, const char *path, const uint8_t *data, size_t size)
 {
 	struct stream *s = vgt__xcalloc(1, sizeof *s);
 	s->img = img;

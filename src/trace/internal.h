@@ -38,8 +38,8 @@ struct damage_list {
 };
 
 /* Records a damage; returns its index, or -1 if past VGT_DAMAGE_KEPT (only counted). */
-long damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *file,
-		uint64_t offset, unsigned line, unsigned col, const char *fmt, ...)
+long damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *file, uint64_t offset,
+                unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 /* Appends text to the message of entry `idx` (no-op for -1). */
 void damage_append(struct damage_list *l, long idx, const char *fmt, ...)
@@ -83,7 +83,7 @@ enum decode_status { DEC_OK, DEC_OVERRUN, DEC_UNTERMINATED };
  * byte at or after `end`. On success advances `*pos`; on failure sets `*pos` to where
  * the failing field starts. `offsets` (may be NULL) receives each field's offset. */
 enum decode_status layout_decode(const struct layout *l, const uint8_t *base, size_t *pos,
-				 size_t end, struct vgt_value *out, size_t *offsets);
+                                 size_t end, struct vgt_value *out, size_t *offsets);
 /* Field index by name, or -1. */
 int layout_field(const struct layout *l, const char *name);
 
@@ -142,13 +142,14 @@ struct metadata {
 	size_t complete_len; /* bytes of text up to the end of its last complete declaration */
 	bool cut;            /* the text ends inside a declaration */
 	unsigned max_fields; /* largest nfields of any layout: size of a value buffer */
+	size_t total_fields; /* of all layouts: bounded */
 };
 
 /* Parses and checks metadata text. Returns NULL if it is unusable, with the reason in
  * `diag`; problems that leave it usable (a cut end, a rejected declaration) are added
  * to `diag` too. */
 struct metadata *metadata_parse(const char *text, size_t len, const char *path,
-				struct damage_list *diag);
+                                struct damage_list *diag);
 void metadata_free(struct metadata *m);
 const char *metadata_env(const struct metadata *m, const char *key);
 struct event_class *stream_class_event(const struct stream_class *sc, uint64_t id);
@@ -156,8 +157,8 @@ struct stream_class *metadata_stream(const struct metadata *m, uint64_t id);
 
 /* Parses a model.emf.uri into the vigil semantics of an event type. Problems go to
  * `problem` (empty when none). */
-void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri,
-		     char *problem, size_t problem_size);
+void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri, char *problem,
+                     size_t problem_size);
 
 /* ---- images, streams, traces ----------------------------------------------------------- */
 
@@ -167,7 +168,7 @@ struct image {
 	struct metadata *md; /* NULL if unreadable */
 	struct damage_list damage;
 	struct stream **streams;
-	int64_t own_offset_ns; /* offset its own clock declares */
+	int64_t own_offset_ns;   /* offset its own clock declares */
 	uint64_t ns_num, ns_den; /* clock value -> ns: value * num / den */
 	const struct clock_class *clock;
 };
@@ -197,20 +198,19 @@ void image_free(struct image *img);
 int64_t image_abs_ns(const struct image *img, uint64_t clock_value);
 
 /* Opens a stream file, or a memory buffer when `data` is given (fuzzing, tests). */
-struct stream *stream_open(struct image *img, const char *path, const uint8_t *data,
-			   size_t size);
+struct stream *stream_open(struct image *img, const char *path, const uint8_t *data, size_t size);
 void stream_free(struct stream *s);
 
 /* What a cursor knows about the packet it is in (recover reads it). */
 struct packet_info {
-	size_t start;           /* offset of the packet */
-	size_t header_end;      /* offset of its first event */
-	uint64_t claimed_end;   /* start + packet_size / 8, may lie past the file */
+	size_t start;             /* offset of the packet */
+	size_t header_end;        /* offset of its first event */
+	uint64_t claimed_end;     /* start + packet_size / 8, may lie past the file */
 	uint64_t claimed_content; /* start + content_size / 8, may lie past the file */
-	size_t end, content_end; /* the same, bounded by the file */
-	size_t last_event_end;  /* end of its last completely decoded event */
+	size_t end, content_end;  /* the same, bounded by the file */
+	size_t last_event_end;    /* end of its last completely decoded event */
 	size_t packet_size_at, content_size_at; /* offsets of those fields, or SIZE_MAX */
-	uint8_t size_field_len;  /* bytes of the packet_size/content_size integers */
+	uint8_t size_field_len;                 /* bytes of the packet_size/content_size integers */
 	bool big_endian;
 };
 
@@ -219,12 +219,12 @@ struct vgt_cursor {
 	const struct metadata *md;
 	struct packet_info pkt;
 	bool in_packet, have_packet, done;
-	size_t pos;   /* where the next event of the packet starts */
-	size_t next;  /* where the next packet starts (or resync starts, see `resync`) */
-	bool resync;  /* `next` is only a place to search from */
+	size_t pos;         /* where the next event of the packet starts */
+	size_t next;        /* where the next packet starts (or resync starts, see `resync`) */
+	bool resync;        /* `next` is only a place to search from */
 	long resync_damage; /* damage entry to complete with where reading resumed */
 	const struct stream_class *sc;
-	uint64_t clock;   /* last full clock value (for timestamps narrower than 64 bits) */
+	uint64_t clock; /* last full clock value (for timestamps narrower than 64 bits) */
 	int64_t last_ts;
 	bool have_ts;
 	bool have_seq;

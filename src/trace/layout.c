@@ -7,6 +7,8 @@
 
 #include "tsdl.h"
 
+#define MAX_OPS 10000
+
 struct compiler {
 	struct arena *a;
 	bool big_endian; /* the trace's byte order: what `native` means */
@@ -28,17 +30,23 @@ static int fail(struct compiler *c, const struct ttype *t, const char *fmt, cons
 	return -1;
 }
 
-static unsigned byte_align(unsigned bits) { return bits >= 8 ? bits / 8 : 1; }
+static unsigned byte_align(unsigned bits)
+{
+	return bits >= 8 ? bits / 8 : 1;
+}
 
 /* Natural alignment in bytes. */
 static unsigned type_align(const struct ttype *t)
 {
 	switch (t->cls) {
 	case TT_INT:
-	case TT_FLOAT: return byte_align(t->align ? t->align : 8);
-	case TT_STRING: return 1;
+	case TT_FLOAT:
+		return byte_align(t->align ? t->align : 8);
+	case TT_STRING:
+		return 1;
 	case TT_ARRAY:
-	case TT_SEQUENCE: return type_align(t->elem);
+	case TT_SEQUENCE:
+		return type_align(t->elem);
 	case TT_STRUCT: {
 		unsigned a = byte_align(t->align);
 		for (size_t i = 0; i < t->nfields; i++) {
@@ -71,14 +79,19 @@ static bool is_ref(const struct ttype *t)
 	       t->fields[0].type->byte_order == t->fields[1].type->byte_order;
 }
 
-static bool is_byte(const struct ttype *t) { return t->cls == TT_INT && t->size == 8; }
+static bool is_byte(const struct ttype *t)
+{
+	return t->cls == TT_INT && t->size == 8;
+}
 
 static struct op *add_op(struct compiler *c, enum op_kind kind, unsigned align)
 {
 	c->ops = arena_grow(c->a, c->ops, c->nops, &c->ops_cap, sizeof *c->ops);
 	struct op *op = &c->ops[c->nops++];
-	*op = (struct op){.kind = kind, .align = (uint8_t)(align > 128 ? 128 : align),
-			  .field = -1, .len_field = -1};
+	*op = (struct op){.kind = kind,
+	                  .align = (uint8_t)(align > 128 ? 128 : align),
+	                  .field = -1,
+	                  .len_field = -1};
 	return op;
 }
 
@@ -86,8 +99,8 @@ static int add_field(struct compiler *c, const char *name, enum vgt_vtype type, 
 {
 	c->fields = arena_grow(c->a, c->fields, c->nfields, &c->fields_cap, sizeof *c->fields);
 	c->clocks = arena_grow(c->a, c->clocks, c->nfields, &c->clocks_cap, sizeof *c->clocks);
-	c->fields[c->nfields] = (struct vgt_field){.name = name, .type = type, .size = size,
-						   .base = 10};
+	c->fields[c->nfields] =
+	    (struct vgt_field){.name = name, .type = type, .size = size, .base = 10};
 	c->clocks[c->nfields] = NULL;
 	return (int)c->nfields++;
 }
@@ -107,8 +120,8 @@ static const char *join(struct compiler *c, const char *prefix, const char *name
 static int find_length(struct compiler *c, const char *prefix, const char *ref)
 {
 	static const char *const scopes[] = {"trace.packet.header.", "stream.packet.context.",
-					     "stream.event.header.", "stream.event.context.",
-					     "event.context.", "event.fields."};
+	                                     "stream.event.header.", "stream.event.context.",
+	                                     "event.context.",       "event.fields."};
 	for (size_t i = 0; i < sizeof scopes / sizeof *scopes; i++)
 		if (!strncmp(ref, scopes[i], strlen(scopes[i])))
 			ref = ref + strlen(scopes[i]);
@@ -128,11 +141,10 @@ static int find_length(struct compiler *c, const char *prefix, const char *ref)
 	}
 }
 
-static int compile(struct compiler *c, const char *prefix, const char *name,
-		   const struct ttype *t, int depth);
+static int compile(struct compiler *c, const char *prefix, const char *name, const struct ttype *t,
+                   int depth);
 
-static int compile_struct(struct compiler *c, const char *prefix, const struct ttype *t,
-			  int depth)
+static int compile_struct(struct compiler *c, const char *prefix, const struct ttype *t, int depth)
 {
 	unsigned align = type_align(t);
 	if (align > 1)
@@ -143,12 +155,15 @@ static int compile_struct(struct compiler *c, const char *prefix, const struct t
 	return 0;
 }
 
-static int compile(struct compiler *c, const char *prefix, const char *name,
-		   const struct ttype *t, int depth)
+static int compile(struct compiler *c, const char *prefix, const char *name, const struct ttype *t,
+                   int depth)
 {
 	const char *full = join(c, prefix, name);
 	if (depth > 64)
 		return fail(c, t, "%s: types nested too deeply", full);
+	/* Aliases of aliases can describe exponentially many fields in a few lines. */
+	if (c->nops >= MAX_OPS)
+		return fail(c, t, "%s: structure with too many fields", full);
 	switch (t->cls) {
 	case TT_INT: {
 		if (t->size % 8)
@@ -163,9 +178,10 @@ static int compile(struct compiler *c, const char *prefix, const char *name,
 		return 0;
 	}
 	case TT_FLOAT: {
-		if (!(t->exp_dig == 8 && t->mant_dig == 24) && !(t->exp_dig == 11 && t->mant_dig == 53))
+		if (!(t->exp_dig == 8 && t->mant_dig == 24) &&
+		    !(t->exp_dig == 11 && t->mant_dig == 53))
 			return fail(c, t, "field '%s': only 32- and 64-bit floats are supported",
-				    full);
+			            full);
 		struct op *op = add_op(c, OP_FLOAT, type_align(t));
 		op->size = (uint8_t)(t->size / 8);
 		op->big_endian = big_endian(c, t);
@@ -199,11 +215,11 @@ static int compile(struct compiler *c, const char *prefix, const char *name,
 	case TT_SEQUENCE: {
 		if (!is_byte(t->elem))
 			return fail(c, t, "field '%s': only sequences of bytes are supported",
-				    full);
+			            full);
 		int len = find_length(c, prefix, t->length_ref);
 		if (len < 0)
 			return fail(c, t, "sequence length '%s' is not an earlier field",
-				    t->length_ref);
+			            t->length_ref);
 		if (c->fields[len].type != VGT_UINT && c->fields[len].type != VGT_INT)
 			return fail(c, t, "sequence length '%s' is not an integer", t->length_ref);
 		c->fields[len].hidden = true;
@@ -217,7 +233,7 @@ static int compile(struct compiler *c, const char *prefix, const char *name,
 }
 
 int layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian,
-		   struct layout *out, char *err, size_t errsize, unsigned *line, unsigned *col)
+                   struct layout *out, char *err, size_t errsize, unsigned *line, unsigned *col)
 {
 	*out = (struct layout){0};
 	if (t->cls != TT_STRUCT) {
@@ -226,8 +242,12 @@ int layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian
 		*col = t->col;
 		return -1;
 	}
-	struct compiler c = {.a = a, .big_endian = trace_big_endian, .err = err,
-			     .errsize = errsize, .line = line, .col = col};
+	struct compiler c = {.a = a,
+	                     .big_endian = trace_big_endian,
+	                     .err = err,
+	                     .errsize = errsize,
+	                     .line = line,
+	                     .col = col};
 	if (compile_struct(&c, "", t, 0) < 0)
 		return -1;
 	out->ops = c.ops;

@@ -92,7 +92,10 @@ char *arena_strndup(struct arena *a, const char *s, size_t n)
 	return p;
 }
 
-char *arena_strdup(struct arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
+char *arena_strdup(struct arena *a, const char *s)
+{
+	return arena_strndup(a, s, strlen(s));
+}
 
 void *arena_grow(struct arena *a, void *array, size_t n, size_t *cap, size_t size)
 {

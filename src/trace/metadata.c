@@ -10,6 +10,8 @@
 
 #include "tsdl.h"
 
+#define MAX_TOTAL_FIELDS 1000000
+
 struct checker {
 	struct metadata *md;
 	const char *path;
@@ -20,7 +22,7 @@ struct checker {
 
 /* Records a fatal problem at (line, col); the caller returns -1. */
 __attribute__((format(printf, 4, 5))) static int fatal(struct checker *k, unsigned line,
-						       unsigned col, const char *fmt, ...)
+                                                       unsigned col, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -77,14 +79,17 @@ static int compile_layout(struct checker *k, const struct tattr *at, struct layo
 	if (at->kind != TV_TYPE)
 		return fatal(k, at->line, at->col, "'%s' must be a type (:=)", at->key);
 	unsigned line = at->line, col = at->col;
-	if (layout_compile(&k->md->arena, at->type, k->md->big_endian, out, k->err,
-			   sizeof k->err, &line, &col) < 0) {
+	if (layout_compile(&k->md->arena, at->type, k->md->big_endian, out, k->err, sizeof k->err,
+	                   &line, &col) < 0) {
 		k->line = line;
 		k->col = col;
 		return -1;
 	}
 	if (out->nfields > k->md->max_fields)
 		k->md->max_fields = out->nfields;
+	k->md->total_fields += out->nfields;
+	if (k->md->total_fields > MAX_TOTAL_FIELDS)
+		return fatal(k, at->line, at->col, "metadata with too many fields");
 	return 0;
 }
 
@@ -161,7 +166,11 @@ static int check_clock(struct checker *k, const struct tblock *b)
 static void check_env(struct checker *k, const struct tblock *b)
 {
 	struct metadata *md = k->md;
-	md->env = arena_alloc(&md->arena, (b->nattrs + 1) * sizeof *md->env);
+	/* Several env blocks add up. */
+	struct env_entry *env = arena_alloc(&md->arena, (md->nenv + b->nattrs + 1) * sizeof *env);
+	if (md->nenv)
+		memcpy(env, md->env, md->nenv * sizeof *env);
+	md->env = env;
 	for (size_t i = 0; i < b->nattrs; i++) {
 		const struct tattr *at = &b->attrs[i];
 		char num[32];
@@ -215,7 +224,7 @@ static int check_stream(struct checker *k, const struct tblock *b)
 	sc->clock = find_clock(md, eh->clock[sc->ev_ts]);
 	if (eh->clock[sc->ev_ts] && !sc->clock)
 		return fatal(k, at->line, at->col, "timestamp mapped to unknown clock '%s'",
-			     eh->clock[sc->ev_ts]);
+		             eh->clock[sc->ev_ts]);
 
 	sc->ts_begin = sc->ts_end = sc->content_size = sc->packet_size = -1;
 	sc->seq_num = sc->discarded = sc->tid = sc->thread_gen = -1;
@@ -227,18 +236,18 @@ static int check_stream(struct checker *k, const struct tblock *b)
 			const char *name;
 			int *slot;
 		} known[] = {{"timestamp_begin", &sc->ts_begin},
-			     {"timestamp_end", &sc->ts_end},
-			     {"content_size", &sc->content_size},
-			     {"packet_size", &sc->packet_size},
-			     {"packet_seq_num", &sc->seq_num},
-			     {"events_discarded", &sc->discarded},
-			     {"tid", &sc->tid},
-			     {"thread_gen", &sc->thread_gen}};
+		             {"timestamp_end", &sc->ts_end},
+		             {"content_size", &sc->content_size},
+		             {"packet_size", &sc->packet_size},
+		             {"packet_seq_num", &sc->seq_num},
+		             {"events_discarded", &sc->discarded},
+		             {"tid", &sc->tid},
+		             {"thread_gen", &sc->thread_gen}};
 		for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
 			int f = layout_field(pc, known[i].name);
 			if (f >= 0 && pc->fields[f].type != VGT_UINT)
 				return fatal(k, at->line, at->col,
-					     "packet.context %s must be unsigned", known[i].name);
+				             "packet.context %s must be unsigned", known[i].name);
 			*known[i].slot = f;
 		}
 	}
@@ -250,7 +259,7 @@ static int check_stream(struct checker *k, const struct tblock *b)
 
 /* An unusable event declaration: reported, and its events will not be decoded. */
 __attribute__((format(printf, 4, 5))) static void reject(struct checker *k, unsigned line,
-							 unsigned col, const char *fmt, ...)
+                                                         unsigned col, const char *fmt, ...)
 {
 	char msg[300];
 	va_list ap;
@@ -261,7 +270,7 @@ __attribute__((format(printf, 4, 5))) static void reject(struct checker *k, unsi
 }
 
 static void check_event(struct checker *k, const struct tblock *b, struct event_class ***all,
-			size_t *cap)
+                        size_t *cap)
 {
 	struct metadata *md = k->md;
 	struct event_class *ec = arena_alloc(&md->arena, sizeof *ec);
@@ -269,36 +278,29 @@ static void check_event(struct checker *k, const struct tblock *b, struct event_
 	t->name = attr_text(tblock_attr(b, "name"));
 	const struct tattr *at = tblock_attr(b, "id");
 	int64_t id, sid = md->nstreams == 1 ? (int64_t)md->streams[0]->id : 0;
-	if (!t->name)
-		{
+	if (!t->name) {
 		reject(k, b->line, b->col, "event without a name: ignored");
 		return;
 	}
-	if (!at || !attr_int(at, &id) || id < 0)
-		{
-		reject(k, b->line, b->col, "event '%s' without a valid id: ignored",
-			      t->name);
+	if (!at || !attr_int(at, &id) || id < 0) {
+		reject(k, b->line, b->col, "event '%s' without a valid id: ignored", t->name);
 		return;
 	}
-	if ((at = tblock_attr(b, "stream_id")) && (!attr_int(at, &sid) || sid < 0))
-		{
+	if ((at = tblock_attr(b, "stream_id")) && (!attr_int(at, &sid) || sid < 0)) {
 		reject(k, at->line, at->col, "event '%s': bad stream_id: ignored", t->name);
 		return;
 	}
 	t->id = (uint64_t)id;
 	t->stream_id = (uint64_t)sid;
 	ec->sc = metadata_stream(md, t->stream_id);
-	if (!ec->sc)
-		{
-		reject(k, b->line, b->col, "event '%s': no stream %" PRIu64 ": ignored",
-			      t->name, t->stream_id);
+	if (!ec->sc) {
+		reject(k, b->line, b->col, "event '%s': no stream %" PRIu64 ": ignored", t->name,
+		       t->stream_id);
 		return;
 	}
-	if (stream_class_event(ec->sc, t->id))
-		{
-		reject(k, b->line, b->col,
-			      "event '%s': id %" PRIu64 " is already used: ignored", t->name,
-			      t->id);
+	if (stream_class_event(ec->sc, t->id)) {
+		reject(k, b->line, b->col, "event '%s': id %" PRIu64 " is already used: ignored",
+		       t->name, t->id);
 		return;
 	}
 	ec->usable = true;
@@ -386,11 +388,11 @@ static int check(struct checker *k, const struct tsdl_doc *doc)
 }
 
 struct metadata *metadata_parse(const char *text, size_t len, const char *path,
-				struct damage_list *diag)
+                                struct damage_list *diag)
 {
 	if (len >= 4 && !memcmp(text, "\x57\x1d\xd1\x75", 4)) {
 		damage_add(diag, VGT_DMG_METADATA, path, 0, 0, 0,
-			   "packetized metadata is not supported (vigil writes plain text)");
+		           "packetized metadata is not supported (vigil writes plain text)");
 		return NULL;
 	}
 	struct metadata *md = vgt__xcalloc(1, sizeof *md);
@@ -399,16 +401,16 @@ struct metadata *metadata_parse(const char *text, size_t len, const char *path,
 	if (tsdl_parse(&md->arena, text, len, &doc, &err) < 0) {
 		if (!err.at_eof || !doc.nblocks) {
 			damage_add(diag, VGT_DMG_METADATA, path, 0, err.line, err.col, "%s",
-				   err.msg);
+			           err.msg);
 			metadata_free(md);
 			return NULL;
 		}
 		/* A writer killed while appending a declaration: keep what came before. */
 		md->cut = true;
 		damage_add(diag, VGT_DMG_METADATA_CUT, path, 0, err.line, err.col,
-			   "%s: the metadata ends inside a declaration; the declarations before "
-			   "it are used",
-			   err.msg);
+		           "%s: the metadata ends inside a declaration; the declarations before "
+		           "it are used",
+		           err.msg);
 	}
 	md->complete_len = doc.complete_len;
 	struct checker k = {.md = md, .path = path, .diag = diag};

@@ -21,8 +21,8 @@ static void problem_add(char *problem, size_t size, const char *what, const char
 	snprintf(problem + used, size - used, "%s%s '%s'", used ? "; " : "", what, arg);
 }
 
-void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri,
-		     char *problem, size_t problem_size)
+void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri, char *problem,
+                     size_t problem_size)
 {
 	static const char *const kinds[] = {"event", "begin", "end", "state", "create", "reclaim"};
 	static const char *const flags[] = {"sensor", "performer", "initiator", "target"};
@@ -52,9 +52,9 @@ void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri,
 		}
 		int i;
 		int *role = !strcmp(item, "performer")   ? &t->performer
-			    : !strcmp(item, "initiator") ? &t->initiator
-			    : !strcmp(item, "target")    ? &t->target
-							 : NULL;
+		            : !strcmp(item, "initiator") ? &t->initiator
+		            : !strcmp(item, "target")    ? &t->target
+		                                         : NULL;
 		if (!strcmp(item, "kind")) {
 			if ((i = lookup(kinds, 6, value)) < 0)
 				problem_add(problem, problem_size, "unknown kind", value);

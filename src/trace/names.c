@@ -29,7 +29,7 @@ static uint64_t hash(const char *kind, uint64_t id, uint32_t gen)
 }
 
 static struct name_slot *find(const struct vgt_names *n, const char *kind, uint64_t id,
-			      uint32_t gen)
+                              uint32_t gen)
 {
 	size_t mask = n->cap - 1;
 	for (size_t i = hash(kind, id, gen) & mask;; i = (i + 1) & mask) {
@@ -67,8 +67,7 @@ void vgt_names_free(struct vgt_names *n)
 	free(n);
 }
 
-static void set(struct vgt_names *n, const char *kind, uint64_t id, uint32_t gen,
-		const char *name)
+static void set(struct vgt_names *n, const char *kind, uint64_t id, uint32_t gen, const char *name)
 {
 	if ((n->n + 1) * 4 > n->cap * 3)
 		grow(n);
@@ -80,7 +79,7 @@ static void set(struct vgt_names *n, const char *kind, uint64_t id, uint32_t gen
 
 /* The value of field `name` if it has type `type`. */
 static const struct vgt_value *field(const struct vgt_event *ev, const char *name,
-				     enum vgt_vtype type)
+                                     enum vgt_vtype type)
 {
 	int i = vgt_type_field(ev->type, name);
 	return i >= 0 && ev->values[i].type == type ? &ev->values[i] : NULL;
@@ -111,8 +110,7 @@ void vgt_names_observe(struct vgt_names *n, const struct vgt_event *ev)
 		set(n, fixed_kind, id->u, (uint32_t)gen->u, name->str.ptr);
 }
 
-const char *vgt_names_lookup(const struct vgt_names *n, const char *kind, uint64_t id,
-			     uint32_t gen)
+const char *vgt_names_lookup(const struct vgt_names *n, const char *kind, uint64_t id, uint32_t gen)
 {
 	if (!kind)
 		return NULL;

@@ -24,7 +24,7 @@ struct action {
 	uint64_t value;
 	uint8_t len;
 	bool big_endian;
-	char *what; /* "removed 4096 zero bytes ..." (past tense) */
+	char *what;  /* "removed 4096 zero bytes ..." (past tense) */
 	char *would; /* the same, for a dry run */
 };
 
@@ -51,16 +51,19 @@ static void say(struct plan *p, const char *fmt, ...)
 	free(line);
 }
 
-static struct action *add(struct plan *p, enum action_kind kind, const char *path,
-			  uint64_t offset, char *what, char *would)
+static struct action *add(struct plan *p, enum action_kind kind, const char *path, uint64_t offset,
+                          char *what, char *would)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 8;
 		p->actions = vgt__xrealloc(p->actions, p->cap, sizeof *p->actions);
 	}
 	struct action *a = &p->actions[p->n++];
-	*a = (struct action){.kind = kind, .path = vgt__xstrdup(path), .offset = offset,
-			     .what = what, .would = would};
+	*a = (struct action){.kind = kind,
+	                     .path = vgt__xstrdup(path),
+	                     .offset = offset,
+	                     .what = what,
+	                     .would = would};
 	p->res->changes++;
 	return a;
 }
@@ -122,8 +125,9 @@ static void plan_stream(struct plan *p, struct stream *s)
 		/* The last packet claims bytes past the file: it ends where the file does. */
 		valid_end = s->size;
 		if (pk->packet_size_at == SIZE_MAX) {
-			say(p, "%s: last packet at byte %zu runs past the end of the file and has "
-			       "no packet_size to correct",
+			say(p,
+			    "%s: last packet at byte %zu runs past the end of the file and has "
+			    "no packet_size to correct",
 			    s->path, pk->start);
 			left++;
 		} else {
@@ -131,11 +135,12 @@ static void plan_stream(struct plan *p, struct stream *s)
 			struct action *a = add(
 			    p, ACT_WRITE_UINT, s->path, pk->packet_size_at,
 			    vgt__xprintf("%s: last packet at byte %zu: packet_size %" PRIu64
-					 " -> %" PRIu64 " bytes (the file ends there)",
-					 s->path, pk->start, pk->claimed_end - pk->start, bytes),
-			    vgt__xprintf("%s: last packet at byte %zu: would set packet_size %" PRIu64
-					 " -> %" PRIu64 " bytes (the file ends there)",
-					 s->path, pk->start, pk->claimed_end - pk->start, bytes));
+			                 " -> %" PRIu64 " bytes (the file ends there)",
+			                 s->path, pk->start, pk->claimed_end - pk->start, bytes),
+			    vgt__xprintf(
+			        "%s: last packet at byte %zu: would set packet_size %" PRIu64
+			        " -> %" PRIu64 " bytes (the file ends there)",
+			        s->path, pk->start, pk->claimed_end - pk->start, bytes));
 			a->value = bytes * 8;
 			a->len = pk->size_field_len;
 			a->big_endian = pk->big_endian;
@@ -143,14 +148,16 @@ static void plan_stream(struct plan *p, struct stream *s)
 		if (pk->claimed_content > s->size && pk->content_size_at != SIZE_MAX) {
 			/* The event cut by the end of the file was never completed. */
 			uint64_t bytes = pk->last_event_end - pk->start;
-			struct action *a = add(
-			    p, ACT_WRITE_UINT, s->path, pk->content_size_at,
-			    vgt__xprintf("%s: last packet at byte %zu: content_size %" PRIu64
-					 " -> %" PRIu64 " bytes (its last complete event)",
-					 s->path, pk->start, pk->claimed_content - pk->start, bytes),
-			    vgt__xprintf("%s: last packet at byte %zu: would set content_size %" PRIu64
-					 " -> %" PRIu64 " bytes (its last complete event)",
-					 s->path, pk->start, pk->claimed_content - pk->start, bytes));
+			struct action *a =
+			    add(p, ACT_WRITE_UINT, s->path, pk->content_size_at,
+			        vgt__xprintf("%s: last packet at byte %zu: content_size %" PRIu64
+			                     " -> %" PRIu64 " bytes (its last complete event)",
+			                     s->path, pk->start, pk->claimed_content - pk->start,
+			                     bytes),
+			        vgt__xprintf(
+			            "%s: last packet at byte %zu: would set content_size %" PRIu64
+			            " -> %" PRIu64 " bytes (its last complete event)",
+			            s->path, pk->start, pk->claimed_content - pk->start, bytes));
 			a->value = bytes * 8;
 			a->len = pk->size_field_len;
 			a->big_endian = pk->big_endian;
@@ -164,14 +171,16 @@ static void plan_stream(struct plan *p, struct stream *s)
 		if (what) {
 			add(p, ACT_TRUNCATE, s->path, valid_end,
 			    vgt__xprintf("%s: removed %zu %s after the last packet (%zu -> %zu "
-					 "bytes)",
-					 s->path, n, what, s->size, valid_end),
-			    vgt__xprintf("%s: would remove %zu %s after the last packet (%zu -> %zu "
-					 "bytes)",
-					 s->path, n, what, s->size, valid_end));
+			                 "bytes)",
+			                 s->path, n, what, s->size, valid_end),
+			    vgt__xprintf(
+			        "%s: would remove %zu %s after the last packet (%zu -> %zu "
+			        "bytes)",
+			        s->path, n, what, s->size, valid_end));
 		} else {
-			say(p, "%s: %zu bytes after byte %zu are not a packet and not zero: left as "
-			       "they are",
+			say(p,
+			    "%s: %zu bytes after byte %zu are not a packet and not zero: left as "
+			    "they are",
 			    s->path, n, valid_end);
 			left++;
 		}
@@ -183,8 +192,9 @@ static void plan_stream(struct plan *p, struct stream *s)
 			inner++;
 	}
 	if (inner)
-		say(p, "%s: %" PRIu64 " damaged place%s inside the stream left as they are "
-		       "('vigil dump' lists them)",
+		say(p,
+		    "%s: %" PRIu64 " damaged place%s inside the stream left as they are "
+		    "('vigil dump' lists them)",
 		    s->path, inner, inner == 1 ? "" : "s");
 	p->res->unrepaired += (unsigned)(left + inner);
 	cursor_fini(&c);
@@ -212,11 +222,11 @@ static void plan_image(struct plan *p, struct image *img)
 		size_t keep = img->md->complete_len;
 		add(p, ACT_TRUNCATE, img->metadata_path, keep,
 		    vgt__xprintf("%s: cut after its last complete declaration (%" PRIu64
-				 " -> %zu bytes)",
-				 img->metadata_path, size, keep),
+		                 " -> %zu bytes)",
+		                 img->metadata_path, size, keep),
 		    vgt__xprintf("%s: would cut after its last complete declaration (%" PRIu64
-				 " -> %zu bytes)",
-				 img->metadata_path, size, keep));
+		                 " -> %zu bytes)",
+		                 img->metadata_path, size, keep));
 	}
 	for (size_t i = 0; i < img->pub.nstreams; i++) {
 		p->res->streams++;
@@ -242,7 +252,7 @@ static int write_uint(const struct action *a)
 }
 
 int vgt_recover_dir(const char *path, bool dry_run, void (*report)(void *ctx, const char *line),
-		    void *ctx, struct vgt_recover_result *res, char *err, size_t errsize)
+                    void *ctx, struct vgt_recover_result *res, char *err, size_t errsize)
 {
 	struct vgt_recover_result local;
 	if (!res)
@@ -260,7 +270,7 @@ int vgt_recover_dir(const char *path, bool dry_run, void (*report)(void *ctx, co
 		int rc = 0;
 		if (!dry_run)
 			rc = a->kind == ACT_TRUNCATE ? truncate(a->path, (off_t)a->offset)
-						     : write_uint(a);
+			                             : write_uint(a);
 		if (rc < 0) {
 			say(&p, "%s: cannot change: %s", a->path, strerror(errno));
 			res->changes--;

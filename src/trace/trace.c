@@ -75,11 +75,12 @@ static void walk(struct found *f, const char *dir, const struct stat *dst, int d
 	if (n)
 		qsort(names, n, sizeof *names, by_name);
 	for (size_t i = 0; i < n; i++) {
-		if (depth < MAX_DEPTH && fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		if (depth < MAX_DEPTH &&
+		    fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode)) {
 			size_t len = strlen(dir);
 			char *child = vgt__xprintf("%s%s%s", dir,
-						   len && dir[len - 1] == '/' ? "" : "/", names[i]);
+			                           len && dir[len - 1] == '/' ? "" : "/", names[i]);
 			walk(f, child, &st, depth + 1);
 			free(child);
 		}
@@ -130,14 +131,14 @@ struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, s
 		}
 		if (!S_ISDIR(st.st_mode)) {
 			snprintf(err, errsize, "'%s' is not a directory (a trace is a directory)",
-				 paths[i]);
+			         paths[i]);
 			found_free(&f);
 			return NULL;
 		}
 		walk(&f, paths[i], &st, 0);
 		if (f.seen == before) {
 			snprintf(err, errsize, "'%s' is not a vigil trace: no metadata file in it",
-				 paths[i]);
+			         paths[i]);
 			found_free(&f);
 			return NULL;
 		}
@@ -177,14 +178,20 @@ void vgt_close(struct vgt_trace *t)
 	free(t);
 }
 
-size_t vgt_image_count(const struct vgt_trace *t) { return t->nimages; }
+size_t vgt_image_count(const struct vgt_trace *t)
+{
+	return t->nimages;
+}
 
 const struct vgt_image *vgt_image_at(const struct vgt_trace *t, size_t i)
 {
 	return i < t->nimages ? &t->images[i]->pub : NULL;
 }
 
-size_t vgt_stream_count(const struct vgt_trace *t) { return t->nstreams; }
+size_t vgt_stream_count(const struct vgt_trace *t)
+{
+	return t->nstreams;
+}
 
 const struct vgt_stream *vgt_stream_at(const struct vgt_trace *t, size_t i)
 {

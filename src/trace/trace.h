@@ -49,12 +49,18 @@ struct vgt_value {
 
 /* ---- event types (from the metadata) -------------------------------------------- */
 
-enum vgt_kind { VGT_KIND_EVENT, VGT_KIND_BEGIN, VGT_KIND_END, VGT_KIND_STATE,
-		VGT_KIND_CREATE, VGT_KIND_RECLAIM };
+enum vgt_kind {
+	VGT_KIND_EVENT,
+	VGT_KIND_BEGIN,
+	VGT_KIND_END,
+	VGT_KIND_STATE,
+	VGT_KIND_CREATE,
+	VGT_KIND_RECLAIM
+};
 enum vgt_flag { VGT_FLAG_SENSOR, VGT_FLAG_PERFORMER, VGT_FLAG_INITIATOR, VGT_FLAG_TARGET };
 
 struct vgt_field {
-	const char *name;     /* nested structs are flattened: "outer.inner" */
+	const char *name; /* nested structs are flattened: "outer.inner" */
 	enum vgt_vtype type;
 	unsigned size;        /* bytes of an integer or double; length of a fixed byte array */
 	unsigned base;        /* display base of an integer: 2, 8, 10 or 16 */
@@ -83,23 +89,23 @@ int vgt_type_field(const struct vgt_event_type *t, const char *name);
 /* ---- damage ------------------------------------------------------------------- */
 
 enum vgt_damage_kind {
-	VGT_DMG_METADATA,          /* metadata unreadable: the image's streams are skipped */
-	VGT_DMG_METADATA_CUT,      /* metadata ends inside a declaration: the rest is used */
-	VGT_DMG_METADATA_TYPE,     /* one declaration is unusable: its events are not decoded */
-	VGT_DMG_IO,                /* a file cannot be opened or read */
-	VGT_DMG_BAD_MAGIC,         /* a packet does not start with 0xC1FC1FC1 */
-	VGT_DMG_UUID_MISMATCH,     /* a packet's uuid is not the trace's */
-	VGT_DMG_UNKNOWN_STREAM,    /* a packet's stream_id is not declared */
-	VGT_DMG_BAD_PACKET_SIZE,   /* packet_size smaller than its header or not whole bytes */
-	VGT_DMG_PACKET_PAST_EOF,   /* packet_size runs past the end of the file */
-	VGT_DMG_CONTENT_SIZE,      /* content_size > packet_size or < the header */
-	VGT_DMG_TRUNCATED,         /* the file ends inside a packet header or event */
-	VGT_DMG_TRAILING_ZEROS,    /* zero-filled space after the last packet */
-	VGT_DMG_UNKNOWN_EVENT,     /* an event id that the metadata does not declare */
-	VGT_DMG_FIELD_OVERRUN,     /* an event runs past its packet's content */
+	VGT_DMG_METADATA,        /* metadata unreadable: the image's streams are skipped */
+	VGT_DMG_METADATA_CUT,    /* metadata ends inside a declaration: the rest is used */
+	VGT_DMG_METADATA_TYPE,   /* one declaration is unusable: its events are not decoded */
+	VGT_DMG_IO,              /* a file cannot be opened or read */
+	VGT_DMG_BAD_MAGIC,       /* a packet does not start with 0xC1FC1FC1 */
+	VGT_DMG_UUID_MISMATCH,   /* a packet's uuid is not the trace's */
+	VGT_DMG_UNKNOWN_STREAM,  /* a packet's stream_id is not declared */
+	VGT_DMG_BAD_PACKET_SIZE, /* packet_size smaller than its header or not whole bytes */
+	VGT_DMG_PACKET_PAST_EOF, /* packet_size runs past the end of the file */
+	VGT_DMG_CONTENT_SIZE,    /* content_size > packet_size or < the header */
+	VGT_DMG_TRUNCATED,       /* the file ends inside a packet header or event */
+	VGT_DMG_TRAILING_ZEROS,  /* zero-filled space after the last packet */
+	VGT_DMG_UNKNOWN_EVENT,   /* an event id that the metadata does not declare */
+	VGT_DMG_FIELD_OVERRUN,   /* an event runs past its packet's content */
 	VGT_DMG_UNTERMINATED_STRING,
-	VGT_DMG_PACKETS_MISSING,   /* packet_seq_num skips */
-	VGT_DMG_TIME_BACKWARDS,    /* an event is older than the previous one of its stream */
+	VGT_DMG_PACKETS_MISSING, /* packet_seq_num skips */
+	VGT_DMG_TIME_BACKWARDS,  /* an event is older than the previous one of its stream */
 };
 
 struct vgt_damage {
@@ -140,7 +146,7 @@ struct vgt_image {
 	struct vgt_stream *const *streams;
 	size_t ntypes;
 	const struct vgt_event_type *const *types;
-	size_t ndamage;          /* metadata damage (stored entries) */
+	size_t ndamage; /* metadata damage (stored entries) */
 	const struct vgt_damage *damage;
 };
 
@@ -156,8 +162,8 @@ struct vgt_stream {
 	size_t index; /* position among all streams of the trace: the merge's tie-breaker */
 	uint64_t size;
 	struct vgt_stream_stats stats;
-	size_t ndamage;          /* stored entries (at most VGT_DAMAGE_KEPT) */
-	uint64_t ndamage_total;  /* including entries not stored */
+	size_t ndamage;         /* stored entries (at most VGT_DAMAGE_KEPT) */
+	uint64_t ndamage_total; /* including entries not stored */
 	const struct vgt_damage *damage;
 };
 
@@ -170,9 +176,9 @@ struct vgt_event {
 	const struct vgt_image *image;
 	const struct vgt_stream *stream;
 	uint32_t tid, thread_gen;
-	int64_t ts;           /* absolute: ns since the Unix epoch */
-	uint64_t clock_value; /* raw clock value */
-	uint64_t offset;      /* byte offset of the event in its stream file */
+	int64_t ts;                     /* absolute: ns since the Unix epoch */
+	uint64_t clock_value;           /* raw clock value */
+	uint64_t offset;                /* byte offset of the event in its stream file */
 	const struct vgt_value *values; /* one per type->fields */
 };
 
@@ -221,7 +227,7 @@ void vgt_names_free(struct vgt_names *n);
 void vgt_names_observe(struct vgt_names *n, const struct vgt_event *ev);
 /* Kinds compare case-insensitively. NULL if unknown. */
 const char *vgt_names_lookup(const struct vgt_names *n, const char *kind, uint64_t id,
-			     uint32_t gen);
+                             uint32_t gen);
 
 /* ---- formatting --------------------------------------------------------------- */
 
@@ -248,8 +254,7 @@ struct vgt_recover_result {
  * declaration. Never removes a completed event. Each action (or, when dry, each action
  * it would take) and each problem left is reported as one line through `report` (may be
  * NULL). Returns 0, or -1 with one line in `err` if the trace cannot be opened. */
-int vgt_recover_dir(const char *path, bool dry_run,
-		    void (*report)(void *ctx, const char *line), void *ctx,
-		    struct vgt_recover_result *res, char *err, size_t errsize);
+int vgt_recover_dir(const char *path, bool dry_run, void (*report)(void *ctx, const char *line),
+                    void *ctx, struct vgt_recover_result *res, char *err, size_t errsize);
 
 #endif

@@ -47,14 +47,14 @@ struct ttype {
 	bool is_signed;
 	enum byte_order byte_order;
 	unsigned base;
-	bool text_encoding;   /* integer `encoding = UTF8/ASCII` */
-	const char *map;      /* integer `map = clock.NAME.value`: NAME */
+	bool text_encoding; /* integer `encoding = UTF8/ASCII` */
+	const char *map;    /* integer `map = clock.NAME.value`: NAME */
 	unsigned exp_dig, mant_dig;
 	struct tfield *fields; /* struct */
 	size_t nfields;
-	uint64_t length;       /* array */
+	uint64_t length;        /* array */
 	const char *length_ref; /* sequence: name of the length field */
-	struct ttype *elem;    /* array, sequence */
+	struct ttype *elem;     /* array, sequence */
 };
 
 struct tfield {
@@ -69,8 +69,8 @@ struct tattr {
 	const char *key; /* dotted: "packet.header", "model.emf.uri" */
 	enum tvalue_kind kind;
 	bool negative;
-	uint64_t u;        /* magnitude of TV_INT */
-	const char *s;     /* TV_STRING, TV_IDENT (dotted) */
+	uint64_t u;         /* magnitude of TV_INT */
+	const char *s;      /* TV_STRING, TV_IDENT (dotted) */
 	struct ttype *type; /* TV_TYPE (`key := type;`) */
 	unsigned line, col;
 };
@@ -93,11 +93,11 @@ struct tsdl_doc {
 /* Parses `text` into `doc`. Returns 0, or -1 with `err` set; when err->at_eof the text
  * was cut inside a declaration and `doc` holds every declaration before it. */
 int tsdl_parse(struct arena *a, const char *text, size_t len, struct tsdl_doc *doc,
-	       struct tsdl_error *err);
+               struct tsdl_error *err);
 
 /* Compiles a struct type into a layout; -1 with a message and position on error. */
 int layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian,
-		   struct layout *out, char *err, size_t errsize, unsigned *line, unsigned *col);
+                   struct layout *out, char *err, size_t errsize, unsigned *line, unsigned *col);
 
 /* Attribute `key` of a block, or NULL. */
 const struct tattr *tblock_attr(const struct tblock *b, const char *key);

@@ -26,8 +26,8 @@ static void advance(struct lexer *lx)
 	lx->pos++;
 }
 
-static int fail(struct tsdl_error *err, unsigned line, unsigned col, bool at_eof,
-		const char *fmt, const char *arg)
+static int fail(struct tsdl_error *err, unsigned line, unsigned col, bool at_eof, const char *fmt,
+                const char *arg)
 {
 	err->line = line;
 	err->col = col;
@@ -59,7 +59,7 @@ static int skip_space(struct lexer *lx, struct tsdl_error *err)
 			while (!(peek(lx, 0) == '*' && peek(lx, 1) == '/')) {
 				if (peek(lx, 0) < 0)
 					return fail(err, line, col, true, "%s",
-						    "unterminated comment");
+					            "unterminated comment");
 				advance(lx);
 			}
 			advance(lx);
@@ -92,11 +92,10 @@ static int lex_number(struct lexer *lx, struct tok *t, struct tsdl_error *err)
 			return fail(err, lx->line, lx->col, false, "%s", "bad digit in number");
 		if (v > (UINT64_MAX - d) / base)
 			return fail(err, t->line, t->col, false, "%s",
-				    "integer constant too large");
+			            "integer constant too large");
 		v = v * base + d;
 	}
-	while (peek(lx, 0) == 'u' || peek(lx, 0) == 'U' || peek(lx, 0) == 'l' ||
-	       peek(lx, 0) == 'L')
+	while (peek(lx, 0) == 'u' || peek(lx, 0) == 'U' || peek(lx, 0) == 'l' || peek(lx, 0) == 'L')
 		advance(lx);
 	int c = peek(lx, 0);
 	if (c >= 0 && (isalnum(c) || c == '_'))
@@ -144,14 +143,33 @@ static int lex_string(struct lexer *lx, struct tok *t, struct tsdl_error *err)
 		advance(lx);
 		int v;
 		switch (c) {
-		case 'n': v = '\n'; break;
-		case 't': v = '\t'; break;
-		case 'r': v = '\r'; break;
-		case 'a': v = '\a'; break;
-		case 'b': v = '\b'; break;
-		case 'f': v = '\f'; break;
-		case 'v': v = '\v'; break;
-		case '\\': case '"': case '\'': case '?': v = c; break;
+		case 'n':
+			v = '\n';
+			break;
+		case 't':
+			v = '\t';
+			break;
+		case 'r':
+			v = '\r';
+			break;
+		case 'a':
+			v = '\a';
+			break;
+		case 'b':
+			v = '\b';
+			break;
+		case 'f':
+			v = '\f';
+			break;
+		case 'v':
+			v = '\v';
+			break;
+		case '\\':
+		case '"':
+		case '\'':
+		case '?':
+			v = c;
+			break;
 		case 'x':
 			v = 0;
 			for (int i = 0; i < 2 && hex_value(peek(lx, 0)) >= 0; i++, advance(lx))
@@ -159,7 +177,8 @@ static int lex_string(struct lexer *lx, struct tok *t, struct tsdl_error *err)
 			break;
 		default:
 			if (c < '0' || c > '7')
-				return fail(err, line, col, false, "%s", "unknown escape in string");
+				return fail(err, line, col, false, "%s",
+				            "unknown escape in string");
 			v = c - '0';
 			for (int i = 0; i < 2 && peek(lx, 0) >= '0' && peek(lx, 0) <= '7';
 			     i++, advance(lx))
@@ -210,7 +229,7 @@ int lexer_next(struct lexer *lx, struct tok *t, struct tsdl_error *err)
 		if (c == 0 || !strchr("{}[]();=,.:<>+-*", c)) {
 			char name[16];
 			return fail(err, t->line, t->col, false, "unexpected %s",
-				    char_name(c, name, sizeof name));
+			            char_name(c, name, sizeof name));
 		}
 		t->text = arena_strndup(lx->arena, lx->src + lx->pos, 1);
 		advance(lx);

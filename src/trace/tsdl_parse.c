@@ -33,11 +33,20 @@ struct parser {
 static const char *describe(const struct tok *t, char *buf, size_t size)
 {
 	switch (t->kind) {
-	case TOK_EOF: return "end of metadata";
-	case TOK_IDENT: snprintf(buf, size, "'%.40s'", t->text); break;
-	case TOK_INT: snprintf(buf, size, "number %llu", (unsigned long long)t->ival); break;
-	case TOK_STRING: snprintf(buf, size, "string \"%.40s\"", t->text); break;
-	case TOK_PUNCT: snprintf(buf, size, "'%s'", t->text); break;
+	case TOK_EOF:
+		return "end of metadata";
+	case TOK_IDENT:
+		snprintf(buf, size, "'%.40s'", t->text);
+		break;
+	case TOK_INT:
+		snprintf(buf, size, "number %llu", (unsigned long long)t->ival);
+		break;
+	case TOK_STRING:
+		snprintf(buf, size, "string \"%.40s\"", t->text);
+		break;
+	case TOK_PUNCT:
+		snprintf(buf, size, "'%s'", t->text);
+		break;
 	}
 	return buf;
 }
@@ -210,7 +219,7 @@ static bool attr_bool(struct parser *p, const struct tattr *at, const struct tok
 }
 
 static unsigned attr_uint(struct parser *p, const struct tattr *at, const struct tok *where,
-			  unsigned max)
+                          unsigned max)
 {
 	if (at->kind != TV_INT || at->negative || at->u > max)
 		error_at(p, where, "'%s' must be a number from 0 to %u", at->key, max);
@@ -218,7 +227,7 @@ static unsigned attr_uint(struct parser *p, const struct tattr *at, const struct
 }
 
 static enum byte_order attr_byte_order(struct parser *p, const struct tattr *at,
-				       const struct tok *where)
+                                       const struct tok *where)
 {
 	const char *s = at->kind == TV_IDENT || at->kind == TV_STRING ? at->s : "";
 	if (!strcmp(s, "le") || !strcmp(s, "little"))
@@ -238,16 +247,19 @@ static unsigned attr_base(struct parser *p, const struct tattr *at, const struct
 	static const struct {
 		const char *name;
 		unsigned base;
-	} names[] = {{"decimal", 10}, {"dec", 10}, {"d", 10}, {"i", 10}, {"u", 10},
-		     {"hexadecimal", 16}, {"hex", 16}, {"x", 16}, {"X", 16}, {"p", 16},
-		     {"octal", 8}, {"oct", 8}, {"o", 8}, {"binary", 2}, {"b", 2}};
+	} names[] = {{"decimal", 10},     {"dec", 10}, {"d", 10}, {"i", 10},     {"u", 10},
+	             {"hexadecimal", 16}, {"hex", 16}, {"x", 16}, {"X", 16},     {"p", 16},
+	             {"octal", 8},        {"oct", 8},  {"o", 8},  {"binary", 2}, {"b", 2}};
 	for (size_t i = 0; at->kind == TV_IDENT && i < sizeof names / sizeof *names; i++)
 		if (!strcmp(at->s, names[i].name))
 			return names[i].base;
 	error_at(p, where, "base must be 2, 8, 10 or 16");
 }
 
-static bool is_power_of_two(unsigned v) { return v && !(v & (v - 1)); }
+static bool is_power_of_two(unsigned v)
+{
+	return v && !(v & (v - 1));
+}
 
 /* integer / floating_point / string { attrs } */
 static struct ttype *parse_basic(struct parser *p, enum ttype_class cls)
@@ -488,7 +500,7 @@ static void parse_top(struct parser *p, struct tsdl_doc *doc)
 		const char *name;
 		enum tblock_kind kind;
 	} blocks[] = {{"trace", TB_TRACE},   {"env", TB_ENV},     {"clock", TB_CLOCK},
-		      {"stream", TB_STREAM}, {"event", TB_EVENT}, {"callsite", TB_OTHER}};
+	              {"stream", TB_STREAM}, {"event", TB_EVENT}, {"callsite", TB_OTHER}};
 	while (p->cur.kind != TOK_EOF) {
 		if (is_ident(p, "typealias")) {
 			parse_typealias(p);
@@ -503,9 +515,9 @@ static void parse_top(struct parser *p, struct tsdl_doc *doc)
 				i++;
 			if (i == sizeof blocks / sizeof *blocks)
 				expected(p, "a declaration (trace, env, clock, stream, event, "
-					    "typealias or struct)");
-			struct tblock b = {.kind = blocks[i].kind, .line = p->cur.line,
-					   .col = p->cur.col};
+				            "typealias or struct)");
+			struct tblock b = {
+			    .kind = blocks[i].kind, .line = p->cur.line, .col = p->cur.col};
 			next(p);
 			parse_attrs(p, &b.attrs, &b.nattrs, true);
 			expect_punct(p, ";");
@@ -516,7 +528,7 @@ static void parse_top(struct parser *p, struct tsdl_doc *doc)
 }
 
 int tsdl_parse(struct arena *a, const char *text, size_t len, struct tsdl_doc *doc,
-	       struct tsdl_error *err)
+               struct tsdl_error *err)
 {
 	struct parser *p = arena_alloc(a, sizeof *p);
 	p->a = a;

@@ -225,7 +225,40 @@ def test_threads_and_exec():
     check(sorted(c["gen"] for c in creates) == [0, 1], f"widget generations: {creates}")
 
 
+def test_flags():
+    """Sensor patterns, entity (target) flags, counter semantics, late registration, and
+    the clock_gettime fallback."""
+    d = tmpdir("flags") + "/t"
+    run([VIGIL, "record", "-o", d, "--sensors", "-test.seq", "--", SUBJECT, "--events", "50", "--all", "9"],
+        check_rc=0)
+    events, _ = dump_json(d)
+    by = collections.Counter(e["name"] for e in events)
+    check(by["test.seq"] == 0 and by["test.all"] == 10, f"--sensors -test.seq: {by}")
+    d = tmpdir("flags") + "/t"
+    run([VIGIL, "record", "-o", d, "--sensors", "test.seq", "--", SUBJECT, "--events", "50", "--all", "9"],
+        check_rc=0)
+    events, _ = dump_json(d)
+    by = collections.Counter(e["name"] for e in events)
+    check(by["test.seq"] == 50 and by["test.all"] == 0 and by["vg.thread.begin"] == 1, f"--sensors test.seq: {by}")
+    d = tmpdir("flags") + "/t"
+    run([SUBJECT, "--events", "5", "--all", "9", "--mute-widget", "1", "--toggle", "--late-type"],
+        env={"VIGIL_OUT": d, "VIGIL_CLOCK": "mono"}, check_rc=0)
+    events, p = dump_json(d)
+    check(p.returncode == 0, f"dump: {p.stderr}")
+    targets = collections.Counter(e["fields"]["w"]["name"] for e in events if e["name"] == "test.all")
+    check(targets.get("W2", 0) == 0 and targets["W1"] == 3 and targets["W3"] == 3,
+          f"muted target W2 must not be recorded: {targets}")
+    toggled = [e["fields"]["seq"] for e in events if e["name"] == "test.seq" and e["fields"]["thread"] == 999]
+    check(toggled == [2], f"counter flags: recorded {toggled}, expected [2]")
+    late = [e for e in events if e["name"] == "test.late"]
+    check(len(late) == 1 and late[0]["fields"]["note"] == "registered late", "late type")
+    theirs, _ = bt2_events(d)
+    check(len(theirs) == len(events), "babeltrace2 reads the late type too")
+    ts = [e["ts"] for e in events]
+    check(ts == sorted(ts) and ts[-1] - ts[0] < 60e9, "monotonic clock fallback times")
+
+
 if __name__ == "__main__":
     main({f.__name__[5:]: f for f in [test_babeltrace_equality, test_sigkill, test_sigkill_linked,
                                        test_size_cap, test_bad_settings, test_record_unmodified,
-                                       test_threads_and_exec]})
+                                       test_threads_and_exec, test_flags]})

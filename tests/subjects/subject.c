@@ -87,10 +87,25 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* A type registered from another thread while the others record. */
+static pthread_t late_thread;
+static void *register_late(void *arg)
+{
+	(void)arg;
+	static const vg_field_desc f[] = {{"note", VG_STRING, NULL}};
+	static const vg_type_desc d = {
+	    "test.late", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f, 1, -1, -1, -1};
+	vg_sensor *s = vg_sensor_register(&d);
+	vg_value v[1] = {{.s = "registered late"}};
+	vg_emit(s, v);
+	return NULL;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vg_subject [--events N] [--threads T] [--sleep-every N] "
-	           "[--progress FILE] [--all K] [--fork] [--exec PROGRAM]\n");
+	           "[--progress FILE] [--all K] [--fork] [--exec PROGRAM] [--mute-widget I] "
+	           "[--toggle] [--late-type]\n");
 }
 
 int main(int argc, char **argv)
@@ -103,9 +118,12 @@ int main(int argc, char **argv)
 	                                     {"fork", no_argument, 0, 'f'},
 	                                     {"exec", required_argument, 0, 'x'},
 	                                     {"help", no_argument, 0, 'h'},
+	                                     {"mute-widget", required_argument, 0, 'w'},
+	                                     {"late-type", no_argument, 0, 'l'},
+	                                     {"toggle", no_argument, 0, 'g'},
 	                                     {0, 0, 0, 0}};
 	const char *progress_path = NULL, *exec_path = NULL;
-	int nall = 0, do_fork = 0, c;
+	int nall = 0, do_fork = 0, mute = -1, late = 0, toggle = 0, c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -128,6 +146,15 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			exec_path = optarg;
+			break;
+		case 'w':
+			mute = atoi(optarg);
+			break;
+		case 'l':
+			late = 1;
+			break;
+		case 'g':
+			toggle = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -161,8 +188,21 @@ int main(int argc, char **argv)
 	const char *names[3] = {"W1", "W2", "W3"};
 	for (int i = 0; i < 3; i++)
 		vg_entity_create(&widgets[i], "Widget", 0x1000 + (uint64_t)i, names[i]);
+	if (mute >= 0 && mute < 3) /* the target's flag: its events are not recorded */
+		vg_entity_disable(&widgets[mute]);
 	for (int k = 0; k < nall; k++)
 		record_all(k, &widgets[k % 3]);
+	if (mute >= 0 && mute < 3)
+		vg_entity_enable(&widgets[mute]);
+	if (toggle) { /* counters: two disables need two enables */
+		vg_sensor_disable(seq_sensor);
+		vg_sensor_disable(seq_sensor);
+		record_seq(999, 0); /* not recorded */
+		vg_sensor_enable(seq_sensor);
+		record_seq(999, 1); /* not recorded: still below one */
+		vg_sensor_enable(seq_sensor);
+		record_seq(999, 2); /* recorded */
+	}
 	vg_entity_reclaim(&widgets[0]);
 	vg_entity_create(&widgets[0], "Widget", 0x1000, "W1-again"); /* same id, next gen */
 	record_all(nall, &widgets[0]);
@@ -179,12 +219,16 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 	}
+	if (late)
+		pthread_create(&late_thread, NULL, register_late, NULL);
 	pthread_t th[256];
 	for (int i = 1; i < nthreads; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i);
 	worker((void *)0);
 	for (int i = 1; i < nthreads; i++)
 		pthread_join(th[i], NULL);
+	if (late)
+		pthread_join(late_thread, NULL);
 	if (kid > 0)
 		waitpid(kid, NULL, 0);
 	return 0;

@@ -13,7 +13,7 @@
 #include "reader_tracegen.h"
 #include "trace/trace.h"
 
-#define TICK_SIZE 14                       /* uint16 id, uint64 ts, uint32 n */
+#define TICK_SIZE 14                        /* uint16 id, uint64 ts, uint32 n */
 #define PACKET (TG_HEADER_SIZE + TICK_SIZE) /* a packet with one tick */
 
 static char *root;
@@ -89,24 +89,27 @@ static void expect_ticks(const struct result *r, const uint32_t *want, size_t n)
 
 /* Damage i: its kind, offset and message (without the path). */
 static void expect_damage(const struct result *r, size_t i, enum vgt_damage_kind kind,
-			  uint64_t offset, const char *message)
+                          uint64_t offset, const char *message)
 {
 	assert_true(i < r->stream->ndamage);
 	const struct vgt_damage *d = &r->stream->damage[i];
 	if (d->kind != kind)
 		fail_msg("damage %zu is %s, expected %s (%s)", i, vgt_damage_kind_name(d->kind),
-			 vgt_damage_kind_name(kind), d->message);
+		         vgt_damage_kind_name(kind), d->message);
 	assert_int_equal(d->offset, offset);
 	assert_string_equal(d->message, message);
 	assert_string_equal(d->file, r->stream->path);
 	char line[1024], want[1024];
 	vgt_damage_format(d, line, sizeof line);
 	snprintf(want, sizeof want, "%s: byte %llu: %s", d->file, (unsigned long long)offset,
-		 message);
+	         message);
 	assert_string_equal(line, want);
 }
 
-static void done(struct result *r) { vgt_close(r->t); }
+static void done(struct result *r)
+{
+	vgt_close(r->t);
+}
 
 static void test_clean_stream(void **state)
 {
@@ -130,7 +133,7 @@ static void test_bad_magic(void **state)
 	expect_ticks(&r, (uint32_t[]){0, 2}, 2);
 	assert_int_equal(r.stream->ndamage_total, 1);
 	expect_damage(&r, 0, VGT_DMG_BAD_MAGIC, PACKET,
-		      "bad packet magic 0x4b4e554a (expected 0xc1fc1fc1); resumed at byte 188");
+	              "bad packet magic 0x4b4e554a (expected 0xc1fc1fc1); resumed at byte 188");
 	done(&r);
 }
 
@@ -144,7 +147,7 @@ static void test_uuid_mismatch(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 2}, 2);
 	expect_damage(&r, 0, VGT_DMG_UUID_MISMATCH, PACKET,
-		      "packet uuid is not the trace's uuid; resumed at byte 188");
+	              "packet uuid is not the trace's uuid; resumed at byte 188");
 	done(&r);
 }
 
@@ -158,7 +161,7 @@ static void test_unknown_stream_id(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 1}, 2);
 	expect_damage(&r, 0, VGT_DMG_UNKNOWN_STREAM, 2 * PACKET,
-		      "packet of stream_id 5, which is not declared; no packet after it");
+	              "packet of stream_id 5, which is not declared; no packet after it");
 	done(&r);
 }
 
@@ -173,10 +176,10 @@ static void test_bad_packet_size(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 3}, 2);
 	expect_damage(&r, 0, VGT_DMG_BAD_PACKET_SIZE, PACKET,
-		      "packet_size of 755 bits is not whole bytes; resumed at byte 188");
+	              "packet_size of 755 bits is not whole bytes; resumed at byte 188");
 	expect_damage(&r, 1, VGT_DMG_BAD_PACKET_SIZE, 2 * PACKET,
-		      "packet_size of 512 bits is smaller than the packet header; resumed at "
-		      "byte 282");
+	              "packet_size of 512 bits is smaller than the packet header; resumed at "
+	              "byte 282");
 	done(&r);
 }
 
@@ -191,8 +194,8 @@ static void test_packet_size_past_eof_in_the_middle(void **state)
 	/* Its own event is read, then the next packet is found. */
 	expect_ticks(&r, (uint32_t[]){0, 1, 2}, 3);
 	expect_damage(&r, 0, VGT_DMG_PACKET_PAST_EOF, PACKET,
-		      "packet_size of 137438953472 bytes runs past the end of the file (188 "
-		      "bytes left); resumed at byte 188");
+	              "packet_size of 137438953472 bytes runs past the end of the file (188 "
+	              "bytes left); resumed at byte 188");
 	done(&r);
 }
 
@@ -215,10 +218,10 @@ static void test_content_size_beyond_packet(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 1, 2}, 3);
 	expect_damage(&r, 0, VGT_DMG_CONTENT_SIZE, PACKET,
-		      "content_size of 888 bits exceeds packet_size of 880 bits; events read up "
-		      "to the packet end");
+	              "content_size of 888 bits exceeds packet_size of 880 bits; events read up "
+	              "to the packet end");
 	expect_damage(&r, 1, VGT_DMG_UNKNOWN_EVENT, 2 * PACKET,
-		      "unknown event id 0; 16 bytes skipped");
+	              "unknown event id 0; 16 bytes skipped");
 	done(&r);
 }
 
@@ -232,8 +235,8 @@ static void test_content_size_below_header(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 2}, 2);
 	expect_damage(&r, 0, VGT_DMG_CONTENT_SIZE, PACKET,
-		      "content_size of 320 bits is smaller than the packet header (80 bytes); "
-		      "no events read from this packet");
+	              "content_size of 320 bits is smaller than the packet header (80 bytes); "
+	              "no events read from this packet");
 	done(&r);
 }
 
@@ -255,7 +258,7 @@ static void test_unknown_event_id(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 2}, 2);
 	expect_damage(&r, 0, VGT_DMG_UNKNOWN_EVENT, TG_HEADER_SIZE + TICK_SIZE,
-		      "unknown event id 77; 28 bytes skipped");
+	              "unknown event id 77; 28 bytes skipped");
 	done(&r);
 }
 
@@ -282,7 +285,7 @@ static void test_field_overrun(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 1}, 2);
 	expect_damage(&r, 0, VGT_DMG_FIELD_OVERRUN, TG_HEADER_SIZE + TICK_SIZE,
-		      "event 'all_types' runs past the packet content; 57 bytes skipped");
+	              "event 'all_types' runs past the packet content; 57 bytes skipped");
 	done(&r);
 }
 
@@ -303,8 +306,8 @@ static void test_unterminated_string(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 1}, 2);
 	expect_damage(&r, 0, VGT_DMG_UNTERMINATED_STRING, TG_HEADER_SIZE + TICK_SIZE,
-		      "event 'vg.entity.create': a string runs past the packet content; 15 bytes "
-		      "skipped");
+	              "event 'vg.entity.create': a string runs past the packet content; 15 bytes "
+	              "skipped");
 	done(&r);
 }
 
@@ -324,10 +327,10 @@ static void test_truncated_last_packet(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 1, 2}, 3);
 	expect_damage(&r, 0, VGT_DMG_PACKET_PAST_EOF, 2 * PACKET,
-		      "packet_size of 308 bytes runs past the end of the file (106 bytes left); "
-		      "no packet after it");
+	              "packet_size of 308 bytes runs past the end of the file (106 bytes left); "
+	              "no packet after it");
 	expect_damage(&r, 1, VGT_DMG_TRUNCATED, 2 * PACKET + TG_HEADER_SIZE + TICK_SIZE,
-		      "the file ends inside event 'tick'");
+	              "the file ends inside event 'tick'");
 	assert_int_equal(r.stream->ndamage, 2);
 	done(&r);
 }
@@ -343,7 +346,7 @@ static void test_file_ends_inside_a_header(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 1}, 2);
 	expect_damage(&r, 0, VGT_DMG_TRUNCATED, 2 * PACKET,
-		      "the file ends inside a packet header (30 bytes left)");
+	              "the file ends inside a packet header (30 bytes left)");
 	done(&r);
 }
 
@@ -358,7 +361,7 @@ static void test_trailing_zeros(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 1}, 2);
 	expect_damage(&r, 0, VGT_DMG_TRAILING_ZEROS, 2 * PACKET,
-		      "4096 bytes of zero-filled space after the last packet");
+	              "4096 bytes of zero-filled space after the last packet");
 	assert_int_equal(r.stream->ndamage_total, 1);
 	done(&r);
 }
@@ -377,7 +380,7 @@ static void test_zeros_between_packets(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 1}, 2);
 	expect_damage(&r, 0, VGT_DMG_BAD_MAGIC, PACKET,
-		      "bad packet magic 0x00000000 (expected 0xc1fc1fc1); resumed at byte 194");
+	              "bad packet magic 0x00000000 (expected 0xc1fc1fc1); resumed at byte 194");
 	done(&r);
 }
 
@@ -385,16 +388,16 @@ static void test_packets_missing_and_time_backwards(void **state)
 {
 	(void)state;
 	struct tg_stream *s = tick_packets(3);
-	tg_put64(bytes_of(s) + 2 * PACKET + 56, 5);                 /* seq 0, 1, 5 */
+	tg_put64(bytes_of(s) + 2 * PACKET + 56, 5);                  /* seq 0, 1, 5 */
 	tg_put64(bytes_of(s) + 2 * PACKET + TG_HEADER_SIZE + 2, 50); /* tick 2 at 50 */
 	tg_stream_write(s);
 	struct result r;
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){0, 1, 2}, 3); /* the old event is still read */
 	expect_damage(&r, 0, VGT_DMG_PACKETS_MISSING, 2 * PACKET,
-		      "packet_seq_num 5 follows 1 (packets missing)");
+	              "packet_seq_num 5 follows 1 (packets missing)");
 	expect_damage(&r, 1, VGT_DMG_TIME_BACKWARDS, 2 * PACKET + TG_HEADER_SIZE,
-		      "event 'tick' is 150 ns older than the one before it");
+	              "event 'tick' is 150 ns older than the one before it");
 	done(&r);
 }
 
@@ -491,7 +494,7 @@ static void test_events_of_a_rejected_declaration(void **state)
 	read_stream(&r);
 	expect_ticks(&r, (uint32_t[]){1}, 1);
 	expect_damage(&r, 0, VGT_DMG_UNKNOWN_EVENT, TG_HEADER_SIZE,
-		      "event 'odd' has no usable declaration; 14 bytes skipped");
+	              "event 'odd' has no usable declaration; 14 bytes skipped");
 	assert_int_equal(vgt_image_at(r.t, 0)->ndamage, 1);
 	assert_int_equal(vgt_image_at(r.t, 0)->damage[0].kind, VGT_DMG_METADATA_TYPE);
 	done(&r);

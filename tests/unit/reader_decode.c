@@ -44,10 +44,10 @@ static struct vgt_trace *open_root(void)
 static void write_all_types(struct tg_stream *s, uint64_t ts)
 {
 	tg_event(s, TG_ALL_TYPES, ts);
-	tg_u8(s, 0x80);                       /* i8 -128 */
-	tg_u16(s, 0xffff);                    /* i16 -1 */
-	tg_u32(s, 0x80000000u);               /* i32 min */
-	tg_u64(s, 0x8000000000000000ull);     /* i64 min */
+	tg_u8(s, 0x80);                   /* i8 -128 */
+	tg_u16(s, 0xffff);                /* i16 -1 */
+	tg_u32(s, 0x80000000u);           /* i32 min */
+	tg_u64(s, 0x8000000000000000ull); /* i64 min */
 	tg_u8(s, 255);
 	tg_u16(s, 65535);
 	tg_u32(s, 4294967295u);
@@ -61,10 +61,13 @@ static void write_all_types(struct tg_stream *s, uint64_t ts)
 static void test_values(void **state)
 {
 	(void)state;
-	struct tg_image *img = tg_image_new(root, "app-42-0", &(struct tg_image_opts){
-								 .procname = "app", .pid = 42,
-								 .hostname = "box", .process_gen = 99,
-								 .offset_s = 100, .offset = 5});
+	struct tg_image *img = tg_image_new(root, "app-42-0",
+	                                    &(struct tg_image_opts){.procname = "app",
+	                                                            .pid = 42,
+	                                                            .hostname = "box",
+	                                                            .process_gen = 99,
+	                                                            .offset_s = 100,
+	                                                            .offset = 5});
 	struct tg_stream *s = tg_stream_new(img, 43, 2);
 	tg_packet_begin(s, 1000);
 	write_all_types(s, 1000);

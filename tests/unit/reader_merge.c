@@ -42,7 +42,7 @@ static struct vgt_trace *open_root(void)
 
 /* One stream of ticks: n[i] at clock value ts[i]. */
 static void ticks(struct tg_image *img, uint32_t tid, const uint64_t *ts, const uint32_t *n,
-		  size_t count, size_t per_packet)
+                  size_t count, size_t per_packet)
 {
 	struct tg_stream *s = tg_stream_new(img, tid, 0);
 	for (size_t i = 0; i < count; i++) {
@@ -119,12 +119,14 @@ static void test_clock_offsets(void **state)
 	(void)state;
 	/* Different boots (clock uuids): each image's own offset applies. b's clock starts
 	 * one second later, so its value 0 comes after a's value 500 ms. */
-	struct tg_image *a = tg_image_new(root, "a-1-0", &(struct tg_image_opts){
-							     .pid = 1, .offset_s = 10,
-							     .clock_uuid = "11111111-1111-1111-1111-111111111111"});
-	struct tg_image *b = tg_image_new(root, "b-2-0", &(struct tg_image_opts){
-							     .pid = 2, .offset_s = 11,
-							     .clock_uuid = "22222222-2222-2222-2222-222222222222"});
+	struct tg_image *a = tg_image_new(
+	    root, "a-1-0",
+	    &(struct tg_image_opts){
+	        .pid = 1, .offset_s = 10, .clock_uuid = "11111111-1111-1111-1111-111111111111"});
+	struct tg_image *b = tg_image_new(
+	    root, "b-2-0",
+	    &(struct tg_image_opts){
+	        .pid = 2, .offset_s = 11, .clock_uuid = "22222222-2222-2222-2222-222222222222"});
 	ticks(a, 1, (uint64_t[]){0, 500000000, 1500000000}, (uint32_t[]){1, 2, 4}, 3, 8);
 	ticks(b, 2, (uint64_t[]){0, 1000000000}, (uint32_t[]){3, 5}, 2, 8);
 	struct vgt_trace *t = open_root();
@@ -146,10 +148,10 @@ static void test_one_boot_one_offset(void **state)
 	(void)state;
 	/* Same clock uuid, offsets measured 3 us apart: the first image's offset is used
 	 * for both, so raw clock values decide the order. */
-	struct tg_image *a = tg_image_new(root, "a-1-0",
-					  &(struct tg_image_opts){.pid = 1, .offset_s = 10, .offset = 1000});
-	struct tg_image *b = tg_image_new(root, "b-2-0",
-					  &(struct tg_image_opts){.pid = 2, .offset_s = 10, .offset = 4000});
+	struct tg_image *a = tg_image_new(
+	    root, "a-1-0", &(struct tg_image_opts){.pid = 1, .offset_s = 10, .offset = 1000});
+	struct tg_image *b = tg_image_new(
+	    root, "b-2-0", &(struct tg_image_opts){.pid = 2, .offset_s = 10, .offset = 4000});
 	ticks(a, 1, (uint64_t[]){100, 2100}, (uint32_t[]){1, 3}, 2, 8);
 	ticks(b, 2, (uint64_t[]){2000}, (uint32_t[]){2}, 1, 8);
 	struct vgt_trace *t = open_root();

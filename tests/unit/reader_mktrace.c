@@ -37,10 +37,10 @@ static void all_types(struct tg_stream *s, uint64_t ts, int32_t v, const char *t
 
 static void basic(const char *root)
 {
-	struct tg_image *app = tg_image_new(root, "app-42-0", &(struct tg_image_opts){
-								     .procname = "app", .pid = 42});
-	struct tg_image *srv = tg_image_new(root, "srv-7-0", &(struct tg_image_opts){
-								    .procname = "srv", .pid = 7});
+	struct tg_image *app =
+	    tg_image_new(root, "app-42-0", &(struct tg_image_opts){.procname = "app", .pid = 42});
+	struct tg_image *srv =
+	    tg_image_new(root, "srv-7-0", &(struct tg_image_opts){.procname = "srv", .pid = 7});
 	/* app, main thread: names the thread and two mailboxes, then all_types. */
 	struct tg_stream *s = tg_stream_new(app, 42, 0);
 	tg_packet_begin(s, T0);
@@ -83,7 +83,7 @@ static void basic(const char *root)
 static struct tg_image *extra_image(const char *root)
 {
 	return tg_image_new(root, "extra-9-0",
-			    &(struct tg_image_opts){.procname = "extra", .pid = 9});
+	                    &(struct tg_image_opts){.procname = "extra", .pid = 9});
 }
 
 static void damaged(const char *root)

@@ -16,8 +16,8 @@
 #define ENTITY_NAME 6
 #define PROCESS_BEGIN 7
 
-static void create(struct tg_stream *s, uint16_t id, uint64_t ts, const char *kind,
-		   uint64_t raw, uint32_t gen, const char *name)
+static void create(struct tg_stream *s, uint16_t id, uint64_t ts, const char *kind, uint64_t raw,
+                   uint32_t gen, const char *name)
 {
 	tg_event(s, id, ts);
 	tg_str(s, kind);
@@ -32,9 +32,9 @@ static void test_names_over_time(void **state)
 	char *root = tg_tempdir();
 	struct tg_image *img = tg_image_new(root, "app-42-0", NULL);
 	tg_declare(img, "vg.entity.name", ENTITY_NAME, "vigil:kind=state;flag=sensor;traced",
-		   "string kind; uint64_t id; uint32_t gen; string name;");
+	           "string kind; uint64_t id; uint32_t gen; string name;");
 	tg_declare(img, "vg.process.begin", PROCESS_BEGIN, "vigil:kind=create;flag=sensor;traced",
-		   "uint32_t pid; uint64_t gen; uint32_t ppid; string name; string exe;");
+	           "uint32_t pid; uint64_t gen; uint32_t ppid; string name; string exe;");
 	tg_write_metadata(img);
 	struct tg_stream *s = tg_stream_new(img, 42, 0);
 	tg_packet_begin(s, 1);
@@ -90,18 +90,18 @@ static void test_many_names(void **state)
 	(void)state;
 	/* The table grows: observe through fake events of a hand-made type. */
 	struct vgt_field fields[4] = {{.name = "kind", .type = VGT_STRING},
-				      {.name = "id", .type = VGT_UINT},
-				      {.name = "gen", .type = VGT_UINT},
-				      {.name = "name", .type = VGT_STRING}};
+	                              {.name = "id", .type = VGT_UINT},
+	                              {.name = "gen", .type = VGT_UINT},
+	                              {.name = "name", .type = VGT_STRING}};
 	struct vgt_event_type type = {.name = "vg.entity.create", .fields = fields, .nfields = 4};
 	struct vgt_names *n = vgt_names_new();
 	static char names[5000][16];
 	for (int i = 0; i < 5000; i++) {
 		snprintf(names[i], sizeof names[i], "obj%d", i);
 		struct vgt_value v[4] = {{.type = VGT_STRING, .str = {"Obj", 3}},
-					 {.type = VGT_UINT, .u = (uint64_t)i},
-					 {.type = VGT_UINT, .u = 1},
-					 {.type = VGT_STRING, .str = {names[i], strlen(names[i])}}};
+		                         {.type = VGT_UINT, .u = (uint64_t)i},
+		                         {.type = VGT_UINT, .u = 1},
+		                         {.type = VGT_STRING, .str = {names[i], strlen(names[i])}}};
 		struct vgt_event ev = {.type = &type, .values = v};
 		vgt_names_observe(n, &ev);
 	}
@@ -109,9 +109,9 @@ static void test_many_names(void **state)
 		assert_string_equal(vgt_names_lookup(n, "obj", (uint64_t)i, 1), names[i]);
 	/* A field of the wrong type is ignored, never misread. */
 	struct vgt_value bad[4] = {{.type = VGT_UINT, .u = 1},
-				   {.type = VGT_UINT, .u = 99999},
-				   {.type = VGT_UINT, .u = 1},
-				   {.type = VGT_STRING, .str = {"x", 1}}};
+	                           {.type = VGT_UINT, .u = 99999},
+	                           {.type = VGT_UINT, .u = 1},
+	                           {.type = VGT_STRING, .str = {"x", 1}}};
 	struct vgt_event ev = {.type = &type, .values = bad};
 	vgt_names_observe(n, &ev);
 	assert_null(vgt_names_lookup(n, "obj", 99999, 1));
@@ -136,7 +136,8 @@ static void test_write_cstring(void **state)
 	char *out;
 	size_t len;
 	FILE *f = open_memstream(&out, &len);
-	const char s[] = "a\"b\\c\nd\te\x01" "7\x7f caf\xc3\xa9 \xff\xc3";
+	const char s[] = "a\"b\\c\nd\te\x01"
+	                 "7\x7f caf\xc3\xa9 \xff\xc3";
 	vgt_write_cstring(f, s, sizeof s - 1);
 	fclose(f);
 	assert_string_equal(out, "\"a\\\"b\\\\c\\nd\\te\\0017\\177 caf\xc3\xa9 \\377\\303\"");
@@ -188,9 +189,12 @@ static void test_parse_duration(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_names_over_time), cmocka_unit_test(test_many_names),
-	    cmocka_unit_test(test_format_time),     cmocka_unit_test(test_write_cstring),
-	    cmocka_unit_test(test_utf8),            cmocka_unit_test(test_parse_duration),
+	    cmocka_unit_test(test_names_over_time),
+	    cmocka_unit_test(test_many_names),
+	    cmocka_unit_test(test_format_time),
+	    cmocka_unit_test(test_write_cstring),
+	    cmocka_unit_test(test_utf8),
+	    cmocka_unit_test(test_parse_duration),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,8 +110,8 @@ static void test_trailing_zeros_removed(void **state)
 	assert_int_equal(file_size(path), 2 * PACKET + 5000);
 	char want[8192];
 	snprintf(want, sizeof want,
-		 "%s: would remove 5000 zero bytes after the last packet (5188 -> 188 bytes)\n",
-		 path);
+	         "%s: would remove 5000 zero bytes after the last packet (5188 -> 188 bytes)\n",
+	         path);
 	assert_string_equal(lines, want);
 
 	res = recover(false);
@@ -152,9 +152,9 @@ static void test_over_long_last_packet_shrunk(void **state)
 	assert_int_equal(res.changes, 1);
 	char want[8192];
 	snprintf(want, sizeof want,
-		 "%s: last packet at byte 94: packet_size 65536 -> 158 bytes (the file ends "
-		 "there)\n",
-		 path);
+	         "%s: last packet at byte 94: packet_size 65536 -> 158 bytes (the file ends "
+	         "there)\n",
+	         path);
 	assert_string_equal(lines, want);
 	assert_int_equal(file_size(path), len);
 	FILE *f = fopen(path, "rb");
@@ -204,7 +204,7 @@ static void test_unfinished_packet_header_removed(void **state)
 	struct vgt_recover_result res = recover(false);
 	assert_int_equal(res.changes, 1);
 	assert_non_null(strstr(lines, "removed 220 bytes of a packet without events after the "
-				      "last packet"));
+	                              "last packet"));
 	assert_int_equal(file_size(path), 2 * PACKET);
 	free(path);
 }
@@ -220,8 +220,8 @@ static void test_garbage_tail_left_alone(void **state)
 	assert_int_equal(res.unrepaired, 1);
 	char want[8192];
 	snprintf(want, sizeof want,
-		 "%s: 23 bytes after byte 188 are not a packet and not zero: left as they are\n",
-		 path);
+	         "%s: 23 bytes after byte 188 are not a packet and not zero: left as they are\n",
+	         path);
 	assert_string_equal(lines, want);
 	assert_int_equal(file_size(path), 2 * PACKET + 23);
 	free(path);
@@ -296,7 +296,7 @@ static void test_not_a_trace(void **state)
 	char err[256];
 	struct vgt_recover_result res;
 	assert_int_equal(vgt_recover_dir("/nonexistent", false, NULL, NULL, &res, err, sizeof err),
-			 -1);
+	                 -1);
 	assert_string_equal(err, "cannot open '/nonexistent': No such file or directory");
 }
 

@@ -101,34 +101,35 @@ struct tg_image *tg_image_new(const char *root, const char *name, const struct t
 	snprintf(img->uuid_text, sizeof img->uuid_text, "%s", img->o.trace_uuid);
 	if (!o || !o->trace_uuid)
 		snprintf(img->uuid_text + 24, sizeof img->uuid_text - 24, "%012x",
-			 (unsigned)img->o.pid);
+		         (unsigned)img->o.pid);
 	parse_uuid(img->uuid_text, img->uuid);
 	if (asprintf(&img->dir, "%s/%s", root, name) < 0)
 		die("asprintf");
 	if (mkdir(img->dir, 0777) < 0)
 		die(img->dir);
 	tg_declare(img, "all_types", TG_ALL_TYPES,
-		   "vigil:kind=event;flag=sensor;traced;target=who;ref.who=Mailbox",
-		   "int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16; "
-		   "uint32_t u32; uint64_t u64; double d; string s; uint32_t _blob_len; "
-		   "uint8_t blob[_blob_len]; struct vg_ref who;");
+	           "vigil:kind=event;flag=sensor;traced;target=who;ref.who=Mailbox",
+	           "int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16; "
+	           "uint32_t u32; uint64_t u64; double d; string s; uint32_t _blob_len; "
+	           "uint8_t blob[_blob_len]; struct vg_ref who;");
 	tg_declare(img, "tick", TG_TICK, "vigil:kind=event;flag=sensor;traced", "uint32_t n;");
-	tg_declare(img, "vg.entity.create", TG_ENTITY_CREATE, "vigil:kind=create;flag=sensor;traced",
-		   "string kind; uint64_t id; uint32_t gen; string name;");
+	tg_declare(img, "vg.entity.create", TG_ENTITY_CREATE,
+	           "vigil:kind=create;flag=sensor;traced",
+	           "string kind; uint64_t id; uint32_t gen; string name;");
 	tg_declare(img, "vg.thread.begin", TG_THREAD_BEGIN, "vigil:kind=create;flag=sensor;traced",
-		   "uint32_t tid; uint32_t gen; string name;");
+	           "uint32_t tid; uint32_t gen; string name;");
 	tg_declare(img, "empty", TG_EMPTY, "vigil:kind=event;flag=sensor;sampled", "");
 	tg_write_metadata(img);
 	return img;
 }
 
 void tg_declare(struct tg_image *img, const char *name, unsigned id, const char *uri,
-		const char *fields)
+                const char *fields)
 {
 	text_add(&img->events,
-		 "event {\n\tname = \"%s\";\n\tid = %u;\n\tstream_id = 0;\n"
-		 "\tmodel.emf.uri = \"%s\";\n\tfields := struct {\n\t\t%s\n\t};\n};\n\n",
-		 name, id, uri, fields);
+	         "event {\n\tname = \"%s\";\n\tid = %u;\n\tstream_id = 0;\n"
+	         "\tmodel.emf.uri = \"%s\";\n\tfields := struct {\n\t\t%s\n\t};\n};\n\n",
+	         name, id, uri, fields);
 }
 
 void tg_write_metadata(struct tg_image *img)
@@ -138,34 +139,38 @@ void tg_write_metadata(struct tg_image *img)
 	text_add(&t, "/* CTF 1.8 */\n\n");
 	for (int s = 0; s < 2; s++)
 		for (int i = 0; i < 4; i++)
-			text_add(&t, "typealias integer { size = %s; align = 8; signed = %s; } := %sint%s_t;\n",
-				 sizes[i], s ? "true" : "false", s ? "" : "u", sizes[i]);
-	text_add(&t, "typealias floating_point { exp_dig = 11; mant_dig = 53; align = 8; } := double;\n\n");
+			text_add(&t,
+			         "typealias integer { size = %s; align = 8; signed = %s; } := "
+			         "%sint%s_t;\n",
+			         sizes[i], s ? "true" : "false", s ? "" : "u", sizes[i]);
+	text_add(
+	    &t,
+	    "typealias floating_point { exp_dig = 11; mant_dig = 53; align = 8; } := double;\n\n");
 	text_add(&t,
-		 "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
-		 "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
-		 "\t\tuint32_t stream_id;\n\t};\n};\n\n",
-		 img->uuid_text);
+	         "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
+	         "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
+	         "\t\tuint32_t stream_id;\n\t};\n};\n\n",
+	         img->uuid_text);
 	text_add(&t,
-		 "env {\n\thostname = \"%s\";\n\tdomain = \"vigil\";\n\ttracer_name = \"vigil\";\n"
-		 "\tvpid = %d;\n\tprocname = \"%s\";\n\tvigil_version = \"0.1.0\";\n"
-		 "\tvigil_process_gen = %llu;\n\tvigil_ppid = 1;\n\tvigil_image = 0;\n};\n\n",
-		 img->o.hostname, img->o.pid, img->o.procname,
-		 (unsigned long long)img->o.process_gen);
+	         "env {\n\thostname = \"%s\";\n\tdomain = \"vigil\";\n\ttracer_name = \"vigil\";\n"
+	         "\tvpid = %d;\n\tprocname = \"%s\";\n\tvigil_version = \"0.1.0\";\n"
+	         "\tvigil_process_gen = %llu;\n\tvigil_ppid = 1;\n\tvigil_image = 0;\n};\n\n",
+	         img->o.hostname, img->o.pid, img->o.procname,
+	         (unsigned long long)img->o.process_gen);
 	text_add(&t,
-		 "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n\tdescription = \"test\";\n"
-		 "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %lld;\n\toffset = %lld;\n"
-		 "\tabsolute = true;\n};\n\n",
-		 img->o.clock_uuid, (long long)img->o.offset_s, (long long)img->o.offset);
+	         "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n\tdescription = \"test\";\n"
+	         "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %lld;\n\toffset = %lld;\n"
+	         "\tabsolute = true;\n};\n\n",
+	         img->o.clock_uuid, (long long)img->o.offset_s, (long long)img->o.offset);
 	text_add(&t, "typealias integer { size = 64; align = 8; signed = false; map = "
-		     "clock.monotonic.value; } := uint64_clock_t;\n\n");
+	             "clock.monotonic.value; } := uint64_clock_t;\n\n");
 	text_add(&t, "struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n");
 	text_add(&t, "stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"
-		     "\t\tuint64_clock_t timestamp;\n\t};\n\tpacket.context := struct {\n"
-		     "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
-		     "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
-		     "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"
-		     "\t\tuint32_t tid;\n\t\tuint32_t thread_gen;\n\t};\n};\n\n");
+	             "\t\tuint64_clock_t timestamp;\n\t};\n\tpacket.context := struct {\n"
+	             "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
+	             "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
+	             "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"
+	             "\t\tuint32_t tid;\n\t\tuint32_t thread_gen;\n\t};\n};\n\n");
 	text_add(&t, "%s", img->events.buf ? img->events.buf : "");
 	char *path;
 	if (asprintf(&path, "%s/metadata", img->dir) < 0)
@@ -175,8 +180,14 @@ void tg_write_metadata(struct tg_image *img)
 	free(t.buf);
 }
 
-const char *tg_image_dir(const struct tg_image *img) { return img->dir; }
-const uint8_t *tg_image_uuid(const struct tg_image *img) { return img->uuid; }
+const char *tg_image_dir(const struct tg_image *img)
+{
+	return img->dir;
+}
+const uint8_t *tg_image_uuid(const struct tg_image *img)
+{
+	return img->uuid;
+}
 
 void tg_image_free(struct tg_image *img)
 {
@@ -207,12 +218,30 @@ void tg_raw(struct tg_stream *s, const void *v, size_t len)
 	s->len += len;
 }
 
-void tg_u8(struct tg_stream *s, uint8_t v) { tg_raw(s, &v, 1); }
-void tg_u16(struct tg_stream *s, uint16_t v) { tg_raw(s, &v, 2); }
-void tg_u32(struct tg_stream *s, uint32_t v) { tg_raw(s, &v, 4); }
-void tg_u64(struct tg_stream *s, uint64_t v) { tg_raw(s, &v, 8); }
-void tg_f64(struct tg_stream *s, double v) { tg_raw(s, &v, 8); }
-void tg_str(struct tg_stream *s, const char *v) { tg_raw(s, v, strlen(v) + 1); }
+void tg_u8(struct tg_stream *s, uint8_t v)
+{
+	tg_raw(s, &v, 1);
+}
+void tg_u16(struct tg_stream *s, uint16_t v)
+{
+	tg_raw(s, &v, 2);
+}
+void tg_u32(struct tg_stream *s, uint32_t v)
+{
+	tg_raw(s, &v, 4);
+}
+void tg_u64(struct tg_stream *s, uint64_t v)
+{
+	tg_raw(s, &v, 8);
+}
+void tg_f64(struct tg_stream *s, double v)
+{
+	tg_raw(s, &v, 8);
+}
+void tg_str(struct tg_stream *s, const char *v)
+{
+	tg_raw(s, v, strlen(v) + 1);
+}
 
 void tg_bytes(struct tg_stream *s, const void *v, uint32_t len)
 {
@@ -226,7 +255,10 @@ void tg_ref(struct tg_stream *s, uint64_t id, uint32_t gen)
 	tg_u32(s, gen);
 }
 
-void tg_put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+void tg_put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
 
 void tg_packet_begin(struct tg_stream *s, uint64_t ts_begin)
 {
@@ -328,4 +360,7 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 	return 0;
 }
 
-void tg_rmtree(const char *dir) { nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
+void tg_rmtree(const char *dir)
+{
+	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}

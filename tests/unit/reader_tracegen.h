@@ -25,7 +25,7 @@ struct tg_stream;
 struct tg_image *tg_image_new(const char *root, const char *name, const struct tg_image_opts *o);
 /* Adds an event declaration: `fields` is the body of its fields struct. */
 void tg_declare(struct tg_image *img, const char *name, unsigned id, const char *uri,
-		const char *fields);
+                const char *fields);
 /* Writes (or rewrites) the metadata file. */
 void tg_write_metadata(struct tg_image *img);
 const char *tg_image_dir(const struct tg_image *img);
@@ -34,8 +34,8 @@ void tg_image_free(struct tg_image *img);
 
 /* Event ids declared by tg_image_new. */
 enum {
-	TG_ALL_TYPES = 1, /* i8 i16 i32 i64 u8 u16 u32 u64 d s blob(bytes) who(ref Mailbox) */
-	TG_TICK = 2,      /* uint32 n */
+	TG_ALL_TYPES = 1,     /* i8 i16 i32 i64 u8 u16 u32 u64 d s blob(bytes) who(ref Mailbox) */
+	TG_TICK = 2,          /* uint32 n */
 	TG_ENTITY_CREATE = 3, /* vg.entity.create: kind, id, gen, name */
 	TG_THREAD_BEGIN = 4,  /* vg.thread.begin: tid, gen, name */
 	TG_EMPTY = 5,         /* no fields */

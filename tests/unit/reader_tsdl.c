@@ -68,10 +68,10 @@ static void test_runtime_style_metadata(void **state)
 {
 	(void)state;
 	char *dir = tg_tempdir();
-	struct tg_image *img = tg_image_new(dir, "app-1-0", &(struct tg_image_opts){
-							       .procname = "app", .pid = 1234,
-							       .hostname = "box", .offset_s = 5,
-							       .offset = 7});
+	struct tg_image *img = tg_image_new(
+	    dir, "app-1-0",
+	    &(struct tg_image_opts){
+	        .procname = "app", .pid = 1234, .hostname = "box", .offset_s = 5, .offset = 7});
 	char *path, *text;
 	assert_true(asprintf(&path, "%s/metadata", tg_image_dir(img)) > 0);
 	FILE *f = fopen(path, "r");
@@ -98,7 +98,7 @@ static void test_runtime_style_metadata(void **state)
 	assert_ptr_equal(sc->clock, p.md->clocks[0]);
 	assert_int_equal(sc->ts_bits, 64);
 	assert_true(sc->packet_size >= 0 && sc->content_size >= 0 && sc->tid >= 0 &&
-		    sc->thread_gen >= 0 && sc->discarded >= 0 && sc->seq_num >= 0);
+	            sc->thread_gen >= 0 && sc->discarded >= 0 && sc->seq_num >= 0);
 
 	const struct event_class *ec = stream_class_event(sc, TG_ALL_TYPES);
 	assert_non_null(ec);
@@ -107,9 +107,9 @@ static void test_runtime_style_metadata(void **state)
 	assert_string_equal(t->name, "all_types");
 	/* 10 scalars, the hidden length, the bytes, the reference. */
 	assert_int_equal(t->nfields, 13);
-	static const enum vgt_vtype types[] = {VGT_INT,  VGT_INT,    VGT_INT,    VGT_INT,  VGT_UINT,
-					       VGT_UINT, VGT_UINT,   VGT_UINT,   VGT_DOUBLE, VGT_STRING,
-					       VGT_UINT, VGT_BYTES,  VGT_REF};
+	static const enum vgt_vtype types[] = {
+	    VGT_INT,  VGT_INT,    VGT_INT,    VGT_INT,  VGT_UINT,  VGT_UINT, VGT_UINT,
+	    VGT_UINT, VGT_DOUBLE, VGT_STRING, VGT_UINT, VGT_BYTES, VGT_REF};
 	static const unsigned sizes[] = {1, 2, 4, 8, 1, 2, 4, 8, 8, 0, 4, 0, 12};
 	for (unsigned i = 0; i < 13; i++) {
 		assert_int_equal(t->fields[i].type, types[i]);
@@ -153,10 +153,11 @@ static void test_syntax_error_position(void **state)
 	parse_text(&p, "trace { byte_order = le; };\nfoo bar;\n");
 	assert_null(p.md);
 	assert_string_equal(first_diag(&p), "m:2:1: expected a declaration (trace, env, clock, "
-					    "stream, event, typealias or struct), got 'foo'");
+	                                    "stream, event, typealias or struct), got 'foo'");
 	release(&p);
 
-	parse_text(&p, "trace {\n\tbyte_order = le;\n\tpacket.header := struct { bogus_t x; };\n};");
+	parse_text(&p,
+	           "trace {\n\tbyte_order = le;\n\tpacket.header := struct { bogus_t x; };\n};");
 	assert_null(p.md);
 	assert_string_equal(first_diag(&p), "m:3:28: unknown type 'bogus_t'");
 	release(&p);
@@ -207,7 +208,7 @@ static void test_semantic_errors(void **state)
 	release(&p);
 
 	parse_text(&p, "typealias integer { size = 12; } := u12;\n"
-		       "trace { byte_order = le; packet.header := struct { u12 x; }; };");
+	               "trace { byte_order = le; packet.header := struct { u12 x; }; };");
 	assert_string_equal(first_diag(&p), "m:1:11: field 'x': integers must be whole bytes");
 	release(&p);
 
@@ -220,12 +221,14 @@ static void test_bad_event_declaration_spares_others(void **state)
 {
 	(void)state;
 	struct parsed p;
-	parse_with_header(&p, "event { name = \"good\"; id = 1; fields := struct { uint32_t a; }; };\n"
-			      "event { name = \"bad\"; id = 2;\n"
-			      "\tfields := struct { uint16_t a[3]; }; };\n"
-			      "event { name = \"dup\"; id = 1; };\n"
-			      "event { name = \"uri\"; id = 3; model.emf.uri = \"vigil:kind=sideways;target=nope\";\n"
-			      "\tfields := struct { uint32_t a; }; };\n");
+	parse_with_header(
+	    &p,
+	    "event { name = \"good\"; id = 1; fields := struct { uint32_t a; }; };\n"
+	    "event { name = \"bad\"; id = 2;\n"
+	    "\tfields := struct { uint16_t a[3]; }; };\n"
+	    "event { name = \"dup\"; id = 1; };\n"
+	    "event { name = \"uri\"; id = 3; model.emf.uri = \"vigil:kind=sideways;target=nope\";\n"
+	    "\tfields := struct { uint32_t a; }; };\n");
 	assert_non_null(p.md);
 	const struct stream_class *sc = p.md->streams[0];
 	assert_true(stream_class_event(sc, 1)->usable);
@@ -236,12 +239,12 @@ static void test_bad_event_declaration_spares_others(void **state)
 	char line[512];
 	vgt_damage_format(&p.diag.items[0], line, sizeof line);
 	assert_string_equal(line, "m:18:31: event 'bad': field 'a': only arrays of bytes are "
-				  "supported: its events are skipped");
+	                          "supported: its events are skipped");
 	vgt_damage_format(&p.diag.items[1], line, sizeof line);
 	assert_string_equal(line, "m:19:1: event 'dup': id 1 is already used: ignored");
 	vgt_damage_format(&p.diag.items[2], line, sizeof line);
 	assert_string_equal(line, "m:20:31: event 'uri': model.emf.uri: unknown kind 'sideways'; "
-				  "no such field 'nope'");
+	                          "no such field 'nope'");
 	for (size_t i = 0; i < p.diag.n; i++)
 		assert_int_equal(p.diag.items[i].kind, VGT_DMG_METADATA_TYPE);
 	release(&p);
@@ -252,7 +255,7 @@ static void test_cut_metadata_keeps_complete_declarations(void **state)
 	(void)state;
 	struct parsed p;
 	const char *more = "event { name = \"a\"; id = 1; fields := struct { uint32_t x; }; };\n"
-			   "event { name = \"b\"; id = 2; fields := struct { uint3";
+	                   "event { name = \"b\"; id = 2; fields := struct { uint3";
 	parse_with_header(&p, more);
 	assert_non_null(p.md);
 	assert_true(p.md->cut);
@@ -276,26 +279,29 @@ static void test_nested_struct_sequence_and_big_endian(void **state)
 {
 	(void)state;
 	struct parsed p;
-	parse_with_header(&p, "typealias integer { size = 32; byte_order = be; base = hex; } := be32;\n"
-			      "typealias integer { size = 16; signed = true; } := int16_t;\n"
-			      "struct pair { be32 a; int16_t b; };\n"
-			      "event { name = \"n\"; id = 1; fields := struct {\n"
-			      "\tstruct pair p;\n\tuint8_t n;\n\tstruct { uint8_t len; uint8_t data[len]; } s;\n"
-			      "\tuint8_t tail[2];\n\tstring str;\n\tfloating_point { exp_dig = 8; mant_dig = 24; } f;\n"
-			      "}; };\n");
+	parse_with_header(
+	    &p, "typealias integer { size = 32; byte_order = be; base = hex; } := be32;\n"
+	        "typealias integer { size = 16; signed = true; } := int16_t;\n"
+	        "struct pair { be32 a; int16_t b; };\n"
+	        "event { name = \"n\"; id = 1; fields := struct {\n"
+	        "\tstruct pair p;\n\tuint8_t n;\n\tstruct { uint8_t len; uint8_t data[len]; } s;\n"
+	        "\tuint8_t tail[2];\n\tstring str;\n\tfloating_point { exp_dig = 8; mant_dig = 24; "
+	        "} f;\n"
+	        "}; };\n");
 	assert_non_null(p.md);
 	assert_int_equal(p.diag.total, 0);
 	const struct event_class *ec = stream_class_event(p.md->streams[0], 1);
 	const struct vgt_event_type *t = &ec->pub;
-	static const char *const names[] = {"p.a", "p.b", "n", "s.len", "s.data", "tail", "str", "f"};
+	static const char *const names[] = {"p.a",    "p.b",  "n",   "s.len",
+	                                    "s.data", "tail", "str", "f"};
 	assert_int_equal(t->nfields, 8);
 	for (unsigned i = 0; i < 8; i++)
 		assert_string_equal(t->fields[i].name, names[i]);
 	assert_true(t->fields[3].hidden);
 	assert_int_equal(t->fields[0].base, 16);
 
-	const uint8_t bytes[] = {0x01, 0x02, 0x03, 0x04, 0xfe, 0xff, 7, 2, 0xaa, 0xbb, 9, 8,
-				 'h', 'i', 0, 0x00, 0x00, 0xc0, 0x3f};
+	const uint8_t bytes[] = {0x01, 0x02, 0x03, 0x04, 0xfe, 0xff, 7,    2,    0xaa, 0xbb,
+	                         9,    8,    'h',  'i',  0,    0x00, 0x00, 0xc0, 0x3f};
 	struct vgt_value v[8];
 	size_t pos = 0;
 	assert_int_equal(layout_decode(&ec->payload, bytes, &pos, sizeof bytes, v, NULL), DEC_OK);
@@ -311,7 +317,7 @@ static void test_nested_struct_sequence_and_big_endian(void **state)
 	/* One byte short: the float runs past the end. */
 	pos = 0;
 	assert_int_equal(layout_decode(&ec->payload, bytes, &pos, sizeof bytes - 1, v, NULL),
-			 DEC_OVERRUN);
+	                 DEC_OVERRUN);
 	assert_int_equal(pos, 15);
 	/* Cut inside the string. */
 	pos = 0;
@@ -324,11 +330,27 @@ static void test_sequence_length_must_exist(void **state)
 {
 	(void)state;
 	struct parsed p;
-	parse_with_header(&p, "event { name = \"s\"; id = 1; fields := struct { uint8_t d[nope]; }; };\n");
+	parse_with_header(
+	    &p, "event { name = \"s\"; id = 1; fields := struct { uint8_t d[nope]; }; };\n");
 	assert_non_null(p.md);
 	assert_false(stream_class_event(p.md->streams[0], 1)->usable);
 	assert_string_equal(first_diag(&p), "m:16:57: event 's': sequence length 'nope' is not an "
-					    "earlier field: its events are skipped");
+	                                    "earlier field: its events are skipped");
+	release(&p);
+}
+
+static void test_env_blocks_add_up(void **state)
+{
+	(void)state;
+	struct parsed p;
+	/* Found by fuzzing: a second env block overflowed the first one's table. */
+	parse_with_header(&p, "env { a = 1; b = \"x\"; };\nenv { c = -3; d = e.f; a = 2; };\n");
+	assert_non_null(p.md);
+	assert_string_equal(metadata_env(p.md, "a"), "2");
+	assert_string_equal(metadata_env(p.md, "b"), "x");
+	assert_string_equal(metadata_env(p.md, "c"), "-3");
+	assert_string_equal(metadata_env(p.md, "d"), "e.f");
+	assert_null(metadata_env(p.md, "z"));
 	release(&p);
 }
 
@@ -347,14 +369,14 @@ static void test_model_uri(void **state)
 	(void)state;
 	struct arena a = {0};
 	struct vgt_field fields[3] = {{.name = "proc", .type = VGT_REF},
-				      {.name = "mbox", .type = VGT_REF},
-				      {.name = "n", .type = VGT_UINT}};
+	                              {.name = "mbox", .type = VGT_REF},
+	                              {.name = "n", .type = VGT_UINT}};
 	struct vgt_event_type t = {.name = "send", .fields = fields, .nfields = 3};
 	char problem[256];
 	model_uri_apply(&a, &t,
-			"vigil:kind=begin;flag=target;sampled;performer=proc;target=mbox;"
-			"ref.proc=Process;ref.mbox=Mailbox;relation=sending;future=thing",
-			problem, sizeof problem);
+	                "vigil:kind=begin;flag=target;sampled;performer=proc;target=mbox;"
+	                "ref.proc=Process;ref.mbox=Mailbox;relation=sending;future=thing",
+	                problem, sizeof problem);
 	assert_string_equal(problem, "");
 	assert_true(t.vigil);
 	assert_int_equal(t.kind, VGT_KIND_BEGIN);
@@ -387,6 +409,7 @@ int main(void)
 	    cmocka_unit_test(test_cut_metadata_keeps_complete_declarations),
 	    cmocka_unit_test(test_nested_struct_sequence_and_big_endian),
 	    cmocka_unit_test(test_sequence_length_must_exist),
+	    cmocka_unit_test(test_env_blocks_add_up),
 	    cmocka_unit_test(test_packetized_metadata_refused),
 	    cmocka_unit_test(test_model_uri),
 	};
