@@ -10,7 +10,7 @@ foreach(t babeltrace_equality sigkill sigkill_linked size_cap bad_settings recor
   set_tests_properties(runtime_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
 endforeach()
 # Under the sanitizers: the subject linked with an instrumented libvigil, no preload.
-set_tests_properties(runtime_bad_settings runtime_sigkill_linked runtime_flags PROPERTIES LABELS sanitize)
+set_tests_properties(runtime_bad_settings runtime_sigkill_linked PROPERTIES LABELS sanitize)
 
 if(CMOCKA_FOUND)
   add_executable(test_runtime_config ${CMAKE_SOURCE_DIR}/tests/unit/runtime_config.c

@@ -30,28 +30,31 @@ struct dump {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vigil dump [options] TRACE...\n\n"
-	           "Prints every event of the traces, merged across all threads and processes in\n"
-	           "time order, one line each: time, procname/pid:tid, event name, fields.\n"
-	           "A summary, each damaged place and any discarded events go to stderr.\n\n"
-	           "options:\n"
-	           "  --json        JSON lines: "
-	           "{\"ts\",\"time\",\"host\",\"pid\",\"proc\",\"tid\",\"name\",\"fields\"}\n"
-	           "  --relative    times in seconds since the first event instead of UTC dates\n"
-	           "  --from T      only events at or after T since the first event\n"
-	           "  --to T        only events at or before T since the first event\n"
-	           "                (T: a number with an optional unit ns, us, ms, s; default s)\n"
-	           "  --name GLOB   only events whose name matches GLOB (repeatable)\n"
-	           "  --stats       counts per image and per stream instead of the events\n"
-	           "  -h, --help    this help\n\n"
-	           "exit status: 0 clean trace, 1 damage found (events are still printed),\n"
-	           "2 usage error or unreadable trace.\n\n"
-	           "examples:\n"
-	           "  vigil dump run1                          every event\n"
-	           "  vigil dump --relative --from 1.5s --to 2s run1\n"
-	           "  vigil dump --name 'mailbox.*' --name 'vg.thread.*' run1\n"
-	           "  vigil dump --json run1 | jq -r .name | sort | uniq -c\n"
-	           "  vigil dump --stats run1 run2             two recordings, merged\n");
+	fprintf(f,
+	        "usage: vigil dump [options] TRACE...\n\n"
+	        "Prints every event of the traces, merged across all threads and processes in\n"
+	        "time order, one line each: time, procname/pid:tid, event name, fields.\n"
+	        "A summary, each damaged place and any discarded events go to stderr.\n\n"
+	        "options:\n"
+	        "  --json        JSON lines: "
+	        "{\"ts\",\"time\",\"host\",\"pid\",\"proc\",\"tid\",\"name\",\"fields\"}\n"
+	        "                (bytes as hex, references as {\"kind\",\"id\",\"gen\",\"name\"},\n"
+	        "                integers above 2^63-1 as strings of digits)\n"
+	        "  --relative    times in seconds since the first event instead of UTC dates\n"
+	        "  --from T      only events at or after T since the first event\n"
+	        "  --to T        only events at or before T since the first event\n"
+	        "                (T: a number with an optional unit ns, us, ms, s; default s)\n"
+	        "  --name GLOB   only events whose name matches GLOB (repeatable)\n"
+	        "  --stats       counts per image and per stream instead of the events\n"
+	        "  -h, --help    this help\n\n"
+	        "exit status: 0 clean trace, 1 damage found (events are still printed),\n"
+	        "2 usage error or unreadable trace.\n\n"
+	        "examples:\n"
+	        "  vigil dump run1                          every event\n"
+	        "  vigil dump --relative --from 1.5s --to 2s run1\n"
+	        "  vigil dump --name 'mailbox.*' --name 'vg.thread.*' run1\n"
+	        "  vigil dump --json run1 | jq -r .name | sort | uniq -c\n"
+	        "  vigil dump --stats run1 run2             two recordings, merged\n");
 }
 
 static bool name_matches(const struct dump *d, const char *name)
