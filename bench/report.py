@@ -51,6 +51,7 @@ def summarize(runs):
         if "dump_found" in runs[0]:
             # vigil's own reader, next to babeltrace2: both must see every event.
             s["vigil_dump_found"] = sum(r["dump_found"] for r in runs)
+            s["vigil_dump_unreadable"] = sum(1 for r in runs if r["dump_found"] < 0)
             s["vigil_dump_agrees"] = all(
                 r["dump_found"] == r["found"] and r["dump_damaged"] == 0 for r in runs)
     return s
@@ -181,9 +182,13 @@ def main():
         ok = bv["events_lost"] == 0 and bv["unreadable_traces"] == 0 and \
             bv["tracer_discarded"] == 0
         agree = ""
-        if "vigil_dump_agrees" in bv:
+        if bv.get("vigil_dump_unreadable"):
+            agree = "; vigil dump could not count %d of the traces" % (
+                bv["vigil_dump_unreadable"])
+        elif "vigil_dump_agrees" in bv:
             agree = "; vigil dump %s babeltrace2" % (
                 "agrees with" if bv["vigil_dump_agrees"] else "DISAGREES with")
+            ok = ok and bv["vigil_dump_agrees"]
         verdict("no event lost in a burst of %d events" % bv["events_per_thread"], ok,
                 "%d lost, %d discarded by the runtime, over %d runs%s" % (
                     bv["events_lost"], bv["tracer_discarded"], bv["runs"], agree))

@@ -138,14 +138,14 @@ record() {
 # them: a second reader for vigil's traces, next to babeltrace2 (-1 if it cannot).
 dump_count() {
 	local text rc=0 line
-	local re='^vigil dump: .*\(([0-9]+) shown\).*; ([0-9]+) events discarded; ([0-9]+) damaged'
+	local re='^vigil dump: .*\(([0-9]+) (shown|matching)\).*; ([0-9]+) events discarded; ([0-9]+) damaged'
 	if [ -x "$build/bin/vigil" ]; then
 		# Exit status 1 is damage found, with the counts still printed.
 		text=$("$build/bin/vigil" dump --stats --name bench.pair "$1" 2>&1 >/dev/null) || rc=$?
 		if [ $rc -le 1 ]; then
 			while IFS= read -r line; do
 				if [[ $line =~ $re ]]; then
-					echo "${BASH_REMATCH[1]} ${BASH_REMATCH[2]} ${BASH_REMATCH[3]}"
+					echo "${BASH_REMATCH[1]} ${BASH_REMATCH[3]} ${BASH_REMATCH[4]}"
 					return
 				fi
 			done <<<"$text"
