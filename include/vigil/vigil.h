@@ -130,7 +130,10 @@ VG_API vg_entity *vg_self(void);
 
 /* ---- recording: the inline fast path -------------------------------------------- */
 
-#define VG_EVENT_HEADER_SIZE 10 /* uint16 id + uint64 timestamp */
+/* uint16 id + the low 32 bits of the timestamp: a reader carries the high bits from the
+ * packet's timestamp_begin and earlier events (CTF clock-value update), so events of one
+ * stream must be less than 2^32 ns (4.29 s) apart; a longer gap starts a new packet. */
+#define VG_EVENT_HEADER_SIZE 6
 
 /* Per-thread writer state. Internal: only the inline functions below touch it. */
 struct vg_packet_ctx;
@@ -186,14 +189,16 @@ static inline int vg_on_entity(const vg_sensor *s, const vg_entity *e)
 static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
 {
 	struct vg_thread *t = &vg__tls;
-	if (VG_UNLIKELY(t->busy || (size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + payload))
+	uint64_t ts = vg_now();
+	if (VG_UNLIKELY(t->busy | ((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + payload) |
+			((ts - t->last_ts) >> 32)))
 		return vg__event_begin_slow(s, payload);
 	t->busy = 1;
 	uint8_t *p = t->pos;
-	uint64_t ts = vg_now();
+	uint32_t low = (uint32_t)ts;
 	t->last_ts = ts;
 	memcpy(p, &s->id, 2);
-	memcpy(p + 2, &ts, 8);
+	memcpy(p + 2, &low, 4);
 	return p + VG_EVENT_HEADER_SIZE;
 }
 

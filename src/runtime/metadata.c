@@ -152,10 +152,12 @@ static void header_text(struct text *t)
 	            ";\n\tabsolute = true;\n};\n\n",
 	            vg__rt.clock_uuid, off_s, off_ns);
 	text_printf(t, "typealias integer { size = 64; align = 8; signed = false; map = "
-	               "clock.monotonic.value; } := uint64_clock_t;\n\n");
+	               "clock.monotonic.value; } := uint64_clock_t;\n");
+	text_printf(t, "typealias integer { size = 32; align = 8; signed = false; map = "
+	               "clock.monotonic.value; } := uint32_clock_t;\n\n");
 	text_printf(t, "struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n");
 	text_printf(t, "stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"
-	               "\t\tuint64_clock_t timestamp;\n\t};\n\tpacket.context := struct {\n"
+	               "\t\tuint32_clock_t timestamp;\n\t};\n\tpacket.context := struct {\n"
 	               "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 	               "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	               "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"

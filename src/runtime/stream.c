@@ -191,10 +191,13 @@ static size_t packet_size_for(struct vg_stream *st, size_t need)
 
 /* Writes a packet header at p and makes it the thread's current packet. Until the
  * thread is half-way through it, vg__tls.end stops at the middle: crossing the middle is
- * the (free) signal to prepare the next packet. */
+ * the (free) signal that the stream is busy enough for a spare (spare_activate then
+ * keeps one in preparation at all times). */
 static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t size)
 {
 	uint64_t now = vg_now();
+	if (now < vg__tls.last_ts)
+		now = vg__tls.last_ts;
 	uint32_t magic = VG_CTF_MAGIC, stream_id = 0;
 	memcpy(p, &magic, 4);
 	memcpy(p + 4, vg__rt.uuid, 16);
@@ -335,6 +338,9 @@ static void spare_activate(struct vg_stream *st)
 	old->packet_size = sp->host_size * 8;
 	adopt_window(st, &sp->win);
 	atomic_store(&sp->state, SPARE_NONE);
+	/* A stream that needed a spare is busy: keep the worker one packet ahead. */
+	vg__tls.end = st->real_end;
+	spare_request(st);
 }
 
 /* The current packet cannot take `need` more bytes (or its middle was reached). */
@@ -514,15 +520,31 @@ uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload)
 		return NULL;
 	}
 	size_t need = VG_EVENT_HEADER_SIZE + (size_t)payload;
-	if ((size_t)(t->end - t->pos) < need && packet_switch(st, need) < 0) {
-		count_discard(st);
-		return NULL;
+	uint64_t ts = vg_now();
+	if (ts < t->last_ts) /* never backwards within a stream */
+		ts = t->last_ts;
+	if (t->base && (ts - t->last_ts) >> 32) {
+		/* Too long since the last event for a 32-bit timestamp: a new packet, whose
+		 * 64-bit timestamp_begin carries the high bits. */
+		packet_close(st);
+		if (packet_open_here(st, need) < 0) {
+			count_discard(st);
+			return NULL;
+		}
+		ts = t->last_ts;
+	} else if ((size_t)(t->end - t->pos) < need) {
+		if (packet_switch(st, need) < 0) {
+			count_discard(st);
+			return NULL;
+		}
+		if (ts < t->last_ts)
+			ts = t->last_ts;
 	}
 	t->busy = 1;
 	uint8_t *p = t->pos;
-	uint64_t ts = vg_now();
+	uint32_t low = (uint32_t)ts;
 	t->last_ts = ts;
 	memcpy(p, &s->id, 2);
-	memcpy(p + 2, &ts, 8);
+	memcpy(p + 2, &low, 4);
 	return p + VG_EVENT_HEADER_SIZE;
 }
