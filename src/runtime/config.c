@@ -90,7 +90,7 @@ void vg__config_read(struct vg_config *cfg)
 	cfg->sensors = sensors && *sensors ? strdup(sensors) : NULL;
 	cfg->packet_size = size_setting("VIGIL_PACKET_SIZE", 64 << 10, 4 << 10, 64 << 20);
 	cfg->packet_size = (cfg->packet_size + 4095) & ~(size_t)4095;
-	cfg->packet_size_max = cfg->packet_size > (1 << 20) ? cfg->packet_size : (1 << 20);
+	cfg->packet_size_max = cfg->packet_size > (4 << 20) ? cfg->packet_size : (4 << 20);
 	cfg->max_bytes = size_setting("VIGIL_MAX_SIZE", 0, 0, UINT64_MAX);
 	cfg->max_string = (uint32_t)size_setting("VIGIL_MAX_STRING", 1024, 1, 1 << 20);
 	const char *ent = getenv("VIGIL_ENTITY_FLAGS");
