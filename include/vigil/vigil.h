@@ -191,7 +191,7 @@ static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
 	struct vg_thread *t = &vg__tls;
 	uint64_t ts = vg_now();
 	if (VG_UNLIKELY(t->busy | ((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + payload) |
-			((ts - t->last_ts) >> 32)))
+	                ((ts - t->last_ts) >> 32)))
 		return vg__event_begin_slow(s, payload);
 	t->busy = 1;
 	uint8_t *p = t->pos;
