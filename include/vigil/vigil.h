@@ -186,13 +186,9 @@ static inline int vg_on_entity(const vg_sensor *s, const vg_entity *e)
 /* Starts an event of `payload` bytes (an upper bound is fine): returns where to write
  * the payload, or NULL if it cannot be recorded (then it was counted as discarded).
  * Must be followed by vg_event_commit(p_end) with the end of what was written. */
-static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
+/* Writes the event header at the thread's position (room was checked); internal. */
+static inline uint8_t *vg__event_header(struct vg_thread *t, const vg_sensor *s, uint64_t ts)
 {
-	struct vg_thread *t = &vg__tls;
-	uint64_t ts = vg_now();
-	if (VG_UNLIKELY(t->busy | ((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + payload) |
-	                ((ts - t->last_ts) >> 32)))
-		return vg__event_begin_slow(s, payload);
 	t->busy = 1;
 	uint8_t *p = t->pos;
 	uint32_t low = (uint32_t)ts;
@@ -200,6 +196,16 @@ static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
 	memcpy(p, &s->id, 2);
 	memcpy(p + 2, &low, 4);
 	return p + VG_EVENT_HEADER_SIZE;
+}
+
+static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
+{
+	struct vg_thread *t = &vg__tls;
+	uint64_t ts = vg_now();
+	if (VG_UNLIKELY(t->busy | ((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + payload) |
+	                ((ts - t->last_ts) >> 32)))
+		return vg__event_begin_slow(s, payload);
+	return vg__event_header(t, s, ts);
 }
 
 struct vg_packet_ctx {

@@ -540,11 +540,5 @@ uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload)
 		if (ts < t->last_ts)
 			ts = t->last_ts;
 	}
-	t->busy = 1;
-	uint8_t *p = t->pos;
-	uint32_t low = (uint32_t)ts;
-	t->last_ts = ts;
-	memcpy(p, &s->id, 2);
-	memcpy(p + 2, &low, 4);
-	return p + VG_EVENT_HEADER_SIZE;
+	return vg__event_header(t, s, ts);
 }
