@@ -1,9 +1,10 @@
 # Front door: `make demo`, `make test`, `make bench`. Each installs what it needs.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build build-asan demo test bench format clean
+.PHONY: all deps build build-asan build-fuzz demo test bench format clean
 
 all: build
 
@@ -18,11 +19,17 @@ build-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# libFuzzer targets of the readers (clang): `make test` runs each for 20 s over its seeds.
+build-fuzz: deps
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream
+
 demo: build
 	@./examples/mailbox/demo.sh $(BUILD)
 
-test: build build-asan
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+test: build build-asan build-fuzz
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE fuzz
+	@cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize
 
 bench: build
@@ -32,4 +39,4 @@ format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

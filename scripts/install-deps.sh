@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages vigil builds, tests and benchmarks with, if missing.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config clang libjansson-dev libcmocka-dev
+pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
