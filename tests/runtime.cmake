@@ -4,13 +4,14 @@ add_executable(vg_subject ${CMAKE_SOURCE_DIR}/tests/subjects/subject.c)
 target_link_libraries(vg_subject PRIVATE vigil_runtime Threads::Threads)
 
 foreach(t babeltrace_equality sigkill sigkill_linked size_cap bad_settings record_unmodified
-          threads_and_exec flags)
+          threads_and_exec flags relative_out)
   add_test(NAME runtime_${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_e2e.py ${t})
   set_tests_properties(runtime_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
 endforeach()
 # Under the sanitizers: the subject linked with an instrumented libvigil, no preload.
-set_tests_properties(runtime_bad_settings runtime_sigkill_linked PROPERTIES LABELS sanitize)
+set_tests_properties(runtime_bad_settings runtime_sigkill_linked runtime_relative_out
+                     PROPERTIES LABELS sanitize)
 
 if(CMOCKA_FOUND)
   add_executable(test_runtime_config ${CMAKE_SOURCE_DIR}/tests/unit/runtime_config.c

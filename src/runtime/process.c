@@ -90,6 +90,14 @@ static int make_image_dir(void)
 		         strerror(errno));
 		return -1;
 	}
+	/* Absolute, so that a subject that changes directory keeps writing in the same
+	 * place, and its children (which inherit VIGIL_OUT) too. */
+	char abs[PATH_MAX];
+	if (vg__rt.cfg.out[0] != '/' && realpath(vg__rt.cfg.out, abs) &&
+	    strlen(abs) < sizeof vg__rt.cfg.out) {
+		strcpy(vg__rt.cfg.out, abs);
+		setenv("VIGIL_OUT", abs, 1);
+	}
 	char name[64];
 	size_t j = 0;
 	for (const char *p = vg__rt.procname; *p && j < 32; p++)

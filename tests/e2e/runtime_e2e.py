@@ -169,6 +169,18 @@ def test_bad_settings():
             check(sum(1 for e in events if e["name"] == "test.seq") == 200, f"{env}: events missing")
 
 
+def test_relative_out():
+    """A relative VIGIL_OUT is made absolute at start, for the process and its children."""
+    base = tmpdir("rel")
+    run([SUBJECT, "--events", "3", "--fork", "--exec", os.path.abspath(SUBJECT)],
+        env={"VIGIL_OUT": "rel"}, cwd=base, check_rc=0)
+    images = sorted(os.listdir(os.path.join(base, "rel")))
+    check(len(images) == 3, f"expected the process, its child and the exec'd image: {images}")
+    events, p = dump_json(os.path.join(base, "rel"))
+    check(p.returncode == 0 and sum(1 for e in events if e["name"] == "test.seq") == 3 + 1 + 3,
+          f"events of all images: {p.stderr}")
+
+
 def test_record_unmodified():
     """vigil record follows an unmodified program's fork, exec and exit status."""
     d = tmpdir("unmod") + "/t"
@@ -261,4 +273,4 @@ def test_flags():
 if __name__ == "__main__":
     main({f.__name__[5:]: f for f in [test_babeltrace_equality, test_sigkill, test_sigkill_linked,
                                        test_size_cap, test_bad_settings, test_record_unmodified,
-                                       test_threads_and_exec, test_flags]})
+                                       test_threads_and_exec, test_flags, test_relative_out]})
