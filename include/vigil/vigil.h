@@ -171,7 +171,10 @@ static inline uint64_t vg_now(void)
 	return vg__clock_fallback();
 }
 
+/* Called with the thread's `busy` claimed; releases it when it returns NULL. */
 VG_API uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload);
+/* An event started while another of the same thread was being written: counted, NULL. */
+VG_API uint8_t *vg__event_nested(vg_sensor *s);
 
 /* Is the sensor on? For entity placement pass the entity holding the flag. */
 static inline int vg_on(const vg_sensor *s)
@@ -183,13 +186,9 @@ static inline int vg_on_entity(const vg_sensor *s, const vg_entity *e)
 	return vg_on(s) && e && atomic_load_explicit(&e->flag, memory_order_relaxed) > 0;
 }
 
-/* Starts an event of `payload` bytes (an upper bound is fine): returns where to write
- * the payload, or NULL if it cannot be recorded (then it was counted as discarded).
- * Must be followed by vg_event_commit(p_end) with the end of what was written. */
 /* Writes the event header at the thread's position (room was checked); internal. */
 static inline uint8_t *vg__event_header(struct vg_thread *t, const vg_sensor *s, uint64_t ts)
 {
-	t->busy = 1;
 	uint8_t *p = t->pos;
 	uint32_t low = (uint32_t)ts;
 	t->last_ts = ts;
@@ -198,11 +197,23 @@ static inline uint8_t *vg__event_header(struct vg_thread *t, const vg_sensor *s,
 	return p + VG_EVENT_HEADER_SIZE;
 }
 
+/* Starts an event of `payload` bytes (an upper bound is fine): returns where to write
+ * the payload, or NULL if it cannot be recorded (then it was counted as discarded).
+ * Must be followed by vg_event_commit(p_end) with the end of what was written.
+ *
+ * `busy` is claimed before the thread's buffer is looked at: a signal handler that
+ * interrupts this thread afterwards and records an event finds it set and drops (and
+ * counts) its event instead of writing into the middle of ours; one that interrupts
+ * before finishes its whole event first. */
 static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
 {
 	struct vg_thread *t = &vg__tls;
+	if (VG_UNLIKELY(t->busy))
+		return vg__event_nested(s);
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t ts = vg_now();
-	if (VG_UNLIKELY(t->busy | ((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + payload) |
+	if (VG_UNLIKELY(((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + payload) |
 	                ((ts - t->last_ts) >> 32)))
 		return vg__event_begin_slow(s, payload);
 	return vg__event_header(t, s, ts);

@@ -385,8 +385,8 @@ static void report(const struct dump *d, struct vgt_trace *t)
 		const struct vgt_stream *s = vgt_stream_at(t, i);
 		if (s->stats.events_discarded)
 			fprintf(stderr,
-			        "vigil dump: %" PRIu64 " events discarded in %s (size cap or full "
-			        "disk)\n",
+			        "vigil dump: %" PRIu64 " events discarded in %s (size cap, full "
+			        "disk, or nested in a signal handler)\n",
 			        s->stats.events_discarded, s->path);
 	}
 }

@@ -160,7 +160,7 @@ static void summarize(const char *dir)
 	        events, vgt_image_count(t), vgt_stream_count(t), dir);
 	if (discarded)
 		fprintf(stderr,
-		        "vigil record: %" PRIu64 " events were discarded (size cap or full disk)\n",
+		        "vigil record: %" PRIu64 " events were discarded (size cap, full disk, or nested in a signal handler)\n",
 		        discarded);
 	if (vgt_damage_total(t))
 		fprintf(stderr, "vigil record: %" PRIu64 " damaged place(s): see `vigil dump %s`\n",

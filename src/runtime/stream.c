@@ -375,6 +375,9 @@ static void packet_close(struct vg_stream *st)
 	struct vg_thread *t = &vg__tls;
 	if (!t->base)
 		return;
+	uint32_t was_busy = t->busy;
+	t->busy = 1; /* a signal handler must not write into a packet being closed */
+	atomic_signal_fence(memory_order_seq_cst);
 	spare_drop(st);
 	/* Rounded up to 8 bytes so that the next packet's context stays aligned. */
 	uint64_t used = ((uint64_t)(t->pos - t->base) + 7) & ~(uint64_t)7;
@@ -390,6 +393,8 @@ static void packet_close(struct vg_stream *st)
 	}
 	t->base = t->pos = t->end = NULL;
 	st->real_end = NULL;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = was_busy;
 }
 
 static void thread_exit_destructor(void *arg)
@@ -472,12 +477,16 @@ void vg__stream_thread_exit(void)
 	if (t->state != STREAM_OPEN || !st)
 		return;
 	vg__emit_thread_end((uint32_t)st->self.id, st->self.gen);
+	t->busy = 1; /* signal handlers stay out while the stream goes away */
+	atomic_signal_fence(memory_order_seq_cst);
 	packet_close(st);
 	t->state = STREAM_OFF;
 	t->ctx = NULL;
 	unmap(&st->win);
 	tls_stream = NULL;
 	free(st);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
 }
 
 void vg__stream_thread_end_event(void)
@@ -503,22 +512,34 @@ void vg__stream_forget_after_fork(void)
 		pthread_setspecific(exit_key, NULL);
 }
 
+uint8_t *vg__event_nested(vg_sensor *s)
+{
+	(void)s;
+	count_discard(tls_stream);
+	return NULL;
+}
+
+static uint8_t *give_up(struct vg_stream *st, int counted)
+{
+	if (counted)
+		count_discard(st);
+	vg__tls.busy = 0;
+	return NULL;
+}
+
 uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload)
 {
-	struct vg_thread *t = &vg__tls;
-	if (t->busy) { /* a signal handler interrupted an event of this thread */
-		count_discard(tls_stream);
-		return NULL;
-	}
+	struct vg_thread *t = &vg__tls; /* busy is ours */
 	if (!vg__rt.recording || s->id == 0xFFFF)
-		return NULL;
-	if (t->state == STREAM_NONE)
+		return give_up(NULL, 0);
+	if (t->state == STREAM_NONE) {
+		t->busy = 0; /* opening records vg.thread.begin through the normal path */
 		vg__stream_thread_start();
-	struct vg_stream *st = tls_stream;
-	if (t->state != STREAM_OPEN || !st) {
-		count_discard(NULL);
-		return NULL;
+		t->busy = 1;
 	}
+	struct vg_stream *st = tls_stream;
+	if (t->state != STREAM_OPEN || !st)
+		return give_up(NULL, 1);
 	size_t need = VG_EVENT_HEADER_SIZE + (size_t)payload;
 	uint64_t ts = vg_now();
 	if (ts < t->last_ts) /* never backwards within a stream */
@@ -527,16 +548,12 @@ uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload)
 		/* Too long since the last event for a 32-bit timestamp: a new packet, whose
 		 * 64-bit timestamp_begin carries the high bits. */
 		packet_close(st);
-		if (packet_open_here(st, need) < 0) {
-			count_discard(st);
-			return NULL;
-		}
+		if (packet_open_here(st, need) < 0)
+			return give_up(st, 1);
 		ts = t->last_ts;
 	} else if ((size_t)(t->end - t->pos) < need) {
-		if (packet_switch(st, need) < 0) {
-			count_discard(st);
-			return NULL;
-		}
+		if (packet_switch(st, need) < 0)
+			return give_up(st, 1);
 		if (ts < t->last_ts)
 			ts = t->last_ts;
 	}

@@ -181,6 +181,25 @@ def test_relative_out():
           f"events of all images: {p.stderr}")
 
 
+def test_signal_nesting():
+    """Events recorded from a signal handler that interrupts the thread's own events:
+    nested ones are discarded and counted, none is torn or interleaved."""
+    d = tmpdir("sig") + "/t"
+    p = run([SUBJECT, "--events", "3000000", "--signals"], env={"VIGIL_OUT": d}, check_rc=0)
+    import re
+    m = re.search(r"handler recorded (\d+), dropped (\d+)", p.stdout)
+    check(m, f"subject output: {p.stdout}")
+    recorded, dropped = int(m.group(1)), int(m.group(2))
+    check(recorded > 0, "the handler never ran")
+    events, q = dump_json(d)
+    check(q.returncode == 0, f"damage in the trace: {q.stderr}")
+    check_sequences(events, [3000000], 1, "main loop")
+    hs = [e["fields"]["seq"] for e in events if e["name"] == "test.seq" and e["fields"]["thread"] == 500]
+    check(hs == list(range(recorded)), f"handler events: {len(hs)} in trace, {recorded} recorded")
+    if dropped:
+        check("discarded" in q.stderr, f"{dropped} nested events dropped but not reported: {q.stderr}")
+
+
 def test_record_unmodified():
     """vigil record follows an unmodified program's fork, exec and exit status."""
     d = tmpdir("unmod") + "/t"
@@ -273,4 +292,5 @@ def test_flags():
 if __name__ == "__main__":
     main({f.__name__[5:]: f for f in [test_babeltrace_equality, test_sigkill, test_sigkill_linked,
                                        test_size_cap, test_bad_settings, test_record_unmodified,
-                                       test_threads_and_exec, test_flags, test_relative_out]})
+                                       test_threads_and_exec, test_flags, test_relative_out,
+                                       test_signal_nesting]})

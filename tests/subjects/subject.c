@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +103,25 @@ static void *register_late(void *arg)
 	return NULL;
 }
 
+/* A signal handler that records: it may interrupt an event of its own thread, which the
+ * runtime must detect (the nested event is discarded and counted, never interleaved). */
+static volatile uint64_t handler_seq, handler_dropped;
+static void on_alarm(int sig)
+{
+	(void)sig;
+	if (!vg_on(seq_sensor))
+		return;
+	uint8_t *p = vg_event_begin(seq_sensor, 12);
+	if (!p) {
+		handler_dropped++;
+		return;
+	}
+	p = vg_put_u32(p, 500);
+	p = vg_put_u64(p, handler_seq);
+	vg_event_commit(p);
+	handler_seq++;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vg_subject [--events N] [--threads T] [--sleep-every N] "
@@ -121,9 +142,10 @@ int main(int argc, char **argv)
 	                                     {"mute-widget", required_argument, 0, 'w'},
 	                                     {"late-type", no_argument, 0, 'l'},
 	                                     {"toggle", no_argument, 0, 'g'},
+	                                     {"signals", no_argument, 0, 'S'},
 	                                     {0, 0, 0, 0}};
 	const char *progress_path = NULL, *exec_path = NULL;
-	int nall = 0, do_fork = 0, mute = -1, late = 0, toggle = 0, c;
+	int nall = 0, do_fork = 0, mute = -1, late = 0, toggle = 0, signals = 0, c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -155,6 +177,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			toggle = 1;
+			break;
+		case 'S':
+			signals = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -221,6 +246,14 @@ int main(int argc, char **argv)
 	}
 	if (late)
 		pthread_create(&late_thread, NULL, register_late, NULL);
+	if (signals) {
+		struct sigaction sa = {0};
+		sa.sa_handler = on_alarm;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGALRM, &sa, NULL);
+		struct itimerval it = {{0, 50}, {0, 50}};
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
 	pthread_t th[256];
 	for (int i = 1; i < nthreads; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i);
@@ -229,6 +262,12 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	if (late)
 		pthread_join(late_thread, NULL);
+	if (signals) {
+		struct itimerval off = {{0, 0}, {0, 0}};
+		setitimer(ITIMER_REAL, &off, NULL);
+		printf("handler recorded %llu, dropped %llu\n", (unsigned long long)handler_seq,
+		       (unsigned long long)handler_dropped);
+	}
 	if (kid > 0)
 		waitpid(kid, NULL, 0);
 	return 0;
