@@ -2,7 +2,8 @@
 # Installs the Debian packages vigil builds, tests and benchmarks with, if missing.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
-      babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind)
+      babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
+      openjdk-17-jdk-headless)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -107,7 +107,7 @@ def order_checks(truth, events):
     """(what, entity, trace sequence, truth sequence) for every per-entity order."""
     trace = defaultdict(lambda: defaultdict(list))
     for name, f in events:
-        if name == "mailbox.Process.State":
+        if name == "mailbox.ProcessState":
             trace["states of"][f["process"]].append(f["state"])
         elif name == "mailbox.SendMessage":
             trace["messages sent by"][f["sender"]].append(f["msg"])

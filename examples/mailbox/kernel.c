@@ -8,7 +8,7 @@
 static void set_state(struct mb_system *sys, struct mb_process *p, enum mb_state state)
 {
 	p->state = state;
-	mb_sensor_process_state(&p->entity, mb_state_name(state));
+	mailbox_ProcessState(&p->entity, mb_state_name(state));
 	mb_truth_state(sys->truth, sys->step, p->name, mb_state_name(state));
 }
 
@@ -17,7 +17,7 @@ static void undispatch(struct mb_system *sys, struct mb_processor *cpu, struct m
                        enum mb_state state)
 {
 	set_state(sys, p, state);
-	mb_sensor_running_on_end(&p->entity, &cpu->entity);
+	mailbox_RunningOn_end(&p->entity, &cpu->entity);
 	mb_truth_interval_end(sys->truth, &cpu->running, sys->step);
 	cpu->current = MB_NONE;
 	sys->running--;
@@ -30,7 +30,7 @@ static void dispatch(struct mb_system *sys, struct mb_processor *cpu, uint32_t p
 	sys->running++;
 	p->slice = 0;
 	set_state(sys, p, MB_RUNNING);
-	mb_sensor_running_on_begin(&p->entity, &cpu->entity);
+	mailbox_RunningOn_begin(&p->entity, &cpu->entity);
 	mb_truth_running_begin(sys->truth, sys->step, p->name, cpu->name, &cpu->running);
 }
 
@@ -54,7 +54,7 @@ static void idle(struct mb_system *sys)
 static void send(struct mb_system *sys, struct mb_process *p, const struct mb_op *op)
 {
 	struct mb_mailbox *mb = &sys->mailboxes[op->mailbox];
-	mb_sensor_send_message(&p->entity, &mb->entity, op->msg, op->payload);
+	mailbox_SendMessage(&p->entity, &mb->entity, op->msg, op->payload);
 	mb_truth_send(sys->truth, sys->step, p->name, mb->name, op->msg, op->payload);
 	if (mb_fifo_empty(&mb->waiters)) {
 		mb_fifo_push(&mb->messages, op->msg);
@@ -64,7 +64,7 @@ static void send(struct mb_system *sys, struct mb_process *p, const struct mb_op
 	uint32_t wi = mb_fifo_pop(&mb->waiters);
 	struct mb_process *w = &sys->processes[wi];
 	mb_truth_receive(sys->truth, sys->step, w->name, mb->name, op->msg, 1);
-	mb_sensor_waiting_end(&w->entity, &mb->entity);
+	mailbox_Waiting_end(&w->entity, &mb->entity);
 	mb_truth_interval_end(sys->truth, &w->waiting, sys->step);
 	set_state(sys, w, MB_READY);
 	mb_fifo_push(&sys->ready, wi);
@@ -80,7 +80,7 @@ static int receive(struct mb_system *sys, struct mb_processor *cpu, struct mb_pr
 		mb_truth_receive(sys->truth, sys->step, p->name, mb->name, msg, 0);
 		return 1;
 	}
-	mb_sensor_waiting_begin(&p->entity, &mb->entity);
+	mailbox_Waiting_begin(&p->entity, &mb->entity);
 	mb_truth_waiting_begin(sys->truth, sys->step, p->name, mb->name, &p->waiting);
 	mb_fifo_push(&mb->waiters, cpu->current);
 	undispatch(sys, cpu, p, MB_BLOCKED);

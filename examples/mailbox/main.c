@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 		        opts.truth_path, strerror(errno));
 		return 1;
 	}
-	mb_sensors_register();
+	mailbox_sensors_register();
 	struct mb_system sys;
 	if (mb_system_init(&sys, &opts)) {
 		if (truth)

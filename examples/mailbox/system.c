@@ -66,15 +66,15 @@ static void create_entities(struct mb_system *sys)
 {
 	const struct mb_options *o = &sys->opts;
 	for (uint32_t c = 0; c < o->processors; c++)
-		vg_entity_create(&sys->processors[c].entity, "Processor", c + 1,
+		vg_entity_create(&sys->processors[c].entity, MAILBOX_KIND_Processor, c + 1,
 		                 sys->processors[c].name);
 	for (uint32_t m = 0; m < o->mailboxes; m++)
-		vg_entity_create(&sys->mailboxes[m].entity, "Mailbox", m + 1,
+		vg_entity_create(&sys->mailboxes[m].entity, MAILBOX_KIND_Mailbox, m + 1,
 		                 sys->mailboxes[m].name);
 	for (uint32_t p = 0; p < o->processes; p++) {
 		struct mb_process *proc = &sys->processes[p];
-		vg_entity_create(&proc->entity, "Process", p + 1, proc->name);
-		mb_sensor_process_state(&proc->entity, mb_state_name(proc->state));
+		vg_entity_create(&proc->entity, MAILBOX_KIND_Process, p + 1, proc->name);
+		mailbox_ProcessState(&proc->entity, mb_state_name(proc->state));
 		mb_truth_state(sys->truth, 0, proc->name, mb_state_name(proc->state));
 	}
 }

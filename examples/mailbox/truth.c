@@ -139,7 +139,7 @@ void mb_truth_counts(const struct mb_truth *t, struct mb_truth_counts *c)
 /* Events each sensor must have recorded in a full recording of the run. */
 static json_t *event_counts(const struct mb_truth *t)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "mailbox.Process.State",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "mailbox.ProcessState",
 	                 (json_int_t)json_array_size(t->state), "mailbox.SendMessage",
 	                 (json_int_t)json_array_size(t->send), "mailbox.Waiting.begin",
 	                 (json_int_t)json_array_size(t->waiting), "mailbox.Waiting.end",

@@ -16,6 +16,7 @@ static const struct command commands[] = {
     {"record", vg_cmd_record, "run a program and record it into a CTF trace"},
     {"dump", vg_cmd_dump, "print every event of a trace, merged in time order"},
     {"recover", vg_cmd_recover, "repair the end of a trace whose subject was killed"},
+    {"gen", vg_cmd_gen, "generate sensor code (C, Python, Java) from a .vgl file"},
 };
 
 static void usage(FILE *f)

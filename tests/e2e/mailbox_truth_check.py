@@ -136,7 +136,7 @@ def check(t):
                 err(f"{key} fact at step {f['step']} outside 0..{steps}")
     ended = lambda rel: sum(1 for i in t[rel] if "to" in i)
     expected = {
-        "mailbox.Process.State": len(t["ProcessState"]),
+        "mailbox.ProcessState": len(t["ProcessState"]),
         "mailbox.SendMessage": len(t["SendMessage"]),
         "mailbox.Waiting.begin": len(t["Waiting"]),
         "mailbox.Waiting.end": ended("Waiting"),

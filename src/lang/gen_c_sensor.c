@@ -1,0 +1,425 @@
+/* The C generator's sensors: one static inline function per event type in the header,
+ * the schemas and <package>_sensors_register() in the source.
+ *
+ * A sensor function checks its flag (vg_on, or vg_on_entity on the entity its placement
+ * names), then computes the payload size (strings and bytes cut at their max), reserves it
+ * with vg_event_begin, writes each field with a vg_put_* writer and commits. A struct
+ * payload is read through the pointer passed: each selected member is copied, a NULL on
+ * the way gives zeros and empty strings, an unselected struct is recorded as its address. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lang/gen_c_internal.h"
+
+static const char *const kind_suffix[] = {"", ".begin", ".end"};
+static const char *const fn_suffix[] = {"", "_begin", "_end"};
+
+/* A local pointer to a struct reached from a property's parameter along a path. */
+struct container {
+	const struct vgl_property *prop;
+	const struct vgl_member *const *path;
+	size_t n;
+};
+
+struct fn {
+	struct cgen *g;
+	const struct vgl_record *r;
+	struct container *conts;
+	size_t nconts, capconts;
+};
+
+/* Name of the pointer to the container at (prop, path[0..n-1]): the parameter itself when
+ * n is 0, else a local, declared (with its parents) the first time it is needed. */
+static void container_name(struct fn *x, const struct vgl_property *prop,
+                           const struct vgl_member *const *path, size_t n, char *out, size_t size)
+{
+	if (n == 0) {
+		snprintf(out, size, "%s", cg_id(prop->name));
+		return;
+	}
+	for (size_t k = 0; k < x->nconts; k++) {
+		const struct container *c = &x->conts[k];
+		if (c->prop == prop && c->n == n && !memcmp(c->path, path, n * sizeof *path)) {
+			snprintf(out, size, "vg__c%zu", k);
+			return;
+		}
+	}
+	char parent[160];
+	container_name(x, prop, path, n - 1, parent, sizeof parent);
+	if (x->nconts == x->capconts) {
+		x->capconts = x->capconts ? 2 * x->capconts : 16;
+		x->conts = realloc(x->conts, x->capconts * sizeof *x->conts);
+		if (!x->conts)
+			abort();
+	}
+	size_t k = x->nconts++;
+	x->conts[k] = (struct container){prop, path, n};
+	const struct vgl_member *m = path[n - 1];
+	const char *st = m->st ? m->st->name : "?";
+	fprintf(x->g->h, "\tconst struct %s *vg__c%zu = %s ? %s__ADDR(struct %s, %s->%s) : NULL;\n",
+	        st, k, parent, x->g->PKG, st, parent, cg_member(m->name));
+	snprintf(out, size, "vg__c%zu", k);
+}
+
+/* For field i of a struct payload: its container and member. */
+static const char *member_of(struct fn *x, const struct vgl_field *f, char *cont, size_t size)
+{
+	container_name(x, f->prop, f->path, f->npath - 1, cont, size);
+	return cg_member(f->path[f->npath - 1]->name);
+}
+
+/* The cut length of string `v` of field i: at most max bytes, all of them if max is 0. */
+static void string_length(FILE *h, size_t i, const char *v, uint32_t max)
+{
+	if (max)
+		fprintf(h, "\tsize_t vg__n%zu = %s ? strnlen(%s, %u) : 0;\n", i, v, v, max);
+	else
+		fprintf(h, "\tsize_t vg__n%zu = %s ? strlen(%s) : 0;\n", i, v, v);
+}
+
+/* The cut length of bytes `v` (`len` of them) of field i. */
+static void bytes_length(FILE *h, size_t i, const char *v, const char *len, uint32_t max)
+{
+	if (max)
+		fprintf(h, "\tuint32_t vg__n%zu = %s ? (%s < %uu ? %s : %uu) : 0;\n", i, v, len,
+		        max, len, max);
+	else
+		fprintf(h, "\tuint32_t vg__n%zu = %s ? %s : 0;\n", i, v, len);
+}
+
+/* Declares what field i needs before the size is known: its value as a local when it
+ * comes from a struct, the cut length of a string or bytes. Adds its size to *fixed or
+ * to the variable part. */
+static void prepare_field(struct fn *x, size_t i, unsigned long long *fixed)
+{
+	FILE *h = x->g->h;
+	const struct vgl_field *f = &x->r->fields[i];
+	const char *PKG = x->g->PKG;
+	char cont[160];
+	*fixed += cg_fixed_size(f->type);
+	if (f->npath == 0) {
+		const char *n = cg_id(f->prop->name);
+		char len[160];
+		snprintf(len, sizeof len, "%s_len", n);
+		if (f->type == VGL_STRING)
+			string_length(h, i, n, f->max);
+		else if (f->type == VGL_BYTES)
+			bytes_length(h, i, n, len, f->max);
+		return;
+	}
+	const char *m;
+	char v[32], len[32];
+	switch (f->type) {
+	case VGL_STRING:
+		m = member_of(x, f, cont, sizeof cont);
+		fprintf(h, "\tconst char *vg__v%zu = %s ? %s->%s : NULL;\n", i, cont, cont, m);
+		snprintf(v, sizeof v, "vg__v%zu", i);
+		string_length(h, i, v, f->max);
+		break;
+	case VGL_BYTES:
+		m = member_of(x, f, cont, sizeof cont);
+		fprintf(h, "\tconst void *vg__v%zu = %s ? %s->%s : NULL;\n", i, cont, cont, m);
+		fprintf(h, "\tuint32_t vg__l%zu = %s ? %s->%s_len : 0;\n", i, cont, cont, m);
+		snprintf(v, sizeof v, "vg__v%zu", i);
+		snprintf(len, sizeof len, "vg__l%zu", i);
+		bytes_length(h, i, v, len, f->max);
+		break;
+	case VGL_ENTITY:
+		m = member_of(x, f, cont, sizeof cont);
+		fprintf(h,
+		        "\tconst vg_entity *vg__v%zu = %s ? %s__ADDR(vg_entity, %s->%s) : NULL;\n",
+		        i, cont, PKG, cont, m);
+		break;
+	default:
+		if (f->is_struct_id) {
+			const struct vgl_member *mm = f->path[f->npath - 1];
+			const char *st = mm->st ? mm->st->name : "?";
+			m = member_of(x, f, cont, sizeof cont);
+			fprintf(
+			    h,
+			    "\tuint64_t vg__v%zu = %s ? (uint64_t)(uintptr_t)%s__ADDR(struct %s, "
+			    "%s->%s) : 0;\n",
+			    i, cont, PKG, st, cont, m);
+		} else {
+			m = member_of(x, f, cont, sizeof cont);
+			fprintf(h, "\t%s vg__v%zu = %s ? (%s)%s->%s : 0;\n", cg_ctype(f->type), i,
+			        cont, cg_ctype(f->type), cont, m);
+		}
+	}
+}
+
+/* The expression of field i's value (after prepare_field). */
+static void value_of(struct fn *x, size_t i, char *out, size_t size)
+{
+	const struct vgl_field *f = &x->r->fields[i];
+	if (f->npath > 0)
+		snprintf(out, size, "vg__v%zu", i);
+	else if (f->is_struct_id)
+		snprintf(out, size, "(uintptr_t)%s", cg_id(f->prop->name)); /* put as uint64 */
+	else
+		snprintf(out, size, "%s", cg_id(f->prop->name));
+}
+
+static void put_field(struct fn *x, size_t i)
+{
+	FILE *h = x->g->h;
+	const struct vgl_field *f = &x->r->fields[i];
+	char v[160];
+	value_of(x, i, v, sizeof v);
+	switch (f->type) {
+	case VGL_INT8:
+	case VGL_UINT8:
+		fprintf(h, "\tvg__p = vg_put_u8(vg__p, (uint8_t)%s);\n", v);
+		break;
+	case VGL_BOOL:
+		fprintf(h, "\tvg__p = vg_put_u8(vg__p, %s ? 1 : 0);\n", v);
+		break;
+	case VGL_INT16:
+	case VGL_UINT16:
+		fprintf(h, "\tvg__p = vg_put_u16(vg__p, (uint16_t)%s);\n", v);
+		break;
+	case VGL_INT32:
+	case VGL_UINT32:
+		fprintf(h, "\tvg__p = vg_put_u32(vg__p, (uint32_t)%s);\n", v);
+		break;
+	case VGL_INT64:
+	case VGL_UINT64:
+	case VGL_STRUCT:
+		fprintf(h, "\tvg__p = vg_put_u64(vg__p, (uint64_t)%s);\n", v);
+		break;
+	case VGL_FLOAT64:
+		fprintf(h, "\tvg__p = vg_put_f64(vg__p, %s);\n", v);
+		break;
+	case VGL_STRING:
+		fprintf(h, "\tvg__p = %s__put_str(vg__p, %s, vg__n%zu);\n", x->g->pkg, v, i);
+		break;
+	case VGL_BYTES:
+		fprintf(h, "\tvg__p = vg_put_bytes(vg__p, %s, vg__n%zu);\n", v, i);
+		break;
+	case VGL_ENTITY:
+		fprintf(h, "\tvg__p = vg_put_ref(vg__p, %s);\n", v);
+		break;
+	}
+}
+
+/* The parameters, one per property, wrapped before column 100; `col`: where they start. */
+static void write_params(struct cgen *g, const struct vgl_record *r, int col)
+{
+	FILE *h = g->h;
+	if (!r->nall)
+		fprintf(h, "void");
+	for (size_t i = 0; i < r->nall; i++) {
+		const struct vgl_property *p = r->all[i];
+		const char *n = cg_id(p->name);
+		char param[400];
+		if (p->type == VGL_STRUCT)
+			snprintf(param, sizeof param, "const struct %s *%s",
+			         p->st ? p->st->name : "?", n);
+		else if (p->type == VGL_BYTES)
+			snprintf(param, sizeof param, "const void *%s, uint32_t %s_len", n, n);
+		else if (p->type == VGL_STRING || p->type == VGL_ENTITY)
+			snprintf(param, sizeof param, "%s%s", cg_ctype(p->type), n); /* "T *" */
+		else
+			snprintf(param, sizeof param, "%s %s", cg_ctype(p->type), n);
+		int len = (int)strlen(param) + (i + 1 < r->nall ? 1 : 2); /* "," or ")" */
+		if (i && col + 1 + len > 100) {
+			fprintf(h, ",\n\t");
+			col = 8;
+		} else if (i) {
+			fprintf(h, ", ");
+			col += 2;
+		}
+		fprintf(h, "%s", param);
+		col += (int)strlen(param);
+	}
+}
+
+static const char *const place_names[] = {"sensor", "performer", "initiator", "target"};
+static const char *const relation_names[] = {"event", "interval", "state"};
+
+static int role_of(const struct vgl_sensor *s)
+{
+	switch (s->flag) {
+	case VGL_FLAG_PERFORMER:
+		return s->performer;
+	case VGL_FLAG_INITIATOR:
+		return s->initiator;
+	case VGL_FLAG_TARGET:
+		return s->target;
+	default:
+		return -1;
+	}
+}
+
+/* One event type's inline function: `half` 0 event/state, 1 begin, 2 end. */
+static void sensor_function(struct cgen *g, const struct vgl_sensor *s, int half)
+{
+	FILE *h = g->h;
+	const struct vgl_record *r = s->record;
+	struct fn x = {.g = g, .r = r};
+	int role = role_of(s);
+	const struct vgl_field *rf = role >= 0 ? &r->fields[role] : NULL;
+
+	/* A counter flag needs nothing more here: the runtime's flags all count (enable adds
+	 * one, disable removes one) and the check is the same. */
+	fprintf(h, "/* %s%s: sensor %s (%s, %s), flag on the %s%s%s%s%s. */\n", s->event_name,
+	        kind_suffix[half], s->name, relation_names[s->relation],
+	        s->sampled ? "sampled" : "traced", place_names[s->flag], rf ? " (" : "",
+	        rf ? rf->name : "", rf ? ")" : "", s->counter ? ", a counter" : "");
+	int col = fprintf(h, "static inline void %s_%s%s(", g->pkg, s->name, fn_suffix[half]);
+	write_params(g, r, col);
+	fprintf(h, ")\n{\n\tvg_sensor *vg__s = %s__%s%s;\n", g->pkg, s->name, fn_suffix[half]);
+	for (size_t i = 0; i < r->nall; i++) {
+		bool used = false;
+		for (size_t j = 0; j < r->nfields; j++)
+			used = used || r->fields[j].prop == r->all[i];
+		if (!used) /* a struct of which nothing is recorded */
+			fprintf(h, "\t(void)%s;\n", cg_id(r->all[i]->name));
+	}
+	unsigned long long fixed = 0;
+	bool role_ready = false;
+	if (s->flag == VGL_FLAG_SENSOR) {
+		fprintf(h, "\tif (!vg_on(vg__s))\n\t\treturn;\n");
+	} else if (rf && rf->npath == 0) {
+		fprintf(h, "\tif (!vg_on_entity(vg__s, %s))\n\t\treturn;\n", cg_id(rf->prop->name));
+	} else {
+		/* The flag's entity is the thread, or lies inside a struct payload: reach it
+		 * once the sensor is known to be on, before the other fields. */
+		fprintf(h, "\tif (!vg_on(vg__s))\n\t\treturn;\n");
+		char v[160] = "vg_self()";
+		if (rf) {
+			prepare_field(&x, (size_t)role, &fixed);
+			value_of(&x, (size_t)role, v, sizeof v);
+			role_ready = true;
+		}
+		fprintf(h, "\tif (!vg_on_entity(vg__s, %s))\n\t\treturn;\n", v);
+	}
+	for (size_t i = 0; i < r->nfields; i++)
+		if (!(role_ready && i == (size_t)role))
+			prepare_field(&x, i, &fixed);
+	/* The payload size; when it might not fit a uint32 (strings or bytes without a max),
+	 * an event too large to be recorded is dropped before anything is reserved. */
+	bool huge = cg_worst_size(r) > UINT32_MAX - 64;
+	fprintf(h, "\t%s = %lluu", huge ? "size_t vg__size" : "uint32_t vg__size", fixed);
+	for (size_t i = 0; i < r->nfields; i++)
+		if (r->fields[i].type == VGL_STRING || r->fields[i].type == VGL_BYTES)
+			fprintf(h, " + %svg__n%zu", huge ? "" : "(uint32_t)", i);
+	fprintf(h, ";\n");
+	if (huge)
+		fprintf(h, "\tif (vg__size > UINT32_MAX - 64)\n\t\treturn;\n");
+	fprintf(h, "\tuint8_t *vg__p = vg_event_begin(vg__s, (uint32_t)vg__size);\n"
+	           "\tif (!vg__p)\n\t\treturn;\n");
+	for (size_t i = 0; i < r->nfields; i++)
+		put_field(&x, i);
+	fprintf(h, "\tvg_event_commit(vg__p);\n}\n\n");
+	free(x.conts);
+}
+
+static const char *const vg_types[] = {
+    [VGL_INT8] = "VG_INT8",     [VGL_INT16] = "VG_INT16",   [VGL_INT32] = "VG_INT32",
+    [VGL_INT64] = "VG_INT64",   [VGL_UINT8] = "VG_UINT8",   [VGL_UINT16] = "VG_UINT16",
+    [VGL_UINT32] = "VG_UINT32", [VGL_UINT64] = "VG_UINT64", [VGL_FLOAT64] = "VG_DOUBLE",
+    [VGL_BOOL] = "VG_UINT8",    [VGL_STRING] = "VG_STRING", [VGL_BYTES] = "VG_BYTES",
+    [VGL_ENTITY] = "VG_ENTITY", [VGL_STRUCT] = "VG_UINT64",
+};
+
+/* The schema of a record's fields, once per record that a sensor emits. */
+static void field_descs(struct cgen *g, const struct vgl_record *r)
+{
+	FILE *c = g->c;
+	if (!r->nfields)
+		return;
+	fprintf(c, "static const vg_field_desc %s__%s_fields[] = {\n", g->pkg, r->name);
+	for (size_t i = 0; i < r->nfields; i++) {
+		const struct vgl_field *f = &r->fields[i];
+		fprintf(c, "    {\"%s\", %s, ", cg_member(f->name), vg_types[f->type]);
+		if (f->type == VGL_ENTITY)
+			fprintf(c, "\"%s\"},\n", f->entity ? f->entity->name : "?");
+		else
+			fprintf(c, "NULL},\n");
+	}
+	fprintf(c, "};\n");
+}
+
+static void type_desc(struct cgen *g, const struct vgl_sensor *s, int half)
+{
+	static const char *const kinds[] = {"VG_KIND_EVENT", "VG_KIND_BEGIN", "VG_KIND_END"};
+	static const char *const places[] = {"VG_FLAG_SENSOR", "VG_FLAG_PERFORMER",
+	                                     "VG_FLAG_INITIATOR", "VG_FLAG_TARGET"};
+	FILE *c = g->c;
+	const struct vgl_record *r = s->record;
+	fprintf(c, "static const vg_type_desc %s__%s%s_desc = {\n", g->pkg, s->name,
+	        fn_suffix[half]);
+	fprintf(c, "    .name = \"%s%s\",\n    .relation = \"%s\",\n", s->event_name,
+	        kind_suffix[half], s->name);
+	fprintf(c, "    .kind = %s,\n    .placement = %s,\n    .sampled = %d,\n",
+	        s->relation == VGL_REL_STATE ? "VG_KIND_STATE" : kinds[half], places[s->flag],
+	        s->sampled ? 1 : 0);
+	if (r->nfields)
+		fprintf(c, "    .fields = %s__%s_fields,\n    .nfields = %zu,\n", g->pkg, r->name,
+		        r->nfields);
+	fprintf(c, "    .performer = %d,\n    .initiator = %d,\n    .target = %d,\n};\n",
+	        s->performer, s->initiator, s->target);
+}
+
+/* Event types of a sensor: 1..2 for an interval, 0 otherwise. */
+static int first_half(const struct vgl_sensor *s)
+{
+	return s->relation == VGL_REL_INTERVAL ? 1 : 0;
+}
+static int last_half(const struct vgl_sensor *s)
+{
+	return s->relation == VGL_REL_INTERVAL ? 2 : 0;
+}
+
+void cg_sensors(struct cgen *g)
+{
+	const struct vgl_model *m = g->m;
+	FILE *h = g->h, *c = g->c;
+	fprintf(h,
+	        "/* ---- sensors ---- */\n\n"
+	        "/* Registers every sensor's schema with the runtime. Call it once at start,\n"
+	        " * before other threads fire these sensors (it sets the pointers below). */\n"
+	        "void %s_sensors_register(void);\n\n",
+	        g->pkg);
+	fprintf(h, "/* What the functions below use: each starts as a disabled dummy. */\n");
+	for (size_t i = 0; i < m->nsensors; i++)
+		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)
+			fprintf(h, "extern vg_sensor *%s__%s%s;\n", g->pkg, m->sensors[i].name,
+			        fn_suffix[k]);
+	fprintf(h,
+	        "\nstatic inline uint8_t *%s__put_str(uint8_t *p, const char *s, size_t n)\n"
+	        "{\n\tif (n)\n\t\tmemcpy(p, s, n);\n\tp[n] = 0;\n\treturn p + n + 1;\n}\n\n",
+	        g->pkg);
+	for (size_t i = 0; i < m->nsensors; i++)
+		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)
+			sensor_function(g, &m->sensors[i], k);
+
+	fprintf(c, "/* ---- sensors ---- */\n\n");
+	if (m->nsensors)
+		fprintf(c,
+		        "static vg_sensor %s__unregistered = {0, 0xFFFF, 0, \"(unregistered)\"};\n",
+		        g->pkg);
+	for (size_t i = 0; i < m->nsensors; i++)
+		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)
+			fprintf(c, "vg_sensor *%s__%s%s = &%s__unregistered;\n", g->pkg,
+			        m->sensors[i].name, fn_suffix[k], g->pkg);
+	fprintf(c, "\n");
+	for (size_t i = 0; i < m->nrecords; i++) {
+		bool used = false;
+		for (size_t j = 0; j < m->nsensors; j++)
+			used = used || m->sensors[j].record == &m->records[i];
+		if (used)
+			field_descs(g, &m->records[i]);
+	}
+	for (size_t i = 0; i < m->nsensors; i++)
+		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)
+			type_desc(g, &m->sensors[i], k);
+	fprintf(c, "\nvoid %s_sensors_register(void)\n{\n", g->pkg);
+	for (size_t i = 0; i < m->nsensors; i++)
+		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)
+			fprintf(c, "\t%s__%s%s = vg_sensor_register(&%s__%s%s_desc);\n", g->pkg,
+			        m->sensors[i].name, fn_suffix[k], g->pkg, m->sensors[i].name,
+			        fn_suffix[k]);
+	fprintf(c, "}\n");
+}

@@ -1,0 +1,232 @@
+/* Text-emitting helpers shared by the Python and Java generators. */
+#include "lang/gen_text.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int gt_err(char *err, size_t errsize, const char *fmt, ...)
+{
+	if (err && errsize) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errsize, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int gt_mkdirs(const char *path, char *err, size_t errsize)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof buf)
+		return gt_err(err, errsize, "bad output folder '%s'", path);
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		char c = buf[i];
+		buf[i] = '\0';
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return gt_err(err, errsize, "cannot create %s: %s", buf, strerror(errno));
+		buf[i] = c;
+	}
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return gt_err(err, errsize, "%s is not a folder", path);
+	return 0;
+}
+
+int gt_open(struct gt_out *o, const char *dir, const char *name, char *err, size_t errsize)
+{
+	int n = snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
+	if (n < 0 || (size_t)n >= sizeof o->path)
+		return gt_err(err, errsize, "output path too long: %s/%s", dir, name);
+	o->f = fopen(o->path, "w");
+	if (!o->f)
+		return gt_err(err, errsize, "cannot write %s: %s", o->path, strerror(errno));
+	return 0;
+}
+
+int gt_close(struct gt_out *o, char *err, size_t errsize)
+{
+	if (!o->f)
+		return 0;
+	bool bad = ferror(o->f) != 0;
+	int e = errno;
+	if (fclose(o->f) != 0) {
+		bad = true;
+		e = errno;
+	}
+	o->f = NULL;
+	if (bad)
+		return gt_err(err, errsize, "cannot write %s: %s", o->path, strerror(e));
+	return 0;
+}
+
+int gt_ident(char *out, size_t n, const char *name, const char *const *reserved)
+{
+	size_t len = strlen(name);
+	if (len + 2 > n)
+		return -1;
+	for (size_t i = 0; i <= len; i++)
+		out[i] = name[i] == '.' ? '_' : name[i];
+	for (const char *const *r = reserved; r && *r; r++) {
+		if (strcmp(out, *r) == 0) {
+			out[len] = '_';
+			out[len + 1] = '\0';
+			break;
+		}
+	}
+	return 0;
+}
+
+const char *gt_type_name(enum vgl_type t)
+{
+	static const char *const names[] = {
+	    [VGL_INT8] = "int8",     [VGL_INT16] = "int16",   [VGL_INT32] = "int32",
+	    [VGL_INT64] = "int64",   [VGL_UINT8] = "uint8",   [VGL_UINT16] = "uint16",
+	    [VGL_UINT32] = "uint32", [VGL_UINT64] = "uint64", [VGL_FLOAT64] = "float64",
+	    [VGL_BOOL] = "bool",     [VGL_STRING] = "string", [VGL_BYTES] = "bytes",
+	    [VGL_ENTITY] = "entity", [VGL_STRUCT] = "struct",
+	};
+	return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
+}
+
+bool gt_is_int(enum vgl_type t)
+{
+	return t >= VGL_INT8 && t <= VGL_UINT64;
+}
+
+int gt_int_size(enum vgl_type t)
+{
+	switch (t) {
+	case VGL_INT8:
+	case VGL_UINT8:
+		return 1;
+	case VGL_INT16:
+	case VGL_UINT16:
+		return 2;
+	case VGL_INT32:
+	case VGL_UINT32:
+		return 4;
+	default:
+		return 8;
+	}
+}
+
+bool gt_is_signed(enum vgl_type t)
+{
+	return t >= VGL_INT8 && t <= VGL_INT64;
+}
+
+int64_t gt_int_lo(enum vgl_type t)
+{
+	if (!gt_is_signed(t))
+		return 0;
+	int bits = 8 * gt_int_size(t);
+	return bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+}
+
+uint64_t gt_int_hi(enum vgl_type t)
+{
+	int bits = 8 * gt_int_size(t) - (gt_is_signed(t) ? 1 : 0);
+	return bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+}
+
+uint32_t gt_utf8_next(const unsigned char *s, size_t n, size_t *i)
+{
+	unsigned char c = s[*i];
+	int len;
+	uint32_t cp, min;
+	if (c < 0x80) {
+		(*i)++;
+		return c;
+	} else if (c >= 0xC2 && c <= 0xDF) {
+		len = 2, cp = c & 0x1F, min = 0x80;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3, cp = c & 0x0F, min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4, cp = c & 0x07, min = 0x10000;
+	} else {
+		(*i)++;
+		return 0xFFFD;
+	}
+	if (*i + (size_t)len > n) {
+		(*i)++;
+		return 0xFFFD;
+	}
+	for (int k = 1; k < len; k++) {
+		unsigned char d = s[*i + (size_t)k];
+		if ((d & 0xC0) != 0x80) {
+			(*i)++;
+			return 0xFFFD;
+		}
+		cp = cp << 6 | (d & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+		(*i)++;
+		return 0xFFFD;
+	}
+	*i += (size_t)len;
+	return cp;
+}
+
+const struct vgl_literal *gt_field_default(const struct vgl_field *f)
+{
+	if (f->npath || f->is_struct_id || !f->prop || !f->prop->has_default)
+		return NULL;
+	return &f->prop->def;
+}
+
+size_t gt_first_own_field(const struct vgl_record *r)
+{
+	size_t i = r->nfields;
+	while (i > 0 && r->fields[i - 1].prop && r->fields[i - 1].prop->owner == r)
+		i--;
+	return i;
+}
+
+int gt_check_unique(const struct vgl_record *r, const char *const *reserved, const char *lang,
+                    char *err, size_t errsize)
+{
+	char a[GT_IDENT_MAX], b[GT_IDENT_MAX];
+	for (size_t i = 0; i < r->nfields; i++) {
+		if (gt_ident(a, sizeof a, r->fields[i].name, reserved) != 0)
+			return gt_err(err, errsize, "record %s: field name too long", r->name);
+		for (size_t j = 0; j < i; j++) {
+			if (gt_ident(b, sizeof b, r->fields[j].name, reserved) == 0 &&
+			    strcmp(a, b) == 0)
+				return gt_err(err, errsize,
+				              "record %s: fields '%s' and '%s' are both '%s' in %s",
+				              r->name, r->fields[j].name, r->fields[i].name, a,
+				              lang);
+		}
+	}
+	return 0;
+}
+
+static size_t record_depth(const struct vgl_record *r)
+{
+	size_t d = 0;
+	for (const struct vgl_record *p = r->parent; p && d <= 1000; p = p->parent)
+		d++;
+	return d;
+}
+
+const struct vgl_record *gt_record_in_order(const struct vgl_model *m, size_t i)
+{
+	for (size_t d = 0;; d++) {
+		bool deeper = false;
+		for (size_t k = 0; k < m->nrecords; k++) {
+			size_t dk = record_depth(&m->records[k]);
+			deeper |= dk > d;
+			if (dk == d && i-- == 0)
+				return &m->records[k];
+		}
+		if (!deeper)
+			return NULL;
+	}
+}
