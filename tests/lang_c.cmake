@@ -47,3 +47,11 @@ if(LANG_C_CLANG)
                    ${LANG_C_GEN}/allc_sensors.c ${LANG_C_GEN}/evo1_sensors.c
                    ${LANG_C_GEN}/evo2_sensors.c ${LANG_C_SRC}/sensors.c ${LANG_C_SRC}/records.c)
 endif()
+
+# Subjects compiled as strict ISO C11 (no GNU extensions) can include vigil.h and the
+# generated code.
+add_test(NAME lang_c.c11
+         COMMAND ${CMAKE_C_COMPILER} -std=c11 -Wall -Wextra -Werror -fsyntax-only
+                 -I${CMAKE_SOURCE_DIR}/include -I${LANG_C_SRC} -I${LANG_C_GEN}
+                 ${LANG_C_GEN}/allc_sensors.c ${LANG_C_GEN}/evo1_sensors.c
+                 ${LANG_C_GEN}/evo2_sensors.c)

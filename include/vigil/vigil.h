@@ -273,7 +273,9 @@ static inline uint8_t *vg_put_ref(uint8_t *p, const vg_entity *e)
 /* Strings are truncated to `max` bytes (reserve max + 1 in vg_event_begin). */
 static inline uint8_t *vg_put_str(uint8_t *p, const char *s, uint32_t max)
 {
-	size_t n = s ? strnlen(s, max) : 0;
+	size_t n = 0; /* strnlen is POSIX, not C11: this header must compile under -std=c11 */
+	while (s && n < max && s[n])
+		n++;
 	memcpy(p, s ? s : "", n);
 	p[n] = 0;
 	return p + n + 1;
