@@ -159,9 +159,11 @@ static void summarize(const char *dir)
 	        "vigil record: %" PRIu64 " events from %zu process image(s), %zu thread(s) in %s\n",
 	        events, vgt_image_count(t), vgt_stream_count(t), dir);
 	if (discarded)
-		fprintf(stderr,
-		        "vigil record: %" PRIu64 " events were discarded (size cap, full disk, or nested in a signal handler)\n",
-		        discarded);
+		fprintf(
+		    stderr,
+		    "vigil record: %" PRIu64
+		    " events were discarded (size cap, full disk, or nested in a signal handler)\n",
+		    discarded);
 	if (vgt_damage_total(t))
 		fprintf(stderr, "vigil record: %" PRIu64 " damaged place(s): see `vigil dump %s`\n",
 		        vgt_damage_total(t), dir);

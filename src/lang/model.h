@@ -124,9 +124,9 @@ struct vgl_property {
 	size_t nsel;
 	uint32_t max; /* VGL_STRING / VGL_BYTES */
 	bool has_default;
-	struct vgl_literal def;          /* resolved value, also when given by a const */
+	struct vgl_literal def;            /* resolved value, also when given by a const */
 	const struct vgl_const *def_const; /* the const named, or NULL */
-	const struct vgl_record *owner;  /* the record that declares it */
+	const struct vgl_record *owner;    /* the record that declares it */
 	struct vgl_loc loc;
 };
 
@@ -134,11 +134,12 @@ struct vgl_property {
  * payloads expanded into their selected members (path "conn.fd"), an unselected struct
  * reference into a uint64 id. This is the order of the bytes on the wire and in CTF. */
 struct vgl_field {
-	const char *name; /* "msg", "conn.fd": generators turn dots into what their language allows */
+	const char
+	    *name; /* "msg", "conn.fd": generators turn dots into what their language allows */
 	enum vgl_type type; /* never VGL_STRUCT: a struct reference becomes VGL_UINT64 */
 	const struct vgl_entity *entity;
 	uint32_t max;
-	const struct vgl_property *prop; /* where it comes from */
+	const struct vgl_property *prop;      /* where it comes from */
 	const struct vgl_member *const *path; /* members from the property's struct down */
 	size_t npath;
 	bool is_struct_id; /* an unselected struct reference: its address as an id */
@@ -153,7 +154,7 @@ struct vgl_record {
 	size_t nall;
 	const struct vgl_field *fields; /* the encoding */
 	size_t nfields;
-	uint32_t max_size;  /* declared payload limit, 0: none */
+	uint32_t max_size;   /* declared payload limit, 0: none */
 	uint32_t worst_size; /* largest encoded size (strings and bytes at their max) */
 	struct vgl_loc loc;
 };
