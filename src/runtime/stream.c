@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,8 @@ struct vg_stream {
 	uint64_t discarded;
 	uint64_t discards_since_full;
 	size_t next_packet;
-	int full; /* 1: size cap reached; 2: disk full (retried) */
+	int full;            /* 1: size cap reached; 2: disk full (retried) */
+	bool in_loss_packet; /* the current packet only carries events_discarded */
 	struct spare spare;
 	vg_entity self;
 };
@@ -195,6 +197,7 @@ static size_t packet_size_for(struct vg_stream *st, size_t need)
  * keeps one in preparation at all times). */
 static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t size)
 {
+	st->in_loss_packet = false;
 	uint64_t now = vg_now();
 	if (now < vg__tls.last_ts)
 		now = vg__tls.last_ts;
@@ -347,13 +350,13 @@ static void spare_activate(struct vg_stream *st)
 static int packet_switch(struct vg_stream *st, size_t need)
 {
 	struct vg_thread *t = &vg__tls;
-	if (t->base && (size_t)(st->real_end - t->pos) >= need) {
+	if (st->full == 1 || (st->full == 2 && ++st->discards_since_full % ENOSPC_RETRY != 0))
+		return -1;
+	if (t->base && !st->in_loss_packet && (size_t)(st->real_end - t->pos) >= need) {
 		spare_request(st);
 		t->end = st->real_end;
 		return 0;
 	}
-	if (st->full == 1 || (st->full == 2 && ++st->discards_since_full % ENOSPC_RETRY != 0))
-		return -1;
 	struct spare *sp = &st->spare;
 	int state = spare_wait(sp);
 	if (state == SPARE_READY && sp->size >= need + VG_PACKET_HEADER_SIZE) {
@@ -519,10 +522,45 @@ uint8_t *vg__event_nested(vg_sensor *s)
 	return NULL;
 }
 
+/* Events are being lost for lack of space. They are counted in a small packet of their
+ * own after the last recorded event, which records nothing else: every reader then sees
+ * the loss between two packets, where CTF readers look for it (babeltrace2 ignores a count
+ * carried by a stream's first packet). Its 4 KiB are outside the size cap, like a
+ * stream's first packet. */
+static void open_loss_packet(struct vg_stream *st)
+{
+	struct vg_thread *t = &vg__tls;
+	if (st->in_loss_packet || !t->base)
+		return;
+	packet_close(st);
+	uint8_t *p;
+	struct window nw;
+	int err, full = st->full;
+	size_t next = st->next_packet;
+	if (allocate_space(st, st->file_size, 4096, &p, &nw, &err) < 0)
+		return; /* the count stays in the packet just closed */
+	adopt_window(st, &nw);
+	uint64_t off = st->file_size;
+	st->file_size += 4096;
+	atomic_fetch_add(&vg__rt.bytes_used, 4096);
+	begin_packet(st, p, off, 4096);
+	t->end = t->pos; /* no room: every event goes to the slow path */
+	st->full = full;
+	st->next_packet = next;
+	st->in_loss_packet = true;
+}
+
 static uint8_t *give_up(struct vg_stream *st, int counted)
 {
+	if (counted && st && st->full)
+		open_loss_packet(st);
 	if (counted)
 		count_discard(st);
+	if (st && st->in_loss_packet) { /* its time span covers the losses */
+		uint64_t now = vg_now();
+		if (now > vg__tls.ctx->timestamp_end)
+			vg__tls.ctx->timestamp_end = now;
+	}
 	vg__tls.busy = 0;
 	return NULL;
 }
