@@ -6,5 +6,6 @@ int vg_cmd_record(int argc, char **argv);
 int vg_cmd_dump(int argc, char **argv);
 int vg_cmd_recover(int argc, char **argv);
 int vg_cmd_gen(int argc, char **argv);
+int vg_cmd_relations(int argc, char **argv);
 
 #endif

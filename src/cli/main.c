@@ -17,6 +17,7 @@ static const struct command commands[] = {
     {"dump", vg_cmd_dump, "print every event of a trace, merged in time order"},
     {"recover", vg_cmd_recover, "repair the end of a trace whose subject was killed"},
     {"gen", vg_cmd_gen, "generate sensor code (C, Python, Java) from a .vgl file"},
+    {"relations", vg_cmd_relations, "list the historical relations of a trace"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,179 @@
+/* vigil relations: lists the historical relations of a trace (docs/architecture.md):
+ * name, kind, attributes and their types, tuple count and time span. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "query/relation.h"
+#include "trace/trace.h"
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: vigil relations [--json] TRACE...\n\n"
+	    "Lists every historical relation of the trace, as queries see them:\n"
+	    "  event     one tuple per event, with the time attribute `at`\n"
+	    "  interval  begin/end pairs, with `from` and `to`\n"
+	    "  state     state changes: each one ends the entity's previous tuple\n"
+	    "  entity    one tuple per lifetime of an entity (name, id, gen)\n"
+	    "For each: its attributes and types (entity references with their kind), the\n"
+	    "number of tuples, those still open at the end of the trace, ends that closed\n"
+	    "nothing, and the time span. Attribute and relation names match queries\n"
+	    "case-insensitively.\n\n"
+	    "options:\n"
+	    "  --json        one JSON object per relation and line: {\"name\",\"kind\",\n"
+	    "                \"attributes\":[{\"name\",\"type\",\"entity\"}],\"tuples\",\"open\",\n"
+	    "                \"unmatched_ends\",\"from\",\"to\"} (times in ns since the epoch)\n"
+	    "  -h, --help    this help\n\n"
+	    "exit status: 0 clean trace, 1 damage found (relations hold what was readable),\n"
+	    "2 usage error or unreadable trace.\n\n"
+	    "examples:\n"
+	    "  vigil relations run1\n"
+	    "  vigil relations --json run1 | jq -r 'select(.kind==\"interval\") | .name'\n");
+}
+
+static void print_text(const struct vgq_relation *r)
+{
+	char from[32], to[32];
+	vgt_format_time(r->first, from, sizeof from);
+	vgt_format_time(r->last, to, sizeof to);
+	printf("%s  %s  %zu tuple%s", r->name, vgq_rkind_name(r->kind), r->ntuples,
+	       r->ntuples == 1 ? "" : "s");
+	if (r->kind != VGQ_REL_EVENT)
+		printf(", %" PRIu64 " open at the end", r->open_at_end);
+	if (r->unmatched_ends)
+		printf(", %" PRIu64 " unmatched end%s", r->unmatched_ends,
+		       r->unmatched_ends == 1 ? "" : "s");
+	if (r->ntuples)
+		printf(", %s .. %s", from, to);
+	printf("\n");
+	if (r->kind == VGQ_REL_EVENT)
+		printf("  %-16s time\n", "at");
+	else
+		printf("  %-16s time\n  %-16s time\n", "from", "to");
+	for (size_t a = 0; a < r->nattrs; a++) {
+		const struct vgq_attr *at = &r->attrs[a];
+		printf("  %-16s %s", at->name, vgq_type_name(at->type));
+		if (at->type == VGQ_ENTITY)
+			printf(" %s", at->ref_kind ? at->ref_kind : "(kind not declared)");
+		printf("\n");
+	}
+}
+
+static void print_json(const struct vgq_relation *r)
+{
+	json_t *attrs = json_array();
+	for (size_t a = 0; a < r->nattrs; a++) {
+		const struct vgq_attr *at = &r->attrs[a];
+		json_t *o =
+		    json_pack("{s:s, s:s}", "name", at->name, "type", vgq_type_name(at->type));
+		if (at->type == VGQ_ENTITY)
+			json_object_set_new(o, "entity",
+			                    at->ref_kind ? json_string(at->ref_kind) : json_null());
+		json_array_append_new(attrs, o);
+	}
+	json_t *o = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I}", "name", r->name, "kind",
+	                      vgq_rkind_name(r->kind), "attributes", attrs, "tuples",
+	                      (json_int_t)r->ntuples, "open", (json_int_t)r->open_at_end,
+	                      "unmatched_ends", (json_int_t)r->unmatched_ends, "from",
+	                      (json_int_t)r->first, "to", (json_int_t)r->last);
+	char *s = json_dumps(o, JSON_COMPACT);
+	puts(s);
+	free(s);
+	json_decref(o);
+}
+
+static bool all_unreadable(const struct vgt_trace *t)
+{
+	for (size_t i = 0; i < vgt_image_count(t); i++)
+		if (vgt_image_at(t, i)->readable)
+			return false;
+	return true;
+}
+
+int vg_cmd_relations(int argc, char **argv)
+{
+	static const struct option options[] = {{"json", no_argument, NULL, 'j'},
+	                                        {"tick", required_argument, NULL, 't'},
+	                                        {"help", no_argument, NULL, 'h'},
+	                                        {0}};
+	bool json = false;
+	int64_t tick = 1000000000;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 't':
+			if (vgt_parse_duration(optarg, &tick) < 0 || tick < 1) {
+				fprintf(stderr,
+				        "vigil relations: --tick: '%s' is not a positive duration "
+				        "(e.g. 1s, 10ms)\n",
+				        optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			fprintf(stderr, "vigil relations: %s needs a value (see --help)\n",
+			        argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "vigil relations: unknown option '%s' (see --help)\n",
+			        argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "vigil relations: no trace given (usage: vigil relations [--json] "
+		                "TRACE...)\n");
+		return 2;
+	}
+	char err[512];
+	struct vgt_trace *t =
+	    vgt_open((const char *const *)argv + optind, (size_t)(argc - optind), err, sizeof err);
+	if (!t) {
+		fprintf(stderr, "vigil relations: %s\n", err);
+		return 2;
+	}
+	if (all_unreadable(t)) {
+		fprintf(stderr,
+		        "vigil relations: %s: no process image has readable metadata (see "
+		        "vigil dump)\n",
+		        argv[optind]);
+		vgt_close(t);
+		return 2;
+	}
+	struct vgq_database *db = vgq_database_build(t);
+	for (size_t i = 0; i < db->nrelations; i++)
+		(json ? print_json : print_text)(db->relations[i]);
+	int rc = 0;
+	const struct vgq_relation *clock = vgq_database_clock(db, tick, 1, err, sizeof err);
+	if (clock) {
+		(json ? print_json : print_text)(clock);
+	} else {
+		fprintf(stderr, "vigil relations: %s\n", err);
+		rc = 2;
+	}
+	if (db->partial) {
+		fprintf(stderr,
+		        "vigil relations: %s: %" PRIu64 " damaged place%s; the relations hold what "
+		        "was readable (vigil dump lists the places)\n",
+		        argv[optind], db->damage, db->damage == 1 ? "" : "s");
+		rc = rc ? rc : 1;
+	}
+	vgq_database_free(db);
+	vgt_close(t);
+	return rc;
+}

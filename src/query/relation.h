@@ -1,0 +1,119 @@
+/* Historical relations of a recorded trace: every sensor type of a trace is a primitive
+ * relation with its explicit attributes (the event's fields, named as in the trace) and
+ * implicit valid time, all built in one merged pass over the trace (vgt_merge_*).
+ *
+ *   event     kind=event (and foreign events): one tuple per event, time `at` (stored
+ *             in `from`; `to` and `open` are NULL). Named by the type's `relation=`.
+ *   interval  kind=begin/end sharing a relation name: an end closes the oldest open
+ *             tuple of the same process image whose attribute values equal the end's
+ *             fields; an end that closes nothing is counted in `unmatched_ends`.
+ *   state     kind=state: a change ends the current tuple of its entity (the field of
+ *             the target role, else the performer, else the first entity reference,
+ *             else the performing thread; per image) and starts the next.
+ *   entity    one relation per entity kind, one tuple per lifetime, attributes name
+ *             (the latest given), id, gen: vg.entity.create/.name/.reclaim by `kind`;
+ *             vg.process.begin/.end feed `Process` and vg.thread.* feed `Thread` (the
+ *             kinds the reader's names table uses, so a program declaring its own
+ *             `Process` entities shares that relation with its OS processes).
+ *
+ * A tuple still open at the end of the trace ends at the trace's last event, with
+ * `open` set. Tuples are stored column-wise, in the order they start (equal times: trace
+ * order); the implicit `from`/`to` cover [from, to). Everything returned lives until
+ * vgq_database_free(). */
+#ifndef VIGIL_QUERY_RELATION_H
+#define VIGIL_QUERY_RELATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace.h"
+
+enum vgq_rkind { VGQ_REL_EVENT, VGQ_REL_INTERVAL, VGQ_REL_STATE, VGQ_REL_ENTITY };
+enum vgq_type { VGQ_INT, VGQ_UINT, VGQ_DOUBLE, VGQ_STRING, VGQ_BYTES, VGQ_ENTITY };
+
+struct vgq_bytes {
+	const uint8_t *ptr;
+	size_t len;
+};
+
+/* A time-scoped entity identity, with the name it had when the tuple started (NULL if
+ * the trace never named it). `image` is the index of the process image that emitted it. */
+struct vgq_ref {
+	uint64_t id;
+	uint32_t gen;
+	uint32_t image;
+	const char *name;
+};
+
+struct vgq_attr {
+	const char *name; /* as in the trace */
+	enum vgq_type type;
+	const char *ref_kind; /* VGQ_ENTITY: the entity kind, or NULL if undeclared */
+};
+
+/* One attribute's values; the member used follows the attribute's type. Strings are
+ * interned: equal strings of one database have equal pointers. */
+union vgq_column {
+	int64_t *i;
+	uint64_t *u;
+	double *d;
+	const char **s;
+	struct vgq_bytes *b;
+	struct vgq_ref *r;
+};
+
+struct vgq_relation {
+	const char *name;
+	enum vgq_rkind kind;
+	size_t nattrs;
+	const struct vgq_attr *attrs;
+	size_t ntuples;
+	int64_t *from;          /* `at` of event relations */
+	int64_t *to;            /* NULL for event relations */
+	bool *open;             /* NULL for event relations: still open at the end of the trace */
+	union vgq_column *cols; /* one per attribute */
+	int64_t first, last;    /* time span: smallest from, largest to (or at); 0 if empty */
+	/* Problems of pairing, counted: ends (or reclaims) without an open begin (or
+	 * create), and tuples left open at the end of the trace. */
+	uint64_t unmatched_ends, open_at_end;
+};
+
+struct vgq_database {
+	size_t nrelations;
+	struct vgq_relation *const *relations; /* sorted by name, case-insensitively */
+	int64_t first, last;                   /* time of the first and last event */
+	uint64_t events;                       /* events read */
+	uint64_t damage;                       /* damage entries reported by the reader */
+	bool partial;                          /* damage > 0: relations hold what was readable */
+	struct vgq_db_internal *internal;
+};
+
+/* Builds all relations of the trace in one merged pass (vgt_merge_*). Never fails on a
+ * damaged trace: `partial` says so. */
+struct vgq_database *vgq_database_build(struct vgt_trace *t);
+void vgq_database_free(struct vgq_database *db);
+
+/* Lookups by name are case-insensitive: `w.process` finds `Process`. NULL / -1 if none. */
+const struct vgq_relation *vgq_database_find(const struct vgq_database *db, const char *name);
+int vgq_relation_attr(const struct vgq_relation *r, const char *name);
+
+/* The database's one copy of this text, or NULL if no value of the database is this
+ * text: string and entity-name values equal `s` exactly when their pointer is this one
+ * (a query compares `S.Process = "P1"` by pointer). */
+const char *vgq_database_string(const struct vgq_database *db, const char *s);
+
+/* The Clock relation: an event relation without explicit attributes, ticking every
+ * `tick_ns` (the base tick) from the first event of the trace to its last. Clock[n]
+ * (every > 1) ticks once every n base ticks: at first + k * n * tick_ns, k = 0, 1, ...
+ * Named "Clock" or "Clock[n]"; made on first request and kept by the database (not in
+ * `relations`). NULL with one line in `err` if tick_ns < 1, every < 1, or the relation
+ * would exceed VGQ_CLOCK_MAX tuples. */
+#define VGQ_CLOCK_MAX 100000000ull
+const struct vgq_relation *vgq_database_clock(struct vgq_database *db, int64_t tick_ns,
+                                              uint64_t every, char *err, size_t errsize);
+
+const char *vgq_rkind_name(enum vgq_rkind k); /* "event", "interval", "state", "entity" */
+const char *vgq_type_name(enum vgq_type t);   /* "int", ..., "entity" */
+
+#endif

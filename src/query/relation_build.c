@@ -1,0 +1,87 @@
+/* A database: built in one merged pass over the trace (the schema from the metadata
+ * first, then each event fed to relation_feed.c), and looked up by name. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "query/relation_build.h"
+
+static int by_name(const void *a, const void *b)
+{
+	const struct vgq_relation *x = *(struct vgq_relation *const *)a;
+	const struct vgq_relation *y = *(struct vgq_relation *const *)b;
+	int c = strcasecmp(x->name, y->name);
+	return c ? c : strcmp(x->name, y->name);
+}
+
+struct vgq_database *vgq_database_build(struct vgt_trace *t)
+{
+	struct builder b = {.pool = vgq_pool_new(), .trace = t};
+	b.keys = vgq_keymap_new();
+	b.names = vgt_names_new();
+	vgq_build_schema(&b, t);
+
+	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
+	struct vgt_merge *m = vgt_merge_open(t);
+	const struct vgt_event *ev;
+	while ((ev = vgt_merge_next(m))) {
+		if (!db->events++)
+			db->first = db->last = ev->ts;
+		if (ev->ts > db->last)
+			db->last = ev->ts;
+		vgt_names_observe(b.names, ev);
+		vgq_build_feed(&b, ev);
+	}
+	vgt_merge_close(m);
+
+	struct vgq_relation **rels = vgq_xcalloc(b.nslots, sizeof *rels);
+	for (size_t i = 0; i < b.nslots; i++) {
+		rels[i] = b.slots[i]->rel;
+		vgq_relation_finish(rels[i], db->last);
+		free(b.slots[i]->open);
+		free(b.slots[i]->begun);
+		free(b.slots[i]);
+	}
+	qsort(rels, b.nslots, sizeof *rels, by_name);
+	db->relations = rels;
+	db->nrelations = b.nslots;
+	db->damage = vgt_damage_total(t);
+	db->partial = db->damage > 0;
+	db->internal = vgq_xcalloc(1, sizeof *db->internal);
+	db->internal->pool = b.pool;
+
+	free(b.slots);
+	vgq_build_free_types(&b);
+	vgq_keymap_free(b.keys);
+	vgt_names_free(b.names);
+	return db;
+}
+
+void vgq_database_free(struct vgq_database *db)
+{
+	if (!db)
+		return;
+	for (size_t i = 0; i < db->nrelations; i++)
+		vgq_relation_free(db->relations[i]);
+	free((void *)db->relations);
+	for (size_t i = 0; i < db->internal->nclocks; i++)
+		vgq_relation_free(db->internal->clocks[i]);
+	free(db->internal->clocks);
+	free(db->internal->clock_ticks);
+	vgq_pool_free(db->internal->pool);
+	free(db->internal);
+	free(db);
+}
+
+const struct vgq_relation *vgq_database_find(const struct vgq_database *db, const char *name)
+{
+	for (size_t i = 0; i < db->nrelations; i++)
+		if (!strcasecmp(db->relations[i]->name, name))
+			return db->relations[i];
+	return NULL;
+}
+
+const char *vgq_database_string(const struct vgq_database *db, const char *s)
+{
+	return vgq_pool_find(db->internal->pool, s, strlen(s));
+}

@@ -1,0 +1,59 @@
+/* The state of one database build: relations under construction, the mapping of event
+ * types onto them (relation_schema.c) and the pairing of tuples (relation_build.c). */
+#ifndef VIGIL_QUERY_RELATION_BUILD_H
+#define VIGIL_QUERY_RELATION_BUILD_H
+
+#include "query/relation_internal.h"
+
+/* A relation being built; its tuples still open, oldest first, as (tuple, image) pairs
+ * (interval and user entity relations: those an end may close); and which attributes
+ * its begin types give (an end must match those; its other fields only add values). */
+struct rslot {
+	struct vgq_relation *rel;
+	size_t *open, nopen, capopen;
+	bool *begun;
+	size_t nbegun;
+};
+
+enum what {
+	T_SKIP,
+	T_EVENT,
+	T_BEGIN, /* also the create of a user entity relation */
+	T_END,
+	T_STATE,
+	T_ENT_CREATE, /* vg.entity / vg.process / vg.thread */
+	T_ENT_RECLAIM,
+	T_ENT_NAME,
+};
+
+struct tinfo {
+	const struct vgt_event_type *type;
+	enum what what;
+	struct rslot *slot;     /* NULL for built-in entity events (the kind decides) */
+	int *col;               /* per field: attribute index, or -1 */
+	bool *match;            /* T_END, per field: compared with the open tuples */
+	int key;                /* T_STATE: the field naming the entity, or -1 (the thread) */
+	const char *fixed_kind; /* "Process", "Thread", or NULL (field `kind`) */
+	int f_kind, f_id, f_gen, f_name; /* built-in entity events */
+};
+
+struct builder {
+	struct vgq_pool *pool;
+	struct rslot **slots;
+	size_t nslots;
+	struct tinfo **types; /* open addressing on the type pointer */
+	size_t ntypes_cap;
+	struct vgq_keymap *keys;
+	struct vgt_names *names;
+	const struct vgt_trace *trace;
+	const struct vgt_image *last_image; /* cache of image_index() */
+	uint32_t last_image_index;
+};
+
+struct rslot *vgq_build_relation(struct builder *b, const char *name, enum vgq_rkind kind);
+struct tinfo *vgq_build_type(const struct builder *b, const struct vgt_event_type *t);
+void vgq_build_schema(struct builder *b, const struct vgt_trace *t);
+void vgq_build_free_types(struct builder *b);
+void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
+
+#endif

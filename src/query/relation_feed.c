@@ -1,0 +1,279 @@
+/* One event into the relations: a tuple of an event relation, the opening or closing
+ * of an interval tuple (an end closes the oldest open tuple of its image with equal
+ * attribute values), the next tuple of a state chain, or the start, renaming or end of
+ * an entity's lifetime. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/relation_build.h"
+
+static uint32_t image_index(struct builder *b, const struct vgt_image *img)
+{
+	if (img != b->last_image) {
+		for (size_t i = 0; i < vgt_image_count(b->trace); i++)
+			if (vgt_image_at(b->trace, i) == img) {
+				b->last_image = img;
+				b->last_image_index = (uint32_t)i;
+				break;
+			}
+	}
+	return b->last_image_index;
+}
+
+/* ---- values ---- */
+
+static void put(struct builder *b, struct vgq_relation *r, int a, size_t t,
+                const struct vgt_value *v, uint32_t image)
+{
+	union vgq_column *c = &r->cols[a];
+	switch (r->attrs[a].type) {
+	case VGQ_INT:
+		c->i[t] = v->i;
+		break;
+	case VGQ_UINT:
+		c->u[t] = v->u;
+		break;
+	case VGQ_DOUBLE:
+		c->d[t] = v->d;
+		break;
+	case VGQ_STRING:
+		c->s[t] = vgq_pool_intern(b->pool, v->str.ptr, v->str.len);
+		break;
+	case VGQ_BYTES:
+		c->b[t] = (struct vgq_bytes){vgq_pool_bytes(b->pool, v->bytes.ptr, v->bytes.len),
+		                             v->bytes.len};
+		break;
+	case VGQ_ENTITY: {
+		const char *name =
+		    vgt_names_lookup(b->names, r->attrs[a].ref_kind, v->ref.id, v->ref.gen);
+		c->r[t] =
+		    (struct vgq_ref){v->ref.id, v->ref.gen, image,
+		                     name ? vgq_pool_intern(b->pool, name, strlen(name)) : NULL};
+		break;
+	}
+	}
+}
+
+static bool equal(const struct vgq_relation *r, int a, size_t t, const struct vgt_value *v,
+                  uint32_t image)
+{
+	const union vgq_column *c = &r->cols[a];
+	switch (r->attrs[a].type) {
+	case VGQ_INT:
+		return c->i[t] == v->i;
+	case VGQ_UINT:
+		return c->u[t] == v->u;
+	case VGQ_DOUBLE:
+		return c->d[t] == v->d;
+	case VGQ_STRING:
+		return c->s[t] && strlen(c->s[t]) == v->str.len &&
+		       !memcmp(c->s[t], v->str.ptr, v->str.len);
+	case VGQ_BYTES:
+		return c->b[t].len == v->bytes.len &&
+		       (!v->bytes.len || !memcmp(c->b[t].ptr, v->bytes.ptr, v->bytes.len));
+	case VGQ_ENTITY:
+		return c->r[t].id == v->ref.id && c->r[t].gen == v->ref.gen &&
+		       c->r[t].image == image;
+	}
+	return false;
+}
+
+static size_t add_tuple(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,
+                        uint32_t image)
+{
+	struct vgq_relation *r = ti->slot->rel;
+	size_t t = vgq_relation_append(r, ev->ts);
+	for (unsigned f = 0; f < ti->type->nfields; f++)
+		if (ti->col[f] >= 0)
+			put(b, r, ti->col[f], t, &ev->values[f], image);
+	return t;
+}
+
+/* An end matches an open tuple of its own image whose attributes equal its fields. */
+static bool same_tuple(const struct tinfo *ti, size_t t, const struct vgt_event *ev, uint32_t image,
+                       uint32_t tuple_image)
+{
+	if (image != tuple_image)
+		return false;
+	for (unsigned f = 0; f < ti->type->nfields; f++)
+		if (ti->match[f] && !equal(ti->slot->rel, ti->col[f], t, &ev->values[f], image))
+			return false;
+	return true;
+}
+
+/* ---- intervals: an end closes the oldest open begin with equal attribute values ---- */
+
+static void begin(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,
+                  uint32_t image)
+{
+	struct rslot *s = ti->slot;
+	size_t t = add_tuple(b, ti, ev, image);
+	if (s->nopen == s->capopen) {
+		s->capopen = s->capopen ? 2 * s->capopen : 16;
+		s->open = vgq_xrealloc(s->open, s->capopen, 2 * sizeof *s->open);
+	}
+	s->open[2 * s->nopen] = t;
+	s->open[2 * s->nopen + 1] = image;
+	s->nopen++;
+}
+
+static void end(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,
+                uint32_t image)
+{
+	struct rslot *s = ti->slot;
+	for (size_t k = 0; k < s->nopen; k++) {
+		size_t t = s->open[2 * k];
+		if (!same_tuple(ti, t, ev, image, (uint32_t)s->open[2 * k + 1]))
+			continue;
+		s->rel->to[t] = ev->ts;
+		s->rel->open[t] = false;
+		for (unsigned f = 0; f < ti->type->nfields; f++)
+			if (ti->col[f] >= 0 && !ti->match[f])
+				put(b, s->rel, ti->col[f], t, &ev->values[f], image);
+		memmove(&s->open[2 * k], &s->open[2 * k + 2],
+		        2 * (s->nopen - k - 1) * sizeof *s->open);
+		s->nopen--;
+		return;
+	}
+	s->rel->unmatched_ends++;
+}
+
+/* ---- states: a change ends the entity's previous tuple and starts the next ---- */
+
+static struct vgq_key state_key(const struct tinfo *ti, const struct vgt_event *ev, uint32_t image)
+{
+	struct vgq_key k = {(uintptr_t)ti->slot, image, ev->tid, ev->thread_gen};
+	if (ti->key < 0)
+		return k;
+	const struct vgt_value *v = &ev->values[ti->key];
+	k.gen = UINT64_MAX; /* apart from the thread keys */
+	switch (v->type) {
+	case VGT_REF:
+		k.id = v->ref.id;
+		k.gen = v->ref.gen;
+		break;
+	case VGT_INT:
+	case VGT_UINT:
+		k.id = v->u;
+		break;
+	case VGT_DOUBLE:
+		memcpy(&k.id, &v->d, sizeof k.id);
+		break;
+	case VGT_STRING: /* texts are hashed: equal texts are one entity */
+	case VGT_BYTES: {
+		uint64_t h = 1469598103934665603ull;
+		const uint8_t *p =
+		    v->type == VGT_STRING ? (const uint8_t *)v->str.ptr : v->bytes.ptr;
+		size_t len = v->type == VGT_STRING ? v->str.len : v->bytes.len;
+		for (size_t i = 0; i < len; i++)
+			h = (h ^ p[i]) * 1099511628211ull;
+		k.id = h;
+		k.gen = UINT64_MAX - 1;
+		break;
+	}
+	}
+	return k;
+}
+
+static void state(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,
+                  uint32_t image)
+{
+	struct vgq_key k = state_key(ti, ev, image);
+	size_t *cur = vgq_keymap_slot(b->keys, &k);
+	struct vgq_relation *r = ti->slot->rel;
+	if (*cur != SIZE_MAX) {
+		r->to[*cur] = ev->ts;
+		r->open[*cur] = false;
+	}
+	*cur = add_tuple(b, ti, ev, image);
+}
+
+/* ---- entities: vg.entity.*, vg.process.*, vg.thread.* ---- */
+
+static struct rslot *entity_slot(struct builder *b, const struct tinfo *ti,
+                                 const struct vgt_event *ev)
+{
+	const char *kind = ti->fixed_kind;
+	if (!kind) {
+		const struct vgt_value *v = &ev->values[ti->f_kind];
+		if (v->type != VGT_STRING || !v->str.len)
+			return NULL;
+		kind = v->str.ptr;
+	}
+	struct rslot *s = vgq_build_relation(b, kind, VGQ_REL_ENTITY);
+	return s->rel->kind == VGQ_REL_ENTITY ? s : NULL;
+}
+
+static void entity(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,
+                   uint32_t image)
+{
+	struct rslot *s = entity_slot(b, ti, ev);
+	const struct vgt_value *id = &ev->values[ti->f_id], *gen = &ev->values[ti->f_gen];
+	if (!s || id->type != VGT_UINT || gen->type != VGT_UINT)
+		return;
+	/* Processes are identified machine-wide; threads and user entities per image. */
+	bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "Process");
+	struct vgq_key k = {(uintptr_t)s, process ? UINT64_MAX : image, id->u, gen->u};
+	size_t *cur = vgq_keymap_slot(b->keys, &k);
+	struct vgq_relation *r = s->rel;
+	const struct vgt_value *name = ti->f_name >= 0 ? &ev->values[ti->f_name] : NULL;
+	if (name && name->type != VGT_STRING)
+		name = NULL;
+	switch (ti->what) {
+	case T_ENT_CREATE:
+		if (*cur != SIZE_MAX) { /* created again: the old lifetime ends here */
+			r->to[*cur] = ev->ts;
+			r->open[*cur] = false;
+		}
+		*cur = vgq_relation_append(r, ev->ts);
+		r->cols[1].u[*cur] = id->u;
+		r->cols[2].u[*cur] = gen->u;
+		/* fallthrough */
+	case T_ENT_NAME:
+		if (*cur != SIZE_MAX && name)
+			r->cols[0].s[*cur] = vgq_pool_intern(b->pool, name->str.ptr, name->str.len);
+		break;
+	case T_ENT_RECLAIM:
+		if (*cur == SIZE_MAX) {
+			r->unmatched_ends++;
+			break;
+		}
+		r->to[*cur] = ev->ts;
+		r->open[*cur] = false;
+		*cur = SIZE_MAX;
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- the pass ---- */
+
+void vgq_build_feed(struct builder *b, const struct vgt_event *ev)
+{
+	const struct tinfo *ti = vgq_build_type(b, ev->type);
+	if (!ti)
+		return;
+	uint32_t image = image_index(b, ev->image);
+	switch (ti->what) {
+	case T_SKIP:
+		break;
+	case T_EVENT:
+		add_tuple(b, ti, ev, image);
+		break;
+	case T_BEGIN:
+		begin(b, ti, ev, image);
+		break;
+	case T_END:
+		end(b, ti, ev, image);
+		break;
+	case T_STATE:
+		state(b, ti, ev, image);
+		break;
+	case T_ENT_CREATE:
+	case T_ENT_RECLAIM:
+	case T_ENT_NAME:
+		entity(b, ti, ev, image);
+		break;
+	}
+}

@@ -1,0 +1,159 @@
+/* The abstract syntax of TQuel as parsed (docs/tquel.md): statements, value expressions
+ * (target list, where clause), temporal expressions and predicates (valid and when
+ * clauses), aggregates. Every node carries its source location. The parser checks
+ * syntax only: names of variables, relations and attributes are resolved later. */
+#ifndef VIGIL_QUERY_TQUEL_AST_H
+#define VIGIL_QUERY_TQUEL_AST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tquel_loc {
+	uint32_t line, col; /* 1-based; col counts bytes */
+	size_t off, end;    /* byte offsets in the text: first byte, just after the last */
+};
+
+enum tquel_kind {
+	/* value expressions: target list items, where clause, aggregate arguments */
+	TQ_NUMBER, /* number (lexeme as written, value) */
+	TQ_STRING, /* string */
+	TQ_ATTR,   /* attr.var . attr.name */
+	TQ_NEG,    /* - a */
+	TQ_ADD,
+	TQ_SUB,
+	TQ_MUL,
+	TQ_DIV,
+	TQ_EQ,
+	TQ_NE,
+	TQ_LT,
+	TQ_LE,
+	TQ_GT,
+	TQ_GE,
+	TQ_AND, /* a and b: in where and when clauses alike */
+	TQ_OR,
+	TQ_NOT, /* not a */
+	TQ_AGG, /* agg */
+	/* temporal expressions: an event or an interval */
+	TQ_TVAR,      /* the valid time of tuple variable `name` */
+	TQ_BEGIN_OF,  /* begin of a */
+	TQ_END_OF,    /* end of a */
+	TQ_INTERSECT, /* a overlap b: the intersection */
+	TQ_EXTEND,    /* a extend b: from the start of a to the end of b */
+	/* temporal predicates (operands are temporal expressions) */
+	TQ_PRECEDE,
+	TQ_OVERLAPS, /* a overlap b: true when they share an instant */
+	TQ_EQUAL,
+};
+
+enum tquel_aggfn { TQ_COUNT, TQ_SUM, TQ_AVG, TQ_MIN, TQ_MAX };
+
+/* for each instant (instantaneous, the default) or for ever (cumulative) */
+enum tquel_window { TQ_INSTANT, TQ_EVER };
+
+struct tquel_expr;
+
+struct tquel_agg {
+	enum tquel_aggfn fn;
+	bool unique; /* countU, sumU, avgU: over distinct values */
+	struct tquel_expr *arg;
+	struct tquel_expr **by; /* by-list, nby items */
+	size_t nby;
+	enum tquel_window window;
+	struct tquel_expr *where; /* inner where clause, or NULL */
+	struct tquel_expr *when;  /* inner when clause, or NULL */
+};
+
+struct tquel_expr {
+	enum tquel_kind kind;
+	struct tquel_loc loc; /* the whole expression, enclosing parentheses included */
+	bool parens;          /* written in parentheses */
+	union {
+		struct {
+			const char *lexeme; /* as written: 10, 2.5 */
+			bool is_int;
+			int64_t i; /* when is_int */
+			double d;
+		} number;
+		struct {
+			const char *s; /* unescaped, NUL-terminated; no NUL inside */
+		} string;
+		struct {
+			const char *var, *name;
+		} attr;
+		struct {
+			const char *name;
+		} tvar;
+		struct {
+			struct tquel_expr *a, *b; /* b is NULL for unary kinds */
+		} op;
+		struct tquel_agg agg;
+	} u;
+};
+
+struct tquel_target {
+	struct tquel_loc loc;
+	const char *name; /* the result attribute */
+	bool renamed;     /* written `name = expr`; else a bare V.attr named after attr */
+	struct tquel_expr *value;
+};
+
+enum tquel_valid_kind { TQ_VALID_NONE, TQ_VALID_AT, TQ_VALID_FROM_TO };
+
+struct tquel_valid {
+	enum tquel_valid_kind kind;
+	struct tquel_loc loc;
+	struct tquel_expr *at, *from, *to; /* temporal expressions */
+};
+
+enum tquel_stmt_kind { TQ_RANGE, TQ_RETRIEVE };
+
+struct tquel_range {
+	const char *var;
+	const char *relation;
+	uint64_t clock_period; /* relation "Clock": ticks of the base clock (1 for `Clock`);
+	                          0 for every other relation */
+	struct tquel_loc var_loc, relation_loc;
+};
+
+struct tquel_retrieve {
+	const char *into; /* result relation name, or NULL */
+	struct tquel_loc into_loc;
+	struct tquel_target *targets;
+	size_t ntargets;
+	struct tquel_valid valid;
+	struct tquel_expr *where; /* NULL when absent */
+	struct tquel_expr *when;  /* NULL when absent */
+};
+
+struct tquel_stmt {
+	enum tquel_stmt_kind kind;
+	struct tquel_loc loc;
+	union {
+		struct tquel_range range;
+		struct tquel_retrieve retrieve;
+	} u;
+};
+
+struct tquel_error {
+	struct tquel_loc loc;
+	char *message;
+};
+
+/* A parsed query text: the statements parsed without error, in order, and the errors. */
+struct tquel_query {
+	const char *source; /* name shown in errors: a file path or "<command line>" */
+	const char *text;   /* a copy of the text, NUL-terminated */
+	size_t len;
+	struct tquel_stmt *stmts;
+	size_t nstmts;
+	struct tquel_error *errors;
+	size_t nerrors;
+	struct tquel_arena *arena; /* owns every node and string above */
+};
+
+/* Statement, temporal and value node kinds, for consumers. */
+bool tquel_is_temporal_expr(enum tquel_kind k);
+bool tquel_is_temporal_pred(enum tquel_kind k);
+
+#endif

@@ -1,0 +1,74 @@
+/* Error reports: "SOURCE:LINE:COL: error: MESSAGE", the source line, a caret under the
+ * column (tabs kept so that it lines up; control bytes shown as '?'; a long line shown
+ * as a window around the column). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/tquel.h"
+
+#define WINDOW 160
+
+static void show_line(const struct tquel_query *q, const struct tquel_loc *loc, FILE *out)
+{
+	const char *text = q->text, *end = q->text + q->len;
+	size_t start = loc->off >= loc->col - 1 ? loc->off - (loc->col - 1) : 0;
+	if (start > q->len)
+		start = q->len;
+	const char *p = text + start;
+	const char *eol = memchr(p, '\n', (size_t)(end - p));
+	if (!eol)
+		eol = end;
+	size_t len = (size_t)(eol - p), c = loc->col - 1, from = 0;
+	if (c > len)
+		c = len;
+	if (c > WINDOW / 2)
+		from = c - WINDOW / 2;
+	size_t to = from + WINDOW < len ? from + WINDOW : len;
+	if (from)
+		fputs("...", out);
+	for (size_t i = from; i < to; i++) {
+		unsigned char ch = (unsigned char)p[i];
+		fputc(ch == '\t'                  ? '\t'
+		      : ch == '\r'                ? ' '
+		      : (ch < 0x20 || ch == 0x7f) ? '?'
+		                                  : ch,
+		      out);
+	}
+	if (to < len)
+		fputs("...", out);
+	fputc('\n', out);
+	if (from)
+		fputs("   ", out);
+	for (size_t i = from; i < c; i++)
+		fputc(p[i] == '\t' ? '\t' : ' ', out);
+	fputs("^\n", out);
+}
+
+void tquel_print_errors(const struct tquel_query *q, FILE *out)
+{
+	for (size_t i = 0; i < q->nerrors; i++) {
+		const struct tquel_error *e = &q->errors[i];
+		fprintf(out, "%s:%u:%u: error: %s\n", q->source, e->loc.line, e->loc.col,
+		        e->message);
+		show_line(q, &e->loc, out);
+	}
+	if (q->nerrors >= TQUEL_MAX_ERRORS)
+		fprintf(out, "%s: error: too many errors (%d), stopped\n", q->source,
+		        TQUEL_MAX_ERRORS);
+}
+
+char *tquel_errors_string(const struct tquel_query *q)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	tquel_print_errors(q, f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

@@ -1,0 +1,297 @@
+/* Value expressions of the target list and the where clause, and aggregates:
+ *   or > and > not > comparison (no chains) > + - > * / > unary - > primary. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/tquel_parser.h"
+
+static struct tquel_expr *parse_or(struct parser *p);
+
+static struct tquel_expr *binary(struct parser *p, enum tquel_kind k, struct tquel_expr *a,
+                                 struct tquel_expr *b)
+{
+	struct tquel_expr *e = tq_node(p, k, a->loc);
+	e->u.op.a = a;
+	e->u.op.b = b;
+	e->loc = tq_span(p, a->loc);
+	return e;
+}
+
+static struct tquel_expr *number(struct parser *p)
+{
+	struct tquel_token *t = advance(p);
+	struct tquel_expr *e = tq_node(p, TQ_NUMBER, t->loc);
+	const char *lex = tq_name(p, t);
+	e->u.number.lexeme = lex;
+	e->u.number.is_int = !strchr(lex, '.');
+	errno = 0;
+	if (e->u.number.is_int) {
+		e->u.number.i = strtoll(lex, NULL, 10);
+		e->u.number.d = (double)e->u.number.i;
+	} else {
+		e->u.number.d = strtod(lex, NULL);
+	}
+	if (errno == ERANGE) {
+		tq_error(p, t->loc, "number %s is out of range%s",
+		         tq_excerpt(p, t->loc.off, t->loc.end),
+		         e->u.number.is_int ? " (integers are 64-bit)" : "");
+		return NULL;
+	}
+	return e;
+}
+
+static bool is_aggregate(enum tquel_kw kw)
+{
+	return kw >= KW_COUNT && kw <= KW_MAX;
+}
+
+static struct tquel_expr *aggregate(struct parser *p)
+{
+	struct tquel_token *fn = advance(p);
+	static const enum tquel_aggfn fns[] = {
+	    [KW_COUNT] = TQ_COUNT, [KW_COUNTU] = TQ_COUNT, [KW_SUM] = TQ_SUM, [KW_SUMU] = TQ_SUM,
+	    [KW_AVG] = TQ_AVG,     [KW_AVGU] = TQ_AVG,     [KW_MIN] = TQ_MIN, [KW_MAX] = TQ_MAX,
+	};
+	struct tquel_expr *e = tq_node(p, TQ_AGG, fn->loc);
+	struct tquel_agg *g = &e->u.agg;
+	g->fn = fns[fn->kw];
+	g->unique = fn->kw == KW_COUNTU || fn->kw == KW_SUMU || fn->kw == KW_AVGU;
+	if (!at(p, TT_LPAREN))
+		return tq_expected(p, fn->loc.off, "'('"), NULL;
+	struct tquel_loc open = advance(p)->loc;
+	if (!(g->arg = parse_or(p)))
+		return NULL;
+	if (at_kw(p, KW_BY)) {
+		size_t cap = 0;
+		do {
+			advance(p);
+			struct tquel_expr *b = parse_or(p);
+			if (!b)
+				return NULL;
+			if (g->nby == cap) {
+				cap = cap ? cap * 2 : 4;
+				struct tquel_expr **v = tquel_alloc(p->a, cap * sizeof *v);
+				if (g->nby)
+					memcpy(v, g->by, g->nby * sizeof *v);
+				g->by = v;
+			}
+			g->by[g->nby++] = b;
+		} while (at(p, TT_COMMA));
+	}
+	bool windowed = at_kw(p, KW_FOR);
+	if (windowed) {
+		size_t ctx = advance(p)->loc.off;
+		if (at_kw(p, KW_EVER)) {
+			g->window = TQ_EVER;
+		} else if (at_kw(p, KW_EACH)) {
+			advance(p);
+			if (!at_kw(p, KW_INSTANT))
+				return tq_expected_hint(p, ctx, "'instant'",
+				                        "moving windows are not supported"),
+				       NULL;
+			g->window = TQ_INSTANT;
+		} else {
+			return tq_expected(p, ctx, "'each instant' or 'ever'"), NULL;
+		}
+		advance(p);
+	}
+	if (at_kw(p, KW_WHERE)) {
+		advance(p);
+		if (!(g->where = parse_or(p)))
+			return NULL;
+	}
+	if (at_kw(p, KW_WHEN)) {
+		advance(p);
+		if (!(g->when = tq_parse_when(p)))
+			return NULL;
+	}
+	if (!at(p, TT_RPAREN)) {
+		char hint[64];
+		snprintf(hint, sizeof hint, "to close '%s(' at %u:%u", tquel_kw_name(fn->kw),
+		         open.line, open.col);
+		const char *what = g->when    ? "')'"
+		                   : g->where ? "'when' or ')'"
+		                   : windowed ? "'where', 'when' or ')'"
+		                   : g->nby   ? "',', 'for', 'where', 'when' or ')'"
+		                              : "'by', 'for', 'where', 'when' or ')'";
+		return tq_expected_hint(p, fn->loc.off, what, hint), NULL;
+	}
+	advance(p);
+	e->loc = tq_span(p, e->loc);
+	return e;
+}
+
+static struct tquel_expr *primary(struct parser *p)
+{
+	struct tquel_token *t = peek(p);
+	if (t->kind == TT_NUMBER)
+		return number(p);
+	if (t->kind == TT_STRING) {
+		struct tquel_expr *e = tq_node(p, TQ_STRING, t->loc);
+		e->u.string.s = advance(p)->str;
+		return e;
+	}
+	if (t->kind == TT_LPAREN) {
+		struct tquel_loc open = advance(p)->loc;
+		if (!tq_enter(p))
+			return NULL;
+		struct tquel_expr *e = parse_or(p);
+		p->depth--;
+		if (!e)
+			return NULL;
+		if (!at(p, TT_RPAREN)) {
+			char hint[64];
+			snprintf(hint, sizeof hint, "to close '(' at %u:%u", open.line, open.col);
+			return tq_expected_hint(p, open.off, "')'", hint), NULL;
+		}
+		advance(p);
+		e->parens = true;
+		e->loc = tq_span(p, open); /* the parentheses included */
+		return e;
+	}
+	if (t->kind == TT_WORD && is_aggregate(t->kw)) {
+		if (!tq_enter(p))
+			return NULL;
+		struct tquel_expr *e = aggregate(p);
+		p->depth--;
+		return e;
+	}
+	if (t->kind == TT_WORD && t->kw == KW_NONE) {
+		if (peek2(p)->kind != TT_DOT) {
+			const char *w = tq_name(p, t);
+			tq_error(p, t->loc,
+			         "'%s' is not a value: write V.attribute for an attribute of tuple "
+			         "variable V, or \"%s\" for a string",
+			         w, w);
+			return NULL;
+		}
+		struct tquel_expr *e = tq_node(p, TQ_ATTR, t->loc);
+		e->u.attr.var = tq_name(p, advance(p));
+		advance(p);
+		if (peek(p)->kind != TT_WORD)
+			return tq_expected(p, t->loc.off, "an attribute name"), NULL;
+		e->u.attr.name = tq_name(p, advance(p)); /* any word, keywords included */
+		e->loc = tq_span(p, e->loc);
+		return e;
+	}
+	/* == and <> written together */
+	enum tquel_tok prev =
+	    p->i && p->t[p->i - 1].loc.end == t->loc.off ? p->t[p->i - 1].kind : TT_EOF;
+	const char *hint = prev == TT_EQ && t->kind == TT_EQ   ? "equality is '='"
+	                   : prev == TT_LT && t->kind == TT_GT ? "not-equal is '!='"
+	                                                       : NULL;
+	tq_expected_hint(p, p->i ? p->t[p->i - 1].loc.off : 0, "an expression", hint);
+	return NULL;
+}
+
+static struct tquel_expr *unary(struct parser *p)
+{
+	if (!at(p, TT_MINUS))
+		return primary(p);
+	struct tquel_loc loc = advance(p)->loc;
+	if (!tq_enter(p))
+		return NULL;
+	struct tquel_expr *a = unary(p);
+	p->depth--;
+	if (!a)
+		return NULL;
+	struct tquel_expr *e = tq_node(p, TQ_NEG, loc);
+	e->u.op.a = a;
+	e->loc = tq_span(p, loc);
+	return e;
+}
+
+static struct tquel_expr *mul(struct parser *p)
+{
+	struct tquel_expr *a = unary(p);
+	while (a && (at(p, TT_STAR) || at(p, TT_SLASH))) {
+		enum tquel_kind k = advance(p)->kind == TT_STAR ? TQ_MUL : TQ_DIV;
+		struct tquel_expr *b = unary(p);
+		a = b ? binary(p, k, a, b) : NULL;
+	}
+	return a;
+}
+
+static struct tquel_expr *add(struct parser *p)
+{
+	struct tquel_expr *a = mul(p);
+	while (a && (at(p, TT_PLUS) || at(p, TT_MINUS))) {
+		enum tquel_kind k = advance(p)->kind == TT_PLUS ? TQ_ADD : TQ_SUB;
+		struct tquel_expr *b = mul(p);
+		a = b ? binary(p, k, a, b) : NULL;
+	}
+	return a;
+}
+
+static bool comparison(enum tquel_tok t, enum tquel_kind *k)
+{
+	static const enum tquel_kind ks[] = {[TT_EQ] = TQ_EQ, [TT_NE] = TQ_NE, [TT_LT] = TQ_LT,
+	                                     [TT_LE] = TQ_LE, [TT_GT] = TQ_GT, [TT_GE] = TQ_GE};
+	if (t < TT_EQ || t > TT_GE)
+		return false;
+	*k = ks[t];
+	return true;
+}
+
+static struct tquel_expr *compare(struct parser *p)
+{
+	struct tquel_expr *a = add(p);
+	enum tquel_kind k;
+	if (!a || !comparison(peek(p)->kind, &k))
+		return a;
+	advance(p);
+	struct tquel_expr *b = add(p);
+	if (!b)
+		return NULL;
+	a = binary(p, k, a, b);
+	if (comparison(peek(p)->kind, &k)) {
+		tq_error(p, peek(p)->loc, "comparisons do not chain: join them with 'and'");
+		return NULL;
+	}
+	return a;
+}
+
+static struct tquel_expr *parse_not(struct parser *p)
+{
+	if (!at_kw(p, KW_NOT))
+		return compare(p);
+	struct tquel_loc loc = advance(p)->loc;
+	if (!tq_enter(p))
+		return NULL;
+	struct tquel_expr *a = parse_not(p);
+	p->depth--;
+	if (!a)
+		return NULL;
+	struct tquel_expr *e = tq_node(p, TQ_NOT, loc);
+	e->u.op.a = a;
+	e->loc = tq_span(p, loc);
+	return e;
+}
+
+static struct tquel_expr *parse_and(struct parser *p)
+{
+	struct tquel_expr *a = parse_not(p);
+	while (a && at_kw(p, KW_AND)) {
+		advance(p);
+		struct tquel_expr *b = parse_not(p);
+		a = b ? binary(p, TQ_AND, a, b) : NULL;
+	}
+	return a;
+}
+
+static struct tquel_expr *parse_or(struct parser *p)
+{
+	struct tquel_expr *a = parse_and(p);
+	while (a && at_kw(p, KW_OR)) {
+		advance(p);
+		struct tquel_expr *b = parse_and(p);
+		a = b ? binary(p, TQ_OR, a, b) : NULL;
+	}
+	return a;
+}
+
+struct tquel_expr *tq_parse_value(struct parser *p)
+{
+	return parse_or(p);
+}

@@ -1,0 +1,33 @@
+# The relations layer (src/query/relation*): unit tests on traces built byte by byte
+# (tests/unit/reader_tracegen.c), and recordings of the mailbox example checked against
+# the run's ground truth (tests/query/relations_truth.py, through relations_dump).
+add_executable(relations_dump ${CMAKE_SOURCE_DIR}/tests/query/relations_dump.c)
+target_link_libraries(relations_dump PRIVATE vigil_query PkgConfig::JANSSON)
+
+if(CMOCKA_FOUND)
+  add_executable(test_relations_unit ${CMAKE_SOURCE_DIR}/tests/query/relations_unit.c)
+  target_include_directories(test_relations_unit PRIVATE ${CMAKE_SOURCE_DIR}/src
+                             ${CMAKE_SOURCE_DIR}/tests/unit)
+  target_link_libraries(test_relations_unit PRIVATE vigil_query reader_tracegen
+                        PkgConfig::CMOCKA)
+  add_test(NAME query.relations.unit COMMAND test_relations_unit)
+  set_tests_properties(query.relations.unit PROPERTIES LABELS "sanitize;query" TIMEOUT 120)
+endif()
+
+# Recordings by `vigil record` (the preload shim): not under the sanitizers.
+find_program(RELATIONS_PYTHON3 python3 HINTS /usr/bin)
+if(NOT VIGIL_SANITIZE)
+  set(RELATIONS_RUNS
+      "seed31\;--processors 2 --processes 6 --mailboxes 2 --messages 200 --seed 31"
+      "seed32\;--processors 3 --processes 10 --mailboxes 4 --messages 600 --seed 32 --quantum 1"
+      "seed33\;--processors 4 --processes 20 --mailboxes 3 --messages 2000 --seed 33")
+  foreach(run ${RELATIONS_RUNS})
+    list(GET run 0 name)
+    list(GET run 1 options)
+    separate_arguments(options)
+    add_test(NAME query.relations.mailbox.${name}
+             COMMAND ${CMAKE_SOURCE_DIR}/tests/query/relations_mailbox.sh ${CMAKE_BINARY_DIR}/bin
+                     ${RELATIONS_PYTHON3} ${options})
+    set_tests_properties(query.relations.mailbox.${name} PROPERTIES LABELS query TIMEOUT 120)
+  endforeach()
+endif()
