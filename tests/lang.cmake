@@ -35,6 +35,7 @@ if(VIGIL_FUZZ)
   set(LANGFE_FRONT arena check check_record diag lex load names parse symtab)
   list(TRANSFORM LANGFE_FRONT PREPEND ${CMAKE_SOURCE_DIR}/src/lang/)
   list(TRANSFORM LANGFE_FRONT APPEND .c)
+  list(APPEND LANGFE_FRONT ${CMAKE_SOURCE_DIR}/src/common/caret.c)
   set(LANGFE_FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
       -fno-omit-frame-pointer)
   add_executable(fuzz_vgl ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_vgl.c ${LANGFE_FRONT})

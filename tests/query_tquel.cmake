@@ -5,6 +5,7 @@
 # here, so nothing depends on src/query/CMakeLists.txt.
 set(TQUEL_TEST_DIR ${CMAKE_CURRENT_LIST_DIR}/query)
 file(GLOB TQUEL_SOURCES ${CMAKE_SOURCE_DIR}/src/query/tquel_*.c)
+list(APPEND TQUEL_SOURCES ${CMAKE_SOURCE_DIR}/src/common/caret.c)
 
 add_library(vigil_tquel_front STATIC ${TQUEL_SOURCES})
 target_include_directories(vigil_tquel_front PUBLIC ${CMAKE_SOURCE_DIR}/src)

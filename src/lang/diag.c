@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/caret.h"
 #include "lang/arena.h"
-
-#define LINE_WINDOW 160 /* longest part of a source line shown */
 
 struct vgl_report {
 	size_t file; /* index in sources; files not added (cannot open) first */
@@ -36,8 +35,7 @@ static const struct vgl_source *find_source(const struct vgl_diag *d, const char
 	return NULL;
 }
 
-/* Prints the line `line` of `src` and a caret under byte column `col`; control bytes
- * are shown as '?', a long line as a window around the column. */
+/* Prints the line `line` of `src` and a caret under byte column `col`. */
 static void show_line(FILE *out, const struct vgl_source *src, int line, int col)
 {
 	const char *p = src->text, *end = src->text + src->len;
@@ -48,30 +46,7 @@ static void show_line(FILE *out, const struct vgl_source *src, int line, int col
 	const char *eol = memchr(p, '\n', (size_t)(end - p));
 	if (!eol)
 		eol = end;
-	size_t len = (size_t)(eol - p), from = 0;
-	size_t c = col > 0 ? (size_t)col - 1 : 0;
-	if (c > len)
-		c = len;
-	if (c > LINE_WINDOW / 2)
-		from = c - LINE_WINDOW / 2;
-	size_t to = from + LINE_WINDOW < len ? from + LINE_WINDOW : len;
-	if (from)
-		fputs("...", out);
-	for (size_t i = from; i < to; i++) {
-		unsigned char ch = (unsigned char)p[i];
-		fputc(ch == '\t' || ch == '\r' ? (ch == '\t' ? '\t' : ' ')
-		      : (ch < 32 || ch == 127) ? '?'
-		                               : ch,
-		      out);
-	}
-	if (to < len)
-		fputs("...", out);
-	fputc('\n', out);
-	if (from)
-		fputs("   ", out);
-	for (size_t i = from; i < c; i++)
-		fputc(p[i] == '\t' ? '\t' : ' ', out);
-	fputs("^\n", out);
+	vg_show_caret(out, p, (size_t)(eol - p), col > 0 ? (size_t)col - 1 : 0);
 }
 
 static size_t file_index(const struct vgl_diag *d, const char *file)

@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/caret.h"
 #include "query/tquel.h"
-
-#define WINDOW 160
 
 static void show_line(const struct tquel_query *q, const struct tquel_loc *loc, FILE *out)
 {
@@ -19,30 +18,7 @@ static void show_line(const struct tquel_query *q, const struct tquel_loc *loc, 
 	const char *eol = memchr(p, '\n', (size_t)(end - p));
 	if (!eol)
 		eol = end;
-	size_t len = (size_t)(eol - p), c = loc->col - 1, from = 0;
-	if (c > len)
-		c = len;
-	if (c > WINDOW / 2)
-		from = c - WINDOW / 2;
-	size_t to = from + WINDOW < len ? from + WINDOW : len;
-	if (from)
-		fputs("...", out);
-	for (size_t i = from; i < to; i++) {
-		unsigned char ch = (unsigned char)p[i];
-		fputc(ch == '\t'                  ? '\t'
-		      : ch == '\r'                ? ' '
-		      : (ch < 0x20 || ch == 0x7f) ? '?'
-		                                  : ch,
-		      out);
-	}
-	if (to < len)
-		fputs("...", out);
-	fputc('\n', out);
-	if (from)
-		fputs("   ", out);
-	for (size_t i = from; i < c; i++)
-		fputc(p[i] == '\t' ? '\t' : ' ', out);
-	fputs("^\n", out);
+	vg_show_caret(out, p, (size_t)(eol - p), loc->col - 1);
 }
 
 void tquel_print_errors(const struct tquel_query *q, FILE *out)
