@@ -132,24 +132,8 @@ static struct tquel_expr *primary(struct parser *p)
 		e->u.string.s = advance(p)->str;
 		return e;
 	}
-	if (t->kind == TT_LPAREN) {
-		struct tquel_loc open = advance(p)->loc;
-		if (!tq_enter(p))
-			return NULL;
-		struct tquel_expr *e = parse_or(p);
-		p->depth--;
-		if (!e)
-			return NULL;
-		if (!at(p, TT_RPAREN)) {
-			char hint[64];
-			snprintf(hint, sizeof hint, "to close '(' at %u:%u", open.line, open.col);
-			return tq_expected_hint(p, open.off, "')'", hint), NULL;
-		}
-		advance(p);
-		e->parens = true;
-		e->loc = tq_span(p, open); /* the parentheses included */
-		return e;
-	}
+	if (t->kind == TT_LPAREN)
+		return tq_parenthesized(p, parse_or);
 	if (t->kind == TT_WORD && is_aggregate(t->kw)) {
 		if (!tq_enter(p))
 			return NULL;

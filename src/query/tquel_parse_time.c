@@ -140,24 +140,8 @@ static struct tquel_expr *unary(struct parser *p)
 		e->u.tvar.name = tq_name(p, advance(p));
 		return e;
 	}
-	if (t->kind == TT_LPAREN) {
-		struct tquel_loc open = advance(p)->loc;
-		if (!tq_enter(p))
-			return NULL;
-		struct tquel_expr *e = parse_or(p);
-		p->depth--;
-		if (!e)
-			return NULL;
-		if (!at(p, TT_RPAREN)) {
-			char hint[64];
-			snprintf(hint, sizeof hint, "to close '(' at %u:%u", open.line, open.col);
-			return tq_expected_hint(p, open.off, "')'", hint), NULL;
-		}
-		advance(p);
-		e->parens = true;
-		e->loc = tq_span(p, open); /* the parentheses included */
-		return e;
-	}
+	if (t->kind == TT_LPAREN)
+		return tq_parenthesized(p, parse_or);
 	tq_expected(p, p->i ? p->t[p->i - 1].loc.off : 0,
 	            "a tuple variable, 'begin of', 'end of' or '('");
 	return NULL;

@@ -145,3 +145,24 @@ const char *tq_name(struct parser *p, const struct tquel_token *t)
 {
 	return tquel_strndup(p->a, t->start, t->len);
 }
+
+struct tquel_expr *tq_parenthesized(struct parser *p, struct tquel_expr *(*inner)(struct parser *p))
+{
+	struct tquel_loc open = advance(p)->loc;
+	if (!tq_enter(p))
+		return NULL;
+	struct tquel_expr *e = inner(p);
+	p->depth--;
+	if (!e)
+		return NULL;
+	if (!at(p, TT_RPAREN)) {
+		char hint[64];
+		snprintf(hint, sizeof hint, "to close '(' at %u:%u", open.line, open.col);
+		tq_expected_hint(p, open.off, "')'", hint);
+		return NULL;
+	}
+	advance(p);
+	e->parens = true;
+	e->loc = tq_span(p, open); /* the parentheses included */
+	return e;
+}

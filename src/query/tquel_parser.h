@@ -72,6 +72,10 @@ size_t tq_prev_end(struct parser *p);
 struct tquel_loc tq_span(struct parser *p, struct tquel_loc from);
 /* Enters one level of nesting; false (reported) beyond TQUEL_MAX_DEPTH. */
 bool tq_enter(struct parser *p);
+/* At '(': parses `inner` up to the matching ')', which must follow; the node's location
+ * then covers the parentheses. NULL after an error. */
+struct tquel_expr *tq_parenthesized(struct parser *p,
+                                    struct tquel_expr *(*inner)(struct parser *p));
 
 struct tquel_expr *tq_node(struct parser *p, enum tquel_kind kind, struct tquel_loc loc);
 const char *tq_name(struct parser *p, const struct tquel_token *t);
