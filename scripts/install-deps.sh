@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
-      openjdk-17-jdk-headless)
+      openjdk-17-jdk-headless libsqlite3-dev sqlite3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -7,5 +7,7 @@ int vg_cmd_dump(int argc, char **argv);
 int vg_cmd_recover(int argc, char **argv);
 int vg_cmd_gen(int argc, char **argv);
 int vg_cmd_relations(int argc, char **argv);
+int vg_cmd_query(int argc, char **argv);
+int vg_cmd_explain(int argc, char **argv);
 
 #endif

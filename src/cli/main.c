@@ -18,6 +18,8 @@ static const struct command commands[] = {
     {"recover", vg_cmd_recover, "repair the end of a trace whose subject was killed"},
     {"gen", vg_cmd_gen, "generate sensor code (C, Python, Java) from a .vgl file"},
     {"relations", vg_cmd_relations, "list the historical relations of a trace"},
+    {"query", vg_cmd_query, "answer TQuel queries over the relations of a trace"},
+    {"explain", vg_cmd_explain, "show the algebra of TQuel queries, before and after optimization"},
 };
 
 static void usage(FILE *f)
@@ -31,6 +33,7 @@ static void usage(FILE *f)
 	           "  vigil record -o run1 -- ./server --port 8080   record a program\n"
 	           "  vigil dump run1                                print its events\n"
 	           "  vigil dump --json run1 | jq .name              JSON lines for scripts\n"
+	           "  vigil query run1 -f resumed.tq                 ask it a TQuel question\n"
 	           "  vigil COMMAND --help                           help on one command\n");
 }
 

@@ -46,6 +46,10 @@ void vgq_relation_free(struct vgq_relation *r)
 	for (size_t i = 0; i < r->nattrs; i++)
 		free(*column_ptr(&r->cols[i]));
 	free(r->cols);
+	if (r->nulls)
+		for (size_t i = 0; i < r->nattrs; i++)
+			free(r->nulls[i]);
+	free(r->nulls);
 	free((void *)r->attrs);
 	free(r->from);
 	free(r->to);

@@ -20,6 +20,9 @@ void tquel_free(struct tquel_query *q);
 
 /* Each error as "SOURCE:LINE:COL: error: MESSAGE", the source line, a caret. */
 void tquel_print_errors(const struct tquel_query *q, FILE *out);
+/* One more error at `loc`, in the same form (for checks after parsing). */
+void tquel_report(const struct tquel_query *q, const struct tquel_loc *loc, FILE *out,
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* The statements as canonical TQuel: lower-case keywords, one clause per line, minimal
  * parentheses. Parsing the output gives the same statements again. */

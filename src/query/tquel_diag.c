@@ -1,6 +1,7 @@
 /* Error reports: "SOURCE:LINE:COL: error: MESSAGE", the source line, a caret under the
  * column (tabs kept so that it lines up; control bytes shown as '?'; a long line shown
  * as a window around the column). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,4 +48,16 @@ char *tquel_errors_string(const struct tquel_query *q)
 		return NULL;
 	}
 	return buf;
+}
+
+void tquel_report(const struct tquel_query *q, const struct tquel_loc *loc, FILE *out,
+                  const char *fmt, ...)
+{
+	fprintf(out, "%s:%u:%u: error: ", q->source, loc->line, loc->col);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fputc('\n', out);
+	show_line(q, loc, out);
 }

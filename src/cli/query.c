@@ -1,0 +1,395 @@
+/* vigil query / vigil explain: TQuel over the relations of a trace (docs/query.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "query/engine.h"
+#include "query/output.h"
+#include "query/relation.h"
+#include "query/tquel.h"
+#include "trace/trace.h"
+
+static void query_usage(FILE *f)
+{
+	fprintf(
+	    f, "usage: vigil query TRACE (-e 'STATEMENTS' | -f FILE.tq) [--format table|csv|json]\n"
+	       "                   [--into FILE.db] [--tick DURATION] [--stats]\n\n"
+	       "Answers TQuel statements (range, retrieve; docs/tquel.md) over the historical\n"
+	       "relations of a trace (vigil relations TRACE lists them) and prints the result\n"
+	       "of every retrieve, in order.\n\n"
+	       "options:\n"
+	       "  -e, --execute TEXT   the statements\n"
+	       "  -f, --file FILE      read the statements from FILE (errors cite its lines)\n"
+	       "  --format FMT         table (the default on a terminal), csv, or json (one\n"
+	       "                       object per tuple; the default otherwise)\n"
+	       "  --into FILE.db       write each result into an SQLite table of its name, with\n"
+	       "                       valid-time columns, instead of printing it\n"
+	       "  --tick DURATION      the base tick of Clock (default 1s): 10us, 1ms, ...\n"
+	       "  --stats              one JSON line of timings on stderr at the end\n\n"
+	       "examples:\n"
+	       "  vigil query run1 -e 'range of W is Waiting retrieve (W.process, W.mailbox)'\n"
+	       "  vigil query run1 -f resumed.tq --format csv > resumed.csv\n"
+	       "  vigil query run1 --tick 1ms -e 'range of R is RunningOn range of C is "
+	       "Clock[10]\n"
+	       "      retrieve (R.process, R.processor) when C overlap R'\n"
+	       "  vigil query run1 -f q.tq --into results.db && sqlite3 results.db .tables\n\n"
+	       "exit status: 0 answered; 1 answered from a damaged trace (damage on stderr);\n"
+	       "2 usage error, unreadable trace, or errors in the statements.\n");
+}
+
+static void explain_usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: vigil explain (-e 'STATEMENTS' | -f FILE.tq) [--tick DURATION] [TRACE]\n\n"
+	        "Prints each retrieve's temporal relational algebra before optimization (the\n"
+	        "calculus as written: products, σ, σT, π, πT) and after (pushed-down selections,\n"
+	        "hash joins, sweep-line overlap joins, semi-joins). With a TRACE, names and types\n"
+	        "are checked against it and tuple counts shown.\n\n"
+	        "examples:\n"
+	        "  vigil explain -f resumed.tq\n"
+	        "  vigil explain -e 'range of W is Waiting retrieve (W.process)' run1\n");
+}
+
+struct args {
+	const char *text_arg, *file, *into, *trace;
+	enum vgq_format format;
+	bool format_given, stats;
+	int64_t tick;
+};
+
+/* Parses the options shared by query and explain; returns -1 after printing the error,
+ * 1 after --help, 0 to go on. */
+static int parse_args(const char *cmd, bool explain, int argc, char **argv, struct args *a)
+{
+	static const struct option options[] = {
+	    {"execute", required_argument, NULL, 'e'}, {"file", required_argument, NULL, 'f'},
+	    {"format", required_argument, NULL, 'F'},  {"into", required_argument, NULL, 'i'},
+	    {"tick", required_argument, NULL, 't'},    {"stats", no_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},          {0}};
+	memset(a, 0, sizeof *a);
+	a->tick = 1000000000;
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":he:f:", options, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+		case 'f':
+			if (a->text_arg || a->file) {
+				fprintf(stderr,
+				        "vigil %s: give the statements once, with -e or -f\n", cmd);
+				return -1;
+			}
+			*(c == 'e' ? &a->text_arg : &a->file) = optarg;
+			break;
+		case 'F':
+			if (explain)
+				goto unknown;
+			if (!strcmp(optarg, "table"))
+				a->format = VGQ_FORMAT_TABLE;
+			else if (!strcmp(optarg, "csv"))
+				a->format = VGQ_FORMAT_CSV;
+			else if (!strcmp(optarg, "json"))
+				a->format = VGQ_FORMAT_JSON;
+			else {
+				fprintf(stderr,
+				        "vigil %s: --format: '%s' is not table, csv or json\n", cmd,
+				        optarg);
+				return -1;
+			}
+			a->format_given = true;
+			break;
+		case 'i':
+			if (explain)
+				goto unknown;
+			a->into = optarg;
+			break;
+		case 't':
+			if (vgt_parse_duration(optarg, &a->tick) < 0 || a->tick < 1) {
+				fprintf(stderr,
+				        "vigil %s: --tick: '%s' is not a positive duration (e.g. "
+				        "1s, 10ms)\n",
+				        cmd, optarg);
+				return -1;
+			}
+			break;
+		case 's':
+			if (explain)
+				goto unknown;
+			a->stats = true;
+			break;
+		case 'h':
+			(explain ? explain_usage : query_usage)(stdout);
+			return 1;
+		case ':':
+			fprintf(stderr, "vigil %s: %s needs a value (see --help)\n", cmd,
+			        argv[optind - 1]);
+			return -1;
+		default:
+		unknown:
+			fprintf(stderr, "vigil %s: unknown option '%s' (see --help)\n", cmd,
+			        argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc)
+		a->trace = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "vigil %s: unexpected argument '%s' (one trace; see --help)\n", cmd,
+		        argv[optind]);
+		return -1;
+	}
+	if (!a->text_arg && !a->file) {
+		fprintf(stderr,
+		        "vigil %s: no statements (give -e 'STATEMENTS' or -f FILE; see --help)\n",
+		        cmd);
+		return -1;
+	}
+	if (!explain && !a->trace) {
+		fprintf(stderr, "vigil query: no trace given (usage: vigil query TRACE -e ...)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The statements' text: -e, or the file. NULL after printing the error. */
+static char *read_statements(const char *cmd, const struct args *a, size_t *len)
+{
+	if (a->text_arg) {
+		*len = strlen(a->text_arg);
+		return strdup(a->text_arg);
+	}
+	FILE *f = fopen(a->file, "rb");
+	if (!f) {
+		fprintf(stderr, "vigil %s: %s: %s\n", cmd, a->file, strerror(errno));
+		return NULL;
+	}
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n + 4096 > cap) {
+			cap = cap ? 2 * cap : 65536;
+			if (cap > (64u << 20)) {
+				fprintf(stderr, "vigil %s: %s: larger than 64 MiB\n", cmd, a->file);
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			char *p = realloc(buf, cap);
+			if (!p) {
+				free(buf);
+				fclose(f);
+				fprintf(stderr, "vigil %s: out of memory\n", cmd);
+				return NULL;
+			}
+			buf = p;
+		}
+		size_t k = fread(buf + n, 1, cap - n, f);
+		n += k;
+		if (k == 0)
+			break;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "vigil %s: %s: read error\n", cmd, a->file);
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+static struct tquel_query *parse(const char *cmd, const struct args *a)
+{
+	size_t len;
+	char *text = read_statements(cmd, a, &len);
+	if (!text)
+		return NULL;
+	struct tquel_query *q = tquel_parse(a->file ? a->file : "<command line>", text, len);
+	free(text);
+	if (q->nerrors) {
+		tquel_print_errors(q, stderr);
+		tquel_free(q);
+		return NULL;
+	}
+	return q;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool all_unreadable(struct vgt_trace *t)
+{
+	for (size_t i = 0; i < vgt_image_count(t); i++)
+		if (vgt_image_at(t, i)->readable)
+			return false;
+	return true;
+}
+
+/* Opens and builds the database of a trace; NULL after printing the error. */
+static struct vgq_database *open_db(const char *cmd, const char *path, struct vgt_trace **tr,
+                                    bool progress)
+{
+	char err[512];
+	*tr = vgt_open(&path, 1, err, sizeof err);
+	if (!*tr) {
+		fprintf(stderr, "vigil %s: %s\n", cmd, err);
+		return NULL;
+	}
+	if (all_unreadable(*tr)) {
+		fprintf(stderr,
+		        "vigil %s: %s: no process image has readable metadata (see vigil dump)\n",
+		        cmd, path);
+		vgt_close(*tr);
+		return NULL;
+	}
+	if (progress)
+		fprintf(stderr, "vigil %s: reading %s ...\r", cmd, path);
+	struct vgq_database *db = vgq_database_build(*tr);
+	if (progress)
+		fprintf(stderr, "\033[K");
+	return db;
+}
+
+struct emit_ctx {
+	const struct args *a;
+	struct vgq_sqlite *sql;
+	struct vgq_output_opts out;
+	size_t written;
+	bool progress;
+	int failed;
+};
+
+static int emit(void *p, const struct vgq_relation *r)
+{
+	struct emit_ctx *c = p;
+	if (c->sql) {
+		char err[512];
+		if (vgq_sqlite_write(c->sql, r, err, sizeof err) < 0) {
+			fprintf(stderr, "vigil query: %s\n", err);
+			c->failed = 1;
+			return -1;
+		}
+		fprintf(stderr, "vigil query: %s: %zu tuple%s into table %s\n", c->a->into,
+		        r->ntuples, r->ntuples == 1 ? "" : "s", r->name);
+		return 0;
+	}
+	if (c->written++ && c->a->format != VGQ_FORMAT_JSON && putchar('\n') == EOF)
+		c->failed = 1;
+	if (c->failed || vgq_write_relation(stdout, r, c->a->format, &c->out) < 0) {
+		fprintf(stderr, "vigil query: writing the result: %s\n", strerror(errno));
+		c->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static void print_stats(const struct vgq_session *s, const struct vgq_database *db,
+                        uint64_t build_ns)
+{
+	size_t n;
+	const struct vgq_stat *st = vgq_session_stats(s, &n);
+	fprintf(stderr,
+	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64 ",\"statements\":[",
+	        db->events, build_ns);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr,
+		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
+		        ",\"exec_ns\":%" PRIu64 ",\"peak_state\":%" PRIu64 "}",
+		        i ? "," : "", st[i].line, st[i].relation, st[i].tuples, st[i].exec_ns,
+		        st[i].peak_state);
+	fprintf(stderr, "]}}\n");
+}
+
+int vg_cmd_query(int argc, char **argv)
+{
+	struct args a;
+	int rc = parse_args("query", false, argc, argv, &a);
+	if (rc)
+		return rc < 0 ? 2 : 0;
+	if (!a.format_given)
+		a.format = isatty(STDOUT_FILENO) ? VGQ_FORMAT_TABLE : VGQ_FORMAT_JSON;
+	struct tquel_query *q = parse("query", &a);
+	if (!q)
+		return 2;
+	bool progress = isatty(STDERR_FILENO);
+	struct vgt_trace *tr;
+	uint64_t t0 = now_ns();
+	struct vgq_database *db = open_db("query", a.trace, &tr, progress);
+	if (!db) {
+		tquel_free(q);
+		return 2;
+	}
+	uint64_t build_ns = now_ns() - t0;
+	struct vgq_options o = {.tick_ns = a.tick};
+	struct vgq_session *s = vgq_session_new(db, &o);
+	struct emit_ctx ctx = {.a = &a, .out = {.origin = db->first}, .progress = progress};
+	char err[512];
+	if (a.into && !(ctx.sql = vgq_sqlite_open(a.into, err, sizeof err))) {
+		fprintf(stderr, "vigil query: %s\n", err);
+		rc = 2;
+	} else {
+		size_t errors = vgq_run(s, q, emit, &ctx, stderr);
+		if (errors)
+			rc = 2;
+		else if (ctx.failed)
+			rc = 2;
+		if (ctx.sql && vgq_sqlite_close(ctx.sql, err, sizeof err) < 0) {
+			fprintf(stderr, "vigil query: %s\n", err);
+			rc = 2;
+		}
+		if (a.stats && !errors)
+			print_stats(s, db, build_ns);
+	}
+	if (!rc && db->partial) {
+		fprintf(stderr,
+		        "vigil query: %s: %" PRIu64
+		        " damaged place%s; answered from what was readable "
+		        "(vigil dump lists the places)\n",
+		        a.trace, db->damage, db->damage == 1 ? "" : "s");
+		rc = 1;
+	}
+	vgq_session_free(s);
+	vgq_database_free(db);
+	vgt_close(tr);
+	tquel_free(q);
+	return rc;
+}
+
+int vg_cmd_explain(int argc, char **argv)
+{
+	struct args a;
+	int rc = parse_args("explain", true, argc, argv, &a);
+	if (rc)
+		return rc < 0 ? 2 : 0;
+	struct tquel_query *q = parse("explain", &a);
+	if (!q)
+		return 2;
+	struct vgt_trace *tr = NULL;
+	struct vgq_database *db = NULL;
+	if (a.trace && !(db = open_db("explain", a.trace, &tr, false))) {
+		tquel_free(q);
+		return 2;
+	}
+	struct vgq_options o = {.tick_ns = a.tick};
+	struct vgq_session *s = vgq_session_new(db, &o);
+	size_t errors = vgq_explain(s, q, stdout, stderr);
+	vgq_session_free(s);
+	vgq_database_free(db);
+	if (tr)
+		vgt_close(tr);
+	tquel_free(q);
+	return errors ? 2 : 0;
+}

@@ -1,0 +1,54 @@
+/* The TQuel engine: evaluates parsed statements (query/tquel.h) over the relations of a
+ * trace (query/relation.h). Each retrieve is bound (names resolved, types checked),
+ * turned into temporal relational algebra, optimized, and evaluated; its result is a
+ * relation that later statements can range over. docs/tquel.md defines the semantics,
+ * docs/architecture.md the pipeline. */
+#ifndef VIGIL_QUERY_ENGINE_H
+#define VIGIL_QUERY_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "query/relation.h"
+#include "query/tquel.h"
+
+struct vgq_options {
+	int64_t tick_ns; /* the base tick of Clock */
+};
+
+/* Errors found while binding: they go to `out` as SOURCE:LINE:COL lines with a caret. */
+struct vgq_diag {
+	const struct tquel_query *q;
+	FILE *out;
+	size_t errors;
+};
+
+/* What evaluating one retrieve took. */
+struct vgq_stat {
+	uint32_t line;
+	const char *relation;
+	uint64_t tuples, exec_ns, peak_state;
+};
+
+struct vgq_session;
+
+/* `db` may be NULL for explain: names of relations and attributes are then not checked. */
+struct vgq_session *vgq_session_new(struct vgq_database *db, const struct vgq_options *o);
+void vgq_session_free(struct vgq_session *s);
+
+/* Evaluates every statement of q in order, calling `emit` with each retrieve's result
+ * (valid until the session is freed). Binding errors are reported to d->out; statements
+ * with errors and those after them are not evaluated. Returns the number of errors. */
+typedef int (*vgq_emit_fn)(void *ctx, const struct vgq_relation *result);
+size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn emit, void *ctx,
+               FILE *errors);
+
+/* Prints each retrieve's algebra before and after optimization. Returns the number of
+ * errors (reported to `errors`). */
+size_t vgq_explain(struct vgq_session *s, const struct tquel_query *q, FILE *out, FILE *errors);
+
+/* Per retrieve evaluated by vgq_run, in order. */
+const struct vgq_stat *vgq_session_stats(const struct vgq_session *s, size_t *n);
+
+#endif

@@ -1,0 +1,284 @@
+/* Internals of the TQuel engine: statements bound to relations (names resolved, types
+ * checked), the temporal relational algebra they become, and its evaluation.
+ *
+ *   bind.c         AST -> bound statement: variables, attributes, types, suggestions
+ *   agg.c          aggregates -> auxiliary interval relations (their constant intervals)
+ *   plan.c         bound statement -> algebra (the calculus as written) -> optimized plan
+ *   plan_print.c   both algebras as text (`vigil explain`)
+ *   exec.c         the optimized plan's operators over binding tables
+ *   exec_join.c    hash join, sweep-line overlap join, precede semi-join
+ *   value.c        values, expressions and temporal expressions of one binding
+ *   result.c       result tuples -> a set, in order, as a vgq_relation
+ */
+#ifndef VIGIL_QUERY_ENGINE_INTERNAL_H
+#define VIGIL_QUERY_ENGINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "query/engine.h"
+#include "query/relation.h"
+#include "query/tquel_ast.h"
+
+/* ---- values ---- */
+
+enum vx_type { VX_INT, VX_UINT, VX_DOUBLE, VX_STRING, VX_BYTES, VX_ENTITY, VX_BOOL };
+
+/* Three-valued truth (SQL's): a comparison with a null is unknown. */
+enum tv3 { T3_FALSE = 0, T3_TRUE = 1, T3_UNKNOWN = 2 };
+
+struct vx_value {
+	enum vx_type type;
+	bool null;
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+		const char *s;
+		struct vgq_bytes b;
+		struct vgq_ref r;
+		enum tv3 t;
+	} v;
+};
+
+/* ---- bound expressions ---- */
+
+enum bx_kind {
+	BX_CONST,
+	BX_ATTR, /* var.attr */
+	BX_NEG,
+	BX_ADD,
+	BX_SUB,
+	BX_MUL,
+	BX_DIV,
+	BX_EQ,
+	BX_NE,
+	BX_LT,
+	BX_LE,
+	BX_GT,
+	BX_GE,
+	BX_AND,
+	BX_OR,
+	BX_NOT,
+};
+
+struct bx {
+	enum bx_kind kind;
+	enum vx_type type;            /* of the value: VX_BOOL for conditions */
+	const struct tquel_expr *src; /* for printing */
+	struct vx_value c;            /* BX_CONST */
+	int var, attr;                /* BX_ATTR: statement variable index, attribute index */
+	struct bx *a, *b;
+	uint64_t vars; /* bit set of the variables it reads */
+};
+
+/* Temporal expressions: their kind (event or interval) is known statically. */
+enum tx_kind { TX_VAR, TX_BEGIN, TX_END, TX_INTERSECT, TX_EXTEND };
+
+struct tx {
+	enum tx_kind kind;
+	bool event; /* statically an event */
+	int var;    /* TX_VAR */
+	struct tx *a, *b;
+	const struct tquel_expr *src;
+	uint64_t vars;
+};
+
+enum tp_kind { TP_PRECEDE, TP_OVERLAP, TP_EQUAL, TP_AND, TP_OR, TP_NOT };
+
+struct tp {
+	enum tp_kind kind;
+	struct tx *x, *y; /* predicates */
+	struct tp *a, *b; /* connectives */
+	const struct tquel_expr *src;
+	uint64_t vars;
+};
+
+/* A value of a temporal expression: nothing, an event at b (= e), or [b, e). */
+enum tval_kind { TV_NOTHING, TV_EVENT, TV_INTERVAL };
+struct tval {
+	enum tval_kind kind;
+	int64_t b, e;
+};
+
+#define VGQ_MAX_VARS 64 /* variables per statement (bit sets) */
+
+/* A tuple variable of a statement, as bound. */
+struct bvar {
+	const char *name; /* as ranged, or "agg#N" for an aggregate's relation */
+	const struct vgq_relation *rel;
+	bool event; /* ranges over an event relation */
+};
+
+/* An aggregate, computed before its statement as an auxiliary interval relation
+ * (group attributes g0..gn-1, then `value`) over the constant intervals of each group. */
+struct bagg {
+	const struct tquel_expr *src;
+	struct bstmt *inner;  /* its own variables; targets: by-list..., argument */
+	int var;              /* the statement's variable over the auxiliary relation */
+	struct bx **outer_by; /* per by-item: the same expression over the outer variables,
+	                         or NULL when the item is not correlated */
+	size_t nby;
+	enum tquel_aggfn fn;
+	bool unique;
+	enum tquel_window window;
+	struct vgq_relation *rel; /* made by agg.c */
+};
+
+struct btarget {
+	const char *name;
+	struct bx *value;
+};
+
+/* A retrieve, bound. */
+struct bstmt {
+	const struct tquel_stmt *src;
+	const char *into;  /* result name (NULL: unnamed) */
+	const char *label; /* into, or "retrieve@LINE" */
+	struct bvar vars[VGQ_MAX_VARS];
+	size_t nvars;
+	struct btarget *targets;
+	size_t ntargets;
+	struct bx *where; /* NULL: true */
+	struct tp *when;  /* NULL: true */
+	enum tquel_valid_kind valid;
+	struct tx *valid_at, *valid_from, *valid_to;
+	bool result_event; /* the result is an event relation */
+	struct bagg *aggs;
+	size_t naggs;
+	/* Implicit temporal predicates: an aggregate's piece overlaps the valid time. */
+	struct tp **implicit;
+	size_t nimplicit;
+	struct vgq_relation *out; /* the result */
+};
+
+/* ---- plans ---- */
+
+enum pkind {
+	P_SCAN,      /* a variable's relation */
+	P_SELECT,    /* σ on explicit attributes (conjuncts in `where`) */
+	P_TSELECT,   /* σT on valid times (conjuncts in `when`) */
+	P_PRODUCT,   /* × */
+	P_HASHJOIN,  /* equality conjuncts: build on the right, probe with the left */
+	P_SWEEPJOIN, /* `lt overlap rt`: both in time order, active windows only */
+	P_SEMIJOIN,  /* keep left bindings for which some right tuple exists */
+	P_PROJECT,   /* π: the target list */
+	P_TPROJECT,  /* πT: the valid clause */
+};
+
+enum semi_mode {
+	SEMI_EXISTS,    /* equality keys only */
+	SEMI_MIN_END,   /* rt precede lt: per key, the least end of rt */
+	SEMI_MAX_BEGIN, /* lt precede rt: per key, the greatest begin of rt */
+};
+
+struct pnode {
+	enum pkind kind;
+	struct pnode *l, *r;
+	int var;           /* P_SCAN */
+	struct bx **conds; /* P_SELECT, and residual conditions of joins */
+	size_t nconds;
+	struct tp **tconds; /* P_TSELECT, and residual temporal conditions of joins */
+	size_t ntconds;
+	struct bx **lkeys, **rkeys; /* P_HASHJOIN, P_SEMIJOIN */
+	size_t nkeys;
+	struct tx *lt, *rt; /* P_SWEEPJOIN, P_SEMIJOIN (precede) */
+	enum semi_mode semi;
+	uint64_t vars; /* variables bound in its output */
+};
+
+struct plan {
+	struct bstmt *stmt;
+	struct pnode *logical;  /* the calculus as algebra, before optimization */
+	struct pnode *physical; /* after */
+};
+
+/* ---- the session: what one run of statements knows ---- */
+struct vgq_session {
+	struct vgq_database *db; /* NULL: explain without a trace */
+	struct vgq_options opts;
+	struct tquel_arena *arena;
+	/* ranges in effect: variable name -> relation name and clock period */
+	struct srange {
+		const char *var, *relation;
+		uint64_t clock;
+		const struct tquel_range *src;
+		bool bad; /* its relation is unknown (reported) */
+	} * ranges;
+	size_t nranges;
+	struct vgq_relation **results; /* retrieve into: named results, in order */
+	size_t nresults;
+	struct vgq_relation **owned; /* every relation made by the session */
+	size_t nowned;
+	struct vgq_stat *stats;
+	size_t nstats;
+	uint64_t peak_state; /* of the statement being evaluated */
+};
+
+/* ---- bind.c ---- */
+/* Binds one retrieve; NULL after reporting its errors (the caller counts them). For
+ * explain without a trace, relations are unknown: attribute types are taken as int and
+ * every relation as an interval relation, and only names of variables are checked. */
+struct bstmt *vgq_bind(struct vgq_session *s, const struct tquel_query *q,
+                       const struct tquel_stmt *st, struct vgq_diag *d);
+bool vgq_check_range(struct vgq_session *s, const struct tquel_query *q,
+                     const struct tquel_range *r, struct vgq_diag *d);
+/* The relation named `name` (a trace relation, an earlier result or a clock), or NULL. */
+const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const char *name,
+                                                uint64_t clock, char *err, size_t errsize);
+
+/* ---- plan.c ---- */
+struct plan *vgq_plan(struct vgq_session *s, struct bstmt *b);
+void vgq_plan_print(const struct plan *p, bool physical, FILE *out);
+
+/* ---- value.c ---- */
+struct binding {
+	const uint32_t *rows; /* per statement variable: its tuple index */
+	const struct bvar *vars;
+};
+struct vx_value vgq_eval(const struct bx *e, const struct binding *b);
+enum tv3 vgq_truth(const struct bx *e, const struct binding *b);
+struct tval vgq_teval(const struct tx *e, const struct binding *b);
+bool vgq_tpred(const struct tp *p, const struct binding *b);
+struct tval vgq_var_time(const struct bvar *v, uint32_t row);
+bool vgq_tv_overlap(struct tval x, struct tval y);
+struct tval vgq_tv_intersect(struct tval x, struct tval y);
+/* Equality as `=` means it (for hash joins): false with a null. */
+bool vgq_value_equal(const struct vx_value *a, const struct vx_value *b);
+uint64_t vgq_value_hash(const struct vx_value *a);
+int vgq_value_order(const struct vx_value *a, const struct vx_value *b); /* total, for sorting */
+struct vx_value vgq_column_value(const struct vgq_relation *r, int attr, uint32_t row);
+
+/* ---- exec.c ---- */
+/* A binding table: n rows of `width` tuple indices (one per statement variable; unbound
+ * variables hold 0). */
+struct btable {
+	uint32_t *rows;
+	size_t n, cap, width;
+};
+void vgq_btable_push(struct btable *t, const uint32_t *row);
+struct btable vgq_exec(struct vgq_session *s, const struct plan *p, const struct pnode *n);
+
+/* ---- exec_join.c ---- */
+struct btable vgq_hashjoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
+                           struct btable *l, struct btable *r);
+struct btable vgq_sweepjoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
+                            struct btable *l, struct btable *r);
+struct btable vgq_semijoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
+                           struct btable *l, struct btable *r);
+/* Keeps the rows of t passing the node's residual conditions. */
+void vgq_filter(const struct bstmt *b, const struct pnode *n, struct btable *t);
+
+/* ---- result.c ---- */
+/* The empty result relation of a bound retrieve (its attributes), made at binding so
+ * later statements can be bound against it; filled by vgq_result. */
+struct vgq_relation *vgq_result_skeleton(struct vgq_session *s, const struct bstmt *b);
+void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btable *t);
+
+/* ---- agg.c ---- */
+void vgq_agg_compute(struct vgq_session *s, struct bstmt *outer, struct bagg *a);
+
+void vgq_session_own(struct vgq_session *s, struct vgq_relation *r);
+
+#endif

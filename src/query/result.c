@@ -1,0 +1,232 @@
+/* π and πT: from the final bindings of a retrieve to its result relation. Each binding
+ * gets its valid time (the valid clause, or the overlap of all variables) and its target
+ * values; identical tuples are kept once (the calculus defines a set); the set is sorted
+ * by valid time, then values, and stored column-wise like any relation. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/engine_internal.h"
+#include "query/relation_internal.h"
+
+struct rows {
+	size_t n, cap, width; /* width: targets */
+	int64_t *b, *e;
+	struct vx_value *vals;
+	/* the set: open addressing over row indices + 1 */
+	uint32_t *slots;
+	size_t mask;
+};
+
+static uint64_t row_hash(const struct rows *r, int64_t b, int64_t e, const struct vx_value *v)
+{
+	uint64_t h = (uint64_t)b * 0x9E3779B97F4A7C15ull ^ (uint64_t)e;
+	for (size_t k = 0; k < r->width; k++)
+		h = (h ^ (v[k].null ? 0x5bd1e995u : vgq_value_hash(&v[k]))) * 0x100000001b3ull;
+	return h ^ (h >> 32);
+}
+
+static bool row_equal(const struct rows *r, size_t i, int64_t b, int64_t e,
+                      const struct vx_value *v)
+{
+	if (r->b[i] != b || r->e[i] != e)
+		return false;
+	for (size_t k = 0; k < r->width; k++)
+		if (vgq_value_order(&r->vals[i * r->width + k], &v[k]) != 0)
+			return false;
+	return true;
+}
+
+static void rehash(struct rows *r)
+{
+	size_t size = r->mask ? 2 * (r->mask + 1) : 1024;
+	free(r->slots);
+	r->slots = vgq_xcalloc(size, sizeof *r->slots);
+	r->mask = size - 1;
+	for (size_t i = 0; i < r->n; i++) {
+		size_t s = row_hash(r, r->b[i], r->e[i], &r->vals[i * r->width]) & r->mask;
+		while (r->slots[s])
+			s = (s + 1) & r->mask;
+		r->slots[s] = (uint32_t)i + 1;
+	}
+}
+
+static void add_row(struct rows *r, int64_t b, int64_t e, const struct vx_value *v, bool dedup)
+{
+	if (dedup) {
+		if ((r->n + 1) * 2 > r->mask + 1)
+			rehash(r);
+		size_t s = row_hash(r, b, e, v) & r->mask;
+		while (r->slots[s]) {
+			if (row_equal(r, r->slots[s] - 1, b, e, v))
+				return;
+			s = (s + 1) & r->mask;
+		}
+		r->slots[s] = (uint32_t)r->n + 1;
+	}
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 256;
+		r->b = vgq_xrealloc(r->b, r->cap, sizeof *r->b);
+		r->e = vgq_xrealloc(r->e, r->cap, sizeof *r->e);
+		r->vals =
+		    vgq_xrealloc(r->vals, r->cap * (r->width ? r->width : 1), sizeof *r->vals);
+	}
+	r->b[r->n] = b;
+	r->e[r->n] = e;
+	memcpy(&r->vals[r->n * r->width], v, r->width * sizeof *v);
+	r->n++;
+}
+
+static const struct rows *sorting;
+
+static int by_time_then_values(const void *x, const void *y)
+{
+	size_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	const struct rows *r = sorting;
+	if (r->b[i] != r->b[j])
+		return r->b[i] < r->b[j] ? -1 : 1;
+	if (r->e[i] != r->e[j])
+		return r->e[i] < r->e[j] ? -1 : 1;
+	for (size_t k = 0; k < r->width; k++) {
+		int c = vgq_value_order(&r->vals[i * r->width + k], &r->vals[j * r->width + k]);
+		if (c)
+			return c;
+	}
+	return i < j ? -1 : i > j;
+}
+
+static enum vgq_type column_type(enum vx_type t)
+{
+	switch (t) {
+	case VX_UINT:
+		return VGQ_UINT;
+	case VX_DOUBLE:
+		return VGQ_DOUBLE;
+	case VX_STRING:
+		return VGQ_STRING;
+	case VX_BYTES:
+		return VGQ_BYTES;
+	case VX_ENTITY:
+		return VGQ_ENTITY;
+	default:
+		return VGQ_INT;
+	}
+}
+
+static void store(struct vgq_relation *rel, size_t a, size_t t, const struct vx_value *v)
+{
+	union vgq_column *c = &rel->cols[a];
+	if (v->null) {
+		if (!rel->nulls)
+			rel->nulls = vgq_xcalloc(rel->nattrs, sizeof *rel->nulls);
+		if (!rel->nulls[a])
+			rel->nulls[a] = vgq_xcalloc(rel->ntuples > 16 ? rel->ntuples : 16, 1);
+		rel->nulls[a][t] = 1;
+		return;
+	}
+	switch (rel->attrs[a].type) {
+	case VGQ_INT:
+		c->i[t] = v->type == VX_UINT ? (int64_t)v->v.u : v->v.i;
+		break;
+	case VGQ_UINT:
+		c->u[t] = v->v.u;
+		break;
+	case VGQ_DOUBLE:
+		c->d[t] = v->type == VX_DOUBLE ? v->v.d
+		          : v->type == VX_UINT ? (double)v->v.u
+		                               : (double)v->v.i;
+		break;
+	case VGQ_STRING:
+		c->s[t] = v->v.s;
+		break;
+	case VGQ_BYTES:
+		c->b[t] = v->v.b;
+		break;
+	case VGQ_ENTITY:
+		c->r[t] = v->v.r;
+		break;
+	}
+}
+
+static void build(struct vgq_session *s, struct vgq_relation *rel, const struct bstmt *b,
+                  struct rows *r)
+{
+	bool event = rel->kind == VGQ_REL_EVENT;
+	uint32_t *order = vgq_xcalloc(r->n ? r->n : 1, sizeof *order);
+	for (size_t i = 0; i < r->n; i++)
+		order[i] = (uint32_t)i;
+	sorting = r;
+	qsort(order, r->n, sizeof *order, by_time_then_values);
+	sorting = NULL;
+	for (size_t j = 0; j < r->n; j++) {
+		size_t i = order[j];
+		size_t t = vgq_relation_append(rel, r->b[i]);
+		if (!event) {
+			rel->to[t] = r->e[i];
+			rel->open[t] = false;
+		}
+	}
+	/* values after all tuples exist, so null flags are sized once */
+	for (size_t j = 0; j < r->n; j++)
+		for (size_t k = 0; k < b->ntargets; k++)
+			store(rel, k, j, &r->vals[order[j] * r->width + k]);
+	vgq_relation_finish(rel, s->db ? s->db->last : 0);
+	free(order);
+}
+
+struct vgq_relation *vgq_result_skeleton(struct vgq_session *s, const struct bstmt *b)
+{
+	struct vgq_relation *rel =
+	    vgq_relation_new(b->label, b->result_event ? VGQ_REL_EVENT : VGQ_REL_INTERVAL);
+	for (size_t k = 0; k < b->ntargets; k++) {
+		const struct bx *x = b->targets[k].value;
+		const char *kind = NULL;
+		if (x->type == VX_ENTITY && x->kind == BX_ATTR)
+			kind = b->vars[x->var].rel->attrs[x->attr].ref_kind;
+		vgq_relation_add_attr(rel, b->targets[k].name, column_type(x->type), kind);
+	}
+	vgq_session_own(s, rel);
+	return rel;
+}
+
+/* The valid time of one binding; TV_NOTHING when it has none. */
+static struct tval valid_time(const struct bstmt *b, const struct binding *bd)
+{
+	struct tval none = {TV_NOTHING, 0, 0};
+	if (b->valid == TQ_VALID_AT) {
+		struct tval t = vgq_teval(b->valid_at, bd);
+		return t.kind == TV_EVENT ? t : none;
+	}
+	if (b->valid == TQ_VALID_FROM_TO) {
+		struct tval f = vgq_teval(b->valid_from, bd), t = vgq_teval(b->valid_to, bd);
+		if (f.kind == TV_NOTHING || t.kind == TV_NOTHING || f.b >= t.e)
+			return none;
+		struct tval v = {TV_INTERVAL, f.b, t.e};
+		return v;
+	}
+	struct tval v = vgq_var_time(&b->vars[0], bd->rows[0]);
+	for (size_t i = 1; i < b->nvars && v.kind != TV_NOTHING; i++)
+		v = vgq_tv_intersect(v, vgq_var_time(&b->vars[i], bd->rows[i]));
+	if (v.kind == TV_INTERVAL && v.b >= v.e)
+		return none;
+	return v;
+}
+
+void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btable *t)
+{
+	struct rows r = {.width = b->ntargets};
+	struct vx_value vals[b->ntargets ? b->ntargets : 1];
+	for (size_t i = 0; i < t->n; i++) {
+		struct binding bd = {t->rows + i * t->width, b->vars};
+		struct tval v = valid_time(b, &bd);
+		if (v.kind == TV_NOTHING)
+			continue;
+		for (size_t k = 0; k < b->ntargets; k++)
+			vals[k] = vgq_eval(b->targets[k].value, &bd);
+		add_row(&r, v.b, v.kind == TV_EVENT ? v.b : v.e, vals, true);
+	}
+	build(s, b->out, b, &r);
+	free(r.b);
+	free(r.e);
+	free(r.vals);
+	free(r.slots);
+}
