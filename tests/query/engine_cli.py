@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""vigil query and vigil explain on a recording of the mailbox example: the plans the
+optimizer picks, aggregates against answers computed here from the base relations,
+results ranged over by later statements, --into SQLite, every kind of bad input (one
+error with file:line:col and a caret, exit 2), damaged traces (answer, exit 1).
+
+usage: engine_cli.py BIN-DIR"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+
+BIN = sys.argv[1]
+VIGIL = os.path.join(BIN, "vigil")
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def run(*args, text=None):
+    p = subprocess.run([VIGIL, *args], input=text, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def query(trace, q, *extra):
+    rc, out, err = run("query", trace, "--format", "json", "-e", q, *extra)
+    if rc != 0:
+        fail(f"query exited {rc}: {q}\n{err}")
+        return []
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="vigil-engine-")
+    trace = os.path.join(work, "trace")
+    subprocess.run([VIGIL, "record", "-o", trace, "--", os.path.join(BIN, "mailbox"),
+                    "--processors", "3", "--processes", "8", "--mailboxes", "3",
+                    "--messages", "300", "--seed", "5"], check=True, capture_output=True)
+
+    # ---- plans ----
+    plans = {
+        "semi-join[W.mailbox = S.mailbox; S precede end of W: least end of S per key]":
+            'range of S is SendMessage range of W is Waiting retrieve (P = W.Process) '
+            'valid at end of W where S.Mailbox = W.Mailbox and S.Process = "P1" '
+            'when S precede end of W',
+        "sweep join[RO overlap C]":
+            'range of RO is RunningOn range of C is Clock[10] '
+            'retrieve (P = RO.process) when C overlap RO',
+        "hash join[S.msg = T.msg]":
+            'range of S is SendMessage range of T is SendMessage '
+            'retrieve (A = S.process, B = T.process) valid at S where S.msg = T.msg',
+        'σ[S.process = "P1"]':
+            'range of S is SendMessage retrieve (S.msg) where S.process = "P1"',
+    }
+    for want, q in plans.items():
+        rc, out, err = run("explain", "-e", q, trace)
+        if rc != 0 or "before optimization:" not in out or want not in out.split(
+                "after optimization:")[-1]:
+            fail(f"explain: expected '{want}' after optimization, got rc {rc}:\n{out}{err}")
+    rc, out, err = run("explain", "-e", plans["sweep join[RO overlap C]"])
+    if rc != 0 or "×" not in out:
+        fail(f"explain without a trace: rc {rc}\n{out}{err}")
+
+    # ---- base data, through the engine itself (checked against the truth elsewhere) ----
+    waits = query(trace, "range of W is Waiting retrieve (W.process, W.mailbox)")
+    sends = query(trace, "range of S is SendMessage retrieve (S.process, S.mailbox, S.msg)")
+    if not waits or not sends:
+        fail("no Waiting or SendMessage tuples")
+        return
+    rc, out, err = run("relations", "--json", trace)
+    span = [json.loads(l) for l in out.splitlines()]
+    first = min(r["from"] for r in span if r["tuples"])
+    last = max(r["to"] for r in span if r["tuples"])
+
+    # cumulative count per mailbox, at each send (the send itself included)
+    got = query(trace, "range of S is SendMessage retrieve (M = S.mailbox, "
+                       "N = count(S.msg by S.mailbox for ever), X = max(S.msg by S.mailbox for ever)) "
+                       "valid at S")
+    want = set()
+    for s in sends:
+        before = [t for t in sends if t["values"]["mailbox"] == s["values"]["mailbox"]
+                  and t["at"] <= s["at"]]
+        want.add((s["values"]["mailbox"], len(before), max(t["values"]["msg"] for t in before),
+                  s["at"]))
+    have = {(g["values"]["M"], g["values"]["N"], g["values"]["X"], g["at"]) for g in got}
+    if have != want:
+        fail(f"count/max for ever by mailbox: {len(have ^ want)} tuples differ, e.g. "
+             f"{sorted(have - want)[:3]} vs {sorted(want - have)[:3]}")
+
+    # instantaneous count of waiting processes (no by-list): a step function over the trace
+    got = query(trace, "range of W is Waiting retrieve (N = count(W.process))")
+    points = sorted({first, last + 1} | {w["from"] for w in waits} | {w["to"] for w in waits})
+    want = []
+    for a, b in zip(points, points[1:]):
+        n = sum(1 for w in waits if w["from"] <= a < w["to"])
+        if want and want[-1][0] == n and want[-1][2] == a:
+            want[-1] = (n, want[-1][1], b)
+        else:
+            want.append((n, a, b))
+    have = [(g["values"]["N"], g["from"], g["to"]) for g in got]
+    if have != want:
+        fail(f"count for each instant: got {have[:5]}..., want {want[:5]}...")
+
+    # the queue length per mailbox while each process waits (TQuel's example)
+    got = query(trace, "range of W is Waiting retrieve (M = W.mailbox, "
+                       "N = count(W.process by W.mailbox))")
+    want = set()
+    for w in waits:
+        m = w["values"]["mailbox"]
+        same = [v for v in waits if v["values"]["mailbox"] == m]
+        cuts = sorted({w["from"], w["to"]} | {v["from"] for v in same if w["from"] < v["from"] < w["to"]}
+                      | {v["to"] for v in same if w["from"] < v["to"] < w["to"]})
+        for a, b in zip(cuts, cuts[1:]):
+            want.add((m, sum(1 for v in same if v["from"] <= a < v["to"]), a, b))
+    # pieces of equal count are merged within the aggregate, then cut by each W
+    have = {(g["values"]["M"], g["values"]["N"], g["from"], g["to"]) for g in got}
+
+    def instants(rows):
+        out = Counter()
+        for m, n, a, b in rows:
+            out[(m, n, a, b)] += 1
+        return out
+
+    def covered(rows):  # (mailbox, count) -> merged coverage, order-insensitive
+        cov = defaultdict(list)
+        for m, n, a, b in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
+            c = cov[(m, n)]
+            if c and c[-1][1] >= a:
+                c[-1] = (c[-1][0], max(c[-1][1], b))
+            else:
+                c.append((a, b))
+        return dict(cov)
+    if covered(have) != covered(want):
+        fail("count by mailbox for each instant differs from the queue lengths computed here")
+    del instants
+
+    # a result ranged over by a later statement
+    got = query(trace, 'range of S is SendMessage retrieve into FromP1 (M = S.mailbox, K = S.msg) '
+                       'where S.process = "P1" range of F is FromP1 retrieve (F.M) where F.K > 2')
+    want = {(s["values"]["mailbox"], s["at"]) for s in sends
+            if s["values"]["process"] == "P1" and s["values"]["msg"] > 2}
+    have = {(g["values"]["M"], g["at"]) for g in got if g["relation"] != "FromP1"}
+    if have != want:
+        fail(f"retrieve into then range over it: {len(have)} tuples, expected {len(want)}")
+
+    # ---- --into SQLite ----
+    db = os.path.join(work, "out.db")
+    rc, out, err = run("query", trace, "--into", db, "-e",
+                       "range of W is Waiting retrieve into W2 (W.process, W.mailbox)")
+    if rc != 0:
+        fail(f"--into: rc {rc}: {err}")
+    else:
+        con = sqlite3.connect(db)
+        rows = con.execute("select process, mailbox, valid_from, valid_to from W2").fetchall()
+        want = sorted((w["values"]["process"], w["values"]["mailbox"], w["from"], w["to"])
+                      for w in waits)
+        if sorted(rows) != want:
+            fail(f"--into: {len(rows)} rows in W2, expected {len(want)}")
+        if out:
+            fail("--into printed the result too")
+
+    # ---- bad input: one error, file:line:col, the line, a caret; exit 2 ----
+    bad = {
+        "range of W is Wating\nretrieve (W.process)\n": ("2:15", ":1:15: error: no relation 'Wating' in the trace (did you mean Waiting?)"),
+        "range of W is Waiting\nretrieve (W.proces)\n": ("", ":2:11: error: W (Waiting) has no attribute 'proces'; did you mean process?"),
+        "range of W is Waiting\nretrieve (X.process)\n": ("", ":2:11: error: no tuple variable 'X'"),
+        "range of W is Waiting\nretrieve (W.process)\nwhere W.process > 3\n": ("", ":3:7: error: cannot compare entity with int"),
+        "range of W is Waiting\nretrieve (W.process)\nwhere W.process < W.mailbox\n": ("", ":3:7: error: cannot compare entity with entity by order (only '=' and '!=')"),
+        "range of S is SendMessage\nretrieve (x = S.msg + S.process)\n": ("", ":2:15: error: '+' needs numbers, not uint and entity"),
+        "range of W is Waiting\nretrieve (W.process) valid at W\n": ("", ":2:31: error: valid at needs an event"),
+        "range of W is Waiting\nretrieve (W.process) where W.mailbox\n": ("", ":2:28: error: where needs a condition"),
+        "range of W is Waiting\nretrieve into Waiting (W.process)\n": ("", ":2:15: error: 'Waiting' is already a relation"),
+        "range of W is Waiting\nretrieve (W.process) where (W.process = \"P1\") = 1\n": ("", "error: cannot compare condition with int"),
+        "range of W is Waiting\nretrieve (N = sum(W.process))\n": ("", "error: sum needs numbers, not entity"),
+        "range of W is Waiting\nretrieve (x = 1)\n": ("", "error: a retrieve needs at least one tuple variable"),
+        "range of W is Waiting\nretrieve (W.process\n": ("", "error: expected"),
+    }
+    for text, (_, want) in bad.items():
+        path = os.path.join(work, "bad.tq")
+        with open(path, "w") as f:
+            f.write(text)
+        rc, out, err = run("query", trace, "-f", path)
+        lines = err.splitlines()
+        if rc != 2 or not lines or not lines[0].startswith(path + ":") or want not in lines[0] \
+                or len(lines) != 3 or not lines[2].strip() == "^":
+            fail(f"bad query {text!r}: rc {rc}, stderr:\n{err}expected '{want}' and a caret")
+        if out:
+            fail(f"bad query {text!r} printed a result")
+
+    # ---- usage ----
+    for args in (["query"], ["query", trace], ["query", trace, "-e"], ["query", trace, "-e", "x", "--format", "xml"],
+                 ["query", trace, "--bogus"], ["query", os.path.join(work, "nope"), "-e", "range of W is Waiting retrieve (W.process)"],
+                 ["query", trace, "-f", os.path.join(work, "nope.tq")], ["explain"]):
+        rc, out, err = run(*args)
+        if rc != 2 or len(err.splitlines()) != 1:
+            fail(f"vigil {' '.join(args)}: rc {rc}, expected 2 and one line; stderr:\n{err}")
+    for cmd in ("query", "explain"):
+        rc, out, err = run(cmd, "--help")
+        if rc != 0 or "examples:" not in out:
+            fail(f"vigil {cmd} --help: rc {rc}")
+
+    # ---- a damaged trace: the end of a stream cut off ----
+    cut = os.path.join(work, "cut")
+    subprocess.run(["cp", "-r", trace, cut], check=True)
+    streams = sorted(os.path.join(d, f) for d, _, fs in os.walk(cut) for f in fs
+                     if f.startswith("stream-"))
+    size = os.path.getsize(streams[0])
+    os.truncate(streams[0], size - 7)
+    rc, out, err = run("query", cut, "--format", "json", "-e",
+                       "range of S is SendMessage retrieve (S.msg)")
+    if rc != 1 or "damaged" not in err or not out.strip():
+        fail(f"damaged trace: rc {rc}, {len(out.splitlines())} tuples, stderr: {err}")
+
+    subprocess.run(["rm", "-rf", work])
+
+
+main()
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("ok")
