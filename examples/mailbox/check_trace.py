@@ -15,8 +15,7 @@ from collections import Counter, defaultdict
 
 KINDS = ("Processor", "Process", "Mailbox")
 # The entity kind of each reference field of the mailbox sensors.
-REF_KIND = {"process": "Process", "sender": "Process", "mailbox": "Mailbox",
-            "processor": "Processor"}
+REF_KIND = {"process": "Process", "mailbox": "Mailbox", "processor": "Processor"}
 
 
 class TraceError(Exception):
@@ -110,8 +109,8 @@ def order_checks(truth, events):
         if name == "mailbox.ProcessState":
             trace["states of"][f["process"]].append(f["state"])
         elif name == "mailbox.SendMessage":
-            trace["messages sent by"][f["sender"]].append(f["msg"])
-            trace["messages sent to"][f["mailbox"]].append((f["sender"], f["msg"], f["payload"]))
+            trace["messages sent by"][f["process"]].append(f["msg"])
+            trace["messages sent to"][f["mailbox"]].append((f["process"], f["msg"], f["payload"]))
         elif name.startswith("mailbox.Waiting."):
             trace["Waiting on"][f["mailbox"]].append((name.rsplit(".", 1)[1], f["process"]))
         elif name.startswith("mailbox.RunningOn."):
@@ -120,8 +119,8 @@ def order_checks(truth, events):
     for s in truth["ProcessState"]:
         expect["states of"][s["process"]].append(s["state"])
     for s in truth["SendMessage"]:
-        expect["messages sent by"][s["sender"]].append(s["msg"])
-        expect["messages sent to"][s["mailbox"]].append((s["sender"], s["msg"], s["payload"]))
+        expect["messages sent by"][s["process"]].append(s["msg"])
+        expect["messages sent to"][s["mailbox"]].append((s["process"], s["msg"], s["payload"]))
     expect["Waiting on"].update(interval_sequences(truth["Waiting"], "mailbox", "process"))
     expect["RunningOn"].update(interval_sequences(truth["RunningOn"], "processor", "process"))
     for what in expect.keys() | trace.keys():

@@ -65,11 +65,11 @@ void mb_truth_state(struct mb_truth *t, uint64_t step, const char *process, cons
 	                 state));
 }
 
-void mb_truth_send(struct mb_truth *t, uint64_t step, const char *sender, const char *mailbox,
+void mb_truth_send(struct mb_truth *t, uint64_t step, const char *process, const char *mailbox,
                    uint32_t msg, uint32_t payload)
 {
 	append(t, t->send,
-	       json_pack("{s:I, s:s, s:s, s:I, s:I}", "step", (json_int_t)step, "sender", sender,
+	       json_pack("{s:I, s:s, s:s, s:I, s:I}", "step", (json_int_t)step, "process", process,
 	                 "mailbox", mailbox, "msg", (json_int_t)msg, "payload",
 	                 (json_int_t)payload));
 }

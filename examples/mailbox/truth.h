@@ -23,7 +23,7 @@ struct mb_truth *mb_truth_new(const struct mb_options *o);
 void mb_truth_free(struct mb_truth *t);
 
 void mb_truth_state(struct mb_truth *t, uint64_t step, const char *process, const char *state);
-void mb_truth_send(struct mb_truth *t, uint64_t step, const char *sender, const char *mailbox,
+void mb_truth_send(struct mb_truth *t, uint64_t step, const char *process, const char *mailbox,
                    uint32_t msg, uint32_t payload);
 /* `waited`: the message was handed to the process that was blocked on the mailbox. */
 void mb_truth_receive(struct mb_truth *t, uint64_t step, const char *process, const char *mailbox,

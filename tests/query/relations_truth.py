@@ -6,7 +6,7 @@ by relations_dump) against the run's ground truth (mailbox --truth):
   (Process also holds the recorded OS process itself, named after its program);
 * ProcessState: per process, the same sequence of states, each tuple ending where the next
   begins, the last one open;
-* SendMessage: per sender, the same messages (mailbox, msg, payload);
+* SendMessage: per sending process, the same messages (mailbox, msg, payload);
 * Waiting and RunningOn: per process, the same intervals in the same order, all closed;
 * time: every tuple boundary matched to its step in the truth, times follow the steps
   (the example records its facts in step order), which checks the pairing of ends.
@@ -40,7 +40,7 @@ def check_listing(truth, path):
         "ProcessState": ("state", len(truth["ProcessState"]),
                          [{"name": "process", "entity": "Process"}, {"name": "state", "type": "string"}]),
         "SendMessage": ("event", len(truth["SendMessage"]),
-                        [{"name": "sender", "entity": "Process"}, {"name": "mailbox", "entity": "Mailbox"},
+                        [{"name": "process", "entity": "Process"}, {"name": "mailbox", "entity": "Mailbox"},
                          {"name": "msg", "type": "uint"}, {"name": "payload", "type": "uint"}]),
         "Waiting": ("interval", len(truth["Waiting"]),
                     [{"name": "process", "entity": "Process"}, {"name": "mailbox", "entity": "Mailbox"}]),
@@ -113,8 +113,8 @@ def main():
                 fail(f"ProcessState {p}: tuple {k} does not end where the next begins")
 
     # SendMessage
-    got = by(rel.get("SendMessage", []), lambda r: r["values"]["sender"])
-    want = by(truth["SendMessage"], lambda f: f["sender"])
+    got = by(rel.get("SendMessage", []), lambda r: r["values"]["process"])
+    want = by(truth["SendMessage"], lambda f: f["process"])
     for p in sorted(set(got) | set(want)):
         g = [(t["values"]["mailbox"], t["values"]["msg"], t["values"]["payload"]) for t in got.get(p, [])]
         w = [(f["mailbox"], f["msg"], f["payload"]) for f in want.get(p, [])]
