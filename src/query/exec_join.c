@@ -47,7 +47,7 @@ static bool keys_of(const struct bstmt *b, struct bx *const *keys, size_t nkeys,
 	uint64_t h = 0x12345;
 	for (size_t k = 0; k < nkeys; k++) {
 		out[k] = vgq_eval(keys[k], &bd);
-		if (out[k].null || (out[k].type == VX_ENTITY && 0))
+		if (out[k].null)
 			return false;
 		h = (h ^ vgq_value_hash(&out[k])) * 0x100000001b3ull;
 	}
@@ -167,7 +167,11 @@ static struct item *items_of(const struct bstmt *b, const struct tx *x, const st
 		it[k].row = (uint32_t)i;
 		k++;
 	}
-	qsort(it, k, sizeof *it, by_begin);
+	bool sorted = true; /* scans of base relations come in start order already */
+	for (size_t i = 1; i < k && sorted; i++)
+		sorted = by_begin(&it[i - 1], &it[i]) <= 0;
+	if (!sorted)
+		qsort(it, k, sizeof *it, by_begin);
 	*n = k;
 	return it;
 }

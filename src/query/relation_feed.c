@@ -46,9 +46,10 @@ static void put(struct builder *b, struct vgq_relation *r, int a, size_t t,
 	case VGQ_ENTITY: {
 		const char *name =
 		    vgt_names_lookup(b->names, r->attrs[a].ref_kind, v->ref.id, v->ref.gen);
-		c->r[t] =
-		    (struct vgq_ref){v->ref.id, v->ref.gen, image,
-		                     name ? vgq_pool_intern(b->pool, name, strlen(name)) : NULL};
+		/* the runtime records an entity created without a name with the name "" */
+		c->r[t] = (struct vgq_ref){
+		    v->ref.id, v->ref.gen, image,
+		    name && *name ? vgq_pool_intern(b->pool, name, strlen(name)) : NULL};
 		break;
 	}
 	}
@@ -230,7 +231,7 @@ static void entity(struct builder *b, const struct tinfo *ti, const struct vgt_e
 		r->cols[2].u[*cur] = gen->u;
 		/* fallthrough */
 	case T_ENT_NAME:
-		if (*cur != SIZE_MAX && name)
+		if (*cur != SIZE_MAX && name && name->str.len) /* "": created without a name */
 			r->cols[0].s[*cur] = vgq_pool_intern(b->pool, name->str.ptr, name->str.len);
 		break;
 	case T_ENT_RECLAIM:

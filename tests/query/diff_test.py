@@ -1,0 +1,846 @@
+#!/usr/bin/python3
+"""Differential test of the TQuel engine against SQLite (docs/tquel.md, *What a query means*).
+
+For each seed: records a random trace (diff_subject SEED N under `vigil record`), loads its
+relations A, B, E (diff_dump) into SQLite, generates random retrieves over 1-3 tuple
+variables, each with its SQL, runs all of them in one `vigil query --format json` and
+compares every result with the SQL answer as a set of (kind, times, values). Where the
+cross product is small, a tiny Python evaluator of the same semantics is a third opinion.
+
+    diff_test.py --bin BUILD/bin [--seeds 1,2,3] [--queries 100] [--events 240]
+    diff_test.py --bin BUILD/bin --selfcheck        # SQL vs the Python evaluator only
+    diff_test.py --bin BUILD/bin --replay CASE.json # one saved failing case again
+    --empty-is-value: compare an unnamed entity as if named "" (the docs say: no name, null)
+    --keep DIR: keep the traces and the generated queries-SEED.tq there
+
+On a mismatch it prints the seed, the TQuel, the SQL and up to 5 tuples only in each side,
+saves the case (with a copy of the trace) under --fail-dir for --replay, and exits 1."""
+import argparse
+import itertools
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+# ---- the relations ---------------------------------------------------------------------
+
+# relation -> (kind, [(attribute, type)]); types: num, str, ent
+SCHEMA = {
+    "A": ("interval", [("key", "num"), ("val", "num"), ("tag", "str"), ("owner", "ent")]),
+    "B": ("interval", [("key", "num"), ("val", "num")]),
+    "E": ("event", [("key", "num"), ("val", "num"), ("tag", "str")]),
+}
+# tuple variables, declared once at the top of every query file
+VARS = {"A1": "A", "A2": "A", "A3": "A", "B1": "B", "B2": "B", "E1": "E", "E2": "E"}
+
+
+def is_event_var(v):
+    return SCHEMA[VARS[v]][0] == "event"
+
+
+def entity_display(ent):
+    """How vigil prints an entity value: its name, or Kind#id without one."""
+    return ent["name"] if ent["name"] is not None else "Owner#%d" % ent["id"]
+
+
+# docs/tquel.md: an empty string is a value; an entity never named has no name (compared
+# with a string: null). --empty-is-value compares it as if named "" instead.
+EMPTY_IS_VALUE = False
+
+
+def load_trace(bin_dir, trace):
+    """{relation: [row]} with row = {"b", "e", attrs...}; an event has b = e = at; an
+    entity attribute is its dump object {name, id, gen, image}."""
+    p = subprocess.run([os.path.join(bin_dir, "diff_dump"), trace, "A", "B", "E"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("diff_dump %s exited %d: %s" % (trace, p.returncode, p.stderr))
+    rows = {r: [] for r in SCHEMA}
+    for line in p.stdout.splitlines():
+        o = json.loads(line)
+        row = dict(o["values"])
+        if EMPTY_IS_VALUE:  # an unnamed entity compared as if named ""
+            for a, v in row.items():
+                if isinstance(v, dict) and v["name"] is None:
+                    v["name"] = ""
+        row["b"] = o["from"]
+        row["e"] = o["to"] if o["to"] is not None else o["from"]
+        if o["kind"] == "interval" and not row["b"] < row["e"]:
+            sys.exit("trace %s: %s has an empty interval %s; the test assumes none" %
+                     (trace, o["relation"], line))
+        rows[o["relation"]].append(row)
+    return rows
+
+
+def make_db(rows):
+    db = sqlite3.connect(":memory:")
+    for rel, (_, attrs) in SCHEMA.items():
+        cols = []
+        for a, t in attrs:
+            cols += ["%s_name" % a, "%s_id" % a, "%s_disp" % a] if t == "ent" else [a]
+        db.execute("CREATE TABLE %s (%s, b INTEGER, e INTEGER)" % (rel, ", ".join(cols)))
+        data = []
+        for r in rows[rel]:
+            vals = []
+            for a, t in attrs:
+                v = r[a]
+                if t == "ent":
+                    vals += [v["name"], "%d.%d.%d" % (v["id"], v["gen"], v["image"]),
+                             entity_display(v)]
+                else:
+                    vals.append(v)
+            data.append(vals + [r["b"], r["e"]])
+        db.executemany("INSERT INTO %s VALUES (%s)" % (rel, ",".join("?" * (len(cols) + 2))),
+                       data)
+    return db
+
+
+# ---- query generation ------------------------------------------------------------------
+# Value expressions (tuples): ("attr", V, a) ("int", n) ("real", x) ("str", s) ("neg", x)
+# ("bin", op, x, y) ("cmp", op, x, y) ("and", x, y) ("or", x, y) ("not", x).
+# Temporal expressions: ("var", V) ("begin", x) ("end", x) ("overlap", x, y) ("extend", x, y).
+# Predicates: ("precede", x, y) ("toverlap", x, y) ("equal", x, y) ("tand", p, q)
+# ("tor", p, q) ("tnot", p).
+
+
+class Gen:
+    def __init__(self, rng, variables):
+        self.r = rng
+        self.vars = variables
+
+    def attrs_of(self, typ, vs=None):
+        return [(v, a) for v in (vs or self.vars) for a, t in SCHEMA[VARS[v]][1] if t == typ]
+
+    def num(self, depth):
+        r = self.r.random()
+        if depth <= 0 or r < 0.45:
+            if self.r.random() < 0.7:
+                v, a = self.r.choice(self.attrs_of("num"))
+                return ("attr", v, a)
+            if self.r.random() < 0.1:
+                return ("real", self.r.choice(["2.5", "0.5", "0.0", "3.0"]))
+            return ("int", self.r.randint(0, 5))
+        if r < 0.55:
+            return ("neg", self.num(depth - 1))
+        return ("bin", self.r.choice("+-*/"), self.num(depth - 1), self.num(depth - 1))
+
+    def cond(self, depth):
+        r = self.r.random()
+        if depth > 0 and r < 0.3:
+            op = self.r.choice(["and", "or", "not"])
+            if op == "not":
+                return ("not", self.cond(depth - 1))
+            return (op, self.cond(depth - 1), self.cond(depth - 1))
+        r = self.r.random()
+        strs, ents = self.attrs_of("str"), self.attrs_of("ent")
+        if r < 0.15 and strs:
+            v, a = self.r.choice(strs)
+            x = ("attr", v, a)
+            if self.r.random() < 0.4 and len(strs) > 1:
+                v2, a2 = self.r.choice(strs)
+                y = ("attr", v2, a2)
+            else:
+                y = ("str", self.r.choice(["x", "y", "z", "w", ""]))
+            if self.r.random() < 0.5:
+                x, y = y, x
+            return ("cmp", self.r.choice(["=", "!=", "<", "<=", ">", ">="]), x, y)
+        if r < 0.3 and ents:
+            v, a = self.r.choice(ents)
+            x = ("attr", v, a)
+            if self.r.random() < 0.4 and len(ents) > 1:
+                v2, a2 = self.r.choice([e for e in ents if e != (v, a)])
+                y = ("attr", v2, a2)
+            else:
+                y = ("str", self.r.choice(["O1", "O2", "O3", "O4", "", "Owner#4"]))
+            if self.r.random() < 0.3:
+                x, y = y, x
+            return ("cmp", self.r.choice(["=", "!="]), x, y)
+        return ("cmp", self.r.choice(["=", "!=", "<", "<=", ">", ">="]),
+                self.num(self.r.choice([0, 0, 1, 2])), self.num(self.r.choice([0, 0, 1])))
+
+    def texpr(self, depth):
+        r = self.r.random()
+        if depth <= 0 or r < 0.5:
+            return ("var", self.r.choice(self.vars))
+        if r < 0.6:
+            return ("begin", self.texpr(depth - 1))
+        if r < 0.7:
+            return ("end", self.texpr(depth - 1))
+        return (self.r.choice(["overlap", "extend"]), self.texpr(depth - 1),
+                self.texpr(depth - 1))
+
+    def event_texpr(self, depth):
+        """An event expression (docs: valid at needs one)."""
+        r = self.r.random()
+        events = [v for v in self.vars if is_event_var(v)]
+        if events and r < 0.3:
+            return ("var", self.r.choice(events))
+        if r < 0.55 or depth <= 0:
+            return ("begin", self.texpr(depth - 1))
+        if r < 0.8:
+            return ("end", self.texpr(depth - 1))
+        x, y = self.event_texpr(depth - 1), self.texpr(depth - 1)
+        return ("overlap", x, y) if self.r.random() < 0.5 else ("overlap", y, x)
+
+    def pred(self, depth):
+        r = self.r.random()
+        if depth > 0 and r < 0.3:
+            op = self.r.choice(["tand", "tor", "tnot"])
+            if op == "tnot":
+                return ("tnot", self.pred(depth - 1))
+            return (op, self.pred(depth - 1), self.pred(depth - 1))
+        op = self.r.choice(["precede", "toverlap", "toverlap", "equal"])
+        return (op, self.texpr(self.r.choice([0, 0, 1, 2])), self.texpr(self.r.choice([0, 1])))
+
+    def target(self, i, used_names):
+        r = self.r.random()
+        v = self.r.choice(self.vars)
+        attrs = SCHEMA[VARS[v]][1]
+        if r < 0.5:
+            a, _ = self.r.choice(attrs)
+            if a not in used_names and self.r.random() < 0.5:
+                return (a, ("attr", v, a), True)  # bare V.attr keeps its name
+            return ("c%d" % i, ("attr", v, a), False)
+        return ("c%d" % i, self.num(2), False)
+
+    def query(self):
+        targets, names = [], set()
+        for i in range(self.r.randint(1, 3)):
+            name, e, bare = self.target(i, names)
+            names.add(name)
+            targets.append((name, e, bare))
+        valid = None
+        r = self.r.random()
+        if r < 0.25:
+            valid = ("at", self.event_texpr(2))
+        elif r < 0.5:
+            valid = ("fromto", self.texpr(1), self.texpr(1))
+        where = self.cond(2) if self.r.random() < 0.75 else None
+        when = self.pred(2) if self.r.random() < 0.7 else None
+        return {"targets": targets, "valid": valid, "where": where, "when": when}
+
+
+def variables_of(q):
+    """The tuple variables a query mentions, in a fixed order."""
+    found = set()
+
+    def walk(x):
+        if isinstance(x, tuple):
+            if x and x[0] in ("attr", "var"):
+                found.add(x[1])
+            for y in x[1:]:
+                walk(y)
+        elif isinstance(x, list):
+            for y in x:
+                walk(y)
+
+    walk([t[1] for t in q["targets"]])
+    walk(q["valid"])
+    walk(q["where"])
+    walk(q["when"])
+    return sorted(found)
+
+
+# ---- TQuel text ------------------------------------------------------------------------
+
+
+def tq_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def tq_value(x):
+    k = x[0]
+    if k == "attr":
+        return "%s.%s" % (x[1], x[2])
+    if k == "int":
+        return str(x[1])
+    if k == "real":
+        return x[1]
+    if k == "str":
+        return tq_str(x[1])
+    if k == "neg":
+        return "-(%s)" % tq_value(x[1])
+    if k in ("bin", "cmp"):
+        return "(%s %s %s)" % (tq_value(x[2]), x[1], tq_value(x[3]))
+    if k in ("and", "or"):
+        return "(%s %s %s)" % (tq_value(x[1]), k, tq_value(x[2]))
+    if k == "not":
+        return "not (%s)" % tq_value(x[1])
+    raise ValueError(x)
+
+
+def tq_time(x):
+    k = x[0]
+    if k == "var":
+        return x[1]
+    if k in ("begin", "end"):
+        return "%s of (%s)" % (k, tq_time(x[1]))
+    if k in ("overlap", "extend"):
+        return "(%s %s %s)" % (tq_time(x[1]), k, tq_time(x[2]))
+    raise ValueError(x)
+
+
+def tq_pred(x):
+    k = x[0]
+    if k in ("precede", "equal"):
+        return "(%s %s %s)" % (tq_time(x[1]), k, tq_time(x[2]))
+    if k == "toverlap":  # operands in parentheses: the top overlap is the predicate
+        return "(%s overlap %s)" % (tq_time(x[1]), tq_time(x[2]))
+    if k in ("tand", "tor"):
+        return "(%s %s %s)" % (tq_pred(x[1]), k[1:], tq_pred(x[2]))
+    if k == "tnot":
+        return "not %s" % tq_pred(x[1])
+    raise ValueError(x)
+
+
+def tquel(q, name):
+    items = ["%s.%s" % (e[1], e[2]) if bare else "%s = %s" % (n, tq_value(e))
+             for n, e, bare in q["targets"]]
+    if name.startswith("retrieve@"):  # unnamed: vigil names it after its line
+        s = "retrieve (%s)" % ", ".join(items)
+    else:
+        s = "retrieve into %s (%s)" % (name, ", ".join(items))
+    if q["valid"] and q["valid"][0] == "at":
+        s += "\n  valid at %s" % tq_time(q["valid"][1])
+    elif q["valid"]:
+        s += "\n  valid from %s to %s" % (tq_time(q["valid"][1]), tq_time(q["valid"][2]))
+    if q["where"]:
+        s += "\n  where %s" % tq_value(q["where"])
+    if q["when"]:
+        s += "\n  when %s" % tq_pred(q["when"])
+    return s
+
+
+def range_lines():
+    return "".join("range of %s is %s\n" % (v, r) for v, r in VARS.items())
+
+
+# ---- SQL -------------------------------------------------------------------------------
+# A temporal expression is three SQL expressions (k, b, e): k 0 nothing, 1 event at b (= e),
+# 2 interval [b, e).
+
+
+def sql_value(x, ctx="value"):
+    """ctx: how an entity attribute is read: "value" (displayed), "name", "id"."""
+    k = x[0]
+    if k == "attr":
+        t = dict(SCHEMA[VARS[x[1]]][1])[x[2]]
+        if t == "ent":
+            return "%s.%s_%s" % (x[1], x[2], {"value": "disp", "name": "name", "id": "id"}[ctx])
+        return "%s.%s" % (x[1], x[2])
+    if k in ("int", "real"):
+        return str(x[1])
+    if k == "str":
+        return "'" + x[1].replace("'", "''") + "'"
+    if k == "neg":
+        return "(-%s)" % sql_value(x[1])
+    if k == "bin":
+        return "(%s %s %s)" % (sql_value(x[2]), x[1], sql_value(x[3]))
+    if k == "cmp":
+        a, b = x[2], x[3]
+        ents = [y for y in (a, b) if y[0] == "attr" and value_type(y) == "ent"]
+        c = "id" if len(ents) == 2 else "name"
+        op = "<>" if x[1] == "!=" else x[1]
+        return "(%s %s %s)" % (sql_value(a, c), op, sql_value(b, c))
+    if k in ("and", "or"):
+        return "(%s %s %s)" % (sql_value(x[1]), k.upper(), sql_value(x[2]))
+    if k == "not":
+        return "(NOT %s)" % sql_value(x[1])
+    raise ValueError(x)
+
+
+def value_type(x):
+    if x[0] == "attr":
+        return dict(SCHEMA[VARS[x[1]]][1])[x[2]]
+    return {"str": "str"}.get(x[0], "num")
+
+
+def sql_time(x):
+    k = x[0]
+    if k == "var":
+        return ("1" if is_event_var(x[1]) else "2", "%s.b" % x[1], "%s.e" % x[1])
+    if k in ("begin", "end"):
+        kx, bx, ex = sql_time(x[1])
+        t = bx if k == "begin" else ex
+        return ("(CASE WHEN %s = 0 THEN 0 ELSE 1 END)" % kx, t, t)
+    kx, bx, ex = sql_time(x[1])
+    ky, by, ey = sql_time(x[2])
+    if k == "overlap":
+        kk = ("(CASE WHEN {kx} = 0 OR {ky} = 0 THEN 0"
+              " WHEN {kx} = 2 AND {ky} = 2 THEN (CASE WHEN max({bx}, {by}) < min({ex}, {ey})"
+              " THEN 2 ELSE 0 END)"
+              " WHEN {kx} = 1 AND {ky} = 1 THEN (CASE WHEN {bx} = {by} THEN 1 ELSE 0 END)"
+              " WHEN {kx} = 1 THEN (CASE WHEN {by} <= {bx} AND {bx} < {ey} THEN 1 ELSE 0 END)"
+              " ELSE (CASE WHEN {bx} <= {by} AND {by} < {ex} THEN 1 ELSE 0 END) END)").format(
+                  kx=kx, ky=ky, bx=bx, by=by, ex=ex, ey=ey)
+        return (kk, "max(%s, %s)" % (bx, by), "min(%s, %s)" % (ex, ey))
+    if k == "extend":
+        kk = ("(CASE WHEN {kx} = 0 OR {ky} = 0 THEN 0 WHEN {bx} < {ey} THEN 2"
+              " WHEN {bx} = {ey} THEN 1 ELSE 0 END)").format(kx=kx, ky=ky, bx=bx, ey=ey)
+        return (kk, bx, ey)
+    raise ValueError(x)
+
+
+def sql_pred(x):
+    k = x[0]
+    if k in ("tand", "tor"):
+        return "(%s %s %s)" % (sql_pred(x[1]), k[1:].upper(), sql_pred(x[2]))
+    if k == "tnot":
+        return "(NOT %s)" % sql_pred(x[1])
+    if k == "toverlap":
+        return "(%s <> 0)" % sql_time(("overlap", x[1], x[2]))[0]
+    kx, bx, ex = sql_time(x[1])
+    ky, by, ey = sql_time(x[2])
+    if k == "precede":
+        return "(%s <> 0 AND %s <> 0 AND %s <= %s)" % (kx, ky, ex, by)
+    if k == "equal":
+        return "(%s <> 0 AND %s = %s AND %s = %s AND %s = %s)" % (kx, kx, ky, bx, by, ex, ey)
+    raise ValueError(x)
+
+
+def result_kind(q, vs):
+    v = q["valid"]
+    if v:
+        return "event" if v[0] == "at" else "interval"
+    return "event" if any(is_event_var(x) for x in vs) else "interval"
+
+
+def default_time(vs):
+    t = ("var", vs[0])
+    for v in vs[1:]:
+        t = ("overlap", t, ("var", v))
+    return t
+
+
+def sql(q):
+    vs = variables_of(q)
+    cols = [sql_value(e) for _, e, _ in q["targets"]]
+    conds = []
+    if q["where"]:
+        conds.append(sql_value(q["where"]))
+    if q["when"]:
+        conds.append(sql_pred(q["when"]))
+    v = q["valid"]
+    if v and v[0] == "at":
+        k, b, _ = sql_time(v[1])
+        conds.append("%s <> 0" % k)
+        cols.append(b)
+    elif v:
+        k1, b1, _ = sql_time(v[1])
+        k2, _, e2 = sql_time(v[2])
+        conds.append("%s <> 0 AND %s <> 0 AND %s < %s" % (k1, k2, b1, e2))
+        cols += [b1, e2]
+    else:
+        k, b, e = sql_time(default_time(vs))
+        conds.append("%s <> 0" % k)
+        cols += [b] if result_kind(q, vs) == "event" else [b, e]
+    s = "SELECT DISTINCT %s\nFROM %s" % (", ".join(cols), ", ".join(
+        "%s AS %s" % (VARS[x], x) for x in vs))
+    if conds:
+        s += "\nWHERE " + "\n  AND ".join(conds)
+    return s
+
+
+def sql_answer(db, q):
+    """The SQL answer as a set of (kind, times..., values...)."""
+    kind = result_kind(q, variables_of(q))
+    nt = 1 if kind == "event" else 2
+    n = len(q["targets"])
+    return {(kind,) + tuple(r[n:n + nt]) + tuple(r[:n]) for r in db.execute(sql(q))}
+
+
+# ---- the Python evaluator (a third opinion) --------------------------------------------
+
+
+def py_value(x, env, ctx="value"):
+    k = x[0]
+    if k == "attr":
+        v = env[x[1]][x[2]]
+        if isinstance(v, dict):  # an entity
+            return {"value": entity_display(v), "name": v["name"],
+                    "id": (v["id"], v["gen"], v["image"])}[ctx]
+        return v
+    if k == "int":
+        return x[1]
+    if k == "real":
+        return float(x[1])
+    if k == "str":
+        return x[1]
+    if k == "neg":
+        a = py_value(x[1], env)
+        return None if a is None else -a
+    if k == "bin":
+        a, b = py_value(x[2], env), py_value(x[3], env)
+        if a is None or b is None:
+            return None
+        op = x[1]
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if b == 0:
+            return None
+        if isinstance(a, int) and isinstance(b, int):
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b >= 0) else -q
+        return a / b
+    if k == "cmp":
+        ents = [y for y in (x[2], x[3]) if y[0] == "attr" and value_type(y) == "ent"]
+        c = "id" if len(ents) == 2 else "name"
+        a, b = py_value(x[2], env, c), py_value(x[3], env, c)
+        if a is None or b is None:
+            return None
+        if isinstance(a, str):
+            a, b = a.encode(), b.encode()
+        return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
+                ">=": a >= b}[x[1]]
+    if k == "and":
+        a, b = py_value(x[1], env), py_value(x[2], env)
+        if a is False or b is False:
+            return False
+        return None if a is None or b is None else True
+    if k == "or":
+        a, b = py_value(x[1], env), py_value(x[2], env)
+        if a is True or b is True:
+            return True
+        return None if a is None or b is None else False
+    if k == "not":
+        a = py_value(x[1], env)
+        return None if a is None else not a
+    raise ValueError(x)
+
+
+def py_time(x, env):
+    """None (nothing), ("e", t) or ("i", b, e)."""
+    k = x[0]
+    if k == "var":
+        r = env[x[1]]
+        return ("e", r["b"]) if is_event_var(x[1]) else ("i", r["b"], r["e"])
+    if k in ("begin", "end"):
+        a = py_time(x[1], env)
+        if a is None:
+            return None
+        return ("e", a[1] if k == "begin" or a[0] == "e" else a[2])
+    a, b = py_time(x[1], env), py_time(x[2], env)
+    if a is None or b is None:
+        return None
+    if k == "overlap":
+        if a[0] == "e" and b[0] == "e":
+            return a if a[1] == b[1] else None
+        if a[0] == "e" or b[0] == "e":
+            ev, iv = (a, b) if a[0] == "e" else (b, a)
+            return ev if iv[1] <= ev[1] < iv[2] else None
+        lo, hi = max(a[1], b[1]), min(a[2], b[2])
+        return ("i", lo, hi) if lo < hi else None
+    if k == "extend":
+        lo, hi = a[1], b[-1]
+        return ("i", lo, hi) if lo < hi else ("e", lo) if lo == hi else None
+    raise ValueError(x)
+
+
+def py_pred(x, env):
+    k = x[0]
+    if k == "tand":
+        return py_pred(x[1], env) and py_pred(x[2], env)
+    if k == "tor":
+        return py_pred(x[1], env) or py_pred(x[2], env)
+    if k == "tnot":
+        return not py_pred(x[1], env)
+    a, b = py_time(x[1], env), py_time(x[2], env)
+    if a is None or b is None:
+        return False
+    if k == "precede":
+        return a[-1] <= b[1]
+    if k == "toverlap":
+        return py_time(("overlap", x[1], x[2]), env) is not None
+    if k == "equal":
+        return a == b
+    raise ValueError(x)
+
+
+def py_answer(rows, q):
+    vs = variables_of(q)
+    kind = result_kind(q, vs)
+    out = set()
+    for combo in itertools.product(*(rows[VARS[v]] for v in vs)):
+        env = dict(zip(vs, combo))
+        if q["where"] and py_value(q["where"], env) is not True:
+            continue
+        if q["when"] and not py_pred(q["when"], env):
+            continue
+        v = q["valid"]
+        if v and v[0] == "at":
+            t = py_time(v[1], env)
+            if t is None:
+                continue
+            times = (t[1],)
+        elif v:
+            a, b = py_time(v[1], env), py_time(v[2], env)
+            if a is None or b is None or not a[1] < b[-1]:
+                continue
+            times = (a[1], b[-1])
+        else:
+            t = py_time(default_time(vs), env)
+            if t is None:
+                continue
+            times = t[1:] if kind == "interval" else (t[1],)
+        out.add((kind,) + times + tuple(py_value(e, env) for _, e, _ in q["targets"]))
+    return out
+
+
+def combos(rows, q):
+    n = 1
+    for v in variables_of(q):
+        n *= len(rows[VARS[v]])
+    return n
+
+
+# ---- vigil -----------------------------------------------------------------------------
+
+
+def vigil_answers(bin_dir, trace, text):
+    """{relation: [tuple]} from `vigil query --format json`, and the process."""
+    with tempfile.NamedTemporaryFile("w", suffix=".tq", delete=False) as f:
+        f.write(text)
+    try:
+        p = subprocess.run([os.path.join(bin_dir, "vigil"), "query", trace, "-f", f.name,
+                            "--format", "json"], capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    out = {}
+    if p.returncode == 0:
+        for line in p.stdout.splitlines():
+            o = json.loads(line)
+            times = (o["at"],) if o["kind"] == "event" else (o["from"], o["to"])
+            out.setdefault(o["relation"], []).append((o["kind"], times, o["values"]))
+    return out, p
+
+
+def vigil_set(got, q):
+    """vigil's tuples of one result in the SQL answer's form (values in target order)."""
+    return [(k,) + times + tuple(vals[n] if n in vals else "<no attribute %s>" % n
+                                 for n, _, _ in q["targets"]) for k, times, vals in got]
+
+
+# ---- running ---------------------------------------------------------------------------
+
+
+def record(bin_dir, seed, events, work):
+    trace = os.path.join(work, "trace-%d" % seed)
+    p = subprocess.run([os.path.join(bin_dir, "vigil"), "record", "-o", trace, "--",
+                        os.path.join(bin_dir, "diff_subject"), str(seed), str(events)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("vigil record of diff_subject %d %d exited %d: %s" %
+                 (seed, events, p.returncode, p.stderr))
+    return trace
+
+
+def generate(rng, rows, db, count, cap):
+    """count queries with moderate, mostly non-empty SQL answers."""
+    out = []
+    while len(out) < count:
+        nvars = rng.choice([1, 2, 2, 3])
+        q = Gen(rng, rng.sample(sorted(VARS), nvars)).query()
+        if not variables_of(q):
+            continue  # a retrieve needs a tuple variable
+        ans = sql_answer(db, q)
+        if len(ans) <= cap and (ans or rng.random() < 0.2):
+            out.append((q, ans))
+    return out
+
+
+def to_tuple(x):
+    return tuple(to_tuple(y) for y in x) if isinstance(x, list) else x
+
+
+def show(s, n=5):
+    return "".join("    %r\n" % (t,) for t in sorted(s, key=repr)[:n]) or "    (none)\n"
+
+
+def report(case, only_vigil, only_sql, other=None):
+    print("MISMATCH (seed %s, %s)\n--- TQuel:\n%s%s\n--- SQL:\n%s" %
+          (case["seed"], case["name"], range_lines(), case["tquel"], case["sql"]))
+    print("  only in vigil (%d):\n%s  only in SQLite (%d):\n%s" %
+          (len(only_vigil), show(only_vigil), len(only_sql), show(only_sql)), end="")
+    if other:
+        print(other)
+
+
+def save_case(fail_dir, case, trace):
+    d = os.path.join(fail_dir, "seed%s-%s" % (case["seed"], case["name"]))
+    os.makedirs(d, exist_ok=True)
+    dest = os.path.join(d, "trace")
+    if os.path.abspath(trace) != os.path.abspath(dest):  # not a replay of this very case
+        shutil.rmtree(dest, ignore_errors=True)  # from an earlier run
+        shutil.copytree(trace, dest)
+    case = dict(case, trace=os.path.join(os.path.abspath(d), "trace"),
+                empty_is_value=EMPTY_IS_VALUE)
+    path = os.path.join(d, "case.json")
+    with open(path, "w") as f:
+        json.dump(case, f, indent=1)
+    with open(os.path.join(d, "query.tq"), "w") as f:
+        f.write(range_lines() + case["tquel"] + "\n")
+    print("  saved: %s (replay: diff_test.py --bin BIN --replay %s)" % (path, path))
+
+
+def compare(args, seed, trace, rows, name, q, ans, got, third):
+    """Checks one query; prints and saves the case on a mismatch. True if equal."""
+    case = {"seed": seed, "name": name, "query": q, "tquel": tquel(q, name), "sql": sql(q)}
+    problems = []
+    if got is not None:
+        vt = vigil_set(got, q)
+        if len(vt) != len(set(vt)):
+            problems.append("vigil printed duplicate tuples (results are sets)")
+        only_v, only_s = set(vt) - ans, ans - set(vt)
+    else:
+        only_v = only_s = set()
+    if third and combos(rows, q) <= args.py_limit:
+        pa = py_answer(rows, q)
+        if pa != ans:
+            problems.append("the Python evaluator disagrees with SQLite (a harness bug):\n"
+                            "  only in Python:\n%s  only in SQLite:\n%s" %
+                            (show(pa - ans), show(ans - pa)))
+    if only_v or only_s or problems:
+        report(case, only_v, only_s, "\n".join(problems))
+        save_case(args.fail_dir, case, trace)
+        return False
+    return True
+
+
+def check_syntax(bin_dir, text, work):
+    """The generated TQuel parses (tquel_fmt, the front end's test tool), if it was built."""
+    fmt = os.path.join(bin_dir, "tquel_fmt")
+    if not os.path.exists(fmt):
+        return True
+    path = os.path.join(work, "syntax.tq")
+    with open(path, "w") as f:
+        f.write(text)
+    p = subprocess.run([fmt, path], capture_output=True, text=True)
+    if p.returncode != 0:
+        print("generated TQuel does not parse:\n%s" % p.stderr[-3000:])
+    return p.returncode == 0
+
+
+def run_seed(args, seed, work):
+    trace = record(args.bin, seed, args.events, work)
+    rows = load_trace(args.bin, trace)
+    db = make_db(rows)
+    rng = random.Random(seed)
+    queries = generate(rng, rows, db, args.queries, args.cap)
+    sizes = {r: len(v) for r, v in rows.items()}
+    nonempty = sum(1 for _, a in queries if a)
+    print("seed %d: %s tuples; %d queries, %d with non-empty answers, %d answer tuples" %
+          (seed, sizes, len(queries), nonempty, sum(len(a) for _, a in queries)))
+    # every fifth result unnamed: `retrieve (...)` is named retrieve@LINE
+    names, text = [], range_lines()
+    for i, (q, _) in enumerate(queries):
+        names.append("retrieve@%d" % (text.count("\n") + 1) if i % 5 == 4 else "Q%d" % i)
+        text += tquel(q, names[-1]) + "\n"
+    if args.keep:
+        with open(os.path.join(work, "queries-%d.tq" % seed), "w") as f:
+            f.write(text)
+    if args.selfcheck:
+        ok = check_syntax(args.bin, text, work)
+        return all([compare(args, seed, trace, rows, n, q, a, None, True)
+                     for n, (q, a) in zip(names, queries)]) and ok
+    out, p = vigil_answers(args.bin, trace, text)
+    if p.returncode != 0:
+        print("seed %d: vigil query exited %d:\n%s" % (seed, p.returncode, p.stderr[-3000:]))
+        # find the statements it rejects, one by one
+        for n, (q, _) in zip(names, queries):
+            n = n if n.startswith("Q") else "retrieve@%d" % (range_lines().count("\n") + 1)
+            _, p1 = vigil_answers(args.bin, trace, range_lines() + tquel(q, n) + "\n")
+            if p1.returncode != 0:
+                print("--- %s rejected (exit %d):\n%s\n%s" %
+                      (n, p1.returncode, tquel(q, n), p1.stderr[-2000:]))
+                save_case(args.fail_dir, {"seed": seed, "name": n, "query": q,
+                                          "tquel": tquel(q, n), "sql": sql(q)}, trace)
+                break
+        return False
+    unknown = set(out) - set(names)
+    if unknown:
+        print("seed %d: vigil printed unknown relations %s" % (seed, sorted(unknown)))
+        return False
+    print("seed %d: vigil answered %d tuples in %d results" %
+          (seed, sum(len(v) for v in out.values()), len(out)))
+    ok = True
+    failures = 0
+    for n, (q, a) in zip(names, queries):
+        if not compare(args, seed, trace, rows, n, q, a, out.get(n, []), args.third):
+            ok = False
+            failures += 1
+            if failures >= args.max_failures:
+                print("seed %d: stopping after %d mismatches" % (seed, failures))
+                break
+    return ok
+
+
+def replay(args):
+    with open(args.replay) as f:
+        case = json.load(f)
+    q = {k: to_tuple(v) if v is not None else None for k, v in case["query"].items()}
+    q["targets"] = [tuple(t) for t in q["targets"]]
+    global EMPTY_IS_VALUE
+    EMPTY_IS_VALUE = EMPTY_IS_VALUE or case.get("empty_is_value", False)
+    rows = load_trace(args.bin, case["trace"])
+    db = make_db(rows)
+    ans = sql_answer(db, q)
+    print("replaying %s on %s: SQLite has %d tuples" % (case["name"], case["trace"], len(ans)))
+    name = case["name"]
+    if name.startswith("retrieve@"):
+        name = "retrieve@%d" % (range_lines().count("\n") + 1)
+    out, p = vigil_answers(args.bin, case["trace"], range_lines() + tquel(q, name) + "\n")
+    if p.returncode != 0:
+        print("vigil query exited %d:\n%s" % (p.returncode, p.stderr))
+        return False
+    args.fail_dir = os.path.dirname(os.path.dirname(os.path.abspath(args.replay)))
+    return compare(args, case["seed"], case["trace"], rows, name, q, ans, out.get(name, []),
+                   True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", required=True, help="the build's bin directory")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--queries", type=int, default=100, help="per seed")
+    ap.add_argument("--events", type=int, default=240, help="per trace")
+    ap.add_argument("--cap", type=int, default=5000, help="largest answer generated")
+    ap.add_argument("--py-limit", type=int, default=4000,
+                    help="largest cross product the Python evaluator checks")
+    ap.add_argument("--no-third", dest="third", action="store_false",
+                    help="skip the Python evaluator")
+    ap.add_argument("--selfcheck", action="store_true",
+                    help="compare SQLite with the Python evaluator only (no vigil query)")
+    ap.add_argument("--replay", help="a case.json saved by a failing run")
+    ap.add_argument("--fail-dir", default="diff_failures")
+    ap.add_argument("--max-failures", type=int, default=10, help="per seed")
+    ap.add_argument("--keep", help="record the traces here and keep them")
+    ap.add_argument("--empty-is-value", action="store_true",
+                    help='read empty strings and names as "", not null')
+    args = ap.parse_args()
+    global EMPTY_IS_VALUE
+    EMPTY_IS_VALUE = args.empty_is_value
+    if args.replay:
+        return 0 if replay(args) else 1
+    work = args.keep or tempfile.mkdtemp(prefix="vigil-diff-")
+    os.makedirs(work, exist_ok=True)
+    try:
+        ok = True
+        for s in args.seeds.split(","):
+            ok = run_seed(args, int(s), work) and ok
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print("query.diff.sqlite: %s" % ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,16 @@
+# The differential test of the TQuel engine: random traces (tests/query/diff_subject.c)
+# and random retrieves, each answered by `vigil query` and by the equivalent SQL in SQLite
+# (tests/query/diff_test.py). Recordings by `vigil record`: not under the sanitizers.
+add_executable(diff_subject ${CMAKE_SOURCE_DIR}/tests/query/diff_subject.c)
+target_link_libraries(diff_subject PRIVATE vigil_runtime Threads::Threads)
+add_executable(diff_dump ${CMAKE_SOURCE_DIR}/tests/query/diff_dump.c)
+target_link_libraries(diff_dump PRIVATE vigil_query PkgConfig::JANSSON)
+
+find_program(DIFF_PYTHON3 python3 HINTS /usr/bin)
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME query.diff.sqlite
+           COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/diff_test.py --bin
+                   ${CMAKE_BINARY_DIR}/bin --seeds 1,2,3 --queries 100
+                   --fail-dir ${CMAKE_BINARY_DIR}/query_diff_failures)
+  set_tests_properties(query.diff.sqlite PROPERTIES LABELS query TIMEOUT 300)
+endif()
