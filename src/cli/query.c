@@ -32,7 +32,9 @@ static void query_usage(FILE *f)
 	       "  --into FILE.db       write each result into an SQLite table of its name, with\n"
 	       "                       valid-time columns, instead of printing it\n"
 	       "  --tick DURATION      the base tick of Clock (default 1s): 10us, 1ms, ...\n"
-	       "  --stats              one JSON line of timings on stderr at the end\n\n"
+	       "  --stats              one JSON line of timings on stderr at the end\n"
+	       "  --max-tuples N       stop a statement whose intermediate results exceed N\n"
+	       "                       tuples (default 200000000), with an error\n\n"
 	       "examples:\n"
 	       "  vigil query run1 -e 'range of W is Waiting retrieve (W.process, W.mailbox)'\n"
 	       "  vigil query run1 -f resumed.tq --format csv > resumed.csv\n"
@@ -61,6 +63,7 @@ struct args {
 	const char *text_arg, *file, *into, *trace;
 	enum vgq_format format;
 	bool format_given, stats;
+	uint64_t max_tuples;
 	int64_t tick;
 };
 
@@ -68,11 +71,15 @@ struct args {
  * 1 after --help, 0 to go on. */
 static int parse_args(const char *cmd, bool explain, int argc, char **argv, struct args *a)
 {
-	static const struct option options[] = {
-	    {"execute", required_argument, NULL, 'e'}, {"file", required_argument, NULL, 'f'},
-	    {"format", required_argument, NULL, 'F'},  {"into", required_argument, NULL, 'i'},
-	    {"tick", required_argument, NULL, 't'},    {"stats", no_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},          {0}};
+	static const struct option options[] = {{"execute", required_argument, NULL, 'e'},
+	                                        {"file", required_argument, NULL, 'f'},
+	                                        {"format", required_argument, NULL, 'F'},
+	                                        {"into", required_argument, NULL, 'i'},
+	                                        {"tick", required_argument, NULL, 't'},
+	                                        {"stats", no_argument, NULL, 's'},
+	                                        {"max-tuples", required_argument, NULL, 'm'},
+	                                        {"help", no_argument, NULL, 'h'},
+	                                        {0}};
 	memset(a, 0, sizeof *a);
 	a->tick = 1000000000;
 	optind = 1;
@@ -125,6 +132,21 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 				goto unknown;
 			a->stats = true;
 			break;
+		case 'm': {
+			if (explain)
+				goto unknown;
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || v == 0 || optarg[0] == '-') {
+				fprintf(stderr,
+				        "vigil %s: --max-tuples: '%s' is not a positive integer\n",
+				        cmd, optarg);
+				return -1;
+			}
+			a->max_tuples = v;
+			break;
+		}
 		case 'h':
 			(explain ? explain_usage : query_usage)(stdout);
 			return 1;
@@ -333,7 +355,7 @@ int vg_cmd_query(int argc, char **argv)
 		return 2;
 	}
 	uint64_t build_ns = now_ns() - t0;
-	struct vgq_options o = {.tick_ns = a.tick};
+	struct vgq_options o = {.tick_ns = a.tick, .max_bindings = a.max_tuples};
 	struct vgq_session *s = vgq_session_new(db, &o);
 	struct emit_ctx ctx = {.a = &a, .out = {.origin = db->first}, .progress = progress};
 	char err[512];

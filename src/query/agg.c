@@ -233,12 +233,16 @@ static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c
 	free(scratch);
 }
 
-void vgq_agg_compute(struct vgq_session *s, struct bstmt *outer, struct bagg *a)
+bool vgq_agg_compute(struct vgq_session *s, struct bstmt *outer, struct bagg *a)
 {
 	(void)outer;
 	struct bstmt *in = a->inner;
 	struct plan *p = vgq_plan(s, in);
 	struct btable t = vgq_exec(s, p, p->physical);
+	if (t.overflow) {
+		free(t.rows);
+		return false;
+	}
 	size_t nby = a->nby;
 	struct contrib *c = vgq_xcalloc(t.n ? t.n : 1, sizeof *c);
 	struct vx_value *keys = vgq_xcalloc(t.n * nby + 1, sizeof *keys);
@@ -296,4 +300,5 @@ void vgq_agg_compute(struct vgq_session *s, struct bstmt *outer, struct bagg *a)
 	vgq_relation_finish(a->rel, s->db ? s->db->last : 0);
 	free(c);
 	free(keys);
+	return true;
 }

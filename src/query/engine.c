@@ -1,6 +1,7 @@
 /* A query session: statements are first all bound (so an error anywhere is reported
  * before any work), then each retrieve is evaluated in order: its aggregates, its
  * optimized plan, its result. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +17,8 @@ struct vgq_session *vgq_session_new(struct vgq_database *db, const struct vgq_op
 	s->opts = *o;
 	if (s->opts.tick_ns < 1)
 		s->opts.tick_ns = 1000000000;
+	if (!s->opts.max_bindings)
+		s->opts.max_bindings = VGQ_MAX_BINDINGS;
 	s->arena = tquel_arena_new();
 	return s;
 }
@@ -93,9 +96,25 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 		struct bstmt *b = plans[i]->stmt;
 		uint64_t t0 = now_ns();
 		s->peak_state = 0;
-		for (size_t k = 0; k < b->naggs; k++)
-			vgq_agg_compute(s, b, &b->aggs[k]);
-		struct btable t = vgq_exec(s, plans[i], plans[i]->physical);
+		bool over = false;
+		for (size_t k = 0; k < b->naggs && !over; k++)
+			over = !vgq_agg_compute(s, b, &b->aggs[k]);
+		struct btable t = {0};
+		if (!over) {
+			t = vgq_exec(s, plans[i], plans[i]->physical);
+			over = t.overflow;
+		}
+		if (over) {
+			free(t.rows);
+			fprintf(errors,
+			        "%s:%u:%u: error: %s: more than %" PRIu64
+			        " intermediate tuples; relate "
+			        "its variables in the where or when clause (see vigil explain)\n",
+			        q->source, b->src->loc.line, b->src->loc.col, b->label,
+			        s->opts.max_bindings);
+			free(plans);
+			return 1;
+		}
 		vgq_result(s, b, &t);
 		free(t.rows);
 		s->stats = vgq_xrealloc(s->stats, s->nstats + 1, sizeof *s->stats);

@@ -15,7 +15,11 @@
 
 struct vgq_options {
 	int64_t tick_ns; /* the base tick of Clock */
+	/* The most tuples an intermediate result may hold (0: VGQ_MAX_BINDINGS): beyond it
+	 * the statement stops with an error instead of exhausting memory or time. */
+	uint64_t max_bindings;
 };
+#define VGQ_MAX_BINDINGS 200000000ull
 
 /* Errors found while binding: they go to `out` as SOURCE:LINE:COL lines with a caret. */
 struct vgq_diag {

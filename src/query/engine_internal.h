@@ -256,6 +256,8 @@ struct vx_value vgq_column_value(const struct vgq_relation *r, int attr, uint32_
 struct btable {
 	uint32_t *rows;
 	size_t n, cap, width;
+	size_t limit;  /* 0: none */
+	bool overflow; /* a push beyond the limit was refused */
 };
 void vgq_btable_push(struct btable *t, const uint32_t *row);
 struct btable vgq_exec(struct vgq_session *s, const struct plan *p, const struct pnode *n);
@@ -277,7 +279,8 @@ struct vgq_relation *vgq_result_skeleton(struct vgq_session *s, const struct bst
 void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btable *t);
 
 /* ---- agg.c ---- */
-void vgq_agg_compute(struct vgq_session *s, struct bstmt *outer, struct bagg *a);
+/* False when its evaluation went beyond the limit on intermediate tuples. */
+bool vgq_agg_compute(struct vgq_session *s, struct bstmt *outer, struct bagg *a);
 
 void vgq_session_own(struct vgq_session *s, struct vgq_relation *r);
 

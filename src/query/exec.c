@@ -11,6 +11,10 @@
 
 void vgq_btable_push(struct btable *t, const uint32_t *row)
 {
+	if (t->limit && t->n >= t->limit) {
+		t->overflow = true;
+		return;
+	}
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 256;
 		t->rows = vgq_xrealloc(t->rows, t->cap, t->width * sizeof *t->rows);
@@ -205,11 +209,11 @@ static void note_state(struct vgq_session *s, uint64_t n)
 static struct btable product(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
                              struct btable *l, struct btable *r)
 {
-	struct btable t = {.width = b->nvars};
+	struct btable t = {.width = b->nvars, .limit = s->opts.max_bindings};
 	uint32_t row[VGQ_MAX_VARS];
 	note_state(s, r->n);
-	for (size_t i = 0; i < l->n; i++)
-		for (size_t j = 0; j < r->n; j++) {
+	for (size_t i = 0; i < l->n && !t.overflow; i++)
+		for (size_t j = 0; j < r->n && !t.overflow; j++) {
 			const uint32_t *x = l->rows + i * l->width, *y = r->rows + j * r->width;
 			for (size_t v = 0; v < b->nvars; v++)
 				row[v] = (n->l->vars >> v) & 1 ? x[v] : y[v];
@@ -256,6 +260,7 @@ struct btable vgq_exec(struct vgq_session *s, const struct plan *p, const struct
 	default:
 		t = product(s, b, n, &l, &r);
 	}
+	t.overflow |= l.overflow || r.overflow;
 	if (t.rows != l.rows)
 		free(l.rows);
 	free(r.rows);

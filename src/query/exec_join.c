@@ -99,7 +99,7 @@ static void table_free(struct table *t)
 struct btable vgq_hashjoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
                            struct btable *l, struct btable *r)
 {
-	struct btable out = {.width = b->nvars};
+	struct btable out = {.width = b->nvars, .limit = s->opts.max_bindings};
 	struct table t;
 	table_init(&t, r->n);
 	struct vx_value kv[VGQ_MAX_VARS], kr[VGQ_MAX_VARS];
@@ -113,7 +113,7 @@ struct btable vgq_hashjoin(struct vgq_session *s, const struct bstmt *b, const s
 	}
 	note_state(s, built);
 	uint32_t row[VGQ_MAX_VARS];
-	for (size_t i = 0; i < l->n; i++) {
+	for (size_t i = 0; i < l->n && !out.overflow; i++) {
 		const uint32_t *x = l->rows + i * l->width;
 		uint64_t h;
 		if (!keys_of(b, n->lkeys, n->nkeys, x, kv, &h))
@@ -203,13 +203,13 @@ static void window_expire(struct window *w, int64_t t)
 struct btable vgq_sweepjoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
                             struct btable *l, struct btable *r)
 {
-	struct btable out = {.width = b->nvars};
+	struct btable out = {.width = b->nvars, .limit = s->opts.max_bindings};
 	size_t nl, nr;
 	struct item *li = items_of(b, n->lt, l, &nl), *ri = items_of(b, n->rt, r, &nr);
 	struct window wl = {0}, wr = {0};
 	uint32_t row[VGQ_MAX_VARS];
 	size_t i = 0, j = 0;
-	while (i < nl || j < nr) {
+	while ((i < nl || j < nr) && !out.overflow) {
 		bool left = j == nr || (i < nl && li[i].b <= ri[j].b);
 		const struct item *it = left ? &li[i++] : &ri[j++];
 		struct window *other = left ? &wr : &wl;

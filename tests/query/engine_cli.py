@@ -193,9 +193,16 @@ def main():
         if out:
             fail(f"bad query {text!r} printed a result")
 
+    # ---- a product beyond --max-tuples: one error, exit 2, nothing printed ----
+    rc, out, err = run("query", trace, "--max-tuples", "1000", "-e",
+                       "range of S is SendMessage range of T is SendMessage range of U is SendMessage "
+                       "retrieve (A = S.msg, B = T.msg, C = U.msg) valid at S")
+    if rc != 2 or "more than 1000 intermediate tuples" not in err or len(err.splitlines()) != 1:
+        fail(f"--max-tuples: rc {rc}, stderr: {err}")
+
     # ---- usage ----
     for args in (["query"], ["query", trace], ["query", trace, "-e"], ["query", trace, "-e", "x", "--format", "xml"],
-                 ["query", trace, "--bogus"], ["query", os.path.join(work, "nope"), "-e", "range of W is Waiting retrieve (W.process)"],
+                 ["query", trace, "--bogus"], ["query", trace, "--max-tuples", "0", "-e", "x"], ["query", os.path.join(work, "nope"), "-e", "range of W is Waiting retrieve (W.process)"],
                  ["query", trace, "-f", os.path.join(work, "nope.tq")], ["explain"]):
         rc, out, err = run(*args)
         if rc != 2 or len(err.splitlines()) != 1:
