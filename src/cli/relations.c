@@ -16,7 +16,7 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: vigil relations [--json] TRACE...\n\n"
+	    "usage: vigil relations [--json] [--tick DURATION] TRACE...\n\n"
 	    "Lists every historical relation of the trace, as queries see them:\n"
 	    "  event     one tuple per event, with the time attribute `at`\n"
 	    "  interval  begin/end pairs, with `from` and `to`\n"
@@ -30,12 +30,14 @@ static void usage(FILE *f)
 	    "  --json        one JSON object per relation and line: {\"name\",\"kind\",\n"
 	    "                \"attributes\":[{\"name\",\"type\",\"entity\"}],\"tuples\",\"open\",\n"
 	    "                \"unmatched_ends\",\"from\",\"to\"} (times in ns since the epoch)\n"
+	    "  --tick DUR    the base tick of the Clock relation listed (default 1s)\n"
 	    "  -h, --help    this help\n\n"
 	    "exit status: 0 clean trace, 1 damage found (relations hold what was readable),\n"
 	    "2 usage error or unreadable trace.\n\n"
 	    "examples:\n"
 	    "  vigil relations run1\n"
-	    "  vigil relations --json run1 | jq -r 'select(.kind==\"interval\") | .name'\n");
+	    "  vigil relations --json run1 | jq -r 'select(.kind==\"interval\") | .name'\n"
+	    "  vigil query run1 -e 'range of W is Waiting retrieve (W.process)'   ask them\n");
 }
 
 static void print_text(const struct vgq_relation *r)
