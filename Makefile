@@ -1,10 +1,11 @@
-# Front door: `make demo`, `make test`, `make bench`. Each installs what it needs.
+# Front door: `make demo`, `make test`, `make bench` (`make bench-query`: only its query
+# part). Each installs what it needs.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build build-asan build-fuzz demo test bench format clean
+.PHONY: all deps build build-asan build-fuzz demo test bench bench-query format clean
 
 all: build
 
@@ -22,7 +23,7 @@ build-asan: deps
 # libFuzzer targets of the readers (clang): `make test` runs each for 20 s over its seeds.
 build-fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_FUZZ=ON >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream fuzz_vgl fuzz_tquel
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream fuzz_vgl fuzz_tquel fuzz_query
 
 demo: build
 	@./examples/mailbox/demo.sh $(BUILD)
@@ -32,8 +33,13 @@ test: build build-asan build-fuzz
 	@cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize
 
+# bench/README.md: vigil against LTTng-UST (run.sh), then vigil query against SQLite (query.sh).
 bench: build
 	@./bench/run.sh $(BUILD)
+	@./bench/query.sh $(BUILD)
+
+bench-query: build
+	@./bench/query.sh $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

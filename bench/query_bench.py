@@ -1,0 +1,596 @@
+#!/usr/bin/python3
+"""bench/query_bench.py: vigil's TQuel engine against SQLite on one trace (bench/query.sh).
+
+    query_bench.py --bin BUILD/bin --trace DIR --db FILE --out DIR [--reps N]
+                   [--subject JSON] [--sql-timeout S] [--dry-run]
+
+Loads the trace's relations Request, Lock and Send into SQLite (through `vigil query
+--into` when the command has it, else through relations_dump), builds the indexes a
+competent user would, then answers each query of QUERIES with `vigil query --stats` and
+with each of its SQL variants, best of --reps. The answers must agree: equal counts, and
+equal sets (compared through an order-independent digest of the tuples, and tuple by
+tuple when the digests differ); otherwise MISMATCH, with examples, and exit status 1.
+A markdown table goes to stdout, every figure to OUT/query.json, progress to stderr.
+--dry-run skips the vigil side (the SQLite side, loading and checks of the trace run).
+"""
+import argparse
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+# Relations of the trace as SQL tables: time columns, then the values (TQuel names).
+TABLES = {
+    "Request": ("interval", [("conn", "INTEGER"), ("kind", "TEXT"), ("nbytes", "INTEGER")]),
+    "Lock": ("interval", [("lock", "INTEGER"), ("conn", "INTEGER")]),
+    "Send": ("event", [("conn", "INTEGER"), ("mailbox", "INTEGER"), ("process", "TEXT"),
+                       ("size", "INTEGER")]),
+}
+
+# The B-tree indexes of a user who knows the queries: on the join keys, the selections
+# and the times. The R*Trees are built by rtrees() (they need the trace's time origin).
+INDEXES = [
+    "CREATE INDEX send_mailbox_size ON Send(mailbox, size)",
+    "CREATE INDEX send_conn_process_at ON Send(conn, process, at)",
+    "CREATE INDEX request_conn_from ON Request(conn, valid_from)",
+    "CREATE INDEX request_from ON Request(valid_from)",
+    "CREATE INDEX lock_conn_from ON Lock(conn, valid_from)",
+    "CREATE INDEX lock_from ON Lock(valid_from)",
+    # The longest request, for the bounded range joins below (an index on an expression
+    # makes max() one step).
+    "CREATE INDEX request_duration ON Request(valid_to - valid_from)",
+]
+
+# Selectivity of query a: mailbox 7 of 100, size above 58982 of 0..65535 (10%): 0.1%.
+SCAN_MAILBOX, SCAN_SIZE = 7, 58982
+
+# Each query: its TQuel, the names of its result's values, the relations it reads, and
+# SQL variants giving the same set (time columns first: at, or valid_from and valid_to).
+# Semantics (docs/tquel.md): intervals [from, to); an event at t overlaps [b, e) when
+# b <= t < e; X precede Y when end(X) <= begin(Y); the default valid time is the
+# intersection; results are sets. {T0}, {U}: the R*Trees' time origin and unit.
+QUERIES = [
+    {
+        "name": "a. selective scan",
+        "key": "scan",
+        "tquel": "range of S is Send\n"
+                 "retrieve (S.conn, S.size) where S.mailbox = %d and S.size > %d"
+                 % (SCAN_MAILBOX, SCAN_SIZE),
+        "kind": "event",
+        "values": ["conn", "size"],
+        "reads": ["Send"],
+        "sql": {
+            "full scan": "SELECT DISTINCT at, conn, size FROM Send NOT INDEXED "
+                         "WHERE mailbox = %d AND size > %d" % (SCAN_MAILBOX, SCAN_SIZE),
+            "index (mailbox, size)": "SELECT DISTINCT at, conn, size FROM Send "
+                                     "INDEXED BY send_mailbox_size "
+                                     "WHERE mailbox = %d AND size > %d"
+                                     % (SCAN_MAILBOX, SCAN_SIZE),
+        },
+    },
+    {
+        "name": "b1. overlap join, R.conn = L.conn",
+        "key": "overlap_eq",
+        "tquel": "range of R is Request\nrange of L is Lock\n"
+                 "retrieve (R.conn, L.lock) where R.conn = L.conn when R overlap L",
+        "kind": "interval",
+        "values": ["conn", "lock"],
+        "reads": ["Request", "Lock"],
+        "sql": {
+            # Exact: a request overlapping L began after L.from - (longest request). Slow
+            # when a few requests are long (a thread preempted while one is open); the
+            # same plan without the equality (query b2) is left out for that reason.
+            "B-tree, bounded range": """
+                SELECT DISTINCT max(R.valid_from, L.valid_from), min(R.valid_to, L.valid_to),
+                                R.conn, L.lock
+                FROM Lock L CROSS JOIN Request R INDEXED BY request_conn_from
+                  ON R.conn = L.conn
+                 AND R.valid_from > L.valid_from -
+                     (SELECT max(valid_to - valid_from) FROM Request)
+                 AND R.valid_from < L.valid_to AND L.valid_from < R.valid_to""",
+            "R*Tree (time, conn)": """
+                SELECT DISTINCT max(R.valid_from, L.valid_from), min(R.valid_to, L.valid_to),
+                                R.conn, L.lock
+                FROM Lock L CROSS JOIN request_rt2 T CROSS JOIN Request R
+                WHERE T.lo <= (L.valid_to - {T0}) / {U} + 1
+                  AND T.hi >= (L.valid_from - {T0}) / {U}
+                  AND T.clo <= L.conn AND T.chi >= L.conn
+                  AND R.rowid = T.id AND R.conn = L.conn
+                  AND R.valid_from < L.valid_to AND L.valid_from < R.valid_to""",
+        },
+    },
+    {
+        "name": "b2. overlap join, no equality",
+        "key": "overlap",
+        "tquel": "range of R is Request\nrange of L is Lock\n"
+                 "retrieve (R.conn, L.lock) when R overlap L",
+        "kind": "interval",
+        "values": ["conn", "lock"],
+        "reads": ["Request", "Lock"],
+        "sql": {
+            "R*Tree (time)": """
+                SELECT DISTINCT max(R.valid_from, L.valid_from), min(R.valid_to, L.valid_to),
+                                R.conn, L.lock
+                FROM Lock L CROSS JOIN request_rt T CROSS JOIN Request R
+                WHERE T.lo <= (L.valid_to - {T0}) / {U} + 1
+                  AND T.hi >= (L.valid_from - {T0}) / {U}
+                  AND R.rowid = T.id
+                  AND R.valid_from < L.valid_to AND L.valid_from < R.valid_to""",
+        },
+    },
+    {
+        "name": "c. precede join (the paper's shape)",
+        "key": "precede",
+        "tquel": "range of S is Send\nrange of R is Request\n"
+                 "retrieve (R.conn) valid at end of R\n"
+                 "where S.conn = R.conn and S.process = \"P1\"\n"
+                 "when S precede end of R",
+        "kind": "event",
+        "values": ["conn"],
+        "reads": ["Send", "Request"],
+        "sql": {
+            "EXISTS": """
+                SELECT DISTINCT R.valid_to, R.conn FROM Request R
+                WHERE EXISTS (SELECT 1 FROM Send S
+                              WHERE S.conn = R.conn AND S.process = 'P1'
+                                AND S.at <= R.valid_to)""",
+            "join": """
+                SELECT DISTINCT R.valid_to, R.conn
+                FROM Request R JOIN Send S
+                  ON S.conn = R.conn AND S.process = 'P1' AND S.at <= R.valid_to""",
+            # A rewrite by hand: only the first P1 send of each connection matters.
+            "first send per conn": """
+                SELECT DISTINCT R.valid_to, R.conn
+                FROM (SELECT conn, min(at) AS first FROM Send
+                      WHERE process = 'P1' GROUP BY conn) F
+                JOIN Request R ON R.conn = F.conn AND F.first <= R.valid_to""",
+        },
+    },
+]
+
+
+def say(*a):
+    print("[query-bench]", *a, file=sys.stderr, flush=True)
+
+
+def fmt_s(s):
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return "%.0f us" % (s * 1e6)
+    if s < 1:
+        return "%.1f ms" % (s * 1e3)
+    return "%.2f s" % s
+
+
+# ---- the trace -----------------------------------------------------------------------
+
+def relation_counts(vigil, trace):
+    """Tuples per relation, as `vigil relations TRACE` lists them."""
+    out = subprocess.run([vigil, "relations", trace], capture_output=True, text=True)
+    if out.returncode not in (0, 1):
+        raise SystemExit("query-bench: vigil relations %s failed: %s" % (trace, out.stderr))
+    counts = {}
+    for line in out.stdout.splitlines():
+        m = re.match(r"^(\S+)\s+(event|interval|state|entity)\s+(\d+) tuples?", line)
+        if m:
+            counts[m.group(1)] = int(m.group(3))
+    return counts
+
+
+def has_into(vigil):
+    h = subprocess.run([vigil, "query", "--help"], capture_output=True, text=True)
+    return h.returncode == 0 and "--into" in h.stdout + h.stderr
+
+
+def has_query(vigil):
+    h = subprocess.run([vigil, "query", "--help"], capture_output=True, text=True)
+    return h.returncode == 0
+
+
+# ---- SQLite: load and index ----------------------------------------------------------
+
+def connect(path):
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode = OFF")
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA cache_size = -4000000")  # up to 4 GB of pages: all in memory
+    db.execute("PRAGMA temp_store = MEMORY")
+    db.execute("PRAGMA mmap_size = 2147418112")
+    return db
+
+
+def time_cols(kind):
+    return ["at"] if kind == "event" else ["valid_from", "valid_to"]
+
+
+def create_tables(db):
+    for name, (kind, cols) in TABLES.items():
+        defs = ["%s INTEGER NOT NULL" % c for c in time_cols(kind)]
+        defs += ['"%s" %s' % (c, t) for c, t in cols]
+        db.execute('CREATE TABLE "%s" (%s)' % (name, ", ".join(defs)))
+
+
+def load_dump(db, dump, trace):
+    """Loads the tables from relations_dump's JSON lines (one tuple a line)."""
+    create_tables(db)
+    proc = subprocess.Popen([dump, trace], stdout=subprocess.PIPE, bufsize=1 << 20)
+    inserts = {}
+    for name, (kind, cols) in TABLES.items():
+        n = len(time_cols(kind)) + len(cols)
+        inserts[name] = 'INSERT INTO "%s" VALUES (%s)' % (name, ", ".join("?" * n))
+    batch, current, loads = [], None, json.loads
+    db.execute("BEGIN")
+    for line in proc.stdout:
+        t = loads(line)
+        rel = t["relation"]
+        if rel not in TABLES:
+            continue
+        if rel != current:
+            if batch:
+                db.executemany(inserts[current], batch)
+            batch, current = [], rel
+        v = t["values"]
+        if t["kind"] == "event":
+            row = (t["from"],)
+        else:
+            row = (t["from"], t["to"])
+        batch.append(row + tuple(v[c] for c, _ in TABLES[rel][1]))
+        if len(batch) >= 200000:
+            db.executemany(inserts[current], batch)
+            batch = []
+    if batch:
+        db.executemany(inserts[current], batch)
+    db.execute("COMMIT")
+    if proc.wait() not in (0, 1):
+        raise SystemExit("query-bench: relations_dump failed (status %d)" % proc.returncode)
+
+
+def load_into(db_path, vigil, trace):
+    """Loads the tables with `vigil query --into`: one retrieve into per relation, named
+    Q_NAME (the trace's own names are taken), then renamed to the SQL names used here."""
+    stmts = []
+    for name, (kind, cols) in TABLES.items():
+        v = name[0]
+        stmts.append("range of %s is %s\nretrieve into Q_%s (%s)" % (
+            v, name, name, ", ".join("%s.%s" % (v, c) for c, _ in cols)))
+    cmd = [vigil, "query", trace, "-e", "\n".join(stmts), "--into", db_path,
+           "--format", "csv"]
+    with open(os.devnull, "w") as null:
+        rc = subprocess.run(cmd, stdout=null).returncode
+    if rc not in (0, 1):
+        raise SystemExit("query-bench: %s failed (status %d)" % (" ".join(cmd), rc))
+    db = connect(db_path)
+    for name, (kind, cols) in TABLES.items():
+        have = [r[1] for r in db.execute('PRAGMA table_info("Q_%s")' % name)]
+        # Time columns: whatever the command calls them, they come before the values.
+        times = [c for c in have if c not in [x for x, _ in cols]]
+        want = time_cols(kind)
+        if len(times) != len(want):
+            raise SystemExit("query-bench: %s from --into has columns %s; expected %s and %s"
+                             % (name, have, want, [c for c, _ in cols]))
+        for old, new in zip(times, want):
+            if old != new:
+                db.execute('ALTER TABLE "Q_%s" RENAME COLUMN "%s" TO %s' % (name, old, new))
+        db.execute('ALTER TABLE "Q_%s" RENAME TO "%s"' % (name, name))
+    return db
+
+
+def rtrees(db):
+    """R*Trees on the requests' intervals (and connection), in integer units of U ns from
+    T0, rounded outwards: a conservative filter, the queries re-check the exact times."""
+    t0, t1 = db.execute("SELECT min(valid_from), max(valid_to) FROM Request").fetchone()
+    unit = max(1, -(-(t1 - t0 + 1) // (1 << 30)))  # the span fits in 31 bits
+    for name, dims in (("request_rt", "lo, hi"), ("request_rt2", "lo, hi, clo, chi")):
+        db.execute("CREATE VIRTUAL TABLE %s USING rtree_i32(id, %s)" % (name, dims))
+    db.execute("BEGIN")
+    db.execute("INSERT INTO request_rt SELECT rowid, (valid_from - ?1) / ?2, "
+               "(valid_to - ?1 + ?2 - 1) / ?2 FROM Request", (t0, unit))
+    db.execute("INSERT INTO request_rt2 SELECT rowid, (valid_from - ?1) / ?2, "
+               "(valid_to - ?1 + ?2 - 1) / ?2, conn, conn FROM Request", (t0, unit))
+    db.execute("COMMIT")
+    return t0, unit
+
+
+# ---- timing --------------------------------------------------------------------------
+
+class Timeout(Exception):
+    pass
+
+
+def sql_run(db, sql, limit):
+    """Seconds to count the result of `sql` (the whole set is built: DISTINCT), and the
+    count; Timeout when it takes longer than `limit` seconds."""
+    deadline = time.perf_counter() + limit
+    db.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, 100000)
+    t = time.perf_counter()
+    try:
+        n = db.execute("SELECT count(*) FROM (%s)" % sql).fetchone()[0]
+    except sqlite3.OperationalError as e:
+        if "interrupt" in str(e):
+            raise Timeout() from None
+        raise
+    finally:
+        db.set_progress_handler(None, 0)
+    return time.perf_counter() - t, n
+
+
+def digest(rows):
+    """Order-independent digest of a set of tuples (count, sum of hashes)."""
+    n, h = 0, 0
+    for r in rows:
+        n += 1
+        h = (h + hash(r)) & 0xFFFFFFFFFFFFFFFF
+    return n, h
+
+
+def vigil_rows(path, q):
+    ntime = 1 if q["kind"] == "event" else 2
+    with open(path) as f:
+        for line in f:
+            t = json.loads(line)
+            v = t["values"]
+            tm = (t["at"],) if ntime == 1 else (t["from"], t["to"])
+            yield tm + tuple(v[c] for c in q["values"])
+
+
+def vigil_run(vigil, trace, q, out_path):
+    """One `vigil query --stats` run: (wall seconds, stats of the run, exit status, stderr,
+    peak resident memory in bytes)."""
+    cmd = [vigil, "query", trace, "-e", q["tquel"], "--format", "json", "--stats"]
+    with open(out_path, "w") as out, tempfile.TemporaryFile("w+") as err:
+        t = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read()
+    stats = None
+    for line in text.splitlines():
+        if line.startswith('{"stats"'):
+            stats = json.loads(line)["stats"]
+    return wall, stats, p.returncode, text, usage.ru_maxrss * 1024
+
+
+# ---- main ----------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", required=True, help="the build's bin/ (vigil, relations_dump)")
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--db", required=True, help="the SQLite file to create")
+    ap.add_argument("--out", required=True, help="where query.json goes")
+    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_QUERY_REPS", 3)))
+    ap.add_argument("--sql-timeout", type=float,
+                    default=float(os.environ.get("BENCH_QUERY_SQL_TIMEOUT", 20)))
+    ap.add_argument("--subject", help="the subject's JSON line (its own counts)")
+    ap.add_argument("--dry-run", action="store_true", help="skip the vigil side")
+    ap.add_argument("--only", help="comma-separated query keys (scan, overlap_eq, ...)")
+    a = ap.parse_args()
+    vigil = os.path.join(a.bin, "vigil")
+    dump = os.path.join(a.bin, "relations_dump")
+    queries = [q for q in QUERIES if not a.only or q["key"] in a.only.split(",")]
+    result = {"settings": {"reps": a.reps, "sql_timeout_s": a.sql_timeout,
+                           "dry_run": a.dry_run, "sqlite_version": sqlite3.sqlite_version},
+              "trace": {}, "sqlite": {}, "queries": []}
+    failed = False
+
+    # The trace: its relations as vigil lists them, against the subject's own counts.
+    counts = relation_counts(vigil, a.trace)
+    result["trace"]["relations"] = {k: counts.get(k) for k in TABLES}
+    say("relations:", ", ".join("%s %s" % (k, counts.get(k)) for k in TABLES))
+    if a.subject:
+        subj = json.loads(a.subject)
+        result["trace"]["subject"] = subj
+        for k in TABLES:
+            if counts.get(k) != subj.get(k):
+                print("MISMATCH: the subject wrote %s %s tuples, vigil relations lists %s"
+                      % (subj.get(k), k, counts.get(k)))
+                failed = True
+
+    # SQLite: load, index, analyze.
+    if os.path.exists(a.db):
+        os.unlink(a.db)
+    t = time.perf_counter()
+    if has_into(vigil):
+        say("loading SQLite with vigil query --into")
+        db = load_into(a.db, vigil, a.trace)
+        result["sqlite"]["loader"] = "vigil query --into"
+    else:
+        say("loading SQLite from relations_dump (vigil query --into is not there yet)")
+        db = connect(a.db)
+        load_dump(db, dump, a.trace)
+        result["sqlite"]["loader"] = "relations_dump + executemany"
+    load_s = time.perf_counter() - t
+    tables = {k: db.execute('SELECT count(*) FROM "%s"' % k).fetchone()[0] for k in TABLES}
+    for k in TABLES:
+        if tables[k] != counts.get(k):
+            print("MISMATCH: SQLite's %s has %d tuples, vigil relations lists %s"
+                  % (k, tables[k], counts.get(k)))
+            failed = True
+    say("loaded in %s: %s" % (fmt_s(load_s), tables))
+    t = time.perf_counter()
+    for sql in INDEXES:
+        db.execute(sql)
+    t0, unit = rtrees(db)
+    index_s = time.perf_counter() - t
+    t = time.perf_counter()
+    db.execute("ANALYZE")
+    analyze_s = time.perf_counter() - t
+    say("indexed in %s (R*Tree unit %d ns), ANALYZE %s" % (fmt_s(index_s), unit,
+                                                          fmt_s(analyze_s)))
+    result["sqlite"].update({"load_s": load_s, "index_s": index_s, "analyze_s": analyze_s,
+                             "tuples": tables, "indexes": INDEXES,
+                             "rtree_origin_ns": t0, "rtree_unit_ns": unit,
+                             "db_bytes": os.path.getsize(a.db)})
+
+    run_vigil = not a.dry_run
+    if run_vigil and not has_query(vigil):
+        say("%s has no 'query' command yet: the vigil side is skipped" % vigil)
+        run_vigil = False
+    result["settings"]["vigil_side"] = run_vigil
+    tmp = tempfile.mkdtemp(prefix="vigil-qbench.", dir=os.path.dirname(os.path.abspath(a.db)))
+
+    for q in queries:
+        say("%s" % q["name"])
+        r = {"name": q["name"], "key": q["key"], "tquel": q["tquel"],
+             "tuples_in": sum(tables[k] for k in q["reads"]), "sqlite": {"variants": []}}
+        # SQLite: every variant, best of reps; all must give the same count.
+        best = None
+        for vname, sql in q["sql"].items():
+            sql = sql.replace("{T0}", str(t0)).replace("{U}", str(unit))
+            plan = [row[-1] for row in db.execute("EXPLAIN QUERY PLAN " + sql)]
+            v = {"name": vname, "sql": " ".join(sql.split()), "plan": plan, "runs_s": []}
+            try:
+                for _ in range(a.reps):
+                    s, n = sql_run(db, sql, a.sql_timeout)
+                    v["runs_s"].append(s)
+                    v["count"] = n
+                v["best_s"] = min(v["runs_s"])
+                say("  SQLite %-24s %9d tuples  %s" % (vname, n, fmt_s(v["best_s"])))
+                if best is None or v["best_s"] < best["best_s"]:
+                    best = v
+            except Timeout:
+                v["timed_out"] = True
+                say("  SQLite %-24s stopped after %s" % (vname, fmt_s(a.sql_timeout)))
+            r["sqlite"]["variants"].append(v)
+        counts_sql = {v["count"] for v in r["sqlite"]["variants"] if "count" in v}
+        if len(counts_sql) > 1:
+            print("MISMATCH: %s: the SQL variants disagree: %s" % (q["name"], {
+                v["name"]: v.get("count") for v in r["sqlite"]["variants"]}))
+            failed = True
+        if best:
+            r["sqlite"]["best"] = best["name"]
+            r["sqlite"]["best_s"] = best["best_s"]
+            r["result_tuples"] = best["count"]
+            best_sql = best["sql"]
+        # vigil: best of reps (exec_ns of the statement, and the wall time of the run).
+        if run_vigil:
+            vr = {"runs": []}
+            out_path = os.path.join(tmp, "out.jsonl")
+            checked = False
+            for rep in range(a.reps):
+                wall, stats, rc, err, rss = vigil_run(vigil, a.trace, q, out_path)
+                if rc not in (0, 1) or not stats:
+                    print("FAILED: vigil query on %s (status %d): %s"
+                          % (q["name"], rc, err.strip()[-2000:]))
+                    failed = True
+                    break
+                st = stats["statements"][-1]
+                vr["runs"].append({"wall_s": wall, "build_ns": stats.get("build_ns"),
+                                   "exec_ns": st["exec_ns"], "tuples": st["tuples"],
+                                   "peak_state": st.get("peak_state"), "max_rss": rss,
+                                   "status": rc})
+                say("  vigil  exec %s, wall %s, %d tuples, peak_state %s"
+                    % (fmt_s(st["exec_ns"] / 1e9), fmt_s(wall), st["tuples"],
+                       st.get("peak_state")))
+                if not checked and best:
+                    checked = True
+                    failed |= not check(db, best_sql, q, out_path, st["tuples"], vr)
+            if vr["runs"]:
+                vr["exec_ns"] = min(x["exec_ns"] for x in vr["runs"])
+                vr["wall_s"] = min(x["wall_s"] for x in vr["runs"])
+                vr["build_ns"] = min(x["build_ns"] for x in vr["runs"] if x["build_ns"])
+                vr["peak_state"] = max(x["peak_state"] or 0 for x in vr["runs"])
+                vr["max_rss"] = max(x["max_rss"] for x in vr["runs"])
+                vr["tuples"] = vr["runs"][0]["tuples"]
+                if q["key"] == "scan":
+                    vr["scan_tuples_per_s"] = tables["Send"] / (vr["exec_ns"] / 1e9)
+            r["vigil"] = vr
+        result["queries"].append(r)
+
+    db.close()
+    try:
+        os.unlink(os.path.join(tmp, "out.jsonl"))
+    except FileNotFoundError:
+        pass
+    os.rmdir(tmp)
+    report(result)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "query.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    say("summary: %s" % os.path.join(a.out, "query.json"))
+    return 1 if failed else 0
+
+
+def check(db, sql, q, out_path, vigil_tuples, vr):
+    """vigil's answer against SQLite's: counts, then the sets (digest, then tuple by tuple
+    when the digests differ). Prints MISMATCH and returns False when they differ."""
+    t = time.perf_counter()
+    s_rows = db.execute(sql)
+    s_n, s_h = digest(tuple(r) for r in s_rows)
+    v_n, v_h = digest(vigil_rows(out_path, q))
+    vr["check"] = {"sqlite_tuples": s_n, "vigil_tuples": v_n, "vigil_stats_tuples": vigil_tuples,
+                   "equal_sets": s_n == v_n and s_h == v_h}
+    say("  check: SQLite %d, vigil %d (stats %d), sets %s (%s)"
+        % (s_n, v_n, vigil_tuples, "equal" if vr["check"]["equal_sets"] else "DIFFERENT",
+           fmt_s(time.perf_counter() - t)))
+    if vr["check"]["equal_sets"] and vigil_tuples == v_n:
+        return True
+    print("MISMATCH: %s: SQLite %d tuples, vigil %d (its --stats: %d)"
+          % (q["name"], s_n, v_n, vigil_tuples))
+    if s_n != v_n or s_h != v_h:
+        s_set = set(tuple(r) for r in db.execute(sql))
+        v_set = set(vigil_rows(out_path, q))
+        only_s, only_v = sorted(s_set - v_set), sorted(v_set - s_set)
+        names = ("at" if q["kind"] == "event" else "from, to") + ", " + ", ".join(q["values"])
+        print("  tuples (%s) only in SQLite: %d, e.g. %s" % (names, len(only_s), only_s[:5]))
+        print("  tuples only in vigil: %d, e.g. %s" % (len(only_v), only_v[:5]))
+        vr["check"]["only_sqlite"] = only_s[:20]
+        vr["check"]["only_vigil"] = only_v[:20]
+    return False
+
+
+def report(res):
+    s = res["sqlite"]
+    print("## vigil query against SQLite %s\n" % res["settings"]["sqlite_version"])
+    tr = res["trace"]
+    print("Trace: %s. SQLite (%s): load %s, indexes %s, ANALYZE %s; %.0f MB.\n" % (
+        ", ".join("%s %s tuples" % (k, v) for k, v in tr["relations"].items()),
+        s["loader"], fmt_s(s["load_s"]), fmt_s(s["index_s"]), fmt_s(s["analyze_s"]),
+        s["db_bytes"] / 1e6))
+    print("| query | tuples in | result tuples | vigil exec | vigil total (reads the trace) "
+          "| SQLite (best plan) | SQLite / vigil exec | vigil peak_state | vigil max RSS "
+          "| same answer |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for q in res["queries"]:
+        v = q.get("vigil", {})
+        sq = q["sqlite"]
+        ratio = "-"
+        if v.get("exec_ns") and sq.get("best_s") is not None:
+            ratio = "%.2f" % (sq["best_s"] / (v["exec_ns"] / 1e9))
+        sqlite = "%s (%s)" % (fmt_s(sq.get("best_s")), sq.get("best", "none finished"))
+        rss = "%.0f MB" % (v["max_rss"] / 1e6) if v.get("max_rss") else "-"
+        same = "-"
+        if "check" in v:
+            same = "yes (sets)" if v["check"]["equal_sets"] else "**NO**"
+        print("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            q["name"], q["tuples_in"], q.get("result_tuples", "-"),
+            fmt_s(v["exec_ns"] / 1e9) if v.get("exec_ns") else "-",
+            fmt_s(v.get("wall_s")), sqlite, ratio, v.get("peak_state", "-"), rss, same))
+    print("\nSQLite, every plan tried (best of %d; count(*) over the DISTINCT result):\n"
+          % res["settings"]["reps"])
+    print("| query | plan | time | tuples |")
+    print("|---|---|---:|---:|")
+    for q in res["queries"]:
+        for v in q["sqlite"]["variants"]:
+            tm = ("> %s (stopped)" % fmt_s(res["settings"]["sql_timeout_s"])
+                  if v.get("timed_out") else fmt_s(v.get("best_s")))
+            print("| %s | %s | %s | %s |" % (q["key"], v["name"], tm, v.get("count", "-")))
+    for q in res["queries"]:
+        rate = q.get("vigil", {}).get("scan_tuples_per_s")
+        if rate:
+            print("\nSelective scan: %.1f M tuples/s scanned by vigil (target > 50 M): %s"
+                  % (rate / 1e6, "PASS" if rate > 50e6 else "MISS"))
+    if not res["settings"]["vigil_side"]:
+        print("\n(vigil side not run: --dry-run, or `vigil query` not built)")
+    print()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
