@@ -215,6 +215,8 @@ static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c
 			}
 		}
 		at = t;
+		if (at >= horizon)
+			break;
 		int64_t next = i < np ? p[i].t : horizon;
 		if (next <= at)
 			next = at + 1;

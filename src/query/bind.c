@@ -627,6 +627,10 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 		      vx_type_name(arg->type));
 		return NULL;
 	}
+	if (in->nvars == 0) {
+		error(bd, &e->loc, "an aggregate needs a tuple variable (count(W.Process), not count(1))");
+		return NULL;
+	}
 	in->result_event = false;
 	for (size_t i = 0; i < in->nvars; i++)
 		in->result_event |= in->vars[i].event;

@@ -118,6 +118,8 @@ static bool kernel(struct vgq_session *s, const struct bstmt *b, const struct bx
 	if (a->kind != BX_ATTR || k->kind != BX_CONST || k->c.null)
 		return false;
 	const struct vgq_relation *r = b->vars[a->var].rel;
+	if (r->nulls && r->nulls[a->attr]) /* a result with nulls: per row */
+		return false;
 	const union vgq_column *col = &r->cols[a->attr];
 	enum vgq_type t = r->attrs[a->attr].type;
 	if (k->c.type == VX_INT && t == VGQ_INT) {

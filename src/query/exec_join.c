@@ -51,7 +51,7 @@ static bool keys_of(const struct bstmt *b, struct bx *const *keys, size_t nkeys,
 			return false;
 		h = (h ^ vgq_value_hash(&out[k])) * 0x100000001b3ull;
 	}
-	*hash = h ^ (h >> 31);
+	*hash = vgq_mix(h);
 	return true;
 }
 

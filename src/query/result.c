@@ -22,7 +22,7 @@ static uint64_t row_hash(const struct rows *r, int64_t b, int64_t e, const struc
 	uint64_t h = (uint64_t)b * 0x9E3779B97F4A7C15ull ^ (uint64_t)e;
 	for (size_t k = 0; k < r->width; k++)
 		h = (h ^ (v[k].null ? 0x5bd1e995u : vgq_value_hash(&v[k]))) * 0x100000001b3ull;
-	return h ^ (h >> 32);
+	return vgq_mix(h);
 }
 
 static bool row_equal(const struct rows *r, size_t i, int64_t b, int64_t e,
@@ -78,20 +78,31 @@ static void add_row(struct rows *r, int64_t b, int64_t e, const struct vx_value 
 
 static const struct rows *sorting;
 
-static int by_time_then_values(const void *x, const void *y)
+/* A row's place in the order: the times inline, so most comparisons stay in the array. */
+struct order_key {
+	int64_t b, e;
+	uint32_t i;
+};
+
+static int values_order(const struct rows *r, size_t i, size_t j)
 {
-	size_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-	const struct rows *r = sorting;
-	if (r->b[i] != r->b[j])
-		return r->b[i] < r->b[j] ? -1 : 1;
-	if (r->e[i] != r->e[j])
-		return r->e[i] < r->e[j] ? -1 : 1;
 	for (size_t k = 0; k < r->width; k++) {
 		int c = vgq_value_order(&r->vals[i * r->width + k], &r->vals[j * r->width + k]);
 		if (c)
 			return c;
 	}
-	return i < j ? -1 : i > j;
+	return 0;
+}
+
+static int by_time_then_values(const void *x, const void *y)
+{
+	const struct order_key *a = x, *c = y;
+	if (a->b != c->b)
+		return a->b < c->b ? -1 : 1;
+	if (a->e != c->e)
+		return a->e < c->e ? -1 : 1;
+	int o = values_order(sorting, a->i, c->i);
+	return o ? o : (a->i < c->i ? -1 : a->i > c->i);
 }
 
 static enum vgq_type column_type(enum vx_type t)
@@ -151,13 +162,23 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
                   struct rows *r)
 {
 	bool event = rel->kind == VGQ_REL_EVENT;
-	uint32_t *order = vgq_xcalloc(r->n ? r->n : 1, sizeof *order);
+	struct order_key *key = vgq_xcalloc(r->n ? r->n : 1, sizeof *key);
 	for (size_t i = 0; i < r->n; i++)
-		order[i] = (uint32_t)i;
+		key[i] = (struct order_key){r->b[i], r->e[i], (uint32_t)i};
 	sorting = r;
-	qsort(order, r->n, sizeof *order, by_time_then_values);
+	qsort(key, r->n, sizeof *key, by_time_then_values);
 	sorting = NULL;
+	/* a set: identical tuples are neighbours now; keep the first of each run */
+	uint32_t *order = vgq_xcalloc(r->n ? r->n : 1, sizeof *order);
+	size_t n = 0;
 	for (size_t j = 0; j < r->n; j++) {
+		if (n && key[j].b == key[j - 1].b && key[j].e == key[j - 1].e &&
+		    !values_order(r, key[j].i, key[j - 1].i))
+			continue;
+		order[n++] = key[j].i;
+	}
+	free(key);
+	for (size_t j = 0; j < n; j++) {
 		size_t i = order[j];
 		size_t t = vgq_relation_append(rel, r->b[i]);
 		if (!event) {
@@ -166,7 +187,7 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 		}
 	}
 	/* values after all tuples exist, so null flags are sized once */
-	for (size_t j = 0; j < r->n; j++)
+	for (size_t j = 0; j < n; j++)
 		for (size_t k = 0; k < b->ntargets; k++)
 			store(rel, k, j, &r->vals[order[j] * r->width + k]);
 	vgq_relation_finish(rel, s->db ? s->db->last : 0);
@@ -222,7 +243,7 @@ void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btabl
 			continue;
 		for (size_t k = 0; k < b->ntargets; k++)
 			vals[k] = vgq_eval(b->targets[k].value, &bd);
-		add_row(&r, v.b, v.kind == TV_EVENT ? v.b : v.e, vals, true);
+		add_row(&r, v.b, v.kind == TV_EVENT ? v.b : v.e, vals, false);
 	}
 	build(s, b->out, b, &r);
 	free(r.b);

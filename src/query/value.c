@@ -6,10 +6,22 @@
 
 #include "query/engine_internal.h"
 
+static enum vx_type vx_type_of(enum vgq_type t)
+{
+	static const enum vx_type map[] = {VX_INT,   VX_UINT,  VX_DOUBLE,
+	                                   VX_STRING, VX_BYTES, VX_ENTITY};
+	return map[t];
+}
+
 struct vx_value vgq_column_value(const struct vgq_relation *r, int attr, uint32_t row)
 {
 	struct vx_value v = {0};
 	const union vgq_column *c = &r->cols[attr];
+	if (r->nulls && r->nulls[attr] && r->nulls[attr][row]) {
+		v.type = vx_type_of(r->attrs[attr].type);
+		v.null = true;
+		return v;
+	}
 	switch (r->attrs[attr].type) {
 	case VGQ_INT:
 		v.type = VX_INT;

@@ -2,8 +2,10 @@
  * prints every tuple of the relations named on the command line as one JSON line
  * {"relation","kind","from","to","values":{ATTR: VALUE}}, like relations_dump, except
  * that an entity is {"name","id","gen","image"} (name null if never named), so that the
- * test can compare identities as the engine does. Empty strings and names are null
- * (docs/tquel.md, *Values*).
+ * test can compare identities as the engine does, and a uint is a string of decimal digits
+ * (JSON integers here are signed 64-bit). Empty strings and names are null (docs/tquel.md,
+ * *Values*). The last line is {"span":{"first","last","events"}}: the trace's first and
+ * last event times (the bounds of Clock and of count's zeros).
  *
  *   diff_dump TRACE RELATION... */
 #include <jansson.h>
@@ -18,8 +20,11 @@ static json_t *value(const struct vgq_relation *r, size_t a, size_t t)
 	switch (r->attrs[a].type) {
 	case VGQ_INT:
 		return json_integer(c->i[t]);
-	case VGQ_UINT:
-		return json_integer((json_int_t)c->u[t]);
+	case VGQ_UINT: {
+		char digits[24];
+		snprintf(digits, sizeof digits, "%llu", (unsigned long long)c->u[t]);
+		return json_string(digits);
+	}
 	case VGQ_DOUBLE:
 		return json_real(c->d[t]);
 	case VGQ_STRING:
@@ -84,6 +89,8 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 	}
+	printf("{\"span\":{\"first\":%lld,\"last\":%lld,\"events\":%llu}}\n", (long long)db->first,
+	       (long long)db->last, (unsigned long long)db->events);
 	vgq_database_free(db);
 	vgt_close(tr);
 	return rc;

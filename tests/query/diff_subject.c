@@ -3,10 +3,11 @@
  *
  *   diff_subject SEED N
  *
- * Two threads emit N events between them: interval relations A (key, val, tag, owner) and
- * B (key, val) from begin/end pairs, and the event relation E (key, val, tag). An end
+ * Two threads emit N events between them: interval relations A (key, val, tag, owner, u) and
+ * B (key, val) from begin/end pairs, and the event relation E (key, val, tag, u). An end
  * carries the same values as the begin it closes; some intervals stay open at the end.
- * Owners are entities of kind Owner: O1, O2, O3 and one never named. */
+ * Owners are entities of kind Owner: O1, O2, O3 and one never named. u is a uint64 from
+ * {0, 1, 5, 2^63, 2^64 - 1}, to compare unsigned with (negative) signed values. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -18,25 +19,29 @@
 static const vg_field_desc a_fields[] = {{"key", VG_INT32, NULL},
                                          {"val", VG_INT64, NULL},
                                          {"tag", VG_STRING, NULL},
-                                         {"owner", VG_ENTITY, "Owner"}};
+                                         {"owner", VG_ENTITY, "Owner"},
+                                         {"u", VG_UINT64, NULL}};
 static const vg_field_desc b_fields[] = {{"key", VG_INT32, NULL}, {"val", VG_INT64, NULL}};
-static const vg_field_desc e_fields[] = {
-    {"key", VG_INT32, NULL}, {"val", VG_INT64, NULL}, {"tag", VG_STRING, NULL}};
+static const vg_field_desc e_fields[] = {{"key", VG_INT32, NULL},
+                                         {"val", VG_INT64, NULL},
+                                         {"tag", VG_STRING, NULL},
+                                         {"u", VG_UINT64, NULL}};
 
 /* Every sensor on its own flag, the recording thread as performer. */
 #define DESC(name, relation, kind, fields, n)                                                      \
 	{                                                                                          \
 		name, relation, kind, VG_FLAG_SENSOR, 0, fields, n, -1, -1, -1                     \
 	}
-static const vg_type_desc a_begin = DESC("diff.A.begin", "A", VG_KIND_BEGIN, a_fields, 4);
-static const vg_type_desc a_end = DESC("diff.A.end", "A", VG_KIND_END, a_fields, 4);
+static const vg_type_desc a_begin = DESC("diff.A.begin", "A", VG_KIND_BEGIN, a_fields, 5);
+static const vg_type_desc a_end = DESC("diff.A.end", "A", VG_KIND_END, a_fields, 5);
 static const vg_type_desc b_begin = DESC("diff.B.begin", "B", VG_KIND_BEGIN, b_fields, 2);
 static const vg_type_desc b_end = DESC("diff.B.end", "B", VG_KIND_END, b_fields, 2);
-static const vg_type_desc e_event = DESC("diff.E", "E", VG_KIND_EVENT, e_fields, 3);
+static const vg_type_desc e_event = DESC("diff.E", "E", VG_KIND_EVENT, e_fields, 4);
 
 static vg_sensor *sa_begin, *sa_end, *sb_begin, *sb_end, *se;
 static vg_entity owners[4];
 static const char *const tags[] = {"x", "y", "z", ""};
+static const uint64_t uints[] = {0, 1, 5, 1ull << 63, ~0ull};
 static unsigned long long seed;
 static long per_thread;
 
@@ -44,7 +49,7 @@ static long per_thread;
 
 /* One open interval: the values its end must repeat. */
 struct open_tuple {
-	vg_value v[4];
+	vg_value v[5];
 };
 
 static uint64_t next(uint64_t *s) /* splitmix64 */
@@ -69,6 +74,12 @@ static void random_values(uint64_t *s, vg_value *v, int with_owner)
 		v[3].e = &owners[pick(s, 0, 3)];
 }
 
+/* v[u_at].u: a random uint */
+static void random_uint(uint64_t *s, vg_value *v, int u_at)
+{
+	v[u_at].u = uints[pick(s, 0, 4)];
+}
+
 /* Closes a random open tuple of `open` (n of them) with `end`. */
 static void close_one(uint64_t *s, vg_sensor *end, struct open_tuple *open, int *n)
 {
@@ -86,6 +97,7 @@ static void *worker(void *arg)
 		int r = (int)pick(&s, 0, 99);
 		if (r < 25 && na < MAX_OPEN) {
 			random_values(&s, a[na].v, 1);
+			random_uint(&s, a[na].v, 4);
 			vg_emit(sa_begin, a[na++].v);
 		} else if (r < 45 && na > 0) {
 			close_one(&s, sa_end, a, &na);
@@ -98,8 +110,9 @@ static void *worker(void *arg)
 		} else if (r < 78 && nb > 0) {
 			close_one(&s, sb_end, b, &nb);
 		} else {
-			vg_value v[3];
+			vg_value v[4];
 			random_values(&s, v, 0);
+			random_uint(&s, v, 3);
 			vg_emit(se, v);
 		}
 		/* a random pause, so that the two threads' events interleave */

@@ -28,11 +28,15 @@ import tempfile
 
 # ---- the relations ---------------------------------------------------------------------
 
-# relation -> (kind, [(attribute, type)]); types: num, str, ent
+# relation -> (kind, [(attribute, type)]); types: num, str, ent, uint (an unsigned 64-bit
+# integer: compared with numbers, never in arithmetic; SQLite holds it as a REAL, exact for
+# the values diff_subject draws but 2^64 - 1, which stays the largest, and as text u_txt
+# to print it exactly)
 SCHEMA = {
-    "A": ("interval", [("key", "num"), ("val", "num"), ("tag", "str"), ("owner", "ent")]),
+    "A": ("interval", [("key", "num"), ("val", "num"), ("tag", "str"), ("owner", "ent"),
+                       ("u", "uint")]),
     "B": ("interval", [("key", "num"), ("val", "num")]),
-    "E": ("event", [("key", "num"), ("val", "num"), ("tag", "str")]),
+    "E": ("event", [("key", "num"), ("val", "num"), ("tag", "str"), ("u", "uint")]),
 }
 # tuple variables, declared once at the top of every query file
 VARS = {"A1": "A", "A2": "A", "A3": "A", "B1": "B", "B2": "B", "E1": "E", "E2": "E"}
@@ -54,15 +58,22 @@ EMPTY_IS_VALUE = False
 
 def load_trace(bin_dir, trace):
     """{relation: [row]} with row = {"b", "e", attrs...}; an event has b = e = at; an
-    entity attribute is its dump object {name, id, gen, image}."""
+    entity attribute is its dump object {name, id, gen, image}; a uint an int. "_span" is
+    (first, last): the times of the trace's first and last events."""
     p = subprocess.run([os.path.join(bin_dir, "diff_dump"), trace, "A", "B", "E"],
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("diff_dump %s exited %d: %s" % (trace, p.returncode, p.stderr))
-    rows = {r: [] for r in SCHEMA}
+    rows = {r: [] for r in ("A", "B", "E")}
     for line in p.stdout.splitlines():
         o = json.loads(line)
+        if "span" in o:
+            rows["_span"] = (o["span"]["first"], o["span"]["last"])
+            continue
         row = dict(o["values"])
+        for a, t in SCHEMA[o["relation"]][1]:
+            if t == "uint" and row[a] is not None:
+                row[a] = int(row[a])
         if EMPTY_IS_VALUE:  # an unnamed entity compared as if named ""
             for a, v in row.items():
                 if isinstance(v, dict) and v["name"] is None:
@@ -76,13 +87,22 @@ def load_trace(bin_dir, trace):
     return rows
 
 
-def make_db(rows):
-    db = sqlite3.connect(":memory:")
-    for rel, (_, attrs) in SCHEMA.items():
+def sql_table(rel):
+    """A relation's SQL table name ("Clock[3]" is not an SQL name)."""
+    return "".join(c if c.isalnum() else "_" for c in rel)
+
+
+def make_db(rows, db=None, relations=None):
+    """Loads the relations (all of SCHEMA, or those named) into SQLite."""
+    db = db or sqlite3.connect(":memory:")
+    for rel in relations or [r for r in SCHEMA if r in rows]:
+        attrs = SCHEMA[rel][1]
         cols = []
         for a, t in attrs:
-            cols += ["%s_name" % a, "%s_id" % a, "%s_disp" % a] if t == "ent" else [a]
-        db.execute("CREATE TABLE %s (%s, b INTEGER, e INTEGER)" % (rel, ", ".join(cols)))
+            cols += (["%s_name" % a, "%s_id" % a, "%s_disp" % a] if t == "ent" else
+                     [a, "%s_txt" % a] if t == "uint" else [a])
+        db.execute("CREATE TABLE %s (%s)" % (sql_table(rel), ", ".join(
+            cols + ["b INTEGER", "e INTEGER"])))
         data = []
         for r in rows[rel]:
             vals = []
@@ -91,11 +111,13 @@ def make_db(rows):
                 if t == "ent":
                     vals += [v["name"], "%d.%d.%d" % (v["id"], v["gen"], v["image"]),
                              entity_display(v)]
+                elif t == "uint":  # sqlite3 binds no integer above 2^63 - 1
+                    vals += [None, None] if v is None else [float(v), str(v)]
                 else:
                     vals.append(v)
             data.append(vals + [r["b"], r["e"]])
-        db.executemany("INSERT INTO %s VALUES (%s)" % (rel, ",".join("?" * (len(cols) + 2))),
-                       data)
+        db.executemany("INSERT INTO %s VALUES (%s)" % (sql_table(rel), ",".join(
+            "?" * (len(cols) + 2))), data)
     return db
 
 
@@ -118,7 +140,7 @@ class Gen:
     def num(self, depth):
         r = self.r.random()
         if depth <= 0 or r < 0.45:
-            if self.r.random() < 0.7:
+            if self.r.random() < 0.7 and self.attrs_of("num"):
                 v, a = self.r.choice(self.attrs_of("num"))
                 return ("attr", v, a)
             if self.r.random() < 0.1:
@@ -145,6 +167,21 @@ class Gen:
                 y = ("attr", v2, a2)
             else:
                 y = ("str", self.r.choice(["x", "y", "z", "w", ""]))
+            if self.r.random() < 0.5:
+                x, y = y, x
+            return ("cmp", self.r.choice(["=", "!=", "<", "<=", ">", ">="]), x, y)
+        uints = self.attrs_of("uint")
+        if 0.3 <= r < 0.42 and uints:  # unsigned with unsigned, signed, negative
+            v, a = self.r.choice(uints)
+            x = ("attr", v, a)
+            r2 = self.r.random()
+            if r2 < 0.3:
+                v2, a2 = self.r.choice(uints)
+                y = ("attr", v2, a2)
+            elif r2 < 0.6:
+                y = ("neg", ("int", self.r.choice([0, 1, 5])))
+            else:
+                y = self.num(self.r.choice([0, 1]))
             if self.r.random() < 0.5:
                 x, y = y, x
             return ("cmp", self.r.choice(["=", "!=", "<", "<=", ">", ">="]), x, y)
@@ -200,9 +237,11 @@ class Gen:
         r = self.r.random()
         v = self.r.choice(self.vars)
         attrs = SCHEMA[VARS[v]][1]
-        if r < 0.5:
+        if r < 0.5 and attrs:
             a, _ = self.r.choice(attrs)
-            if a not in used_names and self.r.random() < 0.5:
+            # (not a result's attribute cN: computed targets take those names)
+            if a not in used_names and self.r.random() < 0.5 and \
+                    not (a[0] == "c" and a[1:].isdigit()):
                 return (a, ("attr", v, a), True)  # bare V.attr keeps its name
             return ("c%d" % i, ("attr", v, a), False)
         return ("c%d" % i, self.num(2), False)
@@ -254,6 +293,8 @@ def tq_str(s):
 
 def tq_value(x):
     k = x[0]
+    if k == "text":  # already TQuel (an aggregate, from diff_agg.py)
+        return x[1]
     if k == "attr":
         return "%s.%s" % (x[1], x[2])
     if k == "int":
@@ -325,11 +366,15 @@ def range_lines():
 
 
 def sql_value(x, ctx="value"):
-    """ctx: how an entity attribute is read: "value" (displayed), "name", "id"."""
+    """ctx: how an entity attribute is read: "value" (displayed), "name", "id"; "target":
+    as "value", and a uint as its exact text."""
     k = x[0]
     if k == "attr":
         t = dict(SCHEMA[VARS[x[1]]][1])[x[2]]
+        if t == "uint" and ctx == "target":
+            return "%s.%s_txt" % (x[1], x[2])
         if t == "ent":
+            ctx = "value" if ctx == "target" else ctx
             return "%s.%s_%s" % (x[1], x[2], {"value": "disp", "name": "name", "id": "id"}[ctx])
         return "%s.%s" % (x[1], x[2])
     if k in ("int", "real"):
@@ -418,7 +463,7 @@ def default_time(vs):
 
 def sql(q):
     vs = variables_of(q)
-    cols = [sql_value(e) for _, e, _ in q["targets"]]
+    cols = [sql_value(e, "target") for _, e, _ in q["targets"]]
     conds = []
     if q["where"]:
         conds.append(sql_value(q["where"]))
@@ -439,7 +484,7 @@ def sql(q):
         conds.append("%s <> 0" % k)
         cols += [b] if result_kind(q, vs) == "event" else [b, e]
     s = "SELECT DISTINCT %s\nFROM %s" % (", ".join(cols), ", ".join(
-        "%s AS %s" % (VARS[x], x) for x in vs))
+        "%s AS %s" % (sql_table(VARS[x]), x) for x in vs))
     if conds:
         s += "\nWHERE " + "\n  AND ".join(conds)
     return s
@@ -450,7 +495,12 @@ def sql_answer(db, q):
     kind = result_kind(q, variables_of(q))
     nt = 1 if kind == "event" else 2
     n = len(q["targets"])
-    return {(kind,) + tuple(r[n:n + nt]) + tuple(r[:n]) for r in db.execute(sql(q))}
+    uints = [i for i, (_, e, _) in enumerate(q["targets"]) if value_type(e) == "uint"]
+
+    def exact(r):  # a uint target is read as text
+        return tuple(int(v) if i in uints and v is not None else v for i, v in enumerate(r))
+
+    return {(kind,) + tuple(r[n:n + nt]) + exact(r[:n]) for r in db.execute(sql(q))}
 
 
 # ---- the Python evaluator (a third opinion) --------------------------------------------
@@ -564,7 +614,17 @@ def py_pred(x, env):
     raise ValueError(x)
 
 
-def py_answer(rows, q):
+def raw_value(x, env):
+    """A target's value as stored in a result relation: an entity stays its dump object,
+    as a hashable ("ent", name, id, gen, image)."""
+    if x[0] == "attr":
+        v = env[x[1]][x[2]]
+        return ("ent", v["name"], v["id"], v["gen"], v["image"]) if isinstance(v, dict) else v
+    return py_value(x, env)
+
+
+def py_answer(rows, q, raw=False):
+    """The answer as a set of (kind, times..., values...); raw: values as raw_value."""
     vs = variables_of(q)
     kind = result_kind(q, vs)
     out = set()
@@ -590,7 +650,8 @@ def py_answer(rows, q):
             if t is None:
                 continue
             times = t[1:] if kind == "interval" else (t[1],)
-        out.add((kind,) + times + tuple(py_value(e, env) for _, e, _ in q["targets"]))
+        out.add((kind,) + times + tuple(raw_value(e, env) if raw else py_value(e, env)
+                                        for _, e, _ in q["targets"]))
     return out
 
 
@@ -604,13 +665,14 @@ def combos(rows, q):
 # ---- vigil -----------------------------------------------------------------------------
 
 
-def vigil_answers(bin_dir, trace, text):
-    """{relation: [tuple]} from `vigil query --format json`, and the process."""
+def vigil_answers(bin_dir, trace, text, extra=()):
+    """{relation: [tuple]} from `vigil query --format json` (extra: more arguments, such
+    as --tick), and the process."""
     with tempfile.NamedTemporaryFile("w", suffix=".tq", delete=False) as f:
         f.write(text)
     try:
         p = subprocess.run([os.path.join(bin_dir, "vigil"), "query", trace, "-f", f.name,
-                            "--format", "json"], capture_output=True, text=True)
+                            "--format", "json"] + list(extra), capture_output=True, text=True)
     finally:
         os.unlink(f.name)
     out = {}

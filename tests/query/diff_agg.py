@@ -1,0 +1,573 @@
+#!/usr/bin/python3
+"""Differential test of TQuel aggregates, results ranged over and clocks (docs/tquel.md,
+*Aggregates*, *retrieve*, *Clocks*): the part of the language diff_test.py does not generate.
+
+For each seed: records a random trace (diff_subject), then generates three kinds of
+statements, runs them all in one `vigil query --format json --tick T` and compares each
+result with the expected set:
+
+* aggregates: count, countU, sum, sumU, avg, avgU, min, max, with and without by-lists
+  (correlated or not), for each instant / for ever, inner where and when clauses, in
+  target lists and where clauses, with 0-2 outer variables (a clock among them). The
+  aggregate is computed in Python from the dumped tuples (the maximal constant intervals
+  per group, count 0 where nothing contributes from the trace's first event to its last);
+  the outer statement then joins each aggregate's relation like a variable, answered by
+  SQLite (the aggregate relations loaded as tables) and by the Python evaluator.
+* results ranged over: `retrieve into R (...)` then `range of X is R` and a retrieve over
+  X (R's expected tuples, entities kept as entities, are loaded as a relation).
+* clocks: Clock[n] and Clock with --tick, mostly `when C overlap V`.
+
+    diff_agg.py --bin BUILD/bin [--seeds 1,2,3] [--queries 60] [--keep DIR]
+
+On a mismatch it prints the seed, the statements, and up to 5 tuples only in each side, and
+saves the trace and the query under --fail-dir."""
+import argparse
+import itertools
+import os
+import random
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import diff_test as D  # noqa: E402
+
+FNS = ["count", "countU", "sum", "sumU", "avg", "avgU", "min", "max"]
+BASE_VARS = dict(D.VARS)  # the trace's variables, before clocks and results are added
+INT64 = 1 << 64
+
+# ---- aggregates: generation ------------------------------------------------------------
+# An aggregate: {"fn", "arg", "by": [expr], "window": None|"instant"|"ever", "where",
+# "when", "vars": [inner variables]}. In a query's expressions it is ("agg", i).
+
+
+def is_double(x):
+    """The static type of a numeric expression is double (docs: any double makes one)."""
+    if x[0] == "real":
+        return True
+    if x[0] == "neg":
+        return is_double(x[1])
+    if x[0] == "bin":
+        return is_double(x[2]) or is_double(x[3])
+    return False
+
+
+def gen_agg(rng, inner, outer):
+    g = D.Gen(rng, inner)
+    fn = rng.choice(FNS)
+    uints = g.attrs_of("uint")
+    if fn in ("count", "countU"):
+        v = rng.choice(inner)
+        arg = ("attr", v, rng.choice(attr_names(v))) if attr_names(v) else ("int", 1)
+    elif fn in ("min", "max") and rng.random() < 0.3:
+        pool = g.attrs_of("str") + uints
+        arg = ("attr",) + rng.choice(pool) if pool else g.num(1)
+    elif uints and rng.random() < 0.15:
+        arg = ("attr",) + rng.choice(uints)
+    else:
+        arg = g.num(rng.choice([0, 0, 1]))
+        if is_double(arg) and "/" in repr(arg):  # sums exact in any order: no 3.0 / x
+            v, at = rng.choice(g.attrs_of("num"))
+            arg = ("bin", "*", ("attr", v, at), ("real", "0.5"))
+    by = []
+    for _ in range(rng.choice([0, 0, 1, 1, 1, 2])):
+        # prefer a variable that is also outside, so that the by-item is correlated
+        shared = [v for v in inner if v in outer and attr_names(v)]
+        valued = [v for v in inner if attr_names(v)]
+        if not valued:
+            break
+        v = rng.choice(shared) if shared and rng.random() < 0.6 else rng.choice(valued)
+        attrs = [a for a, t in D.SCHEMA[D.VARS[v]][1]]
+        a = rng.choice(attrs)
+        x = ("attr", v, a)
+        if dict(D.SCHEMA[D.VARS[v]][1])[a] == "num" and rng.random() < 0.15:
+            x = ("bin", "+", x, ("int", 1))
+        if x not in by:
+            by.append(x)
+    a = {"fn": fn, "arg": arg, "by": by,
+         "window": rng.choice([None, None, "instant", "ever", "ever"]),
+         "where": g.cond(1) if rng.random() < 0.35 else None,
+         "when": g.pred(1) if rng.random() < 0.2 else None}
+    clocks = [v for v in inner if not attr_names(v)]
+    if clocks:  # a clock samples: count(1 when C overlap A1)
+        p = ("toverlap", ("var", clocks[0]), ("var", rng.choice(inner)))
+        a["when"] = p if a["when"] is None else ("tand", p, a["when"])
+    # its variables are those named inside its parentheses (none: vigil crashes, see the
+    # report; an aggregate over no variable is not generated)
+    a["vars"] = sorted(set().union(*(vars_in(x) for x in [arg] + by + [a["where"]])) |
+                       set(D.variables_of({"targets": [], "valid": None, "where": None,
+                                           "when": a["when"]})))
+    if not a["vars"]:
+        v, at = rng.choice(g.attrs_of("num"))
+        a["arg"] = ("attr", v, at)
+        a["vars"] = [v]
+    return a
+
+
+def attr_names(v):
+    return [a for a, _ in D.SCHEMA[D.VARS[v]][1]]
+
+
+def gen_agg_query(rng, trace_vars, clock_vars):
+    """A retrieve with 1-2 aggregates and 0-2 outer variables."""
+    pool = sorted(trace_vars) + sorted(clock_vars)
+    outer = rng.sample(pool, rng.choice([0, 1, 1, 1, 2]))
+    aggs = []
+    for _ in range(rng.choice([1, 1, 1, 2])):
+        n = rng.choice([1, 1, 1, 2])
+        # an inner variable shares the outer's name often (the by-item then correlates)
+        cands = [v for v in outer if v in trace_vars]
+        inner = set(rng.sample(cands, 1) if cands and rng.random() < 0.6 else [])
+        while len(inner) < n:
+            inner.add(rng.choice(sorted(trace_vars)))
+        if rng.random() < 0.2:
+            inner.add(rng.choice(sorted(clock_vars)))
+        aggs.append(gen_agg(rng, sorted(inner), outer))
+    targets, names = [], set()
+    g = D.Gen(rng, outer) if outer else None
+    for v in outer:  # an attribute of each outer variable, the correlated one first
+        by = [b for a in aggs for b in a["by"] if b[0] == "attr" and b[1] == v]
+        if by and rng.random() < 0.7:
+            targets.append(("c%d" % len(targets), by[0], False))
+        elif attr_names(v) and rng.random() < 0.7:
+            targets.append(("c%d" % len(targets), ("attr", v, rng.choice(attr_names(v))),
+                            False))
+    where = None
+    for i, a in enumerate(aggs):
+        if targets and value_type_agg(a) != "str" and rng.random() < 0.2:  # where only
+            c = ("cmp", rng.choice([">", ">=", "=", "!=", "<"]), ("agg", i),
+                 ("int", rng.randint(0, 2)))
+            where = c if where is None else ("and", where, c)
+            continue
+        x = ("agg", i)
+        if a["fn"] == "count" and rng.random() < 0.1:  # (a sum may wrap: not in SQLite)
+            x = ("bin", "+", x, ("int", 1))
+        targets.append(("c%d" % len(targets), x, False))
+    if g and rng.random() < 0.3 and g.attrs_of("num"):
+        c = g.cond(1)
+        where = c if where is None else ("and", where, c)
+    when = valid = None
+    if g and rng.random() < 0.3:
+        when = g.pred(1)
+    if g and rng.random() < 0.15:
+        valid = ("at", g.event_texpr(1)) if rng.random() < 0.5 else (
+            "fromto", g.texpr(0), g.texpr(0))
+    return {"targets": targets, "valid": valid, "where": where, "when": when, "aggs": aggs}
+
+
+# ---- aggregates: TQuel -----------------------------------------------------------------
+
+
+def tq_agg(a):
+    s = "%s(%s" % (a["fn"], D.tq_value(a["arg"]))
+    if a["by"]:
+        s += " by " + ", ".join(D.tq_value(b) for b in a["by"])
+    if a["window"] == "instant":
+        s += " for each instant"
+    elif a["window"] == "ever":
+        s += " for ever"
+    if a["where"]:
+        s += " where " + D.tq_value(a["where"])
+    if a["when"]:
+        s += " when " + D.tq_pred(a["when"])
+    return s + ")"
+
+
+def subst(x, f):
+    """x with every ("agg", i) node replaced by f(i)."""
+    if isinstance(x, tuple):
+        if x and x[0] == "agg":
+            return f(x[1])
+        return tuple(subst(y, f) for y in x)
+    return x
+
+
+def tquel_agg(q, name):
+    texts = [tq_agg(a) for a in q["aggs"]]
+    q2 = dict(q, targets=[(n, subst(e, lambda i: ("text", texts[i])), b)
+                          for n, e, b in q["targets"]],
+              where=subst(q["where"], lambda i: ("text", texts[i])))
+    return D.tquel(q2, name)
+
+
+# ---- aggregates: expected ---------------------------------------------------------------
+
+
+def group_key(v):
+    return ("ent", v["id"], v["gen"], v["image"]) if isinstance(v, dict) else v
+
+
+def raw(x, env):
+    """A value as a relation stores it (an entity: its dump object)."""
+    if x[0] == "attr":
+        return env[x[1]][x[2]]
+    return D.py_value(x, env)
+
+
+def wrap64(n):
+    n %= INT64
+    return n - INT64 if n >= INT64 // 2 else n
+
+
+def agg_value(a, vals):
+    """The aggregate of the contributions' values; None when it has no value."""
+    fn = a["fn"]
+    if fn.endswith("U"):
+        seen = {}
+        for v in vals:
+            seen.setdefault((type(v) is float, v), v)
+        vals = list(seen.values())
+        fn = fn[:-1]
+    if fn == "count":
+        return len(vals)
+    if not vals:
+        return None
+    if fn == "sum":
+        return float(sum(float(v) for v in vals)) if is_double(a["arg"]) else wrap64(sum(vals))
+    if fn == "avg":
+        return sum(float(v) for v in vals) / len(vals)
+    key = (lambda v: v.encode()) if isinstance(vals[0], str) else (lambda v: v)
+    return (min if fn == "min" else max)(vals, key=key)
+
+
+def agg_rows(rows, a, span):
+    """The aggregate's relation: [{"b", "e", "g0"..., "value"}], its maximal constant
+    intervals per group of the by-list."""
+    first, last = span
+    horizon = last + 1  # the trace's last instant included
+    groups = {}
+    vs = a["vars"]
+    for combo in itertools.product(*(rows[D.VARS[v]] for v in vs)):
+        env = dict(zip(vs, combo))
+        if a["where"] and D.py_value(a["where"], env) is not True:
+            continue
+        if a["when"] and not D.py_pred(a["when"], env):
+            continue
+        t = D.py_time(D.default_time(vs), env)
+        if t is None:
+            continue
+        v = D.py_value(a["arg"], env) if D.value_type(a["arg"]) != "ent" else \
+            group_key(raw(a["arg"], env))
+        if v is None:
+            continue
+        b, e = (t[1], t[1] + 1) if t[0] == "e" else (t[1], t[2])
+        by = tuple(raw(x, env) for x in a["by"])
+        key = tuple(group_key(x) for x in by)
+        groups.setdefault(key, (by, []))[1].append((b, e, v))
+    if not a["by"] and a["fn"].startswith("count"):
+        groups.setdefault((), ((), []))  # count is 0 over the trace without contributions
+    out = []
+    ever = a["window"] == "ever"
+    for key, (by, cs) in groups.items():
+        points = sorted({first, horizon} | {c[0] for c in cs} |
+                        (set() if ever else {c[1] for c in cs}))
+        cur = None
+        for p, p2 in zip(points, points[1:]):
+            if p < first or p >= horizon:
+                continue
+            val = agg_value(a, [c[2] for c in cs if c[0] <= p and (ever or p < c[1])])
+            if val is None:
+                if cur:
+                    out.append(cur)
+                cur = None
+                continue
+            if cur and cur["e"] == p and cur["value"] == val and \
+                    type(cur["value"]) is type(val):
+                cur["e"] = min(p2, horizon)
+                continue
+            if cur:
+                out.append(cur)
+            cur = {"b": p, "e": min(p2, horizon), "value": val}
+            cur.update(("g%d" % i, x) for i, x in enumerate(by))
+        if cur:
+            out.append(cur)
+    return out
+
+
+def value_type_agg(a):
+    if a["fn"].startswith(("count", "sum", "avg")):
+        return "num"
+    return D.value_type(a["arg"])
+
+
+def vars_in(x):
+    return D.variables_of({"targets": [("x", x, False)], "valid": None, "where": None,
+                           "when": None})
+
+
+def outer_vars(q):
+    """The variables the statement mentions outside its aggregates."""
+    return D.variables_of(dict(q, aggs=None))
+
+
+def expand(q, tag):
+    """The aggregate query as a plain one over variables G<tag>_<i> that range over the
+    aggregates' relations: correlated by-items become equalities; with a valid clause,
+    the aggregate's interval must overlap the result's valid time."""
+    outer = set(outer_vars(q))
+    gv = ["G%s_%d" % (tag, i) for i in range(len(q["aggs"]))]
+    where, when = q["where"], q["when"]
+    where = subst(where, lambda i: ("attr", gv[i], "value"))
+    for i, a in enumerate(q["aggs"]):
+        for k, b in enumerate(a["by"]):
+            if set(vars_in(b)) <= outer:
+                c = ("cmp", "=", b, ("attr", gv[i], "g%d" % k))
+                where = c if where is None else ("and", where, c)
+        v = q["valid"]
+        if v:
+            y = v[1] if v[0] == "at" else ("extend", v[1], v[2])
+            c = ("toverlap", ("var", gv[i]), y)
+            when = c if when is None else ("tand", when, c)
+    targets = [(n, subst(e, lambda i: ("attr", gv[i], "value")), b)
+               for n, e, b in q["targets"]]
+    return {"targets": targets, "valid": q["valid"], "where": where, "when": when}, gv
+
+
+# ---- results ranged over and clocks ----------------------------------------------------
+
+
+def result_relation(name, q, expected_raw):
+    """Registers the expected result of q as relation `name` and returns its rows."""
+    kind = D.result_kind(q, D.variables_of(q))
+    attrs = [(n, D.value_type(e)) for n, e, _ in q["targets"]]
+    D.SCHEMA[name] = (kind, attrs)
+    rows = []
+    for t in expected_raw:
+        times, vals = (t[1:2], t[2:]) if kind == "event" else (t[1:3], t[3:])
+        row = {"b": times[0], "e": times[-1]}
+        for (n, _), v in zip(attrs, vals):
+            if isinstance(v, tuple) and v[0] == "ent":
+                v = {"name": v[1], "id": v[2], "gen": v[3], "image": v[4]}
+            row[n] = v
+        rows.append(row)
+    return rows
+
+
+def clock_rows(span, every, tick_ns):
+    first, last = span
+    return [{"b": t, "e": t} for t in range(first, last + 1, every * tick_ns)]
+
+
+# ---- running ---------------------------------------------------------------------------
+
+
+class Case:
+    """One statement to check: its TQuel, the plain query SQLite answers, the expected set."""
+
+    def __init__(self, name, text, plain, expected):
+        self.name, self.text, self.plain, self.expected = name, text, plain, expected
+
+
+def run_seed(args, seed, work):
+    trace = D.record(args.bin, seed, args.events, work)
+    rows = D.load_trace(args.bin, trace)
+    span = rows["_span"]
+    rng = random.Random(seed * 7919 + 1)
+    every = rng.choice([2, 3, 5])
+    tick_ns = rng.choice([20, 50, 100]) * 1000
+    clocks = {"C1": "Clock[%d]" % every, "C2": "Clock"}
+    D.VARS.clear()
+    D.VARS.update(BASE_VARS)
+    D.VARS.update(clocks)
+    for v, rel in clocks.items():
+        D.SCHEMA[rel] = ("event", [])
+        rows[rel] = clock_rows(span, every if rel != "Clock" else 1, tick_ns)
+    db = D.make_db(rows)
+    text = D.range_lines()
+    cases = []
+    problems = []
+
+    def line():
+        return text.count("\n") + 1
+
+    # aggregates
+    n_agg = tries = 0
+    while n_agg < args.queries:
+        q = gen_agg_query(rng, set(BASE_VARS), set(clocks))
+        tries += 1
+        tag = "%d" % tries
+        plain, gv = expand(q, tag)
+        for i, a in enumerate(q["aggs"]):
+            rel = "agg_%s_%d" % (tag, i)
+            D.VARS[gv[i]] = rel
+            D.SCHEMA[rel] = ("interval", [("g%d" % k, D.value_type(b))
+                                          for k, b in enumerate(a["by"])] +
+                             [("value", value_type_agg(a))])
+            rows[rel] = agg_rows(rows, a, span)
+            D.make_db(rows, db, [rel])
+        exp = D.sql_answer(db, plain)
+        if len(exp) > args.cap or (not exp and rng.random() < 0.7):
+            continue
+        if D.combos(rows, plain) <= args.py_limit:
+            pa = D.py_answer(rows, plain)
+            if pa != exp:
+                problems.append("harness: Python and SQLite disagree on %s:\n%s\n%s" %
+                                (tquel_agg(q, "X"), D.show(pa - exp), D.show(exp - pa)))
+        name = "retrieve@%d" % line() if n_agg % 4 == 3 else "G%d" % n_agg
+        t = tquel_agg(q, name)
+        text += t + "\n"
+        cases.append(Case(name, t, plain, exp))
+        n_agg += 1
+
+    # results ranged over: retrieve into R<i>, then range of X<i> is R<i>
+    n_res = 0
+    while n_res < args.queries // 3:
+        vs = rng.sample(sorted(BASE_VARS), rng.choice([1, 1, 2]))
+        q1 = D.Gen(rng, vs).query()
+        if not D.variables_of(q1) or D.combos(rows, q1) > args.py_limit:
+            continue
+        if args.avoid_known and "/" in repr(q1["targets"]):
+            continue  # a null (x / 0) in a result reads back as 0
+        exp1 = D.sql_answer(db, q1)
+        if not exp1 or len(exp1) > 300:
+            continue
+        rname, xvar = "R%d" % n_res, "X%d" % n_res
+        rows[rname] = result_relation(rname, q1, D.py_answer(rows, q1, raw=True))
+        D.make_db(rows, db, [rname])
+        D.VARS[xvar] = rname
+        other = [] if rng.random() < 0.4 else [rng.choice(sorted(BASE_VARS))]
+        for _ in range(20):
+            q2 = D.Gen(rng, [xvar] + other).query()
+            if xvar in D.variables_of(q2):
+                break
+        exp2 = D.sql_answer(db, q2)
+        if len(exp2) > args.cap:
+            del D.VARS[xvar]
+            continue
+        t1 = D.tquel(q1, rname)
+        text += t1 + "\n"
+        cases.append(Case(rname, t1, q1, exp1))
+        text += "range of %s is %s\n" % (xvar, rname)
+        t2 = D.tquel(q2, "S%d" % n_res)
+        text += t2 + "\n"
+        cases.append(Case("S%d" % n_res, "range of %s is %s\n%s" % (xvar, rname, t2), q2,
+                          exp2))
+        n_res += 1
+
+    # clocks: C1 (Clock[every]) and C2 (Clock) sampling the trace's relations
+    n_clk = 0
+    while n_clk < args.queries // 3:
+        c = rng.choice(sorted(clocks))
+        vs = [c] + rng.sample(sorted(BASE_VARS), rng.choice([1, 1, 2]))
+        q = D.Gen(rng, vs).query()
+        if rng.random() < 0.7:
+            p = ("toverlap", ("var", c), ("var", vs[1]))
+            q["when"] = p if not q["when"] or rng.random() < 0.5 else ("tand", p, q["when"])
+        if c not in D.variables_of(q):
+            continue
+        exp = D.sql_answer(db, q)
+        if len(exp) > args.cap or (not exp and rng.random() < 0.7):
+            continue
+        name = "K%d" % n_clk
+        t = D.tquel(q, name)
+        text += t + "\n"
+        cases.append(Case(name, t, q, exp))
+        n_clk += 1
+
+    if args.keep:
+        with open(os.path.join(work, "agg-%d.tq" % seed), "w") as f:
+            f.write(text)
+    tick = "%dns" % tick_ns
+    print("seed %d: %s; %d statements (%d aggregate, %d into/over results, %d clock), "
+          "--tick %s, %s every %d; %d expected tuples" %
+          (seed, {r: len(rows[r]) for r in ("A", "B", "E")}, len(cases), n_agg, 2 * n_res,
+           n_clk, tick, clocks["C1"], every, sum(len(c.expected) for c in cases)))
+    for p in problems:
+        print(p)
+    out, p = D.vigil_answers(args.bin, trace, text, ["--tick", tick])
+    if p.returncode != 0:
+        print("seed %d: vigil query exited %d:\n%s" % (seed, p.returncode, p.stderr[-3000:]))
+        save(args, seed, trace, text, "rejected")
+        return False
+    ok = not problems
+    if not args.avoid_known:
+        ok = check_last_tick(args, seed, trace, rows) and ok
+    failures = 0
+    for c in cases:
+        got = set(D.vigil_set(out.get(c.name, []), c.plain))
+        only_v, only_e = got - c.expected, c.expected - got
+        if only_v or only_e:
+            ok = False
+            failures += 1
+            print("MISMATCH (seed %d, %s, --tick %s)\n--- TQuel:\n%s\n--- SQL of the "
+                  "expansion:\n%s\n  only in vigil (%d):\n%s  only expected (%d):\n%s" %
+                  (seed, c.name, tick, c.text, D.sql(c.plain), len(only_v), D.show(only_v),
+                   len(only_e), D.show(only_e)), end="")
+            if failures >= args.max_failures:
+                print("seed %d: stopping after %d mismatches" % (seed, failures))
+                break
+    if not ok:
+        save(args, seed, trace, text, "mismatch")
+    else:
+        print("seed %d: vigil answered %d tuples in %d results, all as expected" %
+              (seed, sum(len(v) for v in out.values()), len(out)))
+    return ok
+
+
+def check_last_tick(args, seed, trace, rows):
+    """With --tick = the trace's span, Clock ticks at its first and its last event; count
+    over the ticks is then 1, 0, 1 (the last 1 over the trace's last instant), and nothing
+    after (the random statements rarely have a tick at the last event)."""
+    first, last = rows["_span"]
+    D.SCHEMA["Clock"] = ("event", [])
+    D.VARS["C2"] = "Clock"
+    rows = dict(rows, Clock=clock_rows((first, last), 1, last - first))
+    a = {"fn": "count", "arg": ("int", 1), "by": [], "window": None, "where": None,
+         "when": ("toverlap", ("var", "C2"), ("var", "C2")), "vars": ["C2"]}
+    exp = {("interval", r["b"], r["e"], r["value"]) for r in agg_rows(rows, a, (first, last))}
+    text = "range of C2 is Clock\nretrieve (N = count(1 when C2 overlap C2))\n"
+    out, p = D.vigil_answers(args.bin, trace, text, ["--tick", "%dns" % (last - first)])
+    got = {("interval",) + t + (v["N"],) for _, t, v in out.get("retrieve@2", [])}
+    if p.returncode == 0 and got == exp:
+        return True
+    print("MISMATCH (seed %d, a clock tick at the last event, --tick %dns; first %d, last %d)"
+          "\n--- TQuel:\n%s  vigil (exit %d):\n%s  expected:\n%s" %
+          (seed, last - first, first, last, text, p.returncode, D.show(got, 9),
+           D.show(exp, 9)))
+    return False
+
+
+def save(args, seed, trace, text, why):
+    d = os.path.join(args.fail_dir, "agg-seed%d" % seed)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    shutil.copytree(trace, os.path.join(d, "trace"))
+    with open(os.path.join(d, "query.tq"), "w") as f:
+        f.write(text)
+    print("  saved (%s): %s/query.tq and %s/trace" % (why, d, d))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", required=True, help="the build's bin directory")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--queries", type=int, default=60, help="aggregate statements per seed")
+    ap.add_argument("--events", type=int, default=160, help="per trace")
+    ap.add_argument("--cap", type=int, default=3000, help="largest answer generated")
+    ap.add_argument("--py-limit", type=int, default=3000,
+                    help="largest cross product the Python evaluator checks")
+    ap.add_argument("--fail-dir", default="diff_failures")
+    ap.add_argument("--max-failures", type=int, default=10, help="per seed")
+    ap.add_argument("--keep", help="record the traces here and keep them")
+    ap.add_argument("--avoid-known", action="store_true",
+                    help="generate no case of the engine bugs known on 2026-11-22: null "
+                    "values in results ranged over, clock ticks at the trace's last event")
+    args = ap.parse_args()
+    work = args.keep or tempfile.mkdtemp(prefix="vigil-diffagg-")
+    os.makedirs(work, exist_ok=True)
+    schema = dict(D.SCHEMA)
+    try:
+        ok = True
+        for s in args.seeds.split(","):
+            D.SCHEMA.clear()
+            D.SCHEMA.update(schema)
+            ok = run_seed(args, int(s), work) and ok
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print("query.diff.aggregates: %s" % ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
