@@ -34,7 +34,7 @@ static void query_usage(FILE *f)
 	       "  --tick DURATION      the base tick of Clock (default 1s): 10us, 1ms, ...\n"
 	       "  --stats              one JSON line of timings on stderr at the end\n"
 	       "  --max-tuples N       stop a statement whose intermediate results exceed N\n"
-	       "                       tuples (default 200000000), with an error\n\n"
+	       "                       tuples (default: about 1 GiB of them), with an error\n\n"
 	       "examples:\n"
 	       "  vigil query run1 -e 'range of W is Waiting retrieve (W.process, W.mailbox)'\n"
 	       "  vigil query run1 -f resumed.tq --format csv > resumed.csv\n"

@@ -100,8 +100,12 @@ const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const cha
 {
 	err[0] = '\0';
 	if (clock) {
-		if (!s->db)
-			return placeholder(s, clock == 1 ? "Clock" : "Clock[n]");
+		if (!s->db) {
+			const struct vgq_relation *c =
+			    placeholder(s, clock == 1 ? "Clock" : "Clock[n]");
+			((struct vgq_relation *)c)->kind = VGQ_REL_EVENT;
+			return c;
+		}
 		return vgq_database_clock(s->db, s->opts.tick_ns, clock, err, errsize);
 	}
 	for (size_t i = 0; i < s->nresults; i++)
@@ -628,7 +632,8 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 		return NULL;
 	}
 	if (in->nvars == 0) {
-		error(bd, &e->loc, "an aggregate needs a tuple variable (count(W.Process), not count(1))");
+		error(bd, &e->loc,
+		      "an aggregate needs a tuple variable (count(W.Process), not count(1))");
 		return NULL;
 	}
 	in->result_event = false;

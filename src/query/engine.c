@@ -17,8 +17,7 @@ struct vgq_session *vgq_session_new(struct vgq_database *db, const struct vgq_op
 	s->opts = *o;
 	if (s->opts.tick_ns < 1)
 		s->opts.tick_ns = 1000000000;
-	if (!s->opts.max_bindings)
-		s->opts.max_bindings = VGQ_MAX_BINDINGS;
+
 	s->arena = tquel_arena_new();
 	return s;
 }
@@ -106,12 +105,12 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 		}
 		if (over) {
 			free(t.rows);
-			fprintf(errors,
-			        "%s:%u:%u: error: %s: more than %" PRIu64
-			        " intermediate tuples; relate "
-			        "its variables in the where or when clause (see vigil explain)\n",
-			        q->source, b->src->loc.line, b->src->loc.col, b->label,
-			        s->opts.max_bindings);
+			fprintf(
+			    errors,
+			    "%s:%u:%u: error: %s: more than %zu intermediate tuples; relate its "
+			    "variables in the where or when clause (see vigil explain)\n",
+			    q->source, b->src->loc.line, b->src->loc.col, b->label,
+			    vgq_row_limit(s, b));
 			free(plans);
 			return 1;
 		}

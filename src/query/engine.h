@@ -15,11 +15,12 @@
 
 struct vgq_options {
 	int64_t tick_ns; /* the base tick of Clock */
-	/* The most tuples an intermediate result may hold (0: VGQ_MAX_BINDINGS): beyond it
-	 * the statement stops with an error instead of exhausting memory or time. */
+	/* The most tuples an intermediate result may hold (0: VGQ_MAX_CELLS divided by the
+	 * statement's number of variables, about 1 GiB of tuple indices): beyond it the
+	 * statement stops with an error instead of exhausting memory or time. */
 	uint64_t max_bindings;
 };
-#define VGQ_MAX_BINDINGS 200000000ull
+#define VGQ_MAX_CELLS 268435456ull
 
 /* Errors found while binding: they go to `out` as SOURCE:LINE:COL lines with a caret. */
 struct vgq_diag {

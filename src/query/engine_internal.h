@@ -269,6 +269,8 @@ struct btable {
 	bool overflow; /* a push beyond the limit was refused */
 };
 void vgq_btable_push(struct btable *t, const uint32_t *row);
+/* The limit on the rows of a binding table of statement b (struct vgq_options). */
+size_t vgq_row_limit(const struct vgq_session *s, const struct bstmt *b);
 struct btable vgq_exec(struct vgq_session *s, const struct plan *p, const struct pnode *n);
 
 /* ---- exec_join.c ---- */

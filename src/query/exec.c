@@ -23,6 +23,13 @@ void vgq_btable_push(struct btable *t, const uint32_t *row)
 	t->n++;
 }
 
+size_t vgq_row_limit(const struct vgq_session *s, const struct bstmt *b)
+{
+	if (s->opts.max_bindings)
+		return (size_t)s->opts.max_bindings;
+	return (size_t)(VGQ_MAX_CELLS / (b->nvars ? b->nvars : 1));
+}
+
 static bool passes(const struct bstmt *b, const struct pnode *n, const uint32_t *row)
 {
 	struct binding bd = {row, b->vars};
@@ -211,7 +218,7 @@ static void note_state(struct vgq_session *s, uint64_t n)
 static struct btable product(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
                              struct btable *l, struct btable *r)
 {
-	struct btable t = {.width = b->nvars, .limit = s->opts.max_bindings};
+	struct btable t = {.width = b->nvars, .limit = vgq_row_limit(s, b)};
 	uint32_t row[VGQ_MAX_VARS];
 	note_state(s, r->n);
 	for (size_t i = 0; i < l->n && !t.overflow; i++)

@@ -99,7 +99,7 @@ static void table_free(struct table *t)
 struct btable vgq_hashjoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
                            struct btable *l, struct btable *r)
 {
-	struct btable out = {.width = b->nvars, .limit = s->opts.max_bindings};
+	struct btable out = {.width = b->nvars, .limit = vgq_row_limit(s, b)};
 	struct table t;
 	table_init(&t, r->n);
 	struct vx_value kv[VGQ_MAX_VARS], kr[VGQ_MAX_VARS];
@@ -203,7 +203,7 @@ static void window_expire(struct window *w, int64_t t)
 struct btable vgq_sweepjoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
                             struct btable *l, struct btable *r)
 {
-	struct btable out = {.width = b->nvars, .limit = s->opts.max_bindings};
+	struct btable out = {.width = b->nvars, .limit = vgq_row_limit(s, b)};
 	size_t nl, nr;
 	struct item *li = items_of(b, n->lt, l, &nl), *ri = items_of(b, n->rt, r, &nr);
 	struct window wl = {0}, wr = {0};

@@ -76,7 +76,7 @@ struct vgq_relation {
 	/* NULL, or per attribute NULL or one flag per tuple: 1 = no value (a result computed
 	 * without one, e.g. a division by zero). Strings without a value are NULL pointers. */
 	uint8_t **nulls;
-	int64_t first, last;    /* time span: smallest from, largest to (or at); 0 if empty */
+	int64_t first, last; /* time span: smallest from, largest to (or at); 0 if empty */
 	/* Problems of pairing, counted: ends (or reclaims) without an open begin (or
 	 * create), and tuples left open at the end of the trace. */
 	uint64_t unmatched_ends, open_at_end;

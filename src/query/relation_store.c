@@ -105,6 +105,23 @@ size_t vgq_relation_append(struct vgq_relation *r, int64_t from)
 	return i;
 }
 
+void vgq_relation_resize(struct vgq_relation *r, size_t n)
+{
+	size_t cap = capacity(n ? n : 1);
+	r->from = vgq_xrealloc(r->from, cap, sizeof *r->from);
+	if (r->kind != VGQ_REL_EVENT) {
+		r->to = vgq_xrealloc(r->to, cap, sizeof *r->to);
+		r->open = vgq_xrealloc(r->open, cap, sizeof *r->open);
+		memset(r->open, 0, cap * sizeof *r->open);
+	}
+	for (size_t a = 0; a < r->nattrs; a++) {
+		void **col = column_ptr(&r->cols[a]);
+		*col = vgq_xrealloc(*col, cap, value_size(r->attrs[a].type));
+		memset(*col, 0, cap * value_size(r->attrs[a].type));
+	}
+	r->ntuples = n;
+}
+
 void vgq_relation_finish(struct vgq_relation *r, int64_t end)
 {
 	r->first = r->last = 0;

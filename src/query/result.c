@@ -158,6 +158,50 @@ static void store(struct vgq_relation *rel, size_t a, size_t t, const struct vx_
 	}
 }
 
+/* Sorts by b with an LSD radix sort (bytes that never vary are skipped: times of one
+ * trace share their high bytes), then each run of equal b by the full order. */
+static void sort_keys(struct order_key *key, size_t n)
+{
+	struct order_key *tmp = vgq_xcalloc(n ? n : 1, sizeof *tmp);
+	for (int shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = {0};
+		for (size_t i = 0; i < n; i++)
+			count[((uint64_t)key[i].b ^ (1ull << 63)) >> shift & 255]++;
+		bool same = false;
+		for (int d = 0; d < 256 && !same; d++)
+			same = count[d] == n;
+		if (same)
+			continue;
+		size_t pos = 0;
+		for (int d = 0; d < 256; d++) {
+			size_t c = count[d];
+			count[d] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[((uint64_t)key[i].b ^ (1ull << 63)) >> shift & 255]++] = key[i];
+		struct order_key *x = key;
+		memcpy(x, tmp, n * sizeof *x);
+	}
+	free(tmp);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && key[j].b == key[i].b)
+			j++;
+		if (j - i > 16)
+			qsort(key + i, j - i, sizeof *key, by_time_then_values);
+		else
+			for (size_t a = i + 1; a < j; a++) /* short runs: insertion */
+				for (size_t c = a;
+				     c > i && by_time_then_values(&key[c - 1], &key[c]) > 0; c--) {
+					struct order_key t = key[c];
+					key[c] = key[c - 1];
+					key[c - 1] = t;
+				}
+		i = j;
+	}
+}
+
 static void build(struct vgq_session *s, struct vgq_relation *rel, const struct bstmt *b,
                   struct rows *r)
 {
@@ -166,7 +210,7 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 	for (size_t i = 0; i < r->n; i++)
 		key[i] = (struct order_key){r->b[i], r->e[i], (uint32_t)i};
 	sorting = r;
-	qsort(key, r->n, sizeof *key, by_time_then_values);
+	sort_keys(key, r->n);
 	sorting = NULL;
 	/* a set: identical tuples are neighbours now; keep the first of each run */
 	uint32_t *order = vgq_xcalloc(r->n ? r->n : 1, sizeof *order);
@@ -178,13 +222,12 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 		order[n++] = key[j].i;
 	}
 	free(key);
+	vgq_relation_resize(rel, n);
 	for (size_t j = 0; j < n; j++) {
 		size_t i = order[j];
-		size_t t = vgq_relation_append(rel, r->b[i]);
-		if (!event) {
-			rel->to[t] = r->e[i];
-			rel->open[t] = false;
-		}
+		rel->from[j] = r->b[i];
+		if (!event)
+			rel->to[j] = r->e[i];
 	}
 	/* values after all tuples exist, so null flags are sized once */
 	for (size_t j = 0; j < n; j++)

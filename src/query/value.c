@@ -8,7 +8,7 @@
 
 static enum vx_type vx_type_of(enum vgq_type t)
 {
-	static const enum vx_type map[] = {VX_INT,   VX_UINT,  VX_DOUBLE,
+	static const enum vx_type map[] = {VX_INT,    VX_UINT,  VX_DOUBLE,
 	                                   VX_STRING, VX_BYTES, VX_ENTITY};
 	return map[t];
 }
@@ -175,9 +175,11 @@ uint64_t vgq_value_hash(const struct vx_value *a)
 		n = sizeof word;
 		break;
 	}
+	if (p == (const unsigned char *)&word) /* one word: mixing is enough */
+		return vgq_mix(word ^ ((uint64_t)(a->type == VX_ENTITY) << 63));
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ p[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
+	return vgq_mix(h);
 }
 
 /* A total order for sorting results: nulls first, then by value. */
