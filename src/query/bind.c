@@ -53,25 +53,6 @@ static const char *vx_type_name(enum vx_type t)
 	return names[t];
 }
 
-static enum vx_type vx_of(enum vgq_type t)
-{
-	switch (t) {
-	case VGQ_INT:
-		return VX_INT;
-	case VGQ_UINT:
-		return VX_UINT;
-	case VGQ_DOUBLE:
-		return VX_DOUBLE;
-	case VGQ_STRING:
-		return VX_STRING;
-	case VGQ_BYTES:
-		return VX_BYTES;
-	case VGQ_ENTITY:
-		return VX_ENTITY;
-	}
-	return VX_INT;
-}
-
 /* ---- relations and variables ---- */
 
 static const struct srange *find_range(struct vgq_session *s, const char *var)
@@ -273,38 +254,6 @@ static bool comparable(enum vx_type a, enum vx_type b, enum bx_kind op)
 	return false;
 }
 
-static const char *op_text(enum tquel_kind k)
-{
-	switch (k) {
-	case TQ_ADD:
-		return "+";
-	case TQ_SUB:
-		return "-";
-	case TQ_MUL:
-		return "*";
-	case TQ_DIV:
-		return "/";
-	case TQ_EQ:
-		return "=";
-	case TQ_NE:
-		return "!=";
-	case TQ_LT:
-		return "<";
-	case TQ_LE:
-		return "<=";
-	case TQ_GT:
-		return ">";
-	case TQ_GE:
-		return ">=";
-	case TQ_AND:
-		return "and";
-	case TQ_OR:
-		return "or";
-	default:
-		return "not";
-	}
-}
-
 static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tquel_expr *e);
 
 static struct bx *bind_value(struct binder *bd, struct bstmt *b, const struct tquel_expr *e,
@@ -335,7 +284,7 @@ static struct bx *bind_value(struct binder *bd, struct bstmt *b, const struct tq
 		int a = attribute(bd, b->vars[v].rel, e->u.attr.name, e->u.attr.var, &e->loc);
 		if (a < 0)
 			return NULL;
-		struct bx *x = node(bd, BX_ATTR, vx_of(b->vars[v].rel->attrs[a].type), e);
+		struct bx *x = node(bd, BX_ATTR, vx_type_of(b->vars[v].rel->attrs[a].type), e);
 		x->var = v;
 		x->attr = a;
 		x->vars = 1ull << v;
@@ -380,8 +329,8 @@ static struct bx *bind_value(struct binder *bd, struct bstmt *b, const struct tq
 	case TQ_MUL:
 	case TQ_DIV:
 		if (typed && (!is_numeric(a->type) || !is_numeric(c->type))) {
-			error(bd, &e->loc, "'%s' needs numbers, not %s and %s", op_text(e->kind),
-			      vx_type_name(a->type), vx_type_name(c->type));
+			error(bd, &e->loc, "'%s' needs numbers, not %s and %s",
+			      tquel_op_text(e->kind), vx_type_name(a->type), vx_type_name(c->type));
 			return NULL;
 		}
 		x = node(bd, (enum bx_kind)(BX_ADD + (e->kind - TQ_ADD)),
@@ -410,7 +359,7 @@ static struct bx *bind_value(struct binder *bd, struct bstmt *b, const struct tq
 		const struct bx *bad = a->type != VX_BOOL ? a : c && c->type != VX_BOOL ? c : NULL;
 		if (bad) {
 			error(bd, &bad->src->loc, "'%s' needs conditions (comparisons), not %s",
-			      op_text(e->kind), vx_type_name(bad->type));
+			      tquel_op_text(e->kind), vx_type_name(bad->type));
 			return NULL;
 		}
 		x = node(bd,
@@ -563,24 +512,6 @@ static bool only_outer(struct binder *bd, const struct tquel_expr *e)
 	       (e->kind == TQ_NEG || e->kind == TQ_NOT || only_outer(bd, e->u.op.b));
 }
 
-static enum vgq_type vgq_of(enum vx_type t)
-{
-	switch (t) {
-	case VX_UINT:
-		return VGQ_UINT;
-	case VX_DOUBLE:
-		return VGQ_DOUBLE;
-	case VX_STRING:
-		return VGQ_STRING;
-	case VX_BYTES:
-		return VGQ_BYTES;
-	case VX_ENTITY:
-		return VGQ_ENTITY;
-	default:
-		return VGQ_INT;
-	}
-}
-
 static const char *const agg_names[] = {"count", "sum", "avg", "min", "max"};
 
 static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tquel_expr *e)
@@ -665,13 +596,13 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 		const struct bx *t = in->targets[i].value;
 		const char *kind =
 		    t->kind == BX_ATTR ? in->vars[t->var].rel->attrs[t->attr].ref_kind : NULL;
-		vgq_relation_add_attr(a->rel, gname, vgq_of(t->type), kind);
+		vgq_relation_add_attr(a->rel, gname, vgq_type_of_vx(t->type), kind);
 	}
 	enum vx_type vt = g->fn == TQ_COUNT                           ? VX_INT
 	                  : g->fn == TQ_AVG                           ? VX_DOUBLE
 	                  : g->fn == TQ_SUM && arg->type != VX_DOUBLE ? VX_INT
 	                                                              : arg->type;
-	vgq_relation_add_attr(a->rel, "value", vgq_of(vt), NULL);
+	vgq_relation_add_attr(a->rel, "value", vgq_type_of_vx(vt), NULL);
 	int v = (int)b->nvars++;
 	b->vars[v].name = name;
 	b->vars[v].rel = a->rel;

@@ -258,6 +258,9 @@ static inline uint64_t vgq_mix(uint64_t h)
 }
 int vgq_value_order(const struct vx_value *a, const struct vx_value *b); /* total, for sorting */
 struct vx_value vgq_column_value(const struct vgq_relation *r, int attr, uint32_t row);
+/* Between column types and value types (a condition is stored as an int). */
+enum vx_type vx_type_of(enum vgq_type t);
+enum vgq_type vgq_type_of_vx(enum vx_type t);
 
 /* ---- exec.c ---- */
 /* A binding table: n rows of `width` tuple indices (one per statement variable; unbound

@@ -105,24 +105,6 @@ static int by_time_then_values(const void *x, const void *y)
 	return o ? o : (a->i < c->i ? -1 : a->i > c->i);
 }
 
-static enum vgq_type column_type(enum vx_type t)
-{
-	switch (t) {
-	case VX_UINT:
-		return VGQ_UINT;
-	case VX_DOUBLE:
-		return VGQ_DOUBLE;
-	case VX_STRING:
-		return VGQ_STRING;
-	case VX_BYTES:
-		return VGQ_BYTES;
-	case VX_ENTITY:
-		return VGQ_ENTITY;
-	default:
-		return VGQ_INT;
-	}
-}
-
 static void store(struct vgq_relation *rel, size_t a, size_t t, const struct vx_value *v)
 {
 	union vgq_column *c = &rel->cols[a];
@@ -246,7 +228,7 @@ struct vgq_relation *vgq_result_skeleton(struct vgq_session *s, const struct bst
 		const char *kind = NULL;
 		if (x->type == VX_ENTITY && x->kind == BX_ATTR)
 			kind = b->vars[x->var].rel->attrs[x->attr].ref_kind;
-		vgq_relation_add_attr(rel, b->targets[k].name, column_type(x->type), kind);
+		vgq_relation_add_attr(rel, b->targets[k].name, vgq_type_of_vx(x->type), kind);
 	}
 	vgq_session_own(s, rel);
 	return rel;

@@ -29,6 +29,8 @@ void tquel_report(const struct tquel_query *q, const struct tquel_loc *loc, FILE
 void tquel_print(const struct tquel_query *q, FILE *out);
 void tquel_print_stmt(const struct tquel_stmt *s, FILE *out);
 void tquel_print_expr(const struct tquel_expr *e, FILE *out);
+/* The text of a binary or unary operator kind: "+", "<=", "and", "overlap", ... */
+const char *tquel_op_text(enum tquel_kind k);
 /* The same into a malloc'd string (NULL when out of memory). */
 char *tquel_print_string(const struct tquel_query *q);
 char *tquel_errors_string(const struct tquel_query *q);

@@ -44,7 +44,7 @@ static int prec(const struct tquel_expr *e)
 	}
 }
 
-static const char *op_text(enum tquel_kind k)
+const char *tquel_op_text(enum tquel_kind k)
 {
 	switch (k) {
 	case TQ_ADD:
@@ -80,6 +80,8 @@ static const char *op_text(enum tquel_kind k)
 		return "precede";
 	case TQ_EQUAL:
 		return "equal";
+	case TQ_NOT:
+		return "not";
 	default:
 		return "?";
 	}
@@ -177,7 +179,7 @@ void tquel_print_expr(const struct tquel_expr *e, FILE *out)
 	int q = e->kind == TQ_OVERLAPS ? P_ADD : p;
 	int la = prec(e->u.op.a), lb = prec(e->u.op.b);
 	print_sub(e->u.op.a, p == P_CMP && e->kind != TQ_OVERLAPS ? la <= q : la < q, out);
-	fprintf(out, " %s ", op_text(e->kind));
+	fprintf(out, " %s ", tquel_op_text(e->kind));
 	print_sub(e->u.op.b, lb <= q, out);
 }
 

@@ -6,10 +6,17 @@
 
 #include "query/engine_internal.h"
 
-static enum vx_type vx_type_of(enum vgq_type t)
+enum vx_type vx_type_of(enum vgq_type t)
 {
 	static const enum vx_type map[] = {VX_INT,    VX_UINT,  VX_DOUBLE,
 	                                   VX_STRING, VX_BYTES, VX_ENTITY};
+	return map[t];
+}
+
+enum vgq_type vgq_type_of_vx(enum vx_type t)
+{
+	static const enum vgq_type map[] = {VGQ_INT,   VGQ_UINT,   VGQ_DOUBLE, VGQ_STRING,
+	                                    VGQ_BYTES, VGQ_ENTITY, VGQ_INT};
 	return map[t];
 }
 
