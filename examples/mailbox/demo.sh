@@ -53,8 +53,26 @@ else
 	exit 1
 fi
 
+section "a question, in TQuel: which processes were resumed by process P1?"
+cat >"$dir/resumed.tq" <<'TQ'
+range of S is SendMessage
+range of W is Waiting
+retrieve ResumedbyP1 (Process = W.Process)
+valid at end of W
+where S.Mailbox = W.Mailbox and S.Process = "P1"
+when S precede end of W
+TQ
+sed 's/^/  /' "$dir/resumed.tq"
+echo
+if ! "$bin/vigil" query "$trace" -f "$dir/resumed.tq" --format table | sed 's/^/  /'; then
+	echo "demo: vigil query failed" >&2
+	exit 1
+fi
+
 section "explore further"
 cat <<MSG
+  ask other questions (docs/tquel.md): $bin/vigil query $trace -f $dir/resumed.tq
+  how it is evaluated:                $bin/vigil explain -f $dir/resumed.tq $trace
   every event, merged in time order:  $bin/vigil dump $trace | less
   JSON lines, for scripts:            $bin/vigil dump --json $trace
   the same trace, read by babeltrace: babeltrace2 $trace
