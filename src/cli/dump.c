@@ -481,14 +481,6 @@ static int output_failed(void)
 	return 2;
 }
 
-static bool all_unreadable(struct vgt_trace *t)
-{
-	for (size_t i = 0; i < vgt_image_count(t); i++)
-		if (vgt_image_at(t, i)->readable)
-			return false;
-	return true;
-}
-
 /* t + delta (delta >= 0), saturated. */
 static int64_t after(int64_t t, int64_t delta)
 {
@@ -497,7 +489,7 @@ static int64_t after(int64_t t, int64_t delta)
 
 static int run(struct dump *d, struct vgt_trace *t)
 {
-	if (all_unreadable(t)) {
+	if (!vgt_any_readable(t)) {
 		for (size_t i = 0; i < vgt_image_count(t); i++) {
 			const struct vgt_image *img = vgt_image_at(t, i);
 			report_damage_list(img->path, img->damage, img->ndamage, img->ndamage);

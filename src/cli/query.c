@@ -242,6 +242,17 @@ static struct tquel_query *parse(const char *cmd, const struct args *a)
 		tquel_free(q);
 		return NULL;
 	}
+	size_t retrieves = 0;
+	for (size_t i = 0; i < q->nstmts; i++)
+		retrieves += q->stmts[i].kind == TQ_RETRIEVE;
+	if (!retrieves) {
+		fprintf(stderr,
+		        "vigil %s: %s: no retrieve statement, nothing to answer (see "
+		        "docs/tquel.md)\n",
+		        cmd, q->source);
+		tquel_free(q);
+		return NULL;
+	}
 	return q;
 }
 
@@ -250,14 +261,6 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static bool all_unreadable(struct vgt_trace *t)
-{
-	for (size_t i = 0; i < vgt_image_count(t); i++)
-		if (vgt_image_at(t, i)->readable)
-			return false;
-	return true;
 }
 
 /* Opens and builds the database of a trace; NULL after printing the error. */
@@ -270,7 +273,7 @@ static struct vgq_database *open_db(const char *cmd, const char *path, struct vg
 		fprintf(stderr, "vigil %s: %s\n", cmd, err);
 		return NULL;
 	}
-	if (all_unreadable(*tr)) {
+	if (!vgt_any_readable(*tr)) {
 		fprintf(stderr,
 		        "vigil %s: %s: no process image has readable metadata (see vigil dump)\n",
 		        cmd, path);
@@ -290,7 +293,6 @@ struct emit_ctx {
 	struct vgq_sqlite *sql;
 	struct vgq_output_opts out;
 	size_t written;
-	bool progress;
 	int failed;
 };
 
@@ -357,7 +359,7 @@ int vg_cmd_query(int argc, char **argv)
 	uint64_t build_ns = now_ns() - t0;
 	struct vgq_options o = {.tick_ns = a.tick, .max_bindings = a.max_tuples};
 	struct vgq_session *s = vgq_session_new(db, &o);
-	struct emit_ctx ctx = {.a = &a, .out = {.origin = db->first}, .progress = progress};
+	struct emit_ctx ctx = {.a = &a, .out = {.origin = db->first}};
 	char err[512];
 	if (a.into && !(ctx.sql = vgq_sqlite_open(a.into, err, sizeof err))) {
 		fprintf(stderr, "vigil query: %s\n", err);

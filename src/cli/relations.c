@@ -91,14 +91,6 @@ static void print_json(const struct vgq_relation *r)
 	json_decref(o);
 }
 
-static bool all_unreadable(const struct vgt_trace *t)
-{
-	for (size_t i = 0; i < vgt_image_count(t); i++)
-		if (vgt_image_at(t, i)->readable)
-			return false;
-	return true;
-}
-
 int vg_cmd_relations(int argc, char **argv)
 {
 	static const struct option options[] = {{"json", no_argument, NULL, 'j'},
@@ -149,7 +141,7 @@ int vg_cmd_relations(int argc, char **argv)
 		fprintf(stderr, "vigil relations: %s\n", err);
 		return 2;
 	}
-	if (all_unreadable(t)) {
+	if (!vgt_any_readable(t)) {
 		fprintf(stderr,
 		        "vigil relations: %s: no process image has readable metadata (see "
 		        "vigil dump)\n",

@@ -235,9 +235,8 @@ static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c
 	free(scratch);
 }
 
-bool vgq_agg_compute(struct vgq_session *s, struct bstmt *outer, struct bagg *a)
+bool vgq_agg_compute(struct vgq_session *s, struct bagg *a)
 {
-	(void)outer;
 	struct bstmt *in = a->inner;
 	struct plan *p = vgq_plan(s, in);
 	struct btable t = vgq_exec(s, p, p->physical);

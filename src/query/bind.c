@@ -65,13 +65,14 @@ static const struct srange *find_range(struct vgq_session *s, const char *var)
 
 /* Without a trace (explain only), relations are placeholders whose attributes appear as
  * they are named. */
-static const struct vgq_relation *placeholder(struct vgq_session *s, const char *name)
+static const struct vgq_relation *placeholder(struct vgq_session *s, const char *name,
+                                              enum vgq_rkind kind)
 {
 	for (size_t i = 0; i < s->nowned; i++)
 		if (!strcmp(s->owned[i]->name, name))
 			return s->owned[i];
 	struct vgq_relation *r =
-	    vgq_relation_new(tquel_strndup(s->arena, name, strlen(name)), VGQ_REL_INTERVAL);
+	    vgq_relation_new(tquel_strndup(s->arena, name, strlen(name)), kind);
 	vgq_session_own(s, r);
 	return r;
 }
@@ -81,19 +82,15 @@ const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const cha
 {
 	err[0] = '\0';
 	if (clock) {
-		if (!s->db) {
-			const struct vgq_relation *c =
-			    placeholder(s, clock == 1 ? "Clock" : "Clock[n]");
-			((struct vgq_relation *)c)->kind = VGQ_REL_EVENT;
-			return c;
-		}
+		if (!s->db)
+			return placeholder(s, clock == 1 ? "Clock" : "Clock[n]", VGQ_REL_EVENT);
 		return vgq_database_clock(s->db, s->opts.tick_ns, clock, err, errsize);
 	}
 	for (size_t i = 0; i < s->nresults; i++)
 		if (!strcasecmp(s->results[i]->name, name))
 			return s->results[i];
 	if (!s->db)
-		return placeholder(s, name);
+		return placeholder(s, name, VGQ_REL_INTERVAL);
 	return vgq_database_find(s->db, name);
 }
 
@@ -647,12 +644,10 @@ struct bstmt *vgq_bind(struct vgq_session *s, const struct tquel_query *q,
 	b->into = r->into;
 	if (r->into) {
 		b->label = r->into;
-		char err[64];
 		bool taken =
 		    (s->db && vgq_database_find(s->db, r->into)) || !strcasecmp(r->into, "Clock");
 		for (size_t i = 0; i < s->nresults && !taken; i++)
 			taken = !strcasecmp(s->results[i]->name, r->into);
-		(void)err;
 		if (taken) {
 			error(&bd, &r->into_loc,
 			      "'%s' is already a relation; name the result otherwise", r->into);

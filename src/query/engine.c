@@ -97,7 +97,7 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 		s->peak_state = 0;
 		bool over = false;
 		for (size_t k = 0; k < b->naggs && !over; k++)
-			over = !vgq_agg_compute(s, b, &b->aggs[k]);
+			over = !vgq_agg_compute(s, &b->aggs[k]);
 		struct btable t = {0};
 		if (!over) {
 			t = vgq_exec(s, plans[i], plans[i]->physical);

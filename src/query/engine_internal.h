@@ -283,6 +283,10 @@ struct btable vgq_sweepjoin(struct vgq_session *s, const struct bstmt *b, const 
                             struct btable *l, struct btable *r);
 struct btable vgq_semijoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
                            struct btable *l, struct btable *r);
+/* Does a row pass the node's conditions (where conjuncts true, when conjuncts hold)? */
+bool vgq_passes(const struct bstmt *b, const struct pnode *n, const uint32_t *row);
+/* Records that an operator holds n tuples now (the statement's peak_state). */
+void vgq_note_state(struct vgq_session *s, uint64_t n);
 /* Keeps the rows of t passing the node's residual conditions. */
 void vgq_filter(const struct bstmt *b, const struct pnode *n, struct btable *t);
 
@@ -294,7 +298,7 @@ void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btabl
 
 /* ---- agg.c ---- */
 /* False when its evaluation went beyond the limit on intermediate tuples. */
-bool vgq_agg_compute(struct vgq_session *s, struct bstmt *outer, struct bagg *a);
+bool vgq_agg_compute(struct vgq_session *s, struct bagg *a);
 
 void vgq_session_own(struct vgq_session *s, struct vgq_relation *r);
 

@@ -30,7 +30,7 @@ size_t vgq_row_limit(const struct vgq_session *s, const struct bstmt *b)
 	return (size_t)(VGQ_MAX_CELLS / (b->nvars ? b->nvars : 1));
 }
 
-static bool passes(const struct bstmt *b, const struct pnode *n, const uint32_t *row)
+bool vgq_passes(const struct bstmt *b, const struct pnode *n, const uint32_t *row)
 {
 	struct binding bd = {row, b->vars};
 	for (size_t i = 0; i < n->nconds; i++)
@@ -49,7 +49,7 @@ void vgq_filter(const struct bstmt *b, const struct pnode *n, struct btable *t)
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		const uint32_t *row = t->rows + i * t->width;
-		if (passes(b, n, row)) {
+		if (vgq_passes(b, n, row)) {
 			if (k != i)
 				memmove(t->rows + k * t->width, row, t->width * sizeof *row);
 			k++;
@@ -209,7 +209,7 @@ static struct btable scan_select(struct vgq_session *s, const struct bstmt *b,
 	return t;
 }
 
-static void note_state(struct vgq_session *s, uint64_t n)
+void vgq_note_state(struct vgq_session *s, uint64_t n)
 {
 	if (n > s->peak_state)
 		s->peak_state = n;
@@ -220,13 +220,13 @@ static struct btable product(struct vgq_session *s, const struct bstmt *b, const
 {
 	struct btable t = {.width = b->nvars, .limit = vgq_row_limit(s, b)};
 	uint32_t row[VGQ_MAX_VARS];
-	note_state(s, r->n);
+	vgq_note_state(s, r->n);
 	for (size_t i = 0; i < l->n && !t.overflow; i++)
 		for (size_t j = 0; j < r->n && !t.overflow; j++) {
 			const uint32_t *x = l->rows + i * l->width, *y = r->rows + j * r->width;
 			for (size_t v = 0; v < b->nvars; v++)
 				row[v] = (n->l->vars >> v) & 1 ? x[v] : y[v];
-			if (passes(b, n, row))
+			if (vgq_passes(b, n, row))
 				vgq_btable_push(&t, row);
 		}
 	return t;

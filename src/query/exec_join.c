@@ -14,29 +14,11 @@
 #include "query/engine_internal.h"
 #include "query/relation_internal.h"
 
-static void note_state(struct vgq_session *s, uint64_t n)
-{
-	if (n > s->peak_state)
-		s->peak_state = n;
-}
-
 static void merge_row(const struct bstmt *b, uint64_t lvars, const uint32_t *x, const uint32_t *y,
                       uint32_t *row)
 {
 	for (size_t v = 0; v < b->nvars; v++)
 		row[v] = (lvars >> v) & 1 ? x[v] : y[v];
-}
-
-static bool residual(const struct bstmt *b, const struct pnode *n, const uint32_t *row)
-{
-	struct binding bd = {row, b->vars};
-	for (size_t i = 0; i < n->nconds; i++)
-		if (vgq_truth(n->conds[i], &bd) != T3_TRUE)
-			return false;
-	for (size_t i = 0; i < n->ntconds; i++)
-		if (!vgq_tpred(n->tconds[i], &bd))
-			return false;
-	return true;
 }
 
 /* The key values of one row; false if one is null (it matches nothing). */
@@ -111,7 +93,7 @@ struct btable vgq_hashjoin(struct vgq_session *s, const struct bstmt *b, const s
 			built++;
 		}
 	}
-	note_state(s, built);
+	vgq_note_state(s, built);
 	uint32_t row[VGQ_MAX_VARS];
 	for (size_t i = 0; i < l->n && !out.overflow; i++) {
 		const uint32_t *x = l->rows + i * l->width;
@@ -122,12 +104,12 @@ struct btable vgq_hashjoin(struct vgq_session *s, const struct bstmt *b, const s
 			if (t.hash[e - 1] != h)
 				continue;
 			const uint32_t *y = r->rows + (size_t)(e - 1) * r->width;
-			keys_of(b, n->rkeys, n->nkeys, y, kr, &h);
-			h = t.hash[e - 1];
+			uint64_t hy;
+			keys_of(b, n->rkeys, n->nkeys, y, kr, &hy);
 			if (!keys_equal(kv, kr, n->nkeys))
 				continue;
 			merge_row(b, n->l->vars, x, y, row);
-			if (residual(b, n, row))
+			if (vgq_passes(b, n, row))
 				vgq_btable_push(&out, row);
 		}
 	}
@@ -219,11 +201,11 @@ struct btable vgq_sweepjoin(struct vgq_session *s, const struct bstmt *b, const 
 			const uint32_t *x = l->rows + (size_t)(left ? it->row : o->row) * l->width;
 			const uint32_t *y = r->rows + (size_t)(left ? o->row : it->row) * r->width;
 			merge_row(b, n->l->vars, x, y, row);
-			if (residual(b, n, row))
+			if (vgq_passes(b, n, row))
 				vgq_btable_push(&out, row);
 		}
 		window_add(left ? &wl : &wr, it);
-		note_state(s, wl.n + wr.n);
+		vgq_note_state(s, wl.n + wr.n);
 	}
 	free(li);
 	free(ri);
@@ -276,7 +258,7 @@ struct btable vgq_semijoin(struct vgq_session *s, const struct bstmt *b, const s
 			when[g - 1] = tm;
 		}
 	}
-	note_state(s, ngroups);
+	vgq_note_state(s, ngroups);
 	size_t k = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		const uint32_t *x = l->rows + i * l->width;

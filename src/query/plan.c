@@ -307,21 +307,11 @@ static struct pnode *physical(struct vgq_session *s, struct bstmt *b)
 		uint64_t others = all & ~semi & ~(1ull << v);
 		if (!others)
 			break;
-		struct pnode n = {0};
-		struct conds saved = k;
-		bool cdone[nc + 1], tdone[nt + 1];
-		memcpy(cdone, k.cdone, nc + 1);
-		memcpy(tdone, k.tdone, nt + 1);
-		if (semijoin_of(s, b, &k, (int)v, others, &n)) {
-			struct pnode *x = pn(s, P_SEMIJOIN);
-			*x = n;
+		struct pnode *x = pn(s, P_SEMIJOIN);
+		if (semijoin_of(s, b, &k, (int)v, others, x)) { /* marks its conjuncts only then */
 			x->r = scan_of(s, &k, (int)v);
 			semis[nsemis++] = x;
 			semi |= 1ull << v;
-		} else {
-			memcpy(k.cdone, cdone, nc + 1);
-			memcpy(k.tdone, tdone, nt + 1);
-			k = saved;
 		}
 	}
 

@@ -12,57 +12,10 @@ struct rows {
 	size_t n, cap, width; /* width: targets */
 	int64_t *b, *e;
 	struct vx_value *vals;
-	/* the set: open addressing over row indices + 1 */
-	uint32_t *slots;
-	size_t mask;
 };
 
-static uint64_t row_hash(const struct rows *r, int64_t b, int64_t e, const struct vx_value *v)
+static void add_row(struct rows *r, int64_t b, int64_t e, const struct vx_value *v)
 {
-	uint64_t h = (uint64_t)b * 0x9E3779B97F4A7C15ull ^ (uint64_t)e;
-	for (size_t k = 0; k < r->width; k++)
-		h = (h ^ (v[k].null ? 0x5bd1e995u : vgq_value_hash(&v[k]))) * 0x100000001b3ull;
-	return vgq_mix(h);
-}
-
-static bool row_equal(const struct rows *r, size_t i, int64_t b, int64_t e,
-                      const struct vx_value *v)
-{
-	if (r->b[i] != b || r->e[i] != e)
-		return false;
-	for (size_t k = 0; k < r->width; k++)
-		if (vgq_value_order(&r->vals[i * r->width + k], &v[k]) != 0)
-			return false;
-	return true;
-}
-
-static void rehash(struct rows *r)
-{
-	size_t size = r->mask ? 2 * (r->mask + 1) : 1024;
-	free(r->slots);
-	r->slots = vgq_xcalloc(size, sizeof *r->slots);
-	r->mask = size - 1;
-	for (size_t i = 0; i < r->n; i++) {
-		size_t s = row_hash(r, r->b[i], r->e[i], &r->vals[i * r->width]) & r->mask;
-		while (r->slots[s])
-			s = (s + 1) & r->mask;
-		r->slots[s] = (uint32_t)i + 1;
-	}
-}
-
-static void add_row(struct rows *r, int64_t b, int64_t e, const struct vx_value *v, bool dedup)
-{
-	if (dedup) {
-		if ((r->n + 1) * 2 > r->mask + 1)
-			rehash(r);
-		size_t s = row_hash(r, b, e, v) & r->mask;
-		while (r->slots[s]) {
-			if (row_equal(r, r->slots[s] - 1, b, e, v))
-				return;
-			s = (s + 1) & r->mask;
-		}
-		r->slots[s] = (uint32_t)r->n + 1;
-	}
 	if (r->n == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 256;
 		r->b = vgq_xrealloc(r->b, r->cap, sizeof *r->b);
@@ -268,11 +221,10 @@ void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btabl
 			continue;
 		for (size_t k = 0; k < b->ntargets; k++)
 			vals[k] = vgq_eval(b->targets[k].value, &bd);
-		add_row(&r, v.b, v.kind == TV_EVENT ? v.b : v.e, vals, false);
+		add_row(&r, v.b, v.kind == TV_EVENT ? v.b : v.e, vals);
 	}
 	build(s, b->out, b, &r);
 	free(r.b);
 	free(r.e);
 	free(r.vals);
-	free(r.slots);
 }

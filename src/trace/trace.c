@@ -188,6 +188,14 @@ const struct vgt_image *vgt_image_at(const struct vgt_trace *t, size_t i)
 	return i < t->nimages ? &t->images[i]->pub : NULL;
 }
 
+bool vgt_any_readable(const struct vgt_trace *t)
+{
+	for (size_t i = 0; i < t->nimages; i++)
+		if (t->images[i]->pub.readable)
+			return true;
+	return false;
+}
+
 size_t vgt_stream_count(const struct vgt_trace *t)
 {
 	return t->nstreams;

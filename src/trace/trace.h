@@ -194,6 +194,8 @@ void vgt_close(struct vgt_trace *t);
 
 size_t vgt_image_count(const struct vgt_trace *t);
 const struct vgt_image *vgt_image_at(const struct vgt_trace *t, size_t i);
+/* Has some process image of the trace readable metadata? (Else nothing can be read.) */
+bool vgt_any_readable(const struct vgt_trace *t);
 size_t vgt_stream_count(const struct vgt_trace *t);
 const struct vgt_stream *vgt_stream_at(const struct vgt_trace *t, size_t i);
 /* Damage entries stored so far over all images and streams, and their total count. */
