@@ -6,7 +6,9 @@
  *             in `from`; `to` and `open` are NULL). Named by the type's `relation=`.
  *   interval  kind=begin/end sharing a relation name: an end closes the oldest open
  *             tuple of the same process image whose attribute values equal the end's
- *             fields; an end that closes nothing is counted in `unmatched_ends`.
+ *             fields; an end that closes nothing is counted in `unmatched_ends` (and,
+ *             with `ends_without_begin`, also makes a tuple [end, end] flagged in
+ *             `begin_unknown`: a monitor that enables only the end sensor).
  *   state     kind=state: a change ends the current tuple of its entity (the field of
  *             the target role, else the performer, else the first entity reference,
  *             else the performing thread; per image) and starts the next.
@@ -19,7 +21,12 @@
  * A tuple still open at the end of the trace ends at the trace's last event, with
  * `open` set. Tuples are stored column-wise, in the order they start (equal times: trace
  * order); the implicit `from`/`to` cover [from, to). Everything returned lives until
- * vgq_database_free(). */
+ * vgq_database_free().
+ *
+ * vgq_database_build_opts() builds from the events a `keep` filter lets through (a
+ * monitor's plan asks for some relations only); vgq_database_from_model() gives the
+ * relations a trace of a program with these sensors would have, with no tuples, so that
+ * a query can be bound and planned before the program runs. */
 #ifndef VIGIL_QUERY_RELATION_H
 #define VIGIL_QUERY_RELATION_H
 
@@ -69,9 +76,12 @@ struct vgq_relation {
 	size_t nattrs;
 	const struct vgq_attr *attrs;
 	size_t ntuples;
-	int64_t *from;          /* `at` of event relations */
-	int64_t *to;            /* NULL for event relations */
-	bool *open;             /* NULL for event relations: still open at the end of the trace */
+	int64_t *from; /* `at` of event relations */
+	int64_t *to;   /* NULL for event relations */
+	bool *open;    /* NULL for event relations: still open at the end of the trace */
+	/* NULL, or one flag per tuple: an interval tuple made by an end that closed no open
+	 * tuple (vgq_build_options.ends_without_begin): its `from` is the end's time. */
+	bool *begin_unknown;
 	union vgq_column *cols; /* one per attribute */
 	/* NULL, or per attribute NULL or one flag per tuple: 1 = no value (a result computed
 	 * without one, e.g. a division by zero). Strings without a value are NULL pointers. */
@@ -96,6 +106,29 @@ struct vgq_database {
  * damaged trace: `partial` says so. */
 struct vgq_database *vgq_database_build(struct vgt_trace *t);
 void vgq_database_free(struct vgq_database *db);
+
+/* How to build: vgq_database_build(t) is vgq_database_build_opts(t, NULL). */
+struct vgq_build_options {
+	/* Called for each event in merged order before it is used; false drops it (it is
+	 * then not counted in `events`). NULL keeps everything. */
+	bool (*keep)(void *arg, const struct vgt_event *ev);
+	void *keep_arg;
+	/* An interval end that closes no open tuple makes a tuple [end, end] with
+	 * `begin_unknown` set, instead of only counting it in unmatched_ends. */
+	bool ends_without_begin;
+};
+struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
+                                             const struct vgq_build_options *o);
+
+/* The relations a trace of a program with these sensors has, without tuples: one per
+ * sensor (event, interval, state; attributes as the trace's fields give them), the
+ * runtime's own (vg.process.exec), and one entity relation per declared entity kind
+ * plus Process and Thread (name, id, gen). Same names, kinds, attribute names, types,
+ * entity kinds and order as vgq_database_build() gives for a recording of a program
+ * whose sensors the C generator made from the model (an entity relation of the
+ * recording exists only once such an entity was seen). Never NULL. */
+struct vgl_model;
+struct vgq_database *vgq_database_from_model(const struct vgl_model *m);
 
 /* Lookups by name are case-insensitive: `w.process` finds `Process`. NULL / -1 if none. */
 const struct vgq_relation *vgq_database_find(const struct vgq_database *db, const char *name);

@@ -1,5 +1,6 @@
 /* A database: built in one merged pass over the trace (the schema from the metadata
- * first, then each event fed to relation_feed.c), and looked up by name. */
+ * first, then each event kept by the options fed to relation_feed.c), and looked up by
+ * name. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -14,17 +15,48 @@ static int by_name(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
-struct vgq_database *vgq_database_build(struct vgt_trace *t)
+void vgq_build_init(struct builder *b, const struct vgt_trace *t)
 {
-	struct builder b = {.pool = vgq_pool_new(), .trace = t};
-	b.keys = vgq_keymap_new();
-	b.names = vgt_names_new();
+	*b = (struct builder){.pool = vgq_pool_new(), .trace = t};
+	b->keys = vgq_keymap_new();
+	b->names = vgt_names_new();
+}
+
+void vgq_build_finish(struct builder *b, struct vgq_database *db)
+{
+	struct vgq_relation **rels = vgq_xcalloc(b->nslots ? b->nslots : 1, sizeof *rels);
+	for (size_t i = 0; i < b->nslots; i++) {
+		rels[i] = b->slots[i]->rel;
+		vgq_relation_finish(rels[i], db->last);
+		free(b->slots[i]->open);
+		free(b->slots[i]->begun);
+		free(b->slots[i]);
+	}
+	qsort(rels, b->nslots, sizeof *rels, by_name);
+	db->relations = rels;
+	db->nrelations = b->nslots;
+	db->internal = vgq_xcalloc(1, sizeof *db->internal);
+	db->internal->pool = b->pool;
+
+	free(b->slots);
+	vgq_build_free_types(b);
+	vgq_keymap_free(b->keys);
+	vgt_names_free(b->names);
+}
+
+struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct vgq_build_options *o)
+{
+	struct builder b;
+	vgq_build_init(&b, t);
+	b.ends_without_begin = o && o->ends_without_begin;
 	vgq_build_schema(&b, t);
 
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
 	struct vgt_merge *m = vgt_merge_open(t);
 	const struct vgt_event *ev;
 	while ((ev = vgt_merge_next(m))) {
+		if (o && o->keep && !o->keep(o->keep_arg, ev))
+			continue;
 		if (!db->events++)
 			db->first = db->last = ev->ts;
 		if (ev->ts > db->last)
@@ -33,28 +65,15 @@ struct vgq_database *vgq_database_build(struct vgt_trace *t)
 		vgq_build_feed(&b, ev);
 	}
 	vgt_merge_close(m);
-
-	struct vgq_relation **rels = vgq_xcalloc(b.nslots, sizeof *rels);
-	for (size_t i = 0; i < b.nslots; i++) {
-		rels[i] = b.slots[i]->rel;
-		vgq_relation_finish(rels[i], db->last);
-		free(b.slots[i]->open);
-		free(b.slots[i]->begun);
-		free(b.slots[i]);
-	}
-	qsort(rels, b.nslots, sizeof *rels, by_name);
-	db->relations = rels;
-	db->nrelations = b.nslots;
 	db->damage = vgt_damage_total(t);
 	db->partial = db->damage > 0;
-	db->internal = vgq_xcalloc(1, sizeof *db->internal);
-	db->internal->pool = b.pool;
-
-	free(b.slots);
-	vgq_build_free_types(&b);
-	vgq_keymap_free(b.keys);
-	vgt_names_free(b.names);
+	vgq_build_finish(&b, db);
 	return db;
+}
+
+struct vgq_database *vgq_database_build(struct vgt_trace *t)
+{
+	return vgq_database_build_opts(t, NULL);
 }
 
 void vgq_database_free(struct vgq_database *db)

@@ -48,12 +48,21 @@ struct builder {
 	const struct vgt_trace *trace;
 	const struct vgt_image *last_image; /* cache of image_index() */
 	uint32_t last_image_index;
+	bool ends_without_begin; /* vgq_build_options */
 };
 
 struct rslot *vgq_build_relation(struct builder *b, const char *name, enum vgq_rkind kind);
 struct tinfo *vgq_build_type(const struct builder *b, const struct vgt_event_type *t);
+/* Maps event types onto relations (made as needed): begin types first, then end types,
+ * each in the order given; a type met twice is mapped once. */
+void vgq_build_types(struct builder *b, const struct vgt_event_type *const *types, size_t n);
+/* vgq_build_types over every type of every image of the trace, in image order. */
 void vgq_build_schema(struct builder *b, const struct vgt_trace *t);
 void vgq_build_free_types(struct builder *b);
+/* A builder with no relations yet (t may be NULL: no trace), and the database holding
+ * its relations, sorted by name; the builder is freed. */
+void vgq_build_init(struct builder *b, const struct vgt_trace *t);
+void vgq_build_finish(struct builder *b, struct vgq_database *db);
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
 
 #endif

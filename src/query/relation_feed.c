@@ -1,7 +1,7 @@
 /* One event into the relations: a tuple of an event relation, the opening or closing
  * of an interval tuple (an end closes the oldest open tuple of its image with equal
- * attribute values), the next tuple of a state chain, or the start, renaming or end of
- * an entity's lifetime. */
+ * attribute values; if none, optionally makes a tuple [end, end]), the next tuple of a
+ * state chain, or the start, renaming or end of an entity's lifetime. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +137,12 @@ static void end(struct builder *b, const struct tinfo *ti, const struct vgt_even
 		return;
 	}
 	s->rel->unmatched_ends++;
+	/* A monitor that enabled only the end sensor: the tuple is known from its end. */
+	if (b->ends_without_begin && s->rel->kind == VGQ_REL_INTERVAL) {
+		size_t t = add_tuple(b, ti, ev, image);
+		s->rel->open[t] = false;
+		vgq_relation_set_begin_unknown(s->rel, t);
+	}
 }
 
 /* ---- states: a change ends the entity's previous tuple and starts the next ---- */

@@ -33,9 +33,12 @@ int vgq_relation_add_attr(struct vgq_relation *r, const char *name, enum vgq_typ
                           const char *ref_kind);
 /* Appends a tuple with all attributes zero (NULL strings): returns its index. */
 size_t vgq_relation_append(struct vgq_relation *r, int64_t from);
-/* Makes an empty relation hold n tuples, all zero (closed, NULL strings), to be filled
- * in place. */
+/* Makes an empty relation hold n tuples, all zero (closed, NULL strings, no
+ * begin_unknown), to be filled in place. */
 void vgq_relation_resize(struct vgq_relation *r, size_t n);
+/* Flags tuple t (< ntuples) of an interval relation as begin_unknown, making the column
+ * on first use. */
+void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t);
 /* Gives every open tuple `to` = end, and computes the time span. */
 void vgq_relation_finish(struct vgq_relation *r, int64_t end);
 

@@ -188,11 +188,8 @@ static struct tinfo *describe(struct builder *b, const struct vgt_event_type *t)
 	return ti;
 }
 
-void vgq_build_schema(struct builder *b, const struct vgt_trace *t)
+void vgq_build_types(struct builder *b, const struct vgt_event_type *const *types, size_t n)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < vgt_image_count(t); i++)
-		n += vgt_image_at(t, i)->ntypes;
 	b->ntypes_cap = 16;
 	while (b->ntypes_cap < 2 * n)
 		b->ntypes_cap *= 2;
@@ -200,20 +197,33 @@ void vgq_build_schema(struct builder *b, const struct vgt_trace *t)
 	/* Begin types before end types, so that an interval relation takes the begin's
 	 * attribute order. */
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < vgt_image_count(t); i++) {
-			const struct vgt_image *img = vgt_image_at(t, i);
-			for (size_t k = 0; k < img->ntypes; k++) {
-				const struct vgt_event_type *et = img->types[k];
-				bool end = et->vigil && (et->kind == VGT_KIND_END ||
-				                         et->kind == VGT_KIND_RECLAIM);
-				if (end != (pass == 1) || vgq_build_type(b, et))
-					continue;
-				struct tinfo *ti = describe(b, et);
-				if (ti->slot)
-					map_fields(b, ti);
-				insert_type(b, ti);
-			}
+		for (size_t i = 0; i < n; i++) {
+			const struct vgt_event_type *et = types[i];
+			bool end =
+			    et->vigil && (et->kind == VGT_KIND_END || et->kind == VGT_KIND_RECLAIM);
+			if (end != (pass == 1) || vgq_build_type(b, et))
+				continue;
+			struct tinfo *ti = describe(b, et);
+			if (ti->slot)
+				map_fields(b, ti);
+			insert_type(b, ti);
 		}
+}
+
+void vgq_build_schema(struct builder *b, const struct vgt_trace *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < vgt_image_count(t); i++)
+		n += vgt_image_at(t, i)->ntypes;
+	const struct vgt_event_type **types = vgq_xcalloc(n ? n : 1, sizeof *types);
+	n = 0;
+	for (size_t i = 0; i < vgt_image_count(t); i++) {
+		const struct vgt_image *img = vgt_image_at(t, i);
+		for (size_t k = 0; k < img->ntypes; k++)
+			types[n++] = img->types[k];
+	}
+	vgq_build_types(b, types, n);
+	free(types);
 }
 
 void vgq_build_free_types(struct builder *b)

@@ -54,6 +54,7 @@ void vgq_relation_free(struct vgq_relation *r)
 	free(r->from);
 	free(r->to);
 	free(r->open);
+	free(r->begin_unknown);
 	free(r);
 }
 
@@ -88,6 +89,9 @@ size_t vgq_relation_append(struct vgq_relation *r, int64_t from)
 			r->to = vgq_xrealloc(r->to, cap, sizeof *r->to);
 			r->open = vgq_xrealloc(r->open, cap, sizeof *r->open);
 		}
+		if (r->begin_unknown)
+			r->begin_unknown =
+			    vgq_xrealloc(r->begin_unknown, cap, sizeof *r->begin_unknown);
 		for (size_t a = 0; a < r->nattrs; a++) {
 			void **col = column_ptr(&r->cols[a]);
 			*col = vgq_xrealloc(*col, cap, value_size(r->attrs[a].type));
@@ -98,6 +102,8 @@ size_t vgq_relation_append(struct vgq_relation *r, int64_t from)
 		r->to[i] = from;
 		r->open[i] = true;
 	}
+	if (r->begin_unknown)
+		r->begin_unknown[i] = false;
 	for (size_t a = 0; a < r->nattrs; a++)
 		memset((char *)*column_ptr(&r->cols[a]) + i * value_size(r->attrs[a].type), 0,
 		       value_size(r->attrs[a].type));
@@ -114,12 +120,21 @@ void vgq_relation_resize(struct vgq_relation *r, size_t n)
 		r->open = vgq_xrealloc(r->open, cap, sizeof *r->open);
 		memset(r->open, 0, cap * sizeof *r->open);
 	}
+	free(r->begin_unknown); /* no tuple has it any more */
+	r->begin_unknown = NULL;
 	for (size_t a = 0; a < r->nattrs; a++) {
 		void **col = column_ptr(&r->cols[a]);
 		*col = vgq_xrealloc(*col, cap, value_size(r->attrs[a].type));
 		memset(*col, 0, cap * value_size(r->attrs[a].type));
 	}
 	r->ntuples = n;
+}
+
+void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t)
+{
+	if (!r->begin_unknown) /* sized like the other columns: capacity(ntuples) */
+		r->begin_unknown = vgq_xcalloc(capacity(r->ntuples), sizeof *r->begin_unknown);
+	r->begin_unknown[t] = true;
 }
 
 void vgq_relation_finish(struct vgq_relation *r, int64_t end)
