@@ -80,12 +80,14 @@ typedef struct vg_type_desc {
 
 /* A registered sensor. `enabled` is a counter: enable adds one, disable removes one,
  * the sensor records while it is positive. It is the first member so that the disabled
- * check is a single load. */
+ * check is a single load. `react` is non-zero while a monitor's trigger rules watch the
+ * sensor (docs/control.md): each recorded event then calls vg_sensor_fired. */
 typedef struct vg_sensor {
 	_Atomic int32_t enabled;
 	uint16_t id;
 	uint16_t placement;
 	const char *name;
+	_Atomic uint32_t react;
 } vg_sensor;
 
 /* Registers an event type; safe from any thread at any time. Never returns NULL: on
@@ -98,7 +100,9 @@ VG_API void vg_sensor_disable(vg_sensor *s);
 /* ---- entities ----------------------------------------------------------------- */
 
 /* An entity with a time-scoped identity. Embed it in the object it describes: its
- * `flag` is the enable flag of sensors placed on the performer, initiator or target. */
+ * `flag` is the enable flag of sensors placed on the performer, initiator or target.
+ * Reclaim an entity before freeing its memory: a monitor (VIGIL_CONTROL) may change the
+ * flag of any entity that is live, i.e. created and not yet reclaimed. */
 typedef struct vg_entity {
 	_Atomic int32_t flag;
 	uint32_t gen;
@@ -127,6 +131,12 @@ static inline vg_ref vg_ref_of(const vg_entity *e)
 
 /* The calling thread as an entity (kind "thread", id = tid). */
 VG_API vg_entity *vg_self(void);
+
+/* Tells the runtime that `s` has just recorded an event whose entity fields (the fields
+ * of type VG_ENTITY, in schema order) held `ents[0..n-1]` (NULL allowed). It applies the
+ * monitor's trigger rules of `s` to those entities' flags. Call it only when `s->react`
+ * is non-zero (generated sensors do); it takes no lock and allocates nothing. */
+VG_API void vg_sensor_fired(vg_sensor *s, const vg_entity *const *ents, unsigned n);
 
 /* ---- recording: the inline fast path -------------------------------------------- */
 

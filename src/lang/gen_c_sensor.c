@@ -3,7 +3,8 @@
  *
  * A sensor function checks its flag (vg_on, or vg_on_entity on the entity its placement
  * names), then computes the payload size (strings and bytes cut at their max), reserves it
- * with vg_event_begin, writes each field with a vg_put_* writer and commits. A struct
+ * with vg_event_begin, writes each field with a vg_put_* writer and commits; then, if a
+ * monitor has trigger rules on the sensor, it passes the entities to vg_sensor_fired. A struct
  * payload is read through the pointer passed: each selected member is copied, a NULL on
  * the way gives zeros and empty strings, an unselected struct is recorded as its address. */
 #include <stdlib.h>
@@ -202,6 +203,31 @@ static void put_field(struct fn *x, size_t i)
 	}
 }
 
+/* After the commit: when the monitor has trigger rules on the sensor (docs/control.md),
+ * hand the runtime the event's entities, in field order. Nothing for a record without
+ * entity fields. */
+static void fired_call(struct fn *x)
+{
+	FILE *h = x->g->h;
+	const struct vgl_record *r = x->r;
+	size_t n = 0;
+	for (size_t i = 0; i < r->nfields; i++)
+		n += r->fields[i].type == VGL_ENTITY;
+	if (!n)
+		return;
+	fprintf(h, "\tif (VG_UNLIKELY(atomic_load_explicit(&vg__s->react, memory_order_relaxed)))\n"
+	           "\t\tvg_sensor_fired(vg__s, (const vg_entity *const[]){");
+	size_t k = 0;
+	for (size_t i = 0; i < r->nfields; i++) {
+		if (r->fields[i].type != VGL_ENTITY)
+			continue;
+		char v[160];
+		value_of(x, i, v, sizeof v);
+		fprintf(h, "%s%s", k++ ? ", " : "", v);
+	}
+	fprintf(h, "}, %zu);\n", n);
+}
+
 /* The parameters, one per property, wrapped before column 100; `col`: where they start. */
 static void write_params(struct cgen *g, const struct vgl_record *r, int col)
 {
@@ -311,7 +337,9 @@ static void sensor_function(struct cgen *g, const struct vgl_sensor *s, int half
 	           "\tif (!vg__p)\n\t\treturn;\n");
 	for (size_t i = 0; i < r->nfields; i++)
 		put_field(&x, i);
-	fprintf(h, "\tvg_event_commit(vg__p);\n}\n\n");
+	fprintf(h, "\tvg_event_commit(vg__p);\n");
+	fired_call(&x);
+	fprintf(h, "}\n\n");
 	free(x.conts);
 }
 
@@ -397,9 +425,10 @@ void cg_sensors(struct cgen *g)
 
 	fprintf(c, "/* ---- sensors ---- */\n\n");
 	if (m->nsensors)
-		fprintf(c,
-		        "static vg_sensor %s__unregistered = {0, 0xFFFF, 0, \"(unregistered)\"};\n",
-		        g->pkg);
+		fprintf(
+		    c,
+		    "static vg_sensor %s__unregistered = {0, 0xFFFF, 0, \"(unregistered)\", 0};\n",
+		    g->pkg);
 	for (size_t i = 0; i < m->nsensors; i++)
 		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)
 			fprintf(c, "vg_sensor *%s__%s%s = &%s__unregistered;\n", g->pkg,

@@ -101,6 +101,21 @@ void vg__config_read(struct vg_config *cfg)
 		else if (strcmp(ent, "on") && strcmp(ent, "1"))
 			vg__warn("VIGIL_ENTITY_FLAGS=%s: expected on or off; using on", ent);
 	}
+	const char *control = getenv("VIGIL_CONTROL");
+	cfg->control = control && *control ? strdup(control) : NULL;
+	cfg->control_wait_s = 10;
+	const char *wait = getenv("VIGIL_CONTROL_WAIT");
+	if (wait && *wait) {
+		char *end;
+		errno = 0;
+		long w = strtol(wait, &end, 10);
+		if (errno || end == wait || *end || w < 0 || w > 3600)
+			vg__warn(
+			    "VIGIL_CONTROL_WAIT=%s is not a number of seconds (0-3600); using 10",
+			    wait);
+		else
+			cfg->control_wait_s = (int)w;
+	}
 }
 
 /* VIGIL_SENSORS: comma-separated globs over sensor names; "-glob" excludes; the last

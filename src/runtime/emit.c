@@ -111,6 +111,15 @@ int vg_emit(vg_sensor *s, const vg_value *values)
 		}
 	}
 	vg_event_commit(p);
+	if (VG_UNLIKELY(atomic_load_explicit(&s->react, memory_order_relaxed))) {
+		/* Triggers of the monitor (docs/control.md), as generated sensors apply them. */
+		const vg_entity *ents[256];
+		unsigned n = 0;
+		for (unsigned i = 0; i < d->nfields && n < 256; i++)
+			if (d->fields[i].type == VG_ENTITY)
+				ents[n++] = values[i].e;
+		vg_sensor_fired(s, ents, n);
+	}
 	return 0;
 }
 

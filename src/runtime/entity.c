@@ -111,15 +111,26 @@ void vg_entity_create(vg_entity *e, const char *kind, uint64_t raw_id, const cha
 	atomic_store(&e->flag, 0);
 	if (!vg__rt.recording)
 		return;
-	e->gen = vg__generation_next(e->kind, raw_id);
+	pthread_mutex_lock(&vg__rt.lock);
+	e->gen = next_locked(e->kind, raw_id);
 	atomic_store(&e->flag, vg__rt.cfg.entity_default);
+	/* Under a monitor, the entity is live for it (and gets its rules) from here on. */
+	if (vg__control_on)
+		vg__control_entity_live_locked(e, name);
+	pthread_mutex_unlock(&vg__rt.lock);
 	emit_entity(VG_B_ENTITY_CREATE, e, name);
 }
 
 void vg_entity_rename(vg_entity *e, const char *name)
 {
-	if (e && vg__rt.recording)
-		emit_entity(VG_B_ENTITY_NAME, e, name);
+	if (!e || !vg__rt.recording)
+		return;
+	if (vg__control_on) {
+		pthread_mutex_lock(&vg__rt.lock);
+		vg__control_entity_renamed_locked(e, name);
+		pthread_mutex_unlock(&vg__rt.lock);
+	}
+	emit_entity(VG_B_ENTITY_NAME, e, name);
 }
 
 void vg_entity_reclaim(vg_entity *e)
@@ -127,6 +138,13 @@ void vg_entity_reclaim(vg_entity *e)
 	if (!e || !vg__rt.recording)
 		return;
 	emit_entity(VG_B_ENTITY_RECLAIM, e, NULL);
+	if (vg__control_on) {
+		pthread_mutex_lock(&vg__rt.lock);
+		vg__control_entity_dead_locked(e);
+		atomic_store(&e->flag, 0);
+		pthread_mutex_unlock(&vg__rt.lock);
+		return;
+	}
 	atomic_store(&e->flag, 0);
 }
 

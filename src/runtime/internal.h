@@ -24,6 +24,8 @@ struct vg_config {
 	uint64_t max_bytes;       /* VIGIL_MAX_SIZE: cap on the bytes of this process image */
 	uint32_t max_string;      /* VIGIL_MAX_STRING: longest string recorded, bytes */
 	int entity_default;       /* VIGIL_ENTITY_FLAGS: initial entity flag (1 = on) */
+	char *control;            /* VIGIL_CONTROL: the monitor's socket; NULL = no monitor */
+	int control_wait_s;       /* VIGIL_CONTROL_WAIT: seconds the handshake waits for go */
 };
 
 /* State of this process image. */
@@ -77,6 +79,17 @@ enum {
 	VG_B_COUNT
 };
 
+/* What the control channel (control_rules.c) keeps per sensor, under vg__rt.lock. */
+struct vg_sensor_ctl {
+	int32_t raised; /* net delta the monitor's rules added to `enabled` */
+	unsigned nent;  /* entity fields of the schema */
+	/* Trigger delta per entity field: allocated zeroed on the first trigger rule, then
+	 * published once and never freed, so vg_sensor_fired reads it without a lock. */
+	_Atomic(_Atomic int32_t *) trig;
+};
+struct vg_sensor_ctl *vg__sensor_ctl(vg_sensor *s); /* NULL for the dead sensor */
+vg_sensor *vg__registry_at(size_t i);               /* caller holds vg__rt.lock */
+
 /* metadata.c */
 int vg__metadata_write_all(void); /* header + every registered type */
 int vg__metadata_append_type(const char *text, size_t len);
@@ -95,6 +108,29 @@ void vg__count_discarded(uint64_t n);
 /* entity.c */
 uint32_t vg__generation_next(const char *kind, uint64_t raw_id);
 void vg__entity_table_reset(void);
+
+/* control.c: the monitor's connection (docs/control.md) */
+void vg__control_start(void);      /* end of init: connect, hello, handshake, thread */
+void vg__control_after_fork(void); /* fork child: drop the parent's link, connect anew */
+
+/* control_rules.c: the monitor's rules and the live-entity table. The *_locked hooks
+ * are called with vg__rt.lock held; the others take it. */
+extern int vg__control_on; /* VIGIL_CONTROL is set and recording: keep the table */
+void vg__control_sensor_registered_locked(vg_sensor *s, const vg_type_desc *d);
+void vg__control_entity_live_locked(vg_entity *e, const char *name);
+void vg__control_entity_renamed_locked(vg_entity *e, const char *name);
+void vg__control_entity_dead_locked(vg_entity *e);
+int vg__control_sensor_rule(int32_t delta, const char *glob, long *count, char *err,
+                            size_t errsize);
+int vg__control_entities_rule(int32_t delta, const char *kind, const char *name, long *count,
+                              char *err, size_t errsize);
+int vg__control_entity_one(int32_t delta, const char *kind, uint64_t id, uint32_t gen, char *err,
+                           size_t errsize);
+int vg__control_trigger_rule(int32_t delta, const char *sensor, const char *field, long *count,
+                             char *err, size_t errsize);
+/* Lowers every counter the monitor raised and forgets its rules; built-in sensors are
+ * then switched off (`builtins_off`, the monitor is gone) or set back as configured. */
+void vg__control_undo(int builtins_off);
 
 /* process.c */
 void vg__ensure_init(void);

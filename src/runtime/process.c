@@ -216,6 +216,7 @@ static void atfork_child(void)
 	vg__process_start_image(1);
 	if (vg__rt.recording)
 		vg__stream_thread_start();
+	vg__control_after_fork(); /* its own connection to the monitor, if any */
 }
 
 static void init(void)
@@ -245,8 +246,10 @@ static void init(void)
 	} else {
 		vg__registry_init();
 	}
-	if (!vg__rt.recording)
+	if (!vg__rt.recording) {
+		vg__control_start(); /* only says that VIGIL_CONTROL is ignored */
 		return;
+	}
 	putenv(proc_env);
 	memcpy(clock_env, "VIGIL_CLOCK=", 12);
 	if (vg__clock_export(clock_env + 12, sizeof clock_env - 12) == 0)
@@ -254,6 +257,8 @@ static void init(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(on_process_exit, NULL);
 	vg__stream_thread_start();
+	/* Last: the monitor's first requests are in place before main runs. */
+	vg__control_start();
 }
 
 void vg__ensure_init(void)

@@ -12,13 +12,14 @@
 struct vg_type {
 	vg_sensor sensor; /* first: the public handle points here */
 	vg_type_desc desc;
+	struct vg_sensor_ctl ctl; /* the monitor's rules on it (control_rules.c) */
 };
 
 static struct vg_type **types;
 static size_t ntypes, cap_types;
 static char *types_text; /* every type's TSDL, for rewriting the metadata in a fork child */
 static size_t types_text_len, types_text_cap;
-static vg_sensor dead_sensor = {0, 0xFFFF, 0, "(unregistered)"};
+static vg_sensor dead_sensor = {0, 0xFFFF, 0, "(unregistered)", 0};
 static vg_sensor *builtins[VG_B_COUNT];
 
 static const char *const tsdl_keywords[] = {
@@ -202,6 +203,8 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 	t->sensor.id = (uint16_t)ntypes;
 	t->sensor.placement = (uint16_t)d->placement;
 	t->sensor.name = t->desc.name;
+	for (unsigned i = 0; i < d->nfields; i++)
+		t->ctl.nent += d->fields[i].type == VG_ENTITY;
 
 	char *text = NULL;
 	size_t len = 0;
@@ -219,6 +222,9 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 	types[ntypes++] = t;
 	int on = vg__rt.recording && vg__sensor_pattern_enabled(vg__rt.cfg.sensors, d->name);
 	atomic_store(&t->sensor.enabled, on ? 1 : 0);
+	/* The monitor's remembered rules apply before the sensor can fire. */
+	if (vg__control_on)
+		vg__control_sensor_registered_locked(&t->sensor, &t->desc);
 	return &t->sensor;
 }
 
@@ -259,6 +265,18 @@ const vg_type_desc *vg__sensor_desc(const vg_sensor *s)
 size_t vg__registry_count(void)
 {
 	return ntypes;
+}
+
+vg_sensor *vg__registry_at(size_t i)
+{
+	return i < ntypes ? &types[i]->sensor : NULL;
+}
+
+struct vg_sensor_ctl *vg__sensor_ctl(vg_sensor *s)
+{
+	if (!s || s == &dead_sensor || s->id == 0xFFFF)
+		return NULL;
+	return &((struct vg_type *)s)->ctl;
 }
 
 const char *vg__registry_text(size_t *len)

@@ -471,6 +471,11 @@ void vg__stream_thread_start(void)
 		vg__emit_thread_name(tid, st->self.gen, name);
 	else
 		vg__emit_thread_begin(tid, st->self.gen, name);
+	if (vg__control_on) { /* a monitor may enable sensors placed on this thread */
+		pthread_mutex_lock(&vg__rt.lock);
+		vg__control_entity_live_locked(&st->self, name);
+		pthread_mutex_unlock(&vg__rt.lock);
+	}
 }
 
 void vg__stream_thread_exit(void)
@@ -480,6 +485,11 @@ void vg__stream_thread_exit(void)
 	if (t->state != STREAM_OPEN || !st)
 		return;
 	vg__emit_thread_end((uint32_t)st->self.id, st->self.gen);
+	if (vg__control_on) {
+		pthread_mutex_lock(&vg__rt.lock);
+		vg__control_entity_dead_locked(&st->self);
+		pthread_mutex_unlock(&vg__rt.lock);
+	}
 	t->busy = 1; /* signal handlers stay out while the stream goes away */
 	atomic_signal_fence(memory_order_seq_cst);
 	packet_close(st);
