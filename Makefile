@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build build-asan build-fuzz demo test bench bench-query format clean
+.PHONY: all deps build build-asan build-fuzz demo test bench bench-query bench-watch format clean
 
 all: build
 
@@ -33,13 +33,18 @@ test: build build-asan build-fuzz
 	@cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize
 
-# bench/README.md: vigil against LTTng-UST (run.sh), then vigil query against SQLite (query.sh).
+# bench/README.md: vigil against LTTng-UST (run.sh), vigil query against SQLite (query.sh),
+# then vigil watch's packets per plan and the control channel's latency (watch.py).
 bench: build
 	@./bench/run.sh $(BUILD)
 	@./bench/query.sh $(BUILD)
+	@python3 ./bench/watch.py $(BUILD)
 
 bench-query: build
 	@./bench/query.sh $(BUILD)
+
+bench-watch: build
+	@python3 ./bench/watch.py $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -69,10 +69,31 @@ if ! "$bin/vigil" query "$trace" -f "$dir/resumed.tq" --format table | sed 's/^/
 	exit 1
 fi
 
+section "the same question, live: only the sensors it needs (vigil watch)"
+"$bin/vigil" explain -f "$dir/resumed.tq" --sensors "$here/mailbox.vgl" |
+	sed -n '/sensors (α operators), after/,$p' | sed 's/^/  /'
+echo
+if ! "$bin/vigil" watch --sensors "$here/mailbox.vgl" -f "$dir/resumed.tq" --format text \
+	--stats -- "$bin/mailbox" "${options[@]}" >"$dir/watch.out" 2>"$dir/watch.err"; then
+	cat "$dir/watch.err"
+	echo "demo: vigil watch failed" >&2
+	exit 1
+fi
+grep '^ResumedbyP1' "$dir/watch.out" | sed 's/^/  /'
+grep '^vigil watch' "$dir/watch.err" | sed 's/^/  /'
+live=$(grep -c '^ResumedbyP1' "$dir/watch.out" || true)
+recorded=$("$bin/vigil" query "$trace" -f "$dir/resumed.tq" --format json | wc -l)
+if [ "$live" != "$recorded" ]; then
+	echo "demo: FAILED: vigil watch found $live tuples, the full recording $recorded" >&2
+	exit 1
+fi
+echo "  the same $live tuple(s) as from the full recording, from a fraction of its packets"
+
 section "explore further"
 cat <<MSG
   ask other questions (docs/tquel.md): $bin/vigil query $trace -f $dir/resumed.tq
   how it is evaluated:                $bin/vigil explain -f $dir/resumed.tq $trace
+  ask it live, while it runs:         $bin/vigil watch --sensors $here/mailbox.vgl -f $dir/resumed.tq -- $bin/mailbox
   every event, merged in time order:  $bin/vigil dump $trace | less
   JSON lines, for scripts:            $bin/vigil dump --json $trace
   the same trace, read by babeltrace: babeltrace2 $trace

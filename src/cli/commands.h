@@ -9,5 +9,6 @@ int vg_cmd_gen(int argc, char **argv);
 int vg_cmd_relations(int argc, char **argv);
 int vg_cmd_query(int argc, char **argv);
 int vg_cmd_explain(int argc, char **argv);
+int vg_cmd_watch(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"relations", vg_cmd_relations, "list the historical relations of a trace"},
     {"query", vg_cmd_query, "answer TQuel queries over the relations of a trace"},
     {"explain", vg_cmd_explain, "show the algebra of TQuel queries, before and after optimization"},
+    {"watch", vg_cmd_watch, "run a program with only the sensors a TQuel query needs; print its answer live"},
 };
 
 static void usage(FILE *f)
@@ -34,6 +35,7 @@ static void usage(FILE *f)
 	           "  vigil dump run1                                print its events\n"
 	           "  vigil dump --json run1 | jq .name              JSON lines for scripts\n"
 	           "  vigil query run1 -f resumed.tq                 ask it a TQuel question\n"
+	           "  vigil watch --sensors app.vgl -f q.tq -- ./app ask while it runs\n"
 	           "  vigil COMMAND --help                           help on one command\n");
 }
 

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/statements.h"
+#include "lang/lang.h"
+#include "query/alpha.h"
 #include "query/engine.h"
 #include "query/output.h"
 #include "query/relation.h"
@@ -49,18 +52,22 @@ static void query_usage(FILE *f)
 static void explain_usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: vigil explain (-e 'STATEMENTS' | -f FILE.tq) [--tick DURATION] [TRACE]\n\n"
+	        "usage: vigil explain (-e 'STATEMENTS' | -f FILE.tq) [--tick DURATION]\n"
+	        "                     [--sensors FILE.vgl] [TRACE]\n\n"
 	        "Prints each retrieve's temporal relational algebra before optimization (the\n"
 	        "calculus as written: products, σ, σT, π, πT) and after (pushed-down selections,\n"
 	        "hash joins, sweep-line overlap joins, semi-joins). With a TRACE, names and types\n"
-	        "are checked against it and tuple counts shown.\n\n"
+	        "are checked against it. With a TRACE or a sensor description (--sensors), also\n"
+	        "the sensor operators α that vigil watch sets up, before and after optimization:\n"
+	        "which sensors each plan enables, and on which entities.\n\n"
 	        "examples:\n"
 	        "  vigil explain -f resumed.tq\n"
-	        "  vigil explain -e 'range of W is Waiting retrieve (W.process)' run1\n");
+	        "  vigil explain -e 'range of W is Waiting retrieve (W.process)' run1\n"
+	        "  vigil explain -f resumed.tq --sensors examples/mailbox/mailbox.vgl\n");
 }
 
 struct args {
-	const char *text_arg, *file, *into, *trace;
+	const char *text_arg, *file, *into, *trace, *sensors;
 	enum vgq_format format;
 	bool format_given, stats;
 	uint64_t max_tuples;
@@ -78,6 +85,7 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 	                                        {"tick", required_argument, NULL, 't'},
 	                                        {"stats", no_argument, NULL, 's'},
 	                                        {"max-tuples", required_argument, NULL, 'm'},
+	                                        {"sensors", required_argument, NULL, 'V'},
 	                                        {"help", no_argument, NULL, 'h'},
 	                                        {0}};
 	memset(a, 0, sizeof *a);
@@ -147,6 +155,11 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 			a->max_tuples = v;
 			break;
 		}
+		case 'V':
+			if (!explain)
+				goto unknown;
+			a->sensors = optarg;
+			break;
 		case 'h':
 			(explain ? explain_usage : query_usage)(stdout);
 			return 1;
@@ -179,81 +192,6 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 		return -1;
 	}
 	return 0;
-}
-
-/* The statements' text: -e, or the file. NULL after printing the error. */
-static char *read_statements(const char *cmd, const struct args *a, size_t *len)
-{
-	if (a->text_arg) {
-		*len = strlen(a->text_arg);
-		return strdup(a->text_arg);
-	}
-	FILE *f = fopen(a->file, "rb");
-	if (!f) {
-		fprintf(stderr, "vigil %s: %s: %s\n", cmd, a->file, strerror(errno));
-		return NULL;
-	}
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (n + 4096 > cap) {
-			cap = cap ? 2 * cap : 65536;
-			if (cap > (64u << 20)) {
-				fprintf(stderr, "vigil %s: %s: larger than 64 MiB\n", cmd, a->file);
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			char *p = realloc(buf, cap);
-			if (!p) {
-				free(buf);
-				fclose(f);
-				fprintf(stderr, "vigil %s: out of memory\n", cmd);
-				return NULL;
-			}
-			buf = p;
-		}
-		size_t k = fread(buf + n, 1, cap - n, f);
-		n += k;
-		if (k == 0)
-			break;
-	}
-	if (ferror(f)) {
-		fprintf(stderr, "vigil %s: %s: read error\n", cmd, a->file);
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
-static struct tquel_query *parse(const char *cmd, const struct args *a)
-{
-	size_t len;
-	char *text = read_statements(cmd, a, &len);
-	if (!text)
-		return NULL;
-	struct tquel_query *q = tquel_parse(a->file ? a->file : "<command line>", text, len);
-	free(text);
-	if (q->nerrors) {
-		tquel_print_errors(q, stderr);
-		tquel_free(q);
-		return NULL;
-	}
-	size_t retrieves = 0;
-	for (size_t i = 0; i < q->nstmts; i++)
-		retrieves += q->stmts[i].kind == TQ_RETRIEVE;
-	if (!retrieves) {
-		fprintf(stderr,
-		        "vigil %s: %s: no retrieve statement, nothing to answer (see "
-		        "docs/tquel.md)\n",
-		        cmd, q->source);
-		tquel_free(q);
-		return NULL;
-	}
-	return q;
 }
 
 static uint64_t now_ns(void)
@@ -345,7 +283,7 @@ int vg_cmd_query(int argc, char **argv)
 		return rc < 0 ? 2 : 0;
 	if (!a.format_given)
 		a.format = isatty(STDOUT_FILENO) ? VGQ_FORMAT_TABLE : VGQ_FORMAT_JSON;
-	struct tquel_query *q = parse("query", &a);
+	struct tquel_query *q = vg_cli_statements("query", a.text_arg, a.file);
 	if (!q)
 		return 2;
 	bool progress = isatty(STDERR_FILENO);
@@ -392,28 +330,67 @@ int vg_cmd_query(int argc, char **argv)
 	return rc;
 }
 
+/* The α operators of both plans, when the sensors behind the relations are known. */
+static size_t explain_sensors(const struct tquel_query *q, struct vgq_database *db,
+                              const struct vga_sensors *sensors, const struct vgq_options *o)
+{
+	for (int optimize = 0; optimize < 2; optimize++) {
+		struct vgq_session *s = vgq_session_new(db, o);
+		size_t errors = 0;
+		struct vga_plan *p = vga_plan_new(s, q, sensors, optimize, stderr, &errors);
+		vgq_session_free(s);
+		if (!p)
+			return errors ? errors : 1;
+		fputc('\n', stdout);
+		vga_print(p, stdout);
+		vga_plan_free(p);
+	}
+	return 0;
+}
+
 int vg_cmd_explain(int argc, char **argv)
 {
 	struct args a;
 	int rc = parse_args("explain", true, argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 2 : 0;
-	struct tquel_query *q = parse("explain", &a);
+	struct tquel_query *q = vg_cli_statements("explain", a.text_arg, a.file);
 	if (!q)
 		return 2;
 	struct vgt_trace *tr = NULL;
 	struct vgq_database *db = NULL;
-	if (a.trace && !(db = open_db("explain", a.trace, &tr, false))) {
-		tquel_free(q);
-		return 2;
+	struct vgl_model *model = NULL;
+	struct vga_sensors sensors = {0};
+	bool have_sensors = false;
+	size_t errors = 1;
+	if (a.sensors) {
+		int nerr = 0;
+		if (!(model = vgl_load(a.sensors, stderr, &nerr)))
+			goto out;
+		vga_sensors_from_model(model, &sensors);
+		have_sensors = true;
+	}
+	if (a.trace) {
+		if (!(db = open_db("explain", a.trace, &tr, false)))
+			goto out;
+		if (!have_sensors)
+			vga_sensors_from_trace(tr, &sensors);
+		have_sensors = true;
+	} else if (model) {
+		db = vgq_database_from_model(model);
 	}
 	struct vgq_options o = {.tick_ns = a.tick};
 	struct vgq_session *s = vgq_session_new(db, &o);
-	size_t errors = vgq_explain(s, q, stdout, stderr);
+	errors = vgq_explain(s, q, stdout, stderr);
 	vgq_session_free(s);
+	if (!errors && have_sensors)
+		errors = explain_sensors(q, db, &sensors, &o);
+out:
+	vga_sensors_free(&sensors);
 	vgq_database_free(db);
 	if (tr)
 		vgt_close(tr);
+	vgl_free(model);
 	tquel_free(q);
 	return errors ? 2 : 0;
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/subject.h"
 #include "commands.h"
 #include "runtime/internal.h"
 #include "trace/trace.h"
@@ -45,40 +46,6 @@ static void usage(FILE *f)
 	    "then: vigil dump run1, or babeltrace2 run1\n");
 }
 
-/* libvigil.so lives beside the vigil binary (build tree) or in ../lib (installed). */
-static int find_runtime(char *out, size_t len)
-{
-	const char *env = getenv("VIGIL_LIB");
-	if (env && *env) {
-		if (access(env, R_OK) == 0 && strlen(env) < len) {
-			strcpy(out, env);
-			return 0;
-		}
-		fprintf(stderr, "vigil record: VIGIL_LIB=%s is not readable\n", env);
-		return -1;
-	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	const char *candidates[] = {"%s/libvigil.so", "%s/../lib/libvigil.so"};
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(out, len, candidates[i], exe);
-		char real[PATH_MAX];
-		if (access(out, R_OK) == 0 && realpath(out, real) && strlen(real) < len) {
-			strcpy(out, real);
-			return 0;
-		}
-	}
-	fprintf(stderr, "vigil record: cannot find libvigil.so beside %s (set VIGIL_LIB)\n", exe);
-	return -1;
-}
-
 static int prepare_output(const char *dir, char *abs, size_t len)
 {
 	struct stat st;
@@ -105,23 +72,6 @@ static int prepare_output(const char *dir, char *abs, size_t len)
 		return -1;
 	}
 	return 0;
-}
-
-static int set_preload(const char *lib)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char *value;
-	if (old && *old) {
-		if (asprintf(&value, "%s:%s", lib, old) < 0)
-			return -1;
-	} else {
-		value = strdup(lib);
-		if (!value)
-			return -1;
-	}
-	int rc = setenv("LD_PRELOAD", value, 1);
-	free(value);
-	return rc;
 }
 
 static pid_t child;
@@ -229,19 +179,16 @@ int vg_cmd_record(int argc, char **argv)
 		out = defname;
 	}
 	char lib[PATH_MAX], dir[PATH_MAX];
-	if (find_runtime(lib, sizeof lib) < 0 || prepare_output(out, dir, sizeof dir) < 0)
+	if (vg_cli_find_runtime("record", lib, sizeof lib) < 0 ||
+	    prepare_output(out, dir, sizeof dir) < 0)
 		return 2;
 
-	/* One calibration for every process of the subject: their clocks agree exactly. */
-	vg__clock_init();
-	char clock_text[128];
-	if (vg__clock_export(clock_text, sizeof clock_text) == 0)
-		setenv("VIGIL_CLOCK", clock_text, 1);
+	vg_cli_export_clock();
 	setenv("VIGIL_OUT", dir, 1);
 	if (sensors[0])
 		setenv("VIGIL_SENSORS", sensors, 1);
 	unsetenv("VIGIL_PROC");
-	if (set_preload(lib) < 0) {
+	if (vg_cli_set_preload(lib) < 0) {
 		fprintf(stderr, "vigil record: out of memory\n");
 		return 2;
 	}

@@ -55,9 +55,8 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Binds every statement; the plans of the retrieves, in order, or NULL on errors. */
-static struct plan **bind_all(struct vgq_session *s, const struct tquel_query *q, FILE *errors,
-                              size_t *nplans, size_t *nerrors)
+struct plan **vgq_bind_all(struct vgq_session *s, const struct tquel_query *q, FILE *errors,
+                           size_t *nplans, size_t *nerrors)
 {
 	struct vgq_diag d = {q, errors, 0};
 	struct plan **plans = vgq_xcalloc(q->nstmts + 1, sizeof *plans);
@@ -88,7 +87,7 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
                FILE *errors)
 {
 	size_t nplans, nerrors;
-	struct plan **plans = bind_all(s, q, errors, &nplans, &nerrors);
+	struct plan **plans = vgq_bind_all(s, q, errors, &nplans, &nerrors);
 	if (!plans)
 		return nerrors;
 	for (size_t i = 0; i < nplans; i++) {
@@ -129,7 +128,7 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 size_t vgq_explain(struct vgq_session *s, const struct tquel_query *q, FILE *out, FILE *errors)
 {
 	size_t nplans, nerrors;
-	struct plan **plans = bind_all(s, q, errors, &nplans, &nerrors);
+	struct plan **plans = vgq_bind_all(s, q, errors, &nplans, &nerrors);
 	if (!plans)
 		return nerrors;
 	for (size_t i = 0; i < nplans; i++) {

@@ -216,6 +216,12 @@ struct vgq_session {
 	uint64_t peak_state; /* of the statement being evaluated */
 };
 
+/* ---- engine.c ---- */
+/* Binds every statement (errors to `errors`); the plans of the retrieves, in order
+ * (malloc'd array), or NULL with *nerrors set. */
+struct plan **vgq_bind_all(struct vgq_session *s, const struct tquel_query *q, FILE *errors,
+                           size_t *nplans, size_t *nerrors);
+
 /* ---- bind.c ---- */
 /* Binds one retrieve; NULL after reporting its errors (the caller counts them). For
  * explain without a trace, relations are unknown: attribute types are taken as int and

@@ -1,0 +1,346 @@
+/* vigil watch: the query decides which sensors run. The statements are bound against the
+ * subject's sensor description, planned into α operators (src/query/alpha.h), and either
+ * run live (watch_live.c) or replayed against a full recording (--replay). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/statements.h"
+#include "cli/watch.h"
+#include "lang/lang.h"
+#include "query/relation.h"
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: vigil watch (-e 'STATEMENTS' | -f FILE.tq) --sensors FILE.vgl\n"
+	    "                   [--format text|csv|json] [--unoptimized] [--every DURATION]\n"
+	    "                   [--keep DIR] [--tick DURATION] [--stats] -- COMMAND [ARG...]\n"
+	    "       vigil watch (-e ... | -f ...) --replay TRACE [--sensors FILE.vgl] ...\n\n"
+	    "Runs COMMAND with every sensor off, then enables exactly the sensors the TQuel\n"
+	    "statements need, on the entities they need (the α operators `vigil explain` shows),\n"
+	    "from outside the subject through its control channel (docs/control.md), and prints\n"
+	    "each retrieve's tuples as they are produced. A tuple is printed once its valid time\n"
+	    "is over; the rest when the subject exits. --replay answers from a full recording\n"
+	    "instead, keeping only the packets the plan would have recorded: what the live run\n"
+	    "would have seen.\n\n"
+	    "options:\n"
+	    "  -e, --execute TEXT   the statements\n"
+	    "  -f, --file FILE      read the statements from FILE\n"
+	    "  --sensors FILE.vgl   the subject's sensor description (its relations): the\n"
+	    "                       statements are checked against it before anything runs\n"
+	    "  --format FMT         text (the default on a terminal), csv, or json (one object\n"
+	    "                       per tuple, as vigil query prints them; the default otherwise)\n"
+	    "  --unoptimized        enable the sensors as translated, on every entity\n"
+	    "  --every DURATION     how often the live trace is read (default 200ms)\n"
+	    "  --keep DIR           keep the subject's trace in DIR (default: a temporary\n"
+	    "                       directory, removed at the end)\n"
+	    "  --replay TRACE       answer from a full recording, as the plan would have seen it\n"
+	    "  --tick DURATION      the base tick of Clock (default 1s)\n"
+	    "  --stats              one JSON line on stderr at the end: packets asked for,\n"
+	    "                       extraneous, entity sources, per α\n"
+	    "  -q, --quiet          no summary on stderr\n\n"
+	    "examples:\n"
+	    "  vigil watch --sensors mailbox.vgl -f resumed.tq -- ./mailbox --seed 7\n"
+	    "  vigil watch --sensors mailbox.vgl --format json -e 'range of S is SendMessage\n"
+	    "      retrieve (S.mailbox) where S.process = \"P1\"' -- ./mailbox\n"
+	    "  vigil watch -f resumed.tq --replay run1 --stats     what the plan would record\n"
+	    "  vigil explain -f resumed.tq --sensors mailbox.vgl   the α operators, "
+	    "before/after\n\n"
+	    "exit status: the subject's (128+N when killed by signal N); 2 usage error or errors\n"
+	    "in the statements (nothing is run); 1 --replay of a damaged trace.\n");
+}
+
+static int duration_arg(const char *opt, const char *text, int64_t *out)
+{
+	if (vgt_parse_duration(text, out) < 0 || *out < 1) {
+		fprintf(stderr,
+		        "vigil watch: %s: '%s' is not a positive duration (e.g. 1s, 10ms)\n", opt,
+		        text);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct watch_args *a)
+{
+	static const struct option options[] = {{"execute", required_argument, NULL, 'e'},
+	                                        {"file", required_argument, NULL, 'f'},
+	                                        {"sensors", required_argument, NULL, 's'},
+	                                        {"format", required_argument, NULL, 'F'},
+	                                        {"unoptimized", no_argument, NULL, 'u'},
+	                                        {"every", required_argument, NULL, 'E'},
+	                                        {"keep", required_argument, NULL, 'k'},
+	                                        {"replay", required_argument, NULL, 'r'},
+	                                        {"tick", required_argument, NULL, 't'},
+	                                        {"stats", no_argument, NULL, 'S'},
+	                                        {"quiet", no_argument, NULL, 'q'},
+	                                        {"help", no_argument, NULL, 'h'},
+	                                        {0}};
+	memset(a, 0, sizeof *a);
+	a->tick = 1000000000;
+	a->every = 200000000;
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:he:f:q", options, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+		case 'f':
+			if (a->text_arg || a->file) {
+				fprintf(stderr,
+				        "vigil watch: give the statements once, with -e or -f\n");
+				return -1;
+			}
+			*(c == 'e' ? &a->text_arg : &a->file) = optarg;
+			break;
+		case 's':
+			a->sensors_file = optarg;
+			break;
+		case 'F':
+			if (!strcmp(optarg, "text"))
+				a->format = WATCH_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				a->format = WATCH_CSV;
+			else if (!strcmp(optarg, "json"))
+				a->format = WATCH_JSON;
+			else {
+				fprintf(stderr,
+				        "vigil watch: --format: '%s' is not text, csv or json\n",
+				        optarg);
+				return -1;
+			}
+			a->format_given = true;
+			break;
+		case 'u':
+			a->unoptimized = true;
+			break;
+		case 'E':
+			if (duration_arg("--every", optarg, &a->every) < 0)
+				return -1;
+			break;
+		case 'k':
+			a->keep = optarg;
+			break;
+		case 'r':
+			a->replay = optarg;
+			break;
+		case 't':
+			if (duration_arg("--tick", optarg, &a->tick) < 0)
+				return -1;
+			break;
+		case 'S':
+			a->stats = true;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case ':':
+			fprintf(stderr, "vigil watch: %s needs a value (see --help)\n",
+			        argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "vigil watch: unknown option '%s' (see --help)\n",
+			        argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (!a->text_arg && !a->file) {
+		fprintf(
+		    stderr,
+		    "vigil watch: no statements (give -e 'STATEMENTS' or -f FILE; see --help)\n");
+		return -1;
+	}
+	if (a->replay) {
+		if (optind < argc) {
+			fprintf(stderr,
+			        "vigil watch: --replay reads a recording; no COMMAND (got '%s')\n",
+			        argv[optind]);
+			return -1;
+		}
+		return 0;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "vigil watch: no command to run (vigil watch ... -- COMMAND)\n");
+		return -1;
+	}
+	if (!a->sensors_file) {
+		fprintf(stderr, "vigil watch: --sensors FILE.vgl is needed to know the subject's "
+		                "relations before it runs\n");
+		return -1;
+	}
+	a->command = argv + optind;
+	return 0;
+}
+
+void watch_print_stats(const char *mode, const struct vga_plan *plan,
+                       const struct watch_answer *ans, uint64_t printed, const char *extra)
+{
+	fprintf(stderr,
+	        "{\"watch\":{\"mode\":\"%s\",\"plan\":\"%s\",\"packets\":{\"asked\":%" PRIu64
+	        ",\"extraneous\":%" PRIu64 ",\"sources\":%" PRIu64 "},\"tuples\":%" PRIu64
+	        ",\"alphas\":[",
+	        mode, plan->optimized ? "optimized" : "unoptimized", ans->counts.kept,
+	        ans->counts.extraneous, ans->counts.sources, printed);
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct vga_alpha *al = &plan->alphas[i];
+		static const char *const src[] = {"sensor", "all", "named", "trigger"};
+		fprintf(stderr,
+		        "%s{\"var\":\"%s\",\"relation\":\"%s\",\"line\":%u,\"source\":\"%s\","
+		        "\"end_only\":%s,\"packets\":%" PRIu64 "}",
+		        i ? "," : "", al->var, al->relation, al->line, src[al->source],
+		        al->end_only ? "true" : "false", ans->per_alpha ? ans->per_alpha[i] : 0);
+	}
+	fprintf(stderr, "]%s}}\n", extra ? extra : "");
+}
+
+struct emit_ctx {
+	struct watch_printer *pr;
+	bool final;
+	int64_t horizon;
+	bool failed;
+};
+
+static int emit(void *p, const struct vgq_relation *r)
+{
+	struct emit_ctx *c = p;
+	if (watch_print(c->pr, r, c->final, c->horizon) < 0) {
+		fprintf(stderr, "vigil watch: writing the result: %s\n", strerror(errno));
+		c->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+int watch_answer(const char *path, const struct tquel_query *q, const struct vga_plan *plan,
+                 const struct vgq_options *o, struct watch_printer *pr, bool final,
+                 struct watch_answer *ans)
+{
+	char err[512];
+	struct vgt_trace *tr = vgt_open(&path, 1, err, sizeof err);
+	if (!tr || !vgt_any_readable(tr)) {
+		if (tr)
+			vgt_close(tr);
+		if (final)
+			fprintf(stderr, "vigil watch: %s\n",
+			        tr ? "nothing readable was recorded" : err);
+		return 1;
+	}
+	struct vga_filter *f = vga_filter_new(plan);
+	struct vgq_build_options bo = {
+	    .keep = vga_filter_keep, .keep_arg = f, .ends_without_begin = vga_plan_end_only(plan)};
+	struct vgq_database *db = vgq_database_build_opts(tr, &bo);
+	struct vgq_session *s = vgq_session_new(db, o);
+	if (db->events)
+		watch_printer_origin(pr, db->first);
+	struct emit_ctx ctx = {pr, final, db->last, false};
+	/* A snapshot taken before the subject registered its sensors lacks their relations:
+	 * it answers nothing yet. Only the final answer reports that as an error. */
+	char *msgs = NULL;
+	size_t msglen = 0;
+	FILE *errs = final ? stderr : open_memstream(&msgs, &msglen);
+	size_t errors = vgq_run(s, q, emit, &ctx, errs ? errs : stderr);
+	if (errs && errs != stderr)
+		fclose(errs);
+	free(msgs);
+	if (errors && final)
+		fprintf(stderr, "vigil watch: the subject's trace lacks what the query needs (its "
+		                "sensors were never registered?)\n");
+	ans->counts = vga_filter_counts(f);
+	free(ans->per_alpha);
+	ans->per_alpha = calloc(plan->n + 1, sizeof *ans->per_alpha);
+	if (ans->per_alpha)
+		memcpy(ans->per_alpha, vga_filter_per_alpha(f), plan->n * sizeof *ans->per_alpha);
+	ans->events = db->events;
+	ans->first = db->first;
+	ans->last = db->last;
+	ans->partial = db->partial;
+	vgq_session_free(s);
+	vgq_database_free(db);
+	vga_filter_free(f);
+	vgt_close(tr);
+	if (ctx.failed || (errors && final))
+		return -1;
+	return errors ? 1 : 0;
+}
+
+/* --replay: the plan against a full recording. */
+static int replay(const struct watch_args *a, const struct tquel_query *q,
+                  const struct vga_plan *plan, const struct vgq_options *o)
+{
+	struct watch_printer *pr = watch_printer_new(stdout, a->format, 0);
+	struct watch_answer ans = {0};
+	int rc = watch_answer(a->replay, q, plan, o, pr, true, &ans);
+	if (rc == 0 && a->stats)
+		watch_print_stats("replay", plan, &ans, watch_printed(pr), NULL);
+	watch_printer_free(pr);
+	free(ans.per_alpha);
+	if (rc)
+		return 2;
+	return ans.partial ? 1 : 0;
+}
+
+int vg_cmd_watch(int argc, char **argv)
+{
+	struct watch_args a;
+	int rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? 2 : 0;
+	if (!a.format_given)
+		a.format = isatty(STDOUT_FILENO) ? WATCH_TEXT : WATCH_JSON;
+	struct tquel_query *q = vg_cli_statements("watch", a.text_arg, a.file);
+	if (!q)
+		return 2;
+
+	/* The relations the statements are bound against, and the sensors behind them. */
+	struct vgl_model *model = NULL;
+	struct vgt_trace *tr = NULL;
+	struct vgq_database *schema = NULL;
+	struct vga_sensors sensors = {0};
+	char err[512];
+	rc = 2;
+	if (a.sensors_file) {
+		int nerr = 0;
+		model = vgl_load(a.sensors_file, stderr, &nerr);
+		if (!model)
+			goto out;
+		schema = vgq_database_from_model(model);
+		vga_sensors_from_model(model, &sensors);
+	} else {
+		const char *path = a.replay;
+		tr = vgt_open(&path, 1, err, sizeof err);
+		if (!tr) {
+			fprintf(stderr, "vigil watch: %s\n", err);
+			goto out;
+		}
+		vga_sensors_from_trace(tr, &sensors);
+		schema = vgq_database_build(tr);
+	}
+	struct vgq_options o = {.tick_ns = a.tick};
+	struct vgq_session *s = vgq_session_new(schema, &o);
+	size_t nerrors = 0;
+	struct vga_plan *plan = vga_plan_new(s, q, &sensors, !a.unoptimized, stderr, &nerrors);
+	vgq_session_free(s);
+	if (plan) {
+		rc = a.replay ? replay(&a, q, plan, &o) : watch_live(&a, q, plan, &o);
+		vga_plan_free(plan);
+	}
+out:
+	vga_sensors_free(&sensors);
+	vgq_database_free(schema);
+	if (tr)
+		vgt_close(tr);
+	vgl_free(model);
+	tquel_free(q);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/* vigil watch: shared between the command (watch.c) and the live loop (watch_live.c). */
+#ifndef VIGIL_CLI_WATCH_H
+#define VIGIL_CLI_WATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli/watch_print.h"
+#include "query/alpha.h"
+#include "query/engine.h"
+#include "query/tquel.h"
+
+struct watch_args {
+	const char *text_arg, *file, *sensors_file, *replay, *keep;
+	enum watch_format format;
+	bool format_given, unoptimized, stats, quiet;
+	int64_t tick, every;
+	char **command; /* after -- */
+};
+
+/* What answering over one trace (a snapshot of the live trace, or a recording) gives. */
+struct watch_answer {
+	struct vga_counts counts;
+	uint64_t *per_alpha; /* per α of the plan (malloc'd) */
+	uint64_t events;
+	int64_t first, last;
+	bool partial;
+};
+
+/* Builds the relations of the trace at `path` keeping what the plan asks for, answers q
+ * and prints its new tuples (all remaining ones when `final`). Returns 0, 1 when the
+ * trace has nothing readable yet, -1 after printing an error. */
+int watch_answer(const char *path, const struct tquel_query *q, const struct vga_plan *plan,
+                 const struct vgq_options *o, struct watch_printer *pr, bool final,
+                 struct watch_answer *ans);
+
+/* Runs the subject under the plan and prints tuples as they come; the exit code. */
+int watch_live(const struct watch_args *a, const struct tquel_query *q, const struct vga_plan *plan,
+               const struct vgq_options *o);
+
+/* The --stats line. */
+void watch_print_stats(const char *mode, const struct vga_plan *plan,
+                       const struct watch_answer *ans, uint64_t printed, const char *extra);
+
+#endif

@@ -1,0 +1,248 @@
+/* vigil watch, live: starts the subject with every user sensor off and its control
+ * channel pointing here, sets up the plan's sensors in each of its processes before they
+ * run (docs/control.md), then answers the query over the growing trace every --every and
+ * once more when the subject has exited. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/control_link.h"
+#include "cli/subject.h"
+#include "cli/watch.h"
+
+static pid_t child;
+static void forward_signal(int sig)
+{
+	if (child > 0)
+		kill(child, sig);
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+struct live {
+	const struct watch_args *a;
+	char **commands;
+	size_t ncommands;
+	struct vgc_subject **subjects;
+	size_t nsubjects;
+	size_t failures;      /* commands a subject refused */
+	int64_t setup_ns_max; /* longest set-up of one process (all commands + go) */
+};
+
+/* A new process of the subject: set the plan up, then let it run. */
+static void set_up(struct live *l, struct vgc_server *srv)
+{
+	char err[512];
+	struct vgc_subject *c = vgc_accept(srv, err, sizeof err);
+	if (!c) {
+		fprintf(stderr, "vigil watch: a subject process could not connect: %s\n", err);
+		return;
+	}
+	int64_t t0 = mono_ns();
+	for (size_t i = 0; i < l->ncommands; i++) {
+		int64_t at;
+		if (vgc_command(c, l->commands[i], &at, NULL, err, sizeof err) < 0) {
+			fprintf(stderr, "vigil watch: process %d refused '%s': %s\n",
+			        vgc_subject_pid(c), l->commands[i], err);
+			l->failures++;
+		}
+	}
+	int64_t at;
+	if (vgc_command(c, "go", &at, NULL, err, sizeof err) < 0)
+		fprintf(stderr, "vigil watch: process %d: go: %s\n", vgc_subject_pid(c), err);
+	int64_t took = mono_ns() - t0;
+	if (took > l->setup_ns_max)
+		l->setup_ns_max = took;
+	struct vgc_subject **s = realloc(l->subjects, (l->nsubjects + 1) * sizeof *s);
+	if (!s)
+		abort();
+	l->subjects = s;
+	l->subjects[l->nsubjects++] = c;
+}
+
+static int make_trace_dir(const struct watch_args *a, const char *tmp, char *dir, size_t len)
+{
+	if (!a->keep) {
+		snprintf(dir, len, "%s/trace", tmp);
+		return mkdir(dir, 0700);
+	}
+	if (mkdir(a->keep, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "vigil watch: --keep %s: %s\n", a->keep, strerror(errno));
+		return -1;
+	}
+	char real[PATH_MAX];
+	if (!realpath(a->keep, real) || strlen(real) >= len) {
+		fprintf(stderr, "vigil watch: --keep %s: cannot resolve\n", a->keep);
+		return -1;
+	}
+	strcpy(dir, real);
+	return 0;
+}
+
+static int start_subject(const struct watch_args *a, const char *dir, const char *sock)
+{
+	char lib[PATH_MAX];
+	if (vg_cli_find_runtime("watch", lib, sizeof lib) < 0)
+		return -1;
+	vg_cli_export_clock();
+	setenv("VIGIL_OUT", dir, 1);
+	setenv("VIGIL_SENSORS", "vg.*", 1); /* entity sources on, every user sensor off */
+	setenv("VIGIL_ENTITY_FLAGS", "off", 1);
+	setenv("VIGIL_CONTROL", sock, 1);
+	unsetenv("VIGIL_PROC");
+	if (vg_cli_set_preload(lib) < 0)
+		return -1;
+	child = fork();
+	if (child < 0) {
+		fprintf(stderr, "vigil watch: cannot fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (child == 0) {
+		execvp(a->command[0], a->command);
+		fprintf(stderr, "vigil watch: cannot run %s: %s\n", a->command[0], strerror(errno));
+		_exit(127);
+	}
+	struct sigaction sa = {0};
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGINT, SIG_IGN); /* Ctrl-C reaches the subject; watch stays to answer */
+	return 0;
+}
+
+/* Serves connections and answers every --every until the subject exits; its status. */
+static int run(struct live *l, struct vgc_server *srv, const char *dir, const struct tquel_query *q,
+               const struct vga_plan *plan, const struct vgq_options *o, struct watch_printer *pr,
+               struct watch_answer *ans, int *snapshots)
+{
+	int64_t next = mono_ns() + l->a->every;
+	for (;;) {
+		struct pollfd pfd = {vgc_server_fd(srv), POLLIN, 0};
+		int64_t wait_ms = (next - mono_ns()) / 1000000;
+		if (wait_ms < 0)
+			wait_ms = 0;
+		if (wait_ms > 50)
+			wait_ms = 50; /* also notice the subject's exit soon */
+		int n = poll(&pfd, 1, (int)wait_ms);
+		if (n > 0 && (pfd.revents & POLLIN))
+			set_up(l, srv);
+		int status;
+		pid_t w = waitpid(child, &status, WNOHANG);
+		if (w == child)
+			return status;
+		if (w < 0 && errno != EINTR) {
+			fprintf(stderr, "vigil watch: lost the subject: %s\n", strerror(errno));
+			return -1;
+		}
+		if (mono_ns() >= next) {
+			if (watch_answer(dir, q, plan, o, pr, false, ans) < 0)
+				return -2;
+			(*snapshots)++;
+			next = mono_ns() + l->a->every;
+		}
+	}
+}
+
+int watch_live(const struct watch_args *a, const struct tquel_query *q, const struct vga_plan *plan,
+               const struct vgq_options *o)
+{
+	char tmp[] = "/tmp/vigil-watch-XXXXXX";
+	if (!mkdtemp(tmp)) {
+		fprintf(stderr, "vigil watch: cannot make a temporary directory: %s\n",
+		        strerror(errno));
+		return 2;
+	}
+	char dir[PATH_MAX], sock[PATH_MAX + 16], err[512];
+	snprintf(sock, sizeof sock, "%s/control", tmp);
+	int rc = 2;
+	struct vgc_server *srv = NULL;
+	struct live l = {.a = a};
+	struct watch_printer *pr = NULL;
+	struct watch_answer ans = {0};
+	if (make_trace_dir(a, tmp, dir, sizeof dir) < 0)
+		goto out;
+	if (!(srv = vgc_listen(sock, err, sizeof err))) {
+		fprintf(stderr, "vigil watch: %s\n", err);
+		goto out;
+	}
+	l.ncommands = vga_commands(plan, &l.commands);
+	if (start_subject(a, dir, sock) < 0)
+		goto out;
+	pr = watch_printer_new(stdout, a->format, 0);
+	int snapshots = 0;
+	int status = run(&l, srv, dir, q, plan, o, pr, &ans, &snapshots);
+	if (status == -2) { /* the output failed: stop the subject, it is no use */
+		kill(child, SIGTERM);
+		waitpid(child, &status, 0);
+		goto out;
+	}
+	struct vgt_recover_result rr;
+	vgt_recover_dir(dir, false, NULL, NULL, &rr, err, sizeof err);
+	int final = watch_answer(dir, q, plan, o, pr, true, &ans);
+	if (final < 0)
+		goto out;
+	if (status == -1)
+		rc = 2;
+	else if (WIFEXITED(status))
+		rc = WEXITSTATUS(status);
+	else
+		rc = 128 + WTERMSIG(status);
+	if (!a->quiet) {
+		if (status >= 0 && WIFSIGNALED(status))
+			fprintf(stderr, "vigil watch: %s was killed by signal %d\n", a->command[0],
+			        WTERMSIG(status));
+		else if (status >= 0)
+			fprintf(stderr, "vigil watch: %s exited with status %d\n", a->command[0],
+			        WEXITSTATUS(status));
+		fprintf(
+		    stderr,
+		    "vigil watch: %" PRIu64 " tuple(s); %" PRIu64 " packet(s) asked for, %" PRIu64
+		    " extraneous, %" PRIu64 " from entity sources; %zu process(es) set up%s\n",
+		    watch_printed(pr), ans.counts.kept, ans.counts.extraneous, ans.counts.sources,
+		    l.nsubjects, l.failures ? "; some commands were refused (above)" : "");
+		if (a->keep)
+			fprintf(stderr, "vigil watch: the subject's trace is in %s\n", dir);
+	}
+	if (a->stats) {
+		char extra[160];
+		snprintf(extra, sizeof extra,
+		         ",\"processes\":%zu,\"snapshots\":%d,\"setup_ns_max\":%" PRId64,
+		         l.nsubjects, snapshots, l.setup_ns_max);
+		watch_print_stats("live", plan, &ans, watch_printed(pr), extra);
+	}
+out:
+	for (size_t i = 0; i < l.nsubjects; i++)
+		vgc_subject_close(l.subjects[i]);
+	free(l.subjects);
+	vga_commands_free(l.commands, l.ncommands);
+	if (srv)
+		vgc_server_close(srv);
+	watch_printer_free(pr);
+	free(ans.per_alpha);
+	nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return rc;
+}

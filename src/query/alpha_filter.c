@@ -1,0 +1,272 @@
+/* The packets an α plan asks for (alpha.h): which events its sensors would record, given
+ * the entity flags its rules and triggers set, in time order. The same decisions the
+ * subject's runtime makes (docs/control.md), made again on the trace: on a live trace they
+ * drop what a shared entity flag let through; on a full recording they replay the plan. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "query/alpha.h"
+#include "query/relation_internal.h"
+
+/* What one event type means to the plan. */
+struct ftype {
+	const struct vgt_event_type *type;
+	bool source;     /* vg.*: entity sources, always kept */
+	size_t *alphas;  /* the α that enable it */
+	int *flag_field; /* per α: the field holding its flag's entity, or -1 */
+	size_t nalphas;
+	size_t *targets;   /* triggers: the α enabled by this type's events */
+	int *target_field; /* per trigger: the field naming the entity */
+	size_t ntargets;
+	/* vg.entity.create / .name: fields */
+	bool naming;
+	int f_kind, f_id, f_gen, f_name;
+};
+
+/* An enabled (α, entity) pair: the entity is scoped to its process image. */
+struct fkey {
+	const struct vgt_image *image;
+	uint64_t id;
+	uint32_t gen;
+	uint32_t alpha; /* + 1; 0 = empty slot */
+};
+
+struct vga_filter {
+	const struct vga_plan *plan;
+	struct ftype **types; /* open addressing on the type pointer */
+	size_t ntypes_cap, ntypes;
+	struct fkey *keys;
+	size_t nkeys_cap, nkeys;
+	struct vga_counts counts;
+	uint64_t *per_alpha;
+};
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
+static uint64_t key_hash(const struct fkey *k)
+{
+	return mix((uint64_t)(uintptr_t)k->image ^ mix(k->id ^ ((uint64_t)k->gen << 40)) ^
+	           ((uint64_t)k->alpha << 20));
+}
+
+static bool key_has(const struct vga_filter *f, const struct fkey *k)
+{
+	if (!f->nkeys_cap)
+		return false;
+	size_t mask = f->nkeys_cap - 1;
+	for (size_t j = key_hash(k) & mask; f->keys[j].alpha; j = (j + 1) & mask)
+		if (f->keys[j].alpha == k->alpha && f->keys[j].image == k->image &&
+		    f->keys[j].id == k->id && f->keys[j].gen == k->gen)
+			return true;
+	return false;
+}
+
+static void key_put_raw(struct fkey *keys, size_t cap, const struct fkey *k)
+{
+	size_t mask = cap - 1;
+	size_t j = key_hash(k) & mask;
+	while (keys[j].alpha)
+		j = (j + 1) & mask;
+	keys[j] = *k;
+}
+
+static void key_add(struct vga_filter *f, const struct fkey *k)
+{
+	if (key_has(f, k))
+		return;
+	if ((f->nkeys + 1) * 2 > f->nkeys_cap) {
+		size_t cap = f->nkeys_cap ? f->nkeys_cap * 2 : 256;
+		struct fkey *keys = vgq_xcalloc(cap, sizeof *keys);
+		for (size_t i = 0; i < f->nkeys_cap; i++)
+			if (f->keys[i].alpha)
+				key_put_raw(keys, cap, &f->keys[i]);
+		free(f->keys);
+		f->keys = keys;
+		f->nkeys_cap = cap;
+	}
+	key_put_raw(f->keys, f->nkeys_cap, k);
+	f->nkeys++;
+}
+
+struct vga_filter *vga_filter_new(const struct vga_plan *p)
+{
+	struct vga_filter *f = vgq_xcalloc(1, sizeof *f);
+	f->plan = p;
+	f->per_alpha = vgq_xcalloc(p->n + 1, sizeof *f->per_alpha);
+	return f;
+}
+
+void vga_filter_free(struct vga_filter *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->ntypes_cap; i++) {
+		struct ftype *t = f->types[i];
+		if (!t)
+			continue;
+		free(t->alphas);
+		free(t->flag_field);
+		free(t->targets);
+		free(t->target_field);
+		free(t);
+	}
+	free(f->types);
+	free(f->keys);
+	free(f->per_alpha);
+	free(f);
+}
+
+static struct ftype *describe(const struct vga_filter *f, const struct vgt_event_type *et)
+{
+	const struct vga_plan *p = f->plan;
+	struct ftype *t = vgq_xcalloc(1, sizeof *t);
+	t->type = et;
+	if (!strncmp(et->name, "vg.", 3)) {
+		t->source = true;
+		t->naming =
+		    !strcmp(et->name, "vg.entity.create") || !strcmp(et->name, "vg.entity.name");
+		t->f_kind = vgt_type_field(et, "kind");
+		t->f_id = vgt_type_field(et, "id");
+		t->f_gen = vgt_type_field(et, "gen");
+		t->f_name = vgt_type_field(et, "name");
+		if (t->f_kind < 0 || t->f_id < 0 || t->f_gen < 0 || t->f_name < 0)
+			t->naming = false;
+		return t;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		const struct vga_alpha *a = &p->alphas[i];
+		for (size_t k = 0; k < a->nsensors; k++) {
+			if (strcmp(a->sensors[k]->event, et->name))
+				continue;
+			t->alphas = vgq_xrealloc(t->alphas, t->nalphas + 1, sizeof *t->alphas);
+			t->flag_field =
+			    vgq_xrealloc(t->flag_field, t->nalphas + 1, sizeof *t->flag_field);
+			t->alphas[t->nalphas] = i;
+			t->flag_field[t->nalphas] =
+			    a->spec->flag_field ? vgt_type_field(et, a->spec->flag_field) : -1;
+			t->nalphas++;
+		}
+		if (a->source == VGA_SRC_TRIGGER &&
+		    !strcmp(p->alphas[a->trigger].sensors[0]->event, et->name)) {
+			int field = vgt_type_field(et, a->trigger_by);
+			if (field < 0)
+				continue;
+			t->targets = vgq_xrealloc(t->targets, t->ntargets + 1, sizeof *t->targets);
+			t->target_field =
+			    vgq_xrealloc(t->target_field, t->ntargets + 1, sizeof *t->target_field);
+			t->targets[t->ntargets] = i;
+			t->target_field[t->ntargets] = field;
+			t->ntargets++;
+		}
+	}
+	return t;
+}
+
+static struct ftype *type_of(struct vga_filter *f, const struct vgt_event_type *et)
+{
+	if ((f->ntypes + 1) * 2 > f->ntypes_cap) {
+		size_t cap = f->ntypes_cap ? f->ntypes_cap * 2 : 64;
+		struct ftype **types = vgq_xcalloc(cap, sizeof *types);
+		for (size_t i = 0; i < f->ntypes_cap; i++) {
+			if (!f->types[i])
+				continue;
+			size_t j = mix((uintptr_t)f->types[i]->type) & (cap - 1);
+			while (types[j])
+				j = (j + 1) & (cap - 1);
+			types[j] = f->types[i];
+		}
+		free(f->types);
+		f->types = types;
+		f->ntypes_cap = cap;
+	}
+	size_t mask = f->ntypes_cap - 1;
+	size_t j = mix((uintptr_t)et) & mask;
+	for (; f->types[j]; j = (j + 1) & mask)
+		if (f->types[j]->type == et)
+			return f->types[j];
+	f->types[j] = describe(f, et);
+	f->ntypes++;
+	return f->types[j];
+}
+
+/* vg.entity.create / .name: an entity getting the name a NAMED α waits for is enabled
+ * for the rest of its lifetime (the subject's rule does the same). */
+static void observe_name(struct vga_filter *f, const struct ftype *t, const struct vgt_event *ev)
+{
+	const struct vgt_value *kind = &ev->values[t->f_kind], *name = &ev->values[t->f_name];
+	if (kind->type != VGT_STRING || name->type != VGT_STRING)
+		return;
+	for (size_t i = 0; i < f->plan->n; i++) {
+		const struct vga_alpha *a = &f->plan->alphas[i];
+		const char *k = a->spec->flag_kind ? a->spec->flag_kind : "thread";
+		if (a->source != VGA_SRC_NAMED || strcasecmp(k, kind->str.ptr) ||
+		    strcmp(a->name, name->str.ptr))
+			continue;
+		struct fkey key = {ev->image, ev->values[t->f_id].u,
+		                   (uint32_t)ev->values[t->f_gen].u, (uint32_t)i + 1};
+		key_add(f, &key);
+	}
+}
+
+static bool wants(const struct vga_filter *f, const struct ftype *t, size_t k,
+                  const struct vgt_event *ev)
+{
+	const struct vga_alpha *a = &f->plan->alphas[t->alphas[k]];
+	if (a->source == VGA_SRC_SENSOR || a->source == VGA_SRC_ALL)
+		return true;
+	int field = t->flag_field[k];
+	if (field < 0 || ev->values[field].type != VGT_REF)
+		return false;
+	struct fkey key = {ev->image, ev->values[field].ref.id, ev->values[field].ref.gen,
+	                   (uint32_t)t->alphas[k] + 1};
+	return key_has(f, &key);
+}
+
+bool vga_filter_keep(void *filter, const struct vgt_event *ev)
+{
+	struct vga_filter *f = filter;
+	struct ftype *t = type_of(f, ev->type);
+	if (t->source) {
+		if (t->naming)
+			observe_name(f, t, ev);
+		f->counts.sources++;
+		return true;
+	}
+	bool keep = false;
+	for (size_t k = 0; k < t->nalphas; k++)
+		if (wants(f, t, k, ev)) {
+			keep = true;
+			f->per_alpha[t->alphas[k]]++;
+		}
+	if (!keep) {
+		f->counts.extraneous++;
+		return false;
+	}
+	f->counts.kept++;
+	for (size_t k = 0; k < t->ntargets; k++) {
+		const struct vgt_value *v = &ev->values[t->target_field[k]];
+		if (v->type != VGT_REF)
+			continue;
+		struct fkey key = {ev->image, v->ref.id, v->ref.gen, (uint32_t)t->targets[k] + 1};
+		key_add(f, &key);
+	}
+	return true;
+}
+
+struct vga_counts vga_filter_counts(const struct vga_filter *f)
+{
+	return f->counts;
+}
+
+const uint64_t *vga_filter_per_alpha(const struct vga_filter *f)
+{
+	return f->per_alpha;
+}

@@ -1,0 +1,17 @@
+# vigil watch: the α plans keep every answer (replayed against full recordings of the
+# mailbox example), and live runs of the mailbox example under the optimized and the
+# unoptimized plan answer as a full recording does. Recordings use the preload shim: not
+# under the sanitizers.
+if(NOT VIGIL_SANITIZE)
+  find_program(WATCH_PYTHON3 python3 HINTS /usr/bin)
+  add_test(NAME watch.replay
+           COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/replay_test.py
+                   ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
+  set_tests_properties(watch.replay PROPERTIES LABELS query TIMEOUT 300)
+endif()
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME watch.live
+           COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/live_test.py
+                   ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
+  set_tests_properties(watch.live PROPERTIES LABELS query TIMEOUT 300)
+endif()
