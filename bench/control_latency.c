@@ -101,6 +101,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "control-latency: %s\n", err);
 		failed = 1;
 	}
+	/* The subject registers its sensor in main, after `go`: wait until it has. */
+	for (int tries = 0; !failed; tries++) {
+		if (vgc_command(c, "sensor +1 bench.ctl", &ns, &count, err, sizeof err) < 0 ||
+		    vgc_command(c, "sensor -1 bench.ctl", &ns, NULL, err, sizeof err) < 0) {
+			fprintf(stderr, "control-latency: %s\n", err);
+			failed = 1;
+		} else if (count == 1) {
+			break;
+		} else if (tries == 5000) {
+			fprintf(stderr, "control-latency: the subject never registered bench.ctl\n");
+			failed = 1;
+		} else {
+			usleep(1000);
+		}
+	}
 	for (long i = 0; !failed && i < n; i++) {
 		const char *cmd = i % 2 ? "sensor -1 bench.ctl" : "sensor +1 bench.ctl";
 		int64_t t0 = mono_ns();
