@@ -323,6 +323,14 @@ int vg_cmd_watch(int argc, char **argv)
 			fprintf(stderr, "vigil watch: %s\n", err);
 			goto out;
 		}
+		if (!vgt_any_readable(tr)) {
+			fprintf(
+			    stderr,
+			    "vigil watch: %s: no process image has readable metadata (see vigil "
+			    "dump)\n",
+			    path);
+			goto out;
+		}
 		vga_sensors_from_trace(tr, &sensors);
 		schema = vgq_database_build(tr);
 	}

@@ -224,6 +224,12 @@ int watch_live(const struct watch_args *a, const struct tquel_query *q, const st
 		    " extraneous, %" PRIu64 " from entity sources; %zu process(es) set up%s\n",
 		    watch_printed(pr), ans.counts.kept, ans.counts.extraneous, ans.counts.sources,
 		    l.nsubjects, l.failures ? "; some commands were refused (above)" : "");
+		if (!l.nsubjects)
+			fprintf(stderr,
+			        "vigil watch: no process of %s connected, so no sensor was enabled "
+			        "(libvigil must be loaded: a static or setuid program ignores "
+			        "LD_PRELOAD)\n",
+			        a->command[0]);
 		if (a->keep)
 			fprintf(stderr, "vigil watch: the subject's trace is in %s\n", dir);
 	}

@@ -197,17 +197,15 @@ long watch_print(struct watch_printer *p, const struct vgq_relation *r, bool fin
 			continue;
 		struct vgq_relation v;
 		one_tuple(r, k, &v, cols, nulls);
-		if (!seen_add(p, render(&v, VGQ_FORMAT_JSON, p->origin)))
+		char *json = render(&v, VGQ_FORMAT_JSON, p->origin);
+		if (!seen_add(p, json)) /* printed before (json is freed) */
 			continue;
-		if (p->format == WATCH_JSON) {
-			char *line = render(&v, VGQ_FORMAT_JSON, p->origin);
-			fputs(line, p->out);
-			free(line);
-		} else if (p->format == WATCH_CSV) {
+		if (p->format == WATCH_JSON) /* json now lives in the set */
+			fputs(json, p->out);
+		else if (p->format == WATCH_CSV)
 			csv_line(p, &v);
-		} else {
+		else
 			text_line(p, &v);
-		}
 		printed++;
 		p->printed++;
 	}

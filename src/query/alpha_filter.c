@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "query/alpha.h"
+#include "query/engine_internal.h"
 #include "query/relation_internal.h"
 
 /* What one event type means to the plan. */
@@ -42,19 +43,10 @@ struct vga_filter {
 	uint64_t *per_alpha;
 };
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebull;
-	return h ^ (h >> 31);
-}
-
 static uint64_t key_hash(const struct fkey *k)
 {
-	return mix((uint64_t)(uintptr_t)k->image ^ mix(k->id ^ ((uint64_t)k->gen << 40)) ^
-	           ((uint64_t)k->alpha << 20));
+	return vgq_mix((uint64_t)(uintptr_t)k->image ^ vgq_mix(k->id ^ ((uint64_t)k->gen << 40)) ^
+	               ((uint64_t)k->alpha << 20));
 }
 
 static bool key_has(const struct vga_filter *f, const struct fkey *k)
@@ -178,7 +170,7 @@ static struct ftype *type_of(struct vga_filter *f, const struct vgt_event_type *
 		for (size_t i = 0; i < f->ntypes_cap; i++) {
 			if (!f->types[i])
 				continue;
-			size_t j = mix((uintptr_t)f->types[i]->type) & (cap - 1);
+			size_t j = vgq_mix((uintptr_t)f->types[i]->type) & (cap - 1);
 			while (types[j])
 				j = (j + 1) & (cap - 1);
 			types[j] = f->types[i];
@@ -188,7 +180,7 @@ static struct ftype *type_of(struct vga_filter *f, const struct vgt_event_type *
 		f->ntypes_cap = cap;
 	}
 	size_t mask = f->ntypes_cap - 1;
-	size_t j = mix((uintptr_t)et) & mask;
+	size_t j = vgq_mix((uintptr_t)et) & mask;
 	for (; f->types[j]; j = (j + 1) & mask)
 		if (f->types[j]->type == et)
 			return f->types[j];

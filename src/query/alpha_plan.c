@@ -14,32 +14,6 @@ struct planner {
 	bool optimize;
 };
 
-static void split_where(struct bx *e, struct bx ***out, size_t *n)
-{
-	if (!e)
-		return;
-	if (e->kind == BX_AND) {
-		split_where(e->a, out, n);
-		split_where(e->b, out, n);
-		return;
-	}
-	*out = vgq_xrealloc(*out, *n + 1, sizeof **out);
-	(*out)[(*n)++] = e;
-}
-
-static void split_when(struct tp *e, struct tp ***out, size_t *n)
-{
-	if (!e)
-		return;
-	if (e->kind == TP_AND) {
-		split_when(e->a, out, n);
-		split_when(e->b, out, n);
-		return;
-	}
-	*out = vgq_xrealloc(*out, *n + 1, sizeof **out);
-	(*out)[(*n)++] = e;
-}
-
 /* Does the temporal expression read the begin of variable v (anything but `end of v`)? */
 static bool tx_reads_begin(const struct tx *x, int v)
 {
@@ -214,11 +188,11 @@ static void plan_stmt(struct planner *pl, const struct bstmt *b, const struct bs
 	/* Aggregates are not monotone: a narrowed α could change their values. */
 	if (!pl->optimize || b->naggs || b != owner || first == pl->p->n)
 		return;
-	struct bx **c = NULL;
-	struct tp **t = NULL;
+	struct bx **c = vgq_xcalloc(vgq_count_where(b->where) + 1, sizeof *c);
+	struct tp **t = vgq_xcalloc(vgq_count_when(b->when) + 1, sizeof *t);
 	size_t nc = 0, nt = 0;
-	split_where(b->where, &c, &nc);
-	split_when(b->when, &t, &nt);
+	vgq_split_where(b->where, c, &nc);
+	vgq_split_when(b->when, t, &nt);
 	for (size_t v = 0; v < b->nvars; v++) {
 		if (alpha_of[v] < 0)
 			continue;

@@ -235,6 +235,11 @@ const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const cha
                                                 uint64_t clock, char *err, size_t errsize);
 
 /* ---- plan.c ---- */
+/* The conjuncts of a where (when) clause: count them, then fill out[] from *n on. */
+size_t vgq_count_where(const struct bx *e);
+void vgq_split_where(struct bx *e, struct bx **out, size_t *n);
+size_t vgq_count_when(const struct tp *e);
+void vgq_split_when(struct tp *e, struct tp **out, size_t *n);
 struct plan *vgq_plan(struct vgq_session *s, struct bstmt *b);
 void vgq_plan_print(const struct plan *p, bool physical, FILE *out);
 

@@ -30,38 +30,38 @@ struct conds {
 	bool *tdone;
 };
 
-static void split_where(struct bx *e, struct bx **out, size_t *n)
+void vgq_split_where(struct bx *e, struct bx **out, size_t *n)
 {
 	if (!e)
 		return;
 	if (e->kind == BX_AND) {
-		split_where(e->a, out, n);
-		split_where(e->b, out, n);
+		vgq_split_where(e->a, out, n);
+		vgq_split_where(e->b, out, n);
 		return;
 	}
 	out[(*n)++] = e;
 }
 
-static size_t count_where(const struct bx *e)
+size_t vgq_count_where(const struct bx *e)
 {
-	return !e ? 0 : e->kind == BX_AND ? count_where(e->a) + count_where(e->b) : 1;
+	return !e ? 0 : e->kind == BX_AND ? vgq_count_where(e->a) + vgq_count_where(e->b) : 1;
 }
 
-static void split_when(struct tp *e, struct tp **out, size_t *n)
+void vgq_split_when(struct tp *e, struct tp **out, size_t *n)
 {
 	if (!e)
 		return;
 	if (e->kind == TP_AND) {
-		split_when(e->a, out, n);
-		split_when(e->b, out, n);
+		vgq_split_when(e->a, out, n);
+		vgq_split_when(e->b, out, n);
 		return;
 	}
 	out[(*n)++] = e;
 }
 
-static size_t count_when(const struct tp *e)
+size_t vgq_count_when(const struct tp *e)
 {
-	return !e ? 0 : e->kind == TP_AND ? count_when(e->a) + count_when(e->b) : 1;
+	return !e ? 0 : e->kind == TP_AND ? vgq_count_when(e->a) + vgq_count_when(e->b) : 1;
 }
 
 static struct pnode *pn(struct vgq_session *s, enum pkind k)
@@ -264,16 +264,16 @@ static bool stated_overlap(const struct conds *k, int i, int j)
 static struct pnode *physical(struct vgq_session *s, struct bstmt *b)
 {
 	struct conds k = {0};
-	size_t nc = count_where(b->where);
-	size_t nt = count_when(b->when) + b->nimplicit;
+	size_t nc = vgq_count_where(b->where);
+	size_t nt = vgq_count_when(b->when) + b->nimplicit;
 	if (b->valid == TQ_VALID_NONE)
 		nt += b->nvars * b->nvars / 2;
 	k.c = tquel_alloc(s->arena, (nc + 1) * sizeof *k.c);
 	k.cdone = tquel_alloc(s->arena, nc + 1);
 	k.t = tquel_alloc(s->arena, (nt + 1) * sizeof *k.t);
 	k.tdone = tquel_alloc(s->arena, nt + 1);
-	split_where(b->where, k.c, &k.nc);
-	split_when(b->when, k.t, &k.nt);
+	vgq_split_where(b->where, k.c, &k.nc);
+	vgq_split_when(b->when, k.t, &k.nt);
 	for (size_t i = 0; i < b->nimplicit; i++)
 		k.t[k.nt++] = b->implicit[i];
 	if (b->valid == TQ_VALID_NONE) /* the default valid time is the overlap of all */
