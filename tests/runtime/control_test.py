@@ -93,6 +93,12 @@ class Run:
             out.append(ans)
         return out
 
+    def registered(self):
+        """Returns once the subject's main has registered its sensors: it does so after
+        `go`, before it answers its first line, so counts in replies after this are
+        deterministic."""
+        self.do("info 0")
+
     def wait_stderr(self, text, timeout=30):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
@@ -233,6 +239,7 @@ def test_trigger(r):
     c.ok("sensor +1 ctl.link", count=0)
     c.ok("trigger +1 ctl.link to", count=0)   # not registered yet: the rule waits
     c.ok("go")
+    r.registered()
     c.ok("trigger +1 ctl.link from", count=1)
     c.ok("trigger -1 ctl.link from", count=1)
     r.do("create 0 box0", "create 1 box1", "create 2 box2")
@@ -311,6 +318,7 @@ def test_garbage(r):
     for _ in range(2):
         ans = c.readline()
         check(ans.startswith("ok "), f"ping -> {ans!r}")
+    r.registered()
     c.ok("sensor +1 ctl.tick", count=1)
     c.ok("go")                          # a second go is harmless
     r.do("tick 60")
