@@ -15,3 +15,9 @@ if(NOT VIGIL_SANITIZE)
                    ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
   set_tests_properties(watch.live PROPERTIES LABELS query TIMEOUT 300)
 endif()
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME watch.attach
+           COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/attach_test.py
+                   ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
+  set_tests_properties(watch.attach PROPERTIES LABELS query TIMEOUT 300)
+endif()

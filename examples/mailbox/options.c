@@ -22,14 +22,18 @@ static void usage(FILE *f)
 	    "  --messages N     messages sent during the run              (default 20, max %d)\n"
 	    "  --quantum N      operations a process runs before yielding (default 4)\n"
 	    "  --seed S         seed of the scripts, 0..2^63-1            (default 1)\n"
+	    "  --pace US        each processor sleeps US microseconds after each step: a\n"
+	    "                   slow run to attach a monitor to (default 0, max %d)\n"
 	    "  --truth FILE     write the ground truth of the run as JSON to FILE\n"
 	    "  --help           this text\n\n"
 	    "examples:\n"
 	    "  mailbox                                        a small run\n"
 	    "  mailbox --processors 4 --processes 12 --messages 500 --seed 7\n"
 	    "  mailbox --seed 3 --truth truth.json            with its ground truth\n"
-	    "  vigil record -o run1 -- mailbox --seed 3       record it, then: vigil dump run1\n",
-	    MB_MAX_PROCESSORS, MB_MAX_PROCESSES, MB_MAX_MAILBOXES, MB_MAX_MESSAGES);
+	    "  vigil record -o run1 -- mailbox --seed 3       record it, then: vigil dump run1\n"
+	    "  vigil record --listen -- mailbox --messages 100000 --pace 100 &\n"
+	    "                                                 then: vigil watch --pid ...\n",
+	    MB_MAX_PROCESSORS, MB_MAX_PROCESSES, MB_MAX_MAILBOXES, MB_MAX_MESSAGES, MB_MAX_PACE_US);
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -57,8 +61,9 @@ static int parse_count(const char *name, const char *s, uint32_t min, uint32_t m
 	return 0;
 }
 
-static const char *const option_names[] = {
-    "--processors", "--processes", "--mailboxes", "--messages", "--quantum", "--seed", "--truth"};
+static const char *const option_names[] = {"--processors", "--processes", "--mailboxes",
+                                           "--messages",   "--quantum",   "--seed",
+                                           "--pace",       "--truth"};
 
 static int known_option(const char *arg, int name_len)
 {
@@ -90,6 +95,8 @@ static int set_option(struct mb_options *o, const char *name, const char *value)
 		        (unsigned long long)MB_MAX_SEED, value);
 		return -1;
 	}
+	if (!strcmp(name, "--pace"))
+		return parse_count(name, value, 0, MB_MAX_PACE_US, &o->pace_us);
 	if (!strcmp(name, "--truth")) {
 		if (*value) {
 			o->truth_path = value;

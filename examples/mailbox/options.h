@@ -9,6 +9,7 @@
 #define MB_MAX_MAILBOXES 100000
 #define MB_MAX_MESSAGES 1000000
 #define MB_MAX_QUANTUM 1000000
+#define MB_MAX_PACE_US 1000000
 #define MB_MAX_SEED INT64_MAX /* the truth stores it as a JSON integer */
 
 struct mb_options {
@@ -18,6 +19,7 @@ struct mb_options {
 	uint32_t messages;   /* messages sent in the whole run */
 	uint32_t quantum;    /* operations a process runs before it yields to a Ready one */
 	uint64_t seed;
+	uint32_t pace_us;       /* each processor sleeps this long after each step */
 	const char *truth_path; /* ground truth JSON, or NULL */
 };
 

@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernel.h"
 
@@ -53,6 +54,8 @@ static void *processor_main(void *arg)
 		owed = mb_kernel_step(sys, cpu);
 		pass_turn(sys);
 		pthread_mutex_unlock(&sys->lock);
+		if (sys->opts.pace_us)
+			usleep(sys->opts.pace_us);
 	}
 }
 

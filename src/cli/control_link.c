@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,51 @@ struct vgc_subject *vgc_accept(struct vgc_server *s, char *err, size_t errsize)
 	}
 	if (parse_hello(c, line) < 0) {
 		snprintf(err, errsize, "not a vigil-control 1 hello: %.200s", line);
+		vgc_subject_close(c);
+		return NULL;
+	}
+	return c;
+}
+
+struct vgc_subject *vgc_attach(int pid, char *err, size_t errsize)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "vigil-control.%d", pid);
+	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, alen) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		if (e == ECONNREFUSED || e == ENOENT)
+			snprintf(err, errsize,
+			         "process %d does not listen for monitors (start it with "
+			         "VIGIL_CONTROL=listen, e.g. vigil record --listen)",
+			         pid);
+		else
+			snprintf(err, errsize, "cannot attach to process %d: %s", pid, strerror(e));
+		return NULL;
+	}
+	struct vgc_subject *c = calloc(1, sizeof *c);
+	if (!c) {
+		close(fd);
+		snprintf(err, errsize, "out of memory");
+		return NULL;
+	}
+	c->fd = fd;
+	char line[sizeof c->buf];
+	if (read_line(c, line, sizeof line, mono_ms() + WAIT_MS, err, errsize) < 0) {
+		vgc_subject_close(c);
+		return NULL;
+	}
+	if (!strncmp(line, "error ", 6)) {
+		snprintf(err, errsize, "process %d refused: %.200s", pid, line + 6);
+		vgc_subject_close(c);
+		return NULL;
+	}
+	if (parse_hello(c, line) < 0 || c->pid != pid) {
+		snprintf(err, errsize, "process %d: not a vigil-control 1 hello: %.200s", pid,
+		         line);
 		vgc_subject_close(c);
 		return NULL;
 	}

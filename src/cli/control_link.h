@@ -15,6 +15,10 @@ struct vgc_server *vgc_listen(const char *path, char *err, size_t errsize);
 int vgc_server_fd(const struct vgc_server *s); /* readable: a subject is connecting */
 /* Accepts one pending connection and reads its hello (bounded wait, 5 s). */
 struct vgc_subject *vgc_accept(struct vgc_server *s, char *err, size_t errsize);
+/* Attaches to a running process that listens (VIGIL_CONTROL=listen: the abstract socket
+ * `vigil-control.<pid>`) and reads its hello; NULL with the reason in err (not listening,
+ * another monitor attached, another user). */
+struct vgc_subject *vgc_attach(int pid, char *err, size_t errsize);
 int vgc_subject_pid(const struct vgc_subject *c);
 const char *vgc_subject_image(const struct vgc_subject *c); /* its trace directory */
 int64_t vgc_subject_hello_ns(const struct vgc_subject *c);  /* now= of its hello */

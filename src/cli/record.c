@@ -24,7 +24,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: vigil record [-o DIR] [--sensors PATTERN]... [--max-size SIZE]\n"
-	    "                    [--packet-size SIZE] [--quiet] -- COMMAND [ARGS]\n\n"
+	    "                    [--packet-size SIZE] [--listen] [--quiet] -- COMMAND [ARGS]\n\n"
 	    "Runs COMMAND with vigil's runtime preloaded and records its processes and\n"
 	    "threads (and the sensors of programs linked with libvigil) into a CTF trace\n"
 	    "directory that `vigil dump`, babeltrace2 and Trace Compass read.\n\n"
@@ -37,12 +37,17 @@ static void usage(FILE *f)
 	    "      --max-size SIZE  cap each process's trace at SIZE bytes (e.g. 64M); what\n"
 	    "                       does not fit is counted in events_discarded\n"
 	    "      --packet-size SZ first packet size of each thread's stream (default 64K)\n"
+	    "      --listen         let monitors attach while it runs (vigil watch --pid): each\n"
+	    "                       process listens on @vigil-control.<pid>; only vigil's own\n"
+	    "                       vg.* sensors record (unless --sensors says otherwise) and\n"
+	    "                       entity flags start off, so a query enables what it needs\n"
 	    "  -q, --quiet          no summary on stderr\n"
 	    "  -h, --help           this help\n\n"
 	    "examples:\n"
 	    "  vigil record -o run1 -- ./mailbox --seed 7\n"
 	    "  vigil record -o run2 --sensors 'mailbox.*' --sensors -mailbox.RunningOn -- ./app\n"
 	    "  vigil record --max-size 16M -- make -j2\n"
+	    "  vigil record --listen -o srv -- ./server &   then: vigil watch --pid PID ...\n"
 	    "then: vigil dump run1, or babeltrace2 run1\n");
 }
 
@@ -122,16 +127,14 @@ static void summarize(const char *dir)
 
 int vg_cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-	                                     {"sensors", required_argument, 0, 's'},
-	                                     {"max-size", required_argument, 0, 'm'},
-	                                     {"packet-size", required_argument, 0, 'p'},
-	                                     {"quiet", no_argument, 0, 'q'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
+	static const struct option opts[] = {
+	    {"output", required_argument, 0, 'o'},   {"sensors", required_argument, 0, 's'},
+	    {"max-size", required_argument, 0, 'm'}, {"packet-size", required_argument, 0, 'p'},
+	    {"listen", no_argument, 0, 'l'},         {"quiet", no_argument, 0, 'q'},
+	    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	const char *out = NULL;
 	char sensors[4096] = "";
-	int quiet = 0;
+	int quiet = 0, listen = 0;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:s:qh", opts, NULL)) != -1) {
@@ -153,6 +156,9 @@ int vg_cmd_record(int argc, char **argv)
 			break;
 		case 'p':
 			setenv("VIGIL_PACKET_SIZE", optarg, 1);
+			break;
+		case 'l':
+			listen = 1;
 			break;
 		case 'q':
 			quiet = 1;
@@ -187,6 +193,12 @@ int vg_cmd_record(int argc, char **argv)
 	setenv("VIGIL_OUT", dir, 1);
 	if (sensors[0])
 		setenv("VIGIL_SENSORS", sensors, 1);
+	if (listen) { /* docs/control.md, "Attaching" */
+		setenv("VIGIL_CONTROL", "listen", 1);
+		if (!sensors[0])
+			setenv("VIGIL_SENSORS", "vg.*", 1);
+		setenv("VIGIL_ENTITY_FLAGS", "off", 1);
+	}
 	unsetenv("VIGIL_PROC");
 	if (vg_cli_set_preload(lib) < 0) {
 		fprintf(stderr, "vigil record: out of memory\n");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/control_link.h"
 #include "cli/statements.h"
 #include "cli/watch.h"
 #include "lang/lang.h"
@@ -23,6 +24,8 @@ static void usage(FILE *f)
 	    "usage: vigil watch (-e 'STATEMENTS' | -f FILE.tq) --sensors FILE.vgl\n"
 	    "                   [--format text|csv|json] [--unoptimized] [--every DURATION]\n"
 	    "                   [--keep DIR] [--tick DURATION] [--stats] -- COMMAND [ARG...]\n"
+	    "       vigil watch (-e ... | -f ...) --pid PID [--for DURATION] [--sensors FILE.vgl] "
+	    "...\n"
 	    "       vigil watch (-e ... | -f ...) --replay TRACE [--sensors FILE.vgl] ...\n\n"
 	    "Runs COMMAND with every sensor off, then enables exactly the sensors the TQuel\n"
 	    "statements need, on the entities they need (the α operators `vigil explain` shows),\n"
@@ -30,7 +33,9 @@ static void usage(FILE *f)
 	    "each retrieve's tuples as they are produced. A tuple is printed once its valid time\n"
 	    "is over; the rest when the subject exits. --replay answers from a full recording\n"
 	    "instead, keeping only the packets the plan would have recorded: what the live run\n"
-	    "would have seen.\n\n"
+	    "would have seen. --pid attaches to a running process started with `vigil record\n"
+	    "--listen` (or VIGIL_CONTROL=listen), enables the plan there and answers until the\n"
+	    "process ends, --for has passed, or Ctrl-C; detaching switches the plan off again.\n\n"
 	    "options:\n"
 	    "  -e, --execute TEXT   the statements\n"
 	    "  -f, --file FILE      read the statements from FILE\n"
@@ -42,6 +47,10 @@ static void usage(FILE *f)
 	    "  --every DURATION     how often the live trace is read (default 200ms)\n"
 	    "  --keep DIR           keep the subject's trace in DIR (default: a temporary\n"
 	    "                       directory, removed at the end)\n"
+	    "  --pid PID            attach to a running process instead of running COMMAND\n"
+	    "                       (--sensors is then optional: the process's own trace says\n"
+	    "                       which sensors it has)\n"
+	    "  --for DURATION       with --pid: detach after DURATION (e.g. 30s)\n"
 	    "  --replay TRACE       answer from a full recording, as the plan would have seen it\n"
 	    "  --tick DURATION      the base tick of Clock (default 1s)\n"
 	    "  --stats              one JSON line on stderr at the end: packets asked for,\n"
@@ -52,10 +61,13 @@ static void usage(FILE *f)
 	    "  vigil watch --sensors mailbox.vgl --format json -e 'range of S is SendMessage\n"
 	    "      retrieve (S.mailbox) where S.process = \"P1\"' -- ./mailbox\n"
 	    "  vigil watch -f resumed.tq --replay run1 --stats     what the plan would record\n"
+	    "  vigil record --listen -o srv -- ./mailbox --forever &\n"
+	    "  vigil watch -f resumed.tq --pid $! --for 10s        attach, watch 10 s, detach\n"
 	    "  vigil explain -f resumed.tq --sensors mailbox.vgl   the α operators, "
 	    "before/after\n\n"
-	    "exit status: the subject's (128+N when killed by signal N); 2 usage error or errors\n"
-	    "in the statements (nothing is run); 1 --replay of a damaged trace.\n");
+	    "exit status: the subject's (128+N when killed by signal N; 0 with --pid); 2 usage\n"
+	    "error, errors in the statements (nothing is run) or a failed attach; 1 --replay of\n"
+	    "a damaged trace.\n");
 }
 
 static int duration_arg(const char *opt, const char *text, int64_t *out)
@@ -79,6 +91,8 @@ static int parse_args(int argc, char **argv, struct watch_args *a)
 	                                        {"every", required_argument, NULL, 'E'},
 	                                        {"keep", required_argument, NULL, 'k'},
 	                                        {"replay", required_argument, NULL, 'r'},
+	                                        {"pid", required_argument, NULL, 'p'},
+	                                        {"for", required_argument, NULL, 'T'},
 	                                        {"tick", required_argument, NULL, 't'},
 	                                        {"stats", no_argument, NULL, 'S'},
 	                                        {"quiet", no_argument, NULL, 'q'},
@@ -132,6 +146,22 @@ static int parse_args(int argc, char **argv, struct watch_args *a)
 		case 'r':
 			a->replay = optarg;
 			break;
+		case 'p': {
+			char *end;
+			errno = 0;
+			long pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || pid <= 0 || pid > INT32_MAX) {
+				fprintf(stderr, "vigil watch: --pid: '%s' is not a process id\n",
+				        optarg);
+				return -1;
+			}
+			a->pid = (int)pid;
+			break;
+		}
+		case 'T':
+			if (duration_arg("--for", optarg, &a->attach_for) < 0)
+				return -1;
+			break;
 		case 't':
 			if (duration_arg("--tick", optarg, &a->tick) < 0)
 				return -1;
@@ -161,6 +191,18 @@ static int parse_args(int argc, char **argv, struct watch_args *a)
 		    "vigil watch: no statements (give -e 'STATEMENTS' or -f FILE; see --help)\n");
 		return -1;
 	}
+	if (a->attach_for && !a->pid) {
+		fprintf(stderr, "vigil watch: --for goes with --pid\n");
+		return -1;
+	}
+	if (a->pid) {
+		if (a->replay || a->keep || optind < argc) {
+			fprintf(stderr, "vigil watch: --pid attaches to a running process; no "
+			                "COMMAND, --replay or --keep with it\n");
+			return -1;
+		}
+		return 0;
+	}
 	if (a->replay) {
 		if (optind < argc) {
 			fprintf(stderr,
@@ -188,10 +230,10 @@ void watch_print_stats(const char *mode, const struct vga_plan *plan,
 {
 	fprintf(stderr,
 	        "{\"watch\":{\"mode\":\"%s\",\"plan\":\"%s\",\"packets\":{\"asked\":%" PRIu64
-	        ",\"extraneous\":%" PRIu64 ",\"sources\":%" PRIu64 "},\"tuples\":%" PRIu64
-	        ",\"alphas\":[",
+	        ",\"extraneous\":%" PRIu64 ",\"sources\":%" PRIu64 ",\"earlier\":%" PRIu64
+	        "},\"tuples\":%" PRIu64 ",\"alphas\":[",
 	        mode, plan->optimized ? "optimized" : "unoptimized", ans->counts.kept,
-	        ans->counts.extraneous, ans->counts.sources, printed);
+	        ans->counts.extraneous, ans->counts.sources, ans->counts.earlier, printed);
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct vga_alpha *al = &plan->alphas[i];
 		static const char *const src[] = {"sensor", "all", "named", "trigger"};
@@ -237,6 +279,7 @@ int watch_answer(const char *path, const struct tquel_query *q, const struct vga
 		return 1;
 	}
 	struct vga_filter *f = vga_filter_new(plan);
+	vga_filter_since(f, ans->since);
 	struct vgq_build_options bo = {
 	    .keep = vga_filter_keep, .keep_arg = f, .ends_without_begin = vga_plan_end_only(plan)};
 	struct vgq_database *db = vgq_database_build_opts(tr, &bo);
@@ -307,8 +350,13 @@ int vg_cmd_watch(int argc, char **argv)
 	struct vgt_trace *tr = NULL;
 	struct vgq_database *schema = NULL;
 	struct vga_sensors sensors = {0};
+	struct vgc_subject *attached = NULL;
 	char err[512];
 	rc = 2;
+	if (a.pid && !(attached = vgc_attach(a.pid, err, sizeof err))) {
+		fprintf(stderr, "vigil watch: %s\n", err);
+		goto out;
+	}
 	if (a.sensors_file) {
 		int nerr = 0;
 		model = vgl_load(a.sensors_file, stderr, &nerr);
@@ -317,7 +365,8 @@ int vg_cmd_watch(int argc, char **argv)
 		schema = vgq_database_from_model(model);
 		vga_sensors_from_model(model, &sensors);
 	} else {
-		const char *path = a.replay;
+		/* Without a .vgl: the sensors a recording (or the attached process) registered. */
+		const char *path = attached ? vgc_subject_image(attached) : a.replay;
 		tr = vgt_open(&path, 1, err, sizeof err);
 		if (!tr) {
 			fprintf(stderr, "vigil watch: %s\n", err);
@@ -340,10 +389,17 @@ int vg_cmd_watch(int argc, char **argv)
 	struct vga_plan *plan = vga_plan_new(s, q, &sensors, !a.unoptimized, stderr, &nerrors);
 	vgq_session_free(s);
 	if (plan) {
-		rc = a.replay ? replay(&a, q, plan, &o) : watch_live(&a, q, plan, &o);
+		if (attached) {
+			rc = watch_attach(&a, attached, q, plan, &o);
+			attached = NULL; /* closed by watch_attach */
+		} else {
+			rc = a.replay ? replay(&a, q, plan, &o) : watch_live(&a, q, plan, &o);
+		}
 		vga_plan_free(plan);
 	}
 out:
+	if (attached)
+		vgc_subject_close(attached); /* nothing was enabled: the process is as before */
 	vga_sensors_free(&sensors);
 	vgq_database_free(schema);
 	if (tr)

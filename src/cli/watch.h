@@ -15,11 +15,14 @@ struct watch_args {
 	enum watch_format format;
 	bool format_given, unoptimized, stats, quiet;
 	int64_t tick, every;
-	char **command; /* after -- */
+	int pid;            /* --pid: attach to this process */
+	int64_t attach_for; /* --for: detach after this long (0: until it ends or ^C) */
+	char **command;     /* after -- */
 };
 
 /* What answering over one trace (a snapshot of the live trace, or a recording) gives. */
 struct watch_answer {
+	uint64_t since; /* in: raw clock value the watch starts at (--pid: the attach) */
 	struct vga_counts counts;
 	uint64_t *per_alpha; /* per α of the plan (malloc'd) */
 	uint64_t events;
@@ -37,6 +40,12 @@ int watch_answer(const char *path, const struct tquel_query *q, const struct vga
 /* Runs the subject under the plan and prints tuples as they come; the exit code. */
 int watch_live(const struct watch_args *a, const struct tquel_query *q, const struct vga_plan *plan,
                const struct vgq_options *o);
+
+/* --pid: the plan installed in an attached process, answered until it ends, --for
+ * passes or the user interrupts; 0, or 2 when the output failed. */
+struct vgc_subject;
+int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct tquel_query *q,
+                 const struct vga_plan *plan, const struct vgq_options *o);
 
 /* The --stats line. */
 void watch_print_stats(const char *mode, const struct vga_plan *plan,

@@ -133,7 +133,12 @@ struct vga_counts {
 	uint64_t kept;       /* user-sensor packets the plan asked for */
 	uint64_t extraneous; /* user-sensor packets it did not ask for */
 	uint64_t sources;    /* vg.* packets (entity sources, processes, threads) */
+	uint64_t earlier;    /* user-sensor packets before vga_filter_since's time */
 };
+/* User-sensor packets whose raw clock value is below `clock` are not the plan's (an
+ * attached monitor answers from its attach on; others may have asked for them): dropped
+ * and counted as `earlier`. Entity sources are always kept. */
+void vga_filter_since(struct vga_filter *f, uint64_t clock);
 struct vga_counts vga_filter_counts(const struct vga_filter *f);
 /* Packets kept per α (the order of p->alphas); a packet several α want counts for each. */
 const uint64_t *vga_filter_per_alpha(const struct vga_filter *f);

@@ -41,6 +41,7 @@ struct vga_filter {
 	size_t nkeys_cap, nkeys;
 	struct vga_counts counts;
 	uint64_t *per_alpha;
+	uint64_t since; /* raw clock value; earlier user-sensor packets are dropped */
 };
 
 static uint64_t key_hash(const struct fkey *k)
@@ -232,6 +233,10 @@ bool vga_filter_keep(void *filter, const struct vgt_event *ev)
 		f->counts.sources++;
 		return true;
 	}
+	if (ev->clock_value < f->since) {
+		f->counts.earlier++;
+		return false;
+	}
 	bool keep = false;
 	for (size_t k = 0; k < t->nalphas; k++)
 		if (wants(f, t, k, ev)) {
@@ -251,6 +256,11 @@ bool vga_filter_keep(void *filter, const struct vgt_event *ev)
 		key_add(f, &key);
 	}
 	return true;
+}
+
+void vga_filter_since(struct vga_filter *f, uint64_t clock)
+{
+	f->since = clock;
 }
 
 struct vga_counts vga_filter_counts(const struct vga_filter *f)

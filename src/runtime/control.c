@@ -86,29 +86,52 @@ static int send_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
-/* The next line into `line` (NUL-terminated; it may hold NUL bytes, see *len). Waits
- * until `deadline` (mono_ms) or forever if it is negative. */
-static int read_line(int fd, int64_t deadline, char *line, size_t *len)
+/* Takes the next complete line out of the buffer into `line` (NUL-terminated; it may
+ * hold NUL bytes, see *len): LINE, LINE_TOO_LONG, or 0 when no line is complete yet. */
+static int take_line(char *line, size_t *len)
 {
-	for (;;) {
-		char *nl = memchr(rd.buf, '\n', rd.len);
-		if (nl) {
-			size_t n = (size_t)(nl - rd.buf);
-			int result = rd.overlong ? LINE_TOO_LONG : LINE;
-			if (!rd.overlong) {
-				memcpy(line, rd.buf, n);
-				line[n] = 0;
-				*len = n;
-			}
-			rd.overlong = 0;
-			rd.len -= n + 1;
-			memmove(rd.buf, nl + 1, rd.len);
-			return result;
-		}
+	char *nl = memchr(rd.buf, '\n', rd.len);
+	if (!nl) {
 		if (rd.len > MAX_LINE) { /* no newline in sight: drop it up to its end */
 			rd.overlong = 1;
 			rd.len = 0;
 		}
+		return 0;
+	}
+	size_t n = (size_t)(nl - rd.buf);
+	int result = rd.overlong ? LINE_TOO_LONG : LINE;
+	if (!rd.overlong) {
+		memcpy(line, rd.buf, n);
+		line[n] = 0;
+		*len = n;
+	}
+	rd.overlong = 0;
+	rd.len -= n + 1;
+	memmove(rd.buf, nl + 1, rd.len);
+	return result;
+}
+
+/* Reads what fd has into the buffer (blocking until something comes): 1, or GONE. */
+static int fill(int fd)
+{
+	for (;;) {
+		ssize_t r = read(fd, rd.buf + rd.len, sizeof rd.buf - rd.len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return GONE;
+		rd.len += (size_t)r;
+		return 1;
+	}
+}
+
+/* The next line; waits until `deadline` (mono_ms) or forever if it is negative. */
+static int read_line(int fd, int64_t deadline, char *line, size_t *len)
+{
+	for (;;) {
+		int got = take_line(line, len);
+		if (got)
+			return got;
 		if (deadline >= 0) {
 			int64_t left = deadline - mono_ms();
 			if (left <= 0)
@@ -120,12 +143,8 @@ static int read_line(int fd, int64_t deadline, char *line, size_t *len)
 			if (r <= 0)
 				continue;
 		}
-		ssize_t r = read(fd, rd.buf + rd.len, sizeof rd.buf - rd.len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
+		if (fill(fd) == GONE)
 			return GONE;
-		rd.len += (size_t)r;
 	}
 }
 
@@ -248,25 +267,59 @@ done:
 		snprintf(ans, anssize, "ok %" PRIu64 "\n", vg_now());
 }
 
+/* Answers one line (or says it was too long); -1 if the answer could not be sent. */
+static int answer(int fd, int r, char *line, size_t len, int *go)
+{
+	char ans[512];
+	if (r == LINE_TOO_LONG)
+		snprintf(ans, sizeof ans, "error line longer than %d bytes\n", MAX_LINE);
+	else
+		handle(line, len, ans, sizeof ans, go);
+	return send_all(fd, ans, strlen(ans));
+}
+
 /* Answers commands until `go` (if until_go), the end of the connection or the deadline. */
 static int serve(int fd, int until_go, int64_t deadline)
 {
-	char line[sizeof rd.buf + 1], ans[512];
+	char line[sizeof rd.buf + 1];
 	for (;;) {
 		size_t len = 0;
 		int r = read_line(fd, deadline, line, &len);
 		if (r == GONE || r == TIMEOUT)
 			return r;
 		int go = 0;
-		if (r == LINE_TOO_LONG)
-			snprintf(ans, sizeof ans, "error line longer than %d bytes\n", MAX_LINE);
-		else
-			handle(line, len, ans, sizeof ans, &go);
-		if (send_all(fd, ans, strlen(ans)) < 0)
+		if (answer(fd, r, line, len, &go) < 0)
 			return GONE;
 		if (go && until_go)
 			return LINE;
 	}
+}
+
+int vg__control_serve_available(int fd)
+{
+	if (fill(fd) == GONE)
+		return -1;
+	char line[sizeof rd.buf + 1];
+	size_t len = 0;
+	int go = 0;
+	for (int r; (r = take_line(line, &len));)
+		if (answer(fd, r, line, len, &go) < 0)
+			return -1;
+	return 0;
+}
+
+void vg__control_reader_reset(void)
+{
+	memset(&rd, 0, sizeof rd);
+}
+
+int vg__control_send_hello(int fd)
+{
+	char hello[PATH_MAX + 128];
+	int n =
+	    snprintf(hello, sizeof hello, "hello vigil-control 1 pid=%d image=%s now=%" PRIu64 "\n",
+	             (int)vg__rt.pid, vg__rt.dir, vg_now());
+	return send_all(fd, hello, (size_t)n);
 }
 
 /* Closes the connection, lowers what the monitor raised, says so on stderr. */
@@ -276,7 +329,7 @@ static void monitor_gone(const char *why)
 	int fd = ctl_fd;
 	ctl_fd = -1;
 	pthread_mutex_unlock(&vg__rt.lock);
-	vg__control_undo(1);
+	vg__control_undo(1, 1);
 	if (fd >= 0)
 		close(fd);
 	vg__warn("%smonitor gone; sensors disabled", why);
@@ -313,12 +366,12 @@ static int start_thread(void)
 static void connect_and_handshake(int fail_is_gone)
 {
 	const char *path = vg__rt.cfg.control;
-	char why[512], hello[PATH_MAX + 128];
+	char why[512];
 	memset(&rd, 0, sizeof rd);
 	int fd = connect_monitor(path, why, sizeof why);
 	if (fd < 0) {
 		if (fail_is_gone) {
-			vg__control_undo(1);
+			vg__control_undo(1, 0);
 			vg__warn("VIGIL_CONTROL=%s: %s; monitor gone; sensors disabled", path, why);
 		} else {
 			vg__warn("VIGIL_CONTROL=%s: %s; no monitor", path, why);
@@ -328,13 +381,9 @@ static void connect_and_handshake(int fail_is_gone)
 	pthread_mutex_lock(&vg__rt.lock);
 	ctl_fd = fd;
 	pthread_mutex_unlock(&vg__rt.lock);
-	int n =
-	    snprintf(hello, sizeof hello, "hello vigil-control 1 pid=%d image=%s now=%" PRIu64 "\n",
-	             (int)vg__rt.pid, vg__rt.dir, vg_now());
 	int wait_s = vg__rt.cfg.control_wait_s;
-	int r = send_all(fd, hello, (size_t)n) < 0
-	            ? GONE
-	            : serve(fd, 1, mono_ms() + (int64_t)wait_s * 1000);
+	int r = vg__control_send_hello(fd) < 0 ? GONE
+	                                       : serve(fd, 1, mono_ms() + (int64_t)wait_s * 1000);
 	if (r == LINE && start_thread() == 0)
 		return;
 	snprintf(why, sizeof why, "VIGIL_CONTROL=%s: %s; ", path,
@@ -354,6 +403,10 @@ void vg__control_start(void)
 		return;
 	}
 	vg__control_on = 1;
+	if (vg__control_listening()) {
+		vg__control_listen_start();
+		return;
+	}
 	connect_and_handshake(0);
 }
 
@@ -367,7 +420,11 @@ void vg__control_after_fork(void)
 	memset(&rd, 0, sizeof rd);
 	if (!vg__rt.cfg.control || !vg__rt.recording)
 		return;
+	if (vg__control_listening()) {
+		vg__control_listen_after_fork();
+		return;
+	}
 	vg__control_on = 1;
-	vg__control_undo(0);
+	vg__control_undo(0, 0);
 	connect_and_handshake(1);
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -460,7 +461,7 @@ int vg__control_trigger_rule(int32_t delta, const char *sensor, const char *fiel
 
 /* ---- the monitor is gone (or a fork child starts afresh) ---- */
 
-void vg__control_undo(int builtins_off)
+void vg__control_undo(int builtins_off, int settle)
 {
 	pthread_mutex_lock(&vg__rt.lock);
 	vg_sensor *s;
@@ -476,6 +477,12 @@ void vg__control_undo(int builtins_off)
 			atomic_store(&t[k], 0);
 		atomic_store(&s->react, 0);
 	}
+	pthread_mutex_unlock(&vg__rt.lock);
+	/* A recording thread may be inside vg_sensor_fired with a trigger delta it read
+	 * before the reset above; let it finish before the flags are reset below. */
+	if (settle)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	pthread_mutex_lock(&vg__rt.lock);
 	for (int b = 0; b < VG_B_COUNT; b++) {
 		vg_sensor *bs = vg__builtin(b);
 		int on = !builtins_off && vg__rt.recording &&
@@ -499,7 +506,11 @@ void vg__control_undo(int builtins_off)
 	erules = NULL;
 	trules = NULL;
 	nsrules = nerules = ntrules = 0;
-	for (size_t i = 0; i < nlv; i++)
-		lv[i].nap = 0; /* the rules they refer to are gone; the flags stay */
+	/* Only the configuration and the monitor set entity flags: what rules, `entity`
+	 * commands and triggers added goes, whoever added it. */
+	for (size_t i = 0; i < nlv; i++) {
+		lv[i].nap = 0;
+		atomic_store(&lv[i].e->flag, vg__rt.cfg.entity_default);
+	}
 	pthread_mutex_unlock(&vg__rt.lock);
 }

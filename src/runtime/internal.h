@@ -112,6 +112,15 @@ void vg__entity_table_reset(void);
 /* control.c: the monitor's connection (docs/control.md) */
 void vg__control_start(void);      /* end of init: connect, hello, handshake, thread */
 void vg__control_after_fork(void); /* fork child: drop the parent's link, connect anew */
+/* The protocol, for control_listen.c: answers every complete line fd has sent (one read);
+ * -1 when the connection is gone. One connection at a time uses the reader. */
+int vg__control_serve_available(int fd);
+void vg__control_reader_reset(void);
+int vg__control_send_hello(int fd);
+/* control_listen.c: VIGIL_CONTROL=listen, monitors attach later (vigil watch --pid). */
+int vg__control_listening(void);
+void vg__control_listen_start(void);
+void vg__control_listen_after_fork(void);
 
 /* control_rules.c: the monitor's rules and the live-entity table. The *_locked hooks
  * are called with vg__rt.lock held; the others take it. */
@@ -128,9 +137,11 @@ int vg__control_entity_one(int32_t delta, const char *kind, uint64_t id, uint32_
                            size_t errsize);
 int vg__control_trigger_rule(int32_t delta, const char *sensor, const char *field, long *count,
                              char *err, size_t errsize);
-/* Lowers every counter the monitor raised and forgets its rules; built-in sensors are
- * then switched off (`builtins_off`, the monitor is gone) or set back as configured. */
-void vg__control_undo(int builtins_off);
+/* Lowers every counter the monitor raised (sensors; live entities' flags back to the
+ * configured default) and forgets its rules; built-in sensors are then switched off
+ * (`builtins_off`, the monitor is gone) or set back as configured. `settle`: other
+ * threads may be recording, give their triggers in flight a moment (1 ms). */
+void vg__control_undo(int builtins_off, int settle);
 
 /* process.c */
 void vg__ensure_init(void);

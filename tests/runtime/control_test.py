@@ -375,6 +375,62 @@ def test_fork(r):
     check(ticks == [(child.pid, 90)], f"ticks {ticks}")
 
 
+def attach(pid):
+    """Attaches to a subject listening with VIGIL_CONTROL=listen; its Link, or the
+    refusal line (str) when it refuses."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(30)
+    conn.connect(b"\0vigil-control.%d" % pid)
+    link = Link(conn)
+    hello = link.readline()
+    if hello.startswith("error "):
+        conn.close()
+        return hello
+    check(hello.startswith(f"hello vigil-control 1 pid={pid} image="), f"bad hello {hello!r}")
+    return link
+
+
+def test_listen(r):
+    """VIGIL_CONTROL=listen: monitors attach later, one at a time; detaching lowers all
+    they raised (sensors, entity flags from rules and triggers); a fork child starts from
+    the configured counters."""
+    r.do("create 0 box0", "create 1 box1", "tick 100", "deliver 0 101")  # no monitor yet
+    m = attach(r.p.pid)
+    check(isinstance(m, Link), f"first monitor refused: {m}")
+    busy = attach(r.p.pid)
+    check(isinstance(busy, str) and "busy" in busy, f"second monitor: {busy!r}")
+    m.ok("sensor +1 ctl.deliver", count=1)
+    m.ok("entities +1 Box box0", count=1)
+    m.ok("sensor +1 ctl.link", count=1)
+    m.ok("trigger +1 ctl.link to", count=1)
+    r.do("deliver 0 102", "deliver 1 103", "link 0 1 104", "deliver 1 105")
+    m.close()
+    r.wait_stderr("monitor detached")
+    r.do("deliver 0 106", "deliver 1 107", "link 0 1 108")
+    m2 = attach(r.p.pid)
+    check(isinstance(m2, Link), f"monitor after a detach refused: {m2}")
+    m2.ok("sensor +1 ctl.deliver", count=1)
+    r.do("deliver 0 109", "deliver 1 110")  # the flags the first monitor raised are down
+    m2.ok("entities +1 Box", count=2)
+    m2.ok("sensor +1 ctl.tick", count=1)
+    r.do("deliver 1 111", "tick 112")
+    r.p.stdin.write("fork 113\n")  # the child's tick: its counters are the configured ones
+    r.p.stdin.flush()
+    ans = r.p.stdout.readline().strip()
+    check(ans == "done 0", f"fork -> {ans!r}")
+    m2.close()
+    end = time.monotonic() + 30
+    while r.stderr().count("monitor detached") < 2 and time.monotonic() < end:
+        time.sleep(0.05)
+    r.finish()
+    evs = r.events()
+    check(r.numbers("ctl.deliver", evs) == [102, 105, 111],
+          f"deliver {r.numbers('ctl.deliver', evs)}")
+    check(r.numbers("ctl.link", evs) == [104], f"links {r.numbers('ctl.link', evs)}")
+    check(r.numbers("ctl.tick", evs) == [112], f"ticks {r.numbers('ctl.tick', evs)}")
+    check(r.stderr().count("monitor detached") == 2, f"stderr: {r.stderr()!r}")
+
+
 TESTS = {
     "none": (test_none, {}, True),
     "sensor": (test_sensor, {}, True),
@@ -386,6 +442,7 @@ TESTS = {
     "nogo": (test_nogo, {"VIGIL_CONTROL_WAIT": "1"}, True),
     "nomonitor": (test_nomonitor, {"VIGIL_SENSORS": "vg.*,ctl.tick"}, False),
     "fork": (test_fork, {}, True),
+    "listen": (test_listen, {"VIGIL_CONTROL": "listen"}, False),
 }
 
 
@@ -395,7 +452,7 @@ def main():
         print(f"unknown test {name}; known: {', '.join(TESTS)}")
         sys.exit(2)
     fn, env, monitor = TESTS[name]
-    if not monitor:
+    if not monitor and "VIGIL_CONTROL" not in env:
         env = dict(env, VIGIL_CONTROL="/nonexistent-vigil-dir/ctl.sock")
     r = Run(env, monitor)
     try:

@@ -1,0 +1,125 @@
+/* vigil watch --pid: attaches to a running process that listens for monitors
+ * (VIGIL_CONTROL=listen, docs/control.md "Attaching"), installs the plan's sensors there,
+ * and answers the query over that process's own trace every --every, until the process
+ * ends, --for has passed, or the user interrupts. Detaching (closing the connection)
+ * lowers exactly what was raised; the process runs on. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/control_link.h"
+#include "cli/watch.h"
+
+static volatile sig_atomic_t stop_signal;
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sends the plan; the number of commands refused (each reported). */
+static size_t install(struct vgc_subject *c, const struct vga_plan *plan)
+{
+	char **commands, err[512];
+	size_t n = vga_commands(plan, &commands), refused = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t at;
+		if (vgc_command(c, commands[i], &at, NULL, err, sizeof err) < 0) {
+			fprintf(stderr, "vigil watch: process %d refused '%s': %s\n",
+			        vgc_subject_pid(c), commands[i], err);
+			refused++;
+		}
+	}
+	vga_commands_free(commands, n);
+	return refused;
+}
+
+enum end { ENDED, INTERRUPTED, TIME_UP, FAILED };
+
+/* Answers every --every until something ends the watch. */
+static enum end run(const struct watch_args *a, struct vgc_subject *c, const struct tquel_query *q,
+                    const struct vga_plan *plan, const struct vgq_options *o,
+                    struct watch_printer *pr, struct watch_answer *ans, int *snapshots)
+{
+	const char *image = vgc_subject_image(c);
+	int64_t until = a->attach_for ? mono_ns() + a->attach_for : INT64_MAX;
+	int64_t next = mono_ns() + a->every;
+	for (;;) {
+		if (stop_signal)
+			return INTERRUPTED;
+		int64_t now = mono_ns();
+		if (now >= until)
+			return TIME_UP;
+		int64_t wake = next < until ? next : until;
+		struct pollfd p = {vgc_subject_fd(c), POLLIN, 0};
+		int64_t wait_ms = (wake - now) / 1000000;
+		int n = poll(&p, 1, wait_ms < 0 ? 0 : wait_ms > 1000 ? 1000 : (int)wait_ms);
+		if (n > 0) /* readable with nothing asked: the process has gone */
+			return ENDED;
+		if (mono_ns() >= next) {
+			if (watch_answer(image, q, plan, o, pr, false, ans) < 0)
+				return FAILED;
+			(*snapshots)++;
+			next = mono_ns() + a->every;
+		}
+	}
+}
+
+int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct tquel_query *q,
+                 const struct vga_plan *plan, const struct vgq_options *o)
+{
+	struct sigaction sa = {0}; /* no SA_RESTART: poll returns at once */
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	int pid = vgc_subject_pid(c);
+	char image[4096];
+	snprintf(image, sizeof image, "%s", vgc_subject_image(c));
+	size_t refused = install(c, plan);
+	if (!a->quiet)
+		fprintf(stderr, "vigil watch: attached to process %d (trace %s)%s\n", pid, image,
+		        refused ? "; some commands were refused (above)" : "");
+	struct watch_printer *pr = watch_printer_new(stdout, a->format, 0);
+	struct watch_answer ans = {.since = (uint64_t)vgc_subject_hello_ns(c)};
+	int snapshots = 0;
+	enum end why = run(a, c, q, plan, o, pr, &ans, &snapshots);
+	/* Detach first: the process lowers what the plan raised, and the final answer is
+	 * over everything recorded while attached. */
+	vgc_subject_close(c);
+	int rc = 0;
+	if (why != FAILED && watch_answer(image, q, plan, o, pr, true, &ans) < 0)
+		why = FAILED;
+	if (why == FAILED)
+		rc = 2;
+	if (!a->quiet && why != FAILED) {
+		static const char *const what[] = {"the process ended", "interrupted",
+		                                   "time is up"};
+		fprintf(stderr,
+		        "vigil watch: detached from process %d (%s); %" PRIu64 " tuple(s); %" PRIu64
+		        " packet(s) asked for, %" PRIu64 " extraneous, %" PRIu64
+		        " from entity sources\n",
+		        pid, what[why], watch_printed(pr), ans.counts.kept, ans.counts.extraneous,
+		        ans.counts.sources);
+	}
+	if (a->stats) {
+		char extra[96];
+		snprintf(extra, sizeof extra, ",\"pid\":%d,\"snapshots\":%d", pid, snapshots);
+		watch_print_stats("attach", plan, &ans, watch_printed(pr), extra);
+	}
+	watch_printer_free(pr);
+	free(ans.per_alpha);
+	return rc;
+}

@@ -1,0 +1,161 @@
+/* VIGIL_CONTROL=listen (docs/control.md, "Attaching"): instead of connecting to a monitor
+ * at start, the process listens on the abstract Unix socket `vigil-control.<pid>` and a
+ * monitor attaches whenever it likes (`vigil watch --pid`). One monitor at a time; only
+ * the process's own user (or root) may attach, checked with SO_PEERCRED, since abstract
+ * sockets have no file permissions. When the monitor detaches, what it raised is lowered
+ * and the built-in sensors go back to what VIGIL_SENSORS says: the process keeps
+ * recording its entity sources for the next monitor. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int listen_fd = -1;
+static int monitor_fd = -1; /* the attached monitor, or -1 */
+
+int vg__control_listening(void)
+{
+	return vg__rt.cfg.control && !strcmp(vg__rt.cfg.control, "listen");
+}
+
+/* Out of the low numbers a program may close or reuse wholesale. */
+static int high_fd(int fd)
+{
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
+static void refuse(int fd, const char *why)
+{
+	char line[160];
+	int n = snprintf(line, sizeof line, "error %s\n", why);
+	ssize_t unused = send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)unused;
+	close(fd);
+}
+
+static void take_monitor(void)
+{
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct ucred cred;
+	socklen_t len = sizeof cred;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != geteuid() && cred.uid != 0)) {
+		refuse(fd, "permission denied: only the process's own user or root may attach");
+		return;
+	}
+	if (monitor_fd >= 0) {
+		refuse(fd, "busy: another monitor is attached");
+		return;
+	}
+	fd = high_fd(fd);
+	vg__control_reader_reset();
+	if (vg__control_send_hello(fd) < 0) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&vg__rt.lock);
+	monitor_fd = fd;
+	pthread_mutex_unlock(&vg__rt.lock);
+}
+
+static void detach(void)
+{
+	pthread_mutex_lock(&vg__rt.lock);
+	int fd = monitor_fd;
+	monitor_fd = -1;
+	pthread_mutex_unlock(&vg__rt.lock);
+	vg__control_undo(0, 1);
+	close(fd);
+	vg__warn("monitor detached; the sensors it enabled are off again");
+}
+
+static void *listen_main(void *arg)
+{
+	(void)arg;
+	syscall(SYS_prctl, PR_SET_NAME, "vigil-control", 0, 0, 0); /* not through our hook */
+	for (;;) {
+		struct pollfd p[2] = {{.fd = listen_fd, .events = POLLIN},
+		                      {.fd = monitor_fd, .events = POLLIN}};
+		int n = poll(p, monitor_fd >= 0 ? 2 : 1, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return NULL;
+		if (monitor_fd >= 0 && p[1].revents && vg__control_serve_available(monitor_fd) < 0)
+			detach();
+		if (p[0].revents & POLLIN)
+			take_monitor();
+	}
+}
+
+/* Like the worker (worker.c): all signals blocked, detached, unseen by the hooks. */
+static int start_thread(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	pthread_t th;
+	int rc = vg__real_pthread_create(&th, &attr, listen_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+void vg__control_listen_start(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	/* Abstract namespace: sun_path[0] = 0, the name follows, no file to clean up. */
+	int len =
+	    snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "vigil-control.%d", (int)vg__rt.pid);
+	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, alen) < 0 || listen(fd, 4) < 0) {
+		vg__warn("VIGIL_CONTROL=listen: cannot listen on @vigil-control.%d: %s; no monitor "
+		         "can attach",
+		         (int)vg__rt.pid, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	listen_fd = high_fd(fd);
+	if (start_thread() != 0) {
+		vg__warn("VIGIL_CONTROL=listen: cannot start the control thread; no monitor can "
+		         "attach");
+		close(listen_fd);
+		listen_fd = -1;
+	}
+}
+
+/* A fork child listens under its own pid; its parent's monitor is not its monitor. */
+void vg__control_listen_after_fork(void)
+{
+	if (listen_fd >= 0)
+		close(listen_fd);
+	if (monitor_fd >= 0)
+		close(monitor_fd);
+	listen_fd = monitor_fd = -1;
+	vg__control_on = 1;
+	vg__control_undo(0, 0);
+	vg__control_listen_start();
+}

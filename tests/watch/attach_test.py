@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""vigil watch --pid: attaching to a running process (docs/control.md, "Attaching").
+
+The subject is the mailbox example slowed down (--pace) and recorded with
+`vigil record --listen`: only vigil's own vg.* sensors record until a monitor attaches.
+
+1. Nothing but vg.* is recorded before the first attach.
+2. Three monitors attach one after the other to the same process: one detaches after
+   --for, one is interrupted (SIGINT), one stays until the process ends. Each prints
+   tuples, none extraneous, and every tuple is one the full recording of the same
+   (logically deterministic) run also answers.
+3. While one is attached, a second is refused (busy), exit 2.
+4. A process that does not listen, and one that does not exist: exit 2, one line.
+5. Afterwards the trace holds exactly the packets the three plans asked for: nothing
+   was recorded while no monitor was attached, so detaching switched the plans off.
+
+usage: attach_test.py BIN-DIR MAILBOX-VGL"""
+import collections
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN, VGL = sys.argv[1], sys.argv[2]
+VIGIL = os.path.join(BIN, "vigil")
+MAILBOX = os.path.join(BIN, "mailbox")
+OPTS = ["--seed", "1", "--processes", "20", "--processors", "2", "--mailboxes", "5",
+        "--messages", "20000"]
+failures = []
+
+RESUMED_P5 = """range of S is SendMessage
+range of W is Waiting
+retrieve ResumedbyP (Process = W.Process)
+valid at end of W
+where S.Mailbox = W.Mailbox and S.Process = "P5"
+when S precede end of W"""
+SENDS = 'range of S is SendMessage retrieve (S.Mailbox) where S.Process = "{p}"'
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def values(text):
+    c = collections.Counter()
+    for line in text.splitlines():
+        if line.startswith("{"):
+            c[json.dumps(json.loads(line)["values"], sort_keys=True)] += 1
+    return c
+
+
+def stats_of(err):
+    for line in err.splitlines():
+        if line.startswith('{"watch"'):
+            return json.loads(line)["watch"]
+    return None
+
+
+def user_events(trace):
+    d = subprocess.run([VIGIL, "dump", "--json", trace], capture_output=True, text=True,
+                       timeout=120)
+    names = [json.loads(l)["name"] for l in d.stdout.splitlines() if l.startswith("{")]
+    return collections.Counter(n for n in names if not n.startswith("vg."))
+
+
+def watch(pid, query, *extra):
+    return subprocess.Popen([VIGIL, "watch", "--pid", str(pid), "--format", "json", "--stats",
+                             "--every", "50ms", "-e", query, *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def check_watch(name, p, full, reason):
+    out, err = p.communicate(timeout=120)
+    st = stats_of(err)
+    got = values(out)
+    if p.returncode != 0 or not st:
+        fail(f"{name}: exit {p.returncode}: {err}")
+        return None
+    if f"({reason})" not in err:
+        fail(f"{name}: expected to detach because {reason}: {err}")
+    if not got:
+        fail(f"{name}: no tuple while attached: {err}")
+    if st["packets"]["extraneous"]:
+        fail(f"{name}: {st['packets']['extraneous']} extraneous packets")
+    beyond = {k: n for k, n in got.items() if n > full[k]}
+    if beyond:
+        fail(f"{name}: tuples the full recording does not answer: {beyond}")
+    print(f"ok  {name}: {sum(got.values())} tuples from "
+          f"{sum(a['packets'] for a in st['alphas'])} packets ({reason})")
+    return st
+
+
+def subject_pid(trace, deadline):
+    while time.time() < deadline:
+        for d in os.listdir(trace) if os.path.isdir(trace) else []:
+            parts = d.rsplit("-", 2)
+            if len(parts) == 3 and parts[0] == "mailbox" and \
+                    os.path.exists(os.path.join(trace, d, "metadata")):
+                return int(parts[1])
+        time.sleep(0.02)
+    return None
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="vigil-attach-")
+    try:
+        full_trace = os.path.join(work, "full")
+        subprocess.run([VIGIL, "record", "-q", "-o", full_trace, "--", MAILBOX, *OPTS],
+                       check=True, capture_output=True, timeout=120)
+
+        def full(q):
+            r = subprocess.run([VIGIL, "query", full_trace, "--format", "json", "-e", q],
+                               capture_output=True, text=True, timeout=120)
+            return values(r.stdout)
+
+        trace = os.path.join(work, "listen")
+        rec = subprocess.Popen([VIGIL, "record", "--listen", "-o", trace, "--", MAILBOX, *OPTS,
+                                "--pace", "200"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        pid = subject_pid(trace, time.time() + 30)
+        if pid is None:
+            fail("the subject never started recording")
+            return
+        time.sleep(0.3)
+        before = user_events(trace)
+        if before:
+            fail(f"recorded before any monitor attached: {before}")
+        else:
+            print("ok  nothing but vg.* recorded before the first attach")
+
+        w1 = watch(pid, RESUMED_P5, "--for", "800ms")
+        time.sleep(0.3)
+        busy = subprocess.run([VIGIL, "watch", "--pid", str(pid), "-e", SENDS.format(p="P2")],
+                              capture_output=True, text=True, timeout=60)
+        if busy.returncode != 2 or "busy" not in busy.stderr:
+            fail(f"second monitor: exit {busy.returncode}: {busy.stderr!r}")
+        else:
+            print("ok  a second monitor is refused:", busy.stderr.strip())
+        st1 = check_watch("ResumedbyP5 --for 800ms", w1, full(RESUMED_P5), "time is up")
+
+        w2 = watch(pid, SENDS.format(p="P2"))
+        time.sleep(0.6)
+        w2.send_signal(signal.SIGINT)
+        st2 = check_watch("P2's sends, ^C", w2, full(SENDS.format(p="P2")), "interrupted")
+
+        w3 = watch(pid, SENDS.format(p="P3"))
+        st3 = check_watch("P3's sends, to the end", w3, full(SENDS.format(p="P3")),
+                          "the process ended")
+        rec_out, rec_err = rec.communicate(timeout=120)
+        if rec.returncode != 0:
+            fail(f"the subject: exit {rec.returncode}: {rec_err}")
+        detached = rec_err.count("monitor detached")
+        if detached != 2:  # the third saw the process end first
+            fail(f"the subject reported {detached} detaches, expected 2: {rec_err}")
+        if st1 and st2 and st3:
+            asked = sum(a["packets"] for st in (st1, st2, st3) for a in st["alphas"])
+            recorded = sum(user_events(trace).values())
+            if recorded != asked:
+                fail(f"the trace holds {recorded} user events; the plans asked for {asked}")
+            else:
+                print(f"ok  the trace holds exactly the {asked} packets the plans asked for")
+
+        sleeper = subprocess.Popen(["sleep", "30"])
+        try:
+            r = subprocess.run([VIGIL, "watch", "--pid", str(sleeper.pid), "-e",
+                                SENDS.format(p="P2")], capture_output=True, text=True,
+                               timeout=60)
+            if r.returncode != 2 or "does not listen" not in r.stderr or \
+                    r.stderr.count("\n") != 1:
+                fail(f"not listening: exit {r.returncode}: {r.stderr!r}")
+            else:
+                print("ok  not listening:", r.stderr.strip())
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+        r = subprocess.run([VIGIL, "watch", "--pid", "999999999", "-e", SENDS.format(p="P2")],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 2 or r.stderr.count("\n") != 1:
+            fail(f"no such process: exit {r.returncode}: {r.stderr!r}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1)
+    print("all attach checks passed")
+
+
+main()
