@@ -125,8 +125,9 @@ bool vgq_check_range(struct vgq_session *s, const struct tquel_query *q,
 		char list[512];
 		int k = vgq_suggest(r->relation, names, n, list, sizeof list);
 		free(names);
-		tquel_report(q, &r->relation_loc, d->out, "no relation '%s' in the trace%s%s%s",
+		tquel_report(q, &r->relation_loc, d->out, "no relation '%s' in %s%s%s%s",
 		             r->relation,
+		             s->db && s->db->from_model ? "the sensor description" : "the trace",
 		             k == 1   ? " (did you mean "
 		             : k == 0 ? " (relations: "
 		                      : "",

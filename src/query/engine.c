@@ -137,9 +137,10 @@ size_t vgq_explain(struct vgq_session *s, const struct tquel_query *q, FILE *out
 			fputc('\n', out);
 		fprintf(out, "%s (line %u)\n", b->label, b->src->loc.line);
 		fputs("before optimization:\n", out);
-		vgq_plan_print(plans[i], false, out);
+		bool counts = !(s->db && s->db->from_model); /* a .vgl's relations have none */
+		vgq_plan_print(plans[i], false, counts, out);
 		fputs("after optimization:\n", out);
-		vgq_plan_print(plans[i], true, out);
+		vgq_plan_print(plans[i], true, counts, out);
 	}
 	free(plans);
 	return 0;

@@ -241,7 +241,8 @@ void vgq_split_where(struct bx *e, struct bx **out, size_t *n);
 size_t vgq_count_when(const struct tp *e);
 void vgq_split_when(struct tp *e, struct tp **out, size_t *n);
 struct plan *vgq_plan(struct vgq_session *s, struct bstmt *b);
-void vgq_plan_print(const struct plan *p, bool physical, FILE *out);
+/* `counts`: show each scanned relation's number of tuples. */
+void vgq_plan_print(const struct plan *p, bool physical, bool counts, FILE *out);
 
 /* ---- value.c ---- */
 struct binding {

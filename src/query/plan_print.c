@@ -6,6 +6,7 @@
 #include "query/engine_internal.h"
 
 static const struct bstmt *cur;
+static bool show_counts; /* scans print their number of tuples */
 
 static void print_bx(const struct bx *e, FILE *out, int prec);
 
@@ -176,7 +177,7 @@ static void print_node(const struct pnode *n, int depth, FILE *out)
 		const struct bvar *v = &cur->vars[n->var];
 		fprintf(out, "%s as %s  (%s relation", v->rel->name, v->name,
 		        vgq_rkind_name(v->rel->kind));
-		if (v->rel->ntuples || v->rel->nattrs)
+		if (show_counts && (v->rel->ntuples || v->rel->nattrs))
 			fprintf(out, ", %zu tuples", v->rel->ntuples);
 		fputs(")\n", out);
 		return;
@@ -326,9 +327,10 @@ static void print_aggs(const struct bstmt *b, FILE *out)
 	}
 }
 
-void vgq_plan_print(const struct plan *p, bool physical, FILE *out)
+void vgq_plan_print(const struct plan *p, bool physical, bool counts, FILE *out)
 {
 	cur = p->stmt;
+	show_counts = counts;
 	if (physical)
 		print_aggs(p->stmt, out);
 	print_node(physical ? p->physical : p->logical, 0, out);

@@ -99,6 +99,7 @@ struct vgq_database {
 	uint64_t events;                       /* events read */
 	uint64_t damage;                       /* damage entries reported by the reader */
 	bool partial;                          /* damage > 0: relations hold what was readable */
+	bool from_model; /* relations declared by a sensor description, not read from a trace */
 	struct vgq_db_internal *internal;
 };
 

@@ -203,6 +203,7 @@ struct vgq_database *vgq_database_from_model(const struct vgl_model *m)
 
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
 	vgq_build_finish(&b, db);
+	db->from_model = true;
 	for (size_t i = 0; i < o.n; i++)
 		free(o.p[i]);
 	free(o.p);

@@ -485,7 +485,10 @@ void vg__control_undo(int builtins_off, int settle)
 	pthread_mutex_lock(&vg__rt.lock);
 	for (int b = 0; b < VG_B_COUNT; b++) {
 		vg_sensor *bs = vg__builtin(b);
-		int on = !builtins_off && vg__rt.recording &&
+		/* With the monitor gone only the process's end is still written: its begin
+		 * is in the trace, and a trace with both ends reads as complete. */
+		int keep = builtins_off ? b == VG_B_PROCESS_END : 1;
+		int on = keep && vg__rt.recording &&
 		         vg__sensor_pattern_enabled(vg__rt.cfg.sensors, bs->name);
 		atomic_store(&bs->enabled, on);
 	}

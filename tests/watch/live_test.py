@@ -132,7 +132,8 @@ def unknown_relation(work):
     marker = os.path.join(work, "ran")
     p = watch(["-e", "range of X is Nonexistent retrieve (X.a)", "--", "touch", marker])
     lines = [l for l in p.stderr.splitlines() if "error" in l]
-    if p.returncode != 2 or not lines or "Nonexistent" not in p.stderr or "^" not in p.stderr:
+    if p.returncode != 2 or not lines or "Nonexistent" not in p.stderr or "^" not in p.stderr \
+            or "in the sensor description" not in p.stderr:
         fail(f"unknown relation: exit {p.returncode}, stderr {p.stderr!r}")
     elif os.path.exists(marker):
         fail("unknown relation: the subject was started anyway")
