@@ -22,7 +22,7 @@ static void end_statement(struct parser *p, size_t ctx, const char *clauses)
 	tq_expected(p, ctx, what);
 }
 
-/* range of V is R, R a name or Clock[n] */
+/* range of V is R, R a name (dotted: a.b.c) or Clock[n] */
 static bool parse_range(struct parser *p, struct tquel_stmt *s)
 {
 	size_t ctx = peek(p)->loc.off;
@@ -40,9 +40,22 @@ static bool parse_range(struct parser *p, struct tquel_stmt *s)
 	advance(p);
 	if (!at_relation(p))
 		return tq_expected(p, ctx, "a relation name"), false;
-	struct tquel_token *rel = advance(p);
+	struct tquel_token *rel = advance(p), *last = rel;
 	r->relation_loc = rel->loc;
-	r->relation = tq_name(p, rel);
+	/* Sensors registered without a .vgl are named like `app.request`: a dotted name
+	 * written without spaces is one relation name. */
+	while (at(p, TT_DOT) && peek(p)->start == last->start + last->len &&
+	       peek2(p)->kind == TT_WORD && peek2(p)->start == peek(p)->start + 1) {
+		advance(p);
+		last = advance(p);
+	}
+	r->relation =
+	    tquel_strndup(p->a, rel->start, (size_t)(last->start + last->len - rel->start));
+	if (at(p, TT_DOT)) {
+		tq_error(p, peek(p)->loc,
+		         "a relation name with dots is written without spaces, as in app.request");
+		return false;
+	}
 	if (!strcmp(r->relation, "Clock"))
 		r->clock_period = 1;
 	if (at(p, TT_LBRACK)) {

@@ -432,6 +432,12 @@ def test_listen(r):
     check(r.numbers("ctl.link", evs) == [104], f"links {r.numbers('ctl.link', evs)}")
     check(r.numbers("ctl.tick", evs) == [112], f"ticks {r.numbers('ctl.tick', evs)}")
     check(r.stderr().count("monitor detached") == 2, f"stderr: {r.stderr()!r}")
+    # The relation of a sensor registered without a .vgl keeps its dotted name in TQuel.
+    q = subprocess.run([VIGIL, "query", r.trace, "--format", "json", "-e",
+                        "range of d is ctl.deliver retrieve (d.n)"],
+                       capture_output=True, text=True, timeout=60)
+    got = sorted(json.loads(l)["values"]["n"] for l in q.stdout.splitlines() if l.strip())
+    check(q.returncode == 0 and got == [102, 105, 111], f"query: {got} {q.stderr}")
 
 
 TESTS = {
