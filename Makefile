@@ -39,6 +39,7 @@ bench: build
 	@./bench/run.sh $(BUILD)
 	@./bench/query.sh $(BUILD)
 	@python3 ./bench/watch.py $(BUILD)
+	@$(BUILD)/bench/logcap-bench
 
 bench-query: build
 	@./bench/query.sh $(BUILD)

@@ -153,6 +153,7 @@ static void before_exec(const char *path)
 {
 	if (!vg__rt.recording || in_other_process())
 		return;
+	vg__logcap_process_end(); /* the new image starts its own model */
 	vg_value v[1];
 	v[0].s = path;
 	vg_emit(vg__builtin(VG_B_PROCESS_EXEC), v);

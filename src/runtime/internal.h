@@ -149,6 +149,9 @@ void vg__process_start_image(int after_fork);
 void vg__process_begin_once(void);
 void vg__process_end(int status);
 
+/* logcap.c: log capture (docs/logcapture.md); the rest is in logcap.h */
+void vg__logcap_init(void), vg__logcap_process_end(void), vg__logcap_after_fork(void);
+
 /* hooks.c: interposed libc functions, resolved with dlsym(RTLD_NEXT) */
 void vg__hooks_init(void);
 

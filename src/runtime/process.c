@@ -171,6 +171,7 @@ void vg__process_end(int status)
 {
 	if (!vg__rt.recording || atomic_exchange(&process_ended, 1))
 		return;
+	vg__logcap_process_end();
 	vg_value v[3];
 	v[0].u = (uint64_t)vg__rt.pid;
 	v[1].u = vg__rt.process_gen;
@@ -217,6 +218,7 @@ static void atfork_child(void)
 	if (vg__rt.recording)
 		vg__stream_thread_start();
 	vg__control_after_fork(); /* its own connection to the monitor, if any */
+	vg__logcap_after_fork();
 }
 
 static void init(void)
@@ -246,6 +248,7 @@ static void init(void)
 	} else {
 		vg__registry_init();
 	}
+	vg__logcap_init();
 	if (!vg__rt.recording) {
 		vg__control_start(); /* only says that VIGIL_CONTROL is ignored */
 		return;

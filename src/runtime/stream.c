@@ -516,9 +516,20 @@ void vg_thread_flush(void)
 
 void vg__stream_forget_after_fork(void)
 {
-	/* The parent's stream is the parent's: the child gets its own on first use. */
-	if (tls_stream)
-		unmap(&tls_stream->win);
+	/* The parent's stream is the parent's: the child gets its own on first use. Its
+	 * thread entity leaves the monitor's live table before its memory goes. */
+	struct vg_stream *st = tls_stream;
+	if (st) {
+		if (vg__control_on) {
+			pthread_mutex_lock(&vg__rt.lock);
+			vg__control_entity_dead_locked(&st->self);
+			pthread_mutex_unlock(&vg__rt.lock);
+		}
+		unmap(&st->win);
+		if (atomic_load(&st->spare.state) == SPARE_READY)
+			unmap(&st->spare.win);
+		free(st);
+	}
 	tls_stream = NULL;
 	memset(&vg__tls, 0, sizeof vg__tls);
 	if (key_ready)

@@ -1,0 +1,285 @@
+/* Logging calls of unmodified programs (docs/logcapture.md): syslog and messages written
+ * to stderr through stdio, interposed like hooks.c's functions and forwarded to the real
+ * ones found with dlsym(RTLD_NEXT).
+ *
+ * While capturing, each call is an event identified by its call site (the return address)
+ * and its format: the format string for printf-like calls, the function's name in angle
+ * brackets for fputs, fwrite, fputc and perror, whose text is not a format (the site alone
+ * identifies them). Then the pass-through threshold decides whether the call reaches the
+ * real function: syslog messages less severe than VIGIL_LOG_PASS are dropped (modelled
+ * only); stderr writes have no level and are passed unless VIGIL_LOG_PASS=none. Calls on
+ * other streams and descriptors go straight through. A thread-local guard keeps calls
+ * made inside a real logging call (and the runtime's own) from being captured. */
+#define _GNU_SOURCE
+#undef _FORTIFY_SOURCE /* these are the functions its wrappers call */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "logcap.h"
+
+typedef void (*vsyslog_fn)(int, const char *, va_list);
+typedef void (*vsyslog_chk_fn)(int, int, const char *, va_list);
+typedef int (*vfprintf_fn)(FILE *, const char *, va_list);
+typedef int (*vfprintf_chk_fn)(FILE *, int, const char *, va_list);
+typedef int (*vdprintf_fn)(int, const char *, va_list);
+typedef int (*vdprintf_chk_fn)(int, int, const char *, va_list);
+typedef int (*fputs_fn)(const char *, FILE *);
+typedef size_t (*fwrite_fn)(const void *, size_t, size_t, FILE *);
+typedef int (*fputc_fn)(int, FILE *);
+typedef void (*perror_fn)(const char *);
+
+/* Resolved on first use: a hook may run before libvigil's constructor (from another
+ * library's), and dlsym does not need the runtime. */
+#define REAL(type, name)                                                                           \
+	({                                                                                         \
+		static _Atomic(type) real_;                                                        \
+		type f_ = atomic_load_explicit(&real_, memory_order_relaxed);                      \
+		if (__builtin_expect(!f_, 0)) {                                                    \
+			f_ = (type)dlsym(RTLD_NEXT, name);                                         \
+			atomic_store_explicit(&real_, f_, memory_order_relaxed);                   \
+		}                                                                                  \
+		f_;                                                                                \
+	})
+
+static const char M_FPUTS[] = "<fputs>", M_FWRITE[] = "<fwrite>", M_FPUTC[] = "<fputc>",
+                  M_PERROR[] = "<perror>";
+
+static inline void capture(void *ret, const char *fmt)
+{
+	if (!vg__lc.on || vg__lc_guard || !fmt)
+		return;
+	int saved = errno; /* %m and perror read it: the first call of a site may change it */
+	uint32_t id = vg__lc_key_id((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
+	if (id)
+		vg__logcap_hit(id);
+	errno = saved;
+}
+
+/* Is a syslog message of priority `pri` handed on? (Not capturing: always.) */
+static inline int syslog_passes(int pri)
+{
+	return !vg__lc.on || LOG_PRI(pri) <= vg__lc.pass;
+}
+
+static inline int stderr_passes(void)
+{
+	return !vg__lc.on || vg__lc.pass >= 0;
+}
+
+#define GUARDED(call)                                                                              \
+	do {                                                                                       \
+		int g_ = vg__lc_guard;                                                             \
+		vg__lc_guard = 1;                                                                  \
+		call;                                                                              \
+		vg__lc_guard = g_;                                                                 \
+	} while (0)
+
+/* ---- syslog ---- */
+
+VG_API void vsyslog(int pri, const char *fmt, va_list ap)
+{
+	capture(__builtin_return_address(0), fmt);
+	vsyslog_fn f = REAL(vsyslog_fn, "vsyslog");
+	if (f && syslog_passes(pri))
+		GUARDED(f(pri, fmt, ap));
+}
+
+VG_API void syslog(int pri, const char *fmt, ...)
+{
+	capture(__builtin_return_address(0), fmt);
+	vsyslog_fn f = REAL(vsyslog_fn, "vsyslog");
+	if (!f || !syslog_passes(pri))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	GUARDED(f(pri, fmt, ap));
+	va_end(ap);
+}
+
+VG_API void __vsyslog_chk(int pri, int flag, const char *fmt, va_list ap)
+{
+	capture(__builtin_return_address(0), fmt);
+	vsyslog_chk_fn f = REAL(vsyslog_chk_fn, "__vsyslog_chk");
+	if (f && syslog_passes(pri))
+		GUARDED(f(pri, flag, fmt, ap));
+}
+
+VG_API void __syslog_chk(int pri, int flag, const char *fmt, ...)
+{
+	capture(__builtin_return_address(0), fmt);
+	vsyslog_chk_fn f = REAL(vsyslog_chk_fn, "__vsyslog_chk");
+	if (!f || !syslog_passes(pri))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	GUARDED(f(pri, flag, fmt, ap));
+	va_end(ap);
+}
+
+/* ---- stdio to stderr ---- */
+
+/* What a suppressed printf-like call returns: the length it would have written. */
+static int would_write(const char *fmt, va_list ap)
+{
+	va_list aq;
+	va_copy(aq, ap);
+	int n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	return n;
+}
+
+static int vfprintf_common(void *ret, FILE *fp, int flag, const char *fmt, va_list ap)
+{
+	int rc = -1;
+	if (fp == stderr && vg__lc.on) {
+		capture(ret, fmt);
+		if (!stderr_passes())
+			return would_write(fmt, ap);
+	}
+	if (flag < 0) {
+		vfprintf_fn f = REAL(vfprintf_fn, "vfprintf");
+		if (f)
+			GUARDED(rc = f(fp, fmt, ap));
+	} else {
+		vfprintf_chk_fn f = REAL(vfprintf_chk_fn, "__vfprintf_chk");
+		if (f)
+			GUARDED(rc = f(fp, flag, fmt, ap));
+	}
+	return rc;
+}
+
+VG_API int vfprintf(FILE *fp, const char *fmt, va_list ap)
+{
+	return vfprintf_common(__builtin_return_address(0), fp, -1, fmt, ap);
+}
+
+VG_API int fprintf(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vfprintf_common(__builtin_return_address(0), fp, -1, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+VG_API int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
+{
+	return vfprintf_common(__builtin_return_address(0), fp, flag < 0 ? 0 : flag, fmt, ap);
+}
+
+VG_API int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vfprintf_common(__builtin_return_address(0), fp, flag < 0 ? 0 : flag, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int vdprintf_common(void *ret, int fd, int flag, const char *fmt, va_list ap)
+{
+	int rc = -1;
+	if (fd == STDERR_FILENO && vg__lc.on) {
+		capture(ret, fmt);
+		if (!stderr_passes())
+			return would_write(fmt, ap);
+	}
+	if (flag < 0) {
+		vdprintf_fn f = REAL(vdprintf_fn, "vdprintf");
+		if (f)
+			GUARDED(rc = f(fd, fmt, ap));
+	} else {
+		vdprintf_chk_fn f = REAL(vdprintf_chk_fn, "__vdprintf_chk");
+		if (f)
+			GUARDED(rc = f(fd, flag, fmt, ap));
+	}
+	return rc;
+}
+
+VG_API int vdprintf(int fd, const char *fmt, va_list ap)
+{
+	return vdprintf_common(__builtin_return_address(0), fd, -1, fmt, ap);
+}
+
+VG_API int dprintf(int fd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vdprintf_common(__builtin_return_address(0), fd, -1, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+VG_API int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
+{
+	return vdprintf_common(__builtin_return_address(0), fd, flag < 0 ? 0 : flag, fmt, ap);
+}
+
+VG_API int __dprintf_chk(int fd, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vdprintf_common(__builtin_return_address(0), fd, flag < 0 ? 0 : flag, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+VG_API int fputs(const char *s, FILE *fp)
+{
+	if (fp == stderr && vg__lc.on) {
+		capture(__builtin_return_address(0), M_FPUTS);
+		if (!stderr_passes())
+			return 1;
+	}
+	fputs_fn f = REAL(fputs_fn, "fputs");
+	int rc = EOF;
+	if (f)
+		GUARDED(rc = f(s, fp));
+	return rc;
+}
+
+VG_API size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
+{
+	if (fp == stderr && vg__lc.on) {
+		capture(__builtin_return_address(0), M_FWRITE);
+		if (!stderr_passes())
+			return n;
+	}
+	fwrite_fn f = REAL(fwrite_fn, "fwrite");
+	size_t rc = 0;
+	if (f)
+		GUARDED(rc = f(p, size, n, fp));
+	return rc;
+}
+
+VG_API int fputc(int c, FILE *fp)
+{
+	if (fp == stderr && vg__lc.on) {
+		capture(__builtin_return_address(0), M_FPUTC);
+		if (!stderr_passes())
+			return (unsigned char)c;
+	}
+	fputc_fn f = REAL(fputc_fn, "fputc");
+	int rc = EOF;
+	if (f)
+		GUARDED(rc = f(c, fp));
+	return rc;
+}
+
+VG_API void perror(const char *s)
+{
+	if (vg__lc.on) {
+		capture(__builtin_return_address(0), M_PERROR);
+		if (!stderr_passes())
+			return;
+	}
+	perror_fn f = REAL(perror_fn, "perror");
+	if (f)
+		GUARDED(f(s));
+}

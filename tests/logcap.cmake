@@ -1,0 +1,21 @@
+# Log capture (docs/logcapture.md): a program using vigil's C log API (linked with
+# libvigil), and unmodified programs calling syslog and stdio on stderr under
+# `vigil record`; the raw model files they write are checked by logcap_test.py.
+add_executable(logcap_api_subject ${CMAKE_SOURCE_DIR}/tests/logcap/api_subject.c)
+target_link_libraries(logcap_api_subject PRIVATE vigil_runtime Threads::Threads)
+
+# Not linked with libvigil: the preload of `vigil record` captures its calls.
+add_executable(logcap_syslog_subject ${CMAKE_SOURCE_DIR}/tests/logcap/syslog_subject.c)
+target_compile_options(logcap_syslog_subject PRIVATE -O1 -g -U_FORTIFY_SOURCE)
+add_executable(logcap_syslog_fortify ${CMAKE_SOURCE_DIR}/tests/logcap/syslog_subject.c)
+target_compile_options(logcap_syslog_fortify PRIVATE -O2 -g -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2)
+
+foreach(t api_sequence api_pass api_off api_kill api_fork syslog_plain syslog_fortify
+          syslog_pass syslog_fork)
+  add_test(NAME logcap.${t}
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/logcap/logcap_test.py ${t})
+  set_tests_properties(logcap.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)
+endforeach()
+# The API subject links the (instrumented) libvigil and records without the preload.
+set_tests_properties(logcap.api_sequence logcap.api_pass logcap.api_off logcap.api_kill
+                     logcap.api_fork PROPERTIES LABELS sanitize)
