@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages vigil builds, tests and benchmarks with, if missing.
+# postgresql (server, pgbench) and its server headers: tests/logmodel (logmodel.postgres)
+# and bench/logmodel_pg.sh build a logging adapter for it and run it under vigil record.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
-      openjdk-17-jdk-headless libsqlite3-dev sqlite3)
+      openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
+      postgresql postgresql-server-dev-all)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

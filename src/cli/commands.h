@@ -10,5 +10,8 @@ int vg_cmd_relations(int argc, char **argv);
 int vg_cmd_query(int argc, char **argv);
 int vg_cmd_explain(int argc, char **argv);
 int vg_cmd_watch(int argc, char **argv);
+int vg_cmd_model(int argc, char **argv);
+int vg_cmd_diff(int argc, char **argv);
+int vg_cmd_cdf(int argc, char **argv);
 
 #endif

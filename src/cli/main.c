@@ -21,6 +21,9 @@ static const struct command commands[] = {
     {"query", vg_cmd_query, "answer TQuel queries over the relations of a trace"},
     {"explain", vg_cmd_explain, "show the algebra of TQuel queries, before and after optimization"},
     {"watch", vg_cmd_watch, "run a program with only the sensors a TQuel query needs; print its answer live"},
+    {"model", vg_cmd_model, "merge log models, recordings and traces into a behaviour model"},
+    {"diff", vg_cmd_diff, "rank the differences between two behaviour models"},
+    {"cdf", vg_cmd_cdf, "distribution of the time from one event to others in a model"},
 };
 
 static void usage(FILE *f)
@@ -36,6 +39,9 @@ static void usage(FILE *f)
 	           "  vigil dump --json run1 | jq .name              JSON lines for scripts\n"
 	           "  vigil query run1 -f resumed.tq                 ask it a TQuel question\n"
 	           "  vigil watch --sensors app.vgl -f q.tq -- ./app ask while it runs\n"
+	           "  vigil model run1 -o run1.vgm                   its behaviour model\n"
+	           "  vigil diff base.vgm run1.vgm                   what changed, ranked\n"
+	           "  vigil cdf run1.vgm --from A --to B             time from A to B\n"
 	           "  vigil COMMAND --help                           help on one command\n");
 }
 

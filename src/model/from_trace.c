@@ -1,0 +1,130 @@
+/* A model from a recorded CTF trace: events in time order (the reader's merge), one
+ * event type per event name, transitions between consecutive events of a stream. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/inputs.h"
+#include "trace/trace.h"
+
+struct last {
+	long event; /* index, -1 before the stream's first event */
+	int64_t ts;
+};
+
+/* Event types are interned once per declaration (types are per process image). */
+struct type_cache {
+	const struct vgt_event_type **keys;
+	uint32_t *vals;
+	size_t n, used;
+};
+
+static long cached(struct type_cache *c, const struct vgt_event_type *t)
+{
+	size_t k = ((uintptr_t)t >> 4) * 0x9e3779b97f4a7c15ull >> 20 & (c->n - 1);
+	for (; c->keys[k]; k = (k + 1) & (c->n - 1))
+		if (c->keys[k] == t)
+			return c->vals[k];
+	return -1;
+}
+
+static int cache_put(struct type_cache *c, const struct vgt_event_type *t, uint32_t v)
+{
+	if ((c->used + 1) * 2 > c->n) {
+		struct type_cache g = {calloc(c->n * 2, sizeof *g.keys),
+		                       calloc(c->n * 2, sizeof *g.vals), c->n * 2, 0};
+		if (!g.keys || !g.vals) {
+			free(g.keys);
+			free(g.vals);
+			return -1;
+		}
+		for (size_t i = 0; i < c->n; i++)
+			if (c->keys[i])
+				cache_put(&g, c->keys[i], c->vals[i]);
+		free(c->keys);
+		free(c->vals);
+		*c = g;
+	}
+	size_t k = ((uintptr_t)t >> 4) * 0x9e3779b97f4a7c15ull >> 20 & (c->n - 1);
+	while (c->keys[k])
+		k = (k + 1) & (c->n - 1);
+	c->keys[k] = t;
+	c->vals[k] = v;
+	c->used++;
+	return 0;
+}
+
+int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, char *err,
+                   size_t errsize)
+{
+	const char *paths[] = {path};
+	struct vgt_trace *t = vgt_open(paths, 1, err, errsize);
+	if (!t)
+		return -1;
+	if (!vgt_any_readable(t)) {
+		snprintf(err, errsize, "%s: no process image of the trace has readable metadata",
+		         path);
+		vgt_close(t);
+		return -1;
+	}
+	size_t ns = vgt_stream_count(t);
+	struct last *last = malloc((ns + 1) * sizeof *last);
+	struct type_cache c = {calloc(64, sizeof *c.keys), calloc(64, sizeof *c.vals), 64, 0};
+	struct vgt_merge *mg = vgt_merge_open(t);
+	int rc = -1;
+	if (!last || !c.keys || !c.vals || !mg) {
+		snprintf(err, errsize, "%s: out of memory", path);
+		goto out;
+	}
+	for (size_t i = 0; i < ns; i++)
+		last[i] = (struct last){-1, 0};
+	uint64_t n = 0;
+	const struct vgt_event *ev;
+	while ((ev = vgt_merge_next(mg))) {
+		long e = cached(&c, ev->type);
+		if (e < 0) {
+			char *site = malloc(strlen(ev->type->name) + 8);
+			if (!site)
+				goto oom;
+			sprintf(site, "sensor:%s", ev->type->name);
+			e = vgm_event_intern(m, site, ev->type->name);
+			free(site);
+			if (e < 0 || cache_put(&c, ev->type, (uint32_t)e))
+				goto oom;
+		}
+		m->events[e].count++;
+		n++;
+		struct last *l = &last[ev->stream->index];
+		if (l->event >= 0) {
+			struct vgm_trans *tr = vgm_trans_intern(m, (uint32_t)l->event, (uint32_t)e);
+			if (!tr)
+				goto oom;
+			/* A stream's times never go backwards (the reader reports it as damage). */
+			uint64_t dt = ev->ts > l->ts ? (uint64_t)(ev->ts - l->ts) : 0;
+			tr->count++;
+			tr->sum_ns += dt;
+			if (vgm_sketch_add(&tr->sk, dt, 1))
+				goto oom;
+		}
+		l->event = e;
+		l->ts = ev->ts;
+	}
+	*damaged = vgt_damage_total(t);
+	char src[600];
+	snprintf(src, sizeof src, "trace %.500s: %llu events", path, (unsigned long long)n);
+	if (vgm_add_source(m, src))
+		goto oom;
+	vgm_model_update_out(m);
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errsize, "%s: out of memory", path);
+out:
+	if (mg)
+		vgt_merge_close(mg);
+	free(last);
+	free(c.keys);
+	free(c.vals);
+	vgt_close(t);
+	return rc;
+}
