@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build build-asan build-fuzz demo test bench bench-query bench-watch format clean
+.PHONY: all deps build build-asan build-fuzz demo test bench bench-query bench-watch bench-logmodel format clean
 
 all: build
 
@@ -40,12 +40,17 @@ bench: build
 	@./bench/query.sh $(BUILD)
 	@python3 ./bench/watch.py $(BUILD)
 	@$(BUILD)/bench/logcap-bench
+	@python3 ./bench/logmodel_pg.py $(BUILD)
 
 bench-query: build
 	@./bench/query.sh $(BUILD)
 
 bench-watch: build
 	@python3 ./bench/watch.py $(BUILD)
+
+# pgbench throughput with log capture on and off (bench/README.md, bench/logmodel_pg.py).
+bench-logmodel: build
+	@python3 ./bench/logmodel_pg.py $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""bench/logmodel_pg.py BUILD_DIR: pgbench throughput with log capture on versus off.
+
+PostgreSQL from Debian's packages (the newest /usr/lib/postgresql/VER/bin), started here
+in temporary directories (tests/logmodel/pgharness.py), always under `vigil record` with
+vigil's logging adapter (build/bin/pg_vigil_log.so, shared_preload_libraries) and
+VIGIL_LOG_PASS=warning. Configurations:
+
+  off         log_min_messages = debug5, VIGIL_LOG=off: the server formats every debug
+              message and hands it to the adapter, which drops it (not captured, not
+              written). Only capture differs from `on`.
+  on          log_min_messages = debug5, capture on: every message is counted in the
+              in-memory model (events, transitions, sampled times); none is written.
+  production  log_min_messages = warning, VIGIL_LOG=off: no debug message is formatted at
+              all (what a server runs without debug logging).
+
+Paired and concurrent: this machine's load from other work swings pgbench by +-50% from
+one run to the next, so the two configurations compared run at the same time, as two
+servers (two data directories, pgbench -i at scale 5 in each), each driven by
+`pgbench -n -c 1 -j 1 -T S` (TPC-B-like, synchronous_commit = off so the runs are
+CPU-bound, not waiting on fsync). Both see the same load; on a CPU-bound machine the
+scheduler gives both about the same CPU time, so their tps ratio is the ratio of their
+costs per transaction. Each repetition runs the pairs on|off and on|production with fresh
+servers, and swaps which data directory gets which configuration every repetition. The
+loss is 1 - median(tps_on / tps_other), in %. Writes BENCH_OUT/logmodel_pg.json.
+Settings: BENCH_PG_SECONDS (default 10), BENCH_PG_REPS (default 6). Progress on stderr."""
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "logmodel"))
+import pgharness  # noqa: E402
+
+SECONDS = int(os.environ.get("BENCH_PG_SECONDS", "10"))
+REPS = int(os.environ.get("BENCH_PG_REPS", "6"))
+OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
+CONFIGS = {
+    "off": ({"VIGIL_LOG": "off"}, "debug5"),
+    "on": ({}, "debug5"),
+    "production": ({"VIGIL_LOG": "off"}, "warning"),
+}
+
+
+def pg_bin():
+    found = []
+    for b in glob.glob("/usr/lib/postgresql/*/bin"):
+        ver = os.path.basename(os.path.dirname(b))
+        if ver.isdigit() and os.path.exists(os.path.join(b, "postgres")):
+            found.append((int(ver), b))
+    return max(found)[1] if found else None
+
+
+def run_pair(servers, names, rep):
+    """Both servers under their configurations at once; returns {name: tps}."""
+    for pg, name in zip(servers, names):
+        env, level = CONFIGS[name]
+        pg.start(record=pg.path("trace-%d" % rep), env=dict(env, VIGIL_LOG_PASS="warning"))
+        pg.set_conf({"log_min_messages": level})
+        pg.reload()
+        pg.psql("SELECT 1")
+    procs = [pg.pgbench_start(["-n", "-c", "1", "-j", "1", "-T", str(SECONDS)])
+             for pg in servers]
+    res = {}
+    for pg, name, p in zip(servers, names, procs):
+        out, err = p.communicate()
+        if p.returncode:
+            raise pgharness.PgError("pgbench exited %d: %s" % (p.returncode, err))
+        res[name] = pgharness.tps(out)
+    for pg in servers:
+        pg.set_conf({"log_min_messages": "warning"})
+        pg.stop()
+        subprocess.run(pg.prefix + ["rm", "-rf", pg.path("trace-%d" % rep)])
+    return res
+
+
+def main():
+    pgb = pg_bin()
+    adapter = os.path.join(BUILD, "bin", "pg_vigil_log.so")
+    if not pgb or not os.path.exists(adapter):
+        sys.exit("bench/logmodel_pg.py: needs PostgreSQL and its server headers (Debian: "
+                 "postgresql postgresql-server-dev-all; scripts/install-deps.sh) and a "
+                 "build with %s" % adapter)
+    servers = [pgharness.PgServer(pgb, os.path.join(BUILD, "bin"), adapter=adapter)
+               for _ in range(2)]
+    servers[1].port = str(int(servers[0].port) + 1)
+    pairs = {"off": [], "production": []}  # (tps_on, tps_other) per repetition
+    try:
+        for pg in servers:
+            pg.initdb({"log_min_messages": "warning", "log_destination": "'syslog'",
+                       "synchronous_commit": "off"})
+            pg.start(out="init.out")
+            pg.pgbench(["-i", "-q", "-s", "5"])
+            pg.stop()
+        for rep in range(REPS):
+            for other in ("off", "production"):
+                names = ["on", other] if rep % 2 == 0 else [other, "on"]
+                r = run_pair(servers, names, rep)
+                pairs[other].append((r["on"], r[other]))
+                print("rep %d: on %.1f tps, %s %.1f tps (ratio %.4f)" %
+                      (rep + 1, r["on"], other, r[other], r["on"] / r[other]),
+                      file=sys.stderr)
+    finally:
+        for pg in servers:
+            pg.cleanup()
+    print("\npgbench -n -c 1 -j 1 -T %d on each of two concurrent servers, %d repetitions, "
+          "PostgreSQL in %s\n" % (SECONDS, REPS, pgb))
+    print("| pair | median tps on | median tps other | median ratio on/other | loss |")
+    print("|---|---|---|---|---|")
+    summary = {}
+    for other, v in pairs.items():
+        ratio = statistics.median(a / b for a, b in v)
+        summary[other] = {"tps_on": [a for a, _ in v], "tps_other": [b for _, b in v],
+                          "median_ratio": ratio, "loss_pct": 100 * (1 - ratio)}
+        print("| on vs %s | %.1f | %.1f | %.4f | %.2f%% |" %
+              (other, statistics.median(a for a, _ in v), statistics.median(b for _, b in v),
+               ratio, 100 * (1 - ratio)))
+    print("\ncapture on vs off (both at debug5): %.2f%% loss (target < 3%%)" %
+          summary["off"]["loss_pct"])
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "logmodel_pg.json"), "w") as f:
+        json.dump({"seconds": SECONDS, "reps": REPS, "pairs": summary}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
