@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+from watch_common import stats_of, values
+
 BIN, VGL = sys.argv[1], sys.argv[2]
 VIGIL = os.path.join(BIN, "vigil")
 MAILBOX = os.path.join(BIN, "mailbox")
@@ -44,21 +46,6 @@ SENDS = 'range of S is SendMessage retrieve (S.Mailbox) where S.Process = "{p}"'
 def fail(msg):
     failures.append(msg)
     print("FAIL:", msg)
-
-
-def values(text):
-    c = collections.Counter()
-    for line in text.splitlines():
-        if line.startswith("{"):
-            c[json.dumps(json.loads(line)["values"], sort_keys=True)] += 1
-    return c
-
-
-def stats_of(err):
-    for line in err.splitlines():
-        if line.startswith('{"watch"'):
-            return json.loads(line)["watch"]
-    return None
 
 
 def user_events(trace):

@@ -15,8 +15,6 @@ enables it through the control channel):
 5. the monitor killed mid-watch: the subject reports the monitor gone, runs to its end.
 
 usage: live_test.py BIN-DIR MAILBOX-VGL"""
-import collections
-import json
 import os
 import shutil
 import signal
@@ -24,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from watch_common import stats_of, values
 
 BIN, VGL = sys.argv[1], sys.argv[2]
 VIGIL = os.path.join(BIN, "vigil")
@@ -41,21 +41,6 @@ when S precede end of W"""
 def fail(msg):
     failures.append(msg)
     print("FAIL:", msg)
-
-
-def values(text):
-    c = collections.Counter()
-    for line in text.splitlines():
-        if line.startswith("{"):
-            c[json.dumps(json.loads(line)["values"], sort_keys=True)] += 1
-    return c
-
-
-def stats_of(err):
-    for line in err.splitlines():
-        if line.startswith('{"watch"'):
-            return json.loads(line)["watch"]
-    return None
 
 
 def watch(args, **kw):
