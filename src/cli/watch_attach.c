@@ -96,8 +96,12 @@ int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct
 	struct watch_answer ans = {.since = (uint64_t)vgc_subject_hello_ns(c)};
 	int snapshots = 0;
 	enum end why = run(a, c, q, plan, o, pr, &ans, &snapshots);
-	/* Detach first: the process lowers what the plan raised, and the final answer is
-	 * over everything recorded while attached. */
+	/* Switch the plan off first (the process answers once it is off), so the final
+	 * answer is over everything the plan recorded; then detach. */
+	char err[512];
+	int64_t at;
+	if (why != ENDED && vgc_command(c, "reset", &at, NULL, err, sizeof err) < 0 && !a->quiet)
+		fprintf(stderr, "vigil watch: process %d: reset: %s\n", pid, err);
 	vgc_subject_close(c);
 	int rc = 0;
 	if (why != FAILED && watch_answer(image, q, plan, o, pr, true, &ans) < 0)

@@ -223,11 +223,13 @@ static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
 		         MAX_DELTA);
 		goto done;
 	}
-	if (!strcmp(cmd, "ping") || !strcmp(cmd, "go")) {
+	if (!strcmp(cmd, "ping") || !strcmp(cmd, "go") || !strcmp(cmd, "reset")) {
 		if (n != 1)
 			snprintf(err, sizeof err, "usage: %s", cmd);
 		else if (cmd[0] == 'g')
 			*go = 1;
+		else if (cmd[0] == 'r') /* a monitor about to leave: its plan off, answered */
+			vg__control_undo(0, 1);
 	} else if (!strcmp(cmd, "sensor")) {
 		if (n != 3)
 			snprintf(err, sizeof err, "usage: sensor <delta> <glob>");
@@ -256,7 +258,7 @@ static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
 	} else {
 		snprintf(err, sizeof err,
 		         "unknown command (expected sensor, entities, entity, "
-		         "trigger, go or ping)");
+		         "trigger, reset, go or ping)");
 	}
 done:
 	if (err[0])

@@ -394,9 +394,9 @@ def attach(pid):
 
 
 def test_listen(r):
-    """VIGIL_CONTROL=listen: monitors attach later, one at a time; detaching lowers all
-    they raised (sensors, entity flags from rules and triggers); a fork child starts from
-    the configured counters."""
+    """VIGIL_CONTROL=listen: monitors attach later, one at a time; detaching (or `reset`)
+    lowers all they raised (sensors, entity flags from rules and triggers); a fork child
+    starts from the configured counters."""
     r.do("create 0 box0", "create 1 box1", "tick 100", "deliver 0 101")  # no monitor yet
     m = attach(r.p.pid)
     check(isinstance(m, Link), f"first monitor refused: {m}")
@@ -421,6 +421,8 @@ def test_listen(r):
     r.p.stdin.flush()
     ans = r.p.stdout.readline().strip()
     check(ans == "done 0", f"fork -> {ans!r}")
+    m2.ok("reset")  # the plan off, answered, the monitor still attached
+    r.do("deliver 1 114", "tick 115")
     m2.close()
     end = time.monotonic() + 30
     while r.stderr().count("monitor detached") < 2 and time.monotonic() < end:
