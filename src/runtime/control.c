@@ -48,6 +48,16 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int vg__control_high_fd(int fd)
+{
+	/* Out of the low numbers a program may close or reuse wholesale. */
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
 static int connect_monitor(const char *path, char *why, size_t whysize)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -63,13 +73,7 @@ static int connect_monitor(const char *path, char *why, size_t whysize)
 			close(fd);
 		return -1;
 	}
-	/* Out of the low numbers a program may close or reuse wholesale. */
-	int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
-	if (high >= 0) {
-		close(fd);
-		fd = high;
-	}
-	return fd;
+	return vg__control_high_fd(fd);
 }
 
 static int send_all(int fd, const char *s, size_t n)
@@ -346,8 +350,7 @@ static void *control_main(void *arg)
 	return NULL;
 }
 
-/* Like the worker (worker.c): all signals blocked, detached, unseen by the hooks. */
-static int start_thread(void)
+int vg__control_start_thread(void *(*fn)(void *))
 {
 	sigset_t all, old;
 	sigfillset(&all);
@@ -357,7 +360,7 @@ static int start_thread(void)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 << 10);
 	pthread_t th;
-	int rc = vg__real_pthread_create(&th, &attr, control_main, NULL);
+	int rc = vg__real_pthread_create(&th, &attr, fn, NULL);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
@@ -386,7 +389,7 @@ static void connect_and_handshake(int fail_is_gone)
 	int wait_s = vg__rt.cfg.control_wait_s;
 	int r = vg__control_send_hello(fd) < 0 ? GONE
 	                                       : serve(fd, 1, mono_ms() + (int64_t)wait_s * 1000);
-	if (r == LINE && start_thread() == 0)
+	if (r == LINE && vg__control_start_thread(control_main) == 0)
 		return;
 	snprintf(why, sizeof why, "VIGIL_CONTROL=%s: %s; ", path,
 	         r == TIMEOUT ? "no go from the monitor in time (VIGIL_CONTROL_WAIT)"

@@ -7,9 +7,7 @@
  * recording its entity sources for the next monitor. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,16 +25,6 @@ static int monitor_fd = -1; /* the attached monitor, or -1 */
 int vg__control_listening(void)
 {
 	return vg__rt.cfg.control && !strcmp(vg__rt.cfg.control, "listen");
-}
-
-/* Out of the low numbers a program may close or reuse wholesale. */
-static int high_fd(int fd)
-{
-	int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
-	if (high < 0)
-		return fd;
-	close(fd);
-	return high;
 }
 
 static void refuse(int fd, const char *why)
@@ -64,7 +52,7 @@ static void take_monitor(void)
 		refuse(fd, "busy: another monitor is attached");
 		return;
 	}
-	fd = high_fd(fd);
+	fd = vg__control_high_fd(fd);
 	vg__control_reader_reset();
 	if (vg__control_send_hello(fd) < 0) {
 		close(fd);
@@ -105,23 +93,6 @@ static void *listen_main(void *arg)
 	}
 }
 
-/* Like the worker (worker.c): all signals blocked, detached, unseen by the hooks. */
-static int start_thread(void)
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 << 10);
-	pthread_t th;
-	int rc = vg__real_pthread_create(&th, &attr, listen_main, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
-}
-
 void vg__control_listen_start(void)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -138,8 +109,8 @@ void vg__control_listen_start(void)
 			close(fd);
 		return;
 	}
-	listen_fd = high_fd(fd);
-	if (start_thread() != 0) {
+	listen_fd = vg__control_high_fd(fd);
+	if (vg__control_start_thread(listen_main) != 0) {
 		vg__warn("VIGIL_CONTROL=listen: cannot start the control thread; no monitor can "
 		         "attach");
 		close(listen_fd);

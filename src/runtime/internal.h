@@ -117,6 +117,10 @@ void vg__control_after_fork(void); /* fork child: drop the parent's link, connec
 int vg__control_serve_available(int fd);
 void vg__control_reader_reset(void);
 int vg__control_send_hello(int fd);
+/* The control thread: all signals blocked, detached, unseen by the hooks (like the
+ * worker); 0 or an errno. */
+int vg__control_start_thread(void *(*fn)(void *));
+int vg__control_high_fd(int fd); /* fd moved above 512, close-on-exec */
 /* control_listen.c: VIGIL_CONTROL=listen, monitors attach later (vigil watch --pid). */
 int vg__control_listening(void);
 void vg__control_listen_start(void);

@@ -85,7 +85,6 @@ int vg__lc_table_init(struct lc_table *t, size_t pool_len);
 void vg__lc_table_free(struct lc_table *t);
 void vg__lc_table_clear(struct lc_table *t);
 struct lc_trans *vg__lc_trans_get(struct lc_table *t, uint32_t key); /* NULL: full */
-const struct lc_trans *vg__lc_trans_find(const struct lc_table *t, uint32_t key);
 /* The 64 bucket counts of octave o (buckets o*64 ..) of a transition, or NULL. */
 const _Atomic uint64_t *vg__lc_octave(const struct lc_table *t, const struct lc_trans *e,
                                       uint32_t o);

@@ -136,17 +136,6 @@ const _Atomic uint64_t *vg__lc_octave(const struct lc_table *t, const struct lc_
 	return c ? chunk(t, c) : NULL;
 }
 
-const struct lc_trans *vg__lc_trans_find(const struct lc_table *t, uint32_t key)
-{
-	uint32_t i = (key * 2654435761u) >> (32 - LC_TRANS_BITS);
-	for (;; i = (i + 1) & (TRANS_SLOTS - 1)) {
-		if (t->trans[i].key == key)
-			return &t->trans[i];
-		if (t->trans[i].key == 0)
-			return NULL;
-	}
-}
-
 static uint64_t ld(const _Atomic uint64_t *p)
 {
 	return atomic_load_explicit((_Atomic uint64_t *)p, memory_order_relaxed);
