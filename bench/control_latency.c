@@ -30,7 +30,7 @@ static int subject(void)
 {
 	static const vg_field_desc f[] = {{"n", VG_INT64, NULL}};
 	static const vg_type_desc d = {
-	    "bench.ctl", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f, 1, -1, -1, -1};
+	    "bench.ctl", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f, 1, -1, -1, -1, VG_OP_ACTIVITY};
 	vg_sensor_register(&d);
 	char buf[64];
 	while (read(0, buf, sizeof buf) > 0) /* until the monitor closes our stdin */

@@ -25,6 +25,16 @@ extern "C" {
 #define VG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define VG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* Internal state the inline functions below read (docs/consistency.md). */
+/* VG_CAT_* bits whose reporting is off process-wide (narrowed or suspended). */
+extern VG_API _Atomic uint32_t vg__report_off;
+/* Entities whose `rep` carries another epoch were reported in another image (before a
+ * fork): this image may not refer to them. */
+extern VG_API uint32_t vg__rep_epoch;
+/* Non-zero while the runtime tracks entities, invocations and locks (recording, with
+ * consistency on): sensors with an op then call the runtime even when they are off. */
+extern VG_API int vg__tracking;
+
 /* ---- schemas ------------------------------------------------------------------ */
 
 enum vg_field_type {
@@ -52,6 +62,36 @@ enum vg_kind {
 	VG_KIND_RECLAIM,
 };
 
+/* Consistent partial reporting (docs/consistency.md). Every event type is an *entity
+ * event* (it starts or ends an entity's existence, or renames it) or an *activity
+ * event* (it refers to existing entities). `op` says which, and what the event does, so
+ * that the runtime keeps whatever subset it reports consistent. */
+enum vg_op {
+	VG_OP_ACTIVITY = 0, /* activity: refers to live entities only (the default) */
+	VG_OP_CREATE,       /* entity: starts the target's lifetime (identity = its address) */
+	VG_OP_LOAD,         /* entity: defines the target (a type) between create and reclaim */
+	VG_OP_RECLAIM,      /* entity: ends the target's lifetime */
+	VG_OP_RENAME,       /* entity: names the target */
+	VG_OP_ENTER,        /* entity: an invocation starts on the calling thread */
+	VG_OP_LEAVE,        /* entity: the calling thread's innermost invocation ends */
+	VG_OP_ACQUIRE,      /* activity: the calling thread acquires the target lock */
+	VG_OP_RELEASE,      /* activity: ... releases it (nested acquires count) */
+	VG_OP_WAIT_BEGIN,   /* activity: ... starts waiting for it */
+	VG_OP_WAIT_END,     /* activity: ... stops waiting */
+	VG_OP_SUSPEND,      /* activity: the target thread is suspended */
+	VG_OP_RESUME,       /* activity: ... and resumed */
+	VG_OP_REFERENCE,    /* activity: the initiator refers to the target */
+	VG_OP_MOVE,         /* activity: the target moved */
+	VG_OP_COUNT
+};
+/* Categories, as bits for vg_report_categories. */
+#define VG_CAT_ACTIVITY 1u
+#define VG_CAT_ENTITY 2u
+static inline unsigned vg_op_category(enum vg_op op)
+{
+	return op >= VG_OP_CREATE && op <= VG_OP_LEAVE ? VG_CAT_ENTITY : VG_CAT_ACTIVITY;
+}
+
 /* Where a sensor's enable flag lives. */
 enum vg_placement {
 	VG_FLAG_SENSOR,
@@ -76,6 +116,9 @@ typedef struct vg_type_desc {
 	unsigned nfields;
 	/* Field index of each role, or -1 (performer -1: the recording thread). */
 	int performer, initiator, target;
+	/* Category and effect (zero: a plain activity). The ops that change an entity need
+	 * a `target` entity field; ENTER and LEAVE sensors are begin/end of an interval. */
+	enum vg_op op;
 } vg_type_desc;
 
 /* A registered sensor. `enabled` is a counter: enable adds one, disable removes one,
@@ -88,6 +131,8 @@ typedef struct vg_sensor {
 	uint16_t placement;
 	const char *name;
 	_Atomic uint32_t react;
+	uint16_t op;      /* enum vg_op of its schema */
+	uint16_t catbit;  /* VG_CAT_ENTITY or VG_CAT_ACTIVITY */
 } vg_sensor;
 
 /* Registers an event type; safe from any thread at any time. Never returns NULL: on
@@ -108,7 +153,16 @@ typedef struct vg_entity {
 	uint32_t gen;
 	uint64_t id;
 	const char *kind;
+	/* What the consistent reporting knows of it (VG_REP_* bits, docs/consistency.md). */
+	_Atomic uint32_t rep;
 } vg_entity;
+
+#define VG_REP_TRACKED 1u   /* created while recording: the runtime follows it */
+#define VG_REP_REPORTED 2u  /* its creation was reported: it may be referred to */
+#define VG_REP_LOADED 4u    /* its load happened ... */
+#define VG_REP_LOAD_REP 8u  /* ... and was reported */
+#define VG_REP_SUSPENDED 16u /* a thread: its suspension was reported, not yet its resume */
+#define VG_REP_EPOCH_SHIFT 8 /* the bits above: the image epoch the bits belong to */
 
 typedef struct vg_ref {
 	uint64_t id;
@@ -127,6 +181,21 @@ static inline vg_ref vg_ref_of(const vg_entity *e)
 {
 	vg_ref r = {e ? e->id : 0, e ? e->gen : 0};
 	return r;
+}
+
+/* Defines a created entity (a type): its references are consistent only after its load.
+ * Records vg.entity.load. */
+VG_API void vg_entity_load(vg_entity *e);
+
+/* May an activity event refer to `e` now? NULL (no entity) may always be referred to;
+ * otherwise its creation must have been reported and, if it was loaded, its load. */
+static inline int vg_live(const vg_entity *e)
+{
+	if (!e)
+		return 1;
+	uint32_t r = atomic_load_explicit(&e->rep, memory_order_relaxed);
+	return (r & VG_REP_REPORTED) && (r & (VG_REP_LOADED | VG_REP_LOAD_REP)) != VG_REP_LOADED &&
+	       (r >> VG_REP_EPOCH_SHIFT) == vg__rep_epoch;
 }
 
 /* The calling thread as an entity (kind "thread", id = tid). */
@@ -155,8 +224,10 @@ struct vg_thread {
 	uint64_t last_ts;
 	uint32_t busy; /* an event is being written (a signal handler must not nest) */
 	uint32_t state;
+	uint32_t mute; /* this thread's reporting is off (suspended or filtered out) */
 };
 extern VG_API __thread struct vg_thread vg__tls __attribute__((tls_model("initial-exec")));
+
 
 struct vg_clock {
 	int use_tsc;
@@ -208,14 +279,15 @@ static inline uint8_t *vg__event_header(struct vg_thread *t, const vg_sensor *s,
 }
 
 /* Starts an event of `payload` bytes (an upper bound is fine): returns where to write
- * the payload, or NULL if it cannot be recorded (then it was counted as discarded).
+ * the payload, or NULL if it is not to be reported (this thread's reporting or the
+ * sensor's category is off) or cannot be recorded (then it was counted as discarded).
  * Must be followed by vg_event_commit(p_end) with the end of what was written.
  *
  * `busy` is claimed before the thread's buffer is looked at: a signal handler that
  * interrupts this thread afterwards and records an event finds it set and drops (and
  * counts) its event instead of writing into the middle of ours; one that interrupts
  * before finishes its whole event first. */
-static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
+static inline uint8_t *vg__event_start(vg_sensor *s, uint32_t payload)
 {
 	struct vg_thread *t = &vg__tls;
 	if (VG_UNLIKELY(t->busy))
@@ -227,6 +299,14 @@ static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
 	                ((ts - t->last_ts) >> 32)))
 		return vg__event_begin_slow(s, payload);
 	return vg__event_header(t, s, ts);
+}
+
+static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
+{
+	if (VG_UNLIKELY(vg__tls.mute |
+	                (atomic_load_explicit(&vg__report_off, memory_order_relaxed) & s->catbit)))
+		return NULL;
+	return vg__event_start(s, payload);
 }
 
 struct vg_packet_ctx {
@@ -298,6 +378,51 @@ static inline uint8_t *vg_put_bytes(uint8_t *p, const void *b, uint32_t n)
 	return p + n;
 }
 
+/* ---- sensors with an op: tracked even while they are not reported ---------------- */
+
+/* A sensor whose op is not VG_OP_ACTIVITY (or VG_OP_REFERENCE / VG_OP_MOVE, which are
+ * plain activities) must go through these whenever vg_tracking(s) is true, on or off:
+ * they keep the thread's invocation stack, lock states and entity lifetimes, and decide
+ * whether the event is reported so that the rules of docs/consistency.md hold. */
+static inline int vg_tracking(const vg_sensor *s)
+{
+	return VG_UNLIKELY(vg__tracking | (atomic_load_explicit(&s->enabled,
+	                                                         memory_order_relaxed) > 0));
+}
+
+/* ENTER: pushes a frame on the calling thread's invocation stack and returns where to
+ * write the payload (at most `payload` bytes) into it; NULL: not tracked (stack full,
+ * counted). Then vg_enter_commit(s, end) decides whether to report it. */
+VG_API uint8_t *vg_enter_begin(vg_sensor *s, uint32_t payload);
+VG_API void vg_enter_commit(vg_sensor *s, uint8_t *end);
+/* LEAVE: pops the innermost frame; returns where to write the payload into the thread's
+ * packet when its enter was reported (then vg_event_commit), else NULL. */
+VG_API uint8_t *vg_leave_begin(vg_sensor *s, uint32_t payload);
+/* Every other op (CREATE ... RESUME) on `target` (a lock, a thread, an object): tracks
+ * it and returns where to write the payload when the event is reported (then
+ * vg_event_commit), else NULL. For CREATE the target gets its identity here: kind from
+ * the schema's target field, raw id = its address. */
+VG_API uint8_t *vg_op_begin(vg_sensor *s, vg_entity *target, uint32_t payload);
+
+/* ---- partial reporting -------------------------------------------------------------- */
+
+/* Reporting can be narrowed and suspended at any moment; the runtime keeps tracking
+ * meanwhile and reports what it must (a reclaim, a release, the enclosing invocations)
+ * so that the reported stream stays consistent. Also settable from the environment:
+ * VIGIL_REPORT, VIGIL_REPORT_THREADS, VIGIL_REPORT_SUSPENDED (docs/consistency.md). */
+VG_API void vg_report_suspend(void); /* process-wide; suspends nest */
+VG_API void vg_report_resume(void);
+VG_API void vg_report_thread_suspend(void); /* the calling thread; nest */
+VG_API void vg_report_thread_resume(void);
+/* Which categories are reported (VG_CAT_ENTITY | VG_CAT_ACTIVITY; the default). */
+VG_API void vg_report_categories(unsigned mask);
+/* Threads reported, by name: comma-separated globs, "-glob" excludes, the last match
+ * decides, NULL or "" = all. Applies to every thread, now and when it is renamed. */
+VG_API int vg_report_threads(const char *globs);
+/* Sensors reported, by name: enables (on = 1) or disables the sensors matching the globs,
+ * now and when they are registered later. Returns the number of sensors changed. */
+VG_API long vg_report_sensors(const char *globs, int on);
+
 /* ---- the generic (slower) path ---------------------------------------------------- */
 
 typedef union vg_value {
@@ -313,7 +438,10 @@ typedef union vg_value {
 } vg_value;
 
 /* Records one event with one value per field of the sensor's schema. Returns 0 if
- * recorded, -1 if the sensor is off or the event was discarded (counted). */
+ * recorded, -1 if the sensor is off, the event is not reported or was discarded
+ * (counted). A sensor with an op is tracked here whether it is on or not: call vg_emit
+ * for it unconditionally (an ENTER/LEAVE/CREATE... skipped while off would break the
+ * consistency of what is reported later). */
 VG_API int vg_emit(vg_sensor *s, const vg_value *values);
 
 /* ---- runtime control and statistics ------------------------------------------- */

@@ -427,7 +427,7 @@ void cg_sensors(struct cgen *g)
 	if (m->nsensors)
 		fprintf(
 		    c,
-		    "static vg_sensor %s__unregistered = {0, 0xFFFF, 0, \"(unregistered)\", 0};\n",
+		    "static vg_sensor %s__unregistered = {0, 0xFFFF, 0, \"(unregistered)\", 0, 0, 1};\n",
 		    g->pkg);
 	for (size_t i = 0; i < m->nsensors; i++)
 		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)

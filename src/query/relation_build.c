@@ -44,6 +44,11 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db)
 	vgt_names_free(b->names);
 }
 
+int vgq_is_synth_marker(const struct vgt_event_type *t)
+{
+	return t->nfields == 1 && !strcmp(t->name, "vg.report.synth");
+}
+
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct vgq_build_options *o)
 {
 	struct builder b;
@@ -54,7 +59,23 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
 	struct vgt_merge *m = vgt_merge_open(t);
 	const struct vgt_event *ev;
+	struct vgt_event synthesized;
+	const struct vgt_stream *synth_stream = NULL;
+	int64_t synth_at = 0;
 	while ((ev = vgt_merge_next(m))) {
+		/* vg.report.synth: the stream's next event is synthesized, its valid time is
+		 * `at` (docs/consistency.md). */
+		if (vgq_is_synth_marker(ev->type)) {
+			synth_stream = ev->stream;
+			synth_at = ev->ts - (int64_t)ev->clock_value + (int64_t)ev->values[0].u;
+			continue;
+		}
+		if (synth_stream && ev->stream == synth_stream) {
+			synthesized = *ev;
+			synthesized.ts = synth_at;
+			ev = &synthesized;
+			synth_stream = NULL;
+		}
 		if (o && o->keep && !o->keep(o->keep_arg, ev))
 			continue;
 		if (!db->events++)

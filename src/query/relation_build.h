@@ -64,5 +64,6 @@ void vgq_build_free_types(struct builder *b);
 void vgq_build_init(struct builder *b, const struct vgt_trace *t);
 void vgq_build_finish(struct builder *b, struct vgq_database *db);
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
+int vgq_is_synth_marker(const struct vgt_event_type *t); /* vg.report.synth */
 
 #endif

@@ -102,7 +102,8 @@ static bool same_tuple(const struct tinfo *ti, size_t t, const struct vgt_event 
 	return true;
 }
 
-/* ---- intervals: an end closes the oldest open begin with equal attribute values ---- */
+/* ---- intervals: an end closes the oldest open begin with equal attribute values (the
+ * newest, for a leave of an invocation) ---- */
 
 static void begin(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,
                   uint32_t image)
@@ -122,7 +123,10 @@ static void end(struct builder *b, const struct tinfo *ti, const struct vgt_even
                 uint32_t image)
 {
 	struct rslot *s = ti->slot;
-	for (size_t k = 0; k < s->nopen; k++) {
+	/* Invocations are LIFO: a leave ends the innermost matching enter. */
+	int lifo = ti->type->op == VGT_OP_LEAVE;
+	for (size_t i = 0; i < s->nopen; i++) {
+		size_t k = lifo ? s->nopen - 1 - i : i;
 		size_t t = s->open[2 * k];
 		if (!same_tuple(ti, t, ev, image, (uint32_t)s->open[2 * k + 1]))
 			continue;

@@ -27,6 +27,7 @@ static const struct vgt_field f_thread[] = {F("tid", VGT_UINT, 4), F("gen", VGT_
                                             F("name", VGT_STRING, 0)};
 static const struct vgt_field f_entity[] = {F("kind", VGT_STRING, 0), F("id", VGT_UINT, 8),
                                             F("gen", VGT_UINT, 4), F("name", VGT_STRING, 0)};
+static const struct vgt_field f_synth[] = {F("at", VGT_UINT, 8)};
 #undef F
 
 #define T(n, rel, k, f, nf)                                                                        \
@@ -45,6 +46,8 @@ static const struct vgt_event_type builtins[] = {
     T("vg.entity.create", "vg.entity", CREATE, f_entity, 4),
     T("vg.entity.name", "vg.entity", STATE, f_entity, 4),
     T("vg.entity.reclaim", "vg.entity", RECLAIM, f_entity, 3),
+    T("vg.entity.load", "vg.entity.load", EVENT, f_entity, 3),
+    T("vg.report.synth", "vg.report.synth", EVENT, f_synth, 1),
 };
 #undef T
 #define NBUILTINS (sizeof builtins / sizeof *builtins)

@@ -145,6 +145,10 @@ static struct tinfo *describe(struct builder *b, const struct vgt_event_type *t)
 	ti->type = t;
 	ti->key = -1;
 	const char *rel = t->relation ? t->relation : t->name;
+	if (vgq_is_synth_marker(t)) { /* not a relation: it times the next event */
+		ti->what = T_SKIP;
+		return ti;
+	}
 	if (builtin_entity(t, &ti->fixed_kind)) {
 		bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "Process");
 		bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "Thread");

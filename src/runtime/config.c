@@ -101,6 +101,24 @@ void vg__config_read(struct vg_config *cfg)
 		else if (strcmp(ent, "on") && strcmp(ent, "1"))
 			vg__warn("VIGIL_ENTITY_FLAGS=%s: expected on or off; using on", ent);
 	}
+	cfg->report_mask = VG_CAT_ENTITY | VG_CAT_ACTIVITY;
+	const char *report = getenv("VIGIL_REPORT");
+	if (report && *report && vg__report_mask_parse(report, &cfg->report_mask) < 0)
+		vg__warn("VIGIL_REPORT=%s: expected entity, activity, all or none (comma-separated); "
+		         "reporting all",
+		         report);
+	const char *threads = getenv("VIGIL_REPORT_THREADS");
+	cfg->report_threads = threads && *threads ? strdup(threads) : NULL;
+	const char *susp = getenv("VIGIL_REPORT_SUSPENDED");
+	cfg->report_suspended = susp && *susp && strcmp(susp, "0") != 0;
+	const char *cons = getenv("VIGIL_CONSISTENCY");
+	cfg->consistency = 1;
+	if (cons && *cons) {
+		if (!strcmp(cons, "off") || !strcmp(cons, "0"))
+			cfg->consistency = 0;
+		else if (strcmp(cons, "on") && strcmp(cons, "1"))
+			vg__warn("VIGIL_CONSISTENCY=%s: expected on or off; using on", cons);
+	}
 	const char *control = getenv("VIGIL_CONTROL");
 	cfg->control = control && *control ? strdup(control) : NULL;
 	cfg->control_wait_s = 10;
@@ -118,17 +136,32 @@ void vg__config_read(struct vg_config *cfg)
 	}
 }
 
-/* VIGIL_SENSORS: comma-separated globs over sensor names; "-glob" excludes; the last
- * pattern that matches decides. Built-in vg.* sensors are on unless excluded by name;
- * other sensors are on when no positive pattern is given. */
-int vg__sensor_pattern_enabled(const char *sensors, const char *name)
+/* "entity,activity", "all", "none": VG_CAT_* bits; -1 if a word is unknown. */
+int vg__report_mask_parse(const char *text, unsigned *mask)
 {
-	int builtin = strncmp(name, "vg.", 3) == 0;
-	if (!sensors)
-		return 1;
-	int any_positive = 0, decision = -1;
-	const char *p = sensors;
+	unsigned m = 0;
+	const char *p = text;
 	while (*p) {
+		size_t len = strcspn(p, ",");
+		if (len == 6 && !strncmp(p, "entity", 6))
+			m |= VG_CAT_ENTITY;
+		else if (len == 8 && !strncmp(p, "activity", 8))
+			m |= VG_CAT_ACTIVITY;
+		else if (len == 3 && !strncmp(p, "all", 3))
+			m |= VG_CAT_ENTITY | VG_CAT_ACTIVITY;
+		else if (!(len == 4 && !strncmp(p, "none", 4)))
+			return -1;
+		p += len + (p[len] == ',');
+	}
+	*mask = m;
+	return 0;
+}
+
+int vg__glob_list_match(const char *globs, const char *name)
+{
+	int decision = -1;
+	const char *p = globs;
+	while (p && *p) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		char pat[256];
@@ -136,15 +169,26 @@ int vg__sensor_pattern_enabled(const char *sensors, const char *name)
 			memcpy(pat, p, len);
 			pat[len] = 0;
 			int negative = pat[0] == '-';
-			const char *glob = negative ? pat + 1 : pat;
-			if (!negative)
-				any_positive = 1;
-			if (fnmatch(glob, name, 0) == 0)
+			if (fnmatch(negative ? pat + 1 : pat, name, 0) == 0)
 				decision = !negative;
 		}
 		p += len + (comma ? 1 : 0);
 	}
+	return decision;
+}
+
+/* VIGIL_SENSORS: comma-separated globs over sensor names; "-glob" excludes; the last
+ * pattern that matches decides. Built-in vg.* sensors are on unless excluded by name;
+ * other sensors are on when no positive pattern is given. */
+int vg__sensor_pattern_enabled(const char *sensors, const char *name)
+{
+	if (!sensors)
+		return 1;
+	int decision = vg__glob_list_match(sensors, name);
 	if (decision >= 0)
 		return decision;
-	return builtin || !any_positive;
+	int any_positive = 0;
+	for (const char *p = sensors; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
+		any_positive |= *p != '-' && *p != ',';
+	return strncmp(name, "vg.", 3) == 0 || !any_positive;
 }

@@ -62,21 +62,8 @@ static const vg_entity *flag_holder(const vg_type_desc *d, const vg_value *value
 	}
 }
 
-int vg_emit(vg_sensor *s, const vg_value *values)
+uint8_t *vg__encode_values(uint8_t *p, const vg_type_desc *d, const vg_value *values)
 {
-	const vg_type_desc *d = vg__sensor_desc(s);
-	if (!d || !vg_on(s))
-		return -1;
-	if (d->placement != VG_FLAG_SENSOR && !vg_on_entity(s, flag_holder(d, values)))
-		return -1;
-	size_t size = vg__payload_size(s, values);
-	if (size > UINT32_MAX - 64) {
-		vg__count_discarded(1);
-		return -1;
-	}
-	uint8_t *p = vg_event_begin(s, (uint32_t)size);
-	if (!p)
-		return -1;
 	for (unsigned i = 0; i < d->nfields; i++) {
 		const vg_value *v = &values[i];
 		switch (d->fields[i].type) {
@@ -110,17 +97,103 @@ int vg_emit(vg_sensor *s, const vg_value *values)
 			break;
 		}
 	}
-	vg_event_commit(p);
-	if (VG_UNLIKELY(atomic_load_explicit(&s->react, memory_order_relaxed))) {
-		/* Triggers of the monitor (docs/control.md), as generated sensors apply them. */
-		const vg_entity *ents[256];
-		unsigned n = 0;
-		for (unsigned i = 0; i < d->nfields && n < 256; i++)
-			if (d->fields[i].type == VG_ENTITY)
-				ents[n++] = values[i].e;
-		vg_sensor_fired(s, ents, n);
-	}
+	return p;
+}
+
+/* Rule 2: may the event name every entity of its values (but field `except`)? */
+static int refs_live(const vg_type_desc *d, const vg_value *values, int except)
+{
+	for (unsigned i = 0; i < d->nfields; i++)
+		if ((int)i != except && d->fields[i].type == VG_ENTITY && !vg_live(values[i].e))
+			return 0;
+	return 1;
+}
+
+static void fire_triggers(vg_sensor *s, const vg_type_desc *d, const vg_value *values)
+{
+	if (VG_LIKELY(!atomic_load_explicit(&s->react, memory_order_relaxed)))
+		return;
+	/* Triggers of the monitor (docs/control.md), as generated sensors apply them. */
+	const vg_entity *ents[256];
+	unsigned n = 0;
+	for (unsigned i = 0; i < d->nfields && n < 256; i++)
+		if (d->fields[i].type == VG_ENTITY)
+			ents[n++] = values[i].e;
+	vg_sensor_fired(s, ents, n);
+}
+
+/* Writes the event through `p` from vg__event_start / vg_*_begin; 0, or -1 if p is NULL. */
+static int finish(vg_sensor *s, const vg_type_desc *d, const vg_value *values, uint8_t *p)
+{
+	if (!p)
+		return -1;
+	vg_event_commit(vg__encode_values(p, d, values));
+	fire_triggers(s, d, values);
 	return 0;
+}
+
+static int payload_fits(vg_sensor *s, const vg_value *values, uint32_t *size)
+{
+	size_t n = vg__payload_size(s, values);
+	if (n > UINT32_MAX - 64) {
+		vg__count_discarded(1);
+		return 0;
+	}
+	*size = (uint32_t)n;
+	return 1;
+}
+
+int vg__emit_decided(vg_sensor *s, const vg_value *values)
+{
+	const vg_type_desc *d = vg__sensor_desc(s);
+	uint32_t size;
+	if (!d || !payload_fits(s, values, &size))
+		return -1;
+	return finish(s, d, values, vg__event_start(s, size));
+}
+
+static int emit_enter(vg_sensor *s, const vg_type_desc *d, const vg_value *values, uint32_t size)
+{
+	uint8_t *p = vg_enter_begin(s, size);
+	if (!p)
+		return -1;
+	if (vg__tracking && !refs_live(d, values, -1)) {
+		vg_enter_commit(s, NULL);
+		return -1;
+	}
+	vg_enter_commit(s, vg__encode_values(p, d, values));
+	return 0;
+}
+
+int vg_emit(vg_sensor *s, const vg_value *values)
+{
+	const vg_type_desc *d = vg__sensor_desc(s);
+	if (!d || !vg_tracking(s))
+		return -1;
+	uint32_t size;
+	if (!payload_fits(s, values, &size))
+		return -1;
+	switch (d->op) {
+	case VG_OP_ACTIVITY:
+	case VG_OP_REFERENCE:
+	case VG_OP_MOVE:
+		if (!vg_on(s) || !vg__wanted(s, flag_holder(d, values)))
+			return -1;
+		if (vg__tracking && !refs_live(d, values, -1))
+			return -1;
+		return finish(s, d, values, vg__event_start(s, size));
+	case VG_OP_ENTER:
+		return emit_enter(s, d, values, size);
+	case VG_OP_LEAVE:
+		return finish(s, d, values, vg_leave_begin(s, size));
+	default:
+		if (d->target < 0)
+			return -1;
+		/* Activity ops may name other entities: rule 2 holds for those too. */
+		return finish(s, d, values,
+		              vg__op_begin(s, (vg_entity *)values[d->target].e,
+		                           !vg__tracking || refs_live(d, values, d->target), size));
+	}
 }
 
 static void emit_thread(int which, uint32_t tid, uint32_t gen, const char *name)
@@ -129,20 +202,43 @@ static void emit_thread(int which, uint32_t tid, uint32_t gen, const char *name)
 	v[0].u = tid;
 	v[1].u = gen;
 	v[2].s = name ? name : "";
-	vg_emit(vg__builtin(which), v);
+	vg__emit_decided(vg__builtin(which), v);
 }
 
+/* The calling thread's own lifetime: its entity (stream.c) carries what was reported. */
 void vg__emit_thread_begin(uint32_t tid, uint32_t gen, const char *name)
 {
-	emit_thread(VG_B_THREAD_BEGIN, tid, gen, name);
+	vg_entity *self = vg__thread_entity();
+	int report = vg__wanted(vg__builtin(VG_B_THREAD_BEGIN), NULL);
+	if (self)
+		vg__track_created(self, report);
+	if (report)
+		emit_thread(VG_B_THREAD_BEGIN, tid, gen, name);
+}
+
+/* An exec'd image's main thread existed before: its name starts it in this image. */
+void vg__emit_thread_continued(uint32_t tid, uint32_t gen, const char *name)
+{
+	vg_entity *self = vg__thread_entity();
+	int report = vg__wanted(vg__builtin(VG_B_THREAD_NAME), NULL);
+	if (self)
+		vg__track_created(self, report);
+	if (report)
+		emit_thread(VG_B_THREAD_NAME, tid, gen, name);
 }
 
 void vg__emit_thread_name(uint32_t tid, uint32_t gen, const char *name)
 {
-	emit_thread(VG_B_THREAD_NAME, tid, gen, name);
+	vg_entity *self = vg__thread_entity();
+	int wanted = vg__wanted(vg__builtin(VG_B_THREAD_NAME), NULL);
+	if (self ? vg__track_op(VG_OP_RENAME, self, wanted) : wanted)
+		emit_thread(VG_B_THREAD_NAME, tid, gen, name);
 }
 
 void vg__emit_thread_end(uint32_t tid, uint32_t gen)
 {
-	emit_thread(VG_B_THREAD_END, tid, gen, NULL);
+	vg_entity *self = vg__thread_entity();
+	int wanted = vg__wanted(vg__builtin(VG_B_THREAD_END), NULL);
+	if (self ? vg__track_op(VG_OP_RECLAIM, self, wanted) : wanted)
+		emit_thread(VG_B_THREAD_END, tid, gen, NULL);
 }

@@ -97,7 +97,20 @@ static void emit_entity(int which, const vg_entity *e, const char *name)
 	v[1].u = e->id;
 	v[2].u = e->gen;
 	v[3].s = name ? name : "";
-	vg_emit(vg__builtin(which), v);
+	vg__emit_decided(vg__builtin(which), v);
+}
+
+void vg__entity_identify(vg_entity *e, const char *kind, uint64_t raw_id, const char *name)
+{
+	e->kind = kind ? kind : "entity";
+	e->id = raw_id;
+	pthread_mutex_lock(&vg__rt.lock);
+	e->gen = next_locked(e->kind, raw_id);
+	atomic_store(&e->flag, vg__rt.cfg.entity_default);
+	/* Under a monitor, the entity is live for it (and gets its rules) from here on. */
+	if (vg__control_on)
+		vg__control_entity_live_locked(e, name);
+	pthread_mutex_unlock(&vg__rt.lock);
 }
 
 void vg_entity_create(vg_entity *e, const char *kind, uint64_t raw_id, const char *name)
@@ -109,16 +122,14 @@ void vg_entity_create(vg_entity *e, const char *kind, uint64_t raw_id, const cha
 	e->id = raw_id;
 	e->gen = 0;
 	atomic_store(&e->flag, 0);
+	atomic_store(&e->rep, 0);
 	if (!vg__rt.recording)
 		return;
-	pthread_mutex_lock(&vg__rt.lock);
-	e->gen = next_locked(e->kind, raw_id);
-	atomic_store(&e->flag, vg__rt.cfg.entity_default);
-	/* Under a monitor, the entity is live for it (and gets its rules) from here on. */
-	if (vg__control_on)
-		vg__control_entity_live_locked(e, name);
-	pthread_mutex_unlock(&vg__rt.lock);
-	emit_entity(VG_B_ENTITY_CREATE, e, name);
+	vg__entity_identify(e, kind, raw_id, name);
+	int report = vg__wanted(vg__builtin(VG_B_ENTITY_CREATE), NULL);
+	vg__track_created(e, report);
+	if (report)
+		emit_entity(VG_B_ENTITY_CREATE, e, name);
 }
 
 void vg_entity_rename(vg_entity *e, const char *name)
@@ -130,14 +141,24 @@ void vg_entity_rename(vg_entity *e, const char *name)
 		vg__control_entity_renamed_locked(e, name);
 		pthread_mutex_unlock(&vg__rt.lock);
 	}
-	emit_entity(VG_B_ENTITY_NAME, e, name);
+	if (vg__track_op(VG_OP_RENAME, e, vg__wanted(vg__builtin(VG_B_ENTITY_NAME), NULL)))
+		emit_entity(VG_B_ENTITY_NAME, e, name);
+}
+
+void vg_entity_load(vg_entity *e)
+{
+	if (!e || !vg__rt.recording)
+		return;
+	if (vg__track_op(VG_OP_LOAD, e, vg__wanted(vg__builtin(VG_B_ENTITY_LOAD), NULL)))
+		emit_entity(VG_B_ENTITY_LOAD, e, NULL);
 }
 
 void vg_entity_reclaim(vg_entity *e)
 {
 	if (!e || !vg__rt.recording)
 		return;
-	emit_entity(VG_B_ENTITY_RECLAIM, e, NULL);
+	if (vg__track_op(VG_OP_RECLAIM, e, vg__wanted(vg__builtin(VG_B_ENTITY_RECLAIM), NULL)))
+		emit_entity(VG_B_ENTITY_RECLAIM, e, NULL);
 	if (vg__control_on) {
 		pthread_mutex_lock(&vg__rt.lock);
 		vg__control_entity_dead_locked(e);

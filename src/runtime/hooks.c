@@ -113,7 +113,10 @@ static void record_own_name(const char *name)
 {
 	vg_entity *self = vg__thread_entity();
 	if (vg__rt.recording && self)
+	{
+		vg__report_thread_named(name); /* the thread filter goes by name */
 		vg__emit_thread_name((uint32_t)self->id, self->gen, name);
+	}
 }
 
 VG_API int pthread_setname_np(pthread_t thread, const char *name)

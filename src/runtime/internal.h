@@ -26,6 +26,10 @@ struct vg_config {
 	int entity_default;       /* VIGIL_ENTITY_FLAGS: initial entity flag (1 = on) */
 	char *control;            /* VIGIL_CONTROL: the monitor's socket; NULL = no monitor */
 	int control_wait_s;       /* VIGIL_CONTROL_WAIT: seconds the handshake waits for go */
+	unsigned report_mask;     /* VIGIL_REPORT: VG_CAT_* reported */
+	char *report_threads;     /* VIGIL_REPORT_THREADS: thread name globs; NULL = all */
+	int report_suspended;     /* VIGIL_REPORT_SUSPENDED: start suspended */
+	int consistency;          /* VIGIL_CONSISTENCY: track and keep the rules (default 1) */
 };
 
 /* State of this process image. */
@@ -51,6 +55,10 @@ extern struct vg_runtime vg__rt;
 /* config.c */
 void vg__config_read(struct vg_config *cfg);
 int vg__sensor_pattern_enabled(const char *sensors, const char *name);
+int vg__report_mask_parse(const char *text, unsigned *mask);
+/* Comma-separated globs, "-glob" excludes, the last match decides: 1, 0, or -1 when
+ * nothing matches. */
+int vg__glob_list_match(const char *globs, const char *name);
 void vg__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* clock.c (also linked into the vigil command) */
@@ -76,6 +84,8 @@ enum {
 	VG_B_ENTITY_CREATE,
 	VG_B_ENTITY_NAME,
 	VG_B_ENTITY_RECLAIM,
+	VG_B_ENTITY_LOAD,
+	VG_B_REPORT_SYNTH,
 	VG_B_COUNT
 };
 
@@ -107,6 +117,8 @@ void vg__count_discarded(uint64_t n);
 
 /* entity.c */
 uint32_t vg__generation_next(const char *kind, uint64_t raw_id);
+/* Gives `e` its time-scoped identity and flag, and makes it live for a monitor. */
+void vg__entity_identify(vg_entity *e, const char *kind, uint64_t raw_id, const char *name);
 void vg__entity_table_reset(void);
 
 /* control.c: the monitor's connection (docs/control.md) */
@@ -147,6 +159,50 @@ int vg__control_trigger_rule(int32_t delta, const char *sensor, const char *fiel
  * threads may be recording, give their triggers in flight a moment (1 ms). */
 void vg__control_undo(int builtins_off, int settle);
 
+/* report.c: partial reporting (docs/consistency.md) */
+#define VG_MUTE_SUSPENDED 1u /* vg_report_thread_suspend */
+#define VG_MUTE_FILTERED 2u  /* the thread's name is not reported (VIGIL_REPORT_THREADS) */
+void vg__report_init(void);             /* after the configuration is read */
+void vg__report_thread_named(const char *name); /* the calling thread's name, now */
+void vg__report_thread_exit(void);
+void vg__report_after_fork(void); /* only the forking thread is left */
+void vg__report_sensor_registered_locked(vg_sensor *s); /* remembered vg_report_sensors */
+/* Would the filters report an event of `s` now? `holder`: the entity whose flag gates
+ * it (placement), NULL when the flag is the sensor's. */
+static inline int vg__wanted(const vg_sensor *s, const vg_entity *holder)
+{
+	if (!vg_on(s))
+		return 0;
+	if (s->placement != VG_FLAG_SENSOR &&
+	    !(holder && atomic_load_explicit(&holder->flag, memory_order_relaxed) > 0))
+		return 0;
+	return !(vg__tls.mute |
+	         (atomic_load_explicit(&vg__report_off, memory_order_relaxed) & s->catbit));
+}
+static inline uint32_t vg__rep_bits(uint32_t flags)
+{
+	return flags | (vg__rep_epoch << VG_REP_EPOCH_SHIFT);
+}
+/* rep of `e` in this image's epoch (0 when it belongs to another image). */
+static inline uint32_t vg__rep_now(const vg_entity *e)
+{
+	uint32_t r = atomic_load_explicit(&e->rep, memory_order_relaxed);
+	return (r >> VG_REP_EPOCH_SHIFT) == vg__rep_epoch ? r : 0;
+}
+
+/* track.c: what the consistency rules need while reporting is off */
+/* Decides whether an op event on `e` is reported and updates what is tracked; `wanted`:
+ * what the filters say. CREATE is decided by the caller (identity first). */
+int vg__track_op(enum vg_op op, vg_entity *e, int wanted);
+void vg__track_created(vg_entity *e, int reported);
+void vg__track_thread_exit(void);
+void vg__track_after_fork(void);
+/* vg_op_begin, with `allowed` = 0 when the event may not be reported whatever the
+ * filters say (it names an entity that may not be referred to). */
+uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t payload);
+void vg__track_call_thread_exit(void); /* track_call.c: the invocation stack */
+void vg__track_call_after_fork(void);
+
 /* process.c */
 void vg__ensure_init(void);
 void vg__process_start_image(int after_fork);
@@ -162,8 +218,12 @@ void vg__hooks_init(void);
 /* emit.c: internal emitters of built-in events */
 void vg__emit_thread_begin(uint32_t tid, uint32_t gen, const char *name);
 void vg__emit_thread_name(uint32_t tid, uint32_t gen, const char *name);
+void vg__emit_thread_continued(uint32_t tid, uint32_t gen, const char *name);
 void vg__emit_thread_end(uint32_t tid, uint32_t gen);
 size_t vg__payload_size(vg_sensor *s, const vg_value *values);
+/* Writes an event whose reporting was decided: no filter is consulted. 0 or -1. */
+int vg__emit_decided(vg_sensor *s, const vg_value *values);
+uint8_t *vg__encode_values(uint8_t *p, const vg_type_desc *d, const vg_value *values);
 
 /* worker.c: background work off the recording threads */
 struct vg_job {

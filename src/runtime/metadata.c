@@ -75,6 +75,9 @@ static const char *const tsdl_type_names[] = {
 
 static const char *const kind_names[] = {"event", "begin", "end", "state", "create", "reclaim"};
 static const char *const flag_names[] = {"sensor", "performer", "initiator", "target"};
+static const char *const op_names[VG_OP_COUNT] = {
+    "activity", "create",     "load",     "reclaim", "rename",  "enter",     "leave", "acquire",
+    "release",  "wait_begin", "wait_end", "suspend", "resume", "reference", "move"};
 
 int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_t *len)
 {
@@ -84,6 +87,8 @@ int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_
 	            flag_names[d->placement], d->sampled ? "sampled" : "traced");
 	if (d->relation)
 		text_printf(&t, ";relation=%s", d->relation);
+	if (d->op != VG_OP_ACTIVITY)
+		text_printf(&t, ";op=%s", op_names[d->op]);
 	const int roles[3] = {d->performer, d->initiator, d->target};
 	const char *role_names[3] = {"performer", "initiator", "target"};
 	for (int r = 0; r < 3; r++)
@@ -93,6 +98,9 @@ int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_
 		if (d->fields[i].type == VG_ENTITY)
 			text_printf(&t, ";ref.%s=%s", d->fields[i].name, d->fields[i].entity_kind);
 	text_printf(&t, "\";\n\tfields := struct {\n");
+	/* The depth of the thread's real stack (docs/consistency.md), written by the runtime. */
+	if (d->op == VG_OP_ENTER)
+		text_printf(&t, "\t\tuint32_t vg_depth;\n");
 	for (unsigned i = 0; i < d->nfields; i++) {
 		const vg_field_desc *f = &d->fields[i];
 		if (f->type == VG_BYTES)

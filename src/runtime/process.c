@@ -125,11 +125,16 @@ static void read_clock_uuid(void)
 }
 
 static atomic_int process_begun;
+static int process_reported; /* its begin was: its end will be (rule 3) */
 
 /* Records vg.process.begin once per new process, before its first thread's begin. */
 void vg__process_begin_once(void)
 {
-	if (vg__rt.image > 0 || atomic_exchange(&process_begun, 1))
+	if (vg__rt.image > 0) { /* begun in an earlier image of the process */
+		process_reported = 1;
+		return;
+	}
+	if (atomic_exchange(&process_begun, 1))
 		return;
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -140,7 +145,9 @@ void vg__process_begin_once(void)
 	v[2].u = (uint64_t)vg__rt.ppid;
 	v[3].s = vg__rt.procname;
 	v[4].s = exe;
-	vg_emit(vg__builtin(VG_B_PROCESS_BEGIN), v);
+	process_reported = vg__wanted(vg__builtin(VG_B_PROCESS_BEGIN), NULL);
+	if (process_reported)
+		vg__emit_decided(vg__builtin(VG_B_PROCESS_BEGIN), v);
 }
 
 /* Starts recording this image into its own directory; on any failure, not recording. */
@@ -177,7 +184,9 @@ void vg__process_end(int status)
 	v[1].u = vg__rt.process_gen;
 	v[2].i = status;
 	vg__stream_thread_end_event();
-	vg_emit(vg__builtin(VG_B_PROCESS_END), v);
+	int wanted = vg__wanted(vg__builtin(VG_B_PROCESS_END), NULL);
+	if (vg__tracking ? process_reported : wanted)
+		vg__emit_decided(vg__builtin(VG_B_PROCESS_END), v);
 	vg_thread_flush();
 	uint64_t lost = vg_events_discarded();
 	if (lost)
@@ -213,8 +222,12 @@ static void atfork_child(void)
 	vg__rt.image = 0;
 	atomic_store(&vg__rt.discarded, 0);
 	atomic_store(&process_begun, 0);
+	process_reported = 0;
 	atomic_store(&process_ended, 0);
 	vg__process_start_image(1);
+	vg__report_after_fork();
+	vg__track_after_fork();
+	vg__track_call_after_fork();
 	if (vg__rt.recording)
 		vg__stream_thread_start();
 	vg__control_after_fork(); /* its own connection to the monitor, if any */
@@ -249,6 +262,7 @@ static void init(void)
 		vg__registry_init();
 	}
 	vg__logcap_init();
+	vg__report_init();
 	if (!vg__rt.recording) {
 		vg__control_start(); /* only says that VIGIL_CONTROL is ignored */
 		return;

@@ -19,7 +19,7 @@ static struct vg_type **types;
 static size_t ntypes, cap_types;
 static char *types_text; /* every type's TSDL, for rewriting the metadata in a fork child */
 static size_t types_text_len, types_text_cap;
-static vg_sensor dead_sensor = {0, 0xFFFF, 0, "(unregistered)", 0};
+static vg_sensor dead_sensor = {0, 0xFFFF, 0, "(unregistered)", 0, 0, VG_CAT_ACTIVITY};
 static vg_sensor *builtins[VG_B_COUNT];
 
 static const char *const tsdl_keywords[] = {
@@ -66,6 +66,11 @@ static const char *schema_problem(const vg_type_desc *d, int builtin, char *why,
 		return "unknown temporal kind";
 	if ((unsigned)d->placement > VG_FLAG_TARGET)
 		return "unknown flag placement";
+	if ((unsigned)d->op >= VG_OP_COUNT)
+		return "unknown op";
+	if (d->op != VG_OP_ACTIVITY && d->op != VG_OP_REFERENCE && d->op != VG_OP_MOVE &&
+	    d->op != VG_OP_ENTER && d->op != VG_OP_LEAVE && d->target < 0 && !builtin)
+		return "this op needs a target entity field";
 	if (d->nfields > 256 || (d->nfields && !d->fields))
 		return "at most 256 fields, and fields must be given";
 	for (unsigned i = 0; i < d->nfields; i++) {
@@ -113,7 +118,8 @@ static const char *schema_problem(const vg_type_desc *d, int builtin, char *why,
 
 static int same_schema(const vg_type_desc *a, const vg_type_desc *b)
 {
-	if (a->kind != b->kind || a->nfields != b->nfields || a->placement != b->placement)
+	if (a->kind != b->kind || a->nfields != b->nfields || a->placement != b->placement ||
+	    a->op != b->op)
 		return 0;
 	for (unsigned i = 0; i < a->nfields; i++)
 		if (strcmp(a->fields[i].name, b->fields[i].name) ||
@@ -203,6 +209,8 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 	t->sensor.id = (uint16_t)ntypes;
 	t->sensor.placement = (uint16_t)d->placement;
 	t->sensor.name = t->desc.name;
+	t->sensor.op = (uint16_t)d->op;
+	t->sensor.catbit = (uint16_t)vg_op_category(d->op);
 	for (unsigned i = 0; i < d->nfields; i++)
 		t->ctl.nent += d->fields[i].type == VG_ENTITY;
 
@@ -225,6 +233,8 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 	/* The monitor's remembered rules apply before the sensor can fire. */
 	if (vg__control_on)
 		vg__control_sensor_registered_locked(&t->sensor, &t->desc);
+	if (vg__rt.recording)
+		vg__report_sensor_registered_locked(&t->sensor);
 	return &t->sensor;
 }
 
@@ -306,27 +316,32 @@ static const vg_field_desc f_thread[] = {F("tid", VG_UINT32), F("gen", VG_UINT32
                                          F("name", VG_STRING)};
 static const vg_field_desc f_entity[] = {F("kind", VG_STRING), F("id", VG_UINT64),
                                          F("gen", VG_UINT32), F("name", VG_STRING)};
+static const vg_field_desc f_synth[] = {F("at", VG_UINT64)};
 #undef F
 
 static const vg_type_desc builtin_descs[VG_B_COUNT] = {
     [VG_B_PROCESS_BEGIN] = {"vg.process.begin", "vg.process", VG_KIND_CREATE, VG_FLAG_SENSOR, 0,
-                            f_process_begin, 5, -1, -1, -1},
+                            f_process_begin, 5, -1, -1, -1, VG_OP_CREATE},
     [VG_B_PROCESS_EXEC] = {"vg.process.exec", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0,
                            f_process_exec, 1, -1, -1, -1},
     [VG_B_PROCESS_END] = {"vg.process.end", "vg.process", VG_KIND_RECLAIM, VG_FLAG_SENSOR, 0,
-                          f_process_end, 3, -1, -1, -1},
+                          f_process_end, 3, -1, -1, -1, VG_OP_RECLAIM},
     [VG_B_THREAD_BEGIN] = {"vg.thread.begin", "vg.thread", VG_KIND_CREATE, VG_FLAG_SENSOR, 0,
-                           f_thread, 3, -1, -1, -1},
+                           f_thread, 3, -1, -1, -1, VG_OP_CREATE},
     [VG_B_THREAD_NAME] = {"vg.thread.name", "vg.thread", VG_KIND_STATE, VG_FLAG_SENSOR, 0, f_thread,
-                          3, -1, -1, -1},
+                          3, -1, -1, -1, VG_OP_RENAME},
     [VG_B_THREAD_END] = {"vg.thread.end", "vg.thread", VG_KIND_RECLAIM, VG_FLAG_SENSOR, 0, f_thread,
-                         2, -1, -1, -1},
+                         2, -1, -1, -1, VG_OP_RECLAIM},
     [VG_B_ENTITY_CREATE] = {"vg.entity.create", "vg.entity", VG_KIND_CREATE, VG_FLAG_SENSOR, 0,
-                            f_entity, 4, -1, -1, -1},
+                            f_entity, 4, -1, -1, -1, VG_OP_CREATE},
     [VG_B_ENTITY_NAME] = {"vg.entity.name", "vg.entity", VG_KIND_STATE, VG_FLAG_SENSOR, 0, f_entity,
-                          4, -1, -1, -1},
+                          4, -1, -1, -1, VG_OP_RENAME},
     [VG_B_ENTITY_RECLAIM] = {"vg.entity.reclaim", "vg.entity", VG_KIND_RECLAIM, VG_FLAG_SENSOR, 0,
-                             f_entity, 3, -1, -1, -1},
+                             f_entity, 3, -1, -1, -1, VG_OP_RECLAIM},
+    [VG_B_ENTITY_LOAD] = {"vg.entity.load", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_entity, 3,
+                          -1, -1, -1, VG_OP_LOAD},
+    [VG_B_REPORT_SYNTH] = {"vg.report.synth", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_synth, 1,
+                           -1, -1, -1, VG_OP_ACTIVITY},
 };
 
 /* Called once at start, before any other registration, with the lock free. */

@@ -466,9 +466,10 @@ void vg__stream_thread_start(void)
 	char name[64];
 	thread_name(name, sizeof name);
 	/* The main thread of an exec'd image existed before: it is renamed, not created. */
+	vg__report_thread_named(name);
 	vg__process_begin_once();
 	if (tid == (uint32_t)vg__rt.pid && vg__rt.image > 0)
-		vg__emit_thread_name(tid, st->self.gen, name);
+		vg__emit_thread_continued(tid, st->self.gen, name);
 	else
 		vg__emit_thread_begin(tid, st->self.gen, name);
 	if (vg__control_on) { /* a monitor may enable sensors placed on this thread */
@@ -485,6 +486,9 @@ void vg__stream_thread_exit(void)
 	if (t->state != STREAM_OPEN || !st)
 		return;
 	vg__emit_thread_end((uint32_t)st->self.id, st->self.gen);
+	vg__track_thread_exit();
+	vg__track_call_thread_exit();
+	vg__report_thread_exit();
 	if (vg__control_on) {
 		pthread_mutex_lock(&vg__rt.lock);
 		vg__control_entity_dead_locked(&st->self);

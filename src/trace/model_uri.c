@@ -21,6 +21,10 @@ static void problem_add(char *problem, size_t size, const char *what, const char
 	snprintf(problem + used, size - used, "%s%s '%s'", used ? "; " : "", what, arg);
 }
 
+const char *const vgt_op_names[VGT_OP_COUNT] = {
+    "activity", "create",     "load",     "reclaim", "rename",  "enter",     "leave", "acquire",
+    "release",  "wait_begin", "wait_end", "suspend", "resume", "reference", "move"};
+
 void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri, char *problem,
                      size_t problem_size)
 {
@@ -33,6 +37,7 @@ void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri,
 	t->flag = VGT_FLAG_SENSOR;
 	t->sampled = false;
 	t->performer = t->initiator = t->target = -1;
+	t->op = 0;
 	if (!uri || strncmp(uri, "vigil:", 6))
 		return;
 	t->vigil = true;
@@ -65,6 +70,11 @@ void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri,
 				problem_add(problem, problem_size, "unknown flag place", value);
 			else
 				t->flag = (enum vgt_flag)i;
+		} else if (!strcmp(item, "op")) {
+			if ((i = lookup(vgt_op_names, VGT_OP_COUNT, value)) < 0)
+				problem_add(problem, problem_size, "unknown op", value);
+			else
+				t->op = i;
 		} else if (!strcmp(item, "relation")) {
 			if (*value)
 				t->relation = value;

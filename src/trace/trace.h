@@ -81,7 +81,15 @@ struct vgt_event_type {
 	bool sampled;
 	int performer, initiator, target; /* field index, or -1 */
 	const char *model_uri;            /* as written, or NULL */
+	/* Consistency op (docs/consistency.md): an index of vgt_op_names, 0 = activity. */
+	int op;
 };
+
+/* The ops of `op=NAME`, in the runtime's enum vg_op order. */
+extern const char *const vgt_op_names[];
+#define VGT_OP_COUNT 15
+#define VGT_OP_ENTER 5
+#define VGT_OP_LEAVE 6
 
 /* Index of the field called `name`, or -1. */
 int vgt_type_field(const struct vgt_event_type *t, const char *name);

@@ -20,11 +20,11 @@ static const vg_field_desc deliver_fields[] = {{"box", VG_ENTITY, "Box"}, {"n", 
 static const vg_field_desc link_fields[] = {
     {"from", VG_ENTITY, "Box"}, {"to", VG_ENTITY, "Box"}, {"n", VG_INT64, NULL}};
 static const vg_type_desc tick_desc = {
-    "ctl.tick", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, tick_fields, 1, -1, -1, -1};
+    "ctl.tick", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, tick_fields, 1, -1, -1, -1, VG_OP_ACTIVITY};
 static const vg_type_desc deliver_desc = {
-    "ctl.deliver", NULL, VG_KIND_EVENT, VG_FLAG_TARGET, 0, deliver_fields, 2, -1, -1, 0};
+    "ctl.deliver", NULL, VG_KIND_EVENT, VG_FLAG_TARGET, 0, deliver_fields, 2, -1, -1, 0, VG_OP_ACTIVITY};
 static const vg_type_desc link_desc = {
-    "ctl.link", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, link_fields, 3, 0, -1, 1};
+    "ctl.link", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, link_fields, 3, 0, -1, 1, VG_OP_ACTIVITY};
 
 static vg_sensor *s_tick, *s_deliver, *s_link;
 static vg_entity boxes[8];

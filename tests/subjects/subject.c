@@ -26,7 +26,7 @@ static vg_sensor *seq_sensor, *all_sensor;
 
 static const vg_field_desc seq_fields[] = {{"thread", VG_UINT32, NULL}, {"seq", VG_UINT64, NULL}};
 static const vg_type_desc seq_desc = {
-    "test.seq", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, seq_fields, 2, -1, -1, -1};
+    "test.seq", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, seq_fields, 2, -1, -1, -1, VG_OP_ACTIVITY};
 
 static const vg_field_desc all_fields[] = {
     {"i8", VG_INT8, NULL},    {"i16", VG_INT16, NULL},  {"i32", VG_INT32, NULL},
@@ -34,7 +34,7 @@ static const vg_field_desc all_fields[] = {
     {"u32", VG_UINT32, NULL}, {"u64", VG_UINT64, NULL}, {"d", VG_DOUBLE, NULL},
     {"s", VG_STRING, NULL},   {"b", VG_BYTES, NULL},    {"w", VG_ENTITY, "Widget"}};
 static const vg_type_desc all_desc = {
-    "test.all", NULL, VG_KIND_EVENT, VG_FLAG_TARGET, 0, all_fields, 12, -1, -1, 11};
+    "test.all", NULL, VG_KIND_EVENT, VG_FLAG_TARGET, 0, all_fields, 12, -1, -1, 11, VG_OP_ACTIVITY};
 
 /* The inline fast path, as generated sensors will use it. */
 static inline void record_seq(uint32_t thread, uint64_t seq)
@@ -96,7 +96,7 @@ static void *register_late(void *arg)
 	(void)arg;
 	static const vg_field_desc f[] = {{"note", VG_STRING, NULL}};
 	static const vg_type_desc d = {
-	    "test.late", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f, 1, -1, -1, -1};
+	    "test.late", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f, 1, -1, -1, -1, VG_OP_ACTIVITY};
 	vg_sensor *s = vg_sensor_register(&d);
 	vg_value v[1] = {{.s = "registered late"}};
 	vg_emit(s, v);

@@ -1,0 +1,202 @@
+/* What the consistency rules need to know while reporting is off (docs/consistency.md):
+ * entity lifetimes in the entity's own `rep` bits, and per thread the locks it holds or
+ * waits for. Each op decides here whether it is reported:
+ *   rules 1, 3: a reclaim (load, rename) is reported exactly when the creation was;
+ *   rule 2:     an activity only on entities that may be referred to (vg_live);
+ *   rule 5:     a release / end-wait exactly when its acquire / begin-wait was.
+ * Nothing here allocates or locks: a thread's lock table is in its TLS. */
+#define _GNU_SOURCE
+#include <stdint.h>
+
+#include "internal.h"
+
+/* A lock the thread holds or waits for. Acquires nest: bit i of `rep` says whether the
+ * (i+1)-th nested acquire was reported (deeper ones are never reported). */
+struct lock_state {
+	const vg_entity *lock;
+	uint32_t depth;
+	uint32_t rep;
+	uint8_t waiting, wait_rep;
+};
+
+#define MAX_LOCKS 32
+static __thread struct lock_state locks[MAX_LOCKS] __attribute__((tls_model("initial-exec")));
+static __thread unsigned nlocks __attribute__((tls_model("initial-exec")));
+
+static struct lock_state *lock_find(const vg_entity *l, int add)
+{
+	for (unsigned i = 0; i < nlocks; i++)
+		if (locks[i].lock == l)
+			return &locks[i];
+	if (!add || nlocks == MAX_LOCKS)
+		return NULL;
+	struct lock_state *s = &locks[nlocks++];
+	*s = (struct lock_state){.lock = l};
+	return s;
+}
+
+static void lock_drop_if_idle(struct lock_state *s)
+{
+	if (s->depth || s->waiting)
+		return;
+	*s = locks[--nlocks];
+}
+
+void vg__track_created(vg_entity *e, int reported)
+{
+	atomic_store_explicit(&e->rep, vg__rep_bits(VG_REP_TRACKED | (reported ? VG_REP_REPORTED : 0)),
+	                      memory_order_relaxed);
+}
+
+static int entity_op(enum vg_op op, vg_entity *e, int wanted)
+{
+	uint32_t r = vg__rep_now(e);
+	switch (op) {
+	case VG_OP_LOAD: {
+		int report = wanted && (r & VG_REP_REPORTED);
+		r |= VG_REP_LOADED | (report ? VG_REP_LOAD_REP : 0);
+		atomic_store_explicit(&e->rep, vg__rep_bits(r & 0xffu), memory_order_relaxed);
+		return report;
+	}
+	case VG_OP_RECLAIM:
+		/* Rules 1 and 3: whatever the filters say now. */
+		atomic_store_explicit(&e->rep, vg__rep_bits(0), memory_order_relaxed);
+		return (r & VG_REP_REPORTED) != 0;
+	case VG_OP_RENAME:
+		return wanted && (r & VG_REP_REPORTED);
+	case VG_OP_SUSPEND:
+		if (!wanted || !vg_live(e) || (r & VG_REP_SUSPENDED))
+			return 0;
+		atomic_fetch_or_explicit(&e->rep, VG_REP_SUSPENDED, memory_order_relaxed);
+		return 1;
+	case VG_OP_RESUME:
+		if (!(r & VG_REP_SUSPENDED))
+			return 0;
+		atomic_fetch_and_explicit(&e->rep, ~VG_REP_SUSPENDED, memory_order_relaxed);
+		return 1;
+	default:
+		return wanted && vg_live(e);
+	}
+}
+
+static int lock_op(enum vg_op op, const vg_entity *l, int wanted)
+{
+	struct lock_state *s;
+	switch (op) {
+	case VG_OP_ACQUIRE: {
+		s = lock_find(l, 1);
+		if (!s) { /* more locks held at once than tracked: never reported */
+			vg__count_discarded(1);
+			return 0;
+		}
+		int report = wanted && vg_live(l) && !(s->waiting && s->wait_rep) &&
+		             s->depth < 32;
+		if (report)
+			s->rep |= 1u << s->depth;
+		s->depth++;
+		return report;
+	}
+	case VG_OP_RELEASE: {
+		s = lock_find(l, 0);
+		if (!s || !s->depth)
+			return 0; /* its acquire was not tracked: it cannot have been reported */
+		s->depth--;
+		int report = s->depth < 32 && (s->rep >> s->depth & 1u);
+		if (s->depth < 32)
+			s->rep &= ~(1u << s->depth);
+		lock_drop_if_idle(s);
+		return report;
+	}
+	case VG_OP_WAIT_BEGIN: {
+		s = lock_find(l, 1);
+		if (!s) {
+			vg__count_discarded(1);
+			return 0;
+		}
+		if (s->waiting)
+			return 0;
+		s->waiting = 1;
+		s->wait_rep = (uint8_t)(wanted && vg_live(l));
+		return s->wait_rep;
+	}
+	default: /* VG_OP_WAIT_END */
+		s = lock_find(l, 0);
+		if (!s || !s->waiting)
+			return 0;
+		int report = s->wait_rep;
+		s->waiting = s->wait_rep = 0;
+		lock_drop_if_idle(s);
+		return report;
+	}
+}
+
+int vg__track_op(enum vg_op op, vg_entity *e, int wanted)
+{
+	if (!vg__tracking)
+		return wanted;
+	if (!e)
+		return 0;
+	if (op >= VG_OP_ACQUIRE && op <= VG_OP_WAIT_END)
+		return lock_op(op, e, wanted);
+	return entity_op(op, e, wanted);
+}
+
+static const vg_entity *op_flag_holder(const vg_sensor *s, const vg_entity *target)
+{
+	switch (s->placement) {
+	case VG_FLAG_TARGET:
+		return target;
+	case VG_FLAG_PERFORMER:
+		return vg_self();
+	default: /* the initiator is not known here: its sensor's own counter decides */
+		return NULL;
+	}
+}
+
+static int op_wanted(const vg_sensor *s, const vg_entity *target)
+{
+	if (s->placement == VG_FLAG_INITIATOR)
+		return vg_on(s) && !(vg__tls.mute | (atomic_load_explicit(&vg__report_off,
+		                                                           memory_order_relaxed) &
+		                                     s->catbit));
+	return vg__wanted(s, op_flag_holder(s, target));
+}
+
+uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t payload)
+{
+	if (!target)
+		return NULL;
+	int report;
+	if (s->op == VG_OP_CREATE) {
+		const vg_type_desc *d = vg__sensor_desc(s);
+		if (!d || d->target < 0)
+			return NULL;
+		/* The object's identity is its address, scoped by generation. */
+		vg__entity_identify(target, d->fields[d->target].entity_kind, (uintptr_t)target,
+		                    NULL);
+		report = allowed && op_wanted(s, target);
+		vg__track_created(target, report);
+	} else {
+		report = vg__track_op((enum vg_op)s->op, target, allowed && op_wanted(s, target));
+	}
+	return report ? vg__event_start(s, payload) : NULL;
+}
+
+uint8_t *vg_op_begin(vg_sensor *s, vg_entity *target, uint32_t payload)
+{
+	return vg__op_begin(s, target, 1, payload);
+}
+
+void vg__track_thread_exit(void)
+{
+	nlocks = 0;
+}
+
+/* The fork child is a new image: nothing it inherited was reported in its trace. The
+ * forking thread's held locks stay tracked, as not reported. */
+void vg__track_after_fork(void)
+{
+	vg__rep_epoch++;
+	for (unsigned i = 0; i < nlocks; i++)
+		locks[i].rep = locks[i].wait_rep = 0;
+}

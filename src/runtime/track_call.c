@@ -1,0 +1,154 @@
+/* Each thread's invocation stack (rule 4 of docs/consistency.md). Every enter pushes a
+ * frame (sensor, time, payload) whether or not it is reported, so that when reporting
+ * resumes inside a call stack the enclosing invocations can be reported first, with
+ * their original times. The reported frames are always the bottom `rep_depth` ones: a
+ * frame is reported only after all of its ancestors. */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+struct frame {
+	vg_sensor *sensor;
+	uint64_t at;   /* ns */
+	uint32_t off;  /* its payload in the arena */
+	uint32_t len;  /* bytes of payload */
+	uint32_t blocked; /* names an entity that may not be referred to: never reported */
+};
+
+#define MAX_FRAMES 65536u
+#define ARENA_BYTES (8u << 20)
+
+struct call_stack {
+	struct frame *frames; /* MAX_FRAMES, reserved on the first enter, touched as used */
+	uint8_t *arena;
+	uint32_t depth, rep_depth, nblocked;
+	uint32_t untracked; /* enters past the limits: their leaves only count down */
+	uint32_t arena_top;
+	int failed;
+};
+static __thread struct call_stack cs __attribute__((tls_model("initial-exec")));
+
+static size_t mapping_size(void)
+{
+	return (size_t)MAX_FRAMES * sizeof(struct frame) + ARENA_BYTES;
+}
+
+static int stack_ready(void)
+{
+	if (cs.frames)
+		return 1;
+	if (cs.failed)
+		return 0;
+	void *m = mmap(NULL, mapping_size(), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED) {
+		cs.failed = 1;
+		return 0;
+	}
+	cs.frames = m;
+	cs.arena = (uint8_t *)m + (size_t)MAX_FRAMES * sizeof(struct frame);
+	return 1;
+}
+
+uint8_t *vg_enter_begin(vg_sensor *s, uint32_t payload)
+{
+	(void)s;
+	if (cs.untracked || !stack_ready() || cs.depth >= MAX_FRAMES ||
+	    payload > ARENA_BYTES - cs.arena_top) {
+		cs.untracked++;
+		vg__count_discarded(1);
+		return NULL;
+	}
+	struct frame *f = &cs.frames[cs.depth];
+	f->at = vg_now();
+	f->off = cs.arena_top;
+	return cs.arena + cs.arena_top;
+}
+
+/* Writes frame i as an enter event (depth i + 1); synthesized ones are preceded by
+ * vg.report.synth in the same reservation, so nothing can come between. */
+static int write_frame(uint32_t i, int synthesized)
+{
+	struct frame *f = &cs.frames[i];
+	vg_sensor *synth = vg__builtin(VG_B_REPORT_SYNTH);
+	uint32_t extra = synthesized ? 8 + VG_EVENT_HEADER_SIZE : 0;
+	uint8_t *p = vg__event_start(synthesized ? synth : f->sensor, extra + 4 + f->len);
+	if (!p)
+		return -1;
+	if (synthesized) {
+		p = vg_put_u64(p, f->at);
+		uint32_t low = (uint32_t)vg__tls.last_ts;
+		memcpy(p, &f->sensor->id, 2);
+		memcpy(p + 2, &low, 4);
+		p += VG_EVENT_HEADER_SIZE;
+	}
+	p = vg_put_u32(p, i + 1);
+	memcpy(p, cs.arena + f->off, f->len);
+	vg_event_commit(p + f->len);
+	return 0;
+}
+
+void vg_enter_commit(vg_sensor *s, uint8_t *end)
+{
+	struct frame *f = &cs.frames[cs.depth];
+	f->sensor = s;
+	f->blocked = end == NULL;
+	f->len = end ? (uint32_t)(end - (cs.arena + f->off)) : 0;
+	cs.arena_top += f->len;
+	cs.nblocked += f->blocked;
+	uint32_t i = cs.depth++;
+	int wanted = vg__wanted(s, s->placement == VG_FLAG_PERFORMER ? vg_self() : NULL);
+	if (!vg__tracking) {
+		if (wanted)
+			write_frame(i, 0);
+		return;
+	}
+	if (!wanted || cs.nblocked)
+		return;
+	/* Rule 4: the enclosing invocations first, outermost first. */
+	while (cs.rep_depth < i) {
+		if (write_frame(cs.rep_depth, 1) < 0)
+			return;
+		cs.rep_depth++;
+	}
+	if (write_frame(i, 0) == 0)
+		cs.rep_depth = i + 1;
+}
+
+uint8_t *vg_leave_begin(vg_sensor *s, uint32_t payload)
+{
+	if (cs.untracked) {
+		cs.untracked--;
+		return NULL;
+	}
+	if (!cs.depth) /* a leave with no enter: the program is unbalanced */
+		return vg__tracking ? NULL : vg_event_begin(s, payload);
+	uint32_t i = --cs.depth;
+	struct frame *f = &cs.frames[i];
+	cs.arena_top = f->off;
+	cs.nblocked -= f->blocked;
+	int report;
+	if (vg__tracking) {
+		report = i < cs.rep_depth; /* exactly when its enter was */
+		if (report)
+			cs.rep_depth = i;
+	} else {
+		report = vg__wanted(s, s->placement == VG_FLAG_PERFORMER ? vg_self() : NULL);
+	}
+	return report ? vg__event_start(s, payload) : NULL;
+}
+
+void vg__track_call_thread_exit(void)
+{
+	if (cs.frames)
+		munmap(cs.frames, mapping_size());
+	memset(&cs, 0, sizeof cs);
+}
+
+/* The fork child's trace has reported none of the frames it inherited. */
+void vg__track_call_after_fork(void)
+{
+	cs.rep_depth = 0;
+}
