@@ -13,5 +13,6 @@ int vg_cmd_watch(int argc, char **argv);
 int vg_cmd_model(int argc, char **argv);
 int vg_cmd_diff(int argc, char **argv);
 int vg_cmd_cdf(int argc, char **argv);
+int vg_cmd_check(int argc, char **argv);
 
 #endif

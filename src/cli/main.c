@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"model", vg_cmd_model, "merge log models, recordings and traces into a behaviour model"},
     {"diff", vg_cmd_diff, "rank the differences between two behaviour models"},
     {"cdf", vg_cmd_cdf, "distribution of the time from one event to others in a model"},
+    {"check", vg_cmd_check, "verify the sequencing rules of consistent partial reporting"},
 };
 
 static void usage(FILE *f)
@@ -42,6 +43,7 @@ static void usage(FILE *f)
 	           "  vigil model run1 -o run1.vgm                   its behaviour model\n"
 	           "  vigil diff base.vgm run1.vgm                   what changed, ranked\n"
 	           "  vigil cdf run1.vgm --from A --to B             time from A to B\n"
+	           "  vigil check run1                               verify its consistency\n"
 	           "  vigil COMMAND --help                           help on one command\n");
 }
 

@@ -1,0 +1,308 @@
+/* vigil check: verifies the sequencing rules of consistent partial reporting
+ * (docs/consistency.md) on traces; one line (or JSON object) per violation. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check/check.h"
+#include "commands.h"
+#include "trace/trace.h"
+
+struct check_cli {
+	bool json, quiet;
+	uint64_t max; /* violations printed (0: all) */
+	uint64_t printed, seen;
+	bool output_error;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: vigil check [options] TRACE...\n\n"
+	    "Verifies that the reported stream of the traces (all images, merged by time)\n"
+	    "obeys the sequencing rules of consistent partial reporting (docs/consistency.md):\n"
+	    "  1 an entity is created before it is loaded, renamed or reclaimed\n"
+	    "  2 an activity refers only to live entities (after their load, if any)\n"
+	    "  3 no entity is reclaimed without the reclamation being reported\n"
+	    "  4 no invocation is reported without its parent (vg_depth of enters)\n"
+	    "  5 per thread and lock, acquire/release/wait begin/wait end are well formed;\n"
+	    "    per thread, suspend and resume alternate\n\n"
+	    "Each violation is one line on stdout:\n"
+	    "  IMAGE/STREAM@OFFSET t=SECONDS: rule N: MESSAGE\n"
+	    "(the stream file and the event's byte offset in it, its time since the first\n"
+	    "event of the trace). A summary, damaged places and lost events go to stderr.\n\n"
+	    "options:\n"
+	    "  --json        one JSON object per violation {\"file\",\"offset\",\"ts\",\"t\",\n"
+	    "                \"rule\",\"event\",\"synthesized\",\"message\",\"entities\"}, then "
+	    "one\n"
+	    "                {\"summary\":{...}} object, on stdout\n"
+	    "  --max N       print at most N violations (default 100; 0: all); all are counted\n"
+	    "  -q, --quiet   print no violation, only the summary\n"
+	    "  -h, --help    this help\n\n"
+	    "exit status: 0 consistent, 1 violations found, 2 usage error or unreadable trace,\n"
+	    "3 no violation but the trace is damaged (what could not be read was not checked).\n\n"
+	    "examples:\n"
+	    "  vigil check run1                          verify a recording\n"
+	    "  vigil check --max 0 run1 > violations.txt every violation\n"
+	    "  vigil check --json run1 | jq -c 'select(.rule == 4)'\n"
+	    "  vigil check -q run1 run2 && echo consistent\n");
+}
+
+static json_t *json_u64(uint64_t v)
+{
+	char buf[24];
+	if (v <= INT64_MAX)
+		return json_integer((json_int_t)v);
+	snprintf(buf, sizeof buf, "%" PRIu64, v);
+	return json_string(buf);
+}
+
+/* Strings from a trace may hold bytes that are not UTF-8: jansson refuses them. */
+static json_t *json_text(const char *s)
+{
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	size_t n = strlen(s);
+	char *clean = malloc(n + 1);
+	if (!clean)
+		return json_null();
+	size_t k = 0;
+	for (size_t i = 0; i < n;) {
+		size_t l = vgt_utf8_char(s + i, n - i);
+		if (l) {
+			memcpy(clean + k, s + i, l);
+			k += l;
+			i += l;
+		} else {
+			clean[k++] = '?';
+			i++;
+		}
+	}
+	clean[k] = 0;
+	j = json_string(clean);
+	free(clean);
+	return j ? j : json_null();
+}
+
+static void on_violation(void *ctx, const struct vgc_violation *v)
+{
+	struct check_cli *cl = ctx;
+	cl->seen++;
+	if (cl->quiet || (cl->max && cl->printed >= cl->max) || cl->output_error)
+		return;
+	cl->printed++;
+	if (!cl->json) {
+		printf("%s@%" PRIu64 " t=%.9f: rule %d: %s\n", v->file, v->event->offset, v->t,
+		       v->rule, v->message);
+	} else {
+		json_t *ents = json_array();
+		for (unsigned i = 0; i < v->nentities; i++) {
+			const struct vgc_entity_ref *e = &v->entities[i];
+			json_t *o = json_pack("{s:o,s:o,s:o}", "kind", json_text(e->kind), "id",
+			                      json_u64(e->id), "gen", json_u64(e->gen));
+			if (e->name)
+				json_object_set_new(o, "name", json_text(e->name));
+			json_array_append_new(ents, o);
+		}
+		json_t *o = json_pack(
+		    "{s:o,s:o,s:I,s:f,s:i,s:o,s:b,s:o,s:o}", "file", json_text(v->file), "offset",
+		    json_u64(v->event->offset), "ts", (json_int_t)v->event->ts, "t", v->t, "rule",
+		    v->rule, "event", json_text(v->event->type->name), "synthesized",
+		    v->synthesized, "message", json_text(v->message), "entities", ents);
+		if (v->synthesized)
+			json_object_set_new(o, "valid_ts", json_integer(v->valid_ts));
+		json_dumpf(o, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+		json_decref(o);
+	}
+	if (ferror(stdout))
+		cl->output_error = true;
+}
+
+static void on_warning(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "vigil check: warning: %s\n", line);
+}
+
+static void damage_list(const char *path, const struct vgt_damage *dm, size_t n, uint64_t total)
+{
+	char line[1024];
+	for (size_t i = 0; i < n; i++) {
+		vgt_damage_format(&dm[i], line, sizeof line);
+		fprintf(stderr, "%s\n", line);
+	}
+	if (total > n)
+		fprintf(stderr, "vigil check: %" PRIu64 " more damaged places in %s not listed\n",
+		        total - n, path);
+}
+
+static void report_damage(struct vgt_trace *t)
+{
+	for (size_t i = 0; i < vgt_image_count(t); i++) {
+		const struct vgt_image *img = vgt_image_at(t, i);
+		damage_list(img->path, img->damage, img->ndamage, img->ndamage);
+		for (size_t k = 0; k < img->nstreams; k++) {
+			const struct vgt_stream *s = img->streams[k];
+			damage_list(s->path, s->damage, s->ndamage, s->ndamage_total);
+		}
+	}
+	for (size_t i = 0; i < vgt_stream_count(t); i++) {
+		const struct vgt_stream *s = vgt_stream_at(t, i);
+		if (s->stats.events_discarded)
+			fprintf(stderr,
+			        "vigil check: %" PRIu64 " events discarded in %s: violations near "
+			        "them may come from the loss\n",
+			        s->stats.events_discarded, s->path);
+	}
+}
+
+static void print_summary(const struct check_cli *cl, const struct vgc_summary *s)
+{
+	if (cl->json) {
+		json_t *rules = json_object();
+		for (int r = 1; r <= VGC_RULES; r++) {
+			char k[4];
+			snprintf(k, sizeof k, "%d", r);
+			json_object_set_new(rules, k, json_u64(s->per_rule[r]));
+		}
+		json_t *o = json_pack(
+		    "{s:{s:o,s:o,s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:b}}", "summary", "events",
+		    json_u64(s->events), "entities", json_u64(s->entities), "invocations",
+		    json_u64(s->invocations), "locks", json_u64(s->locks), "synthesized",
+		    json_u64(s->synthesized), "max_depth", (int)s->max_depth, "violations",
+		    json_u64(s->violations), "rules", rules, "printed", json_u64(cl->printed),
+		    "damage", json_u64(s->damage), "discarded", json_u64(s->discarded),
+		    "consistent", s->violations == 0 && s->damage == 0);
+		json_dumpf(o, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+		json_decref(o);
+	} else if (cl->printed < cl->seen && !cl->quiet) {
+		printf("... %" PRIu64 " more violations not shown (--max 0 shows all)\n",
+		       cl->seen - cl->printed);
+	}
+	fprintf(stderr,
+	        "vigil check: %" PRIu64 " events (%" PRIu64 " synthesized), %" PRIu64
+	        " entities, %" PRIu64 " invocations, %" PRIu64 " locks; ",
+	        s->events, s->synthesized, s->entities, s->invocations, s->locks);
+	if (!s->violations)
+		fprintf(stderr, "no violation%s\n", s->damage ? " in what could be read" : "");
+	else
+		fprintf(stderr,
+		        "%" PRIu64 " violation%s (rule 1: %" PRIu64 ", rule 2: %" PRIu64
+		        ", rule 3: %" PRIu64 ", rule 4: %" PRIu64 ", rule 5: %" PRIu64 ")\n",
+		        s->violations, s->violations == 1 ? "" : "s", s->per_rule[1],
+		        s->per_rule[2], s->per_rule[3], s->per_rule[4], s->per_rule[5]);
+	if (s->damage)
+		fprintf(stderr, "vigil check: %" PRIu64 " damaged place%s in the trace\n",
+		        s->damage, s->damage == 1 ? "" : "s");
+}
+
+static int parse_options(struct check_cli *cl, int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_MAX };
+	static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+	                                         {"max", required_argument, NULL, OPT_MAX},
+	                                         {"quiet", no_argument, NULL, 'q'},
+	                                         {"help", no_argument, NULL, 'h'},
+	                                         {NULL, 0, NULL, 0}};
+	optind = 0;
+	opterr = 0;
+	for (int c; (c = getopt_long(argc, argv, "hq", longopts, NULL)) != -1;) {
+		switch (c) {
+		case OPT_JSON:
+			cl->json = true;
+			break;
+		case OPT_MAX: {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || errno || *optarg == '-') {
+				fprintf(
+				    stderr,
+				    "vigil check: bad count '%s' for --max (a number, 0: all)\n",
+				    optarg);
+				return 2;
+			}
+			cl->max = n;
+			break;
+		}
+		case 'q':
+			cl->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			if (optopt && optopt < 256)
+				fprintf(stderr, "vigil check: unknown option '-%c'", optopt);
+			else if (optopt && strchr(argv[optind - 1], '='))
+				fprintf(stderr, "vigil check: option '%.*s' takes no value",
+				        (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+			else if (optopt)
+				fprintf(stderr, "vigil check: option '%s' needs a value",
+				        argv[optind - 1]);
+			else
+				fprintf(stderr, "vigil check: unknown option '%s'",
+				        argv[optind - 1]);
+			fprintf(stderr, " (see 'vigil check --help')\n");
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "vigil check: no trace given (see 'vigil check --help')\n");
+		return 2;
+	}
+	return -1;
+}
+
+int vg_cmd_check(int argc, char **argv)
+{
+	struct check_cli cl = {.max = 100};
+	int rc = parse_options(&cl, argc, argv);
+	if (rc >= 0)
+		return rc;
+	signal(SIGPIPE, SIG_IGN);
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	char err[512];
+	struct vgt_trace *t =
+	    vgt_open((const char *const *)argv + optind, (size_t)(argc - optind), err, sizeof err);
+	if (!t) {
+		fprintf(stderr, "vigil check: %s\n", err);
+		return 2;
+	}
+	if (!vgt_any_readable(t)) {
+		report_damage(t);
+		fprintf(stderr, "vigil check: no process image with readable metadata in %s%s\n",
+		        argv[optind], argc - optind > 1 ? " ..." : "");
+		vgt_close(t);
+		return 2;
+	}
+	struct vgc_sink sink = {.ctx = &cl, .violation = on_violation, .warning = on_warning};
+	struct vgc_summary sum;
+	if (vgc_check(t, &sink, &sum, err, sizeof err) < 0) {
+		fprintf(stderr, "vigil check: %s\n", err);
+		vgt_close(t);
+		return 2;
+	}
+	report_damage(t);
+	print_summary(&cl, &sum);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		cl.output_error = true;
+	vgt_close(t);
+	if (cl.output_error && errno != EPIPE) {
+		fprintf(stderr, "vigil check: cannot write output: %s\n", strerror(errno));
+		return 2;
+	}
+	return sum.violations ? 1 : sum.damage ? 3 : 0;
+}

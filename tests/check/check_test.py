@@ -1,0 +1,235 @@
+#!/usr/bin/python3
+"""vigil check on traces with known violations (tests/check/check_mktrace.c).
+
+  rules   each rule's scenario: exactly the expected (position, rule) pairs, in text and
+          JSON, with the summary's counts; a consistent trace exits 0; a damaged one 3
+  cli     --help, bad input (not a trace, a file, a missing path, bad options) gives one
+          line and exit 2; --max and --quiet
+  record  tests/check/check_subject.c recorded with VIGIL_CONSISTENCY=off breaks each rule
+          once (at the documented events); with consistency on, no violation
+  random  a random consistent workload of a million events with injected violations
+          (seed from VIGIL_CHECK_SEED or random, printed on failure)
+"""
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+LINE = re.compile(r"^(\S+@\d+) t=(\d+\.\d{9}): rule ([1-5]): (.+)$")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+class Test:
+    def __init__(self, a):
+        self.vigil = os.path.join(a.bin, "vigil")
+        self.mktrace = a.mktrace
+        self.subject = a.subject
+        self.tmp = tempfile.mkdtemp(prefix="vigil-check-")
+        self.failures = 0
+
+    def fail(self, what):
+        print("FAIL:", what)
+        self.failures += 1
+
+    def expect(self, cond, what):
+        if not cond:
+            self.fail(what)
+        return cond
+
+    def make(self, scenario, *args):
+        self.n = getattr(self, "n", 0) + 1
+        d = os.path.join(self.tmp, "%s-%d" % (scenario, self.n))
+        p = run([self.mktrace, d, scenario] + [str(a) for a in args])
+        if p.returncode:
+            sys.exit("check_mktrace %s failed: %s" % (scenario, p.stderr))
+        exp, synth, summary = set(), set(), {}
+        for line in p.stdout.splitlines():
+            w = line.split()
+            if w[0] == "expect":
+                exp.add((w[1], int(w[2])))
+                if len(w) > 3 and w[3] == "synth":
+                    synth.add(w[1])
+            elif w[0] == "summary":
+                summary[w[1]] = int(w[2])
+        return d, exp, synth, summary
+
+    def check_json(self, name, trace, exp, synth, summary, code):
+        p = run([self.vigil, "check", "--json", "--max", "0", trace])
+        self.expect(p.returncode == code, "%s: --json exit %d, want %d: %s" %
+                    (name, p.returncode, code, p.stderr))
+        got, got_synth, summ = set(), set(), None
+        for line in p.stdout.splitlines():
+            o = json.loads(line)
+            if "summary" in o:
+                summ = o["summary"]
+                continue
+            pos = "%s@%d" % (o["file"], o["offset"])
+            got.add((pos, o["rule"]))
+            if o["synthesized"]:
+                got_synth.add(pos)
+            self.expect(o["message"] and o["event"] and isinstance(o["entities"], list) and
+                        o["entities"], "%s: JSON violation incomplete: %s" % (name, line))
+            self.expect(isinstance(o["ts"], int) and o["ts"] > 1700000000 * 10**9 and
+                        0 <= o["t"] < 10, "%s: JSON times: %s" % (name, line))
+        self.expect(got == exp, "%s: violations\n  missing %s\n  unexpected %s" %
+                    (name, sorted(exp - got), sorted(got - exp)))
+        self.expect(got_synth == synth, "%s: synthesized %s, want %s" %
+                    (name, sorted(got_synth), sorted(synth)))
+        if not self.expect(summ is not None, "%s: no JSON summary" % name):
+            return
+        rules = {"rule%s" % k: v for k, v in summ["rules"].items()}
+        for k, v in summary.items():
+            have = rules[k] if k in rules else summ.get(k)
+            self.expect(have == v, "%s: summary %s = %s, want %s" % (name, k, have, v))
+        self.expect(summ["violations"] == len(exp), "%s: summary violations %s, want %d" %
+                    (name, summ["violations"], len(exp)))
+        return summ
+
+    def check_text(self, name, trace, exp, code):
+        p = run([self.vigil, "check", "--max", "0", trace])
+        self.expect(p.returncode == code, "%s: exit %d, want %d: %s" %
+                    (name, p.returncode, code, p.stderr))
+        got = set()
+        for line in p.stdout.splitlines():
+            m = LINE.match(line)
+            if self.expect(m, "%s: line not in the documented form: %r" % (name, line)):
+                got.add((m.group(1), int(m.group(3))))
+        self.expect(got == exp, "%s: text violations differ from the expected" % name)
+        self.expect(re.search(r"vigil check: \d+ events", p.stderr),
+                    "%s: no summary on stderr: %r" % (name, p.stderr))
+        return p
+
+    def rules(self):
+        d, exp, synth, summary = self.make("consistent")
+        self.expect(not exp, "consistent scenario expects nothing")
+        self.check_json("consistent", d, exp, synth, summary, 0)
+        p = self.check_text("consistent", d, exp, 0)
+        self.expect(p.stdout == "" and "no violation" in p.stderr,
+                    "consistent: output %r %r" % (p.stdout, p.stderr))
+        for r in range(1, 6):
+            name = "rule%d" % r
+            d, exp, synth, summary = self.make(name)
+            self.expect(exp and all(rule == r for _, rule in exp), name + ": scenario")
+            self.check_json(name, d, exp, synth, summary, 1)
+            self.check_text(name, d, exp, 1)
+        # Damage: reported as the reader does (file: byte N: ...), exit 3 without violations.
+        d, exp, synth, summary = self.make("damaged")
+        self.check_json("damaged", d, exp, synth, summary, 3)
+        p = self.check_text("damaged", d, exp, 3)
+        self.expect(re.search(r"stream-43-0: byte \d+: bad packet magic", p.stderr) and
+                    "unknown op 'frobnicate'" in p.stderr,
+                    "damaged: damage not reported: %r" % p.stderr)
+        # Several paths: their images are merged, as by every vigil command.
+        d, exp, synth, summary = self.make("rule3")
+        p = run([self.vigil, "check", "--json", "--max", "0", os.path.join(d, "srv-7-0"),
+                 os.path.join(d, "app-42-0")])
+        got = {("%s@%d" % (o["file"], o["offset"]), o["rule"])
+               for o in map(json.loads, p.stdout.splitlines()) if "summary" not in o}
+        self.expect(p.returncode == 1 and got == exp, "two paths: %s" % sorted(got))
+
+    def cli(self):
+        p = run([self.vigil, "check", "--help"])
+        self.expect(p.returncode == 0 and "examples:" in p.stdout and "exit status" in p.stdout,
+                    "--help")
+        p = run([self.vigil, "--help"])
+        self.expect("check" in p.stdout, "vigil --help lists check")
+        empty = os.path.join(self.tmp, "empty")
+        os.mkdir(empty)
+        afile = os.path.join(self.tmp, "afile")
+        with open(afile, "w") as f:
+            f.write("not a trace\n")
+        notrace = os.path.join(self.tmp, "notrace")
+        os.mkdir(notrace)
+        os.mkdir(os.path.join(notrace, "img"))
+        with open(os.path.join(notrace, "img", "metadata"), "w") as f:
+            f.write("garbage\n")
+        for what, args in (("empty directory", [empty]), ("a file", [afile]),
+                           ("missing path", [os.path.join(self.tmp, "nope")]),
+                           ("unreadable metadata", [notrace]), ("no trace", []),
+                           ("bad option", ["--frob", empty]), ("bad --max", ["--max", "x", empty]),
+                           ("--max without value", ["--max"])):
+            p = run([self.vigil, "check"] + args)
+            lines = [l for l in p.stderr.splitlines() if l.startswith("vigil check:")]
+            self.expect(p.returncode == 2 and len(lines) == 1 and p.stdout == "",
+                        "%s: exit %d, stderr %r" % (what, p.returncode, p.stderr))
+        for what, args, name in (("file", [afile], "afile"), ("missing", [empty + "x"], "emptyx"),
+                                 ("empty", [empty], "empty")):
+            p = run([self.vigil, "check"] + args)
+            self.expect(name in p.stderr, "%s: the error names the path: %r" % (what, p.stderr))
+        d, exp, _, _ = self.make("rule1")
+        p = run([self.vigil, "check", "--max", "3", d])
+        lines = p.stdout.splitlines()
+        self.expect(p.returncode == 1 and len(lines) == 4 and
+                    lines[3] == "... %d more violations not shown (--max 0 shows all)" %
+                    (len(exp) - 3), "--max 3: %r" % lines)
+        p = run([self.vigil, "check", "-q", d])
+        self.expect(p.returncode == 1 and p.stdout == "" and
+                    "%d violations" % len(exp) in p.stderr, "-q: %r %r" % (p.stdout, p.stderr))
+        p = run([self.vigil, "check", "--json", "--max", "2", d])
+        objs = [json.loads(l) for l in p.stdout.splitlines()]
+        self.expect(len(objs) == 3 and objs[-1]["summary"]["violations"] == len(exp) and
+                    objs[-1]["summary"]["printed"] == 2, "--json --max 2")
+
+    def record(self):
+        want = [(1, "obj.free"), (2, "obj.use"), (3, "obj.new"), (4, "call.enter"),
+                (5, "lock.release")]
+        for mode in ("off", "on"):
+            out = os.path.join(self.tmp, "rec-" + mode)
+            env = dict(os.environ, VIGIL_OUT=out, VIGIL_CONSISTENCY=mode)
+            p = run([self.subject], env=env)
+            if not self.expect(p.returncode == 0 and p.stdout == "done\n",
+                               "subject (%s): %d %r" % (mode, p.returncode, p.stderr)):
+                continue
+            p = run([self.vigil, "check", "--json", "--max", "0", out])
+            objs = [json.loads(l) for l in p.stdout.splitlines()]
+            got = [(o["rule"], o["event"]) for o in objs if "summary" not in o]
+            summ = objs[-1]["summary"] if objs and "summary" in objs[-1] else {}
+            if mode == "off":
+                self.expect(p.returncode == 1 and got == want,
+                            "naive reporting: %s (exit %d), want %s\n%s" %
+                            (got, p.returncode, want, p.stdout))
+            else:
+                self.expect(p.returncode == 0 and not got and summ.get("synthesized", 0) >= 1,
+                            "consistent reporting: exit %d, %s, summary %s\n%s" %
+                            (p.returncode, got, summ, p.stderr))
+
+    def random(self):
+        seed = int(os.environ.get("VIGIL_CHECK_SEED", random.randrange(1 << 30)))
+        n = 1200000
+        d, exp, synth, summary = self.make("big", n, seed)
+        before = self.failures
+        summ = self.check_json("random", d, exp, synth, summary, 1 if exp else 0)
+        self.expect(len(exp) >= 10, "random: only %d violations injected" % len(exp))
+        if summ:
+            self.expect(summ["events"] == n, "random: %s events" % summ["events"])
+            print("random: %d events, %d violations, %d synthesized, %d invocations" %
+                  (summ["events"], summ["violations"], summ["synthesized"],
+                   summ["invocations"]))
+        if self.failures > before:
+            print("random: failed with VIGIL_CHECK_SEED=%d" % seed)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("test", choices=["rules", "cli", "record", "random"])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--mktrace", required=True)
+    ap.add_argument("--subject")
+    a = ap.parse_args()
+    t = Test(a)
+    getattr(t, a.test)()
+    subprocess.run(["rm", "-rf", t.tmp])
+    if t.failures:
+        sys.exit("%d failures" % t.failures)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
