@@ -32,7 +32,7 @@ set_tests_properties(lang.robust lang.cli PROPERTIES LABELS "sanitize;lang" TIME
 # seeds (tests/lang/good and bad). Longer, by hand:
 #   build-fuzz/bin/fuzz_vgl -max_total_time=600 build-fuzz/tests/corpus_vgl tests/lang/good
 if(VIGIL_FUZZ)
-  set(LANGFE_FRONT arena check check_record diag lex load names parse symtab)
+  set(LANGFE_FRONT arena check check_record check_sensor diag lex load names parse symtab)
   list(TRANSFORM LANGFE_FRONT PREPEND ${CMAKE_SOURCE_DIR}/src/lang/)
   list(TRANSFORM LANGFE_FRONT APPEND .c)
   list(APPEND LANGFE_FRONT ${CMAKE_SOURCE_DIR}/src/common/caret.c)

@@ -44,12 +44,23 @@ struct ast_member {
 	struct ast_value def;
 };
 
-enum ast_clause_kind { CL_TRACED, CL_SAMPLED, CL_PERFORMER, CL_INITIATOR, CL_TARGET, CL_FLAG };
+enum ast_clause_kind {
+	CL_TRACED,
+	CL_SAMPLED,
+	CL_PERFORMER,
+	CL_INITIATOR,
+	CL_TARGET,
+	CL_FLAG,
+	CL_ENTITY,   /* entity OP; */
+	CL_ACTIVITY, /* activity [OP]; */
+};
+#define CL_COUNT (CL_ACTIVITY + 1)
 
 struct ast_clause {
 	enum ast_clause_kind kind;
 	struct vgl_loc loc;
-	const char *arg; /* role: a field name ("conn.owner"); flag: its place */
+	const char *arg; /* role: a field name ("conn.owner"); flag: its place; entity,
+	                  * activity: the op as written (NULL: `activity;`) */
 	struct vgl_loc arg_loc;
 	bool counter;
 };

@@ -1,6 +1,6 @@
 /* The checker: declarations into the model. Names are global to a file and its imports
  * (types and consts share one name space, sensors have their own) and may be used before
- * they are declared. Records are in check_record.c. */
+ * they are declared. Records are in check_record.c, sensors in check_sensor.c. */
 #include "lang/check.h"
 
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 #include "lang/arena.h"
 #include "lang/names.h"
 
-static const char *kind_word(enum ast_kind k)
+const char *vgl_kind_word(enum ast_kind k)
 {
 	switch (k) {
 	case AST_CONST:
@@ -28,7 +28,7 @@ static const char *kind_word(enum ast_kind k)
 }
 
 /* "a uint8", "an entity reference": a type's name with its article, for messages. */
-static const char *a_type(enum vgl_type t)
+const char *vgl_a_type(enum vgl_type t)
 {
 	static const char *const names[] = {
 	    [VGL_INT8] = "an int8",
@@ -74,7 +74,7 @@ bool vgl_literal_fits(enum vgl_type type, uint32_t max, const struct ast_value *
 		int b = bits[type];
 		bool is_unsigned = type >= VGL_UINT8;
 		if (l->kind != VGL_LIT_INT) {
-			snprintf(why, whysize, "%s is not %s", a_literal(l), a_type(type));
+			snprintf(why, whysize, "%s is not %s", a_literal(l), vgl_a_type(type));
 			return false;
 		}
 		if (is_unsigned && v->neg) {
@@ -131,10 +131,10 @@ bool vgl_literal_fits(enum vgl_type type, uint32_t max, const struct ast_value *
 		}
 		return true;
 	default:
-		snprintf(why, whysize, "%s cannot have a default", a_type(type));
+		snprintf(why, whysize, "%s cannot have a default", vgl_a_type(type));
 		return false;
 	}
-	snprintf(why, whysize, "%s is not %s", a_literal(l), a_type(type));
+	snprintf(why, whysize, "%s is not %s", a_literal(l), vgl_a_type(type));
 	return false;
 }
 
@@ -166,7 +166,7 @@ bool vgl_resolve_type(struct checker *c, const char *name, struct vgl_loc loc, e
 		vgl_error(c->diag, loc,
 		          "record '%s' cannot be used as a type (a record may extend it)", name);
 	else
-		vgl_error(c->diag, loc, "'%s' is %s, not a type", name, kind_word(d->kind));
+		vgl_error(c->diag, loc, "'%s' is %s, not a type", name, vgl_kind_word(d->kind));
 	return false;
 }
 
@@ -231,113 +231,6 @@ static void check_const(struct checker *c, const struct ast_decl *d, struct vgl_
 	}
 	if (!vgl_literal_fits(k->type, 0, &d->value, &k->value, why, sizeof why))
 		vgl_error(c->diag, d->value.loc, "value of const '%s': %s", d->name, why);
-}
-
-static const char *const clause_words[] = {"traced",    "sampled", "performer",
-                                           "initiator", "target",  "flag"};
-
-/* A role names an entity field of the record: its index in record->fields. */
-static int find_role(struct checker *c, const struct vgl_record *r, const struct ast_clause *cl)
-{
-	struct ast_decl *d = vgl_sym_get(&c->types, r->name);
-	if (!d->index) { /* built once: sensors of one record may be many */
-		d->index = vgl_alloc(c->arena, sizeof *d->index);
-		d->index->arena = c->arena;
-		for (size_t i = 0; i < r->nfields; i++)
-			vgl_sym_put(d->index, r->fields[i].name, (void *)&r->fields[i]);
-	}
-	const struct vgl_field *f = vgl_sym_get(d->index, cl->arg);
-	if (f && f->type == VGL_ENTITY)
-		return (int)(f - r->fields);
-	if (f) {
-		vgl_error(c->diag, cl->arg_loc, "%s '%s' is %s, not an entity reference",
-		          clause_words[cl->kind], cl->arg, a_type(f->type));
-		return -1;
-	}
-	if (strchr(cl->arg, '.'))
-		vgl_error(c->diag, cl->arg_loc,
-		          "record '%s' has no field '%s' (a struct member must be selected)",
-		          r->name, cl->arg);
-	else
-		vgl_error(c->diag, cl->arg_loc, "record '%s' has no property '%s'", r->name,
-		          cl->arg);
-	return -1;
-}
-
-static void check_sensor(struct checker *c, const struct ast_decl *d, struct vgl_sensor *s)
-{
-	s->name = d->name;
-	s->loc = d->loc;
-	s->performer = s->initiator = s->target = -1;
-	size_t plen = strlen(d->package), nlen = strlen(d->name);
-	char *ev = vgl_alloc(c->arena, plen + nlen + 2);
-	memcpy(ev, d->package, plen);
-	ev[plen] = '.';
-	memcpy(ev + plen + 1, d->name, nlen);
-	s->event_name = ev;
-
-	if (!strcmp(d->relation, "event"))
-		s->relation = VGL_REL_EVENT;
-	else if (!strcmp(d->relation, "interval"))
-		s->relation = VGL_REL_INTERVAL;
-	else if (!strcmp(d->relation, "state"))
-		s->relation = VGL_REL_STATE;
-	else
-		vgl_error(c->diag, d->relation_loc,
-		          "unknown relation '%s' (expected event, interval or state)", d->relation);
-
-	const struct ast_decl *rd = vgl_sym_get(&c->types, d->record);
-	if (rd && rd->broken)
-		;
-	else if (!rd)
-		vgl_error(c->diag, d->record_loc, "unknown record '%s'", d->record);
-	else if (rd->kind != AST_RECORD)
-		vgl_error(c->diag, d->record_loc, "'%s' is %s, not a record", d->record,
-		          kind_word(rd->kind));
-	else
-		s->record = rd->model;
-
-	const struct ast_clause *seen[6] = {0};
-	for (size_t i = 0; i < d->nclauses; i++) {
-		const struct ast_clause *cl = &d->clauses[i];
-		if (seen[cl->kind]) {
-			vgl_error(c->diag, cl->loc, "duplicate '%s' in sensor '%s'",
-			          clause_words[cl->kind], d->name);
-			continue;
-		}
-		seen[cl->kind] = cl;
-		int *role = cl->kind == CL_PERFORMER   ? &s->performer
-		            : cl->kind == CL_INITIATOR ? &s->initiator
-		            : cl->kind == CL_TARGET    ? &s->target
-		                                       : NULL;
-		if (role && s->record)
-			*role = find_role(c, s->record, cl);
-	}
-	if (seen[CL_TRACED] && seen[CL_SAMPLED]) {
-		const struct ast_clause *second =
-		    seen[CL_TRACED] > seen[CL_SAMPLED] ? seen[CL_TRACED] : seen[CL_SAMPLED];
-		vgl_error(c->diag, second->loc, "a sensor is either traced or sampled, not both");
-	}
-	s->sampled = seen[CL_SAMPLED] && !seen[CL_TRACED];
-	const struct ast_clause *flag = seen[CL_FLAG];
-	if (!flag)
-		return;
-	s->counter = flag->counter;
-	static const char *const places[] = {"sensor", "performer", "initiator", "target"};
-	size_t k = 0;
-	while (k < 4 && strcmp(flag->arg, places[k]))
-		k++;
-	if (k == 4) {
-		vgl_error(
-		    c->diag, flag->arg_loc,
-		    "unknown flag place '%s' (expected sensor, performer, initiator or target)",
-		    flag->arg);
-		return;
-	}
-	s->flag = (enum vgl_flag_place)k;
-	if (k > 0 && !seen[CL_PERFORMER + k - 1])
-		vgl_error(c->diag, flag->arg_loc, "flag on the %s, but sensor '%s' has no %s",
-		          places[k], d->name, places[k]);
 }
 
 /* Sorts the declarations by kind; reports names declared twice (the first one wins). */
@@ -409,7 +302,7 @@ void vgl_check(struct vgl_model *m, struct ast_file *const *files, size_t nfiles
 	}
 	vgl_check_records(&c, by_kind[AST_RECORD], n[AST_RECORD], records);
 	for (size_t i = 0; i < n[AST_SENSOR]; i++)
-		check_sensor(&c, by_kind[AST_SENSOR][i], &sensors[i]);
+		vgl_check_sensor(&c, by_kind[AST_SENSOR][i], &sensors[i]);
 
 	m->consts = consts;
 	m->nconsts = n[AST_CONST];

@@ -39,5 +39,11 @@ bool vgl_resolve_type(struct checker *c, const char *name, struct vgl_loc loc, e
 void vgl_check_records(struct checker *c, struct ast_decl **decls, size_t n,
                        struct vgl_record *out);
 uint64_t vgl_field_size(enum vgl_type type, uint32_t max);
+/* Builds sensor `s` from its declaration (check_sensor.c). */
+void vgl_check_sensor(struct checker *c, const struct ast_decl *d, struct vgl_sensor *s);
+/* "a record", "an entity": a declaration's kind with its article, for messages. */
+const char *vgl_kind_word(enum ast_kind k);
+/* "a uint8", "an entity reference": a type's name with its article, for messages. */
+const char *vgl_a_type(enum vgl_type t);
 
 #endif

@@ -4,8 +4,10 @@
  * The header holds what fires sensors: one static inline function per event type (an
  * interval sensor: NAME_begin and NAME_end), which checks the sensor's enable flag (one
  * load and one branch when it is off) and writes the record straight into the calling
- * thread's packet with the vg_put_* writers of vigil.h. It also declares, for every record,
- * a struct and its standalone encoder and decoder (docs/encoding.md).
+ * thread's packet with the vg_put_* writers of vigil.h. A sensor with an op (create,
+ * enter, acquire, ...: docs/consistency.md) checks vg_tracking() instead and goes through
+ * vg_op_begin / vg_enter_begin / vg_leave_begin, which track it even while it is off. It also
+ * declares, for every record, a struct and its standalone encoder and decoder (docs/encoding.md).
  *
  * The source holds the schemas, <package>_sensors_register() and the encoders and
  * decoders. Compile it into the program and link libvigil. Until registration each sensor
@@ -280,6 +282,17 @@ static int check_sensor(struct cgen *g, const struct vgl_sensor *s)
 	    (s->flag == VGL_FLAG_TARGET && s->target < 0))
 		return fail(g, "%s:%d:%d: sensor %s: its flag is on a role it does not have", where,
 		            s->loc.line, s->loc.col, s->name);
+	/* The checker guarantees these; the generated code relies on them. */
+	const enum vgl_op ops[2] = {s->op, s->end_op};
+	for (int k = 0; k < 2; k++) {
+		bool needs_target = ops[k] >= VGL_OP_CREATE && ops[k] <= VGL_OP_RESUME &&
+		                    ops[k] != VGL_OP_ENTER && ops[k] != VGL_OP_LEAVE;
+		if ((unsigned)ops[k] >= VGL_OP_COUNT || (needs_target && s->target < 0) ||
+		    ((ops[k] == VGL_OP_ENTER || ops[k] == VGL_OP_LEAVE) &&
+		     s->relation != VGL_REL_INTERVAL))
+			return fail(g, "%s:%d:%d: sensor %s: op %d does not fit the sensor", where,
+			            s->loc.line, s->loc.col, s->name, (int)ops[k]);
+	}
 	return 0;
 }
 

@@ -7,10 +7,12 @@
  * monitor has trigger rules on the sensor, it passes the entities to vg_sensor_fired. A struct
  * payload is read through the pointer passed: each selected member is copied, a NULL on
  * the way gives zeros and empty strings, an unselected struct is recorded as its address. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lang/gen_c_internal.h"
+#include "lang/names.h"
 
 static const char *const kind_suffix[] = {"", ".begin", ".end"};
 static const char *const fn_suffix[] = {"", "_begin", "_end"};
@@ -205,8 +207,8 @@ static void put_field(struct fn *x, size_t i)
 
 /* After the commit: when the monitor has trigger rules on the sensor (docs/control.md),
  * hand the runtime the event's entities, in field order. Nothing for a record without
- * entity fields. */
-static void fired_call(struct fn *x)
+ * entity fields. `cond`: a C condition that must also hold ("" for none). */
+static void fired_call(struct fn *x, const char *cond)
 {
 	FILE *h = x->g->h;
 	const struct vgl_record *r = x->r;
@@ -215,8 +217,11 @@ static void fired_call(struct fn *x)
 		n += r->fields[i].type == VGL_ENTITY;
 	if (!n)
 		return;
-	fprintf(h, "\tif (VG_UNLIKELY(atomic_load_explicit(&vg__s->react, memory_order_relaxed)))\n"
-	           "\t\tvg_sensor_fired(vg__s, (const vg_entity *const[]){");
+	fprintf(
+	    h,
+	    "\tif (%s%sVG_UNLIKELY(atomic_load_explicit(&vg__s->react, memory_order_relaxed)))\n"
+	    "\t\tvg_sensor_fired(vg__s, (const vg_entity *const[]){",
+	    cond, *cond ? " && " : "");
 	size_t k = 0;
 	for (size_t i = 0; i < r->nfields; i++) {
 		if (r->fields[i].type != VGL_ENTITY)
@@ -277,31 +282,77 @@ static int role_of(const struct vgl_sensor *s)
 	}
 }
 
-/* One event type's inline function: `half` 0 event/state, 1 begin, 2 end. */
-static void sensor_function(struct cgen *g, const struct vgl_sensor *s, int half)
+/* The op of event type `half` (0 event/state, 1 begin, 2 end). */
+static enum vgl_op op_of(const struct vgl_sensor *s, int half)
 {
-	FILE *h = g->h;
-	const struct vgl_record *r = s->record;
-	struct fn x = {.g = g, .r = r};
-	int role = role_of(s);
-	const struct vgl_field *rf = role >= 0 ? &r->fields[role] : NULL;
+	return half == 2 ? s->end_op : s->op;
+}
 
-	/* A counter flag needs nothing more here: the runtime's flags all count (enable adds
-	 * one, disable removes one) and the check is the same. */
-	fprintf(h, "/* %s%s: sensor %s (%s, %s), flag on the %s%s%s%s%s. */\n", s->event_name,
-	        kind_suffix[half], s->name, relation_names[s->relation],
-	        s->sampled ? "sampled" : "traced", place_names[s->flag], rf ? " (" : "",
-	        rf ? rf->name : "", rf ? ")" : "", s->counter ? ", a counter" : "");
-	int col = fprintf(h, "static inline void %s_%s%s(", g->pkg, s->name, fn_suffix[half]);
-	write_params(g, r, col);
-	fprintf(h, ")\n{\n\tvg_sensor *vg__s = %s__%s%s;\n", g->pkg, s->name, fn_suffix[half]);
-	for (size_t i = 0; i < r->nall; i++) {
-		bool used = false;
-		for (size_t j = 0; j < r->nfields; j++)
-			used = used || r->fields[j].prop == r->all[i];
-		if (!used) /* a struct of which nothing is recorded */
-			fprintf(h, "\t(void)%s;\n", cg_id(r->all[i]->name));
+/* Does the runtime track the op (docs/consistency.md)? The others are plain activities. */
+static bool tracked(enum vgl_op op)
+{
+	return op != VGL_OP_ACTIVITY && op != VGL_OP_REFERENCE && op != VGL_OP_MOVE;
+}
+
+/* Does the op end what an earlier event started? Then the runtime alone decides whether
+ * it is reported (exactly when its start was): no flag may hold it back. */
+static bool ending(enum vgl_op op)
+{
+	return op == VGL_OP_LEAVE || op == VGL_OP_RECLAIM || op == VGL_OP_RELEASE ||
+	       op == VGL_OP_WAIT_END || op == VGL_OP_RESUME;
+}
+
+/* The payload size into `vg__size`; when it might not fit a uint32 (strings or bytes
+ * without a max) it is `size_t`. */
+static bool size_decl(struct fn *x, unsigned long long fixed)
+{
+	FILE *h = x->g->h;
+	const struct vgl_record *r = x->r;
+	bool huge = cg_worst_size(r) > UINT32_MAX - 64;
+	fprintf(h, "\t%s = %lluu", huge ? "size_t vg__size" : "uint32_t vg__size", fixed);
+	for (size_t i = 0; i < r->nfields; i++)
+		if (r->fields[i].type == VGL_STRING || r->fields[i].type == VGL_BYTES)
+			fprintf(h, " + %svg__n%zu", huge ? "" : "(uint32_t)", i);
+	fprintf(h, ";\n");
+	return huge;
+}
+
+/* "vg_live(a) && vg_live(vg__v3)": every entity field but field `skip` (-1: none) may be
+ * referred to (rule 2). False: the record has no such field. */
+static bool live_expr(struct fn *x, int skip, char *out, size_t size)
+{
+	const struct vgl_record *r = x->r;
+	size_t n = 0, len = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < r->nfields; i++) {
+		if (r->fields[i].type != VGL_ENTITY || (int)i == skip)
+			continue;
+		char v[160];
+		value_of(x, i, v, sizeof v);
+		int k = snprintf(out + len, size - len, "%svg_live(%s)", n++ ? " && " : "", v);
+		if (k < 0 || (size_t)k >= size - len)
+			abort(); /* field expressions are short: cannot happen */
+		len += (size_t)k;
 	}
+	return n > 0;
+}
+
+/* Every entity the event names may be referred to: else it is skipped, not counted.
+ * Only while the runtime tracks (with consistency off nothing is checked). */
+static void live_check(struct fn *x)
+{
+	char live[4096];
+	if (live_expr(x, -1, live, sizeof live))
+		fprintf(x->g->h, "\tif (vg__tracking && !(%s))\n\t\treturn; /* rule 2 */\n", live);
+}
+
+/* A plain activity (ACTIVITY, REFERENCE, MOVE): the flag, then the live check, then the
+ * record written with vg_event_begin. */
+static void plain_body(struct fn *x, const struct vgl_sensor *s, int role,
+                       const struct vgl_field *rf)
+{
+	FILE *h = x->g->h;
+	const struct vgl_record *r = x->r;
 	unsigned long long fixed = 0;
 	bool role_ready = false;
 	if (s->flag == VGL_FLAG_SENSOR) {
@@ -314,31 +365,144 @@ static void sensor_function(struct cgen *g, const struct vgl_sensor *s, int half
 		fprintf(h, "\tif (!vg_on(vg__s))\n\t\treturn;\n");
 		char v[160] = "vg_self()";
 		if (rf) {
-			prepare_field(&x, (size_t)role, &fixed);
-			value_of(&x, (size_t)role, v, sizeof v);
+			prepare_field(x, (size_t)role, &fixed);
+			value_of(x, (size_t)role, v, sizeof v);
 			role_ready = true;
 		}
 		fprintf(h, "\tif (!vg_on_entity(vg__s, %s))\n\t\treturn;\n", v);
 	}
 	for (size_t i = 0; i < r->nfields; i++)
 		if (!(role_ready && i == (size_t)role))
-			prepare_field(&x, i, &fixed);
-	/* The payload size; when it might not fit a uint32 (strings or bytes without a max),
-	 * an event too large to be recorded is dropped before anything is reserved. */
-	bool huge = cg_worst_size(r) > UINT32_MAX - 64;
-	fprintf(h, "\t%s = %lluu", huge ? "size_t vg__size" : "uint32_t vg__size", fixed);
-	for (size_t i = 0; i < r->nfields; i++)
-		if (r->fields[i].type == VGL_STRING || r->fields[i].type == VGL_BYTES)
-			fprintf(h, " + %svg__n%zu", huge ? "" : "(uint32_t)", i);
-	fprintf(h, ";\n");
-	if (huge)
+			prepare_field(x, i, &fixed);
+	live_check(x);
+	/* An event too large to be recorded is dropped before anything is reserved. */
+	if (size_decl(x, fixed))
 		fprintf(h, "\tif (vg__size > UINT32_MAX - 64)\n\t\treturn;\n");
 	fprintf(h, "\tuint8_t *vg__p = vg_event_begin(vg__s, (uint32_t)vg__size);\n"
 	           "\tif (!vg__p)\n\t\treturn;\n");
 	for (size_t i = 0; i < r->nfields; i++)
-		put_field(&x, i);
+		put_field(x, i);
 	fprintf(h, "\tvg_event_commit(vg__p);\n");
-	fired_call(&x);
+	fired_call(x, "");
+}
+
+/* An op the runtime tracks (vigil.h): called whenever vg_tracking() holds, on or off,
+ * never skipped for a flag (an enter skipped would unbalance the thread's stack); the
+ * runtime decides what is reported.
+ *
+ * What the runtime cannot know is said by suspending the thread's reporting around the
+ * call ("quiet": tracked, not reported): a flag on the performer or initiator entity
+ * that is down (the target's flag the runtime checks itself, once a created entity has
+ * its identity), or, for an op that starts something, another entity the event names
+ * that may not be referred to (rule 2). An enter naming such an entity is committed
+ * without payload: never reported, nor anything it encloses. Ending ops (leave, reclaim,
+ * release, wait_end, resume) are reported exactly when their start was. */
+static void tracked_body(struct fn *x, const struct vgl_sensor *s, enum vgl_op op, int role,
+                         const struct vgl_field *rf)
+{
+	FILE *h = x->g->h;
+	const struct vgl_record *r = x->r;
+	unsigned long long fixed = 0;
+	bool enter = op == VGL_OP_ENTER, leave = op == VGL_OP_LEAVE;
+	fprintf(h, "\tif (!vg_tracking(vg__s))\n\t\treturn;\n");
+	for (size_t i = 0; i < r->nfields; i++)
+		prepare_field(x, i, &fixed);
+	/* Too large to be recorded: still tracked, the runtime counts it as discarded. */
+	bool huge = size_decl(x, fixed);
+	const char *size =
+	    huge ? "vg__size > UINT32_MAX - 64 ? UINT32_MAX : (uint32_t)vg__size" : "vg__size";
+	char target[160] = "NULL";
+	if (!enter && !leave) {
+		value_of(x, (size_t)s->target, target, sizeof target);
+		fprintf(h, "\tif (!%s)\n\t\treturn; /* no entity to act on */\n", target);
+	}
+	/* Why the event may be quiet. */
+	char flag[200] = "", live[4096] = "";
+	bool flag_quiet =
+	    !ending(op) && (s->flag == VGL_FLAG_PERFORMER || s->flag == VGL_FLAG_INITIATOR ||
+	                    (enter && s->flag == VGL_FLAG_TARGET));
+	if (flag_quiet) {
+		char v[160] = "vg_self()";
+		if (rf)
+			value_of(x, (size_t)role, v, sizeof v);
+		snprintf(flag, sizeof flag, "!vg_on_entity(vg__s, %s)", v);
+	}
+	bool live_quiet = !ending(op) && !enter && live_expr(x, s->target, live, sizeof live);
+	bool quiet = flag_quiet || live_quiet;
+	if (quiet) {
+		fprintf(h, "\tint vg__quiet = ");
+		if (flag_quiet)
+			fprintf(h, "%s%s", flag, live_quiet ? " ||\n\t                " : ";\n");
+		if (live_quiet)
+			fprintf(h, "(vg__tracking && !(%s));\n", live);
+		fprintf(h, "\tif (vg__quiet)\n\t\tvg_report_thread_suspend();\n");
+	}
+	if (enter)
+		fprintf(h, "\tuint8_t *vg__p = vg_enter_begin(vg__s, %s);\n", size);
+	else if (leave)
+		fprintf(h, "\tuint8_t *vg__p = vg_leave_begin(vg__s, %s);\n", size);
+	else
+		fprintf(h, "\tuint8_t *vg__p = vg_op_begin(vg__s, (vg_entity *)%s, %s);\n", target,
+		        size);
+	fprintf(h, "\tif (vg__p) {\n");
+	const char *ind = "\t";
+	if (enter && live_expr(x, -1, live, sizeof live)) {
+		fprintf(h,
+		        "\t\tif (vg__tracking && !(%s)) {\n"
+		        "\t\t\tvg_enter_commit(vg__s, NULL); /* rule 2: never reported */\n"
+		        "\t\t\tvg__p = NULL;\n"
+		        "\t\t} else {\n",
+		        live);
+		ind = "\t\t";
+	}
+	for (size_t i = 0; i < r->nfields; i++) {
+		fprintf(h, "%s", ind);
+		put_field(x, i);
+	}
+	if (enter)
+		fprintf(h, "%s\tvg_enter_commit(vg__s, vg__p);\n", ind);
+	else
+		fprintf(h, "\t\tvg_event_commit(vg__p);\n");
+	if (ind[1])
+		fprintf(h, "\t\t}\n");
+	fprintf(h, "\t}\n");
+	if (quiet)
+		fprintf(h,
+		        "\tif (vg__quiet) {\n\t\tvg_report_thread_resume();\n\t\treturn;\n\t}\n");
+	/* An enter's frame is returned whether or not it is reported: fire when on. */
+	fired_call(x, enter ? "vg__p && vg_on(vg__s)" : "vg__p");
+}
+
+/* One event type's inline function: `half` 0 event/state, 1 begin, 2 end. */
+static void sensor_function(struct cgen *g, const struct vgl_sensor *s, int half)
+{
+	FILE *h = g->h;
+	const struct vgl_record *r = s->record;
+	struct fn x = {.g = g, .r = r};
+	int role = role_of(s);
+	const struct vgl_field *rf = role >= 0 ? &r->fields[role] : NULL;
+	enum vgl_op op = op_of(s, half);
+
+	/* A counter flag needs nothing more here: the runtime's flags all count (enable adds
+	 * one, disable removes one) and the check is the same. */
+	fprintf(h, "/* %s%s: sensor %s (%s, %s, %s), flag on the %s%s%s%s%s. */\n", s->event_name,
+	        kind_suffix[half], s->name, relation_names[s->relation],
+	        s->sampled ? "sampled" : "traced", vgl_op_name(op), place_names[s->flag],
+	        rf ? " (" : "", rf ? rf->name : "", rf ? ")" : "", s->counter ? ", a counter" : "");
+	int col = fprintf(h, "static inline void %s_%s%s(", g->pkg, s->name, fn_suffix[half]);
+	write_params(g, r, col);
+	fprintf(h, ")\n{\n\tvg_sensor *vg__s = %s__%s%s;\n", g->pkg, s->name, fn_suffix[half]);
+	for (size_t i = 0; i < r->nall; i++) {
+		bool used = false;
+		for (size_t j = 0; j < r->nfields; j++)
+			used = used || r->fields[j].prop == r->all[i];
+		if (!used) /* a struct of which nothing is recorded */
+			fprintf(h, "\t(void)%s;\n", cg_id(r->all[i]->name));
+	}
+	if (tracked(op))
+		tracked_body(&x, s, op, role, rf);
+	else
+		plain_body(&x, s, role, rf);
 	fprintf(h, "}\n\n");
 	free(x.conts);
 }
@@ -386,8 +550,13 @@ static void type_desc(struct cgen *g, const struct vgl_sensor *s, int half)
 	if (r->nfields)
 		fprintf(c, "    .fields = %s__%s_fields,\n    .nfields = %zu,\n", g->pkg, r->name,
 		        r->nfields);
-	fprintf(c, "    .performer = %d,\n    .initiator = %d,\n    .target = %d,\n};\n",
-	        s->performer, s->initiator, s->target);
+	fprintf(c, "    .performer = %d,\n    .initiator = %d,\n    .target = %d,\n", s->performer,
+	        s->initiator, s->target);
+	char op[32];
+	snprintf(op, sizeof op, "%s", vgl_op_name(op_of(s, half)));
+	for (char *o = op; *o; o++)
+		*o = (char)toupper((unsigned char)*o);
+	fprintf(c, "    .op = VG_OP_%s,\n};\n", op);
 }
 
 /* Event types of a sensor: 1..2 for an interval, 0 otherwise. */
@@ -425,10 +594,10 @@ void cg_sensors(struct cgen *g)
 
 	fprintf(c, "/* ---- sensors ---- */\n\n");
 	if (m->nsensors)
-		fprintf(
-		    c,
-		    "static vg_sensor %s__unregistered = {0, 0xFFFF, 0, \"(unregistered)\", 0, 0, 1};\n",
-		    g->pkg);
+		fprintf(c,
+		        "static vg_sensor %s__unregistered = {0, 0xFFFF, 0, \"(unregistered)\", 0, "
+		        "0, 1};\n",
+		        g->pkg);
 	for (size_t i = 0; i < m->nsensors; i++)
 		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)
 			fprintf(c, "vg_sensor *%s__%s%s = &%s__unregistered;\n", g->pkg,

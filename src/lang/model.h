@@ -24,6 +24,7 @@
  *       traced;                            // or sampled
  *       initiator sender; target mailbox;  // roles: entity properties (performer too)
  *       flag initiator counter;            // sensor | performer | initiator | target
+ *       activity;                          // category and op (default: plain activity)
  *   }
  *
  * An interval sensor yields two event types, NAME.begin and NAME.end, sharing the
@@ -162,6 +163,28 @@ struct vgl_record {
 enum vgl_relation { VGL_REL_EVENT, VGL_REL_INTERVAL, VGL_REL_STATE };
 enum vgl_flag_place { VGL_FLAG_SENSOR, VGL_FLAG_PERFORMER, VGL_FLAG_INITIATOR, VGL_FLAG_TARGET };
 
+/* What an event type does (docs/consistency.md). The values are those of enum vg_op in
+ * include/vigil/vigil.h, so that generators may write them as they are; the model does not
+ * include the runtime's header. */
+enum vgl_op {
+	VGL_OP_ACTIVITY = 0, /* activity: refers to live entities only (the default) */
+	VGL_OP_CREATE,       /* entity: starts the target's lifetime */
+	VGL_OP_LOAD,         /* entity: defines the target (a type) */
+	VGL_OP_RECLAIM,      /* entity: ends the target's lifetime */
+	VGL_OP_RENAME,       /* entity: names the target */
+	VGL_OP_ENTER,        /* entity: an invocation starts on the calling thread */
+	VGL_OP_LEAVE,        /* entity: the calling thread's innermost invocation ends */
+	VGL_OP_ACQUIRE,      /* activity: the calling thread acquires the target lock */
+	VGL_OP_RELEASE,      /* activity: ... releases it */
+	VGL_OP_WAIT_BEGIN,   /* activity: ... starts waiting for it */
+	VGL_OP_WAIT_END,     /* activity: ... stops waiting */
+	VGL_OP_SUSPEND,      /* activity: the target thread is suspended */
+	VGL_OP_RESUME,       /* activity: ... and resumed */
+	VGL_OP_REFERENCE,    /* activity: the initiator refers to the target */
+	VGL_OP_MOVE,         /* activity: the target moved */
+};
+#define VGL_OP_COUNT (VGL_OP_MOVE + 1)
+
 struct vgl_sensor {
 	const char *name;       /* as declared: "SendMessage" */
 	const char *event_name; /* "mailbox.SendMessage" (package + name) */
@@ -172,6 +195,10 @@ struct vgl_sensor {
 	int performer, initiator, target;
 	enum vgl_flag_place flag;
 	bool counter; /* the flag is a counter (enable adds, disable removes) */
+	/* The op of each event type: `op` of an event or state sensor, or of an interval's
+	 * begin; `end_op` of an interval's end (equal to `op` otherwise). An op other than
+	 * ACTIVITY, REFERENCE, MOVE, ENTER and LEAVE has a target (checked). */
+	enum vgl_op op, end_op;
 	struct vgl_loc loc;
 };
 

@@ -79,3 +79,24 @@ const char *vgl_type_name(enum vgl_type type)
 {
 	return type <= VGL_STRUCT ? type_names[type] : "?";
 }
+
+static const char *const op_names[] = {
+    [VGL_OP_ACTIVITY] = "activity", [VGL_OP_CREATE] = "create",
+    [VGL_OP_LOAD] = "load",         [VGL_OP_RECLAIM] = "reclaim",
+    [VGL_OP_RENAME] = "rename",     [VGL_OP_ENTER] = "enter",
+    [VGL_OP_LEAVE] = "leave",       [VGL_OP_ACQUIRE] = "acquire",
+    [VGL_OP_RELEASE] = "release",   [VGL_OP_WAIT_BEGIN] = "wait_begin",
+    [VGL_OP_WAIT_END] = "wait_end", [VGL_OP_SUSPEND] = "suspend",
+    [VGL_OP_RESUME] = "resume",     [VGL_OP_REFERENCE] = "reference",
+    [VGL_OP_MOVE] = "move",
+};
+
+const char *vgl_op_name(enum vgl_op op)
+{
+	return (unsigned)op < VGL_OP_COUNT ? op_names[op] : "?";
+}
+
+bool vgl_op_is_entity(enum vgl_op op)
+{
+	return op >= VGL_OP_CREATE && op <= VGL_OP_LEAVE;
+}

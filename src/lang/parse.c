@@ -341,14 +341,16 @@ static bool parse_record(struct parser *p, struct ast_decl *d)
 
 static bool parse_clause(struct parser *p, struct ast_clause *c)
 {
-	static const char *const words[] = {"traced",    "sampled", "performer",
-	                                    "initiator", "target",  "flag"};
+	static const char *const words[CL_COUNT] = {"traced", "sampled", "performer", "initiator",
+	                                            "target", "flag",    "entity",    "activity"};
 	c->loc = p->tok.loc;
 	size_t k = 0;
-	while (k < 6 && !is_word(p, words[k]))
+	while (k < CL_COUNT && !is_word(p, words[k]))
 		k++;
-	if (k == 6)
-		return expected(p, "traced, sampled, performer, initiator, target, flag or '}'",
+	if (k == CL_COUNT)
+		return expected(p,
+		                "traced, sampled, performer, initiator, target, flag, entity, "
+		                "activity or '}'",
 		                "in sensor");
 	c->kind = (enum ast_clause_kind)k;
 	advance(p);
@@ -363,6 +365,15 @@ static bool parse_clause(struct parser *p, struct ast_clause *c)
 			c->counter = true;
 			advance(p);
 		}
+	} else if (c->kind == CL_ENTITY) {
+		/* The op is checked by the checker (which knows the relation and can suggest). */
+		if (!parse_ref(p, "create, load, reclaim, rename or invocation", "after 'entity'",
+		               &c->arg, &c->arg_loc))
+			return false;
+	} else if (c->kind == CL_ACTIVITY && p->tok.kind == TOK_IDENT) {
+		c->arg = tok_text(p);
+		c->arg_loc = p->tok.loc;
+		advance(p);
 	}
 	return expect(p, TOK_SEMI, "after sensor clause");
 }
@@ -379,7 +390,8 @@ static bool parse_sensor(struct parser *p, struct ast_decl *d)
 		return false;
 	size_t cap = 0;
 	while (p->tok.kind != TOK_RBRACE) {
-		if (p->tok.kind == TOK_EOF || at_declaration(p))
+		/* `entity` in a sensor body starts the category clause, not a declaration. */
+		if (p->tok.kind == TOK_EOF || (at_declaration(p) && !is_word(p, "entity")))
 			return expected(p, "'}'", "at the end of the sensor");
 		struct ast_clause *c =
 		    vgl_push(p->arena, &d->clauses, &d->nclauses, &cap, sizeof *c);

@@ -162,18 +162,32 @@ static void sensor_types(struct owned *o, const struct vgl_sensor *s, struct vgt
 		                     : s->relation == VGL_REL_EVENT ? VGT_KIND_EVENT
 		                     : h == 0                       ? VGT_KIND_BEGIN
 		                                                    : VGT_KIND_END;
+		int op = (int)(h == 0 ? s->op : s->end_op);
+		/* An enter's payload starts with the runtime's vg_depth (docs/consistency.md). */
+		const struct vgt_field *tf = fields;
+		unsigned tn = nfields;
+		int shift = 0;
+		if (op == VGT_OP_ENTER) {
+			struct vgt_field *d = own(o, vgq_xcalloc(nfields + 1, sizeof *d));
+			d[0] = (struct vgt_field){.name = "vg_depth", .type = VGT_UINT, .size = 4, .base = 10};
+			memcpy(d + 1, fields, nfields * sizeof *d);
+			tf = d;
+			tn = nfields + 1;
+			shift = 1;
+		}
 		types[(*n)++] = (struct vgt_event_type){
 		    .name = name,
-		    .fields = fields,
-		    .nfields = nfields,
+		    .fields = tf,
+		    .nfields = tn,
+		    .op = op,
 		    .vigil = true,
 		    .relation = s->name,
 		    .kind = kind,
 		    .flag = (enum vgt_flag)s->flag,
 		    .sampled = s->sampled,
-		    .performer = s->performer >= 0 ? index[s->performer] : -1,
-		    .initiator = s->initiator >= 0 ? index[s->initiator] : -1,
-		    .target = s->target >= 0 ? index[s->target] : -1,
+		    .performer = s->performer >= 0 ? index[s->performer] + shift : -1,
+		    .initiator = s->initiator >= 0 ? index[s->initiator] + shift : -1,
+		    .target = s->target >= 0 ? index[s->target] + shift : -1,
 		};
 	}
 }

@@ -200,6 +200,7 @@ void vg__track_after_fork(void);
 /* vg_op_begin, with `allowed` = 0 when the event may not be reported whatever the
  * filters say (it names an entity that may not be referred to). */
 uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t payload);
+int vg__op_wanted(const vg_sensor *s, const vg_entity *target); /* the filters, for an op */
 void vg__track_call_thread_exit(void); /* track_call.c: the invocation stack */
 void vg__track_call_after_fork(void);
 

@@ -141,25 +141,30 @@ int vg__track_op(enum vg_op op, vg_entity *e, int wanted)
 	return entity_op(op, e, wanted);
 }
 
-static const vg_entity *op_flag_holder(const vg_sensor *s, const vg_entity *target)
+/* The filters' decision for an op sensor. The flag's holder is known here when it is the
+ * target or the recording thread as performer; an initiator or an explicit performer is
+ * not, and then the sensor's own counter decides (generated code checks that entity's
+ * flag itself, docs/language.md). */
+int vg__op_wanted(const vg_sensor *s, const vg_entity *target)
 {
+	const vg_type_desc *d;
 	switch (s->placement) {
-	case VG_FLAG_TARGET:
-		return target;
 	case VG_FLAG_PERFORMER:
-		return vg_self();
-	default: /* the initiator is not known here: its sensor's own counter decides */
-		return NULL;
-	}
-}
-
-static int op_wanted(const vg_sensor *s, const vg_entity *target)
-{
-	if (s->placement == VG_FLAG_INITIATOR)
+		d = vg__sensor_desc(s);
+		if (d && d->performer < 0)
+			return vg__wanted(s, vg_self());
+		/* fall through */
+	case VG_FLAG_TARGET:
+		if (s->placement == VG_FLAG_TARGET && target)
+			return vg__wanted(s, target);
+		/* fall through */
+	case VG_FLAG_INITIATOR:
 		return vg_on(s) && !(vg__tls.mute | (atomic_load_explicit(&vg__report_off,
 		                                                           memory_order_relaxed) &
 		                                     s->catbit));
-	return vg__wanted(s, op_flag_holder(s, target));
+	default:
+		return vg__wanted(s, NULL);
+	}
 }
 
 uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t payload)
@@ -174,10 +179,10 @@ uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t pay
 		/* The object's identity is its address, scoped by generation. */
 		vg__entity_identify(target, d->fields[d->target].entity_kind, (uintptr_t)target,
 		                    NULL);
-		report = allowed && op_wanted(s, target);
+		report = allowed && vg__op_wanted(s, target);
 		vg__track_created(target, report);
 	} else {
-		report = vg__track_op((enum vg_op)s->op, target, allowed && op_wanted(s, target));
+		report = vg__track_op((enum vg_op)s->op, target, allowed && vg__op_wanted(s, target));
 	}
 	return report ? vg__event_start(s, payload) : NULL;
 }

@@ -99,7 +99,7 @@ void vg_enter_commit(vg_sensor *s, uint8_t *end)
 	cs.arena_top += f->len;
 	cs.nblocked += f->blocked;
 	uint32_t i = cs.depth++;
-	int wanted = vg__wanted(s, s->placement == VG_FLAG_PERFORMER ? vg_self() : NULL);
+	int wanted = vg__op_wanted(s, NULL);
 	if (!vg__tracking) {
 		if (wanted)
 			write_frame(i, 0);
@@ -135,7 +135,7 @@ uint8_t *vg_leave_begin(vg_sensor *s, uint32_t payload)
 		if (report)
 			cs.rep_depth = i;
 	} else {
-		report = vg__wanted(s, s->placement == VG_FLAG_PERFORMER ? vg_self() : NULL);
+		report = vg__op_wanted(s, NULL);
 	}
 	return report ? vg__event_start(s, payload) : NULL;
 }

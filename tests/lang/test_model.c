@@ -349,6 +349,47 @@ static void payload_depth(void **state)
 	vgl_free(m);
 }
 
+/* The category clause gives every event type its op (tests/lang/good/ops.vgl). */
+static void sensor_ops(void **state)
+{
+	(void)state;
+	struct vgl_model *m = vgl_load(VGL_GOOD_DIR "/ops.vgl", stderr, NULL);
+	assert_non_null(m);
+	static const struct {
+		const char *sensor;
+		enum vgl_op op, end_op;
+	} want[] = {
+	    {"New", VGL_OP_CREATE, VGL_OP_CREATE},
+	    {"Free", VGL_OP_RECLAIM, VGL_OP_RECLAIM},
+	    {"Name", VGL_OP_RENAME, VGL_OP_RENAME},
+	    {"Define", VGL_OP_LOAD, VGL_OP_LOAD},
+	    {"Invoke", VGL_OP_ENTER, VGL_OP_LEAVE},
+	    {"Run", VGL_OP_ENTER, VGL_OP_LEAVE},
+	    {"Unbounded", VGL_OP_CREATE, VGL_OP_CREATE},
+	    {"Held", VGL_OP_ACQUIRE, VGL_OP_RELEASE},
+	    {"Waiting", VGL_OP_WAIT_BEGIN, VGL_OP_WAIT_END},
+	    {"Take", VGL_OP_ACQUIRE, VGL_OP_ACQUIRE},
+	    {"Give", VGL_OP_RELEASE, VGL_OP_RELEASE},
+	    {"WaitOn", VGL_OP_WAIT_BEGIN, VGL_OP_WAIT_BEGIN},
+	    {"WaitOff", VGL_OP_WAIT_END, VGL_OP_WAIT_END},
+	    {"Stop", VGL_OP_SUSPEND, VGL_OP_SUSPEND},
+	    {"Go", VGL_OP_RESUME, VGL_OP_RESUME},
+	    {"Points", VGL_OP_REFERENCE, VGL_OP_REFERENCE},
+	    {"Moved", VGL_OP_MOVE, VGL_OP_MOVE},
+	    {"Touch", VGL_OP_ACTIVITY, VGL_OP_ACTIVITY},
+	    {"Span", VGL_OP_ACTIVITY, VGL_OP_ACTIVITY},
+	    {"Status", VGL_OP_ACTIVITY, VGL_OP_ACTIVITY},
+	};
+	assert_int_equal(m->nsensors, sizeof want / sizeof *want);
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		const struct vgl_sensor *s = sensor(m, want[i].sensor);
+		assert_int_equal(s->op, want[i].op);
+		assert_int_equal(s->end_op, want[i].end_op);
+	}
+	assert_int_equal(sensor(m, "Held")->target, 0);
+	vgl_free(m);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -360,7 +401,7 @@ int main(void)
 	    cmocka_unit_test(defaults_from_consts), cmocka_unit_test(worst_size),
 	    cmocka_unit_test(roles_and_sensors),    cmocka_unit_test(imports_once),
 	    cmocka_unit_test(all_errors_reported),  cmocka_unit_test(mailbox_sensors),
-	    cmocka_unit_test(payload_depth),
+	    cmocka_unit_test(payload_depth),        cmocka_unit_test(sensor_ops),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[64];
