@@ -163,18 +163,48 @@ static void before_exec(const char *path)
 	vg_thread_flush();
 }
 
+/* A shell passes its own copy of the environment, taken before the runtime updated
+ * VIGIL_PROC in place: the new image would then think it starts a new process. The copy
+ * handed to the kernel gets the current VIGIL_PROC (the caller's array is not touched;
+ * the allocation is freed only if the exec fails). */
+static char **with_current_proc(char *const envp[])
+{
+	/* Not getenv: bash replaces it with its own, which answers from its stale copy. */
+	const char *now = vg__proc_env() + 11;
+	if (!vg__rt.recording || !envp || in_other_process()) /* (bash sets environ to its copy) */
+		return NULL;
+	size_t n = 0, at = (size_t)-1;
+	for (; envp[n]; n++)
+		if (!strncmp(envp[n], "VIGIL_PROC=", 11))
+			at = n;
+	if (at == (size_t)-1 || !strcmp(envp[at] + 11, now))
+		return NULL;
+	char **copy = malloc((n + 1) * sizeof *copy);
+	if (!copy)
+		return NULL;
+	memcpy(copy, envp, (n + 1) * sizeof *copy);
+	copy[at] = (char *)vg__proc_env();
+	return copy;
+}
+
 VG_API int execve(const char *path, char *const argv[], char *const envp[])
 {
 	ENSURE(execve);
 	before_exec(path);
-	return real.execve(path, argv, envp);
+	char **env = with_current_proc(envp);
+	int rc = real.execve(path, argv, env ? env : envp);
+	free(env);
+	return rc;
 }
 
 VG_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	ENSURE(execvpe);
 	before_exec(file);
-	return real.execvpe(file, argv, envp);
+	char **env = with_current_proc(envp);
+	int rc = real.execvpe(file, argv, env ? env : envp);
+	free(env);
+	return rc;
 }
 
 VG_API int execv(const char *path, char *const argv[])

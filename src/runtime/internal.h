@@ -209,6 +209,7 @@ void vg__ensure_init(void);
 void vg__process_start_image(int after_fork);
 void vg__process_begin_once(void);
 void vg__process_end(int status);
+const char *vg__proc_env(void); /* "VIGIL_PROC=...", as this image tells an exec'd one */
 
 /* logcap.c: log capture (docs/logcapture.md); the rest is in logcap.h */
 void vg__logcap_init(void), vg__logcap_process_end(void), vg__logcap_after_fork(void);

@@ -58,6 +58,11 @@ static void read_identity(void)
 	vg__rt.hostname[sizeof vg__rt.hostname - 1] = 0;
 }
 
+const char *vg__proc_env(void)
+{
+	return proc_env;
+}
+
 static void update_proc_env(void)
 {
 	snprintf(proc_env, sizeof proc_env, "VIGIL_PROC=%010d:%020" PRIu64 ":%010u",

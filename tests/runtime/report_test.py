@@ -127,6 +127,23 @@ def test_synth_times():
     check(froms[1] < froms[2] < froms[3] < froms[4], f"in call order: {froms}")
 
 
+def test_shell_exec():
+    """bash execs with its own copy of the environment (and its own getenv): the exec'd
+    image must still learn that it continues the process, or the trace would hold two
+    creations of one process (rule 1)."""
+    trace = tmpdir("report-shell")
+    shutil.rmtree(trace)
+    vigil = os.path.join(BIN, "vigil")
+    run([vigil, "record", "-o", trace, "--", "bash", "-c", "x=$(readlink -f /); echo $x"],
+        check_rc=0)
+    events, _ = dump_json(trace)
+    p = run([vigil, "check", trace])
+    shutil.rmtree(trace, ignore_errors=True)
+    begins = [e["proc"] for e in events if e["name"] == "vg.process.begin"]
+    check("readlink" not in begins, f"readlink began a process: {begins}")
+    check(p.returncode == 0, f"vigil check: {p.stdout}{p.stderr}")
+
+
 TESTS = {n[5:]: f for n, f in globals().items() if n.startswith("test_")}
 
 if __name__ == "__main__":
