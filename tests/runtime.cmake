@@ -26,8 +26,8 @@ endif()
 # Consistent partial reporting: scripted scenarios, exact expectations (report_test.py).
 add_executable(report_subject ${CMAKE_SOURCE_DIR}/tests/runtime/report_subject.c)
 target_link_libraries(report_subject PRIVATE vigil_runtime Threads::Threads)
-foreach(t calls calls_naive objects locks categories threads suspend_resume forked synth_times
-          shell_exec)
+foreach(t calls calls_naive objects locks categories threads threads_positive suspend_resume
+          forked synth_times shell_exec)
   add_test(NAME runtime_report.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/runtime/report_test.py ${t})
   set_tests_properties(runtime_report.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"

@@ -43,7 +43,16 @@ static void publish_off_locked(void)
 
 static void set_filtered(uint32_t *mute, const char *name)
 {
-	int on = !thread_globs || vg__glob_list_match(thread_globs, name) != 0;
+	/* As VIGIL_SENSORS: the last match decides; no match is reported unless a positive
+	 * glob was given (then only what it names is). */
+	int on = 1;
+	if (thread_globs) {
+		int m = vg__glob_list_match(thread_globs, name);
+		int positive = 0;
+		for (const char *p = thread_globs; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
+			positive |= *p != '-' && *p != ',';
+		on = m >= 0 ? m : !positive;
+	}
 	uint32_t m = __atomic_load_n(mute, __ATOMIC_RELAXED);
 	m = on ? (m & ~VG_MUTE_FILTERED) : (m | VG_MUTE_FILTERED);
 	__atomic_store_n(mute, m, __ATOMIC_RELAXED);

@@ -91,6 +91,14 @@ def test_threads():
     check(len(ends) == 2, f"both threads' ends are reported (their begins were): {ends}")
 
 
+def test_threads_positive():
+    """A positive glob leaves out what it does not name: the worker is reported only
+    from its rename on, so its enclosing call is synthesized first."""
+    _, s = reported("threads", {"VIGIL_REPORT_THREADS": "quiet*"})
+    expect(only(s), ["synth", "enter 10 d1", "enter 11 d2", "leave", "leave"],
+           "a thread filtered in by its new name")
+
+
 def test_suspend_resume():
     _, s = reported("suspend_resume")
     expect(only(s), ["suspend", "resume"], "suspend/resume pairs")
