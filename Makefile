@@ -40,6 +40,7 @@ bench: build
 	@./bench/query.sh $(BUILD)
 	@python3 ./bench/watch.py $(BUILD)
 	@$(BUILD)/bench/logcap-bench
+	@$(BUILD)/bench/consistency-bench --json $(BUILD)/bench/consistency.json
 	@python3 ./bench/logmodel_pg.py $(BUILD)
 
 bench-query: build
