@@ -131,8 +131,8 @@ typedef struct vg_sensor {
 	uint16_t placement;
 	const char *name;
 	_Atomic uint32_t react;
-	uint16_t op;      /* enum vg_op of its schema */
-	uint16_t catbit;  /* VG_CAT_ENTITY or VG_CAT_ACTIVITY */
+	uint16_t op;     /* enum vg_op of its schema */
+	uint16_t catbit; /* VG_CAT_ENTITY or VG_CAT_ACTIVITY */
 } vg_sensor;
 
 /* Registers an event type; safe from any thread at any time. Never returns NULL: on
@@ -157,10 +157,10 @@ typedef struct vg_entity {
 	_Atomic uint32_t rep;
 } vg_entity;
 
-#define VG_REP_TRACKED 1u   /* created while recording: the runtime follows it */
-#define VG_REP_REPORTED 2u  /* its creation was reported: it may be referred to */
-#define VG_REP_LOADED 4u    /* its load happened ... */
-#define VG_REP_LOAD_REP 8u  /* ... and was reported */
+#define VG_REP_TRACKED 1u    /* created while recording: the runtime follows it */
+#define VG_REP_REPORTED 2u   /* its creation was reported: it may be referred to */
+#define VG_REP_LOADED 4u     /* its load happened ... */
+#define VG_REP_LOAD_REP 8u   /* ... and was reported */
 #define VG_REP_SUSPENDED 16u /* a thread: its suspension was reported, not yet its resume */
 #define VG_REP_EPOCH_SHIFT 8 /* the bits above: the image epoch the bits belong to */
 
@@ -227,7 +227,6 @@ struct vg_thread {
 	uint32_t mute; /* this thread's reporting is off (suspended or filtered out) */
 };
 extern VG_API __thread struct vg_thread vg__tls __attribute__((tls_model("initial-exec")));
-
 
 struct vg_clock {
 	int use_tsc;
@@ -301,10 +300,18 @@ static inline uint8_t *vg__event_start(vg_sensor *s, uint32_t payload)
 	return vg__event_header(t, s, ts);
 }
 
+/* Is reporting off for `s` on this thread (thread muted, or its category narrowed away or
+ * suspended process-wide)? */
+static inline int vg__reporting_off(const vg_sensor *s)
+{
+	return VG_UNLIKELY(
+	    vg__tls.mute |
+	    (atomic_load_explicit(&vg__report_off, memory_order_relaxed) & s->catbit));
+}
+
 static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
 {
-	if (VG_UNLIKELY(vg__tls.mute |
-	                (atomic_load_explicit(&vg__report_off, memory_order_relaxed) & s->catbit)))
+	if (vg__reporting_off(s))
 		return NULL;
 	return vg__event_start(s, payload);
 }
@@ -386,8 +393,8 @@ static inline uint8_t *vg_put_bytes(uint8_t *p, const void *b, uint32_t n)
  * whether the event is reported so that the rules of docs/consistency.md hold. */
 static inline int vg_tracking(const vg_sensor *s)
 {
-	return VG_UNLIKELY(vg__tracking | (atomic_load_explicit(&s->enabled,
-	                                                         memory_order_relaxed) > 0));
+	return VG_UNLIKELY(vg__tracking |
+	                   (atomic_load_explicit(&s->enabled, memory_order_relaxed) > 0));
 }
 
 /* ENTER: pushes a frame on the calling thread's invocation stack and returns where to

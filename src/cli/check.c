@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check/check.h"
+#include "bad_option.h"
 #include "commands.h"
 #include "trace/trace.h"
 
@@ -243,19 +244,7 @@ static int parse_options(struct check_cli *cl, int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			if (optopt && optopt < 256)
-				fprintf(stderr, "vigil check: unknown option '-%c'", optopt);
-			else if (optopt && strchr(argv[optind - 1], '='))
-				fprintf(stderr, "vigil check: option '%.*s' takes no value",
-				        (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
-			else if (optopt)
-				fprintf(stderr, "vigil check: option '%s' needs a value",
-				        argv[optind - 1]);
-			else
-				fprintf(stderr, "vigil check: unknown option '%s'",
-				        argv[optind - 1]);
-			fprintf(stderr, " (see 'vigil check --help')\n");
-			return 2;
+			return vg_cli_bad_option("check", argv);
 		}
 	}
 	if (optind >= argc) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bad_option.h"
 #include "commands.h"
 #include "trace/trace.h"
 
@@ -446,19 +447,7 @@ static int parse_options(struct dump *d, int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			if (optopt && optopt < 256)
-				fprintf(stderr, "vigil dump: unknown option '-%c'", optopt);
-			else if (optopt && strchr(argv[optind - 1], '='))
-				fprintf(stderr, "vigil dump: option '%.*s' takes no value",
-				        (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
-			else if (optopt)
-				fprintf(stderr, "vigil dump: option '%s' needs a value",
-				        argv[optind - 1]);
-			else
-				fprintf(stderr, "vigil dump: unknown option '%s'",
-				        argv[optind - 1]);
-			fprintf(stderr, " (see 'vigil dump --help')\n");
-			return 2;
+			return vg_cli_bad_option("dump", argv);
 		}
 	}
 	if (d->have_from && d->have_to && d->from > d->to) {

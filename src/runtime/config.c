@@ -104,9 +104,10 @@ void vg__config_read(struct vg_config *cfg)
 	cfg->report_mask = VG_CAT_ENTITY | VG_CAT_ACTIVITY;
 	const char *report = getenv("VIGIL_REPORT");
 	if (report && *report && vg__report_mask_parse(report, &cfg->report_mask) < 0)
-		vg__warn("VIGIL_REPORT=%s: expected entity, activity, all or none (comma-separated); "
-		         "reporting all",
-		         report);
+		vg__warn(
+		    "VIGIL_REPORT=%s: expected entity, activity, all or none (comma-separated); "
+		    "reporting all",
+		    report);
 	const char *threads = getenv("VIGIL_REPORT_THREADS");
 	cfg->report_threads = threads && *threads ? strdup(threads) : NULL;
 	const char *susp = getenv("VIGIL_REPORT_SUSPENDED");
@@ -177,6 +178,14 @@ int vg__glob_list_match(const char *globs, const char *name)
 	return decision;
 }
 
+int vg__glob_list_has_positive(const char *globs)
+{
+	for (const char *p = globs; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
+		if (*p != '-' && *p != ',')
+			return 1;
+	return 0;
+}
+
 /* VIGIL_SENSORS: comma-separated globs over sensor names; "-glob" excludes; the last
  * pattern that matches decides. Built-in vg.* sensors are on unless excluded by name;
  * other sensors are on when no positive pattern is given. */
@@ -187,8 +196,5 @@ int vg__sensor_pattern_enabled(const char *sensors, const char *name)
 	int decision = vg__glob_list_match(sensors, name);
 	if (decision >= 0)
 		return decision;
-	int any_positive = 0;
-	for (const char *p = sensors; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
-		any_positive |= *p != '-' && *p != ',';
-	return strncmp(name, "vg.", 3) == 0 || !any_positive;
+	return strncmp(name, "vg.", 3) == 0 || !vg__glob_list_has_positive(sensors);
 }

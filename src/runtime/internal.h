@@ -59,6 +59,7 @@ int vg__report_mask_parse(const char *text, unsigned *mask);
 /* Comma-separated globs, "-glob" excludes, the last match decides: 1, 0, or -1 when
  * nothing matches. */
 int vg__glob_list_match(const char *globs, const char *name);
+int vg__glob_list_has_positive(const char *globs); /* a glob without "-" */
 void vg__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* clock.c (also linked into the vigil command) */
@@ -162,10 +163,10 @@ void vg__control_undo(int builtins_off, int settle);
 /* report.c: partial reporting (docs/consistency.md) */
 #define VG_MUTE_SUSPENDED 1u /* vg_report_thread_suspend */
 #define VG_MUTE_FILTERED 2u  /* the thread's name is not reported (VIGIL_REPORT_THREADS) */
-void vg__report_init(void);             /* after the configuration is read */
+void vg__report_init(void);  /* after the configuration is read */
 void vg__report_thread_named(const char *name); /* the calling thread's name, now */
 void vg__report_thread_exit(void);
-void vg__report_after_fork(void); /* only the forking thread is left */
+void vg__report_after_fork(void);                       /* only the forking thread is left */
 void vg__report_sensor_registered_locked(vg_sensor *s); /* remembered vg_report_sensors */
 /* Would the filters report an event of `s` now? `holder`: the entity whose flag gates
  * it (placement), NULL when the flag is the sensor's. */
@@ -176,8 +177,7 @@ static inline int vg__wanted(const vg_sensor *s, const vg_entity *holder)
 	if (s->placement != VG_FLAG_SENSOR &&
 	    !(holder && atomic_load_explicit(&holder->flag, memory_order_relaxed) > 0))
 		return 0;
-	return !(vg__tls.mute |
-	         (atomic_load_explicit(&vg__report_off, memory_order_relaxed) & s->catbit));
+	return !vg__reporting_off(s);
 }
 static inline uint32_t vg__rep_bits(uint32_t flags)
 {

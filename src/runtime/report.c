@@ -33,7 +33,7 @@ struct sensor_rule {
 	char *globs;
 	int on;
 };
-static struct sensor_rule *sensor_rules;
+static struct sensor_rule *sensor_rules, **sensor_rules_tail = &sensor_rules; /* in order */
 
 static void publish_off_locked(void)
 {
@@ -48,10 +48,7 @@ static void set_filtered(uint32_t *mute, const char *name)
 	int on = 1;
 	if (thread_globs) {
 		int m = vg__glob_list_match(thread_globs, name);
-		int positive = 0;
-		for (const char *p = thread_globs; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ','))
-			positive |= *p != '-' && *p != ',';
-		on = m >= 0 ? m : !positive;
+		on = m >= 0 ? m : !vg__glob_list_has_positive(thread_globs);
 	}
 	uint32_t m = __atomic_load_n(mute, __ATOMIC_RELAXED);
 	m = on ? (m & ~VG_MUTE_FILTERED) : (m | VG_MUTE_FILTERED);
@@ -180,21 +177,16 @@ long vg_report_sensors(const char *globs, int on)
 	pthread_mutex_lock(&vg__rt.lock);
 	for (size_t i = 0; i < vg__registry_count(); i++)
 		n += apply_rule_locked(vg__registry_at(i), r);
-	r->next = sensor_rules;
-	sensor_rules = r;
+	*sensor_rules_tail = r;
+	sensor_rules_tail = &r->next;
 	pthread_mutex_unlock(&vg__rt.lock);
 	return n;
 }
 
 void vg__report_sensor_registered_locked(vg_sensor *s)
 {
-	/* Oldest first, as they were given. */
-	struct sensor_rule *order[64];
-	size_t n = 0;
-	for (struct sensor_rule *r = sensor_rules; r && n < 64; r = r->next)
-		order[n++] = r;
-	while (n > 0)
-		apply_rule_locked(s, order[--n]);
+	for (struct sensor_rule *r = sensor_rules; r; r = r->next) /* as they were given */
+		apply_rule_locked(s, r);
 }
 
 void vg__report_after_fork(void)

@@ -44,7 +44,8 @@ static void lock_drop_if_idle(struct lock_state *s)
 
 void vg__track_created(vg_entity *e, int reported)
 {
-	atomic_store_explicit(&e->rep, vg__rep_bits(VG_REP_TRACKED | (reported ? VG_REP_REPORTED : 0)),
+	atomic_store_explicit(&e->rep,
+	                      vg__rep_bits(VG_REP_TRACKED | (reported ? VG_REP_REPORTED : 0)),
 	                      memory_order_relaxed);
 }
 
@@ -89,8 +90,7 @@ static int lock_op(enum vg_op op, const vg_entity *l, int wanted)
 			vg__count_discarded(1);
 			return 0;
 		}
-		int report = wanted && vg_live(l) && !(s->waiting && s->wait_rep) &&
-		             s->depth < 32;
+		int report = wanted && vg_live(l) && !(s->waiting && s->wait_rep) && s->depth < 32;
 		if (report)
 			s->rep |= 1u << s->depth;
 		s->depth++;
@@ -159,9 +159,7 @@ int vg__op_wanted(const vg_sensor *s, const vg_entity *target)
 			return vg__wanted(s, target);
 		/* fall through */
 	case VG_FLAG_INITIATOR:
-		return vg_on(s) && !(vg__tls.mute | (atomic_load_explicit(&vg__report_off,
-		                                                           memory_order_relaxed) &
-		                                     s->catbit));
+		return vg_on(s) && !vg__reporting_off(s);
 	default:
 		return vg__wanted(s, NULL);
 	}
@@ -182,7 +180,8 @@ uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t pay
 		report = allowed && vg__op_wanted(s, target);
 		vg__track_created(target, report);
 	} else {
-		report = vg__track_op((enum vg_op)s->op, target, allowed && vg__op_wanted(s, target));
+		report =
+		    vg__track_op((enum vg_op)s->op, target, allowed && vg__op_wanted(s, target));
 	}
 	return report ? vg__event_start(s, payload) : NULL;
 }
