@@ -77,3 +77,17 @@ add_test(NAME lang_c.c11
                  ${LANG_C_GEN}/allc_sensors.c ${LANG_C_GEN}/evo1_sensors.c
                  ${LANG_C_GEN}/evo2_sensors.c ${LANG_C_GEN}/opsc_sensors.c ${LANG_C_SRC}/ops.c
                  ${LANG_C_GEN}/ops_sensors.c)
+
+# Sampling (docs/watch.md "Sampling"): a fake monitor samples a generated sampled
+# interval sensor at the ticks of a clock (tests/lang_c/sample_test.py).
+lang_c_generate(sample samp)
+add_executable(lang_c_sample ${LANG_C_SRC}/sample.c ${LANG_C_GEN}/samp_sensors.c)
+target_include_directories(lang_c_sample PRIVATE ${CMAKE_SOURCE_DIR}/include ${LANG_C_GEN})
+target_link_libraries(lang_c_sample PRIVATE vigil_runtime)
+foreach(t sampled traced refused)
+  add_test(NAME lang_c.sample.${t}
+           COMMAND /usr/bin/python3 ${LANG_C_SRC}/sample_test.py ${t}
+                   $<TARGET_FILE:lang_c_sample>)
+  set_tests_properties(lang_c.sample.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
+                       TIMEOUT 120 LABELS sanitize)
+endforeach()

@@ -124,7 +124,11 @@ typedef struct vg_type_desc {
 /* A registered sensor. `enabled` is a counter: enable adds one, disable removes one,
  * the sensor records while it is positive. It is the first member so that the disabled
  * check is a single load. `react` is non-zero while a monitor's trigger rules watch the
- * sensor (docs/control.md): each recorded event then calls vg_sensor_fired. */
+ * sensor (docs/control.md): each recorded event then calls vg_sensor_fired.
+ * `sample_period` is non-zero while a monitor samples the sensor (a sampled interval
+ * sensor placed on an entity, docs/watch.md "Sampling"): the sampling instants are
+ * sample_origin + k * sample_period on vg_now()'s clock, and only the intervals that
+ * hold at one of them are recorded. */
 typedef struct vg_sensor {
 	_Atomic int32_t enabled;
 	uint16_t id;
@@ -133,6 +137,8 @@ typedef struct vg_sensor {
 	_Atomic uint32_t react;
 	uint16_t op;     /* enum vg_op of its schema */
 	uint16_t catbit; /* VG_CAT_ENTITY or VG_CAT_ACTIVITY */
+	_Atomic uint64_t sample_period; /* ns; 0: not sampled (every interval recorded) */
+	_Atomic uint64_t sample_origin; /* ns, set before the period */
 } vg_sensor;
 
 /* Registers an event type; safe from any thread at any time. Never returns NULL: on
@@ -155,6 +161,9 @@ typedef struct vg_entity {
 	const char *kind;
 	/* What the consistent reporting knows of it (VG_REP_* bits, docs/consistency.md). */
 	_Atomic uint32_t rep;
+	/* While a sampled interval sensor placed on this entity is sampled: when its open
+	 * interval began (0: none known). The entity's state has one such interval. */
+	uint64_t sampled_since;
 } vg_entity;
 
 #define VG_REP_TRACKED 1u    /* created while recording: the runtime follows it */
@@ -332,6 +341,40 @@ static inline void vg_event_commit(uint8_t *end)
 	t->ctx->content_size = (uint64_t)(end - t->base) * 8;
 	atomic_signal_fence(memory_order_release);
 	t->busy = 0;
+}
+
+/* The timestamp of the event started last on this thread (after vg_event_begin). */
+static inline uint64_t vg_event_time(void)
+{
+	return vg__tls.last_ts;
+}
+
+/* Gives up an event started with vg_event_begin: nothing of it is recorded. */
+static inline void vg_event_abort(void)
+{
+	atomic_signal_fence(memory_order_release);
+	vg__tls.busy = 0;
+}
+
+/* ---- sampling (docs/watch.md "Sampling") ---- */
+
+/* Is a monitor sampling the sensor? */
+static inline int vg_sampling(const vg_sensor *s)
+{
+	return VG_UNLIKELY(atomic_load_explicit(&s->sample_period, memory_order_acquire) != 0);
+}
+
+/* Is there a sampling instant of s in [since, until)? */
+static inline int vg_sample_hit(const vg_sensor *s, uint64_t since, uint64_t until)
+{
+	uint64_t period = atomic_load_explicit(&s->sample_period, memory_order_acquire);
+	uint64_t origin = atomic_load_explicit(&s->sample_origin, memory_order_relaxed);
+	if (!period || until <= origin)
+		return 0;
+	uint64_t first = origin;
+	if (since > origin)
+		first = origin + (since - origin + period - 1) / period * period;
+	return first >= since && first < until;
 }
 
 /* Field writers: each returns the position after the field. */

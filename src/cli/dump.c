@@ -38,7 +38,8 @@ static void usage(FILE *f)
 	        "A summary, each damaged place and any discarded events go to stderr.\n\n"
 	        "options:\n"
 	        "  --json        JSON lines: "
-	        "{\"ts\",\"time\",\"host\",\"pid\",\"proc\",\"tid\",\"name\",\"fields\"}\n"
+	        "{\"ts\",\"clock\",\"time\",\"host\",\"pid\",\"proc\",\"tid\",\"name\",\n"
+	        "                \"fields\"} (clock: the raw clock value the runtime wrote)\n"
 	        "                (bytes as hex, references as {\"kind\",\"id\",\"gen\",\"name\"},\n"
 	        "                integers above 2^63-1 as strings of digits)\n"
 	        "  --relative    times in seconds since the first event instead of UTC dates\n"
@@ -268,6 +269,7 @@ static void write_json(const struct dump *d, const struct vgt_event *ev)
 	vgt_format_time(ev->ts, time, sizeof time);
 	json_t *o = json_object();
 	json_object_set_new(o, "ts", json_integer(ev->ts));
+	json_object_set_new(o, "clock", json_integer((json_int_t)ev->clock_value));
 	json_object_set_new(o, "time", json_string(time));
 	json_object_set_new(o, "host", json_opt_text(ev->image->hostname));
 	json_object_set_new(o, "pid",

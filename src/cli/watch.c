@@ -239,9 +239,10 @@ void watch_print_stats(const char *mode, const struct vga_plan *plan,
 		static const char *const src[] = {"sensor", "all", "named", "trigger"};
 		fprintf(stderr,
 		        "%s{\"var\":\"%s\",\"relation\":\"%s\",\"line\":%u,\"source\":\"%s\","
-		        "\"end_only\":%s,\"packets\":%" PRIu64 "}",
+		        "\"end_only\":%s,\"sample_every\":%" PRIu64 ",\"packets\":%" PRIu64 "}",
 		        i ? "," : "", al->var, al->relation, al->line, src[al->source],
-		        al->end_only ? "true" : "false", ans->per_alpha ? ans->per_alpha[i] : 0);
+		        al->end_only ? "true" : "false", al->sample_every,
+		        ans->per_alpha ? ans->per_alpha[i] : 0);
 	}
 	fprintf(stderr, "]%s}}\n", extra ? extra : "");
 }
@@ -280,9 +281,19 @@ int watch_answer(const char *path, const struct tquel_query *q, const struct vga
 	}
 	struct vga_filter *f = vga_filter_new(plan);
 	vga_filter_since(f, ans->since);
-	struct vgq_build_options bo = {
-	    .keep = vga_filter_keep, .keep_arg = f, .ends_without_begin = vga_plan_end_only(plan)};
+	/* The clocks tick where the subjects were told to sample: the raw origin on the
+	 * trace's absolute time (every image of a watched run shares one clock). */
+	int64_t origin = INT64_MIN;
+	if (ans->clock_origin && vgt_image_count(tr))
+		origin = vgt_image_at(tr, 0)->clock_offset_ns + (int64_t)ans->clock_origin;
+	vga_filter_clock(f, o->tick_ns > 0 ? o->tick_ns : 1000000000, origin);
+	struct vgq_build_options bo = {.keep = vga_filter_keep,
+	                               .keep_arg = f,
+	                               .ends_without_begin = vga_plan_end_only(plan),
+	                               .end_since = vga_filter_end_since};
 	struct vgq_database *db = vgq_database_build_opts(tr, &bo);
+	if (origin != INT64_MIN)
+		vgq_database_set_clock_origin(db, origin);
 	struct vgq_session *s = vgq_session_new(db, o);
 	if (db->events)
 		watch_printer_origin(pr, db->first);

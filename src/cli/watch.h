@@ -23,6 +23,9 @@ struct watch_args {
 /* What answering over one trace (a snapshot of the live trace, or a recording) gives. */
 struct watch_answer {
 	uint64_t since; /* in: raw clock value the watch starts at (--pid: the attach) */
+	/* in: raw clock value the clocks tick from (the sampling origin sent to the subject);
+	 * 0: the trace's first event, as in vigil query */
+	uint64_t clock_origin;
 	struct vga_counts counts;
 	uint64_t *per_alpha; /* per α of the plan (malloc'd) */
 	uint64_t events;

@@ -30,10 +30,12 @@ static int64_t mono_ns(void)
 }
 
 /* Sends the plan; the number of commands refused (each reported). */
-static size_t install(struct vgc_subject *c, const struct vga_plan *plan)
+static size_t install(struct vgc_subject *c, const struct vga_plan *plan, int64_t tick_ns)
 {
 	char **commands, err[512];
-	size_t n = vga_commands(plan, &commands), refused = 0;
+	/* Clocks tick from the attach (the hello): the process samples at those ticks. */
+	size_t n = vga_commands_at(plan, tick_ns, (uint64_t)vgc_subject_hello_ns(c), &commands);
+	size_t refused = 0;
 	for (size_t i = 0; i < n; i++) {
 		int64_t at;
 		if (vgc_command(c, commands[i], &at, NULL, err, sizeof err) < 0) {
@@ -88,12 +90,13 @@ int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct
 	int pid = vgc_subject_pid(c);
 	char image[4096];
 	snprintf(image, sizeof image, "%s", vgc_subject_image(c));
-	size_t refused = install(c, plan);
+	size_t refused = install(c, plan, o->tick_ns);
 	if (!a->quiet)
 		fprintf(stderr, "vigil watch: attached to process %d (trace %s)%s\n", pid, image,
 		        refused ? "; some commands were refused (above)" : "");
 	struct watch_printer *pr = watch_printer_new(stdout, a->format, 0);
-	struct watch_answer ans = {.since = (uint64_t)vgc_subject_hello_ns(c)};
+	struct watch_answer ans = {.since = (uint64_t)vgc_subject_hello_ns(c),
+	                           .clock_origin = (uint64_t)vgc_subject_hello_ns(c)};
 	int snapshots = 0;
 	enum end why = run(a, c, q, plan, o, pr, &ans, &snapshots);
 	/* Switch the plan off first (the process answers once it is off), so the final

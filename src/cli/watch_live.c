@@ -45,8 +45,12 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 struct live {
 	const struct watch_args *a;
-	char **commands;
+	const struct vga_plan *plan;
+	int64_t tick_ns;
+	struct watch_answer *ans; /* its clock_origin: set at the first process */
+	char **commands;          /* made at the first process (the sampling origin) */
 	size_t ncommands;
+	bool commands_made;
 	struct vgc_subject **subjects;
 	size_t nsubjects;
 	size_t failures;      /* commands a subject refused */
@@ -63,6 +67,14 @@ static void set_up(struct live *l, struct vgc_server *srv)
 		return;
 	}
 	int64_t t0 = mono_ns();
+	if (!l->commands_made) {
+		/* Clocks tick from the first process's hello, in the subject's own clock: the
+		 * subjects sample at those ticks, and the answers count them from there. */
+		l->ans->clock_origin = (uint64_t)vgc_subject_hello_ns(c);
+		l->ncommands =
+		    vga_commands_at(l->plan, l->tick_ns, l->ans->clock_origin, &l->commands);
+		l->commands_made = true;
+	}
 	for (size_t i = 0; i < l->ncommands; i++) {
 		int64_t at;
 		if (vgc_command(c, l->commands[i], &at, NULL, err, sizeof err) < 0) {
@@ -180,16 +192,15 @@ int watch_live(const struct watch_args *a, const struct tquel_query *q, const st
 	snprintf(sock, sizeof sock, "%s/control", tmp);
 	int rc = 2;
 	struct vgc_server *srv = NULL;
-	struct live l = {.a = a};
 	struct watch_printer *pr = NULL;
 	struct watch_answer ans = {0};
+	struct live l = {.a = a, .plan = plan, .tick_ns = o->tick_ns, .ans = &ans};
 	if (make_trace_dir(a, tmp, dir, sizeof dir) < 0)
 		goto out;
 	if (!(srv = vgc_listen(sock, err, sizeof err))) {
 		fprintf(stderr, "vigil watch: %s\n", err);
 		goto out;
 	}
-	l.ncommands = vga_commands(plan, &l.commands);
 	if (start_subject(a, dir, sock) < 0)
 		goto out;
 	pr = watch_printer_new(stdout, a->format, 0);

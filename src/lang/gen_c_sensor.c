@@ -347,29 +347,55 @@ static void live_check(struct fn *x)
 }
 
 /* A plain activity (ACTIVITY, REFERENCE, MOVE): the flag, then the live check, then the
- * record written with vg_event_begin. */
+ * record written with vg_event_begin. `half`: 1 begin, 2 end of an interval.
+ *
+ * A sampled interval sensor (vgl_sensor_sampled_interval), while a monitor samples it:
+ * the begin only remembers its time in the flag's entity; the end is recorded, with that
+ * time as its leading `vg_since`, only if a sampling instant fell in between
+ * (docs/watch.md "Sampling"). Its end always carries vg_since (0: the begin was
+ * recorded). */
 static void plain_body(struct fn *x, const struct vgl_sensor *s, int role,
-                       const struct vgl_field *rf)
+                       const struct vgl_field *rf, int half)
 {
 	FILE *h = x->g->h;
 	const struct vgl_record *r = x->r;
 	unsigned long long fixed = 0;
 	bool role_ready = false;
+	char ent[160] = "";
 	if (s->flag == VGL_FLAG_SENSOR) {
 		fprintf(h, "\tif (!vg_on(vg__s))\n\t\treturn;\n");
 	} else if (rf && rf->npath == 0) {
-		fprintf(h, "\tif (!vg_on_entity(vg__s, %s))\n\t\treturn;\n", cg_id(rf->prop->name));
+		snprintf(ent, sizeof ent, "%s", cg_id(rf->prop->name));
+		fprintf(h, "\tif (!vg_on_entity(vg__s, %s))\n\t\treturn;\n", ent);
 	} else {
 		/* The flag's entity is the thread, or lies inside a struct payload: reach it
 		 * once the sensor is known to be on, before the other fields. */
 		fprintf(h, "\tif (!vg_on(vg__s))\n\t\treturn;\n");
-		char v[160] = "vg_self()";
+		snprintf(ent, sizeof ent, "vg_self()");
 		if (rf) {
 			prepare_field(x, (size_t)role, &fixed);
-			value_of(x, (size_t)role, v, sizeof v);
+			value_of(x, (size_t)role, ent, sizeof ent);
 			role_ready = true;
 		}
-		fprintf(h, "\tif (!vg_on_entity(vg__s, %s))\n\t\treturn;\n", v);
+		fprintf(h, "\tif (!vg_on_entity(vg__s, %s))\n\t\treturn;\n", ent);
+	}
+	bool sampled = vgl_sensor_sampled_interval(s) && half > 0;
+	if (sampled && half == 1)
+		fprintf(h,
+		        "\tif (vg_sampling(vg__s)) { /* remember when; the end decides */\n"
+		        "\t\t((vg_entity *)%s)->sampled_since = vg_now();\n"
+		        "\t\treturn;\n\t}\n",
+		        ent);
+	if (sampled && half == 2) {
+		fprintf(h,
+		        "\tuint64_t vg__since = 0;\n"
+		        "\tif (vg_sampling(vg__s)) {\n"
+		        "\t\tvg__since = %s->sampled_since;\n"
+		        "\t\t((vg_entity *)%s)->sampled_since = 0;\n"
+		        "\t\tif (!vg__since)\n\t\t\treturn; /* began before the sampling */\n"
+		        "\t}\n",
+		        ent, ent);
+		fixed += 8;
 	}
 	for (size_t i = 0; i < r->nfields; i++)
 		if (!(role_ready && i == (size_t)role))
@@ -380,6 +406,11 @@ static void plain_body(struct fn *x, const struct vgl_sensor *s, int role,
 		fprintf(h, "\tif (vg__size > UINT32_MAX - 64)\n\t\treturn;\n");
 	fprintf(h, "\tuint8_t *vg__p = vg_event_begin(vg__s, (uint32_t)vg__size);\n"
 	           "\tif (!vg__p)\n\t\treturn;\n");
+	if (sampled && half == 2)
+		fprintf(h, "\tif (vg__since && !vg_sample_hit(vg__s, vg__since, vg_event_time())) {\n"
+		           "\t\tvg_event_abort(); /* no sampling instant inside */\n"
+		           "\t\treturn;\n\t}\n"
+		           "\tvg__p = vg_put_u64(vg__p, vg__since);\n");
 	for (size_t i = 0; i < r->nfields; i++)
 		put_field(x, i);
 	fprintf(h, "\tvg_event_commit(vg__p);\n");
@@ -502,7 +533,7 @@ static void sensor_function(struct cgen *g, const struct vgl_sensor *s, int half
 	if (tracked(op))
 		tracked_body(&x, s, op, role, rf);
 	else
-		plain_body(&x, s, role, rf);
+		plain_body(&x, s, role, rf, half);
 	fprintf(h, "}\n\n");
 	free(x.conts);
 }
@@ -515,13 +546,17 @@ static const char *const vg_types[] = {
     [VGL_ENTITY] = "VG_ENTITY", [VGL_STRUCT] = "VG_UINT64",
 };
 
-/* The schema of a record's fields, once per record that a sensor emits. */
-static void field_descs(struct cgen *g, const struct vgl_record *r)
+/* The schema of a record's fields, once per record that a sensor emits (`since`: the
+ * variant led by vg_since, for the ends of sampled interval sensors). */
+static void field_descs(struct cgen *g, const struct vgl_record *r, bool since)
 {
 	FILE *c = g->c;
-	if (!r->nfields)
+	if (!r->nfields && !since)
 		return;
-	fprintf(c, "static const vg_field_desc %s__%s_fields[] = {\n", g->pkg, r->name);
+	fprintf(c, "static const vg_field_desc %s__%s_%sfields[] = {\n", g->pkg, r->name,
+	        since ? "s" : "");
+	if (since)
+		fprintf(c, "    {\"vg_since\", VG_UINT64, NULL},\n");
 	for (size_t i = 0; i < r->nfields; i++) {
 		const struct vgl_field *f = &r->fields[i];
 		fprintf(c, "    {\"%s\", %s, ", cg_member(f->name), vg_types[f->type]);
@@ -547,11 +582,18 @@ static void type_desc(struct cgen *g, const struct vgl_sensor *s, int half)
 	fprintf(c, "    .kind = %s,\n    .placement = %s,\n    .sampled = %d,\n",
 	        s->relation == VGL_REL_STATE ? "VG_KIND_STATE" : kinds[half], places[s->flag],
 	        s->sampled ? 1 : 0);
-	if (r->nfields)
+	int shift = 0;
+	if (half == 2 && vgl_sensor_sampled_interval(s)) { /* vg_since, then the record's fields */
+		shift = 1;
+		fprintf(c, "    .fields = %s__%s_sfields,\n    .nfields = %zu,\n", g->pkg, r->name,
+		        r->nfields + 1);
+	} else if (r->nfields) {
 		fprintf(c, "    .fields = %s__%s_fields,\n    .nfields = %zu,\n", g->pkg, r->name,
 		        r->nfields);
-	fprintf(c, "    .performer = %d,\n    .initiator = %d,\n    .target = %d,\n", s->performer,
-	        s->initiator, s->target);
+	}
+	fprintf(c, "    .performer = %d,\n    .initiator = %d,\n    .target = %d,\n",
+	        s->performer >= 0 ? s->performer + shift : -1,
+	        s->initiator >= 0 ? s->initiator + shift : -1, s->target >= 0 ? s->target + shift : -1);
 	char op[32];
 	snprintf(op, sizeof op, "%s", vgl_op_name(op_of(s, half)));
 	for (char *o = op; *o; o++)
@@ -595,8 +637,8 @@ void cg_sensors(struct cgen *g)
 	fprintf(c, "/* ---- sensors ---- */\n\n");
 	if (m->nsensors)
 		fprintf(c,
-		        "static vg_sensor %s__unregistered = {0, 0xFFFF, 0, \"(unregistered)\", 0, "
-		        "0, 1};\n",
+		        "static vg_sensor %s__unregistered = {.id = 0xFFFF, .name = "
+		        "\"(unregistered)\", .catbit = 1};\n",
 		        g->pkg);
 	for (size_t i = 0; i < m->nsensors; i++)
 		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)
@@ -604,11 +646,16 @@ void cg_sensors(struct cgen *g)
 			        m->sensors[i].name, fn_suffix[k], g->pkg);
 	fprintf(c, "\n");
 	for (size_t i = 0; i < m->nrecords; i++) {
-		bool used = false;
-		for (size_t j = 0; j < m->nsensors; j++)
+		bool used = false, since = false;
+		for (size_t j = 0; j < m->nsensors; j++) {
 			used = used || m->sensors[j].record == &m->records[i];
+			since = since || (m->sensors[j].record == &m->records[i] &&
+			                  vgl_sensor_sampled_interval(&m->sensors[j]));
+		}
 		if (used)
-			field_descs(g, &m->records[i]);
+			field_descs(g, &m->records[i], false);
+		if (since)
+			field_descs(g, &m->records[i], true);
 	}
 	for (size_t i = 0; i < m->nsensors; i++)
 		for (int k = first_half(&m->sensors[i]); k <= last_half(&m->sensors[i]); k++)

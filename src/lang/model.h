@@ -218,4 +218,9 @@ struct vgl_model {
 	size_t nsensors;
 };
 
+/* A sampled interval sensor placed on an entity, its begin and end plain activities: a
+ * monitor may sample it, and its end event leads with the runtime's `vg_since`
+ * (docs/watch.md "Sampling"). In names.c. */
+bool vgl_sensor_sampled_interval(const struct vgl_sensor *s);
+
 #endif

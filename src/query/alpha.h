@@ -12,7 +12,11 @@
  *          variable: enable v on each entity u names, from u's event on (a trigger in the
  *          subject: u's sensor enables the entity the moment it records) — and when the
  *          query never reads v's begin, only v's end sensor;
- *   O5     E ∩ entity source = E (no rule for the source is sent).
+ *   O5     E ∩ entity source = E (no rule for the source is sent);
+ *   O6     `C overlap v`, C over Clock[n], v a sampled interval placed on an entity: the
+ *          clock moves into the sensor operator, α[v](E, Clock[n]): the subject samples
+ *          only at Clock[n]'s instants, recording just the intervals that hold at one
+ *          of them (as translated, a sampled sensor reports every change).
  *
  * Selections stay where the query put them: the answer is still computed by the same
  * plan (vgq_run), over relations that now hold only the packets the α operators asked
@@ -48,6 +52,7 @@ struct vga_sensor {
 	enum vga_ekind kind;
 	enum vga_place place;
 	bool sampled;
+	bool samplable; /* a sampled interval placed on an entity, plain ops: O6 applies */
 	const char *flag_field; /* the field holding the flag's entity; NULL: on the sensor */
 	const char *flag_kind;  /* that entity's kind */
 };
@@ -88,6 +93,7 @@ struct vga_alpha {
 	size_t trigger;         /* VGA_SRC_TRIGGER: index of u's α in the plan */
 	const char *trigger_by; /* VGA_SRC_TRIGGER: u's field */
 	bool end_only;          /* v's begin is never read: only its end sensor */
+	uint64_t sample_every;  /* O6: sampled at the ticks of Clock[n]; 0: every change */
 	const char *why;        /* transformations applied, e.g. "O2, O4"; NULL: none */
 };
 
@@ -114,6 +120,11 @@ void vga_print(const struct vga_plan *p, FILE *out);
  * each without newline, in an order that is safe to send before `go`. Returns the number
  * of lines; *lines is an array of malloc'd strings (vga_commands_free). */
 size_t vga_commands(const struct vga_plan *p, char ***lines);
+/* The same with the sampling requests of O6 (`sample`, docs/control.md): their clock
+ * ticks every tick_ns * n from `origin`, a value of the subject's clock (vg_now()). */
+size_t vga_commands_at(const struct vga_plan *p, int64_t tick_ns, uint64_t origin, char ***lines);
+/* Does any α sample (O6)? Then its commands need vga_commands_at. */
+bool vga_plan_samples(const struct vga_plan *p);
 void vga_commands_free(char **lines, size_t n);
 
 /* Does any α enable only the end of its interval relation? (Then relations are built
@@ -139,6 +150,13 @@ struct vga_counts {
  * attached monitor answers from its attach on; others may have asked for them): dropped
  * and counted as `earlier`. Entity sources are always kept. */
 void vga_filter_since(struct vga_filter *f, uint64_t clock);
+/* The clock of sampled α (O6): ticks every tick_ns * n from `origin` (absolute ns, as
+ * event times are); INT64_MIN: from the first event the filter sees (a recording's
+ * Clock starts at its first event). Set before the first event. */
+void vga_filter_clock(struct vga_filter *f, int64_t tick_ns, int64_t origin);
+/* For vgq_build_options.end_since: the begin time of the sampled interval whose end was
+ * the last event kept, or INT64_MIN. */
+int64_t vga_filter_end_since(void *filter, const struct vgt_event *ev);
 struct vga_counts vga_filter_counts(const struct vga_filter *f);
 /* Packets kept per α (the order of p->alphas); a packet several α want counts for each. */
 const uint64_t *vga_filter_per_alpha(const struct vga_filter *f);

@@ -23,6 +23,7 @@ struct ftype {
 	/* vg.entity.create / .name: fields */
 	bool naming;
 	int f_kind, f_id, f_gen, f_name;
+	int f_since; /* a sampled interval's end: its vg_since field, or -1 */
 };
 
 /* An enabled (α, entity) pair: the entity is scoped to its process image. */
@@ -33,8 +34,20 @@ struct fkey {
 	uint32_t alpha; /* + 1; 0 = empty slot */
 };
 
+/* O6: when the open interval of a sampled α on an entity began (INT64_MIN: none). */
+struct fbegin {
+	struct fkey key;
+	int64_t at;
+};
+
 struct vga_filter {
 	const struct vga_plan *plan;
+	struct fbegin *begins; /* open addressing on the key, never deleted (overwritten) */
+	size_t nbegins_cap, nbegins;
+	int64_t tick, origin; /* the sampled α's clock */
+	bool origin_first;    /* origin: the first event seen */
+	bool seen_any;
+	int64_t last_since; /* of the last end kept for a sampled α */
 	struct ftype **types; /* open addressing on the type pointer */
 	size_t ntypes_cap, ntypes;
 	struct fkey *keys;
@@ -89,10 +102,56 @@ static void key_add(struct vga_filter *f, const struct fkey *k)
 	f->nkeys++;
 }
 
+static struct fbegin *begin_slot(struct vga_filter *f, const struct fkey *k)
+{
+	if ((f->nbegins + 1) * 2 > f->nbegins_cap) {
+		size_t cap = f->nbegins_cap ? f->nbegins_cap * 2 : 256;
+		struct fbegin *b = vgq_xcalloc(cap, sizeof *b);
+		for (size_t i = 0; i < f->nbegins_cap; i++) {
+			if (!f->begins[i].key.alpha)
+				continue;
+			size_t j = key_hash(&f->begins[i].key) & (cap - 1);
+			while (b[j].key.alpha)
+				j = (j + 1) & (cap - 1);
+			b[j] = f->begins[i];
+		}
+		free(f->begins);
+		f->begins = b;
+		f->nbegins_cap = cap;
+	}
+	size_t mask = f->nbegins_cap - 1;
+	size_t j = key_hash(k) & mask;
+	for (; f->begins[j].key.alpha; j = (j + 1) & mask) {
+		const struct fkey *x = &f->begins[j].key;
+		if (x->alpha == k->alpha && x->image == k->image && x->id == k->id && x->gen == k->gen)
+			return &f->begins[j];
+	}
+	f->begins[j].key = *k;
+	f->begins[j].at = INT64_MIN;
+	f->nbegins++;
+	return &f->begins[j];
+}
+
+/* Is there a tick of Clock[every] in [since, until)? The ticks: origin + k * every *
+ * tick for k >= 0, as vgq_database_clock makes them. */
+static bool tick_inside(const struct vga_filter *f, uint64_t every, int64_t since, int64_t until)
+{
+	int64_t period = f->tick * (int64_t)every;
+	if (period <= 0 || until <= f->origin)
+		return false;
+	int64_t first = f->origin;
+	if (since > f->origin)
+		first = f->origin + (since - f->origin + period - 1) / period * period;
+	return first >= since && first < until;
+}
+
 struct vga_filter *vga_filter_new(const struct vga_plan *p)
 {
 	struct vga_filter *f = vgq_xcalloc(1, sizeof *f);
 	f->plan = p;
+	f->tick = 1000000000;
+	f->origin_first = true;
+	f->last_since = INT64_MIN;
 	f->per_alpha = vgq_xcalloc(p->n + 1, sizeof *f->per_alpha);
 	return f;
 }
@@ -113,6 +172,7 @@ void vga_filter_free(struct vga_filter *f)
 	}
 	free(f->types);
 	free(f->keys);
+	free(f->begins);
 	free(f->per_alpha);
 	free(f);
 }
@@ -122,6 +182,7 @@ static struct ftype *describe(const struct vga_filter *f, const struct vgt_event
 	const struct vga_plan *p = f->plan;
 	struct ftype *t = vgq_xcalloc(1, sizeof *t);
 	t->type = et;
+	t->f_since = et->kind == VGT_KIND_END ? vgt_type_field(et, "vg_since") : -1;
 	if (!strncmp(et->name, "vg.", 3)) {
 		t->source = true;
 		t->naming =
@@ -223,10 +284,57 @@ static bool wants(const struct vga_filter *f, const struct ftype *t, size_t k,
 	return key_has(f, &key);
 }
 
+/* The key of a sampled α's interval: the flag's entity (or the thread). */
+static struct fkey sampled_key(const struct ftype *t, size_t k, const struct vgt_event *ev)
+{
+	int field = t->flag_field[k];
+	struct fkey key = {ev->image, ((uint64_t)ev->tid << 1) | 1, ev->thread_gen,
+	                   (uint32_t)t->alphas[k] + 1};
+	if (field >= 0 && ev->values[field].type == VGT_REF) {
+		key.id = ev->values[field].ref.id << 1;
+		key.gen = ev->values[field].ref.gen;
+	}
+	return key;
+}
+
+/* O6: a sampled α wants the end of an interval that holds at one of its clock's ticks;
+ * never a begin (the subject only remembers when it was). */
+static bool sampled_wants(struct vga_filter *f, const struct ftype *t, size_t k,
+                          const struct vgt_event *ev)
+{
+	const struct vga_alpha *a = &f->plan->alphas[t->alphas[k]];
+	struct fkey key = sampled_key(t, k, ev);
+	if (ev->type->kind == VGT_KIND_BEGIN) {
+		begin_slot(f, &key)->at = ev->ts;
+		return false;
+	}
+	if (ev->type->kind != VGT_KIND_END)
+		return false;
+	int64_t since = INT64_MIN;
+	if (t->f_since >= 0 && ev->values[t->f_since].u)
+		since = ev->ts - (int64_t)(ev->clock_value - ev->values[t->f_since].u);
+	else {
+		struct fbegin *b = begin_slot(f, &key);
+		since = b->at;
+		b->at = INT64_MIN;
+	}
+	if (since == INT64_MIN || !tick_inside(f, a->sample_every, since, ev->ts) ||
+	    !wants(f, t, k, ev))
+		return false;
+	f->last_since = since;
+	return true;
+}
+
 bool vga_filter_keep(void *filter, const struct vgt_event *ev)
 {
 	struct vga_filter *f = filter;
 	struct ftype *t = type_of(f, ev->type);
+	if (!f->seen_any) {
+		f->seen_any = true;
+		if (f->origin_first)
+			f->origin = ev->ts;
+	}
+	f->last_since = INT64_MIN;
 	if (t->source) {
 		if (t->naming)
 			observe_name(f, t, ev);
@@ -239,7 +347,8 @@ bool vga_filter_keep(void *filter, const struct vgt_event *ev)
 	}
 	bool keep = false;
 	for (size_t k = 0; k < t->nalphas; k++)
-		if (wants(f, t, k, ev)) {
+		if (f->plan->alphas[t->alphas[k]].sample_every ? sampled_wants(f, t, k, ev)
+		                                               : wants(f, t, k, ev)) {
 			keep = true;
 			f->per_alpha[t->alphas[k]]++;
 		}
@@ -261,6 +370,19 @@ bool vga_filter_keep(void *filter, const struct vgt_event *ev)
 void vga_filter_since(struct vga_filter *f, uint64_t clock)
 {
 	f->since = clock;
+}
+
+void vga_filter_clock(struct vga_filter *f, int64_t tick_ns, int64_t origin)
+{
+	f->tick = tick_ns;
+	f->origin_first = origin == INT64_MIN;
+	f->origin = origin;
+}
+
+int64_t vga_filter_end_since(void *filter, const struct vgt_event *ev)
+{
+	(void)ev;
+	return ((const struct vga_filter *)filter)->last_since;
 }
 
 struct vga_counts vga_filter_counts(const struct vga_filter *f)

@@ -173,6 +173,35 @@ static bool narrow_trigger(struct planner *pl, const struct bstmt *b, int v, siz
 	return false;
 }
 
+/* O6: a conjunct `C overlap v` (either way round), C over Clock[n] and v a samplable
+ * interval: only intervals holding at one of C's ticks can take part in an answer, so
+ * the subject samples at those ticks instead of reporting every change. With several
+ * clocks, the sparsest: each conjunct must hold. */
+static void narrow_clock(const struct bstmt *b, int v, struct vga_alpha *a, struct tp **t,
+                         size_t nt)
+{
+	if (!a->spec->samplable)
+		return;
+	for (size_t i = 0; i < a->nsensors; i++)
+		if (!a->sensors[i]->samplable)
+			return;
+	uint64_t every = 0;
+	for (size_t i = 0; i < nt; i++) {
+		const struct tp *p = t[i];
+		if (p->kind != TP_OVERLAP || p->x->kind != TX_VAR || p->y->kind != TX_VAR)
+			continue;
+		int other = p->x->var == v ? p->y->var : p->y->var == v ? p->x->var : -1;
+		if (other < 0 || other == v || !b->vars[other].clock)
+			continue;
+		if (b->vars[other].clock > every)
+			every = b->vars[other].clock;
+	}
+	if (!every)
+		return;
+	a->sample_every = every;
+	a->why = a->why ? (a->source == VGA_SRC_TRIGGER ? "O3, O6" : "O2, O4, O6") : "O6";
+}
+
 /* `owner`: the retrieve b belongs to (b itself, or the statement of b's aggregate). */
 static void plan_stmt(struct planner *pl, const struct bstmt *b, const struct bstmt *owner)
 {
@@ -203,6 +232,9 @@ static void plan_stmt(struct planner *pl, const struct bstmt *b, const struct bs
 	for (size_t v = 0; v < b->nvars; v++)
 		if (alpha_of[v] >= 0 && pl->p->alphas[alpha_of[v]].source == VGA_SRC_ALL)
 			narrow_trigger(pl, b, (int)v, (size_t)alpha_of[v], alpha_of, c, nc, t, nt);
+	for (size_t v = 0; v < b->nvars; v++)
+		if (alpha_of[v] >= 0 && !pl->p->alphas[alpha_of[v]].end_only)
+			narrow_clock(b, (int)v, &pl->p->alphas[alpha_of[v]], t, nt);
 	free(c);
 	free(t);
 }
@@ -230,6 +262,14 @@ void vga_plan_free(struct vga_plan *p)
 		return;
 	free(p->alphas);
 	free(p);
+}
+
+bool vga_plan_samples(const struct vga_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->alphas[i].sample_every)
+			return true;
+	return false;
 }
 
 bool vga_plan_end_only(const struct vga_plan *p)

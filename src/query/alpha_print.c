@@ -47,6 +47,9 @@ void vga_print(const struct vga_plan *p, FILE *out)
 			fprintf(out, "π %s (α[%s])", a->trigger_by, p->alphas[a->trigger].var);
 			break;
 		}
+		if (a->sample_every)
+			fprintf(out, "%sClock[%llu]", a->source == VGA_SRC_SENSOR ? "" : ", ",
+			        (unsigned long long)a->sample_every);
 		fprintf(out, ")");
 		if (a->why)
 			fprintf(out, "    %s", a->why);
@@ -74,10 +77,14 @@ void vga_print(const struct vga_plan *p, FILE *out)
 			    p->alphas[a->trigger].sensors[0]->event);
 			break;
 		}
-		if (a->spec->sampled)
-			fputs("      (sampled sensors are enabled like traced ones: the subject "
-			      "reports "
-			      "every change)\n",
+		if (a->sample_every)
+			fprintf(out,
+			        "      sampled at the ticks of Clock[%llu]: the begin only remembers "
+			        "its time, the end records the intervals that hold at a tick\n",
+			        (unsigned long long)a->sample_every);
+		else if (a->spec->sampled)
+			fputs("      (sampled, with no clock to sample at: the subject reports every "
+			      "change)\n",
 			      out);
 	}
 }
@@ -103,7 +110,38 @@ static char *format(const char *fmt, const char *a, const char *b)
 	return s;
 }
 
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* The sampling period (ns) of an event type all of whose α sample it (the gcd of their
+ * clocks: every tick of each is a tick of it); 0 if one α wants every change. */
+static uint64_t sample_period(const struct vga_plan *p, const char *event, int64_t tick_ns)
+{
+	uint64_t period = 0;
+	for (size_t i = 0; i < p->n; i++)
+		for (size_t k = 0; k < p->alphas[i].nsensors; k++) {
+			if (strcmp(p->alphas[i].sensors[k]->event, event))
+				continue;
+			if (!p->alphas[i].sample_every || tick_ns < 1)
+				return 0;
+			period = gcd(period, p->alphas[i].sample_every * (uint64_t)tick_ns);
+		}
+	return period;
+}
+
 size_t vga_commands(const struct vga_plan *p, char ***lines)
+{
+	return vga_commands_at(p, 0, 0, lines);
+}
+
+size_t vga_commands_at(const struct vga_plan *p, int64_t tick_ns, uint64_t origin, char ***lines)
 {
 	size_t n = 0;
 	*lines = NULL;
@@ -128,9 +166,18 @@ size_t vga_commands(const struct vga_plan *p, char ***lines)
 		}
 	}
 	for (size_t i = 0; i < p->n; i++)
-		for (size_t k = 0; k < p->alphas[i].nsensors; k++)
-			add_line(lines, &n,
-			         format("sensor +1 %s%s", p->alphas[i].sensors[k]->event, ""));
+		for (size_t k = 0; k < p->alphas[i].nsensors; k++) {
+			const char *event = p->alphas[i].sensors[k]->event;
+			uint64_t period = sample_period(p, event, tick_ns);
+			char *line;
+			if (!period)
+				line = format("sensor +1 %s%s", event, "");
+			else if (asprintf(&line, "sample +1 %s %llu %llu", event,
+			                  (unsigned long long)origin,
+			                  (unsigned long long)period) < 0)
+				abort();
+			add_line(lines, &n, line);
+		}
 	return n;
 }
 

@@ -184,6 +184,7 @@ static int variable(struct binder *bd, struct bstmt *b, const char *name,
 	v->name = r->var;
 	v->rel = rel;
 	v->event = rel->kind == VGQ_REL_EVENT;
+	v->clock = r->clock;
 	return (int)b->nvars++;
 }
 

@@ -108,7 +108,8 @@ struct tval {
 struct bvar {
 	const char *name; /* as ranged, or "agg#N" for an aggregate's relation */
 	const struct vgq_relation *rel;
-	bool event; /* ranges over an event relation */
+	bool event;     /* ranges over an event relation */
+	uint64_t clock; /* over Clock[n]: n (1 for Clock); 0: not a clock */
 };
 
 /* An aggregate, computed before its statement as an auxiliary interval relation

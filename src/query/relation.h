@@ -117,6 +117,10 @@ struct vgq_build_options {
 	/* An interval end that closes no open tuple makes a tuple [end, end] with
 	 * `begin_unknown` set, instead of only counting it in unmatched_ends. */
 	bool ends_without_begin;
+	/* A sampled interval's end that closes no open tuple and carries no vg_since: its
+	 * begin time as the keep filter saw it (absolute ns), or INT64_MIN if unknown (the
+	 * filter dropped the begin: vga_filter_since_of). NULL: unknown. */
+	int64_t (*end_since)(void *arg, const struct vgt_event *ev);
 };
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
                                              const struct vgq_build_options *o);
@@ -149,6 +153,10 @@ const char *vgq_database_string(const struct vgq_database *db, const char *s);
 #define VGQ_CLOCK_MAX 100000000ull
 const struct vgq_relation *vgq_database_clock(struct vgq_database *db, int64_t tick_ns,
                                               uint64_t every, char *err, size_t errsize);
+/* Clocks tick from `origin` (absolute ns) instead of the first event: a live monitor
+ * starts them where it asked its subjects to sample (docs/watch.md "Sampling"). Call
+ * before the first vgq_database_clock. */
+void vgq_database_set_clock_origin(struct vgq_database *db, int64_t origin);
 
 const char *vgq_rkind_name(enum vgq_rkind k); /* "event", "interval", "state", "entity" */
 const char *vgq_type_name(enum vgq_type t);   /* "int", ..., "entity" */

@@ -35,6 +35,7 @@ struct tinfo {
 	int key;                /* T_STATE: the field naming the entity, or -1 (the thread) */
 	const char *fixed_kind; /* "Process", "Thread", or NULL (field `kind`) */
 	int f_kind, f_id, f_gen, f_name; /* built-in entity events */
+	int since; /* T_END of a sampled interval: the vg_since field, or -1 */
 };
 
 struct builder {
@@ -49,6 +50,8 @@ struct builder {
 	const struct vgt_image *last_image; /* cache of image_index() */
 	uint32_t last_image_index;
 	bool ends_without_begin; /* vgq_build_options */
+	int64_t (*end_since)(void *arg, const struct vgt_event *ev);
+	void *end_since_arg;
 };
 
 struct rslot *vgq_build_relation(struct builder *b, const char *name, enum vgq_rkind kind);

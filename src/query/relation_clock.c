@@ -24,9 +24,10 @@ const struct vgq_relation *vgq_database_clock(struct vgq_database *db, int64_t t
 		if (in->clock_ticks[i] == tick_ns && !strcmp(in->clocks[i]->name, name))
 			return in->clocks[i];
 
-	uint64_t span = db->events ? (uint64_t)(db->last - db->first) : 0;
+	int64_t origin = in->has_clock_origin ? in->clock_origin : db->first;
+	uint64_t span = db->events && db->last > origin ? (uint64_t)(db->last - origin) : 0;
 	uint64_t n = 0;
-	if (db->events) {
+	if (db->events && db->last >= origin) {
 		if ((uint64_t)tick_ns > UINT64_MAX / every ||
 		    span / ((uint64_t)tick_ns * every) >= VGQ_CLOCK_MAX) {
 			snprintf(
@@ -42,11 +43,18 @@ const struct vgq_relation *vgq_database_clock(struct vgq_database *db, int64_t t
 	    vgq_relation_new(vgq_pool_intern(in->pool, name, strlen(name)), VGQ_REL_EVENT);
 	int64_t period = tick_ns * (int64_t)every;
 	for (uint64_t k = 0; k < n; k++)
-		vgq_relation_append(r, db->first + (int64_t)k * period);
+		vgq_relation_append(r, origin + (int64_t)k * period);
 	vgq_relation_finish(r, db->last);
 	in->clocks = vgq_xrealloc(in->clocks, in->nclocks + 1, sizeof *in->clocks);
 	in->clock_ticks = vgq_xrealloc(in->clock_ticks, in->nclocks + 1, sizeof *in->clock_ticks);
 	in->clocks[in->nclocks] = r;
 	in->clock_ticks[in->nclocks++] = tick_ns;
 	return r;
+}
+
+void vgq_database_set_clock_origin(struct vgq_database *db, int64_t origin)
+{
+	struct vgq_db_internal *in = db->internal;
+	in->has_clock_origin = true;
+	in->clock_origin = origin;
 }

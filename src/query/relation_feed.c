@@ -140,6 +140,20 @@ static void end(struct builder *b, const struct tinfo *ti, const struct vgt_even
 		s->nopen--;
 		return;
 	}
+	/* A sampled interval whose begin was not recorded: the end says when it began
+	 * (vg_since, a raw clock value), or the keep filter remembers it. */
+	int64_t since = INT64_MIN;
+	if (ti->since >= 0 && ev->values[ti->since].u)
+		since = ev->ts - (int64_t)(ev->clock_value - ev->values[ti->since].u);
+	else if (ti->since >= 0 && b->end_since)
+		since = b->end_since(b->end_since_arg, ev);
+	if (since != INT64_MIN && since <= ev->ts) {
+		size_t t = add_tuple(b, ti, ev, image);
+		s->rel->from[t] = since;
+		s->rel->to[t] = ev->ts;
+		s->rel->open[t] = false;
+		return;
+	}
 	s->rel->unmatched_ends++;
 	/* A monitor that enabled only the end sensor: the tuple is known from its end. */
 	if (b->ends_without_begin && s->rel->kind == VGQ_REL_INTERVAL) {

@@ -11,6 +11,8 @@ struct vgq_db_internal {
 	struct vgq_relation **clocks; /* made by vgq_database_clock */
 	int64_t *clock_ticks;         /* the base tick of each */
 	size_t nclocks;
+	bool has_clock_origin; /* vgq_database_set_clock_origin */
+	int64_t clock_origin;
 };
 
 /* ---- memory: relation_pool.c ---- */

@@ -167,9 +167,16 @@ static void sensor_types(struct owned *o, const struct vgl_sensor *s, struct vgt
 		const struct vgt_field *tf = fields;
 		unsigned tn = nfields;
 		int shift = 0;
-		if (op == VGT_OP_ENTER) {
+		/* ... and a sampled interval's end with its vg_since (docs/watch.md). */
+		const char *lead = op == VGT_OP_ENTER ? "vg_depth"
+		                   : h == 1 && vgl_sensor_sampled_interval(s) ? "vg_since"
+		                                                                : NULL;
+		if (lead) {
 			struct vgt_field *d = own(o, vgq_xcalloc(nfields + 1, sizeof *d));
-			d[0] = (struct vgt_field){.name = "vg_depth", .type = VGT_UINT, .size = 4, .base = 10};
+			d[0] = (struct vgt_field){.name = lead,
+			                          .type = VGT_UINT,
+			                          .size = op == VGT_OP_ENTER ? 4 : 8,
+			                          .base = 10};
 			memcpy(d + 1, fields, nfields * sizeof *d);
 			tf = d;
 			tn = nfields + 1;

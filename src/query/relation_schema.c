@@ -83,6 +83,12 @@ static void map_fields(struct builder *b, struct tinfo *ti)
 		ti->col[f] = -1;
 		if (fd->hidden)
 			continue;
+		/* The runtime's begin time of a sampled interval: the tuple's time, not an
+		 * attribute (docs/watch.md "Sampling"). */
+		if (ti->what == T_END && !strcmp(fd->name, "vg_since") && fd->type == VGT_UINT) {
+			ti->since = (int)f;
+			continue;
+		}
 		enum vgq_type type = attr_type(fd->type);
 		int a = vgq_relation_attr(r, fd->name);
 		if (a < 0) {
@@ -144,6 +150,7 @@ static struct tinfo *describe(struct builder *b, const struct vgt_event_type *t)
 	struct tinfo *ti = vgq_xcalloc(1, sizeof *ti);
 	ti->type = t;
 	ti->key = -1;
+	ti->since = -1;
 	const char *rel = t->relation ? t->relation : t->name;
 	if (vgq_is_synth_marker(t)) { /* not a relation: it times the next event */
 		ti->what = T_SKIP;

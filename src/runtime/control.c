@@ -221,7 +221,7 @@ static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
 	}
 	const char *cmd = tok[0];
 	int rule = !strcmp(cmd, "sensor") || !strcmp(cmd, "entities") || !strcmp(cmd, "entity") ||
-	           !strcmp(cmd, "trigger");
+	           !strcmp(cmd, "trigger") || !strcmp(cmd, "sample");
 	if (rule && (n < 2 || parse_delta(tok[1], &delta) < 0)) {
 		snprintf(err, sizeof err, "%s: expected a delta such as +1 or -1, at most %d", cmd,
 		         MAX_DELTA);
@@ -259,10 +259,21 @@ static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
 			snprintf(err, sizeof err, "usage: trigger <delta> <sensor> <field>");
 		else
 			vg__control_trigger_rule(delta, tok[2], tok[3], &count, err, sizeof err);
+	} else if (!strcmp(cmd, "sample")) {
+		uint64_t origin, period;
+		if (n != 5)
+			snprintf(err, sizeof err, "usage: sample <delta> <glob> <origin> <period>");
+		else if (parse_u64(tok[3], UINT64_MAX, &origin) < 0 ||
+		         parse_u64(tok[4], UINT64_MAX, &period) < 0)
+			snprintf(err, sizeof err,
+			         "sample: origin and period must be unsigned decimals (ns)");
+		else
+			vg__control_sample_rule(delta, tok[2], origin, period, &count, err,
+			                        sizeof err);
 	} else {
 		snprintf(err, sizeof err,
 		         "unknown command (expected sensor, entities, entity, "
-		         "trigger, reset, go or ping)");
+		         "trigger, sample, reset, go or ping)");
 	}
 done:
 	if (err[0])

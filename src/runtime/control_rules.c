@@ -279,6 +279,7 @@ void vg__control_sensor_registered_locked(vg_sensor *s, const vg_type_desc *d)
 	for (size_t i = 0; i < nsrules; i++)
 		if (srules[i].delta && fnmatch(srules[i].glob, d->name, 0) == 0)
 			sensor_add(s, c, srules[i].delta);
+	vg__control_sample_registered_locked(s, d);
 	for (size_t i = 0; i < ntrules; i++) {
 		if (!trules[i].delta || strcmp(trules[i].sensor, d->name))
 			continue;
@@ -492,6 +493,7 @@ void vg__control_undo(int builtins_off, int settle)
 		         vg__sensor_pattern_enabled(vg__rt.cfg.sensors, bs->name);
 		atomic_store(&bs->enabled, on);
 	}
+	vg__control_sample_undo_locked();
 	for (size_t i = 0; i < nsrules; i++)
 		free(srules[i].glob);
 	for (size_t i = 0; i < nerules; i++) {

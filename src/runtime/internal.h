@@ -154,6 +154,11 @@ int vg__control_entity_one(int32_t delta, const char *kind, uint64_t id, uint32_
                            size_t errsize);
 int vg__control_trigger_rule(int32_t delta, const char *sensor, const char *field, long *count,
                              char *err, size_t errsize);
+/* control_sample.c: `sample <delta> <glob> <origin> <period>` (docs/control.md). */
+int vg__control_sample_rule(int32_t delta, const char *glob, uint64_t origin, uint64_t period,
+                            long *count, char *err, size_t errsize);
+void vg__control_sample_registered_locked(vg_sensor *s, const vg_type_desc *d);
+void vg__control_sample_undo_locked(void);
 /* Lowers every counter the monitor raised (sensors; live entities' flags back to the
  * configured default) and forgets its rules; built-in sensors are then switched off
  * (`builtins_off`, the monitor is gone) or set back as configured. `settle`: other

@@ -19,7 +19,7 @@ static struct vg_type **types;
 static size_t ntypes, cap_types;
 static char *types_text; /* every type's TSDL, for rewriting the metadata in a fork child */
 static size_t types_text_len, types_text_cap;
-static vg_sensor dead_sensor = {0, 0xFFFF, 0, "(unregistered)", 0, 0, VG_CAT_ACTIVITY};
+static vg_sensor dead_sensor = {.id = 0xFFFF, .name = "(unregistered)", .catbit = VG_CAT_ACTIVITY};
 static vg_sensor *builtins[VG_B_COUNT];
 
 static const char *const tsdl_keywords[] = {

@@ -90,6 +90,8 @@ extern const char *const vgt_op_names[];
 #define VGT_OP_COUNT 15
 #define VGT_OP_ENTER 5
 #define VGT_OP_LEAVE 6
+#define VGT_OP_REFERENCE 13
+#define VGT_OP_MOVE 14
 
 /* Index of the field called `name`, or -1. */
 int vgt_type_field(const struct vgt_event_type *t, const char *name);

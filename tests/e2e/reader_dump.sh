@@ -63,7 +63,7 @@ import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 assert len(lines) == 11, len(lines)
 first = lines[0]
-assert list(first) == ["ts", "time", "host", "pid", "proc", "tid", "name", "fields"], list(first)
+assert list(first) == ["ts", "clock", "time", "host", "pid", "proc", "tid", "name", "fields"], list(first)
 assert first["ts"] == 1700000001000000000 and first["time"] == "2023-11-14 22:13:21.000000000"
 assert first["host"] == "host" and first["pid"] == 42 and first["proc"] == "app"
 a = lines[4]["fields"]

@@ -70,6 +70,21 @@ retrieve (W.process) valid at end of W where W.mailbox = X.m when X precede end 
     ("a name that never exists", """
 range of S is SendMessage
 retrieve (S.mailbox) where S.process = "nobody" """, ["O2, O4"], True),
+    ("sampled every 10 ticks (O6)", """
+range of RO is RunningOn
+range of C is Clock[10]
+retrieve RunningOnEvery10 (Process = RO.Process, Processor = RO.Processor)
+when C overlap RO""", ["O6"], True, ["--tick", "50us"]),
+    ("sampled on one processor, clock first (O2, O4, O6)", """
+range of C is Clock[5]
+range of RO is RunningOn
+retrieve (RO.process) valid at C where RO.processor = "A" when RO overlap C""",
+     ["O2, O4, O6"], True, ["--tick", "50us"]),
+    ("a clock that only precedes: no O6", """
+range of C is Clock[10]
+range of RO is RunningOn
+retrieve (RO.process) valid at begin of RO when C precede RO""", None, False,
+     ["--tick", "50us"]),
 ]
 
 
@@ -85,7 +100,8 @@ def answer(args):
     return sorted(out.splitlines()), stats
 
 
-def check(trace, name, q, rules, narrows):
+def check(trace, name, q, rules, narrows, extra=()):
+    extra = list(extra)
     rc, out, err = run("explain", "-e", q, "--sensors", VGL)
     if rc != 0:
         fail(f"{name}: explain exited {rc}: {err}")
@@ -94,13 +110,13 @@ def check(trace, name, q, rules, narrows):
     for rule in rules or []:
         if rule not in after:
             fail(f"{name}: the optimized α plan does not show {rule!r}:\n{after}")
-    if rules is None and ("O2" in after or "O3" in after):
+    if rules is None and ("O2" in after or "O3" in after or "O6" in after):
         fail(f"{name}: narrowed although it must not be:\n{after}")
-    full, _ = answer(["query", trace, "--format", "json", "-e", q])
+    full, _ = answer(["query", trace, "--format", "json", "-e", q, *extra])
     opt, s_opt = answer(["watch", "--replay", trace, "--sensors", VGL, "--format", "json",
-                         "--stats", "-e", q])
+                         "--stats", "-e", q, *extra])
     un, s_un = answer(["watch", "--replay", trace, "--sensors", VGL, "--format", "json",
-                       "--stats", "--unoptimized", "-e", q])
+                       "--stats", "--unoptimized", "-e", q, *extra])
     if full is None or opt is None or un is None:
         return
     if opt != full:
@@ -133,9 +149,9 @@ def main():
                              "range of S is SendMessage retrieve (p = S.process)")
             senders = sorted({json.loads(l)["values"]["p"] for l in out.splitlines()})
             for who in senders[:2]:
-                for name, q, rules, narrows in QUERIES:
+                for name, q, rules, narrows, *extra in QUERIES:
                     n = check(trace, f"seed {seed}, {who}: {name}", q.replace("{p}", who),
-                              rules, narrows)
+                              rules, narrows, *extra)
                     nonempty += bool(n)
         if nonempty < 10:
             fail(f"only {nonempty} checks had a non-empty answer: the test proves too little")
