@@ -135,8 +135,8 @@ typedef struct vg_sensor {
 	uint16_t placement;
 	const char *name;
 	_Atomic uint32_t react;
-	uint16_t op;     /* enum vg_op of its schema */
-	uint16_t catbit; /* VG_CAT_ENTITY or VG_CAT_ACTIVITY */
+	uint16_t op;                    /* enum vg_op of its schema */
+	uint16_t catbit;                /* VG_CAT_ENTITY or VG_CAT_ACTIVITY */
 	_Atomic uint64_t sample_period; /* ns; 0: not sampled (every interval recorded) */
 	_Atomic uint64_t sample_origin; /* ns, set before the period */
 } vg_sensor;

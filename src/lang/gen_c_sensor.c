@@ -407,10 +407,11 @@ static void plain_body(struct fn *x, const struct vgl_sensor *s, int role,
 	fprintf(h, "\tuint8_t *vg__p = vg_event_begin(vg__s, (uint32_t)vg__size);\n"
 	           "\tif (!vg__p)\n\t\treturn;\n");
 	if (sampled && half == 2)
-		fprintf(h, "\tif (vg__since && !vg_sample_hit(vg__s, vg__since, vg_event_time())) {\n"
-		           "\t\tvg_event_abort(); /* no sampling instant inside */\n"
-		           "\t\treturn;\n\t}\n"
-		           "\tvg__p = vg_put_u64(vg__p, vg__since);\n");
+		fprintf(h,
+		        "\tif (vg__since && !vg_sample_hit(vg__s, vg__since, vg_event_time())) {\n"
+		        "\t\tvg_event_abort(); /* no sampling instant inside */\n"
+		        "\t\treturn;\n\t}\n"
+		        "\tvg__p = vg_put_u64(vg__p, vg__since);\n");
 	for (size_t i = 0; i < r->nfields; i++)
 		put_field(x, i);
 	fprintf(h, "\tvg_event_commit(vg__p);\n");
@@ -593,7 +594,8 @@ static void type_desc(struct cgen *g, const struct vgl_sensor *s, int half)
 	}
 	fprintf(c, "    .performer = %d,\n    .initiator = %d,\n    .target = %d,\n",
 	        s->performer >= 0 ? s->performer + shift : -1,
-	        s->initiator >= 0 ? s->initiator + shift : -1, s->target >= 0 ? s->target + shift : -1);
+	        s->initiator >= 0 ? s->initiator + shift : -1,
+	        s->target >= 0 ? s->target + shift : -1);
 	char op[32];
 	snprintf(op, sizeof op, "%s", vgl_op_name(op_of(s, half)));
 	for (char *o = op; *o; o++)

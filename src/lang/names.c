@@ -101,8 +101,8 @@ const char *vgl_op_name(enum vgl_op op)
  * leads with the runtime's `vg_since`. */
 bool vgl_sensor_sampled_interval(const struct vgl_sensor *s)
 {
-	bool plain_begin = s->op == VGL_OP_ACTIVITY || s->op == VGL_OP_REFERENCE ||
-	                   s->op == VGL_OP_MOVE;
+	bool plain_begin =
+	    s->op == VGL_OP_ACTIVITY || s->op == VGL_OP_REFERENCE || s->op == VGL_OP_MOVE;
 	bool plain_end = s->end_op == VGL_OP_ACTIVITY || s->end_op == VGL_OP_REFERENCE ||
 	                 s->end_op == VGL_OP_MOVE;
 	return s->sampled && s->relation == VGL_REL_INTERVAL && s->flag != VGL_FLAG_SENSOR &&

@@ -34,24 +34,28 @@ struct fkey {
 	uint32_t alpha; /* + 1; 0 = empty slot */
 };
 
-/* O6: when the open interval of a sampled α on an entity began (INT64_MIN: none). */
-struct fbegin {
+/* A map from (α, entity) to a time: the enabled pairs (no time), and O6's begins (when
+ * the open interval of a sampled α on an entity began; INT64_MIN: none). Open
+ * addressing, never deleted. */
+struct fslot {
 	struct fkey key;
 	int64_t at;
+};
+struct fmap {
+	struct fslot *v;
+	size_t cap, n;
 };
 
 struct vga_filter {
 	const struct vga_plan *plan;
-	struct fbegin *begins; /* open addressing on the key, never deleted (overwritten) */
-	size_t nbegins_cap, nbegins;
+	struct fmap begins;   /* O6 */
 	int64_t tick, origin; /* the sampled α's clock */
 	bool origin_first;    /* origin: the first event seen */
 	bool seen_any;
-	int64_t last_since; /* of the last end kept for a sampled α */
+	int64_t last_since;   /* of the last end kept for a sampled α */
 	struct ftype **types; /* open addressing on the type pointer */
 	size_t ntypes_cap, ntypes;
-	struct fkey *keys;
-	size_t nkeys_cap, nkeys;
+	struct fmap enabled; /* (α, entity) pairs the plan's rules enabled */
 	struct vga_counts counts;
 	uint64_t *per_alpha;
 	uint64_t since; /* raw clock value; earlier user-sensor packets are dropped */
@@ -63,73 +67,52 @@ static uint64_t key_hash(const struct fkey *k)
 	               ((uint64_t)k->alpha << 20));
 }
 
-static bool key_has(const struct vga_filter *f, const struct fkey *k)
+static bool key_eq(const struct fkey *a, const struct fkey *b)
 {
-	if (!f->nkeys_cap)
-		return false;
-	size_t mask = f->nkeys_cap - 1;
-	for (size_t j = key_hash(k) & mask; f->keys[j].alpha; j = (j + 1) & mask)
-		if (f->keys[j].alpha == k->alpha && f->keys[j].image == k->image &&
-		    f->keys[j].id == k->id && f->keys[j].gen == k->gen)
-			return true;
-	return false;
+	return a->alpha == b->alpha && a->image == b->image && a->id == b->id && a->gen == b->gen;
 }
 
-static void key_put_raw(struct fkey *keys, size_t cap, const struct fkey *k)
+/* The slot of k, or NULL if it has none and !create (a new slot's time: INT64_MIN). */
+static struct fslot *fmap_get(struct fmap *m, const struct fkey *k, bool create)
 {
-	size_t mask = cap - 1;
+	if (create && (m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		struct fslot *v = vgq_xcalloc(cap, sizeof *v);
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->v[i].key.alpha)
+				continue;
+			size_t j = key_hash(&m->v[i].key) & (cap - 1);
+			while (v[j].key.alpha)
+				j = (j + 1) & (cap - 1);
+			v[j] = m->v[i];
+		}
+		free(m->v);
+		m->v = v;
+		m->cap = cap;
+	}
+	if (!m->cap)
+		return NULL;
+	size_t mask = m->cap - 1;
 	size_t j = key_hash(k) & mask;
-	while (keys[j].alpha)
-		j = (j + 1) & mask;
-	keys[j] = *k;
+	for (; m->v[j].key.alpha; j = (j + 1) & mask)
+		if (key_eq(&m->v[j].key, k))
+			return &m->v[j];
+	if (!create)
+		return NULL;
+	m->v[j].key = *k;
+	m->v[j].at = INT64_MIN;
+	m->n++;
+	return &m->v[j];
+}
+
+static bool key_has(struct vga_filter *f, const struct fkey *k)
+{
+	return fmap_get(&f->enabled, k, false) != NULL;
 }
 
 static void key_add(struct vga_filter *f, const struct fkey *k)
 {
-	if (key_has(f, k))
-		return;
-	if ((f->nkeys + 1) * 2 > f->nkeys_cap) {
-		size_t cap = f->nkeys_cap ? f->nkeys_cap * 2 : 256;
-		struct fkey *keys = vgq_xcalloc(cap, sizeof *keys);
-		for (size_t i = 0; i < f->nkeys_cap; i++)
-			if (f->keys[i].alpha)
-				key_put_raw(keys, cap, &f->keys[i]);
-		free(f->keys);
-		f->keys = keys;
-		f->nkeys_cap = cap;
-	}
-	key_put_raw(f->keys, f->nkeys_cap, k);
-	f->nkeys++;
-}
-
-static struct fbegin *begin_slot(struct vga_filter *f, const struct fkey *k)
-{
-	if ((f->nbegins + 1) * 2 > f->nbegins_cap) {
-		size_t cap = f->nbegins_cap ? f->nbegins_cap * 2 : 256;
-		struct fbegin *b = vgq_xcalloc(cap, sizeof *b);
-		for (size_t i = 0; i < f->nbegins_cap; i++) {
-			if (!f->begins[i].key.alpha)
-				continue;
-			size_t j = key_hash(&f->begins[i].key) & (cap - 1);
-			while (b[j].key.alpha)
-				j = (j + 1) & (cap - 1);
-			b[j] = f->begins[i];
-		}
-		free(f->begins);
-		f->begins = b;
-		f->nbegins_cap = cap;
-	}
-	size_t mask = f->nbegins_cap - 1;
-	size_t j = key_hash(k) & mask;
-	for (; f->begins[j].key.alpha; j = (j + 1) & mask) {
-		const struct fkey *x = &f->begins[j].key;
-		if (x->alpha == k->alpha && x->image == k->image && x->id == k->id && x->gen == k->gen)
-			return &f->begins[j];
-	}
-	f->begins[j].key = *k;
-	f->begins[j].at = INT64_MIN;
-	f->nbegins++;
-	return &f->begins[j];
+	fmap_get(&f->enabled, k, true);
 }
 
 /* Is there a tick of Clock[every] in [since, until)? The ticks: origin + k * every *
@@ -171,8 +154,8 @@ void vga_filter_free(struct vga_filter *f)
 		free(t);
 	}
 	free(f->types);
-	free(f->keys);
-	free(f->begins);
+	free(f->enabled.v);
+	free(f->begins.v);
 	free(f->per_alpha);
 	free(f);
 }
@@ -270,8 +253,7 @@ static void observe_name(struct vga_filter *f, const struct ftype *t, const stru
 	}
 }
 
-static bool wants(const struct vga_filter *f, const struct ftype *t, size_t k,
-                  const struct vgt_event *ev)
+static bool wants(struct vga_filter *f, const struct ftype *t, size_t k, const struct vgt_event *ev)
 {
 	const struct vga_alpha *a = &f->plan->alphas[t->alphas[k]];
 	if (a->source == VGA_SRC_SENSOR || a->source == VGA_SRC_ALL)
@@ -305,7 +287,7 @@ static bool sampled_wants(struct vga_filter *f, const struct ftype *t, size_t k,
 	const struct vga_alpha *a = &f->plan->alphas[t->alphas[k]];
 	struct fkey key = sampled_key(t, k, ev);
 	if (ev->type->kind == VGT_KIND_BEGIN) {
-		begin_slot(f, &key)->at = ev->ts;
+		fmap_get(&f->begins, &key, true)->at = ev->ts;
 		return false;
 	}
 	if (ev->type->kind != VGT_KIND_END)
@@ -314,7 +296,7 @@ static bool sampled_wants(struct vga_filter *f, const struct ftype *t, size_t k,
 	if (t->f_since >= 0 && ev->values[t->f_since].u)
 		since = ev->ts - (int64_t)(ev->clock_value - ev->values[t->f_since].u);
 	else {
-		struct fbegin *b = begin_slot(f, &key);
+		struct fslot *b = fmap_get(&f->begins, &key, true);
 		since = b->at;
 		b->at = INT64_MIN;
 	}

@@ -78,14 +78,16 @@ void vga_print(const struct vga_plan *p, FILE *out)
 			break;
 		}
 		if (a->sample_every)
-			fprintf(out,
-			        "      sampled at the ticks of Clock[%llu]: the begin only remembers "
-			        "its time, the end records the intervals that hold at a tick\n",
-			        (unsigned long long)a->sample_every);
+			fprintf(
+			    out,
+			    "      sampled at the ticks of Clock[%llu]: the begin only remembers "
+			    "its time, the end records the intervals that hold at a tick\n",
+			    (unsigned long long)a->sample_every);
 		else if (a->spec->sampled)
-			fputs("      (sampled, with no clock to sample at: the subject reports every "
-			      "change)\n",
-			      out);
+			fputs(
+			    "      (sampled, with no clock to sample at: the subject reports every "
+			    "change)\n",
+			    out);
 	}
 }
 

@@ -44,10 +44,10 @@ void vga_sensors_from_trace(const struct vgt_trace *t, struct vga_sensors *out)
 			                                       : VGA_EVENT;
 			x->place = (enum vga_place)et->flag;
 			x->sampled = et->sampled;
-			x->samplable = et->sampled && (x->kind == VGA_BEGIN || x->kind == VGA_END) &&
-			               et->flag != VGT_FLAG_SENSOR &&
-			               (et->op == 0 || et->op == VGT_OP_REFERENCE ||
-			                et->op == VGT_OP_MOVE);
+			x->samplable =
+			    et->sampled && (x->kind == VGA_BEGIN || x->kind == VGA_END) &&
+			    et->flag != VGT_FLAG_SENSOR &&
+			    (et->op == 0 || et->op == VGT_OP_REFERENCE || et->op == VGT_OP_MOVE);
 			int role = et->flag == VGT_FLAG_PERFORMER   ? et->performer
 			           : et->flag == VGT_FLAG_INITIATOR ? et->initiator
 			           : et->flag == VGT_FLAG_TARGET    ? et->target

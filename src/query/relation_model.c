@@ -168,9 +168,9 @@ static void sensor_types(struct owned *o, const struct vgl_sensor *s, struct vgt
 		unsigned tn = nfields;
 		int shift = 0;
 		/* ... and a sampled interval's end with its vg_since (docs/watch.md). */
-		const char *lead = op == VGT_OP_ENTER ? "vg_depth"
+		const char *lead = op == VGT_OP_ENTER                         ? "vg_depth"
 		                   : h == 1 && vgl_sensor_sampled_interval(s) ? "vg_since"
-		                                                                : NULL;
+		                                                              : NULL;
 		if (lead) {
 			struct vgt_field *d = own(o, vgq_xcalloc(nfields + 1, sizeof *d));
 			d[0] = (struct vgt_field){.name = lead,

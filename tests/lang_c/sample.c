@@ -3,8 +3,9 @@
  *
  * usage: lang_c_sample N TRUTH_FILE [wait]
  * With `wait`: once its sensors are registered it prints "ready" and waits for a line on
- * stdin (the monitor's commands then meet registered sensors). Writes one line per interval to TRUTH_FILE: "cpu b0 b1 e0 e1", where the interval's
- * begin was called between b0 and b1 (vg_now) and its end between e0 and e1. */
+ * stdin (the monitor's commands then meet registered sensors). Writes one line per interval to
+ * TRUTH_FILE: "cpu b0 b1 e0 e1", where the interval's begin was called between b0 and b1 (vg_now)
+ * and its end between e0 and e1. */
 #include <stdio.h>
 #include <stdlib.h>
 
