@@ -84,7 +84,7 @@ lang_c_generate(sample samp)
 add_executable(lang_c_sample ${LANG_C_SRC}/sample.c ${LANG_C_GEN}/samp_sensors.c)
 target_include_directories(lang_c_sample PRIVATE ${CMAKE_SOURCE_DIR}/include ${LANG_C_GEN})
 target_link_libraries(lang_c_sample PRIVATE vigil_runtime)
-foreach(t sampled traced refused)
+foreach(t sampled traced refused once)
   add_test(NAME lang_c.sample.${t}
            COMMAND /usr/bin/python3 ${LANG_C_SRC}/sample_test.py ${t}
                    $<TARGET_FILE:lang_c_sample>)

@@ -111,7 +111,9 @@ typedef struct vg_type_desc {
 	const char *relation; /* relation fed; NULL: the name (begin/end pairs share one) */
 	enum vg_kind kind;
 	enum vg_placement placement;
-	int sampled; /* 0: traced (emitted when it happens), 1: sampled */
+	/* 0: traced (emitted when it happens), 1: sampled, 2: traced once (the sensor lowers
+	 * its entity flag by one with each event it records: vg_once_claim) */
+	int sampled;
 	const vg_field_desc *fields;
 	unsigned nfields;
 	/* Field index of each role, or -1 (performer -1: the recording thread). */
@@ -354,6 +356,19 @@ static inline void vg_event_abort(void)
 {
 	atomic_signal_fence(memory_order_release);
 	vg__tls.busy = 0;
+}
+
+/* A sensor traced once takes one raise of its entity's flag for each event it records
+ * (Snodgrass's "disable traced"): 1 if a raise was there to take. */
+static inline int vg_once_claim(const vg_entity *e)
+{
+	vg_entity *m = (vg_entity *)e; /* the flag is the monitor's to change */
+	int32_t f = atomic_load_explicit(&m->flag, memory_order_relaxed);
+	while (f > 0)
+		if (atomic_compare_exchange_weak_explicit(&m->flag, &f, f - 1, memory_order_relaxed,
+		                                          memory_order_relaxed))
+			return 1;
+	return 0;
 }
 
 /* ---- sampling (docs/watch.md "Sampling") ---- */

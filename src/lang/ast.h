@@ -63,6 +63,7 @@ struct ast_clause {
 	                  * activity: the op as written (NULL: `activity;`) */
 	struct vgl_loc arg_loc;
 	bool counter;
+	bool once; /* traced once: the sensor lowers its flag after each event it records */
 };
 
 enum ast_kind { AST_CONST, AST_ENTITY, AST_STRUCT, AST_RECORD, AST_SENSOR };

@@ -269,4 +269,20 @@ void vgl_check_sensor(struct checker *c, const struct ast_decl *d, struct vgl_se
 		         relation_ok, seen[CL_TARGET] != NULL);
 	}
 	check_flag(c, d, s, seen);
+	const struct ast_clause *once =
+	    seen[CL_TRACED] && seen[CL_TRACED]->once ? seen[CL_TRACED] : NULL;
+	if (once && s->relation != VGL_REL_EVENT)
+		vgl_error(c->diag, once->loc,
+		          "'traced once' applies to event sensors only ('%s' is %s)", d->name,
+		          s->relation == VGL_REL_INTERVAL ? "an interval" : "a state");
+	else if (once && s->flag == VGL_FLAG_SENSOR)
+		vgl_error(c->diag, once->loc,
+		          "'traced once' needs its flag on an entity (flag performer, initiator or "
+		          "target): each raise of that flag lets one event through");
+	else if (once && s->op != VGL_OP_ACTIVITY && s->op != VGL_OP_REFERENCE &&
+	         s->op != VGL_OP_MOVE)
+		vgl_error(c->diag, once->loc,
+		          "'traced once' applies to plain activities, not to %s events",
+		          vgl_op_name(s->op));
+	s->once = once != NULL;
 }

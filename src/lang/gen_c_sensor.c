@@ -404,6 +404,8 @@ static void plain_body(struct fn *x, const struct vgl_sensor *s, int role,
 	/* An event too large to be recorded is dropped before anything is reserved. */
 	if (size_decl(x, fixed))
 		fprintf(h, "\tif (vg__size > UINT32_MAX - 64)\n\t\treturn;\n");
+	if (s->once) /* traced once: take the raise this event uses */
+		fprintf(h, "\tif (!vg_once_claim(%s))\n\t\treturn;\n", ent);
 	fprintf(h, "\tuint8_t *vg__p = vg_event_begin(vg__s, (uint32_t)vg__size);\n"
 	           "\tif (!vg__p)\n\t\treturn;\n");
 	if (sampled && half == 2)
@@ -519,8 +521,11 @@ static void sensor_function(struct cgen *g, const struct vgl_sensor *s, int half
 	 * one, disable removes one) and the check is the same. */
 	fprintf(h, "/* %s%s: sensor %s (%s, %s, %s), flag on the %s%s%s%s%s. */\n", s->event_name,
 	        kind_suffix[half], s->name, relation_names[s->relation],
-	        s->sampled ? "sampled" : "traced", vgl_op_name(op), place_names[s->flag],
-	        rf ? " (" : "", rf ? rf->name : "", rf ? ")" : "", s->counter ? ", a counter" : "");
+	        s->once      ? "traced once"
+	        : s->sampled ? "sampled"
+	                     : "traced",
+	        vgl_op_name(op), place_names[s->flag], rf ? " (" : "", rf ? rf->name : "",
+	        rf ? ")" : "", s->counter ? ", a counter" : "");
 	int col = fprintf(h, "static inline void %s_%s%s(", g->pkg, s->name, fn_suffix[half]);
 	write_params(g, r, col);
 	fprintf(h, ")\n{\n\tvg_sensor *vg__s = %s__%s%s;\n", g->pkg, s->name, fn_suffix[half]);
@@ -582,7 +587,9 @@ static void type_desc(struct cgen *g, const struct vgl_sensor *s, int half)
 	        kind_suffix[half], s->name);
 	fprintf(c, "    .kind = %s,\n    .placement = %s,\n    .sampled = %d,\n",
 	        s->relation == VGL_REL_STATE ? "VG_KIND_STATE" : kinds[half], places[s->flag],
-	        s->sampled ? 1 : 0);
+	        s->once      ? 2
+	        : s->sampled ? 1
+	                     : 0);
 	int shift = 0;
 	if (half == 2 && vgl_sensor_sampled_interval(s)) { /* vg_since, then the record's fields */
 		shift = 1;

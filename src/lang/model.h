@@ -195,6 +195,10 @@ struct vgl_sensor {
 	int performer, initiator, target;
 	enum vgl_flag_place flag;
 	bool counter; /* the flag is a counter (enable adds, disable removes) */
+	/* traced once (disable traced, Snodgrass's D strategy): an event sensor placed on an
+	 * entity whose flag the sensor lowers by one with each event it records, so each
+	 * raise lets one event through. */
+	bool once;
 	/* The op of each event type: `op` of an event or state sensor, or of an interval's
 	 * begin; `end_op` of an interval's end (equal to `op` otherwise). An op other than
 	 * ACTIVITY, REFERENCE, MOVE, ENTER and LEAVE has a target (checked). */

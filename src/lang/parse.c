@@ -365,6 +365,9 @@ static bool parse_clause(struct parser *p, struct ast_clause *c)
 			c->counter = true;
 			advance(p);
 		}
+	} else if (c->kind == CL_TRACED && is_word(p, "once")) {
+		c->once = true;
+		advance(p);
 	} else if (c->kind == CL_ENTITY) {
 		/* The op is checked by the checker (which knows the relation and can suggest). */
 		if (!parse_ref(p, "create, load, reclaim, rename or invocation", "after 'entity'",

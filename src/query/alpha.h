@@ -13,6 +13,12 @@
  *          subject: u's sensor enables the entity the moment it records) — and when the
  *          query never reads v's begin, only v's end sensor;
  *   O5     E ∩ entity source = E (no rule for the source is sent);
+ *
+ * A sensor declared `traced once` is Snodgrass's disable-traced variant (D:P, D:I, D:T):
+ * it lowers its flag with each event it records, so each raise lets one event through;
+ * an entity source or a name rule raises each entity once per lifetime (as a recording
+ * with flags on does), so the first event of each lifetime is recorded. O2/O4 keep that;
+ * O3 would raise once per event of u and is not applied to such sensors.
  *   O6     `C overlap v`, C over Clock[n], v a sampled interval placed on an entity: the
  *          clock moves into the sensor operator, α[v](E, Clock[n]): the subject samples
  *          only at Clock[n]'s instants, recording just the intervals that hold at one
@@ -53,6 +59,7 @@ struct vga_sensor {
 	enum vga_place place;
 	bool sampled;
 	bool samplable; /* a sampled interval placed on an entity, plain ops: O6 applies */
+	bool once;      /* traced once (D:P, D:I, D:T): each raise of the flag, one event */
 	const char *flag_field; /* the field holding the flag's entity; NULL: on the sensor */
 	const char *flag_kind;  /* that entity's kind */
 };

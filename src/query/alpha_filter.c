@@ -49,6 +49,7 @@ struct fmap {
 struct vga_filter {
 	const struct vga_plan *plan;
 	struct fmap begins;   /* O6 */
+	struct fmap fired;    /* traced once: (α, entity) pairs whose one event was seen */
 	int64_t tick, origin; /* the sampled α's clock */
 	bool origin_first;    /* origin: the first event seen */
 	bool seen_any;
@@ -156,6 +157,7 @@ void vga_filter_free(struct vga_filter *f)
 	free(f->types);
 	free(f->enabled.v);
 	free(f->begins.v);
+	free(f->fired.v);
 	free(f->per_alpha);
 	free(f);
 }
@@ -266,8 +268,8 @@ static bool wants(struct vga_filter *f, const struct ftype *t, size_t k, const s
 	return key_has(f, &key);
 }
 
-/* The key of a sampled α's interval: the flag's entity (or the thread). */
-static struct fkey sampled_key(const struct ftype *t, size_t k, const struct vgt_event *ev)
+/* The key of the flag's entity (or the thread) of α k: per entity state of O6 and once. */
+static struct fkey entity_key(const struct ftype *t, size_t k, const struct vgt_event *ev)
 {
 	int field = t->flag_field[k];
 	struct fkey key = {ev->image, ((uint64_t)ev->tid << 1) | 1, ev->thread_gen,
@@ -285,7 +287,7 @@ static bool sampled_wants(struct vga_filter *f, const struct ftype *t, size_t k,
                           const struct vgt_event *ev)
 {
 	const struct vga_alpha *a = &f->plan->alphas[t->alphas[k]];
-	struct fkey key = sampled_key(t, k, ev);
+	struct fkey key = entity_key(t, k, ev);
 	if (ev->type->kind == VGT_KIND_BEGIN) {
 		fmap_get(&f->begins, &key, true)->at = ev->ts;
 		return false;
@@ -304,6 +306,21 @@ static bool sampled_wants(struct vga_filter *f, const struct ftype *t, size_t k,
 	    !wants(f, t, k, ev))
 		return false;
 	f->last_since = since;
+	return true;
+}
+
+/* Traced once: the α's rules raised the entity's flag once per lifetime, so only the
+ * first event of each lifetime is the α's. */
+static bool once_wants(struct vga_filter *f, const struct ftype *t, size_t k,
+                       const struct vgt_event *ev)
+{
+	if (!wants(f, t, k, ev))
+		return false;
+	struct fkey key = entity_key(t, k, ev);
+	struct fslot *s = fmap_get(&f->fired, &key, true);
+	if (s->at != INT64_MIN)
+		return false;
+	s->at = ev->ts;
 	return true;
 }
 
@@ -330,6 +347,7 @@ bool vga_filter_keep(void *filter, const struct vgt_event *ev)
 	bool keep = false;
 	for (size_t k = 0; k < t->nalphas; k++)
 		if (f->plan->alphas[t->alphas[k]].sample_every ? sampled_wants(f, t, k, ev)
+		    : f->plan->alphas[t->alphas[k]].spec->once ? once_wants(f, t, k, ev)
 		                                               : wants(f, t, k, ev)) {
 			keep = true;
 			f->per_alpha[t->alphas[k]]++;

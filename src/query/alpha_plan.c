@@ -142,6 +142,10 @@ static bool narrow_trigger(struct planner *pl, const struct bstmt *b, int v, siz
 	bool v_event = a->spec->kind == VGA_EVENT;
 	if (a->spec->kind == VGA_STATE || (!v_event && !begin_unused(b, v)))
 		return false;
+	/* A sensor traced once records one event per raise: raised by each of u's events it
+	 * would record other events than the one raise per lifetime the answer is over. */
+	if (a->spec->once)
+		return false;
 	for (size_t i = 0; i < nc; i++) {
 		const struct bx *e = c[i];
 		if (e->kind != BX_EQ || e->a->kind != BX_ATTR || e->b->kind != BX_ATTR)

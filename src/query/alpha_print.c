@@ -32,8 +32,10 @@ void vga_print(const struct vga_plan *p, FILE *out)
 	for (size_t i = 0; i < p->n; i++) {
 		const struct vga_alpha *a = &p->alphas[i];
 		fprintf(out, "  α[%s %s: %s, flag on %s%s](", a->var, a->relation,
-		        a->spec->sampled ? "sampled" : "traced", place_text[a->spec->place],
-		        a->end_only ? ", end only" : "");
+		        a->spec->once      ? "traced once"
+		        : a->spec->sampled ? "sampled"
+		                           : "traced",
+		        place_text[a->spec->place], a->end_only ? ", end only" : "");
 		switch (a->source) {
 		case VGA_SRC_SENSOR:
 			break;
@@ -47,6 +49,12 @@ void vga_print(const struct vga_plan *p, FILE *out)
 			fprintf(out, "π %s (α[%s])", a->trigger_by, p->alphas[a->trigger].var);
 			break;
 		}
+		if (a->spec->once)
+			fprintf(
+			    out,
+			    "      traced once: each event takes one raise of the %s's flag, so "
+			    "the first event of each %s's lifetime is recorded\n",
+			    flag_kind(a), flag_kind(a));
 		if (a->sample_every)
 			fprintf(out, "%sClock[%llu]", a->source == VGA_SRC_SENSOR ? "" : ", ",
 			        (unsigned long long)a->sample_every);

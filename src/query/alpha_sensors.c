@@ -44,6 +44,7 @@ void vga_sensors_from_trace(const struct vgt_trace *t, struct vga_sensors *out)
 			                                       : VGA_EVENT;
 			x->place = (enum vga_place)et->flag;
 			x->sampled = et->sampled;
+			x->once = et->once;
 			x->samplable =
 			    et->sampled && (x->kind == VGA_BEGIN || x->kind == VGA_END) &&
 			    et->flag != VGT_FLAG_SENSOR &&
@@ -81,6 +82,7 @@ void vga_sensors_from_model(const struct vgl_model *m, struct vga_sensors *out)
 			                                       : VGA_EVENT;
 			x->place = (enum vga_place)s->flag;
 			x->sampled = s->sampled;
+			x->once = s->once;
 			x->samplable = half > 0 && vgl_sensor_sampled_interval(s);
 			int role = s->flag == VGL_FLAG_PERFORMER   ? s->performer
 			           : s->flag == VGL_FLAG_INITIATOR ? s->initiator

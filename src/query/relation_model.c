@@ -192,6 +192,7 @@ static void sensor_types(struct owned *o, const struct vgl_sensor *s, struct vgt
 		    .kind = kind,
 		    .flag = (enum vgt_flag)s->flag,
 		    .sampled = s->sampled,
+		    .once = s->once,
 		    .performer = s->performer >= 0 ? index[s->performer] + shift : -1,
 		    .initiator = s->initiator >= 0 ? index[s->initiator] + shift : -1,
 		    .target = s->target >= 0 ? index[s->target] + shift : -1,

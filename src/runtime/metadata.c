@@ -84,7 +84,8 @@ int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_
 	struct text t = {0};
 	text_printf(&t, "event {\n\tname = \"%s\";\n\tid = %u;\n\tstream_id = 0;\n", d->name, id);
 	text_printf(&t, "\tmodel.emf.uri = \"vigil:kind=%s;flag=%s;%s", kind_names[d->kind],
-	            flag_names[d->placement], d->sampled ? "sampled" : "traced");
+	            flag_names[d->placement],
+	            d->sampled == 2 ? "once" : d->sampled ? "sampled" : "traced");
 	if (d->relation)
 		text_printf(&t, ";relation=%s", d->relation);
 	if (d->op != VG_OP_ACTIVITY)

@@ -22,7 +22,7 @@ static void problem_add(char *problem, size_t size, const char *what, const char
 }
 
 const char *const vgt_op_names[VGT_OP_COUNT] = {
-    "activity", "create",     "load",     "reclaim", "rename",  "enter",     "leave", "acquire",
+    "activity", "create",     "load",     "reclaim", "rename", "enter",     "leave", "acquire",
     "release",  "wait_begin", "wait_end", "suspend", "resume", "reference", "move"};
 
 void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri, char *problem,
@@ -36,6 +36,7 @@ void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri,
 	t->kind = VGT_KIND_EVENT;
 	t->flag = VGT_FLAG_SENSOR;
 	t->sampled = false;
+	t->once = false;
 	t->performer = t->initiator = t->target = -1;
 	t->op = 0;
 	if (!uri || strncmp(uri, "vigil:", 6))
@@ -50,6 +51,8 @@ void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri,
 		if (!value) {
 			if (!strcmp(item, "traced"))
 				t->sampled = false;
+			else if (!strcmp(item, "once"))
+				t->once = true;
 			else if (!strcmp(item, "sampled"))
 				t->sampled = true;
 			/* Unknown bare words are left for later versions. */

@@ -79,6 +79,7 @@ struct vgt_event_type {
 	enum vgt_kind kind;
 	enum vgt_flag flag;
 	bool sampled;
+	bool once; /* traced once: the sensor lowers its entity flag with each event */
 	int performer, initiator, target; /* field index, or -1 */
 	const char *model_uri;            /* as written, or NULL */
 	/* Consistency op (docs/consistency.md): an index of vgt_op_names, 0 = activity. */

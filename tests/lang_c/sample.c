@@ -38,6 +38,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	samp_sensors_register();
+	vg_entity_create(&cpus[0].entity, "Cpu", 1, "cpu0");
+	vg_entity_create(&cpus[1].entity, "Cpu", 2, "cpu1");
+	vg_entity_create(&task.entity, "Task", 1, "task");
 	if (argc == 4) {
 		char line[16];
 		printf("ready\n");
@@ -45,9 +48,6 @@ int main(int argc, char **argv)
 		if (!fgets(line, sizeof line, stdin))
 			return 2;
 	}
-	vg_entity_create(&cpus[0].entity, "Cpu", 1, "cpu0");
-	vg_entity_create(&cpus[1].entity, "Cpu", 2, "cpu1");
-	vg_entity_create(&task.entity, "Task", 1, "task");
 	uint32_t rng = 12345;
 	for (long i = 0; i < n; i++) {
 		int c = (int)(i & 1);
@@ -61,6 +61,7 @@ int main(int argc, char **argv)
 		uint64_t e0 = vg_now();
 		samp_Traced_end(&task.entity, &cpus[c].entity);
 		samp_Running_end(&task.entity, &cpus[c].entity);
+		samp_Touched(&task.entity, &cpus[c].entity);
 		uint64_t e1 = vg_now();
 		fprintf(truth, "%d %llu %llu %llu %llu\n", c, (unsigned long long)b0,
 		        (unsigned long long)b1, (unsigned long long)e0, (unsigned long long)e1);

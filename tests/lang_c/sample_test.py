@@ -7,6 +7,9 @@ usage: sample_test.py TEST SUBJECT   (VIGIL_BIN: the build's bin directory)
   sampled   sampling at 1 ms ticks from the hello: exact against the subject's truth
   traced    `sensor` instead of `sample`: every interval, begins recorded, vg_since 0
   refused   sampling a traced sensor, a second clock, a zero period: errors, no change
+  once      a sensor traced once: one event per raise of its flag (3 raises on cpu0, 1
+            on cpu1), and in a recording with flags on, the first event of each cpu; the
+            recording's answers equal those of vigil watch --replay with both plans
 """
 import json
 import os
@@ -186,8 +189,47 @@ def refused(work):
     print("refused: every bad request refused, nothing recorded")
 
 
+def once(work):
+    _, answers, _, events = run(["entities +1 Cpu", "sensor +1 samp.Touched"], work,
+                                after=["entities +2 Cpu cpu0"])
+    if answers[-1].split(" ")[:1] != ["ok"] or answers[-1].split(" ")[2] != "1":
+        fail(f"entities +2 Cpu cpu0 answered {answers[-1]!r}")
+    got = [e["fields"]["cpu"]["name"] for e in events if e["name"] == "samp.Touched"]
+    if sorted(got) != ["cpu0", "cpu0", "cpu0", "cpu1"]:
+        fail(f"traced once under a monitor: {got.count('cpu0')} events on cpu0 and "
+             f"{got.count('cpu1')} on cpu1, expected 3 and 1")
+    # a recording with every flag on: one raise per entity, the first event of each
+    trace = os.path.join(work, "full")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VIGIL_")}
+    env["VIGIL_OUT"] = trace
+    p = subprocess.run([SUBJECT, "50", os.path.join(work, "truth2")], env=env, timeout=60)
+    if p.returncode != 0:
+        fail(f"recording: subject exited {p.returncode}")
+    vgl = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample.vgl")
+    for q, rule in (("range of T is Touched retrieve (T.cpu) valid at T", None),
+                    ('range of T is Touched retrieve (T.task) valid at T where T.cpu = "cpu1"',
+                     "O2, O4")):
+        full = subprocess.run([VIGIL, "query", trace, "--format", "json", "-e", q],
+                              capture_output=True, text=True, timeout=60)
+        if full.returncode != 0 or len(full.stdout.splitlines()) != (2 if rule is None else 1):
+            fail(f"vigil query {q!r}: {full.stdout}{full.stderr}")
+        for plan in ([], ["--unoptimized"]):
+            r = subprocess.run([VIGIL, "watch", "--replay", trace, "--sensors", vgl,
+                                "--format", "json", "-e", q, *plan],
+                               capture_output=True, text=True, timeout=60)
+            if sorted(r.stdout.splitlines()) != sorted(full.stdout.splitlines()):
+                fail(f"replay {plan or ['optimized']} of {q!r}: {r.stdout}{r.stderr} "
+                     f"differs from {full.stdout}")
+        ex = subprocess.run([VIGIL, "explain", "-e", q, "--sensors", vgl], capture_output=True,
+                            text=True, timeout=60)
+        after = ex.stdout.split("after optimization:")[-1]
+        if "traced once" not in after or (rule and rule not in after):
+            fail(f"explain of {q!r} shows no traced-once α or no {rule}: {after}")
+    print("once: one event per raise; replayed answers equal the recording's")
+
+
 def main():
-    tests = {"sampled": sampled, "traced": traced, "refused": refused}
+    tests = {"sampled": sampled, "traced": traced, "refused": refused, "once": once}
     work = tempfile.mkdtemp(prefix="vigil-sample-")
     try:
         tests[sys.argv[1]](work)
