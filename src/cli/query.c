@@ -338,12 +338,14 @@ static size_t explain_sensors(const struct tquel_query *q, struct vgq_database *
 		struct vgq_session *s = vgq_session_new(db, o);
 		size_t errors = 0;
 		struct vga_plan *p = vga_plan_new(s, q, sensors, optimize, stderr, &errors);
-		vgq_session_free(s);
-		if (!p)
+		if (!p) {
+			vgq_session_free(s);
 			return errors ? errors : 1;
+		}
 		fputc('\n', stdout);
-		vga_print(p, stdout);
+		vga_print(p, stdout); /* its labels live in the session */
 		vga_plan_free(p);
+		vgq_session_free(s);
 	}
 	return 0;
 }

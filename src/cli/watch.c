@@ -398,7 +398,6 @@ int vg_cmd_watch(int argc, char **argv)
 	struct vgq_session *s = vgq_session_new(schema, &o);
 	size_t nerrors = 0;
 	struct vga_plan *plan = vga_plan_new(s, q, &sensors, !a.unoptimized, stderr, &nerrors);
-	vgq_session_free(s);
 	if (plan) {
 		if (attached) {
 			rc = watch_attach(&a, attached, q, plan, &o);
@@ -408,6 +407,7 @@ int vg_cmd_watch(int argc, char **argv)
 		}
 		vga_plan_free(plan);
 	}
+	vgq_session_free(s); /* after the plan: its labels live in the session */
 out:
 	if (attached)
 		vgc_subject_close(attached); /* nothing was enabled: the process is as before */

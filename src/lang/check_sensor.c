@@ -279,8 +279,7 @@ void vgl_check_sensor(struct checker *c, const struct ast_decl *d, struct vgl_se
 		vgl_error(c->diag, once->loc,
 		          "'traced once' needs its flag on an entity (flag performer, initiator or "
 		          "target): each raise of that flag lets one event through");
-	else if (once && s->op != VGL_OP_ACTIVITY && s->op != VGL_OP_REFERENCE &&
-	         s->op != VGL_OP_MOVE)
+	else if (once && !vgl_op_plain(s->op))
 		vgl_error(c->diag, once->loc,
 		          "'traced once' applies to plain activities, not to %s events",
 		          vgl_op_name(s->op));

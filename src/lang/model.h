@@ -224,7 +224,15 @@ struct vgl_model {
 
 /* A sampled interval sensor placed on an entity, its begin and end plain activities: a
  * monitor may sample it, and its end event leads with the runtime's `vg_since`
- * (docs/watch.md "Sampling"). In names.c. */
-bool vgl_sensor_sampled_interval(const struct vgl_sensor *s);
+ * (docs/watch.md "Sampling"). Inline: the query room uses it without the lang library. */
+static inline bool vgl_op_plain(enum vgl_op op)
+{
+	return op == VGL_OP_ACTIVITY || op == VGL_OP_REFERENCE || op == VGL_OP_MOVE;
+}
+static inline bool vgl_sensor_sampled_interval(const struct vgl_sensor *s)
+{
+	return s->sampled && s->relation == VGL_REL_INTERVAL && s->flag != VGL_FLAG_SENSOR &&
+	       vgl_op_plain(s->op) && vgl_op_plain(s->end_op);
+}
 
 #endif

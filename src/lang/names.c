@@ -96,19 +96,6 @@ const char *vgl_op_name(enum vgl_op op)
 	return (unsigned)op < VGL_OP_COUNT ? op_names[op] : "?";
 }
 
-/* A sampled interval sensor placed on an entity, whose begin and end are plain
- * activities: a monitor may sample it (docs/watch.md "Sampling"), and its end event then
- * leads with the runtime's `vg_since`. */
-bool vgl_sensor_sampled_interval(const struct vgl_sensor *s)
-{
-	bool plain_begin =
-	    s->op == VGL_OP_ACTIVITY || s->op == VGL_OP_REFERENCE || s->op == VGL_OP_MOVE;
-	bool plain_end = s->end_op == VGL_OP_ACTIVITY || s->end_op == VGL_OP_REFERENCE ||
-	                 s->end_op == VGL_OP_MOVE;
-	return s->sampled && s->relation == VGL_REL_INTERVAL && s->flag != VGL_FLAG_SENSOR &&
-	       plain_begin && plain_end;
-}
-
 bool vgl_op_is_entity(enum vgl_op op)
 {
 	return op >= VGL_OP_CREATE && op <= VGL_OP_LEAVE;

@@ -170,7 +170,8 @@ void vg__control_sample_undo_locked(void)
 	vg_sensor *s;
 	for (size_t i = 0; (s = vg__registry_at(i)); i++)
 		atomic_store_explicit(&s->sample_period, 0, memory_order_release);
-	memset(by_id, 0, nby_id * sizeof *by_id);
+	if (by_id)
+		memset(by_id, 0, nby_id * sizeof *by_id);
 	for (size_t i = 0; i < nrules; i++)
 		free(rules[i].glob);
 	nrules = 0;
