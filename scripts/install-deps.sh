@@ -2,11 +2,14 @@
 # Installs the Debian packages vigil builds, tests and benchmarks with, if missing.
 # postgresql (server, pgbench) and its server headers: tests/logmodel (logmodel.postgres)
 # and bench/logmodel_pg.sh build a logging adapter for it and run it under vigil record.
+# redis-server, redis-tools (redis-benchmark, redis-cli): tests/net_record.cmake records a
+# real server driven by its own client (net_record.redis). iproute2 (ip netns, veth):
+# tests/net_analysis.cmake runs hosts in network namespaces (net_analysis.netns).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
       openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
-      postgresql postgresql-server-dev-all)
+      postgresql postgresql-server-dev-all redis-server redis-tools iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

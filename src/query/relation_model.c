@@ -28,6 +28,18 @@ static const struct vgt_field f_thread[] = {F("tid", VGT_UINT, 4), F("gen", VGT_
 static const struct vgt_field f_entity[] = {F("kind", VGT_STRING, 0), F("id", VGT_UINT, 8),
                                             F("gen", VGT_UINT, 4), F("name", VGT_STRING, 0)};
 static const struct vgt_field f_synth[] = {F("at", VGT_UINT, 8)};
+/* vg.net.* (docs/net.md): the interaction id last */
+static const struct vgt_field f_net_input[] = {F("what", VGT_STRING, 0), F("iid_hi", VGT_UINT, 8),
+                                               F("iid_lo", VGT_UINT, 8)};
+static const struct vgt_field f_net_conn[] = {F("fd", VGT_INT, 4),       F("conn", VGT_UINT, 8),
+                                              F("kind", VGT_STRING, 0),  F("role", VGT_STRING, 0),
+                                              F("local", VGT_STRING, 0), F("remote", VGT_STRING, 0),
+                                              F("iid_hi", VGT_UINT, 8),  F("iid_lo", VGT_UINT, 8)};
+static const struct vgt_field f_net_io[] = {
+    F("fd", VGT_INT, 4),   F("conn", VGT_UINT, 8),   F("off", VGT_UINT, 8),   F("len", VGT_UINT, 8),
+    F("msg", VGT_UINT, 8), F("iid_hi", VGT_UINT, 8), F("iid_lo", VGT_UINT, 8)};
+static const struct vgt_field f_net_close[] = {F("fd", VGT_INT, 4), F("conn", VGT_UINT, 8),
+                                               F("iid_hi", VGT_UINT, 8), F("iid_lo", VGT_UINT, 8)};
 #undef F
 
 #define T(n, rel, k, f, nf)                                                                        \
@@ -48,6 +60,11 @@ static const struct vgt_event_type builtins[] = {
     T("vg.entity.reclaim", "vg.entity", RECLAIM, f_entity, 3),
     T("vg.entity.load", "vg.entity.load", EVENT, f_entity, 3),
     T("vg.report.synth", "vg.report.synth", EVENT, f_synth, 1),
+    T("vg.net.input", "vg.net.input", EVENT, f_net_input, 3),
+    T("vg.net.conn", "vg.net.conn", EVENT, f_net_conn, 8),
+    T("vg.net.send", "vg.net.send", EVENT, f_net_io, 7),
+    T("vg.net.recv", "vg.net.recv", EVENT, f_net_io, 7),
+    T("vg.net.close", "vg.net.close", EVENT, f_net_close, 4),
 };
 #undef T
 #define NBUILTINS (sizeof builtins / sizeof *builtins)

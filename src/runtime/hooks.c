@@ -49,6 +49,7 @@ void vg__hooks_init(void)
 	real.execv = (execv_fn)next("execv");
 	real.execvp = (execv_fn)next("execvp");
 	real._exit = (exit_fn)next("_exit");
+	vg__net_hooks_init();
 }
 
 /* A vfork child (or a raw clone) runs in its parent's memory without our fork handler:
@@ -81,13 +82,17 @@ int vg__real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*f
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	uint64_t iid[2]; /* the creator's interaction: the new thread inherits it */
 };
 
 static void *thread_trampoline(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
-	vg__stream_thread_start(); /* records vg.thread.begin in the new thread */
+	vg__net_iid[0] = s.iid[0];
+	vg__net_iid[1] = s.iid[1];
+	if (vg__rt.recording)
+		vg__stream_thread_start(); /* records vg.thread.begin in the new thread */
 	return s.fn(s.arg);
 }
 
@@ -98,11 +103,15 @@ VG_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 		vg__ensure_init();
 	if (!real.pthread_create)
 		return ENOSYS;
-	struct start *s = vg__rt.recording ? malloc(sizeof *s) : NULL;
+	/* Not recording, a thread still inherits its creator's interaction (docs/net.md). */
+	int wrap = vg__rt.recording || vg__net_iid[0] || vg__net_iid[1];
+	struct start *s = wrap ? malloc(sizeof *s) : NULL;
 	if (!s)
 		return real.pthread_create(thread, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	s->iid[0] = vg__net_iid[0];
+	s->iid[1] = vg__net_iid[1];
 	int rc = real.pthread_create(thread, attr, thread_trampoline, s);
 	if (rc != 0)
 		free(s);
@@ -112,8 +121,7 @@ VG_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 static void record_own_name(const char *name)
 {
 	vg_entity *self = vg__thread_entity();
-	if (vg__rt.recording && self)
-	{
+	if (vg__rt.recording && self) {
 		vg__report_thread_named(name); /* the thread filter goes by name */
 		vg__emit_thread_name((uint32_t)self->id, self->gen, name);
 	}

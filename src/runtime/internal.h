@@ -87,6 +87,11 @@ enum {
 	VG_B_ENTITY_RECLAIM,
 	VG_B_ENTITY_LOAD,
 	VG_B_REPORT_SYNTH,
+	VG_B_NET_INPUT, /* docs/net.md */
+	VG_B_NET_CONN,
+	VG_B_NET_SEND,
+	VG_B_NET_RECV,
+	VG_B_NET_CLOSE,
 	VG_B_COUNT
 };
 
@@ -241,6 +246,48 @@ int vg__worker_submit(struct vg_job *job); /* -1: no worker, run it yourself */
 void vg__worker_forget_after_fork(void);
 int vg__real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
                             void *arg);
+
+/* net.c: interaction identity and the vg.net.* events (docs/net.md) */
+extern __thread uint64_t vg__net_iid[2] __attribute__((tls_model("initial-exec")));
+void vg__net_after_fork(void); /* the child: new random ids, connections announced anew */
+/* The time a call was made, with where the thread's stream stood then: a send is dated
+ * before its call, so that it precedes its receive. When the event will not fit in the
+ * current packet, or comes more than 2^32 ns after the last one (a new packet either
+ * way), the packet is opened first (vg__net_make_room), so the date stays valid. */
+struct vg_net_stamp {
+	uint64_t ts, last;
+	uint8_t *pos, *base;
+};
+#define VG_NET_IO_PAYLOAD 52
+void vg__net_make_room(void);
+static inline void vg__net_stamp(struct vg_net_stamp *st)
+{
+	struct vg_thread *t = &vg__tls;
+	st->pos = t->pos;
+	st->base = t->base;
+	st->last = t->last_ts;
+	__asm__ __volatile__("" ::: "memory"); /* rdtsc must not move before what precedes */
+	st->ts = vg_now();
+	if (VG_UNLIKELY((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + VG_NET_IO_PAYLOAD ||
+	                ((st->ts - st->last) >> 32))) {
+		vg__net_make_room();
+		st->pos = t->pos;
+		st->base = t->base;
+		st->last = t->last_ts;
+		__asm__ __volatile__("" ::: "memory");
+		st->ts = vg_now();
+	}
+}
+/* Records vg.net.send or vg.net.recv (`which`) for the calling thread, dated `at` (NULL:
+ * now) if no other event of the thread was written since. */
+void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint64_t conn,
+                     uint64_t off, uint64_t len, uint64_t msg);
+void vg__net_emit_conn(int32_t fd, uint64_t conn, const char *kind, const char *role,
+                       const char *local, const char *remote);
+void vg__net_emit_close(int32_t fd, uint64_t conn);
+/* hooks_net.c / net_fd.c (net_fd.h): the followed descriptors of unmodified programs */
+void vg__net_fd_after_fork(void);
+void vg__net_hooks_init(void); /* where libvigil's own code is: its calls are not followed */
 
 /* small utilities (util.c) */
 int vg__mkdir_p(const char *path);

@@ -139,6 +139,8 @@ static void header_text(struct text *t)
 	            vg__rt.uuid_text);
 	text_printf(t, "env {\n\thostname = \"");
 	text_quoted(t, vg__rt.hostname);
+	text_printf(t, "\";\n\thost = \"");
+	text_quoted(t, vg__rt.hostname);
 	text_printf(t, "\";\n\tdomain = \"vigil\";\n\ttracer_name = \"vigil\";\n\tvpid = %d;\n",
 	            (int)vg__rt.pid);
 	text_printf(t, "\tprocname = \"");

@@ -53,9 +53,46 @@ static void read_identity(void)
 	vg__rt.process_gen = process_start_ticks();
 	if (vg__read_small_file("/proc/self/comm", vg__rt.procname, sizeof vg__rt.procname) <= 0)
 		snprintf(vg__rt.procname, sizeof vg__rt.procname, "pid%d", (int)vg__rt.pid);
-	if (gethostname(vg__rt.hostname, sizeof vg__rt.hostname) < 0)
+	/* The host every process of the trace belongs to (docs/net.md): VIGIL_HOST names
+	 * simulated hosts (network namespaces of one machine). */
+	const char *host = getenv("VIGIL_HOST");
+	if (host && *host)
+		snprintf(vg__rt.hostname, sizeof vg__rt.hostname, "%s", host);
+	else if (gethostname(vg__rt.hostname, sizeof vg__rt.hostname) < 0)
 		strcpy(vg__rt.hostname, "localhost");
 	vg__rt.hostname[sizeof vg__rt.hostname - 1] = 0;
+}
+
+/* VIGIL_CLOCK_SKEW_NS=N (a test aid, docs/net.md): this host's clock reads N ns ahead.
+ * It shifts the metadata's clock offset, and the clock gets a uuid of its own (the boot
+ * id with the skew mixed into its last group): a reader gives all images of one clock
+ * uuid the first image's offset, and a skewed host must not borrow an unskewed one's.
+ * Every image of the process tree reads the same variable, so all carry the same skew. */
+static void apply_clock_skew(void)
+{
+	const char *v = getenv("VIGIL_CLOCK_SKEW_NS");
+	if (!v || !*v)
+		return;
+	char *end;
+	errno = 0;
+	long long skew = strtoll(v, &end, 10);
+	if (errno || *end || skew < -(1000000000LL * 86400 * 365) ||
+	    skew > 1000000000LL * 86400 * 365) {
+		vg__warn("VIGIL_CLOCK_SKEW_NS=%s is not a number of nanoseconds (within a year); "
+		         "ignored",
+		         v);
+		return;
+	}
+	if (!skew)
+		return;
+	vg__rt.realtime_offset_ns += skew;
+	char *group = vg__rt.clock_uuid + 24; /* the last 12 hex digits */
+	if (strlen(vg__rt.clock_uuid) != 36)
+		return;
+	uint64_t x = strtoull(group, NULL, 16);
+	uint64_t h = (uint64_t)skew * 0x9e3779b97f4a7c15ull;
+	x ^= ((h ^ (h >> 29)) & 0xffffffffffffull) | 1; /* never the boot id's own value */
+	snprintf(group, 13, "%012llx", (unsigned long long)x);
 }
 
 const char *vg__proc_env(void)
@@ -233,6 +270,7 @@ static void atfork_child(void)
 	vg__report_after_fork();
 	vg__track_after_fork();
 	vg__track_call_after_fork();
+	vg__net_after_fork();
 	if (vg__rt.recording)
 		vg__stream_thread_start();
 	vg__control_after_fork(); /* its own connection to the monitor, if any */
@@ -255,6 +293,7 @@ static void init(void)
 	vg__rt.realtime_offset_ns = vg__realtime_offset_ns();
 	read_identity();
 	read_clock_uuid();
+	apply_clock_skew();
 	read_lineage();
 	if (vg__rt.cfg.out[0]) {
 		/* Built-in types first so that the metadata holds them from the start. */

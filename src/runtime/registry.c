@@ -317,6 +317,17 @@ static const vg_field_desc f_thread[] = {F("tid", VG_UINT32), F("gen", VG_UINT32
 static const vg_field_desc f_entity[] = {F("kind", VG_STRING), F("id", VG_UINT64),
                                          F("gen", VG_UINT32), F("name", VG_STRING)};
 static const vg_field_desc f_synth[] = {F("at", VG_UINT64)};
+/* docs/net.md: every vg.net.* event ends with the thread's interaction after it. */
+static const vg_field_desc f_net_input[] = {F("what", VG_STRING), F("iid_hi", VG_UINT64),
+                                            F("iid_lo", VG_UINT64)};
+static const vg_field_desc f_net_conn[] = {
+    F("fd", VG_INT32),     F("conn", VG_UINT64),   F("kind", VG_STRING),   F("role", VG_STRING),
+    F("local", VG_STRING), F("remote", VG_STRING), F("iid_hi", VG_UINT64), F("iid_lo", VG_UINT64)};
+static const vg_field_desc f_net_io[] = {
+    F("fd", VG_INT32),   F("conn", VG_UINT64),   F("off", VG_UINT64),   F("len", VG_UINT64),
+    F("msg", VG_UINT64), F("iid_hi", VG_UINT64), F("iid_lo", VG_UINT64)};
+static const vg_field_desc f_net_close[] = {F("fd", VG_INT32), F("conn", VG_UINT64),
+                                            F("iid_hi", VG_UINT64), F("iid_lo", VG_UINT64)};
 #undef F
 
 static const vg_type_desc builtin_descs[VG_B_COUNT] = {
@@ -342,6 +353,16 @@ static const vg_type_desc builtin_descs[VG_B_COUNT] = {
                           -1, -1, -1, VG_OP_LOAD},
     [VG_B_REPORT_SYNTH] = {"vg.report.synth", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_synth, 1,
                            -1, -1, -1, VG_OP_ACTIVITY},
+    [VG_B_NET_INPUT] = {"vg.net.input", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_input, 3, -1,
+                        -1, -1, VG_OP_ACTIVITY},
+    [VG_B_NET_CONN] = {"vg.net.conn", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_conn, 8, -1, -1,
+                       -1, VG_OP_ACTIVITY},
+    [VG_B_NET_SEND] = {"vg.net.send", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_io, 7, -1, -1,
+                       -1, VG_OP_ACTIVITY},
+    [VG_B_NET_RECV] = {"vg.net.recv", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_io, 7, -1, -1,
+                       -1, VG_OP_ACTIVITY},
+    [VG_B_NET_CLOSE] = {"vg.net.close", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_close, 4, -1,
+                        -1, -1, VG_OP_ACTIVITY},
 };
 
 /* Called once at start, before any other registration, with the lock free. */

@@ -294,8 +294,11 @@ def test_gone(r):
     check(r.numbers("ctl.tick", evs) == [50], f"ticks {r.numbers('ctl.tick', evs)}")
     created = [e["fields"]["name"] for e in evs if e["name"] == "vg.entity.create"]
     check(created == ["box0"], f"entities recorded: {created}")
+    # vg.net.*: the subject's stdin and stdout pipes, followed (docs/net.md) when its
+    # stdio reads go through the hooks, as under the sanitizers; recorded before the close
     after = [e["name"] for e in evs if e["name"].startswith("vg.") and e["name"] not in
-             ("vg.process.begin", "vg.thread.begin", "vg.entity.create")]
+             ("vg.process.begin", "vg.thread.begin", "vg.entity.create") and
+             not e["name"].startswith("vg.net.")]
     check(after == ["vg.thread.end", "vg.process.end"], f"vg.* recorded after the close: {after}")
 
 

@@ -1,0 +1,402 @@
+/* Connections and messages of unmodified programs (docs/net.md, "Unmodified programs"):
+ * libc's socket, pipe and I/O calls, interposed like hooks.c's and forwarded to the real
+ * ones found with dlsym(RTLD_NEXT) on first use.
+ *
+ * The I/O path costs, for a descriptor that is not followed (a regular file), one load
+ * of the recording flag, one of the fd table and one of the fd's word. A followed fd
+ * also reads the clock before the call (a send is dated when it was made, so that it
+ * precedes its receive) and records after it. Calls made by libvigil itself (its
+ * control socket, warnings on stderr, trace files) are recognised by their return
+ * address and never recorded. No call's result or errno is changed. */
+#define _GNU_SOURCE
+#undef _FORTIFY_SOURCE /* __read_chk and friends are defined here */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "net_fd.h"
+
+#define REAL(type, name)                                                                           \
+	({                                                                                         \
+		static _Atomic(type) real_;                                                        \
+		type f_ = atomic_load_explicit(&real_, memory_order_relaxed);                      \
+		if (VG_UNLIKELY(!f_)) {                                                            \
+			f_ = (type)dlsym(RTLD_NEXT, name);                                         \
+			atomic_store_explicit(&real_, f_, memory_order_relaxed);                   \
+		}                                                                                  \
+		f_;                                                                                \
+	})
+#define RET __builtin_return_address(0)
+
+/* ---- calls made by libvigil itself ---- */
+
+static uintptr_t self_lo, self_hi; /* libvigil's executable segments */
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t anchor = (uintptr_t)data, lo = UINTPTR_MAX, hi = 0;
+	int mine = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr, b = a + ph->p_memsz;
+		if (anchor >= a && anchor < b)
+			mine = 1;
+		if (ph->p_flags & PF_X) {
+			lo = a < lo ? a : lo;
+			hi = b > hi ? b : hi;
+		}
+	}
+	if (!mine)
+		return 0;
+	self_lo = lo;
+	self_hi = hi;
+	return 1;
+}
+
+void vg__net_hooks_init(void)
+{
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)&find_self);
+}
+
+static inline int from_runtime(const void *ret)
+{
+	return (uintptr_t)ret - self_lo < self_hi - self_lo;
+}
+
+/* Is fd followed? Its connection serial in *serial. */
+static inline int follow(int fd, const void *ret, uint32_t *serial)
+{
+	uint32_t w = vg__net_fd_word(fd);
+	if (VG_LIKELY(w == VG_FD_NOT) || from_runtime(ret))
+		return 0;
+	if (w == VG_FD_UNKNOWN && (w = vg__net_fd_classify(fd)) == VG_FD_NOT)
+		return 0;
+	if (VG_UNLIKELY(!vg__net_conn_current(w)))
+		vg__net_fd_announce(fd, w); /* before the call is stamped */
+	*serial = w;
+	return 1;
+}
+
+static inline void sent(int fd, uint32_t c, ssize_t r, const struct vg_net_stamp *at)
+{
+	if (r > 0)
+		vg__net_fd_io(VG_B_NET_SEND, fd, c, (uint64_t)r, at);
+}
+
+static inline void received(int fd, uint32_t c, ssize_t r, int flags)
+{
+	if (r > 0 && !(flags & MSG_PEEK)) /* peeked bytes are received by the next call */
+		vg__net_fd_io(VG_B_NET_RECV, fd, c, (uint64_t)r, NULL);
+}
+
+/* ---- bytes out ---- */
+
+typedef ssize_t (*write_fn)(int, const void *, size_t);
+typedef ssize_t (*iov_fn)(int, const struct iovec *, int);
+typedef ssize_t (*send_fn)(int, const void *, size_t, int);
+typedef ssize_t (*sendto_fn)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
+
+VG_API ssize_t write(int fd, const void *buf, size_t n)
+{
+	write_fn f = REAL(write_fn, "write");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, buf, n);
+	struct vg_net_stamp at;
+	vg__net_stamp(&at);
+	ssize_t r = f(fd, buf, n);
+	sent(fd, c, r, &at);
+	return r;
+}
+
+VG_API ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	iov_fn f = REAL(iov_fn, "writev");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, iov, n);
+	struct vg_net_stamp at;
+	vg__net_stamp(&at);
+	ssize_t r = f(fd, iov, n);
+	sent(fd, c, r, &at);
+	return r;
+}
+
+VG_API ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	send_fn f = REAL(send_fn, "send");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, buf, n, flags);
+	struct vg_net_stamp at;
+	vg__net_stamp(&at);
+	ssize_t r = f(fd, buf, n, flags);
+	sent(fd, c, r, &at);
+	return r;
+}
+
+VG_API ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
+                      socklen_t tolen)
+{
+	sendto_fn f = REAL(sendto_fn, "sendto");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, buf, n, flags, to, tolen);
+	struct vg_net_stamp at;
+	vg__net_stamp(&at);
+	ssize_t r = f(fd, buf, n, flags, to, tolen);
+	sent(fd, c, r, &at);
+	return r;
+}
+
+VG_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	sendmsg_fn f = REAL(sendmsg_fn, "sendmsg");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, msg, flags);
+	struct vg_net_stamp at;
+	vg__net_stamp(&at);
+	ssize_t r = f(fd, msg, flags);
+	sent(fd, c, r, &at);
+	return r;
+}
+
+/* ---- bytes in ---- */
+
+typedef ssize_t (*read_fn)(int, void *, size_t);
+typedef ssize_t (*read_chk_fn)(int, void *, size_t, size_t);
+typedef ssize_t (*recv_fn)(int, void *, size_t, int);
+typedef ssize_t (*recv_chk_fn)(int, void *, size_t, size_t, int);
+typedef ssize_t (*recvfrom_fn)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+typedef ssize_t (*recvfrom_chk_fn)(int, void *, size_t, size_t, int, struct sockaddr *,
+                                   socklen_t *);
+typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
+
+VG_API ssize_t read(int fd, void *buf, size_t n)
+{
+	read_fn f = REAL(read_fn, "read");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, buf, n);
+	ssize_t r = f(fd, buf, n);
+	received(fd, c, r, 0);
+	return r;
+}
+
+VG_API ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	read_chk_fn f = REAL(read_chk_fn, "__read_chk");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, buf, n, buflen);
+	ssize_t r = f(fd, buf, n, buflen);
+	received(fd, c, r, 0);
+	return r;
+}
+
+VG_API ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	iov_fn f = REAL(iov_fn, "readv");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, iov, n);
+	ssize_t r = f(fd, iov, n);
+	received(fd, c, r, 0);
+	return r;
+}
+
+VG_API ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	recv_fn f = REAL(recv_fn, "recv");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, buf, n, flags);
+	ssize_t r = f(fd, buf, n, flags);
+	received(fd, c, r, flags);
+	return r;
+}
+
+VG_API ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	recv_chk_fn f = REAL(recv_chk_fn, "__recv_chk");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, buf, n, buflen, flags);
+	ssize_t r = f(fd, buf, n, buflen, flags);
+	received(fd, c, r, flags);
+	return r;
+}
+
+VG_API ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
+                        socklen_t *fromlen)
+{
+	recvfrom_fn f = REAL(recvfrom_fn, "recvfrom");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, buf, n, flags, from, fromlen);
+	ssize_t r = f(fd, buf, n, flags, from, fromlen);
+	received(fd, c, r, flags);
+	return r;
+}
+
+VG_API ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+                              struct sockaddr *from, socklen_t *fromlen)
+{
+	recvfrom_chk_fn f = REAL(recvfrom_chk_fn, "__recvfrom_chk");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, buf, n, buflen, flags, from, fromlen);
+	ssize_t r = f(fd, buf, n, buflen, flags, from, fromlen);
+	received(fd, c, r, flags);
+	return r;
+}
+
+VG_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	recvmsg_fn f = REAL(recvmsg_fn, "recvmsg");
+	uint32_t c;
+	if (!follow(fd, RET, &c))
+		return f(fd, msg, flags);
+	ssize_t r = f(fd, msg, flags);
+	received(fd, c, r, flags);
+	return r;
+}
+
+/* ---- descriptors becoming connections, copied, closed ---- */
+
+typedef int (*connect_fn)(int, const struct sockaddr *, socklen_t);
+typedef int (*accept_fn)(int, struct sockaddr *, socklen_t *);
+typedef int (*accept4_fn)(int, struct sockaddr *, socklen_t *, int);
+typedef int (*pipe_fn)(int[2]);
+typedef int (*pipe2_fn)(int[2], int);
+typedef int (*socketpair_fn)(int, int, int, int[2]);
+typedef int (*socket_fn)(int, int, int);
+typedef int (*close_fn)(int);
+typedef int (*dup_fn)(int);
+typedef int (*dup2_fn)(int, int);
+typedef int (*dup3_fn)(int, int, int);
+
+static inline int watching(const void *ret)
+{
+	return VG_UNLIKELY(vg__rt.recording) && !from_runtime(ret);
+}
+
+VG_API int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	connect_fn f = REAL(connect_fn, "connect");
+	int r = f(fd, addr, len);
+	if (watching(RET) && (r == 0 || errno == EINPROGRESS))
+		vg__net_fd_new(fd, "connect", 0, addr, len);
+	return r;
+}
+
+VG_API int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	accept_fn f = REAL(accept_fn, "accept");
+	int r = f(fd, addr, len);
+	if (r >= 0 && watching(RET))
+		vg__net_fd_new(r, "accept", 0, NULL, 0);
+	return r;
+}
+
+VG_API int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	accept4_fn f = REAL(accept4_fn, "accept4");
+	int r = f(fd, addr, len, flags);
+	if (r >= 0 && watching(RET))
+		vg__net_fd_new(r, "accept", 0, NULL, 0);
+	return r;
+}
+
+VG_API int pipe(int fds[2])
+{
+	pipe_fn f = REAL(pipe_fn, "pipe");
+	int r = f(fds);
+	if (r == 0 && watching(RET)) {
+		vg__net_fd_new(fds[0], "pipe", 0, NULL, 0);
+		vg__net_fd_new(fds[1], "pipe", 0, NULL, 0);
+	}
+	return r;
+}
+
+VG_API int pipe2(int fds[2], int flags)
+{
+	pipe2_fn f = REAL(pipe2_fn, "pipe2");
+	int r = f(fds, flags);
+	if (r == 0 && watching(RET)) {
+		vg__net_fd_new(fds[0], "pipe", 0, NULL, 0);
+		vg__net_fd_new(fds[1], "pipe", 0, NULL, 0);
+	}
+	return r;
+}
+
+VG_API int socketpair(int domain, int type, int proto, int sv[2])
+{
+	socketpair_fn f = REAL(socketpair_fn, "socketpair");
+	int r = f(domain, type, proto, sv);
+	if (r == 0 && watching(RET)) {
+		int saved = errno;
+		struct stat a, b;
+		/* Each end names the other by inode: known here, no need to ask the kernel. */
+		if (fstat(sv[0], &a) == 0 && fstat(sv[1], &b) == 0) {
+			vg__net_fd_new(sv[0], "pipe", b.st_ino, NULL, 0);
+			vg__net_fd_new(sv[1], "pipe", a.st_ino, NULL, 0);
+		}
+		errno = saved;
+	}
+	return r;
+}
+
+VG_API int socket(int domain, int type, int proto)
+{
+	socket_fn f = REAL(socket_fn, "socket");
+	int r = f(domain, type, proto);
+	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
+		vg__net_fd_closed(r); /* a fresh descriptor: forget what an unseen close left */
+	return r;
+}
+
+VG_API int close(int fd)
+{
+	close_fn f = REAL(close_fn, "close");
+	if (VG_UNLIKELY(vg__rt.recording))
+		vg__net_fd_closed(fd); /* before: once closed, another thread may reuse fd */
+	return f(fd);
+}
+
+VG_API int dup(int fd)
+{
+	dup_fn f = REAL(dup_fn, "dup");
+	int r = f(fd);
+	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
+		vg__net_fd_dup(fd, r);
+	return r;
+}
+
+VG_API int dup2(int from, int to)
+{
+	dup2_fn f = REAL(dup2_fn, "dup2");
+	int r = f(from, to);
+	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
+		vg__net_fd_dup(from, to);
+	return r;
+}
+
+VG_API int dup3(int from, int to, int flags)
+{
+	dup3_fn f = REAL(dup3_fn, "dup3");
+	int r = f(from, to, flags);
+	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
+		vg__net_fd_dup(from, to);
+	return r;
+}

@@ -1,0 +1,506 @@
+"""The recording side of interaction networks (docs/net.md): exact vg.net.* event streams
+of net_subject (unmodified, through `vigil record`'s preload) and api_subject (linked
+with libvigil), the three-tier example in both forms. Run: net_record_test.py NAME."""
+import json
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))
+from vigil_testlib import VIGIL, Failure, check, dump_json, main, run, tmpdir  # noqa: E402
+
+BIN = os.environ.get("VIGIL_BIN", "build/bin")
+NET_SUBJECT = os.path.join(BIN, "net_subject")
+API_SUBJECT = os.path.join(BIN, "net_api_subject")
+
+
+def record(cmd, env=None, stdin=None):
+    """Records cmd with vigil record; (stdout, net events, all events)."""
+    trace = tmpdir("net")
+    shutil.rmtree(trace)
+    kw = {"stdin": stdin} if stdin is not None else {}
+    p = run([VIGIL, "record", "-o", trace, "--", *cmd], env=env, check_rc=0, **kw)
+    events, d = dump_json(trace)
+    check(d.returncode == 0, f"vigil dump failed: {d.stderr}")
+    shutil.rmtree(trace, ignore_errors=True)
+    return p.stdout, [e for e in events if e["name"].startswith("vg.net.")], events
+
+
+def token(e, names):
+    """An event, shortly, with descriptors named by the subject's own names."""
+    f = e["fields"]
+    fd = names.get(f["fd"], f["fd"])
+    short = e["name"][len("vg.net."):]
+    if short == "conn":
+        return f"conn {fd} c{f['conn']} {f['kind']} {f['role']}"
+    if short in ("send", "recv"):
+        return f"{short} {fd} c{f['conn']} [{f['off']},{f['off'] + f['len']})"
+    if short == "close":
+        return f"close {fd} c{f['conn']}"
+    return short
+
+
+def stream(scenario, extra=None):
+    out, net, _ = record([NET_SUBJECT, scenario])
+    fds = json.loads(out.strip().splitlines()[-1])
+    names = {v: k for k, v in fds.items() if isinstance(v, int)}
+    names.update(extra or {})
+    return fds, net, [token(e, names) for e in net]
+
+
+def expect(got, want, what):
+    check(got == want, f"{what}:\n  got  {got}\n  want {want}")
+
+
+def test_pipe():
+    fds, net, got = stream("pipe")
+    expect(got, ["conn r c1 pipe pipe", "conn w c2 pipe pipe", "send w c2 [0,5)",
+                 "recv r c1 [0,5)", "send w c2 [5,8)", "recv r c1 [5,8)", "close w c2",
+                 "close r c1"], "pipe")
+    ends = {(e["fields"]["local"], e["fields"]["remote"]) for e in net if e["name"] == "vg.net.conn"}
+    check(len(ends) == 1 and next(iter(ends))[0].startswith("pipe:"), f"pipe names: {ends}")
+
+
+def test_socketpair():
+    fds, net, got = stream("socketpair")
+    expect(got, ["conn a c1 unix pipe", "conn b c2 unix pipe", "send a c1 [0,4)",
+                 "recv b c2 [0,4)", "send b c2 [0,2)", "recv a c1 [0,2)", "close a c1",
+                 "close b c2"], "socketpair (the peeked bytes are received once)")
+    conns = [e["fields"] for e in net if e["name"] == "vg.net.conn"]
+    check(conns[0]["local"] == conns[1]["remote"] and conns[0]["remote"] == conns[1]["local"]
+          and conns[0]["local"] != conns[0]["remote"], f"socketpair ends: {conns}")
+
+
+def test_dup():
+    fds, net, got = stream("dup", {40: "40"})
+    # fd w was closed before dup() may reuse its number as d: one connection, shared offsets.
+    w, d = ("d", "d") if fds["w"] == fds["d"] else ("w", "d")
+    expect(got, ["conn r c1 pipe pipe", f"conn {w} c2 pipe pipe", "send 40 c2 [0,3)",
+                 f"send {d} c2 [3,5)", "recv r c1 [0,5)", f"close {d} c2", "close r c1"],
+           "dup2/dup share the connection; it closes with its last descriptor")
+
+
+def test_file():
+    _, net, got = stream("file")
+    expect(got, [], "a regular file and /dev/null are not followed")
+
+
+def test_tcp():
+    fds, net, got = stream("tcp")
+    expect(got, ["conn c c1 tcp connect", "conn s c2 tcp accept", "send c c1 [0,60)",
+                 "send c c1 [60,100)", "recv s c2 [0,100)", "send s c2 [0,5)",
+                 "recv c c1 [0,5)", "close c c1", "close s c2"], "tcp")
+    conns = [e["fields"] for e in net if e["name"] == "vg.net.conn"]
+    port = f"127.0.0.1:{fds['port']}"
+    check(conns[0]["remote"] == port and conns[1]["local"] == port
+          and conns[0]["local"] == conns[1]["remote"], f"tcp endpoints: {conns}")
+
+
+def test_unix():
+    fds, net, got = stream("unix")
+    expect(got, ["conn c c1 unix connect", "conn s c2 unix accept", "send c c1 [0,4)",
+                 "recv s c2 [0,4)", "close c c1", "close s c2"], "unix")
+    c, s = [e["fields"] for e in net if e["name"] == "vg.net.conn"]
+    # The accepting end names the connecting end's inode; the connecting end cannot know
+    # the accepting end's (the kernel gives it one at accept) and names the path.
+    check(c["local"].startswith("unix:") and c["local"][5:].isdigit(), f"client end: {c}")
+    check(c["remote"].startswith("unix:@vg-net-test-"), f"client's peer: {c}")
+    check(s["remote"] == c["local"] or s["remote"].startswith("unix:@"), f"server end: {s}")
+
+
+def test_fork():
+    fds, net, got = stream("fork")
+    parent = net[0]["pid"]
+    by = {}
+    for e, t in zip(net, got):
+        by.setdefault("parent" if e["pid"] == parent else "child", []).append(t)
+    expect(by.get("parent"), ["conn r c1 pipe pipe", "conn w c2 pipe pipe", "send w c2 [0,3)",
+                              "recv r c1 [0,6)"], "parent")
+    expect(by.get("child"), ["conn w c2 pipe inherited", "send w c2 [3,6)"],
+           "the child keeps the connection and its offset, and introduces it")
+
+
+def test_stdin():
+    path = os.path.join(tmpdir("stdin"), "input")
+    with open(path, "w") as f:
+        f.write("typed\n")
+    with open(path) as f:
+        out, net, got = record([NET_SUBJECT, "stdin"], stdin=f)
+    expect([token(e, {0: "in"}) for e in net], ["conn in c1 stdin inherited", "recv in c1 [0,6)"],
+           "stdin from a file")
+
+
+def test_tty():
+    """stdin is a terminal (script(1) gives the subject a pty): kind tty."""
+    script = shutil.which("script")
+    check(script, "script (bsdutils) is not installed")
+    import subprocess
+    trace = tmpdir("net-tty")
+    shutil.rmtree(trace)
+    p = subprocess.run([VIGIL, "record", "-o", trace, "--", script, "-qec",
+                        f"{NET_SUBJECT} stdin", "/dev/null"], input="typed\n", text=True,
+                       capture_output=True, timeout=60)
+    check(p.returncode == 0, f"script: {p.stderr}")
+    events, _ = dump_json(trace)
+    shutil.rmtree(trace, ignore_errors=True)
+    net = [e for e in events if e["name"].startswith("vg.net.") and e["proc"] == "net_subject"]
+    expect([token(e, {0: "in"}) for e in net], ["conn in c1 tty inherited", "recv in c1 [0,6)"],
+           "a terminal on stdin")
+    check(net[0]["fields"]["local"].startswith("tty:/dev/pts/"), f"tty name: {net[0]}")
+
+
+def test_errno():
+    plain = run([NET_SUBJECT, "errno"], check_rc=0).stdout
+    out, net, _ = record([NET_SUBJECT, "errno"])
+    expect(json.loads(out), json.loads(plain), "return values and errno with the preload")
+    got = [token(e, {}) for e in net]
+    sends = [t for t in got if t.startswith(("send", "recv"))]
+    check(len(sends) == 2, f"only the two successful calls move bytes: {got}")
+    check(not any(" tcp " in t for t in got), f"failed and unconnected sockets: {got}")
+
+
+def test_not_recording():
+    """Preloaded but not recording (no VIGIL_OUT): everything passes straight through."""
+    env = {"LD_PRELOAD": os.path.join(BIN, "libvigil.so"), "VIGIL_OUT": ""}
+    for s in ("tcp", "dup", "socketpair"):
+        with_preload = run([NET_SUBJECT, s], env=env, check_rc=0)
+        check(with_preload.stdout.strip() != "" and with_preload.stderr == "",
+              f"{s}: {with_preload.stdout!r} {with_preload.stderr!r}")
+    plain = json.loads(run([NET_SUBJECT, "errno"], check_rc=0).stdout)
+    preloaded = json.loads(run([NET_SUBJECT, "errno"], env=env, check_rc=0).stdout)
+    expect(preloaded, plain, "return values and errno, preloaded without recording")
+
+
+def test_api():
+    out, net, events = record([API_SUBJECT])
+    r = json.loads(out)
+    check(r["roundtrip"] == 1 and r["malformed_rejected"] == 1 and r["future_version"] == 0,
+          f"traceparent: {r}")
+    expect(r["w3c"], [0, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"], "W3C example")
+    check(r["format"] == "00-0123456789abcdeffedcba9876543210-1122334455667788-01",
+          f"format: {r['format']}")
+    check(r["malformed_counted"] == 3 and r["none_before"] == 1, f"malformed: {r}")
+    check(r["send_without"] == "00-" + "0" * 32, f"no interaction: {r['send_without']}")
+    iid = r["iid"]
+    check(len(iid) == 32 and iid != "0" * 32, f"iid {iid}")
+    expect([r["thread_iid"], r["fork_iid"], r["receiver_iid"]], [iid] * 3,
+           "thread, forked child and message receiver carry the interaction")
+    check(r["distinct"] == 1, "parent ids repeat")
+
+    def ev_iid(e):
+        return f"{int(e['fields']['iid_hi']):016x}{int(e['fields']['iid_lo']):016x}"
+
+    inputs = [e for e in net if e["name"] == "vg.net.input"]
+    check(len(inputs) == 1 and inputs[0]["fields"]["what"] == "request"
+          and ev_iid(inputs[0]) == iid, f"input: {inputs}")
+    msg = int(r["sent_parent"], 16)
+    sends = [e for e in net if e["name"] == "vg.net.send" and int(e["fields"]["msg"]) == msg]
+    recvs = [e for e in net if e["name"] == "vg.net.recv" and int(e["fields"]["msg"]) == msg]
+    check(len(sends) == 1 and len(recvs) == 1, f"the message: {sends} {recvs}")
+    s, v = sends[0], recvs[0]
+    check(s["fields"]["fd"] == -1 and s["fields"]["conn"] == 0 and s["fields"]["len"] == 100
+          and ev_iid(s) == iid, f"send: {s}")
+    check(v["tid"] != s["tid"] and ev_iid(v) == iid and v["fields"]["len"] == 100
+          and v["ts"] >= s["ts"], f"recv: {v}")
+    # The pipe carrying it was followed too (the subject is preloaded as well as linked).
+    check(any(e["name"] == "vg.net.send" and e["fields"]["fd"] >= 0 and ev_iid(e) == iid
+              for e in net), "the pipe's bytes carry the interaction")
+    no_iid = [e for e in net if e["name"] == "vg.net.send" and e["fields"]["msg"]
+              and e["fields"]["len"] == 1]
+    check(len(no_iid) == 1 and ev_iid(no_iid[0]) == "0" * 32, f"send without: {no_iid}")
+
+
+def test_api_linked_only():
+    """Linked with libvigil, recording without vigil record (VIGIL_OUT only)."""
+    trace = tmpdir("net-api")
+    shutil.rmtree(trace)
+    p = run([API_SUBJECT], env={"VIGIL_OUT": trace}, check_rc=0)
+    r = json.loads(p.stdout)
+    events, d = dump_json(trace)
+    shutil.rmtree(trace, ignore_errors=True)
+    check(d.returncode == 0, d.stderr)
+    expect([r["thread_iid"], r["fork_iid"], r["receiver_iid"]], [r["iid"]] * 3, "inheritance")
+    check(sum(e["name"] == "vg.net.input" for e in events) == 1, "one input")
+
+
+def test_api_not_recording():
+    p = run([API_SUBJECT], env={"VIGIL_OUT": ""}, check_rc=0)
+    r = json.loads(p.stdout)
+    expect([r["thread_iid"], r["fork_iid"], r["receiver_iid"]], [r["iid"]] * 3,
+           "the identity is carried without recording")
+
+
+def test_host_and_skew():
+    trace = tmpdir("net-host")
+    shutil.rmtree(trace)
+    env = {"VIGIL_HOST": "hostA", "VIGIL_CLOCK_SKEW_NS": "5000000000"}
+    run([VIGIL, "record", "-o", trace, "--", "sh", "-c", "true | cat"], env=env, check_rc=0)
+    base = tmpdir("net-host-base")
+    shutil.rmtree(base)
+    run([VIGIL, "record", "-o", base, "--", "true"], check_rc=0)
+    metas = []
+    for root in (trace, base):
+        for d in sorted(os.listdir(root)):
+            if os.path.isfile(os.path.join(root, d, "metadata")):
+                with open(os.path.join(root, d, "metadata")) as f:
+                    metas.append((root, f.read()))
+    skewed = [m for r, m in metas if r == trace]
+    plain = [m for r, m in metas if r == base]
+    check(len(skewed) >= 2 and all('host = "hostA";' in m for m in skewed), "host in env")
+
+    def clock(m):
+        import re
+        uuid = re.search(r'clock \{[^}]*uuid = "([0-9a-f-]+)"', m).group(1)
+        off = re.search(r"offset_s = (-?\d+);", m).group(1)
+        return uuid, int(off)
+
+    uuids = {clock(m)[0] for m in skewed}
+    check(len(uuids) == 1, f"all images of the skewed tree share one clock: {uuids}")
+    check(uuids != {clock(plain[0])[0]}, "a skewed clock has a uuid of its own")
+    diff = clock(skewed[0])[1] - clock(plain[0])[1]
+    check(4 <= diff <= 6, f"offset shifted by the skew: {diff} s")
+    # Read together, the skewed trace still reads skewed.
+    events, _ = dump_json(trace)
+    ref, _ = dump_json(base)
+    both, _ = dump_json(trace, base)
+    check(both and min(e["ts"] for e in both if e["host"] == "hostA") - min(
+        e["ts"] for e in events) == 0, "skewed times kept when read with another trace")
+    check(min(e["ts"] for e in events) - max(e["ts"] for e in ref) > 4_000_000_000,
+          "the skewed recording, made first, reads 5 s ahead")
+    bad = run([VIGIL, "record", "-o", trace + "-bad", "--", "true"],
+              env={"VIGIL_CLOCK_SKEW_NS": "soon"}, check_rc=0)
+    check("VIGIL_CLOCK_SKEW_NS" in bad.stderr, f"bad skew is reported: {bad.stderr}")
+    for t in (trace, base, trace + "-bad"):
+        shutil.rmtree(t, ignore_errors=True)
+
+
+def check_bytes_matched(net, kinds=("tcp",)):
+    """Every byte sent on a connection of `kinds` is received at the peer endpoint and
+    every byte received was sent: send ranges on (L, R) and receive ranges on (R, L)
+    cover each other exactly. Returns the matched (send, recv) pairs of overlapping ranges."""
+    conns = {}
+    for e in net:
+        if e["name"] == "vg.net.conn":
+            f = e["fields"]
+            conns[(e["pid"], f["conn"])] = (f["kind"], f["local"], f["remote"])
+    out, inn = {}, {}
+    for e in net:
+        if e["name"] not in ("vg.net.send", "vg.net.recv") or e["fields"]["fd"] < 0:
+            continue
+        f = e["fields"]
+        key = conns.get((e["pid"], f["conn"]))
+        check(key is not None, f"an event on a connection never introduced: {e}")
+        if key[0] not in kinds:
+            continue
+        if e["name"] == "vg.net.send":
+            out.setdefault((key[1], key[2]), []).append(e)
+        else:
+            inn.setdefault((key[2], key[1]), []).append(e)
+
+    def ranges(evs):
+        return sorted((x["fields"]["off"], x["fields"]["off"] + x["fields"]["len"]) for x in evs)
+
+    def union(rs):
+        u = []
+        for a, b in rs:
+            if u and a <= u[-1][1]:
+                u[-1][1] = max(u[-1][1], b)
+            else:
+                u.append([a, b])
+        return u
+
+    check(set(out) == set(inn), f"directions sent {sorted(set(out) - set(inn))} "
+          f"received {sorted(set(inn) - set(out))}")
+    pairs = []
+    for d in out:
+        su, ru = union(ranges(out[d])), union(ranges(inn[d]))
+        check(su == ru, f"{d}: bytes sent {su} and received {ru} differ")
+        for s_ in out[d]:
+            a, b = s_["fields"]["off"], s_["fields"]["off"] + s_["fields"]["len"]
+            for r_ in inn[d]:
+                c, e2 = r_["fields"]["off"], r_["fields"]["off"] + r_["fields"]["len"]
+                if a < e2 and c < b:
+                    pairs.append((s_, r_))
+    return pairs
+
+
+def three_tier(instrumented, linked_only=False):
+    cmd = [os.path.join(BIN, "three_tier"), "run", "--threads", "3", "--requests", "5",
+           "--pool", "3", "--work-us", "100"]
+    if instrumented:
+        cmd.append("--instrumented")
+    if linked_only:  # no vigil record: only the tiers linked with libvigil record
+        trace = tmpdir("net-3t")
+        shutil.rmtree(trace)
+        out = run(cmd, env={"VIGIL_OUT": trace}, check_rc=0).stdout
+        events, d = dump_json(trace)
+        check(d.returncode == 0, d.stderr)
+        shutil.rmtree(trace, ignore_errors=True)
+        net = [e for e in events if e["name"].startswith("vg.net.")]
+    else:
+        out, net, events = record(cmd)
+    r = json.loads(out.strip().splitlines()[-1])
+    check(r["failed"] == 0 and r["requests"] == 15 and r["instrumented"] == instrumented,
+          f"summary: {r}")
+    pairs = check_bytes_matched(net)
+    for s_, r_ in pairs:
+        check(r_["ts"] >= s_["ts"], f"received before sent: {s_} {r_}")
+    tcp_sends = [e for e in net if e["name"] == "vg.net.send" and e["fields"]["fd"] >= 0
+                 and e["proc"].startswith("three_tier")]
+    procs = {e["pid"]: e["proc"] for e in events}
+    msgs = 2 * r["requests"] + 2 * r["backend_calls"]
+    check(len([e for e in tcp_sends if e["fields"]["len"] > 0]) >= msgs,
+          f"{len(tcp_sends)} sends for {msgs} messages")
+    # Three tiers and the driver (recorded unless only the linked tiers record).
+    check(len(set(procs)) >= (3 if linked_only else 4), f"processes: {procs}")
+    return r, net
+
+
+def test_three_tier_unmodified():
+    r, net = three_tier(0)
+    check(not any(e["name"] == "vg.net.input" or int(e["fields"].get("msg", 0)) for e in net),
+          "the unmodified form makes no vigil call")
+
+
+def test_three_tier_linked():
+    """The instrumented tiers linked with libvigil, recording without vigil record (so
+    under the sanitizers too)."""
+    test_three_tier_instrumented(linked_only=True)
+
+
+def test_three_tier_instrumented(linked_only=False):
+    r, net = three_tier(1, linked_only)
+
+    def iid(e):
+        return (int(e["fields"]["iid_hi"]), int(e["fields"]["iid_lo"]))
+
+    inputs = [e for e in net if e["name"] == "vg.net.input"]
+    check(len(inputs) == r["requests"] and len({iid(e) for e in inputs}) == r["requests"],
+          f"{len(inputs)} inputs for {r['requests']} requests")
+    sends = [e for e in net if e["name"] == "vg.net.send" and e["fields"]["fd"] == -1]
+    recvs = {}
+    for e in net:
+        if e["name"] == "vg.net.recv" and e["fields"]["fd"] == -1:
+            recvs.setdefault(int(e["fields"]["msg"]), []).append(e)
+    check(len(sends) == 2 * r["requests"] + 2 * r["backend_calls"], f"{len(sends)} messages")
+    per = {}
+    for s_ in sends:
+        got = recvs.get(int(s_["fields"]["msg"]), [])
+        check(len(got) == 1, f"message {s_['fields']['msg']} received {len(got)} times")
+        check(iid(got[0]) == iid(s_) and iid(s_) != (0, 0), f"interaction lost: {s_} {got}")
+        check(got[0]["ts"] >= s_["ts"], "received before sent")
+        per[iid(s_)] = per.get(iid(s_), 0) + 1
+    # Each request: to the front, 1 or 2 calls to the back end and back, the reply.
+    check(set(per) == {iid(e) for e in inputs}, "every message belongs to an input")
+    check(sorted(set(per.values())) == [4, 6], f"messages per request: {sorted(per.values())}")
+    # The bytes on the sockets carry the interaction of the thread that moved them.
+    for e in net:
+        if e["name"] in ("vg.net.send", "vg.net.recv") and e["fields"]["fd"] >= 0 and \
+                e["proc"] == "three_tier_vg" and e["fields"]["len"] > 1:
+            check(iid(e) != (0, 0) or e["name"] == "vg.net.recv", f"no interaction: {e}")
+
+
+def test_runtime_io():
+    """libvigil's own I/O is never followed: its control socket (a monitor that says go)
+    and its warnings on a stderr that is a pipe."""
+    import socket
+    import subprocess
+    import threading
+    d = tmpdir("net-ctl")
+    sock_path = os.path.join(d, "ctl")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(sock_path)
+    srv.listen(1)
+    srv.settimeout(30)
+    said = []
+
+    def monitor():
+        c, _ = srv.accept()
+        f = c.makefile("rw")
+        said.append(f.readline())
+        f.write("go\n")
+        f.flush()
+        said.append(f.readline())  # the answer to go
+        c.recv(1)  # until the subject closes
+        c.close()
+
+    t = threading.Thread(target=monitor)
+    t.start()
+    trace = os.path.join(d, "trace")
+    env = dict(os.environ, VIGIL_OUT=trace, VIGIL_CONTROL=sock_path, VIGIL_MAX_SIZE="bogus")
+    p = subprocess.run([API_SUBJECT], env=env, capture_output=True, text=True, timeout=60)
+    t.join(30)
+    srv.close()
+    check(p.returncode == 0, f"subject: {p.stderr}")
+    check(said and said[0].startswith("hello"), f"no hello: {said}")
+    check("VIGIL_MAX_SIZE" in p.stderr, f"no warning on stderr: {p.stderr!r}")
+    events, _ = dump_json(trace)
+    shutil.rmtree(d, ignore_errors=True)
+    conns = [e["fields"] for e in events if e["name"] == "vg.net.conn"]
+    check(all(c["kind"] == "pipe" for c in conns), f"runtime descriptors followed: {conns}")
+    check(not any(e["name"] in ("vg.net.send", "vg.net.recv") and e["fields"]["fd"] == 2
+                  for e in events), "the runtime's warning was recorded")
+
+
+def test_redis():
+    """A real server from Debian driven by its own client (unmodified, preloaded): every
+    request's bytes reach the server and every reply's the client, none unmatched."""
+    server = shutil.which("redis-server")
+    bench = shutil.which("redis-benchmark")
+    cli = shutil.which("redis-cli")
+    check(server and bench and cli, "redis-server and redis-tools are not installed "
+          "(scripts/install-deps.sh)")
+    import socket
+    with socket.socket() as s_:
+        s_.bind(("127.0.0.1", 0))
+        port = s_.getsockname()[1]
+    script = f"""
+{server} --port {port} --bind 127.0.0.1 --save '' --appendonly no --logfile '' \
+    --loglevel warning &
+for i in $(seq 400); do {cli} -p {port} ping >/dev/null 2>&1 && break; sleep 0.05; done
+{bench} -p {port} -n 400 -c 4 -t set,get,lpush,lpop -q >/dev/null; rc=$?
+{cli} -p {port} shutdown nosave >/dev/null
+wait
+exit $rc
+"""
+    out, net, events = record(["sh", "-c", script])
+    procs = {e["pid"]: e["proc"] for e in events}
+    pairs = check_bytes_matched(net)
+    srv = {p for p, n in procs.items() if n.startswith("redis-server")}
+    clients = {p for p, n in procs.items() if n.startswith("redis-benchmark")}
+    check(len(srv) == 1 and clients, f"processes: {procs}")
+    to_server = [(a, b) for a, b in pairs if a["pid"] in clients and b["pid"] in srv]
+    to_client = [(a, b) for a, b in pairs if a["pid"] in srv and b["pid"] in clients]
+    sent = lambda p, q: sum(e["fields"]["len"] for e in net if e["name"] == "vg.net.send"
+                            and e["pid"] in p and e["fields"]["fd"] >= 0
+                            and conn_kind(net, e) == "tcp" and peer_in(net, e, q))
+    check(len(to_server) >= 4 * 400 // 16 and len(to_client) >= 4 * 400 // 16,
+          f"{len(to_server)} request and {len(to_client)} reply transfers")
+    check(sent(clients, srv) > 4 * 400 * 20, f"request bytes: {sent(clients, srv)}")
+    for a, b in pairs:
+        check(b["ts"] >= a["ts"], f"received before sent: {a} {b}")
+
+
+def conn_kind(net, e):
+    for c in net:
+        if c["name"] == "vg.net.conn" and c["pid"] == e["pid"] and \
+                c["fields"]["conn"] == e["fields"]["conn"]:
+            return c["fields"]["kind"]
+    return None
+
+
+def peer_in(net, e, pids):
+    """Is the peer endpoint of e's connection one of pids' connections?"""
+    mine = [c["fields"] for c in net if c["name"] == "vg.net.conn" and c["pid"] == e["pid"]
+            and c["fields"]["conn"] == e["fields"]["conn"]]
+    if not mine:
+        return False
+    return any(c["name"] == "vg.net.conn" and c["pid"] in pids
+               and c["fields"]["local"] == mine[0]["remote"]
+               and c["fields"]["remote"] == mine[0]["local"] for c in net)
+
+
+TESTS = {n[5:]: f for n, f in dict(globals()).items() if n.startswith("test_")}
+
+if __name__ == "__main__":
+    main(TESTS)

@@ -1,0 +1,17 @@
+# Interaction networks, the recording side (docs/net.md): vg.net.* events of an
+# unmodified subject through vigil record's preload (not under the sanitizers: the
+# preload), of the instrumented API linked with libvigil, and of the three-tier example.
+add_executable(net_subject ${CMAKE_SOURCE_DIR}/tests/net/record/net_subject.c)
+add_executable(net_api_subject ${CMAKE_SOURCE_DIR}/tests/net/record/api_subject.c)
+target_link_libraries(net_api_subject PRIVATE vigil_runtime Threads::Threads)
+
+foreach(t pipe socketpair dup file tcp unix fork stdin tty errno not_recording api host_and_skew
+          api_linked_only api_not_recording three_tier_unmodified
+          three_tier_instrumented three_tier_linked redis runtime_io)
+  add_test(NAME net_record.${t}
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/net/record/net_record_test.py ${t})
+  set_tests_properties(net_record.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)
+endforeach()
+# The API linked with libvigil, without a preload: meaningful under the sanitizers.
+set_tests_properties(net_record.api_linked_only net_record.api_not_recording
+                     net_record.three_tier_linked PROPERTIES LABELS sanitize)
