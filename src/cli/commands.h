@@ -14,5 +14,7 @@ int vg_cmd_model(int argc, char **argv);
 int vg_cmd_diff(int argc, char **argv);
 int vg_cmd_cdf(int argc, char **argv);
 int vg_cmd_check(int argc, char **argv);
+int vg_cmd_net(int argc, char **argv);
+int vg_cmd_clock(int argc, char **argv);
 
 #endif

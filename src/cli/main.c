@@ -25,6 +25,8 @@ static const struct command commands[] = {
     {"diff", vg_cmd_diff, "rank the differences between two behaviour models"},
     {"cdf", vg_cmd_cdf, "distribution of the time from one event to others in a model"},
     {"check", vg_cmd_check, "verify the sequencing rules of consistent partial reporting"},
+    {"net", vg_cmd_net, "interaction networks: split traces per input, report, render"},
+    {"clock", vg_cmd_clock, "each host's clock offset against a reference, from messages"},
 };
 
 static void usage(FILE *f)
@@ -44,6 +46,7 @@ static void usage(FILE *f)
 	           "  vigil diff base.vgm run1.vgm                   what changed, ranked\n"
 	           "  vigil cdf run1.vgm --from A --to B             time from A to B\n"
 	           "  vigil check run1                               verify its consistency\n"
+	           "  vigil net split hostA hostB -o nets            one network per input\n"
 	           "  vigil COMMAND --help                           help on one command\n");
 }
 

@@ -1,0 +1,53 @@
+/* Helpers shared by the files of src/net (not part of its interface). */
+#ifndef VIGIL_NET_INTERNAL_H
+#define VIGIL_NET_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/net.h"
+
+/* Out of memory in an analysis command: one line and exit status 2. */
+void *vgn__xrealloc(void *p, size_t n, size_t size);
+void *vgn__xcalloc(size_t n, size_t size);
+
+struct json_t;
+/* A JSON string of text from a trace (bytes that are not UTF-8 become '?'). */
+struct json_t *vgn_json_text(const char *s);
+
+/* Grows *arr (element size `size`) so that it holds at least need elements. */
+#define VGN_GROW(arr, cap, need)                                                                   \
+	do {                                                                                       \
+		if ((need) > (cap)) {                                                              \
+			size_t c_ = (cap) ? (cap)*2 : 16;                                          \
+			while (c_ < (need))                                                        \
+				c_ *= 2;                                                           \
+			(arr) = vgn__xrealloc((arr), c_, sizeof *(arr));                           \
+			(cap) = c_;                                                                \
+		}                                                                                  \
+	} while (0)
+
+/* A map from a key of three 64-bit words to a 32-bit value. */
+struct vgn_tmap {
+	struct vgn_tkey {
+		uint64_t a, b, c;
+		uint32_t v;
+		uint32_t used;
+	} * slots;
+	size_t n, used;
+};
+void vgn_tmap_init(struct vgn_tmap *m);
+void vgn_tmap_free(struct vgn_tmap *m);
+/* The value of the key, or VGN_NONE. */
+uint32_t vgn_tmap_get(const struct vgn_tmap *m, uint64_t a, uint64_t b, uint64_t c);
+void vgn_tmap_put(struct vgn_tmap *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v);
+
+/* Per-thread event lists in time order (set.c): thread t's events are
+ * order[first[t] .. first[t+1]). */
+struct vgn_order {
+	uint32_t *order, *first;
+};
+void vgn_order_build(const struct vgn_set *s, struct vgn_order *o, int corrected);
+void vgn_order_free(struct vgn_order *o);
+
+#endif

@@ -1,0 +1,233 @@
+/* Loading the structural events of a trace into the event set: vg.net.* (docs/net.md),
+ * vg.thread.* and vg.process.*. Each process image belongs to the host named by its
+ * metadata env `host` (else its `hostname`); traces naming the same host are one host. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/internal.h"
+#include "trace/trace.h"
+
+enum {
+	F_IID_HI,
+	F_IID_LO,
+	F_FD,
+	F_CONN,
+	F_OFF,
+	F_LEN,
+	F_MSG,
+	F_WHAT,
+	F_KIND,
+	F_ROLE,
+	F_LOCAL,
+	F_REMOTE,
+	F_TID,
+	F_GEN,
+	F_NAME,
+	F_PID,
+	F_PPID,
+	F_PATH,
+	NF
+};
+static const char *const field_names[NF] = {"iid_hi", "iid_lo", "fd",   "conn", "off",   "len",
+                                            "msg",    "what",   "kind", "role", "local", "remote",
+                                            "tid",    "gen",    "name", "pid",  "ppid",  "path"};
+
+enum { T_OTHER = -1, T_THREAD_NAME = VGN_KIND_COUNT };
+
+struct tinfo {
+	const struct vgt_event_type *type;
+	int kind; /* enum vgn_kind, T_THREAD_NAME or T_OTHER */
+	int f[NF];
+};
+
+struct cache {
+	struct tinfo *slots;
+	size_t n, used;
+};
+
+static int classify(const char *name)
+{
+	static const struct {
+		const char *name;
+		int kind;
+	} k[] = {{"vg.net.input", VGN_INPUT},
+	         {"vg.net.conn", VGN_CONN},
+	         {"vg.net.send", VGN_SEND},
+	         {"vg.net.recv", VGN_RECV},
+	         {"vg.net.close", VGN_CLOSE},
+	         {"vg.thread.begin", VGN_THREAD_BEGIN},
+	         {"vg.thread.end", VGN_THREAD_END},
+	         {"vg.thread.name", T_THREAD_NAME},
+	         {"vg.process.begin", VGN_PROC_BEGIN},
+	         {"vg.process.exec", VGN_PROC_EXEC},
+	         {"vg.process.end", VGN_PROC_END}};
+	if (strncmp(name, "vg.", 3))
+		return T_OTHER;
+	for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+		if (!strcmp(k[i].name, name))
+			return k[i].kind;
+	return T_OTHER;
+}
+
+static const struct tinfo *info(struct cache *c, const struct vgt_event_type *t)
+{
+	if ((c->used + 1) * 2 > c->n) {
+		struct cache g = {vgn__xcalloc(c->n ? c->n * 2 : 64, sizeof *g.slots),
+		                  c->n ? c->n * 2 : 64, 0};
+		for (size_t i = 0; i < c->n; i++)
+			if (c->slots[i].type) {
+				size_t k =
+				    ((uintptr_t)c->slots[i].type >> 4) * 0x9e3779b97f4a7c15ull >>
+				        20 &
+				    (g.n - 1);
+				while (g.slots[k].type)
+					k = (k + 1) & (g.n - 1);
+				g.slots[k] = c->slots[i];
+				g.used++;
+			}
+		free(c->slots);
+		*c = g;
+	}
+	size_t k = ((uintptr_t)t >> 4) * 0x9e3779b97f4a7c15ull >> 20 & (c->n - 1);
+	for (; c->slots[k].type; k = (k + 1) & (c->n - 1))
+		if (c->slots[k].type == t)
+			return &c->slots[k];
+	struct tinfo *ti = &c->slots[k];
+	ti->type = t;
+	ti->kind = classify(t->name);
+	for (int f = 0; f < NF; f++)
+		ti->f[f] = ti->kind == T_OTHER ? -1 : vgt_type_field(t, field_names[f]);
+	c->used++;
+	return ti;
+}
+
+static uint64_t u64(const struct vgt_event *ev, const struct tinfo *ti, int f)
+{
+	if (ti->f[f] < 0)
+		return 0;
+	const struct vgt_value *v = &ev->values[ti->f[f]];
+	switch (v->type) {
+	case VGT_UINT:
+		return v->u;
+	case VGT_INT:
+		return (uint64_t)v->i;
+	case VGT_REF:
+		return v->ref.id;
+	default:
+		return 0;
+	}
+}
+
+static const char *text(const struct vgt_event *ev, const struct tinfo *ti, int f)
+{
+	if (ti->f[f] < 0 || ev->values[ti->f[f]].type != VGT_STRING)
+		return "";
+	return ev->values[ti->f[f]].str.ptr;
+}
+
+static const char *host_of(const struct vgt_image *img)
+{
+	const char *h = vgt_image_env(img, "host");
+	if (h && *h)
+		return h;
+	return img->hostname && *img->hostname ? img->hostname : "unknown-host";
+}
+
+int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *st,
+                   void (*progress)(const char *line), char *err, size_t errsize)
+{
+	const char *paths[] = {path};
+	struct vgt_trace *t = vgt_open(paths, 1, err, errsize);
+	if (!t)
+		return -1;
+	if (!vgt_any_readable(t)) {
+		snprintf(err, errsize, "%s: no process image of the trace has readable metadata",
+		         path);
+		vgt_close(t);
+		return -1;
+	}
+	const char *trace = vgn_intern(s, path);
+	st->images += vgt_image_count(t);
+	struct cache c = {0};
+	struct vgt_merge *m = vgt_merge_open(t);
+	uint64_t n = 0;
+	for (const struct vgt_event *ev; (ev = vgt_merge_next(m));) {
+		n++;
+		if (progress && !(n % 1000000)) {
+			char line[256];
+			snprintf(line, sizeof line, "%s: %llu events read", path,
+			         (unsigned long long)n);
+			progress(line);
+		}
+		const struct tinfo *ti = info(&c, ev->type);
+		if (ti->kind == T_OTHER)
+			continue;
+		const struct vgt_image *img = ev->image;
+		uint32_t host = vgn_host_get(s, host_of(img));
+		uint32_t proc = vgn_proc_get(s, host, img->pid, img->process_gen);
+		struct vgn_proc *pr = &s->procs[proc];
+		if (img->ppid > 0)
+			pr->ppid = img->ppid;
+		if (img->procname && *img->procname)
+			pr->program = vgn_intern(s, img->procname);
+		uint32_t th = vgn_thread_get(s, proc, ev->tid, ev->thread_gen);
+		if (ti->kind == T_THREAD_NAME || ti->kind == VGN_THREAD_BEGIN) {
+			const char *name = text(ev, ti, F_NAME);
+			if (*name)
+				s->threads[th].name = vgn_intern(s, name);
+			if (ti->kind == T_THREAD_NAME)
+				continue;
+		}
+		if (!strncmp(ev->type->name, "vg.net.", 7))
+			st->net_events++;
+		struct vgn_event e = {
+		    .kind = (uint8_t)ti->kind,
+		    .thread = th,
+		    .ts = ev->ts,
+		    .iid_hi = u64(ev, ti, F_IID_HI),
+		    .iid_lo = u64(ev, ti, F_IID_LO),
+		    .fd = (int32_t)u64(ev, ti, F_FD),
+		    .serial = u64(ev, ti, F_CONN),
+		    .off = u64(ev, ti, F_OFF),
+		    .len = u64(ev, ti, F_LEN),
+		    .msg = u64(ev, ti, F_MSG),
+		    .exec = img->exec_index,
+		    .text =
+		        vgn_intern(s, ti->kind == VGN_INPUT       ? text(ev, ti, F_WHAT)
+		                      : ti->kind == VGN_PROC_EXEC ? text(ev, ti, F_PATH)
+		                      : ti->kind == VGN_PROC_BEGIN || ti->kind == VGN_THREAD_BEGIN
+		                          ? text(ev, ti, F_NAME)
+		                          : ""),
+		    .program = pr->program,
+		    .trace = trace,
+		    .offset = ev->offset,
+		};
+		if (ti->kind == VGN_PROC_BEGIN) {
+			uint64_t ppid = u64(ev, ti, F_PPID);
+			if (ppid)
+				pr->ppid = (int64_t)ppid;
+		}
+		if (ti->kind == VGN_CONN) {
+			struct vgn_conn cn = {proc,
+			                      img->exec_index,
+			                      e.serial,
+			                      e.fd,
+			                      vgn_intern(s, text(ev, ti, F_KIND)),
+			                      vgn_intern(s, text(ev, ti, F_ROLE)),
+			                      vgn_intern(s, text(ev, ti, F_LOCAL)),
+			                      vgn_intern(s, text(ev, ti, F_REMOTE)),
+			                      ev->ts};
+			vgn_conn_add(s, &cn);
+		}
+		vgn_event_add(s, &e);
+	}
+	st->events += n;
+	st->damage += vgt_damage_total(t);
+	for (size_t i = 0; i < vgt_stream_count(t); i++)
+		st->discarded += vgt_stream_at(t, i)->stats.events_discarded;
+	vgt_merge_close(m);
+	free(c.slots);
+	vgt_close(t);
+	return 0;
+}

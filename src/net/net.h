@@ -1,0 +1,320 @@
+/* vigil_net: interaction networks (docs/net.md, "Analysis"). The structural events of
+ * several hosts' traces (vg.net.*, vg.thread.*, vg.process.*) are loaded into one event
+ * set, messages are matched (connection endpoints and byte ranges, or explicit ids), each
+ * host's clock is corrected against a reference host, and interactions are propagated
+ * from inputs (Ashton's insplit) into one network per input.
+ *
+ * Files: set.c (the event set), load.c (from traces), match.c, clock.c, split.c,
+ * graph.c (a network in memory, its JSON form), report.c, render_svg.c, render_dot.c. */
+#ifndef VIGIL_NET_NET_H
+#define VIGIL_NET_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define VGN_NONE UINT32_MAX
+
+enum vgn_kind {
+	VGN_INPUT,
+	VGN_CONN,
+	VGN_SEND,
+	VGN_RECV,
+	VGN_CLOSE,
+	VGN_THREAD_BEGIN,
+	VGN_THREAD_END,
+	VGN_PROC_BEGIN,
+	VGN_PROC_EXEC,
+	VGN_PROC_END,
+	VGN_KIND_COUNT
+};
+/* "input", "conn", "send", "recv", ... ; and back (-1 if unknown). */
+const char *vgn_kind_name(enum vgn_kind k);
+int vgn_kind_parse(const char *name);
+
+struct vgn_host {
+	const char *name;
+};
+
+/* A process: (host, pid, gen) across traces. */
+struct vgn_proc {
+	uint32_t host;
+	int64_t pid, ppid;
+	uint64_t gen;
+	const char *program; /* latest image's procname */
+};
+
+struct vgn_thread {
+	uint32_t proc;
+	uint32_t tid, gen;
+	const char *name; /* "" if never named */
+};
+
+/* A connection as vg.net.conn introduced it: per process image, by serial. */
+struct vgn_conn {
+	uint32_t proc;
+	uint64_t exec; /* exec index of the image that introduced it */
+	uint64_t serial;
+	int32_t fd;
+	const char *kind, *role, *local, *remote;
+	int64_t ts;
+};
+
+struct vgn_event {
+	uint8_t kind;    /* enum vgn_kind */
+	uint32_t thread; /* index in set->threads */
+	uint32_t conn;   /* index in set->conns, or VGN_NONE */
+	int64_t ts;      /* as recorded (the host's clock), ns since the epoch */
+	int64_t cts;     /* corrected to the reference host's clock */
+	uint64_t iid_hi, iid_lo;
+	int32_t fd;
+	uint64_t serial; /* conn serial as recorded */
+	uint64_t off, len, msg;
+	uint64_t exec;       /* exec index of the image */
+	const char *text;    /* input `what`, thread name, exec path ("" if none) */
+	const char *program; /* the image's procname */
+	const char *trace;   /* the TRACE argument it came from */
+	uint64_t offset;     /* byte offset in its stream file (0 for synthetic events) */
+};
+
+/* One matched (send, receive) pair: `bytes` is the overlap of their byte ranges. */
+struct vgn_msg {
+	uint32_t send, recv;
+	uint64_t bytes;
+	bool explicit_id; /* matched by `msg` */
+};
+
+struct vgn_set {
+	struct vgn_host *hosts;
+	size_t nhosts, cap_hosts;
+	struct vgn_proc *procs;
+	size_t nprocs, cap_procs;
+	struct vgn_thread *threads;
+	size_t nthreads, cap_threads;
+	struct vgn_conn *conns;
+	size_t nconns, cap_conns;
+	struct vgn_event *events;
+	size_t nevents, cap_events;
+	/* Filled by vgn_match. */
+	struct vgn_msg *msgs;
+	size_t nmsgs;
+	uint32_t *nmatch; /* per event: matched pairs it takes part in */
+	struct vgn_pool *pool;
+	void *index; /* lookup tables (set.c) */
+};
+
+struct vgn_set *vgn_set_new(void);
+void vgn_set_free(struct vgn_set *s);
+/* A copy of `s` that lives as long as the set. */
+const char *vgn_intern(struct vgn_set *s, const char *str);
+uint32_t vgn_host_get(struct vgn_set *s, const char *name);
+uint32_t vgn_proc_get(struct vgn_set *s, uint32_t host, int64_t pid, uint64_t gen);
+uint32_t vgn_thread_get(struct vgn_set *s, uint32_t proc, uint32_t tid, uint32_t gen);
+uint32_t vgn_conn_add(struct vgn_set *s, const struct vgn_conn *c);
+/* Appends an event (strings must be interned); resolves its `conn` from (proc, exec,
+ * serial) for send/recv/close. Returns its index. */
+uint32_t vgn_event_add(struct vgn_set *s, const struct vgn_event *e);
+uint32_t vgn_event_host(const struct vgn_set *s, uint32_t ev);
+uint32_t vgn_event_proc(const struct vgn_set *s, uint32_t ev);
+/* The connection of a send/recv event (NULL if none: explicit messages). */
+const struct vgn_conn *vgn_event_conn(const struct vgn_set *s, uint32_t ev);
+
+/* ---- loading ---------------------------------------------------------------------- */
+
+struct vgn_load_stats {
+	uint64_t events, net_events, images, damage, discarded;
+};
+
+/* Loads the structural events of one trace (a `vigil record` directory or an image).
+ * Returns 0, or -1 with one line in err (not a trace, unreadable). `progress` (may be
+ * NULL) gets a line now and then on long loads. */
+int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *st,
+                   void (*progress)(const char *line), char *err, size_t errsize);
+
+/* ---- matching ----------------------------------------------------------------------- */
+
+struct vgn_match_stats {
+	uint64_t sends, recvs, matched_sends, matched_recvs, pairs, cross_host_pairs;
+};
+/* Matches sends to receives: by explicit `msg` id, else by connection endpoints (a send
+ * on local L, remote R against a receive on local R, remote L) and overlapping byte
+ * ranges. Fills s->msgs and s->nmatch. 0, or -1 on no memory. */
+int vgn_match(struct vgn_set *s, struct vgn_match_stats *st);
+
+/* ---- clocks ------------------------------------------------------------------------- */
+
+enum vgn_clock_status {
+	VGN_CLOCK_REFERENCE,
+	VGN_CLOCK_OK,          /* bounded on both sides */
+	VGN_CLOCK_ONE_SIDED,   /* messages in one direction only: one bound */
+	VGN_CLOCK_UNCONNECTED, /* no message with any host connected to the reference */
+	VGN_CLOCK_CROSSED,     /* the bounds cross: clocks that cannot be reconciled */
+};
+const char *vgn_clock_status_name(enum vgn_clock_status st);
+
+/* A host's clock against the reference: host_time = ref_time + offset + drift*(t - t0),
+ * with t the reference time. Bounds hold for the offset at t0 (lo may be -inf, hi +inf
+ * when one-sided; for CROSSED, lo > hi). */
+struct vgn_clock_host {
+	enum vgn_clock_status status;
+	double offset, lo, hi; /* ns at t0 */
+	double drift, drift_lo, drift_hi;
+	bool has_drift;
+	uint32_t via;              /* host whose offset this one is chained through, or VGN_NONE */
+	uint64_t to_ref, from_ref; /* constraints used: messages to / from that host */
+	char why[256];             /* CROSSED: which messages conflict */
+};
+
+struct vgn_clock {
+	uint32_t reference;
+	int64_t t0;
+	size_t nhosts;
+	struct vgn_clock_host *hosts;
+};
+
+/* Estimates every host's clock against `reference` (VGN_NONE: the host with the most
+ * matched messages) from the set's matched pairs. Needs vgn_match first. */
+int vgn_clock_estimate(const struct vgn_set *s, uint32_t reference, struct vgn_clock *c);
+void vgn_clock_free(struct vgn_clock *c);
+/* The correction of one host's time to the reference (ns to subtract). */
+double vgn_clock_correction(const struct vgn_clock *c, uint32_t host, int64_t ts);
+/* Sets every event's cts; returns the number of matched pairs still received before
+ * they were sent. */
+uint64_t vgn_clock_apply(struct vgn_set *s, const struct vgn_clock *c);
+/* JSON (jansson) form: {"reference","t0","hosts":[{"host","status","offset_ns",...}]}. */
+struct json_t;
+struct json_t *vgn_clock_to_json(const struct vgn_set *s, const struct vgn_clock *c);
+/* Reads the JSON form, matching hosts by name; 0, or -1 with one line in err. */
+int vgn_clock_from_json(const struct vgn_set *s, const struct json_t *j, struct vgn_clock *c,
+                        char *err, size_t errsize);
+
+/* ---- split -------------------------------------------------------------------------- */
+
+enum {
+	VGN_IN_INSTRUMENTED = 1, /* vg.net.input */
+	VGN_IN_TTY = 2,          /* a receive on a tty connection */
+	VGN_IN_STDIN = 4,        /* a receive on a stdin connection */
+	VGN_IN_ACCEPT = 8,       /* a receive on an accepted connection from no recorded send */
+	VGN_IN_CONNECT = 16,     /* a request on a connection the process opened, by a thread
+	                          * serving no interaction (a client's loop; see split.c) */
+	VGN_IN_ALL = 31,
+};
+/* Parses "instrumented,tty,stdin,accept,connect" (any subset, or "all"); -1 with one line in err.
+ */
+int vgn_inputs_parse(const char *list, unsigned *mask, char *err, size_t errsize);
+
+struct vgn_split {
+	size_t nnets;
+	uint32_t *inputs;       /* per network: its input event */
+	uint32_t *net_of;       /* per event: its network, or VGN_NONE */
+	uint32_t *creator;      /* per thread: the thread that made it, or VGN_NONE */
+	uint32_t *thread_first; /* per thread: its first event, or VGN_NONE */
+	uint64_t forced; /* events processed before what they wait for (inconsistent order) */
+	/* Events of network n: events[first[n] .. first[n+1]), thread by thread in time order. */
+	uint32_t *first, *events;
+	uint32_t *segment; /* per event: a run of one thread's events in one network */
+	/* Matched pairs of each event: s->msgs[pair[msg_first[e] .. msg_first[e+1])]. */
+	uint32_t *msg_first, *pair;
+	uint64_t outside; /* structural events in no network */
+};
+/* Propagates interactions (docs/net.md) from the inputs chosen by `mask`. Needs
+ * vgn_match and corrected times. 0, or -1 on no memory. */
+int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *out);
+void vgn_split_free(struct vgn_split *sp);
+
+/* ---- one network in memory (also what report and render read back) ------------------ */
+
+struct vgn_gthread {
+	const char *host, *program, *name;
+	int64_t pid, tid;
+};
+struct vgn_gvertex {
+	uint32_t thread; /* index in graph threads */
+	int kind;        /* enum vgn_kind */
+	int64_t ts;      /* corrected ns */
+	uint64_t len;    /* bytes of a send/recv */
+	bool matched;    /* send/recv: takes part in a matched pair */
+	bool input;      /* the network's input */
+	const char *text;
+	const char *local, *remote; /* connection endpoints, or NULL */
+};
+enum vgn_edge_kind { VGN_E_THREAD, VGN_E_MESSAGE, VGN_E_SPAWN };
+struct vgn_gedge {
+	int kind; /* enum vgn_edge_kind */
+	uint32_t from, to;
+	uint64_t bytes;
+	bool cross_host;
+};
+struct vgn_graph {
+	uint64_t id;
+	char iid[33]; /* the input's interaction id (hex), or "" */
+	size_t nthreads, nvertices, nedges;
+	struct vgn_gthread *threads;
+	struct vgn_gvertex *vertices;
+	struct vgn_gedge *edges;
+	uint32_t input; /* vertex */
+	struct vgn_pool *pool;
+};
+
+/* Builds network `n` of a split. */
+struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_split *sp, size_t n);
+void vgn_graph_free(struct vgn_graph *g);
+struct json_t *vgn_graph_to_json(const struct vgn_graph *g);
+/* Reads a network file; NULL with one line in err (file name, what). */
+struct vgn_graph *vgn_graph_load(const char *path, char *err, size_t errsize);
+struct vgn_graph *vgn_graph_from_json(const struct json_t *j, const char *path, char *err,
+                                      size_t errsize);
+
+/* ---- report ------------------------------------------------------------------------- */
+
+struct vgn_thread_time {
+	int64_t running, waiting; /* ns */
+};
+struct vgn_stats {
+	int64_t start, end, response; /* ns */
+	size_t threads, processes, machines;
+	/* messages: matched sends (one read in pieces counts once) */
+	uint64_t messages, cross_host_messages, pairs, bytes, unmatched;
+	struct vgn_thread_time *per_thread; /* graph->nthreads entries */
+	char *servers; /* programs in order of first involvement, "a > b > c" (malloc) */
+};
+int vgn_stats_compute(const struct vgn_graph *g, struct vgn_stats *st);
+void vgn_stats_free(struct vgn_stats *st);
+
+/* ---- render ------------------------------------------------------------------------- */
+
+int vgn_render_svg(const struct vgn_graph *g, FILE *f);
+int vgn_render_dot(const struct vgn_graph *g, FILE *f);
+
+/* ---- one analysis: load, match, correct clocks (session.c) ----------------------------- */
+
+struct vgn_session {
+	struct vgn_set *set;
+	struct vgn_load_stats load;
+	struct vgn_match_stats match;
+	struct vgn_clock clock;
+	uint64_t backwards; /* matched pairs still received before sent after correction */
+	size_t traces_read; /* traces that could be opened */
+	size_t skipped;     /* traces that could not: warned about, left out */
+	bool unrelated;     /* several hosts but no message matched between them */
+	size_t crossed;     /* hosts whose clock bounds cross */
+	void (*warn)(void *ctx, const char *line); /* one line per problem (may be NULL) */
+	void (*progress)(const char *line);        /* now and then on long work (may be NULL) */
+	void *ctx;
+};
+/* Loads the traces (a trace that cannot be read is warned about and skipped), matches
+ * messages, estimates the clocks against `reference` (a host name, or NULL) or takes them
+ * from `clock_file` (the output of 'vigil clock --json'), and applies the correction.
+ * Returns 0, or -1 with one line in err (nothing usable: no trace readable, no vg.net
+ * event anywhere, an unknown reference host, a bad clock file). */
+int vgn_session_open(struct vgn_session *ss, const char *const *paths, size_t n,
+                     const char *reference, const char *clock_file, char *err, size_t errsize);
+void vgn_session_close(struct vgn_session *ss);
+
+/* ---- small pool of strings (graph.c) ------------------------------------------------ */
+struct vgn_pool *vgn_pool_new(void);
+const char *vgn_pool_str(struct vgn_pool *p, const char *s);
+void vgn_pool_free(struct vgn_pool *p);
+
+#endif
