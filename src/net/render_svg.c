@@ -122,8 +122,8 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 	        width, total_h, width, total_h);
 	fprintf(f,
 	        "<text x=\"10\" y=\"18\" font-size=\"13\">interaction network %" PRIu64
-	        ": response %.3f ms, %zu threads, %zu machines",
-	        g->id, (double)(t1 - t0) / 1e6, nt, nh);
+	        ": response %.3f ms, %zu thread%s, %zu machine%s",
+	        g->id, (double)(t1 - t0) / 1e6, nt, nt == 1 ? "" : "s", nh, nh == 1 ? "" : "s");
 	if (g->iid[0])
 		fprintf(f, ", interaction %s", g->iid);
 	fprintf(f, "</text>\n");
