@@ -23,7 +23,7 @@ build-asan: deps
 # libFuzzer targets of the readers (clang): `make test` runs each for 20 s over its seeds.
 build-fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_FUZZ=ON >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream fuzz_vgl fuzz_tquel fuzz_query fuzz_model
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream fuzz_vgl fuzz_tquel fuzz_query fuzz_model fuzz_frame
 
 demo: build
 	@./examples/mailbox/demo.sh $(BUILD)
@@ -42,6 +42,8 @@ bench: build
 	@$(BUILD)/bench/logcap-bench
 	@$(BUILD)/bench/consistency-bench --json $(BUILD)/bench/consistency.json
 	@python3 ./bench/logmodel_pg.py $(BUILD)
+	@python3 ./bench/probes_bench.py $(BUILD)
+	@python3 ./bench/collector_bench.py $(BUILD)
 
 bench-query: build
 	@./bench/query.sh $(BUILD)

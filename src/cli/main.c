@@ -27,6 +27,8 @@ static const struct command commands[] = {
     {"check", vg_cmd_check, "verify the sequencing rules of consistent partial reporting"},
     {"net", vg_cmd_net, "interaction networks: split traces per input, report, render"},
     {"clock", vg_cmd_clock, "each host's clock offset against a reference, from messages"},
+    {"probes", vg_cmd_probes, "switch a running process's sensors on and off by pattern"},
+    {"store", vg_cmd_store, "write the relations of traces into PostgreSQL tables"},
 };
 
 static void usage(FILE *f)

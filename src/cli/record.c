@@ -24,7 +24,8 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: vigil record [-o DIR] [--sensors PATTERN]... [--max-size SIZE]\n"
-	    "                    [--packet-size SIZE] [--listen] [--quiet] -- COMMAND [ARGS]\n\n"
+	    "                    [--packet-size SIZE] [--listen] [--to HOST:PORT|unix:PATH]\n"
+	    "                    [--quiet] -- COMMAND [ARGS]\n\n"
 	    "Runs COMMAND with vigil's runtime preloaded and records its processes and\n"
 	    "threads (and the sensors of programs linked with libvigil) into a CTF trace\n"
 	    "directory that `vigil dump`, babeltrace2 and Trace Compass read.\n\n"
@@ -41,6 +42,9 @@ static void usage(FILE *f)
 	    "                       process listens on @vigil-control.<pid>; only vigil's own\n"
 	    "                       vg.* sensors record (unless --sensors says otherwise) and\n"
 	    "                       entity flags start off, so a query enables what it needs\n"
+	    "      --to ADDR        send the records to the collector vigild at HOST:PORT or\n"
+	    "                       unix:PATH instead of writing DIR (docs/protocol.md); the\n"
+	    "                       token, if any, comes from VIGIL_TO_TOKEN\n"
 	    "  -q, --quiet          no summary on stderr\n"
 	    "  -h, --help           this help\n\n"
 	    "examples:\n"
@@ -48,6 +52,7 @@ static void usage(FILE *f)
 	    "  vigil record -o run2 --sensors 'mailbox.*' --sensors -mailbox.RunningOn -- ./app\n"
 	    "  vigil record --max-size 16M -- make -j2\n"
 	    "  vigil record --listen -o srv -- ./server &   then: vigil watch --pid PID ...\n"
+	    "  vigil record --to 127.0.0.1:7878 -- ./mailbox --seed 7   (vigild -o DIR runs)\n"
 	    "then: vigil dump run1, or babeltrace2 run1\n");
 }
 
@@ -74,6 +79,19 @@ static int prepare_output(const char *dir, char *abs, size_t len)
 	}
 	if (!realpath(dir, abs) || strlen(abs) >= len) {
 		fprintf(stderr, "vigil record: cannot resolve %s\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* --to: a private spool in memory for the subject's streams until they are shipped. */
+static int make_spool(char *dir, size_t len)
+{
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	snprintf(dir, len, "%s/vigil-spool-XXXXXX", base);
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "vigil record: cannot create a spool in %s: %s\n", base,
+		        strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -127,12 +145,16 @@ static void summarize(const char *dir)
 
 int vg_cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"output", required_argument, 0, 'o'},   {"sensors", required_argument, 0, 's'},
-	    {"max-size", required_argument, 0, 'm'}, {"packet-size", required_argument, 0, 'p'},
-	    {"listen", no_argument, 0, 'l'},         {"quiet", no_argument, 0, 'q'},
-	    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-	const char *out = NULL;
+	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+	                                     {"sensors", required_argument, 0, 's'},
+	                                     {"max-size", required_argument, 0, 'm'},
+	                                     {"packet-size", required_argument, 0, 'p'},
+	                                     {"listen", no_argument, 0, 'l'},
+	                                     {"quiet", no_argument, 0, 'q'},
+	                                     {"to", required_argument, 0, 't'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	const char *out = NULL, *to = NULL;
 	char sensors[4096] = "";
 	int quiet = 0, listen = 0;
 	int c;
@@ -160,6 +182,9 @@ int vg_cmd_record(int argc, char **argv)
 		case 'l':
 			listen = 1;
 			break;
+		case 't':
+			to = optarg;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -185,12 +210,22 @@ int vg_cmd_record(int argc, char **argv)
 		out = defname;
 	}
 	char lib[PATH_MAX], dir[PATH_MAX];
+	if (to && out != defname) {
+		fprintf(stderr, "vigil record: -o and --to exclude each other\n");
+		return 2;
+	}
 	if (vg_cli_find_runtime("record", lib, sizeof lib) < 0 ||
-	    prepare_output(out, dir, sizeof dir) < 0)
+	    (to ? make_spool(dir, sizeof dir) : prepare_output(out, dir, sizeof dir)) < 0)
 		return 2;
 
 	vg_cli_export_clock();
-	setenv("VIGIL_OUT", dir, 1);
+	if (to) { /* the runtime records into the spool and ships it (docs/protocol.md) */
+		setenv("VIGIL_TO", to, 1);
+		setenv("VIGIL_SPOOL", dir, 1);
+		unsetenv("VIGIL_OUT");
+	} else {
+		setenv("VIGIL_OUT", dir, 1);
+	}
 	if (sensors[0])
 		setenv("VIGIL_SENSORS", sensors, 1);
 	if (listen) { /* docs/control.md, "Attaching" */
@@ -227,7 +262,20 @@ int vg_cmd_record(int argc, char **argv)
 			fprintf(stderr, "vigil record: lost the subject: %s\n", strerror(errno));
 			return 2;
 		}
-	if (!quiet) {
+	if (to) {
+		if (!quiet && WIFSIGNALED(status))
+			fprintf(stderr, "vigil record: %s was killed by signal %d\n", argv[optind],
+			        WTERMSIG(status));
+		/* Each process removes what the collector acknowledged; what is left was not. */
+		if (rmdir(dir) < 0)
+			fprintf(
+			    stderr,
+			    "vigil record: not everything was acknowledged by the collector at %s; "
+			    "the rest stays in %s\n",
+			    to, dir);
+		else if (!quiet)
+			fprintf(stderr, "vigil record: sent to the collector at %s\n", to);
+	} else if (!quiet) {
 		if (WIFSIGNALED(status))
 			fprintf(stderr, "vigil record: %s was killed by signal %d\n", argv[optind],
 			        WTERMSIG(status));

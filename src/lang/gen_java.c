@@ -2,6 +2,7 @@
  * mirrored) plus EntityRef and VglCodec (gen_java_lib.h), under outdir/vigil/<package>/.
  * The encoding is docs/encoding.md. Unsigned types map to the next wider Java type,
  * except uint64: a long holding the two's complement bits. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static const char *const java_class_reserved[] = {JAVA_KEYWORDS, "EntityRef",
                                                   "Long",        "Math",
                                                   "System",      "Override",
                                                   "Record",      "IllegalArgumentException",
+                                                  "VglWriter",   "VglSensors",
                                                   NULL};
 
 static const char *const java_package_reserved[] = {JAVA_KEYWORDS, NULL};
@@ -295,6 +297,142 @@ static int java_fixed(const char *dir, const char *pkg, const char *file, const 
 	return gt_close(&o, err, errsize);
 }
 
+/* enum vg_field_type of each language type, as the C sensors declare them (bool is a
+ * uint8, an unselected struct reference its uint64 id). */
+static const int vg_field_types[] = {
+    [VGL_INT8] = 0,   [VGL_INT16] = 1,  [VGL_INT32] = 2,   [VGL_INT64] = 3,   [VGL_UINT8] = 4,
+    [VGL_UINT16] = 5, [VGL_UINT32] = 6, [VGL_UINT64] = 7,  [VGL_FLOAT64] = 8, [VGL_BOOL] = 4,
+    [VGL_STRING] = 9, [VGL_BYTES] = 10, [VGL_ENTITY] = 11, [VGL_STRUCT] = 7,
+};
+
+/* Members of VglSensors besides the sensors' emitters. */
+static const char *const java_sensor_reserved[] = {JAVA_KEYWORDS, "record",     "exact",
+                                                   "ALL",         "VglSensors", NULL};
+
+/* `new VglWriter.Schema(...)` of one event type: its fields named as the C sensors write
+ * them into the trace (each character not a letter or digit: '_'), led by vg_since for
+ * the ends of sampled interval sensors. */
+static void java_schema(FILE *f, const char *event, const char *suffix, const char *relation,
+                        int kind, int place, int strategy, bool since, const struct vgl_record *r)
+{
+	fprintf(f,
+	        " = new VglWriter.Schema(\n        \"%s%s\", \"%s\", %d, %d, %d, %s,\n"
+	        "        new java.lang.String[] {",
+	        event, suffix, relation, kind, place, strategy, since ? "true" : "false");
+	if (since)
+		fputs("\"vg_since\"", f);
+	for (size_t i = 0; i < r->nfields; i++) {
+		fputs(i || since ? ", \"" : "\"", f);
+		for (const char *c = r->fields[i].name; *c && c - r->fields[i].name < 256; c++)
+			fputc(isalnum((unsigned char)*c) ? *c : '_', f);
+		fputc('"', f);
+	}
+	fputs("},\n        new int[] {", f);
+	if (since)
+		fputs("7", f);
+	for (size_t i = 0; i < r->nfields; i++)
+		fprintf(f, "%s%d", i || since ? ", " : "", vg_field_types[r->fields[i].type]);
+	fputs("},\n        new java.lang.String[] {", f);
+	if (since)
+		fputs("null", f);
+	for (size_t i = 0; i < r->nfields; i++) {
+		const struct vgl_field *fl = &r->fields[i];
+		fputs(i || since ? ", " : "", f);
+		if (fl->type == VGL_ENTITY && fl->entity)
+			java_string(f, fl->entity->name, strlen(fl->entity->name));
+		else
+			fputs("null", f);
+	}
+	fputs("});\n", f);
+}
+
+/* VglSensors.java: a Schema per event type of each sensor (an interval's begin and end)
+ * and per record (emitted alone), with typed emitters: VglSensors.SendMessage(w, rec),
+ * VglSensors.Waiting_begin(w, rec), VglSensors.record(w, rec). */
+static int java_sensors(const struct vgl_model *m, const char *dir, const char *pkg, char *err,
+                        size_t errsize)
+{
+	static const char *const suffix[] = {"", ".begin", ".end"};
+	static const char *const jsuffix[] = {"", "_begin", "_end"};
+	struct gt_out o;
+	if (gt_open(&o, dir, "VglSensors.java", err, errsize) != 0)
+		return -1;
+	FILE *f = o.f;
+	java_header(f, pkg);
+	fprintf(f,
+	        "\n/**\n * The schemas of package %s's sensors and records as VglWriter sends "
+	        "them (the\n * same as the C sensors declare), and an emitter for each.\n */\n"
+	        "public final class VglSensors {\n    private VglSensors() {}\n\n"
+	        "    /** A subclass encodes more fields than the schema declares. */\n"
+	        "    private static void exact(Object r, Class<?> c) {\n"
+	        "        if (r.getClass() != c)\n"
+	        "            throw new IllegalArgumentException(r.getClass().getSimpleName()\n"
+	        "                + \" is not \" + c.getSimpleName() + \": emit it with its own "
+	        "schema\");\n"
+	        "    }\n",
+	        m->package ? m->package : "");
+	for (size_t i = 0; i < m->nsensors; i++) {
+		const struct vgl_sensor *s = &m->sensors[i];
+		bool interval = s->relation == VGL_REL_INTERVAL;
+		char cls[GT_IDENT_MAX], id[GT_IDENT_MAX + 8], name[GT_IDENT_MAX];
+		gt_ident(cls, sizeof cls, s->record->name, java_class_reserved);
+		for (int half = interval ? 1 : 0; half <= (interval ? 2 : 0); half++) {
+			snprintf(name, sizeof name, "%s%s", s->name, jsuffix[half]);
+			gt_ident(id, sizeof id, name, java_sensor_reserved);
+			fprintf(f,
+			        "\n    /** sensor %s (%s:%d): event %s%s. */\n"
+			        "    public static final VglWriter.Schema SENSOR_%s",
+			        s->name, s->loc.file ? s->loc.file : "?", s->loc.line,
+			        s->event_name, suffix[half], id);
+			java_schema(f, s->event_name, suffix[half], s->name,
+			            s->relation == VGL_REL_STATE ? 3 : half, (int)s->flag,
+			            s->once      ? 2
+			            : s->sampled ? 1
+			                         : 0,
+			            half == 2 && vgl_sensor_sampled_interval(s), s->record);
+			fprintf(f,
+			        "    public static boolean %s(VglWriter w, %s r) {\n"
+			        "        exact(r, %s.class);\n"
+			        "        return w.emit(SENSOR_%s, r.encode());\n    }\n",
+			        id, cls, cls, id);
+		}
+	}
+	fputs("\n    /** Every sensor's event types, in order: the writer's probe table. */\n"
+	      "    public static final VglWriter.Schema[] ALL = {",
+	      f);
+	int k = 0;
+	for (size_t i = 0; i < m->nsensors; i++) {
+		const struct vgl_sensor *s = &m->sensors[i];
+		bool interval = s->relation == VGL_REL_INTERVAL;
+		for (int half = interval ? 1 : 0; half <= (interval ? 2 : 0); half++) {
+			char name[GT_IDENT_MAX], id[GT_IDENT_MAX + 8];
+			snprintf(name, sizeof name, "%s%s", s->name, jsuffix[half]);
+			gt_ident(id, sizeof id, name, java_sensor_reserved);
+			fprintf(f, "%sSENSOR_%s", k++ ? ", " : "", id);
+		}
+	}
+	fputs("};\n", f);
+	const char *pk = m->package ? m->package : "";
+	for (size_t i = 0; i < m->nrecords; i++) {
+		const struct vgl_record *r = &m->records[i];
+		char cls[GT_IDENT_MAX], ev[GT_IDENT_MAX * 2 + 2];
+		gt_ident(cls, sizeof cls, r->name, java_class_reserved);
+		snprintf(ev, sizeof ev, "%s%s%s", pk, *pk ? "." : "", r->name);
+		fprintf(f,
+		        "\n    /** record %s emitted alone: event %s. */\n"
+		        "    public static final VglWriter.Schema RECORD_%s",
+		        r->name, ev, cls);
+		java_schema(f, ev, "", r->name, 0, 0, 0, false, r);
+		fprintf(f,
+		        "    public static boolean record(VglWriter w, %s r) {\n"
+		        "        exact(r, %s.class);\n"
+		        "        return w.emit(RECORD_%s, r.encode());\n    }\n",
+		        cls, cls, cls);
+	}
+	fputs("}\n", f);
+	return gt_close(&o, err, errsize);
+}
+
 /* The Java package below `vigil.`: each dot-separated part an identifier. */
 static int java_package(const struct vgl_model *m, char *pkg, size_t n)
 {
@@ -336,7 +474,9 @@ int vgl_gen_java(const struct vgl_model *m, const char *outdir, char *err, size_
 			*c = '/';
 	if (gt_mkdirs(dir, err, errsize) != 0 ||
 	    java_fixed(dir, pkg, "EntityRef.java", gen_java_entityref, err, errsize) != 0 ||
-	    java_fixed(dir, pkg, "VglCodec.java", gen_java_codec, err, errsize) != 0)
+	    java_fixed(dir, pkg, "VglCodec.java", gen_java_codec, err, errsize) != 0 ||
+	    java_fixed(dir, pkg, "VglWriter.java", gen_java_writer, err, errsize) != 0 ||
+	    java_sensors(m, dir, pkg, err, errsize) != 0)
 		return -1;
 	for (size_t i = 0; i < m->nrecords; i++)
 		if (java_record(&m->records[i], dir, pkg, err, errsize) != 0)

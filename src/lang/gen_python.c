@@ -1,6 +1,7 @@
 /* The Python 3 generator: one module <package>_records.py (standard library only) with a
  * dataclass per record, its encode() and decode(), EntityRef, and stream helpers. The
  * encoding is docs/encoding.md; the fixed helpers are in gen_python_lib.h. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -21,14 +22,16 @@ static const char *const py_field_reserved[] = {
 
 /* Module-level names of the generated module and the builtins its helpers use. */
 static const char *const py_class_reserved[] = {
-    PY_KEYWORDS,  "EntityRef",   "RECORDS", "write_records", "read_record", "read_records",
-    "int",        "float",       "bool",    "str",           "bytes",       "bytearray",
-    "memoryview", "isinstance",  "len",     "type",          "ValueError",  "TypeError",
-    "object",     "classmethod", "_dc",     "_struct",       "_LEN",        "_I8",
-    "_I16",       "_I32",        "_I64",    "_U8",           "_U16",        "_U32",
-    "_U64",       "_F64",        "_REF",    "_INF",          "_NAN",        "_int",
-    "_float",     "_bool",       "_str",    "_bytes",        "_ref",        "_end",
-    "_Reader",    NULL};
+    PY_KEYWORDS, "EntityRef", "RECORDS", "write_records", "read_record", "read_records", "int",
+    "float", "bool", "str", "bytes", "bytearray", "memoryview", "isinstance", "len", "type",
+    "ValueError", "TypeError", "object", "classmethod", "_dc", "_struct", "_LEN", "_I8", "_I16",
+    "_I32", "_I64", "_U8", "_U16", "_U32", "_U64", "_F64", "_REF", "_INF", "_NAN", "_int", "_float",
+    "_bool", "_str", "_bytes", "_ref", "_end", "_Reader",
+    /* the writer (gen_python_writer) */
+    "Writer", "SENSORS", "_SENSOR_NAMES", "_RECORD_FIELDS", "_PACKAGE", "_collections", "_os",
+    "_select", "_socket", "_threading", "_time", "_FRAME", "_HELLO", "_WELCOME", "_SCHEMA",
+    "_RECORDS", "_ACK", "_CONTROL", "_REPLY", "_NOTE", "_BYE", "_REC", "_sstr", "_frame",
+    "_process_start", NULL};
 
 static void py_string(FILE *f, const char *s, size_t n)
 {
@@ -270,6 +273,85 @@ static int py_record(FILE *f, const struct vgl_record *r, char *err, size_t errs
 	return 0;
 }
 
+/* enum vg_field_type of each language type, as the C sensors declare them (bool is a
+ * uint8, an unselected struct reference its uint64 id). */
+static const int vg_field_types[] = {
+    [VGL_INT8] = 0,   [VGL_INT16] = 1,  [VGL_INT32] = 2,   [VGL_INT64] = 3,   [VGL_UINT8] = 4,
+    [VGL_UINT16] = 5, [VGL_UINT32] = 6, [VGL_UINT64] = 7,  [VGL_FLOAT64] = 8, [VGL_BOOL] = 4,
+    [VGL_STRING] = 9, [VGL_BYTES] = 10, [VGL_ENTITY] = 11, [VGL_STRUCT] = 7,
+};
+
+/* The schema's fields of record r, as a tuple of (name, vg type, entity kind): names as
+ * the C sensors write them into the trace (each character not a letter or digit: '_'),
+ * led by vg_since for the ends of sampled interval sensors. */
+static void py_schema_fields(FILE *f, const struct vgl_record *r, bool since)
+{
+	fputc('(', f);
+	if (since)
+		fputs("(\"vg_since\", 7, \"\"), ", f);
+	for (size_t i = 0; i < r->nfields; i++) {
+		const struct vgl_field *fl = &r->fields[i];
+		fputs("(\"", f);
+		for (const char *c = fl->name; *c && c - fl->name < 256; c++)
+			fputc(isalnum((unsigned char)*c) ? *c : '_', f);
+		fprintf(f, "\", %d, ", vg_field_types[fl->type]);
+		py_string(f, fl->type == VGL_ENTITY && fl->entity ? fl->entity->name : "",
+		          fl->type == VGL_ENTITY && fl->entity ? strlen(fl->entity->name) : 0);
+		fputs("), ", f);
+	}
+	fputc(')', f);
+}
+
+/* SENSORS: event name -> (relation, kind, placement, strategy, record class, since,
+ * fields), one entry per event type (an interval's .begin and .end); _SENSOR_NAMES: the
+ * sensor's own names ("Waiting.begin") to event names; _RECORD_FIELDS: each record's name
+ * and schema fields, for records emitted alone. The values are those of the C sensors' schemas. */
+static void py_sensors(FILE *f, const struct vgl_model *m)
+{
+	static const char *const suffix[] = {"", ".begin", ".end"};
+	fputs("\n\n# Schemas of the sensors (docs/protocol.md SCHEMA), as the C sensors declare "
+	      "them.\nSENSORS = {\n",
+	      f);
+	for (size_t i = 0; i < m->nsensors; i++) {
+		const struct vgl_sensor *s = &m->sensors[i];
+		bool interval = s->relation == VGL_REL_INTERVAL;
+		char cls[GT_IDENT_MAX];
+		gt_ident(cls, sizeof cls, s->record->name, py_class_reserved);
+		for (int half = interval ? 1 : 0; half <= (interval ? 2 : 0); half++) {
+			int kind = s->relation == VGL_REL_STATE ? 3 : half;
+			bool since = half == 2 && vgl_sensor_sampled_interval(s);
+			fprintf(f, "    \"%s%s\": (\"%s\", %d, %d, %d, %s, %s, ", s->event_name,
+			        suffix[half], s->name, kind, (int)s->flag,
+			        s->once      ? 2
+			        : s->sampled ? 1
+			                     : 0,
+			        cls, since ? "True" : "False");
+			py_schema_fields(f, s->record, since);
+			fputs("),\n", f);
+		}
+	}
+	fputs("}\n_SENSOR_NAMES = {\n", f);
+	for (size_t i = 0; i < m->nsensors; i++) {
+		const struct vgl_sensor *s = &m->sensors[i];
+		bool interval = s->relation == VGL_REL_INTERVAL;
+		for (int half = interval ? 1 : 0; half <= (interval ? 2 : 0); half++)
+			fprintf(f, "    \"%s%s\": \"%s%s\",\n", s->name, suffix[half],
+			        s->event_name, suffix[half]);
+	}
+	fputs("}\n_RECORD_FIELDS = {\n", f);
+	for (size_t i = 0; i < m->nrecords; i++) {
+		char cls[GT_IDENT_MAX];
+		gt_ident(cls, sizeof cls, m->records[i].name, py_class_reserved);
+		fprintf(f, "    %s: (\"%s\", ", cls, m->records[i].name);
+		py_schema_fields(f, &m->records[i], false);
+		fputs("),\n", f);
+	}
+	fputs("}\n_PACKAGE = ", f);
+	const char *pkg = m->package ? m->package : "";
+	py_string(f, pkg, strlen(pkg));
+	fputc('\n', f);
+}
+
 /* A module name: the package with dots as underscores. */
 static int py_module(const struct vgl_model *m, char *out, size_t n)
 {
@@ -323,6 +405,8 @@ int vgl_gen_python(const struct vgl_model *m, const char *outdir, char *err, siz
 		}
 		fputs("}\n", f);
 		fputs(gen_python_streams, f);
+		py_sensors(f, m);
+		fputs(gen_python_writer, f);
 	}
 	if (gt_close(&o, rc == 0 ? err : NULL, errsize) != 0 || rc != 0) {
 		remove(o.path);

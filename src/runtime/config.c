@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -76,6 +77,52 @@ static uint64_t size_setting(const char *name, uint64_t def, uint64_t lo, uint64
 	return x;
 }
 
+/* VIGIL_TO: record into a spool (VIGIL_SPOOL, default a private directory in memory)
+ * that the sender thread ships to the collector (send.c), instead of VIGIL_OUT. The
+ * sender frees acknowledged packets; VIGIL_TO_BUFFER caps what is kept like
+ * VIGIL_MAX_SIZE does, except that recording resumes once space is freed. */
+static void read_to(struct vg_config *cfg)
+{
+	const char *to = getenv("VIGIL_TO");
+	if (!to || !*to)
+		return;
+	const char *colon = strrchr(to, ':');
+	if (strncmp(to, "unix:", 5) ? !colon || colon == to || !colon[1] : !to[5]) {
+		vg__warn("VIGIL_TO=%s: expected HOST:PORT or unix:PATH; not recording", to);
+		cfg->out[0] = 0;
+		return;
+	}
+	const char *spool = getenv("VIGIL_SPOOL");
+	char def[128];
+	if (!spool || !*spool) {
+		snprintf(def, sizeof def, "/dev/shm/vigil-spool-%u-%d", (unsigned)getuid(),
+		         (int)getpid());
+		if (access("/dev/shm", W_OK) != 0)
+			snprintf(def, sizeof def, "/tmp/vigil-spool-%u-%d", (unsigned)getuid(),
+			         (int)getpid());
+		mkdir(def, 0700);
+		spool = def;
+		cfg->spool_private = 1;
+	}
+	if (strlen(spool) >= sizeof cfg->out) {
+		vg__warn("VIGIL_SPOOL is too long (%zu bytes); not recording", strlen(spool));
+		cfg->out[0] = 0;
+		return;
+	}
+	strcpy(cfg->out, spool);
+	cfg->to = strdup(to);
+	const char *token = getenv("VIGIL_TO_TOKEN");
+	cfg->to_token = strdup(token ? token : "");
+	cfg->to_buffer = size_setting("VIGIL_TO_BUFFER", 64 << 20, 1 << 20, (uint64_t)1 << 40);
+	if (!cfg->max_bytes || cfg->max_bytes > cfg->to_buffer)
+		cfg->max_bytes = cfg->to_buffer;
+	/* Packets small enough that several fit in the buffer: shipped while others fill. */
+	size_t quarter = (size_t)(cfg->to_buffer / 4) & ~(size_t)4095;
+	if (cfg->packet_size_max > quarter)
+		cfg->packet_size_max = quarter > cfg->packet_size ? quarter : cfg->packet_size;
+	cfg->to_linger_ms = (int)size_setting("VIGIL_TO_LINGER", 3000, 0, 600000);
+}
+
 void vg__config_read(struct vg_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
@@ -120,6 +167,7 @@ void vg__config_read(struct vg_config *cfg)
 		else if (strcmp(cons, "on") && strcmp(cons, "1"))
 			vg__warn("VIGIL_CONSISTENCY=%s: expected on or off; using on", cons);
 	}
+	read_to(cfg);
 	const char *control = getenv("VIGIL_CONTROL");
 	cfg->control = control && *control ? strdup(control) : NULL;
 	cfg->control_wait_s = 10;

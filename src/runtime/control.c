@@ -270,10 +270,32 @@ static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
 		else
 			vg__control_sample_rule(delta, tok[2], origin, period, &count, err,
 			                        sizeof err);
+	} else if (!strcmp(cmd, "list")) { /* probes (control_probes.c): the whole answer */
+		uint64_t from;
+		if (n != 2 || parse_u64(tok[1], UINT64_MAX, &from) < 0)
+			snprintf(err, sizeof err, "usage: list <from-id>");
+		else if (vg__control_list(from, ans, anssize, MAX_LINE) == 0)
+			return;
+	} else if (!strcmp(cmd, "probe")) {
+		uint64_t id;
+		int on = n == 3 && !strcmp(tok[2], "on");
+		if (n != 3 || parse_u64(tok[1], UINT64_MAX, &id) < 0 ||
+		    (!on && strcmp(tok[2], "off")))
+			snprintf(err, sizeof err, "usage: probe <id> on|off");
+		else
+			vg__control_probe(id, on, &count, err, sizeof err);
+	} else if (!strcmp(cmd, "pattern")) {
+		if (n != 2 && n != 3)
+			snprintf(err, sizeof err,
+			         "usage: pattern enable|disable <pattern>, "
+			         "pattern reset, pattern matches");
+		else
+			vg__control_pattern(tok[1], n == 3 ? tok[2] : NULL, &count, err,
+			                    sizeof err);
 	} else {
 		snprintf(err, sizeof err,
-		         "unknown command (expected sensor, entities, entity, "
-		         "trigger, sample, reset, go or ping)");
+		         "unknown command (expected sensor, entities, entity, trigger, sample, "
+		         "list, probe, pattern, reset, go or ping)");
 	}
 done:
 	if (err[0])
@@ -284,10 +306,23 @@ done:
 		snprintf(ans, anssize, "ok %" PRIu64 "\n", vg_now());
 }
 
+void vg__control_command(const char *line, char *ans, size_t anssize)
+{
+	char copy[MAX_LINE + 1];
+	size_t len = strlen(line);
+	if (len > MAX_LINE) {
+		snprintf(ans, anssize, "error line longer than %d bytes\n", MAX_LINE);
+		return;
+	}
+	memcpy(copy, line, len + 1);
+	int go = 0;
+	handle(copy, len, ans, anssize, &go);
+}
+
 /* Answers one line (or says it was too long); -1 if the answer could not be sent. */
 static int answer(int fd, int r, char *line, size_t len, int *go)
 {
-	char ans[512];
+	char ans[MAX_LINE + 2]; /* a `list` answer fills a whole line */
 	if (r == LINE_TOO_LONG)
 		snprintf(ans, sizeof ans, "error line longer than %d bytes\n", MAX_LINE);
 	else

@@ -276,6 +276,7 @@ void vg__control_sensor_registered_locked(vg_sensor *s, const vg_type_desc *d)
 	struct vg_sensor_ctl *c = vg__sensor_ctl(s);
 	if (!c)
 		return;
+	vg__control_probes_registered_locked(s); /* first: it reads the configured value */
 	for (size_t i = 0; i < nsrules; i++)
 		if (srules[i].delta && fnmatch(srules[i].glob, d->name, 0) == 0)
 			sensor_add(s, c, srules[i].delta);
@@ -491,7 +492,8 @@ void vg__control_undo(int builtins_off, int settle)
 		int keep = builtins_off ? b == VG_B_PROCESS_END : 1;
 		int on = keep && vg__rt.recording &&
 		         vg__sensor_pattern_enabled(vg__rt.cfg.sensors, bs->name);
-		atomic_store(&bs->enabled, on);
+		/* A probe switch (vigil probes) is not the monitor's: it stays. */
+		atomic_store(&bs->enabled, on + vg__control_probe_share_locked(bs));
 	}
 	vg__control_sample_undo_locked();
 	for (size_t i = 0; i < nsrules; i++)

@@ -30,6 +30,12 @@ struct vg_config {
 	char *report_threads;     /* VIGIL_REPORT_THREADS: thread name globs; NULL = all */
 	int report_suspended;     /* VIGIL_REPORT_SUSPENDED: start suspended */
 	int consistency;          /* VIGIL_CONSISTENCY: track and keep the rules (default 1) */
+	/* VIGIL_TO (docs/protocol.md "Subjects"): the collector; `out` is then the spool. */
+	char *to;           /* HOST:PORT or unix:PATH; NULL = not sending */
+	char *to_token;     /* VIGIL_TO_TOKEN */
+	uint64_t to_buffer; /* VIGIL_TO_BUFFER: unacknowledged bytes kept, then drops */
+	int to_linger_ms;   /* VIGIL_TO_LINGER: how long exit waits for acknowledgements */
+	int spool_private;  /* the spool is the default private one: removed at exit */
 };
 
 /* State of this process image. */
@@ -102,6 +108,9 @@ struct vg_sensor_ctl {
 	/* Trigger delta per entity field: allocated zeroed on the first trigger rule, then
 	 * published once and never freed, so vg_sensor_fired reads it without a lock. */
 	_Atomic(_Atomic int32_t *) trig;
+	/* control_probes.c: the probe state `vigil probes` gave it and the configured state
+	 * it replaces (`enabled` carries probe - probe_base); set on first use. */
+	int8_t probe_set, probe, probe_base;
 };
 struct vg_sensor_ctl *vg__sensor_ctl(vg_sensor *s); /* NULL for the dead sensor */
 vg_sensor *vg__registry_at(size_t i);               /* caller holds vg__rt.lock */
@@ -134,6 +143,9 @@ void vg__control_after_fork(void); /* fork child: drop the parent's link, connec
  * -1 when the connection is gone. One connection at a time uses the reader. */
 int vg__control_serve_available(int fd);
 void vg__control_reader_reset(void);
+/* One command line (no newline) from another transport (the collector's CONTROL frames,
+ * docs/protocol.md): its answer, with newline, in ans (MAX_LINE + 2 bytes hold any). */
+void vg__control_command(const char *line, char *ans, size_t anssize);
 int vg__control_send_hello(int fd);
 /* The control thread: all signals blocked, detached, unseen by the hooks (like the
  * worker); 0 or an errno. */
@@ -164,6 +176,13 @@ int vg__control_sample_rule(int32_t delta, const char *glob, uint64_t origin, ui
                             long *count, char *err, size_t errsize);
 void vg__control_sample_registered_locked(vg_sensor *s, const vg_type_desc *d);
 void vg__control_sample_undo_locked(void);
+/* control_probes.c: `list`, `probe`, `pattern` (docs/control.md "Probes"). The probe
+ * share is not the monitor's: undo leaves it, only `pattern reset` clears it. */
+int vg__control_list(uint64_t from, char *ans, size_t anssize, size_t maxline);
+int vg__control_probe(uint64_t id, int on, long *count, char *err, size_t errsize);
+int vg__control_pattern(const char *verb, const char *text, long *count, char *err, size_t errsize);
+void vg__control_probes_registered_locked(vg_sensor *s); /* the remembered patterns */
+int32_t vg__control_probe_share_locked(vg_sensor *s);    /* probe - configured, or 0 */
 /* Lowers every counter the monitor raised (sensors; live entities' flags back to the
  * configured default) and forgets its rules; built-in sensors are then switched off
  * (`builtins_off`, the monitor is gone) or set back as configured. `settle`: other
@@ -288,6 +307,11 @@ void vg__net_emit_close(int32_t fd, uint64_t conn);
 /* hooks_net.c / net_fd.c (net_fd.h): the followed descriptors of unmodified programs */
 void vg__net_fd_after_fork(void);
 void vg__net_hooks_init(void); /* where libvigil's own code is: its calls are not followed */
+
+/* send.c: VIGIL_TO, the sender thread shipping the spool to a collector */
+void vg__send_start(void);      /* end of init, and in a fork child */
+void vg__send_finish(void);     /* process end: ship the rest, bounded by VIGIL_TO_LINGER */
+void vg__send_after_fork(void); /* the child: forget the parent's sender, start its own */
 
 /* small utilities (util.c) */
 int vg__mkdir_p(const char *path);

@@ -230,6 +230,7 @@ void vg__process_end(int status)
 	if (vg__tracking ? process_reported : wanted)
 		vg__emit_decided(vg__builtin(VG_B_PROCESS_END), v);
 	vg_thread_flush();
+	vg__send_finish(); /* VIGIL_TO: ship what is left */
 	uint64_t lost = vg_events_discarded();
 	if (lost)
 		vg__warn("%" PRIu64 " events of this process were not recorded (size cap, full "
@@ -273,6 +274,7 @@ static void atfork_child(void)
 	vg__net_after_fork();
 	if (vg__rt.recording)
 		vg__stream_thread_start();
+	vg__send_after_fork();    /* VIGIL_TO: its own sender */
 	vg__control_after_fork(); /* its own connection to the monitor, if any */
 	vg__logcap_after_fork();
 }
@@ -318,6 +320,7 @@ static void init(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(on_process_exit, NULL);
 	vg__stream_thread_start();
+	vg__send_start(); /* VIGIL_TO */
 	/* Last: the monitor's first requests are in place before main runs. */
 	vg__control_start();
 }

@@ -350,6 +350,11 @@ static void spare_activate(struct vg_stream *st)
 static int packet_switch(struct vg_stream *st, size_t need)
 {
 	struct vg_thread *t = &vg__tls;
+	if (st->full == 1 && vg__rt.cfg.to) { /* VIGIL_TO: acknowledged space is freed */
+		st->next_packet = vg__rt.cfg.packet_size;
+		if (cap_allows(st, packet_size_for(st, need)))
+			st->full = 0;
+	}
 	if (st->full == 1 || (st->full == 2 && ++st->discards_since_full % ENOSPC_RETRY != 0))
 		return -1;
 	if (t->base && !st->in_loss_packet && (size_t)(st->real_end - t->pos) >= need) {

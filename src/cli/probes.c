@@ -1,0 +1,478 @@
+/* vigil probes: switch a running process's sensors on and off by pattern (adaptive
+ * monitoring; docs/control.md "Probes", docs/protocol.md "Probes").
+ *
+ * The pattern is matched here, once, against the sensor table the subject lists (`list
+ * FROM`, paged); only the sensors whose state changes are pushed, by id (`probe ID
+ * on|off`), so the subject never matches strings for a switch. The pattern is given to
+ * the subject first (`pattern enable|disable P`): it applies it to the sensors that
+ * register from then on, after this command has exited. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <poll.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bad_option.h"
+#include "cli/control_link.h"
+#include "commands.h"
+
+#define MAX_PATTERN 900 /* it travels in a 1024-byte command line */
+#define WAIT_MS 5000
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: vigil probes --pid PID [--json] enable|disable PATTERN\n"
+	        "       vigil probes --pid PID [--json] list [PATTERN]\n"
+	        "       vigil probes --pid PID [--json] reset\n"
+	        "       vigil probes --collector HOST:PORT ...   (through vigild)\n\n"
+	        "Switches the sensors of a running process on or off, while it runs. The\n"
+	        "process must listen for monitors (vigil record --listen, or VIGIL_CONTROL=listen\n"
+	        "with VIGIL_OUT). A PATTERN is an fnmatch glob on sensor names ('mailbox.*'), or\n"
+	        "a POSIX extended regular expression after '%%' ('%%^mailbox\\.(Send|Wait)',\n"
+	        "unanchored unless you anchor it).\n\n"
+	        "enable/disable matches the pattern here against the process's sensor table and\n"
+	        "switches the sensors whose state changes, by id; the process keeps the pattern\n"
+	        "and applies it to sensors registered later. The switches outlive this command\n"
+	        "(and any vigil watch that attaches and leaves). A probe state replaces what\n"
+	        "VIGIL_SENSORS decided for the sensor; vigil watch's requests add on top.\n"
+	        "Later patterns win over earlier ones; giving a pattern again moves it last.\n"
+	        "list shows each sensor's probe state (optionally only those PATTERN names).\n"
+	        "reset forgets the patterns and puts every sensor back as configured.\n\n"
+	        "options:\n"
+	        "  --pid PID              the process (one monitor at a time may attach)\n"
+	        "  --collector HOST:PORT  every subject of a vigild collector (docs/protocol.md)\n"
+	        "  --json                 one JSON object on stdout\n"
+	        "  -h, --help             this help\n\n"
+	        "exit status: 0 done; 1 the process could not be reached or refused; 2 bad\n"
+	        "usage or a bad pattern.\n\n"
+	        "examples:\n"
+	        "  vigil record --listen -o srv -- ./server &\n"
+	        "  vigil probes --pid $! enable 'mailbox.*'\n"
+	        "  vigil probes --pid $! disable '%%\\.(Wait|Poll)$'\n"
+	        "  vigil probes --pid $! list --json | jq '.sensors[] | select(.on) | .name'\n"
+	        "  vigil probes --pid $! reset\n");
+}
+
+/* ---- patterns, as the subject evaluates them (control_probes.c) ---- */
+
+struct pattern {
+	const char *text;
+	int is_regex;
+	regex_t re;
+};
+
+static int pattern_compile(struct pattern *p, const char *text)
+{
+	p->text = text;
+	p->is_regex = text[0] == '%';
+	if (!text[0] || (p->is_regex && !text[1])) {
+		fprintf(stderr, "vigil probes: empty pattern\n");
+		return -1;
+	}
+	if (strlen(text) > MAX_PATTERN) {
+		fprintf(stderr, "vigil probes: pattern longer than %d bytes\n", MAX_PATTERN);
+		return -1;
+	}
+	for (const char *c = text; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f) {
+			fprintf(stderr,
+			        "vigil probes: pattern '%s': spaces and control characters cannot "
+			        "match a sensor name\n",
+			        text);
+			return -1;
+		}
+	if (p->is_regex) {
+		int rc = regcomp(&p->re, text + 1, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char why[200];
+			regerror(rc, &p->re, why, sizeof why);
+			fprintf(stderr, "vigil probes: bad regular expression '%s': %s\n", text + 1,
+			        why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int pattern_match(const struct pattern *p, const char *name)
+{
+	if (p->is_regex)
+		return regexec(&p->re, name, 0, NULL, 0) == 0;
+	return fnmatch(p->text, name, 0) == 0;
+}
+
+/* ---- one command, its raw answer line (vgc_command parses only `ok NOW [N]`) ---- */
+
+struct link {
+	struct vgc_subject *c;
+	char buf[2048];
+	size_t len;
+	char err[512];
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sends `line`, reads its answer into `ans`; 0 on `ok ...`, -1 (err set) otherwise. */
+static int request(struct link *l, const char *line, char *ans, size_t anssize)
+{
+	int fd = vgc_subject_fd(l->c);
+	char out[1100];
+	int n = snprintf(out, sizeof out, "%s\n", line);
+	for (int off = 0; off < n;) {
+		ssize_t w = send(fd, out + off, (size_t)(n - off), MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			snprintf(l->err, sizeof l->err, "send: %s", strerror(errno));
+			return -1;
+		}
+		off += (int)w;
+	}
+	int64_t deadline = mono_ms() + WAIT_MS;
+	for (;;) {
+		char *nl = memchr(l->buf, '\n', l->len);
+		if (nl) {
+			size_t k = (size_t)(nl - l->buf);
+			snprintf(ans, anssize, "%.*s", (int)k, l->buf);
+			l->len -= k + 1;
+			memmove(l->buf, nl + 1, l->len);
+			if (!strncmp(ans, "ok ", 3))
+				return 0;
+			snprintf(l->err, sizeof l->err, "%s",
+			         strncmp(ans, "error ", 6) ? ans : ans + 6);
+			return -1;
+		}
+		int64_t left = deadline - mono_ms();
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int r = left > 0 ? poll(&p, 1, (int)left) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || l->len == sizeof l->buf) {
+			snprintf(l->err, sizeof l->err, "%s",
+			         r == 0 ? "no answer within 5 s" : "bad answer");
+			return -1;
+		}
+		ssize_t got = read(fd, l->buf + l->len, sizeof l->buf - l->len);
+		if (got <= 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			snprintf(l->err, sizeof l->err, "connection closed");
+			return -1;
+		}
+		l->len += (size_t)got;
+	}
+}
+
+/* `ok NOW [N]`: NOW, and N (or -1). */
+static uint64_t ok_now(const char *ans, long *count)
+{
+	char *end;
+	uint64_t now = strtoull(ans + 3, &end, 10);
+	if (count)
+		*count = *end == ' ' ? strtol(end + 1, NULL, 10) : -1;
+	return now;
+}
+
+/* ---- the subject's sensor table ---- */
+
+struct sensor {
+	uint64_t id;
+	char *name;
+	int on;
+};
+struct table {
+	struct sensor *s;
+	size_t n, cap;
+	uint64_t total; /* as the last page said */
+};
+
+static int table_add(struct table *t, const char *entry)
+{
+	const char *c1 = strchr(entry, ':'), *c2 = strrchr(entry, ':');
+	if (!c1 || c1 == c2 || (strcmp(c2, ":0") && strcmp(c2, ":1")))
+		return -1;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct sensor *p = realloc(t->s, cap * sizeof *p);
+		if (!p)
+			return -1;
+		t->s = p;
+		t->cap = cap;
+	}
+	struct sensor *s = &t->s[t->n];
+	s->id = strtoull(entry, NULL, 10);
+	s->name = strndup(c1 + 1, (size_t)(c2 - c1 - 1));
+	s->on = c2[1] == '1';
+	if (!s->name)
+		return -1;
+	t->n++;
+	return 0;
+}
+
+/* Reads the whole table, page by page (`list FROM`). */
+static int table_read(struct link *l, struct table *t)
+{
+	uint64_t from = 0;
+	for (;;) {
+		char line[64], ans[1100];
+		snprintf(line, sizeof line, "list %" PRIu64, from);
+		if (request(l, line, ans, sizeof ans) < 0)
+			return -1;
+		char *save = NULL;
+		strtok_r(ans, " ", &save);  /* ok */
+		strtok_r(NULL, " ", &save); /* now */
+		char *total = strtok_r(NULL, " ", &save);
+		if (!total) {
+			snprintf(l->err, sizeof l->err, "bad list answer");
+			return -1;
+		}
+		t->total = strtoull(total, NULL, 10);
+		size_t before = t->n;
+		for (char *e; (e = strtok_r(NULL, " ", &save));)
+			if (table_add(t, e) < 0) {
+				snprintf(l->err, sizeof l->err, "bad list entry '%.200s'", e);
+				return -1;
+			}
+		if (t->n == before) /* nothing more from `from` on */
+			return 0;
+		from = t->s[t->n - 1].id + 1;
+		if (from >= t->total)
+			return 0;
+	}
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->s[i].name);
+	free(t->s);
+}
+
+/* ---- the verbs ---- */
+
+static int fail(struct link *l, int pid)
+{
+	fprintf(stderr, "vigil probes: process %d: %s\n", pid, l->err);
+	return 1;
+}
+
+static int do_switch(struct link *l, int pid, int enable, const struct pattern *p, int json)
+{
+	char line[1100], ans[1100];
+	snprintf(line, sizeof line, "pattern %s %s", enable ? "enable" : "disable", p->text);
+	/* First the subject keeps it: a sensor registering from now on follows it there;
+	 * the ones registered before are in the table read next. */
+	if (request(l, line, ans, sizeof ans) < 0)
+		return fail(l, pid);
+	uint64_t since = ok_now(ans, NULL), at = since;
+	struct table t = {0};
+	if (table_read(l, &t) < 0) {
+		table_free(&t);
+		return fail(l, pid);
+	}
+	json_t *changed = json_array();
+	size_t matched = 0, nchanged = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		struct sensor *s = &t.s[i];
+		if (!pattern_match(p, s->name))
+			continue;
+		matched++;
+		if (s->on == enable)
+			continue;
+		snprintf(line, sizeof line, "probe %" PRIu64 " %s", s->id, enable ? "on" : "off");
+		if (request(l, line, ans, sizeof ans) < 0) {
+			json_decref(changed);
+			table_free(&t);
+			return fail(l, pid);
+		}
+		at = ok_now(ans, NULL);
+		nchanged++;
+		json_array_append_new(
+		    changed, json_pack("{s:I,s:s}", "id", (json_int_t)s->id, "name", s->name));
+		if (!json)
+			printf("%-3s %6" PRIu64 "  %s\n", enable ? "on" : "off", s->id, s->name);
+	}
+	if (json) {
+		json_t *o =
+		    json_pack("{s:i,s:s,s:s,s:I,s:I,s:o,s:I,s:I}", "pid", pid, "action",
+		              enable ? "enable" : "disable", "pattern", p->text, "sensors",
+		              (json_int_t)t.n, "matched", (json_int_t)matched, "changed", changed,
+		              "since_ns", (json_int_t)since, "at_ns", (json_int_t)at);
+		char *text = json_dumps(o, JSON_COMPACT);
+		printf("%s\n", text);
+		free(text);
+		json_decref(o);
+	} else {
+		json_decref(changed);
+		printf("process %d: %zu of %zu sensors match '%s', %zu switched %s; sensors "
+		       "registered later follow the pattern\n",
+		       pid, matched, t.n, p->text, nchanged, enable ? "on" : "off");
+	}
+	table_free(&t);
+	return 0;
+}
+
+static int do_list(struct link *l, int pid, const struct pattern *p, int json)
+{
+	struct table t = {0};
+	char ans[1100];
+	long matches = -1;
+	if (table_read(l, &t) < 0 || request(l, "pattern matches", ans, sizeof ans) < 0) {
+		table_free(&t);
+		return fail(l, pid);
+	}
+	ok_now(ans, &matches);
+	json_t *arr = json_array();
+	size_t on = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		struct sensor *s = &t.s[i];
+		if (p && !pattern_match(p, s->name))
+			continue;
+		on += s->on;
+		if (json)
+			json_array_append_new(arr,
+			                      json_pack("{s:I,s:s,s:b}", "id", (json_int_t)s->id,
+			                                "name", s->name, "on", s->on));
+		else
+			printf("%-3s %6" PRIu64 "  %s\n", s->on ? "on" : "off", s->id, s->name);
+	}
+	if (json) {
+		json_t *o = json_pack("{s:i,s:I,s:I,s:o}", "pid", pid, "total", (json_int_t)t.n,
+		                      "pattern_matches", (json_int_t)matches, "sensors", arr);
+		char *text = json_dumps(o, JSON_COMPACT);
+		printf("%s\n", text);
+		free(text);
+		json_decref(o);
+	} else {
+		json_decref(arr);
+		fprintf(stderr, "process %d: %zu sensors, %zu on\n", pid, t.n, on);
+	}
+	table_free(&t);
+	return 0;
+}
+
+static int do_reset(struct link *l, int pid, int json)
+{
+	char ans[1100];
+	long n = 0;
+	if (request(l, "pattern reset", ans, sizeof ans) < 0)
+		return fail(l, pid);
+	uint64_t at = ok_now(ans, &n);
+	if (json)
+		printf("{\"pid\":%d,\"action\":\"reset\",\"switched\":%ld,\"at_ns\":%" PRIu64 "}\n",
+		       pid, n, at);
+	else
+		printf("process %d: patterns forgotten, %ld sensors back as configured\n", pid, n);
+	return 0;
+}
+
+int vg_cmd_probes(int argc, char **argv)
+{
+	static const struct option opts[] = {{"pid", required_argument, 0, 'p'},
+	                                     {"collector", required_argument, 0, 'c'},
+	                                     {"json", no_argument, 0, 'j'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
+	long pid = 0;
+	const char *collector = NULL;
+	int json = 0;
+	opterr = 0;
+	for (int o; (o = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+		switch (o) {
+		case 'p': {
+			char *end;
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || *end || pid <= 0 || pid > 0x7fffffff) {
+				fprintf(stderr, "vigil probes: --pid %s: not a process id\n",
+				        optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'c':
+			collector = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return vg_cli_bad_option("probes", argv);
+		}
+	}
+	int nargs = argc - optind;
+	const char *verb = nargs > 0 ? argv[optind] : NULL;
+	const char *text = nargs > 1 ? argv[optind + 1] : NULL;
+	int need = !verb                                                 ? -1
+	           : !strcmp(verb, "enable") || !strcmp(verb, "disable") ? 2
+	           : !strcmp(verb, "list")                               ? (nargs == 2 ? 2 : 1)
+	           : !strcmp(verb, "reset")                              ? 1
+	                                                                 : -1;
+	if (!verb) {
+		fprintf(stderr, "vigil probes: expected enable, disable, list or reset (see 'vigil "
+		                "probes --help')\n");
+		return 2;
+	}
+	if (need < 0 || nargs != need) {
+		if (need < 0)
+			fprintf(
+			    stderr,
+			    "vigil probes: unknown action '%s' (expected enable, disable, list or "
+			    "reset; see 'vigil probes --help')\n",
+			    verb);
+		else
+			fprintf(stderr,
+			        "vigil probes: %s: wrong number of arguments (see 'vigil probes "
+			        "--help')\n",
+			        verb);
+		return 2;
+	}
+	if (!!pid + !!collector != 1) {
+		fprintf(stderr, "vigil probes: give exactly one of --pid PID and --collector "
+		                "HOST:PORT\n");
+		return 2;
+	}
+	struct pattern pat;
+	if (text && pattern_compile(&pat, text) < 0)
+		return 2;
+	if (collector) {
+		/* The collector evaluates patterns against every subject's table itself
+		 * (docs/protocol.md "Probes"); its relay is built with vigild. */
+		fprintf(stderr,
+		        "vigil probes: --collector %s: not available in this build (vigild's probe "
+		        "relay is not there yet); attach to one process with --pid PID\n",
+		        collector);
+		return 1;
+	}
+	struct link l = {0};
+	l.c = vgc_attach((int)pid, l.err, sizeof l.err);
+	if (!l.c) {
+		fprintf(stderr, "vigil probes: %s\n", l.err);
+		return 1;
+	}
+	int rc = !strcmp(verb, "list")    ? do_list(&l, (int)pid, text ? &pat : NULL, json)
+	         : !strcmp(verb, "reset") ? do_reset(&l, (int)pid, json)
+	                                  : do_switch(&l, (int)pid, verb[0] == 'e', &pat, json);
+	vgc_subject_close(l.c);
+	if (text && pat.is_regex)
+		regfree(&pat.re);
+	return rc;
+}

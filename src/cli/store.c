@@ -1,0 +1,134 @@
+/* vigil store: writes every primitive relation of traces into PostgreSQL tables with
+ * valid-time columns (docs/store.md), one transaction per process image, idempotently. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "bad_option.h"
+#include "commands.h"
+#ifdef VIGIL_HAVE_STORE
+#include "store/store.h"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: vigil store TRACE... --to postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DB\n"
+	        "                   [--schema NAME] [--json] [-q]\n\n"
+	        "Writes every primitive relation of the traces into PostgreSQL: one table per\n"
+	        "relation (named as the relation, in schema `vigil`), one column per attribute\n"
+	        "(an entity reference as NAME, NAME_id, NAME_gen), the valid time as ns since\n"
+	        "the epoch (valid_at, or valid_from/valid_to and vg_open), and the image's\n"
+	        "vg_load, vg_host, vg_pid. Tables are created if missing, rows sent by COPY.\n"
+	        "Each process image loads in one transaction and is recorded in the table\n"
+	        "`loads`: storing a trace again adds nothing. docs/store.md has the schema.\n\n"
+	        "options:\n"
+	        "  --to URL       the database (libpq URL; PGPASSWORD and ~/.pgpass work too)\n"
+	        "  --schema NAME  the PostgreSQL schema of the tables (default vigil)\n"
+	        "  --json         one JSON line on stdout at the end: {\"images\",\"loaded\",\n"
+	        "                 \"skipped\",\"damaged\",\"rows\",\"bytes\",\"copy_ns\",\n"
+	        "                 \"rows_per_s\"}\n"
+	        "  -q, --quiet    no line per image on stderr\n"
+	        "  -h, --help     this help\n\n"
+	        "exit status: 0 stored, 1 stored from a damaged trace (what was readable),\n"
+	        "2 usage error, unreadable trace, or the database refused (one line says why;\n"
+	        "images stored before the failure stay).\n\n"
+	        "examples:\n"
+	        "  vigil store run1 --to postgresql://vigil@db.example:5432/monitoring\n"
+	        "  psql -c 'SELECT vg_host, count(*) FROM vigil.\"SendMessage\" GROUP BY 1'\n"
+	        "  psql -c 'SELECT process, (valid_to - valid_from) / 1e6 AS ms\n"
+	        "           FROM vigil.\"Waiting\" ORDER BY valid_from'\n");
+}
+
+#ifdef VIGIL_HAVE_STORE
+static void progress(void *arg, const char *image, bool loaded, uint64_t rows)
+{
+	if (*(bool *)arg)
+		return;
+	if (loaded)
+		fprintf(stderr, "vigil store: %s: %" PRIu64 " rows\n", image, rows);
+	else
+		fprintf(stderr, "vigil store: %s: stored already, skipped\n", image);
+}
+#endif
+
+int vg_cmd_store(int argc, char **argv)
+{
+	static const struct option options[] = {
+	    {"to", required_argument, NULL, 't'}, {"schema", required_argument, NULL, 's'},
+	    {"json", no_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},     {0}};
+	const char *url = NULL, *schema = NULL;
+	bool json = false, quiet = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "qh", options, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			url = optarg;
+			break;
+		case 's':
+			schema = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return vg_cli_bad_option("store", argv);
+		}
+	}
+	if (optind >= argc || !url) {
+		fprintf(stderr, "vigil store: %s (usage: vigil store TRACE... --to URL)\n",
+		        !url ? "no --to URL given" : "no trace given");
+		return 2;
+	}
+#ifndef VIGIL_HAVE_STORE
+	(void)schema;
+	(void)json;
+	(void)quiet;
+	fprintf(stderr, "vigil store: this vigil was built without libpq (install libpq-dev)\n");
+	return 2;
+#else
+	char err[1024];
+	struct vgs_options o = {.schema = schema, .progress = progress, .progress_arg = &quiet};
+	struct vgs_pg *pg = vgs_pg_open(url, &o, err, sizeof err);
+	if (!pg) {
+		fprintf(stderr, "vigil store: %s\n", err);
+		return 2;
+	}
+	struct vgs_stats st = {0};
+	int rc = vgs_pg_load(pg, (const char *const *)argv + optind, (size_t)(argc - optind), &st,
+	                     err, sizeof err);
+	vgs_pg_close(pg);
+	if (rc != 0) {
+		fprintf(stderr, "vigil store: %s\n", err);
+		return 2;
+	}
+	double secs = (double)st.copy_ns / 1e9;
+	if (json)
+		printf("{\"images\":%" PRIu64 ",\"loaded\":%" PRIu64 ",\"skipped\":%" PRIu64
+		       ",\"damaged\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"bytes\":%" PRIu64
+		       ",\"copy_ns\":%" PRId64 ",\"rows_per_s\":%.0f}\n",
+		       st.images, st.loaded, st.skipped, st.damaged, st.rows, st.bytes, st.copy_ns,
+		       secs > 0 ? (double)st.rows / secs : 0.0);
+	if (st.damaged) {
+		fprintf(stderr,
+		        "vigil store: %" PRIu64 " image%s read from a damaged trace: stored what "
+		        "was readable (vigil dump lists the places)\n",
+		        st.damaged, st.damaged == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
+#endif
+}

@@ -1,0 +1,235 @@
+/* A peer of vigild: framing (uint32 length, uint8 type), the order of frames, and the
+ * acknowledgement after each batch of stored frames (docs/protocol.md). */
+#define _GNU_SOURCE
+#include "conn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_CHUNK (256u << 10)
+#define OUT_LIMIT (1u << 20) /* a peer that reads none of its ACKs is dropped */
+
+static uint64_t next_session;
+
+struct vgd_conn *vgd_conn_new(int fd, const char *peer)
+{
+	struct vgd_conn *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	if (!next_session)
+		next_session = (uint64_t)time(NULL) << 20;
+	return c;
+}
+
+void vgd_conn_free(struct vgd_conn *c, int how)
+{
+	if (c->has_subject)
+		vgd_subject_close(&c->subj, how);
+	close(c->fd);
+	free(c->in);
+	vgf_buf_free(&c->out);
+	free(c);
+}
+
+static int drop(struct vgd_conn *c, const char *reason)
+{
+	vgd_log("%s: %s", c->peer, reason);
+	return -1;
+}
+
+static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
+{
+	char err[300];
+	if (f->u.hello.version != VGF_VERSION) {
+		snprintf(err, sizeof err, "HELLO: protocol version %u, this collector speaks %d",
+		         f->u.hello.version, VGF_VERSION);
+		return drop(c, err);
+	}
+	if (vgd_opt.token && (f->u.hello.token.n != strlen(vgd_opt.token) ||
+	                      memcmp(f->u.hello.token.p, vgd_opt.token, f->u.hello.token.n)))
+		return drop(c, "HELLO: wrong token; refused");
+	c->hello_done = 1;
+	uint64_t acked = 0;
+	if (f->u.hello.kind != VGF_KIND_CONTROL) {
+		char host[VGD_NAME_MAX + 1];
+		size_t hn = f->u.hello.host.n <= VGD_NAME_MAX ? f->u.hello.host.n : VGD_NAME_MAX;
+		memcpy(host, f->u.hello.host.p, hn);
+		host[hn] = 0;
+		/* A subject that reconnects before its old connection was seen to die. */
+		struct vgd_conn *old = vgd_find_subject(host, f->u.hello.pid, f->u.hello.start, c);
+		if (old)
+			vgd_drop_conn(old);
+		if (vgd_subject_open(&c->subj, f, err, sizeof err) < 0) {
+			vgd_subject_close(&c->subj, VGD_KEEP);
+			return drop(c, err);
+		}
+		c->has_subject = 1;
+		acked = c->subj.acked;
+		size_t pl = strlen(c->peer);
+		snprintf(c->peer + pl, sizeof c->peer - pl, " %.60s/%" PRIu32, c->subj.host,
+		         c->subj.pid);
+		if (!vgd_opt.quiet)
+			vgd_log("%s: subject %s (%s), acked %" PRIu64, c->peer, c->subj.program,
+			        f->u.hello.kind == VGF_KIND_C ? "C" : "records", acked);
+	}
+	vgf_put_welcome(&c->out, ++next_session, acked);
+	return 0;
+}
+
+/* Handles one frame; *stored is set when a data frame was written. */
+static int on_frame(struct vgd_conn *c, uint8_t type, const uint8_t *payload, uint32_t len,
+                    int *stored)
+{
+	struct vgf_frame f;
+	char err[300];
+	if (vgf_decode(type, payload, len, &f, err, sizeof err) < 0)
+		return drop(c, err);
+	if (!c->hello_done) {
+		if (type != VGF_HELLO) {
+			snprintf(err, sizeof err, "%s before HELLO", vgf_type_name(type));
+			return drop(c, err);
+		}
+		return on_hello(c, &f);
+	}
+	int data =
+	    type == VGF_METADATA || type == VGF_PACKET || type == VGF_SCHEMA || type == VGF_RECORDS;
+	if (type == VGF_BYE)
+		return 1;
+	if (data && !c->has_subject) {
+		snprintf(err, sizeof err, "%s from a control-only peer", vgf_type_name(type));
+		return drop(c, err);
+	}
+	int rc = 0;
+	switch (type) {
+	case VGF_METADATA:
+		rc = vgd_metadata(&c->subj, &f, err, sizeof err);
+		break;
+	case VGF_PACKET:
+		rc = vgd_packet(&c->subj, &f, err, sizeof err);
+		*stored = 1;
+		break;
+	case VGF_SCHEMA:
+		rc = vgd_schema(&c->subj, payload, len, &f, err, sizeof err);
+		break;
+	case VGF_RECORDS:
+		rc = vgd_records(&c->subj, &f, err, sizeof err);
+		*stored = 1;
+		break;
+	case VGF_REPLY:
+	case VGF_NOTE:
+		break; /* the probe tables (vigil probes) are kept elsewhere */
+	default:
+		snprintf(err, sizeof err, "%s: out of order (not sent by subjects)",
+		         vgf_type_name(type));
+		return drop(c, err);
+	}
+	return rc < 0 ? drop(c, err) : 0;
+}
+
+int vgd_conn_readable(struct vgd_conn *c)
+{
+	if (c->in_cap - c->in_len < READ_CHUNK) {
+		size_t cap = c->in_len + READ_CHUNK;
+		uint8_t *p = realloc(c->in, cap);
+		if (!p)
+			return drop(c, "out of memory");
+		c->in = p;
+		c->in_cap = cap;
+	}
+	ssize_t n = recv(c->fd, c->in + c->in_len, READ_CHUNK, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		if (n < 0 || c->in_len || !c->hello_done)
+			return drop(c, n < 0 ? strerror(errno) : "connection closed");
+		if (!vgd_opt.quiet)
+			vgd_log("%s: connection closed without BYE", c->peer);
+		return -1;
+	}
+	c->in_len += (size_t)n;
+	size_t off = 0;
+	int stored = 0, rc = 0;
+	while (c->in_len - off >= VGF_HEADER) {
+		uint32_t plen;
+		uint8_t type;
+		if (vgf_header(c->in + off, vgd_opt.max_frame, &plen, &type) < 0) {
+			char err[96];
+			snprintf(err, sizeof err, "frame length outside 1..%u bytes (--max-frame)",
+			         vgd_opt.max_frame);
+			return drop(c, err);
+		}
+		if (c->in_len - off - VGF_HEADER < plen) {
+			/* Room for the whole frame before the next read. */
+			size_t want = VGF_HEADER + (size_t)plen + READ_CHUNK;
+			if (c->in_cap - off < want) {
+				memmove(c->in, c->in + off, c->in_len - off);
+				c->in_len -= off;
+				off = 0;
+				uint8_t *p = realloc(c->in, want);
+				if (!p)
+					return drop(c, "out of memory");
+				c->in = p;
+				c->in_cap = want;
+			}
+			break;
+		}
+		rc = on_frame(c, type, c->in + off + VGF_HEADER, plen, &stored);
+		off += VGF_HEADER + plen;
+		if (rc != 0)
+			break;
+	}
+	memmove(c->in, c->in + off, c->in_len - off);
+	c->in_len -= off;
+	if (rc < 0)
+		return -1;
+	/* Acknowledged once written: the state file first, so a restart answers the same. */
+	if (stored) {
+		if (vgd_subject_save(&c->subj) < 0)
+			return drop(c, "cannot write the subject's state file");
+		vgf_put_ack(&c->out, c->subj.acked);
+	}
+	if (rc == 1) { /* BYE */
+		if (!vgd_opt.quiet)
+			vgd_log("%s: BYE", c->peer);
+		vgd_conn_writable(c);
+		c->dead = 2;
+		return 0;
+	}
+	if (c->out.failed)
+		return drop(c, "out of memory");
+	return vgd_conn_writable(c);
+}
+
+int vgd_conn_wants_write(const struct vgd_conn *c)
+{
+	return c->out.len > c->out_sent;
+}
+
+int vgd_conn_writable(struct vgd_conn *c)
+{
+	while (c->out.len > c->out_sent) {
+		ssize_t n = send(c->fd, c->out.p + c->out_sent, c->out.len - c->out_sent,
+		                 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0)
+			return drop(c, n < 0 ? strerror(errno) : "send failed");
+		c->out_sent += (size_t)n;
+	}
+	if (c->out_sent == c->out.len) {
+		c->out.len = c->out_sent = 0;
+	} else if (c->out.len - c->out_sent > OUT_LIMIT) {
+		return drop(c, "does not read its acknowledgements");
+	}
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* One peer connection of vigild: its input framing, the protocol state, its subject. */
+#ifndef VIGIL_COLLECTOR_CONN_H
+#define VIGIL_COLLECTOR_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vigild.h"
+
+struct vgd_conn {
+	int fd;
+	char peer[128];
+	uint8_t *in; /* bytes received, not yet a whole frame */
+	size_t in_len, in_cap;
+	struct vgf_buf out; /* bytes to send */
+	size_t out_sent;
+	int hello_done, has_subject;
+	int dead; /* to be closed by the loop */
+	struct vgd_subject subj;
+};
+
+struct vgd_conn *vgd_conn_new(int fd, const char *peer);
+/* Reads what the socket has and handles every whole frame: 0, or -1 when the peer is
+ * to be disconnected (the reason logged). */
+int vgd_conn_readable(struct vgd_conn *c);
+int vgd_conn_writable(struct vgd_conn *c); /* flushes pending output: 0 or -1 */
+int vgd_conn_wants_write(const struct vgd_conn *c);
+/* how: VGD_BYE, VGD_KEEP (the subject lives on), VGD_VANISHED (its images are recovered). */
+void vgd_conn_free(struct vgd_conn *c, int how);
+
+/* main.c: the connections, so that a reconnecting subject replaces its old one. */
+struct vgd_conn *vgd_find_subject(const char *host, uint32_t pid, uint64_t start,
+                                  const struct vgd_conn *except);
+void vgd_drop_conn(struct vgd_conn *c); /* closes it now, orderly */
+
+#endif

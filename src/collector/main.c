@@ -1,0 +1,417 @@
+/* vigild: the collector (docs/protocol.md). One poll loop over a TCP listener, a Unix
+ * socket listener and every peer; SIGTERM/SIGINT stop it in order. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "conn.h"
+
+struct vgd_options vgd_opt;
+static struct vgd_conn **conns;
+static size_t nconns, cap_conns;
+static int stop_pipe[2] = {-1, -1};
+
+void vgd_log(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "vigild: %s\n", line);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: vigild -o DIR [--listen HOST:PORT] [--socket PATH | --no-socket]\n"
+	    "              [--token TOKEN] [--max-frame BYTES] [--ready FILE] [--quiet]\n"
+	    "              [--store postgresql://...]\n"
+	    "\n"
+	    "The vigil collector: receives the records of many processes (C programs run\n"
+	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
+	    "and keeps them in one CTF trace per host, DIR/<host>/, that every vigil command\n"
+	    "reads. Protocol: docs/protocol.md.\n"
+	    "\n"
+	    "  -o, --out DIR        where the traces go (created)\n"
+	    "  --listen HOST:PORT   TCP address (default 127.0.0.1:7878; port 0: any free one)\n"
+	    "  --socket PATH        Unix socket (default $XDG_RUNTIME_DIR/vigild.sock or\n"
+	    "                       /tmp/vigild-$UID.sock); --no-socket: none\n"
+	    "  --token TOKEN        refuse subjects whose HELLO carries another token\n"
+	    "  --max-frame BYTES    longest frame accepted (default 16777216)\n"
+	    "  --ready FILE         once listening, write {\"pid\":..,\"port\":..,\"socket\":..}\n"
+	    "  --store URL          also write every completed image's relations into\n"
+	    "                       PostgreSQL (docs/store.md): at BYE, or 10 s after its\n"
+	    "                       subject vanished\n"
+	    "  --quiet              log only problems\n"
+	    "\n"
+	    "examples:\n"
+	    "  vigild -o traces &\n"
+	    "  vigil record --to 127.0.0.1:7878 -- ./build/bin/mailbox\n"
+	    "  vigil dump traces/$(hostname)\n"
+	    "  vigild -o /srv/vigil --listen 0.0.0.0:7878 --token s3cret\n"
+	    "  VIGIL_TO=unix:/tmp/vigild-$UID.sock VIGIL_TO_TOKEN=s3cret ./my_server\n");
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	int e = errno;
+	if (write(stop_pipe[1], "x", 1) < 0) {
+	}
+	errno = e;
+}
+
+static int parse_size(const char *s, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v < 64 || v > (1ull << 30))
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int listen_tcp(const char *addr, int *port)
+{
+	char host[256];
+	const char *colon = strrchr(addr, ':');
+	if (!colon || (size_t)(colon - addr) >= sizeof host) {
+		fprintf(stderr, "vigild: --listen %s: expected HOST:PORT\n", addr);
+		return -1;
+	}
+	memcpy(host, addr, (size_t)(colon - addr));
+	host[colon - addr] = 0;
+	if (host[0] == '[') { /* [::1]:7878 */
+		memmove(host, host + 1, strlen(host));
+		host[strcspn(host, "]")] = 0;
+	}
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+	                         .ai_socktype = SOCK_STREAM,
+	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *res;
+	int rc = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
+	if (rc) {
+		fprintf(stderr, "vigild: --listen %s: %s\n", addr, gai_strerror(rc));
+		return -1;
+	}
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 512) < 0) {
+		fprintf(stderr, "vigild: --listen %s: %s\n", addr, strerror(errno));
+		freeaddrinfo(res);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	freeaddrinfo(res);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+	                                       : ((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path) {
+		fprintf(stderr, "vigild: --socket %s: path too long\n", path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct stat sb;
+	if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode))
+		unlink(path); /* left by a collector that did not stop in order */
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 512) < 0) {
+		fprintf(stderr, "vigild: --socket %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct vgd_conn *vgd_find_subject(const char *host, uint32_t pid, uint64_t start,
+                                  const struct vgd_conn *except)
+{
+	for (size_t i = 0; i < nconns; i++) {
+		struct vgd_conn *c = conns[i];
+		if (c && c != except && !c->dead && c->has_subject && c->subj.pid == pid &&
+		    c->subj.start == start && !strcmp(c->subj.host, host))
+			return c;
+	}
+	return NULL;
+}
+
+void vgd_drop_conn(struct vgd_conn *c)
+{
+	for (size_t i = 0; i < nconns; i++)
+		if (conns[i] == c) {
+			if (!vgd_opt.quiet)
+				vgd_log("%s: replaced by a new connection of the subject", c->peer);
+			vgd_conn_free(c, VGD_KEEP);
+			conns[i] = NULL;
+		}
+}
+
+static void add_conn(int fd, const char *peer)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (nconns == cap_conns) {
+		size_t cap = cap_conns ? cap_conns * 2 : 64;
+		struct vgd_conn **p = realloc(conns, cap * sizeof *p);
+		if (!p) {
+			close(fd);
+			return;
+		}
+		conns = p;
+		cap_conns = cap;
+	}
+	struct vgd_conn *c = vgd_conn_new(fd, peer);
+	if (!c) {
+		close(fd);
+		return;
+	}
+	conns[nconns++] = c;
+}
+
+static void accept_all(int lfd, int is_unix)
+{
+	static unsigned unix_count;
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		char peer[96];
+		if (is_unix) {
+			snprintf(peer, sizeof peer, "unix#%u", ++unix_count);
+		} else {
+			char h[64] = "?";
+			int port = 0;
+			if (ss.ss_family == AF_INET) {
+				inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, h,
+				          sizeof h);
+				port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+			} else if (ss.ss_family == AF_INET6) {
+				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, h,
+				          sizeof h);
+				port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+			}
+			snprintf(peer, sizeof peer, "%s:%d", h, port);
+		}
+		add_conn(fd, peer);
+	}
+}
+
+static void default_socket(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (xdg && *xdg)
+		snprintf(buf, len, "%s/vigild.sock", xdg);
+	else
+		snprintf(buf, len, "/tmp/vigild-%u.sock", (unsigned)getuid());
+}
+
+int main(int argc, char **argv)
+{
+	vgd_opt.listen = "127.0.0.1:7878";
+	vgd_opt.max_frame = VGF_MAX_FRAME_DEFAULT;
+	char sockbuf[256];
+	default_socket(sockbuf, sizeof sockbuf);
+	vgd_opt.socket = sockbuf;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--quiet")) {
+			vgd_opt.quiet = 1;
+		} else if (!strcmp(a, "--no-socket")) {
+			vgd_opt.socket = "";
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--listen") ||
+		           !strcmp(a, "--socket") || !strcmp(a, "--token") ||
+		           !strcmp(a, "--max-frame") || !strcmp(a, "--ready") ||
+		           !strcmp(a, "--store")) {
+			if (!v) {
+				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
+				        a);
+				return 2;
+			}
+			i++;
+			if (a[1] == 'o' || !strcmp(a, "--out"))
+				vgd_opt.out = v;
+			else if (!strcmp(a, "--listen"))
+				vgd_opt.listen = v;
+			else if (!strcmp(a, "--socket"))
+				vgd_opt.socket = v;
+			else if (!strcmp(a, "--token"))
+				vgd_opt.token = v;
+			else if (!strcmp(a, "--ready"))
+				vgd_opt.ready = v;
+			else if (!strcmp(a, "--store"))
+				vgd_opt.store = v;
+			else if (parse_size(v, &vgd_opt.max_frame) < 0) {
+				fprintf(stderr,
+				        "vigild: --max-frame %s: expected bytes, 64..2^30\n", v);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "vigild: unknown argument %s (see vigild --help)\n", a);
+			return 2;
+		}
+	}
+	if (vgd_opt.store && !vgd_store_available()) {
+		fprintf(stderr,
+		        "vigild: --store: this vigild was built without libpq (libpq-dev)\n");
+		return 2;
+	}
+	if (vgd_opt.store && strncmp(vgd_opt.store, "postgresql://", 13) &&
+	    strncmp(vgd_opt.store, "postgres://", 11)) {
+		fprintf(stderr, "vigild: --store %s: not a postgresql:// URL\n", vgd_opt.store);
+		return 2;
+	}
+	if (!vgd_opt.out) {
+		fprintf(stderr, "vigild: -o DIR is required (see vigild --help)\n");
+		return 2;
+	}
+	char state[PATH_MAX];
+	snprintf(state, sizeof state, "%s/.vigild", vgd_opt.out);
+	if ((mkdir(vgd_opt.out, 0777) < 0 && errno != EEXIST) ||
+	    (mkdir(state, 0777) < 0 && errno != EEXIST)) {
+		fprintf(stderr, "vigild: cannot create %s: %s\n", state, strerror(errno));
+		return 1;
+	}
+	int port = 0;
+	int tfd = listen_tcp(vgd_opt.listen, &port);
+	if (tfd < 0)
+		return 1;
+	int ufd = vgd_opt.socket[0] ? listen_unix(vgd_opt.socket) : -1;
+	if (vgd_opt.socket[0] && ufd < 0)
+		return 1;
+	fcntl(tfd, F_SETFL, O_NONBLOCK);
+	if (ufd >= 0)
+		fcntl(ufd, F_SETFL, O_NONBLOCK);
+	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return 1;
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (vgd_opt.ready) {
+		char buf[512];
+		int n =
+		    snprintf(buf, sizeof buf, "{\"pid\": %d, \"port\": %d, \"socket\": \"%s\"}\n",
+		             (int)getpid(), port, vgd_opt.socket);
+		char tmp[PATH_MAX];
+		snprintf(tmp, sizeof tmp, "%s.tmp", vgd_opt.ready);
+		FILE *f = fopen(tmp, "w");
+		if (!f || fwrite(buf, 1, (size_t)n, f) != (size_t)n || fclose(f) != 0 ||
+		    rename(tmp, vgd_opt.ready) < 0) {
+			fprintf(stderr, "vigild: --ready %s: %s\n", vgd_opt.ready, strerror(errno));
+			return 1;
+		}
+	}
+	if (!vgd_opt.quiet)
+		vgd_log("listening on %s (port %d)%s%s, writing %s", vgd_opt.listen, port,
+		        ufd >= 0 ? " and " : "", ufd >= 0 ? vgd_opt.socket : "", vgd_opt.out);
+	struct pollfd *pfds = NULL;
+	size_t pcap = 0;
+	int running = 1;
+	while (running) {
+		/* Compact closed connections. */
+		size_t j = 0;
+		for (size_t i = 0; i < nconns; i++)
+			if (conns[i])
+				conns[j++] = conns[i];
+		nconns = j;
+		if (pcap < nconns + 3) {
+			pcap = (nconns + 3) * 2;
+			struct pollfd *p = realloc(pfds, pcap * sizeof *p);
+			if (!p) {
+				vgd_log("out of memory");
+				break;
+			}
+			pfds = p;
+		}
+		pfds[0] = (struct pollfd){.fd = stop_pipe[0], .events = POLLIN};
+		pfds[1] = (struct pollfd){.fd = tfd, .events = POLLIN};
+		pfds[2] = (struct pollfd){.fd = ufd, .events = POLLIN};
+		for (size_t i = 0; i < nconns; i++)
+			pfds[3 + i] = (struct pollfd){
+			    .fd = conns[i]->fd,
+			    .events =
+			        (short)(POLLIN | (vgd_conn_wants_write(conns[i]) ? POLLOUT : 0))};
+		size_t polled = nconns;
+		int n = poll(pfds, 3 + polled, 1000);
+		if (n < 0 && errno != EINTR) {
+			vgd_log("poll: %s", strerror(errno));
+			break;
+		}
+		vgd_store_tick(0);
+		if (n <= 0)
+			continue;
+		if (pfds[0].revents)
+			running = 0;
+		for (size_t i = 0; i < polled; i++) {
+			struct vgd_conn *c = conns[i];
+			short re = pfds[3 + i].revents;
+			if (!c || !re)
+				continue;
+			int rc = 0;
+			if (re & POLLOUT)
+				rc = vgd_conn_writable(c);
+			if (rc == 0 && (re & (POLLIN | POLLHUP | POLLERR)))
+				rc = vgd_conn_readable(c);
+			if (rc < 0 || c->dead) {
+				vgd_conn_free(c, c->dead == 2 ? VGD_BYE : VGD_VANISHED);
+				conns[i] = NULL;
+			}
+		}
+		if (pfds[1].revents)
+			accept_all(tfd, 0);
+		if (ufd >= 0 && pfds[2].revents)
+			accept_all(ufd, 1);
+	}
+	/* Orderly stop: everything received was written and acknowledged as it came; the
+	 * subjects reconnect to the next collector. */
+	for (size_t i = 0; i < nconns; i++)
+		if (conns[i])
+			vgd_conn_free(conns[i], VGD_KEEP);
+	free(conns);
+	free(pfds);
+	vgd_store_finish();
+	close(tfd);
+	if (ufd >= 0) {
+		close(ufd);
+		unlink(vgd_opt.socket);
+	}
+	if (!vgd_opt.quiet)
+		vgd_log("stopped");
+	return 0;
+}

@@ -1,0 +1,455 @@
+/* A subject's storage: its state file (highest sequence number stored, its images), its
+ * image directories in the host's trace, and the CTF packets of C subjects, appended
+ * in order exactly as `vigil record` lays them out (docs/protocol.md "The collector").
+ *
+ * Resending is harmless: a PACKET whose sequence number is already stored is skipped,
+ * and within a stream a packet with the packet_seq_num of the last stored one replaces
+ * it (the runtime ships its current packet as it grows), an older one is skipped. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace/trace.h"
+#include "vigild.h"
+
+#define CTF_MAGIC 0xC1FC1FC1u
+#define PACKET_HEADER 80
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Names that become one path component: no separators, dots or control bytes first. */
+int vgd_safe_name(const char *s, size_t n)
+{
+	if (n == 0 || n > VGD_NAME_MAX || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '/' || c == '\\' || c < 0x20 || c == 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0777) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(tmp, 0777) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Written beside, then renamed: a reader never sees half a file. The temporary lives in
+ * DIR/.vigild, since CTF readers take every file of an image directory for a stream. */
+int vgd_write_file(const char *path, const void *p, size_t n)
+{
+	static unsigned counter;
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s/.vigild/tmp-%d-%u", vgd_opt.out, (int)getpid(), counter++);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -1;
+	int rc = write_all(fd, p, n);
+	if (close(fd) < 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -1;
+	if (rc < 0) {
+		int e = errno;
+		unlink(tmp);
+		errno = e;
+	}
+	return rc;
+}
+
+static void uuid_hex(const uint8_t u[16], char out[33])
+{
+	for (int i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x", u[i]);
+}
+
+static int hex_uuid(const char *s, uint8_t u[16])
+{
+	for (int i = 0; i < 16; i++) {
+		unsigned v;
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		u[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+int vgd_subject_save(struct vgd_subject *s)
+{
+	char buf[65536];
+	size_t len =
+	    (size_t)snprintf(buf, sizeof buf, "vigild-subject 1\nacked %" PRIu64 "\n", s->acked);
+	for (struct vgd_image *im = s->images; im && len < sizeof buf - 512; im = im->next) {
+		char hex[33];
+		uuid_hex(im->uuid, hex);
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "image %u %s %s\n", im->key,
+		                        hex, im->dir);
+	}
+	return vgd_write_file(s->state_path, buf, len);
+}
+
+static struct vgd_image *image_new(struct vgd_subject *s, uint32_t key, const char *dir)
+{
+	unsigned n = 0;
+	for (struct vgd_image *x = s->images; x; x = x->next)
+		n++;
+	if (n >= VGD_MAX_IMAGES)
+		return NULL;
+	struct vgd_image *im = calloc(1, sizeof *im);
+	if (!im)
+		return NULL;
+	im->key = key;
+	snprintf(im->dir, sizeof im->dir, "%s", dir);
+	snprintf(im->path, sizeof im->path, "%s/%s", s->host_dir, im->dir);
+	struct vgd_image **pp = &s->images;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = im;
+	return im;
+}
+
+static void load_state(struct vgd_subject *s)
+{
+	FILE *f = fopen(s->state_path, "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		unsigned key;
+		char hex[40], dir[VGD_NAME_MAX + 16];
+		uint64_t acked;
+		if (sscanf(line, "acked %" SCNu64, &acked) == 1) {
+			s->acked = acked;
+		} else if (sscanf(line, "image %u %39s %215s", &key, hex, dir) == 3 &&
+		           vgd_safe_name(dir, strlen(dir)) && !vgd_image_find(s, key)) {
+			struct vgd_image *im = image_new(s, key, dir);
+			if (im && hex_uuid(hex, im->uuid) < 0)
+				memset(im->uuid, 0, 16);
+		}
+	}
+	fclose(f);
+}
+
+int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char *err,
+                     size_t errsize)
+{
+	const struct vgf_str *h = &hello->u.hello.host;
+	if (!vgd_safe_name(h->p, h->n)) {
+		snprintf(err, errsize, "HELLO: host name unusable as a directory name");
+		return -1;
+	}
+	memcpy(s->host, h->p, h->n);
+	s->host[h->n] = 0;
+	s->pid = hello->u.hello.pid;
+	s->start = hello->u.hello.start;
+	s->kind = hello->u.hello.kind;
+	size_t pn = hello->u.hello.program.n < sizeof s->program - 1 ? hello->u.hello.program.n
+	                                                             : sizeof s->program - 1;
+	memcpy(s->program, hello->u.hello.program.p, pn);
+	s->program[pn] = 0;
+	snprintf(s->host_dir, sizeof s->host_dir, "%s/%s", vgd_opt.out, s->host);
+	char state_dir[PATH_MAX];
+	snprintf(state_dir, sizeof state_dir, "%s/.vigild/%s", vgd_opt.out, s->host);
+	if (mkdir_p(s->host_dir) < 0 || mkdir_p(state_dir) < 0) {
+		snprintf(err, errsize, "cannot create %s: %s", s->host_dir, strerror(errno));
+		return -1;
+	}
+	snprintf(s->state_path, sizeof s->state_path, "%s/%" PRIu32 "-%" PRIu64 ".state", state_dir,
+	         s->pid, s->start);
+	load_state(s);
+	vgd_store_subject_back(s); /* not complete after all */
+	if (vgd_schemas_load(s) < 0) {
+		snprintf(err, errsize, "cannot read the stored schemas of this subject");
+		return -1;
+	}
+	return 0;
+}
+
+static void stream_close(struct vgd_stream *st)
+{
+	if (st->fd >= 0)
+		close(st->fd);
+	free(st);
+}
+
+static void report_line(void *ctx, const char *line)
+{
+	const struct vgd_subject *s = ctx;
+	if (!vgd_opt.quiet)
+		vgd_log("%s/%" PRIu32 ": recover: %s", s->host, s->pid, line);
+}
+
+void vgd_subject_close(struct vgd_subject *s, int orderly)
+{
+	if (orderly != VGD_KEEP)
+		vgd_store_image_done(s, orderly == VGD_BYE);
+	for (struct vgd_image *im = s->images, *next; im; im = next) {
+		next = im->next;
+		for (struct vgd_stream *st = im->streams, *sn; st; st = sn) {
+			sn = st->next;
+			stream_close(st);
+		}
+		/* A C subject that vanished: its last packets as `vigil recover` leaves them. */
+		if (orderly == VGD_VANISHED && s->kind == VGF_KIND_C &&
+		    access(im->path, F_OK) == 0) {
+			struct vgt_recover_result res;
+			char err[256];
+			if (vgt_recover_dir(im->path, false, report_line, s, &res, err,
+			                    sizeof err) < 0 &&
+			    !vgd_opt.quiet)
+				vgd_log("%s/%" PRIu32 ": recover %s: %s", s->host, s->pid, im->path,
+				        err);
+		}
+		free(im);
+	}
+	s->images = NULL;
+	vgd_schemas_free(s);
+}
+
+struct vgd_image *vgd_image_find(struct vgd_subject *s, uint32_t key)
+{
+	for (struct vgd_image *im = s->images; im; im = im->next)
+		if (im->key == key)
+			return im;
+	return NULL;
+}
+
+/* A new image directory: the subject's name for it, made unique in the host's trace
+ * (a pid reused by another recording into the same DIR). */
+struct vgd_image *vgd_image_add(struct vgd_subject *s, uint32_t key, const char *dir, char *err,
+                                size_t errsize)
+{
+	char name[VGD_NAME_MAX + 16], path[PATH_MAX];
+	for (unsigned k = 0; k < 1000; k++) {
+		if (k)
+			snprintf(name, sizeof name, "%s.%u", dir, k);
+		else
+			snprintf(name, sizeof name, "%s", dir);
+		snprintf(path, sizeof path, "%s/%s", s->host_dir, name);
+		if (mkdir(path, 0777) == 0) {
+			struct vgd_image *im = image_new(s, key, name);
+			if (!im)
+				snprintf(err, errsize, "out of memory");
+			return im;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	snprintf(err, errsize, "cannot create %s: %s", path, strerror(errno));
+	return NULL;
+}
+
+/* Opens (or creates) a stream file and finds its last whole packet; a tail that is not
+ * one (a write cut by a crash of the collector) is cut off. */
+struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *err, size_t errsize)
+{
+	for (struct vgd_stream *st = im->streams; st; st = st->next)
+		if (!strcmp(st->name, name))
+			return st;
+	if (im->nstreams >= VGD_MAX_STREAMS) {
+		snprintf(err, errsize, "more than %d streams in one image", VGD_MAX_STREAMS);
+		return NULL;
+	}
+	struct vgd_stream *st = calloc(1, sizeof *st);
+	if (!st) {
+		snprintf(err, errsize, "out of memory");
+		return NULL;
+	}
+	snprintf(st->name, sizeof st->name, "%s", name);
+	char *path = st->path;
+	snprintf(st->path, sizeof st->path, "%s/%s", im->path, name);
+	st->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (st->fd < 0) {
+		snprintf(err, errsize, "cannot open %s: %s", path, strerror(errno));
+		free(st);
+		return NULL;
+	}
+	struct stat sb;
+	uint64_t size = fstat(st->fd, &sb) == 0 ? (uint64_t)sb.st_size : 0, off = 0;
+	uint8_t h[PACKET_HEADER];
+	while (off + PACKET_HEADER <= size &&
+	       pread(st->fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
+		uint64_t psize = rd64(h + 48) / 8;
+		if (rd32(h) != CTF_MAGIC || psize < PACKET_HEADER || psize > size - off)
+			break;
+		st->has_last = 1;
+		st->last_off = off;
+		st->last_seq = rd64(h + 56);
+		st->last_ts = rd64(h + 32);
+		off += psize;
+	}
+	if (off != size && ftruncate(st->fd, (off_t)off) < 0) {
+		snprintf(err, errsize, "cannot truncate %s: %s", path, strerror(errno));
+		stream_close(st);
+		return NULL;
+	}
+	st->size = off;
+	st->next = im->streams;
+	im->streams = st;
+	im->nstreams++;
+	vgd_stream_release(st);
+	return st;
+}
+
+void vgd_stream_release(struct vgd_stream *st)
+{
+	if (st->fd >= 0)
+		close(st->fd);
+	st->fd = -1;
+}
+
+int vgd_stream_write(struct vgd_stream *st, const uint8_t *p, size_t n, char *err, size_t errsize)
+{
+	if (st->fd < 0 && (st->fd = open(st->path, O_RDWR | O_CLOEXEC)) < 0) {
+		snprintf(err, errsize, "cannot open %s: %s", st->path, strerror(errno));
+		return -1;
+	}
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = pwrite(st->fd, p + done, n - done, (off_t)(st->size + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			snprintf(err, errsize, "write %s: %s", st->name,
+			         w < 0 ? strerror(errno) : "nothing written");
+			/* Keep the file a sequence of packets. */
+			if (ftruncate(st->fd, (off_t)st->size) < 0) {
+			}
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	st->has_last = 1;
+	st->last_off = st->size;
+	st->last_seq = n >= PACKET_HEADER ? rd64(p + 56) : 0;
+	st->last_ts = n >= PACKET_HEADER ? rd64(p + 32) : 0;
+	st->size += n;
+	return 0;
+}
+
+int vgd_metadata(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize)
+{
+	const struct vgf_str *d = &f->u.metadata.dir;
+	if (!vgd_safe_name(d->p, d->n)) {
+		snprintf(err, errsize, "METADATA: image directory name unusable");
+		return -1;
+	}
+	if (f->u.metadata.tsdl.n < 8 || memcmp(f->u.metadata.tsdl.p, "/* CTF 1", 8)) {
+		snprintf(err, errsize, "METADATA: not CTF 1.8 TSDL text");
+		return -1;
+	}
+	struct vgd_image *im = vgd_image_find(s, f->u.metadata.image);
+	if (!im) {
+		char dir[VGD_NAME_MAX + 1];
+		memcpy(dir, d->p, d->n);
+		dir[d->n] = 0;
+		im = vgd_image_add(s, f->u.metadata.image, dir, err, errsize);
+		if (!im)
+			return -1;
+		if (vgd_subject_save(s) < 0) {
+			snprintf(err, errsize, "cannot write %s: %s", s->state_path,
+			         strerror(errno));
+			return -1;
+		}
+	}
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/metadata", im->path);
+	if (vgd_write_file(path, f->u.metadata.tsdl.p, f->u.metadata.tsdl.n) < 0) {
+		snprintf(err, errsize, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize)
+{
+	const uint8_t *p = (const uint8_t *)f->u.packet.packet.p;
+	size_t n = f->u.packet.packet.n;
+	struct vgd_image *im = vgd_image_find(s, f->u.packet.image);
+	if (!im) {
+		snprintf(err, errsize, "PACKET for image %u before its METADATA",
+		         f->u.packet.image);
+		return -1;
+	}
+	const struct vgf_str *sn = &f->u.packet.stream;
+	if (!vgd_safe_name(sn->p, sn->n) || sn->n < 7 || memcmp(sn->p, "stream", 6)) {
+		snprintf(err, errsize, "PACKET: stream name unusable");
+		return -1;
+	}
+	if (n < PACKET_HEADER || rd32(p) != CTF_MAGIC || rd64(p + 48) != (uint64_t)n * 8 ||
+	    rd64(p + 40) > rd64(p + 48) || rd64(p + 40) < PACKET_HEADER * 8) {
+		snprintf(err, errsize, "PACKET: not one whole CTF packet (%zu bytes)", n);
+		return -1;
+	}
+	if (f->u.packet.seq <= s->acked)
+		return 0; /* stored before a reconnection */
+	char name[VGD_NAME_MAX + 1];
+	memcpy(name, sn->p, sn->n);
+	name[sn->n] = 0;
+	struct vgd_stream *st = vgd_stream_get(im, name, err, errsize);
+	if (!st)
+		return -1;
+	uint64_t pseq = rd64(p + 56);
+	if (st->has_last && pseq < st->last_seq)
+		return 0; /* already stored */
+	uint64_t old_size = st->size;
+	if (st->has_last && pseq == st->last_seq)
+		st->size =
+		    st->last_off; /* the same packet, grown since: it replaces the stored one */
+	if (vgd_stream_write(st, p, n, err, errsize) < 0)
+		return -1;
+	if (st->size < old_size && ftruncate(st->fd, (off_t)st->size) < 0) {
+		snprintf(err, errsize, "truncate %s: %s", name, strerror(errno));
+		vgd_stream_release(st);
+		return -1;
+	}
+	vgd_stream_release(st);
+	s->acked = f->u.packet.seq;
+	return 0;
+}

@@ -1,0 +1,109 @@
+/* vigild internals: subjects, their images and stream files, connections. */
+#ifndef VIGIL_COLLECTOR_VIGILD_H
+#define VIGIL_COLLECTOR_VIGILD_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+
+#define VGD_NAME_MAX 200      /* a host, image directory or stream name */
+#define VGD_MAX_STREAMS 65536 /* per image: what one peer may make the collector keep */
+#define VGD_MAX_IMAGES 1024   /* per subject */
+
+struct vgd_options {
+	const char *out;
+	const char *listen; /* HOST:PORT */
+	const char *socket; /* Unix socket path; "" = none */
+	const char *token;  /* NULL: any */
+	const char *ready;  /* file written once listening (JSON: port, socket) */
+	const char *store;  /* --store postgresql://...: completed images also go there */
+	uint32_t max_frame;
+	int quiet;
+};
+extern struct vgd_options vgd_opt;
+
+/* One stream file of an image. */
+struct vgd_stream {
+	struct vgd_stream *next;
+	char name[VGD_NAME_MAX + 1];
+	char path[PATH_MAX];
+	int fd;            /* open only while written: thousands of streams hold no descriptors */
+	uint64_t size;     /* bytes in the file */
+	int has_last;      /* a packet is stored */
+	uint64_t last_off; /* offset of the last packet */
+	uint64_t last_seq; /* its packet_seq_num */
+	uint64_t last_ts;  /* its timestamp_end (streams built from records) */
+};
+
+struct vgd_schema {
+	uint8_t *raw; /* the SCHEMA payload, as received */
+	size_t len;
+	struct vgf_frame f; /* decoded over raw */
+};
+
+/* A process image in the host's trace. */
+struct vgd_image {
+	struct vgd_image *next;
+	uint32_t key; /* the subject's image number */
+	char dir[VGD_NAME_MAX + 16];
+	char path[PATH_MAX];
+	uint8_t uuid[16]; /* images built from records */
+	struct vgd_stream *streams;
+	unsigned nstreams;
+};
+
+/* A subject: (host, pid, start), with its state file. */
+struct vgd_subject {
+	char host[VGD_NAME_MAX + 1];
+	uint32_t pid;
+	uint64_t start;
+	char program[256];
+	uint8_t kind;
+	uint64_t acked; /* highest sequence number stored */
+	char host_dir[PATH_MAX];
+	char state_path[PATH_MAX];
+	struct vgd_image *images;
+	struct vgd_schema **schemas; /* by id, records subjects */
+	int schemas_dirty;           /* the metadata must be written again */
+};
+
+/* How a subject's connection ends. */
+enum { VGD_VANISHED, VGD_BYE, VGD_KEEP /* replaced by a new connection, or vigild stops */ };
+
+/* subject.c */
+int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char *err,
+                     size_t errsize);
+void vgd_subject_close(struct vgd_subject *s, int orderly);
+int vgd_subject_save(struct vgd_subject *s); /* the state file, before an ACK */
+int vgd_metadata(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
+int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
+struct vgd_image *vgd_image_find(struct vgd_subject *s, uint32_t key);
+struct vgd_image *vgd_image_add(struct vgd_subject *s, uint32_t key, const char *dir, char *err,
+                                size_t errsize);
+struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *err,
+                                  size_t errsize);
+int vgd_stream_write(struct vgd_stream *st, const uint8_t *p, size_t n, char *err, size_t errsize);
+void vgd_stream_release(struct vgd_stream *st); /* closes its descriptor */
+int vgd_safe_name(const char *s, size_t n);
+int vgd_write_file(const char *path, const void *p, size_t n); /* tmp + rename */
+
+/* records.c: subjects in other languages */
+int vgd_schema(struct vgd_subject *s, const uint8_t *payload, size_t len, const struct vgf_frame *f,
+               char *err, size_t errsize);
+int vgd_records(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
+int vgd_records_flush_metadata(struct vgd_subject *s);
+int vgd_schemas_load(struct vgd_subject *s);
+void vgd_schemas_free(struct vgd_subject *s);
+
+/* store.c: --store */
+int vgd_store_available(void);
+void vgd_store_image_done(const struct vgd_subject *s, int orderly);
+void vgd_store_subject_back(const struct vgd_subject *s);
+void vgd_store_tick(int all); /* hands what is due to the store thread */
+void vgd_store_finish(void);  /* stores everything pending, then returns */
+
+void vgd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,63 @@
+/* The PostgreSQL store (docs/store.md): every primitive relation of a trace written into
+ * PostgreSQL tables with valid-time columns, by batched COPY through libpq.
+ *
+ * The unit of loading is one process image: its relations are built from that image
+ * alone (vgq_database_build over the image directory), so that every row carries the
+ * image's host and pid, and a load is recorded in the `loads` table under the image's
+ * key (its uuid and directory name) in the same transaction as its rows. Loading an
+ * image that is already there does nothing, so reruns never duplicate; two loaders of
+ * the same image serialize on that key.
+ *
+ * Errors are one line in `err` (libpq's multi-line messages flattened, the URL's password
+ * never shown). */
+#ifndef VIGIL_STORE_STORE_H
+#define VIGIL_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What one call loaded. */
+struct vgs_stats {
+	uint64_t images;    /* images seen */
+	uint64_t loaded;    /* images loaded now */
+	uint64_t skipped;   /* images already stored by an earlier load */
+	uint64_t damaged;   /* images loaded from a damaged trace (what was readable) */
+	uint64_t relations; /* relation tables written to (one per relation per image) */
+	uint64_t rows;      /* rows sent by COPY */
+	uint64_t bytes;     /* COPY data sent */
+	int64_t copy_ns;    /* time spent in COPY (sending and committing) */
+};
+
+struct vgs_options {
+	const char *schema; /* the PostgreSQL schema of the tables; NULL: "vigil" */
+	/* Called after each image: its path and whether it was loaded (false: skipped). */
+	void (*progress)(void *arg, const char *image, bool loaded, uint64_t rows);
+	void *progress_arg;
+};
+
+/* An open connection to the store (one per loader; not thread-safe). */
+struct vgs_pg;
+
+/* Connects to `url` (postgresql://... or postgres://...) and creates the schema and the
+ * loads table if missing. NULL with one line in `err` if the URL is not one or the
+ * server refuses. */
+struct vgs_pg *vgs_pg_open(const char *url, const struct vgs_options *o, char *err, size_t errsize);
+void vgs_pg_close(struct vgs_pg *pg);
+
+/* Loads every process image under each path (a trace directory, or image directories).
+ * 0 on success; -1 with one line in `err` (images loaded before the failure stay). */
+int vgs_pg_load(struct vgs_pg *pg, const char *const *paths, size_t npaths, struct vgs_stats *st,
+                char *err, size_t errsize);
+
+/* For the collector: stores one completed image (`image_dir`, a directory of `trace_dir`
+ * holding `metadata`) through a connection of its own. Idempotent: 0 if stored now or
+ * earlier; -1 with one line in `err`. Blocking (connects, builds, copies): call it from a
+ * thread other than the event loop. */
+int vgs_pg_store_image(const char *url, const char *trace_dir, const char *image_dir, char *err,
+                       size_t errsize);
+
+/* `url` with its password (in user:password@ or password=) replaced by "***". */
+void vgs_redact_url(const char *url, char *out, size_t size);
+
+#endif

@@ -1,0 +1,53 @@
+# The collector vigild (docs/protocol.md): the frame codec (unit test and libFuzzer
+# target) and end-to-end runs of a real vigild on a free loopback port
+# (tests/collector/collector_test.py).
+add_executable(collector_frame_test ${CMAKE_SOURCE_DIR}/tests/collector/frame_test.c)
+target_link_libraries(collector_frame_test PRIVATE vigil_frame)
+add_test(NAME collector.frame COMMAND collector_frame_test)
+set_tests_properties(collector.frame PROPERTIES LABELS "collector;sanitize")
+
+foreach(t help records bad_peers mailbox unix fork_exec control_relay concurrent restart
+          stopped)
+  add_test(NAME collector.${t}
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/collector_test.py ${t})
+  set_tests_properties(collector.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
+                       LABELS collector)
+endforeach()
+# vigild itself under the sanitizers: the cases without a preloaded C subject.
+set_tests_properties(collector.help collector.records collector.bad_peers
+                     PROPERTIES LABELS "collector;sanitize")
+# Each C-subject case starts collectors and subjects of its own: not two at once on 2 cores.
+set_tests_properties(collector.mailbox collector.unix collector.fork_exec collector.concurrent
+                     collector.restart
+                     collector.stopped PROPERTIES RUN_SERIAL TRUE)
+
+# vigild --store into a real PostgreSQL server (Debian's binaries), as tests/store.cmake.
+file(GLOB COLLECTOR_PG_BIN /usr/lib/postgresql/*/bin/initdb)
+if(TARGET vigil_store AND COLLECTOR_PG_BIN AND NOT VIGIL_SANITIZE)
+  list(GET COLLECTOR_PG_BIN -1 COLLECTOR_PG_BIN)
+  get_filename_component(COLLECTOR_PG_BIN ${COLLECTOR_PG_BIN} DIRECTORY)
+  add_test(NAME collector.store
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/collector_test.py store)
+  set_tests_properties(collector.store PROPERTIES
+                       ENVIRONMENT "${VIGIL_TEST_ENV};VIGIL_PG_BIN=${COLLECTOR_PG_BIN}"
+                       TIMEOUT 120 LABELS collector RUN_SERIAL TRUE)
+endif()
+
+# libFuzzer target of the frame decoder (VIGIL_FUZZ=ON, clang). Longer, by hand:
+#   build-fuzz/bin/fuzz_frame -max_total_time=600 build-fuzz/tests/corpus_frame \
+#       tests/collector/frame_seeds
+if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
+  set(FUZZ_FRAME_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+      -fno-omit-frame-pointer)
+  add_executable(fuzz_frame ${CMAKE_SOURCE_DIR}/tests/collector/fuzz_frame.c
+                 ${CMAKE_SOURCE_DIR}/src/collector/frame.c)
+  target_include_directories(fuzz_frame PRIVATE ${CMAKE_SOURCE_DIR}/src/collector)
+  target_compile_options(fuzz_frame PRIVATE ${FUZZ_FRAME_FLAGS})
+  target_link_options(fuzz_frame PRIVATE ${FUZZ_FRAME_FLAGS})
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/corpus_frame)
+  add_test(NAME collector_fuzz_frame
+           COMMAND fuzz_frame -max_total_time=20 -timeout=10 -rss_limit_mb=2048
+                   ${CMAKE_CURRENT_BINARY_DIR}/corpus_frame
+                   ${CMAKE_CURRENT_LIST_DIR}/collector/frame_seeds)
+  set_tests_properties(collector_fuzz_frame PROPERTIES LABELS "collector;fuzz" TIMEOUT 120)
+endif()

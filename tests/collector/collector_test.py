@@ -1,0 +1,438 @@
+"""End-to-end tests of the collector (docs/protocol.md): a real vigild on a free loopback
+port, C subjects through `vigil record --to`, frames written by hand for the rest.
+usage: collector_test.py CASE"""
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vgd import *  # noqa: E402,F401,F403
+
+BIN = bindir()
+VIGIL = os.path.join(BIN, "vigil")
+MAILBOX = os.path.join(BIN, "mailbox")
+
+
+def record_to(addr, args, env=None, **kw):
+    e = dict(os.environ)
+    e.update(env or {})
+    return run([VIGIL, "record", "--to", addr, "--", MAILBOX] + args, env=e, **kw)
+
+
+def record_local(out, args):
+    r = run([VIGIL, "record", "-o", out, "--", MAILBOX] + args)
+    check(r.returncode == 0, "local vigil record: %s" % r.stderr)
+
+
+def counts_of(path):
+    r = dump_json(path)
+    check(r.returncode == 0, "vigil dump %s: exit %d: %s" % (path, r.returncode, r.stderr))
+    return event_counts(r.stdout), r.stderr
+
+
+def same_counts(a, b, what):
+    if a != b:
+        diff = {k: (a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)}
+        fail("%s: event counts differ (collector, local): %s" % (what, diff))
+
+
+QUERY = """range of S is SendMessage
+range of W is Waiting
+retrieve Resumed (Process = W.Process, Mailbox = W.Mailbox)
+where S.Mailbox = W.Mailbox
+when S precede end of W
+"""
+
+
+def query_rows(path):
+    r = run([VIGIL, "query", path, "-e", QUERY, "--format", "csv"])
+    check(r.returncode == 0, "vigil query %s: %s" % (path, r.stderr))
+    return len(r.stdout.splitlines())
+
+
+def spools():
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp"
+    return [n for n in os.listdir(base) if n.startswith("vigil-spool-")]
+
+
+def case_help(work):
+    r = run([os.path.join(BIN, "vigild"), "--help"])
+    check(r.returncode == 0 and "examples:" in r.stdout, "vigild --help")
+    r = run([os.path.join(BIN, "vigild"), "--bogus"])
+    check(r.returncode == 2 and r.stderr.count("\n") == 1, "vigild --bogus: %r" % r.stderr)
+    r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--listen", "nonsense"])
+    check(r.returncode == 1 and "--listen nonsense" in r.stderr, "bad --listen: %r" % r.stderr)
+
+
+def case_mailbox(work):
+    """The mailbox through the collector reads like a local recording of the same seed."""
+    spools_before = set(spools())
+    c = Collector(work + "/out").start()
+    args = ["--messages", "5000", "--seed", "11", "--processes", "6"]
+    r = record_to(c.addr(), args)
+    check(r.returncode == 0, "vigil record --to: %s" % r.stderr)
+    check("sent to the collector" in r.stderr, "no summary: %r" % r.stderr)
+    record_local(work + "/local", args)
+    check(c.stop() == 0, "vigild did not exit 0 on SIGTERM")
+    host = os.listdir(work + "/out")
+    check(sorted(host) == [".vigild", os.uname().nodename], "hosts: %r" % host)
+    a, _ = counts_of(work + "/out")
+    b, _ = counts_of(work + "/local")
+    same_counts(a, b, "mailbox")
+    check(a.get("mailbox.SendMessage") == 5000, "SendMessage count %r" % a.get("mailbox.SendMessage"))
+    qa, qb = query_rows(work + "/out"), query_rows(work + "/local")
+    check(qa == qb and qa > 1, "query rows: collector %d, local %d" % (qa, qb))
+    # The spool `vigil record --to` made went away with the subject.
+    check(not set(spools()) - spools_before, "spool left: %r" % (set(spools()) - spools_before))
+
+
+def case_unix(work):
+    sock = work + "/vigild.sock"
+    c = Collector(work + "/out", sock=sock).start()
+    r = record_to("unix:" + sock, ["--messages", "300", "--seed", "2"])
+    check(r.returncode == 0, "vigil record --to unix: %s" % r.stderr)
+    check(c.stop() == 0, "vigild exit status")
+    check(not os.path.exists(sock), "the socket stays after SIGTERM")
+    a, _ = counts_of(work + "/out")
+    check(a.get("mailbox.SendMessage") == 300, "counts %r" % a)
+
+
+def case_fork_exec(work):
+    """A shell that forks and execs: every process image reaches the collector (an
+    exec'd image ships what its predecessor left in the spool)."""
+    c = Collector(work + "/out").start()
+    cmd = ["/bin/sh", "-c", "ls / >/dev/null; (echo hi | cat >/dev/null); true"]
+    r = run([VIGIL, "record", "--to", c.addr(), "--"] + cmd)
+    check(r.returncode == 0, "vigil record --to: %s" % r.stderr)
+    r = run([VIGIL, "record", "-o", work + "/local", "--"] + cmd)
+    check(r.returncode == 0, "vigil record: %s" % r.stderr)
+    check(c.stop() == 0, "vigild exit status")
+    a, _ = counts_of(work + "/out")
+    b, _ = counts_of(work + "/local")
+    same_counts(a, b, "fork and exec")
+    host = os.path.join(work, "out", os.uname().nodename)
+    names = sorted(n.split("-")[0] for n in os.listdir(host))
+    local = sorted(n.split("-")[0] for n in os.listdir(work + "/local"))
+    check(names == local, "images %r, locally %r" % (names, local))
+
+
+def case_control_relay(work):
+    """A CONTROL frame to a C subject is answered by its control channel's parser (REPLY),
+    in order; the subject keeps shipping meanwhile (a fake collector, stdlib sockets)."""
+    import socket as so
+    srv = so.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    srv.settimeout(30)
+    env = dict(os.environ, VIGIL_TO="127.0.0.1:%d" % srv.getsockname()[1],
+               VIGIL_SPOOL=work + "/spool", VIGIL_TO_LINGER="200")
+    env.pop("VIGIL_OUT", None)
+    lib = os.path.join(BIN, "libvigil.so")
+    env["LD_PRELOAD"] = lib
+    p = subprocess.Popen([MAILBOX, "--messages", "2000", "--pace", "1000"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    conn, _ = srv.accept()
+    peer = Peer.__new__(Peer)
+    peer.sock, peer.buf = conn, b""
+    conn.settimeout(30)
+    t, payload = peer.read_frame()
+    check(t == HELLO, "first frame %r" % t)
+    peer.send(frame(WELCOME, struct.pack("<QQ", 1, 0)))
+    peer.send(frame(CONTROL, s("list 0")) + frame(CONTROL, s("ping")) + frame(CONTROL, s("bogus")))
+    replies, types = [], set()
+    while len(replies) < 3:
+        t, payload = peer.read_frame()
+        check(t is not None, "connection closed before the replies")
+        types.add(t)
+        if t == REPLY:
+            replies.append(payload[4:].decode())
+    check(replies[0].startswith("ok ") and "vg.process.begin" in replies[0], "list: %r" % replies[0])
+    check(replies[1].startswith("ok ") and replies[2].startswith("error"), "replies %r" % replies)
+    check(METADATA in types or PACKET in types or NOTE in types, "nothing else came: %r" % types)
+    p.kill()
+    p.wait()
+    conn.close()
+    srv.close()
+
+
+def case_concurrent(work):
+    """Ten subjects at once, each complete in its host trace."""
+    c = Collector(work + "/out", extra=["--quiet"]).start()
+    n = 10
+    procs = []
+    for i in range(n):
+        env = dict(os.environ, VIGIL_HOST="host%d" % (i % 3))
+        procs.append(subprocess.Popen(
+            [VIGIL, "record", "--to", c.addr(), "--", MAILBOX, "--messages", str(1000 + i),
+             "--seed", str(i)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        check(p.returncode == 0, "subject: %s" % err.decode())
+    check(c.stop() == 0, "vigild exit status")
+    check(sorted(os.listdir(work + "/out")) == [".vigild", "host0", "host1", "host2"],
+          "hosts %r" % os.listdir(work + "/out"))
+    sends = []
+    for h in ("host0", "host1", "host2"):
+        for img in os.listdir(os.path.join(work, "out", h)):
+            a, err = counts_of(os.path.join(work, "out", h, img))
+            check(discarded(err) == 0, "%s: discarded: %s" % (img, err))
+            check(a.get("vg.process.end") == 1, "%s: no process end" % img)
+            sends.append(a.get("mailbox.SendMessage"))
+    check(sorted(sends) == [1000 + i for i in range(n)], "SendMessage per subject %r" % sends)
+
+
+def case_restart(work):
+    """The collector killed mid-run and restarted: the subject reconnects, resends what
+    was not acknowledged, and nothing is lost."""
+    c = Collector(work + "/out").start()
+    args = ["--messages", "2000", "--seed", "5", "--pace", "1000"]
+    env = dict(os.environ, VIGIL_TO_LINGER="20000")
+    p = subprocess.Popen([VIGIL, "record", "--to", c.addr(), "--", MAILBOX] + args, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    check(p.poll() is None, "the subject ended before the collector was killed; slow it down")
+    c.kill()
+    time.sleep(0.7)
+    c.start()  # same port, same directory
+    time.sleep(1.0)
+    check(p.poll() is None, "the subject ended before the second kill; slow it down")
+    c.kill()  # twice, the second time with packets acknowledged after a restart
+    c.start()
+    _, err = p.communicate(timeout=120)
+    check(p.returncode == 0, "subject: %s" % err.decode())
+    check(c.stop() == 0, "vigild exit status")
+    log = c.logtext()
+    check(log.count("subject mailbox") >= 3, "the subject did not reconnect twice:\n" + log)
+    record_local(work + "/local", args)
+    a, err = counts_of(work + "/out")
+    check(discarded(err) == 0, "discarded: %s" % err)
+    b, _ = counts_of(work + "/local")
+    same_counts(a, b, "restart")
+
+
+def case_stopped(work):
+    """A stopped collector never blocks the subject: it drops what exceeds its buffer,
+    counts it, and the count reaches the trace once the collector runs again."""
+    c = Collector(work + "/out").start()
+    # Stopped for the whole run: the subject runs to its end anyway, waits for the
+    # collector only VIGIL_TO_LINGER at exit, says what it could not ship and keeps it.
+    os.kill(c.proc.pid, signal.SIGSTOP)
+    r = record_to(c.addr(), ["--messages", "20000", "--seed", "9"], env={"VIGIL_TO_BUFFER": "1M", "VIGIL_TO_LINGER": "300"})
+    check(r.returncode == 0, "subject with a stopped collector: %s" % r.stderr)
+    check("did not acknowledge everything" in r.stderr and "the rest stays in" in r.stderr,
+          "no word of what was not shipped: %r" % r.stderr)
+    spool = r.stderr.rsplit("the rest stays in ", 1)[1].split()[0]
+    shutil.rmtree(spool, ignore_errors=True)
+    os.kill(c.proc.pid, signal.SIGCONT)
+    c.stop()
+    shutil.rmtree(work + "/out")
+    c = Collector(work + "/out").start()
+    # Stopped for a while: drops are counted and reach the trace once it runs again, and
+    # the subject records again once the collector acknowledges.
+    args = ["--messages", "100000", "--seed", "9"]
+    env = {"VIGIL_TO_BUFFER": "1M", "VIGIL_TO_LINGER": "30000"}
+    os.kill(c.proc.pid, signal.SIGSTOP)
+    try:
+        out = []
+        t = threading.Thread(target=lambda: out.append(record_to(c.addr(), args, env=env)))
+        t.start()
+        t.join(2.0)
+        check(t.is_alive(), "the subject ended before the collector ran again; make it longer")
+        check(len(list(os.scandir(work + "/out"))) <= 1, "written while stopped")
+    finally:
+        os.kill(c.proc.pid, signal.SIGCONT)
+    t.join(120)
+    check(out and out[0].returncode == 0, "subject: %s" % (out[0].stderr if out else "hung"))
+    check(c.stop() == 0, "vigild exit status")
+    a, err = counts_of(work + "/out")
+    lost = discarded(err)
+    check(lost and lost > 0, "no discarded events reported: %s" % err)
+    record_local(work + "/local", args)
+    b, _ = counts_of(work + "/local")
+    check(sum(a.values()) + lost == sum(b.values()),
+          "recorded %d + discarded %d != local %d" % (sum(a.values()), lost, sum(b.values())))
+    # Every thread recorded again after the drops: its end is in the trace.
+    check(a.get("vg.thread.end") == b.get("vg.thread.end") and a.get("vg.process.end") == 1,
+          "ends: %r, locally %r" % ({k: v for k, v in a.items() if k.endswith(".end")},
+                                    {k: v for k, v in b.items() if k.endswith(".end")}))
+
+
+def good_subject(port, n_batches, out, token=""):
+    """A records subject that keeps sending while bad peers come and go."""
+    p = Peer(port)
+    p.send(hello(host="good", pid=77, start=5, program="good.py", token=token))
+    p.welcome()
+    p.send(schema(3, "good.Tick", [("n", UINT64, ""), ("s", STRING, "")]))
+    t0 = time.time_ns()
+    for b in range(n_batches):
+        recs = [(3, t0 + (b * 100 + i) * 1000, 1, struct.pack("<Q", b * 100 + i) + b"x\0")
+                for i in range(100)]
+        p.send(records(b + 1, recs))
+        out.append(p.ack())
+        time.sleep(0.01)
+    p.send(frame(BYE))
+    p.close()
+
+
+def case_bad_peers(work):
+    c = Collector(work + "/out", extra=["--token", "sesame", "--max-frame", "1048576"]).start()
+    acks = []
+    t = threading.Thread(target=good_subject, args=(c.port, 40, acks, "sesame"))
+    t.start()
+    bad = {
+        "garbage": b"\x07\x00\x00\x00GARBAGE-GARBAGE",
+        "oversized": struct.pack("<IB", 1 << 30, RECORDS) + b"\0" * 64,
+        "wrong token": hello(token="open"),
+        "before hello": records(1, []),
+        "unknown type": hello(token="sesame", pid=1) + frame(99, b"x"),
+        "unknown schema": hello(token="sesame", pid=2) + records(1, [(9, 1, 1, b"")]),
+        "cut payload": hello(token="sesame", pid=3) + frame(SCHEMA, b"\x01\x00\xff\xff\xff\x7f"),
+        "bad record": hello(token="sesame", pid=4) + schema(1, "a.B", [("v", UINT64, "")])
+        + records(1, [(1, 1, 1, b"\x01\x02")]),
+        "evil names": hello(token="sesame", pid=5) + frame(METADATA, struct.pack("<I", 0)
+                                                           + s("../../etc") + s("/* CTF 1.8 */")),
+    }
+    for name, data in bad.items():
+        p = Peer(c.port)
+        p.send(data)
+        check(p.closed(), "%s: not disconnected" % name)
+        p.close()
+        check(c.alive(), "vigild died on %s" % name)
+    t.join(60)
+    check(len(acks) == 40 and acks[-1] == 40, "good subject's acks %r" % acks[-3:])
+    check(c.stop() == 0, "vigild exit status")
+    log = c.logtext()
+    for reason in ("frame length outside", "wrong token", "before HELLO", "unknown frame type",
+                   "unknown schema id 9", "cut short", "does not parse", "unusable"):
+        check(reason in log, "no log line for %r:\n%s" % (reason, log))
+    check(not os.path.exists(os.path.join(work, "etc")), "a path escaped the output directory")
+    a, err = counts_of(work + "/out/good")
+    check(a == {"good.Tick": 4000}, "good subject's records: %r %s" % (a, err))
+    r = dump_json(work + "/out")
+    check(r.returncode == 0, "damage in the collector's trace: %s" % r.stderr)
+
+
+def case_records(work):
+    """SCHEMA + RECORDS: an image per process, a stream per tid, read by vigil dump and
+    babeltrace2; a resend after a reconnection or restart is not stored twice."""
+    c = Collector(work + "/out").start()
+    p = Peer(c.port)
+    p.send(hello(host="py", pid=99, start=123, program="/usr/bin/app.py --x"))
+    check(p.welcome()[1] == 0, "acked of a new subject")
+    p.send(schema(1, "app.Request", [("path", STRING, ""), ("size", UINT32, ""),
+                                     ("user", ENTITY, "User"), ("blob", BYTES, ""),
+                                     ("ratio", DOUBLE, "")], relation="Request"))
+    p.send(schema(2, "app.Old", [("a", INT8, ""), ("b", STRING, "")]))
+    t0 = time.time_ns()
+    recs = [(1, t0 + i, 10 + i % 3, b"/p%d\0" % i + struct.pack("<I", i) + struct.pack("<QI", i, 0)
+             + struct.pack("<I", 2) + b"ab" + struct.pack("<d", 0.5)) for i in range(30)]
+    recs.append((2, t0 + 40, 10, b"\x05"))           # b missing: defaults to ""
+    recs.append((2, t0 + 41, 10, b"\x06z\0extra"))   # bytes after known fields: skipped
+    recs.append((1, t0 + 10 ** 10, 10, b"/late\0"))  # > 2^32 ns later: a new packet
+    p.send(records(1, recs))
+    check(p.ack() == 1, "ack 1")
+    p.close()  # no BYE: a reconnection resends the same frame
+    c.kill()
+    c.start()
+    p = Peer(c.port)
+    p.send(hello(host="py", pid=99, start=123, program="/usr/bin/app.py --x"))
+    check(p.welcome()[1] == 1, "acked after a restart")
+    p.send(records(1, recs))  # already stored: acknowledged, not stored again
+    check(p.ack() == 1, "ack of the resend")
+    p.send(records(2, [(2, t0 + 50, 11, b"\x07q\0")]))  # no SCHEMA in this connection
+    check(p.ack() == 2, "ack 2")
+    p.send(frame(BYE))
+    p.close()
+    time.sleep(0.2)
+    check(c.stop() == 0, "vigild exit status")
+    img = os.path.join(work, "out", "py", "app.py-99-0")
+    check(os.path.isdir(img), "image dir: %r" % os.listdir(os.path.join(work, "out", "py")))
+    r = dump_json(img)
+    check(r.returncode == 0, "vigil dump: %s" % r.stderr)
+    evs = [json.loads(x) for x in r.stdout.splitlines()]
+    check(len(evs) == 34, "%d events" % len(evs))
+    first = [e for e in evs if e["name"] == "app.Request"][0]
+    check(first["fields"]["path"] == "/p0" and first["fields"]["size"] == 0
+          and first["fields"]["ratio"] == 0.5, "fields %r" % first["fields"])
+    olds = [e["fields"] for e in evs if e["name"] == "app.Old"]
+    check(olds == [{"a": 5, "b": ""}, {"a": 6, "b": "z"}, {"a": 7, "b": "q"}], "defaults %r" % olds)
+    late = [e for e in evs if e["fields"].get("path") == "/late"]
+    check(len(late) == 1 and late[0]["ts"] == t0 + 10 ** 10, "late event %r" % late)
+    check(sorted(f for f in os.listdir(img)) ==
+          ["metadata", "stream-10-0", "stream-11-0", "stream-12-0"], "files %r" % os.listdir(img))
+    rel = run([VIGIL, "relations", img])
+    check(rel.returncode == 0 and "Request" in rel.stdout, "vigil relations: %s%s"
+          % (rel.stdout, rel.stderr))
+    try:
+        import bt2  # noqa: F401
+    except ImportError:
+        return
+    code = ("import bt2,sys\nn=0\nfor m in bt2.TraceCollectionMessageIterator(sys.argv[1]):\n"
+            "    n += type(m) is bt2._EventMessageConst\nprint(n)\n")
+    r = run(["/usr/bin/python3", "-c", code, img])
+    check(r.returncode == 0 and r.stdout.strip() == "34", "babeltrace2: %s %s" % (r.stdout, r.stderr))
+
+
+def case_store(work):
+    """--store: each completed image's relations also go into a real PostgreSQL server
+    (Debian's binaries, started here): at BYE, and at the stop for a subject that
+    vanished (before its grace period ended)."""
+    import glob
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "logmodel"))
+    from pgharness import PgServer
+    pg_bin = os.environ.get("VIGIL_PG_BIN") or sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1]
+    os.chmod(work, 0o755)
+    pg = PgServer(pg_bin, BIN)
+    so = __import__("socket").socket()
+    so.bind(("127.0.0.1", 0))
+    pg.port = str(so.getsockname()[1])
+    so.close()
+    try:
+        pg.initdb({"listen_addresses": "'127.0.0.1'", "fsync": "off"})
+        pg.start()
+        url = "postgresql://postgres@127.0.0.1:%s/postgres" % pg.port
+        c = Collector(work + "/out", extra=["--store", url]).start()
+        r = record_to(c.addr(), ["--messages", "300", "--seed", "4"])
+        check(r.returncode == 0, "vigil record --to: %s" % r.stderr)
+        p = Peer(c.port)
+        p.send(hello(host="py", pid=31, start=9, program="gone.py"))
+        p.welcome()
+        p.send(schema(1, "gone.Tick", [("n", UINT64, "")], relation="Tick"))
+        p.send(records(1, [(1, time.time_ns() + i, 1, struct.pack("<Q", i)) for i in range(25)]))
+        check(p.ack() == 1, "ack")
+        p.close()  # no BYE: stored after a grace period, or when vigild stops
+        time.sleep(0.3)
+        check(c.stop() == 0, "vigild exit status")
+        log = c.logtext()
+        check(log.count("vigild: stored ") == 2, "stored lines:\n" + log)
+        n = pg.psql('SELECT count(*) FROM vigil."SendMessage"').stdout.strip()
+        check(n == "300", "SendMessage rows in PostgreSQL: %s" % n)
+        n = pg.psql('SELECT count(*) FROM vigil."Tick"').stdout.strip()
+        check(n == "25", "Tick rows in PostgreSQL: %s" % n)
+    finally:
+        pg.stop()
+        pg.cleanup()
+
+
+CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print("usage: collector_test.py %s" % "|".join(sorted(CASES)))
+        sys.exit(2)
+    work = tempfile.mkdtemp(prefix="vigild-test-")
+    try:
+        CASES[sys.argv[1]](work)
+    finally:
+        for f in os.listdir(work):
+            if f.endswith(".log") and os.environ.get("VIGIL_TEST_VERBOSE"):
+                print(open(os.path.join(work, f)).read())
+        shutil.rmtree(work, ignore_errors=True)
+    print("ok")

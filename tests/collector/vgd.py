@@ -1,0 +1,204 @@
+"""Helpers of the collector tests: start a real vigild on a free loopback port, speak
+its frames (docs/protocol.md) with stdlib sockets and struct."""
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+HELLO, WELCOME, METADATA, PACKET, SCHEMA, RECORDS, ACK, CONTROL, REPLY, NOTE, BYE = range(1, 12)
+(INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, DOUBLE, STRING, BYTES,
+ ENTITY) = range(12)
+
+
+def bindir():
+    return os.environ.get("VIGIL_BIN") or os.path.join(
+        os.path.dirname(__file__), "..", "..", "build", "bin")
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+class Collector:
+    """A vigild process: started, stopped (SIGTERM), killed, paused."""
+
+    def __init__(self, out, extra=(), port=0, sock=None):
+        self.out = out
+        self.extra = list(extra)
+        self.port = port
+        self.sock = sock
+        self.proc = None
+        self.log = os.path.join(out + ".vigild.log") if out else None
+
+    def start(self):
+        ready = self.out + ".ready"
+        if os.path.exists(ready):
+            os.unlink(ready)
+        args = [os.path.join(bindir(), "vigild"), "-o", self.out, "--listen",
+                "127.0.0.1:%d" % self.port, "--ready", ready]
+        args += ["--socket", self.sock] if self.sock else ["--no-socket"]
+        args += self.extra
+        self.logf = open(self.log, "a")
+        self.proc = subprocess.Popen(args, stderr=self.logf)
+        deadline = time.time() + 20
+        while not os.path.exists(ready):
+            if self.proc.poll() is not None:
+                fail("vigild exited with %d: %s" % (self.proc.returncode, self.logtext()))
+            if time.time() > deadline:
+                fail("vigild did not get ready")
+            time.sleep(0.02)
+        with open(ready) as f:
+            info = json.load(f)
+        self.port = info["port"]  # kept: a restart listens on the same port
+        return self
+
+    def addr(self):
+        return "127.0.0.1:%d" % self.port
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                fail("vigild did not stop on SIGTERM")
+        rc = self.proc.returncode if self.proc else 0
+        self.proc = None
+        self.logf.close()
+        return rc
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.proc = None
+        self.logf.close()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def logtext(self):
+        try:
+            with open(self.log) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+def s(text):
+    b = text.encode() if isinstance(text, str) else text
+    return struct.pack("<I", len(b)) + b
+
+
+def frame(ftype, payload=b""):
+    return struct.pack("<IB", len(payload) + 1, ftype) + payload
+
+
+def hello(host="testhost", pid=4242, start=1, program="app.py", kind=1, token=""):
+    return frame(HELLO, struct.pack("<H", 1) + s(token) + s(host) + struct.pack("<IQ", pid, start)
+                 + s(program) + struct.pack("<B", kind))
+
+
+def schema(sid, event, fields, relation="", kind=0, placement=0, strategy=0):
+    p = struct.pack("<H", sid) + s(event) + s(relation) + struct.pack("<BBBH", kind, placement,
+                                                                       strategy, len(fields))
+    for name, ftype, ekind in fields:
+        p += s(name) + struct.pack("<B", ftype) + s(ekind)
+    return frame(SCHEMA, p)
+
+
+def records(seq, recs):
+    p = struct.pack("<QI", seq, len(recs))
+    for sid, t, tid, data in recs:
+        p += struct.pack("<HQI", sid, t, tid) + s(data)
+    return frame(RECORDS, p)
+
+
+class Peer:
+    def __init__(self, port, timeout=10):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buf = b""
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def read_frame(self):
+        while True:
+            if len(self.buf) >= 5:
+                n, t = struct.unpack_from("<IB", self.buf)
+                if len(self.buf) >= 4 + n:
+                    payload = self.buf[5:4 + n]
+                    self.buf = self.buf[4 + n:]
+                    return t, payload
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return None, None
+            self.buf += chunk
+
+    def welcome(self):
+        t, p = self.read_frame()
+        check(t == WELCOME, "expected WELCOME, got %r" % t)
+        return struct.unpack("<QQ", p)
+
+    def ack(self):
+        t, p = self.read_frame()
+        check(t == ACK, "expected ACK, got %r" % t)
+        return struct.unpack("<Q", p)[0]
+
+    def closed(self):
+        """True once the collector closed the connection (reading all it sends)."""
+        try:
+            while True:
+                t, _ = self.read_frame()
+                if t is None:
+                    return True
+        except (ConnectionResetError, socket.timeout):
+            return True
+
+    def close(self):
+        self.sock.close()
+
+
+def run(args, timeout=90, **kw):
+    try:
+        return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=timeout, **kw)
+    except subprocess.TimeoutExpired:
+        fail("%s did not end within %d s" % (" ".join(args), timeout))
+
+
+def dump(path):
+    r = run([os.path.join(bindir(), "vigil"), "dump", path])
+    return r
+
+
+def event_counts(text):
+    """{event name: count} of `vigil dump --json` output."""
+    counts = {}
+    for line in text.splitlines():
+        if line.startswith("{"):
+            name = json.loads(line)["name"]
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def dump_json(path):
+    r = run([os.path.join(bindir(), "vigil"), "dump", "--json", path])
+    return r
+
+
+def discarded(stderr):
+    """The events discarded that `vigil dump` reports on stderr."""
+    import re
+    m = re.search(r"(\d+) events discarded", stderr)
+    return int(m.group(1)) if m else None

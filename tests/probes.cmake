@@ -1,0 +1,25 @@
+# vigil probes (docs/control.md "Probes"): a subject registering sensors over time
+# (tests/probes/probes_subject.c) listens for monitors; tests/probes/probes_test.py
+# switches its sensors with `vigil probes --pid` and reads the trace with `vigil dump`.
+# The subject gets VIGIL_CONTROL=listen in its environment (sanitizer builds too); the
+# `.record` variants run it under `vigil record --listen` (the preload: not under the
+# sanitizers).
+add_executable(vg_probes_subject ${CMAKE_SOURCE_DIR}/tests/probes/probes_subject.c)
+target_link_libraries(vg_probes_subject PRIVATE vigil_runtime Threads::Threads)
+
+foreach(t switch paging bad exact)
+  add_test(NAME probes.${t}
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/probes/probes_test.py ${t}
+                   $<TARGET_FILE:vg_probes_subject>)
+  set_tests_properties(probes.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 60
+                       LABELS sanitize)
+endforeach()
+if(NOT VIGIL_SANITIZE)
+  foreach(t switch exact)
+    add_test(NAME probes.record.${t}
+             COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/probes/probes_test.py ${t}
+                     $<TARGET_FILE:vg_probes_subject> record)
+    set_tests_properties(probes.record.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
+                         TIMEOUT 60)
+  endforeach()
+endif()

@@ -1,0 +1,334 @@
+"""`vigil probes` end to end (docs/control.md "Probes"): a subject that registers sensors
+over time (tests/probes/probes_subject.c) listens for monitors; `vigil probes --pid`
+switches them by glob and %regex; `vigil dump --json` says what was recorded.
+
+usage: probes_test.py TEST SUBJECT [record]   (VIGIL_BIN: the build's bin directory)
+  record: run the subject under `vigil record --listen` (the preload), else with
+  VIGIL_OUT + VIGIL_CONTROL=listen in its environment (works under the sanitizers).
+
+Every firing carries a number n, so "recorded from the switch on" is checked on numbers,
+not clocks."""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ.get("VIGIL_BIN", "build/bin")
+VIGIL = os.path.join(BIN, "vigil")
+SUBJECT = sys.argv[2] if len(sys.argv) > 2 else os.path.join(BIN, "vg_probes_subject")
+UNDER_RECORD = len(sys.argv) > 3 and sys.argv[3] == "record"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+class Subject:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="vigil-probes-")
+        self.trace = os.path.join(self.dir, "trace")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VIGIL_")
+               or k in ("VIGIL_BIN", "VIGIL_SRC")}
+        if UNDER_RECORD:
+            cmd = [VIGIL, "record", "--listen", "--quiet", "-o", self.trace, "--", SUBJECT]
+        else:
+            cmd = [SUBJECT]
+            env.update({"VIGIL_OUT": self.trace, "VIGIL_SENSORS": "vg.*",
+                        "VIGIL_ENTITY_FLAGS": "off", "VIGIL_CONTROL": "listen"})
+        self.err_path = os.path.join(self.dir, "stderr")
+        self.err = open(self.err_path, "w")
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=self.err, env=env, text=True)
+        self.pid = None
+
+    def do(self, *lines):
+        out = []
+        for line in lines:
+            self.p.stdin.write(line + "\n")
+            self.p.stdin.flush()
+            ans = self.p.stdout.readline().strip()
+            check(ans.startswith("done"), f"subject answered {ans!r} to {line!r}")
+            out.append(ans)
+        return out
+
+    def find_pid(self):
+        """The subject's pid (under vigil record it is the recorder's child): the process
+        that listens on @vigil-control.<pid>."""
+        self.do("fireall 0")  # its library is initialised: it listens
+        if not UNDER_RECORD:
+            self.pid = self.p.pid
+            return
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            with open("/proc/net/unix") as f:
+                names = re.findall(r"@vigil-control\.(\d+)", f.read())
+            for n in names:
+                try:
+                    with open(f"/proc/{n}/status") as s:
+                        if f"PPid:\t{self.p.pid}\n" in s.read():
+                            self.pid = int(n)
+                            return
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        raise Failure("the subject under vigil record does not listen")
+
+    def stderr(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def finish(self):
+        self.p.stdin.write("quit\n")
+        self.p.stdin.close()
+        rc = self.p.wait(timeout=60)
+        self.p.stdout.close()
+        self.err.close()
+        check(rc == 0, f"subject exited {rc}; stderr: {self.stderr()}")
+
+    def events(self):
+        p = subprocess.run([VIGIL, "dump", "--json", self.trace], capture_output=True,
+                           text=True, timeout=60)
+        check(p.returncode == 0, f"vigil dump exited {p.returncode}: {p.stderr}")
+        return [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+
+    def cleanup(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def probes(s, *args, rc=0):
+    p = subprocess.run([VIGIL, "probes", "--pid", str(s.pid), *args], capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == rc,
+          f"vigil probes {' '.join(args)} exited {p.returncode} (expected {rc}): {p.stderr}")
+    if rc == 0 and "--json" in args:
+        return json.loads(p.stdout)
+    return p
+
+
+def attach(pid):
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(30)
+    conn.connect(b"\0vigil-control.%d" % pid)
+    f = conn.makefile("rwb")
+    hello = f.readline().decode()
+    check(hello.startswith(f"hello vigil-control 1 pid={pid} "), f"bad hello {hello!r}")
+    return conn, f
+
+
+def ask(f, line):
+    f.write(line.encode() + b"\n")
+    f.flush()
+    return f.readline().decode().rstrip("\n")
+
+
+def numbers(events, name):
+    return sorted(e["fields"]["n"] for e in events if e["name"] == name)
+
+
+def states(listing):
+    return {e["name"]: e["on"] for e in listing["sensors"]}
+
+
+# ---- the tests ----
+
+def test_switch(s):
+    """Globs and %regexes, later registrations, the subject's match count, detach, the
+    monitor's `reset`, composition with `sensor` rules, `vigil probes reset`."""
+    s.do("reg mailbox.Send mailbox.Wait other.x")
+    s.find_pid()
+    s.do("fireall 1")  # nothing asked: only vg.*
+    base = probes(s, "list", "--json")
+    builtin = {k: v for k, v in states(base).items() if k.startswith("vg.")}
+    check(base["pattern_matches"] == 0, f"matches before any pattern: {base}")
+    check(not any(v for k, v in states(base).items() if not k.startswith("vg.")),
+          f"user sensors on before any switch: {base}")
+    out = probes(s, "--json", "enable", "mailbox.*")
+    check(out["matched"] == 2 and sorted(c["name"] for c in out["changed"]) ==
+          ["mailbox.Send", "mailbox.Wait"], f"enable mailbox.*: {out}")
+    again = probes(s, "--json", "enable", "mailbox.*")
+    check(again["matched"] == 2 and again["changed"] == [], f"enable again: {again}")
+    s.do("fireall 2")
+    s.do("reg mailbox.Late other.late")  # after the pattern: matched at registration
+    s.do("fireall 3")
+    out = probes(s, "--json", "enable", "%^x\\.")
+    check(out["matched"] == 0, f"%^x\\. before any x.*: {out}")
+    out = probes(s, "--json", "disable", "%(Wait|Late)$")
+    check(sorted(c["name"] for c in out["changed"]) == ["mailbox.Late", "mailbox.Wait"],
+          f"disable %(Wait|Late)$: {out}")
+    # Registered now: the patterns in order, the last match decides (x.Wait: on by
+    # %^x\., then off by %(Wait|Late)$; x.Go: on; y.Late: off).
+    s.do("reg x.Wait x.Go y.Late")
+    s.do("fireall 4")
+    now = states(probes(s, "list", "--json"))
+    want = {"mailbox.Send": True, "mailbox.Wait": False, "other.x": False,
+            "mailbox.Late": False, "other.late": False, "x.Wait": False, "x.Go": True,
+            "y.Late": False}
+    check({k: now[k] for k in want} == want, f"states {now}")
+    # The subject matched strings only at registration: 2 sensors after 1 pattern, 3
+    # after 3 patterns (list, probe and firing never match).
+    matches = probes(s, "list", "--json")["pattern_matches"]
+    check(matches == 2 * 1 + 3 * 3, f"pattern matches {matches}, expected 11")
+    # A monitor's own rules add on top and go with it; the probes stay.
+    conn, f = attach(s.pid)
+    check(ask(f, "sensor +1 other.x").startswith("ok "), "sensor rule")
+    check(ask(f, "sensor +1 mailbox.Send").startswith("ok "), "sensor rule")
+    s.do("fireall 5")
+    check(ask(f, "reset").startswith("ok "), "reset")
+    s.do("fireall 6")
+    f.close()
+    conn.close()  # the next attach waits for the detach (the subject serves in order)
+    s.do("fireall 7")
+    check(probes(s, "list", "--json")["pattern_matches"] == 11, "matches changed")
+    s.do("reg x.After")  # 3 patterns again
+    # A built-in switched off stays off across detaches (which restore the built-ins).
+    out = probes(s, "--json", "disable", "vg.net.close")
+    check([c["name"] for c in out["changed"]] == ["vg.net.close"], f"vg.net.close: {out}")
+    check(not states(probes(s, "list", "--json"))["vg.net.close"], "vg.net.close on again")
+    out = probes(s, "--json", "reset")
+    check(out["switched"] == 4, f"reset: {out}")  # mailbox.Send, x.Go, x.After, vg.net.close
+    s.do("reg x.Reset", "fireall 8")
+    after = probes(s, "list", "--json")
+    check(after["pattern_matches"] == 14, f"matches after reset: {after['pattern_matches']}")
+    check(not any(v for k, v in states(after).items() if not k.startswith("vg.")),
+          f"user sensors on after reset: {after}")
+    check({k: v for k, v in states(after).items() if k.startswith("vg.")} == builtin,
+          f"built-ins after reset: {after}")
+    s.finish()
+    evs = s.events()
+    got = {n: numbers(evs, n) for n in sorted({e["name"] for e in evs})
+           if not n.startswith("vg.")}
+    want = {"mailbox.Send": [2, 3, 4, 5, 6, 7], "mailbox.Wait": [2, 3],
+            "mailbox.Late": [3], "x.Go": [4, 5, 6, 7], "x.After": [], "other.x": [5]}
+    want = {k: v for k, v in want.items() if v}
+    check(got == want, f"recorded {got}, expected {want}")
+
+
+def test_paging(s):
+    """300 long names: `list` answers fit one line each; the command pages."""
+    prefix = "paging.a_rather_long_sensor_name_to_fill_the_line_quickly_"
+    s.do(f"regn {prefix} 300")
+    s.find_pid()
+    listing = probes(s, "list", "--json")
+    names = [e["name"] for e in listing["sensors"]]
+    check(listing["total"] == len(names) and [e["id"] for e in listing["sensors"]] ==
+          list(range(len(names))), f"ids not 0..total-1: {listing['total']}")
+    want = [f"{prefix}{i:04d}" for i in range(300)]
+    check(names[-300:] == want, "the 300 sensors are not all listed, in order")
+    # One raw page is one line of at most 1024 bytes, and not the whole table.
+    conn, f = attach(s.pid)
+    first = ask(f, "list 0")
+    check(len(first.encode()) <= 1024, f"list line of {len(first)} bytes")
+    entries = first.split(" ")[3:]
+    check(0 < len(entries) < len(names), f"{len(entries)} entries on the first page")
+    last = ask(f, f"list {len(names)}")
+    check(last.split(" ")[2:] == [str(len(names))], f"list past the end: {last!r}")
+    f.close()
+    conn.close()
+    out = probes(s, "--json", "enable", "%[05]$")  # 0000, 0005, ..., 0295
+    want_on = sorted(n for n in want if re.search("[05]$", n))
+    check(sorted(c["name"] for c in out["changed"]) == want_on,
+          f"changed {len(out['changed'])}, expected {len(want_on)}")
+    s.do("fireall 1")
+    s.finish()
+    evs = s.events()
+    check(sorted({e["name"] for e in evs if e["name"].startswith("paging.")}) == want_on,
+          "recorded sensors differ from the switched ones")
+
+
+def test_bad(s):
+    """Bad patterns and usage: one clear line, exit 2; unreachable process: exit 1."""
+    s.do("reg app.a")
+    s.find_pid()
+    p = probes(s, "enable", "%(", rc=2)
+    check(p.stdout == "" and p.stderr.count("\n") == 1 and
+          "bad regular expression" in p.stderr, f"bad regex: {p.stderr!r}")
+    for args in (["enable"], ["enable", "a", "b"], ["frobnicate", "x"], ["enable", "%"],
+                 ["enable", "a b"], ["--bogus", "list"]):
+        p = probes(s, *args, rc=2)
+        check(p.stderr.count("\n") == 1 and p.stderr.startswith("vigil probes"),
+              f"{args}: {p.stderr!r}")
+    p = subprocess.run([VIGIL, "probes", "list"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and "--pid" in p.stderr, f"no --pid: {p.stderr!r}")
+    p = subprocess.run([VIGIL, "probes", "--collector", "127.0.0.1:7878", "list"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and p.stderr.count("\n") == 1 and "--collector" in p.stderr,
+          f"--collector without a collector: {p.returncode} {p.stderr!r}")
+    p = subprocess.run([VIGIL, "probes", "--pid", "1", "list"], capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 1 and p.stderr.count("\n") == 1, f"pid 1: {p.stderr!r}")
+    # The subject's own checks (a monitor that skips the command's).
+    conn, f = attach(s.pid)
+    for line in ("pattern enable %(", "pattern enable %", "pattern frob x", "pattern",
+                 "probe 99999 on", "probe 0 maybe", "probe x on", "list", "list -1",
+                 "list 1 2"):
+        ans = ask(f, line)
+        check(ans.startswith("error "), f"{line!r} -> {ans!r}")
+    check(ask(f, "ping").startswith("ok "), "ping after garbage")
+    f.close()
+    conn.close()
+    listing = probes(s, "list", "--json")
+    check(listing["pattern_matches"] == 0 and not states(listing)["app.a"],
+          f"garbage changed something: {listing}")
+    s.do("fireall 1")
+    s.finish()
+    check(not [e for e in s.events() if e["name"] == "app.a"], "app.a recorded")
+
+
+def test_exact(s):
+    """A sensor firing in a tight loop: records exactly from the switch on (every
+    firing after the first recorded one is recorded, until the switch off), never
+    dated before the pattern was given."""
+    s.do("reg loop.hot")
+    s.find_pid()
+    s.do("loop loop.hot 20000")  # 50000 firings a second: a small trace
+    time.sleep(0.2)
+    on = probes(s, "--json", "enable", "loop.hot")
+    time.sleep(0.2)
+    off = probes(s, "--json", "disable", "loop.*")
+    time.sleep(0.1)
+    fired = int(s.do("stop")[0].split()[1])
+    s.finish()
+    evs = [e for e in s.events() if e["name"] == "loop.hot"]
+    ns = sorted(e["fields"]["n"] for e in evs)
+    check(len(ns) > 0, "nothing recorded while on")
+    check(ns == list(range(ns[0], ns[0] + len(ns))), "records are not one unbroken run")
+    check(ns[0] > 1 and ns[-1] < fired, f"run {ns[0]}..{ns[-1]} of {fired}: not inside")
+    first = min(e["clock"] for e in evs)
+    check(first > on["since_ns"], f"first record {first} before the switch {on['since_ns']}")
+    # After the switch off's answer at most one firing (already past its check) lands.
+    late = [e for e in evs if e["clock"] > off["at_ns"]]
+    check(len(late) <= 1, f"{len(late)} records after the switch off")
+
+
+TESTS = {"switch": test_switch, "paging": test_paging, "bad": test_bad, "exact": test_exact}
+
+
+def main():
+    name = sys.argv[1]
+    s = Subject()
+    try:
+        TESTS[name](s)
+    except Failure as e:
+        print(f"FAIL {name}: {e}\nsubject stderr:\n{s.stderr()}", file=sys.stderr)
+        return 1
+    finally:
+        s.cleanup()
+    print(f"ok {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

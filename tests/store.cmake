@@ -1,0 +1,15 @@
+# The PostgreSQL store (src/store, vigil store): a real server from Debian's packages,
+# started by the test on a free loopback port (tests/store/store_test.py).
+if(TARGET vigil_store AND NOT VIGIL_SANITIZE)
+  add_executable(store_image ${CMAKE_SOURCE_DIR}/tests/store/store_image.c)
+  target_link_libraries(store_image PRIVATE vigil_store)
+  file(GLOB STORE_PG_BIN /usr/lib/postgresql/*/bin/initdb)
+  if(STORE_PG_BIN)
+    list(GET STORE_PG_BIN -1 STORE_PG_BIN)
+    get_filename_component(STORE_PG_BIN ${STORE_PG_BIN} DIRECTORY)
+    add_test(NAME store.postgres
+             COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/store/store_test.py
+                     ${CMAKE_BINARY_DIR}/bin ${STORE_PG_BIN})
+    set_tests_properties(store.postgres PROPERTIES LABELS store TIMEOUT 120)
+  endif()
+endif()
