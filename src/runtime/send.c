@@ -757,17 +757,8 @@ void vg__send_start(void)
 	add_image(vg__rt.dir, slash ? slash + 1 : vg__rt.dir, vg__rt.image, 0);
 	if (vg__rt.image > 0)
 		find_earlier_images();
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 << 10);
-	pthread_t th;
-	int rc = vg__real_pthread_create(&th, &attr, sender_main, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* all signals blocked, detached, unseen by the hooks: like the control thread */
+	int rc = vg__control_start_thread(sender_main);
 	if (rc != 0)
 		vg__warn("VIGIL_TO=%s: cannot start the sender thread: %s; the records stay in %s",
 		         vg__rt.cfg.to, strerror(rc), vg__rt.dir);
