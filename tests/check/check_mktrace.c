@@ -458,14 +458,17 @@ static void big(struct gen *g, uint64_t n, uint64_t seed)
 	uint32_t tids[NTHR] = {42, 43, 44, 45};
 	for (int l = 0; l < NLOCK; l++)
 		builtin_ent(g, 0, TG_ENTITY_CREATE, "Lock", 0x9000 + (uint64_t)l, 0, "lock");
-	uint64_t injected = 0;
+	uint64_t injected = 0, next = 40000 + rnd(&r, 20000);
 	while (g->events < n) {
 		int t = (int)rnd(&r, NTHR), s = st[t];
 		unsigned a = (unsigned)rnd(&r, 100);
 		uint64_t o = rnd(&r, NOBJ);
 		unsigned l = (unsigned)rnd(&r, NLOCK);
-		/* One violation every 50000 events or so, of each rule in turn. */
-		if (rnd(&r, 50000) == 0) {
+		/* One violation every 50000 events or so, of each rule in turn: when one cannot
+		 * be made here (its object or lock is in the wrong state) the next event tries
+		 * again, so every run injects about n / 50000 of them. */
+		if (g->events >= next) {
+			next = g->events + 40000 + rnd(&r, 20000);
 			switch (injected++ % 5) {
 			case 0:
 				if (live[o])
@@ -493,6 +496,7 @@ static void big(struct gen *g, uint64_t n, uint64_t seed)
 				continue;
 			}
 			injected--;
+			next = g->events; /* not made: try again at the next event */
 		}
 		if (a < 15) {
 			if (!live[o]) {
