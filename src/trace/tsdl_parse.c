@@ -391,10 +391,11 @@ static struct ttype *parse_type(struct parser *p, const char **declarator)
 			next(p);
 		}
 		if (!declarator) {
+			/* the space, the last identifier and the NUL must fit */
+			if (strlen(name) + (*name ? 1 : 0) + strlen(last) + 1 > sizeof name)
+				error_at(p, &start, "type name too long");
 			if (*name)
 				strcat(name, " ");
-			if (strlen(name) + strlen(last) + 1 > sizeof name)
-				error_at(p, &start, "type name too long");
 			strcat(name, last);
 		} else if (!*name) {
 			error_at(p, &p->cur, "missing field name after type '%s'", last);
