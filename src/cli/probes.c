@@ -23,6 +23,7 @@
 
 #include "bad_option.h"
 #include "cli/control_link.h"
+#include "cli/probes.h"
 #include "commands.h"
 
 #define MAX_PATTERN 900 /* it travels in a 1024-byte command line */
@@ -50,7 +51,8 @@ static void usage(FILE *f)
 	        "reset forgets the patterns and puts every sensor back as configured.\n\n"
 	        "options:\n"
 	        "  --pid PID              the process (one monitor at a time may attach)\n"
-	        "  --collector HOST:PORT  every subject of a vigild collector (docs/protocol.md)\n"
+	        "  --collector ADDR       every subject of a vigild collector at HOST:PORT or\n"
+	        "                         unix:PATH (docs/protocol.md; VIGIL_TO_TOKEN: its token)\n"
 	        "  --json                 one JSON object on stdout\n"
 	        "  -h, --help             this help\n\n"
 	        "exit status: 0 done; 1 the process could not be reached or refused; 2 bad\n"
@@ -60,18 +62,13 @@ static void usage(FILE *f)
 	        "  vigil probes --pid $! enable 'mailbox.*'\n"
 	        "  vigil probes --pid $! disable '%%\\.(Wait|Poll)$'\n"
 	        "  vigil probes --pid $! list --json | jq '.sensors[] | select(.on) | .name'\n"
-	        "  vigil probes --pid $! reset\n");
+	        "  vigil probes --pid $! reset\n"
+	        "  vigil probes --collector 127.0.0.1:7878 enable 'mailbox.Send*'   # every subject\n");
 }
 
 /* ---- patterns, as the subject evaluates them (control_probes.c) ---- */
 
-struct pattern {
-	const char *text;
-	int is_regex;
-	regex_t re;
-};
-
-static int pattern_compile(struct pattern *p, const char *text)
+int pattern_compile(struct pattern *p, const char *text)
 {
 	p->text = text;
 	p->is_regex = text[0] == '%';
@@ -104,7 +101,7 @@ static int pattern_compile(struct pattern *p, const char *text)
 	return 0;
 }
 
-static int pattern_match(const struct pattern *p, const char *name)
+int pattern_match(const struct pattern *p, const char *name)
 {
 	if (p->is_regex)
 		return regexec(&p->re, name, 0, NULL, 0) == 0;
@@ -453,14 +450,11 @@ int vg_cmd_probes(int argc, char **argv)
 	struct pattern pat;
 	if (text && pattern_compile(&pat, text) < 0)
 		return 2;
-	if (collector) {
-		/* The collector evaluates patterns against every subject's table itself
-		 * (docs/protocol.md "Probes"); its relay is built with vigild. */
-		fprintf(stderr,
-		        "vigil probes: --collector %s: not available in this build (vigild's probe "
-		        "relay is not there yet); attach to one process with --pid PID\n",
-		        collector);
-		return 1;
+	if (collector) { /* vigild evaluates the pattern against every subject's table */
+		int rc = probes_collector(collector, verb, text ? &pat : NULL, json);
+		if (text && pat.is_regex)
+			regfree(&pat.re);
+		return rc;
 	}
 	struct link l = {0};
 	l.c = vgc_attach((int)pid, l.err, sizeof l.err);

@@ -33,6 +33,7 @@ void vgd_conn_free(struct vgd_conn *c, int how)
 {
 	if (c->has_subject)
 		vgd_subject_close(&c->subj, how);
+	vgd_relay_free(c);
 	close(c->fd);
 	free(c->in);
 	vgf_buf_free(&c->out);
@@ -81,6 +82,7 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 			        f->u.hello.kind == VGF_KIND_C ? "C" : "records", acked);
 	}
 	vgf_put_welcome(&c->out, ++next_session, acked);
+	vgd_relay_subject_hello(c);
 	return 0;
 }
 
@@ -125,7 +127,20 @@ static int on_frame(struct vgd_conn *c, uint8_t type, const uint8_t *payload, ui
 		break;
 	case VGF_REPLY:
 	case VGF_NOTE:
-		break; /* the probe tables (vigil probes) are kept elsewhere */
+		if (!c->has_subject)
+			break;
+		if (type == VGF_REPLY)
+			vgd_relay_reply(c, (const char *)f.u.line.line.p, f.u.line.line.n);
+		else
+			vgd_relay_note(c, (const char *)f.u.line.line.p, f.u.line.line.n);
+		break;
+	case VGF_CONTROL:
+		if (c->has_subject) {
+			snprintf(err, sizeof err, "CONTROL from a subject: out of order");
+			return drop(c, err);
+		}
+		vgd_relay_control(c, (const char *)f.u.line.line.p, f.u.line.line.n);
+		break;
 	default:
 		snprintf(err, sizeof err, "%s: out of order (not sent by subjects)",
 		         vgf_type_name(type));

@@ -17,6 +17,7 @@ struct vgd_conn {
 	int hello_done, has_subject;
 	int dead; /* to be closed by the loop */
 	struct vgd_subject subj;
+	struct vgd_probes *probes; /* relay.c: its sensor table and the replies it owes */
 };
 
 struct vgd_conn *vgd_conn_new(int fd, const char *peer);
@@ -32,5 +33,14 @@ void vgd_conn_free(struct vgd_conn *c, int how);
 struct vgd_conn *vgd_find_subject(const char *host, uint32_t pid, uint64_t start,
                                   const struct vgd_conn *except);
 void vgd_drop_conn(struct vgd_conn *c); /* closes it now, orderly */
+size_t vgd_conn_count(void);
+struct vgd_conn *vgd_conn_at(size_t i); /* NULL for a closed slot */
+
+/* relay.c: probes through the collector (docs/protocol.md "Probes"). */
+void vgd_relay_subject_hello(struct vgd_conn *c); /* after WELCOME: patterns, `list 0` */
+void vgd_relay_reply(struct vgd_conn *c, const char *line, size_t n);
+void vgd_relay_note(struct vgd_conn *c, const char *line, size_t n);
+void vgd_relay_control(struct vgd_conn *peer, const char *line, size_t n); /* kind 3 */
+void vgd_relay_free(struct vgd_conn *c);
 
 #endif

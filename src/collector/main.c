@@ -176,6 +176,16 @@ void vgd_drop_conn(struct vgd_conn *c)
 		}
 }
 
+size_t vgd_conn_count(void)
+{
+	return nconns;
+}
+
+struct vgd_conn *vgd_conn_at(size_t i)
+{
+	return i < nconns ? conns[i] : NULL;
+}
+
 static void add_conn(int fd, const char *peer)
 {
 	int one = 1;

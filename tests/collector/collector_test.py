@@ -161,6 +161,55 @@ def case_control_relay(work):
     srv.close()
 
 
+def case_probes(work):
+    """vigil probes --collector (docs/protocol.md "Probes"): vigild reads each subject's
+    sensor table, matches a pattern once and pushes only the switches by id; the switch
+    shows in the collected trace, a pattern that names nothing switches nothing, and a
+    bad pattern is refused before anything is sent."""
+    c = Collector(work + "/out").start()
+    args = ["--messages", "3000", "--seed", "3", "--pace", "300"]
+    p = subprocess.Popen([VIGIL, "record", "--to", c.addr(), "--sensors", "vg.*", "--",
+                          MAILBOX] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def probes(*a):
+        return run([VIGIL, "probes", "--collector", c.addr()] + list(a))
+
+    # wait until vigild has the subject's table
+    deadline = time.time() + 20
+    while True:
+        r = probes("--json", "list")
+        check(r.returncode == 0, "list: %s" % r.stderr)
+        table = json.loads(r.stdout)["sensors"]
+        if any(e["name"] == "mailbox.SendMessage" for e in table):
+            break
+        check(time.time() < deadline, "vigild never listed the subject's sensors: %r" % table)
+        time.sleep(0.1)
+    send = [e for e in table if e["name"] == "mailbox.SendMessage"][0]
+    check(not send["on"], "SendMessage is on before any probe: %r" % send)
+    r = probes("enable", "nothing.*")
+    check(r.returncode == 0 and " 0 sensor(s) switched" in r.stdout, "no match: %r" % r.stdout)
+    r = probes("enable", "%^mailbox\\.Send")
+    check(r.returncode == 0 and " 1 sensor(s) switched" in r.stdout,
+          "enable: %r %r" % (r.stdout, r.stderr))
+    time.sleep(0.5)
+    r = probes("--json", "list", "mailbox.*")
+    listed = {e["name"]: e["on"] for e in json.loads(r.stdout)["sensors"]}
+    check(listed.get("mailbox.SendMessage") is True and listed.get("mailbox.Waiting.end") is False,
+          "after enable: %r" % listed)
+    r = probes("disable", "mailbox.SendMessage")
+    check(r.returncode == 0 and " 1 sensor(s) switched" in r.stdout, "disable: %r" % r.stdout)
+    r = probes("enable", "%(")
+    check(r.returncode == 2 and "regular expression" in r.stderr, "bad regex: %r" % r.stderr)
+    _, err = p.communicate(timeout=120)
+    check(p.returncode == 0, "subject: %s" % err.decode())
+    check(c.stop() == 0, "vigild exit status")
+    a, _ = counts_of(work + "/out")
+    n = a.get("mailbox.SendMessage", 0)
+    check(0 < n < 3000, "SendMessage recorded %d times: expected only while enabled" % n)
+    check(not a.get("mailbox.Waiting.end"), "a sensor never enabled recorded: %r" % a)
+    print("probes: %d of 3000 sends recorded while the probe was on" % n)
+
+
 def case_concurrent(work):
     """Ten subjects at once, each complete in its host trace."""
     c = Collector(work + "/out", extra=["--quiet"]).start()

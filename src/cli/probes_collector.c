@@ -1,0 +1,249 @@
+/* vigil probes --collector: the same verbs through vigild, which keeps every subject's
+ * sensor table and pushes only the switches (docs/protocol.md "Probes"). This end is a
+ * control-only peer: HELLO kind 3, then one CONTROL line per verb, answered by one REPLY. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli/probes.h"
+#include "frame.h"
+
+#define WAIT_MS 5000
+
+static int dial(const char *addr, char *err, size_t errsize)
+{
+	if (!strncmp(addr, "unix:", 5)) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		if (strlen(addr + 5) >= sizeof sa.sun_path) {
+			snprintf(err, errsize, "socket path too long");
+			return -1;
+		}
+		strcpy(sa.sun_path, addr + 5);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+			return fd;
+		snprintf(err, errsize, "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	const char *colon = strrchr(addr, ':');
+	if (!colon || colon == addr || !colon[1]) {
+		snprintf(err, errsize, "expected HOST:PORT or unix:PATH");
+		return -1;
+	}
+	char host[256];
+	snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1]:7878 */
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = 0;
+	}
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+	int rc = getaddrinfo(host, colon + 1, &hints, &res);
+	if (rc) {
+		snprintf(err, errsize, "%s", gai_strerror(rc));
+		return -1;
+	}
+	int fd = -1;
+	for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
+		fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+			snprintf(err, errsize, "%s", strerror(errno));
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+static int send_all(int fd, const struct vgf_buf *b)
+{
+	for (size_t off = 0; off < b->len;) {
+		ssize_t n = send(fd, b->p + off, b->len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static int read_full(int fd, uint8_t *p, size_t n)
+{
+	while (n) {
+		struct pollfd pfd = {fd, POLLIN, 0};
+		if (poll(&pfd, 1, WAIT_MS) <= 0)
+			return -1;
+		ssize_t r = recv(fd, p, n, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* The next frame of `type` (others are skipped); its payload in *buf (malloc'd). */
+static int read_frame(int fd, uint8_t want, uint8_t **buf, uint32_t *len)
+{
+	for (;;) {
+		uint8_t hdr[VGF_HEADER];
+		uint8_t type;
+		if (read_full(fd, hdr, sizeof hdr) < 0 || vgf_header(hdr, 1u << 26, len, &type) < 0)
+			return -1;
+		uint8_t *p = malloc(*len ? *len : 1);
+		if (!p || read_full(fd, p, *len) < 0) {
+			free(p);
+			return -1;
+		}
+		if (type == want) {
+			*buf = p;
+			return 0;
+		}
+		free(p);
+	}
+}
+
+/* Sends one CONTROL line and returns its REPLY (malloc'd, NUL-terminated), or NULL. */
+static char *request(int fd, const char *line)
+{
+	struct vgf_buf b = {0};
+	vgf_put_line(&b, VGF_CONTROL, line);
+	int rc = b.failed ? -1 : send_all(fd, &b);
+	vgf_buf_free(&b);
+	uint8_t *payload;
+	uint32_t len;
+	if (rc < 0 || read_frame(fd, VGF_REPLY, &payload, &len) < 0)
+		return NULL;
+	struct vgf_frame f;
+	char err[200];
+	char *out = NULL;
+	if (vgf_decode(VGF_REPLY, payload, len, &f, err, sizeof err) == 0)
+		out = strndup(f.u.line.line.p, f.u.line.line.n);
+	free(payload);
+	return out;
+}
+
+/* `ok NOW N HOST:PID:ID:NAME:ON ...`, filtered by p. */
+static int print_list(char *ans, const char *addr, const struct pattern *p, int json)
+{
+	char *save = NULL;
+	strtok_r(ans, " ", &save);  /* ok */
+	strtok_r(NULL, " ", &save); /* NOW */
+	strtok_r(NULL, " ", &save); /* N */
+	json_t *arr = json_array();
+	size_t shown = 0, on = 0;
+	for (char *tok; (tok = strtok_r(NULL, " ", &save));) {
+		/* HOST:PID:ID:NAME:ON; a name may hold ':', so ON is after the last one */
+		char *f[4] = {tok, 0, 0, 0};
+		int k = 1;
+		for (char *c = tok; *c && k < 4; c++)
+			if (*c == ':')
+				*c = 0, f[k++] = c + 1;
+		char *last = k == 4 ? strrchr(f[3], ':') : NULL;
+		if (!last)
+			continue;
+		*last = 0;
+		const char *name = f[3];
+		int is_on = atoi(last + 1) != 0;
+		if (p && !pattern_match(p, name))
+			continue;
+		shown++;
+		on += is_on;
+		if (json)
+			json_array_append_new(arr,
+			                      json_pack("{s:s,s:I,s:I,s:s,s:b}", "host", f[0],
+			                                "pid", (json_int_t)strtoll(f[1], NULL, 10),
+			                                "id", (json_int_t)strtoll(f[2], NULL, 10),
+			                                "name", name, "on", is_on));
+		else
+			printf("%-3s %-16s %7s %6s  %s\n", is_on ? "on" : "off", f[0], f[1], f[2],
+			       name);
+	}
+	if (json) {
+		json_t *o = json_pack("{s:s,s:I,s:o}", "collector", addr, "total",
+		                      (json_int_t)shown, "sensors", arr);
+		char *text = json_dumps(o, JSON_COMPACT);
+		printf("%s\n", text);
+		free(text);
+		json_decref(o);
+	} else {
+		json_decref(arr);
+		fprintf(stderr, "collector %s: %zu sensors, %zu on\n", addr, shown, on);
+	}
+	return 0;
+}
+
+int probes_collector(const char *addr, const char *verb, const struct pattern *p, int json)
+{
+	char err[300];
+	int fd = dial(addr, err, sizeof err);
+	if (fd < 0) {
+		fprintf(stderr, "vigil probes: --collector %s: %s\n", addr, err);
+		return 1;
+	}
+	char host[256] = "localhost";
+	gethostname(host, sizeof host - 1);
+	struct vgf_buf b = {0};
+	vgf_put_hello(&b, getenv("VIGIL_TO_TOKEN") ? getenv("VIGIL_TO_TOKEN") : "", host,
+	              (uint32_t)getpid(), 0, "vigil probes", VGF_KIND_CONTROL);
+	int rc = b.failed ? -1 : send_all(fd, &b);
+	vgf_buf_free(&b);
+	uint8_t *payload = NULL;
+	uint32_t len;
+	if (rc < 0 || read_frame(fd, VGF_WELCOME, &payload, &len) < 0) {
+		fprintf(stderr, "vigil probes: --collector %s: no WELCOME (a wrong token?)\n",
+		        addr);
+		close(fd);
+		return 1;
+	}
+	free(payload);
+	char line[1100];
+	if (!strcmp(verb, "list"))
+		snprintf(line, sizeof line, "list");
+	else if (!strcmp(verb, "reset"))
+		snprintf(line, sizeof line, "pattern reset");
+	else
+		snprintf(line, sizeof line, "pattern %s %s", verb, p->text);
+	char *ans = request(fd, line);
+	close(fd);
+	if (!ans) {
+		fprintf(stderr, "vigil probes: --collector %s: no answer\n", addr);
+		return 1;
+	}
+	if (strncmp(ans, "ok ", 3)) {
+		fprintf(stderr, "vigil probes: --collector %s: %s\n", addr, ans);
+		free(ans);
+		return 1;
+	}
+	if (!strcmp(verb, "list")) {
+		rc = print_list(ans, addr, p, json);
+	} else {
+		unsigned long long at = 0;
+		long n = 0;
+		sscanf(ans, "ok %llu %ld", &at, &n);
+		if (json)
+			printf("{\"collector\":\"%s\",\"action\":\"%s\",\"switched\":%ld,\"at_ns\":"
+			       "%llu}\n",
+			       addr, verb, n, at);
+		else
+			printf("collector %s: %s: %ld sensor(s) switched now\n", addr,
+			       p ? p->text : "reset", n);
+		rc = 0;
+	}
+	free(ans);
+	return rc;
+}
