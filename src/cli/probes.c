@@ -8,12 +8,10 @@
  * register from then on, after this command has exited. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <poll.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,86 +24,44 @@
 #include "cli/probes.h"
 #include "commands.h"
 
-#define MAX_PATTERN 900 /* it travels in a 1024-byte command line */
 #define WAIT_MS 5000
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: vigil probes --pid PID [--json] enable|disable PATTERN\n"
-	        "       vigil probes --pid PID [--json] list [PATTERN]\n"
-	        "       vigil probes --pid PID [--json] reset\n"
-	        "       vigil probes --collector HOST:PORT ...   (through vigild)\n\n"
-	        "Switches the sensors of a running process on or off, while it runs. The\n"
-	        "process must listen for monitors (vigil record --listen, or VIGIL_CONTROL=listen\n"
-	        "with VIGIL_OUT). A PATTERN is an fnmatch glob on sensor names ('mailbox.*'), or\n"
-	        "a POSIX extended regular expression after '%%' ('%%^mailbox\\.(Send|Wait)',\n"
-	        "unanchored unless you anchor it).\n\n"
-	        "enable/disable matches the pattern here against the process's sensor table and\n"
-	        "switches the sensors whose state changes, by id; the process keeps the pattern\n"
-	        "and applies it to sensors registered later. The switches outlive this command\n"
-	        "(and any vigil watch that attaches and leaves). A probe state replaces what\n"
-	        "VIGIL_SENSORS decided for the sensor; vigil watch's requests add on top.\n"
-	        "Later patterns win over earlier ones; giving a pattern again moves it last.\n"
-	        "list shows each sensor's probe state (optionally only those PATTERN names).\n"
-	        "reset forgets the patterns and puts every sensor back as configured.\n\n"
-	        "options:\n"
-	        "  --pid PID              the process (one monitor at a time may attach)\n"
-	        "  --collector ADDR       every subject of a vigild collector at HOST:PORT or\n"
-	        "                         unix:PATH (docs/protocol.md; VIGIL_TO_TOKEN: its token)\n"
-	        "  --json                 one JSON object on stdout\n"
-	        "  -h, --help             this help\n\n"
-	        "exit status: 0 done; 1 the process could not be reached or refused; 2 bad\n"
-	        "usage or a bad pattern.\n\n"
-	        "examples:\n"
-	        "  vigil record --listen -o srv -- ./server &\n"
-	        "  vigil probes --pid $! enable 'mailbox.*'\n"
-	        "  vigil probes --pid $! disable '%%\\.(Wait|Poll)$'\n"
-	        "  vigil probes --pid $! list --json | jq '.sensors[] | select(.on) | .name'\n"
-	        "  vigil probes --pid $! reset\n"
-	        "  vigil probes --collector 127.0.0.1:7878 enable 'mailbox.Send*'   # every subject\n");
-}
-
-/* ---- patterns, as the subject evaluates them (control_probes.c) ---- */
-
-int pattern_compile(struct pattern *p, const char *text)
-{
-	p->text = text;
-	p->is_regex = text[0] == '%';
-	if (!text[0] || (p->is_regex && !text[1])) {
-		fprintf(stderr, "vigil probes: empty pattern\n");
-		return -1;
-	}
-	if (strlen(text) > MAX_PATTERN) {
-		fprintf(stderr, "vigil probes: pattern longer than %d bytes\n", MAX_PATTERN);
-		return -1;
-	}
-	for (const char *c = text; *c; c++)
-		if ((unsigned char)*c <= ' ' || *c == 0x7f) {
-			fprintf(stderr,
-			        "vigil probes: pattern '%s': spaces and control characters cannot "
-			        "match a sensor name\n",
-			        text);
-			return -1;
-		}
-	if (p->is_regex) {
-		int rc = regcomp(&p->re, text + 1, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char why[200];
-			regerror(rc, &p->re, why, sizeof why);
-			fprintf(stderr, "vigil probes: bad regular expression '%s': %s\n", text + 1,
-			        why);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int pattern_match(const struct pattern *p, const char *name)
-{
-	if (p->is_regex)
-		return regexec(&p->re, name, 0, NULL, 0) == 0;
-	return fnmatch(p->text, name, 0) == 0;
+	fprintf(
+	    f,
+	    "usage: vigil probes --pid PID [--json] enable|disable PATTERN\n"
+	    "       vigil probes --pid PID [--json] list [PATTERN]\n"
+	    "       vigil probes --pid PID [--json] reset\n"
+	    "       vigil probes --collector HOST:PORT ...   (through vigild)\n\n"
+	    "Switches the sensors of a running process on or off, while it runs. The\n"
+	    "process must listen for monitors (vigil record --listen, or VIGIL_CONTROL=listen\n"
+	    "with VIGIL_OUT). A PATTERN is an fnmatch glob on sensor names ('mailbox.*'), or\n"
+	    "a POSIX extended regular expression after '%%' ('%%^mailbox\\.(Send|Wait)',\n"
+	    "unanchored unless you anchor it).\n\n"
+	    "enable/disable matches the pattern here against the process's sensor table and\n"
+	    "switches the sensors whose state changes, by id; the process keeps the pattern\n"
+	    "and applies it to sensors registered later. The switches outlive this command\n"
+	    "(and any vigil watch that attaches and leaves). A probe state replaces what\n"
+	    "VIGIL_SENSORS decided for the sensor; vigil watch's requests add on top.\n"
+	    "Later patterns win over earlier ones; giving a pattern again moves it last.\n"
+	    "list shows each sensor's probe state (optionally only those PATTERN names).\n"
+	    "reset forgets the patterns and puts every sensor back as configured.\n\n"
+	    "options:\n"
+	    "  --pid PID              the process (one monitor at a time may attach)\n"
+	    "  --collector ADDR       every subject of a vigild collector at HOST:PORT or\n"
+	    "                         unix:PATH (docs/protocol.md; VIGIL_TO_TOKEN: its token)\n"
+	    "  --json                 one JSON object on stdout\n"
+	    "  -h, --help             this help\n\n"
+	    "exit status: 0 done; 1 the process could not be reached or refused; 2 bad\n"
+	    "usage or a bad pattern.\n\n"
+	    "examples:\n"
+	    "  vigil record --listen -o srv -- ./server &\n"
+	    "  vigil probes --pid $! enable 'mailbox.*'\n"
+	    "  vigil probes --pid $! disable '%%\\.(Wait|Poll)$'\n"
+	    "  vigil probes --pid $! list --json | jq '.sensors[] | select(.on) | .name'\n"
+	    "  vigil probes --pid $! reset\n"
+	    "  vigil probes --collector 127.0.0.1:7878 enable 'mailbox.Send*'   # every subject\n");
 }
 
 /* ---- one command, its raw answer line (vgc_command parses only `ok NOW [N]`) ---- */
@@ -268,7 +224,8 @@ static int fail(struct link *l, int pid)
 	return 1;
 }
 
-static int do_switch(struct link *l, int pid, int enable, const struct pattern *p, int json)
+static int do_switch(struct link *l, int pid, int enable, const struct vg_probe_pattern *p,
+                     int json)
 {
 	char line[1100], ans[1100];
 	snprintf(line, sizeof line, "pattern %s %s", enable ? "enable" : "disable", p->text);
@@ -286,7 +243,7 @@ static int do_switch(struct link *l, int pid, int enable, const struct pattern *
 	size_t matched = 0, nchanged = 0;
 	for (size_t i = 0; i < t.n; i++) {
 		struct sensor *s = &t.s[i];
-		if (!pattern_match(p, s->name))
+		if (!vg_probe_pattern_match(p, s->name))
 			continue;
 		matched++;
 		if (s->on == enable)
@@ -324,7 +281,7 @@ static int do_switch(struct link *l, int pid, int enable, const struct pattern *
 	return 0;
 }
 
-static int do_list(struct link *l, int pid, const struct pattern *p, int json)
+static int do_list(struct link *l, int pid, const struct vg_probe_pattern *p, int json)
 {
 	struct table t = {0};
 	char ans[1100];
@@ -338,7 +295,7 @@ static int do_list(struct link *l, int pid, const struct pattern *p, int json)
 	size_t on = 0;
 	for (size_t i = 0; i < t.n; i++) {
 		struct sensor *s = &t.s[i];
-		if (p && !pattern_match(p, s->name))
+		if (p && !vg_probe_pattern_match(p, s->name))
 			continue;
 		on += s->on;
 		if (json)
@@ -447,13 +404,16 @@ int vg_cmd_probes(int argc, char **argv)
 		                "HOST:PORT\n");
 		return 2;
 	}
-	struct pattern pat;
-	if (text && pattern_compile(&pat, text) < 0)
+	struct vg_probe_pattern pat;
+	char why[256];
+	if (text && vg_probe_pattern_compile(&pat, text, why, sizeof why) < 0) {
+		fprintf(stderr, "vigil probes: %s\n", why);
 		return 2;
+	}
 	if (collector) { /* vigild evaluates the pattern against every subject's table */
 		int rc = probes_collector(collector, verb, text ? &pat : NULL, json);
-		if (text && pat.is_regex)
-			regfree(&pat.re);
+		if (text)
+			vg_probe_pattern_free(&pat);
 		return rc;
 	}
 	struct link l = {0};
@@ -466,7 +426,7 @@ int vg_cmd_probes(int argc, char **argv)
 	         : !strcmp(verb, "reset") ? do_reset(&l, (int)pid, json)
 	                                  : do_switch(&l, (int)pid, verb[0] == 'e', &pat, json);
 	vgc_subject_close(l.c);
-	if (text && pat.is_regex)
-		regfree(&pat.re);
+	if (text)
+		vg_probe_pattern_free(&pat);
 	return rc;
 }

@@ -138,7 +138,7 @@ static char *request(int fd, const char *line)
 }
 
 /* `ok NOW N HOST:PID:ID:NAME:ON ...`, filtered by p. */
-static int print_list(char *ans, const char *addr, const struct pattern *p, int json)
+static int print_list(char *ans, const char *addr, const struct vg_probe_pattern *p, int json)
 {
 	char *save = NULL;
 	strtok_r(ans, " ", &save);  /* ok */
@@ -159,7 +159,7 @@ static int print_list(char *ans, const char *addr, const struct pattern *p, int 
 		*last = 0;
 		const char *name = f[3];
 		int is_on = atoi(last + 1) != 0;
-		if (p && !pattern_match(p, name))
+		if (p && !vg_probe_pattern_match(p, name))
 			continue;
 		shown++;
 		on += is_on;
@@ -187,7 +187,7 @@ static int print_list(char *ans, const char *addr, const struct pattern *p, int 
 	return 0;
 }
 
-int probes_collector(const char *addr, const char *verb, const struct pattern *p, int json)
+int probes_collector(const char *addr, const char *verb, const struct vg_probe_pattern *p, int json)
 {
 	char err[300];
 	int fd = dial(addr, err, sizeof err);

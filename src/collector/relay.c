@@ -7,14 +7,13 @@
  * Replies come back in the order the CONTROL lines went out: each subject has a queue of
  * what it owes, so a `list` page is told from a `probe` answer. */
 #define _GNU_SOURCE
-#include <fnmatch.h>
 #include <inttypes.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/probe_pattern.h"
 #include "conn.h"
 
 enum owed { OWED_NOTHING, OWED_LIST };
@@ -35,9 +34,7 @@ struct vgd_probes {
 
 struct pattern {
 	int enable;
-	char *text; /* as given: a glob, or a regex after '%' */
-	int is_regex;
-	regex_t re;
+	struct vg_probe_pattern p;
 };
 static struct pattern *pats;
 static size_t npats;
@@ -49,17 +46,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int matches(const struct pattern *p, const char *name)
-{
-	return p->is_regex ? regexec(&p->re, name, 0, NULL, 0) == 0
-	                   : fnmatch(p->text, name, 0) == 0;
-}
-
 /* The state the patterns give a name (the last matching one wins), or -1: none. */
 static int decided(const char *name)
 {
 	for (size_t i = npats; i-- > 0;)
-		if (matches(&pats[i], name))
+		if (vg_probe_pattern_match(&pats[i].p, name))
 			return pats[i].enable;
 	return -1;
 }
@@ -140,7 +131,7 @@ static void ask_table(struct vgd_conn *c)
 	if (c->subj.kind == VGF_KIND_C) /* its own patterns, for what it registers later */
 		for (size_t i = 0; i < npats; i++) {
 			snprintf(line, sizeof line, "pattern %s %s",
-			         pats[i].enable ? "enable" : "disable", pats[i].text);
+			         pats[i].enable ? "enable" : "disable", pats[i].p.text);
 			send_control(c, line, OWED_NOTHING);
 		}
 	send_control(c, "list 0", OWED_LIST);
@@ -261,37 +252,23 @@ static void reply(struct vgd_conn *c, const char *line)
 
 static int add_pattern(int enable, const char *text, char *err, size_t errsize)
 {
-	struct pattern p = {.enable = enable, .is_regex = text[0] == '%'};
-	if (!text[0] || (p.is_regex && !text[1])) {
-		snprintf(err, errsize, "error empty pattern");
+	struct pattern p = {.enable = enable};
+	char why[300];
+	if (vg_probe_pattern_compile(&p.p, text, why, sizeof why) < 0) {
+		snprintf(err, errsize, "error %s", why);
 		return -1;
-	}
-	if (p.is_regex) {
-		int rc = regcomp(&p.re, text + 1, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[200];
-			regerror(rc, &p.re, msg, sizeof msg);
-			snprintf(err, errsize, "error bad regular expression '%s': %s", text + 1,
-			         msg);
-			return -1;
-		}
 	}
 	/* A pattern given again moves last. */
 	for (size_t i = 0; i < npats; i++)
-		if (!strcmp(pats[i].text, text)) {
-			free(pats[i].text);
-			if (pats[i].is_regex)
-				regfree(&pats[i].re);
+		if (!strcmp(pats[i].p.text, text)) {
+			vg_probe_pattern_free(&pats[i].p);
 			memmove(&pats[i], &pats[i + 1], (npats - i - 1) * sizeof *pats);
 			npats--;
 			break;
 		}
 	struct pattern *v = realloc(pats, (npats + 1) * sizeof *v);
-	if (!v || !(p.text = strdup(text))) {
-		if (v)
-			pats = v;
-		if (p.is_regex)
-			regfree(&p.re);
+	if (!v) {
+		vg_probe_pattern_free(&p.p);
 		snprintf(err, errsize, "error out of memory");
 		return -1;
 	}
@@ -302,11 +279,8 @@ static int add_pattern(int enable, const char *text, char *err, size_t errsize)
 
 static void clear_patterns(void)
 {
-	for (size_t i = 0; i < npats; i++) {
-		free(pats[i].text);
-		if (pats[i].is_regex)
-			regfree(&pats[i].re);
-	}
+	for (size_t i = 0; i < npats; i++)
+		vg_probe_pattern_free(&pats[i].p);
 	npats = 0;
 }
 
@@ -389,7 +363,7 @@ void vgd_relay_control(struct vgd_conn *peer, const char *text, size_t n)
 				if (c->subj.kind == VGF_KIND_C)
 					send_control(c, fwd, OWED_NOTHING);
 				for (size_t k = 0; c->probes && k < c->probes->n; k++)
-					if (matches(p, c->probes->v[k].name))
+					if (vg_probe_pattern_match(&p->p, c->probes->v[k].name))
 						switched += push(c, &c->probes->v[k], enable);
 			}
 			snprintf(err, sizeof err, "ok %" PRIu64 " %ld", now_ns(), switched);

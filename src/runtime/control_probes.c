@@ -13,22 +13,19 @@
  * patterns against the table it reads with `list` and pushes ids. Everything runs under
  * vg__rt.lock. */
 #define _GNU_SOURCE
-#include <fnmatch.h>
 #include <inttypes.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/probe_pattern.h"
 #include "internal.h"
 
 #define MAX_PATTERNS 4096
 
 struct pattern {
-	char *text; /* as given: a glob, or '%' and a POSIX extended regex */
+	struct vg_probe_pattern p;
 	int enable;
-	int is_regex;
-	regex_t re;
 };
 static struct pattern *pats;
 static size_t npats, cappats;
@@ -66,9 +63,7 @@ int32_t vg__control_probe_share_locked(vg_sensor *s)
 static int pattern_matches(struct pattern *p, const char *name)
 {
 	nmatches++;
-	if (p->is_regex)
-		return regexec(&p->re, name, 0, NULL, 0) == 0;
-	return fnmatch(p->text, name, 0) == 0;
+	return vg_probe_pattern_match(&p->p, name);
 }
 
 void vg__control_probes_registered_locked(vg_sensor *s)
@@ -128,51 +123,29 @@ int vg__control_probe(uint64_t id, int on, long *count, char *err, size_t errsiz
 	return 0;
 }
 
-static void pattern_free(struct pattern *p)
-{
-	if (p->is_regex)
-		regfree(&p->re);
-	free(p->text);
-}
-
 /* `pattern enable|disable PATTERN`: remembered for sensors registered later (the
  * monitor switches the registered ones by id). The same pattern again replaces the
  * earlier one and moves to the end: the latest word on it wins. count = patterns kept. */
 static int pattern_add(int enable, const char *text, long *count, char *err, size_t errsize)
 {
-	struct pattern p = {.enable = enable, .is_regex = text[0] == '%'};
-	if (!text[0] || (p.is_regex && !text[1])) {
-		snprintf(err, errsize, "pattern: empty pattern");
-		return -1;
-	}
-	if (p.is_regex) {
-		int rc = regcomp(&p.re, text + 1, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char why[160];
-			regerror(rc, &p.re, why, sizeof why);
-			snprintf(err, errsize, "pattern: bad regular expression '%.100s': %s",
-			         text + 1, why);
-			return -1;
-		}
-	}
-	if (!(p.text = strdup(text))) {
-		if (p.is_regex)
-			regfree(&p.re);
-		snprintf(err, errsize, "out of memory");
+	struct pattern p = {.enable = enable};
+	char why[300];
+	if (vg_probe_pattern_compile(&p.p, text, why, sizeof why) < 0) {
+		snprintf(err, errsize, "pattern: %s", why);
 		return -1;
 	}
 	pthread_mutex_lock(&vg__rt.lock);
 	size_t i = 0;
-	while (i < npats && strcmp(pats[i].text, text))
+	while (i < npats && strcmp(pats[i].p.text, text))
 		i++;
 	if (i < npats) { /* replaced: drop the old one, keep the order of the others */
-		pattern_free(&pats[i]);
+		vg_probe_pattern_free(&pats[i].p);
 		memmove(&pats[i], &pats[i + 1], (npats - i - 1) * sizeof *pats);
 		npats--;
 	}
 	if (npats == MAX_PATTERNS) {
 		pthread_mutex_unlock(&vg__rt.lock);
-		pattern_free(&p);
+		vg_probe_pattern_free(&p.p);
 		snprintf(err, errsize, "pattern: too many patterns (%d)", MAX_PATTERNS);
 		return -1;
 	}
@@ -181,7 +154,7 @@ static int pattern_add(int enable, const char *text, long *count, char *err, siz
 		struct pattern *q = realloc(pats, cap * sizeof *q);
 		if (!q) {
 			pthread_mutex_unlock(&vg__rt.lock);
-			pattern_free(&p);
+			vg_probe_pattern_free(&p.p);
 			snprintf(err, errsize, "out of memory");
 			return -1;
 		}
@@ -200,7 +173,7 @@ static long probes_reset(void)
 {
 	pthread_mutex_lock(&vg__rt.lock);
 	for (size_t i = 0; i < npats; i++)
-		pattern_free(&pats[i]);
+		vg_probe_pattern_free(&pats[i].p);
 	npats = 0;
 	long changed = 0;
 	vg_sensor *s;
