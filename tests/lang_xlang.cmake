@@ -13,6 +13,7 @@ add_executable(lang_handmodel ${CMAKE_SOURCE_DIR}/tests/lang_xlang/handmodel.c
   ${CMAKE_SOURCE_DIR}/src/lang/gen_python.c ${CMAKE_SOURCE_DIR}/src/lang/gen_java.c
   ${CMAKE_SOURCE_DIR}/src/lang/gen_text.c)
 target_include_directories(lang_handmodel PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(lang_handmodel PRIVATE vigil_common)
 
 # Under the sanitizers: vigil gen and the generators run instrumented.
 set_tests_properties(lang_xlang_vectors lang_xlang_handmodel PROPERTIES LABELS sanitize)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "common/out_file.h"
 #include "model/cdf.h"
 #include "model/names.h"
 
@@ -235,13 +236,23 @@ int vg_cmd_cdf(int argc, char **argv)
 			       vgm_format_ns(vgm_cdf_quantile(&res, qs[i]), b, sizeof b));
 	}
 	if (svg) {
-		FILE *f = fopen(svg, "w");
-		char title[512], xl[600];
+		struct vg_out o;
+		char title[512], xl[600], why[4200];
 		snprintf(title, sizeof title, "time from %s to %s (%zu walks, mass %.3f)", from,
 		         to_all, res.nsamples, res.mass);
 		snprintf(xl, sizeof xl, "time from %s", from);
-		if (!f || vgm_cdf_svg(f, res.samples, res.nsamples, title, xl) || fclose(f)) {
-			fprintf(stderr, "vigil cdf: %s: %s\n", svg, strerror(errno));
+		if (vg_out_open(&o, svg, why, sizeof why) < 0) {
+			fprintf(stderr, "vigil cdf: %s\n", why);
+			goto out;
+		}
+		if (vgm_cdf_svg(o.f, res.samples, res.nsamples, title, xl)) {
+			int e = errno ? errno : EIO;
+			vg_out_abort(&o);
+			fprintf(stderr, "vigil cdf: %s: %s\n", svg, strerror(e));
+			goto out;
+		}
+		if (vg_out_commit(&o, why, sizeof why) < 0) {
+			fprintf(stderr, "vigil cdf: %s\n", why);
 			goto out;
 		}
 	}

@@ -16,6 +16,7 @@
 
 #include "bad_option.h"
 #include "commands.h"
+#include "common/out_file.h"
 #include "net/net.h"
 
 static void usage(FILE *f)
@@ -140,9 +141,18 @@ static const char *input_kind(const struct vgn_set *s, uint32_t ev)
 /* Networks compact (there may be many), the index indented. */
 static int write_json(json_t *j, const char *path, size_t flags)
 {
-	int rc = json_dump_file(j, path, flags);
+	struct vg_out o;
+	char err[4200];
+	int rc = vg_out_open(&o, path, err, sizeof err);
+	if (rc == 0 && json_dumpf(j, o.f, flags) < 0) {
+		snprintf(err, sizeof err, "%s: %s", path, strerror(errno ? errno : EIO));
+		vg_out_abort(&o);
+		rc = -1;
+	} else if (rc == 0) {
+		rc = vg_out_commit(&o, err, sizeof err);
+	}
 	if (rc < 0)
-		fprintf(stderr, "vigil net split: cannot write %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "vigil net split: cannot write %s\n", err);
 	return rc;
 }
 
@@ -629,17 +639,20 @@ static int cmd_render(int argc, char **argv)
 		fprintf(stderr, "vigil net render: %s\n", err);
 		return 2;
 	}
-	FILE *f = out ? fopen(out, "w") : stdout;
-	if (!f) {
-		fprintf(stderr, "vigil net render: cannot write %s: %s\n", out, strerror(errno));
+	struct vg_out o;
+	if (vg_out_open(&o, out ? out : "-", err, sizeof err) < 0) {
+		fprintf(stderr, "vigil net render: cannot write %s\n", err);
 		vgn_graph_free(g);
 		return 2;
 	}
-	int rc = dot ? vgn_render_dot(g, f) : vgn_render_svg(g, f);
-	if ((out ? fclose(f) : fflush(f)) == EOF)
-		rc = -1;
-	if (rc < 0)
+	int rc = dot ? vgn_render_dot(g, o.f) : vgn_render_svg(g, o.f);
+	if (rc < 0) {
+		vg_out_abort(&o);
 		fprintf(stderr, "vigil net render: cannot write %s\n", out ? out : "stdout");
+	} else if (vg_out_commit(&o, err, sizeof err) < 0) {
+		rc = -1;
+		fprintf(stderr, "vigil net render: cannot write %s\n", err);
+	}
 	vgn_graph_free(g);
 	return rc < 0 ? 2 : 0;
 }

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/out_file.h"
 #include "lang/gen_c_internal.h"
 #include "lang/lang.h"
 
@@ -391,24 +392,20 @@ static void write_source_top(struct cgen *g)
 	        source_name(g->m), g->pkg);
 }
 
-static int open_tmp(struct cgen *g, const char *outdir, const char *ext, char *tmp, size_t tmpsize,
-                    FILE **f)
+static int open_out(struct cgen *g, const char *outdir, const char *ext, struct vg_out *o)
 {
-	snprintf(tmp, tmpsize, "%s/.%s_sensors.%s.%ld.tmp", outdir, g->pkg, ext, (long)getpid());
-	*f = fopen(tmp, "w");
-	return *f ? 0 : fail(g, "cannot write %s: %s", tmp, strerror(errno));
+	char path[4096], why[4200];
+	snprintf(path, sizeof path, "%s/%s_sensors.%s", outdir, g->pkg, ext);
+	if (vg_out_open(o, path, why, sizeof why) < 0)
+		return fail(g, "cannot write %s", why);
+	return 0;
 }
 
-static int finish_file(struct cgen *g, FILE *f, const char *tmp, const char *outdir,
-                       const char *ext)
+static int finish_out(struct cgen *g, struct vg_out *o)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s_sensors.%s", outdir, g->pkg, ext);
-	int bad = ferror(f);
-	if (fclose(f) || bad)
-		return fail(g, "cannot write %s: %s", tmp, strerror(errno ? errno : EIO));
-	if (rename(tmp, path))
-		return fail(g, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+	char why[4200];
+	if (vg_out_commit(o, why, sizeof why) < 0)
+		return fail(g, "cannot write %s", why);
 	return 0;
 }
 
@@ -430,30 +427,24 @@ int vgl_gen_c(const struct vgl_model *m, const char *outdir, char *err, size_t e
 	if (make_dirs(outdir))
 		return fail(&g, "cannot create %s: %s", outdir, strerror(errno));
 
-	char htmp[4096], ctmp[4096];
-	if (open_tmp(&g, outdir, "h", htmp, sizeof htmp, &g.h))
+	struct vg_out h, c;
+	if (open_out(&g, outdir, "h", &h))
 		return -1;
-	if (open_tmp(&g, outdir, "c", ctmp, sizeof ctmp, &g.c)) {
-		fclose(g.h);
-		unlink(htmp);
+	if (open_out(&g, outdir, "c", &c)) {
+		vg_out_abort(&h);
 		return -1;
 	}
+	g.h = h.f;
+	g.c = c.f;
 	write_header_top(&g);
 	write_source_top(&g);
 	cg_records(&g);
 	cg_sensors(&g);
 	fprintf(g.h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
 
-	FILE *c = g.c;
-	if (finish_file(&g, g.h, htmp, outdir, "h")) {
-		fclose(c);
-		unlink(htmp);
-		unlink(ctmp);
+	if (finish_out(&g, &h)) {
+		vg_out_abort(&c);
 		return -1;
 	}
-	if (finish_file(&g, c, ctmp, outdir, "c")) {
-		unlink(ctmp);
-		return -1;
-	}
-	return 0;
+	return finish_out(&g, &c);
 }

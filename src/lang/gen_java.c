@@ -279,11 +279,11 @@ static int java_record(const struct vgl_record *r, const char *dir, const char *
 	if (rc == 0)
 		java_codec_methods(f, r, cls);
 	fputs("}\n", f);
-	if (gt_close(&o, rc == 0 ? err : NULL, errsize) != 0 || rc != 0) {
-		remove(o.path);
+	if (rc != 0) { /* the old file, if any, stays as it was */
+		gt_abort(&o);
 		return -1;
 	}
-	return 0;
+	return gt_close(&o, err, errsize);
 }
 
 static int java_fixed(const char *dir, const char *pkg, const char *file, const char *text,

@@ -408,9 +408,9 @@ int vgl_gen_python(const struct vgl_model *m, const char *outdir, char *err, siz
 		py_sensors(f, m);
 		fputs(gen_python_writer, f);
 	}
-	if (gt_close(&o, rc == 0 ? err : NULL, errsize) != 0 || rc != 0) {
-		remove(o.path);
+	if (rc != 0) { /* the old file, if any, stays as it was */
+		gt_abort(&o);
 		return -1;
 	}
-	return 0;
+	return gt_close(&o, err, errsize);
 }

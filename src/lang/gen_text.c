@@ -44,9 +44,11 @@ int gt_open(struct gt_out *o, const char *dir, const char *name, char *err, size
 	int n = snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
 	if (n < 0 || (size_t)n >= sizeof o->path)
 		return gt_err(err, errsize, "output path too long: %s/%s", dir, name);
-	o->f = fopen(o->path, "w");
-	if (!o->f)
-		return gt_err(err, errsize, "cannot write %s: %s", o->path, strerror(errno));
+	char why[4200];
+	o->f = NULL;
+	if (vg_out_open(&o->out, o->path, why, sizeof why) < 0)
+		return gt_err(err, errsize, "cannot write %s", why);
+	o->f = o->out.f;
 	return 0;
 }
 
@@ -54,16 +56,18 @@ int gt_close(struct gt_out *o, char *err, size_t errsize)
 {
 	if (!o->f)
 		return 0;
-	bool bad = ferror(o->f) != 0;
-	int e = errno;
-	if (fclose(o->f) != 0) {
-		bad = true;
-		e = errno;
-	}
 	o->f = NULL;
-	if (bad)
-		return gt_err(err, errsize, "cannot write %s: %s", o->path, strerror(e));
+	char why[4200];
+	if (vg_out_commit(&o->out, why, sizeof why) < 0)
+		return gt_err(err, errsize, "cannot write %s", why);
 	return 0;
+}
+
+void gt_abort(struct gt_out *o)
+{
+	if (o->f)
+		vg_out_abort(&o->out);
+	o->f = NULL;
 }
 
 int gt_ident(char *out, size_t n, const char *name, const char *const *reserved)

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/out_file.h"
+
 #include "lang/model.h"
 
 #define GT_IDENT_MAX 256
@@ -24,9 +26,11 @@ int gt_mkdirs(const char *path, char *err, size_t errsize);
 struct gt_out {
 	FILE *f;
 	char path[4096];
+	struct vg_out out; /* common/out_file.h: renamed into place at gt_close */
 };
 int gt_open(struct gt_out *o, const char *dir, const char *name, char *err, size_t errsize);
 int gt_close(struct gt_out *o, char *err, size_t errsize);
+void gt_abort(struct gt_out *o);
 
 /* `name` as an identifier: dots (struct payload paths) become underscores, and a name
  * listed in `reserved` (NULL-terminated) gets a trailing underscore. Returns -1 if it

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/out_file.h"
 #include "model/jstr.h"
 #include "model/model.h"
 
@@ -136,34 +137,16 @@ int vgm_write(const struct vgm_model *m, FILE *f)
 
 int vgm_write_file(const struct vgm_model *m, const char *path, char *err, size_t errsize)
 {
-	/* Written beside the target and renamed: a reader never sees half a model. */
-	size_t n = strlen(path) + 16;
-	char *tmp = malloc(n);
-	if (!tmp) {
-		snprintf(err, errsize, "%s: out of memory", path);
+	/* Renamed into place when complete: a reader never sees half a model, and a device
+	 * such as /dev/null is written, never replaced (common/out_file.h). */
+	struct vg_out o;
+	if (vg_out_open(&o, path, err, errsize) < 0)
 		return -1;
-	}
-	snprintf(tmp, n, "%s.tmp", path);
-	FILE *f = !strcmp(path, "-") ? stdout : fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errsize, "%s: %s", path, strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	int rc = vgm_write(m, f);
-	int saved = errno;
-	if (f == stdout) {
-		rc = fflush(f) || rc ? -1 : 0;
-	} else {
-		if (fclose(f))
-			rc = -1, saved = errno;
-		if (!rc && rename(tmp, path))
-			rc = -1, saved = errno;
-		if (rc)
-			unlink(tmp);
-	}
-	if (rc)
+	if (vgm_write(m, o.f) < 0) {
+		int saved = errno ? errno : EIO;
+		vg_out_abort(&o);
 		snprintf(err, errsize, "%s: %s", path, strerror(saved));
-	free(tmp);
-	return rc;
+		return -1;
+	}
+	return vg_out_commit(&o, err, errsize);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/out_file.h"
 #include "query/output_internal.h"
 
 struct vgq_sqlite {
@@ -28,6 +29,9 @@ static void fail(char *err, size_t errsize, const char *fmt, ...)
 struct vgq_sqlite *vgq_sqlite_open(const char *path, char *err, size_t errsize)
 {
 	sqlite3 *db = NULL;
+	/* SQLite writes a journal beside the file: /dev/null would get /dev/null-journal. */
+	if (vg_out_check_regular(path, err, errsize) < 0)
+		return NULL;
 	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	/* A file that is not a database opens fine; reading its schema tells. */
 	if (rc == SQLITE_OK)
