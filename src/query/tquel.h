@@ -10,6 +10,10 @@
 
 #define TQUEL_MAX_ERRORS 100 /* then parsing stops */
 #define TQUEL_MAX_DEPTH 200  /* nesting of expressions */
+/* Height of one expression tree, chains included (`a or b or ...` is a tree as high as it
+ * is long): every pass after the parser walks trees recursively, so this bounds their
+ * stacks. */
+#define TQUEL_MAX_HEIGHT 10000
 
 /* Parses `len` bytes of `text` (NUL bytes included are errors). `source` names the text
  * in error messages (a file path, or "<command line>"); it is copied. Never NULL: the

@@ -68,6 +68,7 @@ struct tquel_expr {
 	enum tquel_kind kind;
 	struct tquel_loc loc; /* the whole expression, enclosing parentheses included */
 	bool parens;          /* written in parentheses */
+	unsigned height;      /* nodes on the longest path down, this one included */
 	union {
 		struct {
 			const char *lexeme; /* as written: 10, 2.5 */

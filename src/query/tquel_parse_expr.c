@@ -15,7 +15,7 @@ static struct tquel_expr *binary(struct parser *p, enum tquel_kind k, struct tqu
 	e->u.op.a = a;
 	e->u.op.b = b;
 	e->loc = tq_span(p, a->loc);
-	return e;
+	return tq_below(p, tq_below(p, e, a, b ? b->loc : e->loc), b, b ? b->loc : e->loc);
 }
 
 static struct tquel_expr *number(struct parser *p)
@@ -119,7 +119,11 @@ static struct tquel_expr *aggregate(struct parser *p)
 	}
 	advance(p);
 	e->loc = tq_span(p, e->loc);
-	return e;
+	bool fits = tq_below(p, e, g->arg, e->loc);
+	for (size_t i = 0; fits && i < g->nby; i++)
+		fits = tq_below(p, e, g->by[i], e->loc);
+	fits = fits && tq_below(p, e, g->where, e->loc);
+	return fits ? tq_below(p, e, g->when, e->loc) : NULL;
 }
 
 static struct tquel_expr *primary(struct parser *p)
@@ -183,7 +187,7 @@ static struct tquel_expr *unary(struct parser *p)
 	struct tquel_expr *e = tq_node(p, TQ_NEG, loc);
 	e->u.op.a = a;
 	e->loc = tq_span(p, loc);
-	return e;
+	return tq_below(p, e, a, loc);
 }
 
 static struct tquel_expr *mul(struct parser *p)
@@ -250,7 +254,7 @@ static struct tquel_expr *parse_not(struct parser *p)
 	struct tquel_expr *e = tq_node(p, TQ_NOT, loc);
 	e->u.op.a = a;
 	e->loc = tq_span(p, loc);
-	return e;
+	return tq_below(p, e, a, loc);
 }
 
 static struct tquel_expr *parse_and(struct parser *p)

@@ -107,7 +107,7 @@ static struct tquel_expr *op(struct parser *p, enum tquel_kind k, struct tquel_l
 	e->u.op.a = a;
 	e->u.op.b = b;
 	e->loc = tq_span(p, loc);
-	return e;
+	return tq_below(p, tq_below(p, e, a, b ? b->loc : e->loc), b, b ? b->loc : e->loc);
 }
 
 static struct tquel_expr *unary(struct parser *p)

@@ -138,6 +138,24 @@ struct tquel_expr *tq_node(struct parser *p, enum tquel_kind kind, struct tquel_
 	struct tquel_expr *e = tquel_alloc(p->a, sizeof *e);
 	e->kind = kind;
 	e->loc = loc;
+	e->height = 1;
+	return e;
+}
+
+struct tquel_expr *tq_below(struct parser *p, struct tquel_expr *e, const struct tquel_expr *child,
+                            struct tquel_loc at)
+{
+	if (!e || !child)
+		return e;
+	if (child->height + 1 > e->height)
+		e->height = child->height + 1;
+	if (e->height > TQUEL_MAX_HEIGHT) {
+		tq_error(p, at,
+		         "expression more than %d operators deep (a chain of 'and', 'or', '+', "
+		         "... counts each link): split the query or use fewer terms",
+		         TQUEL_MAX_HEIGHT);
+		return NULL;
+	}
 	return e;
 }
 

@@ -78,6 +78,10 @@ struct tquel_expr *tq_parenthesized(struct parser *p,
                                     struct tquel_expr *(*inner)(struct parser *p));
 
 struct tquel_expr *tq_node(struct parser *p, enum tquel_kind kind, struct tquel_loc loc);
+/* `child` hangs below `e`: e's height grows to fit it. e, or NULL (reported at `at`, the
+ * term that made it too high) when the tree would be higher than TQUEL_MAX_HEIGHT. */
+struct tquel_expr *tq_below(struct parser *p, struct tquel_expr *e, const struct tquel_expr *child,
+                            struct tquel_loc at);
 const char *tq_name(struct parser *p, const struct tquel_token *t);
 
 /* where clause, target list values, aggregate arguments */

@@ -361,17 +361,28 @@ static void test_limits(void **state)
 		assert_non_null(strstr(q->errors[0].message, "nested more than"));
 		tquel_free(q);
 	}
-	/* a long chain is not nesting: it parses */
-	size_t len = (size_t)sprintf(deep, "retrieve (x = 1");
-	for (size_t i = 0; i < 20000; i++)
-		len += (size_t)sprintf(deep + len, " + 1");
-	len += (size_t)sprintf(deep + len, ") when A");
-	for (size_t i = 0; i < 20000; i++)
-		len += (size_t)sprintf(deep + len, " extend A overlap B");
-	struct tquel_query *q = tquel_parse("long", deep, len);
-	assert_int_equal(q->nerrors, 0);
-	assert_int_equal(q->stmts[0].u.retrieve.when->kind, TQ_OVERLAPS);
-	tquel_free(q);
+	/* a long chain is not nesting: it parses, up to TQUEL_MAX_HEIGHT operators, and
+	 * beyond is one error, since every later pass walks the tree recursively */
+	size_t len = 0;
+	struct tquel_query *q;
+	for (int over = 0; over < 2; over++) {
+		size_t links = over ? 3 * TQUEL_MAX_HEIGHT : TQUEL_MAX_HEIGHT / 2 - 2;
+		len = (size_t)sprintf(deep, "retrieve (x = 1");
+		for (size_t i = 0; i < 2 * links; i++)
+			len += (size_t)sprintf(deep + len, " + 1");
+		len += (size_t)sprintf(deep + len, ") when A");
+		for (size_t i = 0; i < links; i++)
+			len += (size_t)sprintf(deep + len, " extend A overlap B");
+		q = tquel_parse("long", deep, len);
+		if (over) {
+			assert_int_equal(q->nerrors, 1); /* the when clause follows the error */
+			assert_non_null(strstr(q->errors[0].message, "operators deep"));
+		} else {
+			assert_int_equal(q->nerrors, 0);
+			assert_int_equal(q->stmts[0].u.retrieve.when->kind, TQ_OVERLAPS);
+		}
+		tquel_free(q);
+	}
 	/* errors stop at TQUEL_MAX_ERRORS */
 	len = 0;
 	for (size_t i = 0; i < 1000; i++)
