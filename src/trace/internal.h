@@ -27,6 +27,10 @@ char *arena_strndup(struct arena *a, const char *s, size_t n);
 char *arena_strdup(struct arena *a, const char *s);
 /* Grows an array of `*cap` elements of `size` bytes to hold one more. */
 void *arena_grow(struct arena *a, void *array, size_t n, size_t *cap, size_t size);
+/* The same for an array grown only by this function, whose capacity (8, 16, 32, ...) is
+ * implied by n: for arrays that keep no capacity of their own. Growing one by hand-made
+ * capacities (cap = n) would copy it at every element: memory quadratic in n. */
+void *arena_push(struct arena *a, void *array, size_t n, size_t size);
 void arena_free(struct arena *a);
 
 /* ---- damage lists --------------------------------------------------------------- */

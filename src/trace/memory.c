@@ -111,6 +111,18 @@ void *arena_grow(struct arena *a, void *array, size_t n, size_t *cap, size_t siz
 	return p;
 }
 
+void *arena_push(struct arena *a, void *array, size_t n, size_t size)
+{
+	size_t cap = 8;
+	while (cap < n)
+		cap *= 2;
+	if (n == 0)
+		cap = 0; /* nothing allocated yet */
+	else if (n < cap)
+		return array;
+	return arena_grow(a, array, n, &cap, size);
+}
+
 void arena_free(struct arena *a)
 {
 	while (a->head) {

@@ -12,13 +12,60 @@
 
 #define MAX_TOTAL_FIELDS 1000000
 
+/* The (stream class, event id) pairs declared so far: an open-addressing set, so that a
+ * duplicate id is found in constant time whatever order the declarations come in. */
+struct id_set {
+	struct id_slot {
+		const struct stream_class *sc; /* NULL: empty */
+		uint64_t id;
+	} * slots;
+	size_t n, cap; /* cap: a power of two, at most half full */
+};
+
 struct checker {
 	struct metadata *md;
 	const char *path;
 	struct damage_list *diag;
 	char err[256];
 	unsigned line, col;
+	struct id_set ids;
 };
+
+static size_t id_hash(const struct stream_class *sc, uint64_t id)
+{
+	uint64_t h = (id ^ (uint64_t)(uintptr_t)sc) * 0x9e3779b97f4a7c15u;
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* Adds (sc, id); false if it was there already. */
+static bool id_add(struct id_set *s, const struct stream_class *sc, uint64_t id)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		struct id_set g = {.cap = s->cap ? 2 * s->cap : 64};
+		g.slots = vgt__xcalloc(g.cap, sizeof *g.slots);
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->slots[i].sc)
+				id_add(&g, s->slots[i].sc, s->slots[i].id);
+		free(s->slots);
+		*s = g;
+	}
+	for (size_t i = id_hash(sc, id) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (!s->slots[i].sc) {
+			s->slots[i] = (struct id_slot){sc, id};
+			s->n++;
+			return true;
+		}
+		if (s->slots[i].sc == sc && s->slots[i].id == id)
+			return false;
+	}
+}
+
+static int by_event_id(const void *a, const void *b)
+{
+	uint64_t x = (*(struct event_class *const *)a)->pub.id;
+	uint64_t y = (*(struct event_class *const *)b)->pub.id;
+	return x < y ? -1 : x > y;
+}
 
 /* Records a fatal problem at (line, col); the caller returns -1. */
 __attribute__((format(printf, 4, 5))) static int fatal(struct checker *k, unsigned line,
@@ -157,8 +204,7 @@ static int check_clock(struct checker *k, const struct tblock *b)
 			return fatal(k, at->line, at->col, "malformed clock uuid");
 		c->has_uuid = true;
 	}
-	size_t cap = md->nclocks;
-	md->clocks = arena_grow(&md->arena, md->clocks, md->nclocks, &cap, sizeof *md->clocks);
+	md->clocks = arena_push(&md->arena, md->clocks, md->nclocks, sizeof *md->clocks);
 	md->clocks[md->nclocks++] = c;
 	return 0;
 }
@@ -167,10 +213,6 @@ static void check_env(struct checker *k, const struct tblock *b)
 {
 	struct metadata *md = k->md;
 	/* Several env blocks add up. */
-	struct env_entry *env = arena_alloc(&md->arena, (md->nenv + b->nattrs + 1) * sizeof *env);
-	if (md->nenv)
-		memcpy(env, md->env, md->nenv * sizeof *env);
-	md->env = env;
 	for (size_t i = 0; i < b->nattrs; i++) {
 		const struct tattr *at = &b->attrs[i];
 		char num[32];
@@ -181,6 +223,7 @@ static void check_env(struct checker *k, const struct tblock *b)
 		} else if (at->kind == TV_TYPE) {
 			continue;
 		}
+		md->env = arena_push(&md->arena, md->env, md->nenv, sizeof *md->env);
 		md->env[md->nenv++] = (struct env_entry){at->key, arena_strdup(&md->arena, text)};
 	}
 }
@@ -251,8 +294,7 @@ static int check_stream(struct checker *k, const struct tblock *b)
 			*known[i].slot = f;
 		}
 	}
-	size_t cap = md->nstreams;
-	md->streams = arena_grow(&md->arena, md->streams, md->nstreams, &cap, sizeof *md->streams);
+	md->streams = arena_push(&md->arena, md->streams, md->nstreams, sizeof *md->streams);
 	md->streams[md->nstreams++] = sc;
 	return 0;
 }
@@ -298,7 +340,7 @@ static void check_event(struct checker *k, const struct tblock *b, struct event_
 		       t->stream_id);
 		return;
 	}
-	if (stream_class_event(ec->sc, t->id)) {
+	if (!id_add(&k->ids, ec->sc, t->id)) {
 		reject(k, b->line, b->col, "event '%s': id %" PRIu64 " is already used: ignored",
 		       t->name, t->id);
 		return;
@@ -328,16 +370,10 @@ static void check_event(struct checker *k, const struct tblock *b, struct event_
 
 	*all = arena_grow(&md->arena, *all, md->nevents, cap, sizeof **all);
 	(*all)[md->nevents++] = ec;
-	/* Registered in its stream class now, so that duplicates are found. */
+	/* In its stream class; sorted by id once all are in (check). */
 	struct stream_class *sc = ec->sc;
-	size_t scap = sc->nsorted;
-	sc->sorted = arena_grow(&md->arena, sc->sorted, sc->nsorted, &scap, sizeof *sc->sorted);
-	size_t i = sc->nsorted++;
-	while (i > 0 && sc->sorted[i - 1]->pub.id > t->id) {
-		sc->sorted[i] = sc->sorted[i - 1];
-		i--;
-	}
-	sc->sorted[i] = ec;
+	sc->sorted = arena_push(&md->arena, sc->sorted, sc->nsorted, sizeof *sc->sorted);
+	sc->sorted[sc->nsorted++] = ec;
 }
 
 /* Direct lookup tables for streams whose event ids are small (vigil's are uint16). */
@@ -383,6 +419,13 @@ static int check(struct checker *k, const struct tsdl_doc *doc)
 	for (size_t i = 0; i < doc->nblocks; i++)
 		if (doc->blocks[i].kind == TB_EVENT)
 			check_event(k, &doc->blocks[i], &k->md->events, &cap);
+	free(k->ids.slots);
+	k->ids = (struct id_set){0};
+	for (size_t s = 0; s < k->md->nstreams; s++) {
+		struct stream_class *sc = k->md->streams[s];
+		if (sc->nsorted > 1)
+			qsort(sc->sorted, sc->nsorted, sizeof *sc->sorted, by_event_id);
+	}
 	index_events(k->md);
 	return 0;
 }
@@ -414,7 +457,9 @@ struct metadata *metadata_parse(const char *text, size_t len, const char *path,
 	}
 	md->complete_len = doc.complete_len;
 	struct checker k = {.md = md, .path = path, .diag = diag};
-	if (check(&k, &doc) < 0) {
+	int checked = check(&k, &doc);
+	free(k.ids.slots);
+	if (checked < 0) {
 		damage_add(diag, VGT_DMG_METADATA, path, 0, k.line, k.col, "%s", k.err);
 		metadata_free(md);
 		return NULL;
