@@ -255,6 +255,14 @@ static bool comparable(enum vx_type a, enum vx_type b, enum bx_kind op)
 
 static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tquel_expr *e);
 
+/* The entity kind of an attribute that refers to entities, when its relation says it. */
+static const char *entity_kind(const struct bstmt *b, const struct bx *x)
+{
+	return x->type == VX_ENTITY && x->kind == BX_ATTR
+	           ? b->vars[x->var].rel->attrs[x->attr].ref_kind
+	           : NULL;
+}
+
 static struct bx *bind_value(struct binder *bd, struct bstmt *b, const struct tquel_expr *e,
                              bool in_agg)
 {
@@ -347,6 +355,16 @@ static struct bx *bind_value(struct binder *bd, struct bstmt *b, const struct tq
 			bool order = comparable(a->type, c->type, BX_EQ) && a->type != VX_BOOL;
 			error(bd, &e->loc, "cannot compare %s with %s%s", vx_type_name(a->type),
 			      vx_type_name(c->type), order ? " by order (only '=' and '!=')" : "");
+			return NULL;
+		}
+		/* An entity equals only itself (docs/tquel.md "Values"): entities of two kinds
+		 * are never the same, though their ids may be. */
+		const char *ka = entity_kind(b, a), *kc = entity_kind(b, c);
+		if (typed && ka && kc && strcmp(ka, kc)) {
+			error(bd, &e->loc,
+			      "cannot compare a %s entity with a %s entity: an entity equals only "
+			      "itself, so entities of two kinds are never equal",
+			      ka, kc);
 			return NULL;
 		}
 		x = node(bd, k, VX_BOOL, e);
