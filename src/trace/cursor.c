@@ -97,6 +97,34 @@ static void stop(struct vgt_cursor *c)
 	c->done = true;
 }
 
+/* What a packet's context says that cannot be: reported, the packet still read. The
+ * packet times are compared only when both are whole 64-bit (8-byte) clock values. */
+static void check_context(struct vgt_cursor *c, const struct stream_class *sc,
+                          const struct vgt_value *cv, size_t off)
+{
+	const struct vgt_field *f = sc->packet_context.fields;
+	if (sc->ts_begin >= 0 && sc->ts_end >= 0 && f[sc->ts_begin].size == 8 &&
+	    f[sc->ts_end].size == 8 && cv[sc->ts_end].u < cv[sc->ts_begin].u)
+		report(c, VGT_DMG_PACKET_CONTEXT, off,
+		       "timestamp_end %" PRIu64 " is before timestamp_begin %" PRIu64,
+		       cv[sc->ts_end].u, cv[sc->ts_begin].u);
+	if (c->have_context && sc->discarded >= 0 && cv[sc->discarded].u < c->prev_discarded)
+		report(c, VGT_DMG_PACKET_CONTEXT, off,
+		       "events_discarded %" PRIu64 " is less than the previous packet's %" PRIu64
+		       " (the count only grows)",
+		       cv[sc->discarded].u, c->prev_discarded);
+	if (c->have_context && (sc->tid >= 0 || sc->thread_gen >= 0) &&
+	    (c->tid != c->prev_tid || c->thread_gen != c->prev_thread_gen))
+		report(c, VGT_DMG_PACKET_CONTEXT, off,
+		       "thread %" PRIu32 "/%" PRIu32 " in a stream of thread %" PRIu32 "/%" PRIu32,
+		       c->tid, c->thread_gen, c->prev_tid, c->prev_thread_gen);
+	c->have_context = true;
+	if (sc->discarded >= 0 && cv[sc->discarded].u > c->prev_discarded)
+		c->prev_discarded = cv[sc->discarded].u;
+	c->prev_tid = c->tid;
+	c->prev_thread_gen = c->thread_gen;
+}
+
 /* Reads the header and context of the packet at c->next. */
 static bool open_packet(struct vgt_cursor *c)
 {
@@ -251,6 +279,7 @@ static bool open_packet(struct vgt_cursor *c)
 			st->events_discarded = cv[sc->discarded].u;
 		c->tid = sc->tid >= 0 ? (uint32_t)cv[sc->tid].u : 0;
 		c->thread_gen = sc->thread_gen >= 0 ? (uint32_t)cv[sc->thread_gen].u : 0;
+		check_context(c, sc, cv, off);
 		if (sc->ts_begin >= 0 && sc->ts_bits < 64)
 			c->clock = cv[sc->ts_begin].u;
 		st->packets++;

@@ -55,7 +55,8 @@ void vgt_damage_format(const struct vgt_damage *d, char *buf, size_t size)
 {
 	if (d->line)
 		snprintf(buf, size, "%s:%u:%u: %s", d->file, d->line, d->col, d->message);
-	else if (d->kind == VGT_DMG_METADATA || d->kind == VGT_DMG_IO)
+	else if (d->kind == VGT_DMG_METADATA || d->kind == VGT_DMG_IO ||
+	         d->kind == VGT_DMG_NOT_A_STREAM)
 		snprintf(buf, size, "%s: %s", d->file, d->message);
 	else
 		snprintf(buf, size, "%s: byte %" PRIu64 ": %s", d->file, d->offset, d->message);
@@ -81,6 +82,8 @@ const char *vgt_damage_kind_name(enum vgt_damage_kind k)
 	    [VGT_DMG_UNTERMINATED_STRING] = "unterminated-string",
 	    [VGT_DMG_PACKETS_MISSING] = "packets-missing",
 	    [VGT_DMG_TIME_BACKWARDS] = "time-backwards",
+	    [VGT_DMG_PACKET_CONTEXT] = "packet-context",
+	    [VGT_DMG_NOT_A_STREAM] = "not-a-stream",
 	};
 	return (unsigned)k < sizeof names / sizeof *names && names[k] ? names[k] : "unknown";
 }

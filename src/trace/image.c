@@ -126,7 +126,28 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Stream files: every regular file but `metadata` and hidden ones, by name. */
+static const char *odd_kind(mode_t mode)
+{
+	return S_ISDIR(mode)    ? "a folder, not a stream file: not read"
+	       : S_ISLNK(mode)  ? "a symbolic link, not a stream file: not followed"
+	       : S_ISFIFO(mode) ? "a FIFO, not a stream file: not read"
+	       : S_ISSOCK(mode) ? "a socket, not a stream file: not read"
+	                        : "a device, not a stream file: not read";
+}
+
+/* An entry of the image folder that cannot be a stream file: reported, never skipped in
+ * silence, as something else stands where events may have been. (An empty regular file
+ * is a stream whose writer committed nothing, e.g. killed as it created the file, and
+ * is read as a stream without packets: nothing was lost.) */
+static void not_a_stream(struct image *img, const char *name, const char *why)
+{
+	char *path = path_join(img->path, name);
+	img->odd_paths = vgt__xrealloc(img->odd_paths, img->nodd + 1, sizeof *img->odd_paths);
+	img->odd_paths[img->nodd++] = path; /* the damage names it until image_free */
+	damage_add(&img->damage, VGT_DMG_NOT_A_STREAM, path, 0, 0, 0, "%s", why);
+}
+
+/* Stream files: every other entry but `metadata` and hidden ones, by name. */
 static void list_streams(struct image *img)
 {
 	DIR *d = opendir(img->path);
@@ -141,9 +162,14 @@ static void list_streams(struct image *img)
 		if (e->d_name[0] == '.' || !strcmp(e->d_name, "metadata"))
 			continue;
 		struct stat st;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode))
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			not_a_stream(img, e->d_name, strerror(errno));
 			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			not_a_stream(img, e->d_name, odd_kind(st.st_mode));
+			continue;
+		}
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
 			names = vgt__xrealloc(names, cap, sizeof *names);
@@ -204,6 +230,9 @@ void image_free(struct image *img)
 		stream_free(img->streams[i]);
 	free(img->streams);
 	damage_clear(&img->damage);
+	for (size_t i = 0; i < img->nodd; i++)
+		free(img->odd_paths[i]);
+	free(img->odd_paths);
 	metadata_free(img->md);
 	free(img->metadata_path);
 	free(img->path);

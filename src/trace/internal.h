@@ -172,6 +172,8 @@ struct image {
 	struct metadata *md; /* NULL if unreadable */
 	struct damage_list damage;
 	struct stream **streams;
+	char **odd_paths; /* entries that are not stream files, named in damage */
+	size_t nodd;
 	int64_t own_offset_ns;   /* offset its own clock declares */
 	uint64_t ns_num, ns_den; /* clock value -> ns: value * num / den */
 	const struct clock_class *clock;
@@ -233,6 +235,9 @@ struct vgt_cursor {
 	bool have_ts;
 	bool have_seq;
 	uint64_t seq;
+	bool have_context; /* a previous packet's context: */
+	uint64_t prev_discarded;
+	uint32_t prev_tid, prev_thread_gen;
 	uint32_t tid, thread_gen;
 	struct vgt_value *header_values, *values;
 	size_t *header_offsets;

@@ -251,6 +251,46 @@ static int write_uint(const struct action *a)
 	return n == (ssize_t)a->len ? 0 : -1;
 }
 
+/* Reads the repaired trace through as every reader does; each damage it still finds is
+ * said, and the count of problems left is at least their number: recovery never says
+ * "repaired" of a trace the reader still finds damaged. */
+static void verify(struct plan *p, const char *path)
+{
+	char err[512];
+	struct vgt_trace *t = vgt_open(&path, 1, err, sizeof err);
+	if (!t) {
+		say(p, "%s: cannot read after the repair: %s", path, err);
+		p->res->unrepaired++;
+		return;
+	}
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct vgt_cursor *c = vgt_cursor_open(t, i);
+		while (vgt_cursor_next(c))
+			;
+		vgt_cursor_close(c);
+	}
+	uint64_t total = vgt_damage_total(t);
+	if (total > p->res->unrepaired) {
+		char line[4096];
+		for (size_t i = 0; i < t->nimages; i++) {
+			const struct vgt_image *im = &t->images[i]->pub;
+			for (size_t j = 0; j < im->ndamage; j++) {
+				vgt_damage_format(&im->damage[j], line, sizeof line);
+				say(p, "still damaged after the repair: %s", line);
+			}
+		}
+		for (size_t i = 0; i < t->nstreams; i++) {
+			const struct vgt_stream *st = &t->streams[i]->pub;
+			for (size_t j = 0; j < st->ndamage; j++) {
+				vgt_damage_format(&st->damage[j], line, sizeof line);
+				say(p, "still damaged after the repair: %s", line);
+			}
+		}
+		p->res->unrepaired = (unsigned)total;
+	}
+	vgt_close(t);
+}
+
 int vgt_recover_dir(const char *path, bool dry_run, void (*report)(void *ctx, const char *line),
                     void *ctx, struct vgt_recover_result *res, char *err, size_t errsize)
 {
@@ -283,5 +323,7 @@ int vgt_recover_dir(const char *path, bool dry_run, void (*report)(void *ctx, co
 		free(a->would);
 	}
 	free(p.actions);
+	if (!dry_run && res->changes)
+		verify(&p, path);
 	return 0;
 }

@@ -117,6 +117,11 @@ enum vgt_damage_kind {
 	VGT_DMG_UNTERMINATED_STRING,
 	VGT_DMG_PACKETS_MISSING, /* packet_seq_num skips */
 	VGT_DMG_TIME_BACKWARDS,  /* an event is older than the previous one of its stream */
+	VGT_DMG_PACKET_CONTEXT,  /* a packet contradicts itself or its stream: timestamp_end
+	                          * before timestamp_begin, events_discarded decreasing, the
+	                          * thread changing within a stream */
+	VGT_DMG_NOT_A_STREAM,    /* an entry of an image folder that cannot be a stream file
+	                          * (a FIFO, a folder, a link, a device): not read */
 };
 
 struct vgt_damage {

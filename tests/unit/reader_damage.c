@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -401,6 +403,89 @@ static void test_packets_missing_and_time_backwards(void **state)
 	done(&r);
 }
 
+/* Offsets in a packet header: timestamp_end, events_discarded, tid. */
+#define CTX_TS_END 32
+#define CTX_DISCARDED 64
+#define CTX_TID 72
+
+static void test_packet_context_contradictions(void **state)
+{
+	(void)state;
+	struct tg_stream *s = tick_packets(4);
+	tg_put64(bytes_of(s) + PACKET + CTX_TS_END, 50);       /* packet 1 ends at 50 */
+	tg_put64(bytes_of(s) + CTX_DISCARDED, 7);              /* 7 lost by packet 0 */
+	tg_put64(bytes_of(s) + PACKET + CTX_DISCARDED, 7);     /* still 7 */
+	tg_put64(bytes_of(s) + 2 * PACKET + CTX_DISCARDED, 3); /* and 3 by packet 2 */
+	tg_put64(bytes_of(s) + 3 * PACKET + CTX_DISCARDED, 7); /* 7 again: fine */
+	uint32_t other = 43;
+	memcpy(bytes_of(s) + 3 * PACKET + CTX_TID, &other, 4); /* another thread */
+	tg_stream_write(s);
+	struct result r;
+	read_stream(&r);
+	expect_ticks(&r, (uint32_t[]){0, 1, 2, 3}, 4); /* every event is still read */
+	expect_damage(&r, 0, VGT_DMG_PACKET_CONTEXT, PACKET,
+	              "timestamp_end 50 is before timestamp_begin 200");
+	expect_damage(&r, 1, VGT_DMG_PACKET_CONTEXT, 2 * PACKET,
+	              "events_discarded 3 is less than the previous packet's 7 (the count only "
+	              "grows)");
+	expect_damage(&r, 2, VGT_DMG_PACKET_CONTEXT, 3 * PACKET,
+	              "thread 43/0 in a stream of thread 42/0");
+	assert_int_equal(r.stream->ndamage_total, 3);
+	assert_int_equal(r.stream->stats.events_discarded, 7);
+	done(&r);
+}
+
+/* Entries of an image folder that cannot be streams are each one damage naming them;
+ * an empty file is a stream without packets (its writer committed nothing). */
+static void test_entries_that_are_not_streams(void **state)
+{
+	(void)state;
+	tg_stream_write(tick_packets(1));
+	char path[4096];
+	const char *dir = tg_image_dir(img);
+	snprintf(path, sizeof path, "%s/stream-fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof path, "%s/stream-dir", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/stream-zero", dir);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	snprintf(path, sizeof path, "%s/stream-loop", dir);
+	assert_int_equal(symlink("stream-loop", path), 0);
+	snprintf(path, sizeof path, "%s/stream-empty", dir);
+	tg_write_file(path, NULL, 0);
+	struct result r;
+	read_stream(&r);
+	assert_int_equal(vgt_stream_count(r.t), 2); /* the ticks and the empty file */
+	const struct vgt_image *im = vgt_image_at(r.t, 0);
+	static const char *const want[][2] = {
+	    {"stream-dir", "a folder, not a stream file: not read"},
+	    {"stream-fifo", "a FIFO, not a stream file: not read"},
+	    {"stream-loop", "a symbolic link, not a stream file: not followed"},
+	    {"stream-zero", "a symbolic link, not a stream file: not followed"},
+	};
+	assert_int_equal(im->ndamage, 4);
+	for (size_t i = 0; i < 4; i++) {
+		bool found = false;
+		for (size_t j = 0; j < im->ndamage; j++) {
+			const struct vgt_damage *d = &im->damage[j];
+			snprintf(path, sizeof path, "%s/%s", dir, want[i][0]);
+			if (strcmp(d->file, path))
+				continue;
+			found = true;
+			assert_int_equal(d->kind, VGT_DMG_NOT_A_STREAM);
+			assert_string_equal(d->message, want[i][1]);
+			char line[8192], expect[8192];
+			vgt_damage_format(d, line, sizeof line);
+			snprintf(expect, sizeof expect, "%s: %s", path, want[i][1]);
+			assert_string_equal(line, expect);
+		}
+		if (!found)
+			fail_msg("no damage names %s", want[i][0]);
+	}
+	assert_int_equal(vgt_damage_total(r.t), 4);
+	done(&r);
+}
+
 static void test_garbage_file(void **state)
 {
 	(void)state;
@@ -537,6 +622,8 @@ int main(void)
 	    T(test_trailing_zeros),
 	    T(test_zeros_between_packets),
 	    T(test_packets_missing_and_time_backwards),
+	    T(test_packet_context_contradictions),
+	    T(test_entries_that_are_not_streams),
 	    T(test_garbage_file),
 	    T(test_damage_list_is_capped_but_counted),
 	    T(test_bad_image_spares_the_others),
