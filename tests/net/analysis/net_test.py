@@ -48,6 +48,17 @@ def summary_of(stdout):
     return json.loads(stdout.strip().splitlines()[-1])
 
 
+def accounted(index):
+    """Every send and receive is matched or listed as unmatched, once (so that a test's
+    `unmatched == 0` means none went missing)."""
+    m, un = index["messages"], index["unmatched"]
+    for kind in ("send", "recv"):
+        listed = sum(1 for u in un if u["kind"] == kind)
+        check(m[kind + "s"] == m["matched_" + kind + "s"] + listed,
+              f"{kind}s: {m[kind + 's']} = {m['matched_' + kind + 's']} matched + {listed} "
+              f"listed unmatched? {m}")
+
+
 def check_tier_networks(index, rep, summ, per_request_msgs):
     """One network per client request, each with the client's thread, a front thread
     and a back-end worker in three processes, and the request's messages."""
@@ -57,6 +68,7 @@ def check_tier_networks(index, rep, summ, per_request_msgs):
     # (not asserted: `backwards` on one host, which only the recording's clock can
     # cause; seen a handful of times per 100 000 messages on a 2-vCPU VM)
     check(index["forced"] == 0, f"forced {index['forced']}")
+    accounted(index)
     # `three_tier run` stops its servers as soon as the client is done: a back-end
     # worker's last reply, recorded after its send() returns, can be lost with the
     # process (a race of the recording, not of the analysis; seen under load). Its
@@ -199,6 +211,7 @@ def test_servers_only():
         check(n["threads"] == 2 and n["machines"] == 2,
               f"network {n['network']}: {n['threads']} threads, {n['machines']} machines")
     # the requests and replies with the unrecorded client: listed, not dropped
+    accounted(index)
     un = index["unmatched"]
     check(len(un) >= 2 * summ["requests"] and all(u["network"] for u in un),
           f"unmatched client traffic: {len(un)}")
@@ -409,6 +422,7 @@ def test_pipeline():
           f"{n}")
     check(sorted(u["kind"] for u in index["unmatched"]) == ["recv", "send"],
           f"{index['unmatched']}")
+    accounted(index)
     shutil.rmtree(trace)
     shutil.rmtree(out)
 
@@ -540,6 +554,7 @@ def test_netns():
               n["cross_host_messages"] == 6 and n["pairs"] == 3 and n["unmatched"] == 0,
               f"network {n['network']}: {n}")
     check(index["messages"]["sends"] == index["messages"]["matched_sends"], "all matched")
+    accounted(index)
     # rendered: three machines, every message black (all cross machines)
     svg = os.path.join(out, "n1.svg")
     run([VIGIL, "net", "render", os.path.join(out, "net-00001.json"), "--svg", svg],
