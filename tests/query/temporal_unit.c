@@ -7,7 +7,8 @@
  * 2. End to end: a trace built byte by byte (tests/unit/reader_tracegen.h) with five jobs
  *    and five marks at chosen instants, queried through the engine (parse, bind, plan,
  *    execute), every answer compared with the set of tuples worked out by hand from the
- *    definitions below, including a semi-join plan (checked with vgq_explain).
+ *    definitions below, including a semi-join plan (checked with vgq_explain); and the
+ *    same through the command, `vigil query --format csv` on the trace directory.
  *
  *   Job (interval): J1 [10,20)  J2 [20,30)  J3 [15,25)  J4 [10,20)  J5 [40,50) open
  *   Mark (event):   M1 @20  M2 @10  M3 @30  M4 @20  M5 @50 (the last event: J5's end)
@@ -318,6 +319,73 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
+/* The same statements through the command: `vigil query ROOT --format csv -e TEXT`, its
+ * rows as the lines above (values, then @at or @from-to). */
+static size_t cli_answer(const struct db *d, const char *text, struct answer *a)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "'%s' query '%s' --format csv -e '%s'", VIGIL_BIN, d->root, text);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char line[512];
+	bool header = true, event = false;
+	a->n = 0;
+	while (fgets(line, sizeof line, p)) {
+		line[strcspn(line, "\r\n")] = 0; /* CSV lines end with CRLF */
+		char *last = strrchr(line, ',');
+		assert_non_null(last);
+		if (header) {
+			event = !strcmp(last + 1, "at");
+			header = false;
+			continue;
+		}
+		assert_true(a->n < 64);
+		long long t2 = strtoll(last + 1, NULL, 10) - BASE;
+		*last = 0;
+		char *out = a->lines[a->n++];
+		long long t1 = t2;
+		if (!event) {
+			char *mid = strrchr(line, ',');
+			assert_non_null(mid);
+			t1 = strtoll(mid + 1, NULL, 10) - BASE;
+			*mid = 0;
+		}
+		assert_true(strlen(line) <= 20); /* the values: a few small numbers */
+		if (event)
+			snprintf(out, 64, "%.20s@%lld", line, t2);
+		else
+			snprintf(out, 64, "%.20s@%lld-%lld", line, t1, t2);
+	}
+	assert_int_equal(pclose(p), 0);
+	return a->n;
+}
+
+/* Sorts a's lines and compares them with want's (sorted here); fails with both. */
+static void same_lines(const char *how, const char *text, struct answer *a, const char *const *want)
+{
+	size_t nw = 0;
+	while (want[nw])
+		nw++;
+	qsort(a->lines, a->n, sizeof a->lines[0], cmp_line);
+	char sorted[64][64];
+	for (size_t i = 0; i < nw; i++)
+		snprintf(sorted[i], sizeof sorted[i], "%s", want[i]);
+	qsort(sorted, nw, sizeof sorted[0], cmp_line);
+	bool ok = a->n == nw;
+	for (size_t i = 0; ok && i < nw; i++)
+		ok = !strcmp(a->lines[i], sorted[i]);
+	if (!ok) {
+		fprintf(stderr, "%s: %s\ngot %zu:", how, text, a->n);
+		for (size_t i = 0; i < a->n; i++)
+			fprintf(stderr, " %s", a->lines[i]);
+		fprintf(stderr, "\nwant %zu:", nw);
+		for (size_t i = 0; i < nw; i++)
+			fprintf(stderr, " %s", sorted[i]);
+		fprintf(stderr, "\n");
+		fail_msg("answers differ");
+	}
+}
+
 /* Runs `text` and compares its last retrieve's answer with `want` (NULL-terminated),
  * as sets. `plan`: a string vgq_explain must print for it (or NULL). */
 static void expect(struct db *d, const char *text, const char *plan, const char *const *want)
@@ -346,27 +414,10 @@ static void expect(struct db *d, const char *text, const char *plan, const char 
 		free(buf);
 	}
 	tquel_free(q);
-	size_t nw = 0;
-	while (want[nw])
-		nw++;
-	qsort(a.lines, a.n, sizeof a.lines[0], cmp_line);
-	char sorted[64][64];
-	for (size_t i = 0; i < nw; i++)
-		snprintf(sorted[i], sizeof sorted[i], "%s", want[i]);
-	qsort(sorted, nw, sizeof sorted[0], cmp_line);
-	bool ok = a.n == nw;
-	for (size_t i = 0; ok && i < nw; i++)
-		ok = !strcmp(a.lines[i], sorted[i]);
-	if (!ok) {
-		fprintf(stderr, "query: %s\ngot %zu:", text, a.n);
-		for (size_t i = 0; i < a.n; i++)
-			fprintf(stderr, " %s", a.lines[i]);
-		fprintf(stderr, "\nwant %zu:", nw);
-		for (size_t i = 0; i < nw; i++)
-			fprintf(stderr, " %s", sorted[i]);
-		fprintf(stderr, "\n");
-		fail_msg("answers differ");
-	}
+	same_lines("engine", text, &a, want);
+	static struct answer c;
+	cli_answer(d, text, &c);
+	same_lines("vigil query", text, &c, want);
 }
 
 #define JOBS2 "range of A is Job range of B is Job "
