@@ -2,7 +2,8 @@
 # sequencing rule, written byte by byte (tests/check/check_mktrace.c over
 # tests/unit/reader_tracegen.c, so they do not depend on the runtime's enforcement), checked
 # through the real command (tests/check/check_test.py); a random consistent workload of a
-# million events with injected violations; the hash table against a reference
+# million events with every kind of violation of every rule injected, on fixed seeds and
+# one fresh seed (printed; VIGIL_SEED=N reruns it); op names and the hash table against a reference
 # (tests/check/check_unit.c). check.record: a subject linked with libvigil writing
 # inconsistent streams with VIGIL_CONSISTENCY=off (tests/check/check_subject.c).
 add_executable(check_mktrace ${CMAKE_SOURCE_DIR}/tests/check/check_mktrace.c)

@@ -31,3 +31,18 @@ if(NOT VIGIL_SANITIZE)
     set_tests_properties(query.relations.mailbox.${name} PROPERTIES LABELS query TIMEOUT 120)
   endforeach()
 endif()
+
+# The temporal predicates and constructors at their boundaries, on the evaluator and end to
+# end (the engine, and `vigil query`) on a trace built byte by byte with answers worked
+# out by hand.
+if(CMOCKA_FOUND)
+  add_executable(test_query_temporal ${CMAKE_SOURCE_DIR}/tests/query/temporal_unit.c)
+  target_include_directories(test_query_temporal PRIVATE ${CMAKE_SOURCE_DIR}/src
+                             ${CMAKE_SOURCE_DIR}/tests/unit)
+  target_link_libraries(test_query_temporal PRIVATE vigil_query reader_tracegen
+                        PkgConfig::CMOCKA)
+  target_compile_definitions(test_query_temporal PRIVATE VIGIL_BIN="$<TARGET_FILE:vigil>")
+  add_dependencies(test_query_temporal vigil)
+  add_test(NAME query.temporal COMMAND test_query_temporal)
+  set_tests_properties(query.temporal PROPERTIES LABELS "sanitize;query" TIMEOUT 60)
+endif()

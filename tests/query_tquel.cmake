@@ -1,5 +1,6 @@
 # The TQuel front end (src/query/tquel_*.c: lexer, parser, printer, errors): cmocka tests
-# of the trees, of the example files (tests/query/tquel_good: canonical print = .golden;
+# of the trees, of the example files (tests/query/tquel_good: canonical print = .golden,
+# and the tree of both the source and the golden = .tree, written by hand, not printed;
 # tests/query/tquel_bad: errors = .err) and of the round trip as a property, and a
 # libFuzzer target (VIGIL_FUZZ=ON, clang). The front end is compiled into each program
 # here, so nothing depends on src/query/CMakeLists.txt.

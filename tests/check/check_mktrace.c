@@ -441,6 +441,98 @@ static uint64_t rnd(struct rng *r, uint64_t n)
 #define NOBJ 4096
 #define NLOCK 64
 #define NTHR 4
+
+/* The kinds of violation the random workload injects: every sub-case of every rule. */
+static const struct {
+	const char *name;
+	int rule;
+} kinds[] = {
+    {"free_unborn", 1},        {"use_dead", 2},        {"move_dead", 2},
+    {"new_live", 3},           {"skip_parent", 4},     {"leave_empty", 4},
+    {"leave_missing", 4},      {"release_unheld", 5},  {"wait_again", 5},
+    {"acquire_waiting", 5},    {"waited_unwaited", 5}, {"suspend_again", 5},
+    {"resume_unsuspended", 5},
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* Injects one violation of kinds[k] at stream s (thread t) on object o / lock l, keeping
+ * the generator's view of the state equal to the checker's; 0 if the state does not
+ * allow it here. Prints `inject NAME` for the test's count per kind. */
+static int inject(struct gen *g, struct rng *r, unsigned k, int t, int s, uint64_t o, unsigned l,
+                  uint32_t *gen_of, uint8_t *live, uint32_t *depth, uint32_t held[][NLOCK],
+                  uint8_t waiting[][NLOCK], uint8_t *suspended, const uint32_t *tids)
+{
+	uint64_t obj = 0x100000 + o, lid = 0x9000 + l;
+	int v = (int)rnd(r, NTHR);
+	size_t off;
+	switch (k) {
+	case 0: /* reclaimed, never created */
+		if (live[o])
+			return 0;
+		off = ref_ev(g, s, OBJ_FREE, obj, gen_of[o]);
+		break;
+	case 1: /* used outside its lifetime */
+	case 2:
+		if (live[o])
+			return 0;
+		off = ref_ev(g, s, k == 1 ? OBJ_USE : OBJ_MOVE, obj, gen_of[o]);
+		break;
+	case 3: /* created again without a reported reclamation */
+		if (!live[o])
+			return 0;
+		off = ref_ev(g, s, OBJ_NEW, obj, ++gen_of[o]);
+		break;
+	case 4: /* a parent missing */
+		off = enter(g, s, depth[t] + 2);
+		depth[t] += 2;
+		break;
+	case 5: /* a leave with nothing open */
+		if (depth[t])
+			return 0;
+		off = leave(g, s);
+		break;
+	case 6: /* an enter at the open frame's depth: a leave missing */
+		if (!depth[t])
+			return 0;
+		off = enter(g, s, depth[t]);
+		break;
+	case 7: /* a release of a lock not held */
+		if (held[t][l])
+			return 0;
+		off = ref_ev(g, s, LOCK_REL, lid, 0);
+		break;
+	case 8: /* a wait begun while already waiting */
+		if (!waiting[t][l])
+			return 0;
+		off = ref_ev(g, s, LOCK_WAIT, lid, 0);
+		break;
+	case 9: /* an acquire while waiting (the wait stays open) */
+		if (!waiting[t][l])
+			return 0;
+		off = ref_ev(g, s, LOCK_ACQ, lid, 0);
+		held[t][l]++;
+		break;
+	case 10: /* a wait ended that was not begun */
+		if (waiting[t][l])
+			return 0;
+		off = ref_ev(g, s, LOCK_WAITED, lid, 0);
+		break;
+	case 11: /* suspended twice */
+		if (!suspended[v])
+			return 0;
+		off = ref_ev(g, s, TH_SUSPEND, tids[v], 0);
+		break;
+	default: /* resumed, not suspended */
+		if (suspended[v])
+			return 0;
+		off = ref_ev(g, s, TH_RESUME, tids[v], 0);
+		break;
+	}
+	expect(g, s, off, kinds[k].rule);
+	printf("inject %s\n", kinds[k].name);
+	return 1;
+}
+
 static void big(struct gen *g, uint64_t n, uint64_t seed)
 {
 	struct rng r = {seed * 2654435761u + 88172645463325252ull};
@@ -458,44 +550,24 @@ static void big(struct gen *g, uint64_t n, uint64_t seed)
 	uint32_t tids[NTHR] = {42, 43, 44, 45};
 	for (int l = 0; l < NLOCK; l++)
 		builtin_ent(g, 0, TG_ENTITY_CREATE, "Lock", 0x9000 + (uint64_t)l, 0, "lock");
-	uint64_t injected = 0, next = 40000 + rnd(&r, 20000);
+	unsigned kind = 0;
+	uint64_t next = 15000 + rnd(&r, 10000);
 	while (g->events < n) {
 		int t = (int)rnd(&r, NTHR), s = st[t];
 		unsigned a = (unsigned)rnd(&r, 100);
 		uint64_t o = rnd(&r, NOBJ);
 		unsigned l = (unsigned)rnd(&r, NLOCK);
-		/* One violation every 50000 events or so, of each rule in turn: when one cannot
-		 * be made here (its object or lock is in the wrong state) the next event tries
-		 * again, so every run injects about n / 50000 of them. */
+		/* One violation every 20000 events or so, each kind of each rule in turn (the
+		 * list in tests/check/check_test.py): when one cannot be made here (its object,
+		 * lock or thread is in the wrong state) the next event tries again, so every run
+		 * injects about n / 20000 of them, every kind several times. */
 		if (g->events >= next) {
-			next = g->events + 40000 + rnd(&r, 20000);
-			switch (injected++ % 5) {
-			case 0:
-				if (live[o])
-					break;
-				expect(g, s, ref_ev(g, s, OBJ_FREE, 0x100000 + o, gen_of[o]), 1);
-				continue;
-			case 1:
-				if (live[o])
-					break;
-				expect(g, s, ref_ev(g, s, OBJ_USE, 0x100000 + o, gen_of[o]), 2);
-				continue;
-			case 2:
-				if (!live[o])
-					break;
-				expect(g, s, ref_ev(g, s, OBJ_NEW, 0x100000 + o, ++gen_of[o]), 3);
-				continue;
-			case 3:
-				expect(g, s, enter(g, s, depth[t] + 2), 4);
-				depth[t] += 2;
-				continue;
-			case 4:
-				if (held[t][l])
-					break;
-				expect(g, s, ref_ev(g, s, LOCK_REL, 0x9000 + l, 0), 5);
+			next = g->events + 15000 + rnd(&r, 10000);
+			if (inject(g, &r, kind, t, s, o, l, gen_of, live, depth, held, waiting,
+			           suspended, tids)) {
+				kind = (kind + 1) % NKINDS;
 				continue;
 			}
-			injected--;
 			next = g->events; /* not made: try again at the next event */
 		}
 		if (a < 15) {

@@ -8,7 +8,8 @@
   record  tests/check/check_subject.c recorded with VIGIL_CONSISTENCY=off breaks each rule
           once (at the documented events); with consistency on, no violation
   random  a random consistent workload of a million events with injected violations
-          (seed from VIGIL_CHECK_SEED or random, printed on failure)
+          (fixed seeds and one fresh seed, printed; VIGIL_SEED=N reruns it), every kind
+          of violation of every rule injected several times
 """
 import argparse
 import json
@@ -33,6 +34,7 @@ class Test:
         self.subject = a.subject
         self.tmp = tempfile.mkdtemp(prefix="vigil-check-")
         self.failures = 0
+        self.injected = {}
 
     def fail(self, what):
         print("FAIL:", what)
@@ -58,6 +60,8 @@ class Test:
                     synth.add(w[1])
             elif w[0] == "summary":
                 summary[w[1]] = int(w[2])
+            elif w[0] == "inject":
+                self.injected[w[1]] = self.injected.get(w[1], 0) + 1
         return d, exp, synth, summary
 
     def check_json(self, name, trace, exp, synth, summary, code):
@@ -200,20 +204,47 @@ class Test:
                             "consistent reporting: exit %d, %s, summary %s\n%s" %
                             (p.returncode, got, summ, p.stderr))
 
+    # Every kind of violation the random workload injects (check_mktrace.c `kinds`).
+    KINDS = {"free_unborn": 1, "use_dead": 2, "move_dead": 2, "new_live": 3,
+             "skip_parent": 4, "leave_empty": 4, "leave_missing": 4, "release_unheld": 5,
+             "wait_again": 5, "acquire_waiting": 5, "waited_unwaited": 5,
+             "suspend_again": 5, "resume_unsuspended": 5}
+    # Fixed seeds (the same every run) and one fresh seed, printed: VIGIL_SEED=N reruns it.
+    SEEDS = [1, 781299748, 424242]
+
     def random(self):
-        seed = int(os.environ.get("VIGIL_CHECK_SEED", random.randrange(1 << 30)))
+        env = os.environ.get("VIGIL_SEED") or os.environ.get("VIGIL_CHECK_SEED")
+        fresh = int(env) if env else random.randrange(1 << 30)
+        print("random: fresh seed %d (rerun with VIGIL_SEED=%d)" % (fresh, fresh))
+        for seed in self.SEEDS + [fresh]:
+            self.random_seed(seed)
+
+    def random_seed(self, seed):
         n = 1200000
+        self.injected = {}
         d, exp, synth, summary = self.make("big", n, seed)
         before = self.failures
         summ = self.check_json("random", d, exp, synth, summary, 1 if exp else 0)
         self.expect(len(exp) >= 10, "random: only %d violations injected" % len(exp))
+        # every kind of every rule injected, so that each is checked (exp by position)
+        for kind in self.KINDS:
+            self.expect(self.injected.get(kind, 0) >= 2, "random seed %d: %s injected %d "
+                        "times" % (seed, kind, self.injected.get(kind, 0)))
+        self.expect(set(self.injected) <= set(self.KINDS),
+                    "random: unknown kinds %s" % sorted(set(self.injected) - set(self.KINDS)))
+        for r in range(1, 6):
+            want = sum(v for k, v in self.injected.items() if self.KINDS.get(k) == r)
+            self.expect(summary.get("rule%d" % r) == want and want > 0,
+                        "random seed %d: rule %d: %s expected, %d injected" %
+                        (seed, r, summary.get("rule%d" % r), want))
         if summ:
             self.expect(summ["events"] == n, "random: %s events" % summ["events"])
-            print("random: %d events, %d violations, %d synthesized, %d invocations" %
-                  (summ["events"], summ["violations"], summ["synthesized"],
-                   summ["invocations"]))
+            print("random seed %d: %d events, %d violations (%s), %d synthesized, "
+                  "%d invocations" % (seed, summ["events"], summ["violations"],
+                                      summ["rules"], summ["synthesized"],
+                                      summ["invocations"]))
         if self.failures > before:
-            print("random: failed with VIGIL_CHECK_SEED=%d" % seed)
+            print("random: failed with VIGIL_SEED=%d" % seed)
 
 
 def main():

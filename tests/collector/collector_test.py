@@ -1,6 +1,7 @@
 """End-to-end tests of the collector (docs/protocol.md): a real vigild on a free loopback
 port, C subjects through `vigil record --to`, frames written by hand for the rest.
 usage: collector_test.py CASE"""
+import json
 import os
 import shutil
 import signal
@@ -161,15 +162,38 @@ def case_control_relay(work):
     srv.close()
 
 
+def sends_and_marks(path, mark):
+    """The SendMessage events (msg number, ts) and the first `mark` event's ts in a
+    (possibly still growing) collected trace, as `vigil dump --json` reads it."""
+    r = dump_json(path)
+    sends, first_mark = [], None
+    for line in r.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        e = json.loads(line)
+        if e["name"] == "mailbox.SendMessage":
+            sends.append((e["fields"]["msg"], e["ts"]))
+        elif e["name"] == mark and (first_mark is None or e["ts"] < first_mark):
+            first_mark = e["ts"]
+    return sends, first_mark
+
+
 def case_probes(work):
     """vigil probes --collector (docs/protocol.md "Probes"): vigild reads each subject's
     sensor table, matches a pattern once and pushes only the switches by id; the switch
     shows in the collected trace, a pattern that names nothing switches nothing, and a
-    bad pattern is refused before anything is sent."""
+    bad pattern is refused before anything is sent.
+
+    Sequenced by conditions, not sleeps: SendMessage is switched off once the collected
+    trace holds some of its (numbered) sends, small packets making them arrive early;
+    then ProcessState is switched on. The subject applies the two switches in order, so
+    its first ProcessState event marks a time after the disable: no send may come later,
+    and the subject must have gone on running (it has marks)."""
     c = Collector(work + "/out").start()
     args = ["--messages", "3000", "--seed", "3", "--pace", "300"]
     p = subprocess.Popen([VIGIL, "record", "--to", c.addr(), "--sensors", "vg.*", "--",
-                          MAILBOX] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                          MAILBOX] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, VIGIL_PACKET_SIZE="4096"))
 
     def probes(*a):
         return run([VIGIL, "probes", "--collector", c.addr()] + list(a))
@@ -191,23 +215,48 @@ def case_probes(work):
     r = probes("enable", "%^mailbox\\.Send")
     check(r.returncode == 0 and " 1 sensor(s) switched" in r.stdout,
           "enable: %r %r" % (r.stdout, r.stderr))
-    time.sleep(0.5)
     r = probes("--json", "list", "mailbox.*")
     listed = {e["name"]: e["on"] for e in json.loads(r.stdout)["sensors"]}
     check(listed.get("mailbox.SendMessage") is True and listed.get("mailbox.Waiting.end") is False,
           "after enable: %r" % listed)
-    r = probes("disable", "mailbox.SendMessage")
-    check(r.returncode == 0 and " 1 sensor(s) switched" in r.stdout, "disable: %r" % r.stdout)
-    r = probes("enable", "%(")
-    check(r.returncode == 2 and "regular expression" in r.stderr, "bad regex: %r" % r.stderr)
+    try:
+        # sends recorded while on: wait until the collector has some
+        deadline = time.time() + 60
+        while not sends_and_marks(work + "/out", "-")[0]:
+            check(p.poll() is None, "the subject ended before any send reached the collector")
+            check(time.time() < deadline, "no SendMessage reached the collector within 60 s")
+            time.sleep(0.05)
+        r = probes("disable", "mailbox.SendMessage")
+        check(r.returncode == 0 and " 1 sensor(s) switched" in r.stdout,
+              "disable: %r" % r.stdout)
+        r = probes("enable", "mailbox.ProcessState")
+        check(r.returncode == 0 and " 1 sensor(s) switched" in r.stdout, "mark: %r" % r.stdout)
+        check(p.poll() is None, "the subject ended before the disable: the test proves nothing")
+        r = probes("enable", "%(")
+        check(r.returncode == 2 and "regular expression" in r.stderr, "bad regex: %r" % r.stderr)
+        sequenced = True
+    finally:
+        if not sequenced and p.poll() is None:
+            p.kill()  # a failed check: the subject is not left running
+            p.wait()
+            c.stop()
     _, err = p.communicate(timeout=120)
     check(p.returncode == 0, "subject: %s" % err.decode())
     check(c.stop() == 0, "vigild exit status")
     a, _ = counts_of(work + "/out")
-    n = a.get("mailbox.SendMessage", 0)
-    check(0 < n < 3000, "SendMessage recorded %d times: expected only while enabled" % n)
+    sends, mark = sends_and_marks(work + "/out", "mailbox.ProcessState")
+    n = len(sends)
+    msgs = [m for m, _ in sends]
+    check(0 < n < 3000 and len(set(msgs)) == n and all(1 <= m <= 3000 for m in msgs),
+          "SendMessage recorded %d times (%d distinct msg numbers in 1..3000)" %
+          (n, len(set(msgs))))
+    check(mark is not None and a.get("mailbox.ProcessState", 0) > 0,
+          "no ProcessState after the disable: the subject did not go on running")
+    late = sorted(m for m, ts in sends if ts >= mark)
+    check(not late, "%d send(s) recorded after the disable (msg %s)" % (len(late), late[:5]))
     check(not a.get("mailbox.Waiting.end"), "a sensor never enabled recorded: %r" % a)
-    print("probes: %d of 3000 sends recorded while the probe was on" % n)
+    print("probes: %d of 3000 sends recorded while the probe was on, none after the disable "
+          "(%d ProcessState events after it)" % (n, a["mailbox.ProcessState"]))
 
 
 def case_concurrent(work):

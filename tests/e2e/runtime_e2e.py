@@ -273,8 +273,10 @@ def test_flags():
     by = collections.Counter(e["name"] for e in events)
     check(by["test.seq"] == 50 and by["test.all"] == 0 and by["vg.thread.begin"] == 1, f"--sensors test.seq: {by}")
     d = tmpdir("flags") + "/t"
+    mono0, real0 = time.monotonic_ns(), time.time_ns()
     run([SUBJECT, "--events", "5", "--all", "9", "--mute-widget", "1", "--toggle", "--late-type"],
         env={"VIGIL_OUT": d, "VIGIL_CLOCK": "mono"}, check_rc=0)
+    mono1, real1 = time.monotonic_ns(), time.time_ns()
     events, p = dump_json(d)
     check(p.returncode == 0, f"dump: {p.stderr}")
     targets = collections.Counter(e["fields"]["w"]["name"] for e in events if e["name"] == "test.all")
@@ -286,8 +288,16 @@ def test_flags():
     check(len(late) == 1 and late[0]["fields"]["note"] == "registered late", "late type")
     theirs, _ = bt2_events(d)
     check(len(theirs) == len(events), "babeltrace2 reads the late type too")
+    # the fallback reads CLOCK_MONOTONIC itself: every clock value lies between our own
+    # readings of that clock around the run, and every time (clock + the realtime offset)
+    # between our readings of the real-time clock (1 ms for the offset's two reads)
     ts = [e["ts"] for e in events]
-    check(ts == sorted(ts) and ts[-1] - ts[0] < 60e9, "monotonic clock fallback times")
+    clk = [e["clock"] for e in events]
+    check(ts == sorted(ts) and clk == sorted(clk), "monotonic clock fallback: times in order")
+    check(mono0 <= clk[0] and clk[-1] <= mono1,
+          f"fallback clock values {clk[0]}..{clk[-1]} outside CLOCK_MONOTONIC's {mono0}..{mono1}")
+    check(real0 - 1_000_000 <= ts[0] and ts[-1] <= real1 + 1_000_000,
+          f"fallback times {ts[0]}..{ts[-1]} outside the run's real time {real0}..{real1}")
 
 
 if __name__ == "__main__":

@@ -541,6 +541,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", required=True, help="the build's bin directory")
     ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--fresh", action="store_true",
+                    help="one more seed: VIGIL_SEED, or a new one (printed)")
     ap.add_argument("--queries", type=int, default=60, help="aggregate statements per seed")
     ap.add_argument("--events", type=int, default=160, help="per trace")
     ap.add_argument("--cap", type=int, default=3000, help="largest answer generated")
@@ -558,10 +560,10 @@ def main():
     schema = dict(D.SCHEMA)
     try:
         ok = True
-        for s in args.seeds.split(","):
+        for s in D.seed_list(args):
             D.SCHEMA.clear()
             D.SCHEMA.update(schema)
-            ok = run_seed(args, int(s), work) and ok
+            ok = run_seed(args, s, work) and ok
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -7,7 +7,8 @@ variables, each with its SQL, runs all of them in one `vigil query --format json
 compares every result with the SQL answer as a set of (kind, times, values). Where the
 cross product is small, a tiny Python evaluator of the same semantics is a third opinion.
 
-    diff_test.py --bin BUILD/bin [--seeds 1,2,3] [--queries 100] [--events 240]
+    diff_test.py --bin BUILD/bin [--seeds 1,2,3] [--fresh] [--queries 100] [--events 240]
+    --fresh: one more seed, new each run and printed; VIGIL_SEED=N makes it N
     diff_test.py --bin BUILD/bin --selfcheck        # SQL vs the Python evaluator only
     diff_test.py --bin BUILD/bin --replay CASE.json # one saved failing case again
     --empty-is-value: compare an unnamed entity as if named "" (the docs say: no name, null)
@@ -867,10 +868,25 @@ def replay(args):
                    True)
 
 
+def seed_list(args):
+    """The --seeds, and with --fresh one more: VIGIL_SEED if set (to rerun a failure),
+    else a new random one, printed either way."""
+    seeds = [int(s) for s in args.seeds.split(",") if s]
+    if args.fresh:
+        env = os.environ.get("VIGIL_SEED")
+        fresh = int(env) if env else random.SystemRandom().randrange(1, 1 << 31)
+        print("fresh seed %d (rerun it alone with VIGIL_SEED=%d --seeds '' --fresh)" %
+              (fresh, fresh), flush=True)
+        seeds.append(fresh)
+    return seeds
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", required=True, help="the build's bin directory")
     ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--fresh", action="store_true",
+                    help="one more seed: VIGIL_SEED, or a new one (printed)")
     ap.add_argument("--queries", type=int, default=100, help="per seed")
     ap.add_argument("--events", type=int, default=240, help="per trace")
     ap.add_argument("--cap", type=int, default=5000, help="largest answer generated")
@@ -895,8 +911,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     try:
         ok = True
-        for s in args.seeds.split(","):
-            ok = run_seed(args, int(s), work) and ok
+        for s in seed_list(args):
+            ok = run_seed(args, s, work) and ok
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

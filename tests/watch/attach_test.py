@@ -12,7 +12,9 @@ The subject is the mailbox example slowed down (--pace) and recorded with
 3. While one is attached, a second is refused (busy), exit 2.
 4. A process that does not listen, and one that does not exist: exit 2, one line.
 5. Afterwards the trace holds exactly the packets the three plans asked for: nothing
-   was recorded while no monitor was attached, so detaching switched the plans off.
+   was recorded while no monitor was attached, so detaching switched the plans off; the
+   last monitor, reading the whole trace, counts the others' packets as earlier and its
+   own as asked (asked + extraneous + earlier = the trace's user packets).
 
 usage: attach_test.py BIN-DIR MAILBOX-VGL"""
 import collections
@@ -151,6 +153,16 @@ def main():
                 fail(f"the trace holds {recorded} user events; the plans asked for {asked}")
             else:
                 print(f"ok  the trace holds exactly the {asked} packets the plans asked for")
+            # positive controls for `extraneous == 0`: the last monitor reads the whole
+            # trace and counts every user packet once, the earlier monitors' as `earlier`
+            p3 = st3["packets"]
+            if p3["asked"] + p3["extraneous"] + p3["earlier"] != recorded or \
+                    p3["earlier"] != recorded - p3["asked"] or not p3["earlier"]:
+                fail(f"the last monitor's counts {p3} do not account for the trace's "
+                     f"{recorded} user packets ({recorded - p3['asked']} before its attach)")
+            else:
+                print(f"ok  the last monitor counts {p3['earlier']} earlier packets, "
+                      f"{p3['asked']} its own: the {recorded} recorded")
 
         sleeper = subprocess.Popen(["sleep", "30"])
         try:

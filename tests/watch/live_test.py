@@ -5,7 +5,8 @@ enables it through the control channel):
 1. ResumedbyP (the paper's ResumedbyP1 for a process that sends) answered live, with the
    optimized and the unoptimized plan, gives the same explicit values as `vigil query`
    on a full recording of the same (logically deterministic) run; the optimized run
-   produces fewer packets, none extraneous;
+   produces fewer packets, none extraneous, and the counts account for every packet
+   babeltrace2 reads in the kept trace;
 2. tuples are printed while the subject runs, not only at its end (--every 20ms, a
    subject slowed down between steps by a pipe it reads);
 3. a query naming a relation the subject has no sensor for: one error with a caret,
@@ -48,6 +49,17 @@ def watch(args, **kw):
                           capture_output=True, text=True, timeout=120, **kw)
 
 
+def packet_counts(trace):
+    """(user-sensor packets, vg.* packets) in a trace, as babeltrace2 reads it."""
+    p = subprocess.run(["babeltrace2", trace], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        fail(f"babeltrace2 {trace}: {p.stderr}")
+        return -1, -1
+    names = [l.split(" ", 4)[3] for l in p.stdout.splitlines()]
+    vg = sum(n.startswith("vg.") for n in names)
+    return len(names) - vg, vg
+
+
 def same_answers(work):
     opts = ["--seed", "1", "--processes", "20", "--processors", "3", "--mailboxes", "5",
             "--messages", "600"]
@@ -68,11 +80,21 @@ def same_answers(work):
         produced = {}
         for plan in ("optimized", "unoptimized"):
             flags = ["--unoptimized"] if plan == "unoptimized" else []
-            p = watch(["--stats", *flags, "-e", q, "--", MAILBOX, *opts])
+            kept = os.path.join(work, f"kept-{who}-{plan}")
+            p = watch(["--stats", *flags, "--keep", kept, "-e", q, "--", MAILBOX, *opts])
             st = stats_of(p.stderr)
             if p.returncode != 0 or not st:
                 fail(f"{who} {plan}: exit {p.returncode}: {p.stderr}")
                 continue
+            # every packet the subject recorded is counted once (babeltrace2 reads the
+            # kept trace): what makes `extraneous == 0` mean none came
+            user, vg = packet_counts(kept)
+            pk = st["packets"]
+            if pk["asked"] + pk["extraneous"] + pk["earlier"] != user or \
+                    pk["sources"] != vg or not pk["asked"]:
+                fail(f"{who} {plan}: counts {pk} do not account for the {user} user and "
+                     f"{vg} vg.* packets babeltrace2 reads in the kept trace")
+            shutil.rmtree(kept, ignore_errors=True)
             if values(p.stdout) != expect:
                 fail(f"{who} {plan}: live answer {sorted(values(p.stdout).items())} != "
                      f"full recording's {sorted(expect.items())}")

@@ -7,9 +7,17 @@ optimizer must have applied the transformation the query is there to exercise
 (`vigil explain --sensors`), and the optimized plan must ask for no more packets than the
 unoptimized one (strictly fewer where the transformation narrows).
 
+The packet counts are checked against babeltrace2's reading of the same recording: every
+user-sensor packet is counted once (asked + extraneous + earlier = the recording's user
+packets, sources = its vg.* packets), every plan leaves some packets out (a positive
+control for the live tests' `extraneous == 0`), and the plan for one mailbox asks for
+exactly the Waiting packets on that mailbox.
+
 usage: replay_test.py BIN-DIR MAILBOX-VGL"""
+import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -88,6 +96,52 @@ retrieve (RO.process) valid at begin of RO when C precede RO""", None, False,
 ]
 
 
+BT_LINE = re.compile(r"^\[[^]]*\] \([^)]*\) \S+ (\S+): ")
+
+
+def packets(trace):
+    """babeltrace2's reading of a recording: user and vg.* packet counts, and per mailbox
+    name the Waiting packets (begin and end) on it."""
+    p = subprocess.run(["babeltrace2", trace], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        fail(f"babeltrace2 {trace}: {p.stderr}")
+        return None
+    user = vg = 0
+    mailbox_of, waiting = {}, collections.Counter()
+    for line in p.stdout.splitlines():
+        m = BT_LINE.match(line)
+        if not m:
+            fail(f"babeltrace2 line not understood: {line!r}")
+            continue
+        name = m.group(1)
+        if name.startswith("vg."):
+            vg += 1
+            c = re.search(r'kind = "Mailbox", id = (\d+), gen = (\d+), name = "(\w+)"', line)
+            if name == "vg.entity.create" and c:
+                mailbox_of[(c.group(1), c.group(2))] = c.group(3)
+        else:
+            user += 1
+            w = re.search(r"mailbox = \{ id = (\d+), gen = (\d+) \}", line)
+            if name.startswith("mailbox.Waiting.") and w:
+                waiting[mailbox_of.get((w.group(1), w.group(2)), "?")] += 1
+    return {"user": user, "vg": vg, "waiting": waiting}
+
+
+def accounting(name, plan, st, truth):
+    """Every packet of the recording counted once, and some left out."""
+    pk = st["packets"]
+    if pk["asked"] + pk["extraneous"] + pk["earlier"] != truth["user"]:
+        fail(f"{name} ({plan}): asked {pk['asked']} + extraneous {pk['extraneous']} + "
+             f"earlier {pk['earlier']} != {truth['user']} user packets recorded")
+    if pk["sources"] != truth["vg"]:
+        fail(f"{name} ({plan}): {pk['sources']} sources, the recording has {truth['vg']}")
+    if pk["earlier"]:
+        fail(f"{name} ({plan}): {pk['earlier']} packets 'earlier' in a replay")
+    if not pk["extraneous"]:
+        fail(f"{name} ({plan}): no packet left out (extraneous 0 of {truth['user']}): the "
+             f"filter's count of what it drops is not working")
+
+
 def answer(args):
     rc, out, err = run(*args)
     if rc != 0:
@@ -100,7 +154,7 @@ def answer(args):
     return sorted(out.splitlines()), stats
 
 
-def check(trace, name, q, rules, narrows, extra=()):
+def check(trace, truth, name, q, rules, narrows, extra=()):
     extra = list(extra)
     rc, out, err = run("explain", "-e", q, "--sensors", VGL)
     if rc != 0:
@@ -123,6 +177,12 @@ def check(trace, name, q, rules, narrows, extra=()):
         fail(f"{name}: the optimized plan's answer differs ({len(opt)} vs {len(full)} tuples)")
     if un != full:
         fail(f"{name}: the unoptimized plan's answer differs ({len(un)} vs {len(full)})")
+    if truth:
+        accounting(name, "optimized", s_opt, truth)
+        accounting(name, "unoptimized", s_un, truth)
+        if "one mailbox" in name and s_opt["packets"]["asked"] != truth["waiting"]["M1"]:
+            fail(f"{name}: asked for {s_opt['packets']['asked']} packets, the recording "
+                 f"has {truth['waiting']['M1']} Waiting packets on M1")
     a_opt, a_un = s_opt["packets"]["asked"], s_un["packets"]["asked"]
     if a_opt > a_un or (narrows and a_opt >= a_un):
         fail(f"{name}: optimized plan asks for {a_opt} packets, unoptimized {a_un}")
@@ -148,9 +208,11 @@ def main():
             rc, out, _ = run("query", trace, "--format", "json", "-e",
                              "range of S is SendMessage retrieve (p = S.process)")
             senders = sorted({json.loads(l)["values"]["p"] for l in out.splitlines()})
+            truth = packets(trace)
             for who in senders[:2]:
                 for name, q, rules, narrows, *extra in QUERIES:
-                    n = check(trace, f"seed {seed}, {who}: {name}", q.replace("{p}", who),
+                    n = check(trace, truth, f"seed {seed}, {who}: {name}",
+                              q.replace("{p}", who),
                               rules, narrows, *extra)
                     nonempty += bool(n)
         if nonempty < 10:

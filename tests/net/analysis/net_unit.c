@@ -206,7 +206,15 @@ static void clock_recovers_offset(void **state)
 	/* bounds: front->back transit 100 us, back->front 120 us, chained through front
 	 * (client<->front 100 and 140 us): the width is the sum of the round trips */
 	assert_true(b->hi - b->lo <= 460 * US + 1);
-	assert_true(fabs(b->offset - (double)skew) <= (b->hi - b->lo) / 2 + 1);
+	/* exactly, from the transits: the front is within [-140 us, +100 us] of the client,
+	 * estimated at the midpoint -20 us; the back within [skew - 120 us, skew + 100 us] of
+	 * the front, midpoint skew - 10 us; chained: [skew - 260 us, skew + 200 us] and
+	 * skew - 30 us (a bound as the estimate would be 170 us or more away) */
+	assert_true(fabs(f->lo + 140 * US) < 1 && fabs(f->hi - 100 * US) < 1);
+	assert_true(fabs(f->offset + 20 * US) < 1);
+	assert_true(fabs(b->lo - (double)(skew - 260 * US)) < 1);
+	assert_true(fabs(b->hi - (double)(skew + 200 * US)) < 1);
+	assert_true(fabs(b->offset - (double)(skew - 30 * US)) < 1);
 	for (size_t i = 0; i < s->nmsgs; i++)
 		assert_true(s->events[s->msgs[i].recv].cts >= s->events[s->msgs[i].send].cts);
 	/* round trip through JSON gives the same correction */
