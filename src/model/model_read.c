@@ -130,8 +130,8 @@ static int parse_u64(const char *s, size_t n, uint64_t *v)
 
 static int number(struct reader *r, struct cur *c, const char *what, uint64_t *v)
 {
-	const char *s;
-	size_t n;
+	const char *s = NULL;
+	size_t n = 0;
 	if (next_field(r, c, what, &s, &n))
 		return -1;
 	if (parse_u64(s, n, v))
@@ -262,8 +262,8 @@ static int rec_transition(struct reader *r, struct cur *c)
 	long last = -1;
 	uint64_t timed = 0;
 	while (c->p < c->end) {
-		const char *s;
-		size_t n;
+		const char *s = NULL;
+		size_t n = 0;
 		if (next_field(r, c, "bucket", &s, &n))
 			return -1;
 		const char *colon = memchr(s, ':', n);

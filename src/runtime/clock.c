@@ -74,7 +74,8 @@ static void sample_pair(uint64_t *tsc, uint64_t *ns)
 
 static int calibrate_tsc(void)
 {
-	uint64_t tsc0, ns0, tsc1, ns1;
+	uint64_t tsc0 = 0, ns0 = 0, tsc1 = 0,
+	         ns1 = 0; /* a sample never taken fails the check below */
 	sample_pair(&tsc0, &ns0);
 	struct timespec pause = {0, 20 * 1000 * 1000}; /* 20 ms: error ~ 1e-6 */
 	nanosleep(&pause, NULL);

@@ -167,8 +167,10 @@ static uint32_t key_find(uintptr_t a, uintptr_t b, uint32_t c, uint32_t *slot)
 		uintptr_t sa = atomic_load_explicit(&keys[i].a, memory_order_acquire);
 		if (sa == 0)
 			break;
-		if (sa == a && keys[i].b == b && keys[i].c == c)
+		if (sa == a && keys[i].b == b && keys[i].c == c) {
+			*slot = i;
 			return keys[i].id;
+		}
 	}
 	*slot = i;
 	return 0;

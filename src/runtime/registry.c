@@ -334,7 +334,7 @@ static const vg_type_desc builtin_descs[VG_B_COUNT] = {
     [VG_B_PROCESS_BEGIN] = {"vg.process.begin", "vg.process", VG_KIND_CREATE, VG_FLAG_SENSOR, 0,
                             f_process_begin, 5, -1, -1, -1, VG_OP_CREATE},
     [VG_B_PROCESS_EXEC] = {"vg.process.exec", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0,
-                           f_process_exec, 1, -1, -1, -1},
+                           f_process_exec, 1, -1, -1, -1, VG_OP_ACTIVITY},
     [VG_B_PROCESS_END] = {"vg.process.end", "vg.process", VG_KIND_RECLAIM, VG_FLAG_SENSOR, 0,
                           f_process_end, 3, -1, -1, -1, VG_OP_RECLAIM},
     [VG_B_THREAD_BEGIN] = {"vg.thread.begin", "vg.thread", VG_KIND_CREATE, VG_FLAG_SENSOR, 0,

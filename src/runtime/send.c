@@ -531,8 +531,9 @@ static void add_image(const char *path, const char *name, uint32_t key, int earl
 	memset(im, 0, sizeof *im);
 	im->key = key;
 	im->earlier = earlier;
-	snprintf(im->path, sizeof im->path, "%s", path);
-	snprintf(im->name, sizeof im->name, "%s", name);
+	if (snprintf(im->path, sizeof im->path, "%s", path) >= (int)sizeof im->path ||
+	    snprintf(im->name, sizeof im->name, "%s", name) >= (int)sizeof im->name)
+		S.nimg--; /* a name that does not fit is no image the collector could lay out */
 }
 
 static const char *env_value(const char *text, const char *key)
