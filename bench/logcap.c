@@ -2,7 +2,10 @@
  * the same messages through common disk loggers, in one run; and the error of the
  * transition-time quantiles the capture keeps, timing sampled or not.
  *
- *   logcap-bench [--calls N] [--reps R] [--json]
+ *   logcap-bench [--calls N] [--reps R] [--transitions N] [--json FILE]
+ *
+ * VIGIL_BENCH_SMOKE=1 makes the defaults tiny (bench/README.md, "Smoke run"). Exit status 1
+ * when a measurement fails or the model read back does not count every transition.
  *
  * The program runs itself once per configuration (capture off; capture with the default
  * timing sample; capture timing every transition) with the settings in the environment,
@@ -21,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <glob.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,10 +40,9 @@
 
 #define KEEP(x) __asm__ __volatile__("" : : "r"(x) : "memory")
 
-#define QUANTILE_TRANSITIONS 200000
-
 static long calls = 2000000;
 static int reps = 5;
+static long transitions = 200000;
 static char tmp[] = "/tmp/vigil-logcap-bench.XXXXXX";
 
 static uint64_t now_ns(void)
@@ -190,15 +193,43 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The bucket counts of transition from -> to in the model files of `dir`, summed. */
+/* The model file the runtime wrote last into the trace `dir`: the highest n of
+ * <dir>/logmodel-<image>-<n>.vgm (each write holds everything counted so far; this
+ * process is the trace's only image). docs/logcapture.md, "Model files". */
+static int latest_model(const char *dir, char *path, size_t len)
+{
+	char pat[PATH_MAX];
+	snprintf(pat, sizeof pat, "%s/logmodel-*.vgm", dir);
+	glob_t g;
+	if (glob(pat, 0, NULL, &g) != 0) {
+		fprintf(stderr, "logcap-bench: no model file %s\n", pat);
+		return -1;
+	}
+	long best = -1;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *dash = strrchr(g.gl_pathv[i], '-');
+		long n = dash ? strtol(dash + 1, NULL, 10) : -1;
+		if (n > best) {
+			best = n;
+			snprintf(path, len, "%s", g.gl_pathv[i]);
+		}
+	}
+	globfree(&g);
+	return best < 0 ? -1 : 0;
+}
+
+/* The bucket counts of transition from -> to in the latest model file of `dir`. */
 static int read_model(const char *dir, uint32_t from, uint32_t to, uint64_t *buckets,
                       uint64_t *count)
 {
-	char cmd[PATH_MAX];
-	snprintf(cmd, sizeof cmd, "cat %s/*/logmodel-*.vgm", dir);
-	FILE *p = popen(cmd, "r");
-	if (!p)
+	char path[PATH_MAX];
+	if (latest_model(dir, path, sizeof path) < 0)
 		return -1;
+	FILE *p = fopen(path, "r");
+	if (!p) {
+		fprintf(stderr, "logcap-bench: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
 	char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, p) > 0) {
@@ -220,7 +251,8 @@ static int read_model(const char *dir, uint32_t from, uint32_t to, uint64_t *buc
 		}
 	}
 	free(line);
-	return pclose(p) == 0 ? 0 : -1;
+	fclose(p);
+	return 0;
 }
 
 static double sketch_quantile(const uint64_t *b, uint64_t total, double q)
@@ -264,6 +296,16 @@ static int child_quantiles(const char *config, long n)
 	uint64_t timed = 0;
 	for (uint32_t i = 0; i < VG_SKETCH_BUCKETS; i++)
 		timed += buckets[i];
+	/* Counts are never sampled: the model must hold every transition, and timing every
+	 * transition must time each one. */
+	int every = !strcmp(config, "q-every");
+	if (count != (uint64_t)n || timed == 0 || (every && timed != (uint64_t)n)) {
+		fprintf(stderr,
+		        "logcap-bench: %s: the model counts %llu transitions (%llu timed), the "
+		        "program made %ld\n",
+		        config, (unsigned long long)count, (unsigned long long)timed, n);
+		return 1;
+	}
 	qsort(exact, (size_t)n, sizeof *exact, cmp_u64);
 	static const double qs[] = {0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99};
 	double worst = 0;
@@ -316,7 +358,9 @@ static int run_child(const struct config *c, const char *what, char *line, size_
 		snprintf(n, sizeof n, "%ld", calls);
 		char r[16];
 		snprintf(r, sizeof r, "%d", reps);
-		execl("/proc/self/exe", "logcap-bench", "--child", what, c->name, n, r, tmp,
+		char t[32];
+		snprintf(t, sizeof t, "%ld", transitions);
+		execl("/proc/self/exe", "logcap-bench", "--child", what, c->name, n, r, tmp, t,
 		      (char *)NULL);
 		_exit(127);
 	}
@@ -341,30 +385,40 @@ static double field(const char *json, const char *name)
 
 int main(int argc, char **argv)
 {
-	if (argc == 7 && !strcmp(argv[1], "--child")) {
+	if (argc == 8 && !strcmp(argv[1], "--child")) {
 		calls = atol(argv[4]);
 		reps = atoi(argv[5]);
 		strcpy(tmp, argv[6]);
+		transitions = atol(argv[7]);
 		if (!strcmp(argv[2], "costs"))
 			return child_costs(argv[3]);
-		return child_quantiles(argv[3], QUANTILE_TRANSITIONS);
+		return child_quantiles(argv[3], transitions);
 	}
-	int json = 0;
+	const char *smoke = getenv("VIGIL_BENCH_SMOKE");
+	if (smoke && !strcmp(smoke, "1"))
+		calls = 20000, reps = 1, transitions = 2000;
+	const char *json = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--calls") && i + 1 < argc)
 			calls = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--json"))
-			json = 1;
+		else if (!strcmp(argv[i], "--transitions") && i + 1 < argc)
+			transitions = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+			json = argv[++i];
 		else {
-			fprintf(stderr, "usage: logcap-bench [--calls N] [--reps R] [--json]\n"
-			                "  e.g. logcap-bench --calls 1000000 --reps 7\n");
+			fprintf(
+			    stderr,
+			    "usage: logcap-bench [--calls N] [--reps R] [--transitions N] [--json "
+			    "FILE]\n"
+			    "  e.g. logcap-bench --calls 1000000 --reps 7 --json logcap.json\n");
 			return !strcmp(argv[i], "--help") ? 0 : 2;
 		}
 	}
-	if (calls < 1000 || reps < 1 || reps > 31) {
-		fprintf(stderr, "logcap-bench: --calls must be >= 1000 and --reps 1..31\n");
+	if (calls < 1000 || reps < 1 || reps > 31 || transitions < 100) {
+		fprintf(stderr, "logcap-bench: --calls must be >= 1000, --reps 1..31 and "
+		                "--transitions >= 100\n");
 		return 2;
 	}
 	if (!mkdtemp(tmp)) {
@@ -390,11 +444,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (json) {
+		FILE *f = fopen(json, "w");
+		if (!f) {
+			fprintf(stderr, "logcap-bench: %s: %s\n", json, strerror(errno));
+			return 1;
+		}
 		for (int i = 0; i < 3; i++)
-			fputs(res[i], stdout);
-		fputs(q[0], stdout);
-		fputs(q[1], stdout);
-		return 0;
+			fputs(res[i], f);
+		fputs(q[0], f);
+		fputs(q[1], f);
+		fclose(f);
 	}
 	printf("\n## log capture: ns per call (median of %d x %ld iterations of 4 sites)\n\n", reps,
 	       calls);
@@ -416,8 +475,9 @@ int main(int argc, char **argv)
 	    "%.1fx slower than VG_LOG capture; %.1fx, %.1fx than intercepted syslog.\n",
 	    field(res[1], "disk_fprintf") / cap, field(res[1], "disk_write") / cap,
 	    field(res[1], "disk_fprintf") / sys, field(res[1], "disk_write") / sys);
-	printf("\nTransition-time quantiles vs exact (200000 transitions of 20-60 us): worst "
+	printf("\nTransition-time quantiles vs exact (%ld transitions of 20-60 us): worst "
 	       "relative error %.3f%% (timing 1/16: %.0f timed), %.3f%% (timing every)\n",
-	       field(q[0], "worst") * 100, field(q[0], "timed"), field(q[1], "worst") * 100);
+	       transitions, field(q[0], "worst") * 100, field(q[0], "timed"),
+	       field(q[1], "worst") * 100);
 	return 0;
 }
