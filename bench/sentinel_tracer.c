@@ -1,6 +1,7 @@
 /* bench/sentinel_tracer.c: Sentinel's in-memory tracing module as its paper describes it
  * (sentinel_tracer.h), as a peer to measure log capture against. Sized for a benchmark:
  * fixed tables, a process that logs from a few sites; a full table drops the event. */
+#define _POSIX_C_SOURCE 200809L
 #include "sentinel_tracer.h"
 
 #include <stdlib.h>
