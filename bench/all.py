@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""bench/all.py BUILD_DIR [--smoke] [--only NAME,...] [--list]: every benchmark of `make bench`.
+"""bench/all.py BUILD_DIR [--smoke] [--summary] [--only NAME,...] [--list]: every benchmark
+of `make bench`.
 
 Full run (`make bench`): runs each benchmark below in turn (its tables on stdout, progress
 on stderr, its results in BENCH_OUT, default BUILD_DIR/bench), goes on when one fails,
 then prints one summary: every figure README.md quotes, from this run, with the budget it
 is held against and PASS/MISS; also written to BENCH_OUT/summary.json. Exit status 1 when
-a benchmark failed (a MISS is a result, not a failure).
+a benchmark failed (a MISS is a result, not a failure). --summary runs nothing: it prints
+the summary again from the results already in BENCH_OUT.
 
 --smoke (`make bench-smoke`, and one CTest entry per benchmark, label `bench`): the same
 commands with VIGIL_BENCH_SMOKE=1, which each benchmark reads to run at a tiny size, and
@@ -58,7 +60,7 @@ def usage(msg):
 
 
 def parse(argv):
-    build, smoke, only = None, False, None
+    build, smoke, only, summary = None, False, None, False
     it = iter(argv)
     for a in it:
         if a == "--list":
@@ -66,6 +68,8 @@ def parse(argv):
             sys.exit(0)
         elif a == "--smoke":
             smoke = True
+        elif a == "--summary":
+            summary = True
         elif a == "--only":
             only = next(it, None)
             if not only:
@@ -84,7 +88,9 @@ def parse(argv):
             if w not in names:
                 usage("no benchmark '%s' (there are: %s)" % (w, ", ".join(names)))
         sel = [b for b in BENCHES if b[0] in wanted]
-    return os.path.abspath(build), smoke, sel
+    if smoke and summary:
+        usage("--smoke and --summary exclude each other")
+    return os.path.abspath(build), smoke, summary, sel
 
 
 def run_one(name, cmd, env, log, timeout):
@@ -113,7 +119,16 @@ def tail(path, n=25):
 
 
 def print_summary(figs, failed):
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(x.split(":", 1)[1].strip() for x in f if x.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
     print("\n## Summary: the figures README.md quotes, from this run\n")
+    print("%s, %d cpus, kernel %s; load average %s now (figures taken under load are not "
+          "comparable: run again)\n" % (cpu, os.cpu_count(), os.uname().release,
+                                         os.getloadavg()[0]))
     print("| benchmark | figure | this run | budget | verdict |")
     print("|---|---|---|---|---|")
     for f in figs:
@@ -126,7 +141,7 @@ def print_summary(figs, failed):
 
 
 def main():
-    build, smoke, sel = parse(sys.argv[1:])
+    build, smoke, summary_only, sel = parse(sys.argv[1:])
     env = dict(os.environ)
     if smoke:
         out = tempfile.mkdtemp(prefix="vigil-bench-smoke-")
@@ -139,9 +154,12 @@ def main():
     for name, cmd, fig in sel:
         cmd = [c.format(build=build, out=out, src=HERE, python=sys.executable) for c in cmd]
         log = os.path.join(out, name + ".log") if smoke else None
-        if not smoke:
-            say("\n[bench] ==== %s: %s" % (name, " ".join(cmd)))
-        rc, secs = run_one(name, cmd, env, log, SMOKE_TIMEOUT if smoke else None)
+        if summary_only:
+            rc, secs = 0, 0.0
+        else:
+            if not smoke:
+                say("\n[bench] ==== %s: %s" % (name, " ".join(cmd)))
+            rc, secs = run_one(name, cmd, env, log, SMOKE_TIMEOUT if smoke else None)
         took[name] = secs
         if rc != 0:
             why = "exit status %s" % rc
@@ -171,6 +189,8 @@ def main():
         say("bench-smoke: all %d passed in %.0f s" % (len(sel), sum(took.values())))
         return 0
     print_summary(figs, failed)
+    if summary_only:
+        return 1 if failed else 0
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump({"figures": [f._asdict() for f in figs],
                    "failed": [{"bench": n, "why": w} for n, w in failed],
