@@ -128,7 +128,7 @@ def print_summary(figs, failed):
     print("\n## Summary: the figures README.md quotes, from this run\n")
     print("%s, %d cpus, kernel %s; load average %s now (figures taken under load are not "
           "comparable: run again)\n" % (cpu, os.cpu_count(), os.uname().release,
-                                         os.getloadavg()[0]))
+                                         "%.2f" % os.getloadavg()[0]))
     print("| benchmark | figure | this run | budget | verdict |")
     print("|---|---|---|---|---|")
     for f in figs:
