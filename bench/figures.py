@@ -15,8 +15,20 @@ from collections import namedtuple
 Figure = namedtuple("Figure", "bench what value budget verdict")
 
 
+# Results older than this (seconds since the epoch) are from an earlier run: bench/all.py
+# sets it to the start of the benchmark whose figures it reads (0: any age).
+NOT_BEFORE = 0.0
+
+
+def _open(out, name):
+    path = os.path.join(out, name)
+    if os.path.getmtime(path) < NOT_BEFORE:
+        raise ValueError("%s is from an earlier run" % path)
+    return open(path)
+
+
 def _load(out, name):
-    with open(os.path.join(out, name)) as f:
+    with _open(out, name) as f:
         return json.load(f)
 
 
@@ -93,7 +105,7 @@ def watch(out):
 
 def logcap(out):
     rows = {}
-    with open(os.path.join(out, "logcap.json")) as fh:
+    with _open(out, "logcap.json") as fh:
         for line in fh:
             if line.strip():
                 j = json.loads(line)
