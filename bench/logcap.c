@@ -27,6 +27,7 @@
 #include <glob.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,19 @@ static void loop_disk_write(long n)
 	}
 }
 
+/* An error line from a child: straight to fd 2 with write(2), because the child's own
+ * fprintf(stderr) is captured and, with VIGIL_LOG_PASS=none, never written. */
+__attribute__((format(printf, 1, 2))) static void child_error(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n > 0 && write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
+		return;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -166,7 +180,7 @@ static int child_costs(const char *config)
 	snprintf(path, sizeof path, "%s/disk-%s.raw", tmp, config);
 	disk_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
 	if (!disk || disk_fd < 0) {
-		perror("logcap-bench: disk log");
+		child_error("logcap-bench: disk log: %s\n", strerror(errno));
 		return 1;
 	}
 	/* Capture off, syslog and stderr calls really go out (stderr to /dev/null here):
@@ -185,11 +199,10 @@ static int child_costs(const char *config)
 	/* The peer must have counted every call it was given (warm-up included). */
 	uint64_t want = 4 * (uint64_t)((calls / 20 + 1) + (long)reps * calls);
 	if (sentinel_events() != want || sentinel_transitions() != want - 1) {
-		fprintf(stderr,
-		        "logcap-bench: the Sentinel-style tracer counted %llu events, %llu "
-		        "transitions of %llu calls\n",
-		        (unsigned long long)sentinel_events(),
-		        (unsigned long long)sentinel_transitions(), (unsigned long long)want);
+		child_error("logcap-bench: the Sentinel-style tracer counted %llu events, %llu "
+		            "transitions of %llu calls\n",
+		            (unsigned long long)sentinel_events(),
+		            (unsigned long long)sentinel_transitions(), (unsigned long long)want);
 		return 1;
 	}
 	double df = time_loop(loop_disk_fprintf, calls);
@@ -226,7 +239,7 @@ static int latest_model(const char *dir, char *path, size_t len)
 	snprintf(pat, sizeof pat, "%s/logmodel-*.vgm", dir);
 	glob_t g;
 	if (glob(pat, 0, NULL, &g) != 0) {
-		fprintf(stderr, "logcap-bench: no model file %s\n", pat);
+		child_error("logcap-bench: no model file %s\n", pat);
 		return -1;
 	}
 	long best = -1;
@@ -251,7 +264,7 @@ static int read_model(const char *dir, uint32_t from, uint32_t to, uint64_t *buc
 		return -1;
 	FILE *p = fopen(path, "r");
 	if (!p) {
-		fprintf(stderr, "logcap-bench: %s: %s\n", path, strerror(errno));
+		child_error("logcap-bench: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
 	char *line = NULL;
@@ -310,7 +323,7 @@ static int child_quantiles(const char *config, long n)
 		exact[i] = t2 - t1;
 	}
 	if (vg_log_model_write() != 0) {
-		perror("logcap-bench: vg_log_model_write");
+		child_error("logcap-bench: vg_log_model_write: %s\n", strerror(errno));
 		return 1;
 	}
 	uint64_t count = 0;
@@ -324,10 +337,9 @@ static int child_quantiles(const char *config, long n)
 	 * transition must time each one. */
 	int every = !strcmp(config, "q-every");
 	if (count != (uint64_t)n || timed == 0 || (every && timed != (uint64_t)n)) {
-		fprintf(stderr,
-		        "logcap-bench: %s: the model counts %llu transitions (%llu timed), the "
-		        "program made %ld\n",
-		        config, (unsigned long long)count, (unsigned long long)timed, n);
+		child_error("logcap-bench: %s: the model counts %llu transitions (%llu timed), the "
+		            "program made %ld\n",
+		            config, (unsigned long long)count, (unsigned long long)timed, n);
 		return 1;
 	}
 	qsort(exact, (size_t)n, sizeof *exact, cmp_u64);
