@@ -55,7 +55,7 @@ def say(msg):
 
 def usage(msg):
     say("bench/all.py: " + msg)
-    say("usage: bench/all.py BUILD_DIR [--smoke] [--only NAME,...] | --list")
+    say("usage: bench/all.py BUILD_DIR [--smoke | --summary] [--only NAME,...] | --list")
     sys.exit(2)
 
 
