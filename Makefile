@@ -1,11 +1,12 @@
 # Front door: `make demo`, `make test`, `make bench` (`make bench-query`: only its query
-# part). Each installs what it needs.
+# part; `make bench-smoke`: every benchmark at a tiny size, which `make test` runs too).
+# Each installs what it needs.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build build-asan build-fuzz demo test bench bench-query bench-watch bench-logmodel format clean
+.PHONY: all deps build build-asan build-fuzz demo test bench bench-smoke bench-query bench-watch bench-logmodel format clean
 
 all: build
 
@@ -33,17 +34,16 @@ test: build build-asan build-fuzz
 	@cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize
 
-# bench/README.md: vigil against LTTng-UST (run.sh), vigil query against SQLite (query.sh),
-# then vigil watch's packets per plan and the control channel's latency (watch.py).
+# bench/README.md: every benchmark listed in bench/all.py (vigil against LTTng-UST, vigil
+# query against SQLite, watch, log capture, ...), then one summary of the figures README.md
+# quotes with their budgets (also BUILD/bench/summary.json).
 bench: build
-	@./bench/run.sh $(BUILD)
-	@./bench/query.sh $(BUILD)
-	@python3 ./bench/watch.py $(BUILD)
-	@$(BUILD)/bench/logcap-bench
-	@$(BUILD)/bench/consistency-bench --json $(BUILD)/bench/consistency.json
-	@python3 ./bench/logmodel_pg.py $(BUILD)
-	@python3 ./bench/probes_bench.py $(BUILD)
-	@python3 ./bench/collector_bench.py $(BUILD)
+	@python3 ./bench/all.py $(BUILD)
+
+# The same benchmarks at a tiny size: each must finish and its answers agree (CTest label
+# bench, in `make test` too); timings are never judged.
+bench-smoke: build
+	@python3 ./bench/all.py $(BUILD) --smoke
 
 bench-query: build
 	@./bench/query.sh $(BUILD)

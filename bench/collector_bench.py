@@ -4,8 +4,10 @@ per event when sending to the collector versus writing locally, in the same run.
 
 usage: python3 bench/collector_bench.py BUILD_DIR
 Settings (environment): COLLECTOR_BENCH_EVENTS (total events per ingest run, 12000000),
-COLLECTOR_BENCH_REPS (3), COLLECTOR_BENCH_COST_EVENTS (2000000). Prints a markdown table
-and writes BUILD_DIR/bench/collector.json."""
+COLLECTOR_BENCH_REPS (3), COLLECTOR_BENCH_COST_EVENTS (2000000); VIGIL_BENCH_SMOKE=1:
+300000, 1, 100000 (bench/README.md, "Smoke run"). Prints a markdown table and writes
+BENCH_OUT/collector.json (BENCH_OUT: BUILD_DIR/bench). Exit status 1 when the collector
+stored fewer records than were sent or discarded any."""
 import json
 import os
 import re
@@ -73,8 +75,17 @@ def ingest(build, bindir, work, n, total):
     stop(vd)
     events, lost = stats(bindir, out)
     shutil.rmtree(out, ignore_errors=True)
+    # Every subject's bench.pair events (its built-in vg.* events come on top).
+    check_stored("%d C subjects" % n, events, lost, per * n)
     return {"subjects": n, "events": events, "discarded": lost, "wall_s": wall,
             "records_per_s": events / wall}
+
+
+def check_stored(what, events, discarded, sent):
+    """The collector must store all that was sent: a wrong answer, whatever the speed."""
+    if discarded or events < sent:
+        die("WRONG ANSWER: %s: %d events stored, %d discarded, %d sent" %
+            (what, events, discarded, sent))
 
 
 def records_subject(port, conn_index, frames, per_frame, errors):
@@ -141,6 +152,7 @@ def ingest_records(bindir, work, n, total, per_frame=1000):
         die("records subject: %s" % errors[0])
     events, lost = stats(bindir, out)
     shutil.rmtree(out, ignore_errors=True)
+    check_stored("%d RECORDS subjects" % n, events, lost, frames * per_frame * n)
     return {"subjects": n, "events": events, "discarded": lost, "wall_s": wall,
             "records_per_s": events / wall}
 
@@ -168,9 +180,12 @@ def main():
         die("usage: collector_bench.py BUILD_DIR")
     build = os.path.abspath(sys.argv[1])
     bindir = os.path.join(build, "bin")
-    total = int(os.environ.get("COLLECTOR_BENCH_EVENTS", "12000000"))
-    reps = int(os.environ.get("COLLECTOR_BENCH_REPS", "3"))
-    cost_events = int(os.environ.get("COLLECTOR_BENCH_COST_EVENTS", "2000000"))
+    smoke = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+    total = int(os.environ.get("COLLECTOR_BENCH_EVENTS", "300000" if smoke else "12000000"))
+    reps = int(os.environ.get("COLLECTOR_BENCH_REPS", "1" if smoke else "3"))
+    cost_events = int(os.environ.get("COLLECTOR_BENCH_COST_EVENTS",
+                                     "100000" if smoke else "2000000"))
+    out_dir = os.environ.get("BENCH_OUT", os.path.join(build, "bench"))
     work = tempfile.mkdtemp(prefix="collector-bench-")
     try:
         rows = []
@@ -213,8 +228,8 @@ def main():
         print("\nsubject-side cost per event (vigil-bench, 1 thread, %d events, median of %d): "
               "writing locally %.1f ns, sending to vigild %.1f ns\n"
               % (cost_events, reps, result["ns_per_event_local"], result["ns_per_event_sending"]))
-        os.makedirs(os.path.join(build, "bench"), exist_ok=True)
-        with open(os.path.join(build, "bench", "collector.json"), "w") as f:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, "collector.json"), "w") as f:
             json.dump(result, f, indent=1)
     finally:
         shutil.rmtree(work, ignore_errors=True)

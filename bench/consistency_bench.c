@@ -13,6 +13,8 @@
  * measurement into a temporary trace (about 0.5 GB in all by default), removed afterwards.
  *
  *   consistency-bench [--events N] [--reps N] [--json FILE]
+ *
+ * VIGIL_BENCH_SMOKE=1: tiny defaults (bench/README.md, "Smoke run").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -271,6 +273,9 @@ int main(int argc, char **argv)
 	long events = 20000000;
 	int reps = 5, mode = -1;
 	const char *json_path = NULL;
+	const char *smoke = getenv("VIGIL_BENCH_SMOKE"); /* bench/README.md, "Smoke run" */
+	if (smoke && !strcmp(smoke, "1"))
+		events = 200000, reps = 1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--child") && i + 1 < argc)
 			mode = atoi(argv[++i]);

@@ -23,7 +23,9 @@ scheduler gives both about the same CPU time, so their tps ratio is the ratio of
 costs per transaction. Each repetition runs the pairs on|off and on|production with fresh
 servers, and swaps which data directory gets which configuration every repetition. The
 loss is 1 - median(tps_on / tps_other), in %. Writes BENCH_OUT/logmodel_pg.json.
-Settings: BENCH_PG_SECONDS (default 10), BENCH_PG_REPS (default 6). Progress on stderr."""
+Settings: BENCH_PG_SECONDS (default 10), BENCH_PG_REPS (default 6), BENCH_PG_SCALE
+(pgbench -i scale, 5). VIGIL_BENCH_SMOKE=1: 2 s, 1 repetition, scale 1 (bench/README.md,
+"Smoke run"). Progress on stderr."""
 import glob
 import json
 import os
@@ -36,8 +38,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "logmodel"))
 import pgharness  # noqa: E402
 
-SECONDS = int(os.environ.get("BENCH_PG_SECONDS", "10"))
-REPS = int(os.environ.get("BENCH_PG_REPS", "6"))
+SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+SECONDS = int(os.environ.get("BENCH_PG_SECONDS", "2" if SMOKE else "10"))
+REPS = int(os.environ.get("BENCH_PG_REPS", "1" if SMOKE else "6"))
+SCALE = os.environ.get("BENCH_PG_SCALE", "1" if SMOKE else "5")
 OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
 CONFIGS = {
     "off": ({"VIGIL_LOG": "off"}, "debug5"),
@@ -94,7 +98,7 @@ def main():
             pg.initdb({"log_min_messages": "warning", "log_destination": "'syslog'",
                        "synchronous_commit": "off"})
             pg.start(out="init.out")
-            pg.pgbench(["-i", "-q", "-s", "5"])
+            pg.pgbench(["-i", "-q", "-s", SCALE])
             pg.stop()
         for rep in range(REPS):
             for other in ("off", "production"):

@@ -2,6 +2,8 @@
 enable` to the first record of the enabled sensor, and what a switched-off probe costs.
 
 usage: python3 bench/probes_bench.py [BUILD] [RUNS]   (default build, 15 runs)
+VIGIL_BENCH_SMOKE=1: 2 runs, 2 million firings of the disabled path (bench/README.md,
+"Smoke run"). Writes BENCH_OUT/probes.json (BENCH_OUT: BUILD/bench).
 
 The subject is tests/probes/probes_subject.c (BUILD/bin/vg_probes_subject) with
 VIGIL_CONTROL=listen and VIGIL_CLOCK=mono, so its trace's clock is this script's
@@ -28,7 +30,10 @@ import time
 import shutil
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
-RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 15
+SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else (2 if SMOKE else 15)
+FIRINGS = 2_000_000 if SMOKE else 200_000_000
+OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
 VIGIL = os.path.join(BUILD, "bin", "vigil")
 SUBJECT = os.path.join(BUILD, "bin", "vg_probes_subject")
 
@@ -93,6 +98,12 @@ def one_run(tmp, attached):
         if out.returncode:
             raise SystemExit(f"probes_bench: vigil probes: {out.stderr}")
         since = json.loads(out.stdout)["since_ns"]
+    # The loop thread must run once after the switch before it is stopped: on a loaded
+    # machine it may not have been scheduled yet. Wait (bounded) until the live trace,
+    # which vigil dump reads, holds the first record.
+    deadline = time.monotonic() + 30
+    while s.first_clock("bench.hot") is None and time.monotonic() < deadline:
+        time.sleep(0.01)
     s.do("stop")
     s.quit()
     first = s.first_clock("bench.hot")
@@ -102,7 +113,7 @@ def one_run(tmp, attached):
     return first - t0, (first - since if since is not None else first - applied)
 
 
-def disabled_cost(tmp, n=200_000_000):
+def disabled_cost(tmp, n=FIRINGS):
     s = Subject(tmp)
     s.do("reg bench.off")
     fire_ns, empty_ns = (int(x) for x in s.do(f"cost bench.off {n}"))
@@ -140,6 +151,12 @@ def main():
     print(f"    of which switched -> record         {fmt(applied)}")
     print(f"  switched-off probe: {fire:.2f} ns per firing, loop alone {empty:.2f} ns "
           f"(difference {fire - empty:+.2f} ns: one load, one branch)")
+    med = statistics.median
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "probes.json"), "w") as f:
+        json.dump({"runs": RUNS, "command_us": med(cmd) / 1e3, "in_command_us": med(incmd) / 1e3,
+                   "probe_us": med(probe) / 1e3, "switched_us": med(applied) / 1e3,
+                   "disabled_ns": fire, "empty_ns": empty}, f, indent=1)
 
 
 if __name__ == "__main__":

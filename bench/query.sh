@@ -10,6 +10,7 @@
 # Settings (environment): BENCH_QUERY_EVENTS (10000000), BENCH_QUERY_THREADS (2),
 # BENCH_QUERY_REPS (3), BENCH_QUERY_SQL_TIMEOUT (20, seconds per SQL plan and run),
 # BENCH_QUERY_TMP (/tmp: where the trace and the SQLite file go), BENCH_OUT (BUILD_DIR/bench).
+# VIGIL_BENCH_SMOKE=1: 200000 events, 1 repetition (the answers are still checked).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +25,9 @@ if [ ! -d "$1" ]; then
 	exit 2
 fi
 build=$(cd "$1" && pwd)
+if [ "${VIGIL_BENCH_SMOKE:-0}" = 1 ]; then # bench/README.md, "Smoke run"
+	: "${BENCH_QUERY_EVENTS:=200000}" "${BENCH_QUERY_REPS:=1}"
+fi
 events=${BENCH_QUERY_EVENTS:-10000000}
 threads=${BENCH_QUERY_THREADS:-2}
 reps=${BENCH_QUERY_REPS:-3}

@@ -196,6 +196,30 @@ def main():
     with open(out_path, "w") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")
+    # The answers (events written = events read back by both readers) are what a smoke
+    # run checks; the timings never.
+    wrong = answer_errors(modes)
+    for w in wrong:
+        print("bench: WRONG ANSWER: " + w, file=sys.stderr)
+    if wrong and str(env.get("smoke")) == "1":
+        sys.exit(1)
+
+
+def answer_errors(modes):
+    """What vigil's traces got wrong: events lost, unreadable, or the readers disagree."""
+    wrong = []
+    for kind, m in modes.items():
+        v = m.get("vigil")
+        if not v or "events_lost" not in v:
+            continue
+        if v["unreadable_traces"] or v["events_lost"] or v["tracer_discarded"]:
+            wrong.append("%s: %d of %d events lost, %d traces unreadable, %d discarded" % (
+                kind, v["events_lost"], v["events_written"], v["unreadable_traces"],
+                v["tracer_discarded"]))
+        if v.get("vigil_dump_unreadable") or v.get("vigil_dump_agrees") is False:
+            wrong.append("%s: vigil dump counts %d events, babeltrace2 %d" % (
+                kind, v.get("vigil_dump_found", -1), v["events_found"]))
+    return wrong
 
 
 if __name__ == "__main__":

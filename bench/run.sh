@@ -9,7 +9,9 @@
 # Settings (environment): BENCH_REPS (7), BENCH_EVENTS (2000000, per thread, enabled
 # runs), BENCH_DISABLED_EVENTS (100000000), BENCH_BURST_EVENTS (10000000), BENCH_BURST_REPS
 # (3), BENCH_CPUS (0,1), BENCH_CALLGRIND (1), BENCH_OUT (BUILD_DIR/bench),
-# BENCH_LTTNG_SUBBUF (2M) and BENCH_LTTNG_NSUBBUF (8): LTTng's per-CPU channel buffers.
+# BENCH_LTTNG_SUBBUF (2M) and BENCH_LTTNG_NSUBBUF (8): LTTng's per-CPU channel buffers,
+# BENCH_CALLGRIND_EVENTS (200000). VIGIL_BENCH_SMOKE=1: tiny defaults, and exit 1 when a
+# vigil trace lost an event or its two readers disagree (bench/README.md, "Smoke run").
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,11 +21,17 @@ if [ $# -ne 1 ] || [ ! -d "$1" ]; then
 fi
 build=$(cd "$1" && pwd)
 bin=$build/bench
+smoke=${VIGIL_BENCH_SMOKE:-0}
+if [ "$smoke" = 1 ]; then
+	: "${BENCH_REPS:=1}" "${BENCH_EVENTS:=20000}" "${BENCH_DISABLED_EVENTS:=2000000}"
+	: "${BENCH_BURST_EVENTS:=200000}" "${BENCH_BURST_REPS:=1}" "${BENCH_CALLGRIND_EVENTS:=20000}"
+fi
 reps=${BENCH_REPS:-7}
 n_enabled=${BENCH_EVENTS:-2000000}
 n_disabled=${BENCH_DISABLED_EVENTS:-100000000}
 n_burst=${BENCH_BURST_EVENTS:-10000000}
 burst_reps=${BENCH_BURST_REPS:-3}
+n_callgrind=${BENCH_CALLGRIND_EVENTS:-200000}
 callgrind=${BENCH_CALLGRIND:-1}
 subbuf=${BENCH_LTTNG_SUBBUF:-2M}
 nsubbuf=${BENCH_LTTNG_NSUBBUF:-8}
@@ -38,7 +46,8 @@ else
 fi
 
 for v in BENCH_REPS:reps BENCH_EVENTS:n_enabled BENCH_DISABLED_EVENTS:n_disabled \
-	BENCH_BURST_EVENTS:n_burst BENCH_BURST_REPS:burst_reps BENCH_LTTNG_NSUBBUF:nsubbuf; do
+	BENCH_BURST_EVENTS:n_burst BENCH_BURST_REPS:burst_reps BENCH_LTTNG_NSUBBUF:nsubbuf \
+	BENCH_CALLGRIND_EVENTS:n_callgrind; do
 	var=${v#*:}
 	if ! [[ ${!var} =~ ^[1-9][0-9]*$ ]]; then
 		echo "bench: ${v%%:*}=${!var} is not a positive integer" >&2
@@ -266,7 +275,7 @@ done
 # ---- callgrind: instructions per event (deterministic, unlike the clock on a VM) -------
 # callgrind_ir TOOL KIND CMD...: counts the instructions of bench_loop and its callees.
 callgrind_ir() {
-	local tool=$1 kind=$2 n=200000
+	local tool=$1 kind=$2 n=$n_callgrind
 	shift 2
 	local f=$tmp/cg.out
 	rm -f "$f"
@@ -311,7 +320,7 @@ fi
 load_end=$(cut -d' ' -f1 /proc/loadavg)
 lttng_version=$(lttng --version 2>/dev/null | head -1)
 commit=$(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)
-python3 "$here/report.py" "$runs" "$out/results.json" \
+python3 "$here/report.py" "$runs" "$out/results.json" smoke="$smoke" \
 	cpus="$cpus" reps="$reps" warmup_per_thread="$warmup" \
 	lttng_channel="${nsubbuf}x$subbuf per CPU, per-UID buffers, discard mode" \
 	lttng_version="$lttng_version" vigil_commit="$commit" \

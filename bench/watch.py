@@ -13,7 +13,9 @@ ResumedbyP1 must be the same in all three runs; RunningOnEvery10 depends on real
 its plans are compared by replaying both against the full recording (`--replay`), which
 must give the full recording's answer. Prints a markdown table on stdout, writes
 BENCH_OUT/watch.json; progress on stderr. Settings: BENCH_WATCH_MESSAGES (comma list,
-default 2000,20000,200000)."""
+default 2000,20000,200000), BENCH_WATCH_CONTROL (commands sent by control-latency, 10000).
+VIGIL_BENCH_SMOKE=1: 2000 messages, 200 commands (bench/README.md, "Smoke run").
+Exit status 1 when an answer differs or control-latency fails."""
 import collections
 import json
 import os
@@ -28,7 +30,10 @@ MAILBOX = os.path.join(BUILD, "bin", "mailbox")
 VGL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "mailbox",
                    "mailbox.vgl")
 OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
-MESSAGES = [int(x) for x in os.environ.get("BENCH_WATCH_MESSAGES", "2000,20000,200000").split(",")]
+SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+MESSAGES = [int(x) for x in os.environ.get(
+    "BENCH_WATCH_MESSAGES", "2000" if SMOKE else "2000,20000,200000").split(",")]
+CONTROL = os.environ.get("BENCH_WATCH_CONTROL", "200" if SMOKE else "10000")
 
 RESUMED = """range of S is SendMessage
 range of W is Waiting
@@ -64,9 +69,24 @@ def values(stdout):
     c = collections.Counter()
     for line in stdout.splitlines():
         if line.startswith("{"):
-            t = json.loads(line)
+            try:
+                t = json.loads(line)
+            except ValueError as e:
+                raise SystemExit(f"bench/watch: not a JSON line ({e}): {line[:300]!r}")
             c[tuple(sorted(t["values"].items()))] += 1
     return c
+
+
+def parse_latency(text):
+    """control-latency's medians and p99s, in us: {"send_applied": {...}, "round_trip": ...}."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        key = {"send": "send_applied", "round": "round_trip"}.get(parts[0] if parts else "")
+        if key and "median" in parts and "p99" in parts:
+            out[key] = {"median_us": float(parts[parts.index("median") + 1]),
+                        "p99_us": float(parts[parts.index("p99") + 1])}
+    return out
 
 
 def mailbox(n):
@@ -116,8 +136,6 @@ def main():
                 rows.append(row)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    with open(os.path.join(OUT, "watch.json"), "w") as f:
-        json.dump(rows, f, indent=1)
     print("\n### vigil watch: packets the subject produced, per plan (mailbox, seed 1, 50 processes)\n")
     print("| messages | query | P1's sends | record everything | unoptimized plan | optimized plan | "
           "reduction | answer (tuples) | same answer |")
@@ -131,8 +149,12 @@ def main():
     print("\nPackets include the entity sources (vg.* events: entities, processes, threads), "
           "which are always on. RunningOnEvery10 depends on real time: its 'same answer' "
           "compares each plan replayed on the full recording with the full recording's answer.")
-    lat = subprocess.run([os.path.join(BUILD, "bench", "control-latency"), "10000"],
+    lat = subprocess.run([os.path.join(BUILD, "bench", "control-latency"), CONTROL],
                          capture_output=True, text=True, timeout=600)
+    control = parse_latency(lat.stdout)
+    with open(os.path.join(OUT, "watch.json"), "w") as f:
+        json.dump({"rows": rows, "control": control, "control_exit": lat.returncode}, f,
+                  indent=1)
     print("\n### Enabling latency\n")
     print("The plan's name rules and triggers are applied by the subject itself: a trigger "
           "raises the entity's flag right after the packet that calls for it is committed, "
@@ -142,7 +164,11 @@ def main():
     print("```")
     print(lat.stdout.strip() or lat.stderr.strip())
     print("```")
+    if lat.returncode != 0:
+        say(f"bench/watch: control-latency exited {lat.returncode}")
+        sys.exit(1)
     if not all(r["unoptimized_same_answer"] and r["optimized_same_answer"] for r in rows):
+        say("bench/watch: WRONG ANSWER: a plan's answer differs from the full recording's")
         sys.exit(1)
 
 

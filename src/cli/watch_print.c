@@ -208,6 +208,10 @@ long watch_print(struct watch_printer *p, const struct vgq_relation *r, bool fin
 			text_line(p, &v);
 		printed++;
 		p->printed++;
+		/* One write per tuple: a subject sharing our stdout (vigil watch -- COMMAND)
+		 * then cannot land its own output in the middle of a tuple's line. */
+		if (fflush(p->out) == EOF)
+			break;
 	}
 	free(cols);
 	free(nulls);

@@ -1,0 +1,170 @@
+"""bench/figures.py: the figures README.md quotes, read from one run's results in BENCH_OUT,
+each with the design brief's performance budget it is held against (PASS/MISS).
+
+One function per benchmark of bench/all.py: f(out_dir) -> list of Figure. A figure with
+no budget has verdict None; a budget that needs a peer the run does not have is printed
+with verdict None too ("not judged"), never guessed. A missing or malformed result raises
+(KeyError, OSError, ValueError): the smoke run fails on it.
+"""
+import json
+import os
+from collections import namedtuple
+
+# what: the figure; value: as printed; budget: text ('' when none); verdict: True (PASS),
+# False (MISS), None (no budget, or not judged in this run).
+Figure = namedtuple("Figure", "bench what value budget verdict")
+
+
+# Results older than this (seconds since the epoch) are from an earlier run: bench/all.py
+# sets it to the start of the benchmark whose figures it reads (0: any age).
+NOT_BEFORE = 0.0
+
+
+def _open(out, name):
+    path = os.path.join(out, name)
+    if os.path.getmtime(path) < NOT_BEFORE:
+        raise ValueError("%s is from an earlier run" % path)
+    return open(path)
+
+
+def _load(out, name):
+    with _open(out, name) as f:
+        return json.load(f)
+
+
+def _ns(x):
+    return "%.2f ns" % x if x < 10 else "%.1f ns" % x
+
+
+def _s(x):
+    return "%.1f ms" % (x * 1e3) if x < 1 else "%.2f s" % x
+
+
+def recording(out):
+    r = _load(out, "results.json")
+    m, f = r["modes"], []
+    d, b = m["disabled"]["vigil"], m["baseline"]["vigil"]
+    f.append(Figure("recording", "empty loop (vigil / LTTng-UST)", "%s / %s" % (
+        _ns(b["ns_per_event"]), _ns(m["baseline"]["lttng-ust"]["ns_per_event"])), "", None))
+    f.append(Figure("recording", "disabled sensor (vigil / LTTng-UST)", "%s / %s" % (
+        _ns(d["ns_per_event"]), _ns(m["disabled"]["lttng-ust"]["ns_per_event"])),
+        "vigil under 1 ns", d["ns_per_event"] < 1.0))
+    for kind, label in (("enabled-1t", "enabled, 1 thread"), ("enabled-2t", "enabled, 2 threads"),
+                        ("burst", "enabled, one burst")):
+        v, lt = m[kind]["vigil"], m[kind]["lttng-ust"]
+        ratio = v["ns_per_event"] / lt["ns_per_event"]
+        f.append(Figure("recording", "%s (vigil / LTTng-UST)" % label, "%s / %s = %.3f" % (
+            _ns(v["ns_per_event"]), _ns(lt["ns_per_event"]), ratio),
+            "ratio at most 0.25", ratio <= 0.25))
+        f.append(Figure("recording", "%s: events lost (vigil / LTTng-UST)" % label,
+                        "%d / %d of %d" % (v["events_lost"], lt["events_lost"],
+                                           v["events_written"]),
+                        "vigil none", v["events_lost"] == 0 and v["unreadable_traces"] == 0))
+    cg = r.get("callgrind", {})
+    for mode in ("disabled", "enabled"):
+        if mode in cg:
+            f.append(Figure("recording", "instructions per event, %s (vigil / LTTng-UST)" % mode,
+                            "%.1f / %.1f" % (cg[mode]["vigil"]["instructions_per_event"],
+                                             cg[mode]["lttng-ust"]["instructions_per_event"]),
+                            "", None))
+    return f
+
+
+def query(out):
+    r, f = _load(out, "query.json"), []
+    for q in r["queries"]:
+        v, sq = q["vigil"], q["sqlite"]
+        ratio = sq["best_s"] / (v["exec_ns"] / 1e9)
+        same = v["check"]["equal_sets"]
+        text = "vigil %s, SQLite %s (%s), %.1fx%s" % (
+            _s(v["exec_ns"] / 1e9), _s(sq["best_s"]), sq["best"], ratio,
+            "" if same else ", ANSWERS DIFFER")
+        if q["key"] == "scan":
+            rate = v["scan_tuples_per_s"]
+            f.append(Figure("query", q["name"], text + "; %.0fM tuples/s" % (rate / 1e6),
+                            "over 50M tuples/s per core", rate > 50e6 and same))
+        else:
+            f.append(Figure("query", q["name"], text, "at least 10x SQLite",
+                            ratio >= 10 and same))
+    return f
+
+
+def watch(out):
+    r, f = _load(out, "watch.json"), []
+    for row in r["rows"]:
+        same = row["unoptimized_same_answer"] and row["optimized_same_answer"]
+        f.append(Figure("watch", "%s, %d messages: packets recorded / unoptimized / optimized" % (
+            row["query"], row["messages"]), "%d / %d / %d%s" % (
+            row["full_packets"], row["unoptimized_packets"], row["optimized_packets"],
+            "" if same else ", ANSWERS DIFFER"), "", None))
+    c = r["control"]["send_applied"]
+    f.append(Figure("watch", "control command send -> applied", "median %.1f us, p99 %.1f us" % (
+        c["median_us"], c["p99_us"]), "", None))
+    return f
+
+
+def logcap(out):
+    rows = {}
+    with _open(out, "logcap.json") as fh:
+        for line in fh:
+            if line.strip():
+                j = json.loads(line)
+                rows[j["config"]] = j
+    s, e = rows["sampled"], rows["every"]
+    # design.md: at most half of Sentinel's in-memory tracer in the same run (the peer of
+    # bench/sentinel_tracer.c), for VG_LOG and intercepted calls alike; timing sampled 1/16.
+    sen = s["sentinel"]
+    budget = "at most half of the Sentinel-style tracer's %s" % _ns(sen)
+    f = [Figure("logcap", "Sentinel-style in-memory tracer (peer)", _ns(sen), "", None),
+         Figure("logcap", "VG_LOG captured (timing 1/16 / every)", "%s / %s" % (
+             _ns(s["vg_log"]), _ns(e["vg_log"])), budget, s["vg_log"] <= sen / 2),
+         Figure("logcap", "syslog intercepted, captured (timing 1/16 / every)", "%s / %s" % (
+             _ns(s["syslog"]), _ns(e["syslog"])), budget, s["syslog"] <= sen / 2),
+         Figure("logcap", "fprintf(stderr) intercepted, captured (timing 1/16)",
+                _ns(s["fprintf_stderr"]), budget, s["fprintf_stderr"] <= sen / 2),
+         Figure("logcap", "disk logger: buffered fprintf / write(2) per line",
+                "%s / %s" % (_ns(s["disk_fprintf"]), _ns(s["disk_write"])), "", None)]
+    q = rows["q-sampled"]
+    f.append(Figure("logcap", "transition-time quantile error, worst (timing 1/16 / every)",
+                    "%.2f%% / %.2f%% (%d transitions)" % (
+                        q["worst"] * 100, rows["q-every"]["worst"] * 100, q["transitions"]),
+                    "", None))
+    return f
+
+
+def consistency(out):
+    r = _load(out, "consistency.json")["results"]
+    f = []
+    for op in ("activity", "enter+leave", "acquire+release", "create+reclaim"):
+        ns = {x["mode"]: x["ns_per_event"] for x in r if x["api"] == "inline" and x["op"] == op}
+        f.append(Figure("consistency", "%s: baseline / tracking / reporting" % op,
+                        "%s / %s / %s" % (_ns(ns["baseline"]), _ns(ns["tracking"]),
+                                          _ns(ns["reporting"])), "", None))
+    return f
+
+
+def logmodel_pg(out):
+    p = _load(out, "logmodel_pg.json")["pairs"]
+    off, prod = p["off"]["loss_pct"], p["production"]["loss_pct"]
+    return [Figure("logmodel-pg", "pgbench tps lost to capture (on vs off / vs production)",
+                   "%.2f%% / %.2f%% (%d pairs)" % (off, prod, len(p["off"]["tps_on"])),
+                   "under 3% (on vs off)", off < 3.0)]
+
+
+def probes(out):
+    p = _load(out, "probes.json")
+    diff = p["disabled_ns"] - p["empty_ns"]
+    return [Figure("probes", "vigil probes enable -> first record (pattern given -> record)",
+                   "%.1f ms (%.0f us)" % (p["command_us"] / 1e3, p["in_command_us"]), "", None),
+            Figure("probes", "switched-off probe over the empty loop", "%+.2f ns" % diff,
+                   "under 1 ns", diff < 1.0)]
+
+
+def collector(out):
+    c, f = _load(out, "collector.json"), []
+    for key, label in (("ingest", "C subjects"), ("ingest_records", "RECORDS subjects")):
+        f.append(Figure("collector", "records/s ingested, %s (1 / 8 / 64)" % label, " / ".join(
+            "%.1fM" % (r["records_per_s"] / 1e6) for r in c[key]), "", None))
+    f.append(Figure("collector", "subject cost per event, local / sending", "%s / %s" % (
+        _ns(c["ns_per_event_local"]), _ns(c["ns_per_event_sending"])), "", None))
+    return f
