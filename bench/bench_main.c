@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 {
 	uint64_t threads = 1;
 	int cpus[MAX_THREADS], ncpus = -1;
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
@@ -178,7 +178,6 @@ int main(int argc, char **argv)
 			        bench_tool, a);
 			return 2;
 		}
-		i++;
 	}
 	if (ncpus < 0)
 		for (ncpus = 0; ncpus < (int)threads; ncpus++)
