@@ -29,12 +29,14 @@ report(struct vgt_cursor *c, enum vgt_damage_kind kind, size_t offset, const cha
 	return idx;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
+/* Are the bytes from off to the end of the stream all zero? A hole is, unread. */
+static bool zero_tail(const struct stream *s, size_t off)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
+	if (off >= s->data_end)
+		return true;
+	const uint8_t *p = s->data + off;
+	size_t n = s->data_end - off;
+	return p[0] == 0 && (n == 1 || !memcmp(p, p + 1, n - 1));
 }
 
 /* Where magic and uuid lie in a packet header: decoded once over zeros. */
@@ -69,8 +71,9 @@ static size_t find_packet(const struct vgt_cursor *c, size_t from)
 			memcpy(magic, "\xC1\xFC\x1F\xC1", 4);
 	const uint8_t *data = c->s->data;
 	size_t size = c->s->size;
-	for (size_t p = from + magic_at; p < size;) {
-		const uint8_t *m = memmem(data + p, size - p, magic, 4);
+	size_t scan_end = c->s->data_end; /* no magic in a hole */
+	for (size_t p = from + magic_at; p < scan_end;) {
+		const uint8_t *m = memmem(data + p, scan_end - p, magic, 4);
 		if (!m)
 			return SIZE_MAX;
 		size_t at = (size_t)(m - data);
@@ -154,7 +157,7 @@ static bool open_packet(struct vgt_cursor *c)
 		size_t avail = s->size - off, pos = 0;
 		struct vgt_value *hv = c->header_values;
 		if (layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) != DEC_OK) {
-			if (all_zero(base, avail))
+			if (zero_tail(s, off))
 				report(c, VGT_DMG_TRAILING_ZEROS, off,
 				       "%zu bytes of zero-filled space after the last packet",
 				       avail);
@@ -166,7 +169,7 @@ static bool open_packet(struct vgt_cursor *c)
 			break;
 		}
 		if (md->magic >= 0 && hv[md->magic].u != VGT_CTF_MAGIC) {
-			if (all_zero(base, avail)) {
+			if (zero_tail(s, off)) {
 				report(c, VGT_DMG_TRAILING_ZEROS, off,
 				       "%zu bytes of zero-filled space after the last packet",
 				       avail);

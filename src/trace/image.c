@@ -253,6 +253,26 @@ const struct vgt_event_type *vgt_image_type(const struct vgt_image *pub, const c
 	return NULL;
 }
 
+/* The end of the file's last data extent: what follows is a hole, read as zeros, which a
+ * reader need not touch (a stream preallocated sparse and cut short holds gigabytes of
+ * it). The whole size where the file system cannot tell. */
+static size_t data_end(int fd, size_t size)
+{
+	off_t end = 0, at = 0;
+	for (;;) {
+		off_t d = lseek(fd, at, SEEK_DATA);
+		if (d < 0)
+			return errno == ENXIO ? (size_t)end : size;
+		off_t h = lseek(fd, d, SEEK_HOLE);
+		if (h < 0)
+			return size;
+		end = h;
+		at = h;
+		if ((size_t)h >= size)
+			return size;
+	}
+}
+
 struct stream *stream_open(struct image *img, const char *path, const uint8_t *data, size_t size)
 {
 	struct stream *s = vgt__xcalloc(1, sizeof *s);
@@ -264,6 +284,7 @@ struct stream *stream_open(struct image *img, const char *path, const uint8_t *d
 		s->borrowed = true;
 		s->data = data;
 		s->size = size;
+		s->data_end = size;
 		s->pub.size = size;
 		return s;
 	}
@@ -277,6 +298,7 @@ struct stream *stream_open(struct image *img, const char *path, const uint8_t *d
 	}
 	s->size = (size_t)st.st_size;
 	s->pub.size = s->size;
+	s->data_end = data_end(fd, s->size);
 	if (s->size) {
 		void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m != MAP_FAILED) {
@@ -291,6 +313,7 @@ struct stream *stream_open(struct image *img, const char *path, const uint8_t *d
 			if (!s->data)
 				s->open_error = vgt__xprintf("cannot read: %s", strerror(errno));
 			s->size = s->data ? n : 0;
+			s->data_end = s->size;
 		}
 	}
 	if (fd >= 0)

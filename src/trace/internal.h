@@ -185,6 +185,7 @@ struct stream {
 	struct image *img;
 	const uint8_t *data; /* the whole file (mapped, or read when mapping fails) */
 	size_t size;
+	size_t data_end; /* past it the file is one hole: zeros, never read (sparse tails) */
 	bool mapped, borrowed;
 	char *open_error; /* reported by each read */
 	struct damage_list damage;

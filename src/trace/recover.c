@@ -68,19 +68,21 @@ static struct action *add(struct plan *p, enum action_kind kind, const char *pat
 	return a;
 }
 
-static bool all_zero(const uint8_t *b, size_t n)
+/* Are the n bytes at b, the tail of stream s, all zero? A hole is, unread. */
+static bool all_zero(const struct stream *s, const uint8_t *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
+	size_t off = (size_t)(b - s->data);
+	if (off >= s->data_end)
+		return true;
+	n = s->data_end - off < n ? s->data_end - off : n;
+	return b[0] == 0 && (n == 1 || !memcmp(b, b + 1, n - 1));
 }
 
 /* Can the bytes after the last packet go without losing an event? Zero-filled space,
  * or a packet header that was being written (it has no event yet). */
 static const char *disposable_tail(const struct vgt_cursor *c, const uint8_t *tail, size_t n)
 {
-	if (all_zero(tail, n))
+	if (all_zero(c->s, tail, n))
 		return "zero bytes";
 	const struct metadata *md = c->md;
 	static const uint8_t magic[4] = {0xC1, 0x1F, 0xFC, 0xC1};

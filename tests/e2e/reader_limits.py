@@ -5,7 +5,12 @@ never frees). A real trace's metadata gets 20,000 event declarations in descendi
 order, 10,000 env blocks, 5,000 clocks and a duplicate id appended; `vigil dump` must read
 the trace as before, report the duplicate once, and stay within a bound that linear
 growth meets and quadratic growth misses by tens of times. Prints the peak RSS.
-Meaningful under the sanitizers: the mailbox program records with VIGIL_OUT."""
+Meaningful under the sanitizers: the mailbox program records with VIGIL_OUT.
+
+`reader_limits.py sparse`: a stream whose tail is a 50 GB hole (preallocated sparse and
+cut short) is read, reported and recovered without touching the hole: the page faults
+of `vigil dump` and `vigil recover` stay those of the recording's few packets (reading
+the hole faulted in 13 million zero pages and took minutes)."""
 import os
 import resource
 import shutil
@@ -23,18 +28,78 @@ def fail(msg):
     sys.exit(1)
 
 
-def dump(trace):
-    """(stdout, stderr, returncode, peak RSS of this child in KiB)."""
+def run_vigil(trace, *args):
+    """(stdout, stderr, returncode, rusage) of `vigil ARGS... TRACE`."""
     pid = os.fork()
     if pid == 0:
         out = os.open(trace + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         err = os.open(trace + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(out, 1)
         os.dup2(err, 2)
-        os.execv(VIGIL, [VIGIL, "dump", "--json", trace])
+        os.execv(VIGIL, [VIGIL, *args, trace])
     _, status, usage = os.wait4(pid, 0)
     with open(trace + ".out") as f, open(trace + ".err") as g:
-        return f.read(), g.read(), os.waitstatus_to_exitcode(status), usage.ru_maxrss
+        return f.read(), g.read(), os.waitstatus_to_exitcode(status), usage
+
+
+def dump(trace):
+    """(stdout, stderr, returncode, peak RSS of this child in KiB)."""
+    out, err, rc, usage = run_vigil(trace, "dump", "--json")
+    return out, err, rc, usage.ru_maxrss
+
+
+def record(work, name):
+    trace = os.path.join(work, name)
+    os.mkdir(trace)
+    p = subprocess.run([os.path.join(BIN, "mailbox"), "--seed", "7"], capture_output=True,
+                       env=dict(os.environ, VIGIL_OUT=trace), timeout=120)
+    if p.returncode:
+        fail(f"mailbox exited {p.returncode}")
+    return trace
+
+
+def sparse():
+    work = tempfile.mkdtemp(prefix="vigil-rdsparse-")
+    ok = False
+    try:
+        base = record(work, "base")
+        _, _, rc, u0 = run_vigil(base, "dump", "--json")
+        if rc:
+            fail(f"vigil dump of the recording exited {rc}")
+        big = os.path.join(work, "big")
+        shutil.copytree(base, big)
+        image = [d for d in os.listdir(big) if os.path.isdir(os.path.join(big, d))][0]
+        stream = sorted(f for f in os.listdir(os.path.join(big, image))
+                        if f.startswith("stream-"))[0]
+        path = os.path.join(big, image, stream)
+        size = os.path.getsize(path)
+        hole = 50 << 30
+        os.truncate(path, size + hole)
+        want = f"byte {size}: {hole} bytes of zero-filled space after the last packet"
+        out, err, rc, u = run_vigil(big, "dump", "--json")
+        if rc != 1 or want not in err:
+            fail(f"vigil dump: exit {rc}, expected 1 and '{want}': {err[-400:]!r}")
+        faults = u.ru_minflt + u.ru_majflt - u0.ru_minflt - u0.ru_majflt
+        print(f"vigil dump over a {hole >> 30} GiB hole: {faults} page faults more than "
+              f"without it")
+        if faults > 10000:  # the hole is 13 million pages
+            fail(f"vigil dump faulted {faults} more pages with the hole: it read the hole")
+        out, err, rc, u = run_vigil(big, "recover")
+        if rc or f"removed {hole} zero bytes" not in out:
+            fail(f"vigil recover: exit {rc}: {out[-400:]!r} {err[-400:]!r}")
+        if u.ru_minflt + u.ru_majflt > 20000:
+            fail(f"vigil recover faulted {u.ru_minflt + u.ru_majflt} pages: it read the hole")
+        if os.path.getsize(path) != size:
+            fail(f"after recover the stream is {os.path.getsize(path)} bytes, expected {size}")
+        out, err, rc, _ = run_vigil(big, "dump", "--json")
+        if rc:
+            fail(f"vigil dump after recover: exit {rc}: {err[-300:]!r}")
+        ok = True
+    finally:
+        if ok:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"kept {work}")
 
 
 def main():
@@ -89,4 +154,7 @@ def main():
             print(f"kept {work}")
 
 
-main()
+if len(sys.argv) > 1 and sys.argv[1] == "sparse":
+    sparse()
+else:
+    main()
