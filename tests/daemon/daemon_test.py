@@ -1,0 +1,100 @@
+"""Recording survives what daemons do to themselves (docs/architecture.md "Surviving the
+subject"): daemon_subject does one thing (drops privileges, chroots, daemonizes, closes
+every descriptor, lowers a resource limit), then emits known events in its main thread, a
+new thread and a fork child. The trace must hold exactly those events, none discarded
+(RLIMIT_FSIZE: the file may not grow, so what is missing must be counted exactly).
+Run: daemon_test.py SCENARIO."""
+import collections
+import os
+import re
+import shutil
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from vigil_testlib import VIGIL, Failure, check, main, run, tmpdir  # noqa: E402
+import json  # noqa: E402
+
+BIN = os.environ.get("VIGIL_BIN", "build/bin")
+SUBJECT = os.path.join(BIN, "daemon_subject")
+BEFORE, AFTER, THREAD, CHILD, LATE = 1000, 200000, 50000, 50000, 10
+ROOT_ONLY = {"setuid", "capabilities", "chroot", "chroot_setuid"}
+
+
+def wait_gone(pid, bound_s=60):
+    """Waits for a daemonized process (not our child) to end."""
+    deadline = time.monotonic() + bound_s
+    while os.path.exists(f"/proc/{pid}"):
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        check(time.monotonic() < deadline, f"daemon {pid} still running after {bound_s} s")
+        time.sleep(0.02)
+
+
+def record(scenario):
+    work = tmpdir("daemon-" + scenario)
+    os.chmod(work, 0o755)
+    trace = os.path.join(work, "trace")
+    p = run([SUBJECT, scenario, work], env={"VIGIL_OUT": trace}, timeout=300)
+    if p.returncode != 0:
+        raise Failure(f"subject exited {p.returncode}: {p.stderr[-2000:]} (kept {work})")
+    if scenario == "daemonize":
+        with open(os.path.join(work, "daemon.pid")) as f:
+            wait_gone(int(f.read()))
+    d = run([VIGIL, "dump", "--json", trace], check_rc=0, timeout=300)
+    counts = collections.Counter()
+    main_n = []
+    events = [json.loads(line) for line in d.stdout.splitlines()]
+    for e in events:
+        counts[e["name"]] += 1
+        if e["name"] == "d.main":
+            main_n.append(e["fields"]["n"])
+    # What the last thread to emit d.main recorded after it (fsize): d.late, its end and
+    # its process's end.
+    last = [e for e in events if e["name"] == "d.main"][-1:]
+    tail = [e for e in events if last and (e["pid"], e["tid"]) == (last[0]["pid"], last[0]["tid"])
+            and e["name"] in ("d.late", "vg.thread.end", "vg.process.end")]
+    counts["main.tail"] = len(tail)
+    m = re.search(r"(\d+) events discarded; (\d+) damaged", d.stderr)
+    check(m, f"no summary from vigil dump: {d.stderr}")
+    return work, trace, p, counts, sorted(main_n), int(m.group(1)), int(m.group(2))
+
+
+def scenario(name):
+    def test():
+        if name in ROOT_ONLY and os.geteuid() != 0:
+            print(f"skip {name}: needs root")
+            sys.exit(77)
+        work, trace, p, counts, main_n, discarded, damaged = record(name)
+        where = f" (trace kept in {trace})"
+        check(damaged == 0, f"{damaged} damaged places" + where)
+        if name == "fsize":
+            # The file may not grow past 1 MiB: what the main thread loses is counted,
+            # exactly, and said on stderr; the subject is not killed by SIGXFSZ.
+            check(discarded > 0, "RLIMIT_FSIZE of 1 MiB lost nothing?" + where)
+            # The main thread emits d.main, then d.late, then its thread's and its
+            # process's end: kept + discarded is exactly that many.
+            want = BEFORE + AFTER + LATE + 2
+            kept = len(main_n) + counts["main.tail"]
+            check(kept + discarded == want,
+                  f"kept {kept} + discarded {discarded} != {want}" + where)
+            check(main_n == list(range(len(main_n))), "d.main kept out of order" + where)
+            check("were not recorded" in p.stderr, f"loss not said: {p.stderr}" + where)
+        else:
+            check(discarded == 0, f"{discarded} events discarded" + where)
+            check(main_n == list(range(BEFORE + AFTER)),
+                  f"d.main: {len(main_n)} events, want 0..{BEFORE + AFTER - 1}" + where)
+        want = {"d.thread": THREAD, "d.child": CHILD}
+        if name != "fsize":
+            want["d.late"] = LATE
+        for k, v in want.items():
+            check(counts[k] == v, f"{k}: {counts[k]} events, want {v}" + where)
+        shutil.rmtree(work)
+    return test
+
+
+NAMES = ["setuid", "capabilities", "chroot", "chroot_setuid", "daemonize", "close_range",
+         "closefrom", "close_loop_proc", "close_loop_all", "dup2", "nofile", "fsize", "as"]
+if __name__ == "__main__":
+    main({n: scenario(n) for n in NAMES})
