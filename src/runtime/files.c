@@ -175,6 +175,42 @@ int vg__files_open_out(void)
 	return 0;
 }
 
+int vg__files_out_number(void)
+{
+	return out_fd;
+}
+
+/* An exec'd image: the trace root's descriptor its process kept open across the exec
+ * (vg__files_before_exec), which works where the path may not (a chroot, a directory
+ * the new user cannot search). */
+void vg__files_adopt_out(int fd)
+{
+	struct stat s, p;
+	if (out_fd >= 0 || fd < 0 || fstat(fd, &s) < 0 || !S_ISDIR(s.st_mode))
+		return;
+	if (stat(vg__rt.cfg.out, &p) == 0 && (p.st_dev != s.st_dev || p.st_ino != s.st_ino))
+		return; /* not the root VIGIL_OUT names: left alone */
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	out_fd = fd;
+	out_dev = s.st_dev;
+	out_ino = s.st_ino;
+	vg__own_fd_add(&out_fd);
+}
+
+/* Around an exec: the root's descriptor is inherited by the new image (it names it in
+ * VIGIL_PROC), and closed on exec again if the exec fails. */
+void vg__files_before_exec(void)
+{
+	if (out_fd >= 0)
+		fcntl(out_fd, F_SETFD, 0);
+}
+
+void vg__files_exec_failed(void)
+{
+	if (out_fd >= 0)
+		fcntl(out_fd, F_SETFD, FD_CLOEXEC);
+}
+
 int vg__files_open_image(void)
 {
 	if (image_fd >= 0)

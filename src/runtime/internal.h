@@ -323,6 +323,10 @@ void vg__own_fd_release(int *slot, int keep); /* forget it (and close, unless ke
 void vg__own_fd_evict(int fd);                /* the subject dup2s onto fd: ours moves away first */
 int vg__files_open_out(void);                 /* the trace root (VIGIL_OUT), once */
 int vg__files_open_image(void);               /* vg__rt.dir, after it is made */
+int vg__files_out_number(void);               /* the root's descriptor, unchecked (VIGIL_PROC) */
+void vg__files_adopt_out(int fd);             /* an exec'd image: the root its process kept open */
+void vg__files_before_exec(void);             /* the root's descriptor survives the exec */
+void vg__files_exec_failed(void);
 void vg__files_after_fork(void);
 int vg__image_fd(void); /* checked before use: -1 when lost for good */
 int vg__out_fd(void);

@@ -61,6 +61,7 @@ static const vg_type_desc d_late = {.name = "d.late",
                                     .target = -1};
 
 static vg_sensor *s_main;
+static int in_jail; /* chrooted: our own executable is not in the jail */
 
 static void fail(const char *what)
 {
@@ -83,7 +84,9 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-/* After the act: the main thread's events, a new sensor, a new thread, a fork child. */
+/* After the act: the main thread's events, a new sensor, a new thread, a fork child that
+ * execs this program again (a new image of the same process, which must find the trace
+ * without its path: the new user may not search it, a jail does not have it). */
 static void after(void)
 {
 	emit(s_main, BEFORE, AFTER);
@@ -96,6 +99,10 @@ static void after(void)
 	if (pid < 0)
 		fail("fork");
 	if (pid == 0) {
+		if (!in_jail) {
+			execl("/proc/self/exe", "daemon_subject", "child", "-", (char *)NULL);
+			fail("exec");
+		}
 		emit(vg_sensor_register(&d_child), 0, CHILD);
 		exit(0);
 	}
@@ -135,6 +142,7 @@ static void do_chroot(const char *dir)
 	snprintf(jail, sizeof jail, "%s/jail", dir);
 	if (mkdir(jail, 0755) < 0 || chroot(jail) < 0 || chdir("/") < 0)
 		fail("chroot");
+	in_jail = 1;
 }
 
 /* Every descriptor above 2, closed by a loop over /proc/self/fd (names first: closing
@@ -263,6 +271,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *sc = argv[1], *dir = argv[2];
+	if (!strcmp(sc, "child")) { /* the fork child's exec'd image */
+		emit(vg_sensor_register(&d_child), 0, CHILD);
+		return 0;
+	}
 	s_main = vg_sensor_register(&d_main);
 	emit(s_main, 0, BEFORE);
 	if (!strcmp(sc, "setuid"))

@@ -34,7 +34,6 @@ def wait_gone(pid, bound_s=60):
 
 def record(scenario):
     work = tmpdir("daemon-" + scenario)
-    os.chmod(work, 0o755)
     trace = os.path.join(work, "trace")
     p = run([SUBJECT, scenario, work], env={"VIGIL_OUT": trace}, timeout=300)
     if p.returncode != 0:
