@@ -166,6 +166,17 @@ static int same_file(int fd, dev_t dev, ino_t ino)
 
 int vg__files_open_out(void)
 {
+	if (vg__procfs_fd < 0) { /* /proc, for after a chroot (util.c) */
+		dev_t d;
+		ino_t i;
+		int fd = open_dir_at(AT_FDCWD, "/proc", &d, &i);
+		if (fd >= HIGH_FD) {
+			vg__procfs_fd = fd;
+			vg__own_fd_add(&vg__procfs_fd);
+		} else if (fd >= 0) {
+			close(fd); /* RLIMIT_NOFILE is low: the subject's numbers come first */
+		}
+	}
 	if (out_fd >= 0)
 		return 0;
 	out_fd = open_dir_at(AT_FDCWD, vg__rt.cfg.out, &out_dev, &out_ino);
@@ -281,12 +292,12 @@ int vg__image_open(const char *name, int flags, mode_t mode)
 
 void vg__files_after_fork(void)
 {
-	/* Everything but the root is the parent's image's: its directory, metadata and the
-	 * files of all its threads' streams (the child has only the forking thread). */
+	/* Everything but the root (and /proc) is the parent's image's: its directory, metadata and
+	 * the files of all its threads' streams (the child has only the forking thread). */
 	pthread_mutex_init(&own_lock, NULL);
 	for (int i = 0; i < MAX_OWN; i++) {
 		int *slot = owns[i].slot;
-		if (!slot || slot == &out_fd)
+		if (!slot || slot == &out_fd || slot == &vg__procfs_fd)
 			continue;
 		owns[i].slot = NULL;
 		int fd = *slot;

@@ -338,6 +338,9 @@ int vg__fsize_allows(uint64_t end); /* RLIMIT_FSIZE allows a file this long; els
 int vg__mkdir_p(const char *path);
 int vg__write_all(int fd, const void *buf, size_t len);
 int vg__read_small_file(const char *path, char *buf, size_t len);
+/* /proc paths keep working after a chroot, through this descriptor of /proc (files.c). */
+extern int vg__procfs_fd;
+ssize_t vg__readlink_proc(const char *path, char *buf, size_t len);
 void vg__random_uuid(uint8_t uuid[16], char text[37]);
 
 #endif

@@ -194,7 +194,7 @@ void vg__process_begin_once(void)
 	if (atomic_exchange(&process_begun, 1))
 		return;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	ssize_t n = vg__readlink_proc("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
 	vg_value v[5];
 	v[0].u = (uint64_t)vg__rt.pid;

@@ -55,6 +55,13 @@ def record(scenario):
 
     m = re.search(r"(\d+) events discarded; (\d+) damaged", d.stderr)
     check(m, f"no summary from vigil dump: {d.stderr}")
+    # Identities stay whole (a chroot hides /proc: the runtime keeps a descriptor of it).
+    for e in events:
+        f = e["fields"]
+        if e["name"] == "vg.process.begin":
+            check(f["gen"] != 0 and f["name"] and f["exe"], f"process identity lost: {e}")
+        if e["name"] == "vg.thread.begin":
+            check(f["name"], f"thread name lost: {e}")
     return work, trace, p, counts, sorted(main_n), int(m.group(1)), int(m.group(2))
 
 
