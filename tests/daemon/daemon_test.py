@@ -18,7 +18,7 @@ import json  # noqa: E402
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 SUBJECT = os.path.join(BIN, "daemon_subject")
 BEFORE, AFTER, THREAD, CHILD, LATE = 1000, 200000, 50000, 50000, 10
-ROOT_ONLY = {"setuid", "capabilities", "chroot", "chroot_setuid"}
+ROOT_ONLY = {"setuid", "capabilities", "chroot", "chroot_setuid", "record_setuid"}
 
 
 def wait_gone(pid, bound_s=60):
@@ -38,7 +38,15 @@ def record(scenario):
     env = {"VIGIL_OUT": trace}
     if scenario == "fsize":  # only d.*: what the main thread emits is known exactly
         env["VIGIL_SENSORS"] = "d.*,-vg.*"
-    p = run([SUBJECT, scenario, work], env=env, timeout=300)
+    if scenario.startswith("record_"):
+        # Through `vigil record` (preload, then recover and the summary over files the
+        # subject gave to nobody).
+        scenario = scenario[len("record_"):]
+        p = run([VIGIL, "record", "-o", trace, "--", SUBJECT, scenario, work], timeout=300)
+        check(re.search(r"vigil record: \d+ events from 3 process image", p.stderr)
+              and "discarded" not in p.stderr, f"vigil record said: {p.stderr}")
+    else:
+        p = run([SUBJECT, scenario, work], env=env, timeout=300)
     if p.returncode != 0:
         raise Failure(f"subject exited {p.returncode}: {p.stderr[-2000:]} (kept {work})")
     if scenario == "daemonize":
@@ -99,6 +107,7 @@ def scenario(name):
 
 
 NAMES = ["setuid", "capabilities", "chroot", "chroot_setuid", "daemonize", "close_range",
-         "closefrom", "close_loop_proc", "close_loop_all", "dup2", "nofile", "fsize", "as"]
+         "closefrom", "close_loop_proc", "close_loop_all", "dup2", "nofile", "fsize", "as",
+         "record_setuid"]
 if __name__ == "__main__":
     main({n: scenario(n) for n in NAMES})
