@@ -121,6 +121,15 @@ void vg__own_fd_release(int *slot, int keep)
 		close(fd);
 }
 
+/* Forgets *slot without closing it: the caller closes the returned descriptor (after
+ * whatever must come first). */
+int vg__own_fd_take(int *slot)
+{
+	int fd = *slot;
+	vg__own_fd_release(slot, 1);
+	return fd;
+}
+
 /* The subject is about to dup2 onto `fd`, one of ours: ours moves to another number
  * first. There is a short window in which a thread of the runtime may still use the
  * old number; the inode checks before each use catch what follows it. */

@@ -320,12 +320,13 @@ unsigned vg__own_fd_top(void); /* the highest descriptor ever the runtime's, or 
 int vg__high_fd(int fd);       /* fd moved to >= 512, close-on-exec (if it can be) */
 int vg__own_fd_add(int *slot); /* *slot is the runtime's now; -1 when the table is full */
 void vg__own_fd_release(int *slot, int keep); /* forget it (and close, unless keep) */
-void vg__own_fd_evict(int fd);                /* the subject dup2s onto fd: ours moves away first */
-int vg__files_open_out(void);                 /* the trace root (VIGIL_OUT), once */
-int vg__files_open_image(void);               /* vg__rt.dir, after it is made */
-int vg__files_out_number(void);               /* the root's descriptor, unchecked (VIGIL_PROC) */
-void vg__files_adopt_out(int fd);             /* an exec'd image: the root its process kept open */
-void vg__files_before_exec(void);             /* the root's descriptor survives the exec */
+int vg__own_fd_take(int *slot);   /* forget it, unclosed: the caller closes what it returns */
+void vg__own_fd_evict(int fd);    /* the subject dup2s onto fd: ours moves away first */
+int vg__files_open_out(void);     /* the trace root (VIGIL_OUT), once */
+int vg__files_open_image(void);   /* vg__rt.dir, after it is made */
+int vg__files_out_number(void);   /* the root's descriptor, unchecked (VIGIL_PROC) */
+void vg__files_adopt_out(int fd); /* an exec'd image: the root its process kept open */
+void vg__files_before_exec(void); /* the root's descriptor survives the exec */
 void vg__files_exec_failed(void);
 void vg__files_after_fork(void);
 int vg__image_fd(void); /* checked before use: -1 when lost for good */

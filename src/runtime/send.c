@@ -121,9 +121,7 @@ static uint64_t rd64(const uint8_t *p)
 
 static void disconnect(void)
 {
-	if (S.fd >= 0)
-		close(S.fd);
-	S.fd = -1;
+	vg__own_fd_release(&S.fd, 0);
 	for (size_t i = 0; i < S.nimg; i++)
 		S.img[i].meta_sent = 0;
 }
@@ -235,6 +233,8 @@ static int resend_inflight(void);
 static int try_connect(void)
 {
 	S.fd = open_socket();
+	if (S.fd >= 0)
+		vg__own_fd_add(&S.fd); /* the subject's close loops leave it alone (files.c) */
 	if (S.fd < 0)
 		return -1;
 	struct timeval tv = {2, 0};
@@ -750,6 +750,8 @@ void vg__send_start(void)
 		return;
 	S.wake[0] = high_fd(S.wake[0]);
 	S.wake[1] = high_fd(S.wake[1]);
+	vg__own_fd_add(&S.wake[0]);
+	vg__own_fd_add(&S.wake[1]);
 	/* Probes through the collector: the registration hook matches the patterns it
 	 * is given (docs/protocol.md, Probes). */
 	vg__control_on = 1;
