@@ -3,7 +3,8 @@
 add_executable(daemon_subject ${CMAKE_SOURCE_DIR}/tests/daemon/daemon_subject.c)
 target_link_libraries(daemon_subject PRIVATE vigil_runtime Threads::Threads)
 foreach(t setuid capabilities chroot chroot_setuid daemonize close_range closefrom
-          close_loop_proc close_loop_all dup2 nofile fsize as record_setuid)
+          close_loop_proc close_loop_all dup2 nofile fsize as record_setuid to_setuid
+          to_chroot)
   add_test(NAME daemon.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/daemon/daemon_test.py ${t})
   set_tests_properties(daemon.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300
@@ -13,4 +14,4 @@ endforeach()
 # LeakSanitizer needs /proc at exit (not in a chroot jail).
 # record_setuid preloads libvigil through `vigil record`.
 set_tests_properties(daemon.as daemon.chroot daemon.chroot_setuid daemon.record_setuid
-                     PROPERTIES LABELS "")
+                     daemon.to_chroot PROPERTIES LABELS "")

@@ -11,6 +11,7 @@
  * runtime's back (a raw syscall) is noticed by its inode before use and reopened by path
  * when that still works. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -297,6 +298,52 @@ int vg__image_open(const char *name, int flags, mode_t mode)
 	if (dir < 0)
 		return -1;
 	return openat(dir, name, flags | O_CLOEXEC, mode);
+}
+
+/* ---- paths inside the trace root (send.c's spool), through its descriptor ---- */
+
+/* The root's descriptor and path relative to it, or AT_FDCWD and path itself. */
+static int out_rel(const char *path, const char **rel)
+{
+	size_t n = strlen(vg__rt.cfg.out);
+	int fd;
+	if (n && !strncmp(path, vg__rt.cfg.out, n) && (path[n] == '/' || !path[n]) &&
+	    (fd = vg__out_fd()) >= 0) {
+		*rel = path[n] ? path + n + 1 : ".";
+		return fd;
+	}
+	*rel = path;
+	return AT_FDCWD;
+}
+
+int vg__out_open(const char *path, int flags)
+{
+	const char *rel;
+	int dir = out_rel(path, &rel);
+	return openat(dir, rel, flags | O_CLOEXEC);
+}
+
+DIR *vg__out_opendir(const char *path)
+{
+	int fd = vg__out_open(path, O_RDONLY | O_DIRECTORY);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
+int vg__out_stat(const char *path, struct stat *sb)
+{
+	const char *rel;
+	int dir = out_rel(path, &rel);
+	return fstatat(dir, rel, sb, 0);
+}
+
+int vg__out_unlink(const char *path, int flags)
+{
+	const char *rel;
+	int dir = out_rel(path, &rel);
+	return unlinkat(dir, rel, flags);
 }
 
 void vg__files_after_fork(void)

@@ -2,11 +2,13 @@
 #ifndef VIGIL_RUNTIME_INTERNAL_H
 #define VIGIL_RUNTIME_INTERNAL_H
 
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "vigil/vigil.h"
@@ -333,7 +335,14 @@ int vg__image_fd(void); /* checked before use: -1 when lost for good */
 int vg__out_fd(void);
 const char *vg__image_name(void);                             /* the last component of vg__rt.dir */
 int vg__image_open(const char *name, int flags, mode_t mode); /* openat, close-on-exec */
-int vg__fsize_allows(uint64_t end); /* RLIMIT_FSIZE allows a file this long; else EFBIG */
+int vg__fsize_allows(uint64_t end);
+/* Paths inside the trace root (send.c's spool) reached through its descriptor, so that
+ * they still work after a chroot. */
+int vg__out_open(const char *path, int flags); /* close-on-exec */
+DIR *vg__out_opendir(const char *path);
+int vg__out_stat(const char *path, struct stat *sb);
+int vg__out_unlink(const char *path, int flags);
+    /* unlinkat flags (AT_REMOVEDIR) */ /* RLIMIT_FSIZE allows a file this long; else EFBIG */
 
 /* small utilities (util.c) */
 int vg__mkdir_p(const char *path);

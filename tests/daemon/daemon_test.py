@@ -5,7 +5,9 @@ new thread and a fork child. The trace must hold exactly those events, none disc
 (RLIMIT_FSIZE: the file may not grow, so what is missing must be counted exactly).
 Run: daemon_test.py SCENARIO."""
 import collections
+import glob
 import os
+import subprocess
 import re
 import shutil
 import sys
@@ -18,7 +20,8 @@ import json  # noqa: E402
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 SUBJECT = os.path.join(BIN, "daemon_subject")
 BEFORE, AFTER, THREAD, CHILD, LATE = 1000, 200000, 50000, 50000, 10
-ROOT_ONLY = {"setuid", "capabilities", "chroot", "chroot_setuid", "record_setuid"}
+ROOT_ONLY = {"setuid", "capabilities", "chroot", "chroot_setuid", "record_setuid", "to_setuid",
+             "to_chroot"}
 
 
 def wait_gone(pid, bound_s=60):
@@ -38,7 +41,33 @@ def record(scenario):
     env = {"VIGIL_OUT": trace}
     if scenario == "fsize":  # only d.*: what the main thread emits is known exactly
         env["VIGIL_SENSORS"] = "d.*,-vg.*"
-    if scenario.startswith("record_"):
+    if scenario.startswith("to_"):
+        # To a collector (VIGIL_TO): the spool in /dev/shm is read by the runtime's sender
+        # thread, which must keep reaching it after the act.
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "collector"))
+        import vgd
+        scenario = scenario[len("to_"):]
+        col = vgd.Collector(os.path.join(work, "col")).start()
+        env = dict(os.environ, VIGIL_TO=col.addr())
+        env.pop("VIGIL_OUT", None)
+        proc = subprocess.Popen([SUBJECT, scenario, work], env=env, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            _, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            col.stop()
+            # What a chroot keeps the runtime from removing: the spool's empty root (and
+            # directories fork children leave, docs/architecture.md).
+            shutil.rmtree(f"/dev/shm/vigil-spool-{os.geteuid()}-{proc.pid}", ignore_errors=True)
+        if proc.returncode != 0:
+            raise Failure(f"subject exited {proc.returncode}: {err[-2000:]} (kept {work})")
+        hosts = glob.glob(os.path.join(work, "col", "*", ""))
+        check(len(hosts) == 1, f"collected hosts: {hosts} (kept {work})")
+        trace = hosts[0]
+        p = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+    elif scenario.startswith("record_"):
         # Through `vigil record` (preload, then recover and the summary over files the
         # subject gave to nobody).
         scenario = scenario[len("record_"):]
@@ -108,6 +137,6 @@ def scenario(name):
 
 NAMES = ["setuid", "capabilities", "chroot", "chroot_setuid", "daemonize", "close_range",
          "closefrom", "close_loop_proc", "close_loop_all", "dup2", "nofile", "fsize", "as",
-         "record_setuid"]
+         "record_setuid", "to_setuid", "to_chroot"]
 if __name__ == "__main__":
     main({n: scenario(n) for n in NAMES})
