@@ -6,12 +6,14 @@
 # real server driven by its own client (net_record.redis). iproute2 (ip netns, veth):
 # tests/net_analysis.cmake runs hosts in network namespaces (net_analysis.netns).
 # libpq-dev: the PostgreSQL store (src/store: vigil store, vigild --store); tests/store.cmake
-# starts the postgresql server.
+# starts the postgresql server. nginx, wrk: a server that drops its privileges (issue 18),
+# recorded in its default configuration and loaded by wrk.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
       openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
-      postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2)
+      postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
+      nginx wrk)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -169,6 +169,16 @@ static void before_exec(const char *path)
 	v[0].s = path;
 	vg_emit(vg__builtin(VG_B_PROCESS_EXEC), v);
 	vg_thread_flush();
+	vg__files_before_exec();
+}
+
+static void exec_failed(void)
+{
+	if (vg__rt.recording && !in_other_process()) {
+		int saved = errno;
+		vg__files_exec_failed();
+		errno = saved;
+	}
 }
 
 /* A shell passes its own copy of the environment, taken before the runtime updated
@@ -201,6 +211,7 @@ VG_API int execve(const char *path, char *const argv[], char *const envp[])
 	before_exec(path);
 	char **env = with_current_proc(envp);
 	int rc = real.execve(path, argv, env ? env : envp);
+	exec_failed();
 	free(env);
 	return rc;
 }
@@ -211,6 +222,7 @@ VG_API int execvpe(const char *file, char *const argv[], char *const envp[])
 	before_exec(file);
 	char **env = with_current_proc(envp);
 	int rc = real.execvpe(file, argv, env ? env : envp);
+	exec_failed();
 	free(env);
 	return rc;
 }
@@ -219,14 +231,18 @@ VG_API int execv(const char *path, char *const argv[])
 {
 	ENSURE(execv);
 	before_exec(path);
-	return real.execv(path, argv);
+	int rc = real.execv(path, argv);
+	exec_failed();
+	return rc;
 }
 
 VG_API int execvp(const char *file, char *const argv[])
 {
 	ENSURE(execvp);
 	before_exec(file);
-	return real.execvp(file, argv);
+	int rc = real.execvp(file, argv);
+	exec_failed();
+	return rc;
 }
 
 /* The execl family: gather the variadic arguments, then go through the hooks above. */
