@@ -232,42 +232,109 @@ static bool is_identifier(const char *s)
 
 /* The names C and CTF need and the front end cannot know about: each flattened field
  * must make a distinct member (NAME and, for bytes, NAME_len) and a CTF field name. */
+/* A field's names in the generated code: its C identifier (keywords get a '_') and its
+ * CTF member name, each compared with every other field's by sorting. */
+struct field_names {
+	char id[NAME_MAX_LEN + 8], member[NAME_MAX_LEN * 2 + 8];
+	size_t field;
+};
+
+static int by_id(const void *a, const void *b)
+{
+	const struct field_names *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+	return c ? c : (x->field > y->field) - (x->field < y->field);
+}
+
+static int by_member(const void *a, const void *b)
+{
+	const struct field_names *x = a, *y = b;
+	int c = strcmp(x->member, y->member);
+	return c ? c : (x->field > y->field) - (x->field < y->field);
+}
+
+static int clash(struct cgen *g, const struct vgl_record *r, size_t i, size_t j, const char *as)
+{
+	const struct vgl_field *fi = &r->fields[i], *fj = &r->fields[j];
+	const struct vgl_loc *at = fi->prop ? &fi->prop->loc : &r->loc;
+	return fail(g, "%s:%d:%d: record %s: fields '%s' and '%s' both become '%s' in C",
+	            at->file ? at->file : "?", at->line, at->col, r->name, fi->name, fj->name, as);
+}
+
+/* Fields that would share a name in C or in the trace, or take the name of a bytes
+ * field's length: O(n log n) in the fields (a record may have thousands). */
 static int check_record(struct cgen *g, const struct vgl_record *r)
 {
-	for (size_t i = 0; i < r->nfields; i++) {
+	size_t n = r->nfields;
+	struct field_names *v = calloc(n ? n : 1, sizeof *v);
+	if (!v)
+		return fail(g, "out of memory");
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
 		const struct vgl_field *fi = &r->fields[i];
 		const struct vgl_loc *at = fi->prop ? &fi->prop->loc : &r->loc;
 		const char *where = at->file ? at->file : "?";
-		if (!is_identifier(fi->name))
-			return fail(g, "%s:%d:%d: record %s: field '%s' cannot be a C name", where,
-			            at->line, at->col, r->name, fi->name);
-		const char *ctf = cg_member(fi->name);
-		if (in_list(ctf, tsdl_keywords, sizeof tsdl_keywords / sizeof *tsdl_keywords))
-			return fail(g,
-			            "%s:%d:%d: record %s: field '%s' is a CTF keyword and cannot "
-			            "name a trace field",
-			            where, at->line, at->col, r->name, fi->name);
-		for (size_t j = 0; j < r->nfields; j++) {
-			const struct vgl_field *fj = &r->fields[j];
-			char a[NAME_MAX_LEN + 8], b[NAME_MAX_LEN + 8];
-			snprintf(a, sizeof a, "%s", cg_id(fi->name));
-			snprintf(b, sizeof b, "%s_len", cg_id(fj->name));
-			if (i != j && (!strcmp(a, cg_id(fj->name)) ||
-			               !strcmp(cg_member(fi->name), cg_member(fj->name))))
-				return fail(g,
-				            "%s:%d:%d: record %s: fields '%s' and '%s' both become "
-				            "'%s' in C",
-				            where, at->line, at->col, r->name, fi->name, fj->name,
-				            a);
-			if (fj->type == VGL_BYTES && !strcmp(a, b))
-				return fail(
-				    g,
-				    "%s:%d:%d: record %s: field '%s' clashes with the length "
-				    "of bytes field '%s' in C",
-				    where, at->line, at->col, r->name, fi->name, fj->name);
+		if (!is_identifier(fi->name)) {
+			rc = fail(g, "%s:%d:%d: record %s: field '%s' cannot be a C name", where,
+			          at->line, at->col, r->name, fi->name);
+			break;
+		}
+		snprintf(v[i].id, sizeof v[i].id, "%s", cg_id(fi->name));
+		snprintf(v[i].member, sizeof v[i].member, "%s", cg_member(fi->name));
+		v[i].field = i;
+		if (in_list(v[i].member, tsdl_keywords,
+		            sizeof tsdl_keywords / sizeof *tsdl_keywords))
+			rc =
+			    fail(g,
+			         "%s:%d:%d: record %s: field '%s' is a CTF keyword and cannot name "
+			         "a trace field",
+			         where, at->line, at->col, r->name, fi->name);
+	}
+	/* The first field in order that meets a later one reports it, as before. */
+	size_t bad_i = SIZE_MAX, bad_j = 0;
+	if (!rc && n > 1) {
+		qsort(v, n, sizeof *v, by_member);
+		for (size_t k = 1; k < n; k++)
+			if (!strcmp(v[k - 1].member, v[k].member) && v[k - 1].field < bad_i)
+				bad_i = v[k - 1].field, bad_j = v[k].field;
+		qsort(v, n, sizeof *v, by_id);
+		for (size_t k = 1; k < n; k++)
+			if (!strcmp(v[k - 1].id, v[k].id) && v[k - 1].field < bad_i)
+				bad_i = v[k - 1].field, bad_j = v[k].field;
+		if (bad_i != SIZE_MAX) {
+			char as[NAME_MAX_LEN + 8];
+			snprintf(as, sizeof as, "%s", cg_id(r->fields[bad_i].name));
+			rc = clash(g, r, bad_i, bad_j, as);
 		}
 	}
-	return 0;
+	/* A bytes field F carries F_len: no other field may be called that. */
+	for (size_t j = 0; j < n && !rc; j++) {
+		const struct vgl_field *fj = &r->fields[j];
+		if (fj->type != VGL_BYTES)
+			continue;
+		struct field_names key = {.field = 0};
+		snprintf(key.id, sizeof key.id, "%s_len", cg_id(fj->name));
+		size_t lo = 0, hi = n;
+		while (lo < hi) { /* the first entry with that id */
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(v[mid].id, key.id) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n && !strcmp(v[lo].id, key.id)) {
+			const struct vgl_field *fi = &r->fields[v[lo].field];
+			const struct vgl_loc *at = fi->prop ? &fi->prop->loc : &r->loc;
+			rc =
+			    fail(g,
+			         "%s:%d:%d: record %s: field '%s' clashes with the length of bytes "
+			         "field '%s' in C",
+			         at->file ? at->file : "?", at->line, at->col, r->name, fi->name,
+			         fj->name);
+		}
+	}
+	free(v);
+	return rc;
 }
 
 static int check_sensor(struct cgen *g, const struct vgl_sensor *s)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -193,23 +194,48 @@ size_t gt_first_own_field(const struct vgl_record *r)
 	return i;
 }
 
+struct ident_of {
+	char id[GT_IDENT_MAX];
+	size_t field;
+};
+
+static int by_ident(const void *a, const void *b)
+{
+	const struct ident_of *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+	return c ? c : (x->field > y->field) - (x->field < y->field);
+}
+
+/* Sorted, so that a record of thousands of fields is checked in O(n log n). */
 int gt_check_unique(const struct vgl_record *r, const char *const *reserved, const char *lang,
                     char *err, size_t errsize)
 {
-	char a[GT_IDENT_MAX], b[GT_IDENT_MAX];
-	for (size_t i = 0; i < r->nfields; i++) {
-		if (gt_ident(a, sizeof a, r->fields[i].name, reserved) != 0)
+	size_t n = r->nfields;
+	struct ident_of *v = calloc(n ? n : 1, sizeof *v);
+	if (!v)
+		return gt_err(err, errsize, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		v[i].field = i;
+		if (gt_ident(v[i].id, sizeof v[i].id, r->fields[i].name, reserved) != 0) {
+			free(v);
 			return gt_err(err, errsize, "record %s: field name too long", r->name);
-		for (size_t j = 0; j < i; j++) {
-			if (gt_ident(b, sizeof b, r->fields[j].name, reserved) == 0 &&
-			    strcmp(a, b) == 0)
-				return gt_err(err, errsize,
-				              "record %s: fields '%s' and '%s' are both '%s' in %s",
-				              r->name, r->fields[j].name, r->fields[i].name, a,
-				              lang);
 		}
 	}
-	return 0;
+	qsort(v, n, sizeof *v, by_ident);
+	/* As fields are read in order: the first field that takes an earlier one's name,
+	 * with the earliest of those (each group of equal names is sorted by field). */
+	size_t bad = SIZE_MAX, first = 0;
+	const char *as = NULL;
+	for (size_t k = 1; k < n; k++)
+		if (!strcmp(v[k - 1].id, v[k].id) && (k < 2 || strcmp(v[k - 2].id, v[k].id)) &&
+		    v[k].field < bad)
+			bad = v[k].field, first = v[k - 1].field, as = v[k].id;
+	int rc = 0;
+	if (bad != SIZE_MAX)
+		rc = gt_err(err, errsize, "record %s: fields '%s' and '%s' are both '%s' in %s",
+		            r->name, r->fields[first].name, r->fields[bad].name, as, lang);
+	free(v);
+	return rc;
 }
 
 static size_t record_depth(const struct vgl_record *r)
