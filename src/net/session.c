@@ -29,6 +29,42 @@ static void host_list(const struct vgn_set *s, char *buf, size_t size)
 		k += (size_t)snprintf(buf + k, size - k, "%s%s", h ? ", " : "", s->hosts[h].name);
 }
 
+/* Is path a, resolved, b or inside b? */
+static bool within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	return !strncmp(a, b, n) && (a[n] == 0 || a[n] == '/' || (n && b[n - 1] == '/'));
+}
+
+/* A trace named twice, or inside another one named, would have every message counted
+ * twice: the later name is skipped with a warning (0), or, when it holds an earlier one,
+ * refused (-1). */
+static int named_before(struct vgn_session *ss, const char *const *paths, size_t i, char *err,
+                        size_t errsize)
+{
+	char *me = realpath(paths[i], NULL);
+	if (!me)
+		return 1; /* the load reports it */
+	int rc = 1;
+	for (size_t j = 0; j < i && rc == 1; j++) {
+		char *other = realpath(paths[j], NULL);
+		if (!other)
+			continue;
+		if (within(me, other)) {
+			warnf(ss, "%s: already read as part of %s (skipped)", paths[i], paths[j]);
+			rc = 0;
+		} else if (within(other, me)) {
+			snprintf(err, errsize,
+			         "%s holds %s, named before it: name each trace once", paths[i],
+			         paths[j]);
+			rc = -1;
+		}
+		free(other);
+	}
+	free(me);
+	return rc;
+}
+
 int vgn_session_open(struct vgn_session *ss, const char *const *paths, size_t n,
                      const char *reference, const char *clock_file, char *err, size_t errsize)
 {
@@ -44,6 +80,14 @@ int vgn_session_open(struct vgn_session *ss, const char *const *paths, size_t n,
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
+		int fresh = named_before(ss, paths, i, err, errsize);
+		if (fresh < 0) {
+			free(bad);
+			free(errs);
+			return -1;
+		}
+		if (!fresh)
+			continue;
 		uint64_t before = ss->load.net_events;
 		if (vgn_load_trace(s, paths[i], &ss->load, ss->progress, errs[i], sizeof *errs) <
 		    0) {

@@ -375,6 +375,23 @@ def test_bad_input():
     p = expect_error([VIGIL, "net", "split", a, b, "-o", out], 1, "unrelated", "hosta", "hostb")
     with open(os.path.join(out, "index.json")) as f:
         check(len(json.load(f)["networks"]) == 4, "partial results written")
+    # a trace named twice, or inside one already named, is read once (each message once)
+    once = os.path.join(d, "once")
+    run([VIGIL, "net", "split", a, "-o", once], check_rc=0)
+    with open(os.path.join(once, "index.json")) as f:
+        want = json.load(f)["messages"]
+    image = [os.path.join(a, e) for e in sorted(os.listdir(a))
+             if os.path.isdir(os.path.join(a, e))][0]
+    for args in ([a, a], [a, image]):
+        twice = os.path.join(d, "twice")
+        p = run([VIGIL, "net", "split", *args, "-o", twice], check_rc=0)
+        check(f"{args[1]}: already read as part of {a} (skipped)" in p.stderr,
+              f"{args}: no warning: {p.stderr}")
+        with open(os.path.join(twice, "index.json")) as f:
+            got = json.load(f)["messages"]
+        check(got == want, f"{args}: messages {got}, read once {want}")
+        shutil.rmtree(twice)
+    expect_error([VIGIL, "net", "split", image, a, "-o", out], 2, "name each trace once")
     expect_error([VIGIL, "clock", "--reference", "nohost", a], 2, "nohost", "hosta")
     # no input at all: said so, index still written
     out2 = os.path.join(d, "out2")
