@@ -77,6 +77,70 @@ static uint64_t size_setting(const char *name, uint64_t def, uint64_t lo, uint64
 	return x;
 }
 
+/* Why `glob` (one pattern, '-' not included) is not a pattern fnmatch reads as the user
+ * meant, or NULL: glibc takes an unclosed '[' or a trailing '\\' literally, so the
+ * pattern would silently match nothing. */
+static const char *glob_problem(const char *glob, size_t len)
+{
+	if (len == 0)
+		return "an empty pattern";
+	if (len >= 256)
+		return "longer than 255 bytes";
+	for (size_t i = 0; i < len; i++) {
+		if (glob[i] == '\\') {
+			if (++i == len)
+				return "it ends with a lone '\\'";
+		} else if (glob[i] == '[') {
+			size_t j = i + 1;
+			if (j < len && (glob[j] == '!' || glob[j] == '^'))
+				j++;
+			if (j < len && glob[j] == ']')
+				j++; /* a ']' first is a member */
+			while (j < len && glob[j] != ']')
+				j++;
+			if (j == len)
+				return "a '[' is never closed";
+			i = j;
+		}
+	}
+	return NULL;
+}
+
+/* A comma-separated list of globs ("-glob" excludes): each bad pattern is named in one
+ * line and left out, the others kept; NULL when unset or nothing is left. */
+static char *glob_list_setting(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return NULL;
+	char *kept = malloc(strlen(v) + 1);
+	if (!kept)
+		return NULL;
+	size_t n = 0;
+	for (const char *p = v; *p;) {
+		size_t len = strcspn(p, ",");
+		const char *g = p[0] == '-' ? p + 1 : p;
+		size_t glen = p[0] == '-' ? len - 1 : len;
+		const char *why = len ? glob_problem(g, glen) : NULL;
+		if (why)
+			vg__warn("%s: pattern '%.*s' is not a usable glob (%s); left out", name,
+			         (int)(len > 200 ? 200 : len), p, why);
+		else if (len) {
+			if (n)
+				kept[n++] = ',';
+			memcpy(kept + n, p, len);
+			n += len;
+		}
+		p += len + (p[len] == ',');
+	}
+	kept[n] = 0;
+	if (!n) {
+		free(kept);
+		return NULL;
+	}
+	return kept;
+}
+
 /* VIGIL_TO: record into a spool (VIGIL_SPOOL, default a private directory in memory)
  * that the sender thread ships to the collector (send.c), instead of VIGIL_OUT. The
  * sender frees acknowledged packets; VIGIL_TO_BUFFER caps what is kept like
@@ -133,12 +197,20 @@ void vg__config_read(struct vg_config *cfg)
 		else
 			strcpy(cfg->out, out);
 	}
-	const char *sensors = getenv("VIGIL_SENSORS");
-	cfg->sensors = sensors && *sensors ? strdup(sensors) : NULL;
+	cfg->sensors = glob_list_setting("VIGIL_SENSORS");
 	cfg->packet_size = size_setting("VIGIL_PACKET_SIZE", 64 << 10, 4 << 10, 64 << 20);
 	cfg->packet_size = (cfg->packet_size + 4095) & ~(size_t)4095;
 	cfg->packet_size_max = cfg->packet_size > (4 << 20) ? cfg->packet_size : (4 << 20);
-	cfg->max_bytes = size_setting("VIGIL_MAX_SIZE", 0, 0, UINT64_MAX);
+	/* 0: no cap; a cap holds at least one page of one packet, or nothing is recorded. */
+	const char *max = getenv("VIGIL_MAX_SIZE");
+	uint64_t cap = 0;
+	if (max && *max && strcmp(max, "0") && (parse_size(max, &cap) < 0 || cap < 4096)) {
+		vg__warn("VIGIL_MAX_SIZE=%s is not 0 (no cap) or a size of at least 4K; recording "
+		         "without a cap",
+		         max);
+		cap = 0;
+	}
+	cfg->max_bytes = cap;
 	cfg->max_string = (uint32_t)size_setting("VIGIL_MAX_STRING", 1024, 1, 1 << 20);
 	const char *ent = getenv("VIGIL_ENTITY_FLAGS");
 	cfg->entity_default = 1;
@@ -155,8 +227,7 @@ void vg__config_read(struct vg_config *cfg)
 		    "VIGIL_REPORT=%s: expected entity, activity, all or none (comma-separated); "
 		    "reporting all",
 		    report);
-	const char *threads = getenv("VIGIL_REPORT_THREADS");
-	cfg->report_threads = threads && *threads ? strdup(threads) : NULL;
+	cfg->report_threads = glob_list_setting("VIGIL_REPORT_THREADS");
 	const char *susp = getenv("VIGIL_REPORT_SUSPENDED");
 	cfg->report_suspended = susp && *susp && strcmp(susp, "0") != 0;
 	const char *cons = getenv("VIGIL_CONSISTENCY");

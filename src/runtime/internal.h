@@ -345,7 +345,7 @@ int vg__out_unlink(const char *path, int flags);
     /* unlinkat flags (AT_REMOVEDIR) */ /* RLIMIT_FSIZE allows a file this long; else EFBIG */
 
 /* small utilities (util.c) */
-int vg__mkdir_p(const char *path);
+int vg__mkdir_p(const char *path); /* the last component only; EEXIST is fine */
 int vg__write_all(int fd, const void *buf, size_t len);
 int vg__read_small_file(const char *path, char *buf, size_t len);
 /* /proc paths keep working after a chroot, through this descriptor of /proc (files.c). */

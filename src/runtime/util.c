@@ -13,21 +13,17 @@
 
 int vg__mkdir_p(const char *path)
 {
-	char buf[PATH_MAX];
-	size_t len = strlen(path);
-	if (len == 0 || len >= sizeof buf)
+	/* Only the last component: a mistyped parent is an error, not a new tree of
+	 * folders that a recording then fills unnoticed. */
+	if (mkdir(path, 0777) < 0 && errno != EEXIST)
 		return -1;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
 	}
-	if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-		return -1;
 	return 0;
 }
 

@@ -75,6 +75,37 @@ static void config_sizes(void **state)
 	unsetenv("VIGIL_MAX_STRING");
 }
 
+static void config_small_cap_and_bad_globs(void **state)
+{
+	(void)state;
+	struct vg_config c;
+	unsetenv("VIGIL_OUT");
+	/* a cap below one page records nothing: refused, no cap; 0 says no cap */
+	setenv("VIGIL_MAX_SIZE", "1", 1);
+	vg__config_read(&c);
+	assert_int_equal(c.max_bytes, 0);
+	setenv("VIGIL_MAX_SIZE", "0", 1);
+	vg__config_read(&c);
+	assert_int_equal(c.max_bytes, 0);
+	setenv("VIGIL_MAX_SIZE", "4K", 1);
+	vg__config_read(&c);
+	assert_int_equal(c.max_bytes, 4096);
+	unsetenv("VIGIL_MAX_SIZE");
+	/* globs fnmatch would take literally are left out, the others kept in order */
+	setenv("VIGIL_SENSORS", "mailbox.*,[,-mailbox.Run*,-a[b,x\\,c[]]d", 1);
+	setenv("VIGIL_REPORT_THREADS", "worker-[0-9]*,main[", 1);
+	vg__config_read(&c);
+	assert_string_equal(c.sensors, "mailbox.*,-mailbox.Run*,c[]]d");
+	assert_string_equal(c.report_threads, "worker-[0-9]*");
+	free(c.sensors);
+	free(c.report_threads);
+	setenv("VIGIL_SENSORS", "[", 1);
+	vg__config_read(&c);
+	assert_null(c.sensors); /* nothing usable: the default, every sensor */
+	unsetenv("VIGIL_SENSORS");
+	unsetenv("VIGIL_REPORT_THREADS");
+}
+
 static void clock_round_trip(void **state)
 {
 	(void)state;
@@ -118,6 +149,7 @@ int main(void)
 	    cmocka_unit_test(patterns_positive_selects),
 	    cmocka_unit_test(patterns_last_match_decides),
 	    cmocka_unit_test(config_sizes),
+	    cmocka_unit_test(config_small_cap_and_bad_globs),
 	    cmocka_unit_test(clock_round_trip),
 	    cmocka_unit_test(clock_rejects_garbage),
 	};

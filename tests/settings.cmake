@@ -1,0 +1,4 @@
+# Runtime settings with bad values on a real subject: one line each, the subject runs.
+add_test(NAME runtime.settings COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/settings_test.py)
+set_tests_properties(runtime.settings PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
+                     LABELS sanitize)
