@@ -102,6 +102,7 @@ static void config_small_cap_and_bad_globs(void **state)
 	setenv("VIGIL_SENSORS", "[", 1);
 	vg__config_read(&c);
 	assert_null(c.sensors); /* nothing usable: the default, every sensor */
+	free(c.report_threads);
 	unsetenv("VIGIL_SENSORS");
 	unsetenv("VIGIL_REPORT_THREADS");
 }
