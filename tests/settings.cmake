@@ -2,3 +2,7 @@
 add_test(NAME runtime.settings COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/settings_test.py)
 set_tests_properties(runtime.settings PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
                      LABELS sanitize)
+
+# Threads continue across exec in relations, queries and models (Debian's dash, sleep).
+add_test(NAME runtime.exec_threads COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/exec_threads_test.py)
+set_tests_properties(runtime.exec_threads PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)

@@ -1,5 +1,7 @@
 /* A model from a recorded CTF trace: events in time order (the reader's merge), one
- * event type per event name, transitions between consecutive events of a stream. */
+ * event type per event name, transitions between consecutive events of a thread (its
+ * stream, continued across the process's execs in the next image's stream). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +12,34 @@
 struct last {
 	long event; /* index, -1 before the stream's first event */
 	int64_t ts;
+	bool seen; /* the stream's thread and image are known: */
+	uint32_t tid, gen;
+	const struct vgt_image *img;
 };
+
+static bool same_process(const struct vgt_image *a, const struct vgt_image *b)
+{
+	return a->pid == b->pid && a->process_gen == b->process_gen &&
+	       !strcmp(a->hostname ? a->hostname : "", b->hostname ? b->hostname : "");
+}
+
+/* The first event of a stream in an exec'd image: the thread went on from its stream in
+ * an earlier image of the process (the latest one), whose last event leads to it. */
+static void continue_thread(struct last *last, size_t ns, struct last *l)
+{
+	struct last *from = NULL;
+	for (size_t j = 0; j < ns; j++) {
+		struct last *o = &last[j];
+		if (o != l && o->seen && o->event >= 0 && o->img != l->img && o->tid == l->tid &&
+		    o->gen == l->gen && same_process(o->img, l->img) && (!from || o->ts > from->ts))
+			from = o;
+	}
+	if (from) {
+		l->event = from->event;
+		l->ts = from->ts;
+		from->event = -1; /* handed on once */
+	}
+}
 
 /* Event types are interned once per declaration (types are per process image). */
 struct type_cache {
@@ -77,7 +106,7 @@ int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, cha
 		goto out;
 	}
 	for (size_t i = 0; i < ns; i++)
-		last[i] = (struct last){-1, 0};
+		last[i] = (struct last){.event = -1};
 	uint64_t n = 0;
 	const struct vgt_event *ev;
 	while ((ev = vgt_merge_next(mg))) {
@@ -95,6 +124,11 @@ int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, cha
 		m->events[e].count++;
 		n++;
 		struct last *l = &last[ev->stream->index];
+		if (!l->seen) {
+			*l = (struct last){-1, 0, true, ev->tid, ev->thread_gen, ev->image};
+			if (ev->image->exec_index > 0)
+				continue_thread(last, ns, l);
+		}
 		if (l->event >= 0) {
 			struct vgm_trans *tr = vgm_trans_intern(m, (uint32_t)l->event, (uint32_t)e);
 			if (!tr)

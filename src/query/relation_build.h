@@ -49,7 +49,8 @@ struct builder {
 	const struct vgt_trace *trace;
 	const struct vgt_image *last_image; /* cache of image_index() */
 	uint32_t last_image_index;
-	bool ends_without_begin; /* vgq_build_options */
+	uint32_t last_process_index; /* its process's first image (process_index()) */
+	bool ends_without_begin;     /* vgq_build_options */
 	int64_t (*end_since)(void *arg, const struct vgt_event *ev);
 	void *end_since_arg;
 };

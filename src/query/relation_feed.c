@@ -7,6 +7,12 @@
 
 #include "query/relation_build.h"
 
+static bool same_process(const struct vgt_image *a, const struct vgt_image *b)
+{
+	return a->pid == b->pid && a->process_gen == b->process_gen &&
+	       !strcmp(a->hostname ? a->hostname : "", b->hostname ? b->hostname : "");
+}
+
 static uint32_t image_index(struct builder *b, const struct vgt_image *img)
 {
 	if (img != b->last_image) {
@@ -16,8 +22,22 @@ static uint32_t image_index(struct builder *b, const struct vgt_image *img)
 				b->last_image_index = (uint32_t)i;
 				break;
 			}
+		b->last_process_index = b->last_image_index;
+		for (size_t i = 0; i < vgt_image_count(b->trace); i++)
+			if (same_process(vgt_image_at(b->trace, i), img)) {
+				b->last_process_index = (uint32_t)i;
+				break;
+			}
 	}
 	return b->last_image_index;
+}
+
+/* Threads outlive exec: the process's first image scopes their identities, as the
+ * trace's names do, so a thread begun before an exec ends after it in one tuple. */
+static uint32_t process_index(struct builder *b, const struct vgt_image *img)
+{
+	image_index(b, img);
+	return b->last_process_index;
 }
 
 /* ---- values ---- */
@@ -236,9 +256,15 @@ static void entity(struct builder *b, const struct tinfo *ti, const struct vgt_e
 	const struct vgt_value *id = &ev->values[ti->f_id], *gen = &ev->values[ti->f_gen];
 	if (!s || id->type != VGT_UINT || gen->type != VGT_UINT)
 		return;
-	/* Processes are identified machine-wide; threads and user entities per image. */
+	/* Processes are identified machine-wide, threads per process (across its execs),
+	 * user entities (addresses) per image. */
 	bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "Process");
-	struct vgq_key k = {(uintptr_t)s, process ? UINT64_MAX : image, id->u, gen->u};
+	bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "Thread");
+	struct vgq_key k = {(uintptr_t)s,
+	                    process  ? UINT64_MAX
+	                    : thread ? process_index(b, ev->image)
+	                             : image,
+	                    id->u, gen->u};
 	size_t *cur = vgq_keymap_slot(b->keys, &k);
 	struct vgq_relation *r = s->rel;
 	const struct vgt_value *name = ti->f_name >= 0 ? &ev->values[ti->f_name] : NULL;
