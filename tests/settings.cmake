@@ -6,3 +6,7 @@ set_tests_properties(runtime.settings PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
 # Threads continue across exec in relations, queries and models (Debian's dash, sleep).
 add_test(NAME runtime.exec_threads COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/exec_threads_test.py)
 set_tests_properties(runtime.exec_threads PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)
+
+# vigil record's refusals before it records: one line each, nothing made.
+add_test(NAME record.cli COMMAND /bin/sh ${CMAKE_SOURCE_DIR}/tests/e2e/record_cli_test.sh)
+set_tests_properties(record.cli PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 60)

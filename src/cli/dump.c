@@ -372,10 +372,12 @@ static void report(const struct dump *d, struct vgt_trace *t)
 	for (size_t i = 0; i < vgt_stream_count(t); i++)
 		discarded += vgt_stream_at(t, i)->stats.events_discarded;
 	fprintf(stderr,
-	        "vigil dump: %" PRIu64 " events (%" PRIu64 " %s) from %zu streams in %zu "
-	        "images; %" PRIu64 " events discarded; %" PRIu64 " damaged place%s\n",
-	        d->total, d->shown, d->stats ? "matching" : "shown", vgt_stream_count(t),
-	        vgt_image_count(t), discarded, damage, damage == 1 ? "" : "s");
+	        "vigil dump: %" PRIu64 " event%s (%" PRIu64 " %s) from %zu stream%s in %zu "
+	        "image%s; %" PRIu64 " event%s discarded; %" PRIu64 " damaged place%s\n",
+	        d->total, d->total == 1 ? "" : "s", d->shown, d->stats ? "matching" : "shown",
+	        vgt_stream_count(t), vgt_stream_count(t) == 1 ? "" : "s", vgt_image_count(t),
+	        vgt_image_count(t) == 1 ? "" : "s", discarded, discarded == 1 ? "" : "s", damage,
+	        damage == 1 ? "" : "s");
 	for (size_t i = 0; i < vgt_image_count(t); i++) {
 		const struct vgt_image *img = vgt_image_at(t, i);
 		report_damage_list(img->path, img->damage, img->ndamage, img->ndamage);

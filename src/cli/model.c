@@ -132,9 +132,10 @@ int vg_cmd_model(int argc, char **argv)
 	vgm_symbolizer_stats(sym, &raw, &resolved);
 	fprintf(stderr,
 	        "vigil model: %" PRIu64 " events of %zu types, %" PRIu64
-	        " transitions of %zu kinds, from %d inputs (%zu model files, %zu traces)",
+	        " transitions of %zu kinds, from %d input%s (%zu model file%s, %zu trace%s)",
 	        vgm_total_events(m), m->nevents, vgm_total_transitions(m), m->ntrans, argc - optind,
-	        st.files, st.traces);
+	        argc - optind == 1 ? "" : "s", st.files, st.files == 1 ? "" : "s", st.traces,
+	        st.traces == 1 ? "" : "s");
 	if (raw)
 		fprintf(stderr, "; %zu of %zu raw sites symbolized", resolved, raw);
 	if (st.stale)

@@ -1,11 +1,13 @@
 /* vigil record: runs an unmodified command with libvigil preloaded, so its processes
  * (fork and exec included) and threads are recorded into a CTF trace directory. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,20 @@ static void usage(FILE *f)
 	    "then: vigil dump run1, or babeltrace2 run1\n");
 }
 
+/* Is the directory empty? 1, 0, or -1 (errno) when it cannot be read. */
+static int empty_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int empty = 1;
+	for (struct dirent *e; empty && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
 static int prepare_output(const char *dir, char *abs, size_t len)
 {
 	struct stat st;
@@ -64,17 +80,20 @@ static int prepare_output(const char *dir, char *abs, size_t len)
 			fprintf(stderr, "vigil record: %s exists and is not a directory\n", dir);
 			return -1;
 		}
-		char probe[PATH_MAX];
-		snprintf(probe, sizeof probe, "%s", dir);
-		if (rmdir(probe) < 0) { /* only an empty directory can be removed */
+		int empty = empty_dir(dir);
+		if (empty < 0) {
+			fprintf(stderr, "vigil record: cannot read %s: %s\n", dir, strerror(errno));
+			return -1;
+		}
+		if (!empty) {
 			fprintf(stderr,
 			        "vigil record: %s is not empty; choose a new directory with -o\n",
 			        dir);
 			return -1;
 		}
-	}
-	if (vg__mkdir_p(dir) < 0) {
-		fprintf(stderr, "vigil record: cannot create %s: %s\n", dir, strerror(errno));
+	} else if (vg__mkdir_p(dir) < 0) {
+		fprintf(stderr, "vigil record: cannot create %s: %s%s\n", dir, strerror(errno),
+		        errno == ENOENT ? " (its parent folder does not exist)" : "");
 		return -1;
 	}
 	if (!realpath(dir, abs) || strlen(abs) >= len) {
@@ -82,6 +101,51 @@ static int prepare_output(const char *dir, char *abs, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+/* What the runtime accepts for VIGIL_MAX_SIZE (src/runtime/config.c): 0, or N[kKmMgG][B]
+ * of at least 4K. Checked here so that the user reads about the option they typed. */
+static bool size_ok(const char *text)
+{
+	if (!strcmp(text, "0"))
+		return true;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno || end == text || text[0] == '-')
+		return false;
+	unsigned shift = *end == 'k' || *end == 'K'   ? 10
+	                 : *end == 'm' || *end == 'M' ? 20
+	                 : *end == 'g' || *end == 'G' ? 30
+	                                              : 0;
+	if (shift)
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	return !*end && v <= (ULLONG_MAX >> shift) && (v << shift) >= 4096;
+}
+
+/* Can COMMAND be run (a path, or found on PATH)? Said before any folder is made. */
+static bool runnable(const char *cmd)
+{
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, ":");
+		char full[PATH_MAX];
+		if (snprintf(full, sizeof full, "%.*s/%s", len ? (int)len : 1, len ? p : ".", cmd) <
+		        (int)sizeof full &&
+		    access(full, X_OK) == 0) {
+			struct stat st;
+			if (stat(full, &st) == 0 && S_ISREG(st.st_mode))
+				return true;
+		}
+		p += len + (p[len] == ':');
+	}
+	return false;
 }
 
 /* --to: a private spool in memory for the subject's streams until they are shipped. */
@@ -129,8 +193,10 @@ static void summarize(const char *dir)
 		discarded += s->stats.events_discarded;
 	}
 	fprintf(stderr,
-	        "vigil record: %" PRIu64 " events from %zu process image(s), %zu thread(s) in %s\n",
-	        events, vgt_image_count(t), vgt_stream_count(t), dir);
+	        "vigil record: %" PRIu64 " event%s from %zu process image%s, %zu thread%s in %s\n",
+	        events, events == 1 ? "" : "s", vgt_image_count(t),
+	        vgt_image_count(t) == 1 ? "" : "s", vgt_stream_count(t),
+	        vgt_stream_count(t) == 1 ? "" : "s", dir);
 	if (discarded)
 		fprintf(
 		    stderr,
@@ -174,6 +240,14 @@ int vg_cmd_record(int argc, char **argv)
 			strcat(sensors, optarg);
 			break;
 		case 'm':
+			if (!size_ok(optarg)) {
+				fprintf(
+				    stderr,
+				    "vigil record: --max-size %s: not a size of at least 4K (64M, "
+				    "2G), or 0 for no cap\n",
+				    optarg);
+				return 2;
+			}
 			setenv("VIGIL_MAX_SIZE", optarg, 1);
 			break;
 		case 'p':
@@ -213,6 +287,11 @@ int vg_cmd_record(int argc, char **argv)
 	if (to && out != defname) {
 		fprintf(stderr, "vigil record: -o and --to exclude each other\n");
 		return 2;
+	}
+	if (!runnable(argv[optind])) {
+		fprintf(stderr, "vigil record: cannot run %s: %s\n", argv[optind],
+		        strchr(argv[optind], '/') ? strerror(errno) : "not found on PATH");
+		return 127;
 	}
 	if (vg_cli_find_runtime("record", lib, sizeof lib) < 0 ||
 	    (to ? make_spool(dir, sizeof dir) : prepare_output(out, dir, sizeof dir)) < 0)
