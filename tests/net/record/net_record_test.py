@@ -40,11 +40,14 @@ def token(e, names):
     return short
 
 
-def stream(scenario, extra=None):
-    out, net, _ = record([NET_SUBJECT, scenario])
+def stream(scenario, extra=None, subject=None):
+    """The subject's vg.net events, without those of its report on stdout (a pipe to
+    the test: followed, since stdio is)."""
+    out, net, _ = record(subject or [NET_SUBJECT, scenario])
     fds = json.loads(out.strip().splitlines()[-1])
     names = {v: k for k, v in fds.items() if isinstance(v, int)}
     names.update(extra or {})
+    net = [e for e in net if e["fields"].get("fd") != 1]
     return fds, net, [token(e, names) for e in net]
 
 
@@ -126,8 +129,8 @@ def test_stdin():
         f.write("typed\n")
     with open(path) as f:
         out, net, got = record([NET_SUBJECT, "stdin"], stdin=f)
-    expect([token(e, {0: "in"}) for e in net], ["conn in c1 stdin inherited", "recv in c1 [0,6)"],
-           "stdin from a file")
+    expect([token(e, {0: "in"}) for e in net if e["fields"]["fd"] != 1],
+           ["conn in c1 stdin inherited", "recv in c1 [0,6)"], "stdin from a file")
 
 
 def test_tty():
@@ -153,7 +156,7 @@ def test_errno():
     plain = run([NET_SUBJECT, "errno"], check_rc=0).stdout
     out, net, _ = record([NET_SUBJECT, "errno"])
     expect(json.loads(out), json.loads(plain), "return values and errno with the preload")
-    got = [token(e, {}) for e in net]
+    got = [token(e, {}) for e in net if e["fields"]["fd"] != 1]  # not the report
     sends = [t for t in got if t.startswith(("send", "recv"))]
     check(len(sends) == 2, f"only the two successful calls move bytes: {got}")
     check(not any(" tcp " in t for t in got), f"failed and unconnected sockets: {got}")
@@ -498,6 +501,62 @@ def peer_in(net, e, pids):
     return any(c["name"] == "vg.net.conn" and c["pid"] in pids
                and c["fields"]["local"] == mine[0]["remote"]
                and c["fields"]["remote"] == mine[0]["local"] for c in net)
+
+
+def test_stdio():
+    """stdio on a pipe (fortified entry points, the inline putc_unlocked, a write larger
+    than the buffer, fgets/getc/fread/getline, scanf, a flush at exit, dprintf): each
+    flush is a send of exactly the bytes that reached the pipe, each refill a receive."""
+    fds, net, got = stream(None, {}, [os.path.join(BIN, "net_stdio_subject")])
+    by_pid = {}
+    for e, t in zip(net, got):
+        by_pid.setdefault(e["pid"], []).append(t)
+    parent, child = sorted(by_pid, key=lambda p: [e["pid"] for e in net].index(p))
+    conns = [t for t in by_pid[parent] if t.startswith("conn")]
+    expect(conns, ["conn r c1 pipe pipe", "conn w c2 pipe pipe", "conn q_r c3 pipe pipe",
+                   "conn q_w c4 pipe pipe", "conn s_r c5 pipe pipe", "conn s_w c6 pipe pipe"],
+           "connections")
+    rest = [t for t in by_pid[parent] if not t.startswith("conn")]
+    # Writes: 16 bytes at the first fflush; 4096 by __overflow and 904 at the second;
+    # the 10000-byte fwrite: 8192 straight to the pipe, 1808 flushed by fclose.
+    sends = [t for t in rest if t.startswith("send w")]
+    expect(sends, ["send w c2 [0,16)", "send w c2 [16,4112)", "send w c2 [4112,5016)",
+                   "send w c2 [5016,13208)", "send w c2 [13208,15016)"], "stdio writes")
+    recvs = [t for t in rest if t.startswith("recv r")]
+    expect(recvs, ["recv r c1 [0,4096)", "recv r c1 [4096,8192)", "recv r c1 [8192,15016)"],
+           "stdio reads (refills of the buffer)")
+    expect([t for t in rest if " s_" in t or "unfollowed" in t],
+           ["send s_w c6 [0,6)", "close s_w c6", "unfollowed", "close s_r c5"],
+           "scanf's refill is unfollowed")
+    unf = [e for e in net if e["name"] == "vg.net.unfollowed"]
+    check(len(unf) == 1 and unf[0]["fields"]["call"] == "scanf", f"unfollowed: {unf}")
+    expect([t for t in by_pid[child] if t.startswith("send")],
+           ["send q_w c4 [0,2)", "send q_w c4 [2,5)"], "dprintf, then the flush at exit")
+    expect([t for t in rest if t.startswith("recv q_r")], ["recv q_r c3 [0,5)"], "the reader")
+    check("close w c2" in rest and "close r c1" in rest, f"fclose closes: {rest}")
+
+
+def pipeline(script):
+    """Records `sh -c script` (its output to a file): the pipes' events, checked matched."""
+    d = tmpdir("net-pipe")
+    out, net, events = record(["sh", "-c", script + f" > {d}/out"])
+    with open(f"{d}/out") as f:
+        text = f.read()
+    shutil.rmtree(d, ignore_errors=True)
+    mine = [e for e in net if e["fields"].get("fd") != 2]  # warnings: none expected
+    check_bytes_matched(mine, kinds=("pipe",))
+    sent = sum(e["fields"]["len"] for e in mine if e["name"] == "vg.net.send")
+    return text, sent
+
+
+def test_stdio_pipelines():
+    text, sent = pipeline("/usr/bin/printf hi | cat")
+    check(text == "hi" and sent == 2, f"printf | cat: {text!r}, {sent} bytes sent")
+    text, sent = pipeline("seq 1000 | while read x; do echo $x; done")
+    n = sum(len(f"{i}\n") for i in range(1, 1001))
+    check(text.count("\n") == 1000 and sent == n, f"seq | while read: {sent} bytes, want {n}")
+    text, sent = pipeline("/usr/bin/python3 -c 'import sys; sys.stdout.write(\"x\" * 100000)' | wc -c")
+    check(text.strip() == "100000" and sent == 100000, f"python | wc: {text!r} {sent}")
 
 
 TESTS = {n[5:]: f for n, f in dict(globals()).items() if n.startswith("test_")}
