@@ -326,6 +326,8 @@ VG_API int socket(int domain, int type, int proto)
 VG_API int close(int fd)
 {
 	close_fn f = REAL(close_fn, "close");
+	if (VG_UNLIKELY(vg__own_fd(fd)))
+		return 0; /* the runtime's (files.c): closed, as far as the subject knows */
 	if (VG_UNLIKELY(vg__rt.recording))
 		vg__net_fd_closed(fd); /* before: once closed, another thread may reuse fd */
 	return f(fd);
@@ -343,6 +345,8 @@ VG_API int dup(int fd)
 VG_API int dup2(int from, int to)
 {
 	dup2_fn f = REAL(dup2_fn, "dup2");
+	if (VG_UNLIKELY(vg__own_fd(to)) && from != to)
+		vg__own_fd_evict(to);
 	int r = f(from, to);
 	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
 		vg__net_fd_dup(from, to);
@@ -352,6 +356,8 @@ VG_API int dup2(int from, int to)
 VG_API int dup3(int from, int to, int flags)
 {
 	dup3_fn f = REAL(dup3_fn, "dup3");
+	if (VG_UNLIKELY(vg__own_fd(to)) && from != to)
+		vg__own_fd_evict(to);
 	int r = f(from, to, flags);
 	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
 		vg__net_fd_dup(from, to);

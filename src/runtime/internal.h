@@ -317,6 +317,23 @@ void vg__send_start(void);      /* end of init, and in a fork child */
 void vg__send_finish(void);     /* process end: ship the rest, bounded by VIGIL_TO_LINGER */
 void vg__send_after_fork(void); /* the child: forget the parent's sender, start its own */
 
+/* files.c: the runtime's own descriptors, kept through what the subject does to its own
+ * (docs/architecture.md "Surviving the subject"). All are high (>= 512), close-on-exec. */
+int vg__own_fd(int fd);        /* one of the runtime's: the subject may not close it */
+unsigned vg__own_fd_top(void); /* the highest descriptor ever the runtime's, or 0 */
+int vg__high_fd(int fd);       /* fd moved to >= 512, close-on-exec (if it can be) */
+int vg__own_fd_add(int *slot); /* *slot is the runtime's now; -1 when the table is full */
+void vg__own_fd_release(int *slot, int keep); /* forget it (and close, unless keep) */
+void vg__own_fd_evict(int fd);                /* the subject dup2s onto fd: ours moves away first */
+int vg__files_open_out(void);                 /* the trace root (VIGIL_OUT), once */
+int vg__files_open_image(void);               /* vg__rt.dir, after it is made */
+void vg__files_after_fork(void);
+int vg__image_fd(void); /* checked before use: -1 when lost for good */
+int vg__out_fd(void);
+const char *vg__image_name(void);                             /* the last component of vg__rt.dir */
+int vg__image_open(const char *name, int flags, mode_t mode); /* openat, close-on-exec */
+int vg__fsize_allows(uint64_t end); /* RLIMIT_FSIZE allows a file this long; else EFBIG */
+
 /* small utilities (util.c) */
 int vg__mkdir_p(const char *path);
 int vg__write_all(int fd, const void *buf, size_t len);

@@ -18,6 +18,7 @@ struct out {
 	int fd;
 	int err;
 	size_t len;
+	uint64_t written;
 	char buf[1 << 16];
 };
 static struct out out;
@@ -25,8 +26,12 @@ static uint8_t referenced[LC_MAX_EVENTS / 8];
 
 static void flush(struct out *o)
 {
+	/* Past RLIMIT_FSIZE a write raises SIGXFSZ, which would kill the subject. */
+	if (o->len && !o->err && !vg__fsize_allows(o->written + o->len))
+		o->err = EFBIG;
 	if (o->len && !o->err && vg__write_all(o->fd, o->buf, o->len) < 0)
 		o->err = errno ? errno : EIO;
+	o->written += o->len;
 	o->len = 0;
 }
 
@@ -125,17 +130,21 @@ int vg__lc_write_model(const struct lc_table *cur, unsigned n)
 	/* In the trace's root, not the image directory: CTF readers (babeltrace2, vigil dump)
 	 * take every file of an image directory for a stream. Named after the image
 	 * (an exec'd image keeps its pid but has a directory of its own). */
-	const char *image = strrchr(vg__rt.dir, '/');
-	image = image ? image + 1 : vg__rt.dir;
-	char path[2 * PATH_MAX + 64], tmp[2 * PATH_MAX + 64];
-	snprintf(path, sizeof path, "%s/logmodel-%s-%u.vgm", vg__rt.cfg.out, image, n);
-	snprintf(tmp, sizeof tmp, "%s/.logmodel-%s-%u.tmp", vg__rt.cfg.out, image, n);
+	const char *image = vg__image_name();
+	char path[PATH_MAX + 64], tmp[PATH_MAX + 64];
+	snprintf(path, sizeof path, "logmodel-%s-%u.vgm", image, n);
+	snprintf(tmp, sizeof tmp, ".logmodel-%s-%u.tmp", image, n);
+	/* Through the root's descriptor: the subject may have chrooted since (files.c). */
+	int root = vg__out_fd();
+	if (root < 0)
+		return -1;
 	struct out *o = &out;
-	o->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	o->fd = openat(root, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (o->fd < 0)
 		return -1;
 	o->err = 0;
 	o->len = 0;
+	o->written = 0;
 	uint32_t nev = vg__lc_event_count();
 	put(o, "vigil-model 1\n", 14);
 	putf(o, "source process %s pid %d write %u image %s\n", vg__rt.procname, (int)vg__rt.pid, n,
@@ -183,10 +192,10 @@ int vg__lc_write_model(const struct lc_table *cur, unsigned n)
 	int err = o->err;
 	if (close(o->fd) < 0 && !err)
 		err = errno;
-	if (!err && rename(tmp, path) < 0)
+	if (!err && renameat(root, tmp, root, path) < 0)
 		err = errno;
 	if (err) {
-		unlink(tmp);
+		unlinkat(root, tmp, 0);
 		errno = err;
 		return -1;
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -76,7 +77,7 @@ static const char *const tsdl_type_names[] = {
 static const char *const kind_names[] = {"event", "begin", "end", "state", "create", "reclaim"};
 static const char *const flag_names[] = {"sensor", "performer", "initiator", "target"};
 static const char *const op_names[VG_OP_COUNT] = {
-    "activity", "create",     "load",     "reclaim", "rename",  "enter",     "leave", "acquire",
+    "activity", "create",     "load",     "reclaim", "rename", "enter",     "leave", "acquire",
     "release",  "wait_begin", "wait_end", "suspend", "resume", "reference", "move"};
 
 int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_t *len)
@@ -85,7 +86,9 @@ int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_
 	text_printf(&t, "event {\n\tname = \"%s\";\n\tid = %u;\n\tstream_id = 0;\n", d->name, id);
 	text_printf(&t, "\tmodel.emf.uri = \"vigil:kind=%s;flag=%s;%s", kind_names[d->kind],
 	            flag_names[d->placement],
-	            d->sampled == 2 ? "once" : d->sampled ? "sampled" : "traced");
+	            d->sampled == 2 ? "once"
+	            : d->sampled    ? "sampled"
+	                            : "traced");
 	if (d->relation)
 		text_printf(&t, ";relation=%s", d->relation);
 	if (d->op != VG_OP_ACTIVITY)
@@ -175,36 +178,69 @@ static void header_text(struct text *t)
 	               "\t\tuint32_t tid;\n\t\tuint32_t thread_gen;\n\t};\n};\n\n");
 }
 
+static int metadata_started; /* written once: appends must reach it, or fail */
+static dev_t metadata_dev;
+static ino_t metadata_ino;
+
+/* Appends to the metadata, if metadata_fd is still that file (the subject may have closed
+ * it with a raw syscall, and the number may be one of its files now). */
+static int metadata_write(const void *buf, size_t len)
+{
+	struct stat s;
+	if (fstat(metadata_fd, &s) < 0 || s.st_dev != metadata_dev || s.st_ino != metadata_ino) {
+		vg__own_fd_release(&metadata_fd, 1);
+		metadata_fd = vg__image_open("metadata", O_WRONLY | O_APPEND, 0);
+		if (metadata_fd < 0 || fstat(metadata_fd, &s) < 0 || s.st_ino != metadata_ino) {
+			if (metadata_fd >= 0)
+				close(metadata_fd);
+			metadata_fd = -1;
+			errno = EBADF;
+			return -1;
+		}
+		metadata_fd = vg__high_fd(metadata_fd);
+		vg__own_fd_add(&metadata_fd);
+	}
+	if (!vg__fsize_allows((uint64_t)s.st_size + len))
+		return -1;
+	return vg__write_all(metadata_fd, buf, len);
+}
+
 /* Writes the whole metadata of this image (header and all types registered so far). */
 int vg__metadata_write_all(void)
 {
-	char path[PATH_MAX + 16];
-	snprintf(path, sizeof path, "%s/metadata", vg__rt.dir);
 	vg__metadata_close();
-	metadata_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
-	if (metadata_fd < 0)
+	int fd = vg__image_open("metadata", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0666);
+	struct stat s;
+	if (fd < 0 || fstat(fd, &s) < 0) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
+	metadata_dev = s.st_dev;
+	metadata_ino = s.st_ino;
+	metadata_fd = vg__high_fd(fd);
+	vg__own_fd_add(&metadata_fd);
+	metadata_started = 1;
 	struct text t = {0};
 	header_text(&t);
 	size_t len;
 	const char *types = vg__registry_text(&len);
-	int rc = t.failed ? -1 : vg__write_all(metadata_fd, t.buf, t.len);
+	int rc = t.failed ? -1 : metadata_write(t.buf, t.len);
 	if (rc == 0 && len)
-		rc = vg__write_all(metadata_fd, types, len);
+		rc = metadata_write(types, len);
 	free(t.buf);
 	return rc;
 }
 
 int vg__metadata_append_type(const char *text, size_t len)
 {
-	if (metadata_fd < 0) /* not written yet: vg__metadata_write_all will include it */
+	if (!metadata_started) /* not written yet: vg__metadata_write_all will include it */
 		return 0;
-	return vg__write_all(metadata_fd, text, len);
+	return metadata_write(text, len);
 }
 
 void vg__metadata_close(void)
 {
-	if (metadata_fd >= 0)
-		close(metadata_fd);
-	metadata_fd = -1;
+	vg__own_fd_release(&metadata_fd, 0);
+	metadata_started = 0;
 }

@@ -127,7 +127,7 @@ static void read_lineage(void)
 /* Makes <out>/<procname>-<pid>-<n>, the first n that is free. */
 static int make_image_dir(void)
 {
-	if (vg__mkdir_p(vg__rt.cfg.out) < 0) {
+	if (vg__out_fd() < 0 && vg__mkdir_p(vg__rt.cfg.out) < 0) {
 		vg__warn("cannot create trace directory %s: %s; not recording", vg__rt.cfg.out,
 		         strerror(errno));
 		return -1;
@@ -140,6 +140,13 @@ static int make_image_dir(void)
 		strcpy(vg__rt.cfg.out, abs);
 		setenv("VIGIL_OUT", abs, 1);
 	}
+	/* Kept open: children and exec'd images of a subject that chroots or drops its
+	 * privileges still make their directories here (files.c). */
+	if (vg__files_open_out() < 0) {
+		vg__warn("cannot open trace directory %s: %s; not recording", vg__rt.cfg.out,
+		         strerror(errno));
+		return -1;
+	}
 	char name[64];
 	size_t j = 0;
 	for (const char *p = vg__rt.procname; *p && j < 32; p++)
@@ -148,8 +155,8 @@ static int make_image_dir(void)
 	for (unsigned n = 0; n < 1000; n++) {
 		snprintf(vg__rt.dir, sizeof vg__rt.dir, "%s/%s-%d-%u", vg__rt.cfg.out, name,
 		         (int)vg__rt.pid, n);
-		if (mkdir(vg__rt.dir, 0777) == 0)
-			return 0;
+		if (mkdirat(vg__out_fd(), vg__image_name(), 0777) == 0)
+			return vg__files_open_image();
 		if (errno != EEXIST)
 			break;
 	}
@@ -256,6 +263,7 @@ static void atfork_child(void)
 {
 	pthread_mutex_init(&vg__rt.lock, NULL);
 	vg__worker_forget_after_fork();
+	vg__files_after_fork(); /* before the parent's streams are forgotten */
 	vg__stream_forget_after_fork();
 	if (!vg__rt.cfg.out[0])
 		return;

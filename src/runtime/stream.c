@@ -8,8 +8,12 @@
  * The file never has space after its last packet, except for the instant between the
  * fallocate and the header write (`vigil recover` trims that).
  *
- * No file descriptor is held between packets: a server with thousands of threads must
- * not run out of descriptors because it is being recorded.
+ * Each stream keeps its file open (a high, close-on-exec descriptor the subject cannot
+ * close, files.c) up to HELD_MAX streams per process, so that growing it needs no path
+ * lookup and no permission check: a subject that chroots or drops its privileges keeps
+ * being recorded. Beyond HELD_MAX (a server with thousands of threads must not run out of
+ * descriptors because it is being recorded) a stream reopens its file for each packet,
+ * by name in the image directory's descriptor.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +35,7 @@
 #define WINDOW_SIZE ((size_t)64 << 20) /* address space only */
 #define MAX_PACKET ((size_t)64 << 20)
 #define ENOSPC_RETRY 65536 /* after a full disk, retry growing every this many events */
+#define HELD_MAX 64        /* streams whose file stays open */
 
 enum { STREAM_NONE, STREAM_OPEN, STREAM_OFF };
 enum { SPARE_NONE, SPARE_REQUESTED, SPARE_READY, SPARE_FAILED };
@@ -56,7 +62,11 @@ struct spare {
 };
 
 struct vg_stream {
-	char path[PATH_MAX + 64];
+	char path[PATH_MAX + 64]; /* for messages; the file is reached by `name` or `fd` */
+	char name[48];            /* in the image directory */
+	int fd;                   /* held open, or -1 */
+	dev_t dev;
+	ino_t ino;
 	struct window win;  /* mapping window over the file */
 	uint64_t file_size; /* bytes allocated in the file */
 	uint64_t cur_off;   /* offset of the current packet */
@@ -73,6 +83,7 @@ struct vg_stream {
 
 __thread struct vg_thread vg__tls __attribute__((tls_model("initial-exec")));
 static __thread struct vg_stream *tls_stream __attribute__((tls_model("initial-exec")));
+static _Atomic int held; /* streams with fd >= 0 */
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_ready;
@@ -123,9 +134,55 @@ static void unmap(struct window *w)
 	w->base = NULL;
 }
 
-static int set_file_size(const char *path, uint64_t size)
+static void release_fd(struct vg_stream *st, int keep)
 {
-	return truncate(path, (off_t)size);
+	if (st->fd < 0)
+		return;
+	vg__own_fd_release(&st->fd, keep);
+	atomic_fetch_sub(&held, 1);
+}
+
+/* The stream's file, open for writing: its held descriptor if it is still that file,
+ * else opened anew by name (*transient: the caller closes it). */
+static int stream_fd(struct vg_stream *st, int *transient)
+{
+	struct stat s;
+	*transient = 0;
+	if (st->fd >= 0) {
+		int fd = st->fd;
+		if (fstat(fd, &s) == 0 && s.st_ino == st->ino && s.st_dev == st->dev)
+			return fd;
+		release_fd(st, 1); /* closed behind our back: the number is not ours now */
+	}
+	int fd = vg__image_open(st->name, O_RDWR, 0);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &s) < 0 || s.st_ino != st->ino || s.st_dev != st->dev) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	*transient = 1;
+	return fd;
+}
+
+static void stream_fd_done(int fd, int transient)
+{
+	if (transient) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+	}
+}
+
+static int set_file_size(struct vg_stream *st, uint64_t size)
+{
+	int transient, fd = stream_fd(st, &transient);
+	if (fd < 0)
+		return -1;
+	int rc = ftruncate(fd, (off_t)size);
+	stream_fd_done(fd, transient);
+	return rc;
 }
 
 /* Makes [off, off+size) part of the file, mapped and pre-faulted. The address is in the
@@ -134,9 +191,14 @@ static int allocate_space(struct vg_stream *st, uint64_t off, size_t size, uint8
                           struct window *nw, int *err)
 {
 	nw->base = NULL;
-	int fd = open(st->path, O_RDWR | O_CLOEXEC);
+	int transient, fd = stream_fd(st, &transient);
 	if (fd < 0) {
 		*err = errno;
+		return -1;
+	}
+	if (!vg__fsize_allows(off + size)) { /* past RLIMIT_FSIZE: SIGXFSZ would kill */
+		*err = errno;
+		stream_fd_done(fd, transient);
 		return -1;
 	}
 	int rc = fallocate(fd, 0, (off_t)off, (off_t)size);
@@ -144,7 +206,7 @@ static int allocate_space(struct vg_stream *st, uint64_t off, size_t size, uint8
 		rc = posix_fallocate(fd, (off_t)off, (off_t)size) == 0 ? 0 : -1;
 	if (rc < 0) {
 		*err = errno;
-		close(fd);
+		stream_fd_done(fd, transient);
 		return -1;
 	}
 	if (st->win.base && off >= st->win.off && off + size <= st->win.off + st->win.len) {
@@ -158,16 +220,22 @@ static int allocate_space(struct vg_stream *st, uint64_t off, size_t size, uint8
 			nw->len *= 2;
 		void *m =
 		    mmap(NULL, nw->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)nw->off);
+		if (m == MAP_FAILED && errno == ENOMEM) {
+			/* RLIMIT_AS lowered by the subject: a window of just this packet. */
+			nw->len = (off + size - nw->off + 4095) & ~(uint64_t)4095;
+			m = mmap(NULL, nw->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			         (off_t)nw->off);
+		}
 		if (m == MAP_FAILED) {
 			*err = errno;
-			close(fd);
-			set_file_size(st->path, off); /* keep the file a sequence of packets */
+			ftruncate(fd, (off_t)off); /* keep the file a sequence of packets */
+			stream_fd_done(fd, transient);
 			return -1;
 		}
 		nw->base = m;
 		*addr = nw->base + (off - nw->off);
 	}
-	close(fd);
+	stream_fd_done(fd, transient);
 	/* One call faults the packet in, instead of a page fault per 4 KiB on the hot path.
 	 * Best effort: older kernels lack it and fault lazily. */
 	madvise((void *)((uintptr_t)*addr & ~(uintptr_t)4095), size, MADV_POPULATE_WRITE);
@@ -321,7 +389,7 @@ static void spare_drop(struct vg_stream *st)
 	int state = spare_wait(sp);
 	if (state == SPARE_READY) {
 		sp->host_ctx->packet_size = sp->host_size * 8;
-		set_file_size(st->path, sp->off);
+		set_file_size(st, sp->off);
 		unmap(&sp->win);
 	}
 	if (state != SPARE_NONE)
@@ -393,7 +461,7 @@ static void packet_close(struct vg_stream *st)
 	/* Packet size first, then the file: a crash between leaves zeros that
 	 * `vigil recover` trims, never a packet claiming bytes past the end. */
 	t->ctx->packet_size = used * 8;
-	if (set_file_size(st->path, st->cur_off + used) == 0) {
+	if (set_file_size(st, st->cur_off + used) == 0) {
 		st->file_size = st->cur_off + used;
 		atomic_fetch_sub(&vg__rt.bytes_used, size - used);
 	} else {
@@ -447,19 +515,41 @@ void vg__stream_thread_start(void)
 	st->self.gen = vg__generation_next("thread", tid);
 	atomic_store(&st->self.flag, vg__rt.cfg.entity_default);
 	st->next_packet = vg__rt.cfg.packet_size;
-	snprintf(st->path, sizeof st->path, "%s/stream-%u-%u", vg__rt.dir, tid, st->self.gen);
-	int fd = open(st->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (fd < 0) {
+	snprintf(st->name, sizeof st->name, "stream-%u-%u", tid, st->self.gen);
+	snprintf(st->path, sizeof st->path, "%s/%s", vg__rt.dir, st->name);
+	st->fd = vg__image_open(st->name, O_RDWR | O_CREAT | O_EXCL, 0666);
+	struct stat s;
+	if (st->fd < 0 || fstat(st->fd, &s) < 0) {
 		vg__warn("cannot create %s: %s; thread %u is not recorded", st->path,
 		         strerror(errno), tid);
+		if (st->fd >= 0)
+			close(st->fd);
+		count_discard(NULL);
 		free(st);
 		return;
 	}
-	close(fd);
+	st->dev = s.st_dev;
+	st->ino = s.st_ino;
+	if (atomic_fetch_add(&held, 1) < HELD_MAX) {
+		st->fd = vg__high_fd(st->fd);
+		if (vg__own_fd_add(&st->fd) < 0) {
+			close(st->fd);
+			st->fd = -1;
+			atomic_fetch_sub(&held, 1);
+		}
+	} else {
+		atomic_fetch_sub(&held, 1);
+		close(st->fd);
+		st->fd = -1;
+	}
 	if (packet_open_here(st, 0) < 0) {
 		vg__warn("cannot allocate the first packet of %s: %s; thread %u is not recorded",
 		         st->path, strerror(errno), tid);
-		unlink(st->path);
+		release_fd(st, 0);
+		int dir = vg__image_fd();
+		if (dir >= 0)
+			unlinkat(dir, st->name, 0);
+		count_discard(NULL);
 		free(st);
 		return;
 	}
@@ -505,6 +595,7 @@ void vg__stream_thread_exit(void)
 	t->state = STREAM_OFF;
 	t->ctx = NULL;
 	unmap(&st->win);
+	release_fd(st, 0);
 	tls_stream = NULL;
 	free(st);
 	atomic_signal_fence(memory_order_seq_cst);
@@ -537,8 +628,9 @@ void vg__stream_forget_after_fork(void)
 		unmap(&st->win);
 		if (atomic_load(&st->spare.state) == SPARE_READY)
 			unmap(&st->spare.win);
-		free(st);
+		free(st); /* its descriptor went with vg__files_after_fork */
 	}
+	atomic_store(&held, 0);
 	tls_stream = NULL;
 	memset(&vg__tls, 0, sizeof vg__tls);
 	if (key_ready)
