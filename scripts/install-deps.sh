@@ -5,13 +5,16 @@
 # redis-server, redis-tools (redis-benchmark, redis-cli): tests/net_record.cmake records a
 # real server driven by its own client (net_record.redis). iproute2 (ip netns, veth):
 # tests/net_analysis.cmake runs hosts in network namespaces (net_analysis.netns).
+# nginx, wrk, curl: tests/net_record.cmake records Debian's nginx with its own configuration
+# under wrk (net_record.nginx); bench/nginx_bench.py measures it recorded and unrecorded.
 # libpq-dev: the PostgreSQL store (src/store: vigil store, vigild --store); tests/store.cmake
 # starts the postgresql server.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
       openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
-      postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2)
+      postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
+      nginx wrk curl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
