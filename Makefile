@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build build-asan build-fuzz demo test bench bench-query bench-watch bench-logmodel format clean
+.PHONY: all deps build build-asan build-fuzz demo test bench bench-query bench-watch bench-logmodel bench-nginx format clean
 
 all: build
 
@@ -44,6 +44,7 @@ bench: build
 	@python3 ./bench/logmodel_pg.py $(BUILD)
 	@python3 ./bench/probes_bench.py $(BUILD)
 	@python3 ./bench/collector_bench.py $(BUILD)
+	@python3 ./bench/nginx_bench.py $(BUILD)
 
 bench-query: build
 	@./bench/query.sh $(BUILD)
@@ -54,6 +55,11 @@ bench-watch: build
 # pgbench throughput with log capture on and off (bench/README.md, bench/logmodel_pg.py).
 bench-logmodel: build
 	@python3 ./bench/logmodel_pg.py $(BUILD)
+
+# nginx recorded against unrecorded under wrk, and stdio's cost per followed call
+# (bench/nginx_bench.py; --smoke or VIGIL_BENCH_SMOKE=1: one short round).
+bench-nginx: build
+	@python3 ./bench/nginx_bench.py $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,0 +1,154 @@
+"""A real server recorded whole (issue 18, docs/net.md): Debian's nginx with Debian's
+configuration (tests/net/record/nginx_server.py: user www-data, sendfile on) but one
+worker, serving a static file on loopback to wrk, recorded by `vigil record` against the
+same server unrecorded, alternated in one run (ABBA order), and what following stdio
+costs per call (bench/stdio_cost.c, plain against recorded).
+
+usage: python3 bench/nginx_bench.py [BUILD] [--smoke]   (VIGIL_BENCH_SMOKE=1: --smoke)
+
+Per round and mode: nginx is started (recorded: under `vigil record`; wrk never is),
+warmed up by a 1 s wrk run, then measured by `wrk -t1 -c4 -d D --latency`: requests
+per second and the p99 latency wrk reports; then stopped (SIGQUIT to its master, by
+pid). Recorded rounds also give the events kept and discarded (`vigil dump --stats`).
+Printed: the medians per mode and the ratios recorded/unrecorded. Full run: 5 rounds of
+5 s (about 2 minutes); smoke: 1 round of 1 s. Results also go to
+BUILD/bench/nginx.json."""
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "net", "record"))
+import nginx_server  # noqa: E402
+
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+SMOKE = "--smoke" in sys.argv or os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+BUILD = args[0] if args else "build"
+VIGIL = os.path.join(BUILD, "bin", "vigil")
+ROUNDS, SECONDS = (1, 1) if SMOKE else (5, 5)
+FILE = bytes((i * 31) % 251 for i in range(4096))  # a 4 KiB static file
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def wait_ready(port, pidfile, proc, limit=20.0):
+    import socket
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"nginx exited: {proc.stderr.read()}")
+        if os.path.exists(pidfile) and os.path.getsize(pidfile) > 0:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    return
+            except OSError:
+                pass
+        time.sleep(0.02)
+    raise RuntimeError("nginx did not start")
+
+
+def wrk(url, seconds):
+    p = subprocess.run(["wrk", "-t1", "-c4", f"-d{seconds}s", "--latency", url],
+                       capture_output=True, text=True, timeout=seconds + 60)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", p.stdout).group(1))
+    m = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s)\s*$", p.stdout, re.M)
+    p99 = float(m.group(1)) * {"us": 1, "ms": 1000, "s": 1e6}[m.group(2)]
+    return rps, p99
+
+
+def one(recorded):
+    d = tempfile.mkdtemp(prefix="vigil-nginx-bench-")
+    try:
+        conf, port = nginx_server.make(d, {"file": FILE}, workers=1)
+        cmd = nginx_server.command(conf, d)
+        trace = os.path.join(d, "trace")
+        if recorded:
+            cmd = [VIGIL, "record", "-o", trace, "--"] + cmd
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True)
+        pidfile = os.path.join(d, "nginx.pid")
+        try:
+            wait_ready(port, pidfile, proc)
+            url = f"http://127.0.0.1:{port}/file"
+            wrk(url, 1)  # warm-up: connections, page cache, the trace's first packets
+            rps, p99 = wrk(url, SECONDS)
+        finally:
+            if os.path.exists(pidfile):
+                with open(pidfile) as f:
+                    os.kill(int(f.read().split()[0]), signal.SIGQUIT)
+            else:
+                proc.terminate()
+            proc.wait(timeout=60)
+        out = {"rps": rps, "p99_us": p99}
+        if recorded:
+            stats = subprocess.run([VIGIL, "dump", "--stats", "--json", trace],
+                                   capture_output=True, text=True).stdout.splitlines()
+            rows = [json.loads(x) for x in stats if x.strip()]
+            out["events"] = sum(r["events"] for r in rows if "stream" in r)
+            out["discarded"] = sum(r["discarded"] for r in rows if "stream" in r)
+        return out
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def stdio_cost(rounds):
+    prog = os.path.join(BUILD, "bench", "stdio-cost")
+    n = "50000" if SMOKE else "300000"
+    res = {"plain": [], "recorded": []}
+    for i in range(rounds):
+        for mode in (("plain", "recorded") if i % 2 == 0 else ("recorded", "plain")):
+            d = tempfile.mkdtemp(prefix="vigil-stdio-bench-")
+            cmd = [prog, n] if mode == "plain" else [VIGIL, "record", "-o", d + "/t", "--", prog, n]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            shutil.rmtree(d, ignore_errors=True)
+            res[mode].append(json.loads(p.stdout.strip().splitlines()[-1]))
+    return {m: {k: statistics.median(r[k] for r in rs)
+                for k in ("flushed_ns", "buffered_ns", "read_ns")} for m, rs in res.items()}
+
+
+def main():
+    if not shutil.which("wrk") or not os.path.exists(nginx_server.NGINX):
+        log("nginx_bench: nginx and wrk are not installed (scripts/install-deps.sh)")
+        return 2
+    runs = {"unrecorded": [], "recorded": []}
+    for i in range(ROUNDS):
+        order = ("unrecorded", "recorded") if i % 2 == 0 else ("recorded", "unrecorded")
+        for mode in order:
+            r = one(mode == "recorded")
+            runs[mode].append(r)
+            log(f"nginx round {i + 1}/{ROUNDS} {mode}: {r}")
+    med = {m: {k: statistics.median(x[k] for x in rs) for k in rs[0]} for m, rs in runs.items()}
+    u, r = med["unrecorded"], med["recorded"]
+    stdio = stdio_cost(1 if SMOKE else 5)
+    print(f"nginx (bench/nginx_bench.py{' --smoke' if SMOKE else ''}: one worker, a 4 KiB "
+          f"file, wrk -t1 -c4, {ROUNDS} x {SECONDS} s alternated, medians):")
+    print(f"  unrecorded  {u['rps']:10.0f} req/s   p99 {u['p99_us']:8.0f} us")
+    print(f"  recorded    {r['rps']:10.0f} req/s   p99 {r['p99_us']:8.0f} us   "
+          f"events kept {r['events']:.0f}, discarded {r['discarded']:.0f}")
+    print(f"  ratio       {r['rps'] / u['rps']:10.3f} x       p99 "
+          f"{r['p99_us'] / u['p99_us']:8.3f} x")
+    print("stdio on a followed pipe (bench/stdio_cost.c, ns per call, medians):")
+    for k, what in (("flushed_ns", "fputs+fflush (one send each)"),
+                    ("buffered_ns", "fprintf into the buffer"),
+                    ("read_ns", "fgets (a refill every 64)")):
+        a, b = stdio["plain"][k], stdio["recorded"][k]
+        print(f"  {what:30s} {a:8.1f} -> {b:8.1f} ns  (+{b - a:.1f})")
+    out = os.path.join(BUILD, "bench", "nginx.json")
+    with open(out, "w") as f:
+        json.dump({"smoke": SMOKE, "rounds": ROUNDS, "seconds": SECONDS, "runs": runs,
+                   "median": med, "rps_ratio": r["rps"] / u["rps"],
+                   "p99_ratio": r["p99_us"] / u["p99_us"], "stdio": stdio}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
