@@ -10,8 +10,11 @@ Per round and mode: nginx is started (recorded: under `vigil record`; wrk never 
 warmed up by a 1 s wrk run, then measured by `wrk -t1 -c4 -d D --latency`: requests
 per second and the p99 latency wrk reports; then stopped (SIGQUIT to its master, by
 pid). Recorded rounds also give the events kept and discarded (`vigil dump --stats`).
-Printed: the medians per mode and the ratios recorded/unrecorded. Full run: 5 rounds of
-5 s (about 2 minutes); smoke: 1 round of 1 s. Results also go to
+Printed: the medians per mode, and the median of each round's ratio recorded/unrecorded
+(a round's two runs are adjacent in time, so a ratio is less exposed than the medians to
+load that changes during the run: on a shared 2-core machine the spread between rounds
+is larger than the cost measured, so look at the spread printed too). Full run: 8
+rounds of 3 s (about 2 minutes); smoke: 1 round of 1 s. Results also go to
 BUILD/bench/nginx.json."""
 import json
 import os
@@ -32,7 +35,7 @@ args = [a for a in sys.argv[1:] if not a.startswith("--")]
 SMOKE = "--smoke" in sys.argv or os.environ.get("VIGIL_BENCH_SMOKE") == "1"
 BUILD = args[0] if args else "build"
 VIGIL = os.path.join(BUILD, "bin", "vigil")
-ROUNDS, SECONDS = (1, 1) if SMOKE else (5, 5)
+ROUNDS, SECONDS = (1, 1) if SMOKE else (8, 3)
 FILE = bytes((i * 31) % 251 for i in range(4096))  # a 4 KiB static file
 
 
@@ -62,7 +65,8 @@ def wrk(url, seconds):
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", p.stdout).group(1))
     m = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s)\s*$", p.stdout, re.M)
     p99 = float(m.group(1)) * {"us": 1, "ms": 1000, "s": 1e6}[m.group(2)]
-    return rps, p99
+    n = int(re.search(r"(\d+) requests in", p.stdout).group(1))
+    return rps, p99, n
 
 
 def one(recorded):
@@ -79,8 +83,9 @@ def one(recorded):
         try:
             wait_ready(port, pidfile, proc)
             url = f"http://127.0.0.1:{port}/file"
-            wrk(url, 1)  # warm-up: connections, page cache, the trace's first packets
-            rps, p99 = wrk(url, SECONDS)
+            # warm-up: connections, page cache, the trace's first packets
+            n0 = wrk(url, 1)[2]
+            rps, p99, n = wrk(url, SECONDS)
         finally:
             if os.path.exists(pidfile):
                 with open(pidfile) as f:
@@ -88,7 +93,7 @@ def one(recorded):
             else:
                 proc.terminate()
             proc.wait(timeout=60)
-        out = {"rps": rps, "p99_us": p99}
+        out = {"rps": rps, "p99_us": p99, "requests": n0 + n + 1}
         if recorded:
             stats = subprocess.run([VIGIL, "dump", "--stats", "--json", trace],
                                    capture_output=True, text=True).stdout.splitlines()
@@ -128,14 +133,19 @@ def main():
             log(f"nginx round {i + 1}/{ROUNDS} {mode}: {r}")
     med = {m: {k: statistics.median(x[k] for x in rs) for k in rs[0]} for m, rs in runs.items()}
     u, r = med["unrecorded"], med["recorded"]
+    rps_ratios = [b["rps"] / a["rps"] for a, b in zip(runs["unrecorded"], runs["recorded"])]
+    p99_ratios = [b["p99_us"] / a["p99_us"] for a, b in zip(runs["unrecorded"], runs["recorded"])]
+    per_req = statistics.median(x["events"] / x["requests"] for x in runs["recorded"])
     stdio = stdio_cost(1 if SMOKE else 5)
     print(f"nginx (bench/nginx_bench.py{' --smoke' if SMOKE else ''}: one worker, a 4 KiB "
           f"file, wrk -t1 -c4, {ROUNDS} x {SECONDS} s alternated, medians):")
     print(f"  unrecorded  {u['rps']:10.0f} req/s   p99 {u['p99_us']:8.0f} us")
     print(f"  recorded    {r['rps']:10.0f} req/s   p99 {r['p99_us']:8.0f} us   "
           f"events kept {r['events']:.0f}, discarded {r['discarded']:.0f}")
-    print(f"  ratio       {r['rps'] / u['rps']:10.3f} x       p99 "
-          f"{r['p99_us'] / u['p99_us']:8.3f} x")
+    print(f"  ratio       {statistics.median(rps_ratios):10.3f} x       p99 "
+          f"{statistics.median(p99_ratios):8.3f} x   (median of the rounds' ratios; req/s "
+          f"ratios {min(rps_ratios):.3f}..{max(rps_ratios):.3f})")
+    print(f"  {per_req:.2f} events per request (receive, header writev, sendfile)")
     print("stdio on a followed pipe (bench/stdio_cost.c, ns per call, medians):")
     for k, what in (("flushed_ns", "fputs+fflush (one send each)"),
                     ("buffered_ns", "fprintf into the buffer"),
@@ -145,8 +155,9 @@ def main():
     out = os.path.join(BUILD, "bench", "nginx.json")
     with open(out, "w") as f:
         json.dump({"smoke": SMOKE, "rounds": ROUNDS, "seconds": SECONDS, "runs": runs,
-                   "median": med, "rps_ratio": r["rps"] / u["rps"],
-                   "p99_ratio": r["p99_us"] / u["p99_us"], "stdio": stdio}, f, indent=1)
+                   "median": med, "rps_ratios": rps_ratios,
+                   "p99_ratios": p99_ratios, "rps_ratio": statistics.median(rps_ratios),
+                   "p99_ratio": statistics.median(p99_ratios), "stdio": stdio}, f, indent=1)
     return 0
 
 
