@@ -10,7 +10,7 @@ target_compile_options(net_stdio_subject PRIVATE -O2 -U_FORTIFY_SOURCE -D_FORTIF
 foreach(t pipe socketpair dup file tcp unix fork stdin tty errno not_recording api host_and_skew
           api_linked_only api_not_recording three_tier_unmodified
           three_tier_instrumented three_tier_linked redis runtime_io stdio stdio_pipelines
-          nginx)
+          nginx static_exec)
   add_test(NAME net_record.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/net/record/net_record_test.py ${t})
   set_tests_properties(net_record.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)

@@ -656,6 +656,33 @@ exit $rc
     shutil.rmtree(d, ignore_errors=True)
 
 
+def test_static_exec():
+    """A statically linked program (Debian's ldconfig, a static-pie) is out of the
+    preload's reach: vigil record says so when it is the command, and an exec of it
+    inside the recorded tree is a warning and a vg.net.unfollowed (call exec-static)."""
+    ldconfig = "/usr/sbin/ldconfig"
+    check(os.path.exists(ldconfig), "no /usr/sbin/ldconfig (libc-bin)")
+    trace = tmpdir("net-static")
+    shutil.rmtree(trace)
+    p = run([VIGIL, "record", "-o", trace, "--", ldconfig, "-p"])
+    check("statically linked" in p.stderr, f"vigil record did not say so: {p.stderr!r}")
+    shutil.rmtree(trace, ignore_errors=True)
+    p = run([VIGIL, "record", "-o", trace, "--", "sh", "-c", f"{ldconfig} -p | wc -l"], check_rc=0)
+    check(f"{ldconfig} is statically linked" in p.stderr, f"no warning: {p.stderr!r}")
+    events, _ = dump_json(trace)
+    shutil.rmtree(trace, ignore_errors=True)
+    unf = [e for e in events if e["name"] == "vg.net.unfollowed"]
+    check(len(unf) == 1 and unf[0]["fields"]["call"] == "exec-static" and unf[0]["proc"] == "sh",
+          f"unfollowed: {unf}")
+    check(not any(e["proc"] == "ldconfig" for e in events), "ldconfig recorded?")
+    # A dynamic program is not flagged.
+    p = run([VIGIL, "record", "-o", trace, "--", "sh", "-c", "ls / >/dev/null"], check_rc=0)
+    events, _ = dump_json(trace)
+    shutil.rmtree(trace, ignore_errors=True)
+    check("statically" not in p.stderr and
+          not any(e["name"] == "vg.net.unfollowed" for e in events), f"ls flagged: {p.stderr}")
+
+
 TESTS = {n[5:]: f for n, f in dict(globals()).items() if n.startswith("test_")}
 
 if __name__ == "__main__":
