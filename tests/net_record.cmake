@@ -6,11 +6,18 @@ add_executable(net_api_subject ${CMAKE_SOURCE_DIR}/tests/net/record/api_subject.
 target_link_libraries(net_api_subject PRIVATE vigil_runtime Threads::Threads)
 add_executable(net_stdio_subject ${CMAKE_SOURCE_DIR}/tests/net/record/stdio_subject.c)
 target_compile_options(net_stdio_subject PRIVATE -O2 -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2)
+find_library(LIBURING uring)
+if(LIBURING)
+  add_executable(net_uring_subject ${CMAKE_SOURCE_DIR}/tests/net/record/uring_subject.c)
+  target_link_libraries(net_uring_subject PRIVATE ${LIBURING})
+else()
+  message(STATUS "tests: liburing-dev not found: net_record.io_uring will fail")
+endif()
 
 foreach(t pipe socketpair dup file tcp unix fork stdin tty errno not_recording api host_and_skew
           api_linked_only api_not_recording three_tier_unmodified
           three_tier_instrumented three_tier_linked redis runtime_io stdio stdio_pipelines
-          nginx static_exec)
+          nginx static_exec io_uring)
   add_test(NAME net_record.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/net/record/net_record_test.py ${t})
   set_tests_properties(net_record.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)

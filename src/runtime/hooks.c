@@ -172,7 +172,7 @@ static void before_exec(const char *path)
 	/* No preload reaches a static program: said, and counted (docs/net.md). */
 	if (vg_exe_is_static(path)) {
 		vg__warn("%s is statically linked: nothing of it is recorded", path);
-		vg__net_unfollowed(-1, 0, "exec-static");
+		vg__net_unfollowed(-1, 0, "exec-static", 1);
 	}
 	vg_thread_flush();
 }

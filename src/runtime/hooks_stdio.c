@@ -420,13 +420,16 @@ VG_API int fclose(FILE *fp)
 
 /* exit flushes every stream after the process's end is recorded: the streams seen are
  * flushed here first (exit handlers run in reverse order of registration, and this one
- * is registered after the runtime's). */
+ * is registered after the runtime's). The io_uring instances still open are counted
+ * then too (io_uring.c). */
 static void flush_at_exit(int status, void *arg)
 {
 	(void)status;
 	(void)arg;
-	if (vg__rt.recording)
+	if (vg__rt.recording) {
 		flush_seen(NULL);
+		vg__net_count_rings();
+	}
 }
 
 __attribute__((constructor)) static void stdio_hooks_init(void)
@@ -570,7 +573,7 @@ static int vfscanf_body(const char *name, FILE *fp, const char *fmt, va_list ap,
 	char *end = fp->_IO_read_end, *base = fp->_IO_buf_base;
 	int r = f(fp, fmt, ap);
 	if (fp->_IO_read_end != end || fp->_IO_buf_base != base)
-		vg__net_unfollowed(fp->_fileno, c, "scanf");
+		vg__net_unfollowed(fp->_fileno, c, "scanf", 1);
 	return r;
 }
 

@@ -271,15 +271,16 @@ void vg__net_after_fork(void)
 	vg__net_fd_after_fork();
 }
 
-void vg__net_unfollowed(int fd, uint32_t serial, const char *call)
+void vg__net_unfollowed(int fd, uint32_t serial, const char *call, uint64_t count)
 {
 	int saved = errno;
-	vg_value v[5];
+	vg_value v[6];
 	v[0].i = fd;
 	v[1].u = serial;
 	v[2].s = call;
-	v[3].u = vg__net_iid[0];
-	v[4].u = vg__net_iid[1];
+	v[3].u = count;
+	v[4].u = vg__net_iid[0];
+	v[5].u = vg__net_iid[1];
 	vg_emit(vg__builtin(VG_B_NET_UNFOLLOWED), v);
 	errno = saved;
 }

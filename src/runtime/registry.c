@@ -328,9 +328,9 @@ static const vg_field_desc f_net_io[] = {
     F("msg", VG_UINT64), F("iid_hi", VG_UINT64), F("iid_lo", VG_UINT64)};
 static const vg_field_desc f_net_close[] = {F("fd", VG_INT32), F("conn", VG_UINT64),
                                             F("iid_hi", VG_UINT64), F("iid_lo", VG_UINT64)};
-static const vg_field_desc f_net_unfollowed[] = {F("fd", VG_INT32), F("conn", VG_UINT64),
-                                                 F("call", VG_STRING), F("iid_hi", VG_UINT64),
-                                                 F("iid_lo", VG_UINT64)};
+static const vg_field_desc f_net_unfollowed[] = {F("fd", VG_INT32),      F("conn", VG_UINT64),
+                                                 F("call", VG_STRING),   F("count", VG_UINT64),
+                                                 F("iid_hi", VG_UINT64), F("iid_lo", VG_UINT64)};
 #undef F
 
 static const vg_type_desc builtin_descs[VG_B_COUNT] = {
@@ -367,7 +367,7 @@ static const vg_type_desc builtin_descs[VG_B_COUNT] = {
     [VG_B_NET_CLOSE] = {"vg.net.close", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_close, 4, -1,
                         -1, -1, VG_OP_ACTIVITY},
     [VG_B_NET_UNFOLLOWED] = {"vg.net.unfollowed", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0,
-                             f_net_unfollowed, 5, -1, -1, -1, VG_OP_ACTIVITY},
+                             f_net_unfollowed, 6, -1, -1, -1, VG_OP_ACTIVITY},
 };
 
 /* Called once at start, before any other registration, with the lock free. */
