@@ -409,10 +409,10 @@ VG_API int fclose(FILE *fp)
 	fflush_fn f = REAL(fflush_fn, "fclose");
 	if (VG_LIKELY(!vg__rt.recording) || !fp)
 		return f(fp);
-	forget(fp); /* whether followed now or not: it may have been */
 	int fd = fp->_fileno;
 	if (has_pending(fp))
 		flush_one(fp, RET);
+	forget(fp); /* (after the flush, which remembers it) whether followed or not */
 	if (fd >= 0)
 		vg__net_fd_closed(fd);
 	return f(fp);

@@ -522,7 +522,26 @@ def test_stdio():
     """stdio on a pipe (fortified entry points, the inline putc_unlocked, a write larger
     than the buffer, fgets/getc/fread/getline, scanf, a flush at exit, dprintf): each
     flush is a send of exactly the bytes that reached the pipe, each refill a receive."""
-    fds, net, got = stream(None, {}, [os.path.join(BIN, "net_stdio_subject")])
+    check_stdio(*stream(None, {}, [os.path.join(BIN, "net_stdio_subject")]))
+
+
+def test_stdio_linked():
+    """The same subject linked with libvigil and recording without vigil record (so
+    under the sanitizers too: the streams flushed at exit, fclose's bookkeeping)."""
+    trace = tmpdir("net-stdio")
+    shutil.rmtree(trace)
+    out = run([os.path.join(BIN, "net_stdio_linked")], env={"VIGIL_OUT": trace},
+              check_rc=0).stdout
+    events, d = dump_json(trace)
+    check(d.returncode == 0, d.stderr)
+    shutil.rmtree(trace, ignore_errors=True)
+    fds = json.loads(out.strip().splitlines()[-1])
+    names = {v: k for k, v in fds.items()}
+    net = [e for e in events if e["name"].startswith("vg.net.") and e["fields"].get("fd") != 1]
+    check_stdio(fds, net, [token(e, names) for e in net])
+
+
+def check_stdio(fds, net, got):
     by_pid = {}
     for e, t in zip(net, got):
         by_pid.setdefault(e["pid"], []).append(t)
