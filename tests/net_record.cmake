@@ -21,7 +21,7 @@ endif()
 foreach(t pipe socketpair dup file tcp unix fork stdin tty errno not_recording api host_and_skew
           api_linked_only api_not_recording three_tier_unmodified
           three_tier_instrumented three_tier_linked redis runtime_io stdio stdio_pipelines
-          nginx static_exec io_uring stdio_linked)
+          nginx static_exec io_uring stdio_linked stdio_prompt)
   add_test(NAME net_record.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/net/record/net_record_test.py ${t})
   set_tests_properties(net_record.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)

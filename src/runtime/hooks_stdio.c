@@ -133,7 +133,6 @@ struct in {
 	FILE *fp;
 	uint32_t c, oc;
 	size_t before, out_before;
-	char *end_before;
 	int out; /* stdout followed and flushable here */
 	struct vg_net_stamp at;
 };
@@ -142,16 +141,21 @@ static void in_begin(struct in *i, FILE *fp, const void *ret)
 {
 	i->fp = fp;
 	i->out = 0;
-	if (fp != stdout && (fp->_flags & (LINE_BUF | UNBUFFERED)) && stdout &&
-	    (stdout->_flags & LINE_BUF) && pending(stdout) && followed(stdout, ret, &i->oc)) {
-		i->out = 1;
+	flockfile(fp); /* then stdout's lock: glibc's order, so that no two threads deadlock */
+	/* (a stream without a buffer yet may become line-buffered at its first read) */
+	if (fp != stdout && ((fp->_flags & (LINE_BUF | UNBUFFERED)) || !fp->_IO_buf_base) &&
+	    stdout && (stdout->_flags & LINE_BUF) && pending(stdout) &&
+	    followed(stdout, ret, &i->oc)) {
 		flockfile(stdout);
 		i->out_before = pending(stdout);
-		vg__net_stamp(&i->at);
+		if (i->out_before) {
+			i->out = 1;
+			vg__net_stamp(&i->at);
+		} else {
+			funlockfile(stdout);
+		}
 	}
-	flockfile(fp);
 	i->before = available(fp);
-	i->end_before = fp->_IO_read_end;
 }
 
 static void in_end(struct in *i, int ok, size_t consumed)

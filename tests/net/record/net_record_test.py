@@ -525,6 +525,29 @@ def test_stdio():
     check_stdio(*stream(None, {}, [os.path.join(BIN, "net_stdio_subject")]))
 
 
+def test_stdio_prompt():
+    """On a terminal (script(1)'s pty): a prompt printed without a newline reaches the
+    terminal when stdin is read (glibc flushes a line-buffered stdout first): a send on
+    stdout before the receive on stdin, then the answer's line."""
+    import subprocess
+    script = shutil.which("script")
+    check(script, "script (bsdutils) is not installed")
+    trace = tmpdir("net-prompt")
+    shutil.rmtree(trace)
+    p = subprocess.run([VIGIL, "record", "-o", trace, "--", script, "-qec",
+                        f"{os.path.join(BIN, 'net_stdio_subject')} prompt", "/dev/null"],
+                       input="typed\n", text=True, capture_output=True, timeout=60)
+    check(p.returncode == 0 and "hi typed" in p.stdout, f"script: {p.stdout!r} {p.stderr!r}")
+    events, _ = dump_json(trace)
+    shutil.rmtree(trace, ignore_errors=True)
+    net = [e for e in events if e["name"] in ("vg.net.send", "vg.net.recv")
+           and e["proc"] == "net_stdio_subje"]
+    got = [token(e, {0: "in", 1: "out"}).split(" c")[0] + " " + token(e, {}).split(" ")[-1]
+           for e in net]
+    expect(got, ["send out [0,6)", "recv in [0,6)", "send out [6,15)"],
+           "the prompt, the answer, the greeting")
+
+
 def test_stdio_linked():
     """The same subject linked with libvigil and recording without vigil record (so
     under the sanitizers too: the streams flushed at exit, fclose's bookkeeping)."""

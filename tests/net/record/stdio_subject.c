@@ -2,7 +2,8 @@
  * pipe through stdio only, recorded through `vigil record`'s preload; the test knows the
  * byte counts each step moves. Built with _FORTIFY_SOURCE=2 so that the fortified entry
  * points (__printf_chk, __fgets_chk, ...) are the ones called, as in Debian's programs.
- * Prints the descriptors it used as one JSON object. Run: stdio_subject. */
+ * Prints the descriptors it used as one JSON object. Run: stdio_subject [prompt].
+ * `prompt` (on a terminal): a prompt without a newline, flushed by reading stdin. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -23,8 +24,21 @@ static void die(const char *what)
 			die(#x);                                                                   \
 	} while (0)
 
-int main(void)
+/* A line-buffered stdout is flushed when a line-buffered stdin is read (glibc). */
+static int prompt(void)
 {
+	char line[64];
+	printf("name? ");
+	if (!fgets(line, sizeof line, stdin))
+		return 2;
+	printf("hi %s", line);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "prompt"))
+		return prompt();
 	int p[2], q[2], s[2];
 	CHECK(pipe(p) == 0 && pipe(q) == 0 && pipe(s) == 0);
 	FILE *w = fdopen(p[1], "w"), *r = fdopen(p[0], "r");
