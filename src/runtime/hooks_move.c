@@ -32,11 +32,12 @@ typedef ssize_t (*vmsplice_fn)(int, const struct iovec *, size_t, unsigned);
 typedef int (*mmsg_fn)(int, struct mmsghdr *, unsigned, int);
 typedef int (*recvmmsg_fn)(int, struct mmsghdr *, unsigned, int, struct timespec *);
 
-/* The body of a call moving bytes from `in` to `out` (call: the real call's expression). */
-#define MOVE(in, out, call)                                                                        \
+/* The body of a call moving bytes from `in` to `out` (call: the real call's expression;
+ * follow_in: how the source is judged). */
+#define MOVE(in, out, call, follow_in)                                                             \
 	do {                                                                                       \
 		uint32_t ci = 0, co = 0;                                                           \
-		int fi = vg__follow(in, RET, &ci), fo = vg__follow(out, RET, &co);                 \
+		int fi = follow_in(in, RET, &ci), fo = vg__follow(out, RET, &co);                  \
 		if (!fi && !fo)                                                                    \
 			return call;                                                               \
 		struct vg_net_stamp at;                                                            \
@@ -49,26 +50,26 @@ typedef int (*recvmmsg_fn)(int, struct mmsghdr *, unsigned, int, struct timespec
 VG_API ssize_t sendfile(int out, int in, off_t *off, size_t n)
 {
 	sendfile_fn f = REAL(sendfile_fn, "sendfile");
-	MOVE(in, out, f(out, in, off, n));
+	MOVE(in, out, f(out, in, off, n), vg__follow_known);
 }
 
 VG_API ssize_t sendfile64(int out, int in, off_t *off, size_t n)
 {
 	sendfile_fn f = REAL(sendfile_fn, "sendfile64");
-	MOVE(in, out, f(out, in, off, n));
+	MOVE(in, out, f(out, in, off, n), vg__follow_known);
 }
 
 VG_API ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t n, unsigned flags)
 {
 	splice_fn f = REAL(splice_fn, "splice");
-	MOVE(in, out, f(in, off_in, out, off_out, n, flags));
+	MOVE(in, out, f(in, off_in, out, off_out, n, flags), vg__follow);
 }
 
 VG_API ssize_t copy_file_range(int in, loff_t *off_in, int out, loff_t *off_out, size_t n,
                                unsigned flags)
 {
 	splice_fn f = REAL(splice_fn, "copy_file_range");
-	MOVE(in, out, f(in, off_in, out, off_out, n, flags));
+	MOVE(in, out, f(in, off_in, out, off_out, n, flags), vg__follow);
 }
 
 VG_API ssize_t tee(int in, int out, size_t n, unsigned flags)

@@ -46,6 +46,20 @@ static inline int vg__follow(int fd, const void *ret, uint32_t *serial)
 	return 1;
 }
 
+/* As vg__follow, but an fd not seen yet is taken as not followed without asking the
+ * kernel: for sendfile's source, nearly always a regular file opened for the call
+ * (one fstat per request saved in a web server); a pipe or socket already seen is. */
+static inline int vg__follow_known(int fd, const void *ret, uint32_t *serial)
+{
+	uint32_t w = vg__net_fd_word(fd);
+	if (VG_LIKELY(w == VG_FD_NOT || w == VG_FD_UNKNOWN) || vg__from_runtime(ret))
+		return 0;
+	if (VG_UNLIKELY(!vg__net_conn_current(w)))
+		vg__net_fd_announce(fd, w);
+	*serial = w;
+	return 1;
+}
+
 static inline void vg__sent(int fd, uint32_t c, ssize_t r, const struct vg_net_stamp *at)
 {
 	if (r > 0)
