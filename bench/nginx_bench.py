@@ -10,11 +10,15 @@ Per round and mode: nginx is started (recorded: under `vigil record`; wrk never 
 warmed up by a 1 s wrk run, then measured by `wrk -t1 -c4 -d D --latency`: requests
 per second and the p99 latency wrk reports; then stopped (SIGQUIT to its master, by
 pid). Recorded rounds also give the events kept and discarded (`vigil dump --stats`).
-Printed: the medians per mode, and the median of each round's ratio recorded/unrecorded
+Then the nginx worker's CPU time per request (all its threads, from
+/proc/PID/task/*/schedstat, vigil's worker thread apart) over a second wrk run of the
+same length with one connection (each request wakes the worker alone, so batching under
+load does not change the count) is printed too: it counts what recording costs the server itself, whatever else runs on the
+machine. Printed: the medians per mode, and the median of each round's ratio recorded/unrecorded
 (a round's two runs are adjacent in time, so a ratio is less exposed than the medians to
 load that changes during the run: on a shared 2-core machine the spread between rounds
 is larger than the cost measured, so look at the spread printed too). Full run: 8
-rounds of 3 s (about 2 minutes); smoke: 1 round of 1 s. Results also go to
+rounds of 3+3 s (about 3 minutes); smoke: 1 round of 1+1 s. Results also go to
 BUILD/bench/nginx.json."""
 import json
 import os
@@ -59,8 +63,19 @@ def wait_ready(port, pidfile, proc, limit=20.0):
     raise RuntimeError("nginx did not start")
 
 
-def wrk(url, seconds):
-    p = subprocess.run(["wrk", "-t1", "-c4", f"-d{seconds}s", "--latency", url],
+def cpu_ns(pid):
+    """CPU time of each thread of pid by name, ns (the scheduler's own count)."""
+    out = {}
+    for t in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{t}/comm") as f:
+            name = f.read().strip()
+        with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+            out[name] = out.get(name, 0) + int(f.read().split()[0])
+    return out
+
+
+def wrk(url, seconds, conns=4):
+    p = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", url],
                        capture_output=True, text=True, timeout=seconds + 60)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", p.stdout).group(1))
     m = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s)\s*$", p.stdout, re.M)
@@ -85,7 +100,16 @@ def one(recorded):
             url = f"http://127.0.0.1:{port}/file"
             # warm-up: connections, page cache, the trace's first packets
             n0 = wrk(url, 1)[2]
+            with open(pidfile) as f:
+                master = f.read().split()[0]
+            worker = subprocess.run(["pgrep", "-P", master], capture_output=True,
+                                    text=True).stdout.split()[0]
             rps, p99, n = wrk(url, SECONDS)
+            # CPU per request with one connection: every request wakes the worker alone,
+            # so the count does not depend on how requests batch at a given load.
+            before = cpu_ns(worker)
+            n1 = wrk(url, SECONDS, conns=1)[2]
+            after = cpu_ns(worker)
         finally:
             if os.path.exists(pidfile):
                 with open(pidfile) as f:
@@ -93,7 +117,11 @@ def one(recorded):
             else:
                 proc.terminate()
             proc.wait(timeout=60)
-        out = {"rps": rps, "p99_us": p99, "requests": n0 + n + 1}
+        helper = sum(v for k, v in after.items() if k != "nginx") - \
+            sum(v for k, v in before.items() if k != "nginx")
+        out = {"rps": rps, "p99_us": p99, "requests": n0 + n + n1 + 1,
+               "cpu_us_per_req": (sum(after.values()) - sum(before.values())) / n1 / 1000,
+               "helper_us_per_req": helper / n1 / 1000}
         if recorded:
             stats = subprocess.run([VIGIL, "dump", "--stats", "--json", trace],
                                    capture_output=True, text=True).stdout.splitlines()
@@ -146,6 +174,12 @@ def main():
           f"{statistics.median(p99_ratios):8.3f} x   (median of the rounds' ratios; req/s "
           f"ratios {min(rps_ratios):.3f}..{max(rps_ratios):.3f})")
     print(f"  {per_req:.2f} events per request (receive, header writev, sendfile)")
+    cpu_ratios = [b["cpu_us_per_req"] / a["cpu_us_per_req"]
+                  for a, b in zip(runs["unrecorded"], runs["recorded"])]
+    print(f"  nginx worker CPU per request (wrk -c1): {u['cpu_us_per_req']:.2f} -> "
+          f"{r['cpu_us_per_req']:.2f} us (ratio {statistics.median(cpu_ratios):.3f}, of which "
+          f"vigil's worker thread {r['helper_us_per_req']:.3f} us): the scheduler's count, "
+          "less exposed to other load than req/s")
     print("stdio on a followed pipe (bench/stdio_cost.c, ns per call, medians):")
     for k, what in (("flushed_ns", "fputs+fflush (one send each)"),
                     ("buffered_ns", "fprintf into the buffer"),
@@ -157,7 +191,8 @@ def main():
         json.dump({"smoke": SMOKE, "rounds": ROUNDS, "seconds": SECONDS, "runs": runs,
                    "median": med, "rps_ratios": rps_ratios,
                    "p99_ratios": p99_ratios, "rps_ratio": statistics.median(rps_ratios),
-                   "p99_ratio": statistics.median(p99_ratios), "stdio": stdio}, f, indent=1)
+                   "p99_ratio": statistics.median(p99_ratios),
+                   "cpu_ratios": cpu_ratios, "stdio": stdio}, f, indent=1)
     return 0
 
 
