@@ -9,7 +9,8 @@
 # under wrk (net_record.nginx); bench/nginx_bench.py measures it recorded and unrecorded.
 # liburing-dev: net_record.io_uring's subject (io_uring counted, not followed).
 # libpq-dev: the PostgreSQL store (src/store: vigil store, vigild --store); tests/store.cmake
-# starts the postgresql server.
+# starts the postgresql server. nginx, wrk: a server that drops its privileges (issue 18),
+# recorded in its default configuration and loaded by wrk.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind

@@ -378,8 +378,7 @@ int vg__control_send_hello(int fd)
 static void monitor_gone(const char *why)
 {
 	pthread_mutex_lock(&vg__rt.lock);
-	int fd = ctl_fd;
-	ctl_fd = -1;
+	int fd = vg__own_fd_take(&ctl_fd);
 	pthread_mutex_unlock(&vg__rt.lock);
 	vg__control_undo(1, 1);
 	if (fd >= 0)
@@ -431,6 +430,7 @@ static void connect_and_handshake(int fail_is_gone)
 	}
 	pthread_mutex_lock(&vg__rt.lock);
 	ctl_fd = fd;
+	vg__own_fd_add(&ctl_fd); /* the subject's close loops leave it alone (files.c) */
 	pthread_mutex_unlock(&vg__rt.lock);
 	int wait_s = vg__rt.cfg.control_wait_s;
 	int r = vg__control_send_hello(fd) < 0 ? GONE

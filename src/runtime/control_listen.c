@@ -60,14 +60,14 @@ static void take_monitor(void)
 	}
 	pthread_mutex_lock(&vg__rt.lock);
 	monitor_fd = fd;
+	vg__own_fd_add(&monitor_fd); /* the subject's close loops leave it alone (files.c) */
 	pthread_mutex_unlock(&vg__rt.lock);
 }
 
 static void detach(void)
 {
 	pthread_mutex_lock(&vg__rt.lock);
-	int fd = monitor_fd;
-	monitor_fd = -1;
+	int fd = vg__own_fd_take(&monitor_fd);
 	pthread_mutex_unlock(&vg__rt.lock);
 	vg__control_undo(0, 1);
 	close(fd);
@@ -110,11 +110,11 @@ void vg__control_listen_start(void)
 		return;
 	}
 	listen_fd = vg__control_high_fd(fd);
+	vg__own_fd_add(&listen_fd);
 	if (vg__control_start_thread(listen_main) != 0) {
 		vg__warn("VIGIL_CONTROL=listen: cannot start the control thread; no monitor can "
 		         "attach");
-		close(listen_fd);
-		listen_fd = -1;
+		vg__own_fd_release(&listen_fd, 0);
 	}
 }
 

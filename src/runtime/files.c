@@ -11,6 +11,7 @@
  * runtime's back (a raw syscall) is noticed by its inode before use and reopened by path
  * when that still works. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -121,6 +122,15 @@ void vg__own_fd_release(int *slot, int keep)
 		close(fd);
 }
 
+/* Forgets *slot without closing it: the caller closes the returned descriptor (after
+ * whatever must come first). */
+int vg__own_fd_take(int *slot)
+{
+	int fd = *slot;
+	vg__own_fd_release(slot, 1);
+	return fd;
+}
+
 /* The subject is about to dup2 onto `fd`, one of ours: ours moves to another number
  * first. There is a short window in which a thread of the runtime may still use the
  * old number; the inode checks before each use catch what follows it. */
@@ -166,6 +176,17 @@ static int same_file(int fd, dev_t dev, ino_t ino)
 
 int vg__files_open_out(void)
 {
+	if (vg__procfs_fd < 0) { /* /proc, for after a chroot (util.c) */
+		dev_t d;
+		ino_t i;
+		int fd = open_dir_at(AT_FDCWD, "/proc", &d, &i);
+		if (fd >= HIGH_FD) {
+			vg__procfs_fd = fd;
+			vg__own_fd_add(&vg__procfs_fd);
+		} else if (fd >= 0) {
+			close(fd); /* RLIMIT_NOFILE is low: the subject's numbers come first */
+		}
+	}
 	if (out_fd >= 0)
 		return 0;
 	out_fd = open_dir_at(AT_FDCWD, vg__rt.cfg.out, &out_dev, &out_ino);
@@ -173,6 +194,42 @@ int vg__files_open_out(void)
 		return -1;
 	vg__own_fd_add(&out_fd);
 	return 0;
+}
+
+int vg__files_out_number(void)
+{
+	return out_fd;
+}
+
+/* An exec'd image: the trace root's descriptor its process kept open across the exec
+ * (vg__files_before_exec), which works where the path may not (a chroot, a directory
+ * the new user cannot search). */
+void vg__files_adopt_out(int fd)
+{
+	struct stat s, p;
+	if (out_fd >= 0 || fd < 0 || fstat(fd, &s) < 0 || !S_ISDIR(s.st_mode))
+		return;
+	if (stat(vg__rt.cfg.out, &p) == 0 && (p.st_dev != s.st_dev || p.st_ino != s.st_ino))
+		return; /* not the root VIGIL_OUT names: left alone */
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	out_fd = fd;
+	out_dev = s.st_dev;
+	out_ino = s.st_ino;
+	vg__own_fd_add(&out_fd);
+}
+
+/* Around an exec: the root's descriptor is inherited by the new image (it names it in
+ * VIGIL_PROC), and closed on exec again if the exec fails. */
+void vg__files_before_exec(void)
+{
+	if (out_fd >= 0)
+		fcntl(out_fd, F_SETFD, 0);
+}
+
+void vg__files_exec_failed(void)
+{
+	if (out_fd >= 0)
+		fcntl(out_fd, F_SETFD, FD_CLOEXEC);
 }
 
 int vg__files_open_image(void)
@@ -243,14 +300,60 @@ int vg__image_open(const char *name, int flags, mode_t mode)
 	return openat(dir, name, flags | O_CLOEXEC, mode);
 }
 
+/* ---- paths inside the trace root (send.c's spool), through its descriptor ---- */
+
+/* The root's descriptor and path relative to it, or AT_FDCWD and path itself. */
+static int out_rel(const char *path, const char **rel)
+{
+	size_t n = strlen(vg__rt.cfg.out);
+	int fd;
+	if (n && !strncmp(path, vg__rt.cfg.out, n) && (path[n] == '/' || !path[n]) &&
+	    (fd = vg__out_fd()) >= 0) {
+		*rel = path[n] ? path + n + 1 : ".";
+		return fd;
+	}
+	*rel = path;
+	return AT_FDCWD;
+}
+
+int vg__out_open(const char *path, int flags)
+{
+	const char *rel;
+	int dir = out_rel(path, &rel);
+	return openat(dir, rel, flags | O_CLOEXEC);
+}
+
+DIR *vg__out_opendir(const char *path)
+{
+	int fd = vg__out_open(path, O_RDONLY | O_DIRECTORY);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
+int vg__out_stat(const char *path, struct stat *sb)
+{
+	const char *rel;
+	int dir = out_rel(path, &rel);
+	return fstatat(dir, rel, sb, 0);
+}
+
+int vg__out_unlink(const char *path, int flags)
+{
+	const char *rel;
+	int dir = out_rel(path, &rel);
+	return unlinkat(dir, rel, flags);
+}
+
 void vg__files_after_fork(void)
 {
-	/* Everything but the root is the parent's image's: its directory, metadata and the
-	 * files of all its threads' streams (the child has only the forking thread). */
+	/* Everything but the root (and /proc) is the parent's image's: its directory, metadata and
+	 * the files of all its threads' streams (the child has only the forking thread). */
 	pthread_mutex_init(&own_lock, NULL);
 	for (int i = 0; i < MAX_OWN; i++) {
 		int *slot = owns[i].slot;
-		if (!slot || slot == &out_fd)
+		if (!slot || slot == &out_fd || slot == &vg__procfs_fd)
 			continue;
 		owns[i].slot = NULL;
 		int fd = *slot;

@@ -175,6 +175,16 @@ static void before_exec(const char *path)
 		vg__net_unfollowed(-1, 0, "exec-static", 1);
 	}
 	vg_thread_flush();
+	vg__files_before_exec();
+}
+
+static void exec_failed(void)
+{
+	if (vg__rt.recording && !in_other_process()) {
+		int saved = errno;
+		vg__files_exec_failed();
+		errno = saved;
+	}
 }
 
 /* A shell passes its own copy of the environment, taken before the runtime updated
@@ -207,6 +217,7 @@ VG_API int execve(const char *path, char *const argv[], char *const envp[])
 	before_exec(path);
 	char **env = with_current_proc(envp);
 	int rc = real.execve(path, argv, env ? env : envp);
+	exec_failed();
 	free(env);
 	return rc;
 }
@@ -217,6 +228,7 @@ VG_API int execvpe(const char *file, char *const argv[], char *const envp[])
 	before_exec(file);
 	char **env = with_current_proc(envp);
 	int rc = real.execvpe(file, argv, env ? env : envp);
+	exec_failed();
 	free(env);
 	return rc;
 }
@@ -225,14 +237,18 @@ VG_API int execv(const char *path, char *const argv[])
 {
 	ENSURE(execv);
 	before_exec(path);
-	return real.execv(path, argv);
+	int rc = real.execv(path, argv);
+	exec_failed();
+	return rc;
 }
 
 VG_API int execvp(const char *file, char *const argv[])
 {
 	ENSURE(execvp);
 	before_exec(file);
-	return real.execvp(file, argv);
+	int rc = real.execvp(file, argv);
+	exec_failed();
+	return rc;
 }
 
 /* The execl family: gather the variadic arguments, then go through the hooks above. */

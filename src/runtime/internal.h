@@ -2,11 +2,13 @@
 #ifndef VIGIL_RUNTIME_INTERNAL_H
 #define VIGIL_RUNTIME_INTERNAL_H
 
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "vigil/vigil.h"
@@ -326,20 +328,35 @@ unsigned vg__own_fd_top(void); /* the highest descriptor ever the runtime's, or 
 int vg__high_fd(int fd);       /* fd moved to >= 512, close-on-exec (if it can be) */
 int vg__own_fd_add(int *slot); /* *slot is the runtime's now; -1 when the table is full */
 void vg__own_fd_release(int *slot, int keep); /* forget it (and close, unless keep) */
-void vg__own_fd_evict(int fd);                /* the subject dup2s onto fd: ours moves away first */
-int vg__files_open_out(void);                 /* the trace root (VIGIL_OUT), once */
-int vg__files_open_image(void);               /* vg__rt.dir, after it is made */
+int vg__own_fd_take(int *slot);   /* forget it, unclosed: the caller closes what it returns */
+void vg__own_fd_evict(int fd);    /* the subject dup2s onto fd: ours moves away first */
+int vg__files_open_out(void);     /* the trace root (VIGIL_OUT), once */
+int vg__files_open_image(void);   /* vg__rt.dir, after it is made */
+int vg__files_out_number(void);   /* the root's descriptor, unchecked (VIGIL_PROC) */
+void vg__files_adopt_out(int fd); /* an exec'd image: the root its process kept open */
+void vg__files_before_exec(void); /* the root's descriptor survives the exec */
+void vg__files_exec_failed(void);
 void vg__files_after_fork(void);
 int vg__image_fd(void); /* checked before use: -1 when lost for good */
 int vg__out_fd(void);
 const char *vg__image_name(void);                             /* the last component of vg__rt.dir */
 int vg__image_open(const char *name, int flags, mode_t mode); /* openat, close-on-exec */
-int vg__fsize_allows(uint64_t end); /* RLIMIT_FSIZE allows a file this long; else EFBIG */
+int vg__fsize_allows(uint64_t end);
+/* Paths inside the trace root (send.c's spool) reached through its descriptor, so that
+ * they still work after a chroot. */
+int vg__out_open(const char *path, int flags); /* close-on-exec */
+DIR *vg__out_opendir(const char *path);
+int vg__out_stat(const char *path, struct stat *sb);
+int vg__out_unlink(const char *path, int flags);
+    /* unlinkat flags (AT_REMOVEDIR) */ /* RLIMIT_FSIZE allows a file this long; else EFBIG */
 
 /* small utilities (util.c) */
 int vg__mkdir_p(const char *path);
 int vg__write_all(int fd, const void *buf, size_t len);
 int vg__read_small_file(const char *path, char *buf, size_t len);
+/* /proc paths keep working after a chroot, through this descriptor of /proc (files.c). */
+extern int vg__procfs_fd;
+ssize_t vg__readlink_proc(const char *path, char *buf, size_t len);
 void vg__random_uuid(uint8_t uuid[16], char text[37]);
 
 #endif

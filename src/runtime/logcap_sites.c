@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "logcap.h"
 
 #define KEY_SLOTS (1u << 17)
@@ -124,7 +125,7 @@ static void module_site(char *out, size_t len, uintptr_t addr)
 	char path[PATH_MAX];
 	const char *name = info.dli_fname;
 	if (!name || name[0] != '/' || map->l_name[0] == 0) {
-		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+		ssize_t n = vg__readlink_proc("/proc/self/exe", path, sizeof path - 1);
 		path[n > 0 ? n : 0] = 0;
 		name = path;
 	} else if (realpath(info.dli_fname, path)) {

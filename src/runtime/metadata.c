@@ -182,27 +182,46 @@ static int metadata_started; /* written once: appends must reach it, or fail */
 static dev_t metadata_dev;
 static ino_t metadata_ino;
 
-/* Appends to the metadata, if metadata_fd is still that file (the subject may have closed
- * it with a raw syscall, and the number may be one of its files now). */
+/* Keeps fd as metadata_fd if it can be moved high; else it is used once and closed (a
+ * low number is one the subject expects its next open to return). */
+static void metadata_hold(int fd)
+{
+	fd = vg__high_fd(fd);
+	if (fd >= 512) {
+		metadata_fd = fd;
+		vg__own_fd_add(&metadata_fd);
+	} else {
+		close(fd);
+	}
+}
+
+/* Appends to the metadata: through metadata_fd if it is still that file (the subject may
+ * have closed it with a raw syscall, and the number may be one of its files now), else
+ * reopened by name in the image directory. */
 static int metadata_write(const void *buf, size_t len)
 {
 	struct stat s;
-	if (fstat(metadata_fd, &s) < 0 || s.st_dev != metadata_dev || s.st_ino != metadata_ino) {
+	int fd = metadata_fd;
+	if (fstat(fd, &s) < 0 || s.st_dev != metadata_dev || s.st_ino != metadata_ino) {
 		vg__own_fd_release(&metadata_fd, 1);
-		metadata_fd = vg__image_open("metadata", O_WRONLY | O_APPEND, 0);
-		if (metadata_fd < 0 || fstat(metadata_fd, &s) < 0 || s.st_ino != metadata_ino) {
-			if (metadata_fd >= 0)
-				close(metadata_fd);
-			metadata_fd = -1;
+		fd = vg__image_open("metadata", O_WRONLY | O_APPEND, 0);
+		if (fd < 0 || fstat(fd, &s) < 0 || s.st_dev != metadata_dev ||
+		    s.st_ino != metadata_ino) {
+			if (fd >= 0)
+				close(fd);
 			errno = EBADF;
 			return -1;
 		}
-		metadata_fd = vg__high_fd(metadata_fd);
-		vg__own_fd_add(&metadata_fd);
 	}
-	if (!vg__fsize_allows((uint64_t)s.st_size + len))
-		return -1;
-	return vg__write_all(metadata_fd, buf, len);
+	int rc = -1;
+	if (vg__fsize_allows((uint64_t)s.st_size + len))
+		rc = vg__write_all(fd, buf, len);
+	if (fd != metadata_fd) {
+		int saved = errno;
+		metadata_hold(fd);
+		errno = saved;
+	}
+	return rc;
 }
 
 /* Writes the whole metadata of this image (header and all types registered so far). */
@@ -218,8 +237,7 @@ int vg__metadata_write_all(void)
 	}
 	metadata_dev = s.st_dev;
 	metadata_ino = s.st_ino;
-	metadata_fd = vg__high_fd(fd);
-	vg__own_fd_add(&metadata_fd);
+	metadata_hold(fd);
 	metadata_started = 1;
 	struct text t = {0};
 	header_text(&t);

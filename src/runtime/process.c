@@ -13,9 +13,11 @@
 
 struct vg_runtime vg__rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-/* "VIGIL_PROC=pid:gen:image", fixed width, given to putenv and updated in place: it tells
- * an exec'd image which process it continues, and a child who its parent was. */
+/* "VIGIL_PROC=pid:gen:image:fd", fixed width, given to putenv and updated in place: it
+ * tells an exec'd image which process it continues (and the descriptor of the trace root
+ * it inherits, files.c), and a child who its parent was. */
 static char proc_env[80];
+static int inherited_out_fd = -1;
 /* "VIGIL_CLOCK=..." for descendants: they reuse this calibration instead of redoing it
  * (20 ms each) and convert time exactly as this process does. */
 static char clock_env[160];
@@ -102,8 +104,8 @@ const char *vg__proc_env(void)
 
 static void update_proc_env(void)
 {
-	snprintf(proc_env, sizeof proc_env, "VIGIL_PROC=%010d:%020" PRIu64 ":%010u",
-	         (int)vg__rt.pid, vg__rt.process_gen, vg__rt.image);
+	snprintf(proc_env, sizeof proc_env, "VIGIL_PROC=%010d:%020" PRIu64 ":%010u:%010d",
+	         (int)vg__rt.pid, vg__rt.process_gen, vg__rt.image, vg__files_out_number());
 }
 
 /* Learns from VIGIL_PROC whether this image continues a process (exec) or which
@@ -114,19 +116,25 @@ static void read_lineage(void)
 	int pid;
 	uint64_t gen;
 	unsigned image;
+	int fd = -1;
 	vg__rt.image = 0;
 	vg__rt.parent_gen = 0;
-	if (!v || sscanf(v, "%d:%" SCNu64 ":%u", &pid, &gen, &image) != 3)
+	if (!v || sscanf(v, "%d:%" SCNu64 ":%u:%d", &pid, &gen, &image, &fd) < 3)
 		return;
-	if (pid == (int)vg__rt.pid && gen == vg__rt.process_gen)
+	if (pid == (int)vg__rt.pid && gen == vg__rt.process_gen) {
 		vg__rt.image = image + 1;
-	else if (pid == (int)vg__rt.ppid)
+		inherited_out_fd = fd;
+	} else if (pid == (int)vg__rt.ppid)
 		vg__rt.parent_gen = gen;
 }
 
 /* Makes <out>/<procname>-<pid>-<n>, the first n that is free. */
 static int make_image_dir(void)
 {
+	if (inherited_out_fd >= 0) { /* an exec'd image: the root its process held */
+		vg__files_adopt_out(inherited_out_fd);
+		inherited_out_fd = -1;
+	}
 	if (vg__out_fd() < 0 && vg__mkdir_p(vg__rt.cfg.out) < 0) {
 		vg__warn("cannot create trace directory %s: %s; not recording", vg__rt.cfg.out,
 		         strerror(errno));
@@ -186,7 +194,7 @@ void vg__process_begin_once(void)
 	if (atomic_exchange(&process_begun, 1))
 		return;
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	ssize_t n = vg__readlink_proc("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
 	vg_value v[5];
 	v[0].u = (uint64_t)vg__rt.pid;

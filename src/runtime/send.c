@@ -121,9 +121,7 @@ static uint64_t rd64(const uint8_t *p)
 
 static void disconnect(void)
 {
-	if (S.fd >= 0)
-		close(S.fd);
-	S.fd = -1;
+	vg__own_fd_release(&S.fd, 0);
 	for (size_t i = 0; i < S.nimg; i++)
 		S.img[i].meta_sent = 0;
 }
@@ -235,6 +233,8 @@ static int resend_inflight(void);
 static int try_connect(void)
 {
 	S.fd = open_socket();
+	if (S.fd >= 0)
+		vg__own_fd_add(&S.fd); /* the subject's close loops leave it alone (files.c) */
 	if (S.fd < 0)
 		return -1;
 	struct timeval tv = {2, 0};
@@ -305,7 +305,7 @@ static int send_metadata(struct simage *im)
 {
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof path, "%s/metadata", im->path);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = vg__out_open(path, O_RDONLY);
 	if (fd < 0)
 		return 0; /* not yet written */
 	struct stat sb;
@@ -395,7 +395,7 @@ static int open_stream(struct simage *im, struct sstream *st)
 {
 	char path[PATH_MAX + 80];
 	snprintf(path, sizeof path, "%s/%s", im->path, st->name);
-	return open(path, O_RDWR | O_CLOEXEC);
+	return vg__out_open(path, O_RDWR);
 }
 
 /* Frees an acknowledged whole packet: its pages but the first (the header stays, so the
@@ -497,7 +497,7 @@ static int scan_stream(struct simage *im, struct sstream *st, int copy_now)
 
 static int scan_image(struct simage *im, int copy_now)
 {
-	DIR *d = opendir(im->path);
+	DIR *d = vg__out_opendir(im->path);
 	if (!d)
 		return 0;
 	struct dirent *de;
@@ -514,7 +514,8 @@ static int scan_image(struct simage *im, int copy_now)
 		char path[PATH_MAX + 80];
 		struct stat sb;
 		snprintf(path, sizeof path, "%s/%s", im->path, st->name);
-		if (stat(path, &sb) < 0 || (!copy_now && (uint64_t)sb.st_size == st->seen_size))
+		if (vg__out_stat(path, &sb) < 0 ||
+		    (!copy_now && (uint64_t)sb.st_size == st->seen_size))
 			continue;
 		st->seen_size = (uint64_t)sb.st_size;
 		if (scan_stream(im, st, copy_now) < 0)
@@ -544,7 +545,7 @@ static const char *env_value(const char *text, const char *key)
 /* Images an exec left in the spool: same pid and process start, older image number. */
 static void find_earlier_images(void)
 {
-	DIR *d = opendir(vg__rt.cfg.out);
+	DIR *d = vg__out_opendir(vg__rt.cfg.out);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -556,8 +557,13 @@ static void find_earlier_images(void)
 		if (!strcmp(path, vg__rt.dir))
 			continue;
 		snprintf(meta, sizeof meta, "%s/metadata", path);
-		if (vg__read_small_file(meta, text, sizeof text) <= 0)
+		int mfd = vg__out_open(meta, O_RDONLY);
+		ssize_t tn = mfd >= 0 ? read(mfd, text, sizeof text - 1) : -1;
+		if (mfd >= 0)
+			close(mfd);
+		if (tn <= 0)
 			continue;
+		text[tn] = 0;
 		const char *pid = env_value(text, "\tvpid = ");
 		const char *gen = env_value(text, "\tvigil_process_gen = ");
 		const char *img = env_value(text, "\tvigil_image = ");
@@ -572,7 +578,7 @@ static void find_earlier_images(void)
 
 static void remove_dir(const char *path)
 {
-	DIR *d = opendir(path);
+	DIR *d = vg__out_opendir(path);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -580,10 +586,10 @@ static void remove_dir(const char *path)
 	while ((de = readdir(d)))
 		if (de->d_name[0] != '.') {
 			snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-			unlink(p);
+			vg__out_unlink(p, 0);
 		}
 	closedir(d);
-	rmdir(path);
+	vg__out_unlink(path, AT_REMOVEDIR);
 }
 
 /* ---- the thread ---- */
@@ -750,6 +756,8 @@ void vg__send_start(void)
 		return;
 	S.wake[0] = high_fd(S.wake[0]);
 	S.wake[1] = high_fd(S.wake[1]);
+	vg__own_fd_add(&S.wake[0]);
+	vg__own_fd_add(&S.wake[1]);
 	/* Probes through the collector: the registration hook matches the patterns it
 	 * is given (docs/protocol.md, Probes). */
 	vg__control_on = 1;

@@ -532,7 +532,9 @@ void vg__stream_thread_start(void)
 	st->ino = s.st_ino;
 	if (atomic_fetch_add(&held, 1) < HELD_MAX) {
 		st->fd = vg__high_fd(st->fd);
-		if (vg__own_fd_add(&st->fd) < 0) {
+		/* A low number (RLIMIT_NOFILE lowered) would be one the subject expects to
+		 * get from its next open: not kept. */
+		if (st->fd < 512 || vg__own_fd_add(&st->fd) < 0) {
 			close(st->fd);
 			st->fd = -1;
 			atomic_fetch_sub(&held, 1);

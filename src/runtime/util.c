@@ -46,10 +46,30 @@ int vg__write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int vg__procfs_fd = -1;
+
+/* A path under /proc through the held descriptor of /proc when the path itself no longer
+ * resolves (the subject chrooted). */
+static int open_proc(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && vg__procfs_fd >= 0 && !strncmp(path, "/proc/", 6))
+		fd = openat(vg__procfs_fd, path + 6, O_RDONLY | O_CLOEXEC);
+	return fd;
+}
+
+ssize_t vg__readlink_proc(const char *path, char *buf, size_t len)
+{
+	ssize_t n = readlink(path, buf, len);
+	if (n < 0 && vg__procfs_fd >= 0 && !strncmp(path, "/proc/", 6))
+		n = readlinkat(vg__procfs_fd, path + 6, buf, len);
+	return n;
+}
+
 /* Reads up to len-1 bytes and NUL-terminates; strips one trailing newline. */
 int vg__read_small_file(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_proc(path);
 	if (fd < 0)
 		return -1;
 	ssize_t n;
