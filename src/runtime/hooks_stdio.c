@@ -422,6 +422,46 @@ VG_API int fclose(FILE *fp)
 	return f(fp);
 }
 
+/* pclose and freopen close the stream's descriptor inside libc too. */
+VG_API int pclose(FILE *fp)
+{
+	fflush_fn f = REAL(fflush_fn, "pclose");
+	if (VG_LIKELY(!vg__rt.recording) || !fp)
+		return f(fp);
+	int fd = fp->_fileno;
+	if (has_pending(fp))
+		flush_one(fp, RET);
+	forget(fp);
+	if (fd >= 0)
+		vg__net_fd_closed(fd);
+	return f(fp);
+}
+
+typedef FILE *(*freopen_fn)(const char *, const char *, FILE *);
+
+static FILE *freopen_common(freopen_fn f, const char *path, const char *mode, FILE *fp,
+                            const void *ret)
+{
+	if (VG_LIKELY(!vg__rt.recording) || !fp)
+		return f(path, mode, fp);
+	int fd = fp->_fileno;
+	if (has_pending(fp))
+		flush_one(fp, ret);
+	if (fd >= 0 && path) /* (a NULL path keeps the descriptor) */
+		vg__net_fd_closed(fd);
+	return f(path, mode, fp);
+}
+
+VG_API FILE *freopen(const char *path, const char *mode, FILE *fp)
+{
+	return freopen_common(REAL(freopen_fn, "freopen"), path, mode, fp, RET);
+}
+
+VG_API FILE *freopen64(const char *path, const char *mode, FILE *fp)
+{
+	return freopen_common(REAL(freopen_fn, "freopen64"), path, mode, fp, RET);
+}
+
 /* exit flushes every stream after the process's end is recorded: the streams seen are
  * flushed here first (exit handlers run in reverse order of registration, and this one
  * is registered after the runtime's). The io_uring instances still open are counted

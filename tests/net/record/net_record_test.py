@@ -571,7 +571,8 @@ def check_stdio(fds, net, got):
     parent, child = sorted(by_pid, key=lambda p: [e["pid"] for e in net].index(p))
     conns = [t for t in by_pid[parent] if t.startswith("conn")]
     expect(conns, ["conn r c1 pipe pipe", "conn w c2 pipe pipe", "conn q_r c3 pipe pipe",
-                   "conn q_w c4 pipe pipe", "conn s_r c5 pipe pipe", "conn s_w c6 pipe pipe"],
+                   "conn q_w c4 pipe pipe", "conn s_r c5 pipe pipe", "conn s_w c6 pipe pipe",
+                   "conn t_r c7 pipe pipe", "conn t_w c8 pipe pipe"],
            "connections")
     rest = [t for t in by_pid[parent] if not t.startswith("conn")]
     # Writes: 16 bytes at the first fflush; 4096 by __overflow and 904 at the second;
@@ -587,6 +588,9 @@ def check_stdio(fds, net, got):
            "scanf's refill is unfollowed")
     unf = [e for e in net if e["name"] == "vg.net.unfollowed"]
     check(len(unf) == 1 and unf[0]["fields"]["call"] == "scanf", f"unfollowed: {unf}")
+    expect([t for t in rest if " t_" in t], ["send t_w c8 [0,2)", "close t_w c8",
+                                             "recv t_r c7 [0,2)", "close t_r c7"],
+           "freopen flushes, then closes the pipe's end")
     expect([t for t in by_pid[child] if t.startswith("send")],
            ["send q_w c4 [0,2)", "send q_w c4 [2,5)"], "dprintf, then the flush at exit")
     expect([t for t in rest if t.startswith("recv q_r")], ["recv q_r c3 [0,5)"], "the reader")

@@ -39,8 +39,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "prompt"))
 		return prompt();
-	int p[2], q[2], s[2];
-	CHECK(pipe(p) == 0 && pipe(q) == 0 && pipe(s) == 0);
+	int p[2], q[2], s[2], t[2];
+	CHECK(pipe(p) == 0 && pipe(q) == 0 && pipe(s) == 0 && pipe(t) == 0);
 	FILE *w = fdopen(p[1], "w"), *r = fdopen(p[0], "r");
 	CHECK(w && r);
 	/* Buffered: nothing reaches the pipe until the flush, then 7+3+1+5 = 16 bytes. */
@@ -86,6 +86,16 @@ int main(int argc, char **argv)
 	CHECK(fscanf(sr, "%d %d", &a, &b) == 2 && a == 17 && b == 18);
 	fclose(sr);
 
+	/* freopen flushes the stream and closes its descriptor inside libc: the 2 bytes
+	 * are sent, the pipe's end is closed; what follows goes to /dev/null. */
+	FILE *x = fdopen(t[1], "w");
+	CHECK(x && fprintf(x, "ab") == 2);
+	CHECK(freopen("/dev/null", "w", x) == x);
+	CHECK(fprintf(x, "zz") == 2);
+	fclose(x);
+	CHECK(read(t[0], buf, sizeof buf) == 2 && !memcmp(buf, "ab", 2));
+	close(t[0]);
+
 	/* A child leaves 3 bytes pending at exit: exit flushes them (recorded), and
 	 * dprintf writes straight to the descriptor. */
 	fflush(stdout);
@@ -103,7 +113,8 @@ int main(int argc, char **argv)
 	CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CHECK(read(q[0], buf, sizeof buf) == 5 && !memcmp(buf, "dpbye", 5));
 	close(q[0]);
-	printf("{\"r\": %d, \"w\": %d, \"q_r\": %d, \"q_w\": %d, \"s_r\": %d, \"s_w\": %d}\n", p[0],
-	       p[1], q[0], q[1], s[0], s[1]);
+	printf("{\"r\": %d, \"w\": %d, \"q_r\": %d, \"q_w\": %d, \"s_r\": %d, \"s_w\": %d, "
+	       "\"t_r\": %d, \"t_w\": %d}\n",
+	       p[0], p[1], q[0], q[1], s[0], s[1], t[0], t[1]);
 	return 0;
 }
