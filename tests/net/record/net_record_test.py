@@ -704,6 +704,17 @@ exit $rc
     shutil.rmtree(d, ignore_errors=True)
 
 
+def unfollowed_in_split(trace):
+    """What `vigil net split` counts of vg.net.unfollowed (index.json, and said on stderr)."""
+    out = tmpdir("net-split")
+    p = run([VIGIL, "net", "split", trace, "-o", out])
+    with open(os.path.join(out, "index.json")) as f:
+        got = json.load(f)["unfollowed"]
+    shutil.rmtree(out, ignore_errors=True)
+    check(("not followed" in p.stderr) == any(got.values()), f"split's stderr: {p.stderr}")
+    return got
+
+
 def test_static_exec():
     """A statically linked program (Debian's ldconfig, a static-pie) is out of the
     preload's reach: vigil record says so when it is the command, and an exec of it
@@ -718,11 +729,13 @@ def test_static_exec():
     p = run([VIGIL, "record", "-o", trace, "--", "sh", "-c", f"{ldconfig} -p | wc -l"], check_rc=0)
     check(f"{ldconfig} is statically linked" in p.stderr, f"no warning: {p.stderr!r}")
     events, _ = dump_json(trace)
-    shutil.rmtree(trace, ignore_errors=True)
     unf = [e for e in events if e["name"] == "vg.net.unfollowed"]
     check(len(unf) == 1 and unf[0]["fields"]["call"] == "exec-static" and unf[0]["proc"] == "sh",
           f"unfollowed: {unf}")
     check(not any(e["proc"] == "ldconfig" for e in events), "ldconfig recorded?")
+    check(unfollowed_in_split(trace) == {"scanf": 0, "io_uring": 0, "exec_static": 1},
+          "vigil net split's count")
+    shutil.rmtree(trace, ignore_errors=True)
     # A dynamic program is not flagged.
     p = run([VIGIL, "record", "-o", trace, "--", "sh", "-c", "ls / >/dev/null"], check_rc=0)
     events, _ = dump_json(trace)
@@ -738,8 +751,14 @@ def test_io_uring():
     subject = os.path.join(BIN, "net_uring_subject")
     check(os.path.exists(subject), "net_uring_subject not built (liburing-dev: "
           "scripts/install-deps.sh)")
+    trace = tmpdir("net-uring")
+    shutil.rmtree(trace)
+    out = run([VIGIL, "record", "-o", trace, "--", subject], check_rc=0).stdout
+    check(unfollowed_in_split(trace) == {"scanf": 0, "io_uring": 4, "exec_static": 0},
+          "vigil net split's count")
+    shutil.rmtree(trace, ignore_errors=True)
     fds, net, got = stream(None, {}, [subject])
-    check(fds["read"] == 12, f"the subject read {fds['read']}")
+    check(fds["read"] == 12 and json.loads(out)["read"] == 12, f"the subject read {fds['read']}")
     unf = [e["fields"] for e in net if e["name"] == "vg.net.unfollowed"]
     check(len(unf) == 1 and unf[0]["call"] == "io_uring" and unf[0]["count"] == 4
           and unf[0]["fd"] == fds["ring"], f"unfollowed: {unf}")
