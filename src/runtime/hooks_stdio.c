@@ -373,14 +373,26 @@ static int flush_one(FILE *fp, const void *ret)
 	return r;
 }
 
-static void flush_seen(const void *ret)
+/* At exit a stream may be held by a thread blocked in a write (a full pipe): exit's own
+ * flush does not wait for it, nor does this one (try: skipped if held). */
+static void flush_seen_one(FILE *fp, const void *ret, int at_exit)
 {
-	flush_one(stdout, ret);
-	flush_one(stderr, ret);
+	if (!at_exit) {
+		flush_one(fp, ret);
+	} else if (ftrylockfile(fp) == 0) {
+		flush_one(fp, ret); /* (the lock is recursive) */
+		funlockfile(fp);
+	}
+}
+
+static void flush_seen(const void *ret, int at_exit)
+{
+	flush_seen_one(stdout, ret, at_exit);
+	flush_seen_one(stderr, ret, at_exit);
 	for (int i = 0; i < SEEN_MAX; i++) {
 		FILE *fp = atomic_load(&seen[i]);
 		if (fp)
-			flush_one(fp, ret);
+			flush_seen_one(fp, ret, at_exit);
 	}
 }
 
@@ -388,7 +400,7 @@ static int flush_all(const void *ret)
 {
 	fflush_fn f = REAL(fflush_fn, "fflush");
 	if (VG_UNLIKELY(vg__rt.recording) && !vg__from_runtime(ret))
-		flush_seen(ret); /* the streams followed, one by one; then every other one */
+		flush_seen(ret, 0); /* the streams followed, one by one; then every other one */
 	return f(NULL);
 }
 
@@ -471,7 +483,7 @@ static void flush_at_exit(int status, void *arg)
 	(void)status;
 	(void)arg;
 	if (vg__rt.recording) {
-		flush_seen(NULL);
+		flush_seen(NULL, 1);
 		vg__net_count_rings();
 	}
 }
