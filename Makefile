@@ -8,7 +8,7 @@ RELEASE_BUILD ?= build-release
 CLANG_BUILD ?= build-clang
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-watch bench-logmodel format clean
+.PHONY: all deps build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-watch bench-logmodel bench-nginx format clean
 
 all: build
 
@@ -67,6 +67,11 @@ bench-watch: build
 # pgbench throughput with log capture on and off (bench/README.md, bench/logmodel_pg.py).
 bench-logmodel: build
 	@python3 ./bench/logmodel_pg.py $(BUILD)
+
+# nginx recorded against unrecorded under wrk, and stdio's cost per followed call
+# (bench/nginx_bench.py; --smoke or VIGIL_BENCH_SMOKE=1: one short round).
+bench-nginx: build
+	@python3 ./bench/nginx_bench.py $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -44,6 +44,7 @@ BENCHES = [
     ("logmodel-pg", ["{python}", "{src}/logmodel_pg.py", "{build}"], figures.logmodel_pg),
     ("probes", ["{python}", "{src}/probes_bench.py", "{build}"], figures.probes),
     ("collector", ["{python}", "{src}/collector_bench.py", "{build}"], figures.collector),
+    ("nginx", ["{python}", "{src}/nginx_bench.py", "{build}"], figures.nginx),
 ]
 
 SMOKE_TIMEOUT = 300  # seconds per benchmark: a hang fails instead of blocking CI

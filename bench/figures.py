@@ -168,3 +168,22 @@ def collector(out):
     f.append(Figure("collector", "subject cost per event, local / sending", "%s / %s" % (
         _ns(c["ns_per_event_local"]), _ns(c["ns_per_event_sending"])), "", None))
     return f
+
+
+def nginx(out):
+    n = _load(out, "nginx.json")
+    f = [Figure("nginx", "requests/s recorded / unrecorded (wrk, one worker, median ratio)",
+                "%.3fx" % n["rps_ratio"], "at least 0.99x", n["rps_ratio"] >= 0.99),
+         Figure("nginx", "p99 latency recorded / unrecorded (median ratio)",
+                "%.2fx" % n["p99_ratio"], "within 10%", n["p99_ratio"] <= 1.10)]
+    if n.get("cpu_ratios"):
+        cpu = sorted(n["cpu_ratios"])[len(n["cpu_ratios"]) // 2]
+        f.append(Figure("nginx", "worker CPU per request recorded / unrecorded (wrk -c1)",
+                        "%.3fx" % cpu, "", None))
+    st = n["stdio"]
+    for k, label in (("flushed_ns", "fputs+fflush on a followed pipe"),
+                     ("buffered_ns", "fprintf into the buffer")):
+        if k in st["plain"]:
+            f.append(Figure("nginx", "stdio: %s, plain -> recorded" % label, "%.0f -> %.0f ns" % (
+                st["plain"][k], st["recorded"][k]), "", None))
+    return f

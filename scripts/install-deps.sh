@@ -5,6 +5,9 @@
 # redis-server, redis-tools (redis-benchmark, redis-cli): tests/net_record.cmake records a
 # real server driven by its own client (net_record.redis). iproute2 (ip netns, veth):
 # tests/net_analysis.cmake runs hosts in network namespaces (net_analysis.netns).
+# nginx, wrk, curl: tests/net_record.cmake records Debian's nginx with its own configuration
+# under wrk (net_record.nginx); bench/nginx_bench.py measures it recorded and unrecorded.
+# liburing-dev: net_record.io_uring's subject (io_uring counted, not followed).
 # libpq-dev: the PostgreSQL store (src/store: vigil store, vigild --store); tests/store.cmake
 # starts the postgresql server. nginx, wrk: a server that drops its privileges (issue 18),
 # recorded in its default configuration and loaded by wrk.
@@ -13,7 +16,7 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev l
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
       openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
       postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
-      nginx wrk)
+      nginx wrk curl liburing-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -302,7 +302,8 @@ static int cmd_split(int argc, char **argv)
 		json_array_append_new(traces, json_string(argv[i]));
 	json_t *clock = vgn_clock_to_json(s, &ss.clock);
 	json_t *index = json_pack(
-	    "{s:o,s:o,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:b,s:o,s:o,s:o}",
+	    "{s:o,s:o,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:b,s:o,s:o,s:o,"
+	    "s:{s:I,s:I,s:I}}",
 	    "traces", traces, "clock", clock, "events", (json_int_t)ss.load.events,
 	    "structural_events", (json_int_t)s->nevents, "networks_count", (json_int_t)sp.nnets,
 	    "messages", "sends", (json_int_t)ss.match.sends, "recvs", (json_int_t)ss.match.recvs,
@@ -311,7 +312,10 @@ static int cmd_split(int argc, char **argv)
 	    "cross_host_pairs", (json_int_t)ss.match.cross_host_pairs, "outside_events",
 	    (json_int_t)sp.outside, "backwards", (json_int_t)ss.backwards, "forced",
 	    (json_int_t)sp.forced, "unrelated", ss.unrelated, "networks", nets, "unmatched",
-	    unmatched, "backwards_list", back);
+	    unmatched, "backwards_list", back, "unfollowed", "scanf",
+	    (json_int_t)ss.load.unfollowed_scanf, "io_uring",
+	    (json_int_t)ss.load.unfollowed_io_uring, "exec_static",
+	    (json_int_t)ss.load.unfollowed_static);
 	snprintf(path, sizeof path, "%s/index.json", dir);
 	if (index && write_json(index, path, JSON_INDENT(1)) < 0)
 		rc = 2;
@@ -329,6 +333,15 @@ static int cmd_split(int argc, char **argv)
 	        s->nthreads, s->nthreads == 1 ? "" : "s", (unsigned long long)ss.match.pairs,
 	        (unsigned long long)ss.match.cross_host_pairs, (unsigned long long)nunmatched,
 	        (unsigned long long)sp.outside, t_end - t_start, t_split - t_start, dir);
+	if (ss.load.unfollowed_scanf + ss.load.unfollowed_io_uring + ss.load.unfollowed_static)
+		fprintf(
+		    stderr,
+		    "vigil net split: bytes not followed (vg.net.unfollowed, docs/net.md): %llu "
+		    "scanf refills, %llu io_uring submissions, %llu statically linked programs "
+		    "run\n",
+		    (unsigned long long)ss.load.unfollowed_scanf,
+		    (unsigned long long)ss.load.unfollowed_io_uring,
+		    (unsigned long long)ss.load.unfollowed_static);
 	if (!sp.nnets) {
 		fprintf(stderr,
 		        "vigil net split: no input found in the traces (--inputs: none of "

@@ -18,6 +18,7 @@
 
 #include "cli/subject.h"
 #include "commands.h"
+#include "runtime/exe_static.h"
 #include "runtime/internal.h"
 #include "trace/trace.h"
 
@@ -319,6 +320,11 @@ int vg_cmd_record(int argc, char **argv)
 		return 2;
 	}
 
+	if (vg_exe_is_static(argv[optind]))
+		fprintf(stderr,
+		        "vigil record: %s is statically linked: no preload reaches it, nothing of "
+		        "it is recorded (docs/net.md)\n",
+		        argv[optind]);
 	child = fork();
 	if (child < 0) {
 		fprintf(stderr, "vigil record: cannot fork: %s\n", strerror(errno));

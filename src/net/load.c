@@ -27,13 +27,15 @@ enum {
 	F_PID,
 	F_PPID,
 	F_PATH,
+	F_CALL,
+	F_COUNT,
 	NF
 };
-static const char *const field_names[NF] = {"iid_hi", "iid_lo", "fd",   "conn", "off",   "len",
-                                            "msg",    "what",   "kind", "role", "local", "remote",
-                                            "tid",    "gen",    "name", "pid",  "ppid",  "path"};
+static const char *const field_names[NF] = {
+    "iid_hi", "iid_lo", "fd",  "conn", "off",  "len", "msg",  "what", "kind", "role",
+    "local",  "remote", "tid", "gen",  "name", "pid", "ppid", "path", "call", "count"};
 
-enum { T_OTHER = -1, T_THREAD_NAME = VGN_KIND_COUNT };
+enum { T_OTHER = -1, T_THREAD_NAME = VGN_KIND_COUNT, T_UNFOLLOWED };
 
 struct tinfo {
 	const struct vgt_event_type *type;
@@ -51,17 +53,12 @@ static int classify(const char *name)
 	static const struct {
 		const char *name;
 		int kind;
-	} k[] = {{"vg.net.input", VGN_INPUT},
-	         {"vg.net.conn", VGN_CONN},
-	         {"vg.net.send", VGN_SEND},
-	         {"vg.net.recv", VGN_RECV},
-	         {"vg.net.close", VGN_CLOSE},
-	         {"vg.thread.begin", VGN_THREAD_BEGIN},
-	         {"vg.thread.end", VGN_THREAD_END},
-	         {"vg.thread.name", T_THREAD_NAME},
-	         {"vg.process.begin", VGN_PROC_BEGIN},
-	         {"vg.process.exec", VGN_PROC_EXEC},
-	         {"vg.process.end", VGN_PROC_END}};
+	} k[] = {{"vg.net.input", VGN_INPUT},         {"vg.net.conn", VGN_CONN},
+	         {"vg.net.send", VGN_SEND},           {"vg.net.recv", VGN_RECV},
+	         {"vg.net.close", VGN_CLOSE},         {"vg.thread.begin", VGN_THREAD_BEGIN},
+	         {"vg.thread.end", VGN_THREAD_END},   {"vg.thread.name", T_THREAD_NAME},
+	         {"vg.net.unfollowed", T_UNFOLLOWED}, {"vg.process.begin", VGN_PROC_BEGIN},
+	         {"vg.process.exec", VGN_PROC_EXEC},  {"vg.process.end", VGN_PROC_END}};
 	if (strncmp(name, "vg.", 3))
 		return T_OTHER;
 	for (size_t i = 0; i < sizeof k / sizeof *k; i++)
@@ -163,6 +160,17 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 		const struct tinfo *ti = info(&c, ev->type);
 		if (ti->kind == T_OTHER)
 			continue;
+		if (ti->kind == T_UNFOLLOWED) { /* counted, not part of any network */
+			const char *call = text(ev, ti, F_CALL);
+			uint64_t count = u64(ev, ti, F_COUNT);
+			if (!strcmp(call, "io_uring"))
+				st->unfollowed_io_uring += count;
+			else if (!strcmp(call, "exec-static"))
+				st->unfollowed_static += count;
+			else
+				st->unfollowed_scanf += count;
+			continue;
+		}
 		const struct vgt_image *img = ev->image;
 		uint32_t host = vgn_host_get(s, host_of(img));
 		uint32_t proc = vgn_proc_get(s, host, img->pid, img->process_gen);

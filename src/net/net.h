@@ -124,6 +124,8 @@ const struct vgn_conn *vgn_event_conn(const struct vgn_set *s, uint32_t ev);
 
 struct vgn_load_stats {
 	uint64_t events, net_events, images, damage, discarded;
+	/* vg.net.unfollowed (docs/net.md): scanf refills, io_uring submissions, static execs */
+	uint64_t unfollowed_scanf, unfollowed_io_uring, unfollowed_static;
 };
 
 /* Loads the structural events of one trace (a `vigil record` directory or an image).

@@ -40,6 +40,9 @@ static const struct vgt_field f_net_io[] = {
     F("msg", VGT_UINT, 8), F("iid_hi", VGT_UINT, 8), F("iid_lo", VGT_UINT, 8)};
 static const struct vgt_field f_net_close[] = {F("fd", VGT_INT, 4), F("conn", VGT_UINT, 8),
                                                F("iid_hi", VGT_UINT, 8), F("iid_lo", VGT_UINT, 8)};
+static const struct vgt_field f_net_unfollowed[] = {
+    F("fd", VGT_INT, 4),     F("conn", VGT_UINT, 8),   F("call", VGT_STRING, 0),
+    F("count", VGT_UINT, 8), F("iid_hi", VGT_UINT, 8), F("iid_lo", VGT_UINT, 8)};
 #undef F
 
 #define T(n, rel, k, f, nf)                                                                        \
@@ -65,6 +68,7 @@ static const struct vgt_event_type builtins[] = {
     T("vg.net.send", "vg.net.send", EVENT, f_net_io, 7),
     T("vg.net.recv", "vg.net.recv", EVENT, f_net_io, 7),
     T("vg.net.close", "vg.net.close", EVENT, f_net_close, 4),
+    T("vg.net.unfollowed", "vg.net.unfollowed", EVENT, f_net_unfollowed, 6),
 };
 #undef T
 #define NBUILTINS (sizeof builtins / sizeof *builtins)

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "exe_static.h"
 #include "internal.h"
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -168,6 +169,11 @@ static void before_exec(const char *path)
 	vg_value v[1];
 	v[0].s = path;
 	vg_emit(vg__builtin(VG_B_PROCESS_EXEC), v);
+	/* No preload reaches a static program: said, and counted (docs/net.md). */
+	if (vg_exe_is_static(path)) {
+		vg__warn("%s is statically linked: nothing of it is recorded", path);
+		vg__net_unfollowed(-1, 0, "exec-static", 1);
+	}
 	vg_thread_flush();
 	vg__files_before_exec();
 }

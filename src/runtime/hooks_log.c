@@ -20,18 +20,12 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "hooks_stdio.h"
 #include "internal.h"
 #include "logcap.h"
 
 typedef void (*vsyslog_fn)(int, const char *, va_list);
 typedef void (*vsyslog_chk_fn)(int, int, const char *, va_list);
-typedef int (*vfprintf_fn)(FILE *, const char *, va_list);
-typedef int (*vfprintf_chk_fn)(FILE *, int, const char *, va_list);
-typedef int (*vdprintf_fn)(int, const char *, va_list);
-typedef int (*vdprintf_chk_fn)(int, int, const char *, va_list);
-typedef int (*fputs_fn)(const char *, FILE *);
-typedef size_t (*fwrite_fn)(const void *, size_t, size_t, FILE *);
-typedef int (*fputc_fn)(int, FILE *);
 typedef void (*perror_fn)(const char *);
 
 /* Resolved on first use: a hook may run before libvigil's constructor (from another
@@ -142,15 +136,7 @@ static int vfprintf_common(void *ret, FILE *fp, int flag, const char *fmt, va_li
 		if (!stderr_passes())
 			return would_write(fmt, ap);
 	}
-	if (flag < 0) {
-		vfprintf_fn f = REAL(vfprintf_fn, "vfprintf");
-		if (f)
-			GUARDED(rc = f(fp, fmt, ap));
-	} else {
-		vfprintf_chk_fn f = REAL(vfprintf_chk_fn, "__vfprintf_chk");
-		if (f)
-			GUARDED(rc = f(fp, flag, fmt, ap));
-	}
+	GUARDED(rc = vg__stdio_vfprintf(ret, fp, flag, fmt, ap));
 	return rc;
 }
 
@@ -190,15 +176,7 @@ static int vdprintf_common(void *ret, int fd, int flag, const char *fmt, va_list
 		if (!stderr_passes())
 			return would_write(fmt, ap);
 	}
-	if (flag < 0) {
-		vdprintf_fn f = REAL(vdprintf_fn, "vdprintf");
-		if (f)
-			GUARDED(rc = f(fd, fmt, ap));
-	} else {
-		vdprintf_chk_fn f = REAL(vdprintf_chk_fn, "__vdprintf_chk");
-		if (f)
-			GUARDED(rc = f(fd, flag, fmt, ap));
-	}
+	GUARDED(rc = vg__stdio_vdprintf(ret, fd, flag, fmt, ap));
 	return rc;
 }
 
@@ -237,10 +215,8 @@ VG_API int fputs(const char *s, FILE *fp)
 		if (!stderr_passes())
 			return 1;
 	}
-	fputs_fn f = REAL(fputs_fn, "fputs");
 	int rc = EOF;
-	if (f)
-		GUARDED(rc = f(s, fp));
+	GUARDED(rc = vg__stdio_fputs(__builtin_return_address(0), s, fp));
 	return rc;
 }
 
@@ -251,10 +227,8 @@ VG_API size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
 		if (!stderr_passes())
 			return n;
 	}
-	fwrite_fn f = REAL(fwrite_fn, "fwrite");
 	size_t rc = 0;
-	if (f)
-		GUARDED(rc = f(p, size, n, fp));
+	GUARDED(rc = vg__stdio_fwrite(__builtin_return_address(0), p, size, n, fp));
 	return rc;
 }
 
@@ -265,10 +239,8 @@ VG_API int fputc(int c, FILE *fp)
 		if (!stderr_passes())
 			return (unsigned char)c;
 	}
-	fputc_fn f = REAL(fputc_fn, "fputc");
 	int rc = EOF;
-	if (f)
-		GUARDED(rc = f(c, fp));
+	GUARDED(rc = vg__stdio_fputc(__builtin_return_address(0), c, fp));
 	return rc;
 }
 

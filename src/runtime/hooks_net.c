@@ -19,23 +19,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "net_fd.h"
-
-#define REAL(type, name)                                                                           \
-	({                                                                                         \
-		static _Atomic(type) real_;                                                        \
-		type f_ = atomic_load_explicit(&real_, memory_order_relaxed);                      \
-		if (VG_UNLIKELY(!f_)) {                                                            \
-			f_ = (type)dlsym(RTLD_NEXT, name);                                         \
-			atomic_store_explicit(&real_, f_, memory_order_relaxed);                   \
-		}                                                                                  \
-		f_;                                                                                \
-	})
-#define RET __builtin_return_address(0)
+#include "net_hooks.h"
 
 /* ---- calls made by libvigil itself ---- */
 
-static uintptr_t self_lo, self_hi; /* libvigil's executable segments */
+uintptr_t vg__self_lo, vg__self_hi; /* libvigil's executable segments */
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -56,45 +44,14 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (!mine)
 		return 0;
-	self_lo = lo;
-	self_hi = hi;
+	vg__self_lo = lo;
+	vg__self_hi = hi;
 	return 1;
 }
 
 void vg__net_hooks_init(void)
 {
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&find_self);
-}
-
-static inline int from_runtime(const void *ret)
-{
-	return (uintptr_t)ret - self_lo < self_hi - self_lo;
-}
-
-/* Is fd followed? Its connection serial in *serial. */
-static inline int follow(int fd, const void *ret, uint32_t *serial)
-{
-	uint32_t w = vg__net_fd_word(fd);
-	if (VG_LIKELY(w == VG_FD_NOT) || from_runtime(ret))
-		return 0;
-	if (w == VG_FD_UNKNOWN && (w = vg__net_fd_classify(fd)) == VG_FD_NOT)
-		return 0;
-	if (VG_UNLIKELY(!vg__net_conn_current(w)))
-		vg__net_fd_announce(fd, w); /* before the call is stamped */
-	*serial = w;
-	return 1;
-}
-
-static inline void sent(int fd, uint32_t c, ssize_t r, const struct vg_net_stamp *at)
-{
-	if (r > 0)
-		vg__net_fd_io(VG_B_NET_SEND, fd, c, (uint64_t)r, at);
-}
-
-static inline void received(int fd, uint32_t c, ssize_t r, int flags)
-{
-	if (r > 0 && !(flags & MSG_PEEK)) /* peeked bytes are received by the next call */
-		vg__net_fd_io(VG_B_NET_RECV, fd, c, (uint64_t)r, NULL);
 }
 
 /* ---- bytes out ---- */
@@ -109,12 +66,12 @@ VG_API ssize_t write(int fd, const void *buf, size_t n)
 {
 	write_fn f = REAL(write_fn, "write");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n);
 	struct vg_net_stamp at;
 	vg__net_stamp(&at);
 	ssize_t r = f(fd, buf, n);
-	sent(fd, c, r, &at);
+	vg__sent(fd, c, r, &at);
 	return r;
 }
 
@@ -122,12 +79,12 @@ VG_API ssize_t writev(int fd, const struct iovec *iov, int n)
 {
 	iov_fn f = REAL(iov_fn, "writev");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, iov, n);
 	struct vg_net_stamp at;
 	vg__net_stamp(&at);
 	ssize_t r = f(fd, iov, n);
-	sent(fd, c, r, &at);
+	vg__sent(fd, c, r, &at);
 	return r;
 }
 
@@ -135,12 +92,12 @@ VG_API ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	send_fn f = REAL(send_fn, "send");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n, flags);
 	struct vg_net_stamp at;
 	vg__net_stamp(&at);
 	ssize_t r = f(fd, buf, n, flags);
-	sent(fd, c, r, &at);
+	vg__sent(fd, c, r, &at);
 	return r;
 }
 
@@ -149,12 +106,12 @@ VG_API ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct
 {
 	sendto_fn f = REAL(sendto_fn, "sendto");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n, flags, to, tolen);
 	struct vg_net_stamp at;
 	vg__net_stamp(&at);
 	ssize_t r = f(fd, buf, n, flags, to, tolen);
-	sent(fd, c, r, &at);
+	vg__sent(fd, c, r, &at);
 	return r;
 }
 
@@ -162,12 +119,12 @@ VG_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	sendmsg_fn f = REAL(sendmsg_fn, "sendmsg");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, msg, flags);
 	struct vg_net_stamp at;
 	vg__net_stamp(&at);
 	ssize_t r = f(fd, msg, flags);
-	sent(fd, c, r, &at);
+	vg__sent(fd, c, r, &at);
 	return r;
 }
 
@@ -186,10 +143,10 @@ VG_API ssize_t read(int fd, void *buf, size_t n)
 {
 	read_fn f = REAL(read_fn, "read");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n);
 	ssize_t r = f(fd, buf, n);
-	received(fd, c, r, 0);
+	vg__received(fd, c, r, 0);
 	return r;
 }
 
@@ -197,10 +154,10 @@ VG_API ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	read_chk_fn f = REAL(read_chk_fn, "__read_chk");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n, buflen);
 	ssize_t r = f(fd, buf, n, buflen);
-	received(fd, c, r, 0);
+	vg__received(fd, c, r, 0);
 	return r;
 }
 
@@ -208,10 +165,10 @@ VG_API ssize_t readv(int fd, const struct iovec *iov, int n)
 {
 	iov_fn f = REAL(iov_fn, "readv");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, iov, n);
 	ssize_t r = f(fd, iov, n);
-	received(fd, c, r, 0);
+	vg__received(fd, c, r, 0);
 	return r;
 }
 
@@ -219,10 +176,10 @@ VG_API ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	recv_fn f = REAL(recv_fn, "recv");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n, flags);
 	ssize_t r = f(fd, buf, n, flags);
-	received(fd, c, r, flags);
+	vg__received(fd, c, r, flags);
 	return r;
 }
 
@@ -230,10 +187,10 @@ VG_API ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 {
 	recv_chk_fn f = REAL(recv_chk_fn, "__recv_chk");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n, buflen, flags);
 	ssize_t r = f(fd, buf, n, buflen, flags);
-	received(fd, c, r, flags);
+	vg__received(fd, c, r, flags);
 	return r;
 }
 
@@ -242,10 +199,10 @@ VG_API ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr 
 {
 	recvfrom_fn f = REAL(recvfrom_fn, "recvfrom");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n, flags, from, fromlen);
 	ssize_t r = f(fd, buf, n, flags, from, fromlen);
-	received(fd, c, r, flags);
+	vg__received(fd, c, r, flags);
 	return r;
 }
 
@@ -254,10 +211,10 @@ VG_API ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int fl
 {
 	recvfrom_chk_fn f = REAL(recvfrom_chk_fn, "__recvfrom_chk");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n, buflen, flags, from, fromlen);
 	ssize_t r = f(fd, buf, n, buflen, flags, from, fromlen);
-	received(fd, c, r, flags);
+	vg__received(fd, c, r, flags);
 	return r;
 }
 
@@ -265,10 +222,10 @@ VG_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	recvmsg_fn f = REAL(recvmsg_fn, "recvmsg");
 	uint32_t c;
-	if (!follow(fd, RET, &c))
+	if (!vg__follow(fd, RET, &c))
 		return f(fd, msg, flags);
 	ssize_t r = f(fd, msg, flags);
-	received(fd, c, r, flags);
+	vg__received(fd, c, r, flags);
 	return r;
 }
 
@@ -288,7 +245,7 @@ typedef int (*dup3_fn)(int, int, int);
 
 static inline int watching(const void *ret)
 {
-	return VG_UNLIKELY(vg__rt.recording) && !from_runtime(ret);
+	return VG_UNLIKELY(vg__rt.recording) && !vg__from_runtime(ret);
 }
 
 VG_API int connect(int fd, const struct sockaddr *addr, socklen_t len)

@@ -100,6 +100,7 @@ enum {
 	VG_B_NET_SEND,
 	VG_B_NET_RECV,
 	VG_B_NET_CLOSE,
+	VG_B_NET_UNFOLLOWED,
 	VG_B_COUNT
 };
 
@@ -306,6 +307,11 @@ void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint6
 void vg__net_emit_conn(int32_t fd, uint64_t conn, const char *kind, const char *role,
                        const char *local, const char *remote);
 void vg__net_emit_close(int32_t fd, uint64_t conn);
+/* Calls that moved bytes the runtime cannot count (docs/net.md, "Not followed, and
+ * counted"): records vg.net.unfollowed naming the call, `count` of them. errno is kept. */
+void vg__net_unfollowed(int fd, uint32_t serial, const char *call, uint64_t count);
+/* io_uring.c: the submissions of the io_uring instances still open (at exit). */
+void vg__net_count_rings(void);
 /* hooks_net.c / net_fd.c (net_fd.h): the followed descriptors of unmodified programs */
 void vg__net_fd_after_fork(void);
 void vg__net_hooks_init(void); /* where libvigil's own code is: its calls are not followed */

@@ -2,6 +2,7 @@
  * traceparent strings, the API of include/vigil/net.h, and the writers of the vg.net.*
  * events that the hooks of unmodified programs (hooks_net.c) share. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -268,4 +269,18 @@ void vg__net_after_fork(void)
 {
 	rng_after_fork();
 	vg__net_fd_after_fork();
+}
+
+void vg__net_unfollowed(int fd, uint32_t serial, const char *call, uint64_t count)
+{
+	int saved = errno;
+	vg_value v[6];
+	v[0].i = fd;
+	v[1].u = serial;
+	v[2].s = call;
+	v[3].u = count;
+	v[4].u = vg__net_iid[0];
+	v[5].u = vg__net_iid[1];
+	vg_emit(vg__builtin(VG_B_NET_UNFOLLOWED), v);
+	errno = saved;
 }

@@ -328,6 +328,9 @@ static const vg_field_desc f_net_io[] = {
     F("msg", VG_UINT64), F("iid_hi", VG_UINT64), F("iid_lo", VG_UINT64)};
 static const vg_field_desc f_net_close[] = {F("fd", VG_INT32), F("conn", VG_UINT64),
                                             F("iid_hi", VG_UINT64), F("iid_lo", VG_UINT64)};
+static const vg_field_desc f_net_unfollowed[] = {F("fd", VG_INT32),      F("conn", VG_UINT64),
+                                                 F("call", VG_STRING),   F("count", VG_UINT64),
+                                                 F("iid_hi", VG_UINT64), F("iid_lo", VG_UINT64)};
 #undef F
 
 static const vg_type_desc builtin_descs[VG_B_COUNT] = {
@@ -349,8 +352,8 @@ static const vg_type_desc builtin_descs[VG_B_COUNT] = {
                           4, -1, -1, -1, VG_OP_RENAME},
     [VG_B_ENTITY_RECLAIM] = {"vg.entity.reclaim", "vg.entity", VG_KIND_RECLAIM, VG_FLAG_SENSOR, 0,
                              f_entity, 3, -1, -1, -1, VG_OP_RECLAIM},
-    [VG_B_ENTITY_LOAD] = {"vg.entity.load", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_entity, 3,
-                          -1, -1, -1, VG_OP_LOAD},
+    [VG_B_ENTITY_LOAD] = {"vg.entity.load", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_entity, 3, -1,
+                          -1, -1, VG_OP_LOAD},
     [VG_B_REPORT_SYNTH] = {"vg.report.synth", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_synth, 1,
                            -1, -1, -1, VG_OP_ACTIVITY},
     [VG_B_NET_INPUT] = {"vg.net.input", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_input, 3, -1,
@@ -363,6 +366,8 @@ static const vg_type_desc builtin_descs[VG_B_COUNT] = {
                        -1, VG_OP_ACTIVITY},
     [VG_B_NET_CLOSE] = {"vg.net.close", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_close, 4, -1,
                         -1, -1, VG_OP_ACTIVITY},
+    [VG_B_NET_UNFOLLOWED] = {"vg.net.unfollowed", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0,
+                             f_net_unfollowed, 6, -1, -1, -1, VG_OP_ACTIVITY},
 };
 
 /* Called once at start, before any other registration, with the lock free. */
