@@ -102,12 +102,13 @@ int vg_cmd_model(int argc, char **argv)
 	}
 	char err[1024];
 	struct vgm_input_stats st = {0};
-	rc = 1;
+	rc = 2; /* an input that cannot be read is bad input, as for every command */
 	for (int i = optind; i < argc; i++)
 		if (vgm_load_input(m, argv[i], from_trace, sym, &st, err, sizeof err)) {
 			fprintf(stderr, "vigil model: %s\n", err);
 			goto done;
 		}
+	rc = 1;
 	for (size_t i = 0; i < nfiles; i++)
 		if (vgm_tag_file(m, files[i], warn, err, sizeof err)) {
 			fprintf(stderr, "vigil model: %s\n", err);
