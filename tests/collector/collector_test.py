@@ -421,7 +421,7 @@ def case_records(work):
     try:
         import bt2  # noqa: F401
     except ImportError:
-        return
+        missing("python3-bt2 (for %s: the babeltrace2 check of the image)" % sys.executable)
     code = ("import bt2,sys\nn=0\nfor m in bt2.TraceCollectionMessageIterator(sys.argv[1]):\n"
             "    n += type(m) is bt2._EventMessageConst\nprint(n)\n")
     r = run(["/usr/bin/python3", "-c", code, img])
@@ -476,12 +476,20 @@ if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:
         print("usage: collector_test.py %s" % "|".join(sorted(CASES)))
         sys.exit(2)
-    work = tempfile.mkdtemp(prefix="vigild-test-")
+    work = tempfile.mkdtemp(prefix="vigil-collector-%s-" % sys.argv[1])
+    passed = False
     try:
         CASES[sys.argv[1]](work)
+        passed = True
+    except SystemExit as e:
+        passed = e.code == 77  # skipped: nothing to look at
+        raise
     finally:
         for f in os.listdir(work):
             if f.endswith(".log") and os.environ.get("VIGIL_TEST_VERBOSE"):
                 print(open(os.path.join(work, f)).read())
-        shutil.rmtree(work, ignore_errors=True)
+        if passed:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("collector_test: kept %s" % work, file=sys.stderr)
     print("ok")

@@ -23,6 +23,15 @@ def fail(msg):
     sys.exit(1)
 
 
+def missing(what):
+    """Something this test needs is not installed: a failure under CI=true (make deps
+    installs everything), elsewhere the test ends skipped (77, its SKIP_RETURN_CODE)."""
+    if os.environ.get("CI") == "true":
+        fail("%s is not installed (CI=true: a missing test dependency is an error)" % what)
+    print("SKIP: %s is not installed (make deps installs it)" % what)
+    sys.exit(77)
+
+
 def check(cond, msg):
     if not cond:
         fail(msg)
