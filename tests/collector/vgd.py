@@ -1,7 +1,10 @@
 """Helpers of the collector tests: start a real vigild on a free loopback port, speak
 its frames (docs/protocol.md) with stdlib sockets and struct."""
+import atexit
+import ctypes
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -37,6 +40,37 @@ def check(cond, msg):
         fail(msg)
 
 
+_running = []  # Collectors with a process: ended when the test exits, however it exits
+_subjects = []  # `vigil record` processes of the test, ended (SIGTERM, passed on) likewise
+
+
+def started(p):
+    """p (a `vigil record`) is ended with SIGTERM if the test exits before it ends."""
+    _subjects.append(p)
+    return p
+
+
+@atexit.register
+def _end_processes():
+    for p in _subjects:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    for c in list(_running):
+        if c.proc and c.proc.poll() is None:
+            c.proc.kill()
+            c.proc.wait()
+
+
+def _die_with_parent():
+    """In the child before exec: SIGKILL when the test process dies (a CTest timeout)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 class Collector:
     """A vigild process: started, stopped (SIGTERM), killed, paused."""
 
@@ -57,7 +91,9 @@ class Collector:
         args += ["--socket", self.sock] if self.sock else ["--no-socket"]
         args += self.extra
         self.logf = open(self.log, "a")
-        self.proc = subprocess.Popen(args, stderr=self.logf)
+        self.proc = subprocess.Popen(args, stderr=self.logf, preexec_fn=_die_with_parent)
+        if self not in _running:
+            _running.append(self)
         deadline = time.time() + 20
         while not os.path.exists(ready):
             if self.proc.poll() is not None:
