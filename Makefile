@@ -42,10 +42,15 @@ build-fuzz: deps
 demo: build
 	@./examples/mailbox/demo.sh $(BUILD)
 
+# Each build's CTest run goes on when an earlier one failed; the last line counts the tests
+# passed, failed and skipped in all three (scripts/test_summary.py), and fails if any failed.
 test: build build-asan build-fuzz build-release build-clang
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE fuzz
-	@cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz
-	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize
+	@rm -f $(BUILD)/junit.xml $(FUZZ_BUILD)/junit.xml $(ASAN_BUILD)/junit.xml
+	-@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE fuzz --output-junit junit.xml
+	-@cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz --output-junit junit.xml
+	-@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize --output-junit junit.xml
+	@python3 scripts/test_summary.py normal=$(BUILD)/junit.xml fuzz=$(FUZZ_BUILD)/junit.xml \
+	    sanitize=$(ASAN_BUILD)/junit.xml
 
 # bench/README.md: every benchmark listed in bench/all.py (vigil against LTTng-UST, vigil
 # query against SQLite, watch, log capture, ...), then one summary of the figures README.md

@@ -1,7 +1,10 @@
 """Helpers of the collector tests: start a real vigild on a free loopback port, speak
 its frames (docs/protocol.md) with stdlib sockets and struct."""
+import atexit
+import ctypes
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -23,9 +26,49 @@ def fail(msg):
     sys.exit(1)
 
 
+def missing(what):
+    """Something this test needs is not installed: a failure under CI=true (make deps
+    installs everything), elsewhere the test ends skipped (77, its SKIP_RETURN_CODE)."""
+    if os.environ.get("CI") == "true":
+        fail("%s is not installed (CI=true: a missing test dependency is an error)" % what)
+    print("SKIP: %s is not installed (make deps installs it)" % what)
+    sys.exit(77)
+
+
 def check(cond, msg):
     if not cond:
         fail(msg)
+
+
+_running = []  # Collectors with a process: ended when the test exits, however it exits
+_subjects = []  # `vigil record` processes of the test, ended (SIGTERM, passed on) likewise
+
+
+def started(p):
+    """p (a `vigil record`) is ended with SIGTERM if the test exits before it ends."""
+    _subjects.append(p)
+    return p
+
+
+@atexit.register
+def _end_processes():
+    for p in _subjects:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    for c in list(_running):
+        if c.proc and c.proc.poll() is None:
+            c.proc.kill()
+            c.proc.wait()
+
+
+def _die_with_parent():
+    """In the child before exec: SIGKILL when the test process dies (a CTest timeout)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class Collector:
@@ -48,7 +91,9 @@ class Collector:
         args += ["--socket", self.sock] if self.sock else ["--no-socket"]
         args += self.extra
         self.logf = open(self.log, "a")
-        self.proc = subprocess.Popen(args, stderr=self.logf)
+        self.proc = subprocess.Popen(args, stderr=self.logf, preexec_fn=_die_with_parent)
+        if self not in _running:
+            _running.append(self)
         deadline = time.time() + 20
         while not os.path.exists(ready):
             if self.proc.poll() is not None:

@@ -14,10 +14,8 @@ fail() {
 	echo "FAIL: $*" >&2
 	exit 1
 }
-if ! /usr/bin/python3 -c 'import bt2' 2>/dev/null; then
-	echo "reader_babeltrace: python3-bt2 is not installed: skipped"
-	exit 0
-fi
+. "${VIGIL_SRC:?}/tests/deps/lib.sh"
+/usr/bin/python3 -c 'import bt2' 2>/dev/null || vigil_missing "python3-bt2 (for /usr/bin/python3)"
 if [ $# -ge 2 ]; then
 	TRACE=$2
 else

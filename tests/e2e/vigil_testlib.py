@@ -21,9 +21,23 @@ def check(cond, msg):
         raise Failure(msg)
 
 
+_made = []  # tmpdir()'s folders: main() removes them when the test passes
+
+
 def tmpdir(name):
+    """A new folder under /tmp, removed by main() if the test passes, kept (and named) if
+    it fails."""
     d = tempfile.mkdtemp(prefix=f"vigil-{name}-")
+    _made.append(d)
     return d
+
+
+def _leave(passed):
+    for d in _made:
+        if passed:
+            shutil.rmtree(d, ignore_errors=True)
+        elif os.path.exists(d):
+            print(f"kept {d}")
 
 
 def run(cmd, env=None, check_rc=None, timeout=120, **kw):
@@ -80,9 +94,16 @@ def main(tests):
     if name not in tests:
         print(f"unknown test {name}; known: {', '.join(tests)}")
         sys.exit(2)
+    passed = False
     try:
         tests[name]()
+        passed = True
     except Failure as e:
         print(f"FAIL {name}: {e}")
         sys.exit(1)
+    except SystemExit as e:
+        passed = e.code in (0, None, 77)  # 77: skipped, nothing to look at
+        raise
+    finally:
+        _leave(passed)
     print(f"ok {name}")

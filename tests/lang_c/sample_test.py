@@ -233,8 +233,10 @@ def main():
     work = tempfile.mkdtemp(prefix="vigil-sample-")
     try:
         tests[sys.argv[1]](work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    except BaseException:
+        print(f"sample_test: kept {work}", file=sys.stderr)
+        raise
+    shutil.rmtree(work, ignore_errors=True)
 
 
 main()

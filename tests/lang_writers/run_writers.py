@@ -33,6 +33,14 @@ VALUES = os.path.join(HERE, "values.json")
 EMISSIONS = json.load(open(VALUES))["emissions"]
 
 
+def leave(work):
+    """In a finally: removes work, or keeps it when an exception is on its way out."""
+    if sys.exc_info()[0] is None:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"run_writers: kept {work}", file=sys.stderr)
+
+
 class Failure(Exception):
     pass
 
@@ -281,7 +289,7 @@ def test_lang(lang):
     finally:
         if col:
             col.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        leave(work)
 
 
 def test_nocollector():
@@ -298,7 +306,7 @@ def test_nocollector():
               f"no collector: {s}")
         print(f"nocollector: {s}")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        leave(work)
 
 
 def test_restart():
@@ -337,7 +345,7 @@ def test_restart():
     finally:
         if col:
             col.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        leave(work)
 
 
 def test_probes(lang):
@@ -391,7 +399,7 @@ def test_probes(lang):
         print(f"probes-{lang}: {len(got)} records, Submit switched off ({stats['off']} "
               f"not sent), replies {answers}")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        leave(work)
 
 
 def main():

@@ -10,10 +10,9 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from vigil_testlib import BIN, VIGIL, Failure, check, main, run  # noqa: E402
+from vigil_testlib import BIN, VIGIL, Failure, check, main, run, tmpdir  # noqa: E402
 
 SRC = os.environ.get("VIGIL_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
 API = os.path.join(BIN, "logcap_api_subject")
@@ -130,7 +129,7 @@ def line_of(src, text):
 
 
 def tmp(name):
-    return tempfile.mkdtemp(prefix=f"vigil-logcap-{name}-")
+    return tmpdir(f"logcap-{name}")
 
 
 def api_env(out, **extra):

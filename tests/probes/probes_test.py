@@ -101,11 +101,14 @@ class Subject:
         check(p.returncode == 0, f"vigil dump exited {p.returncode}: {p.stderr}")
         return [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
 
-    def cleanup(self):
+    def cleanup(self, keep=False):
         if self.p.poll() is None:
             self.p.kill()
             self.p.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if keep:
+            print(f"kept {self.dir}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def probes(s, *args, rc=0):
@@ -323,9 +326,12 @@ def main():
         TESTS[name](s)
     except Failure as e:
         print(f"FAIL {name}: {e}\nsubject stderr:\n{s.stderr()}", file=sys.stderr)
+        s.cleanup(keep=True)
         return 1
-    finally:
-        s.cleanup()
+    except BaseException:
+        s.cleanup(keep=True)
+        raise
+    s.cleanup()
     print(f"ok {name}")
     return 0
 

@@ -608,9 +608,10 @@ static void test_full_device(void **state)
 	static const enum vgq_format formats[] = {VGQ_FORMAT_TABLE, VGQ_FORMAT_CSV,
 	                                          VGQ_FORMAT_JSON};
 	for (size_t k = 0; k < 3; k++) {
+		/* Linux always has /dev/full: its absence is a broken test machine, not a skip. */
 		FILE *out = fopen("/dev/full", "w");
 		if (!out)
-			skip();
+			fail_msg("/dev/full: %s", strerror(errno));
 		struct vgq_output_opts o = {0};
 		errno = 0;
 		assert_int_equal(vgq_write_relation(out, &r, formats[k], &o), -1);

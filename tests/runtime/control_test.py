@@ -475,7 +475,7 @@ def main():
     except (Failure, OSError, subprocess.TimeoutExpired) as e:
         if r.p.poll() is None:
             r.p.kill()
-        print(f"FAIL {name}: {e}\nsubject stderr: {r.stderr()}")
+        print(f"FAIL {name}: {e}\nsubject stderr: {r.stderr()}\n(kept {r.dir})")
         sys.exit(1)
     r.cleanup()
     print(f"ok {name}")

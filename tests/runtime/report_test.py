@@ -6,7 +6,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from vigil_testlib import Failure, check, dump_json, run, tmpdir  # noqa: E402
+from vigil_testlib import Failure, check, dump_json, main, run, tmpdir  # noqa: E402
 
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 SUBJECT = os.path.join(BIN, "report_subject")
@@ -155,13 +155,4 @@ def test_shell_exec():
 TESTS = {n[5:]: f for n, f in globals().items() if n.startswith("test_")}
 
 if __name__ == "__main__":
-    name = sys.argv[1] if len(sys.argv) > 1 else ""
-    if name not in TESTS:
-        print(f"usage: report_test.py {{{','.join(TESTS)}}}", file=sys.stderr)
-        sys.exit(2)
-    try:
-        TESTS[name]()
-    except Failure as e:
-        print(f"FAIL {name}: {e}")
-        sys.exit(1)
-    print(f"ok {name}")
+    main(TESTS)  # vigil_testlib's: removes the test's folders when it passes

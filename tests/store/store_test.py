@@ -174,7 +174,10 @@ def main():
               "missing trace: %d %r" % (r.returncode, r.stderr))
     finally:
         pg.cleanup()
-        subprocess.run(["rm", "-rf", tmp])
+        if failures or sys.exc_info()[0] is not None:
+            print("store_test: kept %s" % tmp, file=sys.stderr)
+        else:
+            subprocess.run(["rm", "-rf", tmp])
     if failures:
         sys.exit("%d failure(s)" % len(failures))
     print("ok")

@@ -20,6 +20,7 @@ usage: attach_test.py BIN-DIR MAILBOX-VGL"""
 import collections
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -50,11 +51,36 @@ def fail(msg):
     print("FAIL:", msg)
 
 
-def user_events(trace):
+def events(trace):
     d = subprocess.run([VIGIL, "dump", "--json", trace], capture_output=True, text=True,
                        timeout=120)
-    names = [json.loads(l)["name"] for l in d.stdout.splitlines() if l.startswith("{")]
-    return collections.Counter(n for n in names if not n.startswith("vg."))
+    return collections.Counter(json.loads(l)["name"] for l in d.stdout.splitlines()
+                               if l.startswith("{"))
+
+
+def user_events(trace):
+    return collections.Counter({n: k for n, k in events(trace).items()
+                                if not n.startswith("vg.")})
+
+
+def wait_for(cond, what, timeout=60):
+    """Polls cond() until it holds (True), or fails saying what did not happen."""
+    deadline = time.time() + timeout
+    while not cond():
+        if time.time() > deadline:
+            fail(f"{what} within {timeout} s")
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def first_line(p, what, timeout=60):
+    """The first line p prints (a tuple: the monitor is attached), or None."""
+    ready, _, _ = select.select([p.stdout], [], [], timeout)
+    line = p.stdout.readline() if ready else ""
+    if not line:
+        fail(f"{what}: printed nothing within {timeout} s")
+    return line or None
 
 
 def watch(pid, query, *extra):
@@ -63,8 +89,9 @@ def watch(pid, query, *extra):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def check_watch(name, p, full, reason):
+def check_watch(name, p, full, reason, head=""):
     out, err = p.communicate(timeout=120)
+    out = head + out
     st = stats_of(err)
     got = values(out)
     if p.returncode != 0 or not st:
@@ -97,6 +124,7 @@ def subject_pid(trace, deadline):
 
 def main():
     work = tempfile.mkdtemp(prefix="vigil-attach-")
+    rec = None
     try:
         full_trace = os.path.join(work, "full")
         subprocess.run([VIGIL, "record", "-q", "-o", full_trace, "--", MAILBOX, *OPTS],
@@ -115,7 +143,10 @@ def main():
         if pid is None:
             fail("the subject never started recording")
             return
-        time.sleep(0.3)
+        # Both processor threads run (they would record SendMessage with sensors on).
+        if not wait_for(lambda: events(trace)["vg.thread.begin"] >= 3,
+                        "the subject's processor threads did not begin"):
+            return
         before = user_events(trace)
         if before:
             fail(f"recorded before any monitor attached: {before}")
@@ -123,19 +154,21 @@ def main():
             print("ok  nothing but vg.* recorded before the first attach")
 
         w1 = watch(pid, RESUMED_P5, "--for", "800ms")
-        time.sleep(0.3)
+        st1 = check_watch("ResumedbyP5 --for 800ms", w1, full(RESUMED_P5), "time is up")
+
+        # w2 is attached once it printed a tuple: a second monitor is refused meanwhile,
+        # then w2 is interrupted.
+        w2 = watch(pid, SENDS.format(p="P2"))
+        head = first_line(w2, "P2's sends") or ""
         busy = subprocess.run([VIGIL, "watch", "--pid", str(pid), "-e", SENDS.format(p="P2")],
                               capture_output=True, text=True, timeout=60)
         if busy.returncode != 2 or "busy" not in busy.stderr:
             fail(f"second monitor: exit {busy.returncode}: {busy.stderr!r}")
         else:
             print("ok  a second monitor is refused:", busy.stderr.strip())
-        st1 = check_watch("ResumedbyP5 --for 800ms", w1, full(RESUMED_P5), "time is up")
-
-        w2 = watch(pid, SENDS.format(p="P2"))
-        time.sleep(0.6)
         w2.send_signal(signal.SIGINT)
-        st2 = check_watch("P2's sends, ^C", w2, full(SENDS.format(p="P2")), "interrupted")
+        st2 = check_watch("P2's sends, ^C", w2, full(SENDS.format(p="P2")), "interrupted",
+                          head)
 
         w3 = watch(pid, SENDS.format(p="P3"))
         st3 = check_watch("P3's sends, to the end", w3, full(SENDS.format(p="P3")),
@@ -182,7 +215,17 @@ def main():
         if r.returncode != 2 or r.stderr.count("\n") != 1:
             fail(f"no such process: exit {r.returncode}: {r.stderr!r}")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if rec and rec.poll() is None:  # left early: vigil record passes SIGTERM on
+            rec.terminate()
+            try:
+                rec.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                rec.kill()
+                rec.communicate()
+        if failures:
+            print(f"attach_test: kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     if failures:
         print(f"{len(failures)} failure(s)")
         sys.exit(1)

@@ -162,6 +162,22 @@ def subject_killed(work):
         print(f"ok  subject killed: {sum(values(p.stdout).values())} tuples printed, exit reported")
 
 
+def monitor_tmp(pid):
+    """The temporary folder of the `vigil watch` pid, read from its subject's VIGIL_CONTROL
+    (the socket in it), or None before the subject runs."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+        for k in kids:
+            with open(f"/proc/{k}/environ", "rb") as f:
+                for e in f.read().split(b"\0"):
+                    if e.startswith(b"VIGIL_CONTROL=/tmp/vigil-watch-"):
+                        return os.path.dirname(e[len(b"VIGIL_CONTROL="):].decode())
+    except OSError:
+        pass
+    return None
+
+
 def monitor_killed(work):
     keep = os.path.join(work, "kept")
     q = 'range of S is SendMessage retrieve (S.mailbox) valid at S where S.process = "P1"'
@@ -169,9 +185,18 @@ def monitor_killed(work):
     log = open(os.path.join(work, "subject.log"), "w+")
     p = subprocess.Popen([VIGIL, "watch", "--sensors", VGL, "--keep", keep, "-e", q, "--", "sh",
                           "-c", script], stdout=log, stderr=log, start_new_session=True)
-    time.sleep(0.4)
+    # Killed once its subject runs; the folder it made (VIGIL_CONTROL's) is then removed
+    # here, as the killed monitor cannot.
+    tmp = None
+    deadline = time.time() + 60
+    while tmp is None and time.time() < deadline and p.poll() is None:
+        tmp = monitor_tmp(p.pid)
+        time.sleep(0.02)
     p.send_signal(signal.SIGKILL)
     p.wait()
+    if tmp is None:
+        fail("monitor killed: it started no subject within 60 s")
+        return
     deadline = time.time() + 60
     text = ""
     while time.time() < deadline:
@@ -186,10 +211,11 @@ def monitor_killed(work):
         fail(f"monitor killed: the subject did not report the monitor gone:\n{text}")
     else:
         print("ok  monitor killed: the subject reported it and ran to its end")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="vigil-watch-")
+    work = tempfile.mkdtemp(prefix="vigil-watch-test-")
     try:
         same_answers(work)
         printed_while_running(work)
@@ -197,7 +223,10 @@ def main():
         subject_killed(work)
         monitor_killed(work)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if failures:
+            print(f"live_test: kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     if failures:
         print(f"{len(failures)} failure(s)")
         sys.exit(1)

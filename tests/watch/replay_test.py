@@ -218,7 +218,10 @@ def main():
         if nonempty < 10:
             fail(f"only {nonempty} checks had a non-empty answer: the test proves too little")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if failures:
+            print(f"replay_test: kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     if failures:
         print(f"{len(failures)} failure(s)")
         sys.exit(1)
