@@ -17,6 +17,12 @@
  * vg.net.unfollowed. Wide-oriented streams are not followed. */
 #define _GNU_SOURCE
 #undef _FORTIFY_SOURCE /* __printf_chk and friends are defined here */
+/* When optimising, glibc's <bits/stdio.h> defines vprintf, putchar, putc_unlocked, ...
+ * as extern inlines unless __NO_INLINE__ says not to; they are defined here instead (an
+ * optimising clang refuses an interposed definition after glibc's). */
+#ifndef __NO_INLINE__
+#define __NO_INLINE__ 1
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
