@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,8 +189,36 @@ struct vgc_subject *vgc_accept(struct vgc_server *s, char *err, size_t errsize)
 	return c;
 }
 
+/* The process a user means by PID: PID itself, or, when PID is a `vigil` command (the
+ * `$!` of `vigil record --listen -- PROGRAM &`) with one child, the subject it runs.
+ * -1 (err set) when there is no such process. */
+static int subject_of(int pid, char *err, size_t errsize)
+{
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH)) {
+		snprintf(err, errsize, "no process %d", pid);
+		return -1;
+	}
+	char path[64], exe[PATH_MAX], self[PATH_MAX];
+	snprintf(path, sizeof path, "/proc/%d/exe", pid);
+	ssize_t n = readlink(path, exe, sizeof exe - 1),
+	        m = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0 || m <= 0 || n != m || memcmp(exe, self, (size_t)n))
+		return pid;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", pid, pid);
+	FILE *f = fopen(path, "r");
+	int child = 0, second = 0, got = 0;
+	if (f) {
+		got = fscanf(f, "%d %d", &child, &second);
+		fclose(f);
+	}
+	bool one = got == 1; /* two numbers: more than one child, no guess */
+	return one && child > 0 ? child : pid;
+}
+
 struct vgc_subject *vgc_attach(int pid, char *err, size_t errsize)
 {
+	if ((pid = subject_of(pid, err, errsize)) < 0)
+		return NULL;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "vigil-control.%d", pid);
 	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);

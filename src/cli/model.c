@@ -19,7 +19,7 @@ static void usage(FILE *f)
 	    "Merges behaviour models into one model file (docs/model.md). An INPUT is\n"
 	    "  a model file (vigil-model 1),\n"
 	    "  a recording by `vigil record`: the log models its processes wrote\n"
-	    "    (DIR/*/logmodel-PID-N.vgm, the latest N of each process image), or, when\n"
+	    "    (DIR/logmodel-IMAGE-N.vgm, the latest N of each process image), or, when\n"
 	    "    it has none (or with --from-trace), the model of its recorded events:\n"
 	    "    one event type per sensor, transitions between consecutive events of a\n"
 	    "    thread, their times from the timestamps.\n"

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -52,7 +53,8 @@ static void usage(FILE *f)
 	    "  -h, --help           this help\n\n"
 	    "examples:\n"
 	    "  vigil record -o run1 -- ./mailbox --seed 7\n"
-	    "  vigil record -o run2 --sensors 'mailbox.*' --sensors -mailbox.RunningOn -- ./app\n"
+	    "  vigil record -o run2 --sensors 'mailbox.*' --sensors '-mailbox.RunningOn.*' -- "
+	    "./app\n"
 	    "  vigil record --max-size 16M -- make -j2\n"
 	    "  vigil record --listen -o srv -- ./server &   then: vigil watch --pid PID ...\n"
 	    "  vigil record --to 127.0.0.1:7878 -- ./mailbox --seed 7   (vigild -o DIR runs)\n"
@@ -169,7 +171,38 @@ static void forward_signal(int sig)
 		kill(child, sig);
 }
 
-static void summarize(const char *dir)
+/* Each --sensors pattern that matched no event type of the recording, said once: a
+ * pattern that silently excludes nothing (`-mailbox.RunningOn` where the events are
+ * mailbox.RunningOn.begin and .end) is a mistake the trace would otherwise hide. */
+static void unmatched_patterns(const struct vgt_trace *t, const char *sensors)
+{
+	for (const char *p = sensors; p && *p;) {
+		size_t len = strcspn(p, ",");
+		char pat[256];
+		const char *g = p[0] == '-' ? p + 1 : p;
+		size_t glen = p[0] == '-' ? len - 1 : len;
+		if (len && glen < sizeof pat) {
+			memcpy(pat, g, glen);
+			pat[glen] = 0;
+			bool hit = false;
+			for (size_t i = 0; !hit && i < vgt_image_count(t); i++) {
+				const struct vgt_image *im = vgt_image_at(t, i);
+				for (size_t k = 0; !hit && k < im->ntypes; k++)
+					hit = fnmatch(pat, im->types[k]->name, 0) == 0;
+			}
+			if (!hit)
+				fprintf(stderr,
+				        "vigil record: --sensors %.*s matched no sensor of the "
+				        "recording "
+				        "(the events of a sensor NAME are NAME, or NAME.begin and "
+				        "NAME.end)\n",
+				        (int)len, p);
+		}
+		p += len + (p[len] == ',');
+	}
+}
+
+static void summarize(const char *dir, const char *sensors)
 {
 	char err[512];
 	struct vgt_recover_result rr;
@@ -207,6 +240,7 @@ static void summarize(const char *dir)
 	if (vgt_damage_total(t))
 		fprintf(stderr, "vigil record: %" PRIu64 " damaged place(s): see `vigil dump %s`\n",
 		        vgt_damage_total(t), dir);
+	unmatched_patterns(t, sensors);
 	vgt_close(t);
 }
 
@@ -364,7 +398,7 @@ int vg_cmd_record(int argc, char **argv)
 		if (WIFSIGNALED(status))
 			fprintf(stderr, "vigil record: %s was killed by signal %d\n", argv[optind],
 			        WTERMSIG(status));
-		summarize(dir);
+		summarize(dir, sensors);
 	} else {
 		struct vgt_recover_result rr;
 		char err[256];

@@ -61,7 +61,7 @@ static void usage(FILE *f)
 	    "  vigil watch --sensors mailbox.vgl --format json -e 'range of S is SendMessage\n"
 	    "      retrieve (S.mailbox) where S.process = \"P1\"' -- ./mailbox\n"
 	    "  vigil watch -f resumed.tq --replay run1 --stats     what the plan would record\n"
-	    "  vigil record --listen -o srv -- ./mailbox --forever &\n"
+	    "  vigil record --listen -o srv -- ./mailbox --pace 1000 --messages 100000 &\n"
 	    "  vigil watch -f resumed.tq --pid $! --for 10s        attach, watch 10 s, detach\n"
 	    "  vigil explain -f resumed.tq --sensors mailbox.vgl   the α operators, "
 	    "before/after\n\n"

@@ -29,5 +29,33 @@ mkdir "$work/empty"
 one_line 0 "vigil record: 4 events from 1 process image, 1 thread in" \
 	"$vigil" record -o "$work/empty" -- true
 one_line 2 "is not empty" "$vigil" record -o "$work/empty" -- true
+# A --sensors pattern that matches no sensor is said (the events are NAME.begin/.end).
+bin=$(dirname "$vigil")
+"$vigil" record -o "$work/pat" --sensors 'mailbox.*' --sensors -mailbox.RunningOn -- \
+	"$bin/mailbox" >/dev/null 2>"$work/err" || fail "mailbox under record: $(cat "$work/err")"
+grep -qF "vigil record: --sensors -mailbox.RunningOn matched no sensor of the recording" \
+	"$work/err" || fail "no word on a pattern matching nothing: $(cat "$work/err")"
+"$vigil" record -o "$work/pat2" --sensors 'mailbox.*' --sensors '-mailbox.RunningOn.*' -- \
+	"$bin/mailbox" >/dev/null 2>"$work/err" || fail "mailbox under record: $(cat "$work/err")"
+! grep -q "matched no sensor" "$work/err" || fail "a pattern that matched was reported"
+
+# The README's `vigil record --listen -- PROGRAM &` then `vigil probes --pid $!`: $! is
+# vigil record's pid, and the monitor finds the subject it runs.
+"$vigil" record --listen -o "$work/srv" -- "$bin/mailbox" --pace 1000 --messages 100000 \
+	>/dev/null 2>&1 &
+rec=$!
+tries=0
+until "$vigil" probes --pid $rec list >"$work/out" 2>"$work/err"; do
+	tries=$((tries + 1))
+	[ $tries -lt 100 ] || { kill $rec; fail "probes --pid \$! never attached: $(cat "$work/err")"; }
+	sleep 0.1 # until the subject listens (a bound of 10 s)
+done
+kill $rec
+wait $rec
+grep -q "mailbox.SendMessage" "$work/out" || fail "probes --pid \$! listed: $(cat "$work/out")"
+nopid=$(($(cat /proc/sys/kernel/pid_max) + 1)) # never a process
+"$vigil" probes --pid $nopid list >/dev/null 2>"$work/err"
+[ $? -ne 0 ] && grep -qF "no process $nopid" "$work/err" ||
+	fail "--pid of no process: $(cat "$work/err")"
 rm -rf "$work"
 echo "ok: vigil record's refusals are one line each, and nothing is made for them"
