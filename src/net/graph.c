@@ -321,6 +321,21 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 		                        (uint64_t)json_integer_value(json_object_get(o, "bytes")),
 		                        json_is_true(json_object_get(o, "cross_host"))};
 	}
+	/* Reports and pictures subtract times: a network spans at most 2^62 ns (146 years),
+	 * so every difference of two of its times fits (a damaged or forged file would
+	 * otherwise overflow). */
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t k = 0; k < g->nvertices; k++) {
+		lo = g->vertices[k].ts < lo ? g->vertices[k].ts : lo;
+		hi = g->vertices[k].ts > hi ? g->vertices[k].ts : hi;
+	}
+	if (g->nvertices && (uint64_t)hi - (uint64_t)lo > (UINT64_C(1) << 62)) {
+		snprintf(err, errsize,
+		         "%s: vertex times from %" PRId64 " to %" PRId64
+		         " ns span more than 146 years: not a network 'vigil net split' wrote",
+		         path, lo, hi);
+		goto fail;
+	}
 	json_int_t in = json_integer_value(json_object_get(j, "input"));
 	g->input = in >= 0 && (size_t)in < g->nvertices ? (uint32_t)in : 0;
 	return g;

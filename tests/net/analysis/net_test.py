@@ -417,6 +417,16 @@ def test_bad_input():
         f.write("{not json")
     expect_error([VIGIL, "net", "render", junk, "--svg", os.path.join(d, "x.svg")], 2,
                  junk + ":1:")
+    # times no recording has (a forged or damaged file): refused, never an overflow
+    with open(os.path.join(out, "net-00001.json")) as f:
+        forged = json.load(f)
+    forged["vertices"][0]["ts"] = -(1 << 63)
+    forged["vertices"][-1]["ts"] = (1 << 63) - 1
+    with open(junk, "w") as f:
+        json.dump(forged, f)
+    for cmd in (["report", junk], ["render", junk, "--svg", os.path.join(d, "f.svg")],
+                ["render", junk, "--format", "dot"]):
+        expect_error([VIGIL, "net", *cmd], 2, "span more than 146 years")
     expect_error([VIGIL, "net", "report", os.path.join(d, "missing")], 2, "missing")
     expect_error([VIGIL, "net", "report", notrace], 2, "no network")
     expect_error([VIGIL, "net", "render", junk, "--format", "png"], 2, "png")
