@@ -192,8 +192,9 @@ struct vgc_subject *vgc_accept(struct vgc_server *s, char *err, size_t errsize)
 /* The process a user means by PID: PID itself, or, when PID is a `vigil` command (the
  * `$!` of `vigil record --listen -- PROGRAM &`) with one child, the subject it runs.
  * -1 (err set) when there is no such process. */
-static int subject_of(int pid, char *err, size_t errsize)
+static int subject_of(int pid, bool *via_vigil, char *err, size_t errsize)
 {
+	*via_vigil = false;
 	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH)) {
 		snprintf(err, errsize, "no process %d", pid);
 		return -1;
@@ -204,6 +205,7 @@ static int subject_of(int pid, char *err, size_t errsize)
 	        m = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n <= 0 || m <= 0 || n != m || memcmp(exe, self, (size_t)n))
 		return pid;
+	*via_vigil = true;
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", pid, pid);
 	FILE *f = fopen(path, "r");
 	int child = 0, second = 0, got = 0;
@@ -215,10 +217,31 @@ static int subject_of(int pid, char *err, size_t errsize)
 	return one && child > 0 ? child : pid;
 }
 
+static struct vgc_subject *attach_once(int pid, char *err, size_t errsize);
+
+/* Attaches to PID, or to the subject of the `vigil record` that PID is. That subject may
+ * not listen yet when asked right after `vigil record --listen ... &`: it is waited for,
+ * up to 5 s, while vigil record runs. */
 struct vgc_subject *vgc_attach(int pid, char *err, size_t errsize)
 {
-	if ((pid = subject_of(pid, err, errsize)) < 0)
-		return NULL;
+	struct timespec t0, now, pause = {0, 50 * 1000 * 1000};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		bool via_vigil;
+		int subject = subject_of(pid, &via_vigil, err, errsize);
+		if (subject < 0)
+			return NULL;
+		struct vgc_subject *c = attach_once(subject, err, errsize);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (c || !via_vigil || !strstr(err, "does not listen") ||
+		    now.tv_sec - t0.tv_sec >= 5 || kill(pid, 0) < 0)
+			return c;
+		nanosleep(&pause, NULL);
+	}
+}
+
+static struct vgc_subject *attach_once(int pid, char *err, size_t errsize)
+{
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "vigil-control.%d", pid);
 	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
