@@ -10,3 +10,8 @@ set_tests_properties(runtime.exec_threads PROPERTIES ENVIRONMENT "${VIGIL_TEST_E
 # vigil record's refusals before it records: one line each, nothing made.
 add_test(NAME record.cli COMMAND /bin/sh ${CMAKE_SOURCE_DIR}/tests/e2e/record_cli_test.sh)
 set_tests_properties(record.cli PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 60)
+
+# A disk full before threads' first packets: every loss counted in the trace (root: a tmpfs).
+add_test(NAME runtime.disk_full COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/disk_full_test.py)
+set_tests_properties(runtime.disk_full PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
+                     SKIP_RETURN_CODE 77)

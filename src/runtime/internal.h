@@ -56,6 +56,9 @@ struct vg_runtime {
 	char clock_uuid[37];
 	_Atomic uint64_t bytes_used;
 	_Atomic uint64_t discarded;
+	/* Of those, lost by threads that have no stream to count them in (their first
+	 * packet could not be allocated): the exiting thread's stream takes them. */
+	_Atomic uint64_t discarded_unstreamed;
 	pthread_mutex_t lock; /* registry, metadata, entity table */
 };
 extern struct vg_runtime vg__rt;
@@ -132,6 +135,8 @@ void vg__stream_forget_after_fork(void); /* the child must not touch the parent'
 uint32_t vg__thread_tid(void);
 vg_entity *vg__thread_entity(void);
 void vg__count_discarded(uint64_t n);
+/* The calling thread's stream counts the losses of threads that had none; at exit. */
+void vg__stream_adopt_unstreamed_loss(void);
 
 /* entity.c */
 uint32_t vg__generation_next(const char *kind, uint64_t raw_id);
@@ -348,7 +353,7 @@ int vg__out_open(const char *path, int flags); /* close-on-exec */
 DIR *vg__out_opendir(const char *path);
 int vg__out_stat(const char *path, struct stat *sb);
 int vg__out_unlink(const char *path, int flags);
-    /* unlinkat flags (AT_REMOVEDIR) */ /* RLIMIT_FSIZE allows a file this long; else EFBIG */
+/* unlinkat flags (AT_REMOVEDIR) */ /* RLIMIT_FSIZE allows a file this long; else EFBIG */
 
 /* small utilities (util.c) */
 int vg__mkdir_p(const char *path); /* the last component only; EEXIST is fine */

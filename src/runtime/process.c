@@ -246,6 +246,7 @@ void vg__process_end(int status)
 	int wanted = vg__wanted(vg__builtin(VG_B_PROCESS_END), NULL);
 	if (vg__tracking ? process_reported : wanted)
 		vg__emit_decided(vg__builtin(VG_B_PROCESS_END), v);
+	vg__stream_adopt_unstreamed_loss(); /* so the trace counts every loss */
 	vg_thread_flush();
 	vg__send_finish(); /* VIGIL_TO: ship what is left */
 	uint64_t lost = vg_events_discarded();

@@ -108,12 +108,24 @@ vg_entity *vg_self(void)
 static void count_discard(struct vg_stream *st)
 {
 	atomic_fetch_add_explicit(&vg__rt.discarded, 1, memory_order_relaxed);
-	if (!st)
+	if (!st) {
+		atomic_fetch_add_explicit(&vg__rt.discarded_unstreamed, 1, memory_order_relaxed);
 		return;
+	}
 	st->discarded++;
 	/* The last packet carries the count, so the loss is in the trace itself. */
 	if (vg__tls.ctx)
 		vg__tls.ctx->events_discarded = st->discarded;
+}
+
+void vg__stream_adopt_unstreamed_loss(void)
+{
+	struct vg_stream *st = tls_stream;
+	if (!st || !vg__tls.ctx)
+		return; /* no packet here either: the loss is said on stderr only */
+	uint64_t n = atomic_exchange(&vg__rt.discarded_unstreamed, 0);
+	st->discarded += n;
+	vg__tls.ctx->events_discarded = st->discarded;
 }
 
 void vg__count_discarded(uint64_t n)
@@ -473,9 +485,16 @@ static void packet_close(struct vg_stream *st)
 	t->busy = was_busy;
 }
 
+/* A thread whose stream could not be made: its end would have been recorded. */
+#define STREAMLESS ((void *)2)
+
 static void thread_exit_destructor(void *arg)
 {
-	(void)arg;
+	if (arg == STREAMLESS) {
+		if (vg__wanted(vg__builtin(VG_B_THREAD_END), NULL))
+			count_discard(NULL);
+		return;
+	}
 	vg__stream_thread_exit();
 }
 
@@ -526,6 +545,9 @@ void vg__stream_thread_start(void)
 			close(st->fd);
 		count_discard(NULL);
 		free(st);
+		pthread_once(&key_once, make_key);
+		if (key_ready)
+			pthread_setspecific(exit_key, STREAMLESS);
 		return;
 	}
 	st->dev = s.st_dev;
@@ -553,6 +575,9 @@ void vg__stream_thread_start(void)
 			unlinkat(dir, st->name, 0);
 		count_discard(NULL);
 		free(st);
+		pthread_once(&key_once, make_key);
+		if (key_ready) /* its end is counted too: kept + discarded = emitted */
+			pthread_setspecific(exit_key, STREAMLESS);
 		return;
 	}
 	tls_stream = st;
