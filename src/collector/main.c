@@ -42,7 +42,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: vigild -o DIR [--listen HOST:PORT] [--socket PATH | --no-socket]\n"
 	    "              [--token TOKEN] [--max-frame BYTES] [--ready FILE] [--quiet]\n"
-	    "              [--store postgresql://...]\n"
+	    "              [--store postgresql://...] [--sync]\n"
 	    "\n"
 	    "The vigil collector: receives the records of many processes (C programs run\n"
 	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
@@ -59,6 +59,9 @@ static void usage(FILE *f)
 	    "  --store URL          also write every completed image's relations into\n"
 	    "                       PostgreSQL (docs/store.md): at BYE, or 10 s after its\n"
 	    "                       subject vanished\n"
+	    "  --sync               fsync the trace and state files before each ACK (an\n"
+	    "                       acknowledged packet survives a machine crash; slower);\n"
+	    "                       default: written (survives a collector crash)\n"
 	    "  --quiet              log only problems\n"
 	    "\n"
 	    "examples:\n"
@@ -262,6 +265,8 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--quiet")) {
 			vgd_opt.quiet = 1;
+		} else if (!strcmp(a, "--sync")) {
+			vgd_opt.sync = 1;
 		} else if (!strcmp(a, "--no-socket")) {
 			vgd_opt.socket = "";
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--listen") ||

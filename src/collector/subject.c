@@ -6,9 +6,11 @@
  * and within a stream a packet with the packet_seq_num of the last stored one replaces
  * it (the runtime ships its current packet as it grows), an older one is skipped. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +82,19 @@ static int write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+/* --sync: a new or renamed entry is durable once its directory is synced. */
+static int sync_dir_of(const char *path)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	int fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
 /* Written beside, then renamed: a reader never sees half a file. The temporary lives in
  * DIR/.vigild, since CTF readers take every file of an image directory for a stream. */
 int vgd_write_file(const char *path, const void *p, size_t n)
@@ -91,10 +106,14 @@ int vgd_write_file(const char *path, const void *p, size_t n)
 	if (fd < 0)
 		return -1;
 	int rc = write_all(fd, p, n);
+	if (rc == 0 && vgd_opt.sync && fsync(fd) < 0)
+		rc = -1;
 	if (close(fd) < 0)
 		rc = -1;
 	if (rc == 0 && rename(tmp, path) < 0)
 		rc = -1;
+	if (rc == 0 && vgd_opt.sync)
+		rc = sync_dir_of(path);
 	if (rc < 0) {
 		int e = errno;
 		unlink(tmp);
@@ -203,6 +222,8 @@ int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char 
 	snprintf(s->state_path, sizeof s->state_path, "%s/%" PRIu32 "-%" PRIu64 ".state", state_dir,
 	         s->pid, s->start);
 	load_state(s);
+	for (struct vgd_image *im = s->images; im; im = im->next)
+		vgd_repair_image(im);
 	vgd_store_subject_back(s); /* not complete after all */
 	if (vgd_schemas_load(s) < 0) {
 		snprintf(err, errsize, "cannot read the stored schemas of this subject");
@@ -305,8 +326,10 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 	char *path = st->path;
 	snprintf(st->path, sizeof st->path, "%s/%s", im->path, name);
 	st->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (st->fd < 0) {
+	if (st->fd < 0 || (vgd_opt.sync && sync_dir_of(path) < 0)) {
 		snprintf(err, errsize, "cannot open %s: %s", path, strerror(errno));
+		if (st->fd >= 0)
+			close(st->fd);
 		free(st);
 		return NULL;
 	}
@@ -324,10 +347,14 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 		st->last_ts = rd64(h + 32);
 		off += psize;
 	}
-	if (off != size && ftruncate(st->fd, (off_t)off) < 0) {
-		snprintf(err, errsize, "cannot truncate %s: %s", path, strerror(errno));
-		stream_close(st);
-		return NULL;
+	if (off != size) {
+		if (ftruncate(st->fd, (off_t)off) < 0) {
+			snprintf(err, errsize, "cannot truncate %s: %s", path, strerror(errno));
+			stream_close(st);
+			return NULL;
+		}
+		vgd_log("%s: cut %" PRIu64 " bytes of a packet not written whole", path,
+		        size - off);
 	}
 	st->size = off;
 	st->next = im->streams;
@@ -335,6 +362,24 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 	im->nstreams++;
 	vgd_stream_release(st);
 	return st;
+}
+
+/* A subject coming back (after a crash of the collector, or its own reconnection):
+ * every stream file of its images ends with a whole packet, even the streams it will not
+ * write again (vgd_stream_get cuts a tail that is not one). */
+void vgd_repair_image(struct vgd_image *im)
+{
+	DIR *d = opendir(im->path);
+	if (!d)
+		return;
+	struct dirent *de;
+	char err[300];
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "stream", 6) && de->d_type == DT_REG &&
+		    vgd_safe_name(de->d_name, strlen(de->d_name)) &&
+		    !vgd_stream_get(im, de->d_name, err, sizeof err))
+			vgd_log("%s", err);
+	closedir(d);
 }
 
 void vgd_stream_release(struct vgd_stream *st)
@@ -364,6 +409,10 @@ int vgd_stream_write(struct vgd_stream *st, const uint8_t *p, size_t n, char *er
 			return -1;
 		}
 		done += (size_t)w;
+	}
+	if (vgd_opt.sync && fdatasync(st->fd) < 0) {
+		snprintf(err, errsize, "fdatasync %s: %s", st->name, strerror(errno));
+		return -1;
 	}
 	st->has_last = 1;
 	st->last_off = st->size;
@@ -424,7 +473,12 @@ int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size
 	}
 	if (n < PACKET_HEADER || rd32(p) != CTF_MAGIC || rd64(p + 48) != (uint64_t)n * 8 ||
 	    rd64(p + 40) > rd64(p + 48) || rd64(p + 40) < PACKET_HEADER * 8) {
-		snprintf(err, errsize, "PACKET: not one whole CTF packet (%zu bytes)", n);
+		snprintf(
+		    err, errsize,
+		    "PACKET: not one whole CTF packet (%zu bytes; magic %08x, packet_size %" PRIu64
+		    ", content_size %" PRIu64 " bits)",
+		    n, n >= 4 ? rd32(p) : 0, n >= 56 ? rd64(p + 48) : 0,
+		    n >= 48 ? rd64(p + 40) : 0);
 		return -1;
 	}
 	if (f->u.packet.seq <= s->acked)

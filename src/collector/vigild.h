@@ -21,6 +21,7 @@ struct vgd_options {
 	const char *store;  /* --store postgresql://...: completed images also go there */
 	uint32_t max_frame;
 	int quiet;
+	int sync; /* --sync: fsync what an ACK covers before sending it */
 };
 extern struct vgd_options vgd_opt;
 
@@ -87,6 +88,7 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 int vgd_stream_write(struct vgd_stream *st, const uint8_t *p, size_t n, char *err, size_t errsize);
 void vgd_stream_release(struct vgd_stream *st); /* closes its descriptor */
 int vgd_safe_name(const char *s, size_t n);
+void vgd_repair_image(struct vgd_image *im); /* cuts half-written packets off its streams */
 int vgd_write_file(const char *path, const void *p, size_t n); /* tmp + rename */
 
 /* records.c: subjects in other languages */

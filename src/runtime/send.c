@@ -86,8 +86,11 @@ static struct {
 	size_t nimg;
 	struct inflight *q;
 	size_t qhead, qlen, qcap; /* q[qhead .. qlen) */
-	uint8_t *buf;
+	uint8_t *buf;             /* a packet being sent */
 	size_t bufcap;
+	uint8_t *mbuf; /* metadata: its own buffer, since send_packet sends it between
+	                  reading a packet into buf and sending it */
+	size_t mbufcap;
 	int backoff_ms;
 	uint64_t next_try_ns, last_snap_ns;
 	size_t noted; /* sensors the collector knows of (its `list`, or a NOTE) */
@@ -288,16 +291,21 @@ static struct sstream *stream_of(struct simage *im, const char *name)
 	return s;
 }
 
-static int ensure_buf(size_t n)
+static int grow(uint8_t **buf, size_t *cap, size_t n)
 {
-	if (n <= S.bufcap)
+	if (n <= *cap)
 		return 0;
-	uint8_t *p = realloc(S.buf, n);
+	uint8_t *p = realloc(*buf, n);
 	if (!p)
 		return -1;
-	S.buf = p;
-	S.bufcap = n;
+	*buf = p;
+	*cap = n;
 	return 0;
+}
+
+static int ensure_buf(size_t n)
+{
+	return grow(&S.buf, &S.bufcap, n);
 }
 
 /* METADATA for the image if not sent in this connection or grown since. */
@@ -311,8 +319,8 @@ static int send_metadata(struct simage *im)
 	struct stat sb;
 	int rc = 0;
 	if (fstat(fd, &sb) == 0 && (!im->meta_sent || sb.st_size != im->meta_size) &&
-	    ensure_buf((size_t)sb.st_size + 1) == 0) {
-		ssize_t n = pread(fd, S.buf, (size_t)sb.st_size, 0);
+	    grow(&S.mbuf, &S.mbufcap, (size_t)sb.st_size + 1) == 0) {
+		ssize_t n = pread(fd, S.mbuf, (size_t)sb.st_size, 0);
 		if (n == sb.st_size) {
 			struct vgf_buf b = {0};
 			vgf_begin(&b, VGF_METADATA);
@@ -321,7 +329,7 @@ static int send_metadata(struct simage *im)
 			vgf_u32(&b, (uint32_t)n);
 			uint32_t flen = (uint32_t)(b.len - 4 + (size_t)n);
 			memcpy(b.p, &flen, 4);
-			struct iovec iov[2] = {{b.p, b.len}, {S.buf, (size_t)n}};
+			struct iovec iov[2] = {{b.p, b.len}, {S.mbuf, (size_t)n}};
 			rc = b.failed ? -1 : send_iov(iov, 2);
 			vgf_buf_free(&b);
 			if (rc == 0) {

@@ -2,6 +2,7 @@
 port, C subjects through `vigil record --to`, frames written by hand for the rest.
 usage: collector_test.py CASE"""
 import json
+import re
 import os
 import shutil
 import signal
@@ -314,6 +315,94 @@ def case_restart(work):
     same_counts(a, b, "restart")
 
 
+def state_acked(out):
+    """{state file name: acked} of the collector's subjects (DIR/.vigild/HOST/*.state)."""
+    acked = {}
+    base = os.path.join(out, ".vigild")
+    for h in os.listdir(base) if os.path.isdir(base) else []:
+        if not os.path.isdir(os.path.join(base, h)):
+            continue
+        for n in os.listdir(os.path.join(base, h)):
+            if n.endswith(".state"):
+                try:
+                    with open(os.path.join(base, h, n)) as f:
+                        m = re.search(r"^acked (\d+)$", f.read(), re.M)
+                except OSError:
+                    continue
+                acked[h + "/" + n] = int(m.group(1)) if m else 0
+    return acked
+
+
+def wait_for(cond, what, timeout=60):
+    deadline = time.time() + timeout
+    while not cond():
+        if time.time() > deadline:
+            fail("timed out waiting for " + what)
+        time.sleep(0.02)
+
+
+def case_crash(work):
+    """The collector SIGKILLed twice and restarted under many subjects: every subject
+    resumes from what the collector made durable, and every image holds exactly the
+    events its program emitted (mailbox: SendMessage = --messages), none discarded."""
+    n = int(os.environ.get("VIGIL_CRASH_SUBJECTS", "48"))
+    c = Collector(work + "/out", extra=["--quiet"]).start()
+    host = os.path.join(work, "out", os.uname().nodename)
+    env = dict(os.environ, VIGIL_TO_LINGER="60000")
+    procs = []
+    for i in range(n):
+        procs.append(subprocess.Popen(
+            [VIGIL, "record", "--to", c.addr(), "--", MAILBOX, "--messages", str(1500 + i),
+             "--seed", str(100 + i), "--pace", "700"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    try:
+        for kill in range(2):
+            # Each subject has something acknowledged in this collector's life.
+            before = state_acked(work + "/out")
+            wait_for(lambda: len(state_acked(work + "/out")) == n and all(
+                v > before.get(k, 0) for k, v in state_acked(work + "/out").items()),
+                "every subject acknowledged (kill %d)" % kill)
+            check(all(p.poll() is None for p in procs),
+                  "a subject ended before the collector was killed; make them slower")
+            c.kill()
+            if kill == 0:
+                # A write the crash cut: half a packet at the end of a stream file (the
+                # first half of its own first packet), cut off when its subject is back.
+                img = os.path.join(host, sorted(os.listdir(host))[0])
+                st = os.path.join(img, sorted(x for x in os.listdir(img) if x.startswith("stream"))[0])
+                with open(st, "rb") as f:
+                    head = f.read(200)
+                check(len(head) == 200, "no packet in " + st)
+                with open(st, "ab") as f:
+                    f.write(head)
+            else:
+                c.extra.append("--sync")  # the stricter policy for the last part of the run
+            c.start()  # same port, same directory
+        errs = []
+        deadline = time.time() + 180
+        for p in procs:
+            _, err = p.communicate(timeout=max(1, deadline - time.time()))
+            errs.append(err.decode())
+            check(p.returncode == 0, "subject: %s" % err.decode())
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    check(c.stop() == 0, "vigild exit status")
+    check("bytes of a packet not written whole" in c.logtext(), "the cut packet was not repaired")
+    sends = []
+    for img in sorted(os.listdir(host)):
+        a, err = counts_of(os.path.join(host, img))
+        check(discarded(err) == 0, "%s: discarded: %s" % (img, err))
+        check(a.get("vg.process.end") == 1, "%s: no process end: %r" % (img, a))
+        sends.append(a.get("mailbox.SendMessage"))
+    check(sorted(sends, key=lambda x: x or 0) == [1500 + i for i in range(n)],
+          "SendMessage per subject %r" % sends)
+    for e in errs:
+        check("did not acknowledge" not in e, "a subject kept data: %s" % e)
+
+
 def case_stopped(work):
     """A stopped collector never blocks the subject: it drops what exceeds its buffer,
     counts it, and the count reaches the trace once the collector runs again."""
@@ -526,11 +615,20 @@ if __name__ == "__main__":
         print("usage: collector_test.py %s" % "|".join(sorted(CASES)))
         sys.exit(2)
     work = tempfile.mkdtemp(prefix="vigild-test-")
+    ok = False
     try:
         CASES[sys.argv[1]](work)
+        ok = True
     finally:
+        for c in Collector.started:
+            if c.alive():
+                c.proc.kill()
+                c.proc.wait()
         for f in os.listdir(work):
             if f.endswith(".log") and os.environ.get("VIGIL_TEST_VERBOSE"):
                 print(open(os.path.join(work, f)).read())
-        shutil.rmtree(work, ignore_errors=True)
+        if ok:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("kept " + work, file=sys.stderr)
     print("ok")

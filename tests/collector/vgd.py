@@ -30,6 +30,7 @@ def check(cond, msg):
 
 class Collector:
     """A vigild process: started, stopped (SIGTERM), killed, paused."""
+    started = []  # killed by the test's end if still running
 
     def __init__(self, out, extra=(), port=0, sock=None):
         self.out = out
@@ -49,6 +50,7 @@ class Collector:
         args += self.extra
         self.logf = open(self.log, "a")
         self.proc = subprocess.Popen(args, stderr=self.logf)
+        Collector.started.append(self)
         deadline = time.time() + 20
         while not os.path.exists(ready):
             if self.proc.poll() is not None:
