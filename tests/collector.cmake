@@ -7,7 +7,7 @@ add_test(NAME collector.frame COMMAND collector_frame_test)
 set_tests_properties(collector.frame PROPERTIES LABELS "collector;sanitize")
 
 foreach(t help records bad_peers mailbox unix fork_exec control_relay concurrent restart crash
-          stopped probes)
+          stopped probes limits)
   add_test(NAME collector.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/collector_test.py ${t})
   set_tests_properties(collector.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120

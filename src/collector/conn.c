@@ -13,9 +13,17 @@
 #include <unistd.h>
 
 #define READ_CHUNK (256u << 10)
-#define OUT_LIMIT (1u << 20) /* a peer that reads none of its ACKs is dropped */
+#define OUT_LIMIT (1u << 20)    /* a peer that reads none of its ACKs is dropped */
+#define PRE_CHUNK VGD_HELLO_MAX /* read size before HELLO: unauthenticated peers cost little */
 
 static uint64_t next_session;
+
+uint64_t vgd_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 struct vgd_conn *vgd_conn_new(int fd, const char *peer)
 {
@@ -23,6 +31,7 @@ struct vgd_conn *vgd_conn_new(int fd, const char *peer)
 	if (!c)
 		return NULL;
 	c->fd = fd;
+	c->since_ns = c->last_ns = vgd_now_ns();
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	if (!next_session)
 		next_session = (uint64_t)time(NULL) << 20;
@@ -149,17 +158,36 @@ static int on_frame(struct vgd_conn *c, uint8_t type, const uint8_t *payload, ui
 	return rc < 0 ? drop(c, err) : 0;
 }
 
+int vgd_conn_check_time(struct vgd_conn *c, uint64_t now)
+{
+	char err[96];
+	if (!c->hello_done && now - c->since_ns > vgd_opt.handshake_timeout * 1000000000ull) {
+		snprintf(err, sizeof err, "no HELLO within %u s (--handshake-timeout)",
+		         vgd_opt.handshake_timeout);
+		return drop(c, err);
+	}
+	if (c->hello_done && vgd_opt.idle_timeout &&
+	    now - c->last_ns > vgd_opt.idle_timeout * 1000000000ull) {
+		snprintf(err, sizeof err, "idle for %u s (--idle-timeout)", vgd_opt.idle_timeout);
+		return drop(c, err);
+	}
+	return 0;
+}
+
 int vgd_conn_readable(struct vgd_conn *c)
 {
-	if (c->in_cap - c->in_len < READ_CHUNK) {
-		size_t cap = c->in_len + READ_CHUNK;
+	/* Before HELLO a peer is unknown: small reads, small frames (VGD_HELLO_MAX). */
+	size_t chunk = c->hello_done ? READ_CHUNK : PRE_CHUNK;
+	uint32_t max_frame = c->hello_done ? vgd_opt.max_frame : VGD_HELLO_MAX;
+	if (c->in_cap - c->in_len < chunk) {
+		size_t cap = c->in_len + chunk;
 		uint8_t *p = realloc(c->in, cap);
 		if (!p)
 			return drop(c, "out of memory");
 		c->in = p;
 		c->in_cap = cap;
 	}
-	ssize_t n = recv(c->fd, c->in + c->in_len, READ_CHUNK, MSG_DONTWAIT);
+	ssize_t n = recv(c->fd, c->in + c->in_len, chunk, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n <= 0) {
@@ -170,20 +198,22 @@ int vgd_conn_readable(struct vgd_conn *c)
 		return -1;
 	}
 	c->in_len += (size_t)n;
+	c->last_ns = vgd_now_ns();
 	size_t off = 0;
 	int stored = 0, rc = 0;
 	while (c->in_len - off >= VGF_HEADER) {
 		uint32_t plen;
 		uint8_t type;
-		if (vgf_header(c->in + off, vgd_opt.max_frame, &plen, &type) < 0) {
+		max_frame = c->hello_done ? vgd_opt.max_frame : VGD_HELLO_MAX;
+		if (vgf_header(c->in + off, max_frame, &plen, &type) < 0) {
 			char err[96];
-			snprintf(err, sizeof err, "frame length outside 1..%u bytes (--max-frame)",
-			         vgd_opt.max_frame);
+			snprintf(err, sizeof err, "frame length outside 1..%u bytes (%s)",
+			         max_frame, c->hello_done ? "--max-frame" : "before HELLO");
 			return drop(c, err);
 		}
 		if (c->in_len - off - VGF_HEADER < plen) {
 			/* Room for the whole frame before the next read. */
-			size_t want = VGF_HEADER + (size_t)plen + READ_CHUNK;
+			size_t want = VGF_HEADER + (size_t)plen + chunk;
 			if (c->in_cap - off < want) {
 				memmove(c->in, c->in + off, c->in_len - off);
 				c->in_len -= off;

@@ -42,7 +42,8 @@ static void usage(FILE *f)
 	    f,
 	    "usage: vigild -o DIR [--listen HOST:PORT] [--socket PATH | --no-socket]\n"
 	    "              [--token TOKEN] [--max-frame BYTES] [--ready FILE] [--quiet]\n"
-	    "              [--store postgresql://...] [--sync]\n"
+	    "              [--store postgresql://...] [--sync] [--max-connections N]\n"
+	    "              [--handshake-timeout S] [--idle-timeout S]\n"
 	    "\n"
 	    "The vigil collector: receives the records of many processes (C programs run\n"
 	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
@@ -62,6 +63,11 @@ static void usage(FILE *f)
 	    "  --sync               fsync the trace and state files before each ACK (an\n"
 	    "                       acknowledged packet survives a machine crash; slower);\n"
 	    "                       default: written (survives a collector crash)\n"
+	    "  --max-connections N  connections at once; more are closed at once (1024)\n"
+	    "  --handshake-timeout S  a peer that has not sent HELLO within S s is\n"
+	    "                       disconnected (10); frames before HELLO: at most 4096 bytes\n"
+	    "  --idle-timeout S     disconnect a peer silent for S s (default 0: never; a\n"
+	    "                       quiet subject is normal, and reconnects by itself)\n"
 	    "  --quiet              log only problems\n"
 	    "\n"
 	    "examples:\n"
@@ -89,6 +95,17 @@ static int parse_size(const char *s, uint32_t *out)
 	if (errno || end == s || *end || v < 64 || v > (1ull << 30))
 		return -1;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
+		return -1;
+	*out = (unsigned)v;
 	return 0;
 }
 
@@ -191,6 +208,20 @@ struct vgd_conn *vgd_conn_at(size_t i)
 
 static void add_conn(int fd, const char *peer)
 {
+	size_t live = 0;
+	for (size_t i = 0; i < nconns; i++)
+		live += conns[i] != NULL;
+	if (live >= vgd_opt.max_conns) {
+		static uint64_t last_log;
+		uint64_t now = vgd_now_ns();
+		if (now - last_log > 1000000000ull) { /* one line a second at most */
+			vgd_log("%s: refused: %u connections already (--max-connections)", peer,
+			        vgd_opt.max_conns);
+			last_log = now;
+		}
+		close(fd);
+		return;
+	}
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	if (nconns == cap_conns) {
@@ -254,6 +285,8 @@ int main(int argc, char **argv)
 {
 	vgd_opt.listen = "127.0.0.1:7878";
 	vgd_opt.max_frame = VGF_MAX_FRAME_DEFAULT;
+	vgd_opt.max_conns = 1024;
+	vgd_opt.handshake_timeout = 10;
 	char sockbuf[256];
 	default_socket(sockbuf, sizeof sockbuf);
 	vgd_opt.socket = sockbuf;
@@ -272,7 +305,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--listen") ||
 		           !strcmp(a, "--socket") || !strcmp(a, "--token") ||
 		           !strcmp(a, "--max-frame") || !strcmp(a, "--ready") ||
-		           !strcmp(a, "--store")) {
+		           !strcmp(a, "--store") || !strcmp(a, "--max-connections") ||
+		           !strcmp(a, "--handshake-timeout") || !strcmp(a, "--idle-timeout")) {
 			if (!v) {
 				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
 				        a);
@@ -291,7 +325,19 @@ int main(int argc, char **argv)
 				vgd_opt.ready = v;
 			else if (!strcmp(a, "--store"))
 				vgd_opt.store = v;
-			else if (parse_size(v, &vgd_opt.max_frame) < 0) {
+			else if (!strcmp(a, "--max-connections") ||
+			         !strcmp(a, "--handshake-timeout") ||
+			         !strcmp(a, "--idle-timeout")) {
+				unsigned *dst = a[2] == 'm'   ? &vgd_opt.max_conns
+				                : a[2] == 'h' ? &vgd_opt.handshake_timeout
+				                              : &vgd_opt.idle_timeout;
+				if (parse_uint(v, a[2] == 'i' ? 0 : 1, 1000000, dst) < 0) {
+					fprintf(stderr,
+					        "vigild: %s %s: expected a number, %d..1000000\n",
+					        a, v, a[2] == 'i' ? 0 : 1);
+					return 2;
+				}
+			} else if (parse_size(v, &vgd_opt.max_frame) < 0) {
 				fprintf(stderr,
 				        "vigild: --max-frame %s: expected bytes, 64..2^30\n", v);
 				return 2;
@@ -389,6 +435,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		vgd_store_tick(0);
+		uint64_t now = vgd_now_ns();
+		for (size_t i = 0; i < polled; i++)
+			if (conns[i] && !conns[i]->dead && vgd_conn_check_time(conns[i], now) < 0) {
+				vgd_conn_free(conns[i], VGD_VANISHED);
+				conns[i] = NULL;
+				pfds[3 + i].revents = 0;
+			}
 		if (n <= 0)
 			continue;
 		if (pfds[0].revents)

@@ -22,7 +22,12 @@ struct vgd_options {
 	uint32_t max_frame;
 	int quiet;
 	int sync; /* --sync: fsync what an ACK covers before sending it */
+	/* Limits (docs/protocol.md "Limits"). */
+	unsigned max_conns;         /* --max-connections: more are closed at once */
+	unsigned handshake_timeout; /* s: HELLO done within this, else disconnected */
+	unsigned idle_timeout;      /* s without a byte from an authenticated peer; 0 none */
 };
+#define VGD_HELLO_MAX 4096u /* the longest frame before HELLO is accepted */
 extern struct vgd_options vgd_opt;
 
 /* One stream file of an image. */

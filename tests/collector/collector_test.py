@@ -9,6 +9,7 @@ import signal
 import struct
 import subprocess
 import sys
+import socket
 import tempfile
 import threading
 import time
@@ -503,6 +504,80 @@ def case_bad_peers(work):
     check(a == {"good.Tick": 4000}, "good subject's records: %r %s" % (a, err))
     r = dump_json(work + "/out")
     check(r.returncode == 0, "damage in the collector's trace: %s" % r.stderr)
+
+
+def vm_hwm_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    fail("no VmHWM for %d" % pid)
+
+
+def closed_by_peer(sock, timeout):
+    """True when the other side closed (EOF or reset) within timeout: a timeout is False."""
+    sock.settimeout(timeout)
+    try:
+        while True:
+            if not sock.recv(65536):
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def case_limits(work):
+    """Peers that never authenticate cost the collector little and are let go: 64
+    connections each sending a 15 MiB HELLO, slow and silent peers, a connection cap."""
+    _s = socket
+    c = Collector(work + "/out", extra=["--handshake-timeout", "2",
+                                        "--max-connections", "80"]).start()
+    base = vm_hwm_kb(c.proc.pid)
+    big = struct.pack("<IB", 15 << 20, HELLO) + b"\x01\x00" + b"A" * (1 << 20)
+
+    def flood(out):
+        try:
+            sk = _s.create_connection(("127.0.0.1", c.port), timeout=10)
+            try:
+                for _ in range(15):
+                    sk.sendall(big)
+            except OSError:
+                pass
+            out.append(closed_by_peer(sk, 10))
+            sk.close()
+        except OSError as e:
+            out.append(repr(e))
+    res = []
+    ts = [threading.Thread(target=flood, args=(res,)) for _ in range(64)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    check(res == [True] * 64, "flooding peers not all disconnected: %r" % res)
+    hwm = vm_hwm_kb(c.proc.pid)
+    check(hwm < base + 32 * 1024, "vigild peak RSS grew from %d to %d kB" % (base, hwm))
+    # Slow (half a header) and silent peers: disconnected by the handshake timeout.
+    slow = _s.create_connection(("127.0.0.1", c.port))
+    slow.sendall(b"\x10\x00")
+    silent = _s.create_connection(("127.0.0.1", c.port))
+    check(closed_by_peer(slow, 30) and closed_by_peer(silent, 30),
+          "slow or silent peer not disconnected")
+    # The cap: 80 idle connections held, the next one closed at once.
+    held = [_s.create_connection(("127.0.0.1", c.port)) for _ in range(80)]
+    extra = _s.create_connection(("127.0.0.1", c.port))
+    check(closed_by_peer(extra, 1.5), "connection above --max-connections not closed")
+    for h in held:
+        h.close()
+    # A real subject still gets in once they are gone.
+    wait_for(lambda: c.logtext().count("connection closed") >= 80, "the held ones closed")
+    acks = []
+    good_subject(c.port, 5, acks)
+    check(acks == [1, 2, 3, 4, 5], "good subject's acks %r" % acks)
+    check(c.stop() == 0, "vigild exit status")
+    log = c.logtext()
+    for reason in ("before HELLO", "no HELLO within 2 s", "--max-connections"):
+        check(reason in log, "no log line for %r:\n%s" % (reason, log[-3000:]))
 
 
 def case_records(work):
