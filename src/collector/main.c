@@ -33,7 +33,18 @@ void vgd_log(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "vigild: %s\n", line);
+	/* Peers' strings (program names, replies, ...) go into these lines: control bytes
+	 * (newlines, terminal escapes) are written as \xHH, so one line stays one line. */
+	char safe[4 * sizeof line];
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)line; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			o += (size_t)snprintf(safe + o, sizeof safe - o, "\\x%02x", *p);
+		else
+			safe[o++] = (char)*p;
+	}
+	safe[o] = 0;
+	fprintf(stderr, "vigild: %s\n", safe);
 }
 
 static void usage(FILE *f)

@@ -36,10 +36,13 @@ static uint32_t rd32(const uint8_t *p)
 	return v;
 }
 
-/* Names that become one path component: no separators, dots or control bytes first. */
+/* Names that become one path component: no separators, dots or control bytes first,
+ * nor a name of the trace layout (a directory `metadata` would make CTF readers take its
+ * parent for a trace). */
 int vgd_safe_name(const char *s, size_t n)
 {
-	if (n == 0 || n > VGD_NAME_MAX || s[0] == '.' || s[0] == '-')
+	if (n == 0 || n > VGD_NAME_MAX || s[0] == '.' || s[0] == '-' ||
+	    (n == 8 && !memcmp(s, "metadata", 8)))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];

@@ -485,7 +485,13 @@ def case_bad_peers(work):
         + records(1, [(1, 1, 1, b"\x01\x02")]),
         "evil names": hello(token="sesame", pid=5) + frame(METADATA, struct.pack("<I", 0)
                                                            + s("../../etc") + s("/* CTF 1.8 */")),
+        "image named metadata": hello(token="sesame", pid=6) + frame(
+            METADATA, struct.pack("<I", 0) + s("metadata") + s("/* CTF 1.8 */")),
+        "host named metadata": hello(token="sesame", host="metadata", pid=7),
+        "dot dot": hello(token="sesame", host="..", pid=8),
     }
+    bad["control bytes"] = hello(token="sesame", pid=9, program="evil\n\x1b[31mvigild: forged") + \
+        frame(METADATA, struct.pack("<I", 0) + s("x") + s("not TSDL"))
     for name, data in bad.items():
         p = Peer(c.port)
         p.send(data)
@@ -500,6 +506,13 @@ def case_bad_peers(work):
                    "unknown schema id 9", "cut short", "does not parse", "unusable"):
         check(reason in log, "no log line for %r:\n%s" % (reason, log))
     check(not os.path.exists(os.path.join(work, "etc")), "a path escaped the output directory")
+    check(not os.path.exists(os.path.join(work, "out", "metadata")) and
+          not os.path.exists(os.path.join(work, "out", "testhost", "metadata")),
+          "a directory named metadata was made")
+    # A peer's strings are logged escaped: its newline and terminal escape stay visible
+    # in one line.
+    check("evil\\x0a\\x1b[31mvigild: forged" in log and "\x1b" not in log,
+          "peer string not escaped in the log")
     a, err = counts_of(work + "/out/good")
     check(a == {"good.Tick": 4000}, "good subject's records: %r %s" % (a, err))
     r = dump_json(work + "/out")
