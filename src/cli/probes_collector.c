@@ -199,7 +199,7 @@ int probes_collector(const char *addr, const char *verb, const struct vg_probe_p
 	gethostname(host, sizeof host - 1);
 	struct vgf_buf b = {0};
 	vgf_put_hello(&b, getenv("VIGIL_TO_TOKEN") ? getenv("VIGIL_TO_TOKEN") : "", host,
-	              (uint32_t)getpid(), 0, "vigil probes", VGF_KIND_CONTROL);
+	              (uint32_t)getpid(), 0, "vigil probes", VGF_KIND_CONTROL, NULL, 0);
 	int rc = b.failed ? -1 : send_all(fd, &b);
 	vgf_buf_free(&b);
 	uint8_t *payload = NULL;

@@ -58,8 +58,8 @@ static int drop(struct vgd_conn *c, const char *reason)
 static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 {
 	char err[300];
-	if (f->u.hello.version != VGF_VERSION) {
-		snprintf(err, sizeof err, "HELLO: protocol version %u, this collector speaks %d",
+	if (f->u.hello.version < 1 || f->u.hello.version > VGF_VERSION) {
+		snprintf(err, sizeof err, "HELLO: protocol version %u, this collector speaks 1..%d",
 		         f->u.hello.version, VGF_VERSION);
 		return drop(c, err);
 	}
@@ -73,8 +73,16 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 		size_t hn = f->u.hello.host.n <= VGD_NAME_MAX ? f->u.hello.host.n : VGD_NAME_MAX;
 		memcpy(host, f->u.hello.host.p, hn);
 		host[hn] = 0;
-		/* A subject that reconnects before its old connection was seen to die. */
+		/* A subject that reconnects before its old connection was seen to die: only
+		 * with the session's secret (a foreign HELLO leaves the subject alone). */
 		struct vgd_conn *old = vgd_find_subject(host, f->u.hello.pid, f->u.hello.start, c);
+		if (old && !vgd_subject_may_resume(&old->subj, f)) {
+			snprintf(err, sizeof err,
+			         "HELLO: resumes the session of %s/%" PRIu32
+			         " without its secret; refused",
+			         old->subj.host, old->subj.pid);
+			return drop(c, err);
+		}
 		if (old)
 			vgd_drop_conn(old);
 		if (vgd_subject_open(&c->subj, f, err, sizeof err) < 0) {
@@ -90,7 +98,11 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 			vgd_log("%s: subject %s (%s), acked %" PRIu64, c->peer, c->subj.program,
 			        f->u.hello.kind == VGF_KIND_C ? "C" : "records", acked);
 	}
-	vgf_put_welcome(&c->out, ++next_session, acked);
+	if (f->u.hello.version >= 2)
+		vgf_put_welcome(&c->out, ++next_session, acked, c->subj.secret,
+		                c->has_subject && c->subj.has_secret ? VGF_SECRET_LEN : 0);
+	else
+		vgf_put_welcome(&c->out, ++next_session, acked, NULL, 0);
 	vgd_relay_subject_hello(c);
 	return 0;
 }

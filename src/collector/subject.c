@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,7 +106,8 @@ int vgd_write_file(const char *path, const void *p, size_t n)
 	static unsigned counter;
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof tmp, "%s/.vigild/tmp-%d-%u", vgd_opt.out, (int)getpid(), counter++);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	              strstr(path, "/.vigild/") ? 0600 : 0666); /* state: secrets */
 	if (fd < 0)
 		return -1;
 	int rc = write_all(fd, p, n);
@@ -147,6 +149,12 @@ int vgd_subject_save(struct vgd_subject *s)
 	char buf[65536];
 	size_t len =
 	    (size_t)snprintf(buf, sizeof buf, "vigild-subject 1\nacked %" PRIu64 "\n", s->acked);
+	if (s->has_secret) {
+		char hex[2 * VGF_SECRET_LEN + 1];
+		for (int i = 0; i < VGF_SECRET_LEN; i++)
+			sprintf(hex + 2 * i, "%02x", s->secret[i]);
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "secret %s\n", hex);
+	}
 	for (struct vgd_image *im = s->images; im && len < sizeof buf - 512; im = im->next) {
 		char hex[33];
 		uuid_hex(im->uuid, hex);
@@ -176,6 +184,23 @@ static struct vgd_image *image_new(struct vgd_subject *s, uint32_t key, const ch
 	return im;
 }
 
+/* Compared in constant time: how much of a secret matched shows in no timing. */
+static int same_secret(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	unsigned char d = 0;
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+int vgd_subject_may_resume(const struct vgd_subject *s, const struct vgf_frame *hello)
+{
+	if (!s->has_secret)
+		return 1; /* made by a version 1 peer (or a vigild before version 2) */
+	return hello->u.hello.secret.n == VGF_SECRET_LEN &&
+	       same_secret(s->secret, (const uint8_t *)hello->u.hello.secret.p, VGF_SECRET_LEN);
+}
+
 static void load_state(struct vgd_subject *s)
 {
 	FILE *f = fopen(s->state_path, "r");
@@ -186,8 +211,18 @@ static void load_state(struct vgd_subject *s)
 		unsigned key;
 		char hex[40], dir[VGD_NAME_MAX + 16];
 		uint64_t acked;
+		char shex[2 * VGF_SECRET_LEN + 2];
 		if (sscanf(line, "acked %" SCNu64, &acked) == 1) {
 			s->acked = acked;
+		} else if (sscanf(line, "secret %65s", shex) == 1 &&
+		           strlen(shex) == 2 * VGF_SECRET_LEN) {
+			s->has_secret = 1;
+			for (int i = 0; i < VGF_SECRET_LEN; i++) {
+				unsigned v;
+				if (sscanf(shex + 2 * i, "%2x", &v) != 1)
+					v = 0;
+				s->secret[i] = (uint8_t)v;
+			}
 		} else if (sscanf(line, "image %u %39s %215s", &key, hex, dir) == 3 &&
 		           vgd_safe_name(dir, strlen(dir)) && !vgd_image_find(s, key)) {
 			struct vgd_image *im = image_new(s, key, dir);
@@ -225,6 +260,34 @@ int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char 
 	snprintf(s->state_path, sizeof s->state_path, "%s/%" PRIu32 "-%" PRIu64 ".state", state_dir,
 	         s->pid, s->start);
 	load_state(s);
+	if (!vgd_subject_may_resume(s, hello)) {
+		snprintf(err, errsize,
+		         "HELLO: resumes the session of %s/%" PRIu32 " without its secret; refused",
+		         s->host, s->pid);
+		return -1;
+	}
+	/* A new session of a version 2 subject: the secret only it can resume it with. The
+	 * subject proposes one (the C runtime does, so that the images an exec makes of it
+	 * know it at once), or the collector issues one, returned in WELCOME. */
+	if (!s->has_secret && hello->u.hello.version >= 2) {
+		const struct vgf_str *sec = &hello->u.hello.secret;
+		if (sec->n == VGF_SECRET_LEN) {
+			memcpy(s->secret, sec->p, VGF_SECRET_LEN);
+		} else if (sec->n != 0) {
+			snprintf(err, errsize, "HELLO: a secret of %u bytes, not %d", sec->n,
+			         VGF_SECRET_LEN);
+			return -1;
+		} else if (getrandom(s->secret, sizeof s->secret, 0) != (ssize_t)sizeof s->secret) {
+			snprintf(err, errsize, "getrandom: %s", strerror(errno));
+			return -1;
+		}
+		s->has_secret = 1;
+		if (vgd_subject_save(s) < 0) {
+			snprintf(err, errsize, "cannot write %s: %s", s->state_path,
+			         strerror(errno));
+			return -1;
+		}
+	}
 	for (struct vgd_image *im = s->images; im; im = im->next)
 		vgd_repair_image(im);
 	vgd_store_subject_back(s); /* not complete after all */

@@ -67,7 +67,9 @@ struct vgd_subject {
 	uint64_t start;
 	char program[256];
 	uint8_t kind;
-	uint64_t acked; /* highest sequence number stored */
+	uint64_t acked;                 /* highest sequence number stored */
+	uint8_t secret[VGF_SECRET_LEN]; /* issued at its first HELLO (version 2) */
+	int has_secret;
 	char host_dir[PATH_MAX];
 	char state_path[PATH_MAX];
 	struct vgd_image *images;
@@ -83,6 +85,8 @@ int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char 
                      size_t errsize);
 void vgd_subject_close(struct vgd_subject *s, int orderly);
 int vgd_subject_save(struct vgd_subject *s); /* the state file, before an ACK */
+/* A HELLO may resume this subject: 1, or 0 (its session has a secret, not the one given). */
+int vgd_subject_may_resume(const struct vgd_subject *s, const struct vgf_frame *hello);
 int vgd_metadata(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
 int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
 struct vgd_image *vgd_image_find(struct vgd_subject *s, uint32_t key);

@@ -404,6 +404,48 @@ def case_crash(work):
         check("did not acknowledge" not in e, "a subject kept data: %s" % e)
 
 
+def case_foreign(work):
+    """A local peer that opens a session as a running subject (host, pid and start are
+    readable in /proc) with a forged sequence number is refused without the secret the
+    collector issued at the subject's first HELLO; the real subject loses nothing."""
+    c = Collector(work + "/out").start()
+    env = dict(os.environ, VIGIL_TO_LINGER="30000")
+    p = subprocess.Popen([VIGIL, "record", "--to", c.addr(), "--", MAILBOX, "--messages",
+                          "3000", "--seed", "21", "--pace", "700"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: any(v > 0 for v in state_acked(work + "/out").values()),
+                 "the subject's first acknowledgement")
+        (key,) = state_acked(work + "/out").keys()
+        host, name = key.split("/")
+        pid, start = (int(x) for x in name[:-len(".state")].split("-"))
+        st = os.stat(os.path.join(work, "out", ".vigild", key))
+        check(st.st_mode & 0o077 == 0, "state file (the secret) readable by others")
+        forged = frame(PACKET, struct.pack("<I", 0) + s("stream-1-0")
+                       + struct.pack("<Q", 1 << 60) + s(b"\xc1\x1f\xfc\xc1" + b"\0" * 76))
+        for what, secret in (("no secret (version 1)", None), ("an empty secret", b""),
+                             ("a wrong secret", os.urandom(32))):
+            f = Peer(c.port)
+            f.send(hello(host=host, pid=pid, start=start, program="mailbox", kind=0,
+                         secret=secret) + forged)
+            t, _ = f.read_frame()
+            check(t is None, "%s: the foreign session was answered (frame %r)" % (what, t))
+            f.close()
+            check(p.poll() is None, "the subject ended before the forgeries; slow it down")
+        _, err = p.communicate(timeout=120)
+        check(p.returncode == 0, "subject: %s" % err.decode())
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(c.stop() == 0, "vigild exit status")
+    log = c.logtext()
+    check(log.count("without its secret; refused") == 3, "refusals:\n" + log)
+    a, err = counts_of(work + "/out")
+    check(discarded(err) == 0 and a.get("mailbox.SendMessage") == 3000 and
+          a.get("vg.process.end") == 1, "the real subject lost events: %r %s" % (a, err))
+
+
 def case_stopped(work):
     """A stopped collector never blocks the subject: it drops what exceeds its buffer,
     counts it, and the count reaches the trace once the collector runs again."""

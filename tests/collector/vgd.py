@@ -106,9 +106,11 @@ def frame(ftype, payload=b""):
     return struct.pack("<IB", len(payload) + 1, ftype) + payload
 
 
-def hello(host="testhost", pid=4242, start=1, program="app.py", kind=1, token=""):
-    return frame(HELLO, struct.pack("<H", 1) + s(token) + s(host) + struct.pack("<IQ", pid, start)
-                 + s(program) + struct.pack("<B", kind))
+def hello(host="testhost", pid=4242, start=1, program="app.py", kind=1, token="", secret=None):
+    """Version 1 HELLO, or version 2 with secret (bytes, b"" on a first HELLO)."""
+    p = (struct.pack("<H", 1 if secret is None else 2) + s(token) + s(host)
+         + struct.pack("<IQ", pid, start) + s(program) + struct.pack("<B", kind))
+    return frame(HELLO, p + (s(secret) if secret is not None else b""))
 
 
 def schema(sid, event, fields, relation="", kind=0, placement=0, strategy=0):
