@@ -556,8 +556,10 @@ int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size
 	if (!st)
 		return -1;
 	uint64_t pseq = rd64(p + 56);
-	if (st->has_last && pseq < st->last_seq)
-		return 0; /* already stored */
+	if (st->has_last && pseq < st->last_seq) {
+		s->acked = f->u.packet.seq; /* already stored: acknowledged as such */
+		return 0;
+	}
 	uint64_t old_size = st->size;
 	if (st->has_last && pseq == st->last_seq)
 		st->size =

@@ -446,6 +446,47 @@ def case_foreign(work):
           a.get("vg.process.end") == 1, "the real subject lost events: %r %s" % (a, err))
 
 
+def case_send(work):
+    """What a subject could not ship (its collector stopped as it ended) stays in its
+    spool; `vigil send SPOOL` ships it later, resuming the subject's session with its
+    secret, and the collected image then holds exactly what the program emitted."""
+    c = Collector(work + "/out").start()
+    args = ["--messages", "4000", "--seed", "31", "--pace", "300"]
+    env = dict(os.environ, VIGIL_TO_LINGER="300")
+    p = subprocess.Popen([VIGIL, "record", "--to", c.addr(), "--", MAILBOX] + args, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: any(v > 0 for v in state_acked(work + "/out").values()),
+                 "the subject's first acknowledgement")
+        os.kill(c.proc.pid, signal.SIGSTOP)
+        try:
+            _, err = p.communicate(timeout=120)
+        finally:
+            os.kill(c.proc.pid, signal.SIGCONT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(p.returncode == 0 and "the rest stays in " in err, "subject: %r" % err)
+    spool = err.rsplit("the rest stays in ", 1)[1].split()[0]
+    check(os.path.isdir(spool), "no spool kept: " + spool)
+    try:
+        r = run([VIGIL, "send", "--to", c.addr(), spool])
+        check(r.returncode == 0 and r.stderr.count("\n") == 1, "vigil send: %r" % r.stderr)
+        sent = int(r.stderr.split("vigil send: ", 1)[1].split()[0])
+        check(sent > 0, "vigil send sent nothing: the test shipped all before; %r" % r.stderr)
+        check(not os.path.exists(spool), "vigil send left " + spool)
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+    check(c.stop() == 0, "vigild exit status")
+    check("without its secret" not in c.logtext(), "vigil send was refused")
+    a, err = counts_of(work + "/out")
+    check(discarded(err) == 0 and a.get("mailbox.SendMessage") == 4000 and
+          a.get("vg.process.end") == 1, "collected after vigil send: %r %s" % (a, err))
+    r = run([VIGIL, "send", "--to", c.addr(), work + "/nothing"])
+    check(r.returncode == 1 and r.stderr.count("\n") == 1, "send of nothing: %r" % r.stderr)
+
+
 def case_stopped(work):
     """A stopped collector never blocks the subject: it drops what exceeds its buffer,
     counts it, and the count reaches the trace once the collector runs again."""
