@@ -14,7 +14,7 @@ foreach(t help records bad_peers mailbox unix fork_exec control_relay concurrent
                        LABELS collector)
 endforeach()
 # vigild itself under the sanitizers: the cases without a preloaded C subject.
-set_tests_properties(collector.help collector.records collector.bad_peers
+set_tests_properties(collector.help collector.records collector.bad_peers collector.limits
                      PROPERTIES LABELS "collector;sanitize")
 # Each C-subject case starts collectors and subjects of its own: not two at once on 2 cores.
 set_tests_properties(collector.mailbox collector.unix collector.fork_exec collector.concurrent

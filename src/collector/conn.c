@@ -55,6 +55,17 @@ static int drop(struct vgd_conn *c, const char *reason)
 	return -1;
 }
 
+/* Constant time in the bytes compared: the time a wrong token takes tells nothing of how
+ * much of it was right (only whether its length was). */
+static int same_token(struct vgf_str given, const char *token)
+{
+	size_t n = strlen(token);
+	unsigned char d = given.n != n;
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(token[i] ^ (i < given.n ? given.p[i] : 0));
+	return d == 0;
+}
+
 static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 {
 	char err[300];
@@ -63,8 +74,7 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 		         f->u.hello.version, VGF_VERSION);
 		return drop(c, err);
 	}
-	if (vgd_opt.token && (f->u.hello.token.n != strlen(vgd_opt.token) ||
-	                      memcmp(f->u.hello.token.p, vgd_opt.token, f->u.hello.token.n)))
+	if (vgd_opt.token && !same_token(f->u.hello.token, vgd_opt.token))
 		return drop(c, "HELLO: wrong token; refused");
 	c->hello_done = 1;
 	uint64_t acked = 0;

@@ -52,7 +52,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: vigild -o DIR [--listen HOST:PORT] [--socket PATH | --no-socket]\n"
-	    "              [--token TOKEN] [--max-frame BYTES] [--ready FILE] [--quiet]\n"
+	    "              [--token-file FILE] [--max-frame BYTES] [--ready FILE] [--quiet]\n"
 	    "              [--store postgresql://...] [--sync] [--max-connections N]\n"
 	    "              [--handshake-timeout S] [--idle-timeout S]\n"
 	    "\n"
@@ -65,7 +65,9 @@ static void usage(FILE *f)
 	    "  --listen HOST:PORT   TCP address (default 127.0.0.1:7878; port 0: any free one)\n"
 	    "  --socket PATH        Unix socket (default $XDG_RUNTIME_DIR/vigild.sock or\n"
 	    "                       /tmp/vigild-$UID.sock); --no-socket: none\n"
-	    "  --token TOKEN        refuse subjects whose HELLO carries another token\n"
+	    "  --token-file FILE    refuse peers whose HELLO carries another token than the\n"
+	    "                       first line of FILE (or $VIGILD_TOKEN; never on the\n"
+	    "                       command line, where ps shows it)\n"
 	    "  --max-frame BYTES    longest frame accepted (default 16777216)\n"
 	    "  --ready FILE         once listening, write {\"pid\":..,\"port\":..,\"socket\":..}\n"
 	    "  --store URL          also write every completed image's relations into\n"
@@ -85,7 +87,7 @@ static void usage(FILE *f)
 	    "  vigild -o traces &\n"
 	    "  vigil record --to 127.0.0.1:7878 -- ./build/bin/mailbox\n"
 	    "  vigil dump traces/$(hostname)\n"
-	    "  vigild -o /srv/vigil --listen 0.0.0.0:7878 --token s3cret\n"
+	    "  vigild -o /srv/vigil --listen 0.0.0.0:7878 --token-file /etc/vigil/token\n"
 	    "  VIGIL_TO=unix:/tmp/vigild-$UID.sock VIGIL_TO_TOKEN=s3cret ./my_server\n");
 }
 
@@ -106,6 +108,24 @@ static int parse_size(const char *s, uint32_t *out)
 	if (errno || end == s || *end || v < 64 || v > (1ull << 30))
 		return -1;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* The first line of FILE, without its newline. */
+static int read_token(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "vigild: --token-file %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	int ok = fgets(buf, (int)n, f) != NULL;
+	fclose(f);
+	buf[ok ? strcspn(buf, "\r\n") : 0] = 0;
+	if (!buf[0]) {
+		fprintf(stderr, "vigild: --token-file %s: no token in its first line\n", path);
+		return -1;
+	}
 	return 0;
 }
 
@@ -298,8 +318,13 @@ int main(int argc, char **argv)
 	vgd_opt.max_frame = VGF_MAX_FRAME_DEFAULT;
 	vgd_opt.max_conns = 1024;
 	vgd_opt.handshake_timeout = 10;
-	char sockbuf[256];
+	char sockbuf[256], token[512];
 	default_socket(sockbuf, sizeof sockbuf);
+	const char *env_token = getenv("VIGILD_TOKEN");
+	if (env_token && *env_token) {
+		snprintf(token, sizeof token, "%s", env_token);
+		vgd_opt.token = token;
+	}
 	vgd_opt.socket = sockbuf;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -315,9 +340,10 @@ int main(int argc, char **argv)
 			vgd_opt.socket = "";
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--listen") ||
 		           !strcmp(a, "--socket") || !strcmp(a, "--token") ||
-		           !strcmp(a, "--max-frame") || !strcmp(a, "--ready") ||
-		           !strcmp(a, "--store") || !strcmp(a, "--max-connections") ||
-		           !strcmp(a, "--handshake-timeout") || !strcmp(a, "--idle-timeout")) {
+		           !strcmp(a, "--token-file") || !strcmp(a, "--max-frame") ||
+		           !strcmp(a, "--ready") || !strcmp(a, "--store") ||
+		           !strcmp(a, "--max-connections") || !strcmp(a, "--handshake-timeout") ||
+		           !strcmp(a, "--idle-timeout")) {
 			if (!v) {
 				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
 				        a);
@@ -330,9 +356,16 @@ int main(int argc, char **argv)
 				vgd_opt.listen = v;
 			else if (!strcmp(a, "--socket"))
 				vgd_opt.socket = v;
-			else if (!strcmp(a, "--token"))
-				vgd_opt.token = v;
-			else if (!strcmp(a, "--ready"))
+			else if (!strcmp(a, "--token")) {
+				fprintf(stderr, "vigild: --token: a token on the command line is "
+				                "visible to every user (ps); use --token-file FILE "
+				                "or VIGILD_TOKEN\n");
+				return 2;
+			} else if (!strcmp(a, "--token-file")) {
+				if (read_token(v, token, sizeof token) < 0)
+					return 2;
+				vgd_opt.token = token;
+			} else if (!strcmp(a, "--ready"))
 				vgd_opt.ready = v;
 			else if (!strcmp(a, "--store"))
 				vgd_opt.store = v;

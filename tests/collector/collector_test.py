@@ -552,7 +552,13 @@ def good_subject(port, n_batches, out, token=""):
 
 
 def case_bad_peers(work):
-    c = Collector(work + "/out", extra=["--token", "sesame", "--max-frame", "1048576"]).start()
+    r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--token", "sesame"])
+    check(r.returncode == 2 and "--token-file" in r.stderr and r.stderr.count("\n") == 1,
+          "a token on the command line accepted: %r" % r.stderr)
+    with open(work + "/token", "w") as f:
+        f.write("sesame\n")
+    c = Collector(work + "/out", extra=["--token-file", work + "/token", "--max-frame",
+                                        "1048576"]).start()
     acks = []
     t = threading.Thread(target=good_subject, args=(c.port, 40, acks, "sesame"))
     t.start()
