@@ -54,7 +54,7 @@ static void usage(FILE *f)
 	    "usage: vigild -o DIR [--listen HOST:PORT] [--socket PATH | --no-socket]\n"
 	    "              [--token-file FILE] [--max-frame BYTES] [--ready FILE] [--quiet]\n"
 	    "              [--store postgresql://...] [--sync] [--max-connections N]\n"
-	    "              [--handshake-timeout S] [--idle-timeout S]\n"
+	    "              [--handshake-timeout S] [--idle-timeout S] [--insecure]\n"
 	    "\n"
 	    "The vigil collector: receives the records of many processes (C programs run\n"
 	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
@@ -81,6 +81,7 @@ static void usage(FILE *f)
 	    "                       disconnected (10); frames before HELLO: at most 4096 bytes\n"
 	    "  --idle-timeout S     disconnect a peer silent for S s (default 0: never; a\n"
 	    "                       quiet subject is normal, and reconnects by itself)\n"
+	    "  --insecure           allow a --listen address beyond loopback without a token\n"
 	    "  --quiet              log only problems\n"
 	    "\n"
 	    "examples:\n"
@@ -127,6 +128,15 @@ static int read_token(const char *path, char *buf, size_t n)
 		return -1;
 	}
 	return 0;
+}
+
+/* HOST:PORT names a loopback address (127.0.0.0/8, ::1, localhost). */
+static int loopback(const char *addr)
+{
+	const char *colon = strrchr(addr, ':');
+	size_t n = colon ? (size_t)(colon - addr) : strlen(addr);
+	return (n >= 4 && !strncmp(addr, "127.", 4)) || (n == 5 && !strncmp(addr, "[::1]", 5)) ||
+	       (n == 9 && !strncmp(addr, "localhost", 9));
 }
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
@@ -285,6 +295,17 @@ static void accept_all(int lfd, int is_unix)
 		char peer[96];
 		if (is_unix) {
 			snprintf(peer, sizeof peer, "unix#%u", ++unix_count);
+			/* Zero configuration on the Unix socket: only our own user and root. */
+			struct ucred cr = {0};
+			socklen_t crl = sizeof cr;
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) < 0 ||
+			    (cr.uid != 0 && cr.uid != geteuid())) {
+				vgd_log("%s: uid %u (pid %d) is neither root nor vigild's user; "
+				        "refused",
+				        peer, (unsigned)cr.uid, (int)cr.pid);
+				close(fd);
+				continue;
+			}
 		} else {
 			char h[64] = "?";
 			int port = 0;
@@ -319,6 +340,7 @@ int main(int argc, char **argv)
 	vgd_opt.max_conns = 1024;
 	vgd_opt.handshake_timeout = 10;
 	char sockbuf[256], token[512];
+	int insecure = 0;
 	default_socket(sockbuf, sizeof sockbuf);
 	const char *env_token = getenv("VIGILD_TOKEN");
 	if (env_token && *env_token) {
@@ -336,6 +358,8 @@ int main(int argc, char **argv)
 			vgd_opt.quiet = 1;
 		} else if (!strcmp(a, "--sync")) {
 			vgd_opt.sync = 1;
+		} else if (!strcmp(a, "--insecure")) {
+			insecure = 1;
 		} else if (!strcmp(a, "--no-socket")) {
 			vgd_opt.socket = "";
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--listen") ||
@@ -411,6 +435,14 @@ int main(int argc, char **argv)
 	    (mkdir(state, 0777) < 0 && errno != EEXIST)) {
 		fprintf(stderr, "vigild: cannot create %s: %s\n", state, strerror(errno));
 		return 1;
+	}
+	/* Beyond loopback anyone on the network could write traces and switch probes. */
+	if (!vgd_opt.token && !insecure && !loopback(vgd_opt.listen)) {
+		fprintf(stderr,
+		        "vigild: --listen %s is not a loopback address: give a token "
+		        "(--token-file or VIGILD_TOKEN), or --insecure (docs/security.md)\n",
+		        vgd_opt.listen);
+		return 2;
 	}
 	int port = 0;
 	int tfd = listen_tcp(vgd_opt.listen, &port);

@@ -69,8 +69,13 @@ def case_help(work):
     check(r.returncode == 0 and "examples:" in r.stdout, "vigild --help")
     r = run([os.path.join(BIN, "vigild"), "--bogus"])
     check(r.returncode == 2 and r.stderr.count("\n") == 1, "vigild --bogus: %r" % r.stderr)
-    r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--listen", "nonsense"])
+    r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--listen", "nonsense:1",
+             "--insecure"])
     check(r.returncode == 1 and "--listen nonsense" in r.stderr, "bad --listen: %r" % r.stderr)
+    # Beyond loopback: not without a token or --insecure (nothing is bound: it stops first).
+    r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--listen", "0.0.0.0:0"])
+    check(r.returncode == 2 and "--insecure" in r.stderr and r.stderr.count("\n") == 1,
+          "non-loopback --listen without a credential: %r" % r.stderr)
 
 
 def case_mailbox(work):
@@ -100,6 +105,15 @@ def case_unix(work):
     c = Collector(work + "/out", sock=sock).start()
     r = record_to("unix:" + sock, ["--messages", "300", "--seed", "2"])
     check(r.returncode == 0, "vigil record --to unix: %s" % r.stderr)
+    # Another user (nobody) who can reach the socket file is refused by its uid.
+    os.chmod(work, 0o711)
+    os.chmod(sock, 0o777)
+    probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.settimeout(20)\n"
+             "s.connect(sys.argv[1])\nprint('closed' if s.recv(100) == b'' else 'open')\n")
+    r = subprocess.run(["/usr/bin/python3", "-c", probe, sock], user=65534, capture_output=True,
+                       text=True, timeout=60)
+    check(r.stdout.strip() == "closed", "another user's connection: %r %r" % (r.stdout, r.stderr))
+    wait_for(lambda: "neither root nor vigild's user; refused" in c.logtext(), "the refusal")
     check(c.stop() == 0, "vigild exit status")
     check(not os.path.exists(sock), "the socket stays after SIGTERM")
     a, _ = counts_of(work + "/out")

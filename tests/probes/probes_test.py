@@ -337,7 +337,7 @@ def test_impostor(s):
     fakes = []
     try:
         for user in (65534, None):  # another user; then ourselves, but not the target
-            fake = subprocess.Popen([sys.executable, "-c", IMPOSTOR, str(target.pid)],
+            fake = subprocess.Popen(["/usr/bin/python3", "-c", IMPOSTOR, str(target.pid)],
                                     stdout=subprocess.PIPE, text=True, user=user)
             fakes.append(fake)
             check(fake.stdout.readline().strip() == "ready", "the impostor did not bind")
