@@ -19,6 +19,7 @@
 
 #include "cli/collector_link.h"
 #include "cli/commands.h"
+#include "cli/send.h"
 
 #define HDR 80
 #define MAX_IMAGES 4096
@@ -263,6 +264,134 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct img *)a)->name, ((const struct img *)b)->name);
 }
 
+/* Reads the images of SPOOL; n of them, or 0. */
+static size_t read_images(const char *spool, struct img *im)
+{
+	DIR *d = opendir(spool);
+	if (!d)
+		return 0;
+	size_t n = 0;
+	struct dirent *de;
+	while (n < MAX_IMAGES && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof im->name)
+			continue;
+		char mpath[PATH_MAX + 272];
+		snprintf(mpath, sizeof mpath, "%s/%s/metadata", spool, de->d_name);
+		size_t len;
+		char *tsdl = read_file(mpath, &len);
+		if (!tsdl)
+			continue;
+		struct img *x = &im[n];
+		uint64_t pid, key;
+		if (env_text(tsdl, "hostname", x->host, sizeof x->host) == 0 &&
+		    env_text(tsdl, "procname", x->program, sizeof x->program) == 0 &&
+		    env_num(tsdl, "vpid", &pid) == 0 &&
+		    env_num(tsdl, "vigil_process_gen", &x->gen) == 0 &&
+		    env_num(tsdl, "vigil_image", &key) == 0) {
+			snprintf(x->name, sizeof x->name, "%s", de->d_name);
+			x->pid = (int)pid;
+			x->key = (uint32_t)key;
+			x->done = 0;
+			n++;
+		}
+		free(tsdl);
+	}
+	closedir(d);
+	qsort(im, n, sizeof *im, by_name);
+	return n;
+}
+
+/* Ships SPOOL and removes it: 0; 1 with one line on stderr (WHO: ...). */
+static int ship(const char *who, const char *to, const char *spool, struct img *im, size_t n)
+{
+	unsigned packets = 0, procs = 0;
+	char err[512];
+	for (size_t i = 0; i < n; i++) {
+		if (im[i].done)
+			continue;
+		if (send_session(to, spool, im, n, i, &packets, err, sizeof err) < 0) {
+			fprintf(stderr, "%s: %s: %s; %s is kept\n", who, to, err, spool);
+			return 1;
+		}
+		procs++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char dir[PATH_MAX + 256], sp[PATH_MAX + 64];
+		snprintf(dir, sizeof dir, "%s/%s", spool, im[i].name);
+		remove_image(dir);
+		snprintf(sp, sizeof sp, "%s/.session-%d-%" PRIu64, spool, im[i].pid, im[i].gen);
+		unlink(sp);
+	}
+	rmdir(spool); /* when nothing else is left in it */
+	fprintf(stderr,
+	        "%s: %u packets of %zu image(s) of %u process(es) acknowledged by %s; "
+	        "removed from %s\n",
+	        who, packets, n, procs, to, spool);
+	return 0;
+}
+
+/* A process of the spool still runs: /proc/PID/stat's start time is its gen. */
+static int alive(int pid, uint64_t gen)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* after the command name */
+	unsigned long long start = 0;
+	/* fields 3..22 after ") ": state is field 3, starttime field 22 */
+	for (int field = 2; p && *p && field < 22; p++)
+		if (*p == ' ' && ++field == 22)
+			start = strtoull(p + 1, NULL, 10);
+	return start == gen;
+}
+
+/* The process's session file names the collector it was sending to (`to=ADDR`). */
+static int bound_for(const char *spool, const struct img *x, const char *to)
+{
+	char path[PATH_MAX + 64], want[PATH_MAX + 8];
+	snprintf(path, sizeof path, "%s/.session-%d-%" PRIu64, spool, x->pid, x->gen);
+	snprintf(want, sizeof want, "\nto=%s\n", to);
+	size_t len;
+	char *t = read_file(path, &len);
+	int ok = t && strstr(t, want) != NULL;
+	free(t);
+	return ok;
+}
+
+void vg_send_leftovers(const char *to)
+{
+	static const char *const bases[] = {"/dev/shm", "/tmp"};
+	struct img *im = calloc(MAX_IMAGES, sizeof *im);
+	for (size_t b = 0; im && b < 2; b++) {
+		DIR *d = opendir(bases[b]);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			char spool[PATH_MAX];
+			struct stat sb;
+			if (strncmp(de->d_name, "vigil-spool-", 12) ||
+			    snprintf(spool, sizeof spool, "%s/%s", bases[b], de->d_name) >=
+			        (int)sizeof spool ||
+			    lstat(spool, &sb) < 0 || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid())
+				continue;
+			size_t n = read_images(spool, im), keep = 0;
+			for (size_t i = 0; i < n; i++)
+				keep +=
+				    alive(im[i].pid, im[i].gen) || !bound_for(spool, &im[i], to);
+			if (n && !keep)
+				ship("vigil record: a spool left by an earlier run", to, spool, im,
+				     n);
+		}
+		if (d)
+			closedir(d);
+	}
+	free(im);
+}
+
 int vg_cmd_send(int argc, char **argv)
 {
 	const char *to = getenv("VIGIL_TO"), *spool = NULL;
@@ -285,70 +414,16 @@ int vg_cmd_send(int argc, char **argv)
 		        spool ? "no collector: --to HOST:PORT or VIGIL_TO" : "SPOOL is required");
 		return 2;
 	}
-	DIR *d = opendir(spool);
-	if (!d) {
-		fprintf(stderr, "vigil send: %s: %s\n", spool, strerror(errno));
-		return 1;
-	}
 	struct img *im = calloc(MAX_IMAGES, sizeof *im);
-	size_t n = 0;
-	struct dirent *de;
-	while (im && n < MAX_IMAGES && (de = readdir(d))) {
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof im->name)
-			continue;
-		char mpath[PATH_MAX + 272];
-		snprintf(mpath, sizeof mpath, "%s/%s/metadata", spool, de->d_name);
-		size_t len;
-		char *tsdl = read_file(mpath, &len);
-		if (!tsdl)
-			continue;
-		struct img *x = &im[n];
-		uint64_t pid, key;
-		if (env_text(tsdl, "hostname", x->host, sizeof x->host) == 0 &&
-		    env_text(tsdl, "procname", x->program, sizeof x->program) == 0 &&
-		    env_num(tsdl, "vpid", &pid) == 0 &&
-		    env_num(tsdl, "vigil_process_gen", &x->gen) == 0 &&
-		    env_num(tsdl, "vigil_image", &key) == 0) {
-			snprintf(x->name, sizeof x->name, "%s", de->d_name);
-			x->pid = (int)pid;
-			x->key = (uint32_t)key;
-			n++;
-		}
-		free(tsdl);
-	}
-	closedir(d);
-	if (!im || !n) {
+	size_t n = im ? read_images(spool, im) : 0;
+	if (!n) {
 		fprintf(stderr,
 		        "vigil send: %s: no process image (a directory with metadata) in it\n",
 		        spool);
 		free(im);
 		return 1;
 	}
-	qsort(im, n, sizeof *im, by_name);
-	unsigned packets = 0, procs = 0;
-	char err[512];
-	for (size_t i = 0; i < n; i++) {
-		if (im[i].done)
-			continue;
-		if (send_session(to, spool, im, n, i, &packets, err, sizeof err) < 0) {
-			fprintf(stderr, "vigil send: %s: %s; %s is kept\n", to, err, spool);
-			free(im);
-			return 1;
-		}
-		procs++;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char dir[PATH_MAX + 256], sp[PATH_MAX + 64];
-		snprintf(dir, sizeof dir, "%s/%s", spool, im[i].name);
-		remove_image(dir);
-		snprintf(sp, sizeof sp, "%s/.session-%d-%" PRIu64, spool, im[i].pid, im[i].gen);
-		unlink(sp);
-	}
-	rmdir(spool); /* when nothing else is left in it */
-	fprintf(stderr,
-	        "vigil send: %u packets of %zu image(s) of %u process(es) acknowledged by %s; "
-	        "removed from %s\n",
-	        packets, n, procs, to, spool);
+	int rc = ship("vigil send", to, spool, im, n);
 	free(im);
-	return 0;
+	return rc;
 }

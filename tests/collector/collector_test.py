@@ -460,18 +460,16 @@ def case_foreign(work):
           a.get("vg.process.end") == 1, "the real subject lost events: %r %s" % (a, err))
 
 
-def case_send(work):
-    """What a subject could not ship (its collector stopped as it ended) stays in its
-    spool; `vigil send SPOOL` ships it later, resuming the subject's session with its
-    secret, and the collected image then holds exactly what the program emitted."""
-    c = Collector(work + "/out").start()
-    args = ["--messages", "4000", "--seed", "31", "--pace", "300"]
+def leave_spool(c, work, seed):
+    """A subject whose collector stops (SIGSTOP) as it ends: its spool is left."""
+    args = ["--messages", "4000", "--seed", str(seed), "--pace", "300"]
     env = dict(os.environ, VIGIL_TO_LINGER="300")
+    before = state_acked(work + "/out")
     p = subprocess.Popen([VIGIL, "record", "--to", c.addr(), "--", MAILBOX] + args, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: any(v > 0 for v in state_acked(work + "/out").values()),
-                 "the subject's first acknowledgement")
+        wait_for(lambda: any(v > 0 for k, v in state_acked(work + "/out").items()
+                             if k not in before), "the subject's first acknowledgement")
         os.kill(c.proc.pid, signal.SIGSTOP)
         try:
             _, err = p.communicate(timeout=120)
@@ -484,6 +482,16 @@ def case_send(work):
     check(p.returncode == 0 and "the rest stays in " in err, "subject: %r" % err)
     spool = err.rsplit("the rest stays in ", 1)[1].split()[0]
     check(os.path.isdir(spool), "no spool kept: " + spool)
+    return spool
+
+
+def case_send(work):
+    """What a subject could not ship (its collector stopped as it ended) stays in its
+    spool; `vigil send SPOOL` ships it later, and so does the next `vigil record --to`
+    to the same collector, resuming the subject's session with its secret; the collected
+    images then hold exactly what the programs emitted."""
+    c = Collector(work + "/out").start()
+    spool = leave_spool(c, work, 31)
     try:
         r = run([VIGIL, "send", "--to", c.addr(), spool])
         check(r.returncode == 0 and r.stderr.count("\n") == 1, "vigil send: %r" % r.stderr)
@@ -492,14 +500,25 @@ def case_send(work):
         check(not os.path.exists(spool), "vigil send left " + spool)
     finally:
         shutil.rmtree(spool, ignore_errors=True)
+    spool = leave_spool(c, work, 32)
+    try:
+        r = record_to(c.addr(), ["--messages", "10", "--seed", "1"])
+        check(r.returncode == 0 and "a spool left by an earlier run" in r.stderr and
+              spool in r.stderr, "the next vigil record --to: %r" % r.stderr)
+        check(not os.path.exists(spool), "the next vigil record --to left " + spool)
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
     check(c.stop() == 0, "vigild exit status")
-    check("without its secret" not in c.logtext(), "vigil send was refused")
-    a, err = counts_of(work + "/out")
-    check(discarded(err) == 0 and a.get("mailbox.SendMessage") == 4000 and
-          a.get("vg.process.end") == 1, "collected after vigil send: %r %s" % (a, err))
+    check("without its secret" not in c.logtext(), "a resumption was refused")
+    host = os.path.join(work, "out", os.uname().nodename)
+    sends = []
+    for img in sorted(os.listdir(host)):
+        a, err = counts_of(os.path.join(host, img))
+        check(discarded(err) == 0 and a.get("vg.process.end") == 1, "%s: %r %s" % (img, a, err))
+        sends.append(a.get("mailbox.SendMessage"))
+    check(sorted(sends) == [10, 4000, 4000], "SendMessage per image %r" % sends)
     r = run([VIGIL, "send", "--to", c.addr(), work + "/nothing"])
     check(r.returncode == 1 and r.stderr.count("\n") == 1, "send of nothing: %r" % r.stderr)
-
 
 def case_stopped(work):
     """A stopped collector never blocks the subject: it drops what exceeds its buffer,
