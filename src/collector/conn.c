@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #define READ_CHUNK (256u << 10)
-#define OUT_LIMIT (1u << 20)    /* a peer that reads none of its ACKs is dropped */
-#define PRE_CHUNK VGD_HELLO_MAX /* read size before HELLO: unauthenticated peers cost little */
+#define OUT_LIMIT (1u << 20) /* a peer that reads none of its ACKs is dropped */
+#define PRE_CHUNK 4096u      /* read size before HELLO: unauthenticated peers cost little */
 
 static uint64_t next_session;
 

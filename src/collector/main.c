@@ -78,7 +78,7 @@ static void usage(FILE *f)
 	    "                       default: written (survives a collector crash)\n"
 	    "  --max-connections N  connections at once; more are closed at once (1024)\n"
 	    "  --handshake-timeout S  a peer that has not sent HELLO within S s is\n"
-	    "                       disconnected (10); frames before HELLO: at most 4096 bytes\n"
+	    "                       disconnected (10); frames before HELLO: at most 64 KiB\n"
 	    "  --idle-timeout S     disconnect a peer silent for S s (default 0: never; a\n"
 	    "                       quiet subject is normal, and reconnects by itself)\n"
 	    "  --insecure           allow a --listen address beyond loopback without a token\n"

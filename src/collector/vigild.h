@@ -27,7 +27,9 @@ struct vgd_options {
 	unsigned handshake_timeout; /* s: HELLO done within this, else disconnected */
 	unsigned idle_timeout;      /* s without a byte from an authenticated peer; 0 none */
 };
-#define VGD_HELLO_MAX 4096u /* the longest frame before HELLO is accepted */
+/* The longest frame before HELLO is accepted: room for a Java program name, which is its
+ * whole command line. */
+#define VGD_HELLO_MAX 65536u
 extern struct vgd_options vgd_opt;
 
 /* One stream file of an image. */
