@@ -74,8 +74,15 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 		         f->u.hello.version, VGF_VERSION);
 		return drop(c, err);
 	}
-	if (vgd_opt.token && !same_token(f->u.hello.token, vgd_opt.token))
-		return drop(c, "HELLO: wrong token; refused");
+	/* Roles: probes switch sensors in every subject, so with a control token only it
+	 * admits a control peer; subjects' tokens do not. */
+	const char *need = f->u.hello.kind == VGF_KIND_CONTROL && vgd_opt.control_token
+	                       ? vgd_opt.control_token
+	                       : vgd_opt.token;
+	if (need && !same_token(f->u.hello.token, need))
+		return drop(c, f->u.hello.kind == VGF_KIND_CONTROL
+		                   ? "HELLO: wrong control token; refused"
+		                   : "HELLO: wrong token; refused");
 	c->hello_done = 1;
 	uint64_t acked = 0;
 	if (f->u.hello.kind != VGF_KIND_CONTROL) {

@@ -52,7 +52,8 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: vigild -o DIR [--listen HOST:PORT] [--socket PATH | --no-socket]\n"
-	    "              [--token-file FILE] [--max-frame BYTES] [--ready FILE] [--quiet]\n"
+	    "              [--token-file FILE] [--control-token-file FILE] [--max-frame BYTES]\n"
+	    "              [--ready FILE] [--quiet]\n"
 	    "              [--store postgresql://...] [--sync] [--max-connections N]\n"
 	    "              [--handshake-timeout S] [--idle-timeout S] [--insecure]\n"
 	    "\n"
@@ -68,6 +69,8 @@ static void usage(FILE *f)
 	    "  --token-file FILE    refuse peers whose HELLO carries another token than the\n"
 	    "                       first line of FILE (or $VIGILD_TOKEN; never on the\n"
 	    "                       command line, where ps shows it)\n"
+	    "  --control-token-file FILE  `vigil probes --collector` needs this token (or\n"
+	    "                       $VIGILD_CONTROL_TOKEN), subjects' tokens do not serve\n"
 	    "  --max-frame BYTES    longest frame accepted (default 16777216)\n"
 	    "  --ready FILE         once listening, write {\"pid\":..,\"port\":..,\"socket\":..}\n"
 	    "  --store URL          also write every completed image's relations into\n"
@@ -339,13 +342,18 @@ int main(int argc, char **argv)
 	vgd_opt.max_frame = VGF_MAX_FRAME_DEFAULT;
 	vgd_opt.max_conns = 1024;
 	vgd_opt.handshake_timeout = 10;
-	char sockbuf[256], token[512];
+	char sockbuf[256], token[512], control_token[512];
 	int insecure = 0;
 	default_socket(sockbuf, sizeof sockbuf);
 	const char *env_token = getenv("VIGILD_TOKEN");
 	if (env_token && *env_token) {
 		snprintf(token, sizeof token, "%s", env_token);
 		vgd_opt.token = token;
+	}
+	const char *env_ctl = getenv("VIGILD_CONTROL_TOKEN");
+	if (env_ctl && *env_ctl) {
+		snprintf(control_token, sizeof control_token, "%s", env_ctl);
+		vgd_opt.control_token = control_token;
 	}
 	vgd_opt.socket = sockbuf;
 	for (int i = 1; i < argc; i++) {
@@ -367,7 +375,7 @@ int main(int argc, char **argv)
 		           !strcmp(a, "--token-file") || !strcmp(a, "--max-frame") ||
 		           !strcmp(a, "--ready") || !strcmp(a, "--store") ||
 		           !strcmp(a, "--max-connections") || !strcmp(a, "--handshake-timeout") ||
-		           !strcmp(a, "--idle-timeout")) {
+		           !strcmp(a, "--idle-timeout") || !strcmp(a, "--control-token-file")) {
 			if (!v) {
 				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
 				        a);
@@ -389,6 +397,10 @@ int main(int argc, char **argv)
 				if (read_token(v, token, sizeof token) < 0)
 					return 2;
 				vgd_opt.token = token;
+			} else if (!strcmp(a, "--control-token-file")) {
+				if (read_token(v, control_token, sizeof control_token) < 0)
+					return 2;
+				vgd_opt.control_token = control_token;
 			} else if (!strcmp(a, "--ready"))
 				vgd_opt.ready = v;
 			else if (!strcmp(a, "--store"))

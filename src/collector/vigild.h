@@ -14,11 +14,12 @@
 
 struct vgd_options {
 	const char *out;
-	const char *listen; /* HOST:PORT */
-	const char *socket; /* Unix socket path; "" = none */
-	const char *token;  /* NULL: any */
-	const char *ready;  /* file written once listening (JSON: port, socket) */
-	const char *store;  /* --store postgresql://...: completed images also go there */
+	const char *listen;        /* HOST:PORT */
+	const char *socket;        /* Unix socket path; "" = none */
+	const char *token;         /* NULL: any */
+	const char *control_token; /* probes (HELLO kind 3) need this one; NULL: `token` */
+	const char *ready;         /* file written once listening (JSON: port, socket) */
+	const char *store;         /* --store postgresql://...: completed images also go there */
 	uint32_t max_frame;
 	int quiet;
 	int sync; /* --sync: fsync what an ACK covers before sending it */

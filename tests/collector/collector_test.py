@@ -590,8 +590,22 @@ def case_bad_peers(work):
           "a token on the command line accepted: %r" % r.stderr)
     with open(work + "/token", "w") as f:
         f.write("sesame\n")
+    with open(work + "/control-token", "w") as f:
+        f.write("open sesame\n")
     c = Collector(work + "/out", extra=["--token-file", work + "/token", "--max-frame",
-                                        "1048576"]).start()
+                                        "1048576", "--control-token-file",
+                                        work + "/control-token"]).start()
+    # Roles: probes need the control token; the subjects' token does not serve, nor
+    # the control token for a subject.
+    for tok, ok in (("sesame", False), ("open sesame", True)):
+        r = run([VIGIL, "probes", "--collector", c.addr(), "list"],
+                env=dict(os.environ, VIGIL_TO_TOKEN=tok))
+        check((r.returncode == 0) == ok, "vigil probes with token %r: %d %r" %
+              (tok, r.returncode, r.stderr))
+    p = Peer(c.port)
+    p.send(hello(token="open sesame", pid=10, program="sub", kind=1))
+    check(p.closed(), "a subject with the control token was let in")
+    p.close()
     acks = []
     t = threading.Thread(target=good_subject, args=(c.port, 40, acks, "sesame"))
     t.start()
@@ -624,7 +638,7 @@ def case_bad_peers(work):
     check(len(acks) == 40 and acks[-1] == 40, "good subject's acks %r" % acks[-3:])
     check(c.stop() == 0, "vigild exit status")
     log = c.logtext()
-    for reason in ("frame length outside", "wrong token", "before HELLO", "unknown frame type",
+    for reason in ("frame length outside", "wrong token", "wrong control token", "before HELLO", "unknown frame type",
                    "unknown schema id 9", "cut short", "does not parse", "unusable"):
         check(reason in log, "no log line for %r:\n%s" % (reason, log))
     check(not os.path.exists(os.path.join(work, "etc")), "a path escaped the output directory")
