@@ -311,7 +311,8 @@ static void list_all(struct vgd_conn *peer)
 		reply(peer, "error out of memory");
 	} else {
 		memcpy(line, head, (size_t)hl);
-		memcpy(line + hl, b.p, b.len);
+		if (b.len) /* no subject: b.p is NULL */
+			memcpy(line + hl, b.p, b.len);
 		line[hl + (int)b.len] = 0;
 		reply(peer, line);
 	}
