@@ -6,19 +6,19 @@ target_link_libraries(collector_frame_test PRIVATE vigil_frame)
 add_test(NAME collector.frame COMMAND collector_frame_test)
 set_tests_properties(collector.frame PROPERTIES LABELS "collector;sanitize")
 
-foreach(t help records bad_peers mailbox unix fork_exec control_relay concurrent restart
-          stopped probes)
+foreach(t help records bad_peers mailbox unix fork_exec control_relay concurrent restart crash
+          stopped probes limits foreign send)
   add_test(NAME collector.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/collector_test.py ${t})
   set_tests_properties(collector.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
                        LABELS collector SKIP_RETURN_CODE 77)
 endforeach()
 # vigild itself under the sanitizers: the cases without a preloaded C subject.
-set_tests_properties(collector.help collector.records collector.bad_peers
+set_tests_properties(collector.help collector.records collector.bad_peers collector.limits
                      PROPERTIES LABELS "collector;sanitize")
 # Each C-subject case starts collectors and subjects of its own: not two at once on 2 cores.
 set_tests_properties(collector.mailbox collector.unix collector.fork_exec collector.concurrent
-                     collector.restart collector.probes
+                     collector.restart collector.crash collector.foreign collector.send collector.probes
                      collector.stopped PROPERTIES RUN_SERIAL TRUE)
 
 # vigild --store into a real PostgreSQL server (Debian's binaries), as tests/store.cmake.

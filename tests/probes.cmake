@@ -7,7 +7,7 @@
 add_executable(vg_probes_subject ${CMAKE_SOURCE_DIR}/tests/probes/probes_subject.c)
 target_link_libraries(vg_probes_subject PRIVATE vigil_runtime Threads::Threads)
 
-foreach(t switch paging bad exact)
+foreach(t switch paging bad exact impostor)
   add_test(NAME probes.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/probes/probes_test.py ${t}
                    $<TARGET_FILE:vg_probes_subject>)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -257,6 +258,22 @@ static struct vgc_subject *attach_once(int pid, char *err, size_t errsize)
 			         pid);
 		else
 			snprintf(err, errsize, "cannot attach to process %d: %s", pid, strerror(e));
+		return NULL;
+	}
+	/* Anyone may bind the abstract name first: trust only the target process itself
+	 * (the listener's pid), run by root, by us, or by the owner of /proc/PID. */
+	struct ucred cr = {0};
+	socklen_t crlen = sizeof cr;
+	struct stat pst;
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/%d", pid);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0 || cr.pid != pid ||
+	    (cr.uid != 0 && cr.uid != geteuid() &&
+	     (stat(proc, &pst) < 0 || pst.st_uid != cr.uid))) {
+		snprintf(err, errsize,
+		         "@vigil-control.%d is held by pid %d (uid %u), not by process %d; refused",
+		         pid, (int)cr.pid, (unsigned)cr.uid, pid);
+		close(fd);
 		return NULL;
 	}
 	struct vgc_subject *c = calloc(1, sizeof *c);

@@ -20,7 +20,8 @@ static const struct command commands[] = {
     {"relations", vg_cmd_relations, "list the historical relations of a trace"},
     {"query", vg_cmd_query, "answer TQuel queries over the relations of a trace"},
     {"explain", vg_cmd_explain, "show the algebra of TQuel queries, before and after optimization"},
-    {"watch", vg_cmd_watch, "run a program with only the sensors a TQuel query needs; print its answer live"},
+    {"watch", vg_cmd_watch,
+     "run a program with only the sensors a TQuel query needs; print its answer live"},
     {"model", vg_cmd_model, "merge log models, recordings and traces into a behaviour model"},
     {"diff", vg_cmd_diff, "rank the differences between two behaviour models"},
     {"cdf", vg_cmd_cdf, "distribution of the time from one event to others in a model"},
@@ -28,6 +29,7 @@ static const struct command commands[] = {
     {"net", vg_cmd_net, "interaction networks: split traces per input, report, render"},
     {"clock", vg_cmd_clock, "each host's clock offset against a reference, from messages"},
     {"probes", vg_cmd_probes, "switch a running process's sensors on and off by pattern"},
+    {"send", vg_cmd_send, "ship what a killed subject left in its spool to the collector"},
     {"store", vg_cmd_store, "write the relations of traces into PostgreSQL tables"},
 };
 

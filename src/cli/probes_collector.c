@@ -14,119 +14,22 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cli/collector_link.h"
 #include "cli/probes.h"
 #include "frame.h"
 
 #define WAIT_MS 5000
-
-static int dial(const char *addr, char *err, size_t errsize)
-{
-	if (!strncmp(addr, "unix:", 5)) {
-		struct sockaddr_un sa = {.sun_family = AF_UNIX};
-		if (strlen(addr + 5) >= sizeof sa.sun_path) {
-			snprintf(err, errsize, "socket path too long");
-			return -1;
-		}
-		strcpy(sa.sun_path, addr + 5);
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
-			return fd;
-		snprintf(err, errsize, "%s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	const char *colon = strrchr(addr, ':');
-	if (!colon || colon == addr || !colon[1]) {
-		snprintf(err, errsize, "expected HOST:PORT or unix:PATH");
-		return -1;
-	}
-	char host[256];
-	snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1]:7878 */
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = 0;
-	}
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
-	int rc = getaddrinfo(host, colon + 1, &hints, &res);
-	if (rc) {
-		snprintf(err, errsize, "%s", gai_strerror(rc));
-		return -1;
-	}
-	int fd = -1;
-	for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-		fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
-			snprintf(err, errsize, "%s", strerror(errno));
-			close(fd);
-			fd = -1;
-		}
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
-static int send_all(int fd, const struct vgf_buf *b)
-{
-	for (size_t off = 0; off < b->len;) {
-		ssize_t n = send(fd, b->p + off, b->len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		off += (size_t)n;
-	}
-	return 0;
-}
-
-static int read_full(int fd, uint8_t *p, size_t n)
-{
-	while (n) {
-		struct pollfd pfd = {fd, POLLIN, 0};
-		if (poll(&pfd, 1, WAIT_MS) <= 0)
-			return -1;
-		ssize_t r = recv(fd, p, n, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-/* The next frame of `type` (others are skipped); its payload in *buf (malloc'd). */
-static int read_frame(int fd, uint8_t want, uint8_t **buf, uint32_t *len)
-{
-	for (;;) {
-		uint8_t hdr[VGF_HEADER];
-		uint8_t type;
-		if (read_full(fd, hdr, sizeof hdr) < 0 || vgf_header(hdr, 1u << 26, len, &type) < 0)
-			return -1;
-		uint8_t *p = malloc(*len ? *len : 1);
-		if (!p || read_full(fd, p, *len) < 0) {
-			free(p);
-			return -1;
-		}
-		if (type == want) {
-			*buf = p;
-			return 0;
-		}
-		free(p);
-	}
-}
 
 /* Sends one CONTROL line and returns its REPLY (malloc'd, NUL-terminated), or NULL. */
 static char *request(int fd, const char *line)
 {
 	struct vgf_buf b = {0};
 	vgf_put_line(&b, VGF_CONTROL, line);
-	int rc = b.failed ? -1 : send_all(fd, &b);
+	int rc = b.failed ? -1 : vg_cli_send_all(fd, &b);
 	vgf_buf_free(&b);
 	uint8_t *payload;
 	uint32_t len;
-	if (rc < 0 || read_frame(fd, VGF_REPLY, &payload, &len) < 0)
+	if (rc < 0 || vg_cli_read_frame(fd, VGF_REPLY, &payload, &len) < 0)
 		return NULL;
 	struct vgf_frame f;
 	char err[200];
@@ -190,7 +93,7 @@ static int print_list(char *ans, const char *addr, const struct vg_probe_pattern
 int probes_collector(const char *addr, const char *verb, const struct vg_probe_pattern *p, int json)
 {
 	char err[300];
-	int fd = dial(addr, err, sizeof err);
+	int fd = vg_cli_dial(addr, err, sizeof err);
 	if (fd < 0) {
 		fprintf(stderr, "vigil probes: --collector %s: %s\n", addr, err);
 		return 1;
@@ -199,12 +102,12 @@ int probes_collector(const char *addr, const char *verb, const struct vg_probe_p
 	gethostname(host, sizeof host - 1);
 	struct vgf_buf b = {0};
 	vgf_put_hello(&b, getenv("VIGIL_TO_TOKEN") ? getenv("VIGIL_TO_TOKEN") : "", host,
-	              (uint32_t)getpid(), 0, "vigil probes", VGF_KIND_CONTROL);
-	int rc = b.failed ? -1 : send_all(fd, &b);
+	              (uint32_t)getpid(), 0, "vigil probes", VGF_KIND_CONTROL, NULL, 0);
+	int rc = b.failed ? -1 : vg_cli_send_all(fd, &b);
 	vgf_buf_free(&b);
 	uint8_t *payload = NULL;
 	uint32_t len;
-	if (rc < 0 || read_frame(fd, VGF_WELCOME, &payload, &len) < 0) {
+	if (rc < 0 || vg_cli_read_frame(fd, VGF_WELCOME, &payload, &len) < 0) {
 		fprintf(stderr, "vigil probes: --collector %s: no WELCOME (a wrong token?)\n",
 		        addr);
 		close(fd);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/send.h"
 #include "cli/subject.h"
 #include "commands.h"
 #include "runtime/exe_static.h"
@@ -328,6 +329,8 @@ int vg_cmd_record(int argc, char **argv)
 		        strchr(argv[optind], '/') ? strerror(errno) : "not found on PATH");
 		return 127;
 	}
+	if (to) /* what earlier runs could not ship, before this one adds to it */
+		vg_send_leftovers(to);
 	if (vg_cli_find_runtime("record", lib, sizeof lib) < 0 ||
 	    (to ? make_spool(dir, sizeof dir) : prepare_output(out, dir, sizeof dir)) < 0)
 		return 2;

@@ -14,8 +14,16 @@
 
 #define READ_CHUNK (256u << 10)
 #define OUT_LIMIT (1u << 20) /* a peer that reads none of its ACKs is dropped */
+#define PRE_CHUNK 4096u      /* read size before HELLO: unauthenticated peers cost little */
 
 static uint64_t next_session;
+
+uint64_t vgd_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 struct vgd_conn *vgd_conn_new(int fd, const char *peer)
 {
@@ -23,6 +31,7 @@ struct vgd_conn *vgd_conn_new(int fd, const char *peer)
 	if (!c)
 		return NULL;
 	c->fd = fd;
+	c->since_ns = c->last_ns = vgd_now_ns();
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	if (!next_session)
 		next_session = (uint64_t)time(NULL) << 20;
@@ -46,17 +55,34 @@ static int drop(struct vgd_conn *c, const char *reason)
 	return -1;
 }
 
+/* Constant time in the bytes compared: the time a wrong token takes tells nothing of how
+ * much of it was right (only whether its length was). */
+static int same_token(struct vgf_str given, const char *token)
+{
+	size_t n = strlen(token);
+	unsigned char d = given.n != n;
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(token[i] ^ (i < given.n ? given.p[i] : 0));
+	return d == 0;
+}
+
 static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 {
 	char err[300];
-	if (f->u.hello.version != VGF_VERSION) {
-		snprintf(err, sizeof err, "HELLO: protocol version %u, this collector speaks %d",
+	if (f->u.hello.version < 1 || f->u.hello.version > VGF_VERSION) {
+		snprintf(err, sizeof err, "HELLO: protocol version %u, this collector speaks 1..%d",
 		         f->u.hello.version, VGF_VERSION);
 		return drop(c, err);
 	}
-	if (vgd_opt.token && (f->u.hello.token.n != strlen(vgd_opt.token) ||
-	                      memcmp(f->u.hello.token.p, vgd_opt.token, f->u.hello.token.n)))
-		return drop(c, "HELLO: wrong token; refused");
+	/* Roles: probes switch sensors in every subject, so with a control token only it
+	 * admits a control peer; subjects' tokens do not. */
+	const char *need = f->u.hello.kind == VGF_KIND_CONTROL && vgd_opt.control_token
+	                       ? vgd_opt.control_token
+	                       : vgd_opt.token;
+	if (need && !same_token(f->u.hello.token, need))
+		return drop(c, f->u.hello.kind == VGF_KIND_CONTROL
+		                   ? "HELLO: wrong control token; refused"
+		                   : "HELLO: wrong token; refused");
 	c->hello_done = 1;
 	uint64_t acked = 0;
 	if (f->u.hello.kind != VGF_KIND_CONTROL) {
@@ -64,8 +90,16 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 		size_t hn = f->u.hello.host.n <= VGD_NAME_MAX ? f->u.hello.host.n : VGD_NAME_MAX;
 		memcpy(host, f->u.hello.host.p, hn);
 		host[hn] = 0;
-		/* A subject that reconnects before its old connection was seen to die. */
+		/* A subject that reconnects before its old connection was seen to die: only
+		 * with the session's secret (a foreign HELLO leaves the subject alone). */
 		struct vgd_conn *old = vgd_find_subject(host, f->u.hello.pid, f->u.hello.start, c);
+		if (old && !vgd_subject_may_resume(&old->subj, f)) {
+			snprintf(err, sizeof err,
+			         "HELLO: resumes the session of %s/%" PRIu32
+			         " without its secret; refused",
+			         old->subj.host, old->subj.pid);
+			return drop(c, err);
+		}
 		if (old)
 			vgd_drop_conn(old);
 		if (vgd_subject_open(&c->subj, f, err, sizeof err) < 0) {
@@ -81,7 +115,11 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 			vgd_log("%s: subject %s (%s), acked %" PRIu64, c->peer, c->subj.program,
 			        f->u.hello.kind == VGF_KIND_C ? "C" : "records", acked);
 	}
-	vgf_put_welcome(&c->out, ++next_session, acked);
+	if (f->u.hello.version >= 2)
+		vgf_put_welcome(&c->out, ++next_session, acked, c->subj.secret,
+		                c->has_subject && c->subj.has_secret ? VGF_SECRET_LEN : 0);
+	else
+		vgf_put_welcome(&c->out, ++next_session, acked, NULL, 0);
 	vgd_relay_subject_hello(c);
 	return 0;
 }
@@ -149,17 +187,36 @@ static int on_frame(struct vgd_conn *c, uint8_t type, const uint8_t *payload, ui
 	return rc < 0 ? drop(c, err) : 0;
 }
 
+int vgd_conn_check_time(struct vgd_conn *c, uint64_t now)
+{
+	char err[96];
+	if (!c->hello_done && now - c->since_ns > vgd_opt.handshake_timeout * 1000000000ull) {
+		snprintf(err, sizeof err, "no HELLO within %u s (--handshake-timeout)",
+		         vgd_opt.handshake_timeout);
+		return drop(c, err);
+	}
+	if (c->hello_done && vgd_opt.idle_timeout &&
+	    now - c->last_ns > vgd_opt.idle_timeout * 1000000000ull) {
+		snprintf(err, sizeof err, "idle for %u s (--idle-timeout)", vgd_opt.idle_timeout);
+		return drop(c, err);
+	}
+	return 0;
+}
+
 int vgd_conn_readable(struct vgd_conn *c)
 {
-	if (c->in_cap - c->in_len < READ_CHUNK) {
-		size_t cap = c->in_len + READ_CHUNK;
+	/* Before HELLO a peer is unknown: small reads, small frames (VGD_HELLO_MAX). */
+	size_t chunk = c->hello_done ? READ_CHUNK : PRE_CHUNK;
+	uint32_t max_frame = c->hello_done ? vgd_opt.max_frame : VGD_HELLO_MAX;
+	if (c->in_cap - c->in_len < chunk) {
+		size_t cap = c->in_len + chunk;
 		uint8_t *p = realloc(c->in, cap);
 		if (!p)
 			return drop(c, "out of memory");
 		c->in = p;
 		c->in_cap = cap;
 	}
-	ssize_t n = recv(c->fd, c->in + c->in_len, READ_CHUNK, MSG_DONTWAIT);
+	ssize_t n = recv(c->fd, c->in + c->in_len, chunk, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n <= 0) {
@@ -170,20 +227,22 @@ int vgd_conn_readable(struct vgd_conn *c)
 		return -1;
 	}
 	c->in_len += (size_t)n;
+	c->last_ns = vgd_now_ns();
 	size_t off = 0;
 	int stored = 0, rc = 0;
 	while (c->in_len - off >= VGF_HEADER) {
 		uint32_t plen;
 		uint8_t type;
-		if (vgf_header(c->in + off, vgd_opt.max_frame, &plen, &type) < 0) {
+		max_frame = c->hello_done ? vgd_opt.max_frame : VGD_HELLO_MAX;
+		if (vgf_header(c->in + off, max_frame, &plen, &type) < 0) {
 			char err[96];
-			snprintf(err, sizeof err, "frame length outside 1..%u bytes (--max-frame)",
-			         vgd_opt.max_frame);
+			snprintf(err, sizeof err, "frame length outside 1..%u bytes (%s)",
+			         max_frame, c->hello_done ? "--max-frame" : "before HELLO");
 			return drop(c, err);
 		}
 		if (c->in_len - off - VGF_HEADER < plen) {
 			/* Room for the whole frame before the next read. */
-			size_t want = VGF_HEADER + (size_t)plen + READ_CHUNK;
+			size_t want = VGF_HEADER + (size_t)plen + chunk;
 			if (c->in_cap - off < want) {
 				memmove(c->in, c->in + off, c->in_len - off);
 				c->in_len -= off;

@@ -15,7 +15,9 @@ struct vgd_conn {
 	struct vgf_buf out; /* bytes to send */
 	size_t out_sent;
 	int hello_done, has_subject;
-	int dead; /* to be closed by the loop */
+	int dead;          /* to be closed by the loop */
+	uint64_t since_ns; /* accepted (CLOCK_MONOTONIC) */
+	uint64_t last_ns;  /* the last byte received */
 	struct vgd_subject subj;
 	struct vgd_probes *probes; /* relay.c: its sensor table and the replies it owes */
 };
@@ -26,6 +28,9 @@ struct vgd_conn *vgd_conn_new(int fd, const char *peer);
 int vgd_conn_readable(struct vgd_conn *c);
 int vgd_conn_writable(struct vgd_conn *c); /* flushes pending output: 0 or -1 */
 int vgd_conn_wants_write(const struct vgd_conn *c);
+/* The handshake and idle timeouts: 0, or -1 when the peer is to be disconnected. */
+int vgd_conn_check_time(struct vgd_conn *c, uint64_t now_ns);
+uint64_t vgd_now_ns(void);
 /* how: VGD_BYE, VGD_KEEP (the subject lives on), VGD_VANISHED (its images are recovered). */
 void vgd_conn_free(struct vgd_conn *c, int how);
 

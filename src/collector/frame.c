@@ -136,6 +136,8 @@ int vgf_decode(uint8_t type, const uint8_t *payload, size_t len, struct vgf_fram
 		f->u.hello.start = get_u64(&r);
 		f->u.hello.program = get_text(&r);
 		f->u.hello.kind = get_u8(&r);
+		if (f->u.hello.version >= 2)
+			f->u.hello.secret = get_str(&r);
 		if (!r.bad && f->u.hello.kind > VGF_KIND_CONTROL)
 			return fail(err, errsize, "HELLO: unknown subject kind %u",
 			            f->u.hello.kind);
@@ -143,6 +145,8 @@ int vgf_decode(uint8_t type, const uint8_t *payload, size_t len, struct vgf_fram
 	case VGF_WELCOME:
 		f->u.welcome.session = get_u64(&r);
 		f->u.welcome.acked = get_u64(&r);
+		if (r.p < r.end)
+			f->u.welcome.secret = get_str(&r);
 		break;
 	case VGF_METADATA:
 		f->u.metadata.image = get_u32(&r);
@@ -303,7 +307,8 @@ void vgf_end(struct vgf_buf *b)
 }
 
 void vgf_put_hello(struct vgf_buf *b, const char *token, const char *host, uint32_t pid,
-                   uint64_t start, const char *program, uint8_t kind)
+                   uint64_t start, const char *program, uint8_t kind, const uint8_t *secret,
+                   size_t secret_len)
 {
 	vgf_begin(b, VGF_HELLO);
 	vgf_u16(b, VGF_VERSION);
@@ -313,14 +318,18 @@ void vgf_put_hello(struct vgf_buf *b, const char *token, const char *host, uint3
 	vgf_u64(b, start);
 	vgf_cstr(b, program);
 	vgf_u8(b, kind);
+	vgf_bytes(b, secret, secret_len);
 	vgf_end(b);
 }
 
-void vgf_put_welcome(struct vgf_buf *b, uint64_t session, uint64_t acked)
+void vgf_put_welcome(struct vgf_buf *b, uint64_t session, uint64_t acked, const uint8_t *secret,
+                     size_t secret_len)
 {
 	vgf_begin(b, VGF_WELCOME);
 	vgf_u64(b, session);
 	vgf_u64(b, acked);
+	if (secret)
+		vgf_bytes(b, secret, secret_len);
 	vgf_end(b);
 }
 

@@ -8,7 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VGF_VERSION 1
+#define VGF_VERSION 2                     /* 2: HELLO and WELCOME carry the session's secret */
+#define VGF_SECRET_LEN 32                 /* bytes of the secret a collector issues */
 #define VGF_HEADER 5                      /* uint32 length + uint8 type */
 #define VGF_MAX_FRAME_DEFAULT (16u << 20) /* bytes after the length */
 
@@ -61,9 +62,11 @@ struct vgf_frame {
 			uint64_t start;
 			struct vgf_str program;
 			uint8_t kind;
+			struct vgf_str secret; /* version 2: empty on a first HELLO */
 		} hello;
 		struct {
 			uint64_t session, acked;
+			struct vgf_str secret; /* answering a version 2 HELLO */
 		} welcome;
 		struct {
 			uint32_t image;
@@ -128,9 +131,13 @@ void vgf_cstr(struct vgf_buf *b, const char *s);
 void vgf_raw(struct vgf_buf *b, const void *p, size_t n);
 
 /* Whole frames. */
+/* Version 2, with the secret of the session resumed (NULL, 0: none yet). */
 void vgf_put_hello(struct vgf_buf *b, const char *token, const char *host, uint32_t pid,
-                   uint64_t start, const char *program, uint8_t kind);
-void vgf_put_welcome(struct vgf_buf *b, uint64_t session, uint64_t acked);
+                   uint64_t start, const char *program, uint8_t kind, const uint8_t *secret,
+                   size_t secret_len);
+/* secret NULL: the version 1 WELCOME (no secret field). */
+void vgf_put_welcome(struct vgf_buf *b, uint64_t session, uint64_t acked, const uint8_t *secret,
+                     size_t secret_len);
 void vgf_put_ack(struct vgf_buf *b, uint64_t seq);
 void vgf_put_line(struct vgf_buf *b, uint8_t type, const char *line);
 void vgf_put_bye(struct vgf_buf *b);

@@ -33,7 +33,18 @@ void vgd_log(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "vigild: %s\n", line);
+	/* Peers' strings (program names, replies, ...) go into these lines: control bytes
+	 * (newlines, terminal escapes) are written as \xHH, so one line stays one line. */
+	char safe[4 * sizeof line];
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)line; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			o += (size_t)snprintf(safe + o, sizeof safe - o, "\\x%02x", *p);
+		else
+			safe[o++] = (char)*p;
+	}
+	safe[o] = 0;
+	fprintf(stderr, "vigild: %s\n", safe);
 }
 
 static void usage(FILE *f)
@@ -41,8 +52,10 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: vigild -o DIR [--listen HOST:PORT] [--socket PATH | --no-socket]\n"
-	    "              [--token TOKEN] [--max-frame BYTES] [--ready FILE] [--quiet]\n"
-	    "              [--store postgresql://...]\n"
+	    "              [--token-file FILE] [--control-token-file FILE] [--max-frame BYTES]\n"
+	    "              [--ready FILE] [--quiet]\n"
+	    "              [--store postgresql://...] [--sync] [--max-connections N]\n"
+	    "              [--handshake-timeout S] [--idle-timeout S] [--insecure]\n"
 	    "\n"
 	    "The vigil collector: receives the records of many processes (C programs run\n"
 	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
@@ -53,19 +66,32 @@ static void usage(FILE *f)
 	    "  --listen HOST:PORT   TCP address (default 127.0.0.1:7878; port 0: any free one)\n"
 	    "  --socket PATH        Unix socket (default $XDG_RUNTIME_DIR/vigild.sock or\n"
 	    "                       /tmp/vigild-$UID.sock); --no-socket: none\n"
-	    "  --token TOKEN        refuse subjects whose HELLO carries another token\n"
+	    "  --token-file FILE    refuse peers whose HELLO carries another token than the\n"
+	    "                       first line of FILE (or $VIGILD_TOKEN; never on the\n"
+	    "                       command line, where ps shows it)\n"
+	    "  --control-token-file FILE  `vigil probes --collector` needs this token (or\n"
+	    "                       $VIGILD_CONTROL_TOKEN), subjects' tokens do not serve\n"
 	    "  --max-frame BYTES    longest frame accepted (default 16777216)\n"
 	    "  --ready FILE         once listening, write {\"pid\":..,\"port\":..,\"socket\":..}\n"
 	    "  --store URL          also write every completed image's relations into\n"
 	    "                       PostgreSQL (docs/store.md): at BYE, or 10 s after its\n"
 	    "                       subject vanished\n"
+	    "  --sync               fsync the trace and state files before each ACK (an\n"
+	    "                       acknowledged packet survives a machine crash; slower);\n"
+	    "                       default: written (survives a collector crash)\n"
+	    "  --max-connections N  connections at once; more are closed at once (1024)\n"
+	    "  --handshake-timeout S  a peer that has not sent HELLO within S s is\n"
+	    "                       disconnected (10); frames before HELLO: at most 64 KiB\n"
+	    "  --idle-timeout S     disconnect a peer silent for S s (default 0: never; a\n"
+	    "                       quiet subject is normal, and reconnects by itself)\n"
+	    "  --insecure           allow a --listen address beyond loopback without a token\n"
 	    "  --quiet              log only problems\n"
 	    "\n"
 	    "examples:\n"
 	    "  vigild -o traces &\n"
 	    "  vigil record --to 127.0.0.1:7878 -- ./build/bin/mailbox\n"
 	    "  vigil dump traces/$(hostname)\n"
-	    "  vigild -o /srv/vigil --listen 0.0.0.0:7878 --token s3cret\n"
+	    "  vigild -o /srv/vigil --listen 0.0.0.0:7878 --token-file /etc/vigil/token\n"
 	    "  VIGIL_TO=unix:/tmp/vigild-$UID.sock VIGIL_TO_TOKEN=s3cret ./my_server\n");
 }
 
@@ -86,6 +112,44 @@ static int parse_size(const char *s, uint32_t *out)
 	if (errno || end == s || *end || v < 64 || v > (1ull << 30))
 		return -1;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* The first line of FILE, without its newline. */
+static int read_token(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "vigild: --token-file %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	int ok = fgets(buf, (int)n, f) != NULL;
+	fclose(f);
+	buf[ok ? strcspn(buf, "\r\n") : 0] = 0;
+	if (!buf[0]) {
+		fprintf(stderr, "vigild: --token-file %s: no token in its first line\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* HOST:PORT names a loopback address (127.0.0.0/8, ::1, localhost). */
+static int loopback(const char *addr)
+{
+	const char *colon = strrchr(addr, ':');
+	size_t n = colon ? (size_t)(colon - addr) : strlen(addr);
+	return (n >= 4 && !strncmp(addr, "127.", 4)) || (n == 5 && !strncmp(addr, "[::1]", 5)) ||
+	       (n == 9 && !strncmp(addr, "localhost", 9));
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
+		return -1;
+	*out = (unsigned)v;
 	return 0;
 }
 
@@ -188,6 +252,20 @@ struct vgd_conn *vgd_conn_at(size_t i)
 
 static void add_conn(int fd, const char *peer)
 {
+	size_t live = 0;
+	for (size_t i = 0; i < nconns; i++)
+		live += conns[i] != NULL;
+	if (live >= vgd_opt.max_conns) {
+		static uint64_t last_log;
+		uint64_t now = vgd_now_ns();
+		if (now - last_log > 1000000000ull) { /* one line a second at most */
+			vgd_log("%s: refused: %u connections already (--max-connections)", peer,
+			        vgd_opt.max_conns);
+			last_log = now;
+		}
+		close(fd);
+		return;
+	}
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	if (nconns == cap_conns) {
@@ -220,6 +298,17 @@ static void accept_all(int lfd, int is_unix)
 		char peer[96];
 		if (is_unix) {
 			snprintf(peer, sizeof peer, "unix#%u", ++unix_count);
+			/* Zero configuration on the Unix socket: only our own user and root. */
+			struct ucred cr = {0};
+			socklen_t crl = sizeof cr;
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) < 0 ||
+			    (cr.uid != 0 && cr.uid != geteuid())) {
+				vgd_log("%s: uid %u (pid %d) is neither root nor vigild's user; "
+				        "refused",
+				        peer, (unsigned)cr.uid, (int)cr.pid);
+				close(fd);
+				continue;
+			}
 		} else {
 			char h[64] = "?";
 			int port = 0;
@@ -251,8 +340,21 @@ int main(int argc, char **argv)
 {
 	vgd_opt.listen = "127.0.0.1:7878";
 	vgd_opt.max_frame = VGF_MAX_FRAME_DEFAULT;
-	char sockbuf[256];
+	vgd_opt.max_conns = 1024;
+	vgd_opt.handshake_timeout = 10;
+	char sockbuf[256], token[512], control_token[512];
+	int insecure = 0;
 	default_socket(sockbuf, sizeof sockbuf);
+	const char *env_token = getenv("VIGILD_TOKEN");
+	if (env_token && *env_token) {
+		snprintf(token, sizeof token, "%s", env_token);
+		vgd_opt.token = token;
+	}
+	const char *env_ctl = getenv("VIGILD_CONTROL_TOKEN");
+	if (env_ctl && *env_ctl) {
+		snprintf(control_token, sizeof control_token, "%s", env_ctl);
+		vgd_opt.control_token = control_token;
+	}
 	vgd_opt.socket = sockbuf;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -262,12 +364,18 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--quiet")) {
 			vgd_opt.quiet = 1;
+		} else if (!strcmp(a, "--sync")) {
+			vgd_opt.sync = 1;
+		} else if (!strcmp(a, "--insecure")) {
+			insecure = 1;
 		} else if (!strcmp(a, "--no-socket")) {
 			vgd_opt.socket = "";
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--listen") ||
 		           !strcmp(a, "--socket") || !strcmp(a, "--token") ||
-		           !strcmp(a, "--max-frame") || !strcmp(a, "--ready") ||
-		           !strcmp(a, "--store")) {
+		           !strcmp(a, "--token-file") || !strcmp(a, "--max-frame") ||
+		           !strcmp(a, "--ready") || !strcmp(a, "--store") ||
+		           !strcmp(a, "--max-connections") || !strcmp(a, "--handshake-timeout") ||
+		           !strcmp(a, "--idle-timeout") || !strcmp(a, "--control-token-file")) {
 			if (!v) {
 				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
 				        a);
@@ -280,13 +388,36 @@ int main(int argc, char **argv)
 				vgd_opt.listen = v;
 			else if (!strcmp(a, "--socket"))
 				vgd_opt.socket = v;
-			else if (!strcmp(a, "--token"))
-				vgd_opt.token = v;
-			else if (!strcmp(a, "--ready"))
+			else if (!strcmp(a, "--token")) {
+				fprintf(stderr, "vigild: --token: a token on the command line is "
+				                "visible to every user (ps); use --token-file FILE "
+				                "or VIGILD_TOKEN\n");
+				return 2;
+			} else if (!strcmp(a, "--token-file")) {
+				if (read_token(v, token, sizeof token) < 0)
+					return 2;
+				vgd_opt.token = token;
+			} else if (!strcmp(a, "--control-token-file")) {
+				if (read_token(v, control_token, sizeof control_token) < 0)
+					return 2;
+				vgd_opt.control_token = control_token;
+			} else if (!strcmp(a, "--ready"))
 				vgd_opt.ready = v;
 			else if (!strcmp(a, "--store"))
 				vgd_opt.store = v;
-			else if (parse_size(v, &vgd_opt.max_frame) < 0) {
+			else if (!strcmp(a, "--max-connections") ||
+			         !strcmp(a, "--handshake-timeout") ||
+			         !strcmp(a, "--idle-timeout")) {
+				unsigned *dst = a[2] == 'm'   ? &vgd_opt.max_conns
+				                : a[2] == 'h' ? &vgd_opt.handshake_timeout
+				                              : &vgd_opt.idle_timeout;
+				if (parse_uint(v, a[2] == 'i' ? 0 : 1, 1000000, dst) < 0) {
+					fprintf(stderr,
+					        "vigild: %s %s: expected a number, %d..1000000\n",
+					        a, v, a[2] == 'i' ? 0 : 1);
+					return 2;
+				}
+			} else if (parse_size(v, &vgd_opt.max_frame) < 0) {
 				fprintf(stderr,
 				        "vigild: --max-frame %s: expected bytes, 64..2^30\n", v);
 				return 2;
@@ -316,6 +447,14 @@ int main(int argc, char **argv)
 	    (mkdir(state, 0777) < 0 && errno != EEXIST)) {
 		fprintf(stderr, "vigild: cannot create %s: %s\n", state, strerror(errno));
 		return 1;
+	}
+	/* Beyond loopback anyone on the network could write traces and switch probes. */
+	if (!vgd_opt.token && !insecure && !loopback(vgd_opt.listen)) {
+		fprintf(stderr,
+		        "vigild: --listen %s is not a loopback address: give a token "
+		        "(--token-file or VIGILD_TOKEN), or --insecure (docs/security.md)\n",
+		        vgd_opt.listen);
+		return 2;
 	}
 	int port = 0;
 	int tfd = listen_tcp(vgd_opt.listen, &port);
@@ -384,6 +523,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		vgd_store_tick(0);
+		uint64_t now = vgd_now_ns();
+		for (size_t i = 0; i < polled; i++)
+			if (conns[i] && !conns[i]->dead && vgd_conn_check_time(conns[i], now) < 0) {
+				vgd_conn_free(conns[i], VGD_VANISHED);
+				conns[i] = NULL;
+				pfds[3 + i].revents = 0;
+			}
 		if (n <= 0)
 			continue;
 		if (pfds[0].revents)

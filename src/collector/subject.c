@@ -6,12 +6,15 @@
  * and within a stream a packet with the packet_seq_num of the last stored one replaces
  * it (the runtime ships its current packet as it grows), an older one is skipped. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,10 +37,13 @@ static uint32_t rd32(const uint8_t *p)
 	return v;
 }
 
-/* Names that become one path component: no separators, dots or control bytes first. */
+/* Names that become one path component: no separators, dots or control bytes first,
+ * nor a name of the trace layout (a directory `metadata` would make CTF readers take its
+ * parent for a trace). */
 int vgd_safe_name(const char *s, size_t n)
 {
-	if (n == 0 || n > VGD_NAME_MAX || s[0] == '.' || s[0] == '-')
+	if (n == 0 || n > VGD_NAME_MAX || s[0] == '.' || s[0] == '-' ||
+	    (n == 8 && !memcmp(s, "metadata", 8)))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -80,6 +86,19 @@ static int write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+/* --sync: a new or renamed entry is durable once its directory is synced. */
+static int sync_dir_of(const char *path)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	int fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
 /* Written beside, then renamed: a reader never sees half a file. The temporary lives in
  * DIR/.vigild, since CTF readers take every file of an image directory for a stream. */
 int vgd_write_file(const char *path, const void *p, size_t n)
@@ -87,14 +106,19 @@ int vgd_write_file(const char *path, const void *p, size_t n)
 	static unsigned counter;
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof tmp, "%s/.vigild/tmp-%d-%u", vgd_opt.out, (int)getpid(), counter++);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	              strstr(path, "/.vigild/") ? 0600 : 0666); /* state: secrets */
 	if (fd < 0)
 		return -1;
 	int rc = write_all(fd, p, n);
+	if (rc == 0 && vgd_opt.sync && fsync(fd) < 0)
+		rc = -1;
 	if (close(fd) < 0)
 		rc = -1;
 	if (rc == 0 && rename(tmp, path) < 0)
 		rc = -1;
+	if (rc == 0 && vgd_opt.sync)
+		rc = sync_dir_of(path);
 	if (rc < 0) {
 		int e = errno;
 		unlink(tmp);
@@ -125,6 +149,12 @@ int vgd_subject_save(struct vgd_subject *s)
 	char buf[65536];
 	size_t len =
 	    (size_t)snprintf(buf, sizeof buf, "vigild-subject 1\nacked %" PRIu64 "\n", s->acked);
+	if (s->has_secret) {
+		char hex[2 * VGF_SECRET_LEN + 1];
+		for (int i = 0; i < VGF_SECRET_LEN; i++)
+			sprintf(hex + 2 * i, "%02x", s->secret[i]);
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "secret %s\n", hex);
+	}
 	for (struct vgd_image *im = s->images; im && len < sizeof buf - 512; im = im->next) {
 		char hex[33];
 		uuid_hex(im->uuid, hex);
@@ -154,6 +184,23 @@ static struct vgd_image *image_new(struct vgd_subject *s, uint32_t key, const ch
 	return im;
 }
 
+/* Compared in constant time: how much of a secret matched shows in no timing. */
+static int same_secret(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	unsigned char d = 0;
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+int vgd_subject_may_resume(const struct vgd_subject *s, const struct vgf_frame *hello)
+{
+	if (!s->has_secret)
+		return 1; /* made by a version 1 peer (or a vigild before version 2) */
+	return hello->u.hello.secret.n == VGF_SECRET_LEN &&
+	       same_secret(s->secret, (const uint8_t *)hello->u.hello.secret.p, VGF_SECRET_LEN);
+}
+
 static void load_state(struct vgd_subject *s)
 {
 	FILE *f = fopen(s->state_path, "r");
@@ -164,8 +211,18 @@ static void load_state(struct vgd_subject *s)
 		unsigned key;
 		char hex[40], dir[VGD_NAME_MAX + 16];
 		uint64_t acked;
+		char shex[2 * VGF_SECRET_LEN + 2];
 		if (sscanf(line, "acked %" SCNu64, &acked) == 1) {
 			s->acked = acked;
+		} else if (sscanf(line, "secret %65s", shex) == 1 &&
+		           strlen(shex) == 2 * VGF_SECRET_LEN) {
+			s->has_secret = 1;
+			for (int i = 0; i < VGF_SECRET_LEN; i++) {
+				unsigned v;
+				if (sscanf(shex + 2 * i, "%2x", &v) != 1)
+					v = 0;
+				s->secret[i] = (uint8_t)v;
+			}
 		} else if (sscanf(line, "image %u %39s %215s", &key, hex, dir) == 3 &&
 		           vgd_safe_name(dir, strlen(dir)) && !vgd_image_find(s, key)) {
 			struct vgd_image *im = image_new(s, key, dir);
@@ -203,6 +260,36 @@ int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char 
 	snprintf(s->state_path, sizeof s->state_path, "%s/%" PRIu32 "-%" PRIu64 ".state", state_dir,
 	         s->pid, s->start);
 	load_state(s);
+	if (!vgd_subject_may_resume(s, hello)) {
+		snprintf(err, errsize,
+		         "HELLO: resumes the session of %s/%" PRIu32 " without its secret; refused",
+		         s->host, s->pid);
+		return -1;
+	}
+	/* A new session of a version 2 subject: the secret only it can resume it with. The
+	 * subject proposes one (the C runtime does, so that the images an exec makes of it
+	 * know it at once), or the collector issues one, returned in WELCOME. */
+	if (!s->has_secret && hello->u.hello.version >= 2) {
+		const struct vgf_str *sec = &hello->u.hello.secret;
+		if (sec->n == VGF_SECRET_LEN) {
+			memcpy(s->secret, sec->p, VGF_SECRET_LEN);
+		} else if (sec->n != 0) {
+			snprintf(err, errsize, "HELLO: a secret of %u bytes, not %d", sec->n,
+			         VGF_SECRET_LEN);
+			return -1;
+		} else if (getrandom(s->secret, sizeof s->secret, 0) != (ssize_t)sizeof s->secret) {
+			snprintf(err, errsize, "getrandom: %s", strerror(errno));
+			return -1;
+		}
+		s->has_secret = 1;
+		if (vgd_subject_save(s) < 0) {
+			snprintf(err, errsize, "cannot write %s: %s", s->state_path,
+			         strerror(errno));
+			return -1;
+		}
+	}
+	for (struct vgd_image *im = s->images; im; im = im->next)
+		vgd_repair_image(im);
 	vgd_store_subject_back(s); /* not complete after all */
 	if (vgd_schemas_load(s) < 0) {
 		snprintf(err, errsize, "cannot read the stored schemas of this subject");
@@ -305,8 +392,10 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 	char *path = st->path;
 	snprintf(st->path, sizeof st->path, "%s/%s", im->path, name);
 	st->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (st->fd < 0) {
+	if (st->fd < 0 || (vgd_opt.sync && sync_dir_of(path) < 0)) {
 		snprintf(err, errsize, "cannot open %s: %s", path, strerror(errno));
+		if (st->fd >= 0)
+			close(st->fd);
 		free(st);
 		return NULL;
 	}
@@ -324,10 +413,14 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 		st->last_ts = rd64(h + 32);
 		off += psize;
 	}
-	if (off != size && ftruncate(st->fd, (off_t)off) < 0) {
-		snprintf(err, errsize, "cannot truncate %s: %s", path, strerror(errno));
-		stream_close(st);
-		return NULL;
+	if (off != size) {
+		if (ftruncate(st->fd, (off_t)off) < 0) {
+			snprintf(err, errsize, "cannot truncate %s: %s", path, strerror(errno));
+			stream_close(st);
+			return NULL;
+		}
+		vgd_log("%s: cut %" PRIu64 " bytes of a packet not written whole", path,
+		        size - off);
 	}
 	st->size = off;
 	st->next = im->streams;
@@ -335,6 +428,24 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 	im->nstreams++;
 	vgd_stream_release(st);
 	return st;
+}
+
+/* A subject coming back (after a crash of the collector, or its own reconnection):
+ * every stream file of its images ends with a whole packet, even the streams it will not
+ * write again (vgd_stream_get cuts a tail that is not one). */
+void vgd_repair_image(struct vgd_image *im)
+{
+	DIR *d = opendir(im->path);
+	if (!d)
+		return;
+	struct dirent *de;
+	char err[300];
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "stream", 6) && de->d_type == DT_REG &&
+		    vgd_safe_name(de->d_name, strlen(de->d_name)) &&
+		    !vgd_stream_get(im, de->d_name, err, sizeof err))
+			vgd_log("%s", err);
+	closedir(d);
 }
 
 void vgd_stream_release(struct vgd_stream *st)
@@ -364,6 +475,10 @@ int vgd_stream_write(struct vgd_stream *st, const uint8_t *p, size_t n, char *er
 			return -1;
 		}
 		done += (size_t)w;
+	}
+	if (vgd_opt.sync && fdatasync(st->fd) < 0) {
+		snprintf(err, errsize, "fdatasync %s: %s", st->name, strerror(errno));
+		return -1;
 	}
 	st->has_last = 1;
 	st->last_off = st->size;
@@ -424,7 +539,12 @@ int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size
 	}
 	if (n < PACKET_HEADER || rd32(p) != CTF_MAGIC || rd64(p + 48) != (uint64_t)n * 8 ||
 	    rd64(p + 40) > rd64(p + 48) || rd64(p + 40) < PACKET_HEADER * 8) {
-		snprintf(err, errsize, "PACKET: not one whole CTF packet (%zu bytes)", n);
+		snprintf(
+		    err, errsize,
+		    "PACKET: not one whole CTF packet (%zu bytes; magic %08x, packet_size %" PRIu64
+		    ", content_size %" PRIu64 " bits)",
+		    n, n >= 4 ? rd32(p) : 0, n >= 56 ? rd64(p + 48) : 0,
+		    n >= 48 ? rd64(p + 40) : 0);
 		return -1;
 	}
 	if (f->u.packet.seq <= s->acked)
@@ -436,8 +556,10 @@ int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size
 	if (!st)
 		return -1;
 	uint64_t pseq = rd64(p + 56);
-	if (st->has_last && pseq < st->last_seq)
-		return 0; /* already stored */
+	if (st->has_last && pseq < st->last_seq) {
+		s->acked = f->u.packet.seq; /* already stored: acknowledged as such */
+		return 0;
+	}
 	uint64_t old_size = st->size;
 	if (st->has_last && pseq == st->last_seq)
 		st->size =

@@ -14,14 +14,23 @@
 
 struct vgd_options {
 	const char *out;
-	const char *listen; /* HOST:PORT */
-	const char *socket; /* Unix socket path; "" = none */
-	const char *token;  /* NULL: any */
-	const char *ready;  /* file written once listening (JSON: port, socket) */
-	const char *store;  /* --store postgresql://...: completed images also go there */
+	const char *listen;        /* HOST:PORT */
+	const char *socket;        /* Unix socket path; "" = none */
+	const char *token;         /* NULL: any */
+	const char *control_token; /* probes (HELLO kind 3) need this one; NULL: `token` */
+	const char *ready;         /* file written once listening (JSON: port, socket) */
+	const char *store;         /* --store postgresql://...: completed images also go there */
 	uint32_t max_frame;
 	int quiet;
+	int sync; /* --sync: fsync what an ACK covers before sending it */
+	/* Limits (docs/protocol.md "Limits"). */
+	unsigned max_conns;         /* --max-connections: more are closed at once */
+	unsigned handshake_timeout; /* s: HELLO done within this, else disconnected */
+	unsigned idle_timeout;      /* s without a byte from an authenticated peer; 0 none */
 };
+/* The longest frame before HELLO is accepted: room for a Java program name, which is its
+ * whole command line. */
+#define VGD_HELLO_MAX 65536u
 extern struct vgd_options vgd_opt;
 
 /* One stream file of an image. */
@@ -61,7 +70,9 @@ struct vgd_subject {
 	uint64_t start;
 	char program[256];
 	uint8_t kind;
-	uint64_t acked; /* highest sequence number stored */
+	uint64_t acked;                 /* highest sequence number stored */
+	uint8_t secret[VGF_SECRET_LEN]; /* issued at its first HELLO (version 2) */
+	int has_secret;
 	char host_dir[PATH_MAX];
 	char state_path[PATH_MAX];
 	struct vgd_image *images;
@@ -77,6 +88,8 @@ int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char 
                      size_t errsize);
 void vgd_subject_close(struct vgd_subject *s, int orderly);
 int vgd_subject_save(struct vgd_subject *s); /* the state file, before an ACK */
+/* A HELLO may resume this subject: 1, or 0 (its session has a secret, not the one given). */
+int vgd_subject_may_resume(const struct vgd_subject *s, const struct vgf_frame *hello);
 int vgd_metadata(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
 int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
 struct vgd_image *vgd_image_find(struct vgd_subject *s, uint32_t key);
@@ -87,6 +100,7 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 int vgd_stream_write(struct vgd_stream *st, const uint8_t *p, size_t n, char *err, size_t errsize);
 void vgd_stream_release(struct vgd_stream *st); /* closes its descriptor */
 int vgd_safe_name(const char *s, size_t n);
+void vgd_repair_image(struct vgd_image *im); /* cuts half-written packets off its streams */
 int vgd_write_file(const char *path, const void *p, size_t n); /* tmp + rename */
 
 /* records.c: subjects in other languages */

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -86,11 +87,16 @@ static struct {
 	size_t nimg;
 	struct inflight *q;
 	size_t qhead, qlen, qcap; /* q[qhead .. qlen) */
-	uint8_t *buf;
+	uint8_t *buf;             /* a packet being sent */
 	size_t bufcap;
+	uint8_t *mbuf; /* metadata: its own buffer, since send_packet sends it between
+	                  reading a packet into buf and sending it */
+	size_t mbufcap;
 	int backoff_ms;
 	uint64_t next_try_ns, last_snap_ns;
-	size_t noted; /* sensors the collector knows of (its `list`, or a NOTE) */
+	size_t noted;                   /* sensors the collector knows of (its `list`, or a NOTE) */
+	uint8_t secret[VGF_SECRET_LEN]; /* the session's, from the first WELCOME */
+	int has_secret;
 	int warned;
 } S = {.fd = -1, .wake = {-1, -1}};
 
@@ -229,6 +235,47 @@ static int read_exact(uint8_t *p, size_t n)
 static void free_acked(uint64_t acked);
 static int resend_inflight(void);
 
+/* The session's secret, kept in the spool (mode 0600) for the images an exec makes of
+ * this process and for `vigil send` of what a killed process left there. */
+static void secret_path(char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/.session-%d-%" PRIu64, vg__rt.cfg.out, (int)vg__rt.pid,
+	         vg__rt.process_gen);
+}
+
+static void save_secret(void)
+{
+	char path[PATH_MAX + 64], hex[2 * VGF_SECRET_LEN + 2];
+	secret_path(path, sizeof path);
+	for (int i = 0; i < VGF_SECRET_LEN; i++)
+		snprintf(hex + 2 * i, 3, "%02x", S.secret[i]);
+	hex[2 * VGF_SECRET_LEN] = '\n';
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	/* and where it goes: `vigil record --to` ships leftovers to the same collector only */
+	char to[PATH_MAX + 8];
+	int n = snprintf(to, sizeof to, "to=%s\n", vg__rt.cfg.to);
+	if (write(fd, hex, sizeof hex - 1) < 0 || write(fd, to, (size_t)n) < 0) {
+	}
+	close(fd);
+}
+
+static void load_secret(void)
+{
+	char path[PATH_MAX + 64], hex[2 * VGF_SECRET_LEN + 8];
+	secret_path(path, sizeof path);
+	if (vg__read_small_file(path, hex, sizeof hex) < 2 * VGF_SECRET_LEN)
+		return;
+	for (int i = 0; i < VGF_SECRET_LEN; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return;
+		S.secret[i] = (uint8_t)v;
+	}
+	S.has_secret = 1;
+}
+
 /* Connects, says HELLO, reads WELCOME, resends what it does not acknowledge. */
 static int try_connect(void)
 {
@@ -241,18 +288,24 @@ static int try_connect(void)
 	setsockopt(S.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	struct vgf_buf b = {0};
 	vgf_put_hello(&b, vg__rt.cfg.to_token, vg__rt.hostname, (uint32_t)vg__rt.pid,
-	              vg__rt.process_gen, vg__rt.procname, VGF_KIND_C);
+	              vg__rt.process_gen, vg__rt.procname, VGF_KIND_C,
+	              S.has_secret ? S.secret : NULL, S.has_secret ? VGF_SECRET_LEN : 0);
 	int rc = send_buf(&b);
 	vgf_buf_free(&b);
-	uint8_t w[VGF_HEADER + 16];
+	uint8_t w[VGF_HEADER + 64];
 	uint32_t plen;
 	uint8_t type;
 	struct vgf_frame f;
-	if (rc < 0 || read_exact(w, sizeof w) < 0 || vgf_header(w, 64, &plen, &type) < 0 ||
-	    type != VGF_WELCOME || plen != 16 ||
+	if (rc < 0 || read_exact(w, VGF_HEADER) < 0 || vgf_header(w, 64, &plen, &type) < 0 ||
+	    type != VGF_WELCOME || read_exact(w + VGF_HEADER, plen) < 0 ||
 	    vgf_decode(type, w + VGF_HEADER, plen, &f, NULL, 0) < 0) {
 		disconnect();
 		return -1;
+	}
+	if (!S.has_secret && f.u.welcome.secret.n == VGF_SECRET_LEN) {
+		memcpy(S.secret, f.u.welcome.secret.p, VGF_SECRET_LEN);
+		S.has_secret = 1;
+		save_secret();
 	}
 	uint64_t acked = f.u.welcome.acked;
 	if (!S.seq_known) { /* a new image numbers on from what the process sent before */
@@ -288,16 +341,21 @@ static struct sstream *stream_of(struct simage *im, const char *name)
 	return s;
 }
 
-static int ensure_buf(size_t n)
+static int grow(uint8_t **buf, size_t *cap, size_t n)
 {
-	if (n <= S.bufcap)
+	if (n <= *cap)
 		return 0;
-	uint8_t *p = realloc(S.buf, n);
+	uint8_t *p = realloc(*buf, n);
 	if (!p)
 		return -1;
-	S.buf = p;
-	S.bufcap = n;
+	*buf = p;
+	*cap = n;
 	return 0;
+}
+
+static int ensure_buf(size_t n)
+{
+	return grow(&S.buf, &S.bufcap, n);
 }
 
 /* METADATA for the image if not sent in this connection or grown since. */
@@ -311,8 +369,8 @@ static int send_metadata(struct simage *im)
 	struct stat sb;
 	int rc = 0;
 	if (fstat(fd, &sb) == 0 && (!im->meta_sent || sb.st_size != im->meta_size) &&
-	    ensure_buf((size_t)sb.st_size + 1) == 0) {
-		ssize_t n = pread(fd, S.buf, (size_t)sb.st_size, 0);
+	    grow(&S.mbuf, &S.mbufcap, (size_t)sb.st_size + 1) == 0) {
+		ssize_t n = pread(fd, S.mbuf, (size_t)sb.st_size, 0);
 		if (n == sb.st_size) {
 			struct vgf_buf b = {0};
 			vgf_begin(&b, VGF_METADATA);
@@ -321,7 +379,7 @@ static int send_metadata(struct simage *im)
 			vgf_u32(&b, (uint32_t)n);
 			uint32_t flen = (uint32_t)(b.len - 4 + (size_t)n);
 			memcpy(b.p, &flen, 4);
-			struct iovec iov[2] = {{b.p, b.len}, {S.buf, (size_t)n}};
+			struct iovec iov[2] = {{b.p, b.len}, {S.mbuf, (size_t)n}};
 			rc = b.failed ? -1 : send_iov(iov, 2);
 			vgf_buf_free(&b);
 			if (rc == 0) {
@@ -724,6 +782,9 @@ static void *sender_main(void *arg)
 			disconnect();
 			for (size_t i = 0; i < S.nimg; i++)
 				remove_dir(S.img[i].path);
+			char sp[PATH_MAX + 64];
+			secret_path(sp, sizeof sp);
+			unlink(sp);
 			if (vg__rt.cfg.spool_private)
 				rmdir(vg__rt.cfg.out);
 			pthread_mutex_lock(&S.lock);
@@ -766,6 +827,13 @@ void vg__send_start(void)
 	add_image(vg__rt.dir, slash ? slash + 1 : vg__rt.dir, vg__rt.image, 0);
 	if (vg__rt.image > 0)
 		find_earlier_images();
+	/* The session's secret: an earlier image of this process (exec) chose it, or this
+	 * one does, before it could exec, so that every image resumes the same session. */
+	load_secret();
+	if (!S.has_secret && getrandom(S.secret, sizeof S.secret, 0) == (ssize_t)sizeof S.secret) {
+		S.has_secret = 1;
+		save_secret();
+	}
 	/* all signals blocked, detached, unseen by the hooks: like the control thread */
 	int rc = vg__control_start_thread(sender_main);
 	if (rc != 0)

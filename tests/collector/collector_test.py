@@ -2,12 +2,14 @@
 port, C subjects through `vigil record --to`, frames written by hand for the rest.
 usage: collector_test.py CASE"""
 import json
+import re
 import os
 import shutil
 import signal
 import struct
 import subprocess
 import sys
+import socket
 import tempfile
 import threading
 import time
@@ -67,8 +69,13 @@ def case_help(work):
     check(r.returncode == 0 and "examples:" in r.stdout, "vigild --help")
     r = run([os.path.join(BIN, "vigild"), "--bogus"])
     check(r.returncode == 2 and r.stderr.count("\n") == 1, "vigild --bogus: %r" % r.stderr)
-    r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--listen", "nonsense"])
+    r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--listen", "nonsense:1",
+             "--insecure"])
     check(r.returncode == 1 and "--listen nonsense" in r.stderr, "bad --listen: %r" % r.stderr)
+    # Beyond loopback: not without a token or --insecure (nothing is bound: it stops first).
+    r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--listen", "0.0.0.0:0"])
+    check(r.returncode == 2 and "--insecure" in r.stderr and r.stderr.count("\n") == 1,
+          "non-loopback --listen without a credential: %r" % r.stderr)
 
 
 def case_mailbox(work):
@@ -98,6 +105,15 @@ def case_unix(work):
     c = Collector(work + "/out", sock=sock).start()
     r = record_to("unix:" + sock, ["--messages", "300", "--seed", "2"])
     check(r.returncode == 0, "vigil record --to unix: %s" % r.stderr)
+    # Another user (nobody) who can reach the socket file is refused by its uid.
+    os.chmod(work, 0o711)
+    os.chmod(sock, 0o777)
+    probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.settimeout(20)\n"
+             "s.connect(sys.argv[1])\nprint('closed' if s.recv(100) == b'' else 'open')\n")
+    r = subprocess.run(["/usr/bin/python3", "-c", probe, sock], user=65534, capture_output=True,
+                       text=True, timeout=60)
+    check(r.stdout.strip() == "closed", "another user's connection: %r %r" % (r.stdout, r.stderr))
+    wait_for(lambda: "neither root nor vigild's user; refused" in c.logtext(), "the refusal")
     check(c.stop() == 0, "vigild exit status")
     check(not os.path.exists(sock), "the socket stays after SIGTERM")
     a, _ = counts_of(work + "/out")
@@ -383,6 +399,196 @@ def case_restart(work):
     same_counts(a, b, "restart")
 
 
+def state_acked(out):
+    """{state file name: acked} of the collector's subjects (DIR/.vigild/HOST/*.state)."""
+    acked = {}
+    base = os.path.join(out, ".vigild")
+    for h in os.listdir(base) if os.path.isdir(base) else []:
+        if not os.path.isdir(os.path.join(base, h)):
+            continue
+        for n in os.listdir(os.path.join(base, h)):
+            if n.endswith(".state"):
+                try:
+                    with open(os.path.join(base, h, n)) as f:
+                        m = re.search(r"^acked (\d+)$", f.read(), re.M)
+                except OSError:
+                    continue
+                acked[h + "/" + n] = int(m.group(1)) if m else 0
+    return acked
+
+
+def wait_for(cond, what, timeout=60):
+    deadline = time.time() + timeout
+    while not cond():
+        if time.time() > deadline:
+            fail("timed out waiting for " + what)
+        time.sleep(0.02)
+
+
+def case_crash(work):
+    """The collector SIGKILLed twice and restarted under many subjects: every subject
+    resumes from what the collector made durable, and every image holds exactly the
+    events its program emitted (mailbox: SendMessage = --messages), none discarded."""
+    n = int(os.environ.get("VIGIL_CRASH_SUBJECTS", "48"))
+    c = Collector(work + "/out", extra=["--quiet"]).start()
+    host = os.path.join(work, "out", os.uname().nodename)
+    env = dict(os.environ, VIGIL_TO_LINGER="60000")
+    procs = []
+    for i in range(n):
+        procs.append(subprocess.Popen(
+            [VIGIL, "record", "--to", c.addr(), "--", MAILBOX, "--messages", str(1500 + i),
+             "--seed", str(100 + i), "--pace", "700"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    try:
+        for kill in range(2):
+            # Each subject has something acknowledged in this collector's life.
+            before = state_acked(work + "/out")
+            wait_for(lambda: len(state_acked(work + "/out")) == n and all(
+                v > before.get(k, 0) for k, v in state_acked(work + "/out").items()),
+                "every subject acknowledged (kill %d)" % kill)
+            check(all(p.poll() is None for p in procs),
+                  "a subject ended before the collector was killed; make them slower")
+            c.kill()
+            if kill == 0:
+                # A write the crash cut: half a packet at the end of a stream file (the
+                # first half of its own first packet), cut off when its subject is back.
+                img = os.path.join(host, sorted(os.listdir(host))[0])
+                st = os.path.join(img, sorted(x for x in os.listdir(img) if x.startswith("stream"))[0])
+                with open(st, "rb") as f:
+                    head = f.read(200)
+                check(len(head) == 200, "no packet in " + st)
+                with open(st, "ab") as f:
+                    f.write(head)
+            else:
+                c.extra.append("--sync")  # the stricter policy for the last part of the run
+            c.start()  # same port, same directory
+        errs = []
+        deadline = time.time() + 180
+        for p in procs:
+            _, err = p.communicate(timeout=max(1, deadline - time.time()))
+            errs.append(err.decode())
+            check(p.returncode == 0, "subject: %s" % err.decode())
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    check(c.stop() == 0, "vigild exit status")
+    check("bytes of a packet not written whole" in c.logtext(), "the cut packet was not repaired")
+    sends = []
+    for img in sorted(os.listdir(host)):
+        a, err = counts_of(os.path.join(host, img))
+        check(discarded(err) == 0, "%s: discarded: %s" % (img, err))
+        check(a.get("vg.process.end") == 1, "%s: no process end: %r" % (img, a))
+        sends.append(a.get("mailbox.SendMessage"))
+    check(sorted(sends, key=lambda x: x or 0) == [1500 + i for i in range(n)],
+          "SendMessage per subject %r" % sends)
+    for e in errs:
+        check("did not acknowledge" not in e, "a subject kept data: %s" % e)
+
+
+def case_foreign(work):
+    """A local peer that opens a session as a running subject (host, pid and start are
+    readable in /proc) with a forged sequence number is refused without the secret the
+    collector issued at the subject's first HELLO; the real subject loses nothing."""
+    c = Collector(work + "/out").start()
+    env = dict(os.environ, VIGIL_TO_LINGER="30000")
+    p = subprocess.Popen([VIGIL, "record", "--to", c.addr(), "--", MAILBOX, "--messages",
+                          "3000", "--seed", "21", "--pace", "700"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: any(v > 0 for v in state_acked(work + "/out").values()),
+                 "the subject's first acknowledgement")
+        (key,) = state_acked(work + "/out").keys()
+        host, name = key.split("/")
+        pid, start = (int(x) for x in name[:-len(".state")].split("-"))
+        st = os.stat(os.path.join(work, "out", ".vigild", key))
+        check(st.st_mode & 0o077 == 0, "state file (the secret) readable by others")
+        forged = frame(PACKET, struct.pack("<I", 0) + s("stream-1-0")
+                       + struct.pack("<Q", 1 << 60) + s(b"\xc1\x1f\xfc\xc1" + b"\0" * 76))
+        for what, secret in (("no secret (version 1)", None), ("an empty secret", b""),
+                             ("a wrong secret", os.urandom(32))):
+            f = Peer(c.port)
+            f.send(hello(host=host, pid=pid, start=start, program="mailbox", kind=0,
+                         secret=secret) + forged)
+            t, _ = f.read_frame()
+            check(t is None, "%s: the foreign session was answered (frame %r)" % (what, t))
+            f.close()
+            check(p.poll() is None, "the subject ended before the forgeries; slow it down")
+        _, err = p.communicate(timeout=120)
+        check(p.returncode == 0, "subject: %s" % err.decode())
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(c.stop() == 0, "vigild exit status")
+    log = c.logtext()
+    check(log.count("without its secret; refused") == 3, "refusals:\n" + log)
+    a, err = counts_of(work + "/out")
+    check(discarded(err) == 0 and a.get("mailbox.SendMessage") == 3000 and
+          a.get("vg.process.end") == 1, "the real subject lost events: %r %s" % (a, err))
+
+
+def leave_spool(c, work, seed):
+    """A subject whose collector stops (SIGSTOP) as it ends: its spool is left."""
+    args = ["--messages", "4000", "--seed", str(seed), "--pace", "300"]
+    env = dict(os.environ, VIGIL_TO_LINGER="300")
+    before = state_acked(work + "/out")
+    p = subprocess.Popen([VIGIL, "record", "--to", c.addr(), "--", MAILBOX] + args, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: any(v > 0 for k, v in state_acked(work + "/out").items()
+                             if k not in before), "the subject's first acknowledgement")
+        os.kill(c.proc.pid, signal.SIGSTOP)
+        try:
+            _, err = p.communicate(timeout=120)
+        finally:
+            os.kill(c.proc.pid, signal.SIGCONT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(p.returncode == 0 and "the rest stays in " in err, "subject: %r" % err)
+    spool = err.rsplit("the rest stays in ", 1)[1].split()[0]
+    check(os.path.isdir(spool), "no spool kept: " + spool)
+    return spool
+
+
+def case_send(work):
+    """What a subject could not ship (its collector stopped as it ended) stays in its
+    spool; `vigil send SPOOL` ships it later, and so does the next `vigil record --to`
+    to the same collector, resuming the subject's session with its secret; the collected
+    images then hold exactly what the programs emitted."""
+    c = Collector(work + "/out").start()
+    spool = leave_spool(c, work, 31)
+    try:
+        r = run([VIGIL, "send", "--to", c.addr(), spool])
+        check(r.returncode == 0 and r.stderr.count("\n") == 1, "vigil send: %r" % r.stderr)
+        sent = int(r.stderr.split("vigil send: ", 1)[1].split()[0])
+        check(sent > 0, "vigil send sent nothing: the test shipped all before; %r" % r.stderr)
+        check(not os.path.exists(spool), "vigil send left " + spool)
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+    spool = leave_spool(c, work, 32)
+    try:
+        r = record_to(c.addr(), ["--messages", "10", "--seed", "1"])
+        check(r.returncode == 0 and "a spool left by an earlier run" in r.stderr and
+              spool in r.stderr, "the next vigil record --to: %r" % r.stderr)
+        check(not os.path.exists(spool), "the next vigil record --to left " + spool)
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+    check(c.stop() == 0, "vigild exit status")
+    check("without its secret" not in c.logtext(), "a resumption was refused")
+    host = os.path.join(work, "out", os.uname().nodename)
+    sends = []
+    for img in sorted(os.listdir(host)):
+        a, err = counts_of(os.path.join(host, img))
+        check(discarded(err) == 0 and a.get("vg.process.end") == 1, "%s: %r %s" % (img, a, err))
+        sends.append(a.get("mailbox.SendMessage"))
+    check(sorted(sends) == [10, 4000, 4000], "SendMessage per image %r" % sends)
+    r = run([VIGIL, "send", "--to", c.addr(), work + "/nothing"])
+    check(r.returncode == 1 and r.stderr.count("\n") == 1, "send of nothing: %r" % r.stderr)
+
 def case_stopped(work):
     """A stopped collector never blocks the subject: it drops what exceeds its buffer,
     counts it, and the count reaches the trace once the collector runs again."""
@@ -457,7 +663,27 @@ def good_subject(port, n_batches, out, token=""):
 
 
 def case_bad_peers(work):
-    c = Collector(work + "/out", extra=["--token", "sesame", "--max-frame", "1048576"]).start()
+    r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--token", "sesame"])
+    check(r.returncode == 2 and "--token-file" in r.stderr and r.stderr.count("\n") == 1,
+          "a token on the command line accepted: %r" % r.stderr)
+    with open(work + "/token", "w") as f:
+        f.write("sesame\n")
+    with open(work + "/control-token", "w") as f:
+        f.write("open sesame\n")
+    c = Collector(work + "/out", extra=["--token-file", work + "/token", "--max-frame",
+                                        "1048576", "--control-token-file",
+                                        work + "/control-token"]).start()
+    # Roles: probes need the control token; the subjects' token does not serve, nor
+    # the control token for a subject.
+    for tok, ok in (("sesame", False), ("open sesame", True)):
+        r = run([VIGIL, "probes", "--collector", c.addr(), "list"],
+                env=dict(os.environ, VIGIL_TO_TOKEN=tok))
+        check((r.returncode == 0) == ok, "vigil probes with token %r: %d %r" %
+              (tok, r.returncode, r.stderr))
+    p = Peer(c.port)
+    p.send(hello(token="open sesame", pid=10, program="sub", kind=1))
+    check(p.closed(), "a subject with the control token was let in")
+    p.close()
     acks = []
     t = threading.Thread(target=good_subject, args=(c.port, 40, acks, "sesame"))
     t.start()
@@ -473,7 +699,13 @@ def case_bad_peers(work):
         + records(1, [(1, 1, 1, b"\x01\x02")]),
         "evil names": hello(token="sesame", pid=5) + frame(METADATA, struct.pack("<I", 0)
                                                            + s("../../etc") + s("/* CTF 1.8 */")),
+        "image named metadata": hello(token="sesame", pid=6) + frame(
+            METADATA, struct.pack("<I", 0) + s("metadata") + s("/* CTF 1.8 */")),
+        "host named metadata": hello(token="sesame", host="metadata", pid=7),
+        "dot dot": hello(token="sesame", host="..", pid=8),
     }
+    bad["control bytes"] = hello(token="sesame", pid=9, program="evil\n\x1b[31mvigild: forged") + \
+        frame(METADATA, struct.pack("<I", 0) + s("x") + s("not TSDL"))
     for name, data in bad.items():
         p = Peer(c.port)
         p.send(data)
@@ -484,14 +716,95 @@ def case_bad_peers(work):
     check(len(acks) == 40 and acks[-1] == 40, "good subject's acks %r" % acks[-3:])
     check(c.stop() == 0, "vigild exit status")
     log = c.logtext()
-    for reason in ("frame length outside", "wrong token", "before HELLO", "unknown frame type",
+    for reason in ("frame length outside", "wrong token", "wrong control token", "before HELLO", "unknown frame type",
                    "unknown schema id 9", "cut short", "does not parse", "unusable"):
         check(reason in log, "no log line for %r:\n%s" % (reason, log))
     check(not os.path.exists(os.path.join(work, "etc")), "a path escaped the output directory")
+    check(not os.path.exists(os.path.join(work, "out", "metadata")) and
+          not os.path.exists(os.path.join(work, "out", "testhost", "metadata")),
+          "a directory named metadata was made")
+    # A peer's strings are logged escaped: its newline and terminal escape stay visible
+    # in one line.
+    check("evil\\x0a\\x1b[31mvigild: forged" in log and "\x1b" not in log,
+          "peer string not escaped in the log")
     a, err = counts_of(work + "/out/good")
     check(a == {"good.Tick": 4000}, "good subject's records: %r %s" % (a, err))
     r = dump_json(work + "/out")
     check(r.returncode == 0, "damage in the collector's trace: %s" % r.stderr)
+
+
+def vm_hwm_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    fail("no VmHWM for %d" % pid)
+
+
+def closed_by_peer(sock, timeout):
+    """True when the other side closed (EOF or reset) within timeout: a timeout is False."""
+    sock.settimeout(timeout)
+    try:
+        while True:
+            if not sock.recv(65536):
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def case_limits(work):
+    """Peers that never authenticate cost the collector little and are let go: 64
+    connections each sending a 15 MiB HELLO, slow and silent peers, a connection cap."""
+    _s = socket
+    c = Collector(work + "/out", extra=["--handshake-timeout", "2",
+                                        "--max-connections", "80"]).start()
+    base = vm_hwm_kb(c.proc.pid)
+    big = struct.pack("<IB", 15 << 20, HELLO) + b"\x01\x00" + b"A" * (1 << 20)
+
+    def flood(out):
+        try:
+            sk = _s.create_connection(("127.0.0.1", c.port), timeout=10)
+            try:
+                for _ in range(15):
+                    sk.sendall(big)
+            except OSError:
+                pass
+            out.append(closed_by_peer(sk, 10))
+            sk.close()
+        except OSError as e:
+            out.append(repr(e))
+    res = []
+    ts = [threading.Thread(target=flood, args=(res,)) for _ in range(64)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    check(res == [True] * 64, "flooding peers not all disconnected: %r" % res)
+    hwm = vm_hwm_kb(c.proc.pid)
+    check(hwm < base + 32 * 1024, "vigild peak RSS grew from %d to %d kB" % (base, hwm))
+    # Slow (half a header) and silent peers: disconnected by the handshake timeout.
+    slow = _s.create_connection(("127.0.0.1", c.port))
+    slow.sendall(b"\x10\x00")
+    silent = _s.create_connection(("127.0.0.1", c.port))
+    check(closed_by_peer(slow, 30) and closed_by_peer(silent, 30),
+          "slow or silent peer not disconnected")
+    # The cap: 80 idle connections held, the next one closed at once.
+    held = [_s.create_connection(("127.0.0.1", c.port)) for _ in range(80)]
+    extra = _s.create_connection(("127.0.0.1", c.port))
+    check(closed_by_peer(extra, 1.5), "connection above --max-connections not closed")
+    for h in held:
+        h.close()
+    # A real subject still gets in once they are gone.
+    wait_for(lambda: c.logtext().count("connection closed") >= 80, "the held ones closed")
+    acks = []
+    good_subject(c.port, 5, acks)
+    check(acks == [1, 2, 3, 4, 5], "good subject's acks %r" % acks)
+    check(c.stop() == 0, "vigild exit status")
+    log = c.logtext()
+    for reason in ("before HELLO", "no HELLO within 2 s", "--max-connections"):
+        check(reason in log, "no log line for %r:\n%s" % (reason, log[-3000:]))
 
 
 def case_records(work):
@@ -612,6 +925,10 @@ if __name__ == "__main__":
         passed = e.code == 77  # skipped: nothing to look at
         raise
     finally:
+        for c in Collector.started:
+            if c.alive():
+                c.proc.kill()
+                c.proc.wait()
         for f in os.listdir(work):
             if f.endswith(".log") and os.environ.get("VIGIL_TEST_VERBOSE"):
                 print(open(os.path.join(work, f)).read())

@@ -49,17 +49,36 @@ int main(void)
 {
 	struct vgf_buf b = {0};
 	struct vgf_frame f;
+	char err[200];
 
-	vgf_put_hello(&b, "tok", "host1", 42, 99, "prog", VGF_KIND_PYTHON);
+	const uint8_t secret[VGF_SECRET_LEN] = {1, 2, 3, [31] = 0xff};
+	vgf_put_hello(&b, "tok", "host1", 42, 99, "prog", VGF_KIND_PYTHON, secret, sizeof secret);
 	decode_one(&b, &f);
-	CHECK(f.type == VGF_HELLO && f.u.hello.version == 1 && str_eq(f.u.hello.token, "tok") &&
+	CHECK(f.type == VGF_HELLO && f.u.hello.version == 2 && str_eq(f.u.hello.token, "tok") &&
 	      str_eq(f.u.hello.host, "host1") && f.u.hello.pid == 42 && f.u.hello.start == 99 &&
-	      str_eq(f.u.hello.program, "prog") && f.u.hello.kind == VGF_KIND_PYTHON);
+	      str_eq(f.u.hello.program, "prog") && f.u.hello.kind == VGF_KIND_PYTHON &&
+	      f.u.hello.secret.n == VGF_SECRET_LEN &&
+	      !memcmp(f.u.hello.secret.p, secret, VGF_SECRET_LEN));
+	/* Version 1 (the Python and Java writers): no secret field. */
+	b.p[VGF_HEADER] = 1;
+	CHECK(vgf_decode(VGF_HELLO, b.p + VGF_HEADER, (uint32_t)b.len - VGF_HEADER, &f, err,
+	                 sizeof err) < 0); /* its secret is bytes left over */
+	b.len -= 4 + VGF_SECRET_LEN;
+	CHECK(vgf_decode(VGF_HELLO, b.p + VGF_HEADER, (uint32_t)b.len - VGF_HEADER, &f, err,
+	                 sizeof err) == 0 &&
+	      f.u.hello.version == 1 && f.u.hello.secret.n == 0);
 	b.len = 0;
 
-	vgf_put_welcome(&b, 7, 1234567890123ull);
+	vgf_put_welcome(&b, 7, 1234567890123ull, NULL, 0);
 	decode_one(&b, &f);
-	CHECK(f.u.welcome.session == 7 && f.u.welcome.acked == 1234567890123ull);
+	CHECK(f.u.welcome.session == 7 && f.u.welcome.acked == 1234567890123ull &&
+	      f.u.welcome.secret.n == 0);
+	b.len = 0;
+	vgf_put_welcome(&b, 7, 5, secret, sizeof secret); /* cut at 16 bytes: version 1 */
+	CHECK(vgf_decode(VGF_WELCOME, b.p + VGF_HEADER, (uint32_t)b.len - VGF_HEADER, &f, err,
+	                 sizeof err) == 0);
+	CHECK(f.u.welcome.acked == 5 && f.u.welcome.secret.n == VGF_SECRET_LEN &&
+	      !memcmp(f.u.welcome.secret.p, secret, VGF_SECRET_LEN));
 	b.len = 0;
 
 	vgf_begin(&b, VGF_METADATA);
@@ -134,14 +153,13 @@ int main(void)
 	b.len = 0;
 
 	/* A record count that cannot fit, a NUL in a text, unknown types and kinds. */
-	char err[200];
 	uint8_t many[12] = {1, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
 	CHECK(vgf_decode(VGF_RECORDS, many, sizeof many, &f, err, sizeof err) < 0);
 	uint8_t nul[8] = {3, 0, 0, 0, 'a', 0, 'b', 0};
 	CHECK(vgf_decode(VGF_NOTE, nul, 7, &f, err, sizeof err) < 0 && strstr(err, "NUL"));
 	CHECK(vgf_decode(0, nul, 0, &f, err, sizeof err) < 0);
 	CHECK(vgf_decode(200, nul, 0, &f, err, sizeof err) < 0);
-	vgf_put_hello(&b, "", "h", 1, 1, "p", 9);
+	vgf_put_hello(&b, "", "h", 1, 1, "p", 9, NULL, 0);
 	CHECK(vgf_decode(VGF_HELLO, b.p + VGF_HEADER, (uint32_t)b.len - VGF_HEADER, &f, err,
 	                 sizeof err) < 0);
 	uint8_t hdr[5] = {0, 0, 0, 0, 1};

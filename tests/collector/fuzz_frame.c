@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				prog[f.u.hello.program.n] = 0;
 				struct vgf_buf b = {0};
 				vgf_put_hello(&b, "", host, f.u.hello.pid, f.u.hello.start, prog,
-				              f.u.hello.kind);
+				              f.u.hello.kind, (const uint8_t *)f.u.hello.secret.p,
+				              f.u.hello.secret.n);
 				if (!b.failed &&
 				    (b.len != size + 4 || memcmp(b.p + VGF_HEADER, p, size - 1)))
 					abort();

@@ -73,6 +73,7 @@ def _die_with_parent():
 
 class Collector:
     """A vigild process: started, stopped (SIGTERM), killed, paused."""
+    started = []  # killed by the test's end if still running
 
     def __init__(self, out, extra=(), port=0, sock=None):
         self.out = out
@@ -94,6 +95,7 @@ class Collector:
         self.proc = subprocess.Popen(args, stderr=self.logf, preexec_fn=_die_with_parent)
         if self not in _running:
             _running.append(self)
+        Collector.started.append(self)
         deadline = time.time() + 20
         while not os.path.exists(ready):
             if self.proc.poll() is not None:
@@ -149,9 +151,11 @@ def frame(ftype, payload=b""):
     return struct.pack("<IB", len(payload) + 1, ftype) + payload
 
 
-def hello(host="testhost", pid=4242, start=1, program="app.py", kind=1, token=""):
-    return frame(HELLO, struct.pack("<H", 1) + s(token) + s(host) + struct.pack("<IQ", pid, start)
-                 + s(program) + struct.pack("<B", kind))
+def hello(host="testhost", pid=4242, start=1, program="app.py", kind=1, token="", secret=None):
+    """Version 1 HELLO, or version 2 with secret (bytes, b"" on a first HELLO)."""
+    p = (struct.pack("<H", 1 if secret is None else 2) + s(token) + s(host)
+         + struct.pack("<IQ", pid, start) + s(program) + struct.pack("<B", kind))
+    return frame(HELLO, p + (s(secret) if secret is not None else b""))
 
 
 def schema(sid, event, fields, relation="", kind=0, placement=0, strategy=0):

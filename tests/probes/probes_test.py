@@ -316,7 +316,52 @@ def test_exact(s):
     check(len(late) <= 1, f"{len(late)} records after the switch off")
 
 
-TESTS = {"switch": test_switch, "paging": test_paging, "bad": test_bad, "exact": test_exact}
+
+
+IMPOSTOR = r"""
+import socket, sys
+pid = int(sys.argv[1])
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(b"\0vigil-control.%d" % pid)
+srv.listen(4)
+print("ready", flush=True)
+while True:
+    c, _ = srv.accept()
+    c.sendall(b"hello vigil-control 1 pid=%d image=/tmp/fake\n" % pid)
+    c.sendall(b"ok 1 1 0:fake.sensor:1\n" * 4)
+    c.close()
+"""
+
+
+def test_impostor(s):
+    """Someone else binds @vigil-control.PID first (here another user, nobody): `vigil
+    probes --pid PID` checks the listener's credentials and refuses in one line."""
+    target = subprocess.Popen(["sleep", "60"])
+    fakes = []
+    try:
+        for user in (65534, None):  # another user; then ourselves, but not the target
+            fake = subprocess.Popen(["/usr/bin/python3", "-c", IMPOSTOR, str(target.pid)],
+                                    stdout=subprocess.PIPE, text=True, user=user)
+            fakes.append(fake)
+            check(fake.stdout.readline().strip() == "ready", "the impostor did not bind")
+            p = subprocess.run([VIGIL, "probes", "--pid", str(target.pid), "list"],
+                               capture_output=True, text=True, timeout=60)
+            check(p.returncode == 1 and p.stderr.count("\n") == 1 and "refused" in p.stderr
+                  and "held by pid %d" % fake.pid in p.stderr,
+                  f"impostor (uid {user}) trusted: {p.returncode} {p.stdout!r} {p.stderr!r}")
+            fake.kill()
+            fake.wait()
+    finally:
+        for f in fakes:
+            if f.poll() is None:
+                f.kill()
+                f.wait()
+        target.kill()
+        target.wait()
+
+
+TESTS = {"switch": test_switch, "paging": test_paging, "bad": test_bad, "exact": test_exact,
+         "impostor": test_impostor}
 
 
 def main():
