@@ -15,3 +15,7 @@ set_tests_properties(record.cli PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEO
 add_test(NAME runtime.disk_full COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/disk_full_test.py)
 set_tests_properties(runtime.disk_full PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
                      SKIP_RETURN_CODE 77)
+
+# The README's runnable examples as written, in order, each answering something.
+add_test(NAME readme.examples COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/readme_test.py)
+set_tests_properties(readme.examples PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
