@@ -107,26 +107,12 @@ static int prepare_output(const char *dir, char *abs, size_t len)
 	return 0;
 }
 
-/* What the runtime accepts for VIGIL_MAX_SIZE (src/runtime/config.c): 0, or N[kKmMgG][B]
- * of at least 4K. Checked here so that the user reads about the option they typed. */
+/* What the runtime accepts for VIGIL_MAX_SIZE (vg__parse_size, as src/runtime/config.c): 0, or
+ * a size of at least 4K. Checked here so that the user reads about the option they typed. */
 static bool size_ok(const char *text)
 {
-	if (!strcmp(text, "0"))
-		return true;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (errno || end == text || text[0] == '-')
-		return false;
-	unsigned shift = *end == 'k' || *end == 'K'   ? 10
-	                 : *end == 'm' || *end == 'M' ? 20
-	                 : *end == 'g' || *end == 'G' ? 30
-	                                              : 0;
-	if (shift)
-		end++;
-	if (*end == 'b' || *end == 'B')
-		end++;
-	return !*end && v <= (ULLONG_MAX >> shift) && (v << shift) >= 4096;
+	uint64_t v;
+	return !strcmp(text, "0") || (vg__parse_size(text, &v) == 0 && v >= 4096);
 }
 
 /* Can COMMAND be run (a path, or found on PATH)? Said before any folder is made. */

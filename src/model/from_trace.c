@@ -17,12 +17,6 @@ struct last {
 	const struct vgt_image *img;
 };
 
-static bool same_process(const struct vgt_image *a, const struct vgt_image *b)
-{
-	return a->pid == b->pid && a->process_gen == b->process_gen &&
-	       !strcmp(a->hostname ? a->hostname : "", b->hostname ? b->hostname : "");
-}
-
 /* The first event of a stream in an exec'd image: the thread went on from its stream in
  * an earlier image of the process (the latest one), whose last event leads to it. */
 static void continue_thread(struct last *last, size_t ns, struct last *l)
@@ -31,7 +25,8 @@ static void continue_thread(struct last *last, size_t ns, struct last *l)
 	for (size_t j = 0; j < ns; j++) {
 		struct last *o = &last[j];
 		if (o != l && o->seen && o->event >= 0 && o->img != l->img && o->tid == l->tid &&
-		    o->gen == l->gen && same_process(o->img, l->img) && (!from || o->ts > from->ts))
+		    o->gen == l->gen && vgt_image_same_process(o->img, l->img) &&
+		    (!from || o->ts > from->ts))
 			from = o;
 	}
 	if (from) {

@@ -7,12 +7,6 @@
 
 #include "query/relation_build.h"
 
-static bool same_process(const struct vgt_image *a, const struct vgt_image *b)
-{
-	return a->pid == b->pid && a->process_gen == b->process_gen &&
-	       !strcmp(a->hostname ? a->hostname : "", b->hostname ? b->hostname : "");
-}
-
 static uint32_t image_index(struct builder *b, const struct vgt_image *img)
 {
 	if (img != b->last_image) {
@@ -24,7 +18,7 @@ static uint32_t image_index(struct builder *b, const struct vgt_image *img)
 			}
 		b->last_process_index = b->last_image_index;
 		for (size_t i = 0; i < vgt_image_count(b->trace); i++)
-			if (same_process(vgt_image_at(b->trace, i), img)) {
+			if (vgt_image_same_process(vgt_image_at(b->trace, i), img)) {
 				b->last_process_index = (uint32_t)i;
 				break;
 			}

@@ -25,51 +25,13 @@ void vg__warn(const char *fmt, ...)
 	(void)unused;
 }
 
-/* Parses "123", "64k", "16M", "2G". Returns -1 on a malformed value. */
-static int parse_size(const char *text, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (errno || end == text || text[0] == '-')
-		return -1;
-	uint64_t unit = 1;
-	switch (*end) {
-	case 0:
-		break;
-	case 'k':
-	case 'K':
-		unit = 1ull << 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		unit = 1ull << 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		unit = 1ull << 30;
-		end++;
-		break;
-	default:
-		return -1;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v > UINT64_MAX / unit)
-		return -1;
-	*out = v * unit;
-	return 0;
-}
-
 static uint64_t size_setting(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
 {
 	const char *v = getenv(name);
 	uint64_t x;
 	if (!v || !*v)
 		return def;
-	if (parse_size(v, &x) < 0 || x < lo || x > hi) {
+	if (vg__parse_size(v, &x) < 0 || x < lo || x > hi) {
 		vg__warn("%s=%s is not a size between %llu and %llu bytes; using %llu", name, v,
 		         (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)def);
 		return def;
@@ -204,7 +166,7 @@ void vg__config_read(struct vg_config *cfg)
 	/* 0: no cap; a cap holds at least one page of one packet, or nothing is recorded. */
 	const char *max = getenv("VIGIL_MAX_SIZE");
 	uint64_t cap = 0;
-	if (max && *max && strcmp(max, "0") && (parse_size(max, &cap) < 0 || cap < 4096)) {
+	if (max && *max && strcmp(max, "0") && (vg__parse_size(max, &cap) < 0 || cap < 4096)) {
 		vg__warn("VIGIL_MAX_SIZE=%s is not 0 (no cap) or a size of at least 4K; recording "
 		         "without a cap",
 		         max);

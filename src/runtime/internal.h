@@ -357,6 +357,8 @@ int vg__out_unlink(const char *path, int flags);
 
 /* small utilities (util.c) */
 int vg__mkdir_p(const char *path); /* the last component only; EEXIST is fine */
+/* A size setting: "123", "64k", "16M", "2G" (a trailing B allowed); -1 if malformed. */
+int vg__parse_size(const char *text, uint64_t *out);
 int vg__write_all(int fd, const void *buf, size_t len);
 int vg__read_small_file(const char *path, char *buf, size_t len);
 /* /proc paths keep working after a chroot, through this descriptor of /proc (files.c). */

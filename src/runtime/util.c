@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -10,6 +11,44 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+/* Parses "123", "64k", "16M", "2G". Returns -1 on a malformed value. */
+int vg__parse_size(const char *text, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno || end == text || text[0] == '-')
+		return -1;
+	uint64_t unit = 1;
+	switch (*end) {
+	case 0:
+		break;
+	case 'k':
+	case 'K':
+		unit = 1ull << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		unit = 1ull << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		unit = 1ull << 30;
+		end++;
+		break;
+	default:
+		return -1;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > UINT64_MAX / unit)
+		return -1;
+	*out = v * unit;
+	return 0;
+}
 
 int vg__mkdir_p(const char *path)
 {

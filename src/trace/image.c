@@ -239,6 +239,12 @@ void image_free(struct image *img)
 	free(img);
 }
 
+bool vgt_image_same_process(const struct vgt_image *a, const struct vgt_image *b)
+{
+	return a->pid == b->pid && a->process_gen == b->process_gen &&
+	       !strcmp(a->hostname ? a->hostname : "", b->hostname ? b->hostname : "");
+}
+
 const char *vgt_image_env(const struct vgt_image *pub, const char *key)
 {
 	const struct image *img = (const struct image *)pub;

@@ -166,6 +166,10 @@ struct vgt_image {
 	const struct vgt_damage *damage;
 };
 
+/* Are the two images of one process (host, pid and start time), before and after an
+ * exec? */
+bool vgt_image_same_process(const struct vgt_image *a, const struct vgt_image *b);
+
 /* A value of the image's env block as text ("42", "host"), or NULL. */
 const char *vgt_image_env(const struct vgt_image *img, const char *key);
 const struct vgt_event_type *vgt_image_type(const struct vgt_image *img, const char *name);
