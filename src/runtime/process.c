@@ -283,6 +283,7 @@ static void atfork_child(void)
 	vg__rt.parent_gen = parent_gen;
 	vg__rt.image = 0;
 	atomic_store(&vg__rt.discarded, 0);
+	atomic_store(&vg__rt.discarded_unstreamed, 0); /* the parent's, counted there */
 	atomic_store(&process_begun, 0);
 	process_reported = 0;
 	atomic_store(&process_ended, 0);
