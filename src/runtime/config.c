@@ -126,7 +126,8 @@ static void read_to(struct vg_config *cfg)
 		if (access("/dev/shm", W_OK) != 0)
 			snprintf(def, sizeof def, "/tmp/vigil-spool-%u-%d", (unsigned)getuid(),
 			         (int)getpid());
-		mkdir(def, 0700);
+		/* made by the first image only (process.c): an exec'd image continues in the
+		 * spool its process holds, whatever its user and pid say now */
 		spool = def;
 		cfg->spool_private = 1;
 	}

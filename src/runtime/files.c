@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -211,6 +212,16 @@ void vg__files_adopt_out(int fd)
 		return;
 	if (stat(vg__rt.cfg.out, &p) == 0 && (p.st_dev != s.st_dev || p.st_ino != s.st_ino))
 		return; /* not the root VIGIL_OUT names: left alone */
+	/* The default spool is named by user and pid, which an exec after a privilege drop
+	 * or in a fork child no longer match: it is the inherited directory's name. */
+	char link[40], real[sizeof vg__rt.cfg.out];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = vg__rt.cfg.spool_private ? vg__readlink_proc(link, real, sizeof real - 1) : -1;
+	if (n > 0 && real[0] == '/') {
+		real[n] = 0;
+		if (stat(real, &p) == 0 && p.st_dev == s.st_dev && p.st_ino == s.st_ino)
+			memcpy(vg__rt.cfg.out, real, (size_t)n + 1);
+	}
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	out_fd = fd;
 	out_dev = s.st_dev;

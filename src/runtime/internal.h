@@ -325,6 +325,7 @@ void vg__net_hooks_init(void); /* where libvigil's own code is: its calls are no
 void vg__send_start(void);      /* end of init, and in a fork child */
 void vg__send_finish(void);     /* process end: ship the rest, bounded by VIGIL_TO_LINGER */
 void vg__send_after_fork(void); /* the child: forget the parent's sender, start its own */
+void vg__send_before_uid_change(uid_t uid); /* the session secret stays readable */
 
 /* files.c: the runtime's own descriptors, kept through what the subject does to its own
  * (docs/architecture.md "Surviving the subject"). All are high (>= 512), close-on-exec. */

@@ -135,6 +135,8 @@ static int make_image_dir(void)
 		vg__files_adopt_out(inherited_out_fd);
 		inherited_out_fd = -1;
 	}
+	if (vg__out_fd() < 0 && vg__rt.cfg.spool_private)
+		mkdir(vg__rt.cfg.out, 0700); /* the default spool: this user's only */
 	if (vg__out_fd() < 0 && vg__mkdir_p(vg__rt.cfg.out) < 0) {
 		vg__warn("cannot create trace directory %s: %s%s; not recording", vg__rt.cfg.out,
 		         strerror(errno),

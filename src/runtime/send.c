@@ -236,23 +236,31 @@ static void free_acked(uint64_t acked);
 static int resend_inflight(void);
 
 /* The session's secret, kept in the spool (mode 0600) for the images an exec makes of
- * this process and for `vigil send` of what a killed process left there. */
-static void secret_path(char *buf, size_t n)
+ * this process and for `vigil send` of what a killed process left there. Named relative
+ * to the spool's descriptor: an exec'd image after a privilege drop or a chroot reaches
+ * the spool by the descriptor it inherits, not by name. */
+static void secret_name(char *buf, size_t n)
 {
-	snprintf(buf, n, "%s/.session-%d-%" PRIu64, vg__rt.cfg.out, (int)vg__rt.pid,
-	         vg__rt.process_gen);
+	snprintf(buf, n, ".session-%d-%" PRIu64, (int)vg__rt.pid, vg__rt.process_gen);
 }
 
 static void save_secret(void)
 {
-	char path[PATH_MAX + 64], hex[2 * VGF_SECRET_LEN + 2];
-	secret_path(path, sizeof path);
+	char name[64], hex[2 * VGF_SECRET_LEN + 2];
+	secret_name(name, sizeof name);
 	for (int i = 0; i < VGF_SECRET_LEN; i++)
 		snprintf(hex + 2 * i, 3, "%02x", S.secret[i]);
 	hex[2 * VGF_SECRET_LEN] = '\n';
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
+	int dir = vg__out_fd();
+	int fd = dir < 0 ? -1
+	                 : openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	                          0600);
+	if (fd < 0) {
+		vg__warn("VIGIL_TO=%s: cannot keep the session's secret in %s: %s; an exec'd image "
+		         "of process %d will not resume its session",
+		         vg__rt.cfg.to, vg__rt.cfg.out, strerror(errno), (int)vg__rt.pid);
 		return;
+	}
 	/* and where it goes: `vigil record --to` ships leftovers to the same collector only */
 	char to[PATH_MAX + 8];
 	int n = snprintf(to, sizeof to, "to=%s\n", vg__rt.cfg.to);
@@ -263,9 +271,15 @@ static void save_secret(void)
 
 static void load_secret(void)
 {
-	char path[PATH_MAX + 64], hex[2 * VGF_SECRET_LEN + 8];
-	secret_path(path, sizeof path);
-	if (vg__read_small_file(path, hex, sizeof hex) < 2 * VGF_SECRET_LEN)
+	char name[64], hex[2 * VGF_SECRET_LEN + 8];
+	secret_name(name, sizeof name);
+	int dir = vg__out_fd();
+	int fd = dir < 0 ? -1 : openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, hex, sizeof hex - 1);
+	close(fd);
+	if (n < 2 * VGF_SECRET_LEN)
 		return;
 	for (int i = 0; i < VGF_SECRET_LEN; i++) {
 		unsigned v;
@@ -274,6 +288,18 @@ static void load_secret(void)
 		S.secret[i] = (uint8_t)v;
 	}
 	S.has_secret = 1;
+}
+
+/* Before the subject becomes user `uid`: its exec'd images must still read the secret. */
+void vg__send_before_uid_change(uid_t uid)
+{
+	char name[64];
+	secret_name(name, sizeof name);
+	int dir = vg__out_fd();
+	if (vg__rt.cfg.to && dir >= 0 &&
+	    fchownat(dir, name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT)
+		vg__warn("VIGIL_TO=%s: cannot give the session's secret to user %u: %s",
+		         vg__rt.cfg.to, (unsigned)uid, strerror(errno));
 }
 
 /* Connects, says HELLO, reads WELCOME, resends what it does not acknowledge. */
@@ -782,9 +808,10 @@ static void *sender_main(void *arg)
 			disconnect();
 			for (size_t i = 0; i < S.nimg; i++)
 				remove_dir(S.img[i].path);
-			char sp[PATH_MAX + 64];
-			secret_path(sp, sizeof sp);
-			unlink(sp);
+			char sp[64];
+			secret_name(sp, sizeof sp);
+			if (vg__out_fd() >= 0)
+				unlinkat(vg__out_fd(), sp, 0);
 			if (vg__rt.cfg.spool_private)
 				rmdir(vg__rt.cfg.out);
 			pthread_mutex_lock(&S.lock);

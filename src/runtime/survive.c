@@ -140,6 +140,7 @@ static void before_uid_change(uid_t uid)
 	int bad = dir < 0 || give_image(dir, uid) < 0;
 	if (out >= 0 && acl_grant(out, uid) < 0)
 		bad |= 2;
+	vg__send_before_uid_change(uid);
 	if (bad && geteuid() == 0 && !atomic_exchange(&warned, 1))
 		vg__warn("cannot give %s to user %u before the subject becomes it (%s); threads, "
 		         "children and images it starts later may not be recorded",
