@@ -60,12 +60,31 @@ def record(scenario):
             col.stop()
             # What a chroot keeps the runtime from removing: the spool's empty root (and
             # directories fork children leave, docs/architecture.md).
-            shutil.rmtree(f"/dev/shm/vigil-spool-{os.geteuid()}-{proc.pid}", ignore_errors=True)
+            spool = f"/dev/shm/vigil-spool-{os.geteuid()}-{proc.pid}"
+            left = sorted(os.listdir(spool)) if os.path.isdir(spool) else []
+            shutil.rmtree(spool, ignore_errors=True)
+        # Outside a jail every image ships what it and the images before it recorded
+        # (the fork child's first image, before its exec, too) and the spool is removed.
+        check(scenario == "chroot" or not left,
+              f"left in the spool: {left} (kept {work})")
         if proc.returncode != 0:
             raise Failure(f"subject exited {proc.returncode}: {err[-2000:]} (kept {work})")
         hosts = glob.glob(os.path.join(work, "col", "*", ""))
         check(len(hosts) == 1, f"collected hosts: {hosts} (kept {work})")
         trace = hosts[0]
+        # Every image of a process resumes its one session: an exec'd image after the
+        # privilege drop finds the session's secret in the spool its process holds (the
+        # spool named by its new uid and pid is never made), so the collector refuses
+        # nothing, whichever image connected first.
+        pids = {d.rsplit("-", 2)[1] for d in os.listdir(trace) if d.count("-") >= 2}
+        strays = [s for s in glob.glob("/dev/shm/vigil-spool-*-*")
+                  if s.rsplit("-", 1)[1] in pids]
+        for s in strays:
+            shutil.rmtree(s, ignore_errors=True)
+        check(not strays, f"spools made by later images of the subject: {strays} (kept {work})")
+        log = os.path.join(work, "col.vigild.log")
+        refused = [l for l in open(log) if "refused" in l] if os.path.exists(log) else []
+        check(not refused, f"the collector refused the subject: {refused[:3]} (kept {work})")
         p = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
     elif scenario.startswith("record_"):
         # Through `vigil record` (preload, then recover and the summary over files the
