@@ -4,8 +4,9 @@
  * host's clock is corrected against a reference host, and interactions are propagated
  * from inputs (Ashton's insplit) into one network per input.
  *
- * Files: set.c (the event set), load.c (from traces), match.c, clock.c, split.c,
- * graph.c (a network in memory, its JSON form), report.c, render_svg.c, render_dot.c. */
+ * Files: set.c (the event set), load.c (from traces), match.c, shared.c (pipes and
+ * sockets with several writers or readers), clock.c, split.c, graph.c (a network in
+ * memory, its JSON form), report.c, render_svg.c, render_dot.c. */
 #ifndef VIGIL_NET_NET_H
 #define VIGIL_NET_NET_H
 
