@@ -187,3 +187,16 @@ def nginx(out):
             f.append(Figure("nginx", "stdio: %s, plain -> recorded" % label, "%.0f -> %.0f ns" % (
                 st["plain"][k], st["recorded"][k]), "", None))
     return f
+
+
+def net_build(out):
+    n = _load(out, "net_build.json")
+    m = n["messages"]
+    peer = n["babeltrace2_s"]
+    return [Figure("net-build", "vigil net split on a make -j2 build's trace (%d events, %d "
+                   "pairs) / babeltrace2 reading it" % (n["events"], m["pairs"]),
+                   "%s / %s (%s)" % (_s(n["split_s"]), _s(peer) if peer else "-",
+                                     "%.2fx" % (n["split_s"] / peer) if peer else "no peer"),
+                   "", None),
+            Figure("net-build", "the build's wall time recorded / plain (%d files, median "
+                   "ratio)" % (n["dirs"] * n["files"]), "%.2fx" % n["build_ratio"], "", None)]

@@ -41,7 +41,9 @@ static void usage(FILE *f)
 	        "                       interaction: a client's loop); default: all\n"
 	        "  --reference HOST     the clock kept (default: the best connected host)\n"
 	        "  --clock FILE         clock correction from 'vigil clock --json'\n"
-	        "  --json               the index on stdout too\n\n"
+	        "  --json               the index on stdout too\n"
+	        "  --pairs              every matched pair in DIR/pairs.json (with where the\n"
+	        "                       bytes they share begin in the send and the receive)\n\n"
 	        "report  per network: response time, threads, processes, machines, messages,\n"
 	        "        request/reply pairs, bytes, unmatched; time per thread running and\n"
 	        "        waiting (waiting: from a thread's previous event to the arrival of a\n"
@@ -116,6 +118,7 @@ static json_t *event_json(const struct vgn_set *s, const struct vgn_split *sp, u
 	}
 	if (e->msg)
 		json_object_set_new(o, "msg", json_integer((json_int_t)e->msg));
+	json_object_set_new(o, "fd", json_integer(e->fd));
 	json_object_set_new(o, "network",
 	                    sp->net_of[ev] == VGN_NONE
 	                        ? json_null()
@@ -156,6 +159,26 @@ static int write_json(json_t *j, const char *path, size_t flags)
 	return rc;
 }
 
+/* --pairs: every matched pair, with where the bytes they share begin in each (for
+ * checking a match against the bytes a program wrote and read). */
+static int write_pairs(const struct vgn_set *s, const struct vgn_split *sp, const char *dir)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < s->nmsgs; i++) {
+		const struct vgn_msg *m = &s->msgs[i];
+		json_array_append_new(
+		    a, json_pack("{s:o,s:o,s:I,s:I,s:I,s:b}", "send", event_json(s, sp, m->send),
+		                 "recv", event_json(s, sp, m->recv), "bytes", (json_int_t)m->bytes,
+		                 "send_at", (json_int_t)m->send_at, "recv_at",
+		                 (json_int_t)m->recv_at, "explicit", m->explicit_id));
+	}
+	char path[4096];
+	snprintf(path, sizeof path, "%s/pairs.json", dir);
+	int rc = write_json(a, path, JSON_COMPACT);
+	json_decref(a);
+	return rc;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -165,17 +188,18 @@ static double now_s(void)
 
 static int cmd_split(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_INPUTS, OPT_REF, OPT_CLOCK };
+	enum { OPT_JSON = 256, OPT_INPUTS, OPT_REF, OPT_CLOCK, OPT_PAIRS };
 	static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
 	                                         {"inputs", required_argument, NULL, OPT_INPUTS},
 	                                         {"reference", required_argument, NULL, OPT_REF},
 	                                         {"clock", required_argument, NULL, OPT_CLOCK},
 	                                         {"json", no_argument, NULL, OPT_JSON},
+	                                         {"pairs", no_argument, NULL, OPT_PAIRS},
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
 	const char *dir = NULL, *ref = NULL, *clock_file = NULL;
 	unsigned mask = VGN_IN_ALL;
-	bool json = false;
+	bool json = false, pairs = false;
 	char err[1024];
 	optind = 0;
 	opterr = 0;
@@ -198,6 +222,9 @@ static int cmd_split(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			json = true;
+			break;
+		case OPT_PAIRS:
+			pairs = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -316,6 +343,14 @@ static int cmd_split(int argc, char **argv)
 	    (json_int_t)ss.load.unfollowed_scanf, "io_uring",
 	    (json_int_t)ss.load.unfollowed_io_uring, "exec_static",
 	    (json_int_t)ss.load.unfollowed_static);
+	if (index) {
+		json_t *m = json_object_get(index, "messages");
+		json_object_set_new(m, "refused", json_integer((json_int_t)ss.match.refused));
+		json_object_set_new(m, "shared_channels",
+		                    json_integer((json_int_t)ss.match.shared_channels));
+	}
+	if (pairs && write_pairs(s, &sp, dir) < 0)
+		rc = 2;
 	snprintf(path, sizeof path, "%s/index.json", dir);
 	if (index && write_json(index, path, JSON_INDENT(1)) < 0)
 		rc = 2;

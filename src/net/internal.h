@@ -50,4 +50,14 @@ struct vgn_order {
 void vgn_order_build(const struct vgn_set *s, struct vgn_order *o, int corrected);
 void vgn_order_free(struct vgn_order *o);
 
+/* Matching (match.c, shared.c): adds the pair (send, recv) of `bytes` overlapping bytes,
+ * beginning at send_at within the send and recv_at within the receive, unless both are
+ * on one host and the receive is dated before the send (refused and counted). */
+void vgn__add_pair(struct vgn_set *s, size_t *cap, uint32_t snd, uint32_t rcv, uint64_t bytes,
+                   bool explicit_id, uint64_t send_at, uint64_t recv_at);
+/* Channels (a pipe, a direction of a socket) written or read through several connection
+ * records: matched in time order (docs/net.md "Shared pipes and sockets"). Marks the
+ * connections it matched in recv_done (as receivers) and send_done (as senders). */
+void vgn__match_shared(struct vgn_set *s, size_t *cap, bool *send_done, bool *recv_done);
+
 #endif

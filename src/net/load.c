@@ -35,7 +35,7 @@ static const char *const field_names[NF] = {
     "iid_hi", "iid_lo", "fd",  "conn", "off",  "len", "msg",  "what", "kind", "role",
     "local",  "remote", "tid", "gen",  "name", "pid", "ppid", "path", "call", "count"};
 
-enum { T_OTHER = -1, T_THREAD_NAME = VGN_KIND_COUNT, T_UNFOLLOWED };
+enum { T_OTHER = -1, T_THREAD_NAME = VGN_KIND_COUNT, T_UNFOLLOWED, T_PARTIAL };
 
 struct tinfo {
 	const struct vgt_event_type *type;
@@ -58,7 +58,8 @@ static int classify(const char *name)
 	         {"vg.net.close", VGN_CLOSE},         {"vg.thread.begin", VGN_THREAD_BEGIN},
 	         {"vg.thread.end", VGN_THREAD_END},   {"vg.thread.name", T_THREAD_NAME},
 	         {"vg.net.unfollowed", T_UNFOLLOWED}, {"vg.process.begin", VGN_PROC_BEGIN},
-	         {"vg.process.exec", VGN_PROC_EXEC},  {"vg.process.end", VGN_PROC_END}};
+	         {"vg.process.exec", VGN_PROC_EXEC},  {"vg.process.end", VGN_PROC_END},
+	         {"vg.net.partial", T_PARTIAL}};
 	if (strncmp(name, "vg.", 3))
 		return T_OTHER;
 	for (size_t i = 0; i < sizeof k / sizeof *k; i++)
@@ -147,6 +148,8 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 	const char *trace = vgn_intern(s, path);
 	st->images += vgt_image_count(t);
 	struct cache c = {0};
+	struct vgn_tmap last_recv; /* thread -> its latest receive (for vg.net.partial) */
+	vgn_tmap_init(&last_recv);
 	struct vgt_merge *m = vgt_merge_open(t);
 	uint64_t n = 0;
 	for (const struct vgt_event *ev; (ev = vgt_merge_next(m));) {
@@ -180,6 +183,12 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 		if (img->procname && *img->procname)
 			pr->program = vgn_intern(s, img->procname);
 		uint32_t th = vgn_thread_get(s, proc, ev->tid, ev->thread_gen);
+		if (ti->kind == T_PARTIAL) { /* the thread's receive just before: part of a line */
+			uint32_t r = vgn_tmap_get(&last_recv, th, 0, 0);
+			if (r != VGN_NONE && s->events[r].serial == u64(ev, ti, F_CONN))
+				s->events[r].partial = true;
+			continue;
+		}
 		if (ti->kind == T_THREAD_NAME || ti->kind == VGN_THREAD_BEGIN) {
 			const char *name = text(ev, ti, F_NAME);
 			if (*name)
@@ -228,8 +237,11 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 			                      ev->ts};
 			vgn_conn_add(s, &cn);
 		}
-		vgn_event_add(s, &e);
+		uint32_t added = vgn_event_add(s, &e);
+		if (e.kind == VGN_RECV)
+			vgn_tmap_put(&last_recv, th, 0, 0, added);
 	}
+	vgn_tmap_free(&last_recv);
 	st->events += n;
 	st->damage += vgt_damage_total(t);
 	for (size_t i = 0; i < vgt_stream_count(t); i++)

@@ -7,11 +7,18 @@
 
 #include "net/internal.h"
 
-static void add_pair(struct vgn_set *s, size_t *cap, uint32_t snd, uint32_t rcv, uint64_t bytes,
-                     bool explicit_id)
+void vgn__add_pair(struct vgn_set *s, size_t *cap, uint32_t snd, uint32_t rcv, uint64_t bytes,
+                   bool explicit_id, uint64_t send_at, uint64_t recv_at)
 {
+	/* On one host (one clock) a receive dated before its send cannot be its receive: a
+	 * send is dated before its bytes left, a receive after they arrived (docs/net.md). */
+	if (s->events[rcv].ts < s->events[snd].ts &&
+	    vgn_event_host(s, snd) == vgn_event_host(s, rcv)) {
+		s->refused++;
+		return;
+	}
 	VGN_GROW(s->msgs, *cap, s->nmsgs + 1);
-	s->msgs[s->nmsgs++] = (struct vgn_msg){snd, rcv, bytes, explicit_id};
+	s->msgs[s->nmsgs++] = (struct vgn_msg){snd, rcv, bytes, explicit_id, send_at, recv_at};
 	s->nmatch[snd]++;
 	s->nmatch[rcv]++;
 }
@@ -31,7 +38,7 @@ static void match_explicit(struct vgn_set *s, size_t *cap)
 		uint32_t snd = vgn_tmap_get(&ids, r->msg, 0, 0);
 		if (snd != VGN_NONE) {
 			uint64_t l = s->events[snd].len < r->len ? s->events[snd].len : r->len;
-			add_pair(s, cap, snd, (uint32_t)i, l, true);
+			vgn__add_pair(s, cap, snd, (uint32_t)i, l, true, 0, 0);
 		}
 	}
 	vgn_tmap_free(&ids);
@@ -76,7 +83,8 @@ static void sweep(struct vgn_set *s, size_t *cap, const struct conn_events *snd,
 			uint64_t lo = e->off > ro ? e->off : ro;
 			uint64_t hi = e->off + e->len < re ? e->off + e->len : re;
 			if (hi > lo)
-				add_pair(s, cap, snd->sends[k], rcv->recvs[i], hi - lo, false);
+				vgn__add_pair(s, cap, snd->sends[k], rcv->recvs[i], hi - lo, false,
+				              lo - e->off, lo - ro);
 		}
 	}
 }
@@ -84,6 +92,15 @@ static void sweep(struct vgn_set *s, size_t *cap, const struct conn_events *snd,
 static void match_bytes(struct vgn_set *s, size_t *cap)
 {
 	size_t nc = s->nconns;
+	bool *send_done = vgn__xcalloc(nc + 1, sizeof *send_done);
+	bool *recv_done = vgn__xcalloc(nc + 1, sizeof *recv_done);
+	vgn__match_shared(s, cap, send_done, recv_done);
+	/* A terminal's two directions have one name: what is written to it goes to the
+	 * terminal, what is read from it comes from the terminal; never matched. */
+	const char *tty_kind = vgn_intern(s, "tty");
+	for (size_t c = 0; c < nc; c++)
+		if (s->conns[c].kind == tty_kind)
+			send_done[c] = recv_done[c] = true;
 	struct conn_events *ce = vgn__xcalloc(nc ? nc : 1, sizeof *ce);
 	size_t *ns = vgn__xcalloc(nc ? nc : 1, sizeof *ns),
 	       *nr = vgn__xcalloc(nc ? nc : 1, sizeof *nr);
@@ -123,7 +140,7 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 	uint32_t *next = vgn__xcalloc(3 * nc + 1, sizeof *next);
 	const char *unix_kind = vgn_intern(s, "unix");
 	for (size_t c = 0; c < nc; c++) {
-		if (!ce[c].nsends)
+		if (!ce[c].nsends || send_done[c])
 			continue;
 		const struct vgn_conn *sc = &s->conns[c];
 		uint64_t keys[3] = {pair_key(sc->local, sc->remote), pair_key(sc->local, NULL) ^ 1,
@@ -153,7 +170,7 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 	size_t merged_cap = 1;
 	const int64_t slack = 1000000000; /* 1 s: clocks of other hosts not corrected yet */
 	for (size_t c = 0; c < nc; c++) {
-		if (!ce[c].nrecvs)
+		if (!ce[c].nrecvs || recv_done[c])
 			continue;
 		const struct vgn_conn *rc = &s->conns[c];
 		/* The sending ends: remote and local swapped (unix: the one name known to
@@ -219,6 +236,8 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 		free(ce[c].recvs);
 	}
 	free(next);
+	free(send_done);
+	free(recv_done);
 	free(ce);
 	free(ns);
 	free(nr);
@@ -230,6 +249,7 @@ int vgn_match(struct vgn_set *s, struct vgn_match_stats *st)
 	free(s->nmatch);
 	s->msgs = NULL;
 	s->nmsgs = 0;
+	s->refused = s->shared_channels = 0;
 	s->nmatch = vgn__xcalloc(s->nevents ? s->nevents : 1, sizeof *s->nmatch);
 	size_t cap = 0;
 	match_explicit(s, &cap);
@@ -246,6 +266,8 @@ int vgn_match(struct vgn_set *s, struct vgn_match_stats *st)
 			}
 		}
 		st->pairs = s->nmsgs;
+		st->refused = s->refused;
+		st->shared_channels = s->shared_channels;
 		for (size_t i = 0; i < s->nmsgs; i++)
 			st->cross_host_pairs += vgn_event_host(s, s->msgs[i].send) !=
 			                        vgn_event_host(s, s->msgs[i].recv);

@@ -4,8 +4,9 @@
  * host's clock is corrected against a reference host, and interactions are propagated
  * from inputs (Ashton's insplit) into one network per input.
  *
- * Files: set.c (the event set), load.c (from traces), match.c, clock.c, split.c,
- * graph.c (a network in memory, its JSON form), report.c, render_svg.c, render_dot.c. */
+ * Files: set.c (the event set), load.c (from traces), match.c, shared.c (pipes and
+ * sockets with several writers or readers), clock.c, split.c, graph.c (a network in
+ * memory, its JSON form), report.c, render_svg.c, render_dot.c. */
 #ifndef VIGIL_NET_NET_H
 #define VIGIL_NET_NET_H
 
@@ -63,6 +64,7 @@ struct vgn_conn {
 
 struct vgn_event {
 	uint8_t kind;    /* enum vgn_kind */
+	bool partial;    /* a receive on a terminal that ended no line (vg.net.partial) */
 	uint32_t thread; /* index in set->threads */
 	uint32_t conn;   /* index in set->conns, or VGN_NONE */
 	int64_t ts;      /* as recorded (the host's clock), ns since the epoch */
@@ -83,6 +85,8 @@ struct vgn_msg {
 	uint32_t send, recv;
 	uint64_t bytes;
 	bool explicit_id; /* matched by `msg` */
+	/* where the overlap begins within the send's bytes and within the receive's */
+	uint64_t send_at, recv_at;
 };
 
 struct vgn_set {
@@ -100,6 +104,9 @@ struct vgn_set {
 	struct vgn_msg *msgs;
 	size_t nmsgs;
 	uint32_t *nmatch; /* per event: matched pairs it takes part in */
+	/* pairs not made because, on one host, the receive would precede its send */
+	uint64_t refused;
+	uint64_t shared_channels; /* pipes and sockets matched by the shared rule */
 	struct vgn_pool *pool;
 	void *index; /* lookup tables (set.c) */
 };
@@ -138,6 +145,9 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 
 struct vgn_match_stats {
 	uint64_t sends, recvs, matched_sends, matched_recvs, pairs, cross_host_pairs;
+	/* pairs refused (a receive before its send on one host) and the channels with
+	 * several writers or readers matched in time order (docs/net.md "Shared") */
+	uint64_t refused, shared_channels;
 };
 /* Matches sends to receives: by explicit `msg` id, else by connection endpoints (a send
  * on local L, remote R against a receive on local R, remote L) and overlapping byte

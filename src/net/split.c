@@ -249,11 +249,15 @@ static void visit(struct walk *w, uint32_t t, uint32_t ev, unsigned mask)
 	case VGN_RECV:
 		/* a pipe on fd 0 that no other recorded process held (its writer was not
 		 * recorded: `printf ... | vigil record -- prog`) is stdin too */
-		if (cn && ((!strcmp(cn->kind, "tty") && (mask & VGN_IN_TTY)) ||
-		           (!strcmp(cn->kind, "stdin") && (mask & VGN_IN_STDIN)) ||
-		           (e->fd == 0 && !strcmp(cn->kind, "pipe") && (mask & VGN_IN_STDIN) &&
-		            sp->msg_first[ev] == sp->msg_first[ev + 1] &&
-		            vgn_tmap_get(&w->shared, (uintptr_t)cn->local, 0, 0) == cn->proc))) {
+		if (cn && !strcmp(cn->kind, "tty") && (mask & VGN_IN_TTY) && e->partial) {
+			/* part of a line still being typed: no input yet, the line's end is */
+			w->cur[t] = VGN_NONE;
+		} else if (cn &&
+		           ((!strcmp(cn->kind, "tty") && (mask & VGN_IN_TTY)) ||
+		            (!strcmp(cn->kind, "stdin") && (mask & VGN_IN_STDIN)) ||
+		            (e->fd == 0 && !strcmp(cn->kind, "pipe") && (mask & VGN_IN_STDIN) &&
+		             sp->msg_first[ev] == sp->msg_first[ev + 1] &&
+		             vgn_tmap_get(&w->shared, (uintptr_t)cn->local, 0, 0) == cn->proc))) {
 			w->cur[t] = new_net(w, ev);
 		} else if (sp->msg_first[ev] < sp->msg_first[ev + 1]) {
 			/* joins the interaction of the earliest send it matches */

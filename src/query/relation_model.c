@@ -69,6 +69,7 @@ static const struct vgt_event_type builtins[] = {
     T("vg.net.recv", "vg.net.recv", EVENT, f_net_io, 7),
     T("vg.net.close", "vg.net.close", EVENT, f_net_close, 4),
     T("vg.net.unfollowed", "vg.net.unfollowed", EVENT, f_net_unfollowed, 6),
+    T("vg.net.partial", "vg.net.partial", EVENT, f_net_close, 4),
 };
 #undef T
 #define NBUILTINS (sizeof builtins / sizeof *builtins)

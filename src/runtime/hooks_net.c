@@ -147,6 +147,7 @@ VG_API ssize_t read(int fd, void *buf, size_t n)
 		return f(fd, buf, n);
 	ssize_t r = f(fd, buf, n);
 	vg__received(fd, c, r, 0);
+	vg__tty_read(fd, c, buf, r);
 	return r;
 }
 
@@ -158,6 +159,7 @@ VG_API ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 		return f(fd, buf, n, buflen);
 	ssize_t r = f(fd, buf, n, buflen);
 	vg__received(fd, c, r, 0);
+	vg__tty_read(fd, c, buf, r);
 	return r;
 }
 

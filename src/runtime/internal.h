@@ -104,6 +104,7 @@ enum {
 	VG_B_NET_RECV,
 	VG_B_NET_CLOSE,
 	VG_B_NET_UNFOLLOWED,
+	VG_B_NET_PARTIAL,
 	VG_B_COUNT
 };
 
@@ -312,6 +313,8 @@ void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint6
 void vg__net_emit_conn(int32_t fd, uint64_t conn, const char *kind, const char *role,
                        const char *local, const char *remote);
 void vg__net_emit_close(int32_t fd, uint64_t conn);
+/* A read on a terminal returned part of a line (no line end): vg.net.partial. */
+void vg__net_emit_partial(int32_t fd, uint64_t conn);
 /* Calls that moved bytes the runtime cannot count (docs/net.md, "Not followed, and
  * counted"): records vg.net.unfollowed naming the call, `count` of them. errno is kept. */
 void vg__net_unfollowed(int fd, uint32_t serial, const char *call, uint64_t count);

@@ -207,6 +207,16 @@ void vg__net_emit_close(int32_t fd, uint64_t conn)
 	vg_emit(vg__builtin(VG_B_NET_CLOSE), v);
 }
 
+void vg__net_emit_partial(int32_t fd, uint64_t conn)
+{
+	vg_value v[4];
+	v[0].i = fd;
+	v[1].u = conn;
+	v[2].u = vg__net_iid[0];
+	v[3].u = vg__net_iid[1];
+	vg_emit(vg__builtin(VG_B_NET_PARTIAL), v);
+}
+
 /* ---- the API ---- */
 
 VG_API vg_iid vg_interaction_begin(const char *what)

@@ -6,6 +6,8 @@
 #define VIGIL_RUNTIME_NET_HOOKS_H
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -70,6 +72,22 @@ static inline void vg__received(int fd, uint32_t c, ssize_t r, int flags)
 {
 	if (r > 0 && !(flags & MSG_PEEK)) /* peeked bytes are received by the next call */
 		vg__net_fd_io(VG_B_NET_RECV, fd, c, (uint64_t)r, NULL);
+}
+
+/* After vg__received: a read on a terminal whose bytes hold no line end (a shell reading
+ * its terminal byte by byte while a line is typed) is part of a line: vg.net.partial says
+ * so, and the analysis makes the whole line one input (docs/net.md "Terminals"). */
+static inline void vg__tty_read(int fd, uint32_t c, const void *buf, ssize_t r)
+{
+	if (r <= 0 || memcmp(vg__net_conns[c].kind, "tty", 4))
+		return;
+	const char *p = buf;
+	for (ssize_t i = 0; i < r; i++)
+		if (p[i] == '\n' || p[i] == '\r' || p[i] == 4) /* 4: ^D, end of input */
+			return;
+	int saved = errno;
+	vg__net_emit_partial(fd, c);
+	errno = saved;
 }
 
 #endif

@@ -368,6 +368,8 @@ static const vg_type_desc builtin_descs[VG_B_COUNT] = {
                         -1, -1, VG_OP_ACTIVITY},
     [VG_B_NET_UNFOLLOWED] = {"vg.net.unfollowed", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0,
                              f_net_unfollowed, 6, -1, -1, -1, VG_OP_ACTIVITY},
+    [VG_B_NET_PARTIAL] = {"vg.net.partial", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_close, 4,
+                          -1, -1, -1, VG_OP_ACTIVITY},
 };
 
 /* Called once at start, before any other registration, with the lock free. */

@@ -95,6 +95,10 @@ if(VIGIL_DEP_JAVAC AND VIGIL_DEP_JAVA)
 endif()
 vigil_test_dep(jdk "${VIGIL_DEP_JDK}" openjdk-17-jdk-headless "lang_xlang_* (the Java driver)")
 
+find_program(VIGIL_DEP_STRACE strace)
+vigil_test_dep(strace "${VIGIL_DEP_STRACE}" strace
+               "net_shared.jobserver and net_shared.pool (the bytes each call moved)")
+
 if(VIGIL_DEPS_MISSING)
   list(LENGTH VIGIL_DEPS_MISSING n)
   message(STATUS "tests: ${n} missing test dependencies: ${VIGIL_DEPS_MISSING}")
