@@ -125,14 +125,14 @@ def case_fork_exec(work):
     exec'd image ships what its predecessor left in the spool)."""
     c = Collector(work + "/out").start()
     cmd = ["/bin/sh", "-c", "ls / >/dev/null; (echo hi | cat >/dev/null); true"]
-    r = run([VIGIL, "record", "--to", c.addr(), "--"] + cmd)
-    check(r.returncode == 0, "vigil record --to: %s" % r.stderr)
+    sent = run([VIGIL, "record", "--to", c.addr(), "--"] + cmd)
+    check(sent.returncode == 0, "vigil record --to: %s" % sent.stderr)
     r = run([VIGIL, "record", "-o", work + "/local", "--"] + cmd)
     check(r.returncode == 0, "vigil record: %s" % r.stderr)
     check(c.stop() == 0, "vigild exit status")
     a, _ = counts_of(work + "/out")
     b, _ = counts_of(work + "/local")
-    same_counts(a, b, "fork and exec")
+    same_counts(a, b, "fork and exec (vigil record --to said: %r)" % sent.stderr)
     host = os.path.join(work, "out", os.uname().nodename)
     names = sorted(n.split("-")[0] for n in os.listdir(host))
     local = sorted(n.split("-")[0] for n in os.listdir(work + "/local"))
