@@ -119,8 +119,8 @@ def test_fork():
         by.setdefault("parent" if e["pid"] == parent else "child", []).append(t)
     expect(by.get("parent"), ["conn r c1 pipe pipe", "conn w c2 pipe pipe", "send w c2 [0,3)",
                               "recv r c1 [0,6)"], "parent")
-    expect(by.get("child"), ["conn w c2 pipe inherited", "send w c2 [3,6)"],
-           "the child keeps the connection and its offset, and introduces it")
+    expect(by.get("child"), ["conn w c2 pipe pipe", "send w c2 [3,6)"],
+           "the child keeps the connection, its offset and its role, and introduces it")
 
 
 def test_stdin():
