@@ -5,7 +5,8 @@
  * connection) in no network, as if the request were in transit all that time. Both are
  * work the connection's input caused: here they join the network of the child's first
  * I/O on that connection that has one. The child keeps the accepted connection with its
- * role (`accept`, the runtime's fork rule), so it is found by its names in the parent. */
+ * names (and role `accept`; `inherited` after an exec, as inetd's services), so the
+ * parent's accept is found by those names. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,9 @@ void vgn_split_forks(const struct vgn_set *s, struct vgn_split *sp, const uint32
 			if (!is_io(e->kind) || e->conn == VGN_NONE)
 				continue;
 			const struct vgn_conn *cn = &s->conns[e->conn];
-			if (strcmp(cn->role, "accept") || sp->net_of[order[k]] == VGN_NONE)
+			/* kept across the fork (accept), or exec'd (inherited: inetd) */
+			if ((strcmp(cn->role, "accept") && strcmp(cn->role, "inherited")) ||
+			    sp->net_of[order[k]] == VGN_NONE)
 				continue;
 			acc_ev =
 			    vgn_tmap_get(&acc, parent, (uintptr_t)cn->local, (uintptr_t)cn->remote);

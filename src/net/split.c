@@ -212,6 +212,16 @@ static bool client_of(const struct walk *w, uint32_t t, uint32_t n)
 	return (in->kind == VGN_SEND || in->kind == VGN_CONN) && in->thread == t;
 }
 
+/* May event x of thread t join a network begun later? If it is in none, or it is a
+ * connection's opening or closing (not a vertex) while the thread was a client that had
+ * read its reply. */
+static bool movable(const struct walk *w, uint32_t t, uint32_t x)
+{
+	uint32_t n = w->sp->net_of[x];
+	int k = w->s->events[x].kind;
+	return n == VGN_NONE || ((k == VGN_CONN || k == VGN_CLOSE) && client_of(w, t, n));
+}
+
 /* Per connection (or process), a client's input is the connect its connection began with
  * rather than its first request: the server may accept (and fork) before the client
  * sends. Only when the thread did nothing in any network since the connect. */
@@ -223,9 +233,9 @@ static void input_at_connect(struct walk *w, uint32_t t, uint32_t conn, uint32_t
 	if (cv == VGN_NONE || s->events[cv].thread != t)
 		return;
 	while (j > w->ord.first[t] && w->ord.order[j - 1] != cv)
-		if (sp->net_of[w->ord.order[--j]] != VGN_NONE)
+		if (!movable(w, t, w->ord.order[--j]))
 			return;
-	if (j == w->ord.first[t] || sp->net_of[cv] != VGN_NONE)
+	if (j == w->ord.first[t] || !movable(w, t, cv))
 		return;
 	for (j--; j < w->cursor[t]; j++)
 		sp->net_of[w->ord.order[j]] = n;
