@@ -45,6 +45,7 @@ BENCHES = [
     ("probes", ["{python}", "{src}/probes_bench.py", "{build}"], figures.probes),
     ("collector", ["{python}", "{src}/collector_bench.py", "{build}"], figures.collector),
     ("nginx", ["{python}", "{src}/nginx_bench.py", "{build}"], figures.nginx),
+    ("pg-fork", ["{python}", "{src}/pg_fork_bench.py", "{build}"], figures.pg_fork),
 ]
 
 SMOKE_TIMEOUT = 300  # seconds per benchmark: a hang fails instead of blocking CI
