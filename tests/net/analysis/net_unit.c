@@ -677,11 +677,51 @@ static void split_forking_server(void **state)
 	vgn_set_free(s);
 }
 
+static void split_forking_server_alone(void **state)
+{
+	(void)state;
+	/* The server recorded, its client not: the backend's receives are `accept` inputs,
+	 * by default one per request (start-up, query), per connection one; the accept and
+	 * the backend's start join the first either way. */
+	struct vgn_set *s = vgn_set_new();
+	uint32_t pm = thread(s, "h", 20, 20, "postgres");
+	uint32_t ac = conn(s, pm, "tcp", "accept", "127.0.0.1:5432", "127.0.0.1:40000");
+	uint32_t ae = ev(s, VGN_CONN, pm, T0, ac, 0, 0);
+	uint32_t be = thread(s, "h", 21, 21, "postgres");
+	s->procs[s->threads[be].proc].ppid = 20;
+	uint32_t bb = ev(s, VGN_PROC_BEGIN, be, T0 + 1 * MS, 0, 0, 0);
+	uint32_t bc = conn(s, be, "tcp", "accept", "127.0.0.1:5432", "127.0.0.1:40000");
+	uint32_t r1 = ev(s, VGN_RECV, be, T0 + 2 * MS, bc, 0, 63);
+	ev(s, VGN_SEND, be, T0 + 3 * MS, bc, 0, 400);
+	uint32_t r2 = ev(s, VGN_RECV, be, T0 + 4 * MS, bc, 63, 14);
+	uint32_t a2 = ev(s, VGN_SEND, be, T0 + 5 * MS, bc, 400, 66);
+	ev(s, VGN_PROC_END, pm, T0 + 10 * MS, 0, 0, 0);
+	struct vgn_clock c;
+	struct vgn_split sp;
+	split_all(s, NULL, &c, &sp, VGN_IN_ALL);
+	assert_int_equal(sp.nnets, 2);
+	assert_int_equal(sp.inputs[0], r1);
+	assert_int_equal(sp.inputs[1], r2);
+	assert_int_equal(sp.net_of[ae], 0);
+	assert_int_equal(sp.net_of[bb], 0);
+	assert_int_equal(sp.net_of[a2], 1);
+	vgn_split_free(&sp);
+	assert_int_equal(vgn_split_run(s, VGN_IN_ALL | VGN_PER_CONNECTION, &sp), 0);
+	assert_int_equal(sp.nnets, 1);
+	assert_int_equal(sp.net_of[ae], 0);
+	assert_int_equal(sp.net_of[r2], 0);
+	assert_int_equal(sp.net_of[a2], 0);
+	vgn_split_free(&sp);
+	vgn_clock_free(&c);
+	vgn_set_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(matching_pairs_by_endpoints),
 	    cmocka_unit_test(split_forking_server),
+	    cmocka_unit_test(split_forking_server_alone),
 	    cmocka_unit_test(matching_byte_ranges),
 	    cmocka_unit_test(matching_explicit_ids),
 	    cmocka_unit_test(clock_recovers_offset),
