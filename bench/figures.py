@@ -200,3 +200,15 @@ def net_build(out):
                    "", None),
             Figure("net-build", "the build's wall time recorded / plain (%d files, median "
                    "ratio)" % (n["dirs"] * n["files"]), "%.2fx" % n["build_ratio"], "", None)]
+def pg_fork(out):
+    p = _load(out, "pg_fork.json")
+    c, q = p["connect_ms"], p["psql_ms"]
+    return [Figure("pg-fork", "PostgreSQL connection time, server recorded / unrecorded "
+                   "(pgbench -C)", "%.2f / %.2f ms (%+.2f ms)" % (
+                       c["recorded"], c["unrecorded"], p["connect_extra_ms"]), "", None),
+            Figure("pg-fork", "psql -c 'select 1' run, server recorded / unrecorded",
+                   "%.1f / %.1f ms (%+.1f ms)" % (q["recorded"], q["unrecorded"],
+                                                  p["psql_extra_ms"]), "", None),
+            Figure("pg-fork", "vigil net split on the PostgreSQL trace",
+                   "%.2f s, %d events, %d networks" % (p["split_s"], p["split_events"],
+                                                       p["split_networks"]), "", None)]

@@ -13,12 +13,14 @@
 # recorded in its default configuration and loaded by wrk.
 # strace: tests/net_shared.cmake checks every matched pair against the bytes each read and
 # write moved (net_shared.jobserver, net_shared.pool).
+# openbsd-inetd: a fork-per-connection server (tests/net_fork.cmake, with PostgreSQL):
+# inetd accepts, forks and execs the service with the connection as its stdin/stdout.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
       openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
       postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
-      nginx wrk curl liburing-dev strace)
+      nginx wrk curl liburing-dev strace openbsd-inetd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -18,7 +18,7 @@ else()
   message(STATUS "tests: liburing-dev not found: net_record.io_uring will fail")
 endif()
 
-foreach(t pipe socketpair dup file tcp unix fork stdin tty errno not_recording api host_and_skew
+foreach(t pipe socketpair dup file tcp unix fork scm stdin tty errno not_recording api host_and_skew
           api_linked_only api_not_recording three_tier_unmodified
           three_tier_instrumented three_tier_linked redis runtime_io stdio stdio_pipelines
           nginx static_exec io_uring stdio_linked stdio_prompt)

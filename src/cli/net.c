@@ -39,6 +39,12 @@ static void usage(FILE *f)
 	        "                       from no recorded sender), connect (a request sent on a\n"
 	        "                       connection the process opened by a thread serving no\n"
 	        "                       interaction: a client's loop); default: all\n"
+	        "  --per UNIT           what one input of a client is: connection (all its\n"
+	        "                       requests on one connection), exchange (each request\n"
+	        "                       after a reply: clients that keep a connection for\n"
+	        "                       many user requests), process (all a client process\n"
+	        "                       run asks); default: connection for recorded clients,\n"
+	        "                       exchange for requests from clients not recorded\n"
 	        "  --reference HOST     the clock kept (default: the best connected host)\n"
 	        "  --clock FILE         clock correction from 'vigil clock --json'\n"
 	        "  --json               the index on stdout too\n"
@@ -131,7 +137,7 @@ static const char *input_kind(const struct vgn_set *s, uint32_t ev)
 	const struct vgn_event *e = &s->events[ev];
 	if (e->kind == VGN_INPUT)
 		return "instrumented";
-	if (e->kind == VGN_SEND)
+	if (e->kind == VGN_SEND || e->kind == VGN_CONN)
 		return "connect";
 	const struct vgn_conn *cn = vgn_event_conn(s, ev);
 	if (cn && (!strcmp(cn->kind, "tty") || !strcmp(cn->kind, "stdin")))
@@ -188,9 +194,10 @@ static double now_s(void)
 
 static int cmd_split(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_INPUTS, OPT_REF, OPT_CLOCK, OPT_PAIRS };
+	enum { OPT_JSON = 256, OPT_INPUTS, OPT_REF, OPT_CLOCK, OPT_PAIRS, OPT_PER };
 	static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
 	                                         {"inputs", required_argument, NULL, OPT_INPUTS},
+	                                         {"per", required_argument, NULL, OPT_PER},
 	                                         {"reference", required_argument, NULL, OPT_REF},
 	                                         {"clock", required_argument, NULL, OPT_CLOCK},
 	                                         {"json", no_argument, NULL, OPT_JSON},
@@ -198,7 +205,7 @@ static int cmd_split(int argc, char **argv)
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
 	const char *dir = NULL, *ref = NULL, *clock_file = NULL;
-	unsigned mask = VGN_IN_ALL;
+	unsigned mask = VGN_IN_ALL, per = 0; /* 0: vgn_split_run's default */
 	bool json = false, pairs = false;
 	char err[1024];
 	optind = 0;
@@ -211,6 +218,12 @@ static int cmd_split(int argc, char **argv)
 		case OPT_INPUTS:
 			if (vgn_inputs_parse(optarg, &mask, err, sizeof err) < 0) {
 				fprintf(stderr, "vigil net split: --inputs %s: %s\n", optarg, err);
+				return 2;
+			}
+			break;
+		case OPT_PER:
+			if (vgn_per_parse(optarg, &per, err, sizeof err) < 0) {
+				fprintf(stderr, "vigil net split: --per %s: %s\n", optarg, err);
 				return 2;
 			}
 			break;
@@ -256,7 +269,7 @@ static int cmd_split(int argc, char **argv)
 	}
 	const struct vgn_set *s = ss.set;
 	struct vgn_split sp;
-	vgn_split_run(s, mask, &sp);
+	vgn_split_run(s, mask | per, &sp);
 	double t_split = now_s();
 	int rc = 0;
 	json_t *nets = json_array();

@@ -66,6 +66,19 @@ static uint64_t pair_key(const char *a, const char *b)
 	return ((uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)b) << 2;
 }
 
+/* A unix endpoint named by its inode ("unix:123"), not by a path ("unix:/run/x.sock",
+ * "unix:@abstract"): which end it is does not depend on how the process came by it
+ * (accept, fork, exec, SCM_RIGHTS), only on what the kernel could say of its peer. */
+static bool unix_inode(const char *name)
+{
+	if (strncmp(name, "unix:", 5) || !name[5])
+		return false;
+	for (const char *p = name + 5; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
 static void sweep(struct vgn_set *s, size_t *cap, const struct conn_events *snd,
                   const struct conn_events *rcv)
 {
@@ -134,7 +147,8 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 	}
 	/* Connections with sends, chained by (local, remote), and for unix sockets also by
 	 * local alone and remote alone: a connecting end names the path it connected to,
-	 * not the accepting end's inode (docs/net.md), so only one name pairs them. */
+	 * not the accepting end's inode (docs/net.md), so only one name pairs them: the
+	 * inode that one end has as local and the other as remote. */
 	struct vgn_tmap heads;
 	vgn_tmap_init(&heads);
 	uint32_t *next = vgn__xcalloc(3 * nc + 1, sizeof *next);
@@ -179,10 +193,13 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 		 * reused later). */
 		uint64_t key = pair_key(rc->remote, rc->local);
 		int which = 0;
-		if (rc->kind == unix_kind && !strcmp(rc->role, "accept")) {
+		if (rc->kind == unix_kind && unix_inode(rc->remote)) {
+			/* it names its peer's inode (accepted, socketpair, or judged on first
+			 * I/O by sock_diag): the peer's ends are those whose local is that */
 			key = pair_key(rc->remote, NULL) ^ 1;
 			which = 1;
-		} else if (rc->kind == unix_kind && !strcmp(rc->role, "connect")) {
+		} else if (rc->kind == unix_kind) {
+			/* it names a path (a connecting end): the peer's ends name its inode */
 			key = pair_key(NULL, rc->local) ^ 2;
 			which = 2;
 		}

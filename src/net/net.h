@@ -215,6 +215,17 @@ enum {
 /* Parses "instrumented,tty,stdin,accept,connect" (any subset, or "all"); -1 with one line in err.
  */
 int vgn_inputs_parse(const char *list, unsigned *mask, char *err, size_t errsize);
+/* What one input of a client is (docs/net.md "What one input is"), or'ed into the mask
+ * of vgn_split_run; none set: per connection for a recorded client (`connect` inputs),
+ * per exchange for one not recorded (`accept` inputs). */
+enum {
+	VGN_PER_EXCHANGE = 1u << 16,   /* each request after a reply */
+	VGN_PER_CONNECTION = 1u << 17, /* everything on one connection */
+	VGN_PER_PROCESS = 1u << 18,    /* everything a client process run asks */
+	VGN_PER_MASK = 7u << 16,
+};
+/* "exchange", "connection" or "process" into *bits; -1 with one line in err. */
+int vgn_per_parse(const char *name, unsigned *bits, char *err, size_t errsize);
 
 struct vgn_split {
 	size_t nnets;
@@ -229,10 +240,18 @@ struct vgn_split {
 	/* Matched pairs of each event: s->msgs[pair[msg_first[e] .. msg_first[e+1])]. */
 	uint32_t *msg_first, *pair;
 	uint64_t outside; /* structural events in no network */
+	/* per event: a vg.net.conn that is a vertex: the accept of a forking server whose
+	 * child served the connection (fork.c), the connect a client's connection began
+	 * with (its input, per connection or process) */
+	bool *conn_vertex;
 };
 /* Propagates interactions (docs/net.md) from the inputs chosen by `mask`. Needs
  * vgn_match and corrected times. 0, or -1 on no memory. */
 int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *out);
+/* The accepts of forking servers and their children's start-up into the network of the
+ * connection each child serves (fork.c; called by vgn_split_run before bucketing). */
+void vgn_split_forks(const struct vgn_set *s, struct vgn_split *sp, const uint32_t *order,
+                     const uint32_t *first);
 void vgn_split_free(struct vgn_split *sp);
 
 /* ---- one network in memory (also what report and render read back) ------------------ */

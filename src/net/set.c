@@ -196,7 +196,9 @@ uint32_t vgn_event_add(struct vgn_set *s, const struct vgn_event *e)
 	*d = *e;
 	d->cts = e->ts;
 	d->conn = VGN_NONE;
-	if ((e->kind == VGN_SEND || e->kind == VGN_RECV || e->kind == VGN_CLOSE) && e->serial) {
+	if ((e->kind == VGN_SEND || e->kind == VGN_RECV || e->kind == VGN_CLOSE ||
+	     e->kind == VGN_CONN) &&
+	    e->serial) {
 		struct index *ix = s->index;
 		uint32_t proc = s->threads[e->thread].proc;
 		/* The connection of this image, else the latest of that serial in the process

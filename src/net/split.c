@@ -51,6 +51,23 @@ int vgn_inputs_parse(const char *list, unsigned *mask, char *err, size_t errsize
 	return 0;
 }
 
+int vgn_per_parse(const char *name, unsigned *bits, char *err, size_t errsize)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {{"exchange", VGN_PER_EXCHANGE},
+	             {"connection", VGN_PER_CONNECTION},
+	             {"process", VGN_PER_PROCESS}};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(names[i].name, name)) {
+			*bits = names[i].bit;
+			return 0;
+		}
+	snprintf(err, errsize, "unknown unit '%s' (exchange, connection, process)", name);
+	return -1;
+}
+
 struct walk {
 	const struct vgn_set *s;
 	struct vgn_split *sp;
@@ -64,6 +81,14 @@ struct walk {
 	 * per accepted conn, the interaction of its latest request and the receive count
 	 * of the thread when it began answering it; per thread, its receives so far. */
 	uint32_t *pending, *answered_at, *recvs;
+	/* per conn: the server's end (accepted here or before a fork, or first seen on I/O
+	 * with the names of an accepted end: exec'd, passed over SCM_RIGHTS) */
+	bool *server;
+	/* What one input is (docs/net.md): per conn (and per process for `process`), the
+	 * interaction its client's requests started, or VGN_NONE */
+	unsigned per, per_accept; /* for `connect` inputs (a recorded client), `accept` ones */
+	uint32_t *unit_conn, *unit_proc;
+	uint32_t *conn_ev;    /* per conn: its vg.net.conn event */
 	struct vgn_tmap iids; /* interaction id -> network */
 	/* pipe name -> the only process holding it, or VGN_NONE - 1 if several did */
 	struct vgn_tmap shared;
@@ -184,7 +209,38 @@ static bool ready(const struct walk *w, uint32_t t, uint32_t ev)
 static bool client_of(const struct walk *w, uint32_t t, uint32_t n)
 {
 	const struct vgn_event *in = &w->s->events[w->sp->inputs[n]];
-	return in->kind == VGN_SEND && in->thread == t;
+	return (in->kind == VGN_SEND || in->kind == VGN_CONN) && in->thread == t;
+}
+
+/* May event x of thread t join a network begun later? If it is in none, or it is a
+ * connection's opening or closing (not a vertex) while the thread was a client that had
+ * read its reply. */
+static bool movable(const struct walk *w, uint32_t t, uint32_t x)
+{
+	uint32_t n = w->sp->net_of[x];
+	int k = w->s->events[x].kind;
+	return n == VGN_NONE || ((k == VGN_CONN || k == VGN_CLOSE) && client_of(w, t, n));
+}
+
+/* Per connection (or process), a client's input is the connect its connection began with
+ * rather than its first request: the server may accept (and fork) before the client
+ * sends. Only when the thread did nothing in any network since the connect. */
+static void input_at_connect(struct walk *w, uint32_t t, uint32_t conn, uint32_t n)
+{
+	const struct vgn_set *s = w->s;
+	struct vgn_split *sp = w->sp;
+	uint32_t cv = w->conn_ev[conn], j = w->cursor[t];
+	if (cv == VGN_NONE || s->events[cv].thread != t)
+		return;
+	while (j > w->ord.first[t] && w->ord.order[j - 1] != cv)
+		if (!movable(w, t, w->ord.order[--j]))
+			return;
+	if (j == w->ord.first[t] || !movable(w, t, cv))
+		return;
+	for (j--; j < w->cursor[t]; j++)
+		sp->net_of[w->ord.order[j]] = n;
+	sp->inputs[n] = cv;
+	sp->conn_vertex[cv] = true;
 }
 
 static void visit(struct walk *w, uint32_t t, uint32_t ev, unsigned mask)
@@ -224,7 +280,7 @@ static void visit(struct walk *w, uint32_t t, uint32_t ev, unsigned mask)
 		/* A reply: a send on an accepted connection whose latest request is not yet
 		 * answered (no other receive by this thread since it began answering) belongs
 		 * to that request's interaction, whatever the thread read in between. */
-		if (cn && !strcmp(cn->role, "accept") && w->pending[e->conn] != VGN_NONE &&
+		if (cn && w->server[e->conn] && w->pending[e->conn] != VGN_NONE &&
 		    (w->answered_at[e->conn] == VGN_NONE ||
 		     w->answered_at[e->conn] == w->recvs[t])) {
 			reply = w->pending[e->conn];
@@ -237,7 +293,21 @@ static void visit(struct walk *w, uint32_t t, uint32_t ev, unsigned mask)
 		if ((mask & VGN_IN_CONNECT) && cn && !strcmp(cn->role, "connect") &&
 		    (w->cur[t] == VGN_NONE || client_of(w, t, w->cur[t])) &&
 		    !(e->iid_hi || e->iid_lo)) {
+			/* per connection or process run: a request after the first on the
+			 * same connection (process) goes on with the first's interaction */
+			uint32_t *unit = w->per == VGN_PER_CONNECTION ? &w->unit_conn[e->conn]
+			                 : w->per == VGN_PER_PROCESS
+			                     ? &w->unit_proc[s->threads[t].proc]
+			                     : NULL;
+			if (unit && *unit != VGN_NONE) {
+				w->cur[t] = *unit;
+				break;
+			}
 			w->cur[t] = new_net(w, ev);
+			if (unit) {
+				*unit = w->cur[t];
+				input_at_connect(w, t, e->conn, w->cur[t]);
+			}
 			sp->net_of[ev] = w->cur[t];
 			if (first)
 				w->born_in[t] = w->cur[t];
@@ -268,11 +338,14 @@ static void visit(struct walk *w, uint32_t t, uint32_t ev, unsigned mask)
 					best = snd;
 			}
 			w->cur[t] = sp->net_of[best];
-		} else if (cn && !strcmp(cn->role, "accept") && (mask & VGN_IN_ACCEPT)) {
+		} else if (cn && w->server[e->conn] && (mask & VGN_IN_ACCEPT)) {
 			/* bytes from a peer nobody recorded: a request from outside; the rest of
-			 * it (more receives before this side answers) is the same input */
-			if (!w->conn_input[e->conn])
-				w->cur[t] = new_net(w, ev);
+			 * it (more receives before this side answers) is the same input, and
+			 * per connection (or process) everything the connection carries */
+			if (w->per_accept != VGN_PER_EXCHANGE && w->unit_conn[e->conn] != VGN_NONE)
+				w->cur[t] = w->unit_conn[e->conn];
+			else if (!w->conn_input[e->conn])
+				w->cur[t] = w->unit_conn[e->conn] = new_net(w, ev);
 			w->conn_input[e->conn] = true;
 		} else if (e->msg && (e->iid_hi || e->iid_lo)) {
 			uint32_t n = vgn_tmap_get(&w->iids, e->iid_hi, e->iid_lo, 0);
@@ -298,7 +371,7 @@ static void visit(struct walk *w, uint32_t t, uint32_t ev, unsigned mask)
 		w->born_in[t] = w->cur[t];
 	if (e->kind == VGN_RECV) {
 		w->recvs[t]++;
-		if (cn && !strcmp(cn->role, "accept")) {
+		if (cn && w->server[e->conn]) {
 			w->pending[e->conn] = w->cur[t];
 			w->answered_at[e->conn] = VGN_NONE;
 		}
@@ -309,6 +382,32 @@ static void visit(struct walk *w, uint32_t t, uint32_t ev, unsigned mask)
 		sp->net_of[ev] = VGN_NONE;
 	w->done[ev] = true;
 	w->cursor[t]++;
+}
+
+/* Per conn: is it a server's end? Accepted (a fork child keeps the role), or first seen
+ * on I/O (an exec'd server, a descriptor passed over SCM_RIGHTS) with the names of an
+ * end accepted on the same host. */
+static bool *server_ends(const struct vgn_set *s)
+{
+	bool *server = vgn__xcalloc(s->nconns + 1, sizeof *server);
+	struct vgn_tmap acc;
+	vgn_tmap_init(&acc);
+	for (size_t c = 0; c < s->nconns; c++) {
+		const struct vgn_conn *cn = &s->conns[c];
+		server[c] = !strcmp(cn->role, "accept");
+		if (server[c])
+			vgn_tmap_put(&acc, s->procs[cn->proc].host, (uintptr_t)cn->local,
+			             (uintptr_t)cn->remote, 1);
+	}
+	for (size_t c = 0; c < s->nconns; c++) {
+		const struct vgn_conn *cn = &s->conns[c];
+		if (!strcmp(cn->role, "inherited") && cn->local[0] &&
+		    vgn_tmap_get(&acc, s->procs[cn->proc].host, (uintptr_t)cn->local,
+		                 (uintptr_t)cn->remote) != VGN_NONE)
+			server[c] = true;
+	}
+	vgn_tmap_free(&acc);
+	return server;
 }
 
 static void build_msg_index(const struct vgn_set *s, struct vgn_split *sp)
@@ -330,9 +429,10 @@ static void build_msg_index(const struct vgn_set *s, struct vgn_split *sp)
 	free(fill);
 }
 
-static bool structural(int kind)
+/* Connections and closes are not vertices, but for the accepts of forking servers. */
+static bool structural(const struct vgn_split *sp, int kind, uint32_t ev)
 {
-	return kind != VGN_CONN && kind != VGN_CLOSE;
+	return (kind != VGN_CONN && kind != VGN_CLOSE) || (sp->conn_vertex && sp->conn_vertex[ev]);
 }
 
 /* Buckets by network, and the runs (segments) of each thread in one network. */
@@ -349,7 +449,7 @@ static void build_buckets(struct walk *w)
 		seg++;
 		for (uint32_t k = w->ord.first[t]; k < w->ord.first[t + 1]; k++) {
 			uint32_t ev = w->ord.order[k];
-			if (!structural(s->events[ev].kind)) {
+			if (!structural(sp, s->events[ev].kind, ev)) {
 				sp->segment[ev] = seg;
 				continue;
 			}
@@ -372,7 +472,7 @@ static void build_buckets(struct walk *w)
 	for (size_t t = 0; t < s->nthreads; t++)
 		for (uint32_t k = w->ord.first[t]; k < w->ord.first[t + 1]; k++) {
 			uint32_t ev = w->ord.order[k], net = sp->net_of[ev];
-			if (net != VGN_NONE && structural(s->events[ev].kind))
+			if (net != VGN_NONE && structural(sp, s->events[ev].kind, ev))
 				sp->events[sp->first[net] + fill[net]++] = ev;
 		}
 	free(fill);
@@ -394,8 +494,24 @@ int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *sp)
 	w.pending = vgn__xcalloc(s->nconns + 1, sizeof *w.pending);
 	w.answered_at = vgn__xcalloc(s->nconns + 1, sizeof *w.answered_at);
 	w.recvs = vgn__xcalloc(nt, sizeof *w.recvs);
+	/* default: a recorded client's connection is one input; a request from a client
+	 * not recorded is one (its connection and process are not seen) */
+	w.per = mask & VGN_PER_MASK ? mask & VGN_PER_MASK : VGN_PER_CONNECTION;
+	w.per_accept = mask & VGN_PER_MASK ? mask & VGN_PER_MASK : VGN_PER_EXCHANGE;
+	w.unit_conn = vgn__xcalloc(s->nconns + 1, sizeof *w.unit_conn);
+	w.unit_proc = vgn__xcalloc(s->nprocs + 1, sizeof *w.unit_proc);
 	for (size_t c = 0; c <= s->nconns; c++)
-		w.pending[c] = w.answered_at[c] = VGN_NONE;
+		w.pending[c] = w.answered_at[c] = w.unit_conn[c] = VGN_NONE;
+	for (size_t p = 0; p <= s->nprocs; p++)
+		w.unit_proc[p] = VGN_NONE;
+	w.server = server_ends(s);
+	sp->conn_vertex = vgn__xcalloc(s->nevents + 1, sizeof *sp->conn_vertex);
+	w.conn_ev = vgn__xcalloc(s->nconns + 1, sizeof *w.conn_ev);
+	for (size_t c = 0; c <= s->nconns; c++)
+		w.conn_ev[c] = VGN_NONE;
+	for (size_t i = 0; i < s->nevents; i++)
+		if (s->events[i].kind == VGN_CONN && s->events[i].conn != VGN_NONE)
+			w.conn_ev[s->events[i].conn] = (uint32_t)i;
 	vgn_tmap_init(&w.iids);
 	vgn_tmap_init(&w.shared);
 	for (size_t c = 0; c < s->nconns; c++) {
@@ -492,6 +608,7 @@ int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *sp)
 	free(queued);
 	free(kfirst);
 	free(kids);
+	vgn_split_forks(s, sp, w.ord.order, w.ord.first);
 	build_buckets(&w);
 	sp->thread_first = vgn__xcalloc(nt, sizeof *sp->thread_first);
 	for (size_t t = 0; t < s->nthreads; t++)
@@ -508,6 +625,10 @@ int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *sp)
 	free(w.pending);
 	free(w.answered_at);
 	free(w.recvs);
+	free(w.server);
+	free(w.unit_conn);
+	free(w.unit_proc);
+	free(w.conn_ev);
 	return 0;
 }
 
@@ -522,5 +643,6 @@ void vgn_split_free(struct vgn_split *sp)
 	free(sp->segment);
 	free(sp->msg_first);
 	free(sp->pair);
+	free(sp->conn_vertex);
 	memset(sp, 0, sizeof *sp);
 }

@@ -196,6 +196,22 @@ int vg_emit(vg_sensor *s, const vg_value *values)
 	}
 }
 
+int vg__emit_dated(vg_sensor *s, const vg_value *values, void (*date)(uint8_t *, const void *),
+                   const void *arg)
+{
+	const vg_type_desc *d = vg__sensor_desc(s);
+	if (!d || d->op != VG_OP_ACTIVITY)
+		return vg_emit(s, values);
+	uint32_t size;
+	if (!vg_tracking(s) || !payload_fits(s, values, &size) || !vg_on(s) ||
+	    !vg__wanted(s, flag_holder(d, values)) || (vg__tracking && !refs_live(d, values, -1)))
+		return -1;
+	uint8_t *p = vg__event_start(s, size);
+	if (p)
+		date(p, arg);
+	return finish(s, d, values, p);
+}
+
 static void emit_thread(int which, uint32_t tid, uint32_t gen, const char *name)
 {
 	vg_value v[3];

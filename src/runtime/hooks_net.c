@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -220,6 +221,26 @@ VG_API ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int fl
 	return r;
 }
 
+/* Descriptors passed over SCM_RIGHTS are new to this process whatever their number held
+ * before (closed by a call no hook saw): each is judged on its first I/O (`inherited`,
+ * named by the kernel: docs/net.md). */
+static void passed_fds(const struct msghdr *msg)
+{
+	if (!msg || !msg->msg_control)
+		return;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR((struct msghdr *)msg); cm;
+	     cm = CMSG_NXTHDR((struct msghdr *)msg, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int pfd;
+			memcpy(&pfd, CMSG_DATA(cm) + i * sizeof(int), sizeof pfd);
+			vg__net_fd_closed(pfd);
+		}
+	}
+}
+
 VG_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	recvmsg_fn f = REAL(recvmsg_fn, "recvmsg");
@@ -227,6 +248,8 @@ VG_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	if (!vg__follow(fd, RET, &c))
 		return f(fd, msg, flags);
 	ssize_t r = f(fd, msg, flags);
+	if (r >= 0 && msg && msg->msg_controllen)
+		passed_fds(msg);
 	vg__received(fd, c, r, flags);
 	return r;
 }
@@ -253,9 +276,14 @@ static inline int watching(const void *ret)
 VG_API int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	connect_fn f = REAL(connect_fn, "connect");
+	if (!watching(RET))
+		return f(fd, addr, len);
+	/* dated at the call, as a send is: the server may accept before it returns */
+	struct vg_net_stamp at;
+	vg__net_stamp(&at);
 	int r = f(fd, addr, len);
-	if (watching(RET) && (r == 0 || errno == EINPROGRESS))
-		vg__net_fd_new(fd, "connect", 0, addr, len);
+	if (r == 0 || errno == EINPROGRESS)
+		vg__net_fd_new(fd, "connect", 0, addr, len, &at);
 	return r;
 }
 
@@ -264,7 +292,7 @@ VG_API int accept(int fd, struct sockaddr *addr, socklen_t *len)
 	accept_fn f = REAL(accept_fn, "accept");
 	int r = f(fd, addr, len);
 	if (r >= 0 && watching(RET))
-		vg__net_fd_new(r, "accept", 0, NULL, 0);
+		vg__net_fd_new(r, "accept", 0, NULL, 0, NULL);
 	return r;
 }
 
@@ -273,7 +301,7 @@ VG_API int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	accept4_fn f = REAL(accept4_fn, "accept4");
 	int r = f(fd, addr, len, flags);
 	if (r >= 0 && watching(RET))
-		vg__net_fd_new(r, "accept", 0, NULL, 0);
+		vg__net_fd_new(r, "accept", 0, NULL, 0, NULL);
 	return r;
 }
 
@@ -282,8 +310,8 @@ VG_API int pipe(int fds[2])
 	pipe_fn f = REAL(pipe_fn, "pipe");
 	int r = f(fds);
 	if (r == 0 && watching(RET)) {
-		vg__net_fd_new(fds[0], "pipe", 0, NULL, 0);
-		vg__net_fd_new(fds[1], "pipe", 0, NULL, 0);
+		vg__net_fd_new(fds[0], "pipe", 0, NULL, 0, NULL);
+		vg__net_fd_new(fds[1], "pipe", 0, NULL, 0, NULL);
 	}
 	return r;
 }
@@ -293,8 +321,8 @@ VG_API int pipe2(int fds[2], int flags)
 	pipe2_fn f = REAL(pipe2_fn, "pipe2");
 	int r = f(fds, flags);
 	if (r == 0 && watching(RET)) {
-		vg__net_fd_new(fds[0], "pipe", 0, NULL, 0);
-		vg__net_fd_new(fds[1], "pipe", 0, NULL, 0);
+		vg__net_fd_new(fds[0], "pipe", 0, NULL, 0, NULL);
+		vg__net_fd_new(fds[1], "pipe", 0, NULL, 0, NULL);
 	}
 	return r;
 }
@@ -308,8 +336,8 @@ VG_API int socketpair(int domain, int type, int proto, int sv[2])
 		struct stat a, b;
 		/* Each end names the other by inode: known here, no need to ask the kernel. */
 		if (fstat(sv[0], &a) == 0 && fstat(sv[1], &b) == 0) {
-			vg__net_fd_new(sv[0], "pipe", b.st_ino, NULL, 0);
-			vg__net_fd_new(sv[1], "pipe", a.st_ino, NULL, 0);
+			vg__net_fd_new(sv[0], "pipe", b.st_ino, NULL, 0, NULL);
+			vg__net_fd_new(sv[1], "pipe", a.st_ino, NULL, 0, NULL);
 		}
 		errno = saved;
 	}

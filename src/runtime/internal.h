@@ -264,6 +264,10 @@ size_t vg__payload_size(vg_sensor *s, const vg_value *values);
 /* Writes an event whose reporting was decided: no filter is consulted. 0 or -1. */
 int vg__emit_decided(vg_sensor *s, const vg_value *values);
 uint8_t *vg__encode_values(uint8_t *p, const vg_type_desc *d, const vg_value *values);
+/* vg_emit of an activity event, with date(p, arg) called once its payload is begun at p
+ * (to date it earlier: vg__net_redate). */
+int vg__emit_dated(vg_sensor *s, const vg_value *values, void (*date)(uint8_t *, const void *),
+                   const void *arg);
 
 /* worker.c: background work off the recording threads */
 struct vg_job {
@@ -310,8 +314,10 @@ static inline void vg__net_stamp(struct vg_net_stamp *st)
  * now) if no other event of the thread was written since. */
 void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint64_t conn,
                      uint64_t off, uint64_t len, uint64_t msg);
-void vg__net_emit_conn(int32_t fd, uint64_t conn, const char *kind, const char *role,
-                       const char *local, const char *remote);
+/* vg.net.conn, dated `at` (NULL: now; a connect is dated at its call, as a send is, so
+ * that it precedes the accept) */
+void vg__net_emit_conn(const struct vg_net_stamp *at, int32_t fd, uint64_t conn, const char *kind,
+                       const char *role, const char *local, const char *remote);
 void vg__net_emit_close(int32_t fd, uint64_t conn);
 /* A read on a terminal returned part of a line (no line end): vg.net.partial. */
 void vg__net_emit_partial(int32_t fd, uint64_t conn);

@@ -135,26 +135,33 @@ VG_API uint64_t vg_net_malformed(void)
 
 /* ---- the events ---- */
 
-void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint64_t conn,
-                     uint64_t off, uint64_t len, uint64_t msg)
+/* Dates the event begun at p `at` when it is written where the stream stood then, in the
+ * same packet (which began before `at`): nothing was written in between, times stay in
+ * order. */
+static void redate(uint8_t *p, const void *arg)
 {
-	vg_sensor *s = vg__builtin(which);
-	if (!s || !vg_on(s))
-		return;
+	const struct vg_net_stamp *at = arg;
 	struct vg_thread *t = &vg__tls;
-	uint8_t *p = vg_event_begin(s, VG_NET_IO_PAYLOAD);
-	if (!p)
-		return;
-	/* Dated `at` when this event is written where the stream stood then, in the same
-	 * packet (which began before `at`): nothing was written in between, times stay in
-	 * order. */
-	if (at && at->pos && t->base == at->base && p - VG_EVENT_HEADER_SIZE == at->pos &&
+	if (at->pos && t->base == at->base && p - VG_EVENT_HEADER_SIZE == at->pos &&
 	    at->ts >= at->last && at->ts <= t->last_ts &&
 	    t->last_ts - at->ts < ((uint64_t)1 << 31)) {
 		uint32_t low = (uint32_t)at->ts;
 		memcpy(p - 4, &low, 4);
 		t->last_ts = at->ts;
 	}
+}
+
+void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint64_t conn,
+                     uint64_t off, uint64_t len, uint64_t msg)
+{
+	vg_sensor *s = vg__builtin(which);
+	if (!s || !vg_on(s))
+		return;
+	uint8_t *p = vg_event_begin(s, VG_NET_IO_PAYLOAD);
+	if (!p)
+		return;
+	if (at)
+		redate(p, at);
 	p = vg_put_u32(p, (uint32_t)fd);
 	p = vg_put_u64(p, conn);
 	p = vg_put_u64(p, off);
@@ -182,8 +189,8 @@ void vg__net_make_room(void)
 	}
 }
 
-void vg__net_emit_conn(int32_t fd, uint64_t conn, const char *kind, const char *role,
-                       const char *local, const char *remote)
+void vg__net_emit_conn(const struct vg_net_stamp *at, int32_t fd, uint64_t conn, const char *kind,
+                       const char *role, const char *local, const char *remote)
 {
 	vg_value v[8];
 	v[0].i = fd;
@@ -194,7 +201,10 @@ void vg__net_emit_conn(int32_t fd, uint64_t conn, const char *kind, const char *
 	v[5].s = remote;
 	v[6].u = vg__net_iid[0];
 	v[7].u = vg__net_iid[1];
-	vg_emit(vg__builtin(VG_B_NET_CONN), v);
+	if (at)
+		vg__emit_dated(vg__builtin(VG_B_NET_CONN), v, redate, at);
+	else
+		vg_emit(vg__builtin(VG_B_NET_CONN), v);
 }
 
 void vg__net_emit_close(int32_t fd, uint64_t conn)

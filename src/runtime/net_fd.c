@@ -229,10 +229,10 @@ static int in_vfork_child(void)
 	return getpid() != vg__rt.pid;
 }
 
-static void announce(int fd, uint32_t serial, struct vg_conn *c, const char *role)
+static void announce(int fd, uint32_t serial, struct vg_conn *c, const struct vg_net_stamp *at)
 {
 	atomic_store(&c->epoch, atomic_load(&vg__net_epoch));
-	vg__net_emit_conn(fd, serial, c->kind, role, c->local, c->remote);
+	vg__net_emit_conn(at, fd, serial, c->kind, c->role, c->local, c->remote);
 }
 
 static void drop(int fd, uint32_t word)
@@ -248,7 +248,7 @@ static void drop(int fd, uint32_t word)
 
 /* A new connection for fd with role; its serial, or VG_FD_NOT. */
 static uint32_t make_conn(int fd, const char *role, uint64_t peer_ino, const void *addr,
-                          unsigned addrlen, uint32_t expect)
+                          unsigned addrlen, uint32_t expect, const struct vg_net_stamp *at)
 {
 	_Atomic uint32_t *tab = atomic_load(&vg__net_fdtab);
 	struct stat st;
@@ -268,6 +268,7 @@ static uint32_t make_conn(int fd, const char *role, uint64_t peer_ino, const voi
 	}
 	struct vg_conn *c = &cs[serial];
 	memcpy(c->kind, tmp.kind, sizeof c->kind);
+	snprintf(c->role, sizeof c->role, "%s", role);
 	memcpy(c->local, tmp.local, sizeof c->local);
 	memcpy(c->remote, tmp.remote, sizeof c->remote);
 	atomic_store(&c->out, 0);
@@ -280,26 +281,27 @@ static uint32_t make_conn(int fd, const char *role, uint64_t peer_ino, const voi
 	} else {
 		drop(fd, atomic_exchange(&tab[fd], serial));
 	}
-	announce(fd, serial, c, role);
+	announce(fd, serial, c, at);
 	return serial;
 }
 
 uint32_t vg__net_fd_classify(int fd)
 {
 	int saved = errno;
-	uint32_t w = make_conn(fd, "inherited", 0, NULL, 0, VG_FD_UNKNOWN);
+	uint32_t w = make_conn(fd, "inherited", 0, NULL, 0, VG_FD_UNKNOWN, NULL);
 	errno = saved;
 	return w;
 }
 
-void vg__net_fd_new(int fd, const char *role, uint64_t peer_ino, const void *addr, unsigned addrlen)
+void vg__net_fd_new(int fd, const char *role, uint64_t peer_ino, const void *addr, unsigned addrlen,
+                    const struct vg_net_stamp *at)
 {
 	if (!vg__rt.recording || (unsigned)fd >= VG_FD_MAX)
 		return;
 	if (!atomic_load(&vg__net_fdtab) && !vg__net_fdtab_make())
 		return;
 	int saved = errno;
-	make_conn(fd, role, peer_ino, addr, addrlen, VG_FD_NOT);
+	make_conn(fd, role, peer_ino, addr, addrlen, VG_FD_NOT, at);
 	errno = saved;
 }
 
@@ -339,7 +341,7 @@ void vg__net_fd_dup(int from, int to)
 void vg__net_fd_announce(int fd, uint32_t serial)
 {
 	int saved = errno;
-	announce(fd, serial, &vg__net_conns[serial], "inherited");
+	announce(fd, serial, &vg__net_conns[serial], NULL);
 	errno = saved;
 }
 
@@ -348,7 +350,7 @@ void vg__net_fd_io(int which, int fd, uint32_t serial, uint64_t n, const struct 
 	struct vg_conn *c = &vg__net_conns[serial];
 	int saved = errno;
 	if (VG_UNLIKELY(!vg__net_conn_current(serial))) { /* (the hooks announce it first) */
-		announce(fd, serial, c, "inherited");
+		announce(fd, serial, c, NULL);
 		at = NULL;
 	}
 	uint64_t off = atomic_fetch_add_explicit(which == VG_B_NET_SEND ? &c->out : &c->in, n,
@@ -359,7 +361,9 @@ void vg__net_fd_io(int which, int fd, uint32_t serial, uint64_t n, const struct 
 
 /* A fork child keeps its parent's table: the same fds hold the same connections, with
  * the offsets they had (per process: two processes writing one socket each count their
- * own bytes). It announces each in its own trace on first use. */
+ * own bytes) and their identity (names and role: a backend forked by the server that
+ * accepted its connection serves the accepted end). It announces each in its own trace
+ * on first use. */
 void vg__net_fd_after_fork(void)
 {
 	atomic_fetch_add(&vg__net_epoch, 1);

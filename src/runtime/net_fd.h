@@ -23,6 +23,7 @@ struct vg_conn {
 	_Atomic int32_t refs;     /* fds holding it */
 	_Atomic uint32_t epoch;   /* the image epoch whose trace has its vg.net.conn */
 	char kind[8];
+	char role[12]; /* as it was made: a fork child introduces it with the same role */
 	char local[VG_NET_NAME], remote[VG_NET_NAME];
 };
 
@@ -48,13 +49,15 @@ static inline uint32_t vg__net_fd_word(int fd)
 uint32_t vg__net_fd_classify(int fd);
 /* A new connection on fd (connect, accept, pipe, socketpair): `peer_ino` the other end
  * of a socketpair (0: ask the kernel). `addr`: the address connect was given, used when
- * the peer's name is not known yet (a connect in progress). errno is kept. */
-void vg__net_fd_new(int fd, const char *role, uint64_t peer_ino, const void *addr,
-                    unsigned addrlen);
+ * the peer's name is not known yet (a connect in progress). `at`: when the call was made
+ * (a connect), or NULL: now. errno is kept. */
+void vg__net_fd_new(int fd, const char *role, uint64_t peer_ino, const void *addr, unsigned addrlen,
+                    const struct vg_net_stamp *at);
 void vg__net_fd_closed(int fd);        /* the fd no longer holds what it held */
 void vg__net_fd_dup(int from, int to); /* `to` now holds what `from` holds */
 /* Has this image's trace introduced the connection? A fork child's has not introduced
- * those it inherited: it does so (vg__net_fd_announce, role inherited) on first use. */
+ * those it kept: it does so (vg__net_fd_announce) on first use, with the role the
+ * connection was made with (the same connection: an accepted one stays `accept`). */
 static inline int vg__net_conn_current(uint32_t serial)
 {
 	return atomic_load_explicit(&vg__net_conns[serial].epoch, memory_order_relaxed) ==

@@ -84,6 +84,9 @@ endforeach()
 vigil_test_dep(redis "${VIGIL_DEP_REDIS}" "redis-server redis-tools"
                "net_record.redis and net_analysis.redis")
 
+find_program(VIGIL_DEP_INETD inetd PATHS /usr/sbin NO_DEFAULT_PATH)
+vigil_test_dep(openbsd-inetd "${VIGIL_DEP_INETD}" openbsd-inetd "net_fork.inetd_*")
+
 find_program(VIGIL_DEP_IP ip)
 vigil_test_dep(iproute2 "${VIGIL_DEP_IP}" iproute2 "net_analysis.netns")
 

@@ -131,9 +131,22 @@ def test_three_tier_unmodified():
     trace = fresh("tt-unmod")
     p = run([VIGIL, "record", "-o", trace, "--", TIER, "run", "--threads", "3",
              "--requests", "4"], check_rc=0)
-    out, index, _ = split([trace])
+    # the client keeps one connection per thread for all its requests: per exchange
+    out, index, _ = split([trace], "--per", "exchange")
     check_tier_networks(index, report(out), summary_of(p.stdout), 2)
     check({n["input"] for n in index["networks"]} == {"connect"}, "inputs: client requests")
+    # by default (per connection), one network per client thread's connection, begun
+    # by its connect, holding all its requests; per process run, one
+    summ = summary_of(p.stdout)
+    for per, want in ((None, summ["threads"]), ("process", 1)):
+        o2, i2, _ = split([trace], *(["--per", per] if per else []))
+        nets = report(o2)["networks"]
+        check(len(nets) == want and
+              sum(n["messages"] for n in nets) ==
+              sum(n["messages"] for n in report(out)["networks"]),
+              f"--per {per}: {len(nets)} networks, {want} expected")
+        check(all(n["input"] == "connect" for n in i2["networks"]), f"--per {per}: inputs")
+        shutil.rmtree(o2)
     # the run process reads its children's port lines printed by stdio (not followed):
     # those reads, unmatched, are listed and in no network
     check(all((u["network"] is None and u.get("conn_kind") == "pipe") or
@@ -263,7 +276,7 @@ def test_skewed_hosts():
     near_skew("hostb", b, skew)
     near_skew("hostf", hosts["hostf"], 0)  # direct from the reference; hostb via hostf
     check(clock["backwards"] == 0, "after correction no message goes backwards")
-    out, index, _ = split(traces)
+    out, index, _ = split(traces, "--per", "exchange")
     check(index["backwards"] == 0, "split: no message backwards")
     rep = report(out)
     summ = summary_of(p.stdout)
@@ -274,13 +287,13 @@ def test_skewed_hosts():
     cf = os.path.join(out, "clock.json")
     with open(cf, "w") as f:
         f.write(c.stdout)
-    out2, index2, _ = split(traces, "--clock", cf)
+    out2, index2, _ = split(traces, "--per", "exchange", "--clock", cf)
     check(index2["backwards"] == 0, "--clock FILE applied")
     for h in clock["hosts"]:
         h.update(status="ok", offset_ns=0.0, has_drift=False)
     with open(cf, "w") as f:
         json.dump(clock, f)
-    out3, index3, _ = split(traces, "--clock", cf)
+    out3, index3, _ = split(traces, "--per", "exchange", "--clock", cf)
     check(index3["backwards"] > 0, "without correction messages go backwards")
     for d in traces + [out, out2, out3]:
         shutil.rmtree(d)
@@ -379,7 +392,8 @@ def test_bad_input():
     for t, h in ((a, "hosta"), (b, "hostb")):
         run([VIGIL, "record", "-o", t, "--", TIER, "run", "--threads", "1", "--requests", "2"],
             env={"VIGIL_HOST": h}, check_rc=0)
-    p = expect_error([VIGIL, "net", "split", a, b, "-o", out], 1, "unrelated", "hosta", "hostb")
+    p = expect_error([VIGIL, "net", "split", a, b, "-o", out, "--per", "exchange"], 1,
+                     "unrelated", "hosta", "hostb")
     with open(os.path.join(out, "index.json")) as f:
         check(len(json.load(f)["networks"]) == 4, "partial results written")
     # a trace named twice, or inside one already named, is read once (each message once)
@@ -405,6 +419,7 @@ def test_bad_input():
     expect_error([VIGIL, "net", "split", "--inputs", "tty", a, "-o", out2], 1, "no input")
     check(os.path.exists(os.path.join(out2, "index.json")), "index written")
     expect_error([VIGIL, "net", "split", "--inputs", "tty,keys", a, "-o", out], 2, "keys")
+    expect_error([VIGIL, "net", "split", "--per", "request", a, "-o", out], 2, "request")
     expect_error([VIGIL, "net", "split", a], 2, "-o DIR")
     expect_error([VIGIL, "net", "split", a, "-o", "/proc/nope/x"], 2, "/proc/nope")
     expect_error([VIGIL, "net", "frobnicate"], 2, "frobnicate")
@@ -485,7 +500,7 @@ wait
 """
     trace = fresh("redis")
     run([VIGIL, "record", "-o", trace, "--", "sh", "-c", script], check_rc=0)
-    out, index, _ = split([trace])
+    out, index, _ = split([trace], "--per", "exchange")  # keep-alive load: per request
     nets = report(out)["networks"]
     bench_nets = [n for n in nets if n["servers"] == "redis-benchmark > redis-server"]
     check(400 <= len(bench_nets) <= 404, f"{len(bench_nets)} benchmark networks")
@@ -580,7 +595,7 @@ def test_netns():
         near_skew(h, e, want)
     check(clock["backwards"] == 0 and clock["cross_host_pairs"] > 0,
           f"no message backwards after correction: {clock['backwards']}")
-    out, index, _ = split(traces)
+    out, index, _ = split(traces, "--per", "exchange")
     check(index["backwards"] == 0, "split: no message backwards")
     rep = report(out)
     nets = rep["networks"]

@@ -489,7 +489,7 @@ static void split_connect_inputs(void **state)
 	three_tier(s, &x, 3, 0);
 	struct vgn_clock c;
 	struct vgn_split sp;
-	split_all(s, NULL, &c, &sp, VGN_IN_CONNECT);
+	split_all(s, NULL, &c, &sp, VGN_IN_CONNECT | VGN_PER_EXCHANGE);
 	assert_int_equal(sp.nnets, 3);
 	for (uint32_t r = 0; r < 3; r++) {
 		assert_int_equal(sp.inputs[r], x.c_req[r]);
@@ -498,6 +498,21 @@ static void split_connect_inputs(void **state)
 		assert_int_equal(sp.net_of[x.c_rep[r]], r);
 	}
 	vgn_split_free(&sp);
+	/* per connection (the default) and per process run: the three requests on the
+	 * client's one connection are one input; the front's connection to the back end
+	 * is its own (a server's call) and stays in it */
+	for (int k = 0; k < 2; k++) {
+		unsigned per = k ? VGN_PER_PROCESS : 0;
+		assert_int_equal(vgn_split_run(s, VGN_IN_CONNECT | per, &sp), 0);
+		assert_int_equal(sp.nnets, 1);
+		assert_int_equal(sp.inputs[0], x.c_req[0]);
+		for (uint32_t r = 0; r < 3; r++) {
+			assert_int_equal(sp.net_of[x.c_req[r]], 0);
+			assert_int_equal(sp.net_of[x.b_rep[r]], 0);
+			assert_int_equal(sp.net_of[x.c_rep[r]], 0);
+		}
+		vgn_split_free(&sp);
+	}
 	vgn_clock_free(&c);
 	vgn_set_free(s);
 }
@@ -574,7 +589,7 @@ static void split_event_loop_replies(void **state)
 	uint32_t push = ev(s, VGN_SEND, srv, T0 + 12 * US, s1, 6, 2);
 	struct vgn_clock c;
 	struct vgn_split sp;
-	split_all(s, NULL, &c, &sp, VGN_IN_ALL);
+	split_all(s, NULL, &c, &sp, VGN_IN_ALL | VGN_PER_EXCHANGE);
 	assert_int_equal(sp.nnets, 3);
 	assert_int_equal(sp.inputs[0], qa);
 	assert_int_equal(sp.inputs[1], qb);
@@ -590,10 +605,123 @@ static void split_event_loop_replies(void **state)
 	vgn_set_free(s);
 }
 
+static void split_forking_server(void **state)
+{
+	(void)state;
+	/* PostgreSQL on its Unix socket: psql connects (its end names the socket's path),
+	 * the postmaster accepts (its end names psql's inode) and forks a backend that
+	 * keeps the accepted connection (role accept, the same names). Both directions
+	 * match; the network begins at psql's connect and holds the postmaster's accept,
+	 * the backend's start, its replies and its exit. */
+	struct vgn_set *s = vgn_set_new();
+	uint32_t cl = thread(s, "h", 10, 10, "psql"), pm = thread(s, "h", 20, 20, "postgres");
+	uint32_t cc = conn(s, cl, "unix", "connect", "unix:500", "unix:/run/.s.PGSQL.5432");
+	uint32_t ce = ev(s, VGN_CONN, cl, T0, cc, 0, 0);
+	uint32_t ac = conn(s, pm, "unix", "accept", "unix:501", "unix:500");
+	uint32_t ae = ev(s, VGN_CONN, pm, T0 + 10 * US, ac, 0, 0);
+	uint32_t q1 = ev(s, VGN_SEND, cl, T0 + 20 * US, cc, 0, 63);
+	uint32_t be = thread(s, "h", 21, 21, "postgres");
+	s->procs[s->threads[be].proc].ppid = 20;
+	uint32_t bb = ev(s, VGN_PROC_BEGIN, be, T0 + 2 * MS, 0, 0, 0);
+	uint32_t bc = conn(s, be, "unix", "accept", "unix:501", "unix:500");
+	ev(s, VGN_CONN, be, T0 + 3 * MS, bc, 0, 0);
+	uint32_t r1 = ev(s, VGN_RECV, be, T0 + 3 * MS, bc, 0, 63);
+	uint32_t a1 = ev(s, VGN_SEND, be, T0 + 4 * MS, bc, 0, 400);
+	uint32_t g1 = ev(s, VGN_RECV, cl, T0 + 4 * MS + 50 * US, cc, 0, 400);
+	uint32_t q2 = ev(s, VGN_SEND, cl, T0 + 5 * MS, cc, 63, 14);
+	ev(s, VGN_RECV, be, T0 + 5 * MS + 10 * US, bc, 63, 14);
+	uint32_t a2 = ev(s, VGN_SEND, be, T0 + 6 * MS, bc, 400, 66);
+	ev(s, VGN_RECV, cl, T0 + 6 * MS + 50 * US, cc, 400, 66);
+	uint32_t bend = ev(s, VGN_PROC_END, be, T0 + 7 * MS, 0, 0, 0);
+	uint32_t pend = ev(s, VGN_PROC_END, pm, T0 + 10 * MS, 0, 0, 0); /* alive at the fork */
+	struct vgn_clock c;
+	struct vgn_split sp;
+	split_all(s, NULL, &c, &sp, VGN_IN_ALL);
+	for (size_t i = 0; i < s->nevents; i++)
+		if (s->events[i].kind == VGN_SEND || s->events[i].kind == VGN_RECV)
+			assert_int_equal(s->nmatch[i], 1);
+	assert_int_equal(sp.nnets, 1);
+	assert_int_equal(sp.inputs[0], ce);
+	assert_int_equal(sp.creator[be], pm);
+	uint32_t in0[] = {ce, ae, q1, bb, r1, a1, g1, q2, a2, bend};
+	for (size_t i = 0; i < sizeof in0 / sizeof *in0; i++)
+		assert_int_equal(sp.net_of[in0[i]], 0);
+	assert_true(sp.conn_vertex[ae] && sp.conn_vertex[ce]);
+	assert_int_equal(sp.net_of[pend], VGN_NONE); /* the server's own end is not */
+	struct vgn_graph *g = vgn_graph_build(s, &sp, 0);
+	assert_int_equal(g->nthreads, 3);
+	size_t spawns = 0;
+	for (size_t e = 0; e < g->nedges; e++)
+		if (g->edges[e].kind == VGN_E_SPAWN) {
+			spawns++;
+			assert_int_equal(g->vertices[g->edges[e].from].kind, VGN_CONN);
+			assert_int_equal(g->vertices[g->edges[e].to].kind, VGN_PROC_BEGIN);
+		}
+	assert_int_equal(spawns, 1);
+	vgn_graph_free(g);
+	vgn_split_free(&sp);
+	/* per exchange: two networks (start-up, query); the fork in the first */
+	assert_int_equal(vgn_split_run(s, VGN_IN_ALL | VGN_PER_EXCHANGE, &sp), 0);
+	assert_int_equal(sp.nnets, 2);
+	assert_int_equal(sp.inputs[0], q1);
+	assert_int_equal(sp.inputs[1], q2);
+	assert_int_equal(sp.net_of[ae], 0);
+	assert_int_equal(sp.net_of[bb], 0);
+	assert_int_equal(sp.net_of[a2], 1);
+	vgn_split_free(&sp);
+	/* accept inputs only: psql's bytes are recorded, so none */
+	assert_int_equal(vgn_split_run(s, VGN_IN_ACCEPT, &sp), 0);
+	assert_int_equal(sp.nnets, 0);
+	vgn_split_free(&sp);
+	vgn_clock_free(&c);
+	vgn_set_free(s);
+}
+
+static void split_forking_server_alone(void **state)
+{
+	(void)state;
+	/* The server recorded, its client not: the backend's receives are `accept` inputs,
+	 * by default one per request (start-up, query), per connection one; the accept and
+	 * the backend's start join the first either way. */
+	struct vgn_set *s = vgn_set_new();
+	uint32_t pm = thread(s, "h", 20, 20, "postgres");
+	uint32_t ac = conn(s, pm, "tcp", "accept", "127.0.0.1:5432", "127.0.0.1:40000");
+	uint32_t ae = ev(s, VGN_CONN, pm, T0, ac, 0, 0);
+	uint32_t be = thread(s, "h", 21, 21, "postgres");
+	s->procs[s->threads[be].proc].ppid = 20;
+	uint32_t bb = ev(s, VGN_PROC_BEGIN, be, T0 + 1 * MS, 0, 0, 0);
+	uint32_t bc = conn(s, be, "tcp", "accept", "127.0.0.1:5432", "127.0.0.1:40000");
+	uint32_t r1 = ev(s, VGN_RECV, be, T0 + 2 * MS, bc, 0, 63);
+	ev(s, VGN_SEND, be, T0 + 3 * MS, bc, 0, 400);
+	uint32_t r2 = ev(s, VGN_RECV, be, T0 + 4 * MS, bc, 63, 14);
+	uint32_t a2 = ev(s, VGN_SEND, be, T0 + 5 * MS, bc, 400, 66);
+	ev(s, VGN_PROC_END, pm, T0 + 10 * MS, 0, 0, 0);
+	struct vgn_clock c;
+	struct vgn_split sp;
+	split_all(s, NULL, &c, &sp, VGN_IN_ALL);
+	assert_int_equal(sp.nnets, 2);
+	assert_int_equal(sp.inputs[0], r1);
+	assert_int_equal(sp.inputs[1], r2);
+	assert_int_equal(sp.net_of[ae], 0);
+	assert_int_equal(sp.net_of[bb], 0);
+	assert_int_equal(sp.net_of[a2], 1);
+	vgn_split_free(&sp);
+	assert_int_equal(vgn_split_run(s, VGN_IN_ALL | VGN_PER_CONNECTION, &sp), 0);
+	assert_int_equal(sp.nnets, 1);
+	assert_int_equal(sp.net_of[ae], 0);
+	assert_int_equal(sp.net_of[r2], 0);
+	assert_int_equal(sp.net_of[a2], 0);
+	vgn_split_free(&sp);
+	vgn_clock_free(&c);
+	vgn_set_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(matching_pairs_by_endpoints),
+	    cmocka_unit_test(split_forking_server),
+	    cmocka_unit_test(split_forking_server_alone),
 	    cmocka_unit_test(matching_byte_ranges),
 	    cmocka_unit_test(matching_explicit_ids),
 	    cmocka_unit_test(clock_recovers_offset),

@@ -111,6 +111,40 @@ def test_unix():
     check(s["remote"] == c["local"] or s["remote"].startswith("unix:@"), f"server end: {s}")
 
 
+def test_scm():
+    """An accepted Unix connection passed over SCM_RIGHTS to a child forked before it
+    existed, into an fd number whose pipe was closed behind the hooks' back: the child
+    judges it afresh (inherited, named by the kernel: its own inode and its peer's), and
+    `vigil net split` matches both directions with the parent's connecting end."""
+    trace = tmpdir("scm")
+    shutil.rmtree(trace)
+    p = run([VIGIL, "record", "-o", trace, "--", NET_SUBJECT, "scm"], check_rc=0)
+    fds = json.loads(p.stdout.strip().splitlines()[-1])
+    events, _ = dump_json(trace)
+    net = [e for e in events if e["name"].startswith("vg.net.") and e["fields"].get("fd") != 1]
+    parent = min(e["pid"] for e in net)
+    kid = [e for e in net if e["pid"] != parent]
+    conns = [e["fields"] for e in kid if e["name"] == "vg.net.conn"]
+    passed = [c for c in conns if c["kind"] == "unix" and c["role"] == "inherited"]
+    check(len(passed) == 1, f"the child's connections: {conns}")
+    c = next(e["fields"] for e in net if e["pid"] == parent and e["name"] == "vg.net.conn"
+             and e["fields"]["fd"] == fds["c"])
+    check(passed[0]["remote"] == c["local"], f"passed end {passed[0]}, connecting end {c}")
+    got = [token(e, {passed[0]["fd"]: "s"}) for e in kid
+           if e["fields"].get("conn") == passed[0]["conn"]]
+    expect(got, [f"conn s c{passed[0]['conn']} unix inherited",
+                 f"recv s c{passed[0]['conn']} [0,4)", f"send s c{passed[0]['conn']} [0,2)"],
+           "the passed end, its offsets from 0")
+    out = tmpdir("scm-nets")
+    run([VIGIL, "net", "split", trace, "-o", out], check_rc=0)
+    with open(os.path.join(out, "index.json")) as f:
+        index = json.load(f)
+    left = [(u["pid"], u["kind"], u["local"]) for u in index["unmatched"]
+            if u.get("conn_kind") == "unix"]
+    check(left == [], f"unix bytes unmatched: {left}")
+    shutil.rmtree(trace)
+
+
 def test_fork():
     fds, net, got = stream("fork")
     parent = net[0]["pid"]
@@ -119,8 +153,8 @@ def test_fork():
         by.setdefault("parent" if e["pid"] == parent else "child", []).append(t)
     expect(by.get("parent"), ["conn r c1 pipe pipe", "conn w c2 pipe pipe", "send w c2 [0,3)",
                               "recv r c1 [0,6)"], "parent")
-    expect(by.get("child"), ["conn w c2 pipe inherited", "send w c2 [3,6)"],
-           "the child keeps the connection and its offset, and introduces it")
+    expect(by.get("child"), ["conn w c2 pipe pipe", "send w c2 [3,6)"],
+           "the child keeps the connection, its offset and its role, and introduces it")
 
 
 def test_stdin():

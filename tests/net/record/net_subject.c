@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -186,6 +187,75 @@ static int fork_scenario(void)
 	return 0;
 }
 
+/* A connection passed over SCM_RIGHTS: the parent connects and accepts a Unix stream
+ * connection, passes the accepted end to a child forked before it existed, and talks to
+ * it on the connecting end. The child's fd number held a pipe before (closed behind the
+ * hooks' back by a raw system call), so a stale word would name the pipe. */
+static int scm_scenario(void)
+{
+	int ctl[2], stale[2];
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, ctl) == 0);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		close(ctl[0]);
+		CHECK(pipe(stale) == 0);
+		CHECK(write(stale[1], "old", 3) == 3);
+		syscall(SYS_close, stale[1]); /* the number is free; the hooks did not see it */
+		char one, buf[8];
+		union {
+			char b[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = {&one, 1};
+		struct msghdr m = {.msg_iov = &iov,
+		                   .msg_iovlen = 1,
+		                   .msg_control = u.b,
+		                   .msg_controllen = sizeof u.b};
+		CHECK(recvmsg(ctl[1], &m, 0) == 1);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		CHECK(cm && cm->cmsg_type == SCM_RIGHTS);
+		int fd;
+		memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+		CHECK(fd == stale[1]);
+		read_exactly(fd, buf, 4);
+		CHECK(write(fd, "ok", 2) == 2);
+		_exit(0);
+	}
+	close(ctl[1]);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "vg-net-scm-%d", (int)getpid());
+	socklen_t al =
+	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a.sun_path + 1));
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(l >= 0 && bind(l, (struct sockaddr *)&a, al) == 0 && listen(l, 4) == 0);
+	int c = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(c >= 0 && connect(c, (struct sockaddr *)&a, al) == 0);
+	int s = accept(l, NULL, NULL);
+	CHECK(s >= 0);
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof u);
+	struct iovec iov = {"x", 1};
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &s, sizeof s);
+	CHECK(sendmsg(ctl[0], &m, 0) == 1);
+	close(s);
+	char buf[8];
+	CHECK(write(c, "scm!", 4) == 4);
+	read_exactly(c, buf, 2);
+	CHECK(waitpid(pid, NULL, 0) == pid);
+	printf("{\"c\": %d, \"ctl\": %d}\n", c, ctl[0]);
+	return 0;
+}
+
 /* Reads stdin (a regular file in the test): kind stdin. */
 static int stdin_scenario(void)
 {
@@ -251,8 +321,9 @@ static int errno_scenario(void)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr,
-		        "usage: net_subject pipe|socketpair|dup|file|tcp|unix|fork|stdin|errno\n");
+		fprintf(
+		    stderr,
+		    "usage: net_subject pipe|socketpair|dup|file|tcp|unix|fork|scm|stdin|errno\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -273,6 +344,8 @@ int main(int argc, char **argv)
 		return fork_scenario();
 	if (!strcmp(s, "stdin"))
 		return stdin_scenario();
+	if (!strcmp(s, "scm"))
+		return scm_scenario();
 	if (!strcmp(s, "errno"))
 		return errno_scenario();
 	fprintf(stderr, "net_subject: unknown scenario '%s'\n", s);
