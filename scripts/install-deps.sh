@@ -10,13 +10,14 @@
 # liburing-dev: net_record.io_uring's subject (io_uring counted, not followed).
 # libpq-dev: the PostgreSQL store (src/store: vigil store, vigild --store); tests/store.cmake
 # starts the postgresql server. nginx, wrk: a server that drops its privileges (issue 18),
-# recorded in its default configuration and loaded by wrk.
+# recorded in its default configuration and loaded by wrk. libssl-dev, openssl: TLS between
+# the CLI and vigild (docs/security.md); the tests make their certificates with openssl.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
       openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
       postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
-      nginx wrk curl liburing-dev)
+      nginx wrk curl liburing-dev libssl-dev openssl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -51,3 +51,11 @@ if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
                    ${CMAKE_CURRENT_LIST_DIR}/collector/frame_seeds)
   set_tests_properties(collector_fuzz_frame PROPERTIES LABELS "collector;fuzz" TIMEOUT 120)
 endif()
+
+# TLS 1.3 between vigil and vigild (docs/security.md), certificates made by the test.
+foreach(t server mutual)
+  add_test(NAME collector.tls_${t}
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/tls_test.py ${t})
+  set_tests_properties(collector.tls_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 180
+                       LABELS collector SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()

@@ -255,7 +255,8 @@ static void save_secret(void)
 		return;
 	/* and where it goes: `vigil record --to` ships leftovers to the same collector only */
 	char to[PATH_MAX + 8];
-	int n = snprintf(to, sizeof to, "to=%s\n", vg__rt.cfg.to);
+	int n = snprintf(to, sizeof to, "to=%s\n",
+	                 vg__rt.cfg.to_origin ? vg__rt.cfg.to_origin : vg__rt.cfg.to);
 	if (write(fd, hex, sizeof hex - 1) < 0 || write(fd, to, (size_t)n) < 0) {
 	}
 	close(fd);
