@@ -228,6 +228,12 @@ int vgd_conn_readable(struct vgd_conn *c)
 	ssize_t n = vgd_io_recv(c, c->in + c->in_len, chunk);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return 0;
+	if (n == 0 && !c->hello_done && !c->in_len && c->tls_state == 2) {
+		/* `vigil record --to` checks the certificate before its command runs */
+		if (!vgd_opt.quiet)
+			vgd_log("%s: closed after the TLS handshake", c->peer);
+		return -1;
+	}
 	if (n <= 0) {
 		if (n < 0 || c->in_len || !c->hello_done)
 			return drop(c, n == -2 ? c->tls_err
