@@ -59,3 +59,12 @@ foreach(t server mutual)
   set_tests_properties(collector.tls_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 180
                        LABELS collector SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
+
+# What vigild cannot store is counted in the trace: a per-subject quota, a full disk
+# (RLIMIT_FSIZE through prlimit). The stalled collector is collector.stopped.
+foreach(t quota disk_full)
+  add_test(NAME collector.faults_${t}
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/faults_test.py ${t})
+  set_tests_properties(collector.faults_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
+                       TIMEOUT 180 LABELS collector SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()

@@ -57,6 +57,7 @@ static void usage(FILE *f)
 	    "              [--store postgresql://...] [--sync] [--max-connections N]\n"
 	    "              [--handshake-timeout S] [--idle-timeout S] [--insecure]\n"
 	    "              [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+	    "              [--quota-per-subject SIZE]\n"
 	    "\n"
 	    "The vigil collector: receives the records of many processes (C programs run\n"
 	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
@@ -90,6 +91,9 @@ static void usage(FILE *f)
 	    "  --tls-client-ca FILE require a client certificate signed by this CA; a\n"
 	    "                       subject's certificate (common name) names the one host\n"
 	    "                       whose sessions it may write (docs/security.md)\n"
+	    "  --quota-per-subject SIZE  bytes of trace one subject process may store (K, M,\n"
+	    "                       G); packets past it are not stored, their events counted\n"
+	    "                       as discarded in the trace (default: none)\n"
 	    "  --insecure           allow a --listen address beyond loopback without a token\n"
 	    "                       or TLS\n"
 	    "  --quiet              log only problems\n"
@@ -119,6 +123,27 @@ static int parse_size(const char *s, uint32_t *out)
 	if (errno || end == s || *end || v < 64 || v > (1ull << 30))
 		return -1;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* 64M, 2G, 4096: at least 4 KiB (a packet's header must fit). */
+static int parse_quota(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (errno || end == s || *end || *s == '-' || v > (1ull << 50) || (v << shift) < 4096)
+		return -1;
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -390,7 +415,7 @@ int main(int argc, char **argv)
 		           !strcmp(a, "--max-connections") || !strcmp(a, "--handshake-timeout") ||
 		           !strcmp(a, "--idle-timeout") || !strcmp(a, "--control-token-file") ||
 		           !strcmp(a, "--tls-cert") || !strcmp(a, "--tls-key") ||
-		           !strcmp(a, "--tls-client-ca")) {
+		           !strcmp(a, "--tls-client-ca") || !strcmp(a, "--quota-per-subject")) {
 			if (!v) {
 				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
 				        a);
@@ -407,7 +432,15 @@ int main(int argc, char **argv)
 				tls_key = v;
 			else if (!strcmp(a, "--tls-client-ca"))
 				tls_ca = v;
-			else if (!strcmp(a, "--socket"))
+			else if (!strcmp(a, "--quota-per-subject")) {
+				if (parse_quota(v, &vgd_opt.quota) < 0) {
+					fprintf(stderr,
+					        "vigild: --quota-per-subject %s: expected a size "
+					        "like 512K, 64M or 2G (at least 4K)\n",
+					        v);
+					return 2;
+				}
+			} else if (!strcmp(a, "--socket"))
 				vgd_opt.socket = v;
 			else if (!strcmp(a, "--token")) {
 				fprintf(stderr, "vigild: --token: a token on the command line is "
@@ -501,6 +534,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN); /* a file size limit: EFBIG, counted like a full disk */
 	if (vgd_opt.ready) {
 		char buf[512];
 		int n =
