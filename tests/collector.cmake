@@ -53,7 +53,7 @@ if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
 endif()
 
 # TLS 1.3 between vigil and vigild (docs/security.md), certificates made by the test.
-foreach(t server mutual)
+foreach(t server mutual send)
   add_test(NAME collector.tls_${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/tls_test.py ${t})
   set_tests_properties(collector.tls_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 180
@@ -68,3 +68,6 @@ foreach(t quota disk_full)
   set_tests_properties(collector.faults_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
                        TIMEOUT 180 LABELS collector SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
+# vigild, vigil send and the TLS code under the sanitizers: cases without a preloaded subject.
+set_tests_properties(collector.tls_send collector.faults_quota collector.faults_disk_full
+                     PROPERTIES LABELS "collector;sanitize")

@@ -252,10 +252,31 @@ static void pump(struct pump *p)
 	free(p);
 }
 
+/* vg_tls_dial's pumps: at exit, those whose caller closed its end get to finish (the
+ * last frames, close_notify, their memory freed), 2 s at most. */
+static pthread_mutex_t pumps_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pumps_c = PTHREAD_COND_INITIALIZER;
+static unsigned pumps;
+
 static void *pump_thread(void *arg)
 {
 	pump(arg);
+	pthread_mutex_lock(&pumps_m);
+	pumps--;
+	pthread_cond_broadcast(&pumps_c);
+	pthread_mutex_unlock(&pumps_m);
 	return NULL;
+}
+
+static void wait_pumps(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	pthread_mutex_lock(&pumps_m);
+	while (pumps && pthread_cond_timedwait(&pumps_c, &pumps_m, &until) == 0) {
+	}
+	pthread_mutex_unlock(&pumps_m);
 }
 
 static int start_pump(int plain, SSL *ssl, const char *addr, void *(*fn)(void *))
@@ -279,15 +300,28 @@ static int start_pump(int plain, SSL *ssl, const char *addr, void *(*fn)(void *)
 	return 0;
 }
 
+static void register_wait(void)
+{
+	atexit(wait_pumps);
+}
+
 int vg_tls_dial(const char *addr, char *err, size_t errsize)
 {
 	SSL *ssl = tls_connect(addr, err, errsize);
 	if (!ssl)
 		return -1;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, register_wait);
 	int sv[2];
+	pthread_mutex_lock(&pumps_m);
+	pumps++;
+	pthread_mutex_unlock(&pumps_m);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
 	    start_pump(sv[1], ssl, addr, pump_thread) < 0) {
 		snprintf(err, errsize, "%s", strerror(errno));
+		pthread_mutex_lock(&pumps_m);
+		pumps--;
+		pthread_mutex_unlock(&pumps_m);
 		close(SSL_get_fd(ssl));
 		SSL_free(ssl);
 		return -1;
