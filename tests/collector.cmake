@@ -71,3 +71,8 @@ endforeach()
 # vigild, vigil send and the TLS code under the sanitizers: cases without a preloaded subject.
 set_tests_properties(collector.tls_send collector.faults_quota collector.faults_disk_full
                      PROPERTIES LABELS "collector;sanitize")
+# Credentials bound to one subject: --subject-tokens (hand-made peers: sanitizers too).
+add_test(NAME collector.roles_subject_tokens
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/roles_test.py subject_tokens)
+set_tests_properties(collector.roles_subject_tokens PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
+                     TIMEOUT 120 LABELS "collector;sanitize")

@@ -80,6 +80,20 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 	const char *need = f->u.hello.kind == VGF_KIND_CONTROL && vgd_opt.control_token
 	                       ? vgd_opt.control_token
 	                       : vgd_opt.token;
+	/* Per-subject tokens: a subject's token opens sessions of its own host only. */
+	if (f->u.hello.kind != VGF_KIND_CONTROL && vgd_opt.n_subject_tokens) {
+		need = NULL;
+		for (size_t i = 0; i < vgd_opt.n_subject_tokens && !need; i++)
+			if (strlen(vgd_opt.subject_hosts[i]) == f->u.hello.host.n &&
+			    !memcmp(vgd_opt.subject_hosts[i], f->u.hello.host.p, f->u.hello.host.n))
+				need = vgd_opt.subject_tokens[i];
+		if (!need)
+			return drop(c,
+			            "HELLO: a host without a token in --subject-tokens; refused");
+	} else if (vgd_opt.n_subject_tokens && !need) {
+		/* no subject's token may switch probes: control needs a token of its own */
+		return drop(c, "HELLO: a control peer, and no --control-token-file; refused");
+	}
 	if (need && !same_token(f->u.hello.token, need))
 		return drop(c, f->u.hello.kind == VGF_KIND_CONTROL
 		                   ? "HELLO: wrong control token; refused"

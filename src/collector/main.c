@@ -57,7 +57,7 @@ static void usage(FILE *f)
 	    "              [--store postgresql://...] [--sync] [--max-connections N]\n"
 	    "              [--handshake-timeout S] [--idle-timeout S] [--insecure]\n"
 	    "              [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
-	    "              [--quota-per-subject SIZE]\n"
+	    "              [--quota-per-subject SIZE] [--subject-tokens FILE]\n"
 	    "\n"
 	    "The vigil collector: receives the records of many processes (C programs run\n"
 	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
@@ -91,6 +91,8 @@ static void usage(FILE *f)
 	    "  --tls-client-ca FILE require a client certificate signed by this CA; a\n"
 	    "                       subject's certificate (common name) names the one host\n"
 	    "                       whose sessions it may write (docs/security.md)\n"
+	    "  --subject-tokens FILE  lines HOST TOKEN: a subject's token opens sessions of\n"
+	    "                       its own host only; hosts not listed are refused\n"
 	    "  --quota-per-subject SIZE  bytes of trace one subject process may store (K, M,\n"
 	    "                       G); packets past it are not stored, their events counted\n"
 	    "                       as discarded in the trace (default: none)\n"
@@ -123,6 +125,48 @@ static int parse_size(const char *s, uint32_t *out)
 	if (errno || end == s || *end || v < 64 || v > (1ull << 30))
 		return -1;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* --subject-tokens FILE: "HOST TOKEN" per line; blank lines and # comments skipped. */
+static int read_subject_tokens(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "vigild: --subject-tokens %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	char line[1024];
+	unsigned no = 0;
+	while (fgets(line, sizeof line, f)) {
+		no++;
+		char host[VGD_NAME_MAX + 2], tok[512], extra[2];
+		char *p = line + strspn(line, " \t");
+		if (*p == '#' || *p == '\n' || !*p)
+			continue;
+		int n = sscanf(p, "%201s %511s %1s", host, tok, extra);
+		size_t i = vgd_opt.n_subject_tokens;
+		char **h = realloc(vgd_opt.subject_hosts, (i + 1) * sizeof *h);
+		if (h)
+			vgd_opt.subject_hosts = h;
+		char **t = realloc(vgd_opt.subject_tokens, (i + 1) * sizeof *t);
+		if (t)
+			vgd_opt.subject_tokens = t;
+		if (n != 2 || !vgd_safe_name(host, strlen(host)) || !h || !t) {
+			fprintf(stderr, "vigild: --subject-tokens %s:%u: expected HOST TOKEN\n",
+			        path, no);
+			fclose(f);
+			return -1;
+		}
+		h[i] = strdup(host);
+		t[i] = strdup(tok);
+		vgd_opt.n_subject_tokens++;
+	}
+	fclose(f);
+	if (!vgd_opt.n_subject_tokens) {
+		fprintf(stderr, "vigild: --subject-tokens %s: no HOST TOKEN line\n", path);
+		return -1;
+	}
 	return 0;
 }
 
@@ -415,7 +459,8 @@ int main(int argc, char **argv)
 		           !strcmp(a, "--max-connections") || !strcmp(a, "--handshake-timeout") ||
 		           !strcmp(a, "--idle-timeout") || !strcmp(a, "--control-token-file") ||
 		           !strcmp(a, "--tls-cert") || !strcmp(a, "--tls-key") ||
-		           !strcmp(a, "--tls-client-ca") || !strcmp(a, "--quota-per-subject")) {
+		           !strcmp(a, "--tls-client-ca") || !strcmp(a, "--quota-per-subject") ||
+		           !strcmp(a, "--subject-tokens")) {
 			if (!v) {
 				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
 				        a);
@@ -432,7 +477,10 @@ int main(int argc, char **argv)
 				tls_key = v;
 			else if (!strcmp(a, "--tls-client-ca"))
 				tls_ca = v;
-			else if (!strcmp(a, "--quota-per-subject")) {
+			else if (!strcmp(a, "--subject-tokens")) {
+				if (read_subject_tokens(v) < 0)
+					return 2;
+			} else if (!strcmp(a, "--quota-per-subject")) {
 				if (parse_quota(v, &vgd_opt.quota) < 0) {
 					fprintf(stderr,
 					        "vigild: --quota-per-subject %s: expected a size "
@@ -510,7 +558,8 @@ int main(int argc, char **argv)
 	if (tls_cert && vgd_tls_init(tls_cert, tls_key, tls_ca) < 0)
 		return 2;
 	/* Beyond loopback anyone on the network could write traces and switch probes. */
-	if (!vgd_opt.token && !tls_cert && !insecure && !loopback(vgd_opt.listen)) {
+	if (!vgd_opt.token && !vgd_opt.n_subject_tokens && !tls_cert && !insecure &&
+	    !loopback(vgd_opt.listen)) {
 		fprintf(stderr,
 		        "vigild: --listen %s is not a loopback address: give a token "
 		        "(--token-file or VIGILD_TOKEN), TLS (--tls-cert, --tls-key), or "

@@ -28,6 +28,9 @@ struct vgd_options {
 	unsigned handshake_timeout; /* s: HELLO done within this, else disconnected */
 	unsigned idle_timeout;      /* s without a byte from an authenticated peer; 0 none */
 	uint64_t quota;             /* --quota-per-subject: bytes of stream files; 0 none */
+	/* --subject-tokens FILE: "HOST TOKEN" lines; a subject's token admits its host only */
+	char **subject_hosts, **subject_tokens;
+	size_t n_subject_tokens;
 };
 /* The longest frame before HELLO is accepted: room for a Java program name, which is its
  * whole command line. */
