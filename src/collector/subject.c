@@ -552,23 +552,20 @@ static int write_at(struct vgd_stream *st, uint64_t keep, const uint8_t *p, size
 	return 0;
 }
 
-/* A packet not stored: its header alone, a stub whose events_discarded counts its
- * events (quota.c). The subject's data is acknowledged: it is counted, not kept. */
-static int lose_packet(struct vgd_subject *s, struct vgd_image *im, struct vgd_stream *st,
-                       uint64_t keep, const uint8_t *p, size_t n, uint64_t disc0, int disk_full,
-                       char *err, size_t errsize)
+/* Stores the loss of a packet at offset keep of the stream: its header alone (a stub
+ * whose events_discarded is disc), or, when not even that fits (the disk is full), disc
+ * in the header of the last packet stored, in place, so the total stays exact. */
+static int store_loss(struct vgd_subject *s, struct vgd_stream *st, uint64_t keep,
+                      const uint8_t *header, uint64_t disc, int disk_full, char *err,
+                      size_t errsize)
 {
-	uint64_t events = vgd_count_events(im, p, n);
 	uint8_t stub[PACKET_HEADER];
-	memcpy(stub, p, sizeof stub);
-	uint64_t bits = PACKET_HEADER * 8, disc = disc0 + st->lost + events;
+	memcpy(stub, header, sizeof stub);
+	uint64_t bits = PACKET_HEADER * 8;
 	memcpy(stub + 40, &bits, 8);
 	memcpy(stub + 48, &bits, 8);
 	memcpy(stub + 64, &disc, 8);
-	uint64_t pseq = rd64(p + 56);
 	if (write_at(st, keep, stub, sizeof stub, err, errsize) < 0) {
-		/* Not even a header fits (the disk is full): the count goes into the header of
-		 * the last packet stored, in place, so the total stays exact. */
 		if (!st->has_last || (errno != ENOSPC && errno != EDQUOT && errno != EFBIG) ||
 		    (st->fd = open(st->path, O_RDWR | O_CLOEXEC)) < 0)
 			return -1; /* the subject keeps its data and tries again */
@@ -577,8 +574,6 @@ static int lose_packet(struct vgd_subject *s, struct vgd_image *im, struct vgd_s
 		if (!ok)
 			return -1;
 	}
-	if (st->has_stub && st->stub_seq == pseq)
-		s->lost_events -= st->stub_events; /* a copy of the same packet, grown */
 	if (!(s->loss_logged & (1 << disk_full))) {
 		s->loss_logged |= 1 << disk_full;
 		vgd_log("%s/%" PRIu32 ": %s: events not stored, counted in the trace as "
@@ -586,9 +581,47 @@ static int lose_packet(struct vgd_subject *s, struct vgd_image *im, struct vgd_s
 		        s->host, s->pid,
 		        disk_full ? "the disk is full" : "its --quota-per-subject is reached");
 	}
+	return 0;
+}
+
+/* A packet of a C subject not stored (quota.c counts its events). The subject's data is
+ * acknowledged: it is counted, not kept. A grown copy of the same packet replaces the
+ * stub with a new count. */
+static int lose_packet(struct vgd_subject *s, struct vgd_image *im, struct vgd_stream *st,
+                       uint64_t keep, const uint8_t *p, size_t n, uint64_t disc0, int disk_full,
+                       char *err, size_t errsize)
+{
+	uint64_t events = vgd_count_events(im, p, n);
+	if (store_loss(s, st, keep, p, disc0 + st->lost + events, disk_full, err, errsize) < 0)
+		return -1;
+	uint64_t pseq = rd64(p + 56);
+	if (st->has_stub && st->stub_seq == pseq)
+		s->lost_events -= st->stub_events; /* a copy of the same packet, grown */
 	st->has_stub = 1;
 	st->stub_seq = pseq;
 	st->stub_events = events;
+	s->lost_events += events;
+	return 0;
+}
+
+int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8_t *p, size_t n,
+                             uint64_t events, char *err, size_t errsize)
+{
+	uint64_t total = 0, disc = st->lost;
+	for (struct vgd_image *x = s->images; x; x = x->next)
+		total += x->bytes;
+	memcpy(p + 64, &disc, 8);
+	int over = vgd_opt.quota && total + n > vgd_opt.quota;
+	if (!over) {
+		if (vgd_stream_write(st, p, n, err, errsize) == 0)
+			return 0;
+		if (errno != ENOSPC && errno != EDQUOT && errno != EFBIG)
+			return -1;
+		over = 2;
+	}
+	if (store_loss(s, st, st->size, p, disc + events, over == 2, err, errsize) < 0)
+		return -1;
+	st->lost += events;
 	s->lost_events += events;
 	return 0;
 }

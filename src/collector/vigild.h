@@ -123,6 +123,11 @@ int vgd_write_file(const char *path, const void *p, size_t n); /* tmp + rename *
  * trace reader (at least 1 when it holds any but cannot be decoded). */
 uint64_t vgd_count_events(struct vgd_image *im, const uint8_t *p, size_t n);
 
+/* subject.c: writes a packet built from RECORDS (events records in it) at the end of its
+ * stream, or, past the subject's quota or on a full disk, counts them as discarded. */
+int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8_t *p, size_t n,
+                             uint64_t events, char *err, size_t errsize);
+
 /* records.c: subjects in other languages */
 int vgd_schema(struct vgd_subject *s, const uint8_t *payload, size_t len, const struct vgf_frame *f,
                char *err, size_t errsize);

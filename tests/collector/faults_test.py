@@ -5,6 +5,8 @@ recording of the same seed. A stalled collector (SIGSTOP, SIGCONT) is collector.
 usage: faults_test.py quota|disk_full"""
 import os
 import re
+import struct
+import time
 import shutil
 import sys
 import tempfile
@@ -75,6 +77,30 @@ def case_disk_full(work):
         missing("prlimit (util-linux)")
     c = collect(work, prefix=["prlimit", "--fsize=400000", "--"])
     check("the disk is full" in c.logtext(), c.logtext())
+
+
+def case_quota_records(work):
+    """The quota for a records subject (the Python and Java writers' RECORDS frames):
+    records past it are counted as discarded; kept + discarded = records sent."""
+    c = Collector(work + "/out", ["--quota-per-subject", "64K"]).start()
+    p = Peer(c.port)
+    p.send(hello(host="rec", pid=5, start=9, program="w.py"))
+    p.welcome()
+    p.send(schema(1, "w.Tick", [("n", UINT64, ""), ("s", STRING, "")]))
+    t0, sent = time.time_ns(), 0
+    for b in range(40):  # about 40 x 100 x 30 bytes: past 64 KiB
+        recs = [(1, t0 + sent + i, 7 + i % 2, struct.pack("<Q", sent + i) + b"x" * 16 + b"\0")
+                for i in range(100)]
+        p.send(records(b + 1, recs))
+        check(p.ack() == b + 1, "ACK of frame %d" % (b + 1))
+        sent += len(recs)
+    p.send(frame(BYE))
+    check(c.stop() == 0, "vigild exit status")
+    kept, lost = stats(work + "/out")
+    print("records: kept %d, discarded %d, sent %d" % (kept, lost, sent))
+    check(kept > 0 and lost > 0 and kept + lost == sent,
+          "kept %d + discarded %d != %d records sent" % (kept, lost, sent))
+    check("its --quota-per-subject is reached" in c.logtext(), c.logtext())
 
 
 HOST = os.uname().nodename
