@@ -29,7 +29,10 @@ int vgd_tls_init(const char *cert, const char *key, const char *client_ca)
 	if (!ctx)
 		goto fail;
 	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
-	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	/* RELEASE_BUFFERS: an idle connection holds no record buffers (connection cap x
+	 * per-connection memory is what peers can make vigild hold). */
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+	                          SSL_MODE_RELEASE_BUFFERS);
 	what = "--tls-cert";
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1)
 		goto fail;
