@@ -53,7 +53,7 @@ if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
 endif()
 
 # TLS 1.3 between vigil and vigild (docs/security.md), certificates made by the test.
-foreach(t server mutual send)
+foreach(t server mutual send restart)
   add_test(NAME collector.tls_${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/tls_test.py ${t})
   set_tests_properties(collector.tls_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 180

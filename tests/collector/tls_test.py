@@ -3,6 +3,7 @@ makes with the openssl command in its own folder: a CA, the collector's certific
 127.0.0.1, a client certificate for this host and one for another host.
 usage: tls_test.py server|mutual"""
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -259,6 +260,70 @@ def case_send(work):
     want = {k: v for k, v in want.items() if not k.startswith("vg.net.")}
     check(lost == 0 and got == want and got.get("mailbox.SendMessage") == 3000,
           "collected %r, lost %r; the spool held %r" % (got, lost, want))
+
+
+def case_restart(work):
+    """A collector crash through the relay: 4 subjects over TLS (paced: slower than the
+    fault); vigild SIGKILLed once each has something acknowledged and restarted on its
+    port: every image holds exactly the messages its program sent (SendMessage =
+    --messages), none discarded, every thread ended. (A stalled collector:
+    collector.stopped.)"""
+    p = pki(work)
+    c = Collector(work + "/out", ["--tls-cert", p("server.pem"), "--tls-key",
+                                  p("server.key")]).start()
+    sizes = [3000, 3001, 3002, 3003]
+    env = tls_env(p)
+    env["VIGIL_TO_LINGER"] = "60000"
+    procs = [started(subprocess.Popen(
+        [VIGIL, "record", "--to", c.addr(), "--", MAILBOX, "--messages", str(m), "--seed",
+         str(m), "--pace", "300"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)) for m in sizes]
+
+    def every_subject_acked(before):
+        now = acked_by_subject(work + "/out")
+        return len(now) == len(sizes) and all(v > before.get(k, 0) for k, v in now.items())
+    wait(lambda: every_subject_acked({}), "every subject acknowledged over TLS")
+    check(all(x.poll() is None for x in procs), "a subject ended before the kill")
+    c.kill()
+    c.start()  # the same port: the relays reconnect, the subjects resume with their secret
+    before = acked_by_subject(work + "/out")
+    wait(lambda: every_subject_acked(before), "every subject acknowledged after the restart")
+    for x in procs:
+        _, err = x.communicate(timeout=120)
+        check(x.returncode == 0 and "sent to the collector" in err, "subject: %r" % err)
+    check(c.stop() == 0, "vigild exit status")
+    check("without its secret" not in c.logtext(), c.logtext())
+    host = os.path.join(work, "out", HOST)
+    sends = []
+    for img in os.listdir(host):
+        a, lost = counts(os.path.join(host, img))
+        check(lost == 0 and a.get("vg.process.end") == 1 and
+              a.get("vg.thread.begin") == a.get("vg.thread.end"), "%s: %r, %d discarded"
+              % (img, a, lost))
+        sends.append(a.get("mailbox.SendMessage"))
+    check(sorted(sends) == sizes, "SendMessage per image %r, sent %r" % (sorted(sends), sizes))
+
+
+def acked_by_subject(out):
+    """{state file: acked} of the collector's subjects."""
+    acked, base = {}, os.path.join(out, ".vigild")
+    for d, _s, files in os.walk(base):
+        for n in files:
+            if n.endswith(".state"):
+                try:
+                    with open(os.path.join(d, n)) as f:
+                        m = re.search(r"^acked (\d+)$", f.read(), re.M)
+                except OSError:
+                    continue
+                acked[n] = int(m.group(1)) if m else 0
+    return acked
+
+
+def wait(cond, what, timeout=60):
+    deadline = time.time() + timeout
+    while not cond():
+        check(time.time() < deadline, "timed out waiting for " + what)
+        time.sleep(0.02)
 
 
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
