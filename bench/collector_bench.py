@@ -18,18 +18,21 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import collector_tls  # noqa: E402
+
 
 def die(msg):
     print("collector_bench: " + msg, file=sys.stderr)
     sys.exit(1)
 
 
-def start_vigild(bindir, out):
+def start_vigild(bindir, out, extra=()):
     ready = out + ".ready"
     if os.path.exists(ready):
         os.unlink(ready)
     p = subprocess.Popen([os.path.join(bindir, "vigild"), "-o", out, "--listen", "127.0.0.1:0",
-                          "--no-socket", "--ready", ready, "--quiet"])
+                          "--no-socket", "--ready", ready, "--quiet"] + list(extra))
     deadline = time.time() + 20
     while not os.path.exists(ready):
         if p.poll() is not None or time.time() > deadline:
@@ -209,7 +212,13 @@ def main():
                 (sent if sending else local).append(
                     cost(build, bindir, work, addr, cost_events, sending))
         stop(vd)
-        result = {"ingest": rows, "ingest_records": rec_rows, "ns_per_event_local": statistics.median(local),
+        tls = None
+        if shutil.which("openssl"):  # TLS against in clear, in this run (collector_tls.py)
+            ctx = {"bindir": bindir, "build": build, "die": die, "work": work, "stop": stop,
+                   "stats": lambda path: stats(bindir, path),
+                   "start": lambda out, extra: start_vigild(bindir, out, extra)}
+            tls = collector_tls.run(ctx, total // 4, reps, cost_events)
+        result = {"ingest": rows, "tls": tls, "ingest_records": rec_rows, "ns_per_event_local": statistics.median(local),
                   "ns_per_event_sending": statistics.median(sent), "local_runs": local,
                   "sending_runs": sent}
         print("\n### Collector (vigild over loopback)\n")
@@ -228,6 +237,10 @@ def main():
         print("\nsubject-side cost per event (vigil-bench, 1 thread, %d events, median of %d): "
               "writing locally %.1f ns, sending to vigild %.1f ns\n"
               % (cost_events, reps, result["ns_per_event_local"], result["ns_per_event_sending"]))
+        if tls:
+            collector_tls.table(tls, cost_events, reps)
+        else:
+            print("(no openssl command: TLS not measured)\n")
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, "collector.json"), "w") as f:
             json.dump(result, f, indent=1)

@@ -167,6 +167,15 @@ def collector(out):
             "%.1fM" % (r["records_per_s"] / 1e6) for r in c[key]), "", None))
     f.append(Figure("collector", "subject cost per event, local / sending", "%s / %s" % (
         _ns(c["ns_per_event_local"]), _ns(c["ns_per_event_sending"])), "", None))
+    t = c.get("tls")
+    if t:
+        f.append(Figure("collector", "records/s via vigil record --to, clear / TLS (1 / 8)",
+                        " / ".join("%.1fM / %.1fM" % (r["plain"]["records_per_s"] / 1e6,
+                                                       r["tls"]["records_per_s"] / 1e6)
+                                   for r in t["rows"]), "", None))
+        f.append(Figure("collector", "subject cost per event via vigil record --to, clear / TLS",
+                        "%s / %s" % (_ns(t["ns_per_event_plain"]), _ns(t["ns_per_event_tls"])),
+                        "", None))
     return f
 
 

@@ -10,7 +10,8 @@
 # liburing-dev: net_record.io_uring's subject (io_uring counted, not followed).
 # libpq-dev: the PostgreSQL store (src/store: vigil store, vigild --store); tests/store.cmake
 # starts the postgresql server. nginx, wrk: a server that drops its privileges (issue 18),
-# recorded in its default configuration and loaded by wrk.
+# recorded in its default configuration and loaded by wrk. libssl-dev, openssl: TLS between
+# the CLI and vigild (docs/security.md); the tests make their certificates with openssl.
 # strace: tests/net_shared.cmake checks every matched pair against the bytes each read and
 # write moved (net_shared.jobserver, net_shared.pool).
 # openbsd-inetd: a fork-per-connection server (tests/net_fork.cmake, with PostgreSQL):
@@ -20,7 +21,7 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev l
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
       openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
       postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
-      nginx wrk curl liburing-dev strace openbsd-inetd)
+      nginx wrk curl liburing-dev strace openbsd-inetd libssl-dev openssl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -51,3 +51,29 @@ if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
                    ${CMAKE_CURRENT_LIST_DIR}/collector/frame_seeds)
   set_tests_properties(collector_fuzz_frame PROPERTIES LABELS "collector;fuzz" TIMEOUT 120)
 endif()
+
+# TLS 1.3 between vigil and vigild (docs/security.md), certificates made by the test.
+foreach(t server mutual send restart)
+  add_test(NAME collector.tls_${t}
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/tls_test.py ${t})
+  set_tests_properties(collector.tls_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 180
+                       LABELS collector SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()
+
+# What vigild cannot store is counted in the trace: a per-subject quota, a full disk
+# (RLIMIT_FSIZE through prlimit). The stalled collector is collector.stopped.
+foreach(t quota quota_records disk_full)
+  add_test(NAME collector.faults_${t}
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/faults_test.py ${t})
+  set_tests_properties(collector.faults_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
+                       TIMEOUT 180 LABELS collector SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endforeach()
+# vigild, vigil send and the TLS code under the sanitizers: cases without a preloaded subject.
+set_tests_properties(collector.tls_send collector.faults_quota collector.faults_quota_records
+                     collector.faults_disk_full
+                     PROPERTIES LABELS "collector;sanitize")
+# Credentials bound to one subject: --subject-tokens (hand-made peers: sanitizers too).
+add_test(NAME collector.roles_subject_tokens
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/roles_test.py subject_tokens)
+set_tests_properties(collector.roles_subject_tokens PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
+                     TIMEOUT 120 LABELS "collector;sanitize")

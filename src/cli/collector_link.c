@@ -2,6 +2,7 @@
  * --collector` and `vigil send`. */
 #define _GNU_SOURCE
 #include "cli/collector_link.h"
+#include "cli/tls_link.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -16,6 +17,13 @@
 #define WAIT_MS 5000
 
 int vg_cli_dial(const char *addr, char *err, size_t errsize)
+{
+	if (vg_tls_wanted(addr)) /* VIGIL_TO_CA: TLS 1.3 (docs/security.md) */
+		return vg_tls_dial(addr, err, errsize);
+	return vg_cli_dial_plain(addr, err, errsize);
+}
+
+int vg_cli_dial_plain(const char *addr, char *err, size_t errsize)
 {
 	if (!strncmp(addr, "unix:", 5)) {
 		struct sockaddr_un sa = {.sun_family = AF_UNIX};

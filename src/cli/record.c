@@ -19,6 +19,7 @@
 
 #include "cli/send.h"
 #include "cli/subject.h"
+#include "cli/tls_link.h"
 #include "commands.h"
 #include "runtime/exe_static.h"
 #include "runtime/internal.h"
@@ -49,7 +50,9 @@ static void usage(FILE *f)
 	    "                       entity flags start off, so a query enables what it needs\n"
 	    "      --to ADDR        send the records to the collector vigild at HOST:PORT or\n"
 	    "                       unix:PATH instead of writing DIR (docs/protocol.md); the\n"
-	    "                       token, if any, comes from VIGIL_TO_TOKEN\n"
+	    "                       token, if any, comes from VIGIL_TO_TOKEN; TLS 1.3 when\n"
+	    "                       VIGIL_TO_CA names the collector's CA (client certificate:\n"
+	    "                       VIGIL_TO_CERT, VIGIL_TO_KEY; docs/security.md)\n"
 	    "  -q, --quiet          no summary on stderr\n"
 	    "  -h, --help           this help\n\n"
 	    "examples:\n"
@@ -322,8 +325,23 @@ int vg_cmd_record(int argc, char **argv)
 		return 2;
 
 	vg_cli_export_clock();
+	char relay[PATH_MAX + 16];
+	int relayed = 0;
+	if (to && vg_tls_wanted(to)) { /* TLS lives here, not in the subjects (tls_link.c) */
+		char err[512];
+		if (vg_tls_relay_start(to, relay, sizeof relay, err, sizeof err) < 0) {
+			fprintf(stderr, "vigil record: collector %s: %s\n", to, err);
+			rmdir(dir);
+			return 2;
+		}
+		relayed = 1;
+	}
 	if (to) { /* the runtime records into the spool and ships it (docs/protocol.md) */
-		setenv("VIGIL_TO", to, 1);
+		setenv("VIGIL_TO", relayed ? relay : to, 1);
+		if (relayed) /* the session files name the collector, for leftovers */
+			setenv("VIGIL_TO_ORIGIN", to, 1);
+		else
+			unsetenv("VIGIL_TO_ORIGIN");
 		setenv("VIGIL_SPOOL", dir, 1);
 		unsetenv("VIGIL_OUT");
 	} else {
@@ -370,6 +388,8 @@ int vg_cmd_record(int argc, char **argv)
 			fprintf(stderr, "vigil record: lost the subject: %s\n", strerror(errno));
 			return 2;
 		}
+	if (relayed) /* descendants still sending get their linger's worth */
+		vg_tls_relay_stop(5000);
 	if (to) {
 		if (!quiet && WIFSIGNALED(status))
 			fprintf(stderr, "vigil record: %s was killed by signal %d\n", argv[optind],

@@ -38,7 +38,9 @@ static int usage(FILE *f)
 	fprintf(f, "usage: vigil send [--to HOST:PORT|unix:PATH] SPOOL\n\n"
 	           "Ships what a subject left in its spool directory (a process killed, or\n"
 	           "one whose VIGIL_TO_LINGER ran out) to the collector vigild, then removes\n"
-	           "it. --to defaults to $VIGIL_TO; a token comes from $VIGIL_TO_TOKEN.\n\n"
+	           "it. --to defaults to $VIGIL_TO; a token comes from $VIGIL_TO_TOKEN; TLS 1.3\n"
+	           "when $VIGIL_TO_CA names the collector's CA (client certificate:\n"
+	           "$VIGIL_TO_CERT, $VIGIL_TO_KEY; docs/security.md).\n\n"
 	           "example:\n"
 	           "  vigil send --to 127.0.0.1:7878 /dev/shm/vigil-spool-0-4242\n");
 	return f == stdout ? 0 : 2;

@@ -43,6 +43,7 @@ void vgd_conn_free(struct vgd_conn *c, int how)
 	if (c->has_subject)
 		vgd_subject_close(&c->subj, how);
 	vgd_relay_free(c);
+	vgd_tls_free(c);
 	close(c->fd);
 	free(c->in);
 	vgf_buf_free(&c->out);
@@ -79,6 +80,20 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 	const char *need = f->u.hello.kind == VGF_KIND_CONTROL && vgd_opt.control_token
 	                       ? vgd_opt.control_token
 	                       : vgd_opt.token;
+	/* Per-subject tokens: a subject's token opens sessions of its own host only. */
+	if (f->u.hello.kind != VGF_KIND_CONTROL && vgd_opt.n_subject_tokens) {
+		need = NULL;
+		for (size_t i = 0; i < vgd_opt.n_subject_tokens && !need; i++)
+			if (strlen(vgd_opt.subject_hosts[i]) == f->u.hello.host.n &&
+			    !memcmp(vgd_opt.subject_hosts[i], f->u.hello.host.p, f->u.hello.host.n))
+				need = vgd_opt.subject_tokens[i];
+		if (!need)
+			return drop(c,
+			            "HELLO: a host without a token in --subject-tokens; refused");
+	} else if (vgd_opt.n_subject_tokens && !need) {
+		/* no subject's token may switch probes: control needs a token of its own */
+		return drop(c, "HELLO: a control peer, and no --control-token-file; refused");
+	}
 	if (need && !same_token(f->u.hello.token, need))
 		return drop(c, f->u.hello.kind == VGF_KIND_CONTROL
 		                   ? "HELLO: wrong control token; refused"
@@ -90,6 +105,14 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 		size_t hn = f->u.hello.host.n <= VGD_NAME_MAX ? f->u.hello.host.n : VGD_NAME_MAX;
 		memcpy(host, f->u.hello.host.p, hn);
 		host[hn] = 0;
+		/* A client certificate is a subject credential for one host: its sessions. */
+		if (c->tls_cn[0] && (f->u.hello.host.n != strlen(c->tls_cn) ||
+		                     memcmp(f->u.hello.host.p, c->tls_cn, f->u.hello.host.n))) {
+			snprintf(err, sizeof err,
+			         "HELLO: host %s, but the client certificate is for %s; refused",
+			         host, c->tls_cn);
+			return drop(c, err);
+		}
 		/* A subject that reconnects before its old connection was seen to die: only
 		 * with the session's secret (a foreign HELLO leaves the subject alone). */
 		struct vgd_conn *old = vgd_find_subject(host, f->u.hello.pid, f->u.hello.start, c);
@@ -216,12 +239,20 @@ int vgd_conn_readable(struct vgd_conn *c)
 		c->in = p;
 		c->in_cap = cap;
 	}
-	ssize_t n = recv(c->fd, c->in + c->in_len, chunk, MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	ssize_t n = vgd_io_recv(c, c->in + c->in_len, chunk);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return 0;
+	if (n == 0 && !c->hello_done && !c->in_len && c->tls_state == 2) {
+		/* `vigil record --to` checks the certificate before its command runs */
+		if (!vgd_opt.quiet)
+			vgd_log("%s: closed after the TLS handshake", c->peer);
+		return -1;
+	}
 	if (n <= 0) {
 		if (n < 0 || c->in_len || !c->hello_done)
-			return drop(c, n < 0 ? strerror(errno) : "connection closed");
+			return drop(c, n == -2 ? c->tls_err
+			               : n < 0 ? strerror(errno)
+			                       : "connection closed");
 		if (!vgd_opt.quiet)
 			vgd_log("%s: connection closed without BYE", c->peer);
 		return -1;
@@ -284,20 +315,23 @@ int vgd_conn_readable(struct vgd_conn *c)
 
 int vgd_conn_wants_write(const struct vgd_conn *c)
 {
-	return c->out.len > c->out_sent;
+	return c->out.len > c->out_sent || c->tls_want_write;
 }
 
 int vgd_conn_writable(struct vgd_conn *c)
 {
+	if (c->tls_state == 1) /* the handshake waited for room to write */
+		return vgd_conn_readable(c);
 	while (c->out.len > c->out_sent) {
-		ssize_t n = send(c->fd, c->out.p + c->out_sent, c->out.len - c->out_sent,
-		                 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
+		ssize_t n = vgd_io_send(c, c->out.p + c->out_sent, c->out.len - c->out_sent);
+		if (n == -1 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN)
+		if (n == -1 && errno == EAGAIN)
 			break;
 		if (n <= 0)
-			return drop(c, n < 0 ? strerror(errno) : "send failed");
+			return drop(c, n == -2 ? c->tls_err
+			               : n < 0 ? strerror(errno)
+			                       : "send failed");
 		c->out_sent += (size_t)n;
 	}
 	if (c->out_sent == c->out.len) {

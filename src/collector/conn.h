@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "vigild.h"
 
@@ -20,6 +21,13 @@ struct vgd_conn {
 	uint64_t last_ns;  /* the last byte received */
 	struct vgd_subject subj;
 	struct vgd_probes *probes; /* relay.c: its sensor table and the replies it owes */
+	/* TLS (tls.c): NULL on the Unix socket and without --tls-cert. */
+	void *ssl;
+	int tls_state;      /* 1 handshake, 2 open */
+	int tls_want_write; /* OpenSSL waits for the socket to take bytes */
+	int tls_eof;
+	char tls_cn[256]; /* the client certificate's common name, "" without one */
+	char tls_err[256];
 };
 
 struct vgd_conn *vgd_conn_new(int fd, const char *peer);
@@ -33,6 +41,16 @@ int vgd_conn_check_time(struct vgd_conn *c, uint64_t now_ns);
 uint64_t vgd_now_ns(void);
 /* how: VGD_BYE, VGD_KEEP (the subject lives on), VGD_VANISHED (its images are recovered). */
 void vgd_conn_free(struct vgd_conn *c, int how);
+
+/* tls.c: TLS on TCP connections. vgd_io_recv and vgd_io_send return bytes, 0 (recv: the
+ * peer closed), -1 (errno; EAGAIN: would block) or -2 (a TLS failure, in c->tls_err). */
+int vgd_tls_init(const char *cert, const char *key, const char *client_ca); /* 0 or -1 */
+int vgd_tls_enabled(void);
+int vgd_tls_start(struct vgd_conn *c); /* a new TCP connection: 0 or -1 */
+ssize_t vgd_io_recv(struct vgd_conn *c, uint8_t *p, size_t n);
+ssize_t vgd_io_send(struct vgd_conn *c, const uint8_t *p, size_t n);
+int vgd_io_pending(const struct vgd_conn *c); /* bytes read but not yet returned */
+void vgd_tls_free(struct vgd_conn *c);
 
 /* main.c: the connections, so that a reconnecting subject replaces its old one. */
 struct vgd_conn *vgd_find_subject(const char *host, uint32_t pid, uint64_t start,

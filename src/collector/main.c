@@ -56,6 +56,8 @@ static void usage(FILE *f)
 	    "              [--ready FILE] [--quiet]\n"
 	    "              [--store postgresql://...] [--sync] [--max-connections N]\n"
 	    "              [--handshake-timeout S] [--idle-timeout S] [--insecure]\n"
+	    "              [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+	    "              [--quota-per-subject SIZE] [--subject-tokens FILE]\n"
 	    "\n"
 	    "The vigil collector: receives the records of many processes (C programs run\n"
 	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
@@ -84,7 +86,18 @@ static void usage(FILE *f)
 	    "                       disconnected (10); frames before HELLO: at most 64 KiB\n"
 	    "  --idle-timeout S     disconnect a peer silent for S s (default 0: never; a\n"
 	    "                       quiet subject is normal, and reconnects by itself)\n"
+	    "  --tls-cert FILE, --tls-key FILE  TLS 1.3 on the TCP listener (PEM; plain\n"
+	    "                       peers there are refused; the Unix socket stays plain)\n"
+	    "  --tls-client-ca FILE require a client certificate signed by this CA; a\n"
+	    "                       subject's certificate (common name) names the one host\n"
+	    "                       whose sessions it may write (docs/security.md)\n"
+	    "  --subject-tokens FILE  lines HOST TOKEN: a subject's token opens sessions of\n"
+	    "                       its own host only; hosts not listed are refused\n"
+	    "  --quota-per-subject SIZE  bytes of trace one subject process may store (K, M,\n"
+	    "                       G); packets past it are not stored, their events counted\n"
+	    "                       as discarded in the trace (default: none)\n"
 	    "  --insecure           allow a --listen address beyond loopback without a token\n"
+	    "                       or TLS\n"
 	    "  --quiet              log only problems\n"
 	    "\n"
 	    "examples:\n"
@@ -112,6 +125,69 @@ static int parse_size(const char *s, uint32_t *out)
 	if (errno || end == s || *end || v < 64 || v > (1ull << 30))
 		return -1;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* --subject-tokens FILE: "HOST TOKEN" per line; blank lines and # comments skipped. */
+static int read_subject_tokens(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "vigild: --subject-tokens %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	char line[1024];
+	unsigned no = 0;
+	while (fgets(line, sizeof line, f)) {
+		no++;
+		char host[VGD_NAME_MAX + 2], tok[512], extra[2];
+		char *p = line + strspn(line, " \t");
+		if (*p == '#' || *p == '\n' || !*p)
+			continue;
+		int n = sscanf(p, "%201s %511s %1s", host, tok, extra);
+		size_t i = vgd_opt.n_subject_tokens;
+		char **h = realloc(vgd_opt.subject_hosts, (i + 1) * sizeof *h);
+		if (h)
+			vgd_opt.subject_hosts = h;
+		char **t = realloc(vgd_opt.subject_tokens, (i + 1) * sizeof *t);
+		if (t)
+			vgd_opt.subject_tokens = t;
+		if (n != 2 || !vgd_safe_name(host, strlen(host)) || !h || !t) {
+			fprintf(stderr, "vigild: --subject-tokens %s:%u: expected HOST TOKEN\n",
+			        path, no);
+			fclose(f);
+			return -1;
+		}
+		h[i] = strdup(host);
+		t[i] = strdup(tok);
+		vgd_opt.n_subject_tokens++;
+	}
+	fclose(f);
+	if (!vgd_opt.n_subject_tokens) {
+		fprintf(stderr, "vigild: --subject-tokens %s: no HOST TOKEN line\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* 64M, 2G, 4096: at least 4 KiB (a packet's header must fit). */
+static int parse_quota(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (errno || end == s || *end || *s == '-' || v > (1ull << 50) || (v << shift) < 4096)
+		return -1;
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -250,7 +326,7 @@ struct vgd_conn *vgd_conn_at(size_t i)
 	return i < nconns ? conns[i] : NULL;
 }
 
-static void add_conn(int fd, const char *peer)
+static void add_conn(int fd, const char *peer, int is_unix)
 {
 	size_t live = 0;
 	for (size_t i = 0; i < nconns; i++)
@@ -281,6 +357,11 @@ static void add_conn(int fd, const char *peer)
 	struct vgd_conn *c = vgd_conn_new(fd, peer);
 	if (!c) {
 		close(fd);
+		return;
+	}
+	if (!is_unix && vgd_tls_enabled() && vgd_tls_start(c) < 0) {
+		vgd_log("%s: TLS: out of memory; refused", peer);
+		vgd_conn_free(c, VGD_KEEP);
 		return;
 	}
 	conns[nconns++] = c;
@@ -323,7 +404,7 @@ static void accept_all(int lfd, int is_unix)
 			}
 			snprintf(peer, sizeof peer, "%s:%d", h, port);
 		}
-		add_conn(fd, peer);
+		add_conn(fd, peer, is_unix);
 	}
 }
 
@@ -343,6 +424,7 @@ int main(int argc, char **argv)
 	vgd_opt.max_conns = 1024;
 	vgd_opt.handshake_timeout = 10;
 	char sockbuf[256], token[512], control_token[512];
+	const char *tls_cert = NULL, *tls_key = NULL, *tls_ca = NULL;
 	int insecure = 0;
 	default_socket(sockbuf, sizeof sockbuf);
 	const char *env_token = getenv("VIGILD_TOKEN");
@@ -375,7 +457,10 @@ int main(int argc, char **argv)
 		           !strcmp(a, "--token-file") || !strcmp(a, "--max-frame") ||
 		           !strcmp(a, "--ready") || !strcmp(a, "--store") ||
 		           !strcmp(a, "--max-connections") || !strcmp(a, "--handshake-timeout") ||
-		           !strcmp(a, "--idle-timeout") || !strcmp(a, "--control-token-file")) {
+		           !strcmp(a, "--idle-timeout") || !strcmp(a, "--control-token-file") ||
+		           !strcmp(a, "--tls-cert") || !strcmp(a, "--tls-key") ||
+		           !strcmp(a, "--tls-client-ca") || !strcmp(a, "--quota-per-subject") ||
+		           !strcmp(a, "--subject-tokens")) {
 			if (!v) {
 				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
 				        a);
@@ -386,7 +471,24 @@ int main(int argc, char **argv)
 				vgd_opt.out = v;
 			else if (!strcmp(a, "--listen"))
 				vgd_opt.listen = v;
-			else if (!strcmp(a, "--socket"))
+			else if (!strcmp(a, "--tls-cert"))
+				tls_cert = v;
+			else if (!strcmp(a, "--tls-key"))
+				tls_key = v;
+			else if (!strcmp(a, "--tls-client-ca"))
+				tls_ca = v;
+			else if (!strcmp(a, "--subject-tokens")) {
+				if (read_subject_tokens(v) < 0)
+					return 2;
+			} else if (!strcmp(a, "--quota-per-subject")) {
+				if (parse_quota(v, &vgd_opt.quota) < 0) {
+					fprintf(stderr,
+					        "vigild: --quota-per-subject %s: expected a size "
+					        "like 512K, 64M or 2G (at least 4K)\n",
+					        v);
+					return 2;
+				}
+			} else if (!strcmp(a, "--socket"))
 				vgd_opt.socket = v;
 			else if (!strcmp(a, "--token")) {
 				fprintf(stderr, "vigild: --token: a token on the command line is "
@@ -448,11 +550,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigild: cannot create %s: %s\n", state, strerror(errno));
 		return 1;
 	}
+	if (!tls_cert != !tls_key || (tls_ca && !tls_cert)) {
+		fprintf(stderr, "vigild: --tls-cert and --tls-key go together (and "
+		                "--tls-client-ca needs them)\n");
+		return 2;
+	}
+	if (tls_cert && vgd_tls_init(tls_cert, tls_key, tls_ca) < 0)
+		return 2;
 	/* Beyond loopback anyone on the network could write traces and switch probes. */
-	if (!vgd_opt.token && !insecure && !loopback(vgd_opt.listen)) {
+	if (!vgd_opt.token && !vgd_opt.n_subject_tokens && !tls_cert && !insecure &&
+	    !loopback(vgd_opt.listen)) {
 		fprintf(stderr,
 		        "vigild: --listen %s is not a loopback address: give a token "
-		        "(--token-file or VIGILD_TOKEN), or --insecure (docs/security.md)\n",
+		        "(--token-file or VIGILD_TOKEN), TLS (--tls-cert, --tls-key), or "
+		        "--insecure (docs/security.md)\n",
 		        vgd_opt.listen);
 		return 2;
 	}
@@ -472,6 +583,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN); /* a file size limit: EFBIG, counted like a full disk */
 	if (vgd_opt.ready) {
 		char buf[512];
 		int n =
@@ -487,7 +599,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!vgd_opt.quiet)
-		vgd_log("listening on %s (port %d)%s%s, writing %s", vgd_opt.listen, port,
+		vgd_log("listening on %s (port %d%s)%s%s, writing %s", vgd_opt.listen, port,
+		        !tls_cert ? ""
+		        : tls_ca  ? ", TLS 1.3, client certificates required"
+		                  : ", TLS 1.3",
 		        ufd >= 0 ? " and " : "", ufd >= 0 ? vgd_opt.socket : "", vgd_opt.out);
 	struct pollfd *pfds = NULL;
 	size_t pcap = 0;
@@ -517,7 +632,11 @@ int main(int argc, char **argv)
 			    .events =
 			        (short)(POLLIN | (vgd_conn_wants_write(conns[i]) ? POLLOUT : 0))};
 		size_t polled = nconns;
-		int n = poll(pfds, 3 + polled, 1000);
+		/* TLS may hold bytes already read from a socket: no waiting for those. */
+		int pending = 0;
+		for (size_t i = 0; i < nconns; i++)
+			pending |= vgd_io_pending(conns[i]);
+		int n = poll(pfds, 3 + polled, pending ? 0 : 1000);
 		if (n < 0 && errno != EINTR) {
 			vgd_log("poll: %s", strerror(errno));
 			break;
@@ -530,7 +649,10 @@ int main(int argc, char **argv)
 				conns[i] = NULL;
 				pfds[3 + i].revents = 0;
 			}
-		if (n <= 0)
+		for (size_t i = 0; i < polled; i++)
+			if (conns[i] && vgd_io_pending(conns[i]))
+				pfds[3 + i].revents |= POLLIN;
+		if (n < 0 || (n == 0 && !pending))
 			continue;
 		if (pfds[0].revents)
 			running = 0;

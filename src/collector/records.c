@@ -438,8 +438,9 @@ static void put32(uint8_t *p, uint32_t v)
 }
 
 /* Writes the packet being built in b (header reserved at its start). */
-static int packet_finish(struct vgd_stream *st, struct vgd_image *im, struct vgf_buf *b,
-                         uint32_t tid, uint64_t begin, uint64_t end, char *err, size_t errsize)
+static int packet_finish(struct vgd_subject *s, struct vgd_stream *st, struct vgd_image *im,
+                         struct vgf_buf *b, uint32_t tid, uint64_t begin, uint64_t end,
+                         uint64_t events, char *err, size_t errsize)
 {
 	static const uint8_t zeros[8];
 	size_t content = b->len;
@@ -455,10 +456,10 @@ static int packet_finish(struct vgd_stream *st, struct vgd_image *im, struct vgf
 	put64(h + 40, (uint64_t)content * 8);
 	put64(h + 48, (uint64_t)b->len * 8);
 	put64(h + 56, st->has_last ? st->last_seq + 1 : 0);
-	put64(h + 64, 0);
+	put64(h + 64, 0); /* vgd_store_records_packet: what the stream lost so far */
 	put32(h + 72, tid);
 	put32(h + 76, 0);
-	return vgd_stream_write(st, b->p, b->len, err, errsize);
+	return vgd_store_records_packet(s, st, b->p, b->len, events, err, errsize);
 }
 
 /* The records of one tid, in frame order, as packets of its stream. */
@@ -473,6 +474,7 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 	struct vgf_buf b = {0};
 	uint64_t begin = 0, last = st->last_ts;
 	int open = 0, rc = 0;
+	uint64_t events = 0; /* in the packet being built */
 	struct vgf_iter it = f->u.records.records;
 	struct vgf_record r;
 	while (vgf_next_record(&it, &r)) {
@@ -481,7 +483,8 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 		uint64_t t = r.time_ns < last ? last : r.time_ns;
 		/* Consecutive events of a stream less than 2^32 ns apart (32-bit timestamps). */
 		if (open && ((t - last) >> 32 || b.len > (4u << 20))) {
-			if ((rc = packet_finish(st, im, &b, tid, begin, last, err, errsize)) < 0)
+			if ((rc = packet_finish(s, st, im, &b, tid, begin, last, events, err,
+			                        errsize)) < 0)
 				break;
 			open = 0;
 		}
@@ -491,6 +494,7 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 			vgf_raw(&b, hdr, sizeof hdr);
 			begin = t;
 			open = 1;
+			events = 0;
 		}
 		uint8_t eh[6];
 		eh[0] = (uint8_t)r.id;
@@ -499,9 +503,10 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 		vgf_raw(&b, eh, 6);
 		encode_payload(&b, &s->schemas[r.id]->f, (const uint8_t *)r.data.p, r.data.n);
 		last = t;
+		events++;
 	}
 	if (rc == 0 && open)
-		rc = packet_finish(st, im, &b, tid, begin, last, err, errsize);
+		rc = packet_finish(s, st, im, &b, tid, begin, last, events, err, errsize);
 	vgd_stream_release(st);
 	vgf_buf_free(&b);
 	return rc;

@@ -333,6 +333,8 @@ void vgd_subject_close(struct vgd_subject *s, int orderly)
 				vgd_log("%s/%" PRIu32 ": recover %s: %s", s->host, s->pid, im->path,
 				        err);
 		}
+		if (im->types)
+			vgt_close(im->types);
 		free(im);
 	}
 	s->images = NULL;
@@ -423,6 +425,8 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 		        size - off);
 	}
 	st->size = off;
+	st->bytes = &im->bytes;
+	im->bytes += off;
 	st->next = im->streams;
 	im->streams = st;
 	im->nstreams++;
@@ -467,11 +471,12 @@ int vgd_stream_write(struct vgd_stream *st, const uint8_t *p, size_t n, char *er
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			snprintf(err, errsize, "write %s: %s", st->name,
-			         w < 0 ? strerror(errno) : "nothing written");
+			int e = w < 0 ? errno : ENOSPC;
+			snprintf(err, errsize, "write %s: %s", st->name, strerror(e));
 			/* Keep the file a sequence of packets. */
 			if (ftruncate(st->fd, (off_t)st->size) < 0) {
 			}
+			errno = e;
 			return -1;
 		}
 		done += (size_t)w;
@@ -485,6 +490,8 @@ int vgd_stream_write(struct vgd_stream *st, const uint8_t *p, size_t n, char *er
 	st->last_seq = n >= PACKET_HEADER ? rd64(p + 56) : 0;
 	st->last_ts = n >= PACKET_HEADER ? rd64(p + 32) : 0;
 	st->size += n;
+	if (st->bytes)
+		*st->bytes += n;
 	return 0;
 }
 
@@ -519,6 +526,103 @@ int vgd_metadata(struct vgd_subject *s, const struct vgf_frame *f, char *err, si
 		snprintf(err, errsize, "cannot write %s: %s", path, strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+/* Writes a packet at offset keep of the stream (the stored copy it replaces, or the
+ * end), the file cut after it. */
+static int write_at(struct vgd_stream *st, uint64_t keep, const uint8_t *p, size_t n, char *err,
+                    size_t errsize)
+{
+	uint64_t old_size = st->size;
+	*st->bytes -= st->size - keep;
+	st->size = keep;
+	if (vgd_stream_write(st, p, n, err, errsize) < 0) {
+		vgd_stream_release(st);
+		return -1;
+	}
+	if (st->size < old_size && ftruncate(st->fd, (off_t)st->size) < 0) {
+		int e = errno;
+		snprintf(err, errsize, "truncate %s: %s", st->name, strerror(e));
+		vgd_stream_release(st);
+		errno = e;
+		return -1;
+	}
+	vgd_stream_release(st);
+	return 0;
+}
+
+/* Stores the loss of a packet at offset keep of the stream: its header alone (a stub
+ * whose events_discarded is disc), or, when not even that fits (the disk is full), disc
+ * in the header of the last packet stored, in place, so the total stays exact. */
+static int store_loss(struct vgd_subject *s, struct vgd_stream *st, uint64_t keep,
+                      const uint8_t *header, uint64_t disc, int disk_full, char *err,
+                      size_t errsize)
+{
+	uint8_t stub[PACKET_HEADER];
+	memcpy(stub, header, sizeof stub);
+	uint64_t bits = PACKET_HEADER * 8;
+	memcpy(stub + 40, &bits, 8);
+	memcpy(stub + 48, &bits, 8);
+	memcpy(stub + 64, &disc, 8);
+	if (write_at(st, keep, stub, sizeof stub, err, errsize) < 0) {
+		if (!st->has_last || (errno != ENOSPC && errno != EDQUOT && errno != EFBIG) ||
+		    (st->fd = open(st->path, O_RDWR | O_CLOEXEC)) < 0)
+			return -1; /* the subject keeps its data and tries again */
+		int ok = pwrite(st->fd, &disc, 8, (off_t)st->last_off + 64) == 8;
+		vgd_stream_release(st);
+		if (!ok)
+			return -1;
+	}
+	if (!(s->loss_logged & (1 << disk_full))) {
+		s->loss_logged |= 1 << disk_full;
+		vgd_log("%s/%" PRIu32 ": %s: events not stored, counted in the trace as "
+		        "discarded",
+		        s->host, s->pid,
+		        disk_full ? "the disk is full" : "its --quota-per-subject is reached");
+	}
+	return 0;
+}
+
+/* A packet of a C subject not stored (quota.c counts its events). The subject's data is
+ * acknowledged: it is counted, not kept. A grown copy of the same packet replaces the
+ * stub with a new count. */
+static int lose_packet(struct vgd_subject *s, struct vgd_image *im, struct vgd_stream *st,
+                       uint64_t keep, const uint8_t *p, size_t n, uint64_t disc0, int disk_full,
+                       char *err, size_t errsize)
+{
+	uint64_t events = vgd_count_events(im, p, n);
+	if (store_loss(s, st, keep, p, disc0 + st->lost + events, disk_full, err, errsize) < 0)
+		return -1;
+	uint64_t pseq = rd64(p + 56);
+	if (st->has_stub && st->stub_seq == pseq)
+		s->lost_events -= st->stub_events; /* a copy of the same packet, grown */
+	st->has_stub = 1;
+	st->stub_seq = pseq;
+	st->stub_events = events;
+	s->lost_events += events;
+	return 0;
+}
+
+int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8_t *p, size_t n,
+                             uint64_t events, char *err, size_t errsize)
+{
+	uint64_t total = 0, disc = st->lost;
+	for (struct vgd_image *x = s->images; x; x = x->next)
+		total += x->bytes;
+	memcpy(p + 64, &disc, 8);
+	int over = vgd_opt.quota && total + n > vgd_opt.quota;
+	if (!over) {
+		if (vgd_stream_write(st, p, n, err, errsize) == 0)
+			return 0;
+		if (errno != ENOSPC && errno != EDQUOT && errno != EFBIG)
+			return -1;
+		over = 2;
+	}
+	if (store_loss(s, st, st->size, p, disc + events, over == 2, err, errsize) < 0)
+		return -1;
+	st->lost += events;
+	s->lost_events += events;
 	return 0;
 }
 
@@ -560,18 +664,32 @@ int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size
 		s->acked = f->u.packet.seq; /* already stored: acknowledged as such */
 		return 0;
 	}
-	uint64_t old_size = st->size;
-	if (st->has_last && pseq == st->last_seq)
-		st->size =
-		    st->last_off; /* the same packet, grown since: it replaces the stored one */
-	if (vgd_stream_write(st, p, n, err, errsize) < 0)
-		return -1;
-	if (st->size < old_size && ftruncate(st->fd, (off_t)st->size) < 0) {
-		snprintf(err, errsize, "truncate %s: %s", name, strerror(errno));
-		vgd_stream_release(st);
-		return -1;
+	/* A packet after the stub of a lost one: that loss is final, carried on. */
+	if (st->has_stub && pseq != st->stub_seq) {
+		st->lost += st->stub_events;
+		st->has_stub = 0;
 	}
-	vgd_stream_release(st);
+	/* The same packet, grown since, replaces the stored copy. */
+	uint64_t keep = st->has_last && pseq == st->last_seq ? st->last_off : st->size;
+	uint64_t total = 0;
+	for (struct vgd_image *x = s->images; x; x = x->next)
+		total += x->bytes;
+	total -= st->size - keep;
+	int over = vgd_opt.quota && total + n > vgd_opt.quota;
+	uint64_t disc0 = rd64(p + 64);
+	if (!over) {
+		uint8_t *w = (uint8_t *)p; /* the frame's bytes, in the connection's buffer */
+		uint64_t disc = disc0 + st->lost;
+		memcpy(w + 64, &disc, 8);
+		if (write_at(st, keep, w, n, err, errsize) == 0)
+			st->has_stub = 0;
+		else if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
+			over = 2; /* the disk is full: counted like the quota */
+		else
+			return -1;
+	}
+	if (over && lose_packet(s, im, st, keep, p, n, disc0, over == 2, err, errsize) < 0)
+		return -1;
 	s->acked = f->u.packet.seq;
 	return 0;
 }

@@ -27,11 +27,17 @@ struct vgd_options {
 	unsigned max_conns;         /* --max-connections: more are closed at once */
 	unsigned handshake_timeout; /* s: HELLO done within this, else disconnected */
 	unsigned idle_timeout;      /* s without a byte from an authenticated peer; 0 none */
+	uint64_t quota;             /* --quota-per-subject: bytes of stream files; 0 none */
+	/* --subject-tokens FILE: "HOST TOKEN" lines; a subject's token admits its host only */
+	char **subject_hosts, **subject_tokens;
+	size_t n_subject_tokens;
 };
 /* The longest frame before HELLO is accepted: room for a Java program name, which is its
  * whole command line. */
 #define VGD_HELLO_MAX 65536u
 extern struct vgd_options vgd_opt;
+
+struct vgt_trace;
 
 /* One stream file of an image. */
 struct vgd_stream {
@@ -44,6 +50,12 @@ struct vgd_stream {
 	uint64_t last_off; /* offset of the last packet */
 	uint64_t last_seq; /* its packet_seq_num */
 	uint64_t last_ts;  /* its timestamp_end (streams built from records) */
+	/* Packets not stored (quota.c): their events, added to the events_discarded of
+	 * every later packet; the last stored packet may be the stub of one (stub_seq). */
+	uint64_t *bytes; /* its image's count of bytes */
+	uint64_t lost;
+	int has_stub;
+	uint64_t stub_seq, stub_events;
 };
 
 struct vgd_schema {
@@ -61,6 +73,8 @@ struct vgd_image {
 	uint8_t uuid[16]; /* images built from records */
 	struct vgd_stream *streams;
 	unsigned nstreams;
+	uint64_t bytes;          /* of its stream files: --quota-per-subject */
+	struct vgt_trace *types; /* quota.c: its event types, once a packet was not stored */
 };
 
 /* A subject: (host, pid, start), with its state file. */
@@ -78,6 +92,8 @@ struct vgd_subject {
 	struct vgd_image *images;
 	struct vgd_schema **schemas; /* by id, records subjects */
 	int schemas_dirty;           /* the metadata must be written again */
+	uint64_t lost_events;        /* in packets not stored (quota, full disk) */
+	int loss_logged;             /* bit 0: quota, bit 1: full disk (one log line each) */
 };
 
 /* How a subject's connection ends. */
@@ -102,6 +118,15 @@ void vgd_stream_release(struct vgd_stream *st); /* closes its descriptor */
 int vgd_safe_name(const char *s, size_t n);
 void vgd_repair_image(struct vgd_image *im); /* cuts half-written packets off its streams */
 int vgd_write_file(const char *path, const void *p, size_t n); /* tmp + rename */
+
+/* quota.c: the events of a packet (of image im) that is not stored, counted by the
+ * trace reader (at least 1 when it holds any but cannot be decoded). */
+uint64_t vgd_count_events(struct vgd_image *im, const uint8_t *p, size_t n);
+
+/* subject.c: writes a packet built from RECORDS (events records in it) at the end of its
+ * stream, or, past the subject's quota or on a full disk, counts them as discarded. */
+int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8_t *p, size_t n,
+                             uint64_t events, char *err, size_t errsize);
 
 /* records.c: subjects in other languages */
 int vgd_schema(struct vgd_subject *s, const uint8_t *payload, size_t len, const struct vgf_frame *f,

@@ -118,6 +118,16 @@ static void read_to(struct vg_config *cfg)
 		cfg->out[0] = 0;
 		return;
 	}
+	/* TLS is spoken by vigil record's relay, never in here (docs/security.md): sending
+	 * in clear what was meant to be encrypted would be worse than not sending. */
+	const char *ca = getenv("VIGIL_TO_CA");
+	if (ca && *ca && strncmp(to, "unix:", 5)) {
+		vg__warn("VIGIL_TO_CA is set: the runtime does not speak TLS; use vigil record "
+		         "--to %s (its relay does); not recording",
+		         to);
+		cfg->out[0] = 0;
+		return;
+	}
 	const char *spool = getenv("VIGIL_SPOOL");
 	char def[128];
 	if (!spool || !*spool) {
@@ -138,6 +148,8 @@ static void read_to(struct vg_config *cfg)
 	}
 	strcpy(cfg->out, spool);
 	cfg->to = strdup(to);
+	const char *origin = getenv("VIGIL_TO_ORIGIN");
+	cfg->to_origin = strdup(origin && *origin ? origin : to);
 	const char *token = getenv("VIGIL_TO_TOKEN");
 	cfg->to_token = strdup(token ? token : "");
 	cfg->to_buffer = size_setting("VIGIL_TO_BUFFER", 64 << 20, 1 << 20, (uint64_t)1 << 40);

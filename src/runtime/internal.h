@@ -35,6 +35,7 @@ struct vg_config {
 	/* VIGIL_TO (docs/protocol.md "Subjects"): the collector; `out` is then the spool. */
 	char *to;           /* HOST:PORT or unix:PATH; NULL = not sending */
 	char *to_token;     /* VIGIL_TO_TOKEN */
+	char *to_origin;    /* VIGIL_TO_ORIGIN: the collector a relay carries VIGIL_TO to */
 	uint64_t to_buffer; /* VIGIL_TO_BUFFER: unacknowledged bytes kept, then drops */
 	int to_linger_ms;   /* VIGIL_TO_LINGER: how long exit waits for acknowledgements */
 	int spool_private;  /* the spool is the default private one: removed at exit */

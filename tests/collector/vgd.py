@@ -75,9 +75,10 @@ class Collector:
     """A vigild process: started, stopped (SIGTERM), killed, paused."""
     started = []  # killed by the test's end if still running
 
-    def __init__(self, out, extra=(), port=0, sock=None):
+    def __init__(self, out, extra=(), port=0, sock=None, prefix=()):
         self.out = out
         self.extra = list(extra)
+        self.prefix = list(prefix)  # e.g. prlimit --fsize=N --
         self.port = port
         self.sock = sock
         self.proc = None
@@ -87,7 +88,7 @@ class Collector:
         ready = self.out + ".ready"
         if os.path.exists(ready):
             os.unlink(ready)
-        args = [os.path.join(bindir(), "vigild"), "-o", self.out, "--listen",
+        args = self.prefix + [os.path.join(bindir(), "vigild"), "-o", self.out, "--listen",
                 "127.0.0.1:%d" % self.port, "--ready", ready]
         args += ["--socket", self.sock] if self.sock else ["--no-socket"]
         args += self.extra

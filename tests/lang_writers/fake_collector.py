@@ -133,10 +133,14 @@ class FakeCollector:
             if ftype != 1:
                 raise ProtocolError(f"first frame {ftype}, not HELLO")
             r = Reader(p)
-            self.seen["hello"] = dict(version=r.u16(), token=r.str(), host=r.str(), pid=r.u32(),
-                                      start=r.u64(), program=r.str(), kind=r.u8())
+            h = self.seen["hello"] = dict(version=r.u16(), token=r.str(), host=r.str(),
+                                          pid=r.u32(), start=r.u64(), program=r.str(),
+                                          kind=r.u8())
+            if h["version"] >= 2:  # the session's secret: empty on a first HELLO
+                h["secret"] = r.bytes()
             r.end()
-            self.conn.sendall(frame(2, struct.pack("<QQ", 1, 0)))
+            # Version 2: WELCOME carries the secret the collector issues.
+            self.conn.sendall(frame(2, struct.pack("<QQI", 1, 0, 32) + bytes(range(32))))
             # The table, then one sensor off (twice: the second changes nothing), a bad id.
             table = self.control("list 0")
             ids = {e.split(":")[1]: int(e.split(":")[0]) for e in table.split()[3:]}

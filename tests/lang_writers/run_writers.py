@@ -339,6 +339,12 @@ def test_restart():
         stats = json.loads(so.strip().splitlines()[-1])
         check(stats["closed_ok"] and stats["dropped"] == 0, f"restart: {stats}")
         col.stop()
+        # Protocol v2: the session has a secret (the collector's state file keeps it) and
+        # the writer resumed it with that secret after the restart.
+        states = [os.path.join(d, f) for d, _s, fs in os.walk(os.path.join(out, ".vigild"))
+                  for f in fs if f.endswith(".state")]
+        check(len(states) == 1 and "secret " in open(states[0]).read(), f"state {states}")
+        check("without its secret" not in col.logtext(), col.logtext())
         _trace, evs = collector_events(out)
         compare([(n, f) for _p, n, f in evs], want, "restart")
         print(f"restart: {len(evs)} events, each once; {stats}")
@@ -374,7 +380,7 @@ def test_probes(lang):
         check(stats["closed_ok"] and stats["dropped"] == 0 and stats["off"] == n_submit,
               f"{lang} writer: {stats}")
         h = seen["hello"]
-        check(h["version"] == 1 and h["kind"] == (1 if lang == "python" else 2) and
+        check(h["version"] == 2 and h.get("secret") == b"" and h["kind"] == (1 if lang == "python" else 2) and
               h["host"] == socket.gethostname() and h["start"] > 0 and h["program"] and
               h["token"] == "", f"HELLO {h}")
         sensors = ["wtest.Submit", "wtest.Escalate", "wtest.Holding.begin",
