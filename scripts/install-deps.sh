@@ -11,12 +11,17 @@
 # libpq-dev: the PostgreSQL store (src/store: vigil store, vigild --store); tests/store.cmake
 # starts the postgresql server. nginx, wrk: a server that drops its privileges (issue 18),
 # recorded in its default configuration and loaded by wrk.
+# libmicrohttpd-dev: vigil ui's server (src/ui). chromium: the page's tests (tests/ui),
+# driven by playwright-core from npm. nodejs and npm (Debian's, when no node or npm is on
+# the PATH): the page is built with esbuild from ui/package-lock.json (npm ci).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
       openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
       postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
-      nginx wrk curl liburing-dev)
+      nginx wrk curl liburing-dev libmicrohttpd-dev chromium)
+command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
