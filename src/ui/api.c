@@ -67,7 +67,8 @@ static void api_relations(struct vgu_app *a, struct vgu_reply *r)
 
 static void api_events(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_reply *r)
 {
-	int64_t from = a->db->first, to = a->db->last, px = 1000, row0 = 0,
+	/* times relative to the trace's first event (the page's numbers stay exact) */
+	int64_t from = 0, to = a->db->last - a->db->first, px = 1000, row0 = 0,
 	        nrows = (int64_t)a->tl.nrows;
 	if (!int_arg(arg, ctx, "from", &from, false, r) ||
 	    !int_arg(arg, ctx, "to", &to, false, r) || !int_arg(arg, ctx, "px", &px, false, r) ||
@@ -81,8 +82,11 @@ static void api_events(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_
 		return vgu_reply_error(r, 400, "'px' must be 1..10000, not %" PRId64, px);
 	if (row0 < 0 || nrows < 0)
 		return vgu_reply_error(r, 400, "'row' and 'rows' must not be negative");
+	if (from < -(INT64_MAX / 4) || to > INT64_MAX / 4)
+		return vgu_reply_error(r, 400, "'from' and 'to' are out of range");
 	vgu_reply_json(r, 200,
-	               vgu_window_json(a, from, to, (unsigned)px, (size_t)row0, (size_t)nrows));
+	               vgu_window_json(a, a->db->first + from, a->db->first + to, (unsigned)px,
+	                               (size_t)row0, (size_t)nrows));
 }
 
 static void api_item(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_reply *r)
@@ -97,7 +101,7 @@ static void api_item(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_re
 		if (i < 0 || (size_t)i >= w->rel->ntuples)
 			return vgu_reply_error(r, 404, "no tuple %" PRId64 " in %s", i,
 			                       w->rel->name);
-		return vgu_reply_json(r, 200, vgu_tuple_json(w->rel, (size_t)i));
+		return vgu_reply_json(r, 200, vgu_tuple_json(w->rel, (size_t)i, a->db->first));
 	}
 	if (i < 0 || (size_t)i >= a->tl.nevents)
 		return vgu_reply_error(r, 404, "no event %" PRId64, i);
@@ -126,10 +130,11 @@ static void api_search(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_
 				continue;
 			for (size_t k = 0; k < w->n; k++)
 				if (a->tl.events[w->ref[k]].type == i) {
-					json_array_append_new(where,
-					                      json_pack("[I,I,I]", (json_int_t)ri,
-					                                (json_int_t)w->from[k],
-					                                (json_int_t)w->ref[k]));
+					json_array_append_new(
+					    where,
+					    json_pack("[I,I,I]", (json_int_t)ri,
+					              (json_int_t)(w->from[k] - a->db->first),
+					              (json_int_t)w->ref[k]));
 					break;
 				}
 		}

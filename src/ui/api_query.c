@@ -203,7 +203,7 @@ void vgu_api_query(struct vgu_app *a, const char *text, const char *format, stru
 		size_t n =
 		    rel->ntuples < VGU_MAX_RESULT_TUPLES ? rel->ntuples : VGU_MAX_RESULT_TUPLES;
 		for (size_t t = 0; t < n; t++)
-			json_array_append_new(tuples, vgu_tuple_json(rel, t));
+			json_array_append_new(tuples, vgu_tuple_json(rel, t, a->db->first));
 		json_object_set_new(h, "rows", json_integer((json_int_t)a->tl.nrows));
 		char group[256];
 		snprintf(group, sizeof group, "query: %s", rel->name);

@@ -65,7 +65,8 @@ static json_t *row_tuples(const struct vgu_app *a)
 			for (size_t k = 0; k < r->n; k++) {
 				char key[32];
 				snprintf(key, sizeof key, "%llu", (unsigned long long)r->ref[k]);
-				json_object_set_new(t, key, vgu_tuple_json(r->rel, r->ref[k]));
+				json_object_set_new(
+				    t, key, vgu_tuple_json(r->rel, r->ref[k], a->db->first));
 			}
 		json_array_append_new(rows, t);
 	}

@@ -300,8 +300,10 @@ json_t *vgu_rows_json(const struct vgu_app *a)
 		    json_pack("{s:s,s:s,s:I}", "name", tl->types[i]->name, "relation",
 		              tl->types[i]->relation ? tl->types[i]->relation : tl->types[i]->name,
 		              "count", (json_int_t)tl->type_counts[i]));
-	return json_pack("{s:o,s:o,s:I,s:I,s:I,s:b}", "rows", rows, "types", types, "first",
-	                 (json_int_t)a->db->first, "last", (json_int_t)a->db->last, "events",
+	char t0[64];
+	vgt_format_time(a->db->first, t0, sizeof t0);
+	return json_pack("{s:o,s:o,s:s,s:I,s:I,s:b}", "rows", rows, "types", types, "origin", t0,
+	                 "span", (json_int_t)(a->db->last - a->db->first), "events",
 	                 (json_int_t)a->db->events, "partial", a->db->partial);
 }
 
@@ -324,18 +326,20 @@ static json_t *row_items(const struct vgu_app *a, const struct vgu_row *r, size_
                          size_t i1, int64_t t0)
 {
 	json_t *items = json_array();
+	int64_t o = a->db->first;
 	for (size_t i = back; i < i1; i++) {
 		if (i < i0 && r->to[i] < t0)
 			continue;
 		json_t *it;
 		if (r->to)
-			it = json_pack("[I,I,I]", (json_int_t)r->from[i], (json_int_t)r->to[i],
-			               (json_int_t)r->ref[i]);
+			it = json_pack("[I,I,I]", (json_int_t)(r->from[i] - o),
+			               (json_int_t)(r->to[i] - o), (json_int_t)r->ref[i]);
 		else if (r->rel)
-			it = json_pack("[I,I]", (json_int_t)r->from[i], (json_int_t)r->ref[i]);
+			it =
+			    json_pack("[I,I]", (json_int_t)(r->from[i] - o), (json_int_t)r->ref[i]);
 		else
-			it = json_pack("[I,I,i]", (json_int_t)r->from[i], (json_int_t)r->ref[i],
-			               (int)a->tl.events[r->ref[i]].type);
+			it = json_pack("[I,I,i]", (json_int_t)(r->from[i] - o),
+			               (json_int_t)r->ref[i], (int)a->tl.events[r->ref[i]].type);
 		json_array_append_new(items, it);
 	}
 	return items;
@@ -387,6 +391,6 @@ json_t *vgu_window_json(const struct vgu_app *a, int64_t t0, int64_t t1, unsigne
 		}
 		json_array_append_new(out, o);
 	}
-	return json_pack("{s:I,s:I,s:i,s:o}", "from", (json_int_t)t0, "to", (json_int_t)t1, "px",
-	                 (int)px, "rows", out);
+	return json_pack("{s:I,s:I,s:i,s:o}", "from", (json_int_t)(t0 - a->db->first), "to",
+	                 (json_int_t)(t1 - a->db->first), "px", (int)px, "rows", out);
 }

@@ -99,7 +99,7 @@ json_t *vgu_value_json(const struct vgq_relation *r, size_t attr, size_t tuple);
 /* {"relation","kind","attrs":[{name,type}]} of r. */
 json_t *vgu_relation_head(const struct vgq_relation *r);
 /* One tuple: {"relation","kind","from","to"|"at","open","values":{...}} */
-json_t *vgu_tuple_json(const struct vgq_relation *r, size_t tuple);
+json_t *vgu_tuple_json(const struct vgq_relation *r, size_t tuple, int64_t origin);
 /* One event found again in its stream: every field, time, stream and offset. NULL if it
  * is no longer there. */
 json_t *vgu_event_json(const struct vgu_app *a, size_t event_index);

@@ -81,9 +81,13 @@ json_t *vgu_relation_head(const struct vgq_relation *r)
 	                 vgq_rkind_name(r->kind), "attrs", attrs, "tuples", (json_int_t)r->ntuples);
 }
 
-json_t *vgu_tuple_json(const struct vgq_relation *r, size_t t)
+json_t *vgu_tuple_json(const struct vgq_relation *r, size_t t, int64_t origin)
 {
 	json_t *o = json_pack("{s:s}", "relation", r->name);
+	/* relative to the trace's first event: exact as JavaScript numbers */
+	json_object_set_new(o, "rfrom", json_integer(r->from[t] - origin));
+	if (!vgq_output_is_event(r))
+		json_object_set_new(o, "rto", json_integer(r->to[t] - origin));
 	char buf[64];
 	vgt_format_time(r->from[t], buf, sizeof buf);
 	if (vgq_output_is_event(r)) {
@@ -168,10 +172,11 @@ json_t *vgu_event_json(const struct vgu_app *a, size_t index)
 			if (!t->fields[i].hidden)
 				json_object_set_new(v, t->fields[i].name,
 				                    field_json(a, &t->fields[i], &ev->values[i]));
-		o = json_pack("{s:s,s:s,s:s,s:I,s:s,s:o,s:s,s:I,s:I,s:I,s:s}", "event", t->name,
+		o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:s,s:o,s:s,s:I,s:I,s:I,s:s}", "event", t->name,
 		              "relation", t->relation ? t->relation : t->name, "kind", "event",
-		              "at", (json_int_t)ev->ts, "time", buf, "values", v, "stream",
-		              ev->stream->path, "offset", (json_int_t)ev->offset, "pid",
+		              "at", (json_int_t)ev->ts, "rfrom",
+		              (json_int_t)(ev->ts - a->db->first), "time", buf, "values", v,
+		              "stream", ev->stream->path, "offset", (json_int_t)ev->offset, "pid",
 		              (json_int_t)ev->image->pid, "tid", (json_int_t)ev->tid, "proc",
 		              ev->image->procname ? ev->image->procname : "?");
 		break;
