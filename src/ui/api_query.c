@@ -174,14 +174,15 @@ void vgu_api_query(struct vgu_app *a, const char *text, const char *format, stru
 	if (format && strcmp(format, "csv") && strcmp(format, "jsonl") && strcmp(format, "sqlite"))
 		return vgu_reply_error(r, 400, "format '%.40s' is not csv, jsonl or sqlite",
 		                       format);
+	/* Errors in the statements are an answer (200 with "errors"), not a bad request. */
 	json_t *errors = NULL;
 	struct tquel_query *q = vgu_parse(text, &errors);
 	if (!q)
-		return vgu_reply_json(r, 400, json_pack("{s:o}", "errors", errors));
+		return vgu_reply_json(r, 200, json_pack("{s:o,s:[]}", "errors", errors, "results"));
 	struct run u;
 	if ((errors = run(a, q, &u))) {
 		tquel_free(q);
-		return vgu_reply_json(r, 400, json_pack("{s:o}", "errors", errors));
+		return vgu_reply_json(r, 200, json_pack("{s:o,s:[]}", "errors", errors, "results"));
 	}
 	if (format) { /* a download leaves the page's results as they are */
 		download(&u, format, r);
@@ -223,7 +224,7 @@ void vgu_api_explain(struct vgu_app *a, const char *text, struct vgu_reply *r)
 	json_t *errors = NULL;
 	struct tquel_query *q = vgu_parse(text, &errors);
 	if (!q)
-		return vgu_reply_json(r, 400, json_pack("{s:o}", "errors", errors));
+		return vgu_reply_json(r, 200, json_pack("{s:o,s:s}", "errors", errors, "text", ""));
 	struct vgq_options o = {.tick_ns = a->tick_ns};
 	struct vgq_session *s = vgq_session_new(a->db, &o);
 	char *out = NULL, *etext = NULL;

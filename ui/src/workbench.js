@@ -82,8 +82,11 @@ export class Workbench {
     try {
       r = await get('query', { q: this.els.editor.value });
     } catch (e) {
+      r = { errors: [{ line: 0, col: 0, message: e.message }] };
+    }
+    if (r.errors && r.errors.length) {
       this.els.status.textContent = 'errors';
-      this.showErrors(e.body && e.body.errors ? e.body.errors : [{ line: 0, col: 0, message: e.message }]);
+      this.showErrors(r.errors);
       return;
     }
     const n = r.results.reduce((s, x) => s + x.tuples, 0);
@@ -97,12 +100,17 @@ export class Workbench {
     this.clear();
     try {
       const r = await get('explain', { q: this.els.editor.value });
+      if (r.errors && r.errors.length) {
+        this.els.status.textContent = 'errors';
+        this.showErrors(r.errors);
+        return;
+      }
       this.els.explainOut.textContent = r.text;
       this.els.explainOut.hidden = false;
       this.els.status.textContent = 'explained';
     } catch (e) {
       this.els.status.textContent = 'errors';
-      this.showErrors(e.body && e.body.errors ? e.body.errors : [{ line: 0, col: 0, message: e.message }]);
+      this.showErrors([{ line: 0, col: 0, message: e.message }]);
     }
   }
 
