@@ -45,6 +45,7 @@ BENCHES = [
     ("probes", ["{python}", "{src}/probes_bench.py", "{build}"], figures.probes),
     ("collector", ["{python}", "{src}/collector_bench.py", "{build}"], figures.collector),
     ("nginx", ["{python}", "{src}/nginx_bench.py", "{build}"], figures.nginx),
+    ("ui", ["{python}", "{src}/ui_bench.py", "{build}"], figures.ui),
 ]
 
 SMOKE_TIMEOUT = 300  # seconds per benchmark: a hang fails instead of blocking CI
