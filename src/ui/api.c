@@ -84,9 +84,10 @@ static void api_events(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_
 		return vgu_reply_error(r, 400, "'row' and 'rows' must not be negative");
 	if (from < -(INT64_MAX / 4) || to > INT64_MAX / 4)
 		return vgu_reply_error(r, 400, "'from' and 'to' are out of range");
-	vgu_reply_json(r, 200,
-	               vgu_window_json(a, a->db->first + from, a->db->first + to, (unsigned)px,
-	                               (size_t)row0, (size_t)nrows));
+	r->status = 200;
+	r->type = "application/json";
+	r->body = vgu_window_json(a, a->db->first + from, a->db->first + to, (unsigned)px,
+	                          (size_t)row0, (size_t)nrows, &r->len);
 }
 
 static void api_item(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_reply *r)

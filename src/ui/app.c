@@ -27,8 +27,10 @@ int vgu_app_open(struct vgu_app *a, const char *const *paths, size_t npaths)
 		a->trace = NULL;
 		return -1;
 	}
-	a->db = vgq_database_build(a->trace);
+	/* one merged pass: the relations, and the timeline's rows of events */
 	a->names = vgt_names_new();
+	struct vgq_build_options o = {.keep = vgu_timeline_feed, .keep_arg = a};
+	a->db = a->names ? vgq_database_build_opts(a->trace, &o) : NULL;
 	if (!a->db || !a->names || vgu_timeline_build(a) < 0) {
 		fprintf(stderr, "vigil ui: out of memory\n");
 		vgu_app_close(a);

@@ -124,8 +124,11 @@ int vgu_export(struct vgu_app *a, const char *dir, const char *const *queries, s
 	json_t *all = json_array();
 	for (size_t ri = 0; ri < a->tl.nrows; ri++) {
 		const struct vgu_row *r = &a->tl.rows[ri];
-		json_t *w = vgu_window_json(a, INT64_MIN / 2, INT64_MAX / 2,
-		                            r->n ? (unsigned)r->n : 1, ri, 1);
+		size_t len;
+		char *text = vgu_window_json(a, INT64_MIN / 2, INT64_MAX / 2,
+		                             r->n ? (unsigned)r->n : 1, ri, 1, &len);
+		json_t *w = json_loadb(text ? text : "", len, 0, NULL);
+		free(text);
 		json_array_append(all, json_array_get(json_object_get(w, "rows"), 0));
 		json_decref(w);
 	}

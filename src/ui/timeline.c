@@ -118,47 +118,58 @@ static int cmp_thread_rows(const void *pa, const void *pb)
 	return a->thread_gen < b->thread_gen ? -1 : a->thread_gen > b->thread_gen;
 }
 
-/* Rows of the trace's threads, in one merged pass. */
-static int thread_rows(struct vgu_app *a)
+/* Each event, in merged order, as the relations are built from it (the database's own
+ * pass: vgq_build_options.keep): its thread's row and where it is in its stream. */
+bool vgu_timeline_feed(void *arg, const struct vgt_event *ev)
+{
+	struct vgu_app *a = arg;
+	struct vgu_timeline *tl = &a->tl;
+	vgt_names_observe(a->names, ev);
+	size_t si = ev->stream->index;
+	if (si >= tl->nrow_of) {
+		size_t n = vgt_stream_count(a->trace) > si ? vgt_stream_count(a->trace) : si + 1;
+		size_t *p = realloc(tl->row_of, n * sizeof *p);
+		if (!p) {
+			fputs("vigil ui: out of memory\n", stderr);
+			abort();
+		}
+		for (size_t i = tl->nrow_of; i < n; i++)
+			p[i] = SIZE_MAX;
+		tl->row_of = p;
+		tl->nrow_of = n;
+	}
+	size_t ri = tl->row_of[si];
+	if (ri == SIZE_MAX) {
+		for (ri = 0; ri < tl->nrows; ri++) {
+			struct vgu_row *r = &tl->rows[ri];
+			if (r->tid == ev->tid && r->thread_gen == ev->thread_gen &&
+			    (r->image == ev->image || vgt_image_same_process(r->image, ev->image)))
+				break;
+		}
+		if (ri == tl->nrows) {
+			struct vgu_row *r = new_row(tl, NULL, NULL, "thread");
+			r->image = ev->image;
+			r->tid = ev->tid;
+			r->thread_gen = ev->thread_gen;
+		}
+		tl->row_of[si] = ri;
+	}
+	tl->events = grow(tl->events, &tl->capevents, tl->nevents + 1, sizeof *tl->events);
+	uint32_t ti = type_index(tl, ev->type);
+	tl->type_counts[ti]++;
+	tl->events[tl->nevents] =
+	    (struct vgu_event){.stream = (uint32_t)si, .type = ti, .offset = ev->offset};
+	row_push(&tl->rows[ri], ev->ts, NULL, tl->nevents++);
+	return true;
+}
+
+/* The thread rows in order (host, process, main thread first), named. */
+static void thread_rows(struct vgu_app *a)
 {
 	struct vgu_timeline *tl = &a->tl;
-	size_t nstreams = vgt_stream_count(a->trace);
-	size_t *row_of = malloc((nstreams + 1) * sizeof *row_of);
-	if (!row_of)
-		return -1;
-	for (size_t i = 0; i < nstreams; i++)
-		row_of[i] = SIZE_MAX;
-	struct vgt_merge *m = vgt_merge_open(a->trace);
-	const struct vgt_event *ev;
-	while ((ev = vgt_merge_next(m))) {
-		vgt_names_observe(a->names, ev);
-		size_t si = ev->stream->index;
-		size_t ri = row_of[si];
-		if (ri == SIZE_MAX) {
-			for (ri = 0; ri < tl->nrows; ri++) {
-				struct vgu_row *r = &tl->rows[ri];
-				if (r->tid == ev->tid && r->thread_gen == ev->thread_gen &&
-				    (r->image == ev->image ||
-				     vgt_image_same_process(r->image, ev->image)))
-					break;
-			}
-			if (ri == tl->nrows) {
-				struct vgu_row *r = new_row(tl, NULL, NULL, "thread");
-				r->image = ev->image;
-				r->tid = ev->tid;
-				r->thread_gen = ev->thread_gen;
-			}
-			row_of[si] = ri;
-		}
-		tl->events = grow(tl->events, &tl->capevents, tl->nevents + 1, sizeof *tl->events);
-		uint32_t ti = type_index(tl, ev->type);
-		tl->type_counts[ti]++;
-		tl->events[tl->nevents] =
-		    (struct vgu_event){.stream = (uint32_t)si, .type = ti, .offset = ev->offset};
-		row_push(&tl->rows[ri], ev->ts, NULL, tl->nevents++);
-	}
-	vgt_merge_close(m);
-	free(row_of);
+	free(tl->row_of);
+	tl->row_of = NULL;
+	tl->nrow_of = 0;
 	qsort(tl->rows, tl->nrows, sizeof *tl->rows, cmp_thread_rows);
 	for (size_t i = 0; i < tl->nrows; i++) {
 		struct vgu_row *r = &tl->rows[i];
@@ -172,7 +183,6 @@ static int thread_rows(struct vgu_app *a)
 		const char *name = vgt_names_lookup(a->names, "thread", r->tid, r->thread_gen);
 		r->label = name ? xasprintf("%s [%u]", name, r->tid) : xasprintf("[%u]", r->tid);
 	}
-	return 0;
 }
 
 /* The attribute a relation's rows are keyed by: an entity's name, else the first. */
@@ -229,8 +239,7 @@ void vgu_timeline_add_relation(struct vgu_timeline *tl, const struct vgq_relatio
 
 int vgu_timeline_build(struct vgu_app *a)
 {
-	if (thread_rows(a) < 0)
-		return -1;
+	thread_rows(a);
 	for (size_t i = 0; i < a->db->nrelations; i++) {
 		const struct vgq_relation *r = a->db->relations[i];
 		if (r->kind == VGQ_REL_EVENT)
@@ -265,6 +274,7 @@ void vgu_timeline_free(struct vgu_timeline *tl)
 	free(tl->events);
 	free(tl->types);
 	free(tl->type_counts);
+	free(tl->row_of);
 	memset(tl, 0, sizeof *tl);
 }
 
@@ -321,35 +331,60 @@ static size_t lower(const int64_t *v, size_t n, int64_t t)
 	return lo;
 }
 
-/* Items [back, i1) of a row; those before i0 (begun before t0) only if they reach t0. */
-static json_t *row_items(const struct vgu_app *a, const struct vgu_row *r, size_t back, size_t i0,
-                         size_t i1, int64_t t0)
+/* Window answers are written by hand: at full view a busy trace answers with a bucket per
+ * pixel per row, and building that many JSON values one by one would cost more than
+ * finding them. */
+static void put_i64s(struct vgq_text *o, const int64_t *v, size_t n)
 {
-	json_t *items = json_array();
-	int64_t o = a->db->first;
+	char buf[24 * 4 + 8];
+	int len = 0;
+	buf[len++] = '[';
+	for (size_t i = 0; i < n; i++)
+		len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%lld", i ? "," : "",
+		                (long long)v[i]);
+	buf[len++] = ']';
+	vgq_text_put(o, buf, (size_t)len);
+}
+
+/* Items [back, i1) of a row; those before i0 (begun before t0) only if they reach t0. */
+static void row_items(struct vgq_text *o, const struct vgu_app *a, const struct vgu_row *r,
+                      size_t back, size_t i0, size_t i1, int64_t t0)
+{
+	int64_t org = a->db->first;
+	bool first = true;
+	vgq_text_put(o, "\"items\":[", 9);
 	for (size_t i = back; i < i1; i++) {
 		if (i < i0 && r->to[i] < t0)
 			continue;
-		json_t *it;
+		if (!first)
+			vgq_text_putc(o, ',');
+		first = false;
 		if (r->to)
-			it = json_pack("[I,I,I]", (json_int_t)(r->from[i] - o),
-			               (json_int_t)(r->to[i] - o), (json_int_t)r->ref[i]);
+			put_i64s(o,
+			         (int64_t[]){r->from[i] - org, r->to[i] - org, (int64_t)r->ref[i]},
+			         3);
 		else if (r->rel)
-			it =
-			    json_pack("[I,I]", (json_int_t)(r->from[i] - o), (json_int_t)r->ref[i]);
+			put_i64s(o, (int64_t[]){r->from[i] - org, (int64_t)r->ref[i]}, 2);
 		else
-			it = json_pack("[I,I,i]", (json_int_t)(r->from[i] - o),
-			               (json_int_t)r->ref[i], (int)a->tl.events[r->ref[i]].type);
-		json_array_append_new(items, it);
+			put_i64s(o,
+			         (int64_t[]){r->from[i] - org, (int64_t)r->ref[i],
+			                     (int64_t)a->tl.events[r->ref[i]].type},
+			         3);
 	}
-	return items;
+	vgq_text_putc(o, ']');
 }
 
-json_t *vgu_window_json(const struct vgu_app *a, int64_t t0, int64_t t1, unsigned px,
-                        size_t first_row, size_t nrows)
+char *vgu_window_json(const struct vgu_app *a, int64_t t0, int64_t t1, unsigned px,
+                      size_t first_row, size_t nrows, size_t *len)
 {
 	const struct vgu_timeline *tl = &a->tl;
-	json_t *out = json_array();
+	struct vgq_text o = {0};
+	char buf[128];
+	int64_t org = a->db->first;
+	vgq_text_put(&o, buf,
+	             (size_t)snprintf(buf, sizeof buf,
+	                              "{\"from\":%lld,\"to\":%lld,\"px\":%u,\"rows\":[",
+	                              (long long)(t0 - org), (long long)(t1 - org), px));
 	if (first_row > tl->nrows)
 		first_row = tl->nrows;
 	if (nrows > tl->nrows - first_row)
@@ -364,33 +399,39 @@ json_t *vgu_window_json(const struct vgu_app *a, int64_t t0, int64_t t1, unsigne
 		if (r->to)
 			while (back > 0 && r->maxto[back - 1] > t0 && i0 - back < px)
 				back--;
-		json_t *o = json_pack("{s:I}", "row", (json_int_t)ri);
+		vgq_text_put(&o, buf,
+		             (size_t)snprintf(buf, sizeof buf, "%s{\"row\":%zu,",
+		                              ri > first_row ? "," : "", ri));
 		if (i1 - back <= px) {
-			json_object_set_new(o, "items", row_items(a, r, back, i0, i1, t0));
+			row_items(&o, a, r, back, i0, i1, t0);
 		} else {
 			/* per bucket: [bucket, count, first start, last end] */
-			json_t *b = json_array();
+			vgq_text_put(&o, "\"buckets\":[", 11);
 			long double w = ((long double)t1 - (long double)t0 + 1) / px;
 			size_t lo = back;
+			bool first = true;
 			for (unsigned k = 0; k < px && lo < i1; k++) {
 				int64_t end = k + 1 == px ? t1 + 1 : t0 + (int64_t)(w * (k + 1));
-				size_t hi = lower(r->from, r->n, end);
-				if (hi > i1)
-					hi = i1;
+				size_t hi = lower(r->from + lo, i1 - lo, end) + lo;
 				if (hi > lo) {
 					int64_t last = r->to ? r->maxto[hi - 1] : r->from[hi - 1];
-					json_array_append_new(b, json_pack("[i,I,I,I]", (int)k,
-					                                   (json_int_t)(hi - lo),
-					                                   (json_int_t)r->from[lo],
-					                                   (json_int_t)last));
+					if (!first)
+						vgq_text_putc(&o, ',');
+					first = false;
+					put_i64s(&o,
+					         (int64_t[]){k, (int64_t)(hi - lo),
+					                     r->from[lo] - org, last - org},
+					         4);
 				}
 				lo = hi;
 			}
-			json_object_set_new(o, "buckets", b);
-			json_object_set_new(o, "count", json_integer((json_int_t)(i1 - back)));
+			vgq_text_put(
+			    &o, buf,
+			    (size_t)snprintf(buf, sizeof buf, "],\"count\":%zu", i1 - back));
 		}
-		json_array_append_new(out, o);
+		vgq_text_putc(&o, '}');
 	}
-	return json_pack("{s:I,s:I,s:i,s:o}", "from", (json_int_t)(t0 - a->db->first), "to",
-	                 (json_int_t)(t1 - a->db->first), "px", (int)px, "rows", out);
+	vgq_text_put(&o, "]}", 2);
+	*len = o.len;
+	return o.ptr;
 }

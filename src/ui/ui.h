@@ -55,6 +55,7 @@ struct vgu_timeline {
 	size_t ntypes, captypes;
 	const struct vgt_event_type **types;
 	uint64_t *type_counts;
+	size_t *row_of, nrow_of; /* while building: stream index -> row */
 };
 
 struct vgu_app {
@@ -80,7 +81,9 @@ void vgu_app_close(struct vgu_app *a);
 /* Drops the last query's results and their rows. */
 void vgu_app_forget_results(struct vgu_app *a);
 
-/* Timeline. */
+/* Timeline: each event fed while the database is built (a vgq_build_options.keep that
+ * keeps everything), then the rows of the relations added. */
+bool vgu_timeline_feed(void *app, const struct vgt_event *ev);
 int vgu_timeline_build(struct vgu_app *a);
 void vgu_timeline_free(struct vgu_timeline *tl);
 /* Rows for relation r (one per key; appended). */
@@ -91,8 +94,8 @@ void vgu_timeline_truncate(struct vgu_timeline *tl, size_t nrows);
 json_t *vgu_rows_json(const struct vgu_app *a);
 /* Items of every row in [t0, t1] at `px` buckets: single items when a row has at most
  * `px` of them in the window, else per-bucket count, min and max (docs/ui.md). */
-json_t *vgu_window_json(const struct vgu_app *a, int64_t t0, int64_t t1, unsigned px,
-                        size_t first_row, size_t nrows);
+char *vgu_window_json(const struct vgu_app *a, int64_t t0, int64_t t1, unsigned px,
+                      size_t first_row, size_t nrows, size_t *len);
 
 /* A JSON value of a relation's attribute (as vigil query --format json writes it). */
 json_t *vgu_value_json(const struct vgq_relation *r, size_t attr, size_t tuple);

@@ -8,15 +8,14 @@ import { get } from './api.js';
 
 const H = 18; // row height (labels are DOM, in the same scroll box, same height)
 
-export function formatDuration(ns, step = ns) {
-  const a = Math.abs(step || ns);
+// A duration in readable units: the unit of `ref` (a ruler passes its largest value, so
+// that every tick has one unit), decimals enough for `step` (a ruler's tick step), else 3.
+export function formatDuration(ns, step = null, ref = null) {
   const units = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
-  let [div, unit] = units.find(([d]) => a >= d) || [1, 'ns'];
-  if (Math.abs(ns) >= 1e9 && unit !== 's' && a >= 1e8) [div, unit] = [1e9, 's'];
-  const v = ns / div;
-  const stepv = (step || ns) / div;
-  const dec = Math.max(0, Math.min(9, -Math.floor(Math.log10(Math.abs(stepv) || 1) + 1e-9)));
-  return `${v.toFixed(dec)} ${unit}`;
+  const r = Math.abs(ref ?? Math.max(Math.abs(ns), Math.abs(step ?? 0)));
+  const [div, unit] = units.find(([d]) => r >= d) || [1, 'ns'];
+  const dec = step ? Math.max(0, Math.min(9, Math.ceil(-Math.log10(Math.abs(step) / div) - 1e-9))) : div === 1 ? 0 : 3;
+  return `${(ns / div).toFixed(dec)} ${unit}`;
 }
 
 export class Timeline {
@@ -215,7 +214,7 @@ export class Timeline {
     for (const t of ticks) {
       const x = Math.round(sc(t)) + 0.5;
       g.beginPath(); g.moveTo(x, h - 8); g.lineTo(x, h); g.stroke();
-      g.fillText('+' + formatDuration(t, step), x + 3, 12);
+      g.fillText('+' + formatDuration(t, step, Math.max(Math.abs(this.view.t0), Math.abs(this.view.t1))), x + 3, 12);
     }
   }
 
