@@ -334,16 +334,46 @@ static size_t lower(const int64_t *v, size_t n, int64_t t)
 /* Window answers are written by hand: at full view a busy trace answers with a bucket per
  * pixel per row, and building that many JSON values one by one would cost more than
  * finding them. */
+static size_t i64_text(char *p, int64_t v)
+{
+	char tmp[24];
+	size_t n = 0, k = 0;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	do
+		tmp[n++] = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		p[k++] = '-';
+	while (n)
+		p[k++] = tmp[--n];
+	return k;
+}
+
 static void put_i64s(struct vgq_text *o, const int64_t *v, size_t n)
 {
 	char buf[24 * 4 + 8];
-	int len = 0;
+	size_t len = 0;
 	buf[len++] = '[';
-	for (size_t i = 0; i < n; i++)
-		len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%lld", i ? "," : "",
-		                (long long)v[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf[len++] = ',';
+		len += i64_text(buf + len, v[i]);
+	}
 	buf[len++] = ']';
-	vgq_text_put(o, buf, (size_t)len);
+	vgq_text_put(o, buf, len);
+}
+
+/* First index in [lo, hi) whose start is >= t, searched outwards from lo (buckets are
+ * visited in order: the answer is usually near). */
+static size_t gallop(const int64_t *v, size_t lo, size_t hi, int64_t t)
+{
+	size_t step = 1, a = lo;
+	while (a + step < hi && v[a + step] < t) {
+		a += step;
+		step *= 2;
+	}
+	size_t b = a + step < hi ? a + step + 1 : hi;
+	return a + lower(v + a, b - a, t);
 }
 
 /* Items [back, i1) of a row; those before i0 (begun before t0) only if they reach t0. */
@@ -412,7 +442,7 @@ char *vgu_window_json(const struct vgu_app *a, int64_t t0, int64_t t1, unsigned 
 			bool first = true;
 			for (unsigned k = 0; k < px && lo < i1; k++) {
 				int64_t end = k + 1 == px ? t1 + 1 : t0 + (int64_t)(w * (k + 1));
-				size_t hi = lower(r->from + lo, i1 - lo, end) + lo;
+				size_t hi = gallop(r->from, lo, i1, end);
 				if (hi > lo) {
 					int64_t last = r->to ? r->maxto[hi - 1] : r->from[hi - 1];
 					if (!first)

@@ -80,19 +80,32 @@ export class Timeline {
     }
   }
 
+  // The canvas is as high as the scroll box shows (it sticks to its top): only the visible
+  // rows are asked for and drawn.
   resize() {
-    const c = this.els.canvas, dpr = window.devicePixelRatio || 1;
-    this.W = Math.max(50, c.parentElement.clientWidth - this.els.labels.offsetWidth);
+    const c = this.els.canvas, dpr = window.devicePixelRatio || 1, col = c.parentElement;
     this.Hpx = Math.max(H, this.lines.length * H);
+    col.style.height = this.Hpx + 'px';
+    this.W = Math.max(50, col.clientWidth);
+    this.viewH = Math.max(H, Math.min(this.Hpx, this.els.scroll.clientHeight));
     c.style.width = this.W + 'px';
-    c.style.height = this.Hpx + 'px';
+    c.style.height = this.viewH + 'px';
     c.width = Math.round(this.W * dpr);
-    c.height = Math.round(this.Hpx * dpr);
+    c.height = Math.round(this.viewH * dpr);
     const r = this.els.ruler;
     r.width = Math.round(r.clientWidth * dpr);
     r.height = Math.round(r.clientHeight * dpr);
     this.dpr = dpr;
     this.draw();
+  }
+
+  // Lines and rows on screen (with a margin of rows asked for beyond them).
+  visible() {
+    const top = this.els.scroll.scrollTop;
+    const l0 = Math.max(0, Math.floor(top / H)), l1 = Math.min(this.lines.length, Math.ceil((top + this.viewH) / H));
+    let r0 = Infinity, r1 = -1;
+    for (let l = l0; l < l1; l++) if (this.lines[l].row) { r0 = Math.min(r0, this.lines[l].row.row); r1 = Math.max(r1, this.lines[l].row.row); }
+    return { top, l0, l1, r0: r1 < 0 ? 0 : r0, r1: r1 < 0 ? -1 : r1 };
   }
 
   x(t) { return ((t - this.view.t0) / (this.view.t1 - this.view.t0)) * this.W; }
@@ -104,9 +117,13 @@ export class Timeline {
     this.inflight = true;
     const v = { ...this.view }, seq = ++this.seq, step = this.pendingStep;
     this.pendingStep = null;
+    const vis = this.visible(), margin = 10;
+    const row0 = Math.max(0, vis.r0 - margin), row1 = Math.min(this.rows.length - 1, vis.r1 + margin);
     try {
-      const w = await get('events', { from: Math.floor(v.t0), to: Math.ceil(v.t1), px: Math.round(this.W) });
+      const w = await get('events', { from: Math.floor(v.t0), to: Math.ceil(v.t1), px: Math.round(this.W), row: row0, rows: Math.max(0, row1 - row0 + 1) });
       w.byRow = new Map(w.rows.map((r) => [r.row, r]));
+      w.row0 = row0;
+      w.row1 = row1;
       if (seq === this.seq) {
         this.win = w;
         this.draw();
@@ -143,30 +160,45 @@ export class Timeline {
   }
 
   draw() {
-    const c = this.els.canvas, g = c.getContext('2d');
-    g.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-    g.clearRect(0, 0, this.W, this.Hpx);
-    this.lines.forEach((ln, i) => {
+    const c = this.els.canvas, g = c.getContext('2d'), vis = this.visible();
+    g.setTransform(this.dpr, 0, 0, this.dpr, 0, -vis.top * this.dpr);
+    g.clearRect(0, vis.top, this.W, this.viewH);
+    for (let i = vis.l0; i < vis.l1; i++) {
+      const ln = this.lines[i];
       if (ln.group !== undefined) { g.fillStyle = '#eef0f4'; g.fillRect(0, i * H, this.W, H); }
       else if (i % 2) { g.fillStyle = '#fafbfc'; g.fillRect(0, i * H, this.W, H); }
-    });
+    }
     this.drawRuler();
     if (!this.win) return;
+    // Rectangles are batched per colour and opacity (one fill per batch): tens of
+    // thousands of buckets cost one path each, not one state change each.
+    // Touching rectangles of one batch and row become one.
+    const batches = new Map();
+    const rect = (color, alpha, x, y, w, h) => {
+      const key = color + '|' + (Math.round(alpha * 10) / 10);
+      let b = batches.get(key);
+      if (!b) batches.set(key, (b = { p: new Path2D(), last: null }));
+      const l = b.last;
+      if (l && l.y === y && x <= l.x + l.w + 0.5 && x >= l.x) {
+        l.w = Math.max(l.w, x + w - l.x);
+        return;
+      }
+      if (l) b.p.rect(l.x, l.y, l.w, l.h);
+      b.last = { x, y, w, h };
+    };
     const hl = this.highlightTypes;
-    for (const row of this.rows) {
+    for (let r = vis.r0; r <= vis.r1; r++) {
+      const row = this.rows[r];
       const d = this.win.byRow.get(row.row);
       if (!d) continue;
       const y = row.line * H;
-      const dim = this.matchRows && !this.matchRows.has(row.row);
-      g.globalAlpha = dim ? 0.25 : 1;
+      const base = this.matchRows && !this.matchRows.has(row.row) ? 0.25 : 1;
       if (d.buckets) {
-        g.fillStyle = this.color(row, 0);
+        const color = this.color(row, 0);
         for (const [, count, min, max] of d.buckets) {
           const x0 = this.x(min), x1 = Math.max(this.x(max), x0 + 1);
-          g.globalAlpha = (dim ? 0.25 : 1) * Math.min(1, 0.3 + Math.log10(count + 1) / 3);
-          g.fillRect(x0, y + 3, x1 - x0, H - 6);
+          rect(color, base * Math.min(1, 0.3 + Math.log10(count + 1) / 3), x0, y + 3, x1 - x0, H - 6);
         }
-        g.globalAlpha = 1;
         continue;
       }
       for (const it of d.items) {
@@ -174,21 +206,24 @@ export class Timeline {
           const [t, , type] = it;
           const x = this.x(t);
           if (x < -2 || x > this.W + 2) continue;
-          g.globalAlpha = dim || (hl && !hl.has(type)) ? 0.15 : 1;
-          g.fillStyle = this.color(row, type);
-          g.fillRect(Math.round(x) - 1, y + 2, 2, H - 4);
+          rect(this.color(row, type), hl && !hl.has(type) ? 0.15 : base, Math.round(x) - 1, y + 2, 2, H - 4);
         } else if (it.length === 3) {
           const x0 = Math.max(-1, this.x(it[0])), x1 = Math.min(this.W + 1, this.x(it[1]));
           if (x1 < 0 || x0 > this.W) continue;
-          g.fillStyle = this.color(row, 0);
-          g.fillRect(x0, y + 3, Math.max(1, x1 - x0), H - 6);
+          rect(this.color(row, 0), base, x0, y + 3, Math.max(1, x1 - x0), H - 6);
         } else {
-          g.fillStyle = this.color(row, 0);
-          g.fillRect(Math.round(this.x(it[0])) - 1, y + 2, 2, H - 4);
+          rect(this.color(row, 0), base, Math.round(this.x(it[0])) - 1, y + 2, 2, H - 4);
         }
       }
-      g.globalAlpha = 1;
     }
+    for (const [key, b] of batches) {
+      const [color, alpha] = key.split('|');
+      if (b.last) b.p.rect(b.last.x, b.last.y, b.last.w, b.last.h);
+      g.globalAlpha = Number(alpha);
+      g.fillStyle = color;
+      g.fill(b.p);
+    }
+    g.globalAlpha = 1;
     const s = this.selected;
     if (s && s.x0 !== undefined) {
       const row = this.rows[s.row];
@@ -220,7 +255,7 @@ export class Timeline {
 
   // The item under (x, y): [row, item] or a bucket.
   hit(px, py) {
-    const line = this.lines[Math.floor(py / H)];
+    const line = this.lines[Math.floor((py + this.els.scroll.scrollTop) / H)];
     if (!line || !line.row || !this.win) return null;
     const row = line.row, d = this.win.byRow.get(row.row);
     if (!d) return null;
@@ -258,6 +293,11 @@ export class Timeline {
 
   bind() {
     const c = this.els.canvas;
+    this.els.scroll.addEventListener('scroll', () => {
+      this.draw();
+      const vis = this.visible();
+      if (this.win && (vis.r0 < this.win.row0 || vis.r1 > this.win.row1)) this.fetch();
+    });
     c.addEventListener('wheel', (e) => {
       e.preventDefault();
       const rect = c.getBoundingClientRect(), px = e.clientX - rect.left;
