@@ -36,6 +36,8 @@ main('ui-server', async (dir) => {
   const assets = path.join(dir, 'assets');
   fs.mkdirSync(assets);
   fs.writeFileSync(path.join(assets, 'index.html'), '<!doctype html><title>page</title>');
+  fs.writeFileSync(path.join(assets, 'app.js'), '/* page */');
+  fs.writeFileSync(path.join(assets, 'style.css'), '/* style */');
   fs.writeFileSync(path.join(dir, 'secret.txt'), 'SECRET-OUTSIDE-THE-PAGE');
   fs.symlinkSync('../secret.txt', path.join(assets, 'link.txt'));
   const ui = await startUi(['run1', '--port', '0', '--assets', assets], dir);
@@ -129,10 +131,31 @@ main('ui-server', async (dir) => {
   const cliEx = run(vigil, ['explain', '-f', 'resumed.tq', 'run1'], { cwd: dir });
   check(ex.length > 0 && cliEx.startsWith(ex), 'explain differs from vigil explain');
 
+  // Windows, items, search: well-formed answers (the page test checks what they show).
+  const rowsAns = JSON.parse((await rawGet(ui.port, '/api/rows')).body);
+  const win = JSON.parse((await rawGet(ui.port, `/api/events?from=0&to=${rowsAns.span}&px=4`)).body);
+  check(win.rows.length === rowsAns.rows.length, 'a window answers every row');
+  check(win.rows.some((r) => r.buckets) && win.rows.some((r) => r.items), 'a 4-pixel window has rows in buckets and rows of items');
+  const ev = JSON.parse((await rawGet(ui.port, '/api/item?row=0&i=0')).body);
+  check(ev.stream && Number.isInteger(ev.offset) && ev.values, `event 0: ${JSON.stringify(ev)}`);
+  const relRow = rowsAns.rows.find((r) => r.relation === 'RunningOn');
+  const tu = JSON.parse((await rawGet(ui.port, `/api/item?row=${relRow.row}&i=0`)).body);
+  check(tu.relation === 'RunningOn' && tu.values.process && tu.rto >= tu.rfrom, `RunningOn tuple: ${JSON.stringify(tu)}`);
+  const se = JSON.parse((await rawGet(ui.port, '/api/search?q=sendmessage')).body);
+  const sends = Number(cliRels.find((r) => r.startsWith('SendMessage:')).split(':')[1]);
+  check(se.sensors.length === 1 && se.sensors[0].count === sends && sends > 0 && se.sensors[0].first.length > 0, `search: ${JSON.stringify(se)}`);
+
   // Ctrl-C stops it, status 0.
   process.kill(ui.proc.pid, 'SIGINT');
   const code = await waitExit(ui.proc);
   check(code === 0 && /stopped/.test(ui.stderr()), `SIGINT: exit ${code}`);
+  // The static copy: its data holds every row and every event.
+  run(vigil, ['ui', '--export', 'page', '--assets', assets, 'run1'], { cwd: dir, stdio: 'ignore' });
+  const data = fs.readFileSync(path.join(dir, 'page', 'data.js'), 'utf8');
+  const parsed = JSON.parse(data.slice(data.indexOf('{'), data.lastIndexOf('}') + 1));
+  check(parsed.rows.rows.length === rowsAns.rows.filter((r) => r.kind !== 'result').length && parsed.events.every((e) => e && e.stream), 'the static copy misses rows or events');
+  const again = runAny(vigil, ['ui', '--export', 'page', '--assets', assets, 'run1'], { cwd: dir });
+  check(again.status === 2 && /not empty/.test(again.stderr), `--export into a folder not empty: ${again.stderr}`);
   // Bad command lines: one line, status 2.
   for (const args of [['--port', 'x', 'run1'], ['--bind', 'nowhere', '--port', '0', 'run1'], ['nosuchtrace'], []]) {
     const r = runAny(vigil, ['ui', ...args], { cwd: dir });
