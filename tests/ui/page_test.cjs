@@ -110,6 +110,26 @@ main('ui-page', async (dir) => {
     const col = await page.$$eval('table.result[data-relation=ResumedbyP1] tbody tr', (trs) => trs.map((tr) => tr.cells[1].textContent));
     check(JSON.stringify(col) === JSON.stringify([...col].sort().reverse()), `sorted descending: ${col}`);
     await shot(page, 'workbench.png');
+    // The picture of the README: everything in view, a RunningOn bar selected.
+    await page.setViewportSize({ width: 1400, height: 1300 });
+    await page.dblclick('#timeline');
+    await page.waitForFunction(() => window.vigilTimeline.win && window.vigilTimeline.view.t0 === 0, null, { timeout: 30000 });
+    const bar = await page.evaluate(() => {
+      const tl = window.vigilTimeline;
+      tl.els.scroll.scrollTop = 0;
+      const row = tl.rows.find((r) => r.relation === 'RunningOn');
+      const d = row && tl.win.byRow.get(row.row);
+      if (!d || !d.items || !d.items.length) return null;
+      const it = d.items[0], r = tl.els.canvas.getBoundingClientRect();
+      return { x: r.left + (tl.x(it[0]) + tl.x(it[1])) / 2, y: r.top + row.line * 18 + 9 };
+    });
+    check(bar, 'no RunningOn bar to click');
+    await page.mouse.click(bar.x, bar.y);
+    await page.waitForSelector('#tuple tr[data-key="valid to"]', { timeout: 30000 });
+    const tuple2 = await page.$$eval('#tuple tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.key, tr.cells[1].textContent])));
+    check(tuple2.relation === 'RunningOn' && tuple2.process && tuple2.processor, `RunningOn selection: ${JSON.stringify(tuple2)}`);
+    await shot(page, 'overview.png');
+    await page.setViewportSize({ width: 1400, height: 900 });
 
     // A syntax error: vigil query's message, the caret under its column.
     const wrong = 'range of W is Waiting\nretrieve (W.process\nwhere W.process = "P1"\n';
