@@ -20,3 +20,9 @@ if(VIGIL_DEP_NODE AND TARGET vigil_ui)
       "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
   endif()
 endif()
+if(VIGIL_DEP_NODE AND VIGIL_DEP_CHROMIUM AND TARGET vigil_ui_page AND NOT VIGIL_SANITIZE)
+  # live: vigil watch's preload runs the subject, so not under the sanitizers
+  add_test(NAME ui.live COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/live_test.cjs)
+  set_tests_properties(ui.live PROPERTIES LABELS ui TIMEOUT 300 ENVIRONMENT
+    "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
+endif()

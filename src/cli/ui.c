@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,28 +26,37 @@ int vg_cmd_ui(int argc, char **argv)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: vigil ui TRACE... [--port N] [--bind ADDR] [--tick DURATION]\n"
-	        "                [--display D.vgd]\n"
-	        "       vigil ui --export DIR TRACE...\n\n"
-	        "Serves a web page over the trace's relations, from this process: a timeline\n"
-	        "(one row per thread of each process, interval, state and entity relations as\n"
-	        "bars), a TQuel workbench (the answers and errors of vigil query, explain,\n"
-	        "downloads as CSV, JSON lines or SQLite) and a JSON API (docs/ui.md). The URL\n"
-	        "is printed on stderr; Ctrl-C stops the server.\n\n"
-	        "options:\n"
-	        "  --port N        TCP port (default 8080; 0: any free port, printed)\n"
-	        "  --bind ADDR     address to listen on (default 127.0.0.1; anything else lets\n"
-	        "                  whoever reaches it read the trace)\n"
-	        "  --tick DUR      the base tick of Clock in queries (default 1s)\n"
-	        "  --display FILE  a display specification (.vgd), shown in the Display tab\n"
-	        "  --export DIR    write the page and the trace's data into DIR (a new or empty\n"
-	        "                  folder) instead of serving: DIR/index.html opens from disk\n"
-	        "  --assets DIR    the built page (default: ../ui beside this vigil binary)\n\n"
-	        "examples:\n"
-	        "  vigil ui run1                     then open the URL it prints\n"
-	        "  vigil ui run1 --port 0 --bind ::1\n"
-	        "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n");
+	fprintf(
+	    f,
+	    "usage: vigil ui TRACE... [--port N] [--bind ADDR] [--tick DURATION]\n"
+	    "                [--display D.vgd]\n"
+	    "       vigil ui --export DIR TRACE...\n"
+	    "       vigil ui --watch --sensors APP.vgl (-f Q.tq | -e 'STATEMENTS') [--every DUR]\n"
+	    "                [--port N] [--bind ADDR] -- PROGRAM [ARGS]\n\n"
+	    "Serves a web page over the trace's relations, from this process: a timeline\n"
+	    "(one row per thread of each process, interval, state and entity relations as\n"
+	    "bars), a TQuel workbench (the answers and errors of vigil query, explain,\n"
+	    "downloads as CSV, JSON lines or SQLite) and a JSON API (docs/ui.md). The URL\n"
+	    "is printed on stderr; Ctrl-C stops the server.\n\n"
+	    "options:\n"
+	    "  --port N        TCP port (default 8080; 0: any free port, printed)\n"
+	    "  --bind ADDR     address to listen on (default 127.0.0.1; anything else lets\n"
+	    "                  whoever reaches it read the trace)\n"
+	    "  --tick DUR      the base tick of Clock in queries (default 1s)\n"
+	    "  --display FILE  a display specification (.vgd), shown in the Display tab\n"
+	    "  --export DIR    write the page and the trace's data into DIR (a new or empty\n"
+	    "                  folder) instead of serving: DIR/index.html opens from disk\n"
+	    "  --assets DIR    the built page (default: ../ui beside this vigil binary)\n"
+	    "  --watch         live: run PROGRAM as vigil watch does (only the sensors the\n"
+	    "                  query needs, from --sensors), show its answers as they come;\n"
+	    "                  when it has ended, its trace opens in the timeline\n"
+	    "  --sensors, -f, -e, --every   as for vigil watch (docs/watch.md)\n\n"
+	    "examples:\n"
+	    "  vigil ui run1                     then open the URL it prints\n"
+	    "  vigil ui run1 --port 0 --bind ::1\n"
+	    "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n"
+	    "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq -- \\\n"
+	    "      mailbox --seed 2 --messages 100000 --pace 200\n");
 }
 
 /* ../ui beside the executable (build/bin/vigil -> build/ui). */
@@ -72,15 +83,21 @@ int vg_cmd_ui(int argc, char **argv)
 	                                        {"export", required_argument, NULL, 'x'},
 	                                        {"assets", required_argument, NULL, 'a'},
 	                                        {"watch", no_argument, NULL, 'w'},
+	                                        {"sensors", required_argument, NULL, 's'},
+	                                        {"file", required_argument, NULL, 'f'},
+	                                        {"execute", required_argument, NULL, 'e'},
+	                                        {"every", required_argument, NULL, 'E'},
 	                                        {"help", no_argument, NULL, 'h'},
 	                                        {0}};
 	const char *bind = NULL, *export_dir = NULL, *assets = NULL, *display = NULL;
+	const char *sensors = NULL, *qfile = NULL, *qtext = NULL, *every = NULL;
+	bool watch = false;
 	unsigned port = 8080;
 	int64_t tick = 1000000000;
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hf:e:", options, NULL)) != -1) {
 		switch (c) {
 		case 'p': {
 			char *end;
@@ -122,9 +139,20 @@ int vg_cmd_ui(int argc, char **argv)
 			assets = optarg;
 			break;
 		case 'w':
-			fprintf(stderr, "vigil ui: --watch (live mode) is not built yet; use vigil "
-			                "watch (docs/watch.md)\n");
-			return 2;
+			watch = true;
+			break;
+		case 's':
+			sensors = optarg;
+			break;
+		case 'f':
+			qfile = optarg;
+			break;
+		case 'e':
+			qtext = optarg;
+			break;
+		case 'E':
+			every = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -138,16 +166,45 @@ int vg_cmd_ui(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr,
-		        "vigil ui: no trace given (usage: vigil ui TRACE...; see --help)\n");
-		return 2;
-	}
 	char *own_assets = NULL;
 	if (!assets)
 		assets = own_assets = default_assets();
 	struct vgu_app app = {.tick_ns = tick, .assets = assets, .display = display};
 	int rc = 2;
+	if (watch) {
+		/* what vigil watch needs; it checks the rest itself (its errors on stderr) */
+		if (!sensors || (!qfile == !qtext) || export_dir || optind < 2 ||
+		    strcmp(argv[optind - 1], "--") || optind >= argc) {
+			fprintf(stderr,
+			        "vigil ui: --watch needs --sensors FILE, one of -f/-e, and -- "
+			        "PROGRAM (no --export; see --help)\n");
+			free(own_assets);
+			return 2;
+		}
+		/* blocked before any thread or child starts: the server's sigwait takes them */
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		if (vgu_live_start(&app, sensors, qfile, qtext, every, argv + optind) == 0) {
+			rc = vgu_serve(&app, bind, port);
+			vgu_live_stop(&app);
+		}
+		free(own_assets);
+		return rc;
+	}
+	if (sensors || qfile || qtext || every) {
+		fprintf(stderr, "vigil ui: --sensors, -f, -e and --every go with --watch\n");
+		free(own_assets);
+		return 2;
+	}
+	if (optind >= argc) {
+		fprintf(stderr,
+		        "vigil ui: no trace given (usage: vigil ui TRACE...; see --help)\n");
+		free(own_assets);
+		return 2;
+	}
 	if (vgu_app_open(&app, (const char *const *)argv + optind, (size_t)(argc - optind)) == 0) {
 		if (export_dir)
 			rc = vgu_export(&app, export_dir, NULL, 0);

@@ -59,10 +59,11 @@ static void api_relations(struct vgu_app *a, struct vgu_reply *r)
 	for (size_t i = 0; i < a->npaths; i++)
 		json_array_append_new(paths, json_string(a->paths[i]));
 	vgu_reply_json(r, 200,
-	               json_pack("{s:o,s:o,s:I,s:I,s:I,s:o,s:b}", "relations", list, "traces",
+	               json_pack("{s:o,s:o,s:I,s:I,s:I,s:o,s:b,s:b}", "relations", list, "traces",
 	                         paths, "first", (json_int_t)a->db->first, "last",
 	                         (json_int_t)a->db->last, "events", (json_int_t)a->db->events,
-	                         "damage", vgu_damage_json(a), "display", a->display != NULL));
+	                         "damage", vgu_damage_json(a), "display", a->display != NULL,
+	                         "live", a->live != NULL));
 }
 
 static void api_events(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_reply *r)
@@ -153,6 +154,24 @@ static void api_search(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_
 
 void vgu_api(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx, struct vgu_reply *r)
 {
+	if (!strcmp(path, "/api/live")) {
+		int64_t from = 0;
+		if (!int_arg(arg, ctx, "from", &from, false, r))
+			return;
+		if (from < 0)
+			return vgu_reply_error(r, 400, "'from' must not be negative");
+		return vgu_api_live(a, (size_t)from, r);
+	}
+	if (vgu_live_waiting(a)) { /* live, the subject still running: no trace yet */
+		if (!strcmp(path, "/api/relations"))
+			return vgu_reply_json(r, 200,
+			                      json_pack("{s:[],s:[],s:i,s:[],s:b,s:b}", "relations",
+			                                "traces", "events", 0, "damage", "display",
+			                                0, "live", 1));
+		return vgu_reply_error(r, 409,
+		                       "the subject still runs: its trace opens when it ends "
+		                       "(/api/live has the answers so far)");
+	}
 	if (!strcmp(path, "/api/relations"))
 		return api_relations(a, r);
 	if (!strcmp(path, "/api/rows"))

@@ -29,7 +29,8 @@ int vgu_app_open(struct vgu_app *a, const char *const *paths, size_t npaths)
 	}
 	/* one merged pass: the relations, and the timeline's rows of events */
 	a->names = vgt_names_new();
-	struct vgq_build_options o = {.keep = vgu_timeline_feed, .keep_arg = a};
+	struct vgq_build_options o = {
+	    .keep = vgu_timeline_feed, .keep_arg = a, .ends_without_begin = a->ends_without_begin};
 	a->db = a->names ? vgq_database_build_opts(a->trace, &o) : NULL;
 	if (!a->db || !a->names || vgu_timeline_build(a) < 0) {
 		fprintf(stderr, "vigil ui: out of memory\n");

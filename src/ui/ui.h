@@ -71,6 +71,10 @@ struct vgu_app {
 	struct tquel_query *query;
 	size_t nresults;
 	const struct vgq_relation **results;
+	struct vgu_live *live; /* vigil ui --watch: the subject's run (live.c) */
+	/* build interval tuples [end, end] from ends that close nothing: the trace of a
+	 * vigil watch run records only the ends a plan asks for (docs/watch.md) */
+	bool ends_without_begin;
 	const char *assets;  /* folder of the built page */
 	const char *display; /* --display D.vgd, or NULL */
 };
@@ -131,6 +135,16 @@ void vgu_api_explain(struct vgu_app *a, const char *text, struct vgu_reply *r);
 struct tquel_query *vgu_parse(const char *text, json_t **errors);
 /* Error reports of the engine (SOURCE:LINE:COL: error: MSG + line + caret) as a list. */
 json_t *vgu_errors_from_text(const char *text);
+
+/* Live (vigil ui --watch): vigil watch run as a child with the query and sensors, its
+ * answers served by /api/live while it runs, its kept trace opened when it has ended.
+ * SIGINT and SIGTERM must be blocked by the caller (the reader thread must not take
+ * them). */
+int vgu_live_start(struct vgu_app *a, const char *sensors, const char *qfile, const char *qtext,
+                   const char *every, char **command);
+void vgu_live_stop(struct vgu_app *a);
+bool vgu_live_waiting(const struct vgu_app *a);
+void vgu_api_live(struct vgu_app *a, size_t from, struct vgu_reply *r);
 
 /* Server: serves until SIGINT/SIGTERM. bind NULL: 127.0.0.1. Returns the exit status. */
 int vgu_serve(struct vgu_app *a, const char *bind, unsigned port);

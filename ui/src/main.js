@@ -51,9 +51,11 @@ async function main() {
     $('damage').hidden = false;
     $('damage').textContent = `The trace is damaged; what was readable is shown (${info.damage.length} place${info.damage.length === 1 ? '' : 's'}):\n` + info.damage.join('\n');
   }
+  if (info.live) setupLive();
   const tl = new Timeline({ scroll: $('timeline-scroll'), labels: $('labels'), canvas: $('timeline'), ruler: $('ruler') }, showSelection);
   window.vigilTimeline = tl;
-  await tl.load();
+  if (!info.live || info.traces.length) await tl.load();
+  else window.vigilLiveTimeline = tl; // loaded when the subject has ended
   new Workbench({
     editor: $('editor'), run: $('run'), explain: $('explain'), errors: $('errors'), results: $('results'),
     explainOut: $('explain-out'), status: $('query-status'), csv: $('dl-csv'), json: $('dl-json'), sqlite: $('dl-sqlite'),
@@ -108,6 +110,46 @@ async function main() {
     document.querySelectorAll('.tab').forEach((t) => { t.hidden = t.id !== b.dataset.tab; });
   }));
   document.body.dataset.ready = '1';
+}
+
+// vigil ui --watch: the answers as vigil watch produces them, polled from /api/live;
+// when the subject has ended and its trace is open, the page reloads onto it.
+function setupLive() {
+  $('live-tab').hidden = false;
+  document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x.id === 'live-tab'));
+  document.querySelectorAll('.tab').forEach((t) => { t.hidden = t.id !== 'live'; });
+  let from = 0, n = 0;
+  const body = $('live-table').tBodies[0], status = $('live-status');
+  const poll = async () => {
+    let r;
+    try {
+      r = await get('live', { from });
+    } catch (e) {
+      status.textContent = e.message;
+      return setTimeout(poll, 1000);
+    }
+    from = r.lines;
+    for (const t of r.tuples) {
+      const tr = body.insertRow();
+      tr.insertCell().textContent = t.time ?? '';
+      tr.insertCell().textContent = t.time_to ?? '';
+      tr.insertCell().textContent = t.relation;
+      tr.insertCell().textContent = Object.entries(t.values).map(([k, v]) => `${k}=${v}`).join(' ');
+      n++;
+    }
+    if (r.output.length) $('live-output').textContent += r.output.join('\n') + '\n';
+    status.dataset.running = r.running ? '1' : '0';
+    status.textContent = r.running ? `running (vigil watch, pid ${r.pid}): ${n} tuple${n === 1 ? '' : 's'} so far`
+      : `the subject ended (exit ${r.exit}): ${n} tuple${n === 1 ? '' : 's'}${r.trace ? '; its trace is open in the timeline' : ''}`;
+    if (r.running || !r.trace) return setTimeout(poll, r.running ? 300 : 500);
+    if (window.vigilLiveTimeline) {
+      const info = await get('relations');
+      $('trace-stats').textContent = `${info.events} events · ${info.relations.length} relations · live run ended`;
+      await window.vigilLiveTimeline.load();
+      document.body.dataset.liveDone = '1';
+    }
+  };
+  poll();
 }
 
 function setupDisplay(tl) {
