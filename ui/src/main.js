@@ -144,7 +144,8 @@ function setupLive() {
     if (r.running || !r.trace) return setTimeout(poll, r.running ? 300 : 500);
     if (window.vigilLiveTimeline) {
       const info = await get('relations');
-      $('trace-stats').textContent = `${info.events} events · ${info.relations.length} relations · live run ended`;
+      $('trace-name').textContent = 'live run';
+      $('trace-stats').textContent = `${info.events} events · ${info.relations.length} relations · the subject has ended`;
       await window.vigilLiveTimeline.load();
       document.body.dataset.liveDone = '1';
     }
