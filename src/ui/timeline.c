@@ -44,11 +44,16 @@ static struct vgu_row *new_row(struct vgu_timeline *tl, char *group, char *label
 	return r;
 }
 
-static void row_push(struct vgu_row *r, int64_t from, const int64_t *to, uint64_t ref)
+static void row_push(struct vgu_row *r, int64_t from, const int64_t *to, uint64_t ref, int cls)
 {
 	size_t cap = r->cap;
 	if (r->n + 1 > cap) {
 		size_t c = cap;
+		if (cls >= 0) {
+			c = cap;
+			r->cls = grow(r->cls, &c, r->n + 1, sizeof *r->cls);
+		}
+		c = cap;
 		r->from = grow(r->from, &c, r->n + 1, sizeof *r->from);
 		if (to) {
 			c = cap;
@@ -65,6 +70,8 @@ static void row_push(struct vgu_row *r, int64_t from, const int64_t *to, uint64_
 		int64_t prev = r->n ? r->maxto[r->n - 1] : INT64_MIN;
 		r->maxto[r->n] = *to > prev ? *to : prev;
 	}
+	if (cls >= 0)
+		r->cls[r->n] = (uint8_t)cls;
 	r->ref[r->n++] = ref;
 }
 
@@ -159,7 +166,7 @@ bool vgu_timeline_feed(void *arg, const struct vgt_event *ev)
 	tl->type_counts[ti]++;
 	tl->events[tl->nevents] =
 	    (struct vgu_event){.stream = (uint32_t)si, .type = ti, .offset = ev->offset};
-	row_push(&tl->rows[ri], ev->ts, NULL, tl->nevents++);
+	row_push(&tl->rows[ri], ev->ts, NULL, tl->nevents++, -1);
 	return true;
 }
 
@@ -202,6 +209,15 @@ void vgu_timeline_add_relation(struct vgu_timeline *tl, const struct vgq_relatio
 	if (!r->ntuples)
 		return;
 	int ka = key_attr(r);
+	/* colour by the other attribute's value (10 classes, the first values seen) */
+	int va = -1;
+	if (r->kind != VGQ_REL_ENTITY)
+		for (size_t i = 0; i < r->nattrs && va < 0; i++)
+			if ((int)i != ka)
+				va = (int)i;
+	char *vals[10];
+	size_t nvals = 0;
+	struct vgq_text vt = {0};
 	size_t first = tl->nrows, nkeys = 0, other = SIZE_MAX;
 	char *keys[MAX_KEYS];
 	struct vgq_text t = {0};
@@ -230,10 +246,25 @@ void vgu_timeline_add_relation(struct vgu_timeline *tl, const struct vgq_relatio
 			}
 			ri = other;
 		}
-		row_push(&tl->rows[ri], r->from[i], event ? NULL : &r->to[i], i);
+		int cls = -1;
+		if (va >= 0 && !event) {
+			vt.len = 0;
+			const char *v =
+			    vgq_value_text(&vt, r, (size_t)va, i) && vt.ptr ? vt.ptr : "";
+			size_t c;
+			for (c = 0; c < nvals && strcmp(vals[c], v); c++)
+				;
+			if (c == nvals && nvals < 10)
+				vals[nvals++] = strdup(v);
+			cls = c < 10 ? (int)c : 9;
+		}
+		row_push(&tl->rows[ri], r->from[i], event ? NULL : &r->to[i], i, cls);
 	}
 	for (size_t k = 0; k < nkeys; k++)
 		free(keys[k]);
+	for (size_t k = 0; k < nvals; k++)
+		free(vals[k]);
+	vgq_text_free(&vt);
 	vgq_text_free(&t);
 }
 
@@ -259,6 +290,7 @@ static void row_free(struct vgu_row *r)
 	free(r->to);
 	free(r->maxto);
 	free(r->ref);
+	free(r->cls);
 }
 
 void vgu_timeline_truncate(struct vgu_timeline *tl, size_t nrows)
@@ -391,8 +423,9 @@ static void row_items(struct vgq_text *o, const struct vgu_app *a, const struct 
 		first = false;
 		if (r->to)
 			put_i64s(o,
-			         (int64_t[]){r->from[i] - org, r->to[i] - org, (int64_t)r->ref[i]},
-			         3);
+			         (int64_t[]){r->from[i] - org, r->to[i] - org, (int64_t)r->ref[i],
+			                     r->cls ? r->cls[i] : 0},
+			         4);
 		else if (r->rel)
 			put_i64s(o, (int64_t[]){r->from[i] - org, (int64_t)r->ref[i]}, 2);
 		else

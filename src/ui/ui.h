@@ -33,6 +33,8 @@ struct vgu_row {
 	int64_t *to;    /* NULL for event rows */
 	int64_t *maxto; /* prefix maximum of to (interval rows): what covers an instant */
 	uint64_t *ref;  /* event rows: index into the timeline's events; others: tuple index */
+	uint8_t *cls;   /* NULL, or per item a colour class (0..9): the value of the relation's
+	                 * other attribute (ProcessState's state, RunningOn's processor) */
 	const struct vgq_relation *rel; /* relation rows: the relation */
 	/* event rows: the process image and thread the row is */
 	const struct vgt_image *image;

@@ -37,12 +37,11 @@ function staticAnswer(route, p) {
       const rows = [];
       for (let r = row0; r < Math.min(S.items.length, row0 + n); r++) {
         const all = S.items[r].items || [];
-        const interval = S.rows.rows[r].kind !== 'thread' && all.length && all[0].length === 3 && S.rows.rows[r].kind !== 'thread';
         const items = all.filter((it) => {
           const end = S.rows.rows[r].kind === 'thread' || it.length === 2 ? it[0] : it[1];
           return it[0] <= to && end >= from;
         });
-        rows.push({ row: r, items, interval });
+        rows.push({ row: r, items });
       }
       return { from, to, px: Number(p.px ?? 1000), rows };
     }

@@ -207,10 +207,12 @@ export class Timeline {
           const x = this.x(t);
           if (x < -2 || x > this.W + 2) continue;
           rect(this.color(row, type), hl && !hl.has(type) ? 0.15 : base, Math.round(x) - 1, y + 2, 2, H - 4);
-        } else if (it.length === 3) {
+        } else if (it.length >= 3) {
           const x0 = Math.max(-1, this.x(it[0])), x1 = Math.min(this.W + 1, this.x(it[1]));
           if (x1 < 0 || x0 > this.W) continue;
-          rect(this.color(row, 0), base, x0, y + 3, Math.max(1, x1 - x0), H - 6);
+          // coloured by the other attribute's value when there is one (it[3])
+          const color = row.kind === 'entity' ? this.color(row, 0) : schemeTableau10[(it[3] + (row.kind === 'result' ? 6 : 0)) % 10];
+          rect(color, base, x0, y + 3, Math.max(1, x1 - x0), H - 6);
         } else {
           rect(this.color(row, 0), base, Math.round(this.x(it[0])) - 1, y + 2, 2, H - 4);
         }
@@ -265,7 +267,7 @@ export class Timeline {
     }
     let best = null, bd = 6;
     for (const it of d.items) {
-      const interval = row.kind !== 'thread' && it.length === 3;
+      const interval = row.kind !== 'thread' && it.length >= 3;
       const x0 = this.x(it[0]), x1 = interval ? this.x(it[1]) : x0;
       const dist = px < x0 ? x0 - px : px > x1 ? px - x1 : 0;
       if (dist < bd || (dist === 0 && best && interval)) { bd = dist; best = { row, it, interval }; }
