@@ -8,9 +8,11 @@
  *               results as JSON, CSV or an SQLite file
  *   http.c      the libmicrohttpd server: routing, static files, refusals, Ctrl-C
  *   export.c    vigil ui --export DIR: the page and its data, opened from disk
+ *   live.c      vigil ui --watch: vigil watch as a child, its answers while it runs
  *
  * Everything runs in the server's one thread (MHD internal polling): the database and the
- * last query's results are never touched by two requests at once. */
+ * last query's results are never touched by two requests at once (live.c's reader thread
+ * only appends vigil watch's output to a buffer under its mutex). */
 #ifndef VIGIL_UI_UI_H
 #define VIGIL_UI_UI_H
 
