@@ -190,9 +190,13 @@ int vgu_serve(struct vgu_app *a, const char *bind, unsigned port)
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	s.port = info ? info->port : port;
 	bool six = strchr(bind, ':') != NULL;
-	fprintf(stderr,
-	        "vigil ui: %zu events, %zu rows; serving http://%s%s%s:%u/ (Ctrl-C stops)\n",
-	        a->tl.nevents, a->tl.nrows, six ? "[" : "", bind, six ? "]" : "", s.port);
+	char what[64];
+	if (a->live)
+		snprintf(what, sizeof what, "live run of the subject");
+	else
+		snprintf(what, sizeof what, "%zu events, %zu rows", a->tl.nevents, a->tl.nrows);
+	fprintf(stderr, "vigil ui: %s; serving http://%s%s%s:%u/ (Ctrl-C stops)\n", what,
+	        six ? "[" : "", bind, six ? "]" : "", s.port);
 	if (!s.loopback)
 		fprintf(stderr,
 		        "vigil ui: warning: %s is not loopback: anyone who reaches it reads "
