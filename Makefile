@@ -27,16 +27,16 @@ build-asan: deps
 # (maybe-uninitialized, loop analysis). `make test` compiles both; their tests are the
 # normal build's.
 build-release: deps
-	@cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release -DVIGIL_BUILD_PAGE=OFF >/dev/null
 	@cmake --build $(RELEASE_BUILD) -j $(JOBS) >/dev/null
 
 build-clang: deps
-	@CC=clang cmake -S . -B $(CLANG_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@CC=clang cmake -S . -B $(CLANG_BUILD) -DCMAKE_BUILD_TYPE=Release -DVIGIL_BUILD_PAGE=OFF >/dev/null
 	@cmake --build $(CLANG_BUILD) -j $(JOBS) >/dev/null
 
 # libFuzzer targets of the readers (clang): `make test` runs each for 20 s over its seeds.
 build-fuzz: deps
-	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_FUZZ=ON >/dev/null
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_FUZZ=ON -DVIGIL_BUILD_PAGE=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream fuzz_vgl fuzz_tquel fuzz_query fuzz_model fuzz_frame
 
 demo: build

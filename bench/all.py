@@ -47,6 +47,7 @@ BENCHES = [
     ("nginx", ["{python}", "{src}/nginx_bench.py", "{build}"], figures.nginx),
     ("net-build", ["{python}", "{src}/net_build_bench.py", "{build}"], figures.net_build),
     ("pg-fork", ["{python}", "{src}/pg_fork_bench.py", "{build}"], figures.pg_fork),
+    ("ui", ["{python}", "{src}/ui_bench.py", "{build}"], figures.ui),
 ]
 
 SMOKE_TIMEOUT = 300  # seconds per benchmark: a hang fails instead of blocking CI

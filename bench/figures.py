@@ -221,3 +221,18 @@ def pg_fork(out):
             Figure("pg-fork", "vigil net split on the PostgreSQL trace",
                    "%.2f s, %d events, %d networks" % (p["split_s"], p["split_events"],
                                                        p["split_networks"]), "", None)]
+def ui(out):
+    u = _load(out, "ui.json")
+    med = lambda v: sorted(v)[len(v) // 2]
+    ev = "%.0fM" % (u["events"] / 1e6) if u["events"] >= 1e6 else "%dk" % (u["events"] // 1000)
+    return [
+        Figure("ui", "vigil ui, %s events: server up (trace read, timeline built)" % ev,
+               _s(u["server_ready_s"]), "", None),
+        Figure("ui", "vigil ui: first paint of the timeline after the server is up",
+               "%.0f ms" % u["first_paint_ms"], "under 1 s", u["first_paint_ms"] < 1000),
+        Figure("ui", "vigil ui: zoom / pan step, median (max)", "%.1f (%.1f) / %.1f (%.1f) ms" % (
+            med(u["zoom_ms"]), max(u["zoom_ms"]), med(u["pan_ms"]), max(u["pan_ms"])),
+            "each under 100 ms", max(u["zoom_ms"] + u["pan_ms"]) < 100),
+        Figure("ui", "vigil ui: memory, server peak RSS / page JS heap", "%.0f / %.1f MiB" % (
+            u["server_hwm_bytes"] / 2**20, u["js_heap_bytes"] / 2**20), "", None),
+    ]

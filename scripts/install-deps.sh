@@ -16,12 +16,18 @@
 # write moved (net_shared.jobserver, net_shared.pool).
 # openbsd-inetd: a fork-per-connection server (tests/net_fork.cmake, with PostgreSQL):
 # inetd accepts, forks and execs the service with the connection as its stdin/stdout.
+# libmicrohttpd-dev: vigil ui's server (src/ui). chromium: the page's tests (tests/ui),
+# driven by playwright-core from npm. nodejs and npm (Debian's, when no node or npm is on
+# the PATH): the page is built with esbuild from ui/package-lock.json (npm ci).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
       openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
       postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
-      nginx wrk curl liburing-dev strace openbsd-inetd libssl-dev openssl)
+      nginx wrk curl liburing-dev strace openbsd-inetd libssl-dev openssl libmicrohttpd-dev
+      chromium)
+command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

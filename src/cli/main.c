@@ -31,6 +31,7 @@ static const struct command commands[] = {
     {"probes", vg_cmd_probes, "switch a running process's sensors on and off by pattern"},
     {"send", vg_cmd_send, "ship what a killed subject left in its spool to the collector"},
     {"store", vg_cmd_store, "write the relations of traces into PostgreSQL tables"},
+    {"ui", vg_cmd_ui, "a web page over a trace: timeline, TQuel workbench, JSON API"},
 };
 
 static void usage(FILE *f)

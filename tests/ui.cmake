@@ -1,0 +1,28 @@
+# vigil ui (docs/ui.md): the server without a browser (ui.server: loopback, refusals, 4xx
+# JSON errors, answers equal to vigil query's, Ctrl-C; also under the sanitizers, on a
+# recording made through VIGIL_OUT), and the page in Debian's chromium driven by
+# playwright-core (ui.page: rows per thread, workbench = vigil query, caret, export, no
+# console errors; screenshots in BUILD/test-output/ui).
+find_program(VIGIL_DEP_NODE node)
+vigil_test_dep(nodejs "${VIGIL_DEP_NODE}" "nodejs npm" "ui.server and ui.page (vigil ui)")
+set(VIGIL_DEP_CHROMIUM FALSE)
+if(EXISTS /usr/bin/chromium)
+  set(VIGIL_DEP_CHROMIUM TRUE)
+endif()
+vigil_test_dep(chromium "${VIGIL_DEP_CHROMIUM}" chromium "ui.page (vigil ui's page in a browser)")
+if(VIGIL_DEP_NODE AND TARGET vigil_ui)
+  add_test(NAME ui.server COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/server_test.cjs)
+  set_tests_properties(ui.server PROPERTIES LABELS "ui;sanitize" TIMEOUT 300
+                       ENVIRONMENT "${VIGIL_TEST_ENV}")
+  if(VIGIL_DEP_CHROMIUM AND TARGET vigil_ui_page AND NOT VIGIL_SANITIZE)
+    add_test(NAME ui.page COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/page_test.cjs)
+    set_tests_properties(ui.page PROPERTIES LABELS ui TIMEOUT 300 ENVIRONMENT
+      "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
+  endif()
+endif()
+if(VIGIL_DEP_NODE AND VIGIL_DEP_CHROMIUM AND TARGET vigil_ui_page AND NOT VIGIL_SANITIZE)
+  # live: vigil watch's preload runs the subject, so not under the sanitizers
+  add_test(NAME ui.live COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/live_test.cjs)
+  set_tests_properties(ui.live PROPERTIES LABELS ui TIMEOUT 300 ENVIRONMENT
+    "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
+endif()

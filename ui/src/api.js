@@ -1,0 +1,63 @@
+// The page's one way to the engine: the server's JSON API (docs/ui.md), or, in a static
+// copy made by `vigil ui --export`, the same answers read from window.VIGIL_DATA.
+const S = window.VIGIL_DATA || null;
+export const isStatic = !!S;
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body && body.error ? body.error : `HTTP ${status}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+export function url(route, params = {}) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) q.set(k, String(v));
+  const s = q.toString();
+  return `api/${route}${s ? '?' + s : ''}`;
+}
+
+export async function get(route, params = {}) {
+  if (S) return staticAnswer(route, params);
+  const res = await fetch(url(route, params));
+  let body = null;
+  try { body = await res.json(); } catch (e) { body = null; }
+  if (!res.ok) throw new ApiError(res.status, body);
+  return body;
+}
+
+function staticAnswer(route, p) {
+  switch (route) {
+    case 'relations': return S.info;
+    case 'rows': return S.rows;
+    case 'events': {
+      const from = Number(p.from ?? 0), to = Number(p.to ?? S.rows.span);
+      const row0 = Number(p.row ?? 0), n = Number(p.rows ?? S.items.length);
+      const rows = [];
+      for (let r = row0; r < Math.min(S.items.length, row0 + n); r++) {
+        const all = S.items[r].items || [];
+        const items = all.filter((it) => {
+          const end = S.rows.rows[r].kind === 'thread' || it.length === 2 ? it[0] : it[1];
+          return it[0] <= to && end >= from;
+        });
+        rows.push({ row: r, items });
+      }
+      return { from, to, px: Number(p.px ?? 1000), rows };
+    }
+    case 'item': {
+      const row = S.rows.rows[Number(p.row)];
+      const t = row && (row.kind === 'thread' ? S.events[Number(p.i)] : S.tuples[Number(p.row)][String(p.i)]);
+      if (!t) throw new ApiError(404, { error: 'no such item' });
+      return t;
+    }
+    case 'search': {
+      const q = String(p.q).toLowerCase();
+      const sensors = S.rows.types.filter((t) => t.name.toLowerCase().includes(q)).map((t) => ({ name: t.name, count: t.count, first: [] }));
+      const rows = S.rows.rows.filter((r) => (r.label + ' ' + r.group).toLowerCase().includes(q)).map((r) => r.row);
+      return { sensors, rows };
+    }
+    default:
+      throw new ApiError(501, { error: 'queries need the engine: serve this trace with vigil ui to ask them' });
+  }
+}
