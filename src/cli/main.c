@@ -31,6 +31,7 @@ static const struct command commands[] = {
     {"probes", vg_cmd_probes, "switch a running process's sensors on and off by pattern"},
     {"send", vg_cmd_send, "ship what a killed subject left in its spool to the collector"},
     {"store", vg_cmd_store, "write the relations of traces into PostgreSQL tables"},
+    {"display", vg_cmd_display, "check a .vgd display; draw its scene at an instant (SVG, JSON)"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,60 @@
+/* A scene: what the display shows at one instant, laid out (positions in pixels of the
+ * canvas). Built by scene.c, written as JSON (scene_json.c) or SVG (scene_svg.c). */
+#ifndef VIGIL_DISPLAY_SCENE_H
+#define VIGIL_DISPLAY_SCENE_H
+
+#include "display/internal.h"
+
+struct vgd_icon {
+	const struct vgd_show *show;
+	uint32_t row; /* the tuple of show->r */
+	bool entity;  /* an entity's icon: kind, id, gen identify it */
+	const char *kind;
+	uint64_t id, gen;
+	double x, y, w, h; /* center and size, unscaled */
+	double intensity, rotation, scale, opacity;
+	uint32_t colour;
+	char label[128];
+	int label_at;
+	bool past, ghost, flash;
+	int64_t age;                     /* past: how long ago it ended (ns) */
+	long parent;                     /* index of the icon it is drawn inside, or -1 */
+	const struct vgd_show *ghost_of; /* ghost: the inclusion it is a past state of */
+	uint32_t ghost_row;
+	int depth;
+	size_t nchildren;
+};
+
+struct vgd_link {
+	const struct vgd_show *show;
+	uint32_t row;
+	long from, to;
+	double x1, y1, x2, y2, width, opacity;
+	uint32_t colour;
+	char label[128];
+	bool past;
+	int64_t age;
+	unsigned count; /* tuples drawn as this one link (the same ends) */
+};
+
+struct vgd_scene {
+	const struct vgd_display *d;
+	int64_t at;
+	struct vgd_icon *icons; /* drawing order: containers before what they contain */
+	size_t nicons;
+	struct vgd_link *links;
+	size_t nlinks;
+	size_t unplaced; /* tuples whose entities have no icon at this instant */
+	double clock_x, clock_y;
+};
+
+struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at);
+void vgd_scene_free(struct vgd_scene *s);
+/* The icon's id in the scene: "Process:1234.0", "SendMessage#12", "...~RunningOn#3". */
+void vgd_icon_id(const struct vgd_icon *ic, char *buf, size_t size);
+/* The clock's text: time since the trace's first event, e.g. "12.345678 ms". */
+void vgd_clock_text(int64_t since, char *buf, size_t size);
+/* The fill colour of an icon: its colour mixed with white by its intensity. */
+uint32_t vgd_icon_fill(const struct vgd_icon *ic);
+
+#endif
