@@ -14,6 +14,7 @@ struct parser {
 	struct vgd_lexer lx;
 	struct vgd_token t; /* the current token */
 	bool failed;        /* the statement being parsed had an error */
+	const char *follow; /* what may come after the statement, besides the next one */
 };
 
 static void next(struct parser *p)
@@ -543,7 +544,9 @@ static void show(struct parser *p)
 	next(p);
 	s.rel = name(p, "a relation", &s.rel_loc);
 	bool ok = s.rel && expect_word(p, "as") && representation(p, &s);
+	p->follow = s.form == VGD_F_ICON ? "'+', ':' or " : "':' or ";
 	if (ok && is_punct(p, ':')) {
+		p->follow = "',' or ";
 		next(p);
 		while (aspect(p, &s) && is_punct(p, ','))
 			next(p);
@@ -688,10 +691,15 @@ struct vgd_file *vgd_parse(const char *source, const char *text, size_t len)
 	next(&p);
 	while (p.t.kind != VGD_TK_EOF && f->nerrors < VGD_MAX_ERRORS) {
 		p.failed = false;
+		p.follow = "";
 		statement(&p);
-		if (!p.failed && !statement_start(&p))
-			expected(&p,
-			         "',' or the next statement (show, derive, time, clock, canvas)");
+		if (!p.failed && !statement_start(&p)) {
+			char what[128];
+			snprintf(what, sizeof what,
+			         "%sthe next statement (show, derive, time, clock, canvas)",
+			         p.follow);
+			expected(&p, what);
+		}
 		if (p.failed)
 			while (!statement_start(&p))
 				next(&p);

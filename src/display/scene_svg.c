@@ -204,8 +204,11 @@ static void link_svg(FILE *out, const struct vgd_scene *sc, const struct vgd_lin
 		        l->y2 - hy * size - hx * size / 2, l->colour & 0xffffff);
 	}
 	if (l->label[0]) {
+		/* the middle of the stroke: of a quadratic curve, (P0 + 2C + P2) / 4 */
+		double lx = l->show->link == VGD_CURVE ? (l->x1 + 2 * mx + l->x2) / 4 : mx;
+		double ly = l->show->link == VGD_CURVE ? (l->y1 + 2 * my + l->y2) / 4 : my;
 		fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"11\">",
-		        mx, my - 4);
+		        lx, ly - 4);
 		text_escaped(out, l->label);
 		fputs("</text>", out);
 	}
