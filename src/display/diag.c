@@ -35,7 +35,8 @@ static int by_position(const void *a, const void *b)
 void vgd_print_errors(const struct vgd_file *f, FILE *out)
 {
 	/* sorted in place: errors are only ever added, then printed */
-	qsort(f->errors, f->nerrors, sizeof *f->errors, by_position);
+	if (f->nerrors)
+		qsort(f->errors, f->nerrors, sizeof *f->errors, by_position);
 	for (size_t i = 0; i < f->nerrors; i++) {
 		const struct vgd_error *e = &f->errors[i];
 		fprintf(out, "%s:%u:%u: error: %s\n", f->source, e->loc.line, e->loc.col,
