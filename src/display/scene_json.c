@@ -15,7 +15,7 @@ static json_t *colour(uint32_t rgb)
 
 static json_t *num(double v)
 {
-	return json_real(round(v * 100) / 100);
+	return json_real(round(v * 10000) / 10000);
 }
 
 static json_t *shapes(const struct vgd_show *s)
