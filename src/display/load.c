@@ -199,8 +199,12 @@ struct vgd_display *vgd_load_text(const char *source, const char *text, size_t l
 	d->first = db->first;
 	d->last = db->last > db->first ? db->last : db->first;
 	int64_t span = d->last - d->first;
-	d->window = d->f->window ? d->f->window : span / 20 > 0 ? span / 20 : 1;
-	d->hold = d->f->hold ? d->f->hold : d->window / 4 > 0 ? d->window / 4 : 1;
+	d->window = d->f->window               ? d->f->window
+	            : d->f->time == VGD_T_AXIS ? (span > 0 ? span : 1)
+	            : span / 20 > 0            ? span / 20
+	                                       : 1;
+	int64_t hold = d->window / (d->f->time == VGD_T_AXIS ? 50 : 4);
+	d->hold = d->f->hold ? d->f->hold : hold > 0 ? hold : 1;
 	list_changes(d);
 	return d;
 }

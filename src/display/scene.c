@@ -40,7 +40,7 @@ static enum presence presence(const struct vgd_display *d, const struct vgq_rela
 	return PAST;
 }
 
-static void *grow(void *p, size_t n, size_t *cap, size_t size)
+void *vgd_grow(void *p, size_t n, size_t *cap, size_t size)
 {
 	if (n < *cap)
 		return p;
@@ -169,8 +169,8 @@ static void colour_aspect(const struct vgd_aspect *a, const struct vgq_relation 
 	}
 }
 
-static void apply_aspects(const struct vgd_display *d, const struct vgd_show *s, uint32_t row,
-                          struct vgd_icon *ic)
+void vgd_apply_aspects(const struct vgd_display *d, const struct vgd_show *s, uint32_t row,
+                       struct vgd_icon *ic)
 {
 	double W = d->f->width, H = d->f->height;
 	for (size_t i = 0; i < s->naspects; i++) {
@@ -209,7 +209,7 @@ static void apply_aspects(const struct vgd_display *d, const struct vgd_show *s,
 	}
 }
 
-static void default_size(const struct vgd_show *s, double *w, double *h)
+void vgd_default_size(const struct vgd_show *s, double *w, double *h)
 {
 	*w = *h = 0;
 	for (size_t i = 0; i < s->nshapes; i++) {
@@ -245,12 +245,6 @@ static void default_size(const struct vgd_show *s, double *w, double *h)
 
 /* ---- finding the icon of an entity ---- */
 
-struct finder {
-	long *by_key; /* icon indices sorted by (id, gen), present icons first among equals */
-	size_t n;
-	const struct vgd_icon *icons;
-};
-
 static const struct vgd_icon *sort_icons;
 static int by_key(const void *a, const void *b)
 {
@@ -265,7 +259,7 @@ static int by_key(const void *a, const void *b)
 	return *(const long *)a < *(const long *)b ? -1 : 1;
 }
 
-static void finder_build(struct finder *f, const struct vgd_icon *icons, size_t n)
+void vgd_finder_build(struct vgd_finder *f, const struct vgd_icon *icons, size_t n)
 {
 	f->icons = icons;
 	f->by_key = malloc((n + 1) * sizeof *f->by_key);
@@ -280,8 +274,8 @@ static void finder_build(struct finder *f, const struct vgd_icon *icons, size_t 
 }
 
 /* The icon of the entity in cell (r, col, row), present ones first; -1 if none. */
-static long finder_find(const struct finder *f, const struct vgq_relation *r, int col, uint32_t row,
-                        const char *kind)
+long vgd_finder_find(const struct vgd_finder *f, const struct vgq_relation *r, int col,
+                     uint32_t row, const char *kind)
 {
 	if (col < 0 || vgd_cell_null(r, col, row))
 		return -1;
@@ -316,28 +310,36 @@ static void add_icons(struct vgd_scene *sc, const struct vgd_show *s, size_t *ca
 		enum presence p = presence(d, r, i, sc->at, &age);
 		if (p == ABSENT)
 			continue;
-		sc->icons = grow(sc->icons, sc->nicons, cap, sizeof *sc->icons);
+		sc->icons = vgd_grow(sc->icons, sc->nicons, cap, sizeof *sc->icons);
 		struct vgd_icon *ic = &sc->icons[sc->nicons++];
-		memset(ic, 0, sizeof *ic);
-		ic->show = s;
-		ic->row = i;
+		vgd_icon_init(d, s, i, ic);
 		ic->past = p == PAST;
 		ic->age = age;
-		ic->parent = -1;
-		ic->entity = s->entity;
-		ic->kind = r->name;
-		if (s->entity) {
-			ic->id = r->cols[1].u[i];
-			ic->gen = r->cols[2].u[i];
-		}
-		ic->x = 0.5 * d->f->width;
-		ic->y = 0.5 * d->f->height;
-		default_size(s, &ic->w, &ic->h);
-		ic->intensity = 0.35;
-		ic->scale = 1;
-		ic->colour = s->palette;
-		apply_aspects(d, s, i, ic);
 	}
+}
+
+void vgd_icon_init(const struct vgd_display *d, const struct vgd_show *s, uint32_t row,
+                   struct vgd_icon *ic)
+{
+	const struct vgq_relation *r = s->r;
+	memset(ic, 0, sizeof *ic);
+	ic->show = s;
+	ic->row = row;
+	ic->parent = -1;
+	ic->entity = s->entity;
+	ic->kind = r->name;
+	if (s->entity) {
+		ic->id = r->cols[1].u[row];
+		ic->gen = r->cols[2].u[row];
+	}
+	ic->x = 0.5 * d->f->width;
+	ic->y = 0.5 * d->f->height;
+	vgd_default_size(s, &ic->w, &ic->h);
+	ic->intensity = 0.35;
+	ic->scale = 1;
+	ic->opacity = 1;
+	ic->colour = s->palette;
+	vgd_apply_aspects(d, s, row, ic);
 }
 
 static double past_opacity(const struct vgd_display *d, int64_t age)
@@ -357,7 +359,7 @@ static bool is_ancestor(const struct vgd_scene *sc, long a, long of)
 
 /* Inclusions that hold: the child's parent. Past ones (animationtrace): ghosts of the
  * child inside the container, the most recent GHOSTS per container. */
-static void include(struct vgd_scene *sc, const struct vgd_show *s, const struct finder *f,
+static void include(struct vgd_scene *sc, const struct vgd_show *s, const struct vgd_finder *f,
                     size_t *cap)
 {
 	const struct vgq_relation *r = s->r;
@@ -367,8 +369,8 @@ static void include(struct vgd_scene *sc, const struct vgd_show *s, const struct
 		enum presence p = presence(sc->d, r, i, sc->at, &age);
 		if (p == ABSENT)
 			continue;
-		long child = finder_find(f, r, s->a_col, i, s->a_kind);
-		long parent = finder_find(f, r, s->b_col, i, s->b_kind);
+		long child = vgd_finder_find(f, r, s->a_col, i, s->a_kind);
+		long parent = vgd_finder_find(f, r, s->b_col, i, s->b_kind);
 		if (child < 0 || parent < 0 || child == parent || (size_t)child >= nbase) {
 			sc->unplaced += p == PRESENT;
 			continue;
@@ -399,7 +401,7 @@ static void include(struct vgd_scene *sc, const struct vgd_show *s, const struct
 				sc->icons[oldest] = g;
 			continue;
 		}
-		sc->icons = grow(sc->icons, sc->nicons, cap, sizeof *sc->icons);
+		sc->icons = vgd_grow(sc->icons, sc->nicons, cap, sizeof *sc->icons);
 		sc->icons[sc->nicons++] = g;
 	}
 }
@@ -428,7 +430,7 @@ static void border(const struct vgd_icon *ic, double tx, double ty, double *x, d
 	*y += dy * t;
 }
 
-static void link(struct vgd_scene *sc, const struct vgd_show *s, const struct finder *f,
+static void link(struct vgd_scene *sc, const struct vgd_show *s, const struct vgd_finder *f,
                  size_t *cap)
 {
 	const struct vgq_relation *r = s->r;
@@ -437,8 +439,8 @@ static void link(struct vgd_scene *sc, const struct vgd_show *s, const struct fi
 		enum presence p = presence(sc->d, r, i, sc->at, &age);
 		if (p == ABSENT)
 			continue;
-		long a = finder_find(f, r, s->a_col, i, s->a_kind);
-		long b = finder_find(f, r, s->b_col, i, s->b_kind);
+		long a = vgd_finder_find(f, r, s->a_col, i, s->a_kind);
+		long b = vgd_finder_find(f, r, s->b_col, i, s->b_kind);
 		if (a < 0 || b < 0) {
 			sc->unplaced += p == PRESENT;
 			continue;
@@ -457,7 +459,7 @@ static void link(struct vgd_scene *sc, const struct vgd_show *s, const struct fi
 			}
 			continue;
 		}
-		sc->links = grow(sc->links, sc->nlinks, cap, sizeof *sc->links);
+		sc->links = vgd_grow(sc->links, sc->nlinks, cap, sizeof *sc->links);
 		l = &sc->links[sc->nlinks++];
 		memset(l, 0, sizeof *l);
 		l->show = s;
@@ -469,7 +471,7 @@ static void link(struct vgd_scene *sc, const struct vgd_show *s, const struct fi
 		l->count = 1;
 		l->opacity = p == PAST ? past_opacity(sc->d, age) : 1;
 		struct vgd_icon tmp = {.show = s, .colour = s->palette, .intensity = 1, .w = 2};
-		apply_aspects(sc->d, s, i, &tmp);
+		vgd_apply_aspects(sc->d, s, i, &tmp);
 		l->colour = vgd_colour_mix(0xffffff, tmp.colour, tmp.intensity);
 		l->width = tmp.w > 0 ? tmp.w : 2;
 		memcpy(l->label, tmp.label, sizeof l->label);
@@ -548,7 +550,7 @@ static int by_depth(const void *a, const void *b)
 }
 
 /* Drawing order: containers before their contents; indices renumbered. */
-static void sort_by_depth(struct vgd_scene *sc)
+void vgd_sort_by_depth(struct vgd_scene *sc)
 {
 	size_t n = sc->nicons;
 	size_t *order = malloc((n + 1) * sizeof *order);
@@ -585,6 +587,10 @@ struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 	sc->d = d;
 	sc->at = at;
 	const struct vgd_file *f = d->f;
+	if (f->time == VGD_T_AXIS) {
+		vgd_scene_axis(sc);
+		goto placed;
+	}
 	size_t icap = 0, lcap = 0;
 	for (size_t i = 0; i < f->nshows; i++)
 		if (f->shows[i].form == VGD_F_ICON)
@@ -594,8 +600,8 @@ struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 			sc->icons[i].opacity = past_opacity(d, sc->icons[i].age);
 		else
 			sc->icons[i].opacity = 1;
-	struct finder fd;
-	finder_build(&fd, sc->icons, sc->nicons);
+	struct vgd_finder fd;
+	vgd_finder_build(&fd, sc->icons, sc->nicons);
 	/* relationships that change icons: aspects, then flashing (present tuples only) */
 	for (size_t i = 0; i < f->nshows; i++) {
 		const struct vgd_show *s = &f->shows[i];
@@ -605,7 +611,7 @@ struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 			int64_t age;
 			if (presence(d, s->r, k, at, &age) != PRESENT)
 				continue;
-			long ic = finder_find(&fd, s->r, s->a_col, k, s->a_kind);
+			long ic = vgd_finder_find(&fd, s->r, s->a_col, k, s->a_kind);
 			if (ic < 0 || sc->icons[ic].past) {
 				sc->unplaced++;
 				continue;
@@ -613,7 +619,7 @@ struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 			if (s->form == VGD_F_FLASH)
 				sc->icons[ic].flash = true;
 			else
-				apply_aspects(d, s, k, &sc->icons[ic]);
+				vgd_apply_aspects(d, s, k, &sc->icons[ic]);
 		}
 	}
 	for (size_t i = 0; i < f->nshows; i++)
@@ -632,7 +638,8 @@ struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 		border(b, a->x, a->y, &l->x2, &l->y2);
 	}
 	free(fd.by_key);
-	sort_by_depth(sc);
+	vgd_sort_by_depth(sc);
+placed:;
 	double W = f->width, H = f->height;
 	static const double px[] = {0.5, 0.5, 0.5, 0.02, 0.98, 0.02, 0.98, 0.02, 0.98};
 	static const double py[] = {0.5, 0.04, 0.97, 0.5, 0.5, 0.04, 0.04, 0.97, 0.97};

@@ -23,6 +23,8 @@ struct vgd_icon {
 	uint32_t ghost_row;
 	int depth;
 	size_t nchildren;
+	bool bar;  /* time axis: drawn as a bar over its valid time, whatever its icon */
+	bool mark; /* time axis: a mark where a flashing tuple held */
 };
 
 struct vgd_link {
@@ -46,9 +48,17 @@ struct vgd_scene {
 	size_t nlinks;
 	size_t unplaced; /* tuples whose entities have no icon at this instant */
 	double clock_x, clock_y;
+	/* time axis: valid time [t0, at] spread over x0..x1, the ruler at ruler_y */
+	int64_t t0;
+	double x0, x1, ruler_y;
 };
 
 struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at);
+/* The scene with time as a horizontal axis (scene_axis.c), after which vgd_scene_build
+ * sorts and places the clock. */
+void vgd_scene_axis(struct vgd_scene *sc);
+/* The x of valid time t on the axis. */
+double vgd_axis_x(const struct vgd_scene *sc, int64_t t);
 void vgd_scene_free(struct vgd_scene *s);
 /* The icon's id in the scene: "Process:1234.0", "SendMessage#12", "...~RunningOn#3". */
 void vgd_icon_id(const struct vgd_icon *ic, char *buf, size_t size);
@@ -56,5 +66,25 @@ void vgd_icon_id(const struct vgd_icon *ic, char *buf, size_t size);
 void vgd_clock_text(int64_t since, char *buf, size_t size);
 /* The fill colour of an icon: its colour mixed with white by its intensity. */
 uint32_t vgd_icon_fill(const struct vgd_icon *ic);
+
+/* Shared by scene.c and scene_axis.c. */
+void *vgd_grow(void *p, size_t n, size_t *cap, size_t size);
+void vgd_apply_aspects(const struct vgd_display *d, const struct vgd_show *s, uint32_t row,
+                       struct vgd_icon *ic);
+void vgd_default_size(const struct vgd_show *s, double *w, double *h);
+void vgd_icon_init(const struct vgd_display *d, const struct vgd_show *s, uint32_t row,
+                   struct vgd_icon *ic);
+void vgd_sort_by_depth(struct vgd_scene *sc);
+
+/* The icon of an entity: icons sorted by (id, gen), present ones first among equals. */
+struct vgd_finder {
+	long *by_key;
+	size_t n;
+	const struct vgd_icon *icons;
+};
+void vgd_finder_build(struct vgd_finder *f, const struct vgd_icon *icons, size_t n);
+/* The icon of the entity in cell (r, col, row) of that kind (NULL: any); -1 if none. */
+long vgd_finder_find(const struct vgd_finder *f, const struct vgq_relation *r, int col,
+                     uint32_t row, const char *kind);
 
 #endif

@@ -18,8 +18,11 @@ static json_t *num(double v)
 	return json_real(round(v * 10000) / 10000);
 }
 
-static json_t *shapes(const struct vgd_show *s)
+static json_t *shapes(const struct vgd_icon *ic)
 {
+	const struct vgd_show *s = ic->show;
+	if (ic->bar || ic->mark)
+		return json_pack("[{s:s}]", "shape", ic->bar ? "rectangle" : "point");
 	json_t *a = json_array();
 	for (size_t i = 0; i < s->nshapes; i++) {
 		json_t *o = json_pack("{s:s}", "shape", vgd_shape_name(s->shapes[i]));
@@ -36,7 +39,7 @@ static json_t *icon(const struct vgd_scene *sc, const struct vgd_icon *ic)
 	vgd_icon_id(ic, id, sizeof id);
 	const struct vgq_relation *r = ic->show->r;
 	json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "id", id, "relation", r->name,
-	                      "shapes", shapes(ic->show), "x", num(ic->x), "y", num(ic->y), "w",
+	                      "shapes", shapes(ic), "x", num(ic->x), "y", num(ic->y), "w",
 	                      num(ic->w), "h", num(ic->h));
 	json_object_set_new(o, "rotation", num(ic->rotation));
 	json_object_set_new(o, "scale", num(ic->scale));
@@ -118,6 +121,24 @@ char *vgd_scene_json(const struct vgd_display *d, int64_t at)
 		json_array_append_new(icons, icon(sc, &sc->icons[i]));
 	for (size_t i = 0; i < sc->nlinks; i++)
 		json_array_append_new(links, link_json(sc, &sc->links[i]));
+	if (d->f->time == VGD_T_AXIS) {
+		json_t *ticks = json_array();
+		for (int k = 0; k <= 4; k++) {
+			int64_t t = sc->t0 + (sc->at - sc->t0) * k / 4;
+			char text[64];
+			vgd_clock_text(t - d->first, text, sizeof text);
+			json_array_append_new(
+			    ticks,
+			    json_pack("{s:o,s:s}", "x", num(vgd_axis_x(sc, t)), "text", text));
+		}
+		json_object_set_new(o, "axis",
+		                    json_pack("{s:I,s:I,s:o,s:o,s:o,s:o}", "from",
+		                              (json_int_t)sc->t0, "to", (json_int_t)at, "x0",
+		                              num(sc->x0), "x1", num(sc->x1), "y", num(sc->ruler_y),
+		                              "ticks", ticks));
+	} else {
+		json_object_set_new(o, "axis", json_null());
+	}
 	json_object_set_new(o, "icons", icons);
 	json_object_set_new(o, "links", links);
 	json_object_set_new(o, "unplaced", json_integer((json_int_t)sc->unplaced));

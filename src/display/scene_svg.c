@@ -144,8 +144,11 @@ static void icon(FILE *out, const struct vgd_scene *sc, const struct vgd_icon *i
 		      out);
 	fprintf(out, "<g transform=\"translate(%.2f %.2f) rotate(%.2f) scale(%.3f)\">", ic->x,
 	        ic->y, ic->rotation, ic->scale);
-	for (size_t i = 0; i < ic->show->nshapes; i++)
-		shape(out, ic, ic->show->shapes[i], ic->show->sides[i], fill, stroke);
+	if (ic->bar || ic->mark)
+		shape(out, ic, ic->bar ? VGD_RECTANGLE : VGD_POINT, 0, fill, stroke);
+	else
+		for (size_t i = 0; i < ic->show->nshapes; i++)
+			shape(out, ic, ic->show->shapes[i], ic->show->sides[i], fill, stroke);
 	fputs("</g>", out);
 	if (ic->label[0]) {
 		double x, y;
@@ -224,6 +227,24 @@ int vgd_scene_svg(const struct vgd_display *d, int64_t at, FILE *out)
 	        "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n"
 	        "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
 	        W, H, W, H);
+	if (d->f->time == VGD_T_AXIS) { /* the ruler; mirrors drawAxis() of render.js */
+		fprintf(out,
+		        "<g class=\"axis\"><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+		        "stroke=\"#000000\"/>",
+		        sc->x0, sc->ruler_y, sc->x1, sc->ruler_y);
+		for (int k = 0; k <= 4; k++) {
+			int64_t t = sc->t0 + (sc->at - sc->t0) * k / 4;
+			double x = vgd_axis_x(sc, t);
+			char text[64];
+			vgd_clock_text(t - d->first, text, sizeof text);
+			fprintf(out,
+			        "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+			        "stroke=\"#000000\"/><text x=\"%.2f\" y=\"%.2f\" "
+			        "text-anchor=\"middle\" font-size=\"11\">%s</text>",
+			        x, sc->ruler_y, x, sc->ruler_y + 5, x, sc->ruler_y + 17, text);
+		}
+		fputs("</g>\n", out);
+	}
 	for (size_t i = 0; i < sc->nicons; i++)
 		icon(out, sc, &sc->icons[i]);
 	for (size_t i = 0; i < sc->nlinks; i++)

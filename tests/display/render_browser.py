@@ -78,8 +78,9 @@ def main():
     if p.returncode:
         fail("mailbox did not record")
     scenes, svgs, picks = [], [], []
-    every = os.path.join(src, "tests", "display", "good", "every_form.vgd")
-    for spec in (vgd, every):  # the paper's display, and every icon and aspect
+    good = os.path.join(src, "tests", "display", "good")
+    # the paper's display, every icon and aspect, and time as an axis
+    for spec in (vgd, os.path.join(good, "every_form.vgd"), os.path.join(good, "axis.vgd")):
         changes = [int(l) for l in subprocess.run([vigil, "display", "changes", spec, trace],
                                                   capture_output=True, check=True,
                                                   timeout=120).stdout.split()]

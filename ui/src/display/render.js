@@ -148,6 +148,18 @@ function drawLink(root, l, options) {
   return g;
 }
 
+// The ruler of a time axis; mirrors the "axis" group of scene_svg.c (positions rounded
+// there to 1e-4 px in the JSON: compared within 0.02 px).
+function drawAxis(root, a) {
+  const g = el('g', { class: 'axis' }, root);
+  el('line', { x1: f2(a.x0), y1: f2(a.y), x2: f2(a.x1), y2: f2(a.y), stroke: '#000000' }, g);
+  for (const t of a.ticks) {
+    el('line', { x1: f2(t.x), y1: f2(a.y), x2: f2(t.x), y2: f2(a.y + 5), stroke: '#000000' }, g);
+    const text = el('text', { x: f2(t.x), y: f2(a.y + 17), 'text-anchor': 'middle', 'font-size': 11 }, g);
+    text.textContent = t.text;
+  }
+}
+
 function drawClock(root, scene) {
   const c = scene.clock;
   const anchor = /left/.test(c.at) ? 'start' : /right/.test(c.at) ? 'end' : 'middle';
@@ -165,6 +177,7 @@ export function renderDisplay(svg, scene, options = {}) {
   el('rect', { width: '100%', height: '100%', fill: '#ffffff' }, svg);
   const icons = new Map();
   const links = [];
+  if (scene.axis) drawAxis(svg, scene.axis);
   for (const ic of scene.icons) icons.set(ic.id, drawIcon(svg, ic, options));
   for (const l of scene.links) links.push(drawLink(svg, l, options));
   if (scene.clock) drawClock(svg, scene);
