@@ -13,36 +13,40 @@
 #include "commands.h"
 #include "common/out_file.h"
 #include "display/display.h"
+#include "lang/lang.h"
 #include "query/relation.h"
 #include "trace/trace.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vigil display check FILE.vgd TRACE\n"
-	           "       vigil display render FILE.vgd TRACE [--at TIME] [--json] [-o FILE]\n"
-	           "       vigil display changes FILE.vgd TRACE\n\n"
-	           "The display step: FILE.vgd associates the relations of the trace (and those\n"
-	           "its derive statements compute with TQuel) with icons, aspects, inclusion,\n"
-	           "pointers, flashing and a representation of time (docs/display.md).\n\n"
-	           "  check     parse and check FILE.vgd against the trace; errors as\n"
-	           "            FILE:LINE:COL with a caret; prints what it shows\n"
-	           "  render    the scene at one instant: a standalone SVG (the default) or, with\n"
-	           "            --json, the scene as JSON (what `vigil ui` draws)\n"
-	           "  changes   the instants at which a shown relation changes, one per line, as\n"
-	           "            ns since the trace's first event\n\n"
-	           "options:\n"
-	           "  --at TIME   the instant: a duration since the trace's first event (12ms,\n"
-	           "              1.5s), N%% of the trace's span, 'end', or @NS (absolute ns);\n"
-	           "              default: the end\n"
-	           "  --json      write the scene as JSON instead of SVG\n"
-	           "  -o FILE     write into FILE (default: standard output)\n\n"
-	           "exit status: 0 done; 1 done from a damaged trace; 2 usage error, unreadable\n"
-	           "trace, or errors in FILE.vgd.\n\n"
-	           "examples:\n"
-	           "  vigil display check examples/mailbox/mailbox.vgd run1\n"
-	           "  vigil display render examples/mailbox/mailbox.vgd run1 --at 40%% -o m.svg\n"
-	           "  vigil display render examples/mailbox/mailbox.vgd run1 --at 3ms --json | jq "
-	           ".icons\n");
+	fprintf(f,
+	        "usage: vigil display check FILE.vgd (TRACE | --sensors FILE.vgl)\n"
+	        "       vigil display render FILE.vgd TRACE [--at TIME] [--json] [-o FILE]\n"
+	        "       vigil display changes FILE.vgd TRACE\n\n"
+	        "The display step: FILE.vgd associates the relations of the trace (and those\n"
+	        "its derive statements compute with TQuel) with icons, aspects, inclusion,\n"
+	        "pointers, flashing and a representation of time (docs/display.md).\n\n"
+	        "  check     parse and check FILE.vgd against the trace (with --sensors: the\n"
+	        "            relations a program with these sensors will have, before it runs);\n"
+	        "            errors as FILE:LINE:COL with the line and a caret\n"
+	        "  render    the scene at one instant: a standalone SVG (the default) or, with\n"
+	        "            --json, the scene as JSON (what `vigil ui` draws)\n"
+	        "  changes   the instants at which a shown relation changes, one per line, as\n"
+	        "            ns since the trace's first event\n\n"
+	        "options:\n"
+	        "  --at TIME   the instant: a duration since the trace's first event (12ms,\n"
+	        "              1.5s), N%% of the trace's span, 'end', or @NS (absolute ns);\n"
+	        "              default: the end\n"
+	        "  --json      write the scene as JSON instead of SVG\n"
+	        "  -o FILE     write into FILE (default: standard output)\n"
+	        "  --sensors FILE.vgl   check against a sensor description instead of a trace\n\n"
+	        "exit status: 0 done; 1 done from a damaged trace; 2 usage error, unreadable\n"
+	        "trace, or errors in FILE.vgd.\n\n"
+	        "examples:\n"
+	        "  vigil display check examples/mailbox/mailbox.vgd run1\n"
+	        "  vigil display check app.vgd --sensors app.vgl\n"
+	        "  vigil display render examples/mailbox/mailbox.vgd run1 --at 40%% -o m.svg\n"
+	        "  vigil display render examples/mailbox/mailbox.vgd run1 --at 3ms --json\n");
 }
 
 /* TIME of --at into absolute ns; -1 if it is not one. */
@@ -128,12 +132,11 @@ static int write_out(const struct vgd_display *d, int64_t at, bool json, const c
 
 int vg_cmd_display(int argc, char **argv)
 {
-	static const struct option options[] = {{"at", required_argument, NULL, 'a'},
-	                                        {"json", no_argument, NULL, 'j'},
-	                                        {"output", required_argument, NULL, 'o'},
-	                                        {"help", no_argument, NULL, 'h'},
-	                                        {0}};
-	const char *at_text = NULL, *out = NULL;
+	static const struct option options[] = {
+	    {"at", required_argument, NULL, 'a'},     {"json", no_argument, NULL, 'j'},
+	    {"output", required_argument, NULL, 'o'}, {"sensors", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},         {0}};
+	const char *at_text = NULL, *out = NULL, *sensors = NULL;
 	bool json = false;
 	optind = 1;
 	opterr = 0;
@@ -149,6 +152,9 @@ int vg_cmd_display(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
+		case 's':
+			sensors = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -162,12 +168,14 @@ int vg_cmd_display(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind != 3) {
-		fprintf(stderr, "vigil display: expected check|render|changes FILE.vgd TRACE (see "
-		                "--help)\n");
+	if (argc - optind != (sensors ? 2 : 3)) {
+		fprintf(stderr,
+		        "vigil display: expected check|render|changes FILE.vgd %s (see --help)\n",
+		        sensors ? "and no trace with --sensors" : "TRACE");
 		return 2;
 	}
-	const char *cmd = argv[optind], *vgd = argv[optind + 1], *trace = argv[optind + 2];
+	const char *cmd = argv[optind], *vgd = argv[optind + 1];
+	const char *trace = sensors ? sensors : argv[optind + 2];
 	bool check = !strcmp(cmd, "check"), render = !strcmp(cmd, "render"),
 	     changes = !strcmp(cmd, "changes");
 	if (!check && !render && !changes) {
@@ -180,10 +188,21 @@ int vg_cmd_display(int argc, char **argv)
 		        cmd);
 		return 2;
 	}
-	struct vgt_trace *tr;
-	struct vgq_database *db = open_db(trace, &tr);
-	if (!db)
+	if (sensors && !check) {
+		fprintf(stderr, "vigil display %s: --sensors is an option of check\n", cmd);
 		return 2;
+	}
+	struct vgt_trace *tr = NULL;
+	struct vgl_model *model = NULL;
+	struct vgq_database *db;
+	if (sensors) {
+		int nerr = 0;
+		if (!(model = vgl_load(sensors, stderr, &nerr)))
+			return 2;
+		db = vgq_database_from_model(model);
+	} else if (!(db = open_db(trace, &tr))) {
+		return 2;
+	}
 	int rc = db->partial ? 1 : 0;
 	struct vgd_display *d = vgd_load(vgd, db, stderr);
 	if (!d) {
@@ -196,8 +215,11 @@ int vg_cmd_display(int argc, char **argv)
 	if (check) {
 		size_t n;
 		vgd_changes(d, &n);
-		printf("%s: checked against %s: %zu instants of change over %.6f ms\n", vgd, trace,
-		       n, (double)(last - first) / 1e6);
+		if (sensors)
+			printf("%s: checked against the sensor description %s\n", vgd, sensors);
+		else
+			printf("%s: checked against %s: %zu instants of change over %.6f ms\n", vgd,
+			       trace, n, (double)(last - first) / 1e6);
 	} else if (changes) {
 		size_t n;
 		const int64_t *t = vgd_changes(d, &n);
@@ -217,6 +239,9 @@ int vg_cmd_display(int argc, char **argv)
 done:
 	vgd_free(d);
 	vgq_database_free(db);
-	vgt_close(tr);
+	if (tr)
+		vgt_close(tr);
+	if (model)
+		vgl_free(model);
 	return rc;
 }

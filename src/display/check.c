@@ -33,7 +33,8 @@ static void unknown_relation(struct vgd_display *d, const struct vgd_show *s)
 	char list[512];
 	int c = vgq_suggest(s->rel, names, k, list, sizeof list);
 	free(names);
-	vgd_error(d->f, s->rel_loc, "no relation '%s' in the trace%s%s%s%s", s->rel,
+	vgd_error(d->f, s->rel_loc, "no relation '%s' in the %s%s%s%s%s", s->rel,
+	          d->db->from_model ? "sensor description" : "trace",
 	          d->nderived ? " nor derived here" : "",
 	          c == 1   ? " (did you mean "
 	          : c == 0 ? " (relations: "

@@ -36,6 +36,15 @@ expect 2 "is not a time" -- render "$vgd" "$work/trace" --at 101%
 expect 2 "options of render" -- check "$vgd" "$work/trace" --json
 expect 2 "needs a value" -- render "$vgd" "$work/trace" --at
 
+# before the program runs: against the relations its sensor description gives
+"$vigil" display check "$vgd" --sensors "$src/examples/mailbox/mailbox.vgl" >"$work/out" 2>&1 ||
+	fail "check --sensors: $(cat "$work/out")"
+printf 'show Process as circle\nshow Mailbox as oval: label nmae\n' >"$work/typo.vgd"
+expect 2 "not displayed" -- check "$work/typo.vgd" --sensors "$src/examples/mailbox/mailbox.vgl"
+grep -q "typo.vgd:2:30: error: Mailbox has no attribute 'nmae'; did you mean name?" "$work/err" ||
+	fail "check --sensors of a typo: $(cat "$work/err")"
+expect 2 "option of check" -- render "$vgd" --sensors "$src/examples/mailbox/mailbox.vgl"
+
 "$vigil" display check "$vgd" "$work/trace" >"$work/out" 2>"$work/err" || fail "check: $(cat "$work/err")"
 grep -q "checked against" "$work/out" || fail "check prints nothing"
 
