@@ -41,7 +41,7 @@ expect 2 "needs a value" -- render "$vgd" "$work/trace" --at
 	fail "check --sensors: $(cat "$work/out")"
 printf 'show Process as circle\nshow Mailbox as oval: label nmae\n' >"$work/typo.vgd"
 expect 2 "not displayed" -- check "$work/typo.vgd" --sensors "$src/examples/mailbox/mailbox.vgl"
-grep -q "typo.vgd:2:30: error: Mailbox has no attribute 'nmae'; did you mean name?" "$work/err" ||
+grep -q "typo.vgd:2:29: error: Mailbox has no attribute 'nmae'; did you mean name?" "$work/err" ||
 	fail "check --sensors of a typo: $(cat "$work/err")"
 expect 2 "option of check" -- render "$vgd" --sensors "$src/examples/mailbox/mailbox.vgl"
 
