@@ -3,6 +3,7 @@
  * window), aspects from attribute values, the icons of relationships' entities changed,
  * placed inside one another or joined by links, then laid out. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -364,46 +365,57 @@ static void include(struct vgd_scene *sc, const struct vgd_show *s, const struct
 {
 	const struct vgq_relation *r = s->r;
 	size_t nbase = sc->nicons;
-	for (uint32_t i = 0; i < r->ntuples; i++) {
-		int64_t age;
-		enum presence p = presence(sc->d, r, i, sc->at, &age);
-		if (p == ABSENT)
-			continue;
-		long child = vgd_finder_find(f, r, s->a_col, i, s->a_kind);
-		long parent = vgd_finder_find(f, r, s->b_col, i, s->b_kind);
-		if (child < 0 || parent < 0 || child == parent || (size_t)child >= nbase) {
-			sc->unplaced += p == PRESENT;
-			continue;
-		}
-		if (p == PRESENT) {
-			if (sc->icons[child].parent < 0 && !is_ancestor(sc, child, parent))
-				sc->icons[child].parent = parent;
-			continue;
-		}
-		/* a ghost: keep the GHOSTS youngest per container */
-		size_t count = 0, oldest = 0;
-		for (size_t k = nbase; k < sc->nicons; k++)
-			if (sc->icons[k].parent == parent) {
-				if (!count || sc->icons[k].age > sc->icons[oldest].age)
+	/* first what holds, then the past around it */
+	for (int pass = PRESENT; pass <= PAST; pass++)
+		for (uint32_t i = 0; i < r->ntuples; i++) {
+			int64_t age;
+			if (presence(sc->d, r, i, sc->at, &age) != (enum presence)pass)
+				continue;
+			long child = vgd_finder_find(f, r, s->a_col, i, s->a_kind);
+			long parent = vgd_finder_find(f, r, s->b_col, i, s->b_kind);
+			if (child < 0 || parent < 0 || child == parent) {
+				sc->unplaced += pass == PRESENT;
+				continue;
+			}
+			if (pass == PRESENT) {
+				if (sc->icons[child].parent < 0 && !is_ancestor(sc, child, parent))
+					sc->icons[child].parent = parent;
+				continue;
+			}
+			if (sc->icons[child].parent == parent)
+				continue; /* it is back in there: no ghost of itself beside it */
+			/* a ghost: one per child and container, the GHOSTS youngest per container
+			 */
+			size_t count = 0, oldest = 0, same = SIZE_MAX;
+			for (size_t k = nbase; k < sc->nicons; k++) {
+				const struct vgd_icon *g = &sc->icons[k];
+				if (g->parent != parent)
+					continue;
+				if (g->id == sc->icons[child].id &&
+				    g->gen == sc->icons[child].gen &&
+				    g->row == sc->icons[child].row)
+					same = k;
+				if (!count || g->age > sc->icons[oldest].age)
 					oldest = k;
 				count++;
 			}
-		struct vgd_icon g = sc->icons[child];
-		g.past = g.ghost = true;
-		g.age = age;
-		g.parent = parent;
-		g.flash = false;
-		g.ghost_of = s;
-		g.ghost_row = i;
-		g.opacity = past_opacity(sc->d, age);
-		if (count >= GHOSTS) {
-			if (sc->icons[oldest].age > age)
-				sc->icons[oldest] = g;
-			continue;
+			struct vgd_icon g = sc->icons[child];
+			g.past = g.ghost = true;
+			g.age = age;
+			g.parent = parent;
+			g.flash = false;
+			g.ghost_of = s;
+			g.ghost_row = i;
+			g.opacity = past_opacity(sc->d, age);
+			if (same != SIZE_MAX || count >= GHOSTS) {
+				size_t k = same != SIZE_MAX ? same : oldest;
+				if (sc->icons[k].age > age)
+					sc->icons[k] = g;
+				continue;
+			}
+			sc->icons = vgd_grow(sc->icons, sc->nicons, cap, sizeof *sc->icons);
+			sc->icons[sc->nicons++] = g;
 		}
-		sc->icons = vgd_grow(sc->icons, sc->nicons, cap, sizeof *sc->icons);
-		sc->icons[sc->nicons++] = g;
-	}
 }
 
 /* A point on the border of icon ic on the way from its centre towards (tx, ty). */
