@@ -126,6 +126,7 @@ struct vgd_show {
 	int a_col, b_col;
 	const char *a_kind, *b_kind; /* entity kinds of A and B (NULL: any) */
 	bool entity;                 /* VGD_F_ICON over an entity relation */
+	bool sorted;                 /* r's tuples are in order of start */
 	uint32_t palette;            /* the default colour */
 };
 

@@ -237,6 +237,9 @@ static void check_show(struct vgd_display *d, struct vgd_show *s, size_t index)
 		return;
 	}
 	s->entity = s->form == VGD_F_ICON && s->r->kind == VGQ_REL_ENTITY;
+	s->sorted = s->r->ntuples < UINT32_MAX;
+	for (size_t i = 1; i < s->r->ntuples && s->sorted; i++)
+		s->sorted = s->r->from[i - 1] <= s->r->from[i];
 	if (s->a && s->form != VGD_F_ICON)
 		s->a_col = entity_attr(d, s, s->a, s->a_loc, &s->a_kind);
 	if (s->b)

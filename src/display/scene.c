@@ -306,7 +306,7 @@ static void add_icons(struct vgd_scene *sc, const struct vgd_show *s, size_t *ca
 {
 	const struct vgd_display *d = sc->d;
 	const struct vgq_relation *r = s->r;
-	for (uint32_t i = 0; i < r->ntuples; i++) {
+	for (uint32_t i = 0, n = vgd_upto(s, sc->at); i < n; i++) {
 		int64_t age;
 		enum presence p = presence(d, r, i, sc->at, &age);
 		if (p == ABSENT)
@@ -317,6 +317,22 @@ static void add_icons(struct vgd_scene *sc, const struct vgd_show *s, size_t *ca
 		ic->past = p == PAST;
 		ic->age = age;
 	}
+}
+
+uint32_t vgd_upto(const struct vgd_show *s, int64_t at)
+{
+	const struct vgq_relation *r = s->r;
+	if (!s->sorted)
+		return (uint32_t)r->ntuples;
+	size_t lo = 0, hi = r->ntuples; /* the first tuple starting after `at` */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->from[mid] <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint32_t)lo;
 }
 
 void vgd_icon_init(const struct vgd_display *d, const struct vgd_show *s, uint32_t row,
@@ -367,7 +383,7 @@ static void include(struct vgd_scene *sc, const struct vgd_show *s, const struct
 	size_t nbase = sc->nicons;
 	/* first what holds, then the past around it */
 	for (int pass = PRESENT; pass <= PAST; pass++)
-		for (uint32_t i = 0; i < r->ntuples; i++) {
+		for (uint32_t i = 0, n = vgd_upto(s, sc->at); i < n; i++) {
 			int64_t age;
 			if (presence(sc->d, r, i, sc->at, &age) != (enum presence)pass)
 				continue;
@@ -446,7 +462,7 @@ static void link(struct vgd_scene *sc, const struct vgd_show *s, const struct vg
                  size_t *cap)
 {
 	const struct vgq_relation *r = s->r;
-	for (uint32_t i = 0; i < r->ntuples; i++) {
+	for (uint32_t i = 0, n = vgd_upto(s, sc->at); i < n; i++) {
 		int64_t age;
 		enum presence p = presence(sc->d, r, i, sc->at, &age);
 		if (p == ABSENT)
@@ -619,7 +635,7 @@ struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 		const struct vgd_show *s = &f->shows[i];
 		if (s->form != VGD_F_ASPECTS && s->form != VGD_F_FLASH)
 			continue;
-		for (uint32_t k = 0; k < s->r->ntuples; k++) {
+		for (uint32_t k = 0, n = vgd_upto(s, at); k < n; k++) {
 			int64_t age;
 			if (presence(d, s->r, k, at, &age) != PRESENT)
 				continue;

@@ -75,6 +75,9 @@ void vgd_default_size(const struct vgd_show *s, double *w, double *h);
 void vgd_icon_init(const struct vgd_display *d, const struct vgd_show *s, uint32_t row,
                    struct vgd_icon *ic);
 void vgd_sort_by_depth(struct vgd_scene *sc);
+/* How many of the relation's first tuples can hold at `at` or before: those that start
+ * by then (all of them if the relation is not in order of start). */
+uint32_t vgd_upto(const struct vgd_show *s, int64_t at);
 
 /* The icon of an entity: icons sorted by (id, gen), present ones first among equals. */
 struct vgd_finder {
