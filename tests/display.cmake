@@ -41,7 +41,7 @@ set_tests_properties(display.cli PROPERTIES LABELS "sanitize;display" TIMEOUT 12
 
 # The front end alone, instrumented for libFuzzer; one short run over the example files.
 # Longer, by hand:
-#   build-fuzz/tests/fuzz_vgd -max_total_time=600 build-fuzz/tests/corpus_vgd tests/display/bad
+#   build-fuzz/bin/fuzz_vgd -max_total_time=600 build-fuzz/tests/corpus_vgd tests/display/bad
 if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   set(DISPLAY_FRONT lex parse diag colour)
   list(TRANSFORM DISPLAY_FRONT PREPEND ${CMAKE_SOURCE_DIR}/src/display/)

@@ -13,7 +13,9 @@ of `vigil display render --json` with what the tuples say holds then:
     display's hold before the instant;
   * the Waiting pointers go from each waiting tuple's mailbox to its process.
 At some instants the same scene is rendered as SVG and its icons, parents and flashing
-compared with the JSON. Each property must be met non-vacuously across the run.
+compared with the JSON. With time as an axis (tests/display/good/axis.vgd), the bars,
+the bars inside processors' rows and the marks equal the Process, RunningOn and
+ResumedbyP1 tuples of the window. Each property must be met non-vacuously across the run.
 
 usage: mailbox_scene.py BIN-DIR SRC-DIR MAILBOX-OPTIONS...
 """
@@ -32,6 +34,10 @@ valid at end of W
 where S.Mailbox = W.Mailbox and S.Process = "P1"
 when S precede end of W
 """
+
+
+def icons_by(icons):
+    return {i["id"]: i for i in icons}
 
 
 def main():
@@ -141,6 +147,36 @@ def main():
                 problems.append(f"{where}: the SVG's icons differ from the JSON's")
         if len(problems) > 20:
             break
+    # time as an axis (tests/display/good/axis.vgd): at instants amid the run, one bar
+    # per Process tuple in [T - span, T], one bar inside a processor's row per RunningOn
+    # tuple there, one mark per ResumedbyP1 event there
+    axis = os.path.join(src, "tests", "display", "good", "axis.vgd")
+    for at in sorted({running[len(running) * k // 6]["to"] for k in range(1, 6)} |
+                     {r["at"] for r in resumed[:1]}):  # amid the activity
+        scene = json.loads(run(["display", "render", axis, trace, "--at", f"@{at}", "--json"]))
+        t0 = scene["axis"]["from"]
+
+        def within(t):
+            return t["from"] <= at and t["to"] > t0 if "to" in t else t0 <= t["at"] <= at
+
+        icons = scene["icons"]
+        bars = sorted(i["entity"]["name"] for i in icons
+                      if i["relation"] == "Process" and not i["ghost"])
+        want = sorted(t["values"]["name"] for t in procs if within(t))
+        if bars != want:
+            problems.append(f"axis at +{at - first}: process rows {bars}, tuples {want}")
+        inside = sorted((i["entity"]["name"], icons_by(icons)[i["parent"]]["entity"]["name"])
+                        for i in icons if i["ghost"] and "~RunningOn#" in i["id"])
+        want = sorted((t["values"]["process"], t["values"]["processor"]) for t in running
+                      if within(t))
+        if inside != want:
+            problems.append(f"axis at +{at - first}: {len(inside)} bars inside processors, "
+                            f"{len(want)} RunningOn tuples")
+        marks = sorted(i["entity"]["name"] for i in icons if "~ResumedbyP1#" in i["id"])
+        want = sorted(r["values"]["Process"] for r in resumed if within(r))
+        if marks != want:
+            problems.append(f"axis at +{at - first}: marks {marks}, ResumedbyP1 {want}")
+        seen["axis"] = seen.get("axis", 0) + bool(want) + len(inside)
     for k, v in seen.items():
         if not v:
             problems.append(f"no instant had a case of '{k}': the run proves nothing about it")
