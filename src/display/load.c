@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/caret.h"
 #include "display/internal.h"
 #include "query/engine.h"
 #include "query/tquel.h"
@@ -75,6 +76,40 @@ static int collect(void *ctx, const struct vgq_relation *r)
 	return 0;
 }
 
+/* TQuel's messages about a derive block, each with the .vgd's own source line under it
+ * (the engine saw the file blanked outside the block): a message is a header
+ * "SOURCE:LINE:COL: error: ...", then the line and a caret, which are shown again from
+ * the real text. */
+static void relay(const struct vgd_display *d, const char *msgs, FILE *out)
+{
+	size_t n = strlen(d->f->source);
+	int skip = 0;
+	for (const char *p = msgs; *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		unsigned line, col;
+		int used = 0;
+		if (skip) {
+			skip--;
+		} else if (!strncmp(p, d->f->source, n) &&
+		           sscanf(p + n, ":%u:%u: error: %n", &line, &col, &used) == 2 && used &&
+		           line >= 1 && col >= 1) {
+			fprintf(out, "%.*s\n", (int)len, p);
+			const char *t = d->text, *end = d->text + d->f->len;
+			for (unsigned k = 1; k < line && t < end; k++) {
+				const char *nl = memchr(t, '\n', (size_t)(end - t));
+				t = nl ? nl + 1 : end;
+			}
+			const char *nl = memchr(t, '\n', (size_t)(end - t));
+			vg_show_caret(out, t, nl ? (size_t)(nl - t) : (size_t)(end - t), col - 1);
+			skip = 2;
+		} else {
+			fprintf(out, "%.*s\n", (int)len, p);
+		}
+		p += len + (eol ? 1 : 0);
+	}
+}
+
 /* Parses and runs one derive statement; the number of errors (reported). */
 static size_t derive(struct vgd_display *d, const struct vgd_derive *dv, const char *dir,
                      FILE *errors)
@@ -112,18 +147,31 @@ static size_t derive(struct vgd_display *d, const struct vgd_derive *dv, const c
 		q = tquel_parse(d->f->source, blank, d->f->len);
 		free(blank);
 	}
+	/* a block's messages pass through relay(); a file's cite the file */
+	char *msgs = NULL;
+	size_t msglen = 0;
+	FILE *out = dv->file ? errors : open_memstream(&msgs, &msglen);
+	if (!out)
+		abort();
 	size_t n = q->nerrors;
 	if (n) {
-		tquel_print_errors(q, errors);
+		tquel_print_errors(q, out);
 		tquel_free(q);
-		return n;
+	} else {
+		struct tquel_query **nq = realloc(d->queries, (d->nqueries + 1) * sizeof *nq);
+		if (!nq)
+			abort();
+		d->queries = nq;
+		d->queries[d->nqueries++] = q;
+		n = vgq_run(d->session, q, collect, d, out);
 	}
-	struct tquel_query **nq = realloc(d->queries, (d->nqueries + 1) * sizeof *nq);
-	if (!nq)
-		abort();
-	d->queries = nq;
-	d->queries[d->nqueries++] = q;
-	return vgq_run(d->session, q, collect, d, errors);
+	if (!dv->file) {
+		if (fclose(out))
+			abort();
+		relay(d, msgs, errors);
+		free(msgs);
+	}
+	return n;
 }
 
 static int cmp_time(const void *a, const void *b)
