@@ -76,3 +76,10 @@ if(NOT VIGIL_SANITIZE)
   set_tests_properties(display.render_js PROPERTIES LABELS "display" TIMEOUT 300
                        SKIP_RETURN_CODE 77)
 endif()
+
+# Scenes built by several threads at once (vigil ui's server) equal those built in turn.
+add_executable(scene_threads ${DISPLAY_DIR}/scene_threads.c)
+target_link_libraries(scene_threads PRIVATE vigil_display vigil_trace Threads::Threads)
+add_test(NAME display.threads COMMAND /bin/sh ${DISPLAY_DIR}/scene_threads.sh
+                                      ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR})
+set_tests_properties(display.threads PROPERTIES LABELS "sanitize;display" TIMEOUT 120)

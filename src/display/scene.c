@@ -1,7 +1,8 @@
-/* The scene at an instant (docs/display.md, "What the display shows"): one icon per tuple
+/* The scene at an instant (docs/display.md, "What each statement means"): one icon per tuple
  * of an icon relation that holds (or, with animationtrace, held within the fading
  * window), aspects from attribute values, the icons of relationships' entities changed,
  * placed inside one another or joined by links, then laid out. */
+#define _GNU_SOURCE /* qsort_r */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -246,11 +247,10 @@ void vgd_default_size(const struct vgd_show *s, double *w, double *h)
 
 /* ---- finding the icon of an entity ---- */
 
-static const struct vgd_icon *sort_icons;
-static int by_key(const void *a, const void *b)
+static int by_key(const void *a, const void *b, void *arg)
 {
-	const struct vgd_icon *x = &sort_icons[*(const long *)a],
-	                      *y = &sort_icons[*(const long *)b];
+	const struct vgd_icon *icons = arg;
+	const struct vgd_icon *x = &icons[*(const long *)a], *y = &icons[*(const long *)b];
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
 	if (x->gen != y->gen)
@@ -270,8 +270,8 @@ void vgd_finder_build(struct vgd_finder *f, const struct vgd_icon *icons, size_t
 	for (size_t i = 0; i < n; i++)
 		if (icons[i].entity)
 			f->by_key[f->n++] = (long)i;
-	sort_icons = icons; /* qsort has no context argument; scenes are built one at a time */
-	qsort(f->by_key, f->n, sizeof *f->by_key, by_key);
+	/* qsort_r: scenes may be built by several threads at once (vigil ui) */
+	qsort_r(f->by_key, f->n, sizeof *f->by_key, by_key, (void *)icons);
 }
 
 /* The icon of the entity in cell (r, col, row), present ones first; -1 if none. */
@@ -567,11 +567,11 @@ static void layout(struct vgd_scene *sc)
 		}
 }
 
-static const struct vgd_scene *order_scene;
-static int by_depth(const void *a, const void *b)
+static int by_depth(const void *a, const void *b, void *arg)
 {
-	const struct vgd_icon *x = &order_scene->icons[*(const size_t *)a],
-	                      *y = &order_scene->icons[*(const size_t *)b];
+	const struct vgd_scene *sc = arg;
+	const struct vgd_icon *x = &sc->icons[*(const size_t *)a],
+	                      *y = &sc->icons[*(const size_t *)b];
 	if (x->depth != y->depth)
 		return x->depth - y->depth;
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
@@ -588,8 +588,7 @@ void vgd_sort_by_depth(struct vgd_scene *sc)
 		abort();
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
-	order_scene = sc;
-	qsort(order, n, sizeof *order, by_depth);
+	qsort_r(order, n, sizeof *order, by_depth, sc);
 	for (size_t i = 0; i < n; i++)
 		where[order[i]] = (long)i;
 	for (size_t i = 0; i < n; i++) {
