@@ -75,7 +75,7 @@ static int parse_at(const char *s, int64_t first, int64_t last, int64_t *at)
 		return 0;
 	}
 	int64_t d;
-	if (vgt_parse_duration(s, &d) < 0 || d < 0)
+	if (vgt_parse_duration(s, &d) < 0 || d < 0 || d > INT64_MAX - first)
 		return -1;
 	*at = first + d;
 	return 0;

@@ -9,8 +9,9 @@
 #include <stdio.h>
 
 #define VGD_MAX_ERRORS 50
-#define VGD_MAX_SHAPES 8   /* icons combined in one representation */
-#define VGD_MAX_ENTRIES 64 /* entries of one value table */
+#define VGD_MAX_SHAPES 8                       /* icons combined in one representation */
+#define VGD_MAX_ENTRIES 64                     /* entries of one value table */
+#define VGD_MAX_DURATION 1000000000000000000ll /* ns: a window, a hold */
 
 struct vgd_loc {
 	uint32_t line, col; /* 1-based; col counts bytes */

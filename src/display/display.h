@@ -29,8 +29,8 @@ void vgd_span(const struct vgd_display *d, int64_t *first, int64_t *last);
  * distinct (for stepping a movie from change to change); valid until vgd_free. */
 const int64_t *vgd_changes(const struct vgd_display *d, size_t *n);
 
-/* The scene at absolute time `at` as one JSON object (docs/display.md, "Scenes"):
- * malloc'd, NULL only when out of memory. */
+/* The scene at absolute time `at` (taken within 10^18 ns of the trace's span) as one JSON
+ * object (docs/display.md, "Scenes"): malloc'd, NULL only when out of memory. */
 char *vgd_scene_json(const struct vgd_display *d, int64_t at);
 /* The scene at `at` as a standalone SVG document (flashing with SMIL animation). 0, or -1
  * when writing failed. */

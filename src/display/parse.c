@@ -159,8 +159,11 @@ static bool duration(struct parser *p, int64_t *ns, struct vgd_loc *loc)
 	size_t n = p->t.len < sizeof buf - 1 ? p->t.len : sizeof buf - 1;
 	memcpy(buf, p->t.p, n);
 	buf[n] = 0;
-	if (p->t.len >= sizeof buf - 1 || vgt_parse_duration(buf, ns) < 0 || *ns <= 0) {
-		vgd_error(p->f, p->t.loc, "'%s' is not a positive duration (e.g. 20ms, 1.5s)", buf);
+	/* at most 10^18 ns (31 years): times plus durations stay within int64 */
+	if (p->t.len >= sizeof buf - 1 || vgt_parse_duration(buf, ns) < 0 || *ns <= 0 ||
+	    *ns > VGD_MAX_DURATION) {
+		vgd_error(p->f, p->t.loc,
+		          "'%s' is not a positive duration up to 31 years (e.g. 20ms, 1.5s)", buf);
 		p->failed = true;
 		return false;
 	}

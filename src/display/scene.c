@@ -606,8 +606,19 @@ void vgd_sort_by_depth(struct vgd_scene *sc)
 	free(where);
 }
 
+int64_t vgd_clamp_at(const struct vgd_display *d, int64_t at)
+{
+	/* first and last are times of a trace (ns since 1970, below 2^62): no overflow */
+	if (at < d->first - VGD_MAX_DURATION)
+		return d->first - VGD_MAX_DURATION;
+	if (at > d->last + VGD_MAX_DURATION)
+		return d->last + VGD_MAX_DURATION;
+	return at;
+}
+
 struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 {
+	at = vgd_clamp_at(d, at);
 	struct vgd_scene *sc = calloc(1, sizeof *sc);
 	if (!sc)
 		abort();

@@ -54,6 +54,8 @@ struct vgd_scene {
 };
 
 struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at);
+/* `at` within VGD_MAX_DURATION of the trace's span, where time arithmetic cannot overflow. */
+int64_t vgd_clamp_at(const struct vgd_display *d, int64_t at);
 /* The scene with time as a horizontal axis (scene_axis.c), after which vgd_scene_build
  * sorts and places the clock. */
 void vgd_scene_axis(struct vgd_scene *sc);

@@ -94,6 +94,7 @@ static json_t *link_json(const struct vgd_scene *sc, const struct vgd_link *l)
 
 char *vgd_scene_json(const struct vgd_display *d, int64_t at)
 {
+	at = vgd_clamp_at(d, at);
 	struct vgd_scene *sc = vgd_scene_build(d, at);
 	static const char *const modes[] = {"animation", "animationtrace", "axis"};
 	json_t *o = json_object();

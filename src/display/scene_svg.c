@@ -220,6 +220,7 @@ static void link_svg(FILE *out, const struct vgd_scene *sc, const struct vgd_lin
 
 int vgd_scene_svg(const struct vgd_display *d, int64_t at, FILE *out)
 {
+	at = vgd_clamp_at(d, at);
 	struct vgd_scene *sc = vgd_scene_build(d, at);
 	double W = d->f->width, H = d->f->height;
 	fprintf(out,

@@ -66,6 +66,15 @@ for at in end 100% "@$3"; do
 	got=$("$vigil" display render "$vgd" "$work/trace" --at "$at" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["at"])')
 	[ "$got" = "$3" ] || fail "--at $at gives $got, not the last event $3"
 done
+# instants far outside the trace are taken at 10^18 ns from it: no overflow, no error
+for at in @-9223372036854775807 @9223372036854775807 1000000000s; do
+	"$vigil" display render "$vgd" "$work/trace" --at "$at" --json >/dev/null 2>"$work/err" ||
+		fail "--at $at: $(cat "$work/err")"
+done
+expect 2 "is not a time" -- render "$vgd" "$work/trace" --at 9000000000s
+printf 'show Process as circle\ntime animationtrace 31536000s hold 31536000s\n' >"$work/long.vgd"
+"$vigil" display render "$work/long.vgd" "$work/trace" --at 50% -o "$work/long.svg" 2>"$work/err" ||
+	fail "a year's window: $(cat "$work/err")"
 # changes: sorted, distinct, within the trace
 "$vigil" display changes "$vgd" "$work/trace" >"$work/changes" || fail "changes"
 sort -n -u "$work/changes" | cmp -s - "$work/changes" || fail "changes are not sorted and distinct"
