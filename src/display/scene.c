@@ -260,18 +260,18 @@ static int by_key(const void *a, const void *b, void *arg)
 	return *(const long *)a < *(const long *)b ? -1 : 1;
 }
 
-void vgd_finder_build(struct vgd_finder *f, const struct vgd_icon *icons, size_t n)
+void vgd_finder_build(struct vgd_finder *f, struct vgd_icon *const *icons, size_t n)
 {
-	f->icons = icons;
+	f->icons = icons; /* the scene's array, which grows (and moves) later */
 	f->by_key = malloc((n + 1) * sizeof *f->by_key);
 	if (!f->by_key)
 		abort();
 	f->n = 0;
 	for (size_t i = 0; i < n; i++)
-		if (icons[i].entity)
+		if ((*icons)[i].entity)
 			f->by_key[f->n++] = (long)i;
 	/* qsort_r: scenes may be built by several threads at once (vigil ui) */
-	qsort_r(f->by_key, f->n, sizeof *f->by_key, by_key, (void *)icons);
+	qsort_r(f->by_key, f->n, sizeof *f->by_key, by_key, (void *)*icons);
 }
 
 /* The icon of the entity in cell (r, col, row), present ones first; -1 if none. */
@@ -284,14 +284,14 @@ long vgd_finder_find(const struct vgd_finder *f, const struct vgq_relation *r, i
 	size_t lo = 0, hi = f->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct vgd_icon *ic = &f->icons[f->by_key[mid]];
+		const struct vgd_icon *ic = &(*f->icons)[f->by_key[mid]];
 		if (ic->id < ref->id || (ic->id == ref->id && ic->gen < ref->gen))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	for (size_t i = lo; i < f->n; i++) {
-		const struct vgd_icon *ic = &f->icons[f->by_key[i]];
+		const struct vgd_icon *ic = &(*f->icons)[f->by_key[i]];
 		if (ic->id != ref->id || ic->gen != ref->gen)
 			break;
 		if (!kind || !strcasecmp(ic->kind, kind))
@@ -639,7 +639,7 @@ struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 		else
 			sc->icons[i].opacity = 1;
 	struct vgd_finder fd;
-	vgd_finder_build(&fd, sc->icons, sc->nicons);
+	vgd_finder_build(&fd, &sc->icons, sc->nicons);
 	/* relationships that change icons: aspects, then flashing (present tuples only) */
 	for (size_t i = 0; i < f->nshows; i++) {
 		const struct vgd_show *s = &f->shows[i];
@@ -663,7 +663,6 @@ struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 	for (size_t i = 0; i < f->nshows; i++)
 		if (f->shows[i].form == VGD_F_INSIDE) {
 			include(sc, &f->shows[i], &fd, &icap);
-			fd.icons = sc->icons; /* include may have moved the array */
 		}
 	layout(sc);
 	for (size_t i = 0; i < f->nshows; i++)

@@ -85,9 +85,9 @@ uint32_t vgd_upto(const struct vgd_show *s, int64_t at);
 struct vgd_finder {
 	long *by_key;
 	size_t n;
-	const struct vgd_icon *icons;
+	struct vgd_icon *const *icons; /* &scene->icons: valid however the array moves */
 };
-void vgd_finder_build(struct vgd_finder *f, const struct vgd_icon *icons, size_t n);
+void vgd_finder_build(struct vgd_finder *f, struct vgd_icon *const *icons, size_t n);
 /* The icon of the entity in cell (r, col, row) of that kind (NULL: any); -1 if none. */
 long vgd_finder_find(const struct vgd_finder *f, const struct vgq_relation *r, int col,
                      uint32_t row, const char *kind);

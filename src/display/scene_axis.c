@@ -78,7 +78,7 @@ void vgd_scene_axis(struct vgd_scene *sc)
 	}
 	size_t nbase = sc->nicons;
 	struct vgd_finder fd;
-	vgd_finder_build(&fd, sc->icons, nbase);
+	vgd_finder_build(&fd, &sc->icons, nbase);
 	for (size_t k = 0; k < f->nshows; k++) {
 		const struct vgd_show *s = &f->shows[k];
 		if (s->form == VGD_F_ICON || s->form == VGD_F_LINK)
