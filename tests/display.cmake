@@ -83,3 +83,9 @@ target_link_libraries(scene_threads PRIVATE vigil_display vigil_trace Threads::T
 add_test(NAME display.threads COMMAND /bin/sh ${DISPLAY_DIR}/scene_threads.sh
                                       ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR})
 set_tests_properties(display.threads PROPERTIES LABELS "sanitize;display" TIMEOUT 120)
+
+# Mutants of the example displays checked and drawn against a real trace: the checker and
+# the scene builder on inputs nobody wrote (fixed seeds and one fresh; VIGIL_SEED=N).
+add_test(NAME display.robust COMMAND ${DISPLAY_PYTHON3} ${DISPLAY_DIR}/robust.py
+                                     ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR} 60)
+set_tests_properties(display.robust PROPERTIES LABELS "sanitize;display" TIMEOUT 600)
