@@ -20,5 +20,6 @@ int vg_cmd_probes(int argc, char **argv);
 int vg_cmd_send(int argc, char **argv);
 int vg_cmd_store(int argc, char **argv);
 int vg_cmd_ui(int argc, char **argv);
+int vg_cmd_display(int argc, char **argv);
 
 #endif

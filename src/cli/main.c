@@ -32,6 +32,7 @@ static const struct command commands[] = {
     {"send", vg_cmd_send, "ship what a killed subject left in its spool to the collector"},
     {"store", vg_cmd_store, "write the relations of traces into PostgreSQL tables"},
     {"ui", vg_cmd_ui, "a web page over a trace: timeline, TQuel workbench, JSON API"},
+    {"display", vg_cmd_display, "check a .vgd display; draw its scene at an instant (SVG, JSON)"},
 };
 
 static void usage(FILE *f)
