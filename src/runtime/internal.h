@@ -104,6 +104,7 @@ enum {
 	VG_B_NET_RECV,
 	VG_B_NET_CLOSE,
 	VG_B_NET_UNFOLLOWED,
+	VG_B_PROCESS_NAME, /* what the process calls itself now (title.c, hooks.c) */
 	VG_B_COUNT
 };
 
@@ -247,6 +248,18 @@ void vg__process_start_image(int after_fork);
 void vg__process_begin_once(void);
 void vg__process_end(int status);
 const char *vg__proc_env(void); /* "VIGIL_PROC=...", as this image tells an exec'd one */
+void vg__process_renamed(const char *name); /* records vg.process.name */
+
+/* thread_table.c: recorded threads by pthread_t, for renames by another thread */
+void vg__thread_table_add(vg_entity *self); /* the calling thread, from its begin */
+void vg__thread_table_remove(void);         /* the calling thread, at its end */
+void vg__thread_table_after_fork(void);
+int vg__thread_table_rename(pthread_t th, const char *name); /* 1: recorded */
+
+/* title.c: the process title rewritten in argv, noticed at points the runtime visits */
+void vg__title_init(void);
+void vg__title_after_fork(void);
+void vg__title_check(void);
 
 /* logcap.c: log capture (docs/logcapture.md); the rest is in logcap.h */
 void vg__logcap_init(void), vg__logcap_process_end(void), vg__logcap_after_fork(void);

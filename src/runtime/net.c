@@ -141,6 +141,7 @@ void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint6
 	vg_sensor *s = vg__builtin(which);
 	if (!s || !vg_on(s))
 		return;
+	vg__title_check(); /* so that the event carries the process's current name */
 	struct vg_thread *t = &vg__tls;
 	uint8_t *p = vg_event_begin(s, VG_NET_IO_PAYLOAD);
 	if (!p)
@@ -185,6 +186,7 @@ void vg__net_make_room(void)
 void vg__net_emit_conn(int32_t fd, uint64_t conn, const char *kind, const char *role,
                        const char *local, const char *remote)
 {
+	vg__title_check();
 	vg_value v[8];
 	v[0].i = fd;
 	v[1].u = conn;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -594,6 +595,12 @@ void vg__stream_thread_start(void)
 		vg__emit_thread_continued(tid, st->self.gen, name);
 	else
 		vg__emit_thread_begin(tid, st->self.gen, name);
+	vg__thread_table_add(&st->self);
+	/* Named by its creator between reading its name and joining the table: seen now. */
+	char again[17] = {0};
+	if (syscall(SYS_prctl, PR_GET_NAME, again, 0, 0, 0) == 0 && strcmp(again, name))
+		vg__emit_thread_name(tid, st->self.gen, again);
+	vg__title_check();
 	if (vg__control_on) { /* a monitor may enable sensors placed on this thread */
 		pthread_mutex_lock(&vg__rt.lock);
 		vg__control_entity_live_locked(&st->self, name);
@@ -607,6 +614,8 @@ void vg__stream_thread_exit(void)
 	struct vg_stream *st = tls_stream;
 	if (t->state != STREAM_OPEN || !st)
 		return;
+	vg__thread_table_remove();
+	vg__title_check();
 	vg__emit_thread_end((uint32_t)st->self.id, st->self.gen);
 	vg__track_thread_exit();
 	vg__track_call_thread_exit();
