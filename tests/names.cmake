@@ -5,6 +5,7 @@
 #                    exact names and valid times in vg.*.name events, the Process and
 #                    Thread relations (TQuel), babeltrace2; `vigil net report` sums its
 #                    .vgl states exactly against the state relation's tuples
+#   names.exec       after exec, the process is called what the new program is called
 #   names.postgres   Debian's PostgreSQL recorded: checkpointer, WAL writer and a backend
 #                    told apart by their titles, with the name before and after each
 set(NAMES_GEN ${CMAKE_CURRENT_BINARY_DIR}/names_gen)
@@ -19,7 +20,7 @@ add_executable(names_subject ${CMAKE_SOURCE_DIR}/tests/names/names_subject.c
 target_include_directories(names_subject PRIVATE ${CMAKE_SOURCE_DIR}/include ${NAMES_GEN})
 target_link_libraries(names_subject PRIVATE vigil_runtime Threads::Threads)
 
-foreach(t subject states postgres)
+foreach(t subject exec states postgres)
   add_test(NAME names.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/names/names_test.py ${t})
   set_tests_properties(names.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 180)

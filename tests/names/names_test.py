@@ -1,6 +1,6 @@
 """Names that follow what processes and threads call themselves, and user-defined states
 summed per network (docs/net.md "Process names", "User-defined states").
-Run: names_test.py subject|states|postgres."""
+Run: names_test.py subject|exec|states|postgres."""
 import glob
 import json
 import os
@@ -109,6 +109,24 @@ def test_subject():
     want = {0: "names_subject", 1: "m-prctl", 2: "m-prctl", 3: "m-prctl",
             4: "names: title one", 5: "names: title two", 6: "names: title two"}
     check(got == want, f"names at the markers: {got}")
+
+
+def test_exec():
+    """exec: the process is then called what the new program is called."""
+    trace = os.path.join(tmpdir("names-exec"), "trace")
+    run([VIGIL, "record", "-q", "-o", trace, "--", "/bin/sh", "-c", f"exec {SUBJECT} names"],
+        check_rc=0)
+    ev, _ = dump_json(trace)
+    pid = next(e["pid"] for e in ev if e["name"] == "vg.process.begin")
+    begin = next(e for e in ev if e["name"] == "vg.process.begin")
+    exe = next(e for e in ev if e["name"] == "vg.process.exec")
+    ren = [(e["ts"], e["fields"]["name"]) for e in ev if e["name"] == "vg.process.name"]
+    check(begin["fields"]["name"] == "sh" and ren and ren[0][1] == "names_subject" and
+          ren[0][0] > exe["ts"], f"begin {begin['fields']}, exec at {exe['ts']}, renames {ren}")
+    end = next(e["ts"] for e in ev if e["name"] == "vg.process.end")
+    got = timeline(query(trace, f"range of P is Process retrieve (P.name) where P.id = {pid}"))
+    want = expected_timeline((begin["ts"], "sh"), ren, end)
+    check(got == want, f"Process relation across exec:\n  got  {got}\n  want {want}")
 
 
 def test_states():
@@ -224,4 +242,5 @@ def test_postgres():
 
 
 if __name__ == "__main__":
-    main({"subject": test_subject, "states": test_states, "postgres": test_postgres})
+    main({"subject": test_subject, "exec": test_exec, "states": test_states,
+          "postgres": test_postgres})
