@@ -3,9 +3,10 @@
 #   names.subject    tests/names/names_subject.c renames itself (prctl, pthread_setname_np
 #                    of itself and of another thread, its argv title) between markers:
 #                    exact names and valid times in vg.*.name events, the Process and
-#                    Thread relations (TQuel), babeltrace2; `vigil net report` sums its
-#                    .vgl states exactly against the state relation's tuples
+#                    Thread relations (TQuel), babeltrace2
 #   names.exec       after exec, the process is called what the new program is called
+#   names.states     `vigil net report` sums the subject's .vgl states per network exactly
+#                    against the state relation's tuples; names in the network and SVG
 #   names.postgres   Debian's PostgreSQL recorded: checkpointer, WAL writer and a backend
 #                    told apart by their titles, with the name before and after each
 set(NAMES_GEN ${CMAKE_CURRENT_BINARY_DIR}/names_gen)
