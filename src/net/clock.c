@@ -375,7 +375,8 @@ static void states_apply(struct vgn_set *s, const struct vgn_clock *c)
 		uint32_t host = s->procs[s->threads[st->thread].proc].host;
 		st->cts = st->ts - (int64_t)llround(vgn_clock_correction(c, host, st->ts));
 	}
-	qsort(s->states, s->nstates, sizeof *s->states, by_thread_time);
+	if (s->nstates) /* qsort of NULL, 0 is undefined */
+		qsort(s->states, s->nstates, sizeof *s->states, by_thread_time);
 	for (size_t t = 0; t < s->nthreads; t++)
 		s->threads[t].state_n = 0;
 	for (size_t i = s->nstates; i-- > 0;) {

@@ -1,6 +1,6 @@
 """Names that follow what processes and threads call themselves, and user-defined states
 summed per network (docs/net.md "Process names", "User-defined states").
-Run: names_test.py subject|exec|states|postgres."""
+Run: names_test.py subject|exec|states|postgres|subject_linked|states_linked."""
 import glob
 import json
 import os
@@ -16,9 +16,16 @@ from vigil_testlib import (BIN, VIGIL, Failure, bt2_events, check, dump_json, ma
 SUBJECT = os.path.join(BIN, "names_subject")
 
 
+LINKED = False  # *_linked: the subject records itself (VIGIL_OUT), as under the sanitizers
+
+
 def record(args, stdin=None):
     trace = os.path.join(tmpdir("names"), "trace")
-    run([VIGIL, "record", "-q", "-o", trace, "--", SUBJECT, *args], check_rc=0, input=stdin)
+    if LINKED:
+        run([SUBJECT, *args], env={"VIGIL_OUT": trace}, check_rc=0, input=stdin)
+    else:
+        run([VIGIL, "record", "-q", "-o", trace, "--", SUBJECT, *args], check_rc=0,
+            input=stdin)
     events, d = dump_json(trace)
     check(d.returncode == 0, f"vigil dump: {d.stderr}")
     return trace, events
@@ -241,6 +248,15 @@ def test_postgres():
             print(f"kept {pg.dir}")
 
 
+def linked(test):
+    def t():
+        global LINKED
+        LINKED = True
+        test()
+    return t
+
+
 if __name__ == "__main__":
     main({"subject": test_subject, "exec": test_exec, "states": test_states,
-          "postgres": test_postgres})
+          "postgres": test_postgres, "subject_linked": linked(test_subject),
+          "states_linked": linked(test_states)})
