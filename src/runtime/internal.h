@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -259,7 +260,30 @@ int vg__thread_table_rename(pthread_t th, const char *name); /* 1: recorded */
 /* title.c: the process title rewritten in argv, noticed at points the runtime visits */
 void vg__title_init(void);
 void vg__title_after_fork(void);
-void vg__title_check(void);
+void vg__title_slow(void);
+struct vg_title {
+	const char *volatile area; /* the argv area's start; NULL: not looking */
+	unsigned nwords;           /* 0: no fast path */
+	uint64_t words[17];        /* its first bytes as last seen: the title, its NUL */
+};
+extern struct vg_title vg__title;
+/* Compares the title with the last one seen (a few word loads); records a change. */
+static inline void vg__title_check(void)
+{
+	const char *a = vg__title.area;
+	if (!a)
+		return;
+	for (unsigned i = 0; i < vg__title.nwords; i++) {
+		uint64_t w;
+		memcpy(&w, a + 8 * i, 8);
+		if (w != vg__title.words[i]) {
+			vg__title_slow();
+			return;
+		}
+	}
+	if (!vg__title.nwords)
+		vg__title_slow();
+}
 
 /* logcap.c: log capture (docs/logcapture.md); the rest is in logcap.h */
 void vg__logcap_init(void), vg__logcap_process_end(void), vg__logcap_after_fork(void);

@@ -18,11 +18,26 @@
 
 #define TITLE_MAX 128 /* longer titles are cut: a name, not a command line */
 
-static const char *area; /* NULL: unknown, or not recording */
+/* The fast path (internal.h, vg__title_check) compares vg__title.words with the area's
+ * first bytes, the title and its NUL, a word at a time. */
+struct vg_title vg__title;
 static size_t area_len;
 static char seen[TITLE_MAX + 1]; /* the last title seen, NUL-terminated */
 static size_t seen_len;
 static atomic_flag busy = ATOMIC_FLAG_INIT;
+
+/* Takes the words the fast path compares: the title and its NUL (or the cut), rounded
+ * up to words while the area has them; else no fast path (every check is slow). */
+static void snapshot(void)
+{
+	size_t n = (seen_len + 1 + 7) / 8;
+	if (n * 8 > area_len || n > sizeof vg__title.words / 8) {
+		vg__title.nwords = 0;
+		return;
+	}
+	memcpy(vg__title.words, vg__title.area, n * 8);
+	vg__title.nwords = (unsigned)n;
+}
 
 /* Fields 48 (arg_start) and 51 (env_end) of /proc/self/stat. */
 static int read_bounds(uintptr_t *start, uintptr_t *end)
@@ -58,6 +73,7 @@ static int read_bounds(uintptr_t *start, uintptr_t *end)
 /* Copies the title (the string at the area's start, cut at TITLE_MAX) into out. */
 static size_t read_title(char out[TITLE_MAX + 1])
 {
+	const char *area = vg__title.area;
 	size_t n = 0, max = area_len < TITLE_MAX ? area_len : TITLE_MAX;
 	while (n < max && area[n])
 		n++;
@@ -69,12 +85,13 @@ static size_t read_title(char out[TITLE_MAX + 1])
 void vg__title_init(void)
 {
 	uintptr_t start, end;
-	area = NULL;
+	vg__title.area = NULL;
 	if (!vg__rt.recording || read_bounds(&start, &end) < 0)
 		return;
-	area = (const char *)start;
 	area_len = end - start;
+	vg__title.area = (const char *)start;
 	seen_len = read_title(seen);
+	snapshot();
 }
 
 /* A fork child shares the area's addresses and the title seen; it only stops looking
@@ -82,15 +99,12 @@ void vg__title_init(void)
 void vg__title_after_fork(void)
 {
 	if (!vg__rt.recording)
-		area = NULL;
+		vg__title.area = NULL;
 }
 
-void vg__title_check(void)
+/* The words differ: the title changed, or bytes after it in the last word did. */
+void vg__title_slow(void)
 {
-	/* The common case: the same bytes and the same end (the NUL, or the cut). */
-	if (!area || (!memcmp(area, seen, seen_len) &&
-	              (seen_len == TITLE_MAX || seen_len == area_len || !area[seen_len])))
-		return;
 	if (atomic_flag_test_and_set(&busy)) /* another thread is recording it */
 		return;
 	char now[TITLE_MAX + 1];
@@ -100,5 +114,6 @@ void vg__title_check(void)
 		seen_len = n;
 		vg__process_renamed(now);
 	}
+	snapshot();
 	atomic_flag_clear(&busy);
 }
