@@ -335,7 +335,8 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 			st->from = json_integer_value(json_object_get(x, "from"));
 			st->to = json_integer_value(json_object_get(x, "to"));
 			if (!st->label || !json_is_integer(json_object_get(x, "from")) ||
-			    !json_is_integer(json_object_get(x, "to")) || st->to < st->from) {
+			    !json_is_integer(json_object_get(x, "to")) || st->to < st->from ||
+			    (t->nstates > 1 && st->from < st[-1].to)) { /* in order, apart */
 				bad(err, errsize, path, "thread state of thread", i);
 				goto fail;
 			}

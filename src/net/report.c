@@ -75,7 +75,16 @@ static void states_sum(const struct vgn_graph *g, struct vgn_stats *st)
 			continue;
 		const struct vgn_gthread *th = &g->threads[g->vertices[x->to].thread];
 		int64_t a = g->vertices[x->from].ts, b = g->vertices[x->to].ts;
-		for (size_t i = 0; i < th->nstates && th->states[i].from < b; i++) {
+		/* states follow each other: the first that ends after a, by bisection */
+		size_t lo = 0, hi = th->nstates;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (th->states[mid].to <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo; i < th->nstates && th->states[i].from < b; i++) {
 			int64_t lo = th->states[i].from > a ? th->states[i].from : a;
 			int64_t hi = th->states[i].to < b ? th->states[i].to : b;
 			if (hi > lo)

@@ -179,6 +179,15 @@ def test_states():
         check(got["ThreadPhase=" + ph] == r["to"] - r["from"], f"{ph}: {got} vs {r}")
     text = run([VIGIL, "net", "report", files[0]], check_rc=0).stdout
     check("ThreadPhase=parse" in text and "(disk-worker)" in text, f"report:\n{text}")
+    # a network file whose states overlap is refused with one line, not summed
+    bad = os.path.join(nets, "bad.json")
+    t = next(t for t in net["threads"] if len(t.get("states", [])) > 1)
+    t["states"][1]["from"] = t["states"][0]["from"]
+    with open(bad, "w") as f:
+        json.dump(net, f)
+    p = run([VIGIL, "net", "report", bad])
+    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and
+          "thread state" in p.stderr, f"overlapping states: {p.returncode} {p.stderr}")
     svg = os.path.join(nets, "n.svg")
     run([VIGIL, "net", "render", files[0], "--svg", svg], check_rc=0)
     with open(svg) as f:
