@@ -7,6 +7,8 @@
 #   names.exec       after exec, the process is called what the new program is called
 #   names.states     `vigil net report` sums the subject's .vgl states per network exactly
 #                    against the state relation's tuples; names in the network and SVG
+#   names.nginx      Debian's nginx recorded with curl: master and workers by their titles,
+#                    each request's network served by "nginx: worker process"
 #   names.*_linked   the same, the subject recording itself (VIGIL_OUT): under the sanitizers
 #   names.postgres   Debian's PostgreSQL recorded: checkpointer, WAL writer and a backend
 #                    told apart by their titles, with the name before and after each
@@ -22,7 +24,7 @@ add_executable(names_subject ${CMAKE_SOURCE_DIR}/tests/names/names_subject.c
 target_include_directories(names_subject PRIVATE ${CMAKE_SOURCE_DIR}/include ${NAMES_GEN})
 target_link_libraries(names_subject PRIVATE vigil_runtime Threads::Threads)
 
-foreach(t subject exec states postgres subject_linked states_linked)
+foreach(t subject exec states postgres nginx subject_linked states_linked)
   add_test(NAME names.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/names/names_test.py ${t})
   set_tests_properties(names.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 180)

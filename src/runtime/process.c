@@ -284,6 +284,7 @@ static void on_process_exit(int status, void *arg)
 
 static void atfork_prepare(void)
 {
+	vg__title_check(); /* a server names itself, then forks its workers (nginx) */
 	pthread_mutex_lock(&vg__rt.lock);
 }
 static void atfork_parent(void)

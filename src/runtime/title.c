@@ -2,7 +2,8 @@
  * "postgres: checkpointer", nginx's "nginx: worker process", sshd). No call announces it,
  * so the runtime compares the string at the start of the argv area (where
  * /proc/PID/cmdline and ps read it) with the last one seen, at points it visits anyway:
- * every vg.net.* event, a thread's start and end, exec and the process's end
+ * every vg.net.* event, a wait (hooks_wait.c), a thread's start and end, fork, exec and
+ * the process's end
  * (docs/net.md, "Process names"). A change is recorded as vg.process.name, dated when it
  * was noticed: the title changed after the previous check point and no later than that.
  *

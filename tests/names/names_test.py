@@ -1,6 +1,6 @@
 """Names that follow what processes and threads call themselves, and user-defined states
 summed per network (docs/net.md "Process names", "User-defined states").
-Run: names_test.py subject|exec|states|postgres|subject_linked|states_linked."""
+Run: names_test.py subject|exec|states|postgres|nginx|subject_linked|states_linked."""
 import glob
 import json
 import os
@@ -257,6 +257,61 @@ def test_postgres():
             print(f"kept {pg.dir}")
 
 
+def test_nginx():
+    """Debian's nginx (2 workers) recorded with curl: the master and its workers named by
+    their titles, and the network of each request names its server so."""
+    sys.path.insert(0, os.path.join(HERE, "..", "net", "record"))
+    import nginx_server
+    curl = shutil.which("curl")
+    if not (os.path.exists(nginx_server.NGINX) and curl):
+        if os.environ.get("CI") == "true":
+            raise Failure("nginx and curl are not installed (scripts/install-deps.sh)")
+        print("skip: nginx or curl is not installed")
+        sys.exit(77)
+    d = tmpdir("names-nginx")
+    conf, port = nginx_server.make(d, {"index.html": b"<p>named</p>\n"}, workers=2)
+    url = f"http://127.0.0.1:{port}/index.html"
+    script = f"""
+{' '.join(f"'{a}'" for a in nginx_server.command(conf, d))} &
+ok=0
+for i in $(seq 400); do
+  [ -s {d}/nginx.pid ] && {curl} -s -o /dev/null {url} && ok=1 && break; sleep 0.05
+done
+[ $ok = 1 ] || {{ echo nginx did not answer >&2; kill $!; wait; exit 1; }}
+rc=0
+for i in 1 2 3; do {curl} -s -o /dev/null {url} || rc=1; done
+kill -QUIT $(cat {d}/nginx.pid)
+wait
+exit $rc
+"""
+    trace = os.path.join(d, "trace")
+    run([VIGIL, "record", "-q", "-o", trace, "--", "sh", "-c", script], check_rc=0, timeout=100)
+    ev, _ = dump_json(trace)
+    begin = {e["fields"]["pid"]: e for e in ev if e["name"] == "vg.process.begin"}
+    ren = {}
+    for e in ev:
+        if e["name"] == "vg.process.name":
+            ren.setdefault(e["fields"]["pid"], []).append(e["fields"]["name"])
+    master = [p for p, r in ren.items() if any(n.startswith("nginx: master process ") for n in r)]
+    workers = [p for p, r in ren.items() if "nginx: worker process" in r]
+    check(len(master) == 1 and len(workers) == 2, f"nginx titles: {ren}")
+    # names over time: the shell that exec'd the master, then nginx, then its title
+    seq = {p: [begin[p]["fields"]["name"]] + ren[p] for p in master + workers}
+    check(seq[master[0]][:2] == ["sh", "nginx"] and len(seq[master[0]]) == 3,
+          f"master: {seq[master[0]]}")
+    for p in workers:
+        # (on SIGQUIT a worker calls itself "nginx: worker process is shutting down")
+        check(seq[p][:2] == ["nginx", "nginx: worker process"] and
+              set(seq[p][2:]) <= {"nginx: worker process is shutting down"},
+              f"worker {p}: {seq[p]}")
+    nets = os.path.join(d, "nets")
+    run([VIGIL, "net", "split", trace, "-o", nets], check_rc=None)
+    rep = json.loads(run([VIGIL, "net", "report", "--json", nets], check_rc=0).stdout)
+    served = [n for n in rep["networks"] if n["servers"] == "curl > nginx: worker process"]
+    check(len(served) >= 4, "each curl request's network names nginx's worker by its title: "
+          f"{sorted(n['servers'] for n in rep['networks'])}")
+
+
 def linked(test):
     def t():
         global LINKED
@@ -267,5 +322,5 @@ def linked(test):
 
 if __name__ == "__main__":
     main({"subject": test_subject, "exec": test_exec, "states": test_states,
-          "postgres": test_postgres, "subject_linked": linked(test_subject),
+          "postgres": test_postgres, "nginx": test_nginx, "subject_linked": linked(test_subject),
           "states_linked": linked(test_states)})
