@@ -252,10 +252,11 @@ const char *vg__proc_env(void); /* "VIGIL_PROC=...", as this image tells an exec
 void vg__process_renamed(const char *name); /* records vg.process.name */
 
 /* thread_table.c: recorded threads by pthread_t, for renames by another thread */
-void vg__thread_table_add(vg_entity *self); /* the calling thread, from its begin */
-void vg__thread_table_remove(void);         /* the calling thread, at its end */
+void vg__thread_table_join(vg_entity *self); /* the calling thread after its begin (NULL:
+                                                 streamless); writes renames pending */
+void vg__thread_table_remove(void);          /* the calling thread, at its end */
 void vg__thread_table_after_fork(void);
-int vg__thread_table_rename(pthread_t th, const char *name); /* 1: recorded */
+void vg__thread_table_rename(pthread_t th, const char *name); /* one event, now or pending */
 
 /* title.c: the process title rewritten in argv, noticed at points the runtime visits */
 void vg__title_init(void);

@@ -492,6 +492,7 @@ static void packet_close(struct vg_stream *st)
 static void thread_exit_destructor(void *arg)
 {
 	if (arg == STREAMLESS) {
+		vg__thread_table_remove();
 		if (vg__wanted(vg__builtin(VG_B_THREAD_END), NULL))
 			count_discard(NULL);
 		return;
@@ -546,6 +547,7 @@ void vg__stream_thread_start(void)
 			close(st->fd);
 		count_discard(NULL);
 		free(st);
+		vg__thread_table_join(NULL);
 		pthread_once(&key_once, make_key);
 		if (key_ready)
 			pthread_setspecific(exit_key, STREAMLESS);
@@ -576,6 +578,7 @@ void vg__stream_thread_start(void)
 			unlinkat(dir, st->name, 0);
 		count_discard(NULL);
 		free(st);
+		vg__thread_table_join(NULL);
 		pthread_once(&key_once, make_key);
 		if (key_ready) /* its end is counted too: kept + discarded = emitted */
 			pthread_setspecific(exit_key, STREAMLESS);
@@ -595,11 +598,7 @@ void vg__stream_thread_start(void)
 		vg__emit_thread_continued(tid, st->self.gen, name);
 	else
 		vg__emit_thread_begin(tid, st->self.gen, name);
-	vg__thread_table_add(&st->self);
-	/* Named by its creator between reading its name and joining the table: seen now. */
-	char again[17] = {0};
-	if (syscall(SYS_prctl, PR_GET_NAME, again, 0, 0, 0) == 0 && strcmp(again, name))
-		vg__emit_thread_name(tid, st->self.gen, again);
+	vg__thread_table_join(&st->self); /* and renames by its creator, pending till now */
 	vg__title_check();
 	if (vg__control_on) { /* a monitor may enable sensors placed on this thread */
 		pthread_mutex_lock(&vg__rt.lock);
