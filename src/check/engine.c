@@ -290,6 +290,7 @@ static bool op_entity(struct vgc *c, struct vgc_key *k, uint64_t *gen)
 	switch (ty->builtin) {
 	case VGC_B_PROCESS_BEGIN:
 	case VGC_B_PROCESS_END:
+	case VGC_B_PROCESS_NAME:
 		*k = key_of(c, VGC_KIND_PROCESS, uval(&vals[ty->f_id]));
 		break;
 	case VGC_B_THREAD_BEGIN:

@@ -22,6 +22,7 @@ static const struct {
 } builtins[] = {
     {"vg.process.begin", VGC_B_PROCESS_BEGIN, VGC_OP_CREATE},
     {"vg.process.end", VGC_B_PROCESS_END, VGC_OP_RECLAIM},
+    {"vg.process.name", VGC_B_PROCESS_NAME, VGC_OP_RENAME},
     {"vg.thread.begin", VGC_B_THREAD_BEGIN, VGC_OP_CREATE},
     {"vg.thread.name", VGC_B_THREAD_NAME, VGC_OP_RENAME},
     {"vg.thread.end", VGC_B_THREAD_END, VGC_OP_RECLAIM},
@@ -59,6 +60,7 @@ static bool builtin_fields(struct vgc_type *ty)
 		return is_int(t, ty->f_id);
 	case VGC_B_PROCESS_BEGIN:
 	case VGC_B_PROCESS_END:
+	case VGC_B_PROCESS_NAME:
 		ty->f_id = vgt_type_field(t, "pid");
 		break;
 	case VGC_B_THREAD_BEGIN:

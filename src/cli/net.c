@@ -559,22 +559,27 @@ static int cmd_report(int argc, char **argv)
 			for (size_t t = 0; t < g->nthreads; t++) {
 				const struct vgn_gthread *th = &g->threads[t];
 				json_array_append_new(
-				    pt,
-				    json_pack("{s:s,s:I,s:I,s:s,s:f,s:f}", "host", th->host, "pid",
-				              (json_int_t)th->pid, "tid", (json_int_t)th->tid,
-				              "program", th->program, "running_ms",
-				              (double)st.per_thread[t].running / 1e6, "waiting_ms",
-				              (double)st.per_thread[t].waiting / 1e6));
+				    pt, json_pack(
+				            "{s:s,s:I,s:I,s:s,s:s,s:f,s:f}", "host", th->host,
+				            "pid", (json_int_t)th->pid, "tid", (json_int_t)th->tid,
+				            "program", th->program, "name", th->name, "running_ms",
+				            (double)st.per_thread[t].running / 1e6, "waiting_ms",
+				            (double)st.per_thread[t].waiting / 1e6));
 			}
-			json_t *o = json_pack(
-			    "{s:s,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "file",
-			    files[i], "network", (json_int_t)g->id, "response_ms",
-			    (double)st.response / 1e6, "threads", (json_int_t)st.threads,
-			    "processes", (json_int_t)st.processes, "machines",
-			    (json_int_t)st.machines, "messages", (json_int_t)st.messages,
-			    "cross_host_messages", (json_int_t)st.cross_host_messages, "pairs",
-			    (json_int_t)st.pairs, "bytes", (json_int_t)st.bytes, "unmatched",
-			    (json_int_t)st.unmatched, "servers", st.servers, "per_thread", pt);
+			json_t *states = json_object();
+			for (size_t k = 0; k < st.nstates; k++)
+				json_object_set_new(states, st.states[k].label,
+				                    json_real((double)st.states[k].ns / 1e6));
+			json_t *o =
+			    json_pack("{s:s,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:o,s:o}",
+			              "file", files[i], "network", (json_int_t)g->id, "response_ms",
+			              (double)st.response / 1e6, "threads", (json_int_t)st.threads,
+			              "processes", (json_int_t)st.processes, "machines",
+			              (json_int_t)st.machines, "messages", (json_int_t)st.messages,
+			              "cross_host_messages", (json_int_t)st.cross_host_messages,
+			              "pairs", (json_int_t)st.pairs, "bytes", (json_int_t)st.bytes,
+			              "unmatched", (json_int_t)st.unmatched, "servers", st.servers,
+			              "per_thread", pt, "states_ms", states);
 			json_array_append_new(jnets, o ? o : json_null());
 		} else {
 			printf(
@@ -587,6 +592,11 @@ static int cmd_report(int argc, char **argv)
 			    st.threads == 1 ? "" : "s", st.processes, st.processes == 1 ? "" : "es",
 			    st.machines, st.machines == 1 ? "" : "s", st.messages,
 			    st.cross_host_messages, st.pairs, st.bytes, st.unmatched, st.servers);
+			for (size_t k = 0; k < st.nstates; k++)
+				printf("%s %s %.3f ms", k ? "," : "  states:", st.states[k].label,
+				       (double)st.states[k].ns / 1e6);
+			if (st.nstates)
+				fputc('\n', stdout);
 			if (threads) {
 				printf("  %-40s %14s %14s\n", "thread (host/pid/tid program)",
 				       "running ms", "waiting ms");
@@ -594,8 +604,10 @@ static int cmd_report(int argc, char **argv)
 					const struct vgn_gthread *th = &g->threads[t];
 					char label[256];
 					snprintf(label, sizeof label,
-					         "%s/%" PRId64 "/%" PRId64 " %s", th->host, th->pid,
-					         th->tid, th->program);
+					         "%s/%" PRId64 "/%" PRId64 " %s%s%s%s", th->host,
+					         th->pid, th->tid, th->program,
+					         *th->name ? " (" : "", th->name,
+					         *th->name ? ")" : "");
 					printf("  %-40s %14.3f %14.3f\n", label,
 					       (double)st.per_thread[t].running / 1e6,
 					       (double)st.per_thread[t].waiting / 1e6);

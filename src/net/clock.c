@@ -357,8 +357,38 @@ double vgn_clock_correction(const struct vgn_clock *c, uint32_t host, int64_t ts
 	return off;
 }
 
+static int by_thread_time(const void *a, const void *b)
+{
+	const struct vgn_state *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->cts != y->cts)
+		return x->cts < y->cts ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* User-defined states: corrected like events, then grouped by thread in time order. */
+static void states_apply(struct vgn_set *s, const struct vgn_clock *c)
+{
+	for (size_t i = 0; i < s->nstates; i++) {
+		struct vgn_state *st = &s->states[i];
+		uint32_t host = s->procs[s->threads[st->thread].proc].host;
+		st->cts = st->ts - (int64_t)llround(vgn_clock_correction(c, host, st->ts));
+	}
+	if (s->nstates) /* qsort of NULL, 0 is undefined */
+		qsort(s->states, s->nstates, sizeof *s->states, by_thread_time);
+	for (size_t t = 0; t < s->nthreads; t++)
+		s->threads[t].state_n = 0;
+	for (size_t i = s->nstates; i-- > 0;) {
+		struct vgn_thread *th = &s->threads[s->states[i].thread];
+		th->state_first = (uint32_t)i;
+		th->state_n++;
+	}
+}
+
 uint64_t vgn_clock_apply(struct vgn_set *s, const struct vgn_clock *c)
 {
+	states_apply(s, c);
 	for (size_t i = 0; i < s->nevents; i++) {
 		struct vgn_event *e = &s->events[i];
 		e->cts = e->ts - (int64_t)llround(vgn_clock_correction(

@@ -24,6 +24,8 @@ void vgn_graph_free(struct vgn_graph *g)
 {
 	if (!g)
 		return;
+	for (size_t t = 0; t < g->nthreads; t++)
+		free(g->threads[t].states);
 	free(g->threads);
 	free(g->vertices);
 	free(g->edges);
@@ -54,6 +56,7 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 		snprintf(g->iid, sizeof g->iid, "%016" PRIx64 "%016" PRIx64, in->iid_hi,
 		         in->iid_lo);
 	uint32_t prev = VGN_NONE;
+	uint32_t *set_thread = NULL; /* graph thread -> the set's */
 	for (uint32_t k = a; k < b; k++) {
 		uint32_t ev = sp->events[k];
 		const struct vgn_event *e = &s->events[ev];
@@ -62,9 +65,16 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 			const struct vgn_thread *th = &s->threads[e->thread];
 			const struct vgn_proc *pr = &s->procs[th->proc];
 			VGN_GROW(g->threads, cap_t, g->nthreads + 1);
-			g->threads[g->nthreads] = (struct vgn_gthread){
-			    str(g, s->hosts[pr->host].name), str(g, e->program), str(g, th->name),
-			    pr->pid, th->tid};
+			set_thread = vgn__xrealloc(set_thread, cap_t, sizeof *set_thread);
+			set_thread[g->nthreads] = e->thread;
+			g->threads[g->nthreads] =
+			    (struct vgn_gthread){str(g, s->hosts[pr->host].name),
+			                         str(g, e->program),
+			                         str(g, e->name ? e->name : th->name),
+			                         pr->pid,
+			                         th->tid,
+			                         NULL,
+			                         0};
 			gt = (uint32_t)g->nthreads++;
 			vgn_tmap_put(&tmap, e->thread, 0, 0, gt);
 			prev = VGN_NONE;
@@ -80,7 +90,9 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 		                         ev == sp->inputs[n],
 		                         str(g, e->text),
 		                         cn ? str(g, cn->local) : NULL,
-		                         cn ? str(g, cn->remote) : NULL};
+		                         cn ? str(g, cn->remote) : NULL,
+		                         str(g, e->program),
+		                         str(g, e->name)};
 		if (ev == sp->inputs[n])
 			g->input = v;
 		vgn_tmap_put(&vmap, ev, 0, 0, v);
@@ -137,6 +149,26 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 		g->edges[g->nedges++] =
 		    (struct vgn_gedge){VGN_E_SPAWN, lo - 1, vfirst[gt], 0, false};
 	}
+	/* user-defined states of each thread, clipped to its first .. last vertex here */
+	for (uint32_t gt = 0; gt < g->nthreads; gt++) {
+		const struct vgn_thread *th = &s->threads[set_thread[gt]];
+		int64_t lo = g->vertices[vfirst[gt]].ts, hi = g->vertices[vend[gt] - 1].ts;
+		size_t cap = 0;
+		for (uint32_t i = th->state_first; i < th->state_first + th->state_n; i++) {
+			int64_t from = s->states[i].cts;
+			int64_t to = i + 1 < th->state_first + th->state_n ? s->states[i + 1].cts
+			                                                   : INT64_MAX;
+			from = from < lo ? lo : from;
+			to = to > hi ? hi : to;
+			if (to <= from)
+				continue;
+			struct vgn_gthread *x = &g->threads[gt];
+			VGN_GROW(x->states, cap, x->nstates + 1);
+			x->states[x->nstates++] =
+			    (struct vgn_gstate){str(g, s->states[i].label), from, to};
+		}
+	}
+	free(set_thread);
 	free(vfirst);
 	free(vend);
 	vgn_tmap_free(&vmap);
@@ -171,11 +203,21 @@ json_t *vgn_graph_to_json(const struct vgn_graph *g)
 	       *unmatched = json_array();
 	for (size_t t = 0; t < g->nthreads; t++) {
 		const struct vgn_gthread *th = &g->threads[t];
-		json_array_append_new(
-		    threads, json_pack("{s:I,s:o,s:I,s:I,s:o,s:o}", "id", (json_int_t)t, "host",
-		                       vgn_json_text(th->host), "pid", (json_int_t)th->pid, "tid",
-		                       (json_int_t)th->tid, "program", vgn_json_text(th->program),
-		                       "name", vgn_json_text(th->name)));
+		json_t *o = json_pack("{s:I,s:o,s:I,s:I,s:o,s:o}", "id", (json_int_t)t, "host",
+		                      vgn_json_text(th->host), "pid", (json_int_t)th->pid, "tid",
+		                      (json_int_t)th->tid, "program", vgn_json_text(th->program),
+		                      "name", vgn_json_text(th->name));
+		if (th->nstates) {
+			json_t *states = json_array();
+			for (size_t i = 0; i < th->nstates; i++)
+				json_array_append_new(
+				    states, json_pack("{s:o,s:I,s:I}", "state",
+				                      vgn_json_text(th->states[i].label), "from",
+				                      (json_int_t)th->states[i].from, "to",
+				                      (json_int_t)th->states[i].to));
+			json_object_set_new(o, "states", states);
+		}
+		json_array_append_new(threads, o);
 	}
 	for (size_t v = 0; v < g->nvertices; v++) {
 		const struct vgn_gvertex *x = &g->vertices[v];
@@ -184,7 +226,10 @@ json_t *vgn_graph_to_json(const struct vgn_graph *g)
 		                      "kind", vgn_kind_name(x->kind), "thread",
 		                      (json_int_t)x->thread, "host", vgn_json_text(th->host), "pid",
 		                      (json_int_t)th->pid, "tid", (json_int_t)th->tid, "program",
-		                      vgn_json_text(th->program), "ts", (json_int_t)x->ts);
+		                      vgn_json_text(x->program ? x->program : th->program), "ts",
+		                      (json_int_t)x->ts);
+		if (x->name && *x->name)
+			json_object_set_new(o, "name", vgn_json_text(x->name));
 		if (x->kind == VGN_SEND || x->kind == VGN_RECV) {
 			json_object_set_new(o, "len", json_integer((json_int_t)x->len));
 			json_object_set_new(o, "matched", json_boolean(x->matched));
@@ -280,6 +325,22 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 			t->name = "";
 		t->pid = json_integer_value(json_object_get(o, "pid"));
 		t->tid = json_integer_value(json_object_get(o, "tid"));
+		const json_t *states = json_object_get(o, "states"), *x;
+		size_t k;
+		t->states = vgn__xcalloc(json_array_size(states) + 1, sizeof *t->states);
+		json_array_foreach(states, k, x)
+		{
+			struct vgn_gstate *st = &t->states[t->nstates++];
+			st->label = jstr(g, x, "state");
+			st->from = json_integer_value(json_object_get(x, "from"));
+			st->to = json_integer_value(json_object_get(x, "to"));
+			if (!st->label || !json_is_integer(json_object_get(x, "from")) ||
+			    !json_is_integer(json_object_get(x, "to")) || st->to < st->from ||
+			    (t->nstates > 1 && st->from < st[-1].to)) { /* in order, apart */
+				bad(err, errsize, path, "thread state of thread", i);
+				goto fail;
+			}
+		}
 	}
 	json_array_foreach(verts, i, o)
 	{
@@ -301,6 +362,12 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 		v->text = jstr(g, o, "text");
 		v->local = jstr(g, o, "local");
 		v->remote = jstr(g, o, "remote");
+		v->program = jstr(g, o, "program");
+		if (!v->program)
+			v->program = g->threads[th].program;
+		v->name = jstr(g, o, "name");
+		if (!v->name)
+			v->name = "";
 	}
 	json_array_foreach(edges, i, o)
 	{

@@ -35,7 +35,7 @@ static const char *const field_names[NF] = {
     "iid_hi", "iid_lo", "fd",  "conn", "off",  "len", "msg",  "what", "kind", "role",
     "local",  "remote", "tid", "gen",  "name", "pid", "ppid", "path", "call", "count"};
 
-enum { T_OTHER = -1, T_THREAD_NAME = VGN_KIND_COUNT, T_UNFOLLOWED, T_PARTIAL };
+enum { T_OTHER = -1, T_THREAD_NAME = VGN_KIND_COUNT, T_UNFOLLOWED, T_PARTIAL, T_PROC_NAME, T_STATE };
 
 struct tinfo {
 	const struct vgt_event_type *type;
@@ -59,13 +59,63 @@ static int classify(const char *name)
 	         {"vg.thread.end", VGN_THREAD_END},   {"vg.thread.name", T_THREAD_NAME},
 	         {"vg.net.unfollowed", T_UNFOLLOWED}, {"vg.process.begin", VGN_PROC_BEGIN},
 	         {"vg.process.exec", VGN_PROC_EXEC},  {"vg.process.end", VGN_PROC_END},
-	         {"vg.net.partial", T_PARTIAL}};
+	         {"vg.net.partial", T_PARTIAL},
+	         {"vg.process.name", T_PROC_NAME}};
 	if (strncmp(name, "vg.", 3))
 		return T_OTHER;
 	for (size_t i = 0; i < sizeof k / sizeof *k; i++)
 		if (!strcmp(k[i].name, name))
 			return k[i].kind;
 	return T_OTHER;
+}
+
+/* A user-defined state of the performing thread (docs/net.md "User-defined states"): a
+ * `.vgl` state relation with no performer, no target and no entity reference, so that
+ * each change ends the previous state of the thread that records it. */
+static bool thread_state(const struct vgt_event_type *t)
+{
+	if (!t->vigil || t->kind != VGT_KIND_STATE || !strncmp(t->name, "vg.", 3) ||
+	    t->performer >= 0 || t->target >= 0)
+		return false;
+	for (unsigned f = 0; f < t->nfields; f++)
+		if (t->fields[f].type == VGT_REF)
+			return false;
+	return true;
+}
+
+/* "Relation=v1,v2": the state a thread is in from this event on. */
+static const char *state_label(struct vgn_set *s, const struct vgt_event *ev)
+{
+	const struct vgt_event_type *t = ev->type;
+	char buf[512];
+	size_t n = (size_t)snprintf(buf, sizeof buf, "%s=", t->relation ? t->relation : t->name);
+	for (unsigned f = 0, k = 0; f < t->nfields && n < sizeof buf; f++) {
+		const struct vgt_value *v = &ev->values[f];
+		if (t->fields[f].hidden)
+			continue;
+		const char *sep = k++ ? "," : "";
+		switch (v->type) {
+		case VGT_STRING:
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%.*s", sep,
+			                      (int)v->str.len, v->str.ptr);
+			break;
+		case VGT_UINT:
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%llu", sep,
+			                      (unsigned long long)v->u);
+			break;
+		case VGT_INT:
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", sep,
+			                      (long long)v->i);
+			break;
+		case VGT_DOUBLE:
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%g", sep, v->d);
+			break;
+		default:
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s?", sep);
+			break;
+		}
+	}
+	return vgn_intern(s, buf);
 }
 
 static const struct tinfo *info(struct cache *c, const struct vgt_event_type *t)
@@ -94,8 +144,12 @@ static const struct tinfo *info(struct cache *c, const struct vgt_event_type *t)
 	struct tinfo *ti = &c->slots[k];
 	ti->type = t;
 	ti->kind = classify(t->name);
+	if (ti->kind == T_OTHER && thread_state(t))
+		ti->kind = T_STATE;
 	for (int f = 0; f < NF; f++)
-		ti->f[f] = ti->kind == T_OTHER ? -1 : vgt_type_field(t, field_names[f]);
+		ti->f[f] = ti->kind == T_OTHER || ti->kind == T_STATE
+		               ? -1
+		               : vgt_type_field(t, field_names[f]);
 	c->used++;
 	return ti;
 }
@@ -189,13 +243,36 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 				s->events[r].partial = true;
 			continue;
 		}
+		if (ti->kind == T_STATE) {
+			VGN_GROW(s->states, s->cap_states, s->nstates + 1);
+			s->states[s->nstates++] =
+			    (struct vgn_state){th, ev->ts, ev->ts, state_label(s, ev)};
+			continue;
+		}
+		if (ti->kind == T_PROC_NAME || ti->kind == VGN_PROC_BEGIN) {
+			const char *name = text(ev, ti, F_NAME);
+			if (*name) {
+				pr->name = vgn_intern(s, name);
+				pr->name_exec = img->exec_index;
+			}
+			if (ti->kind == T_PROC_NAME)
+				continue;
+		}
 		if (ti->kind == T_THREAD_NAME || ti->kind == VGN_THREAD_BEGIN) {
+			/* by tid: a thread may be named by another thread of its process */
+			uint32_t named = ti->kind == T_THREAD_NAME
+			                     ? vgn_thread_get(s, proc, (uint32_t)u64(ev, ti, F_TID),
+			                                      (uint32_t)u64(ev, ti, F_GEN))
+			                     : th;
 			const char *name = text(ev, ti, F_NAME);
 			if (*name)
-				s->threads[th].name = vgn_intern(s, name);
+				s->threads[named].name = vgn_intern(s, name);
 			if (ti->kind == T_THREAD_NAME)
 				continue;
 		}
+		/* an image exec'd after the name was given (a trace without vg.process.name) */
+		const char *program =
+		    pr->name && pr->name_exec == img->exec_index ? pr->name : pr->program;
 		if (!strncmp(ev->type->name, "vg.net.", 7))
 			st->net_events++;
 		struct vgn_event e = {
@@ -216,7 +293,8 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 		                      : ti->kind == VGN_PROC_BEGIN || ti->kind == VGN_THREAD_BEGIN
 		                          ? text(ev, ti, F_NAME)
 		                          : ""),
-		    .program = pr->program,
+		    .program = program,
+		    .name = s->threads[th].name,
 		    .trace = trace,
 		    .offset = ev->offset,
 		};

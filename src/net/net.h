@@ -44,12 +44,25 @@ struct vgn_proc {
 	int64_t pid, ppid;
 	uint64_t gen;
 	const char *program; /* latest image's procname */
+	const char *name;    /* what it calls itself now, while loading (NULL: program) */
+	uint64_t name_exec;  /* exec index of the image that gave `name` */
 };
 
 struct vgn_thread {
 	uint32_t proc;
 	uint32_t tid, gen;
-	const char *name; /* "" if never named */
+	const char *name; /* "" if never named; the latest name once loaded */
+	/* Its user-defined state changes: set->states[state_first .. + state_n), in time
+	 * order (after vgn_clock_apply). */
+	uint32_t state_first, state_n;
+};
+
+/* A change of a user-defined state of a thread (a `.vgl` state relation keyed on the
+ * performing thread): `label` is "Relation=value[,value...]" from then on. */
+struct vgn_state {
+	uint32_t thread;
+	int64_t ts, cts;
+	const char *label;
 };
 
 /* A connection as vg.net.conn introduced it: per process image, by serial. */
@@ -75,7 +88,8 @@ struct vgn_event {
 	uint64_t off, len, msg;
 	uint64_t exec;       /* exec index of the image */
 	const char *text;    /* input `what`, thread name, exec path ("" if none) */
-	const char *program; /* the image's procname */
+	const char *program; /* the process's name at that time (docs/net.md "Process names") */
+	const char *name;    /* the thread's name at that time ("" if never named) */
 	const char *trace;   /* the TRACE argument it came from */
 	uint64_t offset;     /* byte offset in its stream file (0 for synthetic events) */
 };
@@ -100,6 +114,8 @@ struct vgn_set {
 	size_t nconns, cap_conns;
 	struct vgn_event *events;
 	size_t nevents, cap_events;
+	struct vgn_state *states; /* user-defined states (load.c) */
+	size_t nstates, cap_states;
 	/* Filled by vgn_match. */
 	struct vgn_msg *msgs;
 	size_t nmsgs;
@@ -256,9 +272,16 @@ void vgn_split_free(struct vgn_split *sp);
 
 /* ---- one network in memory (also what report and render read back) ------------------ */
 
+/* A user-defined state of a thread while it was in the network. */
+struct vgn_gstate {
+	const char *label;
+	int64_t from, to; /* corrected ns */
+};
 struct vgn_gthread {
-	const char *host, *program, *name;
+	const char *host, *program, *name; /* as of its first vertex in the network */
 	int64_t pid, tid;
+	struct vgn_gstate *states; /* clipped to its first..last vertex, in time order */
+	size_t nstates;
 };
 struct vgn_gvertex {
 	uint32_t thread; /* index in graph threads */
@@ -269,6 +292,7 @@ struct vgn_gvertex {
 	bool input;      /* the network's input */
 	const char *text;
 	const char *local, *remote; /* connection endpoints, or NULL */
+	const char *program, *name; /* the process's and thread's names then */
 };
 enum vgn_edge_kind { VGN_E_THREAD, VGN_E_MESSAGE, VGN_E_SPAWN };
 struct vgn_gedge {
@@ -302,6 +326,11 @@ struct vgn_graph *vgn_graph_from_json(const struct json_t *j, const char *path, 
 struct vgn_thread_time {
 	int64_t running, waiting; /* ns */
 };
+/* Time in one user-defined state, summed over the network's threads. */
+struct vgn_state_time {
+	const char *label;
+	int64_t ns;
+};
 struct vgn_stats {
 	int64_t start, end, response; /* ns */
 	size_t threads, processes, machines;
@@ -309,6 +338,8 @@ struct vgn_stats {
 	uint64_t messages, cross_host_messages, pairs, bytes, unmatched;
 	struct vgn_thread_time *per_thread; /* graph->nthreads entries */
 	char *servers; /* programs in order of first involvement, "a > b > c" (malloc) */
+	struct vgn_state_time *states; /* by label, in order of first appearance */
+	size_t nstates;
 };
 int vgn_stats_compute(const struct vgn_graph *g, struct vgn_stats *st);
 void vgn_stats_free(struct vgn_stats *st);

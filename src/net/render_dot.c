@@ -42,8 +42,9 @@ int vgn_render_dot(const struct vgn_graph *g, FILE *f)
 	for (size_t t = 0; t < g->nthreads; t++) {
 		const struct vgn_gthread *th = &g->threads[t];
 		char label[512];
-		snprintf(label, sizeof label, "%s/%" PRId64 "/%" PRId64 "\n%s", th->host, th->pid,
-		         th->tid, th->program);
+		snprintf(label, sizeof label, "%s/%" PRId64 "/%" PRId64 "\n%s%s%s%s", th->host,
+		         th->pid, th->tid, th->program, *th->name ? " (" : "", th->name,
+		         *th->name ? ")" : "");
 		fprintf(f, "  subgraph cluster_%zu {\n    label=", t);
 		dot_str(f, label);
 		fprintf(f, ";\n    color=\"%s\";\n", palette[hcol[t] % 8]);
@@ -51,9 +52,22 @@ int vgn_render_dot(const struct vgn_graph *g, FILE *f)
 			const struct vgn_gvertex *x = &g->vertices[v];
 			if (x->thread != t)
 				continue;
-			char vl[128];
-			snprintf(vl, sizeof vl, "%s %.3f ms", vgn_kind_name(x->kind),
-			         (double)(x->ts - t0) / 1e6);
+			char vl[256];
+			int n = snprintf(vl, sizeof vl, "%s %.3f ms", vgn_kind_name(x->kind),
+			                 (double)(x->ts - t0) / 1e6);
+			/* renamed since the thread's previous vertex (or its label) */
+			const char *was_p = th->program, *was_n = th->name;
+			for (size_t u = v; u-- > 0;)
+				if (g->vertices[u].thread == t) {
+					was_p = g->vertices[u].program;
+					was_n = g->vertices[u].name;
+					break;
+				}
+			if (n > 0 && (size_t)n < sizeof vl &&
+			    (strcmp(x->program, was_p) || strcmp(x->name, was_n)))
+				snprintf(vl + n, sizeof vl - (size_t)n, "\nnow %s%s%s%s",
+				         x->program, *x->name ? " (" : "", x->name,
+				         *x->name ? ")" : "");
 			fprintf(f, "    v%zu [color=\"%s\", xlabel=", v, palette[hcol[t] % 8]);
 			dot_str(f, vl);
 			fprintf(f, "%s];\n", x->input ? ", shape=doublecircle, width=0.2" : "");

@@ -160,6 +160,18 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 		xml(f, th->program, 14);
 		fprintf(f, "</text></g>\n");
 	}
+	/* user-defined states: a thin band left of the column, the state as its tooltip */
+	for (size_t t = 0; t < nt; t++)
+		for (size_t i = 0; i < g->threads[t].nstates; i++) {
+			const struct vgn_gstate *x = &g->threads[t].states[i];
+			fprintf(f,
+			        "<rect class=\"state\" x=\"%.1f\" y=\"%.2f\" width=\"4\" "
+			        "height=\"%.2f\" fill=\"%s\" opacity=\"0.5\"><title>",
+			        X(t) - 9, Y(x->from), Y(x->to) - Y(x->from),
+			        palette[(i + 3) % NPAL]);
+			xml(f, x->label, 120);
+			fprintf(f, " %.3f ms</title></rect>\n", (double)(x->to - x->from) / 1e6);
+		}
 	/* edges */
 	for (size_t e = 0; e < g->nedges; e++) {
 		const struct vgn_gedge *x = &g->edges[e];
@@ -199,6 +211,27 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 			xml(f, x->text, 80);
 		}
 		fprintf(f, " at %.6f ms</title></circle>\n", (double)(x->ts - t0) / 1e6);
+		/* a rename since the thread's previous vertex: the new names beside it */
+		const struct vgn_gthread *th = &g->threads[x->thread];
+		const char *was_p = th->program, *was_n = th->name;
+		for (size_t u = v; u-- > 0;)
+			if (g->vertices[u].thread == x->thread) {
+				was_p = g->vertices[u].program;
+				was_n = g->vertices[u].name;
+				break;
+			}
+		if ((x->program && strcmp(x->program, was_p)) ||
+		    (x->name && strcmp(x->name, was_n))) {
+			fprintf(f, "<text class=\"rename\" x=\"%.1f\" y=\"%.2f\" font-size=\"8\">",
+			        X(x->thread) + 6, Y(x->ts) + 3);
+			xml(f, x->program, 20);
+			if (x->name && *x->name) {
+				fputs(" (", f);
+				xml(f, x->name, 16);
+				fputs(")", f);
+			}
+			fprintf(f, "</text>\n");
+		}
 	}
 	/* legend: machines */
 	for (size_t h = 0; h < nh; h++) {

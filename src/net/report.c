@@ -5,7 +5,10 @@
  * message from another thread is waiting: the thread was blocked in that receive (or
  * about to be) from its previous event until the message arrived; every other thread
  * edge is running. The recording has no event at the moment a receive is called, so this
- * counts work done just before a blocking receive as waiting. */
+ * counts work done just before a blocking receive as waiting.
+ *
+ * User-defined states (docs/net.md): the time each thread edge spent in each state of its
+ * thread, summed per state over the network, beside running and waiting. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +50,47 @@ static void procs_of(const struct vgn_graph *g, uint32_t *proc)
 		}
 	}
 	vgn_tmap_free(&m);
+}
+
+/* Adds `ns` to the state `label` (labels are pooled: same text, same pointer). */
+static void state_add(struct vgn_stats *st, size_t *cap, const char *label, int64_t ns)
+{
+	size_t i = 0;
+	while (i < st->nstates && st->states[i].label != label)
+		i++;
+	if (i == st->nstates) {
+		VGN_GROW(st->states, *cap, st->nstates + 1);
+		st->states[st->nstates++] = (struct vgn_state_time){label, 0};
+	}
+	st->states[i].ns += ns;
+}
+
+/* Each thread edge's overlap with each state of its thread (both in time order). */
+static void states_sum(const struct vgn_graph *g, struct vgn_stats *st)
+{
+	size_t cap = 0;
+	for (size_t e = 0; e < g->nedges; e++) {
+		const struct vgn_gedge *x = &g->edges[e];
+		if (x->kind != VGN_E_THREAD)
+			continue;
+		const struct vgn_gthread *th = &g->threads[g->vertices[x->to].thread];
+		int64_t a = g->vertices[x->from].ts, b = g->vertices[x->to].ts;
+		/* states follow each other: the first that ends after a, by bisection */
+		size_t lo = 0, hi = th->nstates;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (th->states[mid].to <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo; i < th->nstates && th->states[i].from < b; i++) {
+			int64_t lo = th->states[i].from > a ? th->states[i].from : a;
+			int64_t hi = th->states[i].to < b ? th->states[i].to : b;
+			if (hi > lo)
+				state_add(st, &cap, th->states[i].label, hi - lo);
+		}
+	}
 }
 
 int vgn_stats_compute(const struct vgn_graph *g, struct vgn_stats *st)
@@ -110,6 +154,7 @@ int vgn_stats_compute(const struct vgn_graph *g, struct vgn_stats *st)
 		else
 			tt->running += d;
 	}
+	states_sum(g, st);
 	/* request/reply pairs: per pair of processes, a message from the side that spoke
 	 * first followed by one back */
 	cmp_g = g;
@@ -172,6 +217,9 @@ void vgn_stats_free(struct vgn_stats *st)
 {
 	free(st->per_thread);
 	free(st->servers);
+	free(st->states);
+	st->states = NULL;
+	st->nstates = 0;
 	st->per_thread = NULL;
 	st->servers = NULL;
 }

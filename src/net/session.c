@@ -54,9 +54,8 @@ static int named_before(struct vgn_session *ss, const char *const *paths, size_t
 			warnf(ss, "%s: already read as part of %s (skipped)", paths[i], paths[j]);
 			rc = 0;
 		} else if (within(other, me)) {
-			snprintf(err, errsize,
-			         "%s holds %s, named before it: name each trace once", paths[i],
-			         paths[j]);
+			snprintf(err, errsize, "%s holds %s, named before it: name each trace once",
+			         paths[i], paths[j]);
 			rc = -1;
 		}
 		free(other);

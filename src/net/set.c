@@ -129,6 +129,7 @@ void vgn_set_free(struct vgn_set *s)
 	free(s->threads);
 	free(s->conns);
 	free(s->events);
+	free(s->states);
 	free(s->msgs);
 	free(s->nmatch);
 	vgn_pool_free(s->pool);
@@ -162,7 +163,7 @@ uint32_t vgn_proc_get(struct vgn_set *s, uint32_t host, int64_t pid, uint64_t ge
 	if (p != VGN_NONE)
 		return p;
 	VGN_GROW(s->procs, s->cap_procs, s->nprocs + 1);
-	s->procs[s->nprocs] = (struct vgn_proc){host, pid, 0, gen, vgn_intern(s, "")};
+	s->procs[s->nprocs] = (struct vgn_proc){host, pid, 0, gen, vgn_intern(s, ""), NULL, 0};
 	vgn_tmap_put(&ix->procs, host, (uint64_t)pid, gen, (uint32_t)s->nprocs);
 	return (uint32_t)s->nprocs++;
 }
@@ -174,7 +175,7 @@ uint32_t vgn_thread_get(struct vgn_set *s, uint32_t proc, uint32_t tid, uint32_t
 	if (t != VGN_NONE)
 		return t;
 	VGN_GROW(s->threads, s->cap_threads, s->nthreads + 1);
-	s->threads[s->nthreads] = (struct vgn_thread){proc, tid, gen, vgn_intern(s, "")};
+	s->threads[s->nthreads] = (struct vgn_thread){proc, tid, gen, vgn_intern(s, ""), 0, 0};
 	vgn_tmap_put(&ix->threads, proc, tid, gen, (uint32_t)s->nthreads);
 	return (uint32_t)s->nthreads++;
 }

@@ -12,9 +12,10 @@
  *   state     kind=state: a change ends the current tuple of its entity (the field of
  *             the target role, else the performer, else the first entity reference,
  *             else the performing thread; per image) and starts the next.
- *   entity    one relation per entity kind, one tuple per lifetime, attributes name
- *             (the latest given), id, gen: vg.entity.create/.name/.reclaim by `kind`;
- *             vg.process.begin/.end feed `Process` and vg.thread.* feed `Thread` (the
+ *   entity    one relation per entity kind, one tuple per lifetime and name (a rename
+ *             ends the tuple and starts one with the new name), attributes name, id,
+ *             gen: vg.entity.create/.name/.reclaim by `kind`; vg.process.begin/.name/
+ *             .end feed `Process` and vg.thread.* feed `Thread` (the
  *             kinds the reader's names table uses, so a program declaring its own
  *             `Process` entities shares that relation with its OS processes).
  *

@@ -274,10 +274,24 @@ static void entity(struct builder *b, const struct tinfo *ti, const struct vgt_e
 		r->cols[1].u[*cur] = id->u;
 		r->cols[2].u[*cur] = gen->u;
 		/* fallthrough */
-	case T_ENT_NAME:
-		if (*cur != SIZE_MAX && name && name->str.len) /* "": created without a name */
-			r->cols[0].s[*cur] = vgq_pool_intern(b->pool, name->str.ptr, name->str.len);
+	case T_ENT_NAME: {
+		if (*cur == SIZE_MAX || !name || !name->str.len) /* "": created without a name */
+			break;
+		const char *now = vgq_pool_intern(b->pool, name->str.ptr, name->str.len);
+		const char *before = r->cols[0].s[*cur];
+		/* The name is valid over time: a rename ends the tuple and starts one with the
+		 * new name (at the instant of its creation, the name is simply given). */
+		if (ti->what == T_ENT_NAME && before && before != now && r->from[*cur] < ev->ts) {
+			r->to[*cur] = ev->ts;
+			r->open[*cur] = false;
+			size_t t = vgq_relation_append(r, ev->ts);
+			r->cols[1].u[t] = r->cols[1].u[*cur];
+			r->cols[2].u[t] = r->cols[2].u[*cur];
+			*cur = t;
+		}
+		r->cols[0].s[*cur] = now;
 		break;
+	}
 	case T_ENT_RECLAIM:
 		if (*cur == SIZE_MAX) {
 			r->unmatched_ends++;

@@ -131,12 +131,13 @@ static int state_key(const struct vgt_event_type *t)
 }
 
 /* The built-in entity events, known by name (as the reader's names table knows them):
- * vg.entity.*, vg.process.begin/.end and vg.thread.*. */
+ * vg.entity.*, vg.process.begin/.name/.end and vg.thread.*. */
 static bool builtin_entity(const struct vgt_event_type *t, const char **fixed_kind)
 {
 	if (!strncmp(t->name, "vg.entity.", 10))
 		*fixed_kind = NULL;
-	else if (!strcmp(t->name, "vg.process.begin") || !strcmp(t->name, "vg.process.end"))
+	else if (!strcmp(t->name, "vg.process.begin") || !strcmp(t->name, "vg.process.end") ||
+	         !strcmp(t->name, "vg.process.name"))
 		*fixed_kind = "Process";
 	else if (!strncmp(t->name, "vg.thread.", 10))
 		*fixed_kind = "Thread";

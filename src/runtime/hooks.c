@@ -125,6 +125,9 @@ static void record_own_name(const char *name)
 	if (vg__rt.recording && self) {
 		vg__report_thread_named(name); /* the thread filter goes by name */
 		vg__emit_thread_name((uint32_t)self->id, self->gen, name);
+		/* The main thread's name is the process's (ps -o comm, top). */
+		if (self->id == (uint64_t)vg__rt.pid)
+			vg__process_renamed(name);
 	}
 }
 
@@ -135,9 +138,10 @@ VG_API int pthread_setname_np(pthread_t thread, const char *name)
 	if (!real.pthread_setname_np)
 		return ENOSYS;
 	int rc = real.pthread_setname_np(thread, name);
-	/* Only the calling thread's tid is known here; others are renamed unrecorded. */
 	if (rc == 0 && pthread_equal(thread, pthread_self()))
 		record_own_name(name);
+	else if (rc == 0 && vg__rt.recording)
+		vg__thread_table_rename(thread, name); /* another thread of this process */
 	return rc;
 }
 
@@ -166,6 +170,7 @@ static void before_exec(const char *path)
 	if (!vg__rt.recording || in_other_process())
 		return;
 	vg__logcap_process_end(); /* the new image starts its own model */
+	vg__title_check();        /* the last title of this image */
 	vg_value v[1];
 	v[0].s = path;
 	vg_emit(vg__builtin(VG_B_PROCESS_EXEC), v);

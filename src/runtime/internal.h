@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -106,6 +107,7 @@ enum {
 	VG_B_NET_CLOSE,
 	VG_B_NET_UNFOLLOWED,
 	VG_B_NET_PARTIAL,
+	VG_B_PROCESS_NAME, /* what the process calls itself now (title.c, hooks.c) */
 	VG_B_COUNT
 };
 
@@ -249,6 +251,42 @@ void vg__process_start_image(int after_fork);
 void vg__process_begin_once(void);
 void vg__process_end(int status);
 const char *vg__proc_env(void); /* "VIGIL_PROC=...", as this image tells an exec'd one */
+void vg__process_renamed(const char *name); /* records vg.process.name */
+
+/* thread_table.c: recorded threads by pthread_t, for renames by another thread */
+void vg__thread_table_join(vg_entity *self); /* the calling thread after its begin (NULL:
+                                                 streamless); writes renames pending */
+void vg__thread_table_remove(void);          /* the calling thread, at its end */
+void vg__thread_table_after_fork(void);
+void vg__thread_table_rename(pthread_t th, const char *name); /* one event, now or pending */
+
+/* title.c: the process title rewritten in argv, noticed at points the runtime visits */
+void vg__title_init(void);
+void vg__title_after_fork(void);
+void vg__title_slow(void);
+struct vg_title {
+	const char *volatile area; /* the argv area's start; NULL: not looking */
+	unsigned nwords;           /* 0: no fast path */
+	uint64_t words[17];        /* its first bytes as last seen: the title, its NUL */
+};
+extern struct vg_title vg__title;
+/* Compares the title with the last one seen (a few word loads); records a change. */
+static inline void vg__title_check(void)
+{
+	const char *a = vg__title.area;
+	if (!a)
+		return;
+	for (unsigned i = 0; i < vg__title.nwords; i++) {
+		uint64_t w;
+		memcpy(&w, a + 8 * i, 8);
+		if (w != vg__title.words[i]) {
+			vg__title_slow();
+			return;
+		}
+	}
+	if (!vg__title.nwords)
+		vg__title_slow();
+}
 
 /* logcap.c: log capture (docs/logcapture.md); the rest is in logcap.h */
 void vg__logcap_init(void), vg__logcap_process_end(void), vg__logcap_after_fork(void);
@@ -295,6 +333,9 @@ struct vg_net_stamp {
 void vg__net_make_room(void);
 static inline void vg__net_stamp(struct vg_net_stamp *st)
 {
+	/* A rename is recorded before the stamp, not between it and its event: the event
+	 * carries the current name and can still be dated at the call. */
+	vg__title_check();
 	struct vg_thread *t = &vg__tls;
 	st->pos = t->pos;
 	st->base = t->base;

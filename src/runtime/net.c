@@ -157,6 +157,8 @@ void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint6
 	vg_sensor *s = vg__builtin(which);
 	if (!s || !vg_on(s))
 		return;
+	if (!at) /* else checked when `at` was taken (vg__net_stamp) */
+		vg__title_check(); /* so that the event carries the process's current name */
 	uint8_t *p = vg_event_begin(s, VG_NET_IO_PAYLOAD);
 	if (!p)
 		return;
@@ -192,6 +194,8 @@ void vg__net_make_room(void)
 void vg__net_emit_conn(const struct vg_net_stamp *at, int32_t fd, uint64_t conn, const char *kind,
                        const char *role, const char *local, const char *remote)
 {
+	if (!at) /* else checked when `at` was taken (vg__net_stamp) */
+		vg__title_check();
 	vg_value v[8];
 	v[0].i = fd;
 	v[1].u = conn;

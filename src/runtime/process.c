@@ -193,6 +193,9 @@ void vg__process_begin_once(void)
 {
 	if (vg__rt.image > 0) { /* begun in an earlier image of the process */
 		process_reported = 1;
+		/* An exec: the process is now called what the new program is called. */
+		if (!atomic_exchange(&process_begun, 1))
+			vg__process_renamed(vg__rt.procname);
 		return;
 	}
 	if (atomic_exchange(&process_begun, 1))
@@ -209,6 +212,22 @@ void vg__process_begin_once(void)
 	process_reported = vg__wanted(vg__builtin(VG_B_PROCESS_BEGIN), NULL);
 	if (process_reported)
 		vg__emit_decided(vg__builtin(VG_B_PROCESS_BEGIN), v);
+}
+
+/* What the process calls itself changed (a title, its main thread's name, an exec):
+ * recorded while its begin is (rule 3: an entity unreported stays so). */
+void vg__process_renamed(const char *name)
+{
+	if (!vg__rt.recording || !process_reported || getpid() != vg__rt.pid)
+		return;
+	vg_sensor *s = vg__builtin(VG_B_PROCESS_NAME);
+	if (!vg__wanted(s, NULL))
+		return;
+	vg_value v[3];
+	v[0].u = (uint64_t)vg__rt.pid;
+	v[1].u = vg__rt.process_gen;
+	v[2].s = name;
+	vg__emit_decided(s, v);
 }
 
 /* Starts recording this image into its own directory; on any failure, not recording. */
@@ -244,6 +263,7 @@ void vg__process_end(int status)
 	v[0].u = (uint64_t)vg__rt.pid;
 	v[1].u = vg__rt.process_gen;
 	v[2].i = status;
+	vg__title_check(); /* its last title */
 	vg__stream_thread_end_event();
 	int wanted = vg__wanted(vg__builtin(VG_B_PROCESS_END), NULL);
 	if (vg__tracking ? process_reported : wanted)
@@ -266,6 +286,7 @@ static void on_process_exit(int status, void *arg)
 
 static void atfork_prepare(void)
 {
+	vg__title_check(); /* a server names itself, then forks its workers (nginx) */
 	pthread_mutex_lock(&vg__rt.lock);
 }
 static void atfork_parent(void)
@@ -278,6 +299,7 @@ static void atfork_child(void)
 	vg__worker_forget_after_fork();
 	vg__files_after_fork(); /* before the parent's streams are forgotten */
 	vg__stream_forget_after_fork();
+	vg__thread_table_after_fork();
 	if (!vg__rt.cfg.out[0])
 		return;
 	uint64_t parent_gen = vg__rt.process_gen;
@@ -294,6 +316,7 @@ static void atfork_child(void)
 	vg__track_after_fork();
 	vg__track_call_after_fork();
 	vg__net_after_fork();
+	vg__title_after_fork();
 	if (vg__rt.recording)
 		vg__stream_thread_start();
 	vg__send_after_fork();    /* VIGIL_TO: its own sender */
@@ -335,6 +358,7 @@ static void init(void)
 		vg__control_start(); /* only says that VIGIL_CONTROL is ignored */
 		return;
 	}
+	vg__title_init();
 	putenv(proc_env);
 	memcpy(clock_env, "VIGIL_CLOCK=", 12);
 	if (vg__clock_export(clock_env + 12, sizeof clock_env - 12) == 0)

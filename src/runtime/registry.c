@@ -310,6 +310,8 @@ static const vg_field_desc f_process_begin[] = {F("pid", VG_UINT32), F("gen", VG
                                                 F("ppid", VG_UINT32), F("name", VG_STRING),
                                                 F("exe", VG_STRING)};
 static const vg_field_desc f_process_exec[] = {F("path", VG_STRING)};
+static const vg_field_desc f_process_name[] = {F("pid", VG_UINT32), F("gen", VG_UINT64),
+                                               F("name", VG_STRING)};
 static const vg_field_desc f_process_end[] = {F("pid", VG_UINT32), F("gen", VG_UINT64),
                                               F("status", VG_INT32)};
 static const vg_field_desc f_thread[] = {F("tid", VG_UINT32), F("gen", VG_UINT32),
@@ -370,6 +372,8 @@ static const vg_type_desc builtin_descs[VG_B_COUNT] = {
                              f_net_unfollowed, 6, -1, -1, -1, VG_OP_ACTIVITY},
     [VG_B_NET_PARTIAL] = {"vg.net.partial", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f_net_close, 4,
                           -1, -1, -1, VG_OP_ACTIVITY},
+    [VG_B_PROCESS_NAME] = {"vg.process.name", "vg.process", VG_KIND_STATE, VG_FLAG_SENSOR, 0,
+                           f_process_name, 3, -1, -1, -1, VG_OP_RENAME},
 };
 
 /* Called once at start, before any other registration, with the lock free. */

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -491,6 +492,7 @@ static void packet_close(struct vg_stream *st)
 static void thread_exit_destructor(void *arg)
 {
 	if (arg == STREAMLESS) {
+		vg__thread_table_remove();
 		if (vg__wanted(vg__builtin(VG_B_THREAD_END), NULL))
 			count_discard(NULL);
 		return;
@@ -545,6 +547,7 @@ void vg__stream_thread_start(void)
 			close(st->fd);
 		count_discard(NULL);
 		free(st);
+		vg__thread_table_join(NULL);
 		pthread_once(&key_once, make_key);
 		if (key_ready)
 			pthread_setspecific(exit_key, STREAMLESS);
@@ -575,6 +578,7 @@ void vg__stream_thread_start(void)
 			unlinkat(dir, st->name, 0);
 		count_discard(NULL);
 		free(st);
+		vg__thread_table_join(NULL);
 		pthread_once(&key_once, make_key);
 		if (key_ready) /* its end is counted too: kept + discarded = emitted */
 			pthread_setspecific(exit_key, STREAMLESS);
@@ -594,6 +598,8 @@ void vg__stream_thread_start(void)
 		vg__emit_thread_continued(tid, st->self.gen, name);
 	else
 		vg__emit_thread_begin(tid, st->self.gen, name);
+	vg__thread_table_join(&st->self); /* and renames by its creator, pending till now */
+	vg__title_check();
 	if (vg__control_on) { /* a monitor may enable sensors placed on this thread */
 		pthread_mutex_lock(&vg__rt.lock);
 		vg__control_entity_live_locked(&st->self, name);
@@ -607,6 +613,8 @@ void vg__stream_thread_exit(void)
 	struct vg_stream *st = tls_stream;
 	if (t->state != STREAM_OPEN || !st)
 		return;
+	vg__thread_table_remove();
+	vg__title_check();
 	vg__emit_thread_end((uint32_t)st->self.id, st->self.gen);
 	vg__track_thread_exit();
 	vg__track_call_thread_exit();

@@ -99,7 +99,7 @@ void vgt_names_observe(struct vgt_names *n, const struct vgt_event *ev)
 	} else if (!strcmp(type, "vg.thread.begin") || !strcmp(type, "vg.thread.name")) {
 		id = field(ev, "tid", VGT_UINT);
 		fixed_kind = "thread";
-	} else if (!strcmp(type, "vg.process.begin")) {
+	} else if (!strcmp(type, "vg.process.begin") || !strcmp(type, "vg.process.name")) {
 		id = field(ev, "pid", VGT_UINT);
 		fixed_kind = "process";
 	} else {

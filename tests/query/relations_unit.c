@@ -333,16 +333,22 @@ static void test_entity_lifetimes(void **state_)
 	const struct vgq_relation *l = rel(&f, "lock");
 	assert_string_equal(l->name, "Lock");
 	assert_int_equal(l->kind, VGQ_REL_ENTITY);
-	assert_int_equal(l->ntuples, 2);
+	assert_int_equal(l->ntuples, 3); /* the second lifetime renamed at 45: two tuples */
 	assert_int_equal(l->from[0] - BASE, 10);
 	assert_int_equal(l->to[0] - BASE, 20);
 	assert_false(l->open[0]);
 	assert_string_equal(l->cols[0].s[0], "L");
 	assert_int_equal(l->from[1] - BASE, 30);
-	assert_int_equal(l->to[1] - BASE, 50);
-	assert_true(l->open[1]);
-	assert_string_equal(l->cols[0].s[1], "L2b");
+	assert_int_equal(l->to[1] - BASE, 45);
+	assert_false(l->open[1]);
+	assert_string_equal(l->cols[0].s[1], "L2");
 	assert_int_equal(l->cols[2].u[1], 2);
+	assert_int_equal(l->from[2] - BASE, 45);
+	assert_int_equal(l->to[2] - BASE, 50);
+	assert_true(l->open[2]);
+	assert_string_equal(l->cols[0].s[2], "L2b");
+	assert_int_equal(l->cols[1].u[2], 5);
+	assert_int_equal(l->cols[2].u[2], 2);
 	assert_int_equal(l->unmatched_ends, 1);
 	assert_int_equal(l->open_at_end, 1);
 

@@ -502,7 +502,9 @@ wait
     run([VIGIL, "record", "-o", trace, "--", "sh", "-c", script], check_rc=0)
     out, index, _ = split([trace], "--per", "exchange")  # keep-alive load: per request
     nets = report(out)["networks"]
-    bench_nets = [n for n in nets if n["servers"] == "redis-benchmark > redis-server"]
+    # redis-server is named by its argv title ("/usr/bin/redis-server 127.0.0.1:PORT")
+    bench_nets = [n for n in nets if n["servers"] ==
+                  "redis-benchmark > %s 127.0.0.1:%d" % (server, port)]
     check(400 <= len(bench_nets) <= 404, f"{len(bench_nets)} benchmark networks")
     for n in bench_nets:
         check(n["threads"] == 2 and n["messages"] == 2 and n["pairs"] == 1 and
