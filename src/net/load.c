@@ -35,7 +35,14 @@ static const char *const field_names[NF] = {
     "iid_hi", "iid_lo", "fd",  "conn", "off",  "len", "msg",  "what", "kind", "role",
     "local",  "remote", "tid", "gen",  "name", "pid", "ppid", "path", "call", "count"};
 
-enum { T_OTHER = -1, T_THREAD_NAME = VGN_KIND_COUNT, T_UNFOLLOWED, T_PARTIAL, T_PROC_NAME, T_STATE };
+enum {
+	T_OTHER = -1,
+	T_THREAD_NAME = VGN_KIND_COUNT,
+	T_UNFOLLOWED,
+	T_PARTIAL,
+	T_PROC_NAME,
+	T_STATE
+};
 
 struct tinfo {
 	const struct vgt_event_type *type;
@@ -59,8 +66,7 @@ static int classify(const char *name)
 	         {"vg.thread.end", VGN_THREAD_END},   {"vg.thread.name", T_THREAD_NAME},
 	         {"vg.net.unfollowed", T_UNFOLLOWED}, {"vg.process.begin", VGN_PROC_BEGIN},
 	         {"vg.process.exec", VGN_PROC_EXEC},  {"vg.process.end", VGN_PROC_END},
-	         {"vg.net.partial", T_PARTIAL},
-	         {"vg.process.name", T_PROC_NAME}};
+	         {"vg.net.partial", T_PARTIAL},       {"vg.process.name", T_PROC_NAME}};
 	if (strncmp(name, "vg.", 3))
 		return T_OTHER;
 	for (size_t i = 0; i < sizeof k / sizeof *k; i++)

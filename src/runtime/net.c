@@ -157,7 +157,7 @@ void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint6
 	vg_sensor *s = vg__builtin(which);
 	if (!s || !vg_on(s))
 		return;
-	if (!at) /* else checked when `at` was taken (vg__net_stamp) */
+	if (!at)                   /* else checked when `at` was taken (vg__net_stamp) */
 		vg__title_check(); /* so that the event carries the process's current name */
 	uint8_t *p = vg_event_begin(s, VG_NET_IO_PAYLOAD);
 	if (!p)
