@@ -46,7 +46,9 @@ static void usage(FILE *f)
 	    "      --listen         let monitors attach while it runs (vigil watch --pid): each\n"
 	    "                       process listens on @vigil-control.<pid>; only vigil's own\n"
 	    "                       vg.* sensors record (unless --sensors says otherwise) and\n"
-	    "                       entity flags start off, so a query enables what it needs\n"
+	    "                       entity flags start off (unless VIGIL_ENTITY_FLAGS is set),\n"
+	    "                       so a query enables what it needs (vigil probes: every\n"
+	    "                       entity of the sensors it switches on)\n"
 	    "      --to ADDR        send the records to the collector vigild at HOST:PORT or\n"
 	    "                       unix:PATH instead of writing DIR (docs/protocol.md); the\n"
 	    "                       token, if any, comes from VIGIL_TO_TOKEN\n"
@@ -335,7 +337,7 @@ int vg_cmd_record(int argc, char **argv)
 		setenv("VIGIL_CONTROL", "listen", 1);
 		if (!sensors[0])
 			setenv("VIGIL_SENSORS", "vg.*", 1);
-		setenv("VIGIL_ENTITY_FLAGS", "off", 1);
+		setenv("VIGIL_ENTITY_FLAGS", "off", 0); /* the user's own setting stays */
 	}
 	unsetenv("VIGIL_PROC");
 	if (vg_cli_set_preload(lib) < 0) {

@@ -211,8 +211,7 @@ static inline int vg__wanted(const vg_sensor *s, const vg_entity *holder)
 {
 	if (!vg_on(s))
 		return 0;
-	if (s->placement != VG_FLAG_SENSOR &&
-	    !(holder && atomic_load_explicit(&holder->flag, memory_order_relaxed) > 0))
+	if (s->placement != VG_FLAG_SENSOR && !(holder && vg_entity_up(s, holder)))
 		return 0;
 	return !vg__reporting_off(s);
 }
