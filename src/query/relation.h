@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "trace/trace.h"
 
@@ -100,6 +101,10 @@ struct vgq_database {
 	uint64_t damage;                       /* damage entries reported by the reader */
 	bool partial;                          /* damage > 0: relations hold what was readable */
 	bool from_model; /* relations declared by a sensor description, not read from a trace */
+	/* What the build could not do as the metadata asked (two kinds of relation under one
+	 * name: the later type kept apart or left out), one sentence each, said once. */
+	size_t nwarnings;
+	char **warnings;
 	struct vgq_db_internal *internal;
 };
 
@@ -107,6 +112,8 @@ struct vgq_database {
  * damaged trace: `partial` says so. */
 struct vgq_database *vgq_database_build(struct vgt_trace *t);
 void vgq_database_free(struct vgq_database *db);
+/* Prints each of db->warnings as one line "WHO: warning: ..." on f. */
+void vgq_database_print_warnings(const struct vgq_database *db, const char *who, FILE *f);
 
 /* How to build: vgq_database_build(t) is vgq_database_build_opts(t, NULL). */
 struct vgq_build_options {
