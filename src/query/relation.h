@@ -14,9 +14,9 @@
  *             else the performing thread; per image) and starts the next.
  *   entity    one relation per entity kind, one tuple per lifetime, attributes name
  *             (the latest given), id, gen: vg.entity.create/.name/.reclaim by `kind`;
- *             vg.process.begin/.end feed `Process` and vg.thread.* feed `Thread` (the
- *             kinds the reader's names table uses, so a program declaring its own
- *             `Process` entities shares that relation with its OS processes).
+ *             vg.process.begin/.end feed `OSProcess` and vg.thread.* feed `OSThread`:
+ *             names no program's entity kind takes (vigil gen refuses them), so a
+ *             program's own `Process` or `Thread` entities are a relation of their own.
  *
  * A tuple still open at the end of the trace ends at the trace's last event, with
  * `open` set. Tuples are stored column-wise, in the order they start (equal times: trace
@@ -135,7 +135,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
 /* The relations a trace of a program with these sensors has, without tuples: one per
  * sensor (event, interval, state; attributes as the trace's fields give them), the
  * runtime's own (vg.process.exec), and one entity relation per declared entity kind
- * plus Process and Thread (name, id, gen). Same names, kinds, attribute names, types,
+ * plus OSProcess and OSThread (name, id, gen). Same names, kinds, attribute names, types,
  * entity kinds and order as vgq_database_build() gives for a recording of a program
  * whose sensors the C generator made from the model (an entity relation of the
  * recording exists only once such an entity was seen). Never NULL. */

@@ -262,8 +262,8 @@ static void entity(struct builder *b, const struct tinfo *ti, const struct vgt_e
 		return;
 	/* Processes are identified machine-wide, threads per process (across its execs),
 	 * user entities (addresses) per image. */
-	bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "Process");
-	bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "Thread");
+	bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "OSProcess");
+	bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "OSThread");
 	struct vgq_key k = {(uintptr_t)s,
 	                    process  ? UINT64_MAX
 	                    : thread ? process_index(b, ev->image)

@@ -145,9 +145,9 @@ static bool builtin_entity(const struct vgt_event_type *t, const char **fixed_ki
 	if (!strncmp(t->name, "vg.entity.", 10))
 		*fixed_kind = NULL;
 	else if (!strcmp(t->name, "vg.process.begin") || !strcmp(t->name, "vg.process.end"))
-		*fixed_kind = "Process";
+		*fixed_kind = "OSProcess";
 	else if (!strncmp(t->name, "vg.thread.", 10))
-		*fixed_kind = "Thread";
+		*fixed_kind = "OSThread";
 	else
 		return false;
 	return true;
@@ -206,8 +206,8 @@ static struct tinfo *describe(struct builder *b, const struct vgt_event_type *t)
 		return ti;
 	}
 	if (builtin_entity(t, &ti->fixed_kind)) {
-		bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "Process");
-		bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "Thread");
+		bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "OSProcess");
+		bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "OSThread");
 		ti->f_kind = vgt_type_field(t, "kind");
 		ti->f_id = vgt_type_field(t, process ? "pid" : thread ? "tid" : "id");
 		ti->f_gen = vgt_type_field(t, "gen");

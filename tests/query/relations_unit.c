@@ -346,7 +346,7 @@ static void test_entity_lifetimes(void **state_)
 	assert_int_equal(l->unmatched_ends, 1);
 	assert_int_equal(l->open_at_end, 1);
 
-	const struct vgq_relation *t = rel(&f, "Thread");
+	const struct vgq_relation *t = rel(&f, "OSThread");
 	assert_int_equal(t->ntuples, 1);
 	assert_string_equal(t->cols[0].s[0], "worker");
 	assert_int_equal(t->cols[1].u[0], 43);
@@ -480,13 +480,63 @@ static void test_relation_clash(void **state_)
 	close_db(&f);
 }
 
+/* The OS's processes and threads are OSProcess and OSThread: a trace that declares its
+ * own Process and Thread entity kinds (the mailbox example's Process) keeps them apart. */
+#define PROC_BEGIN 23
+static void test_own_process_kind(void **state_)
+{
+	(void)state_;
+	struct fixture f = {.root = tg_tempdir()};
+	struct tg_image *img = tg_image_new(f.root, "app-42-0", NULL);
+	tg_declare(img, "vg.process.begin", PROC_BEGIN, "vigil:kind=create;flag=sensor;traced",
+	           "uint32_t pid; uint64_t gen; uint32_t ppid; string name; string exe;");
+	tg_write_metadata(img);
+	struct tg_stream *s = tg_stream_new(img, 42, 0);
+	tg_packet_begin(s, 5);
+	tg_event(s, PROC_BEGIN, 5);
+	tg_u32(s, 42);
+	tg_u64(s, 0);
+	tg_u32(s, 1);
+	tg_str(s, "app");
+	tg_str(s, "/bin/app");
+	tg_event(s, TG_THREAD_BEGIN, 6);
+	tg_u32(s, 42);
+	tg_u32(s, 0);
+	tg_str(s, "app");
+	create(s, 10, "Process", 1, 0, "P1");
+	create(s, 11, "Process", 2, 0, "P2");
+	create(s, 12, "Thread", 3, 0, "T3");
+	tg_tick(s, 20, 1);
+	tg_packet_end(s, 0, 0);
+	tg_stream_write(s);
+	tg_image_free(img);
+	open_db(&f);
+	const struct vgq_relation *os = rel(&f, "OSProcess");
+	assert_int_equal(os->kind, VGQ_REL_ENTITY);
+	assert_int_equal(os->ntuples, 1);
+	assert_string_equal(os->cols[0].s[0], "app");
+	assert_int_equal(os->cols[1].u[0], 42);
+	const struct vgq_relation *p = rel(&f, "Process");
+	assert_int_equal(p->kind, VGQ_REL_ENTITY);
+	assert_int_equal(p->ntuples, 2);
+	assert_string_equal(p->cols[0].s[0], "P1");
+	assert_string_equal(p->cols[0].s[1], "P2");
+	assert_int_equal(rel(&f, "OSThread")->ntuples, 1);
+	const struct vgq_relation *t = rel(&f, "thread");
+	assert_string_equal(t->name, "Thread");
+	assert_int_equal(t->ntuples, 1);
+	assert_string_equal(t->cols[0].s[0], "T3");
+	assert_int_equal(f.db->nwarnings, 0);
+	close_db(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_begin_end_pairing), cmocka_unit_test(test_end_adds_values),
 	    cmocka_unit_test(test_state_chains),      cmocka_unit_test(test_entity_lifetimes),
 	    cmocka_unit_test(test_damage_is_carried), cmocka_unit_test(test_clock),
-	    cmocka_unit_test(test_relation_clash),
+	    cmocka_unit_test(test_relation_clash),    cmocka_unit_test(test_own_process_kind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
