@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/collector_link.h"
 #include "cli/send.h"
 #include "cli/subject.h"
 #include "commands.h"
@@ -310,6 +311,11 @@ int vg_cmd_record(int argc, char **argv)
 	char lib[PATH_MAX], dir[PATH_MAX];
 	if (to && out != defname) {
 		fprintf(stderr, "vigil record: -o and --to exclude each other\n");
+		return 2;
+	}
+	char why[160];
+	if (to && vg_cli_check_addr(to, why, sizeof why) < 0) {
+		fprintf(stderr, "vigil record: --to %s: %s\n", to, why);
 		return 2;
 	}
 	if (!runnable(argv[optind])) {

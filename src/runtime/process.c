@@ -136,10 +136,10 @@ static int make_image_dir(void)
 		inherited_out_fd = -1;
 	}
 	if (vg__out_fd() < 0 && vg__mkdir_p(vg__rt.cfg.out) < 0) {
-		vg__warn("cannot create trace directory %s: %s%s; not recording", vg__rt.cfg.out,
-		         strerror(errno),
-		         errno == ENOENT ? " (its parent folder does not exist: create it first)"
-		                         : "");
+		vg__warn(
+		    "%s: cannot create trace directory %s: %s%s; not recording",
+		    vg__rt.cfg.to ? "VIGIL_SPOOL" : "VIGIL_OUT", vg__rt.cfg.out, strerror(errno),
+		    errno == ENOENT ? " (its parent folder does not exist: create it first)" : "");
 		return -1;
 	}
 	/* Absolute, so that a subject that changes directory keeps writing in the same
