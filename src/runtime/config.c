@@ -221,6 +221,13 @@ void vg__config_read(struct vg_config *cfg)
 		else if (strcmp(ent, "on") && strcmp(ent, "1"))
 			vg__warn("VIGIL_ENTITY_FLAGS=%s: expected on or off; using on", ent);
 	}
+	const char *verbose = getenv("VIGIL_VERBOSE");
+	if (verbose && *verbose) {
+		if (!strcmp(verbose, "on") || !strcmp(verbose, "1"))
+			cfg->verbose = 1;
+		else if (strcmp(verbose, "off") && strcmp(verbose, "0"))
+			vg__warn("VIGIL_VERBOSE=%s: expected on or off; using off", verbose);
+	}
 	cfg->report_mask = VG_CAT_ENTITY | VG_CAT_ACTIVITY;
 	const char *report = getenv("VIGIL_REPORT");
 	if (report && *report && vg__report_mask_parse(report, &cfg->report_mask) < 0)
