@@ -530,7 +530,9 @@ VG_API int vg_emit(vg_sensor *s, const vg_value *values);
 
 /* 1 while a trace is being written (VIGIL_OUT was set and usable). */
 VG_API int vg_recording(void);
-/* Path of this process image's trace directory, or NULL. */
+/* Path of this process image's trace directory, or NULL: not recording, or the directory
+ * is not where the trace stays (VIGIL_TO: a spool the collector empties; under `vigil
+ * watch` without --keep: the monitor's working copy, removed once it has answered). */
 VG_API const char *vg_trace_dir(void);
 /* Events this process could not record (size cap, full disk, nested in a signal). */
 VG_API uint64_t vg_events_discarded(void);

@@ -346,6 +346,7 @@ int vg_cmd_record(int argc, char **argv)
 		setenv("VIGIL_ENTITY_FLAGS", "off", 0); /* the user's own setting stays */
 	}
 	unsetenv("VIGIL_PROC");
+	unsetenv("VIGIL_OUT_TEMPORARY"); /* the trace stays where vigil record says */
 	if (vg_cli_set_preload(lib) < 0) {
 		fprintf(stderr, "vigil record: out of memory\n");
 		return 2;

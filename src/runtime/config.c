@@ -198,6 +198,8 @@ void vg__config_read(struct vg_config *cfg)
 		else
 			strcpy(cfg->out, out);
 	}
+	const char *temp = getenv("VIGIL_OUT_TEMPORARY"); /* set by vigil watch, not users */
+	cfg->out_temporary = temp && !strcmp(temp, "1");
 	cfg->sensors = glob_list_setting("VIGIL_SENSORS");
 	cfg->packet_size = size_setting("VIGIL_PACKET_SIZE", 64 << 10, 4 << 10, 64 << 20);
 	cfg->packet_size = (cfg->packet_size + 4095) & ~(size_t)4095;

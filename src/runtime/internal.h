@@ -39,6 +39,7 @@ struct vg_config {
 	uint64_t to_buffer; /* VIGIL_TO_BUFFER: unacknowledged bytes kept, then drops */
 	int to_linger_ms;   /* VIGIL_TO_LINGER: how long exit waits for acknowledgements */
 	int spool_private;  /* the spool is the default private one: removed at exit */
+	int out_temporary;  /* VIGIL_OUT_TEMPORARY: a monitor's working copy, removed after */
 };
 
 /* State of this process image. */

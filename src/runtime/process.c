@@ -28,7 +28,11 @@ int vg_recording(void)
 }
 const char *vg_trace_dir(void)
 {
-	return vg__rt.recording ? vg__rt.dir : NULL;
+	/* A spool is emptied as the collector acknowledges it, and a monitor's working copy
+	 * is removed once it has answered: neither is where the trace stays. */
+	if (!vg__rt.recording || vg__rt.cfg.to || vg__rt.cfg.out_temporary)
+		return NULL;
+	return vg__rt.dir;
 }
 
 /* The process's start time in clock ticks since boot: with the pid, a unique identity. */
