@@ -290,8 +290,10 @@ static void check_relation_names(struct checker *c, struct ast_decl **sensors, s
 	struct ast_decl **all = calloc(n, sizeof *all);
 	if (!all)
 		return;
-	memcpy(all, sensors, nsensors * sizeof *all);
-	memcpy(all + nsensors, entities, nentities * sizeof *all);
+	if (nsensors) /* either array is NULL when empty */
+		memcpy(all, sensors, nsensors * sizeof *all);
+	if (nentities)
+		memcpy(all + nsensors, entities, nentities * sizeof *all);
 	qsort(all, n, sizeof *all, by_relation_name);
 	for (size_t i = 0; i < n; i++) {
 		const char *what = all[i]->kind == AST_SENSOR ? "sensor" : "entity";
