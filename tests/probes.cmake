@@ -7,7 +7,7 @@
 add_executable(vg_probes_subject ${CMAKE_SOURCE_DIR}/tests/probes/probes_subject.c)
 target_link_libraries(vg_probes_subject PRIVATE vigil_runtime Threads::Threads)
 
-foreach(t switch paging bad exact impostor)
+foreach(t switch paging bad exact impostor entity)
   add_test(NAME probes.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/probes/probes_test.py ${t}
                    $<TARGET_FILE:vg_probes_subject>)
@@ -15,11 +15,19 @@ foreach(t switch paging bad exact impostor)
                        LABELS sanitize)
 endforeach()
 if(NOT VIGIL_SANITIZE)
-  foreach(t switch exact)
+  foreach(t switch exact entity)
     add_test(NAME probes.record.${t}
              COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/probes/probes_test.py ${t}
                      $<TARGET_FILE:vg_probes_subject> record)
     set_tests_properties(probes.record.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
                          TIMEOUT 60)
   endforeach()
+endif()
+# The README's probes example on the mailbox example under vigil record --listen: the
+# sensors placed on entities record once switched on (issue 21, item 5).
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME probes.mailbox
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/probes/probes_mailbox.py
+                   $<TARGET_FILE:vigil> $<TARGET_FILE:mailbox>)
+  set_tests_properties(probes.mailbox PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
 endif()

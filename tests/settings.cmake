@@ -19,3 +19,11 @@ set_tests_properties(runtime.disk_full PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}
 # The README's runnable examples as written, in order, each answering something.
 add_test(NAME readme.examples COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/readme_test.py)
 set_tests_properties(readme.examples PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
+
+# The examples of every --help text and of docs/*.md as written (placeholders named, skipped).
+add_test(NAME help.examples COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/examples_test.py)
+set_tests_properties(help.examples PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 600)
+
+# Printed paths stay: a subject under vigil watch or vigil record --to names no removed trace.
+add_test(NAME record.paths COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/paths_test.py)
+set_tests_properties(record.paths PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)

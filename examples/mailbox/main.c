@@ -43,8 +43,11 @@ static void print_summary(const struct mb_system *sys)
 	       o->mailboxes, plural(o->mailboxes, "es"), (unsigned long long)sys->step - 1,
 	       (unsigned long long)c.runs, plural(c.runs, "es"), (unsigned long long)c.waits,
 	       plural(c.waits, "s"));
-	if (vg_recording())
+	if (vg_recording() && vg_trace_dir())
 		printf("mailbox: recorded into %s (%llu events discarded)\n", vg_trace_dir(),
+		       (unsigned long long)vg_events_discarded());
+	else if (vg_recording()) /* shipped to a collector, or a monitor's working copy */
+		printf("mailbox: recorded (%llu events discarded)\n",
 		       (unsigned long long)vg_events_discarded());
 }
 

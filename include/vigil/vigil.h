@@ -141,6 +141,10 @@ typedef struct vg_sensor {
 	uint16_t catbit;                /* VG_CAT_ENTITY or VG_CAT_ACTIVITY */
 	_Atomic uint64_t sample_period; /* ns; 0: not sampled (every interval recorded) */
 	_Atomic uint64_t sample_origin; /* ns, set before the period */
+	/* Non-zero while `vigil probes` has switched the sensor on (docs/control.md
+	 * "Probes"): placed on an entity, it then records on every entity, whatever their
+	 * flags say. Last, so that code built against an older header still fits. */
+	_Atomic uint32_t every_entity;
 } vg_sensor;
 
 /* Registers an event type; safe from any thread at any time. Never returns NULL: on
@@ -272,9 +276,16 @@ static inline int vg_on(const vg_sensor *s)
 {
 	return VG_UNLIKELY(atomic_load_explicit(&s->enabled, memory_order_relaxed) > 0);
 }
+/* The entity's flag is up, or a probe switched the sensor on for every entity (only
+ * read when the flag is down: an enabled sensor on a raised entity pays nothing more). */
+static inline int vg_entity_up(const vg_sensor *s, const vg_entity *e)
+{
+	return atomic_load_explicit(&e->flag, memory_order_relaxed) > 0 ||
+	       atomic_load_explicit(&s->every_entity, memory_order_relaxed);
+}
 static inline int vg_on_entity(const vg_sensor *s, const vg_entity *e)
 {
-	return vg_on(s) && e && atomic_load_explicit(&e->flag, memory_order_relaxed) > 0;
+	return vg_on(s) && e && vg_entity_up(s, e);
 }
 
 /* Writes the event header at the thread's position (room was checked); internal. */
@@ -369,6 +380,12 @@ static inline int vg_once_claim(const vg_entity *e)
 		                                          memory_order_relaxed))
 			return 1;
 	return 0;
+}
+/* The same for sensor `s`: a sensor `vigil probes` switched on records every event
+ * and takes no raise (the raises are a monitor's, for the events its query needs). */
+static inline int vg_once_take(const vg_sensor *s, const vg_entity *e)
+{
+	return atomic_load_explicit(&s->every_entity, memory_order_relaxed) || vg_once_claim(e);
 }
 
 /* ---- sampling (docs/watch.md "Sampling") ---- */
@@ -513,7 +530,9 @@ VG_API int vg_emit(vg_sensor *s, const vg_value *values);
 
 /* 1 while a trace is being written (VIGIL_OUT was set and usable). */
 VG_API int vg_recording(void);
-/* Path of this process image's trace directory, or NULL. */
+/* Path of this process image's trace directory, or NULL: not recording, or the directory
+ * is not where the trace stays (VIGIL_TO: a spool the collector empties; under `vigil
+ * watch` without --keep: the monitor's working copy, removed once it has answered). */
 VG_API const char *vg_trace_dir(void);
 /* Events this process could not record (size cap, full disk, nested in a signal). */
 VG_API uint64_t vg_events_discarded(void);

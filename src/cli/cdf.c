@@ -43,7 +43,8 @@ static void usage(FILE *f)
 	    "examples:\n"
 	    "  vigil cdf run.vgm --from 'buffer access' --to 'buffer miss done'\n"
 	    "  vigil cdf run.vgm --from bufmgr.c:701 --to bufmgr.c:725,bufmgr.c:760 --svg a.svg\n"
-	    "  vigil cdf sensors.vgm --from mailbox.send --to mailbox.receive --format json\n",
+	    "  vigil cdf sensors.vgm --from mailbox.SendMessage --to mailbox.Waiting.end "
+	    "--format json\n",
 	    VGM_CDF_DEPTH, VGM_CDF_CUTOFF, VGM_CDF_WALKS);
 }
 

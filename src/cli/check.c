@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check/check.h"
 #include "bad_option.h"
+#include "check/check.h"
 #include "commands.h"
 #include "trace/trace.h"
 
@@ -51,8 +51,8 @@ static void usage(FILE *f)
 	    "exit status: 0 consistent, 1 violations found, 2 usage error or unreadable trace,\n"
 	    "3 no violation but the trace is damaged (what could not be read was not checked).\n\n"
 	    "examples:\n"
-	    "  vigil check run1                          verify a recording\n"
-	    "  vigil check --max 0 run1 > violations.txt every violation\n"
+	    "  vigil check run1                           verify a recording\n"
+	    "  vigil check --max 0 run1 > violations.txt  every violation\n"
 	    "  vigil check --json run1 | jq -c 'select(.rule == 4)'\n"
 	    "  vigil check -q run1 run2 && echo consistent\n");
 }

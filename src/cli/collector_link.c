@@ -16,8 +16,36 @@
 
 #define WAIT_MS 5000
 
+int vg_cli_check_addr(const char *addr, char *err, size_t errsize)
+{
+	if (!strncmp(addr, "unix:", 5)) {
+		if (!addr[5] || strlen(addr + 5) >= sizeof((struct sockaddr_un *)0)->sun_path) {
+			snprintf(err, errsize, "%s",
+			         addr[5] ? "socket path too long" : "no socket path");
+			return -1;
+		}
+		return 0;
+	}
+	const char *colon = strrchr(addr, ':');
+	if (!colon || colon == addr || !colon[1]) {
+		snprintf(err, errsize, "expected HOST:PORT or unix:PATH");
+		return -1;
+	}
+	unsigned long port = 0;
+	const char *p = colon + 1;
+	while (*p >= '0' && *p <= '9' && port <= 65535)
+		port = port * 10 + (unsigned long)(*p++ - '0');
+	if (*p || port < 1 || port > 65535) {
+		snprintf(err, errsize, "the port '%s' is not a number from 1 to 65535", colon + 1);
+		return -1;
+	}
+	return 0;
+}
+
 int vg_cli_dial(const char *addr, char *err, size_t errsize)
 {
+	if (vg_cli_check_addr(addr, err, errsize) < 0)
+		return -1;
 	if (vg_tls_wanted(addr)) /* VIGIL_TO_CA: TLS 1.3 (docs/security.md) */
 		return vg_tls_dial(addr, err, errsize);
 	return vg_cli_dial_plain(addr, err, errsize);
@@ -41,10 +69,6 @@ int vg_cli_dial_plain(const char *addr, char *err, size_t errsize)
 		return -1;
 	}
 	const char *colon = strrchr(addr, ':');
-	if (!colon || colon == addr || !colon[1]) {
-		snprintf(err, errsize, "expected HOST:PORT or unix:PATH");
-		return -1;
-	}
 	char host[256];
 	snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
 	if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1]:7878 */

@@ -7,6 +7,8 @@
 
 #include "frame.h"
 
+/* Is addr HOST:PORT (port 1 to 65535) or unix:PATH? 0, or -1 with the reason in err. */
+int vg_cli_check_addr(const char *addr, char *err, size_t errsize);
 /* HOST:PORT or unix:PATH: a connected socket, or -1 with the reason in err. With
  * VIGIL_TO_CA set, HOST:PORT is dialled over TLS 1.3 (tls_link.h) and the socket
  * returned carries plain frames. */

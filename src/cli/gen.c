@@ -25,9 +25,9 @@ static void usage(FILE *f)
 	       "exit status: 0 done, 1 the file has errors (or the code could not be written),\n"
 	       "2 usage error.\n\n"
 	       "examples:\n"
-	       "  vigil gen mailbox.vgl --check                   check only\n"
-	       "  vigil gen mailbox.vgl --lang c -o gen/          C header for the sensors\n"
-	       "  vigil gen mailbox.vgl -l python -l java -o gen/ readers and writers\n");
+	       "  vigil gen mailbox.vgl --check                    check only\n"
+	       "  vigil gen mailbox.vgl --lang c -o gen/           C header for the sensors\n"
+	       "  vigil gen mailbox.vgl -l python -l java -o gen/  readers and writers\n");
 }
 
 struct lang {

@@ -34,10 +34,10 @@ static void usage(FILE *f)
 	    "  --from-trace            model a recording's events even if it has log models\n"
 	    "  -h, --help              this help\n\n"
 	    "examples:\n"
-	    "  vigil model run1 -o run1.vgm                 a recording's log models\n"
-	    "  vigil model run1 run2 old.vgm -o all.vgm     merge runs and models\n"
+	    "  vigil model run1 -o run1.vgm                  a recording's log models\n"
+	    "  vigil model run1 run2 old.vgm -o all.vgm      merge runs and models\n"
 	    "  vigil model run1 -o m.vgm --name 'bufmgr.c:725=buffer miss'\n"
-	    "  vigil model --from-trace run1 -o sensors.vgm the recorded sensors' events\n");
+	    "  vigil model --from-trace run1 -o sensors.vgm  the recorded sensors' events\n");
 }
 
 static void warn(const char *line)

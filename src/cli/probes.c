@@ -57,7 +57,7 @@ static void usage(FILE *f)
 	    "exit status: 0 done; 1 the process could not be reached or refused; 2 bad\n"
 	    "usage or a bad pattern.\n\n"
 	    "examples:\n"
-	    "  vigil record --listen -o srv -- ./server &\n"
+	    "  vigil record --listen -o srv -- ./mailbox --messages 100000 --pace 1000 &\n"
 	    "  vigil probes --pid $! enable 'mailbox.*'\n"
 	    "  vigil probes --pid $! disable '%%\\.(Wait|Poll)$'\n"
 	    "  vigil probes --pid $! list --json | jq '.sensors[] | select(.on) | .name'\n"

@@ -223,6 +223,9 @@ static struct vgq_database *open_db(const char *cmd, const char *path, struct vg
 	struct vgq_database *db = vgq_database_build(*tr);
 	if (progress)
 		fprintf(stderr, "\033[K");
+	char who[32];
+	snprintf(who, sizeof who, "vigil %s", cmd);
+	vgq_database_print_warnings(db, who, stderr);
 	return db;
 }
 

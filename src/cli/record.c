@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/collector_link.h"
 #include "cli/send.h"
 #include "cli/subject.h"
 #include "cli/tls_link.h"
@@ -47,7 +48,9 @@ static void usage(FILE *f)
 	    "      --listen         let monitors attach while it runs (vigil watch --pid): each\n"
 	    "                       process listens on @vigil-control.<pid>; only vigil's own\n"
 	    "                       vg.* sensors record (unless --sensors says otherwise) and\n"
-	    "                       entity flags start off, so a query enables what it needs\n"
+	    "                       entity flags start off (unless VIGIL_ENTITY_FLAGS is set),\n"
+	    "                       so a query enables what it needs (vigil probes: every\n"
+	    "                       entity of the sensors it switches on)\n"
 	    "      --to ADDR        send the records to the collector vigild at HOST:PORT or\n"
 	    "                       unix:PATH instead of writing DIR (docs/protocol.md); the\n"
 	    "                       token, if any, comes from VIGIL_TO_TOKEN; TLS 1.3 when\n"
@@ -313,6 +316,11 @@ int vg_cmd_record(int argc, char **argv)
 		fprintf(stderr, "vigil record: -o and --to exclude each other\n");
 		return 2;
 	}
+	char why[160];
+	if (to && vg_cli_check_addr(to, why, sizeof why) < 0) {
+		fprintf(stderr, "vigil record: --to %s: %s\n", to, why);
+		return 2;
+	}
 	if (!runnable(argv[optind])) {
 		fprintf(stderr, "vigil record: cannot run %s: %s\n", argv[optind],
 		        strchr(argv[optind], '/') ? strerror(errno) : "not found on PATH");
@@ -353,9 +361,10 @@ int vg_cmd_record(int argc, char **argv)
 		setenv("VIGIL_CONTROL", "listen", 1);
 		if (!sensors[0])
 			setenv("VIGIL_SENSORS", "vg.*", 1);
-		setenv("VIGIL_ENTITY_FLAGS", "off", 1);
+		setenv("VIGIL_ENTITY_FLAGS", "off", 0); /* the user's own setting stays */
 	}
 	unsetenv("VIGIL_PROC");
+	unsetenv("VIGIL_OUT_TEMPORARY"); /* the trace stays where vigil record says */
 	if (vg_cli_set_preload(lib) < 0) {
 		fprintf(stderr, "vigil record: out of memory\n");
 		return 2;

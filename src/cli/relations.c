@@ -150,6 +150,7 @@ int vg_cmd_relations(int argc, char **argv)
 		return 2;
 	}
 	struct vgq_database *db = vgq_database_build(t);
+	vgq_database_print_warnings(db, "vigil relations", stderr);
 	for (size_t i = 0; i < db->nrelations; i++)
 		(json ? print_json : print_text)(db->relations[i]);
 	int rc = 0;

@@ -59,9 +59,9 @@ static void usage(FILE *f)
 	    "examples:\n"
 	    "  vigil watch --sensors mailbox.vgl -f resumed.tq -- ./mailbox --seed 7\n"
 	    "  vigil watch --sensors mailbox.vgl --format json -e 'range of S is SendMessage\n"
-	    "      retrieve (S.mailbox) where S.process = \"P1\"' -- ./mailbox\n"
+	    "      retrieve (S.mailbox) where S.process = \"P1\"' -- ./mailbox --seed 2\n"
 	    "  vigil watch -f resumed.tq --replay run1 --stats     what the plan would record\n"
-	    "  vigil record --listen -o srv -- ./mailbox --pace 1000 --messages 100000 &\n"
+	    "  vigil record --listen -o srv -- ./mailbox --seed 2 --pace 1000 --messages 100000 &\n"
 	    "  vigil watch -f resumed.tq --pid $! --for 10s        attach, watch 10 s, detach\n"
 	    "  vigil explain -f resumed.tq --sensors mailbox.vgl   the α operators, "
 	    "before/after\n\n"
@@ -292,6 +292,7 @@ int watch_answer(const char *path, const struct tquel_query *q, const struct vga
 	                               .ends_without_begin = vga_plan_end_only(plan),
 	                               .end_since = vga_filter_end_since};
 	struct vgq_database *db = vgq_database_build_opts(tr, &bo);
+	vgq_database_print_warnings(db, "vigil watch", stderr);
 	if (origin != INT64_MIN)
 		vgq_database_set_clock_origin(db, origin);
 	struct vgq_session *s = vgq_session_new(db, o);
@@ -392,7 +393,7 @@ int vg_cmd_watch(int argc, char **argv)
 			goto out;
 		}
 		vga_sensors_from_trace(tr, &sensors);
-		schema = vgq_database_build(tr);
+		schema = vgq_database_build(tr); /* its warnings: when the answer is read */
 	}
 	struct vgq_options o = {.tick_ns = a.tick};
 	struct vgq_session *s = vgq_session_new(schema, &o);

@@ -125,6 +125,10 @@ static int start_subject(const struct watch_args *a, const char *dir, const char
 	setenv("VIGIL_SENSORS", "vg.*", 1); /* entity sources on, every user sensor off */
 	setenv("VIGIL_ENTITY_FLAGS", "off", 1);
 	setenv("VIGIL_CONTROL", sock, 1);
+	if (a->keep) /* else the trace is removed once answered: the subject must not say where */
+		unsetenv("VIGIL_OUT_TEMPORARY");
+	else
+		setenv("VIGIL_OUT_TEMPORARY", "1", 1);
 	unsetenv("VIGIL_PROC");
 	if (vg_cli_set_preload(lib) < 0)
 		return -1;

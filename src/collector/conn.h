@@ -65,5 +65,8 @@ void vgd_relay_reply(struct vgd_conn *c, const char *line, size_t n);
 void vgd_relay_note(struct vgd_conn *c, const char *line, size_t n);
 void vgd_relay_control(struct vgd_conn *peer, const char *line, size_t n); /* kind 3 */
 void vgd_relay_free(struct vgd_conn *c);
+/* From the loop, at least once a second: a `list` that waited for subjects' tables long
+ * enough is answered with what is known. */
+void vgd_relay_tick(uint64_t now_ns);
 
 #endif

@@ -643,6 +643,7 @@ int main(int argc, char **argv)
 		}
 		vgd_store_tick(0);
 		uint64_t now = vgd_now_ns();
+		vgd_relay_tick(now);
 		for (size_t i = 0; i < polled; i++)
 			if (conns[i] && !conns[i]->dead && vgd_conn_check_time(conns[i], now) < 0) {
 				vgd_conn_free(conns[i], VGD_VANISHED);

@@ -39,6 +39,19 @@ struct pattern {
 static struct pattern *pats;
 static size_t npats;
 
+/* `list` peers waiting for tables still being read (the first `vigil probes` after a
+ * subject connects asks for its table: answering at once would show none), each until
+ * its deadline; answered in vgd_relay_reply once no table is pending, or at the
+ * deadline with what is known. */
+#define LIST_WAIT_NS 2000000000ull
+struct waiter {
+	struct vgd_conn *peer;
+	uint64_t until;
+};
+static struct waiter *waiters;
+static size_t nwaiters;
+static void list_all(struct vgd_conn *peer);
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -185,6 +198,45 @@ static void on_list(struct vgd_conn *c, char *line)
 		push(c, &p->v[i], decided(p->v[i].name));
 }
 
+/* Is a table asked for and not read to its end yet (a `list` reply owed)? */
+static int table_pending(const struct vgd_conn *c)
+{
+	const struct vgd_probes *p = c->probes;
+	if (!subject_conn(c) || !p || !p->asked)
+		return 0;
+	for (size_t i = 0; i < p->len; i++)
+		if (p->owed[(p->head + i) % p->cap_owed] == OWED_LIST)
+			return 1;
+	return 0;
+}
+
+static int any_table_pending(void)
+{
+	for (size_t i = 0; i < vgd_conn_count(); i++)
+		if (vgd_conn_at(i) && table_pending(vgd_conn_at(i)))
+			return 1;
+	return 0;
+}
+
+/* Answers the waiting `list`s whose deadline passed (all of them when `all`). */
+static void answer_waiters(int all, uint64_t now)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < nwaiters; i++) {
+		if (all || now >= waiters[i].until)
+			list_all(waiters[i].peer);
+		else
+			waiters[j++] = waiters[i];
+	}
+	nwaiters = j;
+}
+
+void vgd_relay_tick(uint64_t now)
+{
+	if (nwaiters)
+		answer_waiters(!any_table_pending(), now);
+}
+
 void vgd_relay_reply(struct vgd_conn *c, const char *text, size_t n)
 {
 	struct vgd_probes *p = probes_of(c);
@@ -203,6 +255,8 @@ void vgd_relay_reply(struct vgd_conn *c, const char *text, size_t n)
 	else if (what == OWED_LIST)
 		on_list(c, line);
 	free(line);
+	if (nwaiters && !any_table_pending())
+		answer_waiters(1, 0);
 }
 
 /* NOTE `registered ID NAME`: a sensor the subject registered after its HELLO. */
@@ -232,6 +286,13 @@ void vgd_relay_note(struct vgd_conn *c, const char *text, size_t n)
 
 void vgd_relay_free(struct vgd_conn *c)
 {
+	size_t j = 0; /* a waiting peer that goes away: nobody to answer */
+	for (size_t i = 0; i < nwaiters; i++)
+		if (waiters[i].peer != c)
+			waiters[j++] = waiters[i];
+	nwaiters = j;
+	if (nwaiters && !any_table_pending()) /* a subject gone while read: answer now */
+		answer_waiters(1, 0);
 	struct vgd_probes *p = c->probes;
 	if (!p)
 		return;
@@ -331,8 +392,23 @@ void vgd_relay_control(struct vgd_conn *peer, const char *text, size_t n)
 	char *sp = strchr(line, ' ');
 	char *arg = sp ? sp + 1 : NULL;
 	ask_all_tables(); /* those not asked yet answer later: `list` shows them then */
+	/* Replies go in order: a `list` of this peer still waiting is answered first. */
+	size_t j = 0;
+	for (size_t i = 0; i < nwaiters; i++)
+		if (waiters[i].peer == peer)
+			list_all(peer);
+		else
+			waiters[j++] = waiters[i];
+	nwaiters = j;
 	if (!strcmp(line, "list")) {
-		list_all(peer);
+		struct waiter *w =
+		    any_table_pending() ? realloc(waiters, (nwaiters + 1) * sizeof *waiters) : NULL;
+		if (w) {
+			waiters = w;
+			waiters[nwaiters++] = (struct waiter){peer, vgd_now_ns() + LIST_WAIT_NS};
+		} else {
+			list_all(peer);
+		}
 	} else if (!strcmp(line, "pattern reset")) {
 		clear_patterns();
 		for (size_t i = 0; i < vgd_conn_count(); i++) {

@@ -5,7 +5,9 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lang/arena.h"
 #include "lang/names.h"
@@ -260,6 +262,61 @@ static void collect(struct checker *c, struct ast_file *const *files, size_t nfi
 	}
 }
 
+static int by_relation_name(const void *a, const void *b)
+{
+	const struct ast_decl *x = *(const struct ast_decl *const *)a;
+	const struct ast_decl *y = *(const struct ast_decl *const *)b;
+	int c = strcasecmp(x->name, y->name);
+	if (!c)
+		c = strcmp(x->loc.file, y->loc.file);
+	if (!c)
+		c = x->loc.line != y->loc.line
+		        ? (x->loc.line < y->loc.line ? -1 : 1)
+		        : (x->loc.col > y->loc.col) - (x->loc.col < y->loc.col);
+	return c;
+}
+
+/* Each sensor feeds the relation of its name and each entity kind is one too, and a
+ * query finds relations whatever the case: two of these named alike would be one
+ * relation in every trace (docs/tquel.md), so the later one is an error here. The
+ * runtime's own relations are reserved. */
+static void check_relation_names(struct checker *c, struct ast_decl **sensors, size_t nsensors,
+                                 struct ast_decl **entities, size_t nentities)
+{
+	static const char *const reserved[] = {"OSProcess", "OSThread", "Clock"};
+	size_t n = nsensors + nentities;
+	if (!n)
+		return;
+	struct ast_decl **all = calloc(n, sizeof *all);
+	if (!all)
+		return;
+	if (nsensors) /* either array is NULL when empty */
+		memcpy(all, sensors, nsensors * sizeof *all);
+	if (nentities)
+		memcpy(all + nsensors, entities, nentities * sizeof *all);
+	qsort(all, n, sizeof *all, by_relation_name);
+	for (size_t i = 0; i < n; i++) {
+		const char *what = all[i]->kind == AST_SENSOR ? "sensor" : "entity";
+		for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++)
+			if (!strcasecmp(all[i]->name, reserved[r]))
+				vgl_error(
+				    c->diag, all[i]->loc,
+				    "%s '%s': relation '%s' is vigil's own (OSProcess, OSThread, "
+				    "Clock); choose another name",
+				    what, all[i]->name, reserved[r]);
+		if (i && !strcasecmp(all[i]->name, all[i - 1]->name)) {
+			const struct ast_decl *first = all[i - 1];
+			vgl_error(
+			    c->diag, all[i]->loc,
+			    "%s '%s' and %s '%s' (at %s:%d:%d) would be one relation: relation "
+			    "names do not count case; rename one",
+			    what, all[i]->name, first->kind == AST_SENSOR ? "sensor" : "entity",
+			    first->name, first->loc.file, first->loc.line, first->loc.col);
+		}
+	}
+	free(all);
+}
+
 void vgl_check(struct vgl_model *m, struct ast_file *const *files, size_t nfiles,
                struct vgl_diag *diag, struct vgl_arena *arena)
 {
@@ -271,6 +328,8 @@ void vgl_check(struct vgl_model *m, struct ast_file *const *files, size_t nfiles
 	struct ast_decl **by_kind[5] = {0};
 	size_t n[5] = {0};
 	collect(&c, files, nfiles, by_kind, n);
+	check_relation_names(&c, by_kind[AST_SENSOR], n[AST_SENSOR], by_kind[AST_ENTITY],
+	                     n[AST_ENTITY]);
 
 	struct vgl_const *consts = vgl_alloc_array(arena, n[AST_CONST], sizeof *consts);
 	struct vgl_entity *entities = vgl_alloc_array(arena, n[AST_ENTITY], sizeof *entities);

@@ -405,7 +405,7 @@ static void plain_body(struct fn *x, const struct vgl_sensor *s, int role,
 	if (size_decl(x, fixed))
 		fprintf(h, "\tif (vg__size > UINT32_MAX - 64)\n\t\treturn;\n");
 	if (s->once) /* traced once: take the raise this event uses */
-		fprintf(h, "\tif (!vg_once_claim(%s))\n\t\treturn;\n", ent);
+		fprintf(h, "\tif (!vg_once_take(vg__s, %s))\n\t\treturn;\n", ent);
 	fprintf(h, "\tuint8_t *vg__p = vg_event_begin(vg__s, (uint32_t)vg__size);\n"
 	           "\tif (!vg__p)\n\t\treturn;\n");
 	if (sampled && half == 2)

@@ -15,9 +15,9 @@
  *   entity    one relation per entity kind, one tuple per lifetime and name (a rename
  *             ends the tuple and starts one with the new name), attributes name, id,
  *             gen: vg.entity.create/.name/.reclaim by `kind`; vg.process.begin/.name/
- *             .end feed `Process` and vg.thread.* feed `Thread` (the
- *             kinds the reader's names table uses, so a program declaring its own
- *             `Process` entities shares that relation with its OS processes).
+ *             .end feed `OSProcess` and vg.thread.* feed `OSThread`: names no
+ *             program's entity kind takes (vigil gen refuses them), so a program's own
+ *             `Process` or `Thread` entities are a relation of their own.
  *
  * A tuple still open at the end of the trace ends at the trace's last event, with
  * `open` set. Tuples are stored column-wise, in the order they start (equal times: trace
@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "trace/trace.h"
 
@@ -101,6 +102,10 @@ struct vgq_database {
 	uint64_t damage;                       /* damage entries reported by the reader */
 	bool partial;                          /* damage > 0: relations hold what was readable */
 	bool from_model; /* relations declared by a sensor description, not read from a trace */
+	/* What the build could not do as the metadata asked (two kinds of relation under one
+	 * name: the later type kept apart or left out), one sentence each, said once. */
+	size_t nwarnings;
+	char **warnings;
 	struct vgq_db_internal *internal;
 };
 
@@ -108,6 +113,8 @@ struct vgq_database {
  * damaged trace: `partial` says so. */
 struct vgq_database *vgq_database_build(struct vgt_trace *t);
 void vgq_database_free(struct vgq_database *db);
+/* Prints each of db->warnings as one line "WHO: warning: ..." on f. */
+void vgq_database_print_warnings(const struct vgq_database *db, const char *who, FILE *f);
 
 /* How to build: vgq_database_build(t) is vgq_database_build_opts(t, NULL). */
 struct vgq_build_options {
@@ -129,7 +136,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
 /* The relations a trace of a program with these sensors has, without tuples: one per
  * sensor (event, interval, state; attributes as the trace's fields give them), the
  * runtime's own (vg.process.exec), and one entity relation per declared entity kind
- * plus Process and Thread (name, id, gen). Same names, kinds, attribute names, types,
+ * plus OSProcess and OSThread (name, id, gen). Same names, kinds, attribute names, types,
  * entity kinds and order as vgq_database_build() gives for a recording of a program
  * whose sensors the C generator made from the model (an entity relation of the
  * recording exists only once such an entity was seen). Never NULL. */

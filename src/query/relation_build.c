@@ -1,6 +1,8 @@
 /* A database: built in one merged pass over the trace (the schema from the metadata
  * first, then each event kept by the options fed to relation_feed.c), and looked up by
  * name. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,8 +24,32 @@ void vgq_build_init(struct builder *b, const struct vgt_trace *t)
 	b->names = vgt_names_new();
 }
 
+void vgq_build_warn(struct builder *b, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < b->nwarnings; i++)
+		if (!strcmp(b->warnings[i], line))
+			return;
+	b->warnings = vgq_xrealloc(b->warnings, b->nwarnings + 1, sizeof *b->warnings);
+	size_t len = strlen(line);
+	b->warnings[b->nwarnings] = memcpy(vgq_xcalloc(len + 1, 1), line, len);
+	b->nwarnings++;
+}
+
+void vgq_database_print_warnings(const struct vgq_database *db, const char *who, FILE *f)
+{
+	for (size_t i = 0; i < db->nwarnings; i++)
+		fprintf(f, "%s: warning: %s\n", who, db->warnings[i]);
+}
+
 void vgq_build_finish(struct builder *b, struct vgq_database *db)
 {
+	db->warnings = b->warnings;
+	db->nwarnings = b->nwarnings;
 	struct vgq_relation **rels = vgq_xcalloc(b->nslots ? b->nslots : 1, sizeof *rels);
 	for (size_t i = 0; i < b->nslots; i++) {
 		rels[i] = b->slots[i]->rel;
@@ -110,6 +136,9 @@ void vgq_database_free(struct vgq_database *db)
 		vgq_relation_free(db->internal->clocks[i]);
 	free(db->internal->clocks);
 	free(db->internal->clock_ticks);
+	for (size_t i = 0; i < db->nwarnings; i++)
+		free(db->warnings[i]);
+	free(db->warnings);
 	vgq_pool_free(db->internal->pool);
 	free(db->internal);
 	free(db);

@@ -10,6 +10,8 @@
  * its begin types give (an end must match those; its other fields only add values). */
 struct rslot {
 	struct vgq_relation *rel;
+	const char *first_type; /* the event type that made it (NULL: an entity kind) */
+	bool entity_refused;    /* an entity kind of its name was left out (said once) */
 	size_t *open, nopen, capopen;
 	bool *begun;
 	size_t nbegun;
@@ -53,7 +55,12 @@ struct builder {
 	bool ends_without_begin;     /* vgq_build_options */
 	int64_t (*end_since)(void *arg, const struct vgt_event *ev);
 	void *end_since_arg;
+	char **warnings; /* vgq_build_warn; handed to the database */
+	size_t nwarnings;
 };
+
+/* Notes one warning (printf format) for the database; the same text twice is kept once. */
+void vgq_build_warn(struct builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct rslot *vgq_build_relation(struct builder *b, const char *name, enum vgq_rkind kind);
 struct tinfo *vgq_build_type(const struct builder *b, const struct vgt_event_type *t);

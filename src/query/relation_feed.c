@@ -240,7 +240,17 @@ static struct rslot *entity_slot(struct builder *b, const struct tinfo *ti,
 		kind = v->str.ptr;
 	}
 	struct rslot *s = vgq_build_relation(b, kind, VGQ_REL_ENTITY);
-	return s->rel->kind == VGQ_REL_ENTITY ? s : NULL;
+	if (s->rel->kind == VGQ_REL_ENTITY)
+		return s;
+	if (!s->entity_refused) { /* every event of the kind comes here: say it once */
+		s->entity_refused = true;
+		vgq_build_warn(b,
+		               "entities of kind '%s' are left out: '%s' is a relation of kind %s "
+		               "(from event type %s)",
+		               kind, s->rel->name, vgq_rkind_name(s->rel->kind),
+		               s->first_type ? s->first_type : "?");
+	}
+	return NULL;
 }
 
 static void entity(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,
@@ -252,8 +262,8 @@ static void entity(struct builder *b, const struct tinfo *ti, const struct vgt_e
 		return;
 	/* Processes are identified machine-wide, threads per process (across its execs),
 	 * user entities (addresses) per image. */
-	bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "Process");
-	bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "Thread");
+	bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "OSProcess");
+	bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "OSThread");
 	struct vgq_key k = {(uintptr_t)s,
 	                    process  ? UINT64_MAX
 	                    : thread ? process_index(b, ev->image)

@@ -243,8 +243,8 @@ struct vgq_database *vgq_database_from_model(const struct vgl_model *m)
 	vgq_build_types(&b, order, n);
 	/* The entity relations (a sensor relation of the same name keeps it, as when the
 	 * builder meets the entity in a trace). */
-	vgq_build_relation(&b, "Process", VGQ_REL_ENTITY);
-	vgq_build_relation(&b, "Thread", VGQ_REL_ENTITY);
+	vgq_build_relation(&b, "OSProcess", VGQ_REL_ENTITY);
+	vgq_build_relation(&b, "OSThread", VGQ_REL_ENTITY);
 	for (size_t i = 0; i < m->nentities; i++)
 		vgq_build_relation(&b, m->entities[i].name, VGQ_REL_ENTITY);
 

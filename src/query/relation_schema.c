@@ -26,12 +26,20 @@ static enum vgq_type attr_type(enum vgt_vtype t)
 	return VGQ_BYTES;
 }
 
-struct rslot *vgq_build_relation(struct builder *b, const char *name, enum vgq_rkind kind)
+static struct rslot *find_slot(const struct builder *b, const char *name)
 {
 	for (size_t i = 0; i < b->nslots; i++)
 		if (!strcasecmp(b->slots[i]->rel->name, name))
 			return b->slots[i];
-	struct rslot *s = vgq_xcalloc(1, sizeof *s);
+	return NULL;
+}
+
+struct rslot *vgq_build_relation(struct builder *b, const char *name, enum vgq_rkind kind)
+{
+	struct rslot *s = find_slot(b, name);
+	if (s)
+		return s;
+	s = vgq_xcalloc(1, sizeof *s);
 	s->rel = vgq_relation_new(vgq_pool_intern(b->pool, name, strlen(name)), kind);
 	if (kind == VGQ_REL_ENTITY) {
 		vgq_relation_add_attr(s->rel, "name", VGQ_STRING, NULL);
@@ -138,12 +146,53 @@ static bool builtin_entity(const struct vgt_event_type *t, const char **fixed_ki
 		*fixed_kind = NULL;
 	else if (!strcmp(t->name, "vg.process.begin") || !strcmp(t->name, "vg.process.end") ||
 	         !strcmp(t->name, "vg.process.name"))
-		*fixed_kind = "Process";
+		*fixed_kind = "OSProcess";
 	else if (!strncmp(t->name, "vg.thread.", 10))
-		*fixed_kind = "Thread";
+		*fixed_kind = "OSThread";
 	else
 		return false;
 	return true;
+}
+
+/* The relation event type t feeds: `rel` (its relation= name). Names are one namespace,
+ * whatever the kind: when `rel` is a relation of another kind already (two sensors of
+ * different kinds declaring one relation= in the metadata, or an entity kind), t is not
+ * merged into it but feeds `rel.KIND` (begin and end types of one interval stay
+ * together there), and a warning says so; if that name is taken by yet another kind,
+ * t's events are left out (NULL), said too. */
+static struct rslot *type_slot(struct builder *b, const struct vgt_event_type *t, const char *rel,
+                               enum vgq_rkind kind)
+{
+	struct rslot *s = find_slot(b, rel);
+	if (!s || s->rel->kind == kind) {
+		s = vgq_build_relation(b, rel, kind);
+		if (!s->first_type)
+			s->first_type = vgq_pool_intern(b->pool, t->name, strlen(t->name));
+		return s;
+	}
+	char other[300];
+	snprintf(other, sizeof other, "%s.%s", rel, vgq_rkind_name(kind));
+	struct rslot *o = find_slot(b, other);
+	const char *by = s->first_type ? s->first_type : "an entity kind";
+	if (o && o->rel->kind != kind) {
+		vgq_build_warn(
+		    b,
+		    "event type '%s' declares relation '%s' (%s), but '%s' is a relation "
+		    "of kind %s (from %s) and '%s' of another kind too: its events are left "
+		    "out",
+		    t->name, rel, vgq_rkind_name(kind), s->rel->name, vgq_rkind_name(s->rel->kind),
+		    by, other);
+		return NULL;
+	}
+	vgq_build_warn(b,
+	               "event type '%s' declares relation '%s' (%s), but '%s' is a relation of "
+	               "kind %s (from %s): its events are in relation '%s' instead",
+	               t->name, rel, vgq_rkind_name(kind), s->rel->name,
+	               vgq_rkind_name(s->rel->kind), by, other);
+	s = vgq_build_relation(b, other, kind);
+	if (!s->first_type)
+		s->first_type = vgq_pool_intern(b->pool, t->name, strlen(t->name));
+	return s;
 }
 
 static struct tinfo *describe(struct builder *b, const struct vgt_event_type *t)
@@ -158,8 +207,8 @@ static struct tinfo *describe(struct builder *b, const struct vgt_event_type *t)
 		return ti;
 	}
 	if (builtin_entity(t, &ti->fixed_kind)) {
-		bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "Process");
-		bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "Thread");
+		bool process = ti->fixed_kind && !strcmp(ti->fixed_kind, "OSProcess");
+		bool thread = ti->fixed_kind && !strcmp(ti->fixed_kind, "OSThread");
 		ti->f_kind = vgt_type_field(t, "kind");
 		ti->f_id = vgt_type_field(t, process ? "pid" : thread ? "tid" : "id");
 		ti->f_gen = vgt_type_field(t, "gen");
@@ -196,7 +245,9 @@ static struct tinfo *describe(struct builder *b, const struct vgt_event_type *t)
 			break;
 		}
 	}
-	ti->slot = vgq_build_relation(b, rel, kind);
+	ti->slot = type_slot(b, t, rel, kind);
+	if (!ti->slot)
+		ti->what = T_SKIP;
 	return ti;
 }
 

@@ -39,6 +39,38 @@ static uint64_t size_setting(const char *name, uint64_t def, uint64_t lo, uint64
 	return x;
 }
 
+/* A number of milliseconds from lo to hi (digits only), else one line and def. */
+static int ms_setting(const char *name, int def, int lo, int hi)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	long long x = 0;
+	const char *p = v;
+	while (*p >= '0' && *p <= '9' && x <= hi)
+		x = x * 10 + (*p++ - '0');
+	if (*p || x < lo || x > hi) {
+		vg__warn("%s=%s is not a number of milliseconds from %d to %d; using %d", name, v,
+		         lo, hi, def);
+		return def;
+	}
+	return (int)x;
+}
+
+/* The port of VIGIL_TO=HOST:PORT, or 0 when it is not a decimal number from 1 to 65535. */
+static unsigned to_port(const char *digits)
+{
+	unsigned port = 0;
+	if (!*digits)
+		return 0;
+	for (const char *p = digits; *p; p++) {
+		if (*p < '0' || *p > '9' || port > 65535)
+			return 0;
+		port = port * 10 + (unsigned)(*p - '0');
+	}
+	return port <= 65535 ? port : 0;
+}
+
 /* Why `glob` (one pattern, '-' not included) is not a pattern fnmatch reads as the user
  * meant, or NULL: glibc takes an unclosed '[' or a trailing '\\' literally, so the
  * pattern would silently match nothing. */
@@ -118,6 +150,13 @@ static void read_to(struct vg_config *cfg)
 		cfg->out[0] = 0;
 		return;
 	}
+	if (strncmp(to, "unix:", 5) && !to_port(colon + 1)) {
+		vg__warn(
+		    "VIGIL_TO=%s: the port '%s' is not a number from 1 to 65535; not recording", to,
+		    colon + 1);
+		cfg->out[0] = 0;
+		return;
+	}
 	/* TLS is spoken by vigil record's relay, never in here (docs/security.md): sending
 	 * in clear what was meant to be encrypted would be worse than not sending. */
 	const char *ca = getenv("VIGIL_TO_CA");
@@ -159,7 +198,7 @@ static void read_to(struct vg_config *cfg)
 	size_t quarter = (size_t)(cfg->to_buffer / 4) & ~(size_t)4095;
 	if (cfg->packet_size_max > quarter)
 		cfg->packet_size_max = quarter > cfg->packet_size ? quarter : cfg->packet_size;
-	cfg->to_linger_ms = (int)size_setting("VIGIL_TO_LINGER", 3000, 0, 600000);
+	cfg->to_linger_ms = ms_setting("VIGIL_TO_LINGER", 3000, 0, 600000);
 }
 
 void vg__config_read(struct vg_config *cfg)
@@ -172,6 +211,8 @@ void vg__config_read(struct vg_config *cfg)
 		else
 			strcpy(cfg->out, out);
 	}
+	const char *temp = getenv("VIGIL_OUT_TEMPORARY"); /* set by vigil watch, not users */
+	cfg->out_temporary = temp && !strcmp(temp, "1");
 	cfg->sensors = glob_list_setting("VIGIL_SENSORS");
 	cfg->packet_size = size_setting("VIGIL_PACKET_SIZE", 64 << 10, 4 << 10, 64 << 20);
 	cfg->packet_size = (cfg->packet_size + 4095) & ~(size_t)4095;
@@ -194,6 +235,13 @@ void vg__config_read(struct vg_config *cfg)
 			cfg->entity_default = 0;
 		else if (strcmp(ent, "on") && strcmp(ent, "1"))
 			vg__warn("VIGIL_ENTITY_FLAGS=%s: expected on or off; using on", ent);
+	}
+	const char *verbose = getenv("VIGIL_VERBOSE");
+	if (verbose && *verbose) {
+		if (!strcmp(verbose, "on") || !strcmp(verbose, "1"))
+			cfg->verbose = 1;
+		else if (strcmp(verbose, "off") && strcmp(verbose, "0"))
+			vg__warn("VIGIL_VERBOSE=%s: expected on or off; using off", verbose);
 	}
 	cfg->report_mask = VG_CAT_ENTITY | VG_CAT_ACTIVITY;
 	const char *report = getenv("VIGIL_REPORT");

@@ -71,7 +71,11 @@ static void detach(void)
 	pthread_mutex_unlock(&vg__rt.lock);
 	vg__control_undo(0, 1);
 	close(fd);
-	vg__warn("monitor detached; the sensors it enabled are off again (probe switches stay)");
+	/* Every `vigil probes` call detaches: noise on the host program's stderr, so only
+	 * said when asked (VIGIL_VERBOSE). */
+	if (vg__rt.cfg.verbose)
+		vg__warn("monitor detached; the sensors it enabled are off again (probe switches "
+		         "stay)");
 }
 
 static void *listen_main(void *arg)

@@ -43,13 +43,23 @@ static void probe_init(vg_sensor *s, struct vg_sensor_ctl *c)
 	c->probe_set = 1;
 }
 
-/* Sets the probe state; 1 if it changed. */
+/* Sets the probe state; 1 if it changed. A sensor the probe switched on (its
+ * configuration had it off) records on every entity: its enable flag may sit on an
+ * entity, and entity flags are raised only for the entities a monitor's query names
+ * (`vigil record --listen`, `vigil watch` start them off). So `vigil probes enable`
+ * makes it record as a sensor flagged on itself would, while the sensors a `vigil
+ * watch` raises keep to the entities it chose. */
 static int probe_set(vg_sensor *s, struct vg_sensor_ctl *c, int on)
 {
 	probe_init(s, c);
 	if (c->probe == on)
 		return 0;
+	int every = on && !c->probe_base;
+	if (every) /* before the counter: the first event it lets through sees it */
+		atomic_store(&s->every_entity, 1);
 	atomic_fetch_add(&s->enabled, on ? 1 : -1);
+	if (!every)
+		atomic_store(&s->every_entity, 0);
 	c->probe = (int8_t)on;
 	return 1;
 }

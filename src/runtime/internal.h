@@ -27,12 +27,13 @@ struct vg_config {
 	uint64_t max_bytes;       /* VIGIL_MAX_SIZE: cap on the bytes of this process image */
 	uint32_t max_string;      /* VIGIL_MAX_STRING: longest string recorded, bytes */
 	int entity_default;       /* VIGIL_ENTITY_FLAGS: initial entity flag (1 = on) */
-	char *control;            /* VIGIL_CONTROL: the monitor's socket; NULL = no monitor */
-	int control_wait_s;       /* VIGIL_CONTROL_WAIT: seconds the handshake waits for go */
-	unsigned report_mask;     /* VIGIL_REPORT: VG_CAT_* reported */
-	char *report_threads;     /* VIGIL_REPORT_THREADS: thread name globs; NULL = all */
-	int report_suspended;     /* VIGIL_REPORT_SUSPENDED: start suspended */
-	int consistency;          /* VIGIL_CONSISTENCY: track and keep the rules (default 1) */
+	int verbose;        /* VIGIL_VERBOSE: also notes what is no problem (a monitor detaching) */
+	char *control;      /* VIGIL_CONTROL: the monitor's socket; NULL = no monitor */
+	int control_wait_s; /* VIGIL_CONTROL_WAIT: seconds the handshake waits for go */
+	unsigned report_mask; /* VIGIL_REPORT: VG_CAT_* reported */
+	char *report_threads; /* VIGIL_REPORT_THREADS: thread name globs; NULL = all */
+	int report_suspended; /* VIGIL_REPORT_SUSPENDED: start suspended */
+	int consistency;      /* VIGIL_CONSISTENCY: track and keep the rules (default 1) */
 	/* VIGIL_TO (docs/protocol.md "Subjects"): the collector; `out` is then the spool. */
 	char *to;           /* HOST:PORT or unix:PATH; NULL = not sending */
 	char *to_token;     /* VIGIL_TO_TOKEN */
@@ -40,6 +41,7 @@ struct vg_config {
 	uint64_t to_buffer; /* VIGIL_TO_BUFFER: unacknowledged bytes kept, then drops */
 	int to_linger_ms;   /* VIGIL_TO_LINGER: how long exit waits for acknowledgements */
 	int spool_private;  /* the spool is the default private one: removed at exit */
+	int out_temporary;  /* VIGIL_OUT_TEMPORARY: a monitor's working copy, removed after */
 };
 
 /* State of this process image. */
@@ -215,8 +217,7 @@ static inline int vg__wanted(const vg_sensor *s, const vg_entity *holder)
 {
 	if (!vg_on(s))
 		return 0;
-	if (s->placement != VG_FLAG_SENSOR &&
-	    !(holder && atomic_load_explicit(&holder->flag, memory_order_relaxed) > 0))
+	if (s->placement != VG_FLAG_SENSOR && !(holder && vg_entity_up(s, holder)))
 		return 0;
 	return !vg__reporting_off(s);
 }

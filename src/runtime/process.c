@@ -28,7 +28,11 @@ int vg_recording(void)
 }
 const char *vg_trace_dir(void)
 {
-	return vg__rt.recording ? vg__rt.dir : NULL;
+	/* A spool is emptied as the collector acknowledges it, and a monitor's working copy
+	 * is removed once it has answered: neither is where the trace stays. */
+	if (!vg__rt.recording || vg__rt.cfg.to || vg__rt.cfg.out_temporary)
+		return NULL;
+	return vg__rt.dir;
 }
 
 /* The process's start time in clock ticks since boot: with the pid, a unique identity. */
@@ -138,10 +142,10 @@ static int make_image_dir(void)
 	if (vg__out_fd() < 0 && vg__rt.cfg.spool_private)
 		mkdir(vg__rt.cfg.out, 0700); /* the default spool: this user's only */
 	if (vg__out_fd() < 0 && vg__mkdir_p(vg__rt.cfg.out) < 0) {
-		vg__warn("cannot create trace directory %s: %s%s; not recording", vg__rt.cfg.out,
-		         strerror(errno),
-		         errno == ENOENT ? " (its parent folder does not exist: create it first)"
-		                         : "");
+		vg__warn(
+		    "%s: cannot create trace directory %s: %s%s; not recording",
+		    vg__rt.cfg.to ? "VIGIL_SPOOL" : "VIGIL_OUT", vg__rt.cfg.out, strerror(errno),
+		    errno == ENOENT ? " (its parent folder does not exist: create it first)" : "");
 		return -1;
 	}
 	/* Absolute, so that a subject that changes directory keeps writing in the same

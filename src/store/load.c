@@ -87,6 +87,7 @@ static int load_image(struct vgs_pg *pg, const char *dir, struct vgs_stats *st, 
 	}
 
 	struct vgq_database *db = vgq_database_build(tr);
+	vgq_database_print_warnings(db, "vigil store", stderr);
 	struct vgs_table *tables = calloc(db->nrelations + 1, sizeof *tables);
 	if (!tables)
 		abort();

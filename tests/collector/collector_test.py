@@ -214,16 +214,19 @@ def case_probes(work):
     def probes(*a):
         return run([VIGIL, "probes", "--collector", c.addr()] + list(a))
 
-    # wait until vigild has the subject's table
+    # wait until the subject is connected (vigild wrote its metadata); then the first
+    # list shows its sensors (it used to show none: the table was only asked for then)
     deadline = time.time() + 20
-    while True:
-        r = probes("--json", "list")
-        check(r.returncode == 0, "list: %s" % r.stderr)
-        table = json.loads(r.stdout)["sensors"]
-        if any(e["name"] == "mailbox.SendMessage" for e in table):
-            break
-        check(time.time() < deadline, "vigild never listed the subject's sensors: %r" % table)
-        time.sleep(0.1)
+    while not any(os.path.exists(os.path.join(work, "out", h, i, "metadata"))
+                  for h in os.listdir(work + "/out") if os.path.isdir(work + "/out/" + h)
+                  for i in os.listdir(os.path.join(work, "out", h))):
+        check(p.poll() is None and time.time() < deadline, "the subject never connected")
+        time.sleep(0.02)
+    r = probes("--json", "list")
+    check(r.returncode == 0, "list: %s" % r.stderr)
+    table = json.loads(r.stdout)["sensors"]
+    check(any(e["name"] == "mailbox.SendMessage" for e in table),
+          "the first list after the subject connected: %r" % table)
     send = [e for e in table if e["name"] == "mailbox.SendMessage"][0]
     check(not send["on"], "SendMessage is on before any probe: %r" % send)
     r = probes("enable", "nothing.*")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A thread goes on across its process's exec (`sh -c 'exec /bin/sleep 0.01'`, Debian's
 dash and sleep, recorded unmodified): it begins in the first image and ends in the second.
-The Thread relation holds one lifetime, closed at the thread's vg.thread.end: one tuple
+The OSThread relation holds one lifetime, closed at the thread's vg.thread.end: one tuple
 per name (sh, then sleep: a name is valid over time), each ending where the next begins,
 with no open tuple and no unmatched end (before: open at the end of the trace, one
 unmatched end, named sh); a model of the recorded events chains the thread's
@@ -39,12 +39,12 @@ def check(work, name, command, names):
     if len(ends) != 1:
         fail(f"{name}: {len(ends)} thread ends in {[e['name'] for e in events]}")
     rel = [json.loads(l) for l in run(VIGIL, "relations", "--json", trace).splitlines()]
-    th = [r for r in rel if r["name"] == "Thread"][0]
+    th = [r for r in rel if r["name"] == "OSThread"][0]
     if (th["tuples"], th["open"], th["unmatched_ends"]) != (len(names), 0, 0):
         fail(f"{name}: Thread relation {th}")
     q = os.path.join(work, f"{name}.tq")
     with open(q, "w") as f:
-        f.write("range of T is Thread\nretrieve (T.name, T.id)\n")
+        f.write("range of T is OSThread\nretrieve (T.name, T.id)\n")
     rows = [json.loads(l) for l in run(VIGIL, "query", trace, "-f", q, "--format",
                                            "json").splitlines()]
     rows.sort(key=lambda r: r["from"])

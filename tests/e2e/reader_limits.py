@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 VIGIL = os.path.join(BIN, "vigil")
@@ -76,12 +77,14 @@ def sparse():
         hole = 50 << 30
         os.truncate(path, size + hole)
         want = f"byte {size}: {hole} bytes of zero-filled space after the last packet"
+        t0 = time.monotonic()
         out, err, rc, u = run_vigil(big, "dump", "--json")
+        wall = time.monotonic() - t0  # printed, never asserted (issue 21: under 1 s)
         if rc != 1 or want not in err:
             fail(f"vigil dump: exit {rc}, expected 1 and '{want}': {err[-400:]!r}")
         faults = u.ru_minflt + u.ru_majflt - u0.ru_minflt - u0.ru_majflt
-        print(f"vigil dump over a {hole >> 30} GiB hole: {faults} page faults more than "
-              f"without it")
+        print(f"vigil dump over a {hole >> 30} GiB hole: {wall * 1000:.0f} ms wall, {faults} "
+              f"page faults more than without it")
         if faults > 10000:  # the hole is 13 million pages
             fail(f"vigil dump faulted {faults} more pages with the hole: it read the hole")
         out, err, rc, u = run_vigil(big, "recover")

@@ -6,6 +6,11 @@ value is one line on stderr and a documented fallback, and the subject runs.
 - VIGIL_SENSORS with a glob fnmatch would read literally ('['): that pattern is named and
   left out, the others apply (it used to drop the sensors silently).
 - VIGIL_MAX_SIZE=1: one line, recorded without a cap (it was accepted: nothing kept).
+- VIGIL_TO=127.0.0.1:99999: one line naming the port, not recording, no spool made (it was
+  accepted); `vigil record --to` the same: one line, exit 2, nothing run.
+- VIGIL_TO_LINGER=3s: one line in milliseconds (it said bytes), the default 3000 ms used.
+- VIGIL_SPOOL under a folder that does not exist: one line naming VIGIL_SPOOL, nothing
+  created, not recording.
 Meaningful under the sanitizers."""
 import json
 import os
@@ -72,8 +77,45 @@ def main():
             fail(f"VIGIL_MAX_SIZE=1: exit {p.returncode}, warnings {w}")
         if not any(n == "mailbox.SendMessage" for n in names(trace)):
             fail("VIGIL_MAX_SIZE=1 recorded no SendMessage")
+
+        p = mailbox({"VIGIL_TO": "127.0.0.1:99999"})
+        w = warnings(p)
+        if p.returncode or len(w) != 1 or "the port '99999' is not a number from 1 to 65535" \
+                not in w[0] or "not recording" not in w[0]:
+            fail(f"VIGIL_TO=127.0.0.1:99999: exit {p.returncode}, warnings {w}")
+        pid = w[0][len("vigil["):w[0].index("]")]
+        for d in ("/dev/shm", "/tmp"):
+            if os.path.exists(f"{d}/vigil-spool-{os.getuid()}-{pid}"):
+                fail(f"VIGIL_TO with a bad port made a spool in {d}")
+        r = subprocess.run([VIGIL, "record", "--to", "127.0.0.1:99999", "--", MAILBOX],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 2 or r.stderr.count("\n") != 1 or "99999" not in r.stderr or \
+                r.stdout:
+            fail(f"vigil record --to 127.0.0.1:99999: exit {r.returncode}, {r.stderr!r}")
+
+        spool = os.path.join(work, "spool")
+        os.mkdir(spool)
+        sock = "unix:" + os.path.join(work, "no-collector.sock")
+        p = mailbox({"VIGIL_TO": sock, "VIGIL_SPOOL": spool, "VIGIL_TO_LINGER": "3s"})
+        w = warnings(p)
+        if p.returncode or not w or w[0].split(": ", 1)[1] != \
+                "VIGIL_TO_LINGER=3s is not a number of milliseconds from 0 to 600000; using 3000":
+            fail(f"VIGIL_TO_LINGER=3s: exit {p.returncode}, warnings {w}")
+        if not any("(3000 ms)" in l for l in w) or any("bytes" in l for l in w):
+            fail(f"VIGIL_TO_LINGER=3s: warnings {w}")
+
+        missing = os.path.join(work, "missing", "spool")
+        p = mailbox({"VIGIL_TO": sock, "VIGIL_SPOOL": missing})
+        w = warnings(p)
+        if p.returncode or len(w) != 1 or not w[0].split(": ", 1)[1].startswith(
+                f"VIGIL_SPOOL: cannot create trace directory {missing}") or \
+                "parent folder does not exist" not in w[0]:
+            fail(f"VIGIL_SPOOL={missing}: exit {p.returncode}, warnings {w}")
+        if os.path.exists(os.path.dirname(missing)):
+            fail("VIGIL_SPOOL under a missing folder created it")
         ok = True
-        print("ok: a missing parent, a bad glob and a tiny cap each one line, the subject ran")
+        print("ok: a missing parent, a bad glob, a tiny cap, a bad port, a linger in seconds "
+              "and a missing spool parent each one line, the subject ran")
     finally:
         if ok:
             shutil.rmtree(work, ignore_errors=True)

@@ -100,16 +100,16 @@ def test_subject():
           f"babeltrace2 thread renames: {bt_tren}")
 
     # TQuel: the entity relations hold the name valid over time
-    got = timeline(query(trace, f"range of P is Process retrieve (P.name) where P.id = {pid}"))
+    got = timeline(query(trace, f"range of P is OSProcess retrieve (P.name) where P.id = {pid}"))
     want = expected_timeline((pbegin["ts"], pbegin["fields"]["name"]), pren, pend["ts"])
     check(got == want, f"Process relation:\n  got  {got}\n  want {want}")
     for t in tbeg:
         tend = next(e["ts"] for e in ev if e["name"] == "vg.thread.end" and e["tid"] == t)
-        got = timeline(query(trace, f"range of T is Thread retrieve (T.name) where T.id = {t}"))
+        got = timeline(query(trace, f"range of T is OSThread retrieve (T.name) where T.id = {t}"))
         want = expected_timeline((tbeg[t]["ts"], tbeg[t]["fields"]["name"]), tren[t], tend)
         check(got == want, f"Thread {t} relation:\n  got  {got}\n  want {want}")
     # ... and a query over time gives the name a process had at each marker
-    rows = query(trace, "range of P is Process range of S is vg.net.send "
+    rows = query(trace, "range of P is OSProcess range of S is vg.net.send "
                         "retrieve N (Name = P.name, Off = S.off) "
                         f"where P.id = {pid} and S.len = 1 when P overlap S")
     got = {r["values"]["Off"]: r["values"]["Name"] for r in rows}
@@ -131,7 +131,7 @@ def test_exec():
     check(begin["fields"]["name"] == "sh" and ren and ren[0][1] == "names_subject" and
           ren[0][0] > exe["ts"], f"begin {begin['fields']}, exec at {exe['ts']}, renames {ren}")
     end = next(e["ts"] for e in ev if e["name"] == "vg.process.end")
-    got = timeline(query(trace, f"range of P is Process retrieve (P.name) where P.id = {pid}"))
+    got = timeline(query(trace, f"range of P is OSProcess retrieve (P.name) where P.id = {pid}"))
     want = expected_timeline((begin["ts"], "sh"), ren, end)
     check(got == want, f"Process relation across exec:\n  got  {got}\n  want {want}")
 
@@ -244,7 +244,7 @@ def test_postgres():
             b = begin[p]
             check(b["fields"]["name"] == "postgres", f"{p} began as {b['fields']['name']}")
             check(all(b["ts"] < ts for ts, _ in ren[p]), f"{p}: rename before its begin")
-            rows = query(trace, f"range of P is Process retrieve (P.name) where P.id = {p}")
+            rows = query(trace, f"range of P is OSProcess retrieve (P.name) where P.id = {p}")
             got = timeline(rows)
             want = expected_timeline((b["ts"], "postgres"), ren[p], end.get(p, got[-1][2]))
             check(got == want, f"Process {p}:\n  got  {got}\n  want {want}")

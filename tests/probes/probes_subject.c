@@ -10,6 +10,10 @@
  *   stop               stop the loop; "done <firings>"
  *   cost NAME N        (bench/probes_bench.py) N firings of NAME, and N turns of the
  *                      same loop without the sensor: "done <ns> <ns_empty>"
+ *   boxes N            create entities B0 .. B<N-1> of kind Box (ids 1000 + i)
+ *   regbox NAME [once] register NAME with its flag on its target, a Box (schema: the
+ *                      entity box, int64 n); `once`: traced once (vg_once_take)
+ *   firebox N          fire every Box sensor on every box, in registration order
  *   quit
  * Sensors are fired as generated code fires them: one load and a branch when off. */
 #include <pthread.h>
@@ -52,6 +56,29 @@ static inline void fire(vg_sensor *s, int64_t n)
 	uint8_t *p = vg_event_begin(s, 8);
 	if (!p)
 		return;
+	p = vg_put_u64(p, (uint64_t)n);
+	vg_event_commit(p);
+}
+
+/* Sensors placed on an entity (their flag is the box's): docs/control.md "Probes". */
+static const vg_field_desc box_fields[] = {{"box", VG_ENTITY, "Box"}, {"n", VG_INT64, NULL}};
+static vg_sensor *box_sensors[64];
+static int box_once[64];
+static size_t nbox_sensors;
+static vg_entity boxes[16];
+static size_t nboxes;
+
+static void fire_box(size_t k, const vg_entity *box, int64_t n)
+{
+	vg_sensor *s = box_sensors[k];
+	if (!vg_on_entity(s, box))
+		return;
+	if (box_once[k] && !vg_once_take(s, box))
+		return;
+	uint8_t *p = vg_event_begin(s, 20);
+	if (!p)
+		return;
+	p = vg_put_ref(p, box);
 	p = vg_put_u64(p, (uint64_t)n);
 	vg_event_commit(p);
 }
@@ -105,6 +132,31 @@ int main(void)
 				snprintf(name, sizeof name, "%s%04ld", prefix, i);
 				reg(name);
 			}
+		} else if (!strcmp(cmd, "boxes")) {
+			char *n = strtok_r(NULL, " ", &save);
+			for (long i = 0; n && i < atol(n) && nboxes < 16; i++) {
+				char name[16];
+				snprintf(name, sizeof name, "B%zu", nboxes);
+				vg_entity_create(&boxes[nboxes], "Box", 1000 + nboxes, name);
+				nboxes++;
+			}
+		} else if (!strcmp(cmd, "regbox")) {
+			char *name = strtok_r(NULL, " ", &save), *once = strtok_r(NULL, " ", &save);
+			if (!name || nbox_sensors == 64) {
+				printf("error cannot register\n");
+				continue;
+			}
+			int o = once && !strcmp(once, "once");
+			vg_type_desc d = {
+			    name, NULL, VG_KIND_EVENT, VG_FLAG_TARGET, o ? 2 : 0, box_fields, 2, -1,
+			    -1,   0,    VG_OP_ACTIVITY};
+			box_once[nbox_sensors] = o;
+			box_sensors[nbox_sensors++] = vg_sensor_register(&d);
+		} else if (!strcmp(cmd, "firebox")) {
+			char *n = strtok_r(NULL, " ", &save);
+			for (size_t k = 0; n && k < nbox_sensors; k++)
+				for (size_t i = 0; i < nboxes; i++)
+					fire_box(k, &boxes[i], atol(n));
 		} else if (!strcmp(cmd, "fire")) {
 			char *name = strtok_r(NULL, " ", &save), *n = strtok_r(NULL, " ", &save);
 			vg_sensor *s = name ? find(name) : NULL;

@@ -207,6 +207,9 @@ def test_switch(s):
     check(after["pattern_matches"] == 14, f"matches after reset: {after['pattern_matches']}")
     check(not any(v for k, v in states(after).items() if not k.startswith("vg.")),
           f"user sensors on after reset: {after}")
+    # A dozen monitors came and went: nothing on the host program's stderr about it
+    # (VIGIL_VERBOSE is not set).
+    check("monitor" not in s.stderr(), f"the subject's stderr: {s.stderr()!r}")
     check({k: v for k, v in states(after).items() if k.startswith("vg.")} == builtin,
           f"built-ins after reset: {after}")
     s.finish()
@@ -317,6 +320,46 @@ def test_exact(s):
 
 
 
+def test_entity(s):
+    """Sensors whose flag sits on an entity (here a Box, the target): the entity flags
+    start off (VIGIL_ENTITY_FLAGS=off, as vigil record --listen sets), yet a sensor
+    `vigil probes` switches on records on every box, a traced-once one on every event,
+    without taking the raises a monitor gave; a monitor's own `sensor` rule on another
+    such sensor still records only on the entity it raised (box.b fires before box.once
+    on each box: a raise box.once took would leave box.b nothing the second time);
+    switched off, nothing."""
+    s.do("boxes 3", "regbox box.a", "regbox box.b", "regbox box.once once")
+    s.find_pid()
+    s.do("firebox 1")  # nothing asked: every box's flag is down
+    out = probes(s, "--json", "enable", "box.[ao]*")
+    check(sorted(c["name"] for c in out["changed"]) == ["box.a", "box.once"],
+          f"enable box.[ao]*: {out}")
+    s.do("firebox 2")
+    conn, f = attach(s.pid)  # a monitor raising box B1, for box.b only
+    check(ask(f, "sensor +1 box.b").startswith("ok "), "sensor rule")
+    ans = ask(f, "entities +1 Box B1")
+    check(ans.startswith("ok ") and ans.split(" ")[2] == "1", f"entities rule: {ans!r}")
+    s.do("firebox 3", "firebox 33")
+    f.close()
+    conn.close()
+    conn, f = attach(s.pid)  # its hello comes once the detach is done (served in order)
+    f.close()
+    conn.close()
+    s.do("firebox 4")
+    out = probes(s, "--json", "disable", "box.*")
+    check(sorted(c["name"] for c in out["changed"]) == ["box.a", "box.once"],
+          f"disable box.*: {out}")
+    s.do("firebox 5")
+    s.finish()
+    got = {}
+    for e in s.events():
+        if e["name"].startswith("box."):
+            got.setdefault(e["name"], []).append((e["fields"]["n"], e["fields"]["box"]["name"]))
+    every = [(n, b) for n in (2, 3, 33, 4) for b in ("B0", "B1", "B2")]
+    want = {"box.a": every, "box.once": every, "box.b": [(3, "B1"), (33, "B1")]}
+    check({k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in want.items()},
+          f"recorded {got}, expected {want}")
+
 
 IMPOSTOR = r"""
 import socket, sys
@@ -361,7 +404,7 @@ def test_impostor(s):
 
 
 TESTS = {"switch": test_switch, "paging": test_paging, "bad": test_bad, "exact": test_exact,
-         "impostor": test_impostor}
+         "impostor": test_impostor, "entity": test_entity}
 
 
 def main():

@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		if (model->relations[i]->ntuples)
 			fail("relation %s of the model has tuples%s", model->relations[i]->name,
 			     NULL);
-	for (const char *k = "Process"; k; k = strcmp(k, "Process") ? NULL : "Thread") {
+	for (const char *k = "OSProcess"; k; k = strcmp(k, "OSProcess") ? NULL : "OSThread") {
 		const struct vgq_relation *r = vgq_database_find(model, k);
 		if (!r || r->kind != VGQ_REL_ENTITY || r->nattrs < 3)
 			fail("no entity relation %s%s", k, NULL);

@@ -136,9 +136,11 @@ def main():
             return values(r.stdout)
 
         trace = os.path.join(work, "listen")
+        # VIGIL_VERBOSE: the subject says each detach (counted below; silent by default)
         rec = subprocess.Popen([VIGIL, "record", "--listen", "-o", trace, "--", MAILBOX, *OPTS,
                                 "--pace", "200"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, VIGIL_VERBOSE="1"))
         pid = subject_pid(trace, time.time() + 30)
         if pid is None:
             fail("the subject never started recording")
