@@ -125,7 +125,12 @@ main('ui-page', async (dir) => {
     });
     check(bar, 'no RunningOn bar to click');
     await page.mouse.click(bar.x, bar.y);
-    await page.waitForSelector('#tuple tr[data-key="valid to"]', { timeout: 30000 });
+    // the selection shown before this click may be an interval too: wait for this one's
+    // answer (a RunningOn tuple), or time out and show what is there
+    await page.waitForFunction(() => {
+      const tr = document.querySelector('#tuple tr[data-key=relation]');
+      return tr && tr.cells[1].textContent === 'RunningOn';
+    }, null, { timeout: 30000 }).catch(() => {});
     const tuple2 = await page.$$eval('#tuple tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.key, tr.cells[1].textContent])));
     check(tuple2.relation === 'RunningOn' && tuple2.process && tuple2.processor, `RunningOn selection: ${JSON.stringify(tuple2)}`);
     await shot(page, 'overview.png');
