@@ -7,7 +7,7 @@ add_test(NAME collector.frame COMMAND collector_frame_test)
 set_tests_properties(collector.frame PROPERTIES LABELS "collector;sanitize")
 
 foreach(t help records bad_peers mailbox unix fork_exec control_relay concurrent restart crash
-          stopped probes limits foreign send)
+          stopped probes limits foreign send metadata_bomb)
   add_test(NAME collector.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/collector_test.py ${t})
   set_tests_properties(collector.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
@@ -15,6 +15,7 @@ foreach(t help records bad_peers mailbox unix fork_exec control_relay concurrent
 endforeach()
 # vigild itself under the sanitizers: the cases without a preloaded C subject.
 set_tests_properties(collector.help collector.records collector.bad_peers collector.limits
+                     collector.metadata_bomb
                      PROPERTIES LABELS "collector;sanitize")
 # Each C-subject case starts collectors and subjects of its own: not two at once on 2 cores.
 set_tests_properties(collector.mailbox collector.unix collector.fork_exec collector.concurrent
