@@ -138,10 +138,10 @@ fail:
 static void say_once(const char *addr, const char *reason)
 {
 	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	static char last[256];
+	static char last[512];
 	pthread_mutex_lock(&m);
-	if (strcmp(last, reason)) {
-		snprintf(last, sizeof last, "%s", reason);
+	if (strncmp(last, reason, sizeof last - 1)) {
+		snprintf(last, sizeof last, "%.*s", (int)sizeof last - 1, reason);
 		fprintf(stderr, "vigil: collector %s: %s\n", addr, reason);
 	}
 	pthread_mutex_unlock(&m);
