@@ -124,12 +124,7 @@ int vg_cmd_ui(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'd':
-			if (access(optarg, R_OK)) {
-				fprintf(stderr, "vigil ui: --display: %s: %s\n", optarg,
-				        strerror(errno));
-				return 2;
-			}
+		case 'd': /* loaded once the trace is open (a missing file: an error) */
 			display = optarg;
 			break;
 		case 'x':
@@ -171,6 +166,12 @@ int vg_cmd_ui(int argc, char **argv)
 		assets = own_assets = default_assets();
 	struct vgu_app app = {.tick_ns = tick, .assets = assets, .display = display};
 	int rc = 2;
+	if (display && (watch || export_dir)) {
+		fprintf(stderr, "vigil ui: --display goes with a trace being served (not yet with "
+		                "--watch or --export)\n");
+		free(own_assets);
+		return 2;
+	}
 	if (watch) {
 		/* what vigil watch needs; it checks the rest itself (its errors on stderr) */
 		if (!sensors || (!qfile == !qtext) || export_dir || optind < 2 ||
@@ -206,10 +207,13 @@ int vg_cmd_ui(int argc, char **argv)
 		return 2;
 	}
 	if (vgu_app_open(&app, (const char *const *)argv + optind, (size_t)(argc - optind)) == 0) {
-		if (export_dir)
+		if (export_dir) {
 			rc = vgu_export(&app, export_dir, NULL, 0);
-		else
+		} else {
+			vgu_display_open(&app);
 			rc = vgu_serve(&app, bind, port);
+			vgu_display_close(&app);
+		}
 		vgu_app_close(&app);
 	}
 	free(own_assets);
