@@ -3,7 +3,9 @@
  * not load, its errors are printed on stderr as vigil display prints them and kept, so
  * that the page shows the same text; the timeline is served all the same. Routes:
  *   /api/display?at=T       the scene at T (ns since the trace's first event)
- *   /api/display/changes    the span and the instants at which the display changes */
+ *   /api/display/changes    the span and the instants at which the display changes, or
+ *                           the errors of a display that did not load (200, as a query's
+ *                           errors are; /api/display answers them 422) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -83,34 +85,37 @@ static json_t *errors_json(const char *text)
 	return list;
 }
 
-/* No display, or one that did not load: false with the reply made. */
-static bool loaded(struct vgu_app *a, struct vgu_reply *r)
+/* The display's errors: {"error", "file", "errors": [{file, line, col, message, text}]}. */
+static json_t *errors_body(const struct vgu_app *a)
 {
-	if (a->vgd)
-		return true;
-	if (!a->display) {
-		vgu_reply_error(r, 404,
-		                "no display specification (vigil ui TRACE --display D.vgd)");
-		return false;
-	}
 	json_t *errors = errors_json(a->display_errors);
 	char msg[512];
 	snprintf(msg, sizeof msg, "%s: not displayed (%zu error%s)", a->display,
 	         json_array_size(errors), json_array_size(errors) == 1 ? "" : "s");
 	json_t *body =
 	    json_pack("{s:s,s:s,s:o}", "error", msg, "file", a->display, "errors", errors);
-	if (!body) /* a name that is not UTF-8 */
-		vgu_reply_error(r, 422,
-		                "the display specification has errors (on vigil ui's stderr)");
-	else
-		vgu_reply_json(r, 422, body);
-	return false;
+	/* a name that is not UTF-8 */
+	return body ? body
+	            : json_pack("{s:s,s:[]}", "error",
+	                        "the display specification has errors (on vigil ui's stderr)",
+	                        "errors");
+}
+
+/* No display: false with a 404 reply. */
+static bool given(struct vgu_app *a, struct vgu_reply *r)
+{
+	if (!a->display)
+		vgu_reply_error(r, 404,
+		                "no display specification (vigil ui TRACE --display D.vgd)");
+	return a->display != NULL;
 }
 
 void vgu_api_display(struct vgu_app *a, const char *at_text, struct vgu_reply *r)
 {
-	if (!loaded(a, r))
+	if (!given(a, r))
 		return;
+	if (!a->vgd) /* no scene to give */
+		return vgu_reply_json(r, 422, errors_body(a));
 	int64_t first, last;
 	vgd_span(a->vgd, &first, &last);
 	if (!at_text)
@@ -136,8 +141,10 @@ void vgu_api_display(struct vgu_app *a, const char *at_text, struct vgu_reply *r
 
 void vgu_api_display_changes(struct vgu_app *a, struct vgu_reply *r)
 {
-	if (!loaded(a, r))
+	if (!given(a, r))
 		return;
+	if (!a->vgd) /* what the page asks first: the errors are an answer, as a query's are */
+		return vgu_reply_json(r, 200, errors_body(a));
 	int64_t first, last;
 	vgd_span(a->vgd, &first, &last);
 	size_t n;
