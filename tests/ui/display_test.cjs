@@ -120,6 +120,7 @@ main('ui-display', async (dir) => {
     check(inside > 0, 'no process inside a processor at the chosen instant');
     const flash = icons.filter((i) => i.flash).map((i) => i.label).sort();
     check(flash.length > 0 && JSON.stringify(flash) === JSON.stringify(flashing), `flashing ${flash}, ResumedbyP1 (vigil query) ${flashing}`);
+    check(await page.evaluate(() => window.vigilTimeline.cursor) === T, 'the timeline does not mark the instant shown');
     const time = await page.textContent('#display-time');
     const [div, unit, dec] = [[1e9, 's', 9], [1e6, 'ms', 6], [1e3, 'µs', 3], [1, 'ns', 0]].find(([d]) => T >= d);
     check(time === `+${(T / div).toFixed(dec)} ${unit}`, `the instant shown is ${time}, not +${T} ns`);

@@ -7,6 +7,7 @@
 //
 // Speed is valid time per second of wall time, offered in decades around the trace's
 // span (so a trace of a few µs plays as well as one of minutes), or change by change.
+// The timeline marks the instant shown with a vertical line.
 import { get } from './api.js';
 import { formatDuration } from './timeline.js';
 import { renderDisplay } from './display/render.js';
@@ -69,7 +70,7 @@ function showErrors(box, body, fallback) {
   }
 }
 
-export async function setupDisplay() {
+export async function setupDisplay(tl) {
   const svg = $('display-svg'), slider = $('display-at'), play = $('display-play');
   const speed = $('display-speed'), msg = $('display-msg');
   const state = { at: 0, pos: 0, span: 0, changes: [], playing: false, shown: null };
@@ -107,6 +108,8 @@ export async function setupDisplay() {
         const scene = await get('display', { at });
         renderDisplay(svg, scene, {});
         state.shown = at;
+        tl.cursor = at; // the timeline marks the instant shown
+        tl.draw();
         svg.dataset.at = String(at);
         msg.textContent = '';
       }

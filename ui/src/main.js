@@ -110,7 +110,7 @@ async function main() {
       document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x.id === 'display-tab'));
       document.querySelectorAll('.tab').forEach((t) => { t.hidden = t.id !== 'display'; });
     }
-    await setupDisplay();
+    await setupDisplay(tl);
   }
   document.querySelectorAll('#tabs button').forEach((b) => b.addEventListener('click', () => {
     document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x === b));
