@@ -43,7 +43,8 @@ static void usage(FILE *f)
 	    "  --bind ADDR     address to listen on (default 127.0.0.1; anything else lets\n"
 	    "                  whoever reaches it read the trace)\n"
 	    "  --tick DUR      the base tick of Clock in queries (default 1s)\n"
-	    "  --display FILE  a display specification (.vgd), shown in the Display tab\n"
+	    "  --display FILE  a display specification (.vgd, docs/display.md), played as a\n"
+	    "                  movie in the Display tab (its errors: on stderr and there)\n"
 	    "  --export DIR    write the page and the trace's data into DIR (a new or empty\n"
 	    "                  folder) instead of serving: DIR/index.html opens from disk\n"
 	    "  --assets DIR    the built page (default: ../ui beside this vigil binary)\n"
@@ -54,6 +55,7 @@ static void usage(FILE *f)
 	    "examples:\n"
 	    "  vigil ui run1                     then open the URL it prints\n"
 	    "  vigil ui run1 --port 0 --bind ::1\n"
+	    "  vigil ui run1 --display examples/mailbox/mailbox.vgd   the mailbox movie\n"
 	    "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n"
 	    "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq -- \\\n"
 	    "      mailbox --seed 2 --messages 100000 --pace 200\n");
