@@ -2,8 +2,8 @@
 # Builds vigil ui's page (ui/) into BUILD/ui: npm ci of the pinned packages (ui/package.json,
 # ui/package-lock.json, from the npm registry; never a browser download) into
 # BUILD/ui-npm, then esbuild bundles ui/src/main.js into BUILD/ui/app.js (a classic
-# script, so that a copy made by vigil ui --export opens from disk). The display module
-# (ui/src/display/index.js, when present) becomes BUILD/ui/display.js.
+# script, so that a copy made by vigil ui --export opens from disk), the display module
+# (ui/src/display/render.js, the Display tab's drawing) with it.
 # usage: scripts/build-ui.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -20,7 +20,3 @@ NODE_PATH=$npmdir/node_modules "$esbuild" "$src/ui/src/main.js" --bundle --forma
 cp "$src/ui/src/index.html" "$src/ui/src/style.css" "$out/ui/"
 # Served as is: the static data of a copy made by --export replaces it there.
 echo "/* vigil ui: served by the server, no static data */" > "$out/ui/data.js"
-if [ -f "$src/ui/src/display/index.js" ]; then
-  NODE_PATH=$npmdir/node_modules "$esbuild" "$src/ui/src/display/index.js" --bundle \
-    --format=esm --target=es2020 --outfile="$out/ui/display.js" --log-level=warning
-fi

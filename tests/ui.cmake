@@ -2,7 +2,8 @@
 # JSON errors, answers equal to vigil query's, Ctrl-C; also under the sanitizers, on a
 # recording made through VIGIL_OUT), and the page in Debian's chromium driven by
 # playwright-core (ui.page: rows per thread, workbench = vigil query, caret, export, no
-# console errors; screenshots in BUILD/test-output/ui).
+# console errors; screenshots in BUILD/test-output/ui; ui.display: the Display tab's mailbox
+# movie against vigil query and vigil display render, stepping, playing, a bad .vgd).
 find_program(VIGIL_DEP_NODE node)
 vigil_test_dep(nodejs "${VIGIL_DEP_NODE}" "nodejs npm" "ui.server and ui.page (vigil ui)")
 set(VIGIL_DEP_CHROMIUM FALSE)
@@ -17,6 +18,10 @@ if(VIGIL_DEP_NODE AND TARGET vigil_ui)
   if(VIGIL_DEP_CHROMIUM AND TARGET vigil_ui_page AND NOT VIGIL_SANITIZE)
     add_test(NAME ui.page COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/page_test.cjs)
     set_tests_properties(ui.page PROPERTIES LABELS ui TIMEOUT 300 ENVIRONMENT
+      "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
+    # the Display tab: the mailbox movie against vigil query and vigil display render
+    add_test(NAME ui.display COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/display_test.cjs)
+    set_tests_properties(ui.display PROPERTIES LABELS ui TIMEOUT 300 ENVIRONMENT
       "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
   endif()
 endif()

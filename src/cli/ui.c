@@ -43,7 +43,8 @@ static void usage(FILE *f)
 	    "  --bind ADDR     address to listen on (default 127.0.0.1; anything else lets\n"
 	    "                  whoever reaches it read the trace)\n"
 	    "  --tick DUR      the base tick of Clock in queries (default 1s)\n"
-	    "  --display FILE  a display specification (.vgd), shown in the Display tab\n"
+	    "  --display FILE  a display specification (.vgd, docs/display.md), played as a\n"
+	    "                  movie in the Display tab (its errors: on stderr and there)\n"
 	    "  --export DIR    write the page and the trace's data into DIR (a new or empty\n"
 	    "                  folder) instead of serving: DIR/index.html opens from disk\n"
 	    "  --assets DIR    the built page (default: ../ui beside this vigil binary)\n"
@@ -54,6 +55,7 @@ static void usage(FILE *f)
 	    "examples:\n"
 	    "  vigil ui run1                     then open the URL it prints\n"
 	    "  vigil ui run1 --port 0 --bind ::1\n"
+	    "  vigil ui run1 --display examples/mailbox/mailbox.vgd   the mailbox movie\n"
 	    "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n"
 	    "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq -- \\\n"
 	    "      mailbox --seed 2 --messages 100000 --pace 200\n");
@@ -124,12 +126,7 @@ int vg_cmd_ui(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'd':
-			if (access(optarg, R_OK)) {
-				fprintf(stderr, "vigil ui: --display: %s: %s\n", optarg,
-				        strerror(errno));
-				return 2;
-			}
+		case 'd': /* loaded once the trace is open (a missing file: an error) */
 			display = optarg;
 			break;
 		case 'x':
@@ -171,6 +168,12 @@ int vg_cmd_ui(int argc, char **argv)
 		assets = own_assets = default_assets();
 	struct vgu_app app = {.tick_ns = tick, .assets = assets, .display = display};
 	int rc = 2;
+	if (display && (watch || export_dir)) {
+		fprintf(stderr, "vigil ui: --display goes with a trace being served (not yet with "
+		                "--watch or --export)\n");
+		free(own_assets);
+		return 2;
+	}
 	if (watch) {
 		/* what vigil watch needs; it checks the rest itself (its errors on stderr) */
 		if (!sensors || (!qfile == !qtext) || export_dir || optind < 2 ||
@@ -206,10 +209,13 @@ int vg_cmd_ui(int argc, char **argv)
 		return 2;
 	}
 	if (vgu_app_open(&app, (const char *const *)argv + optind, (size_t)(argc - optind)) == 0) {
-		if (export_dir)
+		if (export_dir) {
 			rc = vgu_export(&app, export_dir, NULL, 0);
-		else
+		} else {
+			vgu_display_open(&app);
 			rc = vgu_serve(&app, bind, port);
+			vgu_display_close(&app);
+		}
 		vgu_app_close(&app);
 	}
 	free(own_assets);

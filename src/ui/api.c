@@ -190,14 +190,9 @@ void vgu_api(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx, str
 			return vgu_api_query(a, q, arg(ctx, "format"), r);
 		return vgu_api_explain(a, q, r);
 	}
-	if (!strcmp(path, "/api/display")) {
-		/* The display step (issue 22, item 4) is built beside this server; until it
-		 * is linked in, the page hides its tab and this says why. */
-		return vgu_reply_error(r, 501,
-		                       a->display ? "this vigil was built without the display "
-		                                    "step (src/display)"
-		                                  : "no display specification (vigil ui "
-		                                    "--display D.vgd)");
-	}
+	if (!strcmp(path, "/api/display"))
+		return vgu_api_display(a, arg(ctx, "at"), r);
+	if (!strcmp(path, "/api/display/changes"))
+		return vgu_api_display_changes(a, r);
 	vgu_reply_error(r, 404, "no API route %.100s", path);
 }

@@ -9,6 +9,7 @@
  *   http.c      the libmicrohttpd server: routing, static files, refusals, Ctrl-C
  *   export.c    vigil ui --export DIR: the page and its data, opened from disk
  *   live.c      vigil ui --watch: vigil watch as a child, its answers while it runs
+ *   display.c   vigil ui --display D.vgd: the display loaded once, its scenes and changes
  *
  * Everything runs in the server's one thread (MHD internal polling): the database and the
  * last query's results are never touched by two requests at once (live.c's reader thread
@@ -24,6 +25,8 @@
 #include "query/engine.h"
 #include "query/relation.h"
 #include "trace/trace.h"
+
+struct vgd_display;
 
 /* One timeline row: items sorted by `from` (events: from = to). */
 struct vgu_row {
@@ -79,8 +82,10 @@ struct vgu_app {
 	/* build interval tuples [end, end] from ends that close nothing: the trace of a
 	 * vigil watch run records only the ends a plan asks for (docs/watch.md) */
 	bool ends_without_begin;
-	const char *assets;  /* folder of the built page */
-	const char *display; /* --display D.vgd, or NULL */
+	const char *assets;      /* folder of the built page */
+	const char *display;     /* --display D.vgd, or NULL */
+	struct vgd_display *vgd; /* the display loaded (display.c), or NULL */
+	char *display_errors;    /* its errors as printed on stderr when it did not load */
 };
 
 /* Opens the traces and builds everything; -1 after printing one line on stderr. */
@@ -149,6 +154,14 @@ int vgu_live_start(struct vgu_app *a, const char *sensors, const char *qfile, co
 void vgu_live_stop(struct vgu_app *a);
 bool vgu_live_waiting(const struct vgu_app *a);
 void vgu_api_live(struct vgu_app *a, size_t from, struct vgu_reply *r);
+
+/* Display (--display): loaded after vgu_app_open; when it does not load, its errors are
+ * printed on stderr and kept for the page (the timeline is served all the same). */
+void vgu_display_open(struct vgu_app *a);
+void vgu_display_close(struct vgu_app *a);
+/* /api/display?at=T (ns since the first event) and /api/display/changes. */
+void vgu_api_display(struct vgu_app *a, const char *at, struct vgu_reply *r);
+void vgu_api_display_changes(struct vgu_app *a, struct vgu_reply *r);
 
 /* Server: serves until SIGINT/SIGTERM. bind NULL: 127.0.0.1. Returns the exit status. */
 int vgu_serve(struct vgu_app *a, const char *bind, unsigned port);

@@ -3,7 +3,9 @@
 // page's folder and foreign Host headers, answers bad API requests with 4xx and a JSON
 // error, answers queries as vigil query does (same tuples, same error at the same
 // line:col, the same CSV and JSON lines bytes, an SQLite file sqlite3 reads), and stops
-// cleanly on SIGINT.
+// cleanly on SIGINT. With --display, the scenes and changes are vigil display's, a bad
+// instant is a 400, and a .vgd with errors prints them as vigil display does while the
+// timeline is still served (the display routes answer them).
 const fs = require('fs');
 const os = require('os');
 const net = require('net');
@@ -65,7 +67,7 @@ main('ui-server', async (dir) => {
   const bad = [['/api/events?px=abc', 400], ['/api/events?from=10&to=1', 400], ['/api/events?px=0', 400],
     ['/api/item?row=99999&i=0', 404], ['/api/item?row=0', 400], ['/api/item?row=0&i=99999999', 404],
     ['/api/query', 400], ['/api/query?q=x&format=xml', 400], ['/api/explain', 400],
-    ['/api/search', 400], ['/api/nothing', 404], ['/api/display?at=0', 501]];
+    ['/api/search', 400], ['/api/nothing', 404], ['/api/display?at=0', 404], ['/api/display/changes', 404]];
   for (const [p, want] of bad) {
     const r = await rawGet(ui.port, p);
     check(r.status === want, `${p} → ${r.status}, want ${want}`);
@@ -156,8 +158,55 @@ main('ui-server', async (dir) => {
   check(parsed.rows.rows.length === rowsAns.rows.filter((r) => r.kind !== 'result').length && parsed.events.every((e) => e && e.stream), 'the static copy misses rows or events');
   const again = runAny(vigil, ['ui', '--export', 'page', '--assets', assets, 'run1'], { cwd: dir });
   check(again.status === 2 && /not empty/.test(again.stderr), `--export into a folder not empty: ${again.stderr}`);
+  // --display: scenes and changes as vigil display gives them; a bad instant is a 400.
+  const vgd = path.join(__dirname, '..', '..', 'examples', 'mailbox', 'mailbox.vgd');
+  const ud = await startUi(['run1', '--port', '0', '--assets', assets, '--display', vgd], dir);
+  const chText = (await rawGet(ud.port, '/api/display/changes')).body;
+  const ch = JSON.parse(chText);
+  const big = (text, key) => BigInt(text.match(new RegExp(`"${key}":(\\d+)`))[1]); // ns beyond 2^53
+  const cliChanges = run(vigil, ['display', 'changes', vgd, 'run1'], { cwd: dir }).trim().split('\n').map(Number);
+  check(JSON.stringify(ch.changes) === JSON.stringify(cliChanges) && cliChanges.length > 10, `changes differ from vigil display changes (${ch.changes.length} vs ${cliChanges.length})`);
+  const relText = (await rawGet(ud.port, '/api/relations')).body;
+  const first = big(chText, 'first');
+  check(JSON.parse(relText).display === true && first === big(relText, 'first') && BigInt(ch.span) === big(relText, 'last') - first,
+    `span ${chText.slice(0, 120)} vs the trace's ${relText.slice(-200)}`);
+  for (const at of [0, ...cliChanges.filter((c, i) => i % 17 === 5), ch.span]) {
+    const r = await rawGet(ud.port, `/api/display?at=${at}`);
+    const cliScene = run(vigil, ['display', 'render', vgd, 'run1', '--json', '--at', `@${first + BigInt(at)}`], { cwd: dir });
+    check(r.status === 200 && r.body.trim() === cliScene.trim(), `the scene at +${at} differs from vigil display render --json`);
+    check(JSON.parse(r.body).since_first === at, `scene at +${at}: since_first ${JSON.parse(r.body).since_first}`);
+  }
+  for (const p of ['/api/display', '/api/display?at=', '/api/display?at=abc', '/api/display?at=1.5', '/api/display?at=-1',
+    `/api/display?at=${ch.span + 1}`, '/api/display?at=99999999999999999999999']) {
+    const r = await rawGet(ud.port, p);
+    check(r.status === 400 && /json/.test(r.type || '') && typeof JSON.parse(r.body).error === 'string', `${p} → ${r.status} ${r.body}`);
+  }
+  process.kill(ud.proc.pid, 'SIGINT');
+  check((await waitExit(ud.proc)) === 0, 'vigil ui --display: SIGINT did not exit 0');
+  // A .vgd with errors: vigil display's errors on stderr, the timeline served, the
+  // display routes answer them at their file:line:col (changes 200, as a query's errors;
+  // a scene 422).
+  fs.writeFileSync(path.join(dir, 'bad.vgd'), fs.readFileSync(vgd, 'utf8').replace('show Process as circle', 'show Proces as circle'));
+  const cliBad = runAny(vigil, ['display', 'check', 'bad.vgd', 'run1'], { cwd: dir });
+  check(cliBad.status === 2 && /^bad\.vgd:\d+:\d+: error: no relation 'Proces'/.test(cliBad.stderr), `vigil display check: ${cliBad.stderr}`);
+  const cliLines = cliBad.stderr.trim().split('\n').slice(0, -1); // its last line is vigil display's own
+  const ub = await startUi(['run1', '--port', '0', '--assets', assets, '--display', 'bad.vgd'], dir);
+  check(ub.stderr().startsWith(cliLines.join('\n') + '\n'), `vigil ui's stderr:\n${ub.stderr()}\nvigil display check's:\n${cliBad.stderr}`);
+  check((await rawGet(ub.port, '/api/rows')).status === 200, 'the timeline is not served beside a bad display');
+  for (const p of ['/api/display?at=0', '/api/display/changes']) {
+    const r = await rawGet(ub.port, p);
+    const j = JSON.parse(r.body);
+    check(r.status === (p.includes('changes') ? 200 : 422) && typeof j.error === 'string' && !j.changes, `${p} with a bad display → ${r.status}`);
+    check(j.errors.map((e) => e.text).join('\n') === cliLines.join('\n'), `${p}: errors ${JSON.stringify(j.errors)}`);
+    const [, l0, c0] = cliLines[0].match(/^bad\.vgd:(\d+):(\d+)/);
+    check(j.errors[0].file === 'bad.vgd' && j.errors[0].line === Number(l0) && j.errors[0].col === Number(c0), `first error at ${JSON.stringify(j.errors[0])}`);
+  }
+  process.kill(ub.proc.pid, 'SIGINT');
+  check((await waitExit(ub.proc)) === 0, 'vigil ui with a bad display: SIGINT did not exit 0');
+
   // Bad command lines: one line, status 2.
-  for (const args of [['--port', 'x', 'run1'], ['--bind', 'nowhere', '--port', '0', 'run1'], ['nosuchtrace'], []]) {
+  for (const args of [['--port', 'x', 'run1'], ['--bind', 'nowhere', '--port', '0', 'run1'], ['nosuchtrace'], [],
+    ['--export', 'page2', '--display', vgd, 'run1']]) {
     const r = runAny(vigil, ['ui', ...args], { cwd: dir });
     check(r.status === 2 && r.stderr.trim().split('\n').length === 1, `vigil ui ${args.join(' ')}: status ${r.status}: ${r.stderr}`);
   }

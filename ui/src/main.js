@@ -2,6 +2,7 @@
 import { get, isStatic } from './api.js';
 import { Timeline, formatDuration } from './timeline.js';
 import { Workbench } from './workbench.js';
+import { setupDisplay } from './display_tab.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -102,9 +103,15 @@ async function main() {
     tl.draw();
   });
 
-  // The Display tab (issue 22, item 4): shown when vigil ui was given --display; the
-  // scene comes from /api/display and is drawn by the display module (display.js).
-  if (info.display && !isStatic) setupDisplay(tl);
+  // The Display tab: shown (and in front) when vigil ui was given --display D.vgd.
+  if (info.display && !isStatic) {
+    $('display-tab').hidden = false;
+    if (!info.live) {
+      document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x.id === 'display-tab'));
+      document.querySelectorAll('.tab').forEach((t) => { t.hidden = t.id !== 'display'; });
+    }
+    await setupDisplay(tl);
+  }
   document.querySelectorAll('#tabs button').forEach((b) => b.addEventListener('click', () => {
     document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x === b));
     document.querySelectorAll('.tab').forEach((t) => { t.hidden = t.id !== b.dataset.tab; });
@@ -151,29 +158,6 @@ function setupLive() {
     }
   };
   poll();
-}
-
-function setupDisplay(tl) {
-  $('display-tab').hidden = false;
-  const slider = $('display-at');
-  let mod = null;
-  const show = async () => {
-    const at = Math.round((Number(slider.value) / 1000) * tl.meta.span);
-    $('display-time').textContent = '+' + formatDuration(at);
-    try {
-      const scene = await get('display', { at });
-      if (!mod) {
-        const path = './display.js';
-        mod = await import(/* @vite-ignore */ path);
-      }
-      mod.renderDisplay($('display-svg'), scene, {});
-      $('display-msg').textContent = '';
-    } catch (e) {
-      $('display-msg').textContent = e.message;
-    }
-  };
-  slider.addEventListener('input', show);
-  show();
 }
 
 main().catch((e) => {

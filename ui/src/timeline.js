@@ -29,6 +29,7 @@ export class Timeline {
     this.highlightTypes = null;
     this.matchRows = null;
     this.selected = null;
+    this.cursor = null; // the Display tab's instant (ns since the first event), or null
     this.seq = 0;
     this.inflight = false;
     this.dirty = false;
@@ -235,6 +236,15 @@ export class Timeline {
         const x0 = this.x(s.x0), x1 = Math.max(this.x(s.x1), x0 + 2);
         g.strokeRect(x0 - 2, row.line * H + 1, x1 - x0 + 4, H - 2);
       }
+    }
+    if (this.cursor !== null) { // the instant the Display tab shows
+      const x = Math.round(this.x(this.cursor)) + 0.5;
+      g.strokeStyle = '#2050b0';
+      g.lineWidth = 1;
+      g.beginPath();
+      g.moveTo(x, vis.top);
+      g.lineTo(x, vis.top + this.viewH);
+      g.stroke();
     }
   }
 
