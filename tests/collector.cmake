@@ -63,14 +63,15 @@ endforeach()
 
 # What vigild cannot store is counted in the trace: a per-subject quota, a full disk
 # (RLIMIT_FSIZE through prlimit). The stalled collector is collector.stopped.
-foreach(t quota quota_records disk_full)
+foreach(t quota quota_restart quota_records disk_full)
   add_test(NAME collector.faults_${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/faults_test.py ${t})
   set_tests_properties(collector.faults_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
                        TIMEOUT 180 LABELS collector SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
 # vigild, vigil send and the TLS code under the sanitizers: cases without a preloaded subject.
-set_tests_properties(collector.tls_send collector.faults_quota collector.faults_quota_records
+set_tests_properties(collector.tls_send collector.faults_quota collector.faults_quota_restart
+                     collector.faults_quota_records
                      collector.faults_disk_full
                      PROPERTIES LABELS "collector;sanitize")
 # Credentials bound to one subject: --subject-tokens (hand-made peers: sanitizers too).

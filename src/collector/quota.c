@@ -1,6 +1,7 @@
 /* A packet vigild cannot keep (the subject's --quota-per-subject reached, or the disk
  * full): what its events were is counted in the trace, never lost silently. The packet
- * is stored as a stub, its header alone, whose events_discarded adds the events it held;
+ * is stored as a stub, its header and a loss note (subject.c: what a restart reads back),
+ * whose events_discarded adds the events it held;
  * every later packet of the stream carries the count on (vgd_packet). The events are
  * counted in memory with the event types the trace reader makes of the image's metadata
  * (docs/trace-format.md: a 6-byte header, then the fields). */

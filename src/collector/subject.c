@@ -374,6 +374,47 @@ struct vgd_image *vgd_image_add(struct vgd_subject *s, uint32_t key, const char 
 	return NULL;
 }
 
+/* The loss a stream carries on to its later packets (events of packets not stored) is
+ * kept in the stream file itself, in the packet that records it: a note in its last
+ * LOSS_NOTE bytes, past its content_size (bytes CTF readers skip). A stub is its header
+ * and its note, written by one write; a packet that takes a loss in place (the disk too
+ * full for a stub) gets the note in its own padding before its events_discarded. So the
+ * note can never disagree with the stream it describes: a stub cut by a crash is cut
+ * off with its note (and, not acknowledged, sent again), a packet stored after a note
+ * is on disk only after it. A count in the state file could: the state is saved once
+ * per batch of frames, and packets written after it and before a crash stay on disk.
+ * After a restart, vgd_stream_get reads the last note of each stream (docs/security.md
+ * "Quotas and a full disk"). */
+#define LOSS_NOTE 32
+#define LOSS_MAGIC 0x314e53534f4c4456ull /* "VDLOSSN1" */
+
+struct loss_note {
+	uint64_t carried;     /* lost before the packet pending_seq: final */
+	uint64_t pending;     /* the events of packet pending_seq, not stored */
+	uint64_t pending_seq; /* its packet_seq_num (a grown copy may replace its stub) */
+};
+
+static void put_note(uint8_t *b, const struct loss_note *n)
+{
+	uint64_t v[4] = {LOSS_MAGIC, n->carried, n->pending, n->pending_seq};
+	memcpy(b, v, sizeof v);
+}
+
+/* The note of the packet at off (header h), if it has one. */
+static int read_note(int fd, uint64_t off, const uint8_t *h, struct loss_note *n)
+{
+	uint64_t psize = rd64(h + 48) / 8, content = rd64(h + 40) / 8;
+	uint64_t v[4];
+	if (content > psize || psize - content < LOSS_NOTE ||
+	    pread(fd, v, sizeof v, (off_t)(off + psize - LOSS_NOTE)) != (ssize_t)sizeof v ||
+	    v[0] != LOSS_MAGIC)
+		return 0;
+	n->carried = v[1];
+	n->pending = v[2];
+	n->pending_seq = v[3];
+	return 1;
+}
+
 /* Opens (or creates) a stream file and finds its last whole packet; a tail that is not
  * one (a write cut by a crash of the collector) is cut off. */
 struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *err, size_t errsize)
@@ -404,6 +445,9 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 	struct stat sb;
 	uint64_t size = fstat(st->fd, &sb) == 0 ? (uint64_t)sb.st_size : 0, off = 0;
 	uint8_t h[PACKET_HEADER];
+	struct loss_note note = {0};
+	uint64_t note_off = 0;
+	int has_note = 0;
 	while (off + PACKET_HEADER <= size &&
 	       pread(st->fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
 		uint64_t psize = rd64(h + 48) / 8;
@@ -413,7 +457,21 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 		st->last_off = off;
 		st->last_seq = rd64(h + 56);
 		st->last_ts = rd64(h + 32);
+		if (read_note(st->fd, off, h, &note)) {
+			has_note = 1;
+			note_off = off;
+		}
 		off += psize;
+	}
+	/* The loss carried to later packets, as the last note of the stream says (the
+	 * stub of a lost packet, or a packet that took a loss in place). */
+	if (has_note && note_off == st->last_off) {
+		st->lost = note.carried; /* the stub may yet be replaced by a grown copy */
+		st->has_stub = 1;
+		st->stub_seq = note.pending_seq;
+		st->stub_events = note.pending;
+	} else if (has_note) {
+		st->lost = note.carried + note.pending; /* a packet followed it: final */
 	}
 	if (off != size) {
 		if (ftruncate(st->fd, (off_t)off) < 0) {
@@ -552,24 +610,37 @@ static int write_at(struct vgd_stream *st, uint64_t keep, const uint8_t *p, size
 	return 0;
 }
 
-/* Stores the loss of a packet at offset keep of the stream: its header alone (a stub
- * whose events_discarded is disc), or, when not even that fits (the disk is full), disc
- * in the header of the last packet stored, in place, so the total stays exact. */
+/* Stores the loss of a packet at offset keep of the stream: its header and loss note
+ * (a stub whose events_discarded is disc), or, when not even that fits (the disk is
+ * full), disc in the header of the last packet stored, in place, so the total stays
+ * exact; its note too when its padding has room (else a restart forgets the carry). */
 static int store_loss(struct vgd_subject *s, struct vgd_stream *st, uint64_t keep,
-                      const uint8_t *header, uint64_t disc, int disk_full, char *err,
-                      size_t errsize)
+                      const uint8_t *header, uint64_t disc, const struct loss_note *note,
+                      int disk_full, char *err, size_t errsize)
 {
-	uint8_t stub[PACKET_HEADER];
-	memcpy(stub, header, sizeof stub);
-	uint64_t bits = PACKET_HEADER * 8;
+	uint8_t stub[PACKET_HEADER + LOSS_NOTE];
+	memcpy(stub, header, PACKET_HEADER);
+	uint64_t bits = PACKET_HEADER * 8, size_bits = sizeof stub * 8;
 	memcpy(stub + 40, &bits, 8);
-	memcpy(stub + 48, &bits, 8);
+	memcpy(stub + 48, &size_bits, 8);
 	memcpy(stub + 64, &disc, 8);
+	put_note(stub + PACKET_HEADER, note);
 	if (write_at(st, keep, stub, sizeof stub, err, errsize) < 0) {
-		if (!st->has_last || (errno != ENOSPC && errno != EDQUOT && errno != EFBIG) ||
+		if (!st->has_last || st->last_off + PACKET_HEADER > st->size ||
+		    (errno != ENOSPC && errno != EDQUOT && errno != EFBIG) ||
 		    (st->fd = open(st->path, O_RDWR | O_CLOEXEC)) < 0)
 			return -1; /* the subject keeps its data and tries again */
-		int ok = pwrite(st->fd, &disc, 8, (off_t)st->last_off + 64) == 8;
+		uint8_t h[PACKET_HEADER], nb[LOSS_NOTE];
+		int ok = pread(st->fd, h, sizeof h, (off_t)st->last_off) == (ssize_t)sizeof h;
+		uint64_t psize = rd64(h + 48) / 8, content = rd64(h + 40) / 8;
+		put_note(nb, note);
+		/* The note first: a crash between the two writes leaves the lost packet
+		 * unacknowledged, sent again and counted again over either state. */
+		if (ok && content <= psize && psize - content >= LOSS_NOTE)
+			ok =
+			    pwrite(st->fd, nb, sizeof nb,
+			           (off_t)(st->last_off + psize - LOSS_NOTE)) == (ssize_t)sizeof nb;
+		ok = ok && pwrite(st->fd, &disc, 8, (off_t)st->last_off + 64) == 8;
 		vgd_stream_release(st);
 		if (!ok)
 			return -1;
@@ -591,11 +662,12 @@ static int lose_packet(struct vgd_subject *s, struct vgd_image *im, struct vgd_s
                        uint64_t keep, const uint8_t *p, size_t n, uint64_t disc0, int disk_full,
                        char *err, size_t errsize)
 {
-	uint64_t events = vgd_count_events(im, p, n);
-	if (store_loss(s, st, keep, p, disc0 + st->lost + events, disk_full, err, errsize) < 0)
+	uint64_t events = vgd_count_events(im, p, n), pseq = rd64(p + 56);
+	struct loss_note note = {st->lost, events, pseq};
+	if (store_loss(s, st, keep, p, disc0 + st->lost + events, &note, disk_full, err, errsize) <
+	    0)
 		return -1;
-	uint64_t pseq = rd64(p + 56);
-	if (st->has_stub && st->stub_seq == pseq)
+	if (st->has_stub && st->stub_seq == pseq && s->lost_events >= st->stub_events)
 		s->lost_events -= st->stub_events; /* a copy of the same packet, grown */
 	st->has_stub = 1;
 	st->stub_seq = pseq;
@@ -607,6 +679,10 @@ static int lose_packet(struct vgd_subject *s, struct vgd_image *im, struct vgd_s
 int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8_t *p, size_t n,
                              uint64_t events, char *err, size_t errsize)
 {
+	if (st->has_stub) { /* read back from the stream's note after a restart */
+		st->lost += st->stub_events;
+		st->has_stub = 0;
+	}
 	uint64_t total = 0, disc = st->lost;
 	for (struct vgd_image *x = s->images; x; x = x->next)
 		total += x->bytes;
@@ -619,7 +695,8 @@ int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8
 			return -1;
 		over = 2;
 	}
-	if (store_loss(s, st, st->size, p, disc + events, over == 2, err, errsize) < 0)
+	struct loss_note note = {disc, events, rd64(p + 56)};
+	if (store_loss(s, st, st->size, p, disc + events, &note, over == 2, err, errsize) < 0)
 		return -1;
 	st->lost += events;
 	s->lost_events += events;

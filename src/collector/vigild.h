@@ -51,7 +51,8 @@ struct vgd_stream {
 	uint64_t last_seq; /* its packet_seq_num */
 	uint64_t last_ts;  /* its timestamp_end (streams built from records) */
 	/* Packets not stored (quota.c): their events, added to the events_discarded of
-	 * every later packet; the last stored packet may be the stub of one (stub_seq). */
+	 * every later packet; the last stored packet may be the stub of one (stub_seq).
+	 * Read back from the stream's loss notes after a restart (subject.c). */
 	uint64_t *bytes; /* its image's count of bytes */
 	uint64_t lost;
 	int has_stub;

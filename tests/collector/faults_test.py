@@ -2,10 +2,12 @@
 it does not store is counted in the collected trace, exactly. Each case compares the
 collected image (events kept + events discarded, as `vigil dump` reads them) with a local
 recording of the same seed. A stalled collector (SIGSTOP, SIGCONT) is collector.stopped.
-usage: faults_test.py quota|disk_full"""
+usage: faults_test.py quota|quota_restart|quota_records|disk_full"""
+import glob
 import os
 import re
 import struct
+import subprocess
 import time
 import shutil
 import sys
@@ -63,8 +65,8 @@ def case_quota(work):
     check("its --quota-per-subject is reached" in c.logtext(), c.logtext())
     size = sum(e.stat().st_size for d in os.scandir(os.path.join(work, "out", HOST))
                for e in os.scandir(d.path) if e.name.startswith("stream"))
-    # A stub (a packet's 80-byte header) per packet refused may go past the quota.
-    check(size <= (1 << 20) + 80 * 200, "%d bytes of streams stored, quota 1 MiB" % size)
+    # A stub (a header and its 32-byte loss note) per packet refused may go past the quota.
+    check(size <= (1 << 20) + 112 * 200, "%d bytes of streams stored, quota 1 MiB" % size)
     run([os.path.join(BIN, "vigild"), "--help"])
     r = run([os.path.join(BIN, "vigild"), "-o", work + "/x", "--quota-per-subject", "lots"])
     check(r.returncode == 2 and r.stderr.count("\n") == 1, "bad quota: %r" % r.stderr)
@@ -77,6 +79,71 @@ def case_disk_full(work):
         missing("prlimit (util-linux)")
     c = collect(work, prefix=["prlimit", "--fsize=400000", "--"])
     check("the disk is full" in c.logtext(), c.logtext())
+
+
+def final_stub(out):
+    """Does a stream file under out hold a stub (a packet header without events) that is
+    not its last packet?"""
+    for f in glob.glob(os.path.join(out, "*", "*", "stream*")):
+        with open(f, "rb") as fh:
+            b = fh.read()
+        off, stub = 0, False
+        while off + 80 <= len(b):
+            content, size = struct.unpack_from("<QQ", b, off + 40)
+            if size < 640 or off + size // 8 > len(b):
+                break
+            if stub:
+                return True
+            stub = content == 640
+            off += size // 8
+    return False
+
+
+def case_quota_restart(work):
+    """The quota reached, then vigild SIGKILLed and restarted while the subject still
+    sends: the loss a stream carries on to its later packets is read back from the stream
+    files (the stubs' loss notes), so kept + discarded is still exact."""
+    c = Collector(work + "/out", ["--quota-per-subject", "512K"]).start()
+    args = ARGS + ["--pace", "100"]  # about 5 s: the same events as unpaced
+    # A 1 MiB buffer: packets of at most 256 KiB, so each stream has several.
+    env = dict(os.environ, VIGIL_TO=c.addr(), VIGIL_SPOOL=work + "/spool",
+               VIGIL_TO_LINGER="60000", VIGIL_TO_BUFFER="1M")
+    env.pop("VIGIL_OUT", None)
+    env.pop("LD_PRELOAD", None)
+    # Its output to a pipe, as mailbox() has it: a write to a pipe is an event too.
+    p = subprocess.Popen([MAILBOX] + args, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 60
+        # Killed once a stream's loss is carried on: the stub of a packet refused, and a
+        # later packet after it (a stub's own count is sent again while it grows).
+        while not final_stub(work + "/out"):
+            check(p.poll() is None, "the subject ended before a loss was carried on")
+            check(time.time() < deadline, "no packet refused: %s" % c.logtext())
+            time.sleep(0.02)
+        check(p.poll() is None, "the subject ended before vigild was killed; make it slower")
+        c.kill()
+        c.start()  # same port, same directory
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    err = err.decode()
+    check(p.returncode == 0, "mailbox: %s" % err)
+    check("did not acknowledge" not in err, "not everything acknowledged: %r" % err)
+    check(c.stop() == 0, "vigild exit status")
+    mailbox({"VIGIL_OUT": work + "/local"})
+    kept, lost = stats(work + "/out")
+    want, none = stats(work + "/local")
+    print("quota_restart: kept %d, discarded %d, recorded %d" % (kept, lost, want))
+    r = run([VIGIL, "dump", "--stats", work + "/out"])
+    check(" 0 damaged places" in r.stderr + r.stdout,
+          "a count of discarded events went down: %s" % r.stderr)
+    check(none == 0, "the local recording discarded %d" % none)
+    check(lost > 0 and kept > 0, "kept %d, discarded %d" % (kept, lost))
+    check(kept + lost == want, "kept %d + discarded %d != %d events recorded locally"
+          % (kept, lost, want))
 
 
 def case_quota_records(work):
