@@ -952,30 +952,5 @@ def case_store(work):
         pg.cleanup()
 
 
-CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
-
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print("usage: collector_test.py %s" % "|".join(sorted(CASES)))
-        sys.exit(2)
-    work = tempfile.mkdtemp(prefix="vigil-collector-%s-" % sys.argv[1])
-    passed = False
-    try:
-        CASES[sys.argv[1]](work)
-        passed = True
-    except SystemExit as e:
-        passed = e.code == 77  # skipped: nothing to look at
-        raise
-    finally:
-        for c in Collector.started:
-            if c.alive():
-                c.proc.kill()
-                c.proc.wait()
-        for f in os.listdir(work):
-            if f.endswith(".log") and os.environ.get("VIGIL_TEST_VERBOSE"):
-                print(open(os.path.join(work, f)).read())
-        if passed:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("collector_test: kept %s" % work, file=sys.stderr)
-    print("ok")
+    run_cases("collector_test", globals())

@@ -171,27 +171,5 @@ def case_quota_records(work):
 
 
 HOST = os.uname().nodename
-CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
-
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print("usage: faults_test.py %s" % "|".join(sorted(CASES)))
-        sys.exit(2)
-    work = tempfile.mkdtemp(prefix="vigil-faults-%s-" % sys.argv[1])
-    passed = False
-    try:
-        CASES[sys.argv[1]](work)
-        passed = True
-    except SystemExit as e:
-        passed = e.code == 77
-        raise
-    finally:
-        for c in Collector.started:
-            if c.alive():
-                c.proc.kill()
-                c.proc.wait()
-        if passed:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("faults_test: kept %s" % work, file=sys.stderr)
-    print("ok")
+    run_cases("faults_test", globals())

@@ -326,27 +326,5 @@ def wait(cond, what, timeout=60):
         time.sleep(0.02)
 
 
-CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
-
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        print("usage: tls_test.py %s" % "|".join(sorted(CASES)))
-        sys.exit(2)
-    work = tempfile.mkdtemp(prefix="vigil-tls-%s-" % sys.argv[1])
-    passed = False
-    try:
-        CASES[sys.argv[1]](work)
-        passed = True
-    except SystemExit as e:
-        passed = e.code == 77
-        raise
-    finally:
-        for c in Collector.started:
-            if c.alive():
-                c.proc.kill()
-                c.proc.wait()
-        if passed:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("tls_test: kept %s" % work, file=sys.stderr)
-    print("ok")
+    run_cases("tls_test", globals())

@@ -252,3 +252,37 @@ def discarded(stderr):
     import re
     m = re.search(r"(\d+) events discarded", stderr)
     return int(m.group(1)) if m else None
+
+
+def run_cases(script, names):
+    """The command line of a test script: `SCRIPT CASE` runs case_CASE of `names` (the
+    script's globals) in a fresh folder, kills the collectors it left running, removes
+    the folder when the case passed (or was skipped) and keeps it otherwise."""
+    import shutil
+    import tempfile
+    cases = {k[5:]: v for k, v in names.items() if k.startswith("case_")}
+    if len(sys.argv) != 2 or sys.argv[1] not in cases:
+        print("usage: %s.py %s" % (script, "|".join(sorted(cases))))
+        sys.exit(2)
+    work = tempfile.mkdtemp(prefix="vigil-%s-%s-" % (script.split("_")[0], sys.argv[1]))
+    passed = False
+    try:
+        cases[sys.argv[1]](work)
+        passed = True
+    except SystemExit as e:
+        passed = e.code == 77  # skipped: nothing to look at
+        raise
+    finally:
+        for c in Collector.started:
+            if c.alive():
+                c.proc.kill()
+                c.proc.wait()
+        if os.environ.get("VIGIL_TEST_VERBOSE"):
+            for f in os.listdir(work):
+                if f.endswith(".log"):
+                    print(open(os.path.join(work, f)).read())
+        if passed:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("%s: kept %s" % (script, work), file=sys.stderr)
+    print("ok")
