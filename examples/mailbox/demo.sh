@@ -94,6 +94,8 @@ cat <<MSG
   ask other questions (docs/tquel.md): $bin/vigil query $trace -f $dir/resumed.tq
   how it is evaluated:                $bin/vigil explain -f $dir/resumed.tq $trace
   ask it live, while it runs:         $bin/vigil watch --sensors $here/mailbox.vgl -f $dir/resumed.tq -- $bin/mailbox
+  see it, as a timeline and a movie:  $bin/vigil ui $trace --display $here/mailbox.vgd   (then open the URL it prints)
+  the picture at one instant, as SVG: $bin/vigil display render $here/mailbox.vgd $trace --at 50% -o mailbox.svg
   every event, merged in time order:  $bin/vigil dump $trace | less
   JSON lines, for scripts:            $bin/vigil dump --json $trace
   the same trace, read by babeltrace: babeltrace2 $trace
