@@ -514,6 +514,17 @@ static int depth_of(const struct vgd_scene *sc, size_t i)
 	return n;
 }
 
+/* The cell every child of icon i gets inside it: the largest child's scaled size. */
+static void child_cell(const struct vgd_scene *sc, size_t i, double *cw, double *ch)
+{
+	*cw = *ch = 0;
+	for (size_t k = 0; k < sc->nicons; k++)
+		if (sc->icons[k].parent == (long)i) {
+			*cw = fmax(*cw, sc->icons[k].w * sc->icons[k].scale);
+			*ch = fmax(*ch, sc->icons[k].h * sc->icons[k].scale);
+		}
+}
+
 /* Containers grow to hold their children (deepest first); then children are placed in
  * rows inside them (outermost first). */
 static void layout(struct vgd_scene *sc)
@@ -532,12 +543,8 @@ static void layout(struct vgd_scene *sc)
 			struct vgd_icon *c = &sc->icons[i];
 			if (c->depth != dep || !c->nchildren)
 				continue;
-			double cw = 0, ch = 0;
-			for (size_t k = 0; k < sc->nicons; k++)
-				if (sc->icons[k].parent == (long)i) {
-					cw = fmax(cw, sc->icons[k].w * sc->icons[k].scale);
-					ch = fmax(ch, sc->icons[k].h * sc->icons[k].scale);
-				}
+			double cw, ch;
+			child_cell(sc, i, &cw, &ch);
 			size_t cols = c->nchildren < PER_ROW ? c->nchildren : PER_ROW;
 			size_t rows = (c->nchildren + PER_ROW - 1) / PER_ROW;
 			c->w = fmax(c->w, ((double)cols * (cw + PAD) + PAD) / c->scale);
@@ -549,12 +556,8 @@ static void layout(struct vgd_scene *sc)
 			struct vgd_icon *c = &sc->icons[i];
 			if (c->depth != dep || !c->nchildren)
 				continue;
-			double cw = 0, ch = 0;
-			for (size_t k = 0; k < sc->nicons; k++)
-				if (sc->icons[k].parent == (long)i) {
-					cw = fmax(cw, sc->icons[k].w * sc->icons[k].scale);
-					ch = fmax(ch, sc->icons[k].h * sc->icons[k].scale);
-				}
+			double cw, ch;
+			child_cell(sc, i, &cw, &ch);
 			size_t cols = c->nchildren < PER_ROW ? c->nchildren : PER_ROW, n = 0;
 			double left = c->x - ((double)cols * (cw + PAD) - PAD) / 2 + cw / 2;
 			double top = c->y - c->h * c->scale / 2 + LABEL_BAND + PAD + ch / 2;
