@@ -49,7 +49,11 @@ def main():
         for e in emissions[:half]:
             wr.emit(record(e, ents), e["sensor"])
         flushed = wr.flush(20)
-        open(half_file, "w").write("flushed" if flushed else "not flushed")
+        # Written whole, then renamed: the test polls for the name and must never read a
+        # file that exists but is still empty.
+        with open(half_file + ".tmp", "w") as f:
+            f.write("flushed" if flushed else "not flushed")
+        os.rename(half_file + ".tmp", half_file)
         while not os.path.exists(go_file):
             time.sleep(0.02)
         emissions = emissions[half:]

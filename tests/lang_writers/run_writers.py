@@ -328,8 +328,13 @@ def test_restart():
             if os.path.exists(half) or drv.poll() is not None:
                 break
             time.sleep(0.02)
-        check(os.path.exists(half) and open(half).read() == "flushed",
-              "the first half was not acknowledged")
+        if not os.path.exists(half):
+            drv.kill()
+            so, se = drv.communicate()
+            raise Failure(f"the driver never reported the first half (exit {drv.returncode}):"
+                          f"\n{so}{se}\n{col.logtext()}")
+        check(open(half).read() == "flushed",
+              "the first half was not acknowledged:\n" + col.logtext())
         col.kill()
         open(go, "w").close()  # the second half is queued while no collector runs
         time.sleep(0.3)
