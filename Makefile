@@ -42,13 +42,14 @@ build-fuzz: deps
 demo: build
 	@./examples/mailbox/demo.sh $(BUILD)
 
-# Each build's CTest run goes on when an earlier one failed; the last line counts the tests
-# passed, failed and skipped in all three (scripts/test_summary.py), and fails if any failed.
+# Each build's CTest run goes on when an earlier one failed; a failed test runs once more
+# alone (scripts/run-ctest.sh). The last line counts the tests passed, failed and skipped in
+# all three (scripts/test_summary.py), names those that passed only alone (flaky), and fails
+# if any failed twice.
 test: build build-asan build-fuzz build-release build-clang
-	@rm -f $(BUILD)/junit.xml $(FUZZ_BUILD)/junit.xml $(ASAN_BUILD)/junit.xml
-	-@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE fuzz --output-junit junit.xml
-	-@cd $(FUZZ_BUILD) && ctest --output-on-failure -j $(JOBS) -L fuzz --output-junit junit.xml
-	-@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L sanitize --output-junit junit.xml
+	-@JOBS=$(JOBS) scripts/run-ctest.sh $(BUILD) -LE fuzz
+	-@JOBS=$(JOBS) scripts/run-ctest.sh $(FUZZ_BUILD) -L fuzz
+	-@JOBS=$(JOBS) scripts/run-ctest.sh $(ASAN_BUILD) -L sanitize
 	@python3 scripts/test_summary.py normal=$(BUILD)/junit.xml fuzz=$(FUZZ_BUILD)/junit.xml \
 	    sanitize=$(ASAN_BUILD)/junit.xml
 
