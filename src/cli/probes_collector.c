@@ -93,6 +93,11 @@ static int print_list(char *ans, const char *addr, const struct vg_probe_pattern
 int probes_collector(const char *addr, const char *verb, const struct vg_probe_pattern *p, int json)
 {
 	char err[300];
+	/* A malformed address is a usage error (2), an unreachable collector a failure (1). */
+	if (vg_cli_check_addr(addr, err, sizeof err) < 0) {
+		fprintf(stderr, "vigil probes: --collector %s: %s\n", addr, err);
+		return 2;
+	}
 	int fd = vg_cli_dial(addr, err, sizeof err);
 	if (fd < 0) {
 		fprintf(stderr, "vigil probes: --collector %s: %s\n", addr, err);

@@ -272,6 +272,11 @@ def test_bad(s):
                        capture_output=True, text=True, timeout=60)
     check(p.returncode == 1 and p.stderr.count("\n") == 1 and "--collector" in p.stderr,
           f"--collector without a collector: {p.returncode} {p.stderr!r}")
+    for addr in ("127.0.0.1:99999", "127.0.0.1:", "nohostport"):
+        p = subprocess.run([VIGIL, "probes", "--collector", addr, "list"],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2 and p.stderr.count("\n") == 1 and addr in p.stderr,
+              f"--collector {addr}: {p.returncode} {p.stderr!r}")
     p = subprocess.run([VIGIL, "probes", "--pid", "1", "list"], capture_output=True,
                        text=True, timeout=60)
     check(p.returncode == 1 and p.stderr.count("\n") == 1, f"pid 1: {p.stderr!r}")
