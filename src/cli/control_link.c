@@ -220,9 +220,29 @@ static int subject_of(int pid, bool *via_vigil, char *err, size_t errsize)
 
 static struct vgc_subject *attach_once(int pid, char *err, size_t errsize);
 
+/* Whether PID's environment asks it to listen (VIGIL_CONTROL=listen, as vigil record
+ * --listen sets it): such a process will listen once its runtime has started. */
+static bool will_listen(int pid)
+{
+	char path[64], buf[8192];
+	snprintf(path, sizeof path, "/proc/%d/environ", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+		if (!strcmp(buf + i, "VIGIL_CONTROL=listen"))
+			return true;
+	}
+	return false;
+}
+
 /* Attaches to PID, or to the subject of the `vigil record` that PID is. That subject may
- * not listen yet when asked right after `vigil record --listen ... &`: it is waited for,
- * up to 5 s, while vigil record runs. */
+ * not listen yet when asked right after `vigil record --listen ... &`: it is waited for
+ * while vigil record runs, up to 5 s, or up to 60 s (a loaded machine) while vigil record
+ * has not started it yet or its environment says it will listen. */
 struct vgc_subject *vgc_attach(int pid, char *err, size_t errsize)
 {
 	struct timespec t0, now, pause = {0, 50 * 1000 * 1000};
@@ -234,8 +254,10 @@ struct vgc_subject *vgc_attach(int pid, char *err, size_t errsize)
 			return NULL;
 		struct vgc_subject *c = attach_once(subject, err, errsize);
 		clock_gettime(CLOCK_MONOTONIC, &now);
+		long waited = now.tv_sec - t0.tv_sec;
+		bool coming = subject == pid || will_listen(subject);
 		if (c || !via_vigil || !strstr(err, "does not listen") ||
-		    now.tv_sec - t0.tv_sec >= 5 || kill(pid, 0) < 0)
+		    waited >= (coming ? 60 : 5) || kill(pid, 0) < 0)
 			return c;
 		nanosleep(&pause, NULL);
 	}
