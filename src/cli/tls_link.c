@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -261,6 +262,10 @@ static unsigned pumps;
 static void *pump_thread(void *arg)
 {
 	pump(arg);
+	/* This thread's OpenSSL state (its random generators, error queue) is freed now, not
+	 * by a thread-exit destructor that may still run when the process exits (LeakSanitizer
+	 * then saw it unreachable). */
+	OPENSSL_thread_stop();
 	pthread_mutex_lock(&pumps_m);
 	pumps--;
 	pthread_cond_broadcast(&pumps_c);
@@ -360,6 +365,7 @@ static void *relay_conn(void *arg)
 		close(p->plain);
 		free(p);
 	}
+	OPENSSL_thread_stop(); /* as in pump_thread */
 	relay_done();
 	return NULL;
 }
