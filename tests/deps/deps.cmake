@@ -106,3 +106,11 @@ if(VIGIL_DEPS_MISSING)
   list(LENGTH VIGIL_DEPS_MISSING n)
   message(STATUS "tests: ${n} missing test dependencies: ${VIGIL_DEPS_MISSING}")
 endif()
+
+# vigil export --format perfetto is built with protobuf-c; without it, export.* are not registered.
+set(VIGIL_DEP_PROTOBUFC FALSE)
+if(TARGET vigil_perfetto_pb)
+  set(VIGIL_DEP_PROTOBUFC TRUE)
+endif()
+vigil_test_dep(protobuf-c "${VIGIL_DEP_PROTOBUFC}" "libprotobuf-c-dev protobuf-c-compiler"
+               "vigil export --format perfetto and the export.* tests")
