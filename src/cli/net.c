@@ -17,13 +17,14 @@
 #include "bad_option.h"
 #include "commands.h"
 #include "common/out_file.h"
+#include "format_opt.h"
 #include "net/net.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: vigil net split TRACE... -o DIR [options]\n"
-	        "       vigil net report DIR|NET.json [--json] [--threads]\n"
+	        "       vigil net report DIR|NET.json [--json|--format text|json] [--threads]\n"
 	        "       vigil net render NET.json (--svg FILE | --format svg|dot [-o FILE])\n\n"
 	        "An interaction network is everything one input caused: every thread that ran\n"
 	        "and every message that flowed because of it, across threads, processes and\n"
@@ -57,7 +58,7 @@ static void usage(FILE *f)
 	        "        response-time percentiles and the most frequent server sequences.\n"
 	        "  --threads            the per-thread table of every network (default: only\n"
 	        "                       when one network is given)\n"
-	        "  --json               one JSON object on stdout\n\n"
+	        "  --json               one JSON object on stdout (also --format json)\n\n"
 	        "render  one column per thread (host/pid/tid, program), time downwards in\n"
 	        "        proportion, vertical edges for thread execution, slanted ones for\n"
 	        "        messages; one colour per machine, black for messages between machines.\n"
@@ -496,8 +497,9 @@ static double pct(const int64_t *v, size_t n, double p)
 
 static int cmd_report(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_THREADS };
+	enum { OPT_JSON = 256, OPT_THREADS, OPT_FORMAT };
 	static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+	                                         {"format", required_argument, NULL, OPT_FORMAT},
 	                                         {"threads", no_argument, NULL, OPT_THREADS},
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
@@ -511,6 +513,10 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case OPT_THREADS:
 			threads = true;
+			break;
+		case OPT_FORMAT:
+			if (vg_cli_format("net report", optarg, &json))
+				return 2;
 			break;
 		case 'h':
 			usage(stdout);

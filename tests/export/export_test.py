@@ -343,12 +343,48 @@ def case_bad(work):
     print("bad input: damaged trace exported as far as readable; usage errors one line")
 
 
+def case_formats(work):
+    """--format json wherever a table is printed: the same as --json (or the documented
+    JSON), parsed; --format text the default; anything else one line, exit 2."""
+    trace = os.path.join(work, "trace")
+    p = run([os.path.join(BIN, "three_tier"), "run", "--instrumented"],
+            env=dict(os.environ, VIGIL_OUT=trace))
+    if p.returncode != 0:
+        fail(f"three_tier exited {p.returncode}: {p.stderr[-300:]}")
+    nets = os.path.join(work, "nets")
+    if run([VIGIL, "net", "split", trace, "-o", nets]).returncode != 0:
+        fail("vigil net split failed")
+    for cmd in (["relations", trace], ["check", trace], ["clock", trace],
+                ["net", "report", nets]):
+        a = run([VIGIL] + cmd[:-1] + ["--format", "json", cmd[-1]])
+        b = run([VIGIL] + cmd[:-1] + ["--json", cmd[-1]])
+        t = run([VIGIL] + cmd[:-1] + ["--format", "text", cmd[-1]])
+        d = run([VIGIL] + cmd[:-1] + [cmd[-1]])
+        if a.returncode != 0 or a.stdout != b.stdout or t.stdout != d.stdout:
+            fail(f"vigil {' '.join(cmd)}: --format json/text differ from --json/default "
+                 f"(exit {a.returncode}: {a.stderr[-300:]})")
+        text = a.stdout.strip()
+        try:  # one document, or JSON lines
+            json.loads(text)
+        except ValueError:
+            for line in text.splitlines():
+                json.loads(line)
+        if not text or text == t.stdout.strip():
+            fail(f"vigil {' '.join(cmd)} --format json printed {text[:100]!r}")
+        x = run([VIGIL] + cmd[:-1] + ["--format", "xml", cmd[-1]])
+        if x.returncode != 2 or len(x.stderr.strip().splitlines()) != 1 or \
+                "text or json" not in x.stderr:
+            fail(f"vigil {' '.join(cmd)} --format xml: exit {x.returncode}, {x.stderr!r}")
+    print("--format json|text: relations, check, clock, net report")
+
+
 def main():
     case = sys.argv[2]
     work = tempfile.mkdtemp(prefix=f"vigil-export-{case}-")
     try:
         {"mailbox": case_mailbox, "three_tier": case_three_tier, "bad": case_bad,
-         "three_tier_linked": lambda w: case_three_tier(w, linked=True)}[case](work)
+         "three_tier_linked": lambda w: case_three_tier(w, linked=True),
+         "formats": case_formats}[case](work)
     except (AssertionError, subprocess.TimeoutExpired) as e:
         print(f"FAIL: {e}\n(kept {work})")
         return 1
