@@ -4,13 +4,14 @@
 # Traces recorded without the preload (mailbox, three_tier_linked, bad) also run under the
 # sanitizers.
 if(TARGET pftrace_decode)
-  foreach(c mailbox three_tier three_tier_linked bad formats)
+  foreach(c mailbox three_tier three_tier_linked bad formats otlp)
     add_test(NAME export.${c}
              COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/export/export_test.py
                      ${CMAKE_BINARY_DIR}/bin ${c})
     set_tests_properties(export.${c} PROPERTIES TIMEOUT 300 LABELS export)
   endforeach()
   set_tests_properties(export.mailbox export.three_tier_linked export.bad export.formats
+                       export.otlp
                        PROPERTIES LABELS "sanitize;export")
 endif()
 

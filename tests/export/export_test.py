@@ -14,6 +14,11 @@
                                split` matched is one flow in both formats, from a send to
                                its receive (three_tier_linked: the instrumented tiers
                                recording themselves, no preload).
+  export_test.py BIN otlp      `vigil net export --format otlp` of the instrumented three
+                               tiers: OTLP/JSON field names and encodings, one trace per
+                               network with its input's trace-id, CLIENT and SERVER spans
+                               as `vigil net report` counts pairs, a run span per thread, a
+                               link per message, resources as the network's processes.
   export_test.py BIN bad       damaged trace: what is readable is exported (counts equal
                                `vigil dump`'s), exit 1, the damage named; unknown format,
                                unwritable output: exit 2 and one line; -o /dev/null keeps
@@ -378,13 +383,137 @@ def case_formats(work):
     print("--format json|text: relations, check, clock, net report")
 
 
+def check_otlp(doc, nets, report):
+    """OTLP/JSON (ExportTraceServiceRequest's JSON mapping) against the network files."""
+    if set(doc) != {"resourceSpans"}:
+        fail(f"top level {set(doc)}")
+    spans = []
+    for rs in doc["resourceSpans"]:
+        attrs = {a["key"]: a["value"] for a in rs["resource"]["attributes"]}
+        for k, t in (("host.name", "stringValue"), ("process.pid", "intValue"),
+                     ("process.executable.name", "stringValue")):
+            if set(attrs.get(k, {})) != {t}:
+                fail(f"resource attribute {k}: {attrs.get(k)}")
+        for ss in rs["scopeSpans"]:
+            if ss["scope"]["name"] != "vigil":
+                fail(f"scope {ss['scope']}")
+            for sp in ss["spans"]:
+                spans.append((attrs, sp))
+    hexre = re.compile(r"^[0-9a-f]+$")
+    by_trace = collections.defaultdict(list)
+    for attrs, sp in spans:
+        for k in ("traceId", "spanId", "parentSpanId", "name", "kind", "startTimeUnixNano",
+                  "endTimeUnixNano", "attributes", "links"):
+            if k not in sp:
+                fail(f"span without {k}: {sp}")
+        if len(sp["traceId"]) != 32 or not hexre.match(sp["traceId"]) or \
+                set(sp["traceId"]) == {"0"}:
+            fail(f"traceId {sp['traceId']!r}")
+        if len(sp["spanId"]) != 16 or not hexre.match(sp["spanId"]):
+            fail(f"spanId {sp['spanId']!r}")
+        if sp["kind"] not in (1, 2, 3, 4, 5):
+            fail(f"kind {sp['kind']}")
+        if not (sp["startTimeUnixNano"].isdigit() and sp["endTimeUnixNano"].isdigit()) or \
+                int(sp["startTimeUnixNano"]) > int(sp["endTimeUnixNano"]):
+            fail(f"times {sp['startTimeUnixNano']} {sp['endTimeUnixNano']}")
+        for ln in sp["links"]:
+            if ln["traceId"] != sp["traceId"] or len(ln["spanId"]) != 16:
+                fail(f"link {ln}")
+        by_trace[sp["traceId"]].append((attrs, sp))
+    if len(by_trace) != len(nets):
+        fail(f"{len(by_trace)} traces for {len(nets)} networks")
+    pairs = {n["file"]: n["pairs"] for n in report["networks"]}
+    for path, net in nets.items():
+        tid = net.get("iid")
+        cands = [t for t, v in by_trace.items()
+                 if any(a["key"] == "vigil.network" and a["value"]["intValue"] == str(net["network"])
+                        for _, sp in v for a in sp["attributes"])]
+        if len(cands) != 1:
+            fail(f"network {net['network']}: {len(cands)} traces")
+        trace = by_trace[cands[0]]
+        if tid and cands[0] != tid:
+            fail(f"network {net['network']}: trace-id {cands[0]}, its input carried {tid}")
+        ids = {sp["spanId"] for _, sp in trace}
+        if len(ids) != len(trace):
+            fail("span ids not unique")
+        roots = [sp for _, sp in trace if not sp["parentSpanId"]]
+        if len(roots) != 1:
+            fail(f"network {net['network']}: {len(roots)} root spans")
+        if any(sp["parentSpanId"] and sp["parentSpanId"] not in ids for _, sp in trace):
+            fail("a parent span outside the trace")
+        kinds = collections.Counter(sp["kind"] for _, sp in trace)
+        want = pairs[path]
+        if kinds[3] != want or kinds[2] != want or kinds[1] != len(net["threads"]):
+            fail(f"network {net['network']}: spans {dict(kinds)}; report: {want} pairs, "
+                 f"{len(net['threads'])} threads")
+        links = sum(len(sp["links"]) for _, sp in trace)
+        msgs = sum(1 for e in net["edges"] if e["kind"] == "message")
+        if links != msgs:
+            fail(f"network {net['network']}: {links} links, {msgs} messages")
+        procs = {(t["host"], str(t["pid"]), t["program"]) for t in net["threads"]}
+        got = {(a["host.name"]["stringValue"], a["process.pid"]["intValue"],
+                a["process.executable.name"]["stringValue"]) for a, _ in trace}
+        if got != procs:
+            fail(f"resources {got} vs the network's processes {procs}")
+    return sum(pairs.values())
+
+
+def case_otlp(work):
+    trace = os.path.join(work, "tt")
+    p = run([os.path.join(BIN, "three_tier"), "run", "--instrumented"],
+            env=dict(os.environ, VIGIL_OUT=trace))
+    if p.returncode != 0:
+        fail(f"three_tier exited {p.returncode}: {p.stderr[-300:]}")
+    nets_dir = os.path.join(work, "nets")
+    sp = run([VIGIL, "net", "split", "--inputs", "instrumented", trace, "-o", nets_dir])
+    if sp.returncode != 0:
+        fail(f"vigil net split: {sp.stderr[-300:]}")
+    nets = {}
+    for f in sorted(os.listdir(nets_dir)):
+        if f.startswith("net-"):
+            with open(os.path.join(nets_dir, f)) as fh:
+                nets[os.path.join(nets_dir, f)] = json.load(fh)
+    if not nets or not all(n.get("iid") for n in nets.values()):
+        fail("no instrumented networks with an interaction id")
+    rep = json.loads(run([VIGIL, "net", "report", "--json", nets_dir]).stdout)
+    out = os.path.join(work, "o.json")
+    r = run([VIGIL, "net", "export", nets_dir, "--format", "otlp", "-o", out])
+    if r.returncode != 0:
+        fail(f"vigil net export: {r.returncode} {r.stderr}")
+    with open(out) as f:
+        npairs = check_otlp(json.load(f), nets, rep)
+    # one network file alone; a damaged one is left out and said, the others written
+    one = sorted(nets)[0]
+    r = run([VIGIL, "net", "export", one, "--format", "otlp", "-o", out])
+    with open(out) as f:
+        check_otlp(json.load(f), {one: nets[one]}, rep)
+    with open(os.path.join(nets_dir, "net-99999.json"), "w") as f:
+        f.write('{"network": 9, "threads": [')
+    r = run([VIGIL, "net", "export", nets_dir, "--format", "otlp", "-o", out])
+    if r.returncode != 1 or "not exported" not in r.stderr or "net-99999" not in r.stderr:
+        fail(f"damaged network file: exit {r.returncode}, {r.stderr!r}")
+    with open(out) as f:
+        check_otlp(json.load(f), nets, rep)
+    os.unlink(os.path.join(nets_dir, "net-99999.json"))
+    for args, what in (([nets_dir, "--format", "zipkin", "-o", out], "unknown format"),
+                       ([nets_dir, "-o", out], "--format otlp"),
+                       ([os.path.join(work, "none"), "--format", "otlp", "-o", out], "none"),
+                       ([nets_dir, "--format", "otlp", "-o", os.path.join(work, "x", "y")],
+                        "No such file")):
+        r = run([VIGIL, "net", "export"] + args)
+        lines = r.stderr.strip().splitlines()
+        if r.returncode != 2 or len(lines) != 1 or what not in lines[0]:
+            fail(f"vigil net export {args}: exit {r.returncode}, {r.stderr!r}")
+    print(f"otlp: {len(nets)} networks, {npairs} request/reply pairs; trace-ids kept")
+
+
 def main():
     case = sys.argv[2]
     work = tempfile.mkdtemp(prefix=f"vigil-export-{case}-")
     try:
         {"mailbox": case_mailbox, "three_tier": case_three_tier, "bad": case_bad,
          "three_tier_linked": lambda w: case_three_tier(w, linked=True),
-         "formats": case_formats}[case](work)
+         "formats": case_formats, "otlp": case_otlp}[case](work)
     except (AssertionError, subprocess.TimeoutExpired) as e:
         print(f"FAIL: {e}\n(kept {work})")
         return 1
