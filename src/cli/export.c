@@ -36,9 +36,9 @@ static void usage(FILE *f)
 	        "exit status: 0 written; 1 written from a damaged trace (what was readable;\n"
 	        "the damage is listed on stderr); 2 usage error, unreadable trace or output.\n\n"
 	        "examples:\n"
-	        "  vigil export run1 --format chrome -o run1.json      open in chrome://tracing\n"
-	        "  vigil export run1 --format perfetto -o run1.pftrace open in ui.perfetto.dev\n"
-	        "  vigil export a b c --format perfetto -o net.pftrace  three hosts, with flows\n");
+	        "  vigil export run1 --format chrome -o run1.json        for chrome://tracing\n"
+	        "  vigil export run1 --format perfetto -o run1.pftrace   for ui.perfetto.dev\n"
+	        "  vigil export a b c --format perfetto -o net.pftrace   three hosts, with flows\n");
 }
 
 static void report_damage(struct vgt_trace *t)
