@@ -15,30 +15,30 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: vigil export TRACE... --format chrome|perfetto -o FILE\n\n"
-	        "Writes the traces for another viewer (docs/export.md):\n"
-	        "  chrome    the JSON Trace Event Format (chrome://tracing, Perfetto UI,\n"
-	        "            speedscope)\n"
-	        "  perfetto  Perfetto's native protobuf trace (Perfetto UI, trace_processor)\n"
-	        "Processes and threads are named as in the trace; events are instants with\n"
-	        "their fields as arguments; interval relations are slices (on their thread\n"
-	        "when they nest there, else on an async track of the process); states and\n"
-	        "entity lifetimes are async slices; events discarded are a counter per\n"
-	        "process; messages matched by `vigil net` are flow arrows. Every event of the\n"
-	        "trace is in the file once: as an instant, or as a slice's begin or end\n"
-	        "(their names are the arguments vigil.event and vigil.end_event).\n\n"
-	        "options:\n"
-	        "  -f, --format F    chrome or perfetto (required)\n"
-	        "  -o, --output FILE the file to write ('-': standard output; a device such as\n"
-	        "                    /dev/null is written in place, never replaced)\n"
-	        "  -h, --help        this help\n\n"
-	        "exit status: 0 written; 1 written from a damaged trace (what was readable;\n"
-	        "the damage is listed on stderr); 2 usage error, unreadable trace or output.\n\n"
-	        "examples:\n"
-	        "  vigil export run1 --format chrome -o run1.json        for chrome://tracing\n"
-	        "  vigil export run1 --format perfetto -o run1.pftrace   for ui.perfetto.dev\n"
-	        "  vigil export a b c --format perfetto -o net.pftrace   three hosts, with flows\n");
+	fprintf(
+	    f, "usage: vigil export TRACE... --format chrome|perfetto -o FILE\n\n"
+	       "Writes the traces for another viewer (docs/export.md):\n"
+	       "  chrome    the JSON Trace Event Format (chrome://tracing, Perfetto UI,\n"
+	       "            speedscope)\n"
+	       "  perfetto  Perfetto's native protobuf trace (Perfetto UI, trace_processor)\n"
+	       "Processes and threads are named as in the trace; events are instants with\n"
+	       "their fields as arguments; interval relations are slices (on their thread\n"
+	       "when they nest there, else on an async track of the process); states and\n"
+	       "entity lifetimes are async slices; events discarded are a counter per\n"
+	       "process; messages matched by `vigil net` are flow arrows. Every event of the\n"
+	       "trace is in the file once: as an instant, or as a slice's begin or end\n"
+	       "(their names are the arguments vigil.event and vigil.end_event).\n\n"
+	       "options:\n"
+	       "  -f, --format F    chrome or perfetto (required)\n"
+	       "  -o, --output FILE the file to write ('-': standard output; a device such as\n"
+	       "                    /dev/null is written in place, never replaced)\n"
+	       "  -h, --help        this help\n\n"
+	       "exit status: 0 written; 1 written from a damaged trace (what was readable;\n"
+	       "the damage is listed on stderr); 2 usage error, unreadable trace or output.\n\n"
+	       "examples:\n"
+	       "  vigil export run1 --format chrome -o run1.json        for chrome://tracing\n"
+	       "  vigil export run1 --format perfetto -o run1.pftrace   for ui.perfetto.dev\n"
+	       "  vigil export a b c --format perfetto -o net.pftrace   three hosts, with flows\n");
 }
 
 static void report_damage(struct vgt_trace *t)
