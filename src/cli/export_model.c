@@ -530,31 +530,59 @@ static void add_flows(struct build *b, const char *const *paths, size_t npaths)
 	vgn_session_close(&ss);
 }
 
+static int by_proc_time(const void *a, const void *b)
+{
+	const struct vgx_counter *x = a, *y = b;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The trace counts discarded events per stream, in its last packet: per process, a
+ * sample at 0 when it starts and one at the end of each stream that lost events, the
+ * running sum in time order. */
 static void discarded(struct build *b, struct vgt_trace *t)
 {
 	struct vgx_model *m = b->m;
+	size_t n = 0;
+	for (size_t i = 0; i < vgt_stream_count(t); i++)
+		n += vgt_stream_at(t, i)->stats.events_discarded > 0;
+	if (!n)
+		return;
+	struct vgx_counter *c = calloc(2 * n, sizeof *c);
+	if (!c) {
+		b->oom = true;
+		return;
+	}
 	for (size_t i = 0; i < vgt_stream_count(t); i++) {
 		const struct vgt_stream *s = vgt_stream_at(t, i);
 		m->discarded += s->stats.events_discarded;
-		if (!s->stats.events_discarded)
-			continue;
-		uint32_t proc = proc_of(b, s->image, s->stats.first_ts);
-		struct vgx_counter *c = realloc(m->counters, (m->ncounters + 2) * sizeof *c);
-		if (!c) {
-			b->oom = true;
-			return;
-		}
-		m->counters = c;
-		uint64_t before = 0;
-		for (size_t k = 0; k < m->ncounters; k++)
-			if (m->counters[k].proc == proc && m->counters[k].value > before)
-				before = m->counters[k].value;
-		if (!before) /* the counter starts at 0 with the process */
-			m->counters[m->ncounters++] =
-			    (struct vgx_counter){proc, m->procs[proc].first_ts, 0};
-		m->counters[m->ncounters++] = (struct vgx_counter){
-		    proc, s->stats.last_ts, before + s->stats.events_discarded};
+		if (s->stats.events_discarded)
+			c[m->ncounters++] =
+			    (struct vgx_counter){proc_of(b, s->image, s->stats.first_ts),
+			                         s->stats.last_ts, s->stats.events_discarded};
 	}
+	qsort(c, n, sizeof *c, by_proc_time);
+	struct vgx_counter *out = calloc(2 * n, sizeof *out);
+	if (!out) {
+		free(c);
+		m->ncounters = 0;
+		b->oom = true;
+		return;
+	}
+	size_t k = 0;
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!i || c[i - 1].proc != c[i].proc) {
+			sum = 0;
+			out[k++] = (struct vgx_counter){c[i].proc, m->procs[c[i].proc].first_ts, 0};
+		}
+		sum += c[i].value;
+		out[k++] = (struct vgx_counter){c[i].proc, c[i].ts, sum};
+	}
+	free(c);
+	m->counters = out;
+	m->ncounters = k;
 }
 
 struct vgx_model *vgx_build(struct vgt_trace *t, const char *const *paths, size_t npaths)

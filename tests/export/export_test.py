@@ -251,6 +251,44 @@ def case_mailbox(work):
     check_perfetto(decode_perfetto(pf), doc, events)
     print(f"mailbox: {len(events)} events, {len(doc['traceEvents'])} trace events; "
           "both formats agree with vigil dump")
+    check_discarded(work)
+
+
+def check_discarded(work):
+    """A size cap makes the mailbox lose events: the counter rises in time to the count
+    of `vigil dump --stats`, in both formats."""
+    trace = os.path.join(work, "capped")
+    p = run([os.path.join(BIN, "mailbox"), "--messages", "20000", "--seed", "3"],
+            env=dict(os.environ, VIGIL_OUT=trace, VIGIL_MAX_SIZE="64K"))
+    if p.returncode != 0:
+        fail(f"capped mailbox exited {p.returncode}")
+    st = run([VIGIL, "dump", "--stats", "--json", trace])
+    lost = {r["pid"]: r["discarded"] for r in map(json.loads, st.stdout.splitlines())
+            if "image" in r}
+    if not sum(lost.values()):
+        fail("a 64K cap lost nothing: the check would not check")
+    out = os.path.join(work, "capped.json")
+    export(trace, "chrome", out)
+    with open(out) as f:
+        doc = json.load(f)
+    validate_chrome(doc)
+    samples = collections.defaultdict(list)
+    for e in doc["traceEvents"]:
+        if e["ph"] == "C":
+            samples[e["pid"]].append((e["ts"], e["args"]["discarded"]))
+    for pid, v in samples.items():
+        v.sort()
+        if [x for _, x in v] != sorted(x for _, x in v) or v[0][1] != 0:
+            fail(f"pid {pid}: counter not rising from 0 in time: {v}")
+    if {pid: v[-1][1] for pid, v in samples.items()} != {k: n for k, n in lost.items() if n}:
+        fail(f"counters {dict(samples)} vs vigil dump --stats {lost}")
+    pf = os.path.join(work, "capped.pftrace")
+    export(trace, "perfetto", pf)
+    values = [p["event"]["value"] for p in decode_perfetto(pf)
+              if "event" in p and p["event"]["type"] == 4]
+    if max(values) != max(x for v in samples.values() for _, x in v) or \
+            len(values) != sum(len(v) for v in samples.values()):
+        fail(f"perfetto counter values {values} vs chrome {dict(samples)}")
 
 
 def case_three_tier(work, linked=False):
