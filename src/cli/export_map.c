@@ -1,4 +1,5 @@
 /* Open addressing over FNV-1a; the table doubles at half full (export_map.h). */
+#define _GNU_SOURCE
 #include "export_map.h"
 
 #include <stdint.h>
