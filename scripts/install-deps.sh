@@ -26,6 +26,10 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev l
       postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
       nginx wrk curl liburing-dev strace openbsd-inetd libssl-dev openssl libmicrohttpd-dev
       chromium)
+# protobuf-c (libprotobuf-c-dev, protobuf-c-compiler): vigil export --format perfetto
+# (tests/export decodes it back with the same library). python3-prometheus-client: the
+# parser that tests/export checks vigild --metrics with.
+pkgs+=(libprotobuf-c-dev protobuf-c-compiler python3-prometheus-client)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()

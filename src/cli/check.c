@@ -14,6 +14,7 @@
 #include "bad_option.h"
 #include "check/check.h"
 #include "commands.h"
+#include "format_opt.h"
 #include "trace/trace.h"
 
 struct check_cli {
@@ -41,7 +42,8 @@ static void usage(FILE *f)
 	    "(the stream file and the event's byte offset in it, its time since the first\n"
 	    "event of the trace). A summary, damaged places and lost events go to stderr.\n\n"
 	    "options:\n"
-	    "  --json        one JSON object per violation {\"file\",\"offset\",\"ts\",\"t\",\n"
+	    "  --json        (or --format json) one JSON object per violation "
+	    "{\"file\",\"offset\",\"ts\",\"t\",\n"
 	    "                \"rule\",\"event\",\"synthesized\",\"message\",\"entities\"}, then "
 	    "one\n"
 	    "                {\"summary\":{...}} object, on stdout\n"
@@ -210,8 +212,9 @@ static void print_summary(const struct check_cli *cl, const struct vgc_summary *
 
 static int parse_options(struct check_cli *cl, int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_MAX };
+	enum { OPT_JSON = 256, OPT_MAX, OPT_FORMAT };
 	static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+	                                         {"format", required_argument, NULL, OPT_FORMAT},
 	                                         {"max", required_argument, NULL, OPT_MAX},
 	                                         {"quiet", no_argument, NULL, 'q'},
 	                                         {"help", no_argument, NULL, 'h'},
@@ -222,6 +225,10 @@ static int parse_options(struct check_cli *cl, int argc, char **argv)
 		switch (c) {
 		case OPT_JSON:
 			cl->json = true;
+			break;
+		case OPT_FORMAT:
+			if (vg_cli_format("check", optarg, &cl->json))
+				return 2;
 			break;
 		case OPT_MAX: {
 			char *end;

@@ -10,6 +10,7 @@
 
 #include "bad_option.h"
 #include "commands.h"
+#include "format_opt.h"
 #include "net/net.h"
 
 static void usage(FILE *f)
@@ -31,7 +32,8 @@ static void usage(FILE *f)
 	    "options:\n"
 	    "  --reference HOST  the host whose clock is kept (default: the host with most\n"
 	    "                    messages to other hosts)\n"
-	    "  --json            one JSON object {reference, t0, hosts:[{host, status,\n"
+	    "  --json            (or --format json) one JSON object {reference, t0, hosts:[{host, "
+	    "status,\n"
 	    "                    offset_ns, lo_ns, hi_ns, drift_ppm, ...}]} on stdout\n"
 	    "  -h, --help        this help\n\n"
 	    "exit status: 0 all clocks reconciled; 1 some host's bounds cross, or a trace could\n"
@@ -91,8 +93,9 @@ static void print_text(const struct vgn_session *ss)
 
 int vg_cmd_clock(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_REF };
+	enum { OPT_JSON = 256, OPT_REF, OPT_FORMAT };
 	static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+	                                         {"format", required_argument, NULL, OPT_FORMAT},
 	                                         {"reference", required_argument, NULL, OPT_REF},
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
@@ -104,6 +107,10 @@ int vg_cmd_clock(int argc, char **argv)
 		switch (c) {
 		case OPT_JSON:
 			json = true;
+			break;
+		case OPT_FORMAT:
+			if (vg_cli_format("clock", optarg, &json))
+				return 2;
 			break;
 		case OPT_REF:
 			ref = optarg;

@@ -21,5 +21,6 @@ int vg_cmd_send(int argc, char **argv);
 int vg_cmd_store(int argc, char **argv);
 int vg_cmd_ui(int argc, char **argv);
 int vg_cmd_display(int argc, char **argv);
+int vg_cmd_export(int argc, char **argv);
 
 #endif

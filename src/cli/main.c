@@ -33,6 +33,7 @@ static const struct command commands[] = {
     {"store", vg_cmd_store, "write the relations of traces into PostgreSQL tables"},
     {"ui", vg_cmd_ui, "a web page over a trace: timeline, TQuel workbench, JSON API"},
     {"display", vg_cmd_display, "check a .vgd display; draw its scene at an instant (SVG, JSON)"},
+    {"export", vg_cmd_export, "write a trace for Perfetto UI or chrome://tracing"},
 };
 
 static void usage(FILE *f)
@@ -53,6 +54,7 @@ static void usage(FILE *f)
 	           "  vigil cdf run1.vgm --from A --to B             time from A to B\n"
 	           "  vigil check run1                               verify its consistency\n"
 	           "  vigil net split hostA hostB -o nets            one network per input\n"
+	           "  vigil export run1 --format perfetto -o r.pftrace  for Perfetto UI\n"
 	           "  vigil COMMAND --help                           help on one command\n");
 }
 

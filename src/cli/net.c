@@ -17,14 +17,17 @@
 #include "bad_option.h"
 #include "commands.h"
 #include "common/out_file.h"
+#include "format_opt.h"
 #include "net/net.h"
+#include "net_export.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: vigil net split TRACE... -o DIR [options]\n"
-	        "       vigil net report DIR|NET.json [--json] [--threads]\n"
-	        "       vigil net render NET.json (--svg FILE | --format svg|dot [-o FILE])\n\n"
+	        "       vigil net report DIR|NET.json [--json|--format text|json] [--threads]\n"
+	        "       vigil net render NET.json (--svg FILE | --format svg|dot [-o FILE])\n"
+	        "       vigil net export DIR|NET.json --format otlp -o FILE\n\n"
 	        "An interaction network is everything one input caused: every thread that ran\n"
 	        "and every message that flowed because of it, across threads, processes and\n"
 	        "machines (docs/net.md). Give each host's trace (vigil record -o DIR on each).\n\n"
@@ -57,12 +60,17 @@ static void usage(FILE *f)
 	        "        response-time percentiles and the most frequent server sequences.\n"
 	        "  --threads            the per-thread table of every network (default: only\n"
 	        "                       when one network is given)\n"
-	        "  --json               one JSON object on stdout\n\n"
+	        "  --json               one JSON object on stdout (also --format json)\n\n"
 	        "render  one column per thread (host/pid/tid, program), time downwards in\n"
 	        "        proportion, vertical edges for thread execution, slanted ones for\n"
 	        "        messages; one colour per machine, black for messages between machines.\n"
 	        "  --svg FILE           write SVG to FILE\n"
 	        "  --format svg|dot     format (default svg); -o FILE (default: stdout)\n\n"
+	        "export  OpenTelemetry traces as OTLP/JSON (docs/export.md): one trace per\n"
+	        "        network (its W3C trace-id when the input carried one), a span per\n"
+	        "        thread run and per request/reply pair (client and server), a link\n"
+	        "        per message; resources: host, process id, program.\n"
+	        "  --format otlp        the format (required); -o FILE ('-': stdout)\n\n"
 	        "exit status: 0 done; 1 done with a problem, results written (no input found,\n"
 	        "no message between the hosts, clocks not reconciled, a trace unreadable);\n"
 	        "2 bad input, nothing written.\n\n"
@@ -73,7 +81,8 @@ static void usage(FILE *f)
 	        "  vigil net report nets\n"
 	        "  vigil net report --json nets | jq .summary.response_ms\n"
 	        "  vigil net render nets/net-00001.json --svg n1.svg\n"
-	        "  vigil net render nets/net-00001.json --format dot | dot -Tpng > n1.png\n");
+	        "  vigil net render nets/net-00001.json --format dot | dot -Tpng > n1.png\n"
+	        "  vigil net export nets --format otlp -o nets.otlp.json\n");
 }
 
 static void warn(void *ctx, const char *line)
@@ -424,7 +433,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The network files of a DIR (from its index.json, else net-*.json) or the one file. */
-static char **network_files(const char *arg, size_t *n, char *err, size_t errsize)
+char **vg_cli_network_files(const char *arg, size_t *n, char *err, size_t errsize)
 {
 	struct stat st;
 	*n = 0;
@@ -496,8 +505,9 @@ static double pct(const int64_t *v, size_t n, double p)
 
 static int cmd_report(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_THREADS };
+	enum { OPT_JSON = 256, OPT_THREADS, OPT_FORMAT };
 	static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
+	                                         {"format", required_argument, NULL, OPT_FORMAT},
 	                                         {"threads", no_argument, NULL, OPT_THREADS},
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
@@ -511,6 +521,10 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case OPT_THREADS:
 			threads = true;
+			break;
+		case OPT_FORMAT:
+			if (vg_cli_format("net report", optarg, &json))
+				return 2;
 			break;
 		case 'h':
 			usage(stdout);
@@ -526,7 +540,7 @@ static int cmd_report(int argc, char **argv)
 	}
 	char err[1024];
 	size_t nf;
-	char **files = network_files(argv[optind], &nf, err, sizeof err);
+	char **files = vg_cli_network_files(argv[optind], &nf, err, sizeof err);
 	if (!files) {
 		fprintf(stderr, "vigil net report: %s\n", err);
 		return 2;
@@ -747,8 +761,10 @@ int vg_cmd_net(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(sub, "render"))
 		return cmd_render(argc - 1, argv + 1);
+	if (!strcmp(sub, "export"))
+		return vg_net_export(argc - 1, argv + 1);
 	fprintf(stderr,
-	        "vigil net: unknown subcommand '%s' (split, report, render; see 'vigil net "
+	        "vigil net: unknown subcommand '%s' (split, report, render, export; see 'vigil net "
 	        "--help')\n",
 	        sub);
 	return 2;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "format_opt.h"
 #include "query/relation.h"
 #include "trace/trace.h"
 
@@ -16,7 +17,7 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: vigil relations [--json] [--tick DURATION] TRACE...\n\n"
+	    "usage: vigil relations [--json|--format text|json] [--tick DURATION] TRACE...\n\n"
 	    "Lists every historical relation of the trace, as queries see them:\n"
 	    "  event     one tuple per event, with the time attribute `at`\n"
 	    "  interval  begin/end pairs, with `from` and `to`\n"
@@ -27,7 +28,8 @@ static void usage(FILE *f)
 	    "nothing, and the time span. Attribute and relation names match queries\n"
 	    "case-insensitively.\n\n"
 	    "options:\n"
-	    "  --json        one JSON object per relation and line: {\"name\",\"kind\",\n"
+	    "  --json        (or --format json) one JSON object per relation and line: "
+	    "{\"name\",\"kind\",\n"
 	    "                \"attributes\":[{\"name\",\"type\",\"entity\"}],\"tuples\",\"open\",\n"
 	    "                \"unmatched_ends\",\"from\",\"to\"} (times in ns since the epoch)\n"
 	    "  --tick DUR    the base tick of the Clock relation listed (default 1s)\n"
@@ -94,6 +96,7 @@ static void print_json(const struct vgq_relation *r)
 int vg_cmd_relations(int argc, char **argv)
 {
 	static const struct option options[] = {{"json", no_argument, NULL, 'j'},
+	                                        {"format", required_argument, NULL, 'F'},
 	                                        {"tick", required_argument, NULL, 't'},
 	                                        {"help", no_argument, NULL, 'h'},
 	                                        {0}};
@@ -106,6 +109,10 @@ int vg_cmd_relations(int argc, char **argv)
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'F':
+			if (vg_cli_format("relations", optarg, &json))
+				return 2;
 			break;
 		case 't':
 			if (vgt_parse_duration(optarg, &tick) < 0 || tick < 1) {

@@ -2,6 +2,7 @@
  * acknowledgement after each batch of stored frames (docs/protocol.md). */
 #define _GNU_SOURCE
 #include "conn.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +32,8 @@ struct vgd_conn *vgd_conn_new(int fd, const char *peer)
 	if (!c)
 		return NULL;
 	c->fd = fd;
+	VGD_COUNT(connections_open, 1);
+	VGD_COUNT(connections_total, 1);
 	c->since_ns = c->last_ns = vgd_now_ns();
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	if (!next_session)
@@ -40,8 +43,11 @@ struct vgd_conn *vgd_conn_new(int fd, const char *peer)
 
 void vgd_conn_free(struct vgd_conn *c, int how)
 {
-	if (c->has_subject)
+	VGD_UNCOUNT(connections_open, 1);
+	if (c->has_subject) {
+		VGD_UNCOUNT(subjects_connected, 1);
 		vgd_subject_close(&c->subj, how);
+	}
 	vgd_relay_free(c);
 	vgd_tls_free(c);
 	close(c->fd);
@@ -52,6 +58,7 @@ void vgd_conn_free(struct vgd_conn *c, int how)
 
 static int drop(struct vgd_conn *c, const char *reason)
 {
+	VGD_COUNT(connection_errors, 1);
 	vgd_log("%s: %s", c->peer, reason);
 	return -1;
 }
@@ -130,6 +137,7 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 			return drop(c, err);
 		}
 		c->has_subject = 1;
+		VGD_COUNT(subjects_connected, 1);
 		acked = c->subj.acked;
 		size_t pl = strlen(c->peer);
 		snprintf(c->peer + pl, sizeof c->peer - pl, " %.60s/%" PRIu32, c->subj.host,
@@ -177,6 +185,8 @@ static int on_frame(struct vgd_conn *c, uint8_t type, const uint8_t *payload, ui
 		break;
 	case VGF_PACKET:
 		rc = vgd_packet(&c->subj, &f, err, sizeof err);
+		if (rc == 0)
+			VGD_COUNT(packets_received, 1);
 		*stored = 1;
 		break;
 	case VGF_SCHEMA:
@@ -258,6 +268,7 @@ int vgd_conn_readable(struct vgd_conn *c)
 		return -1;
 	}
 	c->in_len += (size_t)n;
+	VGD_COUNT(bytes_received, (uint64_t)n);
 	c->last_ns = vgd_now_ns();
 	size_t off = 0;
 	int stored = 0, rc = 0;

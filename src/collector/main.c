@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "metrics.h"
 
 struct vgd_options vgd_opt;
 static struct vgd_conn **conns;
@@ -58,6 +59,7 @@ static void usage(FILE *f)
 	    "              [--handshake-timeout S] [--idle-timeout S] [--insecure]\n"
 	    "              [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
 	    "              [--quota-per-subject SIZE] [--subject-tokens FILE]\n"
+	    "              [--metrics HOST:PORT]\n"
 	    "\n"
 	    "The vigil collector: receives the records of many processes (C programs run\n"
 	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
@@ -96,6 +98,11 @@ static void usage(FILE *f)
 	    "  --quota-per-subject SIZE  bytes of trace one subject process may store (K, M,\n"
 	    "                       G); packets past it are not stored, their events counted\n"
 	    "                       as discarded in the trace (default: none)\n"
+	    "  --metrics HOST:PORT  Prometheus metrics over HTTP, GET /metrics only (port 0:\n"
+	    "                       any free one, written to --ready as metrics_port):\n"
+	    "                       subjects connected, bytes, packets and records received,\n"
+	    "                       events discarded, connection errors, store backlog\n"
+	    "                       (docs/export.md)\n"
 	    "  --insecure           allow a --listen address beyond loopback without a token\n"
 	    "                       or TLS\n"
 	    "  --quiet              log only problems\n"
@@ -104,6 +111,7 @@ static void usage(FILE *f)
 	    "  vigild -o traces &\n"
 	    "  vigil record --to 127.0.0.1:7878 -- ./build/bin/mailbox\n"
 	    "  vigil dump traces/$(hostname)\n"
+	    "  vigild -o traces --metrics 127.0.0.1:9187 &   then: curl 127.0.0.1:9187/metrics\n"
 	    "  vigild -o /srv/vigil --listen 0.0.0.0:7878 --token-file /etc/vigil/token\n"
 	    "  VIGIL_TO=unix:/tmp/vigild-$UID.sock VIGIL_TO_TOKEN=s3cret ./my_server\n");
 }
@@ -424,7 +432,7 @@ int main(int argc, char **argv)
 	vgd_opt.max_conns = 1024;
 	vgd_opt.handshake_timeout = 10;
 	char sockbuf[256], token[512], control_token[512];
-	const char *tls_cert = NULL, *tls_key = NULL, *tls_ca = NULL;
+	const char *tls_cert = NULL, *tls_key = NULL, *tls_ca = NULL, *metrics = NULL;
 	int insecure = 0;
 	default_socket(sockbuf, sizeof sockbuf);
 	const char *env_token = getenv("VIGILD_TOKEN");
@@ -460,7 +468,7 @@ int main(int argc, char **argv)
 		           !strcmp(a, "--idle-timeout") || !strcmp(a, "--control-token-file") ||
 		           !strcmp(a, "--tls-cert") || !strcmp(a, "--tls-key") ||
 		           !strcmp(a, "--tls-client-ca") || !strcmp(a, "--quota-per-subject") ||
-		           !strcmp(a, "--subject-tokens")) {
+		           !strcmp(a, "--subject-tokens") || !strcmp(a, "--metrics")) {
 			if (!v) {
 				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
 				        a);
@@ -471,6 +479,8 @@ int main(int argc, char **argv)
 				vgd_opt.out = v;
 			else if (!strcmp(a, "--listen"))
 				vgd_opt.listen = v;
+			else if (!strcmp(a, "--metrics"))
+				metrics = v;
 			else if (!strcmp(a, "--tls-cert"))
 				tls_cert = v;
 			else if (!strcmp(a, "--tls-key"))
@@ -574,6 +584,9 @@ int main(int argc, char **argv)
 	int ufd = vgd_opt.socket[0] ? listen_unix(vgd_opt.socket) : -1;
 	if (vgd_opt.socket[0] && ufd < 0)
 		return 1;
+	int metrics_port = -1;
+	if (metrics && vgd_metrics_start(metrics, &metrics_port) < 0)
+		return 1;
 	fcntl(tfd, F_SETFL, O_NONBLOCK);
 	if (ufd >= 0)
 		fcntl(ufd, F_SETFL, O_NONBLOCK);
@@ -586,9 +599,10 @@ int main(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN); /* a file size limit: EFBIG, counted like a full disk */
 	if (vgd_opt.ready) {
 		char buf[512];
-		int n =
-		    snprintf(buf, sizeof buf, "{\"pid\": %d, \"port\": %d, \"socket\": \"%s\"}\n",
-		             (int)getpid(), port, vgd_opt.socket);
+		int n = snprintf(
+		    buf, sizeof buf,
+		    "{\"pid\": %d, \"port\": %d, \"socket\": \"%s\", \"metrics_port\": %d}\n",
+		    (int)getpid(), port, vgd_opt.socket, metrics_port);
 		char tmp[PATH_MAX];
 		snprintf(tmp, sizeof tmp, "%s.tmp", vgd_opt.ready);
 		FILE *f = fopen(tmp, "w");
@@ -604,6 +618,8 @@ int main(int argc, char **argv)
 		        : tls_ca  ? ", TLS 1.3, client certificates required"
 		                  : ", TLS 1.3",
 		        ufd >= 0 ? " and " : "", ufd >= 0 ? vgd_opt.socket : "", vgd_opt.out);
+	if (metrics && !vgd_opt.quiet)
+		vgd_log("metrics on %s (port %d): GET /metrics", metrics, metrics_port);
 	struct pollfd *pfds = NULL;
 	size_t pcap = 0;
 	int running = 1;
@@ -685,6 +701,7 @@ int main(int argc, char **argv)
 	free(conns);
 	free(pfds);
 	vgd_store_finish();
+	vgd_metrics_stop();
 	close(tfd);
 	if (ufd >= 0) {
 		close(ufd);

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "vigil/vigil.h"
 #include "vigild.h"
 
@@ -518,7 +519,9 @@ int vgd_records(struct vgd_subject *s, const struct vgf_frame *f, char *err, siz
 	struct vgf_iter it = f->u.records.records;
 	struct vgf_record r;
 	struct vgf_buf scratch = {0};
+	uint64_t nrecords = 0;
 	while (vgf_next_record(&it, &r)) {
+		nrecords++;
 		if (!s->schemas || !s->schemas[r.id]) {
 			vgf_buf_free(&scratch);
 			return fail(err, errsize, "RECORDS: unknown schema id %u", r.id);
@@ -562,7 +565,9 @@ int vgd_records(struct vgd_subject *s, const struct vgf_frame *f, char *err, siz
 	for (size_t i = 0; i < ntids && rc == 0; i++)
 		rc = records_of_tid(s, im, f, tids[i], err, errsize);
 	free(tids);
-	if (rc == 0)
+	if (rc == 0) {
 		s->acked = f->u.records.seq;
+		VGD_COUNT(records_received, nrecords);
+	}
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "metrics.h"
 #include "vigild.h"
 #ifdef VIGILD_STORE
 #include "store/store.h"
@@ -70,6 +71,7 @@ static void *store_main(void *arg)
 		else if (!vgd_opt.quiet)
 			vgd_log("stored %s/%s", p->host, p->image);
 		free(p);
+		VGD_UNCOUNT(store_backlog, 1);
 		pthread_mutex_lock(&lock);
 		busy = 0;
 		pthread_cond_broadcast(&cond);
@@ -110,6 +112,7 @@ void vgd_store_image_done(const struct vgd_subject *s, int orderly)
 		p->start = s->start;
 		snprintf(p->trace_dir, sizeof p->trace_dir, "%s", s->host_dir);
 		snprintf(p->image, sizeof p->image, "%s", im->dir);
+		VGD_COUNT(store_backlog, 1);
 		p->next = waiting;
 		waiting = p;
 	}
@@ -122,6 +125,7 @@ void vgd_store_subject_back(const struct vgd_subject *s)
 		if (p->pid == s->pid && p->start == s->start && !strcmp(p->host, s->host)) {
 			*pp = p->next;
 			free(p);
+			VGD_UNCOUNT(store_backlog, 1);
 		} else {
 			pp = &p->next;
 		}

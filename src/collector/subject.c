@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "trace/trace.h"
 #include "vigild.h"
 
@@ -672,7 +673,10 @@ static int lose_packet(struct vgd_subject *s, struct vgd_image *im, struct vgd_s
 	st->has_stub = 1;
 	st->stub_seq = pseq;
 	st->stub_events = events;
+	uint64_t before = s->lost_events;
 	s->lost_events += events;
+	if (s->lost_events > before)
+		VGD_COUNT(events_discarded, s->lost_events - before);
 	return 0;
 }
 
@@ -700,6 +704,7 @@ int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8
 		return -1;
 	st->lost += events;
 	s->lost_events += events;
+	VGD_COUNT(events_discarded, events);
 	return 0;
 }
 

@@ -106,3 +106,22 @@ if(VIGIL_DEPS_MISSING)
   list(LENGTH VIGIL_DEPS_MISSING n)
   message(STATUS "tests: ${n} missing test dependencies: ${VIGIL_DEPS_MISSING}")
 endif()
+
+# vigil export --format perfetto is built with protobuf-c; without it, export.* are not registered.
+set(VIGIL_DEP_PROTOBUFC FALSE)
+if(TARGET vigil_perfetto_pb)
+  set(VIGIL_DEP_PROTOBUFC TRUE)
+endif()
+vigil_test_dep(protobuf-c "${VIGIL_DEP_PROTOBUFC}" "libprotobuf-c-dev protobuf-c-compiler"
+               "vigil export --format perfetto and the export.* tests")
+
+set(VIGIL_DEP_PROMCLIENT FALSE)
+if(VIGIL_DEP_PYTHON3)
+  execute_process(COMMAND ${VIGIL_DEP_PYTHON3} -c "import prometheus_client.parser"
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(rc EQUAL 0)
+    set(VIGIL_DEP_PROMCLIENT TRUE)
+  endif()
+endif()
+vigil_test_dep(python3-prometheus-client "${VIGIL_DEP_PROMCLIENT}" python3-prometheus-client
+               "export.metrics (vigild --metrics parsed by the Prometheus client's parser)")
