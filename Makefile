@@ -7,8 +7,9 @@ FUZZ_BUILD ?= build-fuzz
 RELEASE_BUILD ?= build-release
 CLANG_BUILD ?= build-clang
 JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
 
-.PHONY: all deps build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-watch bench-logmodel bench-nginx format clean
+.PHONY: all deps install build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-watch bench-logmodel bench-nginx format clean
 
 all: build
 
@@ -38,6 +39,13 @@ build-clang: deps
 build-fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_FUZZ=ON -DVIGIL_BUILD_PAGE=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream fuzz_vgl fuzz_tquel fuzz_query fuzz_model fuzz_frame fuzz_vgd fuzz_netjson
+
+# `make install [PREFIX=/usr/local] [DESTDIR=stage]` (docs/install.md): vigil, vigild,
+# libvigil.so.0, headers, vigil.pc, man pages, bash completion, vigild.service, Python module.
+install: build
+	@cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) >/dev/null
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
 
 demo: build
 	@./examples/mailbox/demo.sh $(BUILD)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Man pages from the programs' own --help (help2man): vigil(1), vigild(1) and one
+# vigil-COMMAND(1) for every command `vigil --help` lists.
+# usage: cmake/gen_man.sh BIN_DIR OUT_DIR VERSION
+set -euo pipefail
+bin=$1 out=$2 version=$3
+command -v help2man >/dev/null || { echo "gen_man.sh: help2man is missing (Debian: help2man; make deps)" >&2; exit 1; }
+rm -rf "$out.tmp"
+mkdir -p "$out.tmp/wrap"
+see="vigil(1), vigild(1), and the docs/ folder of the sources"
+page() { # page NAME SUMMARY PROGRAM
+	help2man --no-info --no-discard-stderr --version-string="$version" --name="$2" \
+		--section=1 --source="vigil $version" --manual="vigil manual" \
+		--include=/dev/stdin "$3" -o "$out.tmp/$1.1" <<MAN
+[SEE ALSO]
+$see
+MAN
+}
+page vigil "records what a system does as a historical database of typed events" "$bin/vigil"
+page vigild "the vigil collector" "$bin/vigild"
+"$bin/vigil" --help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) *\(.*\)$/\1\t\2/p' |
+	while IFS=$'\t' read -r cmd summary; do
+		# help2man names a page after its program: a wrapper named vigil-COMMAND.
+		printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$bin/vigil" "$cmd" >"$out.tmp/wrap/vigil-$cmd"
+		chmod +x "$out.tmp/wrap/vigil-$cmd"
+		page "vigil-$cmd" "$summary" "$out.tmp/wrap/vigil-$cmd"
+	done
+rm -rf "$out.tmp/wrap" "$out"
+mv "$out.tmp" "$out"
