@@ -47,7 +47,13 @@ install: build
 	@cmake --build $(BUILD) -j $(JOBS) >/dev/null
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
 
-demo: build
+# The demo is what a first run shows: apt-get's output goes to a log (install-deps.sh),
+# the build's to BUILD/build.log (its last lines and the log's path if it fails).
+demo: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@echo "vigil: building (output: $(BUILD)/build.log) ..." >&2
+	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/build.log 2>&1 || { tail -n 30 $(BUILD)/build.log >&2; \
+	    echo "vigil: the build failed; its whole output is in $(BUILD)/build.log" >&2; exit 1; }
 	@./examples/mailbox/demo.sh $(BUILD)
 
 # Each build's CTest run goes on when an earlier one failed; a failed test runs once more
