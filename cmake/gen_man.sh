@@ -16,13 +16,23 @@ page() { # page NAME SUMMARY PROGRAM
 $see
 MAN
 }
-page vigil "records what a system does as a historical database of typed events" "$bin/vigil"
-page vigild "the vigil collector" "$bin/vigild"
+# help2man names a page after its program: a wrapper named NAME runs PROGRAM [COMMAND],
+# its --help with the examples one paragraph each (help2man would run them together).
+wrap() { # wrap NAME PROGRAM [COMMAND]
+	cat >"$out.tmp/wrap/$1" <<SH
+#!/bin/sh
+"$2" ${3:-} "\$@" | awk '/^examples:\$/ { ex = 1; print; next } /^\$/ { ex = 0 }
+	ex && /^  [^ ]/ && n++ { print "" } { print }'
+SH
+	chmod +x "$out.tmp/wrap/$1"
+}
+wrap vigil "$bin/vigil"
+wrap vigild "$bin/vigild"
+page vigil "records what a system does as a historical database of typed events" "$out.tmp/wrap/vigil"
+page vigild "the vigil collector" "$out.tmp/wrap/vigild"
 "$bin/vigil" --help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) *\(.*\)$/\1\t\2/p' |
 	while IFS=$'\t' read -r cmd summary; do
-		# help2man names a page after its program: a wrapper named vigil-COMMAND.
-		printf '#!/bin/sh\nexec "%s" %s "$@"\n' "$bin/vigil" "$cmd" >"$out.tmp/wrap/vigil-$cmd"
-		chmod +x "$out.tmp/wrap/vigil-$cmd"
+		wrap "vigil-$cmd" "$bin/vigil" "$cmd"
 		page "vigil-$cmd" "$summary" "$out.tmp/wrap/vigil-$cmd"
 	done
 rm -rf "$out.tmp/wrap" "$out"
