@@ -122,7 +122,7 @@ EXPORT int vigil_ql_relations(const char *const *traces, size_t ntraces, char **
 		return -1;
 	struct text o, w;
 	if (text_open(&o) || text_open(&w)) {
-		text_take(&o);
+		free(text_take(&o));
 		vgt_close(t);
 		set_err(err, "out of memory");
 		return -1;
@@ -180,8 +180,7 @@ EXPORT int vigil_ql_query(const char *const *traces, size_t ntraces, const char 
 	}
 	struct vgt_trace *t = open_traces(traces, ntraces, err);
 	if (!t) {
-		text_take(&e);
-		free(e.buf);
+		free(text_take(&e));
 		tquel_free(q);
 		return -1;
 	}
@@ -201,7 +200,7 @@ EXPORT int vigil_ql_query(const char *const *traces, size_t ntraces, const char 
 		*out = text_take(&o);
 		*warnings = text_take(&w);
 	} else {
-		text_take(&o);
+		free(text_take(&o));
 		fprintf(e.f, "out of memory\n");
 	}
 	vgt_close(t);
