@@ -7,8 +7,9 @@ FUZZ_BUILD ?= build-fuzz
 RELEASE_BUILD ?= build-release
 CLANG_BUILD ?= build-clang
 JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
 
-.PHONY: all deps build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-watch bench-logmodel bench-nginx format clean
+.PHONY: all deps install build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-watch bench-logmodel bench-nginx format clean
 
 all: build
 
@@ -39,7 +40,20 @@ build-fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_FUZZ=ON -DVIGIL_BUILD_PAGE=OFF >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream fuzz_vgl fuzz_tquel fuzz_query fuzz_model fuzz_frame fuzz_vgd fuzz_netjson
 
-demo: build
+# `make install [PREFIX=/usr/local] [DESTDIR=stage]` (docs/install.md): vigil, vigild,
+# libvigil.so.0, headers, vigil.pc, man pages, bash completion, vigild.service, Python module.
+install: build
+	@cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) >/dev/null
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
+
+# The demo is what a first run shows: apt-get's output goes to a log (install-deps.sh),
+# the build's to BUILD/build.log (its last lines and the log's path if it fails).
+demo: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@echo "vigil: building (output: $(BUILD)/build.log) ..." >&2
+	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/build.log 2>&1 || { tail -n 30 $(BUILD)/build.log >&2; \
+	    echo "vigil: the build failed; its whole output is in $(BUILD)/build.log" >&2; exit 1; }
 	@./examples/mailbox/demo.sh $(BUILD)
 
 # Each build's CTest run goes on when an earlier one failed; a failed test runs once more

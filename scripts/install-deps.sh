@@ -19,13 +19,20 @@
 # libmicrohttpd-dev: vigil ui's server (src/ui). chromium: the page's tests (tests/ui),
 # driven by playwright-core from npm. nodejs and npm (Debian's, when no node or npm is on
 # the PATH): the page is built with esbuild from ui/package-lock.json (npm ci).
+# help2man: the man pages (`make install`, cmake/man.cmake). libelf-dev: vigil reads the
+# sensor descriptions embedded in a program (src/cli/embedded.c). python3-pandas: the
+# Python module's DataFrames (python/vigil, tests/python).
+#
+# Quiet: apt-get's output goes to a log file (VIGIL_DEPS_LOG, default
+# ${TMPDIR:-/tmp}/vigil-install-deps.log), one progress line per step; on failure the
+# log's last lines and its path are printed.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libcmocka-dev
       babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev procps valgrind
-      openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev
+      openjdk-17-jdk-headless libsqlite3-dev sqlite3 libdw-dev libelf-dev
       postgresql postgresql-server-dev-all libpq-dev redis-server redis-tools iproute2
       nginx wrk curl liburing-dev strace openbsd-inetd libssl-dev openssl libmicrohttpd-dev
-      chromium)
+      chromium help2man python3-pandas)
 # protobuf-c (libprotobuf-c-dev, protobuf-c-compiler): vigil export --format perfetto
 # (tests/export decodes it back with the same library). python3-prometheus-client: the
 # parser that tests/export checks vigild --metrics with.
@@ -37,8 +44,28 @@ for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
-echo "vigil: installing ${missing[*]}" >&2
+log=${VIGIL_DEPS_LOG:-${TMPDIR:-/tmp}/vigil-install-deps.log}
+: >"$log" || { echo "vigil: cannot write the log $log" >&2; exit 1; }
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
-$SUDO apt-get update -qq >&2
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+# step TITLE COMMAND...: one line saying what is done, the command's output to the log.
+step() {
+  local title=$1
+  shift
+  printf 'vigil: %s ... ' "$title" >&2
+  if "$@" >>"$log" 2>&1 </dev/null; then
+    echo "done" >&2
+  else
+    local rc=$?
+    echo "FAILED (exit $rc)" >&2
+    tail -n 20 "$log" | sed 's/^/  | /' >&2
+    echo "vigil: installing the packages failed; the whole output is in $log" >&2
+    exit 1
+  fi
+}
+echo "vigil: installing ${#missing[@]} Debian package(s): ${missing[*]} (apt-get's output: $log)" >&2
+step "updating the package lists" $SUDO apt-get update
+step "downloading them" $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+  --no-install-recommends --download-only "${missing[@]}"
+step "installing them" $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+  --no-install-recommends "${missing[@]}"

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "commands.h"
+#include "embedded.h"
 #include "format_opt.h"
+#include "lang/lang.h"
 #include "query/relation.h"
 #include "trace/trace.h"
 
@@ -17,7 +19,8 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: vigil relations [--json|--format text|json] [--tick DURATION] TRACE...\n\n"
+	    "usage: vigil relations [--json|--format text|json] [--tick DURATION] TRACE...\n"
+	    "       vigil relations [--json|--format text|json] PROGRAM\n\n"
 	    "Lists every historical relation of the trace, as queries see them:\n"
 	    "  event     one tuple per event, with the time attribute `at`\n"
 	    "  interval  begin/end pairs, with `from` and `to`\n"
@@ -26,7 +29,8 @@ static void usage(FILE *f)
 	    "For each: its attributes and types (entity references with their kind), the\n"
 	    "number of tuples, those still open at the end of the trace, ends that closed\n"
 	    "nothing, and the time span. Attribute and relation names match queries\n"
-	    "case-insensitively.\n\n"
+	    "case-insensitively. Given a program whose sensors vigil gen --lang c made, the\n"
+	    "relations its embedded sensor description declares (no tuples yet).\n\n"
 	    "options:\n"
 	    "  --json        (or --format json) one JSON object per relation and line: "
 	    "{\"name\",\"kind\",\n"
@@ -93,6 +97,30 @@ static void print_json(const struct vgq_relation *r)
 	json_decref(o);
 }
 
+/* A program instead of a trace: the relations its embedded sensor description declares
+ * (vigil gen --lang c), as a recording of it would have them, with no tuples. */
+static int program_relations(const char *program, bool json)
+{
+	int found;
+	struct vgl_model *m = vg_cli_embedded_model("relations", program, &found);
+	if (!m) {
+		if (!found)
+			fprintf(
+			    stderr,
+			    "vigil relations: %s is a program with no embedded sensor description "
+			    "(its sensors are not made by vigil gen --lang c); give a trace of "
+			    "it\n",
+			    program);
+		return 2;
+	}
+	struct vgq_database *db = vgq_database_from_model(m);
+	for (size_t i = 0; i < db->nrelations; i++)
+		(json ? print_json : print_text)(db->relations[i]);
+	vgq_database_free(db);
+	vgl_free(m);
+	return 0;
+}
+
 int vg_cmd_relations(int argc, char **argv)
 {
 	static const struct option options[] = {{"json", no_argument, NULL, 'j'},
@@ -141,6 +169,8 @@ int vg_cmd_relations(int argc, char **argv)
 		                "TRACE...)\n");
 		return 2;
 	}
+	if (argc - optind == 1 && vg_cli_is_elf(argv[optind]))
+		return program_relations(argv[optind], json);
 	char err[512];
 	struct vgt_trace *t =
 	    vgt_open((const char *const *)argv + optind, (size_t)(argc - optind), err, sizeof err);

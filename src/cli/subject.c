@@ -11,7 +11,11 @@
 
 #include "runtime/internal.h"
 
-/* libvigil.so lives beside the vigil binary (build tree) or in ../lib (installed). */
+/* libvigil.so lives beside the vigil binary (build tree), in ../lib, or in the library
+ * folder `make install` put it in (VIGIL_LIBDIR_FROM_BIN: relative to the binary's). */
+#ifndef VIGIL_LIBDIR_FROM_BIN
+#define VIGIL_LIBDIR_FROM_BIN "../lib"
+#endif
 int vg_cli_find_runtime(const char *cmd, char *out, size_t len)
 {
 	const char *env = getenv("VIGIL_LIB");
@@ -32,8 +36,9 @@ int vg_cli_find_runtime(const char *cmd, char *out, size_t len)
 	if (!slash)
 		return -1;
 	*slash = 0;
-	const char *candidates[] = {"%s/libvigil.so", "%s/../lib/libvigil.so"};
-	for (size_t i = 0; i < 2; i++) {
+	const char *candidates[] = {"%s/libvigil.so", "%s/../lib/libvigil.so",
+	                            "%s/" VIGIL_LIBDIR_FROM_BIN "/libvigil.so.0"};
+	for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++) {
 		snprintf(out, len, candidates[i], exe);
 		char real[PATH_MAX];
 		if (access(out, R_OK) == 0 && realpath(out, real) && strlen(real) < len) {

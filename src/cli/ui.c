@@ -26,39 +26,40 @@ int vg_cmd_ui(int argc, char **argv)
 
 static void usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "usage: vigil ui TRACE... [--port N] [--bind ADDR] [--tick DURATION]\n"
-	    "                [--display D.vgd]\n"
-	    "       vigil ui --export DIR TRACE...\n"
-	    "       vigil ui --watch --sensors APP.vgl (-f Q.tq | -e 'STATEMENTS') [--every DUR]\n"
-	    "                [--port N] [--bind ADDR] -- PROGRAM [ARGS]\n\n"
-	    "Serves a web page over the trace's relations, from this process: a timeline\n"
-	    "(one row per thread of each process, interval, state and entity relations as\n"
-	    "bars), a TQuel workbench (the answers and errors of vigil query, explain,\n"
-	    "downloads as CSV, JSON lines or SQLite) and a JSON API (docs/ui.md). The URL\n"
-	    "is printed on stderr; Ctrl-C stops the server.\n\n"
-	    "options:\n"
-	    "  --port N        TCP port (default 8080; 0: any free port, printed)\n"
-	    "  --bind ADDR     address to listen on (default 127.0.0.1; anything else lets\n"
-	    "                  whoever reaches it read the trace)\n"
-	    "  --tick DUR      the base tick of Clock in queries (default 1s)\n"
-	    "  --display FILE  a display specification (.vgd, docs/display.md), played as a\n"
-	    "                  movie in the Display tab (its errors: on stderr and there)\n"
-	    "  --export DIR    write the page and the trace's data into DIR (a new or empty\n"
-	    "                  folder) instead of serving: DIR/index.html opens from disk\n"
-	    "  --assets DIR    the built page (default: ../ui beside this vigil binary)\n"
-	    "  --watch         live: run PROGRAM as vigil watch does (only the sensors the\n"
-	    "                  query needs, from --sensors), show its answers as they come;\n"
-	    "                  when it has ended, its trace opens in the timeline\n"
-	    "  --sensors, -f, -e, --every   as for vigil watch (docs/watch.md)\n\n"
-	    "examples:\n"
-	    "  vigil ui run1                     then open the URL it prints\n"
-	    "  vigil ui run1 --port 0 --bind ::1\n"
-	    "  vigil ui run1 --display examples/mailbox/mailbox.vgd   the mailbox movie\n"
-	    "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n"
-	    "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq -- \\\n"
-	    "      mailbox --seed 2 --messages 100000 --pace 200\n");
+	fprintf(f,
+	        "usage: vigil ui TRACE... [--port N] [--bind ADDR] [--tick DURATION]\n"
+	        "                [--display D.vgd]\n"
+	        "       vigil ui --export DIR TRACE...\n"
+	        "       vigil ui --watch [--sensors APP.vgl] (-f Q.tq | -e 'STATEMENTS') [--every "
+	        "DUR]\n"
+	        "                [--port N] [--bind ADDR] -- PROGRAM [ARGS]\n\n"
+	        "Serves a web page over the trace's relations, from this process: a timeline\n"
+	        "(one row per thread of each process, interval, state and entity relations as\n"
+	        "bars), a TQuel workbench (the answers and errors of vigil query, explain,\n"
+	        "downloads as CSV, JSON lines or SQLite) and a JSON API (docs/ui.md). The URL\n"
+	        "is printed on stderr; Ctrl-C stops the server.\n\n"
+	        "options:\n"
+	        "  --port N        TCP port (default 8080; 0: any free port, printed)\n"
+	        "  --bind ADDR     address to listen on (default 127.0.0.1; anything else lets\n"
+	        "                  whoever reaches it read the trace)\n"
+	        "  --tick DUR      the base tick of Clock in queries (default 1s)\n"
+	        "  --display FILE  a display specification (.vgd, docs/display.md), played as a\n"
+	        "                  movie in the Display tab (its errors: on stderr and there)\n"
+	        "  --export DIR    write the page and the trace's data into DIR (a new or empty\n"
+	        "                  folder) instead of serving: DIR/index.html opens from disk\n"
+	        "  --assets DIR    the built page (default: ../ui beside this vigil binary)\n"
+	        "  --watch         live: run PROGRAM as vigil watch does (only the sensors the\n"
+	        "                  query needs, from --sensors or the description PROGRAM\n"
+	        "                  carries), show its answers as they come;\n"
+	        "                  when it has ended, its trace opens in the timeline\n"
+	        "  --sensors, -f, -e, --every   as for vigil watch (docs/watch.md)\n\n"
+	        "examples:\n"
+	        "  vigil ui run1                     then open the URL it prints\n"
+	        "  vigil ui run1 --port 0 --bind ::1\n"
+	        "  vigil ui run1 --display examples/mailbox/mailbox.vgd   the mailbox movie\n"
+	        "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n"
+	        "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq -- \\\n"
+	        "      mailbox --seed 2 --messages 100000 --pace 200\n");
 }
 
 /* ../ui beside the executable (build/bin/vigil -> build/ui). */
@@ -176,11 +177,10 @@ int vg_cmd_ui(int argc, char **argv)
 	}
 	if (watch) {
 		/* what vigil watch needs; it checks the rest itself (its errors on stderr) */
-		if (!sensors || (!qfile == !qtext) || export_dir || optind < 2 ||
+		if ((!qfile == !qtext) || export_dir || optind < 2 ||
 		    strcmp(argv[optind - 1], "--") || optind >= argc) {
-			fprintf(stderr,
-			        "vigil ui: --watch needs --sensors FILE, one of -f/-e, and -- "
-			        "PROGRAM (no --export; see --help)\n");
+			fprintf(stderr, "vigil ui: --watch needs one of -f/-e, and -- "
+			                "PROGRAM (no --export; see --help)\n");
 			free(own_assets);
 			return 2;
 		}

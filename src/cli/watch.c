@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/control_link.h"
+#include "cli/embedded.h"
 #include "cli/statements.h"
 #include "cli/watch.h"
 #include "lang/lang.h"
@@ -21,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: vigil watch (-e 'STATEMENTS' | -f FILE.tq) --sensors FILE.vgl\n"
+	    "usage: vigil watch (-e 'STATEMENTS' | -f FILE.tq) [--sensors FILE.vgl]\n"
 	    "                   [--format text|csv|json] [--unoptimized] [--every DURATION]\n"
 	    "                   [--keep DIR] [--tick DURATION] [--stats] -- COMMAND [ARG...]\n"
 	    "       vigil watch (-e ... | -f ...) --pid PID [--for DURATION] [--sensors FILE.vgl] "
@@ -40,7 +41,9 @@ static void usage(FILE *f)
 	    "  -e, --execute TEXT   the statements\n"
 	    "  -f, --file FILE      read the statements from FILE\n"
 	    "  --sensors FILE.vgl   the subject's sensor description (its relations): the\n"
-	    "                       statements are checked against it before anything runs\n"
+	    "                       statements are checked against it before anything runs;\n"
+	    "                       default: the one COMMAND carries (vigil gen --lang c\n"
+	    "                       embeds it in the program)\n"
 	    "  --format FMT         text (the default on a terminal), csv, or json (one object\n"
 	    "                       per tuple, as vigil query prints them; the default otherwise)\n"
 	    "  --unoptimized        enable the sensors as translated, on every entity\n"
@@ -216,12 +219,7 @@ static int parse_args(int argc, char **argv, struct watch_args *a)
 		fprintf(stderr, "vigil watch: no command to run (vigil watch ... -- COMMAND)\n");
 		return -1;
 	}
-	if (!a->sensors_file) {
-		fprintf(stderr, "vigil watch: --sensors FILE.vgl is needed to know the subject's "
-		                "relations before it runs\n");
-		return -1;
-	}
-	a->command = argv + optind;
+	a->command = argv + optind; /* no --sensors: the description COMMAND carries */
 	return 0;
 }
 
@@ -374,6 +372,22 @@ int vg_cmd_watch(int argc, char **argv)
 		model = vgl_load(a.sensors_file, stderr, &nerr);
 		if (!model)
 			goto out;
+		schema = vgq_database_from_model(model);
+		vga_sensors_from_model(model, &sensors);
+	} else if (a.command) {
+		/* Without --sensors: the description the program carries (vigil gen --lang c). */
+		int found;
+		model = vg_cli_embedded_model("watch", a.command[0], &found);
+		if (!model) {
+			if (!found)
+				fprintf(stderr,
+				        "vigil watch: --sensors FILE.vgl is needed to know the "
+				        "subject's "
+				        "relations before it runs (%s carries no embedded sensor "
+				        "description)\n",
+				        a.command[0]);
+			goto out;
+		}
 		schema = vgq_database_from_model(model);
 		vga_sensors_from_model(model, &sensors);
 	} else {

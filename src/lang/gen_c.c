@@ -508,6 +508,11 @@ int vgl_gen_c(const struct vgl_model *m, const char *outdir, char *err, size_t e
 	cg_records(&g);
 	cg_sensors(&g);
 	fprintf(g.h, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
+	if (cg_embed(&g)) {
+		vg_out_abort(&h);
+		vg_out_abort(&c);
+		return -1;
+	}
 
 	if (finish_out(&g, &h)) {
 		vg_out_abort(&c);

@@ -43,5 +43,9 @@ unsigned long long cg_worst_size(const struct vgl_record *r);
 void cg_records(struct cgen *g);
 /* Sensors: inline functions into the header; schemas and registration into the source. */
 void cg_sensors(struct cgen *g);
+/* The model's files as ELF notes in the source (gen_c_embed.c); -1 with g->err set. */
+#define CG_NOTE_MAIN 1   /* the ELF note types: the main file, */
+#define CG_NOTE_IMPORT 2 /* a file it imports */
+int cg_embed(struct cgen *g);
 
 #endif

@@ -38,7 +38,17 @@ struct loader {
 	size_t depth;
 	const char *main_text; /* vgl_load_text: the main file's text, not read from disk */
 	size_t main_len;
+	const struct vgl_text *mem; /* vgl_load_texts: every file, by name; none from disk */
+	size_t nmem;
 };
+
+static const struct vgl_text *in_memory(const struct loader *L, const char *name)
+{
+	for (size_t i = 0; i < L->nmem; i++)
+		if (!strcmp(L->mem[i].name, name))
+			return &L->mem[i];
+	return NULL;
+}
 
 /* Reads a regular file (not a FIFO or a device: they could block or never end). */
 static char *read_file(struct vgl_arena *a, const char *path, size_t *len, char *why,
@@ -121,7 +131,13 @@ static void load_import(struct loader *L, const char *from, const struct ast_imp
 {
 	const char *path = resolve(L->arena, from, im->path);
 	char buf[PATH_MAX];
-	if (!realpath(path, buf)) {
+	if (L->mem) { /* in memory: a file is known by its name as resolved */
+		if (!in_memory(L, path) || strlen(path) >= sizeof buf) {
+			vgl_error(L->diag, im->loc, "'%s' is not among the embedded files", path);
+			return;
+		}
+		strcpy(buf, path);
+	} else if (!realpath(path, buf)) {
 		vgl_error(L->diag, im->loc, "cannot open '%s': %s", path, strerror(errno));
 		return;
 	}
@@ -163,7 +179,11 @@ static void load_file(struct loader *L, const char *path, const char *real, stru
 	char why[PATH_MAX + 64];
 	struct vgl_source *src = vgl_alloc(L->arena, sizeof *src);
 	src->path = path;
-	if (L->main_text && L->nfiles == 1) {
+	const struct vgl_text *m = L->mem ? in_memory(L, path) : NULL;
+	if (m) {
+		src->text = m->text;
+		src->len = m->len;
+	} else if (L->main_text && L->nfiles == 1) {
 		src->text = L->main_text;
 		src->len = L->main_len;
 	} else {
@@ -204,8 +224,8 @@ static void load_file(struct loader *L, const char *path, const char *real, stru
 	*state = 2;
 }
 
-static struct vgl_model *load(const char *path, const char *text, size_t len, FILE *errors,
-                              int *nerrors)
+static struct vgl_model *load(const char *path, const char *text, size_t len,
+                              const struct vgl_text *mem, size_t nmem, FILE *errors, int *nerrors)
 {
 	struct loaded *ld = calloc(1, sizeof *ld);
 	if (!ld) {
@@ -221,10 +241,22 @@ static struct vgl_model *load(const char *path, const char *text, size_t len, FI
 	L.stack_real = vgl_alloc_array(a, MAX_IMPORT_DEPTH + 1, sizeof *L.stack_real);
 	L.main_text = text;
 	L.main_len = len;
+	if (mem) { /* copied: the caller's texts may go before the model */
+		struct vgl_text *copy = vgl_alloc_array(a, nmem, sizeof *copy);
+		for (size_t i = 0; i < nmem; i++) {
+			char *t = vgl_alloc(a, mem[i].len + 1);
+			memcpy(t, mem[i].text, mem[i].len);
+			t[mem[i].len] = 0;
+			copy[i] = (struct vgl_text){vgl_strdup(a, mem[i].name), t, mem[i].len};
+		}
+		L.mem = copy;
+		L.nmem = nmem;
+		path = copy[0].name;
+	}
 	const char *display = vgl_strdup(a, path);
 	struct vgl_loc file_loc = {display, 0, 0};
 	char buf[PATH_MAX];
-	if (text)
+	if (text || mem)
 		load_file(&L, display, display, file_loc);
 	else if (!realpath(path, buf))
 		vgl_error(&diag, file_loc, "cannot open: %s", strerror(errno));
@@ -250,13 +282,24 @@ static struct vgl_model *load(const char *path, const char *text, size_t len, FI
 
 struct vgl_model *vgl_load(const char *path, FILE *errors, int *nerrors)
 {
-	return load(path, NULL, 0, errors, nerrors);
+	return load(path, NULL, 0, NULL, 0, errors, nerrors);
 }
 
 struct vgl_model *vgl_load_text(const char *name, const char *text, size_t len, FILE *errors,
                                 int *nerrors)
 {
-	return load(name, text, len, errors, nerrors);
+	return load(name, text, len, NULL, 0, errors, nerrors);
+}
+
+struct vgl_model *vgl_load_texts(const struct vgl_text *files, size_t n, FILE *errors, int *nerrors)
+{
+	if (!n) {
+		fprintf(errors, "vigil: no sensor description given\n");
+		if (nerrors)
+			*nerrors = 1;
+		return NULL;
+	}
+	return load(files[0].name, NULL, 0, files, n, errors, nerrors);
 }
 
 void vgl_free(struct vgl_model *m)

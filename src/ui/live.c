@@ -102,8 +102,10 @@ int vgu_live_start(struct vgu_app *a, const char *sensors, const char *qfile, co
 	size_t k = 0;
 	argv[k++] = self;
 	argv[k++] = "watch";
-	argv[k++] = "--sensors";
-	argv[k++] = sensors;
+	if (sensors) { /* else vigil watch reads the description the program carries */
+		argv[k++] = "--sensors";
+		argv[k++] = sensors;
+	}
 	argv[k++] = qfile ? "-f" : "-e";
 	argv[k++] = qfile ? qfile : qtext;
 	argv[k++] = "--format";

@@ -102,6 +102,21 @@ find_program(VIGIL_DEP_STRACE strace)
 vigil_test_dep(strace "${VIGIL_DEP_STRACE}" strace
                "net_shared.jobserver and net_shared.pool (the bytes each call moved)")
 
+find_program(VIGIL_DEP_HELP2MAN help2man)
+vigil_test_dep(help2man "${VIGIL_DEP_HELP2MAN}" help2man
+               "the man pages (make install) and install.destdir, install.deb")
+
+set(VIGIL_DEP_PANDAS FALSE)
+if(VIGIL_DEP_PYTHON3)
+  execute_process(COMMAND ${VIGIL_DEP_PYTHON3} -c "import pandas" RESULT_VARIABLE rc
+                  OUTPUT_QUIET ERROR_QUIET)
+  if(rc EQUAL 0)
+    set(VIGIL_DEP_PANDAS TRUE)
+  endif()
+endif()
+vigil_test_dep(python3-pandas "${VIGIL_DEP_PANDAS}" python3-pandas
+               "python.module's DataFrame checks")
+
 if(VIGIL_DEPS_MISSING)
   list(LENGTH VIGIL_DEPS_MISSING n)
   message(STATUS "tests: ${n} missing test dependencies: ${VIGIL_DEPS_MISSING}")

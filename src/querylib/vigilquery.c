@@ -1,0 +1,285 @@
+/* libvigilquery.so (vigilquery.h): traces opened, relations built and TQuel answered by
+ * the same code as the CLI's `vigil relations`, `vigil query` and `vigil dump`. */
+#define _GNU_SOURCE
+#include "querylib/vigilquery.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/event_json.h"
+#include "query/engine.h"
+#include "query/output.h"
+#include "query/relation.h"
+#include "query/tquel.h"
+#include "trace/trace.h"
+#include "vigil/vigil.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* A growing text: an open_memstream. */
+struct text {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static int text_open(struct text *t)
+{
+	t->buf = NULL;
+	t->len = 0;
+	t->f = open_memstream(&t->buf, &t->len);
+	return t->f ? 0 : -1;
+}
+
+/* Closes the stream; the text (NULL when empty). */
+static char *text_take(struct text *t)
+{
+	if (t->f)
+		fclose(t->f);
+	t->f = NULL;
+	if (t->buf && !t->len) {
+		free(t->buf);
+		t->buf = NULL;
+	}
+	return t->buf;
+}
+
+static void set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(char **err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+}
+
+/* Opens the traces; NULL with *err set. */
+static struct vgt_trace *open_traces(const char *const *traces, size_t n, char **err)
+{
+	char why[512];
+	if (!traces || !n) {
+		set_err(err, "no trace given");
+		return NULL;
+	}
+	struct vgt_trace *t = vgt_open(traces, n, why, sizeof why);
+	if (!t) {
+		set_err(err, "%s", why);
+		return NULL;
+	}
+	if (!vgt_any_readable(t)) {
+		set_err(err, "%s: no process image has readable metadata (see vigil dump)",
+		        traces[0]);
+		vgt_close(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void damage_note(const struct vgq_database *db, const char *trace, FILE *w)
+{
+	if (db->partial)
+		fprintf(w,
+		        "%s: %" PRIu64 " damaged place%s; answered from what was readable (vigil "
+		        "dump lists the places)\n",
+		        trace, db->damage, db->damage == 1 ? "" : "s");
+}
+
+/* The object `vigil relations --json` prints for r. */
+static void relation_json(const struct vgq_relation *r, FILE *out)
+{
+	json_t *attrs = json_array();
+	for (size_t a = 0; a < r->nattrs; a++) {
+		const struct vgq_attr *at = &r->attrs[a];
+		json_t *o =
+		    json_pack("{s:s, s:s}", "name", at->name, "type", vgq_type_name(at->type));
+		if (at->type == VGQ_ENTITY)
+			json_object_set_new(o, "entity",
+			                    at->ref_kind ? json_string(at->ref_kind) : json_null());
+		json_array_append_new(attrs, o);
+	}
+	json_t *o = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I}", "name", r->name, "kind",
+	                      vgq_rkind_name(r->kind), "attributes", attrs, "tuples",
+	                      (json_int_t)r->ntuples, "open", (json_int_t)r->open_at_end,
+	                      "unmatched_ends", (json_int_t)r->unmatched_ends, "from",
+	                      (json_int_t)r->first, "to", (json_int_t)r->last);
+	json_dumpf(o, out, JSON_COMPACT);
+	fputc('\n', out);
+	json_decref(o);
+}
+
+EXPORT int vigil_ql_relations(const char *const *traces, size_t ntraces, char **out,
+                              char **warnings, char **err)
+{
+	*out = *warnings = *err = NULL;
+	struct vgt_trace *t = open_traces(traces, ntraces, err);
+	if (!t)
+		return -1;
+	struct text o, w;
+	if (text_open(&o) || text_open(&w)) {
+		free(text_take(&o));
+		vgt_close(t);
+		set_err(err, "out of memory");
+		return -1;
+	}
+	struct vgq_database *db = vgq_database_build(t);
+	vgq_database_print_warnings(db, "vigil", w.f);
+	for (size_t i = 0; i < db->nrelations; i++)
+		relation_json(db->relations[i], o.f);
+	char why[512];
+	const struct vgq_relation *clock = vgq_database_clock(db, 1000000000, 1, why, sizeof why);
+	int rc = 0;
+	if (clock)
+		relation_json(clock, o.f);
+	else
+		rc = -1, set_err(err, "%s", why);
+	damage_note(db, traces[0], w.f);
+	vgq_database_free(db);
+	vgt_close(t);
+	*out = text_take(&o);
+	*warnings = text_take(&w);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+	} else if (!*out) {
+		*out = strdup("");
+	}
+	return rc;
+}
+
+static int emit(void *p, const struct vgq_relation *r)
+{
+	return vgq_write_relation(p, r, VGQ_FORMAT_JSON, NULL);
+}
+
+EXPORT int vigil_ql_query(const char *const *traces, size_t ntraces, const char *tquel, char **out,
+                          char **warnings, char **err)
+{
+	*out = *warnings = *err = NULL;
+	if (!tquel) {
+		set_err(err, "no statements");
+		return -1;
+	}
+	struct tquel_query *q = tquel_parse("<query>", tquel, strlen(tquel));
+	struct text e, o, w;
+	if (text_open(&e)) {
+		tquel_free(q);
+		set_err(err, "out of memory");
+		return -1;
+	}
+	if (q->nerrors) {
+		tquel_print_errors(q, e.f);
+		tquel_free(q);
+		*err = text_take(&e);
+		return -1;
+	}
+	struct vgt_trace *t = open_traces(traces, ntraces, err);
+	if (!t) {
+		free(text_take(&e));
+		tquel_free(q);
+		return -1;
+	}
+	int rc = -1;
+	if (text_open(&o) == 0 && text_open(&w) == 0) {
+		struct vgq_database *db = vgq_database_build(t);
+		vgq_database_print_warnings(db, "vigil", w.f);
+		struct vgq_options opts = {.tick_ns = 1000000000};
+		struct vgq_session *s = vgq_session_new(db, &opts);
+		size_t errors = vgq_run(s, q, emit, o.f, e.f);
+		rc = errors ? -1 : 0;
+		if (ferror(o.f))
+			rc = -1, fprintf(e.f, "writing the answer: %s\n", strerror(errno));
+		damage_note(db, traces[0], w.f);
+		vgq_session_free(s);
+		vgq_database_free(db);
+		*out = text_take(&o);
+		*warnings = text_take(&w);
+	} else {
+		free(text_take(&o));
+		fprintf(e.f, "out of memory\n");
+	}
+	vgt_close(t);
+	tquel_free(q);
+	char *msg = text_take(&e);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		*err = msg ? msg : strdup("the query failed");
+	} else {
+		free(msg);
+		if (!*out)
+			*out = strdup("");
+	}
+	return rc;
+}
+
+struct vigil_ql_events {
+	struct vgt_trace *t;
+	struct vgt_merge *m;
+	struct vgt_names *names;
+};
+
+EXPORT struct vigil_ql_events *vigil_ql_events_open(const char *const *traces, size_t ntraces,
+                                                    char **err)
+{
+	*err = NULL;
+	struct vigil_ql_events *e = calloc(1, sizeof *e);
+	if (!e) {
+		set_err(err, "out of memory");
+		return NULL;
+	}
+	if (!(e->t = open_traces(traces, ntraces, err))) {
+		free(e);
+		return NULL;
+	}
+	e->names = vgt_names_new();
+	e->m = vgt_merge_open(e->t);
+	return e;
+}
+
+EXPORT char *vigil_ql_events_next(struct vigil_ql_events *e)
+{
+	const struct vgt_event *ev = e ? vgt_merge_next(e->m) : NULL;
+	if (!ev)
+		return NULL;
+	vgt_names_observe(e->names, ev);
+	json_t *o = vg_event_json(ev, e->names);
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+EXPORT char *vigil_ql_events_close(struct vigil_ql_events *e)
+{
+	if (!e)
+		return NULL;
+	struct text w;
+	char *notes = NULL;
+	if (text_open(&w) == 0) {
+		uint64_t damage = vgt_damage_total(e->t);
+		if (damage)
+			fprintf(w.f, "%" PRIu64 " damaged place%s (vigil dump lists them)\n",
+			        damage, damage == 1 ? "" : "s");
+		notes = text_take(&w);
+	}
+	vgt_merge_close(e->m);
+	vgt_names_free(e->names);
+	vgt_close(e->t);
+	free(e);
+	return notes;
+}
+
+EXPORT void vigil_ql_free(void *p)
+{
+	free(p);
+}
+
+EXPORT const char *vigil_ql_version(void)
+{
+	return VG_VERSION;
+}
