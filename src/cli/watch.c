@@ -349,6 +349,7 @@ int vg_cmd_watch(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 2 : 0;
+	vgt_set_copy_streams(true); /* the trace may still be written (trace.h) */
 	if (!a.format_given)
 		a.format = isatty(STDOUT_FILENO) ? WATCH_TEXT : WATCH_JSON;
 	struct tquel_query *q = vg_cli_statements("watch", a.text_arg, a.file);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,37 @@ static size_t data_end(int fd, size_t size)
 	}
 }
 
+static atomic_bool copy_streams;
+
+void vgt_set_copy_streams(bool copy)
+{
+	atomic_store(&copy_streams, copy);
+}
+
+/* Reads the stream's data (up to its data end) into memory: a file that shrinks meanwhile
+ * gives fewer bytes, never a fault. */
+static void copy_stream(struct stream *s, int fd)
+{
+	size_t want = s->data_end, got = 0;
+	uint8_t *buf = malloc(want ? want : 1);
+	if (!buf) {
+		s->open_error = vgt__xprintf("cannot read: %s", strerror(ENOMEM));
+		s->size = s->data_end = 0;
+		return;
+	}
+	while (got < want) {
+		ssize_t n = pread(fd, buf + got, want - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	s->data = buf;
+	s->size = s->data_end = got;
+	s->pub.size = got;
+}
+
 struct stream *stream_open(struct image *img, const char *path, const uint8_t *data, size_t size)
 {
 	struct stream *s = vgt__xcalloc(1, sizeof *s);
@@ -305,7 +337,9 @@ struct stream *stream_open(struct image *img, const char *path, const uint8_t *d
 	s->size = (size_t)st.st_size;
 	s->pub.size = s->size;
 	s->data_end = data_end(fd, s->size);
-	if (s->size) {
+	if (s->size && atomic_load_explicit(&copy_streams, memory_order_relaxed)) {
+		copy_stream(s, fd);
+	} else if (s->size) {
 		void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m != MAP_FAILED) {
 			s->data = m;

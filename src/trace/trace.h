@@ -211,6 +211,11 @@ struct vgt_trace;
  * damaged image does not fail the open: it is reported through its damage list. */
 struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, size_t errsize);
 void vgt_close(struct vgt_trace *t);
+/* Whether traces opened from now on are read into memory instead of mapped (default
+ * false). A trace still being recorded must be: its runtime shrinks a stream file when it
+ * closes a packet, and a mapped page past the new end would raise SIGBUS in the reader.
+ * vigil watch and vigil ui's live mode set it. */
+void vgt_set_copy_streams(bool copy);
 
 size_t vgt_image_count(const struct vgt_trace *t);
 const struct vgt_image *vgt_image_at(const struct vgt_trace *t, size_t i);

@@ -78,6 +78,7 @@ int vgu_live_start(struct vgu_app *a, const char *sensors, const char *qfile, co
 	struct vgu_live *l = calloc(1, sizeof *l);
 	if (!l)
 		return -1;
+	vgt_set_copy_streams(true); /* the subject's trace is still written (trace.h) */
 	pthread_mutex_init(&l->mu, NULL);
 	snprintf(l->tmp, sizeof l->tmp, "/tmp/vigil-ui-watch-XXXXXX");
 	if (!mkdtemp(l->tmp)) {

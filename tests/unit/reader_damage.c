@@ -124,6 +124,33 @@ static void test_clean_stream(void **state)
 	done(&r);
 }
 
+/* A trace still being recorded: its runtime shrinks a stream file when it closes a
+ * packet. Opened with vgt_set_copy_streams, what was read at the open stays readable
+ * (a mapping would raise SIGBUS past the file's new end). */
+static void test_stream_shrinks_after_open(void **state)
+{
+	(void)state;
+	const char *path = tg_stream_write(tick_packets(3));
+	char err[256] = "";
+	const char *paths[] = {root};
+	vgt_set_copy_streams(true);
+	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
+	vgt_set_copy_streams(false);
+	assert_non_null(t);
+	assert_int_equal(truncate(path, 0), 0);
+	struct vgt_cursor *c = vgt_cursor_open(t, 0);
+	uint32_t ticks[8];
+	size_t n = 0;
+	for (const struct vgt_event *ev; (ev = vgt_cursor_next(c));)
+		if (!strcmp(ev->type->name, "tick") && n < 8)
+			ticks[n++] = (uint32_t)ev->values[0].u;
+	vgt_cursor_close(c);
+	assert_int_equal(n, 3);
+	for (uint32_t k = 0; k < 3; k++)
+		assert_int_equal(ticks[k], k);
+	vgt_close(t);
+}
+
 static void test_bad_magic(void **state)
 {
 	(void)state;
@@ -607,6 +634,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 	    T(test_clean_stream),
+	    T(test_stream_shrinks_after_open),
 	    T(test_bad_magic),
 	    T(test_uuid_mismatch),
 	    T(test_unknown_stream_id),
