@@ -139,6 +139,19 @@ int vg_cmd_model(int argc, char **argv)
 	        st.traces == 1 ? "" : "s");
 	if (raw)
 		fprintf(stderr, "; %zu of %zu raw sites symbolized", resolved, raw);
+	/* Messages whose site had more templates than its cap (docs/logcapture.md). */
+	uint64_t over = 0;
+	size_t over_sites = 0;
+	for (size_t i = 0; i < m->nevents; i++)
+		if (m->events[i].fmt && !strncmp(m->events[i].fmt, "<overflow: templates", 20)) {
+			over += m->events[i].count;
+			over_sites++;
+		}
+	if (over)
+		fprintf(stderr,
+		        "; %" PRIu64 " messages of %zu site%s past the template cap merged into "
+		        "overflow events",
+		        over, over_sites, over_sites == 1 ? "" : "s");
 	if (st.stale)
 		fprintf(stderr, "; %zu earlier snapshots skipped", st.stale);
 	if (st.damaged)
