@@ -7,32 +7,58 @@
 
 #include "logcap.h"
 
-static int is_alpha(int c)
+/* Character classes, one table lookup per byte. */
+enum { C_ALPHA = 1, C_DIGIT = 2, C_HEX = 4, C_WORD = 8, C_SPACE = 16, C_DELIM = 32 };
+#define R(a, b, v) [a... b] = v
+static const unsigned char cls[256] = {
+    R('a', 'f', C_ALPHA | C_HEX | C_WORD),
+    R('g', 'z', C_ALPHA | C_WORD),
+    R('A', 'F', C_ALPHA | C_HEX | C_WORD),
+    R('G', 'Z', C_ALPHA | C_WORD),
+    R('0', '9', C_DIGIT | C_HEX | C_WORD),
+    ['_'] = C_WORD,
+    [' '] = C_SPACE | C_DELIM,
+    ['\t'] = C_SPACE | C_DELIM,
+    /* characters that end a token: a path or a number stops there */
+    ['"'] = C_DELIM,
+    ['\''] = C_DELIM,
+    ['('] = C_DELIM,
+    [')'] = C_DELIM,
+    ['['] = C_DELIM,
+    [']'] = C_DELIM,
+    ['{'] = C_DELIM,
+    ['}'] = C_DELIM,
+    ['<'] = C_DELIM,
+    ['>'] = C_DELIM,
+    [','] = C_DELIM,
+    [';'] = C_DELIM,
+    ['='] = C_DELIM,
+    ['|'] = C_DELIM,
+    ['\n'] = C_DELIM,
+    ['\r'] = C_DELIM,
+    [0] = C_DELIM,
+};
+#undef R
+
+static inline int is_alpha(int c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+	return (cls[c & 0xff] & C_ALPHA) != 0;
 }
-static int is_digit(int c)
+static inline int is_digit(int c)
 {
-	return c >= '0' && c <= '9';
+	return (cls[c & 0xff] & C_DIGIT) != 0;
 }
-static int is_hex(int c)
+static inline int is_hex(int c)
 {
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+	return (cls[c & 0xff] & C_HEX) != 0;
 }
-static int is_word(int c) /* a run of these is a word of the template */
+static inline int is_word(int c) /* a run of these is a word of the template */
 {
-	return is_alpha(c) || is_digit(c) || c == '_';
+	return (cls[c & 0xff] & C_WORD) != 0;
 }
-static int is_space(int c)
+static inline int is_delim(int c)
 {
-	return c == ' ' || c == '\t';
-}
-/* Characters that end a token: a path or a number stops there. */
-static int is_delim(int c)
-{
-	return is_space(c) || c == '"' || c == '\'' || c == '(' || c == ')' || c == '[' ||
-	       c == ']' || c == '{' || c == '}' || c == '<' || c == '>' || c == ',' || c == ';' ||
-	       c == '=' || c == '|' || c == '\n' || c == '\r' || c == 0;
+	return (cls[c & 0xff] & C_DELIM) != 0;
 }
 
 struct tout {
@@ -52,15 +78,24 @@ static void put(struct tout *o, const char *s, size_t n)
 	o->len += n;
 }
 
+static inline void put1(struct tout *o, char c)
+{
+	if (o->len < o->cap)
+		o->p[o->len++] = c;
+	else
+		o->full = 1;
+}
+
 /* A placeholder; one right after another placeholder and one separator (".", ":", "/",
  * "-") is merged into it: a date, a time, an address or an LSN is one "<n>". */
 static void mask(struct tout *o, const char *ph)
 {
-	if (o->ph_end && o->len == o->ph_end + 1 && strchr(".:/-", o->p[o->ph_end])) {
+	char sep = o->ph_end && o->len == o->ph_end + 1 ? o->p[o->ph_end] : 0;
+	if (sep == '.' || sep == ':' || sep == '/' || sep == '-') {
 		o->len = o->ph_end; /* drop the separator, keep the first placeholder */
 		return;
 	}
-	put(o, ph, strlen(ph));
+	put(o, ph, ph[1] == 'n' ? 3 : 5); /* "<n>" or "<hex>" */
 	o->ph_end = o->len;
 }
 
@@ -108,7 +143,7 @@ static void word_with_digits(struct tout *o, const char *w, size_t n)
 			put(o, w + i, j - i);
 			i = j;
 		} else {
-			put(o, w + i, 1);
+			put1(o, w[i]);
 			i++;
 		}
 	}
@@ -186,8 +221,7 @@ size_t vg__lc_template(const char *msg, size_t n, char *out, size_t cap)
 		}
 		/* Punctuation and spaces are kept; control bytes and bytes that are not
 		 * UTF-8 become '?'. */
-		char ch = c < 0x20 && c != '\t' ? '?' : c == 0x7f || c >= 0x80 ? '?' : (char)c;
-		put(&o, &ch, 1);
+		put1(&o, c < 0x20 && c != '\t' ? '?' : c == 0x7f || c >= 0x80 ? '?' : (char)c);
 		i++;
 	}
 	if (o.full || i < n) {

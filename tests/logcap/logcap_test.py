@@ -400,15 +400,27 @@ def test_syslog_fork():
 # ---- templates: sites that do not identify their statements ----------------------------
 
 TMPL = os.path.join(BIN, "logcap_tmpl_subject")
+TMPL_LINKED = os.path.join(BIN, "logcap_tmpl_linked")  # linked with libvigil (sanitizers)
 
 
-def test_templates_wrap():
+def record_tmpl(out, linked, *args, env=None, **kw):
+    """The template subject under `vigil record`, or linked with libvigil and recording
+    by VIGIL_OUT alone (how the sanitizer build runs it: no preload)."""
+    full = {"VIGIL_LOG_TIMING": "1"}
+    full.update(env or {})
+    if linked:
+        full["VIGIL_OUT"] = out
+        return run([TMPL_LINKED, *args], env=full, check_rc=0, **kw)
+    return run([VIGIL, "record", "-o", out, "--", TMPL, *args], env=full, check_rc=0, **kw)
+
+
+def test_templates_wrap(linked=False):
     """A syslog("%s") wrapper, write(2) and writev(2) to fd 2: each message's template is
     an event, counted exactly; the default threshold writes only warnings and text with
     no level word."""
     n = 200
     out = tmp("tmpl")
-    p = record(out, TMPL, "wrap", str(n))
+    p = record_tmpl(out, linked, "wrap", str(n))
     events, trans, _ = merged(models(out))
     fmts = {}
     for k, c in events.items():
@@ -443,22 +455,21 @@ def test_templates_wrap():
               f"\n{err[:1500]}")
     # VIGIL_LOG_PASS=all: everything written, the same templates counted
     out = tmp("tmpl-all")
-    q = record(out, TMPL, "wrap", str(n), env={"VIGIL_LOG_PASS": "all"})
+    q = record_tmpl(out, linked, "wrap", str(n), env={"VIGIL_LOG_PASS": "all"})
     for text in ("checkpoint complete", "connection from", "statement took", "cache miss"):
         check(q.stderr.count(text) == n, f"VIGIL_LOG_PASS=all: {text!r} not written {n} times")
     ev2, _, _ = merged(models(out))
     check(sorted(k[1] for k in ev2) == sorted(expect), "another run made other templates")
 
 
-def test_templates_flood():
+def test_templates_flood(linked=False):
     """A million distinct messages through one site, a 1 MB line, binary and non-UTF-8
     bytes on fd 2: no crash, memory bounded, templates past the cap counted in one
     overflow event that `vigil model` reports."""
     n = 1_000_000
     cap = 1000
     out = tmp("flood")
-    p = run([VIGIL, "record", "-o", out, "--", TMPL, "flood", str(n)], check_rc=0,
-            errors="replace", timeout=600)
+    p = record_tmpl(out, linked, "flood", str(n), errors="replace", timeout=600)
     rss = int(p.stdout.split()[1])
     check(rss < 300 * 1024, f"peak resident size {rss} kB")
     events, _, _ = merged(models(out))
@@ -477,6 +488,14 @@ def test_templates_flood():
     m = run([VIGIL, "model", out, "-o", os.path.join(out, "m.vgm")], check_rc=0)
     check(f"{n - cap} messages of 1 site past the template cap" in m.stderr,
           f"vigil model does not report the overflow: {m.stderr}")
+
+
+def test_templates_wrap_linked():
+    test_templates_wrap(linked=True)
+
+
+def test_templates_flood_linked():
+    test_templates_flood(linked=True)
 
 
 if __name__ == "__main__":
