@@ -68,8 +68,10 @@ typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
  * when they pass the threshold; a write not handed on reports everything written. */
 static int log_write_passes(void *ret, int fd, const void *buf, size_t n)
 {
-	if (fd != STDERR_FILENO || !vg__lc.on || vg__lc_guard || !buf ||
+	if (!vg__lc.on || vg__lc_guard || !buf ||
 	    ((uintptr_t)ret >= vg__self_lo && (uintptr_t)ret < vg__self_hi))
+		return 1;
+	if (fd != STDERR_FILENO && !vg__lc_is_log_fd(fd))
 		return 1;
 	int saved = errno;
 	int pass = vg__lc_capture_lines(ret, buf, n);
@@ -79,8 +81,10 @@ static int log_write_passes(void *ret, int fd, const void *buf, size_t n)
 
 static int log_writev_passes(void *ret, int fd, const struct iovec *iov, int n)
 {
-	if (fd != STDERR_FILENO || !vg__lc.on || vg__lc_guard || !iov || n <= 0 ||
+	if (!vg__lc.on || vg__lc_guard || !iov || n <= 0 ||
 	    ((uintptr_t)ret >= vg__self_lo && (uintptr_t)ret < vg__self_hi))
+		return 1;
+	if (fd != STDERR_FILENO && !vg__lc_is_log_fd(fd))
 		return 1;
 	char buf[8192]; /* the first 8 KiB of the write are looked at */
 	size_t len = 0;
@@ -105,7 +109,8 @@ VG_API ssize_t write(int fd, const void *buf, size_t n)
 {
 	write_fn f = REAL(write_fn, "write");
 	uint32_t c;
-	if (__builtin_expect(fd == STDERR_FILENO, 0) && !log_write_passes(RET, fd, buf, n))
+	if (__builtin_expect(fd == STDERR_FILENO || vg__lc_files_on, 0) &&
+	    !log_write_passes(RET, fd, buf, n))
 		return (ssize_t)n;
 	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n);
@@ -120,7 +125,8 @@ VG_API ssize_t writev(int fd, const struct iovec *iov, int n)
 {
 	iov_fn f = REAL(iov_fn, "writev");
 	uint32_t c;
-	if (__builtin_expect(fd == STDERR_FILENO, 0) && !log_writev_passes(RET, fd, iov, n))
+	if (__builtin_expect(fd == STDERR_FILENO || vg__lc_files_on, 0) &&
+	    !log_writev_passes(RET, fd, iov, n))
 		return iov_total(iov, n);
 	if (!vg__follow(fd, RET, &c))
 		return f(fd, iov, n);
@@ -402,6 +408,8 @@ VG_API int close(int fd)
 		return 0; /* the runtime's (files.c): closed, as far as the subject knows */
 	if (VG_UNLIKELY(vg__rt.recording))
 		vg__net_fd_closed(fd); /* before: once closed, another thread may reuse fd */
+	if (VG_UNLIKELY(vg__lc_files_on))
+		vg__lc_fd_forget(fd);
 	return f(fd);
 }
 
@@ -420,6 +428,8 @@ VG_API int dup2(int from, int to)
 	if (VG_UNLIKELY(vg__own_fd(to)) && from != to)
 		vg__own_fd_evict(to);
 	int r = f(from, to);
+	if (r >= 0 && VG_UNLIKELY(vg__lc_files_on))
+		vg__lc_fd_forget(to);
 	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
 		vg__net_fd_dup(from, to);
 	return r;
@@ -431,6 +441,8 @@ VG_API int dup3(int from, int to, int flags)
 	if (VG_UNLIKELY(vg__own_fd(to)) && from != to)
 		vg__own_fd_evict(to);
 	int r = f(from, to, flags);
+	if (r >= 0 && VG_UNLIKELY(vg__lc_files_on))
+		vg__lc_fd_forget(to);
 	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
 		vg__net_fd_dup(from, to);
 	return r;

@@ -351,6 +351,7 @@ void vg__logcap_after_fork(void)
 void vg__logcap_init(void)
 {
 	read_settings();
+	vg__lc_files_init();
 	if (!enabled || !vg__rt.recording)
 		return;
 	if (vg__lc_table_init(&proc, PROCESS_POOL) < 0 ||

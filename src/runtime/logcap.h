@@ -110,6 +110,12 @@ static inline size_t vg__lc_utf8_len(const unsigned char *s, size_t n)
 	return k;
 }
 
+/* ---- log files (logcap_files.c) ---- */
+extern int vg__lc_files_on;    /* VIGIL_LOG_FILES names globs */
+void vg__lc_files_init(void);  /* reads VIGIL_LOG_FILES */
+int vg__lc_is_log_fd(int fd);  /* fd is open on a file the globs match */
+void vg__lc_fd_forget(int fd); /* fd was closed or replaced */
+
 /* ---- tables (logcap_table.c) ---- */
 struct lc_trans {
 	uint32_t key;            /* prev << 16 | next; 0: free slot */

@@ -490,6 +490,39 @@ def test_templates_flood(linked=False):
           f"vigil model does not report the overflow: {m.stderr}")
 
 
+def test_log_files(linked=False):
+    """VIGIL_LOG_FILES: the lines a program writes to a log file whose path matches are
+    captured and, below the threshold, not written; a file that does not match is left
+    alone; a rotation (rename, new file on the same descriptor) is followed."""
+    n = 100
+    out = tmp("files")
+    logs = tmp("files-logs")
+    log, other = os.path.join(logs, "app-1.log"), os.path.join(logs, "other.txt")
+    record_tmpl(out, linked, "file", log, other, str(n),
+                env={"VIGIL_LOG_FILES": "/nonexistent/*:*/app-*.log"})
+    events, _, _ = merged(models(out))
+    fmts = {k[1]: c for k, c in events.items()}
+    prefix = "<n> <n> UTC [<n>] "
+    expect = {prefix + "LOG:  request <n> done": n, prefix + "DEBUG:  lookup <n>": n,
+              prefix + "WARNING:  slow <n> ms": n}
+    check(fmts == expect, f"templates of the log file: {fmts}")
+    with open(log) as f:
+        after = f.read().splitlines()
+    with open(log + ".1") as f:
+        before = f.read().splitlines()
+    with open(other) as f:
+        rest = f.read().splitlines()
+    check(len(before) == n // 2 and len(after) == n - n // 2 and
+          all("WARNING:" in ln for ln in before + after),
+          f"the log file holds {len(before)} + {len(after)} lines, expected only the "
+          f"{n} warnings: {(before + after)[:4]}")
+    check(len(rest) == 3 * n, f"the file not named was changed: {len(rest)} lines")
+
+
+def test_log_files_linked():
+    test_log_files(linked=True)
+
+
 def test_templates_wrap_linked():
     test_templates_wrap(linked=True)
 

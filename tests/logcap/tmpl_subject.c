@@ -5,11 +5,16 @@
  *   tmpl_subject wrap N    N rounds of three messages through a syslog("%s") wrapper,
  *                          of three lines written to fd 2 by write(2) with a time and
  *                          pid prefix (LOG, DEBUG, WARNING), and of one writev(2) line
+ *   tmpl_subject file LOG OTHER N   N rounds of three lines (LOG, DEBUG, WARNING)
+ *                          written by write(2) to the file LOG and to the file OTHER;
+ *                          half-way LOG is rotated: renamed to LOG.1 and opened anew on
+ *                          the same descriptor number
  *   tmpl_subject flood N   N distinct messages through one wrapper site, then one
  *                          1 MB line, binary bytes and bytes that are not UTF-8 on fd
  *                          2; prints its peak resident size (kB) on stdout
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +46,47 @@ __attribute__((noinline, format(printf, 1, 2))) static void errline(const char *
 		exit(3);
 }
 
+__attribute__((noinline, format(printf, 2, 3))) static void fdline(int fd, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n > 0 && write(fd, buf, (size_t)n) != n)
+		exit(3);
+}
+
+static int log_file_mode(const char *log, const char *other, unsigned long n)
+{
+	int fl = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	int fo = open(other, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fl < 0 || fo < 0)
+		return 3;
+	for (unsigned long i = 0; i < n; i++) {
+		if (i == n / 2) { /* rotation: the same descriptor number, another file */
+			char old[4096];
+			snprintf(old, sizeof old, "%s.1", log);
+			int nf = -1;
+			if (rename(log, old) < 0 ||
+			    (nf = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644)) < 0 ||
+			    dup2(nf, fl) < 0 || close(nf) < 0)
+				return 3;
+		}
+		for (int k = 0; k < 2; k++) {
+			int fd = k ? fo : fl;
+			fdline(fd,
+			       "2026-11-26 10:00:%02lu.%03lu UTC [%lu] LOG:  request %lu done\n",
+			       i % 60, i % 1000, 100 + i, i);
+			fdline(fd, "2026-11-26 10:00:%02lu.%03lu UTC [%lu] DEBUG:  lookup %lu\n",
+			       i % 60, i % 1000, 100 + i, i);
+			fdline(fd, "2026-11-26 10:00:%02lu.%03lu UTC [%lu] WARNING:  slow %lu ms\n",
+			       i % 60, i % 1000, 100 + i, i);
+		}
+	}
+	return 0;
+}
+
 static void word(char *out, unsigned long i) /* a distinct word of letters per i */
 {
 	int k = 0;
@@ -53,9 +99,11 @@ static void word(char *out, unsigned long i) /* a distinct word of letters per i
 
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "file"))
+		return log_file_mode(argv[2], argv[3], strtoul(argv[4], NULL, 10));
 	unsigned long n = argc >= 3 ? strtoul(argv[2], NULL, 10) : 0;
 	if (argc < 3 || n < 1) {
-		fprintf(stderr, "usage: tmpl_subject wrap|flood N\n");
+		fprintf(stderr, "usage: tmpl_subject wrap|flood N | file LOG OTHER N\n");
 		return 2;
 	}
 	openlog("tmpl-subject", LOG_PERROR, LOG_USER);
