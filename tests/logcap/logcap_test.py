@@ -460,6 +460,14 @@ def test_templates_wrap(linked=False):
         check(q.stderr.count(text) == n, f"VIGIL_LOG_PASS=all: {text!r} not written {n} times")
     ev2, _, _ = merged(models(out))
     check(sorted(k[1] for k in ev2) == sorted(expect), "another run made other templates")
+    # Templates are tagged like other events: by a glob over the template.
+    mfile = os.path.join(out, "m.vgm")
+    m = run([VIGIL, "model", out, "-o", mfile, "--name", "fmt:checkpoint complete:*=ckpt.done",
+             "--name", "fmt:*WARNING:  disk*=disk.full"], check_rc=0)
+    with open(mfile, encoding="utf-8") as f:
+        text = f.read()
+    check(text.count('"ckpt.done"') == 1 and text.count('"disk.full"') == 1,
+          f"template tags not in the model: {m.stderr}\n{text[:1500]}")
 
 
 def test_templates_flood(linked=False):
