@@ -86,6 +86,6 @@ if(NOT VIGIL_SANITIZE)
                      --syslog-sink $<TARGET_FILE:logmodel_syslog_sink>
                      --scenario ${scenario} --dest ${dest})
     set_tests_properties(logmodel.pg_stock.${case} PROPERTIES LABELS "postgres;model"
-                         TIMEOUT 300 SKIP_RETURN_CODE 77)
+                         TIMEOUT 600 SKIP_RETURN_CODE 77)
   endforeach()
 endif()
