@@ -69,8 +69,7 @@ struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_t
 /* The event of message template `tmpl` at call site `site` (a return address), registered
  * on first sight; past the site's cap, the site's overflow event. 0: registry full. */
 uint32_t vg__lc_tmpl_id(uintptr_t site, const char *tmpl, size_t len);
-uint64_t vg__lc_overflowed(void); /* messages merged into overflow events so far */
-void vg__lc_sites_lock(void);     /* fork: prepare */
+void vg__lc_sites_lock(void); /* fork: prepare */
 void vg__lc_sites_unlock(void);
 void vg__lc_sites_after_fork(void);
 

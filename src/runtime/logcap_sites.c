@@ -40,7 +40,6 @@ struct site_cap {
 };
 static struct site_cap site_caps[SITE_SLOTS];
 static uint32_t shared_overflow;
-static _Atomic uint64_t overflowed;
 static const char OVERFLOW_FMT[] = "<overflow: templates past this site's cap>";
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -49,6 +48,28 @@ static _Atomic uint32_t nevents;
 static uint32_t text_slots[TEXT_SLOTS]; /* ids by hash of (site, fmt); under reg_lock */
 static struct key_slot keys[KEY_SLOTS];
 static uint32_t nkeys;
+
+/* Set while this thread registers: a signal handler that logs then (a new site or
+ * template) is not captured, rather than waiting forever for the lock its own thread
+ * holds. */
+static __thread int in_reg __attribute__((tls_model("initial-exec")));
+
+static int reg_enter(void)
+{
+	if (in_reg)
+		return -1;
+	in_reg = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	pthread_mutex_lock(&reg_lock);
+	return 0;
+}
+
+static void reg_leave(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	in_reg = 0;
+}
 
 uint32_t vg__lc_event_count(void)
 {
@@ -159,13 +180,14 @@ uint32_t vg__lc_site_id(vg_log_site *site)
 		return id;
 	char text[PATH_MAX + 32];
 	file_line_site(text, sizeof text, site->file, site->line);
-	pthread_mutex_lock(&reg_lock);
+	if (reg_enter() < 0)
+		return 0;
 	id = atomic_load_explicit(&site->id, memory_order_relaxed);
 	if (!id) {
 		id = register_event(text, site->fmt ? site->fmt : "", site->tag);
 		atomic_store_explicit(&site->id, id, memory_order_release);
 	}
-	pthread_mutex_unlock(&reg_lock);
+	reg_leave();
 	return id;
 }
 
@@ -222,7 +244,8 @@ struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_t
 	else if (!templated)
 		module_site(text, sizeof text, a);
 	struct lc_key r = {0, (int8_t)level, (uint8_t)templated};
-	pthread_mutex_lock(&reg_lock);
+	if (reg_enter() < 0)
+		return (struct lc_key){0, -1, 0};
 	k = key_find(a, b, c, &slot); /* another thread may have registered it meanwhile */
 	if (k) {
 		r.id = k->id;
@@ -232,7 +255,7 @@ struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_t
 		if (r.id || templated)
 			key_add(slot, a, b, c, r.id, level, templated);
 	}
-	pthread_mutex_unlock(&reg_lock);
+	reg_leave();
 	return r;
 }
 
@@ -240,11 +263,6 @@ uint32_t vg__lc_key_id(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_tex
                        int line)
 {
 	return vg__lc_key(a, b, c, fmt_text, file, line).id;
-}
-
-uint64_t vg__lc_overflowed(void)
-{
-	return atomic_load_explicit(&overflowed, memory_order_relaxed);
 }
 
 /* Under reg_lock: the cap entry of `site`, or NULL when the table is full. */
@@ -283,18 +301,18 @@ uint32_t vg__lc_tmpl_id(uintptr_t site, const char *tmpl, size_t len)
 		return k->id;
 	/* A new template: a site already at its cap needs no site text (dladdr is slow
 	 * and a million distinct messages may come this way). */
-	pthread_mutex_lock(&reg_lock);
+	if (reg_enter() < 0)
+		return 0;
 	struct site_cap *sc = site_cap(site);
 	int over = !sc || sc->n >= vg__lc.tmpl_cap || nkeys >= KEY_SLOTS / 2;
 	uint32_t id = over ? overflow_id(sc, NULL) : 0;
-	pthread_mutex_unlock(&reg_lock);
-	if (id) {
-		atomic_fetch_add_explicit(&overflowed, 1, memory_order_relaxed);
+	reg_leave();
+	if (id)
 		return id;
-	}
 	char text[PATH_MAX + 32];
 	module_site(text, sizeof text, site);
-	pthread_mutex_lock(&reg_lock);
+	if (reg_enter() < 0)
+		return 0;
 	k = key_find(site, (uintptr_t)h, LC_KEY_TMPL, &slot);
 	sc = site_cap(site);
 	if (k) {
@@ -307,9 +325,7 @@ uint32_t vg__lc_tmpl_id(uintptr_t site, const char *tmpl, size_t len)
 		}
 	} else {
 		id = overflow_id(sc, text);
-		if (id)
-			atomic_fetch_add_explicit(&overflowed, 1, memory_order_relaxed);
 	}
-	pthread_mutex_unlock(&reg_lock);
+	reg_leave();
 	return id;
 }
