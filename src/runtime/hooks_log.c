@@ -53,6 +53,8 @@ static inline void capture(void *ret, const char *fmt)
 	uint32_t id = vg__lc_key_id((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
 	if (id)
 		vg__logcap_hit(id);
+	else
+		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
 	errno = saved;
 }
 
@@ -78,6 +80,8 @@ static int capture_fmt(void *ret, const char *fmt, va_list ap)
 		if (n > 0)
 			level = vg__lc_capture_text(
 			    ret, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+	} else {
+		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
 	}
 	errno = saved;
 	return level;
