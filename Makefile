@@ -9,7 +9,7 @@ CLANG_BUILD ?= build-clang
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 
-.PHONY: all deps install build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-watch bench-logmodel bench-nginx format clean
+.PHONY: all deps install build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-watch bench-logmodel bench-models bench-nginx format clean
 
 all: build
 
@@ -87,6 +87,12 @@ bench-watch: build
 # pgbench throughput with log capture on and off (bench/README.md, bench/logmodel_pg.py).
 bench-logmodel: build
 	@python3 ./bench/logmodel_pg.py $(BUILD)
+
+# Precision of behaviour models of stock PostgreSQL (scenarios x variations x repeats,
+# bench/models_bench.py), then the quality of message templates on real logs.
+bench-models: build
+	@python3 ./bench/models_bench.py $(BUILD)
+	@python3 ./bench/templates_quality.py $(BUILD)
 
 # nginx recorded against unrecorded under wrk, and stdio's cost per followed call
 # (bench/nginx_bench.py; --smoke or VIGIL_BENCH_SMOKE=1: one short round).

@@ -65,3 +65,27 @@ if(NOT VIGIL_SANITIZE)
   set_tests_properties(logmodel.postgres PROPERTIES LABELS "postgres;model" TIMEOUT 180
                                                     SKIP_RETURN_CODE 77)
 endif()
+
+# Stock PostgreSQL with zero lines of integration (issue 23; tests/logmodel/pg_stock.py):
+# its messages captured at syslog (one call site) and at write(2) to stderr, each
+# message's template an event; one variation of each scenario, in the top 3 of vigil diff.
+file(GLOB LOGMODEL_PG_SERVERS /usr/lib/postgresql/*/bin/postgres)
+set(LOGMODEL_PG_STOCK_BIN "")
+foreach(srv ${LOGMODEL_PG_SERVERS})
+  get_filename_component(bindir ${srv} DIRECTORY)
+  set(LOGMODEL_PG_STOCK_BIN ${bindir}) # the last (glob order: the newest version)
+endforeach()
+if(NOT VIGIL_SANITIZE)
+  foreach(case checkpoint.syslog autovacuum.syslog checkpoint.stderr)
+    string(REPLACE "." ";" parts ${case})
+    list(GET parts 0 scenario)
+    list(GET parts 1 dest)
+    add_test(NAME logmodel.pg_stock.${case}
+             COMMAND ${LOGMODEL_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/logmodel/pg_stock.py
+                     --bin ${CMAKE_BINARY_DIR}/bin --pg-bin "${LOGMODEL_PG_STOCK_BIN}"
+                     --syslog-sink $<TARGET_FILE:logmodel_syslog_sink>
+                     --scenario ${scenario} --dest ${dest})
+    set_tests_properties(logmodel.pg_stock.${case} PROPERTIES LABELS "postgres;model"
+                         TIMEOUT 600 SKIP_RETURN_CODE 77)
+  endforeach()
+endif()

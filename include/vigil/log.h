@@ -8,7 +8,8 @@
  * Each call site is one event type, identified by __FILE__:__LINE__ and its format: a
  * static descriptor per site, so recording a call needs no hashing. The message itself is
  * formatted and written (to stderr, or to the sink set with vg_log_set_sink) only when its
- * level passes the pass-through threshold (VIGIL_LOG_PASS, default: all); its arguments
+ * level passes the pass-through threshold (VIGIL_LOG_PASS; default: warning while
+ * recording, all otherwise); its arguments
  * are not evaluated otherwise. Capture is on while recording (VIGIL_OUT set) unless
  * VIGIL_LOG=off.
  *

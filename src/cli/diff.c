@@ -15,10 +15,14 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: vigil diff BASELINE OTHER [--top N] [--format text|json] [--min-support K]\n\n"
+	    "usage: vigil diff BASELINE OTHER [--top N] [--format text|json] [--min-support K]\n"
+	    "                  [--events-by share|chi2]\n\n"
 	    "Ranks what differs between two behaviour models (files of `vigil model`),\n"
 	    "largest first, in three reports:\n"
 	    "  events       each event's share of all events, by the difference of shares\n"
+	    "               (--events-by chi2: by the chi-square of its count against all\n"
+	    "               the others' in the two runs, so that a rare event that\n"
+	    "               changed outranks a dominant one diluted by it)\n"
 	    "  transitions  P(E2|E1), by max(P/P', P'/P), smoothed: (n + a) / (out + a*S)\n"
 	    "               with S the successors of E1; only where E1 left at least K\n"
 	    "               times in each run and E1 -> E2 happened K times in one\n"
@@ -30,6 +34,7 @@ static void usage(FILE *f)
 	    "  --format F        text (default) or json (one document)\n"
 	    "  --min-support K   the K above (default %d)\n"
 	    "  --alpha A         additive smoothing (default %g)\n"
+	    "  --events-by R     share (default) or chi2: the events report's ranking\n"
 	    "  -h, --help        this help\n\n"
 	    "exit status: 0 report printed, 1 the models have no event in common,\n"
 	    "2 usage error or unreadable model.\n\n"
@@ -92,6 +97,8 @@ static int print_json(const struct side *s, const struct vgm_diff *d, size_t top
 	json_object_set_new(doc, "common_events", json_integer((json_int_t)d->common));
 	json_object_set_new(doc, "min_support", json_integer((json_int_t)o->min_support));
 	json_object_set_new(doc, "alpha", json_real(o->alpha));
+	json_object_set_new(doc, "events_by",
+	                    json_string(o->events_by == VGM_EVENTS_BY_CHI2 ? "chi2" : "share"));
 	json_t *ev = json_array();
 	for (size_t i = 0; i < limit(d->nevents, top); i++) {
 		const struct vgm_event_row *r = &d->events[i];
@@ -103,6 +110,7 @@ static int print_json(const struct side *s, const struct vgm_diff *d, size_t top
 		json_object_set_new(row, "share_baseline", jnum(r->pa));
 		json_object_set_new(row, "share_other", jnum(r->pb));
 		json_object_set_new(row, "difference", jnum(r->pb - r->pa));
+		json_object_set_new(row, "chi2", jnum(r->chi2));
 		json_array_append_new(ev, row);
 	}
 	json_object_set_new(doc, "events", ev);
@@ -168,8 +176,10 @@ static void print_text(const struct side *s, const struct vgm_diff *d, size_t to
 	       s[0].path, d->total_a, s[0].m->nevents, s[1].path, d->total_b, s[1].m->nevents,
 	       d->common);
 
-	printf("\nevent proportions (%zu of %zu events, by the change of their share)\n",
-	       limit(d->nevents, top), d->nevents);
+	printf("\nevent proportions (%zu of %zu events, by %s)\n", limit(d->nevents, top),
+	       d->nevents,
+	       o->events_by == VGM_EVENTS_BY_CHI2 ? "the chi-square of their counts"
+	                                          : "the change of their share");
 	printf("%4s  %-11s %-22s %-22s %s\n", "#", "change", "baseline", "other", "event");
 	for (size_t i = 0; i < limit(d->nevents, top); i++) {
 		const struct vgm_event_row *r = &d->events[i];
@@ -234,11 +244,12 @@ int vg_cmd_diff(int argc, char **argv)
 	                                     {"format", required_argument, NULL, 'f'},
 	                                     {"min-support", required_argument, NULL, 'k'},
 	                                     {"alpha", required_argument, NULL, 'a'},
+	                                     {"events-by", required_argument, NULL, 'e'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {0, 0, 0, 0}};
 	uint64_t top = 10;
 	bool json = false;
-	struct vgm_diff_opts o = {VGM_DIFF_MIN_SUPPORT, VGM_DIFF_ALPHA};
+	struct vgm_diff_opts o = {VGM_DIFF_MIN_SUPPORT, VGM_DIFF_ALPHA, VGM_EVENTS_BY_SHARE};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -275,6 +286,15 @@ int vg_cmd_diff(int argc, char **argv)
 			}
 			break;
 		}
+		case 'e':
+			if (strcmp(optarg, "share") && strcmp(optarg, "chi2")) {
+				fprintf(stderr, "vigil diff: --events-by '%s': share or chi2\n",
+				        optarg);
+				return 2;
+			}
+			o.events_by =
+			    !strcmp(optarg, "chi2") ? VGM_EVENTS_BY_CHI2 : VGM_EVENTS_BY_SHARE;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;

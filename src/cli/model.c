@@ -29,7 +29,8 @@ static void usage(FILE *f)
 	    "  -o, --output MODEL      the model file to write ('-': stdout)\n"
 	    "  --name PATTERN=TAG      name the events whose site matches PATTERN (a glob\n"
 	    "                          over the whole site, or its tail after a '/', or a\n"
-	    "                          trace sensor's name); repeatable\n"
+	    "                          trace sensor's name; fmt:GLOB: whose format or\n"
+	    "                          message template matches GLOB); repeatable\n"
 	    "  --names FILE            one PATTERN=TAG per line (# comments)\n"
 	    "  --from-trace            model a recording's events even if it has log models\n"
 	    "  -h, --help              this help\n\n"
@@ -139,6 +140,19 @@ int vg_cmd_model(int argc, char **argv)
 	        st.traces == 1 ? "" : "s");
 	if (raw)
 		fprintf(stderr, "; %zu of %zu raw sites symbolized", resolved, raw);
+	/* Messages whose site had more templates than its cap (docs/logcapture.md). */
+	uint64_t over = 0;
+	size_t over_sites = 0;
+	for (size_t i = 0; i < m->nevents; i++)
+		if (m->events[i].fmt && !strncmp(m->events[i].fmt, "<overflow: templates", 20)) {
+			over += m->events[i].count;
+			over_sites++;
+		}
+	if (over)
+		fprintf(stderr,
+		        "; %" PRIu64 " messages of %zu site%s past the template cap merged into "
+		        "overflow events",
+		        over, over_sites, over_sites == 1 ? "" : "s");
 	if (st.stale)
 		fprintf(stderr, "; %zu earlier snapshots skipped", st.stale);
 	if (st.damaged)

@@ -101,7 +101,12 @@ int vgm_diff(const struct vgm_model *a, const struct vgm_model *b, const struct 
 		struct vgm_event_row *r = &d->events[i];
 		r->pa = d->total_a ? (double)r->ca / (double)d->total_a : 0;
 		r->pb = d->total_b ? (double)r->cb / (double)d->total_b : 0;
-		r->score = fabs(r->pb - r->pa);
+		/* 2x2 table: this event | the others, in a | in b */
+		double ea = (double)r->ca, eb = (double)r->cb, na = (double)d->total_a,
+		       nb = (double)d->total_b, ra = na - ea, rb = nb - eb;
+		double den = (ea + eb) * (ra + rb) * na * nb;
+		r->chi2 = den > 0 ? (na + nb) * (ea * rb - eb * ra) * (ea * rb - eb * ra) / den : 0;
+		r->score = o->events_by == VGM_EVENTS_BY_CHI2 ? r->chi2 : fabs(r->pb - r->pa);
 	}
 	qsort(d->events, d->nevents, sizeof *d->events, cmp_event_row);
 

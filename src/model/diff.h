@@ -12,7 +12,10 @@
 struct vgm_diff_opts {
 	uint64_t min_support; /* K: see vgm_diff */
 	double alpha;         /* additive smoothing of P(E2|E1) */
+	int events_by;        /* VGM_EVENTS_BY_SHARE or VGM_EVENTS_BY_CHI2 */
 };
+
+enum { VGM_EVENTS_BY_SHARE = 0, VGM_EVENTS_BY_CHI2 = 1 };
 
 #define VGM_DIFF_MIN_SUPPORT 10
 #define VGM_DIFF_ALPHA 1.0
@@ -22,7 +25,8 @@ struct vgm_event_row {
 	long a, b;
 	uint64_t ca, cb; /* counts */
 	double pa, pb;   /* proportions of all events of the run */
-	double score;    /* |pb - pa| */
+	double chi2;     /* Pearson's chi-square of (this event, the others) x (a, b) */
+	double score;    /* |pb - pa|, or chi2 (opts.events_by) */
 };
 
 struct vgm_trans_row {
@@ -55,7 +59,9 @@ struct vgm_diff {
 };
 
 /* Ranks the differences, largest first:
- *  - every event of either model by |pb - pa| (pa: its share of all events of the run);
+ *  - every event of either model by |pb - pa| (pa: its share of all events of the run),
+ *    or by the chi-square of its 2x2 table (its count and the other events' count in each
+ *    run): a change of a rare event's count outranks a dominant event's small share change;
  *  - every transition E1 -> E2 of either model whose E1 left at least K times in each
  *    run and which happened at least K times in one of them, by max(pa/pb, pb/pa), with
  *    p = (count + alpha) / (out(E1) + alpha * S), S the distinct successors of E1 in

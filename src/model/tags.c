@@ -1,4 +1,5 @@
-/* Tags: readable names given to events by patterns over their sites. */
+/* Tags: readable names given to events by patterns over their sites, or over their
+ * formats ("fmt:GLOB": the events of one site told apart by template or format). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fnmatch.h>
@@ -31,7 +32,9 @@ long vgm_tag(struct vgm_model *m, const char *spec, char *err, size_t errsize)
 	}
 	long named = 0;
 	for (size_t i = 0; i < m->nevents; i++) {
-		if (!vgm_site_matches(pattern, m->events[i].site))
+		if (!strncmp(pattern, "fmt:", 4)
+		        ? fnmatch(pattern + 4, m->events[i].fmt ? m->events[i].fmt : "", 0) != 0
+		        : !vgm_site_matches(pattern, m->events[i].site))
 			continue;
 		if (vgm_event_set_name(m, i, eq + 1)) {
 			free(pattern);

@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -41,29 +42,67 @@ typedef void (*perror_fn)(const char *);
 		f_;                                                                                \
 	})
 
-static const char M_FPUTS[] = "<fputs>", M_FWRITE[] = "<fwrite>", M_FPUTC[] = "<fputc>",
-                  M_PERROR[] = "<perror>";
+static const char M_FPUTC[] = "<fputc>", M_PERROR[] = "<perror>";
 
+/* A call whose site alone identifies it (fputc, perror). */
 static inline void capture(void *ret, const char *fmt)
 {
 	if (!vg__lc.on || vg__lc_guard || !fmt)
 		return;
-	int saved = errno; /* %m and perror read it: the first call of a site may change it */
+	int saved = errno; /* perror reads it: the first call of a site may change it */
 	uint32_t id = vg__lc_key_id((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
 	if (id)
 		vg__logcap_hit(id);
+	else
+		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
 	errno = saved;
 }
 
-/* Is a syslog message of priority `pri` handed on? (Not capturing: always.) */
-static inline int syslog_passes(int pri)
+/* A printf-like call: the event is its (site, format), or the message's template when the
+ * format does not identify the statement. Returns the level word of the format or of
+ * the message (-1: none). */
+static int capture_fmt(void *ret, const char *fmt, va_list ap)
 {
-	return !vg__lc.on || LOG_PRI(pri) <= vg__lc.pass;
+	if (!vg__lc.on || vg__lc_guard || !fmt)
+		return -1;
+	int saved = errno; /* %m reads it: the first call of a site may change it */
+	struct lc_key k = vg__lc_key((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
+	int level = k.level;
+	if (k.id) {
+		vg__logcap_hit(k.id);
+	} else if (k.templated) {
+		char msg[LC_TMPL_SCAN + 1];
+		va_list aq;
+		va_copy(aq, ap);
+		errno = saved;
+		int n = vsnprintf(msg, sizeof msg, fmt, aq);
+		va_end(aq);
+		if (n > 0)
+			level = vg__lc_capture_text(
+			    ret, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+	} else {
+		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
+	}
+	errno = saved;
+	return level;
 }
 
-static inline int stderr_passes(void)
+/* Is a syslog message of priority `pri` handed on? Its severity is the more severe of
+ * its priority and its level word (PostgreSQL sends WARNING as LOG_NOTICE). */
+static inline int syslog_passes(int pri, int word)
 {
-	return !vg__lc.on || vg__lc.pass >= 0;
+	if (!vg__lc.on)
+		return 1;
+	int sev = LOG_PRI(pri);
+	if (word >= 0 && word < sev)
+		sev = word;
+	return sev <= vg__lc.pass;
+}
+
+/* A stderr message with level word `word` (-1: none, then only "none" stops it). */
+static inline int stderr_passes(int word)
+{
+	return !vg__lc.on || (vg__lc.pass >= 0 && (word < 0 || word <= vg__lc.pass));
 }
 
 #define GUARDED(call)                                                                              \
@@ -78,41 +117,39 @@ static inline int stderr_passes(void)
 
 VG_API void vsyslog(int pri, const char *fmt, va_list ap)
 {
-	capture(__builtin_return_address(0), fmt);
+	int word = capture_fmt(__builtin_return_address(0), fmt, ap);
 	vsyslog_fn f = REAL(vsyslog_fn, "vsyslog");
-	if (f && syslog_passes(pri))
+	if (f && syslog_passes(pri, word))
 		GUARDED(f(pri, fmt, ap));
 }
 
 VG_API void syslog(int pri, const char *fmt, ...)
 {
-	capture(__builtin_return_address(0), fmt);
-	vsyslog_fn f = REAL(vsyslog_fn, "vsyslog");
-	if (!f || !syslog_passes(pri))
-		return;
 	va_list ap;
 	va_start(ap, fmt);
-	GUARDED(f(pri, fmt, ap));
+	int word = capture_fmt(__builtin_return_address(0), fmt, ap);
+	vsyslog_fn f = REAL(vsyslog_fn, "vsyslog");
+	if (f && syslog_passes(pri, word))
+		GUARDED(f(pri, fmt, ap));
 	va_end(ap);
 }
 
 VG_API void __vsyslog_chk(int pri, int flag, const char *fmt, va_list ap)
 {
-	capture(__builtin_return_address(0), fmt);
+	int word = capture_fmt(__builtin_return_address(0), fmt, ap);
 	vsyslog_chk_fn f = REAL(vsyslog_chk_fn, "__vsyslog_chk");
-	if (f && syslog_passes(pri))
+	if (f && syslog_passes(pri, word))
 		GUARDED(f(pri, flag, fmt, ap));
 }
 
 VG_API void __syslog_chk(int pri, int flag, const char *fmt, ...)
 {
-	capture(__builtin_return_address(0), fmt);
-	vsyslog_chk_fn f = REAL(vsyslog_chk_fn, "__vsyslog_chk");
-	if (!f || !syslog_passes(pri))
-		return;
 	va_list ap;
 	va_start(ap, fmt);
-	GUARDED(f(pri, flag, fmt, ap));
+	int word = capture_fmt(__builtin_return_address(0), fmt, ap);
+	vsyslog_chk_fn f = REAL(vsyslog_chk_fn, "__vsyslog_chk");
+	if (f && syslog_passes(pri, word))
+		GUARDED(f(pri, flag, fmt, ap));
 	va_end(ap);
 }
 
@@ -132,8 +169,8 @@ static int vfprintf_common(void *ret, FILE *fp, int flag, const char *fmt, va_li
 {
 	int rc = -1;
 	if (fp == stderr && vg__lc.on) {
-		capture(ret, fmt);
-		if (!stderr_passes())
+		int word = capture_fmt(ret, fmt, ap);
+		if (!stderr_passes(word))
 			return would_write(fmt, ap);
 	}
 	GUARDED(rc = vg__stdio_vfprintf(ret, fp, flag, fmt, ap));
@@ -172,8 +209,8 @@ static int vdprintf_common(void *ret, int fd, int flag, const char *fmt, va_list
 {
 	int rc = -1;
 	if (fd == STDERR_FILENO && vg__lc.on) {
-		capture(ret, fmt);
-		if (!stderr_passes())
+		int word = capture_fmt(ret, fmt, ap);
+		if (!stderr_passes(word))
 			return would_write(fmt, ap);
 	}
 	GUARDED(rc = vg__stdio_vdprintf(ret, fd, flag, fmt, ap));
@@ -210,9 +247,8 @@ VG_API int __dprintf_chk(int fd, int flag, const char *fmt, ...)
 
 VG_API int fputs(const char *s, FILE *fp)
 {
-	if (fp == stderr && vg__lc.on) {
-		capture(__builtin_return_address(0), M_FPUTS);
-		if (!stderr_passes())
+	if (fp == stderr && vg__lc.on && !vg__lc_guard) {
+		if (!vg__lc_capture_lines(__builtin_return_address(0), s, strlen(s)))
 			return 1;
 	}
 	int rc = EOF;
@@ -222,9 +258,8 @@ VG_API int fputs(const char *s, FILE *fp)
 
 VG_API size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
 {
-	if (fp == stderr && vg__lc.on) {
-		capture(__builtin_return_address(0), M_FWRITE);
-		if (!stderr_passes())
+	if (fp == stderr && vg__lc.on && !vg__lc_guard && size && n <= SIZE_MAX / size) {
+		if (!vg__lc_capture_lines(__builtin_return_address(0), p, size * n))
 			return n;
 	}
 	size_t rc = 0;
@@ -236,7 +271,7 @@ VG_API int fputc(int c, FILE *fp)
 {
 	if (fp == stderr && vg__lc.on) {
 		capture(__builtin_return_address(0), M_FPUTC);
-		if (!stderr_passes())
+		if (!stderr_passes(-1))
 			return (unsigned char)c;
 	}
 	int rc = EOF;
@@ -248,7 +283,7 @@ VG_API void perror(const char *s)
 {
 	if (vg__lc.on) {
 		capture(__builtin_return_address(0), M_PERROR);
-		if (!stderr_passes())
+		if (!stderr_passes(-1))
 			return;
 	}
 	perror_fn f = REAL(perror_fn, "perror");

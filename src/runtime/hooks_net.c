@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "logcap.h"
 #include "net_hooks.h"
 
 /* ---- calls made by libvigil itself ---- */
@@ -63,10 +64,54 @@ typedef ssize_t (*send_fn)(int, const void *, size_t, int);
 typedef ssize_t (*sendto_fn)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
 
+/* Lines written to fd 2 are log messages (docs/logcapture.md): captured, and handed on
+ * when they pass the threshold; a write not handed on reports everything written. */
+static int log_write_passes(void *ret, int fd, const void *buf, size_t n)
+{
+	if (!vg__lc.on || vg__lc_guard || !buf ||
+	    ((uintptr_t)ret >= vg__self_lo && (uintptr_t)ret < vg__self_hi))
+		return 1;
+	if (fd != STDERR_FILENO && !vg__lc_is_log_fd(fd))
+		return 1;
+	int saved = errno;
+	int pass = vg__lc_capture_lines(ret, buf, n);
+	errno = saved;
+	return pass;
+}
+
+static int log_writev_passes(void *ret, int fd, const struct iovec *iov, int n)
+{
+	if (!vg__lc.on || vg__lc_guard || !iov || n <= 0 ||
+	    ((uintptr_t)ret >= vg__self_lo && (uintptr_t)ret < vg__self_hi))
+		return 1;
+	if (fd != STDERR_FILENO && !vg__lc_is_log_fd(fd))
+		return 1;
+	char buf[8192]; /* the first 8 KiB of the write are looked at */
+	size_t len = 0;
+	for (int i = 0; i < n && len < sizeof buf; i++) {
+		size_t k = iov[i].iov_len < sizeof buf - len ? iov[i].iov_len : sizeof buf - len;
+		if (k && iov[i].iov_base)
+			memcpy(buf + len, iov[i].iov_base, k);
+		len += iov[i].iov_base ? k : 0;
+	}
+	return log_write_passes(ret, fd, buf, len);
+}
+
+static ssize_t iov_total(const struct iovec *iov, int n)
+{
+	size_t t = 0;
+	for (int i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return (ssize_t)t;
+}
+
 VG_API ssize_t write(int fd, const void *buf, size_t n)
 {
 	write_fn f = REAL(write_fn, "write");
 	uint32_t c;
+	if (__builtin_expect(fd == STDERR_FILENO || vg__lc_files_on, 0) &&
+	    !log_write_passes(RET, fd, buf, n))
+		return (ssize_t)n;
 	if (!vg__follow(fd, RET, &c))
 		return f(fd, buf, n);
 	struct vg_net_stamp at;
@@ -80,6 +125,9 @@ VG_API ssize_t writev(int fd, const struct iovec *iov, int n)
 {
 	iov_fn f = REAL(iov_fn, "writev");
 	uint32_t c;
+	if (__builtin_expect(fd == STDERR_FILENO || vg__lc_files_on, 0) &&
+	    !log_writev_passes(RET, fd, iov, n))
+		return iov_total(iov, n);
 	if (!vg__follow(fd, RET, &c))
 		return f(fd, iov, n);
 	struct vg_net_stamp at;
@@ -360,6 +408,8 @@ VG_API int close(int fd)
 		return 0; /* the runtime's (files.c): closed, as far as the subject knows */
 	if (VG_UNLIKELY(vg__rt.recording))
 		vg__net_fd_closed(fd); /* before: once closed, another thread may reuse fd */
+	if (VG_UNLIKELY(vg__lc_files_on))
+		vg__lc_fd_forget(fd);
 	return f(fd);
 }
 
@@ -378,6 +428,8 @@ VG_API int dup2(int from, int to)
 	if (VG_UNLIKELY(vg__own_fd(to)) && from != to)
 		vg__own_fd_evict(to);
 	int r = f(from, to);
+	if (r >= 0 && VG_UNLIKELY(vg__lc_files_on))
+		vg__lc_fd_forget(to);
 	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
 		vg__net_fd_dup(from, to);
 	return r;
@@ -389,6 +441,8 @@ VG_API int dup3(int from, int to, int flags)
 	if (VG_UNLIKELY(vg__own_fd(to)) && from != to)
 		vg__own_fd_evict(to);
 	int r = f(from, to, flags);
+	if (r >= 0 && VG_UNLIKELY(vg__lc_files_on))
+		vg__lc_fd_forget(to);
 	if (r >= 0 && VG_UNLIKELY(vg__rt.recording))
 		vg__net_fd_dup(from, to);
 	return r;

@@ -22,7 +22,7 @@
 #define THREAD_POOL ((size_t)4 << 20)   /* sketches of one thread */
 #define PROCESS_POOL ((size_t)64 << 20) /* sketches of the process (address space only) */
 
-struct lc_state vg__lc = {.on = 0, .pass = VG_LOG_DEBUG, .timing_every = 16};
+struct lc_state vg__lc = {.on = 0, .pass = VG_LOG_DEBUG, .timing_every = 16, .tmpl_cap = 1000};
 __thread int vg__lc_guard __attribute__((tls_model("initial-exec")));
 
 struct lc_thread {
@@ -90,14 +90,31 @@ static void read_settings(void)
 		else if (strcmp(v, "on") && strcmp(v, "1"))
 			vg__warn("VIGIL_LOG=%s: expected on or off; using on", v);
 	}
+	/* While recording, messages are modelled instead of written: only warnings and
+	 * more severe ones (and text without a level) are handed on unless told otherwise.
+	 * Not recording, VG_LOG is a plain logger that writes everything. */
+	int recording = enabled && vg__rt.recording;
+	vg__lc.pass = recording ? VG_LOG_WARNING : VG_LOG_DEBUG;
 	v = getenv("VIGIL_LOG_PASS");
 	if (v && *v) {
 		if (parse_level(v, &vg__lc.pass) == 0)
 			vg__lc.pass_set = 1;
 		else
 			vg__warn("VIGIL_LOG_PASS=%s: expected emerg, alert, crit, err, warning, "
-			         "notice, info, debug, all or none; using all",
+			         "notice, info, debug, all or none; using %s",
+			         v, recording ? "warning" : "all");
+	}
+	v = getenv("VIGIL_LOG_TEMPLATES");
+	if (v && *v) {
+		char *end;
+		errno = 0;
+		unsigned long n = strtoul(v, &end, 10);
+		if (errno || end == v || *end || n < 1 || n > 65535 || v[0] == '-')
+			vg__warn("VIGIL_LOG_TEMPLATES=%s: expected a number of templates per call "
+			         "site from 1 to 65535; using 1000",
 			         v);
+		else
+			vg__lc.tmpl_cap = (uint32_t)n;
 	}
 	v = getenv("VIGIL_LOG_TIMING");
 	if (v && *v) {
@@ -223,6 +240,11 @@ void vg__logcap_hit(uint32_t id)
 	t->busy = 0;
 }
 
+void vg__logcap_lost(uint64_t n)
+{
+	atomic_fetch_add_explicit(&lost_global, n, memory_order_relaxed);
+}
+
 void vg__logcap_thread_exit(void)
 {
 	struct lc_thread *t = lc_self;
@@ -329,6 +351,7 @@ void vg__logcap_after_fork(void)
 void vg__logcap_init(void)
 {
 	read_settings();
+	vg__lc_files_init();
 	if (!enabled || !vg__rt.recording)
 		return;
 	if (vg__lc_table_init(&proc, PROCESS_POOL) < 0 ||

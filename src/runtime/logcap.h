@@ -20,6 +20,7 @@ struct lc_state {
 	int on;                /* capturing: recording, and VIGIL_LOG is not off */
 	int pass;              /* VIGIL_LOG_PASS: levels <= pass are handed on; -1 none */
 	int pass_set;          /* VIGIL_LOG_PASS was given (else the program's default) */
+	uint32_t tmpl_cap;     /* VIGIL_LOG_TEMPLATES: templates per call site */
 	uint32_t timing_every; /* VIGIL_LOG_TIMING: time about one transition in this many */
 };
 extern struct lc_state vg__lc;
@@ -30,6 +31,7 @@ void vg__logcap_process_end(void); /* write the last model file */
 void vg__logcap_after_fork(void);  /* the child starts empty */
 void vg__logcap_hit(uint32_t id);  /* the hot path: one call of event `id` */
 int vg__logcap_write(void);        /* vg_log_model_write */
+void vg__logcap_lost(uint64_t n);  /* calls not captured (registry full, too many lines) */
 
 /* A thread-local guard: non-zero while the thread is inside capture or a real logging
  * call made by a hook, so that nothing is captured twice or recursively. */
@@ -43,6 +45,7 @@ uint32_t vg__lc_site_id(vg_log_site *site);
 enum lc_kind {
 	LC_KEY_RET = 0,      /* a: return address, b: format pointer */
 	LC_KEY_ADAPTER = 1u, /* a: file pointer, b: format pointer, c: line << 1 | 1 */
+	LC_KEY_TMPL = 2u,    /* a: return address, b: hash of the template text */
 };
 uint32_t vg__lc_key_id(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text, const char *file,
                        int line);
@@ -53,9 +56,64 @@ struct lc_event {
 	const char *tag; /* NULL if none */
 };
 const struct lc_event *vg__lc_event(uint32_t id);
+/* What a call site's key says about its calls: the event (0: see `templated`), whether
+ * its format leaves the statement unknown (then each message's template is the event),
+ * and the level word of its format (-1: none). */
+struct lc_key {
+	uint32_t id;
+	int8_t level;
+	uint8_t templated;
+};
+struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text,
+                         const char *file, int line);
+/* The event of message template `tmpl` at call site `site` (a return address), registered
+ * on first sight; past the site's cap, the site's overflow event. 0: registry full. */
+uint32_t vg__lc_tmpl_id(uintptr_t site, const char *tmpl, size_t len);
 void vg__lc_sites_lock(void); /* fork: prepare */
 void vg__lc_sites_unlock(void);
 void vg__lc_sites_after_fork(void);
+
+/* ---- templates and severities (logcap_tmpl.c) ---- */
+#define LC_TMPL_SCAN 1024 /* bytes of a message looked at */
+#define LC_TMPL_MAX 240   /* bytes of a template, "..." appended when cut */
+/* The template of msg[0..n) into out (cap bytes, NUL-terminated); its length. */
+size_t vg__lc_template(const char *msg, size_t n, char *out, size_t cap);
+/* The syslog level (0-7) of the first level word of msg ("LOG:", "[warn]"), or -1. */
+int vg__lc_level_word(const char *msg, size_t n);
+int vg__lc_fmt_templated(const char *fmt); /* the format does not identify the statement */
+/* Capture of one message whose event is its template, at call site `ret`; returns the
+ * message's level word (-1: none). */
+int vg__lc_capture_text(void *ret, const char *msg, size_t n);
+/* Capture of the lines written to fd 2 (or a log file) by write(2); returns whether the
+ * write is handed on (its most severe line passes the threshold, or it has no level). */
+int vg__lc_capture_lines(void *ret, const char *buf, size_t n);
+
+/* Length of the well-formed UTF-8 sequence at s (n bytes readable, a NUL stops it), or 0:
+ * no overlong forms, no surrogates, nothing past U+10FFFF (what JSON readers accept). */
+static inline size_t vg__lc_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t k = c >= 0xc2 && c <= 0xdf   ? 2
+	           : c >= 0xe0 && c <= 0xef ? 3
+	           : c >= 0xf0 && c <= 0xf4 ? 4
+	                                    : 0;
+	if (!k || k > n)
+		return 0;
+	unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+	unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < k; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return k;
+}
+
+/* ---- log files (logcap_files.c) ---- */
+extern int vg__lc_files_on;    /* VIGIL_LOG_FILES names globs */
+void vg__lc_files_init(void);  /* reads VIGIL_LOG_FILES */
+int vg__lc_is_log_fd(int fd);  /* fd is open on a file the globs match */
+void vg__lc_fd_forget(int fd); /* fd was closed or replaced */
 
 /* ---- tables (logcap_table.c) ---- */
 struct lc_trans {

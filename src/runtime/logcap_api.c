@@ -50,6 +50,8 @@ int vg_log_hit(vg_log_site *site)
 			id = vg__lc_site_id(site);
 		if (VG_LIKELY(id))
 			vg__logcap_hit(id);
+		else
+			vg__logcap_lost(1);
 	}
 	return site->level <= vg__lc.pass;
 }
@@ -82,6 +84,8 @@ int vg_logv(int level, const char *file, int line, const char *fmt, va_list ap)
 		                            fmt, file, line);
 		if (id)
 			vg__logcap_hit(id);
+		else
+			vg__logcap_lost(1);
 	}
 	if (level > vg__lc.pass)
 		return 0;

@@ -26,7 +26,21 @@ struct key_slot {
 	uintptr_t b;
 	uint32_t c;
 	uint32_t id;
+	int8_t level;      /* the level word of the format, -1: none */
+	uint8_t templated; /* the format does not identify the statement */
 };
+
+/* Templates per call site (under reg_lock): how many have their own event, and the
+ * site's overflow event. Sites beyond the table share one overflow event. */
+#define SITE_SLOTS 4096u
+struct site_cap {
+	uintptr_t site; /* 0: free */
+	uint32_t n;
+	uint32_t overflow;
+};
+static struct site_cap site_caps[SITE_SLOTS];
+static uint32_t shared_overflow;
+static const char OVERFLOW_FMT[] = "<overflow: templates past this site's cap>";
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lc_event events[LC_MAX_EVENTS];
@@ -34,6 +48,28 @@ static _Atomic uint32_t nevents;
 static uint32_t text_slots[TEXT_SLOTS]; /* ids by hash of (site, fmt); under reg_lock */
 static struct key_slot keys[KEY_SLOTS];
 static uint32_t nkeys;
+
+/* Set while this thread registers: a signal handler that logs then (a new site or
+ * template) is not captured, rather than waiting forever for the lock its own thread
+ * holds. */
+static __thread int in_reg __attribute__((tls_model("initial-exec")));
+
+static int reg_enter(void)
+{
+	if (in_reg)
+		return -1;
+	in_reg = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	pthread_mutex_lock(&reg_lock);
+	return 0;
+}
+
+static void reg_leave(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	in_reg = 0;
+}
 
 uint32_t vg__lc_event_count(void)
 {
@@ -144,13 +180,14 @@ uint32_t vg__lc_site_id(vg_log_site *site)
 		return id;
 	char text[PATH_MAX + 32];
 	file_line_site(text, sizeof text, site->file, site->line);
-	pthread_mutex_lock(&reg_lock);
+	if (reg_enter() < 0)
+		return 0;
 	id = atomic_load_explicit(&site->id, memory_order_relaxed);
 	if (!id) {
 		id = register_event(text, site->fmt ? site->fmt : "", site->tag);
 		atomic_store_explicit(&site->id, id, memory_order_release);
 	}
-	pthread_mutex_unlock(&reg_lock);
+	reg_leave();
 	return id;
 }
 
@@ -161,7 +198,8 @@ static uint32_t key_hash(uintptr_t a, uintptr_t b, uint32_t c)
 	return (uint32_t)(h >> 40) & (KEY_SLOTS - 1);
 }
 
-static uint32_t key_find(uintptr_t a, uintptr_t b, uint32_t c, uint32_t *slot)
+/* The slot of key (a, b, c), or NULL; *slot: where it would go. */
+static const struct key_slot *key_find(uintptr_t a, uintptr_t b, uint32_t c, uint32_t *slot)
 {
 	uint32_t i = key_hash(a, b, c);
 	for (;; i = (i + 1) & (KEY_SLOTS - 1)) {
@@ -170,37 +208,124 @@ static uint32_t key_find(uintptr_t a, uintptr_t b, uint32_t c, uint32_t *slot)
 			break;
 		if (sa == a && keys[i].b == b && keys[i].c == c) {
 			*slot = i;
-			return keys[i].id;
+			return &keys[i];
 		}
 	}
 	*slot = i;
-	return 0;
+	return NULL;
+}
+
+/* Under reg_lock: fills the free slot `slot` with key (a, b, c) and publishes it. */
+static void key_add(uint32_t slot, uintptr_t a, uintptr_t b, uint32_t c, uint32_t id, int level,
+                    int templated)
+{
+	keys[slot].b = b;
+	keys[slot].c = c;
+	keys[slot].id = id;
+	keys[slot].level = (int8_t)level;
+	keys[slot].templated = (uint8_t)templated;
+	atomic_store_explicit(&keys[slot].a, a, memory_order_release);
+	nkeys++;
+}
+
+struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text,
+                         const char *file, int line)
+{
+	uint32_t slot;
+	const struct key_slot *k = key_find(a, b, c, &slot);
+	if (__builtin_expect(k != NULL, 1))
+		return (struct lc_key){k->id, k->level, k->templated};
+	const char *fmt = fmt_text ? fmt_text : "";
+	int templated = c == LC_KEY_RET && fmt[0] != '<' && vg__lc_fmt_templated(fmt);
+	int level = vg__lc_level_word(fmt, strlen(fmt));
+	char text[PATH_MAX + 32];
+	if (c & LC_KEY_ADAPTER)
+		file_line_site(text, sizeof text, file, line);
+	else if (!templated)
+		module_site(text, sizeof text, a);
+	struct lc_key r = {0, (int8_t)level, (uint8_t)templated};
+	if (reg_enter() < 0)
+		return (struct lc_key){0, -1, 0};
+	k = key_find(a, b, c, &slot); /* another thread may have registered it meanwhile */
+	if (k) {
+		r.id = k->id;
+	} else if (nkeys < KEY_SLOTS / 2) {
+		/* a templated site has no event of its own: its messages' templates do */
+		r.id = templated ? 0 : register_event(text, fmt, NULL);
+		if (r.id || templated)
+			key_add(slot, a, b, c, r.id, level, templated);
+	}
+	reg_leave();
+	return r;
 }
 
 uint32_t vg__lc_key_id(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text, const char *file,
                        int line)
 {
-	uint32_t slot;
-	uint32_t id = key_find(a, b, c, &slot);
-	if (__builtin_expect(id != 0, 1))
-		return id;
-	char text[PATH_MAX + 32];
-	if (c & LC_KEY_ADAPTER)
-		file_line_site(text, sizeof text, file, line);
-	else
-		module_site(text, sizeof text, a);
-	pthread_mutex_lock(&reg_lock);
-	id = key_find(a, b, c, &slot); /* another thread may have registered it meanwhile */
-	if (!id && nkeys < KEY_SLOTS / 2) {
-		id = register_event(text, fmt_text ? fmt_text : "", NULL);
-		if (id) {
-			keys[slot].b = b;
-			keys[slot].c = c;
-			keys[slot].id = id;
-			atomic_store_explicit(&keys[slot].a, a, memory_order_release);
-			nkeys++;
+	return vg__lc_key(a, b, c, fmt_text, file, line).id;
+}
+
+/* Under reg_lock: the cap entry of `site`, or NULL when the table is full. */
+static struct site_cap *site_cap(uintptr_t site)
+{
+	uint32_t i = (uint32_t)(((uint64_t)site * 0x9e3779b97f4a7c15ull) >> 52) & (SITE_SLOTS - 1);
+	for (uint32_t n = 0; n < SITE_SLOTS; n++, i = (i + 1) & (SITE_SLOTS - 1)) {
+		if (site_caps[i].site == site)
+			return &site_caps[i];
+		if (!site_caps[i].site) {
+			site_caps[i].site = site;
+			return &site_caps[i];
 		}
 	}
-	pthread_mutex_unlock(&reg_lock);
+	return NULL;
+}
+
+/* Under reg_lock: the overflow event of a site at its cap, registered if `text` is
+ * given; 0 if it is not registered yet and `text` is NULL. */
+static uint32_t overflow_id(struct site_cap *sc, const char *text)
+{
+	uint32_t *id = sc ? &sc->overflow : &shared_overflow;
+	if (!*id && text)
+		*id = register_event(sc ? text : "?", OVERFLOW_FMT, NULL);
+	return *id;
+}
+
+uint32_t vg__lc_tmpl_id(uintptr_t site, const char *tmpl, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)tmpl[i]) * 0x100000001b3ull;
+	uint32_t slot;
+	const struct key_slot *k = key_find(site, (uintptr_t)h, LC_KEY_TMPL, &slot);
+	if (__builtin_expect(k != NULL, 1))
+		return k->id;
+	/* A new template: a site already at its cap needs no site text (dladdr is slow
+	 * and a million distinct messages may come this way). */
+	if (reg_enter() < 0)
+		return 0;
+	struct site_cap *sc = site_cap(site);
+	int over = !sc || sc->n >= vg__lc.tmpl_cap || nkeys >= KEY_SLOTS / 2;
+	uint32_t id = over ? overflow_id(sc, NULL) : 0;
+	reg_leave();
+	if (id)
+		return id;
+	char text[PATH_MAX + 32];
+	module_site(text, sizeof text, site);
+	if (reg_enter() < 0)
+		return 0;
+	k = key_find(site, (uintptr_t)h, LC_KEY_TMPL, &slot);
+	sc = site_cap(site);
+	if (k) {
+		id = k->id;
+	} else if (sc && sc->n < vg__lc.tmpl_cap && nkeys < KEY_SLOTS / 2) {
+		id = register_event(text, tmpl, NULL);
+		if (id) {
+			key_add(slot, site, (uintptr_t)h, LC_KEY_TMPL, id, -1, 0);
+			sc->n++;
+		}
+	} else {
+		id = overflow_id(sc, text);
+	}
+	reg_leave();
 	return id;
 }

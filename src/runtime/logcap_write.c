@@ -60,18 +60,6 @@ static void putf(struct out *o, const char *fmt, ...)
 		put(o, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-	if (s[0] >= 0xf8)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /* A JSON string literal; bytes that are not UTF-8 become U+FFFD. */
 static void put_json(struct out *o, const char *text)
 {
@@ -90,7 +78,7 @@ static void put_json(struct out *o, const char *text)
 		} else if (*p < 0x80) {
 			put(o, (const char *)p, 1), p++;
 		} else {
-			size_t n = utf8_len(p);
+			size_t n = vg__lc_utf8_len(p, 4); /* a NUL ends it early */
 			if (n) {
 				put(o, (const char *)p, n);
 				p += n;

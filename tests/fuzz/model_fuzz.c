@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (len1 != len2 || memcmp(once, twice, len1))
 		abort();
 	struct vgm_diff d;
-	struct vgm_diff_opts o = {1, 1.0};
+	struct vgm_diff_opts o = {1, 1.0, VGM_EVENTS_BY_SHARE};
 	if (vgm_diff(m, m2, &o, &d) < 0)
 		abort();
 	for (size_t i = 0; i < d.ntrans; i++)
