@@ -5,6 +5,7 @@
 #ifndef VIGIL_DISPLAY_DISPLAY_H
 #define VIGIL_DISPLAY_DISPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,5 +36,15 @@ char *vgd_scene_json(const struct vgd_display *d, int64_t at);
 /* The scene at `at` as a standalone SVG document (flashing with SMIL animation). 0, or -1
  * when writing failed. */
 int vgd_scene_svg(const struct vgd_display *d, int64_t at, FILE *out);
+
+/* The sensors the display needs (vigil watch --display): its derive statements planned
+ * as vigil watch plans a query (bound in session `s`, on the display's database, which
+ * must outlive the plan), and the α of every relation it shows that sensors feed, whole
+ * (on every entity). NULL after errors (reported to `errors`). */
+struct vga_plan;
+struct vga_sensors;
+struct vgq_session;
+struct vga_plan *vgd_plan(const struct vgd_display *d, struct vgq_session *s,
+                          const struct vga_sensors *sensors, bool optimize, FILE *errors);
 
 #endif
