@@ -168,12 +168,6 @@ int vg_cmd_ui(int argc, char **argv)
 		assets = own_assets = default_assets();
 	struct vgu_app app = {.tick_ns = tick, .assets = assets, .display = display};
 	int rc = 2;
-	if (display && (watch || export_dir)) {
-		fprintf(stderr, "vigil ui: --display goes with a trace being served (not yet with "
-		                "--watch or --export)\n");
-		free(own_assets);
-		return 2;
-	}
 	if (watch) {
 		/* what vigil watch needs; it checks the rest itself (its errors on stderr) */
 		if (!sensors || (!qfile == !qtext) || export_dir || optind < 2 ||
@@ -190,9 +184,14 @@ int vg_cmd_ui(int argc, char **argv)
 		sigaddset(&set, SIGINT);
 		sigaddset(&set, SIGTERM);
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
-		if (vgu_live_start(&app, sensors, qfile, qtext, every, argv + optind) == 0) {
+		/* a display with errors is shown as such; vigil watch runs without it */
+		bool show = vgu_display_check_model(&app, sensors);
+		if (vgu_live_start(&app, sensors, qfile, qtext, every, show ? display : NULL,
+		                   argv + optind) == 0) {
 			rc = vgu_serve(&app, bind, port);
 			vgu_live_stop(&app);
+		} else {
+			vgu_display_close(&app);
 		}
 		free(own_assets);
 		return rc;
@@ -210,7 +209,9 @@ int vg_cmd_ui(int argc, char **argv)
 	}
 	if (vgu_app_open(&app, (const char *const *)argv + optind, (size_t)(argc - optind)) == 0) {
 		if (export_dir) {
+			vgu_display_open(&app);
 			rc = vgu_export(&app, export_dir, NULL, 0);
+			vgu_display_close(&app);
 		} else {
 			vgu_display_open(&app);
 			rc = vgu_serve(&app, bind, port);

@@ -104,7 +104,7 @@ async function main() {
   });
 
   // The Display tab: shown (and in front) when vigil ui was given --display D.vgd.
-  if (info.display && !isStatic) {
+  if (info.display) {
     $('display-tab').hidden = false;
     if (!info.live) {
       document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x.id === 'display-tab'));
