@@ -30,6 +30,12 @@ void vgd_span(const struct vgd_display *d, int64_t *first, int64_t *last);
  * distinct (for stepping a movie from change to change); valid until vgd_free. */
 const int64_t *vgd_changes(const struct vgd_display *d, size_t *n);
 
+/* Every instant (absolute, within the span, sorted, distinct, malloc'd) at which what the
+ * scene holds can change: the trace's first event, the changes, where an event's hold
+ * ends, and (animationtrace) where a tuple leaves the fading past. Between two of them
+ * only the fading and the clock move (with time as an axis, everything slides). */
+int64_t *vgd_frames(const struct vgd_display *d, size_t *n);
+
 /* The scene at absolute time `at` (taken within 10^18 ns of the trace's span) as one JSON
  * object (docs/display.md, "Scenes"): malloc'd, NULL only when out of memory. */
 char *vgd_scene_json(const struct vgd_display *d, int64_t at);
