@@ -30,9 +30,9 @@ static void usage(FILE *f)
 	    f,
 	    "usage: vigil ui TRACE... [--port N] [--bind ADDR] [--tick DURATION]\n"
 	    "                [--display D.vgd]\n"
-	    "       vigil ui --export DIR TRACE...\n"
+	    "       vigil ui --export DIR [--display D.vgd] TRACE...\n"
 	    "       vigil ui --watch --sensors APP.vgl (-f Q.tq | -e 'STATEMENTS') [--every DUR]\n"
-	    "                [--port N] [--bind ADDR] -- PROGRAM [ARGS]\n\n"
+	    "                [--display D.vgd] [--port N] [--bind ADDR] -- PROGRAM [ARGS]\n\n"
 	    "Serves a web page over the trace's relations, from this process: a timeline\n"
 	    "(one row per thread of each process, interval, state and entity relations as\n"
 	    "bars), a TQuel workbench (the answers and errors of vigil query, explain,\n"
@@ -44,7 +44,9 @@ static void usage(FILE *f)
 	    "                  whoever reaches it read the trace)\n"
 	    "  --tick DUR      the base tick of Clock in queries (default 1s)\n"
 	    "  --display FILE  a display specification (.vgd, docs/display.md), played as a\n"
-	    "                  movie in the Display tab (its errors: on stderr and there)\n"
+	    "                  movie in the Display tab (its errors: on stderr and there);\n"
+	    "                  with --watch while PROGRAM runs (its sensors enabled too),\n"
+	    "                  with --export in the static copy\n"
 	    "  --export DIR    write the page and the trace's data into DIR (a new or empty\n"
 	    "                  folder) instead of serving: DIR/index.html opens from disk\n"
 	    "  --assets DIR    the built page (default: ../ui beside this vigil binary)\n"
@@ -57,8 +59,11 @@ static void usage(FILE *f)
 	    "  vigil ui run1 --port 0 --bind ::1\n"
 	    "  vigil ui run1 --display examples/mailbox/mailbox.vgd   the mailbox movie\n"
 	    "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n"
+	    "  vigil ui --export movie --display examples/mailbox/mailbox.vgd run1\n"
 	    "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq -- \\\n"
-	    "      mailbox --seed 2 --messages 100000 --pace 200\n");
+	    "      mailbox --seed 2 --messages 100000 --pace 200\n"
+	    "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq \\\n"
+	    "      --display examples/mailbox/mailbox.vgd -- mailbox --seed 2 --pace 200\n");
 }
 
 /* ../ui beside the executable (build/bin/vigil -> build/ui). */
