@@ -30,7 +30,7 @@ struct vgu_live {
 	size_t len, cap;
 	bool done;  /* EOF: vigil watch has exited */
 	int status; /* its wait status, once done */
-	char tmp[64], dir[PATH_MAX];
+	char tmp[PATH_MAX], dir[PATH_MAX + 16];
 	const char *trace_path[1]; /* the app's paths once the trace is opened */
 	bool opened;               /* the kept trace is open (a->trace) */
 	char open_error[256];
@@ -79,7 +79,10 @@ int vgu_live_start(struct vgu_app *a, const char *sensors, const char *qfile, co
 	if (!l)
 		return -1;
 	pthread_mutex_init(&l->mu, NULL);
-	snprintf(l->tmp, sizeof l->tmp, "/tmp/vigil-ui-watch-XXXXXX");
+	const char *tmpdir = getenv("TMPDIR"); /* as mktemp(1) does */
+	if (!tmpdir || !*tmpdir || strlen(tmpdir) > PATH_MAX - 64)
+		tmpdir = "/tmp";
+	snprintf(l->tmp, sizeof l->tmp, "%s/vigil-ui-watch-XXXXXX", tmpdir);
 	if (!mkdtemp(l->tmp)) {
 		fprintf(stderr, "vigil ui: cannot make a temporary folder: %s\n", strerror(errno));
 		free(l);

@@ -53,6 +53,8 @@ main('ui-live-display', async (dir) => {
   const mailbox = path.join(BIN, 'mailbox');
   fs.writeFileSync(path.join(dir, 'resumed.tq'), RESUMED);
   fs.writeFileSync(path.join(dir, 'small.vgd'), SMALL);
+  const env = { TMPDIR: path.join(dir, 'tmp') }; // vigil ui keeps vigil watch's trace there
+  fs.mkdirSync(env.TMPDIR);
 
   // 1. What vigil watch --display enables.
   const opts = { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] };
@@ -75,7 +77,7 @@ main('ui-live-display', async (dir) => {
   check(/^bad\.vgd:2:6: error: no relation 'Processr'/.test(checked[0]), `vigil display check: ${checked[0]}`);
   check(bad.status === 2 && bad.stderr.startsWith(checked.slice(0, 3).join('\n')) && !/mailbox: seed/.test(bad.stdout + bad.stderr),
     `vigil watch --display bad.vgd: status ${bad.status}: ${bad.stderr}`);
-  const ub = await startUi(['--watch', '--sensors', vgl, '-f', 'resumed.tq', '--display', 'bad.vgd', '--port', '0', '--', mailbox, '--seed', '2'], dir);
+  const ub = await startUi(['--watch', '--sensors', vgl, '-f', 'resumed.tq', '--display', 'bad.vgd', '--port', '0', '--', mailbox, '--seed', '2'], dir, 120000, env);
   check(ub.stderr().startsWith(checked.slice(0, 3).join('\n') + '\n'), `vigil ui's stderr:\n${ub.stderr()}`);
   const errs = JSON.parse((await rawGet(ub.port, '/api/display/changes')).body);
   check(errs.errors && errs.errors[0].line === 2 && errs.errors[0].col === 6, `/api/display/changes: ${JSON.stringify(errs)}`);
@@ -97,7 +99,7 @@ main('ui-live-display', async (dir) => {
 
     // 2. Icons while the subject still runs.
     const ui = await startUi(['--watch', '--sensors', vgl, '-f', 'resumed.tq', '--display', vgd, '--port', '0', '--',
-      mailbox, '--seed', '2', '--messages', '100000', '--pace', '200'], dir);
+      mailbox, '--seed', '2', '--messages', '100000', '--pace', '200'], dir, 120000, env);
     await page.goto(ui.url);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
     await page.click('#tabs button[data-tab=display]');
@@ -116,7 +118,7 @@ main('ui-live-display', async (dir) => {
 
     // 3. A short run: after it, the scene at an instant is vigil display render's.
     const ui2 = await startUi(['--watch', '--sensors', vgl, '-f', 'resumed.tq', '--display', vgd, '--port', '0', '--',
-      mailbox, '--seed', '2', '--messages', '400'], dir);
+      mailbox, '--seed', '2', '--messages', '400'], dir, 120000, env);
     await page.goto(ui2.url);
     await page.waitForSelector('body[data-live-done="1"]', { timeout: 60000 });
     await page.click('#tabs button[data-tab=display]');
@@ -148,6 +150,7 @@ main('ui-live-display', async (dir) => {
     process.kill(ui2.proc.pid, 'SIGINT');
     check((await waitExit(ui2.proc, 60000)) === 0, 'vigil ui did not stop cleanly');
     check(errors.length === 0, `console errors:\n${errors.join('\n')}`);
+    check(fs.readdirSync(env.TMPDIR).length === 0, `vigil ui left ${fs.readdirSync(env.TMPDIR)} in its TMPDIR`);
   } finally {
     await ctx.close();
   }

@@ -78,7 +78,7 @@ function showErrors(box, body, fallback) {
 
 const WINDOW = 2000; // changes kept around the instant
 
-export async function setupDisplay(tl) {
+export async function setupDisplay(tl, opts = {}) {
   const svg = $('display-svg'), slider = $('display-at'), play = $('display-play');
   const speed = $('display-speed'), msg = $('display-msg'), follow = $('display-follow');
   // cache: a window of changes, [lo, hi] in valid time, list[i] the (index+i)-th change
@@ -254,6 +254,8 @@ export async function setupDisplay(tl) {
     document.getElementById('display').dataset.state = 'ready';
     return poll();
   }
+  // a live page opened after the subject ended: the display is the whole run's already
+  if (opts.live) document.getElementById('display').dataset.live = 'ended';
   document.getElementById('display').dataset.state = 'ready';
   setAt(0);
 }

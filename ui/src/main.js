@@ -110,7 +110,7 @@ async function main() {
       document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x.id === 'display-tab'));
       document.querySelectorAll('.tab').forEach((t) => { t.hidden = t.id !== 'display'; });
     }
-    await setupDisplay(tl);
+    await setupDisplay(tl, { live: !!info.live });
   }
   document.querySelectorAll('#tabs button').forEach((b) => b.addEventListener('click', () => {
     document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x === b));
@@ -154,8 +154,8 @@ function setupLive() {
       $('trace-name').textContent = 'live run';
       $('trace-stats').textContent = `${info.events} events · ${info.relations.length} relations · the subject has ended`;
       await window.vigilLiveTimeline.load();
-      document.body.dataset.liveDone = '1';
     }
+    document.body.dataset.liveDone = '1';
   };
   poll();
 }
