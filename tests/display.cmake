@@ -89,7 +89,7 @@ add_executable(scene_index ${DISPLAY_DIR}/scene_index.c)
 target_link_libraries(scene_index PRIVATE vigil_display vigil_trace)
 add_test(NAME display.index COMMAND /bin/sh ${DISPLAY_DIR}/scene_index.sh
                                     ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR})
-set_tests_properties(display.index PROPERTIES LABELS "sanitize;display" TIMEOUT 300)
+set_tests_properties(display.index PROPERTIES LABELS "sanitize;display" TIMEOUT 600)
 
 # Mutants of the example displays checked and drawn against a real trace: the checker and
 # the scene builder on inputs nobody wrote (fixed seeds and one fresh; VIGIL_SEED=N).

@@ -214,6 +214,7 @@ int vg_cmd_ui(int argc, char **argv)
 	}
 	if (vgu_app_open(&app, (const char *const *)argv + optind, (size_t)(argc - optind)) == 0) {
 		if (export_dir) {
+			app.exporting = true;
 			vgu_display_open(&app);
 			rc = vgu_export(&app, export_dir, NULL, 0);
 			vgu_display_close(&app);

@@ -54,10 +54,11 @@ static void keep_errors(struct vgu_app *a, char *text)
 {
 	if (text)
 		fputs(text, stderr);
-	fprintf(stderr,
-	        "vigil ui: %s: not displayed (errors above); the timeline is served, the "
-	        "Display tab shows the errors\n",
-	        a->display);
+	if (!a->exporting)
+		fprintf(stderr,
+		        "vigil ui: %s: not displayed (errors above); the timeline is served, the "
+		        "Display tab shows the errors\n",
+		        a->display);
 	a->display_errors = text ? text : strdup("the display could not be loaded");
 }
 

@@ -84,6 +84,7 @@ struct vgu_app {
 	bool ends_without_begin;
 	const char *assets;            /* folder of the built page */
 	const char *display;           /* --display D.vgd, or NULL */
+	bool exporting;                /* --export: a display with errors stops it */
 	struct vgd_display *vgd;       /* the display loaded (display.c), or NULL */
 	char *display_errors;          /* its errors as printed on stderr when it did not load */
 	struct vgu_snapshot *snapshot; /* live: the display over the trace so far (display.c) */

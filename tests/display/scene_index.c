@@ -12,7 +12,7 @@
 #include "display/scene.h"
 #include "trace/trace.h"
 
-#define MAX_FRAMES 150
+#define MAX_FRAMES 60
 
 static int check(struct vgd_display *d, const char *name)
 {

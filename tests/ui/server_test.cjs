@@ -224,6 +224,10 @@ main('ui-server', async (dir) => {
   }
   process.kill(ub.proc.pid, 'SIGINT');
   check((await waitExit(ub.proc)) === 0, 'vigil ui with a bad display: SIGINT did not exit 0');
+  // --export with it: the errors, nothing written, status 2
+  const xb = runAny(vigil, ['ui', '--export', 'page3', '--assets', assets, '--display', 'bad.vgd', 'run1'], { cwd: dir });
+  check(xb.status === 2 && xb.stderr.startsWith(cliLines.join('\n') + '\n') && /nothing written/.test(xb.stderr) && !fs.existsSync(path.join(dir, 'page3')),
+    `vigil ui --export --display bad.vgd: status ${xb.status}: ${xb.stderr}`);
 
   // Bad command lines: one line, status 2.
   for (const args of [['--port', 'x', 'run1'], ['--bind', 'nowhere', '--port', '0', 'run1'], ['nosuchtrace'], []]) {
