@@ -103,7 +103,9 @@ main('ui-live-display', async (dir) => {
     await page.goto(ui.url);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
     await page.click('#tabs button[data-tab=display]');
-    await page.waitForSelector('#display[data-live="running"] #display-svg g.icon[data-relation=Process]', { timeout: 60000 });
+    // the four processes are created at the start: a snapshot may come before all are
+    await page.waitForFunction(() => document.querySelector('#display[data-live="running"]') &&
+      document.querySelectorAll('#display-svg g.icon[data-relation=Process]:not(.past)').length === 4, null, { timeout: 60000 });
     const seen = await icons(page);
     const live = JSON.parse(await page.evaluate(() => fetch('api/live?from=0').then((r) => r.text())));
     check(live.running && fs.existsSync(`/proc/${live.pid}`), 'the display was drawn after the subject ended');
