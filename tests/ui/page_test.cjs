@@ -101,9 +101,11 @@ main('ui-page', async (dir) => {
     await page.waitForSelector('table.result[data-relation=ResumedbyP1] tbody tr', { timeout: 30000 });
     const got = (await page.$$eval('table.result[data-relation=ResumedbyP1] tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent).join(' ')))).sort();
     check(JSON.stringify(got) === JSON.stringify(cli), `workbench:\n${got.join('\n')}\nvigil query:\n${cli.join('\n')}`);
-    // drawn on the timeline: one row per process it names
-    const resultRows = await page.$$eval('.row-label[data-kind=result]', (els) => els.map((e) => e.textContent));
+    // drawn on the timeline: one row per process it names (the table comes first, the
+    // timeline's rows when it has loaded them again: wait for them, or show what is there)
     const procs = new Set(cli.map((l) => l.split(' ').pop()));
+    await page.waitForFunction((n) => document.querySelectorAll('.row-label[data-kind=result]').length === n, procs.size, { timeout: 30000 }).catch(() => {});
+    const resultRows = await page.$$eval('.row-label[data-kind=result]', (els) => els.map((e) => e.textContent));
     check(resultRows.length === procs.size && resultRows.every((r) => procs.has(r)), `result rows ${resultRows} for ${[...procs]}`);
     // sortable: by Process, descending after two clicks
     await page.click('table.result[data-relation=ResumedbyP1] th:nth-child(2)');
