@@ -315,11 +315,12 @@ void vgu_api_display_changes(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struc
 		return vgu_reply_error(r, 400, "'to' (%lld) is before 'from' (%lld)", to, from);
 	bool live;
 	const struct vgd_display *d = current(a, &live);
-	if (!d) /* live, nothing shown recorded yet */
+	if (!d) /* live, nothing shown recorded yet (or ever, when the run's trace is bad) */
 		return vgu_reply_json(r, 200,
 		                      json_pack("{s:s,s:b,s:b,s:i,s:i,s:i,s:[],s:b}", "file",
-		                                a->display, "live", 1, "waiting", 1, "span", 0,
-		                                "count", 0, "index", 0, "changes", "truncated", 0));
+		                                a->display, "live", !vgu_live_failed(a), "waiting",
+		                                1, "span", 0, "count", 0, "index", 0, "changes",
+		                                "truncated", 0));
 	int64_t first, last;
 	vgd_span(d, &first, &last);
 	size_t n;

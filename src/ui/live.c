@@ -194,6 +194,11 @@ const char *vgu_live_dir(const struct vgu_app *a)
 	return a->live ? a->live->dir : NULL;
 }
 
+bool vgu_live_failed(const struct vgu_app *a)
+{
+	return a->live && a->live->open_error[0];
+}
+
 bool vgu_live_waiting(const struct vgu_app *a)
 {
 	return a->live && !a->live->opened;

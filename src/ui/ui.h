@@ -153,6 +153,8 @@ json_t *vgu_errors_from_text(const char *text);
  * them). */
 int vgu_live_start(struct vgu_app *a, const char *sensors, const char *qfile, const char *qtext,
                    const char *every, const char *display, char **command);
+/* The subject has ended and its trace could not be opened. */
+bool vgu_live_failed(const struct vgu_app *a);
 /* The folder vigil watch records the subject's trace into. */
 const char *vgu_live_dir(const struct vgu_app *a);
 void vgu_live_stop(struct vgu_app *a);

@@ -91,13 +91,13 @@ export async function setupDisplay(tl, opts = {}) {
   } catch (e) {
     info = { error: e.message };
   }
-  if (info.error) { // the .vgd did not load: its errors, as vigil ui printed them
+  const failed = (r) => { // the .vgd did not load: its errors, as vigil ui printed them
     $('display-controls').hidden = true;
     svg.style.display = 'none';
-    showErrors($('display-errors'), info, info.error);
+    showErrors($('display-errors'), r, r.error);
     document.getElementById('display').dataset.state = 'errors';
-    return;
-  }
+  };
+  if (info.error) return failed(info);
 
   let offered = '';
   const setSpan = (r) => {
@@ -239,10 +239,18 @@ export async function setupDisplay(tl, opts = {}) {
         msg.textContent = e.message;
         return setTimeout(poll, 1000);
       }
+      if (r.error) { // the run's whole trace lacks what the display shows
+        document.getElementById('display').dataset.live = 'ended';
+        return failed(r);
+      }
       const grew = r.span !== state.span || r.count !== state.count || r.live !== state.live;
       setSpan(r);
       document.getElementById('display').dataset.live = r.live ? (r.waiting ? 'waiting' : 'running') : 'ended';
-      if (r.waiting) return setTimeout(poll, 400); // nothing it shows recorded yet
+      if (r.waiting) { // nothing it shows recorded yet; or ever, if the run has ended
+        if (r.live) return setTimeout(poll, 400);
+        msg.textContent = 'the run ended with nothing this display shows recorded';
+        return;
+      }
       if (grew) { // asked for again: the window of changes and the scene
         state.cache = { lo: 0, hi: -1, index: 0, list: [] };
         state.shown = null;
