@@ -84,6 +84,13 @@ add_test(NAME display.threads COMMAND /bin/sh ${DISPLAY_DIR}/scene_threads.sh
                                       ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR})
 set_tests_properties(display.threads PROPERTIES LABELS "sanitize;display" TIMEOUT 120)
 
+# The time index (vgd_lower) changes no scene: with and without it, at every frame.
+add_executable(scene_index ${DISPLAY_DIR}/scene_index.c)
+target_link_libraries(scene_index PRIVATE vigil_display vigil_trace)
+add_test(NAME display.index COMMAND /bin/sh ${DISPLAY_DIR}/scene_index.sh
+                                    ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR})
+set_tests_properties(display.index PROPERTIES LABELS "sanitize;display" TIMEOUT 600)
+
 # Mutants of the example displays checked and drawn against a real trace: the checker and
 # the scene builder on inputs nobody wrote (fixed seeds and one fresh; VIGIL_SEED=N).
 add_test(NAME display.robust COMMAND ${DISPLAY_PYTHON3} ${DISPLAY_DIR}/robust.py

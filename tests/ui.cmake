@@ -30,4 +30,9 @@ if(VIGIL_DEP_NODE AND VIGIL_DEP_CHROMIUM AND TARGET vigil_ui_page AND NOT VIGIL_
   add_test(NAME ui.live COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/live_test.cjs)
   set_tests_properties(ui.live PROPERTIES LABELS ui TIMEOUT 300 ENVIRONMENT
     "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
+  # live with a display: vigil watch --display's sensors, icons while the subject runs,
+  # the scene after it equal to vigil display render's
+  add_test(NAME ui.live_display COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/live_display_test.cjs)
+  set_tests_properties(ui.live_display PROPERTIES LABELS ui TIMEOUT 300 ENVIRONMENT
+    "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
 endif()

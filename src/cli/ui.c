@@ -26,40 +26,45 @@ int vg_cmd_ui(int argc, char **argv)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: vigil ui TRACE... [--port N] [--bind ADDR] [--tick DURATION]\n"
-	        "                [--display D.vgd]\n"
-	        "       vigil ui --export DIR TRACE...\n"
-	        "       vigil ui --watch [--sensors APP.vgl] (-f Q.tq | -e 'STATEMENTS') [--every "
-	        "DUR]\n"
-	        "                [--port N] [--bind ADDR] -- PROGRAM [ARGS]\n\n"
-	        "Serves a web page over the trace's relations, from this process: a timeline\n"
-	        "(one row per thread of each process, interval, state and entity relations as\n"
-	        "bars), a TQuel workbench (the answers and errors of vigil query, explain,\n"
-	        "downloads as CSV, JSON lines or SQLite) and a JSON API (docs/ui.md). The URL\n"
-	        "is printed on stderr; Ctrl-C stops the server.\n\n"
-	        "options:\n"
-	        "  --port N        TCP port (default 8080; 0: any free port, printed)\n"
-	        "  --bind ADDR     address to listen on (default 127.0.0.1; anything else lets\n"
-	        "                  whoever reaches it read the trace)\n"
-	        "  --tick DUR      the base tick of Clock in queries (default 1s)\n"
-	        "  --display FILE  a display specification (.vgd, docs/display.md), played as a\n"
-	        "                  movie in the Display tab (its errors: on stderr and there)\n"
-	        "  --export DIR    write the page and the trace's data into DIR (a new or empty\n"
-	        "                  folder) instead of serving: DIR/index.html opens from disk\n"
-	        "  --assets DIR    the built page (default: ../ui beside this vigil binary)\n"
-	        "  --watch         live: run PROGRAM as vigil watch does (only the sensors the\n"
-	        "                  query needs, from --sensors or the description PROGRAM\n"
-	        "                  carries), show its answers as they come;\n"
-	        "                  when it has ended, its trace opens in the timeline\n"
-	        "  --sensors, -f, -e, --every   as for vigil watch (docs/watch.md)\n\n"
-	        "examples:\n"
-	        "  vigil ui run1                     then open the URL it prints\n"
-	        "  vigil ui run1 --port 0 --bind ::1\n"
-	        "  vigil ui run1 --display examples/mailbox/mailbox.vgd   the mailbox movie\n"
-	        "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n"
-	        "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq -- \\\n"
-	        "      mailbox --seed 2 --messages 100000 --pace 200\n");
+	fprintf(
+	    f,
+	    "usage: vigil ui TRACE... [--port N] [--bind ADDR] [--tick DURATION]\n"
+	    "                [--display D.vgd]\n"
+	    "       vigil ui --export DIR [--display D.vgd] TRACE...\n"
+	    "       vigil ui --watch [--sensors APP.vgl] (-f Q.tq | -e 'STATEMENTS') [--every DUR]\n"
+	    "                [--display D.vgd] [--port N] [--bind ADDR] -- PROGRAM [ARGS]\n\n"
+	    "Serves a web page over the trace's relations, from this process: a timeline\n"
+	    "(one row per thread of each process, interval, state and entity relations as\n"
+	    "bars), a TQuel workbench (the answers and errors of vigil query, explain,\n"
+	    "downloads as CSV, JSON lines or SQLite) and a JSON API (docs/ui.md). The URL\n"
+	    "is printed on stderr; Ctrl-C stops the server.\n\n"
+	    "options:\n"
+	    "  --port N        TCP port (default 8080; 0: any free port, printed)\n"
+	    "  --bind ADDR     address to listen on (default 127.0.0.1; anything else lets\n"
+	    "                  whoever reaches it read the trace)\n"
+	    "  --tick DUR      the base tick of Clock in queries (default 1s)\n"
+	    "  --display FILE  a display specification (.vgd, docs/display.md), played as a\n"
+	    "                  movie in the Display tab (its errors: on stderr and there);\n"
+	    "                  with --watch while PROGRAM runs (its sensors enabled too),\n"
+	    "                  with --export in the static copy\n"
+	    "  --export DIR    write the page and the trace's data into DIR (a new or empty\n"
+	    "                  folder) instead of serving: DIR/index.html opens from disk\n"
+	    "  --assets DIR    the built page (default: ../ui beside this vigil binary)\n"
+	    "  --watch         live: run PROGRAM as vigil watch does (only the sensors the\n"
+	    "                  query needs, from --sensors or the description PROGRAM\n"
+	    "                  carries), show its answers as they come;\n"
+	    "                  when it has ended, its trace opens in the timeline\n"
+	    "  --sensors, -f, -e, --every   as for vigil watch (docs/watch.md)\n\n"
+	    "examples:\n"
+	    "  vigil ui run1                     then open the URL it prints\n"
+	    "  vigil ui run1 --port 0 --bind ::1\n"
+	    "  vigil ui run1 --display examples/mailbox/mailbox.vgd   the mailbox movie\n"
+	    "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n"
+	    "  vigil ui --export movie --display examples/mailbox/mailbox.vgd run1\n"
+	    "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq -- \\\n"
+	    "      mailbox --seed 2 --messages 100000 --pace 200\n"
+	    "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq \\\n"
+	    "      --display examples/mailbox/mailbox.vgd -- mailbox --seed 2 --pace 200\n");
 }
 
 /* ../ui beside the executable (build/bin/vigil -> build/ui). */
@@ -169,12 +174,6 @@ int vg_cmd_ui(int argc, char **argv)
 		assets = own_assets = default_assets();
 	struct vgu_app app = {.tick_ns = tick, .assets = assets, .display = display};
 	int rc = 2;
-	if (display && (watch || export_dir)) {
-		fprintf(stderr, "vigil ui: --display goes with a trace being served (not yet with "
-		                "--watch or --export)\n");
-		free(own_assets);
-		return 2;
-	}
 	if (watch) {
 		/* what vigil watch needs; it checks the rest itself (its errors on stderr) */
 		if ((!qfile == !qtext) || export_dir || optind < 2 ||
@@ -190,9 +189,14 @@ int vg_cmd_ui(int argc, char **argv)
 		sigaddset(&set, SIGINT);
 		sigaddset(&set, SIGTERM);
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
-		if (vgu_live_start(&app, sensors, qfile, qtext, every, argv + optind) == 0) {
+		/* a display with errors is shown as such; vigil watch runs without it */
+		bool show = vgu_display_check_model(&app, sensors);
+		if (vgu_live_start(&app, sensors, qfile, qtext, every, show ? display : NULL,
+		                   argv + optind) == 0) {
 			rc = vgu_serve(&app, bind, port);
 			vgu_live_stop(&app);
+		} else {
+			vgu_display_close(&app);
 		}
 		free(own_assets);
 		return rc;
@@ -210,7 +214,10 @@ int vg_cmd_ui(int argc, char **argv)
 	}
 	if (vgu_app_open(&app, (const char *const *)argv + optind, (size_t)(argc - optind)) == 0) {
 		if (export_dir) {
+			app.exporting = true;
+			vgu_display_open(&app);
 			rc = vgu_export(&app, export_dir, NULL, 0);
+			vgu_display_close(&app);
 		} else {
 			vgu_display_open(&app);
 			rc = vgu_serve(&app, bind, port);

@@ -15,6 +15,7 @@
 #include "cli/embedded.h"
 #include "cli/statements.h"
 #include "cli/watch.h"
+#include "display/display.h"
 #include "lang/lang.h"
 #include "query/relation.h"
 
@@ -24,7 +25,8 @@ static void usage(FILE *f)
 	    f,
 	    "usage: vigil watch (-e 'STATEMENTS' | -f FILE.tq) [--sensors FILE.vgl]\n"
 	    "                   [--format text|csv|json] [--unoptimized] [--every DURATION]\n"
-	    "                   [--keep DIR] [--tick DURATION] [--stats] -- COMMAND [ARG...]\n"
+	    "                   [--keep DIR] [--tick DURATION] [--stats] [--display D.vgd]\n"
+	    "                   -- COMMAND [ARG...]\n"
 	    "       vigil watch (-e ... | -f ...) --pid PID [--for DURATION] [--sensors FILE.vgl] "
 	    "...\n"
 	    "       vigil watch (-e ... | -f ...) --replay TRACE [--sensors FILE.vgl] ...\n\n"
@@ -58,6 +60,9 @@ static void usage(FILE *f)
 	    "  --tick DURATION      the base tick of Clock (default 1s)\n"
 	    "  --stats              one JSON line on stderr at the end: packets asked for,\n"
 	    "                       extraneous, entity sources, per α\n"
+	    "  --display D.vgd      also enable what that display specification needs (the\n"
+	    "                       relations it shows, whole; its derive statements, planned;\n"
+	    "                       docs/display.md): vigil ui --watch --display uses it\n"
 	    "  -q, --quiet          no summary on stderr\n\n"
 	    "examples:\n"
 	    "  vigil watch --sensors mailbox.vgl -f resumed.tq -- ./mailbox --seed 7\n"
@@ -86,21 +91,15 @@ static int duration_arg(const char *opt, const char *text, int64_t *out)
 
 static int parse_args(int argc, char **argv, struct watch_args *a)
 {
-	static const struct option options[] = {{"execute", required_argument, NULL, 'e'},
-	                                        {"file", required_argument, NULL, 'f'},
-	                                        {"sensors", required_argument, NULL, 's'},
-	                                        {"format", required_argument, NULL, 'F'},
-	                                        {"unoptimized", no_argument, NULL, 'u'},
-	                                        {"every", required_argument, NULL, 'E'},
-	                                        {"keep", required_argument, NULL, 'k'},
-	                                        {"replay", required_argument, NULL, 'r'},
-	                                        {"pid", required_argument, NULL, 'p'},
-	                                        {"for", required_argument, NULL, 'T'},
-	                                        {"tick", required_argument, NULL, 't'},
-	                                        {"stats", no_argument, NULL, 'S'},
-	                                        {"quiet", no_argument, NULL, 'q'},
-	                                        {"help", no_argument, NULL, 'h'},
-	                                        {0}};
+	static const struct option options[] = {
+	    {"execute", required_argument, NULL, 'e'}, {"file", required_argument, NULL, 'f'},
+	    {"sensors", required_argument, NULL, 's'}, {"format", required_argument, NULL, 'F'},
+	    {"unoptimized", no_argument, NULL, 'u'},   {"every", required_argument, NULL, 'E'},
+	    {"keep", required_argument, NULL, 'k'},    {"replay", required_argument, NULL, 'r'},
+	    {"pid", required_argument, NULL, 'p'},     {"for", required_argument, NULL, 'T'},
+	    {"tick", required_argument, NULL, 't'},    {"stats", no_argument, NULL, 'S'},
+	    {"display", required_argument, NULL, 'D'}, {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},          {0}};
 	memset(a, 0, sizeof *a);
 	a->tick = 1000000000;
 	a->every = 200000000;
@@ -171,6 +170,9 @@ static int parse_args(int argc, char **argv, struct watch_args *a)
 			break;
 		case 'S':
 			a->stats = true;
+			break;
+		case 'D':
+			a->display = optarg;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -414,6 +416,27 @@ int vg_cmd_watch(int argc, char **argv)
 	struct vgq_session *s = vgq_session_new(schema, &o);
 	size_t nerrors = 0;
 	struct vga_plan *plan = vga_plan_new(s, q, &sensors, !a.unoptimized, stderr, &nerrors);
+	/* --display: the display's needs join the plan; its answers are not printed */
+	struct vgd_display *display = NULL;
+	struct vgq_session *display_session = NULL;
+	if (plan && a.display) {
+		display = vgd_load(a.display, schema, stderr);
+		struct vga_plan *dp = NULL;
+		if (display) {
+			display_session = vgq_session_new(schema, &o);
+			dp = vgd_plan(display, display_session, &sensors, !a.unoptimized, stderr);
+		}
+		if (!dp) {
+			fprintf(stderr,
+			        "vigil watch: %s: not displayed (errors above); nothing run\n",
+			        a.display);
+			vga_plan_free(plan);
+			plan = NULL;
+		} else {
+			vga_plan_append(plan, dp);
+			vga_plan_free(dp);
+		}
+	}
 	if (plan) {
 		if (attached) {
 			rc = watch_attach(&a, attached, q, plan, &o);
@@ -424,6 +447,9 @@ int vg_cmd_watch(int argc, char **argv)
 		vga_plan_free(plan);
 	}
 	vgq_session_free(s); /* after the plan: its labels live in the session */
+	if (display_session)
+		vgq_session_free(display_session);
+	vgd_free(display);
 out:
 	if (attached)
 		vgc_subject_close(attached); /* nothing was enabled: the process is as before */

@@ -12,6 +12,7 @@
 
 struct watch_args {
 	const char *text_arg, *file, *sensors_file, *replay, *keep;
+	const char *display; /* --display D.vgd: also what that display needs */
 	enum watch_format format;
 	bool format_given, unoptimized, stats, quiet;
 	int64_t tick, every;

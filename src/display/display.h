@@ -5,6 +5,7 @@
 #ifndef VIGIL_DISPLAY_DISPLAY_H
 #define VIGIL_DISPLAY_DISPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,11 +30,27 @@ void vgd_span(const struct vgd_display *d, int64_t *first, int64_t *last);
  * distinct (for stepping a movie from change to change); valid until vgd_free. */
 const int64_t *vgd_changes(const struct vgd_display *d, size_t *n);
 
+/* Every instant (absolute, within the span, sorted, distinct, malloc'd) at which what the
+ * scene holds can change: the trace's first event, the changes, where an event's hold
+ * ends, and (animationtrace) where a tuple leaves the fading past. Between two of them
+ * only the fading and the clock move (with time as an axis, everything slides). */
+int64_t *vgd_frames(const struct vgd_display *d, size_t *n);
+
 /* The scene at absolute time `at` (taken within 10^18 ns of the trace's span) as one JSON
  * object (docs/display.md, "Scenes"): malloc'd, NULL only when out of memory. */
 char *vgd_scene_json(const struct vgd_display *d, int64_t at);
 /* The scene at `at` as a standalone SVG document (flashing with SMIL animation). 0, or -1
  * when writing failed. */
 int vgd_scene_svg(const struct vgd_display *d, int64_t at, FILE *out);
+
+/* The sensors the display needs (vigil watch --display): its derive statements planned
+ * as vigil watch plans a query (bound in session `s`, on the display's database, which
+ * must outlive the plan), and the α of every relation it shows that sensors feed, whole
+ * (on every entity). NULL after errors (reported to `errors`). */
+struct vga_plan;
+struct vga_sensors;
+struct vgq_session;
+struct vga_plan *vgd_plan(const struct vgd_display *d, struct vgq_session *s,
+                          const struct vga_sensors *sensors, bool optimize, FILE *errors);
 
 #endif

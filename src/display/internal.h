@@ -23,6 +23,10 @@ struct vgd_display {
 	int64_t window, hold; /* the fading window, how long an event is present (ns) */
 	int64_t *changes;
 	size_t nchanges;
+	/* per show over a relation in order of start: prefix maxima of when each tuple stops
+	 * being present (INT64_MAX while open), so a scene skips the tuples that all ended
+	 * long before its instant (vgd_lower); NULL: no index */
+	int64_t **endmax;
 };
 
 /* The sorted distinct values of one attribute over a relation (by order of ATTR). */

@@ -217,6 +217,33 @@ static void list_changes(struct vgd_display *d)
 	d->nchanges = n;
 }
 
+/* The time index of each show over a relation in order of start (vgd_lower). */
+static void index_ends(struct vgd_display *d)
+{
+	d->endmax = calloc(d->f->nshows + 1, sizeof *d->endmax);
+	if (!d->endmax)
+		abort();
+	for (size_t i = 0; i < d->f->nshows; i++) {
+		const struct vgd_show *s = &d->f->shows[i];
+		const struct vgq_relation *r = s->r;
+		if (!r || !s->sorted || !r->ntuples)
+			continue;
+		int64_t *m = malloc(r->ntuples * sizeof *m);
+		if (!m)
+			abort();
+		int64_t max = INT64_MIN;
+		for (size_t k = 0; k < r->ntuples; k++) {
+			/* when it stops being present (scene.c, presence) */
+			int64_t end = !r->to       ? r->from[k] + d->hold
+			              : r->open[k] ? INT64_MAX
+			                           : r->to[k];
+			max = end > max ? end : max;
+			m[k] = max;
+		}
+		d->endmax[i] = m;
+	}
+}
+
 struct vgd_display *vgd_load_text(const char *source, const char *text, size_t len, const char *dir,
                                   struct vgq_database *db, FILE *errors)
 {
@@ -254,6 +281,7 @@ struct vgd_display *vgd_load_text(const char *source, const char *text, size_t l
 	int64_t hold = d->window / (d->f->time == VGD_T_AXIS ? 50 : 4);
 	d->hold = d->f->hold ? d->f->hold : hold > 0 ? hold : 1;
 	list_changes(d);
+	index_ends(d);
 	return d;
 }
 
@@ -282,6 +310,10 @@ void vgd_free(struct vgd_display *d)
 {
 	if (!d)
 		return;
+	if (d->endmax) /* before the file: one per show */
+		for (size_t i = 0; i < d->f->nshows; i++)
+			free(d->endmax[i]);
+	free(d->endmax);
 	vgd_file_free(d->f);
 	if (d->session)
 		vgq_session_free(d->session);

@@ -306,7 +306,7 @@ static void add_icons(struct vgd_scene *sc, const struct vgd_show *s, size_t *ca
 {
 	const struct vgd_display *d = sc->d;
 	const struct vgq_relation *r = s->r;
-	for (uint32_t i = 0, n = vgd_upto(s, sc->at); i < n; i++) {
+	for (uint32_t i = vgd_lower(sc->d, s, sc->at), n = vgd_upto(s, sc->at); i < n; i++) {
 		int64_t age;
 		enum presence p = presence(d, r, i, sc->at, &age);
 		if (p == ABSENT)
@@ -328,6 +328,23 @@ uint32_t vgd_upto(const struct vgd_show *s, int64_t at)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (r->from[mid] <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint32_t)lo;
+}
+
+uint32_t vgd_lower(const struct vgd_display *d, const struct vgd_show *s, int64_t at)
+{
+	const int64_t *m = d->endmax ? d->endmax[s - d->f->shows] : NULL;
+	if (!m)
+		return 0;
+	int64_t need = at - d->window - 1; /* at and window are clamped: no overflow */
+	size_t lo = 0, hi = s->r->ntuples; /* the first whose prefix maximum reaches `need` */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid] < need)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -383,7 +400,8 @@ static void include(struct vgd_scene *sc, const struct vgd_show *s, const struct
 	size_t nbase = sc->nicons;
 	/* first what holds, then the past around it */
 	for (int pass = PRESENT; pass <= PAST; pass++)
-		for (uint32_t i = 0, n = vgd_upto(s, sc->at); i < n; i++) {
+		for (uint32_t i = vgd_lower(sc->d, s, sc->at), n = vgd_upto(s, sc->at); i < n;
+		     i++) {
 			int64_t age;
 			if (presence(sc->d, r, i, sc->at, &age) != (enum presence)pass)
 				continue;
@@ -462,7 +480,7 @@ static void link(struct vgd_scene *sc, const struct vgd_show *s, const struct vg
                  size_t *cap)
 {
 	const struct vgq_relation *r = s->r;
-	for (uint32_t i = 0, n = vgd_upto(s, sc->at); i < n; i++) {
+	for (uint32_t i = vgd_lower(sc->d, s, sc->at), n = vgd_upto(s, sc->at); i < n; i++) {
 		int64_t age;
 		enum presence p = presence(sc->d, r, i, sc->at, &age);
 		if (p == ABSENT)
@@ -648,7 +666,7 @@ struct vgd_scene *vgd_scene_build(const struct vgd_display *d, int64_t at)
 		const struct vgd_show *s = &f->shows[i];
 		if (s->form != VGD_F_ASPECTS && s->form != VGD_F_FLASH)
 			continue;
-		for (uint32_t k = 0, n = vgd_upto(s, at); k < n; k++) {
+		for (uint32_t k = vgd_lower(d, s, at), n = vgd_upto(s, at); k < n; k++) {
 			int64_t age;
 			if (presence(d, s->r, k, at, &age) != PRESENT)
 				continue;

@@ -81,6 +81,11 @@ void vgd_sort_by_depth(struct vgd_scene *sc);
  * by then (all of them if the relation is not in order of start). */
 uint32_t vgd_upto(const struct vgd_show *s, int64_t at);
 
+/* The first of the relation's tuples that can show at `at` (present, past, or on the
+ * axis): before it, every tuple ended before `at` minus the window (binary search on
+ * d->endmax; 0 without an index). */
+uint32_t vgd_lower(const struct vgd_display *d, const struct vgd_show *s, int64_t at);
+
 /* The icon of an entity: icons sorted by (id, gen), present ones first among equals. */
 struct vgd_finder {
 	long *by_key;

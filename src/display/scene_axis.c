@@ -66,7 +66,7 @@ void vgd_scene_axis(struct vgd_scene *sc)
 		const struct vgd_show *s = &f->shows[k];
 		if (s->form != VGD_F_ICON)
 			continue;
-		for (uint32_t i = 0, n = vgd_upto(s, sc->at); i < n; i++) {
+		for (uint32_t i = vgd_lower(d, s, sc->at), n = vgd_upto(s, sc->at); i < n; i++) {
 			if (!clip(sc, s->r, i, &from, &to))
 				continue;
 			struct vgd_icon *ic = push(sc, &cap);
@@ -83,7 +83,7 @@ void vgd_scene_axis(struct vgd_scene *sc)
 		const struct vgd_show *s = &f->shows[k];
 		if (s->form == VGD_F_ICON || s->form == VGD_F_LINK)
 			continue;
-		for (uint32_t i = 0, n = vgd_upto(s, sc->at); i < n; i++) {
+		for (uint32_t i = vgd_lower(d, s, sc->at), n = vgd_upto(s, sc->at); i < n; i++) {
 			if (!clip(sc, s->r, i, &from, &to))
 				continue;
 			long e = vgd_finder_find(&fd, s->r, s->a_col, i, s->a_kind);
@@ -135,7 +135,7 @@ void vgd_scene_axis(struct vgd_scene *sc)
 		const struct vgd_show *s = &f->shows[k];
 		if (s->form != VGD_F_LINK)
 			continue;
-		for (uint32_t i = 0, n = vgd_upto(s, sc->at); i < n; i++) {
+		for (uint32_t i = vgd_lower(d, s, sc->at), n = vgd_upto(s, sc->at); i < n; i++) {
 			if (!clip(sc, s->r, i, &from, &to))
 				continue;
 			long a = vgd_finder_find(&fd, s->r, s->a_col, i, s->a_kind);

@@ -58,8 +58,8 @@ struct vga_sensor {
 	enum vga_ekind kind;
 	enum vga_place place;
 	bool sampled;
-	bool samplable; /* a sampled interval placed on an entity, plain ops: O6 applies */
-	bool once;      /* traced once (D:P, D:I, D:T): each raise of the flag, one event */
+	bool samplable;         /* a sampled interval placed on an entity, plain ops: O6 applies */
+	bool once;              /* traced once (D:P, D:I, D:T): each raise of the flag, one event */
 	const char *flag_field; /* the field holding the flag's entity; NULL: on the sensor */
 	const char *flag_kind;  /* that entity's kind */
 };
@@ -119,6 +119,15 @@ struct vga_plan *vga_plan_new(struct vgq_session *s, const struct tquel_query *q
                               const struct vga_sensors *sensors, bool optimize, FILE *errors,
                               size_t *nerrors);
 void vga_plan_free(struct vga_plan *p);
+
+/* Appends the α of a whole relation as translated: every sensor of it, on the entity
+ * source (what a display showing the relation needs; `label` and `line` name what asked
+ * for it). false when no sensor feeds the relation (an entity relation, a result). */
+bool vga_plan_add_relation(struct vga_plan *p, const struct vga_sensors *sensors,
+                           const char *relation, const char *label, unsigned line);
+/* Appends src's α to dst (triggers renumbered): the union of what both enable. dst then
+ * points into what src's strings point into (src's session and query): keep them. */
+void vga_plan_append(struct vga_plan *dst, const struct vga_plan *src);
 
 /* The plan as text: one α per line with what it enables (vigil explain). */
 void vga_print(const struct vga_plan *p, FILE *out);

@@ -67,6 +67,21 @@ static struct vga_alpha *add_alpha(struct vga_plan *p)
 	return a;
 }
 
+/* Every sensor of the relation into a; false when it has none. */
+static bool relation_sensors(const struct vga_sensors *sensors, const char *relation,
+                             struct vga_alpha *a)
+{
+	for (size_t i = 0; i < sensors->n; i++) {
+		const struct vga_sensor *s = &sensors->v[i];
+		if (strcasecmp(s->relation, relation) || a->nsensors == VGA_MAX_TYPES)
+			continue;
+		a->sensors[a->nsensors++] = s;
+		if (!a->spec)
+			a->spec = s;
+	}
+	return a->nsensors > 0;
+}
+
 /* The α of variable v as translated: every sensor of its relation, on the entity source. */
 static struct vga_alpha *translate(struct planner *pl, const struct bstmt *b, int v,
                                    const struct bstmt *owner)
@@ -75,15 +90,7 @@ static struct vga_alpha *translate(struct planner *pl, const struct bstmt *b, in
 	if (!rel)
 		return NULL;
 	struct vga_alpha a = {0};
-	for (size_t i = 0; i < pl->sensors->n; i++) {
-		const struct vga_sensor *s = &pl->sensors->v[i];
-		if (strcasecmp(s->relation, rel->name) || a.nsensors == VGA_MAX_TYPES)
-			continue;
-		a.sensors[a.nsensors++] = s;
-		if (!a.spec)
-			a.spec = s;
-	}
-	if (!a.nsensors)
+	if (!relation_sensors(pl->sensors, rel->name, &a))
 		return NULL; /* entity relation, Clock, an earlier result: no sensor to enable */
 	a.stmt = owner->label;
 	a.line = owner->src->loc.line;
@@ -282,4 +289,30 @@ bool vga_plan_end_only(const struct vga_plan *p)
 		if (p->alphas[i].end_only)
 			return true;
 	return false;
+}
+
+bool vga_plan_add_relation(struct vga_plan *p, const struct vga_sensors *sensors,
+                           const char *relation, const char *label, unsigned line)
+{
+	struct vga_alpha a = {0};
+	if (!relation_sensors(sensors, relation, &a))
+		return false;
+	a.stmt = label;
+	a.line = line;
+	a.var = relation;
+	a.relation = relation;
+	a.source = a.spec->flag_field ? VGA_SRC_ALL : VGA_SRC_SENSOR;
+	*add_alpha(p) = a;
+	return true;
+}
+
+void vga_plan_append(struct vga_plan *dst, const struct vga_plan *src)
+{
+	size_t base = dst->n;
+	for (size_t i = 0; i < src->n; i++) {
+		struct vga_alpha *a = add_alpha(dst);
+		*a = src->alphas[i];
+		if (a->source == VGA_SRC_TRIGGER)
+			a->trigger += base; /* u's α moved with it */
+	}
 }

@@ -162,12 +162,16 @@ void vgu_api(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx, str
 			return vgu_reply_error(r, 400, "'from' must not be negative");
 		return vgu_api_live(a, (size_t)from, r);
 	}
+	if (!strcmp(path, "/api/display")) /* live too: over the trace so far */
+		return vgu_api_display(a, arg(ctx, "at"), r);
+	if (!strcmp(path, "/api/display/changes"))
+		return vgu_api_display_changes(a, arg, ctx, r);
 	if (vgu_live_waiting(a)) { /* live, the subject still running: no trace yet */
 		if (!strcmp(path, "/api/relations"))
 			return vgu_reply_json(r, 200,
 			                      json_pack("{s:[],s:[],s:i,s:[],s:b,s:b}", "relations",
 			                                "traces", "events", 0, "damage", "display",
-			                                0, "live", 1));
+			                                a->display != NULL, "live", 1));
 		return vgu_reply_error(r, 409,
 		                       "the subject still runs: its trace opens when it ends "
 		                       "(/api/live has the answers so far)");
@@ -190,9 +194,5 @@ void vgu_api(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx, str
 			return vgu_api_query(a, q, arg(ctx, "format"), r);
 		return vgu_api_explain(a, q, r);
 	}
-	if (!strcmp(path, "/api/display"))
-		return vgu_api_display(a, arg(ctx, "at"), r);
-	if (!strcmp(path, "/api/display/changes"))
-		return vgu_api_display_changes(a, r);
 	vgu_reply_error(r, 404, "no API route %.100s", path);
 }

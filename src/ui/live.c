@@ -30,7 +30,7 @@ struct vgu_live {
 	size_t len, cap;
 	bool done;  /* EOF: vigil watch has exited */
 	int status; /* its wait status, once done */
-	char tmp[64], dir[PATH_MAX];
+	char tmp[PATH_MAX], dir[PATH_MAX + 16];
 	const char *trace_path[1]; /* the app's paths once the trace is opened */
 	bool opened;               /* the kept trace is open (a->trace) */
 	char open_error[256];
@@ -73,14 +73,17 @@ static void *read_output(void *arg)
 }
 
 int vgu_live_start(struct vgu_app *a, const char *sensors, const char *qfile, const char *qtext,
-                   const char *every, char **command)
+                   const char *every, const char *display, char **command)
 {
 	struct vgu_live *l = calloc(1, sizeof *l);
 	if (!l)
 		return -1;
 	vgt_set_copy_streams(true); /* the subject's trace is still written (trace.h) */
 	pthread_mutex_init(&l->mu, NULL);
-	snprintf(l->tmp, sizeof l->tmp, "/tmp/vigil-ui-watch-XXXXXX");
+	const char *tmpdir = getenv("TMPDIR"); /* as mktemp(1) does */
+	if (!tmpdir || !*tmpdir || strlen(tmpdir) > PATH_MAX - 64)
+		tmpdir = "/tmp";
+	snprintf(l->tmp, sizeof l->tmp, "%s/vigil-ui-watch-XXXXXX", tmpdir);
 	if (!mkdtemp(l->tmp)) {
 		fprintf(stderr, "vigil ui: cannot make a temporary folder: %s\n", strerror(errno));
 		free(l);
@@ -116,6 +119,10 @@ int vgu_live_start(struct vgu_app *a, const char *sensors, const char *qfile, co
 	if (every) {
 		argv[k++] = "--every";
 		argv[k++] = every;
+	}
+	if (display) { /* only the sensors the query and the display need */
+		argv[k++] = "--display";
+		argv[k++] = display;
 	}
 	argv[k++] = "--";
 	for (size_t i = 0; i < nc; i++)
@@ -176,12 +183,23 @@ void vgu_live_stop(struct vgu_app *a)
 		kill(l->pid, SIGTERM); /* vigil watch passes it to its subject, answers, exits */
 	pthread_join(l->reader, NULL);
 	close(l->fd);
+	vgu_display_close(a);
 	vgu_app_close(a);
 	nftw(l->tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(l->buf);
 	pthread_mutex_destroy(&l->mu);
 	free(l);
 	a->live = NULL;
+}
+
+const char *vgu_live_dir(const struct vgu_app *a)
+{
+	return a->live ? a->live->dir : NULL;
+}
+
+bool vgu_live_failed(const struct vgu_app *a)
+{
+	return a->live && a->live->open_error[0];
 }
 
 bool vgu_live_waiting(const struct vgu_app *a)
@@ -244,9 +262,10 @@ void vgu_api_live(struct vgu_app *a, size_t from, struct vgu_reply *r)
 	free(copy);
 	if (done && !l->opened && !l->open_error[0]) {
 		a->ends_without_begin = true;
-		if (vgu_app_open(a, l->trace_path, 1) == 0)
+		if (vgu_app_open(a, l->trace_path, 1) == 0) {
 			l->opened = true;
-		else
+			vgu_display_open(a); /* over the whole trace now */
+		} else
 			snprintf(l->open_error, sizeof l->open_error,
 			         "the subject's trace could not be opened (see vigil ui's stderr)");
 	}

@@ -82,10 +82,12 @@ struct vgu_app {
 	/* build interval tuples [end, end] from ends that close nothing: the trace of a
 	 * vigil watch run records only the ends a plan asks for (docs/watch.md) */
 	bool ends_without_begin;
-	const char *assets;      /* folder of the built page */
-	const char *display;     /* --display D.vgd, or NULL */
-	struct vgd_display *vgd; /* the display loaded (display.c), or NULL */
-	char *display_errors;    /* its errors as printed on stderr when it did not load */
+	const char *assets;            /* folder of the built page */
+	const char *display;           /* --display D.vgd, or NULL */
+	bool exporting;                /* --export: a display with errors stops it */
+	struct vgd_display *vgd;       /* the display loaded (display.c), or NULL */
+	char *display_errors;          /* its errors as printed on stderr when it did not load */
+	struct vgu_snapshot *snapshot; /* live: the display over the trace so far (display.c) */
 };
 
 /* Opens the traces and builds everything; -1 after printing one line on stderr. */
@@ -150,7 +152,11 @@ json_t *vgu_errors_from_text(const char *text);
  * SIGINT and SIGTERM must be blocked by the caller (the reader thread must not take
  * them). */
 int vgu_live_start(struct vgu_app *a, const char *sensors, const char *qfile, const char *qtext,
-                   const char *every, char **command);
+                   const char *every, const char *display, char **command);
+/* The subject has ended and its trace could not be opened. */
+bool vgu_live_failed(const struct vgu_app *a);
+/* The folder vigil watch records the subject's trace into. */
+const char *vgu_live_dir(const struct vgu_app *a);
 void vgu_live_stop(struct vgu_app *a);
 bool vgu_live_waiting(const struct vgu_app *a);
 void vgu_api_live(struct vgu_app *a, size_t from, struct vgu_reply *r);
@@ -159,9 +165,15 @@ void vgu_api_live(struct vgu_app *a, size_t from, struct vgu_reply *r);
  * printed on stderr and kept for the page (the timeline is served all the same). */
 void vgu_display_open(struct vgu_app *a);
 void vgu_display_close(struct vgu_app *a);
-/* /api/display?at=T (ns since the first event) and /api/display/changes. */
+/* Live: checks a->display against the sensor description before anything runs; false
+ * (its errors printed and kept for the page) when vigil watch should not be given it. */
+bool vgu_display_check_model(struct vgu_app *a, const char *sensors);
+/* /api/display?at=T (ns since the first event) and
+ * /api/display/changes?from=&to=&limit=&take=first|last (a window of the changes). */
 void vgu_api_display(struct vgu_app *a, const char *at, struct vgu_reply *r);
-void vgu_api_display_changes(struct vgu_app *a, struct vgu_reply *r);
+void vgu_api_display_changes(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_reply *r);
+#define VGU_CHANGES_LIMIT 100000 /* changes answered when no limit is given */
+#define VGU_CHANGES_MAX 1000000
 
 /* Server: serves until SIGINT/SIGTERM. bind NULL: 127.0.0.1. Returns the exit status. */
 int vgu_serve(struct vgu_app *a, const char *bind, unsigned port);

@@ -7,7 +7,8 @@
 // `vigil display render --json` at the same instant. Stepping goes to the next and the
 // previous instant of `vigil display changes`; playing moves the instant. A .vgd with an
 // unknown relation: vigil ui's stderr has vigil display's error at file:line:col and the
-// tab shows the same text with the caret under its column. No console error. Screenshots
+// tab shows the same text with the caret under its column. The static copy (--export
+// --display) opened from file:// draws the same icons at the instant. No console error. Screenshots
 // go to VIGIL_UI_SHOTS (display.png is docs/ui-display.png).
 const fs = require('fs');
 const path = require('path');
@@ -151,6 +152,27 @@ main('ui-display', async (dir) => {
     await page.click('#display-play');
     await page.waitForFunction((p) => Number(document.getElementById('display-svg').dataset.at) > p, at1, { timeout: 30000 });
     await page.click('#display-play');
+
+    // The static copy (--export --display) opened from disk, no server: at T the same
+    // icons as the served page drew; stepping goes to the same next change.
+    run(vigil, ['ui', '--export', 'page', '--display', VGD, 'run1'], { cwd: dir, stdio: 'ignore' });
+    check(fs.readdirSync(path.join(dir, 'page', 'scenes')).length > 0, 'no scene files in the static copy');
+    const disk = await ctx.newPage();
+    watchErrors(disk, errors);
+    await disk.setViewportSize({ width: 1400, height: 1300 });
+    await disk.goto(`file://${path.join(dir, 'page', 'index.html')}`);
+    await disk.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
+    check(await disk.isVisible('#display-svg'), 'the Display tab is not in front in the static copy');
+    await disk.waitForSelector('#display-svg[data-at="0"]', { timeout: 30000 });
+    await seek(disk, T);
+    const diskKeys = (await drawn(disk)).map(key).sort();
+    check(JSON.stringify(diskKeys) === JSON.stringify(pageKeys), `the static copy's icons at +${T}:\n${diskKeys.join('\n')}\nthe served page's:\n${pageKeys.join('\n')}`);
+    const diskCircles = (await drawn(disk)).filter((i) => i.relation === 'Process' && !i.past).map((c) => c.label).sort();
+    check(JSON.stringify(diskCircles) === JSON.stringify(live), `static copy: circles ${diskCircles}, live processes ${live}`);
+    await disk.click('#display-next');
+    await disk.waitForSelector(`#display-svg[data-at="${next}"]`, { timeout: 30000 });
+    await shot(disk, 'display-static.png');
+    await disk.close();
     check(errors.length === 0, `console errors:\n${errors.join('\n')}`);
   } finally {
     await ctx.close();

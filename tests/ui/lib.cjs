@@ -28,9 +28,10 @@ function runAny(cmd, args, opts = {}) {
 }
 
 // Starts vigil ui and waits (bounded) for the URL it prints on stderr.
-function startUi(args, cwd, timeoutMs = 120000) {
+// env: more environment (TMPDIR: where vigil ui --watch keeps the subject's trace).
+function startUi(args, cwd, timeoutMs = 120000, env = {}) {
   return new Promise((resolve, reject) => {
-    const p = spawn(path.join(BIN, 'vigil'), ['ui', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+    const p = spawn(path.join(BIN, 'vigil'), ['ui', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
     started.push(p);
     let err = '';
     const timer = setTimeout(() => reject(new Error(`vigil ui printed no URL in ${timeoutMs} ms: ${err}`)), timeoutMs);

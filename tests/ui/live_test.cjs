@@ -20,6 +20,10 @@ main('ui-live', async (dir) => {
   fs.writeFileSync(path.join(dir, 'resumed.tq'), RESUMED);
   const vgl = path.join(process.env.VIGIL_SRC, 'examples', 'mailbox', 'mailbox.vgl');
   const mailbox = path.join(BIN, 'mailbox');
+  // vigil ui keeps vigil watch's trace under TMPDIR: the test's own, checked empty at
+  // the end (other tests may run vigil ui --watch at the same time)
+  const tmp = path.join(dir, 'tmp');
+  fs.mkdirSync(tmp);
   const ctx = await launch(dir);
   const errors = [];
   try {
@@ -27,7 +31,7 @@ main('ui-live', async (dir) => {
     watchErrors(page, errors);
     // A run long enough to be seen running.
     const ui = await startUi(['--watch', '--sensors', vgl, '-f', 'resumed.tq', '--port', '0', '--',
-      mailbox, '--seed', '2', '--messages', '100000', '--pace', '200'], dir);
+      mailbox, '--seed', '2', '--messages', '100000', '--pace', '200'], dir, 120000, { TMPDIR: tmp });
     await page.goto(ui.url);
     await page.waitForSelector('#live-table tbody tr', { timeout: 60000 });
     const seen = await page.evaluate(() => ({
@@ -44,7 +48,7 @@ main('ui-live', async (dir) => {
 
     // A short run: it ends, its trace opens, the workbench agrees with the live answers.
     const ui2 = await startUi(['--watch', '--sensors', vgl, '-f', 'resumed.tq', '--port', '0', '--',
-      mailbox, '--seed', '2', '--messages', '400'], dir);
+      mailbox, '--seed', '2', '--messages', '400'], dir, 120000, { TMPDIR: tmp });
     await page.goto(ui2.url);
     await page.waitForSelector('body[data-live-done="1"]', { timeout: 60000 });
     const liveRows = await page.$$eval('#live-table tbody tr', (trs) => trs.map((tr) => `${tr.cells[0].textContent} ${tr.cells[3].textContent.replace('Process=', '')}`));
@@ -66,8 +70,8 @@ main('ui-live', async (dir) => {
     process.kill(ui2.proc.pid, 'SIGINT');
     check((await waitExit(ui2.proc, 60000)) === 0, 'vigil ui did not stop cleanly');
     check(errors.length === 0, `console errors:\n${errors.join('\n')}`);
-    const left = fs.readdirSync('/tmp').filter((f) => f.startsWith('vigil-ui-watch-'));
-    check(left.length === 0, `vigil ui left ${left} in /tmp`);
+    const left = fs.readdirSync(tmp);
+    check(left.length === 0, `vigil ui left ${left} in its TMPDIR`);
   } finally {
     await ctx.close();
   }

@@ -3,7 +3,8 @@
 // on a mark shows its tuple with stream and offset, wheel and drag move the view;
 // ResumedbyP1 typed into the workbench shows vigil query's tuples and draws them as rows;
 // a syntax error shows vigil query's message with the caret at its line:col; the copy
-// made by --export opens from disk; the page logs no console error. Screenshots go to
+// made by --export opens from disk; a damaged copy opens with vigil dump's damage listed;
+// the page logs no console error. Screenshots go to
 // VIGIL_UI_SHOTS (kept with the test's output).
 const fs = require('fs');
 const path = require('path');
@@ -100,9 +101,11 @@ main('ui-page', async (dir) => {
     await page.waitForSelector('table.result[data-relation=ResumedbyP1] tbody tr', { timeout: 30000 });
     const got = (await page.$$eval('table.result[data-relation=ResumedbyP1] tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent).join(' ')))).sort();
     check(JSON.stringify(got) === JSON.stringify(cli), `workbench:\n${got.join('\n')}\nvigil query:\n${cli.join('\n')}`);
-    // drawn on the timeline: one row per process it names
-    const resultRows = await page.$$eval('.row-label[data-kind=result]', (els) => els.map((e) => e.textContent));
+    // drawn on the timeline: one row per process it names (the table comes first, the
+    // timeline's rows when it has loaded them again: wait for them, or show what is there)
     const procs = new Set(cli.map((l) => l.split(' ').pop()));
+    await page.waitForFunction((n) => document.querySelectorAll('.row-label[data-kind=result]').length === n, procs.size, { timeout: 30000 }).catch(() => {});
+    const resultRows = await page.$$eval('.row-label[data-kind=result]', (els) => els.map((e) => e.textContent));
     check(resultRows.length === procs.size && resultRows.every((r) => procs.has(r)), `result rows ${resultRows} for ${[...procs]}`);
     // sortable: by Process, descending after two clicks
     await page.click('table.result[data-relation=ResumedbyP1] th:nth-child(2)');
@@ -175,6 +178,29 @@ main('ui-page', async (dir) => {
     check(marks >= events.length, `the static copy draws ${marks} items, the trace has ${events.length} events`);
     await shot(page, 'export.png');
     check(errs.length === 0, `console errors in the static copy:\n${errs.join('\n')}`);
+
+    // A damaged copy (the end of a stream cut off) opens with the damage listed: every
+    // place vigil dump reports, and the timeline all the same.
+    fs.cpSync(path.join(dir, 'run1'), path.join(dir, 'cut'), { recursive: true });
+    const image = fs.readdirSync(path.join(dir, 'cut')).find((f) => fs.statSync(path.join(dir, 'cut', f)).isDirectory());
+    const stream = fs.readdirSync(path.join(dir, 'cut', image)).filter((f) => f.startsWith('stream-')).sort()[0];
+    const cutFile = path.join(dir, 'cut', image, stream);
+    fs.truncateSync(cutFile, fs.statSync(cutFile).size - 7);
+    const dumped = runAny(vigil, ['dump', 'cut'], { cwd: dir });
+    const places = dumped.stderr.split('\n').filter((l) => l.startsWith('cut/'));
+    check(dumped.status === 1 && places.length > 0, `vigil dump of the cut copy: status ${dumped.status}: ${dumped.stderr}`);
+    const uc = await startUi(['cut', '--port', '0'], dir);
+    await page.goto(uc.url);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
+    check(await page.isVisible('#damage'), 'the damage of the cut copy is not shown');
+    const listed = (await page.textContent('#damage')).split('\n');
+    check(places.every((p) => listed.includes(p)) && listed.length === places.length + 1, `the page lists:\n${listed.join('\n')}\nvigil dump:\n${places.join('\n')}`);
+    check(await page.$$eval('.row-label[data-kind=thread]', (els) => els.length) > 0, 'no timeline for the damaged copy');
+    await shot(page, 'damage.png');
+    await page.goto('about:blank');
+    process.kill(uc.proc.pid, 'SIGINT');
+    check((await waitExit(uc.proc)) === 0, 'vigil ui (damaged trace) did not stop cleanly');
+    check(errs.length === 0, `console errors:\n${errs.join('\n')}`);
   } finally {
     await ctx2.close();
   }

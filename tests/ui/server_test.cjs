@@ -176,6 +176,27 @@ main('ui-server', async (dir) => {
     check(r.status === 200 && r.body.trim() === cliScene.trim(), `the scene at +${at} differs from vigil display render --json`);
     check(JSON.parse(r.body).since_first === at, `scene at +${at}: since_first ${JSON.parse(r.body).since_first}`);
   }
+  // Windows of the changes: only those within [from, to], at most `limit` of them.
+  const changesIn = async (q) => JSON.parse((await rawGet(ud.port, `/api/display/changes?${q}`)).body);
+  const [A, B] = [cliChanges[3], cliChanges[cliChanges.length - 4]];
+  const inAB = cliChanges.filter((c) => c >= A && c <= B);
+  const w1 = await changesIn(`from=${A}&to=${B}`);
+  check(JSON.stringify(w1.changes) === JSON.stringify(inAB) && !w1.truncated && w1.index === 3 && w1.count === cliChanges.length,
+    `changes in [${A}, ${B}]: ${JSON.stringify(w1).slice(0, 300)}`);
+  const w2 = await changesIn(`from=${A + 1}&to=${B - 1}`); // the bounds are instants, not indexes
+  check(JSON.stringify(w2.changes) === JSON.stringify(inAB.slice(1, -1)), `changes in [${A + 1}, ${B - 1}]: ${w2.changes.length}`);
+  const w3 = await changesIn(`from=${A}&to=${B}&limit=5`);
+  check(JSON.stringify(w3.changes) === JSON.stringify(inAB.slice(0, 5)) && w3.truncated && w3.next === inAB[5], `first 5 in the window: ${JSON.stringify(w3)}`);
+  const w4 = await changesIn(`to=${B}&take=last&limit=3`);
+  const upToB = cliChanges.filter((c) => c <= B);
+  check(JSON.stringify(w4.changes) === JSON.stringify(upToB.slice(-3)) && w4.truncated && w4.prev === upToB[upToB.length - 4] && w4.index === upToB.length - 3,
+    `last 3 up to ${B}: ${JSON.stringify(w4)}`);
+  const w5 = await changesIn('limit=0');
+  check(w5.changes.length === 0 && w5.truncated && w5.count === cliChanges.length && w5.next === cliChanges[0], `limit=0: ${JSON.stringify(w5)}`);
+  for (const q of ['limit=-1', 'limit=x', 'limit=1000001', 'take=middle', `from=${B}&to=${A}`, 'from=1.5']) {
+    const r = await rawGet(ud.port, `/api/display/changes?${q}`);
+    check(r.status === 400 && typeof JSON.parse(r.body).error === 'string', `/api/display/changes?${q} → ${r.status} ${r.body}`);
+  }
   for (const p of ['/api/display', '/api/display?at=', '/api/display?at=abc', '/api/display?at=1.5', '/api/display?at=-1',
     `/api/display?at=${ch.span + 1}`, '/api/display?at=99999999999999999999999']) {
     const r = await rawGet(ud.port, p);
@@ -203,10 +224,13 @@ main('ui-server', async (dir) => {
   }
   process.kill(ub.proc.pid, 'SIGINT');
   check((await waitExit(ub.proc)) === 0, 'vigil ui with a bad display: SIGINT did not exit 0');
+  // --export with it: the errors, nothing written, status 2
+  const xb = runAny(vigil, ['ui', '--export', 'page3', '--assets', assets, '--display', 'bad.vgd', 'run1'], { cwd: dir });
+  check(xb.status === 2 && xb.stderr.startsWith(cliLines.join('\n') + '\n') && /nothing written/.test(xb.stderr) && !fs.existsSync(path.join(dir, 'page3')),
+    `vigil ui --export --display bad.vgd: status ${xb.status}: ${xb.stderr}`);
 
   // Bad command lines: one line, status 2.
-  for (const args of [['--port', 'x', 'run1'], ['--bind', 'nowhere', '--port', '0', 'run1'], ['nosuchtrace'], [],
-    ['--export', 'page2', '--display', vgd, 'run1']]) {
+  for (const args of [['--port', 'x', 'run1'], ['--bind', 'nowhere', '--port', '0', 'run1'], ['nosuchtrace'], []]) {
     const r = runAny(vigil, ['ui', ...args], { cwd: dir });
     check(r.status === 2 && r.stderr.trim().split('\n').length === 1, `vigil ui ${args.join(' ')}: status ${r.status}: ${r.stderr}`);
   }

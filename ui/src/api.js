@@ -57,7 +57,56 @@ function staticAnswer(route, p) {
       const rows = S.rows.rows.filter((r) => (r.label + ' ' + r.group).toLowerCase().includes(q)).map((r) => r.row);
       return { sensors, rows };
     }
+    case 'display/changes': return staticChanges(p);
+    case 'display': return staticScene(Number(p.at));
     default:
       throw new ApiError(501, { error: 'queries need the engine: serve this trace with vigil ui to ask them' });
   }
+}
+
+// The first index of the sorted list whose value is >= t.
+function lowerBound(list, t) {
+  let lo = 0, hi = list.length;
+  while (lo < hi) { const m = (lo + hi) >> 1; if (list[m] < t) lo = m + 1; else hi = m; }
+  return lo;
+}
+
+// /api/display/changes's window, over the changes the copy holds.
+function staticChanges(p) {
+  const D = S.display;
+  if (!D) throw new ApiError(404, { error: 'no display in this copy' });
+  const c = D.changes, limit = Number(p.limit ?? 100000);
+  const lo = lowerBound(c, Number(p.from ?? 0));
+  const hi = p.to === undefined ? c.length : lowerBound(c, Number(p.to) + 1);
+  const k = Math.max(0, Math.min(limit, hi - lo)), tail = p.take === 'last';
+  const b = tail ? hi - k : lo;
+  const r = { file: D.file, span: D.span, count: c.length, index: b, changes: c.slice(b, b + k), truncated: k < hi - lo, live: false };
+  if (r.truncated) r[tail ? 'prev' : 'next'] = tail ? c[hi - k - 1] : c[lo + k];
+  return r;
+}
+
+// The scene of the last frame at or before `at` (vgd_frames: what a scene holds only
+// changes there), from scenes/NNNNN.js, loaded as a script: a page opened from disk may
+// not fetch files.
+const chunks = new Map();
+function loadChunk(k) {
+  if (!chunks.has(k)) {
+    chunks.set(k, new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.src = `scenes/${String(k).padStart(5, '0')}.js`;
+      s.onload = () => resolve(window.VIGIL_SCENES[k]);
+      s.onerror = () => { chunks.delete(k); reject(new ApiError(404, { error: `${s.src} is missing from this copy` })); };
+      document.head.appendChild(s);
+    }));
+  }
+  return chunks.get(k);
+}
+
+async function staticScene(at) {
+  const D = S.display;
+  if (!D) throw new ApiError(404, { error: 'no display in this copy' });
+  if (!(at >= 0 && at <= D.span)) throw new ApiError(400, { error: `'at' must be within 0..${D.span}` });
+  const i = Math.max(0, lowerBound(D.frames, at + 1) - 1);
+  const scenes = await loadChunk(Math.floor(i / D.chunk));
+  return scenes[i % D.chunk];
 }

@@ -104,13 +104,13 @@ async function main() {
   });
 
   // The Display tab: shown (and in front) when vigil ui was given --display D.vgd.
-  if (info.display && !isStatic) {
+  if (info.display) {
     $('display-tab').hidden = false;
     if (!info.live) {
       document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x.id === 'display-tab'));
       document.querySelectorAll('.tab').forEach((t) => { t.hidden = t.id !== 'display'; });
     }
-    await setupDisplay(tl);
+    await setupDisplay(tl, { live: !!info.live });
   }
   document.querySelectorAll('#tabs button').forEach((b) => b.addEventListener('click', () => {
     document.querySelectorAll('#tabs button').forEach((x) => x.classList.toggle('active', x === b));
@@ -154,8 +154,8 @@ function setupLive() {
       $('trace-name').textContent = 'live run';
       $('trace-stats').textContent = `${info.events} events · ${info.relations.length} relations · the subject has ended`;
       await window.vigilLiveTimeline.load();
-      document.body.dataset.liveDone = '1';
     }
+    document.body.dataset.liveDone = '1';
   };
   poll();
 }
