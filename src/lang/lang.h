@@ -21,5 +21,6 @@ void vgl_free(struct vgl_model *m);
 int vgl_gen_c(const struct vgl_model *m, const char *outdir, char *err, size_t errsize);
 int vgl_gen_python(const struct vgl_model *m, const char *outdir, char *err, size_t errsize);
 int vgl_gen_java(const struct vgl_model *m, const char *outdir, char *err, size_t errsize);
+int vgl_gen_perl(const struct vgl_model *m, const char *outdir, char *err, size_t errsize);
 
 #endif
