@@ -4,12 +4,14 @@
 #
 #   perl driver.pl write DIR MODULE VECTORS OUT.bin
 #   perl driver.pl read DIR MODULE VECTORS IN.bin OUT.json
+#   perl driver.pl range DIR MODULE RECORD   every integer field refuses its limits +- 1
 use strict;
 use warnings;
 use JSON::PP ();
 
 my ($cmd, $dir, $module, $vectors, @rest) = @ARGV;
-die "usage: driver.pl write|read DIR MODULE VECTORS FILE...\n" unless defined $vectors;
+die "usage: driver.pl write|read|range DIR MODULE VECTORS|RECORD FILE...\n"
+    unless defined $vectors;
 unshift @INC, $dir;
 require "$module.pm";
 
@@ -23,8 +25,12 @@ sub slurp {
 }
 
 my $json = JSON::PP->new->utf8->canonical;
-my $vecs = $json->decode(slurp($vectors))->{records};
 my %INT = map { $_ => 1 } qw(int8 int16 int32 int64 uint8 uint16 uint32 uint64);
+if ($cmd eq 'range') {
+    check_range($vectors);
+    exit 0;
+}
+my $vecs = $json->decode(slurp($vectors))->{records};
 no strict 'refs';
 my %records = %{"${module}::RECORDS"};
 use strict 'refs';
@@ -89,4 +95,35 @@ if ($cmd eq 'write') {
     close $out or die "$outpath: $!\n";
 } else {
     die "unknown command $cmd\n";
+}
+
+# Each integer field takes its limits and refuses them +- 1 (decimal text, exact at 64
+# bits, from Math::BigInt), and a float that only looks whole (2**64) is refused too.
+sub check_range {
+    my ($record) = @_;
+    require Math::BigInt;
+    no strict 'refs';
+    my $cls = ${"${module}::RECORDS"}{$record} or die "no record $record\n";
+    use strict 'refs';
+    my $checked = 0;
+    for my $f ($cls->fields) {
+        my ($name, $t) = @$f;
+        next unless $INT{$t};
+        my ($bits) = $t =~ /([0-9]+)/;
+        my ($lo, $hi) = $t =~ /^u/
+            ? (Math::BigInt->new(0), Math::BigInt->new(2)->bpow($bits)->bsub(1))
+            : (Math::BigInt->new(2)->bpow($bits - 1)->bneg,
+               Math::BigInt->new(2)->bpow($bits - 1)->bsub(1));
+        for my $case ([$lo, 1], [$hi, 1], [$lo->copy->bsub(1), 0], [$hi->copy->badd(1), 0],
+                      [2**64, 0], [0.5, 0]) {
+            my ($v, $ok) = @$case;
+            my $rec = $cls->new($name => ref $v ? $v->bstr : $v);
+            my $refused = eval { $rec->encode; 1 } ? 0 : 1;
+            die "$record.$name ($t) = $v: " . ($refused ? "refused: $@" : 'accepted') . "\n"
+                if $refused == $ok;
+            $checked++;
+        }
+    }
+    die "$record: no integer field to check\n" unless $checked;
+    print "perl: $checked range checks\n";
 }

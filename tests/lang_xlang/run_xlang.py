@@ -246,6 +246,8 @@ def test_range(work):
         print(run([sys.executable, os.path.join(HERE, "driver.py"), "range", s.dir, s.module,
                    rec]).stdout.strip())
         print(run(["java", "-cp", classes, "XlangDriver", "range", "xlang", rec]).stdout.strip())
+        print(run([PERL, os.path.join(HERE, "driver.pl"), "range", s.dir, s.module,
+                   rec]).stdout.strip())
 
 
 def test_malformed(work):
