@@ -353,7 +353,7 @@ int vgl_gen_perl(const struct vgl_model *m, const char *outdir, char *err, size_
 	        "# Perl character strings, encoded as UTF-8, cut at their first NUL, then to their "
 	        "max\n"
 	        "# bytes; bytes are byte strings, cut to their max. Decoding replaces invalid "
-	        "UTF-8\n# (a cut inside a character) with U+FFFD. Needs Perl 5.14 or later, core "
+	        "UTF-8\n# (a cut inside a character) with U+FFFD. Needs Perl 5.20 or later, core "
 	        "modules only.\n",
 	        m->package ? m->package : "", pkg);
 	fprintf(f, "package %s;\n\n", pkg);
