@@ -37,6 +37,9 @@ pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev l
 # (tests/export decodes it back with the same library). python3-prometheus-client: the
 # parser that tests/export checks vigild --metrics with.
 pkgs+=(libprotobuf-c-dev protobuf-c-compiler python3-prometheus-client)
+# perl (with perl-modules: JSON::PP, IO::Socket::IP): the generated Perl records and
+# writer (vigil gen --lang perl) are run with Debian's perl (tests/lang_writers, lang_xlang).
+pkgs+=(perl)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()

@@ -40,3 +40,15 @@ add_test(NAME check.record
                  --subject $<TARGET_FILE:check_subject>)
 set_tests_properties(check.record PROPERTIES LABELS "sanitize;check" TIMEOUT 120
                      ENVIRONMENT "${VIGIL_TEST_ENV}")
+
+# vigil check --deadlocks: the wait-for graph on a subject that really deadlocks (two
+# threads, two mutexes, killed by the test once both wait) and on one that takes the
+# mutexes in one order (tests/check/deadlock_subject.c).
+add_executable(deadlock_subject ${CMAKE_SOURCE_DIR}/tests/check/deadlock_subject.c)
+target_link_libraries(deadlock_subject PRIVATE vigil_runtime Threads::Threads)
+add_test(NAME check.deadlocks
+         COMMAND ${CHECK_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/check/check_test.py deadlocks
+                 --bin ${CMAKE_BINARY_DIR}/bin --mktrace $<TARGET_FILE:check_mktrace>
+                 --subject $<TARGET_FILE:deadlock_subject>)
+set_tests_properties(check.deadlocks PROPERTIES LABELS "sanitize;check" TIMEOUT 180
+                     ENVIRONMENT "${VIGIL_TEST_ENV}")

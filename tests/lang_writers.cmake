@@ -1,17 +1,18 @@
-# The Python and Java writers `vigil gen` makes (src/lang/gen_python*, gen_java*),
-# tests/lang_writers/run_writers.py:
-#   lang_writers.python|java      programs generated from tests/lang_writers/writers.vgl
+# The Python, Java and Perl writers `vigil gen` makes (src/lang/gen_python*, gen_java*,
+# gen_perl*), tests/lang_writers/run_writers.py:
+#   lang_writers.python|java|perl programs generated from tests/lang_writers/writers.vgl
 #                                 send to a real vigild started by the test; its trace
 #                                 holds exactly what the generated C sensors record for
-#                                 the same values (TCP for Python, the Unix socket for Java)
-#   lang_writers.nocollector      no collector: emit never blocks, a full buffer drops, counted
-#   lang_writers.restart          the collector killed and restarted: each record once
+#                                 the same values (TCP for Python and Perl, the Unix socket
+#                                 for Java); Perl's module passes perl -wc first
+#   lang_writers.nocollector[-perl] no collector: emit never blocks, a full buffer drops, counted
+#   lang_writers.restart[-perl]   the collector killed and restarted: each record once
 #   lang_writers.probes-*         a stdlib fake collector decodes every frame strictly and
 #                                 switches a sensor off with `probe ID off` (list, NOTE)
 if(NOT VIGIL_SANITIZE)
-  set(LANG_WRITERS_TESTS probes-python probes-java)
+  set(LANG_WRITERS_TESTS probes-python probes-java probes-perl nocollector-perl)
   if(TARGET vigild)
-    list(APPEND LANG_WRITERS_TESTS python java nocollector restart)
+    list(APPEND LANG_WRITERS_TESTS python java perl nocollector restart restart-perl)
   endif()
   foreach(t ${LANG_WRITERS_TESTS})
     add_test(NAME lang_writers.${t}

@@ -49,8 +49,23 @@ struct vgc_summary {
 	uint32_t max_depth;               /* deepest reported invocation stack */
 };
 
+/* A well-formed lock operation of the reported stream (rule 5 held), in stream order: what
+ * the wait-for graph (waitfor.h) is built from. */
+enum vgc_lock_kind { VGC_LK_ACQUIRE, VGC_LK_RELEASE, VGC_LK_WAIT_BEGIN, VGC_LK_WAIT_END };
+struct vgc_lock_event {
+	enum vgc_lock_kind op;
+	uint64_t thread, thread_gen; /* the thread (tid) and its generation */
+	uint32_t thread_scope;       /* its process image */
+	uint64_t lock, lock_gen;     /* the lock entity's id and generation */
+	uint32_t lock_scope, lock_kind;
+	double t;                            /* seconds since the first event of the trace */
+	const char *thread_text, *lock_text; /* "thread 42 gen 7", "Lock 0x55.. 'm1' gen 0" */
+};
+
 struct vgc_sink {
 	void *ctx;
+	/* Each well-formed lock operation. May be NULL. */
+	void (*lock)(void *ctx, const struct vgc_lock_event *e);
 	/* Each violation, in stream order; the pointers are valid during the call only. */
 	void (*violation)(void *ctx, const struct vgc_violation *v);
 	/* Something about the trace the checker could not use (an unknown op, an enter

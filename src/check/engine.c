@@ -230,6 +230,25 @@ static void op_lock(struct vgc *c, enum vgc_op op)
 		return;
 	}
 	struct vgc_key tk = key_of(c, VGC_KIND_THREAD, c->ev->tid);
+	if (p == VGC_LOCK_OK && c->sink->lock) {
+		struct vgc_lock_event le = {
+		    .op = op == VGC_OP_ACQUIRE      ? VGC_LK_ACQUIRE
+		          : op == VGC_OP_RELEASE    ? VGC_LK_RELEASE
+		          : op == VGC_OP_WAIT_BEGIN ? VGC_LK_WAIT_BEGIN
+		                                    : VGC_LK_WAIT_END,
+		    .thread = c->ev->tid,
+		    .thread_gen = c->ev->thread_gen,
+		    .thread_scope = tk.scope,
+		    .lock = k.id,
+		    .lock_gen = v->ref.gen,
+		    .lock_scope = k.scope,
+		    .lock_kind = k.kind,
+		    .t = (double)(c->ev->ts - c->first_ts) / 1e9,
+		};
+		le.thread_text = vgc_describe(c, &tk, c->ev->thread_gen);
+		le.lock_text = vgc_describe(c, &k, v->ref.gen);
+		c->sink->lock(c->sink->ctx, &le);
+	}
 	switch (p) {
 	case VGC_LOCK_NOT_HELD:
 		vgc_violate(c, 5,

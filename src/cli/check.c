@@ -13,6 +13,7 @@
 
 #include "bad_option.h"
 #include "check/check.h"
+#include "check/waitfor.h"
 #include "commands.h"
 #include "format_opt.h"
 #include "trace/trace.h"
@@ -22,6 +23,9 @@ struct check_cli {
 	uint64_t max; /* violations printed (0: all) */
 	uint64_t printed, seen;
 	bool output_error;
+	bool deadlocks;    /* --deadlocks: the wait-for graph's cycles, not the violations */
+	struct vgc_wf *wf; /* fed by on_lock */
+	bool wf_oom;
 };
 
 static void usage(FILE *f)
@@ -49,6 +53,11 @@ static void usage(FILE *f)
 	    "                {\"summary\":{...}} object, on stdout\n"
 	    "  --max N       print at most N violations (default 100; 0: all); all are counted\n"
 	    "  -q, --quiet   print no violation, only the summary\n"
+	    "  --deadlocks   build the wait-for graph from the acquire/release/wait events\n"
+	    "                (a waiting thread points at the holders of its lock) and print\n"
+	    "                each cycle instead of the violations, when it formed, with its\n"
+	    "                threads, locks and wait times, and whether it still stands at the\n"
+	    "                end of the trace (a deadlock); exit 1 if there is a cycle\n"
 	    "  -h, --help    this help\n\n"
 	    "exit status: 0 consistent, 1 violations found, 2 usage error or unreadable trace,\n"
 	    "3 no violation but the trace is damaged (what could not be read was not checked).\n\n"
@@ -56,7 +65,8 @@ static void usage(FILE *f)
 	    "  vigil check run1                           verify a recording\n"
 	    "  vigil check --max 0 run1 > violations.txt  every violation\n"
 	    "  vigil check --json run1 | jq -c 'select(.rule == 4)'\n"
-	    "  vigil check -q run1 run2 && echo consistent\n");
+	    "  vigil check -q run1 run2 && echo consistent\n"
+	    "  vigil check --deadlocks run1               cycles of waiting threads\n");
 }
 
 static json_t *json_u64(uint64_t v)
@@ -212,10 +222,11 @@ static void print_summary(const struct check_cli *cl, const struct vgc_summary *
 
 static int parse_options(struct check_cli *cl, int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_MAX, OPT_FORMAT };
+	enum { OPT_JSON = 256, OPT_MAX, OPT_FORMAT, OPT_DEADLOCKS };
 	static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
 	                                         {"format", required_argument, NULL, OPT_FORMAT},
 	                                         {"max", required_argument, NULL, OPT_MAX},
+	                                         {"deadlocks", no_argument, NULL, OPT_DEADLOCKS},
 	                                         {"quiet", no_argument, NULL, 'q'},
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
@@ -247,6 +258,9 @@ static int parse_options(struct check_cli *cl, int argc, char **argv)
 		case 'q':
 			cl->quiet = true;
 			break;
+		case OPT_DEADLOCKS:
+			cl->deadlocks = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -259,6 +273,36 @@ static int parse_options(struct check_cli *cl, int argc, char **argv)
 		return 2;
 	}
 	return -1;
+}
+
+static void on_lock(void *ctx, const struct vgc_lock_event *e)
+{
+	struct check_cli *cl = ctx;
+	if (!cl->wf_oom && !vgc_wf_event(cl->wf, e))
+		cl->wf_oom = true;
+}
+
+/* One line per cycle: "deadlock t=T (standing at the end of the trace): A waits for L1
+ * (since t=..) held by B; B waits for L2 (since t=..) held by A". */
+static size_t print_cycles(struct check_cli *cl)
+{
+	const struct vgc_wf_cycle *cy;
+	size_t n = vgc_wf_cycles(cl->wf, &cy);
+	for (size_t c = 0; c < n; c++) {
+		printf("%s t=%.9f (%s):", cy[c].standing ? "deadlock" : "cycle", cy[c].t,
+		       cy[c].standing ? "standing at the end of the trace"
+		                      : "broken before the end of the trace");
+		for (size_t i = 0; i < cy[c].nsteps; i++) {
+			const struct vgc_wf_step *s = &cy[c].steps[i];
+			printf("%s %s waits for %s (since t=%.9f) held by %s", i ? ";" : "",
+			       s->thread, s->lock, s->since,
+			       cy[c].steps[(i + 1) % cy[c].nsteps].thread);
+		}
+		putchar('\n');
+	}
+	fprintf(stderr, "vigil check: %zu wait-for cycle%s%s\n", n, n == 1 ? "" : "s",
+	        cl->wf_oom ? " (out of memory: the graph is incomplete)" : "");
+	return n;
 }
 
 int vg_cmd_check(int argc, char **argv)
@@ -285,6 +329,20 @@ int vg_cmd_check(int argc, char **argv)
 		return 2;
 	}
 	struct vgc_sink sink = {.ctx = &cl, .violation = on_violation, .warning = on_warning};
+	if (cl.deadlocks) {
+		if (cl.json) {
+			fprintf(stderr, "vigil check: --deadlocks prints text only (no --json)\n");
+			vgt_close(t);
+			return 2;
+		}
+		cl.quiet = true; /* the violations are counted in the summary */
+		sink.lock = on_lock;
+		if (!(cl.wf = vgc_wf_new())) {
+			fprintf(stderr, "vigil check: out of memory\n");
+			vgt_close(t);
+			return 2;
+		}
+	}
 	struct vgc_summary sum;
 	if (vgc_check(t, &sink, &sum, err, sizeof err) < 0) {
 		fprintf(stderr, "vigil check: %s\n", err);
@@ -292,6 +350,8 @@ int vg_cmd_check(int argc, char **argv)
 		return 2;
 	}
 	report_damage(t);
+	size_t cycles = cl.deadlocks ? print_cycles(&cl) : 0;
+	vgc_wf_free(cl.wf);
 	print_summary(&cl, &sum);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		cl.output_error = true;
@@ -300,5 +360,7 @@ int vg_cmd_check(int argc, char **argv)
 		fprintf(stderr, "vigil check: cannot write output: %s\n", strerror(errno));
 		return 2;
 	}
+	if (cl.deadlocks)
+		return cycles ? 1 : sum.damage ? 3 : 0;
 	return sum.violations ? 1 : sum.damage ? 3 : 0;
 }

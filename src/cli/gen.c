@@ -1,5 +1,5 @@
 /* vigil gen: checks a sensor description (.vgl) and generates the code of its sensors
- * for C, Python or Java. The work is src/lang's; this parses options and reports. */
+ * for C, Python, Java or Perl. The work is src/lang's; this parses options and reports. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
@@ -11,14 +11,15 @@
 static void usage(FILE *f)
 {
 	fprintf(
-	    f, "usage: vigil gen FILE.vgl --lang c|python|java -o DIR\n"
+	    f, "usage: vigil gen FILE.vgl --lang c|python|java|perl -o DIR\n"
 	       "       vigil gen FILE.vgl --check\n\n"
 	       "Checks a sensor description (docs/language.md) and its imports, then writes the\n"
 	       "code of its sensors and records for one language into DIR (created if missing).\n"
 	       "Every error is reported as FILE:LINE:COL: error: MESSAGE with the source line and\n"
 	       "a caret; nothing is written if there is any.\n\n"
 	       "options:\n"
-	       "  -l, --lang LANG   c, python or java (may be given several times)\n"
+	       "  -l, --lang LANG   c, python, java or perl (may be given\n"
+	       "                    several times)\n"
 	       "  -o, --output DIR  where the generated files go\n"
 	       "  -c, --check       only check the file, write nothing\n"
 	       "  -h, --help        this help\n\n"
@@ -39,6 +40,7 @@ static const struct lang langs[] = {
     {"c", vgl_gen_c},
     {"python", vgl_gen_python},
     {"java", vgl_gen_java},
+    {"perl", vgl_gen_perl},
 };
 #define NLANGS (sizeof langs / sizeof *langs)
 
@@ -74,8 +76,8 @@ int vg_cmd_gen(int argc, char **argv)
 			while (k < NLANGS && strcmp(optarg, langs[k].name))
 				k++;
 			if (k == NLANGS)
-				return usage_error("unknown language '%s' (c, python or java)",
-				                   optarg);
+				return usage_error(
+				    "unknown language '%s' (c, python, java or perl)", optarg);
 			wanted[k] = true;
 		} else if (c == ':') {
 			return usage_error("option '%s' needs a value", argv[optind - 1]);

@@ -138,7 +138,7 @@ int vgf_decode(uint8_t type, const uint8_t *payload, size_t len, struct vgf_fram
 		f->u.hello.kind = get_u8(&r);
 		if (f->u.hello.version >= 2)
 			f->u.hello.secret = get_str(&r);
-		if (!r.bad && f->u.hello.kind > VGF_KIND_CONTROL)
+		if (!r.bad && f->u.hello.kind > VGF_KIND_PERL)
 			return fail(err, errsize, "HELLO: unknown subject kind %u",
 			            f->u.hello.kind);
 		break;

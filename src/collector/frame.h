@@ -26,7 +26,8 @@ enum vgf_type {
 	VGF_NOTE,
 	VGF_BYE,
 };
-enum vgf_kind { VGF_KIND_C, VGF_KIND_PYTHON, VGF_KIND_JAVA, VGF_KIND_CONTROL };
+/* Who speaks: the C runtime, a generated writer (Python, Java, Perl), or a control peer. */
+enum vgf_kind { VGF_KIND_C, VGF_KIND_PYTHON, VGF_KIND_JAVA, VGF_KIND_CONTROL, VGF_KIND_PERL };
 
 struct vgf_str {
 	const char *p;

@@ -289,7 +289,7 @@ static void header_text(struct vgf_buf *b, const struct vgd_subject *s, const st
 	           "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
 	           "\t\tuint32_t stream_id;\n\t};\n};\n\n",
 	           u);
-	static const char *const langs[] = {"c", "python", "java", "control"};
+	static const char *const langs[] = {"c", "python", "java", "control", "perl"};
 	printf_buf(b, "env {\n\thostname = \"");
 	quoted(b, s->host);
 	printf_buf(b, "\";\n\thost = \"");
@@ -302,7 +302,7 @@ static void header_text(struct vgf_buf *b, const struct vgd_subject *s, const st
 	           "\";\n\tvigil_version = \"%s\";\n\tvigil_process_gen = %" PRIu64
 	           ";\n\tvigil_ppid = 0;\n\tvigil_parent_gen = 0;\n\tvigil_image = 0;\n"
 	           "\tvigil_lang = \"%s\";\n};\n\n",
-	           VG_VERSION, s->start, langs[s->kind & 3]);
+	           VG_VERSION, s->start, langs[s->kind <= VGF_KIND_PERL ? s->kind : 0]);
 	printf_buf(b,
 	           "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
 	           "\tdescription = \"CLOCK_REALTIME, nanoseconds (sent to vigild)\";\n"

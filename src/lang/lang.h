@@ -32,5 +32,6 @@ struct vgl_model *vgl_load_texts(const struct vgl_text *files, size_t n, FILE *e
 int vgl_gen_c(const struct vgl_model *m, const char *outdir, char *err, size_t errsize);
 int vgl_gen_python(const struct vgl_model *m, const char *outdir, char *err, size_t errsize);
 int vgl_gen_java(const struct vgl_model *m, const char *outdir, char *err, size_t errsize);
+int vgl_gen_perl(const struct vgl_model *m, const char *outdir, char *err, size_t errsize);
 
 #endif

@@ -7,6 +7,10 @@
           line and exit 2; --max and --quiet
   record  tests/check/check_subject.c recorded with VIGIL_CONSISTENCY=off breaks each rule
           once (at the documented events); with consistency on, no violation
+  deadlocks  --deadlocks on tests/check/deadlock_subject.c: two threads that really
+          deadlock on two mutexes (killed once both wait) give one standing cycle naming
+          both threads, both locks and their wait times; the same threads taking the
+          mutexes in one order give none
   random  a random consistent workload of a million events with injected violations
           (fixed seeds and one fresh seed, printed; VIGIL_SEED=N reruns it), every kind
           of violation of every rule injected several times
@@ -16,9 +20,11 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 LINE = re.compile(r"^(\S+@\d+) t=(\d+\.\d{9}): rule ([1-5]): (.+)$")
 
@@ -204,6 +210,52 @@ class Test:
                             "consistent reporting: exit %d, %s, summary %s\n%s" %
                             (p.returncode, got, summ, p.stderr))
 
+    def deadlocks(self):
+        # The deadlocking subject, killed once both threads' second waits are reported.
+        out = os.path.join(self.tmp, "deadlock")
+        ready = os.path.join(self.tmp, "ready")
+        env = dict(os.environ, VIGIL_OUT=out)
+        p = subprocess.Popen([self.subject, "deadlock", ready], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)  # it never ends by itself
+        so, se = p.communicate()
+        if not self.expect(os.path.exists(ready), "the subject never reported both waits "
+                           "(exit %s): %s %s" % (p.returncode, so, se)):
+            return
+        tids = open(ready).read().split()
+        r = run([self.vigil, "check", "--deadlocks", out])
+        lines = r.stdout.splitlines()
+        self.expect(r.returncode == 1 and len(lines) == 1, "deadlock: exit %d, %r\n%s" %
+                    (r.returncode, r.stdout, r.stderr))
+        if lines:
+            m = re.match(r"^deadlock t=(\d+\.\d{9}) \(standing at the end of the trace\): "
+                         r"thread (\d+)(?: '[^']*')? gen \d+ waits for Lock 0x(\d+) '(m\d)' gen \d+ "
+                         r"\(since t=\d+\.\d{9}\) held by thread (\d+)(?: '[^']*')? gen \d+; "
+                         r"thread (\d+)(?: '[^']*')? gen \d+ waits for Lock 0x(\d+) '(m\d)' gen \d+ "
+                         r"\(since t=\d+\.\d{9}\) held by thread (\d+)(?: '[^']*')? gen \d+$", lines[0])
+            if self.expect(m, "deadlock line: %r" % lines[0]):
+                a, lock_a, name_a, b, b2, lock_b, name_b, a2 = m.groups()[1:]
+                self.expect(sorted([a, b]) == sorted(tids) and a2 == a and b2 == b and a != b,
+                            "deadlock threads %s, the subject's %s" % (m.groups(), tids))
+                self.expect({name_a, name_b} == {"m0", "m1"} and lock_a != lock_b,
+                            "deadlock locks %s" % (m.groups(),))
+        # Without --deadlocks the same trace is consistent: an open wait is no violation.
+        r = run([self.vigil, "check", out])
+        self.expect(r.returncode in (0, 3) and not r.stdout, "plain check of the deadlock "
+                    "trace: exit %d %r %s" % (r.returncode, r.stdout, r.stderr))
+        # The same two threads taking the mutexes in one order: contention, no cycle.
+        out = os.path.join(self.tmp, "ordered")
+        p = run([self.subject, "ordered"], env=dict(os.environ, VIGIL_OUT=out), timeout=120)
+        if self.expect(p.returncode == 0 and p.stdout == "done\n",
+                       "ordered subject: %d %r" % (p.returncode, p.stderr)):
+            r = run([self.vigil, "check", "--deadlocks", out])
+            self.expect(r.returncode == 0 and not r.stdout and "0 wait-for cycles" in r.stderr,
+                        "ordered: exit %d %r %s" % (r.returncode, r.stdout, r.stderr))
+
     # Every kind of violation the random workload injects (check_mktrace.c `kinds`).
     KINDS = {"free_unborn": 1, "use_dead": 2, "move_dead": 2, "new_live": 3,
              "skip_parent": 4, "leave_empty": 4, "leave_missing": 4, "release_unheld": 5,
@@ -249,16 +301,16 @@ class Test:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("test", choices=["rules", "cli", "record", "random"])
+    ap.add_argument("test", choices=["rules", "cli", "record", "deadlocks", "random"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--mktrace", required=True)
     ap.add_argument("--subject")
     a = ap.parse_args()
     t = Test(a)
     getattr(t, a.test)()
-    subprocess.run(["rm", "-rf", t.tmp])
     if t.failures:
-        sys.exit("%d failures" % t.failures)
+        sys.exit("%d failures (kept %s)" % (t.failures, t.tmp))
+    subprocess.run(["rm", "-rf", t.tmp])
     print("ok")
 
 

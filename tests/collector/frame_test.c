@@ -162,6 +162,16 @@ int main(void)
 	vgf_put_hello(&b, "", "h", 1, 1, "p", 9, NULL, 0);
 	CHECK(vgf_decode(VGF_HELLO, b.p + VGF_HEADER, (uint32_t)b.len - VGF_HEADER, &f, err,
 	                 sizeof err) < 0);
+	b.len = 0; /* the last kind (Perl) is known, the next one is not */
+	vgf_put_hello(&b, "", "h", 1, 1, "p", VGF_KIND_PERL, NULL, 0);
+	CHECK(vgf_decode(VGF_HELLO, b.p + VGF_HEADER, (uint32_t)b.len - VGF_HEADER, &f, err,
+	                 sizeof err) == 0 &&
+	      f.u.hello.kind == VGF_KIND_PERL);
+	b.len = 0;
+	vgf_put_hello(&b, "", "h", 1, 1, "p", VGF_KIND_PERL + 1, NULL, 0);
+	CHECK(vgf_decode(VGF_HELLO, b.p + VGF_HEADER, (uint32_t)b.len - VGF_HEADER, &f, err,
+	                 sizeof err) < 0 &&
+	      strstr(err, "unknown subject kind"));
 	uint8_t hdr[5] = {0, 0, 0, 0, 1};
 	uint32_t plen;
 	uint8_t type;

@@ -1,13 +1,16 @@
-"""The Python and Java writers that `vigil gen` makes, sending to a real vigild started
-here (tests/lang_writers.cmake). From tests/lang_writers/writers.vgl, the same emissions
+"""The Python, Java and Perl writers that `vigil gen` makes, sending to a real vigild
+started here (tests/lang_writers.cmake). From tests/lang_writers/writers.vgl, the same emissions
 (values.json) are fired by a C program with the generated C sensors (recorded locally by
-`vigil record`), a Python program (over TCP) and a Java program (over the Unix socket);
+`vigil record`), a Python program (over TCP), a Java program (over the Unix socket) and
+a Perl program (over TCP, Debian's /usr/bin/perl);
 `vigil dump --json` of the collector's trace must show, for each, exactly the events and
 field values of the C program's trace: the same names and fields, byte for byte (strings
 cut at their max inside a UTF-8 character, bytes cut, uint64 extremes, sampled interval
 ends led by vg_since 0), and `vigil relations` the same tuples.
 
-  run_writers.py python | java | nocollector | restart | probes-python | probes-java
+  run_writers.py python | java | perl | nocollector | nocollector-perl | restart |
+                 restart-perl |
+                 probes-python | probes-java | probes-perl
 
 probes-*: against a stdlib fake collector (fake_collector.py) that decodes every frame
 strictly, reads the sensor table (`list 0`) and switches one sensor off (`probe ID off`):
@@ -30,6 +33,7 @@ BIN = os.path.abspath(os.environ.get("VIGIL_BIN", "build/bin"))
 SRC = os.path.dirname(os.path.dirname(HERE))
 VIGIL, VIGILD = os.path.join(BIN, "vigil"), os.path.join(BIN, "vigild")
 VALUES = os.path.join(HERE, "values.json")
+PERL = "/usr/bin/perl"
 EMISSIONS = json.load(open(VALUES))["emissions"]
 
 
@@ -234,7 +238,7 @@ def relations(trace, pid_dir):
 def setup(work):
     gen = os.path.join(work, "gen")
     run([VIGIL, "gen", os.path.join(HERE, "writers.vgl"), "-l", "python", "-l", "java", "-l",
-         "c", "-o", gen])
+         "c", "-l", "perl", "-o", gen])
     ctrace = os.path.join(work, "ctrace")
     p = run([VIGIL, "record", "-q", "-o", ctrace, "--", c_driver(gen)])
     ents = json.loads(p.stdout.strip().splitlines()[-1])
@@ -268,6 +272,10 @@ def test_lang(lang):
             to = f"127.0.0.1:{col.port}"
             p = run(["/usr/bin/python3", os.path.join(HERE, "py_driver.py"), gen, VALUES, to,
                      json.dumps(ents), "send"])
+        elif lang == "perl":
+            run([PERL, "-wc", "-I", gen, os.path.join(gen, "wtest_records.pm")])
+            p = run([PERL, os.path.join(HERE, "pl_driver.pl"), gen, VALUES,
+                     f"127.0.0.1:{col.port}", json.dumps(ents), "send"])
         else:
             p = run(java_driver(gen, ents, "unix:" + col.sock))
         stats = json.loads(p.stdout.strip().splitlines()[-1])
@@ -281,6 +289,12 @@ def test_lang(lang):
         check(relations(trace, None) == relations(ctrace, None),
               f"{lang}: relations differ:\n{relations(trace, None)}\n"
               f"{relations(ctrace, None)}")
+        # The collector names the writer's language in the trace's metadata (HELLO kind).
+        metas = [os.path.join(d, "metadata") for d, _s, fs in os.walk(trace) if "metadata" in fs]
+        check(len(metas) == 1, f"{lang}: metadata files {metas}")
+        meta = open(metas[0], encoding="utf-8", errors="replace").read()
+        check(f'vigil_lang = "{lang}";' in meta, f"{lang}: metadata says "
+              f"{[l for l in meta.splitlines() if 'vigil_lang' in l]}")
         print(f"{lang}: {len(evs)} events equal to the C sensors'; {stats}")
     except Failure:
         if col:
@@ -292,24 +306,26 @@ def test_lang(lang):
         leave(work)
 
 
-def test_nocollector():
+def test_nocollector(lang):
     """No collector: emit never blocks, a full buffer drops and counts."""
     work = tempfile.mkdtemp(prefix="vigil-writers-")
     try:
         gen = os.path.join(work, "gen")
-        run([VIGIL, "gen", os.path.join(HERE, "writers.vgl"), "-l", "python", "-o", gen])
+        run([VIGIL, "gen", os.path.join(HERE, "writers.vgl"), "-l", lang, "-o", gen])
         # Each Phase record: 12 (ref) + 2 ("x\0") bytes of fields + 18 of header = 32.
-        p = run(["/usr/bin/python3", os.path.join(HERE, "py_driver.py"), gen, VALUES,
-                 f"127.0.0.1:{free_port()}", "-", "full", "1000", str(32 * 100)])
+        drv = (["/usr/bin/python3", os.path.join(HERE, "py_driver.py")] if lang == "python"
+               else [PERL, os.path.join(HERE, "pl_driver.pl")])
+        p = run(drv + [gen, VALUES, f"127.0.0.1:{free_port()}", "-", "full", "1000",
+                       str(32 * 100)])
         s = json.loads(p.stdout)
         check(s["queued"] == 100 and s["dropped"] == 900 and not s["closed_ok"] and s["error"],
               f"no collector: {s}")
-        print(f"nocollector: {s}")
+        print(f"nocollector-{lang}: {s}")
     finally:
         leave(work)
 
 
-def test_restart():
+def test_restart(lang):
     """The collector is killed after the first half was acknowledged and restarted while
     the second half waits: every record arrives exactly once."""
     work = tempfile.mkdtemp(prefix="vigil-writers-")
@@ -320,10 +336,11 @@ def test_restart():
         col = Collector(work, free_port(), out)
         col.start()
         half, go = os.path.join(work, "half"), os.path.join(work, "go")
-        drv = subprocess.Popen(["/usr/bin/python3", os.path.join(HERE, "py_driver.py"), gen,
-                                VALUES, f"127.0.0.1:{col.port}", json.dumps(ents), "restart",
-                                half, go], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+        drv = (["/usr/bin/python3", os.path.join(HERE, "py_driver.py")] if lang == "python"
+               else [PERL, os.path.join(HERE, "pl_driver.pl")])
+        drv = subprocess.Popen(drv + [gen, VALUES, f"127.0.0.1:{col.port}", json.dumps(ents),
+                                      "restart", half, go], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
         for _ in range(1000):
             if os.path.exists(half) or drv.poll() is not None:
                 break
@@ -351,8 +368,8 @@ def test_restart():
         check(len(states) == 1 and "secret " in open(states[0]).read(), f"state {states}")
         check("without its secret" not in col.logtext(), col.logtext())
         _trace, evs = collector_events(out)
-        compare([(n, f) for _p, n, f in evs], want, "restart")
-        print(f"restart: {len(evs)} events, each once; {stats}")
+        compare([(n, f) for _p, n, f in evs], want, f"restart-{lang}")
+        print(f"restart-{lang}: {len(evs)} events, each once; {stats}")
     finally:
         if col:
             col.stop()
@@ -367,13 +384,16 @@ def test_probes(lang):
     try:
         gen = os.path.join(work, "gen")
         run([VIGIL, "gen", os.path.join(HERE, "writers.vgl"), "-l", "python", "-l", "java",
-             "-o", gen])
+             "-l", "perl", "-o", gen])
         go = os.path.join(work, "go")
         fake = FakeCollector("wtest.Submit", go)
         to = f"127.0.0.1:{fake.port}"
         ents = {"W": [1, 0], "Q": [2, 0]}
         if lang == "python":
             p = run(["/usr/bin/python3", os.path.join(HERE, "py_driver.py"), gen, VALUES, to,
+                     json.dumps(ents), "probes", go])
+        elif lang == "perl":
+            p = run([PERL, os.path.join(HERE, "pl_driver.pl"), gen, VALUES, to,
                      json.dumps(ents), "probes", go])
         else:
             p = run(java_driver(gen, ents, to, go))
@@ -385,7 +405,7 @@ def test_probes(lang):
         check(stats["closed_ok"] and stats["dropped"] == 0 and stats["off"] == n_submit,
               f"{lang} writer: {stats}")
         h = seen["hello"]
-        check(h["version"] == 2 and h.get("secret") == b"" and h["kind"] == (1 if lang == "python" else 2) and
+        check(h["version"] == 2 and h.get("secret") == b"" and h["kind"] == {"python": 1, "java": 2, "perl": 4}[lang] and
               h["host"] == socket.gethostname() and h["start"] > 0 and h["program"] and
               h["token"] == "", f"HELLO {h}")
         sensors = ["wtest.Submit", "wtest.Escalate", "wtest.Holding.begin",
@@ -416,12 +436,12 @@ def test_probes(lang):
 def main():
     what = sys.argv[1]
     try:
-        if what in ("python", "java"):
+        if what in ("python", "java", "perl"):
             test_lang(what)
-        elif what == "nocollector":
-            test_nocollector()
-        elif what == "restart":
-            test_restart()
+        elif what.startswith("nocollector"):
+            test_nocollector("perl" if what.endswith("-perl") else "python")
+        elif what.startswith("restart"):
+            test_restart("perl" if what.endswith("-perl") else "python")
         elif what.startswith("probes-"):
             test_probes(what[7:])
         else:

@@ -1,5 +1,5 @@
 """Cross-language tests of the generated record code (issue 3): the real `vigil gen`
-($VIGIL_BIN/vigil) generates Python, Java and C from the same .vgl; a driver per language
+($VIGIL_BIN/vigil) generates Python, Java, C and Perl from the same .vgl; a driver per language
 writes the same vectors; the files must be byte-identical (and equal to the encodings
 written by hand in the vectors), and every language must read every other's file back to
 the expected values. Also: schema evolution across languages, integer range checks,
@@ -23,7 +23,8 @@ from xlang_common import expected, load_vectors  # noqa: E402
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 VIGIL = os.path.join(BIN, "vigil")
 SRC = os.environ.get("VIGIL_SRC", os.path.dirname(os.path.dirname(HERE)))
-LANGS = ("python", "java", "c")
+LANGS = ("python", "java", "c", "perl")
+PERL = "/usr/bin/perl"
 
 
 class Failure(Exception):
@@ -48,7 +49,8 @@ class Schema:
     def __init__(self, work, vgl, pkg):
         self.pkg, self.dir = pkg, os.path.join(work, pkg)
         run([VIGIL, "gen", os.path.join(HERE, vgl), "-l", "python", "-l", "java", "-l", "c",
-             "-o", self.dir])
+             "-l", "perl", "-o", self.dir])
+        run([PERL, "-wc", "-I", self.dir, os.path.join(self.dir, f"{pkg}_records.pm")])
         self.module = f"{pkg}_records"
         sys.path.insert(0, self.dir)
         self.py = __import__(self.module)
@@ -102,6 +104,9 @@ class Drivers:
         elif lang == "java":
             run(["java", "-cp", self.classes, "XlangDriver", "write", self.s.pkg, self.vectors,
                  out])
+        elif lang == "perl":
+            run([PERL, os.path.join(HERE, "driver.pl"), "write", self.s.dir, self.s.module,
+                 self.vectors, out])
         else:
             run([self.cexe, "write", out])
 
@@ -113,6 +118,9 @@ class Drivers:
         elif lang == "java":
             run(["java", "-cp", self.classes, "XlangDriver", "read", self.s.pkg, self.vectors,
                  inp, out])
+        elif lang == "perl":
+            run([PERL, os.path.join(HERE, "driver.pl"), "read", self.s.dir, self.s.module,
+                 self.vectors, inp, out])
         else:
             run([self.cexe, "read", inp, out])
         with open(out, encoding="utf-8") as f:
@@ -238,6 +246,8 @@ def test_range(work):
         print(run([sys.executable, os.path.join(HERE, "driver.py"), "range", s.dir, s.module,
                    rec]).stdout.strip())
         print(run(["java", "-cp", classes, "XlangDriver", "range", "xlang", rec]).stdout.strip())
+        print(run([PERL, os.path.join(HERE, "driver.pl"), "range", s.dir, s.module,
+                   rec]).stdout.strip())
 
 
 def test_malformed(work):
