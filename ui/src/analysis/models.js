@@ -119,9 +119,11 @@ function buildGraph() {
   const maxc = Math.max(1, ...g.nodes.map((n) => Math.max(n.count[0], n.count[1])));
   for (const n of g.nodes) {
     const d = n.count[1] / tot[1] - n.count[0] / tot[0];
+    // in the graph a site's file without its folders (the tables have the whole label)
+    const short = n.name || `${n.site.slice(n.site.lastIndexOf('/') + 1)} "${n.fmt}"`;
     const size = 14 + 22 * Math.log1p(Math.max(n.count[0], n.count[1])) / Math.log1p(maxc);
     els.push({
-      data: { id: `n${n.id}`, label: n.label.length > 32 ? n.label.slice(0, 31) + '…' : n.label, size, parent: compound ? `g:${groupOf(n.site)}` : undefined,
+      data: { id: `n${n.id}`, label: short.length > 32 ? short.slice(0, 31) + '…' : short, size, parent: compound ? `g:${groupOf(n.site)}` : undefined,
         color: Math.abs(d) < 0.005 ? '#c8cdd8' : d > 0 ? '#e8a090' : '#90b0e8' },
       classes: n.count[0] && n.count[1] ? '' : 'only',
     });
