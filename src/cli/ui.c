@@ -95,13 +95,15 @@ static bool is_nets_dir(const char *dir)
 	return !stat(path, &st) && S_ISREG(st.st_mode);
 }
 
-/* Which view the arguments alone ask for: two regular files (models) open the model
- * workbench, one folder of vigil net split the network browser; traces the timeline. */
+/* Which view the arguments alone ask for: two arguments of which a regular file (models)
+ * open the model workbench, one folder of vigil net split the network browser; traces
+ * (folders) the timeline. */
 static void analysis_view(char **args, int n, bool *models, bool *nets)
 {
 	struct stat a, b;
-	if (n == 2 && !stat(args[0], &a) && !stat(args[1], &b) && S_ISREG(a.st_mode) &&
-	    S_ISREG(b.st_mode))
+	bool rega = !stat(args[0], &a) && S_ISREG(a.st_mode),
+	     regb = !stat(args[1 % n], &b) && S_ISREG(b.st_mode);
+	if (n == 2 && (rega || regb)) /* one missing model: said when it is read */
 		*models = true;
 	else if (n == 1 && !stat(args[0], &a) && S_ISDIR(a.st_mode) && is_nets_dir(args[0]))
 		*nets = true;
