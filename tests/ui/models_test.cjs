@@ -113,6 +113,12 @@ async function checkReports(page, d, what) {
   }
 }
 
+// The graph's view stands still (a choice animates it): positions read now are where
+// a click lands.
+async function settle(page) {
+  await page.waitForFunction(() => !window.vigilModels.cy.animated(), null, { timeout: 30000 });
+}
+
 // Choosing the first row of a report highlights its edge (or node) and no other.
 async function chooseFirst(page, name) {
   await showReport(page, name);
@@ -156,6 +162,7 @@ main('ui-models', async (dir) => {
 
   // graph -> table: a click on the cache-miss node marks the rows that name it
   await showReport(page, 'transitions');
+  await settle(page);
   const miss = await page.evaluate(() => {
     const g = window.vigilModels.state.graph, cy = window.vigilModels.cy;
     const n = g.nodes.find((x) => x.fmt === 'cache miss');
@@ -209,7 +216,7 @@ main('ui-models', async (dir) => {
   // the whole graph in view, once the choice's animation has ended
   await page.waitForFunction(() => !window.vigilModels.cy.animated(), null, { timeout: 30000 });
   await page.evaluate(() => window.vigilModels.cy.fit(undefined, 20));
-  const pos = async (id) => page.evaluate((i) => {
+  const pos = async (id) => (await settle(page)) || page.evaluate((i) => {
     const cy = window.vigilModels.cy, p = cy.$id(`n${i}`).renderedPosition(), r = cy.container().getBoundingClientRect();
     return { x: r.left + p.x, y: r.top + p.y };
   }, id);

@@ -363,7 +363,7 @@ async function showEdge(id) {
     lg.append(el('span', { class: cls, text: r ? `${name}: p50 ${ns(r.p50)}, p90 ${ns(r.p90)}, p99 ${ns(r.p99)}, mean ${ns(r.mean)}` : `${name}: no such transition` }));
   box.append(lg);
   drawCdf(box, [{ name: 'baseline', color: BASE, points: a ? a.points : [] }, { name: 'other', color: OTHER, points: b ? b.points : [] }],
-    { width: Math.max(360, box.clientWidth - 30), height: 170 });
+    { width: Math.max(360, box.clientWidth - 30), height: 180 });
 }
 
 async function showPath(from, to) {
@@ -384,7 +384,7 @@ async function showPath(from, to) {
   });
   box.append(lg);
   drawCdf(box, p.runs.map((r, i) => ({ name: names[i], color: i ? OTHER : BASE, points: r.points || [] })),
-    { width: Math.max(360, box.clientWidth - 30), height: 170 });
+    { width: Math.max(360, box.clientWidth - 30), height: 180 });
 }
 
 async function loadDiff() {
