@@ -88,6 +88,7 @@ export function drawNetwork(svgEl, box, g, clock) {
   svg.append('defs').append('marker').attr('id', 'arrow').attr('viewBox', '0 0 10 10').attr('refX', 9).attr('refY', 5)
     .attr('markerWidth', 7).attr('markerHeight', 7).attr('orient', 'auto-start-reverse').append('path').attr('d', 'M0,0L10,5L0,10z').attr('fill', '#333');
   const msgs = body.append('g');
+  const labelled = new Map();
   g.edges.forEach((e, i) => {
     if (e.kind !== 'message') return;
     const s = g.vertices[e.from], r = g.vertices[e.to];
@@ -96,7 +97,11 @@ export function drawNetwork(svgEl, box, g, clock) {
     m.append('line').attr('x1', x1).attr('y1', y1).attr('x2', x2).attr('y2', y2).attr('stroke', e.cross_host ? '#a03020' : '#333').attr('stroke-width', 1.3).attr('marker-end', 'url(#arrow)');
     // a wide transparent line takes the clicks
     m.append('line').attr('x1', x1).attr('y1', y1).attr('x2', x2).attr('y2', y2).attr('stroke', 'transparent').attr('stroke-width', 9);
-    m.append('text').attr('x', (x1 + x2) / 2).attr('y', (y1 + y2) / 2 - 3).attr('text-anchor', 'middle').attr('fill', '#223').text(bytes(e.bytes));
+    // pieces of one send read apart share their middle: their labels are stacked
+    const spot = `${Math.round((x1 + x2) / 2)},${Math.round((y1 + y2) / 8)}`;
+    const k = labelled.get(spot) || 0;
+    labelled.set(spot, k + 1);
+    m.append('text').attr('x', (x1 + x2) / 2).attr('y', (y1 + y2) / 2 - 3 - 12 * k).attr('text-anchor', 'middle').attr('fill', '#223').text(bytes(e.bytes));
     m.on('click', (ev) => {
       ev.stopPropagation();
       msgs.selectAll('.msg').classed('selected', false);
