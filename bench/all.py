@@ -48,6 +48,7 @@ BENCHES = [
     ("net-build", ["{python}", "{src}/net_build_bench.py", "{build}"], figures.net_build),
     ("pg-fork", ["{python}", "{src}/pg_fork_bench.py", "{build}"], figures.pg_fork),
     ("ui", ["{python}", "{src}/ui_bench.py", "{build}"], figures.ui),
+    ("ui-models", ["{python}", "{src}/ui_models_bench.py", "{build}"], figures.ui_models),
 ]
 
 SMOKE_TIMEOUT = 300  # seconds per benchmark: a hang fails instead of blocking CI

@@ -236,3 +236,16 @@ def ui(out):
         Figure("ui", "vigil ui: memory, server peak RSS / page JS heap", "%.0f / %.1f MiB" % (
             u["server_hwm_bytes"] / 2**20, u["js_heap_bytes"] / 2**20), "", None),
     ]
+
+
+def ui_models(out):
+    u = _load(out, "ui_models.json")
+    return [
+        Figure("ui-models", "vigil ui model workbench, %d event types and %d transitions: layout "
+               "(cose-bilkent by groups; peer: cytoscape's CoSE over the whole graph)" % (
+                   u["event_types"], u["transitions"]),
+               "%.0f ms (peer %.0f ms, ratio %.2f)" % (u["layout_ms"], u["cose_ms"], u["layout_ms"] / u["cose_ms"]),
+               "under 2 s", u["layout_ms"] < 2000),
+        Figure("ui-models", "vigil ui model workbench: page ready / first row chosen (CDF drawn)",
+               "%.0f / %.0f ms" % (u["ready_ms"], u["choose_ms"]), "", None),
+    ]

@@ -3,7 +3,8 @@
 # ui/package-lock.json, from the npm registry; never a browser download) into
 # BUILD/ui-npm, then esbuild bundles ui/src/main.js into BUILD/ui/app.js (a classic
 # script, so that a copy made by vigil ui --export opens from disk), the display module
-# (ui/src/display/render.js, the Display tab's drawing) with it.
+# (ui/src/display/render.js, the Display tab's drawing) with it; ui/src/analysis/main.js
+# into BUILD/ui/analysis.js (the model workbench and network browser, analysis.html).
 # usage: scripts/build-ui.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -17,6 +18,10 @@ fi
 esbuild=$npmdir/node_modules/.bin/esbuild
 NODE_PATH=$npmdir/node_modules "$esbuild" "$src/ui/src/main.js" --bundle --format=iife \
   --target=es2020 --outfile="$out/ui/app.js" --log-level=warning
-cp "$src/ui/src/index.html" "$src/ui/src/style.css" "$out/ui/"
+# the analysis views (model workbench, network browser): a page of their own
+NODE_PATH=$npmdir/node_modules "$esbuild" "$src/ui/src/analysis/main.js" --bundle --format=iife \
+  --target=es2020 --outfile="$out/ui/analysis.js" --log-level=warning
+cp "$src/ui/src/index.html" "$src/ui/src/style.css" "$src/ui/src/analysis.html" \
+  "$src/ui/src/analysis.css" "$out/ui/"
 # Served as is: the static data of a copy made by --export replaces it there.
 echo "/* vigil ui: served by the server, no static data */" > "$out/ui/data.js"

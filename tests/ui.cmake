@@ -15,6 +15,10 @@ if(VIGIL_DEP_NODE AND TARGET vigil_ui)
   add_test(NAME ui.server COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/server_test.cjs)
   set_tests_properties(ui.server PROPERTIES LABELS "ui;sanitize" TIMEOUT 300
                        ENVIRONMENT "${VIGIL_TEST_ENV}")
+  # the analysis views' routes against vigil diff, cdf and net report (also sanitized)
+  add_test(NAME ui.analysis_server COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/analysis_server_test.cjs)
+  set_tests_properties(ui.analysis_server PROPERTIES LABELS "ui;sanitize" TIMEOUT 300
+                       ENVIRONMENT "${VIGIL_TEST_ENV}")
   if(VIGIL_DEP_CHROMIUM AND TARGET vigil_ui_page AND NOT VIGIL_SANITIZE)
     add_test(NAME ui.page COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/page_test.cjs)
     set_tests_properties(ui.page PROPERTIES LABELS ui TIMEOUT 300 ENVIRONMENT
@@ -23,6 +27,13 @@ if(VIGIL_DEP_NODE AND TARGET vigil_ui)
     add_test(NAME ui.display COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/display_test.cjs)
     set_tests_properties(ui.display PROPERTIES LABELS ui TIMEOUT 300 ENVIRONMENT
       "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
+    # the analysis views: the model workbench against vigil diff and vigil cdf (injected
+    # changes first, linking), the network browser against vigil net split and its JSON
+    foreach(t models nets)
+      add_test(NAME ui.${t} COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/${t}_test.cjs)
+      set_tests_properties(ui.${t} PROPERTIES LABELS ui TIMEOUT 400 ENVIRONMENT
+        "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
+    endforeach()
   endif()
 endif()
 if(VIGIL_DEP_NODE AND VIGIL_DEP_CHROMIUM AND TARGET vigil_ui_page AND NOT VIGIL_SANITIZE)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -32,7 +33,9 @@ static void usage(FILE *f)
 	    "                [--display D.vgd]\n"
 	    "       vigil ui --export DIR [--display D.vgd] TRACE...\n"
 	    "       vigil ui --watch [--sensors APP.vgl] (-f Q.tq | -e 'STATEMENTS') [--every DUR]\n"
-	    "                [--display D.vgd] [--port N] [--bind ADDR] -- PROGRAM [ARGS]\n\n"
+	    "                [--display D.vgd] [--port N] [--bind ADDR] -- PROGRAM [ARGS]\n"
+	    "       vigil ui BASE.vgm OTHER.vgm | --models BASE OTHER    model workbench\n"
+	    "       vigil ui NETS_DIR | --nets TRACE...                  network browser\n\n"
 	    "Serves a web page over the trace's relations, from this process: a timeline\n"
 	    "(one row per thread of each process, interval, state and entity relations as\n"
 	    "bars), a TQuel workbench (the answers and errors of vigil query, explain,\n"
@@ -54,11 +57,18 @@ static void usage(FILE *f)
 	    "                  query needs, from --sensors or the description PROGRAM\n"
 	    "                  carries), show its answers as they come;\n"
 	    "                  when it has ended, its trace opens in the timeline\n"
-	    "  --sensors, -f, -e, --every   as for vigil watch (docs/watch.md)\n\n"
+	    "  --sensors, -f, -e, --every   as for vigil watch (docs/watch.md)\n"
+	    "  --models        the model workbench over two inputs of vigil model (model\n"
+	    "                  files, recordings, traces), as vigil diff compares them; two\n"
+	    "                  model files alone open it too\n"
+	    "  --nets          the network browser over traces split as vigil net split\n"
+	    "                  does; a folder written by vigil net split alone opens it too\n\n"
 	    "examples:\n"
 	    "  vigil ui run1                     then open the URL it prints\n"
 	    "  vigil ui run1 --port 0 --bind ::1\n"
 	    "  vigil ui run1 --display examples/mailbox/mailbox.vgd   the mailbox movie\n"
+	    "  vigil ui base.vgm slow.vgm        vigil diff's reports, graph and CDFs\n"
+	    "  vigil ui nets                     the networks of vigil net split -o nets\n"
 	    "  vigil ui --export run1-page run1  && xdg-open run1-page/index.html\n"
 	    "  vigil ui --export movie --display examples/mailbox/mailbox.vgd run1\n"
 	    "  vigil ui --watch --sensors examples/mailbox/mailbox.vgl -f resumed.tq -- \\\n"
@@ -82,6 +92,29 @@ static char *default_assets(void)
 	return asprintf(&p, "%s/../ui", exe) < 0 ? NULL : p;
 }
 
+/* A folder written by vigil net split: its index.json. */
+static bool is_nets_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/index.json", dir);
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+/* Which view the arguments alone ask for: two arguments of which a regular file (models)
+ * open the model workbench, one folder of vigil net split the network browser; traces
+ * (folders) the timeline. */
+static void analysis_view(char **args, int n, bool *models, bool *nets)
+{
+	struct stat a, b;
+	bool rega = !stat(args[0], &a) && S_ISREG(a.st_mode),
+	     regb = !stat(args[1 % n], &b) && S_ISREG(b.st_mode);
+	if (n == 2 && (rega || regb)) /* one missing model: said when it is read */
+		*models = true;
+	else if (n == 1 && !stat(args[0], &a) && S_ISDIR(a.st_mode) && is_nets_dir(args[0]))
+		*nets = true;
+}
+
 int vg_cmd_ui(int argc, char **argv)
 {
 	static const struct option options[] = {{"port", required_argument, NULL, 'p'},
@@ -95,11 +128,13 @@ int vg_cmd_ui(int argc, char **argv)
 	                                        {"file", required_argument, NULL, 'f'},
 	                                        {"execute", required_argument, NULL, 'e'},
 	                                        {"every", required_argument, NULL, 'E'},
+	                                        {"models", no_argument, NULL, 'M'},
+	                                        {"nets", no_argument, NULL, 'N'},
 	                                        {"help", no_argument, NULL, 'h'},
 	                                        {0}};
 	const char *bind = NULL, *export_dir = NULL, *assets = NULL, *display = NULL;
 	const char *sensors = NULL, *qfile = NULL, *qtext = NULL, *every = NULL;
-	bool watch = false;
+	bool watch = false, models = false, nets = false;
 	unsigned port = 8080;
 	int64_t tick = 1000000000;
 	optind = 1;
@@ -156,6 +191,12 @@ int vg_cmd_ui(int argc, char **argv)
 		case 'E':
 			every = optarg;
 			break;
+		case 'M':
+			models = true;
+			break;
+		case 'N':
+			nets = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -174,6 +215,11 @@ int vg_cmd_ui(int argc, char **argv)
 		assets = own_assets = default_assets();
 	struct vgu_app app = {.tick_ns = tick, .assets = assets, .display = display};
 	int rc = 2;
+	if (watch && (models || nets)) {
+		fprintf(stderr, "vigil ui: --models and --nets go without --watch\n");
+		free(own_assets);
+		return 2;
+	}
 	if (watch) {
 		/* what vigil watch needs; it checks the rest itself (its errors on stderr) */
 		if ((!qfile == !qtext) || export_dir || optind < 2 ||
@@ -211,6 +257,34 @@ int vg_cmd_ui(int argc, char **argv)
 		        "vigil ui: no trace given (usage: vigil ui TRACE...; see --help)\n");
 		free(own_assets);
 		return 2;
+	}
+	int nargs = argc - optind;
+	if (!models && !nets && !watch)
+		analysis_view(argv + optind, nargs, &models, &nets);
+	if (models || nets) {
+		if (watch || display || export_dir || (models && nets) || (models && nargs != 2)) {
+			fprintf(
+			    stderr, "vigil ui: %s\n",
+			    models && nets ? "--models and --nets go alone"
+			    : models && nargs != 2
+			        ? "the model workbench needs BASE and OTHER (two models or traces)"
+			        : "the analysis views go without --watch, --display and --export");
+			free(own_assets);
+			return 2;
+		}
+		struct stat st;
+		int opened = models ? vgu_models_open(&app, argv[optind], argv[optind + 1])
+		             : nargs == 1 && !stat(argv[optind], &st) && S_ISDIR(st.st_mode) &&
+		                     is_nets_dir(argv[optind])
+		                 ? vgu_nets_open_dir(&app, argv[optind])
+		                 : vgu_nets_open_traces(&app, (const char *const *)argv + optind,
+		                                        (size_t)nargs);
+		if (opened == 0)
+			rc = vgu_serve(&app, bind, port);
+		vgu_models_close(&app);
+		vgu_nets_close(&app);
+		free(own_assets);
+		return rc == 0 ? 0 : 2;
 	}
 	if (vgu_app_open(&app, (const char *const *)argv + optind, (size_t)(argc - optind)) == 0) {
 		if (export_dir) {

@@ -74,4 +74,11 @@ int vgm_diff(const struct vgm_model *a, const struct vgm_model *b, const struct 
              struct vgm_diff *d);
 void vgm_diff_free(struct vgm_diff *d);
 
+/* The document of `vigil diff --format json` (diff_json.c): both models' totals, the
+ * options, and the first `top` rows of each report (0: all). */
+struct json_t;
+struct json_t *vgm_diff_json(const struct vgm_model *a, const char *path_a,
+                             const struct vgm_model *b, const char *path_b,
+                             const struct vgm_diff *d, size_t top, const struct vgm_diff_opts *o);
+
 #endif

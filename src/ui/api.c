@@ -50,6 +50,12 @@ static bool int_arg(vgu_arg_fn arg, void *ctx, const char *key, int64_t *v, bool
 	return true;
 }
 
+bool vgu_int_arg(vgu_arg_fn arg, void *ctx, const char *key, int64_t *v, bool required,
+                 struct vgu_reply *r)
+{
+	return int_arg(arg, ctx, key, v, required, r);
+}
+
 static void api_relations(struct vgu_app *a, struct vgu_reply *r)
 {
 	json_t *list = json_array();
@@ -154,6 +160,11 @@ static void api_search(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_
 
 void vgu_api(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx, struct vgu_reply *r)
 {
+	/* the analysis views have no trace: their own routes only (models.c, nets.c) */
+	if (a->models)
+		return vgu_api_models(a, path, arg, ctx, r);
+	if (a->nets)
+		return vgu_api_nets(a, path, arg, ctx, r);
 	if (!strcmp(path, "/api/live")) {
 		int64_t from = 0;
 		if (!int_arg(arg, ctx, "from", &from, false, r))

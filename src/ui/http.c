@@ -60,7 +60,9 @@ static void static_file(struct server *s, const char *url, struct vgu_reply *r)
 	if (strstr(url, "..") || strchr(url, '\\') || url[0] != '/')
 		return vgu_reply_error(r, 403, "refused: the path leaves the page's folder");
 	char path[PATH_MAX], real[PATH_MAX];
-	if (snprintf(path, sizeof path, "%s%s", s->root, !strcmp(url, "/") ? "/index.html" : url) >=
+	/* the analysis views (models, networks) have their own page */
+	const char *home = s->app->models || s->app->nets ? "/analysis.html" : "/index.html";
+	if (snprintf(path, sizeof path, "%s%s", s->root, !strcmp(url, "/") ? home : url) >=
 	    (int)sizeof path)
 		return vgu_reply_error(r, 414, "path too long");
 	if (!realpath(path, real))
@@ -193,6 +195,10 @@ int vgu_serve(struct vgu_app *a, const char *bind, unsigned port)
 	char what[64];
 	if (a->live)
 		snprintf(what, sizeof what, "live run of the subject");
+	else if (a->models)
+		snprintf(what, sizeof what, "model workbench");
+	else if (a->nets)
+		snprintf(what, sizeof what, "network browser");
 	else
 		snprintf(what, sizeof what, "%zu events, %zu rows", a->tl.nevents, a->tl.nrows);
 	fprintf(stderr, "vigil ui: %s; serving http://%s%s%s:%u/ (Ctrl-C stops)\n", what,

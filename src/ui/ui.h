@@ -10,6 +10,9 @@
  *   export.c    vigil ui --export DIR: the page and its data, opened from disk
  *   live.c      vigil ui --watch: vigil watch as a child, its answers while it runs
  *   display.c   vigil ui --display D.vgd: the display loaded once, its scenes and changes
+ *   models.c    vigil ui BASE.vgm OTHER.vgm: the model workbench (vigil diff's reports,
+ *               both transition graphs, sketches as CDFs, vigil cdf's path CDFs)
+ *   nets.c      vigil ui NETS_DIR (or --nets TRACE...): the network browser
  *
  * Everything runs in the server's one thread (MHD internal polling): the database and the
  * last query's results are never touched by two requests at once (live.c's reader thread
@@ -27,6 +30,8 @@
 #include "trace/trace.h"
 
 struct vgd_display;
+struct vgu_models;
+struct vgu_nets;
 
 /* One timeline row: items sorted by `from` (events: from = to). */
 struct vgu_row {
@@ -88,6 +93,9 @@ struct vgu_app {
 	struct vgd_display *vgd;       /* the display loaded (display.c), or NULL */
 	char *display_errors;          /* its errors as printed on stderr when it did not load */
 	struct vgu_snapshot *snapshot; /* live: the display over the trace so far (display.c) */
+	/* the analysis views (analysis.html): instead of a trace, two models or networks */
+	struct vgu_models *models;
+	struct vgu_nets *nets;
 };
 
 /* Opens the traces and builds everything; -1 after printing one line on stderr. */
@@ -174,6 +182,27 @@ void vgu_api_display(struct vgu_app *a, const char *at, struct vgu_reply *r);
 void vgu_api_display_changes(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_reply *r);
 #define VGU_CHANGES_LIMIT 100000 /* changes answered when no limit is given */
 #define VGU_CHANGES_MAX 1000000
+
+/* The model workbench (models.c): two inputs of `vigil model` (model files, recordings,
+ * traces), each made into one model as vigil model would. -1 after one line on stderr. */
+int vgu_models_open(struct vgu_app *a, const char *base, const char *other);
+void vgu_models_close(struct vgu_app *a);
+/* /api/model/... */
+void vgu_api_models(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx,
+                    struct vgu_reply *r);
+
+/* The network browser (nets.c): a folder written by `vigil net split`, or traces split
+ * here as vigil net split does. -1 after one line on stderr. */
+int vgu_nets_open_dir(struct vgu_app *a, const char *dir);
+int vgu_nets_open_traces(struct vgu_app *a, const char *const *paths, size_t n);
+void vgu_nets_close(struct vgu_app *a);
+/* /api/nets, /api/net?n= */
+void vgu_api_nets(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx,
+                  struct vgu_reply *r);
+
+/* An integer argument (api.c); false with a 400 reply when present but not a number. */
+bool vgu_int_arg(vgu_arg_fn arg, void *ctx, const char *key, int64_t *v, bool required,
+                 struct vgu_reply *r);
 
 /* Server: serves until SIGINT/SIGTERM. bind NULL: 127.0.0.1. Returns the exit status. */
 int vgu_serve(struct vgu_app *a, const char *bind, unsigned port);

@@ -1,0 +1,424 @@
+// The model workbench (docs/ui.md "Model workbench"): vigil diff's three reports as ranked,
+// filterable tables (the rows are the engine's: /api/model/diff is vigil diff --format
+// json), the transition graph of both runs (cytoscape.js, compound CoSE layout of
+// cose-bilkent, events grouped by source file), brushing and linking between them, an
+// edge's transition-time CDFs in both runs and the path CDF of vigil cdf between two events.
+import cytoscape from 'cytoscape';
+import coseBilkent from 'cytoscape-cose-bilkent';
+import { get } from '../api.js';
+import { drawCdf } from './cdf.js';
+import { ns, pct, count, el } from './format.js';
+
+cytoscape.use(coseBilkent);
+
+const $ = (id) => document.getElementById(id);
+const BASE = '#2160c4', OTHER = '#e07020';
+
+const state = {
+  info: null, graph: null, diff: null, report: 'transitions', cy: null,
+  selected: null, // {kind: 'row'|'node'|'edge', ...}
+  anchor: null, // the node chosen first (shift-click another: the path CDF)
+  layoutMs: null,
+};
+
+function nodeLabel(id) { return state.graph.nodes[id].label; }
+function edgeLabel(id) {
+  const e = state.graph.edges[id];
+  return `${nodeLabel(e.from)} → ${nodeLabel(e.to)}`;
+}
+
+// The columns of each report and the cells of one of its rows.
+const REPORTS = {
+  events: {
+    head: ['#', 'change', 'baseline', 'other', 'event'],
+    cells: (r) => [r.rank, [`${r.difference >= 0 ? '+' : ''}${(100 * r.difference).toFixed(3)}%`, r.difference > 0 ? 'up' : 'down'],
+      `${pct(r.share_baseline)} (${count(r.count_baseline)})`, `${pct(r.share_other)} (${count(r.count_other)})`, nodeLabel(r.node)],
+    text: (r) => searchText([r.node]),
+  },
+  transitions: {
+    head: ['#', 'ratio', 'baseline P (n/out)', 'other P (n/out)', 'transition'],
+    cells: (r) => [r.rank, [`×${r.ratio.toPrecision(4)}`, r.count_other / r.out_other > r.count_baseline / r.out_baseline ? 'up' : 'down'],
+      `${(r.count_baseline / r.out_baseline).toFixed(4)} (${count(r.count_baseline)}/${count(r.out_baseline)})`,
+      `${(r.count_other / r.out_other).toFixed(4)} (${count(r.count_other)}/${count(r.out_other)})`, edgeLabel(r.edge)],
+    text: (r) => searchText(ends(r.edge)),
+  },
+  times: {
+    head: ['#', 'EMD', 'p50 baseline → other', 'p99 baseline → other', 'timed', 'transition'],
+    cells: (r) => [r.rank, [ns(r.emd_ns), r.mean_other_ns > r.mean_baseline_ns ? 'up' : 'down'],
+      `${ns(r.p50_baseline_ns)} → ${ns(r.p50_other_ns)}`, `${ns(r.p99_baseline_ns)} → ${ns(r.p99_other_ns)}`,
+      `${count(r.timed_baseline)}/${count(r.timed_other)}`, edgeLabel(r.edge)],
+    text: (r) => searchText(ends(r.edge)),
+  },
+};
+
+function ends(edge) {
+  const e = state.graph.edges[edge];
+  return [e.from, e.to];
+}
+
+function searchText(nodes) {
+  return nodes.map((n) => { const x = state.graph.nodes[n]; return `${x.label} ${x.site} ${x.fmt} ${x.name || ''}`; }).join(' ').toLowerCase();
+}
+
+function renderTable() {
+  const rep = REPORTS[state.report];
+  const rows = state.diff[state.report];
+  const table = $('m-table');
+  table.tHead.textContent = '';
+  const hr = table.tHead.insertRow();
+  for (const h of rep.head) hr.append(el('th', { text: h }));
+  const body = table.tBodies[0];
+  body.textContent = '';
+  const q = $('m-search').value.trim().toLowerCase();
+  const top = Number($('m-top').value) || 0;
+  let shown = 0, matched = 0;
+  for (const r of rows) {
+    if (q && !rep.text(r).includes(q)) continue;
+    matched++;
+    if (top && shown >= top) continue;
+    const tr = body.insertRow();
+    tr.dataset.rank = r.rank;
+    if (r.node !== undefined) tr.dataset.node = r.node;
+    if (r.edge !== undefined) tr.dataset.edge = r.edge;
+    rep.cells(r).forEach((c, i) => {
+      const td = tr.insertCell();
+      if (Array.isArray(c)) { td.textContent = c[0]; td.className = `num ${c[1]}`; } else td.textContent = c;
+      if (i === rep.head.length - 1) td.className = 'what';
+      else if (i > 0 && !Array.isArray(c)) td.className = 'num';
+    });
+    tr.addEventListener('click', () => chooseRow(r, tr));
+    shown++;
+  }
+  const d = state.diff;
+  const below = state.report === 'transitions' ? `; ${d.transitions_below_support} below the support of ${d.min_support}`
+    : state.report === 'times' ? `; ${d.times_below_support} with fewer than ${d.min_support} timed values` : '';
+  $('m-summary').textContent = `${shown} of ${rows.length} rows shown${q ? ` (${matched} match “${q}”)` : ''}${below}. ` +
+    `baseline ${d.baseline.path}: ${count(d.baseline.events)} events of ${d.baseline.types} types; ` +
+    `other ${d.other.path}: ${count(d.other.events)} events of ${d.other.types} types; ${d.common_events} in common.`;
+  markLinked();
+}
+
+// ---- the graph ----
+
+function groupOf(site) {
+  if (site.startsWith('sensor:')) return 'sensors';
+  const plus = site.lastIndexOf('+0x');
+  if (plus > 0) return site.slice(0, plus);
+  const colon = site.lastIndexOf(':');
+  return colon > 0 ? site.slice(0, colon) : site;
+}
+
+function buildGraph() {
+  const g = state.graph;
+  const tot = state.info.runs.map((r) => r.events || 1);
+  const groups = new Map();
+  for (const n of g.nodes) { const k = groupOf(n.site); groups.set(k, (groups.get(k) || 0) + 1); }
+  const compound = groups.size > 1;
+  const els = [];
+  if (compound) for (const k of groups.keys()) els.push({ data: { id: `g:${k}`, label: k }, classes: 'group' });
+  const maxc = Math.max(1, ...g.nodes.map((n) => Math.max(n.count[0], n.count[1])));
+  for (const n of g.nodes) {
+    const d = n.count[1] / tot[1] - n.count[0] / tot[0];
+    // in the graph a site's file without its folders (the tables have the whole label)
+    const short = n.name || `${n.site.slice(n.site.lastIndexOf('/') + 1)} "${n.fmt}"`;
+    const size = 14 + 22 * Math.log1p(Math.max(n.count[0], n.count[1])) / Math.log1p(maxc);
+    els.push({
+      data: { id: `n${n.id}`, label: short.length > 32 ? short.slice(0, 31) + '…' : short, size, parent: compound ? `g:${groupOf(n.site)}` : undefined,
+        color: Math.abs(d) < 0.005 ? '#c8cdd8' : d > 0 ? '#e8a090' : '#90b0e8' },
+      classes: n.count[0] && n.count[1] ? '' : 'only',
+    });
+  }
+  for (const e of g.edges) {
+    const dp = e.p[1] - e.p[0];
+    const w = 1 + 9 * Math.min(1, Math.abs(dp) * 3);
+    els.push({
+      data: { id: `e${e.id}`, source: `n${e.from}`, target: `n${e.to}`, w, color: Math.abs(dp) < 0.02 ? '#aab' : dp > 0 ? '#c0392b' : '#2160c4',
+        plabel: `${e.p[0].toFixed(3)} → ${e.p[1].toFixed(3)}` },
+      classes: e.count[0] && e.count[1] ? '' : 'only',
+    });
+  }
+  const cy = cytoscape({
+    container: $('m-graph'),
+    elements: els,
+    hideEdgesOnViewport: g.edges.length > 2000,
+    textureOnViewport: g.edges.length > 2000,
+    style: [
+      { selector: 'node[size]', style: { 'background-color': 'data(color)', width: 'data(size)', height: 'data(size)', label: 'data(label)', 'font-size': 9, 'text-valign': 'bottom', 'text-margin-y': 2, color: '#334', 'border-width': 1, 'border-color': '#667' } },
+      { selector: 'node.only', style: { 'border-style': 'dashed', 'border-width': 2 } },
+      { selector: 'node.group', style: { 'background-color': '#f3f4f8', 'background-opacity': 0.6, 'border-color': '#c4c8d4', label: 'data(label)', 'text-valign': 'top', 'font-size': 10, color: '#778', shape: 'round-rectangle' } },
+      { selector: 'edge', style: { width: 'data(w)', 'line-color': 'data(color)', 'target-arrow-color': 'data(color)', 'target-arrow-shape': 'triangle', 'arrow-scale': 0.7,
+        'curve-style': g.edges.length > 2000 ? 'straight' : 'bezier', opacity: 0.75 } },
+      { selector: 'edge.only', style: { 'line-style': 'dashed' } },
+      { selector: '.faded', style: { opacity: 0.12 } },
+      { selector: 'edge.focus, edge:selected', style: { 'line-color': '#f0b000', 'target-arrow-color': '#f0b000', opacity: 1, width: 'mapData(w, 1, 10, 5, 12)', label: 'data(plabel)', 'font-size': 10, 'text-background-color': '#fff', 'text-background-opacity': 0.9, 'z-index': 99 } },
+      { selector: 'node.focus, node:selected', style: { 'border-color': '#f0b000', 'border-width': 5, 'z-index': 99 } },
+      { selector: 'node.anchor', style: { 'border-color': '#208040', 'border-width': 5 } },
+    ],
+  });
+  state.cy = cy;
+  const t0 = performance.now();
+  if (compound && g.nodes.length > 300) layoutByGroups(cy, g);
+  else cy.layout({
+    name: 'cose-bilkent', animate: false, randomize: true, fit: true, padding: 20,
+    quality: 'default', nodeDimensionsIncludeLabels: false, idealEdgeLength: 70, nodeRepulsion: 6000, tile: true,
+  }).run();
+  state.layoutMs = performance.now() - t0;
+  $('view-status').textContent = `${g.nodes.length} events, ${g.edges.length} transitions laid out in ${state.layoutMs.toFixed(0)} ms`;
+  cy.on('tap', 'node', (ev) => { if (!ev.target.hasClass('group')) chooseNode(Number(ev.target.id().slice(1)), ev.originalEvent && ev.originalEvent.shiftKey); });
+  cy.on('tap', 'edge', (ev) => chooseEdge(Number(ev.target.id().slice(1))));
+  cy.on('tap', (ev) => { if (ev.target === cy) clearFocus(); });
+  $('m-fit').addEventListener('click', () => cy.fit(undefined, 20));
+  $('m-graph-search').addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter') return;
+    const q = e.target.value.trim().toLowerCase();
+    cy.elements().removeClass('faded');
+    if (!q) return;
+    const hit = cy.nodes().filter((n) => !n.hasClass('group') && searchText([Number(n.id().slice(1))]).includes(q));
+    cy.elements().not(hit).not(hit.parents()).addClass('faded');
+    if (hit.length) cy.fit(hit, 60);
+  });
+}
+
+// A large compound graph laid out level by level (cose-bilkent each time): the events of
+// each group (source file) with the transitions inside it, then the groups as nodes of
+// their own size with the transitions between them; each group's events are moved to
+// where their group landed. One CoSE over 1,000 events and 10,000 transitions takes tens
+// of seconds (bench/README.md); this, about a second.
+function layoutByGroups(cy, g) {
+  const members = new Map();
+  for (const n of g.nodes) {
+    const k = groupOf(n.site);
+    if (!members.has(k)) members.set(k, []);
+    members.get(k).push(n.id);
+  }
+  const groupOfNode = new Map();
+  for (const [k, ids] of members) for (const id of ids) groupOfNode.set(id, k);
+  const pos = new Map(), boxes = new Map();
+  const opts = { name: 'cose-bilkent', animate: false, randomize: true, quality: 'draft', idealEdgeLength: 70, nodeRepulsion: 6000 };
+  for (const [k, ids] of members) {
+    const els = ids.map((id) => ({ data: { id: `n${id}` } }));
+    for (const e of g.edges) if (e.from !== e.to && groupOfNode.get(e.from) === k && groupOfNode.get(e.to) === k) els.push({ data: { id: `e${e.id}`, source: `n${e.from}`, target: `n${e.to}` } });
+    const sub = cytoscape({ headless: true, styleEnabled: true, elements: els });
+    sub.nodes().forEach((n) => { const d = cy.$id(n.id()).data('size'); n.style({ width: d, height: d }); });
+    sub.layout(opts).run();
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    sub.nodes().forEach((n) => {
+      const p = n.position();
+      pos.set(n.id(), { x: p.x, y: p.y });
+      x0 = Math.min(x0, p.x); x1 = Math.max(x1, p.x); y0 = Math.min(y0, p.y); y1 = Math.max(y1, p.y);
+    });
+    boxes.set(k, { x0, y0, x1, y1 });
+    sub.destroy();
+  }
+  const keys = [...members.keys()];
+  const gel = keys.map((k, i) => ({ data: { id: `g${i}` } }));
+  const seen = new Set();
+  for (const e of g.edges) {
+    const a = keys.indexOf(groupOfNode.get(e.from)), b = keys.indexOf(groupOfNode.get(e.to));
+    const key = a < b ? `${a}-${b}` : `${b}-${a}`;
+    if (a !== b && !seen.has(key)) { seen.add(key); gel.push({ data: { id: `ge${key}`, source: `g${a}`, target: `g${b}` } }); }
+  }
+  const top = cytoscape({ headless: true, styleEnabled: true, elements: gel });
+  top.nodes().forEach((n) => { const b = boxes.get(keys[Number(n.id().slice(1))]); n.style({ width: b.x1 - b.x0 + 60, height: b.y1 - b.y0 + 60 }); });
+  top.layout({ ...opts, quality: 'default', idealEdgeLength: 150 }).run();
+  cy.batch(() => {
+    keys.forEach((k, i) => {
+      const c = top.$id(`g${i}`).position(), b = boxes.get(k);
+      const dx = c.x - (b.x0 + b.x1) / 2, dy = c.y - (b.y0 + b.y1) / 2;
+      for (const id of members.get(k)) { const p = pos.get(`n${id}`); cy.$id(`n${id}`).position({ x: p.x + dx, y: p.y + dy }); }
+    });
+  });
+  top.destroy();
+  cy.fit(undefined, 20);
+}
+
+function clearFocus() {
+  state.cy.batch(() => state.cy.elements().removeClass('focus faded anchor').unselect());
+  state.selected = null;
+  state.anchor = null;
+  markLinked();
+}
+
+function focusGraph(eles) {
+  const cy = state.cy;
+  const big = state.graph.edges.length > 2000;
+  const near = eles.union(eles.connectedNodes()).union(eles.neighborhood());
+  cy.batch(() => {
+    // only what changes is touched: restyling 10,000 edges costs seconds
+    cy.$('.focus').removeClass('focus');
+    cy.$(':selected').unselect();
+    cy.$('.faded').removeClass('faded');
+    eles.addClass('focus').select();
+    // fading thousands of edges costs seconds too: big graphs only highlight
+    if (!big) cy.elements().not(near).not(near.parents()).addClass('faded');
+  });
+  // show it and its neighbours, never closer than 1.6x (big graphs: one jump, no animation)
+  const bb = near.boundingBox();
+  const zoom = Math.min(1.6, cy.width() / (bb.w + 120), cy.height() / (bb.h + 120));
+  if (big) cy.viewport({ zoom, pan: { x: cy.width() / 2 - zoom * (bb.x1 + bb.x2) / 2, y: cy.height() / 2 - zoom * (bb.y1 + bb.y2) / 2 } });
+  else cy.animate({ center: { eles: near }, zoom, duration: 250 });
+}
+
+// ---- brushing and linking ----
+
+function markLinked() {
+  const s = state.selected;
+  for (const tr of $('m-table').tBodies[0].rows) {
+    let on = false, sel = false;
+    if (s && s.kind === 'node') {
+      const n = String(s.id);
+      on = tr.dataset.node === n || (tr.dataset.edge !== undefined && ends(Number(tr.dataset.edge)).map(String).includes(n));
+    } else if (s && s.kind === 'edge') {
+      on = tr.dataset.edge === String(s.id);
+    } else if (s && s.kind === 'row') {
+      sel = s.report === state.report && tr.dataset.rank === String(s.rank);
+    }
+    tr.classList.toggle('linked', on);
+    tr.classList.toggle('selected', sel);
+  }
+  const first = $('m-table').querySelector('tr.linked, tr.selected');
+  if (first && s && s.kind !== 'row') first.scrollIntoView({ block: 'nearest' });
+}
+
+function chooseRow(r, tr) {
+  state.selected = { kind: 'row', report: state.report, rank: r.rank };
+  markLinked();
+  if (r.node !== undefined) {
+    focusGraph(state.cy.$id(`n${r.node}`));
+    showNode(r.node);
+  } else {
+    focusGraph(state.cy.$id(`e${r.edge}`));
+    showEdge(r.edge);
+  }
+}
+
+function chooseNode(id, shift) {
+  if (shift && state.anchor !== null && state.anchor !== id) {
+    focusGraph(state.cy.$id(`n${state.anchor}`).union(state.cy.$id(`n${id}`)));
+    showPath(state.anchor, id);
+    return;
+  }
+  state.selected = { kind: 'node', id };
+  state.anchor = id;
+  focusGraph(state.cy.$id(`n${id}`));
+  state.cy.$id(`n${id}`).addClass('anchor');
+  markLinked();
+  showNode(id);
+}
+
+function chooseEdge(id) {
+  state.selected = { kind: 'edge', id };
+  focusGraph(state.cy.$id(`e${id}`));
+  markLinked();
+  showEdge(id);
+}
+
+// Where a node or an edge stands in each report.
+function ranks(pred) {
+  const out = [];
+  for (const rep of ['events', 'transitions', 'times']) {
+    const r = state.diff[rep].find(pred);
+    if (r) out.push(`${rep} #${r.rank}`);
+  }
+  return out.length ? out.join(', ') : 'in no report (below the support?)';
+}
+
+function table(pairs) {
+  const t = el('table');
+  for (const [k, v] of pairs) { const tr = t.insertRow(); tr.insertCell().textContent = k; tr.insertCell().textContent = v; }
+  return t;
+}
+
+function showNode(id) {
+  const n = state.graph.nodes[id], runs = state.info.runs;
+  const box = $('m-detail');
+  box.textContent = '';
+  box.dataset.kind = 'node';
+  box.dataset.id = id;
+  box.append(el('h4', { text: n.label }), table([
+    ['site', n.site], ['format', n.fmt],
+    ['baseline', `${count(n.count[0])} (${pct(n.count[0] / runs[0].events)})`],
+    ['other', `${count(n.count[1])} (${pct(n.count[1] / runs[1].events)})`],
+    ['ranked', ranks((r) => r.node === id || (r.edge !== undefined && ends(r.edge).includes(id)))],
+  ]), el('p', { class: 'hint', text: 'Shift-click another event: the path CDF from this one to it (vigil cdf).' }));
+}
+
+async function showEdge(id) {
+  const e = state.graph.edges[id];
+  const box = $('m-detail');
+  box.textContent = '';
+  box.dataset.kind = 'edge';
+  box.dataset.id = id;
+  box.append(el('h4', { text: edgeLabel(id) }));
+  const c = await get('model/cdf', { edge: id });
+  if (box.dataset.id !== String(id) || box.dataset.kind !== 'edge') return; // another choice since
+  const [a, b] = c.runs;
+  box.append(table([
+    ['P(E2|E1)', `baseline ${e.p[0].toFixed(4)} (${count(e.count[0])}), other ${e.p[1].toFixed(4)} (${count(e.count[1])})`],
+    ['timed', `baseline ${a ? count(a.timed) : '—'}, other ${b ? count(b.timed) : '—'}; EMD ${ns(c.emd_ns)}`],
+    ['ranked', ranks((r) => r.edge === id)],
+  ]));
+  const lg = el('div', { class: 'cdf-legend' });
+  for (const [name, r, cls] of [['baseline', a, 'base'], ['other', b, 'other']])
+    lg.append(el('span', { class: cls, text: r ? `${name}: p50 ${ns(r.p50)}, p90 ${ns(r.p90)}, p99 ${ns(r.p99)}, mean ${ns(r.mean)}` : `${name}: no such transition` }));
+  box.append(lg);
+  drawCdf(box, [{ name: 'baseline', color: BASE, points: a ? a.points : [] }, { name: 'other', color: OTHER, points: b ? b.points : [] }],
+    { width: Math.max(360, box.clientWidth - 30), height: 180 });
+}
+
+async function showPath(from, to) {
+  const box = $('m-detail');
+  box.textContent = '';
+  box.dataset.kind = 'path';
+  box.dataset.id = `${from}-${to}`;
+  box.append(el('h4', { text: `path CDF: ${nodeLabel(from)} ⇝ ${nodeLabel(to)}` }));
+  const p = await get('model/path', { from, to });
+  if (box.dataset.id !== `${from}-${to}`) return;
+  const lg = el('div', { class: 'cdf-legend' });
+  const names = ['baseline', 'other'];
+  p.runs.forEach((r, i) => {
+    const s = r.missing ? `${names[i]}: ${r.missing} is not in this run`
+      : `${names[i]}: ${count(r.walks_reached)} of ${count(r.walks)} walks reached it, ${count(r.paths)} paths, mass ${r.mass.toFixed(4)}, ` +
+        `${r.transitions} transitions${r.percentiles_ns ? `; p50 ${ns(r.percentiles_ns.p50)}, p90 ${ns(r.percentiles_ns.p90)}, p99 ${ns(r.percentiles_ns.p99)}` : ''}`;
+    lg.append(el('div', { class: i ? 'other' : 'base', text: s }));
+  });
+  box.append(lg);
+  drawCdf(box, p.runs.map((r, i) => ({ name: names[i], color: i ? OTHER : BASE, points: r.points || [] })),
+    { width: Math.max(360, box.clientWidth - 30), height: 180 });
+}
+
+async function loadDiff() {
+  const k = $('m-support').value;
+  state.diff = await get('model/diff', k === '' ? {} : { min_support: k });
+  if (state.graph) renderTable();
+}
+
+export async function setupModels() {
+  state.info = await get('model/info');
+  const runs = state.info.runs;
+  $('view-name').textContent = 'model workbench';
+  $('view-source').textContent = `baseline ${runs[0].path} · other ${runs[1].path}`;
+  $('m-support').value = state.info.min_support;
+  [state.graph] = await Promise.all([get('model/graph'), loadDiff()]);
+  renderTable();
+  buildGraph();
+  document.querySelectorAll('#m-reports button').forEach((b) => b.addEventListener('click', () => {
+    document.querySelectorAll('#m-reports button').forEach((x) => x.classList.toggle('active', x === b));
+    state.report = b.dataset.report;
+    renderTable();
+  }));
+  $('m-filters').addEventListener('submit', (e) => e.preventDefault());
+  $('m-top').addEventListener('input', renderTable);
+  $('m-search').addEventListener('input', renderTable);
+  $('m-support').addEventListener('change', loadDiff);
+  // for the tests and the benchmark: what is chosen, and how long the layout took
+  window.vigilModels = {
+    state, cy: state.cy,
+    // ms of one run of a layout over the graph as it is (the benchmark's peer)
+    timeLayout: (opts) => { const t = performance.now(); state.cy.layout(opts).run(); return performance.now() - t; },
+    chosen: () => ({
+      nodes: state.cy.nodes('.focus').map((n) => state.graph.nodes[Number(n.id().slice(1))]),
+      edges: state.cy.edges('.focus').map((e) => { const x = state.graph.edges[Number(e.id().slice(1))]; return { id: x.id, from: state.graph.nodes[x.from], to: state.graph.nodes[x.to] }; }),
+    }),
+  };
+}
