@@ -55,6 +55,8 @@ json_t *vgm_diff_json(const struct vgm_model *a, const char *path_a, const struc
 	json_object_set_new(doc, "common_events", json_integer((json_int_t)d->common));
 	json_object_set_new(doc, "min_support", json_integer((json_int_t)o->min_support));
 	json_object_set_new(doc, "alpha", json_real(o->alpha));
+	json_object_set_new(doc, "events_by",
+	                    json_string(o->events_by == VGM_EVENTS_BY_CHI2 ? "chi2" : "share"));
 	json_t *ev = json_array();
 	for (size_t i = 0; i < limit(d->nevents, top); i++) {
 		const struct vgm_event_row *r = &d->events[i];
@@ -66,6 +68,7 @@ json_t *vgm_diff_json(const struct vgm_model *a, const char *path_a, const struc
 		json_object_set_new(row, "share_baseline", jnum(r->pa));
 		json_object_set_new(row, "share_other", jnum(r->pb));
 		json_object_set_new(row, "difference", jnum(r->pb - r->pa));
+		json_object_set_new(row, "chi2", jnum(r->chi2));
 		json_array_append_new(ev, row);
 	}
 	json_object_set_new(doc, "events", ev);
