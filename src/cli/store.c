@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bad_option.h"
@@ -17,7 +19,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: vigil store TRACE... --to postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DB\n"
+	        "usage: vigil store TRACE|MODEL.vgm... --to "
+	        "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DB\n"
 	        "                   [--schema NAME] [--json] [-q]\n\n"
 	        "Writes every primitive relation of the traces into PostgreSQL: one table per\n"
 	        "relation (named as the relation, in schema `vigil`), one column per attribute\n"
@@ -25,13 +28,17 @@ static void usage(FILE *f)
 	        "the epoch (valid_at, or valid_from/valid_to and vg_open), and the image's\n"
 	        "vg_load, vg_host, vg_pid. Tables are created if missing, rows sent by COPY.\n"
 	        "Each process image loads in one transaction and is recorded in the table\n"
-	        "`loads`: storing a trace again adds nothing. docs/store.md has the schema.\n\n"
+	        "`loads`: storing a trace again adds nothing. docs/store.md has the schema.\n"
+	        "A behaviour model (a file ending in .vgm, from vigil model) goes into the\n"
+	        "tables models, model_events, model_transitions and model_transition_times,\n"
+	        "one transaction per model, keyed by the SHA-256 of the file: storing it again\n"
+	        "adds nothing; a damaged model is reported before anything is stored.\n\n"
 	        "options:\n"
 	        "  --to URL       the database (libpq URL; PGPASSWORD and ~/.pgpass work too)\n"
 	        "  --schema NAME  the PostgreSQL schema of the tables (default vigil)\n"
 	        "  --json         one JSON line on stdout at the end: {\"images\",\"loaded\",\n"
 	        "                 \"skipped\",\"damaged\",\"rows\",\"bytes\",\"copy_ns\",\n"
-	        "                 \"rows_per_s\"}\n"
+	        "                 \"rows_per_s\",\"models\",\"models_loaded\",\"models_skipped\"}\n"
 	        "  -q, --quiet    no line per image on stderr\n"
 	        "  -h, --help     this help\n\n"
 	        "exit status: 0 stored, 1 stored from a damaged trace (what was readable),\n"
@@ -107,10 +114,29 @@ int vg_cmd_store(int argc, char **argv)
 		fprintf(stderr, "vigil store: %s\n", err);
 		return 2;
 	}
+	/* Models (files ending in .vgm) apart from traces; models first, since every model
+	 * file is checked before anything is stored. */
+	size_t nargs = (size_t)(argc - optind), ntraces = 0, nmodels = 0;
+	const char **traces = calloc(nargs + 1, sizeof *traces);
+	const char **models = calloc(nargs + 1, sizeof *models);
+	if (!traces || !models)
+		abort();
+	for (int i = optind; i < argc; i++) {
+		size_t len = strlen(argv[i]);
+		struct stat sb;
+		bool dir = stat(argv[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+		if (!dir && len > 4 && strcmp(argv[i] + len - 4, ".vgm") == 0)
+			models[nmodels++] = argv[i];
+		else
+			traces[ntraces++] = argv[i];
+	}
 	struct vgs_stats st = {0};
-	int rc = vgs_pg_load(pg, (const char *const *)argv + optind, (size_t)(argc - optind), &st,
-	                     err, sizeof err);
+	int rc = nmodels ? vgs_pg_store_models(pg, models, nmodels, &st, err, sizeof err) : 0;
+	if (rc == 0 && ntraces)
+		rc = vgs_pg_load(pg, traces, ntraces, &st, err, sizeof err);
 	vgs_pg_close(pg);
+	free(traces);
+	free(models);
 	if (rc != 0) {
 		fprintf(stderr, "vigil store: %s\n", err);
 		return 2;
@@ -119,9 +145,11 @@ int vg_cmd_store(int argc, char **argv)
 	if (json)
 		printf("{\"images\":%" PRIu64 ",\"loaded\":%" PRIu64 ",\"skipped\":%" PRIu64
 		       ",\"damaged\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"bytes\":%" PRIu64
-		       ",\"copy_ns\":%" PRId64 ",\"rows_per_s\":%.0f}\n",
+		       ",\"copy_ns\":%" PRId64 ",\"rows_per_s\":%.0f,\"models\":%" PRIu64
+		       ",\"models_loaded\":%" PRIu64 ",\"models_skipped\":%" PRIu64 "}\n",
 		       st.images, st.loaded, st.skipped, st.damaged, st.rows, st.bytes, st.copy_ns,
-		       secs > 0 ? (double)st.rows / secs : 0.0);
+		       secs > 0 ? (double)st.rows / secs : 0.0, st.models, st.models_loaded,
+		       st.models_skipped);
 	if (st.damaged) {
 		fprintf(stderr,
 		        "vigil store: %" PRIu64 " image%s read from a damaged trace: stored what "

@@ -92,6 +92,55 @@ static void value(struct vgs_buf *b, const struct vgq_relation *r, size_t a, siz
 	}
 }
 
+void vgs_buf_copytext(struct vgs_buf *b, const char *s)
+{
+	text(b, s);
+}
+
+int vgs_copy_rows(struct vgs_pg *pg, const char *table, const char *cols,
+                  const struct vgs_buf *rows, uint64_t *bytes, char *err, size_t errsize)
+{
+	char what[200];
+	snprintf(what, sizeof what, "table %s.%s", pg->schema, table);
+	struct vgs_buf q = {0};
+	vgs_buf_puts(&q, "COPY ");
+	vgs_buf_ident(&q, pg->schema);
+	vgs_buf_putc(&q, '.');
+	vgs_buf_ident(&q, table);
+	vgs_buf_printf(&q, " (%s) FROM STDIN", cols);
+	PGresult *res = PQexec(pg->conn, q.p);
+	bool ok = PQresultStatus(res) == PGRES_COPY_IN;
+	PQclear(res);
+	vgs_buf_free(&q);
+	char msg[1024] = "";
+	if (!ok) {
+		vgs_pg_message(pg, msg, sizeof msg);
+		return vgs_fail(err, errsize, "%s: %s", what, msg);
+	}
+	int rc = 0;
+	for (size_t off = 0; off < rows->n && rc == 0;) {
+		size_t n = rows->n - off < BATCH ? rows->n - off : BATCH;
+		if (PQputCopyData(pg->conn, rows->p + off, (int)n) != 1)
+			rc = -1;
+		off += n;
+		*bytes += n;
+	}
+	PQputCopyEnd(pg->conn, rc == 0 ? NULL : "vigil: sending failed");
+	while ((res = PQgetResult(pg->conn))) {
+		if (PQresultStatus(res) != PGRES_COMMAND_OK && !msg[0]) {
+			vgs_fail(msg, sizeof msg, "%s", PQresultErrorMessage(res));
+			rc = -1;
+		}
+		PQclear(res);
+	}
+	if (rc != 0) {
+		if (!msg[0])
+			vgs_pg_message(pg, msg, sizeof msg);
+		return vgs_fail(err, errsize, "%s: %s", what, msg);
+	}
+	return 0;
+}
+
 static int flush_batch(struct vgs_pg *pg, struct vgs_buf *b, uint64_t *bytes)
 {
 	if (!b->n)

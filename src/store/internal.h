@@ -73,5 +73,11 @@ const char *vgs_ctype_sql(enum vgs_ctype t);
 int vgs_copy_relation(struct vgs_pg *pg, const struct vgs_table *t, const struct vgq_relation *r,
                       int64_t load, const char *host, int64_t pid, uint64_t *rows, uint64_t *bytes,
                       char *err, size_t errsize);
+/* COPY text of s (UTF-8 sanitized, backslash, tab, newline, CR escaped) onto b. */
+void vgs_buf_copytext(struct vgs_buf *b, const char *s);
+/* COPYs rows (COPY text lines) into table (columns `cols`, already quoted) of the schema,
+ * in batches. Adds to *bytes. */
+int vgs_copy_rows(struct vgs_pg *pg, const char *table, const char *cols,
+                  const struct vgs_buf *rows, uint64_t *bytes, char *err, size_t errsize);
 
 #endif

@@ -19,14 +19,17 @@
 
 /* What one call loaded. */
 struct vgs_stats {
-	uint64_t images;    /* images seen */
-	uint64_t loaded;    /* images loaded now */
-	uint64_t skipped;   /* images already stored by an earlier load */
-	uint64_t damaged;   /* images loaded from a damaged trace (what was readable) */
-	uint64_t relations; /* relation tables written to (one per relation per image) */
-	uint64_t rows;      /* rows sent by COPY */
-	uint64_t bytes;     /* COPY data sent */
-	int64_t copy_ns;    /* time spent in COPY (sending and committing) */
+	uint64_t images;         /* images seen */
+	uint64_t loaded;         /* images loaded now */
+	uint64_t skipped;        /* images already stored by an earlier load */
+	uint64_t damaged;        /* images loaded from a damaged trace (what was readable) */
+	uint64_t relations;      /* relation tables written to (one per relation per image) */
+	uint64_t rows;           /* rows sent by COPY */
+	uint64_t bytes;          /* COPY data sent */
+	int64_t copy_ns;         /* time spent in COPY (sending and committing) */
+	uint64_t models;         /* model files seen */
+	uint64_t models_loaded;  /* models stored now */
+	uint64_t models_skipped; /* models stored by an earlier load (same bytes) */
 };
 
 struct vgs_options {
@@ -49,6 +52,14 @@ void vgs_pg_close(struct vgs_pg *pg);
  * 0 on success; -1 with one line in `err` (images loaded before the failure stay). */
 int vgs_pg_load(struct vgs_pg *pg, const char *const *paths, size_t npaths, struct vgs_stats *st,
                 char *err, size_t errsize);
+
+/* Stores behaviour models (.vgm files, docs/model.md) into the tables `models`,
+ * `model_events`, `model_transitions` and `model_transition_times` (docs/store.md). Every
+ * file is read and checked before anything is sent (a damaged one: -1 with its
+ * "FILE:LINE: what", nothing stored); then each model goes in one transaction, recorded
+ * under the SHA-256 of its bytes, so storing the same file again adds nothing. */
+int vgs_pg_store_models(struct vgs_pg *pg, const char *const *paths, size_t npaths,
+                        struct vgs_stats *st, char *err, size_t errsize);
 
 /* For the collector: stores one completed image (`image_dir`, a directory of `trace_dir`
  * holding `metadata`) through a connection of its own. Idempotent: 0 if stored now or
