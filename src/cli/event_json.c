@@ -42,8 +42,7 @@ json_t *vg_json_text(const char *s, size_t len)
 	return j;
 }
 
-static json_t *json_value(const struct vgt_names *names, const struct vgt_field *fd,
-                          const struct vgt_value *v)
+json_t *vg_value_json(const struct vgt_value *v)
 {
 	switch (v->type) {
 	case VGT_INT:
@@ -71,21 +70,26 @@ static json_t *json_value(const struct vgt_names *names, const struct vgt_field 
 		free(hex);
 		return j;
 	}
-	case VGT_REF: {
-		const char *name = vgt_names_lookup(names, fd->ref_kind, v->ref.id, v->ref.gen);
-		json_t *o = json_object();
-		json_object_set_new(o, "kind",
-		                    fd->ref_kind ? json_string(fd->ref_kind) : json_null());
-		json_object_set_new(o, "id",
-		                    v->ref.id <= INT64_MAX ? json_integer((json_int_t)v->ref.id)
-		                                           : json_real((double)v->ref.id));
-		json_object_set_new(o, "gen", json_integer(v->ref.gen));
-		json_object_set_new(o, "name",
-		                    name ? vg_json_text(name, strlen(name)) : json_null());
-		return o;
+	case VGT_REF:
+		break;
 	}
-	}
-	return json_null();
+	return NULL;
+}
+
+static json_t *json_value(const struct vgt_names *names, const struct vgt_field *fd,
+                          const struct vgt_value *v)
+{
+	if (v->type != VGT_REF)
+		return vg_value_json(v);
+	const char *name = vgt_names_lookup(names, fd->ref_kind, v->ref.id, v->ref.gen);
+	json_t *o = json_object();
+	json_object_set_new(o, "kind", fd->ref_kind ? json_string(fd->ref_kind) : json_null());
+	json_object_set_new(o, "id",
+	                    v->ref.id <= INT64_MAX ? json_integer((json_int_t)v->ref.id)
+	                                           : json_real((double)v->ref.id));
+	json_object_set_new(o, "gen", json_integer(v->ref.gen));
+	json_object_set_new(o, "name", name ? vg_json_text(name, strlen(name)) : json_null());
+	return o;
 }
 
 static json_t *json_opt_text(const char *s)

@@ -1,6 +1,7 @@
 /* The export model: one merged pass over a trace (export_model.h). */
 #define _GNU_SOURCE
 #include "export_model.h"
+#include "event_json.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -39,66 +40,17 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 	return q;
 }
 
-/* UTF-8 text for JSON: invalid bytes become U+FFFD. */
-static json_t *text(const char *s, size_t len)
-{
-	char *buf = malloc(len * 3 + 1);
-	if (!buf)
-		return json_null();
-	size_t o = 0;
-	for (size_t i = 0; i < len;) {
-		size_t n = vgt_utf8_char(s + i, len - i);
-		if (n) {
-			memcpy(buf + o, s + i, n);
-			o += n;
-			i += n;
-		} else {
-			memcpy(buf + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
-	json_t *j = json_stringn(buf, o);
-	free(buf);
-	return j;
-}
-
 static json_t *value(struct build *b, const struct vgt_field *fd, const struct vgt_value *v)
 {
+	if (v->type != VGT_REF)
+		return vg_value_json(v);
+	const char *name = vgt_names_lookup(b->names, fd->ref_kind, v->ref.id, v->ref.gen);
+	if (name)
+		return vg_json_text(name, strlen(name));
 	char buf[128];
-	switch (v->type) {
-	case VGT_INT:
-		return json_integer(v->i);
-	case VGT_UINT:
-		if (v->u <= INT64_MAX)
-			return json_integer((json_int_t)v->u);
-		snprintf(buf, sizeof buf, "%" PRIu64, v->u);
-		return json_string(buf);
-	case VGT_DOUBLE:
-		return isfinite(v->d) ? json_real(v->d) : json_null();
-	case VGT_STRING:
-		return text(v->str.ptr, v->str.len);
-	case VGT_BYTES: {
-		char *hex = malloc(v->bytes.len * 2 + 1);
-		if (!hex)
-			return json_null();
-		for (size_t i = 0; i < v->bytes.len; i++)
-			snprintf(hex + 2 * i, 3, "%02x", v->bytes.ptr[i]);
-		hex[v->bytes.len * 2] = 0;
-		json_t *j = json_string(hex);
-		free(hex);
-		return j;
-	}
-	case VGT_REF: {
-		const char *name = vgt_names_lookup(b->names, fd->ref_kind, v->ref.id, v->ref.gen);
-		if (name)
-			return text(name, strlen(name));
-		snprintf(buf, sizeof buf, "%s#%" PRIu64 ".%" PRIu32,
-		         fd->ref_kind ? fd->ref_kind : "entity", v->ref.id, v->ref.gen);
-		return json_string(buf);
-	}
-	}
-	return json_null();
+	snprintf(buf, sizeof buf, "%s#%" PRIu64 ".%" PRIu32, fd->ref_kind ? fd->ref_kind : "entity",
+	         v->ref.id, v->ref.gen);
+	return json_string(buf);
 }
 
 static json_t *fields(struct build *b, const struct vgt_event *ev)
