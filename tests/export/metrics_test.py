@@ -7,11 +7,16 @@ python3-prometheus-client parser.
                         bytes received cover the stored stream files, the packets
                         received cover the stored packets (vigil dump --stats), the
                         subject counted while connected and no longer after; a peer
-                        sending garbage is one connection error; only GET /metrics is
+                        sending garbage is one connection error; per-host lag: a
+                        series per host that sent (its label), the lag finite and not
+                        negative, the newest event's time within the run; a host
+                        whose clock reads 30 s behind (VIGIL_CLOCK_SKEW_NS) lags 30 s
+                        more, and its newest event is 30 s older; only GET /metrics is
                         answered (405 with Allow: GET, 404 elsewhere); a bad or busy
                         --metrics address is one line and a non-zero exit.
 """
 import json
+import math
 import os
 import shutil
 import signal
@@ -33,6 +38,8 @@ WANT = {
     "vigild_events_discarded": "counter", "vigild_connection_errors": "counter",
     "vigild_store_backlog": "gauge",
 }
+PER_HOST = ("vigild_host_lag_seconds", "vigild_host_newest_event_timestamp_seconds")
+SKEWED = "vigil-lag-skewed"
 
 
 def fail(msg):
@@ -48,8 +55,31 @@ def scrape(port):
     for fam in text_string_to_metric_families(text):
         types[fam.name] = fam.type
         for s in fam.samples:
-            values[fam.name] = s.value
+            if fam.name in PER_HOST:  # {name: {host: value}}
+                if set(s.labels) != {"host"}:
+                    fail(f"{fam.name}: labels {s.labels}")
+                values.setdefault(fam.name, {})[s.labels["host"]] = s.value
+            else:
+                values[fam.name] = s.value
     return values, types
+
+
+def check_lag(v, start, end):
+    """The per-host series, one per host that sent: this machine's and the skewed one."""
+    me = socket.gethostname()
+    for name in PER_HOST:
+        if set(v.get(name, {})) != {me, SKEWED}:
+            fail(f"{name}: hosts {v.get(name)}, expected {me} and {SKEWED}")
+    lag, newest = v[PER_HOST[0]], v[PER_HOST[1]]
+    if not (math.isfinite(lag[me]) and lag[me] >= 0):
+        fail(f"lag of {me}: {lag[me]}")
+    # the skewed host's clock reads 30 s behind: its data is 30 s later, within the run
+    if not 30 <= lag[SKEWED] <= 30 + (end - start):
+        fail(f"lag of {SKEWED} (clock 30 s behind): {lag[SKEWED]}, run {end - start:.1f} s")
+    if not start <= newest[me] <= end:
+        fail(f"newest event of {me}: {newest[me]}, not within the run {start}..{end}")
+    if not start - 30 <= newest[SKEWED] <= end - 30:
+        fail(f"newest event of {SKEWED}: {newest[SKEWED]}, run {start}..{end}")
 
 
 def wait_for(port, cond, what, bound=60):
@@ -97,6 +127,8 @@ def main():
                 fail(f"{name}: type {types.get(name)}, expected {typ}")
         if any(v[n] for n in WANT):
             fail(f"not zero before any peer: {v}")
+        if any(types.get(n) != "gauge" or v.get(n) for n in PER_HOST):
+            fail(f"per-host gauges: types {types}, a host before any peer: {v}")
 
         # only GET /metrics
         for method, path, want in (("POST", "/metrics", 405), ("HEAD", "/metrics", 405),
@@ -108,6 +140,7 @@ def main():
 
         # a subject (linked with libvigil, sending by VIGIL_TO: no preload, so the
         # sanitizer build too) that stays connected until it is ended by its pid
+        start = time.time()
         slow = subprocess.Popen([os.path.join(BIN, "mailbox"), "--messages", "1000000",
                                  "--pace", "1000"],
                                 env=dict(os.environ, VIGIL_TO=f"127.0.0.1:{port}"),
@@ -141,6 +174,16 @@ def main():
         if after["vigild_connection_errors"] != before["vigild_connection_errors"]:
             fail(f"connection errors from a clean run: {after}")
 
+        # per-host lag: a host of its own whose clock reads 30 s behind
+        p = subprocess.run([os.path.join(BIN, "mailbox"), "--seed", "3"],
+                           env=dict(os.environ, VIGIL_TO=f"127.0.0.1:{port}",
+                                    VIGIL_HOST=SKEWED, VIGIL_CLOCK_SKEW_NS="-30000000000"),
+                           capture_output=True, timeout=300)
+        if p.returncode != 0:
+            fail(f"mailbox on {SKEWED} exited {p.returncode}: {p.stderr[-400:]}")
+        lagged = wait_for(mport, lambda m: m["vigild_subjects_connected"] == 0, "subject gone")
+        check_lag(lagged, start, time.time())
+
         # garbage: one connection error
         with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
             s.sendall(b"GET / HTTP/1.0\r\n\r\n" + b"\xff" * 64)
@@ -168,7 +211,8 @@ def main():
         if vd.wait(60) != 0:
             fail(f"vigild exited {vd.returncode} on SIGTERM")
         print(f"metrics: {after['vigild_packets_received']:.0f} packets, "
-              f"{after['vigild_bytes_received']:.0f} bytes; errors and methods as documented")
+              f"{after['vigild_bytes_received']:.0f} bytes; lag per host "
+              f"{lagged[PER_HOST[0]]}; errors and methods as documented")
     except (AssertionError, subprocess.TimeoutExpired, OSError) as e:
         print(f"FAIL: {e}\n(kept {work})")
         return 1
