@@ -22,3 +22,14 @@ if(VIGIL_DEP_PROMCLIENT)
                    ${CMAKE_BINARY_DIR}/bin)
   set_tests_properties(export.metrics PROPERTIES TIMEOUT 300 LABELS "sanitize;export")
 endif()
+
+# The OTLP export decoded with OpenTelemetry's protobuf definitions as compiled by
+# protobufjs (npm, pinned in ui/package-lock.json: built with the page into ui-npm).
+find_program(VIGIL_DEP_NODE node) # as ui.cmake, which reports it missing
+if(TARGET pftrace_decode AND TARGET vigil_ui_page AND VIGIL_DEP_NODE)
+  add_test(NAME export.otlp_proto
+           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/export/export_test.py
+                   ${CMAKE_BINARY_DIR}/bin otlp_proto)
+  set_tests_properties(export.otlp_proto PROPERTIES TIMEOUT 300 LABELS export ENVIRONMENT
+    "VIGIL_NODE=${VIGIL_DEP_NODE};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules")
+endif()

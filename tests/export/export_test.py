@@ -19,11 +19,16 @@
                                network with its input's trace-id, CLIENT and SERVER spans
                                as `vigil net report` counts pairs, a run span per thread, a
                                link per message, resources as the network's processes.
+  export_test.py BIN otlp_proto  the same export decoded with OpenTelemetry's protobuf
+                               definitions compiled by protobufjs (otlp_proto_check.cjs;
+                               VIGIL_NODE, NODE_PATH): every key a field, every value of
+                               its type, ids in hex; corrupted copies refused.
   export_test.py BIN bad       damaged trace: what is readable is exported (counts equal
                                `vigil dump`'s), exit 1, the damage named; unknown format,
                                unwritable output: exit 2 and one line; -o /dev/null keeps
                                /dev/null a device.
 """
+import base64
 import collections
 import json
 import os
@@ -496,7 +501,8 @@ def check_otlp(doc, nets, report):
     return sum(pairs.values())
 
 
-def case_otlp(work):
+def otlp_networks(work):
+    """The instrumented three tiers split into networks: (dir, {file: network}, report)."""
     trace = os.path.join(work, "tt")
     p = run([os.path.join(BIN, "three_tier"), "run", "--instrumented"],
             env=dict(os.environ, VIGIL_OUT=trace))
@@ -514,6 +520,11 @@ def case_otlp(work):
     if not nets or not all(n.get("iid") for n in nets.values()):
         fail("no instrumented networks with an interaction id")
     rep = json.loads(run([VIGIL, "net", "report", "--json", nets_dir]).stdout)
+    return nets_dir, nets, rep
+
+
+def case_otlp(work):
+    nets_dir, nets, rep = otlp_networks(work)
     out = os.path.join(work, "o.json")
     r = run([VIGIL, "net", "export", nets_dir, "--format", "otlp", "-o", out])
     if r.returncode != 0:
@@ -545,13 +556,73 @@ def case_otlp(work):
     print(f"otlp: {len(nets)} networks, {npairs} request/reply pairs; trace-ids kept")
 
 
+def proto_check(files):
+    """otlp_proto_check.cjs: OpenTelemetry's compiled protobuf definitions decode them."""
+    return run([os.environ["VIGIL_NODE"],
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "otlp_proto_check.cjs")]
+               + files)
+
+
+def corrupt(doc, how):
+    """A copy of an OTLP/JSON document with one mistake a decoder must refuse."""
+    doc = json.loads(json.dumps(doc))
+    sp = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    if how == "unknown field":
+        sp["startTime"] = sp.pop("startTimeUnixNano")
+    elif how == "snake_case key":
+        sp["attributes"][0]["value"] = {"int_value": "5"}
+    elif how == "base64 span id":
+        sp["spanId"] = base64.b64encode(bytes.fromhex(sp["spanId"])).decode()
+    elif how == "short trace id":
+        sp["traceId"] = sp["traceId"][2:]
+    elif how == "enum as name":
+        sp["kind"] = "SPAN_KIND_INTERNAL"
+    elif how == "int64 as number":
+        sp["endTimeUnixNano"] = int(sp["endTimeUnixNano"])
+    elif how == "string as number":
+        sp["name"] = 7
+    elif how == "object for a list":
+        sp["links"] = {"0": sp["links"][0] if sp["links"] else {}}
+    return doc
+
+
+def case_otlp_proto(work):
+    """The export decoded with opentelemetry-proto compiled by pbjs (protobufjs), and each
+    of a set of corrupted copies refused, naming the place."""
+    nets_dir, nets, _ = otlp_networks(work)
+    out = os.path.join(work, "o.json")
+    r = run([VIGIL, "net", "export", nets_dir, "--format", "otlp", "-o", out])
+    if r.returncode != 0:
+        fail(f"vigil net export: {r.returncode} {r.stderr}")
+    with open(out) as f:
+        doc = json.load(f)
+    nspans = sum(len(ss["spans"]) for rs in doc["resourceSpans"] for ss in rs["scopeSpans"])
+    c = proto_check([out])
+    if c.returncode != 0 or f"{nspans} spans" not in c.stdout:
+        fail(f"the export does not decode as ExportTraceServiceRequest ({nspans} spans): "
+             f"{c.stdout}{c.stderr}")
+    # the negative controls: each corrupted copy is refused
+    hows = ("unknown field", "snake_case key", "base64 span id", "short trace id",
+            "enum as name", "int64 as number", "string as number", "object for a list")
+    for i, how in enumerate(hows):
+        bad = os.path.join(work, f"bad-{i}.json")
+        with open(bad, "w") as f:
+            json.dump(corrupt(doc, how), f)
+        c = proto_check([bad])
+        if c.returncode != 1 or "spans[0]" not in c.stdout and "Span" not in c.stdout:
+            fail(f"a copy with a {how} is not refused: exit {c.returncode}, {c.stdout}{c.stderr}")
+    print(f"otlp_proto: {nspans} spans of {len(nets)} networks decode as "
+          f"ExportTraceServiceRequest; {len(hows)} corrupted copies refused")
+
+
 def main():
     case = sys.argv[2]
     work = tempfile.mkdtemp(prefix=f"vigil-export-{case}-")
     try:
         {"mailbox": case_mailbox, "three_tier": case_three_tier, "bad": case_bad,
          "three_tier_linked": lambda w: case_three_tier(w, linked=True),
-         "formats": case_formats, "otlp": case_otlp}[case](work)
+         "formats": case_formats, "otlp": case_otlp,
+         "otlp_proto": case_otlp_proto}[case](work)
     except (AssertionError, subprocess.TimeoutExpired) as e:
         print(f"FAIL: {e}\n(kept {work})")
         return 1
