@@ -23,6 +23,10 @@
                                definitions compiled by protobufjs (otlp_proto_check.cjs;
                                VIGIL_NODE, NODE_PATH): every key a field, every value of
                                its type, ids in hex; corrupted copies refused.
+  export_test.py BIN sampled   tests/export/sampled.c recording itself: each numeric field
+                               of its sampled sensors a counter series with the values of
+                               `vigil dump`, in both formats; the sampled interval's open
+                               count; no series of a traced sensor, a string or a reference.
   export_test.py BIN bad       damaged trace: what is readable is exported (counts equal
                                `vigil dump`'s), exit 1, the damage named; unknown format,
                                unwritable output: exit 2 and one line; -o /dev/null keeps
@@ -226,6 +230,57 @@ def check_perfetto(packets, doc, trace_events):
             fail(f"thread track without its process track: {t}")
 
 
+def chrome_series(doc, name, key):
+    """{pid: [values in time order]} of a counter's series in the chrome export."""
+    per = collections.defaultdict(list)
+    for e in doc["traceEvents"]:
+        if e["ph"] == "C" and e["name"] == name and key in e["args"]:
+            per[e["pid"]].append((e["ts"], e["args"][key]))
+    return {pid: [x for _, x in sorted(v, key=lambda tv: tv[0])] for pid, v in per.items()}
+
+
+def perfetto_series(packets, track_name):
+    """{process pid: [values in time order]} of the counter tracks named track_name."""
+    tracks = {p["track"]["uuid"]: p["track"] for p in packets if "track" in p}
+    pids = {u: t["process"]["pid"] for u, t in tracks.items() if "process" in t}
+    per = collections.defaultdict(list)
+    for p in packets:
+        e = p.get("event")
+        if e and e["type"] == 4 and tracks[e["track"]].get("name") == track_name:
+            t = tracks[e["track"]]
+            if "counter" not in t or t.get("parent") not in pids:
+                fail(f"counter track {t} without CounterDescriptor or process")
+            per[pids[t["parent"]]].append(e["value"])
+    return dict(per)
+
+
+def check_sampled_open(trace, doc, packets, events, relation, sampled_names, traced=()):
+    """A sampled interval relation's intervals open per process: a sample at each of its
+    begins and ends (as many as `vigil dump` has), rising by one at a begin, falling by
+    one at an end that closed one, ending at what `vigil relations` says is open; the
+    same values in the perfetto export. Traced relations have no counter."""
+    series = chrome_series(doc, relation, "vigil.open")
+    n = sum(1 for e in events if e["name"] in sampled_names)
+    if not n or sum(len(v) for v in series.values()) != n:
+        fail(f"{relation}: {sum(len(v) for v in series.values())} counter samples, "
+             f"{n} begins and ends in vigil dump")
+    for pid, v in series.items():
+        if min(v) < 0 or any(abs(b - a) > 1 for a, b in zip([0] + v, v)):
+            fail(f"{relation} in {pid}: open count not stepping by one from 0: {v}")
+    rel = [json.loads(l) for l in run([VIGIL, "relations", "--format", "json", trace]).stdout
+           .splitlines()]
+    want_open = sum(r["open"] for r in rel if r["name"] == relation)
+    if sum(v[-1] for v in series.values()) != want_open:
+        fail(f"{relation}: {sum(v[-1] for v in series.values())} open at the end, "
+             f"vigil relations: {want_open}")
+    if perfetto_series(packets, f"{relation} vigil.open") != series:
+        fail(f"{relation}: perfetto counter values differ from chrome's")
+    for t in traced:
+        if any(e["ph"] == "C" and e["name"] == t for e in doc["traceEvents"]):
+            fail(f"the traced relation {t} has a counter")
+    return n
+
+
 def case_mailbox(work):
     trace = os.path.join(work, "trace")
     p = run([os.path.join(BIN, "mailbox"), "--seed", "2"], env=dict(os.environ, VIGIL_OUT=trace))
@@ -253,9 +308,13 @@ def case_mailbox(work):
         fail("SendMessage instants do not carry the trace's mailbox names")
     pf = os.path.join(work, "m.pftrace")
     export(trace, "perfetto", pf)
-    check_perfetto(decode_perfetto(pf), doc, events)
+    packets = decode_perfetto(pf)
+    check_perfetto(packets, doc, events)
+    nsampled = check_sampled_open(trace, doc, packets, events, "RunningOn",
+                                  ("mailbox.RunningOn.begin", "mailbox.RunningOn.end"),
+                                  traced=("Waiting",))
     print(f"mailbox: {len(events)} events, {len(doc['traceEvents'])} trace events; "
-          "both formats agree with vigil dump")
+          f"both formats agree with vigil dump; {nsampled} samples of the sampled RunningOn")
     check_discarded(work)
 
 
@@ -279,7 +338,7 @@ def check_discarded(work):
     validate_chrome(doc)
     samples = collections.defaultdict(list)
     for e in doc["traceEvents"]:
-        if e["ph"] == "C":
+        if e["ph"] == "C" and e["name"] == "events_discarded":
             samples[e["pid"]].append((e["ts"], e["args"]["discarded"]))
     for pid, v in samples.items():
         v.sort()
@@ -289,11 +348,14 @@ def check_discarded(work):
         fail(f"counters {dict(samples)} vs vigil dump --stats {lost}")
     pf = os.path.join(work, "capped.pftrace")
     export(trace, "perfetto", pf)
-    values = [p["event"]["value"] for p in decode_perfetto(pf)
-              if "event" in p and p["event"]["type"] == 4]
+    packets = decode_perfetto(pf)
+    values = [x for v in perfetto_series(packets, "events_discarded").values() for x in v]
     if max(values) != max(x for v in samples.values() for _, x in v) or \
             len(values) != sum(len(v) for v in samples.values()):
         fail(f"perfetto counter values {values} vs chrome {dict(samples)}")
+    # what was lost leaves intervals of the sampled RunningOn open, or ends unmatched
+    check_sampled_open(trace, doc, packets, dump_events(trace), "RunningOn",
+                       ("mailbox.RunningOn.begin", "mailbox.RunningOn.end"))
 
 
 def case_three_tier(work, linked=False):
@@ -556,6 +618,50 @@ def case_otlp(work):
     print(f"otlp: {len(nets)} networks, {npairs} request/reply pairs; trace-ids kept")
 
 
+def case_sampled(work):
+    """Sampled sensors' numeric fields as counter tracks: per field a series with the
+    values of `vigil dump`, in time order, in both formats; the sampled interval's open
+    count; a traced sensor's fields, strings and entity references are no series."""
+    trace = os.path.join(work, "s")
+    p = run([os.path.join(BIN, "export_sampled"), "60"], env=dict(os.environ, VIGIL_OUT=trace))
+    if p.returncode != 0:
+        fail(f"export_sampled exited {p.returncode}: {p.stderr[-400:]}")
+    events = dump_events(trace)
+    out, pf = os.path.join(work, "s.json"), os.path.join(work, "s.pftrace")
+    export(trace, "chrome", out)
+    with open(out) as f:
+        doc = json.load(f)
+    validate_chrome(doc)
+    if chrome_counts(doc) != collections.Counter(e["name"] for e in events):
+        fail("chrome export vs vigil dump, per name")
+    export(trace, "perfetto", pf)
+    packets = decode_perfetto(pf)
+    check_perfetto(packets, doc, events)
+    pid = events[0]["pid"]
+    nseries = 0
+    for relation, names in (("CpuLoad", ("smp.CpuLoad",)),
+                            ("Busy", ("smp.Busy.begin", "smp.Busy.end"))):
+        for field in ("queued", "delta", "util"):
+            want = [e["fields"][field] for e in events if e["name"] in names]
+            got = chrome_series(doc, relation, field)
+            if got != {pid: want} or len(want) < 60:
+                fail(f"{relation}.{field}: chrome series {got}, vigil dump {want}")
+            if perfetto_series(packets, f"{relation} {field}") != got:
+                fail(f"{relation}.{field}: perfetto series differ from chrome's")
+            nseries += 1
+    check_sampled_open(trace, doc, packets, events, "Busy", ("smp.Busy.begin", "smp.Busy.end"),
+                       traced=("Tick",))
+    keys = {k for e in doc["traceEvents"] if e["ph"] == "C" for k in e["args"]}
+    if keys != {"queued", "delta", "util", "vigil.open"}:
+        fail(f"counter series {keys}: only numeric fields (and vigil.open) are series")
+    names = {p["track"]["name"] for p in packets if "track" in p and "counter" in p["track"]}
+    want = {f"{r} {k}" for r in ("CpuLoad", "Busy") for k in ("queued", "delta", "util")}
+    if names != want | {"Busy vigil.open"}:
+        fail(f"perfetto counter tracks {names}")
+    print(f"sampled: {nseries} field series and an open count agree with vigil dump "
+          f"in both formats")
+
+
 def proto_check(files):
     """otlp_proto_check.cjs: OpenTelemetry's compiled protobuf definitions decode them."""
     return run([os.environ["VIGIL_NODE"],
@@ -622,7 +728,7 @@ def main():
         {"mailbox": case_mailbox, "three_tier": case_three_tier, "bad": case_bad,
          "three_tier_linked": lambda w: case_three_tier(w, linked=True),
          "formats": case_formats, "otlp": case_otlp,
-         "otlp_proto": case_otlp_proto}[case](work)
+         "otlp_proto": case_otlp_proto, "sampled": case_sampled}[case](work)
     except (AssertionError, subprocess.TimeoutExpired) as e:
         print(f"FAIL: {e}\n(kept {work})")
         return 1
