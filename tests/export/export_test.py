@@ -18,7 +18,9 @@
                                tiers: OTLP/JSON field names and encodings, one trace per
                                network with its input's trace-id, CLIENT and SERVER spans
                                as `vigil net report` counts pairs, a run span per thread, a
-                               link per message, resources as the network's processes.
+                               link per message, resources as the network's processes;
+                               recorded traceparents' parent-ids kept as span ids (and
+                               as the root's parent when another tracer began it).
   export_test.py BIN otlp_proto  the same export decoded with OpenTelemetry's protobuf
                                definitions compiled by protobufjs (otlp_proto_check.cjs;
                                VIGIL_NODE, NODE_PATH): every key a field, every value of
@@ -555,6 +557,27 @@ def check_otlp(doc, nets, report):
         msgs = sum(1 for e in net["edges"] if e["kind"] == "message")
         if links != msgs:
             fail(f"network {net['network']}: {links} links, {msgs} messages")
+        # traceparents: a CLIENT span whose request carried one has its parent-id as its
+        # id (what the server's tracer parents its spans on): it starts at that send, and
+        # its SERVER span is in the process whose receive recorded the same parent-id
+        sends = {v["msg"]: v for v in net["vertices"] if v["kind"] == "send" and "msg" in v}
+        recvs = collections.defaultdict(set)
+        for v in net["vertices"]:
+            if v["kind"] == "recv" and "msg" in v:
+                recvs[v["msg"]].add(str(v["pid"]))
+        joined = 0
+        for a, sp in trace:
+            if sp["kind"] == 3 and sp["spanId"] in sends:
+                v = sends[sp["spanId"]]
+                if sp["startTimeUnixNano"] != str(v["ts"]) or a["process.pid"]["intValue"] != str(v["pid"]):
+                    fail(f"CLIENT span {sp['spanId']} is not its traceparent's send {v}")
+                srv = [(b, x) for b, x in trace if x["parentSpanId"] == sp["spanId"] and x["kind"] == 2]
+                if len(srv) != 1 or srv[0][0]["process.pid"]["intValue"] not in recvs[sp["spanId"]]:
+                    fail(f"CLIENT span {sp['spanId']}: its SERVER span is not where the "
+                         f"traceparent was received ({recvs[sp['spanId']]})")
+                joined += 1
+        if tid and not joined:
+            fail(f"network {net['network']}: no CLIENT span carries a recorded traceparent's id")
         procs = {(t["host"], str(t["pid"]), t["program"]) for t in net["threads"]}
         got = {(a["host.name"]["stringValue"], a["process.pid"]["intValue"],
                 a["process.executable.name"]["stringValue"]) for a, _ in trace}
@@ -606,6 +629,30 @@ def case_otlp(work):
     with open(out) as f:
         check_otlp(json.load(f), nets, rep)
     os.unlink(os.path.join(nets_dir, "net-99999.json"))
+    # a network started by another tracer's message: the root run's parent is the span
+    # its traceparent named (a copy whose input thread first receives from outside)
+    ext_dir = os.path.join(work, "ext")
+    os.mkdir(ext_dir)
+    net = json.loads(json.dumps(nets[one]))
+    root = net["vertices"][net["input"]]["thread"]
+    v0 = min((v for v in net["vertices"] if v["thread"] == root), key=lambda v: v["ts"])
+    v0.update(kind="recv", matched=False, msg="00f067aa0ba902b7", len=55)
+    with open(os.path.join(ext_dir, "net-00001.json"), "w") as f:
+        json.dump(net, f)
+    r = run([VIGIL, "net", "export", ext_dir, "--format", "otlp", "-o", out])
+    with open(out) as f:
+        ext = [sp for rs in json.load(f)["resourceSpans"] for ss in rs["scopeSpans"]
+               for sp in ss["spans"]
+               if any(a["key"] == "vigil.input" for a in sp["attributes"])]
+    if r.returncode != 0 or len(ext) != 1 or ext[0]["parentSpanId"] != "00f067aa0ba902b7" \
+            or ext[0]["traceId"] != net["iid"]:
+        fail(f"a network begun by another tracer's traceparent: root {ext}, {r.stderr}")
+    v0["msg"] = "not hex"
+    with open(os.path.join(ext_dir, "net-00001.json"), "w") as f:
+        json.dump(net, f)
+    r = run([VIGIL, "net", "export", ext_dir, "--format", "otlp", "-o", out])
+    if r.returncode != 1 or "msg of vertex" not in r.stderr:
+        fail(f"a malformed msg: exit {r.returncode}, {r.stderr!r}")
     for args, what in (([nets_dir, "--format", "zipkin", "-o", out], "unknown format"),
                        ([nets_dir, "-o", out], "--format otlp"),
                        ([os.path.join(work, "none"), "--format", "otlp", "-o", out], "none"),
