@@ -11,7 +11,9 @@ python3-prometheus-client parser.
                         series per host that sent (its label), the lag finite and not
                         negative, the newest event's time within the run; a host
                         whose clock reads 30 s behind (VIGIL_CLOCK_SKEW_NS) lags 30 s
-                        more, and its newest event is 30 s older; only GET /metrics is
+                        more, and its newest event is 30 s older; a records subject
+                        (vgd.py frames) whose newest record is 5 s old lags 5 s and
+                        shows that record's time exactly; only GET /metrics is
                         answered (405 with Allow: GET, 404 elsewhere); a bad or busy
                         --metrics address is one line and a non-zero exit.
 """
@@ -21,6 +23,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -40,6 +43,9 @@ WANT = {
 }
 PER_HOST = ("vigild_host_lag_seconds", "vigild_host_newest_event_timestamp_seconds")
 SKEWED = "vigil-lag-skewed"
+RECORDS_HOST = "vigil-lag-records"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "collector"))
+import vgd  # noqa: E402  (the collector tests' frames: a records subject)
 
 
 def fail(msg):
@@ -64,12 +70,13 @@ def scrape(port):
     return values, types
 
 
-def check_lag(v, start, end):
-    """The per-host series, one per host that sent: this machine's and the skewed one."""
+def check_lag(v, start, end, rec_newest_ns, rec_sent, rec_scraped):
+    """The per-host series, one per host that sent: this machine's, the skewed one, and
+    the records subject's, whose newest record was 5 s old when sent."""
     me = socket.gethostname()
     for name in PER_HOST:
-        if set(v.get(name, {})) != {me, SKEWED}:
-            fail(f"{name}: hosts {v.get(name)}, expected {me} and {SKEWED}")
+        if set(v.get(name, {})) != {me, SKEWED, RECORDS_HOST}:
+            fail(f"{name}: hosts {v.get(name)}, expected {me}, {SKEWED}, {RECORDS_HOST}")
     lag, newest = v[PER_HOST[0]], v[PER_HOST[1]]
     if not (math.isfinite(lag[me]) and lag[me] >= 0):
         fail(f"lag of {me}: {lag[me]}")
@@ -80,6 +87,28 @@ def check_lag(v, start, end):
         fail(f"newest event of {me}: {newest[me]}, not within the run {start}..{end}")
     if not start - 30 <= newest[SKEWED] <= end - 30:
         fail(f"newest event of {SKEWED}: {newest[SKEWED]}, run {start}..{end}")
+    if abs(newest[RECORDS_HOST] - rec_newest_ns / 1e9) > 1e-6:
+        fail(f"newest record of {RECORDS_HOST}: {newest[RECORDS_HOST]}, sent {rec_newest_ns}")
+    if not 5 <= lag[RECORDS_HOST] <= 5 + (rec_scraped - rec_sent):
+        fail(f"lag of {RECORDS_HOST}: {lag[RECORDS_HOST]}, its newest record 5 s old when sent")
+
+
+def send_records(port):
+    """A records subject (the frames of the Python, Java and Perl writers) whose newest
+    record is 5 s old: (its time, when it was sent)."""
+    p = vgd.Peer(port, timeout=60)
+    p.send(vgd.hello(host=RECORDS_HOST, pid=77, start=1, program="lag.py"))
+    p.welcome()
+    p.send(vgd.schema(1, "lag.Tick", [("n", vgd.UINT32, "")]))
+    sent = time.time()
+    newest = time.time_ns() - 5_000_000_000
+    p.send(vgd.records(1, [(1, newest - 1000 * (9 - i), 1, struct.pack("<I", i))
+                           for i in range(10)]))
+    if p.ack() != 1:
+        fail("the records were not acknowledged")
+    p.send(vgd.frame(vgd.BYE))
+    p.close()
+    return newest, sent
 
 
 def wait_for(port, cond, what, bound=60):
@@ -181,8 +210,9 @@ def main():
                            capture_output=True, timeout=300)
         if p.returncode != 0:
             fail(f"mailbox on {SKEWED} exited {p.returncode}: {p.stderr[-400:]}")
+        rec_newest, rec_sent = send_records(port)
         lagged = wait_for(mport, lambda m: m["vigild_subjects_connected"] == 0, "subject gone")
-        check_lag(lagged, start, time.time())
+        check_lag(lagged, start, time.time(), rec_newest, rec_sent, time.time())
 
         # garbage: one connection error
         with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
