@@ -268,6 +268,8 @@ static void handle(int owner, char *line, size_t len, char *ans, size_t anssize,
 		else
 			vg__control_sample_rule(owner, delta, tok[2], origin, period, &count, err,
 			                        sizeof err);
+	} else if (!strcmp(cmd, "report")) { /* control_report.c: the process's reporting */
+		vg__control_report(tok, n, &count, err, sizeof err);
 	} else if (!strcmp(cmd, "list")) { /* probes (control_probes.c): the whole answer */
 		uint64_t from;
 		if (n != 2 || parse_u64(tok[1], UINT64_MAX, &from) < 0)
@@ -293,7 +295,7 @@ static void handle(int owner, char *line, size_t len, char *ans, size_t anssize,
 	} else {
 		snprintf(err, sizeof err,
 		         "unknown command (expected sensor, entities, entity, trigger, sample, "
-		         "list, probe, pattern, reset, go or ping)");
+		         "list, probe, pattern, report, reset, go or ping)");
 	}
 done:
 	if (err[0])

@@ -209,6 +209,9 @@ int vg__control_probe(uint64_t id, int on, long *count, char *err, size_t errsiz
 int vg__control_pattern(const char *verb, const char *text, long *count, char *err, size_t errsize);
 void vg__control_probes_registered_locked(vg_sensor *s); /* the remembered patterns */
 int32_t vg__control_probe_share_locked(vg_sensor *s);    /* probe - configured, or 0 */
+/* control_report.c: `report categories|threads|sensors|suspend|resume ...`; tok[0] is
+ * "report". 0, or -1 with the reason in err. */
+int vg__control_report(char *const *tok, int n, long *count, char *err, size_t errsize);
 /* Lowers every counter the monitor raised (sensors; live entities' flags back to the
  * configured default) and forgets its rules; built-in sensors are then switched off
  * (`builtins_off`, the monitor is gone) or set back as configured. `settle`: other

@@ -495,6 +495,45 @@ def test_monitors(r):
     check(r.numbers("ctl.tick", evs) == [202, 205], f"ticks {r.numbers('ctl.tick', evs)}")
 
 
+def report(pid, *args):
+    """vigil report --pid pid ARGS: its exit status and stderr."""
+    p = subprocess.run([VIGIL, "report", "--pid", str(pid), *args], capture_output=True,
+                       text=True, timeout=60)
+    return p.returncode, p.stderr
+
+
+def test_report(r):
+    """vigil report --pid (docs/consistency.md "From outside"): suspend/resume, sensors,
+    categories and threads changed in a running process; a bad change refused with one
+    line, the subject unharmed; the trace consistent (vigil check)."""
+    pid = r.p.pid
+    r.do("create 0 box0", "tick 300")
+    steps = [(["--suspend", "--json"], ["tick 301"]),
+             (["--resume", "--sensors-off", "ctl.tick"], ["tick 302", "deliver 0 303"]),
+             (["--sensors-on", "ctl.tick", "--categories", "entity"], ["tick 304"]),
+             (["--categories", "all"], ["tick 305"]),
+             (["--threads", "no-such-thread-*"], ["tick 306"]),
+             (["--all-threads"], ["tick 307"])]
+    for args, then in steps:
+        rc, err = report(pid, *args)
+        check(rc == 0, f"vigil report {args}: exit {rc}: {err}")
+        r.do(*then)
+    rc, err = report(pid, "--categories", "bogus")
+    check(rc == 1 and err.count("\n") == 1 and "report categories: 'bogus'" in err,
+          f"a bad category: exit {rc}: {err!r}")
+    rc, err = report(pid)
+    check(rc == 2 and "nothing to change" in err and err.count("\n") == 1,
+          f"no change: exit {rc}: {err!r}")
+    r.do("tick 308")
+    r.finish()
+    evs = r.events()
+    check(r.numbers("ctl.tick", evs) == [300, 305, 307, 308],
+          f"ticks {r.numbers('ctl.tick', evs)}")
+    check(r.numbers("ctl.deliver", evs) == [303], f"deliver {r.numbers('ctl.deliver', evs)}")
+    c = subprocess.run([VIGIL, "check", r.trace], capture_output=True, text=True, timeout=60)
+    check(c.returncode == 0, f"vigil check: exit {c.returncode}: {c.stdout} {c.stderr}")
+
+
 TESTS = {
     "none": (test_none, {}, True),
     "sensor": (test_sensor, {}, True),
@@ -508,6 +547,8 @@ TESTS = {
     "fork": (test_fork, {}, True),
     "listen": (test_listen, {"VIGIL_CONTROL": "listen", "VIGIL_VERBOSE": "1"}, False),
     "monitors": (test_monitors, {"VIGIL_CONTROL": "listen"}, False),
+    "report": (test_report, {"VIGIL_CONTROL": "listen", "VIGIL_SENSORS": "vg.*,ctl.*",
+                             "VIGIL_ENTITY_FLAGS": "on"}, False),
 }
 
 
