@@ -20,6 +20,11 @@ if(NOT VIGIL_SANITIZE)
            COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py
                    naive --bin ${CMAKE_BINARY_DIR}/bin --fuzz $<TARGET_FILE:consistency_fuzz>)
   set_tests_properties(consistency.naive PROPERTIES LABELS consistency TIMEOUT 120)
+  # Timer-driven windows (VIGIL_REPORT_WINDOW): consistent at every edge.
+  add_test(NAME consistency.window
+           COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py
+                   window --bin ${CMAKE_BINARY_DIR}/bin --fuzz $<TARGET_FILE:consistency_fuzz>)
+  set_tests_properties(consistency.window PROPERTIES LABELS consistency TIMEOUT 300)
   if(TARGET consistency_example)
     add_test(NAME consistency.example
              COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: vigil report --pid PID [--categories LIST] [--threads GLOBS | --all-threads]\n"
 	    "                    [--sensors-on GLOBS] [--sensors-off GLOBS]\n"
-	    "                    [--suspend | --resume] [--json]\n\n"
+	    "                    [--suspend | --resume] [--window on:D,every:P|off] [--json]\n\n"
 	    "Changes what a running process reports (docs/consistency.md), through its control\n"
 	    "channel: the process listens for monitors (vigil record --listen, or\n"
 	    "VIGIL_CONTROL=listen). The changes are applied in the order given, each one\n"
@@ -41,6 +41,8 @@ static void usage(FILE *f)
 	    "  --sensors-on GLOBS   switch reporting of these sensors on (vg_report_sensors; a\n"
 	    "  --sensors-off GLOBS  counter: two offs need two ons)\n"
 	    "  --suspend, --resume  suspend or resume reporting process-wide (they nest)\n"
+	    "  --window on:D,every:P  report only during D of every P from now on (e.g.\n"
+	    "                       on:50ms,every:1s; VIGIL_REPORT_WINDOW); off: no windows\n"
 	    "  --json               one JSON object on stdout: {pid, changes: [{command, count,\n"
 	    "                       at_ns}]}\n\n"
 	    "examples:\n"
@@ -49,7 +51,9 @@ static void usage(FILE *f)
 	    "  vigil report --pid $! --threads 'processor-*' --categories all\n"
 	    "  vigil report --pid $! --sensors-off 'mailbox.Waiting*'\n"
 	    "  vigil report --pid $! --suspend --json\n"
-	    "  vigil report --pid $! --resume --all-threads\n\n"
+	    "  vigil report --pid $! --resume --all-threads\n"
+	    "  vigil report --pid $! --window on:50ms,every:1s   50 ms of every second\n"
+	    "  vigil report --pid $! --window off\n\n"
 	    "exit status: 0 every change applied; 1 the process refused one (the ones before it\n"
 	    "stay applied); 2 a usage error or a failed attach.\n");
 }
@@ -79,7 +83,7 @@ static int add(struct changes *ch, const char *fmt, const char *arg)
 
 static int parse(int argc, char **argv, int *pid, int *json, struct changes *ch)
 {
-	enum { CATS = 256, THREADS, ALL_THREADS, ON, OFF, SUSPEND, RESUME, JSON, PID };
+	enum { CATS = 256, THREADS, ALL_THREADS, ON, OFF, SUSPEND, RESUME, WINDOW, JSON, PID };
 	static const struct option opts[] = {{"pid", required_argument, 0, PID},
 	                                     {"categories", required_argument, 0, CATS},
 	                                     {"threads", required_argument, 0, THREADS},
@@ -88,6 +92,7 @@ static int parse(int argc, char **argv, int *pid, int *json, struct changes *ch)
 	                                     {"sensors-off", required_argument, 0, OFF},
 	                                     {"suspend", no_argument, 0, SUSPEND},
 	                                     {"resume", no_argument, 0, RESUME},
+	                                     {"window", required_argument, 0, WINDOW},
 	                                     {"json", no_argument, 0, JSON},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
@@ -128,6 +133,9 @@ static int parse(int argc, char **argv, int *pid, int *json, struct changes *ch)
 		case RESUME:
 			rc = add(ch, "report resume", NULL);
 			break;
+		case WINDOW:
+			rc = add(ch, "report window %s", optarg);
+			break;
 		case JSON:
 			*json = 1;
 			break;
@@ -157,7 +165,7 @@ static int parse(int argc, char **argv, int *pid, int *json, struct changes *ch)
 	}
 	if (!ch->n) {
 		fprintf(stderr, "vigil report: nothing to change (give --categories, --threads, "
-		                "--sensors-on, --sensors-off, --suspend or --resume)\n");
+		                "--sensors-on, --sensors-off, --suspend, --resume or --window)\n");
 		return -1;
 	}
 	return 0;

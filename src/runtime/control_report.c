@@ -48,8 +48,18 @@ int vg__control_report(char *const *tok, int n, long *count, char *err, size_t e
 			vg_report_resume();
 		return 0;
 	}
+	if (!strcmp(what, "window") && n == 3) {
+		uint64_t on, every;
+		char why[200];
+		if (vg__report_window_parse(tok[2], &on, &every, why, sizeof why) < 0 ||
+		    vg__report_window_set(on, every, why, sizeof why) < 0) {
+			snprintf(err, errsize, "report window: '%s': %s", tok[2], why);
+			return -1;
+		}
+		return 0;
+	}
 	snprintf(err, errsize,
 	         "usage: report categories LIST, report threads [GLOBS], report sensors on|off "
-	         "GLOBS, report suspend, report resume");
+	         "GLOBS, report suspend, report resume, report window on:D,every:P|off");
 	return -1;
 }

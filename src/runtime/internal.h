@@ -209,6 +209,13 @@ int vg__control_probe(uint64_t id, int on, long *count, char *err, size_t errsiz
 int vg__control_pattern(const char *verb, const char *text, long *count, char *err, size_t errsize);
 void vg__control_probes_registered_locked(vg_sensor *s); /* the remembered patterns */
 int32_t vg__control_probe_share_locked(vg_sensor *s);    /* probe - configured, or 0 */
+/* report_window.c: timer-driven windows (VIGIL_REPORT_WINDOW, `report window`). */
+uint64_t vg__report_window_resolution(void); /* ns */
+int vg__report_window_parse(const char *text, uint64_t *on, uint64_t *every, char *err,
+                            size_t errsize); /* "off": both 0 */
+int vg__report_window_set(uint64_t on, uint64_t every, char *err, size_t errsize);
+void vg__report_window_init(void);       /* VIGIL_REPORT_WINDOW, once recording */
+void vg__report_window_after_fork(void); /* the child times the same windows */
 /* control_report.c: `report categories|threads|sensors|suspend|resume ...`; tok[0] is
  * "report". 0, or -1 with the reason in err. */
 int vg__control_report(char *const *tok, int n, long *count, char *err, size_t errsize);

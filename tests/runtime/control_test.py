@@ -525,9 +525,19 @@ def test_report(r):
     check(rc == 2 and "nothing to change" in err and err.count("\n") == 1,
           f"no change: exit {rc}: {err!r}")
     r.do("tick 308")
+    rc, err = report(pid, "--window", "on:2s,every:1s")
+    check(rc == 1 and err.count("\n") == 1 and "shorter than its period" in err,
+          f"a window longer than its period: exit {rc}: {err!r}")
+    # A window that closes after 1 ms for the rest of the run; off lifts the window's
+    # suspension whenever it took hold (the windows' edges: consistency.window).
+    rc, err = report(pid, "--window", "on:1ms,every:1000s")
+    check(rc == 0, f"a window: exit {rc}: {err!r}")
+    rc, err = report(pid, "--window", "off")
+    check(rc == 0, f"window off: exit {rc}: {err!r}")
+    r.do("tick 309")
     r.finish()
     evs = r.events()
-    check(r.numbers("ctl.tick", evs) == [300, 305, 307, 308],
+    check(r.numbers("ctl.tick", evs) == [300, 305, 307, 308, 309],
           f"ticks {r.numbers('ctl.tick', evs)}")
     check(r.numbers("ctl.deliver", evs) == [303], f"deliver {r.numbers('ctl.deliver', evs)}")
     c = subprocess.run([VIGIL, "check", r.trace], capture_output=True, text=True, timeout=60)
