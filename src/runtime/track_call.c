@@ -11,9 +11,9 @@
 
 struct frame {
 	vg_sensor *sensor;
-	uint64_t at;      /* ns */
-	uint32_t off;     /* its payload in the arena */
-	uint32_t len;     /* bytes of payload */
+	uint64_t at;   /* ns */
+	uint32_t off;  /* its payload in the arena */
+	uint32_t len;  /* bytes of payload */
 	uint32_t blocked; /* names an entity that may not be referred to: never reported */
 };
 
