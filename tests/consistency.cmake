@@ -25,6 +25,11 @@ if(NOT VIGIL_SANITIZE)
            COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py
                    window --bin ${CMAKE_BINARY_DIR}/bin --fuzz $<TARGET_FILE:consistency_fuzz>)
   set_tests_properties(consistency.window PROPERTIES LABELS consistency TIMEOUT 300)
+  # The patent's four kinds (VIGIL_REPORT=types|objects|execution|synchronization).
+  add_test(NAME consistency.kinds
+           COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py
+                   kinds --bin ${CMAKE_BINARY_DIR}/bin --fuzz $<TARGET_FILE:consistency_fuzz>)
+  set_tests_properties(consistency.kinds PROPERTIES LABELS consistency TIMEOUT 300)
   if(TARGET consistency_example)
     add_test(NAME consistency.example
              COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py

@@ -15,8 +15,8 @@ int vg__control_report(char *const *tok, int n, long *count, char *err, size_t e
 		if (vg__report_mask_parse(tok[2], &mask) < 0) {
 			snprintf(
 			    err, errsize,
-			    "report categories: '%s': expected a list of entity, activity, all, "
-			    "none",
+			    "report categories: '%s': expected a list of entity, activity, types, "
+			    "objects, execution, synchronization, all, none",
 			    tok[2]);
 			return -1;
 		}

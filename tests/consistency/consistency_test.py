@@ -462,19 +462,86 @@ def cmd_window(args):
     print("ok")
 
 
+# The fuzz subject's sensors by kind (docs/consistency.md "Kinds"); lifetimes have none.
+KIND_SENSORS = {
+    "types": set(),  # the subject loads its types through vg.entity.load (below)
+    "objects": {"fz.ref", "fz.touch"},
+    "execution": {"fz.call.begin", "fz.call.end", "fz.thread.stop", "fz.thread.go"},
+    "synchronization": {"fz.lock.acquire", "fz.lock.release", "fz.lock.wait", "fz.lock.got"},
+}
+LIFETIMES = {"fz.obj.new", "fz.obj.free"}
+
+
+def names(args, trace):
+    d = subprocess.run([os.path.join(args.bin, "vigil"), "dump", "--json", trace],
+                       capture_output=True, text=True, timeout=300)
+    c = {}
+    for line in d.stdout.splitlines():
+        if line.startswith("{"):
+            n = json.loads(line).get("name")
+            c[n] = c.get(n, 0) + 1
+    return c
+
+
+def cmd_kinds(args):
+    """VIGIL_REPORT with one of the patent's four kinds: the fuzz subject recorded in full
+    and with each kind alone (same operations); each trace passes vigil check, is a
+    projection of the full one, and holds that kind's events and the lifetimes only."""
+    seed, nthreads = 2, threads_for(2)
+    tmp = tempfile.mkdtemp(prefix="vigil-consistency-kinds-")
+    traces = {}
+    for kind in ["full"] + list(KIND_SENSORS):
+        out = os.path.join(tmp, kind)
+        mp = out + ".map"
+        env = None if kind == "full" else {"VIGIL_REPORT": kind}
+        record(args, out, [args.fuzz, str(seed), "full", str(OPS // 4), str(nthreads), mp],
+               env)
+        traces[kind] = (out, read_map(mp))
+    full = Trace(args, traces["full"][0], traces["full"][1])
+    full_names = names(args, traces["full"][0])
+    problems = []
+    for kind, own in KIND_SENSORS.items():
+        rc, viol, summary, err = check(args, traces[kind][0])
+        if rc != 0:
+            problems.append("%s: vigil check exit %d: %s %s" %
+                            (kind, rc, [v.get("message") for v in viol[:5]], err[-300:]))
+        part = Trace(args, traces[kind][0], traces[kind][1])
+        problems += ["%s: %s" % (kind, p) for p in projection(full, part)[:10]]
+        got = names(args, traces[kind][0])
+        fz = {n for n in got if n.startswith("fz.")}
+        others = fz - own - LIFETIMES
+        if others:
+            problems.append("%s: events of other kinds reported: %s" % (kind, sorted(others)))
+        if own and not fz & own:
+            problems.append("%s: none of its events reported" % kind)
+        loads = got.get("vg.entity.load", 0)
+        if (kind == "types") != (loads > 0) or (kind == "types" and
+                                                loads != full_names.get("vg.entity.load")):
+            problems.append("%s: %d loads reported of %d" %
+                            (kind, loads, full_names.get("vg.entity.load", 0)))
+        print("%s: %d events (%s)" % (kind, part.total,
+                                      ", ".join("%s %d" % (n, got[n]) for n in sorted(fz))),
+              flush=True)
+    if problems:
+        print("traces kept in %s" % tmp)
+        fail("; ".join(problems[:20]))
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("ok")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["fuzz", "naive", "example", "window"])
+    ap.add_argument("what", choices=["fuzz", "naive", "example", "window", "kinds"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fuzz")
     ap.add_argument("--example")
     args = ap.parse_args()
-    if args.what in ("fuzz", "naive", "window") and not args.fuzz:
+    if args.what in ("fuzz", "naive", "window", "kinds") and not args.fuzz:
         fail("--fuzz PROGRAM is needed")
     if args.what == "example" and not args.example:
         fail("--example PROGRAM is needed")
     {"fuzz": cmd_fuzz, "naive": cmd_naive, "example": cmd_example,
-     "window": cmd_window}[args.what](args)
+     "window": cmd_window, "kinds": cmd_kinds}[args.what](args)
 
 
 if __name__ == "__main__":
