@@ -2,6 +2,7 @@
  * environment (VIGIL_REPORT*) and the in-process API (vg_report_*) set, changed in a
  * running process by `vigil report --pid`. The reporting settings are the process's, like
  * probe states: they belong to no monitor and stay when it detaches. */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 
