@@ -513,7 +513,9 @@ def test_report(r):
              (["--sensors-on", "ctl.tick", "--categories", "entity"], ["tick 304"]),
              (["--categories", "all"], ["tick 305"]),
              (["--threads", "no-such-thread-*"], ["tick 306"]),
-             (["--all-threads"], ["tick 307"])]
+             (["--all-threads"], ["tick 307"]),
+             (["--categories", "synchronization"], ["tick 320"]),  # ticks are object events
+             (["--categories", "objects"], ["tick 321"])]
     for args, then in steps:
         rc, err = report(pid, *args)
         check(rc == 0, f"vigil report {args}: exit {rc}: {err}")
@@ -537,7 +539,7 @@ def test_report(r):
     r.do("tick 309")
     r.finish()
     evs = r.events()
-    check(r.numbers("ctl.tick", evs) == [300, 305, 307, 308, 309],
+    check(r.numbers("ctl.tick", evs) == [300, 305, 307, 308, 309, 321],
           f"ticks {r.numbers('ctl.tick', evs)}")
     check(r.numbers("ctl.deliver", evs) == [303], f"deliver {r.numbers('ctl.deliver', evs)}")
     c = subprocess.run([VIGIL, "check", r.trace], capture_output=True, text=True, timeout=60)
