@@ -12,14 +12,14 @@ target_link_libraries(consistency_fuzz PRIVATE vigil_runtime Threads::Threads)
 find_program(CONSISTENCY_PYTHON3 python3 HINTS /usr/bin)
 # Recordings through `vigil record` and a million events: not under the sanitizers.
 if(NOT VIGIL_SANITIZE)
-  add_test(NAME consistency.fuzz
-           COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py
-                   fuzz --bin ${CMAKE_BINARY_DIR}/bin --fuzz $<TARGET_FILE:consistency_fuzz>)
-  set_tests_properties(consistency.fuzz PROPERTIES LABELS consistency TIMEOUT 300)
-  add_test(NAME consistency.naive
-           COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py
-                   naive --bin ${CMAKE_BINARY_DIR}/bin --fuzz $<TARGET_FILE:consistency_fuzz>)
-  set_tests_properties(consistency.naive PROPERTIES LABELS consistency TIMEOUT 120)
+  # fuzz, naive (above); window: timer-driven windows (VIGIL_REPORT_WINDOW), consistent at
+  # every edge; kinds: the patent's four kinds (VIGIL_REPORT=types|objects|execution|...).
+  foreach(what fuzz naive window kinds)
+    add_test(NAME consistency.${what}
+             COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py
+                     ${what} --bin ${CMAKE_BINARY_DIR}/bin --fuzz $<TARGET_FILE:consistency_fuzz>)
+    set_tests_properties(consistency.${what} PROPERTIES LABELS consistency TIMEOUT 300)
+  endforeach()
   if(TARGET consistency_example)
     add_test(NAME consistency.example
              COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py

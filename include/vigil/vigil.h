@@ -91,6 +91,37 @@ static inline unsigned vg_op_category(enum vg_op op)
 {
 	return op >= VG_OP_CREATE && op <= VG_OP_LEAVE ? VG_CAT_ENTITY : VG_CAT_ACTIVITY;
 }
+/* The four kinds of events of consistent partial monitoring (docs/consistency.md
+ * "Kinds"), also bits for vg_report_categories: a second axis beside entity/activity.
+ * Lifetimes (create, reclaim, rename) have no kind: every kind's events need them. */
+#define VG_CAT_TYPE 4u       /* load: a type's definition */
+#define VG_CAT_OBJECT 8u     /* reference, move and plain activity events on objects */
+#define VG_CAT_EXECUTION 16u /* enter, leave, suspend, resume */
+#define VG_CAT_SYNC 32u      /* acquire, release, wait_begin, wait_end */
+#define VG_CAT_KINDS (VG_CAT_TYPE | VG_CAT_OBJECT | VG_CAT_EXECUTION | VG_CAT_SYNC)
+static inline unsigned vg_op_kind(enum vg_op op)
+{
+	switch (op) {
+	case VG_OP_CREATE:
+	case VG_OP_RECLAIM:
+	case VG_OP_RENAME:
+		return 0;
+	case VG_OP_LOAD:
+		return VG_CAT_TYPE;
+	case VG_OP_ENTER:
+	case VG_OP_LEAVE:
+	case VG_OP_SUSPEND:
+	case VG_OP_RESUME:
+		return VG_CAT_EXECUTION;
+	case VG_OP_ACQUIRE:
+	case VG_OP_RELEASE:
+	case VG_OP_WAIT_BEGIN:
+	case VG_OP_WAIT_END:
+		return VG_CAT_SYNC;
+	default:
+		return VG_CAT_OBJECT;
+	}
+}
 
 /* Where a sensor's enable flag lives. */
 enum vg_placement {
@@ -137,8 +168,8 @@ typedef struct vg_sensor {
 	uint16_t placement;
 	const char *name;
 	_Atomic uint32_t react;
-	uint16_t op;                    /* enum vg_op of its schema */
-	uint16_t catbit;                /* VG_CAT_ENTITY or VG_CAT_ACTIVITY */
+	uint16_t op;     /* enum vg_op of its schema */
+	uint16_t catbit; /* VG_CAT_ENTITY or VG_CAT_ACTIVITY, | its kind (vg_op_kind) */
 	_Atomic uint64_t sample_period; /* ns; 0: not sampled (every interval recorded) */
 	_Atomic uint64_t sample_origin; /* ns, set before the period */
 	/* Non-zero while `vigil probes` has switched the sensor on (docs/control.md
@@ -496,7 +527,10 @@ VG_API void vg_report_suspend(void); /* process-wide; suspends nest */
 VG_API void vg_report_resume(void);
 VG_API void vg_report_thread_suspend(void); /* the calling thread; nest */
 VG_API void vg_report_thread_resume(void);
-/* Which categories are reported (VG_CAT_ENTITY | VG_CAT_ACTIVITY; the default). */
+/* Which categories are reported (VG_CAT_ENTITY | VG_CAT_ACTIVITY; the default), and
+ * which kinds (VG_CAT_TYPE, _OBJECT, _EXECUTION, _SYNC): an event is reported when both
+ * its category and its kind are. A mask naming no kind means every kind; one naming
+ * kinds but no category, both categories; 0 reports nothing. */
 VG_API void vg_report_categories(unsigned mask);
 /* Threads reported, by name: comma-separated globs, "-glob" excludes, the last match
  * decides, NULL or "" = all. Applies to every thread, now and when it is renamed. */

@@ -17,6 +17,7 @@ int vg_cmd_check(int argc, char **argv);
 int vg_cmd_net(int argc, char **argv);
 int vg_cmd_clock(int argc, char **argv);
 int vg_cmd_probes(int argc, char **argv);
+int vg_cmd_report(int argc, char **argv);
 int vg_cmd_send(int argc, char **argv);
 int vg_cmd_store(int argc, char **argv);
 int vg_cmd_ui(int argc, char **argv);

@@ -29,6 +29,7 @@ static const struct command commands[] = {
     {"net", vg_cmd_net, "interaction networks: split traces per input, report, render"},
     {"clock", vg_cmd_clock, "each host's clock offset against a reference, from messages"},
     {"probes", vg_cmd_probes, "switch a running process's sensors on and off by pattern"},
+    {"report", vg_cmd_report, "change what a running process reports (categories, threads, ...)"},
     {"send", vg_cmd_send, "ship what a killed subject left in its spool to the collector"},
     {"store", vg_cmd_store, "write the relations of traces into PostgreSQL tables"},
     {"ui", vg_cmd_ui, "a web page over a trace: timeline, TQuel workbench, JSON API"},

@@ -48,7 +48,7 @@ static void usage(FILE *f)
 	    "list shows each sensor's probe state (optionally only those PATTERN names).\n"
 	    "reset forgets the patterns and puts every sensor back as configured.\n\n"
 	    "options:\n"
-	    "  --pid PID              the process (one monitor at a time may attach)\n"
+	    "  --pid PID              the process (up to 8 monitors may attach at once)\n"
 	    "  --collector ADDR       every subject of a vigild collector at HOST:PORT or\n"
 	    "                         unix:PATH (docs/protocol.md; VIGIL_TO_TOKEN: its token;\n"
 	    "                         VIGIL_TO_CA: TLS, docs/security.md)\n"

@@ -82,8 +82,11 @@ static enum end run(const struct watch_args *a, struct vgc_subject *c, const str
 int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct tquel_query *q,
                  const struct vga_plan *plan, const struct vgq_options *o)
 {
-	struct sigaction sa = {0}; /* no SA_RESTART: poll returns at once */
+	/* SA_RESTART: a write to a full stdout pipe is resumed, not failed; poll is never
+	 * restarted (signal(7)), so it still returns at once. */
+	struct sigaction sa = {0};
 	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESTART;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -91,9 +94,22 @@ int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct
 	char image[4096];
 	snprintf(image, sizeof image, "%s", vgc_subject_image(c));
 	size_t refused = install(c, plan, o->tick_ns);
+	if (refused) {
+		/* Answers from part of the plan would not be the query's: take the part that
+		 * was installed away again and leave the process (and any other monitor) as
+		 * it was. A sampling clock another monitor's plan holds is the usual cause. */
+		char err[512];
+		int64_t at;
+		vgc_command(c, "reset", &at, NULL, err, sizeof err);
+		vgc_subject_close(c);
+		fprintf(stderr,
+		        "vigil watch: process %d refused %zu command(s) of the plan (above), "
+		        "which conflicts with another monitor's; detached, nothing answered\n",
+		        pid, refused);
+		return 2;
+	}
 	if (!a->quiet)
-		fprintf(stderr, "vigil watch: attached to process %d (trace %s)%s\n", pid, image,
-		        refused ? "; some commands were refused (above)" : "");
+		fprintf(stderr, "vigil watch: attached to process %d (trace %s)\n", pid, image);
 	struct watch_printer *pr = watch_printer_new(stdout, a->format, 0);
 	struct watch_answer ans = {.since = (uint64_t)vgc_subject_hello_ns(c),
 	                           .clock_origin = (uint64_t)vgc_subject_hello_ns(c)};

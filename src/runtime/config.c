@@ -246,10 +246,10 @@ void vg__config_read(struct vg_config *cfg)
 	cfg->report_mask = VG_CAT_ENTITY | VG_CAT_ACTIVITY;
 	const char *report = getenv("VIGIL_REPORT");
 	if (report && *report && vg__report_mask_parse(report, &cfg->report_mask) < 0)
-		vg__warn(
-		    "VIGIL_REPORT=%s: expected entity, activity, all or none (comma-separated); "
-		    "reporting all",
-		    report);
+		vg__warn("VIGIL_REPORT=%s: expected entity, activity, types, objects, execution, "
+		         "synchronization, all or none (comma-separated); "
+		         "reporting all",
+		         report);
 	cfg->report_threads = glob_list_setting("VIGIL_REPORT_THREADS");
 	const char *susp = getenv("VIGIL_REPORT_SUSPENDED");
 	cfg->report_suspended = susp && *susp && strcmp(susp, "0") != 0;
@@ -291,7 +291,18 @@ int vg__report_mask_parse(const char *text, unsigned *mask)
 		else if (len == 8 && !strncmp(p, "activity", 8))
 			m |= VG_CAT_ACTIVITY;
 		else if (len == 3 && !strncmp(p, "all", 3))
-			m |= VG_CAT_ENTITY | VG_CAT_ACTIVITY;
+			m |= VG_CAT_ENTITY | VG_CAT_ACTIVITY | VG_CAT_KINDS;
+		else if ((len == 4 && !strncmp(p, "type", 4)) ||
+		         (len == 5 && !strncmp(p, "types", 5)))
+			m |= VG_CAT_TYPE;
+		else if ((len == 6 && !strncmp(p, "object", 6)) ||
+		         (len == 7 && !strncmp(p, "objects", 7)))
+			m |= VG_CAT_OBJECT;
+		else if (len == 9 && !strncmp(p, "execution", 9))
+			m |= VG_CAT_EXECUTION;
+		else if ((len == 15 && !strncmp(p, "synchronization", 15)) ||
+		         (len == 4 && !strncmp(p, "sync", 4)))
+			m |= VG_CAT_SYNC;
 		else if (!(len == 4 && !strncmp(p, "none", 4)))
 			return -1;
 		p += len + (p[len] == ',');

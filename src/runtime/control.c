@@ -32,12 +32,8 @@
  * the lock while forking) sees either the open descriptor or -1, never a stale one. */
 static int ctl_fd = -1;
 
-/* Bytes read but not yet consumed; `overlong`: dropping the rest of a too-long line. */
-static struct {
-	char buf[2 * MAX_LINE];
-	size_t len;
-	int overlong;
-} rd;
+/* The connection's reader (VIGIL_CONTROL=PATH: one monitor, owner 0). */
+static struct vg__ctl_reader rd;
 
 enum { LINE = 1, LINE_TOO_LONG = 2, GONE = 0, TIMEOUT = -2 };
 
@@ -92,48 +88,48 @@ static int send_all(int fd, const char *s, size_t n)
 
 /* Takes the next complete line out of the buffer into `line` (NUL-terminated; it may
  * hold NUL bytes, see *len): LINE, LINE_TOO_LONG, or 0 when no line is complete yet. */
-static int take_line(char *line, size_t *len)
+static int take_line(struct vg__ctl_reader *rd, char *line, size_t *len)
 {
-	char *nl = memchr(rd.buf, '\n', rd.len);
+	char *nl = memchr(rd->buf, '\n', rd->len);
 	if (!nl) {
-		if (rd.len > MAX_LINE) { /* no newline in sight: drop it up to its end */
-			rd.overlong = 1;
-			rd.len = 0;
+		if (rd->len > MAX_LINE) { /* no newline in sight: drop it up to its end */
+			rd->overlong = 1;
+			rd->len = 0;
 		}
 		return 0;
 	}
-	size_t n = (size_t)(nl - rd.buf);
-	int result = rd.overlong ? LINE_TOO_LONG : LINE;
-	if (!rd.overlong) {
-		memcpy(line, rd.buf, n);
+	size_t n = (size_t)(nl - rd->buf);
+	int result = rd->overlong ? LINE_TOO_LONG : LINE;
+	if (!rd->overlong) {
+		memcpy(line, rd->buf, n);
 		line[n] = 0;
 		*len = n;
 	}
-	rd.overlong = 0;
-	rd.len -= n + 1;
-	memmove(rd.buf, nl + 1, rd.len);
+	rd->overlong = 0;
+	rd->len -= n + 1;
+	memmove(rd->buf, nl + 1, rd->len);
 	return result;
 }
 
 /* Reads what fd has into the buffer (blocking until something comes): 1, or GONE. */
-static int fill(int fd)
+static int fill(struct vg__ctl_reader *rd, int fd)
 {
 	for (;;) {
-		ssize_t r = read(fd, rd.buf + rd.len, sizeof rd.buf - rd.len);
+		ssize_t r = read(fd, rd->buf + rd->len, sizeof rd->buf - rd->len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			return GONE;
-		rd.len += (size_t)r;
+		rd->len += (size_t)r;
 		return 1;
 	}
 }
 
 /* The next line; waits until `deadline` (mono_ms) or forever if it is negative. */
-static int read_line(int fd, int64_t deadline, char *line, size_t *len)
+static int read_line(struct vg__ctl_reader *rd, int fd, int64_t deadline, char *line, size_t *len)
 {
 	for (;;) {
-		int got = take_line(line, len);
+		int got = take_line(rd, line, len);
 		if (got)
 			return got;
 		if (deadline >= 0) {
@@ -147,7 +143,7 @@ static int read_line(int fd, int64_t deadline, char *line, size_t *len)
 			if (r <= 0)
 				continue;
 		}
-		if (fill(fd) == GONE)
+		if (fill(rd, fd) == GONE)
 			return GONE;
 	}
 }
@@ -188,7 +184,7 @@ static int parse_u64(const char *t, uint64_t max, uint64_t *out)
 }
 
 /* Applies one command line; writes its answer (with newline) into `ans`. */
-static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
+static void handle(int owner, char *line, size_t len, char *ans, size_t anssize, int *go)
 {
 	char err[320] = "";
 	long count = -1;
@@ -233,18 +229,18 @@ static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
 		else if (cmd[0] == 'g')
 			*go = 1;
 		else if (cmd[0] == 'r') /* a monitor about to leave: its plan off, answered */
-			vg__control_undo(0, 1);
+			vg__control_undo_owner(owner);
 	} else if (!strcmp(cmd, "sensor")) {
 		if (n != 3)
 			snprintf(err, sizeof err, "usage: sensor <delta> <glob>");
 		else
-			vg__control_sensor_rule(delta, tok[2], &count, err, sizeof err);
+			vg__control_sensor_rule(owner, delta, tok[2], &count, err, sizeof err);
 	} else if (!strcmp(cmd, "entities")) {
 		if (n != 3 && n != 4)
 			snprintf(err, sizeof err, "usage: entities <delta> <kind> [<name>]");
 		else
-			vg__control_entities_rule(delta, tok[2], n == 4 ? tok[3] : NULL, &count,
-			                          err, sizeof err);
+			vg__control_entities_rule(owner, delta, tok[2], n == 4 ? tok[3] : NULL,
+			                          &count, err, sizeof err);
 	} else if (!strcmp(cmd, "entity")) {
 		uint64_t id, gen;
 		if (n != 5)
@@ -253,12 +249,14 @@ static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
 		         parse_u64(tok[4], UINT32_MAX, &gen) < 0)
 			snprintf(err, sizeof err, "entity: id and gen must be unsigned decimals");
 		else
-			vg__control_entity_one(delta, tok[2], id, (uint32_t)gen, err, sizeof err);
+			vg__control_entity_one(owner, delta, tok[2], id, (uint32_t)gen, err,
+			                       sizeof err);
 	} else if (!strcmp(cmd, "trigger")) {
 		if (n != 4)
 			snprintf(err, sizeof err, "usage: trigger <delta> <sensor> <field>");
 		else
-			vg__control_trigger_rule(delta, tok[2], tok[3], &count, err, sizeof err);
+			vg__control_trigger_rule(owner, delta, tok[2], tok[3], &count, err,
+			                         sizeof err);
 	} else if (!strcmp(cmd, "sample")) {
 		uint64_t origin, period;
 		if (n != 5)
@@ -268,8 +266,10 @@ static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
 			snprintf(err, sizeof err,
 			         "sample: origin and period must be unsigned decimals (ns)");
 		else
-			vg__control_sample_rule(delta, tok[2], origin, period, &count, err,
+			vg__control_sample_rule(owner, delta, tok[2], origin, period, &count, err,
 			                        sizeof err);
+	} else if (!strcmp(cmd, "report")) { /* control_report.c: the process's reporting */
+		vg__control_report(tok, n, &count, err, sizeof err);
 	} else if (!strcmp(cmd, "list")) { /* probes (control_probes.c): the whole answer */
 		uint64_t from;
 		if (n != 2 || parse_u64(tok[1], UINT64_MAX, &from) < 0)
@@ -295,7 +295,7 @@ static void handle(char *line, size_t len, char *ans, size_t anssize, int *go)
 	} else {
 		snprintf(err, sizeof err,
 		         "unknown command (expected sensor, entities, entity, trigger, sample, "
-		         "list, probe, pattern, reset, go or ping)");
+		         "list, probe, pattern, report, reset, go or ping)");
 	}
 done:
 	if (err[0])
@@ -316,17 +316,17 @@ void vg__control_command(const char *line, char *ans, size_t anssize)
 	}
 	memcpy(copy, line, len + 1);
 	int go = 0;
-	handle(copy, len, ans, anssize, &go);
+	handle(0, copy, len, ans, anssize, &go);
 }
 
 /* Answers one line (or says it was too long); -1 if the answer could not be sent. */
-static int answer(int fd, int r, char *line, size_t len, int *go)
+static int answer(int owner, int fd, int r, char *line, size_t len, int *go)
 {
 	char ans[MAX_LINE + 2]; /* a `list` answer fills a whole line */
 	if (r == LINE_TOO_LONG)
 		snprintf(ans, sizeof ans, "error line longer than %d bytes\n", MAX_LINE);
 	else
-		handle(line, len, ans, sizeof ans, go);
+		handle(owner, line, len, ans, sizeof ans, go);
 	return send_all(fd, ans, strlen(ans));
 }
 
@@ -336,33 +336,28 @@ static int serve(int fd, int until_go, int64_t deadline)
 	char line[sizeof rd.buf + 1];
 	for (;;) {
 		size_t len = 0;
-		int r = read_line(fd, deadline, line, &len);
+		int r = read_line(&rd, fd, deadline, line, &len);
 		if (r == GONE || r == TIMEOUT)
 			return r;
 		int go = 0;
-		if (answer(fd, r, line, len, &go) < 0)
+		if (answer(0, fd, r, line, len, &go) < 0)
 			return GONE;
 		if (go && until_go)
 			return LINE;
 	}
 }
 
-int vg__control_serve_available(int fd)
+int vg__control_serve_available(int owner, int fd, struct vg__ctl_reader *in)
 {
-	if (fill(fd) == GONE)
+	if (fill(in, fd) == GONE)
 		return -1;
-	char line[sizeof rd.buf + 1];
+	char line[sizeof in->buf + 1];
 	size_t len = 0;
 	int go = 0;
-	for (int r; (r = take_line(line, &len));)
-		if (answer(fd, r, line, len, &go) < 0)
+	for (int r; (r = take_line(in, line, &len));)
+		if (answer(owner, fd, r, line, len, &go) < 0)
 			return -1;
 	return 0;
-}
-
-void vg__control_reader_reset(void)
-{
-	memset(&rd, 0, sizeof rd);
 }
 
 int vg__control_send_hello(int fd)

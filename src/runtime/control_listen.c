@@ -1,10 +1,11 @@
 /* VIGIL_CONTROL=listen (docs/control.md, "Attaching"): instead of connecting to a monitor
  * at start, the process listens on the abstract Unix socket `vigil-control.<pid>` and a
- * monitor attaches whenever it likes (`vigil watch --pid`). One monitor at a time; only
+ * monitor attaches whenever it likes (`vigil watch --pid`). Up to 8 monitors at once,
+ * each with its own plan (the subject runs their union); only
  * the process's own user (or root) may attach, checked with SO_PEERCRED, since abstract
- * sockets have no file permissions. When the monitor detaches, what it raised is lowered
- * and the built-in sensors go back to what VIGIL_SENSORS says: the process keeps
- * recording its entity sources for the next monitor. */
+ * sockets have no file permissions. When a monitor detaches, what its plan raised is
+ * lowered; when the last one does, everything is, and the built-in sensors go back to what
+ * VIGIL_SENSORS says: the process keeps recording its entity sources for the next monitor. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -19,12 +20,28 @@
 
 #include "internal.h"
 
+#define MONITORS_TEXT "8"
+
+#define MAX_MONITORS (VG_CONTROL_OWNERS - 1)
+
 static int listen_fd = -1;
-static int monitor_fd = -1; /* the attached monitor, or -1 */
+/* The attached monitors: slot i is owner i + 1 of the rules (control_rules.c); fd -1 =
+ * free. Only the control thread changes them (the fds are swapped under vg__rt.lock for
+ * a fork child, see control.c). */
+static struct monitor {
+	int fd;
+	struct vg__ctl_reader in;
+} mons[MAX_MONITORS];
+static int nattached;
 
 int vg__control_listening(void)
 {
 	return vg__rt.cfg.control && !strcmp(vg__rt.cfg.control, "listen");
+}
+
+int vg__control_monitors_attached(void)
+{
+	return nattached;
 }
 
 static void refuse(int fd, const char *why)
@@ -48,28 +65,34 @@ static void take_monitor(void)
 		refuse(fd, "permission denied: only the process's own user or root may attach");
 		return;
 	}
-	if (monitor_fd >= 0) {
-		refuse(fd, "busy: another monitor is attached");
+	int slot = 0;
+	while (slot < MAX_MONITORS && mons[slot].fd >= 0)
+		slot++;
+	if (slot == MAX_MONITORS) {
+		refuse(fd, "busy: " MONITORS_TEXT " monitors are attached already");
 		return;
 	}
 	fd = vg__control_high_fd(fd);
-	vg__control_reader_reset();
+	memset(&mons[slot].in, 0, sizeof mons[slot].in);
 	if (vg__control_send_hello(fd) < 0) {
 		close(fd);
 		return;
 	}
 	pthread_mutex_lock(&vg__rt.lock);
-	monitor_fd = fd;
-	vg__own_fd_add(&monitor_fd); /* the subject's close loops leave it alone (files.c) */
+	mons[slot].fd = fd;
+	vg__own_fd_add(&mons[slot].fd); /* the subject's close loops leave it alone (files.c) */
 	pthread_mutex_unlock(&vg__rt.lock);
+	nattached++;
 }
 
-static void detach(void)
+/* Monitor `slot` left: its plan goes (all of it when it was the last one). */
+static void detach(int slot)
 {
+	vg__control_undo_owner(slot + 1);
 	pthread_mutex_lock(&vg__rt.lock);
-	int fd = vg__own_fd_take(&monitor_fd);
+	int fd = vg__own_fd_take(&mons[slot].fd);
 	pthread_mutex_unlock(&vg__rt.lock);
-	vg__control_undo(0, 1);
+	nattached--;
 	close(fd);
 	/* Every `vigil probes` call detaches: noise on the host program's stderr, so only
 	 * said when asked (VIGIL_VERBOSE). */
@@ -83,15 +106,19 @@ static void *listen_main(void *arg)
 	(void)arg;
 	syscall(SYS_prctl, PR_SET_NAME, "vigil-control", 0, 0, 0); /* not through our hook */
 	for (;;) {
-		struct pollfd p[2] = {{.fd = listen_fd, .events = POLLIN},
-		                      {.fd = monitor_fd, .events = POLLIN}};
-		int n = poll(p, monitor_fd >= 0 ? 2 : 1, -1);
+		struct pollfd p[1 + MAX_MONITORS];
+		p[0] = (struct pollfd){.fd = listen_fd, .events = POLLIN};
+		for (int i = 0; i < MAX_MONITORS; i++) /* a negative fd is ignored by poll */
+			p[1 + i] = (struct pollfd){.fd = mons[i].fd, .events = POLLIN};
+		int n = poll(p, 1 + MAX_MONITORS, -1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return NULL;
-		if (monitor_fd >= 0 && p[1].revents && vg__control_serve_available(monitor_fd) < 0)
-			detach();
+		for (int i = 0; i < MAX_MONITORS; i++)
+			if (mons[i].fd >= 0 && p[1 + i].revents &&
+			    vg__control_serve_available(i + 1, mons[i].fd, &mons[i].in) < 0)
+				detach(i);
 		if (p[0].revents & POLLIN)
 			take_monitor();
 	}
@@ -99,6 +126,9 @@ static void *listen_main(void *arg)
 
 void vg__control_listen_start(void)
 {
+	for (int i = 0; i < MAX_MONITORS; i++)
+		mons[i].fd = -1;
+	nattached = 0;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	/* Abstract namespace: sun_path[0] = 0, the name follows, no file to clean up. */
 	int len =
@@ -127,9 +157,13 @@ void vg__control_listen_after_fork(void)
 {
 	if (listen_fd >= 0)
 		close(listen_fd);
-	if (monitor_fd >= 0)
-		close(monitor_fd);
-	listen_fd = monitor_fd = -1;
+	listen_fd = -1;
+	for (int i = 0; i < MAX_MONITORS; i++) {
+		if (mons[i].fd >= 0)
+			close(mons[i].fd);
+		mons[i].fd = -1;
+	}
+	nattached = 0;
 	vg__control_on = 1;
 	vg__control_undo(0, 0);
 	vg__control_listen_start();

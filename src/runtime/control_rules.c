@@ -20,17 +20,22 @@
 
 int vg__control_on;
 
+/* Every rule belongs to one monitor (`owner`, docs/control.md "Several monitors"): the
+ * same key from two monitors is two rules, and a monitor's rules leave with it. */
 struct sensor_rule {
 	char *glob;
 	int32_t delta; /* net, over every command with this glob */
+	int owner;
 };
 struct entity_rule {
 	char *kind, *name; /* name NULL: every entity of the kind */
 	int32_t delta;
+	int owner;
 };
 struct trigger_rule {
 	char *sensor, *field;
 	int32_t delta;
+	int owner;
 };
 static struct sensor_rule *srules;
 static struct entity_rule *erules;
@@ -39,9 +44,10 @@ static size_t nsrules, nerules, ntrules;
 
 /* A live entity: what the monitor can name it by, and what each rule gave it. */
 struct applied {
-	uint32_t rule; /* index into erules */
+	uint32_t rule; /* index into erules, or ONE_OFF(owner): its `entity` commands */
 	int32_t amount;
 };
+#define ONE_OFF(owner) (0xffff0000u | (uint32_t)(owner))
 struct live {
 	vg_entity *e;
 	const char *kind; /* the entity's own kind string */
@@ -335,17 +341,19 @@ static void *grow_rules(void **arr, size_t n, size_t size)
 	return (char *)*arr + n * size;
 }
 
-int vg__control_sensor_rule(int32_t delta, const char *glob, long *count, char *err, size_t errsize)
+int vg__control_sensor_rule(int owner, int32_t delta, const char *glob, long *count, char *err,
+                            size_t errsize)
 {
 	pthread_mutex_lock(&vg__rt.lock);
 	size_t r = 0;
-	while (r < nsrules && strcmp(srules[r].glob, glob))
+	while (r < nsrules && (srules[r].owner != owner || strcmp(srules[r].glob, glob)))
 		r++;
 	if (r == nsrules) {
 		struct sensor_rule *n = grow_rules((void **)&srules, nsrules, sizeof *srules);
 		if (!n || !(n->glob = strdup(glob)))
 			FAIL("too many sensor rules");
 		n->delta = 0;
+		n->owner = owner;
 		nsrules++;
 	}
 	if (!clamp_ok((int64_t)srules[r].delta + delta))
@@ -365,12 +373,12 @@ int vg__control_sensor_rule(int32_t delta, const char *glob, long *count, char *
 	return 0;
 }
 
-int vg__control_entities_rule(int32_t delta, const char *kind, const char *name, long *count,
-                              char *err, size_t errsize)
+int vg__control_entities_rule(int owner, int32_t delta, const char *kind, const char *name,
+                              long *count, char *err, size_t errsize)
 {
 	pthread_mutex_lock(&vg__rt.lock);
 	size_t r = 0;
-	while (r < nerules && !(!strcmp(erules[r].kind, kind) &&
+	while (r < nerules && !(erules[r].owner == owner && !strcmp(erules[r].kind, kind) &&
 	                        (erules[r].name && name ? !strcmp(erules[r].name, name)
 	                                                : !erules[r].name && !name)))
 		r++;
@@ -381,6 +389,7 @@ int vg__control_entities_rule(int32_t delta, const char *kind, const char *name,
 		n->kind = strdup(kind);
 		n->name = dup_or_null(name);
 		n->delta = 0;
+		n->owner = owner;
 		if (!n->kind || (name && !n->name)) {
 			free(n->kind);
 			free(n->name);
@@ -407,20 +416,24 @@ int vg__control_entities_rule(int32_t delta, const char *kind, const char *name,
 	return 0;
 }
 
-int vg__control_entity_one(int32_t delta, const char *kind, uint64_t id, uint32_t gen, char *err,
-                           size_t errsize)
+int vg__control_entity_one(int owner, int32_t delta, const char *kind, uint64_t id, uint32_t gen,
+                           char *err, size_t errsize)
 {
 	pthread_mutex_lock(&vg__rt.lock);
 	struct live *l = live_find(kind, id, gen);
 	if (!l)
 		FAIL("not live");
+	int32_t *a = applied_of(l, ONE_OFF(owner)); /* so that it leaves with its monitor */
+	if (!a)
+		FAIL("out of memory");
+	*a += delta;
 	atomic_fetch_add(&l->e->flag, delta);
 	pthread_mutex_unlock(&vg__rt.lock);
 	return 0;
 }
 
-int vg__control_trigger_rule(int32_t delta, const char *sensor, const char *field, long *count,
-                             char *err, size_t errsize)
+int vg__control_trigger_rule(int owner, int32_t delta, const char *sensor, const char *field,
+                             long *count, char *err, size_t errsize)
 {
 	pthread_mutex_lock(&vg__rt.lock);
 	vg_sensor *s = NULL, *x;
@@ -435,7 +448,8 @@ int vg__control_trigger_rule(int32_t delta, const char *sensor, const char *fiel
 			FAIL("sensor %s has no entity field %s", sensor, field);
 	}
 	size_t r = 0;
-	while (r < ntrules && (strcmp(trules[r].sensor, sensor) || strcmp(trules[r].field, field)))
+	while (r < ntrules && (trules[r].owner != owner || strcmp(trules[r].sensor, sensor) ||
+	                       strcmp(trules[r].field, field)))
 		r++;
 	if (r == ntrules) {
 		struct trigger_rule *n = grow_rules((void **)&trules, ntrules, sizeof *trules);
@@ -444,6 +458,7 @@ int vg__control_trigger_rule(int32_t delta, const char *sensor, const char *fiel
 		n->sensor = strdup(sensor);
 		n->field = strdup(field);
 		n->delta = 0;
+		n->owner = owner;
 		if (!n->sensor || !n->field) {
 			free(n->sensor);
 			free(n->field);
@@ -519,5 +534,109 @@ void vg__control_undo(int builtins_off, int settle)
 		lv[i].nap = 0;
 		atomic_store(&lv[i].e->flag, vg__rt.cfg.entity_default);
 	}
+	pthread_mutex_unlock(&vg__rt.lock);
+}
+
+/* ---- one monitor leaves while others stay ---- */
+
+/* The registered sensor named `name`, or NULL. */
+static vg_sensor *sensor_named(const char *name)
+{
+	vg_sensor *s, *found = NULL;
+	for (size_t i = 0; (s = vg__registry_at(i)); i++)
+		if (!strcmp(s->name, name))
+			found = s;
+	return found;
+}
+
+static void undo_sensor_rules_locked(int owner)
+{
+	size_t keep = 0;
+	for (size_t r = 0; r < nsrules; r++) {
+		if (srules[r].owner != owner) {
+			srules[keep++] = srules[r];
+			continue;
+		}
+		/* Every registered sensor the glob matches carries exactly the rule's delta. */
+		vg_sensor *s;
+		for (size_t i = 0; srules[r].delta && (s = vg__registry_at(i)); i++) {
+			struct vg_sensor_ctl *c = vg__sensor_ctl(s);
+			if (c && fnmatch(srules[r].glob, s->name, 0) == 0)
+				sensor_add(s, c, -srules[r].delta);
+		}
+		free(srules[r].glob);
+	}
+	nsrules = keep;
+}
+
+static void undo_trigger_rules_locked(int owner)
+{
+	size_t keep = 0;
+	for (size_t r = 0; r < ntrules; r++) {
+		if (trules[r].owner != owner) {
+			trules[keep++] = trules[r];
+			continue;
+		}
+		vg_sensor *s = trules[r].delta ? sensor_named(trules[r].sensor) : NULL;
+		struct vg_sensor_ctl *c = s ? vg__sensor_ctl(s) : NULL;
+		int k = c ? entity_field(vg__sensor_desc(s), trules[r].field) : -1;
+		if (k >= 0)
+			trigger_add(s, c, k, -trules[r].delta);
+		free(trules[r].sensor);
+		free(trules[r].field);
+	}
+	ntrules = keep;
+}
+
+/* Takes the owner's shares out of every live entity's flag, forgets its entity rules,
+ * and renumbers the shares of the rules that stay. */
+static void undo_entity_rules_locked(int owner)
+{
+	uint32_t *moved = malloc((nerules ? nerules : 1) * sizeof *moved);
+	if (!moved) /* its rules stay until the last monitor leaves: only more is recorded */
+		return;
+	uint32_t keep = 0;
+	for (size_t r = 0; r < nerules; r++) {
+		if (erules[r].owner == owner) {
+			moved[r] = UINT32_MAX;
+			free(erules[r].kind);
+			free(erules[r].name);
+			continue;
+		}
+		moved[r] = keep;
+		erules[keep++] = erules[r];
+	}
+	for (size_t i = 0; i < nlv; i++) {
+		struct live *l = &lv[i];
+		uint32_t kept = 0;
+		for (uint32_t j = 0; j < l->nap; j++) {
+			struct applied a = l->ap[j];
+			int mine = a.rule == ONE_OFF(owner) ||
+			           (a.rule < nerules && moved[a.rule] == UINT32_MAX);
+			if (mine) {
+				atomic_fetch_sub(&l->e->flag, a.amount);
+				continue;
+			}
+			if (a.rule < nerules)
+				a.rule = moved[a.rule];
+			l->ap[kept++] = a;
+		}
+		l->nap = kept;
+	}
+	nerules = keep;
+	free(moved);
+}
+
+void vg__control_undo_owner(int owner)
+{
+	if (owner == 0 || vg__control_monitors_attached() <= 1) {
+		vg__control_undo(0, 1); /* the only monitor: everything, as when it leaves */
+		return;
+	}
+	pthread_mutex_lock(&vg__rt.lock);
+	undo_trigger_rules_locked(owner);
+	undo_sensor_rules_locked(owner);
+	vg__control_sample_undo_owner_locked(owner);
+	undo_entity_rules_locked(owner);
 	pthread_mutex_unlock(&vg__rt.lock);
 }

@@ -12,6 +12,7 @@
  * while the first holds (the monitor combines its clocks). Runs under vg__rt.lock. */
 #define _GNU_SOURCE
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct sample_rule {
 	char *glob;
 	uint64_t origin, period;
 	int32_t delta; /* net */
+	int owner;     /* the monitor whose plan it is */
 };
 
 /* Per sensor id: what the rules gave it. */
@@ -87,8 +89,8 @@ static void apply(vg_sensor *s, struct vg_sensor_ctl *c, struct sampled *st, int
 		return -1;                                                                         \
 	} while (0)
 
-int vg__control_sample_rule(int32_t delta, const char *glob, uint64_t origin, uint64_t period,
-                            long *count, char *err, size_t errsize)
+int vg__control_sample_rule(int owner, int32_t delta, const char *glob, uint64_t origin,
+                            uint64_t period, long *count, char *err, size_t errsize)
 {
 	if (!period) {
 		snprintf(err, errsize, "sample: the period must be positive");
@@ -103,14 +105,16 @@ int vg__control_sample_rule(int32_t delta, const char *glob, uint64_t origin, ui
 		if (!qualifies(vg__sensor_desc(s)))
 			FAIL("sample: %s is not a sampled interval sensor placed on an entity",
 			     s->name);
-		if (conflicts(s, origin, period))
-			FAIL("sample: %s is sampled with another clock already", s->name);
+		if (conflicts(s, origin, period)) /* two monitors' plans cannot share it */
+			FAIL("sample: %s is sampled with another clock already (another plan's: "
+			     "origin %" PRIu64 " period %" PRIu64 " ns); nothing changed",
+			     s->name, by_id[s->id].origin, by_id[s->id].period);
 		if (!state_of(s))
 			FAIL("out of memory");
 	}
 	size_t r = 0;
-	while (r < nrules && !(rules[r].origin == origin && rules[r].period == period &&
-	                       !strcmp(rules[r].glob, glob)))
+	while (r < nrules && !(rules[r].owner == owner && rules[r].origin == origin &&
+	                       rules[r].period == period && !strcmp(rules[r].glob, glob)))
 		r++;
 	if (r == nrules) {
 		if (nrules == MAX_SAMPLE_RULES)
@@ -128,6 +132,7 @@ int vg__control_sample_rule(int32_t delta, const char *glob, uint64_t origin, ui
 		rules[r].origin = origin;
 		rules[r].period = period;
 		rules[r].delta = 0;
+		rules[r].owner = owner;
 		nrules++;
 	}
 	int64_t net = (int64_t)rules[r].delta + delta;
@@ -175,4 +180,29 @@ void vg__control_sample_undo_locked(void)
 	for (size_t i = 0; i < nrules; i++)
 		free(rules[i].glob);
 	nrules = 0;
+}
+
+/* One monitor leaves: its rules' deltas come off the sensors they were applied to (a
+ * sensor with the rule's clock: one with another clock was refused it). */
+void vg__control_sample_undo_owner_locked(int owner)
+{
+	size_t keep = 0;
+	for (size_t r = 0; r < nrules; r++) {
+		struct sample_rule *ru = &rules[r];
+		if (ru->owner != owner) {
+			rules[keep++] = *ru;
+			continue;
+		}
+		vg_sensor *s;
+		for (size_t i = 0; ru->delta && (s = vg__registry_at(i)); i++) {
+			struct vg_sensor_ctl *c = vg__sensor_ctl(s);
+			struct sampled *st = s->id < nby_id ? &by_id[s->id] : NULL;
+			if (c && st && st->count > 0 && st->origin == ru->origin &&
+			    st->period == ru->period && qualifies(vg__sensor_desc(s)) &&
+			    fnmatch(ru->glob, s->name, 0) == 0)
+				apply(s, c, st, -ru->delta, ru->origin, ru->period);
+		}
+		free(ru->glob);
+	}
+	nrules = keep;
 }

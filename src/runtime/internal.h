@@ -153,10 +153,16 @@ void vg__entity_table_reset(void);
 /* control.c: the monitor's connection (docs/control.md) */
 void vg__control_start(void);      /* end of init: connect, hello, handshake, thread */
 void vg__control_after_fork(void); /* fork child: drop the parent's link, connect anew */
-/* The protocol, for control_listen.c: answers every complete line fd has sent (one read);
- * -1 when the connection is gone. One connection at a time uses the reader. */
-int vg__control_serve_available(int fd);
-void vg__control_reader_reset(void);
+/* A connection's bytes read but not yet consumed; `overlong`: dropping the rest of a
+ * too-long line. One per connection (each attached monitor has its own). */
+struct vg__ctl_reader {
+	char buf[2048]; /* two lines */
+	size_t len;
+	int overlong;
+};
+/* The protocol, for control_listen.c: answers every complete line fd has sent (one read),
+ * as monitor `owner` (its rules are its own); -1 when the connection is gone. */
+int vg__control_serve_available(int owner, int fd, struct vg__ctl_reader *in);
 /* One command line (no newline) from another transport (the collector's CONTROL frames,
  * docs/protocol.md): its answer, with newline, in ans (MAX_LINE + 2 bytes hold any). */
 void vg__control_command(const char *line, char *ans, size_t anssize);
@@ -167,6 +173,7 @@ int vg__control_start_thread(void *(*fn)(void *));
 int vg__control_high_fd(int fd); /* fd moved above 512, close-on-exec */
 /* control_listen.c: VIGIL_CONTROL=listen, monitors attach later (vigil watch --pid). */
 int vg__control_listening(void);
+int vg__control_monitors_attached(void); /* 0 unless listening */
 void vg__control_listen_start(void);
 void vg__control_listen_after_fork(void);
 
@@ -177,19 +184,24 @@ void vg__control_sensor_registered_locked(vg_sensor *s, const vg_type_desc *d);
 void vg__control_entity_live_locked(vg_entity *e, const char *name);
 void vg__control_entity_renamed_locked(vg_entity *e, const char *name);
 void vg__control_entity_dead_locked(vg_entity *e);
-int vg__control_sensor_rule(int32_t delta, const char *glob, long *count, char *err,
+/* `owner`: which monitor's plan the rule belongs to (0: the one VIGIL_CONTROL=PATH
+ * monitor or the collector; 1.. the monitors attached in listen mode). Rules are keyed
+ * by owner, so each monitor's plan is its own and leaves with it. */
+#define VG_CONTROL_OWNERS 9 /* owner 0 and up to 8 attached monitors */
+int vg__control_sensor_rule(int owner, int32_t delta, const char *glob, long *count, char *err,
                             size_t errsize);
-int vg__control_entities_rule(int32_t delta, const char *kind, const char *name, long *count,
-                              char *err, size_t errsize);
-int vg__control_entity_one(int32_t delta, const char *kind, uint64_t id, uint32_t gen, char *err,
-                           size_t errsize);
-int vg__control_trigger_rule(int32_t delta, const char *sensor, const char *field, long *count,
-                             char *err, size_t errsize);
+int vg__control_entities_rule(int owner, int32_t delta, const char *kind, const char *name,
+                              long *count, char *err, size_t errsize);
+int vg__control_entity_one(int owner, int32_t delta, const char *kind, uint64_t id, uint32_t gen,
+                           char *err, size_t errsize);
+int vg__control_trigger_rule(int owner, int32_t delta, const char *sensor, const char *field,
+                             long *count, char *err, size_t errsize);
 /* control_sample.c: `sample <delta> <glob> <origin> <period>` (docs/control.md). */
-int vg__control_sample_rule(int32_t delta, const char *glob, uint64_t origin, uint64_t period,
-                            long *count, char *err, size_t errsize);
+int vg__control_sample_rule(int owner, int32_t delta, const char *glob, uint64_t origin,
+                            uint64_t period, long *count, char *err, size_t errsize);
 void vg__control_sample_registered_locked(vg_sensor *s, const vg_type_desc *d);
 void vg__control_sample_undo_locked(void);
+void vg__control_sample_undo_owner_locked(int owner);
 /* control_probes.c: `list`, `probe`, `pattern` (docs/control.md "Probes"). The probe
  * share is not the monitor's: undo leaves it, only `pattern reset` clears it. */
 int vg__control_list(uint64_t from, char *ans, size_t anssize, size_t maxline);
@@ -197,11 +209,25 @@ int vg__control_probe(uint64_t id, int on, long *count, char *err, size_t errsiz
 int vg__control_pattern(const char *verb, const char *text, long *count, char *err, size_t errsize);
 void vg__control_probes_registered_locked(vg_sensor *s); /* the remembered patterns */
 int32_t vg__control_probe_share_locked(vg_sensor *s);    /* probe - configured, or 0 */
+/* report_window.c: timer-driven windows (VIGIL_REPORT_WINDOW, `report window`). */
+uint64_t vg__report_window_resolution(void); /* ns */
+int vg__report_window_parse(const char *text, uint64_t *on, uint64_t *every, char *err,
+                            size_t errsize); /* "off": both 0 */
+int vg__report_window_set(uint64_t on, uint64_t every, char *err, size_t errsize);
+void vg__report_window_init(void);       /* VIGIL_REPORT_WINDOW, once recording */
+void vg__report_window_after_fork(void); /* the child times the same windows */
+/* control_report.c: `report categories|threads|sensors|suspend|resume ...`; tok[0] is
+ * "report". 0, or -1 with the reason in err. */
+int vg__control_report(char *const *tok, int n, long *count, char *err, size_t errsize);
 /* Lowers every counter the monitor raised (sensors; live entities' flags back to the
  * configured default) and forgets its rules; built-in sensors are then switched off
  * (`builtins_off`, the monitor is gone) or set back as configured. `settle`: other
  * threads may be recording, give their triggers in flight a moment (1 ms). */
 void vg__control_undo(int builtins_off, int settle);
+/* Lowers what one monitor's plan raised and forgets its rules, leaving the others' (a
+ * monitor that leaves while others stay attached). Flags its triggers raised stay until
+ * the last monitor leaves (they are not attributed: docs/control.md). */
+void vg__control_undo_owner(int owner);
 
 /* report.c: partial reporting (docs/consistency.md) */
 #define VG_MUTE_SUSPENDED 1u /* vg_report_thread_suspend */

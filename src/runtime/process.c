@@ -317,6 +317,7 @@ static void atfork_child(void)
 	atomic_store(&process_ended, 0);
 	vg__process_start_image(1);
 	vg__report_after_fork();
+	vg__report_window_after_fork();
 	vg__track_after_fork();
 	vg__track_call_after_fork();
 	vg__net_after_fork();
@@ -370,7 +371,8 @@ static void init(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(on_process_exit, NULL);
 	vg__stream_thread_start();
-	vg__send_start(); /* VIGIL_TO */
+	vg__send_start();         /* VIGIL_TO */
+	vg__report_window_init(); /* VIGIL_REPORT_WINDOW: the windows' thread */
 	/* Last: the monitor's first requests are in place before main runs. */
 	vg__control_start();
 }

@@ -210,7 +210,12 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 	t->sensor.placement = (uint16_t)d->placement;
 	t->sensor.name = t->desc.name;
 	t->sensor.op = (uint16_t)d->op;
-	t->sensor.catbit = (uint16_t)vg_op_category(d->op);
+	/* vigil's own activity events (exec, synthesized-event marks, network) belong to
+	 * no kind: only a load (a type) among them is narrowed by kind. */
+	unsigned kind = vg_op_kind(d->op);
+	if (!strncmp(d->name, "vg.", 3) && d->op != VG_OP_LOAD)
+		kind = 0;
+	t->sensor.catbit = (uint16_t)(vg_op_category(d->op) | kind);
 	for (unsigned i = 0; i < d->nfields; i++)
 		t->ctl.nent += d->fields[i].type == VG_ENTITY;
 

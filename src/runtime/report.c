@@ -35,9 +35,19 @@ struct sensor_rule {
 };
 static struct sensor_rule *sensor_rules, **sensor_rules_tail = &sensor_rules; /* in order */
 
+/* A mask naming one axis only (categories or kinds) means every value of the other. */
+static unsigned both_axes(unsigned mask)
+{
+	unsigned cats = mask & (VG_CAT_ENTITY | VG_CAT_ACTIVITY), kinds = mask & VG_CAT_KINDS;
+	if (!cats && !kinds)
+		return 0;
+	return (cats ? cats : VG_CAT_ENTITY | VG_CAT_ACTIVITY) | (kinds ? kinds : VG_CAT_KINDS);
+}
+
 static void publish_off_locked(void)
 {
-	unsigned off = suspended ? (VG_CAT_ENTITY | VG_CAT_ACTIVITY) : (~categories & 3u);
+	const unsigned all = VG_CAT_ENTITY | VG_CAT_ACTIVITY | VG_CAT_KINDS;
+	unsigned off = suspended ? all : (~categories & all);
 	atomic_store_explicit(&vg__report_off, off, memory_order_relaxed);
 }
 
@@ -58,7 +68,7 @@ static void set_filtered(uint32_t *mute, const char *name)
 void vg__report_init(void)
 {
 	pthread_mutex_lock(&vg__rt.lock);
-	categories = vg__rt.cfg.report_mask;
+	categories = both_axes(vg__rt.cfg.report_mask);
 	suspended = vg__rt.cfg.report_suspended ? 1 : 0;
 	thread_globs = vg__rt.cfg.report_threads;
 	publish_off_locked();
@@ -130,7 +140,7 @@ void vg_report_thread_resume(void)
 void vg_report_categories(unsigned mask)
 {
 	pthread_mutex_lock(&vg__rt.lock);
-	categories = mask & (VG_CAT_ENTITY | VG_CAT_ACTIVITY);
+	categories = both_axes(mask);
 	publish_off_locked();
 	pthread_mutex_unlock(&vg__rt.lock);
 }

@@ -388,18 +388,160 @@ def cmd_example(args):
     print("ok")
 
 
+def set_timer_slack(ns):
+    """The timer slack this process (and so its children) sleep with: the resolution
+    a reporting window is measured against (docs/consistency.md "Windows")."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(29, ctypes.c_ulong(ns), 0, 0, 0) != 0:  # PR_SET_TIMERSLACK
+        fail("prctl(PR_SET_TIMERSLACK): errno %d" % ctypes.get_errno())
+
+
+def cmd_window(args):
+    """VIGIL_REPORT_WINDOW=on:1ms,every:3ms: the fuzz subject recorded in full and under
+    timer-driven windows (same operations); the windowed trace passes vigil check and is a
+    projection of the full one, with events left out and resumes inside call stacks. Bad
+    windows: one line on stderr, the subject unharmed and reporting as configured."""
+    set_timer_slack(50000)
+    seeds = parse_seeds()[:3]
+    tmp = tempfile.mkdtemp(prefix="vigil-consistency-window-")
+    totals = {"full": 0, "windowed": 0, "synthesized": 0}
+    failed = []
+    for seed in seeds:
+        nthreads = threads_for(seed)
+        traces = {}
+        for mode, env in (("full", None), ("windowed", {"VIGIL_REPORT_WINDOW": "on:1ms,every:3ms"})):
+            out = os.path.join(tmp, "s%d-%s" % (seed, mode))
+            mp = out + ".map"
+            record(args, out, [args.fuzz, str(seed), "full", str(OPS), str(nthreads), mp], env)
+            traces[mode] = (out, read_map(mp))
+        problems = []
+        for mode in traces:
+            rc, viol, summary, err = check(args, traces[mode][0])
+            if rc != 0:
+                problems.append("vigil check %s: exit %d: %s %s" %
+                                (mode, rc, [v.get("message") for v in viol[:5]], err[-300:]))
+        full = Trace(args, traces["full"][0], traces["full"][1])
+        part = Trace(args, traces["windowed"][0], traces["windowed"][1])
+        problems += projection(full, part)
+        totals["full"] += full.total
+        totals["windowed"] += part.total
+        totals["synthesized"] += part.synth
+        print("seed %d: %d events in full, %d windowed (%d synthesized)" %
+              (seed, full.total, part.total, part.synth), flush=True)
+        if problems:
+            failed.append(seed)
+            print("seed %d FAILED (traces kept in %s):" % (seed, tmp))
+            for p in problems[:20]:
+                print("  " + p)
+    if failed:
+        fail("windowed seeds %s" % failed)
+    if not 0 < totals["windowed"] < totals["full"]:
+        fail("the windows reported %d of %d events" % (totals["windowed"], totals["full"]))
+    if totals["synthesized"] == 0:
+        fail("no window opened inside a call stack (no synthesized invocation)")
+    # Bad windows: one line each, the subject runs and reports everything.
+    for value, says in (("on:10us,every:1s", "shorter than the clock's resolution here (50000 ns"),
+                        ("on:2s,every:1s", "must be shorter than its period"),
+                        ("on:5ms", "expected on:DURATION,every:DURATION"),
+                        ("on:5ms,every:1parsec", "expected on:DURATION,every:DURATION")):
+        out = os.path.join(tmp, "bad")
+        env = dict(os.environ, VIGIL_REPORT_WINDOW=value)
+        p = subprocess.run([os.path.join(args.bin, "vigil"), "record", "-q", "-o", out, "--",
+                            args.fuzz, "1", "full", "2000", "2", out + ".map"],
+                           env=env, capture_output=True, text=True, timeout=120)
+        lines = [l for l in p.stderr.splitlines() if "VIGIL_REPORT_WINDOW" in l]
+        if p.returncode != 0 or len(lines) != 1 or says not in lines[0]:
+            fail("VIGIL_REPORT_WINDOW=%s: exit %d, stderr %r" % (value, p.returncode, p.stderr))
+        rc, viol, summary, err = check(args, out)
+        if rc != 0 or summary["events"] < read_map(out + ".map")["events"]:
+            fail("VIGIL_REPORT_WINDOW=%s: not everything reported: %s" % (value, summary))
+        shutil.rmtree(out, ignore_errors=True)
+        print("ok  VIGIL_REPORT_WINDOW=%s: %s" % (value, lines[0]))
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("ok")
+
+
+# The fuzz subject's sensors by kind (docs/consistency.md "Kinds"); lifetimes have none.
+KIND_SENSORS = {
+    "types": set(),  # the subject loads its types through vg.entity.load (below)
+    "objects": {"fz.ref", "fz.touch"},
+    "execution": {"fz.call.begin", "fz.call.end", "fz.thread.stop", "fz.thread.go"},
+    "synchronization": {"fz.lock.acquire", "fz.lock.release", "fz.lock.wait", "fz.lock.got"},
+}
+LIFETIMES = {"fz.obj.new", "fz.obj.free"}
+
+
+def names(args, trace):
+    d = subprocess.run([os.path.join(args.bin, "vigil"), "dump", "--json", trace],
+                       capture_output=True, text=True, timeout=300)
+    c = {}
+    for line in d.stdout.splitlines():
+        if line.startswith("{"):
+            n = json.loads(line).get("name")
+            c[n] = c.get(n, 0) + 1
+    return c
+
+
+def cmd_kinds(args):
+    """VIGIL_REPORT with one of the patent's four kinds: the fuzz subject recorded in full
+    and with each kind alone (same operations); each trace passes vigil check, is a
+    projection of the full one, and holds that kind's events and the lifetimes only."""
+    seed, nthreads = 2, threads_for(2)
+    tmp = tempfile.mkdtemp(prefix="vigil-consistency-kinds-")
+    traces = {}
+    for kind in ["full"] + list(KIND_SENSORS):
+        out = os.path.join(tmp, kind)
+        mp = out + ".map"
+        env = None if kind == "full" else {"VIGIL_REPORT": kind}
+        record(args, out, [args.fuzz, str(seed), "full", str(OPS // 4), str(nthreads), mp],
+               env)
+        traces[kind] = (out, read_map(mp))
+    full = Trace(args, traces["full"][0], traces["full"][1])
+    full_names = names(args, traces["full"][0])
+    problems = []
+    for kind, own in KIND_SENSORS.items():
+        rc, viol, summary, err = check(args, traces[kind][0])
+        if rc != 0:
+            problems.append("%s: vigil check exit %d: %s %s" %
+                            (kind, rc, [v.get("message") for v in viol[:5]], err[-300:]))
+        part = Trace(args, traces[kind][0], traces[kind][1])
+        problems += ["%s: %s" % (kind, p) for p in projection(full, part)[:10]]
+        got = names(args, traces[kind][0])
+        fz = {n for n in got if n.startswith("fz.")}
+        others = fz - own - LIFETIMES
+        if others:
+            problems.append("%s: events of other kinds reported: %s" % (kind, sorted(others)))
+        if own and not fz & own:
+            problems.append("%s: none of its events reported" % kind)
+        loads = got.get("vg.entity.load", 0)
+        if (kind == "types") != (loads > 0) or (kind == "types" and
+                                                loads != full_names.get("vg.entity.load")):
+            problems.append("%s: %d loads reported of %d" %
+                            (kind, loads, full_names.get("vg.entity.load", 0)))
+        print("%s: %d events (%s)" % (kind, part.total,
+                                      ", ".join("%s %d" % (n, got[n]) for n in sorted(fz))),
+              flush=True)
+    if problems:
+        print("traces kept in %s" % tmp)
+        fail("; ".join(problems[:20]))
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("ok")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["fuzz", "naive", "example"])
+    ap.add_argument("what", choices=["fuzz", "naive", "example", "window", "kinds"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fuzz")
     ap.add_argument("--example")
     args = ap.parse_args()
-    if args.what in ("fuzz", "naive") and not args.fuzz:
+    if args.what in ("fuzz", "naive", "window", "kinds") and not args.fuzz:
         fail("--fuzz PROGRAM is needed")
     if args.what == "example" and not args.example:
         fail("--example PROGRAM is needed")
-    {"fuzz": cmd_fuzz, "naive": cmd_naive, "example": cmd_example}[args.what](args)
+    {"fuzz": cmd_fuzz, "naive": cmd_naive, "example": cmd_example,
+     "window": cmd_window, "kinds": cmd_kinds}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -133,12 +133,21 @@ static void schedule_op(struct worker *w)
 			vg_report_thread_resume();
 		}
 		break;
-	case 8:
-		vg_report_categories(a % 5 == 0   ? 0
-		                     : a % 5 == 1 ? VG_CAT_ENTITY
-		                     : a % 5 == 2 ? VG_CAT_ACTIVITY
-		                                  : VG_CAT_ENTITY | VG_CAT_ACTIVITY);
+	case 8: {
+		/* A category and, beside it, one of the four kinds, two, or all (no kind bit). */
+		static const unsigned kinds[6] = {VG_CAT_TYPE,
+		                                  VG_CAT_OBJECT,
+		                                  VG_CAT_EXECUTION,
+		                                  VG_CAT_SYNC,
+		                                  VG_CAT_OBJECT | VG_CAT_SYNC,
+		                                  0};
+		unsigned cats = a % 5 == 0   ? 0
+		                : a % 5 == 1 ? VG_CAT_ENTITY
+		                : a % 5 == 2 ? VG_CAT_ACTIVITY
+		                             : VG_CAT_ENTITY | VG_CAT_ACTIVITY;
+		vg_report_categories(cats ? cats | kinds[(a / 5) % 6] : 0);
 		break;
+	}
 	case 9:
 		vg_report_threads(thread_filters[a % 6]);
 		break;

@@ -398,14 +398,12 @@ def attach(pid):
 
 
 def test_listen(r):
-    """VIGIL_CONTROL=listen: monitors attach later, one at a time; detaching (or `reset`)
+    """VIGIL_CONTROL=listen: monitors attach later; detaching (or `reset`)
     lowers all they raised (sensors, entity flags from rules and triggers); a fork child
     starts from the configured counters."""
     r.do("create 0 box0", "create 1 box1", "tick 100", "deliver 0 101")  # no monitor yet
     m = attach(r.p.pid)
     check(isinstance(m, Link), f"first monitor refused: {m}")
-    busy = attach(r.p.pid)
-    check(isinstance(busy, str) and "busy" in busy, f"second monitor: {busy!r}")
     m.ok("sensor +1 ctl.deliver", count=1)
     m.ok("entities +1 Box box0", count=1)
     m.ok("sensor +1 ctl.link", count=1)
@@ -448,6 +446,106 @@ def test_listen(r):
     check(q.returncode == 0 and got == [102, 105, 111], f"query: {got} {q.stderr}")
 
 
+def settle(pid):
+    """Returns once the subject has served every connection closed before this call: a
+    new monitor's hello comes after the poll round that saw those ends."""
+    s = attach(pid)
+    check(isinstance(s, Link), f"a monitor attaching to settle was refused: {s}")
+    s.close()
+
+
+def test_monitors(r):
+    """Several monitors at once (docs/control.md "Several monitors"): each installs its own
+    rules, the subject records their union, and one that leaves (or sends `reset`) takes
+    only its own share away; at most 8 at once, the 9th refused with one line."""
+    r.do("create 0 box0", "create 1 box1")
+    m1, m2, m3 = attach(r.p.pid), attach(r.p.pid), attach(r.p.pid)
+    for m in (m1, m2, m3):
+        check(isinstance(m, Link), f"a concurrent monitor was refused: {m}")
+    m1.ok("sensor +1 ctl.deliver", count=1)
+    m1.ok("entities +1 Box box0", count=1)
+    m1.ok("sensor +1 ctl.tick", count=1)
+    m2.ok("sensor +1 ctl.deliver", count=1)
+    m2.ok("entities +1 Box box1", count=1)
+    m3.ok("sensor +1 ctl.tick", count=1)
+    m3.ok("entities +1 Box box0", count=1)  # the same rule as m1's: two shares
+    m3.ok("sensor +1 ctl.deliver", count=1)
+    r.do("deliver 0 200", "deliver 1 201", "tick 202")  # the union
+    m1.close()
+    settle(r.p.pid)
+    r.do("deliver 0 203", "deliver 1 204", "tick 205")  # m3 still holds box0 and tick
+    m3.ok("reset")  # m3's plan off, m2's stays
+    r.do("deliver 0 206", "deliver 1 207", "tick 208")
+    extra = [attach(r.p.pid) for _ in range(6)]  # m2, m3 and six more: eight
+    for m in extra:
+        check(isinstance(m, Link), f"monitor {extra.index(m) + 3} of 8 refused: {m}")
+    ninth = attach(r.p.pid)
+    check(isinstance(ninth, str) and "busy" in ninth, f"a ninth monitor: {ninth!r}")
+    m2.ok("ping")  # the subject is unharmed and serves the others
+    for m in extra:
+        m.close()
+    m2.close()
+    settle(r.p.pid)
+    r.do("deliver 0 209", "deliver 1 210", "tick 211")  # only m3 left, with no plan
+    m3.close()
+    r.finish()
+    evs = r.events()
+    check(r.numbers("ctl.deliver", evs) == [200, 201, 203, 204, 207],
+          f"deliver {r.numbers('ctl.deliver', evs)}")
+    check(r.numbers("ctl.tick", evs) == [202, 205], f"ticks {r.numbers('ctl.tick', evs)}")
+
+
+def report(pid, *args):
+    """vigil report --pid pid ARGS: its exit status and stderr."""
+    p = subprocess.run([VIGIL, "report", "--pid", str(pid), *args], capture_output=True,
+                       text=True, timeout=60)
+    return p.returncode, p.stderr
+
+
+def test_report(r):
+    """vigil report --pid (docs/consistency.md "From outside"): suspend/resume, sensors,
+    categories and threads changed in a running process; a bad change refused with one
+    line, the subject unharmed; the trace consistent (vigil check)."""
+    pid = r.p.pid
+    r.do("create 0 box0", "tick 300")
+    steps = [(["--suspend", "--json"], ["tick 301"]),
+             (["--resume", "--sensors-off", "ctl.tick"], ["tick 302", "deliver 0 303"]),
+             (["--sensors-on", "ctl.tick", "--categories", "entity"], ["tick 304"]),
+             (["--categories", "all"], ["tick 305"]),
+             (["--threads", "no-such-thread-*"], ["tick 306"]),
+             (["--all-threads"], ["tick 307"]),
+             (["--categories", "synchronization"], ["tick 320"]),  # ticks are object events
+             (["--categories", "objects"], ["tick 321"])]
+    for args, then in steps:
+        rc, err = report(pid, *args)
+        check(rc == 0, f"vigil report {args}: exit {rc}: {err}")
+        r.do(*then)
+    rc, err = report(pid, "--categories", "bogus")
+    check(rc == 1 and err.count("\n") == 1 and "report categories: 'bogus'" in err,
+          f"a bad category: exit {rc}: {err!r}")
+    rc, err = report(pid)
+    check(rc == 2 and "nothing to change" in err and err.count("\n") == 1,
+          f"no change: exit {rc}: {err!r}")
+    r.do("tick 308")
+    rc, err = report(pid, "--window", "on:2s,every:1s")
+    check(rc == 1 and err.count("\n") == 1 and "shorter than its period" in err,
+          f"a window longer than its period: exit {rc}: {err!r}")
+    # A window that closes after 1 ms for the rest of the run; off lifts the window's
+    # suspension whenever it took hold (the windows' edges: consistency.window).
+    rc, err = report(pid, "--window", "on:1ms,every:1000s")
+    check(rc == 0, f"a window: exit {rc}: {err!r}")
+    rc, err = report(pid, "--window", "off")
+    check(rc == 0, f"window off: exit {rc}: {err!r}")
+    r.do("tick 309")
+    r.finish()
+    evs = r.events()
+    check(r.numbers("ctl.tick", evs) == [300, 305, 307, 308, 309, 321],
+          f"ticks {r.numbers('ctl.tick', evs)}")
+    check(r.numbers("ctl.deliver", evs) == [303], f"deliver {r.numbers('ctl.deliver', evs)}")
+    c = subprocess.run([VIGIL, "check", r.trace], capture_output=True, text=True, timeout=60)
+    check(c.returncode == 0, f"vigil check: exit {c.returncode}: {c.stdout} {c.stderr}")
+
+
 TESTS = {
     "none": (test_none, {}, True),
     "sensor": (test_sensor, {}, True),
@@ -460,6 +558,9 @@ TESTS = {
     "nomonitor": (test_nomonitor, {"VIGIL_SENSORS": "vg.*,ctl.tick"}, False),
     "fork": (test_fork, {}, True),
     "listen": (test_listen, {"VIGIL_CONTROL": "listen", "VIGIL_VERBOSE": "1"}, False),
+    "monitors": (test_monitors, {"VIGIL_CONTROL": "listen"}, False),
+    "report": (test_report, {"VIGIL_CONTROL": "listen", "VIGIL_SENSORS": "vg.*,ctl.*",
+                             "VIGIL_ENTITY_FLAGS": "on"}, False),
 }
 
 

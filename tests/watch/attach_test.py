@@ -5,16 +5,19 @@ The subject is the mailbox example slowed down (--pace) and recorded with
 `vigil record --listen`: only vigil's own vg.* sensors record until a monitor attaches.
 
 1. Nothing but vg.* is recorded before the first attach.
-2. Three monitors attach one after the other to the same process: one detaches after
-   --for, one is interrupted (SIGINT), one stays until the process ends. Each prints
-   tuples, none extraneous, and every tuple is one the full recording of the same
-   (logically deterministic) run also answers.
-3. While one is attached, a second is refused (busy), exit 2.
+2. Monitors attach to the same process: one alone, which detaches after --for; then
+   four at once with different queries (P2's sends, P3's sends, P4's states, a sampled
+   RunningOn): two are interrupted (SIGINT) while the others stay, two stay until the
+   process ends. Each prints tuples, every tuple one the full recording of the same
+   (logically deterministic) run also answers; the one alone reads nothing extraneous.
+3. A plan that conflicts with an attached one (another sampling clock) is refused
+   whole: exit 2, one line saying so, nothing of it left on.
 4. A process that does not listen, and one that does not exist: exit 2, one line.
-5. Afterwards the trace holds exactly the packets the three plans asked for: nothing
-   was recorded while no monitor was attached, so detaching switched the plans off; the
-   last monitor, reading the whole trace, counts the others' packets as earlier and its
-   own as asked (asked + extraneous + earlier = the trace's user packets).
+5. Afterwards the trace holds exactly the packets the plans asked for (their packets
+   are disjoint): nothing was recorded that no attached monitor asked for, so each
+   detach switched off its own plan and only it; the last monitors, reading the whole
+   trace, count the others' packets as earlier or extraneous and their own as asked
+   (asked + extraneous + earlier = the trace's user packets).
 
 usage: attach_test.py BIN-DIR MAILBOX-VGL"""
 import collections
@@ -44,6 +47,11 @@ valid at end of W
 where S.Mailbox = W.Mailbox and S.Process = "P5"
 when S precede end of W"""
 SENDS = 'range of S is SendMessage retrieve (S.Mailbox) where S.Process = "{p}"'
+STATES_P4 = 'range of P is ProcessState retrieve (P.State) where P.Process = "P4"'
+SAMPLED = """range of RO is RunningOn
+range of C is Clock[10]
+retrieve (RO.Process) valid at C when C overlap RO"""
+RAN = "range of RO is RunningOn retrieve (RO.Process)"  # what SAMPLED may answer
 
 
 def fail(msg):
@@ -89,7 +97,11 @@ def watch(pid, query, *extra):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def check_watch(name, p, full, reason, head=""):
+def check_watch(name, p, full, reason, head="", alone=True, timed=False):
+    """Checks a monitor's answers against the full recording's. alone: no other monitor
+    was attached, so nothing it read was extraneous. timed: the tuples depend on when the
+    clock ticked (sampling), so only their values are compared, not how often each
+    comes."""
     out, err = p.communicate(timeout=120)
     out = head + out
     st = stats_of(err)
@@ -101,9 +113,11 @@ def check_watch(name, p, full, reason, head=""):
         fail(f"{name}: expected to detach because {reason}: {err}")
     if not got:
         fail(f"{name}: no tuple while attached: {err}")
-    if st["packets"]["extraneous"]:
+    if alone and st["packets"]["extraneous"]:
         fail(f"{name}: {st['packets']['extraneous']} extraneous packets")
     beyond = {k: n for k, n in got.items() if n > full[k]}
+    if timed:
+        beyond = {k: n for k, n in got.items() if not full[k]}
     if beyond:
         fail(f"{name}: tuples the full recording does not answer: {beyond}")
     print(f"ok  {name}: {sum(got.values())} tuples from "
@@ -158,46 +172,68 @@ def main():
         w1 = watch(pid, RESUMED_P5, "--for", "800ms")
         st1 = check_watch("ResumedbyP5 --for 800ms", w1, full(RESUMED_P5), "time is up")
 
-        # w2 is attached once it printed a tuple: a second monitor is refused meanwhile,
-        # then w2 is interrupted.
+        # Three monitors at once, with different queries (docs/control.md "Several
+        # monitors"): each is attached once it printed a tuple. Each answers only from
+        # its own plan (the others' packets are extraneous to it, dropped before its
+        # query), every tuple one the full recording answers; w2 leaves first (^C) and
+        # takes only its own part of the union away.
         w2 = watch(pid, SENDS.format(p="P2"))
-        head = first_line(w2, "P2's sends") or ""
-        busy = subprocess.run([VIGIL, "watch", "--pid", str(pid), "-e", SENDS.format(p="P2")],
-                              capture_output=True, text=True, timeout=60)
-        if busy.returncode != 2 or "busy" not in busy.stderr:
-            fail(f"second monitor: exit {busy.returncode}: {busy.stderr!r}")
-        else:
-            print("ok  a second monitor is refused:", busy.stderr.strip())
-        w2.send_signal(signal.SIGINT)
-        st2 = check_watch("P2's sends, ^C", w2, full(SENDS.format(p="P2")), "interrupted",
-                          head)
-
+        head2 = first_line(w2, "P2's sends") or ""
         w3 = watch(pid, SENDS.format(p="P3"))
-        st3 = check_watch("P3's sends, to the end", w3, full(SENDS.format(p="P3")),
-                          "the process ended")
+        head3 = first_line(w3, "P3's sends") or ""
+        w4 = watch(pid, STATES_P4)
+        head4 = first_line(w4, "P4's states") or ""
+        # A plan that conflicts with one attached: another sampling clock on RunningOn.
+        s1 = watch(pid, SAMPLED, "--tick", "50us")
+        head_s1 = first_line(s1, "RunningOn sampled") or ""
+        s2 = subprocess.run([VIGIL, "watch", "--pid", str(pid), "--tick", "70us", "-e",
+                             SAMPLED], capture_output=True, text=True, timeout=60)
+        if s2.returncode != 2 or "conflicts with another monitor's" not in s2.stderr or \
+                "sampled with another clock already" not in s2.stderr:
+            fail(f"conflicting plan: exit {s2.returncode}: {s2.stderr!r}")
+        else:
+            print("ok  a conflicting plan is refused:",
+                  s2.stderr.strip().splitlines()[-1])
+        s1.send_signal(signal.SIGINT)
+        st_s1 = check_watch("RunningOn sampled, ^C", s1, full(RAN), "interrupted", head_s1,
+                    alone=False, timed=True)
+        w2.send_signal(signal.SIGINT)
+        st2 = check_watch("P2's sends, ^C, beside two others", w2, full(SENDS.format(p="P2")),
+                          "interrupted", head2, alone=False)
+        st3 = check_watch("P3's sends, to the end, beside P4's states", w3,
+                          full(SENDS.format(p="P3")), "the process ended", head3, alone=False)
+        st4 = check_watch("P4's states, to the end, beside P3's sends", w4, full(STATES_P4),
+                          "the process ended", head4, alone=False)
         rec_out, rec_err = rec.communicate(timeout=120)
         if rec.returncode != 0:
             fail(f"the subject: exit {rec.returncode}: {rec_err}")
         detached = rec_err.count("monitor detached")
-        if detached != 2:  # the third saw the process end first
-            fail(f"the subject reported {detached} detaches, expected 2: {rec_err}")
-        if st1 and st2 and st3:
-            asked = sum(a["packets"] for st in (st1, st2, st3) for a in st["alphas"])
+        if detached != 4:  # w1, s1, s2 (refused), w2; w3 and w4 saw the process end
+            fail(f"the subject reported {detached} detaches, expected 4: {rec_err}")
+        sts = (st1, st_s1, st2, st3, st4)
+        if all(sts):
+            # The plans' packets are disjoint (other relations or other processes), so
+            # the union the subject recorded is exactly what they asked for together:
+            # nothing is left on of a plan whose monitor left, even while others stay.
+            asked = sum(a["packets"] for st in sts for a in st["alphas"])
             recorded = sum(user_events(trace).values())
             if recorded != asked:
                 fail(f"the trace holds {recorded} user events; the plans asked for {asked}")
             else:
                 print(f"ok  the trace holds exactly the {asked} packets the plans asked for")
-            # positive controls for `extraneous == 0`: the last monitor reads the whole
-            # trace and counts every user packet once, the earlier monitors' as `earlier`
-            p3 = st3["packets"]
-            if p3["asked"] + p3["extraneous"] + p3["earlier"] != recorded or \
-                    p3["earlier"] != recorded - p3["asked"] or not p3["earlier"]:
-                fail(f"the last monitor's counts {p3} do not account for the trace's "
-                     f"{recorded} user packets ({recorded - p3['asked']} before its attach)")
-            else:
-                print(f"ok  the last monitor counts {p3['earlier']} earlier packets, "
-                      f"{p3['asked']} its own: the {recorded} recorded")
+            # positive controls for the extraneous counts: the last monitors read the
+            # whole trace and count every user packet once: their own as asked, the
+            # others' as earlier (before their attach) or extraneous (after it)
+            for name, st, other in (("P3's", st3, st4), ("P4's", st4, st3)):
+                p = st["packets"]
+                if p["asked"] + p["extraneous"] + p["earlier"] != recorded or \
+                        not p["earlier"] or p["extraneous"] < other["packets"]["asked"]:
+                    fail(f"{name} monitor's counts {p} do not account for the trace's "
+                         f"{recorded} user packets")
+                else:
+                    print(f"ok  {name} monitor counts {p['earlier']} earlier packets, "
+                          f"{p['extraneous']} extraneous (the other one's), {p['asked']} "
+                          f"its own: the {recorded} recorded")
 
         sleeper = subprocess.Popen(["sleep", "30"])
         try:
