@@ -49,13 +49,12 @@ static inline void capture(void *ret, const char *fmt)
 {
 	if (!vg__lc.on || vg__lc_guard || !fmt)
 		return;
-	int saved = errno; /* perror reads it: the first call of a site may change it */
+	/* errno (perror reads it) is kept by the capture's own slow paths */
 	uint32_t id = vg__lc_key_id((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
 	if (id)
 		vg__logcap_hit(id);
 	else
 		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
-	errno = saved;
 }
 
 /* A printf-like call: the event is its (site, format), or the message's template when the
@@ -65,25 +64,28 @@ static int capture_fmt(void *ret, const char *fmt, va_list ap)
 {
 	if (!vg__lc.on || vg__lc_guard || !fmt)
 		return -1;
-	int saved = errno; /* %m reads it: the first call of a site may change it */
+	/* errno (%m reads it) is kept by vg__lc_key and vg__logcap_hit, which touch it only
+	 * on a site's and a thread's first call: the common call never reads it. */
 	struct lc_key k = vg__lc_key((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
-	int level = k.level;
-	if (k.id) {
+	if (__builtin_expect(k.id != 0, 1)) {
 		vg__logcap_hit(k.id);
-	} else if (k.templated) {
+		return k.level;
+	}
+	int level = k.level;
+	if (k.templated) {
+		int saved = errno;
 		char msg[LC_TMPL_SCAN + 1];
 		va_list aq;
 		va_copy(aq, ap);
-		errno = saved;
 		int n = vsnprintf(msg, sizeof msg, fmt, aq);
 		va_end(aq);
 		if (n > 0)
 			level = vg__lc_capture_text(
 			    ret, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+		errno = saved;
 	} else {
 		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
 	}
-	errno = saved;
 	return level;
 }
 

@@ -6,6 +6,7 @@
  * store of their first word). Two keys with the same site and format text share one id. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -198,8 +199,10 @@ static uint32_t key_hash(uintptr_t a, uintptr_t b, uint32_t c)
 	return (uint32_t)(h >> 40) & (KEY_SLOTS - 1);
 }
 
-/* The slot of key (a, b, c), or NULL; *slot: where it would go. */
-static const struct key_slot *key_find(uintptr_t a, uintptr_t b, uint32_t c, uint32_t *slot)
+/* The slot of key (a, b, c), or NULL; *slot: where it would go. Inlined: it is most of
+ * an intercepted call's own cost. */
+static inline __attribute__((always_inline)) const struct key_slot *
+key_find(uintptr_t a, uintptr_t b, uint32_t c, uint32_t *slot)
 {
 	uint32_t i = key_hash(a, b, c);
 	for (;; i = (i + 1) & (KEY_SLOTS - 1)) {
@@ -228,6 +231,9 @@ static void key_add(uint32_t slot, uintptr_t a, uintptr_t b, uint32_t c, uint32_
 	nkeys++;
 }
 
+static struct lc_key key_register(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text,
+                                  const char *file, int line);
+
 struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text,
                          const char *file, int line)
 {
@@ -235,6 +241,18 @@ struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_t
 	const struct key_slot *k = key_find(a, b, c, &slot);
 	if (__builtin_expect(k != NULL, 1))
 		return (struct lc_key){k->id, k->level, k->templated};
+	int saved = errno; /* registration calls libc; the hooked call may read errno (%m) */
+	struct lc_key r = key_register(a, b, c, fmt_text, file, line);
+	errno = saved;
+	return r;
+}
+
+/* vg__lc_key's first sight of a key: its event registered, its format looked at. */
+static struct lc_key key_register(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text,
+                                  const char *file, int line)
+{
+	uint32_t slot;
+	const struct key_slot *k;
 	const char *fmt = fmt_text ? fmt_text : "";
 	int templated = c == LC_KEY_RET && fmt[0] != '<' && vg__lc_fmt_templated(fmt);
 	int level = vg__lc_level_word(fmt, strlen(fmt));
@@ -307,6 +325,8 @@ static uint64_t tmpl_hash(const char *s, size_t n)
 	return h ^ (h >> 29);
 }
 
+static struct lc_key tmpl_register(uintptr_t site, uint64_t h, const char *tmpl, size_t len);
+
 struct lc_key vg__lc_tmpl_key(uintptr_t site, const char *tmpl, size_t len)
 {
 	uint64_t h = tmpl_hash(tmpl, len);
@@ -314,6 +334,17 @@ struct lc_key vg__lc_tmpl_key(uintptr_t site, const char *tmpl, size_t len)
 	const struct key_slot *k = key_find(site, (uintptr_t)h, LC_KEY_TMPL, &slot);
 	if (__builtin_expect(k != NULL, 1))
 		return (struct lc_key){k->id, k->level, 0};
+	int saved = errno; /* registration calls libc; the hooked call may read errno (%m) */
+	struct lc_key r = tmpl_register(site, h, tmpl, len);
+	errno = saved;
+	return r;
+}
+
+/* vg__lc_tmpl_key's first sight of a template at a site. */
+static struct lc_key tmpl_register(uintptr_t site, uint64_t h, const char *tmpl, size_t len)
+{
+	uint32_t slot;
+	const struct key_slot *k;
 	/* A new template: its level word is found once, in the template (a level word is
 	 * a word of letters: masking keeps it, except in quotes and paths). A site already
 	 * at its cap needs no site text (dladdr is slow and a million distinct messages may
