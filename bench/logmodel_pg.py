@@ -32,10 +32,21 @@ server, log_destination = stderr, the server's stderr a file), under `vigil reco
                  counted; none is written
   stock-file     log_min_messages = debug5, VIGIL_LOG=off: every message written to the
                  file (what debug logging costs without vigil)
+  stock-null     log_min_messages = debug5, VIGIL_LOG=off, the server's stderr /dev/null:
+                 what PostgreSQL itself spends making its debug messages, with writing
+                 them nearly free (the part of the debug5 cost capture cannot remove)
   stock-default  log_min_messages = warning (PostgreSQL's default), VIGIL_LOG=off
 
 with the pairs stock-on|stock-default (target: under 3% loss, as the behaviour-model
-paper's design) and stock-on|stock-file. Writes BENCH_OUT/logmodel_pg.json.
+paper's design), stock-on|stock-null and stock-on|stock-file.
+
+Besides tps, each run measures the CPU time the server's processes used per
+transaction (/proc: the postmaster with the backends it reaped, and its children, read
+before and after pgbench): on a shared machine tps pairs scatter by +-30% while CPU per
+transaction does not depend on what else runs. Capture's cost is CPU in the server, so
+the budget is judged on it: cost = median(cpu_on / cpu_other) - 1. A CPU-bound server
+loses at most that share of its throughput (the client's time is in each transaction
+too). Writes BENCH_OUT/logmodel_pg.json.
 Settings: BENCH_PG_SECONDS (default 10), BENCH_PG_REPS (default 6), BENCH_PG_SCALE
 (pgbench -i scale, 5), BENCH_PG_ONLY=stock (only the stock pairs). VIGIL_BENCH_SMOKE=1: 2 s, 1 repetition, scale 1 (bench/README.md,
 "Smoke run"). Progress on stderr."""
@@ -64,8 +75,10 @@ CONFIGS = {
 STOCK_CONFIGS = {
     "stock-on": ({}, "debug5"),
     "stock-file": ({"VIGIL_LOG": "off"}, "debug5"),
+    "stock-null": ({"VIGIL_LOG": "off"}, "debug5"),  # its stderr is /dev/null (NULL_OUT)
     "stock-default": ({"VIGIL_LOG": "off"}, "warning"),
 }
+NULL_OUT = {"stock-null"}
 
 
 def pg_bin():
@@ -77,44 +90,93 @@ def pg_bin():
     return max(found)[1] if found else None
 
 
+def _ticks(pid):
+    """utime + stime + cutime + cstime of a process, in clock ticks, and its parent."""
+    with open("/proc/%d/stat" % pid) as f:
+        f_ = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in f_[11:15]), int(f_[1])
+
+
+def server_cpu(pg):
+    """CPU seconds the server's processes have used so far: the postmaster with the
+    backends it has reaped, and its live (or not yet reaped) children. Read children,
+    postmaster, children again: a child reaped in between would count twice, so read
+    again then."""
+    with open(os.path.join(pg.data, "postmaster.pid")) as f:
+        pm = int(f.readline())
+
+    def children():
+        kids = {}
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    t, ppid = _ticks(int(d))
+                except (OSError, IndexError, ValueError):
+                    continue
+                if ppid == pm:
+                    kids[int(d)] = t
+        return kids
+    for _ in range(100):
+        kids = children()
+        own, _ = _ticks(pm)
+        if set(kids) <= set(children()):
+            break
+    return (own + sum(kids.values())) / os.sysconf("SC_CLK_TCK")
+
+
+def transactions(pgbench_out):
+    for line in pgbench_out.splitlines():
+        if line.startswith("number of transactions actually processed:"):
+            return int(line.split(":")[1].split()[0])
+    raise pgharness.PgError("no transaction count in pgbench's output:\n" + pgbench_out)
+
+
 def run_pair(servers, configs, names, rep):
-    """Both servers under their configurations at once; returns ({name: tps}, {name: bytes
-    the server wrote to its stderr file})."""
+    """Both servers under their configurations at once; returns ({name: tps}, {name: CPU
+    us of the server per transaction}, {name: bytes the server wrote to its stderr
+    file})."""
     for pg, name in zip(servers, names):
         env, level = configs[name]
         pg.start(record=pg.path("trace-%d" % rep), env=dict(env, VIGIL_LOG_PASS="warning"),
-                 out="server-%d.out" % rep)
+                 out="/dev/null" if name in NULL_OUT else "server-%d.out" % rep)
         pg.set_conf({"log_min_messages": level})
         pg.reload()
         pg.psql("SELECT 1")
+    cpu0 = [server_cpu(pg) for pg in servers]
     procs = [pg.pgbench_start(["-n", "-c", "1", "-j", "1", "-T", str(SECONDS)])
              for pg in servers]
-    res, written = {}, {}
-    for pg, name, p in zip(servers, names, procs):
+    res, cpu, written = {}, {}, {}
+    for pg, name, p, c0 in zip(servers, names, procs, cpu0):
         out, err = p.communicate()
         if p.returncode:
             raise pgharness.PgError("pgbench exited %d: %s" % (p.returncode, err))
         res[name] = pgharness.tps(out)
+        cpu[name] = (server_cpu(pg) - c0) * 1e6 / transactions(out)
     for pg, name in zip(servers, names):
         pg.set_conf({"log_min_messages": "warning"})
         pg.stop()
-        written[name] = os.path.getsize(pg.out)
         subprocess.run(pg.prefix + ["rm", "-rf", pg.path("trace-%d" % rep)])
-        os.unlink(pg.out)
-    return res, written
+        if name in NULL_OUT:
+            written[name] = 0
+        else:  # a file of ours in the server's directory, never /dev/null
+            written[name] = os.path.getsize(pg.out)
+            os.unlink(pg.out)
+    return res, cpu, written
 
 
 def suite(servers, configs, on, others):
     """REPS repetitions of the pairs on|other; returns {other: [(tps_on, tps_other,
-    bytes written on, bytes written other)]}."""
+    bytes written on, bytes written other, server CPU us per transaction on, other)]}."""
     pairs = {o: [] for o in others}
     for rep in range(REPS):
         for other in others:
             names = [on, other] if rep % 2 == 0 else [other, on]
-            r, w = run_pair(servers, configs, names, rep)
-            pairs[other].append((r[on], r[other], w[on], w[other]))
-            print("rep %d: %s %.1f tps, %s %.1f tps (ratio %.4f)" %
-                  (rep + 1, on, r[on], other, r[other], r[on] / r[other]), file=sys.stderr)
+            r, c, w = run_pair(servers, configs, names, rep)
+            pairs[other].append((r[on], r[other], w[on], w[other], c[on], c[other]))
+            print("rep %d: %s %.1f tps, %s %.1f tps (ratio %.4f); server CPU per transaction "
+                  "%.1f us vs %.1f us (ratio %.4f)" %
+                  (rep + 1, on, r[on], other, r[other], r[on] / r[other], c[on], c[other],
+                   c[on] / c[other]), file=sys.stderr)
     return pairs
 
 
@@ -132,19 +194,25 @@ def servers_for(pgb, adapter, conf):
 
 def table(title, on, pairs):
     print("\n%s\n" % title)
-    print("| pair | median tps %s | median tps other | median ratio | loss | "
-          "MB written (%s / other) |" % (on, on))
-    print("|---|---|---|---|---|---|")
+    print("| pair | median tps %s / other | median tps ratio | loss | server CPU us per "
+          "transaction, median %s / other | median CPU ratio | CPU cost | MB written "
+          "(%s / other) |" % (on, on, on))
+    print("|---|---|---|---|---|---|---|---|")
     summary = {}
     for other, v in pairs.items():
-        ratio = statistics.median(a / b for a, b, _, _ in v)
+        ratio = statistics.median(x[0] / x[1] for x in v)
+        cratio = statistics.median(x[4] / x[5] for x in v)
         summary[other] = {"tps_on": [x[0] for x in v], "tps_other": [x[1] for x in v],
                           "bytes_on": [x[2] for x in v], "bytes_other": [x[3] for x in v],
-                          "median_ratio": ratio, "loss_pct": 100 * (1 - ratio)}
-        print("| %s vs %s | %.1f | %.1f | %.4f | %.2f%% | %.1f / %.1f |" %
+                          "cpu_us_on": [x[4] for x in v], "cpu_us_other": [x[5] for x in v],
+                          "median_ratio": ratio, "loss_pct": 100 * (1 - ratio),
+                          "median_cpu_ratio": cratio, "cpu_cost_pct": 100 * (cratio - 1)}
+        print("| %s vs %s | %.1f / %.1f | %.4f | %.2f%% | %.1f / %.1f | %.4f | %+.2f%% | "
+              "%.1f / %.1f |" %
               (on, other, statistics.median(x[0] for x in v),
                statistics.median(x[1] for x in v), ratio, 100 * (1 - ratio),
-               statistics.median(x[2] for x in v) / 1e6,
+               statistics.median(x[4] for x in v), statistics.median(x[5] for x in v),
+               cratio, 100 * (cratio - 1), statistics.median(x[2] for x in v) / 1e6,
                statistics.median(x[3] for x in v) / 1e6))
     return summary
 
@@ -167,7 +235,8 @@ def main():
                 pg.cleanup()
         servers = servers_for(pgb, None, {"log_destination": "'stderr'",
                                           "logging_collector": "off"})
-        stock = suite(servers, STOCK_CONFIGS, "stock-on", ("stock-default", "stock-file"))
+        stock = suite(servers, STOCK_CONFIGS, "stock-on",
+                      ("stock-default", "stock-null", "stock-file"))
     finally:
         for pg in servers:
             pg.cleanup()
@@ -180,11 +249,14 @@ def main():
     if summary:
         print("\ncapture on vs off (adapter, both at debug5): %.2f%% loss (target < 3%%)" %
               summary["off"]["loss_pct"])
-    print("stock PostgreSQL, capture on at debug5 vs the default level: %.2f%% loss "
-          "(target < 3%%: %s); vs debug5 written to a file: %.2f%%" % (
-              stock_summary["stock-default"]["loss_pct"],
-              "PASS" if stock_summary["stock-default"]["loss_pct"] < 3 else "MISS",
-              stock_summary["stock-file"]["loss_pct"]))
+    d, w = stock_summary["stock-default"], stock_summary["stock-file"]
+    z = stock_summary["stock-null"]
+    print("stock PostgreSQL, capture on at debug5 vs the default level: %.2f%% tps loss, "
+          "%+.2f%% server CPU per transaction (target < 3%%: %s); vs debug5 to /dev/null: "
+          "%.2f%% tps loss, %+.2f%% CPU; vs debug5 written to a file: %.2f%% tps loss, "
+          "%+.2f%% CPU" % (
+              d["loss_pct"], d["cpu_cost_pct"], "PASS" if d["cpu_cost_pct"] < 3 else "MISS",
+              z["loss_pct"], z["cpu_cost_pct"], w["loss_pct"], w["cpu_cost_pct"]))
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "logmodel_pg.json"), "w") as f:
         json.dump({"seconds": SECONDS, "reps": REPS, "pairs": summary,
