@@ -53,6 +53,7 @@ Settings: BENCH_PG_SECONDS (default 10), BENCH_PG_REPS (default 6), BENCH_PG_SCA
 import glob
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -79,6 +80,7 @@ STOCK_CONFIGS = {
     "stock-default": ({"VIGIL_LOG": "off"}, "warning"),
 }
 NULL_OUT = {"stock-null"}
+MESSAGES = []  # messages captured per transaction, in each stock-on run
 
 
 def pg_bin():
@@ -145,16 +147,26 @@ def run_pair(servers, configs, names, rep):
     cpu0 = [server_cpu(pg) for pg in servers]
     procs = [pg.pgbench_start(["-n", "-c", "1", "-j", "1", "-T", str(SECONDS)])
              for pg in servers]
-    res, cpu, written = {}, {}, {}
+    res, cpu, written, ntx = {}, {}, {}, {}
     for pg, name, p, c0 in zip(servers, names, procs, cpu0):
         out, err = p.communicate()
         if p.returncode:
             raise pgharness.PgError("pgbench exited %d: %s" % (p.returncode, err))
         res[name] = pgharness.tps(out)
-        cpu[name] = (server_cpu(pg) - c0) * 1e6 / transactions(out)
+        ntx[name] = transactions(out)
+        cpu[name] = (server_cpu(pg) - c0) * 1e6 / ntx[name]
     for pg, name in zip(servers, names):
         pg.set_conf({"log_min_messages": "warning"})
         pg.stop()
+        if name == "stock-on":  # how many messages capture took per transaction
+            trace = pg.path("trace-%d" % rep)
+            r = subprocess.run([os.path.join(BUILD, "bin", "vigil"), "model", trace, "-o",
+                                trace + ".vgm"], capture_output=True, text=True)
+            m = re.search(r"(\d+) events of", r.stderr)
+            if m:
+                MESSAGES.append(int(m.group(1)) / ntx[name])
+            if os.path.exists(trace + ".vgm"):
+                os.unlink(trace + ".vgm")
         subprocess.run(pg.prefix + ["rm", "-rf", pg.path("trace-%d" % rep)])
         if name in NULL_OUT:
             written[name] = 0
@@ -257,10 +269,14 @@ def main():
           "%+.2f%% CPU" % (
               d["loss_pct"], d["cpu_cost_pct"], "PASS" if d["cpu_cost_pct"] < 3 else "MISS",
               z["loss_pct"], z["cpu_cost_pct"], w["loss_pct"], w["cpu_cost_pct"]))
+    if MESSAGES:
+        print("stock-on: %.2f messages captured per transaction (median of %d runs)" %
+              (statistics.median(MESSAGES), len(MESSAGES)))
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "logmodel_pg.json"), "w") as f:
         json.dump({"seconds": SECONDS, "reps": REPS, "pairs": summary,
-                   "stock": stock_summary}, f, indent=1)
+                   "stock": stock_summary, "stock_messages_per_transaction":
+                   statistics.median(MESSAGES) if MESSAGES else None}, f, indent=1)
 
 
 if __name__ == "__main__":
