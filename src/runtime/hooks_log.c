@@ -57,20 +57,11 @@ static inline void capture(void *ret, const char *fmt)
 		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
 }
 
-/* A printf-like call: the event is its (site, format), or the message's template when the
- * format does not identify the statement. Returns the level word of the format or of
- * the message (-1: none). */
-static int capture_fmt(void *ret, const char *fmt, va_list ap)
+/* capture_fmt's call of a site that does not identify the statement (or a key not
+ * registered): the message's template is the event. */
+static __attribute__((noinline)) int capture_templated(void *ret, const char *fmt, va_list ap,
+                                                       struct lc_key k)
 {
-	if (!vg__lc.on || vg__lc_guard || !fmt)
-		return -1;
-	/* errno (%m reads it) is kept by vg__lc_key and vg__logcap_hit, which touch it only
-	 * on a site's and a thread's first call: the common call never reads it. */
-	struct lc_key k = vg__lc_key((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
-	if (__builtin_expect(k.id != 0, 1)) {
-		vg__logcap_hit(k.id);
-		return k.level;
-	}
 	int level = k.level;
 	if (k.templated) {
 		int saved = errno;
@@ -87,6 +78,24 @@ static int capture_fmt(void *ret, const char *fmt, va_list ap)
 		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
 	}
 	return level;
+}
+
+/* A printf-like call: the event is its (site, format), or the message's template when the
+ * format does not identify the statement. Returns the level word of the format or of
+ * the message's template (-1: none). Inlined into each hook: the common call is a key
+ * lookup and a hit. */
+static inline __attribute__((always_inline)) int capture_fmt(void *ret, const char *fmt, va_list ap)
+{
+	if (!vg__lc.on || vg__lc_guard || !fmt)
+		return -1;
+	/* errno (%m reads it) is kept by vg__lc_key and vg__logcap_hit, which touch it only
+	 * on a site's and a thread's first call: the common call never reads it. */
+	struct lc_key k = vg__lc_key((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
+	if (__builtin_expect(k.id != 0, 1)) {
+		vg__logcap_hit(k.id);
+		return k.level;
+	}
+	return capture_templated(ret, fmt, ap, k);
 }
 
 /* Is a syslog message of priority `pri` handed on? Its severity is the more severe of
