@@ -32,10 +32,12 @@ set_tests_properties(logcap.api_sequence logcap.api_pass logcap.api_off logcap.a
                      logcap.log_fifo_linked logcap.log_rotate_linked PROPERTIES LABELS sanitize)
 set_tests_properties(logcap.templates_flood logcap.templates_flood_linked PROPERTIES TIMEOUT 600)
 
-# Message templates and level words (src/runtime/logcap_tmpl.c), unit-tested alone.
+# Message templates, level words and the formatting of templated messages
+# (src/runtime/logcap_tmpl.c, logcap_fmt.c), unit-tested alone.
 if(CMOCKA_FOUND)
   add_executable(test_logcap_tmpl ${CMAKE_SOURCE_DIR}/tests/unit/logcap_tmpl.c
-                                  ${CMAKE_SOURCE_DIR}/src/runtime/logcap_tmpl.c)
+                                  ${CMAKE_SOURCE_DIR}/src/runtime/logcap_tmpl.c
+                                  ${CMAKE_SOURCE_DIR}/src/runtime/logcap_fmt.c)
   target_include_directories(test_logcap_tmpl PRIVATE ${CMAKE_SOURCE_DIR}/include
                                                       ${CMAKE_SOURCE_DIR}/src)
   target_link_libraries(test_logcap_tmpl PRIVATE PkgConfig::CMOCKA)

@@ -66,10 +66,13 @@ static __attribute__((noinline)) int capture_templated(void *ret, const char *fm
 	if (k.templated) {
 		int saved = errno;
 		char msg[LC_TMPL_SCAN + 1];
-		va_list aq;
-		va_copy(aq, ap);
-		int n = vsnprintf(msg, sizeof msg, fmt, aq);
-		va_end(aq);
+		int n = vg__lc_format(msg, sizeof msg, fmt, ap);
+		if (n < 0) {
+			va_list aq;
+			va_copy(aq, ap);
+			n = vsnprintf(msg, sizeof msg, fmt, aq);
+			va_end(aq);
+		}
 		if (n > 0)
 			level = vg__lc_capture_text(
 			    ret, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);

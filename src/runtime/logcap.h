@@ -82,6 +82,10 @@ size_t vg__lc_template(const char *msg, size_t n, char *out, size_t cap);
 /* The syslog level (0-7) of the first level word of msg ("LOG:", "[warn]"), or -1. */
 int vg__lc_level_word(const char *msg, size_t n);
 int vg__lc_fmt_templated(const char *fmt); /* the format does not identify the statement */
+/* vsnprintf(out, cap, fmt, ap) for formats of plain conversions (%s %c %d %i %u %x with
+ * l, ll, z; %%): the length written (cut at cap - 1), or -1 for anything else (flags,
+ * widths, %m, ...), which vsnprintf must do. ap is not consumed. */
+int vg__lc_format(char *out, size_t cap, const char *fmt, va_list ap);
 /* Capture of one message whose event is its template, at call site `ret`; returns the
  * level word of the message's template (-1: none). */
 int vg__lc_capture_text(void *ret, const char *msg, size_t n);
