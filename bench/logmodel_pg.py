@@ -22,13 +22,38 @@ CPU-bound, not waiting on fsync). Both see the same load; on a CPU-bound machine
 scheduler gives both about the same CPU time, so their tps ratio is the ratio of their
 costs per transaction. Each repetition runs the pairs on|off and on|production with fresh
 servers, and swaps which data directory gets which configuration every repetition. The
-loss is 1 - median(tps_on / tps_other), in %. Writes BENCH_OUT/logmodel_pg.json.
+loss is 1 - median(tps_on / tps_other), in %.
+
+Then the same pairs with stock PostgreSQL (issue 23: no adapter, nothing loaded into the
+server, log_destination = stderr, the server's stderr a file), under `vigil record`:
+
+  stock-on       log_min_messages = debug5, capture on (the default threshold, warning):
+                 each message PostgreSQL writes to stderr with write(2) is templated and
+                 counted; none is written
+  stock-file     log_min_messages = debug5, VIGIL_LOG=off: every message written to the
+                 file (what debug logging costs without vigil)
+  stock-null     log_min_messages = debug5, VIGIL_LOG=off, the server's stderr /dev/null:
+                 what PostgreSQL itself spends making its debug messages, with writing
+                 them nearly free (the part of the debug5 cost capture cannot remove)
+  stock-default  log_min_messages = warning (PostgreSQL's default), VIGIL_LOG=off
+
+with the pairs stock-on|stock-default (target: under 3% loss, as the behaviour-model
+paper's design), stock-on|stock-null and stock-on|stock-file.
+
+Besides tps, each run measures the CPU time the server's processes used per
+transaction (/proc: the postmaster with the backends it reaped, and its children, read
+before and after pgbench): on a shared machine tps pairs scatter by +-30% while CPU per
+transaction does not depend on what else runs. Capture's cost is CPU in the server, so
+the budget is judged on it: cost = median(cpu_on / cpu_other) - 1. A CPU-bound server
+loses at most that share of its throughput (the client's time is in each transaction
+too). Writes BENCH_OUT/logmodel_pg.json.
 Settings: BENCH_PG_SECONDS (default 10), BENCH_PG_REPS (default 6), BENCH_PG_SCALE
-(pgbench -i scale, 5). VIGIL_BENCH_SMOKE=1: 2 s, 1 repetition, scale 1 (bench/README.md,
+(pgbench -i scale, 5), BENCH_PG_ONLY=stock (only the stock pairs). VIGIL_BENCH_SMOKE=1: 2 s, 1 repetition, scale 1 (bench/README.md,
 "Smoke run"). Progress on stderr."""
 import glob
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -48,6 +73,14 @@ CONFIGS = {
     "on": ({}, "debug5"),
     "production": ({"VIGIL_LOG": "off"}, "warning"),
 }
+STOCK_CONFIGS = {
+    "stock-on": ({}, "debug5"),
+    "stock-file": ({"VIGIL_LOG": "off"}, "debug5"),
+    "stock-null": ({"VIGIL_LOG": "off"}, "debug5"),  # its stderr is /dev/null (NULL_OUT)
+    "stock-default": ({"VIGIL_LOG": "off"}, "warning"),
+}
+NULL_OUT = {"stock-null"}
+MESSAGES = []  # messages captured per transaction, in each stock-on run
 
 
 def pg_bin():
@@ -59,27 +92,141 @@ def pg_bin():
     return max(found)[1] if found else None
 
 
-def run_pair(servers, names, rep):
-    """Both servers under their configurations at once; returns {name: tps}."""
+def _ticks(pid):
+    """utime + stime + cutime + cstime of a process, in clock ticks, and its parent."""
+    with open("/proc/%d/stat" % pid) as f:
+        f_ = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in f_[11:15]), int(f_[1])
+
+
+def server_cpu(pg):
+    """CPU seconds the server's processes have used so far: the postmaster with the
+    backends it has reaped, and its live (or not yet reaped) children. Read children,
+    postmaster, children again: a child reaped in between would count twice, so read
+    again then."""
+    with open(os.path.join(pg.data, "postmaster.pid")) as f:
+        pm = int(f.readline())
+
+    def children():
+        kids = {}
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    t, ppid = _ticks(int(d))
+                except (OSError, IndexError, ValueError):
+                    continue
+                if ppid == pm:
+                    kids[int(d)] = t
+        return kids
+    for _ in range(100):
+        kids = children()
+        own, _ = _ticks(pm)
+        if set(kids) <= set(children()):
+            break
+    return (own + sum(kids.values())) / os.sysconf("SC_CLK_TCK")
+
+
+def transactions(pgbench_out):
+    for line in pgbench_out.splitlines():
+        if line.startswith("number of transactions actually processed:"):
+            return int(line.split(":")[1].split()[0])
+    raise pgharness.PgError("no transaction count in pgbench's output:\n" + pgbench_out)
+
+
+def run_pair(servers, configs, names, rep):
+    """Both servers under their configurations at once; returns ({name: tps}, {name: CPU
+    us of the server per transaction}, {name: bytes the server wrote to its stderr
+    file})."""
     for pg, name in zip(servers, names):
-        env, level = CONFIGS[name]
-        pg.start(record=pg.path("trace-%d" % rep), env=dict(env, VIGIL_LOG_PASS="warning"))
+        env, level = configs[name]
+        pg.start(record=pg.path("trace-%d" % rep), env=dict(env, VIGIL_LOG_PASS="warning"),
+                 out="/dev/null" if name in NULL_OUT else "server-%d.out" % rep)
         pg.set_conf({"log_min_messages": level})
         pg.reload()
         pg.psql("SELECT 1")
+    cpu0 = [server_cpu(pg) for pg in servers]
     procs = [pg.pgbench_start(["-n", "-c", "1", "-j", "1", "-T", str(SECONDS)])
              for pg in servers]
-    res = {}
-    for pg, name, p in zip(servers, names, procs):
+    res, cpu, written, ntx = {}, {}, {}, {}
+    for pg, name, p, c0 in zip(servers, names, procs, cpu0):
         out, err = p.communicate()
         if p.returncode:
             raise pgharness.PgError("pgbench exited %d: %s" % (p.returncode, err))
         res[name] = pgharness.tps(out)
-    for pg in servers:
+        ntx[name] = transactions(out)
+        cpu[name] = (server_cpu(pg) - c0) * 1e6 / ntx[name]
+    for pg, name in zip(servers, names):
         pg.set_conf({"log_min_messages": "warning"})
         pg.stop()
+        if name == "stock-on":  # how many messages capture took per transaction
+            trace = pg.path("trace-%d" % rep)
+            r = subprocess.run([os.path.join(BUILD, "bin", "vigil"), "model", trace, "-o",
+                                trace + ".vgm"], capture_output=True, text=True)
+            m = re.search(r"(\d+) events of", r.stderr)
+            if m:
+                MESSAGES.append(int(m.group(1)) / ntx[name])
+            if os.path.exists(trace + ".vgm"):
+                os.unlink(trace + ".vgm")
         subprocess.run(pg.prefix + ["rm", "-rf", pg.path("trace-%d" % rep)])
-    return res
+        if name in NULL_OUT:
+            written[name] = 0
+        else:  # a file of ours in the server's directory, never /dev/null
+            written[name] = os.path.getsize(pg.out)
+            os.unlink(pg.out)
+    return res, cpu, written
+
+
+def suite(servers, configs, on, others):
+    """REPS repetitions of the pairs on|other; returns {other: [(tps_on, tps_other,
+    bytes written on, bytes written other, server CPU us per transaction on, other)]}."""
+    pairs = {o: [] for o in others}
+    for rep in range(REPS):
+        for other in others:
+            names = [on, other] if rep % 2 == 0 else [other, on]
+            r, c, w = run_pair(servers, configs, names, rep)
+            pairs[other].append((r[on], r[other], w[on], w[other], c[on], c[other]))
+            print("rep %d: %s %.1f tps, %s %.1f tps (ratio %.4f); server CPU per transaction "
+                  "%.1f us vs %.1f us (ratio %.4f)" %
+                  (rep + 1, on, r[on], other, r[other], r[on] / r[other], c[on], c[other],
+                   c[on] / c[other]), file=sys.stderr)
+    return pairs
+
+
+def servers_for(pgb, adapter, conf):
+    servers = [pgharness.PgServer(pgb, os.path.join(BUILD, "bin"), adapter=adapter)
+               for _ in range(2)]
+    servers[1].port = str(int(servers[0].port) + 1)
+    for pg in servers:
+        pg.initdb(dict(conf, log_min_messages="warning", synchronous_commit="off"))
+        pg.start(out="init.out")
+        pg.pgbench(["-i", "-q", "-s", SCALE])
+        pg.stop()
+    return servers
+
+
+def table(title, on, pairs):
+    print("\n%s\n" % title)
+    print("| pair | median tps %s / other | median tps ratio | loss | server CPU us per "
+          "transaction, median %s / other | median CPU ratio | CPU cost | MB written "
+          "(%s / other) |" % (on, on, on))
+    print("|---|---|---|---|---|---|---|---|")
+    summary = {}
+    for other, v in pairs.items():
+        ratio = statistics.median(x[0] / x[1] for x in v)
+        cratio = statistics.median(x[4] / x[5] for x in v)
+        summary[other] = {"tps_on": [x[0] for x in v], "tps_other": [x[1] for x in v],
+                          "bytes_on": [x[2] for x in v], "bytes_other": [x[3] for x in v],
+                          "cpu_us_on": [x[4] for x in v], "cpu_us_other": [x[5] for x in v],
+                          "median_ratio": ratio, "loss_pct": 100 * (1 - ratio),
+                          "median_cpu_ratio": cratio, "cpu_cost_pct": 100 * (cratio - 1)}
+        print("| %s vs %s | %.1f / %.1f | %.4f | %.2f%% | %.1f / %.1f | %.4f | %+.2f%% | "
+              "%.1f / %.1f |" %
+              (on, other, statistics.median(x[0] for x in v),
+               statistics.median(x[1] for x in v), ratio, 100 * (1 - ratio),
+               statistics.median(x[4] for x in v), statistics.median(x[5] for x in v),
+               cratio, 100 * (cratio - 1), statistics.median(x[2] for x in v) / 1e6,
+               statistics.median(x[3] for x in v) / 1e6))
+    return summary
 
 
 def main():
@@ -89,45 +236,47 @@ def main():
         sys.exit("bench/logmodel_pg.py: needs PostgreSQL and its server headers (Debian: "
                  "postgresql postgresql-server-dev-all; scripts/install-deps.sh) and a "
                  "build with %s" % adapter)
-    servers = [pgharness.PgServer(pgb, os.path.join(BUILD, "bin"), adapter=adapter)
-               for _ in range(2)]
-    servers[1].port = str(int(servers[0].port) + 1)
-    pairs = {"off": [], "production": []}  # (tps_on, tps_other) per repetition
+    only_stock = os.environ.get("BENCH_PG_ONLY") == "stock"
+    pairs, stock = {}, {}
+    servers = []
     try:
-        for pg in servers:
-            pg.initdb({"log_min_messages": "warning", "log_destination": "'syslog'",
-                       "synchronous_commit": "off"})
-            pg.start(out="init.out")
-            pg.pgbench(["-i", "-q", "-s", SCALE])
-            pg.stop()
-        for rep in range(REPS):
-            for other in ("off", "production"):
-                names = ["on", other] if rep % 2 == 0 else [other, "on"]
-                r = run_pair(servers, names, rep)
-                pairs[other].append((r["on"], r[other]))
-                print("rep %d: on %.1f tps, %s %.1f tps (ratio %.4f)" %
-                      (rep + 1, r["on"], other, r[other], r["on"] / r[other]),
-                      file=sys.stderr)
+        if not only_stock:
+            servers = servers_for(pgb, adapter, {"log_destination": "'syslog'"})
+            pairs = suite(servers, CONFIGS, "on", ("off", "production"))
+            for pg in servers:
+                pg.cleanup()
+        servers = servers_for(pgb, None, {"log_destination": "'stderr'",
+                                          "logging_collector": "off"})
+        stock = suite(servers, STOCK_CONFIGS, "stock-on",
+                      ("stock-default", "stock-null", "stock-file"))
     finally:
         for pg in servers:
             pg.cleanup()
-    print("\npgbench -n -c 1 -j 1 -T %d on each of two concurrent servers, %d repetitions, "
-          "PostgreSQL in %s\n" % (SECONDS, REPS, pgb))
-    print("| pair | median tps on | median tps other | median ratio on/other | loss |")
-    print("|---|---|---|---|---|")
-    summary = {}
-    for other, v in pairs.items():
-        ratio = statistics.median(a / b for a, b in v)
-        summary[other] = {"tps_on": [a for a, _ in v], "tps_other": [b for _, b in v],
-                          "median_ratio": ratio, "loss_pct": 100 * (1 - ratio)}
-        print("| on vs %s | %.1f | %.1f | %.4f | %.2f%% |" %
-              (other, statistics.median(a for a, _ in v), statistics.median(b for _, b in v),
-               ratio, 100 * (1 - ratio)))
-    print("\ncapture on vs off (both at debug5): %.2f%% loss (target < 3%%)" %
-          summary["off"]["loss_pct"])
+    head = "pgbench -n -c 1 -j 1 -T %d on each of two concurrent servers, %d repetitions, " \
+           "PostgreSQL in %s" % (SECONDS, REPS, pgb)
+    summary = table(head + "; with the adapter (pg_vigil_log.so)", "on", pairs) \
+        if pairs else {}
+    stock_summary = table(head + "; stock (no adapter), log_destination = stderr",
+                          "stock-on", stock)
+    if summary:
+        print("\ncapture on vs off (adapter, both at debug5): %.2f%% loss (target < 3%%)" %
+              summary["off"]["loss_pct"])
+    d, w = stock_summary["stock-default"], stock_summary["stock-file"]
+    z = stock_summary["stock-null"]
+    print("stock PostgreSQL, capture on at debug5 vs the default level: %.2f%% tps loss, "
+          "%+.2f%% server CPU per transaction (target < 3%%: %s); vs debug5 to /dev/null: "
+          "%.2f%% tps loss, %+.2f%% CPU; vs debug5 written to a file: %.2f%% tps loss, "
+          "%+.2f%% CPU" % (
+              d["loss_pct"], d["cpu_cost_pct"], "PASS" if d["cpu_cost_pct"] < 3 else "MISS",
+              z["loss_pct"], z["cpu_cost_pct"], w["loss_pct"], w["cpu_cost_pct"]))
+    if MESSAGES:
+        print("stock-on: %.2f messages captured per transaction (median of %d runs)" %
+              (statistics.median(MESSAGES), len(MESSAGES)))
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "logmodel_pg.json"), "w") as f:
-        json.dump({"seconds": SECONDS, "reps": REPS, "pairs": summary}, f, indent=1)
+        json.dump({"seconds": SECONDS, "reps": REPS, "pairs": summary,
+                   "stock": stock_summary, "stock_messages_per_transaction":
+                   statistics.median(MESSAGES) if MESSAGES else None}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ target_link_libraries(logcap_tmpl_linked PRIVATE vigil_runtime)
 
 foreach(t api_sequence api_pass api_off api_kill api_fork syslog_plain syslog_fortify
           syslog_pass syslog_fork templates_wrap templates_flood templates_wrap_linked
-          templates_flood_linked log_files log_files_linked)
+          templates_flood_linked log_files log_files_linked log_fifo log_fifo_linked
+          log_rotate log_rotate_linked)
   add_test(NAME logcap.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/logcap/logcap_test.py ${t})
   set_tests_properties(logcap.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)
@@ -28,13 +29,15 @@ endforeach()
 set_tests_properties(logcap.api_sequence logcap.api_pass logcap.api_off logcap.api_kill
                      logcap.api_fork logcap.templates_wrap_linked
                      logcap.templates_flood_linked logcap.log_files_linked
-                     PROPERTIES LABELS sanitize)
+                     logcap.log_fifo_linked logcap.log_rotate_linked PROPERTIES LABELS sanitize)
 set_tests_properties(logcap.templates_flood logcap.templates_flood_linked PROPERTIES TIMEOUT 600)
 
-# Message templates and level words (src/runtime/logcap_tmpl.c), unit-tested alone.
+# Message templates, level words and the formatting of templated messages
+# (src/runtime/logcap_tmpl.c, logcap_fmt.c), unit-tested alone.
 if(CMOCKA_FOUND)
   add_executable(test_logcap_tmpl ${CMAKE_SOURCE_DIR}/tests/unit/logcap_tmpl.c
-                                  ${CMAKE_SOURCE_DIR}/src/runtime/logcap_tmpl.c)
+                                  ${CMAKE_SOURCE_DIR}/src/runtime/logcap_tmpl.c
+                                  ${CMAKE_SOURCE_DIR}/src/runtime/logcap_fmt.c)
   target_include_directories(test_logcap_tmpl PRIVATE ${CMAKE_SOURCE_DIR}/include
                                                       ${CMAKE_SOURCE_DIR}/src)
   target_link_libraries(test_logcap_tmpl PRIVATE PkgConfig::CMOCKA)

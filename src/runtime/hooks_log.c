@@ -49,42 +49,56 @@ static inline void capture(void *ret, const char *fmt)
 {
 	if (!vg__lc.on || vg__lc_guard || !fmt)
 		return;
-	int saved = errno; /* perror reads it: the first call of a site may change it */
+	/* errno (perror reads it) is kept by the capture's own slow paths */
 	uint32_t id = vg__lc_key_id((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
 	if (id)
 		vg__logcap_hit(id);
 	else
 		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
-	errno = saved;
+}
+
+/* capture_fmt's call of a site that does not identify the statement (or a key not
+ * registered): the message's template is the event. */
+static __attribute__((noinline)) int capture_templated(void *ret, const char *fmt, va_list ap,
+                                                       struct lc_key k)
+{
+	int level = k.level;
+	if (k.templated) {
+		int saved = errno;
+		char msg[LC_TMPL_SCAN + 1];
+		int n = vg__lc_format(msg, sizeof msg, fmt, ap);
+		if (n < 0) {
+			va_list aq;
+			va_copy(aq, ap);
+			n = vsnprintf(msg, sizeof msg, fmt, aq);
+			va_end(aq);
+		}
+		if (n > 0)
+			level = vg__lc_capture_text(
+			    ret, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+		errno = saved;
+	} else {
+		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
+	}
+	return level;
 }
 
 /* A printf-like call: the event is its (site, format), or the message's template when the
  * format does not identify the statement. Returns the level word of the format or of
- * the message (-1: none). */
-static int capture_fmt(void *ret, const char *fmt, va_list ap)
+ * the message's template (-1: none). Inlined into each hook: the common call is a key
+ * lookup and a hit. */
+static inline __attribute__((always_inline)) int capture_fmt(void *ret, const char *fmt, va_list ap)
 {
 	if (!vg__lc.on || vg__lc_guard || !fmt)
 		return -1;
-	int saved = errno; /* %m reads it: the first call of a site may change it */
+	/* errno (%m reads it) is kept by vg__lc_key and vg__logcap_hit, which touch it only
+	 * on a site's and a thread's first call: the common call never reads it. */
 	struct lc_key k = vg__lc_key((uintptr_t)ret, (uintptr_t)fmt, LC_KEY_RET, fmt, NULL, 0);
-	int level = k.level;
-	if (k.id) {
+	if (__builtin_expect(k.id != 0, 1)) {
 		vg__logcap_hit(k.id);
-	} else if (k.templated) {
-		char msg[LC_TMPL_SCAN + 1];
-		va_list aq;
-		va_copy(aq, ap);
-		errno = saved;
-		int n = vsnprintf(msg, sizeof msg, fmt, aq);
-		va_end(aq);
-		if (n > 0)
-			level = vg__lc_capture_text(
-			    ret, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-	} else {
-		vg__logcap_lost(1); /* registry full, or a signal handler inside registration */
+		return k.level;
 	}
-	errno = saved;
-	return level;
+	return capture_templated(ret, fmt, ap, k);
 }
 
 /* Is a syslog message of priority `pri` handed on? Its severity is the more severe of

@@ -200,7 +200,11 @@ void vg__logcap_hit(uint32_t id)
 {
 	struct lc_thread *t = lc_self;
 	if (__builtin_expect(!t, 0)) {
-		if (lc_tls_state != TLS_NONE || !(t = thread_open())) {
+		int saved = errno; /* the call's %m reads it: the hooks leave it as it was */
+		if (lc_tls_state == TLS_NONE)
+			t = thread_open();
+		errno = saved;
+		if (!t) {
 			hit_untabled(id);
 			return;
 		}

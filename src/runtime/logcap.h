@@ -67,8 +67,9 @@ struct lc_key {
 struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text,
                          const char *file, int line);
 /* The event of message template `tmpl` at call site `site` (a return address), registered
- * on first sight; past the site's cap, the site's overflow event. 0: registry full. */
-uint32_t vg__lc_tmpl_id(uintptr_t site, const char *tmpl, size_t len);
+ * on first sight, and the template's level word (-1: none); past the site's cap, the
+ * site's overflow event. Id 0: registry full. */
+struct lc_key vg__lc_tmpl_key(uintptr_t site, const char *tmpl, size_t len);
 void vg__lc_sites_lock(void); /* fork: prepare */
 void vg__lc_sites_unlock(void);
 void vg__lc_sites_after_fork(void);
@@ -81,8 +82,12 @@ size_t vg__lc_template(const char *msg, size_t n, char *out, size_t cap);
 /* The syslog level (0-7) of the first level word of msg ("LOG:", "[warn]"), or -1. */
 int vg__lc_level_word(const char *msg, size_t n);
 int vg__lc_fmt_templated(const char *fmt); /* the format does not identify the statement */
+/* vsnprintf(out, cap, fmt, ap) for formats of plain conversions (%s %c %d %i %u %x with
+ * l, ll, z; %%): the length written (cut at cap - 1), or -1 for anything else (flags,
+ * widths, %m, ...), which vsnprintf must do. ap is not consumed. */
+int vg__lc_format(char *out, size_t cap, const char *fmt, va_list ap);
 /* Capture of one message whose event is its template, at call site `ret`; returns the
- * message's level word (-1: none). */
+ * level word of the message's template (-1: none). */
 int vg__lc_capture_text(void *ret, const char *msg, size_t n);
 /* Capture of the lines written to fd 2 (or a log file) by write(2); returns whether the
  * write is handed on (its most severe line passes the threshold, or it has no level). */

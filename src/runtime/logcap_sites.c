@@ -6,6 +6,7 @@
  * store of their first word). Two keys with the same site and format text share one id. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -198,8 +199,10 @@ static uint32_t key_hash(uintptr_t a, uintptr_t b, uint32_t c)
 	return (uint32_t)(h >> 40) & (KEY_SLOTS - 1);
 }
 
-/* The slot of key (a, b, c), or NULL; *slot: where it would go. */
-static const struct key_slot *key_find(uintptr_t a, uintptr_t b, uint32_t c, uint32_t *slot)
+/* The slot of key (a, b, c), or NULL; *slot: where it would go. Inlined: it is most of
+ * an intercepted call's own cost. */
+static inline __attribute__((always_inline)) const struct key_slot *
+key_find(uintptr_t a, uintptr_t b, uint32_t c, uint32_t *slot)
 {
 	uint32_t i = key_hash(a, b, c);
 	for (;; i = (i + 1) & (KEY_SLOTS - 1)) {
@@ -228,6 +231,9 @@ static void key_add(uint32_t slot, uintptr_t a, uintptr_t b, uint32_t c, uint32_
 	nkeys++;
 }
 
+static struct lc_key key_register(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text,
+                                  const char *file, int line);
+
 struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text,
                          const char *file, int line)
 {
@@ -235,6 +241,18 @@ struct lc_key vg__lc_key(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_t
 	const struct key_slot *k = key_find(a, b, c, &slot);
 	if (__builtin_expect(k != NULL, 1))
 		return (struct lc_key){k->id, k->level, k->templated};
+	int saved = errno; /* registration calls libc; the hooked call may read errno (%m) */
+	struct lc_key r = key_register(a, b, c, fmt_text, file, line);
+	errno = saved;
+	return r;
+}
+
+/* vg__lc_key's first sight of a key: its event registered, its format looked at. */
+static struct lc_key key_register(uintptr_t a, uintptr_t b, uint32_t c, const char *fmt_text,
+                                  const char *file, int line)
+{
+	uint32_t slot;
+	const struct key_slot *k;
 	const char *fmt = fmt_text ? fmt_text : "";
 	int templated = c == LC_KEY_RET && fmt[0] != '<' && vg__lc_fmt_templated(fmt);
 	int level = vg__lc_level_word(fmt, strlen(fmt));
@@ -290,42 +308,73 @@ static uint32_t overflow_id(struct site_cap *sc, const char *text)
 	return *id;
 }
 
-uint32_t vg__lc_tmpl_id(uintptr_t site, const char *tmpl, size_t len)
+/* A 64-bit hash of a template, 8 bytes a step (templates are 20-240 bytes; a byte-wise
+ * FNV was a sixth of a templated call). Only ever compared within the process. */
+static uint64_t tmpl_hash(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)tmpl[i]) * 0x100000001b3ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	for (; n >= 8; s += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 29);
+}
+
+static struct lc_key tmpl_register(uintptr_t site, uint64_t h, const char *tmpl, size_t len);
+
+struct lc_key vg__lc_tmpl_key(uintptr_t site, const char *tmpl, size_t len)
+{
+	uint64_t h = tmpl_hash(tmpl, len);
 	uint32_t slot;
 	const struct key_slot *k = key_find(site, (uintptr_t)h, LC_KEY_TMPL, &slot);
 	if (__builtin_expect(k != NULL, 1))
-		return k->id;
-	/* A new template: a site already at its cap needs no site text (dladdr is slow
-	 * and a million distinct messages may come this way). */
+		return (struct lc_key){k->id, k->level, 0};
+	int saved = errno; /* registration calls libc; the hooked call may read errno (%m) */
+	struct lc_key r = tmpl_register(site, h, tmpl, len);
+	errno = saved;
+	return r;
+}
+
+/* vg__lc_tmpl_key's first sight of a template at a site. */
+static struct lc_key tmpl_register(uintptr_t site, uint64_t h, const char *tmpl, size_t len)
+{
+	uint32_t slot;
+	const struct key_slot *k;
+	/* A new template: its level word is found once, in the template (a level word is
+	 * a word of letters: masking keeps it, except in quotes and paths). A site already
+	 * at its cap needs no site text (dladdr is slow and a million distinct messages may
+	 * come this way). */
+	struct lc_key r = {0, (int8_t)vg__lc_level_word(tmpl, len), 0};
 	if (reg_enter() < 0)
-		return 0;
+		return r;
 	struct site_cap *sc = site_cap(site);
 	int over = !sc || sc->n >= vg__lc.tmpl_cap || nkeys >= KEY_SLOTS / 2;
-	uint32_t id = over ? overflow_id(sc, NULL) : 0;
+	r.id = over ? overflow_id(sc, NULL) : 0;
 	reg_leave();
-	if (id)
-		return id;
+	if (r.id)
+		return r;
 	char text[PATH_MAX + 32];
 	module_site(text, sizeof text, site);
 	if (reg_enter() < 0)
-		return 0;
+		return r;
 	k = key_find(site, (uintptr_t)h, LC_KEY_TMPL, &slot);
 	sc = site_cap(site);
 	if (k) {
-		id = k->id;
+		r.id = k->id;
 	} else if (sc && sc->n < vg__lc.tmpl_cap && nkeys < KEY_SLOTS / 2) {
-		id = register_event(text, tmpl, NULL);
-		if (id) {
-			key_add(slot, site, (uintptr_t)h, LC_KEY_TMPL, id, -1, 0);
+		r.id = register_event(text, tmpl, NULL);
+		if (r.id) {
+			key_add(slot, site, (uintptr_t)h, LC_KEY_TMPL, r.id, r.level, 0);
 			sc->n++;
 		}
 	} else {
-		id = overflow_id(sc, text);
+		r.id = overflow_id(sc, text);
 	}
 	reg_leave();
-	return id;
+	return r;
 }

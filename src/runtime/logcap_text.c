@@ -12,12 +12,12 @@ int vg__lc_capture_text(void *ret, const char *msg, size_t n)
 {
 	char tmpl[LC_TMPL_MAX + 4];
 	size_t len = vg__lc_template(msg, n, tmpl, sizeof tmpl);
-	uint32_t id = vg__lc_tmpl_id((uintptr_t)ret, tmpl, len);
-	if (id)
-		vg__logcap_hit(id);
+	struct lc_key k = vg__lc_tmpl_key((uintptr_t)ret, tmpl, len);
+	if (k.id)
+		vg__logcap_hit(k.id);
 	else
 		vg__logcap_lost(1);
-	return vg__lc_level_word(msg, n);
+	return k.level;
 }
 
 int vg__lc_capture_lines(void *ret, const char *buf, size_t n)

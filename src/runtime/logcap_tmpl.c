@@ -3,12 +3,22 @@
  * the event is the formatted message with its variable parts masked. Pure functions of
  * the text, in memory, no allocation: the same message gives the same template in every
  * run and process, which is what lets `vigil diff` match events of two runs. */
+#include <stdint.h>
 #include <string.h>
 
 #include "logcap.h"
 
-/* Character classes, one table lookup per byte. */
-enum { C_ALPHA = 1, C_DIGIT = 2, C_HEX = 4, C_WORD = 8, C_SPACE = 16, C_DELIM = 32 };
+/* Character classes, one table lookup per byte. C_SPECIAL: a byte that may start a quote
+ * or a path, or is replaced; other bytes outside words are copied as they are. */
+enum {
+	C_ALPHA = 1,
+	C_DIGIT = 2,
+	C_HEX = 4,
+	C_WORD = 8,
+	C_SPACE = 16,
+	C_DELIM = 32,
+	C_SPECIAL = 64
+};
 #define R(a, b, v) [a... b] = v
 static const unsigned char cls[256] = {
     R('a', 'f', C_ALPHA | C_HEX | C_WORD),
@@ -20,8 +30,9 @@ static const unsigned char cls[256] = {
     [' '] = C_SPACE | C_DELIM,
     ['\t'] = C_SPACE | C_DELIM,
     /* characters that end a token: a path or a number stops there */
-    ['"'] = C_DELIM,
-    ['\''] = C_DELIM,
+    ['"'] = C_DELIM | C_SPECIAL,
+    ['\''] = C_DELIM | C_SPECIAL,
+    ['/'] = C_SPECIAL,
     ['('] = C_DELIM,
     [')'] = C_DELIM,
     ['['] = C_DELIM,
@@ -34,9 +45,14 @@ static const unsigned char cls[256] = {
     [';'] = C_DELIM,
     ['='] = C_DELIM,
     ['|'] = C_DELIM,
-    ['\n'] = C_DELIM,
-    ['\r'] = C_DELIM,
-    [0] = C_DELIM,
+    ['\n'] = C_DELIM | C_SPECIAL,
+    ['\r'] = C_DELIM | C_SPECIAL,
+    [0] = C_DELIM | C_SPECIAL,
+    /* control bytes other than tab, DEL and bytes >= 0x80 (UTF-8 is checked) */
+    R(0x01, 0x08, C_SPECIAL),
+    R(0x0b, 0x0c, C_SPECIAL),
+    R(0x0e, 0x1f, C_SPECIAL),
+    R(0x7f, 0xff, C_SPECIAL),
 };
 #undef R
 
@@ -68,13 +84,27 @@ struct tout {
 	int full;
 };
 
-static void put(struct tout *o, const char *s, size_t n)
+/* Small copies by bytes: words are a few bytes long, and a variable-length memcpy here
+ * was expanded into a `rep movs` whose start-up cost dominated the masker. */
+static inline void copy_bytes(char *d, const char *s, size_t n)
+{
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		memcpy(d, &w, 8);
+		d += 8, s += 8, n -= 8;
+	}
+	while (n--)
+		*d++ = *s++;
+}
+
+static inline void put(struct tout *o, const char *s, size_t n)
 {
 	if (o->len + n > o->cap) {
 		o->full = 1;
 		return;
 	}
-	memcpy(o->p + o->len, s, n);
+	copy_bytes(o->p + o->len, s, n);
 	o->len += n;
 }
 
@@ -164,6 +194,46 @@ static size_t quote_end(const char *s, size_t n, char q)
 	return 0;
 }
 
+/* Output of the literal run msg[from, to) (words without digits, kept punctuation and
+ * well-formed UTF-8, copied as they are) when it does not fit: token by token as far as
+ * the template has room, so that a cut template ends where copying each token in turn
+ * would have stopped (a word or a UTF-8 sequence whole or not at all). */
+static void put_run_cut(struct tout *o, const char *msg, size_t from, size_t to)
+{
+	for (size_t i = from; i < to && !o->full;) {
+		unsigned char c = (unsigned char)msg[i];
+		size_t j = i + 1;
+		if (is_word(c)) {
+			while (j < to && is_word((unsigned char)msg[j]))
+				j++;
+			put(o, msg + i, j - i);
+		} else if (c >= 0x80 && vg__lc_utf8_len((const unsigned char *)msg + i, to - i)) {
+			j = i + vg__lc_utf8_len((const unsigned char *)msg + i, to - i);
+			put(o, msg + i, j - i);
+		} else {
+			put1(o, (char)c);
+		}
+		i = j;
+	}
+}
+
+/* Writes the pending literal run msg[*from, to) and starts a new one at `next`; whether
+ * the template is full (then nothing more is written). */
+static inline int flush(struct tout *o, const char *msg, size_t *from, size_t to, size_t next)
+{
+	if (o->len + (to - *from) <= o->cap) {
+		copy_bytes(o->p + o->len, msg + *from, to - *from);
+		o->len += to - *from;
+	} else {
+		put_run_cut(o, msg, *from, to);
+	}
+	*from = next;
+	return o->full;
+}
+
+/* One pass over the message. Bytes that stay as they are (words without digits, kept
+ * punctuation, UTF-8) are not copied one by one: they accumulate in a literal run that
+ * is copied whole before the next placeholder or replaced byte. */
 size_t vg__lc_template(const char *msg, size_t n, char *out, size_t cap)
 {
 	if (cap < 8)
@@ -173,14 +243,38 @@ size_t vg__lc_template(const char *msg, size_t n, char *out, size_t cap)
 		n = LC_TMPL_SCAN;
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
 		n--;
-	size_t i = 0;
-	while (i < n && !o.full) {
+	size_t i = 0, lit = 0; /* msg[lit, i): the pending literal run */
+	while (i < n) {
 		unsigned char c = (unsigned char)msg[i];
+		unsigned char k = cls[c];
+		if (k & C_WORD) {
+			size_t j = i + 1;
+			unsigned seen = k; /* the classes of the word's bytes, or-ed */
+			for (; j < n && (cls[(unsigned char)msg[j]] & C_WORD); j++)
+				seen |= cls[(unsigned char)msg[j]];
+			if (seen & C_DIGIT) {
+				if (flush(&o, msg, &lit, i, j))
+					break;
+				word_with_digits(&o, msg + i, j - i);
+				if (o.full)
+					break;
+			}
+			i = j;
+			continue;
+		}
+		if (!(k & C_SPECIAL)) { /* punctuation and spaces: kept */
+			i++;
+			continue;
+		}
 		int at_start = i == 0 || !is_word((unsigned char)msg[i - 1]);
 		if (c == '"' || (c == '\'' && at_start)) {
 			size_t e = quote_end(msg + i, n - i, (char)c);
 			if (e) {
+				if (flush(&o, msg, &lit, i, i + e + 1))
+					break;
 				put(&o, c == '"' ? "\"<s>\"" : "'<s>'", 5);
+				if (o.full)
+					break;
 				i += e + 1;
 				continue;
 			}
@@ -192,38 +286,38 @@ size_t vg__lc_template(const char *msg, size_t n, char *out, size_t cap)
 			size_t j = i;
 			while (j < n && !is_delim((unsigned char)msg[j]))
 				j++;
-			size_t k = j;
-			while (k > i + 1 && (msg[k - 1] == ':' || msg[k - 1] == '.'))
-				k--;
+			size_t e = j;
+			while (e > i + 1 && (msg[e - 1] == ':' || msg[e - 1] == '.'))
+				e--;
+			if (flush(&o, msg, &lit, i, j))
+				break;
 			put(&o, "<path>", 6);
-			put(&o, msg + k, j - k);
-			i = j;
-			continue;
-		}
-		if (is_word(c)) {
-			size_t j = i, digits = 0;
-			while (j < n && is_word((unsigned char)msg[j]))
-				digits += is_digit((unsigned char)msg[j++]);
-			if (digits)
-				word_with_digits(&o, msg + i, j - i);
-			else
-				put(&o, msg + i, j - i);
+			put(&o, msg + e, j - e);
+			if (o.full)
+				break;
 			i = j;
 			continue;
 		}
 		if (c >= 0x80) {
-			size_t k = vg__lc_utf8_len((const unsigned char *)msg + i, n - i);
-			if (k) {
-				put(&o, msg + i, k);
-				i += k;
+			size_t u = vg__lc_utf8_len((const unsigned char *)msg + i, n - i);
+			if (u) {
+				i += u;
 				continue;
 			}
 		}
 		/* Punctuation and spaces are kept; control bytes and bytes that are not
 		 * UTF-8 become '?'. */
-		put1(&o, c < 0x20 && c != '\t' ? '?' : c == 0x7f || c >= 0x80 ? '?' : (char)c);
+		if ((c < 0x20 && c != '\t') || c >= 0x7f) {
+			if (flush(&o, msg, &lit, i, i + 1))
+				break;
+			put1(&o, '?');
+			if (o.full)
+				break;
+		}
 		i++;
 	}
+	if (!o.full)
+		flush(&o, msg, &lit, i, i);
 	if (o.full || i < n) {
 		memcpy(out + o.len, "...", 3);
 		o.len += 3;

@@ -527,8 +527,69 @@ def test_log_files(linked=False):
     check(len(rest) == 3 * n, f"the file not named was changed: {len(rest)} lines")
 
 
+FILE_PREFIX = "<n> <n> UTC [<n>] "
+FILE_TEMPLATES = [FILE_PREFIX + "LOG:  request <n> done", FILE_PREFIX + "DEBUG:  lookup <n>",
+                  FILE_PREFIX + "WARNING:  slow <n> ms"]
+
+
+def only_warnings(lines, want, what):
+    check(len(lines) == want and all("WARNING:  slow" in ln for ln in lines),
+          f"{what} holds {len(lines)} lines, expected only {want} warnings: {lines[:4]}")
+
+
+def test_log_fifo(linked=False):
+    """A log 'file' that is a FIFO a reader process drains: its lines are captured and only
+    the warnings reach the reader; the program neither blocks nor fails."""
+    n = 2000
+    out = tmp("fifo")
+    d = tmp("fifo-logs")
+    fifo = os.path.join(d, "app-1.log")
+    os.mkfifo(fifo)
+    got = os.path.join(d, "read.txt")
+    # the reader: a separate process, started first; the subject's open waits for it
+    reader = subprocess.Popen(["sh", "-c", 'exec cat "$1" > "$2"', "sh", fifo, got])
+    try:
+        record_tmpl(out, linked, "fifo", fifo, str(n), env={"VIGIL_LOG_FILES": "*/app-*.log"})
+        check(reader.wait(timeout=120) == 0, "the FIFO's reader failed")
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
+    events, _, _ = merged(models(out))
+    fmts = {k[1]: c for k, c in events.items()}
+    check(fmts == {t: n for t in FILE_TEMPLATES}, f"templates of the FIFO's lines: {fmts}")
+    with open(got) as f:
+        only_warnings(f.read().splitlines(), n, "what the FIFO's reader got")
+
+
+def test_log_rotate(linked=False):
+    """A log file rotated (renamed, an empty one created in its place), reopened by the
+    program and truncated under it while it runs: every line captured once, only the
+    warnings written, each into the file the kernel puts it in."""
+    n = 400
+    out = tmp("rotate")
+    d = tmp("rotate-logs")
+    log = os.path.join(d, "app-1.log")
+    record_tmpl(out, linked, "rotate", log, str(n), env={"VIGIL_LOG_FILES": "*/app-*.log"})
+    events, _, _ = merged(models(out))
+    fmts = {k[1]: c for k, c in events.items()}
+    check(fmts == {t: n for t in FILE_TEMPLATES}, f"templates of the rotated log: {fmts}")
+    with open(log + ".1") as f:  # rounds before the reopen went to the renamed file
+        only_warnings(f.read().splitlines(), n // 2, "the rotated file")
+    with open(log) as f:  # rounds after the truncation
+        only_warnings(f.read().splitlines(), n - 3 * n // 4, "the truncated file")
+
+
 def test_log_files_linked():
     test_log_files(linked=True)
+
+
+def test_log_fifo_linked():
+    test_log_fifo(linked=True)
+
+
+def test_log_rotate_linked():
+    test_log_rotate(linked=True)
 
 
 def test_templates_wrap_linked():

@@ -9,6 +9,15 @@
  *                          written by write(2) to the file LOG and to the file OTHER;
  *                          half-way LOG is rotated: renamed to LOG.1 and opened anew on
  *                          the same descriptor number
+ *   tmpl_subject fifo LOG N  N rounds of the three lines written by write(2) to LOG, a
+ *                          FIFO the test reads
+ *   tmpl_subject rotate LOG N  N rounds of the three lines written by write(2) to LOG
+ *                          (O_APPEND) while the file is rotated and truncated under the
+ *                          program as logrotate would, through other descriptors: after
+ *                          N/4 rounds LOG is renamed to LOG.1 and an empty LOG created
+ *                          (the program keeps writing to LOG.1); after N/2 the program
+ *                          reopens LOG on the same descriptor number (as on SIGHUP);
+ *                          after 3N/4 LOG is truncated to 0 (copytruncate)
  *   tmpl_subject flood N   N distinct messages through one wrapper site, then one
  *                          1 MB line, binary bytes and bytes that are not UTF-8 on fd
  *                          2; prints its peak resident size (kB) on stdout
@@ -57,6 +66,53 @@ __attribute__((noinline, format(printf, 2, 3))) static void fdline(int fd, const
 		exit(3);
 }
 
+static void three_lines(int fd, unsigned long i)
+{
+	fdline(fd, "2026-11-26 10:00:%02lu.%03lu UTC [%lu] LOG:  request %lu done\n", i % 60,
+	       i % 1000, 100 + i, i);
+	fdline(fd, "2026-11-26 10:00:%02lu.%03lu UTC [%lu] DEBUG:  lookup %lu\n", i % 60, i % 1000,
+	       100 + i, i);
+	fdline(fd, "2026-11-26 10:00:%02lu.%03lu UTC [%lu] WARNING:  slow %lu ms\n", i % 60,
+	       i % 1000, 100 + i, i);
+}
+
+static int fifo_mode(const char *log, unsigned long n)
+{
+	int fd = open(log, O_WRONLY); /* blocks until the test's reader has it open */
+	if (fd < 0)
+		return 3;
+	for (unsigned long i = 0; i < n; i++)
+		three_lines(fd, i);
+	return close(fd) < 0 ? 3 : 0;
+}
+
+/* What logrotate does to a program's log file, done through other descriptors. */
+static int rotate_mode(const char *log, unsigned long n)
+{
+	char old[4096];
+	snprintf(old, sizeof old, "%s.1", log);
+	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0)
+		return 3;
+	for (unsigned long i = 0; i < n; i++) {
+		if (i == n / 4) { /* renamed away, an empty file created in its place */
+			int nf = -1;
+			if (rename(log, old) < 0 ||
+			    (nf = open(log, O_WRONLY | O_CREAT, 0644)) < 0 || close(nf) < 0)
+				return 3;
+		} else if (i == n / 2) { /* the program reopens its log (SIGHUP) */
+			int nf = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+			if (nf < 0 || dup2(nf, fd) < 0 || close(nf) < 0)
+				return 3;
+		} else if (i == 3 * n / 4) { /* copytruncate */
+			if (truncate(log, 0) < 0)
+				return 3;
+		}
+		three_lines(fd, i);
+	}
+	return close(fd) < 0 ? 3 : 0;
+}
+
 static int log_file_mode(const char *log, const char *other, unsigned long n)
 {
 	int fl = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -73,16 +129,8 @@ static int log_file_mode(const char *log, const char *other, unsigned long n)
 			    dup2(nf, fl) < 0 || close(nf) < 0)
 				return 3;
 		}
-		for (int k = 0; k < 2; k++) {
-			int fd = k ? fo : fl;
-			fdline(fd,
-			       "2026-11-26 10:00:%02lu.%03lu UTC [%lu] LOG:  request %lu done\n",
-			       i % 60, i % 1000, 100 + i, i);
-			fdline(fd, "2026-11-26 10:00:%02lu.%03lu UTC [%lu] DEBUG:  lookup %lu\n",
-			       i % 60, i % 1000, 100 + i, i);
-			fdline(fd, "2026-11-26 10:00:%02lu.%03lu UTC [%lu] WARNING:  slow %lu ms\n",
-			       i % 60, i % 1000, 100 + i, i);
-		}
+		three_lines(fl, i);
+		three_lines(fo, i);
 	}
 	return 0;
 }
@@ -101,9 +149,14 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "file"))
 		return log_file_mode(argv[2], argv[3], strtoul(argv[4], NULL, 10));
+	if (argc == 4 && !strcmp(argv[1], "fifo"))
+		return fifo_mode(argv[2], strtoul(argv[3], NULL, 10));
+	if (argc == 4 && !strcmp(argv[1], "rotate"))
+		return rotate_mode(argv[2], strtoul(argv[3], NULL, 10));
 	unsigned long n = argc >= 3 ? strtoul(argv[2], NULL, 10) : 0;
 	if (argc < 3 || n < 1) {
-		fprintf(stderr, "usage: tmpl_subject wrap|flood N | file LOG OTHER N\n");
+		fprintf(stderr, "usage: tmpl_subject wrap|flood N | file LOG OTHER N | fifo|rotate "
+		                "LOG N\n");
 		return 2;
 	}
 	openlog("tmpl-subject", LOG_PERROR, LOG_USER);

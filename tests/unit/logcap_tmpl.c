@@ -146,12 +146,59 @@ static void templated_formats(void **state)
 	assert_false(vg__lc_fmt_templated("100%% %d"));
 }
 
+/* vg__lc_format against vsnprintf: the same text, or -1 (then vsnprintf is used). */
+static int fmt_both(char *mine, char *libc, size_t cap, const char *fmt, ...)
+{
+	va_list ap, aq;
+	va_start(ap, fmt);
+	va_copy(aq, ap);
+	int n = vg__lc_format(mine, cap, fmt, ap);
+	int want = vsnprintf(libc, cap, fmt, aq);
+	va_end(aq);
+	va_end(ap);
+	if (n >= 0) {
+		assert_string_equal(mine, libc);
+		assert_int_equal(n, (size_t)want < cap ? want : (int)cap - 1);
+	}
+	return n;
+}
+
+static int fmt_mine(char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vg__lc_format(out, cap, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+static void plain_formats(void **state)
+{
+	(void)state;
+	char a[64], b[64];
+	assert_true(fmt_both(a, b, sizeof a, "[%lu-%d] %s", 18446744073709551615ul, -2147483647 - 1,
+	                     "LOG:  x") > 0);
+	assert_true(fmt_both(a, b, sizeof a, "%s|%c|%i|%u|%x|%lx|%lld|%llu|%zu|%zd|%%",
+	                     (char *)NULL, 'q', 0, 4294967295u, 0xbeefu, 0xdeadbeefcafeul,
+	                     -9223372036854775807ll - 1, 18446744073709551615ull, (size_t)7,
+	                     (ptrdiff_t)-7) > 0);
+	/* cut at cap - 1, as vsnprintf */
+	assert_true(fmt_both(a, b, 8, "abc %s def", "0123456789") == 7);
+	assert_true(fmt_both(a, b, 1, "%d", 12345) == 0);
+	/* vsnprintf's: flags, widths, precisions, %m, floating point, %p, wide; nothing of
+	 * the arguments read (a string conversion of 1 would crash) */
+	const char *theirs[] = {"%5d", "%-d", "%.3s", "%*d",  "%m",   "%f",
+	                        "%p",  "%ls", "%hd",  "%08x", "x %l%"};
+	for (size_t i = 0; i < sizeof theirs / sizeof theirs[0]; i++)
+		assert_int_equal(fmt_mine(a, sizeof a, theirs[i], 1, 2, 3), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(postgres_messages),  cmocka_unit_test(nginx_redis_messages),
 	    cmocka_unit_test(stable_and_bounded), cmocka_unit_test(level_words),
-	    cmocka_unit_test(templated_formats),
+	    cmocka_unit_test(templated_formats),  cmocka_unit_test(plain_formats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
