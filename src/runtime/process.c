@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "usdt.h"
 
 struct vg_runtime vg__rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -371,6 +372,7 @@ static void init(void)
 	on_exit(on_process_exit, NULL);
 	vg__stream_thread_start();
 	vg__send_start(); /* VIGIL_TO */
+	vg__usdt_init();  /* VIGIL_USDT: probe sites armed before main */
 	/* Last: the monitor's first requests are in place before main runs. */
 	vg__control_start();
 }
