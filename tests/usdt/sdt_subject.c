@@ -7,13 +7,15 @@
  * records with the line this program prints for it: "provider.probe v1 v2 ...".
  *
  * usage: sdt_subject [N] [--trap]   (--trap: also raise SIGTRAP handled by its own
- * handler, which must still run while vigil's is installed) */
+ * handler, which must still run while vigil's is installed). SDT_PACE_US=U: sleep U µs
+ * per round; SIGUSR1 ends the loop (run-time switching tests). */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 /* Every probe has a semaphore (sys/sdt.h then names PROVIDER_PROBE_semaphore in each
  * note); vt:sema's guards its own site, as PostgreSQL's TRACE_..._ENABLED() do. */
 #define _SDT_HAS_SEMAPHORES 1
@@ -39,7 +41,13 @@ uint64_t g_u64 = 1;
 static int16_t s_count; /* a static: its symbol is local */
 struct rec g_recs[4];
 int64_t g_table[8];
-static volatile sig_atomic_t traps;
+static volatile sig_atomic_t traps, stop;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static void on_trap(int sig)
 {
@@ -110,7 +118,12 @@ int main(int argc, char **argv)
 	if (trap)
 		signal(SIGTRAP, on_trap);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (int i = 0; i < n; i++) {
+	const char *pace = getenv("SDT_PACE_US");
+	struct timespec nap = {0, pace ? atol(pace) * 1000 : 0};
+	signal(SIGUSR1, on_usr1);
+	for (int i = 0; i < n && !stop; i++) {
+		if (pace)
+			nanosleep(&nap, NULL);
 		ints(i);
 		DTRACE_PROBE3(vt, consts, 42, -42, -1);
 		printf("vt.consts 42 -42 -1\n");

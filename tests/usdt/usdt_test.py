@@ -9,6 +9,8 @@
   bad       a stripped build (symbol operands not understood) and a site already patched
             by another tool (an int3 over the nop): those sites untouched with one line
             each, the others recorded, the program's own SIGTRAP handler still called
+  postgres  stock PostgreSQL under pgbench with --usdt 'postgresql:transaction__*': the
+            commits counted per session equal pgbench's transactions plus each session's start
   probes    vigil probes --pid PID enable/disable 'usdt:vt:*': events only inside the
             window; vigil check accepts the trace, babeltrace2 reads it
 """
@@ -268,11 +270,158 @@ def check_bad(tmp):
     print("stripped and patched sites left untouched, one line each; SIGTRAP chained")
 
 
+def check_postgres(tmp):
+    """Stock PostgreSQL under pgbench, --usdt 'postgresql:transaction__*'. Every client
+    session (a backend named 'postgres: USER DB [local] ...') commits one transaction at
+    its start (InitPostgres reads the catalogs to authenticate and open the database),
+    then one per transaction its client runs: the pgbench backends' commits are pgbench's
+    transactions plus one each, the psql backend's its one statement plus one. Other
+    processes (postmaster, logical replication launcher) commit their own, counted apart."""
+    sys.path.insert(0, os.path.join(SRC, "tests", "logmodel"))
+    import pgharness
+    pg_bin = os.path.dirname(postgres_bin() or "/nonexistent/postgres")
+    if not os.path.exists(os.path.join(pg_bin, "pgbench")):
+        raise AssertionError("Debian's PostgreSQL is not installed (tests/deps: deps.postgresql)")
+    pg = pgharness.PgServer(pg_bin, BIN)
+    clients, per_client = 2, 40
+    try:
+        pg.initdb({"fsync": "off", "autovacuum": "off"})
+        trace = pg.path("trace")
+        pg.start(record=trace, record_args=["--usdt", "postgresql:transaction__*"])
+        psql_pid = int(pg.psql("select pg_backend_pid()").stdout.strip())
+        script = pg.path("one.sql")
+        with open(script, "w") as f:
+            f.write("select 1;\n")
+        os.chmod(script, 0o644)
+        out = pg.pgbench(["-n", "-c", str(clients), "-t", str(per_client), "-f", script])
+        m = re.search(r"number of transactions actually processed: (\d+)/", out)
+        assert m, out
+        done = int(m.group(1))
+        assert done == clients * per_client, out
+        pg.stop()
+        names, commits, starts = {}, {}, {}
+        for line in run([VIGIL, "dump", "--json", trace]).stdout.splitlines():
+            e = json.loads(line)
+            if e["name"] == "vg.process.name":
+                names[e["pid"]] = e["fields"]["name"]
+            elif e["name"] == "postgresql.transaction__commit":
+                commits[e["pid"]] = commits.get(e["pid"], 0) + 1
+            elif e["name"] == "postgresql.transaction__start":
+                starts[e["pid"]] = starts.get(e["pid"], 0) + 1
+        assert commits == starts, (commits, starts)  # nothing aborted
+        client = {p for p in commits if re.match(r"postgres: \S+ \S+ \[local\]", names.get(p, ""))}
+        assert psql_pid in client and commits[psql_pid] == 1 + 1, (psql_pid, commits, names)
+        bench = [p for p in client if commits[p] > 2]
+        assert len(bench) == clients and all(commits[p] == per_client + 1 for p in bench), \
+            {p: (commits[p], names.get(p)) for p in commits}
+        in_clients = sum(commits[p] for p in client)
+        # every session's start, pgbench's transactions, psql's statement
+        assert in_clients == len(client) + done + 1, (in_clients, len(client), done)
+        others = {names.get(p, "postmaster"): commits[p] for p in commits if p not in client}
+        print("pgbench: %d transactions; transaction__commit: %d in %d client sessions "
+              "(%d + one at each session's start + psql's 1), %d in other processes %s" %
+              (done, in_clients, len(client), done, sum(others.values()), others))
+        r = run([VIGIL, "check", trace])
+    finally:
+        pg.cleanup()
+
+
+def check_linked(tmp):
+    """The subject linked with libvigil (the sanitizer build's runtime), armed through
+    VIGIL_USDT at start: the same values as through the preload."""
+    exe = os.environ["USDT_LINKED"]
+    trace = os.path.join(tmp, "t")
+    env = dict(os.environ, VIGIL_OUT=trace, VIGIL_USDT="vt:*")
+    r = run([exe, str(N), "--trap"], env=env)
+    assert "usdt" not in r.stderr, r.stderr
+    assert "traps %d" % N in r.stdout, r.stdout
+    want = printed(r.stdout)
+    assert len(want) == 7 * N
+    assert [(n, v) for n, v, _ in events(trace)] == want
+    run([VIGIL, "check", trace])
+    print("linked: %d events, every value as printed" % len(want))
+
+
+def read_until(proc, lines, pred, what):
+    """Reads proc's stdout lines into `lines` until pred(lines) (60 s at most)."""
+    deadline = time.time() + 60
+    while not pred(lines):
+        if time.time() > deadline or proc.poll() is not None:
+            raise AssertionError("waiting for %s: %d lines read, exit %s" %
+                                 (what, len(lines), proc.poll()))
+        line = proc.stdout.readline()
+        if line:
+            lines.append(line)
+
+
+def probes_switch(pid, verb, pattern):
+    r = run([VIGIL, "probes", "--pid", str(pid), "--json", verb, pattern])
+    return json.loads(r.stdout)
+
+
+def check_probes(tmp):
+    """A probe window: vt:ints and vt:sema armed at run time by vigil probes, disarmed
+    later; their events fall inside the window, the semaphore of vt:sema gates the
+    program's own guarded code only while armed."""
+    exe = builds(tmp)["gcc-O2"]
+    trace = os.path.join(tmp, "t")
+    env = dict(os.environ, SDT_PACE_US="2000")
+    rec = subprocess.Popen([VIGIL, "record", "-q", "--listen", "-o", trace, "--", exe,
+                            "100000000"], stdout=subprocess.PIPE, text=True, env=env)
+    lines = []
+    try:
+        read_until(rec, lines, lambda ls: len(ls) >= 30, "the first rounds")
+        on = [probes_switch(rec.pid, "enable", "usdt:vt:ints"),
+              probes_switch(rec.pid, "enable", "usdt:vt:sema")]
+        assert [o["sites"] for o in on] == [1, 1], on
+        again = probes_switch(rec.pid, "enable", "usdt:vt:ints")
+        assert again["sites"] == 0, again  # already armed
+        n0 = len(lines)
+        read_until(rec, lines, lambda ls: sum(1 for x in ls[n0:] if x.startswith("vt.sema")) >= 20,
+                   "rounds with vt:sema armed")
+        off = [probes_switch(rec.pid, "disable", "usdt:vt:*")]
+        assert off[0]["sites"] == 2, off
+        n1 = len(lines)
+        read_until(rec, lines, lambda ls: len(ls) >= n1 + 60, "rounds after the window")
+        # the subject's pid: vigil record's only child
+        kids = open("/proc/%d/task/%d/children" % (rec.pid, rec.pid)).read().split()
+        os.kill(int(kids[0]), signal.SIGUSR1)
+        # read() through the same buffered reader (communicate with a timeout reads the
+        # descriptor directly and would skip what readline() buffered); EOF comes at exit
+        lines += rec.stdout.read().splitlines(True)
+        rec.wait(timeout=120)
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    assert rec.returncode == 0, rec.returncode
+    start, end = on[0]["since_ns"], off[0]["at_ns"]
+    r = run([VIGIL, "dump", "--json", trace])
+    evs = [json.loads(x) for x in r.stdout.splitlines()]
+    ints = [e for e in evs if e["name"] == "vt.ints"]
+    sema = [e for e in evs if e["name"] == "vt.sema"]
+    assert len(ints) >= 20 and len(sema) >= 20, (len(ints), len(sema))
+    assert all(start <= e["clock"] <= end for e in ints + sema), (start, end)
+    assert not [e for e in evs if e["name"].startswith("vt.") and e["name"] not in
+                ("vt.ints", "vt.sema")]
+    printed_sema = sum(1 for x in lines if x.startswith("vt.sema"))
+    # the guarded code ran only while the semaphore was raised: each such round hit the
+    # armed site, except one that may have passed the check just before the disarm
+    assert len(sema) <= printed_sema <= len(sema) + 1, (len(sema), printed_sema)
+    run([VIGIL, "check", trace])
+    if shutil.which("babeltrace2"):
+        r = run(["babeltrace2", trace])
+        assert r.stdout.count("vt.ints") == len(ints), r.stdout[-1000:]
+    print("probe window: %d vt.ints, %d vt.sema events, all inside it; %d rounds in all" %
+          (len(ints), len(sema), sum(1 for x in lines if x.startswith("vt.ints"))))
+
+
 def main():
     what = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
     try:
-        {"list": check_list, "record": check_record, "bad": check_bad}[what](tmp)
+        {"list": check_list, "record": check_record, "bad": check_bad,
+         "postgres": check_postgres, "linked": check_linked, "probes": check_probes}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
         raise
