@@ -203,19 +203,85 @@ static enum vg_field_type field_type(const struct vg_sdt_arg *a)
 	return a->is_signed ? s[k] : u[k];
 }
 
-/* The sensor `provider.name` with the site's argument types; the dead sensor (id
- * 0xFFFF) when a site of that probe registered other types first. */
-static vg_sensor *sensor_for(const struct vg_sdt_probe *p)
+/* `x__start`/`x__begin` opens and `x__done`/`x__end` closes the pair `x`: the stem's
+ * length and the role, or VG_USDT_ALONE. */
+static int pair_role(const char *name, size_t *stem)
 {
-	char name[300];
+	static const struct {
+		const char *suffix;
+		int role;
+	} ends[] = {{"__start", VG_USDT_OPEN},
+	            {"__begin", VG_USDT_OPEN},
+	            {"__done", VG_USDT_CLOSE},
+	            {"__end", VG_USDT_CLOSE}};
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+		size_t k = strlen(ends[i].suffix);
+		if (n > k && !strcmp(name + n - k, ends[i].suffix)) {
+			*stem = n - k;
+			return ends[i].role;
+		}
+	}
+	return VG_USDT_ALONE;
+}
+
+/* Does the file have the other end of the pair (`x__done` for `x__start`, ...)? A start
+ * without a done is a plain event (transaction__start, whose end is __commit). */
+static int has_partner(const struct vg_sdt_file *f, const char *provider, const char *name,
+                       size_t stem, int role)
+{
+	size_t cursor = 0, k;
+	struct vg_sdt_probe q;
+	char err[200];
+	while (vg_sdt_next(f, &cursor, &q, err, sizeof err) == 1)
+		if (!strcmp(q.provider, provider) && !strncmp(q.name, name, stem) &&
+		    pair_role(q.name, &k) == VG_USDT_OPEN + VG_USDT_CLOSE - role && k == stem)
+			return 1;
+	return 0;
+}
+
+/* The pairs seen so far, numbered (caller holds usdt_lock). */
+#define MAX_PAIRS 1024
+static char *pair_names[MAX_PAIRS];
+static unsigned npairs;
+
+static uint16_t pair_number(const char *name)
+{
+	unsigned i = 0;
+	while (i < npairs && strcmp(pair_names[i], name))
+		i++;
+	if (i == npairs && npairs < MAX_PAIRS && (pair_names[i] = strdup(name)))
+		npairs++;
+	return (uint16_t)i; /* MAX_PAIRS: none (the handler then never pairs it) */
+}
+
+/* The sensor `provider.name` with the site's argument types; the dead sensor (id
+ * 0xFFFF) when a site of that probe registered other types first. A closing probe
+ * (`x__done`) is the end of the interval relation `provider.x`: its event leads with
+ * vg_since, the time of the same thread's innermost open `x__start` (docs/usdt.md). */
+static vg_sensor *sensor_for(const struct vg_sdt_file *f, const struct vg_sdt_probe *p,
+                             struct vg_usdt_site *site)
+{
+	char name[300], relation[300];
 	snprintf(name, sizeof name, "%s.%s", p->provider, p->name);
-	vg_field_desc f[VG_SDT_MAX_ARGS];
+	size_t stem = 0;
+	int role = pair_role(p->name, &stem);
+	if (role != VG_USDT_ALONE && !has_partner(f, p->provider, p->name, stem, role))
+		role = VG_USDT_ALONE;
+	snprintf(relation, sizeof relation, "%s.%.*s", p->provider, (int)stem, p->name);
+	site->pair_role = (uint8_t)role;
+	site->pair = role == VG_USDT_ALONE ? MAX_PAIRS : pair_number(relation);
+	vg_field_desc fields[VG_SDT_MAX_ARGS + 1];
+	unsigned nf = 0;
+	if (role == VG_USDT_CLOSE)
+		fields[nf++] = (vg_field_desc){"vg_since", VG_UINT64, NULL};
 	for (unsigned i = 0; i < p->nargs; i++)
-		f[i] = (vg_field_desc){arg_names[i], field_type(&p->arg[i]), NULL};
+		fields[nf++] = (vg_field_desc){arg_names[i], field_type(&p->arg[i]), NULL};
 	vg_type_desc d = {.name = name,
-	                  .kind = VG_KIND_EVENT,
-	                  .fields = f,
-	                  .nfields = p->nargs,
+	                  .relation = role == VG_USDT_CLOSE ? relation : NULL,
+	                  .kind = role == VG_USDT_CLOSE ? VG_KIND_END : VG_KIND_EVENT,
+	                  .fields = fields,
+	                  .nfields = nf,
 	                  .performer = -1,
 	                  .initiator = -1,
 	                  .target = -1};
@@ -235,7 +301,7 @@ static void say_untouched(const struct object *o, const struct vg_sdt_probe *p, 
 
 /* Arms one site (caller holds usdt_lock): 1 armed now, 0 already armed or left
  * untouched (said why). */
-static int arm(const struct object *o, const struct vg_sdt_probe *p)
+static int arm(const struct object *o, const struct vg_sdt_file *f, const struct vg_sdt_probe *p)
 {
 	uintptr_t addr = (uintptr_t)(o->bias + p->pc);
 	char why[200];
@@ -288,21 +354,21 @@ static int arm(const struct object *o, const struct vg_sdt_probe *p)
 		say_untouched(o, p, why);
 		return 0;
 	}
-	vg_sensor *sensor = sensor_for(p);
-	if (sensor->id == 0xFFFF) {
-		say_untouched(o, p, "its arguments differ from another site of that probe");
-		return 0;
-	}
 	s = slot_for(addr);
 	if (!s) {
 		say_untouched(o, p, "too many sites armed (2048)");
+		return 0;
+	}
+	vg_sensor *sensor = sensor_for(f, p, s);
+	if (sensor->id == 0xFFFF) {
+		say_untouched(o, p, "its arguments differ from another site of that probe");
 		return 0;
 	}
 	s->sensor = sensor;
 	s->semaphore = sem;
 	s->bias = o->bias;
 	s->nargs = (uint8_t)p->nargs;
-	s->payload = 0;
+	s->payload = s->pair_role == VG_USDT_CLOSE ? 8 : 0;
 	for (unsigned i = 0; i < p->nargs; i++) {
 		s->arg[i] = p->arg[i];
 		s->arg[i].text = NULL; /* it pointed into the file, unmapped after the scan */
@@ -387,7 +453,7 @@ static long apply(const struct pattern *pats, size_t npats, int enable, size_t *
 				if (k == npats)
 					continue;
 				(*matched)++;
-				switched += enable ? arm(o, &p) : disarm(o, &p);
+				switched += enable ? arm(o, &f, &p) : disarm(o, &p);
 			}
 			if (r < 0)
 				vg__warn("usdt: %s: %s; its later probes are not armed", o->path,

@@ -11,6 +11,8 @@
 #include "common/sdt.h"
 #include "vigil/vigil.h"
 
+enum { VG_USDT_ALONE, VG_USDT_OPEN, VG_USDT_CLOSE };
+
 #define VG_USDT_NOP 0x90
 #define VG_USDT_INT3 0xcc
 
@@ -22,6 +24,9 @@ struct vg_usdt_site {
 	_Atomic(uint16_t *) semaphore; /* NULL: none */
 	uint64_t bias;                 /* the object's load bias, for symbol operands */
 	uint32_t payload;              /* bytes of the event's fields */
+	/* `*__start`/`*__begin` (OPEN) and `*__done`/`*__end` (CLOSE) of one pair */
+	uint8_t pair_role;
+	uint16_t pair; /* the pair's number, for the thread's stack of open starts */
 	uint8_t nargs;
 	_Atomic uint8_t armed;
 	struct vg_sdt_arg arg[VG_SDT_MAX_ARGS];

@@ -76,14 +76,57 @@ static uint64_t arg_value(const struct vg_sdt_arg *a, const ucontext_t *uc, uint
 	return v;
 }
 
+/* Each thread's open starts of the pairs it is inside (x__start .. x__done), innermost
+ * last: a few pairs at a time, nested up to DEPTH deep. A start past that, or of a pair
+ * whose slot another pair holds, is not remembered: its done then carries vg_since 0
+ * (an end whose begin is unknown, counted as unmatched by the reader). */
+#define SLOTS 8
+#define DEPTH 16
+static __thread struct {
+	uint16_t pair[SLOTS];
+	uint8_t depth[SLOTS]; /* may exceed DEPTH: starts beyond it were not kept */
+	uint64_t since[SLOTS][DEPTH];
+} open_starts __attribute__((tls_model("initial-exec")));
+
+static void pair_open(uint16_t pair, uint64_t t)
+{
+	unsigned k = pair % SLOTS;
+	if (open_starts.depth[k] && open_starts.pair[k] != pair)
+		return;
+	open_starts.pair[k] = pair;
+	if (open_starts.depth[k] < DEPTH)
+		open_starts.since[k][open_starts.depth[k]] = t;
+	if (open_starts.depth[k] < 255)
+		open_starts.depth[k]++;
+}
+
+static uint64_t pair_close(uint16_t pair)
+{
+	unsigned k = pair % SLOTS;
+	if (!open_starts.depth[k] || open_starts.pair[k] != pair)
+		return 0;
+	uint8_t d = --open_starts.depth[k];
+	return d < DEPTH ? open_starts.since[k][d] : 0;
+}
+
 void vg__usdt_record(const struct vg_usdt_site *s, const void *ucontext)
 {
 	vg_sensor *sensor = s->sensor;
-	if (!vg_on(sensor))
+	uint64_t since = s->pair_role == VG_USDT_CLOSE ? pair_close(s->pair) : 0;
+	if (!vg_on(sensor)) {
+		if (s->pair_role == VG_USDT_OPEN)
+			pair_open(s->pair, vg_now());
 		return;
+	}
 	uint8_t *p = vg_event_begin(sensor, s->payload);
+	if (s->pair_role == VG_USDT_OPEN) /* the start's own time when it was recorded */
+		pair_open(s->pair, p ? vg_event_time() : vg_now());
 	if (!p)
 		return;
+	if (s->pair_role == VG_USDT_CLOSE) {
+		memcpy(p, &since, 8);
+		p += 8;
+	}
 	for (unsigned i = 0; i < s->nargs; i++) {
 		uint64_t v = arg_value(&s->arg[i], ucontext, s->bias);
 		memcpy(p, &v, s->arg[i].size); /* little-endian: the low bytes */

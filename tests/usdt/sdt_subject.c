@@ -28,6 +28,8 @@ SEMA(consts);
 SEMA(globals);
 SEMA(sema);
 SEMA(statics);
+SEMA(work__start);
+SEMA(work__done);
 
 struct rec {
 	int32_t a;
@@ -86,6 +88,18 @@ __attribute__((noinline)) static void statics(void)
 	       g_u64);
 }
 
+/* A start/done pair, nested three deep: vigil makes the interval relation vt.work of
+ * them, each done closing the same thread's innermost open start. */
+__attribute__((noinline)) static long work(int level)
+{
+	DTRACE_PROBE1(vt, work__start, level);
+	printf("vt.work__start %d\n", level);
+	long r = level < 2 ? work(level + 1) + level : level;
+	DTRACE_PROBE2(vt, work__done, level, r);
+	printf("vt.work__done %d %ld\n", level, r);
+	return r;
+}
+
 /* Hand-written operands: %rax's parts, r9d/r10w/r11b, base + index * scale, a negative
  * displacement from a base register. */
 __attribute__((noinline)) static void regs(uint64_t x, int64_t *table, long k)
@@ -139,6 +153,7 @@ int main(int argc, char **argv)
 		r->d = (int8_t)(-128 + i);
 		fields(r);
 		statics();
+		work(0);
 		for (int k = 0; k < 8; k++)
 			g_table[k] = -(int64_t)(i + 1) * 1000 - k;
 		regs(0x8123456789ab8cdeull + (uint64_t)i * 0x10101, g_table, (i % 7) + 1);

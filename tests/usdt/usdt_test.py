@@ -90,9 +90,9 @@ def check_list(tmp):
     for name, exe in exes.items():
         doc, _ = usdt_list(exe)
         probes = {p["name"]: p for p in doc["objects"][0]["probes"]}
-        assert set(probes) == {"ints", "consts", "globals", "fields", "statics", "regs", "sema"}, \
-            (name, sorted(probes))
-        assert doc["count"] == readelf_count(exe) == 7, (name, doc["count"])
+        assert set(probes) == {"ints", "consts", "globals", "fields", "statics", "regs", "sema",
+                               "work__start", "work__done"}, (name, sorted(probes))
+        assert doc["count"] == readelf_count(exe) == 9, (name, doc["count"])
         for p in probes.values():
             assert p["provider"] == "vt" and p["semaphore"].startswith("0x"), p
             assert "error" not in p, (name, p)
@@ -119,7 +119,7 @@ def check_list(tmp):
     run(["strip", "-s", stripped])
     doc, _ = usdt_list(stripped)
     probes = {p["name"]: p for p in doc["objects"][0]["probes"]}
-    assert len(probes) == 7, probes
+    assert len(probes) == 9, probes
     assert "symbol not in the file's symbol tables" in probes["statics"]["error"], probes["statics"]
     text = run([VIGIL, "usdt", "list", stripped])
     assert "! argument 1 (-4@g_i32(%rip))" in text.stdout, text.stdout
@@ -180,7 +180,8 @@ def events(trace, prefix="vt."):
         e = json.loads(line)
         if e["name"].startswith(prefix):
             f = e["fields"]
-            out.append((e["name"], [int(f["arg%d" % (i + 1)]) for i in range(len(f))], e["pid"]))
+            args = sorted((int(k[3:]), int(v)) for k, v in f.items() if k.startswith("arg"))
+            out.append((e["name"], [v for _, v in args], e["pid"]))
     return out
 
 
@@ -200,8 +201,9 @@ def check_record(tmp):
         assert r.stderr == "", r.stderr
         want = printed(r.stdout)
         got = [(n, v) for n, v, _ in events(trace)]
-        assert len(want) == 7 * N and "vt.sema" in {n for n, _ in want}, want
+        assert len(want) == 13 * N and "vt.sema" in {n for n, _ in want}, want
         assert got == want, "%s:\n got %s\nwant %s" % (name, got[:8], want[:8])
+        check_intervals(trace, 3 * N)
         # only ints armed: vt:sema's semaphore stays 0, so its guarded site never runs
         trace = os.path.join(tmp, "u-" + name)
         r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:ints", "--", exe, str(N)])
@@ -215,6 +217,24 @@ def check_record(tmp):
         r = run(["babeltrace2", trace])
         assert r.stdout.count("vt.ints") == N, r.stdout[-2000:]
     r = run([VIGIL, "check", trace])
+
+
+def check_intervals(trace, n):
+    """vt.work__start/vt.work__done: each done's vg_since is the time of the same thread's
+    innermost open start, and vt.work is an interval relation of n closed tuples."""
+    stacks = {}
+    closed = 0
+    for line in run([VIGIL, "dump", "--json", trace]).stdout.splitlines():
+        e = json.loads(line)
+        if e["name"] == "vt.work__start":
+            stacks.setdefault(e["tid"], []).append(e["clock"])
+        elif e["name"] == "vt.work__done":
+            assert int(e["fields"]["vg_since"]) == stacks[e["tid"]].pop(), e
+            closed += 1
+    assert closed == n and not any(stacks.values()), (closed, stacks)
+    r = run([VIGIL, "relations", trace])
+    m = re.search(r"^vt\.work\s+interval\s+(\d+) tuples, 0 open", r.stdout, re.M)
+    assert m and int(m.group(1)) == n, r.stdout
 
 
 def site_offset(exe, probe):
@@ -336,8 +356,9 @@ def check_linked(tmp):
     assert "usdt" not in r.stderr, r.stderr
     assert "traps %d" % N in r.stdout, r.stdout
     want = printed(r.stdout)
-    assert len(want) == 7 * N
+    assert len(want) == 13 * N
     assert [(n, v) for n, v, _ in events(trace)] == want
+    check_intervals(trace, 3 * N)
     run([VIGIL, "check", trace])
     print("linked: %d events, every value as printed" % len(want))
 
