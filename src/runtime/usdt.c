@@ -230,7 +230,7 @@ static int pair_role(const char *name, size_t *stem)
 static int has_partner(const struct vg_sdt_file *f, const char *provider, const char *name,
                        size_t stem, int role)
 {
-	size_t cursor = 0, k;
+	size_t cursor = 0, k = 0;
 	struct vg_sdt_probe q;
 	char err[200];
 	while (vg_sdt_next(f, &cursor, &q, err, sizeof err) == 1)
