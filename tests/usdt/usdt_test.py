@@ -140,7 +140,8 @@ def check_list(tmp):
         assert "no SDT probes (no .note.stapsdt section)" in r.stderr, r.stderr
     print("libc %s: %d sites" % (libc, doc["count"]))
     # a process: its executable's probes at their run-time addresses
-    p = subprocess.Popen([exes["gcc-O2"], "1000000"], stdout=subprocess.DEVNULL)
+    p = subprocess.Popen([exes["gcc-O2"], "1000000"], stdout=subprocess.DEVNULL,
+                         env=dict(os.environ, SDT_PACE_US="1000"))  # runs until killed
     try:
         doc = None
         deadline = time.time() + 60
