@@ -121,7 +121,56 @@ static int patch(uint8_t *at, int prot, uint8_t from, uint8_t to, char *why, siz
 
 struct pattern {
 	char provider[128], name[256];
+	int enable;
 };
+
+/* Every pattern given so far, in order (the last one matching a probe decides): applied
+ * to the objects dlopen maps later. */
+#define MAX_REMEMBERED 256
+static struct pattern remembered[MAX_REMEMBERED];
+static size_t nremembered;
+
+static void remember(const struct pattern *p) /* caller holds usdt_lock */
+{
+	size_t i = 0;
+	while (i < nremembered &&
+	       (strcmp(remembered[i].provider, p->provider) || strcmp(remembered[i].name, p->name)))
+		i++;
+	if (i < nremembered) { /* the same pattern again: moves last */
+		memmove(&remembered[i], &remembered[i + 1],
+		        (nremembered - i - 1) * sizeof *remembered);
+		nremembered--;
+	}
+	if (nremembered < MAX_REMEMBERED)
+		remembered[nremembered++] = *p;
+}
+
+/* The objects whose sites were looked at (bias and a hash of the path), so that a
+ * dlopen's rescan reads only the new ones. */
+static struct {
+	uint64_t bias, hash;
+} seen[MAX_OBJECTS];
+static size_t nseen;
+
+static uint64_t path_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* 1 if the object was seen before; else it is noted (caller holds usdt_lock). */
+static int seen_before(uint64_t bias, const char *path)
+{
+	uint64_t h = path_hash(path);
+	for (size_t i = 0; i < nseen; i++)
+		if (seen[i].bias == bias && seen[i].hash == h)
+			return 1;
+	if (nseen < MAX_OBJECTS)
+		seen[nseen].bias = bias, seen[nseen++].hash = h;
+	return 0;
+}
 
 static int pattern_parse(const char *text, struct pattern *p, char *err, size_t errsize)
 {
@@ -323,6 +372,13 @@ static int arm(const struct object *o, const struct vg_sdt_file *f, const struct
 	if (s) { /* known: armed before, maybe disarmed since */
 		if (atomic_load(&s->armed))
 			return 0;
+		char name[300];
+		snprintf(name, sizeof name, "%s.%s", p->provider, p->name);
+		if (s->pair_role == VG_USDT_LOADER || !s->sensor || strcmp(s->sensor->name, name)) {
+			/* a library unloaded by dlclose had a site at this address */
+			say_untouched(o, p, "its address held another probe's site before");
+			return 0;
+		}
 		if (patch((uint8_t *)addr, prot_of(code), VG_USDT_NOP, VG_USDT_INT3, why,
 		          sizeof why)) {
 			say_untouched(o, p, why);
@@ -408,9 +464,10 @@ static int disarm(const struct object *o, const struct vg_sdt_probe *p)
 	return 1;
 }
 
-/* Arms (or disarms) every site of the loaded objects that a pattern names; the number
- * switched, or -1 with err. *matched: sites named. */
-static long apply(const struct pattern *pats, size_t npats, int enable, size_t *matched,
+/* Arms or disarms every site of the loaded objects that a pattern names (the last
+ * pattern matching a probe decides); only_new: only objects not seen before. The number
+ * switched, or -1 with err. *matched: sites named. Caller holds usdt_lock. */
+static long apply(const struct pattern *pats, size_t npats, int only_new, size_t *matched,
                   size_t *of_provider, char *err, size_t errsize)
 {
 	struct objects all = {.o = calloc(MAX_OBJECTS, sizeof(struct object))};
@@ -421,9 +478,10 @@ static long apply(const struct pattern *pats, size_t npats, int enable, size_t *
 	dl_iterate_phdr(collect, &all);
 	long switched = 0;
 	*matched = *of_provider = 0;
-	pthread_mutex_lock(&usdt_lock);
 	for (size_t i = 0; i < all.n; i++) {
 		struct object *o = &all.o[i];
+		if (seen_before(o->bias, o->path) && only_new)
+			continue;
 		int fd = open(o->path, O_RDONLY | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !st.st_size) {
@@ -442,18 +500,21 @@ static long apply(const struct pattern *pats, size_t npats, int enable, size_t *
 			struct vg_sdt_probe p;
 			int r;
 			while ((r = vg_sdt_next(&f, &cursor, &p, why, sizeof why)) == 1) {
-				size_t k = 0;
-				while (k < npats && !pattern_match(&pats[k], &p))
-					k++;
+				size_t k = npats, last = npats;
+				while (k-- > 0)
+					if (pattern_match(&pats[k], &p)) {
+						last = k;
+						break;
+					}
 				for (size_t j = 0; j < npats; j++)
 					if (!fnmatch(pats[j].provider, p.provider, 0)) {
 						(*of_provider)++;
 						break;
 					}
-				if (k == npats)
+				if (last == npats)
 					continue;
 				(*matched)++;
-				switched += enable ? arm(o, &f, &p) : disarm(o, &p);
+				switched += pats[last].enable ? arm(o, &f, &p) : disarm(o, &p);
 			}
 			if (r < 0)
 				vg__warn("usdt: %s: %s; its later probes are not armed", o->path,
@@ -461,9 +522,55 @@ static long apply(const struct pattern *pats, size_t npats, int enable, size_t *
 		}
 		munmap(data, (size_t)st.st_size);
 	}
-	pthread_mutex_unlock(&usdt_lock);
 	free(all.o);
 	return switched;
+}
+
+/* ---- libraries loaded later: the loader's r_brk ---- */
+
+/* Arms a breakpoint on _r_debug.r_brk (glibc's _dl_debug_state, an empty function the
+ * loader calls after each change of the link maps; debuggers stop there). Its body must
+ * be a bare `ret` (or endbr64; ret): the handler then returns for it. Caller holds
+ * usdt_lock; once. */
+static void loader_arm(void)
+{
+	static int done;
+	if (done)
+		return;
+	done = 1;
+	uint8_t *at = (uint8_t *)_r_debug.r_brk;
+	static const uint8_t endbr_ret[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xc3};
+	if (!at || (at[0] != 0xc3 && memcmp(at, endbr_ret, sizeof endbr_ret))) {
+		vg__warn("usdt: the loader's r_brk is not the empty function expected; sites in "
+		         "libraries loaded later by dlopen are not armed");
+		return;
+	}
+	char why[200];
+	struct vg_usdt_site *s;
+	if (vg__usdt_trap_install() < 0 || !(s = slot_for((uintptr_t)at))) {
+		vg__warn("usdt: cannot watch the loader (SIGTRAP handler or site table)");
+		return;
+	}
+	s->pair_role = VG_USDT_LOADER;
+	s->sensor = NULL;
+	s->nargs = 0;
+	atomic_store(&s->armed, 1);
+	atomic_store_explicit(&s->addr, (uintptr_t)at, memory_order_release);
+	nsites++;
+	if (patch(at, PROT_READ | PROT_EXEC, at[0], VG_USDT_INT3, why, sizeof why)) {
+		atomic_store(&s->armed, 0);
+		vg__warn("usdt: cannot watch the loader: %s", why);
+	}
+}
+
+void vg__usdt_loaded(void)
+{
+	pthread_mutex_lock(&usdt_lock);
+	size_t matched, of_provider;
+	char err[200];
+	if (apply(remembered, nremembered, 1, &matched, &of_provider, err, sizeof err) < 0)
+		vg__warn("usdt: after dlopen: %s", err);
+	pthread_mutex_unlock(&usdt_lock);
 }
 
 int vg__usdt_switch(int enable, const char *text, long *count, char *err, size_t errsize)
@@ -471,8 +578,14 @@ int vg__usdt_switch(int enable, const char *text, long *count, char *err, size_t
 	struct pattern p;
 	if (pattern_parse(text, &p, err, errsize) < 0)
 		return -1;
+	p.enable = enable;
 	size_t matched, of_provider;
-	long n = apply(&p, 1, enable, &matched, &of_provider, err, errsize);
+	pthread_mutex_lock(&usdt_lock);
+	remember(&p);
+	long n = apply(&p, 1, 0, &matched, &of_provider, err, errsize);
+	if (enable)
+		loader_arm();
+	pthread_mutex_unlock(&usdt_lock);
 	if (n < 0)
 		return -1;
 	*count = n;
@@ -494,14 +607,20 @@ void vg__usdt_init(void)
 			memcpy(item, s, len);
 			item[len] = 0;
 			if (pattern_parse(item, &pats[n], err, sizeof err) == 0)
-				n++;
+				pats[n++].enable = 1;
 			else
 				vg__warn("VIGIL_USDT: %s", err);
 		}
 		s += len + (s[len] == ',');
 	}
 	size_t matched = 0, of_provider = 0;
-	long armed = n ? apply(pats, n, 1, &matched, &of_provider, err, sizeof err) : 0;
+	pthread_mutex_lock(&usdt_lock);
+	for (size_t i = 0; i < n; i++)
+		remember(&pats[i]);
+	long armed = n ? apply(pats, n, 0, &matched, &of_provider, err, sizeof err) : 0;
+	if (n)
+		loader_arm();
+	pthread_mutex_unlock(&usdt_lock);
 	if (armed < 0)
 		vg__warn("usdt: %s", err);
 	else if (of_provider && !matched) /* a typo in a probe name; other images say nothing */

@@ -11,7 +11,9 @@
 #include "common/sdt.h"
 #include "vigil/vigil.h"
 
-enum { VG_USDT_ALONE, VG_USDT_OPEN, VG_USDT_CLOSE };
+/* VG_USDT_LOADER: the loader's r_brk (_dl_debug_state), where dlopen says a library was
+ * mapped: not a probe; the handler returns from it and arms the new objects' sites. */
+enum { VG_USDT_ALONE, VG_USDT_OPEN, VG_USDT_CLOSE, VG_USDT_LOADER };
 
 #define VG_USDT_NOP 0x90
 #define VG_USDT_INT3 0xcc
@@ -37,6 +39,9 @@ struct vg_usdt_site *vg__usdt_find(uintptr_t addr);
 
 /* usdt.c: arms the sites VIGIL_USDT names (at start, recording). */
 void vg__usdt_init(void);
+/* The loader's r_brk was hit with the link maps consistent: arms the remembered
+ * patterns' sites in the objects not seen before (a dlopen). */
+void vg__usdt_loaded(void);
 /* `usdt enable|disable PROVIDER:GLOB` of the control channel: count = sites switched. */
 int vg__usdt_switch(int enable, const char *pattern, long *count, char *err, size_t errsize);
 

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +170,18 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 	struct vg_usdt_site *s = si && si->si_code == SI_KERNEL
 	                             ? vg__usdt_find((uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1)
 	                             : NULL;
-	if (!s) {
+	if (s && s->pair_role == VG_USDT_LOADER) {
+		/* the loader's empty r_brk function: return from it (pop rip), then, the link
+		 * maps being consistent, arm the sites of what was just mapped */
+		greg_t *g = uc->uc_mcontext.gregs;
+		g[REG_RIP] = *(greg_t *)g[REG_RSP];
+		g[REG_RSP] += 8;
+		if (_r_debug.r_state == RT_CONSISTENT && atomic_load(&s->armed) && !in_trap) {
+			in_trap = 1;
+			vg__usdt_loaded();
+			in_trap = 0;
+		}
+	} else if (!s) {
 		chain(sig, si, ctx);
 	} else if (!in_trap && atomic_load_explicit(&s->armed, memory_order_relaxed)) {
 		in_trap = 1;

@@ -13,6 +13,8 @@
             commits counted per session equal pgbench's transactions plus each session's start
   probes    vigil probes --pid PID enable/disable 'usdt:vt:*': events only inside the
             window; vigil check accepts the trace, babeltrace2 reads it
+  dlopen    a library with a probe loaded by dlopen through RUNPATH after start
+  linked    the subject linked with libvigil (what the sanitizer build checks)
 """
 import json
 import os
@@ -347,6 +349,32 @@ def check_postgres(tmp):
         pg.cleanup()
 
 
+def check_dlopen(tmp):
+    """A library loaded by dlopen after start, found through its caller's RUNPATH
+    ($ORIGIN/lib: vigil does not interpose dlopen, so glibc still resolves it from the
+    caller): its site is armed when the loader says it was mapped (r_brk), for a
+    pattern given at start and for one given at run time by vigil probes."""
+    os.makedirs(os.path.join(tmp, "lib"))
+    run(["gcc", "-O2", "-shared", "-fPIC", "-o", os.path.join(tmp, "lib", "libsdtlib.so"),
+         os.path.join(SRC, "tests", "usdt", "sdt_lib.c")])
+    exe = os.path.join(tmp, "sdt_dlopen")
+    run(["gcc", "-O2", "-o", exe, os.path.join(SRC, "tests", "usdt", "sdt_dlopen.c"),
+         "-Wl,-rpath,$ORIGIN/lib", "-Wl,--enable-new-dtags"])
+    trace = os.path.join(tmp, "t")
+    r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vl:*", "--", exe, str(N)])
+    assert r.stderr == "", r.stderr
+    want = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("vl.")]
+    want = [(w[0], [int(x) for x in w[1:]]) for w in want]
+    assert len(want) == N
+    assert [(n, v) for n, v, _ in events(trace, "vl.")] == want
+    run([VIGIL, "check", trace])
+    # a pattern that names nothing loaded: the program is unharmed (RUNPATH still works)
+    r = run([VIGIL, "record", "-q", "-o", os.path.join(tmp, "u"), "--usdt", "nothing:*", "--",
+             exe, str(N)])
+    assert len([ln for ln in r.stdout.splitlines() if ln.startswith("vl.")]) == N
+    print("dlopen: %d events from a library loaded through RUNPATH after start" % N)
+
+
 def check_linked(tmp):
     """The subject linked with libvigil (the sanitizer build's runtime), armed through
     VIGIL_USDT at start: the same values as through the preload."""
@@ -443,7 +471,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
     try:
         {"list": check_list, "record": check_record, "bad": check_bad,
-         "postgres": check_postgres, "linked": check_linked, "probes": check_probes}[what](tmp)
+         "postgres": check_postgres, "linked": check_linked, "probes": check_probes,
+         "dlopen": check_dlopen}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
         raise
