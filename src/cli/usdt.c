@@ -118,8 +118,12 @@ static int list_object(const char *path, const uint8_t *data, size_t size, struc
 		json_t *o = json_pack("{s:s,s:s,s:s}", "provider", p.provider, "name", p.name,
 		                      "args_spec", p.args);
 		hex(o, "pc", p.pc);
+		uint8_t op;
 		if (t->pid)
 			hex(o, "address", p.pc + t->bias);
+		/* a breakpoint where the note's nop should be: some tool has the site armed */
+		if (t->mem >= 0 && pread(t->mem, &op, 1, (off_t)(p.pc + t->bias)) == 1)
+			json_object_set_new(o, "armed", json_boolean(op == 0xcc));
 		if (p.semaphore) {
 			hex(o, "semaphore", p.semaphore);
 			uint16_t v;

@@ -155,7 +155,7 @@ def check_list(tmp):
         obj = [o for o in doc["objects"] if o["path"] == exes["gcc-O2"]][0]
         for pr in obj["probes"]:
             assert int(pr["address"], 16) == int(pr["pc"], 16) + int(obj["bias"], 16)
-            assert pr["semaphore_value"] == 0, pr  # no tool armed it
+            assert pr["semaphore_value"] == 0 and not pr["armed"], pr  # no tool armed it
     finally:
         p.kill()
         p.wait()
@@ -426,6 +426,13 @@ def check_probes(tmp):
         assert [o["sites"] for o in on] == [1, 1], on
         again = probes_switch(rec.pid, "enable", "usdt:vt:ints")
         assert again["sites"] == 0, again  # already armed
+        # vigil usdt list PID sees the breakpoints and the raised semaphores
+        kids = open("/proc/%d/task/%d/children" % (rec.pid, rec.pid)).read().split()
+        doc, _ = usdt_list(kids[0])
+        obj = [o for o in doc["objects"] if o["path"] == exe][0]
+        state = {p["name"]: (p["armed"], p["semaphore_value"]) for p in obj["probes"]}
+        assert state["ints"] == (True, 1) and state["sema"] == (True, 1) and \
+            state["regs"] == (False, 0), state
         n0 = len(lines)
         read_until(rec, lines, lambda ls: sum(1 for x in ls[n0:] if x.startswith("vt.sema")) >= 20,
                    "rounds with vt:sema armed")
