@@ -194,6 +194,16 @@ def probes(out):
                    "under 1 ns", diff < 1.0)]
 
 
+def usdt(out):
+    u = _load(out, "usdt.json")
+    peer = ("%.0f ns" % u["uprobe_hit_ns"]) if u["uprobe_hit_ns"] is not None else \
+        "n/a (%s)" % u["uprobe_note"]
+    return [Figure("usdt", "USDT site disarmed / the program alone (ns per loop)",
+                   "%.2f / %.2f" % (u["disarmed_ns"], u["plain_ns"]), "", None),
+            Figure("usdt", "USDT site armed (int3 path), cost per hit / kernel uprobe (perf)",
+                   "%.0f ns / %s" % (u["armed_hit_ns"], peer), "", None)]
+
+
 def collector(out):
     c, f = _load(out, "collector.json"), []
     for key, label in (("ingest", "C subjects"), ("ingest_records", "RECORDS subjects")):

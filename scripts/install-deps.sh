@@ -40,6 +40,9 @@ pkgs+=(libprotobuf-c-dev protobuf-c-compiler python3-prometheus-client)
 # perl (with perl-modules: JSON::PP, IO::Socket::IP): the generated Perl records and
 # writer (vigil gen --lang perl) are run with Debian's perl (tests/lang_writers, lang_xlang).
 pkgs+=(perl)
+# systemtap-sdt-dev (<sys/sdt.h>): tests/usdt builds a subject with SDT probes of every
+# operand form, which vigil usdt list and vigil record --usdt read (docs/usdt.md).
+pkgs+=(systemtap-sdt-dev)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()

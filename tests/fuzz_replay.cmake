@@ -12,7 +12,8 @@ set(FUZZ_REPLAY_TARGETS
     "model|tests/fuzz/model_fuzz.c|vigil_model|tests/fuzz/model_seeds"
     "frame|tests/collector/fuzz_frame.c|vigil_frame|tests/collector/frame_seeds"
     "vgd|tests/fuzz/fuzz_vgd.c|vigil_display|tests/display/bad,tests/display/good"
-    "netjson|tests/fuzz/fuzz_netjson.c|vigil_net|tests/fuzz/netjson_seeds")
+    "netjson|tests/fuzz/fuzz_netjson.c|vigil_net|tests/fuzz/netjson_seeds"
+    "sdt|tests/fuzz/fuzz_sdt.c|vigil_common|tests/fuzz/sdt_seeds")
 foreach(spec ${FUZZ_REPLAY_TARGETS})
   string(REPLACE "|" ";" spec "${spec}")
   list(GET spec 0 name)

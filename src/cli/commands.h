@@ -23,5 +23,6 @@ int vg_cmd_store(int argc, char **argv);
 int vg_cmd_ui(int argc, char **argv);
 int vg_cmd_display(int argc, char **argv);
 int vg_cmd_export(int argc, char **argv);
+int vg_cmd_usdt(int argc, char **argv);
 
 #endif

@@ -35,6 +35,7 @@ static const struct command commands[] = {
     {"ui", vg_cmd_ui, "a web page over a trace: timeline, TQuel workbench, JSON API"},
     {"display", vg_cmd_display, "check a .vgd display; draw its scene at an instant (SVG, JSON)"},
     {"export", vg_cmd_export, "write a trace for Perfetto UI or chrome://tracing"},
+    {"usdt", vg_cmd_usdt, "list the SDT probe sites (USDT) of a program, library or process"},
 };
 
 static void usage(FILE *f)

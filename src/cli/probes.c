@@ -46,6 +46,9 @@ static void usage(FILE *f)
 	    "VIGIL_SENSORS decided for the sensor; vigil watch's requests add on top.\n"
 	    "Later patterns win over earlier ones; giving a pattern again moves it last.\n"
 	    "list shows each sensor's probe state (optionally only those PATTERN names).\n"
+	    "usdt:PROVIDER:GLOB arms (enable) or disarms (disable) the SDT probe sites of\n"
+	    "the process's loaded objects whose probe matches, raising or lowering their\n"
+	    "semaphores; each probe records as the sensor PROVIDER.PROBE (docs/usdt.md).\n"
 	    "reset forgets the patterns and puts every sensor back as configured.\n\n"
 	    "options:\n"
 	    "  --pid PID              the process (up to 8 monitors may attach at once)\n"
@@ -62,6 +65,7 @@ static void usage(FILE *f)
 	    "  vigil probes --pid $! disable '%%\\.(Wait|Poll)$'\n"
 	    "  vigil probes --pid $! list --json | jq '.sensors[] | select(.on) | .name'\n"
 	    "  vigil probes --pid $! reset\n"
+	    "  vigil probes --pid $! enable 'usdt:postgresql:lock__*'   # SDT probe sites\n"
 	    "  vigil probes --collector 127.0.0.1:7878 enable 'mailbox.Send*'   # every subject\n");
 }
 
@@ -282,6 +286,29 @@ static int do_switch(struct link *l, int pid, int enable, const struct vg_probe_
 	return 0;
 }
 
+/* `usdt:PROVIDER:GLOB`: the process arms or disarms the matching probe sites of its
+ * loaded objects itself (docs/usdt.md); since_ns/at_ns bracket the switch. */
+static int do_usdt(struct link *l, int pid, int enable, const char *text, int json)
+{
+	char line[1100], ans[1100];
+	long sites = 0;
+	if (request(l, "ping", ans, sizeof ans) < 0)
+		return fail(l, pid);
+	uint64_t since = ok_now(ans, NULL);
+	snprintf(line, sizeof line, "usdt %s %s", enable ? "enable" : "disable", text);
+	if (request(l, line, ans, sizeof ans) < 0)
+		return fail(l, pid);
+	uint64_t at = ok_now(ans, &sites);
+	if (json)
+		printf("{\"pid\":%d,\"action\":\"%s\",\"usdt\":\"%s\",\"sites\":%ld,"
+		       "\"since_ns\":%" PRIu64 ",\"at_ns\":%" PRIu64 "}\n",
+		       pid, enable ? "enable" : "disable", text, sites, since, at);
+	else
+		printf("process %d: %ld probe sites matching '%s' %s\n", pid, sites, text,
+		       enable ? "armed" : "disarmed");
+	return 0;
+}
+
 static int do_list(struct link *l, int pid, const struct vg_probe_pattern *p, int json)
 {
 	struct table t = {0};
@@ -411,6 +438,15 @@ int vg_cmd_probes(int argc, char **argv)
 		fprintf(stderr, "vigil probes: %s\n", why);
 		return 2;
 	}
+	int usdt = text && !strncmp(text, "usdt:", 5) && strcmp(verb, "list");
+	if (usdt && (collector || strchr(text, '"') || strchr(text, '\\'))) {
+		fprintf(stderr, "vigil probes: %s: %s\n", text,
+		        collector ? "USDT sites are switched per process (--pid), not through "
+		                    "the collector yet"
+		                  : "quotes and backslashes cannot name a probe");
+		vg_probe_pattern_free(&pat);
+		return 2;
+	}
 	if (collector) { /* vigild evaluates the pattern against every subject's table */
 		int rc = probes_collector(collector, verb, text ? &pat : NULL, json);
 		if (text)
@@ -423,7 +459,8 @@ int vg_cmd_probes(int argc, char **argv)
 		fprintf(stderr, "vigil probes: %s\n", l.err);
 		return 1;
 	}
-	int rc = !strcmp(verb, "list")    ? do_list(&l, (int)pid, text ? &pat : NULL, json)
+	int rc = usdt                     ? do_usdt(&l, (int)pid, verb[0] == 'e', text + 5, json)
+	         : !strcmp(verb, "list")  ? do_list(&l, (int)pid, text ? &pat : NULL, json)
 	         : !strcmp(verb, "reset") ? do_reset(&l, (int)pid, json)
 	                                  : do_switch(&l, (int)pid, verb[0] == 'e', &pat, json);
 	vgc_subject_close(l.c);

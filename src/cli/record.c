@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: vigil record [-o DIR] [--sensors PATTERN]... [--max-size SIZE]\n"
 	    "                    [--packet-size SIZE] [--listen] [--to HOST:PORT|unix:PATH]\n"
-	    "                    [--quiet] -- COMMAND [ARGS]\n\n"
+	    "                    [--usdt PROVIDER:PROBE]... [--quiet] -- COMMAND [ARGS]\n\n"
 	    "Runs COMMAND with vigil's runtime preloaded and records its processes and\n"
 	    "threads (and the sensors of programs linked with libvigil) into a CTF trace\n"
 	    "directory that `vigil dump`, babeltrace2 and Trace Compass read.\n\n"
@@ -56,6 +56,11 @@ static void usage(FILE *f)
 	    "                       token, if any, comes from VIGIL_TO_TOKEN; TLS 1.3 when\n"
 	    "                       VIGIL_TO_CA names the collector's CA (client certificate:\n"
 	    "                       VIGIL_TO_CERT, VIGIL_TO_KEY; docs/security.md)\n"
+	    "  -u, --usdt P:GLOB    arm the SDT probe sites (USDT) of PROVIDER whose probe\n"
+	    "                       name matches GLOB ('postgresql:transaction__*'), in the\n"
+	    "                       program and its libraries: each probe is a sensor\n"
+	    "                       PROVIDER.PROBE with fields arg1.. (docs/usdt.md; vigil\n"
+	    "                       usdt list shows the probes); repeatable\n"
 	    "  -q, --quiet          no summary on stderr\n"
 	    "  -h, --help           this help\n\n"
 	    "Log messages (syslog, stderr through stdio, write(2) to fd 2) are counted into\n"
@@ -68,6 +73,7 @@ static void usage(FILE *f)
 	    "  vigil record -o run2 --sensors 'mailbox.*' --sensors '-mailbox.RunningOn.*' -- "
 	    "./app\n"
 	    "  vigil record --max-size 16M -- make -j2\n"
+	    "  vigil record --usdt 'postgresql:transaction__*' -o pg -- postgres -D data\n"
 	    "  vigil record --listen -o srv -- ./server &   then: vigil watch --pid PID ...\n"
 	    "  vigil record --to 127.0.0.1:7878 -- ./mailbox --seed 7   (vigild -o DIR runs)\n"
 	    "then: vigil dump run1, or babeltrace2 run1\n");
@@ -244,21 +250,18 @@ static void summarize(const char *dir, const char *sensors)
 
 int vg_cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-	                                     {"sensors", required_argument, 0, 's'},
-	                                     {"max-size", required_argument, 0, 'm'},
-	                                     {"packet-size", required_argument, 0, 'p'},
-	                                     {"listen", no_argument, 0, 'l'},
-	                                     {"quiet", no_argument, 0, 'q'},
-	                                     {"to", required_argument, 0, 't'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
+	static const struct option opts[] = {
+	    {"output", required_argument, 0, 'o'},   {"sensors", required_argument, 0, 's'},
+	    {"max-size", required_argument, 0, 'm'}, {"packet-size", required_argument, 0, 'p'},
+	    {"listen", no_argument, 0, 'l'},         {"quiet", no_argument, 0, 'q'},
+	    {"to", required_argument, 0, 't'},       {"usdt", required_argument, 0, 'u'},
+	    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	const char *out = NULL, *to = NULL;
-	char sensors[4096] = "";
+	char sensors[4096] = "", usdt[4096] = "";
 	int quiet = 0, listen = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:s:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:s:u:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -271,6 +274,24 @@ int vg_cmd_record(int argc, char **argv)
 			if (sensors[0])
 				strcat(sensors, ",");
 			strcat(sensors, optarg);
+			break;
+		case 'u':
+			if (!strchr(optarg, ':') || strchr(optarg, ',') || optarg[0] == ':' ||
+			    !strchr(optarg, ':')[1]) {
+				fprintf(
+				    stderr,
+				    "vigil record: --usdt %s: expected PROVIDER:PROBE (globs, no "
+				    "comma), e.g. 'postgresql:transaction__*'\n",
+				    optarg);
+				return 2;
+			}
+			if (strlen(usdt) + strlen(optarg) + 2 > sizeof usdt) {
+				fprintf(stderr, "vigil record: too many --usdt patterns\n");
+				return 2;
+			}
+			if (usdt[0])
+				strcat(usdt, ",");
+			strcat(usdt, optarg);
 			break;
 		case 'm':
 			if (!size_ok(optarg)) {
@@ -362,6 +383,8 @@ int vg_cmd_record(int argc, char **argv)
 	}
 	if (sensors[0])
 		setenv("VIGIL_SENSORS", sensors, 1);
+	if (usdt[0])
+		setenv("VIGIL_USDT", usdt, 1);
 	if (listen) { /* docs/control.md, "Attaching" */
 		setenv("VIGIL_CONTROL", "listen", 1);
 		if (!sensors[0])

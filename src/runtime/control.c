@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "usdt.h"
 
 #define MAX_LINE 1024 /* bytes of a line, without its newline */
 #define MAX_TOKENS 5
@@ -292,10 +293,17 @@ static void handle(int owner, char *line, size_t len, char *ans, size_t anssize,
 		else
 			vg__control_pattern(tok[1], n == 3 ? tok[2] : NULL, &count, err,
 			                    sizeof err);
+	} else if (!strcmp(cmd, "usdt")) { /* probe sites (usdt.c, docs/usdt.md) */
+		if (n != 3 || (strcmp(tok[1], "enable") && strcmp(tok[1], "disable")))
+			snprintf(err, sizeof err, "usage: usdt enable|disable <provider:glob>");
+		else if (!vg__rt.recording)
+			snprintf(err, sizeof err, "usdt: not recording");
+		else
+			vg__usdt_switch(tok[1][0] == 'e', tok[2], &count, err, sizeof err);
 	} else {
 		snprintf(err, sizeof err,
 		         "unknown command (expected sensor, entities, entity, trigger, sample, "
-		         "list, probe, pattern, report, reset, go or ping)");
+		         "list, probe, pattern, usdt, report, reset, go or ping)");
 	}
 done:
 	if (err[0])

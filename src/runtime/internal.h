@@ -87,6 +87,9 @@ int64_t vg__realtime_offset_ns(void);
 void vg__registry_init(void);
 void vg__registry_reset_after_fork(void);
 size_t vg__registry_count(void);
+/* vg_sensor_register for the runtime's own callers during init (usdt.c): no
+ * vg__ensure_init, which would wait for the init running it. */
+vg_sensor *vg__sensor_register_inited(const vg_type_desc *desc);
 const char *vg__registry_text(size_t *len);
 const vg_type_desc *vg__sensor_desc(const vg_sensor *s);
 vg_sensor *vg__builtin(int which);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "usdt.h"
 
 struct vg_runtime vg__rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -373,6 +374,7 @@ static void init(void)
 	vg__stream_thread_start();
 	vg__send_start();         /* VIGIL_TO */
 	vg__report_window_init(); /* VIGIL_REPORT_WINDOW: the windows' thread */
+	vg__usdt_init();          /* VIGIL_USDT: probe sites armed before main */
 	/* Last: the monitor's first requests are in place before main runs. */
 	vg__control_start();
 }

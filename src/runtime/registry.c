@@ -250,6 +250,11 @@ vg_sensor *vg_sensor_register(const vg_type_desc *desc)
 		return &dead_sensor;
 	}
 	vg__ensure_init();
+	return vg__sensor_register_inited(desc);
+}
+
+vg_sensor *vg__sensor_register_inited(const vg_type_desc *desc)
+{
 	pthread_mutex_lock(&vg__rt.lock);
 	vg_sensor *s = register_locked(desc, 0);
 	pthread_mutex_unlock(&vg__rt.lock);

@@ -140,3 +140,7 @@ if(VIGIL_DEP_PYTHON3)
 endif()
 vigil_test_dep(python3-prometheus-client "${VIGIL_DEP_PROMCLIENT}" python3-prometheus-client
                "export.metrics (vigild --metrics parsed by the Prometheus client's parser)")
+
+find_file(VIGIL_DEP_SDT_H sys/sdt.h PATHS /usr/include /usr/include/x86_64-linux-gnu)
+vigil_test_dep(systemtap-sdt-dev "${VIGIL_DEP_SDT_H}" systemtap-sdt-dev
+               "usdt.* (the SDT subject of tests/usdt)")

@@ -30,7 +30,7 @@ import tempfile
 BIN = os.path.abspath(os.environ.get("VIGIL_BIN", "build/bin"))
 SRC = os.path.abspath(os.environ.get("VIGIL_SRC", "."))
 COMMANDS = ["record", "dump", "recover", "gen", "relations", "query", "explain", "watch",
-            "model", "diff", "cdf", "check", "net", "clock", "probes", "report", "send", "store", "export"]
+            "model", "diff", "cdf", "check", "net", "clock", "probes", "report", "send", "store", "export", "usdt"]
 # What only the reader has, and why the example cannot run here.
 PLACEHOLDERS = {
     "./server": "the reader's own server", "./app": "the reader's own program",

@@ -85,16 +85,16 @@ class PgServer:
                                       os.path.join(self.data, "postgresql.conf")],
                        input=text, text=True, check=True)
 
-    def start(self, record=None, env=None, out="server.out"):
-        """Starts the server (under `vigil record -o RECORD` when given); its stdout and
-        stderr go to DIR/OUT. Returns when it accepts connections."""
+    def start(self, record=None, env=None, out="server.out", record_args=()):
+        """Starts the server (under `vigil record -o RECORD [RECORD_ARGS]` when given); its
+        stdout and stderr go to DIR/OUT. Returns when it accepts connections."""
         env_args = ["%s=%s" % kv for kv in (env or {}).items()]
         if self.syslog_sink:
             env_args += ["LD_PRELOAD=" + self.syslog_sink,
                          "LOGMODEL_SYSLOG_FILE=" + self.path("syslog.txt")]
         cmd = [self.bin("postgres"), "-D", self.data]
         if record:
-            cmd = [self.vigil, "record", "-q", "-o", record, "--"] + cmd
+            cmd = [self.vigil, "record", "-q", "-o", record] + list(record_args) + ["--"] + cmd
         self.out = self.path(out)
         f = open(self.out, "ab")
         self.proc = subprocess.Popen(self.prefix + ["env"] + env_args + cmd, stdout=f,

@@ -1,0 +1,29 @@
+# USDT probe sites as sensors (docs/usdt.md; tests/usdt/usdt_test.py): vigil usdt list on
+# our SDT subject (built by the test with gcc and clang, -O0 and -O2), Debian's PostgreSQL
+# and libc; vigil record --usdt checked value by value; stripped and already patched
+# sites; PostgreSQL under pgbench; run-time switching through vigil probes. Through the
+# preload, a test cannot run under the sanitizers (the subject is not built with them):
+# `linked` arms the same subject linked with libvigil, which the sanitizer build checks.
+if(VIGIL_DEP_SDT_H)
+  add_executable(usdt_subject_linked ${CMAKE_SOURCE_DIR}/tests/usdt/sdt_subject.c)
+  target_compile_options(usdt_subject_linked PRIVATE -O2 -g)
+  target_link_libraries(usdt_subject_linked PRIVATE vigil_runtime)
+  find_program(USDT_PYTHON3 python3 HINTS /usr/bin)
+  set(usdt_env "${VIGIL_TEST_ENV};USDT_LINKED=$<TARGET_FILE:usdt_subject_linked>")
+  foreach(t list record bad linked probes dlopen)
+    add_test(NAME usdt.${t}
+             COMMAND ${USDT_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/usdt/usdt_test.py ${t})
+    set(labels usdt)
+    if(t STREQUAL "list" OR t STREQUAL "linked")
+      set(labels "usdt;sanitize")
+    endif()
+    set_tests_properties(usdt.${t} PROPERTIES ENVIRONMENT "${usdt_env}" TIMEOUT 300
+                         LABELS "${labels}")
+  endforeach()
+  if(VIGIL_DEP_PG AND NOT VIGIL_SANITIZE)
+    add_test(NAME usdt.postgres
+             COMMAND ${USDT_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/usdt/usdt_test.py postgres)
+    set_tests_properties(usdt.postgres PROPERTIES ENVIRONMENT "${usdt_env}" TIMEOUT 300
+                         LABELS usdt RUN_SERIAL TRUE)
+  endif()
+endif()

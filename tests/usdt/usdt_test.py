@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""USDT probe sites as sensors (docs/usdt.md), end to end.
+
+  list      vigil usdt list on our subject (every operand form, compiled five ways), on its
+            stripped copy, on Debian's PostgreSQL (its count against readelf -n), on libc
+            (the path ldd gives), on a process (/proc/PID/maps) and on bad files
+  record    vigil record --usdt on each build of the subject: every event's values equal the
+            line the program printed for that probe hit; semaphores gate vt:sema
+  bad       a stripped build (symbol operands not understood) and a site already patched
+            by another tool (an int3 over the nop): those sites untouched with one line
+            each, the others recorded, the program's own SIGTRAP handler still called
+  postgres  stock PostgreSQL under pgbench with --usdt 'postgresql:transaction__*': the
+            commits counted per session equal pgbench's transactions plus each session's start
+  probes    vigil probes --pid PID enable/disable 'usdt:vt:*': events only inside the
+            window; vigil check accepts the trace, babeltrace2 reads it
+  dlopen    a library with a probe loaded by dlopen through RUNPATH after start
+  linked    the subject linked with libvigil (what the sanitizer build checks)
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.path.abspath(os.environ.get("VIGIL_BIN", "build/bin"))
+SRC = os.path.abspath(os.environ.get("VIGIL_SRC", "."))
+VIGIL = os.path.join(BIN, "vigil")
+SUBJECT = os.path.join(SRC, "tests", "usdt", "sdt_subject.c")
+N = 5
+
+
+def run(cmd, check=True, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
+    if check and r.returncode:
+        raise AssertionError("%s exited %d:\n%s%s" % (" ".join(cmd), r.returncode, r.stdout[-3000:],
+                                                      r.stderr[-3000:]))
+    return r
+
+
+def builds(tmp):
+    """The subject compiled the ways compilers place probe operands differently."""
+    out = {}
+    variants = [("gcc-O0", "gcc", ["-O0"]), ("gcc-O2", "gcc", ["-O2"]),
+                ("gcc-O2-nopie", "gcc", ["-O2", "-no-pie", "-fno-pic"])]
+    if shutil.which("clang"):
+        variants += [("clang-O0", "clang", ["-O0"]), ("clang-O2", "clang", ["-O2"])]
+    else:
+        print("note: clang is not installed (tests/deps: deps.clang); gcc builds only")
+    for name, cc, flags in variants:
+        exe = os.path.join(tmp, "sdt_" + name)
+        run([cc] + flags + ["-g", "-o", exe, SUBJECT])
+        out[name] = exe
+    return out
+
+
+def usdt_list(target, check=True):
+    r = run([VIGIL, "usdt", "list", "--format", "json", target], check=check)
+    return json.loads(r.stdout) if r.stdout.strip() else None, r
+
+
+def readelf_count(path):
+    r = run(["readelf", "-n", path])
+    return len(re.findall(r"^\s+Provider:", r.stdout, re.M))
+
+
+def postgres_bin():
+    """Debian's newest PostgreSQL server binary, found as tests/logmodel.cmake does."""
+    root = "/usr/lib/postgresql"
+    best = None
+    if os.path.isdir(root):
+        for v in sorted(os.listdir(root), key=lambda s: int(s) if s.isdigit() else 0):
+            p = os.path.join(root, v, "bin", "postgres")
+            if os.path.exists(p):
+                best = p
+    return best
+
+
+def libc_path():
+    r = run(["ldd", "/bin/true"])
+    m = re.search(r"libc\.so\.6 => (\S+)", r.stdout)
+    assert m, r.stdout
+    return m.group(1)
+
+
+def check_list(tmp):
+    exes = builds(tmp)
+    kinds_seen = set()
+    for name, exe in exes.items():
+        doc, _ = usdt_list(exe)
+        probes = {p["name"]: p for p in doc["objects"][0]["probes"]}
+        assert set(probes) == {"ints", "consts", "globals", "fields", "statics", "regs", "sema",
+                               "work__start", "work__done"}, (name, sorted(probes))
+        assert doc["count"] == readelf_count(exe) == 9, (name, doc["count"])
+        for p in probes.values():
+            assert p["provider"] == "vt" and p["semaphore"].startswith("0x"), p
+            assert "error" not in p, (name, p)
+            for a in p["args"]:
+                kinds_seen.add((a["kind"], "index" in a, "address" in a))
+        sizes = [(a["size"], a["signed"]) for a in probes["ints"]["args"]]
+        assert sizes == [(1, True), (1, False), (2, True), (2, False), (4, True), (4, False),
+                         (8, True), (8, False)], (name, sizes)
+        assert [a["value"] for a in probes["consts"]["args"]] == [42, -42, -1], name
+        regs = probes["regs"]["args"]
+        assert [(a.get("register"), a.get("register_bytes"), a.get("register_shift", 0))
+                for a in regs[:8]] == [("rax", 8, 0), ("rax", 4, 0), ("rax", 2, 0), ("rax", 1, 8),
+                                       ("rax", 1, 0), ("r9", 4, 0), ("r10", 2, 0), ("r11", 1, 0)]
+        assert (regs[8]["base"], regs[8]["index"], regs[8]["scale"]) == ("rdx", "rcx", 8), regs[8]
+        assert (regs[9]["base"], regs[9]["offset"]) == ("rsi", -16), regs[9]
+    # every operand kind the compilers emitted: registers, memory from a base register,
+    # memory with an index, symbols (rip-relative at -O2), constants
+    for k in [("register", False, False), ("memory", False, False), ("memory", True, False),
+              ("memory", False, True), ("constant", False, False)]:
+        assert k in kinds_seen, (k, kinds_seen)
+    # a stripped copy keeps its notes; the static variable's operand is no longer resolved
+    stripped = os.path.join(tmp, "sdt_stripped")
+    shutil.copy(exes["gcc-O2"], stripped)
+    run(["strip", "-s", stripped])
+    doc, _ = usdt_list(stripped)
+    probes = {p["name"]: p for p in doc["objects"][0]["probes"]}
+    assert len(probes) == 9, probes
+    assert "symbol not in the file's symbol tables" in probes["statics"]["error"], probes["statics"]
+    text = run([VIGIL, "usdt", "list", stripped])
+    assert "! argument 1 (-4@g_i32(%rip))" in text.stdout, text.stdout
+    # Debian's PostgreSQL: every site readelf sees, each argument understood
+    pg = postgres_bin()
+    assert pg, "Debian's PostgreSQL server is not installed (tests/deps: deps.postgresql)"
+    doc, _ = usdt_list(pg)
+    assert doc["count"] == readelf_count(pg) and doc["count"] >= 70, doc["count"]
+    names = {p["name"] for p in doc["objects"][0]["probes"]}
+    assert {"transaction__commit", "lock__wait__start", "buffer__read__done"} <= names
+    assert not [p for p in doc["objects"][0]["probes"] if "error" in p]
+    print("postgres: %d sites, every argument understood" % doc["count"])
+    # libc, where ldd finds it: as many sites as readelf -n shows (Debian's has none)
+    libc = libc_path()
+    doc, r = usdt_list(libc)
+    assert doc["count"] == readelf_count(libc), (doc["count"], readelf_count(libc))
+    if doc["count"] == 0:
+        assert "no SDT probes (no .note.stapsdt section)" in r.stderr, r.stderr
+    print("libc %s: %d sites" % (libc, doc["count"]))
+    # a process: its executable's probes at their run-time addresses
+    p = subprocess.Popen([exes["gcc-O2"], "1000000"], stdout=subprocess.DEVNULL,
+                         env=dict(os.environ, SDT_PACE_US="1000"))  # runs until killed
+    try:
+        doc = None
+        deadline = time.time() + 60
+        while time.time() < deadline:  # until the loader has mapped it
+            doc, _ = usdt_list(str(p.pid))
+            if doc and any(o["path"] == exes["gcc-O2"] for o in doc["objects"]):
+                break
+            time.sleep(0.05)
+        obj = [o for o in doc["objects"] if o["path"] == exes["gcc-O2"]][0]
+        for pr in obj["probes"]:
+            assert int(pr["address"], 16) == int(pr["pc"], 16) + int(obj["bias"], 16)
+            assert pr["semaphore_value"] == 0 and not pr["armed"], pr  # no tool armed it
+    finally:
+        p.kill()
+        p.wait()
+    # bad input: one line, exit 1; no notes: said, exit 0
+    junk = os.path.join(tmp, "junk")
+    with open(junk, "w") as f:
+        f.write("not an ELF file\n")
+    _, r = usdt_list(junk, check=False)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "not an ELF file" in r.stderr, r
+    cut = os.path.join(tmp, "cut")
+    with open(exes["gcc-O2"], "rb") as f, open(cut, "wb") as g:
+        g.write(f.read()[:3000])
+    _, r = usdt_list(cut, check=False)
+    assert r.returncode == 1 and "truncated" in r.stderr, r.stderr
+    _, r = usdt_list("/bin/true")
+    assert "no SDT probes" in r.stderr, r.stderr
+    _, r = usdt_list(tmp, check=False)
+    assert r.returncode == 1 and "not a regular file" in r.stderr, r.stderr
+
+
+def events(trace, prefix="vt."):
+    r = run([VIGIL, "dump", "--json", trace])
+    out = []
+    for line in r.stdout.splitlines():
+        e = json.loads(line)
+        if e["name"].startswith(prefix):
+            f = e["fields"]
+            args = sorted((int(k[3:]), int(v)) for k, v in f.items() if k.startswith("arg"))
+            out.append((e["name"], [v for _, v in args], e["pid"]))
+    return out
+
+
+def printed(stdout):
+    out = []
+    for line in stdout.splitlines():
+        if line.startswith("vt."):
+            w = line.split()
+            out.append((w[0], [int(x) for x in w[1:]]))
+    return out
+
+
+def check_record(tmp):
+    for name, exe in builds(tmp).items():
+        trace = os.path.join(tmp, "t-" + name)
+        r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:*", "--", exe, str(N)])
+        assert r.stderr == "", r.stderr
+        want = printed(r.stdout)
+        got = [(n, v) for n, v, _ in events(trace)]
+        assert len(want) == 13 * N and "vt.sema" in {n for n, _ in want}, want
+        assert got == want, "%s:\n got %s\nwant %s" % (name, got[:8], want[:8])
+        check_intervals(trace, 3 * N)
+        # only ints armed: vt:sema's semaphore stays 0, so its guarded site never runs
+        trace = os.path.join(tmp, "u-" + name)
+        r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:ints", "--", exe, str(N)])
+        assert "vt.sema" not in r.stdout, r.stdout
+        assert [n for n, _, _ in events(trace)] == ["vt.ints"] * N
+        print("%s: %d events, every value as printed" % (name, len(got)))
+    # the relations are in the metadata: vigil relations and babeltrace2 see them
+    r = run([VIGIL, "relations", trace])
+    assert "vt.ints" in r.stdout, r.stdout
+    if shutil.which("babeltrace2"):
+        r = run(["babeltrace2", trace])
+        assert r.stdout.count("vt.ints") == N, r.stdout[-2000:]
+    r = run([VIGIL, "check", trace])
+
+
+def check_intervals(trace, n):
+    """vt.work__start/vt.work__done: each done's vg_since is the time of the same thread's
+    innermost open start, and vt.work is an interval relation of n closed tuples."""
+    stacks = {}
+    closed = 0
+    for line in run([VIGIL, "dump", "--json", trace]).stdout.splitlines():
+        e = json.loads(line)
+        if e["name"] == "vt.work__start":
+            stacks.setdefault(e["tid"], []).append(e["clock"])
+        elif e["name"] == "vt.work__done":
+            assert int(e["fields"]["vg_since"]) == stacks[e["tid"]].pop(), e
+            closed += 1
+    assert closed == n and not any(stacks.values()), (closed, stacks)
+    r = run([VIGIL, "relations", trace])
+    m = re.search(r"^vt\.work\s+interval\s+(\d+) tuples, 0 open", r.stdout, re.M)
+    assert m and int(m.group(1)) == n, r.stdout
+
+
+def site_offset(exe, probe):
+    """File offset of a probe's site in exe (its PT_LOAD's offset + pc - vaddr)."""
+    doc, _ = usdt_list(exe)
+    pc = int([p for p in doc["objects"][0]["probes"] if p["name"] == probe][0]["pc"], 16)
+    r = run(["readelf", "-lW", exe])
+    for line in r.stdout.splitlines():
+        w = line.split()
+        if w and w[0] == "LOAD":
+            off, vaddr, memsz = int(w[1], 16), int(w[2], 16), int(w[5], 16)
+            if vaddr <= pc < vaddr + memsz:
+                return off + pc - vaddr
+    raise AssertionError("no segment holds %x" % pc)
+
+
+def check_bad(tmp):
+    exe = builds(tmp)["gcc-O2"]
+    # stripped: vt:statics' operands name symbols that are gone
+    stripped = os.path.join(tmp, "stripped")
+    shutil.copy(exe, stripped)
+    run(["strip", "-s", stripped])
+    trace = os.path.join(tmp, "t-stripped")
+    r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:*", "--", stripped, str(N)])
+    lines = [ln for ln in r.stderr.splitlines() if "usdt:" in ln]
+    assert len(lines) == 1 and "vt:statics" in lines[0] and "left untouched" in lines[0] and \
+        "symbol not in the file's symbol tables" in lines[0], r.stderr
+    want = [w for w in printed(r.stdout) if w[0] != "vt.statics"]
+    assert [(n, v) for n, v, _ in events(trace)] == want
+    # already patched by another tool: an int3 over vt:consts' nop. The program handles
+    # SIGTRAP itself (--trap): the foreign int3 and its own raise() reach its handler.
+    patched = os.path.join(tmp, "patched")
+    shutil.copy(exe, patched)
+    off = site_offset(patched, "consts")
+    with open(patched, "r+b") as f:
+        f.seek(off)
+        assert f.read(1) == b"\x90"
+        f.seek(off)
+        f.write(b"\xcc")
+    trace = os.path.join(tmp, "t-patched")
+    r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:*", "--", patched, str(N),
+             "--trap"])
+    lines = [ln for ln in r.stderr.splitlines() if "usdt:" in ln]
+    assert len(lines) == 1 and "vt:consts" in lines[0] and "byte 0xcc" in lines[0] and \
+        "left untouched" in lines[0], r.stderr
+    assert "traps %d" % (2 * N) in r.stdout, r.stdout  # N raise() + N foreign int3
+    want = [w for w in printed(r.stdout) if w[0] != "vt.consts"]
+    assert [(n, v) for n, v, _ in events(trace)] == want
+    # a bad pattern: one line, exit 2
+    r = run([VIGIL, "record", "-q", "-o", os.path.join(tmp, "x"), "--usdt", "nocolon", "--",
+             "/bin/true"], check=False)
+    assert r.returncode == 2 and "expected PROVIDER:PROBE" in r.stderr, r.stderr
+    print("stripped and patched sites left untouched, one line each; SIGTRAP chained")
+
+
+def check_postgres(tmp):
+    """Stock PostgreSQL under pgbench, --usdt 'postgresql:transaction__*'. Every client
+    session (a backend named 'postgres: USER DB [local] ...') commits one transaction at
+    its start (InitPostgres reads the catalogs to authenticate and open the database),
+    then one per transaction its client runs: the pgbench backends' commits are pgbench's
+    transactions plus one each, the psql backend's its one statement plus one. Other
+    processes (postmaster, logical replication launcher) commit their own, counted apart."""
+    sys.path.insert(0, os.path.join(SRC, "tests", "logmodel"))
+    import pgharness
+    pg_bin = os.path.dirname(postgres_bin() or "/nonexistent/postgres")
+    if not os.path.exists(os.path.join(pg_bin, "pgbench")):
+        raise AssertionError("Debian's PostgreSQL is not installed (tests/deps: deps.postgresql)")
+    pg = pgharness.PgServer(pg_bin, BIN)
+    clients, per_client = 2, 40
+    try:
+        pg.initdb({"fsync": "off", "autovacuum": "off"})
+        trace = pg.path("trace")
+        pg.start(record=trace, record_args=["--usdt", "postgresql:transaction__*"])
+        psql_pid = int(pg.psql("select pg_backend_pid()").stdout.strip())
+        script = pg.path("one.sql")
+        with open(script, "w") as f:
+            f.write("select 1;\n")
+        os.chmod(script, 0o644)
+        out = pg.pgbench(["-n", "-c", str(clients), "-t", str(per_client), "-f", script])
+        m = re.search(r"number of transactions actually processed: (\d+)/", out)
+        assert m, out
+        done = int(m.group(1))
+        assert done == clients * per_client, out
+        pg.stop()
+        names, commits, starts = {}, {}, {}
+        for line in run([VIGIL, "dump", "--json", trace]).stdout.splitlines():
+            e = json.loads(line)
+            if e["name"] == "vg.process.name":
+                names[e["pid"]] = e["fields"]["name"]
+            elif e["name"] == "postgresql.transaction__commit":
+                commits[e["pid"]] = commits.get(e["pid"], 0) + 1
+            elif e["name"] == "postgresql.transaction__start":
+                starts[e["pid"]] = starts.get(e["pid"], 0) + 1
+        assert commits == starts, (commits, starts)  # nothing aborted
+        client = {p for p in commits if re.match(r"postgres: \S+ \S+ \[local\]", names.get(p, ""))}
+        assert psql_pid in client and commits[psql_pid] == 1 + 1, (psql_pid, commits, names)
+        bench = [p for p in client if commits[p] > 2]
+        assert len(bench) == clients and all(commits[p] == per_client + 1 for p in bench), \
+            {p: (commits[p], names.get(p)) for p in commits}
+        in_clients = sum(commits[p] for p in client)
+        # every session's start, pgbench's transactions, psql's statement
+        assert in_clients == len(client) + done + 1, (in_clients, len(client), done)
+        others = {names.get(p, "postmaster"): commits[p] for p in commits if p not in client}
+        print("pgbench: %d transactions; transaction__commit: %d in %d client sessions "
+              "(%d + one at each session's start + psql's 1), %d in other processes %s" %
+              (done, in_clients, len(client), done, sum(others.values()), others))
+        r = run([VIGIL, "check", trace])
+    finally:
+        pg.cleanup()
+
+
+def check_dlopen(tmp):
+    """A library loaded by dlopen after start, found through its caller's RUNPATH
+    ($ORIGIN/lib: vigil does not interpose dlopen, so glibc still resolves it from the
+    caller): its site is armed when the loader says it was mapped (r_brk), for a
+    pattern given at start and for one given at run time by vigil probes."""
+    os.makedirs(os.path.join(tmp, "lib"))
+    run(["gcc", "-O2", "-shared", "-fPIC", "-o", os.path.join(tmp, "lib", "libsdtlib.so"),
+         os.path.join(SRC, "tests", "usdt", "sdt_lib.c")])
+    exe = os.path.join(tmp, "sdt_dlopen")
+    run(["gcc", "-O2", "-o", exe, os.path.join(SRC, "tests", "usdt", "sdt_dlopen.c"),
+         "-Wl,-rpath,$ORIGIN/lib", "-Wl,--enable-new-dtags"])
+    trace = os.path.join(tmp, "t")
+    r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vl:*", "--", exe, str(N)])
+    assert r.stderr == "", r.stderr
+    want = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("vl.")]
+    want = [(w[0], [int(x) for x in w[1:]]) for w in want]
+    assert len(want) == N
+    assert [(n, v) for n, v, _ in events(trace, "vl.")] == want
+    run([VIGIL, "check", trace])
+    # a pattern that names nothing loaded: the program is unharmed (RUNPATH still works)
+    r = run([VIGIL, "record", "-q", "-o", os.path.join(tmp, "u"), "--usdt", "nothing:*", "--",
+             exe, str(N)])
+    assert len([ln for ln in r.stdout.splitlines() if ln.startswith("vl.")]) == N
+    print("dlopen: %d events from a library loaded through RUNPATH after start" % N)
+
+
+def check_linked(tmp):
+    """The subject linked with libvigil (the sanitizer build's runtime), armed through
+    VIGIL_USDT at start: the same values as through the preload."""
+    exe = os.environ["USDT_LINKED"]
+    trace = os.path.join(tmp, "t")
+    env = dict(os.environ, VIGIL_OUT=trace, VIGIL_USDT="vt:*")
+    r = run([exe, str(N), "--trap"], env=env)
+    assert "usdt" not in r.stderr, r.stderr
+    assert "traps %d" % N in r.stdout, r.stdout
+    want = printed(r.stdout)
+    assert len(want) == 13 * N
+    assert [(n, v) for n, v, _ in events(trace)] == want
+    check_intervals(trace, 3 * N)
+    run([VIGIL, "check", trace])
+    print("linked: %d events, every value as printed" % len(want))
+
+
+def read_until(proc, lines, pred, what):
+    """Reads proc's stdout lines into `lines` until pred(lines) (60 s at most)."""
+    deadline = time.time() + 60
+    while not pred(lines):
+        if time.time() > deadline or proc.poll() is not None:
+            raise AssertionError("waiting for %s: %d lines read, exit %s" %
+                                 (what, len(lines), proc.poll()))
+        line = proc.stdout.readline()
+        if line:
+            lines.append(line)
+
+
+def probes_switch(pid, verb, pattern):
+    r = run([VIGIL, "probes", "--pid", str(pid), "--json", verb, pattern])
+    return json.loads(r.stdout)
+
+
+def check_probes(tmp):
+    """A probe window: vt:ints and vt:sema armed at run time by vigil probes, disarmed
+    later; their events fall inside the window, the semaphore of vt:sema gates the
+    program's own guarded code only while armed."""
+    exe = builds(tmp)["gcc-O2"]
+    trace = os.path.join(tmp, "t")
+    env = dict(os.environ, SDT_PACE_US="2000")
+    rec = subprocess.Popen([VIGIL, "record", "-q", "--listen", "-o", trace, "--", exe,
+                            "100000000"], stdout=subprocess.PIPE, text=True, env=env)
+    lines = []
+    try:
+        read_until(rec, lines, lambda ls: len(ls) >= 30, "the first rounds")
+        on = [probes_switch(rec.pid, "enable", "usdt:vt:ints"),
+              probes_switch(rec.pid, "enable", "usdt:vt:sema")]
+        assert [o["sites"] for o in on] == [1, 1], on
+        again = probes_switch(rec.pid, "enable", "usdt:vt:ints")
+        assert again["sites"] == 0, again  # already armed
+        # vigil usdt list PID sees the breakpoints and the raised semaphores
+        kids = open("/proc/%d/task/%d/children" % (rec.pid, rec.pid)).read().split()
+        doc, _ = usdt_list(kids[0])
+        obj = [o for o in doc["objects"] if o["path"] == exe][0]
+        state = {p["name"]: (p["armed"], p["semaphore_value"]) for p in obj["probes"]}
+        assert state["ints"] == (True, 1) and state["sema"] == (True, 1) and \
+            state["regs"] == (False, 0), state
+        n0 = len(lines)
+        read_until(rec, lines, lambda ls: sum(1 for x in ls[n0:] if x.startswith("vt.sema")) >= 20,
+                   "rounds with vt:sema armed")
+        off = [probes_switch(rec.pid, "disable", "usdt:vt:*")]
+        assert off[0]["sites"] == 2, off
+        n1 = len(lines)
+        read_until(rec, lines, lambda ls: len(ls) >= n1 + 60, "rounds after the window")
+        # the subject's pid: vigil record's only child
+        kids = open("/proc/%d/task/%d/children" % (rec.pid, rec.pid)).read().split()
+        os.kill(int(kids[0]), signal.SIGUSR1)
+        # read() through the same buffered reader (communicate with a timeout reads the
+        # descriptor directly and would skip what readline() buffered); EOF comes at exit
+        lines += rec.stdout.read().splitlines(True)
+        rec.wait(timeout=120)
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    assert rec.returncode == 0, rec.returncode
+    start, end = on[0]["since_ns"], off[0]["at_ns"]
+    r = run([VIGIL, "dump", "--json", trace])
+    evs = [json.loads(x) for x in r.stdout.splitlines()]
+    ints = [e for e in evs if e["name"] == "vt.ints"]
+    sema = [e for e in evs if e["name"] == "vt.sema"]
+    assert len(ints) >= 20 and len(sema) >= 20, (len(ints), len(sema))
+    assert all(start <= e["clock"] <= end for e in ints + sema), (start, end)
+    assert not [e for e in evs if e["name"].startswith("vt.") and e["name"] not in
+                ("vt.ints", "vt.sema")]
+    printed_sema = sum(1 for x in lines if x.startswith("vt.sema"))
+    # the guarded code ran only while the semaphore was raised: each such round hit the
+    # armed site, except one that may have passed the check just before the disarm
+    assert len(sema) <= printed_sema <= len(sema) + 1, (len(sema), printed_sema)
+    run([VIGIL, "check", trace])
+    if shutil.which("babeltrace2"):
+        r = run(["babeltrace2", trace])
+        assert r.stdout.count("vt.ints") == len(ints), r.stdout[-1000:]
+    print("probe window: %d vt.ints, %d vt.sema events, all inside it; %d rounds in all" %
+          (len(ints), len(sema), sum(1 for x in lines if x.startswith("vt.ints"))))
+
+
+def main():
+    what = sys.argv[1]
+    tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
+    try:
+        {"list": check_list, "record": check_record, "bad": check_bad,
+         "postgres": check_postgres, "linked": check_linked, "probes": check_probes,
+         "dlopen": check_dlopen}[what](tmp)
+    except BaseException:
+        print("kept for inspection: " + tmp)
+        raise
+    shutil.rmtree(tmp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
