@@ -58,8 +58,12 @@ struct vgc_lock_event {
 	uint32_t thread_scope;       /* its process image */
 	uint64_t lock, lock_gen;     /* the lock entity's id and generation */
 	uint32_t lock_scope, lock_kind;
+	uint32_t image;                      /* the image (vgt_image_at index) of the event */
+	int64_t ts;                          /* its valid time (absolute ns) */
 	double t;                            /* seconds since the first event of the trace */
 	const char *thread_text, *lock_text; /* "thread 42 gen 7", "Lock 0x55.. 'm1' gen 0" */
+	const char *lock_kind_text;          /* "Lock", as the trace first spelled it */
+	const char *thread_name, *lock_name; /* from the naming events, or NULL */
 };
 
 struct vgc_sink {
@@ -77,5 +81,15 @@ struct vgc_sink {
  * `err` if memory ran out. */
 int vgc_check(struct vgt_trace *t, const struct vgc_sink *sink, struct vgc_summary *sum, char *err,
               size_t errsize);
+
+/* The same walk, fed one event at a time (in merged order) by a caller that already reads
+ * the trace. first_ts: the time `t` counts from (INT64_MIN: the first event fed). NULL
+ * with one line in err if memory ran out. vgc_walk_event returns false once memory ran
+ * out (the walk is then useless); vgc_walk_end frees the walker and returns as vgc_check. */
+struct vgc_walk;
+struct vgc_walk *vgc_walk_new(struct vgt_trace *t, const struct vgc_sink *sink,
+                              struct vgc_summary *sum, int64_t first_ts, char *err, size_t errsize);
+bool vgc_walk_event(struct vgc_walk *w, const struct vgt_event *ev);
+int vgc_walk_end(struct vgc_walk *w, char *err, size_t errsize);
 
 #endif

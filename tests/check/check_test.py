@@ -11,6 +11,10 @@
           deadlock on two mutexes (killed once both wait) give one standing cycle naming
           both threads, both locks and their wait times; the same threads taking the
           mutexes in one order give none
+  waitfor the WaitFor relation (docs/query.md) of recordings of the same subject, through
+          TQuel queries, equals the wait-for edges computed here from the trace's own
+          lock events (vigil dump --json): contention without a cycle, the deadlock
+          (two edges still open at the end), and a query filtering on a lock and thread
   random  a random consistent workload of a million events with injected violations
           (fixed seeds and one fresh seed, printed; VIGIL_SEED=N reruns it), every kind
           of violation of every rule injected several times
@@ -256,6 +260,119 @@ class Test:
             self.expect(r.returncode == 0 and not r.stdout and "0 wait-for cycles" in r.stderr,
                         "ordered: exit %d %r %s" % (r.returncode, r.stdout, r.stderr))
 
+    def record_deadlock(self, out):
+        """Runs the deadlocking subject into `out`, kills it once both waits are reported;
+        returns the two thread ids, or None."""
+        ready = out + ".ready"
+        p = subprocess.Popen([self.subject, "deadlock", ready], env=dict(os.environ, VIGIL_OUT=out),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)  # it never ends by itself
+        so, se = p.communicate()
+        if not self.expect(os.path.exists(ready), "the subject never reported both waits "
+                           "(exit %s): %s %s" % (p.returncode, so, se)):
+            return None
+        return open(ready).read().split()
+
+    @staticmethod
+    def expected_edges(events):
+        """The wait-for edges of a trace's lock events (op from the sensor names of
+        tests/check/deadlock_subject.c), as (from, to, waiter, holder, lock) with thread
+        names; edges still open end at the last event. Edges of no duration are none."""
+        op = {"lock.wait": "wait", "lock.got": "got", "lock.acquire": "acq",
+              "lock.release": "rel"}
+        names, holds, waits, open_, done = {}, {}, {}, {}, []
+        last = max(e["ts"] for e in events)
+
+        def close(key, ts):
+            start = open_.pop(key)
+            if ts > start:
+                done.append((start, ts) + key)
+
+        for e in events:
+            if e["name"] in ("vg.thread.begin", "vg.thread.name"):
+                names[e["fields"]["tid"]] = e["fields"]["name"]
+            if e["name"] not in op:
+                continue
+            t, lock, ts = e["tid"], e["fields"]["l"]["name"], e["ts"]
+            k = op[e["name"]]
+            holders = holds.setdefault(lock, {})
+            if k == "wait":
+                waits[t] = lock
+                for h in holders:
+                    if h != t:
+                        open_[(t, h, lock)] = ts
+            elif k == "got":
+                waits.pop(t, None)
+                for key in [key for key in open_ if key[0] == t and key[2] == lock]:
+                    close(key, ts)
+            elif k == "acq":
+                holders[t] = holders.get(t, 0) + 1
+                if holders[t] == 1:
+                    for w, l in waits.items():
+                        if l == lock and w != t:
+                            open_[(w, t, lock)] = ts
+            else:
+                holders[t] -= 1
+                if not holders[t]:
+                    del holders[t]
+                    for key in [key for key in open_ if key[1] == t and key[2] == lock]:
+                        close(key, ts)
+        edges = done + [(start, last) + key for key, start in open_.items() if last > start]
+        return {(a, b, names[w], names[h], l) for a, b, w, h, l in edges}
+
+    def query(self, trace, text):
+        q = os.path.join(self.tmp, "q.tq")
+        with open(q, "w") as f:
+            f.write(text)
+        r = run([self.vigil, "query", trace, "-f", q, "--format", "json"])
+        self.expect(r.returncode == 0, "query %r: exit %d %s" % (text, r.returncode, r.stderr))
+        return [json.loads(l) for l in r.stdout.splitlines()]
+
+    def waitfor(self):
+        out = os.path.join(self.tmp, "ordered")
+        p = run([self.subject, "ordered"], env=dict(os.environ, VIGIL_OUT=out), timeout=120)
+        self.expect(p.returncode == 0, "ordered subject: %d %r" % (p.returncode, p.stderr))
+        dead = os.path.join(self.tmp, "deadlock")
+        if not self.record_deadlock(dead):
+            return
+        for trace, what in ((out, "ordered"), (dead, "deadlock")):
+            d = run([self.vigil, "dump", "--json", trace])
+            events = [json.loads(l) for l in d.stdout.splitlines()]
+            want = self.expected_edges(events)
+            got = {(o["from"], o["to"], o["values"]["Waiter"], o["values"]["Holder"],
+                    o["values"]["Lock"])
+                   for o in self.query(trace, "range of W is WaitFor\nretrieve (Waiter = "
+                                       "W.waiter, Holder = W.holder, Lock = W.lock)\n")}
+            self.expect(got == want and want, "%s: WaitFor\n  missing %s\n  unexpected %s" %
+                        (what, sorted(want - got)[:5], sorted(got - want)[:5]))
+            if what == "ordered":
+                # The handoff: dlw-1 waits for m0 held by dlw-0, at least once.
+                self.expect(any(w == "dlw-1" and h == "dlw-0" and l == "m0"
+                                for _, _, w, h, l in want), "ordered: no handoff edge")
+            else:
+                last = max(e["ts"] for e in events)
+                self.expect(len(want) == 2 and all(b == last for _, b, _, _, _ in want) and
+                            {(w, h, l) for _, _, w, h, l in want} ==
+                            {("dlw-0", "dlw-1", "m1"), ("dlw-1", "dlw-0", "m0")},
+                            "deadlock: edges %s" % sorted(want))
+            # A filter on the lock and a join of two edges (a cycle of two threads: each
+            # waits for the other, at overlapping times).
+            sub = self.query(trace, "range of W is WaitFor\nretrieve (Holder = W.holder) "
+                                    "where W.lock = \"m0\" and W.waiter = \"dlw-1\"\n")
+            self.expect(sorted((o["from"], o["to"], o["values"]["Holder"]) for o in sub) ==
+                        sorted((a, b, h) for a, b, w, h, l in want if l == "m0" and w == "dlw-1"),
+                        "%s: filtered WaitFor %s" % (what, sub[:3]))
+            cyc = self.query(trace, "range of A is WaitFor\nrange of B is WaitFor\n"
+                                    "retrieve (T = A.waiter, U = B.waiter) "
+                                    "where A.holder = B.waiter and B.holder = A.waiter\n")
+            self.expect(bool(cyc) == (what == "deadlock") and
+                        all(o["values"]["T"] != o["values"]["U"] for o in cyc),
+                        "%s: two-thread cycles %s" % (what, cyc))
+
     # Every kind of violation the random workload injects (check_mktrace.c `kinds`).
     KINDS = {"free_unborn": 1, "use_dead": 2, "move_dead": 2, "new_live": 3,
              "skip_parent": 4, "leave_empty": 4, "leave_missing": 4, "release_unheld": 5,
@@ -301,7 +418,7 @@ class Test:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("test", choices=["rules", "cli", "record", "deadlocks", "random"])
+    ap.add_argument("test", choices=["rules", "cli", "record", "deadlocks", "waitfor", "random"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--mktrace", required=True)
     ap.add_argument("--subject")
