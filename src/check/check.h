@@ -60,6 +60,7 @@ struct vgc_lock_event {
 	uint32_t lock_scope, lock_kind;
 	uint32_t image;                      /* the image (vgt_image_at index) of the event */
 	int64_t ts;                          /* its valid time (absolute ns) */
+	int64_t t_ns;                        /* ts - the first event's time */
 	double t;                            /* seconds since the first event of the trace */
 	const char *thread_text, *lock_text; /* "thread 42 gen 7", "Lock 0x55.. 'm1' gen 0" */
 	const char *lock_kind_text;          /* "Lock", as the trace first spelled it */

@@ -247,7 +247,8 @@ static void op_lock(struct vgc *c, enum vgc_op op)
 		    .ts = c->synth ? c->synth_at : c->ev->ts,
 		    .lock_kind_text = vgc_kind_display(&c->kinds, k.kind),
 		};
-		le.t = (double)(le.ts - c->first_ts) / 1e9;
+		le.t_ns = le.ts - c->first_ts;
+		le.t = (double)le.t_ns / 1e9;
 		c->ninvolved = 0; /* the two descriptions below fill ents_involved[0..1] */
 		le.thread_text = vgc_describe(c, &tk, c->ev->thread_gen);
 		le.lock_text = vgc_describe(c, &k, v->ref.gen);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "check/check.h"
 
@@ -78,5 +79,10 @@ const struct vgc_wf_node *vgc_wf_thread(const struct vgc_wf *w, size_t i);
 const struct vgc_wf_node *vgc_wf_lock(const struct vgc_wf *w, size_t i);
 long vgc_wf_waits_for(const struct vgc_wf *w, size_t thread, int64_t *since);
 size_t vgc_wf_holds(const struct vgc_wf *w, const struct vgc_wf_hold **out);
+
+/* The graph now, as SVG (waitfor_svg.c): feed the events up to the instant `at_ts`
+ * (absolute ns; at_t: the same in seconds since the first event, for the labels) first.
+ * 0, or -1 if memory ran out or writing failed. */
+int vgc_wf_svg(struct vgc_wf *w, int64_t at_ts, double at_t, FILE *f);
 
 #endif

@@ -9,8 +9,11 @@
           once (at the documented events); with consistency on, no violation
   deadlocks  --deadlocks on tests/check/deadlock_subject.c: two threads that really
           deadlock on two mutexes (killed once both wait) give one standing cycle naming
-          both threads, both locks and their wait times; the same threads taking the
-          mutexes in one order give none
+          both threads, both locks and their wait times (text, --json, and --svg parsed
+          as XML: four nodes, four red edges; --at just before it formed: no cycle); the
+          same threads taking the mutexes in one order give none; a release made while
+          reporting was suspended gives no false cycle, and the same run with naive
+          filtering (VIGIL_CONSISTENCY=off, the negative control) does
   waitfor the WaitFor relation (docs/query.md) of recordings of the same subject, through
           TQuel queries, equals the wait-for edges computed here from the trace's own
           lock events (vigil dump --json): contention without a cycle, the deadlock
@@ -168,7 +171,9 @@ class Test:
                            ("missing path", [os.path.join(self.tmp, "nope")]),
                            ("unreadable metadata", [notrace]), ("no trace", []),
                            ("bad option", ["--frob", empty]), ("bad --max", ["--max", "x", empty]),
-                           ("--max without value", ["--max"])):
+                           ("--max without value", ["--max"]),
+                           ("--svg without --deadlocks", ["--svg", os.path.join(self.tmp, "x.svg"), empty]),
+                           ("bad --at", ["--deadlocks", "--at", "soon", empty])):
             p = run([self.vigil, "check"] + args)
             lines = [l for l in p.stderr.splitlines() if l.startswith("vigil check:")]
             self.expect(p.returncode == 2 and len(lines) == 1 and p.stdout == "",
@@ -217,20 +222,9 @@ class Test:
     def deadlocks(self):
         # The deadlocking subject, killed once both threads' second waits are reported.
         out = os.path.join(self.tmp, "deadlock")
-        ready = os.path.join(self.tmp, "ready")
-        env = dict(os.environ, VIGIL_OUT=out)
-        p = subprocess.Popen([self.subject, "deadlock", ready], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if p.poll() is None:
-            p.send_signal(signal.SIGKILL)  # it never ends by itself
-        so, se = p.communicate()
-        if not self.expect(os.path.exists(ready), "the subject never reported both waits "
-                           "(exit %s): %s %s" % (p.returncode, so, se)):
+        tids = self.record_deadlock(out)
+        if not tids:
             return
-        tids = open(ready).read().split()
         r = run([self.vigil, "check", "--deadlocks", out])
         lines = r.stdout.splitlines()
         self.expect(r.returncode == 1 and len(lines) == 1, "deadlock: exit %d, %r\n%s" %
@@ -247,6 +241,8 @@ class Test:
                             "deadlock threads %s, the subject's %s" % (m.groups(), tids))
                 self.expect({name_a, name_b} == {"m0", "m1"} and lock_a != lock_b,
                             "deadlock locks %s" % (m.groups(),))
+        self.deadlock_json(out, tids)
+        self.deadlock_svg(out, tids)
         # Without --deadlocks the same trace is consistent: an open wait is no violation.
         r = run([self.vigil, "check", out])
         self.expect(r.returncode in (0, 3) and not r.stdout, "plain check of the deadlock "
@@ -259,6 +255,126 @@ class Test:
             r = run([self.vigil, "check", "--deadlocks", out])
             self.expect(r.returncode == 0 and not r.stdout and "0 wait-for cycles" in r.stderr,
                         "ordered: exit %d %r %s" % (r.returncode, r.stdout, r.stderr))
+            svg = self.svg(out, "ordered.svg", [])
+            self.expect(svg is not None and svg.get("data-cycles") == "0" and
+                        not self.svg_nodes(svg), "ordered: the graph at the end is empty")
+        self.partial()
+
+    def partial(self):
+        """A release dlw-0 made while its reporting was suspended: consistent reporting
+        still reports it (its acquire was), so no cycle; naive filtering
+        (VIGIL_CONSISTENCY=off, the negative control) loses it, and the graph then shows
+        a cycle that never was: dlw-1 waiting for m0, which dlw-0 no longer held."""
+        for mode in ("on", "off"):
+            out = os.path.join(self.tmp, "partial-" + mode)
+            p = run([self.subject, "partial"], timeout=120,
+                    env=dict(os.environ, VIGIL_OUT=out, VIGIL_CONSISTENCY=mode))
+            if not self.expect(p.returncode == 0 and p.stdout == "done\n",
+                               "partial subject (%s): %d %r" % (mode, p.returncode, p.stderr)):
+                continue
+            r = run([self.vigil, "check", "--deadlocks", "--json", out])
+            cycles = [json.loads(l)["cycle"] for l in r.stdout.splitlines()
+                      if "cycle" in json.loads(l)]
+            if mode == "on":
+                self.expect(r.returncode == 0 and not cycles,
+                            "partial reporting: a false cycle %s (exit %d) %s" %
+                            (cycles, r.returncode, r.stderr))
+                continue
+            ok = (r.returncode == 1 and len(cycles) == 1 and not cycles[0]["standing"] and
+                  {s["thread"]["name"] for s in cycles[0]["steps"]} == {"dlw-0", "dlw-1"} and
+                  {s["lock"]["name"] for s in cycles[0]["steps"]} == {"m0", "m1"})
+            self.expect(ok, "negative control: naive filtering should show the false cycle "
+                        "dlw-0/dlw-1 over m0/m1, got %s (exit %d)" % (cycles, r.returncode))
+
+    def deadlock_json(self, out, tids):
+        r = run([self.vigil, "check", "--deadlocks", "--format", "json", out])
+        objs = [json.loads(l) for l in r.stdout.splitlines()]
+        cycles = [o["cycle"] for o in objs if "cycle" in o]
+        summ = [o["summary"] for o in objs if "summary" in o]
+        if not self.expect(r.returncode == 1 and len(cycles) == 1 and len(summ) == 1 and
+                           summ[0]["cycles"] == 1, "--json: %r" % r.stdout):
+            return
+        c = cycles[0]
+        steps = c["steps"]
+        self.expect(c["kind"] == "deadlock" and c["standing"] and len(steps) == 2 and
+                    isinstance(c["ts"], int) and c["t"] >= 0, "--json cycle %s" % c)
+        self.expect(sorted(str(s["thread"]["id"]) for s in steps) == sorted(tids) and
+                    {s["thread"]["name"] for s in steps} == {"dlw-0", "dlw-1"} and
+                    all(s["thread"]["kind"] == "thread" for s in steps),
+                    "--json threads %s, the subject's %s" % (steps, tids))
+        self.expect({(s["lock"]["kind"], s["lock"]["name"]) for s in steps} ==
+                    {("Lock", "m0"), ("Lock", "m1")}, "--json locks %s" % steps)
+        # Each step's holder is the next step's thread; each waits since before it formed.
+        for i, s in enumerate(steps):
+            self.expect(s["holder"] == steps[(i + 1) % 2]["thread"] and
+                        s["since_ts"] <= c["ts"], "--json step %d: %s" % (i, s))
+        self.cycle_ts = c["ts"]
+
+    def svg(self, trace, name, extra):
+        path = os.path.join(self.tmp, name)
+        r = run([self.vigil, "check", "--deadlocks", "--svg", path] + extra + [trace])
+        if not self.expect(r.returncode in (0, 1) and os.path.exists(path),
+                           "--svg %s: exit %d %s" % (extra, r.returncode, r.stderr)):
+            return None
+        import xml.etree.ElementTree as ET
+        try:
+            return ET.parse(path).getroot()
+        except ET.ParseError as e:
+            self.fail("%s: not well-formed XML: %s" % (name, e))
+            return None
+
+    @staticmethod
+    def svg_nodes(root):
+        ns = "{http://www.w3.org/2000/svg}"
+        return [g for g in root.iter(ns + "g")
+                if g.get("class", "").split()[:1] in (["thread"], ["lock"])]
+
+    @staticmethod
+    def svg_edges(root):
+        ns = "{http://www.w3.org/2000/svg}"
+        return [g for g in root.iter(ns + "g")
+                if g.get("class", "").split()[:1] in (["wait"], ["hold"])]
+
+    def deadlock_svg(self, out, tids):
+        root = self.svg(out, "deadlock.svg", [])
+        if root is None:
+            return
+        nodes = {g.get("id"): g for g in self.svg_nodes(root)}
+        threads = {g.get("data-id") for g in nodes.values() if g.get("class").startswith("thread")}
+        locks = {g.get("data-name") for g in nodes.values() if g.get("class").startswith("lock")}
+        self.expect(root.get("data-cycles") == "1" and threads == set(tids) and
+                    locks == {"m0", "m1"} and len(nodes) == 4 and
+                    all("cycle" in g.get("class") for g in nodes.values()),
+                    "deadlock.svg nodes: %s" % [(g.get("class"), g.get("data-name"))
+                                                for g in nodes.values()])
+        edges = self.svg_edges(root)
+        kinds = sorted(g.get("class") for g in edges)
+        self.expect(kinds == ["hold cycle", "hold cycle", "wait cycle", "wait cycle"],
+                    "deadlock.svg edges: %s" % kinds)
+        # Edges join a thread and a lock: waits thread -> lock, holds lock -> thread, each
+        # labelled with its time.
+        for g in edges:
+            a, b = nodes.get(g.get("data-from")), nodes.get(g.get("data-to"))
+            wait = g.get("class").startswith("wait")
+            self.expect(a is not None and b is not None and
+                        a.get("class").startswith("thread" if wait else "lock") and
+                        b.get("class").startswith("lock" if wait else "thread") and
+                        re.search(r"(waits|held) since t=\d", "".join(g.itertext())),
+                        "deadlock.svg edge %s" % g.attrib)
+        # Just before the cycle formed: no cycle, nothing red.
+        if not getattr(self, "cycle_ts", None):
+            return
+        d = run([self.vigil, "dump", "--json", out])
+        first = min(json.loads(l)["ts"] for l in d.stdout.splitlines())
+        at = "%dns" % (self.cycle_ts - first - 1)
+        root = self.svg(out, "before.svg", ["--at", at])
+        r = run([self.vigil, "check", "--deadlocks", "--at", at, out])
+        self.expect(root is not None and root.get("data-cycles") == "0" and
+                    self.svg_nodes(root) and
+                    not any("cycle" in g.get("class") for g in root.iter()
+                            if g.get("class")) and r.returncode == 0 and not r.stdout,
+                    "before the cycle (--at %s): %s %r" % (at, root is not None and
+                                                          root.attrib, r.stdout))
 
     def record_deadlock(self, out):
         """Runs the deadlocking subject into `out`, kills it once both waits are reported;
