@@ -51,6 +51,7 @@ struct vgc_summary {
 
 /* A well-formed lock operation of the reported stream (rule 5 held), in stream order: what
  * the wait-for graph (waitfor.h) is built from. */
+struct vgc;
 enum vgc_lock_kind { VGC_LK_ACQUIRE, VGC_LK_RELEASE, VGC_LK_WAIT_BEGIN, VGC_LK_WAIT_END };
 struct vgc_lock_event {
 	enum vgc_lock_kind op;
@@ -58,14 +59,21 @@ struct vgc_lock_event {
 	uint32_t thread_scope;       /* its process image */
 	uint64_t lock, lock_gen;     /* the lock entity's id and generation */
 	uint32_t lock_scope, lock_kind;
-	uint32_t image;                      /* the image (vgt_image_at index) of the event */
-	int64_t ts;                          /* its valid time (absolute ns) */
-	int64_t t_ns;                        /* ts - the first event's time */
-	double t;                            /* seconds since the first event of the trace */
-	const char *thread_text, *lock_text; /* "thread 42 gen 7", "Lock 0x55.. 'm1' gen 0" */
-	const char *lock_kind_text;          /* "Lock", as the trace first spelled it */
-	const char *thread_name, *lock_name; /* from the naming events, or NULL */
+	uint32_t image;      /* the image (vgt_image_at index) of the event */
+	int64_t ts;          /* its valid time (absolute ns) */
+	int64_t t_ns;        /* ts - the first event's time */
+	double t;            /* seconds since the first event of the trace */
+	struct vgc *checker; /* for vgc_lock_event_texts */
 };
+
+/* What a lock event's thread and lock are called: "thread 42 'w' gen 7", "Lock 0x55..
+ * 'm1' gen 0", their names (or NULL) and the lock's kind as the trace first spelled it.
+ * A lookup and a format: for the first sight of a thread or lock, not every event. Valid
+ * until the next event. */
+struct vgc_lock_texts {
+	const char *thread_text, *lock_text, *thread_name, *lock_name, *lock_kind;
+};
+void vgc_lock_event_texts(const struct vgc_lock_event *e, struct vgc_lock_texts *out);
 
 struct vgc_sink {
 	void *ctx;

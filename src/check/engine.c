@@ -245,16 +245,10 @@ static void op_lock(struct vgc *c, enum vgc_op op)
 		    .lock_kind = k.kind,
 		    .image = c->ty->image,
 		    .ts = c->synth ? c->synth_at : c->ev->ts,
-		    .lock_kind_text = vgc_kind_display(&c->kinds, k.kind),
+		    .checker = c,
 		};
 		le.t_ns = le.ts - c->first_ts;
 		le.t = (double)le.t_ns / 1e9;
-		c->ninvolved = 0; /* the two descriptions below fill ents_involved[0..1] */
-		le.thread_text = vgc_describe(c, &tk, c->ev->thread_gen);
-		le.lock_text = vgc_describe(c, &k, v->ref.gen);
-		le.thread_name = c->ents_involved[0].name;
-		le.lock_name = c->ents_involved[1].name;
-		c->ninvolved = 0;
 		c->sink->lock(c->sink->ctx, &le);
 	}
 	switch (p) {
@@ -305,6 +299,21 @@ static void op_suspend(struct vgc *c, enum vgc_op op)
 		e->state |= VGC_SUSPENDED;
 	else
 		e->state &= ~(uint32_t)VGC_SUSPENDED;
+}
+
+void vgc_lock_event_texts(const struct vgc_lock_event *e, struct vgc_lock_texts *out)
+{
+	struct vgc *c = e->checker;
+	struct vgc_key tk = {e->thread, e->thread_scope, VGC_KIND_THREAD};
+	struct vgc_key k = {e->lock, e->lock_scope, e->lock_kind};
+	unsigned involved = c->ninvolved;
+	c->ninvolved = 0; /* the two descriptions fill ents_involved[0..1] */
+	out->thread_text = vgc_describe(c, &tk, e->thread_gen);
+	out->lock_text = vgc_describe(c, &k, e->lock_gen);
+	out->thread_name = c->ents_involved[0].name;
+	out->lock_name = c->ents_involved[1].name;
+	out->lock_kind = vgc_kind_display(&c->kinds, e->lock_kind);
+	c->ninvolved = involved;
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------- */

@@ -38,8 +38,9 @@ struct vgc_wf {
 	struct wf_cycle *cycles;
 	size_t ncycles, ccycles;
 	struct vgc_wf_cycle *out;
-	/* The path of the current search. */
+	/* The path of the current search (cpath entries each). */
 	size_t *path_t, *path_l, *seen;
+	size_t cpath;
 	/* Kept edges (vgc_wf_keep_edges), and the indexes of the open ones. */
 	bool keep_edges;
 	struct vgc_wf_edge *edges;
@@ -128,8 +129,10 @@ static long find_thread(struct vgc_wf *w, const struct vgc_lock_event *e)
 		return -1;
 	struct wf_thread *t = &w->threads[w->nthreads];
 	*t = (struct wf_thread){.scope = e->thread_scope, .wait = -1};
-	if (!node_init(&t->node, e->thread, e->thread_gen, e->image, "thread", e->thread_name,
-	               e->thread_text))
+	struct vgc_lock_texts x;
+	vgc_lock_event_texts(e, &x);
+	if (!node_init(&t->node, e->thread, e->thread_gen, e->image, "thread", x.thread_name,
+	               x.thread_text))
 		return -1;
 	return (long)w->nthreads++;
 }
@@ -146,8 +149,10 @@ static long find_lock(struct vgc_wf *w, const struct vgc_lock_event *e)
 		return -1;
 	struct wf_lock *l = &w->locks[w->nlocks];
 	*l = (struct wf_lock){.scope = e->lock_scope, .kind = e->lock_kind};
-	if (!node_init(&l->node, e->lock, e->lock_gen, e->image,
-	               e->lock_kind_text ? e->lock_kind_text : "lock", e->lock_name, e->lock_text))
+	struct vgc_lock_texts x;
+	vgc_lock_event_texts(e, &x);
+	if (!node_init(&l->node, e->lock, e->lock_gen, e->image, x.lock_kind, x.lock_name,
+	               x.lock_text))
 		return -1;
 	return (long)w->nlocks++;
 }
@@ -270,17 +275,21 @@ static bool detect(struct vgc_wf *w, size_t from, double t, int64_t ts)
 {
 	if (w->threads[from].wait < 0)
 		return true;
-	size_t *pt = realloc(w->path_t, w->nthreads * sizeof(size_t));
-	if (pt)
-		w->path_t = pt;
-	size_t *pl = realloc(w->path_l, w->nthreads * sizeof(size_t));
-	if (pl)
-		w->path_l = pl;
-	size_t *sn = realloc(w->seen, w->nthreads * sizeof(size_t));
-	if (sn)
-		w->seen = sn;
-	if (!pt || !pl || !sn)
-		return false;
+	if (w->cpath < w->nthreads) { /* the search's arrays, grown with the threads */
+		size_t n = w->cthreads;
+		size_t *pt = realloc(w->path_t, n * sizeof(size_t));
+		if (pt)
+			w->path_t = pt;
+		size_t *pl = realloc(w->path_l, n * sizeof(size_t));
+		if (pl)
+			w->path_l = pl;
+		size_t *sn = realloc(w->seen, n * sizeof(size_t));
+		if (sn)
+			w->seen = sn;
+		if (!pt || !pl || !sn)
+			return false;
+		w->cpath = n;
+	}
 	memset(w->seen, 0, w->nthreads * sizeof(size_t));
 	size_t len = 0;
 	if (search(w, from, 0, &len))

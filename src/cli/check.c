@@ -86,15 +86,6 @@ static void usage(FILE *f)
 	    "  vigil check --deadlocks --at 1.5s --svg waits.svg run1\n");
 }
 
-static json_t *json_u64(uint64_t v)
-{
-	char buf[24];
-	if (v <= INT64_MAX)
-		return json_integer((json_int_t)v);
-	snprintf(buf, sizeof buf, "%" PRIu64, v);
-	return json_string(buf);
-}
-
 static json_t *json_text(const char *s)
 {
 	return vg_json_text(s, strlen(s));
@@ -115,15 +106,15 @@ static void on_violation(void *ctx, const struct vgc_violation *v)
 		for (unsigned i = 0; i < v->nentities; i++) {
 			const struct vgc_entity_ref *e = &v->entities[i];
 			json_t *o = json_pack("{s:o,s:o,s:o}", "kind", json_text(e->kind), "id",
-			                      json_u64(e->id), "gen", json_u64(e->gen));
+			                      vg_json_u64(e->id), "gen", vg_json_u64(e->gen));
 			if (e->name)
 				json_object_set_new(o, "name", json_text(e->name));
 			json_array_append_new(ents, o);
 		}
 		json_t *o = json_pack(
 		    "{s:o,s:o,s:I,s:f,s:i,s:o,s:b,s:o,s:o}", "file", json_text(v->file), "offset",
-		    json_u64(v->event->offset), "ts", (json_int_t)v->event->ts, "t", v->t, "rule",
-		    v->rule, "event", json_text(v->event->type->name), "synthesized",
+		    vg_json_u64(v->event->offset), "ts", (json_int_t)v->event->ts, "t", v->t,
+		    "rule", v->rule, "event", json_text(v->event->type->name), "synthesized",
 		    v->synthesized, "message", json_text(v->message), "entities", ents);
 		if (v->synthesized)
 			json_object_set_new(o, "valid_ts", json_integer(v->valid_ts));
@@ -180,15 +171,15 @@ static void print_summary(const struct check_cli *cl, const struct vgc_summary *
 		for (int r = 1; r <= VGC_RULES; r++) {
 			char k[4];
 			snprintf(k, sizeof k, "%d", r);
-			json_object_set_new(rules, k, json_u64(s->per_rule[r]));
+			json_object_set_new(rules, k, vg_json_u64(s->per_rule[r]));
 		}
 		json_t *o = json_pack(
 		    "{s:{s:o,s:o,s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:b}}", "summary", "events",
-		    json_u64(s->events), "entities", json_u64(s->entities), "invocations",
-		    json_u64(s->invocations), "locks", json_u64(s->locks), "synthesized",
-		    json_u64(s->synthesized), "max_depth", (int)s->max_depth, "violations",
-		    json_u64(s->violations), "rules", rules, "printed", json_u64(cl->printed),
-		    "damage", json_u64(s->damage), "discarded", json_u64(s->discarded),
+		    vg_json_u64(s->events), "entities", vg_json_u64(s->entities), "invocations",
+		    vg_json_u64(s->invocations), "locks", vg_json_u64(s->locks), "synthesized",
+		    vg_json_u64(s->synthesized), "max_depth", (int)s->max_depth, "violations",
+		    vg_json_u64(s->violations), "rules", rules, "printed", vg_json_u64(cl->printed),
+		    "damage", vg_json_u64(s->damage), "discarded", vg_json_u64(s->discarded),
 		    "consistent", s->violations == 0 && s->damage == 0);
 		if (cl->deadlocks)
 			json_object_set_new(json_object_get(o, "summary"), "cycles",

@@ -15,7 +15,7 @@ static json_t *text_json(const char *s)
 	return vg_json_text(s, strlen(s));
 }
 
-static json_t *u64_json(uint64_t v)
+json_t *vg_json_u64(uint64_t v)
 {
 	char buf[24];
 	if (v <= INT64_MAX)
@@ -29,8 +29,8 @@ static json_t *node_json(const struct vgc_wf_node *n)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "kind", text_json(n->kind));
-	json_object_set_new(o, "id", u64_json(n->id));
-	json_object_set_new(o, "gen", u64_json(n->gen));
+	json_object_set_new(o, "id", vg_json_u64(n->id));
+	json_object_set_new(o, "gen", vg_json_u64(n->gen));
 	json_object_set_new(o, "name", n->name ? text_json(n->name) : json_null());
 	json_object_set_new(o, "text", text_json(n->text));
 	return o;

@@ -3,6 +3,7 @@
 #ifndef VIGIL_CLI_CHECK_WAITS_H
 #define VIGIL_CLI_CHECK_WAITS_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,5 +18,8 @@ size_t vg_check_cycles_print(struct vgc_wf *wf, bool json, bool incomplete, cons
 /* Writes the graph as it is now to path (vg_out: '-' is stdout); at_ts / at_t: the
  * instant. 0, or -1 with one line on stderr. */
 int vg_check_waits_svg(struct vgc_wf *wf, const char *path, int64_t at_ts, double at_t);
+
+/* An unsigned number as JSON: an integer, or its digits in a string past INT64_MAX. */
+json_t *vg_json_u64(uint64_t v);
 
 #endif

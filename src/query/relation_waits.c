@@ -15,6 +15,8 @@
 #define WAITFOR "WaitFor"
 
 struct vgq_waits {
+	const struct vgt_event_type *last_type; /* and whether the walk wants its events */
+	bool last_wanted;
 	struct vgc_walk *walk;
 	struct vgc_summary sum;
 	struct vgc_sink sink;
@@ -29,19 +31,24 @@ static void on_lock(void *ctx, const struct vgc_lock_event *e)
 		q->failed = true;
 }
 
+static bool is_lock_op(const struct vgt_event_type *t)
+{
+	static const char *const lock_ops[] = {"acquire", "release", "wait_begin", "wait_end"};
+	for (size_t k = 0; k < 4 && t->op > 0 && t->op < VGT_OP_COUNT; k++)
+		if (!strcmp(vgt_op_names[t->op], lock_ops[k]))
+			return true;
+	return false;
+}
+
 /* Only a trace with lock operations (an event type with op acquire, release, wait_begin
  * or wait_end) has the relation; the others pay nothing. */
 static bool has_lock_ops(const struct vgt_trace *t)
 {
-	static const char *const lock_ops[] = {"acquire", "release", "wait_begin", "wait_end"};
 	for (size_t i = 0; i < vgt_image_count(t); i++) {
 		const struct vgt_image *img = vgt_image_at(t, i);
-		for (size_t j = 0; j < img->ntypes; j++) {
-			int op = img->types[j]->op;
-			for (size_t k = 0; k < 4 && op > 0 && op < VGT_OP_COUNT; k++)
-				if (!strcmp(vgt_op_names[op], lock_ops[k]))
-					return true;
-		}
+		for (size_t j = 0; j < img->ntypes; j++)
+			if (is_lock_op(img->types[j]))
+				return true;
 	}
 	return false;
 }
@@ -61,9 +68,18 @@ struct vgq_waits *vgq_waits_new(struct vgt_trace *t)
 	return q;
 }
 
+/* The walk gets the lock operations and vigil's own events (the names of threads and
+ * entities): what it accepts of the lock operations depends on nothing else (rule 5 is
+ * per thread and lock), and the other events, most of a trace, cost nothing here. */
 void vgq_waits_feed(struct vgq_waits *q, const struct vgt_event *ev)
 {
-	if (q && !q->failed && !vgc_walk_event(q->walk, ev))
+	if (!q || q->failed)
+		return;
+	if (ev->type != q->last_type) {
+		q->last_type = ev->type;
+		q->last_wanted = is_lock_op(ev->type) || !strncmp(ev->type->name, "vg.", 3);
+	}
+	if (q->last_wanted && !vgc_walk_event(q->walk, ev))
 		q->failed = true;
 }
 
