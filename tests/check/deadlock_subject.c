@@ -17,7 +17,9 @@
  *                                    is still open when dlw-0 reports its wait for m1.
  *                                    Consistent reporting reports the release (its
  *                                    acquire was reported): no cycle. Naive filtering
- *                                    (VIGIL_CONSISTENCY=off) drops it: a false cycle. */
+ *                                    (VIGIL_CONSISTENCY=off) drops it: a false cycle.
+ *   deadlock_subject partial filter  the same, dlw-0 left out by the thread filter
+ *                                    (vg_report_threads("-dlw-0")) instead of suspended. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,6 +45,7 @@ static atomic_int waiting;
 static atomic_long tids[2];
 static atomic_int step; /* ordered and partial: the handshake between the two threads */
 static enum { DEADLOCK, ORDERED, PARTIAL } mode;
+static int filter_threads; /* partial: leave the thread out by name instead of suspending */
 
 static void emit(int which, int l)
 {
@@ -97,9 +100,15 @@ static void partial(int k)
 {
 	if (k == 0) {
 		take(0);
-		vg_report_thread_suspend();
+		if (filter_threads)
+			vg_report_threads("-dlw-0");
+		else
+			vg_report_thread_suspend();
 		give(0);
-		vg_report_thread_resume();
+		if (filter_threads)
+			vg_report_threads(NULL);
+		else
+			vg_report_thread_resume();
 		atomic_store(&step, 1);
 		wait_step(2);
 		emit(WAIT, 1);
@@ -161,10 +170,13 @@ int main(int argc, char **argv)
 		mode = DEADLOCK;
 	else if (argc == 2 && !strcmp(argv[1], "ordered"))
 		mode = ORDERED;
-	else if (argc == 2 && !strcmp(argv[1], "partial"))
+	else if (argc >= 2 && argc <= 3 && !strcmp(argv[1], "partial") &&
+	         (argc == 2 || !strcmp(argv[2], "filter"))) {
 		mode = PARTIAL;
-	else {
-		fprintf(stderr, "usage: deadlock_subject ordered | partial | deadlock READY\n");
+		filter_threads = argc == 3;
+	} else {
+		fprintf(stderr,
+		        "usage: deadlock_subject ordered | partial [filter] | deadlock READY\n");
 		return 2;
 	}
 	for (int i = 0; i < NSENSORS; i++) {
