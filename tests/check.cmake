@@ -52,3 +52,12 @@ add_test(NAME check.deadlocks
                  --subject $<TARGET_FILE:deadlock_subject>)
 set_tests_properties(check.deadlocks PROPERTIES LABELS "sanitize;check" TIMEOUT 180
                      ENVIRONMENT "${VIGIL_TEST_ENV}")
+
+# The WaitFor relation through TQuel, against the edges computed from the same traces' lock
+# events (tests/check/check_test.py waitfor).
+add_test(NAME check.waitfor
+         COMMAND ${CHECK_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/check/check_test.py waitfor
+                 --bin ${CMAKE_BINARY_DIR}/bin --mktrace $<TARGET_FILE:check_mktrace>
+                 --subject $<TARGET_FILE:deadlock_subject>)
+set_tests_properties(check.waitfor PROPERTIES LABELS "sanitize;check" TIMEOUT 180
+                     ENVIRONMENT "${VIGIL_TEST_ENV}")

@@ -31,3 +31,9 @@ if(NOT VIGIL_SANITIZE)
                    $<TARGET_FILE:vigil> $<TARGET_FILE:mailbox>)
   set_tests_properties(probes.mailbox PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
 endif()
+# VIGIL_PROBES_FILE: the subject re-reads a pattern file (tests/probes/probes_file_test.py).
+add_test(NAME probes.file
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/probes/probes_file_test.py
+                 $<TARGET_FILE:vg_probes_subject>)
+set_tests_properties(probes.file PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300
+                     LABELS sanitize)

@@ -51,6 +51,7 @@ struct vgc_summary {
 
 /* A well-formed lock operation of the reported stream (rule 5 held), in stream order: what
  * the wait-for graph (waitfor.h) is built from. */
+struct vgc;
 enum vgc_lock_kind { VGC_LK_ACQUIRE, VGC_LK_RELEASE, VGC_LK_WAIT_BEGIN, VGC_LK_WAIT_END };
 struct vgc_lock_event {
 	enum vgc_lock_kind op;
@@ -58,9 +59,21 @@ struct vgc_lock_event {
 	uint32_t thread_scope;       /* its process image */
 	uint64_t lock, lock_gen;     /* the lock entity's id and generation */
 	uint32_t lock_scope, lock_kind;
-	double t;                            /* seconds since the first event of the trace */
-	const char *thread_text, *lock_text; /* "thread 42 gen 7", "Lock 0x55.. 'm1' gen 0" */
+	uint32_t image;      /* the image (vgt_image_at index) of the event */
+	int64_t ts;          /* its valid time (absolute ns) */
+	int64_t t_ns;        /* ts - the first event's time */
+	double t;            /* seconds since the first event of the trace */
+	struct vgc *checker; /* for vgc_lock_event_texts */
 };
+
+/* What a lock event's thread and lock are called: "thread 42 'w' gen 7", "Lock 0x55..
+ * 'm1' gen 0", their names (or NULL) and the lock's kind as the trace first spelled it.
+ * A lookup and a format: for the first sight of a thread or lock, not every event. Valid
+ * until the next event. */
+struct vgc_lock_texts {
+	const char *thread_text, *lock_text, *thread_name, *lock_name, *lock_kind;
+};
+void vgc_lock_event_texts(const struct vgc_lock_event *e, struct vgc_lock_texts *out);
 
 struct vgc_sink {
 	void *ctx;
@@ -77,5 +90,15 @@ struct vgc_sink {
  * `err` if memory ran out. */
 int vgc_check(struct vgt_trace *t, const struct vgc_sink *sink, struct vgc_summary *sum, char *err,
               size_t errsize);
+
+/* The same walk, fed one event at a time (in merged order) by a caller that already reads
+ * the trace. first_ts: the time `t` counts from (INT64_MIN: the first event fed). NULL
+ * with one line in err if memory ran out. vgc_walk_event returns false once memory ran
+ * out (the walk is then useless); vgc_walk_end frees the walker and returns as vgc_check. */
+struct vgc_walk;
+struct vgc_walk *vgc_walk_new(struct vgt_trace *t, const struct vgc_sink *sink,
+                              struct vgc_summary *sum, int64_t first_ts, char *err, size_t errsize);
+bool vgc_walk_event(struct vgc_walk *w, const struct vgt_event *ev);
+int vgc_walk_end(struct vgc_walk *w, char *err, size_t errsize);
 
 #endif

@@ -243,10 +243,12 @@ static void op_lock(struct vgc *c, enum vgc_op op)
 		    .lock_gen = v->ref.gen,
 		    .lock_scope = k.scope,
 		    .lock_kind = k.kind,
-		    .t = (double)(c->ev->ts - c->first_ts) / 1e9,
+		    .image = c->ty->image,
+		    .ts = c->synth ? c->synth_at : c->ev->ts,
+		    .checker = c,
 		};
-		le.thread_text = vgc_describe(c, &tk, c->ev->thread_gen);
-		le.lock_text = vgc_describe(c, &k, v->ref.gen);
+		le.t_ns = le.ts - c->first_ts;
+		le.t = (double)le.t_ns / 1e9;
 		c->sink->lock(c->sink->ctx, &le);
 	}
 	switch (p) {
@@ -297,6 +299,21 @@ static void op_suspend(struct vgc *c, enum vgc_op op)
 		e->state |= VGC_SUSPENDED;
 	else
 		e->state &= ~(uint32_t)VGC_SUSPENDED;
+}
+
+void vgc_lock_event_texts(const struct vgc_lock_event *e, struct vgc_lock_texts *out)
+{
+	struct vgc *c = e->checker;
+	struct vgc_key tk = {e->thread, e->thread_scope, VGC_KIND_THREAD};
+	struct vgc_key k = {e->lock, e->lock_scope, e->lock_kind};
+	unsigned involved = c->ninvolved;
+	c->ninvolved = 0; /* the two descriptions fill ents_involved[0..1] */
+	out->thread_text = vgc_describe(c, &tk, e->thread_gen);
+	out->lock_text = vgc_describe(c, &k, e->lock_gen);
+	out->thread_name = c->ents_involved[0].name;
+	out->lock_name = c->ents_involved[1].name;
+	out->lock_kind = vgc_kind_display(&c->kinds, e->lock_kind);
+	c->ninvolved = involved;
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
@@ -407,58 +424,103 @@ static void teardown(struct vgc *c)
 	free(c->threads);
 }
 
-int vgc_check(struct vgt_trace *t, const struct vgc_sink *sink, struct vgc_summary *sum, char *err,
-              size_t errsize)
+/* The walker: one event at a time, so that a reader that already walks the trace (the
+ * relations of src/query) can feed the checker without a second pass. */
+struct vgc_walk {
+	struct vgc c;
+	struct vgc_summary *sum;
+	const struct vgt_event_type *last_type;
+	bool first_set;
+};
+
+struct vgc_walk *vgc_walk_new(struct vgt_trace *t, const struct vgc_sink *sink,
+                              struct vgc_summary *sum, int64_t first_ts, char *err, size_t errsize)
 {
 	static const struct vgc_sink none = {0};
+	struct vgc_walk *w = calloc(1, sizeof *w);
+	if (!w) {
+		snprintf(err, errsize, "out of memory");
+		return NULL;
+	}
 	memset(sum, 0, sizeof *sum);
-	struct vgc c;
-	memset(&c, 0, sizeof c);
-	c.trace = t;
-	c.sink = sink ? sink : &none;
-	c.sum = sum;
-	if (setup(&c, err, errsize) < 0) {
-		teardown(&c);
-		return -1;
+	w->sum = sum;
+	w->c.trace = t;
+	w->c.sink = sink ? sink : &none;
+	w->c.sum = sum;
+	w->c.first_ts = first_ts;
+	w->first_set = first_ts != INT64_MIN;
+	if (setup(&w->c, err, errsize) < 0) {
+		teardown(&w->c);
+		free(w);
+		return NULL;
 	}
-	struct vgt_merge *m = vgt_merge_open(t);
-	c.first_ts = vgt_merge_first_ts(m);
-	const struct vgt_event_type *last_type = NULL;
-	for (const struct vgt_event *ev; !c.oom && (ev = vgt_merge_next(m));) {
-		sum->events++;
-		if (ev->type != last_type) {
-			c.ty = vgc_type_of(&c.types, ev->type);
-			last_type = ev->type;
-		}
-		if (!c.ty)
-			continue;
-		struct vgc_thread *th = &c.threads[ev->stream->index];
-		c.ev = ev;
-		c.pos = vgc_pos(ev->stream->index, ev->offset);
-		c.synth = th->synth_next;
-		c.synth_at = th->synth_at;
-		c.ninvolved = 0;
-		th->synth_next = false;
-		if (c.ty->builtin == VGC_B_SYNTH) {
-			/* `at` is a clock value, like the event header's timestamp. */
-			th->synth_next = true;
-			th->synth_at = (int64_t)uval(&ev->values[c.ty->f_id]) +
-			               (ev->ts - (int64_t)ev->clock_value);
-			continue;
-		}
-		if (c.synth)
-			sum->synthesized++;
-		check_event(&c, th);
+	return w;
+}
+
+bool vgc_walk_event(struct vgc_walk *w, const struct vgt_event *ev)
+{
+	struct vgc *c = &w->c;
+	if (c->oom)
+		return false;
+	if (!w->first_set) {
+		c->first_ts = ev->ts;
+		w->first_set = true;
 	}
-	vgt_merge_close(m);
-	for (size_t i = 0; i < vgt_stream_count(t); i++)
-		sum->discarded += vgt_stream_at(t, i)->stats.events_discarded;
-	sum->damage = vgt_damage_total(t);
+	w->sum->events++;
+	if (ev->type != w->last_type) {
+		c->ty = vgc_type_of(&c->types, ev->type);
+		w->last_type = ev->type;
+	}
+	if (!c->ty)
+		return true;
+	struct vgc_thread *th = &c->threads[ev->stream->index];
+	c->ev = ev;
+	c->pos = vgc_pos(ev->stream->index, ev->offset);
+	c->synth = th->synth_next;
+	c->synth_at = th->synth_at;
+	c->ninvolved = 0;
+	th->synth_next = false;
+	if (c->ty->builtin == VGC_B_SYNTH) {
+		/* `at` is a clock value, like the event header's timestamp. */
+		th->synth_next = true;
+		th->synth_at =
+		    (int64_t)uval(&ev->values[c->ty->f_id]) + (ev->ts - (int64_t)ev->clock_value);
+		return true;
+	}
+	if (c->synth)
+		w->sum->synthesized++;
+	check_event(c, th);
+	return !c->oom;
+}
+
+int vgc_walk_end(struct vgc_walk *w, char *err, size_t errsize)
+{
+	struct vgc *c = &w->c;
+	struct vgc_summary *sum = w->sum;
+	for (size_t i = 0; i < vgt_stream_count(c->trace); i++)
+		sum->discarded += vgt_stream_at(c->trace, i)->stats.events_discarded;
+	sum->damage = vgt_damage_total(c->trace);
 	int rc = 0;
-	if (c.oom) {
+	if (c->oom) {
 		snprintf(err, errsize, "out of memory after %" PRIu64 " events", sum->events);
 		rc = -1;
 	}
-	teardown(&c);
+	teardown(c);
+	free(w);
 	return rc;
+}
+
+int vgc_check(struct vgt_trace *t, const struct vgc_sink *sink, struct vgc_summary *sum, char *err,
+              size_t errsize)
+{
+	struct vgt_merge *m = vgt_merge_open(t);
+	struct vgc_walk *w = vgc_walk_new(t, sink, sum, vgt_merge_first_ts(m), err, errsize);
+	if (!w) {
+		vgt_merge_close(m);
+		return -1;
+	}
+	for (const struct vgt_event *ev; (ev = vgt_merge_next(m)) && vgc_walk_event(w, ev);)
+		;
+	vgt_merge_close(m);
+	return vgc_walk_end(w, err, errsize);
 }

@@ -8,26 +8,21 @@
 #include <string.h>
 
 struct wf_thread {
-	uint64_t id, gen;
+	struct vgc_wf_node node;
 	uint32_t scope;
-	char *text;
 	long wait; /* the lock waited for (index), or -1 */
 	double since;
+	int64_t since_ts;
 };
 
 struct wf_lock {
-	uint64_t id, gen;
+	struct vgc_wf_node node;
 	uint32_t scope, kind;
-	char *text;
-};
-
-struct wf_hold {
-	size_t thread, lock;
-	unsigned count;
 };
 
 struct wf_cycle {
 	double t;
+	int64_t ts;
 	size_t n;
 	size_t *threads, *locks; /* thread i waits for locks[i], held by threads[i + 1] */
 	struct vgc_wf_step *steps;
@@ -38,13 +33,21 @@ struct vgc_wf {
 	size_t nthreads, cthreads;
 	struct wf_lock *locks;
 	size_t nlocks, clocks;
-	struct wf_hold *holds;
+	struct vgc_wf_hold *holds;
 	size_t nholds, cholds;
 	struct wf_cycle *cycles;
 	size_t ncycles, ccycles;
 	struct vgc_wf_cycle *out;
-	/* The path of the current search. */
+	/* The path of the current search (cpath entries each). */
 	size_t *path_t, *path_l, *seen;
+	size_t cpath;
+	/* Kept edges (vgc_wf_keep_edges), and the indexes of the open ones. */
+	bool keep_edges;
+	struct vgc_wf_edge *edges;
+	size_t nedges, cedges;
+	size_t *open_edges;
+	size_t nopen, copen;
+	int64_t now; /* the latest event's time */
 };
 
 static bool grow(void **p, size_t *cap, size_t n, size_t size)
@@ -65,14 +68,26 @@ struct vgc_wf *vgc_wf_new(void)
 	return calloc(1, sizeof(struct vgc_wf));
 }
 
+void vgc_wf_keep_edges(struct vgc_wf *w)
+{
+	w->keep_edges = true;
+}
+
+static void node_free(struct vgc_wf_node *n)
+{
+	free((char *)n->kind);
+	free((char *)n->name);
+	free((char *)n->text);
+}
+
 void vgc_wf_free(struct vgc_wf *w)
 {
 	if (!w)
 		return;
 	for (size_t i = 0; i < w->nthreads; i++)
-		free(w->threads[i].text);
+		node_free(&w->threads[i].node);
 	for (size_t i = 0; i < w->nlocks; i++)
-		free(w->locks[i].text);
+		node_free(&w->locks[i].node);
 	for (size_t i = 0; i < w->ncycles; i++) {
 		free(w->cycles[i].threads);
 		free(w->cycles[i].locks);
@@ -86,23 +101,39 @@ void vgc_wf_free(struct vgc_wf *w)
 	free(w->path_t);
 	free(w->path_l);
 	free(w->seen);
+	free(w->edges);
+	free(w->open_edges);
 	free(w);
+}
+
+static bool node_init(struct vgc_wf_node *n, uint64_t id, uint64_t gen, uint32_t image,
+                      const char *kind, const char *name, const char *text)
+{
+	*n = (struct vgc_wf_node){id,          gen, image, strdup(kind), name ? strdup(name) : NULL,
+	                          strdup(text)};
+	if (n->kind && n->text && (n->name || !name))
+		return true;
+	node_free(n);
+	return false;
 }
 
 static long find_thread(struct vgc_wf *w, const struct vgc_lock_event *e)
 {
 	for (size_t i = 0; i < w->nthreads; i++) {
 		struct wf_thread *t = &w->threads[i];
-		if (t->id == e->thread && t->gen == e->thread_gen && t->scope == e->thread_scope)
+		if (t->node.id == e->thread && t->node.gen == e->thread_gen &&
+		    t->scope == e->thread_scope)
 			return (long)i;
 	}
 	if (!grow((void **)&w->threads, &w->cthreads, w->nthreads, sizeof *w->threads))
 		return -1;
-	char *text = strdup(e->thread_text);
-	if (!text)
+	struct wf_thread *t = &w->threads[w->nthreads];
+	*t = (struct wf_thread){.scope = e->thread_scope, .wait = -1};
+	struct vgc_lock_texts x;
+	vgc_lock_event_texts(e, &x);
+	if (!node_init(&t->node, e->thread, e->thread_gen, e->image, "thread", x.thread_name,
+	               x.thread_text))
 		return -1;
-	w->threads[w->nthreads] =
-	    (struct wf_thread){e->thread, e->thread_gen, e->thread_scope, text, -1, 0};
 	return (long)w->nthreads++;
 }
 
@@ -110,27 +141,70 @@ static long find_lock(struct vgc_wf *w, const struct vgc_lock_event *e)
 {
 	for (size_t i = 0; i < w->nlocks; i++) {
 		struct wf_lock *l = &w->locks[i];
-		if (l->id == e->lock && l->gen == e->lock_gen && l->scope == e->lock_scope &&
-		    l->kind == e->lock_kind)
+		if (l->node.id == e->lock && l->node.gen == e->lock_gen &&
+		    l->scope == e->lock_scope && l->kind == e->lock_kind)
 			return (long)i;
 	}
 	if (!grow((void **)&w->locks, &w->clocks, w->nlocks, sizeof *w->locks))
 		return -1;
-	char *text = strdup(e->lock_text);
-	if (!text)
+	struct wf_lock *l = &w->locks[w->nlocks];
+	*l = (struct wf_lock){.scope = e->lock_scope, .kind = e->lock_kind};
+	struct vgc_lock_texts x;
+	vgc_lock_event_texts(e, &x);
+	if (!node_init(&l->node, e->lock, e->lock_gen, e->image, x.lock_kind, x.lock_name,
+	               x.lock_text))
 		return -1;
-	w->locks[w->nlocks] =
-	    (struct wf_lock){e->lock, e->lock_gen, e->lock_scope, e->lock_kind, text};
 	return (long)w->nlocks++;
 }
 
-static struct wf_hold *find_hold(struct vgc_wf *w, size_t thread, size_t lock)
+static struct vgc_wf_hold *find_hold(struct vgc_wf *w, size_t thread, size_t lock)
 {
 	for (size_t i = 0; i < w->nholds; i++)
 		if (w->holds[i].thread == thread && w->holds[i].lock == lock)
 			return &w->holds[i];
 	return NULL;
 }
+
+/* ---- kept edges ---------------------------------------------------------------------- */
+
+static bool edge_open(struct vgc_wf *w, size_t waiter, size_t holder, size_t lock, int64_t ts)
+{
+	if (!w->keep_edges)
+		return true;
+	if (!grow((void **)&w->edges, &w->cedges, w->nedges, sizeof *w->edges) ||
+	    !grow((void **)&w->open_edges, &w->copen, w->nopen, sizeof *w->open_edges))
+		return false;
+	w->edges[w->nedges] = (struct vgc_wf_edge){waiter, holder, lock, ts, ts, true};
+	w->open_edges[w->nopen++] = w->nedges++;
+	return true;
+}
+
+/* Closes the open edges of this waiter (holder SIZE_MAX: any) or of this holder (waiter
+ * SIZE_MAX: any) on `lock`. */
+static void edges_close(struct vgc_wf *w, size_t waiter, size_t holder, size_t lock, int64_t ts)
+{
+	for (size_t k = 0; k < w->nopen;) {
+		struct vgc_wf_edge *e = &w->edges[w->open_edges[k]];
+		if (e->lock != lock || (waiter != SIZE_MAX && e->waiter != waiter) ||
+		    (holder != SIZE_MAX && e->holder != holder)) {
+			k++;
+			continue;
+		}
+		e->to = ts;
+		e->open = false;
+		w->open_edges[k] = w->open_edges[--w->nopen];
+	}
+}
+
+size_t vgc_wf_edges(const struct vgc_wf *w, const struct vgc_wf_edge **out)
+{
+	for (size_t k = 0; k < w->nopen; k++)
+		w->edges[w->open_edges[k]].to = w->now;
+	*out = w->edges;
+	return w->nedges;
+}
+
+/* ---- cycles -------------------------------------------------------------------------- */
 
 /* Depth-first from thread `at` (path position `depth`) along wait -> holder edges, back to
  * path_t[0]. seen: threads on the path or explored, so each is visited once per search. */
@@ -143,7 +217,7 @@ static bool search(struct vgc_wf *w, size_t at, size_t depth, size_t *len)
 		return false;
 	w->path_l[depth] = (size_t)l;
 	for (size_t i = 0; i < w->nholds; i++) {
-		const struct wf_hold *h = &w->holds[i];
+		const struct vgc_wf_hold *h = &w->holds[i];
 		if (h->lock != (size_t)l || h->thread == at)
 			continue;
 		if (h->thread == w->path_t[0]) {
@@ -156,7 +230,7 @@ static bool search(struct vgc_wf *w, size_t at, size_t depth, size_t *len)
 	return false;
 }
 
-static bool record_cycle(struct vgc_wf *w, size_t n, double t)
+static bool record_cycle(struct vgc_wf *w, size_t n, double t, int64_t ts)
 {
 	/* Once per cycle: the same threads and locks in rotation are the same cycle. */
 	for (size_t c = 0; c < w->ncycles; c++) {
@@ -174,7 +248,11 @@ static bool record_cycle(struct vgc_wf *w, size_t n, double t)
 	}
 	if (!grow((void **)&w->cycles, &w->ccycles, w->ncycles, sizeof *w->cycles))
 		return false;
-	struct wf_cycle y = {t, n, malloc(n * sizeof(size_t)), malloc(n * sizeof(size_t)),
+	struct wf_cycle y = {t,
+	                     ts,
+	                     n,
+	                     malloc(n * sizeof(size_t)),
+	                     malloc(n * sizeof(size_t)),
 	                     calloc(n, sizeof(struct vgc_wf_step))};
 	if (!y.threads || !y.locks || !y.steps) {
 		free(y.threads);
@@ -186,31 +264,76 @@ static bool record_cycle(struct vgc_wf *w, size_t n, double t)
 		y.threads[i] = w->path_t[i];
 		y.locks[i] = w->path_l[i];
 		y.steps[i].since = w->threads[w->path_t[i]].since;
+		y.steps[i].since_ts = w->threads[w->path_t[i]].since_ts;
 	}
 	w->cycles[w->ncycles++] = y;
 	return true;
 }
 
 /* Is there a cycle through thread `from`? */
-static bool detect(struct vgc_wf *w, size_t from, double t)
+static bool detect(struct vgc_wf *w, size_t from, double t, int64_t ts)
 {
 	if (w->threads[from].wait < 0)
 		return true;
-	size_t *pt = realloc(w->path_t, w->nthreads * sizeof(size_t));
-	if (pt)
-		w->path_t = pt;
-	size_t *pl = realloc(w->path_l, w->nthreads * sizeof(size_t));
-	if (pl)
-		w->path_l = pl;
-	size_t *sn = realloc(w->seen, w->nthreads * sizeof(size_t));
-	if (sn)
-		w->seen = sn;
-	if (!pt || !pl || !sn)
-		return false;
+	if (w->cpath < w->nthreads) { /* the search's arrays, grown with the threads */
+		size_t n = w->cthreads;
+		size_t *pt = realloc(w->path_t, n * sizeof(size_t));
+		if (pt)
+			w->path_t = pt;
+		size_t *pl = realloc(w->path_l, n * sizeof(size_t));
+		if (pl)
+			w->path_l = pl;
+		size_t *sn = realloc(w->seen, n * sizeof(size_t));
+		if (sn)
+			w->seen = sn;
+		if (!pt || !pl || !sn)
+			return false;
+		w->cpath = n;
+	}
 	memset(w->seen, 0, w->nthreads * sizeof(size_t));
 	size_t len = 0;
 	if (search(w, from, 0, &len))
-		return record_cycle(w, len, t);
+		return record_cycle(w, len, t, ts);
+	return true;
+}
+
+/* ---- events -------------------------------------------------------------------------- */
+
+static bool wait_begin(struct vgc_wf *w, size_t ti, size_t li, const struct vgc_lock_event *e)
+{
+	struct wf_thread *th = &w->threads[ti];
+	if (th->wait >= 0) /* waits for one lock at a time: the newest wait replaces */
+		edges_close(w, ti, SIZE_MAX, (size_t)th->wait, e->ts);
+	th->wait = (long)li;
+	th->since = e->t;
+	th->since_ts = e->ts;
+	for (size_t i = 0; i < w->nholds; i++)
+		if (w->holds[i].lock == li && w->holds[i].thread != ti &&
+		    !edge_open(w, ti, w->holds[i].thread, li, e->ts))
+			return false;
+	return detect(w, ti, e->t, e->ts);
+}
+
+static bool acquire(struct vgc_wf *w, size_t ti, size_t li, const struct vgc_lock_event *e)
+{
+	struct wf_thread *th = &w->threads[ti];
+	if (th->wait == (long)li) { /* a wait its sensors closed with the acquire */
+		th->wait = -1;
+		edges_close(w, ti, SIZE_MAX, li, e->ts);
+	}
+	struct vgc_wf_hold *h = find_hold(w, ti, li);
+	if (h) {
+		h->count++;
+		return true;
+	}
+	if (!grow((void **)&w->holds, &w->cholds, w->nholds, sizeof *w->holds))
+		return false;
+	w->holds[w->nholds++] = (struct vgc_wf_hold){ti, li, 1, e->ts};
+	/* New edges: every thread waiting for this lock now points here. */
+	for (size_t i = 0; i < w->nthreads; i++)
+		if (w->threads[i].wait == (long)li && i != ti &&
+		    (!edge_open(w, i, ti, li, e->ts) || !detect(w, i, e->t, e->ts)))
+			return false;
 	return true;
 }
 
@@ -219,35 +342,25 @@ bool vgc_wf_event(struct vgc_wf *w, const struct vgc_lock_event *e)
 	long ti = find_thread(w, e), li = find_lock(w, e);
 	if (ti < 0 || li < 0)
 		return false;
-	struct wf_thread *th = &w->threads[ti];
-	struct wf_hold *h = find_hold(w, (size_t)ti, (size_t)li);
+	if (e->ts > w->now)
+		w->now = e->ts;
 	switch (e->op) {
 	case VGC_LK_WAIT_BEGIN:
-		th->wait = li;
-		th->since = e->t;
-		return detect(w, (size_t)ti, e->t);
+		return wait_begin(w, (size_t)ti, (size_t)li, e);
 	case VGC_LK_WAIT_END:
-		th->wait = -1;
+		w->threads[ti].wait = -1;
+		edges_close(w, (size_t)ti, SIZE_MAX, (size_t)li, e->ts);
 		return true;
-	case VGC_LK_RELEASE:
-		if (h && !--h->count)
+	case VGC_LK_RELEASE: {
+		struct vgc_wf_hold *h = find_hold(w, (size_t)ti, (size_t)li);
+		if (h && !--h->count) {
 			*h = w->holds[--w->nholds];
-		return true;
-	case VGC_LK_ACQUIRE:
-		if (th->wait == li) /* a wait its sensors closed with the acquire */
-			th->wait = -1;
-		if (h) {
-			h->count++;
-			return true;
+			edges_close(w, SIZE_MAX, (size_t)ti, (size_t)li, e->ts);
 		}
-		if (!grow((void **)&w->holds, &w->cholds, w->nholds, sizeof *w->holds))
-			return false;
-		w->holds[w->nholds++] = (struct wf_hold){(size_t)ti, (size_t)li, 1};
-		/* New edges: every thread waiting for this lock now points here. */
-		for (size_t i = 0; i < w->nthreads; i++)
-			if (w->threads[i].wait == li && !detect(w, i, e->t))
-				return false;
 		return true;
+	}
+	case VGC_LK_ACQUIRE:
+		return acquire(w, (size_t)ti, (size_t)li, e);
 	}
 	return true;
 }
@@ -265,14 +378,50 @@ size_t vgc_wf_cycles(struct vgc_wf *w, const struct vgc_wf_cycle **out)
 		bool standing = true;
 		for (size_t i = 0; i < y->n; i++) {
 			const struct wf_thread *th = &w->threads[y->threads[i]];
-			y->steps[i].thread = th->text;
-			y->steps[i].lock = w->locks[y->locks[i]].text;
-			if (th->wait != (long)y->locks[i] || th->since != y->steps[i].since ||
+			y->steps[i].thread = th->node.text;
+			y->steps[i].lock = w->locks[y->locks[i]].node.text;
+			y->steps[i].thread_index = y->threads[i];
+			y->steps[i].lock_index = y->locks[i];
+			if (th->wait != (long)y->locks[i] || th->since_ts != y->steps[i].since_ts ||
 			    !find_hold(w, y->threads[(i + 1) % y->n], y->locks[i]))
 				standing = false;
 		}
-		w->out[c] = (struct vgc_wf_cycle){y->t, standing, y->n, y->steps};
+		w->out[c] = (struct vgc_wf_cycle){y->t, y->ts, standing, y->n, y->steps};
 	}
 	*out = w->out;
 	return w->ncycles;
+}
+
+/* ---- the graph now ------------------------------------------------------------------- */
+
+size_t vgc_wf_nthreads(const struct vgc_wf *w)
+{
+	return w->nthreads;
+}
+
+size_t vgc_wf_nlocks(const struct vgc_wf *w)
+{
+	return w->nlocks;
+}
+
+const struct vgc_wf_node *vgc_wf_thread(const struct vgc_wf *w, size_t i)
+{
+	return &w->threads[i].node;
+}
+
+const struct vgc_wf_node *vgc_wf_lock(const struct vgc_wf *w, size_t i)
+{
+	return &w->locks[i].node;
+}
+
+long vgc_wf_waits_for(const struct vgc_wf *w, size_t thread, int64_t *since)
+{
+	*since = w->threads[thread].since_ts;
+	return w->threads[thread].wait;
+}
+
+size_t vgc_wf_holds(const struct vgc_wf *w, const struct vgc_wf_hold **out)
+{
+	*out = w->holds;
+	return w->nholds;
 }

@@ -14,6 +14,8 @@
 #include "bad_option.h"
 #include "check/check.h"
 #include "check/waitfor.h"
+#include "cli/check_waits.h"
+#include "cli/event_json.h"
 #include "commands.h"
 #include "format_opt.h"
 #include "trace/trace.h"
@@ -26,6 +28,11 @@ struct check_cli {
 	bool deadlocks;    /* --deadlocks: the wait-for graph's cycles, not the violations */
 	struct vgc_wf *wf; /* fed by on_lock */
 	bool wf_oom;
+	const char *svg; /* --svg FILE: the graph at the instant */
+	bool at_set;     /* --at TIME: the graph up to this instant (ns since the first event) */
+	int64_t at;
+	int64_t first_ts; /* of the trace, once a lock event told it */
+	int64_t last_lock_ns;
 };
 
 static void usage(FILE *f)
@@ -57,7 +64,15 @@ static void usage(FILE *f)
 	    "                (a waiting thread points at the holders of its lock) and print\n"
 	    "                each cycle instead of the violations, when it formed, with its\n"
 	    "                threads, locks and wait times, and whether it still stands at the\n"
-	    "                end of the trace (a deadlock); exit 1 if there is a cycle\n"
+	    "                end of the trace (a deadlock); exit 1 if there is a cycle. With\n"
+	    "                --json: one "
+	    "{\"cycle\":{\"kind\",\"standing\",\"t\",\"ts\",\"steps\"}}\n"
+	    "                object per cycle (docs/consistency.md), then the summary\n"
+	    "  --at TIME     with --deadlocks: the graph at TIME since the first event (2ms,\n"
+	    "                1.5s, end): only the lock events up to it; cycles formed by then,\n"
+	    "                standing if they still stand at TIME\n"
+	    "  --svg FILE    with --deadlocks: draw the graph at --at (default: the end) as\n"
+	    "                SVG: threads, locks, waits and holds, standing cycles in red\n"
 	    "  -h, --help    this help\n\n"
 	    "exit status: 0 consistent, 1 violations found, 2 usage error or unreadable trace,\n"
 	    "3 no violation but the trace is damaged (what could not be read was not checked).\n\n"
@@ -66,44 +81,14 @@ static void usage(FILE *f)
 	    "  vigil check --max 0 run1 > violations.txt  every violation\n"
 	    "  vigil check --json run1 | jq -c 'select(.rule == 4)'\n"
 	    "  vigil check -q run1 run2 && echo consistent\n"
-	    "  vigil check --deadlocks run1               cycles of waiting threads\n");
+	    "  vigil check --deadlocks run1               cycles of waiting threads\n"
+	    "  vigil check --deadlocks --json run1 | jq -c '.cycle.steps[]?.thread.name'\n"
+	    "  vigil check --deadlocks --at 1.5s --svg waits.svg run1\n");
 }
 
-static json_t *json_u64(uint64_t v)
-{
-	char buf[24];
-	if (v <= INT64_MAX)
-		return json_integer((json_int_t)v);
-	snprintf(buf, sizeof buf, "%" PRIu64, v);
-	return json_string(buf);
-}
-
-/* Strings from a trace may hold bytes that are not UTF-8: jansson refuses them. */
 static json_t *json_text(const char *s)
 {
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	size_t n = strlen(s);
-	char *clean = malloc(n + 1);
-	if (!clean)
-		return json_null();
-	size_t k = 0;
-	for (size_t i = 0; i < n;) {
-		size_t l = vgt_utf8_char(s + i, n - i);
-		if (l) {
-			memcpy(clean + k, s + i, l);
-			k += l;
-			i += l;
-		} else {
-			clean[k++] = '?';
-			i++;
-		}
-	}
-	clean[k] = 0;
-	j = json_string(clean);
-	free(clean);
-	return j ? j : json_null();
+	return vg_json_text(s, strlen(s));
 }
 
 static void on_violation(void *ctx, const struct vgc_violation *v)
@@ -121,15 +106,15 @@ static void on_violation(void *ctx, const struct vgc_violation *v)
 		for (unsigned i = 0; i < v->nentities; i++) {
 			const struct vgc_entity_ref *e = &v->entities[i];
 			json_t *o = json_pack("{s:o,s:o,s:o}", "kind", json_text(e->kind), "id",
-			                      json_u64(e->id), "gen", json_u64(e->gen));
+			                      vg_json_u64(e->id), "gen", vg_json_u64(e->gen));
 			if (e->name)
 				json_object_set_new(o, "name", json_text(e->name));
 			json_array_append_new(ents, o);
 		}
 		json_t *o = json_pack(
 		    "{s:o,s:o,s:I,s:f,s:i,s:o,s:b,s:o,s:o}", "file", json_text(v->file), "offset",
-		    json_u64(v->event->offset), "ts", (json_int_t)v->event->ts, "t", v->t, "rule",
-		    v->rule, "event", json_text(v->event->type->name), "synthesized",
+		    vg_json_u64(v->event->offset), "ts", (json_int_t)v->event->ts, "t", v->t,
+		    "rule", v->rule, "event", json_text(v->event->type->name), "synthesized",
 		    v->synthesized, "message", json_text(v->message), "entities", ents);
 		if (v->synthesized)
 			json_object_set_new(o, "valid_ts", json_integer(v->valid_ts));
@@ -179,23 +164,26 @@ static void report_damage(struct vgt_trace *t)
 	}
 }
 
-static void print_summary(const struct check_cli *cl, const struct vgc_summary *s)
+static void print_summary(const struct check_cli *cl, const struct vgc_summary *s, size_t cycles)
 {
 	if (cl->json) {
 		json_t *rules = json_object();
 		for (int r = 1; r <= VGC_RULES; r++) {
 			char k[4];
 			snprintf(k, sizeof k, "%d", r);
-			json_object_set_new(rules, k, json_u64(s->per_rule[r]));
+			json_object_set_new(rules, k, vg_json_u64(s->per_rule[r]));
 		}
 		json_t *o = json_pack(
 		    "{s:{s:o,s:o,s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:b}}", "summary", "events",
-		    json_u64(s->events), "entities", json_u64(s->entities), "invocations",
-		    json_u64(s->invocations), "locks", json_u64(s->locks), "synthesized",
-		    json_u64(s->synthesized), "max_depth", (int)s->max_depth, "violations",
-		    json_u64(s->violations), "rules", rules, "printed", json_u64(cl->printed),
-		    "damage", json_u64(s->damage), "discarded", json_u64(s->discarded),
+		    vg_json_u64(s->events), "entities", vg_json_u64(s->entities), "invocations",
+		    vg_json_u64(s->invocations), "locks", vg_json_u64(s->locks), "synthesized",
+		    vg_json_u64(s->synthesized), "max_depth", (int)s->max_depth, "violations",
+		    vg_json_u64(s->violations), "rules", rules, "printed", vg_json_u64(cl->printed),
+		    "damage", vg_json_u64(s->damage), "discarded", vg_json_u64(s->discarded),
 		    "consistent", s->violations == 0 && s->damage == 0);
+		if (cl->deadlocks)
+			json_object_set_new(json_object_get(o, "summary"), "cycles",
+			                    json_integer((json_int_t)cycles));
 		json_dumpf(o, stdout, JSON_COMPACT);
 		fputc('\n', stdout);
 		json_decref(o);
@@ -222,11 +210,13 @@ static void print_summary(const struct check_cli *cl, const struct vgc_summary *
 
 static int parse_options(struct check_cli *cl, int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_MAX, OPT_FORMAT, OPT_DEADLOCKS };
+	enum { OPT_JSON = 256, OPT_MAX, OPT_FORMAT, OPT_DEADLOCKS, OPT_SVG, OPT_AT };
 	static const struct option longopts[] = {{"json", no_argument, NULL, OPT_JSON},
 	                                         {"format", required_argument, NULL, OPT_FORMAT},
 	                                         {"max", required_argument, NULL, OPT_MAX},
 	                                         {"deadlocks", no_argument, NULL, OPT_DEADLOCKS},
+	                                         {"svg", required_argument, NULL, OPT_SVG},
+	                                         {"at", required_argument, NULL, OPT_AT},
 	                                         {"quiet", no_argument, NULL, 'q'},
 	                                         {"help", no_argument, NULL, 'h'},
 	                                         {NULL, 0, NULL, 0}};
@@ -261,6 +251,22 @@ static int parse_options(struct check_cli *cl, int argc, char **argv)
 		case OPT_DEADLOCKS:
 			cl->deadlocks = true;
 			break;
+		case OPT_SVG:
+			cl->svg = optarg;
+			break;
+		case OPT_AT:
+			if (!strcmp(optarg, "end"))
+				break;
+			if (vgt_parse_duration(optarg, &cl->at) < 0 || cl->at < 0) {
+				fprintf(
+				    stderr,
+				    "vigil check: --at: '%s' is not a time since the first event "
+				    "(2ms, 1.5s, end)\n",
+				    optarg);
+				return 2;
+			}
+			cl->at_set = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -272,36 +278,37 @@ static int parse_options(struct check_cli *cl, int argc, char **argv)
 		fprintf(stderr, "vigil check: no trace given (see 'vigil check --help')\n");
 		return 2;
 	}
+	if ((cl->svg || cl->at_set) && !cl->deadlocks) {
+		fprintf(stderr, "vigil check: --svg and --at are options of --deadlocks\n");
+		return 2;
+	}
 	return -1;
 }
 
 static void on_lock(void *ctx, const struct vgc_lock_event *e)
 {
 	struct check_cli *cl = ctx;
+	cl->first_ts = e->ts - e->t_ns;
+	if (cl->at_set && e->t_ns > cl->at)
+		return;
+	if (e->t_ns > cl->last_lock_ns)
+		cl->last_lock_ns = e->t_ns;
 	if (!cl->wf_oom && !vgc_wf_event(cl->wf, e))
 		cl->wf_oom = true;
 }
 
-/* One line per cycle: "deadlock t=T (standing at the end of the trace): A waits for L1
- * (since t=..) held by B; B waits for L2 (since t=..) held by A". */
-static size_t print_cycles(struct check_cli *cl)
+/* The --deadlocks outputs; the number of cycles. */
+static size_t deadlock_outputs(struct check_cli *cl, int *rc)
 {
-	const struct vgc_wf_cycle *cy;
-	size_t n = vgc_wf_cycles(cl->wf, &cy);
-	for (size_t c = 0; c < n; c++) {
-		printf("%s t=%.9f (%s):", cy[c].standing ? "deadlock" : "cycle", cy[c].t,
-		       cy[c].standing ? "standing at the end of the trace"
-		                      : "broken before the end of the trace");
-		for (size_t i = 0; i < cy[c].nsteps; i++) {
-			const struct vgc_wf_step *s = &cy[c].steps[i];
-			printf("%s %s waits for %s (since t=%.9f) held by %s", i ? ";" : "",
-			       s->thread, s->lock, s->since,
-			       cy[c].steps[(i + 1) % cy[c].nsteps].thread);
-		}
-		putchar('\n');
+	char instant[64] = "the end of the trace";
+	if (cl->at_set)
+		snprintf(instant, sizeof instant, "t=%.9f", (double)cl->at / 1e9);
+	size_t n = vg_check_cycles_print(cl->wf, cl->json, cl->wf_oom, instant);
+	if (cl->svg) {
+		int64_t at = cl->at_set ? cl->at : cl->last_lock_ns;
+		if (vg_check_waits_svg(cl->wf, cl->svg, cl->first_ts + at, (double)at / 1e9) < 0)
+			*rc = 2;
 	}
-	fprintf(stderr, "vigil check: %zu wait-for cycle%s%s\n", n, n == 1 ? "" : "s",
-	        cl->wf_oom ? " (out of memory: the graph is incomplete)" : "");
 	return n;
 }
 
@@ -330,11 +337,6 @@ int vg_cmd_check(int argc, char **argv)
 	}
 	struct vgc_sink sink = {.ctx = &cl, .violation = on_violation, .warning = on_warning};
 	if (cl.deadlocks) {
-		if (cl.json) {
-			fprintf(stderr, "vigil check: --deadlocks prints text only (no --json)\n");
-			vgt_close(t);
-			return 2;
-		}
 		cl.quiet = true; /* the violations are counted in the summary */
 		sink.lock = on_lock;
 		if (!(cl.wf = vgc_wf_new())) {
@@ -350,9 +352,10 @@ int vg_cmd_check(int argc, char **argv)
 		return 2;
 	}
 	report_damage(t);
-	size_t cycles = cl.deadlocks ? print_cycles(&cl) : 0;
+	int out_rc = 0;
+	size_t cycles = cl.deadlocks ? deadlock_outputs(&cl, &out_rc) : 0;
 	vgc_wf_free(cl.wf);
-	print_summary(&cl, &sum);
+	print_summary(&cl, &sum, cycles);
 	if (fflush(stdout) == EOF || ferror(stdout))
 		cl.output_error = true;
 	vgt_close(t);
@@ -360,6 +363,8 @@ int vg_cmd_check(int argc, char **argv)
 		fprintf(stderr, "vigil check: cannot write output: %s\n", strerror(errno));
 		return 2;
 	}
+	if (out_rc)
+		return out_rc;
 	if (cl.deadlocks)
 		return cycles ? 1 : sum.damage ? 3 : 0;
 	return sum.violations ? 1 : sum.damage ? 3 : 0;

@@ -7,43 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xml_text.h"
 #include "net/internal.h"
 #include "trace/trace.h"
 
 static const char *const palette[] = {"#2ca02c", "#1f77b4", "#d62728", "#9467bd", "#7f7f7f",
                                       "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22"};
 #define NPAL (sizeof palette / sizeof *palette)
-
-/* XML text: markup characters escaped, bytes that are not UTF-8 replaced. */
-static void xml(FILE *f, const char *s, size_t max)
-{
-	size_t n = strlen(s), shown = 0, i = 0;
-	while (i < n && shown < max) {
-		size_t l = vgt_utf8_char(s + i, n - i);
-		shown++;
-		if (!l) {
-			fputc('?', f);
-			i++;
-			continue;
-		}
-		if (l == 1 && (unsigned char)s[i] < 0x20) {
-			fputc(' ', f);
-		} else if (s[i] == '&') {
-			fputs("&amp;", f);
-		} else if (s[i] == '<') {
-			fputs("&lt;", f);
-		} else if (s[i] == '>') {
-			fputs("&gt;", f);
-		} else if (s[i] == '"') {
-			fputs("&quot;", f);
-		} else {
-			fwrite(s + i, 1, l, f);
-		}
-		i += l;
-	}
-	if (i < n)
-		fputs("\u2026", f);
-}
 
 static const int64_t *sort_first;
 /* Columns by first appearance; equal times keep the threads' order. */
@@ -141,23 +111,23 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 	for (size_t t = 0; t < nt; t++) {
 		const struct vgn_gthread *th = &g->threads[t];
 		fprintf(f, "<g class=\"thread\" fill=\"%s\"><title>", palette[hcol[t] % NPAL]);
-		xml(f, th->host, 200);
+		vg_xml_text(f, th->host, 200);
 		fprintf(f, "/%" PRId64 "/%" PRId64 " ", th->pid, th->tid);
-		xml(f, th->program, 200);
+		vg_xml_text(f, th->program, 200);
 		if (th->name[0]) {
 			fputs(" (", f);
-			xml(f, th->name, 200);
+			vg_xml_text(f, th->name, 200);
 			fputs(")", f);
 		}
 		fprintf(f, "</title><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", X(t),
 		        top - 34);
-		xml(f, th->host, 14);
+		vg_xml_text(f, th->host, 14);
 		fprintf(f,
 		        "</text><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%" PRId64
 		        "/%" PRId64 "</text><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
 		        "font-weight=\"bold\">",
 		        X(t), top - 22, th->pid, th->tid, X(t), top - 10);
-		xml(f, th->program, 14);
+		vg_xml_text(f, th->program, 14);
 		fprintf(f, "</text></g>\n");
 	}
 	/* user-defined states: a thin band left of the column, the state as its tooltip */
@@ -169,7 +139,7 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 			        "height=\"%.2f\" fill=\"%s\" opacity=\"0.5\"><title>",
 			        X(t) - 9, Y(x->from), Y(x->to) - Y(x->from),
 			        palette[(i + 3) % NPAL]);
-			xml(f, x->label, 120);
+			vg_xml_text(f, x->label, 120);
 			fprintf(f, " %.3f ms</title></rect>\n", (double)(x->to - x->from) / 1e6);
 		}
 	/* edges */
@@ -208,7 +178,7 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 			fprintf(f, " %" PRIu64 " bytes%s", x->len, unmatched ? " (unmatched)" : "");
 		if (x->text && *x->text) {
 			fputc(' ', f);
-			xml(f, x->text, 80);
+			vg_xml_text(f, x->text, 80);
 		}
 		fprintf(f, " at %.6f ms</title></circle>\n", (double)(x->ts - t0) / 1e6);
 		/* a rename since the thread's previous vertex: the new names beside it */
@@ -224,10 +194,10 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 		    (x->name && strcmp(x->name, was_n))) {
 			fprintf(f, "<text class=\"rename\" x=\"%.1f\" y=\"%.2f\" font-size=\"8\">",
 			        X(x->thread) + 6, Y(x->ts) + 3);
-			xml(f, x->program, 20);
+			vg_xml_text(f, x->program, 20);
 			if (x->name && *x->name) {
 				fputs(" (", f);
-				xml(f, x->name, 16);
+				vg_xml_text(f, x->name, 16);
 				fputs(")", f);
 			}
 			fprintf(f, "</text>\n");
@@ -241,7 +211,7 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 		        "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 		        "<text x=\"%.0f\" y=\"%.0f\">",
 		        lx, ly - 10, palette[h % NPAL], lx + 16, ly);
-		xml(f, hosts[h], 30);
+		vg_xml_text(f, hosts[h], 30);
 		fprintf(f, "</text>\n");
 	}
 	fprintf(f, "</svg>\n");

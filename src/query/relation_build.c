@@ -83,6 +83,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	b.end_since = o ? o->end_since : NULL;
 	b.end_since_arg = o ? o->keep_arg : NULL;
 	vgq_build_schema(&b, t);
+	struct vgq_waits *waits = vgq_waits_new(t);
 
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
 	struct vgt_merge *m = vgt_merge_open(t);
@@ -112,8 +113,10 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 			db->last = ev->ts;
 		vgt_names_observe(b.names, ev);
 		vgq_build_feed(&b, ev);
+		vgq_waits_feed(waits, ev);
 	}
 	vgt_merge_close(m);
+	vgq_waits_finish(waits, &b);
 	db->damage = vgt_damage_total(t);
 	db->partial = db->damage > 0;
 	vgq_build_finish(&b, db);

@@ -77,4 +77,12 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db);
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
 int vgq_is_synth_marker(const struct vgt_event_type *t); /* vg.report.synth */
 
+/* The WaitFor relation (relation_waits.c): NULL when the trace has no lock operations;
+ * fed every event the database keeps, in merged order; at the end, adds the relation to
+ * the builder (before vgq_build_finish) and frees itself. NULL is accepted by both. */
+struct vgq_waits;
+struct vgq_waits *vgq_waits_new(struct vgt_trace *t);
+void vgq_waits_feed(struct vgq_waits *q, const struct vgt_event *ev);
+void vgq_waits_finish(struct vgq_waits *q, struct builder *b);
+
 #endif

@@ -57,6 +57,32 @@ static int ms_setting(const char *name, int def, int lo, int hi)
 	return (int)x;
 }
 
+/* VIGIL_PROBES_FILE and VIGIL_PROBES_PERIOD ("250ms", "2s", or digits: milliseconds;
+ * 10 ms to 1 hour, default 1 s). */
+static void probes_file_settings(struct vg_config *cfg)
+{
+	const char *file = getenv("VIGIL_PROBES_FILE");
+	cfg->probes_file = file && *file ? strdup(file) : NULL;
+	cfg->probes_period_ms = 1000;
+	const char *v = getenv("VIGIL_PROBES_PERIOD");
+	if (!v || !*v)
+		return;
+	long long x = 0;
+	const char *p = v;
+	while (*p >= '0' && *p <= '9' && x <= 3600000)
+		x = x * 10 + (*p++ - '0');
+	if (!strcmp(p, "s"))
+		x *= 1000;
+	else if (*p && strcmp(p, "ms"))
+		x = -1;
+	if (p == v || x < 10 || x > 3600000)
+		vg__warn("VIGIL_PROBES_PERIOD=%s is not a period from 10ms to 3600s (250ms, 2s); "
+		         "using 1s",
+		         v);
+	else
+		cfg->probes_period_ms = (int)x;
+}
+
 /* The port of VIGIL_TO=HOST:PORT, or 0 when it is not a decimal number from 1 to 65535. */
 static unsigned to_port(const char *digits)
 {
@@ -262,6 +288,7 @@ void vg__config_read(struct vg_config *cfg)
 			vg__warn("VIGIL_CONSISTENCY=%s: expected on or off; using on", cons);
 	}
 	read_to(cfg);
+	probes_file_settings(cfg);
 	const char *control = getenv("VIGIL_CONTROL");
 	cfg->control = control && *control ? strdup(control) : NULL;
 	cfg->control_wait_s = 10;

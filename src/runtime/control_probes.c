@@ -23,11 +23,7 @@
 
 #define MAX_PATTERNS 4096
 
-struct pattern {
-	struct vg_probe_pattern p;
-	int enable;
-};
-static struct pattern *pats;
+static struct vg_probe_rule *pats;
 static size_t npats, cappats;
 static uint64_t nmatches; /* pattern evaluations done (the tests count them) */
 
@@ -70,7 +66,7 @@ int32_t vg__control_probe_share_locked(vg_sensor *s)
 	return c && c->probe_set ? c->probe - c->probe_base : 0;
 }
 
-static int pattern_matches(struct pattern *p, const char *name)
+static int pattern_matches(struct vg_probe_rule *p, const char *name)
 {
 	nmatches++;
 	return vg_probe_pattern_match(&p->p, name);
@@ -138,7 +134,7 @@ int vg__control_probe(uint64_t id, int on, long *count, char *err, size_t errsiz
  * earlier one and moves to the end: the latest word on it wins. count = patterns kept. */
 static int pattern_add(int enable, const char *text, long *count, char *err, size_t errsize)
 {
-	struct pattern p = {.enable = enable};
+	struct vg_probe_rule p = {.enable = enable};
 	char why[300];
 	if (vg_probe_pattern_compile(&p.p, text, why, sizeof why) < 0) {
 		snprintf(err, errsize, "pattern: %s", why);
@@ -161,7 +157,7 @@ static int pattern_add(int enable, const char *text, long *count, char *err, siz
 	}
 	if (npats == cappats) {
 		size_t cap = cappats ? cappats * 2 : 16;
-		struct pattern *q = realloc(pats, cap * sizeof *q);
+		struct vg_probe_rule *q = realloc(pats, cap * sizeof *q);
 		if (!q) {
 			pthread_mutex_unlock(&vg__rt.lock);
 			vg_probe_pattern_free(&p.p);
@@ -192,6 +188,31 @@ static long probes_reset(void)
 		if (c && c->probe_set)
 			changed += probe_set(s, c, c->probe_base);
 	}
+	pthread_mutex_unlock(&vg__rt.lock);
+	return changed;
+}
+
+long vg__control_probes_replace(struct vg_probe_rule *rules, size_t n)
+{
+	pthread_mutex_lock(&vg__rt.lock);
+	long changed = 0;
+	vg_sensor *s;
+	for (size_t i = 0; (s = vg__registry_at(i)); i++) {
+		struct vg_sensor_ctl *c = vg__sensor_ctl(s);
+		if (!c)
+			continue;
+		probe_init(s, c);
+		int state = c->probe_base; /* in order: the last rule that matches decides */
+		for (size_t k = 0; k < n; k++)
+			if (pattern_matches(&rules[k], s->name))
+				state = rules[k].enable;
+		changed += probe_set(s, c, state);
+	}
+	for (size_t i = 0; i < npats; i++)
+		vg_probe_pattern_free(&pats[i].p);
+	free(pats);
+	pats = rules;
+	npats = cappats = n;
 	pthread_mutex_unlock(&vg__rt.lock);
 	return changed;
 }

@@ -35,13 +35,15 @@ struct vg_config {
 	int report_suspended; /* VIGIL_REPORT_SUSPENDED: start suspended */
 	int consistency;      /* VIGIL_CONSISTENCY: track and keep the rules (default 1) */
 	/* VIGIL_TO (docs/protocol.md "Subjects"): the collector; `out` is then the spool. */
-	char *to;           /* HOST:PORT or unix:PATH; NULL = not sending */
-	char *to_token;     /* VIGIL_TO_TOKEN */
-	char *to_origin;    /* VIGIL_TO_ORIGIN: the collector a relay carries VIGIL_TO to */
-	uint64_t to_buffer; /* VIGIL_TO_BUFFER: unacknowledged bytes kept, then drops */
-	int to_linger_ms;   /* VIGIL_TO_LINGER: how long exit waits for acknowledgements */
-	int spool_private;  /* the spool is the default private one: removed at exit */
-	int out_temporary;  /* VIGIL_OUT_TEMPORARY: a monitor's working copy, removed after */
+	char *to;             /* HOST:PORT or unix:PATH; NULL = not sending */
+	char *to_token;       /* VIGIL_TO_TOKEN */
+	char *to_origin;      /* VIGIL_TO_ORIGIN: the collector a relay carries VIGIL_TO to */
+	uint64_t to_buffer;   /* VIGIL_TO_BUFFER: unacknowledged bytes kept, then drops */
+	int to_linger_ms;     /* VIGIL_TO_LINGER: how long exit waits for acknowledgements */
+	int spool_private;    /* the spool is the default private one: removed at exit */
+	int out_temporary;    /* VIGIL_OUT_TEMPORARY: a monitor's working copy, removed after */
+	char *probes_file;    /* VIGIL_PROBES_FILE: the pattern file re-read; NULL = none */
+	int probes_period_ms; /* VIGIL_PROBES_PERIOD: how often it is looked at */
 };
 
 /* State of this process image. */
@@ -222,6 +224,19 @@ void vg__report_window_after_fork(void); /* the child times the same windows */
 /* control_report.c: `report categories|threads|sensors|suspend|resume ...`; tok[0] is
  * "report". 0, or -1 with the reason in err. */
 int vg__control_report(char *const *tok, int n, long *count, char *err, size_t errsize);
+/* A probe rule: `pattern enable|disable PATTERN`, or a line of the pattern file. */
+#include "common/probe_pattern.h"
+struct vg_probe_rule {
+	struct vg_probe_pattern p;
+	int enable;
+};
+/* The pattern file's rules replace the patterns in force (ownership of their compiled
+ * patterns passes here); each registered sensor goes straight to the state its last
+ * matching rule gives, or back to its configured state. Returns the sensors switched. */
+long vg__control_probes_replace(struct vg_probe_rule *rules, size_t n);
+/* probes_file.c: VIGIL_PROBES_FILE (docs/control.md "Pattern file"). */
+void vg__probes_file_start(void);
+void vg__probes_file_after_fork(void);
 /* Lowers every counter the monitor raised (sensors; live entities' flags back to the
  * configured default) and forgets its rules; built-in sensors are then switched off
  * (`builtins_off`, the monitor is gone) or set back as configured. `settle`: other

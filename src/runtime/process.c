@@ -327,6 +327,7 @@ static void atfork_child(void)
 		vg__stream_thread_start();
 	vg__send_after_fork();    /* VIGIL_TO: its own sender */
 	vg__control_after_fork(); /* its own connection to the monitor, if any */
+	vg__probes_file_after_fork();
 	vg__logcap_after_fork();
 }
 
@@ -377,6 +378,7 @@ static void init(void)
 	vg__usdt_init();          /* VIGIL_USDT: probe sites armed before main */
 	/* Last: the monitor's first requests are in place before main runs. */
 	vg__control_start();
+	vg__probes_file_start();
 }
 
 void vg__ensure_init(void)

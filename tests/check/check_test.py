@@ -9,8 +9,15 @@
           once (at the documented events); with consistency on, no violation
   deadlocks  --deadlocks on tests/check/deadlock_subject.c: two threads that really
           deadlock on two mutexes (killed once both wait) give one standing cycle naming
-          both threads, both locks and their wait times; the same threads taking the
-          mutexes in one order give none
+          both threads, both locks and their wait times (text, --json, and --svg parsed
+          as XML: four nodes, four red edges; --at just before it formed: no cycle); the
+          same threads taking the mutexes in one order give none; a release made while
+          reporting was suspended gives no false cycle, and the same run with naive
+          filtering (VIGIL_CONSISTENCY=off, the negative control) does
+  waitfor the WaitFor relation (docs/query.md) of recordings of the same subject, through
+          TQuel queries, equals the wait-for edges computed here from the trace's own
+          lock events (vigil dump --json): contention without a cycle, the deadlock
+          (two edges still open at the end), and a query filtering on a lock and thread
   random  a random consistent workload of a million events with injected violations
           (fixed seeds and one fresh seed, printed; VIGIL_SEED=N reruns it), every kind
           of violation of every rule injected several times
@@ -164,7 +171,9 @@ class Test:
                            ("missing path", [os.path.join(self.tmp, "nope")]),
                            ("unreadable metadata", [notrace]), ("no trace", []),
                            ("bad option", ["--frob", empty]), ("bad --max", ["--max", "x", empty]),
-                           ("--max without value", ["--max"])):
+                           ("--max without value", ["--max"]),
+                           ("--svg without --deadlocks", ["--svg", os.path.join(self.tmp, "x.svg"), empty]),
+                           ("bad --at", ["--deadlocks", "--at", "soon", empty])):
             p = run([self.vigil, "check"] + args)
             lines = [l for l in p.stderr.splitlines() if l.startswith("vigil check:")]
             self.expect(p.returncode == 2 and len(lines) == 1 and p.stdout == "",
@@ -213,20 +222,9 @@ class Test:
     def deadlocks(self):
         # The deadlocking subject, killed once both threads' second waits are reported.
         out = os.path.join(self.tmp, "deadlock")
-        ready = os.path.join(self.tmp, "ready")
-        env = dict(os.environ, VIGIL_OUT=out)
-        p = subprocess.Popen([self.subject, "deadlock", ready], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if p.poll() is None:
-            p.send_signal(signal.SIGKILL)  # it never ends by itself
-        so, se = p.communicate()
-        if not self.expect(os.path.exists(ready), "the subject never reported both waits "
-                           "(exit %s): %s %s" % (p.returncode, so, se)):
+        tids = self.record_deadlock(out)
+        if not tids:
             return
-        tids = open(ready).read().split()
         r = run([self.vigil, "check", "--deadlocks", out])
         lines = r.stdout.splitlines()
         self.expect(r.returncode == 1 and len(lines) == 1, "deadlock: exit %d, %r\n%s" %
@@ -243,6 +241,8 @@ class Test:
                             "deadlock threads %s, the subject's %s" % (m.groups(), tids))
                 self.expect({name_a, name_b} == {"m0", "m1"} and lock_a != lock_b,
                             "deadlock locks %s" % (m.groups(),))
+        self.deadlock_json(out, tids)
+        self.deadlock_svg(out, tids)
         # Without --deadlocks the same trace is consistent: an open wait is no violation.
         r = run([self.vigil, "check", out])
         self.expect(r.returncode in (0, 3) and not r.stdout, "plain check of the deadlock "
@@ -255,6 +255,241 @@ class Test:
             r = run([self.vigil, "check", "--deadlocks", out])
             self.expect(r.returncode == 0 and not r.stdout and "0 wait-for cycles" in r.stderr,
                         "ordered: exit %d %r %s" % (r.returncode, r.stdout, r.stderr))
+            svg = self.svg(out, "ordered.svg", [])
+            self.expect(svg is not None and svg.get("data-cycles") == "0" and
+                        not self.svg_nodes(svg), "ordered: the graph at the end is empty")
+        self.partial()
+
+    def partial(self):
+        """A release dlw-0 made while its reporting was suspended (or while the thread
+        filter left it out): consistent reporting
+        still reports it (its acquire was), so no cycle; naive filtering
+        (VIGIL_CONSISTENCY=off, the negative control) loses it, and the graph then shows
+        a cycle that never was: dlw-1 waiting for m0, which dlw-0 no longer held."""
+        for mode, how in (("on", []), ("off", []), ("on", ["filter"]), ("off", ["filter"])):
+            out = os.path.join(self.tmp, "partial-%s%s" % (mode, "-filter" if how else ""))
+            p = run([self.subject, "partial"] + how, timeout=120,
+                    env=dict(os.environ, VIGIL_OUT=out, VIGIL_CONSISTENCY=mode))
+            if not self.expect(p.returncode == 0 and p.stdout == "done\n",
+                               "partial subject (%s %s): %d %r" %
+                               (mode, how, p.returncode, p.stderr)):
+                continue
+            r = run([self.vigil, "check", "--deadlocks", "--json", out])
+            cycles = [json.loads(l)["cycle"] for l in r.stdout.splitlines()
+                      if "cycle" in json.loads(l)]
+            if mode == "on":
+                self.expect(r.returncode == 0 and not cycles,
+                            "partial reporting: a false cycle %s (exit %d) %s" %
+                            (cycles, r.returncode, r.stderr))
+                continue
+            ok = (r.returncode == 1 and len(cycles) == 1 and not cycles[0]["standing"] and
+                  {s["thread"]["name"] for s in cycles[0]["steps"]} == {"dlw-0", "dlw-1"} and
+                  {s["lock"]["name"] for s in cycles[0]["steps"]} == {"m0", "m1"})
+            self.expect(ok, "negative control: naive filtering should show the false cycle "
+                        "dlw-0/dlw-1 over m0/m1, got %s (exit %d)" % (cycles, r.returncode))
+
+    def deadlock_json(self, out, tids):
+        r = run([self.vigil, "check", "--deadlocks", "--format", "json", out])
+        objs = [json.loads(l) for l in r.stdout.splitlines()]
+        cycles = [o["cycle"] for o in objs if "cycle" in o]
+        summ = [o["summary"] for o in objs if "summary" in o]
+        if not self.expect(r.returncode == 1 and len(cycles) == 1 and len(summ) == 1 and
+                           summ[0]["cycles"] == 1, "--json: %r" % r.stdout):
+            return
+        c = cycles[0]
+        steps = c["steps"]
+        self.expect(c["kind"] == "deadlock" and c["standing"] and len(steps) == 2 and
+                    isinstance(c["ts"], int) and c["t"] >= 0, "--json cycle %s" % c)
+        self.expect(sorted(str(s["thread"]["id"]) for s in steps) == sorted(tids) and
+                    {s["thread"]["name"] for s in steps} == {"dlw-0", "dlw-1"} and
+                    all(s["thread"]["kind"] == "thread" for s in steps),
+                    "--json threads %s, the subject's %s" % (steps, tids))
+        self.expect({(s["lock"]["kind"], s["lock"]["name"]) for s in steps} ==
+                    {("Lock", "m0"), ("Lock", "m1")}, "--json locks %s" % steps)
+        # Each step's holder is the next step's thread; each waits since before it formed.
+        for i, s in enumerate(steps):
+            self.expect(s["holder"] == steps[(i + 1) % 2]["thread"] and
+                        s["since_ts"] <= c["ts"], "--json step %d: %s" % (i, s))
+        self.cycle_ts = c["ts"]
+
+    def svg(self, trace, name, extra):
+        path = os.path.join(self.tmp, name)
+        r = run([self.vigil, "check", "--deadlocks", "--svg", path] + extra + [trace])
+        if not self.expect(r.returncode in (0, 1) and os.path.exists(path),
+                           "--svg %s: exit %d %s" % (extra, r.returncode, r.stderr)):
+            return None
+        import xml.etree.ElementTree as ET
+        try:
+            return ET.parse(path).getroot()
+        except ET.ParseError as e:
+            self.fail("%s: not well-formed XML: %s" % (name, e))
+            return None
+
+    @staticmethod
+    def svg_nodes(root):
+        ns = "{http://www.w3.org/2000/svg}"
+        return [g for g in root.iter(ns + "g")
+                if g.get("class", "").split()[:1] in (["thread"], ["lock"])]
+
+    @staticmethod
+    def svg_edges(root):
+        ns = "{http://www.w3.org/2000/svg}"
+        return [g for g in root.iter(ns + "g")
+                if g.get("class", "").split()[:1] in (["wait"], ["hold"])]
+
+    def deadlock_svg(self, out, tids):
+        root = self.svg(out, "deadlock.svg", [])
+        if root is None:
+            return
+        nodes = {g.get("id"): g for g in self.svg_nodes(root)}
+        threads = {g.get("data-id") for g in nodes.values() if g.get("class").startswith("thread")}
+        locks = {g.get("data-name") for g in nodes.values() if g.get("class").startswith("lock")}
+        self.expect(root.get("data-cycles") == "1" and threads == set(tids) and
+                    locks == {"m0", "m1"} and len(nodes) == 4 and
+                    all("cycle" in g.get("class") for g in nodes.values()),
+                    "deadlock.svg nodes: %s" % [(g.get("class"), g.get("data-name"))
+                                                for g in nodes.values()])
+        edges = self.svg_edges(root)
+        kinds = sorted(g.get("class") for g in edges)
+        self.expect(kinds == ["hold cycle", "hold cycle", "wait cycle", "wait cycle"],
+                    "deadlock.svg edges: %s" % kinds)
+        # Edges join a thread and a lock: waits thread -> lock, holds lock -> thread, each
+        # labelled with its time.
+        for g in edges:
+            a, b = nodes.get(g.get("data-from")), nodes.get(g.get("data-to"))
+            wait = g.get("class").startswith("wait")
+            self.expect(a is not None and b is not None and
+                        a.get("class").startswith("thread" if wait else "lock") and
+                        b.get("class").startswith("lock" if wait else "thread") and
+                        re.search(r"(waits|held) since t=\d", "".join(g.itertext())),
+                        "deadlock.svg edge %s" % g.attrib)
+        # Just before the cycle formed: no cycle, nothing red.
+        if not getattr(self, "cycle_ts", None):
+            return
+        d = run([self.vigil, "dump", "--json", out])
+        first = min(json.loads(l)["ts"] for l in d.stdout.splitlines())
+        at = "%dns" % (self.cycle_ts - first - 1)
+        root = self.svg(out, "before.svg", ["--at", at])
+        r = run([self.vigil, "check", "--deadlocks", "--at", at, out])
+        self.expect(root is not None and root.get("data-cycles") == "0" and
+                    self.svg_nodes(root) and
+                    not any("cycle" in g.get("class") for g in root.iter()
+                            if g.get("class")) and r.returncode == 0 and not r.stdout,
+                    "before the cycle (--at %s): %s %r" % (at, root is not None and
+                                                          root.attrib, r.stdout))
+
+    def record_deadlock(self, out):
+        """Runs the deadlocking subject into `out`, kills it once both waits are reported;
+        returns the two thread ids, or None."""
+        ready = out + ".ready"
+        p = subprocess.Popen([self.subject, "deadlock", ready], env=dict(os.environ, VIGIL_OUT=out),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)  # it never ends by itself
+        so, se = p.communicate()
+        if not self.expect(os.path.exists(ready), "the subject never reported both waits "
+                           "(exit %s): %s %s" % (p.returncode, so, se)):
+            return None
+        return open(ready).read().split()
+
+    @staticmethod
+    def expected_edges(events):
+        """The wait-for edges of a trace's lock events (op from the sensor names of
+        tests/check/deadlock_subject.c), as (from, to, waiter, holder, lock) with thread
+        names; edges still open end at the last event. Edges of no duration are none."""
+        op = {"lock.wait": "wait", "lock.got": "got", "lock.acquire": "acq",
+              "lock.release": "rel"}
+        names, holds, waits, open_, done = {}, {}, {}, {}, []
+        last = max(e["ts"] for e in events)
+
+        def close(key, ts):
+            start = open_.pop(key)
+            if ts > start:
+                done.append((start, ts) + key)
+
+        for e in events:
+            if e["name"] in ("vg.thread.begin", "vg.thread.name"):
+                names[e["fields"]["tid"]] = e["fields"]["name"]
+            if e["name"] not in op:
+                continue
+            t, lock, ts = e["tid"], e["fields"]["l"]["name"], e["ts"]
+            k = op[e["name"]]
+            holders = holds.setdefault(lock, {})
+            if k == "wait":
+                waits[t] = lock
+                for h in holders:
+                    if h != t:
+                        open_[(t, h, lock)] = ts
+            elif k == "got":
+                waits.pop(t, None)
+                for key in [key for key in open_ if key[0] == t and key[2] == lock]:
+                    close(key, ts)
+            elif k == "acq":
+                holders[t] = holders.get(t, 0) + 1
+                if holders[t] == 1:
+                    for w, l in waits.items():
+                        if l == lock and w != t:
+                            open_[(w, t, lock)] = ts
+            else:
+                holders[t] -= 1
+                if not holders[t]:
+                    del holders[t]
+                    for key in [key for key in open_ if key[1] == t and key[2] == lock]:
+                        close(key, ts)
+        edges = done + [(start, last) + key for key, start in open_.items() if last > start]
+        return {(a, b, names[w], names[h], l) for a, b, w, h, l in edges}
+
+    def query(self, trace, text):
+        q = os.path.join(self.tmp, "q.tq")
+        with open(q, "w") as f:
+            f.write(text)
+        r = run([self.vigil, "query", trace, "-f", q, "--format", "json"])
+        self.expect(r.returncode == 0, "query %r: exit %d %s" % (text, r.returncode, r.stderr))
+        return [json.loads(l) for l in r.stdout.splitlines()]
+
+    def waitfor(self):
+        out = os.path.join(self.tmp, "ordered")
+        p = run([self.subject, "ordered"], env=dict(os.environ, VIGIL_OUT=out), timeout=120)
+        self.expect(p.returncode == 0, "ordered subject: %d %r" % (p.returncode, p.stderr))
+        dead = os.path.join(self.tmp, "deadlock")
+        if not self.record_deadlock(dead):
+            return
+        for trace, what in ((out, "ordered"), (dead, "deadlock")):
+            d = run([self.vigil, "dump", "--json", trace])
+            events = [json.loads(l) for l in d.stdout.splitlines()]
+            want = self.expected_edges(events)
+            got = {(o["from"], o["to"], o["values"]["Waiter"], o["values"]["Holder"],
+                    o["values"]["Lock"])
+                   for o in self.query(trace, "range of W is WaitFor\nretrieve (Waiter = "
+                                       "W.waiter, Holder = W.holder, Lock = W.lock)\n")}
+            self.expect(got == want and want, "%s: WaitFor\n  missing %s\n  unexpected %s" %
+                        (what, sorted(want - got)[:5], sorted(got - want)[:5]))
+            if what == "ordered":
+                # The handoff: dlw-1 waits for m0 held by dlw-0, at least once.
+                self.expect(any(w == "dlw-1" and h == "dlw-0" and l == "m0"
+                                for _, _, w, h, l in want), "ordered: no handoff edge")
+            else:
+                last = max(e["ts"] for e in events)
+                self.expect(len(want) == 2 and all(b == last for _, b, _, _, _ in want) and
+                            {(w, h, l) for _, _, w, h, l in want} ==
+                            {("dlw-0", "dlw-1", "m1"), ("dlw-1", "dlw-0", "m0")},
+                            "deadlock: edges %s" % sorted(want))
+            # A filter on the lock and a join of two edges (a cycle of two threads: each
+            # waits for the other, at overlapping times).
+            sub = self.query(trace, "range of W is WaitFor\nretrieve (Holder = W.holder) "
+                                    "where W.lock = \"m0\" and W.waiter = \"dlw-1\"\n")
+            self.expect(sorted((o["from"], o["to"], o["values"]["Holder"]) for o in sub) ==
+                        sorted((a, b, h) for a, b, w, h, l in want if l == "m0" and w == "dlw-1"),
+                        "%s: filtered WaitFor %s" % (what, sub[:3]))
+            cyc = self.query(trace, "range of A is WaitFor\nrange of B is WaitFor\n"
+                                    "retrieve (T = A.waiter, U = B.waiter) "
+                                    "where A.holder = B.waiter and B.holder = A.waiter\n")
+            self.expect(bool(cyc) == (what == "deadlock") and
+                        all(o["values"]["T"] != o["values"]["U"] for o in cyc),
+                        "%s: two-thread cycles %s" % (what, cyc))
 
     # Every kind of violation the random workload injects (check_mktrace.c `kinds`).
     KINDS = {"free_unborn": 1, "use_dead": 2, "move_dead": 2, "new_live": 3,
@@ -301,7 +536,7 @@ class Test:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("test", choices=["rules", "cli", "record", "deadlocks", "random"])
+    ap.add_argument("test", choices=["rules", "cli", "record", "deadlocks", "waitfor", "random"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--mktrace", required=True)
     ap.add_argument("--subject")

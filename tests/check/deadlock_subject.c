@@ -1,13 +1,25 @@
-/* A subject for check.deadlocks: two threads, two mutexes, each lock reported by sensors
- * (wait begin before pthread_mutex_lock, wait end and acquire after, release before the
- * unlock), written to $VIGIL_OUT.
+/* A subject for check.deadlocks: two threads (named dlw-0 and dlw-1), two mutexes, each
+ * lock reported by sensors (wait begin before pthread_mutex_lock, wait end and acquire
+ * after, release before the unlock), written to $VIGIL_OUT.
  *   deadlock_subject deadlock READY  each thread takes its own mutex, both meet at a
  *                                    barrier, then each takes the other's: a real
  *                                    deadlock. Once both have reported their second wait,
- *                                    READY gets "TID0 TID1" (written, then renamed); the
- *                                    test kills the process.
- *   deadlock_subject ordered         both take the mutexes in the same order, 1000 times;
- *                                    exits 0 with "done". */
+ *                                    the main thread records `subject.ready` (so the trace
+ *                                    goes on after the waits), READY gets "TID0 TID1"
+ *                                    (written, then renamed); the test kills the process.
+ *   deadlock_subject ordered         first dlw-1 reports its wait for m0 while dlw-0 holds
+ *                                    it (one wait-for edge for certain), then both take
+ *                                    the mutexes in the same order, 1000 times; exits 0
+ *                                    with "done".
+ *   deadlock_subject partial         no deadlock, but dlw-0 releases m0 while its
+ *                                    reporting is suspended (vg_report_thread_suspend),
+ *                                    then dlw-1, holding m1, reports a wait for m0 that
+ *                                    is still open when dlw-0 reports its wait for m1.
+ *                                    Consistent reporting reports the release (its
+ *                                    acquire was reported): no cycle. Naive filtering
+ *                                    (VIGIL_CONSISTENCY=off) drops it: a false cycle.
+ *   deadlock_subject partial filter  the same, dlw-0 left out by the thread filter
+ *                                    (vg_report_threads("-dlw-0")) instead of suspended. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,7 +43,9 @@ static pthread_mutex_t mutex[2] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INIT
 static pthread_barrier_t both_hold;
 static atomic_int waiting;
 static atomic_long tids[2];
-static int deadlock;
+static atomic_int step; /* ordered and partial: the handshake between the two threads */
+static enum { DEADLOCK, ORDERED, PARTIAL } mode;
+static int filter_threads; /* partial: leave the thread out by name instead of suspending */
 
 static void emit(int which, int l)
 {
@@ -53,11 +67,82 @@ static void give(int l)
 	pthread_mutex_unlock(&mutex[l]);
 }
 
+static void wait_step(int n)
+{
+	struct timespec tick = {0, 100000};
+	while (atomic_load(&step) < n)
+		nanosleep(&tick, NULL);
+}
+
+/* dlw-0: holds m0 while dlw-1 reports its wait for it, then releases. */
+static void handoff(int k)
+{
+	if (k == 0) {
+		take(0);
+		atomic_store(&step, 1);
+		wait_step(2);
+		give(0);
+	} else {
+		wait_step(1);
+		emit(WAIT, 0);
+		atomic_store(&step, 2);
+		pthread_mutex_lock(&mutex[0]);
+		emit(GOT, 0);
+		emit(ACQUIRE, 0);
+		give(0);
+	}
+}
+
+/* The partial scenario, in steps: 0 takes m0, releases it unreported (suspended); 1 takes
+ * m1 and reports a wait for m0; 0 reports a wait for m1; 1 gets m0, releases both; 0
+ * gets m1. */
+static void partial(int k)
+{
+	if (k == 0) {
+		take(0);
+		if (filter_threads)
+			vg_report_threads("-dlw-0");
+		else
+			vg_report_thread_suspend();
+		give(0);
+		if (filter_threads)
+			vg_report_threads(NULL);
+		else
+			vg_report_thread_resume();
+		atomic_store(&step, 1);
+		wait_step(2);
+		emit(WAIT, 1);
+		atomic_store(&step, 3);
+		pthread_mutex_lock(&mutex[1]);
+		emit(GOT, 1);
+		emit(ACQUIRE, 1);
+		give(1);
+	} else {
+		wait_step(1);
+		take(1);
+		emit(WAIT, 0);
+		atomic_store(&step, 2);
+		wait_step(3);
+		pthread_mutex_lock(&mutex[0]);
+		emit(GOT, 0);
+		emit(ACQUIRE, 0);
+		give(0);
+		give(1);
+	}
+}
+
 static void *worker(void *arg)
 {
 	int k = (int)(long)arg;
 	atomic_store(&tids[k], (long)syscall(SYS_gettid));
-	if (deadlock) {
+	char name[16];
+	snprintf(name, sizeof name, "dlw-%d", k);
+	pthread_setname_np(pthread_self(), name);
+	if (mode == PARTIAL) {
+		partial(k);
+		return NULL;
+	}
+	if (mode == DEADLOCK) {
 		take(k);
 		pthread_barrier_wait(&both_hold);
 		emit(WAIT, 1 - k);
@@ -69,6 +154,7 @@ static void *worker(void *arg)
 		give(k);
 		return NULL;
 	}
+	handoff(k);
 	for (int i = 0; i < 1000; i++) {
 		take(0);
 		take(1);
@@ -80,11 +166,19 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || (strcmp(argv[1], "ordered") && (strcmp(argv[1], "deadlock") || argc < 3))) {
-		fprintf(stderr, "usage: deadlock_subject ordered | deadlock READY\n");
+	if (argc == 3 && !strcmp(argv[1], "deadlock"))
+		mode = DEADLOCK;
+	else if (argc == 2 && !strcmp(argv[1], "ordered"))
+		mode = ORDERED;
+	else if (argc >= 2 && argc <= 3 && !strcmp(argv[1], "partial") &&
+	         (argc == 2 || !strcmp(argv[2], "filter"))) {
+		mode = PARTIAL;
+		filter_threads = argc == 3;
+	} else {
+		fprintf(stderr,
+		        "usage: deadlock_subject ordered | partial [filter] | deadlock READY\n");
 		return 2;
 	}
-	deadlock = !strcmp(argv[1], "deadlock");
 	for (int i = 0; i < NSENSORS; i++) {
 		vg_type_desc d = {.name = names[i],
 		                  .kind = VG_KIND_EVENT,
@@ -107,11 +201,20 @@ int main(int argc, char **argv)
 			fprintf(stderr, "deadlock_subject: pthread_create failed\n");
 			return 1;
 		}
-	if (deadlock) {
+	if (mode == DEADLOCK) {
 		/* Both counted themselves once their wait was reported: say so. */
 		struct timespec tick = {0, 1000000};
 		while (atomic_load(&waiting) < 2)
 			nanosleep(&tick, NULL);
+		static const vg_type_desc ready = {.name = "subject.ready",
+		                                   .kind = VG_KIND_EVENT,
+		                                   .placement = VG_FLAG_SENSOR,
+		                                   .performer = -1,
+		                                   .initiator = -1,
+		                                   .target = -1};
+		vg_sensor *r = vg_sensor_register(&ready);
+		vg_sensor_enable(r);
+		vg_emit(r, NULL);
 		char tmp[4096];
 		snprintf(tmp, sizeof tmp, "%s.tmp", argv[2]);
 		FILE *f = fopen(tmp, "w");

@@ -5,6 +5,8 @@
  *   regn PREFIX N      register PREFIX0000 .. PREFIX<N-1>
  *   fire NAME N        fire NAME once with n = N
  *   fireall N          fire every sensor registered here once with n = N
+ *   ison NAME          "done 1" if NAME is on now, else "done 0" (tests/probes/
+ *                      probes_file_test.py: when a pattern file took effect)
  *   loop NAME [GAP]    a thread fires NAME in a loop, n = 1, 2, ..., GAP ns apart
  *                      (spinning; default 0: a tight loop)
  *   stop               stop the loop; "done <firings>"
@@ -165,6 +167,15 @@ int main(void)
 				continue;
 			}
 			fire(s, atol(n));
+		} else if (!strcmp(cmd, "ison")) {
+			char *name = strtok_r(NULL, " ", &save);
+			vg_sensor *s = name ? find(name) : NULL;
+			if (!s) {
+				printf("error no such sensor\n");
+				continue;
+			}
+			printf("done %d\n", vg_on(s) ? 1 : 0);
+			continue;
 		} else if (!strcmp(cmd, "fireall")) {
 			char *n = strtok_r(NULL, " ", &save);
 			for (size_t i = 0; n && i < nsensors; i++)
