@@ -273,14 +273,19 @@ int vg_cmd_ui(int argc, char **argv)
 			return 2;
 		}
 		struct stat st;
+		bool dir = nargs == 1 && !stat(argv[optind], &st) && S_ISDIR(st.st_mode) &&
+		           is_nets_dir(argv[optind]);
+		const char *const *traces = (const char *const *)argv + optind;
 		int opened = models ? vgu_models_open(&app, argv[optind], argv[optind + 1])
-		             : nargs == 1 && !stat(argv[optind], &st) && S_ISDIR(st.st_mode) &&
-		                     is_nets_dir(argv[optind])
-		                 ? vgu_nets_open_dir(&app, argv[optind])
-		                 : vgu_nets_open_traces(&app, (const char *const *)argv + optind,
-		                                        (size_t)nargs);
+		             : dir  ? vgu_nets_open_dir(&app, argv[optind])
+		                    : vgu_nets_open_traces(&app, traces, (size_t)nargs);
+		/* the networks' traces as the timeline too: a network's jump lands there */
+		if (opened == 0 && nets)
+			opened = vgu_nets_open_timeline(&app, dir ? NULL : traces, (size_t)nargs);
 		if (opened == 0)
 			rc = vgu_serve(&app, bind, port);
+		if (app.trace) /* before the networks: its paths are theirs */
+			vgu_app_close(&app);
 		vgu_models_close(&app);
 		vgu_nets_close(&app);
 		free(own_assets);

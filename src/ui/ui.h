@@ -196,6 +196,11 @@ void vgu_api_models(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *c
 int vgu_nets_open_dir(struct vgu_app *a, const char *dir);
 int vgu_nets_open_traces(struct vgu_app *a, const char *const *paths, size_t n);
 void vgu_nets_close(struct vgu_app *a);
+/* The traces as the timeline too (vgu_app_open): paths, or NULL for index.json's traces
+ * found from here. No timeline is no error (the page says why); -1: out of memory. */
+int vgu_nets_open_timeline(struct vgu_app *a, const char *const *paths, size_t n);
+/* The network browser's own routes; the others are the timeline's when it is open. */
+bool vgu_nets_route(const char *path);
 /* /api/nets, /api/net?n= */
 void vgu_api_nets(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx,
                   struct vgu_reply *r);

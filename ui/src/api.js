@@ -27,6 +27,23 @@ export async function get(route, params = {}) {
   return body;
 }
 
+// As get, but each integer under one of `keys` also kept exactly as `KEY_digits` (a
+// string): absolute times in ns exceed what a double holds (2^53).
+export async function getExact(route, params, keys) {
+  const res = await fetch(url(route, params));
+  const text = await res.text();
+  const want = new Set(keys);
+  let body = null;
+  try {
+    body = JSON.parse(text, function (k, v, ctx) {
+      if (want.has(k) && typeof v === 'number' && ctx && ctx.source) this[`${k}_digits`] = ctx.source;
+      return v;
+    });
+  } catch (e) { body = null; }
+  if (!res.ok) throw new ApiError(res.status, body);
+  return body;
+}
+
 function staticAnswer(route, p) {
   switch (route) {
     case 'relations': return S.info;

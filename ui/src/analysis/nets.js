@@ -4,7 +4,7 @@
 // sorting and filtering, and a virtualised list (only the rows in view are in the page,
 // so 100,000 networks scroll as 100 do). A click draws the network (netview.js).
 import * as d3 from 'd3';
-import { get } from '../api.js';
+import { get, getExact } from '../api.js';
 import { ns, count, bytes, el } from './format.js';
 import { drawNetwork } from './netview.js';
 
@@ -98,16 +98,45 @@ function drawList() {
 async function choose(index) {
   st.selected = index;
   for (const r of $('n-list').querySelectorAll('.n-row')) r.classList.toggle('selected', Number(r.dataset.index) === index);
-  const g = await get('net', { n: index });
+  const g = await getExact('net', { n: index }, ['ts', 'recorded_ts']);
   if (st.selected !== index) return;
   const f = st.all[index];
   $('n-net-title').textContent = `network ${g.network}${g.file ? ` (${g.file})` : ''}: response ${ns(g.response_ns)}, ${f.threads} threads in ${f.processes} processes on ${f.machines} machine${f.machines === 1 ? '' : 's'}, ${f.messages} messages, ${bytes(f.bytes)}`;
-  drawNetwork($('n-net'), $('n-detail'), g, st.data.clock);
+  const jump = $('n-timeline');
+  if (st.timeline && g.vertices.length) {
+    const v = g.vertices[g.input];
+    jump.href = timelineHref(g, v, g.response_ns);
+    jump.dataset.at = recorded(v);
+  }
+  drawNetwork($('n-net'), $('n-detail'), g, st.data.clock, st.timeline ? (v, span) => timelineHref(g, v, span) : null);
+}
+
+// A vertex's time as its trace recorded it (exact digits): the timeline's clock is the
+// recording's, not the corrected one of the networks (docs/net.md).
+function recorded(v) {
+  return v.recorded_ts_digits ?? v.ts_digits ?? String(v.ts);
+}
+
+// index.html at a vertex of the network: the view from a tenth of `span` before it to a
+// tenth after its end, a line at it, its thread's row in view (main.js jumpFromHash).
+function timelineHref(g, v, span) {
+  const at = BigInt(recorded(v)), pad = BigInt(Math.max(1000, Math.round(span / 10)));
+  const th = g.threads[v.thread];
+  return `index.html#from=${at - pad}&to=${at + BigInt(Math.round(span)) + pad}&at=${at}&pid=${th.pid}&tid=${th.tid}`;
 }
 
 export async function setupNets() {
   const data = await get('nets');
   st.data = data;
+  const jump = $('n-timeline'), tl = data.timeline || { open: false, why: 'no trace' };
+  jump.hidden = false;
+  if (tl.open) jump.title = `the timeline of ${tl.traces.join(' ')} at this network (a new tab)`;
+  else {
+    jump.classList.add('off');
+    jump.removeAttribute('href');
+    jump.title = `no timeline: ${tl.why}`;
+  }
+  st.timeline = tl.open;
   st.all = data.networks.map((n, i) => ({ ...n, index: i }));
   st.t0 = Math.min(...st.all.map((n) => n.start_ns));
   $('view-name').textContent = 'network browser';
