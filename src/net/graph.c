@@ -241,7 +241,8 @@ json_t *vgn_graph_to_json(const struct vgn_graph *g)
 		if (x->rts != x->ts)
 			json_object_set_new(o, "recorded_ts", json_integer((json_int_t)x->rts));
 		if (x->kind == VGN_SEND || x->kind == VGN_RECV) {
-			json_object_set_new(o, "off", json_integer((json_int_t)x->off));
+			if (x->off != VGN_NO_OFF)
+				json_object_set_new(o, "off", json_integer((json_int_t)x->off));
 			json_object_set_new(o, "len", json_integer((json_int_t)x->len));
 			json_object_set_new(o, "matched", json_boolean(x->matched));
 			if (!x->matched)
@@ -264,8 +265,12 @@ json_t *vgn_graph_to_json(const struct vgn_graph *g)
 		if (x->kind == VGN_E_MESSAGE) {
 			json_object_set_new(o, "bytes", json_integer((json_int_t)x->bytes));
 			json_object_set_new(o, "cross_host", json_boolean(x->cross_host));
-			json_object_set_new(o, "send_off", json_integer((json_int_t)x->send_off));
-			json_object_set_new(o, "recv_off", json_integer((json_int_t)x->recv_off));
+			if (x->send_off != VGN_NO_OFF)
+				json_object_set_new(o, "send_off",
+				                    json_integer((json_int_t)x->send_off));
+			if (x->recv_off != VGN_NO_OFF)
+				json_object_set_new(o, "recv_off",
+				                    json_integer((json_int_t)x->recv_off));
 		}
 		json_array_append_new(edges, o);
 	}
@@ -292,6 +297,14 @@ static const char *jstr(struct vgn_graph *g, const json_t *o, const char *k)
 {
 	const char *v = json_string_value(json_object_get(o, k));
 	return v ? str(g, v) : NULL;
+}
+
+/* An offset of a file's, or VGN_NO_OFF when it has none (written before offsets were). */
+static uint64_t opt_u64(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v)
+	                                                        : VGN_NO_OFF;
 }
 
 struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *err, size_t errsize)
@@ -372,7 +385,7 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 		v->rts = json_is_integer(json_object_get(o, "recorded_ts"))
 		             ? json_integer_value(json_object_get(o, "recorded_ts"))
 		             : v->ts;
-		v->off = (uint64_t)json_integer_value(json_object_get(o, "off"));
+		v->off = opt_u64(o, "off");
 		v->len = (uint64_t)json_integer_value(json_object_get(o, "len"));
 		v->matched = json_is_true(json_object_get(o, "matched"));
 		v->input = json_is_true(json_object_get(o, "input"));
@@ -401,14 +414,13 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 			bad(err, errsize, path, "edge", i);
 			goto fail;
 		}
-		*e = (struct vgn_gedge){
-		    k,
-		    (uint32_t)from,
-		    (uint32_t)to,
-		    (uint64_t)json_integer_value(json_object_get(o, "bytes")),
-		    json_is_true(json_object_get(o, "cross_host")),
-		    (uint64_t)json_integer_value(json_object_get(o, "send_off")),
-		    (uint64_t)json_integer_value(json_object_get(o, "recv_off"))};
+		*e = (struct vgn_gedge){k,
+		                        (uint32_t)from,
+		                        (uint32_t)to,
+		                        (uint64_t)json_integer_value(json_object_get(o, "bytes")),
+		                        json_is_true(json_object_get(o, "cross_host")),
+		                        opt_u64(o, "send_off"),
+		                        opt_u64(o, "recv_off")};
 	}
 	/* Reports and pictures subtract times: a network spans at most 2^62 ns (146 years),
 	 * so every difference of two of its times fits (a damaged or forged file would

@@ -288,7 +288,8 @@ struct vgn_gvertex {
 	int kind;        /* enum vgn_kind */
 	int64_t ts;      /* corrected ns */
 	int64_t rts;     /* as recorded (its host's clock): where the trace has it */
-	uint64_t off;    /* send/recv: offset of its first byte in its channel's stream */
+	uint64_t off;    /* send/recv: offset of its first byte in its channel's stream, or
+	                  * VGN_NO_OFF (read from a file written before offsets were) */
 	uint64_t len;    /* bytes of a send/recv */
 	bool matched;    /* send/recv: takes part in a matched pair */
 	bool input;      /* the network's input */
@@ -297,6 +298,7 @@ struct vgn_gvertex {
 	const char *program, *name; /* the process's and thread's names then */
 };
 enum vgn_edge_kind { VGN_E_THREAD, VGN_E_MESSAGE, VGN_E_SPAWN };
+#define VGN_NO_OFF UINT64_MAX
 struct vgn_gedge {
 	int kind; /* enum vgn_edge_kind */
 	uint32_t from, to;
