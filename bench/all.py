@@ -49,6 +49,7 @@ BENCHES = [
     ("pg-fork", ["{python}", "{src}/pg_fork_bench.py", "{build}"], figures.pg_fork),
     ("ui", ["{python}", "{src}/ui_bench.py", "{build}"], figures.ui),
     ("ui-models", ["{python}", "{src}/ui_models_bench.py", "{build}"], figures.ui_models),
+    ("ui-nets", ["{python}", "{src}/ui_nets_bench.py", "{build}"], figures.ui_nets),
 ]
 
 SMOKE_TIMEOUT = 300  # seconds per benchmark: a hang fails instead of blocking CI

@@ -75,24 +75,40 @@ function apply() {
   drawList();
 }
 
-// Only the rows in view (and a few around) are elements of the page.
+// Only the rows in view (and a few around) are elements of the page: a pool of row
+// elements, given the networks in view again as the list scrolls (nothing made or removed
+// while scrolling).
+const pool = [];
 function drawList() {
   const list = $('n-list');
   const first = Math.max(0, Math.floor(list.scrollTop / ROW) - 5);
   const last = Math.min(st.rows.length, Math.ceil((list.scrollTop + list.clientHeight) / ROW) + 5);
-  for (const r of [...list.querySelectorAll('.n-row')]) r.remove();
-  for (let i = first; i < last; i++) {
-    const n = st.rows[i];
-    const d = el('div', { class: 'n-row' },
-      el('span', { text: n.network }), el('span', { text: ns(n.response_ns) }), el('span', { text: `+${ns(n.start_ns - st.t0)}` }),
-      el('span', { text: n.threads }), el('span', { text: n.messages }), el('span', { text: bytes(n.bytes) }), el('span', { text: n.servers, title: n.servers }));
-    d.style.top = `${i * ROW}px`;
-    d.dataset.index = n.index;
-    d.dataset.network = n.network;
-    if (n.index === st.selected) d.classList.add('selected');
-    d.addEventListener('click', () => choose(n.index));
+  while (pool.length < last - first) {
+    const d = el('div', { class: 'n-row' }, ...[0, 1, 2, 3, 4, 5, 6].map(() => el('span')));
+    d.addEventListener('click', () => choose(Number(d.dataset.index)));
     list.append(d);
+    pool.push(d);
   }
+  pool.forEach((d, k) => {
+    const i = first + k, n = st.rows[i];
+    d.hidden = !n;
+    if (!n) return;
+    if (d.dataset.network !== String(n.network)) {
+      const c = d.children;
+      c[0].textContent = n.network;
+      c[1].textContent = ns(n.response_ns);
+      c[2].textContent = `+${ns(n.start_ns - st.t0)}`;
+      c[3].textContent = n.threads;
+      c[4].textContent = n.messages;
+      c[5].textContent = bytes(n.bytes);
+      c[6].textContent = n.servers;
+      c[6].title = n.servers;
+      d.dataset.index = n.index;
+      d.dataset.network = n.network;
+    }
+    d.style.top = `${i * ROW}px`;
+    d.classList.toggle('selected', n.index === st.selected);
+  });
 }
 
 async function choose(index) {
@@ -150,12 +166,8 @@ export async function setupNets() {
   for (const id of ['n-sort', 'n-host', 'n-program']) $(id).addEventListener('change', apply);
   for (const id of ['n-min', 'n-max', 'n-search']) $(id).addEventListener('input', apply);
   $('n-filters').addEventListener('submit', (e) => e.preventDefault());
-  let pending = false;
-  $('n-list').addEventListener('scroll', () => {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => { pending = false; drawList(); });
-  });
+  // scroll events come once a frame: the rows are drawn in it, not a frame later
+  $('n-list').addEventListener('scroll', drawList);
   apply();
   window.vigilNets = { state: st, choose };
   if (st.rows.length) await choose(st.rows[0].index);
