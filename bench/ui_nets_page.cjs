@@ -32,8 +32,6 @@ function steps(rowsHeight) {
     const page = ctx.pages()[0] || (await ctx.newPage());
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    let apiBytes = 0;
-    page.on('response', async (r) => { if (r.url().endsWith('/api/nets')) apiBytes = (await r.body()).length; });
     const t0 = Date.now();
     await page.goto(url);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 600000 });
@@ -41,6 +39,7 @@ function steps(rowsHeight) {
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const ready = Date.now() - t0;
     const listed = await page.evaluate(() => window.vigilNets.state.all.length);
+    const apiBytes = await page.evaluate(() => fetch('api/nets').then((r) => r.text()).then((t) => t.length));
     await page.selectOption('#n-sort', 'network');
     const total = await page.$eval('#n-list', (l) => l.scrollHeight);
     const plan = steps(total);

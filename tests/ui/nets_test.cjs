@@ -2,7 +2,8 @@
 // three-tier example recorded whole (as tests/net/analysis/net_test.py records it):
 //  - vigil ui NETS (the folder of vigil net split --per exchange) lists as many networks as
 //    vigil net split wrote, with vigil net report's percentiles;
-//  - each network drawn has one arrow per message edge of its JSON file, with its bytes;
+//  - each network drawn has one arrow per message edge of its JSON file, with its bytes,
+//    and each thread edge shaded as running or waiting (a receive of another thread's);
 //    a click on an arrow shows that message's bytes and endpoints, a click on a column
 //    head its thread's host and program;
 //  - a click on a message shows its byte range in the sender's and the receiver's streams
@@ -103,6 +104,12 @@ main('ui-nets', async (dir) => {
     const msgs = j.edges.map((e, i) => [i, e]).filter(([, e]) => e.kind === 'message');
     check(arrows.length === msgs.length, `${x.file}: ${arrows.length} arrows, ${msgs.length} messages in its JSON`);
     check(msgs.every(([i, e]) => arrows.some(([k, b]) => k === i && b === e.bytes)), `${x.file}: an arrow's bytes differ from its JSON`);
+    // each thread edge shaded: waiting (it ends in a receive of another thread's message) or running
+    const recvOfMsg = new Set(j.edges.filter((e) => e.kind === 'message' && j.vertices[e.from].thread !== j.vertices[e.to].thread).map((e) => e.to));
+    const thr = j.edges.filter((e) => e.kind === 'thread');
+    const waiting = thr.filter((e) => recvOfMsg.has(e.to)).length;
+    const shade = await page.evaluate(() => ({ running: document.querySelectorAll('#n-net rect.running').length, waiting: document.querySelectorAll('#n-net line.waiting').length }));
+    check(shade.waiting === waiting && shade.running === thr.length - waiting, `${x.file}: shading ${JSON.stringify(shade)}, JSON ${waiting} waiting of ${thr.length} thread edges`);
     if (clicked || !msgs.length) continue;
     // a real click on an arrow's middle: the message chosen is shown with its JSON's bytes
     const mid = await page.$eval(`#n-net .msg[data-edge="${msgs[0][0]}"] line`, (l) => {
