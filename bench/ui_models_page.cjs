@@ -4,21 +4,12 @@
 // timing), the graph made, laid out and placed (graph_ms), its first frame, cytoscape's built-in CoSE on the same graph (the peer), and choosing the
 // first transition row until its CDF is drawn; the JS heap (CDP). One JSON line on stdout.
 // usage: node bench/ui_models_page.cjs URL PROFILE_DIR
-const path = require('path');
-const { chromium } = require('playwright-core');
+const { launch } = require('./ui_browser.cjs');
 
 (async () => {
   const [url, profile] = process.argv.slice(2);
-  const ctx = await chromium.launchPersistentContext(path.resolve(profile), {
-    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  const errors = [];
+  const { ctx, page, errors } = await launch(profile);
   try {
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     const t0 = Date.now();
     await page.goto(url);
     await page.waitForFunction(() => document.body.dataset.ready && window.vigilModels && window.vigilModels.state.layoutMs !== null, null, { timeout: 600000 });

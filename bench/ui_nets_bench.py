@@ -7,7 +7,7 @@ VIGIL_BENCH_SMOKE=1: 2,000): each network a client's request to one of 40 server
 hosts and its reply (two threads, four vertices, two messages), response times drawn by a
 seeded generator; serves it with `vigil ui DIR --port 0` and in Debian's chromium
 (bench/ui_nets_page.cjs) measures navigation to the list drawn (histogram, sequences,
-first rows), then 300 scroll steps of the list (small steps and long jumps), each until
+first rows), then 300 scroll steps (smoke: 40) of the list (small steps and long jumps), each until
 its next frame is drawn; as the peer, in the same page, the same rows as plain elements
 of one list (no virtualisation): the time to make them and its scroll steps.
 Writes BENCH_OUT/ui_nets.json. Exit 1 when the page logged errors or lists another count.
@@ -15,13 +15,11 @@ Writes BENCH_OUT/ui_nets.json. Exit 1 when the page logged errors or lists anoth
 import json
 import os
 import random
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
+
+import ui_serve
 
 
 def say(msg):
@@ -63,17 +61,11 @@ def write_nets(d, n, seed=25):
 
 
 def main():
-    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-    smoke = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+    ready = ui_serve.prepare(say, "ui/analysis.js")
+    if not ready:
+        return 2
+    build, smoke, out = ready
     n = int(os.environ.get("BENCH_UI_NETS", 2000 if smoke else 100000))
-    out = os.environ.get("BENCH_OUT", os.path.join(build, "bench"))
-    os.makedirs(out, exist_ok=True)
-    node_path = os.path.join(build, "ui-npm", "node_modules")
-    for p in (os.path.join(build, "bin", "vigil"), os.path.join(build, "ui", "analysis.js"),
-              os.path.join(node_path, "playwright-core"), "/usr/bin/chromium"):
-        if not os.path.exists(p):
-            say("%s is missing (make deps, make build)" % p)
-            return 2
     tmp = tempfile.mkdtemp(prefix="vigil-uinets-")
     ui = None
     try:
@@ -81,26 +73,13 @@ def main():
         os.mkdir(nets)
         write_nets(nets, n)
         say("%d networks written" % n)
-        t0 = time.monotonic()
-        ui = subprocess.Popen([os.path.join(build, "bin", "vigil"), "ui", nets, "--port", "0"],
-                              stderr=subprocess.PIPE, text=True)
-        while True:
-            line = ui.stderr.readline()
-            if not line:
-                say("vigil ui exited: %s" % ui.wait())
-                return 1
-            m = re.search(r"serving (http://\S+/)", line)
-            if m:
-                break
-        ready_s = time.monotonic() - t0
-        env = dict(os.environ, NODE_PATH=node_path, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
-        r = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ui_nets_page.cjs"),
-                            m.group(1), os.path.join(tmp, "profile")],
-                           env=env, stdout=subprocess.PIPE, text=True, check=True)
-        page = json.loads(r.stdout)
+        started = ui_serve.start(build, [nets], say)
+        if not started:
+            return 1
+        ui, url, _, ready_s = started
+        page = ui_serve.page(build, "ui_nets_page.cjs", url, os.path.join(tmp, "profile"), str(40 if smoke else 300))
         res = {"networks": n, "server_ready_s": ready_s, **page}
-        with open(os.path.join(out, "ui_nets.json"), "w") as f:
-            json.dump(res, f, indent=1)
+        ui_serve.save(out, "ui_nets.json", res)
         med = lambda v: sorted(v)[len(v) // 2]
         p95 = lambda v: sorted(v)[int(len(v) * 0.95)]
         print("vigil ui network browser, %d networks: server up in %.2f s; list drawn %.0f ms after navigation "
@@ -114,12 +93,7 @@ def main():
             return 1
         return 0
     finally:
-        if ui and ui.poll() is None:
-            ui.send_signal(signal.SIGINT)
-            try:
-                ui.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                ui.kill()
+        ui_serve.stop(ui)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -3,17 +3,16 @@
 // virtualised list (each: scrollTop set, until the frame after the rows were drawn again),
 // and, as the peer in the same page, a plain list of every row as an element (the time to
 // make it, and the same scroll steps). One JSON line on stdout.
-// usage: node bench/ui_nets_page.cjs URL PROFILE_DIR
-const path = require('path');
-const { chromium } = require('playwright-core');
+// usage: node bench/ui_nets_page.cjs URL PROFILE_DIR [STEPS]
+const { launch } = require('./ui_browser.cjs');
 
-// 300 steps: small ones (a wheel's) and long jumps, the same for both lists
-function steps(rowsHeight) {
+// small steps (a wheel's) and every tenth a long jump, the same for both lists
+function steps(rowsHeight, count) {
   let seed = 25;
   const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
   const out = [];
   let y = 0;
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < count; i++) {
     y = i % 10 === 9 ? Math.floor(rnd() * rowsHeight) : Math.max(0, y + Math.floor((rnd() - 0.3) * 600));
     out.push(y);
   }
@@ -21,17 +20,10 @@ function steps(rowsHeight) {
 }
 
 (async () => {
-  const [url, profile] = process.argv.slice(2);
-  const ctx = await chromium.launchPersistentContext(path.resolve(profile), {
-    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
-  const errors = [];
+  const [url, profile, stepsArg] = process.argv.slice(2);
+  const count = Number(stepsArg || 300);
+  const { ctx, page, errors } = await launch(profile);
   try {
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     const t0 = Date.now();
     await page.goto(url);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 600000 });
@@ -42,7 +34,7 @@ function steps(rowsHeight) {
     const apiBytes = await page.evaluate(() => fetch('api/nets').then((r) => r.text()).then((t) => t.length));
     await page.selectOption('#n-sort', 'network');
     const total = await page.$eval('#n-list', (l) => l.scrollHeight);
-    const plan = steps(total);
+    const plan = steps(total, count);
     // each step: scroll, then two frames (the scroll handler draws in the first)
     const measure = (sel, ys) => page.evaluate(async ({ sel, ys }) => {
       const l = document.querySelector(sel), out = [];
@@ -79,7 +71,7 @@ function steps(rowsHeight) {
       requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now() - t)));
     }));
     const peerTotal = await page.$eval('#peer-list', (l) => l.scrollHeight);
-    const peerScroll = await measure('#peer-list', steps(peerTotal));
+    const peerScroll = await measure('#peer-list', steps(peerTotal, count));
     const cdp = await ctx.newCDPSession(page);
     await cdp.send('Performance.enable');
     const metrics = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
