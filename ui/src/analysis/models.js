@@ -490,7 +490,7 @@ export async function setupModels() {
   $('m-support').addEventListener('change', loadDiff);
   // for the tests and the benchmark: what is chosen, and how long the layout took
   window.vigilModels = {
-    state, cy: state.cy, cytoscape,
+    state, cy: state.cy,
     // ms of one run of a layout over the graph as it is (the benchmark's peer)
     timeLayout: (opts) => { const t = performance.now(); state.cy.layout(opts).run(); return performance.now() - t; },
     chosen: () => ({
