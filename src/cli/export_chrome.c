@@ -4,7 +4,8 @@
  *   M  process_name, thread_name (and process_labels: the host)
  *   i  instants (scope "t"), X  slices on a thread (nested by time),
  *   b/e  async slices (intervals that do not nest on one thread, states, lifetimes),
- *   C  the discarded-events counter of a process,
+ *   C  counters of a process: events discarded, sampled sensors' values (one C event
+ *      per trace event, a series per field; an interval's open count "vigil.open"),
  *   s/f  flows from a send to its receive (bound to the send and receive, which are
  *        written as zero-length X slices so that a viewer has a slice to bind to).
  *
@@ -131,6 +132,42 @@ static void item(const struct vgx_model *m, const struct vgx_item *it, FILE *f, 
 	}
 }
 
+static void counter_value(FILE *f, const struct vgx_counter_value *v)
+{
+	if (v->is_double)
+		fprintf(f, "%.17g", v->d);
+	else
+		fprintf(f, "%" PRId64, v->i);
+}
+
+/* The samples of one trace event (adjacent: same process, counter and time, each track
+ * once) are one C event with a series per key. */
+static void counters(const struct vgx_model *m, FILE *f, bool *first)
+{
+	for (size_t i = 0, j; i < m->ncounters; i = j) {
+		const struct vgx_counter *c = &m->counters[i];
+		const struct vgx_ctrack *t = &m->ctracks[c->track];
+		head(f, first, t->name, "vigil", 'C', c->ts - m->first, m->procs[t->proc].xpid, 0);
+		fputs(",\"args\":{", f);
+		for (j = i; j < m->ncounters; j++) {
+			const struct vgx_counter *d = &m->counters[j];
+			const struct vgx_ctrack *u = &m->ctracks[d->track];
+			bool again = false;
+			for (size_t k = i; k < j && !again; k++)
+				again = m->counters[k].track == d->track;
+			if (j > i && (again || d->ts != c->ts || u->proc != t->proc ||
+			              strcmp(u->name, t->name)))
+				break;
+			if (j > i)
+				putc(',', f);
+			put_str(f, u->key);
+			putc(':', f);
+			counter_value(f, &d->v);
+		}
+		fputs("}}", f);
+	}
+}
+
 int vgx_write_chrome(const struct vgx_model *m, FILE *f, char *err, size_t errsize)
 {
 	bool first = true;
@@ -138,12 +175,7 @@ int vgx_write_chrome(const struct vgx_model *m, FILE *f, char *err, size_t errsi
 	metadata(m, f, &first);
 	for (size_t i = 0; i < m->nitems; i++)
 		item(m, &m->items[i], f, &first);
-	for (size_t i = 0; i < m->ncounters; i++) {
-		const struct vgx_counter *c = &m->counters[i];
-		head(f, &first, "events_discarded", "vigil", 'C', c->ts - m->first,
-		     m->procs[c->proc].xpid, 0);
-		fprintf(f, ",\"args\":{\"discarded\":%" PRIu64 "}}", c->value);
-	}
+	counters(m, f, &first);
 	fprintf(f,
 	        "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"vigil export\","
 	        "\"origin_ns\":%" PRId64 ",\"events\":%" PRIu64 ",\"discarded\":%" PRIu64

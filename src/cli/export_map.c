@@ -74,3 +74,16 @@ void vgx_map_free(struct vgx_map *m)
 	free(m->vals);
 	memset(m, 0, sizeof *m);
 }
+
+void *vgx_grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	size_t c = *cap ? *cap * 2 : 64;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(p, c * size);
+	if (q)
+		*cap = c;
+	return q;
+}

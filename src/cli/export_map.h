@@ -17,4 +17,8 @@ size_t *vgx_map_get(struct vgx_map *m, const char *key);
 size_t *vgx_map_put(struct vgx_map *m, const char *key, size_t init);
 void vgx_map_free(struct vgx_map *m);
 
+/* p (an array of *cap elements of `size` bytes) with room for `need`, doubling; NULL on
+ * no memory (p is still valid then). */
+void *vgx_grow(void *p, size_t *cap, size_t need, size_t size);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export_counters.h"
 #include "export_map.h"
 #include "net/net.h"
 
@@ -23,22 +24,10 @@ struct build {
 	struct vgx_map procs, threads, open, states, lives, net_items;
 	struct queue *queues;
 	size_t nqueues, cap_queues;
+	struct vgx_counting counting;
 	size_t cap_items, cap_threads;
 	bool oom;
 };
-
-static void *grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return p;
-	size_t c = *cap ? *cap * 2 : 64;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(p, c * size);
-	if (q)
-		*cap = c;
-	return q;
-}
 
 static json_t *value(struct build *b, const struct vgt_field *fd, const struct vgt_value *v)
 {
@@ -100,7 +89,7 @@ static uint32_t thread_of(struct build *b, uint32_t proc, int64_t tid)
 	size_t *p = vgx_map_put(&b->threads, key, m->nthreads);
 	if (!p || *p < m->nthreads)
 		return p ? (uint32_t)*p : 0;
-	m->threads = grow(m->threads, &b->cap_threads, m->nthreads + 1, sizeof *m->threads);
+	m->threads = vgx_grow(m->threads, &b->cap_threads, m->nthreads + 1, sizeof *m->threads);
 	if (!m->threads) {
 		b->oom = true;
 		return 0;
@@ -113,7 +102,7 @@ static struct vgx_item *item_new(struct build *b, enum vgx_item_kind kind, const
                                  const char *name, const struct vgt_event *ev, json_t *args)
 {
 	struct vgx_model *m = b->m;
-	struct vgx_item *items = grow(m->items, &b->cap_items, m->nitems + 1, sizeof *items);
+	struct vgx_item *items = vgx_grow(m->items, &b->cap_items, m->nitems + 1, sizeof *items);
 	char *nm = strdup(name);
 	if (!items || !nm) {
 		free(nm);
@@ -201,7 +190,7 @@ static void begin(struct build *b, const struct vgt_event *ev)
 	if (!q || !it)
 		return;
 	if (*q == b->nqueues) {
-		b->queues = grow(b->queues, &b->cap_queues, b->nqueues + 1, sizeof *b->queues);
+		b->queues = vgx_grow(b->queues, &b->cap_queues, b->nqueues + 1, sizeof *b->queues);
 		if (!b->queues) {
 			b->oom = true;
 			return;
@@ -209,7 +198,7 @@ static void begin(struct build *b, const struct vgt_event *ev)
 		b->queues[b->nqueues++] = (struct queue){0};
 	}
 	struct queue *qu = &b->queues[*q];
-	qu->v = grow(qu->v, &qu->cap, qu->n + 1, sizeof *qu->v);
+	qu->v = vgx_grow(qu->v, &qu->cap, qu->n + 1, sizeof *qu->v);
 	if (!qu->v) {
 		b->oom = true;
 		return;
@@ -217,8 +206,8 @@ static void begin(struct build *b, const struct vgt_event *ev)
 	qu->v[qu->n++] = b->m->nitems - 1;
 }
 
-/* Closes the oldest open begin whose fields equal the end's; else an instant. */
-static void end(struct build *b, const struct vgt_event *ev)
+/* Closes the oldest open begin whose fields equal the end's (true); else an instant. */
+static bool end(struct build *b, const struct vgt_event *ev)
 {
 	char key[512];
 	snprintf(key, sizeof key, "%p|%s", (const void *)ev->image, ev->type->relation);
@@ -252,11 +241,12 @@ static void end(struct build *b, const struct vgt_event *ev)
 			while (qu->head < qu->n && qu->v[qu->head] == SIZE_MAX)
 				qu->head++;
 			json_decref(f);
-			return;
+			return true;
 		}
 	}
 	json_object_set_new(f, "unmatched_end", json_true());
 	item_new(b, VGX_INSTANT, "interval", ev->type->name, ev, f);
+	return false;
 }
 
 /* The entity a state change is of: target, else performer, else the first reference,
@@ -361,12 +351,14 @@ static void feed(struct build *b, const struct vgt_event *ev)
 		return;
 	}
 	bool runtime = !strncmp(t->relation, "vg.", 3);
+	int open_delta = 0; /* of a sampled interval relation's open count */
 	switch (t->kind) {
 	case VGT_KIND_BEGIN:
 		begin(b, ev);
+		open_delta = 1;
 		break;
 	case VGT_KIND_END:
-		end(b, ev);
+		open_delta = end(b, ev) ? -1 : 0;
 		break;
 	case VGT_KIND_STATE:
 		if (runtime) /* renames: the names of threads, processes and entities */
@@ -392,6 +384,10 @@ static void feed(struct build *b, const struct vgt_event *ev)
 			instant(b, ev, "event");
 		}
 	}
+	/* sampled sensors: their values (and open intervals) as counter tracks */
+	if (t->sampled && !runtime && !b->oom &&
+	    !vgx_count_sampled(b->m, &b->counting, proc_of(b, ev->image, ev->ts), ev, open_delta))
+		b->oom = true;
 }
 
 static int by_thread_start(const void *a, const void *b)
@@ -482,9 +478,15 @@ static void add_flows(struct build *b, const char *const *paths, size_t npaths)
 	vgn_session_close(&ss);
 }
 
+struct stream_loss {
+	uint32_t proc;
+	int64_t ts;
+	uint64_t lost;
+};
+
 static int by_proc_time(const void *a, const void *b)
 {
-	const struct vgx_counter *x = a, *y = b;
+	const struct stream_loss *x = a, *y = b;
 	if (x->proc != y->proc)
 		return x->proc < y->proc ? -1 : 1;
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
@@ -501,40 +503,34 @@ static void discarded(struct build *b, struct vgt_trace *t)
 		n += vgt_stream_at(t, i)->stats.events_discarded > 0;
 	if (!n)
 		return;
-	struct vgx_counter *c = calloc(2 * n, sizeof *c);
+	struct stream_loss *c = calloc(n, sizeof *c);
 	if (!c) {
 		b->oom = true;
 		return;
 	}
+	size_t k = 0;
 	for (size_t i = 0; i < vgt_stream_count(t); i++) {
 		const struct vgt_stream *s = vgt_stream_at(t, i);
 		m->discarded += s->stats.events_discarded;
 		if (s->stats.events_discarded)
-			c[m->ncounters++] =
-			    (struct vgx_counter){proc_of(b, s->image, s->stats.first_ts),
-			                         s->stats.last_ts, s->stats.events_discarded};
+			c[k++] = (struct stream_loss){proc_of(b, s->image, s->stats.first_ts),
+			                              s->stats.last_ts, s->stats.events_discarded};
 	}
 	qsort(c, n, sizeof *c, by_proc_time);
-	struct vgx_counter *out = calloc(2 * n, sizeof *out);
-	if (!out) {
-		free(c);
-		m->ncounters = 0;
-		b->oom = true;
-		return;
-	}
-	size_t k = 0;
-	uint64_t sum = 0;
-	for (size_t i = 0; i < n; i++) {
+	int64_t sum = 0;
+	for (size_t i = 0; i < n && !b->oom; i++) {
 		if (!i || c[i - 1].proc != c[i].proc) {
 			sum = 0;
-			out[k++] = (struct vgx_counter){c[i].proc, m->procs[c[i].proc].first_ts, 0};
+			if (!vgx_count(m, &b->counting, c[i].proc, "events_discarded", "discarded",
+			               m->procs[c[i].proc].first_ts, (struct vgx_counter_value){0}))
+				b->oom = true;
 		}
-		sum += c[i].value;
-		out[k++] = (struct vgx_counter){c[i].proc, c[i].ts, sum};
+		sum += (int64_t)c[i].lost;
+		if (!vgx_count(m, &b->counting, c[i].proc, "events_discarded", "discarded", c[i].ts,
+		               (struct vgx_counter_value){.i = sum}))
+			b->oom = true;
 	}
 	free(c);
-	m->counters = out;
-	m->ncounters = k;
 }
 
 struct vgx_model *vgx_build(struct vgt_trace *t, const char *const *paths, size_t npaths)
@@ -573,6 +569,7 @@ struct vgx_model *vgx_build(struct vgt_trace *t, const char *const *paths, size_
 	vgx_map_free(&b.states);
 	vgx_map_free(&b.lives);
 	vgx_map_free(&b.net_items);
+	vgx_counting_free(&b.counting);
 	vgt_names_free(b.names);
 	if (b.oom) {
 		vgx_free(b.m);
@@ -596,6 +593,11 @@ void vgx_free(struct vgx_model *m)
 	free(m->threads);
 	free(m->items);
 	free(m->procs);
+	for (size_t i = 0; i < m->nctracks; i++) {
+		free(m->ctracks[i].name);
+		free(m->ctracks[i].key);
+	}
+	free(m->ctracks);
 	free(m->counters);
 	free(m->net_note);
 	free(m);

@@ -11,7 +11,9 @@
  *              relation; state relations: one slice per state of an entity, from its
  *              change to the next (async); entity lifetimes: create to reclaim (async);
  *              a slice still open at the end of the trace ends at the last event;
- *   counters   events discarded, per process, over time (at the end of each stream);
+ *   counters   per process, over time: events discarded (at the end of each stream);
+ *              sampled sensors' numeric fields, and the count of a sampled interval
+ *              relation's intervals open (export_counters.c);
  *   flows      matched messages of interaction networks (vigil net), send to receive.
  *
  * Every trace event stands in exactly one item: an instant (its `event`), or a slice
@@ -61,10 +63,24 @@ struct vgx_item {
 	size_t nflows_out, nflows_in;
 };
 
-struct vgx_counter {
+/* A counter track: the series `key` of counter `name` in a process ("events_discarded"
+ * / "discarded"; a sampled relation / a numeric field, or VGX_OPEN_KEY). */
+struct vgx_ctrack {
 	uint32_t proc;
+	char *name, *key; /* malloc */
+};
+
+struct vgx_counter_value {
+	bool is_double;
+	int64_t i;
+	double d;
+};
+
+/* A sample; the samples of one trace event are adjacent, with the same ts. */
+struct vgx_counter {
+	uint32_t track;
 	int64_t ts;
-	uint64_t value; /* events discarded so far in this process */
+	struct vgx_counter_value v;
 };
 
 struct vgx_model {
@@ -74,6 +90,8 @@ struct vgx_model {
 	size_t nthreads;
 	struct vgx_item *items; /* in time order of their start */
 	size_t nitems;
+	struct vgx_ctrack *ctracks;
+	size_t nctracks;
 	struct vgx_counter *counters;
 	size_t ncounters;
 	uint64_t events, damage, discarded, flows;

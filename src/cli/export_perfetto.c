@@ -3,9 +3,11 @@
  *
  *   a TrackDescriptor per process (ProcessDescriptor), thread (ThreadDescriptor, parent
  *   the process), async lane (named by its relation, parent the process: slices that
- *   overlap get lanes of their own) and discarded-events counter (CounterDescriptor);
- *   then TrackEvents in time order: TYPE_INSTANT, TYPE_SLICE_BEGIN/END (each track's
- *   slices nest), TYPE_COUNTER; fields as debug annotations; a send carries the flow
+ *   overlap get lanes of their own) and counter track (CounterDescriptor, parent the
+ *   process: events_discarded, "RELATION FIELD" of a sampled sensor, "RELATION
+ *   vigil.open"); then TrackEvents in time order: TYPE_INSTANT, TYPE_SLICE_BEGIN/END
+ *   (each track's slices nest), TYPE_COUNTER (counter_value, or double_counter_value
+ *   for a float64 field); fields as debug annotations; a send carries the flow
  *   ids of its messages (flow_ids), a receive ends them (terminating_flow_ids).
  *
  * Each packet is written as it is made, as field 1 of Trace: a file of them is a Trace. */
@@ -38,7 +40,7 @@ int vgx_write_perfetto(const struct vgx_model *m, FILE *f, char *err, size_t err
 #define UUID_PROC(p) ((1ull << 40) + (p))
 #define UUID_THREAD(t) ((2ull << 40) + (t))
 #define UUID_LANE(l) ((3ull << 40) + (l))
-#define UUID_COUNTER(p) ((4ull << 40) + (p))
+#define UUID_COUNTER(t) ((4ull << 40) + (t)) /* t: a vgx_ctrack */
 
 bool vgx_perfetto_available(void)
 {
@@ -133,8 +135,8 @@ struct rec {
 	size_t seq;
 	int type; /* TrackEvent type */
 	uint64_t track;
-	const struct vgx_item *item; /* NULL for counters */
-	uint64_t value;
+	const struct vgx_item *item;       /* NULL for counters */
+	const struct vgx_counter *counter; /* for counters */
 };
 
 struct recs {
@@ -143,9 +145,9 @@ struct recs {
 };
 
 static void add(struct recs *r, int64_t ts, int type, uint64_t track, const struct vgx_item *it,
-                uint64_t value)
+                const struct vgx_counter *c)
 {
-	r->v[r->n] = (struct rec){ts, r->n, type, track, it, value};
+	r->v[r->n] = (struct rec){ts, r->n, type, track, it, c};
 	r->n++;
 }
 
@@ -193,8 +195,13 @@ static void event(struct writer *w, const struct rec *r)
 	e.track_uuid = r->track;
 	const struct vgx_item *it = r->item;
 	if (!it) {
-		e.has_counter_value = 1;
-		e.counter_value = (int64_t)r->value;
+		if (r->counter->v.is_double) {
+			e.has_double_counter_value = 1;
+			e.double_counter_value = r->counter->v.d;
+		} else {
+			e.has_counter_value = 1;
+			e.counter_value = r->counter->v.i;
+		}
 		emit(w, &p);
 		return;
 	}
@@ -271,20 +278,27 @@ static void tracks(struct writer *w, const struct vgx_model *m, const struct lan
 		d.name = (char *)lanes[i].name;
 		descriptor(w, &d);
 	}
-	for (size_t i = 0; i < m->nprocs; i++) {
-		bool any = false;
-		for (size_t k = 0; k < m->ncounters && !any; k++)
-			any = m->counters[k].proc == i;
-		if (!any)
-			continue;
+	for (size_t i = 0; i < m->nctracks && !w->failed; i++) {
+		const struct vgx_ctrack *t = &m->ctracks[i];
 		Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 		Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
 		d.has_uuid = d.has_parent_uuid = 1;
 		d.uuid = UUID_COUNTER(i);
-		d.parent_uuid = UUID_PROC(i);
-		d.name = "events_discarded";
+		d.parent_uuid = UUID_PROC(t->proc);
+		/* a track per series: "events_discarded", "RELATION FIELD" */
+		char *name = NULL;
+		if (!strcmp(t->name, "events_discarded"))
+			name = strdup(t->name);
+		else if (asprintf(&name, "%s %s", t->name, t->key) < 0)
+			name = NULL;
+		if (!name) {
+			w->failed = true;
+			break;
+		}
+		d.name = name;
 		d.counter = &cd;
 		descriptor(w, &d);
+		free(name);
 	}
 }
 
@@ -348,7 +362,7 @@ int vgx_write_perfetto(const struct vgx_model *m, FILE *f, char *err, size_t err
 			                    ? UUID_THREAD(top->track)
 			                    : UUID_LANE(top->track - m->nthreads);
 			add(&r, top->it->end, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END,
-			    uuid, top->it, 0);
+			    uuid, top->it, NULL);
 		}
 		if (i == m->nitems)
 			break;
@@ -357,15 +371,16 @@ int vgx_write_perfetto(const struct vgx_model *m, FILE *f, char *err, size_t err
 		                                          : UUID_LANE(pl[i].track - m->nthreads);
 		if (it->kind == VGX_INSTANT) {
 			add(&r, it->ts, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT, uuid, it,
-			    0);
+			    NULL);
 			continue;
 		}
-		add(&r, it->ts, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, uuid, it, 0);
+		add(&r, it->ts, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, uuid, it,
+		    NULL);
 		stack[depth++] = &pl[i];
 	}
 	for (size_t i = 0; i < m->ncounters; i++)
 		add(&r, m->counters[i].ts, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER,
-		    UUID_COUNTER(m->counters[i].proc), NULL, m->counters[i].value);
+		    UUID_COUNTER(m->counters[i].track), NULL, &m->counters[i]);
 	qsort(r.v, r.n, sizeof *r.v, by_time);
 	tracks(&w, m, lanes, nlanes);
 	for (size_t i = 0; i < r.n && !w.failed; i++)

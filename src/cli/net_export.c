@@ -13,7 +13,12 @@
  *   a request/reply pair, as `vigil net report` counts them (per pair of processes, a
  *     message back after the side that spoke first): a CLIENT span from the request's
  *     send to the reply's receive, child of the client thread's run, and a SERVER span
- *     from the request's receive to the reply's send, child of the CLIENT span. */
+ *     from the request's receive to the reply's send, child of the CLIENT span.
+ * Recorded traceparents join the spans of other tracers: a CLIENT span whose request was
+ * sent by vg_msg_send has the parent-id that send put in its traceparent as its span id
+ * (the server's tracer makes its spans children of it), and a thread whose first vertex
+ * is a receive from outside the network (vg_msg_recv of another tracer's traceparent)
+ * has that traceparent's parent-id as its run's parent. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <inttypes.h>
@@ -45,6 +50,7 @@ struct net_ctx {
 	struct vgx_map procs; /* "host|pid" -> index in resources */
 	uint32_t *proc_of;    /* per thread */
 	char (*run_id)[17];   /* per thread: its run span */
+	bool *msg_used;       /* per vertex: its traceparent's parent-id is a span's id */
 	uint64_t spans, links, pairs;
 };
 
@@ -128,12 +134,15 @@ static void runs(struct net_ctx *c)
 	uint32_t *parent = calloc(n + 1, sizeof *parent);
 	bool *seen = calloc(n + 1, sizeof *seen);
 	json_t **sp = calloc(n + 1, sizeof *sp);
-	if (!first || !last || !in_ts || !parent || !seen || !sp)
+	size_t *first_v = calloc(n + 1, sizeof *first_v);
+	if (!first || !last || !in_ts || !parent || !seen || !sp || !first_v)
 		goto out;
 	for (size_t v = 0; v < g->nvertices; v++) {
 		const struct vgn_gvertex *x = &g->vertices[v];
-		if (!seen[x->thread] || x->ts < first[x->thread])
+		if (!seen[x->thread] || x->ts < first[x->thread]) {
 			first[x->thread] = x->ts;
+			first_v[x->thread] = v;
+		}
 		if (!seen[x->thread] || x->ts > last[x->thread])
 			last[x->thread] = x->ts;
 		seen[x->thread] = true;
@@ -161,6 +170,13 @@ static void runs(struct net_ctx *c)
 		         th->name && th->name[0] ? th->name : "thread");
 		/* a parent found only through a cycle back to the thread itself stays none */
 		const char *pid = t == root || parent[t] == VGN_NONE ? NULL : c->run_id[parent[t]];
+		/* none in the network: the span of another tracer whose message started it */
+		const struct vgn_gvertex *fv = &g->vertices[first_v[t]];
+		char outside[17];
+		if (!pid && fv->kind == VGN_RECV && !fv->matched && fv->msg) {
+			snprintf(outside, sizeof outside, "%016" PRIx64, fv->msg);
+			pid = outside;
+		}
 		sp[t] = span(c, c->run_id[t], pid, name, KIND_INTERNAL, first[t], last[t]);
 		json_t *attrs = json_object_get(sp[t], "attributes");
 		json_array_append_new(attrs, attr_i("thread.id", th->tid));
@@ -193,6 +209,7 @@ out:
 	free(parent);
 	free(seen);
 	free(sp);
+	free(first_v);
 }
 
 static int by_send(const void *a, const void *b, void *arg)
@@ -211,6 +228,10 @@ static void pair(struct net_ctx *c, const struct vgn_gedge *req, const struct vg
 	const struct vgn_gvertex *ps = &g->vertices[rep->from], *pr = &g->vertices[rep->to];
 	char cid[17], sid[17], name[300];
 	span_id(c, "client", req->from, rep->to, cid);
+	if (rs->msg && !c->msg_used[req->from]) { /* what the server's tracer was told */
+		snprintf(cid, sizeof cid, "%016" PRIx64, rs->msg);
+		c->msg_used[req->from] = true;
+	}
 	span_id(c, "server", req->to, rep->from, sid);
 	const struct vgn_gthread *server = &g->threads[rr->thread];
 	snprintf(name, sizeof name, "request to %s", server->program ? server->program : "?");
@@ -356,7 +377,8 @@ int vg_net_export(int argc, char **argv)
 		struct net_ctx c = {.g = g, .resources = json_array()};
 		c.proc_of = calloc(g->nthreads + 1, sizeof *c.proc_of);
 		c.run_id = calloc(g->nthreads + 1, sizeof *c.run_id);
-		if (c.proc_of && c.run_id) {
+		c.msg_used = calloc(g->nvertices + 1, sizeof *c.msg_used);
+		if (c.proc_of && c.run_id && c.msg_used) {
 			derive_trace_id(&c, files[i]);
 			resources(&c);
 			runs(&c);
@@ -371,6 +393,7 @@ int vg_net_export(int argc, char **argv)
 		vgx_map_free(&c.procs);
 		free(c.proc_of);
 		free(c.run_id);
+		free(c.msg_used);
 		vgn_graph_free(g);
 	}
 	for (size_t i = 0; i < nf; i++)

@@ -80,6 +80,7 @@ static char *exposition(void)
 		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", ms[i].name, ms[i].help,
 		        ms[i].name, ms[i].type, ms[i].name,
 		        atomic_load_explicit(ms[i].v, memory_order_relaxed));
+	vgd_metrics_host_lines(f);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

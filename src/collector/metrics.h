@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct vgd_metrics {
 	_Atomic uint64_t subjects_connected; /* gauge */
@@ -23,6 +24,14 @@ extern struct vgd_metrics vgd_metrics;
 #define VGD_COUNT(field, n) atomic_fetch_add_explicit(&vgd_metrics.field, (n), memory_order_relaxed)
 #define VGD_UNCOUNT(field, n)                                                                      \
 	atomic_fetch_sub_explicit(&vgd_metrics.field, (n), memory_order_relaxed)
+
+/* host_lag.c: per-host lag. A data frame from host was stored whose newest event is at
+ * newest_event_ns (ns since the epoch, on the host's clock). At most VGD_MAX_LAG_HOSTS
+ * hosts are shown (the first ones to send). */
+#define VGD_MAX_LAG_HOSTS 1024
+void vgd_metrics_host_data(const char *host, int64_t newest_event_ns);
+/* Writes the per-host gauges (HELP, TYPE, one line per host) to f. */
+void vgd_metrics_host_lines(FILE *f);
 
 /* Starts serving on HOST:PORT (port 0: any free one); 0 with *port set, or -1 after one
  * line on stderr. */

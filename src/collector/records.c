@@ -519,9 +519,11 @@ int vgd_records(struct vgd_subject *s, const struct vgf_frame *f, char *err, siz
 	struct vgf_iter it = f->u.records.records;
 	struct vgf_record r;
 	struct vgf_buf scratch = {0};
-	uint64_t nrecords = 0;
+	uint64_t nrecords = 0, newest = 0; /* records carry ns since the epoch */
 	while (vgf_next_record(&it, &r)) {
 		nrecords++;
+		if (r.time_ns > newest)
+			newest = r.time_ns;
 		if (!s->schemas || !s->schemas[r.id]) {
 			vgf_buf_free(&scratch);
 			return fail(err, errsize, "RECORDS: unknown schema id %u", r.id);
@@ -568,6 +570,8 @@ int vgd_records(struct vgd_subject *s, const struct vgf_frame *f, char *err, siz
 	if (rc == 0) {
 		s->acked = f->u.records.seq;
 		VGD_COUNT(records_received, nrecords);
+		if (nrecords && newest <= INT64_MAX)
+			vgd_metrics_host_data(s->host, (int64_t)newest);
 	}
 	return rc;
 }

@@ -585,7 +585,23 @@ int vgd_metadata(struct vgd_subject *s, const struct vgf_frame *f, char *err, si
 		snprintf(err, errsize, "cannot write %s: %s", path, strerror(errno));
 		return -1;
 	}
+	/* A text the readers cannot use is stored all the same (they report it); its
+	 * packets then count for no host's lag. */
+	im->has_clock = vgt_metadata_clock(f->u.metadata.tsdl.p, f->u.metadata.tsdl.n,
+	                                   &im->clock_offset_ns, &im->clock_freq) == 0;
 	return 0;
+}
+
+/* The packet's newest event (timestamp_end) as wall-clock time of its host. */
+static void note_lag(const struct vgd_subject *s, const struct vgd_image *im, const uint8_t *p)
+{
+	if (!im->has_clock || !im->clock_freq)
+		return;
+	unsigned __int128 ns = (unsigned __int128)rd64(p + 32) * 1000000000u / im->clock_freq;
+	__int128 t = (__int128)im->clock_offset_ns + (__int128)ns;
+	if (t > INT64_MAX || t < INT64_MIN)
+		return;
+	vgd_metrics_host_data(s->host, (int64_t)t);
 }
 
 /* Writes a packet at offset keep of the stream (the stored copy it replaces, or the
@@ -773,5 +789,6 @@ int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size
 	if (over && lose_packet(s, im, st, keep, p, n, disc0, over == 2, err, errsize) < 0)
 		return -1;
 	s->acked = f->u.packet.seq;
+	note_lag(s, im, p);
 	return 0;
 }

@@ -76,6 +76,10 @@ struct vgd_image {
 	unsigned nstreams;
 	uint64_t bytes;          /* of its stream files: --quota-per-subject */
 	struct vgt_trace *types; /* quota.c: its event types, once a packet was not stored */
+	/* Its trace clock, from its METADATA (the per-host lag of --metrics). */
+	int has_clock;
+	int64_t clock_offset_ns;
+	uint64_t clock_freq;
 };
 
 /* A subject: (host, pid, start), with its state file. */

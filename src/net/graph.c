@@ -4,6 +4,7 @@
  * creation of a thread or process (from its creator's last event before it). */
 #include <inttypes.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,7 +95,8 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 		                                      cn ? str(g, cn->local) : NULL,
 		                                      cn ? str(g, cn->remote) : NULL,
 		                                      str(g, e->program),
-		                                      str(g, e->name)};
+		                                      str(g, e->name),
+		                                      io ? e->msg : 0};
 		if (ev == sp->inputs[n])
 			g->input = v;
 		vgn_tmap_put(&vmap, ev, 0, 0, v);
@@ -247,6 +249,11 @@ json_t *vgn_graph_to_json(const struct vgn_graph *g)
 			json_object_set_new(o, "matched", json_boolean(x->matched));
 			if (!x->matched)
 				json_array_append_new(unmatched, json_integer((json_int_t)v));
+			if (x->msg) {
+				char hex[17];
+				snprintf(hex, sizeof hex, "%016" PRIx64, x->msg);
+				json_object_set_new(o, "msg", json_string(hex));
+			}
 		}
 		if (x->input)
 			json_object_set_new(o, "input", json_true());
@@ -379,6 +386,13 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 			bad(err, errsize, path, "vertex", i);
 			goto fail;
 		}
+		const json_t *msg = json_object_get(o, "msg"); /* 16 hex digits, or absent */
+		const char *mh = json_string_value(msg);
+		if (msg && (!mh || strlen(mh) != 16 || strspn(mh, "0123456789abcdef") != 16)) {
+			bad(err, errsize, path, "msg of vertex", i);
+			goto fail;
+		}
+		v->msg = mh ? strtoull(mh, NULL, 16) : 0;
 		v->kind = vgn_kind_parse(kind);
 		v->thread = (uint32_t)th;
 		v->ts = json_integer_value(json_object_get(o, "ts"));

@@ -296,6 +296,9 @@ struct vgn_gvertex {
 	const char *text;
 	const char *local, *remote; /* connection endpoints, or NULL */
 	const char *program, *name; /* the process's and thread's names then */
+	/* send/recv of vg_msg_send/vg_msg_recv: the parent-id of the W3C traceparent it
+	 * carried (docs/net.md), 0 if none */
+	uint64_t msg;
 };
 enum vgn_edge_kind { VGN_E_THREAD, VGN_E_MESSAGE, VGN_E_SPAWN };
 #define VGN_NO_OFF UINT64_MAX

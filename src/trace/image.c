@@ -70,12 +70,24 @@ int64_t image_abs_ns(const struct image *img, uint64_t clock_value)
 	return clamp_i64(img->pub.clock_offset_ns + ns);
 }
 
-static void set_clock(struct image *img)
+/* The clock of an image's events: its first stream's that has one. */
+static const struct clock_class *events_clock(const struct metadata *md)
 {
-	const struct metadata *md = img->md;
 	const struct clock_class *c = NULL;
 	for (size_t i = 0; i < md->nstreams && !c; i++)
 		c = md->streams[i]->clock;
+	return c;
+}
+
+static int64_t clock_offset_ns(const struct clock_class *c)
+{
+	uint64_t num = c->freq != 1000000000 ? 1000000000 : 1, den = num == 1 ? 1 : c->freq;
+	return clamp_i64((__int128)c->offset_s * 1000000000 + (__int128)c->offset * num / den);
+}
+
+static void set_clock(struct image *img)
+{
+	const struct clock_class *c = events_clock(img->md);
 	img->clock = c;
 	img->ns_num = img->ns_den = 1;
 	if (!c)
@@ -84,9 +96,21 @@ static void set_clock(struct image *img)
 		img->ns_num = 1000000000;
 		img->ns_den = c->freq;
 	}
-	__int128 off =
-	    (__int128)c->offset_s * 1000000000 + (__int128)c->offset * img->ns_num / img->ns_den;
-	img->own_offset_ns = img->pub.clock_offset_ns = clamp_i64(off);
+	img->own_offset_ns = img->pub.clock_offset_ns = clock_offset_ns(c);
+}
+
+int vgt_metadata_clock(const char *text, size_t len, int64_t *offset_ns, uint64_t *freq)
+{
+	struct damage_list diag = {0};
+	struct metadata *md = metadata_parse(text, len, "metadata", &diag);
+	const struct clock_class *c = md ? events_clock(md) : NULL;
+	if (c) {
+		*offset_ns = clock_offset_ns(c);
+		*freq = c->freq;
+	}
+	metadata_free(md);
+	damage_clear(&diag);
+	return c ? 0 : -1;
 }
 
 static int64_t env_int(const struct metadata *md, const char *key, int64_t dflt)

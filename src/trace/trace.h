@@ -166,6 +166,11 @@ struct vgt_image {
 	const struct vgt_damage *damage;
 };
 
+/* The clock of a metadata text alone (vigild reads it from METADATA frames): the
+ * wall-clock time of clock value 0 (offset_s and offset, as readers use them) and the
+ * clock's frequency in Hz. 0, or -1 when the text does not parse or has no clock. */
+int vgt_metadata_clock(const char *text, size_t len, int64_t *offset_ns, uint64_t *freq);
+
 /* Are the two images of one process (host, pid and start time), before and after an
  * exec? */
 bool vgt_image_same_process(const struct vgt_image *a, const struct vgt_image *b);

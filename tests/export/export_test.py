@@ -18,12 +18,23 @@
                                tiers: OTLP/JSON field names and encodings, one trace per
                                network with its input's trace-id, CLIENT and SERVER spans
                                as `vigil net report` counts pairs, a run span per thread, a
-                               link per message, resources as the network's processes.
+                               link per message, resources as the network's processes;
+                               recorded traceparents' parent-ids kept as span ids (and
+                               as the root's parent when another tracer began it).
+  export_test.py BIN otlp_proto  the same export decoded with OpenTelemetry's protobuf
+                               definitions compiled by protobufjs (otlp_proto_check.cjs;
+                               VIGIL_NODE, NODE_PATH): every key a field, every value of
+                               its type, ids in hex; corrupted copies refused.
+  export_test.py BIN sampled   tests/export/sampled.c recording itself: each numeric field
+                               of its sampled sensors a counter series with the values of
+                               `vigil dump`, in both formats; the sampled interval's open
+                               count; no series of a traced sensor, a string or a reference.
   export_test.py BIN bad       damaged trace: what is readable is exported (counts equal
                                `vigil dump`'s), exit 1, the damage named; unknown format,
                                unwritable output: exit 2 and one line; -o /dev/null keeps
                                /dev/null a device.
 """
+import base64
 import collections
 import json
 import os
@@ -221,6 +232,57 @@ def check_perfetto(packets, doc, trace_events):
             fail(f"thread track without its process track: {t}")
 
 
+def chrome_series(doc, name, key):
+    """{pid: [values in time order]} of a counter's series in the chrome export."""
+    per = collections.defaultdict(list)
+    for e in doc["traceEvents"]:
+        if e["ph"] == "C" and e["name"] == name and key in e["args"]:
+            per[e["pid"]].append((e["ts"], e["args"][key]))
+    return {pid: [x for _, x in sorted(v, key=lambda tv: tv[0])] for pid, v in per.items()}
+
+
+def perfetto_series(packets, track_name):
+    """{process pid: [values in time order]} of the counter tracks named track_name."""
+    tracks = {p["track"]["uuid"]: p["track"] for p in packets if "track" in p}
+    pids = {u: t["process"]["pid"] for u, t in tracks.items() if "process" in t}
+    per = collections.defaultdict(list)
+    for p in packets:
+        e = p.get("event")
+        if e and e["type"] == 4 and tracks[e["track"]].get("name") == track_name:
+            t = tracks[e["track"]]
+            if "counter" not in t or t.get("parent") not in pids:
+                fail(f"counter track {t} without CounterDescriptor or process")
+            per[pids[t["parent"]]].append(e["value"])
+    return dict(per)
+
+
+def check_sampled_open(trace, doc, packets, events, relation, sampled_names, traced=()):
+    """A sampled interval relation's intervals open per process: a sample at each of its
+    begins and ends (as many as `vigil dump` has), rising by one at a begin, falling by
+    one at an end that closed one, ending at what `vigil relations` says is open; the
+    same values in the perfetto export. Traced relations have no counter."""
+    series = chrome_series(doc, relation, "vigil.open")
+    n = sum(1 for e in events if e["name"] in sampled_names)
+    if not n or sum(len(v) for v in series.values()) != n:
+        fail(f"{relation}: {sum(len(v) for v in series.values())} counter samples, "
+             f"{n} begins and ends in vigil dump")
+    for pid, v in series.items():
+        if min(v) < 0 or any(abs(b - a) > 1 for a, b in zip([0] + v, v)):
+            fail(f"{relation} in {pid}: open count not stepping by one from 0: {v}")
+    rel = [json.loads(l) for l in run([VIGIL, "relations", "--format", "json", trace]).stdout
+           .splitlines()]
+    want_open = sum(r["open"] for r in rel if r["name"] == relation)
+    if sum(v[-1] for v in series.values()) != want_open:
+        fail(f"{relation}: {sum(v[-1] for v in series.values())} open at the end, "
+             f"vigil relations: {want_open}")
+    if perfetto_series(packets, f"{relation} vigil.open") != series:
+        fail(f"{relation}: perfetto counter values differ from chrome's")
+    for t in traced:
+        if any(e["ph"] == "C" and e["name"] == t for e in doc["traceEvents"]):
+            fail(f"the traced relation {t} has a counter")
+    return n
+
+
 def case_mailbox(work):
     trace = os.path.join(work, "trace")
     p = run([os.path.join(BIN, "mailbox"), "--seed", "2"], env=dict(os.environ, VIGIL_OUT=trace))
@@ -248,9 +310,13 @@ def case_mailbox(work):
         fail("SendMessage instants do not carry the trace's mailbox names")
     pf = os.path.join(work, "m.pftrace")
     export(trace, "perfetto", pf)
-    check_perfetto(decode_perfetto(pf), doc, events)
+    packets = decode_perfetto(pf)
+    check_perfetto(packets, doc, events)
+    nsampled = check_sampled_open(trace, doc, packets, events, "RunningOn",
+                                  ("mailbox.RunningOn.begin", "mailbox.RunningOn.end"),
+                                  traced=("Waiting",))
     print(f"mailbox: {len(events)} events, {len(doc['traceEvents'])} trace events; "
-          "both formats agree with vigil dump")
+          f"both formats agree with vigil dump; {nsampled} samples of the sampled RunningOn")
     check_discarded(work)
 
 
@@ -274,7 +340,7 @@ def check_discarded(work):
     validate_chrome(doc)
     samples = collections.defaultdict(list)
     for e in doc["traceEvents"]:
-        if e["ph"] == "C":
+        if e["ph"] == "C" and e["name"] == "events_discarded":
             samples[e["pid"]].append((e["ts"], e["args"]["discarded"]))
     for pid, v in samples.items():
         v.sort()
@@ -284,11 +350,14 @@ def check_discarded(work):
         fail(f"counters {dict(samples)} vs vigil dump --stats {lost}")
     pf = os.path.join(work, "capped.pftrace")
     export(trace, "perfetto", pf)
-    values = [p["event"]["value"] for p in decode_perfetto(pf)
-              if "event" in p and p["event"]["type"] == 4]
+    packets = decode_perfetto(pf)
+    values = [x for v in perfetto_series(packets, "events_discarded").values() for x in v]
     if max(values) != max(x for v in samples.values() for _, x in v) or \
             len(values) != sum(len(v) for v in samples.values()):
         fail(f"perfetto counter values {values} vs chrome {dict(samples)}")
+    # what was lost leaves intervals of the sampled RunningOn open, or ends unmatched
+    check_sampled_open(trace, doc, packets, dump_events(trace), "RunningOn",
+                       ("mailbox.RunningOn.begin", "mailbox.RunningOn.end"))
 
 
 def case_three_tier(work, linked=False):
@@ -488,6 +557,27 @@ def check_otlp(doc, nets, report):
         msgs = sum(1 for e in net["edges"] if e["kind"] == "message")
         if links != msgs:
             fail(f"network {net['network']}: {links} links, {msgs} messages")
+        # traceparents: a CLIENT span whose request carried one has its parent-id as its
+        # id (what the server's tracer parents its spans on): it starts at that send, and
+        # its SERVER span is in the process whose receive recorded the same parent-id
+        sends = {v["msg"]: v for v in net["vertices"] if v["kind"] == "send" and "msg" in v}
+        recvs = collections.defaultdict(set)
+        for v in net["vertices"]:
+            if v["kind"] == "recv" and "msg" in v:
+                recvs[v["msg"]].add(str(v["pid"]))
+        joined = 0
+        for a, sp in trace:
+            if sp["kind"] == 3 and sp["spanId"] in sends:
+                v = sends[sp["spanId"]]
+                if sp["startTimeUnixNano"] != str(v["ts"]) or a["process.pid"]["intValue"] != str(v["pid"]):
+                    fail(f"CLIENT span {sp['spanId']} is not its traceparent's send {v}")
+                srv = [(b, x) for b, x in trace if x["parentSpanId"] == sp["spanId"] and x["kind"] == 2]
+                if len(srv) != 1 or srv[0][0]["process.pid"]["intValue"] not in recvs[sp["spanId"]]:
+                    fail(f"CLIENT span {sp['spanId']}: its SERVER span is not where the "
+                         f"traceparent was received ({recvs[sp['spanId']]})")
+                joined += 1
+        if tid and not joined:
+            fail(f"network {net['network']}: no CLIENT span carries a recorded traceparent's id")
         procs = {(t["host"], str(t["pid"]), t["program"]) for t in net["threads"]}
         got = {(a["host.name"]["stringValue"], a["process.pid"]["intValue"],
                 a["process.executable.name"]["stringValue"]) for a, _ in trace}
@@ -496,7 +586,8 @@ def check_otlp(doc, nets, report):
     return sum(pairs.values())
 
 
-def case_otlp(work):
+def otlp_networks(work):
+    """The instrumented three tiers split into networks: (dir, {file: network}, report)."""
     trace = os.path.join(work, "tt")
     p = run([os.path.join(BIN, "three_tier"), "run", "--instrumented"],
             env=dict(os.environ, VIGIL_OUT=trace))
@@ -514,6 +605,11 @@ def case_otlp(work):
     if not nets or not all(n.get("iid") for n in nets.values()):
         fail("no instrumented networks with an interaction id")
     rep = json.loads(run([VIGIL, "net", "report", "--json", nets_dir]).stdout)
+    return nets_dir, nets, rep
+
+
+def case_otlp(work):
+    nets_dir, nets, rep = otlp_networks(work)
     out = os.path.join(work, "o.json")
     r = run([VIGIL, "net", "export", nets_dir, "--format", "otlp", "-o", out])
     if r.returncode != 0:
@@ -533,6 +629,30 @@ def case_otlp(work):
     with open(out) as f:
         check_otlp(json.load(f), nets, rep)
     os.unlink(os.path.join(nets_dir, "net-99999.json"))
+    # a network started by another tracer's message: the root run's parent is the span
+    # its traceparent named (a copy whose input thread first receives from outside)
+    ext_dir = os.path.join(work, "ext")
+    os.mkdir(ext_dir)
+    net = json.loads(json.dumps(nets[one]))
+    root = net["vertices"][net["input"]]["thread"]
+    v0 = min((v for v in net["vertices"] if v["thread"] == root), key=lambda v: v["ts"])
+    v0.update(kind="recv", matched=False, msg="00f067aa0ba902b7", len=55)
+    with open(os.path.join(ext_dir, "net-00001.json"), "w") as f:
+        json.dump(net, f)
+    r = run([VIGIL, "net", "export", ext_dir, "--format", "otlp", "-o", out])
+    with open(out) as f:
+        ext = [sp for rs in json.load(f)["resourceSpans"] for ss in rs["scopeSpans"]
+               for sp in ss["spans"]
+               if any(a["key"] == "vigil.input" for a in sp["attributes"])]
+    if r.returncode != 0 or len(ext) != 1 or ext[0]["parentSpanId"] != "00f067aa0ba902b7" \
+            or ext[0]["traceId"] != net["iid"]:
+        fail(f"a network begun by another tracer's traceparent: root {ext}, {r.stderr}")
+    v0["msg"] = "not hex"
+    with open(os.path.join(ext_dir, "net-00001.json"), "w") as f:
+        json.dump(net, f)
+    r = run([VIGIL, "net", "export", ext_dir, "--format", "otlp", "-o", out])
+    if r.returncode != 1 or "msg of vertex" not in r.stderr:
+        fail(f"a malformed msg: exit {r.returncode}, {r.stderr!r}")
     for args, what in (([nets_dir, "--format", "zipkin", "-o", out], "unknown format"),
                        ([nets_dir, "-o", out], "--format otlp"),
                        ([os.path.join(work, "none"), "--format", "otlp", "-o", out], "none"),
@@ -545,13 +665,117 @@ def case_otlp(work):
     print(f"otlp: {len(nets)} networks, {npairs} request/reply pairs; trace-ids kept")
 
 
+def case_sampled(work):
+    """Sampled sensors' numeric fields as counter tracks: per field a series with the
+    values of `vigil dump`, in time order, in both formats; the sampled interval's open
+    count; a traced sensor's fields, strings and entity references are no series."""
+    trace = os.path.join(work, "s")
+    p = run([os.path.join(BIN, "export_sampled"), "60"], env=dict(os.environ, VIGIL_OUT=trace))
+    if p.returncode != 0:
+        fail(f"export_sampled exited {p.returncode}: {p.stderr[-400:]}")
+    events = dump_events(trace)
+    out, pf = os.path.join(work, "s.json"), os.path.join(work, "s.pftrace")
+    export(trace, "chrome", out)
+    with open(out) as f:
+        doc = json.load(f)
+    validate_chrome(doc)
+    if chrome_counts(doc) != collections.Counter(e["name"] for e in events):
+        fail("chrome export vs vigil dump, per name")
+    export(trace, "perfetto", pf)
+    packets = decode_perfetto(pf)
+    check_perfetto(packets, doc, events)
+    pid = events[0]["pid"]
+    nseries = 0
+    for relation, names in (("CpuLoad", ("smp.CpuLoad",)),
+                            ("Busy", ("smp.Busy.begin", "smp.Busy.end"))):
+        for field in ("queued", "delta", "util"):
+            want = [e["fields"][field] for e in events if e["name"] in names]
+            got = chrome_series(doc, relation, field)
+            if got != {pid: want} or len(want) < 60:
+                fail(f"{relation}.{field}: chrome series {got}, vigil dump {want}")
+            if perfetto_series(packets, f"{relation} {field}") != got:
+                fail(f"{relation}.{field}: perfetto series differ from chrome's")
+            nseries += 1
+    check_sampled_open(trace, doc, packets, events, "Busy", ("smp.Busy.begin", "smp.Busy.end"),
+                       traced=("Tick",))
+    keys = {k for e in doc["traceEvents"] if e["ph"] == "C" for k in e["args"]}
+    if keys != {"queued", "delta", "util", "vigil.open"}:
+        fail(f"counter series {keys}: only numeric fields (and vigil.open) are series")
+    names = {p["track"]["name"] for p in packets if "track" in p and "counter" in p["track"]}
+    want = {f"{r} {k}" for r in ("CpuLoad", "Busy") for k in ("queued", "delta", "util")}
+    if names != want | {"Busy vigil.open"}:
+        fail(f"perfetto counter tracks {names}")
+    print(f"sampled: {nseries} field series and an open count agree with vigil dump "
+          f"in both formats")
+
+
+def proto_check(files):
+    """otlp_proto_check.cjs: OpenTelemetry's compiled protobuf definitions decode them."""
+    return run([os.environ["VIGIL_NODE"],
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "otlp_proto_check.cjs")]
+               + files)
+
+
+def corrupt(doc, how):
+    """A copy of an OTLP/JSON document with one mistake a decoder must refuse."""
+    doc = json.loads(json.dumps(doc))
+    sp = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    if how == "unknown field":
+        sp["startTime"] = sp.pop("startTimeUnixNano")
+    elif how == "snake_case key":
+        sp["attributes"][0]["value"] = {"int_value": "5"}
+    elif how == "base64 span id":
+        sp["spanId"] = base64.b64encode(bytes.fromhex(sp["spanId"])).decode()
+    elif how == "short trace id":
+        sp["traceId"] = sp["traceId"][2:]
+    elif how == "enum as name":
+        sp["kind"] = "SPAN_KIND_INTERNAL"
+    elif how == "int64 as number":
+        sp["endTimeUnixNano"] = int(sp["endTimeUnixNano"])
+    elif how == "string as number":
+        sp["name"] = 7
+    elif how == "object for a list":
+        sp["links"] = {"0": sp["links"][0] if sp["links"] else {}}
+    return doc
+
+
+def case_otlp_proto(work):
+    """The export decoded with opentelemetry-proto compiled by pbjs (protobufjs), and each
+    of a set of corrupted copies refused, naming the place."""
+    nets_dir, nets, _ = otlp_networks(work)
+    out = os.path.join(work, "o.json")
+    r = run([VIGIL, "net", "export", nets_dir, "--format", "otlp", "-o", out])
+    if r.returncode != 0:
+        fail(f"vigil net export: {r.returncode} {r.stderr}")
+    with open(out) as f:
+        doc = json.load(f)
+    nspans = sum(len(ss["spans"]) for rs in doc["resourceSpans"] for ss in rs["scopeSpans"])
+    c = proto_check([out])
+    if c.returncode != 0 or f"{nspans} spans" not in c.stdout:
+        fail(f"the export does not decode as ExportTraceServiceRequest ({nspans} spans): "
+             f"{c.stdout}{c.stderr}")
+    # the negative controls: each corrupted copy is refused
+    hows = ("unknown field", "snake_case key", "base64 span id", "short trace id",
+            "enum as name", "int64 as number", "string as number", "object for a list")
+    for i, how in enumerate(hows):
+        bad = os.path.join(work, f"bad-{i}.json")
+        with open(bad, "w") as f:
+            json.dump(corrupt(doc, how), f)
+        c = proto_check([bad])
+        if c.returncode != 1 or "spans[0]" not in c.stdout and "Span" not in c.stdout:
+            fail(f"a copy with a {how} is not refused: exit {c.returncode}, {c.stdout}{c.stderr}")
+    print(f"otlp_proto: {nspans} spans of {len(nets)} networks decode as "
+          f"ExportTraceServiceRequest; {len(hows)} corrupted copies refused")
+
+
 def main():
     case = sys.argv[2]
     work = tempfile.mkdtemp(prefix=f"vigil-export-{case}-")
     try:
         {"mailbox": case_mailbox, "three_tier": case_three_tier, "bad": case_bad,
          "three_tier_linked": lambda w: case_three_tier(w, linked=True),
-         "formats": case_formats, "otlp": case_otlp}[case](work)
+         "formats": case_formats, "otlp": case_otlp,
+         "otlp_proto": case_otlp_proto, "sampled": case_sampled}[case](work)
     except (AssertionError, subprocess.TimeoutExpired) as e:
         print(f"FAIL: {e}\n(kept {work})")
         return 1

@@ -36,6 +36,8 @@ static json_t *event(const Perfetto__Protos__TrackEvent *e)
 		json_object_set_new(o, "cat", json_string(e->categories[0]));
 	if (e->has_counter_value)
 		json_object_set_new(o, "value", json_integer(e->counter_value));
+	if (e->has_double_counter_value)
+		json_object_set_new(o, "value", json_real(e->double_counter_value));
 	json_t *args = json_object();
 	for (size_t i = 0; i < e->n_debug_annotations; i++) {
 		const Perfetto__Protos__DebugAnnotation *a = e->debug_annotations[i];
