@@ -96,6 +96,8 @@ struct vgu_app {
 	/* the analysis views (analysis.html): instead of a trace, two models or networks */
 	struct vgu_models *models;
 	struct vgu_nets *nets;
+	/* the workbench's runs given as traces, each opened as a timeline (models_timeline.c) */
+	struct vgu_app *run_timeline[2];
 };
 
 /* Opens the traces and builds everything; -1 after printing one line on stderr. */
@@ -190,6 +192,15 @@ void vgu_models_close(struct vgu_app *a);
 /* /api/model/... */
 void vgu_api_models(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx,
                     struct vgu_reply *r);
+
+/* The workbench's runs given as traces, opened as timelines too (models_timeline.c): the
+ * timeline of ?run=R (or NULL), and where run R's trace first has an event of from_site
+ * followed by one of to_site in a thread (to_site NULL: the event alone). */
+void vgu_models_open_timelines(struct vgu_app *a, const char *const path[2]);
+void vgu_models_close_timelines(struct vgu_app *a);
+struct vgu_app *vgu_models_timeline(struct vgu_app *a, vgu_arg_fn arg, void *ctx);
+void vgu_models_where(struct vgu_app *a, int run, const char *from_site, const char *to_site,
+                      struct vgu_reply *r);
 
 /* The network browser (nets.c): a folder written by `vigil net split`, or traces split
  * here as vigil net split does. -1 after one line on stderr. */

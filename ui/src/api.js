@@ -11,8 +11,13 @@ export class ApiError extends Error {
   }
 }
 
+// index.html?run=R: the timeline of the model workbench's run R (its own trace), asked of
+// the workbench's server with run=R on every route.
+const RUN = new URLSearchParams(location.search).get('run');
+
 export function url(route, params = {}) {
   const q = new URLSearchParams();
+  if (RUN !== null && !('run' in params)) q.set('run', RUN);
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) q.set(k, String(v));
   const s = q.toString();
   return `api/${route}${s ? '?' + s : ''}`;

@@ -418,6 +418,7 @@ function showNode(id) {
     ['other', `${count(n.count[1])} (${pct(n.count[1] / runs[1].events)})`],
     ['ranked', ranks((r) => r.node === id || (r.edge !== undefined && ends(r.edge).includes(id)))],
   ]), el('p', { class: 'hint', text: 'Shift-click another event: the path CDF from this one to it (vigil cdf).' }));
+  jumps(box, { node: id }, 'node', id);
 }
 
 async function showEdge(id) {
@@ -441,6 +442,31 @@ async function showEdge(id) {
   box.append(lg);
   drawCdf(box, [{ name: 'baseline', color: BASE, points: a ? a.points : [] }, { name: 'other', color: OTHER, points: b ? b.points : [] }],
     { width: Math.max(360, box.clientWidth - 30), height: 180 });
+  jumps(box, { edge: id }, 'edge', id);
+}
+
+// Links to each run's timeline (a run given as a trace) where its trace first has the
+// event or transition (/api/model/where; main.js jumpFromHash reads the address).
+async function jumps(box, what, kind, id) {
+  // only events of the trace's own types are found there (a log statement is no type)
+  const ends = kind === 'edge' ? [state.graph.edges[id].from, state.graph.edges[id].to] : [id];
+  if (!ends.every((n) => state.graph.nodes[n].site.startsWith('sensor:'))) return;
+  const p = el('p', { class: 'jumps' });
+  for (const run of [0, 1]) {
+    const x = kind === 'edge' ? state.graph.edges[id] : state.graph.nodes[id];
+    if (!state.info.runs[run].timeline || !x.count[run]) continue; // not in that run
+    let w;
+    try {
+      w = await get('model/where', { ...what, run });
+    } catch (e) {
+      p.append(el('span', { class: 'hint', text: `${run ? 'other' : 'baseline'}: ${e.message} ` }));
+      continue;
+    }
+    const from = BigInt(w.from), to = BigInt(w.to), pad = (to - from) / 10n > 1000n ? (to - from) / 10n : 1000n;
+    p.append(el('a', { class: 'jump', id: `m-timeline-${run}`, target: 'vigil-timeline', text: `${run ? 'other' : 'baseline'}: the first in its timeline ↗`,
+      href: `index.html?run=${run}#from=${from - pad}&to=${to + pad}&at=${from}&pid=${w.pid}&tid=${w.tid}` }), ' ');
+  }
+  if (p.childNodes.length && box.dataset.kind === kind && box.dataset.id === String(id)) box.append(p);
 }
 
 async function showPath(from, to) {
