@@ -12,7 +12,10 @@
  *   display.c   vigil ui --display D.vgd: the display loaded once, its scenes and changes
  *   models.c    vigil ui BASE.vgm OTHER.vgm: the model workbench (vigil diff's reports,
  *               both transition graphs, sketches as CDFs, vigil cdf's path CDFs)
- *   nets.c      vigil ui NETS_DIR (or --nets TRACE...): the network browser
+ *   models_timeline.c  the workbench's runs given as traces as timelines too, where a
+ *               transition or event first happens in each
+ *   nets.c      vigil ui NETS_DIR (or --nets TRACE...): the network browser; its traces
+ *               as the timeline too
  *
  * Everything runs in the server's one thread (MHD internal polling): the database and the
  * last query's results are never touched by two requests at once (live.c's reader thread
