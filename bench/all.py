@@ -50,6 +50,7 @@ BENCHES = [
     ("ui", ["{python}", "{src}/ui_bench.py", "{build}"], figures.ui),
     ("ui-models", ["{python}", "{src}/ui_models_bench.py", "{build}"], figures.ui_models),
     ("usdt", ["{python}", "{src}/usdt_bench.py", "{build}"], figures.usdt),
+    ("ui-nets", ["{python}", "{src}/ui_nets_bench.py", "{build}"], figures.ui_nets),
 ]
 
 SMOKE_TIMEOUT = 300  # seconds per benchmark: a hang fails instead of blocking CI

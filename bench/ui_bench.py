@@ -12,15 +12,13 @@ step under 100 ms. No peer runs here (no trace viewer is installable from Debian
 figures are quoted, not ratios. Writes BENCH_OUT/ui.json. Exit 1 when the page logged
 errors or drew no rows.
 """
-import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
+
+import ui_serve
 
 
 def say(msg):
@@ -36,19 +34,12 @@ def vm(pid, key):
 
 
 def main():
-    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-    smoke = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+    ready = ui_serve.prepare(say, "bench/query-subject", "ui/app.js")
+    if not ready:
+        return 2
+    build, smoke, out = ready
     events = int(os.environ.get("BENCH_UI_EVENTS", 20000 if smoke else 10000000))
     steps = 3 if smoke else 10
-    out = os.environ.get("BENCH_OUT", os.path.join(build, "bench"))
-    os.makedirs(out, exist_ok=True)
-    node_path = os.path.join(build, "ui-npm", "node_modules")
-    for p in (os.path.join(build, "bin", "vigil"), os.path.join(build, "bench", "query-subject"),
-              os.path.join(build, "ui", "app.js"), os.path.join(node_path, "playwright-core"),
-              "/usr/bin/chromium"):
-        if not os.path.exists(p):
-            say("%s is missing (make deps, make build)" % p)
-            return 2
     tmp = tempfile.mkdtemp(prefix="vigil-uibench-")
     ui = None
     try:
@@ -57,30 +48,15 @@ def main():
         subprocess.run([os.path.join(build, "bin", "vigil"), "record", "-q", "-o", trace, "--",
                         os.path.join(build, "bench", "query-subject"), "--events", str(events),
                         "--threads", "4"], check=True, stdout=subprocess.DEVNULL)
-        t0 = time.monotonic()
-        ui = subprocess.Popen([os.path.join(build, "bin", "vigil"), "ui", trace, "--port", "0"],
-                              stderr=subprocess.PIPE, text=True)
-        line = ""
-        while True:
-            line = ui.stderr.readline()
-            if not line:
-                say("vigil ui exited: %s" % ui.wait())
-                return 1
-            m = re.search(r"serving (http://\S+/)", line)
-            if m:
-                break
-        url = m.group(1)
-        ready_s = time.monotonic() - t0
+        started = ui_serve.start(build, [trace], say)
+        if not started:
+            return 1
+        ui, url, line, ready_s = started
         say("%s after %.1f s: %s" % (url, ready_s, line.strip()))
-        env = dict(os.environ, NODE_PATH=node_path, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
-        r = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ui_page.cjs"),
-                            url, os.path.join(tmp, "profile"), str(steps)],
-                           env=env, stdout=subprocess.PIPE, text=True, check=True)
-        page = json.loads(r.stdout)
+        page = ui_serve.page(build, "ui_page.cjs", url, os.path.join(tmp, "profile"), str(steps))
         res = {"events": events, "server_ready_s": ready_s, "server_rss_bytes": vm(ui.pid, "VmRSS"),
                "server_hwm_bytes": vm(ui.pid, "VmHWM"), **page}
-        with open(os.path.join(out, "ui.json"), "w") as f:
-            json.dump(res, f, indent=1)
+        ui_serve.save(out, "ui.json", res)
         med = lambda v: sorted(v)[len(v) // 2] if v else float("nan")
         print("vigil ui, %d events: server up in %.1f s, %.0f MiB (peak %.0f MiB); first paint %.0f ms; "
               "zoom step median %.1f ms (max %.1f), pan step median %.1f ms (max %.1f); page JS heap %.1f MiB"
@@ -92,12 +68,7 @@ def main():
             return 1
         return 0
     finally:
-        if ui and ui.poll() is None:
-            ui.send_signal(signal.SIGINT)
-            try:
-                ui.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                ui.kill()
+        ui_serve.stop(ui)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -14,16 +14,13 @@ page, cytoscape's own CoSE layout; then the time to choose the first transition 
 (highlight and CDF drawn). Writes BENCH_OUT/ui_models.json. Exit 1 when the page logged
 errors or the graph is not the models'.
 """
-import json
 import os
 import random
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
+
+import ui_serve
 
 
 def say(msg):
@@ -66,59 +63,39 @@ def write_models(path_a, path_b, nev, ntr, seed=25):
 
 
 def main():
-    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
-    smoke = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+    ready = ui_serve.prepare(say, "ui/analysis.js")
+    if not ready:
+        return 2
+    build, smoke, out = ready
     nev = int(os.environ.get("BENCH_UI_MODEL_EVENTS", 100 if smoke else 1000))
     ntr = int(os.environ.get("BENCH_UI_MODEL_TRANS", 1000 if smoke else 10000))
-    out = os.environ.get("BENCH_OUT", os.path.join(build, "bench"))
-    os.makedirs(out, exist_ok=True)
-    node_path = os.path.join(build, "ui-npm", "node_modules")
-    for p in (os.path.join(build, "bin", "vigil"), os.path.join(build, "ui", "analysis.js"),
-              os.path.join(node_path, "playwright-core"), "/usr/bin/chromium"):
-        if not os.path.exists(p):
-            say("%s is missing (make deps, make build)" % p)
-            return 2
     tmp = tempfile.mkdtemp(prefix="vigil-uimodels-")
     ui = None
     try:
         a, b = os.path.join(tmp, "base.vgm"), os.path.join(tmp, "other.vgm")
         ntr = write_models(a, b, nev, ntr)
         say("%d event types, %d transitions" % (nev, ntr))
-        t0 = time.monotonic()
-        ui = subprocess.Popen([os.path.join(build, "bin", "vigil"), "ui", a, b, "--port", "0"],
-                              stderr=subprocess.PIPE, text=True)
-        while True:
-            line = ui.stderr.readline()
-            if not line:
-                say("vigil ui exited: %s" % ui.wait())
-                return 1
-            m = re.search(r"serving (http://\S+/)", line)
-            if m:
-                break
-        ready_s = time.monotonic() - t0
-        env = dict(os.environ, NODE_PATH=node_path, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
-        r = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ui_models_page.cjs"),
-                            m.group(1), os.path.join(tmp, "profile")],
-                           env=env, stdout=subprocess.PIPE, text=True, check=True)
-        page = json.loads(r.stdout)
-        res = {"event_types": nev, "transitions": ntr, "server_ready_s": ready_s, **page}
-        with open(os.path.join(out, "ui_models.json"), "w") as f:
-            json.dump(res, f, indent=1)
+        started = ui_serve.start(build, [a, b], say)
+        if not started:
+            return 1
+        ui, url, _, ready_s = started
+        page = ui_serve.page(build, "ui_models_page.cjs", url, os.path.join(tmp, "profile"))
+        res = {"event_types": nev, "transitions": ntr, "server_ready_s": ready_s, **page,
+               "layout_budget_ratio": page["layout_ms"] / 2000.0}
+        ui_serve.save(out, "ui_models.json", res)
         print("vigil ui model workbench, %d event types, %d transitions: server up in %.2f s; page ready in %.0f ms; "
-              "layout cose-bilkent %.0f ms, cytoscape's cose (peer) %.0f ms (ratio %.2f); first row chosen in %.0f ms; "
-              "JS heap %.1f MiB" % (nev, ntr, ready_s, page["ready_ms"], page["layout_ms"], page["cose_ms"],
-                                   page["layout_ms"] / page["cose_ms"], page["choose_ms"], page["js_heap_bytes"] / 2**20))
+              "layout cose-bilkent by groups %.0f ms (%.2f of the 2 s budget), cytoscape's cose (peer) %.0f ms (ratio %.3f); "
+              "graph made, laid out and placed %.0f ms, first frame %.0f ms (%d quiet transitions not drawn); "
+              "first row chosen in %.0f ms; JS heap %.1f MiB"
+              % (nev, ntr, ready_s, page["ready_ms"], page["layout_ms"], page["layout_ms"] / 2000.0, page["cose_ms"],
+                 page["layout_ms"] / page["cose_ms"], page["graph_ms"], page["first_frame_ms"], page["quiet_edges"],
+                 page["choose_ms"], page["js_heap_bytes"] / 2**20))
         if page["errors"] or page["nodes"] != nev or page["edges"] != ntr:
             say("errors, or not the models' graph: %s" % {k: page[k] for k in ("errors", "nodes", "edges")})
             return 1
         return 0
     finally:
-        if ui and ui.poll() is None:
-            ui.send_signal(signal.SIGINT)
-            try:
-                ui.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                ui.kill()
+        ui_serve.stop(ui)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

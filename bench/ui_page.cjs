@@ -4,22 +4,13 @@
 // each from the input event to the frame drawn with the server's answer for the new
 // view; and the page's JS heap (CDP Performance.getMetrics). One JSON object on stdout.
 // usage: node bench/ui_page.cjs URL PROFILE_DIR STEPS
-const path = require('path');
-const { chromium } = require('playwright-core');
+const { launch } = require('./ui_browser.cjs');
 
 (async () => {
   const [url, profile, stepsArg] = process.argv.slice(2);
   const steps = Number(stepsArg || 10);
-  const ctx = await chromium.launchPersistentContext(path.resolve(profile), {
-    executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--enable-precise-memory-info'],
-  });
-  const errors = [];
+  const { ctx, page, errors } = await launch(profile, ['--enable-precise-memory-info']);
   try {
-    const page = ctx.pages()[0] || (await ctx.newPage());
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     await page.goto(url);
     await page.waitForFunction(() => window.vigilPerf && window.vigilPerf.firstPaint !== null, null, { timeout: 600000 });
     const firstPaint = await page.evaluate(() => window.vigilPerf.firstPaint);

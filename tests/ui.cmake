@@ -29,7 +29,9 @@ if(VIGIL_DEP_NODE AND TARGET vigil_ui)
       "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
     # the analysis views: the model workbench against vigil diff and vigil cdf (injected
     # changes first, linking), the network browser against vigil net split and its JSON
-    foreach(t models nets)
+    # (nets_hosts: three hosts, one skewed: clock bounds, jumps at recorded times;
+    # models_timeline: two mailbox traces, a transition's and an event's jump to each timeline)
+    foreach(t models models_timeline nets nets_hosts)
       add_test(NAME ui.${t} COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/${t}_test.cjs)
       set_tests_properties(ui.${t} PROPERTIES LABELS ui TIMEOUT 400 ENVIRONMENT
         "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")

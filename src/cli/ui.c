@@ -60,9 +60,12 @@ static void usage(FILE *f)
 	    "  --sensors, -f, -e, --every   as for vigil watch (docs/watch.md)\n"
 	    "  --models        the model workbench over two inputs of vigil model (model\n"
 	    "                  files, recordings, traces), as vigil diff compares them; two\n"
-	    "                  model files alone open it too\n"
+	    "                  model files alone open it too; a trace also opens as a\n"
+	    "                  timeline, linked from its transitions and events\n"
 	    "  --nets          the network browser over traces split as vigil net split\n"
-	    "                  does; a folder written by vigil net split alone opens it too\n\n"
+	    "                  does; a folder written by vigil net split alone opens it too;\n"
+	    "                  the traces (or those of its index.json) open as the timeline,\n"
+	    "                  linked from each network and message\n\n"
 	    "examples:\n"
 	    "  vigil ui run1                     then open the URL it prints\n"
 	    "  vigil ui run1 --port 0 --bind ::1\n"
@@ -273,14 +276,19 @@ int vg_cmd_ui(int argc, char **argv)
 			return 2;
 		}
 		struct stat st;
+		bool dir = nargs == 1 && !stat(argv[optind], &st) && S_ISDIR(st.st_mode) &&
+		           is_nets_dir(argv[optind]);
+		const char *const *traces = (const char *const *)argv + optind;
 		int opened = models ? vgu_models_open(&app, argv[optind], argv[optind + 1])
-		             : nargs == 1 && !stat(argv[optind], &st) && S_ISDIR(st.st_mode) &&
-		                     is_nets_dir(argv[optind])
-		                 ? vgu_nets_open_dir(&app, argv[optind])
-		                 : vgu_nets_open_traces(&app, (const char *const *)argv + optind,
-		                                        (size_t)nargs);
+		             : dir  ? vgu_nets_open_dir(&app, argv[optind])
+		                    : vgu_nets_open_traces(&app, traces, (size_t)nargs);
+		/* the networks' traces as the timeline too: a network's jump lands there */
+		if (opened == 0 && nets)
+			opened = vgu_nets_open_timeline(&app, dir ? NULL : traces, (size_t)nargs);
 		if (opened == 0)
 			rc = vgu_serve(&app, bind, port);
+		if (app.trace) /* before the networks: its paths are theirs */
+			vgu_app_close(&app);
 		vgu_models_close(&app);
 		vgu_nets_close(&app);
 		free(own_assets);

@@ -82,26 +82,29 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 		}
 		uint32_t v = (uint32_t)g->nvertices++;
 		const struct vgn_conn *cn = vgn_event_conn(s, ev);
-		g->vertices[v] =
-		    (struct vgn_gvertex){gt,
-		                         e->kind,
-		                         e->cts,
-		                         e->kind == VGN_SEND || e->kind == VGN_RECV ? e->len : 0,
-		                         s->nmatch[ev] > 0,
-		                         ev == sp->inputs[n],
-		                         str(g, e->text),
-		                         cn ? str(g, cn->local) : NULL,
-		                         cn ? str(g, cn->remote) : NULL,
-		                         str(g, e->program),
-		                         str(g, e->name),
-		                         e->kind == VGN_SEND || e->kind == VGN_RECV ? e->msg : 0};
+		bool io = e->kind == VGN_SEND || e->kind == VGN_RECV;
+		g->vertices[v] = (struct vgn_gvertex){gt,
+		                                      e->kind,
+		                                      e->cts,
+		                                      e->ts,
+		                                      io ? e->off : 0,
+		                                      io ? e->len : 0,
+		                                      s->nmatch[ev] > 0,
+		                                      ev == sp->inputs[n],
+		                                      str(g, e->text),
+		                                      cn ? str(g, cn->local) : NULL,
+		                                      cn ? str(g, cn->remote) : NULL,
+		                                      str(g, e->program),
+		                                      str(g, e->name),
+		                                      io ? e->msg : 0};
 		if (ev == sp->inputs[n])
 			g->input = v;
 		vgn_tmap_put(&vmap, ev, 0, 0, v);
 		/* the thread ran from its previous event here if it stayed in this network */
 		if (prev != VGN_NONE && sp->segment[sp->events[k - 1]] == sp->segment[ev]) {
 			VGN_GROW(g->edges, cap_e, g->nedges + 1);
-			g->edges[g->nedges++] = (struct vgn_gedge){VGN_E_THREAD, prev, v, 0, false};
+			g->edges[g->nedges++] =
+			    (struct vgn_gedge){VGN_E_THREAD, prev, v, 0, false, 0, 0};
 		}
 		prev = v;
 	}
@@ -117,8 +120,13 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 				continue;
 			VGN_GROW(g->edges, cap_e, g->nedges + 1);
 			g->edges[g->nedges++] = (struct vgn_gedge){
-			    VGN_E_MESSAGE, vgn_tmap_get(&vmap, ev, 0, 0), to, msg->bytes,
-			    vgn_event_host(s, ev) != vgn_event_host(s, msg->recv)};
+			    VGN_E_MESSAGE,
+			    vgn_tmap_get(&vmap, ev, 0, 0),
+			    to,
+			    msg->bytes,
+			    vgn_event_host(s, ev) != vgn_event_host(s, msg->recv),
+			    s->events[ev].off + msg->send_at,
+			    s->events[msg->recv].off + msg->recv_at};
 		}
 	}
 	/* creations: a thread that began in this network, from its creator's last vertex
@@ -149,7 +157,7 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 			continue;
 		VGN_GROW(g->edges, cap_e, g->nedges + 1);
 		g->edges[g->nedges++] =
-		    (struct vgn_gedge){VGN_E_SPAWN, lo - 1, vfirst[gt], 0, false};
+		    (struct vgn_gedge){VGN_E_SPAWN, lo - 1, vfirst[gt], 0, false, 0, 0};
 	}
 	/* user-defined states of each thread, clipped to its first .. last vertex here */
 	for (uint32_t gt = 0; gt < g->nthreads; gt++) {
@@ -232,7 +240,11 @@ json_t *vgn_graph_to_json(const struct vgn_graph *g)
 		                      (json_int_t)x->ts);
 		if (x->name && *x->name)
 			json_object_set_new(o, "name", vgn_json_text(x->name));
+		if (x->rts != x->ts)
+			json_object_set_new(o, "recorded_ts", json_integer((json_int_t)x->rts));
 		if (x->kind == VGN_SEND || x->kind == VGN_RECV) {
+			if (x->off != VGN_NO_OFF)
+				json_object_set_new(o, "off", json_integer((json_int_t)x->off));
 			json_object_set_new(o, "len", json_integer((json_int_t)x->len));
 			json_object_set_new(o, "matched", json_boolean(x->matched));
 			if (!x->matched)
@@ -260,6 +272,12 @@ json_t *vgn_graph_to_json(const struct vgn_graph *g)
 		if (x->kind == VGN_E_MESSAGE) {
 			json_object_set_new(o, "bytes", json_integer((json_int_t)x->bytes));
 			json_object_set_new(o, "cross_host", json_boolean(x->cross_host));
+			if (x->send_off != VGN_NO_OFF)
+				json_object_set_new(o, "send_off",
+				                    json_integer((json_int_t)x->send_off));
+			if (x->recv_off != VGN_NO_OFF)
+				json_object_set_new(o, "recv_off",
+				                    json_integer((json_int_t)x->recv_off));
 		}
 		json_array_append_new(edges, o);
 	}
@@ -286,6 +304,14 @@ static const char *jstr(struct vgn_graph *g, const json_t *o, const char *k)
 {
 	const char *v = json_string_value(json_object_get(o, k));
 	return v ? str(g, v) : NULL;
+}
+
+/* An offset of a file's, or VGN_NO_OFF when it has none (written before offsets were). */
+static uint64_t opt_u64(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v)
+	                                                        : VGN_NO_OFF;
 }
 
 struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *err, size_t errsize)
@@ -370,6 +396,10 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 		v->kind = vgn_kind_parse(kind);
 		v->thread = (uint32_t)th;
 		v->ts = json_integer_value(json_object_get(o, "ts"));
+		v->rts = json_is_integer(json_object_get(o, "recorded_ts"))
+		             ? json_integer_value(json_object_get(o, "recorded_ts"))
+		             : v->ts;
+		v->off = opt_u64(o, "off");
 		v->len = (uint64_t)json_integer_value(json_object_get(o, "len"));
 		v->matched = json_is_true(json_object_get(o, "matched"));
 		v->input = json_is_true(json_object_get(o, "input"));
@@ -398,9 +428,13 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 			bad(err, errsize, path, "edge", i);
 			goto fail;
 		}
-		*e = (struct vgn_gedge){k, (uint32_t)from, (uint32_t)to,
+		*e = (struct vgn_gedge){k,
+		                        (uint32_t)from,
+		                        (uint32_t)to,
 		                        (uint64_t)json_integer_value(json_object_get(o, "bytes")),
-		                        json_is_true(json_object_get(o, "cross_host"))};
+		                        json_is_true(json_object_get(o, "cross_host")),
+		                        opt_u64(o, "send_off"),
+		                        opt_u64(o, "recv_off")};
 	}
 	/* Reports and pictures subtract times: a network spans at most 2^62 ns (146 years),
 	 * so every difference of two of its times fits (a damaged or forged file would

@@ -287,6 +287,9 @@ struct vgn_gvertex {
 	uint32_t thread; /* index in graph threads */
 	int kind;        /* enum vgn_kind */
 	int64_t ts;      /* corrected ns */
+	int64_t rts;     /* as recorded (its host's clock): where the trace has it */
+	uint64_t off;    /* send/recv: offset of its first byte in its channel's stream, or
+	                  * VGN_NO_OFF (read from a file written before offsets were) */
 	uint64_t len;    /* bytes of a send/recv */
 	bool matched;    /* send/recv: takes part in a matched pair */
 	bool input;      /* the network's input */
@@ -298,11 +301,15 @@ struct vgn_gvertex {
 	uint64_t msg;
 };
 enum vgn_edge_kind { VGN_E_THREAD, VGN_E_MESSAGE, VGN_E_SPAWN };
+#define VGN_NO_OFF UINT64_MAX
 struct vgn_gedge {
 	int kind; /* enum vgn_edge_kind */
 	uint32_t from, to;
 	uint64_t bytes;
 	bool cross_host;
+	/* messages: where the bytes carried begin in the sender's and the receiver's
+	 * streams (the overlap of the send's and the receive's byte ranges) */
+	uint64_t send_off, recv_off;
 };
 struct vgn_graph {
 	uint64_t id;

@@ -64,12 +64,15 @@ static void api_relations(struct vgu_app *a, struct vgu_reply *r)
 	json_t *paths = json_array();
 	for (size_t i = 0; i < a->npaths; i++)
 		json_array_append_new(paths, json_string(a->paths[i]));
+	/* first_digits: the page's numbers are doubles, which absolute ns overflow */
+	char first[32];
+	snprintf(first, sizeof first, "%" PRId64, a->db->first);
 	vgu_reply_json(r, 200,
-	               json_pack("{s:o,s:o,s:I,s:I,s:I,s:o,s:b,s:b}", "relations", list, "traces",
-	                         paths, "first", (json_int_t)a->db->first, "last",
-	                         (json_int_t)a->db->last, "events", (json_int_t)a->db->events,
-	                         "damage", vgu_damage_json(a), "display", a->display != NULL,
-	                         "live", a->live != NULL));
+	               json_pack("{s:o,s:o,s:I,s:s,s:I,s:I,s:o,s:b,s:b}", "relations", list,
+	                         "traces", paths, "first", (json_int_t)a->db->first, "first_digits",
+	                         first, "last", (json_int_t)a->db->last, "events",
+	                         (json_int_t)a->db->events, "damage", vgu_damage_json(a), "display",
+	                         a->display != NULL, "live", a->live != NULL));
 }
 
 static void api_events(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_reply *r)
@@ -160,10 +163,15 @@ static void api_search(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_
 
 void vgu_api(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx, struct vgu_reply *r)
 {
-	/* the analysis views have no trace: their own routes only (models.c, nets.c) */
-	if (a->models)
+	/* the analysis views: their own routes (models.c, nets.c); the network browser's
+	 * traces, when open, answer the timeline's */
+	if (a->models) {
+		struct vgu_app *t = vgu_models_timeline(a, arg, ctx); /* ?run=R */
+		if (t && strcmp(path, "/api/view") && strncmp(path, "/api/model/", 11))
+			return vgu_api(t, path, arg, ctx, r);
 		return vgu_api_models(a, path, arg, ctx, r);
-	if (a->nets)
+	}
+	if (a->nets && (vgu_nets_route(path) || !a->trace))
 		return vgu_api_nets(a, path, arg, ctx, r);
 	if (!strcmp(path, "/api/live")) {
 		int64_t from = 0;

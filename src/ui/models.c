@@ -9,6 +9,8 @@
  *                     counts and P(E2|E1) = count / out(E1) in each run
  *   /api/model/cdf    one edge's time sketches in each run as step CDFs, with quantiles
  *   /api/model/path   `vigil cdf` from one node to another in each run (vgm_cdf)
+ *   /api/model/where  ?edge=K|node=K&run=R: where run R's trace first has it (its
+ *                     timeline, models_timeline.c; runs given as traces only)
  *
  * Events are matched across the models by (site, format), as vigil diff matches them. */
 #define _GNU_SOURCE
@@ -171,6 +173,7 @@ int vgu_models_open(struct vgu_app *a, const char *base, const char *other)
 		vgu_models_close(a);
 		return -1;
 	}
+	vgu_models_open_timelines(a, x->path);
 	return 0;
 }
 
@@ -179,6 +182,7 @@ void vgu_models_close(struct vgu_app *a)
 	struct vgu_models *x = a->models;
 	if (!x)
 		return;
+	vgu_models_close_timelines(a);
 	for (int i = 0; i < 2; i++) {
 		vgm_model_free(x->m[i]);
 		free(x->ev[i]);
@@ -200,16 +204,17 @@ static json_t *jnum(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static void api_info(struct vgu_models *x, struct vgu_reply *r)
+static void api_info(struct vgu_app *a, struct vgu_models *x, struct vgu_reply *r)
 {
 	json_t *runs = json_array();
 	for (int i = 0; i < 2; i++)
 		json_array_append_new(
-		    runs, json_pack("{s:s,s:I,s:I,s:I,s:I}", "path", x->path[i], "types",
+		    runs, json_pack("{s:s,s:I,s:I,s:I,s:I,s:b}", "path", x->path[i], "types",
 		                    (json_int_t)x->m[i]->nevents, "transitions",
 		                    (json_int_t)x->m[i]->ntrans, "events",
 		                    (json_int_t)vgm_total_events(x->m[i]), "transitions_total",
-		                    (json_int_t)vgm_total_transitions(x->m[i])));
+		                    (json_int_t)vgm_total_transitions(x->m[i]), "timeline",
+		                    a->run_timeline[i] != NULL));
 	vgu_reply_json(r, 200,
 	               json_pack("{s:s,s:o,s:I,s:I,s:I,s:f}", "view", "models", "runs", runs,
 	                         "nodes", (json_int_t)x->nnodes, "edges", (json_int_t)x->nedges,
@@ -425,12 +430,35 @@ static void api_path(struct vgu_models *x, vgu_arg_fn arg, void *ctx, struct vgu
 	                         "runs", runs));
 }
 
+/* Where run R's trace first has edge K (its two events in a row of one thread) or node K. */
+static void api_where(struct vgu_app *a, struct vgu_models *x, vgu_arg_fn arg, void *ctx,
+                      struct vgu_reply *r)
+{
+	int64_t run, k = -1;
+	bool edge = arg(ctx, "edge") != NULL;
+	if (!vgu_int_arg(arg, ctx, "run", &run, true, r) ||
+	    !vgu_int_arg(arg, ctx, edge ? "edge" : "node", &k, true, r))
+		return;
+	if (run != 0 && run != 1)
+		return vgu_reply_error(r, 400, "'run' is 0 (baseline) or 1 (other)");
+	if (k < 0 || (size_t)k >= (edge ? x->nedges : x->nnodes))
+		return vgu_reply_error(r, 404, "no such %s", edge ? "edge" : "node");
+	uint32_t from = edge ? x->edges[k].from : (uint32_t)k, to = edge ? x->edges[k].to : 0;
+	if (edge ? x->edges[k].t[run] < 0 : x->ev[run][from] < 0)
+		return vgu_reply_error(r, 404, "not in run %d", (int)run);
+	const struct vgm_event *ev = x->m[run]->events;
+	vgu_models_where(a, (int)run, ev[x->ev[run][from]].site,
+	                 edge ? ev[x->ev[run][to]].site : NULL, r);
+}
+
 void vgu_api_models(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx,
                     struct vgu_reply *r)
 {
 	struct vgu_models *x = a->models;
 	if (!strcmp(path, "/api/view") || !strcmp(path, "/api/model/info"))
-		return api_info(x, r);
+		return api_info(a, x, r);
+	if (!strcmp(path, "/api/model/where"))
+		return api_where(a, x, arg, ctx, r);
 	if (!strcmp(path, "/api/model/diff"))
 		return api_diff(x, arg, ctx, r);
 	if (!strcmp(path, "/api/model/graph"))

@@ -8,6 +8,10 @@
  *   /api/view      {"view": "nets", ...}: which page the analysis page shows
  *   /api/net?n=K   network K of that list (0-based): its JSON as in net-*.json
  *
+ * The traces the networks come from (--nets TRACE..., or index.json's `traces` when they
+ * are found from here) are opened as the timeline too (vgu_nets_open_timeline): every
+ * other route is then the timeline's (index.html), where a network's jump lands.
+ *
  * Networks are read (or built) once at start for their figures, then again on request:
  * 100,000 of them are not kept in memory. */
 #define _GNU_SOURCE
@@ -33,6 +37,10 @@ struct vgu_nets {
 	json_t *list;         /* per network its figures */
 	json_t *clock;        /* index.json's clock, or the split's; may be NULL */
 	json_t *index_counts; /* from index.json: networks_count, messages */
+	json_t *traces;       /* index.json's traces (the strings the timeline's paths are) */
+	char **tpaths;        /* the timeline's traces, or NULL */
+	size_t ntpaths;
+	char *no_timeline; /* why there is no timeline, or NULL */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -150,6 +158,7 @@ int vgu_nets_open_dir(struct vgu_app *a, const char *dir)
 		x->index_counts = json_pack("{s:O,s:O}", "networks_count",
 		                            json_object_get(index, "networks_count"), "messages",
 		                            json_object_get(index, "messages"));
+		x->traces = json_incref(json_object_get(index, "traces"));
 		json_decref(index);
 	}
 	for (size_t i = 0; i < x->n; i++) {
@@ -168,6 +177,74 @@ int vgu_nets_open_dir(struct vgu_app *a, const char *dir)
 		json_array_append_new(x->list, o);
 	}
 	return 0;
+}
+
+/* Where a trace of index.json is from here: as written (relative to where vigil net split
+ * ran, often where vigil ui runs), else beside the networks' folder. NULL if neither. */
+static char *find_trace(const char *dir, const char *t)
+{
+	struct stat st;
+	char *p = NULL;
+	if (!stat(t, &st) && S_ISDIR(st.st_mode))
+		return strdup(t);
+	if (t[0] == '/')
+		return NULL;
+	const char *slash = strrchr(dir, '/');
+	if (asprintf(&p, "%.*s%s", slash ? (int)(slash - dir + 1) : 0, dir, t) < 0)
+		return NULL;
+	if (!stat(p, &st) && S_ISDIR(st.st_mode))
+		return p;
+	free(p);
+	return NULL;
+}
+
+int vgu_nets_open_timeline(struct vgu_app *a, const char *const *paths, size_t n)
+{
+	struct vgu_nets *x = a->nets;
+	size_t i;
+	json_t *t;
+	if (!paths) {
+		n = json_array_size(x->traces);
+		if (!n && asprintf(&x->no_timeline, "%s/index.json names no trace", x->source) < 0)
+			x->no_timeline = NULL;
+	}
+	x->tpaths = calloc(n + 1, sizeof *x->tpaths);
+	if (!x->tpaths)
+		return -1;
+	if (paths)
+		for (i = 0; i < n; i++)
+			x->tpaths[x->ntpaths++] = strdup(paths[i]);
+	else
+		json_array_foreach(x->traces, i, t)
+		{
+			const char *name = json_string_value(t) ? json_string_value(t) : "?";
+			char *p = find_trace(x->source, name);
+			if (!p) {
+				if (asprintf(&x->no_timeline,
+				             "the trace %s (index.json) is not found from here",
+				             name) < 0)
+					x->no_timeline = NULL;
+				return 0;
+			}
+			x->tpaths[x->ntpaths++] = p;
+		}
+	if (x->no_timeline || !x->ntpaths)
+		return 0;
+	fprintf(stderr, "vigil ui: opening the timeline of %s%s\n", x->tpaths[0],
+	        x->ntpaths > 1 ? " and the other traces" : "");
+	if (vgu_app_open(a, (const char *const *)x->tpaths, x->ntpaths) < 0) {
+		fprintf(stderr, "vigil ui: the network browser goes on without the timeline\n");
+		if (asprintf(&x->no_timeline, "the traces could not be opened (see vigil ui's "
+		                              "messages)") < 0)
+			x->no_timeline = NULL;
+	}
+	return 0;
+}
+
+bool vgu_nets_route(const char *path)
+{
+	return !strcmp(path, "/api/view") || !strcmp(path, "/api/nets") ||
+	       !strcmp(path, "/api/net");
 }
 
 static void warn(void *ctx, const char *line)
@@ -232,8 +309,25 @@ void vgu_nets_close(struct vgu_app *a)
 	json_decref(x->list);
 	json_decref(x->clock);
 	json_decref(x->index_counts);
+	json_decref(x->traces);
+	for (size_t i = 0; i < x->ntpaths; i++)
+		free(x->tpaths[i]);
+	free(x->tpaths);
+	free(x->no_timeline);
 	free(x);
 	a->nets = NULL;
+}
+
+/* Whether the timeline is open (index.html), over which traces, or why not. */
+static json_t *timeline_json(const struct vgu_nets *x)
+{
+	json_t *tr = json_array();
+	for (size_t i = 0; i < x->ntpaths; i++)
+		json_array_append_new(tr, json_string(x->tpaths[i]));
+	if (x->no_timeline || !x->ntpaths)
+		return json_pack("{s:b,s:s,s:o}", "open", 0, "why",
+		                 x->no_timeline ? x->no_timeline : "no trace", "traces", tr);
+	return json_pack("{s:b,s:o}", "open", 1, "traces", tr);
 }
 
 struct seq {
@@ -291,6 +385,7 @@ static void api_list(struct vgu_nets *x, struct vgu_reply *r)
 		json_object_set(doc, "clock", x->clock);
 	if (x->index_counts)
 		json_object_set(doc, "index", x->index_counts);
+	json_object_set_new(doc, "timeline", timeline_json(x));
 	vgu_reply_json(r, 200, doc);
 }
 
@@ -321,9 +416,9 @@ void vgu_api_nets(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx
 {
 	if (!strcmp(path, "/api/view"))
 		return vgu_reply_json(r, 200,
-		                      json_pack("{s:s,s:s,s:I}", "view", "nets", "source",
-		                                a->nets->source, "networks",
-		                                (json_int_t)a->nets->n));
+		                      json_pack("{s:s,s:s,s:I,s:o}", "view", "nets", "source",
+		                                a->nets->source, "networks", (json_int_t)a->nets->n,
+		                                "timeline", timeline_json(a->nets)));
 	if (!strcmp(path, "/api/nets"))
 		return api_list(a->nets, r);
 	if (!strcmp(path, "/api/net"))

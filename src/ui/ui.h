@@ -12,7 +12,10 @@
  *   display.c   vigil ui --display D.vgd: the display loaded once, its scenes and changes
  *   models.c    vigil ui BASE.vgm OTHER.vgm: the model workbench (vigil diff's reports,
  *               both transition graphs, sketches as CDFs, vigil cdf's path CDFs)
- *   nets.c      vigil ui NETS_DIR (or --nets TRACE...): the network browser
+ *   models_timeline.c  the workbench's runs given as traces as timelines too, where a
+ *               transition or event first happens in each
+ *   nets.c      vigil ui NETS_DIR (or --nets TRACE...): the network browser; its traces
+ *               as the timeline too
  *
  * Everything runs in the server's one thread (MHD internal polling): the database and the
  * last query's results are never touched by two requests at once (live.c's reader thread
@@ -96,6 +99,8 @@ struct vgu_app {
 	/* the analysis views (analysis.html): instead of a trace, two models or networks */
 	struct vgu_models *models;
 	struct vgu_nets *nets;
+	/* the workbench's runs given as traces, each opened as a timeline (models_timeline.c) */
+	struct vgu_app *run_timeline[2];
 };
 
 /* Opens the traces and builds everything; -1 after printing one line on stderr. */
@@ -191,11 +196,25 @@ void vgu_models_close(struct vgu_app *a);
 void vgu_api_models(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx,
                     struct vgu_reply *r);
 
+/* The workbench's runs given as traces, opened as timelines too (models_timeline.c): the
+ * timeline of ?run=R (or NULL), and where run R's trace first has an event of from_site
+ * followed by one of to_site in a thread (to_site NULL: the event alone). */
+void vgu_models_open_timelines(struct vgu_app *a, const char *const path[2]);
+void vgu_models_close_timelines(struct vgu_app *a);
+struct vgu_app *vgu_models_timeline(struct vgu_app *a, vgu_arg_fn arg, void *ctx);
+void vgu_models_where(struct vgu_app *a, int run, const char *from_site, const char *to_site,
+                      struct vgu_reply *r);
+
 /* The network browser (nets.c): a folder written by `vigil net split`, or traces split
  * here as vigil net split does. -1 after one line on stderr. */
 int vgu_nets_open_dir(struct vgu_app *a, const char *dir);
 int vgu_nets_open_traces(struct vgu_app *a, const char *const *paths, size_t n);
 void vgu_nets_close(struct vgu_app *a);
+/* The traces as the timeline too (vgu_app_open): paths, or NULL for index.json's traces
+ * found from here. No timeline is no error (the page says why); -1: out of memory. */
+int vgu_nets_open_timeline(struct vgu_app *a, const char *const *paths, size_t n);
+/* The network browser's own routes; the others are the timeline's when it is open. */
+bool vgu_nets_route(const char *path);
 /* /api/nets, /api/net?n= */
 void vgu_api_nets(struct vgu_app *a, const char *path, vgu_arg_fn arg, void *ctx,
                   struct vgu_reply *r);

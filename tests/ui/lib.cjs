@@ -56,6 +56,12 @@ function waitExit(p, timeoutMs = 20000) {
   });
 }
 
+// A process the test started itself: killed with the others if the test fails.
+function track(p) {
+  started.push(p);
+  return p;
+}
+
 function stopAll() {
   for (const p of started) if (p.exitCode === null && p.signalCode === null) try { process.kill(p.pid, 'SIGKILL'); } catch (e) { /* gone */ }
 }
@@ -108,4 +114,4 @@ function check(cond, what) {
   if (!cond) throw new Error(what);
 }
 
-module.exports = { BIN, run, runAny, startUi, waitExit, rawGet, formatNs, main, check, tempDir };
+module.exports = { BIN, run, runAny, startUi, waitExit, rawGet, formatNs, main, check, tempDir, track };

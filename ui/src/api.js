@@ -11,8 +11,13 @@ export class ApiError extends Error {
   }
 }
 
+// index.html?run=R: the timeline of the model workbench's run R (its own trace), asked of
+// the workbench's server with run=R on every route.
+const RUN = new URLSearchParams(location.search).get('run');
+
 export function url(route, params = {}) {
   const q = new URLSearchParams();
+  if (RUN !== null && !('run' in params)) q.set('run', RUN);
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) q.set(k, String(v));
   const s = q.toString();
   return `api/${route}${s ? '?' + s : ''}`;
@@ -23,6 +28,23 @@ export async function get(route, params = {}) {
   const res = await fetch(url(route, params));
   let body = null;
   try { body = await res.json(); } catch (e) { body = null; }
+  if (!res.ok) throw new ApiError(res.status, body);
+  return body;
+}
+
+// As get, but each integer under one of `keys` also kept exactly as `KEY_digits` (a
+// string): absolute times in ns exceed what a double holds (2^53).
+export async function getExact(route, params, keys) {
+  const res = await fetch(url(route, params));
+  const text = await res.text();
+  const want = new Set(keys);
+  let body = null;
+  try {
+    body = JSON.parse(text, function (k, v, ctx) {
+      if (want.has(k) && typeof v === 'number' && ctx && ctx.source) this[`${k}_digits`] = ctx.source;
+      return v;
+    });
+  } catch (e) { body = null; }
   if (!res.ok) throw new ApiError(res.status, body);
   return body;
 }

@@ -55,8 +55,11 @@ async function main() {
   if (info.live) setupLive();
   const tl = new Timeline({ scroll: $('timeline-scroll'), labels: $('labels'), canvas: $('timeline'), ruler: $('ruler') }, showSelection);
   window.vigilTimeline = tl;
-  if (!info.live || info.traces.length) await tl.load();
-  else window.vigilLiveTimeline = tl; // loaded when the subject has ended
+  if (!info.live || info.traces.length) {
+    await tl.load();
+    jumpFromHash(tl, info);
+    window.addEventListener('hashchange', () => jumpFromHash(tl, info));
+  } else window.vigilLiveTimeline = tl; // loaded when the subject has ended
   new Workbench({
     editor: $('editor'), run: $('run'), explain: $('explain'), errors: $('errors'), results: $('results'),
     explainOut: $('explain-out'), status: $('query-status'), csv: $('dl-csv'), json: $('dl-json'), sqlite: $('dl-sqlite'),
@@ -117,6 +120,31 @@ async function main() {
     document.querySelectorAll('.tab').forEach((t) => { t.hidden = t.id !== b.dataset.tab; });
   }));
   document.body.dataset.ready = '1';
+}
+
+// A jump from the analysis views (docs/ui.md): index.html#from=NS&to=NS&at=NS&pid=P&tid=T,
+// times in ns since the epoch as the trace recorded them; the view shows [from, to], a line
+// marks `at`, and the row of thread tid (of process pid) is scrolled to.
+function jumpFromHash(tl, info) {
+  const h = new URLSearchParams(location.hash.slice(1));
+  if (!h.has('from') || !h.has('to')) return;
+  // BigInt: absolute ns exceed what a double holds exactly
+  const rel = (k) => Number(BigInt(h.get(k)) - BigInt(info.first_digits ?? info.first));
+  let t0, t1;
+  try {
+    t0 = rel('from');
+    t1 = Math.max(t0 + 1, rel('to'));
+    tl.cursor = h.has('at') ? rel('at') : null;
+  } catch (e) {
+    console.warn('timeline: a jump that is not numbers:', location.hash);
+    return;
+  }
+  tl.zoomTo(t0, t1);
+  const tid = Number(h.get('tid')), pid = h.get('pid');
+  const row = tl.rows.find((r) => r.kind === 'thread' && r.tid === tid && (!pid || r.pid === Number(pid)));
+  if (row) tl.scrollToRow(row.row);
+  tl.jump = { from: t0, to: t1, at: tl.cursor, row: row ? row.row : null };
+  $('trace-stats').dataset.jump = '1';
 }
 
 // vigil ui --watch: the answers as vigil watch produces them, polled from /api/live;

@@ -13,6 +13,8 @@ cytoscape.use(coseBilkent);
 
 const $ = (id) => document.getElementById(id);
 const BASE = '#2160c4', OTHER = '#e07020';
+// a graph with more edges than this draws the changed ones (buildGraph)
+const BIG_EDGES = 2000, RANKED_SHOWN = 200;
 
 const state = {
   info: null, graph: null, diff: null, report: 'transitions', cy: null,
@@ -114,7 +116,7 @@ function buildGraph() {
   const groups = new Map();
   for (const n of g.nodes) { const k = groupOf(n.site); groups.set(k, (groups.get(k) || 0) + 1); }
   const compound = groups.size > 1;
-  const els = [];
+  const els = [], edgeEls = [];
   if (compound) for (const k of groups.keys()) els.push({ data: { id: `g:${k}`, label: k }, classes: 'group' });
   const maxc = Math.max(1, ...g.nodes.map((n) => Math.max(n.count[0], n.count[1])));
   for (const n of g.nodes) {
@@ -128,46 +130,88 @@ function buildGraph() {
       classes: n.count[0] && n.count[1] ? '' : 'only',
     });
   }
+  // Thousands of edges cost seconds a frame: a big graph draws the transitions that
+  // changed (P(E2|E1) by 0.02 or more, or in one run only) and those of the reports' first
+  // rows; the others ("quiet") are drawn around a chosen event or edge, or all of them
+  // with the "all" button (state.showAll).
+  const bigEdges = g.edges.length > BIG_EDGES;
+  const ranked = new Set();
+  if (bigEdges) for (const rep of ['transitions', 'times']) for (const r of state.diff[rep].slice(0, RANKED_SHOWN)) ranked.add(r.edge);
+  let quiet = 0;
   for (const e of g.edges) {
     const dp = e.p[1] - e.p[0];
     const w = 1 + 9 * Math.min(1, Math.abs(dp) * 3);
-    els.push({
+    const both = e.count[0] && e.count[1];
+    const q = bigEdges && both && Math.abs(dp) < 0.02 && !ranked.has(e.id);
+    quiet += q;
+    edgeEls.push({
       data: { id: `e${e.id}`, source: `n${e.from}`, target: `n${e.to}`, w, color: Math.abs(dp) < 0.02 ? '#aab' : dp > 0 ? '#c0392b' : '#2160c4',
         plabel: `${e.p[0].toFixed(3)} → ${e.p[1].toFixed(3)}` },
-      classes: e.count[0] && e.count[1] ? '' : 'only',
+      classes: `${both ? '' : 'only'}${q ? ' quiet' : ''}`,
     });
   }
+  state.quiet = quiet;
+  // A big compound graph is laid out before it is drawn (layoutByGroups: positions of the
+  // events only); the others by cose-bilkent in the drawn graph.
+  const big = compound && g.nodes.length > 300;
+  const t0 = performance.now();
+  if (big) {
+    const pos = layoutByGroups(g, new Map(els.map((e) => [e.data.id, e.data.size])));
+    for (const e of els) if (pos.has(e.data.id)) e.position = pos.get(e.data.id);
+  }
+  // raising what is chosen sorts every element again (a second in a big compound graph)
+  const zTop = bigEdges ? {} : { 'z-index': 99 };
+  const tc = performance.now();
+  // the events first, then the transitions: cytoscape takes seconds to make a compound
+  // graph of 1,000 nodes and 10,000 edges at once, a tenth of that in two steps
   const cy = cytoscape({
     container: $('m-graph'),
     elements: els,
-    hideEdgesOnViewport: g.edges.length > 2000,
-    textureOnViewport: g.edges.length > 2000,
+    layout: { name: 'preset', fit: false },
+    hideEdgesOnViewport: bigEdges,
+    textureOnViewport: bigEdges,
     style: [
-      { selector: 'node[size]', style: { 'background-color': 'data(color)', width: 'data(size)', height: 'data(size)', label: 'data(label)', 'font-size': 9, 'text-valign': 'bottom', 'text-margin-y': 2, color: '#334', 'border-width': 1, 'border-color': '#667' } },
+      { selector: 'node[size]', style: { 'background-color': 'data(color)', width: 'data(size)', height: 'data(size)', label: 'data(label)', 'font-size': 9, 'text-valign': 'bottom', 'text-margin-y': 2, color: '#334', 'border-width': 1, 'border-color': '#667',
+        // a thousand labels too small to read are not drawn
+        'min-zoomed-font-size': bigEdges ? 6 : 0 } },
       { selector: 'node.only', style: { 'border-style': 'dashed', 'border-width': 2 } },
       { selector: 'node.group', style: { 'background-color': '#f3f4f8', 'background-opacity': 0.6, 'border-color': '#c4c8d4', label: 'data(label)', 'text-valign': 'top', 'font-size': 10, color: '#778', shape: 'round-rectangle' } },
       { selector: 'edge', style: { width: 'data(w)', 'line-color': 'data(color)', 'target-arrow-color': 'data(color)', 'target-arrow-shape': 'triangle', 'arrow-scale': 0.7,
-        'curve-style': g.edges.length > 2000 ? 'straight' : 'bezier', opacity: 0.75 } },
+        'curve-style': bigEdges ? 'straight' : 'bezier', opacity: 0.75 } },
       { selector: 'edge.only', style: { 'line-style': 'dashed' } },
+      { selector: 'edge.quiet', style: { display: 'none' } },
+      { selector: 'edge.quiet.near, edge.quiet.focus', style: { display: 'element' } },
       { selector: '.faded', style: { opacity: 0.12 } },
-      { selector: 'edge.focus, edge:selected', style: { 'line-color': '#f0b000', 'target-arrow-color': '#f0b000', opacity: 1, width: 'mapData(w, 1, 10, 5, 12)', label: 'data(plabel)', 'font-size': 10, 'text-background-color': '#fff', 'text-background-opacity': 0.9, 'z-index': 99 } },
-      { selector: 'node.focus, node:selected', style: { 'border-color': '#f0b000', 'border-width': 5, 'z-index': 99 } },
+      { selector: 'edge.focus, edge:selected', style: { 'line-color': '#f0b000', 'target-arrow-color': '#f0b000', opacity: 1, width: 'mapData(w, 1, 10, 5, 12)', label: 'data(plabel)', 'font-size': 10, 'text-background-color': '#fff', 'text-background-opacity': 0.9, ...zTop } },
+      { selector: 'node.focus, node:selected', style: { 'border-color': '#f0b000', 'border-width': 5, ...zTop } },
       { selector: 'node.anchor', style: { 'border-color': '#208040', 'border-width': 5 } },
     ],
   });
+  cy.add(edgeEls);
   state.cy = cy;
-  const t0 = performance.now();
-  if (compound && g.nodes.length > 300) layoutByGroups(cy, g);
+  const tl = performance.now();
+  if (big) fitNodes(cy, els);
   else cy.layout({
     name: 'cose-bilkent', animate: false, randomize: true, fit: true, padding: 20,
     quality: 'default', nodeDimensionsIncludeLabels: false, idealEdgeLength: 70, nodeRepulsion: 6000, tile: true,
   }).run();
-  state.layoutMs = performance.now() - t0;
+  const te = performance.now();
+  state.layoutMs = big ? tc - t0 : te - tl;
+  state.timings = { ...state.timings, layout_ms: state.layoutMs, construct_ms: tl - tc, graph_ms: te - t0 };
   $('view-status').textContent = `${g.nodes.length} events, ${g.edges.length} transitions laid out in ${state.layoutMs.toFixed(0)} ms`;
+  const all = $('m-all');
+  all.hidden = !quiet;
+  all.textContent = `all ${count(g.edges.length)} transitions`;
+  all.title = `${count(quiet)} transitions that changed little are drawn only around what is chosen; this draws them all (slower)`;
+  all.addEventListener('click', () => {
+    state.showAll = !state.showAll;
+    all.classList.toggle('active', state.showAll);
+    cy.style().selector('edge.quiet').style('display', state.showAll ? 'element' : 'none').update();
+  });
   cy.on('tap', 'node', (ev) => { if (!ev.target.hasClass('group')) chooseNode(Number(ev.target.id().slice(1)), ev.originalEvent && ev.originalEvent.shiftKey); });
   cy.on('tap', 'edge', (ev) => chooseEdge(Number(ev.target.id().slice(1))));
   cy.on('tap', (ev) => { if (ev.target === cy) clearFocus(); });
-  $('m-fit').addEventListener('click', () => cy.fit(undefined, 20));
+  $('m-fit').addEventListener('click', () => cy.fit(cy.nodes(), 20));
   $('m-graph-search').addEventListener('keydown', (e) => {
     if (e.key !== 'Enter') return;
     const q = e.target.value.trim().toLowerCase();
@@ -183,23 +227,32 @@ function buildGraph() {
 // each group (source file) with the transitions inside it, then the groups as nodes of
 // their own size with the transitions between them; each group's events are moved to
 // where their group landed. One CoSE over 1,000 events and 10,000 transitions takes tens
-// of seconds (bench/README.md); this, about a second.
-function layoutByGroups(cy, g) {
-  const members = new Map();
+// of seconds (bench/README.md); this, well under a second. Returns the events' positions
+// (by element id); sizes: each event's diameter.
+function layoutByGroups(g, sizes) {
+  const T0 = performance.now();
+  const members = new Map(), inside = new Map();
+  const groupOfNode = g.nodes.map((n) => groupOf(n.site));
   for (const n of g.nodes) {
-    const k = groupOf(n.site);
-    if (!members.has(k)) members.set(k, []);
+    const k = groupOfNode[n.id];
+    if (!members.has(k)) { members.set(k, []); inside.set(k, []); }
     members.get(k).push(n.id);
   }
-  const groupOfNode = new Map();
-  for (const [k, ids] of members) for (const id of ids) groupOfNode.set(id, k);
+  const keys = [...members.keys()], index = new Map(keys.map((k, i) => [k, i]));
+  const between = new Set();
+  for (const e of g.edges) {
+    const a = groupOfNode[e.from], b = groupOfNode[e.to];
+    if (a === b) { if (e.from !== e.to) inside.get(a).push(e); continue; }
+    const x = index.get(a), y = index.get(b);
+    between.add(x < y ? `${x}-${y}` : `${y}-${x}`);
+  }
   const pos = new Map(), boxes = new Map();
-  const opts = { name: 'cose-bilkent', animate: false, randomize: true, quality: 'draft', idealEdgeLength: 70, nodeRepulsion: 6000 };
+  const opts = { name: 'cose-bilkent', animate: false, randomize: true, quality: 'draft', idealEdgeLength: 70, nodeRepulsion: 6000, fit: false };
   for (const [k, ids] of members) {
     const els = ids.map((id) => ({ data: { id: `n${id}` } }));
-    for (const e of g.edges) if (e.from !== e.to && groupOfNode.get(e.from) === k && groupOfNode.get(e.to) === k) els.push({ data: { id: `e${e.id}`, source: `n${e.from}`, target: `n${e.to}` } });
+    for (const e of inside.get(k)) els.push({ data: { id: `e${e.id}`, source: `n${e.from}`, target: `n${e.to}` } });
     const sub = cytoscape({ headless: true, styleEnabled: true, elements: els });
-    sub.nodes().forEach((n) => { const d = cy.$id(n.id()).data('size'); n.style({ width: d, height: d }); });
+    sub.nodes().forEach((n) => { const d = sizes.get(n.id()); n.style({ width: d, height: d }); });
     sub.layout(opts).run();
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     sub.nodes().forEach((n) => {
@@ -210,45 +263,68 @@ function layoutByGroups(cy, g) {
     boxes.set(k, { x0, y0, x1, y1 });
     sub.destroy();
   }
-  const keys = [...members.keys()];
+  const t1 = performance.now();
   const gel = keys.map((k, i) => ({ data: { id: `g${i}` } }));
-  const seen = new Set();
-  for (const e of g.edges) {
-    const a = keys.indexOf(groupOfNode.get(e.from)), b = keys.indexOf(groupOfNode.get(e.to));
-    const key = a < b ? `${a}-${b}` : `${b}-${a}`;
-    if (a !== b && !seen.has(key)) { seen.add(key); gel.push({ data: { id: `ge${key}`, source: `g${a}`, target: `g${b}` } }); }
-  }
+  for (const key of between) { const [a, b] = key.split('-'); gel.push({ data: { id: `ge${key}`, source: `g${a}`, target: `g${b}` } }); }
   const top = cytoscape({ headless: true, styleEnabled: true, elements: gel });
   top.nodes().forEach((n) => { const b = boxes.get(keys[Number(n.id().slice(1))]); n.style({ width: b.x1 - b.x0 + 60, height: b.y1 - b.y0 + 60 }); });
-  top.layout({ ...opts, quality: 'default', idealEdgeLength: 150 }).run();
-  cy.batch(() => {
-    keys.forEach((k, i) => {
-      const c = top.$id(`g${i}`).position(), b = boxes.get(k);
-      const dx = c.x - (b.x0 + b.x1) / 2, dy = c.y - (b.y0 + b.y1) / 2;
-      for (const id of members.get(k)) { const p = pos.get(`n${id}`); cy.$id(`n${id}`).position({ x: p.x + dx, y: p.y + dy }); }
-    });
+  top.layout({ ...opts, idealEdgeLength: 150 }).run();
+  const t2 = performance.now();
+  keys.forEach((k, i) => {
+    const c = top.$id(`g${i}`).position(), b = boxes.get(k);
+    const dx = c.x - (b.x0 + b.x1) / 2, dy = c.y - (b.y0 + b.y1) / 2;
+    for (const id of members.get(k)) { const p = pos.get(`n${id}`); p.x += dx; p.y += dy; }
   });
   top.destroy();
-  cy.fit(undefined, 20);
+  state.timings = { groups_ms: t1 - T0, top_ms: t2 - t1 };
+  return pos;
+}
+
+// The viewport around the events' positions (cy.fit would measure every edge: seconds).
+function fitNodes(cy, els) {
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const e of els) {
+    if (!e.position) continue;
+    const r = (e.data.size || 0) / 2;
+    x0 = Math.min(x0, e.position.x - r); x1 = Math.max(x1, e.position.x + r);
+    y0 = Math.min(y0, e.position.y - r); y1 = Math.max(y1, e.position.y + r + 12);
+  }
+  const pad = 30, zoom = Math.min((cy.width() - 2 * pad) / Math.max(1, x1 - x0), (cy.height() - 2 * pad) / Math.max(1, y1 - y0));
+  cy.viewport({ zoom, pan: { x: cy.width() / 2 - zoom * (x0 + x1) / 2, y: cy.height() / 2 - zoom * (y0 + y1) / 2 } });
 }
 
 function clearFocus() {
-  state.cy.batch(() => state.cy.elements().removeClass('focus faded anchor').unselect());
+  const cy = state.cy;
+  cy.batch(() => unmark(cy));
   state.selected = null;
   state.anchor = null;
   markLinked();
 }
 
+// Takes the marks of the last choice off: in a big graph only what was marked is visited
+// (a selector over 11,000 elements costs a frame), in the others everything.
+function unmark(cy) {
+  const big = state.graph.edges.length > BIG_EDGES;
+  const was = big && state.marked ? state.marked : cy.elements();
+  was.removeClass('focus faded anchor near').unselect();
+  state.marked = null;
+}
+
 function focusGraph(eles) {
   const cy = state.cy;
-  const big = state.graph.edges.length > 2000;
+  const big = state.graph.edges.length > BIG_EDGES;
   const near = eles.union(eles.connectedNodes()).union(eles.neighborhood());
   cy.batch(() => {
     // only what changes is touched: restyling 10,000 edges costs seconds
-    cy.$('.focus').removeClass('focus');
-    cy.$(':selected').unselect();
-    cy.$('.faded').removeClass('faded');
-    eles.addClass('focus').select();
+    unmark(cy);
+    eles.addClass('focus');
+    if (!big) eles.select();
+    state.marked = eles;
+    // the quiet edges of what is chosen are drawn
+    if (state.quiet) {
+      const around = eles.nodes().connectedEdges().addClass('near');
+      state.marked = state.marked.union(around);
+    }
     // fading thousands of edges costs seconds too: big graphs only highlight
     if (!big) cy.elements().not(near).not(near.parents()).addClass('faded');
   });
@@ -301,7 +377,8 @@ function chooseNode(id, shift) {
   state.selected = { kind: 'node', id };
   state.anchor = id;
   focusGraph(state.cy.$id(`n${id}`));
-  state.cy.$id(`n${id}`).addClass('anchor');
+  const a = state.cy.$id(`n${id}`).addClass('anchor');
+  if (state.marked) state.marked = state.marked.union(a);
   markLinked();
   showNode(id);
 }
@@ -341,6 +418,7 @@ function showNode(id) {
     ['other', `${count(n.count[1])} (${pct(n.count[1] / runs[1].events)})`],
     ['ranked', ranks((r) => r.node === id || (r.edge !== undefined && ends(r.edge).includes(id)))],
   ]), el('p', { class: 'hint', text: 'Shift-click another event: the path CDF from this one to it (vigil cdf).' }));
+  jumps(box, { node: id }, 'node', id);
 }
 
 async function showEdge(id) {
@@ -364,6 +442,31 @@ async function showEdge(id) {
   box.append(lg);
   drawCdf(box, [{ name: 'baseline', color: BASE, points: a ? a.points : [] }, { name: 'other', color: OTHER, points: b ? b.points : [] }],
     { width: Math.max(360, box.clientWidth - 30), height: 180 });
+  jumps(box, { edge: id }, 'edge', id);
+}
+
+// Links to each run's timeline (a run given as a trace) where its trace first has the
+// event or transition (/api/model/where; main.js jumpFromHash reads the address).
+async function jumps(box, what, kind, id) {
+  // only events of the trace's own types are found there (a log statement is no type)
+  const ends = kind === 'edge' ? [state.graph.edges[id].from, state.graph.edges[id].to] : [id];
+  if (!ends.every((n) => state.graph.nodes[n].site.startsWith('sensor:'))) return;
+  const p = el('p', { class: 'jumps' });
+  for (const run of [0, 1]) {
+    const x = kind === 'edge' ? state.graph.edges[id] : state.graph.nodes[id];
+    if (!state.info.runs[run].timeline || !x.count[run]) continue; // not in that run
+    let w;
+    try {
+      w = await get('model/where', { ...what, run });
+    } catch (e) {
+      p.append(el('span', { class: 'hint', text: `${run ? 'other' : 'baseline'}: ${e.message} ` }));
+      continue;
+    }
+    const from = BigInt(w.from), to = BigInt(w.to), pad = (to - from) / 10n > 1000n ? (to - from) / 10n : 1000n;
+    p.append(el('a', { class: 'jump', id: `m-timeline-${run}`, target: 'vigil-timeline', text: `${run ? 'other' : 'baseline'}: the first in its timeline ↗`,
+      href: `index.html?run=${run}#from=${from - pad}&to=${to + pad}&at=${from}&pid=${w.pid}&tid=${w.tid}` }), ' ');
+  }
+  if (p.childNodes.length && box.dataset.kind === kind && box.dataset.id === String(id)) box.append(p);
 }
 
 async function showPath(from, to) {

@@ -4,7 +4,7 @@
 // sorting and filtering, and a virtualised list (only the rows in view are in the page,
 // so 100,000 networks scroll as 100 do). A click draws the network (netview.js).
 import * as d3 from 'd3';
-import { get } from '../api.js';
+import { get, getExact } from '../api.js';
 import { ns, count, bytes, el } from './format.js';
 import { drawNetwork } from './netview.js';
 
@@ -75,39 +75,84 @@ function apply() {
   drawList();
 }
 
-// Only the rows in view (and a few around) are elements of the page.
+// Only the rows in view (and a few around) are elements of the page: a pool of row
+// elements, given the networks in view again as the list scrolls (nothing made or removed
+// while scrolling).
+const pool = [];
 function drawList() {
   const list = $('n-list');
   const first = Math.max(0, Math.floor(list.scrollTop / ROW) - 5);
   const last = Math.min(st.rows.length, Math.ceil((list.scrollTop + list.clientHeight) / ROW) + 5);
-  for (const r of [...list.querySelectorAll('.n-row')]) r.remove();
-  for (let i = first; i < last; i++) {
-    const n = st.rows[i];
-    const d = el('div', { class: 'n-row' },
-      el('span', { text: n.network }), el('span', { text: ns(n.response_ns) }), el('span', { text: `+${ns(n.start_ns - st.t0)}` }),
-      el('span', { text: n.threads }), el('span', { text: n.messages }), el('span', { text: bytes(n.bytes) }), el('span', { text: n.servers, title: n.servers }));
-    d.style.top = `${i * ROW}px`;
-    d.dataset.index = n.index;
-    d.dataset.network = n.network;
-    if (n.index === st.selected) d.classList.add('selected');
-    d.addEventListener('click', () => choose(n.index));
+  while (pool.length < last - first) {
+    const d = el('div', { class: 'n-row' }, ...[0, 1, 2, 3, 4, 5, 6].map(() => el('span')));
+    d.addEventListener('click', () => choose(Number(d.dataset.index)));
     list.append(d);
+    pool.push(d);
   }
+  pool.forEach((d, k) => {
+    const i = first + k, n = st.rows[i];
+    d.hidden = !n;
+    if (!n) return;
+    if (d.dataset.network !== String(n.network)) {
+      const c = d.children;
+      c[0].textContent = n.network;
+      c[1].textContent = ns(n.response_ns);
+      c[2].textContent = `+${ns(n.start_ns - st.t0)}`;
+      c[3].textContent = n.threads;
+      c[4].textContent = n.messages;
+      c[5].textContent = bytes(n.bytes);
+      c[6].textContent = n.servers;
+      c[6].title = n.servers;
+      d.dataset.index = n.index;
+      d.dataset.network = n.network;
+    }
+    d.style.top = `${i * ROW}px`;
+    d.classList.toggle('selected', n.index === st.selected);
+  });
 }
 
 async function choose(index) {
   st.selected = index;
   for (const r of $('n-list').querySelectorAll('.n-row')) r.classList.toggle('selected', Number(r.dataset.index) === index);
-  const g = await get('net', { n: index });
+  const g = await getExact('net', { n: index }, ['ts', 'recorded_ts']);
   if (st.selected !== index) return;
   const f = st.all[index];
   $('n-net-title').textContent = `network ${g.network}${g.file ? ` (${g.file})` : ''}: response ${ns(g.response_ns)}, ${f.threads} threads in ${f.processes} processes on ${f.machines} machine${f.machines === 1 ? '' : 's'}, ${f.messages} messages, ${bytes(f.bytes)}`;
-  drawNetwork($('n-net'), $('n-detail'), g, st.data.clock);
+  const jump = $('n-timeline');
+  if (st.timeline && g.vertices.length) {
+    const v = g.vertices[g.input];
+    jump.href = timelineHref(g, v, g.response_ns);
+    jump.dataset.at = recorded(v);
+  }
+  drawNetwork($('n-net'), $('n-detail'), g, st.data.clock, st.timeline ? (v, span) => timelineHref(g, v, span) : null);
+}
+
+// A vertex's time as its trace recorded it (exact digits): the timeline's clock is the
+// recording's, not the corrected one of the networks (docs/net.md).
+function recorded(v) {
+  return v.recorded_ts_digits ?? v.ts_digits ?? String(v.ts);
+}
+
+// index.html at a vertex of the network: the view from a tenth of `span` before it to a
+// tenth after its end, a line at it, its thread's row in view (main.js jumpFromHash).
+function timelineHref(g, v, span) {
+  const at = BigInt(recorded(v)), pad = BigInt(Math.max(1000, Math.round(span / 10)));
+  const th = g.threads[v.thread];
+  return `index.html#from=${at - pad}&to=${at + BigInt(Math.round(span)) + pad}&at=${at}&pid=${th.pid}&tid=${th.tid}`;
 }
 
 export async function setupNets() {
   const data = await get('nets');
   st.data = data;
+  const jump = $('n-timeline'), tl = data.timeline || { open: false, why: 'no trace' };
+  jump.hidden = false;
+  if (tl.open) jump.title = `the timeline of ${tl.traces.join(' ')} at this network (a new tab)`;
+  else {
+    jump.classList.add('off');
+    jump.removeAttribute('href');
+    jump.title = `no timeline: ${tl.why}`;
+  }
+  st.timeline = tl.open;
   st.all = data.networks.map((n, i) => ({ ...n, index: i }));
   st.t0 = Math.min(...st.all.map((n) => n.start_ns));
   $('view-name').textContent = 'network browser';
@@ -121,12 +166,8 @@ export async function setupNets() {
   for (const id of ['n-sort', 'n-host', 'n-program']) $(id).addEventListener('change', apply);
   for (const id of ['n-min', 'n-max', 'n-search']) $(id).addEventListener('input', apply);
   $('n-filters').addEventListener('submit', (e) => e.preventDefault());
-  let pending = false;
-  $('n-list').addEventListener('scroll', () => {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => { pending = false; drawList(); });
-  });
+  // scroll events come once a frame: the rows are drawn in it, not a frame later
+  $('n-list').addEventListener('scroll', drawList);
   apply();
   window.vigilNets = { state: st, choose };
   if (st.rows.length) await choose(st.rows[0].index);

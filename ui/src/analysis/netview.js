@@ -18,6 +18,13 @@ function table(box, title, pairs) {
   box.append(t);
 }
 
+// A byte range of a stream, [first, end) with its length: offsets as vigil net split wrote
+// them (a send's or a receive's, or the part of them a message carries).
+function range(off, len) {
+  if (off === undefined || off === null) return `${len} (no offsets: an older vigil net split)`;
+  return `${off}–${off + len} (${len})`;
+}
+
 function clockOf(clock, host) {
   const h = clock && clock.hosts ? clock.hosts.find((x) => x.host === host) : null;
   if (!h) return 'no correction (one host)';
@@ -27,7 +34,8 @@ function clockOf(clock, host) {
   return `${h.status}: corrected by ${ns(h.offset_ns)}, ${b}`;
 }
 
-export function drawNetwork(svgEl, box, g, clock) {
+// jumpHref(vertex, span_ns): the timeline's address at that vertex, or null (no timeline).
+export function drawNetwork(svgEl, box, g, clock, jumpHref = null) {
   const svg = d3.select(svgEl);
   svg.selectAll('*').remove();
   box.textContent = '';
@@ -111,9 +119,12 @@ export function drawNetwork(svgEl, box, g, clock) {
         ['bytes', String(e.bytes)],
         ['from', `${ts.host} / ${ts.program} [${ts.pid}] tid ${ts.tid}`], ['to', `${tr.host} / ${tr.program} [${tr.pid}] tid ${tr.tid}`],
         ['sender\'s endpoints', s.local ? `${s.local} → ${s.remote}` : '—'], ['receiver\'s endpoints', r.local ? `${r.local} ← ${r.remote}` : '—'],
-        ['send', `+${ns(s.ts - t0)} (${s.ts} ns), ${s.len} bytes written`], ['receive', `+${ns(r.ts - t0)} (${r.ts} ns), ${r.len} bytes read`],
+        ['sent bytes', range(e.send_off, e.bytes)], ['received bytes', range(e.recv_off, e.bytes)],
+        ['send', `+${ns(s.ts - t0)} (${s.ts_digits ?? s.ts} ns), bytes ${range(s.off, s.len)} written`],
+        ['receive', `+${ns(r.ts - t0)} (${r.ts_digits ?? r.ts} ns), bytes ${range(r.off, r.len)} read`],
         ['in flight', ns(r.ts - s.ts)], ['between machines', e.cross_host ? `yes; clocks: ${ts.host} ${clockOf(clock, ts.host)}; ${tr.host} ${clockOf(clock, tr.host)}` : 'no'],
       ]);
+      if (jumpHref) box.append(el('a', { class: 'jump', id: 'n-msg-timeline', href: jumpHref(s, Math.max(1, r.ts - s.ts)), target: 'vigil-timeline', text: 'the send in the timeline ↗' }));
     });
   });
   const zoom = d3.zoom().scaleExtent([0.3, 200]).on('zoom', (ev) => root.attr('transform', ev.transform));
