@@ -11,6 +11,10 @@
             each, the others recorded, the program's own SIGTRAP handler still called
   postgres  stock PostgreSQL under pgbench with --usdt 'postgresql:transaction__*': the
             commits counted per session equal pgbench's transactions plus each session's start
+  bufferpool  the behaviour-model paper's buffer-pool scenario: stock PostgreSQL under the
+            same pgbench run with shared_buffers far too small (16 buffers) and ample, each
+            recorded with --usdt 'postgresql:buffer__*'; vigil model and vigil diff rank
+            the buffer events of misses (evicting a dirty buffer to read a block) first
   probes    vigil probes --pid PID enable/disable 'usdt:vt:*': events only inside the
             window; vigil check accepts the trace, babeltrace2 reads it
   dlopen    a library with a probe loaded by dlopen through RUNPATH after start
@@ -293,6 +297,16 @@ def check_bad(tmp):
     print("stripped and patched sites left untouched, one line each; SIGTRAP chained")
 
 
+def pg_server():
+    """A throw-away server of Debian's newest PostgreSQL (tests/logmodel/pgharness.py)."""
+    sys.path.insert(0, os.path.join(SRC, "tests", "logmodel"))
+    import pgharness
+    pg_bin = os.path.dirname(postgres_bin() or "/nonexistent/postgres")
+    if not os.path.exists(os.path.join(pg_bin, "pgbench")):
+        raise AssertionError("Debian's PostgreSQL is not installed (tests/deps: deps.postgresql)")
+    return pgharness.PgServer(pg_bin, BIN)
+
+
 def check_postgres(tmp):
     """Stock PostgreSQL under pgbench, --usdt 'postgresql:transaction__*'. Every client
     session (a backend named 'postgres: USER DB [local] ...') commits one transaction at
@@ -300,12 +314,7 @@ def check_postgres(tmp):
     then one per transaction its client runs: the pgbench backends' commits are pgbench's
     transactions plus one each, the psql backend's its one statement plus one. Other
     processes (postmaster, logical replication launcher) commit their own, counted apart."""
-    sys.path.insert(0, os.path.join(SRC, "tests", "logmodel"))
-    import pgharness
-    pg_bin = os.path.dirname(postgres_bin() or "/nonexistent/postgres")
-    if not os.path.exists(os.path.join(pg_bin, "pgbench")):
-        raise AssertionError("Debian's PostgreSQL is not installed (tests/deps: deps.postgresql)")
-    pg = pgharness.PgServer(pg_bin, BIN)
+    pg = pg_server()
     clients, per_client = 2, 40
     try:
         pg.initdb({"fsync": "off", "autovacuum": "off"})
@@ -347,6 +356,83 @@ def check_postgres(tmp):
         r = run([VIGIL, "check", trace])
     finally:
         pg.cleanup()
+
+
+def bufferpool_run(tmp, name, shared_buffers, transactions):
+    """pgbench's default (TPC-B like) workload on a scale-1 database (about 16 MB, 2 000
+    blocks) against a server with SHARED_BUFFERS, the server recorded with --usdt
+    'postgresql:buffer__*' from a cold start (the database is initialised first by an
+    unrecorded server). Returns (TMP/NAME.vgm, reads, misses): buffer__read__done's last
+    argument is `found`, 0 for a read that missed the pool."""
+    pg = pg_server()
+    try:
+        pg.initdb({"fsync": "off", "autovacuum": "off", "shared_buffers": shared_buffers})
+        pg.start()
+        r = subprocess.run(pg.client("pgbench") + ["-i", "-q", "-s", "1", "postgres"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        pg.stop()
+        trace = pg.path("trace")
+        pg.start(record=trace, record_args=["--usdt", "postgresql:buffer__*"])
+        clients = 2
+        out = pg.pgbench(["-n", "-c", str(clients), "-t", str(transactions // clients)])
+        m = re.search(r"number of transactions actually processed: (\d+)/", out)
+        assert m and int(m.group(1)) == transactions, out
+        pg.stop()
+        reads = misses = 0
+        for line in run([VIGIL, "dump", "--json", trace]).stdout.splitlines():
+            e = json.loads(line)
+            if e["name"] == "postgresql.buffer__read__done":
+                f = e["fields"]
+                found = max(f, key=lambda k: int(k[3:]) if k.startswith("arg") else 0)
+                reads += 1
+                misses += int(f[found]) == 0
+        # The recording also holds the server's log models (its stderr): --from-trace
+        # models the probe events instead.
+        model = os.path.join(tmp, name + ".vgm")
+        run([VIGIL, "model", "--from-trace", trace, "-o", model])
+        return model, reads, misses
+    finally:
+        pg.cleanup()
+
+
+def check_bufferpool(tmp):
+    """The buffer-pool scenario of the behaviour-model paper (seed 003, section 5): the
+    same workload with a pool far too small and an ample one. With 16 buffers nearly
+    every read misses and must evict a buffer, often a dirty one it writes first
+    (buffer__write__dirty__*, which the ample pool never needs): the paper's criterion is
+    an event indicative of the change in the top 3 of the relevant report."""
+    transactions = 400
+    ample, reads_a, misses_a = bufferpool_run(tmp, "ample", "128MB", transactions)
+    small, reads_s, misses_s = bufferpool_run(tmp, "small", "128kB", transactions)
+    print("buffer__read__done: ample pool %d reads, %d missed; 16 buffers %d reads, %d missed"
+          % (reads_a, misses_a, reads_s, misses_s))
+    # The same workload reads about as many blocks; the small pool misses far more often
+    # (about 2.4 times: the ample pool's misses are its cold start, the small pool keeps
+    # the hottest blocks, the branches, tellers and index roots).
+    assert reads_a > transactions and reads_s > transactions, (reads_a, reads_s)
+    assert misses_s > 1.5 * misses_a, (misses_a, misses_s)
+    d = json.loads(run([VIGIL, "diff", "--format", "json", ample, small]).stdout)
+    miss = ("buffer__write__dirty__start", "buffer__write__dirty__done",
+            "buffer__read__start", "buffer__read__done")
+
+    def probe(ev):  # a recorded sensor's site is sensor:NAME (docs/model.md)
+        site = ev["site"]
+        return site[len("sensor:postgresql."):] if site.startswith("sensor:postgresql.") else site
+
+    events = [(x["rank"], probe(x["event"]), x["count_baseline"], x["count_other"])
+              for x in d["events"]]
+    hits = [x for x in events if x[0] <= 3 and x[1] in miss]
+    assert hits, events[:5]
+    trans = [(x["rank"], probe(x["from"]), probe(x["to"])) for x in d["transitions"]]
+    # a read that had to evict a dirty buffer first: the small pool's misses
+    read_evicts = [x for x in trans if x[0] <= 3 and x[1] == "buffer__read__start"
+                   and x[2] == "buffer__write__dirty__start"]
+    assert read_evicts, trans[:5]
+    print("vigil diff, event proportions: %s" % "; ".join(
+        "#%d %s (%d -> %d)" % x for x in events[:3]))
+    print("vigil diff, transition probabilities: %s" % "; ".join(
+        "#%d %s -> %s" % x for x in trans[:3]))
 
 
 def check_dlopen(tmp):
@@ -478,7 +564,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
     try:
         {"list": check_list, "record": check_record, "bad": check_bad,
-         "postgres": check_postgres, "linked": check_linked, "probes": check_probes,
+         "postgres": check_postgres, "bufferpool": check_bufferpool,
+         "linked": check_linked, "probes": check_probes,
          "dlopen": check_dlopen}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
