@@ -51,6 +51,7 @@ BENCHES = [
     ("ui-models", ["{python}", "{src}/ui_models_bench.py", "{build}"], figures.ui_models),
     ("usdt", ["{python}", "{src}/usdt_bench.py", "{build}"], figures.usdt),
     ("ui-nets", ["{python}", "{src}/ui_nets_bench.py", "{build}"], figures.ui_nets),
+    ("usdt-pg", ["{python}", "{src}/usdt_pg_bench.py", "{build}"], figures.usdt_pg),
 ]
 
 SMOKE_TIMEOUT = 300  # seconds per benchmark: a hang fails instead of blocking CI

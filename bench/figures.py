@@ -204,6 +204,16 @@ def usdt(out):
                    "%.0f ns / %s" % (u["armed_hit_ns"], peer), "", None)]
 
 
+def usdt_pg(out):
+    u = _load(out, "usdt_pg.json")
+    rows = (("record", "under vigil record, no --usdt"),
+            ("buffer", "with its buffer__* USDT probes armed"),
+            ("all", "with its 71 USDT probes armed"))
+    return [Figure("usdt-pg", "pgbench %s / no vigil: tps, server CPU per transaction" % what,
+                   "%.2f x, %.2f x" % (u[key]["tps_ratio"], u[key]["cpu_ratio"]), "", None)
+            for key, what in rows]
+
+
 def collector(out):
     c, f = _load(out, "collector.json"), []
     for key, label in (("ingest", "C subjects"), ("ingest_records", "RECORDS subjects")):
