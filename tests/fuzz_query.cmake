@@ -14,7 +14,7 @@ if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
                              ${CMAKE_SOURCE_DIR}/tests/unit)
   target_compile_options(fuzz_query PRIVATE ${FUZZ_QUERY_FLAGS})
   target_link_options(fuzz_query PRIVATE ${FUZZ_QUERY_FLAGS})
-  target_link_libraries(fuzz_query PRIVATE reader_tracegen vigil_trace vigil_common
+  target_link_libraries(fuzz_query PRIVATE reader_tracegen vigil_check vigil_trace vigil_common
                         PkgConfig::SQLITE3 m)
   file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/corpus_query)
   add_test(NAME query_fuzz_query
