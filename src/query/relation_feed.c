@@ -119,15 +119,6 @@ static bool same_tuple(const struct tinfo *ti, size_t t, const struct vgt_event 
 /* ---- the key an end matches an open tuple on: a hash of its image and of the values
  * of the begun attributes, equal whenever equal() holds for each ---- */
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xBF58476D1CE4E5B9ull;
-	x ^= x >> 27;
-	x *= 0x94D049BB133111EBull;
-	return x ^ (x >> 31);
-}
-
 static uint64_t hash_bytes(const void *p, size_t len)
 {
 	const unsigned char *c = p;
@@ -148,7 +139,7 @@ static uint64_t hash_double(double d)
 /* One attribute's share; a sum, so that the order of the fields does not matter. */
 static uint64_t share(int a, uint64_t value_hash)
 {
-	return mix(value_hash + (uint64_t)a * 0x9E3779B97F4A7C15ull);
+	return vgq_mix(value_hash + (uint64_t)a * 0x9E3779B97F4A7C15ull);
 }
 
 static uint64_t column_hash(const struct vgq_relation *r, int a, size_t t)
@@ -166,7 +157,7 @@ static uint64_t column_hash(const struct vgq_relation *r, int a, size_t t)
 	case VGQ_BYTES:
 		return share(a, hash_bytes(c->b[t].ptr, c->b[t].len));
 	case VGQ_ENTITY:
-		return share(a, c->r[t].id ^ mix(c->r[t].gen));
+		return share(a, c->r[t].id ^ vgq_mix(c->r[t].gen));
 	}
 	return 0;
 }
@@ -185,7 +176,7 @@ static uint64_t value_hash(const struct vgq_relation *r, int a, const struct vgt
 	case VGQ_BYTES:
 		return share(a, hash_bytes(v->bytes.ptr, v->bytes.len));
 	case VGQ_ENTITY:
-		return share(a, v->ref.id ^ mix(v->ref.gen));
+		return share(a, v->ref.id ^ vgq_mix(v->ref.gen));
 	}
 	return 0;
 }
@@ -193,7 +184,7 @@ static uint64_t value_hash(const struct vgq_relation *r, int a, const struct vgt
 static uint64_t tuple_hash(void *slot, size_t t, uint32_t image)
 {
 	const struct rslot *s = slot;
-	uint64_t h = mix(image);
+	uint64_t h = vgq_mix(image);
 	for (size_t a = 0; a < s->nkeyed; a++)
 		if (s->keyed[a])
 			h += column_hash(s->rel, (int)a, t);
@@ -253,7 +244,7 @@ static void end(struct builder *b, const struct tinfo *ti, const struct vgt_even
 	bool lifo = ti->type->op == VGT_OP_LEAVE;
 	/* Only the open tuples of its key's hash can match: the bucket is walked. */
 	narrow_key(s, ti);
-	uint64_t h = mix(image);
+	uint64_t h = vgq_mix(image);
 	for (unsigned f = 0; f < ti->type->nfields; f++)
 		if (ti->match[f] && (size_t)ti->col[f] < s->nkeyed && s->keyed[ti->col[f]])
 			h += value_hash(s->rel, ti->col[f], &ev->values[f]);
