@@ -19,6 +19,7 @@
 
 #include "query/engine.h"
 #include "query/relation.h"
+#include "query/relation_internal.h" /* vgq_mix */
 #include "query/tquel_ast.h"
 
 /* ---- values ---- */
@@ -260,15 +261,6 @@ struct tval vgq_tv_intersect(struct tval x, struct tval y);
 /* Equality as `=` means it (for hash joins): false with a null. */
 bool vgq_value_equal(const struct vx_value *a, const struct vx_value *b);
 uint64_t vgq_value_hash(const struct vx_value *a);
-/* Mixes all bits of h into all bits (splitmix64's finalizer): tables index by low bits. */
-static inline uint64_t vgq_mix(uint64_t h)
-{
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebull;
-	return h ^ (h >> 31);
-}
 int vgq_value_order(const struct vx_value *a, const struct vx_value *b); /* total, for sorting */
 struct vx_value vgq_column_value(const struct vgq_relation *r, int attr, uint32_t row);
 /* Between column types and value types (a condition is stored as an int). */

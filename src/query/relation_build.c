@@ -54,7 +54,8 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db)
 	for (size_t i = 0; i < b->nslots; i++) {
 		rels[i] = b->slots[i]->rel;
 		vgq_relation_finish(rels[i], db->last);
-		free(b->slots[i]->open);
+		vgq_open_free(&b->slots[i]->open);
+		free(b->slots[i]->keyed);
 		free(b->slots[i]->begun);
 		free(b->slots[i]);
 	}

@@ -4,15 +4,19 @@
 #define VIGIL_QUERY_RELATION_BUILD_H
 
 #include "query/relation_internal.h"
+#include "query/relation_open.h"
 
-/* A relation being built; its tuples still open, oldest first, as (tuple, image) pairs
- * (interval and user entity relations: those an end may close); and which attributes
- * its begin types give (an end must match those; its other fields only add values). */
+/* A relation being built; its tuples still open (interval and user entity relations:
+ * those an end may close), hashed on the key attributes (`keyed`, those of its begin
+ * types that every end met so far matches); and which attributes its begin types give
+ * (an end must match those; its other fields only add values). */
 struct rslot {
 	struct vgq_relation *rel;
 	const char *first_type; /* the event type that made it (NULL: an entity kind) */
 	bool entity_refused;    /* an entity kind of its name was left out (said once) */
-	size_t *open, nopen, capopen;
+	struct vgq_openset open;
+	bool *keyed;
+	size_t nkeyed;
 	bool *begun;
 	size_t nbegun;
 };

@@ -116,6 +116,114 @@ static bool same_tuple(const struct tinfo *ti, size_t t, const struct vgt_event 
 	return true;
 }
 
+/* ---- the key an end matches an open tuple on: a hash of its image and of the values
+ * of the begun attributes, equal whenever equal() holds for each ---- */
+
+static uint64_t hash_bytes(const void *p, size_t len)
+{
+	const unsigned char *c = p;
+	uint64_t h = 0xCBF29CE484222325ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ c[i]) * 0x100000001B3ull;
+	return h;
+}
+
+static uint64_t hash_double(double d)
+{
+	uint64_t u = 0;
+	if (d != 0) /* -0.0 == 0.0 */
+		memcpy(&u, &d, sizeof u);
+	return u;
+}
+
+/* One attribute's share; a sum, so that the order of the fields does not matter. */
+static uint64_t share(int a, uint64_t value_hash)
+{
+	return vgq_mix(value_hash + (uint64_t)a * 0x9E3779B97F4A7C15ull);
+}
+
+static uint64_t column_hash(const struct vgq_relation *r, int a, size_t t)
+{
+	const union vgq_column *c = &r->cols[a];
+	switch (r->attrs[a].type) {
+	case VGQ_INT:
+		return share(a, (uint64_t)c->i[t]);
+	case VGQ_UINT:
+		return share(a, c->u[t]);
+	case VGQ_DOUBLE:
+		return share(a, hash_double(c->d[t]));
+	case VGQ_STRING: /* NULL never equals: any hash will do */
+		return share(a, c->s[t] ? hash_bytes(c->s[t], strlen(c->s[t])) : 0);
+	case VGQ_BYTES:
+		return share(a, hash_bytes(c->b[t].ptr, c->b[t].len));
+	case VGQ_ENTITY:
+		return share(a, c->r[t].id ^ vgq_mix(c->r[t].gen));
+	}
+	return 0;
+}
+
+static uint64_t value_hash(const struct vgq_relation *r, int a, const struct vgt_value *v)
+{
+	switch (r->attrs[a].type) {
+	case VGQ_INT:
+		return share(a, (uint64_t)v->i);
+	case VGQ_UINT:
+		return share(a, v->u);
+	case VGQ_DOUBLE:
+		return share(a, hash_double(v->d));
+	case VGQ_STRING:
+		return share(a, hash_bytes(v->str.ptr, v->str.len));
+	case VGQ_BYTES:
+		return share(a, hash_bytes(v->bytes.ptr, v->bytes.len));
+	case VGQ_ENTITY:
+		return share(a, v->ref.id ^ vgq_mix(v->ref.gen));
+	}
+	return 0;
+}
+
+static uint64_t tuple_hash(void *slot, size_t t, uint32_t image)
+{
+	const struct rslot *s = slot;
+	uint64_t h = vgq_mix(image);
+	for (size_t a = 0; a < s->nkeyed; a++)
+		if (s->keyed[a])
+			h += column_hash(s->rel, (int)a, t);
+	return h;
+}
+
+/* The first tuple to open with attributes begun keys the open tuples on them. */
+static void first_key(struct rslot *s)
+{
+	if (s->keyed || !s->nbegun)
+		return;
+	s->keyed = vgq_xcalloc(s->nbegun, sizeof *s->keyed);
+	memcpy(s->keyed, s->begun, s->nbegun * sizeof *s->keyed);
+	s->nkeyed = s->nbegun;
+	vgq_open_rehash(&s->open, tuple_hash, s); /* any opened with no attribute begun */
+}
+
+static bool end_matches(const struct tinfo *ti, size_t a)
+{
+	for (unsigned f = 0; f < ti->type->nfields; f++)
+		if (ti->match[f] && (size_t)ti->col[f] == a)
+			return true;
+	return false;
+}
+
+/* An end that does not match every key attribute (its type lacks some) narrows the key
+ * to those it matches: the open tuples are hashed again (once per attribute at most). */
+static void narrow_key(struct rslot *s, const struct tinfo *ti)
+{
+	bool narrowed = false;
+	for (size_t a = 0; a < s->nkeyed; a++)
+		if (s->keyed[a] && !end_matches(ti, a)) {
+			s->keyed[a] = false;
+			narrowed = true;
+		}
+	if (narrowed)
+		vgq_open_rehash(&s->open, tuple_hash, s);
+}
+
 /* ---- intervals: an end closes the oldest open begin with equal attribute values (the
  * newest, for a leave of an invocation) ---- */
 
@@ -124,13 +232,8 @@ static void begin(struct builder *b, const struct tinfo *ti, const struct vgt_ev
 {
 	struct rslot *s = ti->slot;
 	size_t t = add_tuple(b, ti, ev, image);
-	if (s->nopen == s->capopen) {
-		s->capopen = s->capopen ? 2 * s->capopen : 16;
-		s->open = vgq_xrealloc(s->open, s->capopen, 2 * sizeof *s->open);
-	}
-	s->open[2 * s->nopen] = t;
-	s->open[2 * s->nopen + 1] = image;
-	s->nopen++;
+	first_key(s);
+	vgq_open_add(&s->open, t, image, tuple_hash(s, t, image));
 }
 
 static void end(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,
@@ -138,20 +241,24 @@ static void end(struct builder *b, const struct tinfo *ti, const struct vgt_even
 {
 	struct rslot *s = ti->slot;
 	/* Invocations are LIFO: a leave ends the innermost matching enter. */
-	int lifo = ti->type->op == VGT_OP_LEAVE;
-	for (size_t i = 0; i < s->nopen; i++) {
-		size_t k = lifo ? s->nopen - 1 - i : i;
-		size_t t = s->open[2 * k];
-		if (!same_tuple(ti, t, ev, image, (uint32_t)s->open[2 * k + 1]))
+	bool lifo = ti->type->op == VGT_OP_LEAVE;
+	/* Only the open tuples of its key's hash can match: the bucket is walked. */
+	narrow_key(s, ti);
+	uint64_t h = vgq_mix(image);
+	for (unsigned f = 0; f < ti->type->nfields; f++)
+		if (ti->match[f] && (size_t)ti->col[f] < s->nkeyed && s->keyed[ti->col[f]])
+			h += value_hash(s->rel, ti->col[f], &ev->values[f]);
+	for (size_t k = vgq_open_first(&s->open, true, h, lifo); k != VGQ_OPEN_NONE;
+	     k = vgq_open_next(&s->open, k, true, lifo)) {
+		size_t t = s->open.nodes[k].tuple;
+		if (!same_tuple(ti, t, ev, image, s->open.nodes[k].image))
 			continue;
 		s->rel->to[t] = ev->ts;
 		s->rel->open[t] = false;
 		for (unsigned f = 0; f < ti->type->nfields; f++)
 			if (ti->col[f] >= 0 && !ti->match[f])
 				put(b, s->rel, ti->col[f], t, &ev->values[f], image);
-		memmove(&s->open[2 * k], &s->open[2 * k + 2],
-		        2 * (s->nopen - k - 1) * sizeof *s->open);
-		s->nopen--;
+		vgq_open_remove(&s->open, k);
 		return;
 	}
 	/* A sampled interval whose begin was not recorded: the end says when it began

@@ -15,6 +15,16 @@ struct vgq_db_internal {
 	int64_t clock_origin;
 };
 
+/* Mixes all bits of h into all bits (splitmix64's finalizer): tables index by low bits. */
+static inline uint64_t vgq_mix(uint64_t h)
+{
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
 /* ---- memory: relation_pool.c ---- */
 struct vgq_pool;
 struct vgq_pool *vgq_pool_new(void);

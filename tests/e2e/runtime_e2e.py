@@ -7,6 +7,7 @@ import random
 import signal
 import struct
 import subprocess
+import tempfile
 import time
 
 from vigil_testlib import (SUBJECT, VIGIL, bt2_events, check, dump_json, main, run, tmpdir)
@@ -192,13 +193,68 @@ def test_signal_nesting():
     check(m, f"subject output: {p.stdout}")
     recorded, dropped = int(m.group(1)), int(m.group(2))
     check(recorded > 0, "the handler never ran")
-    events, q = dump_json(d)
+    # 3M events: read the dump from a pipe, keeping per thread only what the checks need
+    main_loop, handler, q = stream_seqs(d)
     check(q.returncode == 0, f"damage in the trace: {q.stderr}")
-    check_sequences(events, [3000000], 1, "main loop")
-    hs = [e["fields"]["seq"] for e in events if e["name"] == "test.seq" and e["fields"]["thread"] == 500]
-    check(hs == list(range(recorded)), f"handler events: {len(hs)} in trace, {recorded} recorded")
+    main_loop.check(3000000, "main loop")
+    handler.check_exact(recorded, "handler events")
     if dropped:
         check("discarded" in q.stderr, f"{dropped} nested events dropped but not reported: {q.stderr}")
+
+
+class SeqSet:
+    """The seq numbers of one thread, checked as they come: each seen once (a bitmap),
+    and in arrival order whether they are exactly 0, 1, 2, ..."""
+
+    def __init__(self):
+        self.seen = bytearray()
+        self.count = 0
+        self.repeats = 0
+        self.in_order = True
+
+    def add(self, seq):
+        if seq < 0:
+            self.repeats += 1  # never valid: reported as a gap or repeat
+            return
+        self.in_order = self.in_order and seq == self.count
+        if seq >= len(self.seen):
+            self.seen.extend(bytes(max(seq + 1 - len(self.seen), len(self.seen))))
+        self.repeats += self.seen[seq]
+        self.seen[seq] = 1
+        self.count += 1
+
+    def check(self, progress, what):
+        """As check_sequences: the sorted seqs are 0..n-1 and n >= the committed count."""
+        complete = self.repeats == 0 and all(self.seen[:self.count]) and not any(self.seen[self.count:])
+        check(complete, f"{what}: sequence has gaps or repeats")
+        check(self.count >= progress, f"{what}: completed {progress} events but the trace has {self.count}")
+
+    def check_exact(self, n, what):
+        """The seqs, in trace order, are exactly 0..n-1."""
+        check(self.in_order and self.repeats == 0 and self.count == n,
+              f"{what}: {self.count} in trace (in order: {self.in_order}, repeats: {self.repeats}), {n} recorded")
+
+
+def stream_seqs(trace):
+    """test.seq of thread 0 (the main loop) and 500 (the signal handler), from
+    `vigil dump --json --name test.seq` read line by line; any other thread fails."""
+    main_loop, handler = SeqSet(), SeqSet()
+    with tempfile.TemporaryFile(mode="w+") as err:
+        p = subprocess.Popen([VIGIL, "dump", "--json", "--name", "test.seq", trace],
+                             stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            for line in p.stdout:
+                f = json.loads(line)["fields"]
+                t = f["thread"]
+                check(t in (0, 500), f"test.seq of an unexpected thread {t}")
+                (main_loop if t == 0 else handler).add(f["seq"])
+            rc = p.wait(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        err.seek(0)
+        return main_loop, handler, subprocess.CompletedProcess(p.args, rc, None, err.read())
 
 
 def test_record_unmodified():

@@ -536,13 +536,65 @@ static void test_own_process_kind(void **state_)
 	close_db(&f);
 }
 
+/* An end whose type lacks a begun attribute matches on the others (here fn only): with
+ * many tuples open (more than the index's first buckets), a leave still closes the
+ * innermost open enter of its fn, an fn never entered closes nothing. */
+#define CALL_ENTER 30
+#define CALL_LEAVE 31
+static void test_leave_matches_fewer_attributes(void **state_)
+{
+	(void)state_;
+	struct fixture f = {.root = tg_tempdir()};
+	struct tg_image *img = tg_image_new(f.root, "app-42-0", NULL);
+	tg_declare(img, "call.enter", CALL_ENTER,
+	           "vigil:kind=begin;flag=sensor;traced;relation=call;op=enter",
+	           "uint32_t depth; uint32_t fn;");
+	tg_declare(img, "call.leave", CALL_LEAVE,
+	           "vigil:kind=end;flag=sensor;traced;relation=call;op=leave", "uint32_t fn;");
+	tg_write_metadata(img);
+	struct tg_stream *s = tg_stream_new(img, 42, 0);
+	tg_packet_begin(s, 10);
+	enum { N = 300 };
+	for (uint32_t i = 0; i < N; i++) {
+		tg_event(s, CALL_ENTER, 100 + i);
+		tg_u32(s, i);
+		tg_u32(s, i % 3);
+	}
+	const uint32_t leaves[] = {1, 1, 5, 0};
+	for (uint64_t k = 0; k < 4; k++) {
+		tg_event(s, CALL_LEAVE, 1000 + k);
+		tg_u32(s, leaves[k]);
+	}
+	tg_packet_end(s, 0, 0);
+	tg_stream_write(s);
+	tg_image_free(img);
+	open_db(&f);
+	const struct vgq_relation *c = rel(&f, "call");
+	assert_int_equal(c->ntuples, N);
+	assert_int_equal(c->unmatched_ends, 1);
+	for (size_t i = 0; i < N; i++) {
+		/* closed: 298 and 295 (fn 1, innermost first), 297 (fn 0) */
+		int64_t to = i == 298 ? 1000 : i == 295 ? 1001 : i == 297 ? 1003 : -1;
+		assert_int_equal(c->cols[0].u[i], i);
+		assert_int_equal(c->open[i], to < 0);
+		if (to >= 0)
+			assert_int_equal(c->to[i] - BASE, to);
+	}
+	close_db(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_begin_end_pairing), cmocka_unit_test(test_end_adds_values),
-	    cmocka_unit_test(test_state_chains),      cmocka_unit_test(test_entity_lifetimes),
-	    cmocka_unit_test(test_damage_is_carried), cmocka_unit_test(test_clock),
-	    cmocka_unit_test(test_relation_clash),    cmocka_unit_test(test_own_process_kind),
+	    cmocka_unit_test(test_begin_end_pairing),
+	    cmocka_unit_test(test_end_adds_values),
+	    cmocka_unit_test(test_state_chains),
+	    cmocka_unit_test(test_entity_lifetimes),
+	    cmocka_unit_test(test_damage_is_carried),
+	    cmocka_unit_test(test_clock),
+	    cmocka_unit_test(test_relation_clash),
+	    cmocka_unit_test(test_own_process_kind),
+	    cmocka_unit_test(test_leave_matches_fewer_attributes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
