@@ -653,6 +653,62 @@ static struct bx *and_also(struct binder *bd, struct bx *a, struct bx *c)
 	return x;
 }
 
+/* The target list, `V.all` expanded to every attribute of V's relation (in its order; a
+ * clock has none). Without a trace the attributes are unknown: `V.all` stays one target. */
+static bool bind_targets(struct binder *bd, struct bstmt *b, const struct tquel_retrieve *r)
+{
+	size_t cap = r->ntargets;
+	b->targets = alloc(bd, cap * sizeof *b->targets);
+	for (size_t i = 0; i < r->ntargets; i++) {
+		const struct tquel_target *t = &r->targets[i];
+		const struct tquel_expr *one[1] = {t->value};
+		const struct tquel_expr **items = one;
+		size_t nitems = 1;
+		if (t->all && bd->s->db) {
+			int v = variable(bd, b, t->value->u.attr.var, &t->value->loc);
+			if (v < 0)
+				return false;
+			const struct vgq_relation *rel = b->vars[v].rel;
+			nitems = rel->nattrs;
+			items = alloc(bd, (nitems ? nitems : 1) * sizeof *items);
+			for (size_t k = 0; k < nitems; k++) {
+				struct tquel_expr *x = alloc(bd, sizeof *x);
+				*x = *t->value;
+				x->u.attr.name = rel->attrs[k].name;
+				items[k] = x;
+			}
+		}
+		if (b->ntargets + nitems > cap) {
+			struct btarget *old = b->targets;
+			cap = b->ntargets + nitems + cap;
+			b->targets = alloc(bd, cap * sizeof *b->targets);
+			memcpy(b->targets, old, b->ntargets * sizeof *old);
+		}
+		for (size_t k = 0; k < nitems; k++) {
+			const char *name = t->all && bd->s->db ? items[k]->u.attr.name : t->name;
+			for (size_t j = 0; j < b->ntargets; j++)
+				if (!strcasecmp(b->targets[j].name, name)) {
+					error(bd, &t->loc, "two result attributes named '%s'%s",
+					      name,
+					      t->all ? " (V.all names every attribute of V)" : "");
+					return false;
+				}
+			struct btarget *bt = &b->targets[b->ntargets++];
+			bt->name = name;
+			bt->value = bind_value(bd, b, items[k], false);
+			if (!bt->value)
+				return false;
+			if (bt->value->type == VX_BOOL) {
+				error(bd, &t->value->loc,
+				      "'%s' is a condition; a result attribute needs a value",
+				      name);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
 struct bstmt *vgq_bind(struct vgq_session *s, const struct tquel_query *q,
                        const struct tquel_stmt *st, struct vgq_diag *d)
 {
@@ -686,25 +742,9 @@ struct bstmt *vgq_bind(struct vgq_session *s, const struct tquel_query *q,
 	collect_names(&bd, r->valid.from);
 	collect_names(&bd, r->valid.to);
 
-	b->ntargets = r->ntargets;
-	b->targets = alloc(&bd, r->ntargets * sizeof *b->targets);
-	for (size_t i = 0; i < r->ntargets; i++) {
-		const struct tquel_target *t = &r->targets[i];
-		for (size_t j = 0; j < i; j++)
-			if (!strcasecmp(r->targets[j].name, t->name)) {
-				error(&bd, &t->loc, "two result attributes named '%s'", t->name);
-				return NULL;
-			}
-		b->targets[i].name = t->name;
-		b->targets[i].value = bind_value(&bd, b, t->value, false);
-		if (!b->targets[i].value)
-			return NULL;
-		if (b->targets[i].value->type == VX_BOOL) {
-			error(&bd, &t->value->loc,
-			      "'%s' is a condition; a result attribute needs a value", t->name);
-			return NULL;
-		}
-	}
+	b->unique = r->unique;
+	if (!bind_targets(&bd, b, r))
+		return NULL;
 	if (r->where) {
 		b->where = bind_value(&bd, b, r->where, false);
 		if (!b->where)

@@ -151,6 +151,7 @@ struct bstmt {
 	/* Implicit temporal predicates: an aggregate's piece overlaps the valid time. */
 	struct tp **implicit;
 	size_t nimplicit;
+	bool unique; /* retrieve unique: value-equivalent tuples coalesced (result.c) */
 	struct vgq_relation *out; /* the result */
 };
 

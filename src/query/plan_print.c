@@ -286,8 +286,9 @@ static void print_node(const struct pnode *n, int depth, FILE *out)
 			for (size_t i = 0; i < cur->nvars; i++)
 				fprintf(out, "%s%s", i ? ", " : "", cur->vars[i].name);
 		}
-		fprintf(out, "]  -> %s relation %s\n", cur->result_event ? "event" : "interval",
-		        cur->label);
+		fprintf(out, "]  -> %s relation %s%s\n", cur->result_event ? "event" : "interval",
+		        cur->label,
+		        cur->unique && !cur->result_event ? ", coalesced (unique)" : "");
 		break;
 	}
 	if (n->l)

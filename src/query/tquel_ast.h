@@ -96,6 +96,7 @@ struct tquel_target {
 	struct tquel_loc loc;
 	const char *name; /* the result attribute */
 	bool renamed;     /* written `name = expr`; else a bare V.attr named after attr */
+	bool all;         /* a bare `V.all`: every attribute of V (name "all", value V.all) */
 	struct tquel_expr *value;
 };
 
@@ -118,6 +119,7 @@ struct tquel_range {
 };
 
 struct tquel_retrieve {
+	bool unique;      /* retrieve unique: value-equivalent tuples coalesced */
 	const char *into; /* result relation name, or NULL */
 	struct tquel_loc into_loc;
 	struct tquel_target *targets;

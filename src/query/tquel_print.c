@@ -194,6 +194,8 @@ static void print_range(const struct tquel_range *r, FILE *out)
 static void print_retrieve(const struct tquel_retrieve *r, FILE *out)
 {
 	fputs("retrieve ", out);
+	if (r->unique)
+		fputs("unique ", out);
 	if (r->into)
 		fprintf(out, "into %s ", r->into);
 	fputc('(', out);

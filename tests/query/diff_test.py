@@ -247,9 +247,21 @@ class Gen:
             return ("c%d" % i, ("attr", v, a), False)
         return ("c%d" % i, self.num(2), False)
 
+    def all_targets(self, names):
+        """V.all: every attribute of V, named after it (bare "all" marks the group; the
+        first item, index 0, prints V.all), or [] when a name is taken."""
+        v = self.r.choice(self.vars)
+        attrs = [a for a, _ in SCHEMA[VARS[v]][1]]
+        if any(a in names for a in attrs):
+            return []
+        return [(a, ("attr", v, a), ("all", i)) for i, a in enumerate(attrs)]
+
     def query(self):
         targets, names = [], set()
-        for i in range(self.r.randint(1, 3)):
+        if self.r.random() < 0.1:
+            targets = self.all_targets(names)
+            names.update(t[0] for t in targets)
+        for i in range(self.r.randint(1 if not targets else 0, 3 if not targets else 1)):
             name, e, bare = self.target(i, names)
             names.add(name)
             targets.append((name, e, bare))
@@ -261,7 +273,9 @@ class Gen:
             valid = ("fromto", self.texpr(1), self.texpr(1))
         where = self.cond(2) if self.r.random() < 0.75 else None
         when = self.pred(2) if self.r.random() < 0.7 else None
-        return {"targets": targets, "valid": valid, "where": where, "when": when}
+        unique = self.r.random() < 0.15  # retrieve unique: intervals coalesced
+        return {"targets": targets, "valid": valid, "where": where, "when": when,
+                "unique": unique}
 
 
 def variables_of(q):
@@ -339,13 +353,19 @@ def tq_pred(x):
     raise ValueError(x)
 
 
+def tq_target(n, e, bare):
+    if isinstance(bare, (tuple, list)):  # ("all", i): V.all, printed by its first item
+        return "%s.all" % e[1] if bare[1] == 0 else None
+    return "%s.%s" % (e[1], e[2]) if bare else "%s = %s" % (n, tq_value(e))
+
+
 def tquel(q, name):
-    items = ["%s.%s" % (e[1], e[2]) if bare else "%s = %s" % (n, tq_value(e))
-             for n, e, bare in q["targets"]]
+    items = [x for x in (tq_target(*t) for t in q["targets"]) if x is not None]
+    head = "retrieve unique" if q.get("unique") else "retrieve"
     if name.startswith("retrieve@"):  # unnamed: vigil names it after its line
-        s = "retrieve (%s)" % ", ".join(items)
+        s = "%s (%s)" % (head, ", ".join(items))
     else:
-        s = "retrieve into %s (%s)" % (name, ", ".join(items))
+        s = "%s into %s (%s)" % (head, name, ", ".join(items))
     if q["valid"] and q["valid"][0] == "at":
         s += "\n  valid at %s" % tq_time(q["valid"][1])
     elif q["valid"]:
@@ -488,7 +508,25 @@ def sql(q):
         "%s AS %s" % (sql_table(VARS[x]), x) for x in vs))
     if conds:
         s += "\nWHERE " + "\n  AND ".join(conds)
+    if q.get("unique") and result_kind(q, vs) == "interval":
+        s = sql_coalesce(s, len(q["targets"]))
     return s
+
+
+def sql_coalesce(s, n):
+    """retrieve unique: value-equivalent tuples whose intervals overlap or meet, merged
+    (gaps and islands: a tuple starts an island when it begins after every earlier end of
+    its values)."""
+    vals = ", ".join("v%d" % i for i in range(n))
+    part = "PARTITION BY %s " % vals if n else ""
+    names = ", ".join(["v%d" % i for i in range(n)] + ["b", "e"])
+    return ("WITH r(%s) AS (%s),\n"
+            "s AS (SELECT *, CASE WHEN b <= max(e) OVER (%sORDER BY b, e ROWS BETWEEN "
+            "UNBOUNDED PRECEDING AND 1 PRECEDING) THEN 0 ELSE 1 END AS first FROM r),\n"
+            "g AS (SELECT *, sum(first) OVER (%sORDER BY b, e ROWS UNBOUNDED PRECEDING) "
+            "AS island FROM s)\n"
+            "SELECT %s%smin(b), max(e) FROM g GROUP BY %s%sisland") % (
+                names, s, part, part, vals, ", " if n else "", vals, ", " if n else "")
 
 
 def sql_answer(db, q):
@@ -653,6 +691,28 @@ def py_answer(rows, q, raw=False):
             times = t[1:] if kind == "interval" else (t[1],)
         out.add((kind,) + times + tuple(raw_value(e, env) if raw else py_value(e, env)
                                         for _, e, _ in q["targets"]))
+    if q.get("unique") and kind == "interval":
+        out = py_coalesce(out)
+    return out
+
+
+def py_coalesce(tuples):
+    """retrieve unique over (kind, b, e, values...): per values, the union of the intervals
+    as maximal intervals (overlapping or meeting ones merged)."""
+    by_values = {}
+    for t in tuples:
+        by_values.setdefault(t[3:], []).append((t[1], t[2]))
+    out = set()
+    for vals, spans in by_values.items():
+        spans.sort()
+        b, e = spans[0]
+        for b2, e2 in spans[1:]:
+            if b2 <= e:
+                e = max(e, e2)
+            else:
+                out.add(("interval", b, e) + vals)
+                b, e = b2, e2
+        out.add(("interval", b, e) + vals)
     return out
 
 

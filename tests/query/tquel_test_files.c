@@ -238,8 +238,12 @@ static char *dump_tree(const struct tquel_query *q)
 			continue;
 		}
 		const struct tquel_retrieve *r = &s->u.retrieve;
-		fprintf(f, "(retrieve %s", r->into ? r->into : "-");
+		fprintf(f, "(retrieve%s %s", r->unique ? " unique" : "", r->into ? r->into : "-");
 		for (size_t t = 0; t < r->ntargets; t++) {
+			if (r->targets[t].all) {
+				fprintf(f, " (* %s)", r->targets[t].value->u.attr.var);
+				continue;
+			}
 			fprintf(f, " (%s ", r->targets[t].name);
 			dump_expr(f, r->targets[t].value);
 			fputc(')', f);

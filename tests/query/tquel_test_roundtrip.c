@@ -34,7 +34,7 @@ static const char *pick(const char *const *v, size_t n)
 #define PICK(v) pick(v, sizeof v / sizeof v[0])
 
 static const char *const vars[] = {"S", "W", "RO", "C", "x_1"};
-static const char *const attrs[] = {"Process", "Mailbox", "end", "count", "from", "at", "a"};
+static const char *const attrs[] = {"Process", "Mailbox", "end", "count", "from", "at", "a", "all"};
 static const char *const numbers[] = {"0", "7", "42", "2.5", "9223372036854775807", "0.125"};
 static const char *const strings[] = {"P1",
                                       "",
@@ -132,6 +132,7 @@ static void gen_retrieve(struct tquel_arena *a, struct tquel_stmt *s)
 {
 	s->kind = TQ_RETRIEVE;
 	struct tquel_retrieve *r = &s->u.retrieve;
+	r->unique = rnd(3) == 0;
 	r->into = rnd(2) ? "Result" : NULL;
 	r->ntargets = 1 + rnd(3);
 	r->targets = tquel_alloc(a, r->ntargets * sizeof *r->targets);
@@ -141,6 +142,7 @@ static void gen_retrieve(struct tquel_arena *a, struct tquel_stmt *s)
 			t->value = gen_value(a, 0);
 			if (t->value->kind == TQ_ATTR) {
 				t->name = t->value->u.attr.name;
+				t->all = !strcmp(t->name, "all"); /* V.all */
 				continue;
 			}
 		}
@@ -203,6 +205,7 @@ static void assert_expr_equal(const struct tquel_expr *x, const struct tquel_exp
 
 static void assert_retrieve_equal(const struct tquel_retrieve *x, const struct tquel_retrieve *y)
 {
+	assert_int_equal(x->unique, y->unique);
 	assert_true(!x->into == !y->into);
 	if (x->into)
 		assert_string_equal(x->into, y->into);
@@ -210,6 +213,7 @@ static void assert_retrieve_equal(const struct tquel_retrieve *x, const struct t
 	for (size_t i = 0; i < x->ntargets; i++) {
 		assert_string_equal(x->targets[i].name, y->targets[i].name);
 		assert_int_equal(x->targets[i].renamed, y->targets[i].renamed);
+		assert_int_equal(x->targets[i].all, y->targets[i].all);
 		assert_expr_equal(x->targets[i].value, y->targets[i].value);
 	}
 	assert_int_equal(x->valid.kind, y->valid.kind);
@@ -257,6 +261,7 @@ static const char *const examples[] = {
     "range of RO is RunningOn\nrange of C is Clock[10]\n"
     "retrieve RunningOnEvery10 (Process = RO.Process, Processor = RO.Processor)\n"
     "when C overlap RO\n",
+    "range of W is Waiting\nretrieve unique into U (W.all, n = W.all + 1) where W.all > 0\n",
     "retrieve into T (n = countU(W.P by W.M for ever where W.x > -1.5 when W overlap C), "
     "m = (W.a + 2) * 3 / W.b) valid from begin of (A overlap B) to end of A extend B\n"
     "/* comment */ where not (W.a != \"x\\\"y\" or W.b <= 3) when not A equal B or C "
@@ -303,10 +308,10 @@ static void test_mutations(void **state)
 	(void)state;
 	static const char junk[] = "()[],.=<>!+-*/\"\\ \n\t\0@x1_";
 	static const char *const words[] = {
-	    "range",    "of",    "is",   "retrieve", "into",  "valid", "at",      "from",
-	    "to",       "where", "when", "and",      "or",    "not",   "precede", "overlap",
-	    "equal",    "begin", "end",  "extend",   "count", "by",    "for",     "ever",
-	    "Clock[3]", "(",     ")",    "\"s\"",    "1.5"};
+	    "range",    "of",    "is",   "retrieve", "into",  "valid",  "at",      "from",
+	    "to",       "where", "when", "and",      "or",    "not",    "precede", "overlap",
+	    "equal",    "begin", "end",  "extend",   "count", "by",     "for",     "ever",
+	    "Clock[3]", "(",     ")",    "\"s\"",    "1.5",   "unique", "all"};
 	char buf[2048];
 	for (int i = 0; i < 20000; i++) {
 		const char *src = examples[rnd(sizeof examples / sizeof examples[0])];

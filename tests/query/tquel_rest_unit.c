@@ -1,0 +1,92 @@
+/* The parts of TQuel added after the first engine (docs/tquel.md): retrieve unique and
+ * V.all, end to end on the trace of tests/query/jobs_fixture.h, every answer worked out
+ * by hand here and checked through the engine and through `vigil query`.
+ *
+ *   Job (interval): J1 [10,20)  J2 [20,30)  J3 [15,25)  J4 [10,20)  J5 [40,50) open
+ *   Mark (event):   M1 @20  M2 @10  M3 @30  M4 @20  M5 @50 */
+#define _GNU_SOURCE
+#include "jobs_fixture.h"
+
+/* `text` must fail to bind with an error containing `want`. */
+static void expect_error(struct db *d, const char *text, const char *want)
+{
+	struct tquel_query *q = tquel_parse("<test>", text, strlen(text));
+	assert_int_equal(q->nerrors, 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct vgq_options o = {.tick_ns = 1};
+	struct vgq_session *s = vgq_session_new(d->db, &o);
+	static struct answer a;
+	assert_int_not_equal(vgq_run(s, q, collect, &a, f), 0);
+	vgq_session_free(s);
+	fclose(f);
+	if (!strstr(buf, want))
+		fail_msg("%s: the error has no '%s':\n%s", text, want, buf);
+	free(buf);
+	tquel_free(q);
+}
+
+#define JOB "range of A is Job "
+
+static void test_unique(void **state)
+{
+	struct db *d = *state;
+	/* every job has k = 1: a set keeps J1 and J4 (the same tuple) once, no more */
+	static const char *const plain[] = {"1@10-20", "1@15-25", "1@20-30", "1@40-50", NULL};
+	expect(d, JOB "retrieve (k = A.job / A.job)", NULL, plain);
+	/* unique coalesces: [10,20) [15,25) [20,30) overlap or meet: [10,30); [40,50) alone */
+	static const char *const one[] = {"1@10-30", "1@40-50", NULL};
+	expect(d, JOB "retrieve unique (k = A.job / A.job)", "coalesced (unique)", one);
+	/* per value: k = job / 3 is 0 for J1 J2 ([10,20) [20,30) meet: [10,30)), 1 for J3 J4
+	 * J5 ([15,25) and [10,20) overlap: [10,25); [40,50) apart) */
+	static const char *const split[] = {"0@10-30", "1@10-25", "1@40-50", NULL};
+	expect(d, JOB "retrieve unique into K (k = A.job / 3)", NULL, split);
+	/* the coalesced result is a relation like another */
+	static const char *const ranged[] = {"0,5@10-30", "1,15@10-25", "1,15@40-50", NULL};
+	expect(d,
+	       JOB "retrieve unique into K (k = A.job / 3) range of R is K "
+	           "retrieve (k = R.k, len = R.k * 10 + 5)",
+	       NULL, ranged);
+	/* events are not coalesced: value-equivalent events at other instants stay apart */
+	static const char *const marks[] = {"1@10", "1@20", "1@30", "1@50", NULL};
+	expect(d, "range of M is Mark retrieve unique (k = M.n / M.n) valid at M", NULL, marks);
+	/* unique after a valid clause: J1..J4 from their begin to J2's end */
+	static const char *const valid[] = {"1@10-30", NULL};
+	expect(d,
+	       JOB "range of B is Job retrieve unique (k = A.job / A.job) valid from A to B "
+	           "where B.job = 2 and A.job != 5",
+	       NULL, valid);
+}
+
+static void test_all(void **state)
+{
+	struct db *d = *state;
+	/* Job's attributes: job; Mark's: n */
+	static const char *const jobs[] = {"1@10-20", "2@20-30", NULL};
+	expect(d, JOB "retrieve (A.all) where A.job < 3", NULL, jobs);
+	/* in order, next to other targets: M.all then A.all (n, job) */
+	static const char *const mo[] = {"1,2,7@20", "1,3,7@20", "2,1,7@10", "2,4,7@10",
+	                                 "4,2,7@20", "4,3,7@20", NULL};
+	expect(d,
+	       "range of M is Mark " JOB
+	       "retrieve (M.all, A.all, seven = 7) valid at M when M overlap A",
+	       NULL, mo);
+	/* the names come from the relation: a later statement ranges over them */
+	static const char *const again[] = {"3@15-25", NULL};
+	expect(d, JOB "retrieve into J (A.all) range of R is J retrieve (R.job) where R.job = 3",
+	       NULL, again);
+	expect_error(d, JOB "retrieve (A.all, job = 1)", "two result attributes named 'job'");
+	expect_error(d, JOB "range of B is Job retrieve (A.all, B.all)",
+	             "V.all names every attribute of V");
+	expect_error(d, JOB "retrieve (X.all)", "no tuple variable 'X'");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_unique, setup_db, teardown_db),
+	    cmocka_unit_test_setup_teardown(test_all, setup_db, teardown_db),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
