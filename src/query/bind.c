@@ -424,6 +424,17 @@ static struct tx *bind_time(struct binder *bd, struct bstmt *b, const struct tqu
 		x->event = true;
 		x->vars = x->a->vars;
 		return x;
+	case TQ_TCONST:
+		/* "now" is the end of what was recorded: the trace's last event (under vigil
+		 * watch, the last one read so far: each answer binds anew, so it moves);
+		 * "beginning" and "forever" are the extremes of the time line */
+		x->kind = TX_CONST;
+		x->event = true;
+		x->at = e->u.tconst.which == TQ_NOW         ? (bd->s->db ? bd->s->db->last : 0)
+		        : e->u.tconst.which == TQ_BEGINNING ? INT64_MIN
+		        : e->u.tconst.which == TQ_FOREVER   ? INT64_MAX
+		                                            : e->u.tconst.ns;
+		return x;
 	case TQ_INTERSECT:
 	case TQ_EXTEND:
 		x->kind = e->kind == TQ_INTERSECT ? TX_INTERSECT : TX_EXTEND;
@@ -495,7 +506,8 @@ static void collect_names(struct binder *bd, const struct tquel_expr *e)
 		name = e->u.attr.var;
 	else if (e->kind == TQ_TVAR)
 		name = e->u.tvar.name;
-	else if (e->kind == TQ_AGG || e->kind == TQ_NUMBER || e->kind == TQ_STRING)
+	else if (e->kind == TQ_AGG || e->kind == TQ_NUMBER || e->kind == TQ_STRING ||
+	         e->kind == TQ_TCONST)
 		return;
 	if (name) {
 		for (size_t i = 0; i < bd->nouter; i++)

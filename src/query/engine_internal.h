@@ -74,12 +74,13 @@ struct bx {
 };
 
 /* Temporal expressions: their kind (event or interval) is known statically. */
-enum tx_kind { TX_VAR, TX_BEGIN, TX_END, TX_INTERSECT, TX_EXTEND };
+enum tx_kind { TX_VAR, TX_BEGIN, TX_END, TX_INTERSECT, TX_EXTEND, TX_CONST };
 
 struct tx {
 	enum tx_kind kind;
 	bool event; /* statically an event */
 	int var;    /* TX_VAR */
+	int64_t at; /* TX_CONST: the event's instant, resolved when bound */
 	struct tx *a, *b;
 	const struct tquel_expr *src;
 	uint64_t vars;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "query/engine_internal.h"
+#include "query/tquel.h"
 
 static const struct bstmt *cur;
 static bool show_counts; /* scans print their number of tuples */
@@ -108,6 +109,9 @@ static void print_tx(const struct tx *x, FILE *out, bool nested)
 	case TX_END:
 		fputs(x->kind == TX_BEGIN ? "begin of " : "end of ", out);
 		print_tx(x->a, out, true);
+		break;
+	case TX_CONST:
+		tquel_print_expr(x->src, out);
 		break;
 	default:
 		if (nested)

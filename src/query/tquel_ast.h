@@ -40,11 +40,17 @@ enum tquel_kind {
 	TQ_END_OF,    /* end of a */
 	TQ_INTERSECT, /* a overlap b: the intersection */
 	TQ_EXTEND,    /* a extend b: from the start of a to the end of b */
+	TQ_TCONST,    /* a temporal constant: "now", "beginning", "forever", a date */
 	/* temporal predicates (operands are temporal expressions) */
 	TQ_PRECEDE,
 	TQ_OVERLAPS, /* a overlap b: true when they share an instant */
 	TQ_EQUAL,
 };
+
+/* The temporal constants (an event each): "now" is resolved when the statement is bound
+ * (the trace's last event; under vigil watch the last one read so far), a date when
+ * parsed (ns since the Unix epoch, UTC). */
+enum tquel_tconst { TQ_NOW, TQ_BEGINNING, TQ_FOREVER, TQ_DATE };
 
 enum tquel_aggfn { TQ_COUNT, TQ_SUM, TQ_AVG, TQ_MIN, TQ_MAX };
 
@@ -85,6 +91,11 @@ struct tquel_expr {
 		struct {
 			const char *name;
 		} tvar;
+		struct {
+			const char *s; /* as written, unescaped */
+			enum tquel_tconst which;
+			int64_t ns; /* TQ_DATE */
+		} tconst;
 		struct {
 			struct tquel_expr *a, *b; /* b is NULL for unary kinds */
 		} op;

@@ -15,7 +15,7 @@ static struct tquel_expr *parse_or(struct parser *p);
 bool tquel_is_temporal_expr(enum tquel_kind k)
 {
 	return k == TQ_TVAR || k == TQ_BEGIN_OF || k == TQ_END_OF || k == TQ_INTERSECT ||
-	       k == TQ_EXTEND;
+	       k == TQ_EXTEND || k == TQ_TCONST;
 }
 
 bool tquel_is_temporal_pred(enum tquel_kind k)
@@ -140,10 +140,23 @@ static struct tquel_expr *unary(struct parser *p)
 		e->u.tvar.name = tq_name(p, advance(p));
 		return e;
 	}
+	if (t->kind == TT_STRING) {
+		struct tquel_expr *e = tq_node(p, TQ_TCONST, t->loc);
+		char why[160];
+		e->u.tconst.s = t->str;
+		if (!tquel_time_constant(t->str, &e->u.tconst.which, &e->u.tconst.ns, why,
+		                         sizeof why)) {
+			tq_error(p, t->loc, "%s", why);
+			return NULL;
+		}
+		advance(p);
+		return e;
+	}
 	if (t->kind == TT_LPAREN)
 		return tq_parenthesized(p, parse_or);
 	tq_expected(p, p->i ? p->t[p->i - 1].loc.off : 0,
-	            "a tuple variable, 'begin of', 'end of' or '('");
+	            "a tuple variable, a temporal constant (\"now\", a date), 'begin of', 'end "
+	            "of' or '('");
 	return NULL;
 }
 

@@ -90,5 +90,9 @@ struct tquel_expr *tq_parse_value(struct parser *p);
 struct tquel_expr *tq_parse_when(struct parser *p);
 /* valid clause: a temporal expression */
 struct tquel_expr *tq_parse_time(struct parser *p);
+/* The temporal constant a string spells (tquel_time_const.c): "now", "beginning",
+ * "forever" (any case) or a date; false with the reason in `why`. */
+bool tquel_time_constant(const char *s, enum tquel_tconst *which, int64_t *ns, char *why,
+                         size_t whysize);
 
 #endif

@@ -155,6 +155,9 @@ void tquel_print_expr(const struct tquel_expr *e, FILE *out)
 	case TQ_TVAR:
 		fputs(e->u.tvar.name, out);
 		return;
+	case TQ_TCONST:
+		print_string(e->u.tconst.s, out);
+		return;
 	case TQ_AGG:
 		print_agg(e, out);
 		return;

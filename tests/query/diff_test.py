@@ -17,6 +17,7 @@ cross product is small, a tiny Python evaluator of the same semantics is a third
 On a mismatch it prints the seed, the TQuel, the SQL and up to 5 tuples only in each side,
 saves the case (with a copy of the trace) under --fail-dir for --replay, and exits 1."""
 import argparse
+import datetime
 import itertools
 import json
 import os
@@ -125,15 +126,19 @@ def make_db(rows, db=None, relations=None):
 # ---- query generation ------------------------------------------------------------------
 # Value expressions (tuples): ("attr", V, a) ("int", n) ("real", x) ("str", s) ("neg", x)
 # ("bin", op, x, y) ("cmp", op, x, y) ("and", x, y) ("or", x, y) ("not", x).
-# Temporal expressions: ("var", V) ("begin", x) ("end", x) ("overlap", x, y) ("extend", x, y).
+# Temporal expressions: ("var", V) ("begin", x) ("end", x) ("overlap", x, y) ("extend", x, y)
+# ("const", text, ns): a temporal constant, an event at ns.
 # Predicates: ("precede", x, y) ("toverlap", x, y) ("equal", x, y) ("tand", p, q)
 # ("tor", p, q) ("tnot", p).
 
 
 class Gen:
-    def __init__(self, rng, variables):
+    def __init__(self, rng, variables, rows=None):
+        """rows: the trace's relations, for temporal constants near its times (none
+        without them)."""
         self.r = rng
         self.vars = variables
+        self.rows = rows
 
     def attrs_of(self, typ, vs=None):
         return [(v, a) for v in (vs or self.vars) for a, t in SCHEMA[VARS[v]][1] if t == typ]
@@ -200,8 +205,26 @@ class Gen:
         return ("cmp", self.r.choice(["=", "!=", "<", "<=", ">", ">="]),
                 self.num(self.r.choice([0, 0, 1, 2])), self.num(self.r.choice([0, 0, 1])))
 
+    def constant(self):
+        """A temporal constant ("const", text, ns): "now" (the trace's last event),
+        "beginning", "forever", or a date at or next to one of the trace's times."""
+        first, last = self.rows["_span"]
+        r = self.r.random()
+        if r < 0.25:
+            return ("const", self.r.choice(["now", "NOW", "Now"]), last)
+        if r < 0.35:
+            return ("const", "beginning", -2**63)
+        if r < 0.45:
+            return ("const", "forever", 2**63 - 1)
+        times = [x[k] for rel in ("A", "B", "E") for x in self.rows[rel] for k in ("b", "e")]
+        t = self.r.choice(times) + self.r.choice([-1, 0, 0, 0, 1]) if self.r.random() < 0.8 \
+            else self.r.randint(first - 10, last + 10)
+        return ("const", date_text(t, self.r), t)
+
     def texpr(self, depth):
         r = self.r.random()
+        if self.rows and r < 0.08:
+            return self.constant()
         if depth <= 0 or r < 0.5:
             return ("var", self.r.choice(self.vars))
         if r < 0.6:
@@ -214,6 +237,8 @@ class Gen:
     def event_texpr(self, depth):
         """An event expression (docs: valid at needs one)."""
         r = self.r.random()
+        if self.rows and r < 0.05:
+            return self.constant()
         events = [v for v in self.vars if is_event_var(v)]
         if events and r < 0.3:
             return ("var", self.r.choice(events))
@@ -278,6 +303,19 @@ class Gen:
                 "unique": unique}
 
 
+def date_text(ns, rng):
+    """A date string for ns since the epoch, UTC, in one of the forms TQuel accepts."""
+    secs, frac = divmod(ns, 10**9)
+    d = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=secs)
+    form = rng.randrange(3)
+    if form == 0:
+        return d.strftime("%Y-%m-%d %H:%M:%S") + ".%09d" % frac
+    if form == 1:
+        return d.strftime("%Y-%m-%dT%H:%M:%S") + ".%09dZ" % frac
+    d += datetime.timedelta(hours=2)  # the same instant at +02:00
+    return d.strftime("%Y-%m-%d %H:%M:%S") + ".%09d+02:00" % frac
+
+
 def variables_of(q):
     """The tuple variables a query mentions, in a fixed order."""
     found = set()
@@ -337,6 +375,8 @@ def tq_time(x):
         return "%s of (%s)" % (k, tq_time(x[1]))
     if k in ("overlap", "extend"):
         return "(%s %s %s)" % (tq_time(x[1]), k, tq_time(x[2]))
+    if k == "const":
+        return tq_str(x[1])
     raise ValueError(x)
 
 
@@ -429,6 +469,9 @@ def sql_time(x):
     k = x[0]
     if k == "var":
         return ("1" if is_event_var(x[1]) else "2", "%s.b" % x[1], "%s.e" % x[1])
+    if k == "const":  # -2^63 written so that SQLite reads an integer, not a REAL
+        t = "(-9223372036854775807 - 1)" if x[2] == -2**63 else str(x[2])
+        return ("1", t, t)
     if k in ("begin", "end"):
         kx, bx, ex = sql_time(x[1])
         t = bx if k == "begin" else ex
@@ -611,6 +654,8 @@ def py_time(x, env):
     if k == "var":
         r = env[x[1]]
         return ("e", r["b"]) if is_event_var(x[1]) else ("i", r["b"], r["e"])
+    if k == "const":
+        return ("e", x[2])
     if k in ("begin", "end"):
         a = py_time(x[1], env)
         if a is None:
@@ -770,7 +815,7 @@ def generate(rng, rows, db, count, cap):
     out = []
     while len(out) < count:
         nvars = rng.choice([1, 2, 2, 3])
-        q = Gen(rng, rng.sample(sorted(VARS), nvars)).query()
+        q = Gen(rng, rng.sample(sorted(VARS), nvars), rows).query()
         if not variables_of(q):
             continue  # a retrieve needs a tuple variable
         ans = sql_answer(db, q)

@@ -1,6 +1,6 @@
-/* The parts of TQuel added after the first engine (docs/tquel.md): retrieve unique and
- * V.all, end to end on the trace of tests/query/jobs_fixture.h, every answer worked out
- * by hand here and checked through the engine and through `vigil query`.
+/* The parts of TQuel added after the first engine (docs/tquel.md): retrieve unique,
+ * V.all, temporal constants, end to end on the trace of tests/query/jobs_fixture.h, every answer
+ * worked out by hand here and checked through the engine and through `vigil query`.
  *
  *   Job (interval): J1 [10,20)  J2 [20,30)  J3 [15,25)  J4 [10,20)  J5 [40,50) open
  *   Mark (event):   M1 @20  M2 @10  M3 @30  M4 @20  M5 @50 */
@@ -82,11 +82,54 @@ static void test_all(void **state)
 	expect_error(d, JOB "retrieve (X.all)", "no tuple variable 'X'");
 }
 
+/* BASE is 2023-11-14 22:13:20 UTC; T(20) is the date of BASE + 20 ns */
+#define T(ns) "\"2023-11-14 22:13:20.0000000" #ns "\""
+
+static void test_constants(void **state)
+{
+	struct db *d = *state;
+	/* "now" is the trace's last event, 50: J5, open, ends there (valid until now) */
+	static const char *const until_now[] = {"5@40-50", NULL};
+	expect(d, JOB "retrieve (a = A.job) when end of A equal \"now\"", NULL, until_now);
+	/* an open interval ends at now and so does not hold it */
+	static const char *const none[] = {NULL};
+	expect(d, JOB "retrieve (a = A.job) when A overlap \"Now\"", NULL, none);
+	static const char *const at_now[] = {"3@50", NULL};
+	expect(d, "range of M is Mark retrieve (m = M.n) valid at \"now\" where M.n = 3", NULL,
+	       at_now);
+	static const char *const mark_now[] = {"5@50", NULL};
+	expect(d, "range of M is Mark retrieve (m = M.n) valid at M when M equal \"now\"", NULL,
+	       mark_now);
+	/* dates: the jobs holding instant 20 ([20,30) holds it, [10,20) does not) */
+	static const char *const at20[] = {"2@20-30", "3@15-25", NULL};
+	expect(d, JOB "retrieve (a = A.job) when A overlap " T(20), NULL, at20);
+	static const char *const before20[] = {"1@10-20", "4@10-20", NULL};
+	expect(d, JOB "retrieve (a = A.job) when A precede " T(20), NULL, before20);
+	/* the same date with an offset: 23:13:20 at +01:00 is 22:13:20 UTC */
+	expect(d, JOB "retrieve (a = A.job) when A precede \"2023-11-14T23:13:20.000000020+01:00\"",
+	       NULL, before20);
+	/* valid from a date: from 15 to each job's end, when that is later */
+	static const char *const from15[] = {"1@15-20", "2@15-30", "3@15-25",
+	                                     "4@15-20", "5@15-50", NULL};
+	expect(d, JOB "retrieve (a = A.job) valid from " T(15) " to A", NULL, from15);
+	/* "beginning" precedes everything, "forever" follows everything */
+	static const char *const all[] = {"1@10-20", "2@20-30", "3@15-25",
+	                                  "4@10-20", "5@40-50", NULL};
+	expect(d, JOB "retrieve (a = A.job) when \"beginning\" precede A and A precede \"forever\"",
+	       NULL, all);
+	expect(d, JOB "retrieve (a = A.job) when A precede \"beginning\" or \"forever\" precede A",
+	       NULL, none);
+	static const char *const forever[] = {"1@10-7523372036854775807", NULL};
+	expect(d, JOB "retrieve (a = A.job) valid from A to \"forever\" where A.job = 1", NULL,
+	       forever);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_unique, setup_db, teardown_db),
 	    cmocka_unit_test_setup_teardown(test_all, setup_db, teardown_db),
+	    cmocka_unit_test_setup_teardown(test_constants, setup_db, teardown_db),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

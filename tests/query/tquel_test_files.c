@@ -208,6 +208,16 @@ static void dump_expr(FILE *f, const struct tquel_expr *e)
 	case TQ_TVAR:
 		fputs(e->u.tvar.name, f);
 		return;
+	case TQ_TCONST: /* the constant it resolved to, then the string */
+		if (e->u.tconst.which == TQ_DATE)
+			fprintf(f, "(date %lld \"%s\")", (long long)e->u.tconst.ns, e->u.tconst.s);
+		else
+			fprintf(f, "(%s \"%s\")",
+			        e->u.tconst.which == TQ_NOW         ? "now"
+			        : e->u.tconst.which == TQ_BEGINNING ? "beginning"
+			                                            : "forever",
+			        e->u.tconst.s);
+		return;
 	case TQ_AGG:
 		dump_agg(f, &e->u.agg);
 		return;

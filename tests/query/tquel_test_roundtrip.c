@@ -75,6 +75,25 @@ static struct tquel_expr *gen_time(struct tquel_arena *a, int depth)
 {
 	static const enum tquel_kind inner[] = {TQ_BEGIN_OF, TQ_END_OF, TQ_INTERSECT, TQ_EXTEND};
 	if (depth <= 0 || rnd(3) == 0) {
+		if (rnd(6) == 0) { /* a temporal constant */
+			static const struct {
+				const char *s;
+				enum tquel_tconst which;
+				int64_t ns;
+			} c[] = {
+			    {"now", TQ_NOW, 0},
+			    {"Beginning", TQ_BEGINNING, 0},
+			    {"FOREVER", TQ_FOREVER, 0},
+			    {"1970-01-01", TQ_DATE, 0},
+			    {"2026-11-27 03:20:05.25", TQ_DATE, 1795749605250000000},
+			    {"2000-02-29T23:59:59.999999999+01:00", TQ_DATE, 951865199999999999}};
+			struct tquel_expr *e = node(a, TQ_TCONST);
+			unsigned k = rnd(sizeof c / sizeof c[0]);
+			e->u.tconst.s = c[k].s;
+			e->u.tconst.which = c[k].which;
+			e->u.tconst.ns = c[k].ns;
+			return e;
+		}
 		struct tquel_expr *e = node(a, TQ_TVAR);
 		e->u.tvar.name = PICK(vars);
 		return e;
@@ -183,6 +202,11 @@ static void assert_expr_equal(const struct tquel_expr *x, const struct tquel_exp
 		return;
 	case TQ_TVAR:
 		assert_string_equal(x->u.tvar.name, y->u.tvar.name);
+		return;
+	case TQ_TCONST:
+		assert_string_equal(x->u.tconst.s, y->u.tconst.s);
+		assert_int_equal(x->u.tconst.which, y->u.tconst.which);
+		assert_int_equal(x->u.tconst.ns, y->u.tconst.ns);
 		return;
 	case TQ_AGG: {
 		const struct tquel_agg *g = &x->u.agg, *h = &y->u.agg;
