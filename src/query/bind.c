@@ -541,8 +541,6 @@ static bool only_outer(struct binder *bd, const struct tquel_expr *e)
 	       (e->kind == TQ_NEG || e->kind == TQ_NOT || only_outer(bd, e->u.op.b));
 }
 
-static const char *const agg_names[] = {"count", "sum", "avg", "min", "max"};
-
 static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tquel_expr *e)
 {
 	const struct tquel_agg *g = &e->u.agg;
@@ -579,16 +577,19 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 			return NULL;
 		}
 	bool typed = bd->s->db != NULL;
-	if (typed && g->fn != TQ_COUNT && g->fn != TQ_MIN && g->fn != TQ_MAX &&
-	    !is_numeric(arg->type)) {
-		error(bd, &g->arg->loc, "%s%s needs numbers, not %s", agg_names[g->fn],
+	/* count, any, avgti, varts take any value (only its time counts); min, max, first and
+	 * last numbers or strings; the others numbers */
+	bool any_type =
+	    g->fn == TQ_COUNT || g->fn == TQ_ANY || g->fn == TQ_AVGTI || g->fn == TQ_VARTS;
+	bool ordered = g->fn == TQ_MIN || g->fn == TQ_MAX || g->fn == TQ_FIRST || g->fn == TQ_LAST;
+	if (typed && !any_type && !ordered && !is_numeric(arg->type)) {
+		error(bd, &g->arg->loc, "%s%s needs numbers, not %s", tquel_aggfn_names[g->fn],
 		      g->unique ? "U" : "", vx_type_name(arg->type));
 		return NULL;
 	}
-	if (typed && (g->fn == TQ_MIN || g->fn == TQ_MAX) && !is_numeric(arg->type) &&
-	    arg->type != VX_STRING) {
-		error(bd, &g->arg->loc, "%s needs numbers or strings, not %s", agg_names[g->fn],
-		      vx_type_name(arg->type));
+	if (typed && ordered && !is_numeric(arg->type) && arg->type != VX_STRING) {
+		error(bd, &g->arg->loc, "%s needs numbers or strings, not %s",
+		      tquel_aggfn_names[g->fn], vx_type_name(arg->type));
 		return NULL;
 	}
 	if (in->nvars == 0) {
@@ -613,6 +614,7 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 	a->fn = g->fn;
 	a->unique = g->unique;
 	a->window = g->window;
+	a->span_ns = g->span_ns;
 	a->outer_by = alloc(bd, (g->nby + 1) * sizeof *a->outer_by);
 	/* the auxiliary relation: g0..gn-1, value */
 	char *name = alloc(bd, 32);
@@ -627,10 +629,10 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 		    t->kind == BX_ATTR ? in->vars[t->var].rel->attrs[t->attr].ref_kind : NULL;
 		vgq_relation_add_attr(a->rel, gname, vgq_type_of_vx(t->type), kind);
 	}
-	enum vx_type vt = g->fn == TQ_COUNT                           ? VX_INT
-	                  : g->fn == TQ_AVG                           ? VX_DOUBLE
+	enum vx_type vt = g->fn == TQ_COUNT || g->fn == TQ_ANY        ? VX_INT
 	                  : g->fn == TQ_SUM && arg->type != VX_DOUBLE ? VX_INT
-	                                                              : arg->type;
+	                  : g->fn == TQ_SUM || ordered                ? arg->type
+	                                                              : VX_DOUBLE;
 	vgq_relation_add_attr(a->rel, "value", vgq_type_of_vx(vt), NULL);
 	int v = (int)b->nvars++;
 	b->vars[v].name = name;

@@ -303,12 +303,11 @@ static void print_node(const struct pnode *n, int depth, FILE *out)
 
 static void print_aggs(const struct bstmt *b, FILE *out)
 {
-	static const char *const fns[] = {"count", "sum", "avg", "min", "max"};
 	for (size_t i = 0; i < b->naggs; i++) {
 		const struct bagg *a = &b->aggs[i];
 		const struct bstmt *saved = cur;
 		cur = a->inner;
-		fprintf(out, "  %s = %s%s(", b->vars[a->var].name, fns[a->fn],
+		fprintf(out, "  %s = %s%s(", b->vars[a->var].name, tquel_aggfn_names[a->fn],
 		        a->unique ? "U" : "");
 		print_bx(a->inner->targets[a->nby].value, out, 0);
 		if (a->nby) {
@@ -318,7 +317,11 @@ static void print_aggs(const struct bstmt *b, FILE *out)
 				print_bx(a->inner->targets[k].value, out, 0);
 			}
 		}
-		fprintf(out, " %s)", a->window == TQ_EVER ? "for ever" : "for each instant");
+		if (a->window == TQ_SPAN)
+			fprintf(out, " for each %s)", a->src->u.agg.span_text);
+		else
+			fprintf(out, " %s)",
+			        a->window == TQ_EVER ? "for ever" : "for each instant");
 		if (a->inner->where) {
 			fputs(" where ", out);
 			print_bx(a->inner->where, out, 0);

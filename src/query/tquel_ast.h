@@ -52,10 +52,29 @@ enum tquel_kind {
  * parsed (ns since the Unix epoch, UTC). */
 enum tquel_tconst { TQ_NOW, TQ_BEGINNING, TQ_FOREVER, TQ_DATE };
 
-enum tquel_aggfn { TQ_COUNT, TQ_SUM, TQ_AVG, TQ_MIN, TQ_MAX };
+enum tquel_aggfn {
+	TQ_COUNT,
+	TQ_SUM,
+	TQ_AVG,
+	TQ_MIN,
+	TQ_MAX,
+	/* recognised by name before '(' (not keywords: they may name tuple variables) */
+	TQ_ANY,   /* 1 when something contributes, else 0 */
+	TQ_STDEV, /* population standard deviation */
+	TQ_FIRST, /* the value of the contribution that began first */
+	TQ_LAST,  /* ... last */
+	TQ_RATE,  /* (last - first) per second between their beginnings */
+	TQ_AVGTI, /* average time increment between beginnings, in seconds */
+	TQ_VARTS, /* variability of that spacing: its standard deviation over its mean */
+};
+#define TQ_AGGFN_COUNT (TQ_VARTS + 1)
+/* Lower-case names of the aggregate functions, by enum tquel_aggfn. */
+extern const char *const tquel_aggfn_names[TQ_AGGFN_COUNT];
 
-/* for each instant (instantaneous, the default) or for ever (cumulative) */
-enum tquel_window { TQ_INSTANT, TQ_EVER };
+/* for each instant (instantaneous, the default), for ever (cumulative), or for each
+ * SPAN (a moving window: the contributions valid at some instant of the span ending at
+ * each instant) */
+enum tquel_window { TQ_INSTANT, TQ_EVER, TQ_SPAN };
 
 struct tquel_expr;
 
@@ -66,6 +85,8 @@ struct tquel_agg {
 	struct tquel_expr **by; /* by-list, nby items */
 	size_t nby;
 	enum tquel_window window;
+	int64_t span_ns;          /* TQ_SPAN: the window's length, >= 1 */
+	const char *span_text;    /* TQ_SPAN: as written, "1.5 s" (number, space, unit) */
 	struct tquel_expr *where; /* inner where clause, or NULL */
 	struct tquel_expr *when;  /* inner when clause, or NULL */
 };

@@ -114,13 +114,8 @@ static void print_string(const char *s, FILE *out)
 
 static void print_agg(const struct tquel_expr *e, FILE *out)
 {
-	static const char *const names[] = {[TQ_COUNT] = "count",
-	                                    [TQ_SUM] = "sum",
-	                                    [TQ_AVG] = "avg",
-	                                    [TQ_MIN] = "min",
-	                                    [TQ_MAX] = "max"};
 	const struct tquel_agg *g = &e->u.agg;
-	fprintf(out, "%s%s(", names[g->fn], g->unique ? "U" : "");
+	fprintf(out, "%s%s(", tquel_aggfn_names[g->fn], g->unique ? "U" : "");
 	tquel_print_expr(g->arg, out);
 	for (size_t i = 0; i < g->nby; i++) {
 		fputs(i ? ", " : " by ", out);
@@ -128,6 +123,8 @@ static void print_agg(const struct tquel_expr *e, FILE *out)
 	}
 	if (g->window == TQ_EVER)
 		fputs(" for ever", out);
+	else if (g->window == TQ_SPAN)
+		fprintf(out, " for each %s", g->span_text);
 	if (g->where) {
 		fputs(" where ", out);
 		tquel_print_expr(g->where, out);

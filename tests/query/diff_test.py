@@ -287,7 +287,9 @@ class Gen:
             targets = self.all_targets(names)
             names.update(t[0] for t in targets)
         for i in range(self.r.randint(1 if not targets else 0, 3 if not targets else 1)):
-            name, e, bare = self.target(i, names)
+            # after V.all (a result's attributes may be c0, c1, ...), computed targets are
+            # named from c7 on
+            name, e, bare = self.target(i + (7 if targets else 0), names)
             names.add(name)
             targets.append((name, e, bare))
         valid = None

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "query/engine.h"
+#include "query/output.h"
 #include "query/relation.h"
 #include "query/tquel.h"
 #include "reader_tracegen.h"
@@ -108,7 +109,7 @@ static int teardown_db(void **state)
 /* The last retrieve's tuples as sorted text lines "v1,v2,...@from" (events) or
  * "v1,...@from-to" (intervals), times relative to the trace's clock offset. */
 struct answer {
-	char lines[64][64];
+	char lines[64][96];
 	size_t n;
 };
 
@@ -119,7 +120,7 @@ static int collect(void *ctx, const struct vgq_relation *r)
 	for (size_t t = 0; t < r->ntuples; t++) {
 		assert_true(a->n < 64);
 		char *p = a->lines[a->n++];
-		size_t left = 64, k;
+		size_t left = sizeof a->lines[0], k;
 		p[0] = 0;
 		for (size_t i = 0; i < r->nattrs; i++) {
 			k = strlen(p);
@@ -129,9 +130,11 @@ static int collect(void *ctx, const struct vgq_relation *r)
 			else if (r->attrs[i].type == VGQ_UINT)
 				snprintf(p + k, left - k, "%s%llu", i ? "," : "",
 				         (unsigned long long)r->cols[i].u[t]);
-			else if (r->attrs[i].type == VGQ_DOUBLE)
-				snprintf(p + k, left - k, "%s%g", i ? "," : "", r->cols[i].d[t]);
-			else
+			else if (r->attrs[i].type == VGQ_DOUBLE) { /* as vigil query prints it */
+				char d[VGQ_DOUBLE_TEXT_SIZE];
+				vgq_double_text(d, r->cols[i].d[t]);
+				snprintf(p + k, left - k, "%s%s", i ? "," : "", d);
+			} else
 				fail_msg("unexpected attribute type %d", r->attrs[i].type);
 		}
 		k = strlen(p);
@@ -185,11 +188,11 @@ static size_t cli_answer(const struct db *d, const char *text, struct answer *a)
 			t1 = strtoll(mid + 1, NULL, 10) - BASE;
 			*mid = 0;
 		}
-		assert_true(strlen(line) <= 20); /* the values: a few small numbers */
+		assert_true(strlen(line) <= 40); /* the values: a few numbers */
 		if (event)
-			snprintf(out, 64, "%.20s@%lld", line, t2);
+			snprintf(out, 96, "%.40s@%lld", line, t2);
 		else
-			snprintf(out, 64, "%.20s@%lld-%lld", line, t1, t2);
+			snprintf(out, 96, "%.40s@%lld-%lld", line, t1, t2);
 	}
 	assert_int_equal(pclose(p), 0);
 	return a->n;
@@ -202,7 +205,7 @@ static void same_lines(const char *how, const char *text, struct answer *a, cons
 	while (want[nw])
 		nw++;
 	qsort(a->lines, a->n, sizeof a->lines[0], cmp_line);
-	char sorted[64][64];
+	char sorted[64][96];
 	for (size_t i = 0; i < nw; i++)
 		snprintf(sorted[i], sizeof sorted[i], "%s", want[i]);
 	qsort(sorted, nw, sizeof sorted[0], cmp_line);

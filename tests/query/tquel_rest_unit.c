@@ -124,12 +124,68 @@ static void test_constants(void **state)
 	       forever);
 }
 
+#define JOBS2 "range of A is Job range of B is Job "
+
+/* Time line 10..50 (the last event), so aggregates hold up to 51. Valid at each instant:
+ *   [10,15) J1 J4   [15,20) J1 J3 J4   [20,25) J2 J3   [25,30) J2   [30,40) -   [40,50) J5 */
+static void test_aggregates(void **state)
+{
+	struct db *d = *state;
+	static const char *const any[] = {"1@10-30", "0@30-40", "1@40-50", "0@50-51", NULL};
+	expect(d, JOB "retrieve (n = any(A.job))", NULL, any);
+	/* {1,4}: mean 2.5, deviations 1.5; one job: 0 */
+	static const char *const sd[] = {"1.5@10-20", "0.0@20-30", "0.0@40-50", NULL};
+	expect(d, JOB "retrieve (s = stdev(A.job where A.job != 3))", NULL, sd);
+	/* for ever: J1 and J4 both begin at 10 (first takes the smaller value); last is the
+	 * latest begun: J4 (the larger at 10), J3 at 15, J2 at 20, J5 at 40 */
+	static const char *const first[] = {"1@10-51", NULL};
+	expect(d, JOB "retrieve (f = first(A.job for ever))", NULL, first);
+	static const char *const last[] = {"4@10-15", "3@15-20", "2@20-40", "5@40-51", NULL};
+	expect(d, JOB "retrieve (l = last(A.job for ever))", NULL, last);
+	/* each instant: the first of those valid now */
+	static const char *const first_now[] = {"1@10-20", "3@20-25", "2@25-30", "5@40-50", NULL};
+	expect(d, JOB "retrieve (f = first(A.job))", NULL, first_now);
+	/* rate: (last - first) per second between their beginnings; for ever from 15 on:
+	 * J1 (1 at 10) to J3 (3 at 15): 2 / 5 ns = 4e8 per second; J2 (2 at 20): 1 / 10 ns;
+	 * J5 (5 at 40): 4 / 30 ns. Before 15 both began at 10: no value */
+	static const char *const rate[] = {"400000000.0@15-20", "100000000.0@20-40",
+	                                   "133333333.33333334@40-51", NULL};
+	expect(d, JOB "retrieve (r = rate(A.job for ever))", NULL, rate);
+	/* avgti for ever: begins {10,10} 0; {10,10,15} 5 ns / 2; {10,10,15,20} 10 ns / 3;
+	 * with 40: 30 ns / 4 (in seconds) */
+	static const char *const avgti[] = {"0.0@10-15", "2.5e-09@15-20",
+	                                    "3.3333333333333334e-09@20-40", "7.5e-09@40-51", NULL};
+	expect(d, JOB "retrieve (t = avgti(A.job for ever))", NULL, avgti);
+	/* varts: spacings {0,5}: mean 2.5, deviation 2.5: 1; {0,5,5}: mean 10/3, deviation
+	 * sqrt(50/9): 1/sqrt(2); {0,5,5,20}: mean 7.5, deviation sqrt(225/4) = 7.5: 1; at 10
+	 * one spacing of 0: no value */
+	static const char *const varts[] = {"1.0@15-20", "0.7071067811865476@20-40", "1.0@40-51",
+	                                    NULL};
+	expect(d, JOB "retrieve (v = varts(A.job for ever))", NULL, varts);
+	/* a moving window of 10 ns: a job counts until 9 ns after its end (e + 9):
+	 * J1 J4 [10,29) J3 [15,34) J2 [20,39) J5 [40,59), cut at 51 */
+	static const char *const moving[] = {"2@10-15", "3@15-20", "4@20-29", "2@29-34",
+	                                     "1@34-39", "0@39-40", "1@40-51", NULL};
+	expect(d, JOB "retrieve (n = count(A.job for each 10 ns))", NULL, moving);
+	/* for each 1 ns is for each instant */
+	static const char *const instant[] = {"2@10-15", "3@15-20", "2@20-25", "1@25-30",
+	                                      "0@30-40", "1@40-50", "0@50-51", NULL};
+	expect(d, JOB "retrieve (n = count(A.job for each 1 ns))", NULL, instant);
+	/* in a where clause: jobs valid while the sum of the jobs valid in the last 5 ns
+	 * (until e + 4) is at least 8: J1 J4 J3 on [15,20): 8; with J2 on [20,24): 10; then
+	 * J3 J2: 5. The aggregate's pieces cut the default valid time */
+	static const char *const where[] = {"1@15-20", "4@15-20", "3@15-20",
+	                                    "3@20-24", "2@20-24", NULL};
+	expect(d, JOBS2 "retrieve (a = A.job) where sum(B.job for each 5 ns) >= 8", NULL, where);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_unique, setup_db, teardown_db),
 	    cmocka_unit_test_setup_teardown(test_all, setup_db, teardown_db),
 	    cmocka_unit_test_setup_teardown(test_constants, setup_db, teardown_db),
+	    cmocka_unit_test_setup_teardown(test_aggregates, setup_db, teardown_db),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

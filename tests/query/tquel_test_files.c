@@ -158,8 +158,7 @@ static const char *op_name(enum tquel_kind k)
 
 static void dump_agg(FILE *f, const struct tquel_agg *a)
 {
-	static const char *const fn[] = {"count", "sum", "avg", "min", "max"};
-	fprintf(f, "(%s%s ", fn[a->fn], a->unique ? "U" : "");
+	fprintf(f, "(%s%s ", tquel_aggfn_names[a->fn], a->unique ? "U" : "");
 	dump_expr(f, a->arg);
 	if (a->nby) {
 		fputs(" (by", f);
@@ -169,7 +168,10 @@ static void dump_agg(FILE *f, const struct tquel_agg *a)
 		}
 		fputc(')', f);
 	}
-	fputs(a->window == TQ_EVER ? " ever" : " instant", f);
+	if (a->window == TQ_SPAN)
+		fprintf(f, " (each %lld ns)", (long long)a->span_ns);
+	else
+		fputs(a->window == TQ_EVER ? " ever" : " instant", f);
 	if (a->where) {
 		fputs(" (where ", f);
 		dump_expr(f, a->where);

@@ -129,14 +129,27 @@ static struct tquel_expr *gen_value(struct tquel_arena *a, int depth)
 	struct tquel_expr *e = node(a, k);
 	if (k == TQ_AGG) {
 		struct tquel_agg *g = &e->u.agg;
-		g->fn = (enum tquel_aggfn)rnd(5);
+		g->fn = (enum tquel_aggfn)rnd(TQ_AGGFN_COUNT);
 		g->unique = g->fn <= TQ_AVG && rnd(2);
 		g->arg = gen_value(a, depth - 1);
 		g->nby = rnd(3);
 		g->by = tquel_alloc(a, 3 * sizeof *g->by);
 		for (size_t i = 0; i < g->nby; i++)
 			g->by[i] = gen_value(a, depth - 1);
-		g->window = rnd(2) ? TQ_EVER : TQ_INSTANT;
+		g->window = (enum tquel_window)rnd(3);
+		if (g->window == TQ_SPAN) { /* as the parser keeps it: number, space, unit */
+			static const struct {
+				const char *text;
+				int64_t ns;
+			} spans[] = {{"1 s", 1000000000},
+			             {"2.5 ms", 2500000},
+			             {"10 us", 10000},
+			             {"1 ns", 1},
+			             {"0.5 min", 30000000000}};
+			unsigned k = rnd(sizeof spans / sizeof spans[0]);
+			g->span_text = spans[k].text;
+			g->span_ns = spans[k].ns;
+		}
 		g->where = rnd(2) ? gen_value(a, depth - 1) : NULL;
 		g->when = rnd(2) ? gen_pred(a, depth - 1) : NULL;
 		return e;
@@ -213,6 +226,9 @@ static void assert_expr_equal(const struct tquel_expr *x, const struct tquel_exp
 		assert_int_equal(g->fn, h->fn);
 		assert_int_equal(g->unique, h->unique);
 		assert_int_equal(g->window, h->window);
+		assert_int_equal(g->span_ns, h->span_ns);
+		if (g->window == TQ_SPAN)
+			assert_string_equal(g->span_text, h->span_text);
 		assert_int_equal(g->nby, h->nby);
 		assert_expr_equal(g->arg, h->arg);
 		for (size_t i = 0; i < g->nby; i++)
