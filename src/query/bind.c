@@ -424,6 +424,22 @@ static struct tx *bind_time(struct binder *bd, struct bstmt *b, const struct tqu
 		x->event = true;
 		x->vars = x->a->vars;
 		return x;
+	case TQ_AGG: {
+		/* the valid time of the aggregate's value: its piece, a maximal interval over
+		 * which the value is constant (per group) */
+		if (b != bd->outer) {
+			error(bd, &e->loc, "an aggregate cannot be inside another aggregate");
+			return NULL;
+		}
+		struct bx *v = bind_agg(bd, b, e);
+		if (!v)
+			return NULL;
+		x->kind = TX_VAR;
+		x->var = v->var;
+		x->event = false;
+		x->vars = 1ull << v->var;
+		return x;
+	}
 	case TQ_TCONST:
 		/* "now" is the end of what was recorded: the trace's last event (under vigil
 		 * watch, the last one read so far: each answer binds anew, so it moves);

@@ -64,7 +64,7 @@ static int aggregate_fn(struct parser *p, const struct tquel_token *t)
 	return -1;
 }
 
-static bool is_aggregate(struct parser *p)
+bool tq_at_aggregate(struct parser *p)
 {
 	return aggregate_fn(p, peek(p)) >= 0;
 }
@@ -215,6 +215,15 @@ static struct tquel_expr *aggregate(struct parser *p)
 	return fits ? tq_below(p, e, g->when, e->loc) : NULL;
 }
 
+struct tquel_expr *tq_parse_aggregate(struct parser *p)
+{
+	if (!tq_enter(p))
+		return NULL;
+	struct tquel_expr *e = aggregate(p);
+	p->depth--;
+	return e;
+}
+
 static struct tquel_expr *primary(struct parser *p)
 {
 	struct tquel_token *t = peek(p);
@@ -227,13 +236,8 @@ static struct tquel_expr *primary(struct parser *p)
 	}
 	if (t->kind == TT_LPAREN)
 		return tq_parenthesized(p, parse_or);
-	if (is_aggregate(p)) {
-		if (!tq_enter(p))
-			return NULL;
-		struct tquel_expr *e = aggregate(p);
-		p->depth--;
-		return e;
-	}
+	if (tq_at_aggregate(p))
+		return tq_parse_aggregate(p);
 	if (t->kind == TT_WORD && t->kw == KW_NONE) {
 		if (peek2(p)->kind != TT_DOT) {
 			const char *w = tq_name(p, t);

@@ -93,7 +93,7 @@ static struct tquel_expr *need_pred(struct parser *p, struct tquel_expr *e)
 /* The operand of a constructor or a predicate, or a valid clause. */
 static struct tquel_expr *need_time(struct parser *p, struct tquel_expr *e)
 {
-	if (!e || tquel_is_temporal_expr(e->kind))
+	if (!e || tquel_is_temporal_expr(e->kind) || e->kind == TQ_AGG)
 		return e;
 	tq_error(p, e->loc, "expected a temporal expression, found the predicate '%s'",
 	         tq_excerpt(p, e->loc.off, e->loc.end));
@@ -126,6 +126,8 @@ static struct tquel_expr *unary(struct parser *p)
 			return NULL;
 		return op(p, t->kw == KW_BEGIN ? TQ_BEGIN_OF : TQ_END_OF, t->loc, a, NULL);
 	}
+	if (tq_at_aggregate(p)) /* the valid time of its value */
+		return tq_parse_aggregate(p);
 	if (t->kind == TT_WORD && t->kw == KW_NONE) {
 		if (peek2(p)->kind == TT_DOT) {
 			const char *v = tq_name(p, t);

@@ -157,6 +157,22 @@ def gen_agg_query(rng, trace_vars, clock_vars):
     if g and rng.random() < 0.15:
         valid = ("at", g.event_texpr(1)) if rng.random() < 0.5 else (
             "fromto", g.texpr(0), g.texpr(0))
+    if g and rng.random() < 0.25:
+        # an aggregate of its own in the when (or valid) clause: the valid time of its
+        # value, an interval variable over its relation
+        inner = sorted({rng.choice(sorted(trace_vars))} |
+                       ({rng.choice(outer)} if rng.random() < 0.5 else set()))
+        aggs.append(gen_agg(rng, inner, outer))
+        x = ("agg", len(aggs) - 1)
+        if rng.random() < 0.3:
+            x = ("begin", x) if rng.random() < 0.5 else ("end", x)
+        v = ("var", rng.choice(outer))
+        if valid is None and rng.random() < 0.25:
+            valid = ("fromto", x, v) if rng.random() < 0.5 else ("fromto", v, x)
+        else:
+            op = rng.choice(["toverlap", "toverlap", "precede", "equal"])
+            p = (op, x, v) if rng.random() < 0.5 else (op, v, x)
+            when = p if when is None else ("tand", when, p)
     return {"targets": targets, "valid": valid, "where": where, "when": when, "aggs": aggs}
 
 
@@ -194,7 +210,9 @@ def tquel_agg(q, name):
     texts = [tq_agg(a) for a in q["aggs"]]
     q2 = dict(q, targets=[(n, subst(e, lambda i: ("text", texts[i])), b)
                           for n, e, b in q["targets"]],
-              where=subst(q["where"], lambda i: ("text", texts[i])))
+              where=subst(q["where"], lambda i: ("text", texts[i])),
+              when=subst(q["when"], lambda i: ("text", texts[i])),
+              valid=subst(q["valid"], lambda i: ("text", texts[i])))
     return D.tquel(q2, name)
 
 
@@ -364,19 +382,22 @@ def expand(q, tag):
     gv = ["G%s_%d" % (tag, i) for i in range(len(q["aggs"]))]
     where, when = q["where"], q["when"]
     where = subst(where, lambda i: ("attr", gv[i], "value"))
+    # in when and valid clauses an aggregate is the valid time of its value
+    when = subst(when, lambda i: ("var", gv[i]))
+    valid = subst(q["valid"], lambda i: ("var", gv[i]))
     for i, a in enumerate(q["aggs"]):
         for k, b in enumerate(a["by"]):
             if set(vars_in(b)) <= outer:
                 c = ("cmp", "=", b, ("attr", gv[i], "g%d" % k))
                 where = c if where is None else ("and", where, c)
-        v = q["valid"]
+        v = valid
         if v:
             y = v[1] if v[0] == "at" else ("extend", v[1], v[2])
             c = ("toverlap", ("var", gv[i]), y)
             when = c if when is None else ("tand", when, c)
     targets = [(n, subst(e, lambda i: ("attr", gv[i], "value")), b)
                for n, e, b in q["targets"]]
-    return {"targets": targets, "valid": q["valid"], "where": where, "when": when}, gv
+    return {"targets": targets, "valid": valid, "where": where, "when": when}, gv
 
 
 # ---- results ranged over and clocks ----------------------------------------------------

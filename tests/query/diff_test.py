@@ -379,6 +379,8 @@ def tq_time(x):
         return "(%s %s %s)" % (tq_time(x[1]), k, tq_time(x[2]))
     if k == "const":
         return tq_str(x[1])
+    if k == "text":  # already TQuel (an aggregate, from diff_agg.py)
+        return x[1]
     raise ValueError(x)
 
 

@@ -179,6 +179,42 @@ static void test_aggregates(void **state)
 	expect(d, JOBS2 "retrieve (a = A.job) where sum(B.job for each 5 ns) >= 8", NULL, where);
 }
 
+/* An aggregate in a valid or when clause is the valid time of its value: its pieces.
+ * first(A.job), each instant: [10,20) 1, [20,25) 3, [25,30) 2, [40,50) 5 (none between) */
+static void test_aggregates_in_time(void **state)
+{
+	struct db *d = *state;
+	/* marks at 10 and 20 fall in a piece; 30 and 50 in none */
+	static const char *const marks[] = {"1@20", "2@10", "4@20", NULL};
+	expect(d,
+	       "range of M is Mark " JOB
+	       "retrieve (m = M.n) valid at M when M overlap first(A.job)",
+	       NULL, marks);
+	/* valid from each piece's begin to J2's end (30): the pieces beginning before 30 */
+	static const char *const from[] = {"2@10-30", "2@20-30", "2@25-30", NULL};
+	expect(d,
+	       JOB
+	       "retrieve (a = A.job) valid from begin of first(A.job) to end of A where A.job = 2",
+	       NULL, from);
+	/* correlated: each job's own count (1 over its interval, 0 around it) has a piece
+	 * equal to the job's interval */
+	static const char *const own[] = {"1@10-20", "2@20-30", "3@15-25",
+	                                  "4@10-20", "5@40-50", NULL};
+	expect(d, JOB "retrieve (a = A.job) when A equal count(A.job by A.job)", NULL, own);
+	/* the piece of count(A.job) ([10,15) 2, [15,20) 3, [20,25) 2, [25,30) 1, [30,40) 0,
+	 * [40,50) 1, [50,51) 0) that begins with each job: the default valid time is the
+	 * overlap of the job and the pieces */
+	static const char *const begins[] = {"1@10-15", "4@10-15", "3@15-20",
+	                                     "2@20-25", "5@40-50", NULL};
+	expect(d, JOBS2 "retrieve (b = B.job) when begin of count(A.job) equal begin of B", NULL,
+	       begins);
+	expect_error(
+	    d, JOB "range of B is Job retrieve (n = count(A.job when A overlap count(B.job)))",
+	    "an aggregate cannot be inside another aggregate");
+	expect_error(d, JOB "retrieve (a = A.job) valid at count(A.job)",
+	             "valid at needs an event");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +222,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_all, setup_db, teardown_db),
 	    cmocka_unit_test_setup_teardown(test_constants, setup_db, teardown_db),
 	    cmocka_unit_test_setup_teardown(test_aggregates, setup_db, teardown_db),
+	    cmocka_unit_test_setup_teardown(test_aggregates_in_time, setup_db, teardown_db),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

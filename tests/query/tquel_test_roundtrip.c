@@ -52,6 +52,7 @@ static struct tquel_expr *node(struct tquel_arena *a, enum tquel_kind k)
 }
 
 static struct tquel_expr *gen_time(struct tquel_arena *a, int depth);
+static struct tquel_expr *gen_value(struct tquel_arena *a, int depth);
 
 static struct tquel_expr *gen_pred(struct tquel_arena *a, int depth)
 {
@@ -93,6 +94,13 @@ static struct tquel_expr *gen_time(struct tquel_arena *a, int depth)
 			e->u.tconst.which = c[k].which;
 			e->u.tconst.ns = c[k].ns;
 			return e;
+		}
+		if (rnd(8) == 0) { /* an aggregate: the valid time of its value */
+			struct tquel_expr *g;
+			do
+				g = gen_value(a, 2);
+			while (g->kind != TQ_AGG);
+			return g;
 		}
 		struct tquel_expr *e = node(a, TQ_TVAR);
 		e->u.tvar.name = PICK(vars);
