@@ -510,6 +510,7 @@ def run_seed(args, seed, work):
         exp2 = D.sql_answer(db, q2)
         if len(exp2) > args.cap:
             del D.VARS[xvar]
+            db.execute("DROP TABLE %s" % D.sql_table(rname))  # R<n_res> is drawn again
             continue
         t1 = D.tquel(q1, rname)
         text += t1 + "\n"

@@ -287,9 +287,11 @@ class Gen:
             targets = self.all_targets(names)
             names.update(t[0] for t in targets)
         for i in range(self.r.randint(1 if not targets else 0, 3 if not targets else 1)):
-            # after V.all (a result's attributes may be c0, c1, ...), computed targets are
-            # named from c7 on
-            name, e, bare = self.target(i + (7 if targets else 0), names)
+            name, e, bare = self.target(i, names)
+            k = i
+            while name in names:  # after V.all: a result's attributes may be c0, c1, ...
+                k += 1
+                name = "c%d" % k
             names.add(name)
             targets.append((name, e, bare))
         valid = None
