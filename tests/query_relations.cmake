@@ -46,3 +46,16 @@ if(CMOCKA_FOUND)
   add_test(NAME query.temporal COMMAND test_query_temporal)
   set_tests_properties(query.temporal PROPERTIES LABELS "sanitize;query" TIMEOUT 60)
 endif()
+# The rest of TQuel (retrieve unique, V.all, ...): the same trace, answers worked out by
+# hand (tests/query/tquel_rest_unit.c).
+if(CMOCKA_FOUND)
+  add_executable(test_query_tquel_rest ${CMAKE_SOURCE_DIR}/tests/query/tquel_rest_unit.c)
+  target_include_directories(test_query_tquel_rest PRIVATE ${CMAKE_SOURCE_DIR}/src
+                             ${CMAKE_SOURCE_DIR}/tests/unit)
+  target_link_libraries(test_query_tquel_rest PRIVATE vigil_query reader_tracegen
+                        PkgConfig::CMOCKA)
+  target_compile_definitions(test_query_tquel_rest PRIVATE VIGIL_BIN="$<TARGET_FILE:vigil>")
+  add_dependencies(test_query_tquel_rest vigil)
+  add_test(NAME query.tquel.rest COMMAND test_query_tquel_rest)
+  set_tests_properties(query.tquel.rest PROPERTIES LABELS "sanitize;query" TIMEOUT 60)
+endif()

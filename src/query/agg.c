@@ -6,7 +6,9 @@
  * overlap; each qualifying binding contributes its argument (nulls are skipped) over
  * that time, an event at t over [t, t + 1).
  *   for each instant: the value at t is over the contributions valid at t;
+ *   for each SPAN:    over those valid at some instant of (t - SPAN, t];
  *   for ever:         over the contributions that began at or before t.
+ * any, stdev, first, last, rate, avgti and varts: agg_time.c.
  * count and countU are 0 where no contribution is valid, from the trace's first event to
  * its last; the other functions have no value there (no tuple). The outer statement joins
  * this relation like any other (by-items equal, valid times overlapping). */
@@ -63,17 +65,14 @@ static int by_value(const void *x, const void *y)
 	return vgq_value_order(x, y);
 }
 
-static double num(const struct vx_value *v)
-{
-	return v->type == VX_DOUBLE ? v->v.d : v->type == VX_UINT ? (double)v->v.u : (double)v->v.i;
-}
-
-/* The aggregate of `n` values; false when it has none. */
-static bool aggregate(const struct bagg *a, struct vx_value *vals, size_t n, enum vx_type type,
-                      struct vx_value *out)
+/* The aggregate of `n` values, begun at times `b`; false when it has none. */
+static bool aggregate(const struct bagg *a, struct vx_value *vals, int64_t *b, size_t n,
+                      enum vx_type type, struct vx_value *out)
 {
 	memset(out, 0, sizeof *out);
 	out->type = type;
+	if (a->fn >= TQ_ANY)
+		return vgq_agg_temporal(a->fn, vals, b, n, out);
 	if (a->unique && n > 1) { /* distinct values only */
 		qsort(vals, n, sizeof *vals, by_value);
 		size_t k = 1;
@@ -100,7 +99,7 @@ static bool aggregate(const struct bagg *a, struct vx_value *vals, size_t n, enu
 		} else {
 			double sum = 0;
 			for (size_t i = 0; i < n; i++)
-				sum += num(&vals[i]);
+				sum += vgq_agg_num(&vals[i]);
 			out->v.d = a->fn == TQ_AVG ? sum / (double)n : sum;
 		}
 		return true;
@@ -145,7 +144,7 @@ static void flush(struct emitter *m)
 			c->u[t] = v->v.u;
 			break;
 		case VGQ_DOUBLE:
-			c->d[t] = num(v);
+			c->d[t] = vgq_agg_num(v);
 			break;
 		case VGQ_STRING:
 			c->s[t] = v->null ? NULL : v->v.s;
@@ -181,7 +180,8 @@ static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c
                   struct emitter *m, enum vx_type type)
 {
 	int64_t first = s->db ? s->db->first : 0, horizon = s->db ? s->db->last + 1 : 1;
-	bool zero = a->fn == TQ_COUNT; /* count has a value (0) where nothing is valid */
+	/* count and any have a value (0) where nothing is valid */
+	bool zero = a->fn == TQ_COUNT || a->fn == TQ_ANY;
 	struct vx_value zv = {.type = VX_INT};
 	struct point *p = vgq_xcalloc(2 * n, sizeof *p);
 	size_t np = 0;
@@ -189,6 +189,11 @@ static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c
 		p[np++] = (struct point){c[i].b, i, true};
 		if (a->window == TQ_INSTANT)
 			p[np++] = (struct point){c[i].e, i, false};
+		else if (a->window == TQ_SPAN) /* valid at some instant of (t - span, t] */
+			p[np++] = (struct point){c[i].e > INT64_MAX - a->span_ns + 1
+			                             ? INT64_MAX
+			                             : c[i].e + a->span_ns - 1,
+			                         i, false};
 	}
 	qsort(p, np, sizeof *p, by_time);
 	struct vx_value *active = vgq_xcalloc(n + 1, sizeof *active);
@@ -196,6 +201,7 @@ static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c
 	size_t *who = vgq_xcalloc(n + 1, sizeof *who);     /* slot -> contribution */
 	size_t nactive = 0;
 	struct vx_value *scratch = vgq_xcalloc(n + 1, sizeof *scratch);
+	int64_t *begins = vgq_xcalloc(n + 1, sizeof *begins);
 	int64_t at = first;
 	if (zero && p[0].t > first)
 		piece(m, first, p[0].t, &zv);
@@ -217,13 +223,15 @@ static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c
 		at = t;
 		if (at >= horizon)
 			break;
-		int64_t next = i < np ? p[i].t : horizon;
+		int64_t next = i < np && p[i].t < horizon ? p[i].t : horizon;
 		if (next <= at)
 			next = at + 1;
 		memcpy(scratch, active, nactive * sizeof *active);
+		for (size_t k = 0; k < nactive; k++)
+			begins[k] = c[who[k]].b;
 		struct vx_value v;
 		if (nactive || zero) {
-			if (aggregate(a, scratch, nactive, type, &v))
+			if (aggregate(a, scratch, begins, nactive, type, &v))
 				piece(m, at, next, &v);
 		}
 	}
@@ -233,6 +241,7 @@ static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c
 	free(where);
 	free(who);
 	free(scratch);
+	free(begins);
 }
 
 bool vgq_agg_compute(struct vgq_session *s, struct bagg *a)
@@ -284,8 +293,8 @@ bool vgq_agg_compute(struct vgq_session *s, struct bagg *a)
 		type = VX_INT;
 	}
 	struct emitter m = {.rel = a->rel, .nby = nby};
-	if (n == 0 && nby == 0 && a->fn == TQ_COUNT && s->db) {
-		/* nothing qualifies: count is 0 over the whole trace */
+	if (n == 0 && nby == 0 && (a->fn == TQ_COUNT || a->fn == TQ_ANY) && s->db) {
+		/* nothing qualifies: count (any) is 0 over the whole trace */
 		struct vx_value zv = {.type = VX_INT};
 		piece(&m, s->db->first, s->db->last + 1, &zv);
 		flush(&m);

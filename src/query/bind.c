@@ -424,6 +424,33 @@ static struct tx *bind_time(struct binder *bd, struct bstmt *b, const struct tqu
 		x->event = true;
 		x->vars = x->a->vars;
 		return x;
+	case TQ_AGG: {
+		/* the valid time of the aggregate's value: its piece, a maximal interval over
+		 * which the value is constant (per group) */
+		if (b != bd->outer) {
+			error(bd, &e->loc, "an aggregate cannot be inside another aggregate");
+			return NULL;
+		}
+		struct bx *v = bind_agg(bd, b, e);
+		if (!v)
+			return NULL;
+		x->kind = TX_VAR;
+		x->var = v->var;
+		x->event = false;
+		x->vars = 1ull << v->var;
+		return x;
+	}
+	case TQ_TCONST:
+		/* "now" is the end of what was recorded: the trace's last event (under vigil
+		 * watch, the last one read so far: each answer binds anew, so it moves);
+		 * "beginning" and "forever" are the extremes of the time line */
+		x->kind = TX_CONST;
+		x->event = true;
+		x->at = e->u.tconst.which == TQ_NOW         ? (bd->s->db ? bd->s->db->last : 0)
+		        : e->u.tconst.which == TQ_BEGINNING ? INT64_MIN
+		        : e->u.tconst.which == TQ_FOREVER   ? INT64_MAX
+		                                            : e->u.tconst.ns;
+		return x;
 	case TQ_INTERSECT:
 	case TQ_EXTEND:
 		x->kind = e->kind == TQ_INTERSECT ? TX_INTERSECT : TX_EXTEND;
@@ -495,7 +522,8 @@ static void collect_names(struct binder *bd, const struct tquel_expr *e)
 		name = e->u.attr.var;
 	else if (e->kind == TQ_TVAR)
 		name = e->u.tvar.name;
-	else if (e->kind == TQ_AGG || e->kind == TQ_NUMBER || e->kind == TQ_STRING)
+	else if (e->kind == TQ_AGG || e->kind == TQ_NUMBER || e->kind == TQ_STRING ||
+	         e->kind == TQ_TCONST)
 		return;
 	if (name) {
 		for (size_t i = 0; i < bd->nouter; i++)
@@ -528,8 +556,6 @@ static bool only_outer(struct binder *bd, const struct tquel_expr *e)
 	return only_outer(bd, e->u.op.a) &&
 	       (e->kind == TQ_NEG || e->kind == TQ_NOT || only_outer(bd, e->u.op.b));
 }
-
-static const char *const agg_names[] = {"count", "sum", "avg", "min", "max"};
 
 static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tquel_expr *e)
 {
@@ -567,16 +593,19 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 			return NULL;
 		}
 	bool typed = bd->s->db != NULL;
-	if (typed && g->fn != TQ_COUNT && g->fn != TQ_MIN && g->fn != TQ_MAX &&
-	    !is_numeric(arg->type)) {
-		error(bd, &g->arg->loc, "%s%s needs numbers, not %s", agg_names[g->fn],
+	/* count, any, avgti, varts take any value (only its time counts); min, max, first and
+	 * last numbers or strings; the others numbers */
+	bool any_type =
+	    g->fn == TQ_COUNT || g->fn == TQ_ANY || g->fn == TQ_AVGTI || g->fn == TQ_VARTS;
+	bool ordered = g->fn == TQ_MIN || g->fn == TQ_MAX || g->fn == TQ_FIRST || g->fn == TQ_LAST;
+	if (typed && !any_type && !ordered && !is_numeric(arg->type)) {
+		error(bd, &g->arg->loc, "%s%s needs numbers, not %s", tquel_aggfn_names[g->fn],
 		      g->unique ? "U" : "", vx_type_name(arg->type));
 		return NULL;
 	}
-	if (typed && (g->fn == TQ_MIN || g->fn == TQ_MAX) && !is_numeric(arg->type) &&
-	    arg->type != VX_STRING) {
-		error(bd, &g->arg->loc, "%s needs numbers or strings, not %s", agg_names[g->fn],
-		      vx_type_name(arg->type));
+	if (typed && ordered && !is_numeric(arg->type) && arg->type != VX_STRING) {
+		error(bd, &g->arg->loc, "%s needs numbers or strings, not %s",
+		      tquel_aggfn_names[g->fn], vx_type_name(arg->type));
 		return NULL;
 	}
 	if (in->nvars == 0) {
@@ -601,6 +630,7 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 	a->fn = g->fn;
 	a->unique = g->unique;
 	a->window = g->window;
+	a->span_ns = g->span_ns;
 	a->outer_by = alloc(bd, (g->nby + 1) * sizeof *a->outer_by);
 	/* the auxiliary relation: g0..gn-1, value */
 	char *name = alloc(bd, 32);
@@ -615,10 +645,10 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 		    t->kind == BX_ATTR ? in->vars[t->var].rel->attrs[t->attr].ref_kind : NULL;
 		vgq_relation_add_attr(a->rel, gname, vgq_type_of_vx(t->type), kind);
 	}
-	enum vx_type vt = g->fn == TQ_COUNT                           ? VX_INT
-	                  : g->fn == TQ_AVG                           ? VX_DOUBLE
+	enum vx_type vt = g->fn == TQ_COUNT || g->fn == TQ_ANY        ? VX_INT
 	                  : g->fn == TQ_SUM && arg->type != VX_DOUBLE ? VX_INT
-	                                                              : arg->type;
+	                  : g->fn == TQ_SUM || ordered                ? arg->type
+	                                                              : VX_DOUBLE;
 	vgq_relation_add_attr(a->rel, "value", vgq_type_of_vx(vt), NULL);
 	int v = (int)b->nvars++;
 	b->vars[v].name = name;
@@ -651,6 +681,62 @@ static struct bx *and_also(struct binder *bd, struct bx *a, struct bx *c)
 	x->b = c;
 	x->vars = a->vars | c->vars;
 	return x;
+}
+
+/* The target list, `V.all` expanded to every attribute of V's relation (in its order; a
+ * clock has none). Without a trace the attributes are unknown: `V.all` stays one target. */
+static bool bind_targets(struct binder *bd, struct bstmt *b, const struct tquel_retrieve *r)
+{
+	size_t cap = r->ntargets;
+	b->targets = alloc(bd, cap * sizeof *b->targets);
+	for (size_t i = 0; i < r->ntargets; i++) {
+		const struct tquel_target *t = &r->targets[i];
+		const struct tquel_expr *one[1] = {t->value};
+		const struct tquel_expr **items = one;
+		size_t nitems = 1;
+		if (t->all && bd->s->db) {
+			int v = variable(bd, b, t->value->u.attr.var, &t->value->loc);
+			if (v < 0)
+				return false;
+			const struct vgq_relation *rel = b->vars[v].rel;
+			nitems = rel->nattrs;
+			items = alloc(bd, (nitems ? nitems : 1) * sizeof *items);
+			for (size_t k = 0; k < nitems; k++) {
+				struct tquel_expr *x = alloc(bd, sizeof *x);
+				*x = *t->value;
+				x->u.attr.name = rel->attrs[k].name;
+				items[k] = x;
+			}
+		}
+		if (b->ntargets + nitems > cap) {
+			struct btarget *old = b->targets;
+			cap = b->ntargets + nitems + cap;
+			b->targets = alloc(bd, cap * sizeof *b->targets);
+			memcpy(b->targets, old, b->ntargets * sizeof *old);
+		}
+		for (size_t k = 0; k < nitems; k++) {
+			const char *name = t->all && bd->s->db ? items[k]->u.attr.name : t->name;
+			for (size_t j = 0; j < b->ntargets; j++)
+				if (!strcasecmp(b->targets[j].name, name)) {
+					error(bd, &t->loc, "two result attributes named '%s'%s",
+					      name,
+					      t->all ? " (V.all names every attribute of V)" : "");
+					return false;
+				}
+			struct btarget *bt = &b->targets[b->ntargets++];
+			bt->name = name;
+			bt->value = bind_value(bd, b, items[k], false);
+			if (!bt->value)
+				return false;
+			if (bt->value->type == VX_BOOL) {
+				error(bd, &t->value->loc,
+				      "'%s' is a condition; a result attribute needs a value",
+				      name);
+				return false;
+			}
+		}
+	}
+	return true;
 }
 
 struct bstmt *vgq_bind(struct vgq_session *s, const struct tquel_query *q,
@@ -686,25 +772,9 @@ struct bstmt *vgq_bind(struct vgq_session *s, const struct tquel_query *q,
 	collect_names(&bd, r->valid.from);
 	collect_names(&bd, r->valid.to);
 
-	b->ntargets = r->ntargets;
-	b->targets = alloc(&bd, r->ntargets * sizeof *b->targets);
-	for (size_t i = 0; i < r->ntargets; i++) {
-		const struct tquel_target *t = &r->targets[i];
-		for (size_t j = 0; j < i; j++)
-			if (!strcasecmp(r->targets[j].name, t->name)) {
-				error(&bd, &t->loc, "two result attributes named '%s'", t->name);
-				return NULL;
-			}
-		b->targets[i].name = t->name;
-		b->targets[i].value = bind_value(&bd, b, t->value, false);
-		if (!b->targets[i].value)
-			return NULL;
-		if (b->targets[i].value->type == VX_BOOL) {
-			error(&bd, &t->value->loc,
-			      "'%s' is a condition; a result attribute needs a value", t->name);
-			return NULL;
-		}
-	}
+	b->unique = r->unique;
+	if (!bind_targets(&bd, b, r))
+		return NULL;
 	if (r->where) {
 		b->where = bind_value(&bd, b, r->where, false);
 		if (!b->where)

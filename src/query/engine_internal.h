@@ -75,12 +75,13 @@ struct bx {
 };
 
 /* Temporal expressions: their kind (event or interval) is known statically. */
-enum tx_kind { TX_VAR, TX_BEGIN, TX_END, TX_INTERSECT, TX_EXTEND };
+enum tx_kind { TX_VAR, TX_BEGIN, TX_END, TX_INTERSECT, TX_EXTEND, TX_CONST };
 
 struct tx {
 	enum tx_kind kind;
 	bool event; /* statically an event */
 	int var;    /* TX_VAR */
+	int64_t at; /* TX_CONST: the event's instant, resolved when bound */
 	struct tx *a, *b;
 	const struct tquel_expr *src;
 	uint64_t vars;
@@ -125,6 +126,7 @@ struct bagg {
 	enum tquel_aggfn fn;
 	bool unique;
 	enum tquel_window window;
+	int64_t span_ns;          /* TQ_SPAN: the moving window's length */
 	struct vgq_relation *rel; /* made by agg.c */
 };
 
@@ -152,6 +154,7 @@ struct bstmt {
 	/* Implicit temporal predicates: an aggregate's piece overlaps the valid time. */
 	struct tp **implicit;
 	size_t nimplicit;
+	bool unique; /* retrieve unique: value-equivalent tuples coalesced (result.c) */
 	struct vgq_relation *out; /* the result */
 };
 
@@ -300,6 +303,13 @@ void vgq_filter(const struct bstmt *b, const struct pnode *n, struct btable *t);
  * later statements can be bound against it; filled by vgq_result. */
 struct vgq_relation *vgq_result_skeleton(struct vgq_session *s, const struct bstmt *b);
 void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btable *t);
+
+/* ---- agg_time.c ---- */
+/* any, stdev, first, last, rate, avgti, varts of n values begun at b[] (b may be
+ * reordered); false when the aggregate has no value. */
+double vgq_agg_num(const struct vx_value *v); /* a number as a double */
+bool vgq_agg_temporal(enum tquel_aggfn fn, const struct vx_value *v, int64_t *b, size_t n,
+                      struct vx_value *out);
 
 /* ---- agg.c ---- */
 /* False when its evaluation went beyond the limit on intermediate tuples. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "query/engine_internal.h"
+#include "query/tquel.h"
 
 static const struct bstmt *cur;
 static bool show_counts; /* scans print their number of tuples */
@@ -108,6 +109,9 @@ static void print_tx(const struct tx *x, FILE *out, bool nested)
 	case TX_END:
 		fputs(x->kind == TX_BEGIN ? "begin of " : "end of ", out);
 		print_tx(x->a, out, true);
+		break;
+	case TX_CONST:
+		tquel_print_expr(x->src, out);
 		break;
 	default:
 		if (nested)
@@ -286,8 +290,9 @@ static void print_node(const struct pnode *n, int depth, FILE *out)
 			for (size_t i = 0; i < cur->nvars; i++)
 				fprintf(out, "%s%s", i ? ", " : "", cur->vars[i].name);
 		}
-		fprintf(out, "]  -> %s relation %s\n", cur->result_event ? "event" : "interval",
-		        cur->label);
+		fprintf(out, "]  -> %s relation %s%s\n", cur->result_event ? "event" : "interval",
+		        cur->label,
+		        cur->unique && !cur->result_event ? ", coalesced (unique)" : "");
 		break;
 	}
 	if (n->l)
@@ -298,12 +303,11 @@ static void print_node(const struct pnode *n, int depth, FILE *out)
 
 static void print_aggs(const struct bstmt *b, FILE *out)
 {
-	static const char *const fns[] = {"count", "sum", "avg", "min", "max"};
 	for (size_t i = 0; i < b->naggs; i++) {
 		const struct bagg *a = &b->aggs[i];
 		const struct bstmt *saved = cur;
 		cur = a->inner;
-		fprintf(out, "  %s = %s%s(", b->vars[a->var].name, fns[a->fn],
+		fprintf(out, "  %s = %s%s(", b->vars[a->var].name, tquel_aggfn_names[a->fn],
 		        a->unique ? "U" : "");
 		print_bx(a->inner->targets[a->nby].value, out, 0);
 		if (a->nby) {
@@ -313,7 +317,11 @@ static void print_aggs(const struct bstmt *b, FILE *out)
 				print_bx(a->inner->targets[k].value, out, 0);
 			}
 		}
-		fprintf(out, " %s)", a->window == TQ_EVER ? "for ever" : "for each instant");
+		if (a->window == TQ_SPAN)
+			fprintf(out, " for each %s)", a->src->u.agg.span_text);
+		else
+			fprintf(out, " %s)",
+			        a->window == TQ_EVER ? "for ever" : "for each instant");
 		if (a->inner->where) {
 			fputs(" where ", out);
 			print_bx(a->inner->where, out, 0);

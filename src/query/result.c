@@ -1,6 +1,7 @@
 /* π and πT: from the final bindings of a retrieve to its result relation. Each binding
  * gets its valid time (the valid clause, or the overlap of all variables) and its target
- * values; identical tuples are kept once (the calculus defines a set); the set is sorted
+ * values; identical tuples are kept once (the calculus defines a set), and under retrieve
+ * unique value-equivalent intervals that overlap or meet are coalesced; the set is sorted
  * by valid time, then values, and stored column-wise like any relation. */
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,44 @@ static struct tval valid_time(const struct bstmt *b, const struct binding *bd)
 	return v;
 }
 
+static int by_values_then_time(const void *x, const void *y)
+{
+	const struct order_key *a = x, *c = y;
+	int o = values_order(sorting, a->i, c->i);
+	if (o)
+		return o;
+	if (a->b != c->b)
+		return a->b < c->b ? -1 : 1;
+	return a->e < c->e ? -1 : a->e > c->e;
+}
+
+/* retrieve unique over an interval result: value-equivalent tuples whose valid times
+ * overlap or meet become one tuple over their union (the maximal intervals of each value). */
+static void coalesce(struct rows *r)
+{
+	struct order_key *key = vgq_xcalloc(r->n ? r->n : 1, sizeof *key);
+	for (size_t i = 0; i < r->n; i++)
+		key[i] = (struct order_key){r->b[i], r->e[i], (uint32_t)i};
+	sorting = r;
+	qsort(key, r->n, sizeof *key, by_values_then_time);
+	struct rows out = {.width = r->width};
+	for (size_t j = 0; j < r->n;) {
+		int64_t b = key[j].b, e = key[j].e;
+		size_t k = j + 1;
+		for (; k < r->n && !values_order(r, key[k].i, key[j].i) && key[k].b <= e; k++)
+			if (key[k].e > e)
+				e = key[k].e;
+		add_row(&out, b, e, &r->vals[key[j].i * r->width]);
+		j = k;
+	}
+	sorting = NULL;
+	free(key);
+	free(r->b);
+	free(r->e);
+	free(r->vals);
+	*r = out;
+}
+
 void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btable *t)
 {
 	struct rows r = {.width = b->ntargets};
@@ -223,6 +262,8 @@ void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btabl
 			vals[k] = vgq_eval(b->targets[k].value, &bd);
 		add_row(&r, v.b, v.kind == TV_EVENT ? v.b : v.e, vals);
 	}
+	if (b->unique && !b->result_event)
+		coalesce(&r);
 	build(s, b->out, b, &r);
 	free(r.b);
 	free(r.e);

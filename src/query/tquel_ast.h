@@ -40,16 +40,41 @@ enum tquel_kind {
 	TQ_END_OF,    /* end of a */
 	TQ_INTERSECT, /* a overlap b: the intersection */
 	TQ_EXTEND,    /* a extend b: from the start of a to the end of b */
+	TQ_TCONST,    /* a temporal constant: "now", "beginning", "forever", a date */
 	/* temporal predicates (operands are temporal expressions) */
 	TQ_PRECEDE,
 	TQ_OVERLAPS, /* a overlap b: true when they share an instant */
 	TQ_EQUAL,
 };
 
-enum tquel_aggfn { TQ_COUNT, TQ_SUM, TQ_AVG, TQ_MIN, TQ_MAX };
+/* The temporal constants (an event each): "now" is resolved when the statement is bound
+ * (the trace's last event; under vigil watch the last one read so far), a date when
+ * parsed (ns since the Unix epoch, UTC). */
+enum tquel_tconst { TQ_NOW, TQ_BEGINNING, TQ_FOREVER, TQ_DATE };
 
-/* for each instant (instantaneous, the default) or for ever (cumulative) */
-enum tquel_window { TQ_INSTANT, TQ_EVER };
+enum tquel_aggfn {
+	TQ_COUNT,
+	TQ_SUM,
+	TQ_AVG,
+	TQ_MIN,
+	TQ_MAX,
+	/* recognised by name before '(' (not keywords: they may name tuple variables) */
+	TQ_ANY,   /* 1 when something contributes, else 0 */
+	TQ_STDEV, /* population standard deviation */
+	TQ_FIRST, /* the value of the contribution that began first */
+	TQ_LAST,  /* ... last */
+	TQ_RATE,  /* (last - first) per second between their beginnings */
+	TQ_AVGTI, /* average time increment between beginnings, in seconds */
+	TQ_VARTS, /* variability of that spacing: its standard deviation over its mean */
+};
+#define TQ_AGGFN_COUNT (TQ_VARTS + 1)
+/* Lower-case names of the aggregate functions, by enum tquel_aggfn. */
+extern const char *const tquel_aggfn_names[TQ_AGGFN_COUNT];
+
+/* for each instant (instantaneous, the default), for ever (cumulative), or for each
+ * SPAN (a moving window: the contributions valid at some instant of the span ending at
+ * each instant) */
+enum tquel_window { TQ_INSTANT, TQ_EVER, TQ_SPAN };
 
 struct tquel_expr;
 
@@ -60,6 +85,8 @@ struct tquel_agg {
 	struct tquel_expr **by; /* by-list, nby items */
 	size_t nby;
 	enum tquel_window window;
+	int64_t span_ns;          /* TQ_SPAN: the window's length, >= 1 */
+	const char *span_text;    /* TQ_SPAN: as written, "1.5 s" (number, space, unit) */
 	struct tquel_expr *where; /* inner where clause, or NULL */
 	struct tquel_expr *when;  /* inner when clause, or NULL */
 };
@@ -86,6 +113,11 @@ struct tquel_expr {
 			const char *name;
 		} tvar;
 		struct {
+			const char *s; /* as written, unescaped */
+			enum tquel_tconst which;
+			int64_t ns; /* TQ_DATE */
+		} tconst;
+		struct {
 			struct tquel_expr *a, *b; /* b is NULL for unary kinds */
 		} op;
 		struct tquel_agg agg;
@@ -96,6 +128,7 @@ struct tquel_target {
 	struct tquel_loc loc;
 	const char *name; /* the result attribute */
 	bool renamed;     /* written `name = expr`; else a bare V.attr named after attr */
+	bool all;         /* a bare `V.all`: every attribute of V (name "all", value V.all) */
 	struct tquel_expr *value;
 };
 
@@ -118,6 +151,7 @@ struct tquel_range {
 };
 
 struct tquel_retrieve {
+	bool unique;      /* retrieve unique: value-equivalent tuples coalesced */
 	const char *into; /* result relation name, or NULL */
 	struct tquel_loc into_loc;
 	struct tquel_target *targets;

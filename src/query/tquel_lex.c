@@ -26,17 +26,17 @@ static const char *const kw_names[] = {
     [KW_COUNTU] = "countU",   [KW_SUM] = "sum",
     [KW_SUMU] = "sumU",       [KW_AVG] = "avg",
     [KW_AVGU] = "avgU",       [KW_MIN] = "min",
-    [KW_MAX] = "max",
+    [KW_MAX] = "max",         [KW_UNIQUE] = "unique",
 };
 
 const char *tquel_kw_name(enum tquel_kw kw)
 {
-	return kw > KW_NONE && kw <= KW_MAX ? kw_names[kw] : "";
+	return kw > KW_NONE && kw <= KW_LAST ? kw_names[kw] : "";
 }
 
 static enum tquel_kw keyword(const char *s, size_t len)
 {
-	for (int k = KW_NONE + 1; k <= KW_MAX; k++)
+	for (int k = KW_NONE + 1; k <= KW_LAST; k++)
 		if (strlen(kw_names[k]) == len && !strncasecmp(kw_names[k], s, len))
 			return (enum tquel_kw)k;
 	return KW_NONE;

@@ -68,6 +68,8 @@ enum tquel_kw {
 	KW_AVGU,
 	KW_MIN,
 	KW_MAX,
+	KW_UNIQUE,
+	KW_LAST = KW_UNIQUE,
 };
 
 #define TQUEL_MAX_NAME 255 /* longest word */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "query/tquel_parser.h"
 
@@ -119,6 +120,8 @@ static bool parse_target(struct parser *p, struct tquel_target *t)
 			return false;
 		}
 		t->name = t->value->u.attr.name;
+		/* Quel's V.all: every attribute of V, expanded when bound */
+		t->all = !strcasecmp(t->name, "all");
 	} else {
 		tq_expected(p, peek(p)->loc.off, "a target ('name = expression' or 'V.attribute')");
 		return false;
@@ -193,6 +196,10 @@ static bool parse_retrieve(struct parser *p, struct tquel_stmt *s)
 	struct tquel_retrieve *r = &s->u.retrieve;
 	size_t ctx = peek(p)->loc.off;
 	advance(p);
+	if (at_kw(p, KW_UNIQUE)) {
+		advance(p);
+		r->unique = true;
+	}
 	bool into = at_kw(p, KW_INTO);
 	if (into) {
 		advance(p);

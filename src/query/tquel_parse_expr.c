@@ -1,8 +1,10 @@
 /* Value expressions of the target list and the where clause, and aggregates:
  *   or > and > not > comparison (no chains) > + - > * / > unary - > primary. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "query/tquel_parser.h"
 
@@ -41,13 +43,91 @@ static struct tquel_expr *number(struct parser *p)
 	return e;
 }
 
-static bool is_aggregate(enum tquel_kw kw)
+const char *const tquel_aggfn_names[TQ_AGGFN_COUNT] = {
+    [TQ_COUNT] = "count", [TQ_SUM] = "sum",   [TQ_AVG] = "avg",     [TQ_MIN] = "min",
+    [TQ_MAX] = "max",     [TQ_ANY] = "any",   [TQ_STDEV] = "stdev", [TQ_FIRST] = "first",
+    [TQ_LAST] = "last",   [TQ_RATE] = "rate", [TQ_AVGTI] = "avgti", [TQ_VARTS] = "varts",
+};
+
+/* The aggregate function a word before '(' names: a keyword (count ... max) or one of
+ * the names after them; -1 for none. */
+static int aggregate_fn(struct parser *p, const struct tquel_token *t)
 {
-	return kw >= KW_COUNT && kw <= KW_MAX;
+	if (t->kind != TT_WORD || peek2(p)->kind != TT_LPAREN)
+		return t->kind == TT_WORD && t->kw >= KW_COUNT && t->kw <= KW_MAX ? 0 : -1;
+	if (t->kw >= KW_COUNT && t->kw <= KW_MAX)
+		return 0;
+	for (int f = TQ_ANY; f < TQ_AGGFN_COUNT; f++)
+		if (strlen(tquel_aggfn_names[f]) == t->len &&
+		    !strncasecmp(tquel_aggfn_names[f], t->start, t->len))
+			return f;
+	return -1;
+}
+
+bool tq_at_aggregate(struct parser *p)
+{
+	return aggregate_fn(p, peek(p)) >= 0;
+}
+
+/* TQuel's `for each week`: a calendar-free unit, as long as its name says */
+static bool parse_named_span(struct parser *p, struct tquel_agg *g)
+{
+	static const struct {
+		const char *name;
+		int64_t ns;
+	} named[] = {{"second", 1000000000},
+	             {"minute", 60000000000},
+	             {"hour", 3600000000000},
+	             {"day", 86400000000000},
+	             {"week", 7 * 86400000000000}};
+	const struct tquel_token *w = peek(p);
+	for (size_t i = 0; w->kind == TT_WORD && i < sizeof named / sizeof named[0]; i++)
+		if (strlen(named[i].name) == w->len &&
+		    !strncasecmp(named[i].name, w->start, w->len)) {
+			advance(p);
+			g->window = TQ_SPAN;
+			g->span_ns = named[i].ns;
+			g->span_text = named[i].name;
+			return true;
+		}
+	return false;
+}
+
+/* for each NUMBER UNIT: the window's length in nanoseconds */
+static bool parse_span(struct parser *p, struct tquel_agg *g, size_t ctx)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ns", 1},     {"us", 1e3},   {"ms", 1e6},   {"s", 1e9},
+	             {"min", 60e9}, {"h", 3600e9}, {"d", 86400e9}};
+	struct tquel_token *n = advance(p);
+	struct tquel_token *u = peek(p);
+	int k = -1;
+	for (int i = 0; u->kind == TT_WORD && i < (int)(sizeof units / sizeof units[0]); i++)
+		if (strlen(units[i].unit) == u->len && !strncmp(units[i].unit, u->start, u->len))
+			k = i;
+	if (k < 0)
+		return tq_expected_hint(p, ctx, "a unit of time", "ns, us, ms, s, min, h or d"),
+		       false;
+	advance(p);
+	double ns = strtod(tq_name(p, n), NULL) * units[k].ns;
+	if (!(ns >= 1) || ns > 9.2e18) {
+		tq_error(p, n->loc, "a moving window lasts from 1 ns to 292 years, not %.*s %s",
+		         (int)n->len, n->start, units[k].unit);
+		return false;
+	}
+	g->window = TQ_SPAN;
+	g->span_ns = (int64_t)ns;
+	char text[300];
+	snprintf(text, sizeof text, "%.*s %s", (int)n->len, n->start, units[k].unit);
+	g->span_text = tquel_strndup(p->a, text, strlen(text));
+	return true;
 }
 
 static struct tquel_expr *aggregate(struct parser *p)
 {
+	int named = aggregate_fn(p, peek(p));
 	struct tquel_token *fn = advance(p);
 	static const enum tquel_aggfn fns[] = {
 	    [KW_COUNT] = TQ_COUNT, [KW_COUNTU] = TQ_COUNT, [KW_SUM] = TQ_SUM, [KW_SUMU] = TQ_SUM,
@@ -55,7 +135,7 @@ static struct tquel_expr *aggregate(struct parser *p)
 	};
 	struct tquel_expr *e = tq_node(p, TQ_AGG, fn->loc);
 	struct tquel_agg *g = &e->u.agg;
-	g->fn = fns[fn->kw];
+	g->fn = named > 0 ? (enum tquel_aggfn)named : fns[fn->kw];
 	g->unique = fn->kw == KW_COUNTU || fn->kw == KW_SUMU || fn->kw == KW_AVGU;
 	if (!at(p, TT_LPAREN))
 		return tq_expected(p, fn->loc.off, "'('"), NULL;
@@ -86,15 +166,24 @@ static struct tquel_expr *aggregate(struct parser *p)
 			g->window = TQ_EVER;
 		} else if (at_kw(p, KW_EACH)) {
 			advance(p);
-			if (!at_kw(p, KW_INSTANT))
-				return tq_expected_hint(p, ctx, "'instant'",
-				                        "moving windows are not supported"),
+			if (at(p, TT_NUMBER)) {
+				if (!parse_span(p, g, ctx))
+					return NULL;
+			} else if (parse_named_span(p, g)) {
+				/* for each hour */
+			} else if (!at_kw(p, KW_INSTANT)) {
+				return tq_expected_hint(
+				           p, ctx, "'instant' or a span",
+				           "a moving window: for each 10 ms, for each hour"),
 				       NULL;
-			g->window = TQ_INSTANT;
+			} else {
+				g->window = TQ_INSTANT;
+			}
 		} else {
-			return tq_expected(p, ctx, "'each instant' or 'ever'"), NULL;
+			return tq_expected(p, ctx, "'each instant', 'each SPAN' or 'ever'"), NULL;
 		}
-		advance(p);
+		if (g->window != TQ_SPAN)
+			advance(p);
 	}
 	if (at_kw(p, KW_WHERE)) {
 		advance(p);
@@ -108,8 +197,8 @@ static struct tquel_expr *aggregate(struct parser *p)
 	}
 	if (!at(p, TT_RPAREN)) {
 		char hint[64];
-		snprintf(hint, sizeof hint, "to close '%s(' at %u:%u", tquel_kw_name(fn->kw),
-		         open.line, open.col);
+		snprintf(hint, sizeof hint, "to close '%s%s(' at %u:%u", tquel_aggfn_names[g->fn],
+		         g->unique ? "U" : "", open.line, open.col);
 		const char *what = g->when    ? "')'"
 		                   : g->where ? "'when' or ')'"
 		                   : windowed ? "'where', 'when' or ')'"
@@ -126,6 +215,15 @@ static struct tquel_expr *aggregate(struct parser *p)
 	return fits ? tq_below(p, e, g->when, e->loc) : NULL;
 }
 
+struct tquel_expr *tq_parse_aggregate(struct parser *p)
+{
+	if (!tq_enter(p))
+		return NULL;
+	struct tquel_expr *e = aggregate(p);
+	p->depth--;
+	return e;
+}
+
 static struct tquel_expr *primary(struct parser *p)
 {
 	struct tquel_token *t = peek(p);
@@ -138,13 +236,8 @@ static struct tquel_expr *primary(struct parser *p)
 	}
 	if (t->kind == TT_LPAREN)
 		return tq_parenthesized(p, parse_or);
-	if (t->kind == TT_WORD && is_aggregate(t->kw)) {
-		if (!tq_enter(p))
-			return NULL;
-		struct tquel_expr *e = aggregate(p);
-		p->depth--;
-		return e;
-	}
+	if (tq_at_aggregate(p))
+		return tq_parse_aggregate(p);
 	if (t->kind == TT_WORD && t->kw == KW_NONE) {
 		if (peek2(p)->kind != TT_DOT) {
 			const char *w = tq_name(p, t);

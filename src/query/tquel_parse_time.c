@@ -15,7 +15,7 @@ static struct tquel_expr *parse_or(struct parser *p);
 bool tquel_is_temporal_expr(enum tquel_kind k)
 {
 	return k == TQ_TVAR || k == TQ_BEGIN_OF || k == TQ_END_OF || k == TQ_INTERSECT ||
-	       k == TQ_EXTEND;
+	       k == TQ_EXTEND || k == TQ_TCONST;
 }
 
 bool tquel_is_temporal_pred(enum tquel_kind k)
@@ -93,7 +93,7 @@ static struct tquel_expr *need_pred(struct parser *p, struct tquel_expr *e)
 /* The operand of a constructor or a predicate, or a valid clause. */
 static struct tquel_expr *need_time(struct parser *p, struct tquel_expr *e)
 {
-	if (!e || tquel_is_temporal_expr(e->kind))
+	if (!e || tquel_is_temporal_expr(e->kind) || e->kind == TQ_AGG)
 		return e;
 	tq_error(p, e->loc, "expected a temporal expression, found the predicate '%s'",
 	         tq_excerpt(p, e->loc.off, e->loc.end));
@@ -126,6 +126,8 @@ static struct tquel_expr *unary(struct parser *p)
 			return NULL;
 		return op(p, t->kw == KW_BEGIN ? TQ_BEGIN_OF : TQ_END_OF, t->loc, a, NULL);
 	}
+	if (tq_at_aggregate(p)) /* the valid time of its value */
+		return tq_parse_aggregate(p);
 	if (t->kind == TT_WORD && t->kw == KW_NONE) {
 		if (peek2(p)->kind == TT_DOT) {
 			const char *v = tq_name(p, t);
@@ -140,10 +142,23 @@ static struct tquel_expr *unary(struct parser *p)
 		e->u.tvar.name = tq_name(p, advance(p));
 		return e;
 	}
+	if (t->kind == TT_STRING) {
+		struct tquel_expr *e = tq_node(p, TQ_TCONST, t->loc);
+		char why[160];
+		e->u.tconst.s = t->str;
+		if (!tquel_time_constant(t->str, &e->u.tconst.which, &e->u.tconst.ns, why,
+		                         sizeof why)) {
+			tq_error(p, t->loc, "%s", why);
+			return NULL;
+		}
+		advance(p);
+		return e;
+	}
 	if (t->kind == TT_LPAREN)
 		return tq_parenthesized(p, parse_or);
 	tq_expected(p, p->i ? p->t[p->i - 1].loc.off : 0,
-	            "a tuple variable, 'begin of', 'end of' or '('");
+	            "a tuple variable, a temporal constant (\"now\", a date), 'begin of', 'end "
+	            "of' or '('");
 	return NULL;
 }
 

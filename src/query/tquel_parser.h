@@ -88,7 +88,15 @@ const char *tq_name(struct parser *p, const struct tquel_token *t);
 struct tquel_expr *tq_parse_value(struct parser *p);
 /* when clause and aggregate inner when: a predicate */
 struct tquel_expr *tq_parse_when(struct parser *p);
+/* An aggregate starts here (count(, first(, ...); parse it. In a valid or when clause
+ * an aggregate is a temporal expression: the valid time of its value. */
+bool tq_at_aggregate(struct parser *p);
+struct tquel_expr *tq_parse_aggregate(struct parser *p);
 /* valid clause: a temporal expression */
 struct tquel_expr *tq_parse_time(struct parser *p);
+/* The temporal constant a string spells (tquel_time_const.c): "now", "beginning",
+ * "forever" (any case) or a date; false with the reason in `why`. */
+bool tquel_time_constant(const char *s, enum tquel_tconst *which, int64_t *ns, char *why,
+                         size_t whysize);
 
 #endif

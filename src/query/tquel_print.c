@@ -114,13 +114,8 @@ static void print_string(const char *s, FILE *out)
 
 static void print_agg(const struct tquel_expr *e, FILE *out)
 {
-	static const char *const names[] = {[TQ_COUNT] = "count",
-	                                    [TQ_SUM] = "sum",
-	                                    [TQ_AVG] = "avg",
-	                                    [TQ_MIN] = "min",
-	                                    [TQ_MAX] = "max"};
 	const struct tquel_agg *g = &e->u.agg;
-	fprintf(out, "%s%s(", names[g->fn], g->unique ? "U" : "");
+	fprintf(out, "%s%s(", tquel_aggfn_names[g->fn], g->unique ? "U" : "");
 	tquel_print_expr(g->arg, out);
 	for (size_t i = 0; i < g->nby; i++) {
 		fputs(i ? ", " : " by ", out);
@@ -128,6 +123,8 @@ static void print_agg(const struct tquel_expr *e, FILE *out)
 	}
 	if (g->window == TQ_EVER)
 		fputs(" for ever", out);
+	else if (g->window == TQ_SPAN)
+		fprintf(out, " for each %s", g->span_text);
 	if (g->where) {
 		fputs(" where ", out);
 		tquel_print_expr(g->where, out);
@@ -154,6 +151,9 @@ void tquel_print_expr(const struct tquel_expr *e, FILE *out)
 		return;
 	case TQ_TVAR:
 		fputs(e->u.tvar.name, out);
+		return;
+	case TQ_TCONST:
+		print_string(e->u.tconst.s, out);
 		return;
 	case TQ_AGG:
 		print_agg(e, out);
@@ -194,6 +194,8 @@ static void print_range(const struct tquel_range *r, FILE *out)
 static void print_retrieve(const struct tquel_retrieve *r, FILE *out)
 {
 	fputs("retrieve ", out);
+	if (r->unique)
+		fputs("unique ", out);
 	if (r->into)
 		fprintf(out, "into %s ", r->into);
 	fputc('(', out);

@@ -432,6 +432,8 @@ struct tval vgq_teval(const struct tx *e, const struct binding *b)
 		struct tval x = vgq_teval(e->a, b);
 		return x.kind == TV_NOTHING ? x : event_at(x.e);
 	}
+	case TX_CONST:
+		return event_at(e->at);
 	case TX_INTERSECT:
 		return vgq_tv_intersect(vgq_teval(e->a, b), vgq_teval(e->b, b));
 	case TX_EXTEND: {

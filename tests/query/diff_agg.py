@@ -23,6 +23,7 @@ On a mismatch it prints the seed, the statements, and up to 5 tuples only in eac
 saves the trace and the query under --fail-dir."""
 import argparse
 import itertools
+import math
 import os
 import random
 import shutil
@@ -32,12 +33,15 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import diff_test as D  # noqa: E402
 
-FNS = ["count", "countU", "sum", "sumU", "avg", "avgU", "min", "max"]
+FNS = ["count", "countU", "sum", "sumU", "avg", "avgU", "min", "max",
+       "any", "stdev", "first", "last", "rate", "avgti", "varts"]
+ORDERED = ("min", "max", "first", "last")  # numbers or strings
+TIMED = ("count", "countU", "any", "avgti", "varts")  # any argument: only its time counts
 BASE_VARS = dict(D.VARS)  # the trace's variables, before clocks and results are added
 INT64 = 1 << 64
 
 # ---- aggregates: generation ------------------------------------------------------------
-# An aggregate: {"fn", "arg", "by": [expr], "window": None|"instant"|"ever", "where",
+# An aggregate: {"fn", "arg", "by": [expr], "window": None|"instant"|"ever"|("span", ns), "where",
 # "when", "vars": [inner variables]}. In a query's expressions it is ("agg", i).
 
 
@@ -56,10 +60,10 @@ def gen_agg(rng, inner, outer):
     g = D.Gen(rng, inner)
     fn = rng.choice(FNS)
     uints = g.attrs_of("uint")
-    if fn in ("count", "countU"):
+    if fn in TIMED:
         v = rng.choice(inner)
         arg = ("attr", v, rng.choice(attr_names(v))) if attr_names(v) else ("int", 1)
-    elif fn in ("min", "max") and rng.random() < 0.3:
+    elif fn in ORDERED and rng.random() < 0.3:
         pool = g.attrs_of("str") + uints
         arg = ("attr",) + rng.choice(pool) if pool else g.num(1)
     elif uints and rng.random() < 0.15:
@@ -85,7 +89,8 @@ def gen_agg(rng, inner, outer):
         if x not in by:
             by.append(x)
     a = {"fn": fn, "arg": arg, "by": by,
-         "window": rng.choice([None, None, "instant", "ever", "ever"]),
+         "window": rng.choice([None, None, "instant", "ever", "ever", ("span", 1),
+                               ("span", rng.choice([500, 3000, 20000, 100000]))]),
          "where": g.cond(1) if rng.random() < 0.35 else None,
          "when": g.pred(1) if rng.random() < 0.2 else None}
     clocks = [v for v in inner if not attr_names(v)]
@@ -152,6 +157,22 @@ def gen_agg_query(rng, trace_vars, clock_vars):
     if g and rng.random() < 0.15:
         valid = ("at", g.event_texpr(1)) if rng.random() < 0.5 else (
             "fromto", g.texpr(0), g.texpr(0))
+    if g and rng.random() < 0.25:
+        # an aggregate of its own in the when (or valid) clause: the valid time of its
+        # value, an interval variable over its relation
+        inner = sorted({rng.choice(sorted(trace_vars))} |
+                       ({rng.choice(outer)} if rng.random() < 0.5 else set()))
+        aggs.append(gen_agg(rng, inner, outer))
+        x = ("agg", len(aggs) - 1)
+        if rng.random() < 0.3:
+            x = ("begin", x) if rng.random() < 0.5 else ("end", x)
+        v = ("var", rng.choice(outer))
+        if valid is None and rng.random() < 0.25:
+            valid = ("fromto", x, v) if rng.random() < 0.5 else ("fromto", v, x)
+        else:
+            op = rng.choice(["toverlap", "toverlap", "precede", "equal"])
+            p = (op, x, v) if rng.random() < 0.5 else (op, v, x)
+            when = p if when is None else ("tand", when, p)
     return {"targets": targets, "valid": valid, "where": where, "when": when, "aggs": aggs}
 
 
@@ -166,6 +187,9 @@ def tq_agg(a):
         s += " for each instant"
     elif a["window"] == "ever":
         s += " for ever"
+    elif a["window"]:  # a moving window, in ns or us
+        ns = a["window"][1]
+        s += " for each %s" % ("%d ns" % ns if ns % 1000 else "%d us" % (ns // 1000))
     if a["where"]:
         s += " where " + D.tq_value(a["where"])
     if a["when"]:
@@ -186,7 +210,9 @@ def tquel_agg(q, name):
     texts = [tq_agg(a) for a in q["aggs"]]
     q2 = dict(q, targets=[(n, subst(e, lambda i: ("text", texts[i])), b)
                           for n, e, b in q["targets"]],
-              where=subst(q["where"], lambda i: ("text", texts[i])))
+              where=subst(q["where"], lambda i: ("text", texts[i])),
+              when=subst(q["when"], lambda i: ("text", texts[i])),
+              valid=subst(q["valid"], lambda i: ("text", texts[i])))
     return D.tquel(q2, name)
 
 
@@ -207,6 +233,49 @@ def raw(x, env):
 def wrap64(n):
     n %= INT64
     return n - INT64 if n >= INT64 // 2 else n
+
+
+def order_key(v):
+    return v.encode() if isinstance(v, str) else v
+
+
+def stdev(d):
+    """(population standard deviation, mean) of d, summed in ascending order as vigil
+    does (a plain loop: Python's sum may compensate)."""
+    d = sorted(d)
+    total = 0.0
+    for x in d:
+        total += x
+    m = total / len(d)
+    sq = 0.0
+    for x in d:
+        sq += (x - m) * (x - m)
+    return math.sqrt(sq / len(d)), m
+
+
+def time_agg(fn, cs):
+    """any, stdev, first, last, rate, avgti, varts of contributions (b, value)."""
+    if fn == "any":
+        return 1 if cs else 0
+    if not cs:
+        return None
+    if fn == "stdev":
+        return stdev([float(v) for _, v in cs])[0]
+    f = min(cs, key=lambda c: (c[0], order_key(c[1])))
+    lst = max(cs, key=lambda c: (c[0], order_key(c[1])))
+    if fn in ("first", "last"):
+        return f[1] if fn == "first" else lst[1]
+    if fn == "rate":
+        if f[0] == lst[0]:
+            return None
+        return (float(lst[1]) - float(f[1])) / ((lst[0] - f[0]) / 1e9)
+    if len(cs) < 2:
+        return None
+    bs = sorted(b for b, _ in cs)
+    if fn == "avgti":
+        return (bs[-1] - bs[0]) / 1e9 / (len(bs) - 1)
+    sd, m = stdev([float(y - x) for x, y in zip(bs, bs[1:])])
+    return None if m == 0 else sd / m
 
 
 def agg_value(a, vals):
@@ -254,18 +323,23 @@ def agg_rows(rows, a, span):
         by = tuple(raw(x, env) for x in a["by"])
         key = tuple(group_key(x) for x in by)
         groups.setdefault(key, (by, []))[1].append((b, e, v))
-    if not a["by"] and a["fn"].startswith("count"):
+    if not a["by"] and a["fn"].startswith(("count", "any")):
         groups.setdefault((), ((), []))  # count is 0 over the trace without contributions
     out = []
     ever = a["window"] == "ever"
+    # a moving window of s ns holds a contribution until s - 1 after its end
+    extra = a["window"][1] - 1 if isinstance(a["window"], (tuple, list)) else 0
+    timed = a["fn"] in ("any", "stdev", "first", "last", "rate", "avgti", "varts")
     for key, (by, cs) in groups.items():
         points = sorted({first, horizon} | {c[0] for c in cs} |
-                        (set() if ever else {c[1] for c in cs}))
+                        (set() if ever else {c[1] + extra for c in cs}))
         cur = None
         for p, p2 in zip(points, points[1:]):
             if p < first or p >= horizon:
                 continue
-            val = agg_value(a, [c[2] for c in cs if c[0] <= p and (ever or p < c[1])])
+            now = [c for c in cs if c[0] <= p and (ever or p < c[1] + extra)]
+            val = time_agg(a["fn"], [(c[0], c[2]) for c in now]) if timed else \
+                agg_value(a, [c[2] for c in now])
             if val is None:
                 if cur:
                     out.append(cur)
@@ -285,7 +359,7 @@ def agg_rows(rows, a, span):
 
 
 def value_type_agg(a):
-    if a["fn"].startswith(("count", "sum", "avg")):
+    if a["fn"].startswith(("count", "sum", "avg", "any", "stdev", "rate", "varts")):
         return "num"
     return D.value_type(a["arg"])
 
@@ -308,19 +382,22 @@ def expand(q, tag):
     gv = ["G%s_%d" % (tag, i) for i in range(len(q["aggs"]))]
     where, when = q["where"], q["when"]
     where = subst(where, lambda i: ("attr", gv[i], "value"))
+    # in when and valid clauses an aggregate is the valid time of its value
+    when = subst(when, lambda i: ("var", gv[i]))
+    valid = subst(q["valid"], lambda i: ("var", gv[i]))
     for i, a in enumerate(q["aggs"]):
         for k, b in enumerate(a["by"]):
             if set(vars_in(b)) <= outer:
                 c = ("cmp", "=", b, ("attr", gv[i], "g%d" % k))
                 where = c if where is None else ("and", where, c)
-        v = q["valid"]
+        v = valid
         if v:
             y = v[1] if v[0] == "at" else ("extend", v[1], v[2])
             c = ("toverlap", ("var", gv[i]), y)
             when = c if when is None else ("tand", when, c)
     targets = [(n, subst(e, lambda i: ("attr", gv[i], "value")), b)
                for n, e, b in q["targets"]]
-    return {"targets": targets, "valid": q["valid"], "where": where, "when": when}, gv
+    return {"targets": targets, "valid": valid, "where": where, "when": when}, gv
 
 
 # ---- results ranged over and clocks ----------------------------------------------------
@@ -433,6 +510,7 @@ def run_seed(args, seed, work):
         exp2 = D.sql_answer(db, q2)
         if len(exp2) > args.cap:
             del D.VARS[xvar]
+            db.execute("DROP TABLE %s" % D.sql_table(rname))  # R<n_res> is drawn again
             continue
         t1 = D.tquel(q1, rname)
         text += t1 + "\n"

@@ -30,7 +30,7 @@ static const vg_field_desc e_fields[] = {{"key", VG_INT32, NULL},
 /* Every sensor on its own flag, the recording thread as performer. */
 #define DESC(name, relation, kind, fields, n)                                                      \
 	{                                                                                          \
-		name, relation, kind, VG_FLAG_SENSOR, 0, fields, n, -1, -1, -1, VG_OP_ACTIVITY\
+		name, relation, kind, VG_FLAG_SENSOR, 0, fields, n, -1, -1, -1, VG_OP_ACTIVITY     \
 	}
 static const vg_type_desc a_begin = DESC("diff.A.begin", "A", VG_KIND_BEGIN, a_fields, 5);
 static const vg_type_desc a_end = DESC("diff.A.end", "A", VG_KIND_END, a_fields, 5);

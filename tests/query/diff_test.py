@@ -17,6 +17,7 @@ cross product is small, a tiny Python evaluator of the same semantics is a third
 On a mismatch it prints the seed, the TQuel, the SQL and up to 5 tuples only in each side,
 saves the case (with a copy of the trace) under --fail-dir for --replay, and exits 1."""
 import argparse
+import datetime
 import itertools
 import json
 import os
@@ -125,15 +126,19 @@ def make_db(rows, db=None, relations=None):
 # ---- query generation ------------------------------------------------------------------
 # Value expressions (tuples): ("attr", V, a) ("int", n) ("real", x) ("str", s) ("neg", x)
 # ("bin", op, x, y) ("cmp", op, x, y) ("and", x, y) ("or", x, y) ("not", x).
-# Temporal expressions: ("var", V) ("begin", x) ("end", x) ("overlap", x, y) ("extend", x, y).
+# Temporal expressions: ("var", V) ("begin", x) ("end", x) ("overlap", x, y) ("extend", x, y)
+# ("const", text, ns): a temporal constant, an event at ns.
 # Predicates: ("precede", x, y) ("toverlap", x, y) ("equal", x, y) ("tand", p, q)
 # ("tor", p, q) ("tnot", p).
 
 
 class Gen:
-    def __init__(self, rng, variables):
+    def __init__(self, rng, variables, rows=None):
+        """rows: the trace's relations, for temporal constants near its times (none
+        without them)."""
         self.r = rng
         self.vars = variables
+        self.rows = rows
 
     def attrs_of(self, typ, vs=None):
         return [(v, a) for v in (vs or self.vars) for a, t in SCHEMA[VARS[v]][1] if t == typ]
@@ -200,8 +205,26 @@ class Gen:
         return ("cmp", self.r.choice(["=", "!=", "<", "<=", ">", ">="]),
                 self.num(self.r.choice([0, 0, 1, 2])), self.num(self.r.choice([0, 0, 1])))
 
+    def constant(self):
+        """A temporal constant ("const", text, ns): "now" (the trace's last event),
+        "beginning", "forever", or a date at or next to one of the trace's times."""
+        first, last = self.rows["_span"]
+        r = self.r.random()
+        if r < 0.25:
+            return ("const", self.r.choice(["now", "NOW", "Now"]), last)
+        if r < 0.35:
+            return ("const", "beginning", -2**63)
+        if r < 0.45:
+            return ("const", "forever", 2**63 - 1)
+        times = [x[k] for rel in ("A", "B", "E") for x in self.rows[rel] for k in ("b", "e")]
+        t = self.r.choice(times) + self.r.choice([-1, 0, 0, 0, 1]) if self.r.random() < 0.8 \
+            else self.r.randint(first - 10, last + 10)
+        return ("const", date_text(t, self.r), t)
+
     def texpr(self, depth):
         r = self.r.random()
+        if self.rows and r < 0.08:
+            return self.constant()
         if depth <= 0 or r < 0.5:
             return ("var", self.r.choice(self.vars))
         if r < 0.6:
@@ -214,6 +237,8 @@ class Gen:
     def event_texpr(self, depth):
         """An event expression (docs: valid at needs one)."""
         r = self.r.random()
+        if self.rows and r < 0.05:
+            return self.constant()
         events = [v for v in self.vars if is_event_var(v)]
         if events and r < 0.3:
             return ("var", self.r.choice(events))
@@ -247,10 +272,26 @@ class Gen:
             return ("c%d" % i, ("attr", v, a), False)
         return ("c%d" % i, self.num(2), False)
 
+    def all_targets(self, names):
+        """V.all: every attribute of V, named after it (bare "all" marks the group; the
+        first item, index 0, prints V.all), or [] when a name is taken."""
+        v = self.r.choice(self.vars)
+        attrs = [a for a, _ in SCHEMA[VARS[v]][1]]
+        if any(a in names for a in attrs):
+            return []
+        return [(a, ("attr", v, a), ("all", i)) for i, a in enumerate(attrs)]
+
     def query(self):
         targets, names = [], set()
-        for i in range(self.r.randint(1, 3)):
+        if self.r.random() < 0.1:
+            targets = self.all_targets(names)
+            names.update(t[0] for t in targets)
+        for i in range(self.r.randint(1 if not targets else 0, 3 if not targets else 1)):
             name, e, bare = self.target(i, names)
+            k = i
+            while name in names:  # after V.all: a result's attributes may be c0, c1, ...
+                k += 1
+                name = "c%d" % k
             names.add(name)
             targets.append((name, e, bare))
         valid = None
@@ -261,7 +302,22 @@ class Gen:
             valid = ("fromto", self.texpr(1), self.texpr(1))
         where = self.cond(2) if self.r.random() < 0.75 else None
         when = self.pred(2) if self.r.random() < 0.7 else None
-        return {"targets": targets, "valid": valid, "where": where, "when": when}
+        unique = self.r.random() < 0.15  # retrieve unique: intervals coalesced
+        return {"targets": targets, "valid": valid, "where": where, "when": when,
+                "unique": unique}
+
+
+def date_text(ns, rng):
+    """A date string for ns since the epoch, UTC, in one of the forms TQuel accepts."""
+    secs, frac = divmod(ns, 10**9)
+    d = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=secs)
+    form = rng.randrange(3)
+    if form == 0:
+        return d.strftime("%Y-%m-%d %H:%M:%S") + ".%09d" % frac
+    if form == 1:
+        return d.strftime("%Y-%m-%dT%H:%M:%S") + ".%09dZ" % frac
+    d += datetime.timedelta(hours=2)  # the same instant at +02:00
+    return d.strftime("%Y-%m-%d %H:%M:%S") + ".%09d+02:00" % frac
 
 
 def variables_of(q):
@@ -323,6 +379,10 @@ def tq_time(x):
         return "%s of (%s)" % (k, tq_time(x[1]))
     if k in ("overlap", "extend"):
         return "(%s %s %s)" % (tq_time(x[1]), k, tq_time(x[2]))
+    if k == "const":
+        return tq_str(x[1])
+    if k == "text":  # already TQuel (an aggregate, from diff_agg.py)
+        return x[1]
     raise ValueError(x)
 
 
@@ -339,13 +399,19 @@ def tq_pred(x):
     raise ValueError(x)
 
 
+def tq_target(n, e, bare):
+    if isinstance(bare, (tuple, list)):  # ("all", i): V.all, printed by its first item
+        return "%s.all" % e[1] if bare[1] == 0 else None
+    return "%s.%s" % (e[1], e[2]) if bare else "%s = %s" % (n, tq_value(e))
+
+
 def tquel(q, name):
-    items = ["%s.%s" % (e[1], e[2]) if bare else "%s = %s" % (n, tq_value(e))
-             for n, e, bare in q["targets"]]
+    items = [x for x in (tq_target(*t) for t in q["targets"]) if x is not None]
+    head = "retrieve unique" if q.get("unique") else "retrieve"
     if name.startswith("retrieve@"):  # unnamed: vigil names it after its line
-        s = "retrieve (%s)" % ", ".join(items)
+        s = "%s (%s)" % (head, ", ".join(items))
     else:
-        s = "retrieve into %s (%s)" % (name, ", ".join(items))
+        s = "%s into %s (%s)" % (head, name, ", ".join(items))
     if q["valid"] and q["valid"][0] == "at":
         s += "\n  valid at %s" % tq_time(q["valid"][1])
     elif q["valid"]:
@@ -409,6 +475,9 @@ def sql_time(x):
     k = x[0]
     if k == "var":
         return ("1" if is_event_var(x[1]) else "2", "%s.b" % x[1], "%s.e" % x[1])
+    if k == "const":  # -2^63 written so that SQLite reads an integer, not a REAL
+        t = "(-9223372036854775807 - 1)" if x[2] == -2**63 else str(x[2])
+        return ("1", t, t)
     if k in ("begin", "end"):
         kx, bx, ex = sql_time(x[1])
         t = bx if k == "begin" else ex
@@ -488,7 +557,25 @@ def sql(q):
         "%s AS %s" % (sql_table(VARS[x]), x) for x in vs))
     if conds:
         s += "\nWHERE " + "\n  AND ".join(conds)
+    if q.get("unique") and result_kind(q, vs) == "interval":
+        s = sql_coalesce(s, len(q["targets"]))
     return s
+
+
+def sql_coalesce(s, n):
+    """retrieve unique: value-equivalent tuples whose intervals overlap or meet, merged
+    (gaps and islands: a tuple starts an island when it begins after every earlier end of
+    its values)."""
+    vals = ", ".join("v%d" % i for i in range(n))
+    part = "PARTITION BY %s " % vals if n else ""
+    names = ", ".join(["v%d" % i for i in range(n)] + ["b", "e"])
+    return ("WITH r(%s) AS (%s),\n"
+            "s AS (SELECT *, CASE WHEN b <= max(e) OVER (%sORDER BY b, e ROWS BETWEEN "
+            "UNBOUNDED PRECEDING AND 1 PRECEDING) THEN 0 ELSE 1 END AS first FROM r),\n"
+            "g AS (SELECT *, sum(first) OVER (%sORDER BY b, e ROWS UNBOUNDED PRECEDING) "
+            "AS island FROM s)\n"
+            "SELECT %s%smin(b), max(e) FROM g GROUP BY %s%sisland") % (
+                names, s, part, part, vals, ", " if n else "", vals, ", " if n else "")
 
 
 def sql_answer(db, q):
@@ -573,6 +660,8 @@ def py_time(x, env):
     if k == "var":
         r = env[x[1]]
         return ("e", r["b"]) if is_event_var(x[1]) else ("i", r["b"], r["e"])
+    if k == "const":
+        return ("e", x[2])
     if k in ("begin", "end"):
         a = py_time(x[1], env)
         if a is None:
@@ -653,6 +742,28 @@ def py_answer(rows, q, raw=False):
             times = t[1:] if kind == "interval" else (t[1],)
         out.add((kind,) + times + tuple(raw_value(e, env) if raw else py_value(e, env)
                                         for _, e, _ in q["targets"]))
+    if q.get("unique") and kind == "interval":
+        out = py_coalesce(out)
+    return out
+
+
+def py_coalesce(tuples):
+    """retrieve unique over (kind, b, e, values...): per values, the union of the intervals
+    as maximal intervals (overlapping or meeting ones merged)."""
+    by_values = {}
+    for t in tuples:
+        by_values.setdefault(t[3:], []).append((t[1], t[2]))
+    out = set()
+    for vals, spans in by_values.items():
+        spans.sort()
+        b, e = spans[0]
+        for b2, e2 in spans[1:]:
+            if b2 <= e:
+                e = max(e, e2)
+            else:
+                out.add(("interval", b, e) + vals)
+                b, e = b2, e2
+        out.add(("interval", b, e) + vals)
     return out
 
 
@@ -710,7 +821,7 @@ def generate(rng, rows, db, count, cap):
     out = []
     while len(out) < count:
         nvars = rng.choice([1, 2, 2, 3])
-        q = Gen(rng, rng.sample(sorted(VARS), nvars)).query()
+        q = Gen(rng, rng.sample(sorted(VARS), nvars), rows).query()
         if not variables_of(q):
             continue  # a retrieve needs a tuple variable
         ans = sql_answer(db, q)

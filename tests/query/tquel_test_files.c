@@ -158,8 +158,7 @@ static const char *op_name(enum tquel_kind k)
 
 static void dump_agg(FILE *f, const struct tquel_agg *a)
 {
-	static const char *const fn[] = {"count", "sum", "avg", "min", "max"};
-	fprintf(f, "(%s%s ", fn[a->fn], a->unique ? "U" : "");
+	fprintf(f, "(%s%s ", tquel_aggfn_names[a->fn], a->unique ? "U" : "");
 	dump_expr(f, a->arg);
 	if (a->nby) {
 		fputs(" (by", f);
@@ -169,7 +168,10 @@ static void dump_agg(FILE *f, const struct tquel_agg *a)
 		}
 		fputc(')', f);
 	}
-	fputs(a->window == TQ_EVER ? " ever" : " instant", f);
+	if (a->window == TQ_SPAN)
+		fprintf(f, " (each %lld ns)", (long long)a->span_ns);
+	else
+		fputs(a->window == TQ_EVER ? " ever" : " instant", f);
 	if (a->where) {
 		fputs(" (where ", f);
 		dump_expr(f, a->where);
@@ -208,6 +210,16 @@ static void dump_expr(FILE *f, const struct tquel_expr *e)
 	case TQ_TVAR:
 		fputs(e->u.tvar.name, f);
 		return;
+	case TQ_TCONST: /* the constant it resolved to, then the string */
+		if (e->u.tconst.which == TQ_DATE)
+			fprintf(f, "(date %lld \"%s\")", (long long)e->u.tconst.ns, e->u.tconst.s);
+		else
+			fprintf(f, "(%s \"%s\")",
+			        e->u.tconst.which == TQ_NOW         ? "now"
+			        : e->u.tconst.which == TQ_BEGINNING ? "beginning"
+			                                            : "forever",
+			        e->u.tconst.s);
+		return;
 	case TQ_AGG:
 		dump_agg(f, &e->u.agg);
 		return;
@@ -238,8 +250,12 @@ static char *dump_tree(const struct tquel_query *q)
 			continue;
 		}
 		const struct tquel_retrieve *r = &s->u.retrieve;
-		fprintf(f, "(retrieve %s", r->into ? r->into : "-");
+		fprintf(f, "(retrieve%s %s", r->unique ? " unique" : "", r->into ? r->into : "-");
 		for (size_t t = 0; t < r->ntargets; t++) {
+			if (r->targets[t].all) {
+				fprintf(f, " (* %s)", r->targets[t].value->u.attr.var);
+				continue;
+			}
 			fprintf(f, " (%s ", r->targets[t].name);
 			dump_expr(f, r->targets[t].value);
 			fputc(')', f);

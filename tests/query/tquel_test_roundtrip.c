@@ -34,7 +34,7 @@ static const char *pick(const char *const *v, size_t n)
 #define PICK(v) pick(v, sizeof v / sizeof v[0])
 
 static const char *const vars[] = {"S", "W", "RO", "C", "x_1"};
-static const char *const attrs[] = {"Process", "Mailbox", "end", "count", "from", "at", "a"};
+static const char *const attrs[] = {"Process", "Mailbox", "end", "count", "from", "at", "a", "all"};
 static const char *const numbers[] = {"0", "7", "42", "2.5", "9223372036854775807", "0.125"};
 static const char *const strings[] = {"P1",
                                       "",
@@ -52,6 +52,7 @@ static struct tquel_expr *node(struct tquel_arena *a, enum tquel_kind k)
 }
 
 static struct tquel_expr *gen_time(struct tquel_arena *a, int depth);
+static struct tquel_expr *gen_value(struct tquel_arena *a, int depth);
 
 static struct tquel_expr *gen_pred(struct tquel_arena *a, int depth)
 {
@@ -75,6 +76,32 @@ static struct tquel_expr *gen_time(struct tquel_arena *a, int depth)
 {
 	static const enum tquel_kind inner[] = {TQ_BEGIN_OF, TQ_END_OF, TQ_INTERSECT, TQ_EXTEND};
 	if (depth <= 0 || rnd(3) == 0) {
+		if (rnd(6) == 0) { /* a temporal constant */
+			static const struct {
+				const char *s;
+				enum tquel_tconst which;
+				int64_t ns;
+			} c[] = {
+			    {"now", TQ_NOW, 0},
+			    {"Beginning", TQ_BEGINNING, 0},
+			    {"FOREVER", TQ_FOREVER, 0},
+			    {"1970-01-01", TQ_DATE, 0},
+			    {"2026-11-27 03:20:05.25", TQ_DATE, 1795749605250000000},
+			    {"2000-02-29T23:59:59.999999999+01:00", TQ_DATE, 951865199999999999}};
+			struct tquel_expr *e = node(a, TQ_TCONST);
+			unsigned k = rnd(sizeof c / sizeof c[0]);
+			e->u.tconst.s = c[k].s;
+			e->u.tconst.which = c[k].which;
+			e->u.tconst.ns = c[k].ns;
+			return e;
+		}
+		if (rnd(8) == 0) { /* an aggregate: the valid time of its value */
+			struct tquel_expr *g;
+			do
+				g = gen_value(a, 2);
+			while (g->kind != TQ_AGG);
+			return g;
+		}
 		struct tquel_expr *e = node(a, TQ_TVAR);
 		e->u.tvar.name = PICK(vars);
 		return e;
@@ -110,14 +137,27 @@ static struct tquel_expr *gen_value(struct tquel_arena *a, int depth)
 	struct tquel_expr *e = node(a, k);
 	if (k == TQ_AGG) {
 		struct tquel_agg *g = &e->u.agg;
-		g->fn = (enum tquel_aggfn)rnd(5);
+		g->fn = (enum tquel_aggfn)rnd(TQ_AGGFN_COUNT);
 		g->unique = g->fn <= TQ_AVG && rnd(2);
 		g->arg = gen_value(a, depth - 1);
 		g->nby = rnd(3);
 		g->by = tquel_alloc(a, 3 * sizeof *g->by);
 		for (size_t i = 0; i < g->nby; i++)
 			g->by[i] = gen_value(a, depth - 1);
-		g->window = rnd(2) ? TQ_EVER : TQ_INSTANT;
+		g->window = (enum tquel_window)rnd(3);
+		if (g->window == TQ_SPAN) { /* as the parser keeps it: number, space, unit */
+			static const struct {
+				const char *text;
+				int64_t ns;
+			} spans[] = {{"1 s", 1000000000},
+			             {"2.5 ms", 2500000},
+			             {"10 us", 10000},
+			             {"1 ns", 1},
+			             {"0.5 min", 30000000000}};
+			unsigned k = rnd(sizeof spans / sizeof spans[0]);
+			g->span_text = spans[k].text;
+			g->span_ns = spans[k].ns;
+		}
 		g->where = rnd(2) ? gen_value(a, depth - 1) : NULL;
 		g->when = rnd(2) ? gen_pred(a, depth - 1) : NULL;
 		return e;
@@ -132,6 +172,7 @@ static void gen_retrieve(struct tquel_arena *a, struct tquel_stmt *s)
 {
 	s->kind = TQ_RETRIEVE;
 	struct tquel_retrieve *r = &s->u.retrieve;
+	r->unique = rnd(3) == 0;
 	r->into = rnd(2) ? "Result" : NULL;
 	r->ntargets = 1 + rnd(3);
 	r->targets = tquel_alloc(a, r->ntargets * sizeof *r->targets);
@@ -141,6 +182,7 @@ static void gen_retrieve(struct tquel_arena *a, struct tquel_stmt *s)
 			t->value = gen_value(a, 0);
 			if (t->value->kind == TQ_ATTR) {
 				t->name = t->value->u.attr.name;
+				t->all = !strcmp(t->name, "all"); /* V.all */
 				continue;
 			}
 		}
@@ -182,11 +224,19 @@ static void assert_expr_equal(const struct tquel_expr *x, const struct tquel_exp
 	case TQ_TVAR:
 		assert_string_equal(x->u.tvar.name, y->u.tvar.name);
 		return;
+	case TQ_TCONST:
+		assert_string_equal(x->u.tconst.s, y->u.tconst.s);
+		assert_int_equal(x->u.tconst.which, y->u.tconst.which);
+		assert_int_equal(x->u.tconst.ns, y->u.tconst.ns);
+		return;
 	case TQ_AGG: {
 		const struct tquel_agg *g = &x->u.agg, *h = &y->u.agg;
 		assert_int_equal(g->fn, h->fn);
 		assert_int_equal(g->unique, h->unique);
 		assert_int_equal(g->window, h->window);
+		assert_int_equal(g->span_ns, h->span_ns);
+		if (g->window == TQ_SPAN)
+			assert_string_equal(g->span_text, h->span_text);
 		assert_int_equal(g->nby, h->nby);
 		assert_expr_equal(g->arg, h->arg);
 		for (size_t i = 0; i < g->nby; i++)
@@ -203,6 +253,7 @@ static void assert_expr_equal(const struct tquel_expr *x, const struct tquel_exp
 
 static void assert_retrieve_equal(const struct tquel_retrieve *x, const struct tquel_retrieve *y)
 {
+	assert_int_equal(x->unique, y->unique);
 	assert_true(!x->into == !y->into);
 	if (x->into)
 		assert_string_equal(x->into, y->into);
@@ -210,6 +261,7 @@ static void assert_retrieve_equal(const struct tquel_retrieve *x, const struct t
 	for (size_t i = 0; i < x->ntargets; i++) {
 		assert_string_equal(x->targets[i].name, y->targets[i].name);
 		assert_int_equal(x->targets[i].renamed, y->targets[i].renamed);
+		assert_int_equal(x->targets[i].all, y->targets[i].all);
 		assert_expr_equal(x->targets[i].value, y->targets[i].value);
 	}
 	assert_int_equal(x->valid.kind, y->valid.kind);
@@ -257,6 +309,7 @@ static const char *const examples[] = {
     "range of RO is RunningOn\nrange of C is Clock[10]\n"
     "retrieve RunningOnEvery10 (Process = RO.Process, Processor = RO.Processor)\n"
     "when C overlap RO\n",
+    "range of W is Waiting\nretrieve unique into U (W.all, n = W.all + 1) where W.all > 0\n",
     "retrieve into T (n = countU(W.P by W.M for ever where W.x > -1.5 when W overlap C), "
     "m = (W.a + 2) * 3 / W.b) valid from begin of (A overlap B) to end of A extend B\n"
     "/* comment */ where not (W.a != \"x\\\"y\" or W.b <= 3) when not A equal B or C "
@@ -303,10 +356,10 @@ static void test_mutations(void **state)
 	(void)state;
 	static const char junk[] = "()[],.=<>!+-*/\"\\ \n\t\0@x1_";
 	static const char *const words[] = {
-	    "range",    "of",    "is",   "retrieve", "into",  "valid", "at",      "from",
-	    "to",       "where", "when", "and",      "or",    "not",   "precede", "overlap",
-	    "equal",    "begin", "end",  "extend",   "count", "by",    "for",     "ever",
-	    "Clock[3]", "(",     ")",    "\"s\"",    "1.5"};
+	    "range",    "of",    "is",   "retrieve", "into",  "valid",  "at",      "from",
+	    "to",       "where", "when", "and",      "or",    "not",    "precede", "overlap",
+	    "equal",    "begin", "end",  "extend",   "count", "by",     "for",     "ever",
+	    "Clock[3]", "(",     ")",    "\"s\"",    "1.5",   "unique", "all"};
 	char buf[2048];
 	for (int i = 0; i < 20000; i++) {
 		const char *src = examples[rnd(sizeof examples / sizeof examples[0])];
