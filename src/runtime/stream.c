@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "usdt.h"
 
 #define WINDOW_SIZE ((size_t)64 << 20) /* address space only */
 #define MAX_PACKET ((size_t)64 << 20)
@@ -492,6 +493,7 @@ static void packet_close(struct vg_stream *st)
 static void thread_exit_destructor(void *arg)
 {
 	if (arg == STREAMLESS) {
+		vg__usdt_thread_exit();
 		vg__thread_table_remove();
 		if (vg__wanted(vg__builtin(VG_B_THREAD_END), NULL))
 			count_discard(NULL);
@@ -611,6 +613,7 @@ void vg__stream_thread_exit(void)
 {
 	struct vg_thread *t = &vg__tls;
 	struct vg_stream *st = tls_stream;
+	vg__usdt_thread_exit();
 	if (t->state != STREAM_OPEN || !st)
 		return;
 	vg__thread_table_remove();

@@ -49,5 +49,7 @@ int vg__usdt_switch(int enable, const char *pattern, long *count, char *err, siz
 int vg__usdt_trap_install(void);
 /* Records the event of a site from the registers and memory of the trapped thread. */
 void vg__usdt_record(const struct vg_usdt_site *s, const void *ucontext);
+/* A thread's end: its open starts of start/done pairs, if it had any, are unmapped. */
+void vg__usdt_thread_exit(void);
 
 #endif

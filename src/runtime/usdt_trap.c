@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -83,31 +84,57 @@ static uint64_t arg_value(const struct vg_sdt_arg *a, const ucontext_t *uc, uint
  * (an end whose begin is unknown, counted as unmatched by the reader). */
 #define SLOTS 8
 #define DEPTH 16
-static __thread struct {
+struct open_starts {
 	uint16_t pair[SLOTS];
 	uint8_t depth[SLOTS]; /* may exceed DEPTH: starts beyond it were not kept */
 	uint64_t since[SLOTS][DEPTH];
-} open_starts __attribute__((tls_model("initial-exec")));
+};
+/* Made on a thread's first pair, by mmap (the trap handler runs in a signal handler, where
+ * malloc may not be called), and unmapped when the thread ends. Only a pointer is in TLS:
+ * libvigil is also loaded by dlopen (a PostgreSQL module linked with it), where glibc
+ * gives initial-exec TLS only a small surplus of the static TLS block. */
+static __thread struct open_starts *open_starts __attribute__((tls_model("initial-exec")));
+
+static struct open_starts *starts(void)
+{
+	if (!open_starts) {
+		void *m = mmap(NULL, sizeof *open_starts, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m != MAP_FAILED)
+			open_starts = m; /* zero-filled */
+	}
+	return open_starts;
+}
+
+void vg__usdt_thread_exit(void)
+{
+	if (open_starts) {
+		munmap(open_starts, sizeof *open_starts);
+		open_starts = NULL;
+	}
+}
 
 static void pair_open(uint16_t pair, uint64_t t)
 {
+	struct open_starts *o = starts();
 	unsigned k = pair % SLOTS;
-	if (open_starts.depth[k] && open_starts.pair[k] != pair)
+	if (!o || (o->depth[k] && o->pair[k] != pair))
 		return;
-	open_starts.pair[k] = pair;
-	if (open_starts.depth[k] < DEPTH)
-		open_starts.since[k][open_starts.depth[k]] = t;
-	if (open_starts.depth[k] < 255)
-		open_starts.depth[k]++;
+	o->pair[k] = pair;
+	if (o->depth[k] < DEPTH)
+		o->since[k][o->depth[k]] = t;
+	if (o->depth[k] < 255)
+		o->depth[k]++;
 }
 
 static uint64_t pair_close(uint16_t pair)
 {
+	struct open_starts *o = open_starts;
 	unsigned k = pair % SLOTS;
-	if (!open_starts.depth[k] || open_starts.pair[k] != pair)
+	if (!o || !o->depth[k] || o->pair[k] != pair)
 		return 0;
-	uint8_t d = --open_starts.depth[k];
-	return d < DEPTH ? open_starts.since[k][d] : 0;
+	uint8_t d = --o->depth[k];
+	return d < DEPTH ? o->since[k][d] : 0;
 }
 
 void vg__usdt_record(const struct vg_usdt_site *s, const void *ucontext)

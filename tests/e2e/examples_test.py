@@ -44,6 +44,8 @@ PLACEHOLDERS = {
     "'request start'": "the reader's own log events", "PID": "a pid the reader looks up",
     "--from A --to B": "events the reader names", "vigild -o traces": "vigild's fixed port",
     "traces/": "what a vigild on its fixed port collected", "COMMAND": "a command to name",
+    "--from-trace ample": "recordings of a PostgreSQL server (usdt.bufferpool runs them)",
+    "ample.vgm small.vgm": "models of a PostgreSQL server (usdt.bufferpool runs them)",
 }
 
 
