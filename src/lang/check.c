@@ -279,11 +279,12 @@ static int by_relation_name(const void *a, const void *b)
 /* Each sensor feeds the relation of its name and each entity kind is one too, and a
  * query finds relations whatever the case: two of these named alike would be one
  * relation in every trace (docs/tquel.md), so the later one is an error here. The
- * runtime's own relations are reserved. */
+ * runtime's own relations (processes, threads) and the ones a query derives (the clock,
+ * the wait-for graph: src/query/relation_clock.c, relation_waits.c) are reserved. */
 static void check_relation_names(struct checker *c, struct ast_decl **sensors, size_t nsensors,
                                  struct ast_decl **entities, size_t nentities)
 {
-	static const char *const reserved[] = {"OSProcess", "OSThread", "Clock"};
+	static const char *const reserved[] = {"OSProcess", "OSThread", "Clock", "WaitFor"};
 	size_t n = nsensors + nentities;
 	if (!n)
 		return;
@@ -302,7 +303,7 @@ static void check_relation_names(struct checker *c, struct ast_decl **sensors, s
 				vgl_error(
 				    c->diag, all[i]->loc,
 				    "%s '%s': relation '%s' is vigil's own (OSProcess, OSThread, "
-				    "Clock); choose another name",
+				    "Clock, WaitFor); choose another name",
 				    what, all[i]->name, reserved[r]);
 		if (i && !strcasecmp(all[i]->name, all[i - 1]->name)) {
 			const struct ast_decl *first = all[i - 1];
