@@ -9,7 +9,7 @@ set_tests_properties(collector.frame PROPERTIES LABELS "collector;sanitize")
 foreach(t help records bad_peers mailbox unix fork_exec control_relay concurrent restart crash
           stopped probes limits foreign send metadata_bomb)
   add_test(NAME collector.${t}
-           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/collector_test.py ${t})
+           COMMAND ${VIGIL_SPOOL_GUARD} /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/collector_test.py ${t})
   set_tests_properties(collector.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
                        LABELS collector SKIP_RETURN_CODE 77)
 endforeach()
@@ -28,7 +28,7 @@ if(TARGET vigil_store AND COLLECTOR_PG_BIN AND NOT VIGIL_SANITIZE)
   list(GET COLLECTOR_PG_BIN -1 COLLECTOR_PG_BIN)
   get_filename_component(COLLECTOR_PG_BIN ${COLLECTOR_PG_BIN} DIRECTORY)
   add_test(NAME collector.store
-           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/collector_test.py store)
+           COMMAND ${VIGIL_SPOOL_GUARD} /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/collector_test.py store)
   set_tests_properties(collector.store PROPERTIES
                        ENVIRONMENT "${VIGIL_TEST_ENV};VIGIL_PG_BIN=${COLLECTOR_PG_BIN}"
                        TIMEOUT 120 LABELS collector RUN_SERIAL TRUE)
@@ -56,7 +56,7 @@ endif()
 # TLS 1.3 between vigil and vigild (docs/security.md), certificates made by the test.
 foreach(t server mutual send restart)
   add_test(NAME collector.tls_${t}
-           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/tls_test.py ${t})
+           COMMAND ${VIGIL_SPOOL_GUARD} /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/tls_test.py ${t})
   set_tests_properties(collector.tls_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 180
                        LABELS collector SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
@@ -65,7 +65,7 @@ endforeach()
 # (RLIMIT_FSIZE through prlimit). The stalled collector is collector.stopped.
 foreach(t quota quota_restart quota_records disk_full)
   add_test(NAME collector.faults_${t}
-           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/faults_test.py ${t})
+           COMMAND ${VIGIL_SPOOL_GUARD} /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/faults_test.py ${t})
   set_tests_properties(collector.faults_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
                        TIMEOUT 180 LABELS collector SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
@@ -76,6 +76,6 @@ set_tests_properties(collector.tls_send collector.faults_quota collector.faults_
                      PROPERTIES LABELS "collector;sanitize")
 # Credentials bound to one subject: --subject-tokens (hand-made peers: sanitizers too).
 add_test(NAME collector.roles_subject_tokens
-         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/roles_test.py subject_tokens)
+         COMMAND ${VIGIL_SPOOL_GUARD} /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/collector/roles_test.py subject_tokens)
 set_tests_properties(collector.roles_subject_tokens PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
                      TIMEOUT 120 LABELS "collector;sanitize")

@@ -6,7 +6,7 @@ foreach(t setuid capabilities chroot chroot_setuid daemonize close_range closefr
           close_loop_proc close_loop_all dup2 nofile fsize as record_setuid to_setuid
           to_chroot)
   add_test(NAME daemon.${t}
-           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/daemon/daemon_test.py ${t})
+           COMMAND ${VIGIL_SPOOL_GUARD} /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/daemon/daemon_test.py ${t})
   set_tests_properties(daemon.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300
                        SKIP_RETURN_CODE 77 LABELS sanitize)
 endforeach()

@@ -32,7 +32,7 @@ endif()
 # vigild --metrics, scraped and parsed by Debian's python3-prometheus-client.
 if(VIGIL_DEP_PROMCLIENT)
   add_test(NAME export.metrics
-           COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/export/metrics_test.py
+           COMMAND ${VIGIL_SPOOL_GUARD} /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/export/metrics_test.py
                    ${CMAKE_BINARY_DIR}/bin)
   set_tests_properties(export.metrics PROPERTIES TIMEOUT 300 LABELS "sanitize;export")
 endif()

@@ -1,5 +1,5 @@
 # Runtime settings with bad values on a real subject: one line each, the subject runs.
-add_test(NAME runtime.settings COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/settings_test.py)
+add_test(NAME runtime.settings COMMAND ${VIGIL_SPOOL_GUARD} /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/settings_test.py)
 set_tests_properties(runtime.settings PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
                      LABELS sanitize)
 
@@ -27,3 +27,9 @@ set_tests_properties(help.examples PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TI
 # Printed paths stay: a subject under vigil watch or vigil record --to names no removed trace.
 add_test(NAME record.paths COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/paths_test.py)
 set_tests_properties(record.paths PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
+
+# The guard of tests that run VIGIL_TO subjects (tests/spool_guard.py) fails a test that
+# leaves a default spool of its own, and only then.
+add_test(NAME runtime.spool_guard COMMAND /bin/sh ${CMAKE_SOURCE_DIR}/tests/e2e/spool_guard_test.sh)
+set_tests_properties(runtime.spool_guard PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
+                     LABELS sanitize)

@@ -43,7 +43,9 @@ def record(scenario):
         env["VIGIL_SENSORS"] = "d.*,-vg.*"
     if scenario.startswith("to_"):
         # To a collector (VIGIL_TO): the spool in /dev/shm is read by the runtime's sender
-        # thread, which must keep reaching it after the act.
+        # thread, which must keep reaching it after the act. The default spool on purpose
+        # (later images must never make one named by their new uid): removed below
+        # whatever happens, as tests/spool_guard.py requires.
         sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "collector"))
         import vgd
         scenario = scenario[len("to_"):]

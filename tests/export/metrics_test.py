@@ -168,11 +168,13 @@ def main():
                 fail(f"{method} {path}: {st} (Allow {hdrs.get('Allow')}), expected {want}")
 
         # a subject (linked with libvigil, sending by VIGIL_TO: no preload, so the
-        # sanitizer build too) that stays connected until it is ended by its pid
+        # sanitizer build too) that stays connected until it is ended by its pid; its
+        # spool (kept by a killed subject) is in the test's folder, not /dev/shm
+        spool = os.path.join(work, "spool")
         start = time.time()
         slow = subprocess.Popen([os.path.join(BIN, "mailbox"), "--messages", "1000000",
                                  "--pace", "1000"],
-                                env=dict(os.environ, VIGIL_TO=f"127.0.0.1:{port}"),
+                                env=dict(os.environ, VIGIL_TO=f"127.0.0.1:{port}", VIGIL_SPOOL=spool),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(slow)
         wait_for(mport, lambda m: m["vigild_subjects_connected"] >= 1, "subject connected")
@@ -182,7 +184,7 @@ def main():
 
         before, _ = scrape(mport)
         p = subprocess.run([os.path.join(BIN, "mailbox"), "--seed", "2"],
-                           env=dict(os.environ, VIGIL_TO=f"127.0.0.1:{port}"),
+                           env=dict(os.environ, VIGIL_TO=f"127.0.0.1:{port}", VIGIL_SPOOL=spool),
                            capture_output=True, timeout=300)
         if p.returncode != 0:
             fail(f"mailbox with VIGIL_TO exited {p.returncode}: {p.stderr[-400:]}")
@@ -205,7 +207,7 @@ def main():
 
         # per-host lag: a host of its own whose clock reads 30 s behind
         p = subprocess.run([os.path.join(BIN, "mailbox"), "--seed", "3"],
-                           env=dict(os.environ, VIGIL_TO=f"127.0.0.1:{port}",
+                           env=dict(os.environ, VIGIL_TO=f"127.0.0.1:{port}", VIGIL_SPOOL=spool,
                                     VIGIL_HOST=SKEWED, VIGIL_CLOCK_SKEW_NS="-30000000000"),
                            capture_output=True, timeout=300)
         if p.returncode != 0:
