@@ -37,3 +37,11 @@ add_test(NAME probes.file
                  $<TARGET_FILE:vg_probes_subject>)
 set_tests_properties(probes.file PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300
                      LABELS sanitize)
+# vigild --probes-file: the collector re-reads the pattern file for its subjects (the same
+# test, the subject sending to vigild).
+add_test(NAME probes.file_vigild
+         COMMAND ${VIGIL_SPOOL_GUARD} /usr/bin/python3
+                 ${CMAKE_SOURCE_DIR}/tests/probes/probes_file_test.py
+                 $<TARGET_FILE:vg_probes_subject> --vigild)
+set_tests_properties(probes.file_vigild PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300
+                     LABELS "sanitize;collector")

@@ -68,5 +68,13 @@ void vgd_relay_free(struct vgd_conn *c);
 /* From the loop, at least once a second: a `list` that waited for subjects' tables long
  * enough is answered with what is known. */
 void vgd_relay_tick(uint64_t now_ns);
+/* --probes-file's rules replace the patterns in force (ownership passes); returns the
+ * sensors switched where vigild knows their states. */
+struct vg_probe_rule;
+long vgd_relay_replace(struct vg_probe_rule *rules, size_t n);
+/* probes_file.c: --probes-file FILE, re-read every --probes-period (docs/protocol.md). */
+int vgd_probes_file_option(const char *path, const char *period); /* -1: said why */
+void vgd_probes_file_tick(uint64_t now_ns);
+int vgd_probes_file_wait_ms(uint64_t now_ns, int wait_ms); /* poll's timeout, shortened */
 
 #endif

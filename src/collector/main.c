@@ -59,7 +59,7 @@ static void usage(FILE *f)
 	    "              [--handshake-timeout S] [--idle-timeout S] [--insecure]\n"
 	    "              [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
 	    "              [--quota-per-subject SIZE] [--subject-tokens FILE]\n"
-	    "              [--metrics HOST:PORT]\n"
+	    "              [--metrics HOST:PORT] [--probes-file FILE [--probes-period P]]\n"
 	    "\n"
 	    "The vigil collector: receives the records of many processes (C programs run\n"
 	    "with VIGIL_TO or `vigil record --to`, Python and Java writers made by `vigil gen`)\n"
@@ -104,6 +104,10 @@ static void usage(FILE *f)
 	    "                       events discarded, connection errors, store backlog,\n"
 	    "                       per-host lag\n"
 	    "                       (docs/export.md)\n"
+	    "  --probes-file FILE   the subjects' pattern file: lines `enable PATTERN` or\n"
+	    "                       `disable PATTERN`, re-read every --probes-period (250ms,\n"
+	    "                       2s; default 1s) and applied as `vigil probes --collector`\n"
+	    "                       would when it changed and reads whole (docs/protocol.md)\n"
 	    "  --insecure           allow a --listen address beyond loopback without a token\n"
 	    "                       or TLS\n"
 	    "  --quiet              log only problems\n"
@@ -114,6 +118,7 @@ static void usage(FILE *f)
 	    "  vigil dump traces/$(hostname)\n"
 	    "  vigild -o traces --metrics 127.0.0.1:9187 &   then: curl 127.0.0.1:9187/metrics\n"
 	    "  vigild -o /srv/vigil --listen 0.0.0.0:7878 --token-file /etc/vigil/token\n"
+	    "  vigild -o traces --probes-file traces.probes --probes-period 250ms &\n"
 	    "  VIGIL_TO=unix:/tmp/vigild-$UID.sock VIGIL_TO_TOKEN=s3cret ./my_server\n");
 }
 
@@ -434,6 +439,7 @@ int main(int argc, char **argv)
 	vgd_opt.handshake_timeout = 10;
 	char sockbuf[256], token[512], control_token[512];
 	const char *tls_cert = NULL, *tls_key = NULL, *tls_ca = NULL, *metrics = NULL;
+	const char *probes_file = NULL, *probes_period = NULL;
 	int insecure = 0;
 	default_socket(sockbuf, sizeof sockbuf);
 	const char *env_token = getenv("VIGILD_TOKEN");
@@ -469,7 +475,8 @@ int main(int argc, char **argv)
 		           !strcmp(a, "--idle-timeout") || !strcmp(a, "--control-token-file") ||
 		           !strcmp(a, "--tls-cert") || !strcmp(a, "--tls-key") ||
 		           !strcmp(a, "--tls-client-ca") || !strcmp(a, "--quota-per-subject") ||
-		           !strcmp(a, "--subject-tokens") || !strcmp(a, "--metrics")) {
+		           !strcmp(a, "--subject-tokens") || !strcmp(a, "--metrics") ||
+		           !strcmp(a, "--probes-file") || !strcmp(a, "--probes-period")) {
 			if (!v) {
 				fprintf(stderr, "vigild: %s needs a value (see vigild --help)\n",
 				        a);
@@ -482,6 +489,10 @@ int main(int argc, char **argv)
 				vgd_opt.listen = v;
 			else if (!strcmp(a, "--metrics"))
 				metrics = v;
+			else if (!strcmp(a, "--probes-file"))
+				probes_file = v;
+			else if (!strcmp(a, "--probes-period"))
+				probes_period = v;
 			else if (!strcmp(a, "--tls-cert"))
 				tls_cert = v;
 			else if (!strcmp(a, "--tls-key"))
@@ -554,6 +565,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigild: -o DIR is required (see vigild --help)\n");
 		return 2;
 	}
+	if (vgd_probes_file_option(probes_file, probes_period) < 0)
+		return 2;
 	char state[PATH_MAX];
 	snprintf(state, sizeof state, "%s/.vigild", vgd_opt.out);
 	if ((mkdir(vgd_opt.out, 0777) < 0 && errno != EEXIST) ||
@@ -653,7 +666,8 @@ int main(int argc, char **argv)
 		int pending = 0;
 		for (size_t i = 0; i < nconns; i++)
 			pending |= vgd_io_pending(conns[i]);
-		int n = poll(pfds, 3 + polled, pending ? 0 : 1000);
+		int n = poll(pfds, 3 + polled,
+		             pending ? 0 : vgd_probes_file_wait_ms(vgd_now_ns(), 1000));
 		if (n < 0 && errno != EINTR) {
 			vgd_log("poll: %s", strerror(errno));
 			break;
@@ -661,6 +675,7 @@ int main(int argc, char **argv)
 		vgd_store_tick(0);
 		uint64_t now = vgd_now_ns();
 		vgd_relay_tick(now);
+		vgd_probes_file_tick(now);
 		for (size_t i = 0; i < polled; i++)
 			if (conns[i] && !conns[i]->dead && vgd_conn_check_time(conns[i], now) < 0) {
 				vgd_conn_free(conns[i], VGD_VANISHED);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/probe_pattern.h"
+#include "common/probe_file.h"
 #include "conn.h"
 
 enum owed { OWED_NOTHING, OWED_LIST };
@@ -343,6 +343,64 @@ static void clear_patterns(void)
 	for (size_t i = 0; i < npats; i++)
 		vg_probe_pattern_free(&pats[i].p);
 	npats = 0;
+}
+
+/* --probes-file (probes_file.c): the file's rules replace the patterns in force, those
+ * `vigil probes --collector` gave too, as `pattern reset` and then each rule in order
+ * would leave them. A C subject is told the same (it resets its probes to their
+ * configured states, then applies the rules itself, also for sensors it registers later;
+ * only the added rules when the file grew at its end) and lists its table again; other
+ * subjects get each listed sensor's new state by id (a sensor no rule names any more
+ * keeps its state: vigild does not know their configured states).
+ * Ownership of the rules' compiled patterns passes here. Returns the sensors switched in
+ * subjects whose states vigild knows. */
+long vgd_relay_replace(struct vg_probe_rule *rules, size_t n)
+{
+	/* The old rules followed by new ones (lines added at the end, the usual change): a
+	 * C subject only needs the new ones, and no sensor blinks off through a reset. */
+	size_t kept = npats <= n ? npats : 0;
+	for (size_t i = 0; i < kept; i++)
+		if (pats[i].enable != rules[i].enable || strcmp(pats[i].p.text, rules[i].p.text))
+			kept = 0;
+	clear_patterns();
+	struct pattern *v = n ? realloc(pats, n * sizeof *v) : pats;
+	if (n && !v) {
+		vg_probe_rules_free(rules, n);
+		vgd_log("--probes-file: out of memory; no patterns in force");
+		return 0;
+	}
+	pats = v;
+	for (size_t i = 0; i < n; i++)
+		pats[i] = (struct pattern){.enable = rules[i].enable, .p = rules[i].p};
+	npats = n;
+	free(rules);
+	long switched = 0;
+	char fwd[1100];
+	for (size_t i = 0; i < vgd_conn_count(); i++) {
+		struct vgd_conn *c = vgd_conn_at(i);
+		if (!subject_conn(c))
+			continue;
+		struct vgd_probes *p = c->probes;
+		if (!p || !p->asked) { /* not asked yet: its table and the patterns now */
+			if (npats)
+				ask_table(c);
+			continue;
+		}
+		if (c->subj.kind == VGF_KIND_C) {
+			if (!kept)
+				send_control(c, "pattern reset", OWED_NOTHING);
+			for (size_t k = kept; k < npats; k++) {
+				snprintf(fwd, sizeof fwd, "pattern %s %s",
+				         pats[k].enable ? "enable" : "disable", pats[k].p.text);
+				send_control(c, fwd, OWED_NOTHING);
+			}
+			send_control(c, "list 0", OWED_LIST); /* learns what the subject decided */
+			continue;
+		}
+		for (size_t k = 0; k < p->n; k++)
+			switched += push(c, &p->v[k], decided(p->v[k].name));
+	}
+	return switched;
 }
 
 /* `list`: every subject's table, `ok NOW N HOST:PID:ID:NAME:ON ...`. */

@@ -224,12 +224,9 @@ void vg__report_window_after_fork(void); /* the child times the same windows */
 /* control_report.c: `report categories|threads|sensors|suspend|resume ...`; tok[0] is
  * "report". 0, or -1 with the reason in err. */
 int vg__control_report(char *const *tok, int n, long *count, char *err, size_t errsize);
-/* A probe rule: `pattern enable|disable PATTERN`, or a line of the pattern file. */
-#include "common/probe_pattern.h"
-struct vg_probe_rule {
-	struct vg_probe_pattern p;
-	int enable;
-};
+/* A probe rule (struct vg_probe_rule): `pattern enable|disable PATTERN`, or a line of
+ * the pattern file. */
+#include "common/probe_file.h"
 /* The pattern file's rules replace the patterns in force (ownership of their compiled
  * patterns passes here); each registered sensor goes straight to the state its last
  * matching rule gives, or back to its configured state. Returns the sensors switched. */

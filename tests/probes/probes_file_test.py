@@ -1,7 +1,10 @@
 """VIGIL_PROBES_FILE (docs/control.md "Pattern file"): the subject re-reads a pattern file
-every VIGIL_PROBES_PERIOD and applies it as `vigil probes` would.
+every VIGIL_PROBES_PERIOD and applies it as `vigil probes` would. With --vigild, the same
+file kept by the collector instead (vigild --probes-file, docs/protocol.md "Pattern
+file"): the subject sends to vigild (VIGIL_TO), which re-reads the file and applies it as
+`vigil probes --collector` would, saying its problems in its log.
 
-usage: probes_file_test.py SUBJECT   (VIGIL_BIN: the build's bin directory)
+usage: probes_file_test.py SUBJECT [--vigild]   (VIGIL_BIN: the build's bin directory)
 
 The subject (tests/probes/probes_subject.c) registers app.a and app.b (off: VIGIL_SENSORS
 is vg.*) and fires them with increasing numbers n while the test changes the file; `ison`
@@ -25,7 +28,10 @@ import time
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 VIGIL = os.path.join(BIN, "vigil")
 SUBJECT = sys.argv[1]
+VIGILD = "--vigild" in sys.argv[2:]
 PERIOD_S = 0.02
+# Whose lines: the subject's stderr, or vigild's log.
+SAYS = "--probes-file" if VIGILD else "VIGIL_PROBES_FILE"
 
 
 class Failure(Exception):
@@ -44,16 +50,51 @@ class Test:
         self.file = os.path.join(self.dir, "probes")
         self.write("# nothing yet\n")
         env = {k: v for k, v in os.environ.items() if not k.startswith("VIGIL_")}
-        env.update({"VIGIL_OUT": self.trace, "VIGIL_SENSORS": "vg.*",
-                    "VIGIL_PROBES_FILE": self.file, "VIGIL_PROBES_PERIOD": "20ms"})
         self.err_path = os.path.join(self.dir, "stderr")
         self.err = open(self.err_path, "w")
+        self.vigild = None
+        if VIGILD:
+            self.start_vigild()
+            env.update({"VIGIL_TO": f"127.0.0.1:{self.port}", "VIGIL_TO_LINGER": "60000",
+                        "VIGIL_SPOOL": os.path.join(self.dir, "spool"),
+                        "VIGIL_SENSORS": "vg.*"})
+        else:
+            env.update({"VIGIL_OUT": self.trace, "VIGIL_SENSORS": "vg.*",
+                        "VIGIL_PROBES_FILE": self.file, "VIGIL_PROBES_PERIOD": "20ms"})
         self.p = subprocess.Popen([SUBJECT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=self.err, env=env, text=True)
         self.n = 0
         self.fired = {"app.a": [], "app.b": []}  # (n, state the subject said before)
         self.known_on = {"app.a": [], "app.b": []}  # n fired after `ison` said 1
         self.known_off = {"app.a": [], "app.b": []}
+
+    def start_vigild(self):
+        ready = os.path.join(self.dir, "ready")
+        self.log_path = os.path.join(self.dir, "vigild.log")
+        self.log = open(self.log_path, "w")
+        self.vigild = subprocess.Popen(
+            [os.path.join(BIN, "vigild"), "-o", self.trace, "--listen", "127.0.0.1:0",
+             "--no-socket", "--ready", ready, "--probes-file", self.file,
+             "--probes-period", "20ms"], stderr=self.log)
+        end = time.monotonic() + 60
+        while not os.path.exists(ready):
+            if self.vigild.poll() is not None or time.monotonic() > end:
+                self.vigild.kill()
+                self.vigild.wait()
+                raise Failure(f"vigild did not get ready: {open(self.log_path).read()}")
+            time.sleep(0.02)
+        with open(ready) as f:
+            self.port = json.load(f)["port"]
+
+    def stop_vigild(self):
+        """Ends vigild by its pid (SIGTERM: it stops in order) and returns the trace of
+        this host."""
+        self.vigild.terminate()
+        check(self.vigild.wait(timeout=60) == 0, f"vigild exit {self.vigild.returncode}")
+        hosts = [os.path.join(self.trace, h) for h in os.listdir(self.trace)
+                 if not h.startswith(".")]
+        check(len(hosts) == 1, f"hosts collected: {hosts}")
+        return hosts[0]
 
     def write(self, text):
         tmp = self.file + ".tmp"
@@ -93,8 +134,9 @@ class Test:
         raise Failure(f"{what}: the file never took effect ({want})")
 
     def stderr_lines(self):
-        with open(self.err_path) as f:
-            return [l for l in f.read().splitlines() if "VIGIL_PROBES_FILE" in l]
+        """The problems said (the subject's stderr or vigild's log)."""
+        with open(self.log_path if VIGILD else self.err_path) as f:
+            return [l for l in f.read().splitlines() if SAYS in l and "stay in force" in l]
 
     def said(self, fragment, what):
         """Waits for a line with `fragment`; then lets the file be read many more times
@@ -148,11 +190,19 @@ class Test:
         check(len(lines) == 5, f"five problems, five lines: {lines}")
         self.p.stdin.write("quit\n")
         self.p.stdin.close()
-        check(self.p.wait(timeout=60) == 0, f"subject exit {self.p.returncode}")
-        self.check_trace(written_at)
+        check(self.p.wait(timeout=120) == 0, f"subject exit {self.p.returncode}")
+        trace = self.trace
+        if VIGILD:
+            with open(self.err_path) as f:
+                check("stays in" not in f.read(), "the subject kept data in its spool")
+            trace = self.stop_vigild()
+            with open(self.log_path) as f:
+                applied = [l for l in f if "pattern" in l and "in force," in l]
+            check(len(applied) == 5, f"five contents applied, five lines: {applied}")
+        self.check_trace(trace, written_at)
 
-    def check_trace(self, written_at):
-        d = subprocess.run([VIGIL, "dump", "--json", self.trace], capture_output=True,
+    def check_trace(self, trace, written_at):
+        d = subprocess.run([VIGIL, "dump", "--json", trace], capture_output=True,
                            text=True)
         got = {"app.a": set(), "app.b": set()}
         for line in d.stdout.splitlines():
@@ -177,13 +227,16 @@ def main():
         t.run()
     except Failure as e:
         print("FAIL:", e)
-        if t.p.poll() is None:
-            t.p.kill()
-            t.p.wait()
+        for p in (t.p, t.vigild):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
         print(f"(kept {t.dir})")
         sys.exit(1)
     finally:
         t.err.close()
+        if t.vigild:
+            t.log.close()
     shutil.rmtree(t.dir)
 
 

@@ -1,0 +1,93 @@
+/* vigild --probes-file FILE (docs/protocol.md "Pattern file"): the subjects' pattern
+ * file kept by the collector, re-read every --probes-period (default 1 s) and applied
+ * as `vigil probes --collector` would apply its lines (relay.c). The file is read as the
+ * subject reads VIGIL_PROBES_FILE (common/probe_file.c): applied when its content
+ * changed and reads whole; a missing, empty or half-written file or a bad line is one
+ * log line per change of the file, and the patterns in force stay. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/probe_file.h"
+#include "conn.h"
+
+static const char *path;
+static uint64_t period_ns = 1000000000u, next_ns;
+static struct vg_probe_file seen;
+
+/* "250ms", "2s" or digits (milliseconds): 10 ms to 1 hour, as VIGIL_PROBES_PERIOD. */
+static int parse_period(const char *v, uint64_t *ns)
+{
+	unsigned long long x = 0;
+	const char *p = v;
+	while (*p >= '0' && *p <= '9' && x <= 3600000)
+		x = x * 10 + (unsigned long long)(*p++ - '0');
+	if (!strcmp(p, "s"))
+		x *= 1000;
+	else if (*p && strcmp(p, "ms"))
+		return -1;
+	if (p == v || x < 10 || x > 3600000)
+		return -1;
+	*ns = x * 1000000u;
+	return 0;
+}
+
+int vgd_probes_file_option(const char *file, const char *period)
+{
+	if (period && parse_period(period, &period_ns) < 0) {
+		fprintf(stderr,
+		        "vigild: --probes-period %s: expected a period from 10ms to 3600s (250ms, "
+		        "2s)\n",
+		        period);
+		return -1;
+	}
+	if (period && !file) {
+		fprintf(stderr, "vigild: --probes-period needs --probes-file FILE\n");
+		return -1;
+	}
+	path = file;
+	return 0;
+}
+
+static void look(void)
+{
+	struct vg_probe_rule *rules;
+	size_t n;
+	char err[400];
+	switch (vg_probe_file_look(&seen, path, &rules, &n, err, sizeof err)) {
+	case VG_PROBE_FILE_SAME:
+		return;
+	case VG_PROBE_FILE_UNREADABLE:
+		vgd_log("--probes-file %s: cannot read it (%s); the %zu pattern%s read before stay "
+		        "in force",
+		        path, err, seen.in_force, seen.in_force == 1 ? "" : "s");
+		return;
+	case VG_PROBE_FILE_BAD:
+		vgd_log("--probes-file %s:%s; the %zu pattern%s read before stay in force", path,
+		        err, seen.in_force, seen.in_force == 1 ? "" : "s");
+		return;
+	case VG_PROBE_FILE_RULES:
+		break;
+	}
+	long switched = vgd_relay_replace(rules, n);
+	if (!vgd_opt.quiet)
+		vgd_log("--probes-file %s: %zu pattern%s in force, %ld sensor%s switched", path, n,
+		        n == 1 ? "" : "s", switched, switched == 1 ? "" : "s");
+}
+
+void vgd_probes_file_tick(uint64_t now)
+{
+	if (!path || now < next_ns)
+		return;
+	next_ns = now + period_ns;
+	look();
+}
+
+int vgd_probes_file_wait_ms(uint64_t now, int wait_ms)
+{
+	if (!path)
+		return wait_ms;
+	uint64_t left = next_ns > now ? (next_ns - now + 999999) / 1000000 : 0;
+	return left < (uint64_t)wait_ms ? (int)left : wait_ms;
+}
