@@ -24,7 +24,8 @@ import sys
 
 ROOTS = ("/dev/shm", "/tmp")
 NAME = re.compile(r"^vigil-spool-(\d+)-(\d+)$")
-IN_CREATE, IN_MOVED_TO, IN_ISDIR, IN_NONBLOCK = 0x100, 0x80, 0x40000000, 0o4000
+IN_CREATE, IN_MOVED_TO, IN_ISDIR = 0x100, 0x80, 0x40000000
+IN_NONBLOCK, IN_CLOEXEC = 0o4000, 0o2000000
 
 
 def parent_of(pid):
@@ -53,7 +54,7 @@ def main():
         print("usage: spool_guard.py -- COMMAND [ARGS...]", file=sys.stderr)
         return 2
     libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.inotify_init1(IN_NONBLOCK)
+    fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
     roots = {}
     for root in ROOTS:
         wd = libc.inotify_add_watch(fd, root.encode(), IN_CREATE | IN_MOVED_TO) if fd >= 0 else -1

@@ -44,6 +44,7 @@ typedef int (*recvmmsg_fn)(int, struct mmsghdr *, unsigned, int, struct timespec
 		vg__net_stamp(&at);                                                                \
 		ssize_t r = call;                                                                  \
 		moved(in, fi, ci, out, fo, co, r, &at);                                            \
+		vg__io_done();                                                                     \
 		return r;                                                                          \
 	} while (0)
 
@@ -101,6 +102,7 @@ VG_API ssize_t vmsplice(int fd, const struct iovec *iov, size_t n, unsigned flag
 		vg__received(fd, c, r, 0);
 	else
 		vg__sent(fd, c, r, &at);
+	vg__io_done();
 	return r;
 }
 
@@ -117,6 +119,7 @@ VG_API int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	int r = f(fd, v, n, flags);
 	for (int i = 0; i < r; i++)
 		vg__sent(fd, c, v[i].msg_len, i ? NULL : &at);
+	vg__io_done();
 	return r;
 }
 

@@ -332,6 +332,7 @@ VG_API int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	int r = f(fd, addr, len);
 	if (r == 0 || errno == EINPROGRESS)
 		vg__net_fd_new(fd, "connect", 0, addr, len, &at);
+	vg__io_done();
 	return r;
 }
 

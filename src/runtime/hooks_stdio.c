@@ -131,6 +131,7 @@ static void out_end(struct out *o, int ok, size_t accepted)
 	remember(o->fp);
 	if (ok && o->before + accepted > after)
 		vg__sent(o->fp->_fileno, o->c, (ssize_t)(o->before + accepted - after), &o->at);
+	vg__io_done();
 }
 
 /* Reading a line-buffered or unbuffered stream first flushes a line-buffered stdout
@@ -174,6 +175,7 @@ static void in_end(struct in *i, int ok, size_t consumed)
 		if (out_after < i->out_before)
 			vg__sent(stdout->_fileno, i->oc, (ssize_t)(i->out_before - out_after),
 			         &i->at);
+		vg__io_done();
 	}
 	if (ok && consumed + after > i->before)
 		vg__received(i->fp->_fileno, i->c, (ssize_t)(consumed + after - i->before), 0);

@@ -373,8 +373,20 @@ struct vg_net_stamp {
 };
 #define VG_NET_IO_PAYLOAD 52
 void vg__net_make_room(void);
+/* io_flight.c: a thread between a send's stamp and its record says so in its word; the
+ * process's end waits for those still runnable (docs/net.md "At the end of a process"). */
+extern __thread _Atomic uint32_t *vg__io_word __attribute__((tls_model("initial-exec")));
+void vg__io_flight_join(void);  /* the calling thread, once it records */
+void vg__io_flight_leave(void); /* at its end */
+void vg__io_flight_after_fork(void);
+void vg__io_flight_wait(void); /* at the process's end */
+static inline void vg__io_done(void)
+{
+	atomic_store_explicit(vg__io_word, 0, memory_order_release);
+}
 static inline void vg__net_stamp(struct vg_net_stamp *st)
 {
+	atomic_store_explicit(vg__io_word, 1, memory_order_relaxed); /* cleared by vg__io_done */
 	/* A rename is recorded before the stamp, not between it and its event: the event
 	 * carries the current name and can still be dated at the call. */
 	vg__title_check();

@@ -66,6 +66,7 @@ static inline void vg__sent(int fd, uint32_t c, ssize_t r, const struct vg_net_s
 {
 	if (r > 0)
 		vg__net_fd_io(VG_B_NET_SEND, fd, c, (uint64_t)r, at);
+	vg__io_done();
 }
 
 static inline void vg__received(int fd, uint32_t c, ssize_t r, int flags)

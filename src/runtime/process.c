@@ -263,6 +263,7 @@ void vg__process_end(int status)
 {
 	if (!vg__rt.recording || atomic_exchange(&process_ended, 1))
 		return;
+	vg__io_flight_wait(); /* sends other threads made and have not recorded yet */
 	vg__logcap_process_end();
 	vg_value v[3];
 	v[0].u = (uint64_t)vg__rt.pid;
@@ -305,6 +306,7 @@ static void atfork_child(void)
 	vg__files_after_fork(); /* before the parent's streams are forgotten */
 	vg__stream_forget_after_fork();
 	vg__thread_table_after_fork();
+	vg__io_flight_after_fork();
 	if (!vg__rt.cfg.out[0])
 		return;
 	uint64_t parent_gen = vg__rt.process_gen;

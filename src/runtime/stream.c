@@ -601,6 +601,7 @@ void vg__stream_thread_start(void)
 	else
 		vg__emit_thread_begin(tid, st->self.gen, name);
 	vg__thread_table_join(&st->self); /* and renames by its creator, pending till now */
+	vg__io_flight_join();
 	vg__title_check();
 	if (vg__control_on) { /* a monitor may enable sensors placed on this thread */
 		pthread_mutex_lock(&vg__rt.lock);
@@ -617,6 +618,7 @@ void vg__stream_thread_exit(void)
 	if (t->state != STREAM_OPEN || !st)
 		return;
 	vg__thread_table_remove();
+	vg__io_flight_leave();
 	vg__title_check();
 	vg__emit_thread_end((uint32_t)st->self.id, st->self.gen);
 	vg__track_thread_exit();

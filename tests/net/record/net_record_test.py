@@ -74,6 +74,26 @@ def test_socketpair():
           and conns[0]["local"] != conns[0]["remote"], f"socketpair ends: {conns}")
 
 
+def test_exit_race():
+    """A send recorded after its call returns, by a thread preempted at that return while
+    another thread ends the process (tests/net/record/exit_race_subject.c makes it
+    certain): the process's end waits for it, so every byte received is covered by a send
+    (docs/net.md "At the end of a process"). The flake of three_tier_instrumented: a
+    server stopped once its client had its last reply lost that reply's send."""
+    subject = os.path.join(BIN, "net_exit_race_subject")
+    for i in range(10):
+        out, net, _ = record([subject])
+        r = json.loads(out.strip().splitlines()[-1])
+        check(r == {"sent": 100, "received": 100}, f"run {i}: subject said {r}")
+        net = [e for e in net if e["fields"].get("fd") != 1]  # its report on stdout
+        got = sorted((e["name"][len("vg.net."):], e["fields"]["len"]) for e in net
+                     if e["name"] in ("vg.net.send", "vg.net.recv"))
+        check(sum(n for k, n in got if k == "send") == 100 and
+              sum(n for k, n in got if k == "recv") == 100,
+              f"run {i}: sends and receives of the socketpair: {got}")
+        check_bytes_matched(net, kinds=("unix",))
+
+
 def test_dup():
     fds, net, got = stream("dup", {40: "40"})
     # fd w was closed before dup() may reuse its number as d: one connection, shared offsets.
