@@ -16,26 +16,10 @@ static const char *path;
 static uint64_t period_ns = 1000000000u, next_ns;
 static struct vg_probe_file seen;
 
-/* "250ms", "2s" or digits (milliseconds): 10 ms to 1 hour, as VIGIL_PROBES_PERIOD. */
-static int parse_period(const char *v, uint64_t *ns)
-{
-	unsigned long long x = 0;
-	const char *p = v;
-	while (*p >= '0' && *p <= '9' && x <= 3600000)
-		x = x * 10 + (unsigned long long)(*p++ - '0');
-	if (!strcmp(p, "s"))
-		x *= 1000;
-	else if (*p && strcmp(p, "ms"))
-		return -1;
-	if (p == v || x < 10 || x > 3600000)
-		return -1;
-	*ns = x * 1000000u;
-	return 0;
-}
-
 int vgd_probes_file_option(const char *file, const char *period)
 {
-	if (period && parse_period(period, &period_ns) < 0) {
+	long ms = 1000;
+	if (period && vg_probe_period_parse(period, &ms) < 0) {
 		fprintf(stderr,
 		        "vigild: --probes-period %s: expected a period from 10ms to 3600s (250ms, "
 		        "2s)\n",
@@ -46,6 +30,7 @@ int vgd_probes_file_option(const char *file, const char *period)
 		fprintf(stderr, "vigild: --probes-period needs --probes-file FILE\n");
 		return -1;
 	}
+	period_ns = (uint64_t)ms * 1000000u;
 	path = file;
 	return 0;
 }

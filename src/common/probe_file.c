@@ -30,6 +30,22 @@ void vg_probe_rules_free(struct vg_probe_rule *r, size_t n)
 	free(r);
 }
 
+int vg_probe_period_parse(const char *text, long *ms)
+{
+	long long x = 0;
+	const char *p = text;
+	while (*p >= '0' && *p <= '9' && x <= 3600000)
+		x = x * 10 + (*p++ - '0');
+	if (!strcmp(p, "s"))
+		x *= 1000;
+	else if (*p && strcmp(p, "ms"))
+		return -1;
+	if (p == text || x < 10 || x > 3600000)
+		return -1;
+	*ms = (long)x;
+	return 0;
+}
+
 /* Parses the whole content: 0 with the rules, or -1 with "LINE: why" in err. */
 static int parse(char *text, size_t len, struct vg_probe_rule **out, size_t *nout, char *err,
                  size_t errsize)

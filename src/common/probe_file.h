@@ -50,5 +50,8 @@ enum vg_probe_file_look vg_probe_file_look(struct vg_probe_file *f, const char *
                                            struct vg_probe_rule **rules, size_t *n, char *err,
                                            size_t errsize);
 void vg_probe_rules_free(struct vg_probe_rule *r, size_t n);
+/* The period between reads: "250ms", "2s" or digits (milliseconds), 10 ms to 1 hour.
+ * 0 with *ms, or -1. */
+int vg_probe_period_parse(const char *text, long *ms);
 
 #endif

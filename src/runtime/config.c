@@ -67,20 +67,13 @@ static void probes_file_settings(struct vg_config *cfg)
 	const char *v = getenv("VIGIL_PROBES_PERIOD");
 	if (!v || !*v)
 		return;
-	long long x = 0;
-	const char *p = v;
-	while (*p >= '0' && *p <= '9' && x <= 3600000)
-		x = x * 10 + (*p++ - '0');
-	if (!strcmp(p, "s"))
-		x *= 1000;
-	else if (*p && strcmp(p, "ms"))
-		x = -1;
-	if (p == v || x < 10 || x > 3600000)
+	long ms;
+	if (vg_probe_period_parse(v, &ms) < 0)
 		vg__warn("VIGIL_PROBES_PERIOD=%s is not a period from 10ms to 3600s (250ms, 2s); "
 		         "using 1s",
 		         v);
 	else
-		cfg->probes_period_ms = (int)x;
+		cfg->probes_period_ms = (int)ms;
 }
 
 /* The port of VIGIL_TO=HOST:PORT, or 0 when it is not a decimal number from 1 to 65535. */
