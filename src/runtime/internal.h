@@ -382,11 +382,15 @@ void vg__io_flight_after_fork(void);
 void vg__io_flight_wait(void); /* at the process's end */
 static inline void vg__io_done(void)
 {
-	atomic_store_explicit(vg__io_word, 0, memory_order_release);
+	_Atomic uint32_t *w = vg__io_word;
+	if (w)
+		atomic_store_explicit(w, 0, memory_order_release);
 }
 static inline void vg__net_stamp(struct vg_net_stamp *st)
 {
-	atomic_store_explicit(vg__io_word, 1, memory_order_relaxed); /* cleared by vg__io_done */
+	_Atomic uint32_t *w = vg__io_word; /* cleared by vg__io_done */
+	if (w)
+		atomic_store_explicit(w, 1, memory_order_relaxed);
 	/* A rename is recorded before the stamp, not between it and its event: the event
 	 * carries the current name and can still be dated at the call. */
 	vg__title_check();

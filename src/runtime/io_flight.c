@@ -27,15 +27,22 @@
 #define END_WAIT_NS 500000000ull /* 0.5 s: far longer than any preemption */
 
 /* The words live in the table, not in the threads' TLS: a thread's end frees its TLS
- * while the process's end may be reading. A thread without a slot writes a word nobody
- * reads. */
+ * while the process's end may be reading. A thread without a slot has no word. */
 static struct {
 	_Atomic uint32_t tid;  /* 0: free */
 	_Atomic uint32_t open; /* between a send's stamp and its record */
 } slots[SLOTS];
-static _Atomic uint32_t unread;
-__thread _Atomic uint32_t *vg__io_word __attribute__((tls_model("initial-exec"))) = &unread;
-static __thread int my_slot __attribute__((tls_model("initial-exec")));
+/* The only TLS here, zero-initialized (no padding before libvigil's other TLS):
+ * libvigil's initial-exec TLS must stay small (dlopen takes it from glibc's static TLS
+ * surplus: logmodel.postgres). */
+__thread _Atomic uint32_t *vg__io_word __attribute__((tls_model("initial-exec")));
+
+static int my_slot(void) /* 1 + the calling thread's slot, or 0 */
+{
+	return !vg__io_word
+	           ? 0
+	           : (int)((char *)vg__io_word - (char *)&slots[0].open) / (int)sizeof slots[0] + 1;
+}
 
 void vg__io_flight_join(void)
 {
@@ -46,7 +53,6 @@ void vg__io_flight_join(void)
 		    atomic_compare_exchange_strong(&slots[i].tid, &free_tid, tid)) {
 			atomic_store_explicit(&slots[i].open, 0, memory_order_relaxed);
 			vg__io_word = &slots[i].open;
-			my_slot = i + 1;
 			return;
 		}
 	}
@@ -54,22 +60,22 @@ void vg__io_flight_join(void)
 
 void vg__io_flight_leave(void)
 {
-	if (!my_slot)
+	int slot = my_slot();
+	if (!slot)
 		return;
-	vg__io_word = &unread;
-	atomic_store(&slots[my_slot - 1].tid, 0);
-	my_slot = 0;
+	vg__io_word = NULL;
+	atomic_store(&slots[slot - 1].tid, 0);
 }
 
 /* The child has the forking thread only. */
 void vg__io_flight_after_fork(void)
 {
+	int slot = my_slot();
 	for (int i = 0; i < SLOTS; i++)
-		if (i + 1 != my_slot)
+		if (i + 1 != slot)
 			atomic_store_explicit(&slots[i].tid, 0, memory_order_relaxed);
-	if (my_slot)
-		atomic_store_explicit(&slots[my_slot - 1].tid, vg__thread_tid(),
-		                      memory_order_relaxed);
+	if (slot)
+		atomic_store_explicit(&slots[slot - 1].tid, vg__thread_tid(), memory_order_relaxed);
 }
 
 /* Is thread tid of this process runnable (R) or in a short uninterruptible wait (D, a
