@@ -45,14 +45,14 @@ static const int greg_of[VG_SDT_NREGS] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, RE
                                           REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
                                           REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
 
-static uint64_t reg_value(const ucontext_t *uc, struct vg_sdt_regpart r)
+static uint64_t reg_value(const long long *gregs, struct vg_sdt_regpart r)
 {
-	uint64_t v = (uint64_t)uc->uc_mcontext.gregs[greg_of[r.reg]] >> r.shift;
+	uint64_t v = (uint64_t)gregs[greg_of[r.reg]] >> r.shift;
 	return r.width == 8 ? v : v & ((1ull << (8 * r.width)) - 1);
 }
 
 /* The value of one argument, truncated to its size and sign- or zero-extended. */
-static uint64_t arg_value(const struct vg_sdt_arg *a, const ucontext_t *uc, uint64_t bias)
+static uint64_t arg_value(const struct vg_sdt_arg *a, const long long *uc, uint64_t bias)
 {
 	uint64_t v = 0;
 	if (a->loc == VG_SDT_LOC_CONST) {
@@ -137,7 +137,7 @@ static uint64_t pair_close(uint16_t pair)
 	return d < DEPTH ? o->since[k][d] : 0;
 }
 
-void vg__usdt_record(const struct vg_usdt_site *s, const void *ucontext)
+void vg__usdt_record(const struct vg_usdt_site *s, const long long *gregs)
 {
 	vg_sensor *sensor = s->sensor;
 	uint64_t since = s->pair_role == VG_USDT_CLOSE ? pair_close(s->pair) : 0;
@@ -156,11 +156,25 @@ void vg__usdt_record(const struct vg_usdt_site *s, const void *ucontext)
 		p += 8;
 	}
 	for (unsigned i = 0; i < s->nargs; i++) {
-		uint64_t v = arg_value(&s->arg[i], ucontext, s->bias);
+		uint64_t v = arg_value(&s->arg[i], gregs, s->bias);
 		memcpy(p, &v, s->arg[i].size); /* little-endian: the low bytes */
 		p += s->arg[i].size;
 	}
 	vg_event_commit(p);
+}
+
+/* A trampoline's call (usdt_tramp.c): gregs as the int3 path's ucontext has them. */
+__attribute__((used)) void vg__usdt_jump_hit(const struct vg_usdt_site *s, long long *gregs);
+__attribute__((used)) void vg__usdt_jump_hit(const struct vg_usdt_site *s, long long *gregs)
+{
+	if (in_trap || !atomic_load_explicit(&s->armed, memory_order_relaxed))
+		return;
+	int saved = errno;
+	gregs[REG_RIP] = (long long)(atomic_load_explicit(&s->addr, memory_order_relaxed) + 1);
+	in_trap = 1;
+	vg__usdt_record(s, gregs);
+	in_trap = 0;
+	errno = saved;
 }
 
 /* ---- the handler ---- */
@@ -210,12 +224,20 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 		}
 	} else if (!s) {
 		chain(sig, si, ctx);
-	} else if (!in_trap && atomic_load_explicit(&s->armed, memory_order_relaxed)) {
-		in_trap = 1;
-		vg__usdt_record(s, uc);
-		in_trap = 0;
+	} else {
+		/* counted, so that usdt_jump.c knows when no thread still acts on an older path */
+		atomic_fetch_add(&s->in_flight, 1);
+		if (!in_trap && atomic_load_explicit(&s->armed, memory_order_relaxed)) {
+			in_trap = 1;
+			vg__usdt_record(s, uc->uc_mcontext.gregs);
+			in_trap = 0;
+		}
+		/* the bytes after the nop are (being) replaced: go on with their copies */
+		if (atomic_load(&s->path) != VG_USDT_PATH_INT3)
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)s->jump->resume;
+		atomic_fetch_sub(&s->in_flight, 1);
 	}
-	/* rip is past the int3, i.e. past the nop it stands for: the program goes on */
+	/* else rip is past the int3, i.e. past the nop it stands for: the program goes on */
 	errno = saved;
 }
 

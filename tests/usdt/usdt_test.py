@@ -4,8 +4,10 @@
   list      vigil usdt list on our subject (every operand form, compiled five ways), on its
             stripped copy, on Debian's PostgreSQL (its count against readelf -n), on libc
             (the path ldd gives), on a process (/proc/PID/maps) and on bad files
-  record    vigil record --usdt on each build of the subject: every event's values equal the
-            line the program printed for that probe hit; semaphores gate vt:sema
+  record    vigil record --usdt on each build of the subject, on the int3 path and on the jump
+            path: every event's values equal the line the program printed for that probe
+            hit; semaphores gate vt:sema; vt:joined (a branch lands inside the bytes a jump
+            would displace) stays on the int3 path with one line
   bad       a stripped build (symbol operands not understood) and a site already patched
             by another tool (an int3 over the nop): those sites untouched with one line
             each, the others recorded, the program's own SIGTRAP handler still called
@@ -18,6 +20,8 @@
   probes    vigil probes --pid PID enable/disable 'usdt:vt:*': events only inside the
             window; vigil check accepts the trace, babeltrace2 reads it
   dlopen    a library with a probe loaded by dlopen through RUNPATH after start
+  threads   vt:hot switched on and off 12 times while two threads run through it: no
+            harm, and every count recorded as the thread counted it
   linked    the subject linked with libvigil (what the sanitizer build checks)
 """
 import json
@@ -97,8 +101,8 @@ def check_list(tmp):
         doc, _ = usdt_list(exe)
         probes = {p["name"]: p for p in doc["objects"][0]["probes"]}
         assert set(probes) == {"ints", "consts", "globals", "fields", "statics", "regs", "sema",
-                               "work__start", "work__done"}, (name, sorted(probes))
-        assert doc["count"] == readelf_count(exe) == 9, (name, doc["count"])
+                               "work__start", "work__done", "joined", "hot"}, (name, sorted(probes))
+        assert doc["count"] == readelf_count(exe) == 11, (name, doc["count"])
         for p in probes.values():
             assert p["provider"] == "vt" and p["semaphore"].startswith("0x"), p
             assert "error" not in p, (name, p)
@@ -125,7 +129,7 @@ def check_list(tmp):
     run(["strip", "-s", stripped])
     doc, _ = usdt_list(stripped)
     probes = {p["name"]: p for p in doc["objects"][0]["probes"]}
-    assert len(probes) == 9, probes
+    assert len(probes) == 11, probes
     assert "symbol not in the file's symbol tables" in probes["statics"]["error"], probes["statics"]
     text = run([VIGIL, "usdt", "list", stripped])
     assert "! argument 1 (-4@g_i32(%rip))" in text.stdout, text.stdout
@@ -207,22 +211,44 @@ def own_lines(stderr):
     return [ln for ln in stderr.splitlines() if "is not a usable clock mapping" not in ln]
 
 
+def refusal(stderr):
+    """The one line saying vt:joined stays on the int3 path: a branch lands inside the
+    bytes a jump would displace (docs/usdt.md, "The jump path")."""
+    lines = own_lines(stderr)
+    assert len(lines) == 1 and "usdt vt:joined at " in lines[0] and \
+        "a branch or jump table may land at" in lines[0] and \
+        "it stays on the int3 path" in lines[0], stderr
+
+
 def check_record(tmp):
     for name, exe in builds(tmp).items():
-        trace = os.path.join(tmp, "t-" + name)
-        r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:*", "--", exe, str(N)])
-        assert own_lines(r.stderr) == [], r.stderr
-        want = printed(r.stdout)
-        got = [(n, v) for n, v, _ in events(trace)]
-        assert len(want) == 13 * N and "vt.sema" in {n for n, _ in want}, want
-        assert got == want, "%s:\n got %s\nwant %s" % (name, got[:8], want[:8])
-        check_intervals(trace, 3 * N)
+        for path in ("int3", "jump"):
+            trace = os.path.join(tmp, "t-%s-%s" % (name, path))
+            opt = ["--usdt-int3"] if path == "int3" else []
+            env = dict(os.environ, VIGIL_VERBOSE="1")
+            r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:*"] + opt +
+                    ["--", exe, str(N)], env=env)
+            said = [ln for ln in own_lines(r.stderr) if "matching sites armed" in ln]
+            # 11 sites (vt:hot's too); on the jump path all but vt:joined's
+            assert len(said) == 1 and said[0].endswith(
+                "usdt: 11 of 11 matching sites armed, %d on the jump path" %
+                (0 if path == "int3" else 10)), r.stderr
+            rest = "\n".join(ln for ln in r.stderr.splitlines() if ln not in said)
+            if path == "jump":
+                refusal(rest)
+            else:
+                assert own_lines(rest) == [], r.stderr
+            want = printed(r.stdout)
+            got = [(n, v) for n, v, _ in events(trace)]
+            assert len(want) == 14 * N and "vt.sema" in {n for n, _ in want}, want
+            assert got == want, "%s %s:\n got %s\nwant %s" % (name, path, got[:8], want[:8])
+            check_intervals(trace, 3 * N)
+            print("%s, %s path: %d events, every value as printed" % (name, path, len(got)))
         # only ints armed: vt:sema's semaphore stays 0, so its guarded site never runs
         trace = os.path.join(tmp, "u-" + name)
         r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:ints", "--", exe, str(N)])
         assert "vt.sema" not in r.stdout, r.stdout
         assert [n for n, _, _ in events(trace)] == ["vt.ints"] * N
-        print("%s: %d events, every value as printed" % (name, len(got)))
     # the relations are in the metadata: vigil relations and babeltrace2 see them
     r = run([VIGIL, "relations", trace])
     assert "vt.ints" in r.stdout, r.stdout
@@ -471,17 +497,28 @@ def check_linked(tmp):
     """The subject linked with libvigil (the sanitizer build's runtime), armed through
     VIGIL_USDT at start: the same values as through the preload."""
     exe = os.environ["USDT_LINKED"]
-    trace = os.path.join(tmp, "t")
-    env = dict(os.environ, VIGIL_OUT=trace, VIGIL_USDT="vt:*")
-    r = run([exe, str(N), "--trap"], env=env)
-    assert "usdt" not in r.stderr, r.stderr
-    assert "traps %d" % N in r.stdout, r.stdout
-    want = printed(r.stdout)
-    assert len(want) == 13 * N
-    assert [(n, v) for n, v, _ in events(trace)] == want
-    check_intervals(trace, 3 * N)
-    run([VIGIL, "check", trace])
-    print("linked: %d events, every value as printed" % len(want))
+    # the jump path's plans, as vigil record hands them over (VIGIL_USDT_PLAN)
+    r = run([VIGIL, "usdt", "plan", exe, "vt:*"])
+    plans = r.stdout.split()
+    refusal(r.stderr.replace("vigil usdt: %s: 10 sites planned for the jump path\n" % exe, ""))
+    assert len(plans) == 10, r.stdout
+    for path, plan in (("int3", None), ("jump", ";".join(plans))):
+        trace = os.path.join(tmp, "t-" + path)
+        env = dict(os.environ, VIGIL_OUT=trace, VIGIL_USDT="vt:*", VIGIL_VERBOSE="1")
+        if plan:
+            env["VIGIL_USDT_PLAN"] = plan
+        r = run([exe, str(N), "--trap"], env=env)
+        said = [ln for ln in own_lines(r.stderr) if "usdt" in ln]
+        assert len(said) == 1 and said[0].endswith(
+            "usdt: 11 of 11 matching sites armed, %d on the jump path" %
+            (10 if plan else 0)), r.stderr
+        assert "traps %d" % N in r.stdout, r.stdout
+        want = printed(r.stdout)
+        assert len(want) == 14 * N
+        assert [(n, v) for n, v, _ in events(trace)] == want
+        check_intervals(trace, 3 * N)
+        run([VIGIL, "check", trace])
+        print("linked, %s path: %d events, every value as printed" % (path, len(want)))
 
 
 def read_until(proc, lines, pred, what):
@@ -522,9 +559,10 @@ def check_probes(tmp):
         kids = open("/proc/%d/task/%d/children" % (rec.pid, rec.pid)).read().split()
         doc, _ = usdt_list(kids[0])
         obj = [o for o in doc["objects"] if o["path"] == exe][0]
-        state = {p["name"]: (p["armed"], p["semaphore_value"]) for p in obj["probes"]}
-        assert state["ints"] == (True, 1) and state["sema"] == (True, 1) and \
-            state["regs"] == (False, 0), state
+        state = {p["name"]: (p["armed"], p["semaphore_value"], p.get("entry"))
+                 for p in obj["probes"]}
+        assert state["ints"] == (True, 1, "jump") and state["sema"] == (True, 1, "jump") and \
+            state["regs"] == (False, 0, None), state
         n0 = len(lines)
         read_until(rec, lines, lambda ls: sum(1 for x in ls[n0:] if x.startswith("vt.sema")) >= 20,
                    "rounds with vt:sema armed")
@@ -565,6 +603,59 @@ def check_probes(tmp):
           (len(ints), len(sema), sum(1 for x in lines if x.startswith("vt.ints"))))
 
 
+def check_threads(tmp):
+    """Sites switched on and off over and over while two threads run through vt:hot as fast
+    as they can (so some are stopped inside the bytes the jump displaces): the program
+    runs on, and each thread's recorded counts rise by one within each window, as it
+    counted them."""
+    exe = builds(tmp)["gcc-O2"]
+    trace = os.path.join(tmp, "t")
+    env = dict(os.environ, SDT_PACE_US="1000", SDT_HOT="2")
+    rec = subprocess.Popen([VIGIL, "record", "-q", "--listen", "-o", trace, "--", exe,
+                            "100000000"], stdout=subprocess.PIPE, text=True, env=env)
+    lines = []
+    rounds = 12
+    try:
+        read_until(rec, lines, lambda ls: len(ls) >= 30, "the first rounds")
+        kids = open("/proc/%d/task/%d/children" % (rec.pid, rec.pid)).read().split()
+        for _ in range(rounds):
+            assert probes_switch(rec.pid, "enable", "usdt:vt:hot")["sites"] == 1
+            doc, _ = usdt_list(kids[0])
+            obj = [o for o in doc["objects"] if o["path"] == exe][0]
+            hot = [p for p in obj["probes"] if p["name"] == "hot"][0]
+            assert hot.get("entry") == "jump", hot
+            assert probes_switch(rec.pid, "disable", "usdt:vt:hot")["sites"] == 1
+        os.kill(int(kids[0]), signal.SIGUSR1)
+        lines += rec.stdout.read().splitlines(True)
+        rec.wait(timeout=120)
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    assert rec.returncode == 0, rec.returncode
+    final = {int(w[1]): int(w[2]) for w in (x.split() for x in lines) if w[0] == "vt.hot"}
+    assert sorted(final) == [0, 1], final
+    r = run([VIGIL, "dump", "--json", "--name", "vt.hot", trace])
+    per = {}
+    for x in r.stdout.splitlines():
+        e = json.loads(x)
+        per.setdefault(e["tid"], []).append((int(e["fields"]["arg1"]), int(e["fields"]["arg2"])))
+    assert len(per) == 2, per.keys()
+    windows = 0
+    for tid, evs in per.items():
+        k = evs[0][0]
+        assert all(a == k for a, _ in evs), tid
+        counts = [c for _, c in evs]
+        assert counts[-1] < final[k], (counts[-1], final[k])
+        # rising by one inside a window; a gap is the time between two windows
+        gaps = sum(1 for a, b in zip(counts, counts[1:]) if b != a + 1)
+        assert all(b > a for a, b in zip(counts, counts[1:])), tid
+        assert gaps <= rounds - 1, gaps
+        windows = max(windows, gaps + 1)
+    print("%d windows over 2 threads: %s events, counts rising by one in each" %
+          (rounds, sum(len(v) for v in per.values())))
+
+
 def main():
     what = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
@@ -572,7 +663,7 @@ def main():
         {"list": check_list, "record": check_record, "bad": check_bad,
          "postgres": check_postgres, "bufferpool": check_bufferpool,
          "linked": check_linked, "probes": check_probes,
-         "dlopen": check_dlopen}[what](tmp)
+         "dlopen": check_dlopen, "threads": check_threads}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
         raise
