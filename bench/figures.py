@@ -200,8 +200,9 @@ def usdt(out):
         "n/a (%s)" % u["uprobe_note"]
     return [Figure("usdt", "USDT site disarmed / the program alone (ns per loop)",
                    "%.2f / %.2f" % (u["disarmed_ns"], u["plain_ns"]), "", None),
-            Figure("usdt", "USDT site armed (int3 path), cost per hit / kernel uprobe (perf)",
-                   "%.0f ns / %s" % (u["armed_hit_ns"], peer), "", None)]
+            Figure("usdt", "USDT site armed, cost per hit: jump path / int3 path / kernel "
+                   "uprobe (perf)", "%.0f ns / %.0f ns / %s" % (
+                       u["jump_hit_ns"], u["armed_hit_ns"], peer), "", None)]
 
 
 def usdt_pg(out):

@@ -17,6 +17,8 @@
  * which nothing we call touches) as XCR0 allows, and the size of their save area. */
 __attribute__((visibility("hidden"))) uint64_t vg__usdt_xsave_mask;
 __attribute__((visibility("hidden"))) uint64_t vg__usdt_xsave_size;
+/* XSAVEC: the compacted form, which skips components in their initial state. */
+__attribute__((visibility("hidden"))) uint8_t vg__usdt_xsavec;
 
 int vg__usdt_tramp_init(void)
 {
@@ -34,6 +36,8 @@ int vg__usdt_tramp_init(void)
 				size = b + a;
 		}
 	vg__usdt_xsave_size = (size + 63) & ~(uint64_t)63;
+	__cpuid_count(0xD, 1, a, b, c, d);
+	vg__usdt_xsavec = (a >> 1) & 1;
 	vg__usdt_xsave_mask = mask;
 	return 1;
 }
@@ -87,7 +91,12 @@ __asm__(".text\n"
         "	mov %rax, 568(%rsp)\n"
         "	mov vg__usdt_xsave_mask(%rip), %eax\n"
         "	xor %edx, %edx\n"
-        "	xsave64 (%rsp)\n"
+        "	cmpb $0, vg__usdt_xsavec(%rip)\n"
+        "	je 1f\n"
+        "	xsavec64 (%rsp)\n"
+        "	jmp 2f\n"
+        "1:	xsave64 (%rsp)\n"
+        "2:\n"
         "	mov %r12, %rdi\n"
         "	mov %rbx, %rsi\n"
         "	call vg__usdt_jump_hit\n"

@@ -51,6 +51,50 @@ static uint64_t reg_value(const long long *gregs, struct vg_sdt_regpart r)
 	return r.width == 8 ? v : v & ((1ull << (8 * r.width)) - 1);
 }
 
+/* Fixed-size copies: a memcpy of a variable size became `rep movs`, which alone cost more
+ * than the rest of a jump-path hit. */
+static uint64_t load(uint64_t at, unsigned size)
+{
+	const void *p = (const void *)(uintptr_t)at;
+	switch (size) {
+	case 1:
+		return *(const uint8_t *)p;
+	case 2: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case 4: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	default: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
+	}
+}
+
+static uint8_t *store(uint8_t *p, uint64_t v, unsigned size)
+{
+	switch (size) {
+	case 1:
+		*p = (uint8_t)v;
+		break;
+	case 2:
+		memcpy(p, &(uint16_t){(uint16_t)v}, 2);
+		break;
+	case 4:
+		memcpy(p, &(uint32_t){(uint32_t)v}, 4);
+		break;
+	default:
+		memcpy(p, &v, 8);
+	}
+	return p + size;
+}
+
 /* The value of one argument, truncated to its size and sign- or zero-extended. */
 static uint64_t arg_value(const struct vg_sdt_arg *a, const long long *uc, uint64_t bias)
 {
@@ -67,7 +111,7 @@ static uint64_t arg_value(const struct vg_sdt_arg *a, const long long *uc, uint6
 			at += reg_value(uc, a->index) * a->scale;
 		/* The compiler named this operand as the argument's home at the site: it is
 		 * mapped there (the note says so), as any load of the program's would be. */
-		memcpy(&v, (const void *)(uintptr_t)at, a->size);
+		v = load(at, a->size);
 	}
 	if (a->size < 8) {
 		unsigned bits = 8u * a->size;
@@ -157,8 +201,7 @@ void vg__usdt_record(const struct vg_usdt_site *s, const long long *gregs)
 	}
 	for (unsigned i = 0; i < s->nargs; i++) {
 		uint64_t v = arg_value(&s->arg[i], gregs, s->bias);
-		memcpy(p, &v, s->arg[i].size); /* little-endian: the low bytes */
-		p += s->arg[i].size;
+		p = store(p, v, s->arg[i].size); /* little-endian: the low bytes */
 	}
 	vg_event_commit(p);
 }

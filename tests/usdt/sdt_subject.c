@@ -13,7 +13,8 @@
  * handler, which must still run while vigil's is installed). SDT_PACE_US=U: sleep U µs
  * per round; SIGUSR1 ends the loop (run-time switching tests). SDT_HOT=K: K more threads
  * run vt:hot as fast as they can (arg1: the thread's number, arg2: its count, rising by
- * one) while sites are switched; each prints "vt.hot K COUNT" at the end. */
+ * one) while sites are switched; each prints "vt.hot K COUNT" at the end. SDT_LOG: a
+ * log line per round on stderr (a recording with log models and probe events). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -177,6 +178,7 @@ int main(int argc, char **argv)
 	const char *pace = getenv("SDT_PACE_US");
 	struct timespec nap = {0, pace ? atol(pace) * 1000 : 0};
 	signal(SIGUSR1, on_usr1);
+	int log_rounds = getenv("SDT_LOG") != NULL;
 	const char *hot_env = getenv("SDT_HOT");
 	long nhot = hot_env ? atol(hot_env) : 0;
 	pthread_t hots[8];
@@ -209,6 +211,8 @@ int main(int argc, char **argv)
 			printf("vt.sema %d\n", i);
 		}
 		joined(i);
+		if (log_rounds) /* a log statement: vigil record counts it into a log model */
+			fprintf(stderr, "LOG:  round %d done\n", i);
 		if (trap)
 			raise(SIGTRAP);
 	}

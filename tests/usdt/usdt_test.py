@@ -22,6 +22,7 @@
   dlopen    a library with a probe loaded by dlopen through RUNPATH after start
   threads   vt:hot switched on and off 12 times while two threads run through it: no
             harm, and every count recorded as the thread counted it
+  model     a recording with log models and USDT events: vigil model hints at --from-trace
   linked    the subject linked with libvigil (what the sanitizer build checks)
 """
 import json
@@ -656,6 +657,34 @@ def check_threads(tmp):
           (rounds, sum(len(v) for v in per.values())))
 
 
+def check_model(tmp):
+    """A recording with log models (the program's stderr) and USDT events: vigil model
+    models the log statements and says, in one hint, that --from-trace models the
+    probes; with --from-trace the probes are its event types (docs/model.md)."""
+    exe = builds(tmp)["gcc-O2"]
+    trace = os.path.join(tmp, "t")
+    env = dict(os.environ, SDT_LOG="1")
+    run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:*", "--", exe, str(N)], env=env)
+    r = run([VIGIL, "model", trace, "-o", os.path.join(tmp, "log.vgm")])
+    hints = [ln for ln in r.stderr.splitlines() if "hint:" in ln]
+    assert len(hints) == 1 and "also recorded 11 sensors (vt." in hints[0] and \
+        "`vigil model --from-trace %s` models those events" % trace in hints[0], r.stderr
+    with open(os.path.join(tmp, "log.vgm")) as f:
+        text = f.read()
+    assert "round" in text and "sensor:vt." not in text, text[:2000]
+    r = run([VIGIL, "model", "--from-trace", trace, "-o", os.path.join(tmp, "usdt.vgm")])
+    assert "hint:" not in r.stderr, r.stderr
+    with open(os.path.join(tmp, "usdt.vgm")) as f:
+        text = f.read()
+    assert "sensor:vt.ints" in text, text[:2000]
+    # a recording without sensors of its own gets no hint
+    plain = os.path.join(tmp, "p")
+    run([VIGIL, "record", "-q", "-o", plain, "--", exe, str(N)], env=env)
+    r = run([VIGIL, "model", plain, "-o", os.path.join(tmp, "p.vgm")])
+    assert "hint:" not in r.stderr, r.stderr
+    print("log models used, one hint naming --from-trace; none without sensors")
+
+
 def main():
     what = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
@@ -663,7 +692,7 @@ def main():
         {"list": check_list, "record": check_record, "bad": check_bad,
          "postgres": check_postgres, "bufferpool": check_bufferpool,
          "linked": check_linked, "probes": check_probes,
-         "dlopen": check_dlopen, "threads": check_threads}[what](tmp)
+         "dlopen": check_dlopen, "threads": check_threads, "model": check_model}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
         raise
