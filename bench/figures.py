@@ -209,7 +209,8 @@ def usdt_pg(out):
     u = _load(out, "usdt_pg.json")
     rows = (("record", "under vigil record, no --usdt"),
             ("buffer", "with its buffer__* USDT probes armed"),
-            ("all", "with its 71 USDT probes armed"))
+            ("all", "with its 71 USDT probes armed"),
+            ("all-int3", "with its 71 USDT probes armed, int3 path only"))
     return [Figure("usdt-pg", "pgbench %s / no vigil: tps, server CPU per transaction" % what,
                    "%.2f x, %.2f x" % (u[key]["tps_ratio"], u[key]["cpu_ratio"]), "", None)
             for key, what in rows]
