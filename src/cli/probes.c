@@ -51,6 +51,8 @@ static void usage(FILE *f)
 	    "usdt:PROVIDER:GLOB arms (enable) or disarms (disable) the SDT probe sites of\n"
 	    "the process's loaded objects whose probe matches, raising or lowering their\n"
 	    "semaphores; each probe records as the sensor PROVIDER.PROBE (docs/usdt.md).\n"
+	    "With --pid, the sites are first planned for the jump path (a trampoline, with\n"
+	    "capstone); through --collector each subject arms them with a breakpoint.\n"
 	    "reset forgets the patterns and puts every sensor back as configured.\n\n"
 	    "options:\n"
 	    "  --pid PID              the process (up to 8 monitors may attach at once)\n"
@@ -484,11 +486,9 @@ int vg_cmd_probes(int argc, char **argv)
 		return 2;
 	}
 	int usdt = text && !strncmp(text, "usdt:", 5) && strcmp(verb, "list");
-	if (usdt && (collector || strchr(text, '"') || strchr(text, '\\'))) {
+	if (usdt && (strchr(text, '"') || strchr(text, '\\') || strchr(text, ' '))) {
 		fprintf(stderr, "vigil probes: %s: %s\n", text,
-		        collector ? "USDT sites are switched per process (--pid), not through "
-		                    "the collector yet"
-		                  : "quotes and backslashes cannot name a probe");
+		        "quotes, backslashes and spaces cannot name a probe");
 		vg_probe_pattern_free(&pat);
 		return 2;
 	}

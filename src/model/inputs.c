@@ -156,8 +156,8 @@ static void note_unmodelled(const char *path, struct vgm_input_stats *st)
 			if (!strncmp(name, "vg.", 3))
 				continue;
 			if (!n++)
-				snprintf(st->unmodelled_example, sizeof st->unmodelled_example, "%s",
-				         name);
+				snprintf(st->unmodelled_example, sizeof st->unmodelled_example,
+				         "%s", name);
 		}
 	}
 	vgt_close(t);

@@ -23,6 +23,8 @@
   threads   vt:hot switched on and off 12 times while two threads run through it: no
             harm, and every count recorded as the thread counted it
   model     a recording with log models and USDT events: vigil model hints at --from-trace
+  collector vigil probes --collector enable/disable 'usdt:vt:ints': relayed by vigild to
+            each subject, one connecting later included
   linked    the subject linked with libvigil (what the sanitizer build checks)
 """
 import json
@@ -685,6 +687,78 @@ def check_model(tmp):
     print("log models used, one hint naming --from-trace; none without sensors")
 
 
+def site_state(pid, exe, probe):
+    """(armed, entry) of a probe's site in process pid, from vigil usdt list PID."""
+    doc, _ = usdt_list(str(pid))
+    obj = [o for o in doc["objects"] if o["path"] == exe][0]
+    p = [p for p in obj["probes"] if p["name"] == probe][0]
+    return p["armed"], p.get("entry")
+
+
+def wait_state(pid, exe, probe, want, what):
+    deadline = time.time() + 60
+    while site_state(pid, exe, probe) != want:
+        if time.time() > deadline:
+            raise AssertionError("%s: %s is %s, not %s" % (what, probe,
+                                                          site_state(pid, exe, probe), want))
+        time.sleep(0.05)
+
+
+def check_collector(tmp):
+    """vigil probes --collector enable/disable 'usdt:vt:ints': vigild relays it to every
+    C subject, and to one that connects later; each arms (int3: the plans need the
+    subject's own files) and disarms its site; the collected trace holds vt.ints events
+    and no other probe's."""
+    sys.path.insert(0, os.path.join(SRC, "tests", "collector"))
+    from vgd import Collector  # noqa: E402
+    exe = builds(tmp)["gcc-O2"]
+    c = Collector(os.path.join(tmp, "out")).start()
+    env = dict(os.environ, SDT_PACE_US="2000")
+    subs = []
+
+    def subject():
+        p = subprocess.Popen([VIGIL, "record", "-q", "--to", c.addr(), "--", exe, "100000000"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+        subs.append(p)
+        read_until(p, [], lambda ls: len(ls) >= 20, "the subject's first rounds")
+        return int(open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()[0])
+
+    def probes(verb):
+        r = run([VIGIL, "probes", "--collector", c.addr(), "--json", verb, "usdt:vt:ints"])
+        return json.loads(r.stdout)
+
+    try:
+        first = subject()
+        on = probes("enable")
+        assert on["usdt"] == "vt:ints" and on["subjects"] in (0, 1), on
+        wait_state(first, exe, "ints", (True, "int3"), "after enable")
+        second = subject()  # connects after the enable: told as it says hello
+        wait_state(second, exe, "ints", (True, "int3"), "a subject connecting later")
+        assert site_state(first, exe, "regs") == (False, None)
+        off = probes("disable")
+        assert off["subjects"] == 2, off
+        for pid in (first, second):
+            wait_state(pid, exe, "ints", (False, None), "after disable")
+            os.kill(pid, signal.SIGUSR1)
+        for p in subs:
+            p.communicate(timeout=120)
+            assert p.returncode == 0, p.returncode
+    finally:
+        for p in subs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert c.stop() == 0
+    r = run([VIGIL, "dump", "--json", os.path.join(tmp, "out")])
+    names = [json.loads(x)["name"] for x in r.stdout.splitlines()]
+    ints = names.count("vt.ints")
+    assert ints > 0 and not [n for n in names if n.startswith("vt.") and n != "vt.ints"], ints
+    r = run([VIGIL, "probes", "--collector", "127.0.0.1:1", "enable", "usdt:vt:x y"],
+            check=False)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    print("through the collector: 2 subjects armed and disarmed, %d vt.ints events" % ints)
+
+
 def main():
     what = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
@@ -692,7 +766,8 @@ def main():
         {"list": check_list, "record": check_record, "bad": check_bad,
          "postgres": check_postgres, "bufferpool": check_bufferpool,
          "linked": check_linked, "probes": check_probes,
-         "dlopen": check_dlopen, "threads": check_threads, "model": check_model}[what](tmp)
+         "dlopen": check_dlopen, "threads": check_threads, "model": check_model,
+         "collector": check_collector}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
         raise
