@@ -75,10 +75,13 @@ struct elf {
 	const Elf64_Shdr *sh;
 	unsigned nsh;
 	int is_dyn;
+	uint64_t code_lo, code_hi; /* the span of the executable sections */
 };
 
 static int in_code(const struct elf *e, uint64_t a)
 {
+	if (a < e->code_lo || a >= e->code_hi) /* most words are far from any code */
+		return 0;
 	for (unsigned i = 0; i < e->nsh; i++)
 		if ((e->sh[i].sh_flags & SHF_EXECINSTR) && e->sh[i].sh_type == SHT_PROGBITS &&
 		    a >= e->sh[i].sh_addr && a < e->sh[i].sh_addr + e->sh[i].sh_size)
@@ -154,13 +157,18 @@ static int branch_targets(const struct elf *e, struct u64s *t)
 	cs_free(insn, 1);
 	cs_close(&h);
 	for (size_t i = 0; i + 1 < leas.n; i += 2) { /* relative jump tables */
-		uint64_t base = leas.v[i], from = leas.v[i + 1];
-		for (uint64_t a = base; a < base + 4096; a += 4) {
-			const uint8_t *w = bytes_at(e, a, 4);
-			if (!w)
-				break;
+		uint64_t base = leas.v[i], from = leas.v[i + 1], avail = 0;
+		for (unsigned k = 0; k < e->nsh && !avail; k++) {
+			const Elf64_Shdr *d = &e->sh[k];
+			if (d->sh_type == SHT_PROGBITS && (d->sh_flags & SHF_ALLOC) &&
+			    base >= d->sh_addr && base < d->sh_addr + d->sh_size &&
+			    d->sh_offset + d->sh_size <= e->size)
+				avail = d->sh_addr + d->sh_size - base;
+		}
+		const uint8_t *w = avail ? bytes_at(e, base, 1) : NULL;
+		for (uint64_t a = 0; w && a + 4 <= avail && a < 4096; a += 4) {
 			int32_t off;
-			memcpy(&off, w, 4);
+			memcpy(&off, w + a, 4);
 			uint64_t to = base + (uint64_t)(int64_t)off;
 			if (to - from + (1u << 20) < (2u << 20) && in_code(e, to))
 				push(t, to);
@@ -369,6 +377,14 @@ int vg_usdt_plan_file(const char *path, const char *shown, const char *patterns,
 		e.sh = (const Elf64_Shdr *)((const uint8_t *)data + eh->e_shoff);
 		e.nsh = eh->e_shnum;
 	}
+	e.code_lo = UINT64_MAX;
+	for (unsigned i = 0; i < e.nsh; i++)
+		if ((e.sh[i].sh_flags & SHF_EXECINSTR) && e.sh[i].sh_type == SHT_PROGBITS) {
+			if (e.sh[i].sh_addr < e.code_lo)
+				e.code_lo = e.sh[i].sh_addr;
+			if (e.sh[i].sh_addr + e.sh[i].sh_size > e.code_hi)
+				e.code_hi = e.sh[i].sh_addr + e.sh[i].sh_size;
+		}
 	if (!e.nsh || branch_targets(&e, &targets) < 0)
 		goto done;
 	csh h;
