@@ -368,10 +368,13 @@ static struct vg_usdt_jump *plan_for(const struct object *o, const struct vg_sdt
 		         p->provider, p->name, o->path, p->pc);
 		return NULL;
 	}
-	struct vg_usdt_jump *j = malloc(sizeof *j);
-	if (j)
-		*j = *plan;
-	return j;
+	/* a pool beside the table (entries are never removed, nor their plans) */
+	static struct vg_usdt_jump pool[TABLE_SLOTS / 2];
+	static size_t used;
+	if (used == TABLE_SLOTS / 2)
+		return NULL;
+	pool[used] = *plan;
+	return &pool[used++];
 }
 
 /* Arms one site (caller holds usdt_lock): 1 armed now, 0 already armed or left

@@ -217,7 +217,7 @@ static uint8_t *slot_near(uintptr_t site)
 	for (int64_t step = 1; step <= 24; step++)
 		for (int sign = -1; sign <= 1; sign += 2) {
 			uintptr_t want =
-			    (site & ~(uintptr_t)0xFFFFF) + (uintptr_t)(sign * step << 26);
+			    (site & ~(uintptr_t)0xFFFFF) + (uintptr_t)(sign * (step << 26));
 			void *m = mmap((void *)want, (size_t)pagesize, PROT_READ | PROT_WRITE,
 			               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 			if (m == MAP_FAILED)
