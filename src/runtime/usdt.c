@@ -84,8 +84,7 @@ static int prot_of(uint32_t flags)
 
 /* Writes `to` over the byte at `at` if it holds `from`: 0, or -1 with why. The page is
  * made writable around the store (it stays executable, so threads running in it go
- * on); where that is refused (a W^X policy), /proc/self/mem writes through the
- * protection as a debugger does. */
+ * on), or written through /proc/self/mem (usdt_jump.c's vg__usdt_code_write). */
 static int patch(uint8_t *at, int prot, uint8_t from, uint8_t to, char *why, size_t whysize)
 {
 	uint8_t now = *(volatile uint8_t *)at;
@@ -94,27 +93,7 @@ static int patch(uint8_t *at, int prot, uint8_t from, uint8_t to, char *why, siz
 		         from == VG_USDT_NOP ? " (already patched by another tool?)" : "");
 		return -1;
 	}
-	long pagesize = sysconf(_SC_PAGESIZE);
-	void *page = (void *)((uintptr_t)at & ~(uintptr_t)(pagesize - 1));
-	if (mprotect(page, (size_t)pagesize, prot | PROT_WRITE) == 0) {
-		__atomic_store_n(at, to, __ATOMIC_SEQ_CST);
-		if (mprotect(page, (size_t)pagesize, prot) < 0)
-			vg__warn("usdt: cannot restore the protection of the page at %p: %s", page,
-			         strerror(errno));
-		return 0;
-	}
-	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-	ssize_t w = fd >= 0 ? pwrite(fd, &to, 1, (off_t)(uintptr_t)at) : -1;
-	int e = errno;
-	if (fd >= 0)
-		close(fd);
-	if (w != 1) {
-		snprintf(why, whysize,
-		         "cannot write the code page (mprotect and /proc/self/mem: %s)",
-		         strerror(e));
-		return -1;
-	}
-	return 0;
+	return vg__usdt_code_write(at, &to, 1, prot, why, whysize);
 }
 
 /* ---- patterns: PROVIDER:GLOB ---- */
