@@ -292,8 +292,20 @@ static int print_plan(const char *text, void *arg)
  * (VIGIL_USDT_PLAN takes them joined by ';'), refusals on stderr. */
 static int plan(const char *binary, const char *patterns)
 {
-	if (access(binary, R_OK) < 0) {
+	struct stat st;
+	char magic[4] = "";
+	int fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		fprintf(stderr, "vigil usdt: %s: %s\n", binary, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	ssize_t got = S_ISREG(st.st_mode) ? read(fd, magic, 4) : -1;
+	close(fd);
+	if (got != 4 || memcmp(magic, "\177ELF", 4)) {
+		fprintf(stderr, "vigil usdt: %s: %s\n", binary,
+		        S_ISREG(st.st_mode) ? "not an ELF file" : "not a regular file");
 		return 1;
 	}
 	int n = vg_usdt_plan_file(binary, binary, patterns, print_plan, NULL);

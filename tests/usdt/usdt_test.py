@@ -329,6 +329,18 @@ def check_bad(tmp):
     r = run([VIGIL, "record", "-q", "-o", os.path.join(tmp, "x"), "--usdt", "nocolon", "--",
              "/bin/true"], check=False)
     assert r.returncode == 2 and "expected PROVIDER:PROBE" in r.stderr, r.stderr
+    # vigil usdt plan on what is not an ELF file: one line, exit 1; the patched site has
+    # no plan (one line), the stripped file's sites have theirs
+    notelf = os.path.join(tmp, "notelf")
+    with open(notelf, "w") as f:
+        f.write("#!/bin/sh\n")
+    for bad, why in (("/dev/null", "not a regular file"), (notelf, "not an ELF file"),
+                     (os.path.join(tmp, "missing"), "No such file")):
+        r = run([VIGIL, "usdt", "plan", bad, "vt:*"], check=False)
+        assert r.returncode == 1 and r.stderr.count("\n") == 1 and why in r.stderr, r.stderr
+    r = run([VIGIL, "usdt", "plan", patched, "vt:consts"])
+    assert r.stdout == "" and "usdt vt:consts at" in r.stderr and \
+        "the site is not a nop" in r.stderr, r.stderr
     print("stripped and patched sites left untouched, one line each; SIGTRAP chained")
 
 
