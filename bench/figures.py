@@ -200,15 +200,17 @@ def usdt(out):
         "n/a (%s)" % u["uprobe_note"]
     return [Figure("usdt", "USDT site disarmed / the program alone (ns per loop)",
                    "%.2f / %.2f" % (u["disarmed_ns"], u["plain_ns"]), "", None),
-            Figure("usdt", "USDT site armed (int3 path), cost per hit / kernel uprobe (perf)",
-                   "%.0f ns / %s" % (u["armed_hit_ns"], peer), "", None)]
+            Figure("usdt", "USDT site armed, cost per hit: jump path / int3 path / kernel "
+                   "uprobe (perf)", "%.0f ns / %.0f ns / %s" % (
+                       u["jump_hit_ns"], u["armed_hit_ns"], peer), "", None)]
 
 
 def usdt_pg(out):
     u = _load(out, "usdt_pg.json")
     rows = (("record", "under vigil record, no --usdt"),
             ("buffer", "with its buffer__* USDT probes armed"),
-            ("all", "with its 71 USDT probes armed"))
+            ("all", "with its 71 USDT probes armed"),
+            ("all-int3", "with its 71 USDT probes armed, int3 path only"))
     return [Figure("usdt-pg", "pgbench %s / no vigil: tps, server CPU per transaction" % what,
                    "%.2f x, %.2f x" % (u[key]["tps_ratio"], u[key]["cpu_ratio"]), "", None)
             for key, what in rows]

@@ -11,15 +11,18 @@ the median of RUNS runs, ns per loop iteration, all in this run:
   plain      the program alone (the nop runs)
   disarmed   under vigil record --usdt 'bench:cold' (another site armed, this one not):
              the same instructions, so the same cost
-  armed      under vigil record --usdt 'bench:hit': int3, the SIGTRAP handler decoding
-             both operands and recording the event, sigreturn
+  int3       under vigil record --usdt-int3 --usdt 'bench:hit': int3, the SIGTRAP
+             handler decoding both operands and recording the event, sigreturn
+  jump       under vigil record --usdt 'bench:hit': the site's jump into its trampoline
+             (the registers and vector state saved, the same recorder), the displaced
+             instructions, the jump back (docs/usdt.md, "The jump path")
   uprobe     the kernel's uprobe on the same site, counted by `perf stat -e` after
              `perf probe -x usdt-bench -a sdt_bench:hit` (where perf may add uprobes;
              said otherwise)
 
-cost per hit = (armed - plain), and the uprobe's the same way. The armed runs' traces must
-hold exactly one bench.hit event per iteration with its two values (i, 3i), or the
-benchmark fails."""
+cost per hit = (armed - plain) at the same number of iterations, and the uprobe's the same
+way. The armed runs' traces must hold exactly one bench.hit event per iteration with its two
+values (i, 3i), or the benchmark fails."""
 import json
 import os
 import shutil
@@ -33,6 +36,7 @@ SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else (2 if SMOKE else 7)
 N_FAST = 20_000 if SMOKE else 50_000_000  # iterations through a nop
 N_TRAP = 2_000 if SMOKE else 300_000  # iterations through a trap
+N_JUMP = 20_000 if SMOKE else 2_000_000  # iterations through the jump path
 OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
 VIGIL = os.path.join(BUILD, "bin", "vigil")
 SUBJECT = os.path.join(BUILD, "bench", "usdt-bench")
@@ -61,12 +65,20 @@ def median(cmd_of, what):
 
 
 def check_trace(trace, n):
-    r = subprocess.run([VIGIL, "dump", "--json", trace], capture_output=True, text=True)
-    hits = [json.loads(ln)["fields"] for ln in r.stdout.splitlines() if '"bench.hit"' in ln]
-    if len(hits) != n or any(int(h["arg2"]) != 3 * int(h["arg1"]) for h in hits) or \
-            sorted(int(h["arg1"]) for h in hits) != list(range(n)):
-        raise SystemExit("usdt_bench: %s holds %d bench.hit events, %d expected with "
-                         "arg2 = 3 * arg1" % (trace, len(hits), n))
+    """One bench.hit per iteration, in order, with arg1 = i and arg2 = 3 i (streamed)."""
+    p = subprocess.Popen([VIGIL, "dump", "--json", "--name", "bench.hit", trace],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    i = 0
+    for ln in p.stdout:
+        f = json.loads(ln)["fields"]
+        if int(f["arg1"]) != i or int(f["arg2"]) != 3 * i:
+            p.kill()
+            break
+        i += 1
+    p.wait()
+    if i != n:
+        raise SystemExit("usdt_bench: %s holds %d bench.hit events in order, %d expected "
+                         "with arg2 = 3 * arg1" % (trace, i, n))
 
 
 def uprobe(tmp):
@@ -115,19 +127,27 @@ def main():
                           "disarmed")
         plain_trap = median(lambda k: [SUBJECT, str(N_TRAP)], "plain")
         armed = median(lambda k: [VIGIL, "record", "-q", "-o", os.path.join(tmp, "a%d" % k),
-                                  "--usdt", "bench:hit", "--", SUBJECT, str(N_TRAP)], "armed")
+                                  "--usdt-int3", "--usdt", "bench:hit", "--", SUBJECT,
+                                  str(N_TRAP)], "int3")
         for k in range(RUNS):
             check_trace(os.path.join(tmp, "a%d" % k), N_TRAP)
+        plain_jump = median(lambda k: [SUBJECT, str(N_JUMP)], "plain")
+        jump = median(lambda k: [VIGIL, "record", "-q", "-o", os.path.join(tmp, "j%d" % k),
+                                 "--usdt", "bench:hit", "--", SUBJECT, str(N_JUMP)], "jump")
+        for k in range(RUNS):
+            check_trace(os.path.join(tmp, "j%d" % k), N_JUMP)
         up, why = uprobe(tmp)
         res = {"plain_ns": plain, "disarmed_ns": disarmed, "plain_trap_ns": plain_trap,
                "armed_ns": armed, "armed_hit_ns": armed - plain_trap,
+               "plain_jump_ns": plain_jump, "jump_ns": jump, "jump_hit_ns": jump - plain_jump,
                "uprobe_ns": up, "uprobe_hit_ns": up - plain_trap if up is not None else None,
                "uprobe_note": why, "runs": RUNS, "n_fast": N_FAST, "n_trap": N_TRAP,
-               "smoke": SMOKE}
+               "n_jump": N_JUMP, "smoke": SMOKE}
         print("usdt site, ns per iteration     plain   vigil")
         print("  disarmed (nop)             %7.2f %7.2f" % (plain, disarmed))
-        print("  armed, cost per hit                %8.0f   (kernel uprobe via perf: %s)" %
-              (armed - plain_trap, "%.0f" % (up - plain_trap) if up is not None else why))
+        print("  armed, cost per hit: jump path %.0f, int3 path %.0f; kernel uprobe via "
+              "perf: %s" % (jump - plain_jump, armed - plain_trap,
+                            "%.0f" % (up - plain_trap) if up is not None else why))
         with open(os.path.join(OUT, "usdt.json"), "w") as f:
             json.dump(res, f, indent=1)
     finally:

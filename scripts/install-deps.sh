@@ -43,6 +43,9 @@ pkgs+=(perl)
 # systemtap-sdt-dev (<sys/sdt.h>): tests/usdt builds a subject with SDT probes of every
 # operand form, which vigil usdt list and vigil record --usdt read (docs/usdt.md).
 pkgs+=(systemtap-sdt-dev)
+# libcapstone-dev: vigil decodes the instructions at USDT sites with capstone to plan the
+# jump path's trampolines (src/cli/usdt_plan.c; libvigil itself stays libc-only).
+pkgs+=(libcapstone-dev)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()

@@ -130,6 +130,13 @@ int vg_cmd_model(int argc, char **argv)
 		fprintf(stderr, "vigil model: %s\n", err);
 		goto done;
 	}
+	if (st.unmodelled_sensors) /* docs/model.md, "Log models and recorded sensors" */
+		fprintf(stderr,
+		        "vigil model: hint: %s also recorded %zu sensor%s (%s%s) that its log "
+		        "models do not hold; `vigil model --from-trace %s` models those events\n",
+		        st.unmodelled_path, st.unmodelled_sensors,
+		        st.unmodelled_sensors == 1 ? "" : "s", st.unmodelled_example,
+		        st.unmodelled_sensors > 1 ? ", ..." : "", st.unmodelled_path);
 	size_t raw, resolved;
 	vgm_symbolizer_stats(sym, &raw, &resolved);
 	fprintf(stderr,

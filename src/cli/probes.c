@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "cli/control_link.h"
 #include "cli/probes.h"
 #include "commands.h"
+#include "usdt_plan.h"
 
 #define WAIT_MS 5000
 
@@ -49,6 +51,8 @@ static void usage(FILE *f)
 	    "usdt:PROVIDER:GLOB arms (enable) or disarms (disable) the SDT probe sites of\n"
 	    "the process's loaded objects whose probe matches, raising or lowering their\n"
 	    "semaphores; each probe records as the sensor PROVIDER.PROBE (docs/usdt.md).\n"
+	    "With --pid, the sites are first planned for the jump path (a trampoline, with\n"
+	    "capstone); through --collector each subject arms them with a breakpoint.\n"
 	    "reset forgets the patterns and puts every sensor back as configured.\n\n"
 	    "options:\n"
 	    "  --pid PID              the process (up to 8 monitors may attach at once)\n"
@@ -286,12 +290,55 @@ static int do_switch(struct link *l, int pid, int enable, const struct vg_probe_
 	return 0;
 }
 
+static int send_plan(const char *plan, void *arg)
+{
+	struct link *l = arg;
+	char line[600], ans[1100];
+	snprintf(line, sizeof line, "usdt plan %s", plan);
+	return request(l, line, ans, sizeof ans);
+}
+
+/* The jump path's plans (usdt_plan.c) of the matching sites of every object the process
+ * has mapped executable, sent before `usdt enable`; a site without one is armed with its
+ * int3 only. -1: the link failed. */
+static int send_plans(struct link *l, int pid, const char *patterns)
+{
+	char maps[64];
+	snprintf(maps, sizeof maps, "/proc/%d/maps", pid);
+	FILE *f = fopen(maps, "re");
+	if (!f)
+		return 0;
+	char line[PATH_MAX + 128], done[64][256];
+	size_t ndone = 0;
+	int rc = 0;
+	while (rc == 0 && fgets(line, sizeof line, f)) {
+		char perms[8], *path = strchr(line, '/');
+		if (sscanf(line, "%*s %7s", perms) != 1 || perms[2] != 'x' || !path)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		size_t k = 0;
+		while (k < ndone && strcmp(done[k], path))
+			k++;
+		if (k < ndone || strlen(path) >= sizeof done[0] || ndone == 64)
+			continue;
+		snprintf(done[ndone++], sizeof done[0], "%s", path);
+		char root[PATH_MAX + 64];
+		snprintf(root, sizeof root, "/proc/%d/root%s", pid, path);
+		if (vg_usdt_plan_file(root, path, patterns, send_plan, l) < 0)
+			rc = -1;
+	}
+	fclose(f);
+	return l->err[0] ? -1 : rc;
+}
+
 /* `usdt:PROVIDER:GLOB`: the process arms or disarms the matching probe sites of its
  * loaded objects itself (docs/usdt.md); since_ns/at_ns bracket the switch. */
 static int do_usdt(struct link *l, int pid, int enable, const char *text, int json)
 {
 	char line[1100], ans[1100];
 	long sites = 0;
+	if (enable && send_plans(l, vgc_subject_pid(l->c), text) < 0)
+		return fail(l, pid);
 	if (request(l, "ping", ans, sizeof ans) < 0)
 		return fail(l, pid);
 	uint64_t since = ok_now(ans, NULL);
@@ -439,11 +486,9 @@ int vg_cmd_probes(int argc, char **argv)
 		return 2;
 	}
 	int usdt = text && !strncmp(text, "usdt:", 5) && strcmp(verb, "list");
-	if (usdt && (collector || strchr(text, '"') || strchr(text, '\\'))) {
+	if (usdt && (strchr(text, '"') || strchr(text, '\\') || strchr(text, ' '))) {
 		fprintf(stderr, "vigil probes: %s: %s\n", text,
-		        collector ? "USDT sites are switched per process (--pid), not through "
-		                    "the collector yet"
-		                  : "quotes and backslashes cannot name a probe");
+		        "quotes, backslashes and spaces cannot name a probe");
 		vg_probe_pattern_free(&pat);
 		return 2;
 	}

@@ -124,6 +124,8 @@ int probes_collector(const char *addr, const char *verb, const struct vg_probe_p
 		snprintf(line, sizeof line, "list");
 	else if (!strcmp(verb, "reset"))
 		snprintf(line, sizeof line, "pattern reset");
+	else if (!strncmp(p->text, "usdt:", 5)) /* each subject arms its own sites */
+		snprintf(line, sizeof line, "usdt %s %s", verb, p->text + 5);
 	else
 		snprintf(line, sizeof line, "pattern %s %s", verb, p->text);
 	char *ans = request(fd, line);
@@ -143,10 +145,20 @@ int probes_collector(const char *addr, const char *verb, const struct vg_probe_p
 		unsigned long long at = 0;
 		long n = 0;
 		sscanf(ans, "ok %llu %ld", &at, &n);
-		if (json)
+		int usdt = p && !strncmp(p->text, "usdt:", 5);
+		if (json && usdt)
+			printf("{\"collector\":\"%s\",\"action\":\"%s\",\"usdt\":\"%s\","
+			       "\"subjects\":%ld,\"at_ns\":%llu}\n",
+			       addr, verb, p->text + 5, n, at);
+		else if (json)
 			printf("{\"collector\":\"%s\",\"action\":\"%s\",\"switched\":%ld,\"at_ns\":"
 			       "%llu}\n",
 			       addr, verb, n, at);
+		else if (usdt)
+			printf(
+			    "collector %s: %s: sent to %ld subject(s), each %s its matching probe "
+			    "sites (and subjects that connect later)\n",
+			    addr, p->text, n, verb[0] == 'e' ? "arms" : "disarms");
 		else
 			printf("collector %s: %s: %ld sensor(s) switched now\n", addr,
 			       p ? p->text : "reset", n);

@@ -25,6 +25,7 @@
 #include "runtime/exe_static.h"
 #include "runtime/internal.h"
 #include "trace/trace.h"
+#include "usdt_plan.h"
 
 static void usage(FILE *f)
 {
@@ -60,7 +61,10 @@ static void usage(FILE *f)
 	    "                       name matches GLOB ('postgresql:transaction__*'), in the\n"
 	    "                       program and its libraries: each probe is a sensor\n"
 	    "                       PROVIDER.PROBE with fields arg1.. (docs/usdt.md; vigil\n"
-	    "                       usdt list shows the probes); repeatable\n"
+	    "                       usdt list shows the probes); repeatable. The program's\n"
+	    "                       sites are entered by a jump into a trampoline where\n"
+	    "                       their code allows it, else by a breakpoint\n"
+	    "      --usdt-int3      every site by its breakpoint (int3) only\n"
 	    "  -q, --quiet          no summary on stderr\n"
 	    "  -h, --help           this help\n\n"
 	    "Log messages (syslog, stderr through stdio, write(2) to fd 2) are counted into\n"
@@ -132,9 +136,11 @@ static bool size_ok(const char *text)
 	return !strcmp(text, "0") || (vg__parse_size(text, &v) == 0 && v >= 4096);
 }
 
-/* Can COMMAND be run (a path, or found on PATH)? Said before any folder is made. */
-static bool runnable(const char *cmd)
+/* Can COMMAND be run (a path, or found on PATH)? Said before any folder is made. Its
+ * path goes to full. */
+static bool runnable(const char *cmd, char *full, size_t fullsize)
 {
+	snprintf(full, fullsize, "%s", cmd);
 	if (strchr(cmd, '/'))
 		return access(cmd, X_OK) == 0;
 	const char *path = getenv("PATH");
@@ -142,9 +148,8 @@ static bool runnable(const char *cmd)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	for (const char *p = path; *p;) {
 		size_t len = strcspn(p, ":");
-		char full[PATH_MAX];
-		if (snprintf(full, sizeof full, "%.*s/%s", len ? (int)len : 1, len ? p : ".", cmd) <
-		        (int)sizeof full &&
+		if (snprintf(full, fullsize, "%.*s/%s", len ? (int)len : 1, len ? p : ".", cmd) <
+		        (int)fullsize &&
 		    access(full, X_OK) == 0) {
 			struct stat st;
 			if (stat(full, &st) == 0 && S_ISREG(st.st_mode))
@@ -153,6 +158,28 @@ static bool runnable(const char *cmd)
 		p += len + (p[len] == ':');
 	}
 	return false;
+}
+
+static int plan_append(const char *plan, void *arg)
+{
+	FILE *f = arg;
+	return fprintf(f, "%s%s", ftell(f) ? ";" : "", plan) < 0 ? -1 : 0;
+}
+
+/* The jump path's plans of the program's sites (src/cli/usdt_plan.c), for the runtime in
+ * VIGIL_USDT_PLAN; sites without one stay on the int3 path. */
+static void plan_usdt(const char *exe, const char *patterns)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	int n = vg_usdt_plan_file(exe, exe, patterns, plan_append, f);
+	fclose(f);
+	if (n > 0 && len < (100u << 10)) /* an environment string's limit is 128 KiB */
+		setenv("VIGIL_USDT_PLAN", text, 1);
+	free(text);
 }
 
 /* --to: a private spool in memory for the subject's streams until they are shipped. */
@@ -250,21 +277,29 @@ static void summarize(const char *dir, const char *sensors)
 
 int vg_cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"output", required_argument, 0, 'o'},   {"sensors", required_argument, 0, 's'},
-	    {"max-size", required_argument, 0, 'm'}, {"packet-size", required_argument, 0, 'p'},
-	    {"listen", no_argument, 0, 'l'},         {"quiet", no_argument, 0, 'q'},
-	    {"to", required_argument, 0, 't'},       {"usdt", required_argument, 0, 'u'},
-	    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+	                                     {"sensors", required_argument, 0, 's'},
+	                                     {"max-size", required_argument, 0, 'm'},
+	                                     {"packet-size", required_argument, 0, 'p'},
+	                                     {"listen", no_argument, 0, 'l'},
+	                                     {"quiet", no_argument, 0, 'q'},
+	                                     {"to", required_argument, 0, 't'},
+	                                     {"usdt", required_argument, 0, 'u'},
+	                                     {"usdt-int3", no_argument, 0, 'I'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
 	const char *out = NULL, *to = NULL;
 	char sensors[4096] = "", usdt[4096] = "";
-	int quiet = 0, listen = 0;
+	int quiet = 0, listen = 0, usdt_int3 = 0;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:s:u:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
+			break;
+		case 'I':
+			usdt_int3 = 1;
 			break;
 		case 's':
 			if (strlen(sensors) + strlen(optarg) + 2 > sizeof sensors) {
@@ -347,7 +382,8 @@ int vg_cmd_record(int argc, char **argv)
 		fprintf(stderr, "vigil record: --to %s: %s\n", to, why);
 		return 2;
 	}
-	if (!runnable(argv[optind])) {
+	char exe[PATH_MAX];
+	if (!runnable(argv[optind], exe, sizeof exe)) {
 		fprintf(stderr, "vigil record: cannot run %s: %s\n", argv[optind],
 		        strchr(argv[optind], '/') ? strerror(errno) : "not found on PATH");
 		return 127;
@@ -383,8 +419,12 @@ int vg_cmd_record(int argc, char **argv)
 	}
 	if (sensors[0])
 		setenv("VIGIL_SENSORS", sensors, 1);
-	if (usdt[0])
+	unsetenv("VIGIL_USDT_PLAN");
+	if (usdt[0]) {
 		setenv("VIGIL_USDT", usdt, 1);
+		if (!usdt_int3)
+			plan_usdt(exe, usdt);
+	}
 	if (listen) { /* docs/control.md, "Attaching" */
 		setenv("VIGIL_CONTROL", "listen", 1);
 		if (!sensors[0])

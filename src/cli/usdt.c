@@ -19,17 +19,23 @@
 #include "commands.h"
 #include "common/sdt.h"
 #include "format_opt.h"
+#include "usdt_plan.h"
 
 static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: vigil usdt list [--format text|json] BINARY|PID\n\n"
+	    "usage: vigil usdt list [--format text|json] BINARY|PID\n"
+	    "       vigil usdt plan BINARY PROVIDER:PROBE\n\n"
 	    "Lists the statically defined tracing probes (SystemTap SDT notes, USDT) of an\n"
 	    "executable or shared library, or of every object mapped by a running process:\n"
 	    "provider, probe, site address, semaphore and each argument's operand as the\n"
 	    "note gives it (size, signedness, register, memory, constant). Stripped files\n"
-	    "keep their notes. Such probes become sensors with `vigil record --usdt`.\n\n"
+	    "keep their notes. Such probes become sensors with `vigil record --usdt`.\n"
+	    "`plan` prints how each matching site would be entered by a jump into a\n"
+	    "trampoline (the displaced instructions, decoded with capstone, one site a\n"
+	    "line: DEV:INO:PC:BYTES:INSTRUCTIONS), or on stderr why a site keeps its\n"
+	    "breakpoint (docs/usdt.md, \"The jump path\").\n\n"
 	    "options:\n"
 	    "  --format text|json  a table (default) or one JSON object (--json)\n"
 	    "  -h, --help          this help\n\n"
@@ -39,7 +45,8 @@ static void usage(FILE *f)
 	    "  vigil usdt list /usr/lib/postgresql/15/bin/postgres\n"
 	    "  vigil usdt list --format json /lib/x86_64-linux-gnu/libc.so.6 | jq "
 	    "'.objects[0].probes | length'\n"
-	    "  vigil usdt list $$                     # every object this shell has mapped\n");
+	    "  vigil usdt list $$                     # every object this shell has mapped\n"
+	    "  vigil usdt plan /usr/lib/postgresql/15/bin/postgres 'postgresql:transaction__*'\n");
 }
 
 /* ---- one object ---- */
@@ -121,9 +128,14 @@ static int list_object(const char *path, const uint8_t *data, size_t size, struc
 		uint8_t op;
 		if (t->pid)
 			hex(o, "address", p.pc + t->bias);
-		/* a breakpoint where the note's nop should be: some tool has the site armed */
-		if (t->mem >= 0 && pread(t->mem, &op, 1, (off_t)(p.pc + t->bias)) == 1)
-			json_object_set_new(o, "armed", json_boolean(op == 0xcc));
+		/* a breakpoint (or vigil's jump, docs/usdt.md) where the note's nop should be:
+		 * some tool has the site armed */
+		if (t->mem >= 0 && pread(t->mem, &op, 1, (off_t)(p.pc + t->bias)) == 1) {
+			json_object_set_new(o, "armed", json_boolean(op == 0xcc || op == 0xe9));
+			if (op == 0xcc || op == 0xe9)
+				json_object_set_new(o, "entry",
+				                    json_string(op == 0xcc ? "int3" : "jump"));
+		}
 		if (p.semaphore) {
 			hex(o, "semaphore", p.semaphore);
 			uint16_t v;
@@ -269,6 +281,38 @@ static int parse_pid(const char *s)
 	return !errno && !*end && v > 0 && v <= 0x7fffffff && s[0] != '0' ? (int)v : 0;
 }
 
+static int print_plan(const char *text, void *arg)
+{
+	(void)arg;
+	printf("%s\n", text);
+	return 0;
+}
+
+/* vigil usdt plan BINARY P:GLOB: the jump path's plans of the matching sites, one a line
+ * (VIGIL_USDT_PLAN takes them joined by ';'), refusals on stderr. */
+static int plan(const char *binary, const char *patterns)
+{
+	struct stat st;
+	char magic[4] = "";
+	int fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "vigil usdt: %s: %s\n", binary, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	ssize_t got = S_ISREG(st.st_mode) ? read(fd, magic, 4) : -1;
+	close(fd);
+	if (got != 4 || memcmp(magic, "\177ELF", 4)) {
+		fprintf(stderr, "vigil usdt: %s: %s\n", binary,
+		        S_ISREG(st.st_mode) ? "not an ELF file" : "not a regular file");
+		return 1;
+	}
+	int n = vg_usdt_plan_file(binary, binary, patterns, print_plan, NULL);
+	fprintf(stderr, "vigil usdt: %s: %d sites planned for the jump path\n", binary, n);
+	return 0;
+}
+
 int vg_cmd_usdt(int argc, char **argv)
 {
 	static const struct option opts[] = {{"format", required_argument, 0, 'f'},
@@ -293,9 +337,11 @@ int vg_cmd_usdt(int argc, char **argv)
 			return vg_cli_bad_option("usdt", argv);
 		}
 	}
+	if (argc - optind == 3 && !strcmp(argv[optind], "plan"))
+		return plan(argv[optind + 1], argv[optind + 2]);
 	if (argc - optind != 2 || strcmp(argv[optind], "list")) {
-		fprintf(stderr,
-		        "vigil usdt: expected 'list BINARY|PID' (see 'vigil usdt --help')\n");
+		fprintf(stderr, "vigil usdt: expected 'list BINARY|PID' or 'plan BINARY "
+		                "PROVIDER:PROBE' (see 'vigil usdt --help')\n");
 		return 2;
 	}
 	const char *what = argv[optind + 1];

@@ -153,10 +153,49 @@ static void ask_table(struct vgd_conn *c)
 /* A subject that connects while patterns exist is brought up to date at once; the others
  * are asked for their tables only when `vigil probes` is used, so a collector nobody
  * switches probes through sends its subjects nothing but acknowledgements. */
+/* `usdt enable|disable PROVIDER:GLOB` lines given so far, in order (at most 64, a line
+ * given again moves last): each C subject gets them as it connects, as every connected
+ * one got them when they came (its runtime arms its own sites, docs/usdt.md). */
+#define MAX_USDT 64
+static char *usdt_lines[MAX_USDT];
+static size_t nusdt;
+
+static void usdt_remember(const char *line)
+{
+	size_t i = 0;
+	while (i < nusdt && strcmp(usdt_lines[i], line + 0))
+		i++;
+	/* the opposite verb for the same pattern replaces it too */
+	const char *pat = strchr(line + 5, ' ');
+	for (size_t k = 0; k < nusdt && i == nusdt; k++)
+		if (pat && !strcmp(strchr(usdt_lines[k] + 5, ' '), pat))
+			i = k;
+	if (i < nusdt) {
+		free(usdt_lines[i]);
+		memmove(&usdt_lines[i], &usdt_lines[i + 1], (nusdt - i - 1) * sizeof *usdt_lines);
+		nusdt--;
+	}
+	if (nusdt == MAX_USDT) {
+		free(usdt_lines[0]);
+		memmove(&usdt_lines[0], &usdt_lines[1], (nusdt - 1) * sizeof *usdt_lines);
+		nusdt--;
+	}
+	char *copy = strdup(line);
+	if (copy)
+		usdt_lines[nusdt++] = copy;
+}
+
+static int usdt_subject(const struct vgd_conn *c)
+{
+	return subject_conn(c) && c->subj.kind == VGF_KIND_C;
+}
+
 void vgd_relay_subject_hello(struct vgd_conn *c)
 {
 	if (subject_conn(c) && npats)
 		ask_table(c);
+	for (size_t i = 0; i < nusdt && usdt_subject(c); i++)
+		send_control(c, usdt_lines[i], OWED_NOTHING);
 }
 
 static void ask_all_tables(void)
@@ -504,9 +543,23 @@ void vgd_relay_control(struct vgd_conn *peer, const char *text, size_t n)
 			snprintf(err, sizeof err, "ok %" PRIu64 " %ld", now_ns(), switched);
 			reply(peer, err);
 		}
+	} else if (sp && !strncmp(line, "usdt ", 5) &&
+	           (!strncmp(arg, "enable ", 7) || !strncmp(arg, "disable ", 8)) &&
+	           strchr(strchr(arg, ' ') + 1, ':') && !strchr(strchr(arg, ' ') + 1, ' ')) {
+		/* probe sites: each C subject arms its own (its answer counts sites; the reply
+		 * here counts the subjects told) */
+		usdt_remember(line);
+		long told = 0;
+		for (size_t i = 0; i < vgd_conn_count(); i++)
+			if (usdt_subject(vgd_conn_at(i))) {
+				send_control(vgd_conn_at(i), line, OWED_NOTHING);
+				told++;
+			}
+		snprintf(err, sizeof err, "ok %" PRIu64 " %ld", now_ns(), told);
+		reply(peer, err);
 	} else {
 		reply(peer, "error unknown command (expected list, pattern enable|disable "
-		            "PATTERN or pattern reset)");
+		            "PATTERN, pattern reset or usdt enable|disable PROVIDER:GLOB)");
 	}
 	free(line);
 }

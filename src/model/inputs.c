@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "model/inputs.h"
+#include "trace/trace.h"
 
 static const char *map_site(void *ctx, const char *site)
 {
@@ -136,6 +137,36 @@ static int load_dir_models(struct vgm_model *m, const char *dir, struct vgm_symb
 	return rc;
 }
 
+/* The sensors (not vg.*) the trace in path declares, noted in st when it is the first
+ * recording with any: its log models leave them out. */
+static void note_unmodelled(const char *path, struct vgm_input_stats *st)
+{
+	if (st->unmodelled_sensors)
+		return;
+	char err[256];
+	const char *paths[] = {path};
+	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
+	if (!t)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < vgt_image_count(t); i++) {
+		const struct vgt_image *img = vgt_image_at(t, i);
+		for (size_t k = 0; img->readable && k < img->ntypes; k++) {
+			const char *name = img->types[k]->name;
+			if (!strncmp(name, "vg.", 3))
+				continue;
+			if (!n++)
+				snprintf(st->unmodelled_example, sizeof st->unmodelled_example,
+				         "%s", name);
+		}
+	}
+	vgt_close(t);
+	if (n) {
+		st->unmodelled_sensors = n;
+		snprintf(st->unmodelled_path, sizeof st->unmodelled_path, "%s", path);
+	}
+}
+
 int vgm_load_input(struct vgm_model *m, const char *path, bool from_trace,
                    struct vgm_symbolizer *sym, struct vgm_input_stats *st, char *err,
                    size_t errsize)
@@ -167,6 +198,8 @@ int vgm_load_input(struct vgm_model *m, const char *path, bool from_trace,
 			st->stale += ts.stale;
 		}
 		vgm_model_free(t);
+		if (!rc && used)
+			note_unmodelled(path, st);
 		if (rc || used)
 			return rc;
 	}

@@ -16,6 +16,12 @@ struct vgm_input_stats {
 	size_t traces;    /* CTF traces turned into models */
 	uint64_t damaged; /* damaged places found in those traces */
 	size_t stale;     /* older snapshots of a process skipped */
+	/* A recording read for its log models whose trace also declares sensors of its own
+	 * (not vg.*: USDT probes, a program's sensors), which those models do not hold: how
+	 * many, one of them, and the recording (the first such; `vigil model` hints at
+	 * --from-trace, docs/model.md). */
+	size_t unmodelled_sensors;
+	char unmodelled_example[128], unmodelled_path[256];
 };
 
 /* Adds one input to m, raw sites symbolized through sym. A directory gives its log models

@@ -294,8 +294,12 @@ static void handle(int owner, char *line, size_t len, char *ans, size_t anssize,
 			vg__control_pattern(tok[1], n == 3 ? tok[2] : NULL, &count, err,
 			                    sizeof err);
 	} else if (!strcmp(cmd, "usdt")) { /* probe sites (usdt.c, docs/usdt.md) */
-		if (n != 3 || (strcmp(tok[1], "enable") && strcmp(tok[1], "disable")))
-			snprintf(err, sizeof err, "usage: usdt enable|disable <provider:glob>");
+		if (n == 3 && !strcmp(tok[1], "plan"))
+			vg__usdt_plan(tok[2], err, sizeof err);
+		else if (n != 3 || (strcmp(tok[1], "enable") && strcmp(tok[1], "disable")))
+			snprintf(
+			    err, sizeof err,
+			    "usage: usdt enable|disable <provider:glob>, usdt plan <site plan>");
 		else if (!vg__rt.recording)
 			snprintf(err, sizeof err, "usdt: not recording");
 		else

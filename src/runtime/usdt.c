@@ -84,8 +84,7 @@ static int prot_of(uint32_t flags)
 
 /* Writes `to` over the byte at `at` if it holds `from`: 0, or -1 with why. The page is
  * made writable around the store (it stays executable, so threads running in it go
- * on); where that is refused (a W^X policy), /proc/self/mem writes through the
- * protection as a debugger does. */
+ * on), or written through /proc/self/mem (usdt_jump.c's vg__usdt_code_write). */
 static int patch(uint8_t *at, int prot, uint8_t from, uint8_t to, char *why, size_t whysize)
 {
 	uint8_t now = *(volatile uint8_t *)at;
@@ -94,27 +93,7 @@ static int patch(uint8_t *at, int prot, uint8_t from, uint8_t to, char *why, siz
 		         from == VG_USDT_NOP ? " (already patched by another tool?)" : "");
 		return -1;
 	}
-	long pagesize = sysconf(_SC_PAGESIZE);
-	void *page = (void *)((uintptr_t)at & ~(uintptr_t)(pagesize - 1));
-	if (mprotect(page, (size_t)pagesize, prot | PROT_WRITE) == 0) {
-		__atomic_store_n(at, to, __ATOMIC_SEQ_CST);
-		if (mprotect(page, (size_t)pagesize, prot) < 0)
-			vg__warn("usdt: cannot restore the protection of the page at %p: %s", page,
-			         strerror(errno));
-		return 0;
-	}
-	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-	ssize_t w = fd >= 0 ? pwrite(fd, &to, 1, (off_t)(uintptr_t)at) : -1;
-	int e = errno;
-	if (fd >= 0)
-		close(fd);
-	if (w != 1) {
-		snprintf(why, whysize,
-		         "cannot write the code page (mprotect and /proc/self/mem: %s)",
-		         strerror(e));
-		return -1;
-	}
-	return 0;
+	return vg__usdt_code_write(at, &to, 1, prot, why, whysize);
 }
 
 /* ---- patterns: PROVIDER:GLOB ---- */
@@ -348,9 +327,39 @@ static void say_untouched(const struct object *o, const struct vg_sdt_probe *p, 
 	         o->path, p->pc, why);
 }
 
+/* Sites armed with int3 in this pass that have a plan for the jump path (usdt_jump.c):
+ * converted together at the end of the pass (caller holds usdt_lock). */
+static struct vg_usdt_site *to_jump[TABLE_SLOTS / 2];
+static size_t nto_jump;
+static long jumped; /* sites put on the jump path by the last pass */
+
+/* The site's plan for the jump path, if the CLI gave one and its bytes are the program's. */
+static struct vg_usdt_jump *plan_for(const struct object *o, const struct vg_sdt_probe *p,
+                                     uint64_t dev, uint64_t ino)
+{
+	const struct vg_usdt_jump *plan = vg__usdt_plan_find(dev, ino, p->pc);
+	if (!plan)
+		return NULL;
+	const uint8_t *at = (const uint8_t *)(uintptr_t)(o->bias + p->pc);
+	if (segment_flags(o, p->pc, plan->len) == 0 || memcmp(at, plan->orig, plan->len)) {
+		vg__warn("usdt: %s:%s at %s+0x%" PRIx64 ": the plan's bytes are not the program's; "
+		         "the site stays on the int3 path",
+		         p->provider, p->name, o->path, p->pc);
+		return NULL;
+	}
+	/* a pool beside the table (entries are never removed, nor their plans) */
+	static struct vg_usdt_jump pool[TABLE_SLOTS / 2];
+	static size_t used;
+	if (used == TABLE_SLOTS / 2)
+		return NULL;
+	pool[used] = *plan;
+	return &pool[used++];
+}
+
 /* Arms one site (caller holds usdt_lock): 1 armed now, 0 already armed or left
- * untouched (said why). */
-static int arm(const struct object *o, const struct vg_sdt_file *f, const struct vg_sdt_probe *p)
+ * untouched (said why). dev, ino: the object's file, for its plan. */
+static int arm(const struct object *o, const struct vg_sdt_file *f, const struct vg_sdt_probe *p,
+               uint64_t dev, uint64_t ino)
 {
 	uintptr_t addr = (uintptr_t)(o->bias + p->pc);
 	char why[200];
@@ -387,6 +396,8 @@ static int arm(const struct object *o, const struct vg_sdt_file *f, const struct
 		atomic_store(&s->armed, 1);
 		if (sem)
 			__atomic_fetch_add(sem, 1, __ATOMIC_SEQ_CST);
+		if (s->jump)
+			to_jump[nto_jump++] = s;
 		return 1;
 	}
 	if (p->arg_error) {
@@ -421,6 +432,7 @@ static int arm(const struct object *o, const struct vg_sdt_file *f, const struct
 		return 0;
 	}
 	s->sensor = sensor;
+	s->jump = plan_for(o, p, dev, ino); /* before the int3: its bytes are the program's */
 	s->semaphore = sem;
 	s->bias = o->bias;
 	s->nargs = (uint8_t)p->nargs;
@@ -440,6 +452,8 @@ static int arm(const struct object *o, const struct vg_sdt_file *f, const struct
 	}
 	if (sem)
 		__atomic_fetch_add(sem, 1, __ATOMIC_SEQ_CST);
+	if (s->jump)
+		to_jump[nto_jump++] = s;
 	return 1;
 }
 
@@ -451,6 +465,12 @@ static int disarm(const struct object *o, const struct vg_sdt_probe *p)
 	if (!s || !atomic_load(&s->armed))
 		return 0;
 	char why[200];
+	if (atomic_load(&s->path) != VG_USDT_PATH_INT3 &&
+	    vg__usdt_jump_revert(s, why, sizeof why)) {
+		vg__warn("usdt: %s:%s at %s+0x%" PRIx64 ": cannot leave the jump path: %s",
+		         p->provider, p->name, o->path, p->pc, why);
+		return 0;
+	}
 	if (patch((uint8_t *)addr, prot_of(segment_flags(o, p->pc, 1)), VG_USDT_INT3, VG_USDT_NOP,
 	          why, sizeof why)) {
 		vg__warn("usdt: %s:%s at %s+0x%" PRIx64 ": cannot disarm: %s", p->provider, p->name,
@@ -514,7 +534,9 @@ static long apply(const struct pattern *pats, size_t npats, int only_new, size_t
 				if (last == npats)
 					continue;
 				(*matched)++;
-				switched += pats[last].enable ? arm(o, &f, &p) : disarm(o, &p);
+				switched += pats[last].enable ? arm(o, &f, &p, (uint64_t)st.st_dev,
+				                                    (uint64_t)st.st_ino)
+				                              : disarm(o, &p);
 			}
 			if (r < 0)
 				vg__warn("usdt: %s: %s; its later probes are not armed", o->path,
@@ -523,6 +545,15 @@ static long apply(const struct pattern *pats, size_t npats, int only_new, size_t
 		munmap(data, (size_t)st.st_size);
 	}
 	free(all.o);
+	jumped = 0;
+	if (nto_jump) { /* int3 first, then the jumps, all sites of the pass at once */
+		char why[200] = "";
+		jumped = vg__usdt_jump_convert(to_jump, nto_jump, why, sizeof why);
+		if (jumped < (long)nto_jump)
+			vg__warn("usdt: %zu of %zu planned sites stay on the int3 path: %s",
+			         nto_jump - (size_t)jumped, nto_jump, why[0] ? why : "see above");
+		nto_jump = 0;
+	}
 	return switched;
 }
 
@@ -573,6 +604,14 @@ void vg__usdt_loaded(void)
 	pthread_mutex_unlock(&usdt_lock);
 }
 
+int vg__usdt_plan(const char *text, char *err, size_t errsize)
+{
+	pthread_mutex_lock(&usdt_lock);
+	int rc = vg__usdt_plan_add(text, err, errsize);
+	pthread_mutex_unlock(&usdt_lock);
+	return rc;
+}
+
 int vg__usdt_switch(int enable, const char *text, long *count, char *err, size_t errsize)
 {
 	struct pattern p;
@@ -615,6 +654,19 @@ void vg__usdt_init(void)
 	}
 	size_t matched = 0, of_provider = 0;
 	pthread_mutex_lock(&usdt_lock);
+	/* VIGIL_USDT_PLAN: the jump path's plans of the program's sites (vigil record) */
+	const char *plan = getenv("VIGIL_USDT_PLAN");
+	for (const char *s = plan ? plan : ""; *s;) {
+		size_t len = strcspn(s, ";");
+		char one[512];
+		if (len && len < sizeof one) {
+			memcpy(one, s, len);
+			one[len] = 0;
+			if (vg__usdt_plan_add(one, err, sizeof err) < 0)
+				vg__warn("VIGIL_USDT_PLAN: %s", err);
+		}
+		s += len + (s[len] == ';');
+	}
 	for (size_t i = 0; i < n; i++)
 		remember(&pats[i]);
 	long armed = n ? apply(pats, n, 0, &matched, &of_provider, err, sizeof err) : 0;
@@ -628,5 +680,6 @@ void vg__usdt_init(void)
 		         "VIGIL_USDT=%s (vigil usdt list shows them)",
 		         env);
 	else if (vg__rt.cfg.verbose)
-		vg__warn("usdt: %ld of %zu matching sites armed", armed, matched);
+		vg__warn("usdt: %ld of %zu matching sites armed, %ld on the jump path", armed,
+		         matched, jumped);
 }

@@ -45,14 +45,58 @@ static const int greg_of[VG_SDT_NREGS] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, RE
                                           REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
                                           REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
 
-static uint64_t reg_value(const ucontext_t *uc, struct vg_sdt_regpart r)
+static uint64_t reg_value(const long long *gregs, struct vg_sdt_regpart r)
 {
-	uint64_t v = (uint64_t)uc->uc_mcontext.gregs[greg_of[r.reg]] >> r.shift;
+	uint64_t v = (uint64_t)gregs[greg_of[r.reg]] >> r.shift;
 	return r.width == 8 ? v : v & ((1ull << (8 * r.width)) - 1);
 }
 
+/* Fixed-size copies: a memcpy of a variable size became `rep movs`, which alone cost more
+ * than the rest of a jump-path hit. */
+static uint64_t load(uint64_t at, unsigned size)
+{
+	const void *p = (const void *)(uintptr_t)at;
+	switch (size) {
+	case 1:
+		return *(const uint8_t *)p;
+	case 2: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case 4: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	default: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
+	}
+}
+
+static uint8_t *store(uint8_t *p, uint64_t v, unsigned size)
+{
+	switch (size) {
+	case 1:
+		*p = (uint8_t)v;
+		break;
+	case 2:
+		memcpy(p, &(uint16_t){(uint16_t)v}, 2);
+		break;
+	case 4:
+		memcpy(p, &(uint32_t){(uint32_t)v}, 4);
+		break;
+	default:
+		memcpy(p, &v, 8);
+	}
+	return p + size;
+}
+
 /* The value of one argument, truncated to its size and sign- or zero-extended. */
-static uint64_t arg_value(const struct vg_sdt_arg *a, const ucontext_t *uc, uint64_t bias)
+static uint64_t arg_value(const struct vg_sdt_arg *a, const long long *uc, uint64_t bias)
 {
 	uint64_t v = 0;
 	if (a->loc == VG_SDT_LOC_CONST) {
@@ -67,7 +111,7 @@ static uint64_t arg_value(const struct vg_sdt_arg *a, const ucontext_t *uc, uint
 			at += reg_value(uc, a->index) * a->scale;
 		/* The compiler named this operand as the argument's home at the site: it is
 		 * mapped there (the note says so), as any load of the program's would be. */
-		memcpy(&v, (const void *)(uintptr_t)at, a->size);
+		v = load(at, a->size);
 	}
 	if (a->size < 8) {
 		unsigned bits = 8u * a->size;
@@ -137,7 +181,7 @@ static uint64_t pair_close(uint16_t pair)
 	return d < DEPTH ? o->since[k][d] : 0;
 }
 
-void vg__usdt_record(const struct vg_usdt_site *s, const void *ucontext)
+void vg__usdt_record(const struct vg_usdt_site *s, const long long *gregs)
 {
 	vg_sensor *sensor = s->sensor;
 	uint64_t since = s->pair_role == VG_USDT_CLOSE ? pair_close(s->pair) : 0;
@@ -156,11 +200,24 @@ void vg__usdt_record(const struct vg_usdt_site *s, const void *ucontext)
 		p += 8;
 	}
 	for (unsigned i = 0; i < s->nargs; i++) {
-		uint64_t v = arg_value(&s->arg[i], ucontext, s->bias);
-		memcpy(p, &v, s->arg[i].size); /* little-endian: the low bytes */
-		p += s->arg[i].size;
+		uint64_t v = arg_value(&s->arg[i], gregs, s->bias);
+		p = store(p, v, s->arg[i].size); /* little-endian: the low bytes */
 	}
 	vg_event_commit(p);
+}
+
+/* A trampoline's call (usdt_tramp.c): gregs as the int3 path's ucontext has them. */
+__attribute__((used)) void vg__usdt_jump_hit(const struct vg_usdt_site *s, long long *gregs);
+__attribute__((used)) void vg__usdt_jump_hit(const struct vg_usdt_site *s, long long *gregs)
+{
+	if (in_trap || !atomic_load_explicit(&s->armed, memory_order_relaxed))
+		return;
+	int saved = errno;
+	gregs[REG_RIP] = (long long)(atomic_load_explicit(&s->addr, memory_order_relaxed) + 1);
+	in_trap = 1;
+	vg__usdt_record(s, gregs);
+	in_trap = 0;
+	errno = saved;
 }
 
 /* ---- the handler ---- */
@@ -210,12 +267,20 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 		}
 	} else if (!s) {
 		chain(sig, si, ctx);
-	} else if (!in_trap && atomic_load_explicit(&s->armed, memory_order_relaxed)) {
-		in_trap = 1;
-		vg__usdt_record(s, uc);
-		in_trap = 0;
+	} else {
+		/* counted, so that usdt_jump.c knows when no thread still acts on an older path */
+		atomic_fetch_add(&s->in_flight, 1);
+		if (!in_trap && atomic_load_explicit(&s->armed, memory_order_relaxed)) {
+			in_trap = 1;
+			vg__usdt_record(s, uc->uc_mcontext.gregs);
+			in_trap = 0;
+		}
+		/* the bytes after the nop are (being) replaced: go on with their copies */
+		if (atomic_load(&s->path) != VG_USDT_PATH_INT3)
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)s->jump->resume;
+		atomic_fetch_sub(&s->in_flight, 1);
 	}
-	/* rip is past the int3, i.e. past the nop it stands for: the program goes on */
+	/* else rip is past the int3, i.e. past the nop it stands for: the program goes on */
 	errno = saved;
 }
 

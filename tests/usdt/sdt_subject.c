@@ -6,10 +6,17 @@
  * scale). tests/usdt/usdt_test.py builds it several ways and compares each event vigil
  * records with the line this program prints for it: "provider.probe v1 v2 ...".
  *
+ * vt:joined's nop is followed by a branch target (a jump over the probe lands right after
+ * it), so vigil keeps that site on the int3 path (docs/usdt.md, "The jump path").
+ *
  * usage: sdt_subject [N] [--trap]   (--trap: also raise SIGTRAP handled by its own
  * handler, which must still run while vigil's is installed). SDT_PACE_US=U: sleep U µs
- * per round; SIGUSR1 ends the loop (run-time switching tests). */
+ * per round; SIGUSR1 ends the loop (run-time switching tests). SDT_HOT=K: K more threads
+ * run vt:hot as fast as they can (arg1: the thread's number, arg2: its count, rising by
+ * one) while sites are switched; each prints "vt.hot K COUNT" at the end. SDT_LOG: a
+ * log line per round on stderr (a recording with log models and probe events). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +37,8 @@ SEMA(sema);
 SEMA(statics);
 SEMA(work__start);
 SEMA(work__done);
+SEMA(joined);
+SEMA(hot);
 
 struct rec {
 	int32_t a;
@@ -125,6 +134,40 @@ __attribute__((noinline)) static void regs(uint64_t x, int64_t *table, long k)
 	       (unsigned)(uint16_t)x, (int8_t)x, table[k], table[0]);
 }
 
+/* A branch over the probe lands on the byte after its nop. */
+__attribute__((noinline)) static int joined(int v)
+{
+	int out;
+	// clang-format off
+	__asm__ __volatile__("movl %1, %%eax\n\t"
+	                     "testl %%eax, %%eax\n\t"
+	                     "js 1f\n\t"
+	                     STAP_PROBE_ASM(vt, joined, -4@%%eax)
+	                     "1:\n\t"
+	                     "leal 1(%%rax), %0\n\t"
+	                     "leal -1(%0), %0\n\t"
+	                     : "=r"(out)
+	                     : "r"(v)
+	                     : "rax", "cc");
+	// clang-format on
+	printf("vt.joined %d\n", out);
+	return out;
+}
+
+static void *hot(void *arg)
+{
+	long k = (long)arg;
+	uint64_t count = 0;
+	while (!stop) {
+		DTRACE_PROBE2(vt, hot, k, count);
+		count++;
+		for (volatile int spin = 0; spin < 20000; spin++) /* fewer events to read back */
+			;
+	}
+	printf("vt.hot %ld %" PRIu64 "\n", k, count);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3;
@@ -135,6 +178,12 @@ int main(int argc, char **argv)
 	const char *pace = getenv("SDT_PACE_US");
 	struct timespec nap = {0, pace ? atol(pace) * 1000 : 0};
 	signal(SIGUSR1, on_usr1);
+	int log_rounds = getenv("SDT_LOG") != NULL;
+	const char *hot_env = getenv("SDT_HOT");
+	long nhot = hot_env ? atol(hot_env) : 0;
+	pthread_t hots[8];
+	for (long k = 0; k < nhot && k < 8; k++)
+		pthread_create(&hots[k], NULL, hot, (void *)k);
 	for (int i = 0; i < n && !stop; i++) {
 		if (pace)
 			nanosleep(&nap, NULL);
@@ -161,9 +210,15 @@ int main(int argc, char **argv)
 			DTRACE_PROBE1(vt, sema, i);
 			printf("vt.sema %d\n", i);
 		}
+		joined(i);
+		if (log_rounds) /* a log statement: vigil record counts it into a log model */
+			fprintf(stderr, "LOG:  round %d done\n", i);
 		if (trap)
 			raise(SIGTRAP);
 	}
+	stop = 1;
+	for (long k = 0; k < nhot && k < 8; k++)
+		pthread_join(hots[k], NULL);
 	if (trap)
 		printf("traps %d\n", (int)traps);
 	return 0;

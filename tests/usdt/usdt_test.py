@@ -4,8 +4,10 @@
   list      vigil usdt list on our subject (every operand form, compiled five ways), on its
             stripped copy, on Debian's PostgreSQL (its count against readelf -n), on libc
             (the path ldd gives), on a process (/proc/PID/maps) and on bad files
-  record    vigil record --usdt on each build of the subject: every event's values equal the
-            line the program printed for that probe hit; semaphores gate vt:sema
+  record    vigil record --usdt on each build of the subject, on the int3 path and on the jump
+            path: every event's values equal the line the program printed for that probe
+            hit; semaphores gate vt:sema; vt:joined (a branch lands inside the bytes a jump
+            would displace) stays on the int3 path with one line
   bad       a stripped build (symbol operands not understood) and a site already patched
             by another tool (an int3 over the nop): those sites untouched with one line
             each, the others recorded, the program's own SIGTRAP handler still called
@@ -18,6 +20,11 @@
   probes    vigil probes --pid PID enable/disable 'usdt:vt:*': events only inside the
             window; vigil check accepts the trace, babeltrace2 reads it
   dlopen    a library with a probe loaded by dlopen through RUNPATH after start
+  threads   vt:hot switched on and off 12 times while two threads run through it: no
+            harm, and every count recorded as the thread counted it
+  model     a recording with log models and USDT events: vigil model hints at --from-trace
+  collector vigil probes --collector enable/disable 'usdt:vt:ints': relayed by vigild to
+            each subject, one connecting later included
   linked    the subject linked with libvigil (what the sanitizer build checks)
 """
 import json
@@ -97,8 +104,8 @@ def check_list(tmp):
         doc, _ = usdt_list(exe)
         probes = {p["name"]: p for p in doc["objects"][0]["probes"]}
         assert set(probes) == {"ints", "consts", "globals", "fields", "statics", "regs", "sema",
-                               "work__start", "work__done"}, (name, sorted(probes))
-        assert doc["count"] == readelf_count(exe) == 9, (name, doc["count"])
+                               "work__start", "work__done", "joined", "hot"}, (name, sorted(probes))
+        assert doc["count"] == readelf_count(exe) == 11, (name, doc["count"])
         for p in probes.values():
             assert p["provider"] == "vt" and p["semaphore"].startswith("0x"), p
             assert "error" not in p, (name, p)
@@ -125,7 +132,7 @@ def check_list(tmp):
     run(["strip", "-s", stripped])
     doc, _ = usdt_list(stripped)
     probes = {p["name"]: p for p in doc["objects"][0]["probes"]}
-    assert len(probes) == 9, probes
+    assert len(probes) == 11, probes
     assert "symbol not in the file's symbol tables" in probes["statics"]["error"], probes["statics"]
     text = run([VIGIL, "usdt", "list", stripped])
     assert "! argument 1 (-4@g_i32(%rip))" in text.stdout, text.stdout
@@ -207,22 +214,44 @@ def own_lines(stderr):
     return [ln for ln in stderr.splitlines() if "is not a usable clock mapping" not in ln]
 
 
+def refusal(stderr):
+    """The one line saying vt:joined stays on the int3 path: a branch lands inside the
+    bytes a jump would displace (docs/usdt.md, "The jump path")."""
+    lines = own_lines(stderr)
+    assert len(lines) == 1 and "usdt vt:joined at " in lines[0] and \
+        "a branch or jump table may land at" in lines[0] and \
+        "it stays on the int3 path" in lines[0], stderr
+
+
 def check_record(tmp):
     for name, exe in builds(tmp).items():
-        trace = os.path.join(tmp, "t-" + name)
-        r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:*", "--", exe, str(N)])
-        assert own_lines(r.stderr) == [], r.stderr
-        want = printed(r.stdout)
-        got = [(n, v) for n, v, _ in events(trace)]
-        assert len(want) == 13 * N and "vt.sema" in {n for n, _ in want}, want
-        assert got == want, "%s:\n got %s\nwant %s" % (name, got[:8], want[:8])
-        check_intervals(trace, 3 * N)
+        for path in ("int3", "jump"):
+            trace = os.path.join(tmp, "t-%s-%s" % (name, path))
+            opt = ["--usdt-int3"] if path == "int3" else []
+            env = dict(os.environ, VIGIL_VERBOSE="1")
+            r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:*"] + opt +
+                    ["--", exe, str(N)], env=env)
+            said = [ln for ln in own_lines(r.stderr) if "matching sites armed" in ln]
+            # 11 sites (vt:hot's too); on the jump path all but vt:joined's
+            assert len(said) == 1 and said[0].endswith(
+                "usdt: 11 of 11 matching sites armed, %d on the jump path" %
+                (0 if path == "int3" else 10)), r.stderr
+            rest = "\n".join(ln for ln in r.stderr.splitlines() if ln not in said)
+            if path == "jump":
+                refusal(rest)
+            else:
+                assert own_lines(rest) == [], r.stderr
+            want = printed(r.stdout)
+            got = [(n, v) for n, v, _ in events(trace)]
+            assert len(want) == 14 * N and "vt.sema" in {n for n, _ in want}, want
+            assert got == want, "%s %s:\n got %s\nwant %s" % (name, path, got[:8], want[:8])
+            check_intervals(trace, 3 * N)
+            print("%s, %s path: %d events, every value as printed" % (name, path, len(got)))
         # only ints armed: vt:sema's semaphore stays 0, so its guarded site never runs
         trace = os.path.join(tmp, "u-" + name)
         r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:ints", "--", exe, str(N)])
         assert "vt.sema" not in r.stdout, r.stdout
         assert [n for n, _, _ in events(trace)] == ["vt.ints"] * N
-        print("%s: %d events, every value as printed" % (name, len(got)))
     # the relations are in the metadata: vigil relations and babeltrace2 see them
     r = run([VIGIL, "relations", trace])
     assert "vt.ints" in r.stdout, r.stdout
@@ -300,6 +329,18 @@ def check_bad(tmp):
     r = run([VIGIL, "record", "-q", "-o", os.path.join(tmp, "x"), "--usdt", "nocolon", "--",
              "/bin/true"], check=False)
     assert r.returncode == 2 and "expected PROVIDER:PROBE" in r.stderr, r.stderr
+    # vigil usdt plan on what is not an ELF file: one line, exit 1; the patched site has
+    # no plan (one line), the stripped file's sites have theirs
+    notelf = os.path.join(tmp, "notelf")
+    with open(notelf, "w") as f:
+        f.write("#!/bin/sh\n")
+    for bad, why in (("/dev/null", "not a regular file"), (notelf, "not an ELF file"),
+                     (os.path.join(tmp, "missing"), "No such file")):
+        r = run([VIGIL, "usdt", "plan", bad, "vt:*"], check=False)
+        assert r.returncode == 1 and r.stderr.count("\n") == 1 and why in r.stderr, r.stderr
+    r = run([VIGIL, "usdt", "plan", patched, "vt:consts"])
+    assert r.stdout == "" and "usdt vt:consts at" in r.stderr and \
+        "the site is not a nop" in r.stderr, r.stderr
     print("stripped and patched sites left untouched, one line each; SIGTRAP chained")
 
 
@@ -471,17 +512,28 @@ def check_linked(tmp):
     """The subject linked with libvigil (the sanitizer build's runtime), armed through
     VIGIL_USDT at start: the same values as through the preload."""
     exe = os.environ["USDT_LINKED"]
-    trace = os.path.join(tmp, "t")
-    env = dict(os.environ, VIGIL_OUT=trace, VIGIL_USDT="vt:*")
-    r = run([exe, str(N), "--trap"], env=env)
-    assert "usdt" not in r.stderr, r.stderr
-    assert "traps %d" % N in r.stdout, r.stdout
-    want = printed(r.stdout)
-    assert len(want) == 13 * N
-    assert [(n, v) for n, v, _ in events(trace)] == want
-    check_intervals(trace, 3 * N)
-    run([VIGIL, "check", trace])
-    print("linked: %d events, every value as printed" % len(want))
+    # the jump path's plans, as vigil record hands them over (VIGIL_USDT_PLAN)
+    r = run([VIGIL, "usdt", "plan", exe, "vt:*"])
+    plans = r.stdout.split()
+    refusal(r.stderr.replace("vigil usdt: %s: 10 sites planned for the jump path\n" % exe, ""))
+    assert len(plans) == 10, r.stdout
+    for path, plan in (("int3", None), ("jump", ";".join(plans))):
+        trace = os.path.join(tmp, "t-" + path)
+        env = dict(os.environ, VIGIL_OUT=trace, VIGIL_USDT="vt:*", VIGIL_VERBOSE="1")
+        if plan:
+            env["VIGIL_USDT_PLAN"] = plan
+        r = run([exe, str(N), "--trap"], env=env)
+        said = [ln for ln in own_lines(r.stderr) if "usdt" in ln]
+        assert len(said) == 1 and said[0].endswith(
+            "usdt: 11 of 11 matching sites armed, %d on the jump path" %
+            (10 if plan else 0)), r.stderr
+        assert "traps %d" % N in r.stdout, r.stdout
+        want = printed(r.stdout)
+        assert len(want) == 14 * N
+        assert [(n, v) for n, v, _ in events(trace)] == want
+        check_intervals(trace, 3 * N)
+        run([VIGIL, "check", trace])
+        print("linked, %s path: %d events, every value as printed" % (path, len(want)))
 
 
 def read_until(proc, lines, pred, what):
@@ -522,9 +574,10 @@ def check_probes(tmp):
         kids = open("/proc/%d/task/%d/children" % (rec.pid, rec.pid)).read().split()
         doc, _ = usdt_list(kids[0])
         obj = [o for o in doc["objects"] if o["path"] == exe][0]
-        state = {p["name"]: (p["armed"], p["semaphore_value"]) for p in obj["probes"]}
-        assert state["ints"] == (True, 1) and state["sema"] == (True, 1) and \
-            state["regs"] == (False, 0), state
+        state = {p["name"]: (p["armed"], p["semaphore_value"], p.get("entry"))
+                 for p in obj["probes"]}
+        assert state["ints"] == (True, 1, "jump") and state["sema"] == (True, 1, "jump") and \
+            state["regs"] == (False, 0, None), state
         n0 = len(lines)
         read_until(rec, lines, lambda ls: sum(1 for x in ls[n0:] if x.startswith("vt.sema")) >= 20,
                    "rounds with vt:sema armed")
@@ -565,6 +618,159 @@ def check_probes(tmp):
           (len(ints), len(sema), sum(1 for x in lines if x.startswith("vt.ints"))))
 
 
+def check_threads(tmp):
+    """Sites switched on and off over and over while two threads run through vt:hot as fast
+    as they can (so some are stopped inside the bytes the jump displaces): the program
+    runs on, and each thread's recorded counts rise by one within each window, as it
+    counted them."""
+    exe = builds(tmp)["gcc-O2"]
+    trace = os.path.join(tmp, "t")
+    env = dict(os.environ, SDT_PACE_US="1000", SDT_HOT="2")
+    rec = subprocess.Popen([VIGIL, "record", "-q", "--listen", "-o", trace, "--", exe,
+                            "100000000"], stdout=subprocess.PIPE, text=True, env=env)
+    lines = []
+    rounds = 12
+    try:
+        read_until(rec, lines, lambda ls: len(ls) >= 30, "the first rounds")
+        kids = open("/proc/%d/task/%d/children" % (rec.pid, rec.pid)).read().split()
+        for _ in range(rounds):
+            assert probes_switch(rec.pid, "enable", "usdt:vt:hot")["sites"] == 1
+            doc, _ = usdt_list(kids[0])
+            obj = [o for o in doc["objects"] if o["path"] == exe][0]
+            hot = [p for p in obj["probes"] if p["name"] == "hot"][0]
+            assert hot.get("entry") == "jump", hot
+            assert probes_switch(rec.pid, "disable", "usdt:vt:hot")["sites"] == 1
+        os.kill(int(kids[0]), signal.SIGUSR1)
+        lines += rec.stdout.read().splitlines(True)
+        rec.wait(timeout=120)
+    finally:
+        if rec.poll() is None:
+            rec.kill()
+            rec.wait()
+    assert rec.returncode == 0, rec.returncode
+    final = {int(w[1]): int(w[2]) for w in (x.split() for x in lines) if w[0] == "vt.hot"}
+    assert sorted(final) == [0, 1], final
+    r = run([VIGIL, "dump", "--json", "--name", "vt.hot", trace])
+    per = {}
+    for x in r.stdout.splitlines():
+        e = json.loads(x)
+        per.setdefault(e["tid"], []).append((int(e["fields"]["arg1"]), int(e["fields"]["arg2"])))
+    assert len(per) == 2, per.keys()
+    windows = 0
+    for tid, evs in per.items():
+        k = evs[0][0]
+        assert all(a == k for a, _ in evs), tid
+        counts = [c for _, c in evs]
+        assert counts[-1] < final[k], (counts[-1], final[k])
+        # rising by one inside a window; a gap is the time between two windows
+        gaps = sum(1 for a, b in zip(counts, counts[1:]) if b != a + 1)
+        assert all(b > a for a, b in zip(counts, counts[1:])), tid
+        assert gaps <= rounds - 1, gaps
+        windows = max(windows, gaps + 1)
+    print("%d windows over 2 threads: %s events, counts rising by one in each" %
+          (rounds, sum(len(v) for v in per.values())))
+
+
+def check_model(tmp):
+    """A recording with log models (the program's stderr) and USDT events: vigil model
+    models the log statements and says, in one hint, that --from-trace models the
+    probes; with --from-trace the probes are its event types (docs/model.md)."""
+    exe = builds(tmp)["gcc-O2"]
+    trace = os.path.join(tmp, "t")
+    env = dict(os.environ, SDT_LOG="1")
+    run([VIGIL, "record", "-q", "-o", trace, "--usdt", "vt:*", "--", exe, str(N)], env=env)
+    r = run([VIGIL, "model", trace, "-o", os.path.join(tmp, "log.vgm")])
+    hints = [ln for ln in r.stderr.splitlines() if "hint:" in ln]
+    assert len(hints) == 1 and "also recorded 11 sensors (vt." in hints[0] and \
+        "`vigil model --from-trace %s` models those events" % trace in hints[0], r.stderr
+    with open(os.path.join(tmp, "log.vgm")) as f:
+        text = f.read()
+    assert "round" in text and "sensor:vt." not in text, text[:2000]
+    r = run([VIGIL, "model", "--from-trace", trace, "-o", os.path.join(tmp, "usdt.vgm")])
+    assert "hint:" not in r.stderr, r.stderr
+    with open(os.path.join(tmp, "usdt.vgm")) as f:
+        text = f.read()
+    assert "sensor:vt.ints" in text, text[:2000]
+    # a recording without sensors of its own gets no hint
+    plain = os.path.join(tmp, "p")
+    run([VIGIL, "record", "-q", "-o", plain, "--", exe, str(N)], env=env)
+    r = run([VIGIL, "model", plain, "-o", os.path.join(tmp, "p.vgm")])
+    assert "hint:" not in r.stderr, r.stderr
+    print("log models used, one hint naming --from-trace; none without sensors")
+
+
+def site_state(pid, exe, probe):
+    """(armed, entry) of a probe's site in process pid, from vigil usdt list PID."""
+    doc, _ = usdt_list(str(pid))
+    obj = [o for o in doc["objects"] if o["path"] == exe][0]
+    p = [p for p in obj["probes"] if p["name"] == probe][0]
+    return p["armed"], p.get("entry")
+
+
+def wait_state(pid, exe, probe, want, what):
+    deadline = time.time() + 60
+    while site_state(pid, exe, probe) != want:
+        if time.time() > deadline:
+            raise AssertionError("%s: %s is %s, not %s" % (what, probe,
+                                                          site_state(pid, exe, probe), want))
+        time.sleep(0.05)
+
+
+def check_collector(tmp):
+    """vigil probes --collector enable/disable 'usdt:vt:ints': vigild relays it to every
+    C subject, and to one that connects later; each arms (int3: the plans need the
+    subject's own files) and disarms its site; the collected trace holds vt.ints events
+    and no other probe's."""
+    sys.path.insert(0, os.path.join(SRC, "tests", "collector"))
+    from vgd import Collector  # noqa: E402
+    exe = builds(tmp)["gcc-O2"]
+    c = Collector(os.path.join(tmp, "out")).start()
+    env = dict(os.environ, SDT_PACE_US="2000")
+    subs = []
+
+    def subject():
+        p = subprocess.Popen([VIGIL, "record", "-q", "--to", c.addr(), "--", exe, "100000000"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+        subs.append(p)
+        read_until(p, [], lambda ls: len(ls) >= 20, "the subject's first rounds")
+        return int(open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()[0])
+
+    def probes(verb):
+        r = run([VIGIL, "probes", "--collector", c.addr(), "--json", verb, "usdt:vt:ints"])
+        return json.loads(r.stdout)
+
+    try:
+        first = subject()
+        on = probes("enable")
+        assert on["usdt"] == "vt:ints" and on["subjects"] in (0, 1), on
+        wait_state(first, exe, "ints", (True, "int3"), "after enable")
+        second = subject()  # connects after the enable: told as it says hello
+        wait_state(second, exe, "ints", (True, "int3"), "a subject connecting later")
+        assert site_state(first, exe, "regs") == (False, None)
+        off = probes("disable")
+        assert off["subjects"] == 2, off
+        for pid in (first, second):
+            wait_state(pid, exe, "ints", (False, None), "after disable")
+            os.kill(pid, signal.SIGUSR1)
+        for p in subs:
+            p.communicate(timeout=120)
+            assert p.returncode == 0, p.returncode
+    finally:
+        for p in subs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert c.stop() == 0
+    r = run([VIGIL, "dump", "--json", os.path.join(tmp, "out")])
+    names = [json.loads(x)["name"] for x in r.stdout.splitlines()]
+    ints = names.count("vt.ints")
+    assert ints > 0 and not [n for n in names if n.startswith("vt.") and n != "vt.ints"], ints
+    r = run([VIGIL, "probes", "--collector", "127.0.0.1:1", "enable", "usdt:vt:x y"],
+            check=False)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    print("through the collector: 2 subjects armed and disarmed, %d vt.ints events" % ints)
+
+
 def main():
     what = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
@@ -572,7 +778,8 @@ def main():
         {"list": check_list, "record": check_record, "bad": check_bad,
          "postgres": check_postgres, "bufferpool": check_bufferpool,
          "linked": check_linked, "probes": check_probes,
-         "dlopen": check_dlopen}[what](tmp)
+         "dlopen": check_dlopen, "threads": check_threads, "model": check_model,
+         "collector": check_collector}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
         raise
