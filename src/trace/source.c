@@ -12,18 +12,27 @@ struct vgt_source {
 	struct vgt_merge *merge; /* opened at the first read */
 };
 
-struct vgt_source *vgt_source_open(const char *const *paths, size_t npaths, unsigned flags,
-                                   char *err, size_t errsize)
+struct vgt_trace *vgt_open_readable(const char *const *paths, size_t npaths, char *err,
+                                    size_t errsize)
 {
 	struct vgt_trace *t = vgt_open(paths, npaths, err, errsize);
-	if (!t)
-		return NULL;
-	if (!(flags & VGT_SOURCE_UNREADABLE_OK) && !vgt_any_readable(t)) {
+	if (t && !vgt_any_readable(t)) {
 		snprintf(err, errsize,
 		         "%s: no process image has readable metadata (see vigil dump)", paths[0]);
 		vgt_close(t);
 		return NULL;
 	}
+	return t;
+}
+
+struct vgt_source *vgt_source_open(const char *const *paths, size_t npaths, unsigned flags,
+                                   char *err, size_t errsize)
+{
+	struct vgt_trace *t = flags & VGT_SOURCE_UNREADABLE_OK
+	                          ? vgt_open(paths, npaths, err, errsize)
+	                          : vgt_open_readable(paths, npaths, err, errsize);
+	if (!t)
+		return NULL;
 	struct vgt_source *s = vgt_source_of(t);
 	s->owned = true;
 	return s;

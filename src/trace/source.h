@@ -33,6 +33,9 @@ struct vgt_source;
  * vigil dump)", PATH the first one given. */
 struct vgt_source *vgt_source_open(const char *const *paths, size_t npaths, unsigned flags,
                                    char *err, size_t errsize);
+/* The same check for a reader that keeps the trace itself (closed by vgt_close). */
+struct vgt_trace *vgt_open_readable(const char *const *paths, size_t npaths, char *err,
+                                    size_t errsize);
 /* A source over a trace opened elsewhere; vgt_source_close() leaves the trace open. */
 struct vgt_source *vgt_source_of(struct vgt_trace *t);
 void vgt_source_close(struct vgt_source *s);
@@ -66,7 +69,8 @@ const int *vgt_fields_slots(const struct vgt_fields *f, const struct vgt_event_t
 /* ---- values ---------------------------------------------------------------------- */
 
 /* An integer as unsigned (a signed one as its two's complement), an entity reference
- * as its id; 0 for other types. (CTF enumerations are read as their integers.) */
+ * as its id; 0 for other types. (There is no enumeration value: the TSDL parser
+ * refuses enum declarations, their events are damage.) */
 static inline uint64_t vgt_value_u64(const struct vgt_value *v)
 {
 	switch (v->type) {

@@ -155,6 +155,9 @@ static void test_unreadable(void **state)
 	snprintf(want, sizeof want, "%s: no process image has readable metadata (see vigil dump)",
 	         root);
 	assert_string_equal(err, want);
+	err[0] = 0;
+	assert_null(vgt_open_readable(paths, 1, err, sizeof err));
+	assert_string_equal(err, want);
 	struct vgt_source *s = vgt_source_open(paths, 1, VGT_SOURCE_UNREADABLE_OK, err, sizeof err);
 	assert_non_null(s);
 	assert_false(vgt_source_readable(s));
