@@ -7,20 +7,6 @@
 
 #include "internal.h"
 
-static uint64_t uval(const struct vgt_value *v)
-{
-	switch (v->type) {
-	case VGT_UINT:
-		return v->u;
-	case VGT_INT:
-		return (uint64_t)v->i;
-	case VGT_REF:
-		return v->ref.id;
-	default:
-		return 0;
-	}
-}
-
 static struct vgc_key key_of(const struct vgc *c, uint32_t kind, uint64_t id)
 {
 	struct vgc_key k = {.id = id, .kind = kind};
@@ -166,7 +152,7 @@ static void op_enter(struct vgc *c, struct vgc_thread *th)
 	if (c->ty->depth < 0) {
 		th->depth++;
 	} else {
-		uint64_t d = uval(&c->ev->values[c->ty->depth]);
+		uint64_t d = vgt_value_u64(&c->ev->values[c->ty->depth]);
 		if (d == 0)
 			vgc_violate(c, 4, "%s on %s has vg_depth 0 (the outermost invocation is 1)",
 			            event_name(c), thread_text(c));
@@ -327,12 +313,12 @@ static bool op_entity(struct vgc *c, struct vgc_key *k, uint64_t *gen)
 	case VGC_B_PROCESS_BEGIN:
 	case VGC_B_PROCESS_END:
 	case VGC_B_PROCESS_NAME:
-		*k = key_of(c, VGC_KIND_PROCESS, uval(&vals[ty->f_id]));
+		*k = key_of(c, VGC_KIND_PROCESS, vgt_value_u64(&vals[ty->f_id]));
 		break;
 	case VGC_B_THREAD_BEGIN:
 	case VGC_B_THREAD_NAME:
 	case VGC_B_THREAD_END:
-		*k = key_of(c, VGC_KIND_THREAD, uval(&vals[ty->f_id]));
+		*k = key_of(c, VGC_KIND_THREAD, vgt_value_u64(&vals[ty->f_id]));
 		break;
 	case VGC_B_NONE: {
 		const struct vgt_value *v = &vals[ty->target];
@@ -348,10 +334,10 @@ static bool op_entity(struct vgc *c, struct vgc_key *k, uint64_t *gen)
 			c->oom = true;
 			return false;
 		}
-		*k = key_of(c, (uint32_t)kind, uval(&vals[ty->f_id]));
+		*k = key_of(c, (uint32_t)kind, vgt_value_u64(&vals[ty->f_id]));
 	}
 	}
-	*gen = uval(&vals[ty->f_gen]);
+	*gen = vgt_value_u64(&vals[ty->f_gen]);
 	return true;
 }
 
@@ -483,8 +469,8 @@ bool vgc_walk_event(struct vgc_walk *w, const struct vgt_event *ev)
 	if (c->ty->builtin == VGC_B_SYNTH) {
 		/* `at` is a clock value, like the event header's timestamp. */
 		th->synth_next = true;
-		th->synth_at =
-		    (int64_t)uval(&ev->values[c->ty->f_id]) + (ev->ts - (int64_t)ev->clock_value);
+		th->synth_at = (int64_t)vgt_value_u64(&ev->values[c->ty->f_id]) +
+		               (ev->ts - (int64_t)ev->clock_value);
 		return true;
 	}
 	if (c->synth)
@@ -513,14 +499,14 @@ int vgc_walk_end(struct vgc_walk *w, char *err, size_t errsize)
 int vgc_check(struct vgt_trace *t, const struct vgc_sink *sink, struct vgc_summary *sum, char *err,
               size_t errsize)
 {
-	struct vgt_merge *m = vgt_merge_open(t);
-	struct vgc_walk *w = vgc_walk_new(t, sink, sum, vgt_merge_first_ts(m), err, errsize);
+	struct vgt_source *src = vgt_source_of(t);
+	struct vgc_walk *w = vgc_walk_new(t, sink, sum, vgt_source_first_ts(src), err, errsize);
 	if (!w) {
-		vgt_merge_close(m);
+		vgt_source_close(src);
 		return -1;
 	}
-	for (const struct vgt_event *ev; (ev = vgt_merge_next(m)) && vgc_walk_event(w, ev);)
+	for (const struct vgt_event *ev; (ev = vgt_source_next(src)) && vgc_walk_event(w, ev);)
 		;
-	vgt_merge_close(m);
+	vgt_source_close(src);
 	return vgc_walk_end(w, err, errsize);
 }

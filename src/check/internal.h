@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "table.h"
+#include "trace/source.h"
 
 /* What an event type does (docs/consistency.md): the reader's `op` of an event type, in
  * the order of vgt_op_names (and of `enum vg_op` in include/vigil/vigil.h). */
@@ -157,8 +158,7 @@ struct vgc_type {
 };
 
 struct vgc_types {
-	struct vgc_table index; /* type pointer -> slot in `all` */
-	struct vgc_type *all;
+	struct vgc_type *all; /* by class_id (trace/source.h) */
 	size_t n;
 };
 /* Learns every event type of the trace. Warnings go to the sink. -1: out of memory. */

@@ -150,26 +150,11 @@ static int learn(struct vgc_type *ty, struct vgc_kinds *kinds, const struct vgc_
 	return 0;
 }
 
-static uint64_t ptr_hash(const void *key)
-{
-	uint64_t p;
-	memcpy(&p, key, sizeof p);
-	return vgc_mix(p);
-}
-
-struct type_slot {
-	const struct vgt_event_type *type;
-	size_t index;
-};
-
 int vgc_types_build(struct vgc_types *ts, struct vgt_trace *t, struct vgc_kinds *kinds,
                     const struct vgc_sink *sink)
 {
 	memset(ts, 0, sizeof *ts);
-	vgc_table_init(&ts->index, sizeof(struct type_slot), sizeof(void *), ptr_hash);
-	size_t total = 0, nimg = vgt_image_count(t);
-	for (size_t i = 0; i < nimg; i++)
-		total += vgt_image_at(t, i)->ntypes;
+	size_t total = vgt_class_count(t), nimg = vgt_image_count(t);
 	ts->all = calloc(total ? total : 1, sizeof *ts->all);
 	/* Processes: the distinct (pid, process_gen) of the images, numbered. */
 	uint32_t *proc = calloc(nimg ? nimg : 1, sizeof *proc);
@@ -192,18 +177,16 @@ int vgc_types_build(struct vgc_types *ts, struct vgt_trace *t, struct vgc_kinds 
 		}
 		if (proc[i] == nproc)
 			nproc++;
+		/* the image's types, in class order */
 		for (size_t j = 0; j < img->ntypes; j++) {
-			struct vgc_type *ty = &ts->all[ts->n];
+			struct vgc_type *ty = &ts->all[ts->n++];
 			ty->type = img->types[j];
 			ty->image = (uint32_t)i;
 			ty->process = proc[i];
-			bool fresh;
-			struct type_slot *s = vgc_table_insert(&ts->index, &ty->type, &fresh);
-			if (!s || learn(ty, kinds, sink) < 0) {
+			if (learn(ty, kinds, sink) < 0) {
 				free(proc);
 				return -1;
 			}
-			s->index = ts->n++;
 		}
 	}
 	free(proc);
@@ -215,11 +198,9 @@ void vgc_types_free(struct vgc_types *ts)
 	for (size_t i = 0; i < ts->n; i++)
 		free(ts->all[i].refs);
 	free(ts->all);
-	vgc_table_free(&ts->index);
 }
 
 const struct vgc_type *vgc_type_of(const struct vgc_types *ts, const struct vgt_event_type *t)
 {
-	const struct type_slot *s = vgc_table_find(&ts->index, &t);
-	return s ? &ts->all[s->index] : NULL;
+	return t->class_id < ts->n && ts->all[t->class_id].type == t ? &ts->all[t->class_id] : NULL;
 }

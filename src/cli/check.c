@@ -18,7 +18,7 @@
 #include "cli/event_json.h"
 #include "commands.h"
 #include "format_opt.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 
 struct check_cli {
 	bool json, quiet;
@@ -132,36 +132,10 @@ static void on_warning(void *ctx, const char *line)
 	fprintf(stderr, "vigil check: warning: %s\n", line);
 }
 
-static void damage_list(const char *path, const struct vgt_damage *dm, size_t n, uint64_t total)
-{
-	char line[1024];
-	for (size_t i = 0; i < n; i++) {
-		vgt_damage_format(&dm[i], line, sizeof line);
-		fprintf(stderr, "%s\n", line);
-	}
-	if (total > n)
-		fprintf(stderr, "vigil check: %" PRIu64 " more damaged places in %s not listed\n",
-		        total - n, path);
-}
-
 static void report_damage(struct vgt_trace *t)
 {
-	for (size_t i = 0; i < vgt_image_count(t); i++) {
-		const struct vgt_image *img = vgt_image_at(t, i);
-		damage_list(img->path, img->damage, img->ndamage, img->ndamage);
-		for (size_t k = 0; k < img->nstreams; k++) {
-			const struct vgt_stream *s = img->streams[k];
-			damage_list(s->path, s->damage, s->ndamage, s->ndamage_total);
-		}
-	}
-	for (size_t i = 0; i < vgt_stream_count(t); i++) {
-		const struct vgt_stream *s = vgt_stream_at(t, i);
-		if (s->stats.events_discarded)
-			fprintf(stderr,
-			        "vigil check: %" PRIu64 " events discarded in %s: violations near "
-			        "them may come from the loss\n",
-			        s->stats.events_discarded, s->path);
-	}
+	vgt_damage_report(t, "vigil check", ": violations near them may come from the loss",
+	                  stderr);
 }
 
 static void print_summary(const struct check_cli *cl, const struct vgc_summary *s, size_t cycles)

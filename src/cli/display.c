@@ -15,7 +15,7 @@
 #include "display/display.h"
 #include "lang/lang.h"
 #include "query/relation.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 
 static void usage(FILE *f)
 {
@@ -84,17 +84,9 @@ static int parse_at(const char *s, int64_t first, int64_t last, int64_t *at)
 static struct vgq_database *open_db(const char *path, struct vgt_trace **tr)
 {
 	char err[512];
-	*tr = vgt_open(&path, 1, err, sizeof err);
+	*tr = vgt_open_readable(&path, 1, err, sizeof err);
 	if (!*tr) {
 		fprintf(stderr, "vigil display: %s\n", err);
-		return NULL;
-	}
-	if (!vgt_any_readable(*tr)) {
-		fprintf(
-		    stderr,
-		    "vigil display: %s: no process image has readable metadata (see vigil dump)\n",
-		    path);
-		vgt_close(*tr);
 		return NULL;
 	}
 	return vgq_database_build(*tr);

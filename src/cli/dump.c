@@ -16,7 +16,7 @@
 #include "bad_option.h"
 #include "commands.h"
 #include "event_json.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 
 struct dump {
 	bool json, relative, stats;
@@ -257,19 +257,6 @@ static void write_stats(const struct dump *d, struct vgt_trace *t)
 	}
 }
 
-static void report_damage_list(const char *path, const struct vgt_damage *dm, size_t n,
-                               uint64_t total)
-{
-	char line[1024];
-	for (size_t i = 0; i < n; i++) {
-		vgt_damage_format(&dm[i], line, sizeof line);
-		fprintf(stderr, "%s\n", line);
-	}
-	if (total > n)
-		fprintf(stderr, "vigil dump: %" PRIu64 " more damaged places in %s not listed\n",
-		        total - n, path);
-}
-
 /* The summary, each damaged place, and each stream that lost events. */
 static void report(const struct dump *d, struct vgt_trace *t)
 {
@@ -283,22 +270,8 @@ static void report(const struct dump *d, struct vgt_trace *t)
 	        vgt_stream_count(t), vgt_stream_count(t) == 1 ? "" : "s", vgt_image_count(t),
 	        vgt_image_count(t) == 1 ? "" : "s", discarded, discarded == 1 ? "" : "s", damage,
 	        damage == 1 ? "" : "s");
-	for (size_t i = 0; i < vgt_image_count(t); i++) {
-		const struct vgt_image *img = vgt_image_at(t, i);
-		report_damage_list(img->path, img->damage, img->ndamage, img->ndamage);
-		for (size_t k = 0; k < img->nstreams; k++) {
-			const struct vgt_stream *s = img->streams[k];
-			report_damage_list(s->path, s->damage, s->ndamage, s->ndamage_total);
-		}
-	}
-	for (size_t i = 0; i < vgt_stream_count(t); i++) {
-		const struct vgt_stream *s = vgt_stream_at(t, i);
-		if (s->stats.events_discarded)
-			fprintf(stderr,
-			        "vigil dump: %" PRIu64 " events discarded in %s (size cap, full "
-			        "disk, or nested in a signal handler)\n",
-			        s->stats.events_discarded, s->path);
-	}
+	vgt_damage_report(t, "vigil dump", " (size cap, full disk, or nested in a signal handler)",
+	                  stderr);
 }
 
 static int parse_time_option(const char *opt, const char *text, int64_t *out)
@@ -385,23 +358,20 @@ static int64_t after(int64_t t, int64_t delta)
 	return t > INT64_MAX - delta ? INT64_MAX : t + delta;
 }
 
-static int run(struct dump *d, struct vgt_trace *t)
+static int run(struct dump *d, struct vgt_source *src)
 {
-	if (!vgt_any_readable(t)) {
-		for (size_t i = 0; i < vgt_image_count(t); i++) {
-			const struct vgt_image *img = vgt_image_at(t, i);
-			report_damage_list(img->path, img->damage, img->ndamage, img->ndamage);
-		}
+	struct vgt_trace *t = vgt_source_trace(src);
+	if (!vgt_source_readable(src)) {
+		vgt_damage_report(t, "vigil dump", "", stderr); /* the metadata's damage */
 		return 2;
 	}
 	d->matching = calloc(vgt_stream_count(t) + 1, sizeof *d->matching);
 	d->names = vgt_names_new();
-	struct vgt_merge *m = vgt_merge_open(t);
-	d->first = vgt_merge_first_ts(m);
+	d->first = vgt_source_first_ts(src);
 	int64_t from = d->have_from ? after(d->first, d->from) : INT64_MIN;
 	int64_t to = d->have_to ? after(d->first, d->to) : INT64_MAX;
 	int rc = -1;
-	for (const struct vgt_event *ev; (ev = vgt_merge_next(m));) {
+	for (const struct vgt_event *ev; (ev = vgt_source_next(src));) {
 		d->total++;
 		vgt_names_observe(d->names, ev); /* names outside the window count too */
 		if (ev->ts < from || ev->ts > to || !name_matches(d, ev->type->name))
@@ -427,7 +397,6 @@ static int run(struct dump *d, struct vgt_trace *t)
 		report(d, t);
 		rc = vgt_damage_total(t) ? 1 : 0;
 	}
-	vgt_merge_close(m);
 	vgt_names_free(d->names);
 	free(d->matching);
 	return rc;
@@ -445,15 +414,16 @@ int vg_cmd_dump(int argc, char **argv)
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	char err[512];
-	struct vgt_trace *t =
-	    vgt_open((const char *const *)argv + optind, (size_t)(argc - optind), err, sizeof err);
-	if (!t) {
+	struct vgt_source *src =
+	    vgt_source_open((const char *const *)argv + optind, (size_t)(argc - optind),
+	                    VGT_SOURCE_UNREADABLE_OK, err, sizeof err);
+	if (!src) {
 		fprintf(stderr, "vigil dump: %s\n", err);
 		free(d.globs);
 		return 2;
 	}
-	rc = run(&d, t);
-	vgt_close(t);
+	rc = run(&d, src);
+	vgt_source_close(src);
 	free(d.globs);
 	return rc;
 }

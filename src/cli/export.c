@@ -11,7 +11,7 @@
 #include "commands.h"
 #include "common/out_file.h"
 #include "export_model.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 
 static void usage(FILE *f)
 {
@@ -41,23 +41,18 @@ static void usage(FILE *f)
 	       "  vigil export a b c --format perfetto -o net.pftrace   three hosts, with flows\n");
 }
 
+/* The first 20 damaged places, then how many more. */
+static void not_exported(void *ctx, const char *line)
+{
+	if ((*(size_t *)ctx)++ < 20)
+		fprintf(stderr, "vigil export: not exported: %s\n", line);
+}
+
 static void report_damage(struct vgt_trace *t)
 {
-	char line[1024];
-	size_t shown = 0;
-	for (size_t i = 0; i < vgt_image_count(t); i++) {
-		const struct vgt_image *img = vgt_image_at(t, i);
-		for (size_t k = 0; k < img->ndamage && shown < 20; k++, shown++) {
-			vgt_damage_format(&img->damage[k], line, sizeof line);
-			fprintf(stderr, "vigil export: not exported: %s\n", line);
-		}
-		for (size_t s = 0; s < img->nstreams; s++)
-			for (size_t k = 0; k < img->streams[s]->ndamage && shown < 20;
-			     k++, shown++) {
-				vgt_damage_format(&img->streams[s]->damage[k], line, sizeof line);
-				fprintf(stderr, "vigil export: not exported: %s\n", line);
-			}
-	}
+	size_t listed = 0;
+	vgt_damage_each(t, not_exported, &listed);
+	size_t shown = listed < 20 ? listed : 20;
 	uint64_t total = vgt_damage_total(t);
 	if (total > shown)
 		fprintf(stderr,

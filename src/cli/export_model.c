@@ -12,6 +12,7 @@
 #include "export_counters.h"
 #include "export_map.h"
 #include "net/net.h"
+#include "trace/source.h"
 
 /* Open begins of one (image, relation), oldest first; closed ones are SIZE_MAX. */
 struct queue {
@@ -27,7 +28,12 @@ struct build {
 	struct vgx_counting counting;
 	size_t cap_items, cap_threads;
 	bool oom;
+	struct vgt_fields *fields; /* field_names, by slot */
 };
+
+/* The fields read by name, resolved once per event class (trace/source.h). */
+enum { F_NAME, F_TID, F_KIND, F_ID, F_PID, F_GEN, NF };
+static const char *const field_names[NF] = {"name", "tid", "kind", "id", "pid", "gen"};
 
 static json_t *value(struct build *b, const struct vgt_field *fd, const struct vgt_value *v)
 {
@@ -130,9 +136,10 @@ static struct vgx_item *item_new(struct build *b, enum vgx_item_kind kind, const
 }
 
 /* The value of field `name` as text, or "" */
-static void field_text(const struct vgt_event *ev, const char *name, char *buf, size_t size)
+static void field_text(const struct build *b, const struct vgt_event *ev, int f, char *buf,
+                       size_t size)
 {
-	int i = vgt_type_field(ev->type, name);
+	int i = vgt_fields_slots(b->fields, ev->type)[f];
 	buf[0] = 0;
 	if (i < 0)
 		return;
@@ -160,7 +167,8 @@ static void thread_names(struct build *b, const struct vgt_event *ev)
 	const char *n = ev->type->name;
 	if (strcmp(n, "vg.thread.begin") && strcmp(n, "vg.thread.name"))
 		return;
-	int fi = vgt_type_field(ev->type, "name"), ti = vgt_type_field(ev->type, "tid");
+	const int *slot = vgt_fields_slots(b->fields, ev->type);
+	int fi = slot[F_NAME], ti = slot[F_TID];
 	if (fi < 0 || ev->values[fi].type != VGT_STRING)
 		return;
 	int64_t tid = ev->tid;
@@ -279,16 +287,17 @@ static void state(struct build *b, const struct vgt_event *ev)
 
 /* Entity lifetimes: vg.entity.create/.reclaim (by kind, id, gen), vg.process.*,
  * vg.thread.*, and a program's own create/reclaim sensors. */
-static void life_key(const struct vgt_event *ev, char *key, size_t size, const char **label)
+static void life_key(const struct build *b, const struct vgt_event *ev, char *key, size_t size,
+                     const char **label)
 {
 	char kind[256], id[64], gen[64];
-	field_text(ev, "kind", kind, sizeof kind);
-	field_text(ev, "id", id, sizeof id);
+	field_text(b, ev, F_KIND, kind, sizeof kind);
+	field_text(b, ev, F_ID, id, sizeof id);
 	if (!id[0])
-		field_text(ev, "pid", id, sizeof id);
+		field_text(b, ev, F_PID, id, sizeof id);
 	if (!id[0])
-		field_text(ev, "tid", id, sizeof id);
-	field_text(ev, "gen", gen, sizeof gen);
+		field_text(b, ev, F_TID, id, sizeof id);
+	field_text(b, ev, F_GEN, gen, sizeof gen);
 	*label = ev->type->relation;
 	if (!strcmp(*label, "vg.process"))
 		*label = "OSProcess";
@@ -302,11 +311,11 @@ static void create(struct build *b, const struct vgt_event *ev)
 {
 	char key[1024];
 	const char *label;
-	life_key(ev, key, sizeof key, &label);
-	int ki = vgt_type_field(ev->type, "kind");
+	life_key(b, ev, key, sizeof key, &label);
+	int ki = vgt_fields_slots(b->fields, ev->type)[F_KIND];
 	char kind[256];
 	if (ki >= 0 && ev->values[ki].type == VGT_STRING) {
-		field_text(ev, "kind", kind, sizeof kind);
+		field_text(b, ev, F_KIND, kind, sizeof kind);
 		label = kind;
 	}
 	struct vgx_item *it = item_new(b, VGX_SLICE, "entity", label, ev, fields(b, ev));
@@ -319,7 +328,7 @@ static void reclaim(struct build *b, const struct vgt_event *ev)
 {
 	char key[1024];
 	const char *label;
-	life_key(ev, key, sizeof key, &label);
+	life_key(b, ev, key, sizeof key, &label);
 	size_t *slot = vgx_map_get(&b->lives, key);
 	if (slot && *slot != SIZE_MAX) {
 		struct vgx_item *it = &b->m->items[*slot];
@@ -540,16 +549,18 @@ struct vgx_model *vgx_build(struct vgt_trace *t, const char *const *paths, size_
 		free(b.m);
 		return NULL;
 	}
-	struct vgt_merge *mg = vgt_merge_open(t);
-	b.m->first = vgt_merge_first_ts(mg);
-	for (const struct vgt_event *ev; !b.oom && (ev = vgt_merge_next(mg));) {
+	b.fields = vgt_fields_new(t, field_names, NF);
+	struct vgt_source *src = vgt_source_of(t);
+	b.m->first = vgt_source_first_ts(src);
+	for (const struct vgt_event *ev; !b.oom && (ev = vgt_source_next(src));) {
 		if (!b.m->events)
 			b.m->first = ev->ts;
 		b.m->events++;
 		b.m->last = ev->ts;
 		feed(&b, ev);
 	}
-	vgt_merge_close(mg);
+	vgt_source_close(src);
+	vgt_fields_free(b.fields);
 	/* still open at the end of the trace: they end at its last event */
 	for (size_t i = 0; i < b.m->nitems; i++) {
 		struct vgx_item *it = &b.m->items[i];

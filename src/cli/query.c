@@ -17,7 +17,7 @@
 #include "query/output.h"
 #include "query/relation.h"
 #include "query/tquel.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 
 static void query_usage(FILE *f)
 {
@@ -206,16 +206,9 @@ static struct vgq_database *open_db(const char *cmd, const char *path, struct vg
                                     bool progress)
 {
 	char err[512];
-	*tr = vgt_open(&path, 1, err, sizeof err);
+	*tr = vgt_open_readable(&path, 1, err, sizeof err);
 	if (!*tr) {
 		fprintf(stderr, "vigil %s: %s\n", cmd, err);
-		return NULL;
-	}
-	if (!vgt_any_readable(*tr)) {
-		fprintf(stderr,
-		        "vigil %s: %s: no process image has readable metadata (see vigil dump)\n",
-		        cmd, path);
-		vgt_close(*tr);
 		return NULL;
 	}
 	if (progress)

@@ -13,7 +13,7 @@
 #include "format_opt.h"
 #include "lang/lang.h"
 #include "query/relation.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 
 static void usage(FILE *f)
 {
@@ -172,18 +172,10 @@ int vg_cmd_relations(int argc, char **argv)
 	if (argc - optind == 1 && vg_cli_is_elf(argv[optind]))
 		return program_relations(argv[optind], json);
 	char err[512];
-	struct vgt_trace *t =
-	    vgt_open((const char *const *)argv + optind, (size_t)(argc - optind), err, sizeof err);
+	struct vgt_trace *t = vgt_open_readable((const char *const *)argv + optind,
+	                                        (size_t)(argc - optind), err, sizeof err);
 	if (!t) {
 		fprintf(stderr, "vigil relations: %s\n", err);
-		return 2;
-	}
-	if (!vgt_any_readable(t)) {
-		fprintf(stderr,
-		        "vigil relations: %s: no process image has readable metadata (see "
-		        "vigil dump)\n",
-		        argv[optind]);
-		vgt_close(t);
 		return 2;
 	}
 	struct vgq_database *db = vgq_database_build(t);

@@ -18,6 +18,7 @@
 #include "display/display.h"
 #include "lang/lang.h"
 #include "query/relation.h"
+#include "trace/source.h"
 
 static void usage(FILE *f)
 {
@@ -396,17 +397,9 @@ int vg_cmd_watch(int argc, char **argv)
 	} else {
 		/* Without a .vgl: the sensors a recording (or the attached process) registered. */
 		const char *path = attached ? vgc_subject_image(attached) : a.replay;
-		tr = vgt_open(&path, 1, err, sizeof err);
+		tr = vgt_open_readable(&path, 1, err, sizeof err);
 		if (!tr) {
 			fprintf(stderr, "vigil watch: %s\n", err);
-			goto out;
-		}
-		if (!vgt_any_readable(tr)) {
-			fprintf(
-			    stderr,
-			    "vigil watch: %s: no process image has readable metadata (see vigil "
-			    "dump)\n",
-			    path);
 			goto out;
 		}
 		vga_sensors_from_trace(tr, &sensors);

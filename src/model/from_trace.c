@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "model/inputs.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 
 struct last {
 	long event; /* index, -1 before the stream's first event */
@@ -36,76 +36,31 @@ static void continue_thread(struct last *last, size_t ns, struct last *l)
 	}
 }
 
-/* Event types are interned once per declaration (types are per process image). */
-struct type_cache {
-	const struct vgt_event_type **keys;
-	uint32_t *vals;
-	size_t n, used;
-};
-
-static long cached(struct type_cache *c, const struct vgt_event_type *t)
-{
-	size_t k = ((uintptr_t)t >> 4) * 0x9e3779b97f4a7c15ull >> 20 & (c->n - 1);
-	for (; c->keys[k]; k = (k + 1) & (c->n - 1))
-		if (c->keys[k] == t)
-			return c->vals[k];
-	return -1;
-}
-
-static int cache_put(struct type_cache *c, const struct vgt_event_type *t, uint32_t v)
-{
-	if ((c->used + 1) * 2 > c->n) {
-		struct type_cache g = {calloc(c->n * 2, sizeof *g.keys),
-		                       calloc(c->n * 2, sizeof *g.vals), c->n * 2, 0};
-		if (!g.keys || !g.vals) {
-			free(g.keys);
-			free(g.vals);
-			return -1;
-		}
-		for (size_t i = 0; i < c->n; i++)
-			if (c->keys[i])
-				cache_put(&g, c->keys[i], c->vals[i]);
-		free(c->keys);
-		free(c->vals);
-		*c = g;
-	}
-	size_t k = ((uintptr_t)t >> 4) * 0x9e3779b97f4a7c15ull >> 20 & (c->n - 1);
-	while (c->keys[k])
-		k = (k + 1) & (c->n - 1);
-	c->keys[k] = t;
-	c->vals[k] = v;
-	c->used++;
-	return 0;
-}
-
 int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, char *err,
                    size_t errsize)
 {
 	const char *paths[] = {path};
-	struct vgt_trace *t = vgt_open(paths, 1, err, errsize);
-	if (!t)
+	struct vgt_source *source = vgt_source_open(paths, 1, 0, err, errsize);
+	if (!source)
 		return -1;
-	if (!vgt_any_readable(t)) {
-		snprintf(err, errsize, "%s: no process image of the trace has readable metadata",
-		         path);
-		vgt_close(t);
-		return -1;
-	}
+	struct vgt_trace *t = vgt_source_trace(source);
 	size_t ns = vgt_stream_count(t);
 	struct last *last = malloc((ns + 1) * sizeof *last);
-	struct type_cache c = {calloc(64, sizeof *c.keys), calloc(64, sizeof *c.vals), 64, 0};
-	struct vgt_merge *mg = vgt_merge_open(t);
+	/* Each event class's model event, interned at its first event (-1 before). */
+	long *event_of = malloc((vgt_class_count(t) + 1) * sizeof *event_of);
 	int rc = -1;
-	if (!last || !c.keys || !c.vals || !mg) {
+	if (!last || !event_of) {
 		snprintf(err, errsize, "%s: out of memory", path);
 		goto out;
 	}
 	for (size_t i = 0; i < ns; i++)
 		last[i] = (struct last){.event = -1};
+	for (size_t i = 0; i < vgt_class_count(t); i++)
+		event_of[i] = -1;
 	uint64_t n = 0;
 	const struct vgt_event *ev;
-	while ((ev = vgt_merge_next(mg))) {
-		long e = cached(&c, ev->type);
+	while ((ev = vgt_source_next(source))) {
+		long e = event_of[ev->type->class_id];
 		if (e < 0) {
 			char *site = malloc(strlen(ev->type->name) + 8);
 			if (!site)
@@ -113,8 +68,9 @@ int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, cha
 			sprintf(site, "sensor:%s", ev->type->name);
 			e = vgm_event_intern(m, site, ev->type->name);
 			free(site);
-			if (e < 0 || cache_put(&c, ev->type, (uint32_t)e))
+			if (e < 0)
 				goto oom;
+			event_of[ev->type->class_id] = e;
 		}
 		m->events[e].count++;
 		n++;
@@ -149,11 +105,8 @@ int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, cha
 oom:
 	snprintf(err, errsize, "%s: out of memory", path);
 out:
-	if (mg)
-		vgt_merge_close(mg);
 	free(last);
-	free(c.keys);
-	free(c.vals);
-	vgt_close(t);
+	free(event_of);
+	vgt_source_close(source);
 	return rc;
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "net/internal.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 
 enum {
 	F_IID_HI,
@@ -42,17 +42,6 @@ enum {
 	T_PARTIAL,
 	T_PROC_NAME,
 	T_STATE
-};
-
-struct tinfo {
-	const struct vgt_event_type *type;
-	int kind; /* enum vgn_kind, T_THREAD_NAME or T_OTHER */
-	int f[NF];
-};
-
-struct cache {
-	struct tinfo *slots;
-	size_t n, used;
 };
 
 static int classify(const char *name)
@@ -124,64 +113,11 @@ static const char *state_label(struct vgn_set *s, const struct vgt_event *ev)
 	return vgn_intern(s, buf);
 }
 
-static const struct tinfo *info(struct cache *c, const struct vgt_event_type *t)
+/* What the loader does with events of the type: enum vgn_kind, or one of T_*. */
+static int kind_of(const struct vgt_event_type *t)
 {
-	if ((c->used + 1) * 2 > c->n) {
-		struct cache g = {vgn__xcalloc(c->n ? c->n * 2 : 64, sizeof *g.slots),
-		                  c->n ? c->n * 2 : 64, 0};
-		for (size_t i = 0; i < c->n; i++)
-			if (c->slots[i].type) {
-				size_t k =
-				    ((uintptr_t)c->slots[i].type >> 4) * 0x9e3779b97f4a7c15ull >>
-				        20 &
-				    (g.n - 1);
-				while (g.slots[k].type)
-					k = (k + 1) & (g.n - 1);
-				g.slots[k] = c->slots[i];
-				g.used++;
-			}
-		free(c->slots);
-		*c = g;
-	}
-	size_t k = ((uintptr_t)t >> 4) * 0x9e3779b97f4a7c15ull >> 20 & (c->n - 1);
-	for (; c->slots[k].type; k = (k + 1) & (c->n - 1))
-		if (c->slots[k].type == t)
-			return &c->slots[k];
-	struct tinfo *ti = &c->slots[k];
-	ti->type = t;
-	ti->kind = classify(t->name);
-	if (ti->kind == T_OTHER && thread_state(t))
-		ti->kind = T_STATE;
-	for (int f = 0; f < NF; f++)
-		ti->f[f] = ti->kind == T_OTHER || ti->kind == T_STATE
-		               ? -1
-		               : vgt_type_field(t, field_names[f]);
-	c->used++;
-	return ti;
-}
-
-static uint64_t u64(const struct vgt_event *ev, const struct tinfo *ti, int f)
-{
-	if (ti->f[f] < 0)
-		return 0;
-	const struct vgt_value *v = &ev->values[ti->f[f]];
-	switch (v->type) {
-	case VGT_UINT:
-		return v->u;
-	case VGT_INT:
-		return (uint64_t)v->i;
-	case VGT_REF:
-		return v->ref.id;
-	default:
-		return 0;
-	}
-}
-
-static const char *text(const struct vgt_event *ev, const struct tinfo *ti, int f)
-{
-	if (ti->f[f] < 0 || ev->values[ti->f[f]].type != VGT_STRING)
-		return "";
-	return ev->values[ti->f[f]].str.ptr;
+	int kind = classify(t->name);
+	return kind == T_OTHER && thread_state(t) ? T_STATE : kind;
 }
 
 static const char *host_of(const struct vgt_image *img)
@@ -196,23 +132,21 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
                    void (*progress)(const char *line), char *err, size_t errsize)
 {
 	const char *paths[] = {path};
-	struct vgt_trace *t = vgt_open(paths, 1, err, errsize);
-	if (!t)
+	struct vgt_source *src = vgt_source_open(paths, 1, 0, err, errsize);
+	if (!src)
 		return -1;
-	if (!vgt_any_readable(t)) {
-		snprintf(err, errsize, "%s: no process image of the trace has readable metadata",
-		         path);
-		vgt_close(t);
-		return -1;
-	}
+	struct vgt_trace *t = vgt_source_trace(src);
 	const char *trace = vgn_intern(s, path);
 	st->images += vgt_image_count(t);
-	struct cache c = {0};
+	size_t nclasses = vgt_class_count(t);
+	int *kinds = vgn__xcalloc(nclasses + 1, sizeof *kinds);
+	for (size_t i = 0; i < nclasses; i++)
+		kinds[i] = kind_of(vgt_class_at(t, i));
+	struct vgt_fields *fields = vgt_fields_new(t, field_names, NF);
 	struct vgn_tmap last_recv; /* thread -> its latest receive (for vg.net.partial) */
 	vgn_tmap_init(&last_recv);
-	struct vgt_merge *m = vgt_merge_open(t);
 	uint64_t n = 0;
-	for (const struct vgt_event *ev; (ev = vgt_merge_next(m));) {
+	for (const struct vgt_event *ev; (ev = vgt_source_next(src));) {
 		n++;
 		if (progress && !(n % 1000000)) {
 			char line[256];
@@ -220,12 +154,13 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 			         (unsigned long long)n);
 			progress(line);
 		}
-		const struct tinfo *ti = info(&c, ev->type);
-		if (ti->kind == T_OTHER)
+		int kind = kinds[ev->type->class_id];
+		if (kind == T_OTHER)
 			continue;
-		if (ti->kind == T_UNFOLLOWED) { /* counted, not part of any network */
-			const char *call = text(ev, ti, F_CALL);
-			uint64_t count = u64(ev, ti, F_COUNT);
+		const int *f = vgt_fields_slots(fields, ev->type);
+		if (kind == T_UNFOLLOWED) { /* counted, not part of any network */
+			const char *call = vgt_slot_text(ev, f[F_CALL]);
+			uint64_t count = vgt_slot_u64(ev, f[F_COUNT]);
 			if (!strcmp(call, "io_uring"))
 				st->unfollowed_io_uring += count;
 			else if (!strcmp(call, "exec-static"))
@@ -243,37 +178,38 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 		if (img->procname && *img->procname)
 			pr->program = vgn_intern(s, img->procname);
 		uint32_t th = vgn_thread_get(s, proc, ev->tid, ev->thread_gen);
-		if (ti->kind == T_PARTIAL) { /* the thread's receive just before: part of a line */
+		if (kind == T_PARTIAL) { /* the thread's receive just before: part of a line */
 			uint32_t r = vgn_tmap_get(&last_recv, th, 0, 0);
-			if (r != VGN_NONE && s->events[r].serial == u64(ev, ti, F_CONN))
+			if (r != VGN_NONE && s->events[r].serial == vgt_slot_u64(ev, f[F_CONN]))
 				s->events[r].partial = true;
 			continue;
 		}
-		if (ti->kind == T_STATE) {
+		if (kind == T_STATE) {
 			VGN_GROW(s->states, s->cap_states, s->nstates + 1);
 			s->states[s->nstates++] =
 			    (struct vgn_state){th, ev->ts, ev->ts, state_label(s, ev)};
 			continue;
 		}
-		if (ti->kind == T_PROC_NAME || ti->kind == VGN_PROC_BEGIN) {
-			const char *name = text(ev, ti, F_NAME);
+		if (kind == T_PROC_NAME || kind == VGN_PROC_BEGIN) {
+			const char *name = vgt_slot_text(ev, f[F_NAME]);
 			if (*name) {
 				pr->name = vgn_intern(s, name);
 				pr->name_exec = img->exec_index;
 			}
-			if (ti->kind == T_PROC_NAME)
+			if (kind == T_PROC_NAME)
 				continue;
 		}
-		if (ti->kind == T_THREAD_NAME || ti->kind == VGN_THREAD_BEGIN) {
+		if (kind == T_THREAD_NAME || kind == VGN_THREAD_BEGIN) {
 			/* by tid: a thread may be named by another thread of its process */
-			uint32_t named = ti->kind == T_THREAD_NAME
-			                     ? vgn_thread_get(s, proc, (uint32_t)u64(ev, ti, F_TID),
-			                                      (uint32_t)u64(ev, ti, F_GEN))
-			                     : th;
-			const char *name = text(ev, ti, F_NAME);
+			uint32_t named =
+			    kind == T_THREAD_NAME
+			        ? vgn_thread_get(s, proc, (uint32_t)vgt_slot_u64(ev, f[F_TID]),
+			                         (uint32_t)vgt_slot_u64(ev, f[F_GEN]))
+			        : th;
+			const char *name = vgt_slot_text(ev, f[F_NAME]);
 			if (*name)
 				s->threads[named].name = vgn_intern(s, name);
-			if (ti->kind == T_THREAD_NAME)
+			if (kind == T_THREAD_NAME)
 				continue;
 		}
 		/* an image exec'd after the name was given (a trace without vg.process.name) */
@@ -282,42 +218,41 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 		if (!strncmp(ev->type->name, "vg.net.", 7))
 			st->net_events++;
 		struct vgn_event e = {
-		    .kind = (uint8_t)ti->kind,
+		    .kind = (uint8_t)kind,
 		    .thread = th,
 		    .ts = ev->ts,
-		    .iid_hi = u64(ev, ti, F_IID_HI),
-		    .iid_lo = u64(ev, ti, F_IID_LO),
-		    .fd = (int32_t)u64(ev, ti, F_FD),
-		    .serial = u64(ev, ti, F_CONN),
-		    .off = u64(ev, ti, F_OFF),
-		    .len = u64(ev, ti, F_LEN),
-		    .msg = u64(ev, ti, F_MSG),
+		    .iid_hi = vgt_slot_u64(ev, f[F_IID_HI]),
+		    .iid_lo = vgt_slot_u64(ev, f[F_IID_LO]),
+		    .fd = (int32_t)vgt_slot_u64(ev, f[F_FD]),
+		    .serial = vgt_slot_u64(ev, f[F_CONN]),
+		    .off = vgt_slot_u64(ev, f[F_OFF]),
+		    .len = vgt_slot_u64(ev, f[F_LEN]),
+		    .msg = vgt_slot_u64(ev, f[F_MSG]),
 		    .exec = img->exec_index,
-		    .text =
-		        vgn_intern(s, ti->kind == VGN_INPUT       ? text(ev, ti, F_WHAT)
-		                      : ti->kind == VGN_PROC_EXEC ? text(ev, ti, F_PATH)
-		                      : ti->kind == VGN_PROC_BEGIN || ti->kind == VGN_THREAD_BEGIN
-		                          ? text(ev, ti, F_NAME)
-		                          : ""),
+		    .text = vgn_intern(s, kind == VGN_INPUT       ? vgt_slot_text(ev, f[F_WHAT])
+		                          : kind == VGN_PROC_EXEC ? vgt_slot_text(ev, f[F_PATH])
+		                          : kind == VGN_PROC_BEGIN || kind == VGN_THREAD_BEGIN
+		                              ? vgt_slot_text(ev, f[F_NAME])
+		                              : ""),
 		    .program = program,
 		    .name = s->threads[th].name,
 		    .trace = trace,
 		    .offset = ev->offset,
 		};
-		if (ti->kind == VGN_PROC_BEGIN) {
-			uint64_t ppid = u64(ev, ti, F_PPID);
+		if (kind == VGN_PROC_BEGIN) {
+			uint64_t ppid = vgt_slot_u64(ev, f[F_PPID]);
 			if (ppid)
 				pr->ppid = (int64_t)ppid;
 		}
-		if (ti->kind == VGN_CONN) {
+		if (kind == VGN_CONN) {
 			struct vgn_conn cn = {proc,
 			                      img->exec_index,
 			                      e.serial,
 			                      e.fd,
-			                      vgn_intern(s, text(ev, ti, F_KIND)),
-			                      vgn_intern(s, text(ev, ti, F_ROLE)),
-			                      vgn_intern(s, text(ev, ti, F_LOCAL)),
-			                      vgn_intern(s, text(ev, ti, F_REMOTE)),
+			                      vgn_intern(s, vgt_slot_text(ev, f[F_KIND])),
+			                      vgn_intern(s, vgt_slot_text(ev, f[F_ROLE])),
+			                      vgn_intern(s, vgt_slot_text(ev, f[F_LOCAL])),
+			                      vgn_intern(s, vgt_slot_text(ev, f[F_REMOTE])),
 			                      ev->ts};
 			vgn_conn_add(s, &cn);
 		}
@@ -330,8 +265,8 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 	st->damage += vgt_damage_total(t);
 	for (size_t i = 0; i < vgt_stream_count(t); i++)
 		st->discarded += vgt_stream_at(t, i)->stats.events_discarded;
-	vgt_merge_close(m);
-	free(c.slots);
-	vgt_close(t);
+	vgt_fields_free(fields);
+	free(kinds);
+	vgt_source_close(src);
 	return 0;
 }

@@ -87,12 +87,12 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	struct vgq_waits *waits = vgq_waits_new(t);
 
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
-	struct vgt_merge *m = vgt_merge_open(t);
+	struct vgt_source *src = vgt_source_of(t);
 	const struct vgt_event *ev;
 	struct vgt_event synthesized;
 	const struct vgt_stream *synth_stream = NULL;
 	int64_t synth_at = 0;
-	while ((ev = vgt_merge_next(m))) {
+	while ((ev = vgt_source_next(src))) {
 		/* vg.report.synth: the stream's next event is synthesized, its valid time is
 		 * `at` (docs/consistency.md). */
 		if (vgq_is_synth_marker(ev->type)) {
@@ -116,7 +116,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 		vgq_build_feed(&b, ev);
 		vgq_waits_feed(waits, ev);
 	}
-	vgt_merge_close(m);
+	vgt_source_close(src);
 	vgq_waits_finish(waits, &b);
 	db->damage = vgt_damage_total(t);
 	db->partial = db->damage > 0;

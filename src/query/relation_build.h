@@ -5,6 +5,7 @@
 
 #include "query/relation_internal.h"
 #include "query/relation_open.h"
+#include "trace/source.h"
 
 /* A relation being built; its tuples still open (interval and user entity relations:
  * those an end may close), hashed on the key attributes (`keyed`, those of its begin
@@ -50,6 +51,7 @@ struct builder {
 	size_t nslots;
 	struct tinfo **types; /* open addressing on the type pointer */
 	size_t ntypes_cap;
+	struct tinfo **by_class; /* vgq_build_schema: the same by class_id (trace/source.h) */
 	struct vgq_keymap *keys;
 	struct vgt_names *names;
 	const struct vgt_trace *trace;
@@ -78,6 +80,7 @@ void vgq_build_free_types(struct builder *b);
  * its relations, sorted by name; the builder is freed. */
 void vgq_build_init(struct builder *b, const struct vgt_trace *t);
 void vgq_build_finish(struct builder *b, struct vgq_database *db);
+/* One event of the trace whose schema vgq_build_schema made. */
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
 int vgq_is_synth_marker(const struct vgt_event_type *t); /* vg.report.synth */
 

@@ -427,7 +427,7 @@ static void entity(struct builder *b, const struct tinfo *ti, const struct vgt_e
 
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev)
 {
-	const struct tinfo *ti = vgq_build_type(b, ev->type);
+	const struct tinfo *ti = b->by_class[ev->type->class_id];
 	if (!ti)
 		return;
 	uint32_t image = image_index(b, ev->image);

@@ -275,18 +275,16 @@ void vgq_build_types(struct builder *b, const struct vgt_event_type *const *type
 
 void vgq_build_schema(struct builder *b, const struct vgt_trace *t)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < vgt_image_count(t); i++)
-		n += vgt_image_at(t, i)->ntypes;
+	size_t n = vgt_class_count(t);
 	const struct vgt_event_type **types = vgq_xcalloc(n ? n : 1, sizeof *types);
-	n = 0;
-	for (size_t i = 0; i < vgt_image_count(t); i++) {
-		const struct vgt_image *img = vgt_image_at(t, i);
-		for (size_t k = 0; k < img->ntypes; k++)
-			types[n++] = img->types[k];
-	}
+	for (size_t i = 0; i < n; i++)
+		types[i] = vgt_class_at(t, i);
 	vgq_build_types(b, types, n);
 	free(types);
+	/* what the pass looks up for each event: its class's mapping, by class number */
+	b->by_class = vgq_xcalloc(n ? n : 1, sizeof *b->by_class);
+	for (size_t i = 0; i < n; i++)
+		b->by_class[i] = vgq_build_type(b, vgt_class_at(t, i));
 }
 
 void vgq_build_free_types(struct builder *b)
@@ -298,4 +296,5 @@ void vgq_build_free_types(struct builder *b)
 			free(b->types[i]);
 		}
 	free(b->types);
+	free(b->by_class);
 }

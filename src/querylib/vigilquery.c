@@ -16,7 +16,7 @@
 #include "query/output.h"
 #include "query/relation.h"
 #include "query/tquel.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 #include "vigil/vigil.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -67,17 +67,9 @@ static struct vgt_trace *open_traces(const char *const *traces, size_t n, char *
 		set_err(err, "no trace given");
 		return NULL;
 	}
-	struct vgt_trace *t = vgt_open(traces, n, why, sizeof why);
-	if (!t) {
+	struct vgt_trace *t = vgt_open_readable(traces, n, why, sizeof why);
+	if (!t)
 		set_err(err, "%s", why);
-		return NULL;
-	}
-	if (!vgt_any_readable(t)) {
-		set_err(err, "%s: no process image has readable metadata (see vigil dump)",
-		        traces[0]);
-		vgt_close(t);
-		return NULL;
-	}
 	return t;
 }
 

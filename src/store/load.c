@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "store/internal.h"
-#include "trace/trace.h"
+#include "trace/source.h"
 
 static int64_t now_ns(void)
 {
@@ -61,13 +61,9 @@ static int load_image(struct vgs_pg *pg, const char *dir, struct vgs_stats *st, 
 	*loaded = false;
 	char terr[512];
 	const char *paths[1] = {dir};
-	struct vgt_trace *tr = vgt_open(paths, 1, terr, sizeof terr);
+	struct vgt_trace *tr = vgt_open_readable(paths, 1, terr, sizeof terr);
 	if (!tr)
 		return vgs_fail(err, errsize, "%s", terr);
-	if (!vgt_any_readable(tr)) {
-		vgt_close(tr);
-		return vgs_fail(err, errsize, "%s: no readable metadata (see vigil dump)", dir);
-	}
 	const struct vgt_image *img = vgt_image_at(tr, 0);
 	char key[512];
 	image_key(img, key, sizeof key);

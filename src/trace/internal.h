@@ -196,6 +196,8 @@ struct vgt_trace {
 	size_t nimages;
 	struct stream **streams;
 	size_t nstreams;
+	const struct vgt_event_type **classes; /* every image's types, by class_id */
+	size_t nclasses;
 };
 
 /* Opens one image directory (metadata + streams). Never fails: problems are damage. */

@@ -118,6 +118,22 @@ static void found_free(struct found *f)
 	free(f->inos);
 }
 
+/* Numbers every event type of the trace (trace/source.h: the readers' class index). */
+static void number_classes(struct vgt_trace *t)
+{
+	for (size_t i = 0; i < t->nimages; i++)
+		t->nclasses += t->images[i]->pub.ntypes;
+	t->classes = vgt__xcalloc(t->nclasses + 1, sizeof *t->classes);
+	size_t k = 0;
+	for (size_t i = 0; i < t->nimages; i++) {
+		const struct vgt_image *img = &t->images[i]->pub;
+		for (size_t j = 0; j < img->ntypes; j++) {
+			((struct vgt_event_type *)img->types[j])->class_id = (uint32_t)k;
+			t->classes[k++] = img->types[j];
+		}
+	}
+}
+
 struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, size_t errsize)
 {
 	struct found f = {0};
@@ -163,6 +179,7 @@ struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, s
 			s->pub.index = k;
 			t->streams[k++] = s;
 		}
+	number_classes(t);
 	share_clocks(t);
 	return t;
 }
@@ -175,6 +192,7 @@ void vgt_close(struct vgt_trace *t)
 		image_free(t->images[i]);
 	free(t->images);
 	free(t->streams);
+	free(t->classes);
 	free(t);
 }
 

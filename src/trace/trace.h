@@ -84,6 +84,9 @@ struct vgt_event_type {
 	const char *model_uri;            /* as written, or NULL */
 	/* Consistency op (docs/consistency.md): an index of vgt_op_names, 0 = activity. */
 	int op;
+	/* Its number among all event types of the trace, dense from 0 in image order
+	 * (trace/source.h: readers index what they learn about a class by it). */
+	uint32_t class_id;
 };
 
 /* The ops of `op=NAME`, in the runtime's enum vg_op order. */

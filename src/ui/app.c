@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "query/tquel.h"
+#include "trace/source.h"
 #include "ui/ui.h"
 
 int vgu_app_open(struct vgu_app *a, const char *const *paths, size_t npaths)
@@ -14,17 +15,9 @@ int vgu_app_open(struct vgu_app *a, const char *const *paths, size_t npaths)
 	a->npaths = npaths;
 	if (!a->tick_ns)
 		a->tick_ns = 1000000000;
-	a->trace = vgt_open(paths, npaths, err, sizeof err);
+	a->trace = vgt_open_readable(paths, npaths, err, sizeof err);
 	if (!a->trace) {
 		fprintf(stderr, "vigil ui: %s\n", err);
-		return -1;
-	}
-	if (!vgt_any_readable(a->trace)) {
-		fprintf(stderr,
-		        "vigil ui: %s: no process image has readable metadata (see vigil dump)\n",
-		        paths[0]);
-		vgt_close(a->trace);
-		a->trace = NULL;
 		return -1;
 	}
 	/* one merged pass: the relations, and the timeline's rows of events */

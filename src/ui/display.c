@@ -19,6 +19,7 @@
 
 #include "display/display.h"
 #include "lang/lang.h"
+#include "trace/source.h"
 #include "ui/ui.h"
 
 #define VGU_SNAPSHOT_NS 250000000 /* live: the display is rebuilt at most this often */
@@ -98,12 +99,9 @@ static const struct vgd_display *snapshot(struct vgu_app *a)
 		return s->vgd;
 	const char *path = vgu_live_dir(a);
 	char err[512];
-	struct vgt_trace *tr = vgt_open(&path, 1, err, sizeof err);
-	if (!tr || !vgt_any_readable(tr)) {
-		if (tr)
-			vgt_close(tr);
+	struct vgt_trace *tr = vgt_open_readable(&path, 1, err, sizeof err);
+	if (!tr)
 		return s ? s->vgd : NULL;
-	}
 	struct vgu_snapshot *n = calloc(1, sizeof *n);
 	if (!n) {
 		vgt_close(tr);

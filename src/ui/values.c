@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "query/output.h"
+#include "trace/source.h"
 #include "ui/ui.h"
 
 /* JSON strings must be UTF-8: a string that is not is given with U+FFFD for bad bytes. */
@@ -185,23 +186,14 @@ json_t *vgu_event_json(const struct vgu_app *a, size_t index)
 	return o;
 }
 
+static void damage_line(void *list, const char *line)
+{
+	json_array_append_new(list, text_json(line, strlen(line)));
+}
+
 json_t *vgu_damage_json(const struct vgu_app *a)
 {
 	json_t *list = json_array();
-	char buf[1024];
-	for (size_t i = 0; i < vgt_image_count(a->trace); i++) {
-		const struct vgt_image *img = vgt_image_at(a->trace, i);
-		for (size_t k = 0; k < img->ndamage; k++) {
-			vgt_damage_format(&img->damage[k], buf, sizeof buf);
-			json_array_append_new(list, text_json(buf, strlen(buf)));
-		}
-	}
-	for (size_t i = 0; i < vgt_stream_count(a->trace); i++) {
-		const struct vgt_stream *s = vgt_stream_at(a->trace, i);
-		for (size_t k = 0; k < s->ndamage; k++) {
-			vgt_damage_format(&s->damage[k], buf, sizeof buf);
-			json_array_append_new(list, text_json(buf, strlen(buf)));
-		}
-	}
+	vgt_damage_each(a->trace, damage_line, list);
 	return list;
 }

@@ -1,0 +1,133 @@
+/* The event source (trace/source.h): opening with the readable check, merged reading,
+ * event classes and the readers' field slots. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "source.h"
+
+struct vgt_source {
+	struct vgt_trace *trace;
+	bool owned;              /* opened here: closed with the source */
+	struct vgt_merge *merge; /* opened at the first read */
+};
+
+struct vgt_trace *vgt_open_readable(const char *const *paths, size_t npaths, char *err,
+                                    size_t errsize)
+{
+	struct vgt_trace *t = vgt_open(paths, npaths, err, errsize);
+	if (t && !vgt_any_readable(t)) {
+		snprintf(err, errsize,
+		         "%s: no process image has readable metadata (see vigil dump)", paths[0]);
+		vgt_close(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct vgt_source *vgt_source_open(const char *const *paths, size_t npaths, unsigned flags,
+                                   char *err, size_t errsize)
+{
+	struct vgt_trace *t = flags & VGT_SOURCE_UNREADABLE_OK
+	                          ? vgt_open(paths, npaths, err, errsize)
+	                          : vgt_open_readable(paths, npaths, err, errsize);
+	if (!t)
+		return NULL;
+	struct vgt_source *s = vgt_source_of(t);
+	s->owned = true;
+	return s;
+}
+
+struct vgt_source *vgt_source_of(struct vgt_trace *t)
+{
+	struct vgt_source *s = vgt__xcalloc(1, sizeof *s);
+	s->trace = t;
+	return s;
+}
+
+void vgt_source_close(struct vgt_source *s)
+{
+	if (!s)
+		return;
+	if (s->merge)
+		vgt_merge_close(s->merge);
+	if (s->owned)
+		vgt_close(s->trace);
+	free(s);
+}
+
+struct vgt_trace *vgt_source_trace(const struct vgt_source *s)
+{
+	return s->trace;
+}
+
+bool vgt_source_readable(const struct vgt_source *s)
+{
+	return vgt_any_readable(s->trace);
+}
+
+static struct vgt_merge *merge(struct vgt_source *s)
+{
+	if (!s->merge)
+		s->merge = vgt_merge_open(s->trace);
+	return s->merge;
+}
+
+const struct vgt_event *vgt_source_next(struct vgt_source *s)
+{
+	return vgt_merge_next(merge(s));
+}
+
+int64_t vgt_source_first_ts(struct vgt_source *s)
+{
+	return vgt_merge_first_ts(merge(s));
+}
+
+void vgt_source_window(struct vgt_source *s, int64_t from, int64_t to)
+{
+	vgt_merge_window(merge(s), from, to);
+}
+
+/* ---- classes and slots ---- */
+
+size_t vgt_class_count(const struct vgt_trace *t)
+{
+	return t->nclasses;
+}
+
+const struct vgt_event_type *vgt_class_at(const struct vgt_trace *t, size_t i)
+{
+	return i < t->nclasses ? t->classes[i] : NULL;
+}
+
+struct vgt_fields {
+	size_t nnames;
+	size_t nclasses;
+	int *slots; /* nclasses rows of nnames */
+};
+
+struct vgt_fields *vgt_fields_new(const struct vgt_trace *t, const char *const *names,
+                                  size_t nnames)
+{
+	struct vgt_fields *f = vgt__xcalloc(1, sizeof *f);
+	f->nnames = nnames;
+	f->nclasses = t->nclasses;
+	f->slots = vgt__xcalloc(f->nclasses * nnames + 1, sizeof *f->slots);
+	for (size_t c = 0; c < f->nclasses; c++)
+		for (size_t k = 0; k < nnames; k++)
+			f->slots[c * nnames + k] = vgt_type_field(t->classes[c], names[k]);
+	return f;
+}
+
+void vgt_fields_free(struct vgt_fields *f)
+{
+	if (!f)
+		return;
+	free(f->slots);
+	free(f);
+}
+
+const int *vgt_fields_slots(const struct vgt_fields *f, const struct vgt_event_type *type)
+{
+	return &f->slots[(size_t)type->class_id * f->nnames];
+}
