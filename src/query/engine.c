@@ -128,14 +128,18 @@ static bool evaluate(struct vgq_session *s, const struct plan *p, bool first)
 		return false;
 	struct xnode *root = vgq_node_build(s, &cx, p->physical);
 	vgq_node_open(root);
-	struct vgq_result_acc *acc = vgq_result_begin(b);
-	uint32_t *batch = vgq_batch_alloc(&cx);
-	size_t n;
-	while ((n = vgq_node_next(root, batch)))
-		vgq_result_add(acc, batch, n, cx.width);
-	free(batch);
+	/* The final bindings are kept (a tuple index per variable) until the statement is
+	 * known to stay within its limit, and only then evaluated into result rows, which
+	 * are several times larger: a statement that fails costs no more than its bindings. */
+	struct xrows all = {0};
+	vgq_rows_drain(root, &all);
 	vgq_node_close(root);
-	vgq_result_end(cx.overflow ? NULL : s, b, acc);
+	if (!cx.overflow) {
+		struct vgq_result_acc *acc = vgq_result_begin(b);
+		vgq_result_add(acc, all.rows, all.n, cx.width);
+		vgq_result_end(s, b, acc);
+	}
+	vgq_rows_free(&all);
 	if (!cx.overflow && s->analyze)
 		print_analyzed(s, p, aggs, root, first);
 	return !cx.overflow;

@@ -140,7 +140,7 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 struct vgq_result_acc;
 struct vgq_result_acc *vgq_result_begin(const struct bstmt *b);
 void vgq_result_add(struct vgq_result_acc *acc, const uint32_t *rows, size_t n, size_t width);
-/* Builds b->out and frees acc; with s NULL only frees it (the statement failed). */
+/* Builds b->out and frees acc. */
 void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_result_acc *acc);
 
 #endif

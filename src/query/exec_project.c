@@ -1,7 +1,7 @@
 /* Projection: π (the target list) and πT (the valid clause). Bindings pass through them
- * unchanged: the statement's driver (engine.c) hands the batches leaving πT to result.c,
- * which evaluates the targets and the valid time of each binding into the result
- * relation, so no binding is copied twice. */
+ * unchanged: the statement's driver (engine.c) keeps the bindings leaving πT and, once
+ * the statement is known to stay within its limit, hands them to result.c, which
+ * evaluates the targets and the valid time of each into the result relation. */
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
 

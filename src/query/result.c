@@ -280,11 +280,9 @@ void vgq_result_add(struct vgq_result_acc *acc, const uint32_t *rows, size_t n, 
 
 void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_result_acc *acc)
 {
-	if (s) {
-		if (b->unique && !b->result_event)
-			coalesce(&acc->r);
-		build(s, b->out, b, &acc->r);
-	}
+	if (b->unique && !b->result_event)
+		coalesce(&acc->r);
+	build(s, b->out, b, &acc->r);
 	free(acc->r.b);
 	free(acc->r.e);
 	free(acc->r.vals);
