@@ -11,24 +11,20 @@
  * any, stdev, first, last, rate, avgti and varts: agg_time.c.
  * count and countU are 0 where no contribution is valid, from the trace's first event to
  * its last; the other functions have no value there (no tuple). The outer statement joins
- * this relation like any other (by-items equal, valid times overlapping). */
+ * this relation like any other (by-items equal, valid times overlapping). The
+ * contributions are collected by the aggregate's executor node (exec_aggregate.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "query/engine_internal.h"
+#include "query/exec_node.h"
 #include "query/relation_internal.h"
-
-struct contrib {
-	int64_t b, e;
-	struct vx_value *key; /* nby values */
-	struct vx_value arg;
-};
 
 static size_t g_nby;
 
 static int by_key(const void *x, const void *y)
 {
-	const struct contrib *a = x, *c = y;
+	const struct vgq_contrib *a = x, *c = y;
 	for (size_t k = 0; k < g_nby; k++) {
 		int o = vgq_value_order(&a->key[k], &c->key[k]);
 		if (o)
@@ -38,7 +34,7 @@ static int by_key(const void *x, const void *y)
 }
 
 /* 0 when two contributions are in the same group */
-static int by_key_eq(const struct contrib *a, const struct contrib *c, size_t nby)
+static int by_key_eq(const struct vgq_contrib *a, const struct vgq_contrib *c, size_t nby)
 {
 	for (size_t k = 0; k < nby; k++)
 		if (vgq_value_order(&a->key[k], &c->key[k]))
@@ -176,7 +172,7 @@ static void piece(struct emitter *m, int64_t b, int64_t e, const struct vx_value
 	m->v = *v;
 }
 
-static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c, size_t n,
+static void group(struct vgq_session *s, const struct bagg *a, struct vgq_contrib *c, size_t n,
                   struct emitter *m, enum vx_type type)
 {
 	int64_t first = s->db ? s->db->first : 0, horizon = s->db ? s->db->last + 1 : 1;
@@ -244,38 +240,9 @@ static void group(struct vgq_session *s, const struct bagg *a, struct contrib *c
 	free(begins);
 }
 
-bool vgq_agg_compute(struct vgq_session *s, struct bagg *a)
+void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n)
 {
-	struct bstmt *in = a->inner;
-	struct plan *p = vgq_plan(s, in);
-	struct btable t = vgq_exec(s, p, p->physical);
-	if (t.overflow) {
-		free(t.rows);
-		return false;
-	}
 	size_t nby = a->nby;
-	struct contrib *c = vgq_xcalloc(t.n ? t.n : 1, sizeof *c);
-	struct vx_value *keys = vgq_xcalloc(t.n * nby + 1, sizeof *keys);
-	size_t n = 0;
-	for (size_t i = 0; i < t.n; i++) {
-		struct binding bd = {t.rows + i * t.width, in->vars};
-		struct tval v = vgq_var_time(&in->vars[0], bd.rows[0]);
-		for (size_t k = 1; k < in->nvars && v.kind != TV_NOTHING; k++)
-			v = vgq_tv_intersect(v, vgq_var_time(&in->vars[k], bd.rows[k]));
-		if (v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e))
-			continue;
-		struct vx_value arg = vgq_eval(in->targets[nby].value, &bd);
-		if (arg.null)
-			continue;
-		c[n].b = v.b;
-		c[n].e = v.kind == TV_EVENT ? v.b + 1 : v.e;
-		c[n].arg = arg;
-		c[n].key = &keys[n * nby];
-		for (size_t k = 0; k < nby; k++)
-			c[n].key[k] = vgq_eval(in->targets[k].value, &bd);
-		n++;
-	}
-	free(t.rows);
 	g_nby = nby;
 	qsort(c, n, sizeof *c, by_key);
 	enum vx_type type;
@@ -308,7 +275,4 @@ bool vgq_agg_compute(struct vgq_session *s, struct bagg *a)
 		i = j;
 	}
 	vgq_relation_finish(a->rel, s->db ? s->db->last : 0);
-	free(c);
-	free(keys);
-	return true;
 }

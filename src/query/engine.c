@@ -1,12 +1,13 @@
 /* A query session: statements are first all bound (so an error anywhere is reported
- * before any work), then each retrieve is evaluated in order: its aggregates, its
- * optimized plan, its result. */
+ * before any work), then each retrieve is evaluated in order: its aggregates' nodes, its
+ * optimized plan's nodes (exec_node.h), pulled batch by batch into its result. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "query/engine_internal.h"
+#include "query/exec_node.h"
 #include "query/relation_internal.h"
 #include "query/tquel_arena.h"
 
@@ -83,6 +84,67 @@ struct plan **vgq_bind_all(struct vgq_session *s, const struct tquel_query *q, F
 	return plans;
 }
 
+/* The aggregates' nodes of statement b (run before its plan). */
+static struct xnode **aggregate_nodes(struct vgq_session *s, struct xctx *cx, struct bstmt *b)
+{
+	struct xnode **n = tquel_alloc(s->arena, (b->naggs + 1) * sizeof *n);
+	for (size_t k = 0; k < b->naggs; k++) {
+		n[k] = vgq_node_new(s, cx, &vgq_aggregate_ops, NULL);
+		n[k]->agg = &b->aggs[k];
+	}
+	return n;
+}
+
+static void print_analyzed(struct vgq_session *s, const struct plan *p, struct xnode **aggs,
+                           const struct xnode *root, bool first)
+{
+	const struct bstmt *b = p->stmt;
+	struct xexplain e = {b, s->analyze, true, true};
+	if (!first)
+		fputc('\n', e.out);
+	fprintf(e.out, "%s (line %u)\n", b->label, b->src->loc.line);
+	for (size_t k = 0; k < b->naggs; k++)
+		vgq_explain_tree(&e, aggs[k], 0);
+	vgq_explain_tree(&e, root, 0);
+}
+
+/* Evaluates one retrieve: its aggregates, then its plan, batch by batch into its result.
+ * False when it went beyond the limit on intermediate tuples. */
+static bool evaluate(struct vgq_session *s, const struct plan *p, bool first)
+{
+	struct bstmt *b = p->stmt;
+	struct xctx cx = {.s = s,
+	                  .b = b,
+	                  .width = b->nvars,
+	                  .limit = vgq_row_limit(s, b),
+	                  .timed = s->analyze != NULL};
+	struct xnode **aggs = aggregate_nodes(s, &cx, b);
+	for (size_t k = 0; k < b->naggs && !cx.overflow; k++) {
+		vgq_node_open(aggs[k]);
+		vgq_node_next(aggs[k], NULL);
+		vgq_node_close(aggs[k]);
+	}
+	if (cx.overflow)
+		return false;
+	struct xnode *root = vgq_node_build(s, &cx, p->physical);
+	vgq_node_open(root);
+	/* The final bindings are kept (a tuple index per variable) until the statement is
+	 * known to stay within its limit, and only then evaluated into result rows, which
+	 * are several times larger: a statement that fails costs no more than its bindings. */
+	struct xrows all = {0};
+	vgq_rows_drain(root, &all);
+	vgq_node_close(root);
+	if (!cx.overflow) {
+		struct vgq_result_acc *acc = vgq_result_begin(b);
+		vgq_result_add(acc, all.rows, all.n, cx.width);
+		vgq_result_end(s, b, acc);
+	}
+	vgq_rows_free(&all);
+	if (!cx.overflow && s->analyze)
+		print_analyzed(s, p, aggs, root, first);
+	return !cx.overflow;
+}
+
 size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn emit, void *ctx,
                FILE *errors)
 {
@@ -94,16 +156,7 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 		struct bstmt *b = plans[i]->stmt;
 		uint64_t t0 = now_ns();
 		s->peak_state = 0;
-		bool over = false;
-		for (size_t k = 0; k < b->naggs && !over; k++)
-			over = !vgq_agg_compute(s, &b->aggs[k]);
-		struct btable t = {0};
-		if (!over) {
-			t = vgq_exec(s, plans[i], plans[i]->physical);
-			over = t.overflow;
-		}
-		if (over) {
-			free(t.rows);
+		if (!evaluate(s, plans[i], i == 0)) {
 			fprintf(
 			    errors,
 			    "%s:%u:%u: error: %s: more than %zu intermediate tuples; relate its "
@@ -113,8 +166,6 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 			free(plans);
 			return 1;
 		}
-		vgq_result(s, b, &t);
-		free(t.rows);
 		s->stats = vgq_xrealloc(s->stats, s->nstats + 1, sizeof *s->stats);
 		s->stats[s->nstats++] = (struct vgq_stat){
 		    b->src->loc.line, b->label, b->out->ntuples, now_ns() - t0, s->peak_state};
@@ -125,6 +176,11 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 	return 0;
 }
 
+void vgq_session_analyze(struct vgq_session *s, FILE *out)
+{
+	s->analyze = out;
+}
+
 size_t vgq_explain(struct vgq_session *s, const struct tquel_query *q, FILE *out, FILE *errors)
 {
 	size_t nplans, nerrors;
@@ -132,15 +188,19 @@ size_t vgq_explain(struct vgq_session *s, const struct tquel_query *q, FILE *out
 	if (!plans)
 		return nerrors;
 	for (size_t i = 0; i < nplans; i++) {
-		const struct bstmt *b = plans[i]->stmt;
+		struct bstmt *b = plans[i]->stmt;
 		if (i)
 			fputc('\n', out);
 		fprintf(out, "%s (line %u)\n", b->label, b->src->loc.line);
+		/* a .vgl's relations have no tuples to count */
+		struct xexplain e = {b, out, !(s->db && s->db->from_model), false};
 		fputs("before optimization:\n", out);
-		bool counts = !(s->db && s->db->from_model); /* a .vgl's relations have none */
-		vgq_plan_print(plans[i], false, counts, out);
+		vgq_explain_tree(&e, vgq_node_build(s, NULL, plans[i]->logical), 0);
 		fputs("after optimization:\n", out);
-		vgq_plan_print(plans[i], true, counts, out);
+		struct xnode **aggs = aggregate_nodes(s, NULL, b);
+		for (size_t k = 0; k < b->naggs; k++)
+			vgq_explain_tree(&e, aggs[k], 0);
+		vgq_explain_tree(&e, vgq_node_build(s, NULL, plans[i]->physical), 0);
 	}
 	free(plans);
 	return 0;

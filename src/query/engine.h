@@ -53,6 +53,10 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
  * errors (reported to `errors`). */
 size_t vgq_explain(struct vgq_session *s, const struct tquel_query *q, FILE *out, FILE *errors);
 
+/* Makes vgq_run print, after each retrieve, its optimized plan with each operator's
+ * rows, batches and time (`vigil explain --analyze`); NULL: not. */
+void vgq_session_analyze(struct vgq_session *s, FILE *out);
+
 /* Per retrieve evaluated by vgq_run, in order. */
 const struct vgq_stat *vgq_session_stats(const struct vgq_session *s, size_t *n);
 

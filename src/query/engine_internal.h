@@ -2,11 +2,11 @@
  * checked), the temporal relational algebra they become, and its evaluation.
  *
  *   bind.c         AST -> bound statement: variables, attributes, types, suggestions
- *   agg.c          aggregates -> auxiliary interval relations (their constant intervals)
+ *   agg.c          aggregates: contributions -> constant intervals (agg_time.c: TQuel's)
  *   plan.c         bound statement -> algebra (the calculus as written) -> optimized plan
- *   plan_print.c   both algebras as text (`vigil explain`)
- *   exec.c         the optimized plan's operators over binding tables
- *   exec_join.c    hash join, sweep-line overlap join, precede semi-join
+ *   plan_print.c   the expressions of explain lines, and the tree walk
+ *   exec.c         plans -> trees of executor nodes (exec_node.h), one operator per
+ *                  exec_*.c file, each pulled a batch of bindings at a time
  *   value.c        values, expressions and temporal expressions of one binding
  *   result.c       result tuples -> a set, in order, as a vgq_relation
  */
@@ -219,6 +219,7 @@ struct vgq_session {
 	struct vgq_stat *stats;
 	size_t nstats;
 	uint64_t peak_state; /* of the statement being evaluated */
+	FILE *analyze; /* explain --analyze: each statement's nodes and figures go here */
 };
 
 /* ---- engine.c ---- */
@@ -246,8 +247,6 @@ void vgq_split_where(struct bx *e, struct bx **out, size_t *n);
 size_t vgq_count_when(const struct tp *e);
 void vgq_split_when(struct tp *e, struct tp **out, size_t *n);
 struct plan *vgq_plan(struct vgq_session *s, struct bstmt *b);
-/* `counts`: show each scanned relation's number of tuples. */
-void vgq_plan_print(const struct plan *p, bool physical, bool counts, FILE *out);
 
 /* ---- value.c ---- */
 struct binding {
@@ -270,39 +269,17 @@ struct vx_value vgq_column_value(const struct vgq_relation *r, int attr, uint32_
 enum vx_type vx_type_of(enum vgq_type t);
 enum vgq_type vgq_type_of_vx(enum vx_type t);
 
-/* ---- exec.c ---- */
-/* A binding table: n rows of `width` tuple indices (one per statement variable; unbound
- * variables hold 0). */
-struct btable {
-	uint32_t *rows;
-	size_t n, cap, width;
-	size_t limit;  /* 0: none */
-	bool overflow; /* a push beyond the limit was refused */
-};
-void vgq_btable_push(struct btable *t, const uint32_t *row);
-/* The limit on the rows of a binding table of statement b (struct vgq_options). */
+/* ---- exec.c: the executor's nodes are declared in exec_node.h ---- */
+/* The limit on the bindings a join of statement b may produce (struct vgq_options). */
 size_t vgq_row_limit(const struct vgq_session *s, const struct bstmt *b);
-struct btable vgq_exec(struct vgq_session *s, const struct plan *p, const struct pnode *n);
-
-/* ---- exec_join.c ---- */
-struct btable vgq_hashjoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
-                           struct btable *l, struct btable *r);
-struct btable vgq_sweepjoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
-                            struct btable *l, struct btable *r);
-struct btable vgq_semijoin(struct vgq_session *s, const struct bstmt *b, const struct pnode *n,
-                           struct btable *l, struct btable *r);
-/* Does a row pass the node's conditions (where conjuncts true, when conjuncts hold)? */
-bool vgq_passes(const struct bstmt *b, const struct pnode *n, const uint32_t *row);
 /* Records that an operator holds n tuples now (the statement's peak_state). */
 void vgq_note_state(struct vgq_session *s, uint64_t n);
-/* Keeps the rows of t passing the node's residual conditions. */
-void vgq_filter(const struct bstmt *b, const struct pnode *n, struct btable *t);
 
 /* ---- result.c ---- */
 /* The empty result relation of a bound retrieve (its attributes), made at binding so
- * later statements can be bound against it; filled by vgq_result. */
+ * later statements can be bound against it; filled from the plan's batches
+ * (vgq_result_begin/add/end, exec_node.h). */
 struct vgq_relation *vgq_result_skeleton(struct vgq_session *s, const struct bstmt *b);
-void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btable *t);
 
 /* ---- agg_time.c ---- */
 /* any, stdev, first, last, rate, avgti, varts of n values begun at b[] (b may be
@@ -310,10 +287,6 @@ void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btabl
 double vgq_agg_num(const struct vx_value *v); /* a number as a double */
 bool vgq_agg_temporal(enum tquel_aggfn fn, const struct vx_value *v, int64_t *b, size_t n,
                       struct vx_value *out);
-
-/* ---- agg.c ---- */
-/* False when its evaluation went beyond the limit on intermediate tuples. */
-bool vgq_agg_compute(struct vgq_session *s, struct bagg *a);
 
 void vgq_session_own(struct vgq_session *s, struct vgq_relation *r);
 

@@ -1,15 +1,13 @@
 /* The algebra as text, for `vigil explain`: one operator per line, operands indented
- * below it, in the notation of Snodgrass 1988 (π, πT, σ, σT, ×) plus the physical joins. */
+ * below it, in the notation of Snodgrass 1988 (π, πT, σ, σT, ×) plus the physical joins.
+ * Each node prints its own line (struct xops.explain, in its operator's file); this file
+ * walks the tree and prints the expressions they share. */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "query/engine_internal.h"
+#include "query/exec_node.h"
 #include "query/tquel.h"
-
-static const struct bstmt *cur;
-static bool show_counts; /* scans print their number of tuples */
-
-static void print_bx(const struct bx *e, FILE *out, int prec);
 
 static int bx_prec(enum bx_kind k)
 {
@@ -54,14 +52,15 @@ static void print_string(const char *s, FILE *out)
 	fputc('"', out);
 }
 
-static void print_attr(const struct bx *e, FILE *out)
+static void print_attr(const struct xexplain *x, const struct bx *e, FILE *out)
 {
-	const struct bvar *v = &cur->vars[e->var];
+	const struct bvar *v = &x->b->vars[e->var];
 	fprintf(out, "%s.%s", v->name, v->rel->attrs[e->attr].name);
 }
 
-static void print_bx(const struct bx *e, FILE *out, int prec)
+void vgq_explain_bx(const struct xexplain *x, const struct bx *e, int prec)
 {
+	FILE *out = x->out;
 	static const char *const ops[] = {
 	    [BX_ADD] = "+", [BX_SUB] = "-", [BX_MUL] = "*",   [BX_DIV] = "/",
 	    [BX_EQ] = "=",  [BX_NE] = "!=", [BX_LT] = "<",    [BX_LE] = "<=",
@@ -80,35 +79,36 @@ static void print_bx(const struct bx *e, FILE *out, int prec)
 			fprintf(out, "%" PRId64, e->c.v.i);
 		break;
 	case BX_ATTR:
-		print_attr(e, out);
+		print_attr(x, e, out);
 		break;
 	case BX_NEG:
 		fputc('-', out);
-		print_bx(e->a, out, 7);
+		vgq_explain_bx(x, e->a, 7);
 		break;
 	case BX_NOT:
 		fputs("not ", out);
-		print_bx(e->a, out, 3);
+		vgq_explain_bx(x, e->a, 3);
 		break;
 	default:
-		print_bx(e->a, out, p);
+		vgq_explain_bx(x, e->a, p);
 		fprintf(out, " %s ", ops[e->kind]);
-		print_bx(e->b, out, p + 1);
+		vgq_explain_bx(x, e->b, p + 1);
 	}
 	if (paren)
 		fputc(')', out);
 }
 
-static void print_tx(const struct tx *x, FILE *out, bool nested)
+void vgq_explain_tx(const struct xexplain *e, const struct tx *x, bool nested)
 {
+	FILE *out = e->out;
 	switch (x->kind) {
 	case TX_VAR:
-		fputs(cur->vars[x->var].name, out);
+		fputs(e->b->vars[x->var].name, out);
 		break;
 	case TX_BEGIN:
 	case TX_END:
 		fputs(x->kind == TX_BEGIN ? "begin of " : "end of ", out);
-		print_tx(x->a, out, true);
+		vgq_explain_tx(e, x->a, true);
 		break;
 	case TX_CONST:
 		tquel_print_expr(x->src, out);
@@ -116,231 +116,83 @@ static void print_tx(const struct tx *x, FILE *out, bool nested)
 	default:
 		if (nested)
 			fputc('(', out);
-		print_tx(x->a, out, true);
+		vgq_explain_tx(e, x->a, true);
 		fputs(x->kind == TX_INTERSECT ? " overlap " : " extend ", out);
-		print_tx(x->b, out, true);
+		vgq_explain_tx(e, x->b, true);
 		if (nested)
 			fputc(')', out);
 	}
 }
 
-static void print_tp(const struct tp *p, FILE *out, bool nested)
+void vgq_explain_tp(const struct xexplain *e, const struct tp *p, bool nested)
 {
+	FILE *out = e->out;
 	switch (p->kind) {
 	case TP_AND:
 	case TP_OR:
 		if (nested)
 			fputc('(', out);
-		print_tp(p->a, out, true);
+		vgq_explain_tp(e, p->a, true);
 		fputs(p->kind == TP_AND ? " and " : " or ", out);
-		print_tp(p->b, out, true);
+		vgq_explain_tp(e, p->b, true);
 		if (nested)
 			fputc(')', out);
 		break;
 	case TP_NOT:
 		fputs("not ", out);
-		print_tp(p->a, out, true);
+		vgq_explain_tp(e, p->a, true);
 		break;
 	default:
-		print_tx(p->x, out, true);
+		vgq_explain_tx(e, p->x, true);
 		fputs(p->kind == TP_PRECEDE   ? " precede "
 		      : p->kind == TP_OVERLAP ? " overlap "
 		                              : " equal ",
 		      out);
-		print_tx(p->y, out, true);
+		vgq_explain_tx(e, p->y, true);
 	}
 }
 
-static void print_conds(const struct pnode *n, FILE *out)
+static void print_conds(const struct xexplain *e, const struct pnode *n)
 {
 	for (size_t i = 0; i < n->nconds; i++) {
-		fputs(i ? " and " : "", out);
-		print_bx(n->conds[i], out, 2);
+		fputs(i ? " and " : "", e->out);
+		vgq_explain_bx(e, n->conds[i], 2);
 	}
 	for (size_t i = 0; i < n->ntconds; i++) {
-		fputs(i || n->nconds ? " and " : "", out);
-		print_tp(n->tconds[i], out, true);
+		fputs(i || n->nconds ? " and " : "", e->out);
+		vgq_explain_tp(e, n->tconds[i], true);
 	}
 }
 
-static void print_keys(const struct pnode *n, FILE *out)
+void vgq_explain_residual(const struct xexplain *e, const struct pnode *n)
+{
+	if (!n->nconds && !n->ntconds)
+		return;
+	fputs(" then σ[", e->out);
+	print_conds(e, n);
+	fputs("]", e->out);
+}
+
+void vgq_explain_keys(const struct xexplain *e, const struct pnode *n)
 {
 	for (size_t i = 0; i < n->nkeys; i++) {
-		fputs(i ? " and " : "", out);
-		print_bx(n->lkeys[i], out, 5);
-		fputs(" = ", out);
-		print_bx(n->rkeys[i], out, 5);
+		fputs(i ? " and " : "", e->out);
+		vgq_explain_bx(e, n->lkeys[i], 5);
+		fputs(" = ", e->out);
+		vgq_explain_bx(e, n->rkeys[i], 5);
 	}
 }
 
-static void print_node(const struct pnode *n, int depth, FILE *out)
+void vgq_explain_tree(const struct xexplain *e, const struct xnode *n, int depth)
 {
-	fprintf(out, "%*s", 2 * depth + 2, "");
-	switch (n->kind) {
-	case P_SCAN: {
-		const struct bvar *v = &cur->vars[n->var];
-		fprintf(out, "%s as %s  (%s relation", v->rel->name, v->name,
-		        vgq_rkind_name(v->rel->kind));
-		if (show_counts && (v->rel->ntuples || v->rel->nattrs))
-			fprintf(out, ", %zu tuples", v->rel->ntuples);
-		fputs(")\n", out);
-		return;
-	}
-	case P_SELECT:
-		if (n->nconds) {
-			fputs("σ[", out);
-			for (size_t i = 0; i < n->nconds; i++) {
-				fputs(i ? " and " : "", out);
-				print_bx(n->conds[i], out, 2);
-			}
-			fputs("]", out);
-		}
-		if (n->ntconds) {
-			fputs(n->nconds ? " σT[" : "σT[", out);
-			for (size_t i = 0; i < n->ntconds; i++) {
-				fputs(i ? " and " : "", out);
-				print_tp(n->tconds[i], out, true);
-			}
-			fputs("]", out);
-		}
-		fputc('\n', out);
-		break;
-	case P_TSELECT:
-		fputs("σT[", out);
-		for (size_t i = 0; i < n->ntconds; i++) {
-			fputs(i ? " and " : "", out);
-			print_tp(n->tconds[i], out, n->ntconds > 1);
-		}
-		fputs("]\n", out);
-		break;
-	case P_PRODUCT:
-		fputs("×", out);
-		if (n->nconds || n->ntconds) {
-			fputs(" then σ[", out);
-			print_conds(n, out);
-			fputs("]", out);
-		}
-		fputc('\n', out);
-		break;
-	case P_HASHJOIN:
-		fputs("hash join[", out);
-		print_keys(n, out);
-		fputs("]", out);
-		if (n->nconds || n->ntconds) {
-			fputs(" then σ[", out);
-			print_conds(n, out);
-			fputs("]", out);
-		}
-		fputc('\n', out);
-		break;
-	case P_SWEEPJOIN:
-		fputs("sweep join[", out);
-		print_tx(n->lt, out, true);
-		fputs(" overlap ", out);
-		print_tx(n->rt, out, true);
-		fputs("]", out);
-		if (n->nconds || n->ntconds) {
-			fputs(" then σ[", out);
-			print_conds(n, out);
-			fputs("]", out);
-		}
-		fputc('\n', out);
-		break;
-	case P_SEMIJOIN:
-		fputs("semi-join[", out);
-		print_keys(n, out);
-		if (n->semi != SEMI_EXISTS) {
-			fputs(n->nkeys ? "; " : "", out);
-			if (n->semi == SEMI_MIN_END) {
-				print_tx(n->rt, out, true);
-				fputs(" precede ", out);
-				print_tx(n->lt, out, true);
-				fputs(": least end of ", out);
-			} else {
-				print_tx(n->lt, out, true);
-				fputs(" precede ", out);
-				print_tx(n->rt, out, true);
-				fputs(": greatest begin of ", out);
-			}
-			print_tx(n->rt, out, true);
-			fputs(n->nkeys ? " per key" : "", out);
-		}
-		fputs("]\n", out);
-		break;
-	case P_PROJECT:
-		fputs("π[", out);
-		for (size_t i = 0; i < cur->ntargets; i++) {
-			fprintf(out, "%s%s = ", i ? ", " : "", cur->targets[i].name);
-			print_bx(cur->targets[i].value, out, 0);
-		}
-		fputs("]\n", out);
-		break;
-	case P_TPROJECT:
-		fputs("πT[", out);
-		if (cur->valid == TQ_VALID_AT) {
-			fputs("at ", out);
-			print_tx(cur->valid_at, out, false);
-		} else if (cur->valid == TQ_VALID_FROM_TO) {
-			fputs("from ", out);
-			print_tx(cur->valid_from, out, false);
-			fputs(" to ", out);
-			print_tx(cur->valid_to, out, false);
-		} else {
-			fputs("overlap of ", out);
-			for (size_t i = 0; i < cur->nvars; i++)
-				fprintf(out, "%s%s", i ? ", " : "", cur->vars[i].name);
-		}
-		fprintf(out, "]  -> %s relation %s%s\n", cur->result_event ? "event" : "interval",
-		        cur->label,
-		        cur->unique && !cur->result_event ? ", coalesced (unique)" : "");
-		break;
-	}
+	fprintf(e->out, "%*s", 2 * depth + 2, "");
+	n->ops->explain(n, e);
+	if (e->analyze) /* inclusive time, as PostgreSQL's "actual time" */
+		fprintf(e->out, "  (actual rows=%" PRIu64 " batches=%" PRIu64 " time=%.3f ms)",
+		        n->rows, n->calls, (double)n->ns / 1e6);
+	fputc('\n', e->out);
 	if (n->l)
-		print_node(n->l, depth + 1, out);
+		vgq_explain_tree(e, n->l, depth + 1);
 	if (n->r)
-		print_node(n->r, depth + 1, out);
-}
-
-static void print_aggs(const struct bstmt *b, FILE *out)
-{
-	for (size_t i = 0; i < b->naggs; i++) {
-		const struct bagg *a = &b->aggs[i];
-		const struct bstmt *saved = cur;
-		cur = a->inner;
-		fprintf(out, "  %s = %s%s(", b->vars[a->var].name, tquel_aggfn_names[a->fn],
-		        a->unique ? "U" : "");
-		print_bx(a->inner->targets[a->nby].value, out, 0);
-		if (a->nby) {
-			fputs(" by ", out);
-			for (size_t k = 0; k < a->nby; k++) {
-				fputs(k ? ", " : "", out);
-				print_bx(a->inner->targets[k].value, out, 0);
-			}
-		}
-		if (a->window == TQ_SPAN)
-			fprintf(out, " for each %s)", a->src->u.agg.span_text);
-		else
-			fprintf(out, " %s)",
-			        a->window == TQ_EVER ? "for ever" : "for each instant");
-		if (a->inner->where) {
-			fputs(" where ", out);
-			print_bx(a->inner->where, out, 0);
-		}
-		if (a->inner->when) {
-			fputs(" when ", out);
-			print_tp(a->inner->when, out, false);
-		}
-		fputs(": constant intervals per group\n", out);
-		cur = saved;
-	}
-}
-
-void vgq_plan_print(const struct plan *p, bool physical, bool counts, FILE *out)
-{
-	cur = p->stmt;
-	show_counts = counts;
-	if (physical)
-		print_aggs(p->stmt, out);
-	print_node(physical ? p->physical : p->logical, 0, out);
-	cur = NULL;
+		vgq_explain_tree(e, n->r, depth + 1);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "query/engine_internal.h"
+#include "query/exec_node.h"
 #include "query/relation_internal.h"
 
 struct rows {
@@ -249,23 +250,41 @@ static void coalesce(struct rows *r)
 	*r = out;
 }
 
-void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btable *t)
+struct vgq_result_acc {
+	const struct bstmt *b;
+	struct rows r;
+};
+
+struct vgq_result_acc *vgq_result_begin(const struct bstmt *b)
 {
-	struct rows r = {.width = b->ntargets};
+	struct vgq_result_acc *acc = vgq_xcalloc(1, sizeof *acc);
+	acc->b = b;
+	acc->r.width = b->ntargets;
+	return acc;
+}
+
+void vgq_result_add(struct vgq_result_acc *acc, const uint32_t *rows, size_t n, size_t width)
+{
+	const struct bstmt *b = acc->b;
 	struct vx_value vals[b->ntargets ? b->ntargets : 1];
-	for (size_t i = 0; i < t->n; i++) {
-		struct binding bd = {t->rows + i * t->width, b->vars};
+	for (size_t i = 0; i < n; i++) {
+		struct binding bd = {rows + i * width, b->vars};
 		struct tval v = valid_time(b, &bd);
 		if (v.kind == TV_NOTHING)
 			continue;
 		for (size_t k = 0; k < b->ntargets; k++)
 			vals[k] = vgq_eval(b->targets[k].value, &bd);
-		add_row(&r, v.b, v.kind == TV_EVENT ? v.b : v.e, vals);
+		add_row(&acc->r, v.b, v.kind == TV_EVENT ? v.b : v.e, vals);
 	}
+}
+
+void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_result_acc *acc)
+{
 	if (b->unique && !b->result_event)
-		coalesce(&r);
-	build(s, b->out, b, &r);
-	free(r.b);
-	free(r.e);
-	free(r.vals);
+		coalesce(&acc->r);
+	build(s, b->out, b, &acc->r);
+	free(acc->r.b);
+	free(acc->r.e);
+	free(acc->r.vals);
+	free(acc);
 }

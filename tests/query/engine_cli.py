@@ -94,6 +94,50 @@ def main():
         fail(f"count/max for ever by mailbox: {len(have ^ want)} tuples differ, e.g. "
              f"{sorted(have - want)[:3]} vs {sorted(want - have)[:3]}")
 
+    # ---- joins whose output spans many batches (the executor resumes a join where a full
+    # batch of 1,024 bindings stopped it): answers against pairs counted here ----
+    states = query(trace, "range of P is ProcessState retrieve (P.process)")
+    checks = [
+        ("× then σ", "range of S is SendMessage range of T is SendMessage "
+         "retrieve (A = S.msg, B = T.msg) valid at S where S.msg < T.msg",
+         {(s["values"]["msg"], t["values"]["msg"], s["at"]) for s in sends for t in sends
+          if s["values"]["msg"] < t["values"]["msg"]}),
+        ("hash join", "range of S is SendMessage range of T is SendMessage "
+         "retrieve (A = S.msg, B = T.msg) valid at S where S.process = T.process",
+         {(s["values"]["msg"], t["values"]["msg"], s["at"]) for s in sends for t in sends
+          if s["values"]["process"] == t["values"]["process"]}),
+        ("sweep join", "range of S is SendMessage range of P is ProcessState "
+         "retrieve (A = S.msg, B = P.process) when S overlap P",
+         {(s["values"]["msg"], p["values"]["process"], s["at"]) for s in sends
+          for p in states if p["from"] <= s["at"] < p["to"]}),
+    ]
+    for name, q, want in checks:
+        rc, out, err = run("explain", "-e", q, trace)
+        if name not in out.split("\nsensors (")[0].split("after optimization:")[-1]:
+            fail(f"{name}: not in the plan:\n{out}{err}")
+        have = {(g["values"]["A"], g["values"]["B"], g["at"]) for g in query(trace, q)}
+        if have != want or len(want) < 1100:
+            fail(f"{name} over batches: {len(have)} tuples, want {len(want)} (more than "
+                 f"1,100); {len(have ^ want)} differ")
+
+    # ---- explain --analyze: each operator's rows ----
+    rc, out, err = run("explain", "--analyze", "-e", checks[1][1], trace)
+    rows = {}
+    for line in out.splitlines():
+        if "(actual rows=" in line:
+            rows[line.strip().split("  ")[0]] = int(line.split("actual rows=")[1].split()[0])
+    pairs = len({(s["values"]["msg"], t["values"]["msg"]) for s in sends for t in sends
+                 if s["values"]["process"] == t["values"]["process"]})
+    if (rc != 0 or rows.get("SendMessage as S") != len(sends) or
+            rows.get("SendMessage as T") != len(sends) or
+            rows.get("hash join[S.process = T.process]") != pairs):
+        fail(f"explain --analyze: rc {rc}, rows {rows}, want {len(sends)} per scan and "
+             f"{pairs} joined\n{out}{err}")
+    rc, out, err = run("explain", "--analyze", "-e", plans['σ[S.process = "P1"]'], trace)
+    p1 = sum(1 for s in sends if s["values"]["process"] == "P1")
+    if rc != 0 or f'σ[S.process = "P1"]  (actual rows={p1} ' not in out:
+        fail(f"explain --analyze of a selection: rc {rc}, want {p1} rows\n{out}{err}")
+
     # instantaneous count of waiting processes (no by-list): a step function over the trace
     got = query(trace, "range of W is Waiting retrieve (N = count(W.process))")
     points = sorted({first, last + 1} | {w["from"] for w in waits} | {w["to"] for w in waits})
@@ -208,7 +252,9 @@ def main():
     # ---- usage ----
     for args in (["query"], ["query", trace], ["query", trace, "-e"], ["query", trace, "-e", "x", "--format", "xml"],
                  ["query", trace, "--bogus"], ["query", trace, "--max-tuples", "0", "-e", "x"], ["query", os.path.join(work, "nope"), "-e", "range of W is Waiting retrieve (W.process)"],
-                 ["query", trace, "-f", os.path.join(work, "nope.tq")], ["explain"]):
+                 ["query", trace, "-f", os.path.join(work, "nope.tq")], ["explain"],
+                 ["explain", "--analyze", "-e", "range of W is Waiting retrieve (W.process)"],
+                 ["query", trace, "--analyze", "-e", "range of W is Waiting retrieve (W.process)"]):
         rc, out, err = run(*args)
         if rc != 2 or len(err.splitlines()) != 1:
             fail(f"vigil {' '.join(args)}: rc {rc}, expected 2 and one line; stderr:\n{err}")

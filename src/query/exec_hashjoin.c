@@ -1,0 +1,178 @@
+/* Hash join on equality conjuncts: the right input is materialised and hashed on its key
+ * expressions (its build side); each left binding probes it. Null keys match nothing.
+ * Output: per left binding in order, its matches (most recently built first), through the
+ * node's residual conditions. The hash table and key helpers serve the semi-join too. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/engine_internal.h"
+#include "query/exec_node.h"
+#include "query/relation_internal.h" /* vgq_mix */
+
+bool vgq_keys_of(const struct bstmt *b, struct bx *const *keys, size_t nkeys, const uint32_t *row,
+                 struct vx_value *out, uint64_t *hash)
+{
+	struct binding bd = {row, b->vars};
+	uint64_t h = 0x12345;
+	for (size_t k = 0; k < nkeys; k++) {
+		out[k] = vgq_eval(keys[k], &bd);
+		if (out[k].null)
+			return false;
+		h = (h ^ vgq_value_hash(&out[k])) * 0x100000001b3ull;
+	}
+	*hash = vgq_mix(h);
+	return true;
+}
+
+bool vgq_keys_equal(const struct vx_value *a, const struct vx_value *c, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!vgq_value_equal(&a[k], &c[k]))
+			return false;
+	return true;
+}
+
+void vgq_xhash_init(struct xhash *t, size_t n)
+{
+	size_t size = 16;
+	while (size < 2 * n)
+		size *= 2;
+	t->head = vgq_xcalloc(size, sizeof *t->head);
+	t->next = vgq_xcalloc(n ? n : 1, sizeof *t->next);
+	t->hash = vgq_xcalloc(n ? n : 1, sizeof *t->hash);
+	t->mask = size - 1;
+}
+
+void vgq_xhash_add(struct xhash *t, uint32_t entry, uint64_t h)
+{
+	size_t bkt = h & t->mask;
+	t->hash[entry] = h;
+	t->next[entry] = t->head[bkt];
+	t->head[bkt] = entry + 1;
+}
+
+void vgq_xhash_free(struct xhash *t)
+{
+	free(t->head);
+	free(t->next);
+	free(t->hash);
+}
+
+struct hashjoin {
+	struct xrows right;
+	struct xhash table;
+	bool built;
+	struct vx_value *kl, *kr; /* key values of the probing binding, of a candidate */
+	uint64_t h;               /* the probing binding's hash */
+	uint32_t chain;           /* the next candidate entry + 1; 0: chain done */
+	bool probing;
+	uint32_t *lbuf;
+	size_t ln, li;
+	uint64_t emitted;
+};
+
+static void hashjoin_open(struct xnode *n)
+{
+	struct hashjoin *st = vgq_xcalloc(1, sizeof *st);
+	st->lbuf = vgq_batch_alloc(n->cx);
+	st->kl = vgq_xcalloc(n->p->nkeys + 1, sizeof *st->kl);
+	st->kr = vgq_xcalloc(n->p->nkeys + 1, sizeof *st->kr);
+	n->state = st;
+}
+
+static void build(struct xnode *n, struct hashjoin *st)
+{
+	const struct pnode *p = n->p;
+	const struct bstmt *b = n->cx->b;
+	vgq_rows_drain(n->r, &st->right);
+	vgq_xhash_init(&st->table, st->right.n);
+	size_t built = 0, w = n->cx->width;
+	for (size_t j = 0; j < st->right.n; j++) {
+		uint64_t h;
+		if (vgq_keys_of(b, p->rkeys, p->nkeys, st->right.rows + j * w, st->kr, &h)) {
+			vgq_xhash_add(&st->table, (uint32_t)j, h);
+			built++;
+		}
+	}
+	vgq_note_state(n->cx->s, built);
+	st->built = true;
+}
+
+static size_t hashjoin_next(struct xnode *n, uint32_t *out)
+{
+	struct hashjoin *st = n->state;
+	const struct pnode *p = n->p;
+	const struct bstmt *b = n->cx->b;
+	size_t w = n->cx->width;
+	if (!st->built)
+		build(n, st);
+	const struct xhash *t = &st->table;
+	uint64_t lvars = n->l->p->vars;
+	size_t k = 0;
+	while (k < VGQ_BATCH) {
+		if (!st->probing) {
+			if (st->li == st->ln) {
+				st->ln = vgq_node_next(n->l, st->lbuf);
+				st->li = 0;
+				if (!st->ln)
+					break;
+			}
+			if (!vgq_keys_of(b, p->lkeys, p->nkeys, st->lbuf + st->li * w, st->kl,
+			                 &st->h)) {
+				st->li++;
+				continue;
+			}
+			st->chain = t->head[st->h & t->mask];
+			st->probing = true;
+		}
+		const uint32_t *x = st->lbuf + st->li * w;
+		while (st->chain && k < VGQ_BATCH) {
+			uint32_t e = st->chain - 1;
+			st->chain = t->next[e];
+			if (t->hash[e] != st->h)
+				continue;
+			const uint32_t *y = st->right.rows + (size_t)e * w;
+			uint64_t hy;
+			vgq_keys_of(b, p->rkeys, p->nkeys, y, st->kr, &hy);
+			if (!vgq_keys_equal(st->kl, st->kr, p->nkeys))
+				continue;
+			uint32_t *row = out + k * w;
+			vgq_merge_row(w, lvars, x, y, row);
+			if (!vgq_node_passes(n, row))
+				continue;
+			if (!vgq_node_emit_ok(n, &st->emitted))
+				return 0;
+			k++;
+		}
+		if (!st->chain) {
+			st->probing = false;
+			st->li++;
+		}
+	}
+	return k;
+}
+
+static void hashjoin_close(struct xnode *n)
+{
+	struct hashjoin *st = n->state;
+	if (!st)
+		return;
+	vgq_rows_free(&st->right);
+	if (st->built)
+		vgq_xhash_free(&st->table);
+	free(st->kl);
+	free(st->kr);
+	free(st->lbuf);
+	free(st);
+}
+
+static void hashjoin_explain(const struct xnode *n, const struct xexplain *e)
+{
+	fputs("hash join[", e->out);
+	vgq_explain_keys(e, n->p);
+	fputs("]", e->out);
+	vgq_explain_residual(e, n->p);
+}
+
+const struct xops vgq_hashjoin_ops = {"hash join", hashjoin_open, hashjoin_next, hashjoin_close,
+                                      hashjoin_explain};

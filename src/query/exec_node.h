@@ -1,0 +1,146 @@
+/* Executor nodes: every operator of a plan behind one interface, in the manner of
+ * PostgreSQL's executor (ExecInitNode / ExecProcNode / ExecEndNode / EXPLAIN).
+ *
+ * A plan (struct pnode, plan.c) becomes a tree of nodes (vgq_node_build: the one place
+ * that looks at the plan's kind). Each node's operator (struct xops) can
+ *   open     set up its state (materialising only what it needs: a hash join its build
+ *            side, a sweep join its sorted inputs, an aggregate its contributions),
+ *   next     fill the caller's buffer with the next batch of at most VGQ_BATCH bindings
+ *            (rows of `width` tuple indices, one per statement variable), 0 at the end,
+ *   close    free its state,
+ *   explain  print its line of `vigil explain` (the same for a plan that never runs).
+ * Bindings flow up in batches through buffers allocated once per node at open: no
+ * per-tuple allocation on the way. vgq_node_next counts each node's rows and, under
+ * `vigil explain --analyze`, the time spent inside it (docs/architecture.md, "Executor").
+ *
+ * One operator per file: exec_scan.c (scan, with its pushed-down selection as column
+ * kernels), exec_select.c (σ, σT), exec_product.c (×), exec_hashjoin.c,
+ * exec_sweepjoin.c (the overlap sweep), exec_semijoin.c (existential keys and precede),
+ * exec_project.c (π, πT), exec_aggregate.c (aggregates, their own plan below them). */
+#ifndef VIGIL_QUERY_EXEC_NODE_H
+#define VIGIL_QUERY_EXEC_NODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "query/engine_internal.h"
+
+#define VGQ_BATCH 1024 /* bindings per batch */
+
+/* What every node of one statement's evaluation shares. */
+struct xctx {
+	struct vgq_session *s;
+	const struct bstmt *b;
+	size_t width;  /* b->nvars: tuple indices per binding */
+	size_t limit;  /* the most bindings a join may produce (vgq_row_limit) */
+	bool overflow; /* a join went beyond the limit: the statement stops with an error */
+	bool timed;    /* explain --analyze: time each node */
+};
+
+/* What explain prints with (plan_print.c). */
+struct xexplain {
+	const struct bstmt *b;
+	FILE *out;
+	bool counts;  /* scans show their relation's number of tuples */
+	bool analyze; /* each node shows its rows and time */
+};
+
+struct xnode;
+
+struct xops {
+	const char *name; /* for docs and debugging: "scan", "hash join", ... */
+	void (*open)(struct xnode *n);
+	size_t (*next)(struct xnode *n, uint32_t *rows); /* rows: VGQ_BATCH * width */
+	void (*close)(struct xnode *n);
+	/* Prints the node's line without indentation or newline. */
+	void (*explain)(const struct xnode *n, const struct xexplain *e);
+};
+
+struct xnode {
+	const struct xops *ops;
+	const struct pnode *p; /* NULL for an aggregate */
+	struct bagg *agg;      /* an aggregate's */
+	struct xctx *cx;       /* NULL for a plan that is only explained */
+	struct xnode *l, *r;
+	void *state; /* the operator's, between open and close */
+	/* Figures of the run (explain --analyze): bindings returned, batches returned,
+	 * nanoseconds inside next (children included; only when cx->timed). */
+	uint64_t rows, calls, ns;
+};
+
+/* exec.c: the tree of a plan (nodes in the session's arena); cx may be NULL (explain). */
+struct xnode *vgq_node_build(struct vgq_session *s, struct xctx *cx, const struct pnode *p);
+struct xnode *vgq_node_new(struct vgq_session *s, struct xctx *cx, const struct xops *ops,
+                           const struct pnode *p);
+void vgq_node_open(struct xnode *n);  /* the node and its children */
+void vgq_node_close(struct xnode *n); /* likewise */
+size_t vgq_node_next(struct xnode *n, uint32_t *rows);
+/* A buffer of one batch of the context's width (malloc'd). */
+uint32_t *vgq_batch_alloc(const struct xctx *cx);
+/* Does binding `row` pass the plan node's residual conditions? */
+bool vgq_node_passes(const struct xnode *n, const uint32_t *row);
+/* Counts one binding a join emits; false (and cx->overflow) beyond the limit. */
+bool vgq_node_emit_ok(struct xnode *n, uint64_t *emitted);
+
+/* A materialised input: every binding of a child, in order. */
+struct xrows {
+	uint32_t *rows;
+	size_t n, cap, width;
+};
+void vgq_rows_drain(struct xnode *child, struct xrows *out);
+void vgq_rows_free(struct xrows *r);
+
+/* The operators. */
+extern const struct xops vgq_scan_ops, vgq_select_ops, vgq_tselect_ops, vgq_product_ops,
+    vgq_hashjoin_ops, vgq_sweepjoin_ops, vgq_semijoin_ops, vgq_project_ops, vgq_tproject_ops,
+    vgq_aggregate_ops;
+
+/* exec_scan.c: the selection node above a scan hands its conjuncts to the scan, which
+ * applies them column-at-a-time. */
+void vgq_scan_push_selection(struct xnode *scan, const struct pnode *sel);
+
+/* exec_hashjoin.c: hash tables on key expressions, shared with the semi-join. */
+struct xhash {
+	uint32_t *head; /* bucket -> first entry + 1 (0: empty) */
+	uint32_t *next; /* entry -> next entry + 1 */
+	uint64_t *hash;
+	size_t mask;
+};
+void vgq_xhash_init(struct xhash *t, size_t n);
+void vgq_xhash_add(struct xhash *t, uint32_t entry, uint64_t h);
+void vgq_xhash_free(struct xhash *t);
+/* The key values of one binding; false if one is null (it matches nothing). */
+bool vgq_keys_of(const struct bstmt *b, struct bx *const *keys, size_t nkeys, const uint32_t *row,
+                 struct vx_value *out, uint64_t *hash);
+bool vgq_keys_equal(const struct vx_value *a, const struct vx_value *c, size_t n);
+/* The binding of a join: left's variables from x, the others from y. */
+void vgq_merge_row(size_t width, uint64_t lvars, const uint32_t *x, const uint32_t *y,
+                   uint32_t *row);
+
+/* plan_print.c: the pieces of explain lines. */
+void vgq_explain_bx(const struct xexplain *e, const struct bx *x, int prec);
+void vgq_explain_tx(const struct xexplain *e, const struct tx *x, bool nested);
+void vgq_explain_tp(const struct xexplain *e, const struct tp *p, bool nested);
+/* " then σ[...]" when the node has residual conditions */
+void vgq_explain_residual(const struct xexplain *e, const struct pnode *n);
+void vgq_explain_keys(const struct xexplain *e, const struct pnode *n);
+/* The tree below and including n, one line per node, indented by depth. */
+void vgq_explain_tree(const struct xexplain *e, const struct xnode *n, int depth);
+
+/* agg.c: an aggregate's relation from the contributions its node collected. */
+struct vgq_contrib {
+	int64_t b, e;
+	struct vx_value *key; /* nby values */
+	struct vx_value arg;
+};
+void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n);
+
+/* result.c: a retrieve's result from the batches of its plan. */
+struct vgq_result_acc;
+struct vgq_result_acc *vgq_result_begin(const struct bstmt *b);
+void vgq_result_add(struct vgq_result_acc *acc, const uint32_t *rows, size_t n, size_t width);
+/* Builds b->out and frees acc. */
+void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_result_acc *acc);
+
+#endif
