@@ -91,15 +91,23 @@ static int duration_arg(const char *opt, const char *text, int64_t *out)
 
 static int parse_args(int argc, char **argv, struct watch_args *a)
 {
-	static const struct option options[] = {
-	    {"execute", required_argument, NULL, 'e'}, {"file", required_argument, NULL, 'f'},
-	    {"sensors", required_argument, NULL, 's'}, {"format", required_argument, NULL, 'F'},
-	    {"unoptimized", no_argument, NULL, 'u'},   {"every", required_argument, NULL, 'E'},
-	    {"keep", required_argument, NULL, 'k'},    {"replay", required_argument, NULL, 'r'},
-	    {"pid", required_argument, NULL, 'p'},     {"for", required_argument, NULL, 'T'},
-	    {"tick", required_argument, NULL, 't'},    {"stats", no_argument, NULL, 'S'},
-	    {"display", required_argument, NULL, 'D'}, {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},          {0}};
+	static const struct option options[] = {{"execute", required_argument, NULL, 'e'},
+	                                        {"file", required_argument, NULL, 'f'},
+	                                        {"sensors", required_argument, NULL, 's'},
+	                                        {"format", required_argument, NULL, 'F'},
+	                                        {"unoptimized", no_argument, NULL, 'u'},
+	                                        {"every", required_argument, NULL, 'E'},
+	                                        {"keep", required_argument, NULL, 'k'},
+	                                        {"replay", required_argument, NULL, 'r'},
+	                                        {"pid", required_argument, NULL, 'p'},
+	                                        {"for", required_argument, NULL, 'T'},
+	                                        {"tick", required_argument, NULL, 't'},
+	                                        {"stats", no_argument, NULL, 'S'},
+	                                        {"display", required_argument, NULL, 'D'},
+	                                        {"quiet", no_argument, NULL, 'q'},
+	                                        {"help", no_argument, NULL, 'h'},
+	                                        {"update-events", required_argument, NULL, 'U'},
+	                                        {0}};
 	memset(a, 0, sizeof *a);
 	a->tick = 1000000000;
 	a->every = 200000000;
@@ -177,6 +185,20 @@ static int parse_args(int argc, char **argv, struct watch_args *a)
 		case 'q':
 			a->quiet = true;
 			break;
+		case 'U': { /* hidden: tests and bench/ split a replay into updates */
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || n == 0) {
+				fprintf(
+				    stderr,
+				    "vigil watch: --update-events: '%s' is not a positive count\n",
+				    optarg);
+				return -1;
+			}
+			a->update_events = n;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -290,7 +312,8 @@ int watch_answer(const char *path, const struct tquel_query *q, const struct vga
 	struct vgq_build_options bo = {.keep = vga_filter_keep,
 	                               .keep_arg = f,
 	                               .ends_without_begin = vga_plan_end_only(plan),
-	                               .end_since = vga_filter_end_since};
+	                               .end_since = vga_filter_end_since,
+	                               .max_events = ans->max_events};
 	struct vgq_database *db = vgq_database_build_opts(tr, &bo);
 	vgq_database_print_warnings(db, "vigil watch", stderr);
 	if (origin != INT64_MIN)
@@ -327,22 +350,6 @@ int watch_answer(const char *path, const struct tquel_query *q, const struct vga
 	if (ctx.failed || (errors && final))
 		return -1;
 	return errors ? 1 : 0;
-}
-
-/* --replay: the plan against a full recording. */
-static int replay(const struct watch_args *a, const struct tquel_query *q,
-                  const struct vga_plan *plan, const struct vgq_options *o)
-{
-	struct watch_printer *pr = watch_printer_new(stdout, a->format, 0);
-	struct watch_answer ans = {0};
-	int rc = watch_answer(a->replay, q, plan, o, pr, true, &ans);
-	if (rc == 0 && a->stats)
-		watch_print_stats("replay", plan, &ans, watch_printed(pr), NULL);
-	watch_printer_free(pr);
-	free(ans.per_alpha);
-	if (rc)
-		return 2;
-	return ans.partial ? 1 : 0;
 }
 
 int vg_cmd_watch(int argc, char **argv)
@@ -442,7 +449,7 @@ int vg_cmd_watch(int argc, char **argv)
 			rc = watch_attach(&a, attached, q, plan, &o);
 			attached = NULL; /* closed by watch_attach */
 		} else {
-			rc = a.replay ? replay(&a, q, plan, &o) : watch_live(&a, q, plan, &o);
+			rc = a.replay ? watch_replay(&a, q, plan, &o) : watch_live(&a, q, plan, &o);
 		}
 		vga_plan_free(plan);
 	}
