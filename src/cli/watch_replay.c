@@ -16,28 +16,40 @@
 
 #define DEFAULT_UPDATE_EVENTS 65536
 
-static int64_t mono_ns(void)
+static int64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* How long each update took, for --stats. */
+/* How long each update took, for --stats: wall time and this process's CPU time (the
+ * steadier figure on a shared machine). */
 struct timings {
-	int64_t *ns;
+	int64_t *ns, *cpu_ns;
 	size_t n, cap;
+	int64_t wall0, cpu0; /* the current update's start */
 };
 
-static void timing_add(struct timings *t, int64_t ns)
+static void timing_start(struct timings *t)
+{
+	t->wall0 = clock_ns(CLOCK_MONOTONIC);
+	t->cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/* Ends the current update and starts the next. */
+static void timing_add(struct timings *t)
 {
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->ns = realloc(t->ns, t->cap * sizeof *t->ns);
-		if (!t->ns)
+		t->cpu_ns = realloc(t->cpu_ns, t->cap * sizeof *t->cpu_ns);
+		if (!t->ns || !t->cpu_ns)
 			abort();
 	}
-	t->ns[t->n++] = ns;
+	t->ns[t->n] = clock_ns(CLOCK_MONOTONIC) - t->wall0;
+	t->cpu_ns[t->n++] = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - t->cpu0;
+	timing_start(t);
 }
 
 /* The --stats extra: the update sizes and times, and the network's state. */
@@ -52,6 +64,9 @@ static void stats_extra(char **out, const char *how, uint64_t every, const struc
 	        every);
 	for (size_t i = 0; i < t->n; i++)
 		fprintf(f, "%s%" PRId64, i ? "," : "", t->ns[i]);
+	fprintf(f, "],\"update_cpu_ns\":[");
+	for (size_t i = 0; i < t->n; i++)
+		fprintf(f, "%s%" PRId64, i ? "," : "", t->cpu_ns[i]);
 	fprintf(f, "]");
 	if (ds)
 		fprintf(f,
@@ -118,7 +133,7 @@ static int incremental(const struct watch_args *a, struct vgt_trace *tr,
 	struct vgt_merge *m = vgt_merge_open(tr);
 	const struct vgt_event *ev;
 	uint64_t n = 0;
-	int64_t t0 = mono_ns();
+	timing_start(&t);
 	bool more = true;
 	while (more && !ctx.failed && !errors) {
 		more = (ev = vgt_merge_next(m)) != NULL;
@@ -132,9 +147,7 @@ static int incremental(const struct watch_args *a, struct vgt_trace *tr,
 		if (ds.events)
 			watch_printer_origin(pr, ds.first);
 		errors += vgq_delta_update(d, !more, emit_final, &ctx, stderr);
-		int64_t t1 = mono_ns();
-		timing_add(&t, t1 - t0);
-		t0 = t1;
+		timing_add(&t);
 	}
 	vgt_merge_close(m);
 	vgq_delta_print_warnings(d, "vigil watch", stderr);
@@ -152,6 +165,7 @@ static int incremental(const struct watch_args *a, struct vgt_trace *tr,
 		free(extra);
 	}
 	free(t.ns);
+	free(t.cpu_ns);
 	watch_printer_free(pr);
 	vgq_delta_free(d);
 	vga_filter_free(f);
@@ -170,18 +184,18 @@ static int reevaluate(const struct watch_args *a, struct vgt_trace *tr, const st
 	uint64_t total = a->update_events ? count_events(tr) : 0;
 	int rc = 0;
 	for (uint64_t upto = every; rc == 0 && upto < total; upto += every) {
-		int64_t t0 = mono_ns();
+		timing_start(&t);
 		ans.max_events = upto;
 		rc = watch_answer(a->replay, q, plan, o, pr, false, &ans);
 		if (rc == 1)
 			rc = 0; /* nothing readable or needed yet */
-		timing_add(&t, mono_ns() - t0);
+		timing_add(&t);
 	}
 	if (rc == 0) {
-		int64_t t0 = mono_ns();
+		timing_start(&t);
 		ans.max_events = 0;
 		rc = watch_answer(a->replay, q, plan, o, pr, true, &ans);
-		timing_add(&t, mono_ns() - t0);
+		timing_add(&t);
 	}
 	if (rc == 0 && a->stats) {
 		char *extra = NULL;
@@ -192,6 +206,7 @@ static int reevaluate(const struct watch_args *a, struct vgt_trace *tr, const st
 	watch_printer_free(pr);
 	free(ans.per_alpha);
 	free(t.ns);
+	free(t.cpu_ns);
 	if (rc)
 		return 2;
 	return ans.partial ? 1 : 0;
