@@ -15,29 +15,24 @@ struct vgq_relation *vgq_delta_rel_like(const struct vgq_relation *src, const ch
 	return r;
 }
 
+/* Every column member of the union is a pointer to its values: copied as bytes. */
+static char *column_bytes(const union vgq_column *c)
+{
+	return (char *)c->i;
+}
+
 static void copy_value(struct vgq_relation *dst, size_t j, const struct vgq_relation *src, size_t i,
                        size_t a)
 {
-	switch (src->attrs[a].type) {
-	case VGQ_INT:
-		dst->cols[a].i[j] = src->cols[a].i[i];
-		break;
-	case VGQ_UINT:
-		dst->cols[a].u[j] = src->cols[a].u[i];
-		break;
-	case VGQ_DOUBLE:
-		dst->cols[a].d[j] = src->cols[a].d[i];
-		break;
-	case VGQ_STRING:
-		dst->cols[a].s[j] = src->cols[a].s[i];
-		break;
-	case VGQ_BYTES:
-		dst->cols[a].b[j] = src->cols[a].b[i];
-		break;
-	case VGQ_ENTITY:
-		dst->cols[a].r[j] = src->cols[a].r[i];
-		break;
-	}
+	size_t w = vgq_value_size(src->attrs[a].type);
+	memcpy(column_bytes(&dst->cols[a]) + j * w, column_bytes(&src->cols[a]) + i * w, w);
+}
+
+void vgq_delta_column_view(union vgq_column *view, const struct vgq_relation *r, size_t a,
+                           size_t lo)
+{
+	view->i =
+	    (int64_t *)(void *)(column_bytes(&r->cols[a]) + lo * vgq_value_size(r->attrs[a].type));
 }
 
 /* Values point into the builder's pool, which lives as long as the network: a copy

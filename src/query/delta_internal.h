@@ -38,6 +38,9 @@ void vgq_delta_shape_free(struct delta_retrieve *r, size_t n);
 struct vgq_relation *vgq_delta_rel_like(const struct vgq_relation *src, const char *name);
 /* Appends tuple i of src (same attributes) to dst. */
 void vgq_delta_rel_push(struct vgq_relation *dst, const struct vgq_relation *src, size_t i);
+/* Column a of r from tuple lo on, sharing r's values. */
+void vgq_delta_column_view(union vgq_column *view, const struct vgq_relation *r, size_t a,
+                           size_t lo);
 /* Keeps the tuples for which keep[i] is true, in order. */
 void vgq_delta_rel_filter(struct vgq_relation *r, const bool *keep);
 /* Computes first/last as a finished relation has them (no tuple is open any more). */

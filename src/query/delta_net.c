@@ -188,28 +188,8 @@ static void view(struct vgq_relation *v, union vgq_column *cols, const struct vg
 	v->open = r->open ? r->open + lo : NULL;
 	v->begin_unknown = r->begin_unknown ? r->begin_unknown + lo : NULL;
 	v->nulls = NULL;
-	for (size_t a = 0; a < r->nattrs; a++) {
-		switch (r->attrs[a].type) {
-		case VGQ_INT:
-			cols[a].i = r->cols[a].i + lo;
-			break;
-		case VGQ_UINT:
-			cols[a].u = r->cols[a].u + lo;
-			break;
-		case VGQ_DOUBLE:
-			cols[a].d = r->cols[a].d + lo;
-			break;
-		case VGQ_STRING:
-			cols[a].s = r->cols[a].s + lo;
-			break;
-		case VGQ_BYTES:
-			cols[a].b = r->cols[a].b + lo;
-			break;
-		case VGQ_ENTITY:
-			cols[a].r = r->cols[a].r + lo;
-			break;
-		}
-	}
+	for (size_t a = 0; a < r->nattrs; a++)
+		vgq_delta_column_view(&cols[a], r, a, lo);
 	v->cols = cols;
 	vgq_delta_rel_span(v);
 }
