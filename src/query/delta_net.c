@@ -261,8 +261,8 @@ static void prune(struct vgq_delta *d, struct delta_retrieve *r, size_t ri, size
 	d->st.dropped += before - st->ntuples;
 }
 
-static size_t update_retrieve(struct vgq_delta *d, size_t ri, vgq_emit_fn emit, void *ctx,
-                              FILE *errors)
+static size_t update_retrieve(struct vgq_delta *d, size_t ri, bool final, vgq_emit_fn emit,
+                              void *ctx, FILE *errors)
 {
 	struct delta_retrieve *r = &d->rets[ri];
 	size_t old[DELTA_MAX_VARS];
@@ -288,6 +288,14 @@ static size_t update_retrieve(struct vgq_delta *d, size_t ri, vgq_emit_fn emit, 
 		for (size_t v = 0; v < r->nvars && !errs; v++)
 			if (r->vars[v].state->ntuples > old[v])
 				errs += run_once(d, r, old, v, emit, ctx, errors);
+	if (!ready && final && !d->broken[ri]) {
+		/* As the engine says of a stored trace that lacks the relation. */
+		for (size_t v = 0; v < r->nvars; v++)
+			if (!d->sources[d->var_source[ri][v]].slot)
+				fprintf(errors, "%s: no relation %s in the trace\n", r->sub.source,
+				        r->vars[v].relation);
+		errs++;
+	}
 	if (errs)
 		d->broken[ri] = true; /* reported once */
 	if (ready && r->nvars > 1)
@@ -302,7 +310,7 @@ size_t vgq_delta_update(struct vgq_delta *d, bool final, vgq_emit_fn emit, void 
 		take_final(d, &d->sources[i], final);
 	size_t errs = 0;
 	for (size_t i = 0; i < d->nrets; i++)
-		errs += update_retrieve(d, i, emit, ctx, errors);
+		errs += update_retrieve(d, i, final, emit, ctx, errors);
 	uint64_t state = 0;
 	for (size_t i = 0; i < d->nrets; i++)
 		for (size_t v = 0; d->rets[i].nvars > 1 && v < d->rets[i].nvars; v++)
