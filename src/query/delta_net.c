@@ -34,6 +34,9 @@ struct vgq_delta {
 	const struct vgt_stream *synth_stream;
 	int64_t synth_at;
 	struct vgq_delta_stats st;
+	/* An event came earlier than one fed before it (a synthesized one): tuples may start
+	 * in the past, so nothing is dropped any more. */
+	bool disorder;
 	struct vgq_db_internal internal;
 };
 
@@ -118,6 +121,8 @@ void vgq_delta_feed(struct vgq_delta *d, const struct vgt_event *ev)
 	}
 	if (d->bo.keep && !d->bo.keep(d->bo.keep_arg, ev))
 		return;
+	if (d->st.events && ev->ts < d->st.last)
+		d->disorder = true;
 	if (!d->st.events++)
 		d->st.first = d->st.last = ev->ts;
 	if (ev->ts > d->st.last)
@@ -172,7 +177,8 @@ static void take_final(struct vgq_delta *d, struct source *s, bool final)
 	}
 	s->future_from = d->st.last < min_open ? d->st.last : min_open;
 	/* A sampled interval's end may make a tuple that begins in the past. */
-	if (d->bo.ends_without_begin && (!s->slot || s->slot->rel->kind == VGQ_REL_INTERVAL))
+	if (d->disorder ||
+	    (d->bo.ends_without_begin && (!s->slot || s->slot->rel->kind == VGQ_REL_INTERVAL)))
 		s->future_from = INT64_MIN;
 }
 
