@@ -38,6 +38,8 @@ BENCHES = [
     ("recording", ["{src}/run.sh", "{build}"], figures.recording),
     ("query", ["{src}/query.sh", "{build}"], figures.query),
     ("watch", ["{python}", "{src}/watch.py", "{build}"], figures.watch),
+    ("watch-incremental", ["{python}", "{src}/watch_incremental.py", "{build}"],
+     figures.watch_incremental),
     ("logcap", ["{build}/bench/logcap-bench", "--json", "{out}/logcap.json"], figures.logcap),
     ("consistency", ["{build}/bench/consistency-bench", "--json", "{out}/consistency.json"],
      figures.consistency),

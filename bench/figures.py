@@ -103,6 +103,20 @@ def watch(out):
     return f
 
 
+def watch_incremental(out):
+    r, f = _load(out, "watch_incremental.json"), []
+    for row in r["rows"]:
+        i, e = row["incremental"], row["re-evaluation"]
+        same = i["same_answer"] and e["same_answer"]
+        f.append(Figure("watch-incremental", "%s, %d messages: CPU per update of %d events, "
+                        "start / end, incremental vs re-evaluation" % (
+                            row["shape"], r["messages"], r["update_events"]),
+                        "%.1f / %.1f ms vs %.1f / %.1f ms%s" % (
+                            i["start_ms"], i["end_ms"], e["start_ms"], e["end_ms"],
+                            "" if same else ", ANSWERS DIFFER"), "", None))
+    return f
+
+
 def logcap(out):
     rows = {}
     with _open(out, "logcap.json") as fh:

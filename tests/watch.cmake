@@ -7,7 +7,7 @@ if(NOT VIGIL_SANITIZE)
   add_test(NAME watch.replay
            COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/replay_test.py
                    ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
-  set_tests_properties(watch.replay PROPERTIES LABELS query TIMEOUT 300)
+  set_tests_properties(watch.replay PROPERTIES LABELS query TIMEOUT 600)
 endif()
 if(NOT VIGIL_SANITIZE)
   add_test(NAME watch.live
@@ -20,4 +20,10 @@ if(NOT VIGIL_SANITIZE)
            COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/attach_test.py
                    ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
   set_tests_properties(watch.attach PROPERTIES LABELS query TIMEOUT 300)
+endif()
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME watch.incremental
+           COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/incremental_test.py
+                   ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
+  set_tests_properties(watch.incremental PROPERTIES LABELS query TIMEOUT 600)
 endif()

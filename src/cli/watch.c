@@ -37,9 +37,13 @@ static void usage(FILE *f)
 	    "each retrieve's tuples as they are produced. A tuple is printed once its valid time\n"
 	    "is over; the rest when the subject exits. --replay answers from a full recording\n"
 	    "instead, keeping only the packets the plan would have recorded: what the live run\n"
-	    "would have seen. --pid attaches to a running process started with `vigil record\n"
-	    "--listen` (or VIGIL_CONTROL=listen), enables the plan there and answers until the\n"
-	    "process ends, --for has passed, or Ctrl-C; detaching switches the plan off again.\n\n"
+	    "would have seen, through an update network that takes each event once and\n"
+	    "prints each answer when it becomes final (aggregates, Clock, \"now\", unique and\n"
+	    "statements over earlier results are answered again at each update instead;\n"
+	    "VIGIL_WATCH_REEVALUATE=1 does that for all; docs/watch.md). --pid attaches to a\n"
+	    "running process started with `vigil record --listen` (or VIGIL_CONTROL=listen),\n"
+	    "enables the plan there and answers until the process ends, --for has passed, or\n"
+	    "Ctrl-C; detaching switches the plan off again.\n\n"
 	    "options:\n"
 	    "  -e, --execute TEXT   the statements\n"
 	    "  -f, --file FILE      read the statements from FILE\n"
@@ -92,15 +96,23 @@ static int duration_arg(const char *opt, const char *text, int64_t *out)
 
 static int parse_args(int argc, char **argv, struct watch_args *a)
 {
-	static const struct option options[] = {
-	    {"execute", required_argument, NULL, 'e'}, {"file", required_argument, NULL, 'f'},
-	    {"sensors", required_argument, NULL, 's'}, {"format", required_argument, NULL, 'F'},
-	    {"unoptimized", no_argument, NULL, 'u'},   {"every", required_argument, NULL, 'E'},
-	    {"keep", required_argument, NULL, 'k'},    {"replay", required_argument, NULL, 'r'},
-	    {"pid", required_argument, NULL, 'p'},     {"for", required_argument, NULL, 'T'},
-	    {"tick", required_argument, NULL, 't'},    {"stats", no_argument, NULL, 'S'},
-	    {"display", required_argument, NULL, 'D'}, {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},          {0}};
+	static const struct option options[] = {{"execute", required_argument, NULL, 'e'},
+	                                        {"file", required_argument, NULL, 'f'},
+	                                        {"sensors", required_argument, NULL, 's'},
+	                                        {"format", required_argument, NULL, 'F'},
+	                                        {"unoptimized", no_argument, NULL, 'u'},
+	                                        {"every", required_argument, NULL, 'E'},
+	                                        {"keep", required_argument, NULL, 'k'},
+	                                        {"replay", required_argument, NULL, 'r'},
+	                                        {"pid", required_argument, NULL, 'p'},
+	                                        {"for", required_argument, NULL, 'T'},
+	                                        {"tick", required_argument, NULL, 't'},
+	                                        {"stats", no_argument, NULL, 'S'},
+	                                        {"display", required_argument, NULL, 'D'},
+	                                        {"quiet", no_argument, NULL, 'q'},
+	                                        {"help", no_argument, NULL, 'h'},
+	                                        {"update-events", required_argument, NULL, 'U'},
+	                                        {0}};
 	memset(a, 0, sizeof *a);
 	a->tick = 1000000000;
 	a->every = 200000000;
@@ -178,6 +190,20 @@ static int parse_args(int argc, char **argv, struct watch_args *a)
 		case 'q':
 			a->quiet = true;
 			break;
+		case 'U': { /* hidden: tests and bench/ split a replay into updates */
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || n == 0) {
+				fprintf(
+				    stderr,
+				    "vigil watch: --update-events: '%s' is not a positive count\n",
+				    optarg);
+				return -1;
+			}
+			a->update_events = n;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -291,7 +317,8 @@ int watch_answer(const char *path, const struct tquel_query *q, const struct vga
 	struct vgq_build_options bo = {.keep = vga_filter_keep,
 	                               .keep_arg = f,
 	                               .ends_without_begin = vga_plan_end_only(plan),
-	                               .end_since = vga_filter_end_since};
+	                               .end_since = vga_filter_end_since,
+	                               .max_events = ans->max_events};
 	struct vgq_database *db = vgq_database_build_opts(tr, &bo);
 	vgq_database_print_warnings(db, "vigil watch", stderr);
 	if (origin != INT64_MIN)
@@ -328,22 +355,6 @@ int watch_answer(const char *path, const struct tquel_query *q, const struct vga
 	if (ctx.failed || (errors && final))
 		return -1;
 	return errors ? 1 : 0;
-}
-
-/* --replay: the plan against a full recording. */
-static int replay(const struct watch_args *a, const struct tquel_query *q,
-                  const struct vga_plan *plan, const struct vgq_options *o)
-{
-	struct watch_printer *pr = watch_printer_new(stdout, a->format, 0);
-	struct watch_answer ans = {0};
-	int rc = watch_answer(a->replay, q, plan, o, pr, true, &ans);
-	if (rc == 0 && a->stats)
-		watch_print_stats("replay", plan, &ans, watch_printed(pr), NULL);
-	watch_printer_free(pr);
-	free(ans.per_alpha);
-	if (rc)
-		return 2;
-	return ans.partial ? 1 : 0;
 }
 
 int vg_cmd_watch(int argc, char **argv)
@@ -435,7 +446,7 @@ int vg_cmd_watch(int argc, char **argv)
 			rc = watch_attach(&a, attached, q, plan, &o);
 			attached = NULL; /* closed by watch_attach */
 		} else {
-			rc = a.replay ? replay(&a, q, plan, &o) : watch_live(&a, q, plan, &o);
+			rc = a.replay ? watch_replay(&a, q, plan, &o) : watch_live(&a, q, plan, &o);
 		}
 		vga_plan_free(plan);
 	}

@@ -16,9 +16,10 @@ struct watch_args {
 	enum watch_format format;
 	bool format_given, unoptimized, stats, quiet;
 	int64_t tick, every;
-	int pid;            /* --pid: attach to this process */
-	int64_t attach_for; /* --for: detach after this long (0: until it ends or ^C) */
-	char **command;     /* after -- */
+	uint64_t update_events; /* --update-events (hidden): a replay's updates, in events */
+	int pid;                /* --pid: attach to this process */
+	int64_t attach_for;     /* --for: detach after this long (0: until it ends or ^C) */
+	char **command;         /* after -- */
 };
 
 /* What answering over one trace (a snapshot of the live trace, or a recording) gives. */
@@ -27,6 +28,7 @@ struct watch_answer {
 	/* in: raw clock value the clocks tick from (the sampling origin sent to the subject);
 	 * 0: the trace's first event, as in vigil query */
 	uint64_t clock_origin;
+	uint64_t max_events; /* in: read only this many events (0: all): a replay's update */
 	struct vga_counts counts;
 	uint64_t *per_alpha; /* per α of the plan (malloc'd) */
 	uint64_t events;
@@ -40,6 +42,11 @@ struct watch_answer {
 int watch_answer(const char *path, const struct tquel_query *q, const struct vga_plan *plan,
                  const struct vgq_options *o, struct watch_printer *pr, bool final,
                  struct watch_answer *ans);
+
+/* --replay: the plan against a full recording, by the update network (query/delta.h)
+ * when the query's shape allows, else by re-evaluation; the exit code. */
+int watch_replay(const struct watch_args *a, const struct tquel_query *q,
+                 const struct vga_plan *plan, const struct vgq_options *o);
 
 /* Runs the subject under the plan and prints tuples as they come; the exit code. */
 int watch_live(const struct watch_args *a, const struct tquel_query *q, const struct vga_plan *plan,

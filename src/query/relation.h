@@ -129,6 +129,9 @@ struct vgq_build_options {
 	 * begin time as the keep filter saw it (absolute ns), or INT64_MIN if unknown (the
 	 * filter dropped the begin: vga_filter_since_of). NULL: unknown. */
 	int64_t (*end_since)(void *arg, const struct vgt_event *ev);
+	/* Stop after this many events read (kept or not): a prefix of the trace, as a live
+	 * reader would have seen it (0: all). */
+	uint64_t max_events;
 };
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
                                              const struct vgq_build_options *o);

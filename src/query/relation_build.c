@@ -92,7 +92,8 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	struct vgt_event synthesized;
 	const struct vgt_stream *synth_stream = NULL;
 	int64_t synth_at = 0;
-	while ((ev = vgt_source_next(src))) {
+	uint64_t read = 0;
+	while ((!o || !o->max_events || read++ < o->max_events) && (ev = vgt_source_next(src))) {
 		/* vg.report.synth: the stream's next event is synthesized, its valid time is
 		 * `at` (docs/consistency.md). */
 		if (vgq_is_synth_marker(ev->type)) {

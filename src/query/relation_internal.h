@@ -43,6 +43,8 @@ void vgq_relation_free(struct vgq_relation *r);
 /* Adds an attribute (only before the first tuple); returns its index. */
 int vgq_relation_add_attr(struct vgq_relation *r, const char *name, enum vgq_type type,
                           const char *ref_kind);
+/* The bytes of one value of this type in a column. */
+size_t vgq_value_size(enum vgq_type t);
 /* Appends a tuple with all attributes zero (NULL strings): returns its index. */
 size_t vgq_relation_append(struct vgq_relation *r, int64_t from);
 /* Makes an empty relation hold n tuples, all zero (closed, NULL strings, no

@@ -33,6 +33,11 @@ static size_t value_size(enum vgq_type t)
 	return 8;
 }
 
+size_t vgq_value_size(enum vgq_type t)
+{
+	return value_size(t);
+}
+
 /* Every column member of the union is a pointer: it is stored and freed as one. */
 static void **column_ptr(union vgq_column *c)
 {

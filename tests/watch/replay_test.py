@@ -13,6 +13,11 @@ packets, sources = its vg.* packets), every plan leaves some packets out (a posi
 control for the live tests' `extraneous == 0`), and the plan for one mailbox asks for
 exactly the Waiting packets on that mailbox.
 
+Each replay is also answered by the update network in updates of a few events (every
+answer tuple printed exactly once: the sorted lines equal vigil query's) and by the
+re-evaluation it replaces (VIGIL_WATCH_REEVALUATE=1); shapes the network cannot take
+(aggregates, Clock) must say so once on stderr and answer by re-evaluation.
+
 usage: replay_test.py BIN-DIR MAILBOX-VGL"""
 import collections
 import json
@@ -88,6 +93,18 @@ range of C is Clock[5]
 range of RO is RunningOn
 retrieve (RO.process) valid at C where RO.processor = "A" when RO overlap C""",
      ["O2, O4, O6"], True, ["--tick", "50us"]),
+    ("sends while someone waits on the mailbox (overlap: both sides dropped)", """
+range of S is SendMessage
+range of W is Waiting
+retrieve (W.process, S.msg) where S.mailbox = W.mailbox and S.process = "{p}"
+when S overlap W""", ["O2, O4"], True),
+    ("three variables: a send, the wait it ends, the run after (semi-naive, 3 runs)", """
+range of S is SendMessage
+range of W is Waiting
+range of R is RunningOn
+retrieve (W.process, R.processor, S.msg) valid at end of W
+where S.mailbox = W.mailbox and R.process = W.process and S.process = "{p}"
+when S overlap W and end of W precede R""", ["O2, O4"], False),
     ("a clock that only precedes: no O6", """
 range of C is Clock[10]
 range of RO is RunningOn
@@ -142,8 +159,10 @@ def accounting(name, plan, st, truth):
              f"filter's count of what it drops is not working")
 
 
-def answer(args):
-    rc, out, err = run(*args)
+def answer(args, env=None):
+    p = subprocess.run([VIGIL, *args], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, **(env or {})})
+    rc, out, err = p.returncode, p.stdout, p.stderr
     if rc != 0:
         fail(f"{' '.join(args[:3])} exited {rc}: {err.strip()}")
         return None, None
@@ -175,6 +194,28 @@ def check(trace, truth, name, q, rules, narrows, extra=()):
         return
     if opt != full:
         fail(f"{name}: the optimized plan's answer differs ({len(opt)} vs {len(full)} tuples)")
+    incremental = not any(w in q for w in ("count(", "Clock", "range of X is Mine"))
+    base = ["watch", "--replay", trace, "--sensors", VGL, "--format", "json", "--stats",
+            "-e", q, *extra]
+    for every in (7,):
+        inc, s_inc = answer([*base, "--update-events", str(every)])
+        if inc is None:
+            continue
+        if inc != full:
+            fail(f"{name}: updates of {every} events answer differently ({len(inc)} vs "
+                 f"{len(full)} tuples)")
+        want = "incremental" if incremental else "re-evaluation"
+        if s_inc.get("evaluation") != want:
+            fail(f"{name}: evaluated by {s_inc.get('evaluation')}, expected {want}")
+        if incremental and s_inc["state"]["deltas"] == 0 and full:
+            fail(f"{name}: the network took no final tuple")
+    if not incremental:
+        _, _, err = run(*base)
+        if err.count("answering by re-evaluation at each update: ") != 1:
+            fail(f"{name}: the fallback to re-evaluation is not said once:\n{err}")
+    re, s_re = answer([*base, "--update-events", "113"], {"VIGIL_WATCH_REEVALUATE": "1"})
+    if re is not None and (re != full or s_re.get("evaluation") != "re-evaluation"):
+        fail(f"{name}: re-evaluation in updates answers differently ({len(re)} vs {len(full)})")
     if un != full:
         fail(f"{name}: the unoptimized plan's answer differs ({len(un)} vs {len(full)})")
     if truth:

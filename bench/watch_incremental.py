@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""bench/watch_incremental.py BUILD_DIR: what one update of a live query costs at the start
+and at the end of a long run, answered by the update network (src/query/delta*.c) and by
+the re-evaluation it replaces (VIGIL_WATCH_REEVALUATE=1), over the same recording.
+
+One recording of the mailbox example (--seed 5, 8 processes on 3 processors, 3 mailboxes,
+BENCH_INCR_MESSAGES messages, default 200000; everything recorded) is replayed by
+`vigil watch --replay --update-events N` (N = BENCH_INCR_UPDATE events, default 20000): each
+update takes the next N events of the merged reading, as a live monitor takes what was
+recorded since its last read. For each query shape below, both ways report the CPU time
+of every update (--stats); the table gives the median of the first three updates and of
+the last three before the final one (which also closes what is still open), and the
+network's kept state. Both answers must equal `vigil query`'s over the recording (exit 1
+otherwise). Writes BENCH_OUT/watch_incremental.json; progress on stderr.
+VIGIL_BENCH_SMOKE=1: 3000 messages in updates of 1000 events."""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.path.abspath(sys.argv[1])
+VIGIL = os.path.join(BUILD, "bin", "vigil")
+MAILBOX = os.path.join(BUILD, "bin", "mailbox")
+VGL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "mailbox",
+                   "mailbox.vgl")
+OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
+SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+MESSAGES = int(os.environ.get("BENCH_INCR_MESSAGES", "3000" if SMOKE else "200000"))
+UPDATE = int(os.environ.get("BENCH_INCR_UPDATE", "1000" if SMOKE else "20000"))
+
+SHAPES = [
+    ("selection, projection", """range of S is SendMessage
+retrieve (S.process, S.msg) where S.mailbox = "M2" """),
+    ("join, when overlap", """range of S is SendMessage
+range of W is Waiting
+retrieve (W.process, S.msg) where S.mailbox = W.mailbox when S overlap W"""),
+    ("join, when precede (ResumedbyP1)", """range of S is SendMessage
+range of W is Waiting
+retrieve ResumedbyP1 (Process = W.Process)
+valid at end of W
+where S.Mailbox = W.Mailbox and S.Process = "P1"
+when S precede end of W"""),
+]
+
+
+def say(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def run(args, env=None, timeout=3600):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, **(env or {})})
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(args[:4])} ... exited {p.returncode}: {p.stderr[-2000:]}")
+    return p
+
+
+def stats_of(err):
+    for line in err.splitlines():
+        if line.startswith('{"watch"'):
+            return json.loads(line)["watch"]
+    raise SystemExit("no --stats line:\n" + err[-2000:])
+
+
+def ends(cpu):
+    """Medians (ms) of the first three updates and of the last three before the final."""
+    body = cpu[:-1] if len(cpu) > 1 else cpu
+    return (statistics.median(body[:3]) / 1e6, statistics.median(body[-3:]) / 1e6)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="vigil-bench-incr-")
+    ok = True
+    rows = []
+    try:
+        trace = os.path.join(work, "run")
+        say(f"watch-incremental: recording {MESSAGES} messages")
+        run([VIGIL, "record", "-q", "-o", trace, "--", MAILBOX, "--seed", "5", "--processes",
+             "8", "--processors", "3", "--messages", str(MESSAGES)])
+        for name, q in SHAPES:
+            say(f"watch-incremental: {name}")
+            full = sorted(run([VIGIL, "query", trace, "--format", "json", "-e", q])
+                          .stdout.splitlines())
+            row = {"shape": name, "answer_tuples": len(full)}
+            base = [VIGIL, "watch", "--replay", trace, "--sensors", VGL, "--format", "json",
+                    "--stats", "--update-events", str(UPDATE), "-e", q]
+            for how, env in (("incremental", {}),
+                             ("re-evaluation", {"VIGIL_WATCH_REEVALUATE": "1"})):
+                p = run(base, env)
+                st = stats_of(p.stderr)
+                same = sorted(p.stdout.splitlines()) == full
+                ok &= same and st["evaluation"] == how
+                start, end = ends(st["update_cpu_ns"])
+                row[how] = {"updates": len(st["update_cpu_ns"]), "start_ms": start,
+                            "end_ms": end, "same_answer": same,
+                            "total_cpu_ms": sum(st["update_cpu_ns"]) / 1e6}
+                if how == "incremental":
+                    row["state"] = st["state"]
+            rows.append(row)
+        res = {"messages": MESSAGES, "update_events": UPDATE, "rows": rows}
+        os.makedirs(OUT, exist_ok=True)
+        with open(os.path.join(OUT, "watch_incremental.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        print(f"\n### vigil watch per update: incremental vs re-evaluation "
+              f"({MESSAGES} messages, updates of {UPDATE} events, CPU ms)\n")
+        print("| shape | answers | incremental start / end | re-evaluation start / end | "
+              "end ratio | state kept (peak) |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            i, e = r["incremental"], r["re-evaluation"]
+            print(f"| {r['shape']} | {r['answer_tuples']}"
+                  f"{'' if i['same_answer'] and e['same_answer'] else ' DIFFER'} | "
+                  f"{i['start_ms']:.2f} / {i['end_ms']:.2f} | {e['start_ms']:.2f} / "
+                  f"{e['end_ms']:.2f} | {e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x | "
+                  f"{r['state']['peak']}{' (unbounded)' if r['state']['unbounded'] else ''} |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if not ok:
+        say("watch-incremental: an answer differs from vigil query's")
+        sys.exit(1)
+
+
+main()
