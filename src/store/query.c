@@ -220,6 +220,15 @@ static void result_free(struct result *out)
 	free(out->rel.to);
 }
 
+/* The server's message without its "ERROR:  " prefix, naming the result. */
+static int statement_error(PGresult *res, const struct vgq_sql_stmt *s, char *err, size_t errsize)
+{
+	const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	char msg[1024];
+	vgs_fail(msg, sizeof msg, "%s", primary ? primary : PQresultErrorMessage(res));
+	return vgs_fail(err, errsize, "%s (line %u): PostgreSQL: %s", s->name, s->line, msg);
+}
+
 static void rollback(struct vgs_pg *pg)
 {
 	if (PQtransactionStatus(pg->conn) != PQTRANS_IDLE) {
@@ -254,9 +263,7 @@ int vgs_pg_run(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *show_sq
 			break;
 		PGresult *res = PQexec(pg->conn, s->into ? s->from_table : s->select);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-			char msg[1024];
-			vgs_fail(msg, sizeof msg, "%s", PQresultErrorMessage(res));
-			rc = vgs_fail(err, errsize, "%s (line %u): %s", s->name, s->line, msg);
+			rc = statement_error(res, s, err, errsize);
 			PQclear(res);
 			break;
 		}
@@ -287,9 +294,7 @@ int vgs_pg_explain(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *out
 		PGresult *res = PQexec(pg->conn, q.p);
 		vgs_buf_free(&q);
 		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-			char msg[1024];
-			vgs_fail(msg, sizeof msg, "%s", PQresultErrorMessage(res));
-			rc = vgs_fail(err, errsize, "%s (line %u): %s", s->name, s->line, msg);
+			rc = statement_error(res, s, err, errsize);
 			PQclear(res);
 			break;
 		}
