@@ -88,6 +88,11 @@ typedef int (*vgs_emit_fn)(void *ctx, const struct vgq_relation *r);
 int vgs_pg_run(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *show_sql,
                vgs_emit_fn emit, void *ctx, char *err, size_t errsize);
 
+/* vigil store --index: B-tree indexes on every relation table's valid time, entity
+ * identities and strings (docs/tquel-sql.md, "Indexes"), then ANALYZE; idempotent.
+ * Adds the indexes asked for to *made (existing ones included). */
+int vgs_pg_index(struct vgs_pg *pg, uint64_t *made, char *err, size_t errsize);
+
 /* Prints each retrieve's SQL and the plan PostgreSQL chooses for it (EXPLAIN); retrieve
  * into tables are made for the later statements' plans and rolled back. */
 int vgs_pg_explain(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *out, char *err,
