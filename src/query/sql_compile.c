@@ -170,6 +170,22 @@ static bool result_name(struct sqlc *c, const struct tquel_stmt *st, struct vgq_
 	return false;
 }
 
+/* Compiles the when clause onto *where, keeping its top-level conjuncts (up to 16). */
+static bool when_conjuncts(struct sqlc *c, const struct tquel_expr *e, const char **conj,
+                           size_t *n, const char **where)
+{
+	if (e->kind == TQ_AND)
+		return when_conjuncts(c, e->u.op.a, conj, n, where) &&
+		       when_conjuncts(c, e->u.op.b, conj, n, where);
+	const char *p = sqlc_pred(c, e);
+	if (!p)
+		return false;
+	if (*n < 16)
+		conj[(*n)++] = p;
+	*where = sqlc_and(c, *where, p);
+	return true;
+}
+
 static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql_stmt *out)
 {
 	const struct tquel_retrieve *r = &st->u.retrieve;
@@ -190,12 +206,12 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 		}
 		where = w.sql;
 	}
-	if (r->when) {
-		const char *p = sqlc_pred(c, r->when);
-		if (!p)
-			return false;
-		where = sqlc_and(c, where, p);
-	}
+	/* the when clause's top-level conjuncts, apart: one the default valid time also
+	 * needs (`when R overlap L`) is then said once */
+	const char *conj[16];
+	size_t nconj = 0;
+	if (r->when && !when_conjuncts(c, r->when, conj, &nconj, &where))
+		return false;
 	const char *times;
 	if (r->valid.kind == TQ_VALID_AT) {
 		struct sql_time at;
@@ -228,7 +244,12 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 			struct sql_time v = sqlc_var_time(c, (int)i);
 			d = sqlc_overlap(c, &d, &v);
 		}
-		where = sqlc_and(c, where, d.cond);
+		bool said = false;
+		const char *wrapped = d.cond ? sqlc_printf(c, "(%s)", d.cond) : NULL;
+		for (size_t i = 0; i < nconj && wrapped && !said; i++)
+			said = !strcmp(conj[i], wrapped);
+		if (!said)
+			where = sqlc_and(c, where, d.cond);
 		out->event = d.shape == 1;
 		times = out->event ? sqlc_printf(c, "%s AS valid_at", d.b)
 		                   : sqlc_printf(c, "%s AS valid_from, %s AS valid_to", d.b, d.e);
