@@ -2,8 +2,9 @@
  * bound against the store's catalog (its relations, their valid-time columns and
  * attribute types, as `vigil store` wrote them) and turned into one SELECT that
  * PostgreSQL evaluates whole: the where clause as SQL predicates, valid and when clauses
- * as expressions over the time columns, retrieve unique as a window computation. What
- * has no SQL form here (aggregates, Clock) is refused at its place in the text before
+ * as expressions over the time columns, retrieve unique as a window computation,
+ * aggregates as range computations (sql_agg.c). What has no SQL form here (Clock, stdev,
+ * varts, aggregates in valid and when clauses) is refused at its place in the text before
  * anything runs: nothing is computed on the client.
  *
  * This file knows no libpq: src/store reads the catalog and runs the statements. */

@@ -156,6 +156,6 @@ int sqlc_var(struct sqlc *c, const char *name, const struct tquel_loc *loc)
 	size_t i = c->nvars++;
 	c->vars[i].name = name;
 	c->vars[i].rel = r->rel;
-	c->vars[i].alias = sqlc_printf(c, "t%zu", i);
+	c->vars[i].alias = sqlc_printf(c, "%s%zu", c->prefix ? c->prefix : "t", i);
 	return (int)i;
 }

@@ -130,13 +130,16 @@ static const char *coalesce(struct sqlc *c, const char *inner, const char *vals)
 	    inner, part, part, keys, keys);
 }
 
-static const char *from_list(struct sqlc *c)
+const char *sqlc_from_list(struct sqlc *c)
 {
 	const char *l = NULL;
 	for (size_t i = 0; i < c->nvars; i++)
-		l = list(c, l,
-		         sqlc_printf(c, "%s.%s AS %s", sqlc_ident(c, c->cat->schema),
-		                     sqlc_ident(c, c->vars[i].rel->table), c->vars[i].alias));
+		l = c->vars[i].from
+		        ? list(c, l,
+		               sqlc_printf(c, "(%s) AS %s", c->vars[i].from, c->vars[i].alias))
+		        : list(c, l,
+		               sqlc_printf(c, "%s.%s AS %s", sqlc_ident(c, c->cat->schema),
+		                           sqlc_ident(c, c->vars[i].rel->table), c->vars[i].alias));
 	return l;
 }
 
@@ -170,9 +173,27 @@ static bool result_name(struct sqlc *c, const struct tquel_stmt *st, struct vgq_
 	return false;
 }
 
+/* With a valid clause, an aggregate's value is the one holding at the event b (at), or
+ * at some instant of [b, e). */
+static const char *holding(struct sqlc *c, const char *b, const char *e, bool at)
+{
+	const char *cond = NULL;
+	for (size_t i = 0; i < c->nvars; i++) {
+		const char *a = c->vars[i].alias;
+		if (c->vars[i].from)
+			cond =
+			    sqlc_and(c, cond,
+			             at ? sqlc_printf(c, "%s.valid_from <= %s AND %s < %s.valid_to",
+			                              a, b, b, a)
+			                : sqlc_printf(c, "%s.valid_from < %s AND %s < %s.valid_to",
+			                              a, e, b, a));
+	}
+	return cond;
+}
+
 /* Compiles the when clause onto *where, keeping its top-level conjuncts (up to 16). */
-static bool when_conjuncts(struct sqlc *c, const struct tquel_expr *e, const char **conj,
-                           size_t *n, const char **where)
+static bool when_conjuncts(struct sqlc *c, const struct tquel_expr *e, const char **conj, size_t *n,
+                           const char **where)
 {
 	if (e->kind == TQ_AND)
 		return when_conjuncts(c, e->u.op.a, conj, n, where) &&
@@ -191,6 +212,13 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	const struct tquel_retrieve *r = &st->u.retrieve;
 	if (!result_name(c, st, out))
 		return false;
+	for (size_t i = 0; i < r->ntargets; i++)
+		sqlc_collect_outer(c, r->targets[i].value);
+	sqlc_collect_outer(c, r->where);
+	sqlc_collect_outer(c, r->when);
+	sqlc_collect_outer(c, r->valid.at);
+	sqlc_collect_outer(c, r->valid.from);
+	sqlc_collect_outer(c, r->valid.to);
 	struct target *t;
 	size_t nt;
 	if (!targets(c, r, &t, &nt))
@@ -212,6 +240,7 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	size_t nconj = 0;
 	if (r->when && !when_conjuncts(c, r->when, conj, &nconj, &where))
 		return false;
+	where = sqlc_and(c, where, c->agg_conds);
 	const char *times;
 	if (r->valid.kind == TQ_VALID_AT) {
 		struct sql_time at;
@@ -223,7 +252,7 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 			           "interval (use begin of or end of)");
 			return false;
 		}
-		where = sqlc_and(c, where, at.cond);
+		where = sqlc_and(c, sqlc_and(c, where, at.cond), holding(c, at.b, at.b, true));
 		out->event = true;
 		times = sqlc_printf(c, "%s AS valid_at", at.b);
 	} else if (r->valid.kind == TQ_VALID_FROM_TO) {
@@ -232,6 +261,7 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 			return false;
 		where = sqlc_and(c, sqlc_and(c, where, sqlc_and(c, f.cond, u.cond)),
 		                 sqlc_printf(c, "%s < %s", f.b, u.e));
+		where = sqlc_and(c, where, holding(c, f.b, u.e, false));
 		times = sqlc_printf(c, "%s AS valid_from, %s AS valid_to", f.b, u.e);
 	} else {
 		if (!c->nvars) {
@@ -261,7 +291,7 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	const char *sel = select_list(c, t, nt);
 	const char *body =
 	    sqlc_printf(c, "SELECT DISTINCT %s%s%s\nFROM %s%s%s", sel ? sel : "", sel ? ", " : "",
-	                times, from_list(c), where ? "\nWHERE " : "", where ? where : "");
+	                times, sqlc_from_list(c), where ? "\nWHERE " : "", where ? where : "");
 	const char *vals = value_columns(c, t, nt);
 	if (r->unique && !out->event)
 		body = coalesce(c, body, vals);

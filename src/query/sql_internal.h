@@ -52,8 +52,23 @@ struct sqlc {
 	struct {
 		const char *name, *alias;
 		const struct vgq_sql_rel *rel;
+		const char *from; /* an aggregate's relation: its subquery; else NULL */
 	} vars[VGQ_SQL_MAX_VARS];
+	const char *prefix; /* of the aliases: "t" outside aggregates */
+	/* the outer statement: its variables outside aggregates (correlated by-items), its
+	   conditions an aggregate adds (correlation), aggregates compiled so far */
+	struct sqlc *outer;
+	const char *outer_names[VGQ_SQL_MAX_VARS];
+	size_t nouter;
+	const char *agg_conds;
+	size_t naggs;
 };
+
+/* sql_agg.c: an aggregate as a value of the statement: its relation (maximal intervals
+ * of constant value per group) joined like a variable. */
+bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out);
+/* The variable names e mentions outside aggregates, added to c->outer_names. */
+void sqlc_collect_outer(struct sqlc *c, const struct tquel_expr *e);
 
 /* printf into c's arena. */
 const char *sqlc_printf(struct sqlc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -67,6 +82,9 @@ void *sqlc_error(struct sqlc *c, const struct tquel_loc *loc, const char *fmt, .
 /* The index of variable `name` in the statement, added from its range; -1 after an
  * error. */
 int sqlc_var(struct sqlc *c, const char *name, const struct tquel_loc *loc);
+
+/* The FROM list of c's variables. */
+const char *sqlc_from_list(struct sqlc *c);
 
 /* sql_value.c: a value expression (where clause, targets); false after an error. */
 bool sqlc_value(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out);

@@ -130,8 +130,8 @@ bool sqlc_time(struct sqlc *c, const struct tquel_expr *e, struct sql_time *out)
 		return true;
 	case TQ_AGG:
 		sqlc_error(c, &e->loc,
-		           "aggregates are not compiled to SQL (docs/tquel-sql.md); ask this over "
-		           "a trace with vigil query TRACE");
+		           "an aggregate in a valid or when clause is not compiled to SQL "
+		           "(docs/tquel-sql.md); ask this over a trace with vigil query TRACE");
 		return false;
 	default:
 		sqlc_error(c, &e->loc,

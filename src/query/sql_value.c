@@ -132,10 +132,11 @@ bool sqlc_value(struct sqlc *c, const struct tquel_expr *e, struct sql_value *ou
 		return false;
 	}
 	case TQ_AGG:
-		sqlc_error(c, &e->loc,
-		           "aggregates are not compiled to SQL (docs/tquel-sql.md); ask this over "
-		           "a trace with vigil query TRACE");
-		return false;
+		if (c->outer) {
+			sqlc_error(c, &e->loc, "an aggregate cannot be inside another aggregate");
+			return false;
+		}
+		return sqlc_agg(c, e, out);
 	default:
 		break;
 	}

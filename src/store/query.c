@@ -241,9 +241,13 @@ static void rollback(struct vgs_pg *pg)
 static int exec_named(struct vgs_pg *pg, const struct vgq_sql_stmt *s, const char *sql, char *err,
                       size_t errsize)
 {
-	char what[300];
-	snprintf(what, sizeof what, "%s (line %u)", s->name, s->line);
-	return vgs_exec(pg, sql, what, err, errsize);
+	PGresult *res = PQexec(pg->conn, sql);
+	ExecStatusType st = PQresultStatus(res);
+	int rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK
+	             ? 0
+	             : statement_error(res, s, err, errsize);
+	PQclear(res);
+	return rc;
 }
 
 int vgs_pg_run(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *show_sql, vgs_emit_fn emit,

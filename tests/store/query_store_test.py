@@ -72,6 +72,21 @@ CASES = {
     "unique": "retrieve unique (W.mailbox)",
     "unique_join": "retrieve unique (R.processor) when R overlap W",
     "all": "retrieve (W.all)",
+    "agg_correlated": "retrieve (W.mailbox, n = count(W.process by W.mailbox))",
+    "agg_ever": "retrieve (n = count(S.msg for ever), s = sum(S.msg for ever))",
+    "agg_where": "retrieve (s = sum(S.msg where S.msg < 100), a = avg(S.payload))",
+    "agg_by": "retrieve (m = max(S.msg by S.mailbox), x = min(S.payload for ever))",
+    "agg_any": "retrieve (R.processor, busy = any(W.process by W.mailbox))",
+    "agg_in_where": "retrieve (W.process) where count(W2.process by W2.mailbox) > 1",
+    "agg_string": "retrieve (P.name, first = min(P.name), last = max(P.name for ever))",
+    "agg_window": "retrieve (n = count(S.msg for each 1 ms), u = countU(S.mailbox by "
+                  "S.process))",
+    "agg_time": "retrieve (f = first(S.msg), l = last(S.msg for ever), r = rate(S.msg for "
+                "ever), t = avgti(S.payload by S.mailbox for each 5 ms))",
+    "agg_inner_when": "retrieve (W.process, n = count(S.msg where S.msg > 5 and S.process = "
+                      "R.process when S overlap R))",
+    "agg_valid": "retrieve (W.process, n = sumU(S.msg by S.mailbox for ever)) valid at begin of W "
+                 "where W.mailbox = \"M1\"",
     "into": "retrieve into Busy (W.process, W.mailbox, n = 1)\n"
             "range of B is Busy\n"
             "retrieve (B.process, R.processor) when B overlap R where B.process = R.process",
@@ -208,7 +223,11 @@ def main():
         before = tables(pg)
         for what, stmts, needle, printed in [
                 ("aggregate", "retrieve into X1 (W.process)\n"
-                 "retrieve (n = count(W.process))", "aggregates are not compiled", False),
+                 "retrieve (n = stdev(S.msg))", "stdev is not compiled to SQL", False),
+                ("varts", "retrieve (n = varts(S.msg for each 1 ms))",
+                 "varts is not compiled to SQL", False),
+                ("aggregate in when", "retrieve (W.process) when W overlap count(S.msg)",
+                 "an aggregate in a valid or when clause", False),
                 ("clock", "range of C is Clock\nretrieve (W.process) when C overlap W",
                  "Clock is not in the store", False),
                 ("unknown relation", "range of Z is NoSuchRelation\nretrieve (Z.x)",
