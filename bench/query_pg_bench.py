@@ -18,7 +18,6 @@ default settings but fsync off. Events: BENCH_QUERY_EVENTS (default 1000000; the
 benchmark uses 10000000, which the trace side answers too, but storing and indexing it
 takes minutes on a 2-core machine). VIGIL_BENCH_SMOKE=1: 100000 events, 1 repetition.
 Writes BENCH_OUT/query_pg.json; a markdown table on stdout."""
-import glob
 import json
 import os
 import shutil
@@ -70,15 +69,6 @@ def say(msg):
     print("[query-pg-bench]", msg, file=sys.stderr, flush=True)
 
 
-def pg_bin():
-    found = []
-    for b in glob.glob("/usr/lib/postgresql/*/bin"):
-        ver = os.path.basename(os.path.dirname(b))
-        if ver.isdigit() and os.path.exists(os.path.join(b, "initdb")):
-            found.append((int(ver), b))
-    return max(found)[1] if found else None
-
-
 def timed(cmd):
     t = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -109,7 +99,7 @@ def best(fn):
 
 
 def main():
-    pgb = pg_bin()
+    pgb = pgharness.newest_pg_bin()
     if not pgb:
         raise SystemExit("query-pg-bench: no PostgreSQL server (apt-get install postgresql)")
     tmp = tempfile.mkdtemp(prefix="vigil-qpgbench-")
