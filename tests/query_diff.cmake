@@ -49,8 +49,8 @@ if(TARGET vigil_store AND NOT VIGIL_SANITIZE AND DIFF_PG_BIN)
   # valid and when clauses) counted
   add_test(NAME query.diff.aggregates.postgres
            COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/diff_agg.py --bin
-                   ${CMAKE_BINARY_DIR}/bin --seeds= --fresh --queries 40 --pg ${DIFF_PG_BIN}
+                   ${CMAKE_BINARY_DIR}/bin --seeds= --fresh --queries 15 --pg ${DIFF_PG_BIN}
                    --fail-dir ${CMAKE_BINARY_DIR}/query_diff_failures)
   set_tests_properties(query.diff.aggregates.postgres PROPERTIES LABELS "query;store"
-                       TIMEOUT 600)
+                       TIMEOUT 900)
 endif()
