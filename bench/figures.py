@@ -291,6 +291,18 @@ def pg_fork(out):
             Figure("pg-fork", "vigil net split on the PostgreSQL trace",
                    "%.2f s, %d events, %d networks" % (p["split_s"], p["split_events"],
                                                        p["split_networks"]), "", None)]
+def query_pg(out):
+    p = _load(out, "query_pg.json")
+    figs = [Figure("query-pg", "vigil store + --index, %d events" % p["events"],
+                   "%s + %s" % (_s(p["store_s"]), _s(p["index_s"])), "", None)]
+    for q in p["queries"]:
+        figs.append(Figure("query-pg", "%s: trace / compiled to PostgreSQL / hand-written SQL"
+                           % q["name"], "%s / %s / %s" % (_s(q["trace_s"]), _s(q["compiled_s"]),
+                                                         _s(q["by_hand_s"])),
+                           "answers equal", q["equal"]))
+    return figs
+
+
 def ui(out):
     u = _load(out, "ui.json")
     med = lambda v: sorted(v)[len(v) // 2]

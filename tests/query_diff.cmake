@@ -31,3 +31,26 @@ if(NOT VIGIL_SANITIZE)
     set_tests_properties(query.diff.aggregates.${seed} PROPERTIES LABELS query TIMEOUT 300)
   endforeach()
 endif()
+# The same random retrieves compiled to SQL on the PostgreSQL store (docs/tquel-sql.md):
+# each seed's trace stored by `vigil store`, its statements answered by `vigil query
+# postgresql://...` and compared as sets with the trace's answers and SQLite's, on a
+# server of Debian's the test starts itself (a Unix socket in its temporary directory).
+file(GLOB DIFF_PG_BIN /usr/lib/postgresql/*/bin/initdb)
+if(TARGET vigil_store AND NOT VIGIL_SANITIZE AND DIFF_PG_BIN)
+  list(GET DIFF_PG_BIN -1 DIFF_PG_BIN)
+  get_filename_component(DIFF_PG_BIN ${DIFF_PG_BIN} DIRECTORY)
+  add_test(NAME query.diff.postgres
+           COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/diff_test.py --bin
+                   ${CMAKE_BINARY_DIR}/bin --seeds 1,2 --fresh --queries 100 --pg ${DIFF_PG_BIN}
+                   --fail-dir ${CMAKE_BINARY_DIR}/query_diff_failures)
+  set_tests_properties(query.diff.postgres PROPERTIES LABELS "query;store" TIMEOUT 300)
+  # the aggregates (diff_agg.py): each compiled aggregate statement on the store equal to
+  # the trace's answer; those the compiler refuses (clocks, stdev, varts, aggregates in
+  # valid and when clauses) counted
+  add_test(NAME query.diff.aggregates.postgres
+           COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/diff_agg.py --bin
+                   ${CMAKE_BINARY_DIR}/bin --seeds= --fresh --queries 15 --pg ${DIFF_PG_BIN}
+                   --fail-dir ${CMAKE_BINARY_DIR}/query_diff_failures)
+  set_tests_properties(query.diff.aggregates.postgres PROPERTIES LABELS "query;store"
+                       TIMEOUT 900)
+endif()

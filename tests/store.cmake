@@ -11,5 +11,11 @@ if(TARGET vigil_store AND NOT VIGIL_SANITIZE)
              COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/store/store_test.py
                      ${CMAKE_BINARY_DIR}/bin ${STORE_PG_BIN})
     set_tests_properties(store.postgres PROPERTIES LABELS store TIMEOUT 120)
+    # TQuel compiled to SQL over the store (docs/tquel-sql.md): each construct answered
+    # over the trace and over the store, refusals and bad input (query_store_test.py).
+    add_test(NAME store.query
+             COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/store/query_store_test.py
+                     ${CMAKE_BINARY_DIR}/bin ${STORE_PG_BIN})
+    set_tests_properties(store.query PROPERTIES LABELS "store;query" TIMEOUT 180)
   endif()
 endif()

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/query_store.h"
 #include "cli/statements.h"
 #include "lang/lang.h"
 #include "query/alpha.h"
@@ -23,7 +24,9 @@ static void query_usage(FILE *f)
 {
 	fprintf(
 	    f, "usage: vigil query TRACE (-e 'STATEMENTS' | -f FILE.tq) [--format table|csv|json]\n"
-	       "                   [--into FILE.db] [--tick DURATION] [--stats]\n\n"
+	       "                   [--into FILE.db] [--tick DURATION] [--stats]\n"
+	       "       vigil query postgresql://... (-e ... | -f ...) [--schema NAME]\n"
+	       "                   [--show-sql] [--format table|csv|json]\n\n"
 	       "Answers TQuel statements (range, retrieve; docs/tquel.md) over the historical\n"
 	       "relations of a trace (vigil relations TRACE lists them) and prints the result\n"
 	       "of every retrieve, in order.\n\n"
@@ -37,14 +40,21 @@ static void query_usage(FILE *f)
 	       "  --tick DURATION      the base tick of Clock (default 1s): 10us, 1ms, ...\n"
 	       "  --stats              one JSON line of timings on stderr at the end\n"
 	       "  --max-tuples N       stop a statement whose intermediate results exceed N\n"
-	       "                       tuples (default: about 1 GiB of them), with an error\n\n"
+	       "                       tuples (default: about 1 GiB of them), with an error\n"
+	       "  --schema NAME        postgresql://: the store's schema (default vigil)\n"
+	       "  --show-sql           postgresql://: each statement's SQL on stderr first\n\n"
+	       "With a postgresql:// URL instead of a TRACE, the statements are compiled to SQL\n"
+	       "and run by PostgreSQL over the tables of vigil store (docs/tquel-sql.md);\n"
+	       "retrieve into makes a table there.\n\n"
 	       "examples:\n"
 	       "  vigil query run1 -e 'range of W is Waiting retrieve (W.process, W.mailbox)'\n"
 	       "  vigil query run1 -f resumed.tq --format csv > resumed.csv\n"
 	       "  vigil query run1 --tick 1ms -e 'range of R is RunningOn range of C is "
 	       "Clock[10]\n"
 	       "      retrieve (R.process, R.processor) when C overlap R'\n"
-	       "  vigil query run1 -f q.tq --into results.db && sqlite3 results.db .tables\n\n"
+	       "  vigil query run1 -f q.tq --into results.db && sqlite3 results.db .tables\n"
+	       "  vigil query postgresql://localhost/db --show-sql \\\n"
+	       "      -e 'range of W is Waiting retrieve (W.process, W.mailbox)'\n\n"
 	       "exit status: 0 answered; 1 answered from a damaged trace (damage on stderr);\n"
 	       "2 usage error, unreadable trace, or errors in the statements.\n");
 }
@@ -54,13 +64,16 @@ static void explain_usage(FILE *f)
 	fprintf(f,
 	        "usage: vigil explain (-e 'STATEMENTS' | -f FILE.tq) [--tick DURATION]\n"
 	        "                     [--sensors FILE.vgl] [TRACE]\n"
-	        "       vigil explain --analyze (-e 'STATEMENTS' | -f FILE.tq) TRACE\n\n"
+	        "       vigil explain --analyze (-e 'STATEMENTS' | -f FILE.tq) TRACE\n"
+	        "       vigil explain (-e ... | -f ...) postgresql://... [--schema NAME]\n\n"
 	        "Prints each retrieve's temporal relational algebra before optimization (the\n"
 	        "calculus as written: products, σ, σT, π, πT) and after (pushed-down selections,\n"
 	        "hash joins, sweep-line overlap joins, semi-joins). With a TRACE, names and types\n"
 	        "are checked against it. With a TRACE or a sensor description (--sensors), also\n"
 	        "the sensor operators α that vigil watch sets up, before and after optimization:\n"
-	        "which sensors each plan enables, and on which entities.\n\n"
+	        "which sensors each plan enables, and on which entities. With a postgresql://\n"
+	        "URL: each retrieve's SQL and the plan PostgreSQL chooses for it (nothing is\n"
+	        "written).\n\n"
 	        "With --analyze, runs the statements over TRACE and prints each retrieve's\n"
 	        "optimized plan with what each operator did: the bindings it returned, in how\n"
 	        "many batches, and the time spent in it (its inputs included).\n\n"
@@ -72,9 +85,9 @@ static void explain_usage(FILE *f)
 }
 
 struct args {
-	const char *text_arg, *file, *into, *trace, *sensors;
+	const char *text_arg, *file, *into, *trace, *sensors, *schema;
 	enum vgq_format format;
-	bool format_given, stats, analyze;
+	bool format_given, stats, analyze, show_sql;
 	uint64_t max_tuples;
 	int64_t tick;
 };
@@ -92,6 +105,8 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 	                                        {"max-tuples", required_argument, NULL, 'm'},
 	                                        {"sensors", required_argument, NULL, 'V'},
 	                                        {"analyze", no_argument, NULL, 'A'},
+	                                        {"schema", required_argument, NULL, 'S'},
+	                                        {"show-sql", no_argument, NULL, 'Q'},
 	                                        {"help", no_argument, NULL, 'h'},
 	                                        {0}};
 	memset(a, 0, sizeof *a);
@@ -171,6 +186,14 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 				goto unknown;
 			a->analyze = true;
 			break;
+		case 'S':
+			a->schema = optarg;
+			break;
+		case 'Q':
+			if (explain)
+				goto unknown;
+			a->show_sql = true;
+			break;
 		case 'h':
 			(explain ? explain_usage : query_usage)(stdout);
 			return 1;
@@ -205,6 +228,21 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 	if (a->analyze && (!a->trace || a->sensors)) {
 		fprintf(stderr, "vigil explain: --analyze runs the statements: give a TRACE (and "
 		                "no --sensors)\n");
+		return -1;
+	}
+	bool store = vg_is_store_url(a->trace);
+	/* options of one kind of source only (over a store, retrieve into makes tables) */
+	const char *bad = store && a->into         ? "--into"
+	                  : store && a->stats      ? "--stats"
+	                  : store && a->max_tuples ? "--max-tuples"
+	                  : store && a->sensors    ? "--sensors"
+	                  : store && a->analyze    ? "--analyze"
+	                  : !store && a->schema    ? "--schema"
+	                  : !store && a->show_sql  ? "--show-sql"
+	                                           : NULL;
+	if (bad) {
+		fprintf(stderr, "vigil %s: %s goes with %s only\n", cmd, bad,
+		        store ? "a trace" : "a postgresql:// URL");
 		return -1;
 	}
 	return 0;
@@ -298,6 +336,13 @@ int vg_cmd_query(int argc, char **argv)
 	struct tquel_query *q = vg_cli_statements("query", a.text_arg, a.file);
 	if (!q)
 		return 2;
+	if (vg_is_store_url(a.trace)) {
+		struct vg_store_query sq = {.cmd = "query", .url = a.trace, .schema = a.schema,
+		                            .q = q, .format = a.format, .show_sql = a.show_sql};
+		rc = vg_query_store(&sq);
+		tquel_free(q);
+		return rc;
+	}
 	bool progress = isatty(STDERR_FILENO);
 	struct vgt_trace *tr;
 	uint64_t t0 = now_ns();
@@ -371,6 +416,13 @@ int vg_cmd_explain(int argc, char **argv)
 	struct tquel_query *q = vg_cli_statements("explain", a.text_arg, a.file);
 	if (!q)
 		return 2;
+	if (vg_is_store_url(a.trace)) {
+		struct vg_store_query sq = {
+		    .cmd = "explain", .url = a.trace, .schema = a.schema, .q = q, .explain = true};
+		rc = vg_query_store(&sq);
+		tquel_free(q);
+		return rc;
+	}
 	struct vgt_trace *tr = NULL;
 	struct vgq_database *db = NULL;
 	struct vgl_model *model = NULL;

@@ -21,7 +21,8 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: vigil store TRACE|MODEL.vgm... --to "
 	        "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DB\n"
-	        "                   [--schema NAME] [--json] [-q]\n\n"
+	        "                   [--schema NAME] [--index] [--json] [-q]\n"
+	        "       vigil store --index --to URL [--schema NAME]\n\n"
 	        "Writes every primitive relation of the traces into PostgreSQL: one table per\n"
 	        "relation (named as the relation, in schema `vigil`), one column per attribute\n"
 	        "(an entity reference as NAME, NAME_id, NAME_gen), the valid time as ns since\n"
@@ -36,6 +37,9 @@ static void usage(FILE *f)
 	        "options:\n"
 	        "  --to URL       the database (libpq URL; PGPASSWORD and ~/.pgpass work too)\n"
 	        "  --schema NAME  the PostgreSQL schema of the tables (default vigil)\n"
+	        "  --index        then create the indexes vigil query postgresql:// uses (B-trees\n"
+	        "                 on times, entity ids and strings; docs/tquel-sql.md) and\n"
+	        "                 ANALYZE; without a TRACE, on what the store holds\n"
 	        "  --json         one JSON line on stdout at the end: {\"images\",\"loaded\",\n"
 	        "                 \"skipped\",\"damaged\",\"rows\",\"bytes\",\"copy_ns\",\n"
 	        "                 \"rows_per_s\",\"models\",\"models_loaded\",\"models_skipped\"}\n"
@@ -68,9 +72,10 @@ int vg_cmd_store(int argc, char **argv)
 	static const struct option options[] = {
 	    {"to", required_argument, NULL, 't'}, {"schema", required_argument, NULL, 's'},
 	    {"json", no_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},     {0}};
+	    {"help", no_argument, NULL, 'h'},     {"index", no_argument, NULL, 'i'},
+	    {0}};
 	const char *url = NULL, *schema = NULL;
-	bool json = false, quiet = false;
+	bool json = false, quiet = false, index = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -88,6 +93,9 @@ int vg_cmd_store(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'i':
+			index = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -95,7 +103,7 @@ int vg_cmd_store(int argc, char **argv)
 			return vg_cli_bad_option("store", argv);
 		}
 	}
-	if (optind >= argc || !url) {
+	if ((optind >= argc && !index) || !url) {
 		fprintf(stderr, "vigil store: %s (usage: vigil store TRACE... --to URL)\n",
 		        !url ? "no --to URL given" : "no trace given");
 		return 2;
@@ -104,6 +112,7 @@ int vg_cmd_store(int argc, char **argv)
 	(void)schema;
 	(void)json;
 	(void)quiet;
+	(void)index;
 	fprintf(stderr, "vigil store: this vigil was built without libpq (install libpq-dev)\n");
 	return 2;
 #else
@@ -134,6 +143,13 @@ int vg_cmd_store(int argc, char **argv)
 	int rc = nmodels ? vgs_pg_store_models(pg, models, nmodels, &st, err, sizeof err) : 0;
 	if (rc == 0 && ntraces)
 		rc = vgs_pg_load(pg, traces, ntraces, &st, err, sizeof err);
+	uint64_t indexes = 0;
+	if (rc == 0 && index) {
+		rc = vgs_pg_index(pg, &indexes, err, sizeof err);
+		if (rc == 0 && !quiet)
+			fprintf(stderr, "vigil store: %" PRIu64 " indexes in schema %s, tables analyzed\n",
+			        indexes, schema ? schema : "vigil");
+	}
 	vgs_pg_close(pg);
 	free(traces);
 	free(models);

@@ -52,6 +52,7 @@ struct vgs_column {
  * column (an entity reference: three, NAME, NAME_id, NAME_gen), then the valid time. */
 struct vgs_table {
 	char name[VGS_IDENT_MAX + 1];
+	const struct vgq_relation *rel; /* what it holds: its catalog rows */
 	struct vgs_column *cols;
 	size_t ncols;
 	size_t *attr_col; /* first column of each attribute */
@@ -66,6 +67,11 @@ void vgs_ident_fit(char *out, const char *name);
  * another type. */
 int vgs_table_ensure(struct vgs_pg *pg, const struct vgs_table *t, char *err, size_t errsize);
 const char *vgs_ctype_sql(enum vgs_ctype t);
+/* The relation's rows in the catalog (vg_relations, vg_attributes: how TQuel compiled to
+ * SQL finds its tables, columns and types), added if missing. */
+int vgs_catalog_note(struct vgs_pg *pg, const struct vgs_table *t, char *err, size_t errsize);
+/* The catalog tables' DDL for the schema, appended to q. */
+void vgs_catalog_ddl(struct vgs_buf *q, const char *schema);
 
 /* ---- rows: copy.c ---- */
 /* COPYs every tuple of r into its table, tagged with load id, host and pid. Adds to

@@ -91,8 +91,11 @@ static int load_image(struct vgs_pg *pg, const char *dir, struct vgs_stats *st, 
 		vgs_table_plan(&tables[i], db->relations[i]);
 	/* Tables first, each in a transaction of its own (DDL a dashboard's reads would
 	 * otherwise wait on for the whole load). */
-	for (size_t i = 0; i < db->nrelations && rc == 0; i++)
+	for (size_t i = 0; i < db->nrelations && rc == 0; i++) {
 		rc = vgs_table_ensure(pg, &tables[i], err, errsize);
+		if (rc == 0)
+			rc = vgs_catalog_note(pg, &tables[i], err, errsize);
+	}
 
 	int64_t t0 = now_ns();
 	if (rc == 0)

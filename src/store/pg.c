@@ -74,7 +74,8 @@ static int setup(struct vgs_pg *pg, char *err, size_t errsize)
 	vgs_buf_puts(&q, ".loads (id bigserial PRIMARY KEY, image_key text NOT NULL UNIQUE, "
 	                 "host text, pid bigint, program text, image_dir text, first_ns bigint, "
 	                 "last_ns bigint, events bigint, rows bigint, damaged boolean, "
-	                 "loaded_at timestamptz NOT NULL DEFAULT now())");
+	                 "loaded_at timestamptz NOT NULL DEFAULT now()); ");
+	vgs_catalog_ddl(&q, pg->schema);
 	int rc = vgs_exec(pg, q.p, pg->shown, err, errsize);
 	if (rc != 0) { /* two loaders creating the schema at once: the loser retries */
 		char again[8];
@@ -120,7 +121,7 @@ struct vgs_pg *vgs_pg_open(const char *url, const struct vgs_options *o, char *e
 	snprintf(pg->shown, sizeof pg->shown, "%s", shown);
 	if (o)
 		pg->opts = *o;
-	if (setup(pg, err, errsize) != 0) {
+	if (!(o && o->no_setup) && setup(pg, err, errsize) != 0) {
 		vgs_pg_close(pg);
 		return NULL;
 	}

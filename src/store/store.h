@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* What one call loaded. */
 struct vgs_stats {
@@ -37,6 +38,7 @@ struct vgs_options {
 	/* Called after each image: its path and whether it was loaded (false: skipped). */
 	void (*progress)(void *arg, const char *image, bool loaded, uint64_t rows);
 	void *progress_arg;
+	bool no_setup; /* connect only: create neither the schema nor its tables */
 };
 
 /* An open connection to the store (one per loader; not thread-safe). */
@@ -67,6 +69,34 @@ int vgs_pg_store_models(struct vgs_pg *pg, const char *const *paths, size_t npat
  * thread other than the event loop. */
 int vgs_pg_store_image(const char *url, const char *trace_dir, const char *image_dir, char *err,
                        size_t errsize);
+
+/* ---- TQuel compiled to SQL over the store (query.c; docs/tquel-sql.md) ---- */
+struct vgq_sql_catalog;
+struct vgq_sql_program;
+struct vgq_relation;
+
+/* The store's catalog of the connection's schema (its relations, their tables, columns
+ * and types). NULL with one line in `err`: no store in the schema, or a schema written
+ * by an older vigil (without the catalog). */
+struct vgq_sql_catalog *vgs_pg_catalog(struct vgs_pg *pg, char *err, size_t errsize);
+
+/* Runs a compiled program in one transaction: each retrieve's SELECT (retrieve into:
+ * its table and catalog rows made first), each result passed to emit as a relation
+ * (valid during the call). `show_sql`: each statement's SQL is printed there first.
+ * 0, or -1 with one line in `err`: then nothing was written (rolled back). */
+typedef int (*vgs_emit_fn)(void *ctx, const struct vgq_relation *r);
+int vgs_pg_run(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *show_sql,
+               vgs_emit_fn emit, void *ctx, char *err, size_t errsize);
+
+/* vigil store --index: B-tree indexes on every relation table's valid time, entity
+ * identities and strings (docs/tquel-sql.md, "Indexes"), then ANALYZE; idempotent.
+ * Adds the indexes asked for to *made (existing ones included). */
+int vgs_pg_index(struct vgs_pg *pg, uint64_t *made, char *err, size_t errsize);
+
+/* Prints each retrieve's SQL and the plan PostgreSQL chooses for it (EXPLAIN); retrieve
+ * into tables are made for the later statements' plans and rolled back. */
+int vgs_pg_explain(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *out, char *err,
+                   size_t errsize);
 
 /* `url` with its password (in user:password@ or password=) replaced by "***". */
 void vgs_redact_url(const char *url, char *out, size_t size);

@@ -66,7 +66,7 @@ void vgs_table_plan(struct vgs_table *t, const struct vgq_relation *r)
 	    [VGQ_INT] = VGS_BIGINT,  [VGQ_UINT] = VGS_NUMERIC, [VGQ_DOUBLE] = VGS_DOUBLE,
 	    [VGQ_STRING] = VGS_TEXT, [VGQ_BYTES] = VGS_BYTEA,  [VGQ_ENTITY] = VGS_TEXT,
 	};
-	*t = (struct vgs_table){0};
+	*t = (struct vgs_table){.rel = r};
 	vgs_ident_fit(t->name, r->name);
 	t->cols = calloc(VGS_META_COLS + 3 * r->nattrs + 3, sizeof *t->cols);
 	t->attr_col = calloc(r->nattrs + 1, sizeof *t->attr_col);

@@ -19,6 +19,17 @@ class PgError(Exception):
     pass
 
 
+def newest_pg_bin(need="initdb"):
+    """The bin directory of Debian's newest PostgreSQL with the program `need`, or None."""
+    import glob
+    found = []
+    for b in glob.glob("/usr/lib/postgresql/*/bin"):
+        ver = os.path.basename(os.path.dirname(b))
+        if ver.isdigit() and os.path.exists(os.path.join(b, need)):
+            found.append((int(ver), b))
+    return max(found)[1] if found else None
+
+
 class PgServer:
     def __init__(self, pg_bin, vigil_bin, adapter=None, syslog_sink=None, keep=None):
         self.pg_bin = pg_bin

@@ -779,7 +779,7 @@ def combos(rows, q):
 
 def vigil_answers(bin_dir, trace, text, extra=()):
     """{relation: [tuple]} from `vigil query --format json` (extra: more arguments, such
-    as --tick), and the process."""
+    as --tick), and the process. trace may be a postgresql:// URL (extra: --schema)."""
     with tempfile.NamedTemporaryFile("w", suffix=".tq", delete=False) as f:
         f.write(text)
     try:
@@ -945,6 +945,8 @@ def run_seed(args, seed, work):
     print("seed %d: vigil answered %d tuples in %d results" %
           (seed, sum(len(v) for v in out.values()), len(out)))
     ok = True
+    if args.pg:
+        ok = store_both_ways(args, seed, trace, rows, names, queries, text, out)
     failures = 0
     for n, (q, a) in zip(names, queries):
         if not compare(args, seed, trace, rows, n, q, a, out.get(n, []), args.third):
@@ -953,6 +955,41 @@ def run_seed(args, seed, work):
             if failures >= args.max_failures:
                 print("seed %d: stopping after %d mismatches" % (seed, failures))
                 break
+    return ok
+
+
+def store_both_ways(args, seed, trace, rows, names, queries, text, out):
+    """The same statements compiled to SQL on the PostgreSQL store (`vigil store`, then
+    `vigil query postgresql://...`): every answer equal, as a set, to the trace's and to
+    SQLite's. A fresh schema per seed; the retrieve into tables are made there."""
+    url, schema = args.pg.url(), "seed%d" % seed
+    p = subprocess.run([os.path.join(args.bin, "vigil"), "store", trace, "--to", url,
+                        "--schema", schema, "-q"], capture_output=True, text=True)
+    if p.returncode != 0:
+        print("seed %d: vigil store exited %d: %s" % (seed, p.returncode, p.stderr))
+        return False
+    got, p = vigil_answers(args.bin, url, text, ["--schema", schema])
+    if p.returncode != 0:
+        print("seed %d: vigil query %s exited %d:\n%s" % (seed, url, p.returncode,
+                                                         p.stderr[-3000:]))
+        return False
+    ok, bad = True, 0
+    for n, (q, a) in zip(names, queries):
+        vt, pt = set(vigil_set(out.get(n, []), q)), vigil_set(got.get(n, []), q)
+        if len(pt) != len(set(pt)):
+            print("seed %d %s: PostgreSQL printed duplicate tuples" % (seed, n))
+            ok = False
+        if set(pt) != vt or set(pt) != a:
+            ok = False
+            bad += 1
+            case = {"seed": seed, "name": n, "query": q, "tquel": tquel(q, n), "sql": sql(q)}
+            report(case, set(pt) - a, a - set(pt),
+                   "  (the first list: only from PostgreSQL; trace and PostgreSQL %s)" %
+                   ("agree" if set(pt) == vt else "differ"))
+            if bad >= args.max_failures:
+                break
+    print("seed %d: PostgreSQL answered %d tuples in %d results%s" %
+          (seed, sum(len(v) for v in got.values()), len(got), "" if ok else ": MISMATCH"))
     return ok
 
 
@@ -977,6 +1014,23 @@ def replay(args):
     args.fail_dir = os.path.dirname(os.path.dirname(os.path.abspath(args.replay)))
     return compare(args, case["seed"], case["trace"], rows, name, q, ans, out.get(name, []),
                    True)
+
+
+def start_pg(pg_bin, bin_dir):
+    """A PostgreSQL server of its own (tests/logmodel/pgharness.py: a temporary directory,
+    a Unix socket there), with .url()."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "logmodel"))
+    from pgharness import PgServer
+    pg = PgServer(pg_bin, bin_dir)
+    try:
+        pg.initdb({"fsync": "off"})
+        pg.start()
+    except Exception:
+        pg.cleanup()
+        raise
+    pg.url = lambda: "postgresql://postgres@/postgres?host=%s&port=%s" % (pg.dir, pg.port)
+    return pg
 
 
 def seed_list(args):
@@ -1013,6 +1067,9 @@ def main():
     ap.add_argument("--keep", help="record the traces here and keep them")
     ap.add_argument("--empty-is-value", action="store_true",
                     help='read empty strings and names as "", not null')
+    ap.add_argument("--pg", metavar="PG_BIN",
+                    help="also run every query on a PostgreSQL store (Debian's server in "
+                         "PG_BIN, started here): vigil store, then vigil query postgresql://")
     args = ap.parse_args()
     global EMPTY_IS_VALUE
     EMPTY_IS_VALUE = args.empty_is_value
@@ -1021,10 +1078,14 @@ def main():
     work = args.keep or tempfile.mkdtemp(prefix="vigil-diff-")
     os.makedirs(work, exist_ok=True)
     try:
+        if args.pg:
+            args.pg = start_pg(args.pg, args.bin)
         ok = True
         for s in seed_list(args):
             ok = run_seed(args, s, work) and ok
     finally:
+        if args.pg:
+            args.pg.cleanup()
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     print("query.diff.sqlite: %s" % ("ok" if ok else "FAILED"))

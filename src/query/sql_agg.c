@@ -1,0 +1,281 @@
+/* Aggregates in SQL (docs/tquel.md, "Aggregates"; docs/tquel-sql.md): an aggregate is a
+ * relation holding, per group of its by-list, the maximal intervals over which its value
+ * is constant, over the time line from the first event stored to the instant of the
+ * last. Computed in PostgreSQL as a range computation:
+ *
+ *   c    the contributions: the aggregate's own variables' combinations that satisfy its
+ *        inner where clause, the argument's value (nulls skipped) over the overlap of
+ *        their valid times (an event at t: [t, t+1));
+ *   pts  per group, every instant a contribution begins or ends, and the time line's ends;
+ *   seg  consecutive points as segments (lead() over the group);
+ *   val  per segment the aggregate of the contributions valid there (for each instant:
+ *        b <= s < e; for ever: b <= s), a LEFT JOIN so that count is 0 where none is;
+ *   isl  segments of equal value merged (lag() starts an island, sum() numbers them).
+ *
+ * The outer statement ranges over that relation like over a variable: its intervals take
+ * part in the default valid time, and a by-item whose variables are all the statement's
+ * own is correlated (the outer value of the same expression selects the group). */
+#include <string.h>
+
+#include "query/sql_internal.h"
+
+/* The names a value expression mentions, outside aggregates. */
+void sqlc_collect_outer(struct sqlc *c, const struct tquel_expr *e)
+{
+	if (!e || e->kind == TQ_AGG || e->kind == TQ_NUMBER || e->kind == TQ_STRING ||
+	    e->kind == TQ_TCONST)
+		return;
+	const char *name = e->kind == TQ_ATTR   ? e->u.attr.var
+	                   : e->kind == TQ_TVAR ? e->u.tvar.name
+	                                        : NULL;
+	if (name) {
+		for (size_t i = 0; i < c->nouter; i++)
+			if (!strcmp(c->outer_names[i], name))
+				return;
+		if (c->nouter < VGQ_SQL_MAX_VARS)
+			c->outer_names[c->nouter++] = name;
+		return;
+	}
+	sqlc_collect_outer(c, e->u.op.a);
+	if (e->kind != TQ_NEG && e->kind != TQ_NOT && e->kind != TQ_BEGIN_OF &&
+	    e->kind != TQ_END_OF)
+		sqlc_collect_outer(c, e->u.op.b);
+}
+
+/* Whether every variable of e is one of the outer statement's. */
+static bool only_outer(const struct sqlc *c, const struct tquel_expr *e)
+{
+	if (!e || e->kind == TQ_NUMBER || e->kind == TQ_STRING)
+		return true;
+	if (e->kind == TQ_AGG)
+		return false;
+	if (e->kind == TQ_ATTR) {
+		for (size_t i = 0; i < c->nouter; i++)
+			if (!strcmp(c->outer_names[i], e->u.attr.var))
+				return true;
+		return false;
+	}
+	return only_outer(c, e->u.op.a) &&
+	       (e->kind == TQ_NEG || e->kind == TQ_NOT || only_outer(c, e->u.op.b));
+}
+
+/* A group key's SQL: an entity is its identity (three columns), a value itself. */
+static size_t key_parts(struct sqlc *c, const struct sql_value *v, const char *parts[3])
+{
+	if (v->type != ST_ENTITY || !v->attr) {
+		parts[0] = v->sql;
+		return 1;
+	}
+	parts[0] = sqlc_printf(c, "%s.%s", v->alias, sqlc_ident(c, v->attr->id_col));
+	parts[1] = sqlc_printf(c, "%s.%s", v->alias, sqlc_ident(c, v->attr->gen_col));
+	parts[2] = sqlc_printf(c, "%s.%s", v->alias, sqlc_ident(c, v->attr->load_col));
+	return 3;
+}
+
+static const char *join(struct sqlc *c, const char *l, const char *sep, const char *x)
+{
+	return l ? sqlc_printf(c, "%s%s%s", l, sep, x) : x;
+}
+
+static const struct vgq_sql_rel AGG_REL = {.name = "aggregate"};
+
+bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out)
+{
+	const struct tquel_agg *g = &e->u.agg;
+	if (g->fn == TQ_STDEV || g->fn == TQ_VARTS) {
+		/* the engine sums in ascending order; PostgreSQL's stddev_pop does not, and
+		 * the last bits would differ */
+		sqlc_error(c, &e->loc,
+		           "%s is not compiled to SQL (docs/tquel-sql.md); ask this over a trace "
+		           "with vigil query TRACE",
+		           tquel_aggfn_names[g->fn]);
+		return false;
+	}
+	size_t k = c->naggs++;
+	struct sqlc in = {.cat = c->cat,
+	                  .q = c->q,
+	                  .err = c->err,
+	                  .a = c->a,
+	                  .ranges = c->ranges,
+	                  .nranges = c->nranges,
+	                  .outer = c,
+	                  .prefix = sqlc_printf(c, "a%zu_", k)};
+	struct sql_value arg;
+	if (!sqlc_value(&in, g->arg, &arg))
+		goto fail;
+	bool numeric = arg.type == ST_INT || arg.type == ST_UINT || arg.type == ST_DOUBLE;
+	if ((g->fn == TQ_SUM || g->fn == TQ_AVG || g->fn == TQ_RATE) && !numeric) {
+		sqlc_error(c, &g->arg->loc, "%s needs numbers", tquel_aggfn_names[g->fn]);
+		goto fail;
+	}
+	if ((g->fn == TQ_MIN || g->fn == TQ_MAX || g->fn == TQ_FIRST || g->fn == TQ_LAST) &&
+	    !numeric && arg.type != ST_STRING) {
+		sqlc_error(c, &g->arg->loc, "%s needs numbers or strings",
+		           tquel_aggfn_names[g->fn]);
+		goto fail;
+	}
+	/* the group keys, inner; and the correlation with the outer statement */
+	const char *keys = NULL, *names = NULL, *skeys = NULL, *on = NULL, *part = "";
+	size_t nkeys = 0;
+	for (size_t i = 0; i < g->nby; i++) {
+		struct sql_value bv;
+		if (!sqlc_value(&in, g->by[i], &bv))
+			goto fail;
+		const char *parts[3], *outer[3] = {0};
+		size_t n = key_parts(&in, &bv, parts);
+		if (only_outer(c, g->by[i])) {
+			struct sql_value ov;
+			if (!sqlc_value(c, g->by[i], &ov))
+				goto fail;
+			key_parts(c, &ov, outer);
+		}
+		for (size_t j = 0; j < n; j++, nkeys++) {
+			const char *kn = sqlc_printf(c, "g%zu", nkeys);
+			keys = join(c, keys, ", ", sqlc_printf(c, "%s AS %s", parts[j], kn));
+			names = join(c, names, ", ", kn);
+			skeys = join(c, skeys, ", ", sqlc_printf(c, "s.%s", kn));
+			on = join(c, on, " AND ",
+			          sqlc_printf(c, "x.%s IS NOT DISTINCT FROM s.%s", kn, kn));
+			if (outer[j])
+				c->agg_conds =
+				    sqlc_and(c, c->agg_conds,
+				             sqlc_printf(c, "a%zu.%s = %s", k, kn, outer[j]));
+		}
+	}
+	if (names)
+		part = sqlc_printf(c, "PARTITION BY %s ", names);
+	const char *where = NULL;
+	if (g->when && !(where = sqlc_pred(&in, g->when)))
+		goto fail;
+	if (g->where) {
+		struct sql_value w;
+		if (!sqlc_value(&in, g->where, &w))
+			goto fail;
+		if (w.type != ST_BOOL) {
+			sqlc_error(c, &g->where->loc, "where needs a condition (a comparison)");
+			goto fail;
+		}
+		where = sqlc_and(c, where, w.sql);
+	}
+	if (!in.nvars) {
+		sqlc_error(c, &e->loc, "an aggregate must name a tuple variable");
+		goto fail;
+	}
+	struct sql_time d = sqlc_var_time(&in, 0);
+	for (size_t i = 1; i < in.nvars; i++) {
+		struct sql_time v = sqlc_var_time(&in, (int)i);
+		d = sqlc_overlap(&in, &d, &v);
+	}
+	/* an entity always has a value (its name may be missing): its identity */
+	const char *argv = arg.type == ST_ENTITY && arg.attr
+	                       ? sqlc_printf(c, "ROW(%s.%s, %s.%s, %s.%s)", arg.alias,
+	                                     sqlc_ident(c, arg.attr->id_col), arg.alias,
+	                                     sqlc_ident(c, arg.attr->gen_col), arg.alias,
+	                                     sqlc_ident(c, arg.attr->load_col))
+	                       : arg.sql;
+	where = sqlc_and(c, sqlc_and(c, where, d.cond), sqlc_printf(c, "%s IS NOT NULL", argv));
+	/* an event counts at its instant; a moving window of SPAN counts a contribution
+	 * until SPAN - 1 after its end */
+	const char *end = d.shape == 1 ? sqlc_printf(c, "%s + 1", d.b) : d.e;
+	if (g->window == TQ_SPAN)
+		end = sqlc_printf(c, "%s + %lld", end, (long long)(g->span_ns - 1));
+	const char *v = arg.type == ST_STRING ? "x.v COLLATE \"C\"" : "x.v";
+	const char *dist = g->unique ? "DISTINCT " : "";
+	const char *fn;
+	switch (g->fn) {
+	case TQ_COUNT:
+		fn = sqlc_printf(c, "count(%sx.v)", dist);
+		break;
+	case TQ_ANY:
+		fn = "CASE WHEN count(x.v) > 0 THEN 1 ELSE 0 END";
+		break;
+	case TQ_SUM: /* integers wrap at 64 bits, as in the engine */
+		fn =
+		    arg.type == ST_DOUBLE
+		        ? sqlc_printf(c, "sum(%sx.v)", dist)
+		        : sqlc_printf(c,
+		                      "(SELECT (CASE WHEN m >= 9223372036854775808 THEN m - "
+		                      "18446744073709551616 ELSE m END)::int8 FROM (SELECT mod(mod("
+		                      "sum(%sx.v)::numeric, 18446744073709551616) + "
+		                      "18446744073709551616, 18446744073709551616) AS m) w)",
+		                      dist);
+		break;
+	case TQ_AVG:
+		/* a double sum over a double count, as the engine (numeric avg() rounds
+		 * its decimal quotient first) */
+		fn = sqlc_printf(c, "(sum(%sx.v)::float8 / NULLIF(count(%sx.v), 0)::float8)", dist,
+		                 dist);
+		break;
+	case TQ_MIN:
+	case TQ_MAX:
+		fn = sqlc_printf(c, "%s(%s)", g->fn == TQ_MIN ? "min" : "max", v);
+		break;
+	case TQ_FIRST: /* the contribution that began first, ties to the smallest value */
+		fn = sqlc_printf(c, "(array_agg(x.v ORDER BY x.b, %s))[1]", v);
+		break;
+	case TQ_LAST:
+		fn = sqlc_printf(c, "(array_agg(x.v ORDER BY x.b DESC, %s DESC))[1]", v);
+		break;
+	case TQ_RATE: /* per second between the begins of the first and the last */
+		fn = sqlc_printf(c,
+		                 "((array_agg(x.v ORDER BY x.b DESC, %s DESC))[1]::float8 - "
+		                 "(array_agg(x.v ORDER BY x.b, %s))[1]::float8) / "
+		                 "(NULLIF(max(x.b) - min(x.b), 0)::float8 / 1e9::float8)",
+		                 v, v);
+		break;
+	default: /* TQ_AVGTI: the mean spacing of the begins, in seconds */
+		fn = "CASE WHEN count(x.v) > 1 THEN (max(x.b) - min(x.b))::float8 / 1e9::float8 / "
+		     "(count(x.v) - 1)::float8 END";
+		break;
+	}
+	const char *kc = names ? sqlc_printf(c, "%s, ", names) : "";
+	const char *sk = skeys ? sqlc_printf(c, "%s, ", skeys) : "";
+	const char *schema = sqlc_ident(c, c->cat->schema);
+	/* the groups: those with contributions; without a by-list one, always there */
+	const char *grp = names ? sqlc_printf(c, "SELECT DISTINCT %s FROM c", names) : "SELECT 1";
+	const char *sql = sqlc_printf(
+	    c,
+	    "WITH c AS (SELECT %s%s%s AS v, %s AS b, %s AS e FROM %s WHERE %s),\n"
+	    "tl AS (SELECT min(first_ns) AS lo, max(last_ns) + 1 AS hi FROM %s.loads),\n"
+	    "grp AS (%s),\n"
+	    "pts AS (SELECT %sb AS p FROM c UNION SELECT %se FROM c UNION SELECT %slo FROM grp, tl "
+	    "UNION SELECT %shi FROM grp, tl),\n"
+	    "seg AS (SELECT * FROM (SELECT %sp AS b, lead(p) OVER (%sORDER BY p) AS e FROM pts, "
+	    "tl WHERE p >= lo AND p <= hi) z WHERE e IS NOT NULL),\n"
+	    "val AS (SELECT %ss.b, s.e, %s AS v FROM seg s LEFT JOIN c x ON %s%sx.b <= s.b%s "
+	    "GROUP BY %ss.b, s.e),\n"
+	    "isl AS (SELECT *, CASE WHEN v IS NOT DISTINCT FROM lag(v) OVER (%sORDER BY b) AND "
+	    "b = lag(e) OVER (%sORDER BY b) THEN 0 ELSE 1 END AS st FROM val),\n"
+	    "num AS (SELECT *, sum(st) OVER (%sORDER BY b ROWS UNBOUNDED PRECEDING) AS k FROM "
+	    "isl)\n"
+	    "SELECT %sv, min(b) AS valid_from, max(e) AS valid_to FROM num WHERE v IS NOT NULL "
+	    "GROUP BY %sv, k",
+	    keys ? keys : "", keys ? ", " : "", argv, d.b, end, sqlc_from_list(&in), where, schema,
+	    grp, kc, kc, kc, kc, kc, part, sk, fn, on ? on : "", on ? " AND " : "",
+	    g->window == TQ_EVER ? "" : " AND s.b < x.e", sk, part, part, part, kc, kc);
+	c->errors += in.errors;
+	if (c->nvars == VGQ_SQL_MAX_VARS) {
+		sqlc_error(c, &e->loc, "more than %d tuple variables in one retrieve",
+		           VGQ_SQL_MAX_VARS);
+		return false;
+	}
+	size_t i = c->nvars++;
+	c->vars[i].name = sqlc_printf(c, " aggregate %zu", k); /* no TQuel name */
+	c->vars[i].alias = sqlc_printf(c, "a%zu", k);
+	c->vars[i].rel = &AGG_REL;
+	c->vars[i].from = sql;
+	static const enum sql_type result[] = {[TQ_COUNT] = ST_INT,
+	                                       [TQ_ANY] = ST_INT,
+	                                       [TQ_AVG] = ST_DOUBLE,
+	                                       [TQ_RATE] = ST_DOUBLE,
+	                                       [TQ_AVGTI] = ST_DOUBLE};
+	bool same = g->fn == TQ_MIN || g->fn == TQ_MAX || g->fn == TQ_FIRST || g->fn == TQ_LAST;
+	out->type = g->fn == TQ_SUM ? (arg.type == ST_DOUBLE ? ST_DOUBLE : ST_INT)
+	            : same          ? arg.type
+	                            : result[g->fn];
+	out->sql = sqlc_printf(c, "a%zu.v", k);
+	return true;
+fail:
+	c->errors += in.errors;
+	return false;
+}

@@ -1,0 +1,83 @@
+/* vigil store --index: the indexes TQuel compiled to SQL uses (docs/tquel-sql.md,
+ * "Indexes"), per relation of the catalog: B-trees on the valid time (an event's
+ * valid_at; an interval's valid_from with valid_to, and valid_to alone, the two bounds an
+ * overlap compares), on each entity's identity (id, gen, image: joins of entities) and on
+ * each string and entity name in byte order (COLLATE "C", as the compiled comparisons
+ * are); then ANALYZE, so that the planner knows the tables. Idempotent: IF NOT EXISTS. */
+#include <stdio.h>
+#include <string.h>
+
+#include "query/sql.h"
+#include "store/internal.h"
+
+/* CREATE INDEX IF NOT EXISTS on table (cols as SQL), named from the table and a tag. */
+static void index_on(struct vgs_buf *q, const char *schema, const char *table, const char *tag,
+                     const char *cols)
+{
+	char name[2 * VGS_IDENT_MAX + 32], fit[VGS_IDENT_MAX + 1];
+	snprintf(name, sizeof name, "vg_ix_%s_%s", table, tag);
+	vgs_ident_fit(fit, name);
+	vgs_buf_puts(q, "CREATE INDEX IF NOT EXISTS ");
+	vgs_buf_ident(q, fit);
+	vgs_buf_puts(q, " ON ");
+	vgs_buf_ident(q, schema);
+	vgs_buf_putc(q, '.');
+	vgs_buf_ident(q, table);
+	vgs_buf_printf(q, " (%s); ", cols);
+}
+
+static const char *ident(struct vgs_buf *b, const char *s)
+{
+	b->n = 0;
+	vgs_buf_ident(b, s);
+	return b->p;
+}
+
+int vgs_pg_index(struct vgs_pg *pg, uint64_t *made, char *err, size_t errsize)
+{
+	struct vgq_sql_catalog *cat = vgs_pg_catalog(pg, err, errsize);
+	if (!cat)
+		return -1;
+	int rc = 0;
+	struct vgs_buf q = {0}, id = {0}, cols = {0};
+	for (size_t i = 0; i < cat->nrels && rc == 0; i++) {
+		const struct vgq_sql_rel *r = cat->rels[i];
+		q.n = 0;
+		if (r->event) {
+			index_on(&q, pg->schema, r->table, "at", "valid_at");
+		} else {
+			index_on(&q, pg->schema, r->table, "from", "valid_from, valid_to");
+			index_on(&q, pg->schema, r->table, "to", "valid_to");
+		}
+		*made += r->event ? 1 : 2;
+		for (size_t k = 0; k < r->nattrs; k++) {
+			const struct vgq_sql_attr *a = &r->attrs[k];
+			if (a->type != VGQ_STRING && a->type != VGQ_ENTITY)
+				continue;
+			cols.n = 0;
+			vgs_buf_printf(&cols, "%s COLLATE \"C\"", ident(&id, a->col));
+			index_on(&q, pg->schema, r->table, a->col, cols.p);
+			++*made;
+			if (a->type != VGQ_ENTITY)
+				continue;
+			cols.n = 0;
+			vgs_buf_printf(&cols, "%s, ", ident(&id, a->id_col));
+			vgs_buf_printf(&cols, "%s, ", ident(&id, a->gen_col));
+			vgs_buf_puts(&cols, ident(&id, a->load_col));
+			index_on(&q, pg->schema, r->table, a->id_col, cols.p);
+			++*made;
+		}
+		vgs_buf_puts(&q, "ANALYZE ");
+		vgs_buf_ident(&q, pg->schema);
+		vgs_buf_putc(&q, '.');
+		vgs_buf_ident(&q, r->table);
+		char what[200];
+		snprintf(what, sizeof what, "index %s.%s", pg->schema, r->table);
+		rc = vgs_exec(pg, q.p, what, err, errsize);
+	}
+	vgs_buf_free(&q);
+	vgs_buf_free(&id);
+	vgs_buf_free(&cols);
+	vgq_sql_catalog_free(cat);
+	return rc;
+}

@@ -1,0 +1,272 @@
+"""vigil query / vigil explain on postgresql:// (docs/tquel-sql.md) against a real
+PostgreSQL server (Debian's binaries) started here on a Unix socket in a temporary
+directory. A mailbox recording is stored with `vigil store`; then, per construct of the
+language compiled to SQL (where, when's overlap / precede / equal and their and / or /
+not, valid at and valid from ... to, begin of, end of, overlap and extend as expressions,
+the constants, entities compared with strings and with entities, unsigned values,
+retrieve unique, V.all, retrieve into ranged over again, in the same run and in a later
+one), a hand-written retrieve is answered over the trace and over the store and the two
+answers must be equal as sets, and non-empty; --show-sql shows the SQL shapes the
+docs promise (plain comparisons of the time columns); vigil explain prints PostgreSQL's
+plan and writes nothing.
+
+Refused before running, one line (SOURCE:LINE:COL and a caret), exit 2, nothing written:
+an aggregate, Clock, a relation the store lacks. Bad input, one line, exit 2, nothing
+written: a URL that cannot connect, a database without a store, a schema from an older
+vigil (no catalog), a statement that fails in PostgreSQL after an earlier retrieve into.
+
+usage: query_store_test.py BIN_DIR PG_BIN [QUERY_VIGIL]
+QUERY_VIGIL: the vigil that runs query and explain (e.g. the sanitizers' build); BIN_DIR's
+records and stores."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "logmodel"))
+from pgharness import PgServer  # noqa: E402
+
+BIN, PG_BIN = sys.argv[1], sys.argv[2]
+VIGIL = os.path.join(BIN, "vigil")
+QVIGIL = sys.argv[3] if len(sys.argv) > 3 else VIGIL
+failures = []
+
+RANGES = """range of W is Waiting
+range of W2 is Waiting
+range of R is RunningOn
+range of S is SendMessage
+range of S2 is SendMessage
+range of P is Process
+"""
+
+# construct -> statements (answered both ways, compared as sets, each non-empty)
+CASES = {
+    "where": "retrieve (W.process, W.mailbox) where W.mailbox = \"M1\" or "
+             "W.mailbox = \"M2\"",
+    "where_arith": "retrieve (m = S.msg, k = S.msg * 2 - 1, d = S.msg / 3, f = S.msg / 2.5)"
+                   " where S.msg > 10 and not (S.msg >= 150)",
+    "uint_compare": "retrieve (S.msg) where S.msg < -1 or S.msg = 7 or S.payload != S.msg",
+    "entity_eq": "retrieve (W.process, r = R.processor) where W.process = R.process",
+    "entity_ne": "retrieve (a = W.process, b = W2.process) where W.mailbox = W2.mailbox and "
+                 "W.process != W2.process",
+    "when_overlap": "retrieve (W.process, R.processor) when W overlap R",
+    "when_precede": "retrieve (a = W.process, b = W2.process) valid from begin of W to end "
+                    "of W2 where W.mailbox = W2.mailbox when W precede W2 and not (begin of "
+                    "W equal begin of W2)",
+    "when_or": "retrieve (W.process, S.msg) when S overlap W or end of W equal S",
+    "when_equal": "retrieve (S.msg, n = S2.msg) where S.msg < 20 when S equal S2 or "
+                  "(S precede S2 and not (S2 precede S))",
+    "valid_at": "retrieve (W.process) valid at begin of W where W.mailbox = \"M3\"",
+    "valid_from_to": "retrieve (W.process, R.processor) valid from begin of W to end of R "
+                     "where W.process = R.process when W precede R",
+    "overlap_expr": "retrieve (W.process, R.processor) valid at begin of (W overlap R)",
+    "extend": "retrieve (W.process) valid from begin of (W extend R) to end of (W extend R)"
+              " where W.process = R.process",
+    "event_in_interval": "retrieve (S.msg, W.process) when S overlap W",
+    "constants": "retrieve (S.msg) when S precede \"now\" and \"beginning\" precede S and "
+                 "S precede \"forever\"",
+    "entity_string": "retrieve (P.name, P.id) where P.name >= \"P3\" or P.name = \"\"",
+    "unique": "retrieve unique (W.mailbox)",
+    "unique_join": "retrieve unique (R.processor) when R overlap W",
+    "all": "retrieve (W.all)",
+    "agg_correlated": "retrieve (W.mailbox, n = count(W.process by W.mailbox))",
+    "agg_ever": "retrieve (n = count(S.msg for ever), s = sum(S.msg for ever))",
+    "agg_where": "retrieve (s = sum(S.msg where S.msg < 100), a = avg(S.payload))",
+    "agg_by": "retrieve (m = max(S.msg by S.mailbox), x = min(S.payload for ever))",
+    "agg_any": "retrieve (R.processor, busy = any(W.process by W.mailbox))",
+    "agg_in_where": "retrieve (W.process) where count(W2.process by W2.mailbox) > 1",
+    "agg_string": "retrieve (P.name, first = min(P.name), last = max(P.name for ever))",
+    "agg_window": "retrieve (n = count(S.msg for each 1 ms), u = countU(S.mailbox by "
+                  "S.process))",
+    "agg_time": "retrieve (f = first(S.msg), l = last(S.msg for ever), r = rate(S.msg for "
+                "ever), t = avgti(S.payload by S.mailbox for each 5 ms))",
+    "agg_inner_when": "retrieve (W.process, n = count(S.msg where S.msg > 5 and S.process = "
+                      "R.process when S overlap R))",
+    "agg_valid": "retrieve (W.process, n = sumU(S.msg by S.mailbox for ever)) valid at begin of W "
+                 "where W.mailbox = \"M1\"",
+    "into": "retrieve into Busy (W.process, W.mailbox, n = 1)\n"
+            "range of B is Busy\n"
+            "retrieve (B.process, R.processor) when B overlap R where B.process = R.process",
+}
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+    return cond
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def answers(source, text, extra=()):
+    """{relation: set of (kind, times, values)} and the process."""
+    p = run([QVIGIL, "query", source, "-e", text, "--format", "json"] + list(extra))
+    out = {}
+    if p.returncode == 0:
+        for line in p.stdout.splitlines():
+            o = json.loads(line)
+            times = (o["at"],) if o["kind"] == "event" else (o["from"], o["to"])
+            vals = tuple(sorted((k, json.dumps(v)) for k, v in o["values"].items()))
+            out.setdefault(o["relation"], []).append((o["kind"], times, vals))
+    return out, p
+
+
+def one_line_error(p, what, needle, printed=False):
+    """printed: results of statements before the failing one may have been printed."""
+    lines = p.stderr.strip().splitlines()
+    ok = p.returncode == 2 and (printed or p.stdout == "") and len(lines) >= 1 and \
+        needle in p.stderr
+    # a TQuel error is one line with its source line and caret under it
+    ok = ok and (len(lines) == 1 or (len(lines) == 3 and lines[2].strip() == "^"))
+    check(ok, "%s: want exit 2 and one line with %r, got %d: %r" %
+          (what, needle, p.returncode, p.stderr))
+
+
+def tables(pg, schema="vigil"):
+    return pg.psql("SELECT string_agg(table_name, ',' ORDER BY table_name) FROM "
+                   "information_schema.tables WHERE table_schema = '%s'" % schema).stdout.strip()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="vigil-qstore-")
+    os.chmod(tmp, 0o755)
+    trace = os.path.join(tmp, "run1")
+    r = run([VIGIL, "record", "-q", "-o", trace, "--", os.path.join(BIN, "mailbox"),
+             "--processors", "2", "--processes", "6", "--mailboxes", "3", "--messages", "300",
+             "--seed", "7"])
+    if r.returncode:
+        sys.exit("vigil record failed: " + r.stderr)
+    pg = PgServer(PG_BIN, BIN)
+    try:
+        pg.initdb({"fsync": "off"})
+        pg.start()
+        base = "postgresql://postgres@/postgres?host=%s&port=%s" % (pg.dir, pg.port)
+        r = run([VIGIL, "store", trace, "--to", base, "-q"])
+        check(r.returncode == 0, "vigil store: %s" % r.stderr)
+
+        # 1. every construct: the same answer both ways, not empty
+        for name, stmts in CASES.items():
+            text = RANGES + stmts
+            want, p1 = answers(trace, text)
+            got, p2 = answers(base, text)
+            if not check(p1.returncode == 0 and p2.returncode == 0,
+                         "%s: exits %d (trace) and %d (store): %s %s" %
+                         (name, p1.returncode, p2.returncode, p1.stderr, p2.stderr)):
+                continue
+            check(want and all(want.values()), "%s: the trace's answer is empty" % name)
+            check(set(want) == set(got), "%s: results %s vs %s" % (name, set(want), set(got)))
+            for rel, tuples in want.items():
+                g = got.get(rel, [])
+                check(len(g) == len(set(g)), "%s: duplicate tuples from the store" % name)
+                check(set(tuples) == set(g),
+                      "%s %s: %d tuples over the trace, %d over the store; only trace %s; "
+                      "only store %s" % (name, rel, len(set(tuples)), len(set(g)),
+                                         sorted(set(tuples) - set(g))[:3],
+                                         sorted(set(g) - set(tuples))[:3]))
+        print("constructs: %d compared" % len(CASES), file=sys.stderr)
+
+        # 1b. vigil store --index: the B-trees, idempotent, and the same answers after
+        for _ in range(2):
+            r = run([VIGIL, "store", "--index", "--to", base])
+            check(r.returncode == 0 and "indexes in schema vigil" in r.stderr,
+                  "vigil store --index: %s" % r.stderr)
+        ix = pg.psql("SELECT string_agg(indexdef, E'\\n') FROM pg_indexes WHERE schemaname = "
+                     "'vigil' AND tablename = 'Waiting'").stdout
+        for want in ["(valid_from, valid_to)", "(valid_to)", 'process COLLATE "C"',
+                     "(process_id, process_gen, vg_load)"]:
+            check(want in ix, "index on Waiting %s missing: %s" % (want, ix))
+        for name in ("when_overlap", "entity_eq", "unique"):
+            want, _ = answers(trace, RANGES + CASES[name])
+            got, _ = answers(base, RANGES + CASES[name])
+            check({k: set(v) for k, v in want.items()} == {k: set(v) for k, v in got.items()},
+                  "%s after --index: answers differ" % name)
+
+        # 2. retrieve into made a table and catalog rows: a later run ranges over it, and
+        # running the statement again replaces it
+        check("Busy" in tables(pg).split(","), "retrieve into: no table vigil.Busy")
+        n1 = pg.psql('SELECT count(*) FROM vigil."Busy"').stdout.strip()
+        got, p = answers(base, "range of B is Busy retrieve (B.process, B.n)")
+        check(p.returncode == 0 and sum(len(v) for v in got.values()) > 0,
+              "a later run over Busy: %s" % p.stderr)
+        _, p = answers(base, RANGES + CASES["into"])
+        check(p.returncode == 0, "retrieve into Busy again: %s" % p.stderr)
+        check(pg.psql('SELECT count(*) FROM vigil."Busy"').stdout.strip() == n1,
+              "retrieve into Busy again: not replaced")
+        _, p = answers(base, RANGES + "retrieve into Waiting (W.process)")
+        one_line_error(p, "retrieve into a stored relation", "already a relation")
+
+        # 3. --show-sql: plain comparisons of the time columns; explain: PostgreSQL's plan
+        p = run([QVIGIL, "query", base, "--show-sql", "--format", "json", "-e",
+                 RANGES + CASES["when_overlap"]])
+        check(p.returncode == 0 and "t0.valid_from < t1.valid_to" in p.stderr and
+              "SELECT DISTINCT" in p.stderr, "--show-sql: %s" % p.stderr)
+        before = tables(pg)
+        p = run([QVIGIL, "explain", base, "-e", RANGES + "retrieve into Gone (W.process)\n"
+                 "range of G is Gone\n" + "retrieve (G.process) when G overlap R"])
+        check(p.returncode == 0 and "PostgreSQL's plan" in p.stdout and "Scan" in p.stdout,
+              "explain: %d %s %s" % (p.returncode, p.stdout[-500:], p.stderr))
+        check(tables(pg) == before, "explain wrote tables: %s" % tables(pg))
+
+        # 4. refused before running, nothing written
+        before = tables(pg)
+        for what, stmts, needle, printed in [
+                ("aggregate", "retrieve into X1 (W.process)\n"
+                 "retrieve (n = stdev(S.msg))", "stdev is not compiled to SQL", False),
+                ("varts", "retrieve (n = varts(S.msg for each 1 ms))",
+                 "varts is not compiled to SQL", False),
+                ("aggregate in when", "retrieve (W.process) when W overlap count(S.msg)",
+                 "an aggregate in a valid or when clause", False),
+                ("clock", "range of C is Clock\nretrieve (W.process) when C overlap W",
+                 "Clock is not in the store", False),
+                ("unknown relation", "range of Z is NoSuchRelation\nretrieve (Z.x)",
+                 "no relation 'NoSuchRelation' in the store", False),
+                ("unknown attribute", "retrieve (W.nosuch)", "has no attribute 'nosuch'", False),
+                ("SQL failure after into", "retrieve into X2 (W.process)\n"
+                 "retrieve (x = S.msg * 9223372036854775807 * 9223372036854775807)",
+                 "bigint out of range", True)]:
+            _, p = answers(base, RANGES + stmts)
+            one_line_error(p, what, needle, printed)
+        check(tables(pg) == before, "refused statements wrote: %s" % tables(pg))
+
+        # 5. bad input: one line, exit 2, nothing written
+        schemas = pg.psql("SELECT string_agg(nspname, ',' ORDER BY nspname) FROM "
+                          "pg_namespace").stdout.strip()
+        _, p = answers("postgresql://postgres@127.0.0.1:%d/postgres" % free_port(),
+                       RANGES + CASES["where"])
+        one_line_error(p, "no server", "Connection refused")
+        _, p = answers(base, RANGES + CASES["where"], ["--schema", "nosuch"])
+        one_line_error(p, "no store in the schema", "no vigil store in schema nosuch")
+        pg.psql("CREATE SCHEMA old; CREATE TABLE old.loads (id bigserial PRIMARY KEY); "
+                "CREATE TABLE old.\"Waiting\" (vg_load bigint)")
+        schemas = schemas.replace("information_schema", "information_schema,old")
+        _, p = answers(base, RANGES + CASES["where"], ["--schema", "old"])
+        one_line_error(p, "older schema", "written by an older vigil")
+        after = pg.psql("SELECT string_agg(nspname, ',' ORDER BY nspname) FROM "
+                        "pg_namespace").stdout.strip()
+        check(after == schemas, "bad input created schemas: %s vs %s" % (after, schemas))
+        check(tables(pg, "old") == "Waiting,loads", "older schema written: %s" %
+              tables(pg, "old"))
+    finally:
+        pg.cleanup()
+    if failures:
+        print("%d failure(s); kept %s" % (len(failures), tmp), file=sys.stderr)
+        return 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("query_store: ok", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
