@@ -244,7 +244,8 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 {
 	size_t nby = a->nby;
 	g_nby = nby;
-	qsort(c, n, sizeof *c, by_key);
+	if (n > 1) /* no contributions: c may be NULL, which qsort must not get */
+		qsort(c, n, sizeof *c, by_key);
 	enum vx_type type;
 	switch (a->rel->attrs[nby].type) {
 	case VGQ_UINT:
