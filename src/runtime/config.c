@@ -236,6 +236,15 @@ void vg__config_read(struct vg_config *cfg)
 	cfg->packet_size = size_setting("VIGIL_PACKET_SIZE", 64 << 10, 4 << 10, 64 << 20);
 	cfg->packet_size = (cfg->packet_size + 4095) & ~(size_t)4095;
 	cfg->packet_size_max = cfg->packet_size > (4 << 20) ? cfg->packet_size : (4 << 20);
+	/* Most processes of a build or a script write a few hundred bytes: their stream
+	 * starts with one page and doubles from there, unless a size was asked for. */
+	const char *layout = getenv("VIGIL_LAYOUT");
+	cfg->shared = layout && !strcmp(layout, "shared");
+	if (layout && *layout && !cfg->shared && strcmp(layout, "image"))
+		vg__warn("VIGIL_LAYOUT=%s is not 'shared' or 'image'; one directory per image",
+		         layout);
+	const char *asked = getenv("VIGIL_PACKET_SIZE");
+	cfg->first_packet_size = asked && *asked ? cfg->packet_size : 4096;
 	/* 0: no cap; a cap holds at least one page of one packet, or nothing is recorded. */
 	const char *max = getenv("VIGIL_MAX_SIZE");
 	uint64_t cap = 0;

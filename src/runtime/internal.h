@@ -15,6 +15,9 @@
 #include "vigil/vigil.h"
 
 #define VG_PACKET_HEADER_SIZE 80 /* header (24) + context (56), see docs/trace-format.md */
+/* Shared layout: the context also names the image (pid, ppid, process_gen, parent_gen,
+ * image, procname[16]: 44 bytes). */
+#define VG_PACKET_HEADER_SIZE_SHARED 124
 #define VG_CTF_MAGIC 0xC1FC1FC1u
 #define VG_MAX_TYPES 65535
 
@@ -24,6 +27,8 @@ struct vg_config {
 	char *sensors;            /* VIGIL_SENSORS: comma-separated globs, "-glob" excludes */
 	size_t packet_size;       /* VIGIL_PACKET_SIZE: first packet of a stream, bytes */
 	size_t packet_size_max;   /* packets double up to this size for busy threads */
+	size_t first_packet_size; /* a stream's first packet: small, as most are short */
+	int shared;               /* VIGIL_LAYOUT=shared (never with VIGIL_TO) */
 	uint64_t max_bytes;       /* VIGIL_MAX_SIZE: cap on the bytes of this process image */
 	uint32_t max_string;      /* VIGIL_MAX_STRING: longest string recorded, bytes */
 	int entity_default;       /* VIGIL_ENTITY_FLAGS: initial entity flag (1 = on) */
@@ -51,6 +56,11 @@ struct vg_runtime {
 	struct vg_config cfg;
 	int recording;
 	char dir[PATH_MAX]; /* this image's trace directory */
+	/* VIGIL_LAYOUT=shared: the processes of a recording share one trace directory
+	 * (`shared`) and its metadata; each packet says which image wrote it. */
+	int shared;
+	char label[128];        /* <procname>-<pid>-<process_gen>-<image>: names its files */
+	size_t packet_header;   /* bytes of packet header + context: 80, or 124 when shared */
 	uint8_t uuid[16];
 	char uuid_text[37];
 	pid_t pid, ppid;
@@ -137,6 +147,14 @@ int vg__metadata_write_all(void); /* header + every registered type */
 int vg__metadata_append_type(const char *text, size_t len);
 int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_t *len);
 void vg__metadata_close(void);
+/* The header (types, trace, env, clock, stream): malloc'd text, NULL without memory. */
+char *vg__metadata_header(size_t *len);
+
+/* metadata_shared.c: one metadata for every image of a VIGIL_LAYOUT=shared recording,
+ * event ids shared by identical declarations (docs/trace-format.md "Shared layout"). */
+int vg__shared_start(void); /* opens or creates it; takes its uuid */
+int vg__shared_declare(const vg_type_desc *d, uint16_t *id);
+void vg__registry_redeclare(void); /* every registered type gets its shared id */
 
 /* stream.c */
 void vg__stream_thread_start(void);      /* open the calling thread's stream now */

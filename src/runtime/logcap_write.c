@@ -118,7 +118,7 @@ int vg__lc_write_model(const struct lc_table *cur, unsigned n)
 	/* In the trace's root, not the image directory: CTF readers (babeltrace2, vigil dump)
 	 * take every file of an image directory for a stream. Named after the image
 	 * (an exec'd image keeps its pid but has a directory of its own). */
-	const char *image = vg__image_name();
+	const char *image = vg__rt.shared ? vg__rt.label : vg__image_name();
 	char path[PATH_MAX + 64], tmp[PATH_MAX + 64];
 	snprintf(path, sizeof path, "logmodel-%s-%u.vgm", image, n);
 	snprintf(tmp, sizeof tmp, ".logmodel-%s-%u.tmp", image, n);

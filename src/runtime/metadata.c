@@ -123,6 +123,18 @@ int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_
 	return 0;
 }
 
+/* The env entries of an image that has the trace to itself. */
+static void env_process(struct text *t)
+{
+	text_printf(t, "\tvpid = %d;\n\tprocname = \"", (int)vg__rt.pid);
+	text_quoted(t, vg__rt.procname);
+	text_printf(
+	    t,
+	    "\";\n\tvigil_version = \"%s\";\n\tvigil_process_gen = %" PRIu64
+	    ";\n\tvigil_ppid = %d;\n\tvigil_parent_gen = %" PRIu64 ";\n\tvigil_image = %u;\n};\n\n",
+	    VG_VERSION, vg__rt.process_gen, (int)vg__rt.ppid, vg__rt.parent_gen, vg__rt.image);
+}
+
 static void header_text(struct text *t)
 {
 	static const char *const ints[] = {"8", "16", "32", "64"};
@@ -144,15 +156,12 @@ static void header_text(struct text *t)
 	text_quoted(t, vg__rt.hostname);
 	text_printf(t, "\";\n\thost = \"");
 	text_quoted(t, vg__rt.hostname);
-	text_printf(t, "\";\n\tdomain = \"vigil\";\n\ttracer_name = \"vigil\";\n\tvpid = %d;\n",
-	            (int)vg__rt.pid);
-	text_printf(t, "\tprocname = \"");
-	text_quoted(t, vg__rt.procname);
-	text_printf(
-	    t,
-	    "\";\n\tvigil_version = \"%s\";\n\tvigil_process_gen = %" PRIu64
-	    ";\n\tvigil_ppid = %d;\n\tvigil_parent_gen = %" PRIu64 ";\n\tvigil_image = %u;\n};\n\n",
-	    VG_VERSION, vg__rt.process_gen, (int)vg__rt.ppid, vg__rt.parent_gen, vg__rt.image);
+	text_printf(t, "\";\n\tdomain = \"vigil\";\n\ttracer_name = \"vigil\";\n");
+	if (vg__rt.shared) /* who wrote a packet is in its context, not here */
+		text_printf(t, "\tvigil_version = \"%s\";\n\tvigil_layout = \"shared\";\n};\n\n",
+		            VG_VERSION);
+	else
+		env_process(t);
 	int64_t off = vg__rt.realtime_offset_ns;
 	int64_t off_s = off / 1000000000, off_ns = off % 1000000000;
 	if (off_ns < 0) {
@@ -175,7 +184,26 @@ static void header_text(struct text *t)
 	               "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 	               "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	               "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"
-	               "\t\tuint32_t tid;\n\t\tuint32_t thread_gen;\n\t};\n};\n\n");
+	               "\t\tuint32_t tid;\n\t\tuint32_t thread_gen;\n");
+	if (vg__rt.shared) /* the image that wrote the packet (stream.c) */
+		text_printf(t,
+		            "\t\tuint32_t pid;\n\t\tuint32_t ppid;\n\t\tuint64_t process_gen;\n"
+		            "\t\tuint64_t parent_gen;\n\t\tuint32_t image;\n"
+		            "\t\tinteger { size = 8; align = 8; signed = false; encoding = UTF8; } "
+		            "procname[16];\n");
+	text_printf(t, "\t};\n};\n\n");
+}
+
+char *vg__metadata_header(size_t *len)
+{
+	struct text t = {0};
+	header_text(&t);
+	if (t.failed) {
+		free(t.buf);
+		return NULL;
+	}
+	*len = t.len;
+	return t.buf;
 }
 
 static int metadata_started; /* written once: appends must reach it, or fail */
@@ -228,6 +256,8 @@ static int metadata_write(const void *buf, size_t len)
 int vg__metadata_write_all(void)
 {
 	vg__metadata_close();
+	if (vg__rt.shared)
+		return vg__shared_start();
 	int fd = vg__image_open("metadata", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0666);
 	struct stat s;
 	if (fd < 0 || fstat(fd, &s) < 0) {
@@ -252,7 +282,10 @@ int vg__metadata_write_all(void)
 
 int vg__metadata_append_type(const char *text, size_t len)
 {
-	if (!metadata_started) /* not written yet: vg__metadata_write_all will include it */
+	if (!metadata_started ||
+	    vg__rt.shared) /* shared: vg__shared_declare appends */ /* not written yet:
+	                                                               vg__metadata_write_all will
+	                                                               include it */
 		return 0;
 	return metadata_write(text, len);
 }

@@ -133,8 +133,8 @@ static void read_lineage(void)
 		vg__rt.parent_gen = gen;
 }
 
-/* Makes <out>/<procname>-<pid>-<n>, the first n that is free. */
-static int make_image_dir(void)
+/* Makes <out>/<procname>-<pid>-<n>, the first n that is free (or opens <out>/shared). */
+static int make_image_dir(int shared)
 {
 	if (inherited_out_fd >= 0) { /* an exec'd image: the root its process held */
 		vg__files_adopt_out(inherited_out_fd);
@@ -169,6 +169,14 @@ static int make_image_dir(void)
 	for (const char *p = vg__rt.procname; *p && j < 32; p++)
 		name[j++] = (*p == '/' || *p == ' ' || (unsigned char)*p < 0x20) ? '_' : *p;
 	name[j] = 0;
+	snprintf(vg__rt.label, sizeof vg__rt.label, "%s-%d-%" PRIu64 "-%u", name, (int)vg__rt.pid,
+	         vg__rt.process_gen, vg__rt.image);
+	if (shared) { /* one directory for every image of the recording */
+		snprintf(vg__rt.dir, sizeof vg__rt.dir, "%s/shared", vg__rt.cfg.out);
+		if (mkdirat(vg__out_fd(), "shared", 0777) == 0 || errno == EEXIST)
+			return vg__files_open_image();
+		return -1;
+	}
 	for (unsigned n = 0; n < 1000; n++) {
 		snprintf(vg__rt.dir, sizeof vg__rt.dir, "%s/%s-%d-%u", vg__rt.cfg.out, name,
 		         (int)vg__rt.pid, n);
@@ -235,7 +243,23 @@ void vg__process_renamed(const char *name)
 	vg__emit_decided(s, v);
 }
 
-/* Starts recording this image into its own directory; on any failure, not recording. */
+/* VIGIL_LAYOUT=shared: the recording's shared directory and metadata. An image that
+ * cannot use them (another user's files after a privilege drop) gets its own. */
+static int start_shared(void)
+{
+	vg__rt.shared = 1;
+	vg__rt.packet_header = VG_PACKET_HEADER_SIZE_SHARED;
+	if (make_image_dir(1) == 0 && vg__metadata_write_all() == 0)
+		return 0;
+	vg__metadata_close();
+	vg__rt.shared = 0;
+	vg__rt.packet_header = VG_PACKET_HEADER_SIZE;
+	vg__random_uuid(vg__rt.uuid, vg__rt.uuid_text);
+	return -1;
+}
+
+/* Starts recording this image into its own directory (or the shared one); on any
+ * failure, not recording. */
 void vg__process_start_image(int after_fork)
 {
 	vg__rt.recording = 0;
@@ -243,7 +267,17 @@ void vg__process_start_image(int after_fork)
 		return;
 	vg__random_uuid(vg__rt.uuid, vg__rt.uuid_text);
 	atomic_store(&vg__rt.bytes_used, 0);
-	if (make_image_dir() < 0)
+	vg__rt.shared = 0;
+	vg__rt.packet_header = VG_PACKET_HEADER_SIZE;
+	if (vg__rt.cfg.shared && start_shared() == 0) {
+		vg__rt.recording = 1;
+		vg__registry_redeclare();
+		if (after_fork)
+			vg__registry_reset_after_fork();
+		update_proc_env();
+		return;
+	}
+	if (make_image_dir(0) < 0)
 		return;
 	vg__rt.recording = 1;
 	if (vg__metadata_write_all() < 0) {

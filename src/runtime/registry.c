@@ -219,6 +219,11 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 	for (unsigned i = 0; i < d->nfields; i++)
 		t->ctl.nent += d->fields[i].type == VG_ENTITY;
 
+	/* Shared layout: the id every image of the recording gives this declaration. */
+	if (vg__rt.shared && vg__rt.recording && vg__shared_declare(&t->desc, &t->sensor.id) < 0)
+		vg__warn("cannot declare sensor '%s' in the shared metadata; its events will be "
+		         "unreadable",
+		         d->name);
 	char *text = NULL;
 	size_t len = 0;
 	if (vg__metadata_type_text(&t->desc, t->sensor.id, &text, &len) < 0 ||
@@ -392,6 +397,20 @@ void vg__registry_init(void)
 	pthread_mutex_lock(&vg__rt.lock);
 	for (int i = 0; i < VG_B_COUNT; i++)
 		builtins[i] = register_locked(&builtin_descs[i], 1);
+	pthread_mutex_unlock(&vg__rt.lock);
+}
+
+/* Shared layout: the types registered before the image started (the built-in ones)
+ * take the ids the shared metadata gives them; no event has been written yet. */
+void vg__registry_redeclare(void)
+{
+	pthread_mutex_lock(&vg__rt.lock);
+	for (size_t i = 0; i < ntypes; i++)
+		if (vg__shared_declare(&types[i]->desc, &types[i]->sensor.id) < 0) {
+			vg__warn("cannot declare sensor '%s' in the shared metadata; it is off",
+			         types[i]->desc.name);
+			types[i]->sensor.id = 0xFFFF;
+		}
 	pthread_mutex_unlock(&vg__rt.lock);
 }
 

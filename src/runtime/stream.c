@@ -64,9 +64,9 @@ struct spare {
 };
 
 struct vg_stream {
-	char path[PATH_MAX + 64]; /* for messages; the file is reached by `name` or `fd` */
-	char name[48];            /* in the image directory */
-	int fd;                   /* held open, or -1 */
+	char path[PATH_MAX + 200]; /* for messages; the file is reached by `name` or `fd` */
+	char name[192];            /* in the image directory */
+	int fd;                    /* held open, or -1 */
 	dev_t dev;
 	ino_t ino;
 	struct window win;  /* mapping window over the file */
@@ -268,15 +268,29 @@ static void adopt_window(struct vg_stream *st, struct window *nw)
 static size_t packet_size_for(struct vg_stream *st, size_t need)
 {
 	size_t size = st->next_packet;
-	while (size < need + VG_PACKET_HEADER_SIZE && size < MAX_PACKET)
+	while (size < need + vg__rt.packet_header && size < MAX_PACKET)
 		size *= 2;
 	return size;
 }
 
-/* Writes a packet header at p and makes it the thread's current packet. Until the
- * thread is half-way through it, vg__tls.end stops at the middle: crossing the middle is
- * the (free) signal that the stream is busy enough for a spare (spare_activate then
- * keeps one in preparation at all times). */
+/* Shared layout: the image that writes the packet, after the thread (metadata.c). */
+static void write_owner(uint8_t *p)
+{
+	uint32_t pid = (uint32_t)vg__rt.pid, ppid = (uint32_t)vg__rt.ppid;
+	char name[16] = {0};
+	memcpy(name, vg__rt.procname, strnlen(vg__rt.procname, sizeof name - 1));
+	memcpy(p, &pid, 4);
+	memcpy(p + 4, &ppid, 4);
+	memcpy(p + 8, &vg__rt.process_gen, 8);
+	memcpy(p + 16, &vg__rt.parent_gen, 8);
+	memcpy(p + 24, &vg__rt.image, 4);
+	memcpy(p + 28, name, 16);
+}
+
+/* Writes a packet header at p and makes it the thread's current packet. From the
+ * second packet on, vg__tls.end stops at the middle until the thread is half-way through
+ * it: crossing the middle is the (free) signal that the stream is busy enough for a
+ * spare (spare_activate then keeps one in preparation at all times). */
 static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t size)
 {
 	st->in_loss_packet = false;
@@ -290,18 +304,22 @@ static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t 
 	struct vg_packet_ctx *ctx = (struct vg_packet_ctx *)(p + 24);
 	ctx->timestamp_begin = now;
 	ctx->timestamp_end = now;
-	ctx->content_size = VG_PACKET_HEADER_SIZE * 8;
+	ctx->content_size = vg__rt.packet_header * 8;
 	ctx->packet_size = (uint64_t)size * 8;
 	ctx->packet_seq_num = st->seq;
 	ctx->events_discarded = st->discarded;
 	ctx->tid = (uint32_t)st->self.id;
 	ctx->thread_gen = st->self.gen;
+	if (vg__rt.shared)
+		write_owner(p + VG_PACKET_HEADER_SIZE);
 
 	struct vg_thread *t = &vg__tls;
 	t->base = p;
-	t->pos = p + VG_PACKET_HEADER_SIZE;
+	t->pos = p + vg__rt.packet_header;
 	st->real_end = p + size;
-	t->end = p + size / 2;
+	/* A stream's first packet is filled to its end: the switch then happens on the
+	 * thread, and only a stream that goes on writing gets the worker's spares. */
+	t->end = st->seq == 0 ? p + size : p + size / 2;
 	t->ctx = ctx;
 	t->last_ts = now;
 	st->cur_off = off;
@@ -328,7 +346,7 @@ static void note_failure(struct vg_stream *st, int err)
 static int packet_open_here(struct vg_stream *st, size_t need)
 {
 	size_t size = packet_size_for(st, need);
-	if (size < need + VG_PACKET_HEADER_SIZE)
+	if (size < need + vg__rt.packet_header)
 		return -1; /* one event larger than any packet */
 	if (!cap_allows(st, size)) {
 		st->full = 1;
@@ -446,7 +464,7 @@ static int packet_switch(struct vg_stream *st, size_t need)
 	}
 	struct spare *sp = &st->spare;
 	int state = spare_wait(sp);
-	if (state == SPARE_READY && sp->size >= need + VG_PACKET_HEADER_SIZE) {
+	if (state == SPARE_READY && sp->size >= need + vg__rt.packet_header) {
 		spare_activate(st);
 		return 0;
 	}
@@ -537,8 +555,11 @@ void vg__stream_thread_start(void)
 	st->self.id = tid;
 	st->self.gen = vg__generation_next("thread", tid);
 	atomic_store(&st->self.flag, vg__rt.cfg.entity_default);
-	st->next_packet = vg__rt.cfg.packet_size;
-	snprintf(st->name, sizeof st->name, "stream-%u-%u", tid, st->self.gen);
+	st->next_packet = vg__rt.cfg.first_packet_size;
+	if (vg__rt.shared) /* the directory is every image's */
+		snprintf(st->name, sizeof st->name, "%s-%u-%u", vg__rt.label, tid, st->self.gen);
+	else
+		snprintf(st->name, sizeof st->name, "stream-%u-%u", tid, st->self.gen);
 	snprintf(st->path, sizeof st->path, "%s/%s", vg__rt.dir, st->name);
 	st->fd = vg__image_open(st->name, O_RDWR | O_CREAT | O_EXCL, 0666);
 	struct stat s;

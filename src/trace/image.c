@@ -124,7 +124,7 @@ static int64_t env_int(const struct metadata *md, const char *key, int64_t dflt)
 	return *end || errno ? dflt : v;
 }
 
-static void describe(struct image *img)
+void image_describe(struct image *img)
 {
 	const struct metadata *md = img->md;
 	struct vgt_image *p = &img->pub;
@@ -221,7 +221,9 @@ static void sync_damage(struct image *img)
 	img->pub.ndamage = img->damage.n;
 }
 
-struct image *image_open(const char *dir)
+/* The image of `dir`; *text (if not NULL) receives its metadata text, for the caller
+ * to free. */
+static struct image *image_open_text(const char *dir, char **keep_text, size_t *keep_len)
 {
 	struct image *img = vgt__xcalloc(1, sizeof *img);
 	img->path = vgt__xstrdup(dir);
@@ -237,14 +239,40 @@ struct image *image_open(const char *dir)
 		           errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
 	} else {
 		img->md = metadata_parse(text, len, mpath, &img->damage);
+		if (keep_text) {
+			*keep_text = text;
+			*keep_len = len;
+			text = NULL;
+		}
 		free(text);
 	}
 	if (img->md) {
-		describe(img);
+		image_describe(img);
 		list_streams(img);
 	}
 	sync_damage(img);
 	return img;
+}
+
+struct image *image_open(const char *dir)
+{
+	return image_open_text(dir, NULL, NULL);
+}
+
+size_t image_open_all(const char *dir, struct image ***out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct image *img = image_open_text(dir, &text, &len);
+	size_t n = 1;
+	if (text && image_is_shared(img)) {
+		n = image_split_shared(img, text, len, out);
+	} else {
+		*out = vgt__xcalloc(1, sizeof **out);
+		(*out)[0] = img;
+	}
+	free(text);
+	return n;
 }
 
 void image_free(struct image *img)

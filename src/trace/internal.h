@@ -177,6 +177,7 @@ struct image {
 	int64_t own_offset_ns;   /* offset its own clock declares */
 	uint64_t ns_num, ns_den; /* clock value -> ns: value * num / den */
 	const struct clock_class *clock;
+	char procname[17]; /* shared layout: from its packets (shared.c) */
 };
 
 struct stream {
@@ -202,6 +203,12 @@ struct vgt_trace {
 
 /* Opens one image directory (metadata + streams). Never fails: problems are damage. */
 struct image *image_open(const char *dir);
+/* The images of a directory: one, or one per writer of a shared-layout directory
+ * (shared.c). Returns their number, *out malloc'd. */
+size_t image_open_all(const char *dir, struct image ***out);
+void image_describe(struct image *img); /* identity, types and clock from its metadata */
+bool image_is_shared(const struct image *img);
+size_t image_split_shared(struct image *dir, const char *text, size_t len, struct image ***out);
 void image_free(struct image *img);
 /* Absolute ns of a raw clock value of this image. */
 int64_t image_abs_ns(const struct image *img, uint64_t clock_value);

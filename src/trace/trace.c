@@ -164,11 +164,20 @@ struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, s
 		return NULL;
 	}
 	struct vgt_trace *t = vgt__xcalloc(1, sizeof *t);
-	t->images = vgt__xcalloc(f.n, sizeof *t->images);
+	size_t cap = f.n;
+	t->images = vgt__xcalloc(cap, sizeof *t->images);
 	for (size_t i = 0; i < f.n; i++) {
-		struct image *img = image_open(f.dirs[i]);
-		t->images[t->nimages++] = img;
-		t->nstreams += img->pub.nstreams;
+		struct image **imgs;
+		size_t n = image_open_all(f.dirs[i], &imgs);
+		if (t->nimages + n > cap) {
+			cap = (t->nimages + n) * 2;
+			t->images = vgt__xrealloc(t->images, cap, sizeof *t->images);
+		}
+		for (size_t j = 0; j < n; j++) {
+			t->images[t->nimages++] = imgs[j];
+			t->nstreams += imgs[j]->pub.nstreams;
+		}
+		free(imgs);
 	}
 	found_free(&f);
 	t->streams = vgt__xcalloc(t->nstreams + 1, sizeof *t->streams);

@@ -1,0 +1,153 @@
+/* The shared layout (docs/trace-format.md "Shared layout"): the process images of one
+ * recording write into one directory with one metadata (env `vigil_layout = "shared"`),
+ * and each packet's context names the image that wrote it (pid, ppid, process_gen,
+ * parent_gen, image, procname). The reader makes one image per writer, so every reader
+ * above sees images as in the one-directory-per-image layout: each of them gets its own
+ * parse of the metadata text (event ids are the same in all of them), the streams whose
+ * first packet it wrote, and its identity from that packet. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct owner {
+	int64_t pid, ppid;
+	uint64_t gen, parent_gen, image;
+	char name[17];
+};
+
+static uint64_t uint_at(const struct vgt_value *v, int slot)
+{
+	return slot >= 0 && (v[slot].type == VGT_UINT || v[slot].type == VGT_INT) ? v[slot].u : 0;
+}
+
+/* The writer named by the stream's first packet; false when it has none. */
+static bool first_owner(const struct metadata *md, const struct stream *s, struct owner *o)
+{
+	if (!s->data || !s->data_end)
+		return false;
+	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
+	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
+	size_t pos = 0;
+	const struct stream_class *sc = NULL;
+	bool ok = layout_decode(&md->packet_header, s->data, &pos, s->data_end, hv, NULL) == DEC_OK;
+	if (ok)
+		sc = metadata_stream(md, md->stream_id >= 0 ? uint_at(hv, md->stream_id) : 0);
+	ok = ok && sc &&
+	     layout_decode(&sc->packet_context, s->data, &pos, s->data_end, cv, NULL) == DEC_OK;
+	const struct layout *l = sc ? &sc->packet_context : NULL;
+	int pid = l ? layout_field(l, "pid") : -1, name = l ? layout_field(l, "procname") : -1;
+	ok = ok && pid >= 0;
+	if (ok) {
+		*o = (struct owner){.pid = (int64_t)uint_at(cv, pid),
+		                    .ppid = (int64_t)uint_at(cv, layout_field(l, "ppid")),
+		                    .gen = uint_at(cv, layout_field(l, "process_gen")),
+		                    .parent_gen = uint_at(cv, layout_field(l, "parent_gen")),
+		                    .image = uint_at(cv, layout_field(l, "image"))};
+		if (name >= 0 && cv[name].type == VGT_BYTES) {
+			size_t n = strnlen((const char *)cv[name].bytes.ptr, cv[name].bytes.len);
+			memcpy(o->name, cv[name].bytes.ptr, n < 16 ? n : 16);
+		}
+	}
+	free(hv);
+	free(cv);
+	return ok;
+}
+
+static bool same_owner(const struct owner *a, const struct owner *b)
+{
+	return a->pid == b->pid && a->gen == b->gen && a->image == b->image;
+}
+
+/* A new image of the shared directory for one writer: its own metadata parse. */
+static struct image *writer_image(const struct image *dir, const char *text, size_t len,
+                                  const struct owner *o)
+{
+	struct image *img = vgt__xcalloc(1, sizeof *img);
+	img->path = vgt__xprintf("%s/%s-%" PRId64 "-%" PRIu64 "-%" PRIu64, dir->path,
+	                         o->name[0] ? o->name : "?", o->pid, o->gen, o->image);
+	img->metadata_path = vgt__xstrdup(dir->metadata_path);
+	struct damage_list quiet = {0}; /* said once, by the directory's parse */
+	img->md = metadata_parse(text, len, img->metadata_path, &quiet);
+	damage_clear(&quiet);
+	if (!img->md) { /* it parsed once: only memory could make it fail */
+		image_free(img);
+		return NULL;
+	}
+	img->md->cut = false; /* recover repairs the file once, through the first image */
+	image_describe(img);
+	img->pub.path = img->path;
+	memcpy(img->procname, o->name, sizeof img->procname);
+	img->pub.procname = img->procname;
+	img->pub.pid = o->pid;
+	img->pub.ppid = o->ppid;
+	img->pub.process_gen = o->gen;
+	img->pub.exec_index = o->image;
+	return img;
+}
+
+static void adopt_stream(struct image *img, struct stream *s)
+{
+	img->streams = vgt__xrealloc(img->streams, img->pub.nstreams + 2, sizeof *img->streams);
+	img->streams[img->pub.nstreams++] = s;
+	img->streams[img->pub.nstreams] = NULL;
+	img->pub.streams = (struct vgt_stream *const *)img->streams;
+	s->img = img;
+	s->pub.image = &img->pub;
+}
+
+bool image_is_shared(const struct image *img)
+{
+	const char *layout = img->md ? metadata_env(img->md, "vigil_layout") : NULL;
+	return layout && !strcmp(layout, "shared");
+}
+
+size_t image_split_shared(struct image *dir, const char *text, size_t len, struct image ***out)
+{
+	struct image **imgs = NULL;
+	struct owner *owners = NULL;
+	size_t n = 0;
+	size_t kept = 0; /* streams without a packet stay with the directory's image */
+	for (size_t i = 0; i < dir->pub.nstreams; i++) {
+		struct stream *s = dir->streams[i];
+		struct owner o;
+		if (!first_owner(dir->md, s, &o)) {
+			dir->streams[kept++] = s;
+			continue;
+		}
+		size_t k = 0;
+		while (k < n && !same_owner(&owners[k], &o))
+			k++;
+		if (k == n) {
+			struct image *img = writer_image(dir, text, len, &o);
+			if (!img) {
+				dir->streams[kept++] = s;
+				continue;
+			}
+			imgs = vgt__xrealloc(imgs, n + 2, sizeof *imgs);
+			owners = vgt__xrealloc(owners, n + 1, sizeof *owners);
+			imgs[n] = img;
+			owners[n++] = o;
+		}
+		adopt_stream(imgs[k], s);
+	}
+	free(owners);
+	dir->pub.nstreams = kept;
+	if (dir->streams)
+		dir->streams[kept] = NULL;
+	/* The directory's image carries the metadata's damage and stray streams; without
+	 * either it names no process and is left out. */
+	if (kept || dir->damage.n || dir->nodd || !n) {
+		imgs = vgt__xrealloc(imgs, n + 1, sizeof *imgs);
+		memmove(imgs + 1, imgs, n * sizeof *imgs);
+		imgs[0] = dir;
+		n++;
+	} else {
+		image_free(dir);
+	}
+	*out = imgs;
+	return n;
+}
