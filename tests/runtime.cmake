@@ -35,3 +35,10 @@ foreach(t calls calls_naive objects locks categories threads threads_positive su
 endforeach()
 # Through `vigil record` (a preload into bash): not with the sanitizers' runtime.
 set_tests_properties(runtime_report.shell_exec PROPERTIES LABELS "")
+
+# VIGIL_LAYOUT=shared (issue 30): hundreds of short processes and instrumented programs
+# at once into one directory and one metadata; exact counts through vigil and
+# babeltrace2, bytes under the layout's ceiling and a fifth of one directory per image.
+add_test(NAME runtime.shared_layout
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/shared_layout_test.py)
+set_tests_properties(runtime.shared_layout PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)

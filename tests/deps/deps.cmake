@@ -48,7 +48,7 @@ vigil_test_dep(python3-bt2 "${VIGIL_DEP_BT2}" python3-bt2
 
 find_program(VIGIL_DEP_BABELTRACE2 babeltrace2)
 vigil_test_dep(babeltrace2 "${VIGIL_DEP_BABELTRACE2}" babeltrace2
-               "mailbox.trace.babeltrace and reader_e2e_recover's babeltrace2 checks")
+               "mailbox.trace.babeltrace, runtime.shared_layout and reader_e2e_recover's babeltrace2 checks")
 
 find_program(VIGIL_DEP_CLANG clang)
 vigil_test_dep(clang "${VIGIL_DEP_CLANG}" clang "lang_c.clang and the fuzz build")
