@@ -1,4 +1,4 @@
-# The relations layer (src/query/relation*): unit tests on traces built byte by byte
+# The relations layer (src/relations): unit tests on traces built byte by byte
 # (tests/unit/reader_tracegen.c), and recordings of the mailbox example checked against
 # the run's ground truth (tests/query/relations_truth.py, through relations_dump).
 add_executable(relations_dump ${CMAKE_SOURCE_DIR}/tests/query/relations_dump.c)

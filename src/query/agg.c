@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "query/engine_internal.h"
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 struct contrib {
 	int64_t b, e;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "query/engine_internal.h"
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 void vgq_btable_push(struct btable *t, const uint32_t *row)
 {

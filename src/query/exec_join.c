@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "query/engine_internal.h"
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 static void merge_row(const struct bstmt *b, uint64_t lvars, const uint32_t *x, const uint32_t *y,
                       uint32_t *row)

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "query/engine_internal.h"
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 static const struct bstmt *cur;
 static bool show_counts; /* scans print their number of tuples */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "query/engine_internal.h"
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 struct rows {
 	size_t n, cap, width; /* width: targets */
@@ -268,4 +268,10 @@ void vgq_result(struct vgq_session *s, const struct bstmt *b, const struct btabl
 	free(r.b);
 	free(r.e);
 	free(r.vals);
+}
+
+void vgq_session_own(struct vgq_session *s, struct vgq_relation *r)
+{
+	s->owned = vgq_xrealloc(s->owned, s->nowned + 1, sizeof *s->owned);
+	s->owned[s->nowned++] = r;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 #include "ui/ui.h"
 
 int vgu_app_open(struct vgu_app *a, const char *const *paths, size_t npaths)

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "query/engine.h"
-#include "query/relation.h"
+#include "relations/relation.h"
 #include "trace/trace.h"
 
 struct vgd_display;

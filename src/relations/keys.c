@@ -2,7 +2,7 @@
  * indices: the open lifetime of an entity, the current tuple of a state chain. */
 #include <stdlib.h>
 
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 struct slot {
 	struct vgq_key key;

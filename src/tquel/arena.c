@@ -1,5 +1,5 @@
 /* Chunks of at least 64 KiB; a request larger than that gets a chunk of its own. */
-#include "query/tquel_arena.h"
+#include "tquel/arena.h"
 
 #include <stdalign.h>
 #include <stdio.h>

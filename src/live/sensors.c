@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "lang/model.h"
-#include "query/alpha.h"
-#include "query/relation_internal.h"
+#include "live/alpha.h"
+#include "relations/internal.h"
 
 static bool known(const struct vga_sensors *s, const char *event)
 {

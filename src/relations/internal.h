@@ -3,7 +3,7 @@
 #ifndef VIGIL_QUERY_RELATION_INTERNAL_H
 #define VIGIL_QUERY_RELATION_INTERNAL_H
 
-#include "query/relation.h"
+#include "relations/relation.h"
 
 /* What a database owns besides its relations. */
 struct vgq_db_internal {

@@ -1,13 +1,12 @@
 /* A database: built in one merged pass over the trace (the schema from the metadata
  * first, then each event kept by the options fed to relation_feed.c), and looked up by
  * name. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "query/relation_build.h"
+#include "relations/build.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -22,22 +21,6 @@ void vgq_build_init(struct builder *b, const struct vgt_trace *t)
 	*b = (struct builder){.pool = vgq_pool_new(), .trace = t};
 	b->keys = vgq_keymap_new();
 	b->names = vgt_names_new();
-}
-
-void vgq_build_warn(struct builder *b, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	for (size_t i = 0; i < b->nwarnings; i++)
-		if (!strcmp(b->warnings[i], line))
-			return;
-	b->warnings = vgq_xrealloc(b->warnings, b->nwarnings + 1, sizeof *b->warnings);
-	size_t len = strlen(line);
-	b->warnings[b->nwarnings] = memcpy(vgq_xcalloc(len + 1, 1), line, len);
-	b->nwarnings++;
 }
 
 void vgq_database_print_warnings(const struct vgq_database *db, const char *who, FILE *f)
@@ -69,11 +52,6 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db)
 	vgq_build_free_types(b);
 	vgq_keymap_free(b->keys);
 	vgt_names_free(b->names);
-}
-
-int vgq_is_synth_marker(const struct vgt_event_type *t)
-{
-	return t->nfields == 1 && !strcmp(t->name, "vg.report.synth");
 }
 
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct vgq_build_options *o)

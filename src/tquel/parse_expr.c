@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "query/tquel_parser.h"
+#include "tquel/parser.h"
 
 static struct tquel_expr *parse_or(struct parser *p);
 

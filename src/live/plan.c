@@ -4,9 +4,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "query/alpha.h"
+#include "live/alpha.h"
 #include "query/engine_internal.h"
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 struct planner {
 	struct vga_plan *p;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/caret.h"
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 static void show_line(const struct tquel_query *q, const struct tquel_loc *loc, FILE *out)
 {

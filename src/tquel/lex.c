@@ -1,6 +1,6 @@
 /* Words [A-Za-z_][A-Za-z0-9_]*, numbers 12 and 1.5, strings "..." with \" \\ \n \t,
  * comments from "/" "*" to "*" "/", and the punctuation of the grammar. */
-#include "query/tquel_lex.h"
+#include "tquel/lex.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/tquel_parser.h"
+#include "tquel/parser.h"
 
 #define EXCERPT_MAX 40
 

@@ -1,14 +1,14 @@
 /* The state of the recursive-descent parser and the helpers its files share
  * (statements: tquel_parse.c, value expressions: tquel_parse_expr.c, temporal
  * expressions and predicates: tquel_parse_time.c, helpers: tquel_parse_util.c).
- * Private to src/query. */
+ * Private to src/tquel. */
 #ifndef VIGIL_QUERY_TQUEL_PARSER_H
 #define VIGIL_QUERY_TQUEL_PARSER_H
 
 #include <stdbool.h>
 
-#include "query/tquel.h"
-#include "query/tquel_lex.h"
+#include "tquel/lex.h"
+#include "tquel/tquel.h"
 
 struct parser {
 	struct tquel_query *q;

@@ -3,8 +3,8 @@
  * nodes of another hash, so the first match is still the oldest (newest) of its key. */
 #include <stdlib.h>
 
-#include "query/relation_internal.h"
-#include "query/relation_open.h"
+#include "relations/internal.h"
+#include "relations/open.h"
 
 static void link_bucket(struct vgq_openset *o, size_t i)
 {

@@ -10,7 +10,7 @@
 
 #include "check/check.h"
 #include "check/waitfor.h"
-#include "query/relation_build.h"
+#include "relations/build.h"
 
 #define WAITFOR "WaitFor"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 struct vgq_relation *vgq_relation_new(const char *name, enum vgq_rkind kind)
 {

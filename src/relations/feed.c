@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/relation_build.h"
+#include "relations/build.h"
 
 static uint32_t image_index(struct builder *b, const struct vgt_image *img)
 {

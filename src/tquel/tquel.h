@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "query/tquel_ast.h"
+#include "tquel/ast.h"
 
 #define TQUEL_MAX_ERRORS 100 /* then parsing stops */
 #define TQUEL_MAX_DEPTH 200  /* nesting of expressions */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "lang/model.h"
-#include "query/relation_build.h"
+#include "relations/build.h"
 
 /* ---- the runtime's own types (src/runtime/registry.c), registered first ---- */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "query/tquel_parser.h"
+#include "tquel/parser.h"
 
 /* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (Hinnant's
  * days_from_civil). */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 #define BLOCK_SIZE (1u << 16)
 

@@ -8,7 +8,7 @@
  * whether A overlaps B extend C. */
 #include <string.h>
 
-#include "query/tquel_parser.h"
+#include "tquel/parser.h"
 
 static struct tquel_expr *parse_or(struct parser *p);
 

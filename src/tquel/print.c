@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 enum { P_OR = 1, P_AND, P_NOT, P_CMP, P_ADD, P_MUL, P_NEG, P_ATOM };
 /* temporal: predicates at P_CMP, constructors at P_ADD, begin of / end of at P_NEG */

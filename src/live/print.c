@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/alpha.h"
-#include "query/relation_internal.h"
+#include "live/alpha.h"
+#include "relations/internal.h"
 
 static const char *const place_text[] = {"the sensor", "the performer", "the initiator",
                                          "the target"};

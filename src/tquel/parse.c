@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "query/tquel_parser.h"
+#include "tquel/parser.h"
 
 /* A relation name: any word but the two that start statements (a sensor type may be
  * called Count or End). */

@@ -1,11 +1,13 @@
 /* The schema step of building a database: every event type of every image is mapped to
  * the relation it feeds (by its `relation=` name, case-insensitively) and each of its
  * fields to an attribute of that relation. Entity relations are made on first use. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "query/relation_build.h"
+#include "relations/build.h"
 
 static enum vgq_type attr_type(enum vgt_vtype t)
 {
@@ -298,4 +300,25 @@ void vgq_build_free_types(struct builder *b)
 			free(b->types[i]);
 		}
 	free(b->types);
+}
+
+void vgq_build_warn(struct builder *b, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < b->nwarnings; i++)
+		if (!strcmp(b->warnings[i], line))
+			return;
+	b->warnings = vgq_xrealloc(b->warnings, b->nwarnings + 1, sizeof *b->warnings);
+	size_t len = strlen(line);
+	b->warnings[b->nwarnings] = memcpy(vgq_xcalloc(len + 1, 1), line, len);
+	b->nwarnings++;
+}
+
+int vgq_is_synth_marker(const struct vgt_event_type *t)
+{
+	return t->nfields == 1 && !strcmp(t->name, "vg.report.synth");
 }

@@ -3,8 +3,8 @@
 #ifndef VIGIL_QUERY_RELATION_BUILD_H
 #define VIGIL_QUERY_RELATION_BUILD_H
 
-#include "query/relation_internal.h"
-#include "query/relation_open.h"
+#include "relations/internal.h"
+#include "relations/open.h"
 
 /* A relation being built; its tuples still open (interval and user entity relations:
  * those an end may close), hashed on the key attributes (`keyed`, those of its begin

@@ -1,13 +1,13 @@
 /* The lexer of TQuel: words (keywords are matched without regard to case, and only where
  * the grammar wants them), numbers, strings, punctuation; white space and comments
- * skipped. Private to src/query. */
+ * skipped. Private to src/tquel. */
 #ifndef VIGIL_QUERY_TQUEL_LEX_H
 #define VIGIL_QUERY_TQUEL_LEX_H
 
 #include <stddef.h>
 
-#include "query/tquel_arena.h"
-#include "query/tquel_ast.h"
+#include "tquel/arena.h"
+#include "tquel/ast.h"
 
 enum tquel_tok {
 	TT_EOF,
