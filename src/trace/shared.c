@@ -33,20 +33,22 @@ static bool first_owner(const struct metadata *md, const struct stream *s, struc
 	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
 	size_t pos = 0;
 	const struct stream_class *sc = NULL;
-	bool ok = layout_decode(&md->packet_header, s->data, &pos, s->data_end, hv, NULL) == DEC_OK;
+	bool ok =
+	    vgt_layout_decode(&md->packet_header, s->data, &pos, s->data_end, hv, NULL) == DEC_OK;
 	if (ok)
-		sc = metadata_stream(md, md->stream_id >= 0 ? uint_at(hv, md->stream_id) : 0);
+		sc = vgt_metadata_stream(md, md->stream_id >= 0 ? uint_at(hv, md->stream_id) : 0);
 	ok = ok && sc &&
-	     layout_decode(&sc->packet_context, s->data, &pos, s->data_end, cv, NULL) == DEC_OK;
+	     vgt_layout_decode(&sc->packet_context, s->data, &pos, s->data_end, cv, NULL) == DEC_OK;
 	const struct layout *l = sc ? &sc->packet_context : NULL;
-	int pid = l ? layout_field(l, "pid") : -1, name = l ? layout_field(l, "procname") : -1;
+	int pid = l ? vgt_layout_field(l, "pid") : -1,
+	    name = l ? vgt_layout_field(l, "procname") : -1;
 	ok = ok && pid >= 0;
 	if (ok) {
 		*o = (struct owner){.pid = (int64_t)uint_at(cv, pid),
-		                    .ppid = (int64_t)uint_at(cv, layout_field(l, "ppid")),
-		                    .gen = uint_at(cv, layout_field(l, "process_gen")),
-		                    .parent_gen = uint_at(cv, layout_field(l, "parent_gen")),
-		                    .image = uint_at(cv, layout_field(l, "image"))};
+		                    .ppid = (int64_t)uint_at(cv, vgt_layout_field(l, "ppid")),
+		                    .gen = uint_at(cv, vgt_layout_field(l, "process_gen")),
+		                    .parent_gen = uint_at(cv, vgt_layout_field(l, "parent_gen")),
+		                    .image = uint_at(cv, vgt_layout_field(l, "image"))};
 		if (name >= 0 && cv[name].type == VGT_BYTES) {
 			size_t n = strnlen((const char *)cv[name].bytes.ptr, cv[name].bytes.len);
 			memcpy(o->name, cv[name].bytes.ptr, n < 16 ? n : 16);
@@ -71,14 +73,14 @@ static struct image *writer_image(const struct image *dir, const char *text, siz
 	                         o->name[0] ? o->name : "?", o->pid, o->gen, o->image);
 	img->metadata_path = vgt__xstrdup(dir->metadata_path);
 	struct damage_list quiet = {0}; /* said once, by the directory's parse */
-	img->md = metadata_parse(text, len, img->metadata_path, &quiet);
-	damage_clear(&quiet);
+	img->md = vgt_metadata_parse(text, len, img->metadata_path, &quiet);
+	vgt_damage_clear(&quiet);
 	if (!img->md) { /* it parsed once: only memory could make it fail */
-		image_free(img);
+		vgt_image_free(img);
 		return NULL;
 	}
 	img->md->cut = false; /* recover repairs the file once, through the first image */
-	image_describe(img);
+	vgt_image_describe(img);
 	img->pub.path = img->path;
 	memcpy(img->procname, o->name, sizeof img->procname);
 	img->pub.procname = img->procname;
@@ -99,13 +101,13 @@ static void adopt_stream(struct image *img, struct stream *s)
 	s->pub.image = &img->pub;
 }
 
-bool image_is_shared(const struct image *img)
+bool vgt_image_is_shared(const struct image *img)
 {
-	const char *layout = img->md ? metadata_env(img->md, "vigil_layout") : NULL;
+	const char *layout = img->md ? vgt_metadata_env(img->md, "vigil_layout") : NULL;
 	return layout && !strcmp(layout, "shared");
 }
 
-size_t image_split_shared(struct image *dir, const char *text, size_t len, struct image ***out)
+size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, struct image ***out)
 {
 	struct image **imgs = NULL;
 	struct owner *owners = NULL;
@@ -146,7 +148,7 @@ size_t image_split_shared(struct image *dir, const char *text, size_t len, struc
 		imgs[0] = dir;
 		n++;
 	} else {
-		image_free(dir);
+		vgt_image_free(dir);
 	}
 	*out = imgs;
 	return n;

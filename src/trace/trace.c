@@ -168,7 +168,7 @@ struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, s
 	t->images = vgt__xcalloc(cap, sizeof *t->images);
 	for (size_t i = 0; i < f.n; i++) {
 		struct image **imgs;
-		size_t n = image_open_all(f.dirs[i], &imgs);
+		size_t n = vgt_image_open_all(f.dirs[i], &imgs);
 		if (t->nimages + n > cap) {
 			cap = (t->nimages + n) * 2;
 			t->images = vgt__xrealloc(t->images, cap, sizeof *t->images);
@@ -198,7 +198,7 @@ void vgt_close(struct vgt_trace *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->nimages; i++)
-		image_free(t->images[i]);
+		vgt_image_free(t->images[i]);
 	free(t->images);
 	free(t->streams);
 	free(t->classes);
