@@ -33,7 +33,8 @@ static void usage(FILE *f)
 	    f,
 	    "usage: vigil record [-o DIR] [--sensors PATTERN]... [--max-size SIZE]\n"
 	    "                    [--packet-size SIZE] [--listen] [--to HOST:PORT|unix:PATH]\n"
-	    "                    [--usdt PROVIDER:PROBE]... [--quiet] -- COMMAND [ARGS]\n\n"
+	    "                    [--usdt PROVIDER:PROBE]... [--shared] [--quiet]\n"
+	    "                    -- COMMAND [ARGS]\n\n"
 	    "Runs COMMAND with vigil's runtime preloaded and records its processes and\n"
 	    "threads (and the sensors of programs linked with libvigil) into a CTF trace\n"
 	    "directory that `vigil dump`, babeltrace2 and Trace Compass read.\n\n"
@@ -45,7 +46,11 @@ static void usage(FILE *f)
 	    "                       (vigil's own vg.* sensors stay on unless excluded)\n"
 	    "      --max-size SIZE  cap each process's trace at SIZE bytes (e.g. 64M); what\n"
 	    "                       does not fit is counted in events_discarded\n"
-	    "      --packet-size SZ first packet size of each thread's stream (default 64K)\n"
+	    "      --packet-size SZ first packet size of each thread's stream (default 4K;\n"
+	    "                       then packets double up to 4M while the thread writes)\n"
+	    "      --shared         every process into one directory with one metadata\n"
+	    "                       (VIGIL_LAYOUT=shared, docs/trace-format.md): a build or a\n"
+	    "                       script of many short processes takes a tenth of the space\n"
 	    "      --listen         let monitors attach while it runs (vigil watch --pid): each\n"
 	    "                       process listens on @vigil-control.<pid>; only vigil's own\n"
 	    "                       vg.* sensors record (unless --sensors says otherwise) and\n"
@@ -77,6 +82,7 @@ static void usage(FILE *f)
 	    "  vigil record -o run2 --sensors 'mailbox.*' --sensors '-mailbox.RunningOn.*' -- "
 	    "./app\n"
 	    "  vigil record --max-size 16M -- make -j2\n"
+	    "  vigil record --shared -o many -- sh -c 'for i in 1 2 3; do ls >/dev/null; done'\n"
 	    "  vigil record --usdt 'postgresql:transaction__*' -o pg -- postgres -D data\n"
 	    "  vigil record --listen -o srv -- ./server &   then: vigil watch --pid PID ...\n"
 	    "  vigil record --to 127.0.0.1:7878 -- ./mailbox --seed 7   (vigild -o DIR runs)\n"
@@ -277,17 +283,13 @@ static void summarize(const char *dir, const char *sensors)
 
 int vg_cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-	                                     {"sensors", required_argument, 0, 's'},
-	                                     {"max-size", required_argument, 0, 'm'},
-	                                     {"packet-size", required_argument, 0, 'p'},
-	                                     {"listen", no_argument, 0, 'l'},
-	                                     {"quiet", no_argument, 0, 'q'},
-	                                     {"to", required_argument, 0, 't'},
-	                                     {"usdt", required_argument, 0, 'u'},
-	                                     {"usdt-int3", no_argument, 0, 'I'},
-	                                     {"help", no_argument, 0, 'h'},
-	                                     {0, 0, 0, 0}};
+	static const struct option opts[] = {
+	    {"output", required_argument, 0, 'o'},   {"sensors", required_argument, 0, 's'},
+	    {"max-size", required_argument, 0, 'm'}, {"packet-size", required_argument, 0, 'p'},
+	    {"listen", no_argument, 0, 'l'},         {"quiet", no_argument, 0, 'q'},
+	    {"to", required_argument, 0, 't'},       {"usdt", required_argument, 0, 'u'},
+	    {"usdt-int3", no_argument, 0, 'I'},      {"shared", no_argument, 0, 'S'},
+	    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
 	const char *out = NULL, *to = NULL;
 	char sensors[4096] = "", usdt[4096] = "";
 	int quiet = 0, listen = 0, usdt_int3 = 0;
@@ -300,6 +302,9 @@ int vg_cmd_record(int argc, char **argv)
 			break;
 		case 'I':
 			usdt_int3 = 1;
+			break;
+		case 'S':
+			setenv("VIGIL_LAYOUT", "shared", 1);
 			break;
 		case 's':
 			if (strlen(sensors) + strlen(optarg) + 2 > sizeof sensors) {

@@ -269,7 +269,7 @@ void vg__process_start_image(int after_fork)
 	atomic_store(&vg__rt.bytes_used, 0);
 	vg__rt.shared = 0;
 	vg__rt.packet_header = VG_PACKET_HEADER_SIZE;
-	if (vg__rt.cfg.shared && start_shared() == 0) {
+	if (vg__rt.cfg.shared && !vg__rt.cfg.to && start_shared() == 0) { /* not a spool */
 		vg__rt.recording = 1;
 		vg__registry_redeclare();
 		if (after_fork)
