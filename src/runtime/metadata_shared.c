@@ -96,6 +96,9 @@ static int catch_up(void)
 		errno = EFBIG;
 		return -1;
 	}
+	/* What follows the last complete declaration is read again: it may have been an
+	 * append in progress, or a cut tail another image has since replaced. */
+	text_len = scanned;
 	if (size > text_len) {
 		char *p = realloc(text, size + 1);
 		if (!p)
@@ -132,7 +135,7 @@ static int catch_up(void)
 static int repair_tail(void)
 {
 	size_t keep = scanned;
-	if (!ndecls) { /* header only: it ends with the stream declaration */
+	if (!keep) { /* header only: it ends with the stream declaration */
 		char *h = text ? memmem(text, text_len, "\n};\n\n", 5) : NULL;
 		char *last = h;
 		while (h) {
@@ -164,6 +167,23 @@ static void unlock(void)
 	errno = saved;
 }
 
+/* Keeps fd as shared_fd, moved high where the subject does not expect its next open's
+ * number; where it cannot move (RLIMIT_NOFILE lowered) it serves one call only. */
+static void hold(int fd)
+{
+	shared_fd = vg__high_fd(fd);
+	if (shared_fd >= 512)
+		vg__own_fd_add(&shared_fd);
+}
+
+static void done(void)
+{
+	if (shared_fd >= 0 && shared_fd < 512) {
+		close(shared_fd); /* unlocked already */
+		shared_fd = -1;
+	}
+}
+
 /* The descriptor, still this file (the subject may have closed ours with a raw
  * syscall): reopened by name in the shared directory otherwise. */
 static int usable_fd(void)
@@ -181,8 +201,7 @@ static int usable_fd(void)
 		errno = ESTALE;
 		return -1;
 	}
-	shared_fd = vg__high_fd(fd);
-	vg__own_fd_add(&shared_fd);
+	hold(fd);
 	return 0;
 }
 
@@ -231,10 +250,11 @@ int vg__shared_start(void)
 	}
 	shared_dev = s.st_dev;
 	shared_ino = s.st_ino;
-	shared_fd = vg__high_fd(fd);
-	vg__own_fd_add(&shared_fd);
-	if (lock() < 0)
+	hold(fd);
+	if (lock() < 0) {
+		done();
 		return -1;
+	}
 	int rc = catch_up();
 	if (rc == 0 && text_len == 0) { /* the first image: the header is ours to write */
 		size_t len;
@@ -247,6 +267,7 @@ int vg__shared_start(void)
 	if (rc == 0)
 		rc = take_uuid();
 	unlock();
+	done();
 	return rc;
 }
 
@@ -259,6 +280,7 @@ int vg__shared_declare(const vg_type_desc *d, uint16_t *id)
 	char *key = strip_id(mine, len, &key_len, NULL);
 	free(mine);
 	if (!key || usable_fd() < 0 || lock() < 0) {
+		done();
 		free(key);
 		return -1;
 	}
@@ -286,6 +308,7 @@ int vg__shared_declare(const vg_type_desc *d, uint16_t *id)
 	if (rc == 0)
 		*id = decls[i].id;
 	unlock();
+	done();
 	free(key);
 	return rc;
 }

@@ -220,10 +220,13 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 		t->ctl.nent += d->fields[i].type == VG_ENTITY;
 
 	/* Shared layout: the id every image of the recording gives this declaration. */
-	if (vg__rt.shared && vg__rt.recording && vg__shared_declare(&t->desc, &t->sensor.id) < 0)
-		vg__warn("cannot declare sensor '%s' in the shared metadata; its events will be "
-		         "unreadable",
+	int declared = 1;
+	if (vg__rt.shared && vg__rt.recording && vg__shared_declare(&t->desc, &t->sensor.id) < 0) {
+		vg__warn("cannot declare sensor '%s' in the shared metadata; it stays off",
 		         d->name);
+		t->sensor.id = 0xFFFF; /* no id of the trace's: recording it is refused */
+		declared = 0;
+	}
 	char *text = NULL;
 	size_t len = 0;
 	if (vg__metadata_type_text(&t->desc, t->sensor.id, &text, &len) < 0 ||
@@ -238,7 +241,8 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 		         d->name);
 	free(text);
 	types[ntypes++] = t;
-	int on = vg__rt.recording && vg__sensor_pattern_enabled(vg__rt.cfg.sensors, d->name);
+	int on =
+	    declared && vg__rt.recording && vg__sensor_pattern_enabled(vg__rt.cfg.sensors, d->name);
 	atomic_store(&t->sensor.enabled, on ? 1 : 0);
 	/* The monitor's remembered rules apply before the sensor can fire. */
 	if (vg__control_on)
@@ -407,9 +411,10 @@ void vg__registry_redeclare(void)
 	pthread_mutex_lock(&vg__rt.lock);
 	for (size_t i = 0; i < ntypes; i++)
 		if (vg__shared_declare(&types[i]->desc, &types[i]->sensor.id) < 0) {
-			vg__warn("cannot declare sensor '%s' in the shared metadata; it is off",
+			vg__warn("cannot declare sensor '%s' in the shared metadata; it stays off",
 			         types[i]->desc.name);
 			types[i]->sensor.id = 0xFFFF;
+			atomic_store(&types[i]->sensor.enabled, 0);
 		}
 	pthread_mutex_unlock(&vg__rt.lock);
 }
