@@ -279,6 +279,19 @@ def net_build(out):
                    "", None),
             Figure("net-build", "the build's wall time recorded / plain (%d files, median "
                    "ratio)" % (n["dirs"] * n["files"]), "%.2fx" % n["build_ratio"], "", None)]
+def trace_size(out):
+    t = _load(out, "trace_size.json")
+    i, s = t["image"], t["shared"]
+    return [Figure("trace-size", "bytes per event of a make -j2 build's trace (%d images), "
+                   "--shared / a directory per image" % s["images"],
+                   "%.0f / %.0f B (%.3fx)" % (s["apparent"] / s["events"],
+                                             i["apparent"] / i["events"],
+                                             s["apparent"] / i["apparent"]), "", None),
+            Figure("trace-size", "the same on disk (4 KiB blocks)",
+                   "%.0f / %.0f B (%.3fx)" % (s["disk"] / s["events"], i["disk"] / i["events"],
+                                             s["disk"] / i["disk"]), "", None)]
+
+
 def pg_fork(out):
     p = _load(out, "pg_fork.json")
     c, q = p["connect_ms"], p["psql_ms"]

@@ -130,6 +130,7 @@ static int start_subject(const struct watch_args *a, const char *dir, const char
 	else
 		setenv("VIGIL_OUT_TEMPORARY", "1", 1);
 	unsetenv("VIGIL_PROC");
+	unsetenv("VIGIL_LAYOUT"); /* live answers are tested with a directory per image only */
 	if (vg_cli_set_preload(lib) < 0)
 		return -1;
 	child = fork();
