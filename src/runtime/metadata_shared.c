@@ -115,7 +115,7 @@ static int catch_up(void)
 		}
 		text[text_len] = 0;
 	}
-	for (;;) {
+	while (text) { /* NULL: nothing read yet (the first image, an empty file) */
 		char *start = memmem(text + scanned, text_len - scanned, "event {\n", 8);
 		if (!start)
 			break;

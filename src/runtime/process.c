@@ -133,7 +133,8 @@ static void read_lineage(void)
 		vg__rt.parent_gen = gen;
 }
 
-/* Makes <out>/<procname>-<pid>-<n>, the first n that is free (or opens <out>/shared). */
+/* Makes <out>/<procname>-<pid>-<n>, the first n that is free (or opens <out>/shared:
+ * -2 when only that fails). */
 static int make_image_dir(int shared)
 {
 	if (inherited_out_fd >= 0) { /* an exec'd image: the root its process held */
@@ -173,9 +174,10 @@ static int make_image_dir(int shared)
 	         vg__rt.process_gen, vg__rt.image);
 	if (shared) { /* one directory for every image of the recording */
 		snprintf(vg__rt.dir, sizeof vg__rt.dir, "%s/shared", vg__rt.cfg.out);
-		if (mkdirat(vg__out_fd(), "shared", 0777) == 0 || errno == EEXIST)
-			return vg__files_open_image();
-		return -1;
+		if ((mkdirat(vg__out_fd(), "shared", 0777) == 0 || errno == EEXIST) &&
+		    vg__files_open_image() == 0)
+			return 0;
+		return -2; /* the root is usable: a directory of its own will do */
 	}
 	for (unsigned n = 0; n < 1000; n++) {
 		snprintf(vg__rt.dir, sizeof vg__rt.dir, "%s/%s-%d-%u", vg__rt.cfg.out, name,
@@ -249,13 +251,14 @@ static int start_shared(void)
 {
 	vg__rt.shared = 1;
 	vg__rt.packet_header = VG_PACKET_HEADER_SIZE_SHARED;
-	if (make_image_dir(1) == 0 && vg__metadata_write_all() == 0)
+	int rc = make_image_dir(1);
+	if (rc == 0 && vg__metadata_write_all() == 0)
 		return 0;
 	vg__metadata_close();
 	vg__rt.shared = 0;
 	vg__rt.packet_header = VG_PACKET_HEADER_SIZE;
 	vg__random_uuid(vg__rt.uuid, vg__rt.uuid_text);
-	return -1;
+	return rc == -1 ? -1 : -2; /* -1: the root is not usable (said), not recording */
 }
 
 /* Starts recording this image into its own directory (or the shared one); on any
@@ -269,7 +272,10 @@ void vg__process_start_image(int after_fork)
 	atomic_store(&vg__rt.bytes_used, 0);
 	vg__rt.shared = 0;
 	vg__rt.packet_header = VG_PACKET_HEADER_SIZE;
-	if (vg__rt.cfg.shared && !vg__rt.cfg.to && start_shared() == 0) { /* not a spool */
+	int shared = vg__rt.cfg.shared && !vg__rt.cfg.to ? start_shared() : -2; /* not a spool */
+	if (shared == -1)
+		return;
+	if (shared == 0) {
 		vg__rt.recording = 1;
 		vg__registry_redeclare();
 		if (after_fork)
