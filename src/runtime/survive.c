@@ -104,11 +104,14 @@ static int acl_grant(int dirfd, uid_t uid)
 	return fsetxattr(dirfd, "system.posix_acl_access", buf, 4 + n * 8, 0);
 }
 
-/* The image directory and every file in it become the new user's. */
+/* The image directory and every file in it become the new user's. In the shared layout
+ * only the image's own stream files do (their names start with its label), and the
+ * directory, every image's, grants the user rwx. */
 static int give_image(int dirfd, uid_t uid)
 {
-	if (fchown(dirfd, uid, (gid_t)-1) < 0)
+	if (vg__rt.shared ? acl_grant(dirfd, uid) < 0 : fchown(dirfd, uid, (gid_t)-1) < 0)
 		return -1;
+	size_t label = strlen(vg__rt.label);
 	int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
 	if (!d) {
@@ -122,6 +125,10 @@ static int give_image(int dirfd, uid_t uid)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' && (!de->d_name[1] || !strcmp(de->d_name, "..")))
 			continue;
+		if (vg__rt.shared &&
+		    (strncmp(de->d_name, vg__rt.label, label) || de->d_name[label] != '-'))
+			continue; /* another image's, or the metadata (written through its
+			             descriptor) */
 		if (fchownat(dirfd, de->d_name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0)
 			rc = -1;
 	}
