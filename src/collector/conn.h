@@ -52,7 +52,13 @@ ssize_t vgd_io_send(struct vgd_conn *c, const uint8_t *p, size_t n);
 int vgd_io_pending(const struct vgd_conn *c); /* bytes read but not yet returned */
 void vgd_tls_free(struct vgd_conn *c);
 
-/* main.c: the connections, so that a reconnecting subject replaces its old one. */
+/* service.c: the table of connections, so that a reconnecting subject replaces its old
+ * one. The poll loop adds accepted sockets, closes slots (NULL until compacted) and
+ * compacts the table once per round. */
+void vgd_conn_table_add(int fd, const char *peer, int is_unix); /* limits, TLS start */
+void vgd_conn_table_close(size_t i, int how);                   /* how: as vgd_conn_free */
+void vgd_conn_table_compact(void);
+void vgd_conn_table_free_all(void); /* each with VGD_KEEP */
 struct vgd_conn *vgd_find_subject(const char *host, uint32_t pid, uint64_t start,
                                   const struct vgd_conn *except);
 void vgd_drop_conn(struct vgd_conn *c); /* closes it now, orderly */

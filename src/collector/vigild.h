@@ -148,6 +148,7 @@ void vgd_store_subject_back(const struct vgd_subject *s);
 void vgd_store_tick(int all); /* hands what is due to the store thread */
 void vgd_store_finish(void);  /* stores everything pending, then returns */
 
+/* service.c: one line on stderr, control bytes escaped */
 void vgd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif
