@@ -13,7 +13,7 @@ struct vgd_conn {
 	char peer[128];
 	uint8_t *in; /* bytes received, not yet a whole frame */
 	size_t in_len, in_cap;
-	struct vgf_buf out; /* bytes to send */
+	struct vgw_buf out; /* bytes to send */
 	size_t out_sent;
 	int hello_done, has_subject;
 	int dead;          /* to be closed by the loop */

@@ -333,7 +333,7 @@ static void default_socket(char *buf, size_t len)
 int main(int argc, char **argv)
 {
 	vgd_opt.listen = "127.0.0.1:7878";
-	vgd_opt.max_frame = VGF_MAX_FRAME_DEFAULT;
+	vgd_opt.max_frame = VGW_MAX_FRAME_DEFAULT;
 	vgd_opt.max_conns = 1024;
 	vgd_opt.handshake_timeout = 10;
 	char sockbuf[256], token[512], control_token[512];

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/probe_pattern.h"
+#include "wire/probe_pattern.h"
 #include "internal.h"
 
 #define MAX_PATTERNS 4096
@@ -69,7 +69,7 @@ int32_t vg__control_probe_share_locked(vg_sensor *s)
 static int pattern_matches(struct vg_probe_rule *p, const char *name)
 {
 	nmatches++;
-	return vg_probe_pattern_match(&p->p, name);
+	return vgw_probe_pattern_match(&p->p, name);
 }
 
 void vg__control_probes_registered_locked(vg_sensor *s)
@@ -136,7 +136,7 @@ static int pattern_add(int enable, const char *text, long *count, char *err, siz
 {
 	struct vg_probe_rule p = {.enable = enable};
 	char why[300];
-	if (vg_probe_pattern_compile(&p.p, text, why, sizeof why) < 0) {
+	if (vgw_probe_pattern_compile(&p.p, text, why, sizeof why) < 0) {
 		snprintf(err, errsize, "pattern: %s", why);
 		return -1;
 	}
@@ -145,13 +145,13 @@ static int pattern_add(int enable, const char *text, long *count, char *err, siz
 	while (i < npats && strcmp(pats[i].p.text, text))
 		i++;
 	if (i < npats) { /* replaced: drop the old one, keep the order of the others */
-		vg_probe_pattern_free(&pats[i].p);
+		vgw_probe_pattern_free(&pats[i].p);
 		memmove(&pats[i], &pats[i + 1], (npats - i - 1) * sizeof *pats);
 		npats--;
 	}
 	if (npats == MAX_PATTERNS) {
 		pthread_mutex_unlock(&vg__rt.lock);
-		vg_probe_pattern_free(&p.p);
+		vgw_probe_pattern_free(&p.p);
 		snprintf(err, errsize, "pattern: too many patterns (%d)", MAX_PATTERNS);
 		return -1;
 	}
@@ -160,7 +160,7 @@ static int pattern_add(int enable, const char *text, long *count, char *err, siz
 		struct vg_probe_rule *q = realloc(pats, cap * sizeof *q);
 		if (!q) {
 			pthread_mutex_unlock(&vg__rt.lock);
-			vg_probe_pattern_free(&p.p);
+			vgw_probe_pattern_free(&p.p);
 			snprintf(err, errsize, "out of memory");
 			return -1;
 		}
@@ -179,7 +179,7 @@ static long probes_reset(void)
 {
 	pthread_mutex_lock(&vg__rt.lock);
 	for (size_t i = 0; i < npats; i++)
-		vg_probe_pattern_free(&pats[i].p);
+		vgw_probe_pattern_free(&pats[i].p);
 	npats = 0;
 	long changed = 0;
 	vg_sensor *s;
@@ -209,7 +209,7 @@ long vg__control_probes_replace(struct vg_probe_rule *rules, size_t n)
 		changed += probe_set(s, c, state);
 	}
 	for (size_t i = 0; i < npats; i++)
-		vg_probe_pattern_free(&pats[i].p);
+		vgw_probe_pattern_free(&pats[i].p);
 	free(pats);
 	pats = rules;
 	npats = cappats = n;

@@ -1,6 +1,6 @@
 /* VIGIL_PROBES_FILE (docs/control.md "Pattern file"): Kieker's adaptive probes as a file
  * the subject re-reads every VIGIL_PROBES_PERIOD, each line `enable PATTERN` or `disable
- * PATTERN` (the patterns of `vigil probes`, common/probe_pattern.h; `#` comments). A file
+ * PATTERN` (the patterns of `vigil probes`, wire/probe_pattern.h; `#` comments). A file
  * whose content changed and reads whole replaces the patterns in force, as a sequence of
  * `vigil probes enable|disable` would leave them (control_probes.c). Anything else (a
  * missing or empty file, a last line without its newline: still being written, a bad
@@ -58,7 +58,7 @@ static void cannot_read(const char *why)
 static void free_rules(struct vg_probe_rule *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		vg_probe_pattern_free(&r[i].p);
+		vgw_probe_pattern_free(&r[i].p);
 	free(r);
 }
 
@@ -107,7 +107,7 @@ static int parse(char *text, size_t len, struct vg_probe_rule **out, size_t *nou
 			         (int)(wl > 40 ? 40 : wl), w);
 		} else if (n == RULES_MAX) {
 			snprintf(err, errsize, "%u: more than %d patterns", line, RULES_MAX);
-		} else if (vg_probe_pattern_compile(&rules[n].p, pat, why, sizeof why) < 0) {
+		} else if (vgw_probe_pattern_compile(&rules[n].p, pat, why, sizeof why) < 0) {
 			snprintf(err, errsize, "%u: %s", line, why);
 		} else {
 			rules[n++].enable = enable;

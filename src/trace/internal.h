@@ -5,8 +5,9 @@
 #include <stdarg.h>
 
 #include "trace.h"
+#include "wire/tsdl_header.h"
 
-#define VGT_CTF_MAGIC 0xC1FC1FC1u
+#define VGT_CTF_MAGIC VGW_CTF_MAGIC
 
 /* Out of memory: one line on stderr, exit status 2. Analysis code has no better option. */
 _Noreturn void vgt__oom(void);
