@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "cli/collector_link.h"
 #include "cli/commands.h"
 #include "cli/send.h"
@@ -49,24 +50,7 @@ static int usage(FILE *f)
 
 static char *read_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat sb;
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > (16 << 20)) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	char *p = malloc((size_t)sb.st_size + 1);
-	if (p && pread(fd, p, (size_t)sb.st_size, 0) != sb.st_size) {
-		free(p);
-		p = NULL;
-	}
-	close(fd);
-	if (p) {
-		p[sb.st_size] = 0;
-		*len = (size_t)sb.st_size;
-	}
-	return p;
+	return vgb_read_file(path, 16 << 20, VGB_READ_REGULAR | VGB_READ_NOFOLLOW, len);
 }
 
 /* `\tKEY = "text";` or `\tKEY = 123;` of the metadata's env block. */

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "metrics.h"
 #include "trace/trace.h"
 #include "vigild.h"
@@ -70,21 +71,6 @@ static int mkdir_p(const char *path)
 	return mkdir(tmp, 0777) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* --sync: a new or renamed entry is durable once its directory is synced. */
 static int sync_dir_of(const char *path)
 {
@@ -109,7 +95,7 @@ int vgd_write_file(const char *path, const void *p, size_t n)
 	              strstr(path, "/.vigild/") ? 0600 : 0666); /* state: secrets */
 	if (fd < 0)
 		return -1;
-	int rc = write_all(fd, p, n);
+	int rc = vgb_write_all(fd, p, n);
 	if (rc == 0 && vgd_opt.sync && fsync(fd) < 0)
 		rc = -1;
 	if (close(fd) < 0)

@@ -127,7 +127,7 @@ static const char *state_label(struct vgn_set *s, const struct vgt_event *ev)
 static const struct tinfo *info(struct cache *c, const struct vgt_event_type *t)
 {
 	if ((c->used + 1) * 2 > c->n) {
-		struct cache g = {vgn__xcalloc(c->n ? c->n * 2 : 64, sizeof *g.slots),
+		struct cache g = {vgb_xcalloc(c->n ? c->n * 2 : 64, sizeof *g.slots),
 		                  c->n ? c->n * 2 : 64, 0};
 		for (size_t i = 0; i < c->n; i++)
 			if (c->slots[i].type) {
