@@ -10,6 +10,7 @@ list(APPEND TQUEL_SOURCES ${CMAKE_SOURCE_DIR}/src/common/caret.c)
 
 add_library(vigil_tquel_front STATIC ${TQUEL_SOURCES})
 target_include_directories(vigil_tquel_front PUBLIC ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(vigil_tquel_front PUBLIC vigil_base) # the arena
 
 # tquel_fmt FILE...: canonical text on stdout, errors on stderr (regenerates goldens)
 add_executable(tquel_fmt ${TQUEL_TEST_DIR}/tquel_fmt.c)
@@ -36,6 +37,7 @@ if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   target_include_directories(fuzz_tquel PRIVATE ${CMAKE_SOURCE_DIR}/src)
   target_compile_options(fuzz_tquel PRIVATE ${TQUEL_FUZZ_FLAGS})
   target_link_options(fuzz_tquel PRIVATE ${TQUEL_FUZZ_FLAGS})
+  target_link_libraries(fuzz_tquel PRIVATE vigil_base_fuzz)
   file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/corpus_tquel)
   add_test(NAME query_fuzz_tquel
            COMMAND fuzz_tquel -max_total_time=20 -timeout=10 -rss_limit_mb=2048

@@ -34,8 +34,9 @@ const char *vgq_pool_intern(struct vgq_pool *p, const char *s, size_t len);
 /* The interned copy of this text, or NULL. */
 const char *vgq_pool_find(const struct vgq_pool *p, const char *s, size_t len);
 const uint8_t *vgq_pool_bytes(struct vgq_pool *p, const uint8_t *b, size_t len);
-void *vgq_xcalloc(size_t n, size_t size);
-void *vgq_xrealloc(void *ptr, size_t n, size_t size);
+#include "base/alloc.h" /* checked allocation: the base room's */
+#define vgq_xcalloc vgb_xcalloc
+#define vgq_xrealloc vgb_xrealloc
 
 /* ---- relations: store.c ---- */
 struct vgq_relation *vgq_relation_new(const char *name, enum vgq_rkind kind);
