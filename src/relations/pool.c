@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 #define BLOCK_SIZE (1u << 16)
 

@@ -1,6 +1,6 @@
 /* Bump allocation for the nodes and strings of one parsed query, freed at once. */
-#ifndef VIGIL_QUERY_TQUEL_ARENA_H
-#define VIGIL_QUERY_TQUEL_ARENA_H
+#ifndef VIGIL_TQUEL_ARENA_H
+#define VIGIL_TQUEL_ARENA_H
 
 #include <stddef.h>
 

@@ -2,8 +2,8 @@
  * decoding. No dependency but libc: the collector, the runtime's sender (compiled into
  * libvigil, hidden), the CLI and tests share it. Decoded strings point into the payload
  * (not NUL terminated). */
-#ifndef VIGIL_COLLECTOR_FRAME_H
-#define VIGIL_COLLECTOR_FRAME_H
+#ifndef VIGIL_WIRE_FRAME_H
+#define VIGIL_WIRE_FRAME_H
 
 #include <stddef.h>
 #include <stdint.h>

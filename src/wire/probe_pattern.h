@@ -7,8 +7,8 @@
  * pattern is and what it matches, so the rule lives here once. libc only, inline: the
  * runtime includes it (it may not link the analysis rooms' libraries).
  */
-#ifndef VIGIL_COMMON_PROBE_PATTERN_H
-#define VIGIL_COMMON_PROBE_PATTERN_H
+#ifndef VIGIL_WIRE_PROBE_PATTERN_H
+#define VIGIL_WIRE_PROBE_PATTERN_H
 
 #include <fnmatch.h>
 #include <regex.h>

@@ -1,7 +1,9 @@
-/* Internals of the relations layer: the database's memory (interned strings, byte
- * copies), column storage, and the identity-keyed table used to pair tuples. */
-#ifndef VIGIL_QUERY_RELATION_INTERNAL_H
-#define VIGIL_QUERY_RELATION_INTERNAL_H
+/* Making relations: the database's memory (interned strings, byte copies), column
+ * storage, and the identity-keyed table used to pair tuples. The builder uses it, and so
+ * do the rooms that make relations of their own: the engine (results, `retrieve into`)
+ * and the update network of live queries (its relation copies). */
+#ifndef VIGIL_RELATIONS_COLUMNS_H
+#define VIGIL_RELATIONS_COLUMNS_H
 
 #include "relations/relation.h"
 
