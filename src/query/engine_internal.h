@@ -219,7 +219,7 @@ struct vgq_session {
 	struct vgq_stat *stats;
 	size_t nstats;
 	uint64_t peak_state; /* of the statement being evaluated */
-	FILE *analyze; /* explain --analyze: each statement's nodes and figures go here */
+	FILE *analyze;       /* explain --analyze: each statement's nodes and figures go here */
 };
 
 /* ---- engine.c ---- */
