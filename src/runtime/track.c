@@ -42,8 +42,12 @@ static void lock_drop_if_idle(struct lock_state *s)
 	*s = locks[--nlocks];
 }
 
-void vg__track_created(vg_entity *e, int reported)
+void vg__track_created(vg_entity *e, unsigned reported)
 {
+	if (vg__listening) {
+		vg__listen_track_created(e, reported);
+		return;
+	}
 	atomic_store_explicit(&e->rep,
 	                      vg__rep_bits(VG_REP_TRACKED | (reported ? VG_REP_REPORTED : 0)),
 	                      memory_order_relaxed);
@@ -130,10 +134,12 @@ static int lock_op(enum vg_op op, const vg_entity *l, int wanted)
 	}
 }
 
-int vg__track_op(enum vg_op op, vg_entity *e, int wanted)
+unsigned vg__track_op(enum vg_op op, vg_entity *e, unsigned wanted)
 {
 	if (!vg__tracking)
 		return wanted;
+	if (vg__listening)
+		return vg__listen_track_op(op, e, wanted);
 	if (!e)
 		return 0;
 	if (op >= VG_OP_ACQUIRE && op <= VG_OP_WAIT_END)
@@ -145,7 +151,7 @@ int vg__track_op(enum vg_op op, vg_entity *e, int wanted)
  * target or the recording thread as performer; an initiator or an explicit performer is
  * not, and then the sensor's own counter decides (generated code checks that entity's
  * flag itself, docs/language.md). */
-int vg__op_wanted(const vg_sensor *s, const vg_entity *target)
+unsigned vg__op_wanted(const vg_sensor *s, const vg_entity *target)
 {
 	const vg_type_desc *d;
 	switch (s->placement) {
@@ -159,7 +165,7 @@ int vg__op_wanted(const vg_sensor *s, const vg_entity *target)
 			return vg__wanted(s, target);
 		/* fall through */
 	case VG_FLAG_INITIATOR:
-		return vg_on(s) && !vg__reporting_off(s);
+		return vg_on(s) ? vg__filter_mask(s) : 0;
 	default:
 		return vg__wanted(s, NULL);
 	}
@@ -169,7 +175,9 @@ uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t pay
 {
 	if (!target)
 		return NULL;
-	int report;
+	unsigned report;
+	if (vg__listening) /* the listeners that may refer to the other entities it names */
+		allowed = allowed ? (int)vg__listen_take_live() : (vg__listen_take_live(), 0);
 	if (s->op == VG_OP_CREATE) {
 		const vg_type_desc *d = vg__sensor_desc(s);
 		if (!d || d->target < 0)
@@ -177,12 +185,13 @@ uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t pay
 		/* The object's identity is its address, scoped by generation. */
 		vg__entity_identify(target, d->fields[d->target].entity_kind, (uintptr_t)target,
 		                    NULL);
-		report = allowed && vg__op_wanted(s, target);
+		report = allowed ? (unsigned)allowed & vg__op_wanted(s, target) : 0;
 		vg__track_created(target, report);
 	} else {
-		report =
-		    vg__track_op((enum vg_op)s->op, target, allowed && vg__op_wanted(s, target));
+		unsigned wanted = allowed ? (unsigned)allowed & vg__op_wanted(s, target) : 0;
+		report = vg__track_op((enum vg_op)s->op, target, wanted);
 	}
+	vg__listen_decide(report);
 	return report ? vg__event_start(s, payload) : NULL;
 }
 
@@ -193,6 +202,7 @@ uint8_t *vg_op_begin(vg_sensor *s, vg_entity *target, uint32_t payload)
 
 void vg__track_thread_exit(void)
 {
+	vg__listen_track_thread_exit();
 	nlocks = 0;
 }
 
@@ -201,6 +211,7 @@ void vg__track_thread_exit(void)
 void vg__track_after_fork(void)
 {
 	vg__rep_epoch++;
+	vg__listen_track_after_fork();
 	for (unsigned i = 0; i < nlocks; i++)
 		locks[i].rep = locks[i].wait_rep = 0;
 }
