@@ -296,6 +296,10 @@ void vg__listen_after_fork(void);
 /* report.c: listener i's filter (VIGIL_LISTENERS); the strings become the runtime's. */
 void vg__report_listener(int i, unsigned mask, int suspended_at_start, char *threads,
                          char *sensors);
+/* `report listener I WHAT [ARG]` (control_report.c): categories (mask), threads or sensors
+ * (globs, NULL: all), suspend, resume. 0, or -1 out of memory; *count: sensors matched. */
+int vg__report_listener_change(int i, const char *what, const char *arg, unsigned mask,
+                               long *count);
 /* The decision for the event about to be started: goes with it to the commit. */
 extern __thread uint64_t vg__listen_prev_ts __attribute__((tls_model("initial-exec")));
 static inline void vg__listen_decide(unsigned mask)

@@ -121,6 +121,53 @@ void vg__report_listener(int i, unsigned mask, int suspended_at_start, char *thr
 	listen_sensors[i] = sensors;
 }
 
+static unsigned listener_sensor_mask(const vg_sensor *s)
+{
+	unsigned m = 1; /* listener 0: VIGIL_SENSORS, vg_report_sensors decide */
+	for (int i = 1; i < vg__listeners; i++)
+		if (!listen_sensors[i] || vg__sensor_pattern_enabled(listen_sensors[i], s->name))
+			m |= 1u << i;
+	return m;
+}
+
+int vg__report_listener_change(int i, const char *what, const char *arg, unsigned mask, long *count)
+{
+	char *copy = arg ? strdup(arg) : NULL;
+	if (arg && !copy)
+		return -1;
+	pthread_mutex_lock(&vg__rt.lock);
+	if (!strcmp(what, "categories")) {
+		listen_categories[i] = both_axes(mask);
+	} else if (!strcmp(what, "suspend")) {
+		listen_suspended[i]++;
+	} else if (!strcmp(what, "resume")) {
+		if (listen_suspended[i] > 0)
+			listen_suspended[i]--;
+	} else if (!strcmp(what, "threads")) {
+		/* The old list is read by nobody else: every reader holds the lock. */
+		free(listen_threads[i]);
+		listen_threads[i] = copy;
+		copy = NULL;
+		for (struct reported_thread *t = threads; t; t = t->next)
+			set_filtered(t);
+	} else { /* sensors */
+		free(listen_sensors[i]);
+		listen_sensors[i] = copy;
+		copy = NULL;
+		long n = 0;
+		for (size_t k = 0; k < vg__registry_count(); k++) {
+			vg_sensor *s = vg__registry_at(k);
+			sensor_listeners[s->id] = (uint8_t)listener_sensor_mask(s);
+			n += sensor_listeners[s->id] >> i & 1u;
+		}
+		*count = n;
+	}
+	publish_off_locked();
+	pthread_mutex_unlock(&vg__rt.lock);
+	free(copy);
+	return 0;
+}
+
 unsigned vg__listen_wanted(const vg_sensor *s)
 {
 	uint32_t mute = vg__tls.mute;
@@ -258,14 +305,8 @@ long vg_report_sensors(const char *globs, int on)
 
 void vg__report_sensor_registered_locked(vg_sensor *s)
 {
-	if (vg__listening) {
-		unsigned m = 1; /* listener 0: VIGIL_SENSORS, vg_report_sensors decide */
-		for (int i = 1; i < vg__listeners; i++)
-			if (!listen_sensors[i] ||
-			    vg__sensor_pattern_enabled(listen_sensors[i], s->name))
-				m |= 1u << i;
-		sensor_listeners[s->id] = (uint8_t)m;
-	}
+	if (vg__listening)
+		sensor_listeners[s->id] = (uint8_t)listener_sensor_mask(s);
 	for (struct sensor_rule *r = sensor_rules; r; r = r->next) /* as they were given */
 		apply_rule_locked(s, r);
 }
