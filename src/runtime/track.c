@@ -203,6 +203,7 @@ uint8_t *vg_op_begin(vg_sensor *s, vg_entity *target, uint32_t payload)
 void vg__track_thread_exit(void)
 {
 	vg__listen_track_thread_exit();
+	vg__listen_thread_exit(); /* its listeners' buffers written, after its end event */
 	nlocks = 0;
 }
 
