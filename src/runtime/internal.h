@@ -317,7 +317,8 @@ unsigned vg__listen_take_live(void);
 /* listen_track.c: the rules per listener (track.c's, with masks) */
 unsigned vg__listen_track_op(enum vg_op op, vg_entity *e, unsigned wanted);
 void vg__listen_track_created(vg_entity *e, unsigned reported);
-void vg__listen_track_after_fork(void);
+unsigned vg__listen_live_mask(const vg_entity *e); /* the listeners that may refer to e */
+unsigned vg__track_lock_listen(enum vg_op op, const vg_entity *l, unsigned wanted); /* track.c */
 void vg__listen_track_thread_exit(void);
 
 /* track.c: what the consistency rules need while reporting is off */

@@ -7,16 +7,20 @@
  * Nothing here allocates or locks: a thread's lock table is in its TLS. */
 #define _GNU_SOURCE
 #include <stdint.h>
+#include <string.h>
 
 #include "internal.h"
 
 /* A lock the thread holds or waits for. Acquires nest: bit i of `rep` says whether the
- * (i+1)-th nested acquire was reported (deeper ones are never reported). */
+ * (i+1)-th nested acquire was reported (deeper ones are never reported). With several
+ * listeners, `acq[l]` is listener l's `rep` and `wait_rep` the mask of listeners told of
+ * the wait. */
 struct lock_state {
 	const vg_entity *lock;
 	uint32_t depth;
 	uint32_t rep;
 	uint8_t waiting, wait_rep;
+	uint32_t acq[VG_LISTENERS_MAX];
 };
 
 #define MAX_LOCKS 32
@@ -134,6 +138,62 @@ static int lock_op(enum vg_op op, const vg_entity *l, int wanted)
 	}
 }
 
+/* lock_op for several listeners: `wanted`, the listeners whose filters want it and that
+ * may refer to the lock; a mask of those it is reported to. */
+unsigned vg__track_lock_listen(enum vg_op op, const vg_entity *l, unsigned wanted)
+{
+	struct lock_state *s;
+	unsigned report = 0;
+	switch (op) {
+	case VG_OP_ACQUIRE:
+		s = lock_find(l, 1);
+		if (!s) { /* more locks held at once than tracked: never reported */
+			vg__count_discarded(1);
+			return 0;
+		}
+		if (s->depth < 32) {
+			report = wanted & ~(s->waiting ? s->wait_rep : 0u);
+			for (int i = 0; i < VG_LISTENERS_MAX; i++)
+				if (report >> i & 1u)
+					s->acq[i] |= 1u << s->depth;
+		}
+		s->depth++;
+		return report;
+	case VG_OP_RELEASE:
+		s = lock_find(l, 0);
+		if (!s || !s->depth)
+			return 0; /* its acquire was not tracked: it cannot have been reported */
+		s->depth--;
+		if (s->depth < 32)
+			for (int i = 0; i < VG_LISTENERS_MAX; i++)
+				if (s->acq[i] >> s->depth & 1u) {
+					report |= 1u << i;
+					s->acq[i] &= ~(1u << s->depth);
+				}
+		lock_drop_if_idle(s);
+		return report;
+	case VG_OP_WAIT_BEGIN:
+		s = lock_find(l, 1);
+		if (!s) {
+			vg__count_discarded(1);
+			return 0;
+		}
+		if (s->waiting)
+			return 0;
+		s->waiting = 1;
+		s->wait_rep = (uint8_t)wanted;
+		return s->wait_rep;
+	default: /* VG_OP_WAIT_END */
+		s = lock_find(l, 0);
+		if (!s || !s->waiting)
+			return 0;
+		report = s->wait_rep;
+		s->waiting = s->wait_rep = 0;
+		lock_drop_if_idle(s);
+		return report;
+	}
+}
+
 unsigned vg__track_op(enum vg_op op, vg_entity *e, unsigned wanted)
 {
 	if (!vg__tracking)
@@ -212,7 +272,8 @@ void vg__track_thread_exit(void)
 void vg__track_after_fork(void)
 {
 	vg__rep_epoch++;
-	vg__listen_track_after_fork();
-	for (unsigned i = 0; i < nlocks; i++)
+	for (unsigned i = 0; i < nlocks; i++) {
 		locks[i].rep = locks[i].wait_rep = 0;
+		memset(locks[i].acq, 0, sizeof locks[i].acq);
+	}
 }
