@@ -88,6 +88,30 @@ static int entity_op(enum vg_op op, vg_entity *e, int wanted)
 	}
 }
 
+/* WAIT_BEGIN / WAIT_END: `told`, to whom a beginning wait is reported (a mask; 0 or 1
+ * with one listener); an end is reported to whom its beginning was. */
+static unsigned wait_op(enum vg_op op, const vg_entity *l, unsigned told)
+{
+	struct lock_state *s = lock_find(l, op == VG_OP_WAIT_BEGIN);
+	if (op == VG_OP_WAIT_BEGIN) {
+		if (!s) {
+			vg__count_discarded(1);
+			return 0;
+		}
+		if (s->waiting)
+			return 0;
+		s->waiting = 1;
+		s->wait_rep = (uint8_t)told;
+		return told;
+	}
+	if (!s || !s->waiting)
+		return 0;
+	unsigned report = s->wait_rep;
+	s->waiting = s->wait_rep = 0;
+	lock_drop_if_idle(s);
+	return report;
+}
+
 static int lock_op(enum vg_op op, const vg_entity *l, int wanted)
 {
 	struct lock_state *s;
@@ -115,26 +139,8 @@ static int lock_op(enum vg_op op, const vg_entity *l, int wanted)
 		lock_drop_if_idle(s);
 		return report;
 	}
-	case VG_OP_WAIT_BEGIN: {
-		s = lock_find(l, 1);
-		if (!s) {
-			vg__count_discarded(1);
-			return 0;
-		}
-		if (s->waiting)
-			return 0;
-		s->waiting = 1;
-		s->wait_rep = (uint8_t)(wanted && vg_live(l));
-		return s->wait_rep;
-	}
-	default: /* VG_OP_WAIT_END */
-		s = lock_find(l, 0);
-		if (!s || !s->waiting)
-			return 0;
-		int report = s->wait_rep;
-		s->waiting = s->wait_rep = 0;
-		lock_drop_if_idle(s);
-		return report;
+	default:
+		return wait_op(op, l, wanted && vg_live(l));
 	}
 }
 
@@ -172,25 +178,8 @@ unsigned vg__track_lock_listen(enum vg_op op, const vg_entity *l, unsigned wante
 				}
 		lock_drop_if_idle(s);
 		return report;
-	case VG_OP_WAIT_BEGIN:
-		s = lock_find(l, 1);
-		if (!s) {
-			vg__count_discarded(1);
-			return 0;
-		}
-		if (s->waiting)
-			return 0;
-		s->waiting = 1;
-		s->wait_rep = (uint8_t)wanted;
-		return s->wait_rep;
-	default: /* VG_OP_WAIT_END */
-		s = lock_find(l, 0);
-		if (!s || !s->waiting)
-			return 0;
-		report = s->wait_rep;
-		s->waiting = s->wait_rep = 0;
-		lock_drop_if_idle(s);
-		return report;
+	default:
+		return wait_op(op, l, wanted);
 	}
 }
 

@@ -397,6 +397,24 @@ def set_timer_slack(ns):
         fail("prctl(PR_SET_TIMERSLACK): errno %d" % ctypes.get_errno())
 
 
+def refused_setting(args, tmp, var, value, says):
+    """The fuzz subject recorded with a bad setting var=value: one line on stderr saying
+    `says`, the subject unharmed and everything recorded. Returns the line."""
+    out = os.path.join(tmp, "bad")
+    env = dict(os.environ, **{var: value})
+    p = subprocess.run([os.path.join(args.bin, "vigil"), "record", "-q", "-o", out, "--",
+                        args.fuzz, "1", "full", "2000", "2", out + ".map"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    lines = [l for l in p.stderr.splitlines() if var in l]
+    if p.returncode != 0 or len(lines) != 1 or says not in lines[0]:
+        fail("%s=%s: exit %d, stderr %r" % (var, value, p.returncode, p.stderr))
+    rc, viol, summary, err = check(args, out)
+    if rc != 0 or summary["events"] < read_map(out + ".map")["events"]:
+        fail("%s=%s: not everything recorded: %s" % (var, value, summary))
+    shutil.rmtree(out, ignore_errors=True)
+    return lines[0]
+
+
 def cmd_window(args):
     """VIGIL_REPORT_WINDOW=on:1ms,every:3ms: the fuzz subject recorded in full and under
     timer-driven windows (same operations); the windowed trace passes vigil check and is a
@@ -445,19 +463,8 @@ def cmd_window(args):
                         ("on:2s,every:1s", "must be shorter than its period"),
                         ("on:5ms", "expected on:DURATION,every:DURATION"),
                         ("on:5ms,every:1parsec", "expected on:DURATION,every:DURATION")):
-        out = os.path.join(tmp, "bad")
-        env = dict(os.environ, VIGIL_REPORT_WINDOW=value)
-        p = subprocess.run([os.path.join(args.bin, "vigil"), "record", "-q", "-o", out, "--",
-                            args.fuzz, "1", "full", "2000", "2", out + ".map"],
-                           env=env, capture_output=True, text=True, timeout=120)
-        lines = [l for l in p.stderr.splitlines() if "VIGIL_REPORT_WINDOW" in l]
-        if p.returncode != 0 or len(lines) != 1 or says not in lines[0]:
-            fail("VIGIL_REPORT_WINDOW=%s: exit %d, stderr %r" % (value, p.returncode, p.stderr))
-        rc, viol, summary, err = check(args, out)
-        if rc != 0 or summary["events"] < read_map(out + ".map")["events"]:
-            fail("VIGIL_REPORT_WINDOW=%s: not everything reported: %s" % (value, summary))
-        shutil.rmtree(out, ignore_errors=True)
-        print("ok  VIGIL_REPORT_WINDOW=%s: %s" % (value, lines[0]))
+        line = refused_setting(args, tmp, "VIGIL_REPORT_WINDOW", value, says)
+        print("ok  VIGIL_REPORT_WINDOW=%s: %s" % (value, line))
     shutil.rmtree(tmp, ignore_errors=True)
     print("ok")
 
@@ -636,25 +643,15 @@ def cmd_listeners_bad(args):
          "Not a directory" % blocker),
     ]
     for value, says in cases:
-        out = os.path.join(tmp, "bad")
-        env = dict(os.environ, VIGIL_LISTENERS=value)
-        p = subprocess.run([os.path.join(args.bin, "vigil"), "record", "-q", "-o", out, "--",
-                            args.fuzz, "1", "full", "2000", "2", out + ".map"],
-                           env=env, capture_output=True, text=True, timeout=120)
-        lines = [l for l in p.stderr.splitlines() if "VIGIL_LISTENERS" in l]
-        if (p.returncode != 0 or len(lines) != 1 or says not in lines[0] or
-                "no listeners, recording as configured" not in lines[0]):
-            fail("VIGIL_LISTENERS=%s: exit %d, stderr %r" % (value, p.returncode, p.stderr))
-        rc, viol, summary, err = check(args, out)
-        if rc != 0 or summary["events"] < read_map(out + ".map")["events"]:
-            fail("VIGIL_LISTENERS=%s: not everything recorded: %s" % (value, summary))
+        line = refused_setting(args, tmp, "VIGIL_LISTENERS", value, says)
+        if "no listeners, recording as configured" not in line:
+            fail("VIGIL_LISTENERS=%s: %r" % (value, line))
         written = [d for d in os.listdir(tmp) if d.startswith("l1")]
         for d in written:
             if any(os.scandir(os.path.join(tmp, d))):
                 fail("VIGIL_LISTENERS=%s: %s written" % (value, d))
             os.rmdir(os.path.join(tmp, d))
-        shutil.rmtree(out, ignore_errors=True)
-        print("ok  VIGIL_LISTENERS=%s: %s" % (value[:60], lines[0][:200]))
+        print("ok  VIGIL_LISTENERS=%s: %s" % (value[:60], line[:200]))
     shutil.rmtree(tmp, ignore_errors=True)
     print("ok")
 
