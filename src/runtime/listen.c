@@ -61,11 +61,11 @@ static void unlock_buf(struct lbuf *b)
 
 static void flush_packet(struct lbuf *b)
 {
-	if (b->used <= VG_PACKET_HEADER_SIZE) {
+	if (b->used <= VGW_PACKET_HEADER_SIZE) {
 		b->used = 0;
 		return;
 	}
-	uint32_t magic = VG_CTF_MAGIC, stream_id = 0;
+	uint32_t magic = VGW_CTF_MAGIC, stream_id = 0;
 	memcpy(b->mem, &magic, 4);
 	memcpy(b->mem + 4, vg__rt.uuid, 16);
 	memcpy(b->mem + 20, &stream_id, 4);
@@ -114,13 +114,13 @@ static struct lbuf *buf_for(int i)
 static void append(int i, const uint8_t *ev, size_t len, uint64_t ts)
 {
 	struct lbuf *b = buf_for(i);
-	if (!b || len > BUF_BYTES - VG_PACKET_HEADER_SIZE)
+	if (!b || len > BUF_BYTES - VGW_PACKET_HEADER_SIZE)
 		return;
 	lock_buf(b);
 	if (b->used && (len > BUF_BYTES - b->used || ((ts - b->last_ts) >> 32)))
 		flush_packet(b);
 	if (!b->used) {
-		b->used = VG_PACKET_HEADER_SIZE;
+		b->used = VGW_PACKET_HEADER_SIZE;
 		b->first_ts = ts;
 	}
 	memcpy(b->mem + b->used, ev, len);
