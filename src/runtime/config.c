@@ -68,7 +68,7 @@ static void probes_file_settings(struct vg_config *cfg)
 	if (!v || !*v)
 		return;
 	long ms;
-	if (vg_probe_period_parse(v, &ms) < 0)
+	if (vgw_probe_period_parse(v, &ms) < 0)
 		vg__warn("VIGIL_PROBES_PERIOD=%s is not a period from 10ms to 3600s (250ms, 2s); "
 		         "using 1s",
 		         v);
@@ -239,7 +239,8 @@ void vg__config_read(struct vg_config *cfg)
 	/* Most processes of a build or a script write a few hundred bytes: their stream
 	 * starts with one page and doubles from there, unless a size was asked for. */
 	const char *layout = getenv("VIGIL_LAYOUT");
-	cfg->shared = layout && !strcmp(layout, "shared");
+	const char *listeners = getenv("VIGIL_LISTENERS"); /* their copies: one image each */
+	cfg->shared = layout && !strcmp(layout, "shared") && !(listeners && *listeners);
 	if (layout && *layout && !cfg->shared && strcmp(layout, "image"))
 		vg__warn("VIGIL_LAYOUT=%s is not 'shared' or 'image'; one directory per image",
 		         layout);

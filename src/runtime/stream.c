@@ -273,18 +273,18 @@ static size_t packet_size_for(struct vg_stream *st, size_t need)
 	return size;
 }
 
-/* Shared layout: the image that writes the packet, after the thread (metadata.c). */
+/* Shared layout: the image that writes the packet, after the thread (wire/tsdl_header.h). */
 static void write_owner(uint8_t *p)
 {
 	uint32_t pid = (uint32_t)vg__rt.pid, ppid = (uint32_t)vg__rt.ppid;
 	char name[16] = {0};
 	memcpy(name, vg__rt.procname, strnlen(vg__rt.procname, sizeof name - 1));
-	memcpy(p, &pid, 4);
-	memcpy(p + 4, &ppid, 4);
-	memcpy(p + 8, &vg__rt.process_gen, 8);
-	memcpy(p + 16, &vg__rt.parent_gen, 8);
-	memcpy(p + 24, &vg__rt.image, 4);
-	memcpy(p + 28, name, 16);
+	memcpy(p + VGW_PKT_PID, &pid, 4);
+	memcpy(p + VGW_PKT_PPID, &ppid, 4);
+	memcpy(p + VGW_PKT_PROCESS_GEN, &vg__rt.process_gen, 8);
+	memcpy(p + VGW_PKT_PARENT_GEN, &vg__rt.parent_gen, 8);
+	memcpy(p + VGW_PKT_IMAGE, &vg__rt.image, 4);
+	memcpy(p + VGW_PKT_PROCNAME, name, 16);
 }
 
 /* Writes a packet header at p and makes it the thread's current packet. From the
@@ -297,7 +297,7 @@ static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t 
 	uint64_t now = vg_now();
 	if (now < vg__tls.last_ts)
 		now = vg__tls.last_ts;
-	uint32_t magic = VG_CTF_MAGIC, stream_id = 0;
+	uint32_t magic = VGW_CTF_MAGIC, stream_id = 0;
 	memcpy(p, &magic, 4);
 	memcpy(p + 4, vg__rt.uuid, 16);
 	memcpy(p + 20, &stream_id, 4);
@@ -311,7 +311,7 @@ static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t 
 	ctx->tid = (uint32_t)st->self.id;
 	ctx->thread_gen = st->self.gen;
 	if (vg__rt.shared)
-		write_owner(p + VG_PACKET_HEADER_SIZE);
+		write_owner(p);
 
 	struct vg_thread *t = &vg__tls;
 	t->base = p;
