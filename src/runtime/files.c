@@ -311,6 +311,22 @@ int vg__image_open(const char *name, int flags, mode_t mode)
 	return openat(dir, name, flags | O_CLOEXEC, mode);
 }
 
+/* The same, created with mode 0666 if flags say so, and its identity: a descriptor kept
+ * is checked against it before each use. -1 when it cannot be opened or examined. */
+int vg__image_open_id(const char *name, int flags, dev_t *dev, ino_t *ino)
+{
+	int fd = vg__image_open(name, flags, 0666);
+	struct stat s;
+	if (fd >= 0 && fstat(fd, &s) == 0) {
+		*dev = s.st_dev;
+		*ino = s.st_ino;
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 /* ---- paths inside the trace root (send.c's spool), through its descriptor ---- */
 
 /* The root's descriptor and path relative to it, or AT_FDCWD and path itself. */

@@ -515,6 +515,7 @@ int vg__image_fd(void); /* checked before use: -1 when lost for good */
 int vg__out_fd(void);
 const char *vg__image_name(void);                             /* the last component of vg__rt.dir */
 int vg__image_open(const char *name, int flags, mode_t mode); /* openat, close-on-exec */
+int vg__image_open_id(const char *name, int flags, dev_t *dev, ino_t *ino);
 int vg__fsize_allows(uint64_t end);
 /* Paths inside the trace root (send.c's spool) reached through its descriptor, so that
  * they still work after a chroot. */

@@ -227,15 +227,10 @@ int vg__metadata_write_all(void)
 	vg__metadata_close();
 	if (vg__rt.shared)
 		return vg__shared_start();
-	int fd = vg__image_open("metadata", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0666);
-	struct stat s;
-	if (fd < 0 || fstat(fd, &s) < 0) {
-		if (fd >= 0)
-			close(fd);
+	int fd = vg__image_open_id("metadata", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND,
+	                           &metadata_dev, &metadata_ino);
+	if (fd < 0)
 		return -1;
-	}
-	metadata_dev = s.st_dev;
-	metadata_ino = s.st_ino;
 	metadata_hold(fd);
 	metadata_started = 1;
 	struct text t = {0};

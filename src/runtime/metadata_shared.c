@@ -241,15 +241,10 @@ static int take_uuid(void)
 int vg__shared_start(void)
 {
 	vg__own_fd_release(&shared_fd, 0);
-	int fd = vg__image_open("metadata", O_RDWR | O_CREAT | O_APPEND, 0666);
-	struct stat s;
-	if (fd < 0 || fstat(fd, &s) < 0) {
-		if (fd >= 0)
-			close(fd);
+	int fd =
+	    vg__image_open_id("metadata", O_RDWR | O_CREAT | O_APPEND, &shared_dev, &shared_ino);
+	if (fd < 0)
 		return -1;
-	}
-	shared_dev = s.st_dev;
-	shared_ino = s.st_ino;
 	hold(fd);
 	if (lock() < 0) {
 		done();
