@@ -8,8 +8,8 @@ QUERIES) three ways on one recording, same run (docs/tquel-sql.md, "Measured"):
             PostgreSQL over the tables of `vigil store` after `vigil store --index`
             (wall time: connect, read the catalog, compile, run, fetch, print);
   by hand   the SQL a PostgreSQL user would write for the same question (psql, wall time),
-            over the same tables and indexes, plus a GiST index on int8range(valid_from,
-            valid_to) that the overlap queries' hand-written SQL uses.
+            over the same tables and indexes (--index's GiST index on
+            int8range(valid_from, valid_to) serves the hand-written overlaps too).
 
 The three answers must be equal as sets (sorted text of the tuples; times in ns) or the
 benchmark exits 1 (MISMATCH). Best of BENCH_QPG_REPS (default 3). PostgreSQL from
@@ -58,11 +58,6 @@ BY_HAND = {
                'WHERE EXISTS (SELECT 1 FROM vigil."Send" S WHERE S.conn = R.conn '
                "AND S.process = 'P1' AND S.valid_at <= R.valid_to)",
 }
-GIST = ['CREATE INDEX IF NOT EXISTS request_range ON vigil."Request" USING gist '
-        "(int8range(valid_from, valid_to))",
-        'CREATE INDEX IF NOT EXISTS lock_range ON vigil."Lock" USING gist '
-        "(int8range(valid_from, valid_to))",
-        'ANALYZE vigil."Request"', 'ANALYZE vigil."Lock"']
 
 
 def say(msg):
@@ -117,8 +112,6 @@ def main():
         url = "postgresql://postgres@/postgres?host=%s&port=%s" % (pg.dir, pg.port)
         store_s, _ = timed([VIGIL, "store", trace, "--to", url, "-q"])
         index_s, _ = timed([VIGIL, "store", "--index", "--to", url, "-q"])
-        for sql in GIST:
-            pg.psql(sql)
         say("stored in %.1f s, indexed in %.1f s" % (store_s, index_s))
         results = []
         for q in query_bench.QUERIES:

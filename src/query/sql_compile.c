@@ -240,7 +240,6 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	size_t nconj = 0;
 	if (r->when && !when_conjuncts(c, r->when, conj, &nconj, &where))
 		return false;
-	where = sqlc_and(c, where, c->agg_conds);
 	const char *times;
 	if (r->valid.kind == TQ_VALID_AT) {
 		struct sql_time at;
@@ -288,6 +287,8 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 		sqlc_error(c, &st->loc, "a retrieve needs a tuple variable");
 		return false;
 	}
+	/* the correlations of every aggregate, those of the valid clause included */
+	where = sqlc_and(c, where, c->agg_conds);
 	const char *sel = select_list(c, t, nt);
 	const char *body =
 	    sqlc_printf(c, "SELECT DISTINCT %s%s%s\nFROM %s%s%s", sel ? sel : "", sel ? ", " : "",

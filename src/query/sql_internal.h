@@ -36,6 +36,9 @@ struct sql_time {
 	int shape;
 	const char *kind;
 	const char *b, *e;
+	/* a stored relation's own valid time: int8range(from, to), the expression the GiST
+	   index of `vigil store --index` is on (overlaps compile to && of these); else NULL */
+	const char *range;
 };
 
 /* Compiling one retrieve. */
