@@ -283,6 +283,7 @@ bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out)
 	c->vars[i].alias = sqlc_printf(c, "a%zu", k);
 	c->vars[i].rel = &AGG_REL;
 	c->vars[i].from = sql;
+	c->vars[i].agg = true;
 	static const enum sql_type result[] = {
 	    [TQ_COUNT] = ST_INT,   [TQ_ANY] = ST_INT,      [TQ_AVG] = ST_DOUBLE,
 	    [TQ_RATE] = ST_DOUBLE, [TQ_AVGTI] = ST_DOUBLE, [TQ_STDEV] = ST_DOUBLE,

@@ -156,6 +156,7 @@ int sqlc_var(struct sqlc *c, const char *name, const struct tquel_loc *loc)
 	size_t i = c->nvars++;
 	c->vars[i].name = name;
 	c->vars[i].rel = r->rel;
+	c->vars[i].from = r->from;
 	c->vars[i].alias = sqlc_printf(c, "%s%zu", c->prefix ? c->prefix : "t", i);
 	return (int)i;
 }

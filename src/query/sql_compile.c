@@ -180,7 +180,7 @@ static const char *holding(struct sqlc *c, const char *b, const char *e, bool at
 	const char *cond = NULL;
 	for (size_t i = 0; i < c->nvars; i++) {
 		const char *a = c->vars[i].alias;
-		if (c->vars[i].from)
+		if (c->vars[i].agg)
 			cond =
 			    sqlc_and(c, cond,
 			             at ? sqlc_printf(c, "%s.valid_from <= %s AND %s < %s.valid_to",
@@ -361,6 +361,37 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	return true;
 }
 
+/* Clock[n] (docs/tquel.md, "Clocks"): an event relation without attributes, a tick
+ * every n base ticks from the first event stored up to the last, as the engine makes it
+ * over a trace (relation_clock.c), its limit on the number of ticks included: beyond it
+ * the statement fails in PostgreSQL with that message, before any tick is made (the
+ * message depends on the row, or PostgreSQL would fold it while planning). */
+static struct vgq_sql_rel *clock_range(struct sqlc *c, const struct tquel_range *r,
+                                       struct sql_range *sr)
+{
+	static struct vgq_sql_rel clock = {.name = "Clock", .event = true};
+	uint64_t tick = c->cat->tick_ns > 0 ? (uint64_t)c->cat->tick_ns : 1000000000u;
+	if (tick > INT64_MAX / r->clock_period) {
+		sqlc_error(c, &r->relation_loc, "Clock[%llu]: the period overflows 64 bits",
+		           (unsigned long long)r->clock_period);
+		return NULL;
+	}
+	long long step = (long long)(tick * r->clock_period);
+	const char *name = r->clock_period == 1
+	                       ? "Clock"
+	                       : sqlc_printf(c, "Clock[%llu]", (unsigned long long)r->clock_period);
+	sr->from = sqlc_printf(
+	    c,
+	    "SELECT generate_series(lo, CASE WHEN (hi - lo) / %lld < %llu THEN hi ELSE "
+	    "('%s: more than %llu ticks over the time line stored (use a larger base tick)' "
+	    "|| left(hi::text, 0))::int8 END, %lld) AS valid_at FROM (SELECT min(first_ns) AS lo, "
+	    "max(last_ns) AS hi "
+	    "FROM %s.loads) tl",
+	    step, (unsigned long long)VGQ_CLOCK_MAX, name, (unsigned long long)VGQ_CLOCK_MAX, step,
+	    sqlc_ident(c, c->cat->schema));
+	return &clock;
+}
+
 size_t vgq_sql_compile(struct vgq_sql_catalog *cat, const struct tquel_query *q,
                        struct vgq_sql_program *out, FILE *errors)
 {
@@ -384,13 +415,9 @@ size_t vgq_sql_compile(struct vgq_sql_catalog *cat, const struct tquel_query *q,
 			const struct tquel_range *r = &st->u.range;
 			struct sql_range *sr = &ranges[nranges++];
 			sr->var = r->var;
-			sr->rel = r->clock_period ? NULL : vgq_sql_catalog_find(cat, r->relation);
-			if (r->clock_period)
-				sqlc_error(
-				    &c, &r->relation_loc,
-				    "Clock is not in the store: it ticks over a trace's time "
-				    "(ask this over a trace with vigil query TRACE)");
-			else if (!sr->rel)
+			sr->rel = r->clock_period ? clock_range(&c, r, sr)
+			                          : vgq_sql_catalog_find(cat, r->relation);
+			if (!sr->rel && !r->clock_period)
 				sqlc_error(&c, &r->relation_loc,
 				           "no relation '%s' in the store (schema %s; its table "
 				           "%s.vg_relations lists those stored)",

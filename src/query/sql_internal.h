@@ -14,6 +14,7 @@
 struct sql_range {
 	const char *var;
 	struct vgq_sql_rel *rel; /* NULL: its relation was reported unknown */
+	const char *from;        /* a Clock: the subquery of its ticks; else NULL */
 };
 
 /* The value types of the engine (bind.c), a condition included. */
@@ -55,7 +56,8 @@ struct sqlc {
 	struct {
 		const char *name, *alias;
 		const struct vgq_sql_rel *rel;
-		const char *from; /* an aggregate's relation: its subquery; else NULL */
+		const char *from; /* an aggregate's relation, a Clock: its subquery; else NULL */
+		bool agg;         /* an aggregate's relation */
 	} vars[VGQ_SQL_MAX_VARS];
 	const char *prefix; /* of the aliases: "t" outside aggregates */
 	/* the outer statement: its variables outside aggregates (correlated by-items), its

@@ -4,7 +4,7 @@ directory. A mailbox recording is stored with `vigil store`; then, per construct
 language compiled to SQL (where, when's overlap / precede / equal and their and / or /
 not, valid at and valid from ... to, begin of, end of, overlap and extend as expressions,
 aggregates (stdev and varts too: the same doubles to the last bit) and aggregates in valid
-and when clauses,
+and when clauses, clocks (with --tick),
 the constants, entities compared with strings and with entities, unsigned values,
 retrieve unique, V.all, retrieve into ranged over again, in the same run and in a later
 one), a hand-written retrieve is answered over the trace and over the store and the two
@@ -16,7 +16,8 @@ GiST index of vigil store --index; vigil explain prints PostgreSQL's plan and wr
 nothing.
 
 Refused before running, one line (SOURCE:LINE:COL and a caret), exit 2, nothing written:
-Clock, a relation the store lacks, an aggregate inside an aggregate. Bad input, one line, exit 2, nothing
+a clock whose period overflows, a relation the store lacks, an aggregate inside an
+aggregate. Bad input, one line, exit 2, nothing
 written: a URL that cannot connect, a database without a store, a schema from an older
 vigil (no catalog), a statement that fails in PostgreSQL after an earlier retrieve into.
 
@@ -198,6 +199,19 @@ def main():
                                          sorted(set(g) - set(tuples))[:3]))
         print("constructs: %d compared" % len(CASES), file=sys.stderr)
 
+        # 1a. clocks: Clock[n] ticks over the stored time line as over the trace's
+        clock = RANGES + ("range of C is Clock[3]\nrange of C1 is Clock\n"
+                          "retrieve (W.process) when C overlap W\n"
+                          "retrieve (n = count(W.process for each 2 ms when C1 overlap W))")
+        want, p1 = answers(trace, clock, ["--tick", "1ms"])
+        got, p2 = answers(base, clock, ["--tick", "1ms"])
+        check(p1.returncode == 0 and p2.returncode == 0 and len(want) == 2 and
+              all(want.values()) and
+              {k: set(v) for k, v in want.items()} == {k: set(v) for k, v in got.items()},
+              "clocks: exits %d, %d; %s vs %s" % (p1.returncode, p2.returncode,
+                                                  {k: len(v) for k, v in want.items()},
+                                                  {k: len(v) for k, v in got.items()}))
+
         # 1b. vigil store --index: the B-trees, idempotent, and the same answers after
         for _ in range(2):
             r = run([VIGIL, "store", "--index", "--to", base])
@@ -261,8 +275,8 @@ def main():
                 ("aggregate in an aggregate", "retrieve into X1 (W.process)\n"
                  "retrieve (n = count(S.msg when S overlap count(W.process)))",
                  "an aggregate cannot be inside another aggregate", False),
-                ("clock", "range of C is Clock\nretrieve (W.process) when C overlap W",
-                 "Clock is not in the store", False),
+                ("clock overflow", "range of C is Clock[9223372036854775807]\n"
+                 "retrieve (W.process) when C overlap W", "the period overflows", False),
                 ("unknown relation", "range of Z is NoSuchRelation\nretrieve (Z.x)",
                  "no relation 'NoSuchRelation' in the store", False),
                 ("unknown attribute", "retrieve (W.nosuch)", "has no attribute 'nosuch'", False),
