@@ -132,14 +132,22 @@ static const char *coalesce(struct sqlc *c, const char *inner, const char *vals)
 
 const char *sqlc_from_list(struct sqlc *c)
 {
+	return sqlc_from_some(c, 0, false);
+}
+
+const char *sqlc_from_some(struct sqlc *c, uint64_t mask, bool set)
+{
 	const char *l = NULL;
-	for (size_t i = 0; i < c->nvars; i++)
-		l = c->vars[i].from
-		        ? list(c, l,
-		               sqlc_printf(c, "(%s) AS %s", c->vars[i].from, c->vars[i].alias))
-		        : list(c, l,
-		               sqlc_printf(c, "%s.%s AS %s", sqlc_ident(c, c->cat->schema),
-		                           sqlc_ident(c, c->vars[i].rel->table), c->vars[i].alias));
+	for (size_t i = 0; i < c->nvars; i++) {
+		if (((mask >> i) & 1) != set)
+			continue;
+		const char *a = c->vars[i].alias;
+		l = list(c, l,
+		         c->vars[i].from
+		             ? sqlc_printf(c, "(%s) AS %s", c->vars[i].from, a)
+		             : sqlc_printf(c, "%s.%s AS %s", sqlc_ident(c, c->cat->schema),
+		                           sqlc_ident(c, c->vars[i].rel->table), a));
+	}
 	return l;
 }
 
@@ -221,8 +229,10 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	sqlc_collect_outer(c, r->valid.to);
 	struct target *t;
 	size_t nt;
+	c->marking = true; /* the variables the values read */
 	if (!targets(c, r, &t, &nt))
 		return false;
+	c->marking = false;
 	const char *where = NULL;
 	if (r->where) {
 		struct sql_value w;
@@ -241,6 +251,7 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	if (r->when && !when_conjuncts(c, r->when, conj, &nconj, &where))
 		return false;
 	const char *times;
+	c->marking = true; /* the variables the valid time reads */
 	if (r->valid.kind == TQ_VALID_AT) {
 		struct sql_time at;
 		if (!sqlc_time(c, r->valid.at, &at))
@@ -287,12 +298,24 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 		sqlc_error(c, &st->loc, "a retrieve needs a tuple variable");
 		return false;
 	}
+	c->marking = false;
 	/* the correlations of every aggregate, those of the valid clause included */
 	where = sqlc_and(c, where, c->agg_conds);
 	const char *sel = select_list(c, t, nt);
-	const char *body =
-	    sqlc_printf(c, "SELECT DISTINCT %s%s%s\nFROM %s%s%s", sel ? sel : "", sel ? ", " : "",
-	                times, sqlc_from_list(c), where ? "\nWHERE " : "", where ? where : "");
+	/* with a valid clause, a variable that neither the values nor the valid time read
+	 * only has to exist: EXISTS, a semi-join, instead of a join whose duplicates
+	 * DISTINCT removes (the paper's `when S precede end of R` reads S only there) */
+	uint64_t hidden = 0;
+	for (size_t i = 0; i < c->nvars && r->valid.kind != TQ_VALID_NONE && where; i++)
+		if (!((c->shown >> i) & 1) && !c->vars[i].agg)
+			hidden |= 1ull << i;
+	const char *from = sqlc_from_some(c, hidden, false);
+	if (hidden)
+		where = sqlc_printf(c, "EXISTS (SELECT 1 FROM %s WHERE %s)",
+		                    sqlc_from_some(c, hidden, true), where);
+	const char *body = sqlc_printf(
+	    c, "SELECT DISTINCT %s%s%s%s%s%s%s", sel ? sel : "", sel ? ", " : "", times,
+	    from ? "\nFROM " : "", from ? from : "", where ? "\nWHERE " : "", where ? where : "");
 	const char *vals = value_columns(c, t, nt);
 	if (r->unique && !out->event)
 		body = coalesce(c, body, vals);

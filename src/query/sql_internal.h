@@ -4,6 +4,7 @@
 #define VIGIL_QUERY_SQL_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "query/sql.h"
 #include "tquel/arena.h"
@@ -67,6 +68,10 @@ struct sqlc {
 	size_t nouter;
 	const char *agg_conds;
 	size_t naggs;
+	/* the variables the result's values and valid time read (bit i: vars[i]), marked by
+	   sqlc_var while `marking` */
+	bool marking;
+	uint64_t shown;
 };
 
 /* sql_agg.c: an aggregate as a value of the statement: its relation (maximal intervals
@@ -90,6 +95,8 @@ int sqlc_var(struct sqlc *c, const char *name, const struct tquel_loc *loc);
 
 /* The FROM list of c's variables. */
 const char *sqlc_from_list(struct sqlc *c);
+/* The FROM list of the variables whose bit in `mask` is `set`; NULL if none. */
+const char *sqlc_from_some(struct sqlc *c, uint64_t mask, bool set);
 
 /* sql_value.c: a value expression (where clause, targets); false after an error. */
 bool sqlc_value(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out);

@@ -10,7 +10,7 @@ retrieve unique, V.all, retrieve into ranged over again, in the same run and in 
 one), a hand-written retrieve is answered over the trace and over the store and the two
 answers must be equal as sets, and non-empty; --show-sql shows the SQL shapes the
 docs promise (plain comparisons of the time columns, && of int8range for two stored
-intervals), the recording has intervals that meet (the end of one the begin of another:
+intervals, EXISTS for a variable only where and when read), the recording has intervals that meet (the end of one the begin of another:
 the overlap's open end is tested) and PostgreSQL can serve the compiled overlap with the
 GiST index of vigil store --index; vigil explain prints PostgreSQL's plan and writes
 nothing.
@@ -70,6 +70,9 @@ CASES = {
     "valid_at": "retrieve (W.process) valid at begin of W where W.mailbox = \"M3\"",
     "valid_from_to": "retrieve (W.process, R.processor) valid from begin of W to end of R "
                      "where W.process = R.process when W precede R",
+    # S read by neither the values nor the valid time: an EXISTS (a semi-join)
+    "exists": "retrieve (W.process) valid at end of W where S.process = W.process and "
+              "S.msg > 100 when S precede end of W",
     "overlap_expr": "retrieve (W.process, R.processor) valid at begin of (W overlap R)",
     "extend": "retrieve (W.process) valid from begin of (W extend R) to end of (W extend R)"
               " where W.process = R.process",
@@ -249,6 +252,10 @@ def main():
         check(p.returncode == 0 and "int8range(t0.valid_from, t0.valid_to) && "
               "int8range(t1.valid_from, t1.valid_to)" in p.stderr and
               "SELECT DISTINCT" in p.stderr, "--show-sql: %s" % p.stderr)
+        px = run([QVIGIL, "query", base, "--show-sql", "--format", "json", "-e",
+                  RANGES + CASES["exists"]])
+        check(px.returncode == 0 and "EXISTS (SELECT 1 FROM" in px.stderr,
+              "--show-sql of a variable only the where clause reads: %s" % px.stderr)
         # PostgreSQL can serve that overlap with the GiST index (forced: the tables are
         # small), and the recording has intervals that meet, where [) matters
         sql = p.stderr[p.stderr.index("SELECT DISTINCT"):].split("\nORDER BY")[0]
