@@ -16,7 +16,8 @@ benchmark exits 1 (MISMATCH). Best of BENCH_QPG_REPS (default 3). PostgreSQL fro
 Debian's packages (tests/logmodel/pgharness.py) on a Unix socket of a temporary directory,
 default settings but fsync off. Events: BENCH_QUERY_EVENTS (default 1000000; the query
 benchmark uses 10000000, which the trace side answers too, but storing and indexing it
-takes minutes on a 2-core machine). VIGIL_BENCH_SMOKE=1: 100000 events, 1 repetition.
+takes minutes on a 2-core machine). VIGIL_BENCH_SMOKE=1: 100000 events, 1 repetition. BENCH_QPG_ONLY=KEY,...: those queries
+only (scan, overlap_eq, overlap, precede).
 Writes BENCH_OUT/query_pg.json; a markdown table on stdout."""
 import json
 import os
@@ -36,6 +37,7 @@ import query_bench  # noqa: E402
 SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
 EVENTS = int(os.environ.get("BENCH_QUERY_EVENTS", "100000" if SMOKE else "1000000"))
 REPS = int(os.environ.get("BENCH_QPG_REPS", "1" if SMOKE else "3"))
+ONLY = [k for k in os.environ.get("BENCH_QPG_ONLY", "").split(",") if k]
 OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
 VIGIL = os.path.join(BUILD, "bin", "vigil")
 
@@ -115,6 +117,8 @@ def main():
         say("stored in %.1f s, indexed in %.1f s" % (store_s, index_s))
         results = []
         for q in query_bench.QUERIES:
+            if ONLY and q["key"] not in ONLY:
+                continue
             tq = q["tquel"]
             t_trace, o1 = best(lambda: timed([VIGIL, "query", trace, "-e", tq, "--format",
                                               "csv"]))
