@@ -26,6 +26,9 @@
   collector vigil probes --collector enable/disable 'usdt:vt:ints': relayed by vigild to
             each subject, one connecting later included
   linked    the subject linked with libvigil (what the sanitizer build checks)
+  general_regs  the jump path's recorder (src/runtime/usdt_record.c, USDT_RECORD_OBJ) uses
+            no vector or x87 register and calls nothing outside its object, so the
+            trampoline may skip XSAVE/XRSTOR (docs/usdt.md, "The jump path")
 """
 import json
 import os
@@ -718,9 +721,9 @@ def wait_state(pid, exe, probe, want, what):
 
 def check_collector(tmp):
     """vigil probes --collector enable/disable 'usdt:vt:ints': vigild relays it to every
-    C subject, and to one that connects later; each arms (int3: the plans need the
-    subject's own files) and disarms its site; the collected trace holds vt.ints events
-    and no other probe's."""
+    C subject, and to one that connects later; each arms its site on the jump path (the
+    subject's runtime asks the planner, vigil usdt plan, for its own files' plans) and
+    disarms it; the collected trace holds vt.ints events and no other probe's."""
     sys.path.insert(0, os.path.join(SRC, "tests", "collector"))
     from vgd import Collector  # noqa: E402
     exe = builds(tmp)["gcc-O2"]
@@ -743,9 +746,9 @@ def check_collector(tmp):
         first = subject()
         on = probes("enable")
         assert on["usdt"] == "vt:ints" and on["subjects"] in (0, 1), on
-        wait_state(first, exe, "ints", (True, "int3"), "after enable")
+        wait_state(first, exe, "ints", (True, "jump"), "after enable")
         second = subject()  # connects after the enable: told as it says hello
-        wait_state(second, exe, "ints", (True, "int3"), "a subject connecting later")
+        wait_state(second, exe, "ints", (True, "jump"), "a subject connecting later")
         assert site_state(first, exe, "regs") == (False, None)
         off = probes("disable")
         assert off["subjects"] == 2, off
@@ -771,15 +774,34 @@ def check_collector(tmp):
     print("through the collector: 2 subjects armed and disarmed, %d vt.ints events" % ints)
 
 
+def check_general_regs(tmp):
+    obj = os.environ["USDT_RECORD_OBJ"]
+    dis = run(["objdump", "-d", "--no-show-raw-insn", obj]).stdout
+    assert "<vg__usdt_jump_fast>:" in dis, "no vg__usdt_jump_fast in " + obj
+    vector = [line.strip() for line in dis.splitlines()
+              if re.search(r"%(x|y|z)mm\d|%mm\d|%st\b|%st\(|%k[0-7]\b", line)
+              or re.search(r"\t(f[a-z]+|emms|fxsave|xsave|vzeroupper|ldmxcsr|stmxcsr)\b", line)]
+    assert not vector, "%s uses vector or x87 registers:\n%s" % (obj, "\n".join(vector[:20]))
+    # data it reads (the thread's buffer, the clock, the reporting switch), no function
+    allowed = {"_GLOBAL_OFFSET_TABLE_", "vg__tls", "vg__clock", "vg__report_off"}
+    undefined = set(run(["nm", "-u", "--format=just-symbols", obj]).stdout.split())
+    assert undefined <= allowed, "%s refers to %s (a call out of the vector-free recorder?)" % (
+        obj, sorted(undefined - allowed))
+    print("general_regs: %s: no vector or x87 register, refers only to %s" % (
+        os.path.basename(obj), ", ".join(sorted(undefined))))
+
+
 def main():
     what = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
+    # the planners' cache of plans (docs/usdt.md, "Plan cache") in the test's own dir
+    os.environ["VIGIL_CACHE_DIR"] = os.path.join(tmp, "cache")
     try:
         {"list": check_list, "record": check_record, "bad": check_bad,
          "postgres": check_postgres, "bufferpool": check_bufferpool,
          "linked": check_linked, "probes": check_probes,
          "dlopen": check_dlopen, "threads": check_threads, "model": check_model,
-         "collector": check_collector}[what](tmp)
+         "collector": check_collector, "general_regs": check_general_regs}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
         raise
