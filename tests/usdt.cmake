@@ -11,11 +11,11 @@ if(VIGIL_DEP_SDT_H)
   target_link_libraries(usdt_subject_linked PRIVATE vigil_runtime)
   find_program(USDT_PYTHON3 python3 HINTS /usr/bin)
   set(usdt_env "${VIGIL_TEST_ENV};USDT_LINKED=$<TARGET_FILE:usdt_subject_linked>")
-  foreach(t list record bad linked probes dlopen threads model collector)
+  foreach(t list record bad linked probes dlopen threads model collector cache)
     add_test(NAME usdt.${t}
              COMMAND ${USDT_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/usdt/usdt_test.py ${t})
     set(labels usdt)
-    if(t STREQUAL "list" OR t STREQUAL "linked")
+    if(t STREQUAL "list" OR t STREQUAL "linked" OR t STREQUAL "cache")
       set(labels "usdt;sanitize")
     endif()
     set_tests_properties(usdt.${t} PROPERTIES ENVIRONMENT "${usdt_env}" TIMEOUT 300

@@ -19,17 +19,22 @@
             the buffer events of misses (evicting a dirty buffer to read a block) first
   probes    vigil probes --pid PID enable/disable 'usdt:vt:*': events only inside the
             window; vigil check accepts the trace, babeltrace2 reads it
-  dlopen    a library with a probe loaded by dlopen through RUNPATH after start
+  dlopen    a library with a probe loaded by dlopen through RUNPATH after start, and
+            Debian's libpython (python:* probes) loaded by dlopen: events counted, and
+            their sites planned by the runtime's planner (the jump path)
   threads   vt:hot switched on and off 12 times while two threads run through it: no
             harm, and every count recorded as the thread counted it
   model     a recording with log models and USDT events: vigil model hints at --from-trace
   collector vigil probes --collector enable/disable 'usdt:vt:ints': relayed by vigild to
             each subject, one connecting later included
   linked    the subject linked with libvigil (what the sanitizer build checks)
+  cache     the plan cache: written, read, replanned when the object changes, a cut or
+            tampered cache file replaced with one line, none with VIGIL_CACHE_DIR empty
   general_regs  the jump path's recorder (src/runtime/usdt_record.c, USDT_RECORD_OBJ) uses
             no vector or x87 register and calls nothing outside its object, so the
             trampoline may skip XSAVE/XRSTOR (docs/usdt.md, "The jump path")
 """
+import glob
 import json
 import os
 import re
@@ -369,7 +374,8 @@ def check_postgres(tmp):
     try:
         pg.initdb({"fsync": "off", "autovacuum": "off"})
         trace = pg.path("trace")
-        pg.start(record=trace, record_args=["--usdt", "postgresql:transaction__*"])
+        cache = {"VIGIL_CACHE_DIR": pg.path("cache")}  # the server's user writes there
+        pg.start(record=trace, env=cache, record_args=["--usdt", "postgresql:transaction__*"])
         psql_pid = int(pg.psql("select pg_backend_pid()").stdout.strip())
         script = pg.path("one.sql")
         with open(script, "w") as f:
@@ -404,8 +410,33 @@ def check_postgres(tmp):
               "(%d + one at each session's start + psql's 1), %d in other processes %s" %
               (done, in_clients, len(client), done, sum(others.values()), others))
         r = run([VIGIL, "check", trace])
+        check_postgres_shadow_stack(pg, cache)
     finally:
         pg.cleanup()
+
+
+def check_postgres_shadow_stack(pg, cache):
+    """Under a shadow stack (CET; VIGIL_USDT_ASSUME_SHSTK=1 stands for one, which this
+    machine's kernel does not give), a site whose displaced bytes end in a call (PostgreSQL's
+    buffer__checkpoint__start: the trampoline would push the return address itself) stays
+    on the int3 path with one line, and is still recorded."""
+    for assume in ("1", "0"):
+        trace = pg.path("trace-shstk-" + assume)
+        out = "server-shstk-%s.out" % assume
+        pg.start(record=trace, env=dict(cache, VIGIL_USDT_ASSUME_SHSTK=assume), out=out,
+                 record_args=["--usdt", "postgresql:buffer__checkpoint__start"])
+        pg.psql("checkpoint")
+        pg.stop()
+        said = [ln for ln in open(pg.path(out)) if "shadow stack" in ln]
+        if assume == "1":
+            assert len(said) == 1 and "stay on the int3 path" in said[0], said
+        else:
+            assert said == [], said
+        n = sum(1 for line in run([VIGIL, "dump", "--json", trace]).stdout.splitlines()
+                if '"postgresql.buffer__checkpoint__start"' in line)
+        assert n >= 2, n  # ours and the shutdown's
+    print("shadow stack: buffer__checkpoint__start refused to the int3 path with one line, "
+          "still recorded")
 
 
 def bufferpool_run(tmp, name, shared_buffers, transactions):
@@ -508,7 +539,65 @@ def check_dlopen(tmp):
     r = run([VIGIL, "record", "-q", "-o", os.path.join(tmp, "u"), "--usdt", "nothing:*", "--",
              exe, str(N)])
     assert len([ln for ln in r.stdout.splitlines() if ln.startswith("vl.")]) == N
-    print("dlopen: %d events from a library loaded through RUNPATH after start" % N)
+    # the library's site takes the jump path: the runtime had it planned (vigil usdt plan)
+    lib = os.path.join(tmp, "lib", "libsdtlib.so")
+    wait_jump([VIGIL, "record", "-q", "-o", os.path.join(tmp, "w"), "--usdt", "vl:*", "--",
+               exe, str(N), "wait"], lib, ["call"])
+    print("dlopen: %d events from a library loaded through RUNPATH after start, its site "
+          "on the jump path" % N)
+    check_dlopen_python(tmp)
+
+
+def wait_jump(cmd, lib, probes):
+    """Runs cmd (vigil record ... -- PROGRAM ... wait) until the program says ready, then
+    checks that each probe of lib is armed on the jump path, and lets the program end."""
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        read_until(p, lines, lambda ls: "ready\n" in ls, "the program's ready")
+        pid = int(open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()[0])
+        for probe in probes:
+            assert site_state(pid, lib, probe) == (True, "jump"), (probe, site_state(
+                pid, lib, probe))
+        p.stdin.write("\n")
+        p.stdin.flush()
+        p.communicate(timeout=120)
+        assert p.returncode == 0, p.returncode
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return lines
+
+
+def check_dlopen_python(tmp):
+    """Debian's libpython (SDT probes python:*) loaded by dlopen after start: its sites
+    are planned when it is mapped (the jump path), and python:function__entry/return of a
+    Python function defined on line 7777 and called N times from C (map) count N each."""
+    libs = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libpython3*.so.1.0"))
+    assert libs, "no libpython3*.so.1.0 (Debian: libpython3-dev, make deps)"
+    lib = libs[-1]
+    exe = os.path.join(tmp, "sdt_pyload")
+    run(["gcc", "-O2", "-o", exe, os.path.join(SRC, "tests", "usdt", "sdt_pyload.c")])
+    # the plans into the test's cache first: planning this large a library on a loaded
+    # machine may take longer than the runtime waits for its planner (60 s)
+    r = run([VIGIL, "usdt", "plan", lib, "python:function__*"])
+    assert len(r.stdout.split()) == 2, r.stdout + r.stderr
+    trace = os.path.join(tmp, "py")
+    r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "python:*", "--", exe, lib, str(N)])
+    assert ("calls %d" % N) in r.stdout and own_lines(r.stderr) == [], r.stdout + r.stderr
+    got = {}
+    for name, values, _ in events(trace, "python."):
+        if name in ("python.function__entry", "python.function__return") and \
+                values[2] in (7777, 7778):
+            got[(name, values[2])] = got.get((name, values[2]), 0) + 1
+    assert got == {("python.function__entry", 7777): N,
+                   ("python.function__return", 7778): N}, got
+    run([VIGIL, "check", trace])
+    wait_jump([VIGIL, "record", "-q", "-o", os.path.join(tmp, "pyw"), "--usdt", "python:*",
+               "--", exe, lib, str(N), "wait"], lib, ["function__entry", "function__return"])
+    print("dlopen: %s's function__entry/return %d times each, on the jump path" % (
+        os.path.basename(lib), N))
 
 
 def check_linked(tmp):
@@ -791,6 +880,63 @@ def check_general_regs(tmp):
         os.path.basename(obj), ", ".join(sorted(undefined))))
 
 
+def check_cache(tmp):
+    """The plan cache (docs/usdt.md, "Plan cache"): vigil usdt plan writes one file per
+    object, named by its build-id; a later run reads it (a refusal planted in it is
+    obeyed), a changed object (its modification time) is planned again, a cut or tampered
+    cache file gives one line and is replaced, VIGIL_CACHE_DIR= (empty) keeps none."""
+    exe = os.path.join(tmp, "sdt")
+    run(["gcc", "-O2", "-g", "-o", exe, SUBJECT])
+    cache = os.path.join(tmp, "plans")
+    env = dict(os.environ, VIGIL_CACHE_DIR=cache)
+
+    def plan():
+        r = run([VIGIL, "usdt", "plan", exe, "vt:*"], env=env)
+        return r.stdout.split(), [ln for ln in r.stderr.splitlines()
+                                  if "sites planned for the jump path" not in ln]
+
+    first, said = plan()
+    assert len(first) == 10 and len(said) == 1 and "vt:joined" in said[0], (first, said)
+    files = os.listdir(cache)
+    build_id = run(["readelf", "-n", exe]).stdout.split("Build ID: ")[1].split()[0]
+    assert files == ["usdt-%s.plans" % build_id], files
+    path = os.path.join(cache, files[0])
+    text = open(path).read()
+    assert text.startswith("vigil usdt plans 1\n") and text.endswith("end 11\n"), text
+    assert plan() == (first, said)
+    # a refusal planted for vt:ints is obeyed: the file was read, not planned again
+    doc, _ = usdt_list(exe)
+    pc = "%x" % int([p for p in doc["objects"][0]["probes"] if p["name"] == "ints"][0]["pc"], 16)
+    ints = [p for p in first if p.split(":")[2] == pc][0]
+    planted = re.sub(r"(?m)^\+ %s .*$" % pc, "- %s planted by the test" % pc, text)
+    assert planted != text
+    with open(path, "w") as f:
+        f.write(planted)
+    got, said2 = plan()
+    assert ints not in got and len(got) == 9, got
+    assert any("vt:ints" in ln and "planted by the test; it stays on the int3 path" in ln
+               for ln in said2), said2
+    # the object changed (its time): planned again, the cache file replaced
+    os.utime(exe, None)
+    assert plan() == (first, said) and "planted" not in open(path).read()
+    # a cache file cut short, and one whose plan's bytes are not the file's
+    good = open(path).read()
+    for bad, why in ((good[:len(good) // 2], "not a plan file; planning again"),
+                     (good.replace(":90", ":cc", 1), "does not match the file; planning again")):
+        with open(path, "w") as f:
+            f.write(bad)
+        got, said3 = plan()
+        lines = [ln for ln in said3 if "plan cache" in ln]
+        assert got == first and len(lines) == 1 and why in lines[0], said3
+        assert open(path).read() == good
+    # no cache
+    nocache = os.path.join(tmp, "none")
+    env = dict(os.environ, VIGIL_CACHE_DIR="", XDG_CACHE_HOME=nocache, HOME=nocache)
+    assert plan()[0] == first and not os.path.exists(nocache)
+    print("cache: written, read (a planted refusal obeyed), replanned on change, "
+          "cut and tampered files replaced with one line")
+
+
 def main():
     what = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
@@ -801,7 +947,7 @@ def main():
          "postgres": check_postgres, "bufferpool": check_bufferpool,
          "linked": check_linked, "probes": check_probes,
          "dlopen": check_dlopen, "threads": check_threads, "model": check_model,
-         "collector": check_collector, "general_regs": check_general_regs}[what](tmp)
+         "collector": check_collector, "general_regs": check_general_regs, "cache": check_cache}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
         raise
