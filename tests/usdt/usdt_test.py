@@ -602,23 +602,30 @@ def check_dlopen_python(tmp):
 
 def check_linked(tmp):
     """The subject linked with libvigil (the sanitizer build's runtime), armed through
-    VIGIL_USDT at start: the same values as through the preload."""
+    VIGIL_USDT at start: the same values as through the preload, on the int3 path, with
+    the CLI's plans, and with the plans of the planner the runtime runs itself."""
     exe = os.environ["USDT_LINKED"]
     # the jump path's plans, as vigil record hands them over (VIGIL_USDT_PLAN)
     r = run([VIGIL, "usdt", "plan", exe, "vt:*"])
     plans = r.stdout.split()
     refusal(r.stderr.replace("vigil usdt: %s: 10 sites planned for the jump path\n" % exe, ""))
     assert len(plans) == 10, r.stdout
-    for path, plan in (("int3", None), ("jump", ";".join(plans))):
+    # int3: no plans; jump: the CLI's plans; planner: the runtime asks vigil usdt plan
+    for path, plan in (("int3", None), ("jump", ";".join(plans)), ("planner", None)):
         trace = os.path.join(tmp, "t-" + path)
         env = dict(os.environ, VIGIL_OUT=trace, VIGIL_USDT="vt:*", VIGIL_VERBOSE="1")
         if plan:
             env["VIGIL_USDT_PLAN"] = plan
+        if path == "planner":
+            env["VIGIL_USDT_PLANNER"] = VIGIL
         r = run([exe, str(N), "--trap"], env=env)
         said = [ln for ln in own_lines(r.stderr) if "usdt" in ln]
+        asked = [ln for ln in said if "from the planner" in ln]
+        said = [ln for ln in said if ln not in asked]
         assert len(said) == 1 and said[0].endswith(
             "usdt: 11 of 11 matching sites armed, %d on the jump path" %
-            (10 if plan else 0)), r.stderr
+            (0 if path == "int3" else 10)), r.stderr
+        assert len(asked) == (path == "planner"), r.stderr
         assert "traps %d" % N in r.stdout, r.stdout
         want = printed(r.stdout)
         assert len(want) == 14 * N
