@@ -10,7 +10,8 @@
             would displace) stays on the int3 path with one line
   bad       a stripped build (symbol operands not understood) and a site already patched
             by another tool (an int3 over the nop): those sites untouched with one line
-            each, the others recorded, the program's own SIGTRAP handler still called
+            each, the others recorded, the program's own SIGTRAP handler still called; a
+            site followed by an endbr64 gets no plan (one line)
   postgres  stock PostgreSQL under pgbench with --usdt 'postgresql:transaction__*': the
             commits counted per session equal pgbench's transactions plus each session's start
   bufferpool  the behaviour-model paper's buffer-pool scenario: stock PostgreSQL under the
@@ -32,7 +33,8 @@
             tampered cache file replaced with one line, none with VIGIL_CACHE_DIR empty
   general_regs  the jump path's recorder (src/runtime/usdt_record.c, USDT_RECORD_OBJ) uses
             no vector or x87 register and calls nothing outside its object, so the
-            trampoline may skip XSAVE/XRSTOR (docs/usdt.md, "The jump path")
+            trampoline may skip XSAVE/XRSTOR (docs/usdt.md, "The jump path"); the
+            trampolines' common entry begins with endbr64
 """
 import glob
 import json
@@ -349,7 +351,18 @@ def check_bad(tmp):
     r = run([VIGIL, "usdt", "plan", patched, "vt:consts"])
     assert r.stdout == "" and "usdt vt:consts at" in r.stderr and \
         "the site is not a nop" in r.stderr, r.stderr
-    print("stripped and patched sites left untouched, one line each; SIGTRAP chained")
+    # an endbr64 right after the nop (where an indirect branch may land, IBT): refused
+    src = os.path.join(tmp, "endbr.c")
+    with open(src, "w") as f:
+        f.write('#include <sys/sdt.h>\nint main(void)\n{\n\tDTRACE_PROBE(ct, endbr);\n'
+                '\t__asm__ volatile("endbr64; nop; nop; nop; nop");\n\treturn 0;\n}\n')
+    endbr = os.path.join(tmp, "endbr")
+    run(["gcc", "-O2", "-o", endbr, src])
+    r = run([VIGIL, "usdt", "plan", endbr, "ct:*"])
+    assert r.stdout == "" and "usdt ct:endbr at" in r.stderr and \
+        "an endbr64 follows the nop (an indirect branch may land there)" in r.stderr, r.stderr
+    print("stripped and patched sites left untouched, one line each; SIGTRAP chained; "
+          "a site before an endbr64 refused")
 
 
 def pg_server():
@@ -883,6 +896,12 @@ def check_general_regs(tmp):
     undefined = set(run(["nm", "-u", "--format=just-symbols", obj]).stdout.split())
     assert undefined <= allowed, "%s refers to %s (a call out of the vector-free recorder?)" % (
         obj, sorted(undefined - allowed))
+    # the trampolines call the common entry indirectly: it begins with endbr64 (IBT)
+    lib = os.path.join(BIN, "libvigil.so")
+    entry = run(["objdump", "-d", "--no-show-raw-insn", "--disassemble=vg__usdt_tramp_entry",
+                 lib]).stdout
+    first = re.search(r"<vg__usdt_tramp_entry>:\n\s*[0-9a-f]+:\s*(\S+)", entry)
+    assert first and first.group(1) == "endbr64", entry[-500:]
     print("general_regs: %s: no vector or x87 register, refers only to %s" % (
         os.path.basename(obj), ", ".join(sorted(undefined))))
 
