@@ -6,7 +6,6 @@
  *   - PC WHY                    a site refused (it stays on the int3 path)
  *   end N                       N site lines: a file cut short is seen */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "usdt_plan_cache.h"
 
 #define HEADER "vigil usdt plans 1"
@@ -64,18 +64,8 @@ static int cache_dir(char *dir, size_t size, int create)
 		n = -1;
 	if (n < 0 || (size_t)n >= size)
 		return -1;
-	if (create) { /* each level; 0700: plans name the user's files */
-		for (char *p = dir + 1; *p; p++)
-			if (*p == '/') {
-				*p = 0;
-				if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-					return -1;
-				*p = '/';
-			}
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -1;
-	}
-	return 0;
+	/* 0700: plans name the user's files */
+	return create ? vgb_mkdirs(dir, 0700) : 0;
 }
 
 static int cache_path(const struct vg_plan_key *k, char *path, size_t size, int create)
