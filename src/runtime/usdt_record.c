@@ -147,7 +147,8 @@ __attribute__((used)) int vg__usdt_jump_fast(const struct vg_usdt_site *s, long 
 		return 0;
 	struct vg_thread *t = &vg__tls;
 	vg_sensor *sensor = s->sensor;
-	if (!vg__clock.use_tsc || t->busy ||
+	/* several listeners: the full path decides which of them take the event */
+	if (!vg__clock.use_tsc || t->busy || vg__listening ||
 	    (s->pair_role == VG_USDT_OPEN && !vg__usdt_open_starts))
 		return 1;
 	/* claimed before the buffer is looked at, as vg__event_start does: a signal handler
@@ -171,7 +172,7 @@ __attribute__((used)) int vg__usdt_jump_fast(const struct vg_usdt_site *s, long 
 		uint8_t *p = vg__event_header(t, sensor, ts);
 		if (s->pair_role == VG_USDT_CLOSE)
 			p = store(p, since, 8);
-		vg_event_commit(vg__usdt_write_args(p, s, gregs));
+		vg__event_commit_main(t, vg__usdt_write_args(p, s, gregs));
 	} else {
 		atomic_signal_fence(memory_order_seq_cst);
 		t->busy = 0;
