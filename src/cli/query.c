@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/query_need.h"
 #include "cli/query_store.h"
 #include "cli/statements.h"
 #include "lang/lang.h"
@@ -17,6 +19,7 @@
 #include "query/engine.h"
 #include "query/output.h"
 #include "query/relation.h"
+#include "query/relation_cache.h"
 #include "query/tquel.h"
 #include "trace/source.h"
 
@@ -255,9 +258,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Opens and builds the database of a trace; NULL after printing the error. */
+/* Opens the trace and its database, from the relations cache when one fits; NULL after
+ * printing the error. */
 static struct vgq_database *open_db(const char *cmd, const char *path, struct vgt_trace **tr,
-                                    bool progress)
+                                    bool progress, const struct tquel_query *q,
+                                    struct vgq_cache_result *cache)
 {
 	char err[512];
 	*tr = vgt_open_readable(&path, 1, err, sizeof err);
@@ -267,11 +272,21 @@ static struct vgq_database *open_db(const char *cmd, const char *path, struct vg
 	}
 	if (progress)
 		fprintf(stderr, "vigil %s: reading %s ...\r", cmd, path);
-	struct vgq_database *db = vgq_database_build(*tr);
-	if (progress)
-		fprintf(stderr, "\033[K");
 	char who[32];
 	snprintf(who, sizeof who, "vigil %s", cmd);
+	struct vg_query_need need;
+	vg_query_need(q, &need);
+	struct vgq_cache_request rq = {.trace_path = path,
+	                               .who = who,
+	                               .need = need.relations,
+	                               .nneed = need.nrelations,
+	                               .attrs = need.attrs,
+	                               .nattrs = need.nattrs,
+	                               .all_attrs = need.all_attrs};
+	struct vgq_database *db = vgq_database_cached(*tr, &rq, cache);
+	vg_query_need_free(&need);
+	if (progress)
+		fprintf(stderr, "\033[K");
 	vgq_database_print_warnings(db, who, stderr);
 	return db;
 }
@@ -309,13 +324,16 @@ static int emit(void *p, const struct vgq_relation *r)
 }
 
 static void print_stats(const struct vgq_session *s, const struct vgq_database *db,
-                        uint64_t build_ns)
+                        uint64_t build_ns, const struct vgq_cache_result *cache)
 {
 	size_t n;
 	const struct vgq_stat *st = vgq_session_stats(s, &n);
+	struct rusage ru;
+	long max_rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
 	fprintf(stderr,
-	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64 ",\"statements\":[",
-	        db->events, build_ns);
+	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64
+	        ",\"cache\":\"%s\",\"max_rss_kb\":%ld,\"statements\":[",
+	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), max_rss_kb);
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr,
 		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
@@ -337,8 +355,12 @@ int vg_cmd_query(int argc, char **argv)
 	if (!q)
 		return 2;
 	if (vg_is_store_url(a.trace)) {
-		struct vg_store_query sq = {.cmd = "query", .url = a.trace, .schema = a.schema,
-		                            .q = q, .format = a.format, .show_sql = a.show_sql};
+		struct vg_store_query sq = {.cmd = "query",
+		                            .url = a.trace,
+		                            .schema = a.schema,
+		                            .q = q,
+		                            .format = a.format,
+		                            .show_sql = a.show_sql};
 		rc = vg_query_store(&sq);
 		tquel_free(q);
 		return rc;
@@ -346,7 +368,8 @@ int vg_cmd_query(int argc, char **argv)
 	bool progress = isatty(STDERR_FILENO);
 	struct vgt_trace *tr;
 	uint64_t t0 = now_ns();
-	struct vgq_database *db = open_db("query", a.trace, &tr, progress);
+	struct vgq_cache_result cache;
+	struct vgq_database *db = open_db("query", a.trace, &tr, progress, q, &cache);
 	if (!db) {
 		tquel_free(q);
 		return 2;
@@ -370,7 +393,7 @@ int vg_cmd_query(int argc, char **argv)
 			rc = 2;
 		}
 		if (a.stats && !errors)
-			print_stats(s, db, build_ns);
+			print_stats(s, db, build_ns, &cache);
 	}
 	if (!rc && db->partial) {
 		fprintf(stderr,
@@ -437,7 +460,8 @@ int vg_cmd_explain(int argc, char **argv)
 		have_sensors = true;
 	}
 	if (a.trace) {
-		if (!(db = open_db("explain", a.trace, &tr, false)))
+		struct vgq_cache_result cache;
+		if (!(db = open_db("explain", a.trace, &tr, false, q, &cache)))
 			goto out;
 		if (!have_sensors)
 			vga_sensors_from_trace(tr, &sensors);
