@@ -14,9 +14,15 @@
 #include "query/relation_cache.h"
 #include "query/relation_cache_internal.h"
 
+/* A bytes column's values lie in [blobs_at, offset), with their own checksum. */
+struct acolumn {
+	struct vgc_column c;
+	uint64_t blobs_at, blobs_sum;
+};
+
 struct rinfo {
 	struct vgc_column from, to, open, begin_unknown;
-	struct vgc_column *attrs;
+	struct acolumn *attrs;
 	bool ready;
 	bool *made; /* per attribute: its column was made (a pointer column to free) */
 };
@@ -144,9 +150,15 @@ static void read_relation(struct cursor *c, struct vgq_relation *r, struct rinfo
 	                !ri->to.offset != !ri->open.offset))
 		c->bad = "a relation's time columns are missing";
 	for (size_t a = 0; a < nattrs && !c->bad; a++) {
-		ri->attrs[a] = get_column(c, n, vgc_value_size(attrs[a].type), dir_at);
-		if (!c->bad && !ri->attrs[a].offset)
+		ri->attrs[a].c = get_column(c, n, vgc_value_size(attrs[a].type), dir_at);
+		if (!c->bad && !ri->attrs[a].c.offset)
 			c->bad = "an attribute column is missing";
+		if (attrs[a].type == VGQ_BYTES) {
+			ri->attrs[a].blobs_at = get_u64(c);
+			ri->attrs[a].blobs_sum = get_u64(c);
+			if (!c->bad && ri->attrs[a].blobs_at > ri->attrs[a].c.offset)
+				c->bad = "a column's bytes are out of place";
+		}
 	}
 }
 
@@ -204,8 +216,9 @@ static bool column_ok(const struct vgc_map *m, const struct vgc_column *c)
 
 /* Texts, bytes and entities as the relation's pointers; false if an offset is wrong. */
 static bool fix_column(const struct vgc_map *m, struct vgq_relation *r, size_t a,
-                       const uint64_t *in)
+                       const struct acolumn *ac)
 {
+	const uint64_t *in = column_data(m, &ac->c);
 	size_t n = r->ntuples;
 	union vgq_column *col = &r->cols[a];
 	switch (r->attrs[a].type) {
@@ -220,15 +233,20 @@ static bool fix_column(const struct vgc_map *m, struct vgq_relation *r, size_t a
 		}
 		return true;
 	}
-	case VGQ_BYTES:
+	case VGQ_BYTES: {
 		col->b = vgq_xcalloc(n ? n : 1, sizeof *col->b);
+		uint64_t sum = 0;
 		for (size_t i = 0; i < n; i++) {
 			uint64_t off = in[2 * i], len = in[2 * i + 1];
-			if (len && (off < m->texts_end || off > m->size || len > m->size - off))
+			if (len &&
+			    (off < ac->blobs_at || off > ac->c.offset || len > ac->c.offset - off))
 				return false;
 			col->b[i] = (struct vgq_bytes){len ? m->base + off : NULL, len};
+			if (len)
+				sum = sum * 0x100000001B3ull + vgc_checksum(m->base + off, len);
 		}
-		return true;
+		return sum == ac->blobs_sum;
+	}
 	case VGQ_ENTITY:
 		col->r = vgq_xcalloc(n ? n : 1, sizeof *col->r);
 		for (size_t i = 0; i < n; i++) {
@@ -269,7 +287,7 @@ static bool materialize(struct vgc_map *m, struct vgq_relation *r, size_t i,
 	bool ok = column_ok(m, &ri->from) && column_ok(m, &ri->to) && column_ok(m, &ri->open) &&
 	          column_ok(m, &ri->begin_unknown);
 	for (size_t a = 0; ok && a < r->nattrs; a++)
-		ok = !wanted(rq, r->attrs[a].name) || column_ok(m, &ri->attrs[a]);
+		ok = !wanted(rq, r->attrs[a].name) || column_ok(m, &ri->attrs[a].c);
 	r->from = (int64_t *)column_data(m, &ri->from);
 	r->to = (int64_t *)column_data(m, &ri->to);
 	r->open = (bool *)column_data(m, &ri->open);
@@ -277,7 +295,7 @@ static bool materialize(struct vgc_map *m, struct vgq_relation *r, size_t i,
 	for (size_t a = 0; ok && a < r->nattrs; a++)
 		if (wanted(rq, r->attrs[a].name)) {
 			ri->made[a] = true;
-			ok = fix_column(m, r, a, column_data(m, &ri->attrs[a]));
+			ok = fix_column(m, r, a, &ri->attrs[a]);
 		}
 	if (!ok)
 		r->ntuples = 0;
@@ -386,6 +404,7 @@ enum vgc_open_status vgc_open(const char *path, const void *key, size_t keylen,
 	if (!c.bad && (m->texts_at != sizeof h || texts_size > h.dir_offset - m->texts_at))
 		c.bad = "its texts are out of place";
 	m->texts_end = c.bad ? 0 : m->texts_at + texts_size;
+	uint64_t texts_sum = get_u64(&c), sum = 0;
 	uint64_t nwarnings = get_u64(&c);
 	if (!c.bad && nwarnings > h.dir_size)
 		c.bad = "its warnings are not counted right";
@@ -403,8 +422,11 @@ enum vgc_open_status vgc_open(const char *path, const void *key, size_t keylen,
 		}
 		size_t len = strlen(s);
 		vgq_pool_adopt(db->internal->pool, s, len);
+		sum = sum * 0x100000001B3ull + vgc_checksum(s, len + 1);
 		at += 8 + ((len + 1 + 7) & ~(size_t)7);
 	}
+	if (!c.bad && sum != texts_sum)
+		c.bad = "its texts' checksum differs";
 	uint64_t nrel = get_u64(&c);
 	if (!c.bad && nrel > h.dir_size)
 		c.bad = "its relations are not counted right";

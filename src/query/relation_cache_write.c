@@ -41,6 +41,7 @@ struct writer {
 	uint64_t pos;
 	bool failed;
 	struct textmap texts;
+	uint64_t texts_sum; /* of every text, in the order written */
 	/* the directory, built in memory */
 	uint8_t *dir;
 	size_t ndir, capdir;
@@ -104,6 +105,7 @@ static void write_text(void *arg, const char *s, size_t len)
 	size_t i = slot_of(&w->texts, s);
 	w->texts.keys[i] = (uintptr_t)s;
 	w->texts.offs[i] = w->pos;
+	w->texts_sum = w->texts_sum * 0x100000001B3ull + vgc_checksum(s, len + 1);
 	put(w, s, len + 1);
 	pad(w, 8);
 }
@@ -134,6 +136,7 @@ static void attr_column(struct writer *w, const struct vgq_relation *r, size_t a
 		return;
 	}
 	uint64_t *out = vgq_xcalloc(n ? n : 1, vgc_value_size(t));
+	uint64_t blobs_at = w->pos, blobs_sum = 0; /* bytes: the values, before the column */
 	for (size_t i = 0; i < n; i++) {
 		if (t == VGQ_STRING) {
 			out[i] = text_offset(&w->texts, c->s[i]);
@@ -141,6 +144,8 @@ static void attr_column(struct writer *w, const struct vgq_relation *r, size_t a
 			out[2 * i + 1] = c->b[i].len;
 			if (c->b[i].len) {
 				out[2 * i] = w->pos;
+				blobs_sum = blobs_sum * 0x100000001B3ull +
+				            vgc_checksum(c->b[i].ptr, c->b[i].len);
 				put(w, c->b[i].ptr, c->b[i].len);
 				pad(w, 8);
 			}
@@ -152,6 +157,10 @@ static void attr_column(struct writer *w, const struct vgq_relation *r, size_t a
 		}
 	}
 	column(w, out, n * vgc_value_size(t));
+	if (t == VGQ_BYTES) {
+		dir_u64(w, blobs_at);
+		dir_u64(w, blobs_sum);
+	}
 	free(out);
 }
 
@@ -181,12 +190,13 @@ static void relation(struct writer *w, const struct vgq_relation *r)
 }
 
 static void directory(struct writer *w, const struct vgq_database *db, const void *key,
-                      size_t keylen, uint64_t stream_damage, uint64_t texts_at, uint64_t texts_size)
+                      size_t keylen, uint64_t stream_damage, uint64_t texts_at, uint64_t texts_size,
+                      uint64_t texts_sum)
 {
 	dir_u64(w, keylen);
 	dir_raw(w, key, keylen);
 	uint64_t head[] = {db->events, (uint64_t)db->first, (uint64_t)db->last, stream_damage,
-	                   texts_at,   texts_size,          db->nwarnings};
+	                   texts_at,   texts_size,          texts_sum,          db->nwarnings};
 	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
 		dir_u64(w, head[i]);
 	for (size_t i = 0; i < db->nwarnings; i++)
@@ -224,7 +234,7 @@ int vgc_write(const struct vgq_database *db, const void *key, size_t keylen, uin
 	uint64_t texts_at = w.pos;
 	vgq_pool_each(db->internal->pool, write_text, &w);
 	uint64_t texts_size = w.pos - texts_at;
-	directory(&w, db, key, keylen, stream_damage, texts_at, texts_size);
+	directory(&w, db, key, keylen, stream_damage, texts_at, texts_size, w.texts_sum);
 	for (size_t i = 0; i < db->nrelations; i++)
 		relation(&w, db->relations[i]);
 	pad(&w, 8);
