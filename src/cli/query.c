@@ -258,6 +258,19 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Threads that decode the trace's streams: VIGIL_THREADS, else the machine's cores. */
+static unsigned decode_threads(void)
+{
+	const char *e = getenv("VIGIL_THREADS");
+	char *end;
+	unsigned long n = e && *e ? strtoul(e, &end, 10) : 0;
+	if (!e || !*e || *end || n < 1 || n > 1024) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cores > 0 ? (unsigned long)cores : 1;
+	}
+	return (unsigned)n;
+}
+
 /* Opens the trace and its database, from the relations cache when one fits; NULL after
  * printing the error. */
 static struct vgq_database *open_db(const char *cmd, const char *path, struct vgt_trace **tr,
@@ -283,6 +296,7 @@ static struct vgq_database *open_db(const char *cmd, const char *path, struct vg
 	                               .attrs = need.attrs,
 	                               .nattrs = need.nattrs,
 	                               .all_attrs = need.all_attrs};
+	vgt_set_decode_threads(decode_threads());
 	struct vgq_database *db = vgq_database_cached(*tr, &rq, cache);
 	vg_query_need_free(&need);
 	if (progress)
