@@ -58,6 +58,9 @@ static void query_usage(FILE *f)
 	       "  vigil query run1 -f q.tq --into results.db && sqlite3 results.db .tables\n"
 	       "  vigil query postgresql://localhost/db --show-sql \\\n"
 	       "      -e 'range of W is Waiting retrieve (W.process, W.mailbox)'\n\n"
+	       "environment: VIGIL_THREADS=N threads decode the trace (default: the cores);\n"
+	       "VIGIL_CACHE=off, VIGIL_CACHE_DIR=DIR: the relations cache, kept beside the trace\n"
+	       "(TRACE/.vigil-cache) so that the next query starts at once (docs/query.md).\n\n"
 	       "exit status: 0 answered; 1 answered from a damaged trace (damage on stderr);\n"
 	       "2 usage error, unreadable trace, or errors in the statements.\n");
 }
