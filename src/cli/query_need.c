@@ -1,4 +1,4 @@
-/* What a query reads of a trace's relations, for the relations cache (query/relation_cache.h):
+/* What a query reads of a trace's relations, for the relations cache (relations/cache.h):
  * the relations its range statements name, and the attribute names written after a dot
  * anywhere in its text (every attribute when one is `all`, as in V.all). A superset of
  * what binding will look up: a word after a dot that is no attribute only costs a column. */
@@ -7,8 +7,8 @@
 #include <strings.h>
 
 #include "cli/query_need.h"
-#include "query/tquel_arena.h"
-#include "query/tquel_lex.h"
+#include "tquel/arena.h"
+#include "tquel/lex.h"
 
 void vg_query_need(const struct tquel_query *q, struct vg_query_need *n)
 {

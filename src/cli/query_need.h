@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 struct vg_query_need {
 	const char **relations; /* ranged over (Clock aside) */

@@ -25,7 +25,7 @@ static bool advance(struct vgt_merge *m, size_t i)
 {
 	if (m->prefetch)
 		return vgt__prefetch_next(m->prefetch, i, &m->ahead[i]);
-	return cursor_next(&m->cursors[i]);
+	return vgt_cursor_advance(&m->cursors[i]);
 }
 
 static bool before(const struct vgt_merge *m, size_t a, size_t b)
@@ -71,7 +71,7 @@ struct vgt_merge *vgt_merge_open(struct vgt_trace *t)
 	m->cursors = vgt__xcalloc(m->n + 1, sizeof *m->cursors);
 	m->heap = vgt__xcalloc(m->n + 1, sizeof *m->heap);
 	for (size_t i = 0; i < m->n; i++)
-		cursor_init(&m->cursors[i], t->streams[i]);
+		vgt_cursor_init(&m->cursors[i], t->streams[i]);
 	m->prefetch = vgt__prefetch_start(m->cursors, m->n, vgt_decode_threads());
 	m->cur = vgt__xcalloc(m->n + 1, sizeof *m->cur);
 	if (m->prefetch)
@@ -127,7 +127,7 @@ void vgt_merge_close(struct vgt_merge *m)
 		return;
 	vgt__prefetch_stop(m->prefetch);
 	for (size_t i = 0; i < m->n; i++)
-		cursor_fini(&m->cursors[i]);
+		vgt_cursor_fini(&m->cursors[i]);
 	free(m->cursors);
 	free(m->heap);
 	free(m->cur);

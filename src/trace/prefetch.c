@@ -62,7 +62,7 @@ static bool fill(struct vgt_cursor *c, struct chunk *ch)
 	size_t nvalues = 0;
 	ch->n = 0;
 	while (ch->n < CHUNK_EVENTS) {
-		if (!cursor_next(c))
+		if (!vgt_cursor_advance(c))
 			return false;
 		unsigned nf = c->ev.type->nfields;
 		if (nvalues + nf > ch->capvalues) {
