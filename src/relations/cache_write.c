@@ -209,7 +209,12 @@ int vgc_write(const struct vgq_database *db, const void *key, size_t keylen, uin
 {
 	char tmp[4200];
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* 0600: the relations are the trace's data, whoever may read the directory; a file
+	 * left by a killed writer of the same pid is replaced, never followed */
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+	int fd = open(tmp, flags, 0600);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, flags, 0600);
 	if (fd < 0) {
 		snprintf(err, errsize, "%s: %s", tmp, strerror(errno));
 		return -1;
