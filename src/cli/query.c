@@ -292,13 +292,12 @@ static struct vgq_database *open_db(const char *cmd, const char *path, struct vg
 	snprintf(who, sizeof who, "vigil %s", cmd);
 	struct vg_query_need need;
 	vg_query_need(q, &need);
-	struct vgq_cache_request rq = {.trace_path = path,
-	                               .who = who,
-	                               .need = need.relations,
-	                               .nneed = need.nrelations,
-	                               .attrs = need.attrs,
-	                               .nattrs = need.nattrs,
-	                               .all_attrs = need.all_attrs};
+	struct vgq_cache_request rq = {.trace_path = path, .who = who};
+	rq.need = need.relations;
+	rq.nneed = need.nrelations;
+	rq.attrs = need.attrs;
+	rq.nattrs = need.nattrs;
+	rq.all_attrs = need.all_attrs;
 	vgt_set_decode_threads(decode_threads());
 	struct vgq_database *db = vgq_database_cached(*tr, &rq, cache);
 	vg_query_need_free(&need);
@@ -372,12 +371,8 @@ int vg_cmd_query(int argc, char **argv)
 	if (!q)
 		return 2;
 	if (vg_is_store_url(a.trace)) {
-		struct vg_store_query sq = {.cmd = "query",
-		                            .url = a.trace,
-		                            .schema = a.schema,
-		                            .q = q,
-		                            .format = a.format,
-		                            .show_sql = a.show_sql};
+		struct vg_store_query sq = {.cmd = "query", .url = a.trace, .schema = a.schema,
+		                            .q = q, .format = a.format, .show_sql = a.show_sql};
 		rc = vg_query_store(&sq);
 		tquel_free(q);
 		return rc;
