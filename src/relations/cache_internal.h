@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 #define VGC_MAGIC "VGRELC\0\1"
 #define VGC_VERSION 1u

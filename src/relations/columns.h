@@ -1,7 +1,9 @@
-/* Internals of the relations layer: the database's memory (interned strings, byte
- * copies), column storage, and the identity-keyed table used to pair tuples. */
-#ifndef VIGIL_QUERY_RELATION_INTERNAL_H
-#define VIGIL_QUERY_RELATION_INTERNAL_H
+/* Making relations: the database's memory (interned strings, byte copies), column
+ * storage, and the identity-keyed table used to pair tuples. The builder uses it, and so
+ * do the rooms that make relations of their own: the engine (results, `retrieve into`)
+ * and the update network of live queries (its relation copies). */
+#ifndef VIGIL_RELATIONS_COLUMNS_H
+#define VIGIL_RELATIONS_COLUMNS_H
 
 #include "relations/relation.h"
 
@@ -42,8 +44,10 @@ void vgq_pool_adopt(struct vgq_pool *p, const char *s, size_t len);
 void vgq_pool_each(const struct vgq_pool *p, void (*fn)(void *arg, const char *s, size_t len),
                    void *arg);
 size_t vgq_pool_count(const struct vgq_pool *p);
-void *vgq_xcalloc(size_t n, size_t size);
-void *vgq_xrealloc(void *ptr, size_t n, size_t size);
+
+#include "base/alloc.h" /* checked allocation: the base room's */
+#define vgq_xcalloc vgb_xcalloc
+#define vgq_xrealloc vgb_xrealloc
 
 /* ---- relations: store.c ---- */
 struct vgq_relation *vgq_relation_new(const char *name, enum vgq_rkind kind);
