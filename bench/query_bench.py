@@ -579,7 +579,8 @@ def main():
                 st = stats["statements"][-1]
                 vr["runs"].append({"wall_s": wall, "build_ns": stats.get("build_ns"),
                                    "exec_ns": st["exec_ns"], "tuples": st["tuples"],
-                                   "peak_state": st.get("peak_state"), "max_rss": rss,
+                                   "peak_state": st.get("peak_state"),
+                                   "max_rss": stats.get("max_rss_kb", 0) * 1024 or rss,
                                    "status": rc})
                 say("  vigil  exec %s, wall %s, %d tuples, peak_state %s"
                     % (fmt_s(st["exec_ns"] / 1e9), fmt_s(wall), st["tuples"],
@@ -642,7 +643,7 @@ def cache_runs(vigil, trace, q, out_path, reps):
         else:
             out["warm_runs_s"].append(wall)
             out["warm_outcome"] = stats.get("cache")
-            # --stats's own getrusage: wait4's figure counts the forked Python too
+            # --stats's own VmHWM: wait4's maxrss keeps the forked Python's size
             out["warm_rss"] = stats.get("max_rss_kb", 0) * 1024 or rss
     out["warm_s"] = min(out["warm_runs_s"])
     say("  vigil with the cache: cold %s (%s), warm %s (%s), max RSS warm %.0f MB"

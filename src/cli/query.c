@@ -339,17 +339,35 @@ static int emit(void *p, const struct vgq_relation *r)
 	return 0;
 }
 
+/* Peak resident memory of this process in KiB: the kernel's high-water mark of its
+ * memory (VmHWM), which starts anew at exec; getrusage's ru_maxrss if there is none
+ * (that one keeps the parent's peak across fork and exec: a vigil started by a large
+ * process would report the parent's size). */
+static long max_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	struct rusage ru;
+	if (kb < 0 && getrusage(RUSAGE_SELF, &ru) == 0)
+		kb = ru.ru_maxrss;
+	return kb;
+}
+
 static void print_stats(const struct vgq_session *s, const struct vgq_database *db,
                         uint64_t build_ns, const struct vgq_cache_result *cache)
 {
 	size_t n;
 	const struct vgq_stat *st = vgq_session_stats(s, &n);
-	struct rusage ru;
-	long max_rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
 	fprintf(stderr,
 	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64
 	        ",\"cache\":\"%s\",\"max_rss_kb\":%ld,\"statements\":[",
-	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), max_rss_kb);
+	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), max_rss_kb());
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr,
 		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
@@ -371,8 +389,12 @@ int vg_cmd_query(int argc, char **argv)
 	if (!q)
 		return 2;
 	if (vg_is_store_url(a.trace)) {
-		struct vg_store_query sq = {.cmd = "query", .url = a.trace, .schema = a.schema,
-		                            .q = q, .format = a.format, .show_sql = a.show_sql};
+		struct vg_store_query sq = {.cmd = "query",
+		                            .url = a.trace,
+		                            .schema = a.schema,
+		                            .q = q,
+		                            .format = a.format,
+		                            .show_sql = a.show_sql};
 		rc = vg_query_store(&sq);
 		tquel_free(q);
 		return rc;
