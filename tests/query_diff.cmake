@@ -53,3 +53,13 @@ if(TARGET vigil_store AND NOT VIGIL_SANITIZE AND DIFF_PG_BIN)
   set_tests_properties(query.diff.aggregates.postgres PROPERTIES LABELS "query;store"
                        TIMEOUT 900)
 endif()
+# The relations cache (tests/query/cache_test.py): answers from the cache equal the
+# trace's (diff_test.py's random retrieves again, warm), a trace grown or damaged after
+# caching answers anew, a read-only trace directory caches in the cache directory, and a
+# damaged cache file is said in one line and rebuilt, never trusted.
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME query.cache
+           COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/cache_test.py --bin
+                   ${CMAKE_BINARY_DIR}/bin)
+  set_tests_properties(query.cache PROPERTIES LABELS query TIMEOUT 300)
+endif()

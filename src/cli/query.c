@@ -6,16 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/query_need.h"
 #include "cli/query_store.h"
 #include "cli/statements.h"
 #include "lang/lang.h"
 #include "live/alpha.h"
 #include "query/engine.h"
 #include "query/output.h"
+#include "relations/cache.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
 #include "trace/source.h"
@@ -55,6 +58,9 @@ static void query_usage(FILE *f)
 	       "  vigil query run1 -f q.tq --into results.db && sqlite3 results.db .tables\n"
 	       "  vigil query postgresql://localhost/db --show-sql \\\n"
 	       "      -e 'range of W is Waiting retrieve (W.process, W.mailbox)'\n\n"
+	       "environment: VIGIL_THREADS=N threads decode the trace (default: the cores);\n"
+	       "VIGIL_CACHE=off, VIGIL_CACHE_DIR=DIR: the relations cache, kept beside the trace\n"
+	       "(TRACE/.vigil-cache) so that the next query starts at once (docs/query.md).\n\n"
 	       "exit status: 0 answered; 1 answered from a damaged trace (damage on stderr);\n"
 	       "2 usage error, unreadable trace, or errors in the statements.\n");
 }
@@ -255,9 +261,24 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Opens and builds the database of a trace; NULL after printing the error. */
+/* Threads that decode the trace's streams: VIGIL_THREADS, else the machine's cores. */
+static unsigned decode_threads(void)
+{
+	const char *e = getenv("VIGIL_THREADS");
+	char *end;
+	unsigned long n = e && *e ? strtoul(e, &end, 10) : 0;
+	if (!e || !*e || *end || n < 1 || n > 1024) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cores > 0 ? (unsigned long)cores : 1;
+	}
+	return (unsigned)n;
+}
+
+/* Opens the trace and its database, from the relations cache when one fits; NULL after
+ * printing the error. */
 static struct vgq_database *open_db(const char *cmd, const char *path, struct vgt_trace **tr,
-                                    bool progress)
+                                    bool progress, const struct tquel_query *q,
+                                    struct vgq_cache_result *cache)
 {
 	char err[512];
 	*tr = vgt_open_readable(&path, 1, err, sizeof err);
@@ -267,11 +288,21 @@ static struct vgq_database *open_db(const char *cmd, const char *path, struct vg
 	}
 	if (progress)
 		fprintf(stderr, "vigil %s: reading %s ...\r", cmd, path);
-	struct vgq_database *db = vgq_database_build(*tr);
-	if (progress)
-		fprintf(stderr, "\033[K");
 	char who[32];
 	snprintf(who, sizeof who, "vigil %s", cmd);
+	struct vg_query_need need;
+	vg_query_need(q, &need);
+	struct vgq_cache_request rq = {.trace_path = path, .who = who};
+	rq.need = need.relations;
+	rq.nneed = need.nrelations;
+	rq.attrs = need.attrs;
+	rq.nattrs = need.nattrs;
+	rq.all_attrs = need.all_attrs;
+	vgt_set_decode_threads(decode_threads());
+	struct vgq_database *db = vgq_database_cached(*tr, &rq, cache);
+	vg_query_need_free(&need);
+	if (progress)
+		fprintf(stderr, "\033[K");
 	vgq_database_print_warnings(db, who, stderr);
 	return db;
 }
@@ -308,14 +339,35 @@ static int emit(void *p, const struct vgq_relation *r)
 	return 0;
 }
 
+/* Peak resident memory of this process in KiB: the kernel's high-water mark of its
+ * memory (VmHWM), which starts anew at exec; getrusage's ru_maxrss if there is none
+ * (that one keeps the parent's peak across fork and exec: a vigil started by a large
+ * process would report the parent's size). */
+static long max_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	struct rusage ru;
+	if (kb < 0 && getrusage(RUSAGE_SELF, &ru) == 0)
+		kb = ru.ru_maxrss;
+	return kb;
+}
+
 static void print_stats(const struct vgq_session *s, const struct vgq_database *db,
-                        uint64_t build_ns)
+                        uint64_t build_ns, const struct vgq_cache_result *cache)
 {
 	size_t n;
 	const struct vgq_stat *st = vgq_session_stats(s, &n);
 	fprintf(stderr,
-	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64 ",\"statements\":[",
-	        db->events, build_ns);
+	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64
+	        ",\"cache\":\"%s\",\"max_rss_kb\":%ld,\"statements\":[",
+	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), max_rss_kb());
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr,
 		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
@@ -351,7 +403,8 @@ int vg_cmd_query(int argc, char **argv)
 	bool progress = isatty(STDERR_FILENO);
 	struct vgt_trace *tr;
 	uint64_t t0 = now_ns();
-	struct vgq_database *db = open_db("query", a.trace, &tr, progress);
+	struct vgq_cache_result cache;
+	struct vgq_database *db = open_db("query", a.trace, &tr, progress, q, &cache);
 	if (!db) {
 		tquel_free(q);
 		return 2;
@@ -375,7 +428,7 @@ int vg_cmd_query(int argc, char **argv)
 			rc = 2;
 		}
 		if (a.stats && !errors)
-			print_stats(s, db, build_ns);
+			print_stats(s, db, build_ns, &cache);
 	}
 	if (!rc && db->partial) {
 		fprintf(stderr,
@@ -446,7 +499,8 @@ int vg_cmd_explain(int argc, char **argv)
 		have_sensors = true;
 	}
 	if (a.trace) {
-		if (!(db = open_db("explain", a.trace, &tr, false)))
+		struct vgq_cache_result cache;
+		if (!(db = open_db("explain", a.trace, &tr, false, q, &cache)))
 			goto out;
 		if (!have_sensors)
 			vga_sensors_from_trace(tr, &sensors);
