@@ -68,7 +68,7 @@ struct hashjoin {
 	bool probing;
 	uint32_t *lbuf;
 	size_t ln, li;
-	uint64_t emitted;
+	bool borrowed; /* a worker's: right and table are the original's */
 };
 
 static void hashjoin_open(struct xnode *n)
@@ -84,7 +84,7 @@ static void build(struct xnode *n, struct hashjoin *st)
 {
 	const struct pnode *p = n->p;
 	const struct bstmt *b = n->cx->b;
-	vgq_rows_drain(n->r, &st->right);
+	vgq_rows_collect(n->r, &st->right);
 	vgq_xhash_init(&st->table, st->right.n);
 	size_t built = 0, w = n->cx->width;
 	for (size_t j = 0; j < st->right.n; j++) {
@@ -140,7 +140,7 @@ static size_t hashjoin_next(struct xnode *n, uint32_t *out)
 			vgq_merge_row(w, lvars, x, y, row);
 			if (!vgq_node_passes(n, row))
 				continue;
-			if (!vgq_node_emit_ok(n, &st->emitted))
+			if (!vgq_node_emit_ok(n))
 				return 0;
 			k++;
 		}
@@ -157,9 +157,11 @@ static void hashjoin_close(struct xnode *n)
 	struct hashjoin *st = n->state;
 	if (!st)
 		return;
-	vgq_rows_free(&st->right);
-	if (st->built)
-		vgq_xhash_free(&st->table);
+	if (!st->borrowed) {
+		vgq_rows_free(&st->right);
+		if (st->built)
+			vgq_xhash_free(&st->table);
+	}
 	free(st->kl);
 	free(st->kr);
 	free(st->lbuf);
@@ -174,5 +176,34 @@ static void hashjoin_explain(const struct xnode *n, const struct xexplain *e)
 	vgq_explain_residual(e, n->p);
 }
 
-const struct xops vgq_hashjoin_ops = {"hash join", hashjoin_open, hashjoin_next, hashjoin_close,
-                                      hashjoin_explain};
+static void hashjoin_build(struct xnode *n)
+{
+	struct hashjoin *st = n->state;
+	if (!st->built)
+		build(n, st);
+}
+
+/* A worker probes the original's table with its own left batches and key values. */
+static void *hashjoin_fork(struct xnode *clone, const struct xnode *orig)
+{
+	const struct hashjoin *o = orig->state;
+	struct hashjoin *st = vgq_xcalloc(1, sizeof *st);
+	st->right = o->right;
+	st->table = o->table;
+	st->built = true;
+	st->borrowed = true;
+	st->lbuf = vgq_batch_alloc(clone->cx);
+	st->kl = vgq_xcalloc(clone->p->nkeys + 1, sizeof *st->kl);
+	st->kr = vgq_xcalloc(clone->p->nkeys + 1, sizeof *st->kr);
+	return st;
+}
+
+const struct xops vgq_hashjoin_ops = {.name = "hash join",
+                                      .open = hashjoin_open,
+                                      .next = hashjoin_next,
+                                      .close = hashjoin_close,
+                                      .explain = hashjoin_explain,
+                                      .streams = true,
+                                      .build = hashjoin_build,
+                                      .fork = hashjoin_fork,
+                                      .unfork = hashjoin_close};
