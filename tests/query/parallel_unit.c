@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "query/engine.h"
-#include "query/relation.h"
-#include "query/tquel.h"
 #include "reader_tracegen.h"
+#include "relations/relation.h"
+#include "tquel/tquel.h"
 
 #define JOB_BEGIN 10
 #define JOB_END 11
