@@ -23,23 +23,40 @@ static int by_begin(const void *x, const void *y)
 	return a->row < c->row ? -1 : a->row > c->row;
 }
 
+struct items_job {
+	const struct bstmt *b;
+	const struct tx *x;
+	const struct xrows *t;
+	struct item *it;
+	bool *some; /* per binding: it has an item */
+};
+
+static void items_piece(void *p, size_t lo, size_t hi)
+{
+	struct items_job *j = p;
+	for (size_t i = lo; i < hi; i++) {
+		struct binding bd = {j->t->rows + i * j->t->width, j->b->vars};
+		struct tval v = vgq_teval(j->x, &bd);
+		j->some[i] = !(v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e));
+		j->it[i].b = v.b;
+		j->it[i].e = v.kind == TV_EVENT ? v.b + 1 : v.e;
+		j->it[i].row = (uint32_t)i;
+	}
+}
+
 /* The items of the bindings whose temporal expression is not nothing (nor an empty
- * interval), ordered by begin. */
-static struct item *items_of(const struct bstmt *b, const struct tx *x, const struct xrows *t,
-                             size_t *n)
+ * interval), ordered by begin (evaluated by the session's workers). */
+static struct item *items_of(struct vgq_session *s, const struct bstmt *b, const struct tx *x,
+                             const struct xrows *t, size_t *n)
 {
 	struct item *it = vgq_xcalloc(t->n ? t->n : 1, sizeof *it);
+	struct items_job j = {b, x, t, it, vgq_xcalloc(t->n ? t->n : 1, sizeof *j.some)};
+	vgq_parallel_for(s, t->n, vgq_grain(s, t->n, 16, 16384), items_piece, &j);
 	size_t k = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		struct binding bd = {t->rows + i * t->width, b->vars};
-		struct tval v = vgq_teval(x, &bd);
-		if (v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e))
-			continue;
-		it[k].b = v.b;
-		it[k].e = v.kind == TV_EVENT ? v.b + 1 : v.e;
-		it[k].row = (uint32_t)i;
-		k++;
-	}
+	for (size_t i = 0; i < t->n; i++)
+		if (j.some[i])
+			it[k++] = it[i];
+	free(j.some);
 	bool sorted = true;
 	for (size_t i = 1; i < k && sorted; i++)
 		sorted = by_begin(&it[i - 1], &it[i]) <= 0;
@@ -102,8 +119,8 @@ static void build(struct xnode *n, struct sweep *st)
 	const struct bstmt *b = n->cx->b;
 	vgq_rows_collect(n->l, &st->l);
 	vgq_rows_collect(n->r, &st->r);
-	st->li = items_of(b, n->p->lt, &st->l, &st->nl);
-	st->ri = items_of(b, n->p->rt, &st->r, &st->nr);
+	st->li = items_of(n->cx->s, b, n->p->lt, &st->l, &st->nl);
+	st->ri = items_of(n->cx->s, b, n->p->rt, &st->r, &st->nr);
 	st->iend = st->nl;
 	st->jend = st->nr;
 	st->built = true;

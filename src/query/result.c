@@ -202,6 +202,30 @@ static void sort_all(struct vgq_session *s, struct order_key *key, size_t n)
 	free(j.tmp);
 }
 
+struct store_job {
+	struct vgq_relation *rel;
+	const struct bstmt *b;
+	const struct rows *r;
+	const uint32_t *order; /* the rows kept, in the result's order */
+	bool event;
+};
+
+/* Tuples [lo, hi) of the result: their times and values into its columns. */
+static void store_piece(void *p, size_t lo, size_t hi)
+{
+	struct store_job *j = p;
+	struct vgq_relation *rel = j->rel;
+	const struct rows *r = j->r;
+	for (size_t t = lo; t < hi; t++) {
+		size_t i = j->order[t];
+		rel->from[t] = r->b[i];
+		if (!j->event)
+			rel->to[t] = r->e[i];
+		for (size_t k = 0; k < j->b->ntargets; k++)
+			store(rel, k, t, &r->vals[i * r->width + k]);
+	}
+}
+
 static void build(struct vgq_session *s, struct vgq_relation *rel, const struct bstmt *b,
                   struct rows *r)
 {
@@ -223,16 +247,16 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 	}
 	free(key);
 	vgq_relation_resize(rel, n);
-	for (size_t j = 0; j < n; j++) {
-		size_t i = order[j];
-		rel->from[j] = r->b[i];
-		if (!event)
-			rel->to[j] = r->e[i];
-	}
-	/* values after all tuples exist, so null flags are sized once */
-	for (size_t j = 0; j < n; j++)
-		for (size_t k = 0; k < b->ntargets; k++)
-			store(rel, k, j, &r->vals[order[j] * r->width + k]);
+	/* values after all tuples exist, so null flags are sized once, before the workers
+	 * store the tuples (each its own places) */
+	for (size_t k = 0; k < b->ntargets; k++)
+		for (size_t j = 0; j < n; j++)
+			if (r->vals[order[j] * r->width + k].null) {
+				store(rel, k, j, &r->vals[order[j] * r->width + k]);
+				break;
+			}
+	struct store_job j = {rel, b, r, order, event};
+	vgq_parallel_for(s, n, vgq_grain(s, n, 16, 16384), store_piece, &j);
 	vgq_relation_finish(rel, s->db ? s->db->last : 0);
 	free(order);
 }
