@@ -10,12 +10,15 @@
  *
  * Built twice: against vigil_query (under ASan in the sanitize build), and as
  * test_query_parallel_tsan with the executor's files compiled under ThreadSanitizer. */
+#define _GNU_SOURCE /* open_memstream */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "query/engine.h"
+#include "query/output.h"
 #include "reader_tracegen.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
@@ -115,39 +118,29 @@ static int keep(void *ctx, const struct vgq_relation *r)
 	return 0;
 }
 
-static size_t column_size(enum vgq_type t)
+/* A relation as `vigil query --format csv` writes it (doubles as the shortest text that
+ * reads back as the same number): malloc'd. */
+static char *as_csv(const struct vgq_relation *r)
 {
-	switch (t) {
-	case VGQ_INT:
-	case VGQ_UINT:
-	case VGQ_DOUBLE:
-		return 8;
-	case VGQ_STRING:
-		return sizeof(const char *);
-	case VGQ_BYTES:
-		return sizeof(struct vgq_bytes);
-	case VGQ_ENTITY:
-		return sizeof(struct vgq_ref);
-	}
-	return 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct vgq_output_opts o = {0};
+	if (!f || vgq_write_relation(f, r, VGQ_FORMAT_CSV, &o) < 0)
+		fail("cannot write a relation as CSV");
+	if (f)
+		fclose(f);
+	return text;
 }
 
-/* Tuple for tuple, in order: times, and every column's bytes (doubles bit for bit). */
+/* Tuple for tuple, in order: times and every value. */
 static bool same_relation(const struct vgq_relation *a, const struct vgq_relation *b)
 {
-	if (a->ntuples != b->ntuples || a->nattrs != b->nattrs || a->kind != b->kind)
-		return false;
-	size_t n = a->ntuples;
-	if (n && memcmp(a->from, b->from, n * sizeof *a->from))
-		return false;
-	if (n && a->kind != VGQ_REL_EVENT && memcmp(a->to, b->to, n * sizeof *a->to))
-		return false;
-	for (size_t i = 0; i < a->nattrs; i++) {
-		size_t w = column_size(a->attrs[i].type);
-		if (n && memcmp(a->cols[i].u, b->cols[i].u, n * w))
-			return false;
-	}
-	return true;
+	char *x = as_csv(a), *y = as_csv(b);
+	bool same = x && y && !strcmp(x, y);
+	free(x);
+	free(y);
+	return same;
 }
 
 static const char *const statements[] = {
@@ -173,9 +166,10 @@ static const char *const statements[] = {
     "range of J is Job range of M is Mark retrieve unique (M.n) when J overlap M",
 };
 
-/* Runs one statement at `threads`; its results into x (the session kept in *s). */
+/* Runs one statement at `threads`; its results into x (the session kept in *s, the
+ * statements in *qp: the results' names are theirs). */
 static size_t run(struct vgq_database *db, const char *text, unsigned threads, uint64_t limit,
-                  struct vgq_session **s, struct results *x)
+                  struct vgq_session **s, struct tquel_query **qp, struct results *x)
 {
 	struct vgq_options o = {.tick_ns = 1000, .max_bindings = limit, .threads = threads};
 	*s = vgq_session_new(db, &o);
@@ -191,7 +185,7 @@ static size_t run(struct vgq_database *db, const char *text, unsigned threads, u
 		if (limit && errors)
 			fclose(errors);
 	}
-	tquel_free(q);
+	*qp = q;
 	return rc;
 }
 
@@ -209,18 +203,21 @@ int main(void)
 	size_t ns = sizeof statements / sizeof *statements, tuples = 0;
 	for (size_t i = 0; i < ns; i++) {
 		struct vgq_session *one;
+		struct tquel_query *q1;
 		struct results x1 = {0};
-		if (run(db, statements[i], 1, 0, &one, &x1) || x1.n != 1) {
+		if (run(db, statements[i], 1, 0, &one, &q1, &x1) || x1.n != 1) {
 			fail("a statement fails at one thread:");
 			fprintf(stderr, "%s\n", statements[i]);
 			vgq_session_free(one);
+			tquel_free(q1);
 			continue;
 		}
 		tuples += x1.r[0]->ntuples;
 		for (unsigned t = 2; t <= 4; t++) {
 			struct vgq_session *s;
+			struct tquel_query *q;
 			struct results x = {0};
-			size_t rc = run(db, statements[i], t, 0, &s, &x);
+			size_t rc = run(db, statements[i], t, 0, &s, &q, &x);
 			if (rc || x.n != 1 || !same_relation(x1.r[0], x.r[0])) {
 				fprintf(
 				    stderr,
@@ -229,16 +226,20 @@ int main(void)
 				fail("the answers differ");
 			}
 			vgq_session_free(s);
+			tquel_free(q);
 		}
 		vgq_session_free(one);
+		tquel_free(q1);
 	}
 	/* beyond the limit at every thread count (the join emits thousands of bindings) */
 	for (unsigned t = 1; t <= 4; t++) {
 		struct vgq_session *s;
+		struct tquel_query *q;
 		struct results x = {0};
-		if (run(db, statements[3], t, 1000, &s, &x) == 0 || x.n != 0)
+		if (run(db, statements[3], t, 1000, &s, &q, &x) == 0 || x.n != 0)
 			fail("a statement beyond --max-tuples did not stop");
 		vgq_session_free(s);
+		tquel_free(q);
 	}
 	vgq_database_free(db);
 	vgt_close(tr);
