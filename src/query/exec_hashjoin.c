@@ -80,21 +80,42 @@ static void hashjoin_open(struct xnode *n)
 	n->state = st;
 }
 
+struct hash_job {
+	const struct bstmt *b;
+	const struct pnode *p;
+	const struct xrows *rows;
+	uint64_t *hash;
+	bool *keyed; /* false: a key is null */
+};
+
+static void hash_piece(void *ctx, size_t lo, size_t hi)
+{
+	struct hash_job *j = ctx;
+	struct vx_value kv[j->p->nkeys + 1];
+	for (size_t i = lo; i < hi; i++)
+		j->keyed[i] = vgq_keys_of(j->b, j->p->rkeys, j->p->nkeys,
+		                          j->rows->rows + i * j->rows->width, kv, &j->hash[i]);
+}
+
+/* The build side's keys hashed by the session's workers, then put in the table in order
+ * (so chains, and the order of matches, are the serial build's). */
 static void build(struct xnode *n, struct hashjoin *st)
 {
-	const struct pnode *p = n->p;
-	const struct bstmt *b = n->cx->b;
+	struct vgq_session *s = n->cx->s;
 	vgq_rows_collect(n->r, &st->right);
-	vgq_xhash_init(&st->table, st->right.n);
-	size_t built = 0, w = n->cx->width;
-	for (size_t j = 0; j < st->right.n; j++) {
-		uint64_t h;
-		if (vgq_keys_of(b, p->rkeys, p->nkeys, st->right.rows + j * w, st->kr, &h)) {
-			vgq_xhash_add(&st->table, (uint32_t)j, h);
+	size_t nr = st->right.n, built = 0;
+	vgq_xhash_init(&st->table, nr);
+	struct hash_job j = {n->cx->b, n->p, &st->right, vgq_xcalloc(nr + 1, sizeof *j.hash),
+	                     vgq_xcalloc(nr + 1, sizeof *j.keyed)};
+	vgq_parallel_for(s, nr, vgq_grain(s, nr, 16, 16384), hash_piece, &j);
+	for (size_t i = 0; i < nr; i++)
+		if (j.keyed[i]) {
+			vgq_xhash_add(&st->table, (uint32_t)i, j.hash[i]);
 			built++;
 		}
-	}
-	vgq_note_state(n->cx->s, built);
+	free(j.hash);
+	free(j.keyed);
+	vgq_note_state(s, built);
 	st->built = true;
 }
 
