@@ -27,7 +27,7 @@ static void query_usage(FILE *f)
 	    f, "usage: vigil query TRACE (-e 'STATEMENTS' | -f FILE.tq) [--format table|csv|json]\n"
 	       "                   [--into FILE.db] [--tick DURATION] [--stats] [--threads N]\n"
 	       "       vigil query postgresql://... (-e ... | -f ...) [--schema NAME]\n"
-	       "                   [--show-sql] [--format table|csv|json]\n\n"
+	       "                   [--show-sql] [--tick DURATION] [--format table|csv|json]\n\n"
 	       "Answers TQuel statements (range, retrieve; docs/tquel.md) over the historical\n"
 	       "relations of a trace (vigil relations TRACE lists them) and prints the result\n"
 	       "of every retrieve, in order.\n\n"
@@ -365,7 +365,8 @@ int vg_cmd_query(int argc, char **argv)
 		                            .schema = a.schema,
 		                            .q = q,
 		                            .format = a.format,
-		                            .show_sql = a.show_sql};
+		                            .show_sql = a.show_sql,
+		                            .tick_ns = a.tick};
 		rc = vg_query_store(&sq);
 		tquel_free(q);
 		return rc;
@@ -445,8 +446,12 @@ int vg_cmd_explain(int argc, char **argv)
 	if (!q)
 		return 2;
 	if (vg_is_store_url(a.trace)) {
-		struct vg_store_query sq = {
-		    .cmd = "explain", .url = a.trace, .schema = a.schema, .q = q, .explain = true};
+		struct vg_store_query sq = {.cmd = "explain",
+		                            .url = a.trace,
+		                            .schema = a.schema,
+		                            .q = q,
+		                            .explain = true,
+		                            .tick_ns = a.tick};
 		rc = vg_query_store(&sq);
 		tquel_free(q);
 		return rc;

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "query/engine.h"
-#include "relations/internal.h" /* vgq_mix */
+#include "relations/columns.h" /* vgq_mix */
 #include "relations/relation.h"
 #include "tquel/ast.h"
 

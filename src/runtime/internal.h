@@ -13,9 +13,8 @@
 #include <sys/types.h>
 
 #include "vigil/vigil.h"
+#include "wire/tsdl_header.h" /* VGW_CTF_MAGIC, VGW_PACKET_HEADER_SIZE */
 
-#define VG_PACKET_HEADER_SIZE 80 /* header (24) + context (56), see docs/trace-format.md */
-#define VG_CTF_MAGIC 0xC1FC1FC1u
 #define VG_MAX_TYPES 65535
 
 /* Settings read from the environment once, at start. */
@@ -79,11 +78,8 @@ int vg__glob_list_match(const char *globs, const char *name);
 int vg__glob_list_has_positive(const char *globs); /* a glob without "-" */
 void vg__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* clock.c (also linked into the vigil command) */
-void vg__clock_init(void);
-int vg__clock_export(char *buf, size_t len);
-int vg__clock_import(const char *text);
-int64_t vg__realtime_offset_ns(void);
+/* wire/clock.c: the clock and its hand-off (VIGIL_CLOCK), shared with the vigil command */
+#include "wire/clock.h"
 
 /* registry.c */
 void vg__registry_init(void);
@@ -224,13 +220,13 @@ void vg__report_window_after_fork(void); /* the child times the same windows */
 /* control_report.c: `report categories|threads|sensors|suspend|resume ...`; tok[0] is
  * "report". 0, or -1 with the reason in err. */
 int vg__control_report(char *const *tok, int n, long *count, char *err, size_t errsize);
-/* A probe rule (struct vg_probe_rule): `pattern enable|disable PATTERN`, or a line of
+/* A probe rule (struct vgw_probe_rule): `pattern enable|disable PATTERN`, or a line of
  * the pattern file. */
-#include "common/probe_file.h"
+#include "wire/probe_file.h"
 /* The pattern file's rules replace the patterns in force (ownership of their compiled
  * patterns passes here); each registered sensor goes straight to the state its last
  * matching rule gives, or back to its configured state. Returns the sensors switched. */
-long vg__control_probes_replace(struct vg_probe_rule *rules, size_t n);
+long vg__control_probes_replace(struct vgw_probe_rule *rules, size_t n);
 /* probes_file.c: VIGIL_PROBES_FILE (docs/control.md "Pattern file"). */
 void vg__probes_file_start(void);
 void vg__probes_file_after_fork(void);
@@ -252,15 +248,28 @@ void vg__report_thread_named(const char *name); /* the calling thread's name, no
 void vg__report_thread_exit(void);
 void vg__report_after_fork(void);                       /* only the forking thread is left */
 void vg__report_sensor_registered_locked(vg_sensor *s); /* remembered vg_report_sensors */
+/* Several listeners (listen.c, docs/consistency.md "Several listeners"): listener 0 is
+ * the main output, 1.. the directories of VIGIL_LISTENERS. A decision is then a mask of
+ * listeners (bit i: listener i); with one listener it is 0 or 1, as before. */
+#define VG_LISTENERS_MAX 8
+#define VG_FAN_PENDING 0x80000000u /* vg__tls.fan: a decision is pending for the next commit */
+unsigned vg__listen_wanted(const vg_sensor *s); /* report.c: the listeners' filters */
+/* The filters' decision without the flag checks: a mask. */
+static inline unsigned vg__filter_mask(const vg_sensor *s)
+{
+	if (!vg__reporting_off(s))
+		return 1;
+	return VG_UNLIKELY(vg__listening) ? vg__listen_wanted(s) : 0;
+}
 /* Would the filters report an event of `s` now? `holder`: the entity whose flag gates
- * it (placement), NULL when the flag is the sensor's. */
-static inline int vg__wanted(const vg_sensor *s, const vg_entity *holder)
+ * it (placement), NULL when the flag is the sensor's. A mask of listeners. */
+static inline unsigned vg__wanted(const vg_sensor *s, const vg_entity *holder)
 {
 	if (!vg_on(s))
 		return 0;
 	if (s->placement != VG_FLAG_SENSOR && !(holder && vg_entity_up(s, holder)))
 		return 0;
-	return !vg__reporting_off(s);
+	return vg__filter_mask(s);
 }
 static inline uint32_t vg__rep_bits(uint32_t flags)
 {
@@ -269,21 +278,56 @@ static inline uint32_t vg__rep_bits(uint32_t flags)
 /* rep of `e` in this image's epoch (0 when it belongs to another image). */
 static inline uint32_t vg__rep_now(const vg_entity *e)
 {
-	uint32_t r = atomic_load_explicit(&e->rep, memory_order_relaxed);
+	uint32_t r = (uint32_t)atomic_load_explicit(&e->rep, memory_order_relaxed);
 	return (r >> VG_REP_EPOCH_SHIFT) == vg__rep_epoch ? r : 0;
 }
+/* listen.c: VIGIL_LISTENERS and the listeners' outputs */
+extern int vg__listeners;          /* how many, the main output included */
+void vg__listen_init(void);        /* report.c's init: parse, set the filters */
+void vg__listen_image_start(void); /* the image's directories in each listener */
+void vg__listen_metadata_append(const char *text, size_t len);
+void vg__listen_thread_exit(void); /* flush and forget the thread's buffers */
+void vg__listen_flush_all(void);   /* process end, exec: every thread's buffers */
+void vg__listen_after_fork(void);
+/* report.c: listener i's filter (VIGIL_LISTENERS); the strings become the runtime's. */
+void vg__report_listener(int i, unsigned mask, int suspended_at_start, char *threads,
+                         char *sensors);
+/* `report listener I WHAT [ARG]` (control_report.c): categories (mask), threads or sensors
+ * (globs, NULL: all), suspend, resume. 0, or -1 out of memory; *count: sensors matched. */
+int vg__report_listener_change(int i, const char *what, const char *arg, unsigned mask,
+                               long *count);
+/* The decision for the event about to be started: goes with it to the commit. */
+extern __thread uint64_t vg__listen_prev_ts __attribute__((tls_model("initial-exec")));
+static inline void vg__listen_decide(unsigned mask)
+{
+	/* Inside another event of this thread (a signal handler) its event is dropped as
+	 * nested: the decision of the event being written stays. */
+	if (VG_UNLIKELY(vg__listening) && !vg__tls.busy) {
+		vg__tls.fan = mask ? (mask | VG_FAN_PENDING) : 0;
+		vg__listen_prev_ts = vg__tls.last_ts; /* if the main output leaves it out */
+	}
+}
+/* The listeners every entity named by the event so far may be referred to by (vg_live
+ * notes them), taken once per event: all when none was named. */
+unsigned vg__listen_take_live(void);
+/* listen_track.c: the rules per listener (track.c's, with masks) */
+unsigned vg__listen_track_op(enum vg_op op, vg_entity *e, unsigned wanted);
+void vg__listen_track_created(vg_entity *e, unsigned reported);
+unsigned vg__listen_live_mask(const vg_entity *e); /* the listeners that may refer to e */
+unsigned vg__track_lock_listen(enum vg_op op, const vg_entity *l, unsigned wanted); /* track.c */
+void vg__listen_track_thread_exit(void);
 
 /* track.c: what the consistency rules need while reporting is off */
 /* Decides whether an op event on `e` is reported and updates what is tracked; `wanted`:
  * what the filters say. CREATE is decided by the caller (identity first). */
-int vg__track_op(enum vg_op op, vg_entity *e, int wanted);
-void vg__track_created(vg_entity *e, int reported);
+unsigned vg__track_op(enum vg_op op, vg_entity *e, unsigned wanted);
+void vg__track_created(vg_entity *e, unsigned reported);
 void vg__track_thread_exit(void);
 void vg__track_after_fork(void);
 /* vg_op_begin, with `allowed` = 0 when the event may not be reported whatever the
  * filters say (it names an entity that may not be referred to). */
 uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t payload);
-int vg__op_wanted(const vg_sensor *s, const vg_entity *target); /* the filters, for an op */
+unsigned vg__op_wanted(const vg_sensor *s, const vg_entity *target); /* the filters, for an op */
 void vg__track_call_thread_exit(void); /* track_call.c: the invocation stack */
 void vg__track_call_after_fork(void);
 
@@ -465,10 +509,8 @@ int vg__out_stat(const char *path, struct stat *sb);
 int vg__out_unlink(const char *path, int flags);
 /* unlinkat flags (AT_REMOVEDIR) */ /* RLIMIT_FSIZE allows a file this long; else EFBIG */
 
-/* small utilities (util.c) */
-int vg__mkdir_p(const char *path); /* the last component only; EEXIST is fine */
-/* A size setting: "123", "64k", "16M", "2G" (a trailing B allowed); -1 if malformed. */
-int vg__parse_size(const char *text, uint64_t *out);
+/* small utilities (util.c; those vigil record shares: util.h) */
+#include "runtime/util.h"
 int vg__write_all(int fd, const void *buf, size_t len);
 int vg__read_small_file(const char *path, char *buf, size_t len);
 /* /proc paths keep working after a chroot, through this descriptor of /proc (files.c). */
