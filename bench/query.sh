@@ -7,8 +7,9 @@
 # answers must agree. Prints a markdown table on stdout and writes BENCH_OUT/query.json;
 # progress goes to stderr. --dry-run skips the vigil side. See bench/README.md.
 #
-# Settings (environment): BENCH_QUERY_EVENTS (10000000), BENCH_QUERY_THREADS (2),
-# BENCH_QUERY_REPS (3), BENCH_QUERY_SQL_TIMEOUT (20, seconds per SQL plan and run),
+# Settings (environment): BENCH_QUERY_EVENTS (10000000), BENCH_QUERY_THREADS (2: the
+# subject's), BENCH_QUERY_VIGIL_THREADS (1,2: vigil query --threads), BENCH_QUERY_REPS (3),
+# BENCH_QUERY_SQL_TIMEOUT (20, seconds per SQL plan and run),
 # BENCH_QUERY_TMP (/tmp: where the trace and the SQLite file go), BENCH_OUT (BUILD_DIR/bench).
 # VIGIL_BENCH_SMOKE=1: 200000 events, 1 repetition (the answers are still checked).
 set -euo pipefail

@@ -45,6 +45,11 @@ INDEXES = [
     "CREATE INDEX request_duration ON Request(valid_to - valid_from)",
 ]
 
+# The thread counts vigil answers at (`vigil query --threads N`), the first also in the main
+# table: BENCH_QUERY_VIGIL_THREADS, comma-separated (default 1,2).
+VIGIL_THREAD_COUNTS = [int(x) for x in
+                       os.environ.get("BENCH_QUERY_VIGIL_THREADS", "1,2").split(",") if x]
+
 # Selectivity of query a: mailbox 7 of 100, size above 58982 of 0..65535 (10%): 0.1%.
 SCAN_MAILBOX, SCAN_SIZE = 7, 58982
 
@@ -406,8 +411,9 @@ def vigil_rows(path, q):
 
 
 def vigil_run(vigil, trace, q, out_path, cache=False, threads=None):
-    """One `vigil query --stats` run: (wall seconds, stats of the run, exit status, stderr,
-    peak resident memory in bytes). Without the relations cache unless `cache`."""
+    """One `vigil query --stats [--threads N]` run: (wall seconds, stats of the run, exit
+    status, stderr, peak resident memory in bytes). Without the relations cache unless
+    `cache`; threads None: the default (VIGIL_THREADS, else the machine's cores)."""
     cmd = [vigil, "query", trace, "-e", q["tquel"], "--format", "json", "--stats"]
     env = dict(os.environ)
     if cache:
@@ -415,7 +421,7 @@ def vigil_run(vigil, trace, q, out_path, cache=False, threads=None):
     else:
         env["VIGIL_CACHE"] = "off"
     if threads:
-        env["VIGIL_THREADS"] = str(threads)
+        cmd += ["--threads", str(threads)]
     with open(out_path, "w") as out, tempfile.TemporaryFile("w+") as err:
         t = time.perf_counter()
         p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
@@ -454,7 +460,8 @@ def main():
     dump = os.path.join(a.bin, "relations_dump")
     queries = [q for q in QUERIES if not a.only or q["key"] in a.only.split(",")]
     result = {"settings": {"reps": a.reps, "sql_timeout_s": a.sql_timeout,
-                           "dry_run": a.dry_run, "sqlite_version": sqlite3.sqlite_version},
+                           "dry_run": a.dry_run, "sqlite_version": sqlite3.sqlite_version,
+                           "vigil_threads": VIGIL_THREAD_COUNTS},
               "trace": {}, "sqlite": {}, "queries": []}
     failed = False
 
@@ -564,13 +571,14 @@ def main():
                     print("MISMATCH: %s: DuckDB (%s threads) %s, SQLite %s"
                           % (q["name"], threads, d["check"], want))
                     failed = True
-        # vigil: best of reps (exec_ns of the statement, and the wall time of the run).
-        if run_vigil:
-            vr = {"runs": []}
+        # vigil: best of reps (exec_ns of the statement, and the wall time of the run), at
+        # each thread count of VIGIL_THREAD_COUNTS; "vigil" is the first (one thread).
+        for nthreads in VIGIL_THREAD_COUNTS if run_vigil else ():
+            vr = {"runs": [], "threads": nthreads}
             out_path = os.path.join(tmp, "out.jsonl")
             checked = False
             for rep in range(a.reps):
-                wall, stats, rc, err, rss = vigil_run(vigil, a.trace, q, out_path)
+                wall, stats, rc, err, rss = vigil_run(vigil, a.trace, q, out_path, threads=nthreads)
                 if rc not in (0, 1) or not stats:
                     print("FAILED: vigil query on %s (status %d): %s"
                           % (q["name"], rc, err.strip()[-2000:]))
@@ -582,9 +590,9 @@ def main():
                                    "peak_state": st.get("peak_state"),
                                    "max_rss": stats.get("max_rss_kb", 0) * 1024 or rss,
                                    "status": rc})
-                say("  vigil  exec %s, wall %s, %d tuples, peak_state %s"
-                    % (fmt_s(st["exec_ns"] / 1e9), fmt_s(wall), st["tuples"],
-                       st.get("peak_state")))
+                say("  vigil  %d thread%s: exec %s, wall %s, %d tuples, peak_state %s"
+                    % (nthreads, "s" if nthreads > 1 else "", fmt_s(st["exec_ns"] / 1e9),
+                       fmt_s(wall), st["tuples"], st.get("peak_state")))
                 if not checked and best:
                     checked = True
                     failed |= not check(db, best_sql, q, out_path, st["tuples"], vr)
@@ -597,9 +605,11 @@ def main():
                 vr["tuples"] = vr["runs"][0]["tuples"]
                 if q["key"] == "scan":
                     vr["scan_tuples_per_s"] = tables["Send"] / (vr["exec_ns"] / 1e9)
-            r["vigil"] = vr
-            if vr["runs"]:
-                r["vigil_cache"] = cache_runs(vigil, a.trace, q, out_path, a.reps)
+            if nthreads == VIGIL_THREAD_COUNTS[0]:
+                r["vigil"] = vr
+                if vr["runs"]:
+                    r["vigil_cache"] = cache_runs(vigil, a.trace, q, out_path, a.reps)
+            r.setdefault("vigil_threads", {})[str(nthreads)] = vr
         result["queries"].append(r)
 
     db.close()
@@ -752,6 +762,24 @@ def report(res):
             tm = ("> %s (stopped)" % fmt_s(res["settings"]["sql_timeout_s"])
                   if v.get("timed_out") else fmt_s(v.get("best_s")))
             print("| %s | %s | %s | %s |" % (q["key"], v["name"], tm, v.get("count", "-")))
+    counts = res["settings"].get("vigil_threads", [1])
+    if len(counts) > 1:
+        print("\nvigil at %s threads (`--threads N`; exec: the statement, best of %d; the "
+              "answers checked against SQLite at each):\n"
+              % (", ".join(map(str, counts)), res["settings"]["reps"]))
+        print("| query | " + " | ".join("exec, %d thread%s" % (n, "s" if n > 1 else "")
+                                        for n in counts) +
+              " | " + " | ".join("SQLite / vigil, %d" % n for n in counts) +
+              " | speedup %d → %d |" % (counts[0], counts[-1]))
+        print("|---|" + "---:|" * (2 * len(counts) + 1))
+        for q in res["queries"]:
+            vt = q.get("vigil_threads", {})
+            ex = [vt.get(str(n), {}).get("exec_ns") for n in counts]
+            sq = q["sqlite"].get("best_s")
+            ratios = ["%.2f" % (sq / (e / 1e9)) if e and sq is not None else "-" for e in ex]
+            speed = "%.2f×" % (ex[0] / ex[-1]) if ex[0] and ex[-1] else "-"
+            print("| %s | %s | %s | %s |" % (q["name"], " | ".join(
+                fmt_s(e / 1e9) if e else "-" for e in ex), " | ".join(ratios), speed))
     for q in res["queries"]:
         rate = q.get("vigil", {}).get("scan_tuples_per_s")
         if rate:

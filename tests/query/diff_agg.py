@@ -554,12 +554,13 @@ def run_seed(args, seed, work):
            n_clk, tick, clocks["C1"], every, sum(len(c.expected) for c in cases)))
     for p in problems:
         print(p)
-    out, p = D.vigil_answers(args.bin, trace, text, ["--tick", tick])
+    out, p = D.vigil_answers(args.bin, trace, text, ["--tick", tick], threads=D.THREADS)
     if p.returncode != 0:
         print("seed %d: vigil query exited %d:\n%s" % (seed, p.returncode, p.stderr[-3000:]))
         save(args, seed, trace, text, "rejected")
         return False
-    ok = not problems
+    # the same statements on one thread: the same output, in the same order
+    ok = D.same_on_one_thread(args.bin, trace, text, p, ["--tick", tick]) and not problems
     if not args.avoid_known:
         ok = check_last_tick(args, seed, trace, rows) and ok
     failures = 0
