@@ -7,8 +7,9 @@
 # answers must agree. Prints a markdown table on stdout and writes BENCH_OUT/query.json;
 # progress goes to stderr. --dry-run skips the vigil side. See bench/README.md.
 #
-# Settings (environment): BENCH_QUERY_EVENTS (10000000), BENCH_QUERY_THREADS (2),
-# BENCH_QUERY_REPS (3), BENCH_QUERY_SQL_TIMEOUT (20, seconds per SQL plan and run),
+# Settings (environment): BENCH_QUERY_EVENTS (10000000), BENCH_QUERY_THREADS (2: the
+# subject's), BENCH_QUERY_VIGIL_THREADS (1,2: vigil query --threads), BENCH_QUERY_REPS (3),
+# BENCH_QUERY_SQL_TIMEOUT (20, seconds per SQL plan and run),
 # BENCH_QUERY_TMP (/tmp: where the trace and the SQLite file go), BENCH_OUT (BUILD_DIR/bench).
 # VIGIL_BENCH_SMOKE=1: 200000 events, 1 repetition (the answers are still checked).
 set -euo pipefail
@@ -63,6 +64,28 @@ subject=$("$build/bin/vigil" record -q -o "$tmp/trace" -- \
 say "recorded in $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s:" \
 	"$subject; trace $(du -sh "$tmp/trace" | cut -f1)"
 
+# DuckDB, the peer beside SQLite: the npm package pinned in bench/duckdb/package-lock.json,
+# installed once into the build directory (npm ci, from the npm registry only).
+duck=(--no-duckdb)
+duckdir=$build/bench/duckdb-npm
+if command -v node >/dev/null && command -v npm >/dev/null; then
+	if ! cmp -s "$here/duckdb/package-lock.json" "$duckdir/package-lock.json" 2>/dev/null ||
+		[ ! -d "$duckdir/node_modules/@duckdb/node-api" ]; then
+		say "installing DuckDB's npm package into $duckdir (npm ci)"
+		mkdir -p "$duckdir"
+		cp "$here/duckdb/package.json" "$here/duckdb/package-lock.json" "$duckdir/"
+		(cd "$duckdir" && npm ci --no-audit --no-fund >&2) || rm -f "$duckdir/package-lock.json"
+	fi
+	if [ -d "$duckdir/node_modules/@duckdb/node-api" ]; then
+		cp "$here/duckdb/duck.cjs" "$duckdir/"
+		duck=(--duckdb "$duckdir")
+	else
+		say "DuckDB left out: npm ci failed"
+	fi
+else
+	say "DuckDB left out: node or npm missing (make deps installs them)"
+fi
+
 # The driver's status: 0, or 1 when an answer differs (MISMATCH) or a run failed.
 python3 "$here/query_bench.py" --bin "$build/bin" --trace "$tmp/trace" --db "$tmp/bench.db" \
-	--out "$out" --reps "$reps" --subject "$subject" "${dry[@]}"
+	--out "$out" --reps "$reps" --subject "$subject" "${duck[@]}" "${dry[@]}"

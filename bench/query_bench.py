@@ -45,6 +45,11 @@ INDEXES = [
     "CREATE INDEX request_duration ON Request(valid_to - valid_from)",
 ]
 
+# The thread counts vigil answers at (`vigil query --threads N`), the first also in the main
+# table: BENCH_QUERY_VIGIL_THREADS, comma-separated (default 1,2).
+VIGIL_THREAD_COUNTS = [int(x) for x in
+                       os.environ.get("BENCH_QUERY_VIGIL_THREADS", "1,2").split(",") if x]
+
 # Selectivity of query a: mailbox 7 of 100, size above 58982 of 0..65535 (10%): 0.1%.
 SCAN_MAILBOX, SCAN_SIZE = 7, 58982
 
@@ -151,6 +156,73 @@ QUERIES = [
         },
     },
 ]
+
+
+# DuckDB (bench/duckdb): the same sets in its SQL, over the same tuples exported with
+# `vigil query --format csv`. Its planner picks the joins (hash, IEJoin for the
+# inequalities); no index is needed. "at" is a keyword of DuckDB's: quoted.
+DUCK_SQL = {
+    "scan": "SELECT DISTINCT \"at\", conn, size FROM Send WHERE mailbox = %d AND size > %d"
+            % (SCAN_MAILBOX, SCAN_SIZE),
+    "overlap_eq": "SELECT DISTINCT greatest(R.valid_from, L.valid_from), "
+                  "least(R.valid_to, L.valid_to), R.conn, L.lock FROM Lock L JOIN Request R "
+                  "ON R.conn = L.conn AND R.valid_from < L.valid_to "
+                  "AND L.valid_from < R.valid_to",
+    "overlap": "SELECT DISTINCT greatest(R.valid_from, L.valid_from), "
+               "least(R.valid_to, L.valid_to), R.conn, L.lock FROM Lock L JOIN Request R "
+               "ON R.valid_from < L.valid_to AND L.valid_from < R.valid_to",
+    "precede": "SELECT DISTINCT R.valid_to, R.conn FROM Request R WHERE EXISTS "
+               "(SELECT 1 FROM Send S WHERE S.conn = R.conn AND S.process = 'P1' "
+               "AND S.\"at\" <= R.valid_to)",
+}
+DUCK_TYPES = {"INTEGER": "BIGINT", "TEXT": "VARCHAR"}
+
+
+def check_sql(sql, q):
+    """One row telling a set apart: its count and each column's sum modulo a prime (exact
+    integers in SQLite and DuckDB alike)."""
+    n = (1 if q["kind"] == "event" else 2) + len(q["values"])
+    cols = ["c%d" % i for i in range(n)]
+    return ("WITH x(%s) AS (%s) SELECT CAST(count(*) AS TEXT), %s FROM x"
+            % (", ".join(cols), sql,
+               ", ".join("CAST(sum(%s %% 1000000007) AS TEXT)" % c for c in cols)))
+
+
+def duckdb_side(vigil, trace, tmp, queries, reps, node_dir):
+    """DuckDB at 1 and 2 threads: the relations exported as CSV by vigil, loaded, each
+    query best of reps. The result of duck.cjs (bench/duckdb), or None after saying why."""
+    if not os.path.isdir(os.path.join(node_dir, "node_modules", "@duckdb", "node-api")):
+        say("DuckDB skipped: run 'npm ci' in %s (make deps does)" % node_dir)
+        return None
+    tables = {}
+    for name, (kind, cols) in TABLES.items():
+        csv = os.path.join(tmp, name + ".csv")
+        v = name[0]
+        text = "range of %s is %s retrieve (%s)" % (v, name, ", ".join(
+            "%s.%s" % (v, c) for c, _ in cols))
+        with open(csv, "w") as f:
+            rc = subprocess.run([vigil, "query", trace, "-e", text, "--format", "csv"],
+                                stdout=f).returncode
+        if rc not in (0, 1):
+            raise SystemExit("query-bench: exporting %s as CSV failed (status %d)" % (name, rc))
+        columns = [[c, DUCK_TYPES[t]] for c, t in cols]
+        columns += [[c, "BIGINT"] for c in time_cols(kind)]
+        tables[name] = {"csv": csv, "columns": columns}
+    job = {"tables": tables, "threads": [1, 2], "reps": reps,
+           "queries": [{"key": q["key"], "sql": DUCK_SQL[q["key"]],
+                        "check": check_sql(DUCK_SQL[q["key"]], q)} for q in queries]}
+    job_path = os.path.join(tmp, "duck.json")
+    with open(job_path, "w") as f:
+        json.dump(job, f)
+    say("DuckDB: loading %s and running the queries at 1 and 2 threads" % ", ".join(tables))
+    p = subprocess.run(["node", os.path.join(node_dir, "duck.cjs"), job_path],
+                       capture_output=True, text=True, cwd=node_dir)
+    for name in tables:
+        os.unlink(tables[name]["csv"])
+    os.unlink(job_path)
+    if p.returncode != 0:
+        raise SystemExit("query-bench: DuckDB failed: %s" % p.stderr.strip())
+    return json.loads(p.stdout)
 
 
 def say(*a):
@@ -338,13 +410,21 @@ def vigil_rows(path, q):
             yield tm + tuple(v[c] for c in q["values"])
 
 
-def vigil_run(vigil, trace, q, out_path):
-    """One `vigil query --stats` run: (wall seconds, stats of the run, exit status, stderr,
-    peak resident memory in bytes)."""
+def vigil_run(vigil, trace, q, out_path, cache=False, threads=None):
+    """One `vigil query --stats [--threads N]` run: (wall seconds, stats of the run, exit
+    status, stderr, peak resident memory in bytes). Without the relations cache unless
+    `cache`; threads None: the default (VIGIL_THREADS, else the machine's cores)."""
     cmd = [vigil, "query", trace, "-e", q["tquel"], "--format", "json", "--stats"]
+    env = dict(os.environ)
+    if cache:
+        env.pop("VIGIL_CACHE", None)
+    else:
+        env["VIGIL_CACHE"] = "off"
+    if threads:
+        cmd += ["--threads", str(threads)]
     with open(out_path, "w") as out, tempfile.TemporaryFile("w+") as err:
         t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -371,12 +451,17 @@ def main():
     ap.add_argument("--subject", help="the subject's JSON line (its own counts)")
     ap.add_argument("--dry-run", action="store_true", help="skip the vigil side")
     ap.add_argument("--only", help="comma-separated query keys (scan, overlap_eq, ...)")
+    ap.add_argument("--duckdb", default=os.path.join(os.path.dirname(os.path.abspath(
+                        __file__)), "duckdb"),
+                    help="the folder of duck.cjs and its node_modules (default bench/duckdb)")
+    ap.add_argument("--no-duckdb", action="store_true", help="leave DuckDB out")
     a = ap.parse_args()
     vigil = os.path.join(a.bin, "vigil")
     dump = os.path.join(a.bin, "relations_dump")
     queries = [q for q in QUERIES if not a.only or q["key"] in a.only.split(",")]
     result = {"settings": {"reps": a.reps, "sql_timeout_s": a.sql_timeout,
-                           "dry_run": a.dry_run, "sqlite_version": sqlite3.sqlite_version},
+                           "dry_run": a.dry_run, "sqlite_version": sqlite3.sqlite_version,
+                           "vigil_threads": VIGIL_THREAD_COUNTS},
               "trace": {}, "sqlite": {}, "queries": []}
     failed = False
 
@@ -435,6 +520,9 @@ def main():
         run_vigil = False
     result["settings"]["vigil_side"] = run_vigil
     tmp = tempfile.mkdtemp(prefix="vigil-qbench.", dir=os.path.dirname(os.path.abspath(a.db)))
+    duck = None if a.no_duckdb else duckdb_side(vigil, a.trace, tmp, queries, a.reps, a.duckdb)
+    if duck:
+        result["duckdb"] = {"version": duck["version"], "load_s": duck["load_s"]}
 
     for q in queries:
         say("%s" % q["name"])
@@ -469,13 +557,28 @@ def main():
             r["sqlite"]["best_s"] = best["best_s"]
             r["result_tuples"] = best["count"]
             best_sql = best["sql"]
-        # vigil: best of reps (exec_ns of the statement, and the wall time of the run).
-        if run_vigil:
-            vr = {"runs": []}
+        if duck and best:
+            want = [str(x) for x in db.execute(check_sql(best_sql, q)).fetchone()]
+            r["duckdb"] = {}
+            for threads, per in duck["runs"].items():
+                d = per[q["key"]]
+                d["same_answer"] = d["check"] == want
+                r["duckdb"][threads] = d
+                say("  DuckDB %s thread%s %9s tuples  %s%s" % (
+                    threads, "" if threads == "1" else "s", d["check"][0], fmt_s(d["best_s"]),
+                    "" if d["same_answer"] else "  MISMATCH"))
+                if not d["same_answer"]:
+                    print("MISMATCH: %s: DuckDB (%s threads) %s, SQLite %s"
+                          % (q["name"], threads, d["check"], want))
+                    failed = True
+        # vigil: best of reps (exec_ns of the statement, and the wall time of the run), at
+        # each thread count of VIGIL_THREAD_COUNTS; "vigil" is the first (one thread).
+        for nthreads in VIGIL_THREAD_COUNTS if run_vigil else ():
+            vr = {"runs": [], "threads": nthreads}
             out_path = os.path.join(tmp, "out.jsonl")
             checked = False
             for rep in range(a.reps):
-                wall, stats, rc, err, rss = vigil_run(vigil, a.trace, q, out_path)
+                wall, stats, rc, err, rss = vigil_run(vigil, a.trace, q, out_path, threads=nthreads)
                 if rc not in (0, 1) or not stats:
                     print("FAILED: vigil query on %s (status %d): %s"
                           % (q["name"], rc, err.strip()[-2000:]))
@@ -484,11 +587,12 @@ def main():
                 st = stats["statements"][-1]
                 vr["runs"].append({"wall_s": wall, "build_ns": stats.get("build_ns"),
                                    "exec_ns": st["exec_ns"], "tuples": st["tuples"],
-                                   "peak_state": st.get("peak_state"), "max_rss": rss,
+                                   "peak_state": st.get("peak_state"),
+                                   "max_rss": stats.get("max_rss_kb", 0) * 1024 or rss,
                                    "status": rc})
-                say("  vigil  exec %s, wall %s, %d tuples, peak_state %s"
-                    % (fmt_s(st["exec_ns"] / 1e9), fmt_s(wall), st["tuples"],
-                       st.get("peak_state")))
+                say("  vigil  %d thread%s: exec %s, wall %s, %d tuples, peak_state %s"
+                    % (nthreads, "s" if nthreads > 1 else "", fmt_s(st["exec_ns"] / 1e9),
+                       fmt_s(wall), st["tuples"], st.get("peak_state")))
                 if not checked and best:
                     checked = True
                     failed |= not check(db, best_sql, q, out_path, st["tuples"], vr)
@@ -501,7 +605,11 @@ def main():
                 vr["tuples"] = vr["runs"][0]["tuples"]
                 if q["key"] == "scan":
                     vr["scan_tuples_per_s"] = tables["Send"] / (vr["exec_ns"] / 1e9)
-            r["vigil"] = vr
+            if nthreads == VIGIL_THREAD_COUNTS[0]:
+                r["vigil"] = vr
+                if vr["runs"]:
+                    r["vigil_cache"] = cache_runs(vigil, a.trace, q, out_path, a.reps)
+            r.setdefault("vigil_threads", {})[str(nthreads)] = vr
         result["queries"].append(r)
 
     db.close()
@@ -516,6 +624,42 @@ def main():
         json.dump(result, f, indent=1)
     say("summary: %s" % os.path.join(a.out, "query.json"))
     return 1 if failed else 0
+
+
+def cache_runs(vigil, trace, q, out_path, reps):
+    """End to end with the relations cache (docs/query.md): the first query after the
+    cache is removed (cold: reads the trace, builds, writes the cache), then best of reps
+    warm (maps it). Wall seconds, max RSS, the outcome --stats names."""
+    cache = os.path.join(trace, ".vigil-cache")
+    out = {"warm_runs_s": []}
+    if q["key"] == "scan":  # the first query, cache cold, at 1 thread then at 2
+        for threads in (1, 2):
+            if os.path.exists(cache):
+                os.unlink(cache)
+            wall, stats, rc, err, rss = vigil_run(vigil, trace, q, out_path, cache=True,
+                                                  threads=threads)
+            out["cold_%d_thread_s" % threads] = wall
+            say("  vigil cold at %d thread%s: %s" % (threads, "s" * (threads > 1),
+                                                     fmt_s(wall)))
+    if os.path.exists(cache):
+        os.unlink(cache)
+    for rep in range(reps + 1):
+        wall, stats, rc, err, rss = vigil_run(vigil, trace, q, out_path, cache=True)
+        if rc not in (0, 1) or not stats:
+            raise SystemExit("query-bench: vigil query with the cache failed: %s" % err)
+        if rep == 0:
+            out.update({"cold_s": wall, "cold_outcome": stats.get("cache"), "cold_rss": rss,
+                        "cache_bytes": os.path.getsize(cache) if os.path.exists(cache) else 0})
+        else:
+            out["warm_runs_s"].append(wall)
+            out["warm_outcome"] = stats.get("cache")
+            # --stats's own VmHWM: wait4's maxrss keeps the forked Python's size
+            out["warm_rss"] = stats.get("max_rss_kb", 0) * 1024 or rss
+    out["warm_s"] = min(out["warm_runs_s"])
+    say("  vigil with the cache: cold %s (%s), warm %s (%s), max RSS warm %.0f MB"
+        % (fmt_s(out["cold_s"]), out["cold_outcome"], fmt_s(out["warm_s"]),
+           out["warm_outcome"], out["warm_rss"] / 1e6))
+    return out
 
 
 def check(db, sql, q, out_path, vigil_tuples, vr):
@@ -573,6 +717,42 @@ def report(res):
             q["name"], q["tuples_in"], q.get("result_tuples", "-"),
             fmt_s(v["exec_ns"] / 1e9) if v.get("exec_ns") else "-",
             fmt_s(v.get("wall_s")), sqlite, ratio, v.get("peak_state", "-"), rss, same))
+    if "duckdb" in res:
+        print("\nAgainst DuckDB %s (the same tuples from `vigil query --format csv`, loaded "
+              "into its tables; loading not counted; best of %d):\n"
+              % (res["duckdb"]["version"], res["settings"]["reps"]))
+        print("| query | vigil exec (1 thread) | DuckDB 1 thread | DuckDB 2 threads "
+              "| DuckDB 1 / vigil | DuckDB 2 / vigil | same answer |")
+        print("|---|---:|---:|---:|---:|---:|---|")
+        for q in res["queries"]:
+            d, v = q.get("duckdb"), q.get("vigil", {})
+            if not d:
+                continue
+            ex = v["exec_ns"] / 1e9 if v.get("exec_ns") else None
+            ratio = [("%.1f" % (d[t]["best_s"] / ex)) if ex else "-" for t in ("1", "2")]
+            same = all(d[t]["same_answer"] for t in d)
+            print("| %s | %s | %s | %s | %s | %s | %s |" % (
+                q["name"], fmt_s(ex), fmt_s(d["1"]["best_s"]), fmt_s(d["2"]["best_s"]),
+                ratio[0], ratio[1], "yes (count, sums)" if same else "**NO**"))
+    if any("vigil_cache" in q for q in res["queries"]):
+        print("\nEnd to end, `vigil query` wall time from the trace to the answer with the "
+              "relations cache (docs/query.md): cold (no cache: reads the trace, builds, "
+              "writes the cache), warm (best of %d):\n" % res["settings"]["reps"])
+        for q in res["queries"]:
+            c = q.get("vigil_cache", {})
+            if "cold_1_thread_s" in c:
+                print("First query, cache cold (%s): %s at 1 thread, %s at 2: %.2fx "
+                      "(target 1.8x)\n" % (q["name"], fmt_s(c["cold_1_thread_s"]),
+                                           fmt_s(c["cold_2_thread_s"]),
+                                           c["cold_1_thread_s"] / c["cold_2_thread_s"]))
+        print("| query | cold | warm | cold / warm | max RSS warm | cache file |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for q in res["queries"]:
+            c = q.get("vigil_cache")
+            if c:
+                print("| %s | %s | %s | %.0f | %.0f MB | %.0f MB |" % (
+                    q["name"], fmt_s(c["cold_s"]), fmt_s(c["warm_s"]),
+                    c["cold_s"] / c["warm_s"], c["warm_rss"] / 1e6, c["cache_bytes"] / 1e6))
     print("\nSQLite, every plan tried (best of %d; count(*) over the DISTINCT result):\n"
           % res["settings"]["reps"])
     print("| query | plan | time | tuples |")
@@ -582,6 +762,24 @@ def report(res):
             tm = ("> %s (stopped)" % fmt_s(res["settings"]["sql_timeout_s"])
                   if v.get("timed_out") else fmt_s(v.get("best_s")))
             print("| %s | %s | %s | %s |" % (q["key"], v["name"], tm, v.get("count", "-")))
+    counts = res["settings"].get("vigil_threads", [1])
+    if len(counts) > 1:
+        print("\nvigil at %s threads (`--threads N`; exec: the statement, best of %d; the "
+              "answers checked against SQLite at each):\n"
+              % (", ".join(map(str, counts)), res["settings"]["reps"]))
+        print("| query | " + " | ".join("exec, %d thread%s" % (n, "s" if n > 1 else "")
+                                        for n in counts) +
+              " | " + " | ".join("SQLite / vigil, %d" % n for n in counts) +
+              " | speedup %d → %d |" % (counts[0], counts[-1]))
+        print("|---|" + "---:|" * (2 * len(counts) + 1))
+        for q in res["queries"]:
+            vt = q.get("vigil_threads", {})
+            ex = [vt.get(str(n), {}).get("exec_ns") for n in counts]
+            sq = q["sqlite"].get("best_s")
+            ratios = ["%.2f" % (sq / (e / 1e9)) if e and sq is not None else "-" for e in ex]
+            speed = "%.2f×" % (ex[0] / ex[-1]) if ex[0] and ex[-1] else "-"
+            print("| %s | %s | %s | %s |" % (q["name"], " | ".join(
+                fmt_s(e / 1e9) if e else "-" for e in ex), " | ".join(ratios), speed))
     for q in res["queries"]:
         rate = q.get("vigil", {}).get("scan_tuples_per_s")
         if rate:

@@ -8,3 +8,38 @@ if(NOT VIGIL_SANITIZE)
                    ${CMAKE_BINARY_DIR}/bin)
   set_tests_properties(query.engine.cli PROPERTIES LABELS query TIMEOUT 300)
 endif()
+# Parallel execution: the same statements at 1 to 4 threads give the same relations, tuple
+# for tuple in order (tests/query/parallel_unit.c, a trace built byte by byte); under ASan
+# in the sanitize build, and with the executor's files under ThreadSanitizer
+# (query.parallel.tsan) where the compiler has it.
+add_executable(test_query_parallel ${CMAKE_SOURCE_DIR}/tests/query/parallel_unit.c)
+target_include_directories(test_query_parallel PRIVATE ${CMAKE_SOURCE_DIR}/src
+                           ${CMAKE_SOURCE_DIR}/tests/unit)
+target_link_libraries(test_query_parallel PRIVATE vigil_query reader_tracegen)
+add_test(NAME query.parallel COMMAND test_query_parallel)
+set_tests_properties(query.parallel PROPERTIES LABELS "sanitize;query" TIMEOUT 300)
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
+set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
+check_c_source_compiles("int main(void) { return 0; }" VIGIL_HAVE_TSAN)
+unset(CMAKE_REQUIRED_FLAGS)
+unset(CMAKE_REQUIRED_LINK_OPTIONS)
+if(VIGIL_HAVE_TSAN AND NOT VIGIL_SANITIZE)
+  # The files that run on the workers, instrumented; the rest of vigil_query (reading the
+  # trace, binding, planning: the calling thread only) from the library as it is.
+  file(GLOB PARALLEL_TSAN_SOURCES ${CMAKE_SOURCE_DIR}/src/query/exec*.c)
+  add_executable(test_query_parallel_tsan ${CMAKE_SOURCE_DIR}/tests/query/parallel_unit.c
+                 ${PARALLEL_TSAN_SOURCES} ${CMAKE_SOURCE_DIR}/src/query/engine.c
+                 ${CMAKE_SOURCE_DIR}/src/query/result.c ${CMAKE_SOURCE_DIR}/src/query/value.c
+                 ${CMAKE_SOURCE_DIR}/src/query/agg.c ${CMAKE_SOURCE_DIR}/src/query/agg_time.c
+                 ${CMAKE_SOURCE_DIR}/src/common/pool.c)
+  target_include_directories(test_query_parallel_tsan PRIVATE ${CMAKE_SOURCE_DIR}/src
+                             ${CMAKE_SOURCE_DIR}/tests/unit)
+  target_compile_options(test_query_parallel_tsan PRIVATE -fsanitize=thread -O1 -g)
+  target_compile_definitions(test_query_parallel_tsan PRIVATE PARALLEL_SCALE=1)
+  target_link_options(test_query_parallel_tsan PRIVATE -fsanitize=thread)
+  target_link_libraries(test_query_parallel_tsan PRIVATE vigil_query reader_tracegen)
+  add_test(NAME query.parallel.tsan COMMAND test_query_parallel_tsan)
+  set_tests_properties(query.parallel.tsan PROPERTIES LABELS query TIMEOUT 300
+                       ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+endif()

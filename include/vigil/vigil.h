@@ -390,13 +390,9 @@ struct vg_packet_ctx {
 	uint32_t tid, thread_gen;
 };
 
-static inline void vg_event_commit(uint8_t *end)
+/* The main output's part of a commit (an event no other listener takes). */
+static inline void vg__event_commit_main(struct vg_thread *t, uint8_t *end)
 {
-	struct vg_thread *t = &vg__tls;
-	if (VG_UNLIKELY(t->fan)) {
-		vg__listen_commit(end);
-		return;
-	}
 	t->pos = end;
 	/* The event's bytes must be in memory before the packet claims them. */
 	atomic_signal_fence(memory_order_release);
@@ -404,6 +400,16 @@ static inline void vg_event_commit(uint8_t *end)
 	t->ctx->content_size = (uint64_t)(end - t->base) * 8;
 	atomic_signal_fence(memory_order_release);
 	t->busy = 0;
+}
+
+static inline void vg_event_commit(uint8_t *end)
+{
+	struct vg_thread *t = &vg__tls;
+	if (VG_UNLIKELY(t->fan)) {
+		vg__listen_commit(end);
+		return;
+	}
+	vg__event_commit_main(t, end);
 }
 
 /* The timestamp of the event started last on this thread (after vg_event_begin). */

@@ -6,16 +6,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/query_need.h"
 #include "cli/query_store.h"
 #include "cli/statements.h"
+#include "common/pool.h"
 #include "lang/lang.h"
 #include "live/alpha.h"
 #include "query/engine.h"
 #include "query/output.h"
+#include "relations/cache.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
 #include "trace/source.h"
@@ -24,9 +28,9 @@ static void query_usage(FILE *f)
 {
 	fprintf(
 	    f, "usage: vigil query TRACE (-e 'STATEMENTS' | -f FILE.tq) [--format table|csv|json]\n"
-	       "                   [--into FILE.db] [--tick DURATION] [--stats]\n"
+	       "                   [--into FILE.db] [--tick DURATION] [--stats] [--threads N]\n"
 	       "       vigil query postgresql://... (-e ... | -f ...) [--schema NAME]\n"
-	       "                   [--show-sql] [--format table|csv|json]\n\n"
+	       "                   [--show-sql] [--tick DURATION] [--format table|csv|json]\n\n"
 	       "Answers TQuel statements (range, retrieve; docs/tquel.md) over the historical\n"
 	       "relations of a trace (vigil relations TRACE lists them) and prints the result\n"
 	       "of every retrieve, in order.\n\n"
@@ -41,6 +45,8 @@ static void query_usage(FILE *f)
 	       "  --stats              one JSON line of timings on stderr at the end\n"
 	       "  --max-tuples N       stop a statement whose intermediate results exceed N\n"
 	       "                       tuples (default: about 1 GiB of them), with an error\n"
+	       "  --threads N          evaluate on N threads (default: VIGIL_THREADS, else the\n"
+	       "                       machine's cores); the answers are the same at any N\n"
 	       "  --schema NAME        postgresql://: the store's schema (default vigil)\n"
 	       "  --show-sql           postgresql://: each statement's SQL on stderr first\n\n"
 	       "With a postgresql:// URL instead of a TRACE, the statements are compiled to SQL\n"
@@ -49,46 +55,54 @@ static void query_usage(FILE *f)
 	       "examples:\n"
 	       "  vigil query run1 -e 'range of W is Waiting retrieve (W.process, W.mailbox)'\n"
 	       "  vigil query run1 -f resumed.tq --format csv > resumed.csv\n"
+	       "  vigil query run1 --threads 1 -f resumed.tq\n"
 	       "  vigil query run1 --tick 1ms -e 'range of R is RunningOn range of C is "
 	       "Clock[10]\n"
 	       "      retrieve (R.process, R.processor) when C overlap R'\n"
 	       "  vigil query run1 -f q.tq --into results.db && sqlite3 results.db .tables\n"
 	       "  vigil query postgresql://localhost/db --show-sql \\\n"
 	       "      -e 'range of W is Waiting retrieve (W.process, W.mailbox)'\n\n"
+	       "environment: VIGIL_THREADS=N as --threads N (decoding the trace too);\n"
+	       "VIGIL_CACHE=off, VIGIL_CACHE_DIR=DIR: the relations cache, kept beside the trace\n"
+	       "(TRACE/.vigil-cache) so that the next query starts at once (docs/query.md).\n\n"
 	       "exit status: 0 answered; 1 answered from a damaged trace (damage on stderr);\n"
 	       "2 usage error, unreadable trace, or errors in the statements.\n");
 }
 
 static void explain_usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: vigil explain (-e 'STATEMENTS' | -f FILE.tq) [--tick DURATION]\n"
-	        "                     [--sensors FILE.vgl] [TRACE]\n"
-	        "       vigil explain --analyze (-e 'STATEMENTS' | -f FILE.tq) TRACE\n"
-	        "       vigil explain (-e ... | -f ...) postgresql://... [--schema NAME]\n\n"
-	        "Prints each retrieve's temporal relational algebra before optimization (the\n"
-	        "calculus as written: products, σ, σT, π, πT) and after (pushed-down selections,\n"
-	        "hash joins, sweep-line overlap joins, semi-joins). With a TRACE, names and types\n"
-	        "are checked against it. With a TRACE or a sensor description (--sensors), also\n"
-	        "the sensor operators α that vigil watch sets up, before and after optimization:\n"
-	        "which sensors each plan enables, and on which entities. With a postgresql://\n"
-	        "URL: each retrieve's SQL and the plan PostgreSQL chooses for it (nothing is\n"
-	        "written).\n\n"
-	        "With --analyze, runs the statements over TRACE and prints each retrieve's\n"
-	        "optimized plan with what each operator did: the bindings it returned, in how\n"
-	        "many batches, and the time spent in it (its inputs included).\n\n"
-	        "examples:\n"
-	        "  vigil explain -f resumed.tq\n"
-	        "  vigil explain -e 'range of W is Waiting retrieve (W.process)' run1\n"
-	        "  vigil explain -f resumed.tq --sensors examples/mailbox/mailbox.vgl\n"
-	        "  vigil explain --analyze -e 'range of W is Waiting retrieve (W.process)' run1\n");
+	fprintf(
+	    f, "usage: vigil explain (-e 'STATEMENTS' | -f FILE.tq) [--tick DURATION]\n"
+	       "                     [--sensors FILE.vgl] [TRACE]\n"
+	       "       vigil explain --analyze (-e 'STATEMENTS' | -f FILE.tq) [--threads N] TRACE\n"
+	       "       vigil explain (-e ... | -f ...) postgresql://... [--schema NAME]\n\n"
+	       "Prints each retrieve's temporal relational algebra before optimization (the\n"
+	       "calculus as written: products, σ, σT, π, πT) and after (pushed-down selections,\n"
+	       "hash joins, sweep-line overlap joins, semi-joins). With a TRACE, names and types\n"
+	       "are checked against it. With a TRACE or a sensor description (--sensors), also\n"
+	       "the sensor operators α that vigil watch sets up, before and after optimization:\n"
+	       "which sensors each plan enables, and on which entities. With a postgresql://\n"
+	       "URL: each retrieve's SQL and the plan PostgreSQL chooses for it (nothing is\n"
+	       "written).\n\n"
+	       "With --analyze, runs the statements over TRACE and prints each retrieve's\n"
+	       "optimized plan with what each operator did: the bindings it returned, in how\n"
+	       "many batches, the time spent in it (its inputs included, summed over threads),\n"
+	       "and on how many threads it ran (--threads N: as vigil query's, default\n"
+	       "VIGIL_THREADS, else the machine's cores).\n\n"
+	       "examples:\n"
+	       "  vigil explain -f resumed.tq\n"
+	       "  vigil explain -e 'range of W is Waiting retrieve (W.process)' run1\n"
+	       "  vigil explain -f resumed.tq --sensors examples/mailbox/mailbox.vgl\n"
+	       "  vigil explain --analyze -e 'range of W is Waiting retrieve (W.process)' run1\n"
+	       "  vigil explain --analyze --threads 2 -f resumed.tq run1\n");
 }
 
 struct args {
 	const char *text_arg, *file, *into, *trace, *sensors, *schema;
 	enum vgq_format format;
-	bool format_given, stats, analyze, show_sql;
+	bool format_given, stats, analyze, show_sql, threads_given;
 	uint64_t max_tuples;
+	unsigned threads;
 	int64_t tick;
 };
 
@@ -107,6 +121,7 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 	                                        {"analyze", no_argument, NULL, 'A'},
 	                                        {"schema", required_argument, NULL, 'S'},
 	                                        {"show-sql", no_argument, NULL, 'Q'},
+	                                        {"threads", required_argument, NULL, 'T'},
 	                                        {"help", no_argument, NULL, 'h'},
 	                                        {0}};
 	memset(a, 0, sizeof *a);
@@ -194,6 +209,17 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 				goto unknown;
 			a->show_sql = true;
 			break;
+		case 'T':
+			if (vg_threads_parse(optarg, &a->threads) < 0) {
+				fprintf(
+				    stderr,
+				    "vigil %s: --threads: '%s' is not a number of threads from 1 "
+				    "to %d\n",
+				    cmd, optarg, VG_THREADS_MAX);
+				return -1;
+			}
+			a->threads_given = true;
+			break;
 		case 'h':
 			(explain ? explain_usage : query_usage)(stdout);
 			return 1;
@@ -215,6 +241,8 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 		        argv[optind]);
 		return -1;
 	}
+	if (!a->threads_given)
+		a->threads = vg_threads_default();
 	if (!a->text_arg && !a->file) {
 		fprintf(stderr,
 		        "vigil %s: no statements (give -e 'STATEMENTS' or -f FILE; see --help)\n",
@@ -232,14 +260,15 @@ static int parse_args(const char *cmd, bool explain, int argc, char **argv, stru
 	}
 	bool store = vg_is_store_url(a->trace);
 	/* options of one kind of source only (over a store, retrieve into makes tables) */
-	const char *bad = store && a->into         ? "--into"
-	                  : store && a->stats      ? "--stats"
-	                  : store && a->max_tuples ? "--max-tuples"
-	                  : store && a->sensors    ? "--sensors"
-	                  : store && a->analyze    ? "--analyze"
-	                  : !store && a->schema    ? "--schema"
-	                  : !store && a->show_sql  ? "--show-sql"
-	                                           : NULL;
+	const char *bad = store && a->into            ? "--into"
+	                  : store && a->stats         ? "--stats"
+	                  : store && a->max_tuples    ? "--max-tuples"
+	                  : store && a->sensors       ? "--sensors"
+	                  : store && a->analyze       ? "--analyze"
+	                  : store && a->threads_given ? "--threads"
+	                  : !store && a->schema       ? "--schema"
+	                  : !store && a->show_sql     ? "--show-sql"
+	                                              : NULL;
 	if (bad) {
 		fprintf(stderr, "vigil %s: %s goes with %s only\n", cmd, bad,
 		        store ? "a trace" : "a postgresql:// URL");
@@ -255,9 +284,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Opens and builds the database of a trace; NULL after printing the error. */
-static struct vgq_database *open_db(const char *cmd, const char *path, struct vgt_trace **tr,
-                                    bool progress)
+/* Opens the trace and its database, from the relations cache when one fits; NULL after
+ * printing the error. */
+static struct vgq_database *open_db(const char *cmd, const char *path, unsigned threads,
+                                    struct vgt_trace **tr, bool progress,
+                                    const struct tquel_query *q, struct vgq_cache_result *cache)
 {
 	char err[512];
 	*tr = vgt_open_readable(&path, 1, err, sizeof err);
@@ -267,11 +298,21 @@ static struct vgq_database *open_db(const char *cmd, const char *path, struct vg
 	}
 	if (progress)
 		fprintf(stderr, "vigil %s: reading %s ...\r", cmd, path);
-	struct vgq_database *db = vgq_database_build(*tr);
-	if (progress)
-		fprintf(stderr, "\033[K");
 	char who[32];
 	snprintf(who, sizeof who, "vigil %s", cmd);
+	struct vg_query_need need;
+	vg_query_need(q, &need);
+	struct vgq_cache_request rq = {.trace_path = path, .who = who};
+	rq.need = need.relations;
+	rq.nneed = need.nrelations;
+	rq.attrs = need.attrs;
+	rq.nattrs = need.nattrs;
+	rq.all_attrs = need.all_attrs;
+	vgt_set_decode_threads(threads); /* --threads, else VIGIL_THREADS, else the cores */
+	struct vgq_database *db = vgq_database_cached(*tr, &rq, cache);
+	vg_query_need_free(&need);
+	if (progress)
+		fprintf(stderr, "\033[K");
 	vgq_database_print_warnings(db, who, stderr);
 	return db;
 }
@@ -308,14 +349,35 @@ static int emit(void *p, const struct vgq_relation *r)
 	return 0;
 }
 
+/* Peak resident memory of this process in KiB: the kernel's high-water mark of its
+ * memory (VmHWM), which starts anew at exec; getrusage's ru_maxrss if there is none
+ * (that one keeps the parent's peak across fork and exec: a vigil started by a large
+ * process would report the parent's size). */
+static long max_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	struct rusage ru;
+	if (kb < 0 && getrusage(RUSAGE_SELF, &ru) == 0)
+		kb = ru.ru_maxrss;
+	return kb;
+}
+
 static void print_stats(const struct vgq_session *s, const struct vgq_database *db,
-                        uint64_t build_ns)
+                        uint64_t build_ns, const struct vgq_cache_result *cache)
 {
 	size_t n;
 	const struct vgq_stat *st = vgq_session_stats(s, &n);
 	fprintf(stderr,
-	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64 ",\"statements\":[",
-	        db->events, build_ns);
+	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64
+	        ",\"cache\":\"%s\",\"max_rss_kb\":%ld,\"statements\":[",
+	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), max_rss_kb());
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr,
 		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
@@ -337,8 +399,13 @@ int vg_cmd_query(int argc, char **argv)
 	if (!q)
 		return 2;
 	if (vg_is_store_url(a.trace)) {
-		struct vg_store_query sq = {.cmd = "query", .url = a.trace, .schema = a.schema,
-		                            .q = q, .format = a.format, .show_sql = a.show_sql};
+		struct vg_store_query sq = {.cmd = "query",
+		                            .url = a.trace,
+		                            .schema = a.schema,
+		                            .q = q,
+		                            .format = a.format,
+		                            .show_sql = a.show_sql,
+		                            .tick_ns = a.tick};
 		rc = vg_query_store(&sq);
 		tquel_free(q);
 		return rc;
@@ -346,13 +413,15 @@ int vg_cmd_query(int argc, char **argv)
 	bool progress = isatty(STDERR_FILENO);
 	struct vgt_trace *tr;
 	uint64_t t0 = now_ns();
-	struct vgq_database *db = open_db("query", a.trace, &tr, progress);
+	struct vgq_cache_result cache;
+	struct vgq_database *db = open_db("query", a.trace, a.threads, &tr, progress, q, &cache);
 	if (!db) {
 		tquel_free(q);
 		return 2;
 	}
 	uint64_t build_ns = now_ns() - t0;
-	struct vgq_options o = {.tick_ns = a.tick, .max_bindings = a.max_tuples};
+	struct vgq_options o = {
+	    .tick_ns = a.tick, .max_bindings = a.max_tuples, .threads = a.threads};
 	struct vgq_session *s = vgq_session_new(db, &o);
 	struct emit_ctx ctx = {.a = &a, .out = {.origin = db->first}};
 	char err[512];
@@ -370,7 +439,7 @@ int vg_cmd_query(int argc, char **argv)
 			rc = 2;
 		}
 		if (a.stats && !errors)
-			print_stats(s, db, build_ns);
+			print_stats(s, db, build_ns, &cache);
 	}
 	if (!rc && db->partial) {
 		fprintf(stderr,
@@ -417,8 +486,12 @@ int vg_cmd_explain(int argc, char **argv)
 	if (!q)
 		return 2;
 	if (vg_is_store_url(a.trace)) {
-		struct vg_store_query sq = {
-		    .cmd = "explain", .url = a.trace, .schema = a.schema, .q = q, .explain = true};
+		struct vg_store_query sq = {.cmd = "explain",
+		                            .url = a.trace,
+		                            .schema = a.schema,
+		                            .q = q,
+		                            .explain = true,
+		                            .tick_ns = a.tick};
 		rc = vg_query_store(&sq);
 		tquel_free(q);
 		return rc;
@@ -437,7 +510,8 @@ int vg_cmd_explain(int argc, char **argv)
 		have_sensors = true;
 	}
 	if (a.trace) {
-		if (!(db = open_db("explain", a.trace, &tr, false)))
+		struct vgq_cache_result cache;
+		if (!(db = open_db("explain", a.trace, a.threads, &tr, false, q, &cache)))
 			goto out;
 		if (!have_sensors)
 			vga_sensors_from_trace(tr, &sensors);
@@ -445,7 +519,8 @@ int vg_cmd_explain(int argc, char **argv)
 	} else if (model) {
 		db = vgq_database_from_model(model);
 	}
-	struct vgq_options o = {.tick_ns = a.tick};
+	/* workers only for a run */
+	struct vgq_options o = {.tick_ns = a.tick, .threads = a.analyze ? a.threads : 1};
 	struct vgq_session *s = vgq_session_new(db, &o);
 	if (a.analyze) {
 		vgq_session_analyze(s, stdout);

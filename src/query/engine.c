@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/pool.h"
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
 #include "relations/columns.h"
@@ -20,6 +21,7 @@ struct vgq_session *vgq_session_new(struct vgq_database *db, const struct vgq_op
 		s->opts.tick_ns = 1000000000;
 
 	s->arena = tquel_arena_new();
+	s->pool = vg_pool_new(s->opts.threads);
 	return s;
 }
 
@@ -33,6 +35,7 @@ void vgq_session_free(struct vgq_session *s)
 	free(s->results);
 	free(s->ranges);
 	free(s->stats);
+	vg_pool_free(s->pool);
 	tquel_arena_free(s->arena);
 	free(s);
 }
@@ -126,11 +129,11 @@ static bool evaluate(struct vgq_session *s, const struct plan *p, bool first)
 	 * known to stay within its limit, and only then evaluated into result rows, which
 	 * are several times larger: a statement that fails costs no more than its bindings. */
 	struct xrows all = {0};
-	vgq_rows_drain(root, &all);
+	vgq_rows_collect(root, &all);
 	vgq_node_close(root);
 	if (!cx.overflow) {
 		struct vgq_result_acc *acc = vgq_result_begin(b);
-		vgq_result_add(acc, all.rows, all.n, cx.width);
+		vgq_result_add_all(s, acc, all.rows, all.n, cx.width);
 		vgq_result_end(s, b, acc);
 	}
 	vgq_rows_free(&all);

@@ -19,6 +19,9 @@ struct vgq_options {
 	 * statement's number of variables, about 1 GiB of tuple indices): beyond it the
 	 * statement stops with an error instead of exhausting memory or time. */
 	uint64_t max_bindings;
+	/* Threads evaluating each statement (docs/architecture.md, "Execute"); 0 or 1: the
+	 * caller alone. Answers are the same at every count. */
+	unsigned threads;
 };
 #define VGQ_MAX_CELLS 268435456ull
 

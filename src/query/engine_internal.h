@@ -199,6 +199,8 @@ struct plan {
 	struct pnode *physical; /* after */
 };
 
+struct vg_pool; /* common/pool.h */
+
 /* ---- the session: what one run of statements knows ---- */
 struct vgq_session {
 	struct vgq_database *db; /* NULL: explain without a trace */
@@ -218,8 +220,9 @@ struct vgq_session {
 	size_t nowned;
 	struct vgq_stat *stats;
 	size_t nstats;
-	uint64_t peak_state; /* of the statement being evaluated */
-	FILE *analyze;       /* explain --analyze: each statement's nodes and figures go here */
+	uint64_t peak_state;  /* of the statement being evaluated */
+	FILE *analyze;        /* explain --analyze: each statement's nodes and figures go here */
+	struct vg_pool *pool; /* the workers of parallel execution (NULL: one thread) */
 };
 
 /* ---- engine.c ---- */
@@ -270,6 +273,8 @@ enum vx_type vx_type_of(enum vgq_type t);
 enum vgq_type vgq_type_of_vx(enum vx_type t);
 
 /* ---- exec.c: the executor's nodes are declared in exec_node.h ---- */
+/* The threads evaluating the session's statements (1: the caller alone). */
+unsigned vgq_session_threads(const struct vgq_session *s);
 /* The limit on the bindings a join of statement b may produce (struct vgq_options). */
 size_t vgq_row_limit(const struct vgq_session *s, const struct bstmt *b);
 /* Records that an operator holds n tuples now (the statement's peak_state). */

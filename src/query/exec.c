@@ -19,8 +19,21 @@ size_t vgq_row_limit(const struct vgq_session *s, const struct bstmt *b)
 
 void vgq_note_state(struct vgq_session *s, uint64_t n)
 {
-	if (n > s->peak_state)
-		s->peak_state = n;
+	/* workers note theirs at once: a maximum kept atomically */
+	uint64_t cur = __atomic_load_n(&s->peak_state, __ATOMIC_RELAXED);
+	while (n > cur && !__atomic_compare_exchange_n(&s->peak_state, &cur, n, true,
+	                                               __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+bool vgq_overflowed(const struct xctx *cx)
+{
+	return __atomic_load_n(&cx->overflow, __ATOMIC_RELAXED);
+}
+
+void vgq_set_overflow(struct xctx *cx)
+{
+	__atomic_store_n(&cx->overflow, true, __ATOMIC_RELAXED);
 }
 
 struct xnode *vgq_node_new(struct vgq_session *s, struct xctx *cx, const struct xops *ops,
@@ -106,7 +119,7 @@ static uint64_t now_ns(void)
 
 size_t vgq_node_next(struct xnode *n, uint32_t *rows)
 {
-	if (n->cx->overflow) /* the statement stops */
+	if (vgq_overflowed(n->cx)) /* the statement stops */
 		return 0;
 	uint64_t t0 = n->cx->timed ? now_ns() : 0;
 	size_t k = n->ops->next(n, rows);
@@ -135,13 +148,14 @@ bool vgq_node_passes(const struct xnode *n, const uint32_t *row)
 	return true;
 }
 
-bool vgq_node_emit_ok(struct xnode *n, uint64_t *emitted)
+bool vgq_node_emit_ok(struct xnode *n)
 {
-	if (n->cx->limit && *emitted >= n->cx->limit) {
-		n->cx->overflow = true;
+	/* a worker's clone counts its own bindings: no more than the limit either */
+	if (n->cx->limit && n->emitted >= n->cx->limit) {
+		vgq_set_overflow(n->cx);
 		return false;
 	}
-	(*emitted)++;
+	n->emitted++;
 	return true;
 }
 

@@ -32,52 +32,81 @@ static void aggregate_open(struct xnode *n)
 	n->state = st;
 }
 
+struct contrib_job {
+	const struct bagg *a;
+	const struct xrows *in;
+	struct vgq_contrib *c;
+	struct vx_value *keys; /* nby per contribution */
+	size_t *kept;          /* per piece: the contributions it made from its first place on */
+	size_t grain;          /* bindings per piece */
+};
+
+/* The contributions of bindings [lo, hi), from place lo on. */
+static void contrib_piece(void *p, size_t lo, size_t hi)
+{
+	struct contrib_job *j = p;
+	const struct bstmt *in = j->a->inner;
+	size_t nby = j->a->nby, w = j->in->width, k = lo;
+	for (size_t i = lo; i < hi; i++) {
+		struct binding bd = {j->in->rows + i * w, in->vars};
+		struct tval v = vgq_var_time(&in->vars[0], bd.rows[0]);
+		for (size_t x = 1; x < in->nvars && v.kind != TV_NOTHING; x++)
+			v = vgq_tv_intersect(v, vgq_var_time(&in->vars[x], bd.rows[x]));
+		if (v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e))
+			continue;
+		struct vx_value arg = vgq_eval(in->targets[nby].value, &bd);
+		if (arg.null)
+			continue;
+		j->c[k].b = v.b;
+		j->c[k].e = v.kind == TV_EVENT ? v.b + 1 : v.e;
+		j->c[k].arg = arg;
+		for (size_t x = 0; x < nby; x++)
+			j->keys[k * nby + x] = vgq_eval(in->targets[x].value, &bd);
+		k++;
+	}
+	j->kept[lo / j->grain] = k - lo;
+}
+
 static size_t aggregate_next(struct xnode *n, uint32_t *out)
 {
 	(void)out;
 	struct aggregate *st = n->state;
 	struct bagg *a = n->agg;
-	const struct bstmt *in = a->inner;
-	size_t nby = a->nby, w = st->inner.width, cap = 0, ncon = 0;
-	struct vgq_contrib *c = NULL;
-	struct vx_value *keys = NULL;
-	uint32_t *buf = vgq_batch_alloc(&st->inner);
-	size_t got;
-	while ((got = vgq_node_next(st->plan, buf))) {
-		if (cap - ncon < got) {
-			cap = cap ? 2 * cap : 4 * VGQ_BATCH;
-			c = vgq_xrealloc(c, cap, sizeof *c);
-			keys = vgq_xrealloc(keys, cap * nby + 1, sizeof *keys);
+	size_t nby = a->nby;
+	struct xrows in = {0};
+	vgq_rows_collect(st->plan, &in);
+	size_t grain = vgq_grain(n->cx->s, in.n, 16, 16384);
+	size_t pieces = (in.n + grain - 1) / grain;
+	struct contrib_job j = {a,
+	                        &in,
+	                        vgq_xcalloc(in.n + 1, sizeof *j.c),
+	                        vgq_xcalloc(in.n * nby + 1, sizeof *j.keys),
+	                        vgq_xcalloc(pieces + 1, sizeof *j.kept),
+	                        grain};
+	if (!vgq_overflowed(&st->inner))
+		vgq_parallel_for(n->cx->s, in.n, grain, contrib_piece, &j);
+	vgq_rows_free(&in);
+	/* the pieces' contributions close up, in the order of the bindings */
+	size_t ncon = 0;
+	for (size_t p = 0; p < pieces; p++) {
+		size_t from = p * grain, k = j.kept[p];
+		if (from != ncon && k) {
+			memmove(&j.c[ncon], &j.c[from], k * sizeof *j.c);
+			memmove(&j.keys[ncon * nby], &j.keys[from * nby], k * nby * sizeof *j.keys);
 		}
-		for (size_t i = 0; i < got; i++) {
-			struct binding bd = {buf + i * w, in->vars};
-			struct tval v = vgq_var_time(&in->vars[0], bd.rows[0]);
-			for (size_t k = 1; k < in->nvars && v.kind != TV_NOTHING; k++)
-				v = vgq_tv_intersect(v, vgq_var_time(&in->vars[k], bd.rows[k]));
-			if (v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e))
-				continue;
-			struct vx_value arg = vgq_eval(in->targets[nby].value, &bd);
-			if (arg.null)
-				continue;
-			c[ncon].b = v.b;
-			c[ncon].e = v.kind == TV_EVENT ? v.b + 1 : v.e;
-			c[ncon].arg = arg;
-			for (size_t k = 0; k < nby; k++)
-				keys[ncon * nby + k] = vgq_eval(in->targets[k].value, &bd);
-			ncon++;
-		}
+		ncon += k;
 	}
-	free(buf);
-	if (st->inner.overflow) {
-		n->cx->overflow = true;
+	if (vgq_overflowed(&st->inner)) {
+		vgq_set_overflow(n->cx);
 	} else {
-		for (size_t i = 0; i < ncon; i++) /* the keys array has moved while growing */
-			c[i].key = &keys[i * nby];
-		vgq_agg_finish(n->cx->s, a, c, ncon);
+		for (size_t i = 0; i < ncon; i++)
+			j.c[i].key = &j.keys[i * nby];
+		vgq_agg_finish(n->cx->s, a, j.c, ncon);
 		n->rows = a->rel->ntuples;
 	}
-	free(c);
-	free(keys);
+	free(j.c);
+	free(j.keys);
+	free(j.kept);
 	return 0;
 }
 
@@ -122,5 +151,8 @@ static void aggregate_explain(const struct xnode *n, const struct xexplain *oute
 	fputs(": constant intervals per group", out);
 }
 
-const struct xops vgq_aggregate_ops = {"aggregate", aggregate_open, aggregate_next, aggregate_close,
-                                       aggregate_explain};
+const struct xops vgq_aggregate_ops = {.name = "aggregate",
+                                       .open = aggregate_open,
+                                       .next = aggregate_next,
+                                       .close = aggregate_close,
+                                       .explain = aggregate_explain};

@@ -68,7 +68,7 @@ struct hashjoin {
 	bool probing;
 	uint32_t *lbuf;
 	size_t ln, li;
-	uint64_t emitted;
+	bool borrowed; /* a worker's: right and table are the original's */
 };
 
 static void hashjoin_open(struct xnode *n)
@@ -80,21 +80,42 @@ static void hashjoin_open(struct xnode *n)
 	n->state = st;
 }
 
+struct hash_job {
+	const struct bstmt *b;
+	const struct pnode *p;
+	const struct xrows *rows;
+	uint64_t *hash;
+	bool *keyed; /* false: a key is null */
+};
+
+static void hash_piece(void *ctx, size_t lo, size_t hi)
+{
+	struct hash_job *j = ctx;
+	struct vx_value kv[j->p->nkeys + 1];
+	for (size_t i = lo; i < hi; i++)
+		j->keyed[i] = vgq_keys_of(j->b, j->p->rkeys, j->p->nkeys,
+		                          j->rows->rows + i * j->rows->width, kv, &j->hash[i]);
+}
+
+/* The build side's keys hashed by the session's workers, then put in the table in order
+ * (so chains, and the order of matches, are the serial build's). */
 static void build(struct xnode *n, struct hashjoin *st)
 {
-	const struct pnode *p = n->p;
-	const struct bstmt *b = n->cx->b;
-	vgq_rows_drain(n->r, &st->right);
-	vgq_xhash_init(&st->table, st->right.n);
-	size_t built = 0, w = n->cx->width;
-	for (size_t j = 0; j < st->right.n; j++) {
-		uint64_t h;
-		if (vgq_keys_of(b, p->rkeys, p->nkeys, st->right.rows + j * w, st->kr, &h)) {
-			vgq_xhash_add(&st->table, (uint32_t)j, h);
+	struct vgq_session *s = n->cx->s;
+	vgq_rows_collect(n->r, &st->right);
+	size_t nr = st->right.n, built = 0;
+	vgq_xhash_init(&st->table, nr);
+	struct hash_job j = {n->cx->b, n->p, &st->right, vgq_xcalloc(nr + 1, sizeof *j.hash),
+	                     vgq_xcalloc(nr + 1, sizeof *j.keyed)};
+	vgq_parallel_for(s, nr, vgq_grain(s, nr, 16, 16384), hash_piece, &j);
+	for (size_t i = 0; i < nr; i++)
+		if (j.keyed[i]) {
+			vgq_xhash_add(&st->table, (uint32_t)i, j.hash[i]);
 			built++;
 		}
-	}
-	vgq_note_state(n->cx->s, built);
+	free(j.hash);
+	free(j.keyed);
+	vgq_note_state(s, built);
 	st->built = true;
 }
 
@@ -140,7 +161,7 @@ static size_t hashjoin_next(struct xnode *n, uint32_t *out)
 			vgq_merge_row(w, lvars, x, y, row);
 			if (!vgq_node_passes(n, row))
 				continue;
-			if (!vgq_node_emit_ok(n, &st->emitted))
+			if (!vgq_node_emit_ok(n))
 				return 0;
 			k++;
 		}
@@ -157,9 +178,11 @@ static void hashjoin_close(struct xnode *n)
 	struct hashjoin *st = n->state;
 	if (!st)
 		return;
-	vgq_rows_free(&st->right);
-	if (st->built)
-		vgq_xhash_free(&st->table);
+	if (!st->borrowed) {
+		vgq_rows_free(&st->right);
+		if (st->built)
+			vgq_xhash_free(&st->table);
+	}
 	free(st->kl);
 	free(st->kr);
 	free(st->lbuf);
@@ -174,5 +197,34 @@ static void hashjoin_explain(const struct xnode *n, const struct xexplain *e)
 	vgq_explain_residual(e, n->p);
 }
 
-const struct xops vgq_hashjoin_ops = {"hash join", hashjoin_open, hashjoin_next, hashjoin_close,
-                                      hashjoin_explain};
+static void hashjoin_build(struct xnode *n)
+{
+	struct hashjoin *st = n->state;
+	if (!st->built)
+		build(n, st);
+}
+
+/* A worker probes the original's table with its own left batches and key values. */
+static void *hashjoin_fork(struct xnode *clone, const struct xnode *orig)
+{
+	const struct hashjoin *o = orig->state;
+	struct hashjoin *st = vgq_xcalloc(1, sizeof *st);
+	st->right = o->right;
+	st->table = o->table;
+	st->built = true;
+	st->borrowed = true;
+	st->lbuf = vgq_batch_alloc(clone->cx);
+	st->kl = vgq_xcalloc(clone->p->nkeys + 1, sizeof *st->kl);
+	st->kr = vgq_xcalloc(clone->p->nkeys + 1, sizeof *st->kr);
+	return st;
+}
+
+const struct xops vgq_hashjoin_ops = {.name = "hash join",
+                                      .open = hashjoin_open,
+                                      .next = hashjoin_next,
+                                      .close = hashjoin_close,
+                                      .explain = hashjoin_explain,
+                                      .streams = true,
+                                      .build = hashjoin_build,
+                                      .fork = hashjoin_fork,
+                                      .unfork = hashjoin_close};

@@ -34,7 +34,8 @@ struct xctx {
 	const struct bstmt *b;
 	size_t width;  /* b->nvars: tuple indices per binding */
 	size_t limit;  /* the most bindings a join may produce (vgq_row_limit) */
-	bool overflow; /* a join went beyond the limit: the statement stops with an error */
+	bool overflow; /* a join went beyond the limit: the statement stops with an error
+	                  (set and read atomically: workers share it) */
 	bool timed;    /* explain --analyze: time each node */
 };
 
@@ -55,6 +56,18 @@ struct xops {
 	void (*close)(struct xnode *n);
 	/* Prints the node's line without indentation or newline. */
 	void (*explain)(const struct xnode *n, const struct xexplain *e);
+	/* Parallel execution (exec_parallel.c). A pipeline is a source (a node with
+	 * `morsels`) and the nodes that stream its bindings up their left input (`streams`);
+	 * each worker runs its own clone of the pipeline, morsel by morsel. */
+	bool streams; /* passes its left input's batches up (select, joins' probes, π) */
+	/* Materialises what the workers share (a build side), before they start. */
+	void (*build)(struct xnode *n);
+	/* A worker's state for clone, over orig's built state (NULL: the op has none). */
+	void *(*fork)(struct xnode *clone, const struct xnode *orig);
+	void (*unfork)(struct xnode *clone); /* frees what fork made */
+	/* Sources: the number of morsels (after build), and a clone set to morsel m. */
+	size_t (*morsels)(struct xnode *n);
+	void (*seek)(struct xnode *clone, size_t m);
 };
 
 struct xnode {
@@ -65,8 +78,14 @@ struct xnode {
 	struct xnode *l, *r;
 	void *state; /* the operator's, between open and close */
 	/* Figures of the run (explain --analyze): bindings returned, batches returned,
-	 * nanoseconds inside next (children included; only when cx->timed). */
+	 * nanoseconds inside next (children included, summed over threads; only when
+	 * cx->timed), the threads it ran on. A worker's clone counts its own, added to the
+	 * original's when the pipeline ends. */
 	uint64_t rows, calls, ns;
+	unsigned threads;
+	/* Bindings a join emitted (its limit): a clone adds its own to the original's after
+	 * each morsel (`flushed`: what it has added). */
+	uint64_t emitted, flushed;
 };
 
 /* exec.c: the tree of a plan (nodes in the session's arena); cx may be NULL (explain). */
@@ -81,7 +100,9 @@ uint32_t *vgq_batch_alloc(const struct xctx *cx);
 /* Does binding `row` pass the plan node's residual conditions? */
 bool vgq_node_passes(const struct xnode *n, const uint32_t *row);
 /* Counts one binding a join emits; false (and cx->overflow) beyond the limit. */
-bool vgq_node_emit_ok(struct xnode *n, uint64_t *emitted);
+bool vgq_node_emit_ok(struct xnode *n);
+bool vgq_overflowed(const struct xctx *cx);
+void vgq_set_overflow(struct xctx *cx);
 
 /* A materialised input: every binding of a child, in order. */
 struct xrows {
@@ -90,6 +111,18 @@ struct xrows {
 };
 void vgq_rows_drain(struct xnode *child, struct xrows *out);
 void vgq_rows_free(struct xrows *r);
+/* exec_parallel.c: the same rows in the same order as vgq_rows_drain, computed by the
+ * session's workers when the child is a pipeline over enough morsels. Materialising
+ * operators and the statement's driver call it. */
+void vgq_rows_collect(struct xnode *child, struct xrows *out);
+/* Runs fn(ctx, lo, hi) over [0, n) in pieces of at least `grain`, on the session's
+ * workers (the caller alone when there is one). */
+/* The size of the pieces of n items shared out among the session's workers: about
+ * eight per worker, from lo to hi items (small inputs go parallel too, so the tests'
+ * small traces take the parallel paths). */
+size_t vgq_grain(const struct vgq_session *s, size_t n, size_t lo, size_t hi);
+void vgq_parallel_for(struct vgq_session *s, size_t n, size_t grain,
+                      void (*fn)(void *ctx, size_t lo, size_t hi), void *ctx);
 
 /* The operators. */
 extern const struct xops vgq_scan_ops, vgq_select_ops, vgq_tselect_ops, vgq_product_ops,
@@ -139,7 +172,9 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 /* result.c: a retrieve's result from the batches of its plan. */
 struct vgq_result_acc;
 struct vgq_result_acc *vgq_result_begin(const struct bstmt *b);
-void vgq_result_add(struct vgq_result_acc *acc, const uint32_t *rows, size_t n, size_t width);
+/* The result rows of n bindings, in order (computed by the session's workers). */
+void vgq_result_add_all(struct vgq_session *s, struct vgq_result_acc *acc, const uint32_t *rows,
+                        size_t n, size_t width);
 /* Builds b->out and frees acc. */
 void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_result_acc *acc);
 

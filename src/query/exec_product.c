@@ -12,7 +12,7 @@ struct product {
 	bool built;
 	uint32_t *lbuf; /* one batch of the left */
 	size_t ln, li, rj;
-	uint64_t emitted;
+	bool borrowed; /* a worker's: right is the original's */
 };
 
 static void product_open(struct xnode *n)
@@ -22,15 +22,22 @@ static void product_open(struct xnode *n)
 	n->state = st;
 }
 
+static void product_build(struct xnode *n)
+{
+	struct product *st = n->state;
+	if (st->built)
+		return;
+	vgq_rows_collect(n->r, &st->right);
+	vgq_note_state(n->cx->s, st->right.n);
+	st->built = true;
+}
+
 static size_t product_next(struct xnode *n, uint32_t *out)
 {
 	struct product *st = n->state;
 	size_t w = n->cx->width;
-	if (!st->built) {
-		vgq_rows_drain(n->r, &st->right);
-		vgq_note_state(n->cx->s, st->right.n);
-		st->built = true;
-	}
+	if (!st->built)
+		product_build(n);
 	uint64_t lvars = n->l->p->vars;
 	size_t k = 0;
 	while (k < VGQ_BATCH) {
@@ -46,7 +53,7 @@ static size_t product_next(struct xnode *n, uint32_t *out)
 			vgq_merge_row(w, lvars, x, st->right.rows + st->rj * w, row);
 			if (!vgq_node_passes(n, row))
 				continue;
-			if (!vgq_node_emit_ok(n, &st->emitted))
+			if (!vgq_node_emit_ok(n))
 				return 0;
 			k++;
 		}
@@ -63,7 +70,8 @@ static void product_close(struct xnode *n)
 	struct product *st = n->state;
 	if (!st)
 		return;
-	vgq_rows_free(&st->right);
+	if (!st->borrowed)
+		vgq_rows_free(&st->right);
 	free(st->lbuf);
 	free(st);
 }
@@ -74,5 +82,24 @@ static void product_explain(const struct xnode *n, const struct xexplain *e)
 	vgq_explain_residual(e, n->p);
 }
 
-const struct xops vgq_product_ops = {"product", product_open, product_next, product_close,
-                                     product_explain};
+/* A worker pairs its own left batches with the original's right side. */
+static void *product_fork(struct xnode *clone, const struct xnode *orig)
+{
+	const struct product *o = orig->state;
+	struct product *st = vgq_xcalloc(1, sizeof *st);
+	st->right = o->right;
+	st->built = true;
+	st->borrowed = true;
+	st->lbuf = vgq_batch_alloc(clone->cx);
+	return st;
+}
+
+const struct xops vgq_product_ops = {.name = "product",
+                                     .open = product_open,
+                                     .next = product_next,
+                                     .close = product_close,
+                                     .explain = product_explain,
+                                     .streams = true,
+                                     .build = product_build,
+                                     .fork = product_fork,
+                                     .unfork = product_close};

@@ -45,6 +45,7 @@ static void tproject_explain(const struct xnode *n, const struct xexplain *e)
 	        b->unique && !b->result_event ? ", coalesced (unique)" : "");
 }
 
-const struct xops vgq_project_ops = {"project", NULL, project_next, NULL, project_explain};
-const struct xops vgq_tproject_ops = {"temporal project", NULL, project_next, NULL,
-                                      tproject_explain};
+const struct xops vgq_project_ops = {
+    .name = "project", .next = project_next, .explain = project_explain, .streams = true};
+const struct xops vgq_tproject_ops = {
+    .name = "temporal project", .next = project_next, .explain = tproject_explain, .streams = true};

@@ -15,8 +15,12 @@ struct scan {
 	const struct pnode *sel; /* the pushed-down selection, or NULL */
 	bool *done;              /* per conjunct of sel: applied by a kernel */
 	uint32_t *idx;           /* the selection vector of one range */
-	size_t pos, nrows;
+	size_t pos, nrows;       /* the next tuple, the end of the tuples to scan */
+	size_t morsel;           /* tuples per morsel of a parallel scan */
 };
+
+/* Tuples per morsel of a parallel scan (exec_parallel.c): at most 32 batches. */
+#define SCAN_MORSEL_MAX (32 * VGQ_BATCH)
 
 enum cmp { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE };
 
@@ -216,4 +220,41 @@ static void scan_explain(const struct xnode *n, const struct xexplain *e)
 	fputs(")", e->out);
 }
 
-const struct xops vgq_scan_ops = {"scan", scan_open, scan_next, scan_close, scan_explain};
+/* A worker's scan: its own selection vector, the original's pushed-down selection. */
+static void *scan_fork(struct xnode *clone, const struct xnode *orig)
+{
+	(void)clone;
+	const struct scan *o = orig->state;
+	struct scan *st = vgq_xcalloc(1, sizeof *st);
+	st->sel = o->sel;
+	st->morsel = o->morsel;
+	if (o->sel)
+		st->done = vgq_xcalloc(o->sel->nconds + 1, sizeof *st->done);
+	st->idx = vgq_xcalloc(VGQ_BATCH, sizeof *st->idx);
+	return st;
+}
+
+static size_t scan_morsels(struct xnode *n)
+{
+	struct scan *st = n->state;
+	st->morsel = vgq_grain(n->cx->s, st->nrows, 16, SCAN_MORSEL_MAX);
+	return (st->nrows + st->morsel - 1) / st->morsel;
+}
+
+static void scan_seek(struct xnode *clone, size_t m)
+{
+	struct scan *st = clone->state;
+	size_t all = clone->cx->b->vars[clone->p->var].rel->ntuples;
+	st->pos = m * st->morsel;
+	st->nrows = st->pos + st->morsel < all ? st->pos + st->morsel : all;
+}
+
+const struct xops vgq_scan_ops = {.name = "scan",
+                                  .open = scan_open,
+                                  .next = scan_next,
+                                  .close = scan_close,
+                                  .explain = scan_explain,
+                                  .fork = scan_fork,
+                                  .unfork = scan_close,
+                                  .morsels = scan_morsels,
+                                  .seek = scan_seek};

@@ -69,6 +69,21 @@ static void tselect_explain(const struct xnode *n, const struct xexplain *e)
 	fputs("]", e->out);
 }
 
-const struct xops vgq_select_ops = {"select", select_open, select_next, NULL, select_explain};
-const struct xops vgq_tselect_ops = {"temporal select", select_open, select_next, NULL,
-                                     tselect_explain};
+/* A worker's selection fused with its scan passes its own scan's batches through. */
+static void *select_fork(struct xnode *clone, const struct xnode *orig)
+{
+	return orig->state ? clone->l : NULL;
+}
+
+const struct xops vgq_select_ops = {.name = "select",
+                                    .open = select_open,
+                                    .next = select_next,
+                                    .explain = select_explain,
+                                    .streams = true,
+                                    .fork = select_fork};
+const struct xops vgq_tselect_ops = {.name = "temporal select",
+                                     .open = select_open,
+                                     .next = select_next,
+                                     .explain = tselect_explain,
+                                     .streams = true,
+                                     .fork = select_fork};

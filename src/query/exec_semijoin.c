@@ -16,6 +16,7 @@ struct semijoin {
 	int64_t *when;
 	struct vx_value *kv, *kg;
 	bool built;
+	bool borrowed; /* a worker's: the groups are the original's */
 };
 
 static void semijoin_open(struct xnode *n)
@@ -31,7 +32,7 @@ static void build(struct xnode *n, struct semijoin *st)
 	const struct pnode *p = n->p;
 	const struct bstmt *b = n->cx->b;
 	size_t w = n->cx->width;
-	vgq_rows_drain(n->r, &st->right);
+	vgq_rows_collect(n->r, &st->right);
 	const struct xrows *r = &st->right;
 	vgq_xhash_init(&st->table, r->n);
 	struct xhash *t = &st->table;
@@ -130,11 +131,13 @@ static void semijoin_close(struct xnode *n)
 	struct semijoin *st = n->state;
 	if (!st)
 		return;
-	vgq_rows_free(&st->right);
-	if (st->built)
-		vgq_xhash_free(&st->table);
-	free(st->rep);
-	free(st->when);
+	if (!st->borrowed) {
+		vgq_rows_free(&st->right);
+		if (st->built)
+			vgq_xhash_free(&st->table);
+		free(st->rep);
+		free(st->when);
+	}
 	free(st->kv);
 	free(st->kg);
 	free(st);
@@ -165,5 +168,31 @@ static void semijoin_explain(const struct xnode *n, const struct xexplain *e)
 	fputs("]", out);
 }
 
-const struct xops vgq_semijoin_ops = {"semi-join", semijoin_open, semijoin_next, semijoin_close,
-                                      semijoin_explain};
+static void semijoin_build(struct xnode *n)
+{
+	struct semijoin *st = n->state;
+	if (!st->built)
+		build(n, st);
+}
+
+/* A worker filters with the original's groups and its own key values. */
+static void *semijoin_fork(struct xnode *clone, const struct xnode *orig)
+{
+	const struct semijoin *o = orig->state;
+	struct semijoin *st = vgq_xcalloc(1, sizeof *st);
+	*st = *o;
+	st->borrowed = true;
+	st->kv = vgq_xcalloc(clone->p->nkeys + 1, sizeof *st->kv);
+	st->kg = vgq_xcalloc(clone->p->nkeys + 1, sizeof *st->kg);
+	return st;
+}
+
+const struct xops vgq_semijoin_ops = {.name = "semi-join",
+                                      .open = semijoin_open,
+                                      .next = semijoin_next,
+                                      .close = semijoin_close,
+                                      .explain = semijoin_explain,
+                                      .streams = true,
+                                      .build = semijoin_build,
+                                      .fork = semijoin_fork,
+                                      .unfork = semijoin_close};

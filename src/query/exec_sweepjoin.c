@@ -23,23 +23,40 @@ static int by_begin(const void *x, const void *y)
 	return a->row < c->row ? -1 : a->row > c->row;
 }
 
+struct items_job {
+	const struct bstmt *b;
+	const struct tx *x;
+	const struct xrows *t;
+	struct item *it;
+	bool *some; /* per binding: it has an item */
+};
+
+static void items_piece(void *p, size_t lo, size_t hi)
+{
+	struct items_job *j = p;
+	for (size_t i = lo; i < hi; i++) {
+		struct binding bd = {j->t->rows + i * j->t->width, j->b->vars};
+		struct tval v = vgq_teval(j->x, &bd);
+		j->some[i] = !(v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e));
+		j->it[i].b = v.b;
+		j->it[i].e = v.kind == TV_EVENT ? v.b + 1 : v.e;
+		j->it[i].row = (uint32_t)i;
+	}
+}
+
 /* The items of the bindings whose temporal expression is not nothing (nor an empty
- * interval), ordered by begin. */
-static struct item *items_of(const struct bstmt *b, const struct tx *x, const struct xrows *t,
-                             size_t *n)
+ * interval), ordered by begin (evaluated by the session's workers). */
+static struct item *items_of(struct vgq_session *s, const struct bstmt *b, const struct tx *x,
+                             const struct xrows *t, size_t *n)
 {
 	struct item *it = vgq_xcalloc(t->n ? t->n : 1, sizeof *it);
+	struct items_job j = {b, x, t, it, vgq_xcalloc(t->n ? t->n : 1, sizeof *j.some)};
+	vgq_parallel_for(s, t->n, vgq_grain(s, t->n, 16, 16384), items_piece, &j);
 	size_t k = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		struct binding bd = {t->rows + i * t->width, b->vars};
-		struct tval v = vgq_teval(x, &bd);
-		if (v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e))
-			continue;
-		it[k].b = v.b;
-		it[k].e = v.kind == TV_EVENT ? v.b + 1 : v.e;
-		it[k].row = (uint32_t)i;
-		k++;
-	}
+	for (size_t i = 0; i < t->n; i++)
+		if (j.some[i])
+			it[k++] = it[i];
+	free(j.some);
 	bool sorted = true;
 	for (size_t i = 1; i < k && sorted; i++)
 		sorted = by_begin(&it[i - 1], &it[i]) <= 0;
@@ -77,13 +94,19 @@ struct sweep {
 	struct xrows l, r;
 	struct item *li, *ri;
 	size_t nl, nr, i, j;
+	size_t iend, jend; /* the merge stops there (a morsel's end; nl, nr) */
 	bool built;
+	bool borrowed; /* a worker's: inputs and items are the original's */
+	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); each side's
+	 * longest item bounds how far back a morsel looks for the items still open. */
+	int64_t *bound;
+	size_t nbounds;
+	int64_t maxlen_l, maxlen_r;
 	struct window wl, wr;
 	/* the arriving item being paired with the other window, from other->a[k] on */
 	const struct item *cur;
 	bool cur_left;
 	size_t k;
-	uint64_t emitted;
 };
 
 static void sweep_open(struct xnode *n)
@@ -94,10 +117,12 @@ static void sweep_open(struct xnode *n)
 static void build(struct xnode *n, struct sweep *st)
 {
 	const struct bstmt *b = n->cx->b;
-	vgq_rows_drain(n->l, &st->l);
-	vgq_rows_drain(n->r, &st->r);
-	st->li = items_of(b, n->p->lt, &st->l, &st->nl);
-	st->ri = items_of(b, n->p->rt, &st->r, &st->nr);
+	vgq_rows_collect(n->l, &st->l);
+	vgq_rows_collect(n->r, &st->r);
+	st->li = items_of(n->cx->s, b, n->p->lt, &st->l, &st->nl);
+	st->ri = items_of(n->cx->s, b, n->p->rt, &st->r, &st->nr);
+	st->iend = st->nl;
+	st->jend = st->nr;
 	st->built = true;
 }
 
@@ -111,10 +136,10 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 	size_t k = 0;
 	while (k < VGQ_BATCH) {
 		if (!st->cur) {
-			if (st->i == st->nl && st->j == st->nr)
+			if (st->i == st->iend && st->j == st->jend)
 				break;
-			bool left = st->j == st->nr ||
-			            (st->i < st->nl && st->li[st->i].b <= st->ri[st->j].b);
+			bool left = st->j == st->jend ||
+			            (st->i < st->iend && st->li[st->i].b <= st->ri[st->j].b);
 			st->cur = left ? &st->li[st->i++] : &st->ri[st->j++];
 			st->cur_left = left;
 			st->k = 0;
@@ -130,7 +155,7 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 			vgq_merge_row(w, lvars, x, y, row);
 			if (!vgq_node_passes(n, row))
 				continue;
-			if (!vgq_node_emit_ok(n, &st->emitted))
+			if (!vgq_node_emit_ok(n))
 				return 0;
 			k++;
 		}
@@ -148,10 +173,13 @@ static void sweep_close(struct xnode *n)
 	struct sweep *st = n->state;
 	if (!st)
 		return;
-	vgq_rows_free(&st->l);
-	vgq_rows_free(&st->r);
-	free(st->li);
-	free(st->ri);
+	if (!st->borrowed) {
+		vgq_rows_free(&st->l);
+		vgq_rows_free(&st->r);
+		free(st->li);
+		free(st->ri);
+		free(st->bound);
+	}
 	free(st->wl.a);
 	free(st->wr.a);
 	free(st);
@@ -167,5 +195,113 @@ static void sweep_explain(const struct xnode *n, const struct xexplain *e)
 	vgq_explain_residual(e, n->p);
 }
 
-const struct xops vgq_sweepjoin_ops = {"sweep join", sweep_open, sweep_next, sweep_close,
-                                       sweep_explain};
+static void sweep_build(struct xnode *n)
+{
+	struct sweep *st = n->state;
+	if (!st->built)
+		build(n, st);
+}
+
+/* The first item beginning at or after t. */
+static size_t first_from(const struct item *it, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (it[mid].b < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int64_t longest(const struct item *it, size_t n)
+{
+	int64_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (it[i].e - it[i].b > m)
+			m = it[i].e - it[i].b;
+	return m;
+}
+
+/* Morsels are ranges of begin times cut at the begins of evenly spaced items of the
+ * larger side. The merge takes items in begin order, so a range's arrivals are a
+ * contiguous stretch of the serial merge, and every pair is emitted once: by the range
+ * of its later-arriving item, against the other side's items still open there. */
+static size_t sweep_morsels(struct xnode *n)
+{
+	struct sweep *st = n->state;
+	size_t total = st->nl + st->nr;
+	size_t m = total / vgq_grain(n->cx->s, total, 16, 16384);
+	if (m > 1024)
+		m = 1024;
+	if (m < 2)
+		return 1;
+	const struct item *big = st->nl >= st->nr ? st->li : st->ri;
+	size_t nbig = st->nl >= st->nr ? st->nl : st->nr;
+	st->bound = vgq_xcalloc(m, sizeof *st->bound);
+	st->nbounds = m - 1;
+	for (size_t k = 1; k < m; k++)
+		st->bound[k - 1] = big[k * nbig / m].b;
+	st->maxlen_l = longest(st->li, st->nl);
+	st->maxlen_r = longest(st->ri, st->nr);
+	return m;
+}
+
+/* The items of one side begun before position `end` that are still open at t, in
+ * arrival order: the window the serial merge has there (less what it would expire). */
+static void window_at(struct window *w, const struct item *it, size_t end, int64_t t,
+                      int64_t maxlen)
+{
+	w->n = 0;
+	size_t k = end;
+	while (k > 0 && it[k - 1].b + maxlen > t) { /* earlier ones end by t */
+		k--;
+		if (it[k].e > t)
+			window_add(w, &it[k]);
+	}
+	for (size_t a = 0, c = w->n; a + 1 < c; a++, c--) {
+		struct item x = w->a[a];
+		w->a[a] = w->a[c - 1];
+		w->a[c - 1] = x;
+	}
+}
+
+static void sweep_seek(struct xnode *clone, size_t m)
+{
+	struct sweep *st = clone->state;
+	bool first = m == 0, last = m == st->nbounds;
+	int64_t from = first ? INT64_MIN : st->bound[m - 1];
+	st->i = first ? 0 : first_from(st->li, st->nl, from);
+	st->j = first ? 0 : first_from(st->ri, st->nr, from);
+	st->iend = last ? st->nl : first_from(st->li, st->nl, st->bound[m]);
+	st->jend = last ? st->nr : first_from(st->ri, st->nr, st->bound[m]);
+	st->cur = NULL;
+	window_at(&st->wl, st->li, st->i, from, st->maxlen_l);
+	window_at(&st->wr, st->ri, st->j, from, st->maxlen_r);
+}
+
+/* A worker merges morsels of the original's items with its own windows. */
+static void *sweep_fork(struct xnode *clone, const struct xnode *orig)
+{
+	(void)clone;
+	const struct sweep *o = orig->state;
+	struct sweep *st = vgq_xcalloc(1, sizeof *st);
+	*st = *o;
+	st->borrowed = true;
+	st->wl = st->wr = (struct window){0};
+	st->cur = NULL;
+	return st;
+}
+
+const struct xops vgq_sweepjoin_ops = {.name = "sweep join",
+                                       .open = sweep_open,
+                                       .next = sweep_next,
+                                       .close = sweep_close,
+                                       .explain = sweep_explain,
+                                       .build = sweep_build,
+                                       .fork = sweep_fork,
+                                       .unfork = sweep_close,
+                                       .morsels = sweep_morsels,
+                                       .seek = sweep_seek};

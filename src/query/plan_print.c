@@ -188,8 +188,9 @@ void vgq_explain_tree(const struct xexplain *e, const struct xnode *n, int depth
 	fprintf(e->out, "%*s", 2 * depth + 2, "");
 	n->ops->explain(n, e);
 	if (e->analyze) /* inclusive time, as PostgreSQL's "actual time" */
-		fprintf(e->out, "  (actual rows=%" PRIu64 " batches=%" PRIu64 " time=%.3f ms)",
-		        n->rows, n->calls, (double)n->ns / 1e6);
+		fprintf(e->out,
+		        "  (actual rows=%" PRIu64 " batches=%" PRIu64 " time=%.3f ms threads=%u)",
+		        n->rows, n->calls, (double)n->ns / 1e6, n->threads ? n->threads : 1);
 	fputc('\n', e->out);
 	if (n->l)
 		vgq_explain_tree(e, n->l, depth + 1);

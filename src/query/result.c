@@ -139,6 +139,93 @@ static void sort_keys(struct order_key *key, size_t n)
 	}
 }
 
+/* Parallel sort: pieces sorted by the workers, then merged pairwise. The order is total
+ * (row numbers break ties), so the result is the serial sort's whatever the pieces. */
+struct sort_job {
+	struct order_key *key, *tmp;
+	size_t n, pieces, run; /* run: the sorted runs' length in a merge round */
+};
+
+/* Runs [c * run, (c + 1) * run) for c in [lo, hi), each sorted. */
+static void sort_runs(void *p, size_t lo, size_t hi)
+{
+	struct sort_job *j = p;
+	for (size_t c = lo; c < hi; c++) {
+		size_t a = c * j->run, z = a + j->run < j->n ? a + j->run : j->n;
+		sort_keys(j->key + a, z - a);
+	}
+}
+
+static void merge_pairs(void *p, size_t lo, size_t hi)
+{
+	struct sort_job *j = p;
+	for (size_t c = lo; c < hi; c++) {
+		size_t a = c * 2 * j->run, m = a + j->run, z = m + j->run;
+		if (m > j->n)
+			m = j->n;
+		if (z > j->n)
+			z = j->n;
+		size_t x = a, y = m, o = a;
+		while (x < m && y < z)
+			j->tmp[o++] = by_time_then_values(&j->key[y], &j->key[x]) < 0 ? j->key[y++]
+			                                                              : j->key[x++];
+		memcpy(j->tmp + o, j->key + x, (m - x) * sizeof *j->tmp);
+		o += m - x;
+		memcpy(j->tmp + o, j->key + y, (z - y) * sizeof *j->tmp);
+	}
+}
+
+#define SORT_PARALLEL_MIN 64 /* rows below which one thread sorts */
+
+static void sort_all(struct vgq_session *s, struct order_key *key, size_t n)
+{
+	unsigned threads = vgq_session_threads(s);
+	if (threads < 2 || n < SORT_PARALLEL_MIN) {
+		sort_keys(key, n);
+		return;
+	}
+	/* runs of one length (the last shorter), so each merge round pairs runs of one length */
+	size_t run = (n + threads - 1) / threads;
+	struct sort_job j = {key, vgq_xcalloc(n, sizeof *key), n, (n + run - 1) / run, run};
+	vgq_parallel_for(s, j.pieces, 1, sort_runs, &j);
+	for (; j.run < n; j.run *= 2) {
+		size_t pairs = (n + 2 * j.run - 1) / (2 * j.run);
+		vgq_parallel_for(s, pairs, 1, merge_pairs, &j);
+		struct order_key *t = j.key;
+		j.key = j.tmp;
+		j.tmp = t;
+	}
+	if (j.key != key) {
+		memcpy(key, j.key, n * sizeof *key);
+		j.tmp = j.key;
+	}
+	free(j.tmp);
+}
+
+struct store_job {
+	struct vgq_relation *rel;
+	const struct bstmt *b;
+	const struct rows *r;
+	const uint32_t *order; /* the rows kept, in the result's order */
+	bool event;
+};
+
+/* Tuples [lo, hi) of the result: their times and values into its columns. */
+static void store_piece(void *p, size_t lo, size_t hi)
+{
+	struct store_job *j = p;
+	struct vgq_relation *rel = j->rel;
+	const struct rows *r = j->r;
+	for (size_t t = lo; t < hi; t++) {
+		size_t i = j->order[t];
+		rel->from[t] = r->b[i];
+		if (!j->event)
+			rel->to[t] = r->e[i];
+		for (size_t k = 0; k < j->b->ntargets; k++)
+			store(rel, k, t, &r->vals[i * r->width + k]);
+	}
+}
+
 static void build(struct vgq_session *s, struct vgq_relation *rel, const struct bstmt *b,
                   struct rows *r)
 {
@@ -147,7 +234,7 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 	for (size_t i = 0; i < r->n; i++)
 		key[i] = (struct order_key){r->b[i], r->e[i], (uint32_t)i};
 	sorting = r;
-	sort_keys(key, r->n);
+	sort_all(s, key, r->n);
 	sorting = NULL;
 	/* a set: identical tuples are neighbours now; keep the first of each run */
 	uint32_t *order = vgq_xcalloc(r->n ? r->n : 1, sizeof *order);
@@ -160,16 +247,16 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 	}
 	free(key);
 	vgq_relation_resize(rel, n);
-	for (size_t j = 0; j < n; j++) {
-		size_t i = order[j];
-		rel->from[j] = r->b[i];
-		if (!event)
-			rel->to[j] = r->e[i];
-	}
-	/* values after all tuples exist, so null flags are sized once */
-	for (size_t j = 0; j < n; j++)
-		for (size_t k = 0; k < b->ntargets; k++)
-			store(rel, k, j, &r->vals[order[j] * r->width + k]);
+	/* values after all tuples exist, so null flags are sized once, before the workers
+	 * store the tuples (each its own places) */
+	for (size_t k = 0; k < b->ntargets; k++)
+		for (size_t j = 0; j < n; j++)
+			if (r->vals[order[j] * r->width + k].null) {
+				store(rel, k, j, &r->vals[order[j] * r->width + k]);
+				break;
+			}
+	struct store_job j = {rel, b, r, order, event};
+	vgq_parallel_for(s, n, vgq_grain(s, n, 16, 16384), store_piece, &j);
 	vgq_relation_finish(rel, s->db ? s->db->last : 0);
 	free(order);
 }
@@ -263,19 +350,65 @@ struct vgq_result_acc *vgq_result_begin(const struct bstmt *b)
 	return acc;
 }
 
-void vgq_result_add(struct vgq_result_acc *acc, const uint32_t *rows, size_t n, size_t width)
+struct add_job {
+	struct vgq_result_acc *acc;
+	const uint32_t *rows;
+	size_t width, base, grain;
+	size_t *kept; /* per piece: rows it wrote from its first place on */
+};
+
+/* One piece of the bindings into the rows from place base + lo on. */
+static void add_piece(void *p, size_t lo, size_t hi)
 {
-	const struct bstmt *b = acc->b;
-	struct vx_value vals[b->ntargets ? b->ntargets : 1];
-	for (size_t i = 0; i < n; i++) {
-		struct binding bd = {rows + i * width, b->vars};
+	struct add_job *j = p;
+	const struct bstmt *b = j->acc->b;
+	struct rows *r = &j->acc->r;
+	size_t at = j->base + lo;
+	for (size_t i = lo; i < hi; i++) {
+		struct binding bd = {j->rows + i * j->width, b->vars};
 		struct tval v = valid_time(b, &bd);
 		if (v.kind == TV_NOTHING)
 			continue;
+		struct vx_value *vals = &r->vals[at * r->width];
 		for (size_t k = 0; k < b->ntargets; k++)
 			vals[k] = vgq_eval(b->targets[k].value, &bd);
-		add_row(&acc->r, v.b, v.kind == TV_EVENT ? v.b : v.e, vals);
+		r->b[at] = v.b;
+		r->e[at] = v.kind == TV_EVENT ? v.b : v.e;
+		at++;
 	}
+	j->kept[lo / j->grain] = at - (j->base + lo);
+}
+
+void vgq_result_add_all(struct vgq_session *s, struct vgq_result_acc *acc, const uint32_t *rows,
+                        size_t n, size_t width)
+{
+	struct rows *r = &acc->r;
+	if (r->cap < r->n + n) {
+		r->cap = r->n + n;
+		r->b = vgq_xrealloc(r->b, r->cap, sizeof *r->b);
+		r->e = vgq_xrealloc(r->e, r->cap, sizeof *r->e);
+		r->vals =
+		    vgq_xrealloc(r->vals, r->cap * (r->width ? r->width : 1), sizeof *r->vals);
+	}
+	size_t grain = vgq_grain(s, n, 16, 16384); /* bindings per piece */
+	size_t pieces = (n + grain - 1) / grain;
+	struct add_job j = {acc,  rows,  width,
+	                    r->n, grain, vgq_xcalloc(pieces ? pieces : 1, sizeof *j.kept)};
+	vgq_parallel_for(s, n, grain, add_piece, &j);
+	/* the pieces' rows close up, in order */
+	size_t to = r->n;
+	for (size_t c = 0; c < pieces; c++) {
+		size_t from = j.base + c * grain, k = j.kept[c];
+		if (from != to && k) {
+			memmove(&r->b[to], &r->b[from], k * sizeof *r->b);
+			memmove(&r->e[to], &r->e[from], k * sizeof *r->e);
+			memmove(&r->vals[to * r->width], &r->vals[from * r->width],
+			        k * r->width * sizeof *r->vals);
+		}
+		to += k;
+	}
+	r->n = to;
+	free(j.kept);
 }
 
 void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_result_acc *acc)

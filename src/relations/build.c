@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "relations/build.h"
+#include "relations/cache_internal.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -112,8 +113,11 @@ void vgq_database_free(struct vgq_database *db)
 {
 	if (!db)
 		return;
-	for (size_t i = 0; i < db->nrelations; i++)
-		vgq_relation_free(db->relations[i]);
+	if (db->internal->cache) /* its relations are partly mapped */
+		vgc_free(db);
+	else
+		for (size_t i = 0; i < db->nrelations; i++)
+			vgq_relation_free(db->relations[i]);
 	free((void *)db->relations);
 	for (size_t i = 0; i < db->internal->nclocks; i++)
 		vgq_relation_free(db->internal->clocks[i]);
@@ -130,8 +134,11 @@ void vgq_database_free(struct vgq_database *db)
 const struct vgq_relation *vgq_database_find(const struct vgq_database *db, const char *name)
 {
 	for (size_t i = 0; i < db->nrelations; i++)
-		if (!strcasecmp(db->relations[i]->name, name))
+		if (!strcasecmp(db->relations[i]->name, name)) {
+			if (db->internal->cache) /* mapped: made ready when first asked for */
+				vgc_materialize(db->internal->cache, db->relations[i], i);
 			return db->relations[i];
+		}
 	return NULL;
 }
 

@@ -15,6 +15,7 @@ struct vgq_db_internal {
 	size_t nclocks;
 	bool has_clock_origin; /* vgq_database_set_clock_origin */
 	int64_t clock_origin;
+	struct vgc_map *cache; /* a database mapped from the relations cache, or NULL */
 };
 
 /* Mixes all bits of h into all bits (splitmix64's finalizer): tables index by low bits. */
@@ -36,6 +37,14 @@ const char *vgq_pool_intern(struct vgq_pool *p, const char *s, size_t len);
 /* The interned copy of this text, or NULL. */
 const char *vgq_pool_find(const struct vgq_pool *p, const char *s, size_t len);
 const uint8_t *vgq_pool_bytes(struct vgq_pool *p, const uint8_t *b, size_t len);
+/* Adds a text that lives elsewhere (NUL-terminated, as long as the pool) without copying
+ * it; a text already in the pool keeps its first copy. */
+void vgq_pool_adopt(struct vgq_pool *p, const char *s, size_t len);
+/* Calls fn on every interned text, and their count. */
+void vgq_pool_each(const struct vgq_pool *p, void (*fn)(void *arg, const char *s, size_t len),
+                   void *arg);
+size_t vgq_pool_count(const struct vgq_pool *p);
+
 #include "base/alloc.h" /* checked allocation: the base room's */
 #define vgq_xcalloc vgb_xcalloc
 #define vgq_xrealloc vgb_xrealloc

@@ -113,6 +113,31 @@ const char *vgq_pool_find(const struct vgq_pool *p, const char *s, size_t len)
 	return p->set[find(p, s, len)];
 }
 
+void vgq_pool_adopt(struct vgq_pool *p, const char *s, size_t len)
+{
+	if ((p->n + 1) * 4 > p->cap * 3)
+		grow(p);
+	size_t i = find(p, s, len);
+	if (!p->set[i]) {
+		p->set[i] = s;
+		p->lens[i] = len;
+		p->n++;
+	}
+}
+
+void vgq_pool_each(const struct vgq_pool *p, void (*fn)(void *arg, const char *s, size_t len),
+                   void *arg)
+{
+	for (size_t i = 0; i < p->cap; i++)
+		if (p->set[i])
+			fn(arg, p->set[i], p->lens[i]);
+}
+
+size_t vgq_pool_count(const struct vgq_pool *p)
+{
+	return p->n;
+}
+
 const uint8_t *vgq_pool_bytes(struct vgq_pool *p, const uint8_t *b, size_t len)
 {
 	if (!len)

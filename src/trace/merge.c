@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "prefetch.h"
 
 struct vgt_merge {
 	struct vgt_cursor *cursors;
@@ -12,12 +13,24 @@ struct vgt_merge {
 	bool top_returned; /* the top's event was handed out: advance it first */
 	bool window;
 	int64_t from, to;
-	int64_t first; /* time of the first event, INT64_MIN if none */
+	int64_t first;                 /* time of the first event, INT64_MIN if none */
+	struct vgt_prefetch *prefetch; /* streams decoded ahead (vgt_set_decode_threads) */
+	struct vgt_event *ahead;       /* with prefetch: each stream's current event (the
+	                                * cursors belong to the workers) */
+	const struct vgt_event **cur;  /* each stream's current event */
 };
+
+/* The next event of cursor i into its `ev`. */
+static bool advance(struct vgt_merge *m, size_t i)
+{
+	if (m->prefetch)
+		return vgt__prefetch_next(m->prefetch, i, &m->ahead[i]);
+	return vgt_cursor_advance(&m->cursors[i]);
+}
 
 static bool before(const struct vgt_merge *m, size_t a, size_t b)
 {
-	const struct vgt_event *x = &m->cursors[a].ev, *y = &m->cursors[b].ev;
+	const struct vgt_event *x = m->cur[a], *y = m->cur[b];
 	return x->ts < y->ts || (x->ts == y->ts && a < b);
 }
 
@@ -57,14 +70,21 @@ struct vgt_merge *vgt_merge_open(struct vgt_trace *t)
 	m->n = t->nstreams;
 	m->cursors = vgt__xcalloc(m->n + 1, sizeof *m->cursors);
 	m->heap = vgt__xcalloc(m->n + 1, sizeof *m->heap);
-	for (size_t i = 0; i < m->n; i++) {
+	for (size_t i = 0; i < m->n; i++)
 		vgt_cursor_init(&m->cursors[i], t->streams[i]);
-		if (vgt_cursor_advance(&m->cursors[i])) {
+	m->prefetch = vgt__prefetch_start(m->cursors, m->n, vgt_decode_threads());
+	m->cur = vgt__xcalloc(m->n + 1, sizeof *m->cur);
+	if (m->prefetch)
+		m->ahead = vgt__xcalloc(m->n + 1, sizeof *m->ahead);
+	for (size_t i = 0; i < m->n; i++)
+		m->cur[i] = m->prefetch ? &m->ahead[i] : &m->cursors[i].ev;
+	for (size_t i = 0; i < m->n; i++) {
+		if (advance(m, i)) {
 			m->heap[m->nheap] = i;
 			sift_up(m, m->nheap++);
 		}
 	}
-	m->first = m->nheap ? m->cursors[m->heap[0]].ev.ts : INT64_MIN;
+	m->first = m->nheap ? m->cur[m->heap[0]]->ts : INT64_MIN;
 	return m;
 }
 
@@ -85,7 +105,7 @@ const struct vgt_event *vgt_merge_next(struct vgt_merge *m)
 	for (;;) {
 		if (m->top_returned) {
 			m->top_returned = false;
-			if (vgt_cursor_advance(&m->cursors[m->heap[0]])) {
+			if (advance(m, m->heap[0])) {
 				sift_down(m, 0);
 			} else {
 				m->heap[0] = m->heap[--m->nheap];
@@ -95,7 +115,7 @@ const struct vgt_event *vgt_merge_next(struct vgt_merge *m)
 		if (!m->nheap)
 			return NULL;
 		m->top_returned = true;
-		const struct vgt_event *ev = &m->cursors[m->heap[0]].ev;
+		const struct vgt_event *ev = m->cur[m->heap[0]];
 		if (!m->window || (ev->ts >= m->from && ev->ts <= m->to))
 			return ev;
 	}
@@ -105,9 +125,12 @@ void vgt_merge_close(struct vgt_merge *m)
 {
 	if (!m)
 		return;
+	vgt__prefetch_stop(m->prefetch);
 	for (size_t i = 0; i < m->n; i++)
 		vgt_cursor_fini(&m->cursors[i]);
 	free(m->cursors);
 	free(m->heap);
+	free(m->cur);
+	free(m->ahead);
 	free(m);
 }

@@ -225,6 +225,13 @@ void vgt_close(struct vgt_trace *t);
  * vigil watch and vigil ui's live mode set it. */
 void vgt_set_copy_streams(bool copy);
 
+/* Threads that read a merge's streams (vgt_merge_*, vgt_source_*) from now on: with n >=
+ * 2, n - 1 workers decode the streams ahead while the caller takes events in time order
+ * (default 1: the caller decodes). Statistics and damage of a stream are complete once
+ * the merge has reached its end or is closed. */
+void vgt_set_decode_threads(unsigned n);
+unsigned vgt_decode_threads(void);
+
 size_t vgt_image_count(const struct vgt_trace *t);
 const struct vgt_image *vgt_image_at(const struct vgt_trace *t, size_t i);
 /* Has some process image of the trace readable metadata? (Else nothing can be read.) */

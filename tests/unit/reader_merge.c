@@ -212,9 +212,53 @@ static void test_empty_streams(void **state)
 	tg_image_free(a);
 }
 
+/* Streams decoded ahead by workers (vgt_set_decode_threads): the same events in the same
+ * order as read by the caller alone, across many chunks of each stream, and ties. */
+static void test_decode_threads_same_order(void **state)
+{
+	(void)state;
+	enum { PER = 7000, STREAMS = 3 };
+	struct tg_image *a = tg_image_new(tg_root, "a-1-0", &(struct tg_image_opts){.pid = 1});
+	static uint64_t ts[PER];
+	static uint32_t n[PER];
+	for (uint32_t s = 0; s < STREAMS; s++) {
+		for (uint32_t i = 0; i < PER; i++) {
+			ts[i] = 1000 + 3 * (uint64_t)i + (s == 2 ? 0 : s); /* stream 2 ties 0 */
+			n[i] = s * PER + i;
+		}
+		ticks(a, 20 + s, ts, n, PER, 100 + 37 * s);
+	}
+	struct vgt_trace *t = open_root();
+	static uint32_t want[STREAMS * PER + 1], got[STREAMS * PER + 1];
+	unsigned before = vgt_decode_threads();
+	vgt_set_decode_threads(1);
+	struct vgt_merge *m = vgt_merge_open(t);
+	size_t nw = merged(m, want, STREAMS * PER + 1);
+	vgt_merge_close(m);
+	assert_int_equal(nw, STREAMS * PER);
+	for (unsigned threads = 2; threads <= 5; threads++) {
+		vgt_set_decode_threads(threads);
+		m = vgt_merge_open(t);
+		size_t ng = merged(m, got, STREAMS * PER + 1);
+		assert_int_equal(ng, nw);
+		assert_memory_equal(got, want, nw * sizeof *got);
+		vgt_merge_close(m);
+		for (size_t s = 0; s < STREAMS; s++)
+			assert_int_equal(vgt_stream_at(t, s)->stats.events, PER);
+		/* closed early: the workers stop */
+		m = vgt_merge_open(t);
+		assert_non_null(vgt_merge_next(m));
+		vgt_merge_close(m);
+	}
+	vgt_set_decode_threads(before);
+	vgt_close(t);
+	tg_image_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_decode_threads_same_order, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_order_across_streams_and_images, tg_setup,
 	                                    tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_ties_keep_stream_order, tg_setup, tg_teardown),
@@ -223,5 +267,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_window, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_empty_streams, tg_setup, tg_teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	/* every test again with the streams decoded ahead by two workers */
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	vgt_set_decode_threads(3);
+	return failed + cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,22 @@
+/* What a query reads of a trace's relations (query_need.c). */
+#ifndef VIGIL_CLI_QUERY_NEED_H
+#define VIGIL_CLI_QUERY_NEED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tquel/tquel.h"
+
+struct vg_query_need {
+	const char **relations; /* ranged over (Clock aside) */
+	size_t nrelations;
+	const char **attrs; /* written as V.attr */
+	size_t nattrs;
+	bool all_attrs; /* some V.all */
+	struct tquel_arena *arena;
+};
+
+void vg_query_need(const struct tquel_query *q, struct vg_query_need *n);
+void vg_query_need_free(struct vg_query_need *n);
+
+#endif

@@ -1,0 +1,238 @@
+/* Morsel-driven parallel execution (HyPer, DuckDB): a materialising operator's input
+ * that is a pipeline (a source and the nodes streaming its bindings up their left
+ * input) is run by the session's workers, each on its own clone of the pipeline's nodes
+ * over the shared built state, claiming morsels of the source (ranges of a scan's
+ * tuples, ranges of a sweep's begin times) from an atomic counter. Each morsel's
+ * bindings go to its worker's buffer and are put together in morsel order, so the rows
+ * are those of the serial run in the serial order: answers, ties and the summation
+ * order of aggregates do not depend on the number of threads. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/pool.h"
+#include "query/engine_internal.h"
+#include "query/exec_node.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The pipeline ending at n, top first: its nodes (at most VGQ_MAX_DEPTH); the last is
+ * the source. 0 when n is not one. */
+#define VGQ_MAX_DEPTH 64
+static size_t pipeline_of(struct xnode *n, struct xnode **path)
+{
+	size_t d = 0;
+	for (; n && d < VGQ_MAX_DEPTH; n = n->l) {
+		path[d++] = n;
+		if (n->ops->morsels)
+			return d;
+		if (!n->ops->streams)
+			return 0;
+	}
+	return 0;
+}
+
+/* One morsel's bindings: where in which worker's buffer. */
+struct segment {
+	unsigned worker;
+	size_t at, n;
+};
+
+struct job {
+	struct xnode **path; /* the originals, top first */
+	size_t depth, nmorsels;
+	struct xnode **clones; /* per worker: depth clones, top first */
+	struct xrows *bufs;    /* per worker */
+	struct segment *seg;   /* per morsel */
+	size_t next;           /* the next morsel to claim (atomic) */
+	struct xctx *cx;
+};
+
+/* Adds a clone's bindings emitted since the last time to its original's; the
+ * statement stops once a node's total passes the limit. */
+static void flush_emitted(struct xctx *cx, struct xnode *clone, struct xnode *orig)
+{
+	uint64_t d = clone->emitted - clone->flushed;
+	if (!d)
+		return;
+	clone->flushed = clone->emitted;
+	uint64_t total = __atomic_add_fetch(&orig->emitted, d, __ATOMIC_RELAXED);
+	if (cx->limit && total > cx->limit)
+		vgq_set_overflow(cx);
+}
+
+static void work(void *p, unsigned w)
+{
+	struct job *j = p;
+	struct xnode **c = j->clones + (size_t)w * j->depth;
+	struct xrows *buf = &j->bufs[w];
+	size_t width = j->cx->width;
+	buf->width = width;
+	for (;;) {
+		size_t m = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (m >= j->nmorsels || vgq_overflowed(j->cx))
+			break;
+		c[j->depth - 1]->ops->seek(c[j->depth - 1], m);
+		size_t at = buf->n;
+		for (;;) {
+			if (buf->cap - buf->n < VGQ_BATCH) {
+				buf->cap = buf->cap ? 2 * buf->cap : 4 * VGQ_BATCH;
+				buf->rows =
+				    vgq_xrealloc(buf->rows, buf->cap, width * sizeof *buf->rows);
+			}
+			size_t k = vgq_node_next(c[0], buf->rows + buf->n * width);
+			if (!k)
+				break;
+			buf->n += k;
+		}
+		j->seg[m] = (struct segment){w, at, buf->n - at};
+		for (size_t d = 0; d < j->depth; d++)
+			flush_emitted(j->cx, c[d], j->path[d]);
+	}
+}
+
+/* Worker w's clones of the pipeline, bottom up so each fork finds its clone's input. */
+static void fork_pipeline(struct job *j, unsigned w)
+{
+	struct xnode **c = j->clones + (size_t)w * j->depth;
+	for (size_t d = j->depth; d-- > 0;) {
+		const struct xnode *o = j->path[d];
+		struct xnode *k = vgq_xcalloc(1, sizeof *k);
+		k->ops = o->ops;
+		k->p = o->p;
+		k->agg = o->agg;
+		k->cx = o->cx;
+		k->l = d + 1 < j->depth ? c[d + 1] : o->l; /* a source's: built */
+		k->r = o->r;                               /* built: never pulled by a clone */
+		k->state = o->ops->fork ? o->ops->fork(k, o) : NULL;
+		c[d] = k;
+	}
+}
+
+/* The clones' figures into the originals', and the clones freed. */
+static void join_pipeline(struct job *j, unsigned threads)
+{
+	for (size_t d = 0; d < j->depth; d++) {
+		struct xnode *o = j->path[d];
+		for (unsigned w = 0; w < threads; w++) {
+			struct xnode *k = j->clones[(size_t)w * j->depth + d];
+			o->rows += k->rows;
+			o->calls += k->calls;
+			o->ns += k->ns;
+			if (k->ops->unfork && k->state)
+				k->ops->unfork(k);
+			free(k);
+		}
+		/* the workers it was shared among (how many took a morsel is up to timing) */
+		o->threads = threads;
+	}
+}
+
+static bool run_parallel(struct xnode *top, struct xrows *out)
+{
+	struct vgq_session *s = top->cx->s;
+	unsigned threads = vg_pool_threads(s->pool);
+	if (threads < 2)
+		return false;
+	struct xnode *path[VGQ_MAX_DEPTH];
+	size_t depth = pipeline_of(top, path);
+	if (!depth)
+		return false;
+	/* what the workers share, built first (each build side a parallel run of its own) */
+	for (size_t d = depth; d-- > 0;)
+		if (path[d]->ops->build) {
+			uint64_t t0 = path[d]->cx->timed ? now_ns() : 0;
+			path[d]->ops->build(path[d]);
+			if (path[d]->cx->timed)
+				path[d]->ns += now_ns() - t0;
+		}
+	if (vgq_overflowed(top->cx))
+		return true;
+	struct xnode *src = path[depth - 1];
+	size_t nm = src->ops->morsels(src);
+	if (nm < 2)
+		return false;
+	struct job j = {.path = path, .depth = depth, .nmorsels = nm, .cx = top->cx};
+	j.clones = vgq_xcalloc((size_t)threads * depth, sizeof *j.clones);
+	j.bufs = vgq_xcalloc(threads, sizeof *j.bufs);
+	j.seg = vgq_xcalloc(nm, sizeof *j.seg);
+	for (unsigned w = 0; w < threads; w++)
+		fork_pipeline(&j, w);
+	vg_pool_run(s->pool, work, &j);
+	join_pipeline(&j, threads);
+	size_t total = 0;
+	for (size_t m = 0; m < nm; m++)
+		total += j.seg[m].n;
+	size_t w = top->cx->width;
+	out->width = w;
+	out->rows = vgq_xrealloc(out->rows, total ? total : 1, w * sizeof *out->rows);
+	out->cap = total ? total : 1;
+	out->n = 0;
+	for (size_t m = 0; m < nm; m++) {
+		const struct segment *g = &j.seg[m];
+		if (g->n)
+			memcpy(out->rows + out->n * w, j.bufs[g->worker].rows + g->at * w,
+			       g->n * w * sizeof *out->rows);
+		out->n += g->n;
+	}
+	for (unsigned t = 0; t < threads; t++)
+		vgq_rows_free(&j.bufs[t]);
+	free(j.bufs);
+	free(j.seg);
+	free(j.clones);
+	return true;
+}
+
+void vgq_rows_collect(struct xnode *child, struct xrows *out)
+{
+	if (!run_parallel(child, out))
+		vgq_rows_drain(child, out);
+}
+
+unsigned vgq_session_threads(const struct vgq_session *s)
+{
+	return vg_pool_threads(s->pool);
+}
+
+size_t vgq_grain(const struct vgq_session *s, size_t n, size_t lo, size_t hi)
+{
+	size_t g = n / (8 * (size_t)vg_pool_threads(s->pool));
+	return g < lo ? lo : g > hi ? hi : g;
+}
+
+struct range_job {
+	size_t n, grain, next;
+	void (*fn)(void *ctx, size_t lo, size_t hi);
+	void *ctx;
+};
+
+static void range_work(void *p, unsigned w)
+{
+	(void)w;
+	struct range_job *j = p;
+	for (;;) {
+		size_t lo = __atomic_fetch_add(&j->next, j->grain, __ATOMIC_RELAXED);
+		if (lo >= j->n)
+			break;
+		j->fn(j->ctx, lo, lo + j->grain < j->n ? lo + j->grain : j->n);
+	}
+}
+
+void vgq_parallel_for(struct vgq_session *s, size_t n, size_t grain,
+                      void (*fn)(void *ctx, size_t lo, size_t hi), void *ctx)
+{
+	if (!grain)
+		grain = 1;
+	if (vg_pool_threads(s->pool) < 2 || n <= grain) {
+		if (n)
+			fn(ctx, 0, n);
+		return;
+	}
+	struct range_job j = {n, grain, 0, fn, ctx};
+	vg_pool_run(s->pool, range_work, &j);
+}

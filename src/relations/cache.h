@@ -1,0 +1,61 @@
+/* The relations cache (docs/query.md "The relations cache"): the columns of a trace's
+ * relations, once built, are written to a file beside the trace (TRACE/.vigil-cache), or
+ * in a cache directory when the trace's directory cannot be written, and later queries
+ * over the same trace map them instead of reading the trace again.
+ *
+ * A cache is used only when its key equals the trace's: the vigil executable, every
+ * image's metadata and every stream file (path, size, modification and change time,
+ * inode). Its directory and the columns of the relations a query ranges over are checked
+ * against checksums before anything of them is used; a cache that fails is said in one
+ * line and rebuilt from the trace. Damage counts are kept as read, so a damaged trace
+ * answers from its cache with the same damage report.
+ *
+ * Columns of numbers and times are mapped (the page cache holds them, not the heap);
+ * texts, byte strings and entity references are turned into pointers when their relation
+ * is first looked up (vgq_database_find): a query pays for the relations it names.
+ *
+ * Environment: VIGIL_CACHE=off (no cache), VIGIL_CACHE_DIR (the cache directory; default
+ * $XDG_CACHE_HOME/vigil, else ~/.cache/vigil), VIGIL_CACHE_MIN_EVENTS (traces with fewer
+ * events are not cached: building them costs less than a file; default 200000). */
+#ifndef VIGIL_RELATIONS_CACHE_H
+#define VIGIL_RELATIONS_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "relations/relation.h"
+
+struct vgq_cache_request {
+	const char *trace_path; /* the one trace directory the user named */
+	/* The relations the statements range over: their columns are checked at open, and
+	 * of those only the attributes named here (case-insensitively; all when all_attrs),
+	 * so that a query pays for the columns it reads. The others stay unusable. */
+	const char *const *need;
+	size_t nneed;
+	const char *const *attrs;
+	size_t nattrs;
+	bool all_attrs;
+	const char *who; /* prefix of the line said about a damaged cache: "vigil query" */
+};
+
+enum vgq_cache_outcome {
+	VGQ_CACHE_OFF,    /* VIGIL_CACHE=off, or no place to keep one */
+	VGQ_CACHE_WARM,   /* mapped from a cache */
+	VGQ_CACHE_COLD,   /* built from the trace (and written when large enough) */
+	VGQ_CACHE_REBUILT /* a damaged cache was found: built from the trace */
+};
+
+struct vgq_cache_result {
+	enum vgq_cache_outcome outcome;
+	bool written;    /* the cache was (re)written */
+	char path[4096]; /* the cache file used or written ("" if none) */
+};
+
+/* The database of trace `t` (opened from rq->trace_path), from its cache when one fits,
+ * else built (and the cache written). Never NULL; `res` may be NULL. */
+struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_cache_request *rq,
+                                         struct vgq_cache_result *res);
+
+const char *vgq_cache_outcome_name(enum vgq_cache_outcome o); /* "off", "warm", ... */
+
+#endif

@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+"""The relations cache (docs/query.md, "The relations cache"): answers from the cache are
+the trace's answers, whatever happened to the trace or the cache since.
+
+    cache_test.py --bin BUILD/bin [--keep DIR]
+
+1. differential: random retrieves (tests/query/diff_test.py's, checked there against
+   SQLite while the cache is written) answered again from the cache and without it:
+   the same bytes;
+2. a trace grown after caching (one more process image) and damaged after caching (a
+   stream cut short) answers as the trace now is, damage report and exit status
+   included, cold and warm;
+3. a trace directory vigil cannot write: the cache goes to the cache directory;
+4. a cache file damaged anywhere (bytes changed, cut short): one line at most, never
+   another answer, and the next query is warm again.
+Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
+directory and HOME inside the test's own temporary directory."""
+import argparse
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+
+QUERY = """range of A1 is A
+range of A2 is A
+range of B1 is B
+range of E1 is E
+retrieve (A1.all)
+retrieve (A1.tag, B1.val) where A1.key = B1.key when A1 overlap B1
+retrieve (E1.key, E1.tag, E1.u) where E1.val > 10
+retrieve (A1.owner, n = count(A2.key by A2.tag))
+"""
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+class Vigil:
+    def __init__(self, bin_dir, work):
+        self.bin = bin_dir
+        self.env = dict(os.environ)
+        self.env.pop("XDG_CACHE_HOME", None)
+        self.env.pop("VIGIL_CACHE", None)
+        self.env.update({"VIGIL_CACHE_MIN_EVENTS": "0", "HOME": os.path.join(work, "home"),
+                         "VIGIL_CACHE_DIR": os.path.join(work, "cachedir")})
+
+    def query(self, trace, text, cache=True, user=None):
+        """(exit status, stdout, stderr lines but the stats, the cache outcome)"""
+        env = dict(self.env)
+        if not cache:
+            env["VIGIL_CACHE"] = "off"
+        cmd = [os.path.join(self.bin, "vigil"), "query", trace, "-e", text,
+               "--format", "json", "--stats"]
+        if user:
+            cmd = ["setpriv", "--reuid=%d" % user.pw_uid, "--regid=%d" % user.pw_gid,
+                   "--clear-groups", "--"] + cmd
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        lines = p.stderr.splitlines()
+        stats = [json.loads(x)["stats"] for x in lines if x.startswith('{"stats"')]
+        rest = [x for x in lines if not x.startswith('{"stats"')]
+        return p.returncode, p.stdout, rest, stats[0]["cache"] if stats else None
+
+    def record(self, out, seed, events):
+        p = subprocess.run([os.path.join(self.bin, "vigil"), "record", "-q", "-o", out, "--",
+                            os.path.join(self.bin, "diff_subject"), str(seed), str(events)],
+                           env=self.env, capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, "vigil record: %s" % p.stderr)
+        return out
+
+
+def same_as_trace(v, trace, text, want_cache, what):
+    """The cached answer (outcome want_cache) equals the answer without a cache."""
+    ref = v.query(trace, text, cache=False)
+    got = v.query(trace, text)
+    check(got[3] == want_cache, "%s: cache %s, expected %s (stderr %s)"
+          % (what, got[3], want_cache, got[2]))
+    check(ref[:3] == got[:3], "%s: the answer differs from the trace's:\n"
+          "without cache: exit %d, stderr %s, %d bytes\nwith cache:    exit %d, stderr %s, "
+          "%d bytes" % (what, ref[0], ref[2], len(ref[1]), got[0], got[2], len(got[1])))
+    return got
+
+
+def differential(v, args, work):
+    keep = os.path.join(work, "diff")
+    p = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "diff_test.py"),
+                        "--bin", args.bin, "--seeds", "5", "--queries", "60", "--keep", keep],
+                       env=v.env, capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0, "diff_test.py with the cache on: %s%s" % (p.stdout, p.stderr))
+    trace = os.path.join(keep, "trace-5")
+    check(os.path.exists(os.path.join(trace, ".vigil-cache")), "diff_test.py left no cache")
+    with open(os.path.join(keep, "queries-5.tq")) as f:
+        text = f.read()
+    got = same_as_trace(v, trace, text, "warm", "random retrieves")
+    print("differential: %d bytes of answers equal from the cache and the trace" % len(got[1]))
+
+
+def grown_and_damaged(v, work):
+    trace = v.record(os.path.join(work, "grow"), 11, 2000)
+    same_as_trace(v, trace, QUERY, "cold", "first query")
+    same_as_trace(v, trace, QUERY, "warm", "second query")
+    before = v.query(trace, QUERY)[1]
+    # grown: one more process image in the trace
+    extra = v.record(os.path.join(work, "extra"), 12, 1000)
+    image = [d for d in os.listdir(extra) if os.path.isdir(os.path.join(extra, d))][0]
+    shutil.copytree(os.path.join(extra, image), os.path.join(trace, image))
+    got = same_as_trace(v, trace, QUERY, "cold", "grown trace")
+    check(got[1] != before, "the grown trace answers as before it grew")
+    same_as_trace(v, trace, QUERY, "warm", "grown trace, again")
+    # damaged: the largest stream cut in the middle of a packet
+    streams = [os.path.join(r, f) for r, _, fs in os.walk(trace) for f in fs
+               if f != "metadata" and not f.startswith(".")]
+    big = max(streams, key=os.path.getsize)
+    os.truncate(big, os.path.getsize(big) * 2 // 3 + 3)
+    got = same_as_trace(v, trace, QUERY, "cold", "damaged trace")
+    check(got[0] == 1 and any("damaged place" in x for x in got[2]),
+          "the damaged trace does not say so: exit %d, %s" % (got[0], got[2]))
+    same_as_trace(v, trace, QUERY, "warm", "damaged trace, again")
+    print("grown and damaged: new answers, damage said cold and warm")
+    return trace
+
+
+def read_only(v, work):
+    trace = v.record(os.path.join(work, "ro"), 13, 1500)
+    cachedir = v.env["VIGIL_CACHE_DIR"]
+    if os.geteuid() == 0:  # root writes anywhere: ask as nobody
+        user = pwd.getpwnam("nobody")
+        os.makedirs(cachedir, exist_ok=True)
+        os.chown(cachedir, user.pw_uid, user.pw_gid)
+        os.chmod(work, 0o755)
+    else:
+        user = None
+        os.chmod(trace, 0o555)
+    try:
+        ref = v.query(trace, QUERY, cache=False, user=user)
+        for want in ("cold", "warm"):
+            got = v.query(trace, QUERY, user=user)
+            check(got[3] == want and got[:3] == ref[:3],
+                  "read-only trace, %s: cache %s, stderr %s" % (want, got[3], got[2]))
+    finally:
+        os.chmod(trace, 0o755)
+    check(not os.path.exists(os.path.join(trace, ".vigil-cache")),
+          "a cache was written into the read-only trace directory")
+    files = [f for f in os.listdir(cachedir) if f.endswith(".vgc")]
+    check(len(files) == 1, "the cache directory holds %s" % files)
+    print("read-only trace: cache in %s" % os.path.join(cachedir, files[0]))
+
+
+def damaged_cache(v, trace):
+    ref = v.query(trace, QUERY, cache=False)
+    path = os.path.join(trace, ".vigil-cache")
+    check(v.query(trace, QUERY)[3] == "warm", "no warm cache to damage")
+    with open(path, "rb") as f:
+        good = f.read()
+    size = len(good)
+    # bytes changed at places spread over the whole file, then the file cut short
+    cases = [("byte %d changed" % at, at) for at in
+             sorted({0, 8, 40, 63, 64, 100, size // 2, size - 8, size - 1} |
+                    {size * k // 23 + 5 for k in range(23)})]
+    cases.append(("cut to half", -1))
+    detected = 0
+    for what, at in cases:
+        bad = bytearray(good)
+        if at < 0:
+            bad = bad[:size // 2]
+        else:
+            bad[at] ^= 0x5A
+        with open(path, "wb") as f:
+            f.write(bad)
+        got = v.query(trace, QUERY)
+        said = [x for x in got[2] if "relations cache" in x]
+        check(got[0] == ref[0] and got[1] == ref[1],
+              "damaged cache (%s): another answer (exit %d, stderr %s)" % (what, got[0], got[2]))
+        check(len(said) <= 1 and got[2] == said + ref[2],
+              "damaged cache (%s): stderr %s" % (what, got[2]))
+        if said:
+            detected += 1
+            check(got[3] == "rebuilt", "damaged cache (%s): outcome %s" % (what, got[3]))
+            check(v.query(trace, QUERY)[3] == "warm", "not warm after rebuilding (%s)" % what)
+    check(detected >= len(cases) // 2, "only %d of %d damaged caches noticed"
+          % (detected, len(cases)))
+    print("damaged cache: %d of %d damages said in one line, every answer the trace's"
+          % (detected, len(cases)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--keep", help="work here and keep it")
+    args = ap.parse_args()
+    args.bin = os.path.abspath(args.bin)
+    work = args.keep or tempfile.mkdtemp(prefix="vigil-cache-")
+    os.makedirs(work, exist_ok=True)
+    v = Vigil(args.bin, work)
+    try:
+        differential(v, args, work)
+        trace = grown_and_damaged(v, work)
+        read_only(v, work)
+        damaged_cache(v, trace)
+    except Fail as e:
+        print("query.cache: FAILED: %s\n(work kept in %s)" % (e, work))
+        return 1
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    print("query.cache: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
