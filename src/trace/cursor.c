@@ -306,6 +306,25 @@ static uint64_t full_clock(uint64_t clock, uint64_t raw, unsigned bits)
 	return v;
 }
 
+/* A header with variants: the id and clock of the fields decoded, in order. */
+static void header_roles(const struct stream_class *sc, const struct vgt_value *hv, uint64_t clock,
+                         uint64_t *id, uint64_t *out_clock)
+{
+	const struct layout *eh = &sc->event_header;
+	*id = 0;
+	for (unsigned i = 0; i < sc->nroles; i++) {
+		int slot = sc->roles[i].slot;
+		const struct field_place *pl = &eh->place[slot];
+		if (pl->variant_slot >= 0 && hv[pl->variant_slot].u != pl->option)
+			continue;
+		if (sc->roles[i].is_ts)
+			clock = full_clock(clock, hv[slot].u, pl->bits);
+		else
+			*id = hv[slot].u;
+	}
+	*out_clock = clock;
+}
+
 /* An event that cannot be decoded: the rest of its packet is skipped. */
 static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at, const char *what)
 {
@@ -313,6 +332,10 @@ static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at, co
 	size_t rest = pk->content_end - at;
 	if (pk->claimed_content > c->s->size)
 		report(c, VGT_DMG_TRUNCATED, at, "the file ends inside %s", what);
+	else if (st == DEC_BAD_TAG)
+		report(c, VGT_DMG_FIELD_OVERRUN, at,
+		       "%s: a variant's tag selects none of its options; %zu bytes skipped", what,
+		       rest);
 	else if (st == DEC_UNTERMINATED)
 		report(c, VGT_DMG_UNTERMINATED_STRING, at,
 		       "%s: a string runs past the packet content; %zu bytes skipped", what, rest);
@@ -343,7 +366,13 @@ bool cursor_next(struct vgt_cursor *c)
 			bad_event(c, st, at, "an event header");
 			continue;
 		}
-		uint64_t id = c->header_values[sc->ev_id].u;
+		uint64_t id, clock;
+		if (sc->roles) {
+			header_roles(sc, c->header_values, c->clock, &id, &clock);
+		} else {
+			id = c->header_values[sc->ev_id].u;
+			clock = full_clock(c->clock, c->header_values[sc->ev_ts].u, sc->ts_bits);
+		}
 		const struct event_class *ec = stream_class_event(sc, id);
 		if (!ec || !ec->usable) {
 			if (ec)
@@ -364,8 +393,7 @@ bool cursor_next(struct vgt_cursor *c)
 			bad_event(c, st, at, what);
 			continue;
 		}
-		uint64_t raw = c->header_values[sc->ev_ts].u;
-		c->clock = full_clock(c->clock, raw, sc->ts_bits);
+		c->clock = clock;
 		int64_t ts = image_abs_ns(s->img, c->clock);
 		if (c->have_ts && ts < c->last_ts)
 			report(c, VGT_DMG_TIME_BACKWARDS, at,

@@ -176,8 +176,18 @@ static void test_syntax_error_position(void **state)
 	assert_string_equal(first_diag(&p), "m:1:13: integer constant too large");
 	release(&p);
 
-	parse_text(&p, "typealias enum : uint8_t { A, B } := e;");
-	assert_string_equal(first_diag(&p), "m:1:11: enum types are not supported by vigil");
+	parse_text(&p, "typealias floating_point { exp_dig = 8; mant_dig = 24; } := f;\n"
+	               "typealias enum : f { A, B } := e;");
+	assert_string_equal(first_diag(&p), "m:2:11: an enum's type must be an integer");
+	release(&p);
+
+	parse_text(&p, "typealias integer { size = 8; } := u8;\n"
+	               "typealias enum : u8 { A = 1 ... } := e;");
+	assert_string_equal(first_diag(&p), "m:2:33: expected a number, got '}'");
+	release(&p);
+
+	parse_text(&p, "variant v x;");
+	assert_string_equal(first_diag(&p), "m:1:1: unknown variant 'v'");
 	release(&p);
 }
 
@@ -208,8 +218,16 @@ static void test_semantic_errors(void **state)
 	release(&p);
 
 	parse_text(&p, "typealias integer { size = 12; } := u12;\n"
-	               "trace { byte_order = le; packet.header := struct { u12 x; }; };");
-	assert_string_equal(first_diag(&p), "m:1:11: field 'x': integers must be whole bytes");
+	               "trace { byte_order = le; packet.header := struct {\n"
+	               "\tenum : u12 { a } x; variant <x> { u12 a; } v; }; };");
+	assert_string_equal(first_diag(&p), "m:2:26: variants are only supported in event.header");
+	release(&p);
+
+	parse_text(&p, "typealias integer { size = 8; } := u8;\n"
+	               "trace { byte_order = le; packet.header := struct {\n"
+	               "\tu8 x; variant <x> { u8 a; } v; }; };");
+	assert_null(p.md);
+	assert_string_equal(first_diag(&p), "m:3:8: variant tag 'x' is not an earlier enum field");
 	release(&p);
 
 	parse_text(&p, "typealias integer { size = 0; } := u0;");
@@ -326,6 +344,107 @@ static void test_nested_struct_sequence_and_big_endian(void **state)
 	release(&p);
 }
 
+/* Bit fields (little and big endian), enumerations and a variant selected by one: the
+ * compact event header's parts, decoded directly. */
+static void test_bit_fields_enums_variants(void **state)
+{
+	(void)state;
+	struct parsed p;
+	parse_text(
+	    &p,
+	    "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	    "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+	    "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	    "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	    "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+	    "typealias integer { size = 27; align = 1; signed = false; } := uint27_t;\n"
+	    "typealias integer { size = 3; align = 1; signed = true; byte_order = be; } := be3;\n"
+	    "typealias integer { size = 13; align = 1; signed = false; byte_order = be; } := "
+	    "be13;\n"
+	    "enum kind : uint5_t { compact = 0 ... 29, \"gap\" = 31, extended };\n"
+	    "trace { byte_order = le; packet.header := struct { uint32_t magic; }; };\n"
+	    "stream { event.header := struct {\n"
+	    "\tenum kind id;\n"
+	    "\tvariant <id> { struct { uint27_t timestamp; } compact;\n"
+	    "\t\tstruct { uint16_t id; uint64_t timestamp; } extended; } v;\n};\n};\n"
+	    "event { name = \"e\"; id = 1; fields := struct { be3 a; be13 b; uint8_t c; "
+	    "uint5_t d; }; };\n");
+	assert_non_null(p.md);
+	assert_int_equal(p.diag.total, 0);
+	const struct stream_class *sc = p.md->streams[0];
+	const struct layout *eh = &sc->event_header;
+	assert_true(eh->general);
+	assert_int_equal(sc->ts_bits, 27);
+	assert_int_equal(sc->nroles, 4); /* id, v.compact.timestamp, v.extended.id/timestamp */
+	/* compact: id 7, timestamp 0x5abcdef in one little-endian word */
+	uint32_t w = 7 | 0x5abcdefu << 5;
+	uint8_t b[16];
+	memcpy(b, &w, 4);
+	struct vgt_value v[8];
+	size_t pos = 0;
+	assert_int_equal(layout_decode(eh, b, &pos, 4, v, NULL), DEC_OK);
+	assert_int_equal(pos, 4);
+	int id = layout_field(eh, "id"), cts = layout_field(eh, "v.compact.timestamp");
+	int vsel = layout_field(eh, "v");
+	assert_int_equal(v[id].u, 7);
+	assert_int_equal(v[vsel].u, 1);
+	assert_int_equal(v[cts].u, 0x5abcdef);
+	assert_true(eh->fields[vsel].hidden);
+	/* "extended" is 32, past 5 bits; 31 is "gap", which no option has; 30 has no label */
+	memset(b, 0, sizeof b);
+	b[0] = 31;
+	pos = 0;
+	assert_int_equal(layout_decode(eh, b, &pos, sizeof b, v, NULL), DEC_BAD_TAG);
+	b[0] = 30;
+	pos = 0;
+	assert_int_equal(layout_decode(eh, b, &pos, sizeof b, v, NULL), DEC_BAD_TAG);
+	/* Big-endian bit fields fill a byte from its top: a = -2 (110), b = 0x1234 in the
+	 * next 13 bits; then a whole byte, then 5 bits and the rest of their byte. */
+	const struct event_class *ec = stream_class_event(sc, 1);
+	assert_true(ec->usable);
+	const uint8_t pl[] = {0xd2, 0x34, 0x55, 0x13};
+	pos = 0;
+	assert_int_equal(layout_decode(&ec->payload, pl, &pos, sizeof pl, v, NULL), DEC_OK);
+	assert_int_equal(pos, 4);
+	assert_int_equal(v[0].i, -2);
+	assert_int_equal(v[1].u, 0x1234);
+	assert_int_equal(v[2].u, 0x55);
+	assert_int_equal(v[3].u, 0x13);
+	release(&p);
+
+	/* The runtime's header (as the test writer declares it), the extended form; cut. */
+	char *dir = tg_tempdir();
+	struct tg_image *img = tg_image_new(dir, "app-1-0", &(struct tg_image_opts){.compact = 1});
+	char *path, *text;
+	assert_true(asprintf(&path, "%s/metadata", tg_image_dir(img)) > 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	text = malloc(1 << 16);
+	size_t n = fread(text, 1, (1 << 16) - 1, f);
+	fclose(f);
+	p.md = metadata_parse(text, n, path, &p.diag);
+	assert_non_null(p.md);
+	assert_int_equal(p.diag.total, 0);
+	eh = &p.md->streams[0]->event_header;
+	uint8_t x[11] = {31, 0x34, 0x12};
+	uint64_t ts = 0x0102030405060708ull;
+	memcpy(x + 3, &ts, 8);
+	pos = 0;
+	assert_int_equal(layout_decode(eh, x, &pos, sizeof x, v, NULL), DEC_OK);
+	assert_int_equal(pos, 11);
+	assert_int_equal(v[layout_field(eh, "v")].u, 2);
+	assert_int_equal(v[layout_field(eh, "v.extended.id")].u, 0x1234);
+	assert_int_equal(v[layout_field(eh, "v.extended.timestamp")].u, ts);
+	pos = 0;
+	assert_int_equal(layout_decode(eh, x, &pos, 10, v, NULL), DEC_OVERRUN);
+	release(&p);
+	free(text);
+	free(path);
+	tg_image_free(img);
+	tg_rmtree(dir);
+	free(dir);
+}
+
 static void test_sequence_length_must_exist(void **state)
 {
 	(void)state;
@@ -408,6 +527,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_event_declaration_spares_others),
 	    cmocka_unit_test(test_cut_metadata_keeps_complete_declarations),
 	    cmocka_unit_test(test_nested_struct_sequence_and_big_endian),
+	    cmocka_unit_test(test_bit_fields_enums_variants),
 	    cmocka_unit_test(test_sequence_length_must_exist),
 	    cmocka_unit_test(test_env_blocks_add_up),
 	    cmocka_unit_test(test_packetized_metadata_refused),
