@@ -167,11 +167,22 @@ static void header_text(struct text *t)
 	            vg__rt.clock_uuid, off_s, off_ns);
 	text_printf(t, "typealias integer { size = 64; align = 8; signed = false; map = "
 	               "clock.monotonic.value; } := uint64_clock_t;\n");
-	text_printf(t, "typealias integer { size = 32; align = 8; signed = false; map = "
-	               "clock.monotonic.value; } := uint32_clock_t;\n\n");
+	/* The compact event header's fields (vigil.h, VG_COMPACT_*). */
+	text_printf(t, "typealias integer { size = %d; align = 1; signed = false; } := uint%d_t;\n",
+	            VG_COMPACT_ID_BITS, VG_COMPACT_ID_BITS);
+	text_printf(t,
+	            "typealias integer { size = %d; align = 1; signed = false; map = "
+	            "clock.monotonic.value; } := uint%d_clock_t;\n\n",
+	            VG_COMPACT_TS_BITS, VG_COMPACT_TS_BITS);
 	text_printf(t, "struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n");
-	text_printf(t, "stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"
-	               "\t\tuint32_clock_t timestamp;\n\t};\n\tpacket.context := struct {\n"
+	text_printf(t,
+	            "stream {\n\tid = 0;\n\tevent.header := struct {\n"
+	            "\t\tenum : uint%d_t { compact = 0 ... %d, extended = %d } id;\n"
+	            "\t\tvariant <id> {\n\t\t\tstruct {\n\t\t\t\tuint%d_clock_t timestamp;\n"
+	            "\t\t\t} compact;\n\t\t\tstruct {\n\t\t\t\tuint16_t id;\n"
+	            "\t\t\t\tuint64_clock_t timestamp;\n\t\t\t} extended;\n\t\t} v;\n\t};\n",
+	            VG_COMPACT_ID_BITS, VG_COMPACT_IDS - 1, VG_COMPACT_IDS, VG_COMPACT_TS_BITS);
+	text_printf(t, "\tpacket.context := struct {\n"
 	               "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 	               "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	               "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"

@@ -740,18 +740,11 @@ uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload)
 	struct vg_stream *st = tls_stream;
 	if (t->state != STREAM_OPEN || !st)
 		return give_up(NULL, 1);
-	size_t need = VG_EVENT_HEADER_SIZE + (size_t)payload;
+	size_t need = VG_EVENT_HEADER_MAX + (size_t)payload;
 	uint64_t ts = vg_now();
 	if (ts < t->last_ts) /* never backwards within a stream */
 		ts = t->last_ts;
-	if (t->base && (ts - t->last_ts) >> 32) {
-		/* Too long since the last event for a 32-bit timestamp: a new packet, whose
-		 * 64-bit timestamp_begin carries the high bits. */
-		packet_close(st);
-		if (packet_open_here(st, need) < 0)
-			return give_up(st, 1);
-		ts = t->last_ts;
-	} else if ((size_t)(t->end - t->pos) < need) {
+	if ((size_t)(t->end - t->pos) < need) {
 		if (packet_switch(st, need) < 0)
 			return give_up(st, 1);
 		if (ts < t->last_ts)
