@@ -466,3 +466,23 @@ void vgt_cursor_close(struct vgt_cursor *c)
 	cursor_fini(c);
 	free(c);
 }
+
+int vgt_event_header_at(const struct vgt_image *pub, const uint8_t *packet, size_t end, size_t off,
+                        uint64_t *id, size_t *next)
+{
+	const struct image *img = (const struct image *)pub;
+	const struct stream_class *sc = img->md ? metadata_stream(img->md, 0) : NULL;
+	struct vgt_value v[16];
+	if (!sc || sc->event_header.nfields > 16 || off > end)
+		return -1;
+	size_t pos = off;
+	if (layout_decode(&sc->event_header, packet, &pos, end, v, NULL) != DEC_OK)
+		return -1;
+	uint64_t clock;
+	if (sc->roles)
+		header_roles(sc, v, 0, id, &clock);
+	else
+		*id = v[sc->ev_id].u;
+	*next = pos;
+	return 0;
+}
