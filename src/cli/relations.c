@@ -12,7 +12,7 @@
 #include "embedded.h"
 #include "format_opt.h"
 #include "lang/lang.h"
-#include "query/relation.h"
+#include "relations/relation.h"
 #include "trace/source.h"
 
 static void usage(FILE *f)

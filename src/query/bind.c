@@ -9,10 +9,10 @@
 #include <strings.h>
 
 #include "query/engine_internal.h"
-#include "query/relation_internal.h"
 #include "query/suggest.h"
-#include "query/tquel.h"
-#include "query/tquel_arena.h"
+#include "relations/internal.h"
+#include "tquel/arena.h"
+#include "tquel/tquel.h"
 
 struct binder {
 	struct vgq_session *s;

@@ -208,8 +208,8 @@ static enum decode_status decode_general(const struct layout *l, const uint8_t *
 	return DEC_OK;
 }
 
-enum decode_status layout_decode(const struct layout *l, const uint8_t *base, size_t *pos,
-                                 size_t end, struct vgt_value *out, size_t *offsets)
+enum decode_status vgt_layout_decode(const struct layout *l, const uint8_t *base, size_t *pos,
+                                     size_t end, struct vgt_value *out, size_t *offsets)
 {
 	if (l->general)
 		return decode_general(l, base, pos, end, out, offsets);

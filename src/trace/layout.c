@@ -100,7 +100,7 @@ static bool is_byte(const struct ttype *t)
 
 static struct op *add_op(struct compiler *c, enum op_kind kind, unsigned align)
 {
-	c->ops = arena_grow(c->a, c->ops, c->nops, &c->ops_cap, sizeof *c->ops);
+	c->ops = vgt_arena_grow(c->a, c->ops, c->nops, &c->ops_cap, sizeof *c->ops);
 	struct op *op = &c->ops[c->nops++];
 	*op = (struct op){.kind = kind,
 	                  .align = (uint8_t)(align > 128 ? 128 : align),
@@ -111,10 +111,10 @@ static struct op *add_op(struct compiler *c, enum op_kind kind, unsigned align)
 
 static int add_field(struct compiler *c, const char *name, enum vgt_vtype type, unsigned size)
 {
-	c->fields = arena_grow(c->a, c->fields, c->nfields, &c->fields_cap, sizeof *c->fields);
-	c->clocks = arena_grow(c->a, c->clocks, c->nfields, &c->clocks_cap, sizeof *c->clocks);
-	c->places = arena_grow(c->a, c->places, c->nfields, &c->places_cap, sizeof *c->places);
-	c->enums = arena_grow(c->a, c->enums, c->nfields, &c->enums_cap, sizeof *c->enums);
+	c->fields = vgt_arena_grow(c->a, c->fields, c->nfields, &c->fields_cap, sizeof *c->fields);
+	c->clocks = vgt_arena_grow(c->a, c->clocks, c->nfields, &c->clocks_cap, sizeof *c->clocks);
+	c->places = vgt_arena_grow(c->a, c->places, c->nfields, &c->places_cap, sizeof *c->places);
+	c->enums = vgt_arena_grow(c->a, c->enums, c->nfields, &c->enums_cap, sizeof *c->enums);
 	c->fields[c->nfields] =
 	    (struct vgt_field){.name = name, .type = type, .size = size, .base = 10};
 	c->clocks[c->nfields] = NULL;
@@ -164,7 +164,7 @@ static const char *join(struct compiler *c, const char *prefix, const char *name
 	if (!*prefix)
 		return name;
 	size_t n = strlen(prefix) + strlen(name) + 2;
-	char *s = arena_alloc(c->a, n);
+	char *s = vgt_arena_alloc(c->a, n);
 	snprintf(s, n, "%s.%s", prefix, name);
 	return s;
 }
@@ -229,22 +229,22 @@ static int compile_variant(struct compiler *c, const char *prefix, const char *f
 	                         .is_signed = e->elem->is_signed,
 	                         .slot = add_field(c, full, VGT_UINT, 1)};
 	c->fields[vm.slot].hidden = true;
-	vm.ranges = arena_alloc(c->a, (e->nentries + 1) * sizeof *vm.ranges);
+	vm.ranges = vgt_arena_alloc(c->a, (e->nentries + 1) * sizeof *vm.ranges);
 	for (size_t i = 0; i < e->nentries; i++)
 		for (size_t o = 0; o < t->nfields; o++)
 			if (!strcmp(e->entries[i].label, t->fields[o].name))
 				vm.ranges[vm.nranges++] = (struct variant_range){
 				    e->entries[i].lo, e->entries[i].hi, (unsigned)o};
-	vm.start = arena_alloc(c->a, t->nfields * sizeof *vm.start);
+	vm.start = vgt_arena_alloc(c->a, t->nfields * sizeof *vm.start);
 	c->variants =
-	    arena_grow(c->a, c->variants, c->nvariants, &c->variants_cap, sizeof *c->variants);
+	    vgt_arena_grow(c->a, c->variants, c->nvariants, &c->variants_cap, sizeof *c->variants);
 	size_t index = c->nvariants++;
 	struct op *op = add_op(c, OP_VARIANT, 1);
 	op->len = (uint32_t)index;
 	op->len_field = tag;
 	op->field = vm.slot;
 	c->general = true;
-	size_t *jumps = arena_alloc(c->a, t->nfields * sizeof *jumps);
+	size_t *jumps = vgt_arena_alloc(c->a, t->nfields * sizeof *jumps);
 	int saved_slot = c->cond_slot;
 	unsigned saved_option = c->cond_option;
 	for (size_t o = 0; o < t->nfields; o++) {
@@ -361,8 +361,8 @@ static int compile(struct compiler *c, const char *prefix, const char *name, con
 	return fail(c, t, "field '%s': unsupported type", full);
 }
 
-int layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian,
-                   struct layout *out, char *err, size_t errsize, unsigned *line, unsigned *col)
+int vgt_layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian,
+                       struct layout *out, char *err, size_t errsize, unsigned *line, unsigned *col)
 {
 	*out = (struct layout){0};
 	if (t->cls != TT_STRUCT) {
@@ -392,7 +392,7 @@ int layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian
 	return 0;
 }
 
-int layout_field(const struct layout *l, const char *name)
+int vgt_layout_field(const struct layout *l, const char *name)
 {
 	for (unsigned i = 0; i < l->nfields; i++)
 		if (!strcmp(l->fields[i].name, name))
