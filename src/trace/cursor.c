@@ -309,6 +309,40 @@ static uint64_t full_clock(uint64_t clock, uint64_t raw, unsigned bits)
 	return v;
 }
 
+/* The compact header (stream_class.compact_id_bits), read directly. */
+static enum decode_status compact_header(const struct stream_class *sc, const uint8_t *base,
+                                         size_t *pos, size_t end, uint64_t clock, uint64_t *id,
+                                         uint64_t *out_clock)
+{
+	size_t p = *pos;
+	if (end - p < 4)
+		return DEC_OVERRUN;
+	const uint8_t *b = base + p;
+	uint32_t w =
+	    (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	unsigned bits = sc->compact_id_bits;
+	uint32_t escape = ((uint32_t)1 << bits) - 1;
+	if ((w & escape) != escape) {
+		*id = w & escape;
+		*out_clock = full_clock(clock, w >> bits, 32 - bits);
+		*pos = p + 4;
+		return DEC_OK;
+	}
+	unsigned n = sc->compact_ext_id_size;
+	if (end - p < 1 + n + 8)
+		return DEC_OVERRUN;
+	uint64_t v = 0;
+	for (unsigned i = n; i-- > 0;)
+		v = v << 8 | b[1 + i];
+	*id = v;
+	uint64_t t = 0;
+	for (unsigned i = 8; i-- > 0;)
+		t = t << 8 | b[1 + n + i];
+	*out_clock = t;
+	*pos = p + 1 + n + 8;
+	return DEC_OK;
+}
+
 /* A header with variants: the id and clock of the fields decoded, in order. */
 static void header_roles(const struct stream_class *sc, const struct vgt_value *hv, uint64_t clock,
                          uint64_t *id, uint64_t *out_clock)
@@ -363,18 +397,20 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 			c->in_packet = false;
 			continue;
 		}
+		uint64_t id, clock;
 		enum decode_status st =
-		    vgt_layout_decode(&sc->event_header, base, &pos, end, c->header_values, NULL);
+		    sc->compact_id_bits ? compact_header(sc, base, &pos, end, c->clock, &id, &clock)
+		                        : vgt_layout_decode(&sc->event_header, base, &pos, end,
+		                                            c->header_values, NULL);
 		if (st != DEC_OK) {
 			bad_event(c, st, at, "an event header");
 			continue;
 		}
-		uint64_t id, clock;
-		if (sc->roles) {
-			header_roles(sc, c->header_values, c->clock, &id, &clock);
-		} else {
+		if (!sc->roles) { /* plain: one id, one timestamp */
 			id = c->header_values[sc->ev_id].u;
 			clock = full_clock(c->clock, c->header_values[sc->ev_ts].u, sc->ts_bits);
+		} else if (!sc->compact_id_bits) {
+			header_roles(sc, c->header_values, c->clock, &id, &clock);
 		}
 		const struct event_class *ec = vgt_stream_class_event(sc, id);
 		if (!ec || !ec->usable) {

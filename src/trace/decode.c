@@ -5,7 +5,8 @@
 
 #include "internal.h"
 
-static uint64_t read_uint(const uint8_t *p, unsigned size, bool big_endian)
+static inline __attribute__((always_inline)) uint64_t read_uint(const uint8_t *p, unsigned size,
+                                                                bool big_endian)
 {
 	uint64_t v = 0;
 	if (big_endian) {
@@ -24,7 +25,7 @@ static uint64_t read_uint(const uint8_t *p, unsigned size, bool big_endian)
 	return v;
 }
 
-static int64_t sign_extend(uint64_t v, unsigned size)
+static inline int64_t sign_extend(uint64_t v, unsigned size)
 {
 	if (size >= 8)
 		return (int64_t)v;

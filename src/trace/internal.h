@@ -146,6 +146,12 @@ struct stream_class {
 		bool is_ts;
 	} * roles;
 	unsigned nroles;
+	/* The compact header as vigil and LTTng-UST declare it, recognized among headers with
+	 * variants and read without the layout: one little-endian 32-bit word, an id in its
+	 * low `compact_id_bits` bits and the clock's low bits above them; or, when those id
+	 * bits are all ones, an id of `compact_ext_id_size` bytes and the uint64 clock after
+	 * the first byte. 0: another header. */
+	unsigned compact_id_bits, compact_ext_id_size;
 	/* In packet_context, -1 when absent. */
 	int ts_begin, ts_end, content_size, packet_size, seq_num, discarded, tid, thread_gen;
 	const struct clock_class *clock;

@@ -248,6 +248,62 @@ static const char *leaf_name(const char *name)
 	return dot ? dot + 1 : name;
 }
 
+/* The next op of `l` from `*i` on that does something (not a mere byte alignment). */
+static const struct op *next_op(const struct layout *l, unsigned *i)
+{
+	while (*i < l->nops && l->ops[*i].kind == OP_ALIGN && l->ops[*i].align <= 1)
+		(*i)++;
+	return *i < l->nops ? &l->ops[(*i)++] : NULL;
+}
+
+static bool plain_uint(const struct op *op, enum op_kind kind, unsigned size)
+{
+	return op && op->kind == kind && op->size == size && !op->is_signed && !op->big_endian;
+}
+
+/* Is this header exactly the compact one (stream_class.compact_id_bits)? Its ops must be:
+ * id bits, the variant, timestamp bits (32 in all), jump; id bytes, uint64 timestamp,
+ * jump; all ids but the last select the first option, the last the second. */
+static void recognize_compact(struct stream_class *sc)
+{
+	const struct layout *l = &sc->event_header;
+	if (l->nvariants != 1 || sc->nroles != 4)
+		return;
+	unsigned i = 0;
+	const struct op *id = next_op(l, &i), *var = next_op(l, &i);
+	if (!id || id->kind != OP_BITS || id->size >= 8 || id->is_signed || id->big_endian ||
+	    !var || var->kind != OP_VARIANT || var->len_field != id->field)
+		return;
+	const struct variant_map *vm = &l->variants[0];
+	if (vm->noptions != 2 || vm->start[0] != i)
+		return;
+	const struct op *ts = next_op(l, &i), *j1 = next_op(l, &i);
+	if (!plain_uint(ts, OP_BITS, 32 - id->size) || !j1 || j1->kind != OP_JUMP)
+		return;
+	while (i < vm->start[1])
+		i++;
+	const struct op *xid = next_op(l, &i), *xts = next_op(l, &i), *j2 = next_op(l, &i);
+	if (!xid || xid->kind != OP_INT || xid->is_signed || xid->big_endian || xid->size > 8 ||
+	    !plain_uint(xts, OP_INT, 8) || !j2 || j2->kind != OP_JUMP || j2->len != l->nops ||
+	    j1->len != l->nops || i != l->nops)
+		return;
+	/* Roles in order: the id, the short timestamp, the long id, the long timestamp. */
+	const struct header_role *r = sc->roles;
+	if (r[0].slot != id->field || r[1].slot != ts->field || r[2].slot != xid->field ||
+	    r[3].slot != xts->field)
+		return;
+	uint64_t escape = ((uint64_t)1 << id->size) - 1;
+	for (uint64_t v = 0; v <= escape; v++) {
+		unsigned k = 0;
+		while (k < vm->nranges && !(v >= vm->ranges[k].lo && v <= vm->ranges[k].hi))
+			k++;
+		if (vm->is_signed || k == vm->nranges || vm->ranges[k].option != (v == escape))
+			return;
+	}
+	sc->compact_id_bits = id->size;
+	sc->compact_ext_id_size = xid->size;
+}
+
 /* The event header's id and timestamp: one of each (vigil before compact headers), or,
  * with variants, every field called `id` and every clock-mapped field (or `timestamp`),
  * as babeltrace2 gives them their meaning. */
@@ -304,6 +360,7 @@ static int check_event_header(struct checker *k, const struct tattr *at, struct 
 		if (is_id || eh->clock[i] || !strcmp(leaf, "timestamp"))
 			sc->roles[sc->nroles++] = (struct header_role){(int)i, !is_id};
 	}
+	recognize_compact(sc);
 	return 0;
 }
 

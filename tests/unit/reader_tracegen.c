@@ -168,13 +168,17 @@ void tg_write_metadata(struct tg_image *img)
 	text_add(&t, "typealias integer { size = 27; align = 1; signed = false; map = "
 	             "clock.monotonic.value; } := uint27_clock_t;\n\n");
 	text_add(&t, "struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n");
+	static const char compact[] = "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n",
+	                  extended[] = "\t\t\tstruct { uint16_t id; uint64_clock_t timestamp; } "
+	                               "extended;\n";
 	if (img->o.compact)
-		text_add(&t, "stream {\n\tid = 0;\n\tevent.header := struct {\n"
-		             "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
-		             "\t\tvariant <id> {\n"
-		             "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n"
-		             "\t\t\tstruct { uint16_t id; uint64_clock_t timestamp; } extended;\n"
-		             "\t\t} v;\n\t};\n");
+		text_add(&t,
+		         "stream {\n\tid = 0;\n\tevent.header := struct {\n"
+		         "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+		         "\t\tvariant <id> {\n%s%s"
+		         "\t\t} v;\n\t};\n",
+		         img->o.compact == 2 ? extended : compact,
+		         img->o.compact == 2 ? compact : extended);
 	else
 		text_add(&t, "stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"
 		             "\t\tuint64_clock_t timestamp;\n\t};\n");

@@ -17,7 +17,9 @@ struct tg_image_opts {
 	const char *clock_uuid;   /* default: a fixed uuid */
 	const char *trace_uuid;   /* default: a fixed uuid */
 	/* The runtime's compact event header (5-bit id and 27-bit timestamp, or the escape
-	 * to a uint16 id and uint64 timestamp); default: uint16 id, uint64 timestamp. */
+	 * to a uint16 id and uint64 timestamp); default: uint16 id, uint64 timestamp. 2: the
+	 * same header, its variant's options declared in the other order (readers decode it
+	 * by its declaration, not as the compact header they recognize). */
 	int compact;
 };
 

@@ -376,6 +376,7 @@ static void test_bit_fields_enums_variants(void **state)
 	const struct stream_class *sc = p.md->streams[0];
 	const struct layout *eh = &sc->event_header;
 	assert_true(eh->general);
+	assert_int_equal(sc->compact_id_bits, 0); /* 31 is not its escape: decoded as declared */
 	assert_int_equal(sc->ts_bits, 27);
 	assert_int_equal(sc->nroles, 4); /* id, v.compact.timestamp, v.extended.id/timestamp */
 	/* compact: id 7, timestamp 0x5abcdef in one little-endian word */
@@ -428,6 +429,8 @@ static void test_bit_fields_enums_variants(void **state)
 	assert_non_null(p.md);
 	assert_int_equal(p.diag.total, 0);
 	eh = &p.md->streams[0]->event_header;
+	assert_int_equal(p.md->streams[0]->compact_id_bits, 5); /* recognized */
+	assert_int_equal(p.md->streams[0]->compact_ext_id_size, 2);
 	uint8_t x[11] = {31, 0x34, 0x12};
 	uint64_t ts = 0x0102030405060708ull;
 	memcpy(x + 3, &ts, 8);
