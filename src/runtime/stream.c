@@ -247,6 +247,11 @@ static int allocate_space(struct vg_stream *st, uint64_t off, size_t size, uint8
 			return -1;
 		}
 		nw->base = m;
+		/* Large page-cache folios where the filesystem has them (ext4 since Linux 6.16,
+		 * tmpfs mounted huge=): one allocation per 2 MiB instead of per 4 KiB page cut
+		 * the worker's pre-faulting by about a third (docs/architecture.md). Best
+		 * effort: elsewhere it changes nothing. */
+		madvise(m, nw->len, MADV_HUGEPAGE);
 		*addr = nw->base + (off - nw->off);
 	}
 	stream_fd_done(fd, transient);
