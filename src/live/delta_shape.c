@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "live/delta_internal.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 struct walk {
 	struct delta_retrieve *r;

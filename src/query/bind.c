@@ -10,7 +10,7 @@
 
 #include "query/engine_internal.h"
 #include "query/suggest.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 #include "tquel/arena.h"
 #include "tquel/tquel.h"
 

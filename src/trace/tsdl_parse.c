@@ -319,14 +319,31 @@ static struct ttype *parse_basic(struct parser *p, enum ttype_class cls)
 
 static void parse_field(struct parser *p, struct ttype *st, size_t *cap);
 
+/* After the keyword of a struct, enum or variant: its name, or NULL. */
+static const char *optional_name(struct parser *p, const char *what)
+{
+	next(p);
+	return p->cur.kind == TOK_IDENT ? expect_ident(p, what) : NULL;
+}
+
+/* { fields } of a struct or a variant, into t. */
+static void parse_body(struct parser *p, struct ttype *t)
+{
+	if (++p->depth > MAX_NESTING)
+		error_at(p, &p->cur, "structures nested too deeply");
+	size_t cap = 0;
+	next(p);
+	while (!is_punct(p, "}"))
+		parse_field(p, t, &cap);
+	next(p);
+	p->depth--;
+}
+
 /* struct [NAME] [{ fields }] [align(N)] */
 static struct ttype *parse_struct(struct parser *p)
 {
 	struct tok start = p->cur;
-	next(p);
-	const char *name = NULL;
-	if (p->cur.kind == TOK_IDENT)
-		name = expect_ident(p, "a struct name");
+	const char *name = optional_name(p, "a struct name");
 	if (!is_punct(p, "{")) {
 		if (!name)
 			expected(p, "'{' or a struct name");
@@ -335,15 +352,8 @@ static struct ttype *parse_struct(struct parser *p)
 			error_at(p, &start, "unknown struct '%s'", name);
 		return t;
 	}
-	if (++p->depth > MAX_NESTING)
-		error_at(p, &p->cur, "structures nested too deeply");
 	struct ttype *t = new_type(p, TT_STRUCT, &start);
-	size_t cap = 0;
-	next(p);
-	while (!is_punct(p, "}"))
-		parse_field(p, t, &cap);
-	next(p);
-	p->depth--;
+	parse_body(p, t);
 	if (is_ident(p, "align")) {
 		next(p);
 		expect_punct(p, "(");
@@ -385,10 +395,7 @@ static const char *tagged_name(struct parser *p, const char *kind, const char *n
 static struct ttype *parse_enum(struct parser *p)
 {
 	struct tok start = p->cur;
-	next(p);
-	const char *name = NULL;
-	if (p->cur.kind == TOK_IDENT)
-		name = expect_ident(p, "an enum name");
+	const char *name = optional_name(p, "an enum name");
 	if (!is_punct(p, "{") && !is_punct(p, ":")) {
 		if (!name)
 			expected(p, "':', '{' or an enum name");
@@ -444,10 +451,7 @@ static struct ttype *parse_enum(struct parser *p)
 static struct ttype *parse_variant(struct parser *p)
 {
 	struct tok start = p->cur;
-	next(p);
-	const char *name = NULL, *tag = NULL;
-	if (p->cur.kind == TOK_IDENT)
-		name = expect_ident(p, "a variant name");
+	const char *name = optional_name(p, "a variant name"), *tag = NULL;
 	if (is_punct(p, "<")) {
 		next(p);
 		tag = parse_key(p);
@@ -466,16 +470,9 @@ static struct ttype *parse_variant(struct parser *p)
 		t->length_ref = tag ? tag : named->length_ref;
 		return t;
 	}
-	if (++p->depth > MAX_NESTING)
-		error_at(p, &p->cur, "structures nested too deeply");
 	t = new_type(p, TT_VARIANT, &start);
 	t->length_ref = tag;
-	size_t cap = 0;
-	next(p);
-	while (!is_punct(p, "}"))
-		parse_field(p, t, &cap);
-	next(p);
-	p->depth--;
+	parse_body(p, t);
 	if (name)
 		define_struct(p, tagged_name(p, "variant", name), t);
 	return t;
