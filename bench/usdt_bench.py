@@ -17,7 +17,7 @@ the median of RUNS runs, ns per loop iteration, all in this run:
              (the registers and vector state saved, the same recorder), the displaced
              instructions, the jump back (docs/usdt.md, "The jump path")
   uprobe     the kernel's uprobe on the same site, counted by `perf stat -e` after
-             `perf probe -x usdt-bench -a sdt_bench:hit` (where perf may add uprobes;
+             `perf probe -x usdt-bench -a sdt_bench:hit=SITE` (where perf may add uprobes;
              said otherwise)
 
 cost per hit = (armed - plain) at the same number of iterations, and the uprobe's the same
@@ -90,8 +90,13 @@ def uprobe(tmp):
         return None, "perf is not installed"
     exe = os.path.join(tmp, "usdt-bench")  # a copy: the probe names this file's inode
     shutil.copy(SUBJECT, exe)
-    r = subprocess.run([perf, "probe", "-x", exe, "-a", "sdt_bench:hit"], capture_output=True,
-                       text=True, timeout=60)
+    # at the site's address (from vigil usdt list): perf's own SDT names need its build-id
+    # cache in ~/.debug to hold this copy, which a stale entry of the same build prevents
+    doc = json.loads(subprocess.run([VIGIL, "usdt", "list", "--format", "json", exe],
+                                    capture_output=True, text=True, timeout=60).stdout)
+    pc = [p["pc"] for p in doc["objects"][0]["probes"] if p["name"] == "hit"][0]
+    r = subprocess.run([perf, "probe", "-x", exe, "-a", "sdt_bench:hit=" + pc],
+                       capture_output=True, text=True, timeout=60)
     if r.returncode:
         return None, "perf probe refused: " + (r.stderr.strip().splitlines() or ["?"])[-1]
     try:
@@ -118,6 +123,7 @@ def main():
         raise SystemExit("usdt_bench: %s is not built (systemtap-sdt-dev missing?)" % SUBJECT)
     os.makedirs(OUT, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-bench-")
+    os.environ["VIGIL_CACHE_DIR"] = os.path.join(tmp, "cache")  # the plan cache, ours
     try:
         say("usdt: %d runs; %d iterations through a nop, %d through a trap" %
             (RUNS, N_FAST, N_TRAP))

@@ -22,7 +22,9 @@ server's CPU per transaction (the postmaster with its reaped backends and live
 children, bench/logmodel_pg.py) config / none: on a shared machine tps scatters, CPU
 per transaction much less. The traces are checked: each holds at least one
 buffer__read__done per transaction, and the `all` trace as many transaction__commit as
-transactions. Writes BENCH_OUT/usdt_pg.json. Settings: BENCH_USDT_PG_TX (transactions
+transactions. First, the CPU time of planning the server's sites (`vigil usdt plan`)
+with an empty plan cache and from the cache (docs/usdt.md, "Plan cache"), medians of 3.
+Writes BENCH_OUT/usdt_pg.json. Settings: BENCH_USDT_PG_TX (transactions
 per client, default 2000), BENCH_USDT_PG_REPS (default 5). VIGIL_BENCH_SMOKE=1: scale 1,
 100 transactions per client, 1 repetition (bench/README.md, "Smoke run")."""
 import json
@@ -101,13 +103,40 @@ def run_config(pg, name, rep):
     return pgharness.tps(out), (cpu1 - cpu0) / done
 
 
+def planning_cpu(postgres, cache):
+    """CPU seconds of `vigil usdt plan` on the server binary, medians of 3: (cold, with the
+    plan cache emptied first; warm, from the cache). Both must print the same plans."""
+    def once(cold):
+        if cold:
+            shutil.rmtree(cache, ignore_errors=True)
+        t0 = os.times()
+        r = subprocess.run([VIGIL, "usdt", "plan", postgres, "postgresql:*"],
+                           capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, VIGIL_CACHE_DIR=cache))
+        t1 = os.times()
+        if r.returncode or not r.stdout.strip():
+            raise SystemExit("usdt_pg_bench: vigil usdt plan: " + r.stderr[-2000:])
+        return (t1.children_user - t0.children_user + t1.children_system -
+                t0.children_system), r.stdout
+
+    cold = [once(True) for _ in range(3)]
+    warm = [once(False) for _ in range(3)]
+    if len({out for _, out in cold + warm}) != 1:
+        raise SystemExit("usdt_pg_bench: the cached plans differ from the planned ones")
+    return statistics.median(c for c, _ in cold), statistics.median(c for c, _ in warm)
+
+
 def main():
     b = pg_bin()
     if not b or not os.path.exists(os.path.join(b, "pgbench")):
         raise SystemExit("usdt_pg_bench: Debian's PostgreSQL is not installed")
     os.makedirs(OUT, exist_ok=True)
     pg = pgharness.PgServer(b, os.path.join(BUILD, "bin"))
+    os.environ["VIGIL_CACHE_DIR"] = pg.path("cache")  # the plan cache (docs/usdt.md), ours
     try:
+        plan_cold, plan_warm = planning_cpu(os.path.join(b, "postgres"), pg.path("plans"))
+        say("usdt-pg: planning postgres: %.3f s CPU cold, %.3f s from the plan cache" %
+            (plan_cold, plan_warm))
         pg.initdb({"fsync": "off", "synchronous_commit": "off", "autovacuum": "off"})
         pg.start()
         r = subprocess.run(pg.client("pgbench") + ["-i", "-q", "-s", SCALE, "postgres"],
@@ -129,7 +158,10 @@ def main():
     finally:
         pg.cleanup()
     summary = {"reps": REPS, "transactions": CLIENTS * TX, "scale": int(SCALE),
-               "smoke": SMOKE, "patterns": CONFIGS}
+               "smoke": SMOKE, "patterns": CONFIGS,
+               "plan_cpu_s": {"cold": plan_cold, "cached": plan_warm}}
+    print("planning postgres's sites (vigil usdt plan, CPU s, median of 3): cold %.3f, "
+          "from the plan cache %.3f" % (plan_cold, plan_warm))
     print("pgbench, stock PostgreSQL, vigil --usdt against no vigil (median of %d)" % REPS)
     print("| configuration | tps | tps ratio to none | CPU us/tx | CPU ratio to none |")
     print("|---|---|---|---|---|")

@@ -11,16 +11,22 @@ if(VIGIL_DEP_SDT_H)
   target_link_libraries(usdt_subject_linked PRIVATE vigil_runtime)
   find_program(USDT_PYTHON3 python3 HINTS /usr/bin)
   set(usdt_env "${VIGIL_TEST_ENV};USDT_LINKED=$<TARGET_FILE:usdt_subject_linked>")
-  foreach(t list record bad linked probes dlopen threads model collector)
+  foreach(t list record bad linked probes dlopen threads model collector cache)
     add_test(NAME usdt.${t}
              COMMAND ${USDT_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/usdt/usdt_test.py ${t})
     set(labels usdt)
-    if(t STREQUAL "list" OR t STREQUAL "linked")
+    if(t STREQUAL "list" OR t STREQUAL "linked" OR t STREQUAL "cache")
       set(labels "usdt;sanitize")
     endif()
     set_tests_properties(usdt.${t} PROPERTIES ENVIRONMENT "${usdt_env}" TIMEOUT 300
                          LABELS "${labels}")
   endforeach()
+  # the jump path's recorder object: no vector or x87 register, no call out of it
+  add_test(NAME usdt.general_regs
+           COMMAND ${USDT_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/usdt/usdt_test.py general_regs)
+  set_tests_properties(usdt.general_regs PROPERTIES ENVIRONMENT
+    "${usdt_env};USDT_RECORD_OBJ=${CMAKE_BINARY_DIR}/src/runtime/CMakeFiles/vigil_runtime.dir/usdt_record.c.o"
+    TIMEOUT 60 LABELS "usdt;sanitize")
   if(VIGIL_DEP_PG AND NOT VIGIL_SANITIZE)
     add_test(NAME usdt.postgres
              COMMAND ${USDT_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/usdt/usdt_test.py postgres)

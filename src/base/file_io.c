@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,6 +106,32 @@ int vgb_write_all(int fd, const void *buf, size_t len)
 		}
 		p += w;
 		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int vgb_mkdirs(const char *dir, unsigned mode)
+{
+	char buf[4096];
+	if ((size_t)snprintf(buf, sizeof buf, "%s", dir) >= sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(buf, (mode_t)mode) < 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	if (mkdir(buf, (mode_t)mode) < 0 && errno != EEXIST)
+		return -1;
+	struct stat st;
+	if (stat(buf, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
 	}
 	return 0;
 }

@@ -19,5 +19,8 @@ char *vgb_read_file(const char *path, size_t max, unsigned how, size_t *len);
 char *vgb_read_fd(int fd, size_t max, size_t *len);
 /* All of buf to fd, through short writes and EINTR: 0, or -1 with errno. */
 int vgb_write_all(int fd, const void *buf, size_t len);
+/* The directory dir and its missing parents, made with mode (as `mkdir -p`): 0 when dir is
+ * a directory afterwards, else -1 with errno. */
+int vgb_mkdirs(const char *dir, unsigned mode);
 
 #endif

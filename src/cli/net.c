@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "bad_option.h"
+#include "base/file_io.h"
 #include "commands.h"
 #include "common/out_file.h"
 #include "format_opt.h"
@@ -93,23 +94,6 @@ static void warn(void *ctx, const char *line)
 static void progress(const char *line)
 {
 	fprintf(stderr, "vigil net: %s\n", line);
-}
-
-static int mkdirs(const char *dir)
-{
-	char buf[4096];
-	snprintf(buf, sizeof buf, "%s", dir);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-		return -1;
-	struct stat st;
-	return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
 /* A send or receive, for the lists of index.json. */
@@ -271,7 +255,7 @@ static int cmd_split(int argc, char **argv)
 		vgn_session_close(&ss);
 		return 2;
 	}
-	if (mkdirs(dir) < 0) {
+	if (vgb_mkdirs(dir, 0777) < 0) {
 		fprintf(stderr, "vigil net split: cannot create %s: %s\n", dir, strerror(errno));
 		vgn_session_close(&ss);
 		return 2;

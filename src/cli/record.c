@@ -420,10 +420,19 @@ int vg_cmd_record(int argc, char **argv)
 	if (sensors[0])
 		setenv("VIGIL_SENSORS", sensors, 1);
 	unsetenv("VIGIL_USDT_PLAN");
+	unsetenv("VIGIL_USDT_PLANNER");
 	if (usdt[0]) {
 		setenv("VIGIL_USDT", usdt, 1);
 		if (!usdt_int3)
 			plan_usdt(exe, usdt);
+	}
+	/* the runtime asks us (`vigil usdt plan`) for the plans of objects we did not plan:
+	 * libraries, those loaded later, sites switched on through a collector */
+	char self[PATH_MAX];
+	ssize_t self_len = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (!usdt_int3 && self_len > 0) {
+		self[self_len] = 0;
+		setenv("VIGIL_USDT_PLANNER", self, 1);
 	}
 	if (listen) { /* docs/control.md, "Attaching" */
 		setenv("VIGIL_CONTROL", "listen", 1);

@@ -5,8 +5,8 @@
  * 5-byte jump (the nop and the whole instructions after it), and how to relocate each.
  * A site is refused (it stays on the int3 path, one line says why) when a branch or a
  * jump table could land inside the displaced bytes, when they hold a call before their
- * end (a return would land inside them), a jrcxz/loop, a system call, a trap, or when the
- * code ends (ret, jmp) before 5 bytes.
+ * end (a return would land inside them), a jrcxz/loop, a system call, a trap, an endbr64
+ * (where indirect branches land), or when the code ends (ret, jmp) before 5 bytes.
  *
  * Branch targets: every direct branch and call of the file's code (a linear sweep of its
  * executable sections), every rip-relative lea's target in code (computed gotos), and
@@ -30,6 +30,7 @@
 
 #include "common/sdt.h"
 #include "usdt_plan.h"
+#include "usdt_plan_cache.h"
 
 struct u64s {
 	uint64_t *v;
@@ -233,6 +234,12 @@ static int plan_site(csh h, const struct elf *e, const struct u64s *targets, uin
 		    insn->id == X86_INS_UD2 || insn->id == X86_INS_HLT) {
 			snprintf(why, whysize, "a %s follows the nop", insn->mnemonic);
 			goto out;
+		} else if (insn->id == X86_INS_ENDBR64 || insn->id == X86_INS_ENDBR32) {
+			/* it marks a target of indirect branches (IBT), which no sweep finds */
+			snprintf(why, whysize,
+			         "an %s follows the nop (an indirect branch may land there)",
+			         insn->mnemonic);
+			goto out;
 		} else if (insn->id == X86_INS_JRCXZ || insn->id == X86_INS_JECXZ ||
 		           insn->id == X86_INS_LOOP || insn->id == X86_INS_LOOPE ||
 		           insn->id == X86_INS_LOOPNE) {
@@ -342,36 +349,106 @@ static int matches(const char *patterns, const struct vg_sdt_probe *p)
 	return 0;
 }
 
+/* The GNU build-id of the file in hex into out ("" if it has none). */
+static void build_id(const struct elf *e, char *out, size_t size)
+{
+	out[0] = 0;
+	for (unsigned i = 0; i < e->nsh; i++) {
+		const Elf64_Shdr *s = &e->sh[i];
+		if (s->sh_type != SHT_NOTE || s->sh_offset + s->sh_size > e->size)
+			continue;
+		for (uint64_t at = 0; at + 12 <= s->sh_size;) {
+			const uint8_t *n = e->data + s->sh_offset + at;
+			uint32_t namesz, descsz, type;
+			memcpy(&namesz, n, 4), memcpy(&descsz, n + 4, 4), memcpy(&type, n + 8, 4);
+			uint64_t name_end = 12 + (((uint64_t)namesz + 3) & ~3ull);
+			uint64_t next = name_end + (((uint64_t)descsz + 3) & ~3ull);
+			if (at + next > s->sh_size)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(n + 12, "GNU", 4) &&
+			    descsz && 2 * (size_t)descsz < size) {
+				for (uint32_t k = 0; k < descsz; k++)
+					snprintf(out + 2 * k, 3, "%02x", n[name_end + k]);
+				return;
+			}
+			at += next;
+		}
+	}
+}
+
+/* A cached plan still describes the file: `PC:HEX:` with the site's pc and its bytes. */
+static int plan_matches(const struct elf *e, const struct vg_plan_entry *p)
+{
+	char *end;
+	if (strtoull(p->text, &end, 16) != p->pc || *end != ':')
+		return 0;
+	const char *hex = end + 1;
+	size_t n = strcspn(hex, ":");
+	const uint8_t *b = n % 2 == 0 && hex[n] == ':' ? bytes_at(e, p->pc, n / 2) : NULL;
+	for (size_t i = 0; b && i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1 || v != b[i])
+			return 0;
+	}
+	return b != NULL;
+}
+
+/* Every site of the file (whose arguments were understood) planned or refused. */
+static int plan_all(const struct elf *e, const struct vg_sdt_file *f, struct vg_plan_set *out)
+{
+	struct u64s targets = {0};
+	csh h;
+	if (branch_targets(e, &targets) < 0 || cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
+		free(targets.v);
+		return -1;
+	}
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	size_t cursor = 0;
+	struct vg_sdt_probe p;
+	char err[256];
+	int rc = 0;
+	while (rc == 0 && vg_sdt_next(f, &cursor, &p, err, sizeof err) == 1) {
+		if (p.arg_error || vg_plan_set_find(out, p.pc))
+			continue;
+		char one[400], why[200];
+		int ok = plan_site(h, e, &targets, p.pc, one, sizeof one, why, sizeof why) == 0;
+		rc = vg_plan_set_add(out, p.pc, ok, ok ? one : why);
+	}
+	cs_close(&h);
+	free(targets.v);
+	return rc;
+}
+
 int vg_usdt_plan_file(const char *path, const char *shown, const char *patterns,
                       vg_usdt_plan_fn emit, void *arg)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+	struct vg_plan_key key;
+	struct stat *st = &key.st;
+	if (fd < 0 || fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
+	    (size_t)st->st_size < sizeof(Elf64_Ehdr)) {
 		if (fd >= 0)
 			close(fd);
 		return 0;
 	}
-	void *data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	void *data = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (data == MAP_FAILED)
 		return 0;
 	struct vg_sdt_file f;
 	char err[256];
-	int planned = 0;
-	struct u64s sites = {0}, targets = {0};
-	if (vg_sdt_open(&f, data, (size_t)st.st_size, err, sizeof err) < 0 || !f.notes)
+	int planned = 0, any = 0;
+	struct vg_plan_set plans = {0};
+	if (vg_sdt_open(&f, data, (size_t)st->st_size, err, sizeof err) < 0 || !f.notes)
 		goto done;
 	size_t cursor = 0;
 	struct vg_sdt_probe p;
-	while (vg_sdt_next(&f, &cursor, &p, err, sizeof err) == 1)
-		if (matches(patterns, &p) && !p.arg_error)
-			push(&sites, p.pc);
-	if (!sites.n)
+	while (!any && vg_sdt_next(&f, &cursor, &p, err, sizeof err) == 1)
+		any = matches(patterns, &p) && !p.arg_error;
+	if (!any)
 		goto done;
 	const Elf64_Ehdr *eh = data;
-	struct elf e = {.data = data, .size = (size_t)st.st_size, .is_dyn = f.is_dyn};
+	struct elf e = {.data = data, .size = (size_t)st->st_size, .is_dyn = f.is_dyn};
 	if (eh->e_shoff && eh->e_shentsize == sizeof(Elf64_Shdr) &&
 	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= e.size) {
 		e.sh = (const Elf64_Shdr *)((const uint8_t *)data + eh->e_shoff);
@@ -385,33 +462,48 @@ int vg_usdt_plan_file(const char *path, const char *shown, const char *patterns,
 			if (e.sh[i].sh_addr + e.sh[i].sh_size > e.code_hi)
 				e.code_hi = e.sh[i].sh_addr + e.sh[i].sh_size;
 		}
-	if (!e.nsh || branch_targets(&e, &targets) < 0)
+	if (!e.nsh)
 		goto done;
-	csh h;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
-		goto done;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	build_id(&e, key.build_id, sizeof key.build_id);
+	/* the cache's plans, if every site has one that still matches the file's bytes */
+	int cached = vg_plan_cache_load(&key, shown, &plans);
+	cursor = 0;
+	while (cached > 0 && vg_sdt_next(&f, &cursor, &p, err, sizeof err) == 1) {
+		const struct vg_plan_entry *c = p.arg_error ? NULL : vg_plan_set_find(&plans, p.pc);
+		if (!p.arg_error && (!c || (c->ok && !plan_matches(&e, c)))) {
+			fprintf(stderr,
+			        "vigil: plan cache for %s: site 0x%" PRIx64
+			        " does not match the file; planning again\n",
+			        shown, p.pc);
+			cached = -1;
+		}
+	}
+	if (cached <= 0) {
+		vg_plan_set_free(&plans);
+		if (plan_all(&e, &f, &plans) < 0)
+			goto done;
+		vg_plan_cache_store(&key, &plans);
+	}
 	cursor = 0;
 	while (vg_sdt_next(&f, &cursor, &p, err, sizeof err) == 1) {
-		if (!matches(patterns, &p) || p.arg_error)
+		const struct vg_plan_entry *c = vg_plan_set_find(&plans, p.pc);
+		if (!matches(patterns, &p) || p.arg_error || !c)
 			continue;
-		char one[400], why[200], line[480];
-		if (plan_site(h, &e, &targets, p.pc, one, sizeof one, why, sizeof why) < 0) {
+		if (!c->ok) {
 			fprintf(stderr,
 			        "vigil: usdt %s:%s at %s+0x%" PRIx64
 			        ": %s; it stays on the int3 path\n",
-			        p.provider, p.name, shown, p.pc, why);
+			        p.provider, p.name, shown, p.pc, c->text);
 			continue;
 		}
-		snprintf(line, sizeof line, "%" PRIx64 ":%" PRIx64 ":%s", (uint64_t)st.st_dev,
-		         (uint64_t)st.st_ino, one);
+		char line[480];
+		snprintf(line, sizeof line, "%" PRIx64 ":%" PRIx64 ":%s", (uint64_t)st->st_dev,
+		         (uint64_t)st->st_ino, c->text);
 		if (emit(line, arg) == 0)
 			planned++;
 	}
-	cs_close(&h);
 done:
-	free(sites.v);
-	free(targets.v);
-	munmap(data, (size_t)st.st_size);
+	vg_plan_set_free(&plans);
+	munmap(data, (size_t)st->st_size);
 	return planned;
 }

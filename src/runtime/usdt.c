@@ -487,6 +487,24 @@ static int disarm(const struct object *o, const struct vg_sdt_probe *p)
 /* Arms or disarms every site of the loaded objects that a pattern names (the last
  * pattern matching a probe decides); only_new: only objects not seen before. The number
  * switched, or -1 with err. *matched: sites named. Caller holds usdt_lock. */
+/* Has the file a site that the patterns arm and that has no plan for the jump path? */
+static int needs_plans(const struct vg_sdt_file *f, const struct pattern *pats, size_t npats,
+                       uint64_t dev, uint64_t ino)
+{
+	size_t cursor = 0;
+	struct vg_sdt_probe p;
+	char why[256];
+	while (vg_sdt_next(f, &cursor, &p, why, sizeof why) == 1) {
+		size_t k = npats;
+		while (k-- > 0 && !pattern_match(&pats[k], &p))
+			;
+		if (k < npats && pats[k].enable && !p.arg_error &&
+		    !vg__usdt_plan_find(dev, ino, p.pc))
+			return 1;
+	}
+	return 0;
+}
+
 static long apply(const struct pattern *pats, size_t npats, int only_new, size_t *matched,
                   size_t *of_provider, char *err, size_t errsize)
 {
@@ -519,6 +537,9 @@ static long apply(const struct pattern *pats, size_t npats, int only_new, size_t
 			size_t cursor = 0;
 			struct vg_sdt_probe p;
 			int r;
+			if (needs_plans(&f, pats, npats, (uint64_t)st.st_dev, (uint64_t)st.st_ino))
+				vg__usdt_plan_object(o->path, (uint64_t)st.st_dev,
+				                     (uint64_t)st.st_ino);
 			while ((r = vg_sdt_next(&f, &cursor, &p, why, sizeof why)) == 1) {
 				size_t k = npats, last = npats;
 				while (k-- > 0)

@@ -65,6 +65,42 @@ struct vg_usdt_site {
 /* The site at addr, or NULL; async-signal-safe (no lock, no allocation). */
 struct vg_usdt_site *vg__usdt_find(uintptr_t addr);
 
+/* Each thread's open starts of the pairs it is inside (x__start .. x__done), innermost
+ * last: a few pairs at a time, nested up to DEPTH deep. A start past that, or of a pair
+ * whose slot another pair holds, is not remembered: its done then carries vg_since 0
+ * (an end whose begin is unknown, counted as unmatched by the reader). */
+#define VG_USDT_SLOTS 8
+#define VG_USDT_DEPTH 16
+struct vg_usdt_open_starts {
+	uint16_t pair[VG_USDT_SLOTS];
+	uint8_t depth[VG_USDT_SLOTS]; /* may exceed DEPTH: starts beyond it were not kept */
+	uint64_t since[VG_USDT_SLOTS][VG_USDT_DEPTH];
+};
+/* Made on a thread's first pair, by mmap (the trap handler runs in a signal handler, where
+ * malloc may not be called), and unmapped when the thread ends. Only a pointer is in TLS:
+ * libvigil is also loaded by dlopen (a PostgreSQL module linked with it), where glibc
+ * gives initial-exec TLS only a small surplus of the static TLS block. */
+extern __thread struct vg_usdt_open_starts *vg__usdt_open_starts
+    __attribute__((tls_model("initial-exec")));
+/* A site hit while this thread records one (a probe inside what recording calls): not
+ * recorded again, so the handler never re-enters itself. */
+extern __thread int vg__usdt_in_trap __attribute__((tls_model("initial-exec")));
+
+/* usdt_record.c (vector-free, docs/usdt.md): the site's arguments written at p, from the
+ * registers (a ucontext's gregs) and memory of the thread that reached it; the end. */
+uint8_t *vg__usdt_write_args(uint8_t *p, const struct vg_usdt_site *s, const long long *gregs);
+/* A start of pair at time t pushed on o (NULL: not remembered); a done's start popped
+ * (0: none). */
+void vg__usdt_pair_open(struct vg_usdt_open_starts *o, uint16_t pair, uint64_t t);
+uint64_t vg__usdt_pair_close(uint16_t pair);
+
+/* usdt_planner.c: the plans of every site of the object file at path (dev, ino) from the
+ * planner (VIGIL_USDT_PLANNER: `vigil usdt plan`), added to the plan table; once per file,
+ * nothing without a planner. Caller holds usdt.c's lock. */
+void vg__usdt_plan_object(const char *path, uint64_t dev, uint64_t ino);
+/* The file (dev, ino) has plans from elsewhere (the CLI): the planner is not asked. */
+void vg__usdt_planned(uint64_t dev, uint64_t ino);
+
 /* usdt.c: arms the sites VIGIL_USDT names (at start, recording). */
 void vg__usdt_init(void);
 /* The loader's r_brk was hit with the link maps consistent: arms the remembered
@@ -99,6 +135,9 @@ int vg__usdt_jump_revert(struct vg_usdt_site *s, char *err, size_t errsize);
 /* usdt_tramp.c: the trampolines' common entry saves the registers (and the vector state,
  * by XSAVE) and calls the recorder. 1 if this processor allows it (XSAVE), else 0. */
 int vg__usdt_tramp_init(void);
+/* A bare `ret` (usdt_tramp.c): where the loader's r_brk breakpoint resumes, to return from
+ * the loader's empty function whose first byte the int3 replaced. */
+void vg__usdt_ret(void);
 
 /* Writes n bytes of code at `at` (a page of protection prot): 0, or -1 with why. */
 int vg__usdt_code_write(uint8_t *at, const void *bytes, size_t n, int prot, char *why,

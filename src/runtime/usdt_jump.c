@@ -177,6 +177,7 @@ int vg__usdt_plan_add(const char *text, char *err, size_t errsize)
 		plans = m, plans_cap = cap;
 	}
 	plans[nplans++] = p;
+	vg__usdt_planned(p.dev, p.ino);
 	return 0;
 bad:
 	snprintf(err, errsize, "usdt plan '%.80s': malformed", text);
@@ -237,7 +238,35 @@ static uint8_t *slot_near(uintptr_t site)
 	return NULL;
 }
 
-/* jmp to `to` from `at`: e9 rel32, or ff 25 0 + the absolute address. Its length. */
+/* ---- control-flow enforcement (CET, docs/usdt.md "IBT and shadow stacks") ---- */
+
+/* Does this process run with a shadow stack (CET's SHSTK, which the kernel enables per
+ * process on request of the loader)? VIGIL_USDT_ASSUME_SHSTK=1 says yes, for testing the
+ * refusals on a machine without shadow stacks. */
+static int shadow_stack_on(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		unsigned long features = 0;
+		const char *assume = getenv("VIGIL_USDT_ASSUME_SHSTK");
+		/* ARCH_SHSTK_STATUS (0x5005), bit 0: ARCH_SHSTK_SHSTK; EINVAL before Linux 6.6 */
+		on = (assume && !strcmp(assume, "1")) ||
+		     (syscall(SYS_arch_prctl, 0x5005, &features) == 0 && (features & 1));
+	}
+	return on;
+}
+
+/* Does the code at `to` begin with endbr64, i.e. may an indirect branch land there? */
+static int lands_endbr(uintptr_t to)
+{
+	static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	return memcmp((const void *)to, endbr64, sizeof endbr64) == 0;
+}
+
+/* jmp to `to` from `at`: e9 rel32, or ff 25 0 + the absolute address, which only a target
+ * beginning with endbr64 may receive (an indirect jump elsewhere faults under IBT; the
+ * page is within reach of its site, so only a far target of a displaced jump is so).
+ * Its length, or 0: out of reach. */
 static size_t emit_jmp(uint8_t *at, uintptr_t at_addr, uintptr_t to)
 {
 	if (reach32(at_addr + 5, to)) {
@@ -246,6 +275,8 @@ static size_t emit_jmp(uint8_t *at, uintptr_t at_addr, uintptr_t to)
 		memcpy(at + 1, &d, 4);
 		return 5;
 	}
+	if (!lands_endbr(to))
+		return 0;
 	static const uint8_t ind[] = {0xff, 0x25, 0, 0, 0, 0};
 	memcpy(at, ind, sizeof ind);
 	memcpy(at + sizeof ind, &to, 8);
@@ -259,7 +290,7 @@ static size_t emit_tramp(const struct vg_usdt_site *s, struct vg_usdt_jump *j, u
                          uintptr_t at, uintptr_t entry_ptr, char *why, size_t whysize)
 {
 	uintptr_t site = atomic_load(&s->addr);
-	size_t n = 0;
+	size_t n = 0, step;
 	static const uint8_t below_red_zone[] = {0x48, 0x8d, 0x64, 0x24, 0x80}; /* lea -128(%rsp) */
 	memcpy(buf + n, below_red_zone, 5), n += 5;
 	buf[n++] = 0x50;                  /* push %rax */
@@ -315,10 +346,18 @@ static size_t emit_tramp(const struct vg_usdt_site *s, struct vg_usdt_jump *j, u
 			} else {
 				buf[n] = (uint8_t)(0x70 | (j->insn_arg[k] ^ 1)), buf[n + 1] = 14,
 				n += 2;
-				n += emit_jmp(buf + n, at + n, target);
+				if (!(step = emit_jmp(buf + n, at + n, target)))
+					goto far;
+				n += step;
 			}
 			break;
 		case 'l': { /* call (last): the return address pushed is the original one */
+			if (shadow_stack_on()) { /* the callee's ret would not match it */
+				snprintf(why, whysize,
+				         "a displaced call would return through a pushed address, "
+				         "which the shadow stack refuses");
+				return 0;
+			}
 			uintptr_t ret = orig_end;
 			uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
 			static const uint8_t down8[] = {0x48, 0x8d, 0x64, 0x24, 0xf8};
@@ -327,16 +366,26 @@ static size_t emit_tramp(const struct vg_usdt_site *s, struct vg_usdt_jump *j, u
 			memcpy(buf + n, &lo, 4), n += 4;
 			buf[n++] = 0xc7, buf[n++] = 0x44, buf[n++] = 0x24, buf[n++] = 4;
 			memcpy(buf + n, &hi, 4), n += 4;
-			n += emit_jmp(buf + n, at + n, target); /* then to the callee */
+			if (!(step = emit_jmp(buf + n, at + n, target))) /* then to the callee */
+				goto far;
+			n += step;
 			break;
 		}
 		case 'j':
-			n += emit_jmp(buf + n, at + n, target);
+			if (!(step = emit_jmp(buf + n, at + n, target)))
+				goto far;
+			n += step;
 			break;
 		}
 	}
-	n += emit_jmp(buf + n, at + n, site + j->len);
-	return n;
+	if (!(step = emit_jmp(buf + n, at + n, site + j->len)))
+		goto far;
+	return n + step;
+far:
+	snprintf(why, whysize,
+	         "a displaced jump's target is beyond a direct jump's reach from the trampoline "
+	         "and is no endbr64 (an indirect jump there faults under IBT)");
+	return 0;
 }
 
 /* ---- the sweep: every other thread runs the int3 handler once ---- */

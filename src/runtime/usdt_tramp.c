@@ -3,9 +3,12 @@
  * A trampoline moves the stack below the red zone, pushes rax, loads the site's address
  * into rax and calls vg__usdt_tramp_entry, which saves every general register into an
  * array laid out as a ucontext's gregs (the recorder reads operands from it exactly as on
- * the int3 path), saves the vector and x87 state with XSAVE (the recorder and the libc it
- * calls may use any vector register, and the program's are live at the site), calls
- * vg__usdt_jump_hit, and restores everything, the flags included. */
+ * the int3 path) and calls vg__usdt_jump_fast (usdt_record.c), which touches no vector or
+ * x87 register. Only when that answers that it could not finish the hit alone (a new
+ * buffer is needed, ...) is the vector and x87 state saved with XSAVE (the full path and
+ * the libc it calls may use any vector register, and the program's are live at the
+ * site) around vg__usdt_jump_hit. Then everything is restored, the flags included.
+ * The entry begins with endbr64: the trampolines call it indirectly (IBT). */
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <stdint.h>
@@ -52,6 +55,7 @@ __asm__(".text\n"
         ".hidden vg__usdt_tramp_entry\n"
         ".type vg__usdt_tramp_entry,@function\n"
         "vg__usdt_tramp_entry:\n"
+        "	endbr64\n"
         "	pushfq\n"
         "	push %rbp\n"
         "	mov %rsp, %rbp\n" /* rbp+8 flags, +16 return, +24 rax, +160 program's rsp */
@@ -78,6 +82,12 @@ __asm__(".text\n"
         "	mov %r8, 120(%rsp)\n"
         "	mov %rax, %r12\n"
         "	mov %rsp, %rbx\n"
+        "	cld\n" /* the ABI's direction flag at a call; popfq gives the program's back */
+        "	mov %r12, %rdi\n"
+        "	mov %rbx, %rsi\n"
+        "	call vg__usdt_jump_fast\n"
+        "	test %eax, %eax\n"
+        "	jz 3f\n"
         "	sub vg__usdt_xsave_size(%rip), %rsp\n"
         "	and $-64, %rsp\n"
         "	xor %eax, %eax\n" /* XRSTOR wants the header's reserved bytes zero */
@@ -103,6 +113,7 @@ __asm__(".text\n"
         "	mov vg__usdt_xsave_mask(%rip), %eax\n"
         "	xor %edx, %edx\n"
         "	xrstor64 (%rsp)\n"
+        "3:\n"
         "	mov 0(%rbx), %r8\n"
         "	mov 8(%rbx), %r9\n"
         "	mov 16(%rbx), %r10\n"
@@ -120,4 +131,10 @@ __asm__(".text\n"
         "	pop %rbp\n"
         "	popfq\n"
         "	ret\n"
-        ".size vg__usdt_tramp_entry, .-vg__usdt_tramp_entry\n");
+        ".size vg__usdt_tramp_entry, .-vg__usdt_tramp_entry\n"
+        ".globl vg__usdt_ret\n"
+        ".hidden vg__usdt_ret\n"
+        ".type vg__usdt_ret,@function\n"
+        "vg__usdt_ret:\n"
+        "	ret\n"
+        ".size vg__usdt_ret, .-vg__usdt_ret\n");

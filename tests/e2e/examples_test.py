@@ -207,6 +207,8 @@ def run_source(work, fix, name, steps):
 
 def main():
     work = tempfile.mkdtemp(prefix="vigil-examples-")
+    # caches the examples fill (vigil usdt plan's plan cache, docs/usdt.md) stay in ours
+    os.environ["XDG_CACHE_HOME"] = os.path.join(work, "cache")
     failures, ran, skipped = [], 0, 0
     try:
         fix = Fixtures(work)

@@ -1,9 +1,12 @@
 /* Loads libsdtlib.so by its bare name with dlopen, found through this program's RUNPATH
  * ($ORIGIN/lib, which glibc resolves from the caller's address: vigil must not interpose
- * dlopen), and calls its probe N times. usage: sdt_dlopen N */
+ * dlopen), and calls its probe N times. With "wait", prints "ready" after the calls and
+ * waits for a line on stdin before unloading (a test looks at the armed sites meanwhile).
+ * usage: sdt_dlopen N [wait] */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -17,6 +20,12 @@ int main(int argc, char **argv)
 	long (*call)(long) = (long (*)(long))dlsym(h, "vl_call");
 	for (int i = 0; i < n; i++)
 		call(i - 1);
+	if (argc > 2 && !strcmp(argv[2], "wait")) {
+		char line[16];
+		printf("ready\n");
+		if (!fgets(line, sizeof line, stdin))
+			return 1;
+	}
 	dlclose(h);
 	return 0;
 }

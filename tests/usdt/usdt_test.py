@@ -10,7 +10,8 @@
             would displace) stays on the int3 path with one line
   bad       a stripped build (symbol operands not understood) and a site already patched
             by another tool (an int3 over the nop): those sites untouched with one line
-            each, the others recorded, the program's own SIGTRAP handler still called
+            each, the others recorded, the program's own SIGTRAP handler still called; a
+            site followed by an endbr64 gets no plan (one line)
   postgres  stock PostgreSQL under pgbench with --usdt 'postgresql:transaction__*': the
             commits counted per session equal pgbench's transactions plus each session's start
   bufferpool  the behaviour-model paper's buffer-pool scenario: stock PostgreSQL under the
@@ -19,14 +20,23 @@
             the buffer events of misses (evicting a dirty buffer to read a block) first
   probes    vigil probes --pid PID enable/disable 'usdt:vt:*': events only inside the
             window; vigil check accepts the trace, babeltrace2 reads it
-  dlopen    a library with a probe loaded by dlopen through RUNPATH after start
+  dlopen    a library with a probe loaded by dlopen through RUNPATH after start, and
+            Debian's libpython (python:* probes) loaded by dlopen: events counted, and
+            their sites planned by the runtime's planner (the jump path)
   threads   vt:hot switched on and off 12 times while two threads run through it: no
             harm, and every count recorded as the thread counted it
   model     a recording with log models and USDT events: vigil model hints at --from-trace
   collector vigil probes --collector enable/disable 'usdt:vt:ints': relayed by vigild to
             each subject, one connecting later included
   linked    the subject linked with libvigil (what the sanitizer build checks)
+  cache     the plan cache: written, read, replanned when the object changes, a cut or
+            tampered cache file replaced with one line, none with VIGIL_CACHE_DIR empty
+  general_regs  the jump path's recorder (src/runtime/usdt_record.c, USDT_RECORD_OBJ) uses
+            no vector or x87 register and calls nothing outside its object, so the
+            trampoline may skip XSAVE/XRSTOR (docs/usdt.md, "The jump path"); the
+            trampolines' common entry begins with endbr64
 """
+import glob
 import json
 import os
 import re
@@ -341,7 +351,18 @@ def check_bad(tmp):
     r = run([VIGIL, "usdt", "plan", patched, "vt:consts"])
     assert r.stdout == "" and "usdt vt:consts at" in r.stderr and \
         "the site is not a nop" in r.stderr, r.stderr
-    print("stripped and patched sites left untouched, one line each; SIGTRAP chained")
+    # an endbr64 right after the nop (where an indirect branch may land, IBT): refused
+    src = os.path.join(tmp, "endbr.c")
+    with open(src, "w") as f:
+        f.write('#include <sys/sdt.h>\nint main(void)\n{\n\tDTRACE_PROBE(ct, endbr);\n'
+                '\t__asm__ volatile("endbr64; nop; nop; nop; nop");\n\treturn 0;\n}\n')
+    endbr = os.path.join(tmp, "endbr")
+    run(["gcc", "-O2", "-o", endbr, src])
+    r = run([VIGIL, "usdt", "plan", endbr, "ct:*"])
+    assert r.stdout == "" and "usdt ct:endbr at" in r.stderr and \
+        "an endbr64 follows the nop (an indirect branch may land there)" in r.stderr, r.stderr
+    print("stripped and patched sites left untouched, one line each; SIGTRAP chained; "
+          "a site before an endbr64 refused")
 
 
 def pg_server():
@@ -366,7 +387,8 @@ def check_postgres(tmp):
     try:
         pg.initdb({"fsync": "off", "autovacuum": "off"})
         trace = pg.path("trace")
-        pg.start(record=trace, record_args=["--usdt", "postgresql:transaction__*"])
+        cache = {"VIGIL_CACHE_DIR": pg.path("cache")}  # the server's user writes there
+        pg.start(record=trace, env=cache, record_args=["--usdt", "postgresql:transaction__*"])
         psql_pid = int(pg.psql("select pg_backend_pid()").stdout.strip())
         script = pg.path("one.sql")
         with open(script, "w") as f:
@@ -401,8 +423,33 @@ def check_postgres(tmp):
               "(%d + one at each session's start + psql's 1), %d in other processes %s" %
               (done, in_clients, len(client), done, sum(others.values()), others))
         r = run([VIGIL, "check", trace])
+        check_postgres_shadow_stack(pg, cache)
     finally:
         pg.cleanup()
+
+
+def check_postgres_shadow_stack(pg, cache):
+    """Under a shadow stack (CET; VIGIL_USDT_ASSUME_SHSTK=1 stands for one, which this
+    machine's kernel does not give), a site whose displaced bytes end in a call (PostgreSQL's
+    buffer__checkpoint__start: the trampoline would push the return address itself) stays
+    on the int3 path with one line, and is still recorded."""
+    for assume in ("1", "0"):
+        trace = pg.path("trace-shstk-" + assume)
+        out = "server-shstk-%s.out" % assume
+        pg.start(record=trace, env=dict(cache, VIGIL_USDT_ASSUME_SHSTK=assume), out=out,
+                 record_args=["--usdt", "postgresql:buffer__checkpoint__start"])
+        pg.psql("checkpoint")
+        pg.stop()
+        said = [ln for ln in open(pg.path(out)) if "shadow stack" in ln]
+        if assume == "1":
+            assert len(said) == 1 and "stay on the int3 path" in said[0], said
+        else:
+            assert said == [], said
+        n = sum(1 for line in run([VIGIL, "dump", "--json", trace]).stdout.splitlines()
+                if '"postgresql.buffer__checkpoint__start"' in line)
+        assert n >= 2, n  # ours and the shutdown's
+    print("shadow stack: buffer__checkpoint__start refused to the int3 path with one line, "
+          "still recorded")
 
 
 def bufferpool_run(tmp, name, shared_buffers, transactions):
@@ -505,28 +552,93 @@ def check_dlopen(tmp):
     r = run([VIGIL, "record", "-q", "-o", os.path.join(tmp, "u"), "--usdt", "nothing:*", "--",
              exe, str(N)])
     assert len([ln for ln in r.stdout.splitlines() if ln.startswith("vl.")]) == N
-    print("dlopen: %d events from a library loaded through RUNPATH after start" % N)
+    # the library's site takes the jump path: the runtime had it planned (vigil usdt plan)
+    lib = os.path.join(tmp, "lib", "libsdtlib.so")
+    wait_jump([VIGIL, "record", "-q", "-o", os.path.join(tmp, "w"), "--usdt", "vl:*", "--",
+               exe, str(N), "wait"], lib, ["call"])
+    print("dlopen: %d events from a library loaded through RUNPATH after start, its site "
+          "on the jump path" % N)
+    check_dlopen_python(tmp)
+
+
+def wait_jump(cmd, lib, probes):
+    """Runs cmd (vigil record ... -- PROGRAM ... wait) until the program says ready, then
+    checks that each probe of lib is armed on the jump path, and lets the program end."""
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        read_until(p, lines, lambda ls: "ready\n" in ls, "the program's ready")
+        pid = int(open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()[0])
+        for probe in probes:
+            assert site_state(pid, lib, probe) == (True, "jump"), (probe, site_state(
+                pid, lib, probe))
+        p.stdin.write("\n")
+        p.stdin.flush()
+        p.communicate(timeout=120)
+        assert p.returncode == 0, p.returncode
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return lines
+
+
+def check_dlopen_python(tmp):
+    """Debian's libpython (SDT probes python:*) loaded by dlopen after start: its sites
+    are planned when it is mapped (the jump path), and python:function__entry/return of a
+    Python function defined on line 7777 and called N times from C (map) count N each."""
+    libs = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libpython3*.so.1.0"))
+    assert libs, "no libpython3*.so.1.0 (Debian: libpython3-dev, make deps)"
+    lib = libs[-1]
+    exe = os.path.join(tmp, "sdt_pyload")
+    run(["gcc", "-O2", "-o", exe, os.path.join(SRC, "tests", "usdt", "sdt_pyload.c")])
+    # the plans into the test's cache first: planning this large a library on a loaded
+    # machine may take longer than the runtime waits for its planner (60 s)
+    r = run([VIGIL, "usdt", "plan", lib, "python:function__*"])
+    assert len(r.stdout.split()) == 2, r.stdout + r.stderr
+    trace = os.path.join(tmp, "py")
+    r = run([VIGIL, "record", "-q", "-o", trace, "--usdt", "python:*", "--", exe, lib, str(N)])
+    assert ("calls %d" % N) in r.stdout and own_lines(r.stderr) == [], r.stdout + r.stderr
+    got = {}
+    for name, values, _ in events(trace, "python."):
+        if name in ("python.function__entry", "python.function__return") and \
+                values[2] in (7777, 7778):
+            got[(name, values[2])] = got.get((name, values[2]), 0) + 1
+    assert got == {("python.function__entry", 7777): N,
+                   ("python.function__return", 7778): N}, got
+    run([VIGIL, "check", trace])
+    wait_jump([VIGIL, "record", "-q", "-o", os.path.join(tmp, "pyw"), "--usdt", "python:*",
+               "--", exe, lib, str(N), "wait"], lib, ["function__entry", "function__return"])
+    print("dlopen: %s's function__entry/return %d times each, on the jump path" % (
+        os.path.basename(lib), N))
 
 
 def check_linked(tmp):
     """The subject linked with libvigil (the sanitizer build's runtime), armed through
-    VIGIL_USDT at start: the same values as through the preload."""
+    VIGIL_USDT at start: the same values as through the preload, on the int3 path, with
+    the CLI's plans, and with the plans of the planner the runtime runs itself."""
     exe = os.environ["USDT_LINKED"]
     # the jump path's plans, as vigil record hands them over (VIGIL_USDT_PLAN)
     r = run([VIGIL, "usdt", "plan", exe, "vt:*"])
     plans = r.stdout.split()
     refusal(r.stderr.replace("vigil usdt: %s: 10 sites planned for the jump path\n" % exe, ""))
     assert len(plans) == 10, r.stdout
-    for path, plan in (("int3", None), ("jump", ";".join(plans))):
+    # int3: no plans; jump: the CLI's plans; planner: the runtime asks vigil usdt plan
+    for path, plan in (("int3", None), ("jump", ";".join(plans)), ("planner", None)):
         trace = os.path.join(tmp, "t-" + path)
         env = dict(os.environ, VIGIL_OUT=trace, VIGIL_USDT="vt:*", VIGIL_VERBOSE="1")
         if plan:
             env["VIGIL_USDT_PLAN"] = plan
+        if path == "planner":
+            env["VIGIL_USDT_PLANNER"] = VIGIL
         r = run([exe, str(N), "--trap"], env=env)
         said = [ln for ln in own_lines(r.stderr) if "usdt" in ln]
+        asked = [ln for ln in said if "from the planner" in ln]
+        said = [ln for ln in said if ln not in asked]
         assert len(said) == 1 and said[0].endswith(
             "usdt: 11 of 11 matching sites armed, %d on the jump path" %
-            (10 if plan else 0)), r.stderr
+            (0 if path == "int3" else 10)), r.stderr
+        assert len(asked) == (path == "planner"), r.stderr
         assert "traps %d" % N in r.stdout, r.stdout
         want = printed(r.stdout)
         assert len(want) == 14 * N
@@ -718,9 +830,9 @@ def wait_state(pid, exe, probe, want, what):
 
 def check_collector(tmp):
     """vigil probes --collector enable/disable 'usdt:vt:ints': vigild relays it to every
-    C subject, and to one that connects later; each arms (int3: the plans need the
-    subject's own files) and disarms its site; the collected trace holds vt.ints events
-    and no other probe's."""
+    C subject, and to one that connects later; each arms its site on the jump path (the
+    subject's runtime asks the planner, vigil usdt plan, for its own files' plans) and
+    disarms it; the collected trace holds vt.ints events and no other probe's."""
     sys.path.insert(0, os.path.join(SRC, "tests", "collector"))
     from vgd import Collector  # noqa: E402
     exe = builds(tmp)["gcc-O2"]
@@ -743,9 +855,9 @@ def check_collector(tmp):
         first = subject()
         on = probes("enable")
         assert on["usdt"] == "vt:ints" and on["subjects"] in (0, 1), on
-        wait_state(first, exe, "ints", (True, "int3"), "after enable")
+        wait_state(first, exe, "ints", (True, "jump"), "after enable")
         second = subject()  # connects after the enable: told as it says hello
-        wait_state(second, exe, "ints", (True, "int3"), "a subject connecting later")
+        wait_state(second, exe, "ints", (True, "jump"), "a subject connecting later")
         assert site_state(first, exe, "regs") == (False, None)
         off = probes("disable")
         assert off["subjects"] == 2, off
@@ -771,15 +883,98 @@ def check_collector(tmp):
     print("through the collector: 2 subjects armed and disarmed, %d vt.ints events" % ints)
 
 
+def check_general_regs(tmp):
+    obj = os.environ["USDT_RECORD_OBJ"]
+    dis = run(["objdump", "-d", "--no-show-raw-insn", obj]).stdout
+    assert "<vg__usdt_jump_fast>:" in dis, "no vg__usdt_jump_fast in " + obj
+    vector = [line.strip() for line in dis.splitlines()
+              if re.search(r"%(x|y|z)mm\d|%mm\d|%st\b|%st\(|%k[0-7]\b", line)
+              or re.search(r"\t(f[a-z]+|emms|fxsave|xsave|vzeroupper|ldmxcsr|stmxcsr)\b", line)]
+    assert not vector, "%s uses vector or x87 registers:\n%s" % (obj, "\n".join(vector[:20]))
+    # data it reads (the thread's buffer, the clock, the reporting switch, whether several
+    # listeners are set: then the full path records), no function
+    allowed = {"_GLOBAL_OFFSET_TABLE_", "vg__tls", "vg__clock", "vg__report_off", "vg__listening"}
+    undefined = set(run(["nm", "-u", "--format=just-symbols", obj]).stdout.split())
+    assert undefined <= allowed, "%s refers to %s (a call out of the vector-free recorder?)" % (
+        obj, sorted(undefined - allowed))
+    # the trampolines call the common entry indirectly: it begins with endbr64 (IBT)
+    lib = os.path.join(BIN, "libvigil.so")
+    entry = run(["objdump", "-d", "--no-show-raw-insn", "--disassemble=vg__usdt_tramp_entry",
+                 lib]).stdout
+    first = re.search(r"<vg__usdt_tramp_entry>:\n\s*[0-9a-f]+:\s*(\S+)", entry)
+    assert first and first.group(1) == "endbr64", entry[-500:]
+    print("general_regs: %s: no vector or x87 register, refers only to %s" % (
+        os.path.basename(obj), ", ".join(sorted(undefined))))
+
+
+def check_cache(tmp):
+    """The plan cache (docs/usdt.md, "Plan cache"): vigil usdt plan writes one file per
+    object, named by its build-id; a later run reads it (a refusal planted in it is
+    obeyed), a changed object (its modification time) is planned again, a cut or tampered
+    cache file gives one line and is replaced, VIGIL_CACHE_DIR= (empty) keeps none."""
+    exe = os.path.join(tmp, "sdt")
+    run(["gcc", "-O2", "-g", "-o", exe, SUBJECT])
+    cache = os.path.join(tmp, "plans")
+    env = dict(os.environ, VIGIL_CACHE_DIR=cache)
+
+    def plan():
+        r = run([VIGIL, "usdt", "plan", exe, "vt:*"], env=env)
+        return r.stdout.split(), [ln for ln in r.stderr.splitlines()
+                                  if "sites planned for the jump path" not in ln]
+
+    first, said = plan()
+    assert len(first) == 10 and len(said) == 1 and "vt:joined" in said[0], (first, said)
+    files = os.listdir(cache)
+    build_id = run(["readelf", "-n", exe]).stdout.split("Build ID: ")[1].split()[0]
+    assert files == ["usdt-%s.plans" % build_id], files
+    path = os.path.join(cache, files[0])
+    text = open(path).read()
+    assert text.startswith("vigil usdt plans 1\n") and text.endswith("end 11\n"), text
+    assert plan() == (first, said)
+    # a refusal planted for vt:ints is obeyed: the file was read, not planned again
+    doc, _ = usdt_list(exe)
+    pc = "%x" % int([p for p in doc["objects"][0]["probes"] if p["name"] == "ints"][0]["pc"], 16)
+    ints = [p for p in first if p.split(":")[2] == pc][0]
+    planted = re.sub(r"(?m)^\+ %s .*$" % pc, "- %s planted by the test" % pc, text)
+    assert planted != text
+    with open(path, "w") as f:
+        f.write(planted)
+    got, said2 = plan()
+    assert ints not in got and len(got) == 9, got
+    assert any("vt:ints" in ln and "planted by the test; it stays on the int3 path" in ln
+               for ln in said2), said2
+    # the object changed (its time): planned again, the cache file replaced
+    os.utime(exe, None)
+    assert plan() == (first, said) and "planted" not in open(path).read()
+    # a cache file cut short, and one whose plan's bytes are not the file's
+    good = open(path).read()
+    for bad, why in ((good[:len(good) // 2], "not a plan file; planning again"),
+                     (good.replace(":90", ":cc", 1), "does not match the file; planning again")):
+        with open(path, "w") as f:
+            f.write(bad)
+        got, said3 = plan()
+        lines = [ln for ln in said3 if "plan cache" in ln]
+        assert got == first and len(lines) == 1 and why in lines[0], said3
+        assert open(path).read() == good
+    # no cache
+    nocache = os.path.join(tmp, "none")
+    env = dict(os.environ, VIGIL_CACHE_DIR="", XDG_CACHE_HOME=nocache, HOME=nocache)
+    assert plan()[0] == first and not os.path.exists(nocache)
+    print("cache: written, read (a planted refusal obeyed), replanned on change, "
+          "cut and tampered files replaced with one line")
+
+
 def main():
     what = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="vigil-usdt-")
+    # the planners' cache of plans (docs/usdt.md, "Plan cache") in the test's own dir
+    os.environ["VIGIL_CACHE_DIR"] = os.path.join(tmp, "cache")
     try:
         {"list": check_list, "record": check_record, "bad": check_bad,
          "postgres": check_postgres, "bufferpool": check_bufferpool,
          "linked": check_linked, "probes": check_probes,
          "dlopen": check_dlopen, "threads": check_threads, "model": check_model,
-         "collector": check_collector}[what](tmp)
+         "collector": check_collector, "general_regs": check_general_regs, "cache": check_cache}[what](tmp)
     except BaseException:
         print("kept for inspection: " + tmp)
         raise
