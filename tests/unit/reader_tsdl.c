@@ -64,26 +64,48 @@ static char *first_diag(const struct parsed *p)
 	return line;
 }
 
+/* The metadata the test writer makes for an image with options `o`, parsed into p (in a
+ * temporary directory that written_done removes). */
+struct written {
+	char *dir;
+	struct tg_image *img;
+};
+
+static void parse_written(struct parsed *p, struct written *w, const struct tg_image_opts *o)
+{
+	w->dir = tg_tempdir();
+	w->img = tg_image_new(w->dir, "app-1-0", o);
+	char *path, *text = calloc(1, 1 << 16);
+	assert_true(asprintf(&path, "%s/metadata", tg_image_dir(w->img)) > 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, (1 << 16) - 1, f);
+	fclose(f);
+	memset(p, 0, sizeof *p);
+	p->md = vgt_metadata_parse(text, n, path, &p->diag);
+	free(text);
+	free(path);
+	assert_non_null(p->md);
+	assert_int_equal(p->diag.total, 0);
+}
+
+static void written_done(struct parsed *p, struct written *w)
+{
+	release(p);
+	tg_image_free(w->img);
+	tg_rmtree(w->dir);
+	free(w->dir);
+}
+
 static void test_runtime_style_metadata(void **state)
 {
 	(void)state;
-	char *dir = tg_tempdir();
-	struct tg_image *img = tg_image_new(
-	    dir, "app-1-0",
+	struct parsed p;
+	struct written w;
+	parse_written(
+	    &p, &w,
 	    &(struct tg_image_opts){
 	        .procname = "app", .pid = 1234, .hostname = "box", .offset_s = 5, .offset = 7});
-	char *path, *text;
-	assert_true(asprintf(&path, "%s/metadata", tg_image_dir(img)) > 0);
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	text = calloc(1, 1 << 16);
-	size_t n = fread(text, 1, (1 << 16) - 1, f);
-	fclose(f);
-	struct parsed p;
-	memset(&p, 0, sizeof p);
-	p.md = vgt_metadata_parse(text, n, path, &p.diag);
-	assert_non_null(p.md);
-	assert_int_equal(p.diag.total, 0);
 	assert_false(p.md->big_endian);
 	assert_true(p.md->has_uuid);
 	assert_int_equal(p.md->uuid[0], 0x6e);
@@ -130,12 +152,7 @@ static void test_runtime_style_metadata(void **state)
 	assert_true(vgt_stream_class_event(sc, TG_EMPTY)->pub.sampled);
 	assert_int_equal(vgt_stream_class_event(sc, TG_EMPTY)->pub.nfields, 0);
 	assert_null(vgt_stream_class_event(sc, 999));
-	release(&p);
-	free(text);
-	free(path);
-	tg_image_free(img);
-	tg_rmtree(dir);
-	free(dir);
+	written_done(&p, &w);
 }
 
 static void test_syntax_error_position(void **state)
@@ -416,18 +433,8 @@ static void test_bit_fields_enums_variants(void **state)
 	release(&p);
 
 	/* The runtime's header (as the test writer declares it), the extended form; cut. */
-	char *dir = tg_tempdir();
-	struct tg_image *img = tg_image_new(dir, "app-1-0", &(struct tg_image_opts){.compact = 1});
-	char *path, *text;
-	assert_true(asprintf(&path, "%s/metadata", tg_image_dir(img)) > 0);
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	text = malloc(1 << 16);
-	size_t n = fread(text, 1, (1 << 16) - 1, f);
-	fclose(f);
-	p.md = vgt_metadata_parse(text, n, path, &p.diag);
-	assert_non_null(p.md);
-	assert_int_equal(p.diag.total, 0);
+	struct written img;
+	parse_written(&p, &img, &(struct tg_image_opts){.compact = 1});
 	eh = &p.md->streams[0]->event_header;
 	assert_int_equal(p.md->streams[0]->compact_id_bits, 5); /* recognized */
 	assert_int_equal(p.md->streams[0]->compact_ext_id_size, 2);
@@ -442,12 +449,7 @@ static void test_bit_fields_enums_variants(void **state)
 	assert_int_equal(v[vgt_layout_field(eh, "v.extended.timestamp")].u, ts);
 	pos = 0;
 	assert_int_equal(vgt_layout_decode(eh, x, &pos, 10, v, NULL), DEC_OVERRUN);
-	release(&p);
-	free(text);
-	free(path);
-	tg_image_free(img);
-	tg_rmtree(dir);
-	free(dir);
+	written_done(&p, &img);
 }
 
 static void test_sequence_length_must_exist(void **state)
