@@ -56,6 +56,10 @@ def recording(out):
         f.append(Figure("recording", "%s (vigil / LTTng-UST)" % label, "%s / %s = %.3f" % (
             _ns(v["ns_per_event"]), _ns(lt["ns_per_event"]), ratio),
             "ratio at most 0.25", ratio <= 0.25))
+        if "trace_bytes_per_event" in v and "trace_bytes_per_event" in lt:
+            vb, lb = v["trace_bytes_per_event"], lt["trace_bytes_per_event"]
+            f.append(Figure("recording", "%s: trace bytes/event (vigil / LTTng-UST)" % label,
+                            "%.2f / %.2f" % (vb, lb), "vigil at most LTTng-UST's", vb <= lb))
         f.append(Figure("recording", "%s: events lost (vigil / LTTng-UST)" % label,
                         "%d / %d of %d" % (v["events_lost"], lt["events_lost"],
                                            v["events_written"]),

@@ -48,6 +48,12 @@ def summarize(runs):
         s["runs_with_loss"] = sum(1 for r in runs if r["found"] >= 0 and r["lost"] != 0)
         s["unreadable_traces"] = unreadable
         s["tracer_discarded"] = sum(max(r["tracer_discarded"], 0) for r in runs)
+        sized = [r["trace_bytes"] / r["found"] for r in runs
+                 if r.get("trace_bytes") and r["found"] > 0]
+        if sized:
+            # Every file of the trace (packet headers, unused packet space, metadata,
+            # indexes) over the events in it, warm-up included.
+            s["trace_bytes_per_event"] = statistics.median(sized)
         if "dump_found" in runs[0]:
             # vigil's own reader, next to babeltrace2: both must see every event.
             s["vigil_dump_found"] = sum(r["dump_found"] for r in runs)
@@ -55,6 +61,11 @@ def summarize(runs):
             s["vigil_dump_agrees"] = all(
                 r["dump_found"] == r["found"] and r["dump_damaged"] == 0 for r in runs)
     return s
+
+
+def fmt_bytes(s):
+    """Trace bytes per event of a recorded mode, or '-'."""
+    return "%.2f" % s["trace_bytes_per_event"] if s and "trace_bytes_per_event" in s else "-"
 
 
 def fmt_ns(x):
@@ -106,8 +117,9 @@ def main():
               env["cpus"], env["reps"], env["cpu"], env["nproc"], env["kernel"],
               env["loadavg_start"], env["loadavg_end"]))
     print("| mode | threads | events/thread | vigil ns/event | LTTng-UST ns/event | "
-          "vigil/LTTng | vigil events/s | LTTng-UST events/s | vigil lost | LTTng-UST lost |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "vigil/LTTng | vigil bytes/event | LTTng-UST bytes/event | vigil events/s | "
+          "LTTng-UST events/s | vigil lost | LTTng-UST lost |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind, label in KINDS:
         m = summary["modes"].get(kind)
         if not m:
@@ -117,10 +129,11 @@ def main():
         ratio = "%.3f" % (v["ns_per_event"] / lt["ns_per_event"]) if v and lt else "-"
         if v and lt:
             m["ratio_vigil_to_lttng"] = v["ns_per_event"] / lt["ns_per_event"]
-        print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             label, any_s["threads"], any_s["events_per_thread"],
             fmt_ns(v["ns_per_event"]) if v else "-",
             fmt_ns(lt["ns_per_event"]) if lt else "-", ratio,
+            fmt_bytes(v), fmt_bytes(lt),
             fmt_rate(v["events_per_s"]) if v else "-",
             fmt_rate(lt["events_per_s"]) if lt else "-", fmt_lost(v), fmt_lost(lt)))
 
@@ -177,6 +190,13 @@ def main():
                     "%s vs %s ns/event, ratio %.3f" % (
                         fmt_ns(m["vigil"]["ns_per_event"]),
                         fmt_ns(m["lttng-ust"]["ns_per_event"]), r))
+    for kind in ("enabled-1t", "enabled-2t", "burst"):
+        m = modes.get(kind, {})
+        vb = m.get("vigil", {}).get("trace_bytes_per_event")
+        lb = m.get("lttng-ust", {}).get("trace_bytes_per_event")
+        if vb and lb:
+            verdict("trace bytes per event at most LTTng-UST's (%s)" % kind, vb <= lb,
+                    "%.2f vs %.2f bytes/event" % (vb, lb))
     bv = modes.get("burst", {}).get("vigil")
     if bv:
         ok = bv["events_lost"] == 0 and bv["unreadable_traces"] == 0 and \

@@ -163,12 +163,18 @@ dump_count() {
 	echo "-1 -1 -1"
 }
 
+# trace_bytes DIR: the bytes of every file of a trace (streams, metadata, LTTng's indexes).
+trace_bytes() {
+	find "$1" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}'
+}
+
 # counted EXPECTED DIR TRACER_DISCARDED: the JSON fragment of a counted trace.
 counted() {
 	local found dmsg
 	read -r found dmsg < <(count_events "$2")
 	echo ",\"found\":$found,\"lost\":$((found < 0 ? -1 : $1 - found))," \
-		"\"discarded_messages\":$dmsg,\"tracer_discarded\":$3" | tr -d ' '
+		"\"discarded_messages\":$dmsg,\"tracer_discarded\":$3," \
+		"\"trace_bytes\":$(trace_bytes "$2")" | tr -d ' '
 }
 
 # consumer_cpu_ns: CPU time used so far by our LTTng consumer daemons (all their threads).

@@ -24,6 +24,13 @@ foreach(t dump recover babeltrace)
                        LABELS "reader" TIMEOUT 120 SKIP_RETURN_CODE 77)
 endforeach()
 set_tests_properties(reader_e2e_dump reader_e2e_recover PROPERTIES LABELS "sanitize;reader")
+# The runtime's compact event headers, every escape to the extended one, both readers.
+add_test(NAME reader_e2e_babeltrace_compact
+         COMMAND /bin/sh ${CMAKE_SOURCE_DIR}/tests/e2e/reader_babeltrace.sh
+                 $<TARGET_FILE:reader_mktrace>)
+set_tests_properties(reader_e2e_babeltrace_compact PROPERTIES
+                     ENVIRONMENT "${VIGIL_TEST_ENV};READER_SCENARIO=compact"
+                     LABELS "reader" TIMEOUT 120 SKIP_RETURN_CODE 77)
 
 option(VIGIL_FUZZ "Build the libFuzzer targets of the trace reader (clang only)" OFF)
 if(VIGIL_FUZZ)

@@ -265,10 +265,18 @@ VG_API void vg_sensor_fired(vg_sensor *s, const vg_entity *const *ents, unsigned
 
 /* ---- recording: the inline fast path -------------------------------------------- */
 
-/* uint16 id + the low 32 bits of the timestamp: a reader carries the high bits from the
- * packet's timestamp_begin and earlier events (CTF clock-value update), so events of one
- * stream must be less than 2^32 ns (4.29 s) apart; a longer gap starts a new packet. */
-#define VG_EVENT_HEADER_SIZE 6
+/* The event header (docs/trace-format.md, CTF 1.8's compact header as LTTng-UST writes
+ * it): one little-endian 32-bit word, the sensor id in its low 5 bits and the low 27 bits
+ * of the timestamp above them, when the id is below 31 and the event comes less than
+ * 2^27 ns (134 ms) after the stream's previous one (a reader carries the high bits from
+ * it: the CTF clock-value update). Otherwise the extended header: a byte holding 31, the
+ * uint16 id and the whole uint64 timestamp. */
+#define VG_COMPACT_ID_BITS 5
+#define VG_COMPACT_TS_BITS 27
+#define VG_COMPACT_IDS 31 /* ids 0..30 fit; 31 says "extended" */
+#define VG_EVENT_HEADER_COMPACT 4
+#define VG_EVENT_HEADER_EXTENDED 11
+#define VG_EVENT_HEADER_MAX VG_EVENT_HEADER_EXTENDED
 
 /* Per-thread writer state. Internal: only the inline functions below touch it. */
 struct vg_packet_ctx;
@@ -334,15 +342,27 @@ static inline int vg_on_entity(const vg_sensor *s, const vg_entity *e)
 	return vg_on(s) && e && vg_entity_up(s, e);
 }
 
+/* Writes the header of an event of sensor `id` at p, `ts` coming `ts - prev` after the
+ * stream's previous event (or packet start); returns where its payload goes. Internal. */
+static inline uint8_t *vg__header_put(uint8_t *p, uint16_t id, uint64_t ts, uint64_t prev)
+{
+	if (VG_LIKELY((id < VG_COMPACT_IDS) & !((ts - prev) >> VG_COMPACT_TS_BITS))) {
+		uint32_t w = (uint32_t)id | (uint32_t)ts << VG_COMPACT_ID_BITS;
+		memcpy(p, &w, 4);
+		return p + VG_EVENT_HEADER_COMPACT;
+	}
+	p[0] = VG_COMPACT_IDS;
+	memcpy(p + 1, &id, 2);
+	memcpy(p + 3, &ts, 8);
+	return p + VG_EVENT_HEADER_EXTENDED;
+}
+
 /* Writes the event header at the thread's position (room was checked); internal. */
 static inline uint8_t *vg__event_header(struct vg_thread *t, const vg_sensor *s, uint64_t ts)
 {
-	uint8_t *p = t->pos;
-	uint32_t low = (uint32_t)ts;
+	uint64_t prev = t->last_ts;
 	t->last_ts = ts;
-	memcpy(p, &s->id, 2);
-	memcpy(p + 2, &low, 4);
-	return p + VG_EVENT_HEADER_SIZE;
+	return vg__header_put(t->pos, s->id, ts, prev);
 }
 
 /* Starts an event of `payload` bytes (an upper bound is fine): returns where to write
@@ -362,8 +382,10 @@ static inline uint8_t *vg__event_start(vg_sensor *s, uint32_t payload)
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t ts = vg_now();
-	if (VG_UNLIKELY(((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + payload) |
-	                ((ts - t->last_ts) >> 32)))
+	/* No room, or a clock read earlier than the last event's (another cpu's TSC): the
+	 * slow path switches packets or keeps time from going backwards in the stream. */
+	if (VG_UNLIKELY(((size_t)(t->end - t->pos) < VG_EVENT_HEADER_MAX + payload) |
+	                ((int64_t)(ts - t->last_ts) < 0)))
 		return vg__event_begin_slow(s, payload);
 	return vg__event_header(t, s, ts);
 }
@@ -418,9 +440,12 @@ static inline uint64_t vg_event_time(void)
 	return vg__tls.last_ts;
 }
 
-/* Gives up an event started with vg_event_begin: nothing of it is recorded. */
+/* Gives up an event started with vg_event_begin: nothing of it is recorded. The next
+ * header counts its time from the last event written (the packet's timestamp_end), as
+ * readers do. */
 static inline void vg_event_abort(void)
 {
+	vg__tls.last_ts = vg__tls.ctx->timestamp_end;
 	atomic_signal_fence(memory_order_release);
 	vg__tls.fan = 0;
 	vg__tls.busy = 0;

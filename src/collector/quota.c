@@ -4,7 +4,7 @@
  * whose events_discarded adds the events it held;
  * every later packet of the stream carries the count on (vgd_packet). The events are
  * counted in memory with the event types the trace reader makes of the image's metadata
- * (docs/trace-format.md: a 6-byte header, then the fields). */
+ * (docs/trace-format.md: the event header it declares, then the fields). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
@@ -37,12 +37,12 @@ static int64_t count(const struct vgt_image *img, const uint8_t *p, size_t n)
 		return -1;
 	int64_t events = 0;
 	while (off < end) {
-		if (end - off < 6)
+		uint64_t id;
+		if (vgt_event_header_at(img, p, end, off, &id, &off) < 0)
 			return -1;
-		const struct vgt_event_type *t = type_of(img, rd(p + off, 2));
+		const struct vgt_event_type *t = type_of(img, id);
 		if (!t)
 			return -1;
-		off += 6;
 		uint64_t seq_len = 0;
 		for (unsigned i = 0; i < t->nfields; i++) {
 			const struct vgt_field *f = &t->fields[i];

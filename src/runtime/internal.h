@@ -459,8 +459,7 @@ static inline void vg__net_stamp(struct vg_net_stamp *st)
 	st->last = t->last_ts;
 	__asm__ __volatile__("" ::: "memory"); /* rdtsc must not move before what precedes */
 	st->ts = vg_now();
-	if (VG_UNLIKELY((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + VG_NET_IO_PAYLOAD ||
-	                ((st->ts - st->last) >> 32))) {
+	if (VG_UNLIKELY((size_t)(t->end - t->pos) < VG_EVENT_HEADER_MAX + VG_NET_IO_PAYLOAD)) {
 		vg__net_make_room();
 		st->pos = t->pos;
 		st->base = t->base;

@@ -111,20 +111,29 @@ static struct lbuf *buf_for(int i)
 	return mine[i] = b;
 }
 
+/* Copies the event at ev (its header as the main stream has it) into listener i's
+ * buffer, its compact header rewritten against that buffer's previous event. */
 static void append(int i, const uint8_t *ev, size_t len, uint64_t ts)
 {
 	struct lbuf *b = buf_for(i);
-	if (!b || len > BUF_BYTES - VGW_PACKET_HEADER_SIZE)
+	size_t hlen = (ev[0] & VG_COMPACT_IDS) == VG_COMPACT_IDS ? VG_EVENT_HEADER_EXTENDED
+	                                                         : VG_EVENT_HEADER_COMPACT;
+	uint16_t id = (uint16_t)(ev[0] & VG_COMPACT_IDS);
+	if (hlen == VG_EVENT_HEADER_EXTENDED)
+		memcpy(&id, ev + 1, 2);
+	size_t need = len - hlen + VG_EVENT_HEADER_MAX;
+	if (!b || len < hlen || need > BUF_BYTES - VGW_PACKET_HEADER_SIZE)
 		return;
 	lock_buf(b);
-	if (b->used && (len > BUF_BYTES - b->used || ((ts - b->last_ts) >> 32)))
+	if (b->used && need > BUF_BYTES - b->used)
 		flush_packet(b);
 	if (!b->used) {
 		b->used = VGW_PACKET_HEADER_SIZE;
-		b->first_ts = ts;
+		b->first_ts = b->last_ts = ts;
 	}
-	memcpy(b->mem + b->used, ev, len);
-	b->used += len;
+	uint8_t *p = vg__header_put(b->mem + b->used, id, ts, b->last_ts);
+	memcpy(p, ev + hlen, len - hlen);
+	b->used = (size_t)(p - b->mem) + len - hlen;
 	b->last_ts = ts;
 	unlock_buf(b);
 }

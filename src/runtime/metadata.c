@@ -157,7 +157,7 @@ static void header_text(struct text *t)
 	}
 	text_printf(t, VGW_TSDL_CLOCK_FMT, vg__rt.clock_uuid, "CLOCK_MONOTONIC, nanoseconds", off_s,
 	            off_ns);
-	text_printf(t, "%s", VGW_TSDL_STREAM_CONTEXT);
+	text_printf(t, "%s", VGW_TSDL_STREAM_COMPACT_OPEN);
 	if (vg__rt.shared) /* the image that wrote the packet (stream.c) */
 		text_printf(t, "%s", VGW_TSDL_OWNER);
 	text_printf(t, "%s", VGW_TSDL_STREAM_END);
@@ -174,6 +174,8 @@ char *vg__metadata_header(size_t *len)
 	*len = t.len;
 	return t.buf;
 }
+_Static_assert(VG_COMPACT_ID_BITS == 5 && VG_COMPACT_TS_BITS == 27 && VG_COMPACT_IDS == 31,
+               "VGW_TSDL_STREAM_COMPACT declares the compact header of vigil.h");
 
 static int metadata_started; /* written once: appends must reach it, or fail */
 static dev_t metadata_dev;

@@ -142,13 +142,23 @@ static void redate(uint8_t *p, const void *arg)
 {
 	const struct vg_net_stamp *at = arg;
 	struct vg_thread *t = &vg__tls;
-	if (at->pos && t->base == at->base && p - VG_EVENT_HEADER_SIZE == at->pos &&
-	    at->ts >= at->last && at->ts <= t->last_ts &&
-	    t->last_ts - at->ts < ((uint64_t)1 << 31)) {
-		uint32_t low = (uint32_t)at->ts;
-		memcpy(p - 4, &low, 4);
-		t->last_ts = at->ts;
+	if (!at->pos || t->base != at->base || at->ts < at->last || at->ts > t->last_ts)
+		return;
+	uint8_t *h = at->pos;
+	if ((h[0] & VG_COMPACT_IDS) != VG_COMPACT_IDS) {
+		/* The same compact form: still less than 2^27 ns after the previous event. */
+		if (p - h != VG_EVENT_HEADER_COMPACT || (at->ts - at->last) >> VG_COMPACT_TS_BITS)
+			return;
+		uint32_t w;
+		memcpy(&w, h, 4);
+		w = (w & VG_COMPACT_IDS) | (uint32_t)at->ts << VG_COMPACT_ID_BITS;
+		memcpy(h, &w, 4);
+	} else {
+		if (p - h != VG_EVENT_HEADER_EXTENDED)
+			return;
+		memcpy(h + 3, &at->ts, 8);
 	}
+	t->last_ts = at->ts;
 }
 
 void vg__net_emit_io(int which, const struct vg_net_stamp *at, int32_t fd, uint64_t conn,
@@ -185,10 +195,8 @@ void vg__net_make_room(void)
 	struct vg_thread *t = &vg__tls;
 	if (!s || !vg_on(s) || vg__reporting_off(s) || t->busy || !vg__rt.recording)
 		return;
-	if (vg__event_start(s, VG_NET_IO_PAYLOAD)) {
-		atomic_signal_fence(memory_order_seq_cst);
-		t->busy = 0;
-	}
+	if (vg__event_start(s, VG_NET_IO_PAYLOAD))
+		vg_event_abort(); /* only the room was wanted */
 }
 
 void vg__net_emit_conn(const struct vg_net_stamp *at, int32_t fd, uint64_t conn, const char *kind,

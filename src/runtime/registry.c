@@ -21,6 +21,8 @@ static char *types_text; /* every type's TSDL, for rewriting the metadata in a f
 static size_t types_text_len, types_text_cap;
 static vg_sensor dead_sensor = {.id = 0xFFFF, .name = "(unregistered)", .catbit = VG_CAT_ACTIVITY};
 static vg_sensor *builtins[VG_B_COUNT];
+static size_t nbuiltins_registered;
+static const vg_type_desc builtin_descs[VG_B_COUNT];
 
 static const char *const tsdl_keywords[] = {
     "align",   "callsite", "const",          "char",   "clock",   "double",   "enum",
@@ -170,6 +172,34 @@ static vg_sensor *find_locked(const char *name)
 	return NULL;
 }
 
+/* vigil's built-in events that may come often (a network subject's I/O, a program's
+ * entities): they take the first compact ids. */
+static const int frequent_builtins[] = {VG_B_NET_SEND, VG_B_NET_RECV, VG_B_ENTITY_CREATE,
+                                        VG_B_ENTITY_RECLAIM};
+#define NFREQUENT (sizeof frequent_builtins / sizeof *frequent_builtins)
+
+/* The event id of built-in `which`, or (which < 0) of the k-th other sensor. Ids below
+ * VG_COMPACT_IDS get the 4-byte event header (docs/trace-format.md "Events"): the
+ * frequent built-ins take the first, sensors the rest in order of registration, then
+ * come the other built-ins, then the later sensors. */
+static size_t event_id(int which, size_t k)
+{
+	const size_t nrare = VG_B_COUNT - NFREQUENT;
+	if (which < 0)
+		return NFREQUENT + k < VG_COMPACT_IDS ? NFREQUENT + k : nrare + NFREQUENT + k;
+	size_t rare = 0;
+	for (int b = 0; b < which; b++) {
+		size_t f = 0;
+		while (f < NFREQUENT && frequent_builtins[f] != b)
+			f++;
+		rare += f == NFREQUENT;
+	}
+	for (size_t f = 0; f < NFREQUENT; f++)
+		if (frequent_builtins[f] == which)
+			return f;
+	return VG_COMPACT_IDS + rare;
+}
+
 static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 {
 	char why[256];
@@ -186,7 +216,7 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 		vg__warn("cannot register sensor '%s' again with a different schema", d->name);
 		return &dead_sensor;
 	}
-	if (ntypes >= VG_MAX_TYPES) {
+	if (event_id(-1, ntypes - nbuiltins_registered) >= VG_MAX_TYPES) {
 		vg__warn("cannot register sensor '%s': more than %d types", d->name, VG_MAX_TYPES);
 		return &dead_sensor;
 	}
@@ -206,7 +236,8 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 		vg__warn("cannot register sensor '%s': out of memory", d->name);
 		return &dead_sensor;
 	}
-	t->sensor.id = (uint16_t)ntypes;
+	t->sensor.id = (uint16_t)event_id(builtin ? (int)(d - builtin_descs) : -1,
+	                                  ntypes - nbuiltins_registered);
 	t->sensor.placement = (uint16_t)d->placement;
 	t->sensor.name = t->desc.name;
 	t->sensor.op = (uint16_t)d->op;
@@ -241,6 +272,7 @@ static vg_sensor *register_locked(const vg_type_desc *d, int builtin)
 		         d->name);
 	free(text);
 	types[ntypes++] = t;
+	nbuiltins_registered += builtin != 0;
 	int on =
 	    declared && vg__rt.recording && vg__sensor_pattern_enabled(vg__rt.cfg.sensors, d->name);
 	atomic_store(&t->sensor.enabled, on ? 1 : 0);

@@ -77,16 +77,13 @@ static int write_frame(uint32_t i, int synthesized, unsigned listeners)
 	struct frame *f = &cs.frames[i];
 	vg__listen_decide(listeners);
 	vg_sensor *synth = vg__builtin(VG_B_REPORT_SYNTH);
-	uint32_t extra = synthesized ? 8 + VG_EVENT_HEADER_SIZE : 0;
+	uint32_t extra = synthesized ? 8 + VG_EVENT_HEADER_MAX : 0;
 	uint8_t *p = vg__event_start(synthesized ? synth : f->sensor, extra + 4 + f->len);
 	if (!p)
 		return -1;
-	if (synthesized) {
+	if (synthesized) { /* the enter event at the same time as its mark */
 		p = vg_put_u64(p, f->at);
-		uint32_t low = (uint32_t)vg__tls.last_ts;
-		memcpy(p, &f->sensor->id, 2);
-		memcpy(p + 2, &low, 4);
-		p += VG_EVENT_HEADER_SIZE;
+		p = vg__header_put(p, f->sensor->id, vg__tls.last_ts, vg__tls.last_ts);
 	}
 	p = vg_put_u32(p, i + 1);
 	memcpy(p, cs.arena + f->off, f->len);

@@ -157,8 +157,8 @@ __attribute__((used)) int vg__usdt_jump_fast(const struct vg_usdt_site *s, long 
 	atomic_signal_fence(memory_order_seq_cst);
 	int on = vg_on(sensor) && !vg__reporting_off(sensor);
 	uint64_t ts = now_tsc();
-	if (on && (((size_t)(t->end - t->pos) < VG_EVENT_HEADER_SIZE + s->payload) |
-	           ((ts - t->last_ts) >> 32))) {
+	if (on && (((size_t)(t->end - t->pos) < VG_EVENT_HEADER_MAX + s->payload) |
+	           ((int64_t)(ts - t->last_ts) < 0))) {
 		atomic_signal_fence(memory_order_seq_cst);
 		t->busy = 0;
 		return 1;

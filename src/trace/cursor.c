@@ -309,6 +309,59 @@ static uint64_t full_clock(uint64_t clock, uint64_t raw, unsigned bits)
 	return v;
 }
 
+/* The compact header (stream_class.compact_id_bits), read directly. */
+static enum decode_status compact_header(const struct stream_class *sc, const uint8_t *base,
+                                         size_t *pos, size_t end, uint64_t clock, uint64_t *id,
+                                         uint64_t *out_clock)
+{
+	size_t p = *pos;
+	if (end - p < 4)
+		return DEC_OVERRUN;
+	const uint8_t *b = base + p;
+	uint32_t w =
+	    (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	unsigned bits = sc->compact_id_bits;
+	uint32_t escape = ((uint32_t)1 << bits) - 1;
+	if ((w & escape) != escape) {
+		*id = w & escape;
+		*out_clock = full_clock(clock, w >> bits, 32 - bits);
+		*pos = p + 4;
+		return DEC_OK;
+	}
+	unsigned n = sc->compact_ext_id_size;
+	if (end - p < 1 + n + 8)
+		return DEC_OVERRUN;
+	uint64_t v = 0;
+	for (unsigned i = n; i-- > 0;)
+		v = v << 8 | b[1 + i];
+	*id = v;
+	uint64_t t = 0;
+	for (unsigned i = 8; i-- > 0;)
+		t = t << 8 | b[1 + n + i];
+	*out_clock = t;
+	*pos = p + 1 + n + 8;
+	return DEC_OK;
+}
+
+/* A header with variants: the id and clock of the fields decoded, in order. */
+static void header_roles(const struct stream_class *sc, const struct vgt_value *hv, uint64_t clock,
+                         uint64_t *id, uint64_t *out_clock)
+{
+	const struct layout *eh = &sc->event_header;
+	*id = 0;
+	for (unsigned i = 0; i < sc->nroles; i++) {
+		int slot = sc->roles[i].slot;
+		const struct field_place *pl = &eh->place[slot];
+		if (pl->variant_slot >= 0 && hv[pl->variant_slot].u != pl->option)
+			continue;
+		if (sc->roles[i].is_ts)
+			clock = full_clock(clock, hv[slot].u, pl->bits);
+		else
+			*id = hv[slot].u;
+	}
+	*out_clock = clock;
+}
+
 /* An event that cannot be decoded: the rest of its packet is skipped. */
 static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at, const char *what)
 {
@@ -316,6 +369,10 @@ static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at, co
 	size_t rest = pk->content_end - at;
 	if (pk->claimed_content > c->s->size)
 		report(c, VGT_DMG_TRUNCATED, at, "the file ends inside %s", what);
+	else if (st == DEC_BAD_TAG)
+		report(c, VGT_DMG_FIELD_OVERRUN, at,
+		       "%s: a variant's tag selects none of its options; %zu bytes skipped", what,
+		       rest);
 	else if (st == DEC_UNTERMINATED)
 		report(c, VGT_DMG_UNTERMINATED_STRING, at,
 		       "%s: a string runs past the packet content; %zu bytes skipped", what, rest);
@@ -340,13 +397,21 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 			c->in_packet = false;
 			continue;
 		}
+		uint64_t id, clock;
 		enum decode_status st =
-		    vgt_layout_decode(&sc->event_header, base, &pos, end, c->header_values, NULL);
+		    sc->compact_id_bits ? compact_header(sc, base, &pos, end, c->clock, &id, &clock)
+		                        : vgt_layout_decode(&sc->event_header, base, &pos, end,
+		                                            c->header_values, NULL);
 		if (st != DEC_OK) {
 			bad_event(c, st, at, "an event header");
 			continue;
 		}
-		uint64_t id = c->header_values[sc->ev_id].u;
+		if (!sc->roles) { /* plain: one id, one timestamp */
+			id = c->header_values[sc->ev_id].u;
+			clock = full_clock(c->clock, c->header_values[sc->ev_ts].u, sc->ts_bits);
+		} else if (!sc->compact_id_bits) {
+			header_roles(sc, c->header_values, c->clock, &id, &clock);
+		}
 		const struct event_class *ec = vgt_stream_class_event(sc, id);
 		if (!ec || !ec->usable) {
 			if (ec)
@@ -367,8 +432,7 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 			bad_event(c, st, at, what);
 			continue;
 		}
-		uint64_t raw = c->header_values[sc->ev_ts].u;
-		c->clock = full_clock(c->clock, raw, sc->ts_bits);
+		c->clock = clock;
 		int64_t ts = vgt_image_abs_ns(s->img, c->clock);
 		if (c->have_ts && ts < c->last_ts)
 			report(c, VGT_DMG_TIME_BACKWARDS, at,
@@ -440,4 +504,24 @@ void vgt_cursor_close(struct vgt_cursor *c)
 		return;
 	vgt_cursor_fini(c);
 	free(c);
+}
+
+int vgt_event_header_at(const struct vgt_image *pub, const uint8_t *packet, size_t end, size_t off,
+                        uint64_t *id, size_t *next)
+{
+	const struct image *img = (const struct image *)pub;
+	const struct stream_class *sc = img->md ? vgt_metadata_stream(img->md, 0) : NULL;
+	struct vgt_value v[16];
+	if (!sc || sc->event_header.nfields > 16 || off > end)
+		return -1;
+	size_t pos = off;
+	if (vgt_layout_decode(&sc->event_header, packet, &pos, end, v, NULL) != DEC_OK)
+		return -1;
+	uint64_t clock;
+	if (sc->roles)
+		header_roles(sc, v, 0, id, &clock);
+	else
+		*id = v[sc->ev_id].u;
+	*next = pos;
+	return 0;
 }

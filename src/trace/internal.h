@@ -63,16 +63,42 @@ enum op_kind {
 	OP_BYTES,  /* `len` bytes */
 	OP_SEQ,    /* as many bytes as the integer in slot `len_field` says */
 	OP_REF,    /* uint64 id, uint32 gen */
+	/* Only in layouts with bit fields or variants (`general`): */
+	OP_BITS,    /* integer of `size` bits at the current bit position */
+	OP_VARIANT, /* goes on at the option that the tag in slot `len_field` selects */
+	OP_JUMP,    /* goes on at op `len` (the end of a variant's option) */
 };
 
 struct op {
 	uint8_t kind;
-	uint8_t size;  /* bytes */
+	uint8_t size;  /* bytes (OP_BITS: bits) */
 	uint8_t align; /* bytes, a power of two */
 	bool is_signed, big_endian;
 	int field;     /* value slot written, -1 for OP_ALIGN */
-	uint32_t len;  /* OP_BYTES */
-	int len_field; /* OP_SEQ */
+	uint32_t len;  /* OP_BYTES; OP_VARIANT: index in `variants`; OP_JUMP: the next op */
+	int len_field; /* OP_SEQ; OP_VARIANT: the tag */
+};
+
+/* A variant's options: the op each starts at, and the tag values that select it. The
+ * number of the option taken (1 + its index, 0: none) goes to field slot `slot`. */
+struct variant_map {
+	struct variant_range {
+		uint64_t lo, hi; /* compared as int64 when is_signed */
+		unsigned option;
+	} * ranges;
+	unsigned nranges, noptions;
+	uint32_t *start;
+	int slot;
+	bool is_signed;
+};
+
+/* Where a field lies: inside option `option` (1-based) of the variant whose number is
+ * in slot `variant_slot` (its innermost), or always decoded (-1). `bits`: the width of an
+ * integer. */
+struct field_place {
+	int variant_slot;
+	unsigned option;
+	uint8_t bits;
 };
 
 /* A compiled structure: the ops that decode it and the fields they yield. */
@@ -81,10 +107,14 @@ struct layout {
 	unsigned nops;
 	struct vgt_field *fields;
 	unsigned nfields;
-	const char **clock; /* per field: clock name of `map = clock.X.value`, or NULL */
+	const char **clock;        /* per field: clock name of `map = clock.X.value`, or NULL */
+	struct field_place *place; /* per field */
+	struct variant_map *variants;
+	unsigned nvariants;
+	bool general; /* bit fields or variants: decoded by the general loop */
 };
 
-enum decode_status { DEC_OK, DEC_OVERRUN, DEC_UNTERMINATED };
+enum decode_status { DEC_OK, DEC_OVERRUN, DEC_UNTERMINATED, DEC_BAD_TAG };
 
 /* Decodes `l` at `*pos` (alignment is relative to `base`, the packet start) reading no
  * byte at or after `end`. On success advances `*pos`; on failure sets `*pos` to where
@@ -109,8 +139,22 @@ struct event_class;
 struct stream_class {
 	uint64_t id;
 	struct layout event_header, packet_context;
-	int ev_id, ev_ts; /* in event_header */
-	unsigned ts_bits; /* size of the event timestamp (wraps when under 64) */
+	int ev_id, ev_ts; /* in event_header (a plain one: no variant, one id, one timestamp) */
+	unsigned ts_bits; /* size of the narrowest event timestamp (wraps when under 64) */
+	/* A header with variants (CTF 1.8's compact header: a small id and a short timestamp,
+	 * or an escape to the full ones): its id and clock fields in decode order; the last
+	 * id decoded wins, each timestamp decoded updates the clock. NULL for a plain one. */
+	struct header_role {
+		int slot;
+		bool is_ts;
+	} * roles;
+	unsigned nroles;
+	/* The compact header as vigil and LTTng-UST declare it, recognized among headers with
+	 * variants and read without the layout: one little-endian 32-bit word, an id in its
+	 * low `compact_id_bits` bits and the clock's low bits above them; or, when those id
+	 * bits are all ones, an id of `compact_ext_id_size` bytes and the uint64 clock after
+	 * the first byte. 0: another header. */
+	unsigned compact_id_bits, compact_ext_id_size;
 	/* In packet_context, -1 when absent. */
 	int ts_begin, ts_end, content_size, packet_size, seq_num, discarded, tid, thread_gen;
 	const struct clock_class *clock;

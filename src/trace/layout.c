@@ -1,7 +1,11 @@
 /* Compiles a TSDL structure type into a layout: flat decode ops and the typed fields
  * they yield. Nested structures are flattened ("outer.inner"); struct vg_ref (uint64 id,
  * uint32 gen) becomes one reference field; byte arrays and byte sequences become one
- * bytes field (a sequence's length field is marked hidden). */
+ * bytes field (a sequence's length field is marked hidden). An enum is its integer. A
+ * variant becomes a jump to its options' ops, each option's fields slots of their own,
+ * and a hidden slot (named as the variant) saying which option was decoded. Integers
+ * that are not whole aligned bytes are bit fields (CTF 1.8 4.1.5): they make the layout
+ * `general`, decoded bit by bit; a structure always ends on a byte boundary. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +20,14 @@ struct compiler {
 	size_t nops, ops_cap;
 	struct vgt_field *fields;
 	const char **clocks;
-	size_t nfields, fields_cap, clocks_cap;
+	struct field_place *places;
+	const struct ttype **enums; /* per field: its enumeration, or NULL */
+	size_t nfields, fields_cap, clocks_cap, places_cap, enums_cap;
+	struct variant_map *variants;
+	size_t nvariants, variants_cap;
+	int cond_slot; /* the innermost variant being compiled (-1: none), its option */
+	unsigned cond_option;
+	bool general;
 	char *err;
 	size_t errsize;
 	unsigned *line, *col;
@@ -46,7 +57,10 @@ static unsigned type_align(const struct ttype *t)
 		return 1;
 	case TT_ARRAY:
 	case TT_SEQUENCE:
+	case TT_ENUM:
 		return type_align(t->elem);
+	case TT_VARIANT: /* the option decoded aligns itself */
+		return 1;
 	case TT_STRUCT: {
 		unsigned a = byte_align(t->align);
 		for (size_t i = 0; i < t->nfields; i++) {
@@ -99,10 +113,50 @@ static int add_field(struct compiler *c, const char *name, enum vgt_vtype type, 
 {
 	c->fields = vgt_arena_grow(c->a, c->fields, c->nfields, &c->fields_cap, sizeof *c->fields);
 	c->clocks = vgt_arena_grow(c->a, c->clocks, c->nfields, &c->clocks_cap, sizeof *c->clocks);
+	c->places = vgt_arena_grow(c->a, c->places, c->nfields, &c->places_cap, sizeof *c->places);
+	c->enums = vgt_arena_grow(c->a, c->enums, c->nfields, &c->enums_cap, sizeof *c->enums);
 	c->fields[c->nfields] =
 	    (struct vgt_field){.name = name, .type = type, .size = size, .base = 10};
 	c->clocks[c->nfields] = NULL;
+	c->places[c->nfields] =
+	    (struct field_place){.variant_slot = c->cond_slot, .option = c->cond_option};
+	c->enums[c->nfields] = NULL;
 	return (int)c->nfields++;
+}
+
+/* Is this integer a bit field: not whole bytes, or allowed to start inside a byte? */
+static bool is_bit_field(const struct ttype *t)
+{
+	return t->size % 8 || (t->align && t->align < 8);
+}
+
+/* Alignment in bits (CTF 1.8: integers of whole bytes 8 by default, bit fields 1). */
+static unsigned bit_align(const struct ttype *t)
+{
+	switch (t->cls) {
+	case TT_INT:
+		return t->align ? t->align : t->size % 8 ? 1 : 8;
+	case TT_FLOAT:
+		return t->align ? t->align : 8;
+	case TT_ARRAY:
+	case TT_SEQUENCE:
+	case TT_ENUM:
+		return bit_align(t->elem);
+	case TT_STRUCT: {
+		unsigned a = t->align ? t->align : 1;
+		for (size_t i = 0; i < t->nfields; i++) {
+			unsigned f = bit_align(t->fields[i].type);
+			if (f > a)
+				a = f;
+		}
+		return a;
+	}
+	case TT_VARIANT:
+		return 1;
+	case TT_STRING:
+		break;
+	}
+	return 8;
 }
 
 static const char *join(struct compiler *c, const char *prefix, const char *name)
@@ -143,15 +197,70 @@ static int find_length(struct compiler *c, const char *prefix, const char *ref)
 
 static int compile(struct compiler *c, const char *prefix, const char *name, const struct ttype *t,
                    int depth);
+static int compile_variant(struct compiler *c, const char *prefix, const char *full,
+                           const struct ttype *t, int depth);
 
 static int compile_struct(struct compiler *c, const char *prefix, const struct ttype *t, int depth)
 {
 	unsigned align = type_align(t);
-	if (align > 1)
+	/* A byte-aligned structure after bit fields starts at the next byte. */
+	if (align > 1 || (c->general && bit_align(t) >= 8))
 		add_op(c, OP_ALIGN, align);
 	for (size_t i = 0; i < t->nfields; i++)
 		if (compile(c, prefix, t->fields[i].name, t->fields[i].type, depth + 1) < 0)
 			return -1;
+	return 0;
+}
+
+/* The variant's tag: an earlier enum field. Its labels select the options of the same
+ * name; a value no label covers, or a label no option has, selects none (bad data). */
+static int compile_variant(struct compiler *c, const char *prefix, const char *full,
+                           const struct ttype *t, int depth)
+{
+	if (!t->length_ref)
+		return fail(c, t, "variant '%s' has no tag", full);
+	int tag = find_length(c, prefix, t->length_ref);
+	if (tag < 0 || !c->enums[tag])
+		return fail(c, t, "variant tag '%s' is not an earlier enum field", t->length_ref);
+	if (!t->nfields)
+		return fail(c, t, "variant '%s' has no options", full);
+	const struct ttype *e = c->enums[tag];
+	struct variant_map vm = {.noptions = (unsigned)t->nfields,
+	                         .is_signed = e->elem->is_signed,
+	                         .slot = add_field(c, full, VGT_UINT, 1)};
+	c->fields[vm.slot].hidden = true;
+	vm.ranges = vgt_arena_alloc(c->a, (e->nentries + 1) * sizeof *vm.ranges);
+	for (size_t i = 0; i < e->nentries; i++)
+		for (size_t o = 0; o < t->nfields; o++)
+			if (!strcmp(e->entries[i].label, t->fields[o].name))
+				vm.ranges[vm.nranges++] = (struct variant_range){
+				    e->entries[i].lo, e->entries[i].hi, (unsigned)o};
+	vm.start = vgt_arena_alloc(c->a, t->nfields * sizeof *vm.start);
+	c->variants =
+	    vgt_arena_grow(c->a, c->variants, c->nvariants, &c->variants_cap, sizeof *c->variants);
+	size_t index = c->nvariants++;
+	struct op *op = add_op(c, OP_VARIANT, 1);
+	op->len = (uint32_t)index;
+	op->len_field = tag;
+	op->field = vm.slot;
+	c->general = true;
+	size_t *jumps = vgt_arena_alloc(c->a, t->nfields * sizeof *jumps);
+	int saved_slot = c->cond_slot;
+	unsigned saved_option = c->cond_option;
+	for (size_t o = 0; o < t->nfields; o++) {
+		vm.start[o] = (uint32_t)c->nops;
+		c->cond_slot = vm.slot;
+		c->cond_option = (unsigned)o + 1;
+		if (compile(c, full, t->fields[o].name, t->fields[o].type, depth + 1) < 0)
+			return -1;
+		jumps[o] = c->nops;
+		add_op(c, OP_JUMP, 1);
+	}
+	c->cond_slot = saved_slot;
+	c->cond_option = saved_option;
+	for (size_t o = 0; o < t->nfields; o++)
+		c->ops[jumps[o]].len = (uint32_t)c->nops;
+	c->variants[index] = vm;
 	return 0;
 }
 
@@ -166,8 +275,19 @@ static int compile(struct compiler *c, const char *prefix, const char *name, con
 		return fail(c, t, "%s: structure with too many fields", full);
 	switch (t->cls) {
 	case TT_INT: {
-		if (t->size % 8)
-			return fail(c, t, "field '%s': integers must be whole bytes", full);
+		if (is_bit_field(t)) {
+			struct op *op = add_op(c, OP_BITS, 1);
+			op->size = (uint8_t)t->size;
+			op->is_signed = t->is_signed;
+			op->big_endian = big_endian(c, t);
+			op->field = add_field(c, full, t->is_signed ? VGT_INT : VGT_UINT,
+			                      (t->size + 7) / 8);
+			c->fields[op->field].base = t->base;
+			c->clocks[op->field] = t->map;
+			c->places[op->field].bits = (uint8_t)t->size;
+			c->general = true;
+			return 0;
+		}
 		struct op *op = add_op(c, OP_INT, type_align(t));
 		op->size = (uint8_t)(t->size / 8);
 		op->is_signed = t->is_signed;
@@ -175,8 +295,17 @@ static int compile(struct compiler *c, const char *prefix, const char *name, con
 		op->field = add_field(c, full, t->is_signed ? VGT_INT : VGT_UINT, op->size);
 		c->fields[op->field].base = t->base;
 		c->clocks[op->field] = t->map;
+		c->places[op->field].bits = (uint8_t)t->size;
 		return 0;
 	}
+	case TT_ENUM: {
+		if (compile(c, prefix, name, t->elem, depth + 1) < 0)
+			return -1;
+		c->enums[c->nfields - 1] = t;
+		return 0;
+	}
+	case TT_VARIANT:
+		return compile_variant(c, prefix, full, t, depth);
 	case TT_FLOAT: {
 		if (!(t->exp_dig == 8 && t->mant_dig == 24) &&
 		    !(t->exp_dig == 11 && t->mant_dig == 53))
@@ -247,7 +376,8 @@ int vgt_layout_compile(struct arena *a, const struct ttype *t, bool trace_big_en
 	                     .err = err,
 	                     .errsize = errsize,
 	                     .line = line,
-	                     .col = col};
+	                     .col = col,
+	                     .cond_slot = -1};
 	if (compile_struct(&c, "", t, 0) < 0)
 		return -1;
 	out->ops = c.ops;
@@ -255,6 +385,10 @@ int vgt_layout_compile(struct arena *a, const struct ttype *t, bool trace_big_en
 	out->fields = c.fields;
 	out->nfields = (unsigned)c.nfields;
 	out->clock = c.clocks;
+	out->place = c.places;
+	out->variants = c.variants;
+	out->nvariants = (unsigned)c.nvariants;
+	out->general = c.general;
 	return 0;
 }
 

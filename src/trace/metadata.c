@@ -166,6 +166,8 @@ static int check_trace(struct checker *k, const struct tblock *b)
 		return fatal(k, b->line, b->col, "trace block without packet.header");
 	if (compile_layout(k, at, &md->packet_header) < 0)
 		return -1;
+	if (md->packet_header.nvariants)
+		return fatal(k, at->line, at->col, "variants are only supported in event.header");
 	md->magic = vgt_layout_field(&md->packet_header, "magic");
 	md->uuid_field = vgt_layout_field(&md->packet_header, "uuid");
 	md->stream_id = vgt_layout_field(&md->packet_header, "stream_id");
@@ -239,6 +241,129 @@ static const struct clock_class *find_clock(const struct metadata *md, const cha
 	return NULL;
 }
 
+/* The last part of a flattened field name: "v.extended.id" -> "id". */
+static const char *leaf_name(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	return dot ? dot + 1 : name;
+}
+
+/* The next op of `l` from `*i` on that does something (not a mere byte alignment). */
+static const struct op *next_op(const struct layout *l, unsigned *i)
+{
+	while (*i < l->nops && l->ops[*i].kind == OP_ALIGN && l->ops[*i].align <= 1)
+		(*i)++;
+	return *i < l->nops ? &l->ops[(*i)++] : NULL;
+}
+
+static bool plain_uint(const struct op *op, enum op_kind kind, unsigned size)
+{
+	return op && op->kind == kind && op->size == size && !op->is_signed && !op->big_endian;
+}
+
+/* Is this header exactly the compact one (stream_class.compact_id_bits)? Its ops must be:
+ * id bits, the variant, timestamp bits (32 in all), jump; id bytes, uint64 timestamp,
+ * jump; all ids but the last select the first option, the last the second. */
+static void recognize_compact(struct stream_class *sc)
+{
+	const struct layout *l = &sc->event_header;
+	if (l->nvariants != 1 || sc->nroles != 4)
+		return;
+	unsigned i = 0;
+	const struct op *id = next_op(l, &i), *var = next_op(l, &i);
+	if (!id || id->kind != OP_BITS || id->size >= 8 || id->is_signed || id->big_endian ||
+	    !var || var->kind != OP_VARIANT || var->len_field != id->field)
+		return;
+	const struct variant_map *vm = &l->variants[0];
+	if (vm->noptions != 2 || vm->start[0] != i)
+		return;
+	const struct op *ts = next_op(l, &i), *j1 = next_op(l, &i);
+	if (!plain_uint(ts, OP_BITS, 32 - id->size) || !j1 || j1->kind != OP_JUMP)
+		return;
+	while (i < vm->start[1])
+		i++;
+	const struct op *xid = next_op(l, &i), *xts = next_op(l, &i), *j2 = next_op(l, &i);
+	if (!xid || xid->kind != OP_INT || xid->is_signed || xid->big_endian || xid->size > 8 ||
+	    !plain_uint(xts, OP_INT, 8) || !j2 || j2->kind != OP_JUMP || j2->len != l->nops ||
+	    j1->len != l->nops || i != l->nops)
+		return;
+	/* Roles in order: the id, the short timestamp, the long id, the long timestamp. */
+	const struct header_role *r = sc->roles;
+	if (r[0].slot != id->field || r[1].slot != ts->field || r[2].slot != xid->field ||
+	    r[3].slot != xts->field)
+		return;
+	uint64_t escape = ((uint64_t)1 << id->size) - 1;
+	for (uint64_t v = 0; v <= escape; v++) {
+		unsigned k = 0;
+		while (k < vm->nranges && !(v >= vm->ranges[k].lo && v <= vm->ranges[k].hi))
+			k++;
+		if (vm->is_signed || k == vm->nranges || vm->ranges[k].option != (v == escape))
+			return;
+	}
+	sc->compact_id_bits = id->size;
+	sc->compact_ext_id_size = xid->size;
+}
+
+/* The event header's id and timestamp: one of each (vigil before compact headers), or,
+ * with variants, every field called `id` and every clock-mapped field (or `timestamp`),
+ * as babeltrace2 gives them their meaning. */
+static int check_event_header(struct checker *k, const struct tattr *at, struct stream_class *sc)
+{
+	struct metadata *md = k->md;
+	const struct layout *eh = &sc->event_header;
+	int first_id = -1, first_ts = -1;
+	unsigned nid = 0, nts = 0;
+	sc->ts_bits = 64;
+	for (unsigned i = 0; i < eh->nfields; i++) {
+		const struct vgt_field *f = &eh->fields[i];
+		bool is_id = !strcmp(leaf_name(f->name), "id");
+		bool is_ts = !is_id && (eh->clock[i] || !strcmp(leaf_name(f->name), "timestamp"));
+		if (!is_id && !is_ts)
+			continue;
+		if (f->type != VGT_UINT)
+			return fatal(k, at->line, at->col, "event.header needs an unsigned '%s'",
+			             is_id ? "id" : "timestamp");
+		if (is_id) {
+			nid++;
+			if (first_id < 0)
+				first_id = (int)i;
+			continue;
+		}
+		nts++;
+		if (eh->place[i].bits < sc->ts_bits)
+			sc->ts_bits = eh->place[i].bits;
+		if (first_ts < 0) {
+			first_ts = (int)i;
+			sc->clock = find_clock(md, eh->clock[i]);
+			if (eh->clock[i] && !sc->clock)
+				return fatal(k, at->line, at->col,
+				             "timestamp mapped to unknown clock '%s'",
+				             eh->clock[i]);
+		} else if ((eh->clock[i] && sc->clock != find_clock(md, eh->clock[i])) ||
+		           (!eh->clock[i] && eh->clock[first_ts])) {
+			return fatal(k, at->line, at->col,
+			             "event.header timestamps mapped to different clocks");
+		}
+	}
+	if (first_id < 0)
+		return fatal(k, at->line, at->col, "event.header needs an unsigned 'id'");
+	if (first_ts < 0)
+		return fatal(k, at->line, at->col, "event.header needs an unsigned 'timestamp'");
+	sc->ev_id = first_id;
+	sc->ev_ts = first_ts;
+	if (!eh->nvariants && nid == 1 && nts == 1)
+		return 0;
+	sc->roles = vgt_arena_alloc(&md->arena, (nid + nts) * sizeof *sc->roles);
+	for (unsigned i = 0; i < eh->nfields; i++) {
+		const char *leaf = leaf_name(eh->fields[i].name);
+		bool is_id = !strcmp(leaf, "id");
+		if (is_id || eh->clock[i] || !strcmp(leaf, "timestamp"))
+			sc->roles[sc->nroles++] = (struct header_role){(int)i, !is_id};
+	}
+	recognize_compact(sc);
+	return 0;
+}
+
 static int check_stream(struct checker *k, const struct tblock *b)
 {
 	struct metadata *md = k->md;
@@ -257,24 +382,17 @@ static int check_stream(struct checker *k, const struct tblock *b)
 		return fatal(k, b->line, b->col, "stream without event.header");
 	if (compile_layout(k, at, &sc->event_header) < 0)
 		return -1;
-	const struct layout *eh = &sc->event_header;
-	sc->ev_id = vgt_layout_field(eh, "id");
-	sc->ev_ts = vgt_layout_field(eh, "timestamp");
-	if (sc->ev_id < 0 || eh->fields[sc->ev_id].type != VGT_UINT)
-		return fatal(k, at->line, at->col, "event.header needs an unsigned 'id'");
-	if (sc->ev_ts < 0 || eh->fields[sc->ev_ts].type != VGT_UINT)
-		return fatal(k, at->line, at->col, "event.header needs an unsigned 'timestamp'");
-	sc->ts_bits = eh->fields[sc->ev_ts].size * 8;
-	sc->clock = find_clock(md, eh->clock[sc->ev_ts]);
-	if (eh->clock[sc->ev_ts] && !sc->clock)
-		return fatal(k, at->line, at->col, "timestamp mapped to unknown clock '%s'",
-		             eh->clock[sc->ev_ts]);
+	if (check_event_header(k, at, sc) < 0)
+		return -1;
 
 	sc->ts_begin = sc->ts_end = sc->content_size = sc->packet_size = -1;
 	sc->seq_num = sc->discarded = sc->tid = sc->thread_gen = -1;
 	if ((at = vgt_tblock_attr(b, "packet.context"))) {
 		if (compile_layout(k, at, &sc->packet_context) < 0)
 			return -1;
+		if (sc->packet_context.nvariants)
+			return fatal(k, at->line, at->col,
+			             "variants are only supported in event.header");
 		const struct layout *pc = &sc->packet_context;
 		struct {
 			const char *name;
@@ -353,7 +471,9 @@ static void check_event(struct checker *k, const struct tblock *b, struct event_
 		ec->usable = false;
 	}
 	if (ec->usable && (at = vgt_tblock_attr(b, "fields"))) {
-		if (compile_layout(k, at, &ec->payload) < 0) {
+		if (compile_layout(k, at, &ec->payload) < 0 ||
+		    (ec->payload.nvariants &&
+		     fatal(k, at->line, at->col, "variants are only supported in event.header"))) {
 			reject(k, k->line, k->col, "event '%s': %s: its events are skipped",
 			       t->name, k->err);
 			ec->usable = false;

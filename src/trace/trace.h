@@ -248,6 +248,13 @@ struct vgt_cursor *vgt_cursor_open(struct vgt_trace *t, size_t stream_index);
 const struct vgt_event *vgt_cursor_next(struct vgt_cursor *c);
 void vgt_cursor_close(struct vgt_cursor *c);
 
+/* The event header at packet[off] (an image's stream 0, whatever header its metadata
+ * declares): sets *id and *next (where the payload starts). -1 if it does not decode
+ * before `end`. For code that walks a packet in memory (vigild counting the events of a
+ * packet it cannot store). */
+int vgt_event_header_at(const struct vgt_image *img, const uint8_t *packet, size_t end, size_t off,
+                        uint64_t *id, size_t *next);
+
 /* Reads all streams merged by absolute time; equal times keep stream order. */
 struct vgt_merge;
 struct vgt_merge *vgt_merge_open(struct vgt_trace *t);

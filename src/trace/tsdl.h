@@ -36,7 +36,16 @@ int vgt_lexer_next(struct lexer *lx, struct tok *t, struct tsdl_error *err);
 
 /* ---- declarations ------------------------------------------------------------------ */
 
-enum ttype_class { TT_INT, TT_FLOAT, TT_STRING, TT_STRUCT, TT_ARRAY, TT_SEQUENCE };
+enum ttype_class {
+	TT_INT,
+	TT_FLOAT,
+	TT_STRING,
+	TT_STRUCT,
+	TT_ARRAY,
+	TT_SEQUENCE,
+	TT_ENUM,
+	TT_VARIANT
+};
 enum byte_order { BO_NATIVE, BO_LE, BO_BE };
 
 struct tfield;
@@ -50,11 +59,19 @@ struct ttype {
 	bool text_encoding; /* integer `encoding = UTF8/ASCII` */
 	const char *map;    /* integer `map = clock.NAME.value`: NAME */
 	unsigned exp_dig, mant_dig;
-	struct tfield *fields; /* struct */
+	struct tfield *fields; /* struct; variant: its options */
 	size_t nfields;
-	uint64_t length;        /* array */
-	const char *length_ref; /* sequence: name of the length field */
-	struct ttype *elem;     /* array, sequence */
+	uint64_t length;             /* array */
+	const char *length_ref;      /* sequence: name of the length field; variant: of its tag */
+	struct ttype *elem;          /* array, sequence; enum: its integer type */
+	struct tenum_entry *entries; /* enum */
+	size_t nentries;
+};
+
+/* One label of an enumeration: the values lo..hi (as the container's signedness says). */
+struct tenum_entry {
+	const char *label;
+	uint64_t lo, hi;
 };
 
 struct tfield {

@@ -1,6 +1,6 @@
 /* TSDL parser for the subset vigil writes (and a little more): typealias, typedef,
- * integer, floating_point, string, struct (named or not), arrays and sequences, and the
- * trace/env/clock/stream/event blocks. Enumerations and variants are refused.
+ * integer, floating_point, string, struct, enum and variant (named or not), arrays and
+ * sequences, and the trace/env/clock/stream/event blocks.
  *
  * The first error stops the parse (longjmp back to vgt_tsdl_parse). Declarations are added
  * to the document only when complete, so a text cut short still yields every
@@ -319,14 +319,31 @@ static struct ttype *parse_basic(struct parser *p, enum ttype_class cls)
 
 static void parse_field(struct parser *p, struct ttype *st, size_t *cap);
 
+/* After the keyword of a struct, enum or variant: its name, or NULL. */
+static const char *optional_name(struct parser *p, const char *what)
+{
+	next(p);
+	return p->cur.kind == TOK_IDENT ? expect_ident(p, what) : NULL;
+}
+
+/* { fields } of a struct or a variant, into t. */
+static void parse_body(struct parser *p, struct ttype *t)
+{
+	if (++p->depth > MAX_NESTING)
+		error_at(p, &p->cur, "structures nested too deeply");
+	size_t cap = 0;
+	next(p);
+	while (!is_punct(p, "}"))
+		parse_field(p, t, &cap);
+	next(p);
+	p->depth--;
+}
+
 /* struct [NAME] [{ fields }] [align(N)] */
 static struct ttype *parse_struct(struct parser *p)
 {
 	struct tok start = p->cur;
-	next(p);
-	const char *name = NULL;
-	if (p->cur.kind == TOK_IDENT)
-		name = expect_ident(p, "a struct name");
+	const char *name = optional_name(p, "a struct name");
 	if (!is_punct(p, "{")) {
 		if (!name)
 			expected(p, "'{' or a struct name");
@@ -335,15 +352,8 @@ static struct ttype *parse_struct(struct parser *p)
 			error_at(p, &start, "unknown struct '%s'", name);
 		return t;
 	}
-	if (++p->depth > MAX_NESTING)
-		error_at(p, &p->cur, "structures nested too deeply");
 	struct ttype *t = new_type(p, TT_STRUCT, &start);
-	size_t cap = 0;
-	next(p);
-	while (!is_punct(p, "}"))
-		parse_field(p, t, &cap);
-	next(p);
-	p->depth--;
+	parse_body(p, t);
 	if (is_ident(p, "align")) {
 		next(p);
 		expect_punct(p, "(");
@@ -356,6 +366,115 @@ static struct ttype *parse_struct(struct parser *p)
 	}
 	if (name)
 		define_struct(p, name, t);
+	return t;
+}
+
+/* An enumerator's value: ['-'|'+'] INT, as the 64 bits of an int64 or a uint64. */
+static uint64_t parse_enum_value(struct parser *p)
+{
+	bool negative = is_punct(p, "-");
+	if (negative || is_punct(p, "+"))
+		next(p);
+	if (p->cur.kind != TOK_INT)
+		expected(p, "a number");
+	uint64_t v = p->cur.ival;
+	next(p);
+	return negative ? (uint64_t)0 - v : v;
+}
+
+/* A named enum or variant is looked up as "enum NAME" / "variant NAME" among the structs. */
+static const char *tagged_name(struct parser *p, const char *kind, const char *name)
+{
+	size_t n = strlen(kind) + strlen(name) + 2;
+	char *s = vgt_arena_alloc(p->a, n);
+	snprintf(s, n, "%s %s", kind, name);
+	return s;
+}
+
+/* enum [NAME] [: TYPE] { LABEL [= V [... V]] , ... } | enum NAME */
+static struct ttype *parse_enum(struct parser *p)
+{
+	struct tok start = p->cur;
+	const char *name = optional_name(p, "an enum name");
+	if (!is_punct(p, "{") && !is_punct(p, ":")) {
+		if (!name)
+			expected(p, "':', '{' or an enum name");
+		struct ttype *t = lookup(p->structs, p->nstructs, tagged_name(p, "enum", name));
+		if (!t)
+			error_at(p, &start, "unknown enum '%s'", name);
+		return t;
+	}
+	struct ttype *t = new_type(p, TT_ENUM, &start);
+	if (is_punct(p, ":")) {
+		next(p);
+		t->elem = parse_type(p, NULL);
+	} else {
+		t->elem = lookup(p->aliases, p->naliases, "int");
+	}
+	if (!t->elem || t->elem->cls != TT_INT)
+		error_at(p, &start, "an enum's type must be an integer");
+	expect_punct(p, "{");
+	size_t cap = 0;
+	uint64_t next_value = 0;
+	while (!is_punct(p, "}")) {
+		struct tenum_entry e;
+		if (p->cur.kind == TOK_STRING || p->cur.kind == TOK_IDENT) {
+			e.label = p->cur.text;
+			next(p);
+		} else {
+			expected(p, "an enumerator");
+		}
+		e.lo = e.hi = next_value;
+		if (is_punct(p, "=")) {
+			next(p);
+			e.lo = e.hi = parse_enum_value(p);
+			if (is_punct(p, "...")) {
+				next(p);
+				e.hi = parse_enum_value(p);
+			}
+		}
+		next_value = e.hi + 1;
+		t->entries =
+		    vgt_arena_grow(p->a, t->entries, t->nentries, &cap, sizeof *t->entries);
+		t->entries[t->nentries++] = e;
+		if (!is_punct(p, ","))
+			break;
+		next(p);
+	}
+	expect_punct(p, "}");
+	if (name)
+		define_struct(p, tagged_name(p, "enum", name), t);
+	return t;
+}
+
+/* variant [NAME] [<TAG>] [{ fields }]: without fields, a named variant given its tag. */
+static struct ttype *parse_variant(struct parser *p)
+{
+	struct tok start = p->cur;
+	const char *name = optional_name(p, "a variant name"), *tag = NULL;
+	if (is_punct(p, "<")) {
+		next(p);
+		tag = parse_key(p);
+		expect_punct(p, ">");
+	}
+	struct ttype *t;
+	if (!is_punct(p, "{")) {
+		if (!name)
+			expected(p, "'{' or a variant name");
+		struct ttype *named =
+		    lookup(p->structs, p->nstructs, tagged_name(p, "variant", name));
+		if (!named)
+			error_at(p, &start, "unknown variant '%s'", name);
+		t = new_type(p, TT_VARIANT, &start);
+		*t = *named;
+		t->length_ref = tag ? tag : named->length_ref;
+		return t;
+	}
+	t = new_type(p, TT_VARIANT, &start);
+	t->length_ref = tag;
+	parse_body(p, t);
+	if (name)
+		define_struct(p, tagged_name(p, "variant", name), t);
 	return t;
 }
 
@@ -373,8 +492,10 @@ static struct ttype *parse_type(struct parser *p, const char **declarator)
 		t = parse_basic(p, TT_STRING);
 	else if (is_ident(p, "struct"))
 		t = parse_struct(p);
-	else if (is_ident(p, "enum") || is_ident(p, "variant"))
-		error_at(p, &start, "%s types are not supported by vigil", p->cur.text);
+	else if (is_ident(p, "enum"))
+		t = parse_enum(p);
+	else if (is_ident(p, "variant"))
+		t = parse_variant(p);
 	else if (p->cur.kind != TOK_IDENT)
 		expected(p, "a type");
 	else {
@@ -512,6 +633,12 @@ static void parse_top(struct parser *p, struct tsdl_doc *doc)
 			parse_typedef(p);
 		} else if (is_ident(p, "struct")) {
 			parse_struct(p);
+			expect_punct(p, ";");
+		} else if (is_ident(p, "enum")) {
+			parse_enum(p);
+			expect_punct(p, ";");
+		} else if (is_ident(p, "variant")) {
+			parse_variant(p);
 			expect_punct(p, ";");
 		} else {
 			size_t i = 0;

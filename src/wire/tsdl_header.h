@@ -54,22 +54,45 @@ enum {
 	"\tprecision = 1;\n\toffset_s = %" PRId64 ";\n\toffset = %" PRId64                         \
 	";\n\tabsolute = true;\n};\n\n"
 
-/* The clock-mapped integers, the entity reference and the one stream: its event header and
- * packet context (the layout VGW_PKT_* gives), open for the shared layout's fields. */
-#define VGW_TSDL_STREAM_CONTEXT                                                                    \
+/* The packet context of the one stream (the layout VGW_PKT_* gives), left open for the
+ * shared layout's fields (VGW_TSDL_OWNER) and closed by VGW_TSDL_STREAM_END. */
+#define VGW_TSDL_PACKET_CONTEXT_OPEN                                                               \
+	"\tpacket.context := struct {\n"                                                           \
+	"\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"                 \
+	"\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"                                  \
+	"\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"                           \
+	"\t\tuint32_t tid;\n\t\tuint32_t thread_gen;\n"
+#define VGW_TSDL_STREAM_END "\t};\n};\n\n"
+
+/* libvigil's stream: CTF 1.8's compact event header (docs/trace-format.md "Events"; its
+ * bit widths are VG_COMPACT_* of vigil/vigil.h): a 5-bit id and a 27-bit timestamp in one
+ * 32-bit word, or, for id 31, a uint16 id and a uint64 timestamp; its packet context left
+ * open (VGW_TSDL_OWNER may follow; VGW_TSDL_STREAM_END closes it). */
+#define VGW_TSDL_STREAM_COMPACT_OPEN                                                               \
+	"typealias integer { size = 64; align = 8; signed = false; map = "                         \
+	"clock.monotonic.value; } := uint64_clock_t;\n"                                            \
+	"typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"                 \
+	"typealias integer { size = 27; align = 1; signed = false; map = "                         \
+	"clock.monotonic.value; } := uint27_clock_t;\n\n"                                          \
+	"struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n"                                 \
+	"stream {\n\tid = 0;\n\tevent.header := struct {\n"                                        \
+	"\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"                           \
+	"\t\tvariant <id> {\n\t\t\tstruct {\n\t\t\t\tuint27_clock_t timestamp;\n"                  \
+	"\t\t\t} compact;\n\t\t\tstruct {\n\t\t\t\tuint16_t id;\n"                                 \
+	"\t\t\t\tuint64_clock_t timestamp;\n\t\t\t} extended;\n\t\t} "                             \
+	"v;\n\t};\n" VGW_TSDL_PACKET_CONTEXT_OPEN
+#define VGW_TSDL_STREAM_COMPACT VGW_TSDL_STREAM_COMPACT_OPEN VGW_TSDL_STREAM_END
+
+/* vigild's stream for the records it stores (src/collector/records.c): a uint16 id and
+ * the low 32 bits of the timestamp, as libvigil wrote before its compact header. */
+#define VGW_TSDL_STREAM                                                                            \
 	"typealias integer { size = 64; align = 8; signed = false; map = "                         \
 	"clock.monotonic.value; } := uint64_clock_t;\n"                                            \
 	"typealias integer { size = 32; align = 8; signed = false; map = "                         \
 	"clock.monotonic.value; } := uint32_clock_t;\n\n"                                          \
 	"struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n"                                 \
 	"stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"                      \
-	"\t\tuint32_clock_t timestamp;\n\t};\n\tpacket.context := struct {\n"                      \
-	"\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"                 \
-	"\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"                                  \
-	"\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"                           \
-	"\t\tuint32_t tid;\n\t\tuint32_t thread_gen;\n"
-#define VGW_TSDL_STREAM_END "\t};\n};\n\n"
-#define VGW_TSDL_STREAM VGW_TSDL_STREAM_CONTEXT VGW_TSDL_STREAM_END
+	"\t\tuint32_clock_t timestamp;\n\t};\n" VGW_TSDL_PACKET_CONTEXT_OPEN VGW_TSDL_STREAM_END
 
 /* The shared layout (docs/trace-format.md): one trace for every image of a recording, whose
  * packet context goes on with the image that wrote the packet (VGW_PKT_PID...). */

@@ -4,7 +4,8 @@
 # at most by one constant per process (vigil gives all processes of one boot one clock
 # offset; babeltrace2 uses each process's own).
 # usage: reader_babeltrace.sh PATH/TO/reader_mktrace [TRACE]
-#   without TRACE, compares on a hand-made trace; with TRACE, on that trace.
+#   without TRACE, compares on a hand-made trace (scenario READER_SCENARIO of
+#   reader_mktrace, default basic); with TRACE, on that trace.
 set -u
 MK=$1
 VIGIL=${VIGIL_BIN:?}/vigil
@@ -19,8 +20,8 @@ fail() {
 if [ $# -ge 2 ]; then
 	TRACE=$2
 else
-	TRACE=$T/basic
-	"$MK" "$TRACE" basic || fail "mktrace"
+	TRACE=$T/trace
+	"$MK" "$TRACE" "${READER_SCENARIO:-basic}" || fail "mktrace"
 fi
 "$VIGIL" dump --json "$TRACE" >"$T/vigil.json" 2>"$T/err"
 rc=$?

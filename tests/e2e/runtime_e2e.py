@@ -356,8 +356,44 @@ def test_flags():
           f"fallback times {ts[0]}..{ts[-1]} outside the run's real time {real0}..{real1}")
 
 
+def test_compact_escape():
+    """Compact event headers and their escape: 40 sensors (ids past the 31 compact ones)
+    and a clock moved forward by 2^27 - 1, 2^27, 2^27 + 1 ns and 3 s between events (a
+    long sleep faked by the subject). Each event carries its own header timestamp: both
+    readers must give every event that time (plus one clock offset per reader)."""
+    d = tmpdir("escape") + "/t"
+    n = 3000
+    run([VIGIL, "record", "-o", d, "--", SUBJECT, "--escape", str(n)], check_rc=0,
+        env=dict(os.environ, VIGIL_SENSORS="-vg.*"))
+    metadata = "".join(open(os.path.join(root, f)).read()
+                       for root, _, files in os.walk(d) for f in files if f == "metadata")
+    check("variant <id>" in metadata, "the metadata declares no compact event header")
+    ids = {}
+    for block in metadata.split("event {")[1:]:
+        name = block.split('name = "', 1)[1].split('"', 1)[0]
+        ids[name] = int(block.split("id = ", 1)[1].split(";", 1)[0])
+    check(max(v for k, v in ids.items() if k.startswith("test.class.")) >= 31,
+          f"no sensor id past the compact range: {ids}")
+    ours, p = dump_json(d)
+    check(p.returncode == 0, f"vigil dump exited {p.returncode}: {p.stderr}")
+    theirs, discarded = bt2_events(d)
+    check(discarded == 0, f"babeltrace2 saw {discarded} discarded events")
+    for reader, events in (("vigil dump", [(e["ts"], e["name"], e["fields"]) for e in ours]),
+                           ("babeltrace2", theirs)):
+        check(len(events) == n, f"{reader} read {len(events)} events of {n}")
+        offsets = {ts - int(f["at"]) for ts, _, f in events}
+        check(len(offsets) == 1, f"{reader}: event times differ from their headers' by "
+                                 f"{sorted(offsets)[:4]}...")
+        check(all(name == f"test.class.{f['k']}" for _, name, f in events),
+              f"{reader}: an event has another sensor's name")
+    ats = sorted(int(f["at"]) for _, _, f in theirs)
+    gaps = [b - a for a, b in zip(ats, ats[1:])]
+    for g in ((1 << 27) - 1, 1 << 27, (1 << 27) + 1, 3_000_000_000):
+        check(any(g <= x < g + 50_000_000 for x in gaps), f"no gap of about {g} ns between events")
+
+
 if __name__ == "__main__":
     main({f.__name__[5:]: f for f in [test_babeltrace_equality, test_sigkill, test_sigkill_linked,
                                        test_size_cap, test_bad_settings, test_record_unmodified,
                                        test_threads_and_exec, test_flags, test_relative_out,
-                                       test_signal_nesting]})
+                                       test_signal_nesting, test_compact_escape]})

@@ -122,11 +122,62 @@ static void on_alarm(int sig)
 	handler_seq++;
 }
 
+/* --escape N: N events of 40 sensors (ids past the compact header's 31), each carrying
+ * its own header timestamp (`at`), with the clock moved forward between some of them by
+ * gaps on both sides of 2^27 ns and by seconds: a fake long sleep. Readers must give
+ * every event the time in its `at`. */
+static void clock_jump(uint64_t ns)
+{
+#if defined(__x86_64__)
+	if (!vg__clock.use_tsc) { /* take the clock over: 1 TSC tick counts as 1 ns */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		vg__clock.base_tsc = ((uint64_t)hi << 32) | lo;
+		vg__clock.base_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+		vg__clock.mult = (uint64_t)1 << 32;
+		vg__clock.use_tsc = 1;
+	}
+	vg__clock.base_ns += ns;
+#else
+	(void)ns;
+#endif
+}
+
+static void escape_events(long n)
+{
+	static const vg_field_desc f[] = {{"k", VG_UINT32, NULL}, {"at", VG_UINT64, NULL}};
+	enum { NCLASSES = 40 };
+	static char names[NCLASSES][32];
+	static vg_type_desc d[NCLASSES];
+	vg_sensor *s[NCLASSES];
+	for (int k = 0; k < NCLASSES; k++) {
+		snprintf(names[k], sizeof names[k], "test.class.%d", k);
+		d[k] = (vg_type_desc){names[k], NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, f, 2, -1,
+		                      -1,       -1,   VG_OP_ACTIVITY};
+		s[k] = vg_sensor_register(&d[k]);
+	}
+	static const uint64_t gaps[] = {(1u << 27) - 1, 1u << 27, (1u << 27) + 1, 3000000000ull,
+	                                1u << 26};
+	for (long i = 0; i < n; i++) {
+		if (i % 7 == 3)
+			clock_jump(gaps[(i / 7) % 5]);
+		uint32_t k = (uint32_t)((i * 13) % NCLASSES);
+		uint8_t *p = vg_event_begin(s[k], 12);
+		if (!p)
+			continue;
+		p = vg_put_u32(p, k);
+		p = vg_put_u64(p, vg_event_time());
+		vg_event_commit(p);
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vg_subject [--events N] [--threads T] [--sleep-every N] "
 	           "[--progress FILE] [--all K] [--fork] [--exec PROGRAM] [--mute-widget I] "
-	           "[--toggle] [--late-type]\n");
+	           "[--toggle] [--late-type] [--escape N]\n");
 }
 
 int main(int argc, char **argv)
@@ -143,9 +194,11 @@ int main(int argc, char **argv)
 	                                     {"late-type", no_argument, 0, 'l'},
 	                                     {"toggle", no_argument, 0, 'g'},
 	                                     {"signals", no_argument, 0, 'S'},
+	                                     {"escape", required_argument, 0, 'E'},
 	                                     {0, 0, 0, 0}};
 	const char *progress_path = NULL, *exec_path = NULL;
 	int nall = 0, do_fork = 0, mute = -1, late = 0, toggle = 0, signals = 0, c;
+	long escape = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -181,6 +234,9 @@ int main(int argc, char **argv)
 		case 'S':
 			signals = 1;
 			break;
+		case 'E':
+			escape = atol(optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -208,6 +264,10 @@ int main(int argc, char **argv)
 	}
 	seq_sensor = vg_sensor_register(&seq_desc);
 	all_sensor = vg_sensor_register(&all_desc);
+	if (escape > 0) {
+		escape_events(escape);
+		return 0;
+	}
 
 	vg_entity widgets[3];
 	const char *names[3] = {"W1", "W2", "W3"};

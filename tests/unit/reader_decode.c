@@ -178,6 +178,85 @@ static void test_many_packets_and_slack(void **state)
 	tg_image_free(img);
 }
 
+/* The runtime's compact event header: every escape to the extended header (an id past
+ * the compact range, a gap of 2^27 ns or more) and the 27-bit timestamp's wraps read
+ * back as the ids and times written; a broken variant tag is damage, not a crash. */
+static void compact_headers(int form)
+{
+	struct tg_image *img =
+	    tg_image_new(tg_root, "app-42-0", &(struct tg_image_opts){.compact = form});
+	static const uint16_t ids[] = {TG_TICK, 30, 31, 65535};
+	for (size_t i = 1; i < 4; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "tick%u", ids[i]);
+		tg_declare(img, name, ids[i], "vigil:kind=event;flag=sensor;traced", "uint32_t n;");
+	}
+	tg_write_metadata(img);
+	static const uint64_t gaps[] = {
+	    0, 1, (1u << 27) - 1, 1u << 27, (1u << 27) + 1, 5000000000ull, 3, 1u << 26};
+	struct tg_stream *s = tg_stream_new(img, 42, 0);
+	uint64_t ts = ((uint64_t)1 << 27) * 1000 - 2, times[200];
+	uint32_t n = 0;
+	size_t compact = 0, extended = 0;
+	for (int p = 0; p < 2; p++) {
+		tg_packet_begin(s, ts);
+		for (int e = 0; e < 100; e++, n++) {
+			ts += gaps[(size_t)(e + p) % 8];
+			size_t before;
+			tg_stream_bytes(s, &before);
+			tg_event(s, ids[(size_t)e % 4], ts);
+			size_t after;
+			tg_stream_bytes(s, &after);
+			compact += after - before == 4;
+			extended += after - before == 11;
+			tg_u32(s, n);
+			times[n] = ts;
+		}
+		tg_packet_end(s, 0, 0);
+	}
+	assert_true(compact > 50 && extended > 50); /* both forms were written */
+	tg_stream_write(s);
+	struct vgt_trace *t = open_root();
+	struct vgt_cursor *c = vgt_cursor_open(t, 0);
+	uint32_t seen = 0;
+	for (const struct vgt_event *ev; (ev = vgt_cursor_next(c)); seen++) {
+		assert_int_equal(ev->values[0].u, seen);
+		assert_int_equal(ev->type->id, ids[seen % 100 % 4]);
+		assert_int_equal(ev->clock_value, times[seen]);
+	}
+	assert_int_equal(seen, n);
+	assert_int_equal(vgt_damage_total(t), 0);
+	vgt_cursor_close(c);
+	vgt_close(t);
+
+	/* An undeclared compact id is an unknown event: reported, the packet's rest skipped. */
+	s = tg_stream_new(img, 43, 0);
+	tg_packet_begin(s, 1000);
+	tg_event(s, TG_TICK, 1001);
+	tg_u32(s, 0);
+	tg_event(s, 25, 1002); /* undeclared compact id: unknown event, reported */
+	tg_u32(s, 1);
+	tg_packet_end(s, 0, 0);
+	tg_stream_write(s);
+	t = open_root();
+	c = vgt_cursor_open(t, 1);
+	assert_non_null(vgt_cursor_next(c));
+	assert_null(vgt_cursor_next(c));
+	assert_int_equal(vgt_damage_total(t), 1);
+	vgt_cursor_close(c);
+	vgt_close(t);
+	tg_image_free(img);
+	tg_rmtree(tg_root);
+	assert_int_equal(mkdir(tg_root, 0777), 0);
+}
+
+static void test_compact_headers(void **state)
+{
+	(void)state;
+	compact_headers(1); /* as the runtime declares it: read directly */
+	compact_headers(2); /* options the other way round: read by the declaration */
+}
+
 static void test_image_found_at_any_depth(void **state)
 {
 	(void)state;
@@ -228,6 +307,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_values, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_many_packets_and_slack, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_compact_headers, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_image_found_at_any_depth, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_open_errors, tg_setup, tg_teardown),
 	};

@@ -8,6 +8,9 @@
  *            packet claims bytes past the end of the file
  *   discarded basic, with a stream whose writer counted 1234 lost events
  *   big      basic, plus 200000 ticks (for output that fills a pipe)
+ *   compact  basic, plus an image written with the runtime's compact event headers:
+ *            ids on both sides of the compact range (30, 31, 300), gaps on both sides
+ *            of 2^27 ns, long silences, the 27-bit timestamp wrapping
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,10 +166,49 @@ static void big(const char *root)
 	tg_image_free(img);
 }
 
+/* Ticks of ids 2 (TG_TICK), 30, 31 and 300 at times that exercise the compact header's
+ * escape: each gap is 2^27 - 1, 2^27 or 2^27 + 1 ns, a few ns, or seconds. */
+static void compact(const char *root)
+{
+	struct tg_image *img =
+	    tg_image_new(root, "compact-11-0",
+	                 &(struct tg_image_opts){.procname = "compact", .pid = 11, .compact = 1});
+	static const uint16_t ids[] = {TG_TICK, 30, 31, 300};
+	for (size_t i = 1; i < sizeof ids / sizeof *ids; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "tick%u", ids[i]);
+		tg_declare(img, name, ids[i], "vigil:kind=event;flag=sensor;traced", "uint32_t n;");
+	}
+	tg_write_metadata(img);
+	static const uint64_t gaps[] = {
+	    1, (1u << 27) - 1, 1u << 27, (1u << 27) + 1, 7, 3000000000ull, (1u << 27) - 5,
+	    0, 10000000000ull, 100};
+	const uint64_t gap_count = sizeof gaps / sizeof *gaps;
+	for (uint32_t tid = 11; tid < 13; tid++) {
+		struct tg_stream *s = tg_stream_new(img, tid, 0);
+		/* The packet starts with its low 27 bits near their end: the first events wrap. */
+		uint64_t ts = T0 + (1u << 27) - 3 + tid;
+		uint32_t n = 0;
+		for (uint32_t p = 0; p < 3; p++) {
+			tg_packet_begin(s, ts);
+			for (uint64_t g = 0; g < 2 * gap_count; g++) {
+				ts += gaps[(g + p + tid) % gap_count];
+				tg_event(s, ids[(g + tid) % 4], ts);
+				tg_u32(s, n++);
+			}
+			tg_packet_end(s, 16, 0);
+			ts += 5;
+		}
+		tg_stream_write(s);
+	}
+	tg_image_free(img);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: reader_mktrace DIR basic|damaged|killed|discarded|big\n");
+		fprintf(stderr,
+		        "usage: reader_mktrace DIR basic|damaged|killed|discarded|big|compact\n");
 		return 2;
 	}
 	const char *root = argv[1], *what = argv[2];
@@ -180,6 +222,8 @@ int main(int argc, char **argv)
 		discarded(root);
 	else if (!strcmp(what, "big"))
 		big(root);
+	else if (!strcmp(what, "compact"))
+		compact(root);
 	else if (strcmp(what, "basic")) {
 		fprintf(stderr, "reader_mktrace: unknown scenario '%s'\n", what);
 		return 2;

@@ -164,9 +164,25 @@ void tg_write_metadata(struct tg_image *img)
 	         img->o.clock_uuid, (long long)img->o.offset_s, (long long)img->o.offset);
 	text_add(&t, "typealias integer { size = 64; align = 8; signed = false; map = "
 	             "clock.monotonic.value; } := uint64_clock_t;\n\n");
+	text_add(&t, "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n");
+	text_add(&t, "typealias integer { size = 27; align = 1; signed = false; map = "
+	             "clock.monotonic.value; } := uint27_clock_t;\n\n");
 	text_add(&t, "struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n");
-	text_add(&t, "stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"
-	             "\t\tuint64_clock_t timestamp;\n\t};\n\tpacket.context := struct {\n"
+	static const char compact[] = "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n",
+	                  extended[] = "\t\t\tstruct { uint16_t id; uint64_clock_t timestamp; } "
+	                               "extended;\n";
+	if (img->o.compact)
+		text_add(&t,
+		         "stream {\n\tid = 0;\n\tevent.header := struct {\n"
+		         "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+		         "\t\tvariant <id> {\n%s%s"
+		         "\t\t} v;\n\t};\n",
+		         img->o.compact == 2 ? extended : compact,
+		         img->o.compact == 2 ? compact : extended);
+	else
+		text_add(&t, "stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"
+		             "\t\tuint64_clock_t timestamp;\n\t};\n");
+	text_add(&t, "\tpacket.context := struct {\n"
 	             "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 	             "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	             "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"
@@ -279,8 +295,16 @@ void tg_packet_begin(struct tg_stream *s, uint64_t ts_begin)
 
 void tg_event(struct tg_stream *s, uint16_t id, uint64_t ts)
 {
-	tg_u16(s, id);
-	tg_u64(s, ts);
+	if (!s->img->o.compact) {
+		tg_u16(s, id);
+		tg_u64(s, ts);
+	} else if (id < 31 && ts >= s->last_ts && ts - s->last_ts < (1u << 27)) {
+		tg_u32(s, id | (uint32_t)(ts << 5)); /* the low 27 bits above the id */
+	} else {
+		tg_u8(s, 31);
+		tg_u16(s, id);
+		tg_u64(s, ts);
+	}
 	s->last_ts = ts;
 }
 

@@ -16,6 +16,11 @@ struct tg_image_opts {
 	int64_t offset_s, offset; /* clock offset (default 1700000000 s, 0) */
 	const char *clock_uuid;   /* default: a fixed uuid */
 	const char *trace_uuid;   /* default: a fixed uuid */
+	/* The runtime's compact event header (5-bit id and 27-bit timestamp, or the escape
+	 * to a uint16 id and uint64 timestamp); default: uint16 id, uint64 timestamp. 2: the
+	 * same header, its variant's options declared in the other order (readers decode it
+	 * by its declaration, not as the compact header they recognize). */
+	int compact;
 };
 
 struct tg_image;
@@ -43,6 +48,8 @@ enum {
 
 struct tg_stream *tg_stream_new(struct tg_image *img, uint32_t tid, uint32_t gen);
 void tg_packet_begin(struct tg_stream *s, uint64_t ts_begin);
+/* An event header; in a compact image, compact when id < 31 and ts is less than 2^27
+ * after the stream's previous event (or packet start), else extended. */
 void tg_event(struct tg_stream *s, uint16_t id, uint64_t ts);
 void tg_u8(struct tg_stream *s, uint8_t v);
 void tg_u16(struct tg_stream *s, uint16_t v);

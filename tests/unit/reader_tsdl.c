@@ -64,26 +64,48 @@ static char *first_diag(const struct parsed *p)
 	return line;
 }
 
+/* The metadata the test writer makes for an image with options `o`, parsed into p (in a
+ * temporary directory that written_done removes). */
+struct written {
+	char *dir;
+	struct tg_image *img;
+};
+
+static void parse_written(struct parsed *p, struct written *w, const struct tg_image_opts *o)
+{
+	w->dir = tg_tempdir();
+	w->img = tg_image_new(w->dir, "app-1-0", o);
+	char *path, *text = calloc(1, 1 << 16);
+	assert_true(asprintf(&path, "%s/metadata", tg_image_dir(w->img)) > 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, (1 << 16) - 1, f);
+	fclose(f);
+	memset(p, 0, sizeof *p);
+	p->md = vgt_metadata_parse(text, n, path, &p->diag);
+	free(text);
+	free(path);
+	assert_non_null(p->md);
+	assert_int_equal(p->diag.total, 0);
+}
+
+static void written_done(struct parsed *p, struct written *w)
+{
+	release(p);
+	tg_image_free(w->img);
+	tg_rmtree(w->dir);
+	free(w->dir);
+}
+
 static void test_runtime_style_metadata(void **state)
 {
 	(void)state;
-	char *dir = tg_tempdir();
-	struct tg_image *img = tg_image_new(
-	    dir, "app-1-0",
+	struct parsed p;
+	struct written w;
+	parse_written(
+	    &p, &w,
 	    &(struct tg_image_opts){
 	        .procname = "app", .pid = 1234, .hostname = "box", .offset_s = 5, .offset = 7});
-	char *path, *text;
-	assert_true(asprintf(&path, "%s/metadata", tg_image_dir(img)) > 0);
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	text = calloc(1, 1 << 16);
-	size_t n = fread(text, 1, (1 << 16) - 1, f);
-	fclose(f);
-	struct parsed p;
-	memset(&p, 0, sizeof p);
-	p.md = vgt_metadata_parse(text, n, path, &p.diag);
-	assert_non_null(p.md);
-	assert_int_equal(p.diag.total, 0);
 	assert_false(p.md->big_endian);
 	assert_true(p.md->has_uuid);
 	assert_int_equal(p.md->uuid[0], 0x6e);
@@ -130,12 +152,7 @@ static void test_runtime_style_metadata(void **state)
 	assert_true(vgt_stream_class_event(sc, TG_EMPTY)->pub.sampled);
 	assert_int_equal(vgt_stream_class_event(sc, TG_EMPTY)->pub.nfields, 0);
 	assert_null(vgt_stream_class_event(sc, 999));
-	release(&p);
-	free(text);
-	free(path);
-	tg_image_free(img);
-	tg_rmtree(dir);
-	free(dir);
+	written_done(&p, &w);
 }
 
 static void test_syntax_error_position(void **state)
@@ -176,8 +193,18 @@ static void test_syntax_error_position(void **state)
 	assert_string_equal(first_diag(&p), "m:1:13: integer constant too large");
 	release(&p);
 
-	parse_text(&p, "typealias enum : uint8_t { A, B } := e;");
-	assert_string_equal(first_diag(&p), "m:1:11: enum types are not supported by vigil");
+	parse_text(&p, "typealias floating_point { exp_dig = 8; mant_dig = 24; } := f;\n"
+	               "typealias enum : f { A, B } := e;");
+	assert_string_equal(first_diag(&p), "m:2:11: an enum's type must be an integer");
+	release(&p);
+
+	parse_text(&p, "typealias integer { size = 8; } := u8;\n"
+	               "typealias enum : u8 { A = 1 ... } := e;");
+	assert_string_equal(first_diag(&p), "m:2:33: expected a number, got '}'");
+	release(&p);
+
+	parse_text(&p, "variant v x;");
+	assert_string_equal(first_diag(&p), "m:1:1: unknown variant 'v'");
 	release(&p);
 }
 
@@ -208,8 +235,16 @@ static void test_semantic_errors(void **state)
 	release(&p);
 
 	parse_text(&p, "typealias integer { size = 12; } := u12;\n"
-	               "trace { byte_order = le; packet.header := struct { u12 x; }; };");
-	assert_string_equal(first_diag(&p), "m:1:11: field 'x': integers must be whole bytes");
+	               "trace { byte_order = le; packet.header := struct {\n"
+	               "\tenum : u12 { a } x; variant <x> { u12 a; } v; }; };");
+	assert_string_equal(first_diag(&p), "m:2:26: variants are only supported in event.header");
+	release(&p);
+
+	parse_text(&p, "typealias integer { size = 8; } := u8;\n"
+	               "trace { byte_order = le; packet.header := struct {\n"
+	               "\tu8 x; variant <x> { u8 a; } v; }; };");
+	assert_null(p.md);
+	assert_string_equal(first_diag(&p), "m:3:8: variant tag 'x' is not an earlier enum field");
 	release(&p);
 
 	parse_text(&p, "typealias integer { size = 0; } := u0;");
@@ -328,6 +363,95 @@ static void test_nested_struct_sequence_and_big_endian(void **state)
 	release(&p);
 }
 
+/* Bit fields (little and big endian), enumerations and a variant selected by one: the
+ * compact event header's parts, decoded directly. */
+static void test_bit_fields_enums_variants(void **state)
+{
+	(void)state;
+	struct parsed p;
+	parse_text(
+	    &p,
+	    "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	    "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+	    "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	    "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	    "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+	    "typealias integer { size = 27; align = 1; signed = false; } := uint27_t;\n"
+	    "typealias integer { size = 3; align = 1; signed = true; byte_order = be; } := be3;\n"
+	    "typealias integer { size = 13; align = 1; signed = false; byte_order = be; } := "
+	    "be13;\n"
+	    "enum kind : uint5_t { compact = 0 ... 29, \"gap\" = 31, extended };\n"
+	    "trace { byte_order = le; packet.header := struct { uint32_t magic; }; };\n"
+	    "stream { event.header := struct {\n"
+	    "\tenum kind id;\n"
+	    "\tvariant <id> { struct { uint27_t timestamp; } compact;\n"
+	    "\t\tstruct { uint16_t id; uint64_t timestamp; } extended; } v;\n};\n};\n"
+	    "event { name = \"e\"; id = 1; fields := struct { be3 a; be13 b; uint8_t c; "
+	    "uint5_t d; }; };\n");
+	assert_non_null(p.md);
+	assert_int_equal(p.diag.total, 0);
+	const struct stream_class *sc = p.md->streams[0];
+	const struct layout *eh = &sc->event_header;
+	assert_true(eh->general);
+	assert_int_equal(sc->compact_id_bits, 0); /* 31 is not its escape: decoded as declared */
+	assert_int_equal(sc->ts_bits, 27);
+	assert_int_equal(sc->nroles, 4); /* id, v.compact.timestamp, v.extended.id/timestamp */
+	/* compact: id 7, timestamp 0x5abcdef in one little-endian word */
+	uint32_t w = 7 | 0x5abcdefu << 5;
+	uint8_t b[16];
+	memcpy(b, &w, 4);
+	struct vgt_value v[8];
+	size_t pos = 0;
+	assert_int_equal(vgt_layout_decode(eh, b, &pos, 4, v, NULL), DEC_OK);
+	assert_int_equal(pos, 4);
+	int id = vgt_layout_field(eh, "id"), cts = vgt_layout_field(eh, "v.compact.timestamp");
+	int vsel = vgt_layout_field(eh, "v");
+	assert_int_equal(v[id].u, 7);
+	assert_int_equal(v[vsel].u, 1);
+	assert_int_equal(v[cts].u, 0x5abcdef);
+	assert_true(eh->fields[vsel].hidden);
+	/* "extended" is 32, past 5 bits; 31 is "gap", which no option has; 30 has no label */
+	memset(b, 0, sizeof b);
+	b[0] = 31;
+	pos = 0;
+	assert_int_equal(vgt_layout_decode(eh, b, &pos, sizeof b, v, NULL), DEC_BAD_TAG);
+	b[0] = 30;
+	pos = 0;
+	assert_int_equal(vgt_layout_decode(eh, b, &pos, sizeof b, v, NULL), DEC_BAD_TAG);
+	/* Big-endian bit fields fill a byte from its top: a = -2 (110), b = 0x1234 in the
+	 * next 13 bits; then a whole byte, then 5 bits and the rest of their byte. */
+	const struct event_class *ec = vgt_stream_class_event(sc, 1);
+	assert_true(ec->usable);
+	const uint8_t pl[] = {0xd2, 0x34, 0x55, 0x13};
+	pos = 0;
+	assert_int_equal(vgt_layout_decode(&ec->payload, pl, &pos, sizeof pl, v, NULL), DEC_OK);
+	assert_int_equal(pos, 4);
+	assert_int_equal(v[0].i, -2);
+	assert_int_equal(v[1].u, 0x1234);
+	assert_int_equal(v[2].u, 0x55);
+	assert_int_equal(v[3].u, 0x13);
+	release(&p);
+
+	/* The runtime's header (as the test writer declares it), the extended form; cut. */
+	struct written img;
+	parse_written(&p, &img, &(struct tg_image_opts){.compact = 1});
+	eh = &p.md->streams[0]->event_header;
+	assert_int_equal(p.md->streams[0]->compact_id_bits, 5); /* recognized */
+	assert_int_equal(p.md->streams[0]->compact_ext_id_size, 2);
+	uint8_t x[11] = {31, 0x34, 0x12};
+	uint64_t ts = 0x0102030405060708ull;
+	memcpy(x + 3, &ts, 8);
+	pos = 0;
+	assert_int_equal(vgt_layout_decode(eh, x, &pos, sizeof x, v, NULL), DEC_OK);
+	assert_int_equal(pos, 11);
+	assert_int_equal(v[vgt_layout_field(eh, "v")].u, 2);
+	assert_int_equal(v[vgt_layout_field(eh, "v.extended.id")].u, 0x1234);
+	assert_int_equal(v[vgt_layout_field(eh, "v.extended.timestamp")].u, ts);
+	pos = 0;
+	assert_int_equal(vgt_layout_decode(eh, x, &pos, 10, v, NULL), DEC_OVERRUN);
+	written_done(&p, &img);
+}
+
 static void test_sequence_length_must_exist(void **state)
 {
 	(void)state;
@@ -410,6 +534,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_event_declaration_spares_others),
 	    cmocka_unit_test(test_cut_metadata_keeps_complete_declarations),
 	    cmocka_unit_test(test_nested_struct_sequence_and_big_endian),
+	    cmocka_unit_test(test_bit_fields_enums_variants),
 	    cmocka_unit_test(test_sequence_length_must_exist),
 	    cmocka_unit_test(test_env_blocks_add_up),
 	    cmocka_unit_test(test_packetized_metadata_refused),
