@@ -13,6 +13,7 @@
 #include "format_opt.h"
 #include "lang/lang.h"
 #include "query/relation.h"
+#include "query/relation_derived.h"
 #include "trace/source.h"
 
 static void usage(FILE *f)
@@ -28,14 +29,19 @@ static void usage(FILE *f)
 	    "  entity    one tuple per lifetime of an entity (name, id, gen)\n"
 	    "For each: its attributes and types (entity references with their kind), the\n"
 	    "number of tuples, those still open at the end of the trace, ends that closed\n"
-	    "nothing, and the time span. Attribute and relation names match queries\n"
+	    "nothing, and the time span. Then the derived relations the trace can have:\n"
+	    "what vigil's analyses find (Network, Message, NetRunning, NetWaiting from\n"
+	    "vigil net split; Violation, Deadlock from vigil check), built here to be\n"
+	    "counted (a query builds them only when it names one). Attribute and relation names "
+	    "match queries\n"
 	    "case-insensitively. Given a program whose sensors vigil gen --lang c made, the\n"
 	    "relations its embedded sensor description declares (no tuples yet).\n\n"
 	    "options:\n"
 	    "  --json        (or --format json) one JSON object per relation and line: "
 	    "{\"name\",\"kind\",\n"
 	    "                \"attributes\":[{\"name\",\"type\",\"entity\"}],\"tuples\",\"open\",\n"
-	    "                \"unmatched_ends\",\"from\",\"to\"} (times in ns since the epoch)\n"
+	    "                \"unmatched_ends\",\"from\",\"to\"[,\"derived\"]} (times in ns since "
+	    "the epoch)\n"
 	    "  --tick DUR    the base tick of the Clock relation listed (default 1s)\n"
 	    "  -h, --help    this help\n\n"
 	    "exit status: 0 clean trace, 1 damage found (relations hold what was readable),\n"
@@ -46,7 +52,7 @@ static void usage(FILE *f)
 	    "  vigil query run1 -e 'range of W is Waiting retrieve (W.process)'   ask them\n");
 }
 
-static void print_text(const struct vgq_relation *r)
+static void print_text(const struct vgq_relation *r, const char *derived)
 {
 	char from[32], to[32];
 	vgt_format_time(r->first, from, sizeof from);
@@ -60,6 +66,8 @@ static void print_text(const struct vgq_relation *r)
 		       r->unmatched_ends == 1 ? "" : "s");
 	if (r->ntuples)
 		printf(", %s .. %s", from, to);
+	if (derived)
+		printf(", derived (%s)", derived);
 	printf("\n");
 	if (r->kind == VGQ_REL_EVENT)
 		printf("  %-16s time\n", "at");
@@ -74,7 +82,7 @@ static void print_text(const struct vgq_relation *r)
 	}
 }
 
-static void print_json(const struct vgq_relation *r)
+static void print_json(const struct vgq_relation *r, const char *derived)
 {
 	json_t *attrs = json_array();
 	for (size_t a = 0; a < r->nattrs; a++) {
@@ -91,6 +99,8 @@ static void print_json(const struct vgq_relation *r)
 	                      (json_int_t)r->ntuples, "open", (json_int_t)r->open_at_end,
 	                      "unmatched_ends", (json_int_t)r->unmatched_ends, "from",
 	                      (json_int_t)r->first, "to", (json_int_t)r->last);
+	if (derived)
+		json_object_set_new(o, "derived", json_string(derived));
 	char *s = json_dumps(o, JSON_COMPACT);
 	puts(s);
 	free(s);
@@ -115,7 +125,7 @@ static int program_relations(const char *program, bool json)
 	}
 	struct vgq_database *db = vgq_database_from_model(m);
 	for (size_t i = 0; i < db->nrelations; i++)
-		(json ? print_json : print_text)(db->relations[i]);
+		(json ? print_json : print_text)(db->relations[i], NULL);
 	vgq_database_free(db);
 	vgl_free(m);
 	return 0;
@@ -181,11 +191,24 @@ int vg_cmd_relations(int argc, char **argv)
 	struct vgq_database *db = vgq_database_build(t);
 	vgq_database_print_warnings(db, "vigil relations", stderr);
 	for (size_t i = 0; i < db->nrelations; i++)
-		(json ? print_json : print_text)(db->relations[i]);
+		(json ? print_json : print_text)(db->relations[i], NULL);
 	int rc = 0;
+	const char **derived;
+	char said[sizeof err] = "";
+	size_t nderived = vgq_derived_names(db, &derived);
+	for (size_t i = 0; i < nderived; i++) {
+		const struct vgq_relation *r =
+		    vgq_database_derived(db, derived[i], err, sizeof err);
+		if (r)
+			(json ? print_json : print_text)(r, vgq_derived_source(r->name));
+		else if (strcmp(err, said)) /* one line per analysis, not per relation */
+			fprintf(stderr, "vigil relations: warning: %s\n", err);
+		snprintf(said, sizeof said, "%s", r ? "" : err);
+	}
+	free(derived);
 	const struct vgq_relation *clock = vgq_database_clock(db, tick, 1, err, sizeof err);
 	if (clock) {
-		(json ? print_json : print_text)(clock);
+		(json ? print_json : print_text)(clock, NULL);
 	} else {
 		fprintf(stderr, "vigil relations: %s\n", err);
 		rc = 2;

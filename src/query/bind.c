@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "query/engine_internal.h"
+#include "query/relation_derived.h"
 #include "query/relation_internal.h"
 #include "query/suggest.h"
 #include "query/tquel.h"
@@ -91,19 +92,27 @@ const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const cha
 			return s->results[i];
 	if (!s->db)
 		return placeholder(s, name, VGQ_REL_INTERVAL);
-	return vgq_database_find(s->db, name);
+	const struct vgq_relation *r = vgq_database_find(s->db, name);
+	return r ? r : vgq_database_derived(s->db, name, err, errsize);
 }
 
 /* The names a relation could have been: the trace's, the results', Clock. */
 static void relation_names(struct vgq_session *s, const char ***names, size_t *n)
 {
-	size_t cap = (s->db ? s->db->nrelations : 0) + s->nresults + 1;
+	const char **derived = NULL;
+	size_t nderived = s->db ? vgq_derived_names(s->db, &derived) : 0;
+	size_t cap = (s->db ? s->db->nrelations : 0) + nderived + s->nresults + 1;
 	*names = calloc(cap, sizeof **names);
 	*n = 0;
-	if (!*names)
+	if (!*names) {
+		free(derived);
 		return;
+	}
 	for (size_t i = 0; s->db && i < s->db->nrelations; i++)
 		(*names)[(*n)++] = s->db->relations[i]->name;
+	for (size_t i = 0; i < nderived; i++)
+		(*names)[(*n)++] = derived[i];
+	free(derived);
 	for (size_t i = 0; i < s->nresults; i++)
 		(*names)[(*n)++] = s->results[i]->name;
 	(*names)[(*n)++] = "Clock";

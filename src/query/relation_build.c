@@ -122,6 +122,8 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	db->damage = vgt_damage_total(t);
 	db->partial = db->damage > 0;
 	vgq_build_finish(&b, db);
+	db->internal->trace = t;
+	db->internal->whole_trace = !o || (!o->keep && !o->max_events);
 	return db;
 }
 
@@ -141,6 +143,7 @@ void vgq_database_free(struct vgq_database *db)
 		vgq_relation_free(db->internal->clocks[i]);
 	free(db->internal->clocks);
 	free(db->internal->clock_ticks);
+	vgq_derived_free(db);
 	for (size_t i = 0; i < db->nwarnings; i++)
 		free(db->warnings[i]);
 	free(db->warnings);

@@ -13,6 +13,14 @@ struct vgq_db_internal {
 	size_t nclocks;
 	bool has_clock_origin; /* vgq_database_set_clock_origin */
 	int64_t clock_origin;
+	/* Derived relations (relation_derived.c): the trace they are read from (NULL: none,
+	 * or the database holds part of it), what is built, and the providers tried. */
+	struct vgt_trace *trace;
+	bool whole_trace;
+	struct vgq_relation **derived;
+	size_t nderived;
+	struct vgq_derived_try *tried;
+	size_t ntried;
 };
 
 /* Mixes all bits of h into all bits (splitmix64's finalizer): tables index by low bits. */
@@ -24,6 +32,9 @@ static inline uint64_t vgq_mix(uint64_t h)
 	h *= 0x94d049bb133111ebull;
 	return h ^ (h >> 31);
 }
+
+/* Frees the derived relations (relation_derived.c). */
+void vgq_derived_free(struct vgq_database *db);
 
 /* ---- memory: relation_pool.c ---- */
 struct vgq_pool;

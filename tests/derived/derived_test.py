@@ -1,0 +1,210 @@
+"""Derived relations (docs/tquel.md "Derived relations") against the outputs they replace:
+Network, Message, NetRunning and NetWaiting against `vigil net split` (its index and
+network files) and `vigil net report --json`; Violation against `vigil check --json`;
+Deadlock against `vigil check --deadlocks --json`; queries joining two analyses against
+answers computed here from those outputs. Run: derived_test.py NAME."""
+import collections
+import glob
+import json
+import os
+import shutil
+import socket
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from vigil_testlib import VIGIL, Failure, check, main, run, tmpdir  # noqa: E402
+
+BIN = os.environ.get("VIGIL_BIN", "build/bin")
+MKTRACE = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--mktrace" else \
+    os.path.join(BIN, "check_mktrace")
+
+
+def query(trace, text, rc=0):
+    p = run([VIGIL, "query", trace, "--format", "json", "-e", text], check_rc=rc)
+    return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+
+
+def split(trace):
+    out = os.path.join(tmpdir("derived-nets"), "nets")
+    run([VIGIL, "net", "split", trace, "-o", out], check_rc=0)
+    with open(os.path.join(out, "index.json")) as f:
+        index = json.load(f)
+    nets = {}
+    for path in glob.glob(os.path.join(out, "net-*.json")):
+        with open(path) as f:
+            g = json.load(f)
+        nets[g["network"]] = g
+    rep = json.loads(run([VIGIL, "net", "report", "--json", out], check_rc=0).stdout)
+    return index, nets, rep
+
+
+def check_networks(trace):
+    """Every derived net relation equals what vigil net split wrote; returns the nets."""
+    index, nets, rep = split(trace)
+    got = query(trace, "range of N is Network retrieve (N.all)")
+    want = {n["network"]: n for n in index["networks"]}
+    check(len(got) == len(want) and len(want) > 0,
+          f"{len(got)} Network tuples, {len(want)} networks split")
+    reports = {n["network"]: n for n in rep["networks"]}
+    for t in got:
+        v = t["values"]
+        n, r = want[v["id"]], reports[v["id"]]
+        check((v["input"], v["program"], v["host"], v["threads"], v["messages"],
+               v["response"], t["from"]) ==
+              (n["input"], n["program"], n["host"], n["threads"], n["messages"],
+               n["response_ns"], n["start_ns"]), f"network {v['id']}: {t} vs {n}")
+        check((v["servers"], v["bytes"], v["hosts"]) ==
+              (r["servers"], r["bytes"], r["machines"]), f"network {v['id']}: {t} vs {r}")
+        check(t["to"] - t["from"] == v["response"], f"network {v['id']}: valid time")
+    # messages: one tuple per message edge of each network file
+    want_m = collections.Counter()
+    for g in nets.values():
+        vs = g["vertices"]
+        for e in g["edges"]:
+            if e["kind"] != "message":
+                continue
+            a, b = vs[e["from"]], vs[e["to"]]
+            want_m[(g["network"], a["ts"], max(a["ts"], b["ts"]), e["bytes"],
+                    e.get("send_off"), e.get("recv_off"))] += 1
+    got_m = collections.Counter(
+        (t["values"]["network"], t["from"], t["to"], t["values"]["bytes"],
+         t["values"]["send_off"], t["values"]["recv_off"])
+        for t in query(trace, "range of M is Message retrieve (M.all)"))
+    check(got_m == want_m and sum(want_m.values()) > 0,
+          f"Message: {sum(got_m.values())} tuples, {sum(want_m.values())} message edges; "
+          f"differ: {list((got_m - want_m).items())[:3]} / {list((want_m - got_m).items())[:3]}")
+    # running and waiting: summed per network, the report's per-thread times
+    for rel, key in (("NetRunning", "running_ms"), ("NetWaiting", "waiting_ms")):
+        sums = collections.Counter()
+        for t in query(trace, f"range of R is {rel} retrieve (R.network, R.thread)"):
+            sums[t["values"]["network"]] += t["to"] - t["from"]
+        for n, r in reports.items():
+            want_ms = sum(th[key] for th in r["per_thread"])
+            check(abs(sums[n] / 1e6 - want_ms) < 1e-5,
+                  f"{rel} network {n}: {sums[n]} ns, report {want_ms} ms")
+    return index, nets
+
+
+def record_three_tier(requests):
+    trace = os.path.join(tmpdir("derived-tt"), "t")
+    run([VIGIL, "record", "-o", trace, "--", os.path.join(BIN, "three_tier"), "run",
+         "--threads", "2", "--requests", str(requests)], check_rc=0)
+    return trace
+
+
+def test_three_tier():
+    trace = record_three_tier(3)
+    index, nets = check_networks(trace)
+    # listed by vigil relations beside the primitive ones
+    rels = [json.loads(x) for x in
+            run([VIGIL, "relations", "--json", trace], check_rc=0).stdout.splitlines()]
+    derived = {r["name"]: r for r in rels if "derived" in r}
+    check({"Network", "Message", "NetRunning", "NetWaiting", "Violation", "Deadlock"} <=
+          set(derived), f"derived relations listed: {sorted(derived)}")
+    check(derived["Network"]["tuples"] == len(index["networks"]), "listed Network count")
+    # a join of two analyses, against the answer computed from the split's files: the
+    # messages of each network whose input came from the client program, with the
+    # network's response time
+    got = collections.Counter(
+        (t["values"]["network"], t["values"]["bytes"], t["values"]["response"]) for t in query(
+            trace, "range of N is Network range of M is Message "
+                   "retrieve (network = M.network, M.bytes, N.response) "
+                   "where M.network = N.id and N.program = \"three_tier\""))
+    want = collections.Counter()
+    for n in index["networks"]:
+        if n["program"] != "three_tier":
+            continue
+        for e in nets[n["network"]]["edges"]:
+            if e["kind"] == "message":
+                want[(n["network"], e["bytes"], n["response_ns"])] += 1
+    check(got == want and want, f"join Network x Message: {got} vs {want}")
+
+
+def test_redis():
+    """redis-server from Debian with redis-benchmark, recorded unmodified."""
+    server, bench, cli = (shutil.which(p) for p in ("redis-server", "redis-benchmark",
+                                                      "redis-cli"))
+    if not (server and bench and cli):
+        print("skipped: redis-server and redis-tools not installed (scripts/install-deps.sh)")
+        sys.exit(77)
+    with socket.socket() as s_:
+        s_.bind(("127.0.0.1", 0))
+        port = s_.getsockname()[1]
+    script = f"""
+{server} --port {port} --bind 127.0.0.1 --save '' --appendonly no --logfile '' \
+    --loglevel warning &
+for i in $(seq 100); do {cli} -p {port} ping >/dev/null 2>&1 && break; sleep 0.05; done
+{bench} -p {port} -n 100 -c 2 -t set,get -q >/dev/null
+{cli} -p {port} shutdown nosave >/dev/null
+wait
+"""
+    trace = os.path.join(tmpdir("derived-redis"), "t")
+    run([VIGIL, "record", "-o", trace, "--", "sh", "-c", script], check_rc=0)
+    index, _ = check_networks(trace)
+    check(len(index["networks"]) >= 2, f"{len(index['networks'])} redis networks")
+
+
+def mktrace(scenario):
+    d = os.path.join(tmpdir("derived-check"), scenario)
+    run([MKTRACE, d, scenario], check_rc=0)
+    return d
+
+
+def test_violations():
+    for scenario in ("rule1", "rule2", "rule3", "rule4", "rule5", "consistent"):
+        trace = mktrace(scenario)
+        p = run([VIGIL, "check", "--json", "--max", "0", trace])
+        lines = [json.loads(x) for x in p.stdout.splitlines()]
+        want = collections.Counter(
+            (v.get("valid_ts", v["ts"]), v["rule"], v["event"], v["message"], v["file"],
+             v["offset"], tuple((e["kind"], e.get("name")) for e in v["entities"]))
+            for v in lines if "rule" in v)
+        got = collections.Counter(
+            (t["at"], t["values"]["rule"], t["values"]["event"], t["values"]["message"],
+             t["values"]["file"], t["values"]["offset"],
+             tuple((t["values"][k], t["values"][e]) for k, e in
+                   (("kind1", "entity1"), ("kind2", "entity2")) if t["values"][k] is not None))
+            for t in query(trace, "range of V is Violation retrieve (V.all)"))
+        check(all(t["values"]["entity2"] is None for t in
+                  query(trace, "range of V is Violation retrieve (V.kind2, V.entity2)")
+                  if t["values"]["kind2"] is None), f"{scenario}: a missing entity is NULL")
+        # an entity without a name prints as kind#id: compare kinds and names only
+        norm = collections.Counter(
+            (k[:6] + (tuple((kind, name if name and "#" not in name else None)
+                            for kind, name in k[6]),), n) for k, n in got.items())
+        want_n = collections.Counter(
+            (k[:6] + (tuple((kind, name) for kind, name in k[6]),), n) for k, n in want.items())
+        check(dict(norm) == dict(want_n),
+              f"{scenario}: Violation {sum(got.values())} tuples, check {sum(want.values())}: "
+              f"{list(norm.items())[:2]} vs {list(want_n.items())[:2]}")
+        check(scenario == "consistent" or want, f"{scenario}: no violation to compare")
+
+
+def test_join_violation_thread():
+    """Two analyses joined (vigil check's and the model's): each violation with the log
+    events of its thread at its instant, which is the violating event itself, so the
+    answer is check --json's (rule, event) pairs."""
+    for scenario in ("rule2", "rule5"):
+        trace = mktrace(scenario)
+        p = run([VIGIL, "check", "--json", "--max", "0", trace])
+        want = collections.Counter((v["rule"], v["event"]) for v in
+                                   map(json.loads, p.stdout.splitlines()) if "rule" in v)
+        got = collections.Counter(
+            (t["values"]["rule"], t["values"]["name"]) for t in query(
+                trace, "range of V is Violation range of L is LogEvent "
+                       "retrieve (V.rule, L.name) where V.thread = L.thread when V equal L"))
+        check(got == want and want, f"{scenario}: Violation x LogEvent: {got} vs {want}")
+
+
+def test_errors():
+    trace = mktrace("consistent")
+    # no network events: the derived net relations are not there, with suggestions
+    p = run([VIGIL, "query", trace, "-e", "range of M is Message retrieve (M.bytes)"])
+    check(p.returncode == 2 and "no relation 'Message'" in p.stderr,
+          f"Message on a trace without vg.net: {p.returncode} {p.stderr}")
+    p = run([VIGIL, "query", trace, "-e", "range of V is Violaton retrieve (V.rule)"])
+    check(p.returncode == 2 and "Violation" in p.stderr, f"suggestion: {p.stderr}")
+
+
+main({"three_tier": test_three_tier, "redis": test_redis, "violations": test_violations,
+      "join_violation_thread": test_join_violation_thread, "errors": test_errors})
