@@ -8,8 +8,11 @@ import glob
 import json
 import os
 import shutil
+import signal
 import socket
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 from vigil_testlib import VIGIL, Failure, check, main, run, tmpdir  # noqa: E402
@@ -196,6 +199,78 @@ def test_join_violation_thread():
         check(got == want and want, f"{scenario}: Violation x LogEvent: {got} vs {want}")
 
 
+def test_deadlock():
+    """tests/check/deadlock_subject.c really deadlocks (killed once both threads wait):
+    Deadlock against vigil check --deadlocks --json, step by step."""
+    trace = os.path.join(tmpdir("derived-dl"), "t")
+    ready = trace + ".ready"
+    p = subprocess.Popen([os.path.join(BIN, "deadlock_subject"), "deadlock", ready],
+                         env=dict(os.environ, VIGIL_OUT=trace), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if p.poll() is None:
+        p.send_signal(signal.SIGKILL)  # it never ends by itself
+    p.wait()
+    check(os.path.exists(ready), "the subject never reported both waits")
+    out = run([VIGIL, "check", "--deadlocks", "--json", trace]).stdout
+    want = collections.Counter()
+    for c in (json.loads(x)["cycle"] for x in out.splitlines() if '"cycle"' in x):
+        for i, st in enumerate(c["steps"]):
+            want[(c["ts"], i + 1, len(c["steps"]), st["thread"]["name"], st["lock"]["name"],
+                  st["since_ts"], int(c["standing"]))] += 1
+    got = collections.Counter(
+        (t["at"], v["step"], v["steps"], v["thread"], v["lock"], v["since"], v["standing"])
+        for t in query(trace, "range of D is Deadlock retrieve (D.all)")
+        for v in [t["values"]])
+    check(got == want and sum(want.values()) == 2, f"Deadlock {got} vs {want}")
+
+
+def test_model():
+    """LogEvent and Transition counted per name and pair equal the model vigil model
+    --from-trace writes; ModelEvent and ModelTransition equal the model vigil model
+    writes of the recording."""
+    trace = record_three_tier(2)
+    d = tmpdir("derived-model")
+    run([VIGIL, "model", "--from-trace", trace, "-o", os.path.join(d, "t.vgm")], check_rc=0)
+    run([VIGIL, "model", trace, "-o", os.path.join(d, "m.vgm")], check_rc=0)
+    for name, rels in (("t.vgm", ("LogEvent", "Transition")),
+                       ("m.vgm", ("ModelEvent", "ModelTransition"))):
+        model = read_model(os.path.join(d, name))
+        if rels[0] == "LogEvent":
+            ev = collections.Counter(t["values"]["name"] for t in
+                                     query(trace, "range of L is LogEvent retrieve (L.all)"))
+            tr = collections.Counter((t["values"]["from_event"], t["values"]["to_event"])
+                                     for t in query(trace,
+                                                    "range of T is Transition retrieve (T.all)"))
+        else:
+            ev = collections.Counter({t["values"]["format"]: t["values"]["count"] for t in
+                                      query(trace, "range of E is ModelEvent retrieve (E.all)")})
+            tr = collections.Counter({(t["values"]["from_format"], t["values"]["to_format"]):
+                                      t["values"]["count"] for t in
+                                      query(trace, "range of T is ModelTransition "
+                                                   "retrieve (T.all)")})
+        check(ev == model[0] and sum(ev.values()) > 0, f"{rels[0]}: {ev} vs {model[0]}")
+        check(tr == model[1], f"{rels[1]}: {tr} vs {model[1]}")
+
+
+def read_model(path):
+    """Event counts by format and transition counts by (format, format) of a model file
+    (docs/model.md: `event <E> <count> <site> <fmt-json>`, `transition <E1> <E2> <count>
+    ...`)."""
+    fmt, events, trans = {}, collections.Counter(), collections.Counter()
+    with open(path) as f:
+        for line in f:
+            w = line.rstrip("\n").split(" ", 4)
+            if w[0] == "event":
+                fmt[w[1]] = json.loads(w[4])
+                events[fmt[w[1]]] += int(w[2])
+            elif w[0] == "transition":
+                trans[(fmt[w[1]], fmt[w[2]])] += int(w[3])
+    return events, trans
+
+
 def test_errors():
     trace = mktrace("consistent")
     # no network events: the derived net relations are not there, with suggestions
@@ -207,4 +282,5 @@ def test_errors():
 
 
 main({"three_tier": test_three_tier, "redis": test_redis, "violations": test_violations,
-      "join_violation_thread": test_join_violation_thread, "errors": test_errors})
+      "join_violation_thread": test_join_violation_thread, "errors": test_errors,
+      "deadlock": test_deadlock, "model": test_model})
