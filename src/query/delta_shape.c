@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "query/delta_internal.h"
+#include "query/relation_derived.h"
 #include "query/relation_internal.h"
 
 struct walk {
@@ -49,6 +50,10 @@ static int var_index(struct walk *w, const char *name)
 	}
 	if (!strcasecmp(rg->relation, "WaitFor")) {
 		refuse(w, "WaitFor is derived when the trace ends");
+		return -1;
+	}
+	if (vgq_derived_source(rg->relation)) { /* Network, Message...: docs/tquel.md */
+		refuse(w, "it ranges over a relation an analysis derives from the whole trace");
 		return -1;
 	}
 	if (w->r->nvars == DELTA_MAX_VARS) {

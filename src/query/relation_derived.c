@@ -146,6 +146,13 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 	const char *exact;
 	const struct vgq_derived_provider *p = provider_of(name, &exact);
 	struct vgq_db_internal *in = db->internal;
+	if (p && !in->trace && db->from_model) {
+		snprintf(err, errsize,
+		         "%s is derived by %s from a whole recorded trace: a live query cannot "
+		         "range over it yet (docs/tquel.md \"Derived relations\")",
+		         exact, p->source);
+		return NULL;
+	}
 	if (!p || !in->trace || (p->applies && !p->applies(in->trace)))
 		return NULL;
 	for (size_t i = 0; i < in->ntried; i++)
@@ -157,8 +164,8 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 	if (!in->whole_trace) {
 		snprintf(err, errsize,
 		         "%s is derived from the whole trace by %s: not available while the trace "
-		         "is read in part (live, sampled or filtered; docs/tquel.md \"Derived "
-		         "relations\")",
+		         "is read in part (vigil watch, a sampled or filtered build; docs/tquel.md "
+		         "\"Derived relations\")",
 		         exact, p->source);
 		return NULL;
 	}

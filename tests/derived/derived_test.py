@@ -279,6 +279,11 @@ def test_errors():
           f"Message on a trace without vg.net: {p.returncode} {p.stderr}")
     p = run([VIGIL, "query", trace, "-e", "range of V is Violaton retrieve (V.rule)"])
     check(p.returncode == 2 and "Violation" in p.stderr, f"suggestion: {p.stderr}")
+    # vigil watch reads the trace in part: derived relations are refused, said so
+    p = run([VIGIL, "watch", "-e", "range of V is Violation retrieve (V.rule)", "--replay",
+             trace])
+    check(p.returncode != 0 and "derived from the whole trace by vigil check" in p.stderr,
+          f"watch over Violation: {p.returncode} {p.stderr}")
 
 
 main({"three_tier": test_three_tier, "redis": test_redis, "violations": test_violations,
