@@ -62,9 +62,14 @@ static void on_lock(void *ctx, const struct vgc_lock_event *e)
 		w->oom = true;
 }
 
-static struct vgq_ref node_ref(struct walk *w, const struct vgc_wf_node *n)
+/* A thread is scoped by its process's first image, as in OSThread; a lock by its image. */
+static struct vgq_ref node_ref(struct walk *w, const struct vgc_wf_node *n, bool thread)
 {
-	return (struct vgq_ref){n->id, (uint32_t)n->gen, n->image,
+	uint32_t image = n->image;
+	if (thread)
+		image = vgq_derived_image_index(
+		    w->c, vgt_image_at(vgq_derived_trace(w->c), n->image), true);
+	return (struct vgq_ref){n->id, (uint32_t)n->gen, image,
 	                        n->name && *n->name ? vgq_derived_intern(w->c, n->name) : NULL};
 }
 
@@ -79,8 +84,8 @@ static void add_deadlocks(struct walk *w, struct vgq_relation *r)
 			r->cols[0].u[t] = k + 1;
 			r->cols[1].u[t] = i + 1;
 			r->cols[2].u[t] = cycles[k].nsteps;
-			r->cols[3].r[t] = node_ref(w, vgc_wf_thread(w->wf, s->thread_index));
-			r->cols[4].r[t] = node_ref(w, vgc_wf_lock(w->wf, s->lock_index));
+			r->cols[3].r[t] = node_ref(w, vgc_wf_thread(w->wf, s->thread_index), true);
+			r->cols[4].r[t] = node_ref(w, vgc_wf_lock(w->wf, s->lock_index), false);
 			r->cols[5].i[t] = s->since_ts;
 			r->cols[6].i[t] = cycles[k].standing;
 		}
@@ -88,18 +93,14 @@ static void add_deadlocks(struct walk *w, struct vgq_relation *r)
 
 static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 {
-	struct walk w = {.c = c, .wf = vgc_wf_new()};
-	if (!w.wf) {
-		snprintf(err, errsize, "out of memory");
-		return -1;
-	}
+	struct walk w = {.c = c};
 	struct vgq_relation *v = w.viol = vgq_derived_new(c, "Violation", VGQ_REL_EVENT);
 	vgq_derived_attr(c, v, "rule", VGQ_INT, NULL);
 	vgq_derived_attr(c, v, "event", VGQ_STRING, NULL);
 	vgq_derived_attr(c, v, "message", VGQ_STRING, NULL);
 	vgq_derived_attr(c, v, "file", VGQ_STRING, NULL);
 	vgq_derived_attr(c, v, "offset", VGQ_UINT, NULL);
-	vgq_derived_attr(c, v, "thread", VGQ_ENTITY, "thread");
+	vgq_derived_attr(c, v, "thread", VGQ_ENTITY, "OSThread");
 	vgq_derived_attr(c, v, "kind1", VGQ_STRING, NULL);
 	vgq_derived_attr(c, v, "entity1", VGQ_ENTITY, NULL);
 	vgq_derived_attr(c, v, "kind2", VGQ_STRING, NULL);
@@ -108,11 +109,17 @@ static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 	vgq_derived_attr(c, d, "cycle", VGQ_UINT, NULL);
 	vgq_derived_attr(c, d, "step", VGQ_UINT, NULL);
 	vgq_derived_attr(c, d, "steps", VGQ_UINT, NULL);
-	vgq_derived_attr(c, d, "thread", VGQ_ENTITY, "thread");
+	vgq_derived_attr(c, d, "thread", VGQ_ENTITY, "OSThread");
 	vgq_derived_attr(c, d, "lock", VGQ_ENTITY, NULL);
 	vgq_derived_attr(c, d, "since", VGQ_INT, NULL);
 	vgq_derived_attr(c, d, "standing", VGQ_INT, NULL);
 
+	if (vgq_derived_schema_only(c))
+		return 0;
+	if (!(w.wf = vgc_wf_new())) {
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
 	struct vgc_sink sink = {.ctx = &w, .violation = on_violation, .lock = on_lock};
 	struct vgc_summary sum;
 	int rc = vgc_check(vgq_derived_trace(c), &sink, &sum, err, errsize);

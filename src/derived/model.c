@@ -74,11 +74,15 @@ static int build_steps(struct vgq_derived_ctx *c, char *err, size_t errsize)
 	                  calloc(vgt_class_count(t) + 1, sizeof *s.site_of)};
 	vgq_derived_attr(c, s.ev, "name", VGQ_STRING, NULL);
 	vgq_derived_attr(c, s.ev, "site", VGQ_STRING, NULL);
-	vgq_derived_attr(c, s.ev, "thread", VGQ_ENTITY, "thread");
+	vgq_derived_attr(c, s.ev, "thread", VGQ_ENTITY, "OSThread");
 	vgq_derived_attr(c, s.tr, "from_event", VGQ_STRING, NULL);
 	vgq_derived_attr(c, s.tr, "to_event", VGQ_STRING, NULL);
 	vgq_derived_attr(c, s.tr, "duration", VGQ_INT, NULL);
-	vgq_derived_attr(c, s.tr, "thread", VGQ_ENTITY, "thread");
+	vgq_derived_attr(c, s.tr, "thread", VGQ_ENTITY, "OSThread");
+	if (vgq_derived_schema_only(c)) {
+		free(s.site_of);
+		return 0;
+	}
 	int rc = s.site_of ? vgm_trace_steps(t, step, &s) : -1;
 	if (rc < 0)
 		snprintf(err, errsize, "out of memory");
@@ -100,6 +104,7 @@ static char *recording_dir(struct vgt_trace *t)
 	return dir;
 }
 
+/* The two relations of model m (NULL: without tuples). */
 static void add_model(struct vgq_derived_ctx *c, const struct vgm_model *m)
 {
 	const struct vgq_database *db = vgq_derived_database(c);
@@ -109,7 +114,7 @@ static void add_model(struct vgq_derived_ctx *c, const struct vgm_model *m)
 	vgq_derived_attr(c, e, "name", VGQ_STRING, NULL);
 	vgq_derived_attr(c, e, "count", VGQ_UINT, NULL);
 	vgq_derived_attr(c, e, "out", VGQ_UINT, NULL);
-	for (size_t i = 0; i < m->nevents; i++) {
+	for (size_t i = 0; m && i < m->nevents; i++) {
 		const struct vgm_event *x = &m->events[i];
 		size_t t = vgq_derived_append(e, db->first, db->last);
 		e->cols[0].s[t] = vgq_derived_intern(c, x->site);
@@ -126,7 +131,7 @@ static void add_model(struct vgq_derived_ctx *c, const struct vgm_model *m)
 	static const char *const doubles[] = {"probability", "mean", "p50", "p90", "p99"};
 	for (size_t i = 0; i < 5; i++)
 		vgq_derived_attr(c, r, doubles[i], VGQ_DOUBLE, NULL);
-	for (size_t i = 0; i < m->ntrans; i++) {
+	for (size_t i = 0; m && i < m->ntrans; i++) {
 		const struct vgm_trans *x = &m->trans[i];
 		const struct vgm_event *from = &m->events[x->from], *to = &m->events[x->to];
 		size_t t = vgq_derived_append(r, db->first, db->last);
@@ -145,6 +150,10 @@ static void add_model(struct vgq_derived_ctx *c, const struct vgm_model *m)
 
 static int build_model(struct vgq_derived_ctx *c, char *err, size_t errsize)
 {
+	if (vgq_derived_schema_only(c)) {
+		add_model(c, NULL); /* the relations, no tuples */
+		return 0;
+	}
 	char *dir = recording_dir(vgq_derived_trace(c));
 	struct vgm_model *m = vgm_model_new();
 	struct vgm_symbolizer *sym = vgm_symbolizer_new();

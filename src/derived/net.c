@@ -62,12 +62,12 @@ static void schema(struct rels *r)
 	for (size_t i = 1; i < sizeof net_uints / sizeof *net_uints; i++)
 		vgq_derived_attr(c, r->net, net_uints[i], VGQ_UINT, NULL);
 	vgq_derived_attr(c, r->net, "response", VGQ_INT, NULL);
-	vgq_derived_attr(c, r->net, "thread", VGQ_ENTITY, "thread");
+	vgq_derived_attr(c, r->net, "thread", VGQ_ENTITY, "OSThread");
 
 	r->msg = vgq_derived_new(c, "Message", VGQ_REL_INTERVAL);
 	vgq_derived_attr(c, r->msg, "network", VGQ_UINT, NULL);
-	vgq_derived_attr(c, r->msg, "sender", VGQ_ENTITY, "thread");
-	vgq_derived_attr(c, r->msg, "receiver", VGQ_ENTITY, "thread");
+	vgq_derived_attr(c, r->msg, "sender", VGQ_ENTITY, "OSThread");
+	vgq_derived_attr(c, r->msg, "receiver", VGQ_ENTITY, "OSThread");
 	static const char *const msg_strings[] = {"send_host", "recv_host", "send_program",
 	                                          "recv_program"};
 	for (size_t i = 0; i < 4; i++)
@@ -82,7 +82,7 @@ static void schema(struct rels *r)
 	struct vgq_relation *both[] = {r->run, r->wait};
 	for (size_t i = 0; i < 2; i++) {
 		vgq_derived_attr(c, both[i], "network", VGQ_UINT, NULL);
-		vgq_derived_attr(c, both[i], "thread", VGQ_ENTITY, "thread");
+		vgq_derived_attr(c, both[i], "thread", VGQ_ENTITY, "OSThread");
 		vgq_derived_attr(c, both[i], "host", VGQ_STRING, NULL);
 		vgq_derived_attr(c, both[i], "program", VGQ_STRING, NULL);
 	}
@@ -174,12 +174,15 @@ static void add_edges(struct rels *r, size_t n, const struct vgn_graph *g, const
 
 static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 {
+	struct rels r = {.c = c};
+	schema(&r);
+	if (vgq_derived_schema_only(c))
+		return 0;
 	struct vgt_trace *t = vgq_derived_trace(c);
 	const char *label = vgt_image_count(t) ? vgt_image_at(t, 0)->path : "trace";
 	struct vgn_session ss = {.open_trace = t};
 	int opened = vgn_session_open(&ss, &label, 1, NULL, NULL, err, errsize);
-	struct rels r = {.c = c, .s = ss.set};
-	schema(&r);
+	r.s = ss.set;
 	if (opened < 0) { /* no vg.net event at all: no network, not an error here */
 		int rc = ss.traces_read && !ss.load.net_events ? 0 : -1;
 		vgn_session_close(&ss);

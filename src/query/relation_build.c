@@ -93,6 +93,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	const struct vgt_stream *synth_stream = NULL;
 	int64_t synth_at = 0;
 	uint64_t read = 0;
+	bool dropped = false; /* derived relations need every event (relation_derived.c) */
 	while ((!o || !o->max_events || read++ < o->max_events) && (ev = vgt_source_next(src))) {
 		/* vg.report.synth: the stream's next event is synthesized, its valid time is
 		 * `at` (docs/consistency.md). */
@@ -107,8 +108,10 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 			ev = &synthesized;
 			synth_stream = NULL;
 		}
-		if (o && o->keep && !o->keep(o->keep_arg, ev))
+		if (o && o->keep && !o->keep(o->keep_arg, ev)) {
+			dropped = true;
 			continue;
+		}
 		if (!db->events++)
 			db->first = db->last = ev->ts;
 		if (ev->ts > db->last)
@@ -118,12 +121,14 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 		vgq_waits_feed(waits, ev);
 	}
 	vgt_source_close(src);
+	if (o && o->max_events && read > o->max_events) /* stopped before the end */
+		dropped = true;
 	vgq_waits_finish(waits, &b);
 	db->damage = vgt_damage_total(t);
 	db->partial = db->damage > 0;
 	vgq_build_finish(&b, db);
 	db->internal->trace = t;
-	db->internal->whole_trace = !o || (!o->keep && !o->max_events);
+	db->internal->whole_trace = !dropped;
 	return db;
 }
 

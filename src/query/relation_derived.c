@@ -21,6 +21,7 @@ struct vgq_derived_try {
 
 struct vgq_derived_ctx {
 	struct vgq_database *db;
+	bool schema_only;
 	struct vgq_relation **made;
 	size_t nmade;
 };
@@ -188,6 +189,39 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 	free(c.made);
 	keep_error(in, p, NULL);
 	return find_built(in, name);
+}
+
+size_t vgq_derived_schemas(struct vgq_database *db, struct vgq_relation ***out)
+{
+	struct vgq_derived_ctx c = {.db = db, .schema_only = true};
+	for (size_t i = 0; i < nproviders; i++) {
+		char err[256];
+		size_t before = c.nmade;
+		if (applies(db, providers[i]) && providers[i]->build(&c, err, sizeof err) < 0)
+			while (c.nmade > before) /* cannot fail without reading: no such provider */
+				vgq_relation_free(c.made[--c.nmade]);
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < c.nmade; i++) {
+		if (vgq_database_find(db, c.made[i]->name))
+			vgq_relation_free(c.made[i]); /* hidden by a primitive relation */
+		else
+			c.made[n++] = c.made[i];
+	}
+	*out = c.made;
+	return n;
+}
+
+void vgq_derived_schemas_free(struct vgq_relation **rels, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		vgq_relation_free(rels[i]);
+	free(rels);
+}
+
+bool vgq_derived_schema_only(const struct vgq_derived_ctx *c)
+{
+	return c->schema_only;
 }
 
 void vgq_derived_free(struct vgq_database *db)

@@ -40,10 +40,19 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 /* The derived relation names this database's trace can have, in registration order,
  * leaving out those a primitive relation's name hides. `*names` is malloc'ed. */
 size_t vgq_derived_names(const struct vgq_database *db, const char ***names);
+/* The derived relations this database's trace can have, without their tuples (kind and
+ * attributes only: each provider's build in schema mode, which reads nothing), in
+ * registration order, leaving out those a primitive relation's name hides. Listings use
+ * it (`vigil relations`); free with vgq_derived_schemas_free. */
+size_t vgq_derived_schemas(struct vgq_database *db, struct vgq_relation ***out);
+void vgq_derived_schemas_free(struct vgq_relation **rels, size_t n);
 /* What the provider of `name` replaces ("vigil net split"), or NULL if not derived. */
 const char *vgq_derived_source(const char *name);
 
 /* ---- for providers ---- */
+/* The build only makes the relations and their attributes, then returns 0: it reads
+ * nothing (vgq_derived_schemas). */
+bool vgq_derived_schema_only(const struct vgq_derived_ctx *c);
 struct vgt_trace *vgq_derived_trace(struct vgq_derived_ctx *c);
 const struct vgq_database *vgq_derived_database(struct vgq_derived_ctx *c);
 /* The database's one copy of s (NULL stays NULL). */

@@ -99,12 +99,17 @@ def test_three_tier():
     trace = record_three_tier(3)
     index, nets = check_networks(trace)
     # listed by vigil relations beside the primitive ones
-    rels = [json.loads(x) for x in
-            run([VIGIL, "relations", "--json", trace], check_rc=0).stdout.splitlines()]
-    derived = {r["name"]: r for r in rels if "derived" in r}
-    check({"Network", "Message", "NetRunning", "NetWaiting", "Violation", "Deadlock"} <=
-          set(derived), f"derived relations listed: {sorted(derived)}")
-    check(derived["Network"]["tuples"] == len(index["networks"]), "listed Network count")
+    names = {"Network", "Message", "NetRunning", "NetWaiting", "Violation", "Deadlock",
+             "LogEvent", "Transition", "ModelEvent", "ModelTransition"}
+    for opts in ([], ["--derived"]):
+        rels = [json.loads(x) for x in run([VIGIL, "relations", "--json", *opts, trace],
+                                           check_rc=0).stdout.splitlines()]
+        derived = {r["name"]: r for r in rels if "derived" in r}
+        check(set(derived) == names, f"derived relations listed {opts}: {sorted(derived)}")
+        want = len(index["networks"]) if opts else None
+        check(derived["Network"]["tuples"] == want and
+              [a["name"] for a in derived["Message"]["attributes"]][:3] ==
+              ["network", "sender", "receiver"], f"listed Network {opts}: {derived['Network']}")
     # a join of two analyses, against the answer computed from the split's files: the
     # messages of each network whose input came from the client program, with the
     # network's response time
@@ -271,6 +276,43 @@ def read_model(path):
     return events, trans
 
 
+def render(vgd, trace, at_ns=None):
+    """The scene at at_ns ns after the trace's first event (the start without one)."""
+    at = "0%" if at_ns is None else "%.6fms" % (at_ns / 1e6)
+    p = run([VIGIL, "display", "render", vgd, trace, "--at", at, "--json"], check_rc=0)
+    return json.loads(p.stdout)
+
+
+def test_display():
+    """examples/three_tier/messages.vgd: at instants inside messages, the pointers drawn
+    between thread icons are the Message tuples valid then (but those whose thread has
+    no icon yet, counted as unplaced)."""
+    trace = record_three_tier(3)
+    vgd = os.path.join(os.environ.get("VIGIL_SRC", "."), "examples", "three_tier",
+                       "messages.vgd")
+    first = render(vgd, trace)["first"]
+    msgs = [(t["from"], t["to"]) for t in
+            query(trace, "range of M is Message retrieve (M.bytes)")]
+    spans = sorted({(a, b) for a, b in msgs if b - a > 2})
+    check(len(spans) >= 10, f"{len(spans)} messages in flight for some time")
+    drawn = 0
+    for a, b in spans[:: max(1, len(spans) // 10)]:
+        at = (a + b) // 2
+        scene = render(vgd, trace, at - first)
+        got = sum(link["count"] for link in scene["links"] if link["relation"] == "Message")
+        want = sum(1 for x, y in msgs if x <= scene["at"] < y)
+        # a message to a thread not begun yet (the front's thread for a connection
+        # accepted before it) has no receiver icon to point at: unplaced
+        drawn += got
+        check(got + scene["unplaced"] == want,
+              f"at {scene['at']}: {got} Message pointers + {scene['unplaced']} unplaced, "
+              f"{want} messages in flight")
+        icons = {i["id"] for i in scene["icons"]}
+        check(all(link["from"] in icons and link["to"] in icons for link in scene["links"]),
+              "every pointer joins two thread icons")
+    check(drawn > 0, "no message pointer drawn at any instant")
+
+
 def test_errors():
     trace = mktrace("consistent")
     # no network events: the derived net relations are not there, with suggestions
@@ -288,4 +330,4 @@ def test_errors():
 
 main({"three_tier": test_three_tier, "redis": test_redis, "violations": test_violations,
       "join_violation_thread": test_join_violation_thread, "errors": test_errors,
-      "deadlock": test_deadlock, "model": test_model})
+      "deadlock": test_deadlock, "model": test_model, "display": test_display})

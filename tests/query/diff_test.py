@@ -127,7 +127,7 @@ def make_db(rows, db=None, relations=None):
                 v = r[a]
                 if t == "ent":
                     vals += [v["name"], "%d.%d.%d" % (v["id"], v["gen"], v["image"]),
-                             entity_display(v, "thread" if a == "thread" else "Owner")]
+                             entity_display(v, "OSThread" if a == "thread" else "Owner")]
                 elif t == "uint":  # sqlite3 binds no integer above 2^63 - 1
                     vals += [None, None] if v is None else [float(v), str(v)]
                 else:
@@ -616,7 +616,7 @@ def py_value(x, env, ctx="value"):
     if k == "attr":
         v = env[x[1]][x[2]]
         if isinstance(v, dict):  # an entity
-            return {"value": entity_display(v, "thread" if x[2] == "thread" else "Owner"),
+            return {"value": entity_display(v, "OSThread" if x[2] == "thread" else "Owner"),
                     "name": v["name"],
                     "id": (v["id"], v["gen"], v["image"])}[ctx]
         return v
