@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/watch_incremental.py BUILD_DIR: what one update of a live query costs at the start
-and at the end of a long run, answered by the update network (src/query/delta*.c) and by
+and at the end of a long run, answered by the update network (src/live/delta*.c) and by
 the re-evaluation it replaces (VIGIL_WATCH_REEVALUATE=1), over the same recording.
 
 One recording of the mailbox example (--seed 5, 8 processes on 3 processors, 3 mailboxes,

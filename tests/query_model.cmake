@@ -1,5 +1,5 @@
-# The relations of a program before it runs (vgq_database_from_model, src/query/
-# relation_model.c) checked against recordings, and the build options (a `keep` filter,
+# The relations of a program before it runs (vgq_database_from_model,
+# src/relations/model.c) checked against recordings, and the build options (a `keep` filter,
 # interval ends without their begin) on a recording of the mailbox example.
 add_executable(query_model_check ${CMAKE_SOURCE_DIR}/tests/query/query_model_check.c)
 target_link_libraries(query_model_check PRIVATE vigil_query)

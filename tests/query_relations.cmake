@@ -1,4 +1,4 @@
-# The relations layer (src/query/relation*): unit tests on traces built byte by byte
+# The relations layer (src/relations): unit tests on traces built byte by byte
 # (tests/unit/reader_tracegen.c), and recordings of the mailbox example checked against
 # the run's ground truth (tests/query/relations_truth.py, through relations_dump).
 add_executable(relations_dump ${CMAKE_SOURCE_DIR}/tests/query/relations_dump.c)
@@ -59,13 +59,13 @@ if(CMOCKA_FOUND)
   add_test(NAME query.tquel.rest COMMAND test_query_tquel_rest)
   set_tests_properties(query.tquel.rest PROPERTIES LABELS "sanitize;query" TIMEOUT 60)
 endif()
-# The update network of vigil watch (src/query/delta*.c) against the engine over a whole
+# The update network of vigil watch (src/live/delta*.c) against the engine over a whole
 # trace built byte by byte, in updates of 1, 7 and all events (tests/query/delta_unit.c).
 if(CMOCKA_FOUND)
   add_executable(test_query_delta ${CMAKE_SOURCE_DIR}/tests/query/delta_unit.c)
   target_include_directories(test_query_delta PRIVATE ${CMAKE_SOURCE_DIR}/src
                              ${CMAKE_SOURCE_DIR}/tests/unit)
-  target_link_libraries(test_query_delta PRIVATE vigil_query reader_tracegen PkgConfig::CMOCKA)
+  target_link_libraries(test_query_delta PRIVATE vigil_live reader_tracegen PkgConfig::CMOCKA)
   add_test(NAME query.delta COMMAND test_query_delta)
   set_tests_properties(query.delta PROPERTIES LABELS "sanitize;query" TIMEOUT 120)
 endif()

@@ -1,11 +1,11 @@
-# The TQuel front end (src/query/tquel_*.c: lexer, parser, printer, errors): cmocka tests
+# The TQuel front end (src/tquel: lexer, parser, printer, errors): cmocka tests
 # of the trees, of the example files (tests/query/tquel_good: canonical print = .golden,
 # and the tree of both the source and the golden = .tree, written by hand, not printed;
 # tests/query/tquel_bad: errors = .err) and of the round trip as a property, and a
 # libFuzzer target (VIGIL_FUZZ=ON, clang). The front end is compiled into each program
-# here, so nothing depends on src/query/CMakeLists.txt.
+# here, so nothing depends on src/tquel/CMakeLists.txt.
 set(TQUEL_TEST_DIR ${CMAKE_CURRENT_LIST_DIR}/query)
-file(GLOB TQUEL_SOURCES ${CMAKE_SOURCE_DIR}/src/query/tquel_*.c)
+file(GLOB TQUEL_SOURCES ${CMAKE_SOURCE_DIR}/src/tquel/*.c)
 list(APPEND TQUEL_SOURCES ${CMAKE_SOURCE_DIR}/src/common/caret.c)
 
 add_library(vigil_tquel_front STATIC ${TQUEL_SOURCES})

@@ -411,7 +411,7 @@ static void teardown(struct vgc *c)
 }
 
 /* The walker: one event at a time, so that a reader that already walks the trace (the
- * relations of src/query) can feed the checker without a second pass. */
+ * relations of src/relations) can feed the checker without a second pass. */
 struct vgc_walk {
 	struct vgc c;
 	struct vgc_summary *sum;

@@ -3,7 +3,7 @@
  * checker's lock events (check.h), it finds each cycle when it forms (a thread begins
  * waiting, or acquires a lock others wait for) and says whether it still stands now (at
  * the end of the trace once every event was fed): a deadlock. It can also keep every
- * edge with the interval during which it held (the WaitFor relation of src/query), and
+ * edge with the interval during which it held (the WaitFor relation of src/relations), and
  * shows its current state (the graph at an instant: feed the events up to it).
  * Memory: the threads and locks of the trace, the cycles found, and the edges if kept. */
 #ifndef VIGIL_CHECK_WAITFOR_H

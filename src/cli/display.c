@@ -14,7 +14,7 @@
 #include "common/out_file.h"
 #include "display/display.h"
 #include "lang/lang.h"
-#include "query/relation.h"
+#include "relations/relation.h"
 #include "trace/source.h"
 
 static void usage(FILE *f)

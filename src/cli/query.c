@@ -13,11 +13,11 @@
 #include "cli/query_store.h"
 #include "cli/statements.h"
 #include "lang/lang.h"
-#include "query/alpha.h"
+#include "live/alpha.h"
 #include "query/engine.h"
 #include "query/output.h"
-#include "query/relation.h"
-#include "query/tquel.h"
+#include "relations/relation.h"
+#include "tquel/tquel.h"
 #include "trace/source.h"
 
 static void query_usage(FILE *f)

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 #include "query/output.h"
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 struct vg_store_query {
 	const char *cmd; /* "query" or "explain", for messages */

@@ -12,8 +12,8 @@
 #include "embedded.h"
 #include "format_opt.h"
 #include "lang/lang.h"
-#include "query/relation.h"
-#include "query/relation_derived.h"
+#include "relations/derived.h"
+#include "relations/relation.h"
 #include "trace/source.h"
 
 static void usage(FILE *f)

@@ -2,7 +2,7 @@
 #ifndef VIGIL_CLI_STATEMENTS_H
 #define VIGIL_CLI_STATEMENTS_H
 
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 /* Reads and parses the statements (text_arg, else the file). NULL after printing the
  * errors (syntax errors with a caret, an unreadable file, no retrieve at all). */

@@ -1,5 +1,5 @@
 /* vigil watch: the query decides which sensors run. The statements are bound against the
- * subject's sensor description, planned into α operators (src/query/alpha.h), and either
+ * subject's sensor description, planned into α operators (src/live/alpha.h), and either
  * run live (watch_live.c) or replayed against a full recording (--replay). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include "cli/watch.h"
 #include "display/display.h"
 #include "lang/lang.h"
-#include "query/relation.h"
+#include "relations/relation.h"
 #include "trace/source.h"
 
 static void usage(FILE *f)

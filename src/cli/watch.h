@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 #include "cli/watch_print.h"
-#include "query/alpha.h"
+#include "live/alpha.h"
 #include "query/engine.h"
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 struct watch_args {
 	const char *text_arg, *file, *sensors_file, *replay, *keep;

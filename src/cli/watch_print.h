@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "query/relation.h"
+#include "relations/relation.h"
 
 enum watch_format { WATCH_TEXT, WATCH_CSV, WATCH_JSON };
 

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "cli/watch.h"
-#include "query/delta.h"
+#include "live/delta.h"
 
 #define DEFAULT_UPDATE_EVENTS 65536
 

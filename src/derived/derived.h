@@ -1,9 +1,9 @@
 /* vigil_derived: the providers of vigil's derived relations (docs/tquel.md "Derived
- * relations"), registered with the relations layer (query/relation_derived.h). */
+ * relations"), registered with the relations layer (relations/derived.h). */
 #ifndef VIGIL_DERIVED_DERIVED_H
 #define VIGIL_DERIVED_DERIVED_H
 
-#include "query/relation_derived.h"
+#include "relations/derived.h"
 
 /* Registers every provider: call once before binding queries (idempotent). */
 void vgd_register_all(void);

@@ -8,8 +8,8 @@
 
 #include "display/colour.h"
 #include "display/internal.h"
-#include "query/relation_derived.h"
 #include "query/suggest.h"
+#include "relations/derived.h"
 
 const struct vgq_relation *vgd_relation(const struct vgd_display *d, const char *name)
 {

@@ -5,7 +5,7 @@
 
 #include "display/ast.h"
 #include "display/display.h"
-#include "query/relation.h"
+#include "relations/relation.h"
 
 struct vgq_session;
 struct tquel_query;

@@ -10,7 +10,7 @@
 #include "common/caret.h"
 #include "display/internal.h"
 #include "query/engine.h"
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 #define MAX_FILE (16u << 20)
 

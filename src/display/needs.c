@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "display/internal.h"
-#include "query/alpha.h"
+#include "live/alpha.h"
 
 static bool derived(const struct vgd_display *d, const struct vgq_relation *r)
 {

@@ -280,7 +280,7 @@ static int by_relation_name(const void *a, const void *b)
  * query finds relations whatever the case: two of these named alike would be one
  * relation in every trace (docs/tquel.md), so the later one is an error here. The
  * runtime's own relations (processes, threads) and the ones a query derives (the clock,
- * the wait-for graph: src/query/relation_clock.c, relation_waits.c) are reserved. */
+ * the wait-for graph: src/relations/clock.c, waits.c) are reserved. */
 static void check_relation_names(struct checker *c, struct ast_decl **sensors, size_t nsensors,
                                  struct ast_decl **entities, size_t nentities)
 {

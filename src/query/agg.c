@@ -18,7 +18,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 static size_t g_nby;
 

@@ -9,11 +9,11 @@
 #include <strings.h>
 
 #include "query/engine_internal.h"
-#include "query/relation_derived.h"
-#include "query/relation_internal.h"
 #include "query/suggest.h"
-#include "query/tquel.h"
-#include "query/tquel_arena.h"
+#include "relations/derived.h"
+#include "relations/internal.h"
+#include "tquel/arena.h"
+#include "tquel/tquel.h"
 
 struct binder {
 	struct vgq_session *s;
@@ -98,8 +98,7 @@ const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const cha
 
 /* The names a relation could have been: the trace's, the results', Clock; and with
  * `derived`, the derived relations' (docs/tquel.md). */
-static void relation_names(struct vgq_session *s, bool with_derived, const char ***names,
-                           size_t *n)
+static void relation_names(struct vgq_session *s, bool with_derived, const char ***names, size_t *n)
 {
 	const char **derived = NULL;
 	size_t nderived = s->db && with_derived ? vgq_derived_names(s->db, &derived) : 0;

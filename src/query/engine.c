@@ -8,8 +8,8 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "query/relation_internal.h"
-#include "query/tquel_arena.h"
+#include "relations/internal.h"
+#include "tquel/arena.h"
 
 struct vgq_session *vgq_session_new(struct vgq_database *db, const struct vgq_options *o)
 {
@@ -35,12 +35,6 @@ void vgq_session_free(struct vgq_session *s)
 	free(s->stats);
 	tquel_arena_free(s->arena);
 	free(s);
-}
-
-void vgq_session_own(struct vgq_session *s, struct vgq_relation *r)
-{
-	s->owned = vgq_xrealloc(s->owned, s->nowned + 1, sizeof *s->owned);
-	s->owned[s->nowned++] = r;
 }
 
 const struct vgq_stat *vgq_session_stats(const struct vgq_session *s, size_t *n)

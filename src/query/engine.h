@@ -1,5 +1,5 @@
-/* The TQuel engine: evaluates parsed statements (query/tquel.h) over the relations of a
- * trace (query/relation.h). Each retrieve is bound (names resolved, types checked),
+/* The TQuel engine: evaluates parsed statements (tquel/tquel.h) over the relations of a
+ * trace (relations/relation.h). Each retrieve is bound (names resolved, types checked),
  * turned into temporal relational algebra, optimized, and evaluated; its result is a
  * relation that later statements can range over. docs/tquel.md defines the semantics,
  * docs/architecture.md the pipeline. */
@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "query/relation.h"
-#include "query/tquel.h"
+#include "relations/relation.h"
+#include "tquel/tquel.h"
 
 struct vgq_options {
 	int64_t tick_ns; /* the base tick of Clock */

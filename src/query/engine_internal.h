@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 #include "query/engine.h"
-#include "query/relation.h"
-#include "query/relation_internal.h" /* vgq_mix */
-#include "query/tquel_ast.h"
+#include "relations/internal.h" /* vgq_mix */
+#include "relations/relation.h"
+#include "tquel/ast.h"
 
 /* ---- values ---- */
 

@@ -7,8 +7,8 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "query/relation_internal.h"
-#include "query/tquel_arena.h"
+#include "relations/internal.h"
+#include "tquel/arena.h"
 
 size_t vgq_row_limit(const struct vgq_session *s, const struct bstmt *b)
 {

@@ -9,7 +9,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 struct aggregate {
 	struct xctx inner; /* the aggregate's own statement */

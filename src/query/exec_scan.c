@@ -9,7 +9,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 struct scan {
 	const struct pnode *sel; /* the pushed-down selection, or NULL */

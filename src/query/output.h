@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "query/relation.h"
+#include "relations/relation.h"
 
 enum vgq_format { VGQ_FORMAT_TABLE, VGQ_FORMAT_CSV, VGQ_FORMAT_JSON };
 

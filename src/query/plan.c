@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "query/engine_internal.h"
-#include "query/tquel_arena.h"
+#include "tquel/arena.h"
 
 struct conds {
 	struct bx **c;

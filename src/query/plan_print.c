@@ -7,7 +7,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 static int bx_prec(enum bx_kind k)
 {

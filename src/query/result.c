@@ -8,7 +8,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "query/relation_internal.h"
+#include "relations/internal.h"
 
 struct rows {
 	size_t n, cap, width; /* width: targets */
@@ -287,4 +287,10 @@ void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_res
 	free(acc->r.e);
 	free(acc->r.vals);
 	free(acc);
+}
+
+void vgq_session_own(struct vgq_session *s, struct vgq_relation *r)
+{
+	s->owned = vgq_xrealloc(s->owned, s->nowned + 1, sizeof *s->owned);
+	s->owned[s->nowned++] = r;
 }

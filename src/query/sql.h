@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "query/relation.h"
-#include "query/tquel.h"
+#include "relations/relation.h"
+#include "tquel/tquel.h"
 
 /* One attribute of a stored relation and the columns holding it (SQL identifiers,
  * unquoted). An entity has its name in `col`, its identity in id_col, gen_col and

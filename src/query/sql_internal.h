@@ -6,7 +6,7 @@
 #include <stdarg.h>
 
 #include "query/sql.h"
-#include "query/tquel_arena.h"
+#include "tquel/arena.h"
 
 #define VGQ_SQL_MAX_VARS 32
 

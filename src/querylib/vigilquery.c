@@ -14,8 +14,8 @@
 #include "cli/event_json.h"
 #include "query/engine.h"
 #include "query/output.h"
-#include "query/relation.h"
-#include "query/tquel.h"
+#include "relations/relation.h"
+#include "tquel/tquel.h"
 #include "trace/source.h"
 #include "vigil/vigil.h"
 

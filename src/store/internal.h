@@ -6,7 +6,7 @@
 #include <libpq-fe.h>
 #include <stdarg.h>
 
-#include "query/relation.h"
+#include "relations/relation.h"
 #include "store/store.h"
 
 /* PostgreSQL truncates longer identifiers (NAMEDATALEN - 1). */

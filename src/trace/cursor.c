@@ -24,7 +24,7 @@ report(struct vgt_cursor *c, enum vgt_damage_kind kind, size_t offset, const cha
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	long idx = damage_add(&c->s->damage, kind, c->s->path, offset, 0, 0, "%s", msg);
+	long idx = vgt_damage_add(&c->s->damage, kind, c->s->path, offset, 0, 0, "%s", msg);
 	sync_pub(c->s);
 	return idx;
 }
@@ -48,7 +48,8 @@ static void header_geometry(const struct metadata *md, size_t *magic_at, size_t 
 	*uuid_at = SIZE_MAX;
 	struct vgt_value values[64];
 	if (md->packet_header.nfields > 64 ||
-	    layout_decode(&md->packet_header, zeros, &pos, sizeof zeros, values, offsets) != DEC_OK)
+	    vgt_layout_decode(&md->packet_header, zeros, &pos, sizeof zeros, values, offsets) !=
+	        DEC_OK)
 		return;
 	if (md->magic >= 0)
 		*magic_at = offsets[md->magic];
@@ -139,12 +140,14 @@ static bool open_packet(struct vgt_cursor *c)
 			c->resync = false;
 			size_t found = off < s->size ? find_packet(c, off) : SIZE_MAX;
 			if (found == SIZE_MAX) {
-				damage_append(&s->damage, c->resync_damage, "; no packet after it");
+				vgt_damage_append(&s->damage, c->resync_damage,
+				                  "; no packet after it");
 				sync_pub(s);
 				stop(c);
 				break;
 			}
-			damage_append(&s->damage, c->resync_damage, "; resumed at byte %zu", found);
+			vgt_damage_append(&s->damage, c->resync_damage, "; resumed at byte %zu",
+			                  found);
 			sync_pub(s);
 			off = found;
 		}
@@ -156,7 +159,7 @@ static bool open_packet(struct vgt_cursor *c)
 		const uint8_t *base = s->data + off;
 		size_t avail = s->size - off, pos = 0;
 		struct vgt_value *hv = c->header_values;
-		if (layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) != DEC_OK) {
+		if (vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) != DEC_OK) {
 			if (zero_tail(s, off))
 				report(c, VGT_DMG_TRAILING_ZEROS, off,
 				       "%zu bytes of zero-filled space after the last packet",
@@ -192,7 +195,7 @@ static bool open_packet(struct vgt_cursor *c)
 		uint64_t sid = md->stream_id >= 0  ? hv[md->stream_id].u
 		               : md->nstreams == 1 ? md->streams[0]->id
 		                                   : 0;
-		const struct stream_class *sc = metadata_stream(md, sid);
+		const struct stream_class *sc = vgt_metadata_stream(md, sid);
 		if (!sc) {
 			long d =
 			    report(c, VGT_DMG_UNKNOWN_STREAM, off,
@@ -201,8 +204,8 @@ static bool open_packet(struct vgt_cursor *c)
 			continue;
 		}
 		struct vgt_value *cv = c->values;
-		if (layout_decode(&sc->packet_context, base, &pos, avail, cv, c->header_offsets) !=
-		    DEC_OK) {
+		if (vgt_layout_decode(&sc->packet_context, base, &pos, avail, cv,
+		                      c->header_offsets) != DEC_OK) {
 			report(c, VGT_DMG_TRUNCATED, off,
 			       "the file ends inside a packet header (%zu bytes left)", avail);
 			stop(c);
@@ -322,7 +325,7 @@ static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at, co
 	c->in_packet = false;
 }
 
-bool cursor_next(struct vgt_cursor *c)
+bool vgt_cursor_advance(struct vgt_cursor *c)
 {
 	struct stream *s = c->s;
 	while (!c->done || c->in_packet) {
@@ -338,13 +341,13 @@ bool cursor_next(struct vgt_cursor *c)
 			continue;
 		}
 		enum decode_status st =
-		    layout_decode(&sc->event_header, base, &pos, end, c->header_values, NULL);
+		    vgt_layout_decode(&sc->event_header, base, &pos, end, c->header_values, NULL);
 		if (st != DEC_OK) {
 			bad_event(c, st, at, "an event header");
 			continue;
 		}
 		uint64_t id = c->header_values[sc->ev_id].u;
-		const struct event_class *ec = stream_class_event(sc, id);
+		const struct event_class *ec = vgt_stream_class_event(sc, id);
 		if (!ec || !ec->usable) {
 			if (ec)
 				report(c, VGT_DMG_UNKNOWN_EVENT, at,
@@ -357,7 +360,7 @@ bool cursor_next(struct vgt_cursor *c)
 			c->in_packet = false;
 			continue;
 		}
-		st = layout_decode(&ec->payload, base, &pos, end, c->values, NULL);
+		st = vgt_layout_decode(&ec->payload, base, &pos, end, c->values, NULL);
 		if (st != DEC_OK) {
 			char what[200];
 			snprintf(what, sizeof what, "event '%s'", ec->pub.name);
@@ -366,7 +369,7 @@ bool cursor_next(struct vgt_cursor *c)
 		}
 		uint64_t raw = c->header_values[sc->ev_ts].u;
 		c->clock = full_clock(c->clock, raw, sc->ts_bits);
-		int64_t ts = image_abs_ns(s->img, c->clock);
+		int64_t ts = vgt_image_abs_ns(s->img, c->clock);
 		if (c->have_ts && ts < c->last_ts)
 			report(c, VGT_DMG_TIME_BACKWARDS, at,
 			       "event '%s' is %" PRId64 " ns older than the one before it",
@@ -391,12 +394,12 @@ bool cursor_next(struct vgt_cursor *c)
 	return false;
 }
 
-void cursor_init(struct vgt_cursor *c, struct stream *s)
+void vgt_cursor_init(struct vgt_cursor *c, struct stream *s)
 {
 	*c = (struct vgt_cursor){.s = s, .md = s->img->md, .resync_damage = -1};
-	damage_clear(&s->damage);
+	vgt_damage_clear(&s->damage);
 	if (s->open_error)
-		damage_add(&s->damage, VGT_DMG_IO, s->path, 0, 0, 0, "%s", s->open_error);
+		vgt_damage_add(&s->damage, VGT_DMG_IO, s->path, 0, 0, 0, "%s", s->open_error);
 	sync_pub(s);
 	s->pub.stats = (struct vgt_stream_stats){0};
 	size_t n = c->md ? c->md->max_fields + 1 : 1;
@@ -408,7 +411,7 @@ void cursor_init(struct vgt_cursor *c, struct stream *s)
 	c->done = !c->md || !s->size;
 }
 
-void cursor_fini(struct vgt_cursor *c)
+void vgt_cursor_fini(struct vgt_cursor *c)
 {
 	free(c->values);
 	free(c->header_values);
@@ -422,19 +425,19 @@ struct vgt_cursor *vgt_cursor_open(struct vgt_trace *t, size_t stream_index)
 	if (stream_index >= t->nstreams)
 		return NULL;
 	struct vgt_cursor *c = vgt__xmalloc(sizeof *c);
-	cursor_init(c, t->streams[stream_index]);
+	vgt_cursor_init(c, t->streams[stream_index]);
 	return c;
 }
 
 const struct vgt_event *vgt_cursor_next(struct vgt_cursor *c)
 {
-	return cursor_next(c) ? &c->ev : NULL;
+	return vgt_cursor_advance(c) ? &c->ev : NULL;
 }
 
 void vgt_cursor_close(struct vgt_cursor *c)
 {
 	if (!c)
 		return;
-	cursor_fini(c);
+	vgt_cursor_fini(c);
 	free(c);
 }

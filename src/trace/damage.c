@@ -7,8 +7,8 @@
 
 #include "internal.h"
 
-long damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *file, uint64_t offset,
-                unsigned line, unsigned col, const char *fmt, ...)
+long vgt_damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *file,
+                    uint64_t offset, unsigned line, unsigned col, const char *fmt, ...)
 {
 	l->total++;
 	if (l->n >= VGT_DAMAGE_KEPT)
@@ -27,7 +27,7 @@ long damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *fi
 	return (long)l->n++;
 }
 
-void damage_append(struct damage_list *l, long idx, const char *fmt, ...)
+void vgt_damage_append(struct damage_list *l, long idx, const char *fmt, ...)
 {
 	if (idx < 0 || (size_t)idx >= l->n)
 		return;
@@ -43,7 +43,7 @@ void damage_append(struct damage_list *l, long idx, const char *fmt, ...)
 	l->items[idx].message = msg;
 }
 
-void damage_clear(struct damage_list *l)
+void vgt_damage_clear(struct damage_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)
 		free((char *)l->items[i].message);

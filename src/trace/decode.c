@@ -31,8 +31,8 @@ static int64_t sign_extend(uint64_t v, unsigned size)
 	return (int64_t)(v << shift) >> shift;
 }
 
-enum decode_status layout_decode(const struct layout *l, const uint8_t *base, size_t *pos,
-                                 size_t end, struct vgt_value *out, size_t *offsets)
+enum decode_status vgt_layout_decode(const struct layout *l, const uint8_t *base, size_t *pos,
+                                     size_t end, struct vgt_value *out, size_t *offsets)
 {
 	size_t p = *pos;
 	for (unsigned i = 0; i < l->nops; i++) {

@@ -62,7 +62,7 @@ static int64_t clamp_i64(__int128 v)
 	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
 }
 
-int64_t image_abs_ns(const struct image *img, uint64_t clock_value)
+int64_t vgt_image_abs_ns(const struct image *img, uint64_t clock_value)
 {
 	__int128 ns = img->ns_num == img->ns_den
 	                  ? (__int128)clock_value
@@ -102,20 +102,20 @@ static void set_clock(struct image *img)
 int vgt_metadata_clock(const char *text, size_t len, int64_t *offset_ns, uint64_t *freq)
 {
 	struct damage_list diag = {0};
-	struct metadata *md = metadata_parse(text, len, "metadata", &diag);
+	struct metadata *md = vgt_metadata_parse(text, len, "metadata", &diag);
 	const struct clock_class *c = md ? events_clock(md) : NULL;
 	if (c) {
 		*offset_ns = clock_offset_ns(c);
 		*freq = c->freq;
 	}
-	metadata_free(md);
-	damage_clear(&diag);
+	vgt_metadata_free(md);
+	vgt_damage_clear(&diag);
 	return c ? 0 : -1;
 }
 
 static int64_t env_int(const struct metadata *md, const char *key, int64_t dflt)
 {
-	const char *s = metadata_env(md, key);
+	const char *s = vgt_metadata_env(md, key);
 	char *end;
 	if (!s)
 		return dflt;
@@ -129,8 +129,8 @@ static void describe(struct image *img)
 	const struct metadata *md = img->md;
 	struct vgt_image *p = &img->pub;
 	p->readable = true;
-	p->hostname = metadata_env(md, "hostname");
-	p->procname = metadata_env(md, "procname");
+	p->hostname = vgt_metadata_env(md, "hostname");
+	p->procname = vgt_metadata_env(md, "procname");
 	p->pid = env_int(md, "vpid", -1);
 	p->ppid = env_int(md, "vigil_ppid", -1);
 	p->process_gen = (uint64_t)env_int(md, "vigil_process_gen", 0);
@@ -138,7 +138,7 @@ static void describe(struct image *img)
 	p->has_uuid = md->has_uuid;
 	memcpy(p->uuid, md->uuid, 16);
 	const struct vgt_event_type **types =
-	    arena_alloc(&img->md->arena, (md->nevents + 1) * sizeof *types);
+	    vgt_arena_alloc(&img->md->arena, (md->nevents + 1) * sizeof *types);
 	for (size_t i = 0; i < md->nevents; i++)
 		types[i] = &md->events[i]->pub;
 	p->types = types;
@@ -168,8 +168,8 @@ static void not_a_stream(struct image *img, const char *name, const char *why)
 {
 	char *path = path_join(img->path, name);
 	img->odd_paths = vgt__xrealloc(img->odd_paths, img->nodd + 1, sizeof *img->odd_paths);
-	img->odd_paths[img->nodd++] = path; /* the damage names it until image_free */
-	damage_add(&img->damage, VGT_DMG_NOT_A_STREAM, path, 0, 0, 0, "%s", why);
+	img->odd_paths[img->nodd++] = path; /* the damage names it until vgt_image_free */
+	vgt_damage_add(&img->damage, VGT_DMG_NOT_A_STREAM, path, 0, 0, 0, "%s", why);
 }
 
 /* Stream files: every other entry but `metadata` and hidden ones, by name. */
@@ -177,8 +177,8 @@ static void list_streams(struct image *img)
 {
 	DIR *d = opendir(img->path);
 	if (!d) {
-		damage_add(&img->damage, VGT_DMG_IO, img->path, 0, 0, 0, "cannot list: %s",
-		           strerror(errno));
+		vgt_damage_add(&img->damage, VGT_DMG_IO, img->path, 0, 0, 0, "cannot list: %s",
+		               strerror(errno));
 		return;
 	}
 	char **names = NULL;
@@ -207,7 +207,7 @@ static void list_streams(struct image *img)
 	img->streams = vgt__xcalloc(n + 1, sizeof *img->streams);
 	for (size_t i = 0; i < n; i++) {
 		char *path = path_join(img->path, names[i]);
-		img->streams[img->pub.nstreams++] = stream_open(img, path, NULL, 0);
+		img->streams[img->pub.nstreams++] = vgt_stream_open(img, path, NULL, 0);
 		free(path);
 		free(names[i]);
 	}
@@ -221,7 +221,7 @@ static void sync_damage(struct image *img)
 	img->pub.ndamage = img->damage.n;
 }
 
-struct image *image_open(const char *dir)
+struct image *vgt_image_open(const char *dir)
 {
 	struct image *img = vgt__xcalloc(1, sizeof *img);
 	img->path = vgt__xstrdup(dir);
@@ -232,11 +232,11 @@ struct image *image_open(const char *dir)
 	char *text = read_file(mpath, MAX_METADATA, &len);
 	img->metadata_path = mpath; /* damage entries point at it */
 	if (!text) {
-		damage_add(&img->damage, VGT_DMG_METADATA, img->path, 0, 0, 0,
-		           "cannot read metadata: %s",
-		           errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
+		vgt_damage_add(&img->damage, VGT_DMG_METADATA, img->path, 0, 0, 0,
+		               "cannot read metadata: %s",
+		               errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
 	} else {
-		img->md = metadata_parse(text, len, mpath, &img->damage);
+		img->md = vgt_metadata_parse(text, len, mpath, &img->damage);
 		free(text);
 	}
 	if (img->md) {
@@ -247,18 +247,18 @@ struct image *image_open(const char *dir)
 	return img;
 }
 
-void image_free(struct image *img)
+void vgt_image_free(struct image *img)
 {
 	if (!img)
 		return;
 	for (size_t i = 0; i < img->pub.nstreams; i++)
-		stream_free(img->streams[i]);
+		vgt_stream_free(img->streams[i]);
 	free(img->streams);
-	damage_clear(&img->damage);
+	vgt_damage_clear(&img->damage);
 	for (size_t i = 0; i < img->nodd; i++)
 		free(img->odd_paths[i]);
 	free(img->odd_paths);
-	metadata_free(img->md);
+	vgt_metadata_free(img->md);
 	free(img->metadata_path);
 	free(img->path);
 	free(img);
@@ -273,7 +273,7 @@ bool vgt_image_same_process(const struct vgt_image *a, const struct vgt_image *b
 const char *vgt_image_env(const struct vgt_image *pub, const char *key)
 {
 	const struct image *img = (const struct image *)pub;
-	return img->md ? metadata_env(img->md, key) : NULL;
+	return img->md ? vgt_metadata_env(img->md, key) : NULL;
 }
 
 const struct vgt_event_type *vgt_image_type(const struct vgt_image *pub, const char *name)
@@ -335,7 +335,8 @@ static void copy_stream(struct stream *s, int fd)
 	s->pub.size = got;
 }
 
-struct stream *stream_open(struct image *img, const char *path, const uint8_t *data, size_t size)
+struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_t *data,
+                               size_t size)
 {
 	struct stream *s = vgt__xcalloc(1, sizeof *s);
 	s->img = img;
@@ -385,7 +386,7 @@ struct stream *stream_open(struct image *img, const char *path, const uint8_t *d
 	return s;
 }
 
-void stream_free(struct stream *s)
+void vgt_stream_free(struct stream *s)
 {
 	if (!s)
 		return;
@@ -393,7 +394,7 @@ void stream_free(struct stream *s)
 		munmap((void *)s->data, s->size);
 	else if (!s->borrowed)
 		free((void *)s->data);
-	damage_clear(&s->damage);
+	vgt_damage_clear(&s->damage);
 	free(s->open_error);
 	free(s->path);
 	free(s);

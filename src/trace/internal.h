@@ -22,16 +22,16 @@ struct arena_chunk;
 struct arena {
 	struct arena_chunk *head;
 };
-void *arena_alloc(struct arena *a, size_t size); /* zeroed */
-char *arena_strndup(struct arena *a, const char *s, size_t n);
-char *arena_strdup(struct arena *a, const char *s);
+void *vgt_arena_alloc(struct arena *a, size_t size); /* zeroed */
+char *vgt_arena_strndup(struct arena *a, const char *s, size_t n);
+char *vgt_arena_strdup(struct arena *a, const char *s);
 /* Grows an array of `*cap` elements of `size` bytes to hold one more. */
-void *arena_grow(struct arena *a, void *array, size_t n, size_t *cap, size_t size);
+void *vgt_arena_grow(struct arena *a, void *array, size_t n, size_t *cap, size_t size);
 /* The same for an array grown only by this function, whose capacity (8, 16, 32, ...) is
  * implied by n: for arrays that keep no capacity of their own. Growing one by hand-made
  * capacities (cap = n) would copy it at every element: memory quadratic in n. */
-void *arena_push(struct arena *a, void *array, size_t n, size_t size);
-void arena_free(struct arena *a);
+void *vgt_arena_push(struct arena *a, void *array, size_t n, size_t size);
+void vgt_arena_free(struct arena *a);
 
 /* ---- damage lists --------------------------------------------------------------- */
 
@@ -42,13 +42,13 @@ struct damage_list {
 };
 
 /* Records a damage; returns its index, or -1 if past VGT_DAMAGE_KEPT (only counted). */
-long damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *file, uint64_t offset,
-                unsigned line, unsigned col, const char *fmt, ...)
+long vgt_damage_add(struct damage_list *l, enum vgt_damage_kind kind, const char *file,
+                    uint64_t offset, unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 /* Appends text to the message of entry `idx` (no-op for -1). */
-void damage_append(struct damage_list *l, long idx, const char *fmt, ...)
+void vgt_damage_append(struct damage_list *l, long idx, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void damage_clear(struct damage_list *l);
+void vgt_damage_clear(struct damage_list *l);
 
 /* ---- decoding of compiled structures --------------------------------------------- */
 
@@ -86,10 +86,10 @@ enum decode_status { DEC_OK, DEC_OVERRUN, DEC_UNTERMINATED };
 /* Decodes `l` at `*pos` (alignment is relative to `base`, the packet start) reading no
  * byte at or after `end`. On success advances `*pos`; on failure sets `*pos` to where
  * the failing field starts. `offsets` (may be NULL) receives each field's offset. */
-enum decode_status layout_decode(const struct layout *l, const uint8_t *base, size_t *pos,
-                                 size_t end, struct vgt_value *out, size_t *offsets);
+enum decode_status vgt_layout_decode(const struct layout *l, const uint8_t *base, size_t *pos,
+                                     size_t end, struct vgt_value *out, size_t *offsets);
 /* Field index by name, or -1. */
-int layout_field(const struct layout *l, const char *name);
+int vgt_layout_field(const struct layout *l, const char *name);
 
 /* ---- metadata model ---------------------------------------------------------------- */
 
@@ -152,17 +152,17 @@ struct metadata {
 /* Parses and checks metadata text. Returns NULL if it is unusable, with the reason in
  * `diag`; problems that leave it usable (a cut end, a rejected declaration) are added
  * to `diag` too. */
-struct metadata *metadata_parse(const char *text, size_t len, const char *path,
-                                struct damage_list *diag);
-void metadata_free(struct metadata *m);
-const char *metadata_env(const struct metadata *m, const char *key);
-struct event_class *stream_class_event(const struct stream_class *sc, uint64_t id);
-struct stream_class *metadata_stream(const struct metadata *m, uint64_t id);
+struct metadata *vgt_metadata_parse(const char *text, size_t len, const char *path,
+                                    struct damage_list *diag);
+void vgt_metadata_free(struct metadata *m);
+const char *vgt_metadata_env(const struct metadata *m, const char *key);
+struct event_class *vgt_stream_class_event(const struct stream_class *sc, uint64_t id);
+struct stream_class *vgt_metadata_stream(const struct metadata *m, uint64_t id);
 
 /* Parses a model.emf.uri into the vigil semantics of an event type. Problems go to
  * `problem` (empty when none). */
-void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri, char *problem,
-                     size_t problem_size);
+void vgt_model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri, char *problem,
+                         size_t problem_size);
 
 /* ---- images, streams, traces ----------------------------------------------------------- */
 
@@ -201,14 +201,15 @@ struct vgt_trace {
 };
 
 /* Opens one image directory (metadata + streams). Never fails: problems are damage. */
-struct image *image_open(const char *dir);
-void image_free(struct image *img);
+struct image *vgt_image_open(const char *dir);
+void vgt_image_free(struct image *img);
 /* Absolute ns of a raw clock value of this image. */
-int64_t image_abs_ns(const struct image *img, uint64_t clock_value);
+int64_t vgt_image_abs_ns(const struct image *img, uint64_t clock_value);
 
 /* Opens a stream file, or a memory buffer when `data` is given (fuzzing, tests). */
-struct stream *stream_open(struct image *img, const char *path, const uint8_t *data, size_t size);
-void stream_free(struct stream *s);
+struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_t *data,
+                               size_t size);
+void vgt_stream_free(struct stream *s);
 
 /* What a cursor knows about the packet it is in (recover reads it). */
 struct packet_info {
@@ -248,9 +249,9 @@ struct vgt_cursor {
 };
 
 /* Initializes a cursor over a stream from its start (resets its stats and damage). */
-void cursor_init(struct vgt_cursor *c, struct stream *s);
-void cursor_fini(struct vgt_cursor *c);
+void vgt_cursor_init(struct vgt_cursor *c, struct stream *s);
+void vgt_cursor_fini(struct vgt_cursor *c);
 /* Fills c->ev with the next event; false at the end of the stream. */
-bool cursor_next(struct vgt_cursor *c);
+bool vgt_cursor_advance(struct vgt_cursor *c);
 
 #endif

@@ -86,7 +86,7 @@ static bool is_byte(const struct ttype *t)
 
 static struct op *add_op(struct compiler *c, enum op_kind kind, unsigned align)
 {
-	c->ops = arena_grow(c->a, c->ops, c->nops, &c->ops_cap, sizeof *c->ops);
+	c->ops = vgt_arena_grow(c->a, c->ops, c->nops, &c->ops_cap, sizeof *c->ops);
 	struct op *op = &c->ops[c->nops++];
 	*op = (struct op){.kind = kind,
 	                  .align = (uint8_t)(align > 128 ? 128 : align),
@@ -97,8 +97,8 @@ static struct op *add_op(struct compiler *c, enum op_kind kind, unsigned align)
 
 static int add_field(struct compiler *c, const char *name, enum vgt_vtype type, unsigned size)
 {
-	c->fields = arena_grow(c->a, c->fields, c->nfields, &c->fields_cap, sizeof *c->fields);
-	c->clocks = arena_grow(c->a, c->clocks, c->nfields, &c->clocks_cap, sizeof *c->clocks);
+	c->fields = vgt_arena_grow(c->a, c->fields, c->nfields, &c->fields_cap, sizeof *c->fields);
+	c->clocks = vgt_arena_grow(c->a, c->clocks, c->nfields, &c->clocks_cap, sizeof *c->clocks);
 	c->fields[c->nfields] =
 	    (struct vgt_field){.name = name, .type = type, .size = size, .base = 10};
 	c->clocks[c->nfields] = NULL;
@@ -110,7 +110,7 @@ static const char *join(struct compiler *c, const char *prefix, const char *name
 	if (!*prefix)
 		return name;
 	size_t n = strlen(prefix) + strlen(name) + 2;
-	char *s = arena_alloc(c->a, n);
+	char *s = vgt_arena_alloc(c->a, n);
 	snprintf(s, n, "%s.%s", prefix, name);
 	return s;
 }
@@ -232,8 +232,8 @@ static int compile(struct compiler *c, const char *prefix, const char *name, con
 	return fail(c, t, "field '%s': unsupported type", full);
 }
 
-int layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian,
-                   struct layout *out, char *err, size_t errsize, unsigned *line, unsigned *col)
+int vgt_layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian,
+                       struct layout *out, char *err, size_t errsize, unsigned *line, unsigned *col)
 {
 	*out = (struct layout){0};
 	if (t->cls != TT_STRUCT) {
@@ -258,7 +258,7 @@ int layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian
 	return 0;
 }
 
-int layout_field(const struct layout *l, const char *name)
+int vgt_layout_field(const struct layout *l, const char *name)
 {
 	for (unsigned i = 0; i < l->nfields; i++)
 		if (!strcmp(l->fields[i].name, name))

@@ -66,7 +66,7 @@ struct arena_chunk {
 
 #define ARENA_CHUNK 16384
 
-void *arena_alloc(struct arena *a, size_t size)
+void *vgt_arena_alloc(struct arena *a, size_t size)
 {
 	size = (size + 15) & ~(size_t)15;
 	struct arena_chunk *c = a->head;
@@ -84,34 +84,34 @@ void *arena_alloc(struct arena *a, size_t size)
 	return p;
 }
 
-char *arena_strndup(struct arena *a, const char *s, size_t n)
+char *vgt_arena_strndup(struct arena *a, const char *s, size_t n)
 {
-	char *p = arena_alloc(a, n + 1);
+	char *p = vgt_arena_alloc(a, n + 1);
 	memcpy(p, s, n);
 	p[n] = 0;
 	return p;
 }
 
-char *arena_strdup(struct arena *a, const char *s)
+char *vgt_arena_strdup(struct arena *a, const char *s)
 {
-	return arena_strndup(a, s, strlen(s));
+	return vgt_arena_strndup(a, s, strlen(s));
 }
 
-void *arena_grow(struct arena *a, void *array, size_t n, size_t *cap, size_t size)
+void *vgt_arena_grow(struct arena *a, void *array, size_t n, size_t *cap, size_t size)
 {
 	if (n < *cap)
 		return array;
 	size_t ncap = *cap ? *cap * 2 : 8;
 	if (ncap > SIZE_MAX / size)
 		vgt__oom();
-	void *p = arena_alloc(a, ncap * size);
+	void *p = vgt_arena_alloc(a, ncap * size);
 	if (n)
 		memcpy(p, array, n * size);
 	*cap = ncap;
 	return p;
 }
 
-void *arena_push(struct arena *a, void *array, size_t n, size_t size)
+void *vgt_arena_push(struct arena *a, void *array, size_t n, size_t size)
 {
 	size_t cap = 8;
 	while (cap < n)
@@ -120,10 +120,10 @@ void *arena_push(struct arena *a, void *array, size_t n, size_t size)
 		cap = 0; /* nothing allocated yet */
 	else if (n < cap)
 		return array;
-	return arena_grow(a, array, n, &cap, size);
+	return vgt_arena_grow(a, array, n, &cap, size);
 }
 
-void arena_free(struct arena *a)
+void vgt_arena_free(struct arena *a)
 {
 	while (a->head) {
 		struct arena_chunk *next = a->head->next;

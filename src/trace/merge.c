@@ -58,8 +58,8 @@ struct vgt_merge *vgt_merge_open(struct vgt_trace *t)
 	m->cursors = vgt__xcalloc(m->n + 1, sizeof *m->cursors);
 	m->heap = vgt__xcalloc(m->n + 1, sizeof *m->heap);
 	for (size_t i = 0; i < m->n; i++) {
-		cursor_init(&m->cursors[i], t->streams[i]);
-		if (cursor_next(&m->cursors[i])) {
+		vgt_cursor_init(&m->cursors[i], t->streams[i]);
+		if (vgt_cursor_advance(&m->cursors[i])) {
 			m->heap[m->nheap] = i;
 			sift_up(m, m->nheap++);
 		}
@@ -85,7 +85,7 @@ const struct vgt_event *vgt_merge_next(struct vgt_merge *m)
 	for (;;) {
 		if (m->top_returned) {
 			m->top_returned = false;
-			if (cursor_next(&m->cursors[m->heap[0]])) {
+			if (vgt_cursor_advance(&m->cursors[m->heap[0]])) {
 				sift_down(m, 0);
 			} else {
 				m->heap[0] = m->heap[--m->nheap];
@@ -106,7 +106,7 @@ void vgt_merge_close(struct vgt_merge *m)
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->n; i++)
-		cursor_fini(&m->cursors[i]);
+		vgt_cursor_fini(&m->cursors[i]);
 	free(m->cursors);
 	free(m->heap);
 	free(m);

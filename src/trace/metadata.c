@@ -126,8 +126,8 @@ static int compile_layout(struct checker *k, const struct tattr *at, struct layo
 	if (at->kind != TV_TYPE)
 		return fatal(k, at->line, at->col, "'%s' must be a type (:=)", at->key);
 	unsigned line = at->line, col = at->col;
-	if (layout_compile(&k->md->arena, at->type, k->md->big_endian, out, k->err, sizeof k->err,
-	                   &line, &col) < 0) {
+	if (vgt_layout_compile(&k->md->arena, at->type, k->md->big_endian, out, k->err,
+	                       sizeof k->err, &line, &col) < 0) {
 		k->line = line;
 		k->col = col;
 		return -1;
@@ -144,10 +144,10 @@ static int check_trace(struct checker *k, const struct tblock *b)
 {
 	struct metadata *md = k->md;
 	int64_t v;
-	const struct tattr *at = tblock_attr(b, "major");
+	const struct tattr *at = vgt_tblock_attr(b, "major");
 	if (at && (!attr_int(at, &v) || v != 1))
 		return fatal(k, at->line, at->col, "CTF major version must be 1");
-	at = tblock_attr(b, "byte_order");
+	at = vgt_tblock_attr(b, "byte_order");
 	const char *bo = attr_text(at);
 	if (!bo)
 		return fatal(k, b->line, b->col, "trace block without byte_order");
@@ -155,20 +155,20 @@ static int check_trace(struct checker *k, const struct tblock *b)
 		md->big_endian = true;
 	else if (strcmp(bo, "le") && strcmp(bo, "little"))
 		return fatal(k, at->line, at->col, "trace byte_order must be le or be");
-	at = tblock_attr(b, "uuid");
+	at = vgt_tblock_attr(b, "uuid");
 	if (at) {
 		if (at->kind != TV_STRING || parse_uuid(at->s, md->uuid) < 0)
 			return fatal(k, at->line, at->col, "malformed uuid");
 		md->has_uuid = true;
 	}
-	at = tblock_attr(b, "packet.header");
+	at = vgt_tblock_attr(b, "packet.header");
 	if (!at)
 		return fatal(k, b->line, b->col, "trace block without packet.header");
 	if (compile_layout(k, at, &md->packet_header) < 0)
 		return -1;
-	md->magic = layout_field(&md->packet_header, "magic");
-	md->uuid_field = layout_field(&md->packet_header, "uuid");
-	md->stream_id = layout_field(&md->packet_header, "stream_id");
+	md->magic = vgt_layout_field(&md->packet_header, "magic");
+	md->uuid_field = vgt_layout_field(&md->packet_header, "uuid");
+	md->stream_id = vgt_layout_field(&md->packet_header, "stream_id");
 	const struct vgt_field *f = md->packet_header.fields;
 	if (md->magic >= 0 && (f[md->magic].type != VGT_UINT || f[md->magic].size != 4))
 		return fatal(k, at->line, at->col, "packet.header magic must be a uint32");
@@ -183,28 +183,28 @@ static int check_trace(struct checker *k, const struct tblock *b)
 static int check_clock(struct checker *k, const struct tblock *b)
 {
 	struct metadata *md = k->md;
-	struct clock_class *c = arena_alloc(&md->arena, sizeof *c);
-	c->name = attr_text(tblock_attr(b, "name"));
+	struct clock_class *c = vgt_arena_alloc(&md->arena, sizeof *c);
+	c->name = attr_text(vgt_tblock_attr(b, "name"));
 	if (!c->name)
 		return fatal(k, b->line, b->col, "clock without a name");
 	c->freq = 1000000000;
 	int64_t v;
-	const struct tattr *at = tblock_attr(b, "freq");
+	const struct tattr *at = vgt_tblock_attr(b, "freq");
 	if (at) {
 		if (!attr_int(at, &v) || v <= 0)
 			return fatal(k, at->line, at->col, "clock freq must be a positive number");
 		c->freq = (uint64_t)v;
 	}
-	if ((at = tblock_attr(b, "offset_s")) && !attr_int(at, &c->offset_s))
+	if ((at = vgt_tblock_attr(b, "offset_s")) && !attr_int(at, &c->offset_s))
 		return fatal(k, at->line, at->col, "clock offset_s must be a number");
-	if ((at = tblock_attr(b, "offset")) && !attr_int(at, &c->offset))
+	if ((at = vgt_tblock_attr(b, "offset")) && !attr_int(at, &c->offset))
 		return fatal(k, at->line, at->col, "clock offset must be a number");
-	if ((at = tblock_attr(b, "uuid"))) {
+	if ((at = vgt_tblock_attr(b, "uuid"))) {
 		if (at->kind != TV_STRING || parse_uuid(at->s, c->uuid) < 0)
 			return fatal(k, at->line, at->col, "malformed clock uuid");
 		c->has_uuid = true;
 	}
-	md->clocks = arena_push(&md->arena, md->clocks, md->nclocks, sizeof *md->clocks);
+	md->clocks = vgt_arena_push(&md->arena, md->clocks, md->nclocks, sizeof *md->clocks);
 	md->clocks[md->nclocks++] = c;
 	return 0;
 }
@@ -223,8 +223,9 @@ static void check_env(struct checker *k, const struct tblock *b)
 		} else if (at->kind == TV_TYPE) {
 			continue;
 		}
-		md->env = arena_push(&md->arena, md->env, md->nenv, sizeof *md->env);
-		md->env[md->nenv++] = (struct env_entry){at->key, arena_strdup(&md->arena, text)};
+		md->env = vgt_arena_push(&md->arena, md->env, md->nenv, sizeof *md->env);
+		md->env[md->nenv++] =
+		    (struct env_entry){at->key, vgt_arena_strdup(&md->arena, text)};
 	}
 }
 
@@ -241,24 +242,24 @@ static const struct clock_class *find_clock(const struct metadata *md, const cha
 static int check_stream(struct checker *k, const struct tblock *b)
 {
 	struct metadata *md = k->md;
-	struct stream_class *sc = arena_alloc(&md->arena, sizeof *sc);
+	struct stream_class *sc = vgt_arena_alloc(&md->arena, sizeof *sc);
 	int64_t id = 0;
-	const struct tattr *at = tblock_attr(b, "id");
+	const struct tattr *at = vgt_tblock_attr(b, "id");
 	if (at && (!attr_int(at, &id) || id < 0))
 		return fatal(k, at->line, at->col, "stream id must be a number");
 	sc->id = (uint64_t)id;
-	if (metadata_stream(md, sc->id))
+	if (vgt_metadata_stream(md, sc->id))
 		return fatal(k, b->line, b->col, "stream %" PRIu64 " declared twice", sc->id);
-	if ((at = tblock_attr(b, "event.context")))
+	if ((at = vgt_tblock_attr(b, "event.context")))
 		return fatal(k, at->line, at->col, "event.context is not supported by vigil");
-	at = tblock_attr(b, "event.header");
+	at = vgt_tblock_attr(b, "event.header");
 	if (!at)
 		return fatal(k, b->line, b->col, "stream without event.header");
 	if (compile_layout(k, at, &sc->event_header) < 0)
 		return -1;
 	const struct layout *eh = &sc->event_header;
-	sc->ev_id = layout_field(eh, "id");
-	sc->ev_ts = layout_field(eh, "timestamp");
+	sc->ev_id = vgt_layout_field(eh, "id");
+	sc->ev_ts = vgt_layout_field(eh, "timestamp");
 	if (sc->ev_id < 0 || eh->fields[sc->ev_id].type != VGT_UINT)
 		return fatal(k, at->line, at->col, "event.header needs an unsigned 'id'");
 	if (sc->ev_ts < 0 || eh->fields[sc->ev_ts].type != VGT_UINT)
@@ -271,7 +272,7 @@ static int check_stream(struct checker *k, const struct tblock *b)
 
 	sc->ts_begin = sc->ts_end = sc->content_size = sc->packet_size = -1;
 	sc->seq_num = sc->discarded = sc->tid = sc->thread_gen = -1;
-	if ((at = tblock_attr(b, "packet.context"))) {
+	if ((at = vgt_tblock_attr(b, "packet.context"))) {
 		if (compile_layout(k, at, &sc->packet_context) < 0)
 			return -1;
 		const struct layout *pc = &sc->packet_context;
@@ -287,14 +288,14 @@ static int check_stream(struct checker *k, const struct tblock *b)
 		             {"tid", &sc->tid},
 		             {"thread_gen", &sc->thread_gen}};
 		for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
-			int f = layout_field(pc, known[i].name);
+			int f = vgt_layout_field(pc, known[i].name);
 			if (f >= 0 && pc->fields[f].type != VGT_UINT)
 				return fatal(k, at->line, at->col,
 				             "packet.context %s must be unsigned", known[i].name);
 			*known[i].slot = f;
 		}
 	}
-	md->streams = arena_push(&md->arena, md->streams, md->nstreams, sizeof *md->streams);
+	md->streams = vgt_arena_push(&md->arena, md->streams, md->nstreams, sizeof *md->streams);
 	md->streams[md->nstreams++] = sc;
 	return 0;
 }
@@ -308,17 +309,17 @@ __attribute__((format(printf, 4, 5))) static void reject(struct checker *k, unsi
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	damage_add(k->diag, VGT_DMG_METADATA_TYPE, k->path, 0, line, col, "%s", msg);
+	vgt_damage_add(k->diag, VGT_DMG_METADATA_TYPE, k->path, 0, line, col, "%s", msg);
 }
 
 static void check_event(struct checker *k, const struct tblock *b, struct event_class ***all,
                         size_t *cap)
 {
 	struct metadata *md = k->md;
-	struct event_class *ec = arena_alloc(&md->arena, sizeof *ec);
+	struct event_class *ec = vgt_arena_alloc(&md->arena, sizeof *ec);
 	struct vgt_event_type *t = &ec->pub;
-	t->name = attr_text(tblock_attr(b, "name"));
-	const struct tattr *at = tblock_attr(b, "id");
+	t->name = attr_text(vgt_tblock_attr(b, "name"));
+	const struct tattr *at = vgt_tblock_attr(b, "id");
 	int64_t id, sid = md->nstreams == 1 ? (int64_t)md->streams[0]->id : 0;
 	if (!t->name) {
 		reject(k, b->line, b->col, "event without a name: ignored");
@@ -328,13 +329,13 @@ static void check_event(struct checker *k, const struct tblock *b, struct event_
 		reject(k, b->line, b->col, "event '%s' without a valid id: ignored", t->name);
 		return;
 	}
-	if ((at = tblock_attr(b, "stream_id")) && (!attr_int(at, &sid) || sid < 0)) {
+	if ((at = vgt_tblock_attr(b, "stream_id")) && (!attr_int(at, &sid) || sid < 0)) {
 		reject(k, at->line, at->col, "event '%s': bad stream_id: ignored", t->name);
 		return;
 	}
 	t->id = (uint64_t)id;
 	t->stream_id = (uint64_t)sid;
-	ec->sc = metadata_stream(md, t->stream_id);
+	ec->sc = vgt_metadata_stream(md, t->stream_id);
 	if (!ec->sc) {
 		reject(k, b->line, b->col, "event '%s': no stream %" PRIu64 ": ignored", t->name,
 		       t->stream_id);
@@ -346,12 +347,12 @@ static void check_event(struct checker *k, const struct tblock *b, struct event_
 		return;
 	}
 	ec->usable = true;
-	if ((at = tblock_attr(b, "context"))) {
+	if ((at = vgt_tblock_attr(b, "context"))) {
 		reject(k, at->line, at->col,
 		       "event '%s': context is not supported: its events are skipped", t->name);
 		ec->usable = false;
 	}
-	if (ec->usable && (at = tblock_attr(b, "fields"))) {
+	if (ec->usable && (at = vgt_tblock_attr(b, "fields"))) {
 		if (compile_layout(k, at, &ec->payload) < 0) {
 			reject(k, k->line, k->col, "event '%s': %s: its events are skipped",
 			       t->name, k->err);
@@ -361,18 +362,18 @@ static void check_event(struct checker *k, const struct tblock *b, struct event_
 	}
 	t->fields = ec->payload.fields;
 	t->nfields = ec->payload.nfields;
-	at = tblock_attr(b, "model.emf.uri");
+	at = vgt_tblock_attr(b, "model.emf.uri");
 	t->model_uri = attr_text(at);
 	char problem[256];
-	model_uri_apply(&md->arena, t, t->model_uri, problem, sizeof problem);
+	vgt_model_uri_apply(&md->arena, t, t->model_uri, problem, sizeof problem);
 	if (*problem)
 		reject(k, at->line, at->col, "event '%s': model.emf.uri: %s", t->name, problem);
 
-	*all = arena_grow(&md->arena, *all, md->nevents, cap, sizeof **all);
+	*all = vgt_arena_grow(&md->arena, *all, md->nevents, cap, sizeof **all);
 	(*all)[md->nevents++] = ec;
 	/* In its stream class; sorted by id once all are in (check). */
 	struct stream_class *sc = ec->sc;
-	sc->sorted = arena_push(&md->arena, sc->sorted, sc->nsorted, sizeof *sc->sorted);
+	sc->sorted = vgt_arena_push(&md->arena, sc->sorted, sc->nsorted, sizeof *sc->sorted);
 	sc->sorted[sc->nsorted++] = ec;
 }
 
@@ -384,7 +385,7 @@ static void index_events(struct metadata *md)
 		if (!sc->nsorted || sc->sorted[sc->nsorted - 1]->pub.id >= 65536)
 			continue;
 		sc->by_id_len = sc->sorted[sc->nsorted - 1]->pub.id + 1;
-		sc->by_id = arena_alloc(&md->arena, sc->by_id_len * sizeof *sc->by_id);
+		sc->by_id = vgt_arena_alloc(&md->arena, sc->by_id_len * sizeof *sc->by_id);
 		for (size_t i = 0; i < sc->nsorted; i++)
 			sc->by_id[sc->sorted[i]->pub.id] = sc->sorted[i];
 	}
@@ -430,52 +431,53 @@ static int check(struct checker *k, const struct tsdl_doc *doc)
 	return 0;
 }
 
-struct metadata *metadata_parse(const char *text, size_t len, const char *path,
-                                struct damage_list *diag)
+struct metadata *vgt_metadata_parse(const char *text, size_t len, const char *path,
+                                    struct damage_list *diag)
 {
 	if (len >= 4 && !memcmp(text, "\x57\x1d\xd1\x75", 4)) {
-		damage_add(diag, VGT_DMG_METADATA, path, 0, 0, 0,
-		           "packetized metadata is not supported (vigil writes plain text)");
+		vgt_damage_add(diag, VGT_DMG_METADATA, path, 0, 0, 0,
+		               "packetized metadata is not supported (vigil writes plain text)");
 		return NULL;
 	}
 	struct metadata *md = vgt__xcalloc(1, sizeof *md);
 	struct tsdl_doc doc;
 	struct tsdl_error err;
-	if (tsdl_parse(&md->arena, text, len, &doc, &err) < 0) {
+	if (vgt_tsdl_parse(&md->arena, text, len, &doc, &err) < 0) {
 		if (!err.at_eof || !doc.nblocks) {
-			damage_add(diag, VGT_DMG_METADATA, path, 0, err.line, err.col, "%s",
-			           err.msg);
-			metadata_free(md);
+			vgt_damage_add(diag, VGT_DMG_METADATA, path, 0, err.line, err.col, "%s",
+			               err.msg);
+			vgt_metadata_free(md);
 			return NULL;
 		}
 		/* A writer killed while appending a declaration: keep what came before. */
 		md->cut = true;
-		damage_add(diag, VGT_DMG_METADATA_CUT, path, 0, err.line, err.col,
-		           "%s: the metadata ends inside a declaration; the declarations before "
-		           "it are used",
-		           err.msg);
+		vgt_damage_add(
+		    diag, VGT_DMG_METADATA_CUT, path, 0, err.line, err.col,
+		    "%s: the metadata ends inside a declaration; the declarations before "
+		    "it are used",
+		    err.msg);
 	}
 	md->complete_len = doc.complete_len;
 	struct checker k = {.md = md, .path = path, .diag = diag};
 	int checked = check(&k, &doc);
 	free(k.ids.slots);
 	if (checked < 0) {
-		damage_add(diag, VGT_DMG_METADATA, path, 0, k.line, k.col, "%s", k.err);
-		metadata_free(md);
+		vgt_damage_add(diag, VGT_DMG_METADATA, path, 0, k.line, k.col, "%s", k.err);
+		vgt_metadata_free(md);
 		return NULL;
 	}
 	return md;
 }
 
-void metadata_free(struct metadata *m)
+void vgt_metadata_free(struct metadata *m)
 {
 	if (!m)
 		return;
-	arena_free(&m->arena);
+	vgt_arena_free(&m->arena);
 	free(m);
 }
 
-const char *metadata_env(const struct metadata *m, const char *key)
+const char *vgt_metadata_env(const struct metadata *m, const char *key)
 {
 	for (size_t i = m->nenv; i-- > 0;)
 		if (!strcmp(m->env[i].key, key))
@@ -483,7 +485,7 @@ const char *metadata_env(const struct metadata *m, const char *key)
 	return NULL;
 }
 
-struct stream_class *metadata_stream(const struct metadata *m, uint64_t id)
+struct stream_class *vgt_metadata_stream(const struct metadata *m, uint64_t id)
 {
 	for (size_t i = 0; i < m->nstreams; i++)
 		if (m->streams[i]->id == id)
@@ -491,7 +493,7 @@ struct stream_class *metadata_stream(const struct metadata *m, uint64_t id)
 	return NULL;
 }
 
-struct event_class *stream_class_event(const struct stream_class *sc, uint64_t id)
+struct event_class *vgt_stream_class_event(const struct stream_class *sc, uint64_t id)
 {
 	if (sc->by_id)
 		return id < sc->by_id_len ? sc->by_id[id] : NULL;

@@ -25,8 +25,8 @@ const char *const vgt_op_names[VGT_OP_COUNT] = {
     "activity", "create",     "load",     "reclaim", "rename", "enter",     "leave", "acquire",
     "release",  "wait_begin", "wait_end", "suspend", "resume", "reference", "move"};
 
-void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri, char *problem,
-                     size_t problem_size)
+void vgt_model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri, char *problem,
+                         size_t problem_size)
 {
 	static const char *const kinds[] = {"event", "begin", "end", "state", "create", "reclaim"};
 	static const char *const flags[] = {"sensor", "performer", "initiator", "target"};
@@ -42,7 +42,7 @@ void model_uri_apply(struct arena *a, struct vgt_event_type *t, const char *uri,
 	if (!uri || strncmp(uri, "vigil:", 6))
 		return;
 	t->vigil = true;
-	char *items = arena_strdup(a, uri + 6);
+	char *items = vgt_arena_strdup(a, uri + 6);
 	for (char *save = NULL, *item = strtok_r(items, ";", &save); item;
 	     item = strtok_r(NULL, ";", &save)) {
 		char *value = strchr(item, '=');

@@ -92,15 +92,15 @@ static const char *disposable_tail(const struct vgt_cursor *c, const uint8_t *ta
 	size_t pos = 0;
 	if (md->packet_header.nfields > 64 || md->max_fields > 64)
 		return NULL;
-	if (layout_decode(&md->packet_header, tail, &pos, n, v, NULL) != DEC_OK)
+	if (vgt_layout_decode(&md->packet_header, tail, &pos, n, v, NULL) != DEC_OK)
 		return "bytes of an unfinished packet header";
 	uint64_t sid = md->stream_id >= 0 ? v[md->stream_id].u : 0;
-	const struct stream_class *sc = metadata_stream(md, sid);
+	const struct stream_class *sc = vgt_metadata_stream(md, sid);
 	if (!sc && md->nstreams == 1)
 		sc = md->streams[0];
 	if (!sc)
 		return NULL;
-	if (layout_decode(&sc->packet_context, tail, &pos, n, v, NULL) != DEC_OK)
+	if (vgt_layout_decode(&sc->packet_context, tail, &pos, n, v, NULL) != DEC_OK)
 		return "bytes of an unfinished packet header";
 	if (sc->content_size >= 0 && v[sc->content_size].u <= (uint64_t)pos * 8)
 		return "bytes of a packet without events";
@@ -117,8 +117,8 @@ static bool tail_damage(enum vgt_damage_kind k)
 static void plan_stream(struct plan *p, struct stream *s)
 {
 	struct vgt_cursor c;
-	cursor_init(&c, s);
-	while (cursor_next(&c))
+	vgt_cursor_init(&c, s);
+	while (vgt_cursor_advance(&c))
 		;
 	const struct packet_info *pk = &c.pkt;
 	size_t valid_end = 0;
@@ -199,7 +199,7 @@ static void plan_stream(struct plan *p, struct stream *s)
 		    "('vigil dump' lists them)",
 		    s->path, inner, inner == 1 ? "" : "s");
 	p->res->unrepaired += (unsigned)(left + inner);
-	cursor_fini(&c);
+	vgt_cursor_fini(&c);
 }
 
 static void plan_image(struct plan *p, struct image *img)

@@ -166,7 +166,7 @@ struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, s
 	struct vgt_trace *t = vgt__xcalloc(1, sizeof *t);
 	t->images = vgt__xcalloc(f.n, sizeof *t->images);
 	for (size_t i = 0; i < f.n; i++) {
-		struct image *img = image_open(f.dirs[i]);
+		struct image *img = vgt_image_open(f.dirs[i]);
 		t->images[t->nimages++] = img;
 		t->nstreams += img->pub.nstreams;
 	}
@@ -189,7 +189,7 @@ void vgt_close(struct vgt_trace *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->nimages; i++)
-		image_free(t->images[i]);
+		vgt_image_free(t->images[i]);
 	free(t->images);
 	free(t->streams);
 	free(t->classes);

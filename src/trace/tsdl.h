@@ -30,9 +30,9 @@ struct tsdl_error {
 	char msg[256];
 };
 
-void lexer_init(struct lexer *lx, struct arena *a, const char *src, size_t len);
+void vgt_lexer_init(struct lexer *lx, struct arena *a, const char *src, size_t len);
 /* Next token; -1 with `err` filled on a lexical error. */
-int lexer_next(struct lexer *lx, struct tok *t, struct tsdl_error *err);
+int vgt_lexer_next(struct lexer *lx, struct tok *t, struct tsdl_error *err);
 
 /* ---- declarations ------------------------------------------------------------------ */
 
@@ -92,14 +92,15 @@ struct tsdl_doc {
 
 /* Parses `text` into `doc`. Returns 0, or -1 with `err` set; when err->at_eof the text
  * was cut inside a declaration and `doc` holds every declaration before it. */
-int tsdl_parse(struct arena *a, const char *text, size_t len, struct tsdl_doc *doc,
-               struct tsdl_error *err);
+int vgt_tsdl_parse(struct arena *a, const char *text, size_t len, struct tsdl_doc *doc,
+                   struct tsdl_error *err);
 
 /* Compiles a struct type into a layout; -1 with a message and position on error. */
-int layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian,
-                   struct layout *out, char *err, size_t errsize, unsigned *line, unsigned *col);
+int vgt_layout_compile(struct arena *a, const struct ttype *t, bool trace_big_endian,
+                       struct layout *out, char *err, size_t errsize, unsigned *line,
+                       unsigned *col);
 
 /* Attribute `key` of a block, or NULL. */
-const struct tattr *tblock_attr(const struct tblock *b, const char *key);
+const struct tattr *vgt_tblock_attr(const struct tblock *b, const char *key);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "tsdl.h"
 
-void lexer_init(struct lexer *lx, struct arena *a, const char *src, size_t len)
+void vgt_lexer_init(struct lexer *lx, struct arena *a, const char *src, size_t len)
 {
 	*lx = (struct lexer){.arena = a, .src = src, .len = len, .line = 1, .col = 1};
 }
@@ -118,7 +118,7 @@ static int lex_string(struct lexer *lx, struct tok *t, struct tsdl_error *err)
 	size_t cap = 0;
 	while (start + cap < lx->len && lx->src[start + cap] != '\n' && lx->src[start + cap] != '"')
 		cap += lx->src[start + cap] == '\\' ? 2 : 1;
-	char *out = arena_alloc(lx->arena, cap + 2);
+	char *out = vgt_arena_alloc(lx->arena, cap + 2);
 	size_t n = 0;
 	for (;;) {
 		int c = peek(lx, 0);
@@ -195,7 +195,7 @@ static int lex_string(struct lexer *lx, struct tok *t, struct tsdl_error *err)
 	return 0;
 }
 
-int lexer_next(struct lexer *lx, struct tok *t, struct tsdl_error *err)
+int vgt_lexer_next(struct lexer *lx, struct tok *t, struct tsdl_error *err)
 {
 	if (skip_space(lx, err) < 0)
 		return -1;
@@ -209,7 +209,7 @@ int lexer_next(struct lexer *lx, struct tok *t, struct tsdl_error *err)
 		while ((c = peek(lx, 0)) >= 0 && (isalnum(c) || c == '_'))
 			advance(lx);
 		t->kind = TOK_IDENT;
-		t->text = arena_strndup(lx->arena, lx->src + start, lx->pos - start);
+		t->text = vgt_arena_strndup(lx->arena, lx->src + start, lx->pos - start);
 	} else if (isdigit(c)) {
 		rc = lex_number(lx, t, err);
 	} else if (c == '"') {
@@ -231,7 +231,7 @@ int lexer_next(struct lexer *lx, struct tok *t, struct tsdl_error *err)
 			return fail(err, t->line, t->col, false, "unexpected %s",
 			            char_name(c, name, sizeof name));
 		}
-		t->text = arena_strndup(lx->arena, lx->src + lx->pos, 1);
+		t->text = vgt_arena_strndup(lx->arena, lx->src + lx->pos, 1);
 		advance(lx);
 	}
 done:

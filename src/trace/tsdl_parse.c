@@ -2,7 +2,7 @@
  * integer, floating_point, string, struct (named or not), arrays and sequences, and the
  * trace/env/clock/stream/event blocks. Enumerations and variants are refused.
  *
- * The first error stops the parse (longjmp back to tsdl_parse). Declarations are added
+ * The first error stops the parse (longjmp back to vgt_tsdl_parse). Declarations are added
  * to the document only when complete, so a text cut short still yields every
  * declaration before the cut. */
 #include <setjmp.h>
@@ -73,7 +73,7 @@ _Noreturn static void expected(struct parser *p, const char *what)
 static void next(struct parser *p)
 {
 	p->prev_end = p->cur.end;
-	if (lexer_next(&p->lx, &p->cur, p->err) < 0)
+	if (vgt_lexer_next(&p->lx, &p->cur, p->err) < 0)
 		longjmp(p->fail, 1);
 }
 
@@ -116,19 +116,21 @@ static struct ttype *lookup(const struct named_type *v, size_t n, const char *na
 
 static void define_alias(struct parser *p, const char *name, struct ttype *t)
 {
-	p->aliases = arena_grow(p->a, p->aliases, p->naliases, &p->aliases_cap, sizeof *p->aliases);
+	p->aliases =
+	    vgt_arena_grow(p->a, p->aliases, p->naliases, &p->aliases_cap, sizeof *p->aliases);
 	p->aliases[p->naliases++] = (struct named_type){name, t};
 }
 
 static void define_struct(struct parser *p, const char *name, struct ttype *t)
 {
-	p->structs = arena_grow(p->a, p->structs, p->nstructs, &p->structs_cap, sizeof *p->structs);
+	p->structs =
+	    vgt_arena_grow(p->a, p->structs, p->nstructs, &p->structs_cap, sizeof *p->structs);
 	p->structs[p->nstructs++] = (struct named_type){name, t};
 }
 
 static struct ttype *new_type(struct parser *p, enum ttype_class cls, const struct tok *at)
 {
-	struct ttype *t = arena_alloc(p->a, sizeof *t);
+	struct ttype *t = vgt_arena_alloc(p->a, sizeof *t);
 	t->cls = cls;
 	t->line = at->line;
 	t->col = at->col;
@@ -144,7 +146,7 @@ static const char *parse_key(struct parser *p)
 		next(p);
 		const char *part = expect_ident(p, "a name after '.'");
 		size_t n = strlen(key) + strlen(part) + 2;
-		char *k = arena_alloc(p->a, n);
+		char *k = vgt_arena_alloc(p->a, n);
 		snprintf(k, n, "%s.%s", key, part);
 		key = k;
 	}
@@ -201,7 +203,7 @@ static void parse_attrs(struct parser *p, struct tattr **out, size_t *n, bool al
 			parse_value(p, &at);
 		}
 		expect_punct(p, ";");
-		*out = arena_grow(p->a, *out, *n, &cap, sizeof **out);
+		*out = vgt_arena_grow(p->a, *out, *n, &cap, sizeof **out);
 		(*out)[(*n)++] = at;
 	}
 	next(p);
@@ -298,7 +300,7 @@ static struct ttype *parse_basic(struct parser *p, enum ttype_class cls)
 			if (len < 13 || strncmp(at->s, "clock.", 6) ||
 			    strcmp(at->s + len - 6, ".value"))
 				error_at(p, &where, "map must be clock.NAME.value");
-			t->map = arena_strndup(p->a, at->s + 6, len - 12);
+			t->map = vgt_arena_strndup(p->a, at->s + 6, len - 12);
 		} else if (!strcmp(k, "exp_dig") && cls == TT_FLOAT) {
 			t->exp_dig = attr_uint(p, at, &where, 64);
 		} else if (!strcmp(k, "mant_dig") && cls == TT_FLOAT) {
@@ -453,7 +455,7 @@ static void parse_field(struct parser *p, struct ttype *st, size_t *cap)
 	for (size_t i = 0; i < st->nfields; i++)
 		if (!strcmp(st->fields[i].name, name))
 			error_at(p, &start, "duplicate field '%s'", name);
-	st->fields = arena_grow(p->a, st->fields, st->nfields, cap, sizeof *st->fields);
+	st->fields = vgt_arena_grow(p->a, st->fields, st->nfields, cap, sizeof *st->fields);
 	st->fields[st->nfields++] = (struct tfield){name, t, start.line, start.col};
 }
 
@@ -475,7 +477,7 @@ static void parse_typealias(struct parser *p)
 		next(p);
 	}
 	expect_punct(p, ";");
-	define_alias(p, arena_strdup(p->a, name), t);
+	define_alias(p, vgt_arena_strdup(p->a, name), t);
 }
 
 /* typedef TYPE NAME ; */
@@ -491,7 +493,8 @@ static void parse_typedef(struct parser *p)
 
 static void add_block(struct parser *p, struct tsdl_doc *doc, const struct tblock *b)
 {
-	doc->blocks = arena_grow(p->a, doc->blocks, doc->nblocks, &doc->cap, sizeof *doc->blocks);
+	doc->blocks =
+	    vgt_arena_grow(p->a, doc->blocks, doc->nblocks, &doc->cap, sizeof *doc->blocks);
 	doc->blocks[doc->nblocks++] = *b;
 }
 
@@ -528,13 +531,13 @@ static void parse_top(struct parser *p, struct tsdl_doc *doc)
 	}
 }
 
-int tsdl_parse(struct arena *a, const char *text, size_t len, struct tsdl_doc *doc,
-               struct tsdl_error *err)
+int vgt_tsdl_parse(struct arena *a, const char *text, size_t len, struct tsdl_doc *doc,
+                   struct tsdl_error *err)
 {
-	struct parser *p = arena_alloc(a, sizeof *p);
+	struct parser *p = vgt_arena_alloc(a, sizeof *p);
 	p->a = a;
 	p->err = err;
-	lexer_init(&p->lx, a, text, len);
+	vgt_lexer_init(&p->lx, a, text, len);
 	*doc = (struct tsdl_doc){0};
 	*err = (struct tsdl_error){0};
 	if (setjmp(p->fail))
@@ -544,7 +547,7 @@ int tsdl_parse(struct arena *a, const char *text, size_t len, struct tsdl_doc *d
 	return 0;
 }
 
-const struct tattr *tblock_attr(const struct tblock *b, const char *key)
+const struct tattr *vgt_tblock_attr(const struct tblock *b, const char *key)
 {
 	const struct tattr *found = NULL;
 	for (size_t i = 0; i < b->nattrs; i++)

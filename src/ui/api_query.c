@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "query/output.h"
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 #include "ui/ui.h"
 
 json_t *vgu_errors_from_text(const char *text)

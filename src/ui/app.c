@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 #include "trace/source.h"
 #include "ui/ui.h"
 

@@ -1,6 +1,6 @@
 /* vigil ui: a local web application over the engine the CLI uses (docs/ui.md).
  *
- *   app.c       the trace, its relations (query/relation.h) and the timeline, opened once
+ *   app.c       the trace, its relations (relations/relation.h) and the timeline, opened once
  *   timeline.c  rows (threads of processes, keys of interval/state/entity relations) and
  *               their level-of-detail answers: single items, or per-pixel buckets
  *   api.c       the JSON API routes (/api/...): relations, rows, events, one event, tuple
@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "query/engine.h"
-#include "query/relation.h"
+#include "relations/relation.h"
 #include "trace/trace.h"
 
 struct vgd_display;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "display/display.h"
-#include "query/relation.h"
+#include "relations/relation.h"
 #include "trace/trace.h"
 
 #define THREADS 4

@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = malloc(size ? size : 1);
 	memcpy(text, data, size);
 	struct damage_list diag = {0};
-	struct metadata *md = metadata_parse(text, size, "fuzz", &diag);
+	struct metadata *md = vgt_metadata_parse(text, size, "fuzz", &diag);
 	if (!md && !diag.n)
 		abort(); /* an unusable metadata always says why */
 	if (md && md->complete_len > size)
@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < diag.n; i++)
 		if (!diag.items[i].message || !*diag.items[i].message)
 			abort();
-	metadata_free(md);
-	damage_clear(&diag);
+	vgt_metadata_free(md);
+	vgt_damage_clear(&diag);
 	free(text);
 	return 0;
 }

@@ -11,9 +11,9 @@
 
 #include "query/engine.h"
 #include "query/output.h"
-#include "query/relation.h"
-#include "query/tquel.h"
 #include "reader_tracegen.h"
+#include "relations/relation.h"
+#include "tquel/tquel.h"
 
 #define MS 1000000ull /* trace times are ns */
 

@@ -161,7 +161,7 @@ static struct image *load(const char *text)
 {
 	struct image *img = calloc(1, sizeof *img);
 	img->path = strdup("fuzz");
-	img->md = metadata_parse(text, strlen(text), "fuzz/metadata", &img->damage);
+	img->md = vgt_metadata_parse(text, strlen(text), "fuzz/metadata", &img->damage);
 	if (!img->md)
 		abort(); /* the embedded metadata must parse */
 	img->ns_num = img->ns_den = 1;
@@ -181,11 +181,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* A copy of exactly the input: reads past it are caught by the sanitizer. */
 	uint8_t *copy = malloc(size - 1 ? size - 1 : 1);
 	memcpy(copy, data + 1, size - 1);
-	struct stream *s = stream_open(img, "fuzz/stream", copy, size - 1);
+	struct stream *s = vgt_stream_open(img, "fuzz/stream", copy, size - 1);
 	struct vgt_cursor c;
-	cursor_init(&c, s);
+	vgt_cursor_init(&c, s);
 	uint64_t events = 0;
-	while (cursor_next(&c)) {
+	while (vgt_cursor_advance(&c)) {
 		const struct vgt_event *ev = &c.ev;
 		for (unsigned i = 0; i < ev->type->nfields; i++) {
 			const struct vgt_value *v = &ev->values[i];
@@ -199,8 +199,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (events != s->pub.stats.events)
 		abort();
-	cursor_fini(&c);
-	stream_free(s);
+	vgt_cursor_fini(&c);
+	vgt_stream_free(s);
 	free(copy);
 	return 0;
 }

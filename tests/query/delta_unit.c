@@ -1,4 +1,4 @@
-/* The update network (src/query/delta.h) against the engine on a whole trace: a trace
+/* The update network (src/live/delta.h) against the engine on a whole trace: a trace
  * built byte by byte (tests/unit/reader_tracegen.h) with 400 jobs (intervals, two
  * threads, so the merge interleaves two streams) and 400 marks (events), each with a
  * group of four; queries of every shape the network takes are answered by vgq_run over
@@ -17,10 +17,10 @@
 
 #include <cmocka.h>
 
-#include "query/delta.h"
+#include "live/delta.h"
 #include "query/engine.h"
-#include "query/relation.h"
-#include "query/tquel.h"
+#include "relations/relation.h"
+#include "tquel/tquel.h"
 #include "reader_tracegen.h"
 
 #define JOBS 400

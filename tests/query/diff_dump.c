@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "query/relation.h"
+#include "relations/relation.h"
 #ifdef VIGIL_HAVE_DERIVED
 #include "derived/derived.h"
 #endif

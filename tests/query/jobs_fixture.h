@@ -20,9 +20,9 @@
 
 #include "query/engine.h"
 #include "query/output.h"
-#include "query/relation.h"
-#include "query/tquel.h"
 #include "reader_tracegen.h"
+#include "relations/relation.h"
+#include "tquel/tquel.h"
 
 #define BASE 1700000000000000000ll /* the generator's clock offset, in ns */
 

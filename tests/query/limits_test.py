@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Queries at the parser's bounds (TQUEL_MAX_HEIGHT, src/query/tquel.h): chains of
+"""Queries at the parser's bounds (TQUEL_MAX_HEIGHT, src/tquel/tquel.h): chains of
 'or', 'and', '+' and temporal 'or' far longer than the bound are one error line with
 file:line:col and a caret at the term that went over, exit 2, never a crash; chains just
 under it are answered, and answered right (the same tuples as the one-term query).

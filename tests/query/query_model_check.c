@@ -15,7 +15,7 @@
 
 #include "lang/lang.h"
 #include "query/engine.h"
-#include "query/relation.h"
+#include "relations/relation.h"
 
 static int failures;
 

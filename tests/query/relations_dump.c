@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "query/relation.h"
+#include "relations/relation.h"
 
 static json_t *value(const struct vgq_relation *r, size_t a, size_t t)
 {

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "query/relation.h"
-#include "query/relation_internal.h"
+#include "relations/internal.h"
+#include "relations/relation.h"
 
 static const char *trace_path;
 

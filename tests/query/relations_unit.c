@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "query/relation.h"
 #include "reader_tracegen.h"
+#include "relations/relation.h"
 
 #define BASE 1700000000000000000ll /* the generator's clock offset, in ns */
 #define W_BEGIN 10

@@ -30,9 +30,9 @@
 #include "jobs_fixture.h"
 #include "query/engine.h"
 #include "query/engine_internal.h"
-#include "query/relation.h"
-#include "query/tquel.h"
 #include "reader_tracegen.h"
+#include "relations/relation.h"
+#include "tquel/tquel.h"
 
 /* ---- 1. the evaluator ---- */
 

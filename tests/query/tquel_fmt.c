@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 static char *slurp(const char *path, size_t *len)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 static struct tquel_query *parse_ok(const char *text)
 {

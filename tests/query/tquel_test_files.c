@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "query/tquel.h"
+#include "tquel/tquel.h"
 
 static char *slurp(const char *dir, const char *name, const char *ext, size_t *len)
 {

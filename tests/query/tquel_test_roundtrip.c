@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "query/tquel.h"
-#include "query/tquel_arena.h"
+#include "tquel/arena.h"
+#include "tquel/tquel.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 

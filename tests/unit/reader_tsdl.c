@@ -38,7 +38,7 @@ struct parsed {
 static void parse_text(struct parsed *p, const char *text)
 {
 	memset(p, 0, sizeof *p);
-	p->md = metadata_parse(text, strlen(text), "m", &p->diag);
+	p->md = vgt_metadata_parse(text, strlen(text), "m", &p->diag);
 }
 
 /* header + more */
@@ -52,8 +52,8 @@ static void parse_with_header(struct parsed *p, const char *more)
 
 static void release(struct parsed *p)
 {
-	metadata_free(p->md);
-	damage_clear(&p->diag);
+	vgt_metadata_free(p->md);
+	vgt_damage_clear(&p->diag);
 }
 
 static char *first_diag(const struct parsed *p)
@@ -81,15 +81,15 @@ static void test_runtime_style_metadata(void **state)
 	fclose(f);
 	struct parsed p;
 	memset(&p, 0, sizeof p);
-	p.md = metadata_parse(text, n, path, &p.diag);
+	p.md = vgt_metadata_parse(text, n, path, &p.diag);
 	assert_non_null(p.md);
 	assert_int_equal(p.diag.total, 0);
 	assert_false(p.md->big_endian);
 	assert_true(p.md->has_uuid);
 	assert_int_equal(p.md->uuid[0], 0x6e);
-	assert_string_equal(metadata_env(p.md, "hostname"), "box");
-	assert_string_equal(metadata_env(p.md, "vpid"), "1234");
-	assert_string_equal(metadata_env(p.md, "procname"), "app");
+	assert_string_equal(vgt_metadata_env(p.md, "hostname"), "box");
+	assert_string_equal(vgt_metadata_env(p.md, "vpid"), "1234");
+	assert_string_equal(vgt_metadata_env(p.md, "procname"), "app");
 	assert_int_equal(p.md->nclocks, 1);
 	assert_int_equal(p.md->clocks[0]->offset_s, 5);
 	assert_int_equal(p.md->clocks[0]->offset, 7);
@@ -100,7 +100,7 @@ static void test_runtime_style_metadata(void **state)
 	assert_true(sc->packet_size >= 0 && sc->content_size >= 0 && sc->tid >= 0 &&
 	            sc->thread_gen >= 0 && sc->discarded >= 0 && sc->seq_num >= 0);
 
-	const struct event_class *ec = stream_class_event(sc, TG_ALL_TYPES);
+	const struct event_class *ec = vgt_stream_class_event(sc, TG_ALL_TYPES);
 	assert_non_null(ec);
 	assert_true(ec->usable);
 	const struct vgt_event_type *t = &ec->pub;
@@ -125,11 +125,11 @@ static void test_runtime_style_metadata(void **state)
 	assert_int_equal(t->performer, -1);
 	assert_string_equal(t->relation, "all_types");
 
-	const struct event_class *create = stream_class_event(sc, TG_ENTITY_CREATE);
+	const struct event_class *create = vgt_stream_class_event(sc, TG_ENTITY_CREATE);
 	assert_int_equal(create->pub.kind, VGT_KIND_CREATE);
-	assert_true(stream_class_event(sc, TG_EMPTY)->pub.sampled);
-	assert_int_equal(stream_class_event(sc, TG_EMPTY)->pub.nfields, 0);
-	assert_null(stream_class_event(sc, 999));
+	assert_true(vgt_stream_class_event(sc, TG_EMPTY)->pub.sampled);
+	assert_int_equal(vgt_stream_class_event(sc, TG_EMPTY)->pub.nfields, 0);
+	assert_null(vgt_stream_class_event(sc, 999));
 	release(&p);
 	free(text);
 	free(path);
@@ -231,10 +231,10 @@ static void test_bad_event_declaration_spares_others(void **state)
 	    "\tfields := struct { uint32_t a; }; };\n");
 	assert_non_null(p.md);
 	const struct stream_class *sc = p.md->streams[0];
-	assert_true(stream_class_event(sc, 1)->usable);
-	assert_string_equal(stream_class_event(sc, 1)->pub.name, "good");
-	assert_false(stream_class_event(sc, 2)->usable);
-	assert_true(stream_class_event(sc, 3)->usable);
+	assert_true(vgt_stream_class_event(sc, 1)->usable);
+	assert_string_equal(vgt_stream_class_event(sc, 1)->pub.name, "good");
+	assert_false(vgt_stream_class_event(sc, 2)->usable);
+	assert_true(vgt_stream_class_event(sc, 3)->usable);
 	assert_int_equal(p.diag.n, 3);
 	char line[512];
 	vgt_damage_format(&p.diag.items[0], line, sizeof line);
@@ -261,8 +261,8 @@ static void test_cut_metadata_keeps_complete_declarations(void **state)
 	assert_true(p.md->cut);
 	assert_int_equal(p.diag.n, 1);
 	assert_int_equal(p.diag.items[0].kind, VGT_DMG_METADATA_CUT);
-	assert_non_null(stream_class_event(p.md->streams[0], 1));
-	assert_null(stream_class_event(p.md->streams[0], 2));
+	assert_non_null(vgt_stream_class_event(p.md->streams[0], 1));
+	assert_null(vgt_stream_class_event(p.md->streams[0], 2));
 	/* Everything up to the ';' that ends event a. */
 	size_t expect = strlen(header) + strcspn(more, "\n");
 	assert_int_equal(p.md->complete_len, expect);
@@ -290,7 +290,7 @@ static void test_nested_struct_sequence_and_big_endian(void **state)
 	        "}; };\n");
 	assert_non_null(p.md);
 	assert_int_equal(p.diag.total, 0);
-	const struct event_class *ec = stream_class_event(p.md->streams[0], 1);
+	const struct event_class *ec = vgt_stream_class_event(p.md->streams[0], 1);
 	const struct vgt_event_type *t = &ec->pub;
 	static const char *const names[] = {"p.a",    "p.b",  "n",   "s.len",
 	                                    "s.data", "tail", "str", "f"};
@@ -304,7 +304,8 @@ static void test_nested_struct_sequence_and_big_endian(void **state)
 	                         9,    8,    'h',  'i',  0,    0x00, 0x00, 0xc0, 0x3f};
 	struct vgt_value v[8];
 	size_t pos = 0;
-	assert_int_equal(layout_decode(&ec->payload, bytes, &pos, sizeof bytes, v, NULL), DEC_OK);
+	assert_int_equal(vgt_layout_decode(&ec->payload, bytes, &pos, sizeof bytes, v, NULL),
+	                 DEC_OK);
 	assert_int_equal(pos, sizeof bytes);
 	assert_int_equal(v[0].u, 0x01020304);
 	assert_int_equal(v[1].i, -2);
@@ -316,12 +317,13 @@ static void test_nested_struct_sequence_and_big_endian(void **state)
 	assert_true(v[7].d == 1.5);
 	/* One byte short: the float runs past the end. */
 	pos = 0;
-	assert_int_equal(layout_decode(&ec->payload, bytes, &pos, sizeof bytes - 1, v, NULL),
+	assert_int_equal(vgt_layout_decode(&ec->payload, bytes, &pos, sizeof bytes - 1, v, NULL),
 	                 DEC_OVERRUN);
 	assert_int_equal(pos, 15);
 	/* Cut inside the string. */
 	pos = 0;
-	assert_int_equal(layout_decode(&ec->payload, bytes, &pos, 14, v, NULL), DEC_UNTERMINATED);
+	assert_int_equal(vgt_layout_decode(&ec->payload, bytes, &pos, 14, v, NULL),
+	                 DEC_UNTERMINATED);
 	assert_int_equal(pos, 12);
 	release(&p);
 }
@@ -333,7 +335,7 @@ static void test_sequence_length_must_exist(void **state)
 	parse_with_header(
 	    &p, "event { name = \"s\"; id = 1; fields := struct { uint8_t d[nope]; }; };\n");
 	assert_non_null(p.md);
-	assert_false(stream_class_event(p.md->streams[0], 1)->usable);
+	assert_false(vgt_stream_class_event(p.md->streams[0], 1)->usable);
 	assert_string_equal(first_diag(&p), "m:16:57: event 's': sequence length 'nope' is not an "
 	                                    "earlier field: its events are skipped");
 	release(&p);
@@ -346,11 +348,11 @@ static void test_env_blocks_add_up(void **state)
 	/* Found by fuzzing: a second env block overflowed the first one's table. */
 	parse_with_header(&p, "env { a = 1; b = \"x\"; };\nenv { c = -3; d = e.f; a = 2; };\n");
 	assert_non_null(p.md);
-	assert_string_equal(metadata_env(p.md, "a"), "2");
-	assert_string_equal(metadata_env(p.md, "b"), "x");
-	assert_string_equal(metadata_env(p.md, "c"), "-3");
-	assert_string_equal(metadata_env(p.md, "d"), "e.f");
-	assert_null(metadata_env(p.md, "z"));
+	assert_string_equal(vgt_metadata_env(p.md, "a"), "2");
+	assert_string_equal(vgt_metadata_env(p.md, "b"), "x");
+	assert_string_equal(vgt_metadata_env(p.md, "c"), "-3");
+	assert_string_equal(vgt_metadata_env(p.md, "d"), "e.f");
+	assert_null(vgt_metadata_env(p.md, "z"));
 	release(&p);
 }
 
@@ -373,10 +375,10 @@ static void test_model_uri(void **state)
 	                              {.name = "n", .type = VGT_UINT}};
 	struct vgt_event_type t = {.name = "send", .fields = fields, .nfields = 3};
 	char problem[256];
-	model_uri_apply(&a, &t,
-	                "vigil:kind=begin;flag=target;sampled;performer=proc;target=mbox;"
-	                "ref.proc=Process;ref.mbox=Mailbox;relation=sending;future=thing",
-	                problem, sizeof problem);
+	vgt_model_uri_apply(&a, &t,
+	                    "vigil:kind=begin;flag=target;sampled;performer=proc;target=mbox;"
+	                    "ref.proc=Process;ref.mbox=Mailbox;relation=sending;future=thing",
+	                    problem, sizeof problem);
 	assert_string_equal(problem, "");
 	assert_true(t.vigil);
 	assert_int_equal(t.kind, VGT_KIND_BEGIN);
@@ -389,14 +391,14 @@ static void test_model_uri(void **state)
 	assert_string_equal(fields[0].ref_kind, "Process");
 	assert_string_equal(fields[1].ref_kind, "Mailbox");
 
-	model_uri_apply(&a, &t, "vigil:ref.n=Thing;flag=nowhere", problem, sizeof problem);
+	vgt_model_uri_apply(&a, &t, "vigil:ref.n=Thing;flag=nowhere", problem, sizeof problem);
 	assert_string_equal(problem, "no reference field 'n'; unknown flag place 'nowhere'");
 
-	model_uri_apply(&a, &t, "http://example.org/model", problem, sizeof problem);
+	vgt_model_uri_apply(&a, &t, "http://example.org/model", problem, sizeof problem);
 	assert_false(t.vigil);
 	assert_string_equal(t.relation, "send");
 	assert_string_equal(problem, "");
-	arena_free(&a);
+	vgt_arena_free(&a);
 }
 
 int main(void)

@@ -1,0 +1,149 @@
+/* A database: built in one merged pass over the trace (the schema from the metadata
+ * first, then each event kept by the options fed to feed.c), and looked up by
+ * name. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "relations/build.h"
+
+static int by_name(const void *a, const void *b)
+{
+	const struct vgq_relation *x = *(struct vgq_relation *const *)a;
+	const struct vgq_relation *y = *(struct vgq_relation *const *)b;
+	int c = strcasecmp(x->name, y->name);
+	return c ? c : strcmp(x->name, y->name);
+}
+
+void vgq_build_init(struct builder *b, const struct vgt_trace *t)
+{
+	*b = (struct builder){.pool = vgq_pool_new(), .trace = t};
+	b->keys = vgq_keymap_new();
+	b->names = vgt_names_new();
+}
+
+void vgq_database_print_warnings(const struct vgq_database *db, const char *who, FILE *f)
+{
+	for (size_t i = 0; i < db->nwarnings; i++)
+		fprintf(f, "%s: warning: %s\n", who, db->warnings[i]);
+}
+
+void vgq_build_finish(struct builder *b, struct vgq_database *db)
+{
+	db->warnings = b->warnings;
+	db->nwarnings = b->nwarnings;
+	struct vgq_relation **rels = vgq_xcalloc(b->nslots ? b->nslots : 1, sizeof *rels);
+	for (size_t i = 0; i < b->nslots; i++) {
+		rels[i] = b->slots[i]->rel;
+		vgq_relation_finish(rels[i], db->last);
+		vgq_open_free(&b->slots[i]->open);
+		free(b->slots[i]->keyed);
+		free(b->slots[i]->begun);
+		free(b->slots[i]);
+	}
+	qsort(rels, b->nslots, sizeof *rels, by_name);
+	db->relations = rels;
+	db->nrelations = b->nslots;
+	db->internal = vgq_xcalloc(1, sizeof *db->internal);
+	db->internal->pool = b->pool;
+
+	free(b->slots);
+	vgq_build_free_types(b);
+	vgq_keymap_free(b->keys);
+	vgt_names_free(b->names);
+}
+
+struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct vgq_build_options *o)
+{
+	struct builder b;
+	vgq_build_init(&b, t);
+	b.ends_without_begin = o && o->ends_without_begin;
+	b.end_since = o ? o->end_since : NULL;
+	b.end_since_arg = o ? o->keep_arg : NULL;
+	vgq_build_schema(&b, t);
+	struct vgq_waits *waits = vgq_waits_new(t);
+
+	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
+	struct vgt_source *src = vgt_source_of(t);
+	const struct vgt_event *ev;
+	struct vgt_event synthesized;
+	const struct vgt_stream *synth_stream = NULL;
+	int64_t synth_at = 0;
+	uint64_t read = 0;
+	bool dropped = false; /* derived relations need every event (derived.c) */
+	while ((!o || !o->max_events || read++ < o->max_events) && (ev = vgt_source_next(src))) {
+		/* vg.report.synth: the stream's next event is synthesized, its valid time is
+		 * `at` (docs/consistency.md). */
+		if (vgq_is_synth_marker(ev->type)) {
+			synth_stream = ev->stream;
+			synth_at = ev->ts - (int64_t)ev->clock_value + (int64_t)ev->values[0].u;
+			continue;
+		}
+		if (synth_stream && ev->stream == synth_stream) {
+			synthesized = *ev;
+			synthesized.ts = synth_at;
+			ev = &synthesized;
+			synth_stream = NULL;
+		}
+		if (o && o->keep && !o->keep(o->keep_arg, ev)) {
+			dropped = true;
+			continue;
+		}
+		if (!db->events++)
+			db->first = db->last = ev->ts;
+		if (ev->ts > db->last)
+			db->last = ev->ts;
+		vgt_names_observe(b.names, ev);
+		vgq_build_feed(&b, ev);
+		vgq_waits_feed(waits, ev);
+	}
+	vgt_source_close(src);
+	if (o && o->max_events && read > o->max_events) /* stopped before the end */
+		dropped = true;
+	vgq_waits_finish(waits, &b);
+	db->damage = vgt_damage_total(t);
+	db->partial = db->damage > 0;
+	vgq_build_finish(&b, db);
+	db->internal->trace = t;
+	db->internal->whole_trace = !dropped;
+	return db;
+}
+
+struct vgq_database *vgq_database_build(struct vgt_trace *t)
+{
+	return vgq_database_build_opts(t, NULL);
+}
+
+void vgq_database_free(struct vgq_database *db)
+{
+	if (!db)
+		return;
+	for (size_t i = 0; i < db->nrelations; i++)
+		vgq_relation_free(db->relations[i]);
+	free((void *)db->relations);
+	for (size_t i = 0; i < db->internal->nclocks; i++)
+		vgq_relation_free(db->internal->clocks[i]);
+	free(db->internal->clocks);
+	free(db->internal->clock_ticks);
+	vgq_derived_free(db);
+	for (size_t i = 0; i < db->nwarnings; i++)
+		free(db->warnings[i]);
+	free(db->warnings);
+	vgq_pool_free(db->internal->pool);
+	free(db->internal);
+	free(db);
+}
+
+const struct vgq_relation *vgq_database_find(const struct vgq_database *db, const char *name)
+{
+	for (size_t i = 0; i < db->nrelations; i++)
+		if (!strcasecmp(db->relations[i]->name, name))
+			return db->relations[i];
+	return NULL;
+}
+
+const char *vgq_database_string(const struct vgq_database *db, const char *s)
+{
+	return vgq_pool_find(db->internal->pool, s, strlen(s));
+}

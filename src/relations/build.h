@@ -1,0 +1,95 @@
+/* The state of one database build: relations under construction, the mapping of event
+ * types onto them (schema.c) and the pairing of tuples (build.c). */
+#ifndef VIGIL_QUERY_RELATION_BUILD_H
+#define VIGIL_QUERY_RELATION_BUILD_H
+
+#include "relations/internal.h"
+#include "relations/open.h"
+#include "trace/source.h"
+
+/* A relation being built; its tuples still open (interval and user entity relations:
+ * those an end may close), hashed on the key attributes (`keyed`, those of its begin
+ * types that every end met so far matches); and which attributes its begin types give
+ * (an end must match those; its other fields only add values). */
+struct rslot {
+	struct vgq_relation *rel;
+	const char *first_type; /* the event type that made it (NULL: an entity kind) */
+	bool entity_refused;    /* an entity kind of its name was left out (said once) */
+	struct vgq_openset open;
+	bool *keyed;
+	size_t nkeyed;
+	bool *begun;
+	size_t nbegun;
+};
+
+enum what {
+	T_SKIP,
+	T_EVENT,
+	T_BEGIN, /* also the create of a user entity relation */
+	T_END,
+	T_STATE,
+	T_ENT_CREATE, /* vg.entity / vg.process / vg.thread */
+	T_ENT_RECLAIM,
+	T_ENT_NAME,
+};
+
+struct tinfo {
+	const struct vgt_event_type *type;
+	enum what what;
+	struct rslot *slot;     /* NULL for built-in entity events (the kind decides) */
+	int *col;               /* per field: attribute index, or -1 */
+	bool *match;            /* T_END, per field: compared with the open tuples */
+	int key;                /* T_STATE: the field naming the entity, or -1 (the thread) */
+	const char *fixed_kind; /* "Process", "Thread", or NULL (field `kind`) */
+	int f_kind, f_id, f_gen, f_name; /* built-in entity events */
+	int since; /* T_END of a sampled interval: the vg_since field, or -1 */
+};
+
+struct builder {
+	struct vgq_pool *pool;
+	struct rslot **slots;
+	size_t nslots;
+	struct tinfo **types; /* open addressing on the type pointer */
+	size_t ntypes_cap;
+	struct tinfo **by_class; /* vgq_build_schema: the same by class_id (trace/source.h) */
+	struct vgq_keymap *keys;
+	struct vgt_names *names;
+	const struct vgt_trace *trace;
+	const struct vgt_image *last_image; /* cache of image_index() */
+	uint32_t last_image_index;
+	uint32_t last_process_index; /* its process's first image (process_index()) */
+	bool ends_without_begin;     /* vgq_build_options */
+	int64_t (*end_since)(void *arg, const struct vgt_event *ev);
+	void *end_since_arg;
+	char **warnings; /* vgq_build_warn; handed to the database */
+	size_t nwarnings;
+};
+
+/* Notes one warning (printf format) for the database; the same text twice is kept once. */
+void vgq_build_warn(struct builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct rslot *vgq_build_relation(struct builder *b, const char *name, enum vgq_rkind kind);
+struct tinfo *vgq_build_type(const struct builder *b, const struct vgt_event_type *t);
+/* Maps event types onto relations (made as needed): begin types first, then end types,
+ * each in the order given; a type met twice is mapped once. */
+void vgq_build_types(struct builder *b, const struct vgt_event_type *const *types, size_t n);
+/* vgq_build_types over every type of every image of the trace, in image order. */
+void vgq_build_schema(struct builder *b, const struct vgt_trace *t);
+void vgq_build_free_types(struct builder *b);
+/* A builder with no relations yet (t may be NULL: no trace), and the database holding
+ * its relations, sorted by name; the builder is freed. */
+void vgq_build_init(struct builder *b, const struct vgt_trace *t);
+void vgq_build_finish(struct builder *b, struct vgq_database *db);
+/* One event of the trace whose schema vgq_build_schema made. */
+void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
+int vgq_is_synth_marker(const struct vgt_event_type *t); /* vg.report.synth */
+
+/* The WaitFor relation (waits.c): NULL when the trace has no lock operations;
+ * fed every event the database keeps, in merged order; at the end, adds the relation to
+ * the builder (before vgq_build_finish) and frees itself. NULL is accepted by both. */
+struct vgq_waits;
+struct vgq_waits *vgq_waits_new(struct vgt_trace *t);
+void vgq_waits_feed(struct vgq_waits *q, const struct vgt_event *ev);
+void vgq_waits_finish(struct vgq_waits *q, struct builder *b);
+
+#endif

@@ -1,0 +1,82 @@
+/* Internals of the relations layer: the database's memory (interned strings, byte
+ * copies), column storage, and the identity-keyed table used to pair tuples. */
+#ifndef VIGIL_QUERY_RELATION_INTERNAL_H
+#define VIGIL_QUERY_RELATION_INTERNAL_H
+
+#include "relations/relation.h"
+
+/* What a database owns besides its relations. */
+struct vgq_db_internal {
+	struct vgq_pool *pool;
+	struct vgq_relation **clocks; /* made by vgq_database_clock */
+	int64_t *clock_ticks;         /* the base tick of each */
+	size_t nclocks;
+	bool has_clock_origin; /* vgq_database_set_clock_origin */
+	int64_t clock_origin;
+	/* Derived relations (derived.c): the trace they are read from (NULL: none,
+	 * or the database holds part of it), what is built, and the providers tried. */
+	struct vgt_trace *trace;
+	bool whole_trace;
+	struct vgq_relation **derived;
+	size_t nderived;
+	struct vgq_derived_try *tried;
+	size_t ntried;
+};
+
+/* Mixes all bits of h into all bits (splitmix64's finalizer): tables index by low bits. */
+static inline uint64_t vgq_mix(uint64_t h)
+{
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
+/* Frees the derived relations (derived.c). */
+void vgq_derived_free(struct vgq_database *db);
+
+/* ---- memory: pool.c ---- */
+struct vgq_pool;
+struct vgq_pool *vgq_pool_new(void);
+void vgq_pool_free(struct vgq_pool *p);
+/* The one copy of this text in the pool (NUL-terminated; len excludes the NUL). */
+const char *vgq_pool_intern(struct vgq_pool *p, const char *s, size_t len);
+/* The interned copy of this text, or NULL. */
+const char *vgq_pool_find(const struct vgq_pool *p, const char *s, size_t len);
+const uint8_t *vgq_pool_bytes(struct vgq_pool *p, const uint8_t *b, size_t len);
+void *vgq_xcalloc(size_t n, size_t size);
+void *vgq_xrealloc(void *ptr, size_t n, size_t size);
+
+/* ---- relations: store.c ---- */
+struct vgq_relation *vgq_relation_new(const char *name, enum vgq_rkind kind);
+void vgq_relation_free(struct vgq_relation *r);
+/* Adds an attribute (only before the first tuple); returns its index. */
+int vgq_relation_add_attr(struct vgq_relation *r, const char *name, enum vgq_type type,
+                          const char *ref_kind);
+/* The bytes of one value of this type in a column. */
+size_t vgq_value_size(enum vgq_type t);
+/* Appends a tuple with all attributes zero (NULL strings): returns its index. */
+size_t vgq_relation_append(struct vgq_relation *r, int64_t from);
+/* Makes an empty relation hold n tuples, all zero (closed, NULL strings, no
+ * begin_unknown), to be filled in place. */
+void vgq_relation_resize(struct vgq_relation *r, size_t n);
+/* Flags tuple t (< ntuples) of an interval relation as begin_unknown, making the column
+ * on first use. */
+void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t);
+/* Gives every open tuple `to` = end, and computes the time span. */
+void vgq_relation_finish(struct vgq_relation *r, int64_t end);
+
+/* ---- identity table: keys.c ---- */
+/* Maps a key of four words to a tuple index. */
+struct vgq_key {
+	uintptr_t rel;
+	uint64_t image, id, gen;
+};
+struct vgq_keymap;
+struct vgq_keymap *vgq_keymap_new(void);
+void vgq_keymap_free(struct vgq_keymap *m);
+/* The slot of the key's value (SIZE_MAX when absent: store into it to add). */
+size_t *vgq_keymap_slot(struct vgq_keymap *m, const struct vgq_key *k);
+
+#endif

@@ -1,0 +1,179 @@
+/* One relation: its schema and its tuples, stored column-wise (time columns plus one
+ * array per attribute) and grown together. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "relations/internal.h"
+
+struct vgq_relation *vgq_relation_new(const char *name, enum vgq_rkind kind)
+{
+	struct vgq_relation *r = vgq_xcalloc(1, sizeof *r);
+	r->name = name;
+	r->kind = kind;
+	return r;
+}
+
+static size_t value_size(enum vgq_type t)
+{
+	switch (t) {
+	case VGQ_INT:
+		return sizeof(int64_t);
+	case VGQ_UINT:
+		return sizeof(uint64_t);
+	case VGQ_DOUBLE:
+		return sizeof(double);
+	case VGQ_STRING:
+		return sizeof(const char *);
+	case VGQ_BYTES:
+		return sizeof(struct vgq_bytes);
+	case VGQ_ENTITY:
+		return sizeof(struct vgq_ref);
+	}
+	return 8;
+}
+
+size_t vgq_value_size(enum vgq_type t)
+{
+	return value_size(t);
+}
+
+/* Every column member of the union is a pointer: it is stored and freed as one. */
+static void **column_ptr(union vgq_column *c)
+{
+	return (void **)&c->i;
+}
+
+void vgq_relation_free(struct vgq_relation *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nattrs; i++)
+		free(*column_ptr(&r->cols[i]));
+	free(r->cols);
+	if (r->nulls)
+		for (size_t i = 0; i < r->nattrs; i++)
+			free(r->nulls[i]);
+	free(r->nulls);
+	free((void *)r->attrs);
+	free(r->from);
+	free(r->to);
+	free(r->open);
+	free(r->begin_unknown);
+	free(r);
+}
+
+int vgq_relation_add_attr(struct vgq_relation *r, const char *name, enum vgq_type type,
+                          const char *ref_kind)
+{
+	struct vgq_attr *attrs = vgq_xrealloc((void *)r->attrs, r->nattrs + 1, sizeof *attrs);
+	attrs[r->nattrs] = (struct vgq_attr){name, type, ref_kind};
+	r->attrs = attrs;
+	r->cols = vgq_xrealloc(r->cols, r->nattrs + 1, sizeof *r->cols);
+	*column_ptr(&r->cols[r->nattrs]) = NULL;
+	return (int)r->nattrs++;
+}
+
+/* Columns hold a power of two of tuples (at least 16): they grow when ntuples reaches
+ * one, so the capacity needs no field of its own. */
+static size_t capacity(size_t n)
+{
+	size_t c = 16;
+	while (c < n)
+		c *= 2;
+	return c;
+}
+
+size_t vgq_relation_append(struct vgq_relation *r, int64_t from)
+{
+	size_t i = r->ntuples;
+	if (i == 0 || (i >= 16 && (i & (i - 1)) == 0)) { /* 0, then at 16, 32, 64 ... */
+		size_t cap = capacity(i + 1);
+		r->from = vgq_xrealloc(r->from, cap, sizeof *r->from);
+		if (r->kind != VGQ_REL_EVENT) {
+			r->to = vgq_xrealloc(r->to, cap, sizeof *r->to);
+			r->open = vgq_xrealloc(r->open, cap, sizeof *r->open);
+		}
+		if (r->begin_unknown)
+			r->begin_unknown =
+			    vgq_xrealloc(r->begin_unknown, cap, sizeof *r->begin_unknown);
+		for (size_t a = 0; a < r->nattrs; a++) {
+			void **col = column_ptr(&r->cols[a]);
+			*col = vgq_xrealloc(*col, cap, value_size(r->attrs[a].type));
+		}
+	}
+	r->from[i] = from;
+	if (r->to) {
+		r->to[i] = from;
+		r->open[i] = true;
+	}
+	if (r->begin_unknown)
+		r->begin_unknown[i] = false;
+	for (size_t a = 0; a < r->nattrs; a++)
+		memset((char *)*column_ptr(&r->cols[a]) + i * value_size(r->attrs[a].type), 0,
+		       value_size(r->attrs[a].type));
+	r->ntuples++;
+	return i;
+}
+
+void vgq_relation_resize(struct vgq_relation *r, size_t n)
+{
+	size_t cap = capacity(n ? n : 1);
+	r->from = vgq_xrealloc(r->from, cap, sizeof *r->from);
+	if (r->kind != VGQ_REL_EVENT) {
+		r->to = vgq_xrealloc(r->to, cap, sizeof *r->to);
+		r->open = vgq_xrealloc(r->open, cap, sizeof *r->open);
+		memset(r->open, 0, cap * sizeof *r->open);
+	}
+	free(r->begin_unknown); /* no tuple has it any more */
+	r->begin_unknown = NULL;
+	for (size_t a = 0; a < r->nattrs; a++) {
+		void **col = column_ptr(&r->cols[a]);
+		*col = vgq_xrealloc(*col, cap, value_size(r->attrs[a].type));
+		memset(*col, 0, cap * value_size(r->attrs[a].type));
+	}
+	r->ntuples = n;
+}
+
+void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t)
+{
+	if (!r->begin_unknown) /* sized like the other columns: capacity(ntuples) */
+		r->begin_unknown = vgq_xcalloc(capacity(r->ntuples), sizeof *r->begin_unknown);
+	r->begin_unknown[t] = true;
+}
+
+void vgq_relation_finish(struct vgq_relation *r, int64_t end)
+{
+	r->first = r->last = 0;
+	for (size_t i = 0; i < r->ntuples; i++) {
+		if (r->open && r->open[i]) {
+			r->to[i] = end;
+			r->open_at_end++;
+		}
+		int64_t last = r->to ? r->to[i] : r->from[i];
+		if (i == 0 || r->from[i] < r->first)
+			r->first = r->from[i];
+		if (i == 0 || last > r->last)
+			r->last = last;
+	}
+}
+
+int vgq_relation_attr(const struct vgq_relation *r, const char *name)
+{
+	for (size_t i = 0; i < r->nattrs; i++)
+		if (!strcasecmp(r->attrs[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+const char *vgq_rkind_name(enum vgq_rkind k)
+{
+	static const char *const names[] = {"event", "interval", "state", "entity"};
+	return (unsigned)k < 4 ? names[k] : "?";
+}
+
+const char *vgq_type_name(enum vgq_type t)
+{
+	static const char *const names[] = {"int", "uint", "double", "string", "bytes", "entity"};
+	return (unsigned)t < 6 ? names[t] : "?";
+}
