@@ -126,6 +126,13 @@ def test_three_tier():
             if e["kind"] == "message":
                 want[(n["network"], e["bytes"], n["response_ns"])] += 1
     check(got == want and want, f"join Network x Message: {got} vs {want}")
+    # the Python module (libvigilquery) ranges over them too
+    sys.path.insert(0, os.path.join(os.environ.get("VIGIL_SRC", "."), "python"))
+    os.environ["VIGIL_QUERY_LIB"] = os.path.join(BIN, "libvigilquery.so")
+    import vigil  # noqa: E402
+    rows = vigil.query(trace, "range of M is Message retrieve (M.network, M.bytes)")
+    check(len(rows) == sum(1 for g in nets.values() for e in g["edges"]
+                           if e["kind"] == "message"), f"python: {len(rows)} messages")
 
 
 def test_redis():
