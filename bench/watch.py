@@ -24,13 +24,8 @@ import subprocess
 import sys
 import tempfile
 
-BUILD = os.path.abspath(sys.argv[1])
-VIGIL = os.path.join(BUILD, "bin", "vigil")
-MAILBOX = os.path.join(BUILD, "bin", "mailbox")
-VGL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "mailbox",
-                   "mailbox.vgl")
-OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
-SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+from watch_common import BUILD, MAILBOX, OUT, SMOKE, VGL, VIGIL, run, say, stats_of
+
 MESSAGES = [int(x) for x in os.environ.get(
     "BENCH_WATCH_MESSAGES", "2000" if SMOKE else "2000,20000,200000").split(",")]
 CONTROL = os.environ.get("BENCH_WATCH_CONTROL", "200" if SMOKE else "10000")
@@ -45,24 +40,6 @@ RUNNING = """range of RO is RunningOn
 range of C is Clock[10]
 retrieve RunningOnEvery10 (Process = RO.Process, Processor = RO.Processor)
 when C overlap RO"""
-
-
-def say(*a):
-    print(*a, file=sys.stderr, flush=True)
-
-
-def run(args, timeout=600):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(args[:4])} ... exited {p.returncode}: {p.stderr[-2000:]}")
-    return p
-
-
-def stats_of(stderr):
-    for line in stderr.splitlines():
-        if line.startswith('{"watch"'):
-            return json.loads(line)["watch"]
-    raise SystemExit("no --stats line:\n" + stderr)
 
 
 def values(stdout):

@@ -17,17 +17,11 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
-BUILD = os.path.abspath(sys.argv[1])
-VIGIL = os.path.join(BUILD, "bin", "vigil")
-MAILBOX = os.path.join(BUILD, "bin", "mailbox")
-VGL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "mailbox",
-                   "mailbox.vgl")
-OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
-SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, run, say, stats_of
+
 MESSAGES = int(os.environ.get("BENCH_INCR_MESSAGES", "3000" if SMOKE else "200000"))
 UPDATE = int(os.environ.get("BENCH_INCR_UPDATE", "1000" if SMOKE else "20000"))
 
@@ -46,25 +40,6 @@ when S precede end of W"""),
 ]
 
 
-def say(*a):
-    print(*a, file=sys.stderr, flush=True)
-
-
-def run(args, env=None, timeout=3600):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
-                       env={**os.environ, **(env or {})})
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(args[:4])} ... exited {p.returncode}: {p.stderr[-2000:]}")
-    return p
-
-
-def stats_of(err):
-    for line in err.splitlines():
-        if line.startswith('{"watch"'):
-            return json.loads(line)["watch"]
-    raise SystemExit("no --stats line:\n" + err[-2000:])
-
-
 def ends(cpu):
     """Medians (ms) of the first three updates and of the last three before the final."""
     body = cpu[:-1] if len(cpu) > 1 else cpu
@@ -79,7 +54,7 @@ def main():
         trace = os.path.join(work, "run")
         say(f"watch-incremental: recording {MESSAGES} messages")
         run([VIGIL, "record", "-q", "-o", trace, "--", MAILBOX, "--seed", "5", "--processes",
-             "8", "--processors", "3", "--messages", str(MESSAGES)])
+             "8", "--processors", "3", "--messages", str(MESSAGES)], timeout=3600)
         for name, q in SHAPES:
             say(f"watch-incremental: {name}")
             full = sorted(run([VIGIL, "query", trace, "--format", "json", "-e", q])
@@ -89,7 +64,7 @@ def main():
                     "--stats", "--update-events", str(UPDATE), "-e", q]
             for how, env in (("incremental", {}),
                              ("re-evaluation", {"VIGIL_WATCH_REEVALUATE": "1"})):
-                p = run(base, env)
+                p = run(base, env, timeout=3600)
                 st = stats_of(p.stderr)
                 same = sorted(p.stdout.splitlines()) == full
                 ok &= same and st["evaluation"] == how

@@ -2,7 +2,7 @@
 # target) and end-to-end runs of a real vigild on a free loopback port
 # (tests/collector/collector_test.py).
 add_executable(collector_frame_test ${CMAKE_SOURCE_DIR}/tests/collector/frame_test.c)
-target_link_libraries(collector_frame_test PRIVATE vigil_frame)
+target_link_libraries(collector_frame_test PRIVATE vigil_wire)
 add_test(NAME collector.frame COMMAND collector_frame_test)
 set_tests_properties(collector.frame PROPERTIES LABELS "collector;sanitize")
 
@@ -41,8 +41,8 @@ if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   set(FUZZ_FRAME_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
       -fno-omit-frame-pointer)
   add_executable(fuzz_frame ${CMAKE_SOURCE_DIR}/tests/collector/fuzz_frame.c
-                 ${CMAKE_SOURCE_DIR}/src/collector/frame.c)
-  target_include_directories(fuzz_frame PRIVATE ${CMAKE_SOURCE_DIR}/src/collector)
+                 ${CMAKE_SOURCE_DIR}/src/wire/frame.c)
+  target_include_directories(fuzz_frame PRIVATE ${CMAKE_SOURCE_DIR}/src)
   target_compile_options(fuzz_frame PRIVATE ${FUZZ_FRAME_FLAGS})
   target_link_options(fuzz_frame PRIVATE ${FUZZ_FRAME_FLAGS})
   file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/corpus_frame)

@@ -53,7 +53,7 @@ if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   target_include_directories(fuzz_vgd PRIVATE ${CMAKE_SOURCE_DIR}/src)
   target_compile_options(fuzz_vgd PRIVATE ${DISPLAY_FUZZ_FLAGS})
   target_link_options(fuzz_vgd PRIVATE ${DISPLAY_FUZZ_FLAGS})
-  target_link_libraries(fuzz_vgd PRIVATE vigil_trace m) # vgt_parse_duration
+  target_link_libraries(fuzz_vgd PRIVATE vigil_base_fuzz vigil_trace m) # vgt_parse_duration
   file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/corpus_vgd)
   add_test(NAME display_fuzz_vgd
            COMMAND fuzz_vgd -max_total_time=20 -timeout=10 -rss_limit_mb=2048

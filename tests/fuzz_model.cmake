@@ -15,7 +15,7 @@ if(VIGIL_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   target_include_directories(fuzz_model PRIVATE ${CMAKE_SOURCE_DIR}/src)
   target_compile_options(fuzz_model PRIVATE ${FUZZ_MODEL_FLAGS})
   target_link_options(fuzz_model PRIVATE ${FUZZ_MODEL_FLAGS})
-  target_link_libraries(fuzz_model PRIVATE m)
+  target_link_libraries(fuzz_model PRIVATE vigil_base_fuzz m)
   file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/corpus_model)
   add_test(NAME model_fuzz_reader
            COMMAND fuzz_model -max_total_time=20 -timeout=10 -rss_limit_mb=2048

@@ -10,7 +10,7 @@ set(FUZZ_REPLAY_TARGETS
     "tquel|tests/fuzz/fuzz_tquel.c|vigil_query|tests/query/tquel_good,tests/query/tquel_bad"
     "query|tests/fuzz/fuzz_query.c|vigil_query,reader_tracegen,vigil_trace,vigil_common|tests/query/fuzz_query_seeds"
     "model|tests/fuzz/model_fuzz.c|vigil_model|tests/fuzz/model_seeds"
-    "frame|tests/collector/fuzz_frame.c|vigil_frame|tests/collector/frame_seeds"
+    "frame|tests/collector/fuzz_frame.c|vigil_wire|tests/collector/frame_seeds"
     "vgd|tests/fuzz/fuzz_vgd.c|vigil_display|tests/display/bad,tests/display/good"
     "netjson|tests/fuzz/fuzz_netjson.c|vigil_net|tests/fuzz/netjson_seeds"
     "sdt|tests/fuzz/fuzz_sdt.c|vigil_common|tests/fuzz/sdt_seeds")

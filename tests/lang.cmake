@@ -42,6 +42,7 @@ if(VIGIL_FUZZ)
   target_include_directories(fuzz_vgl PRIVATE ${CMAKE_SOURCE_DIR}/src)
   target_compile_options(fuzz_vgl PRIVATE ${LANGFE_FUZZ_FLAGS})
   target_link_options(fuzz_vgl PRIVATE ${LANGFE_FUZZ_FLAGS})
+  target_link_libraries(fuzz_vgl PRIVATE vigil_base_fuzz)
   file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/corpus_vgl)
   add_test(NAME lang_fuzz_vgl
            COMMAND fuzz_vgl -max_total_time=20 -timeout=10 -rss_limit_mb=2048

@@ -18,6 +18,6 @@ if(NOT VIGIL_SANITIZE)
     add_test(NAME lang_writers.${t}
              COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/lang_writers/run_writers.py ${t})
     set_tests_properties(lang_writers.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
-                         LABELS lang_writers TIMEOUT 120)
+                         LABELS lang_writers TIMEOUT 300)
   endforeach()
 endif()

@@ -33,3 +33,12 @@ set_tests_properties(record.paths PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIM
 add_test(NAME runtime.spool_guard COMMAND /bin/sh ${CMAKE_SOURCE_DIR}/tests/e2e/spool_guard_test.sh)
 set_tests_properties(runtime.spool_guard PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120
                      LABELS sanitize)
+
+# The house's include rules against docs/architecture.md's rooms table (tests/house): no
+# undeclared room dependency, no other room's private header or .c file, no circle; and
+# the checker itself finds each kind of broken rule in a made-up house.
+add_test(NAME house.includes COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/house/include_rules.py)
+set_tests_properties(house.includes PROPERTIES TIMEOUT 60)
+add_test(NAME house.includes_selftest
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/house/include_rules.py --self-test)
+set_tests_properties(house.includes_selftest PROPERTIES TIMEOUT 60)

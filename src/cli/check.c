@@ -302,10 +302,9 @@ int vg_cmd_check(int argc, char **argv)
 		fprintf(stderr, "vigil check: %s\n", err);
 		return 2;
 	}
-	if (!vgt_any_readable(t)) {
+	if (!vgt_readable_or_say(t, argv[optind], err, sizeof err)) {
 		report_damage(t);
-		fprintf(stderr, "vigil check: no process image with readable metadata in %s%s\n",
-		        argv[optind], argc - optind > 1 ? " ..." : "");
+		fprintf(stderr, "vigil check: %s\n", err);
 		vgt_close(t);
 		return 2;
 	}

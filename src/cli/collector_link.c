@@ -94,7 +94,7 @@ int vg_cli_dial_plain(const char *addr, char *err, size_t errsize)
 	return fd;
 }
 
-int vg_cli_send_all(int fd, const struct vgf_buf *b)
+int vg_cli_send_all(int fd, const struct vgw_buf *b)
 {
 	for (size_t off = 0; off < b->len;) {
 		ssize_t n = send(fd, b->p + off, b->len - off, MSG_NOSIGNAL);
@@ -128,9 +128,9 @@ static int read_full(int fd, uint8_t *p, size_t n)
 int vg_cli_read_frame(int fd, uint8_t want, uint8_t **buf, uint32_t *len)
 {
 	for (;;) {
-		uint8_t hdr[VGF_HEADER];
+		uint8_t hdr[VGW_HEADER];
 		uint8_t type;
-		if (read_full(fd, hdr, sizeof hdr) < 0 || vgf_header(hdr, 1u << 26, len, &type) < 0)
+		if (read_full(fd, hdr, sizeof hdr) < 0 || vgw_header(hdr, 1u << 26, len, &type) < 0)
 			return -1;
 		uint8_t *p = malloc(*len ? *len : 1);
 		if (!p || read_full(fd, p, *len) < 0) {

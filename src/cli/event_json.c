@@ -8,13 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "cli/event_json.h"
 
 json_t *vg_json_text(const char *s, size_t len)
 {
 	size_t i = 0;
 	while (i < len) {
-		size_t n = vgt_utf8_char(s + i, len - i);
+		size_t n = vgb_utf8_len(s + i, len - i);
 		if (!n)
 			break;
 		i += n;
@@ -26,7 +27,7 @@ json_t *vg_json_text(const char *s, size_t len)
 		return json_null();
 	size_t o = 0;
 	for (i = 0; i < len;) {
-		size_t n = vgt_utf8_char(s + i, len - i);
+		size_t n = vgb_utf8_len(s + i, len - i);
 		if (n) {
 			memcpy(buf + o, s + i, n);
 			o += n;

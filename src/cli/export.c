@@ -123,9 +123,8 @@ int vg_cmd_export(int argc, char **argv)
 		fprintf(stderr, "vigil export: %s\n", err);
 		return 2;
 	}
-	if (!vgt_any_readable(t)) {
-		fprintf(stderr, "vigil export: %s: no process image has readable metadata\n",
-		        paths[0]);
+	if (!vgt_readable_or_say(t, paths[0], err, sizeof err)) {
+		fprintf(stderr, "vigil export: %s\n", err);
 		report_damage(t);
 		vgt_close(t);
 		return 2;

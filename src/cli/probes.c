@@ -233,7 +233,7 @@ static int fail(struct link *l, int pid)
 	return 1;
 }
 
-static int do_switch(struct link *l, int pid, int enable, const struct vg_probe_pattern *p,
+static int do_switch(struct link *l, int pid, int enable, const struct vgw_probe_pattern *p,
                      int json)
 {
 	char line[1100], ans[1100];
@@ -252,7 +252,7 @@ static int do_switch(struct link *l, int pid, int enable, const struct vg_probe_
 	size_t matched = 0, nchanged = 0;
 	for (size_t i = 0; i < t.n; i++) {
 		struct sensor *s = &t.s[i];
-		if (!vg_probe_pattern_match(p, s->name))
+		if (!vgw_probe_pattern_match(p, s->name))
 			continue;
 		matched++;
 		if (s->on == enable)
@@ -356,7 +356,7 @@ static int do_usdt(struct link *l, int pid, int enable, const char *text, int js
 	return 0;
 }
 
-static int do_list(struct link *l, int pid, const struct vg_probe_pattern *p, int json)
+static int do_list(struct link *l, int pid, const struct vgw_probe_pattern *p, int json)
 {
 	struct table t = {0};
 	char ans[1100];
@@ -370,7 +370,7 @@ static int do_list(struct link *l, int pid, const struct vg_probe_pattern *p, in
 	size_t on = 0;
 	for (size_t i = 0; i < t.n; i++) {
 		struct sensor *s = &t.s[i];
-		if (p && !vg_probe_pattern_match(p, s->name))
+		if (p && !vgw_probe_pattern_match(p, s->name))
 			continue;
 		on += s->on;
 		if (json)
@@ -479,9 +479,9 @@ int vg_cmd_probes(int argc, char **argv)
 		                "HOST:PORT\n");
 		return 2;
 	}
-	struct vg_probe_pattern pat;
+	struct vgw_probe_pattern pat;
 	char why[256];
-	if (text && vg_probe_pattern_compile(&pat, text, why, sizeof why) < 0) {
+	if (text && vgw_probe_pattern_compile(&pat, text, why, sizeof why) < 0) {
 		fprintf(stderr, "vigil probes: %s\n", why);
 		return 2;
 	}
@@ -489,13 +489,13 @@ int vg_cmd_probes(int argc, char **argv)
 	if (usdt && (strchr(text, '"') || strchr(text, '\\') || strchr(text, ' '))) {
 		fprintf(stderr, "vigil probes: %s: %s\n", text,
 		        "quotes, backslashes and spaces cannot name a probe");
-		vg_probe_pattern_free(&pat);
+		vgw_probe_pattern_free(&pat);
 		return 2;
 	}
 	if (collector) { /* vigild evaluates the pattern against every subject's table */
 		int rc = probes_collector(collector, verb, text ? &pat : NULL, json);
 		if (text)
-			vg_probe_pattern_free(&pat);
+			vgw_probe_pattern_free(&pat);
 		return rc;
 	}
 	struct link l = {0};
@@ -510,6 +510,6 @@ int vg_cmd_probes(int argc, char **argv)
 	                                  : do_switch(&l, (int)pid, verb[0] == 'e', &pat, json);
 	vgc_subject_close(l.c);
 	if (text)
-		vg_probe_pattern_free(&pat);
+		vgw_probe_pattern_free(&pat);
 	return rc;
 }

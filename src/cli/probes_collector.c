@@ -16,32 +16,32 @@
 
 #include "cli/collector_link.h"
 #include "cli/probes.h"
-#include "frame.h"
+#include "wire/frame.h"
 
 #define WAIT_MS 5000
 
 /* Sends one CONTROL line and returns its REPLY (malloc'd, NUL-terminated), or NULL. */
 static char *request(int fd, const char *line)
 {
-	struct vgf_buf b = {0};
-	vgf_put_line(&b, VGF_CONTROL, line);
+	struct vgw_buf b = {0};
+	vgw_put_line(&b, VGW_CONTROL, line);
 	int rc = b.failed ? -1 : vg_cli_send_all(fd, &b);
-	vgf_buf_free(&b);
+	vgw_buf_free(&b);
 	uint8_t *payload;
 	uint32_t len;
-	if (rc < 0 || vg_cli_read_frame(fd, VGF_REPLY, &payload, &len) < 0)
+	if (rc < 0 || vg_cli_read_frame(fd, VGW_REPLY, &payload, &len) < 0)
 		return NULL;
-	struct vgf_frame f;
+	struct vgw_frame f;
 	char err[200];
 	char *out = NULL;
-	if (vgf_decode(VGF_REPLY, payload, len, &f, err, sizeof err) == 0)
+	if (vgw_decode(VGW_REPLY, payload, len, &f, err, sizeof err) == 0)
 		out = strndup(f.u.line.line.p, f.u.line.line.n);
 	free(payload);
 	return out;
 }
 
 /* `ok NOW N HOST:PID:ID:NAME:ON ...`, filtered by p. */
-static int print_list(char *ans, const char *addr, const struct vg_probe_pattern *p, int json)
+static int print_list(char *ans, const char *addr, const struct vgw_probe_pattern *p, int json)
 {
 	char *save = NULL;
 	strtok_r(ans, " ", &save);  /* ok */
@@ -62,7 +62,7 @@ static int print_list(char *ans, const char *addr, const struct vg_probe_pattern
 		*last = 0;
 		const char *name = f[3];
 		int is_on = atoi(last + 1) != 0;
-		if (p && !vg_probe_pattern_match(p, name))
+		if (p && !vgw_probe_pattern_match(p, name))
 			continue;
 		shown++;
 		on += is_on;
@@ -90,7 +90,7 @@ static int print_list(char *ans, const char *addr, const struct vg_probe_pattern
 	return 0;
 }
 
-int probes_collector(const char *addr, const char *verb, const struct vg_probe_pattern *p, int json)
+int probes_collector(const char *addr, const char *verb, const struct vgw_probe_pattern *p, int json)
 {
 	char err[300];
 	/* A malformed address is a usage error (2), an unreachable collector a failure (1). */
@@ -105,14 +105,14 @@ int probes_collector(const char *addr, const char *verb, const struct vg_probe_p
 	}
 	char host[256] = "localhost";
 	gethostname(host, sizeof host - 1);
-	struct vgf_buf b = {0};
-	vgf_put_hello(&b, getenv("VIGIL_TO_TOKEN") ? getenv("VIGIL_TO_TOKEN") : "", host,
-	              (uint32_t)getpid(), 0, "vigil probes", VGF_KIND_CONTROL, NULL, 0);
+	struct vgw_buf b = {0};
+	vgw_put_hello(&b, getenv("VIGIL_TO_TOKEN") ? getenv("VIGIL_TO_TOKEN") : "", host,
+	              (uint32_t)getpid(), 0, "vigil probes", VGW_KIND_CONTROL, NULL, 0);
 	int rc = b.failed ? -1 : vg_cli_send_all(fd, &b);
-	vgf_buf_free(&b);
+	vgw_buf_free(&b);
 	uint8_t *payload = NULL;
 	uint32_t len;
-	if (rc < 0 || vg_cli_read_frame(fd, VGF_WELCOME, &payload, &len) < 0) {
+	if (rc < 0 || vg_cli_read_frame(fd, VGW_WELCOME, &payload, &len) < 0) {
 		fprintf(stderr, "vigil probes: --collector %s: no WELCOME (a wrong token?)\n",
 		        addr);
 		close(fd);

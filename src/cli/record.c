@@ -23,7 +23,7 @@
 #include "cli/tls_link.h"
 #include "commands.h"
 #include "runtime/exe_static.h"
-#include "runtime/internal.h"
+#include "runtime/util.h"
 #include "trace/trace.h"
 #include "usdt_plan.h"
 

@@ -17,11 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "cli/collector_link.h"
 #include "cli/commands.h"
 #include "cli/send.h"
+#include "wire/tsdl_header.h"
 
-#define HDR 80
+#define HDR VGW_PACKET_HEADER_SIZE
 #define MAX_IMAGES 4096
 
 struct img {
@@ -48,24 +50,7 @@ static int usage(FILE *f)
 
 static char *read_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat sb;
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > (16 << 20)) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	char *p = malloc((size_t)sb.st_size + 1);
-	if (p && pread(fd, p, (size_t)sb.st_size, 0) != sb.st_size) {
-		free(p);
-		p = NULL;
-	}
-	close(fd);
-	if (p) {
-		p[sb.st_size] = 0;
-		*len = (size_t)sb.st_size;
-	}
-	return p;
+	return vgb_read_file(path, 16 << 20, VGB_READ_REGULAR | VGB_READ_NOFOLLOW, len);
 }
 
 /* `\tKEY = "text";` or `\tKEY = 123;` of the metadata's env block. */
@@ -97,7 +82,7 @@ static int env_num(const char *tsdl, const char *key, uint64_t *v)
 
 static int load_secret(const char *spool, int pid, uint64_t gen, uint8_t *secret)
 {
-	char path[PATH_MAX], hex[2 * VGF_SECRET_LEN + 8];
+	char path[PATH_MAX], hex[2 * VGW_SECRET_LEN + 8];
 	snprintf(path, sizeof path, "%s/.session-%d-%" PRIu64, spool, pid, gen);
 	size_t len;
 	char *t = read_file(path, &len);
@@ -105,7 +90,7 @@ static int load_secret(const char *spool, int pid, uint64_t gen, uint8_t *secret
 		return 0;
 	snprintf(hex, sizeof hex, "%s", t);
 	free(t);
-	for (int i = 0; i < VGF_SECRET_LEN; i++) {
+	for (int i = 0; i < VGW_SECRET_LEN; i++) {
 		unsigned v;
 		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
 			return 0;
@@ -137,23 +122,23 @@ static int send_stream(int fd, const char *dir, const char *name, uint32_t key, 
 		memcpy(&magic, h, 4);
 		memcpy(&psize, h + 48, 8);
 		psize /= 8;
-		if (magic != 0xC1FC1FC1u || psize < HDR || psize > size - off)
+		if (magic != VGW_CTF_MAGIC || psize < HDR || psize > size - off)
 			break; /* the end, or a tail cut by the kill */
 		off_t hole = lseek(sfd, (off_t)off, SEEK_HOLE);
 		int punched = hole >= 0 && (uint64_t)hole < off + psize;
-		if (!punched && psize <= VGF_MAX_FRAME_DEFAULT - 1024) {
+		if (!punched && psize <= VGW_MAX_FRAME_DEFAULT - 1024) {
 			uint8_t *pk = malloc(psize);
 			rc = pk && pread(sfd, pk, psize, (off_t)off) == (ssize_t)psize ? 0 : -1;
 			if (rc == 0) {
-				struct vgf_buf b = {0};
-				vgf_begin(&b, VGF_PACKET);
-				vgf_u32(&b, key);
-				vgf_cstr(&b, name);
-				vgf_u64(&b, ++*seq);
-				vgf_bytes(&b, pk, psize);
-				vgf_end(&b);
+				struct vgw_buf b = {0};
+				vgw_begin(&b, VGW_PACKET);
+				vgw_u32(&b, key);
+				vgw_cstr(&b, name);
+				vgw_u64(&b, ++*seq);
+				vgw_bytes(&b, pk, psize);
+				vgw_end(&b);
 				rc = b.failed ? -1 : vg_cli_send_all(fd, &b);
-				vgf_buf_free(&b);
+				vgw_buf_free(&b);
 				(*sent)++;
 			}
 			free(pk);
@@ -190,20 +175,20 @@ static int send_session(const char *to, const char *spool, struct img *im, size_
 	int fd = vg_cli_dial(to, err, errsize);
 	if (fd < 0)
 		return -1;
-	uint8_t secret[VGF_SECRET_LEN];
+	uint8_t secret[VGW_SECRET_LEN];
 	int has = load_secret(spool, im[first].pid, im[first].gen, secret);
 	const char *token = getenv("VIGIL_TO_TOKEN");
-	struct vgf_buf b = {0};
-	vgf_put_hello(&b, token ? token : "", im[first].host, (uint32_t)im[first].pid,
-	              im[first].gen, im[first].program, VGF_KIND_C, has ? secret : NULL,
-	              has ? VGF_SECRET_LEN : 0);
+	struct vgw_buf b = {0};
+	vgw_put_hello(&b, token ? token : "", im[first].host, (uint32_t)im[first].pid,
+	              im[first].gen, im[first].program, VGW_KIND_C, has ? secret : NULL,
+	              has ? VGW_SECRET_LEN : 0);
 	int rc = b.failed ? -1 : vg_cli_send_all(fd, &b);
-	vgf_buf_free(&b);
+	vgw_buf_free(&b);
 	uint8_t *payload = NULL;
 	uint32_t len;
-	struct vgf_frame f;
-	if (rc < 0 || vg_cli_read_frame(fd, VGF_WELCOME, &payload, &len) < 0 ||
-	    vgf_decode(VGF_WELCOME, payload, len, &f, NULL, 0) < 0) {
+	struct vgw_frame f;
+	if (rc < 0 || vg_cli_read_frame(fd, VGW_WELCOME, &payload, &len) < 0 ||
+	    vgw_decode(VGW_WELCOME, payload, len, &f, NULL, 0) < 0) {
 		snprintf(err, errsize,
 		         "no WELCOME for process %d (refused: see the collector's log)",
 		         im[first].pid);
@@ -224,15 +209,15 @@ static int send_session(const char *to, const char *spool, struct img *im, size_
 		char *tsdl = read_file(mpath, &mlen);
 		if (!tsdl)
 			continue;
-		b = (struct vgf_buf){0};
-		vgf_begin(&b, VGF_METADATA);
-		vgf_u32(&b, im[i].key);
-		vgf_cstr(&b, im[i].name);
-		vgf_bytes(&b, tsdl, mlen);
-		vgf_end(&b);
+		b = (struct vgw_buf){0};
+		vgw_begin(&b, VGW_METADATA);
+		vgw_u32(&b, im[i].key);
+		vgw_cstr(&b, im[i].name);
+		vgw_bytes(&b, tsdl, mlen);
+		vgw_end(&b);
 		free(tsdl);
 		rc = b.failed ? -1 : vg_cli_send_all(fd, &b);
-		vgf_buf_free(&b);
+		vgw_buf_free(&b);
 		DIR *d = opendir(dir);
 		struct dirent *de;
 		while (rc == 0 && d && (de = readdir(d)))
@@ -244,8 +229,8 @@ static int send_session(const char *to, const char *spool, struct img *im, size_
 	/* Every frame acknowledged, or the collector said why not (its log). */
 	uint64_t acked = start_seq;
 	while (rc == 0 && acked < seq) {
-		if (vg_cli_read_frame(fd, VGF_ACK, &payload, &len) < 0 ||
-		    vgf_decode(VGF_ACK, payload, len, &f, NULL, 0) < 0)
+		if (vg_cli_read_frame(fd, VGW_ACK, &payload, &len) < 0 ||
+		    vgw_decode(VGW_ACK, payload, len, &f, NULL, 0) < 0)
 			rc = -1;
 		else
 			acked = f.u.ack.seq;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file_io.h"
 #include "cli/statements.h"
 
 /* The statements' text: -e, or the file. NULL after printing the error. */
@@ -14,44 +15,13 @@ static char *read_statements(const char *cmd, const char *text_arg, const char *
 		*len = strlen(text_arg);
 		return strdup(text_arg);
 	}
-	FILE *f = fopen(file, "rb");
-	if (!f) {
-		fprintf(stderr, "vigil %s: %s: %s\n", cmd, file, strerror(errno));
-		return NULL;
+	char *buf = vgb_read_file(file, 64u << 20, 0, len);
+	if (!buf) {
+		if (errno == EFBIG)
+			fprintf(stderr, "vigil %s: %s: larger than 64 MiB\n", cmd, file);
+		else
+			fprintf(stderr, "vigil %s: %s: %s\n", cmd, file, strerror(errno));
 	}
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (n + 4096 > cap) {
-			cap = cap ? 2 * cap : 65536;
-			if (cap > (64u << 20)) {
-				fprintf(stderr, "vigil %s: %s: larger than 64 MiB\n", cmd, file);
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			char *p = realloc(buf, cap);
-			if (!p) {
-				free(buf);
-				fclose(f);
-				fprintf(stderr, "vigil %s: out of memory\n", cmd);
-				return NULL;
-			}
-			buf = p;
-		}
-		size_t k = fread(buf + n, 1, cap - n, f);
-		n += k;
-		if (k == 0)
-			break;
-	}
-	if (ferror(f)) {
-		fprintf(stderr, "vigil %s: %s: read error\n", cmd, file);
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	*len = n;
 	return buf;
 }
 

@@ -9,7 +9,7 @@
 
 #include "cli/subject.h"
 
-#include "runtime/internal.h"
+#include "wire/clock.h"
 
 /* libvigil.so lives beside the vigil binary (build tree), in ../lib, or in the library
  * folder `make install` put it in (VIGIL_LIBDIR_FROM_BIN: relative to the binary's). */
@@ -70,8 +70,8 @@ int vg_cli_set_preload(const char *lib)
 /* One calibration for every process of the subject: their clocks agree exactly. */
 void vg_cli_export_clock(void)
 {
-	vg__clock_init();
+	vgw_clock_init();
 	char clock_text[128];
-	if (vg__clock_export(clock_text, sizeof clock_text) == 0)
+	if (vgw_clock_export(clock_text, sizeof clock_text) == 0)
 		setenv("VIGIL_CLOCK", clock_text, 1);
 }

@@ -13,6 +13,7 @@
 
 #include "cli/watch.h"
 #include "live/delta.h"
+#include "trace/source.h"
 
 #define DEFAULT_UPDATE_EVENTS 65536
 
@@ -217,11 +218,9 @@ int watch_replay(const struct watch_args *a, const struct tquel_query *q,
 {
 	char err[512];
 	const char *path = a->replay;
-	struct vgt_trace *tr = vgt_open(&path, 1, err, sizeof err);
-	if (!tr || !vgt_any_readable(tr)) {
-		fprintf(stderr, "vigil watch: %s\n", tr ? "nothing readable was recorded" : err);
-		if (tr)
-			vgt_close(tr);
+	struct vgt_trace *tr = vgt_open_readable(&path, 1, err, sizeof err);
+	if (!tr) {
+		fprintf(stderr, "vigil watch: %s\n", err);
 		return 2;
 	}
 	uint64_t every = a->update_events ? a->update_events : DEFAULT_UPDATE_EVENTS;

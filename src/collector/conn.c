@@ -52,7 +52,7 @@ void vgd_conn_free(struct vgd_conn *c, int how)
 	vgd_tls_free(c);
 	close(c->fd);
 	free(c->in);
-	vgf_buf_free(&c->out);
+	vgw_buf_free(&c->out);
 	free(c);
 }
 
@@ -65,7 +65,7 @@ static int drop(struct vgd_conn *c, const char *reason)
 
 /* Constant time in the bytes compared: the time a wrong token takes tells nothing of how
  * much of it was right (only whether its length was). */
-static int same_token(struct vgf_str given, const char *token)
+static int same_token(struct vgw_str given, const char *token)
 {
 	size_t n = strlen(token);
 	unsigned char d = given.n != n;
@@ -74,21 +74,21 @@ static int same_token(struct vgf_str given, const char *token)
 	return d == 0;
 }
 
-static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
+static int on_hello(struct vgd_conn *c, const struct vgw_frame *f)
 {
 	char err[300];
-	if (f->u.hello.version < 1 || f->u.hello.version > VGF_VERSION) {
+	if (f->u.hello.version < 1 || f->u.hello.version > VGW_VERSION) {
 		snprintf(err, sizeof err, "HELLO: protocol version %u, this collector speaks 1..%d",
-		         f->u.hello.version, VGF_VERSION);
+		         f->u.hello.version, VGW_VERSION);
 		return drop(c, err);
 	}
 	/* Roles: probes switch sensors in every subject, so with a control token only it
 	 * admits a control peer; subjects' tokens do not. */
-	const char *need = f->u.hello.kind == VGF_KIND_CONTROL && vgd_opt.control_token
+	const char *need = f->u.hello.kind == VGW_KIND_CONTROL && vgd_opt.control_token
 	                       ? vgd_opt.control_token
 	                       : vgd_opt.token;
 	/* Per-subject tokens: a subject's token opens sessions of its own host only. */
-	if (f->u.hello.kind != VGF_KIND_CONTROL && vgd_opt.n_subject_tokens) {
+	if (f->u.hello.kind != VGW_KIND_CONTROL && vgd_opt.n_subject_tokens) {
 		need = NULL;
 		for (size_t i = 0; i < vgd_opt.n_subject_tokens && !need; i++)
 			if (strlen(vgd_opt.subject_hosts[i]) == f->u.hello.host.n &&
@@ -102,12 +102,12 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 		return drop(c, "HELLO: a control peer, and no --control-token-file; refused");
 	}
 	if (need && !same_token(f->u.hello.token, need))
-		return drop(c, f->u.hello.kind == VGF_KIND_CONTROL
+		return drop(c, f->u.hello.kind == VGW_KIND_CONTROL
 		                   ? "HELLO: wrong control token; refused"
 		                   : "HELLO: wrong token; refused");
 	c->hello_done = 1;
 	uint64_t acked = 0;
-	if (f->u.hello.kind != VGF_KIND_CONTROL) {
+	if (f->u.hello.kind != VGW_KIND_CONTROL) {
 		char host[VGD_NAME_MAX + 1];
 		size_t hn = f->u.hello.host.n <= VGD_NAME_MAX ? f->u.hello.host.n : VGD_NAME_MAX;
 		memcpy(host, f->u.hello.host.p, hn);
@@ -144,13 +144,13 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 		         c->subj.pid);
 		if (!vgd_opt.quiet)
 			vgd_log("%s: subject %s (%s), acked %" PRIu64, c->peer, c->subj.program,
-			        f->u.hello.kind == VGF_KIND_C ? "C" : "records", acked);
+			        f->u.hello.kind == VGW_KIND_C ? "C" : "records", acked);
 	}
 	if (f->u.hello.version >= 2)
-		vgf_put_welcome(&c->out, ++next_session, acked, c->subj.secret,
-		                c->has_subject && c->subj.has_secret ? VGF_SECRET_LEN : 0);
+		vgw_put_welcome(&c->out, ++next_session, acked, c->subj.secret,
+		                c->has_subject && c->subj.has_secret ? VGW_SECRET_LEN : 0);
 	else
-		vgf_put_welcome(&c->out, ++next_session, acked, NULL, 0);
+		vgw_put_welcome(&c->out, ++next_session, acked, NULL, 0);
 	vgd_relay_subject_hello(c);
 	return 0;
 }
@@ -159,53 +159,53 @@ static int on_hello(struct vgd_conn *c, const struct vgf_frame *f)
 static int on_frame(struct vgd_conn *c, uint8_t type, const uint8_t *payload, uint32_t len,
                     int *stored)
 {
-	struct vgf_frame f;
+	struct vgw_frame f;
 	char err[300];
-	if (vgf_decode(type, payload, len, &f, err, sizeof err) < 0)
+	if (vgw_decode(type, payload, len, &f, err, sizeof err) < 0)
 		return drop(c, err);
 	if (!c->hello_done) {
-		if (type != VGF_HELLO) {
-			snprintf(err, sizeof err, "%s before HELLO", vgf_type_name(type));
+		if (type != VGW_HELLO) {
+			snprintf(err, sizeof err, "%s before HELLO", vgw_type_name(type));
 			return drop(c, err);
 		}
 		return on_hello(c, &f);
 	}
 	int data =
-	    type == VGF_METADATA || type == VGF_PACKET || type == VGF_SCHEMA || type == VGF_RECORDS;
-	if (type == VGF_BYE)
+	    type == VGW_METADATA || type == VGW_PACKET || type == VGW_SCHEMA || type == VGW_RECORDS;
+	if (type == VGW_BYE)
 		return 1;
 	if (data && !c->has_subject) {
-		snprintf(err, sizeof err, "%s from a control-only peer", vgf_type_name(type));
+		snprintf(err, sizeof err, "%s from a control-only peer", vgw_type_name(type));
 		return drop(c, err);
 	}
 	int rc = 0;
 	switch (type) {
-	case VGF_METADATA:
+	case VGW_METADATA:
 		rc = vgd_metadata(&c->subj, &f, err, sizeof err);
 		break;
-	case VGF_PACKET:
+	case VGW_PACKET:
 		rc = vgd_packet(&c->subj, &f, err, sizeof err);
 		if (rc == 0)
 			VGD_COUNT(packets_received, 1);
 		*stored = 1;
 		break;
-	case VGF_SCHEMA:
+	case VGW_SCHEMA:
 		rc = vgd_schema(&c->subj, payload, len, &f, err, sizeof err);
 		break;
-	case VGF_RECORDS:
+	case VGW_RECORDS:
 		rc = vgd_records(&c->subj, &f, err, sizeof err);
 		*stored = 1;
 		break;
-	case VGF_REPLY:
-	case VGF_NOTE:
+	case VGW_REPLY:
+	case VGW_NOTE:
 		if (!c->has_subject)
 			break;
-		if (type == VGF_REPLY)
+		if (type == VGW_REPLY)
 			vgd_relay_reply(c, (const char *)f.u.line.line.p, f.u.line.line.n);
 		else
 			vgd_relay_note(c, (const char *)f.u.line.line.p, f.u.line.line.n);
 		break;
-	case VGF_CONTROL:
+	case VGW_CONTROL:
 		if (c->has_subject) {
 			snprintf(err, sizeof err, "CONTROL from a subject: out of order");
 			return drop(c, err);
@@ -214,7 +214,7 @@ static int on_frame(struct vgd_conn *c, uint8_t type, const uint8_t *payload, ui
 		break;
 	default:
 		snprintf(err, sizeof err, "%s: out of order (not sent by subjects)",
-		         vgf_type_name(type));
+		         vgw_type_name(type));
 		return drop(c, err);
 	}
 	return rc < 0 ? drop(c, err) : 0;
@@ -272,19 +272,19 @@ int vgd_conn_readable(struct vgd_conn *c)
 	c->last_ns = vgd_now_ns();
 	size_t off = 0;
 	int stored = 0, rc = 0;
-	while (c->in_len - off >= VGF_HEADER) {
+	while (c->in_len - off >= VGW_HEADER) {
 		uint32_t plen;
 		uint8_t type;
 		max_frame = c->hello_done ? vgd_opt.max_frame : VGD_HELLO_MAX;
-		if (vgf_header(c->in + off, max_frame, &plen, &type) < 0) {
+		if (vgw_header(c->in + off, max_frame, &plen, &type) < 0) {
 			char err[96];
 			snprintf(err, sizeof err, "frame length outside 1..%u bytes (%s)",
 			         max_frame, c->hello_done ? "--max-frame" : "before HELLO");
 			return drop(c, err);
 		}
-		if (c->in_len - off - VGF_HEADER < plen) {
+		if (c->in_len - off - VGW_HEADER < plen) {
 			/* Room for the whole frame before the next read. */
-			size_t want = VGF_HEADER + (size_t)plen + chunk;
+			size_t want = VGW_HEADER + (size_t)plen + chunk;
 			if (c->in_cap - off < want) {
 				memmove(c->in, c->in + off, c->in_len - off);
 				c->in_len -= off;
@@ -297,8 +297,8 @@ int vgd_conn_readable(struct vgd_conn *c)
 			}
 			break;
 		}
-		rc = on_frame(c, type, c->in + off + VGF_HEADER, plen, &stored);
-		off += VGF_HEADER + plen;
+		rc = on_frame(c, type, c->in + off + VGW_HEADER, plen, &stored);
+		off += VGW_HEADER + plen;
 		if (rc != 0)
 			break;
 	}
@@ -310,7 +310,7 @@ int vgd_conn_readable(struct vgd_conn *c)
 	if (stored) {
 		if (vgd_subject_save(&c->subj) < 0)
 			return drop(c, "cannot write the subject's state file");
-		vgf_put_ack(&c->out, c->subj.acked);
+		vgw_put_ack(&c->out, c->subj.acked);
 	}
 	if (rc == 1) { /* BYE */
 		if (!vgd_opt.quiet)

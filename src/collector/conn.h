@@ -13,7 +13,7 @@ struct vgd_conn {
 	char peer[128];
 	uint8_t *in; /* bytes received, not yet a whole frame */
 	size_t in_len, in_cap;
-	struct vgf_buf out; /* bytes to send */
+	struct vgw_buf out; /* bytes to send */
 	size_t out_sent;
 	int hello_done, has_subject;
 	int dead;          /* to be closed by the loop */
@@ -52,7 +52,13 @@ ssize_t vgd_io_send(struct vgd_conn *c, const uint8_t *p, size_t n);
 int vgd_io_pending(const struct vgd_conn *c); /* bytes read but not yet returned */
 void vgd_tls_free(struct vgd_conn *c);
 
-/* main.c: the connections, so that a reconnecting subject replaces its old one. */
+/* service.c: the table of connections, so that a reconnecting subject replaces its old
+ * one. The poll loop adds accepted sockets, closes slots (NULL until compacted) and
+ * compacts the table once per round. */
+void vgd_conn_table_add(int fd, const char *peer, int is_unix); /* limits, TLS start */
+void vgd_conn_table_close(size_t i, int how);                   /* how: as vgd_conn_free */
+void vgd_conn_table_compact(void);
+void vgd_conn_table_free_all(void); /* each with VGD_KEEP */
 struct vgd_conn *vgd_find_subject(const char *host, uint32_t pid, uint64_t start,
                                   const struct vgd_conn *except);
 void vgd_drop_conn(struct vgd_conn *c); /* closes it now, orderly */
@@ -70,8 +76,8 @@ void vgd_relay_free(struct vgd_conn *c);
 void vgd_relay_tick(uint64_t now_ns);
 /* --probes-file's rules replace the patterns in force (ownership passes); returns the
  * sensors switched where vigild knows their states. */
-struct vg_probe_rule;
-long vgd_relay_replace(struct vg_probe_rule *rules, size_t n);
+struct vgw_probe_rule;
+long vgd_relay_replace(struct vgw_probe_rule *rules, size_t n);
 /* probes_file.c: --probes-file FILE, re-read every --probes-period (docs/protocol.md). */
 int vgd_probes_file_option(const char *path, const char *period); /* -1: said why */
 void vgd_probes_file_tick(uint64_t now_ns);

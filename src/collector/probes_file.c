@@ -1,7 +1,7 @@
 /* vigild --probes-file FILE (docs/protocol.md "Pattern file"): the subjects' pattern
  * file kept by the collector, re-read every --probes-period (default 1 s) and applied
  * as `vigil probes --collector` would apply its lines (relay.c). The file is read as the
- * subject reads VIGIL_PROBES_FILE (common/probe_file.c): applied when its content
+ * subject reads VIGIL_PROBES_FILE (wire/probe_file.c): applied when its content
  * changed and reads whole; a missing, empty or half-written file or a bad line is one
  * log line per change of the file, and the patterns in force stay. */
 #define _GNU_SOURCE
@@ -9,17 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/probe_file.h"
+#include "wire/probe_file.h"
 #include "conn.h"
 
 static const char *path;
 static uint64_t period_ns = 1000000000u, next_ns;
-static struct vg_probe_file seen;
+static struct vgw_probe_file seen;
 
 int vgd_probes_file_option(const char *file, const char *period)
 {
 	long ms = 1000;
-	if (period && vg_probe_period_parse(period, &ms) < 0) {
+	if (period && vgw_probe_period_parse(period, &ms) < 0) {
 		fprintf(stderr,
 		        "vigild: --probes-period %s: expected a period from 10ms to 3600s (250ms, "
 		        "2s)\n",
@@ -37,22 +37,22 @@ int vgd_probes_file_option(const char *file, const char *period)
 
 static void look(void)
 {
-	struct vg_probe_rule *rules;
+	struct vgw_probe_rule *rules;
 	size_t n;
 	char err[400];
-	switch (vg_probe_file_look(&seen, path, &rules, &n, err, sizeof err)) {
-	case VG_PROBE_FILE_SAME:
+	switch (vgw_probe_file_look(&seen, path, &rules, &n, err, sizeof err)) {
+	case VGW_PROBE_FILE_SAME:
 		return;
-	case VG_PROBE_FILE_UNREADABLE:
+	case VGW_PROBE_FILE_UNREADABLE:
 		vgd_log("--probes-file %s: cannot read it (%s); the %zu pattern%s read before stay "
 		        "in force",
 		        path, err, seen.in_force, seen.in_force == 1 ? "" : "s");
 		return;
-	case VG_PROBE_FILE_BAD:
+	case VGW_PROBE_FILE_BAD:
 		vgd_log("--probes-file %s:%s; the %zu pattern%s read before stay in force", path,
 		        err, seen.in_force, seen.in_force == 1 ? "" : "s");
 		return;
-	case VG_PROBE_FILE_RULES:
+	case VGW_PROBE_FILE_RULES:
 		break;
 	}
 	long switched = vgd_relay_replace(rules, n);

@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "vigil/vigil.h"
 #include "vigild.h"
+#include "wire/tsdl_header.h"
 
 #define PACKET_HEADER 80
 #define REALTIME_CLOCK_UUID "76696769-6c2d-7265-616c-74696d650000" /* "vigil-realtime" */
@@ -38,7 +39,7 @@ static const char *const kind_names[] = {"event", "begin", "end", "state", "crea
 static const char *const flag_names[] = {"sensor", "performer", "initiator", "target"};
 static const char *const strategy_names[] = {"traced", "sampled", "once"};
 
-static int is_ident(const struct vgf_str *s)
+static int is_ident(const struct vgw_str *s)
 {
 	if (s->n == 0 || s->n > 128 || (s->p[0] >= '0' && s->p[0] <= '9'))
 		return 0;
@@ -53,7 +54,7 @@ static int is_ident(const struct vgf_str *s)
 
 /* Event, relation and entity kind names go into TSDL strings and the `;`-separated
  * model.emf.uri: dotted identifiers only. */
-static int is_name(const struct vgf_str *s, int empty_ok)
+static int is_name(const struct vgw_str *s, int empty_ok)
 {
 	if (s->n == 0)
 		return empty_ok;
@@ -79,7 +80,7 @@ static int fail(char *err, size_t errsize, const char *fmt, ...)
 	return -1;
 }
 
-static int schema_check(const struct vgf_frame *f, char *err, size_t errsize)
+static int schema_check(const struct vgw_frame *f, char *err, size_t errsize)
 {
 	if (!is_name(&f->u.schema.event, 0))
 		return fail(err, errsize, "SCHEMA %u: event name is not a dotted name",
@@ -92,9 +93,9 @@ static int schema_check(const struct vgf_frame *f, char *err, size_t errsize)
 		            f->u.schema.id);
 	if (f->u.schema.id == 0xFFFF)
 		return fail(err, errsize, "SCHEMA: id 65535 is reserved");
-	struct vgf_iter it = f->u.schema.fields;
-	struct vgf_field fd;
-	while (vgf_next_field(&it, &fd)) {
+	struct vgw_iter it = f->u.schema.fields;
+	struct vgw_field fd;
+	while (vgw_next_field(&it, &fd)) {
 		if (!is_ident(&fd.name))
 			return fail(err, errsize, "SCHEMA %u: field name is not an identifier",
 			            f->u.schema.id);
@@ -120,7 +121,7 @@ static int schema_keep(struct vgd_subject *s, const uint8_t *payload, size_t len
 	memcpy(sc->raw, payload, len);
 	sc->len = len;
 	char err[128];
-	if (vgf_decode(VGF_SCHEMA, sc->raw, len, &sc->f, err, sizeof err) < 0) {
+	if (vgw_decode(VGW_SCHEMA, sc->raw, len, &sc->f, err, sizeof err) < 0) {
 		free(sc->raw);
 		free(sc);
 		return -1;
@@ -179,7 +180,7 @@ void vgd_schemas_free(struct vgd_subject *s)
 	s->schemas = NULL;
 }
 
-int vgd_schema(struct vgd_subject *s, const uint8_t *payload, size_t len, const struct vgf_frame *f,
+int vgd_schema(struct vgd_subject *s, const uint8_t *payload, size_t len, const struct vgw_frame *f,
                char *err, size_t errsize)
 {
 	if (schema_check(f, err, errsize) < 0)
@@ -239,23 +240,23 @@ static struct vgd_image *records_image(struct vgd_subject *s, char *err, size_t 
 	return im;
 }
 
-static void quoted(struct vgf_buf *b, const char *s)
+static void quoted(struct vgw_buf *b, const char *s)
 {
 	for (; *s; s++) {
 		char c[4];
 		if (*s == '"' || *s == '\\') {
 			c[0] = '\\';
 			c[1] = *s;
-			vgf_raw(b, c, 2);
+			vgw_raw(b, c, 2);
 		} else if ((unsigned char)*s >= 0x20) {
-			vgf_raw(b, s, 1);
+			vgw_raw(b, s, 1);
 		}
 	}
 }
 
-static void printf_buf(struct vgf_buf *b, const char *fmt, ...)
+static void printf_buf(struct vgw_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static void printf_buf(struct vgf_buf *b, const char *fmt, ...)
+static void printf_buf(struct vgw_buf *b, const char *fmt, ...)
 {
 	char tmp[1024];
 	va_list ap;
@@ -263,32 +264,19 @@ static void printf_buf(struct vgf_buf *b, const char *fmt, ...)
 	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		vgf_raw(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+		vgw_raw(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-static void header_text(struct vgf_buf *b, const struct vgd_subject *s, const struct vgd_image *im)
+static void header_text(struct vgw_buf *b, const struct vgd_subject *s, const struct vgd_image *im)
 {
-	static const char *const ints[] = {"8", "16", "32", "64"};
-	printf_buf(b, "/* CTF 1.8 */\n\n");
-	for (int sg = 0; sg < 2; sg++)
-		for (int i = 0; i < 4; i++)
-			printf_buf(b,
-			           "typealias integer { size = %s; align = 8; signed = %s; } := "
-			           "%sint%s_t;\n",
-			           ints[i], sg ? "true" : "false", sg ? "" : "u", ints[i]);
-	printf_buf(b, "typealias floating_point { exp_dig = 11; mant_dig = 53; align = 8; } := "
-	              "double;\n\n");
+	printf_buf(b, "%s", VGW_TSDL_TYPES);
 	char u[37];
 	const uint8_t *x = im->uuid;
 	snprintf(u, sizeof u,
 	         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", x[0], x[1],
 	         x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[14],
 	         x[15]);
-	printf_buf(b,
-	           "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
-	           "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
-	           "\t\tuint32_t stream_id;\n\t};\n};\n\n",
-	           u);
+	printf_buf(b, VGW_TSDL_TRACE_FMT, u);
 	static const char *const langs[] = {"c", "python", "java", "control", "perl"};
 	printf_buf(b, "env {\n\thostname = \"");
 	quoted(b, s->host);
@@ -302,34 +290,20 @@ static void header_text(struct vgf_buf *b, const struct vgd_subject *s, const st
 	           "\";\n\tvigil_version = \"%s\";\n\tvigil_process_gen = %" PRIu64
 	           ";\n\tvigil_ppid = 0;\n\tvigil_parent_gen = 0;\n\tvigil_image = 0;\n"
 	           "\tvigil_lang = \"%s\";\n};\n\n",
-	           VG_VERSION, s->start, langs[s->kind <= VGF_KIND_PERL ? s->kind : 0]);
-	printf_buf(b,
-	           "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
-	           "\tdescription = \"CLOCK_REALTIME, nanoseconds (sent to vigild)\";\n"
-	           "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = 0;\n\toffset = 0;\n"
-	           "\tabsolute = true;\n};\n\n",
-	           REALTIME_CLOCK_UUID);
-	printf_buf(b, "typealias integer { size = 64; align = 8; signed = false; map = "
-	              "clock.monotonic.value; } := uint64_clock_t;\n");
-	printf_buf(b, "typealias integer { size = 32; align = 8; signed = false; map = "
-	              "clock.monotonic.value; } := uint32_clock_t;\n\n");
-	printf_buf(b, "struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n");
-	printf_buf(b, "stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"
-	              "\t\tuint32_clock_t timestamp;\n\t};\n\tpacket.context := struct {\n"
-	              "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
-	              "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
-	              "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"
-	              "\t\tuint32_t tid;\n\t\tuint32_t thread_gen;\n\t};\n};\n\n");
+	           VG_VERSION, s->start, langs[s->kind <= VGW_KIND_PERL ? s->kind : 0]);
+	printf_buf(b, VGW_TSDL_CLOCK_FMT, REALTIME_CLOCK_UUID,
+	           "CLOCK_REALTIME, nanoseconds (sent to vigild)", (int64_t)0, (int64_t)0);
+	printf_buf(b, "%s", VGW_TSDL_STREAM);
 }
 
-static void str_copy(char *dst, size_t cap, const struct vgf_str *s)
+static void str_copy(char *dst, size_t cap, const struct vgw_str *s)
 {
 	size_t n = s->n < cap - 1 ? s->n : cap - 1;
 	memcpy(dst, s->p, n);
 	dst[n] = 0;
 }
 
-static void event_text(struct vgf_buf *b, const struct vgf_frame *f)
+static void event_text(struct vgw_buf *b, const struct vgw_frame *f)
 {
 	char name[300], rel[300];
 	str_copy(name, sizeof name, &f->u.schema.event);
@@ -340,10 +314,10 @@ static void event_text(struct vgf_buf *b, const struct vgf_frame *f)
 	           flag_names[f->u.schema.placement], strategy_names[f->u.schema.strategy]);
 	if (rel[0])
 		printf_buf(b, ";relation=%s", rel);
-	struct vgf_iter it = f->u.schema.fields;
-	struct vgf_field fd;
+	struct vgw_iter it = f->u.schema.fields;
+	struct vgw_field fd;
 	char fname[140], kind[300];
-	while (vgf_next_field(&it, &fd))
+	while (vgw_next_field(&it, &fd))
 		if (fd.type == VG_ENTITY) {
 			str_copy(fname, sizeof fname, &fd.name);
 			str_copy(kind, sizeof kind, &fd.entity_kind);
@@ -351,7 +325,7 @@ static void event_text(struct vgf_buf *b, const struct vgf_frame *f)
 		}
 	printf_buf(b, "\";\n\tfields := struct {\n");
 	it = f->u.schema.fields;
-	while (vgf_next_field(&it, &fd)) {
+	while (vgw_next_field(&it, &fd)) {
 		str_copy(fname, sizeof fname, &fd.name);
 		if (fd.type == VG_BYTES)
 			printf_buf(b, "\t\tuint32_t _%s_len;\n\t\tuint8_t %s[_%s_len];\n", fname,
@@ -370,7 +344,7 @@ int vgd_records_flush_metadata(struct vgd_subject *s)
 	struct vgd_image *im = records_image(s, err, sizeof err);
 	if (!im)
 		return -1;
-	struct vgf_buf b = {0};
+	struct vgw_buf b = {0};
 	header_text(&b, s, im);
 	for (unsigned id = 0; id < 65536 && s->schemas; id++)
 		if (s->schemas[id])
@@ -378,7 +352,7 @@ int vgd_records_flush_metadata(struct vgd_subject *s)
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof path, "%s/metadata", im->path);
 	int rc = b.failed ? -1 : vgd_write_file(path, b.p, b.len);
-	vgf_buf_free(&b);
+	vgw_buf_free(&b);
 	if (rc == 0)
 		s->schemas_dirty = 0;
 	return rc;
@@ -387,21 +361,21 @@ int vgd_records_flush_metadata(struct vgd_subject *s)
 /* Appends one record's fields as the CTF payload its schema declares: missing trailing
  * fields take their default, bytes after the known fields are skipped (docs/encoding.md
  * "Schema evolution"). */
-static int encode_payload(struct vgf_buf *b, const struct vgf_frame *sc, const uint8_t *p, size_t n)
+static int encode_payload(struct vgw_buf *b, const struct vgw_frame *sc, const uint8_t *p, size_t n)
 {
 	static const uint8_t zeros[12];
 	const uint8_t *end = p + n;
-	struct vgf_iter it = sc->u.schema.fields;
-	struct vgf_field fd;
-	while (vgf_next_field(&it, &fd)) {
+	struct vgw_iter it = sc->u.schema.fields;
+	struct vgw_field fd;
+	while (vgw_next_field(&it, &fd)) {
 		size_t left = (size_t)(end - p);
 		if (left == 0) {
 			if (fd.type == VG_STRING)
-				vgf_raw(b, zeros, 1);
+				vgw_raw(b, zeros, 1);
 			else if (fd.type == VG_BYTES)
-				vgf_raw(b, zeros, 4);
+				vgw_raw(b, zeros, 4);
 			else
-				vgf_raw(b, zeros, (size_t)fixed_size[fd.type]);
+				vgw_raw(b, zeros, (size_t)fixed_size[fd.type]);
 			continue;
 		}
 		size_t k;
@@ -423,7 +397,7 @@ static int encode_payload(struct vgf_buf *b, const struct vgf_frame *sc, const u
 			if (left < k)
 				return -1;
 		}
-		vgf_raw(b, p, k);
+		vgw_raw(b, p, k);
 		p += k;
 	}
 	return 0;
@@ -440,16 +414,16 @@ static void put32(uint8_t *p, uint32_t v)
 
 /* Writes the packet being built in b (header reserved at its start). */
 static int packet_finish(struct vgd_subject *s, struct vgd_stream *st, struct vgd_image *im,
-                         struct vgf_buf *b, uint32_t tid, uint64_t begin, uint64_t end,
+                         struct vgw_buf *b, uint32_t tid, uint64_t begin, uint64_t end,
                          uint64_t events, char *err, size_t errsize)
 {
 	static const uint8_t zeros[8];
 	size_t content = b->len;
-	vgf_raw(b, zeros, (8 - content % 8) % 8);
+	vgw_raw(b, zeros, (8 - content % 8) % 8);
 	if (b->failed)
 		return fail(err, errsize, "out of memory");
 	uint8_t *h = b->p;
-	put32(h, 0xC1FC1FC1u);
+	put32(h, VGW_CTF_MAGIC);
 	memcpy(h + 4, im->uuid, 16);
 	put32(h + 20, 0);
 	put64(h + 24, begin);
@@ -464,7 +438,7 @@ static int packet_finish(struct vgd_subject *s, struct vgd_stream *st, struct vg
 }
 
 /* The records of one tid, in frame order, as packets of its stream. */
-static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const struct vgf_frame *f,
+static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const struct vgw_frame *f,
                           uint32_t tid, char *err, size_t errsize)
 {
 	char name[64];
@@ -472,13 +446,13 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 	struct vgd_stream *st = vgd_stream_get(im, name, err, errsize);
 	if (!st)
 		return -1;
-	struct vgf_buf b = {0};
+	struct vgw_buf b = {0};
 	uint64_t begin = 0, last = st->last_ts;
 	int open = 0, rc = 0;
 	uint64_t events = 0; /* in the packet being built */
-	struct vgf_iter it = f->u.records.records;
-	struct vgf_record r;
-	while (vgf_next_record(&it, &r)) {
+	struct vgw_iter it = f->u.records.records;
+	struct vgw_record r;
+	while (vgw_next_record(&it, &r)) {
 		if (r.tid != tid)
 			continue;
 		uint64_t t = r.time_ns < last ? last : r.time_ns;
@@ -492,7 +466,7 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 		if (!open) {
 			b.len = 0;
 			static const uint8_t hdr[PACKET_HEADER];
-			vgf_raw(&b, hdr, sizeof hdr);
+			vgw_raw(&b, hdr, sizeof hdr);
 			begin = t;
 			open = 1;
 			events = 0;
@@ -501,7 +475,7 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 		eh[0] = (uint8_t)r.id;
 		eh[1] = (uint8_t)(r.id >> 8);
 		put32(eh + 2, (uint32_t)t);
-		vgf_raw(&b, eh, 6);
+		vgw_raw(&b, eh, 6);
 		encode_payload(&b, &s->schemas[r.id]->f, (const uint8_t *)r.data.p, r.data.n);
 		last = t;
 		events++;
@@ -509,34 +483,34 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 	if (rc == 0 && open)
 		rc = packet_finish(s, st, im, &b, tid, begin, last, events, err, errsize);
 	vgd_stream_release(st);
-	vgf_buf_free(&b);
+	vgw_buf_free(&b);
 	return rc;
 }
 
-int vgd_records(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize)
+int vgd_records(struct vgd_subject *s, const struct vgw_frame *f, char *err, size_t errsize)
 {
 	/* Everything is checked before anything is written: a bad frame stores nothing. */
-	struct vgf_iter it = f->u.records.records;
-	struct vgf_record r;
-	struct vgf_buf scratch = {0};
+	struct vgw_iter it = f->u.records.records;
+	struct vgw_record r;
+	struct vgw_buf scratch = {0};
 	uint64_t nrecords = 0, newest = 0; /* records carry ns since the epoch */
-	while (vgf_next_record(&it, &r)) {
+	while (vgw_next_record(&it, &r)) {
 		nrecords++;
 		if (r.time_ns > newest)
 			newest = r.time_ns;
 		if (!s->schemas || !s->schemas[r.id]) {
-			vgf_buf_free(&scratch);
+			vgw_buf_free(&scratch);
 			return fail(err, errsize, "RECORDS: unknown schema id %u", r.id);
 		}
 		scratch.len = 0;
 		if (encode_payload(&scratch, &s->schemas[r.id]->f, (const uint8_t *)r.data.p,
 		                   r.data.n) < 0) {
-			vgf_buf_free(&scratch);
+			vgw_buf_free(&scratch);
 			return fail(err, errsize, "RECORDS: a record of schema %u does not parse",
 			            r.id);
 		}
 	}
-	vgf_buf_free(&scratch);
+	vgw_buf_free(&scratch);
 	if (f->u.records.seq <= s->acked)
 		return 0; /* stored before a reconnection */
 	struct vgd_image *im = records_image(s, err, errsize);
@@ -549,7 +523,7 @@ int vgd_records(struct vgd_subject *s, const struct vgf_frame *f, char *err, siz
 	uint32_t *tids = NULL;
 	size_t ntids = 0;
 	it = f->u.records.records;
-	while (vgf_next_record(&it, &r)) {
+	while (vgw_next_record(&it, &r)) {
 		size_t i = 0;
 		while (i < ntids && tids[i] != r.tid)
 			i++;

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/probe_file.h"
+#include "wire/probe_file.h"
+#include "wire/probe_pattern.h"
 #include "conn.h"
 
 enum owed { OWED_NOTHING, OWED_LIST };
@@ -34,7 +35,7 @@ struct vgd_probes {
 
 struct pattern {
 	int enable;
-	struct vg_probe_pattern p;
+	struct vgw_probe_pattern p;
 };
 static struct pattern *pats;
 static size_t npats;
@@ -63,7 +64,7 @@ static uint64_t now_ns(void)
 static int decided(const char *name)
 {
 	for (size_t i = npats; i-- > 0;)
-		if (vg_probe_pattern_match(&pats[i].p, name))
+		if (vgw_probe_pattern_match(&pats[i].p, name))
 			return pats[i].enable;
 	return -1;
 }
@@ -93,7 +94,7 @@ static void send_control(struct vgd_conn *c, const char *line, enum owed what)
 		p->cap_owed = cap;
 	}
 	p->owed[(p->head + p->len++) % p->cap_owed] = (uint8_t)what;
-	vgf_put_line(&c->out, VGF_CONTROL, line);
+	vgw_put_line(&c->out, VGW_CONTROL, line);
 }
 
 static struct entry *entry_of(struct vgd_probes *p, uint32_t id, const char *name)
@@ -130,7 +131,7 @@ static int push(struct vgd_conn *c, struct entry *e, int want)
 
 static int subject_conn(const struct vgd_conn *c)
 {
-	return c && !c->dead && c->has_subject && c->subj.kind != VGF_KIND_CONTROL;
+	return c && !c->dead && c->has_subject && c->subj.kind != VGW_KIND_CONTROL;
 }
 
 /* Asks a subject for its table (and gives a C subject the patterns) once. */
@@ -141,7 +142,7 @@ static void ask_table(struct vgd_conn *c)
 		return;
 	p->asked = 1;
 	char line[1100];
-	if (c->subj.kind == VGF_KIND_C) /* its own patterns, for what it registers later */
+	if (c->subj.kind == VGW_KIND_C) /* its own patterns, for what it registers later */
 		for (size_t i = 0; i < npats; i++) {
 			snprintf(line, sizeof line, "pattern %s %s",
 			         pats[i].enable ? "enable" : "disable", pats[i].p.text);
@@ -187,7 +188,7 @@ static void usdt_remember(const char *line)
 
 static int usdt_subject(const struct vgd_conn *c)
 {
-	return subject_conn(c) && c->subj.kind == VGF_KIND_C;
+	return subject_conn(c) && c->subj.kind == VGW_KIND_C;
 }
 
 void vgd_relay_subject_hello(struct vgd_conn *c)
@@ -314,7 +315,7 @@ void vgd_relay_note(struct vgd_conn *c, const char *text, size_t n)
 	if (!e)
 		return;
 	int want = decided(name);
-	if (want >= 0 && c->subj.kind != VGF_KIND_C) {
+	if (want >= 0 && c->subj.kind != VGW_KIND_C) {
 		push(c, e, want);
 	} else {
 		/* A C subject applied its patterns at registration: learn what it decided. */
@@ -347,28 +348,28 @@ void vgd_relay_free(struct vgd_conn *c)
 
 static void reply(struct vgd_conn *c, const char *line)
 {
-	vgf_put_line(&c->out, VGF_REPLY, line);
+	vgw_put_line(&c->out, VGW_REPLY, line);
 }
 
 static int add_pattern(int enable, const char *text, char *err, size_t errsize)
 {
 	struct pattern p = {.enable = enable};
 	char why[300];
-	if (vg_probe_pattern_compile(&p.p, text, why, sizeof why) < 0) {
+	if (vgw_probe_pattern_compile(&p.p, text, why, sizeof why) < 0) {
 		snprintf(err, errsize, "error %s", why);
 		return -1;
 	}
 	/* A pattern given again moves last. */
 	for (size_t i = 0; i < npats; i++)
 		if (!strcmp(pats[i].p.text, text)) {
-			vg_probe_pattern_free(&pats[i].p);
+			vgw_probe_pattern_free(&pats[i].p);
 			memmove(&pats[i], &pats[i + 1], (npats - i - 1) * sizeof *pats);
 			npats--;
 			break;
 		}
 	struct pattern *v = realloc(pats, (npats + 1) * sizeof *v);
 	if (!v) {
-		vg_probe_pattern_free(&p.p);
+		vgw_probe_pattern_free(&p.p);
 		snprintf(err, errsize, "error out of memory");
 		return -1;
 	}
@@ -380,7 +381,7 @@ static int add_pattern(int enable, const char *text, char *err, size_t errsize)
 static void clear_patterns(void)
 {
 	for (size_t i = 0; i < npats; i++)
-		vg_probe_pattern_free(&pats[i].p);
+		vgw_probe_pattern_free(&pats[i].p);
 	npats = 0;
 }
 
@@ -393,7 +394,7 @@ static void clear_patterns(void)
  * keeps its state: vigild does not know their configured states).
  * Ownership of the rules' compiled patterns passes here. Returns the sensors switched in
  * subjects whose states vigild knows. */
-long vgd_relay_replace(struct vg_probe_rule *rules, size_t n)
+long vgd_relay_replace(struct vgw_probe_rule *rules, size_t n)
 {
 	/* The old rules followed by new ones (lines added at the end, the usual change): a
 	 * C subject only needs the new ones, and no sensor blinks off through a reset. */
@@ -404,7 +405,7 @@ long vgd_relay_replace(struct vg_probe_rule *rules, size_t n)
 	clear_patterns();
 	struct pattern *v = n ? realloc(pats, n * sizeof *v) : pats;
 	if (n && !v) {
-		vg_probe_rules_free(rules, n);
+		vgw_probe_rules_free(rules, n);
 		vgd_log("--probes-file: out of memory; no patterns in force");
 		return 0;
 	}
@@ -425,7 +426,7 @@ long vgd_relay_replace(struct vg_probe_rule *rules, size_t n)
 				ask_table(c);
 			continue;
 		}
-		if (c->subj.kind == VGF_KIND_C) {
+		if (c->subj.kind == VGW_KIND_C) {
 			if (!kept)
 				send_control(c, "pattern reset", OWED_NOTHING);
 			for (size_t k = kept; k < npats; k++) {
@@ -445,7 +446,7 @@ long vgd_relay_replace(struct vg_probe_rule *rules, size_t n)
 /* `list`: every subject's table, `ok NOW N HOST:PID:ID:NAME:ON ...`. */
 static void list_all(struct vgd_conn *peer)
 {
-	struct vgf_buf b = {0};
+	struct vgw_buf b = {0};
 	size_t n = 0;
 	for (size_t i = 0; i < vgd_conn_count(); i++) {
 		struct vgd_conn *c = vgd_conn_at(i);
@@ -457,7 +458,7 @@ static void list_all(struct vgd_conn *peer)
 			int len = snprintf(item, sizeof item, " %s:%" PRIu32 ":%" PRIu32 ":%s:%d",
 			                   c->subj.host, c->subj.pid, e->id, e->name, e->on > 0);
 			if (len > 0 && (size_t)len < sizeof item) {
-				vgf_raw(&b, item, (size_t)len);
+				vgw_raw(&b, item, (size_t)len);
 				n++;
 			}
 		}
@@ -475,7 +476,7 @@ static void list_all(struct vgd_conn *peer)
 		reply(peer, line);
 	}
 	free(line);
-	vgf_buf_free(&b);
+	vgw_buf_free(&b);
 }
 
 void vgd_relay_control(struct vgd_conn *peer, const char *text, size_t n)
@@ -510,7 +511,7 @@ void vgd_relay_control(struct vgd_conn *peer, const char *text, size_t n)
 		clear_patterns();
 		for (size_t i = 0; i < vgd_conn_count(); i++) {
 			struct vgd_conn *c = vgd_conn_at(i);
-			if (subject_conn(c) && c->subj.kind == VGF_KIND_C) {
+			if (subject_conn(c) && c->subj.kind == VGW_KIND_C) {
 				send_control(c, "pattern reset", OWED_NOTHING);
 				send_control(c, "list 0",
 				             OWED_LIST); /* states back as configured */
@@ -534,10 +535,10 @@ void vgd_relay_control(struct vgd_conn *peer, const char *text, size_t n)
 				struct vgd_conn *c = vgd_conn_at(i);
 				if (!subject_conn(c))
 					continue;
-				if (c->subj.kind == VGF_KIND_C)
+				if (c->subj.kind == VGW_KIND_C)
 					send_control(c, fwd, OWED_NOTHING);
 				for (size_t k = 0; c->probes && k < c->probes->n; k++)
-					if (vg_probe_pattern_match(&p->p, c->probes->v[k].name))
+					if (vgw_probe_pattern_match(&p->p, c->probes->v[k].name))
 						switched += push(c, &c->probes->v[k], enable);
 			}
 			snprintf(err, sizeof err, "ok %" PRIu64 " %ld", now_ns(), switched);

@@ -18,12 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "metrics.h"
 #include "trace/trace.h"
 #include "vigild.h"
-
-#define CTF_MAGIC 0xC1FC1FC1u
-#define PACKET_HEADER 80
+#include "wire/tsdl_header.h"
 
 static uint64_t rd64(const uint8_t *p)
 {
@@ -72,21 +71,6 @@ static int mkdir_p(const char *path)
 	return mkdir(tmp, 0777) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* --sync: a new or renamed entry is durable once its directory is synced. */
 static int sync_dir_of(const char *path)
 {
@@ -111,7 +95,7 @@ int vgd_write_file(const char *path, const void *p, size_t n)
 	              strstr(path, "/.vigild/") ? 0600 : 0666); /* state: secrets */
 	if (fd < 0)
 		return -1;
-	int rc = write_all(fd, p, n);
+	int rc = vgb_write_all(fd, p, n);
 	if (rc == 0 && vgd_opt.sync && fsync(fd) < 0)
 		rc = -1;
 	if (close(fd) < 0)
@@ -151,8 +135,8 @@ int vgd_subject_save(struct vgd_subject *s)
 	size_t len =
 	    (size_t)snprintf(buf, sizeof buf, "vigild-subject 1\nacked %" PRIu64 "\n", s->acked);
 	if (s->has_secret) {
-		char hex[2 * VGF_SECRET_LEN + 1];
-		for (int i = 0; i < VGF_SECRET_LEN; i++)
+		char hex[2 * VGW_SECRET_LEN + 1];
+		for (int i = 0; i < VGW_SECRET_LEN; i++)
 			sprintf(hex + 2 * i, "%02x", s->secret[i]);
 		len += (size_t)snprintf(buf + len, sizeof buf - len, "secret %s\n", hex);
 	}
@@ -194,12 +178,12 @@ static int same_secret(const uint8_t *a, const uint8_t *b, size_t n)
 	return d == 0;
 }
 
-int vgd_subject_may_resume(const struct vgd_subject *s, const struct vgf_frame *hello)
+int vgd_subject_may_resume(const struct vgd_subject *s, const struct vgw_frame *hello)
 {
 	if (!s->has_secret)
 		return 1; /* made by a version 1 peer (or a vigild before version 2) */
-	return hello->u.hello.secret.n == VGF_SECRET_LEN &&
-	       same_secret(s->secret, (const uint8_t *)hello->u.hello.secret.p, VGF_SECRET_LEN);
+	return hello->u.hello.secret.n == VGW_SECRET_LEN &&
+	       same_secret(s->secret, (const uint8_t *)hello->u.hello.secret.p, VGW_SECRET_LEN);
 }
 
 static void load_state(struct vgd_subject *s)
@@ -212,13 +196,13 @@ static void load_state(struct vgd_subject *s)
 		unsigned key;
 		char hex[40], dir[VGD_NAME_MAX + 16];
 		uint64_t acked;
-		char shex[2 * VGF_SECRET_LEN + 2];
+		char shex[2 * VGW_SECRET_LEN + 2];
 		if (sscanf(line, "acked %" SCNu64, &acked) == 1) {
 			s->acked = acked;
 		} else if (sscanf(line, "secret %65s", shex) == 1 &&
-		           strlen(shex) == 2 * VGF_SECRET_LEN) {
+		           strlen(shex) == 2 * VGW_SECRET_LEN) {
 			s->has_secret = 1;
-			for (int i = 0; i < VGF_SECRET_LEN; i++) {
+			for (int i = 0; i < VGW_SECRET_LEN; i++) {
 				unsigned v;
 				if (sscanf(shex + 2 * i, "%2x", &v) != 1)
 					v = 0;
@@ -234,10 +218,10 @@ static void load_state(struct vgd_subject *s)
 	fclose(f);
 }
 
-int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char *err,
+int vgd_subject_open(struct vgd_subject *s, const struct vgw_frame *hello, char *err,
                      size_t errsize)
 {
-	const struct vgf_str *h = &hello->u.hello.host;
+	const struct vgw_str *h = &hello->u.hello.host;
 	if (!vgd_safe_name(h->p, h->n)) {
 		snprintf(err, errsize, "HELLO: host name unusable as a directory name");
 		return -1;
@@ -271,12 +255,12 @@ int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char 
 	 * subject proposes one (the C runtime does, so that the images an exec makes of it
 	 * know it at once), or the collector issues one, returned in WELCOME. */
 	if (!s->has_secret && hello->u.hello.version >= 2) {
-		const struct vgf_str *sec = &hello->u.hello.secret;
-		if (sec->n == VGF_SECRET_LEN) {
-			memcpy(s->secret, sec->p, VGF_SECRET_LEN);
+		const struct vgw_str *sec = &hello->u.hello.secret;
+		if (sec->n == VGW_SECRET_LEN) {
+			memcpy(s->secret, sec->p, VGW_SECRET_LEN);
 		} else if (sec->n != 0) {
 			snprintf(err, errsize, "HELLO: a secret of %u bytes, not %d", sec->n,
-			         VGF_SECRET_LEN);
+			         VGW_SECRET_LEN);
 			return -1;
 		} else if (getrandom(s->secret, sizeof s->secret, 0) != (ssize_t)sizeof s->secret) {
 			snprintf(err, errsize, "getrandom: %s", strerror(errno));
@@ -324,7 +308,7 @@ void vgd_subject_close(struct vgd_subject *s, int orderly)
 			stream_close(st);
 		}
 		/* A C subject that vanished: its last packets as `vigil recover` leaves them. */
-		if (orderly == VGD_VANISHED && s->kind == VGF_KIND_C &&
+		if (orderly == VGD_VANISHED && s->kind == VGW_KIND_C &&
 		    access(im->path, F_OK) == 0) {
 			struct vgt_recover_result res;
 			char err[256];
@@ -445,14 +429,15 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 	}
 	struct stat sb;
 	uint64_t size = fstat(st->fd, &sb) == 0 ? (uint64_t)sb.st_size : 0, off = 0;
-	uint8_t h[PACKET_HEADER];
+	uint8_t h[VGW_PACKET_HEADER_SIZE];
 	struct loss_note note = {0};
 	uint64_t note_off = 0;
 	int has_note = 0;
-	while (off + PACKET_HEADER <= size &&
+	while (off + VGW_PACKET_HEADER_SIZE <= size &&
 	       pread(st->fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
 		uint64_t psize = rd64(h + 48) / 8;
-		if (rd32(h) != CTF_MAGIC || psize < PACKET_HEADER || psize > size - off)
+		if (rd32(h) != VGW_CTF_MAGIC || psize < VGW_PACKET_HEADER_SIZE ||
+		    psize > size - off)
 			break;
 		st->has_last = 1;
 		st->last_off = off;
@@ -546,17 +531,17 @@ int vgd_stream_write(struct vgd_stream *st, const uint8_t *p, size_t n, char *er
 	}
 	st->has_last = 1;
 	st->last_off = st->size;
-	st->last_seq = n >= PACKET_HEADER ? rd64(p + 56) : 0;
-	st->last_ts = n >= PACKET_HEADER ? rd64(p + 32) : 0;
+	st->last_seq = n >= VGW_PACKET_HEADER_SIZE ? rd64(p + VGW_PKT_SEQ_NUM) : 0;
+	st->last_ts = n >= VGW_PACKET_HEADER_SIZE ? rd64(p + VGW_PKT_TIMESTAMP_END) : 0;
 	st->size += n;
 	if (st->bytes)
 		*st->bytes += n;
 	return 0;
 }
 
-int vgd_metadata(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize)
+int vgd_metadata(struct vgd_subject *s, const struct vgw_frame *f, char *err, size_t errsize)
 {
-	const struct vgf_str *d = &f->u.metadata.dir;
+	const struct vgw_str *d = &f->u.metadata.dir;
 	if (!vgd_safe_name(d->p, d->n)) {
 		snprintf(err, errsize, "METADATA: image directory name unusable");
 		return -1;
@@ -597,7 +582,8 @@ static void note_lag(const struct vgd_subject *s, const struct vgd_image *im, co
 {
 	if (!im->has_clock || !im->clock_freq)
 		return;
-	unsigned __int128 ns = (unsigned __int128)rd64(p + 32) * 1000000000u / im->clock_freq;
+	unsigned __int128 ns =
+	    (unsigned __int128)rd64(p + VGW_PKT_TIMESTAMP_END) * 1000000000u / im->clock_freq;
 	__int128 t = (__int128)im->clock_offset_ns + (__int128)ns;
 	if (t > INT64_MAX || t < INT64_MIN)
 		return;
@@ -635,19 +621,19 @@ static int store_loss(struct vgd_subject *s, struct vgd_stream *st, uint64_t kee
                       const uint8_t *header, uint64_t disc, const struct loss_note *note,
                       int disk_full, char *err, size_t errsize)
 {
-	uint8_t stub[PACKET_HEADER + LOSS_NOTE];
-	memcpy(stub, header, PACKET_HEADER);
-	uint64_t bits = PACKET_HEADER * 8, size_bits = sizeof stub * 8;
+	uint8_t stub[VGW_PACKET_HEADER_SIZE + LOSS_NOTE];
+	memcpy(stub, header, VGW_PACKET_HEADER_SIZE);
+	uint64_t bits = VGW_PACKET_HEADER_SIZE * 8, size_bits = sizeof stub * 8;
 	memcpy(stub + 40, &bits, 8);
 	memcpy(stub + 48, &size_bits, 8);
 	memcpy(stub + 64, &disc, 8);
-	put_note(stub + PACKET_HEADER, note);
+	put_note(stub + VGW_PACKET_HEADER_SIZE, note);
 	if (write_at(st, keep, stub, sizeof stub, err, errsize) < 0) {
-		if (!st->has_last || st->last_off + PACKET_HEADER > st->size ||
+		if (!st->has_last || st->last_off + VGW_PACKET_HEADER_SIZE > st->size ||
 		    (errno != ENOSPC && errno != EDQUOT && errno != EFBIG) ||
 		    (st->fd = open(st->path, O_RDWR | O_CLOEXEC)) < 0)
 			return -1; /* the subject keeps its data and tries again */
-		uint8_t h[PACKET_HEADER], nb[LOSS_NOTE];
+		uint8_t h[VGW_PACKET_HEADER_SIZE], nb[LOSS_NOTE];
 		int ok = pread(st->fd, h, sizeof h, (off_t)st->last_off) == (ssize_t)sizeof h;
 		uint64_t psize = rd64(h + 48) / 8, content = rd64(h + 40) / 8;
 		put_note(nb, note);
@@ -679,7 +665,7 @@ static int lose_packet(struct vgd_subject *s, struct vgd_image *im, struct vgd_s
                        uint64_t keep, const uint8_t *p, size_t n, uint64_t disc0, int disk_full,
                        char *err, size_t errsize)
 {
-	uint64_t events = vgd_count_events(im, p, n), pseq = rd64(p + 56);
+	uint64_t events = vgd_count_events(im, p, n), pseq = rd64(p + VGW_PKT_SEQ_NUM);
 	struct loss_note note = {st->lost, events, pseq};
 	if (store_loss(s, st, keep, p, disc0 + st->lost + events, &note, disk_full, err, errsize) <
 	    0)
@@ -715,7 +701,7 @@ int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8
 			return -1;
 		over = 2;
 	}
-	struct loss_note note = {disc, events, rd64(p + 56)};
+	struct loss_note note = {disc, events, rd64(p + VGW_PKT_SEQ_NUM)};
 	if (store_loss(s, st, st->size, p, disc + events, &note, over == 2, err, errsize) < 0)
 		return -1;
 	st->lost += events;
@@ -724,7 +710,7 @@ int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8
 	return 0;
 }
 
-int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize)
+int vgd_packet(struct vgd_subject *s, const struct vgw_frame *f, char *err, size_t errsize)
 {
 	const uint8_t *p = (const uint8_t *)f->u.packet.packet.p;
 	size_t n = f->u.packet.packet.n;
@@ -734,19 +720,21 @@ int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size
 		         f->u.packet.image);
 		return -1;
 	}
-	const struct vgf_str *sn = &f->u.packet.stream;
+	const struct vgw_str *sn = &f->u.packet.stream;
 	if (!vgd_safe_name(sn->p, sn->n) || sn->n < 7 || memcmp(sn->p, "stream", 6)) {
 		snprintf(err, errsize, "PACKET: stream name unusable");
 		return -1;
 	}
-	if (n < PACKET_HEADER || rd32(p) != CTF_MAGIC || rd64(p + 48) != (uint64_t)n * 8 ||
-	    rd64(p + 40) > rd64(p + 48) || rd64(p + 40) < PACKET_HEADER * 8) {
+	if (n < VGW_PACKET_HEADER_SIZE || rd32(p) != VGW_CTF_MAGIC ||
+	    rd64(p + VGW_PKT_PACKET_SIZE) != (uint64_t)n * 8 ||
+	    rd64(p + VGW_PKT_CONTENT_SIZE) > rd64(p + VGW_PKT_PACKET_SIZE) ||
+	    rd64(p + VGW_PKT_CONTENT_SIZE) < VGW_PACKET_HEADER_SIZE * 8) {
 		snprintf(
 		    err, errsize,
 		    "PACKET: not one whole CTF packet (%zu bytes; magic %08x, packet_size %" PRIu64
 		    ", content_size %" PRIu64 " bits)",
-		    n, n >= 4 ? rd32(p) : 0, n >= 56 ? rd64(p + 48) : 0,
-		    n >= 48 ? rd64(p + 40) : 0);
+		    n, n >= 4 ? rd32(p) : 0, n >= 56 ? rd64(p + VGW_PKT_PACKET_SIZE) : 0,
+		    n >= 48 ? rd64(p + VGW_PKT_CONTENT_SIZE) : 0);
 		return -1;
 	}
 	if (f->u.packet.seq <= s->acked)
@@ -757,7 +745,7 @@ int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size
 	struct vgd_stream *st = vgd_stream_get(im, name, err, errsize);
 	if (!st)
 		return -1;
-	uint64_t pseq = rd64(p + 56);
+	uint64_t pseq = rd64(p + VGW_PKT_SEQ_NUM);
 	if (st->has_last && pseq < st->last_seq) {
 		s->acked = f->u.packet.seq; /* already stored: acknowledged as such */
 		return 0;

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "frame.h"
+#include "wire/frame.h"
 
 #define VGD_NAME_MAX 200      /* a host, image directory or stream name */
 #define VGD_MAX_STREAMS 65536 /* per image: what one peer may make the collector keep */
@@ -62,7 +62,7 @@ struct vgd_stream {
 struct vgd_schema {
 	uint8_t *raw; /* the SCHEMA payload, as received */
 	size_t len;
-	struct vgf_frame f; /* decoded over raw */
+	struct vgw_frame f; /* decoded over raw */
 };
 
 /* A process image in the host's trace. */
@@ -90,7 +90,7 @@ struct vgd_subject {
 	char program[256];
 	uint8_t kind;
 	uint64_t acked;                 /* highest sequence number stored */
-	uint8_t secret[VGF_SECRET_LEN]; /* issued at its first HELLO (version 2) */
+	uint8_t secret[VGW_SECRET_LEN]; /* issued at its first HELLO (version 2) */
 	int has_secret;
 	char host_dir[PATH_MAX];
 	char state_path[PATH_MAX];
@@ -105,14 +105,14 @@ struct vgd_subject {
 enum { VGD_VANISHED, VGD_BYE, VGD_KEEP /* replaced by a new connection, or vigild stops */ };
 
 /* subject.c */
-int vgd_subject_open(struct vgd_subject *s, const struct vgf_frame *hello, char *err,
+int vgd_subject_open(struct vgd_subject *s, const struct vgw_frame *hello, char *err,
                      size_t errsize);
 void vgd_subject_close(struct vgd_subject *s, int orderly);
 int vgd_subject_save(struct vgd_subject *s); /* the state file, before an ACK */
 /* A HELLO may resume this subject: 1, or 0 (its session has a secret, not the one given). */
-int vgd_subject_may_resume(const struct vgd_subject *s, const struct vgf_frame *hello);
-int vgd_metadata(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
-int vgd_packet(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
+int vgd_subject_may_resume(const struct vgd_subject *s, const struct vgw_frame *hello);
+int vgd_metadata(struct vgd_subject *s, const struct vgw_frame *f, char *err, size_t errsize);
+int vgd_packet(struct vgd_subject *s, const struct vgw_frame *f, char *err, size_t errsize);
 struct vgd_image *vgd_image_find(struct vgd_subject *s, uint32_t key);
 struct vgd_image *vgd_image_add(struct vgd_subject *s, uint32_t key, const char *dir, char *err,
                                 size_t errsize);
@@ -134,9 +134,9 @@ int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8
                              uint64_t events, char *err, size_t errsize);
 
 /* records.c: subjects in other languages */
-int vgd_schema(struct vgd_subject *s, const uint8_t *payload, size_t len, const struct vgf_frame *f,
+int vgd_schema(struct vgd_subject *s, const uint8_t *payload, size_t len, const struct vgw_frame *f,
                char *err, size_t errsize);
-int vgd_records(struct vgd_subject *s, const struct vgf_frame *f, char *err, size_t errsize);
+int vgd_records(struct vgd_subject *s, const struct vgw_frame *f, char *err, size_t errsize);
 int vgd_records_flush_metadata(struct vgd_subject *s);
 int vgd_schemas_load(struct vgd_subject *s);
 void vgd_schemas_free(struct vgd_subject *s);
@@ -148,6 +148,7 @@ void vgd_store_subject_back(const struct vgd_subject *s);
 void vgd_store_tick(int all); /* hands what is due to the store thread */
 void vgd_store_finish(void);  /* stores everything pending, then returns */
 
+/* service.c: one line on stderr, control bytes escaped */
 void vgd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

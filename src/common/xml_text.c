@@ -2,13 +2,13 @@
 
 #include <string.h>
 
-#include "trace/trace.h"
+#include "base/utf8.h"
 
 void vg_xml_text(FILE *f, const char *s, size_t max)
 {
 	size_t n = strlen(s), shown = 0, i = 0;
 	while (i < n && shown < max) {
-		size_t l = vgt_utf8_char(s + i, n - i);
+		size_t l = vgb_utf8_len(s + i, n - i);
 		shown++;
 		if (!l) {
 			fputc('?', f);

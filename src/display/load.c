@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/file_io.h"
 #include "common/caret.h"
 #include "display/internal.h"
 #include "query/engine.h"
@@ -17,51 +18,15 @@
 /* The whole file, NUL-terminated; NULL with "why" in err. */
 static char *read_file(const char *path, size_t *len, char *err, size_t errsize)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errsize, "%s", strerror(errno));
-		return NULL;
-	}
-	struct stat st;
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(err, errsize, "is a directory");
-		fclose(f);
-		return NULL;
-	}
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (n + 4096 > cap) {
-			cap = cap ? 2 * cap : 65536;
-			char *p = cap <= 2 * (size_t)MAX_FILE ? realloc(buf, cap + 1) : NULL;
-			if (!p) {
-				free(buf);
-				fclose(f);
-				snprintf(err, errsize, "larger than %u MiB", MAX_FILE >> 20);
-				return NULL;
-			}
-			buf = p;
-		}
-		size_t k = fread(buf + n, 1, cap - n, f);
-		n += k;
-		if (n > MAX_FILE) {
-			free(buf);
-			fclose(f);
+	char *buf = vgb_read_file(path, MAX_FILE, 0, len);
+	if (!buf) {
+		if (errno == EISDIR)
+			snprintf(err, errsize, "is a directory");
+		else if (errno == EFBIG)
 			snprintf(err, errsize, "larger than %u MiB", MAX_FILE >> 20);
-			return NULL;
-		}
-		if (k == 0)
-			break;
+		else
+			snprintf(err, errsize, "%s", strerror(errno));
 	}
-	if (ferror(f)) {
-		snprintf(err, errsize, "%s", strerror(errno ? errno : EIO));
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = 0;
-	*len = n;
 	return buf;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "display/colour.h"
 #include "display/lex.h"
 #include "trace/trace.h"
@@ -32,17 +33,9 @@ static bool is_punct(const struct parser *p, char c)
 	return p->t.kind == VGD_TK_PUNCT && p->t.punct == c;
 }
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *q = calloc(n ? n : 1, size);
-	if (!q)
-		abort();
-	return q;
-}
-
 static char *copy(const char *s, size_t len)
 {
-	char *c = xcalloc(len + 1, 1);
+	char *c = vgb_xcalloc(len + 1, 1);
 	memcpy(c, s, len);
 	return c;
 }
@@ -50,7 +43,7 @@ static char *copy(const char *s, size_t len)
 /* A string token's text with its escapes undone. */
 static char *copy_string(const struct vgd_token *t)
 {
-	char *c = xcalloc(t->len + 1, 1);
+	char *c = vgb_xcalloc(t->len + 1, 1);
 	size_t n = 0;
 	for (size_t i = 0; i < t->len; i++) {
 		if (t->p[i] == '\\' && i + 1 < t->len)
@@ -237,9 +230,7 @@ static bool place(struct parser *p, int *out)
 
 static void add_aspect(struct vgd_show *s, const struct vgd_aspect *a)
 {
-	struct vgd_aspect *n = realloc(s->aspects, (s->naspects + 1) * sizeof *n);
-	if (!n)
-		abort();
+	struct vgd_aspect *n = vgb_xrealloc(s->aspects, s->naspects + 1, sizeof *n);
 	s->aspects = n;
 	s->aspects[s->naspects++] = *a;
 }
@@ -360,7 +351,7 @@ static bool drive(struct parser *p, struct vgd_aspect *a)
 		if (!a->attr)
 			return false;
 		if (is_punct(p, '(')) {
-			a->entries = xcalloc(VGD_MAX_ENTRIES, sizeof *a->entries);
+			a->entries = vgb_xcalloc(VGD_MAX_ENTRIES, sizeof *a->entries);
 			return table(p, a, colours);
 		}
 		if (!colours) {
@@ -554,9 +545,7 @@ static void show(struct parser *p)
 		while (aspect(p, &s) && is_punct(p, ','))
 			next(p);
 	}
-	struct vgd_show *n = realloc(p->f->shows, (p->f->nshows + 1) * sizeof *n);
-	if (!n)
-		abort();
+	struct vgd_show *n = vgb_xrealloc(p->f->shows, p->f->nshows + 1, sizeof *n);
 	p->f->shows = n;
 	p->f->shows[p->f->nshows++] = s;
 }
@@ -609,9 +598,7 @@ static void derive(struct parser *p)
 		expected(p, "a file name \"FILE.tq\" or '{' TQuel statements '}'");
 		return;
 	}
-	struct vgd_derive *n = realloc(p->f->derives, (p->f->nderives + 1) * sizeof *n);
-	if (!n)
-		abort();
+	struct vgd_derive *n = vgb_xrealloc(p->f->derives, p->f->nderives + 1, sizeof *n);
 	p->f->derives = n;
 	p->f->derives[p->f->nderives++] = d;
 }
@@ -682,7 +669,7 @@ static bool statement_start(const struct parser *p)
 
 struct vgd_file *vgd_parse(const char *source, const char *text, size_t len)
 {
-	struct vgd_file *f = xcalloc(1, sizeof *f);
+	struct vgd_file *f = vgb_xcalloc(1, sizeof *f);
 	f->source = copy(source, strlen(source));
 	f->text = text;
 	f->len = len;

@@ -200,7 +200,7 @@ static void check_member(struct checker *c, const struct ast_member *a, struct v
 static struct vgl_member *check_members(struct checker *c, const struct ast_decl *d, bool in_struct,
                                         size_t *n)
 {
-	struct vgl_member *ms = vgl_alloc_array(c->arena, d->nmembers, sizeof *ms);
+	struct vgl_member *ms = vgb_arena_array(c->arena, d->nmembers, sizeof *ms);
 	struct vgl_symtab seen = {.arena = c->arena};
 	for (size_t i = 0; i < d->nmembers; i++) {
 		const struct ast_member *first =
@@ -319,7 +319,7 @@ static void check_relation_names(struct checker *c, struct ast_decl **sensors, s
 }
 
 void vgl_check(struct vgl_model *m, struct ast_file *const *files, size_t nfiles,
-               struct vgl_diag *diag, struct vgl_arena *arena)
+               struct vgl_diag *diag, struct vgb_arena *arena)
 {
 	struct checker c = {.diag = diag,
 	                    .arena = arena,
@@ -332,11 +332,11 @@ void vgl_check(struct vgl_model *m, struct ast_file *const *files, size_t nfiles
 	check_relation_names(&c, by_kind[AST_SENSOR], n[AST_SENSOR], by_kind[AST_ENTITY],
 	                     n[AST_ENTITY]);
 
-	struct vgl_const *consts = vgl_alloc_array(arena, n[AST_CONST], sizeof *consts);
-	struct vgl_entity *entities = vgl_alloc_array(arena, n[AST_ENTITY], sizeof *entities);
-	struct vgl_struct *structs = vgl_alloc_array(arena, n[AST_STRUCT], sizeof *structs);
-	struct vgl_record *records = vgl_alloc_array(arena, n[AST_RECORD], sizeof *records);
-	struct vgl_sensor *sensors = vgl_alloc_array(arena, n[AST_SENSOR], sizeof *sensors);
+	struct vgl_const *consts = vgb_arena_array(arena, n[AST_CONST], sizeof *consts);
+	struct vgl_entity *entities = vgb_arena_array(arena, n[AST_ENTITY], sizeof *entities);
+	struct vgl_struct *structs = vgb_arena_array(arena, n[AST_STRUCT], sizeof *structs);
+	struct vgl_record *records = vgb_arena_array(arena, n[AST_RECORD], sizeof *records);
+	struct vgl_sensor *sensors = vgb_arena_array(arena, n[AST_SENSOR], sizeof *sensors);
 	/* Every object has its address before any is filled: references resolve to it. */
 	for (size_t i = 0; i < n[AST_CONST]; i++)
 		by_kind[AST_CONST][i]->model = &consts[i];

@@ -9,17 +9,17 @@
 #include "lang/diag.h"
 #include "lang/symtab.h"
 
-struct vgl_arena;
+struct vgb_arena;
 
 /* Fills `m` (package and files already set) from the declarations of `files`, in that
  * order. Errors go to `diag`. */
 void vgl_check(struct vgl_model *m, struct ast_file *const *files, size_t nfiles,
-               struct vgl_diag *diag, struct vgl_arena *arena);
+               struct vgl_diag *diag, struct vgb_arena *arena);
 
 /* Shared by check.c and check_record.c. */
 struct checker {
 	struct vgl_diag *diag;
-	struct vgl_arena *arena;
+	struct vgb_arena *arena;
 	struct vgl_symtab types; /* const, entity, struct, record name -> struct ast_decl */
 	struct vgl_model *m;
 	/* Inherited properties and fields are copied into every record that extends: how

@@ -55,7 +55,7 @@ static const char *dotted(struct checker *c, const char *prop, const struct vgl_
 	size_t len = strlen(prop);
 	for (size_t i = 0; i < npath; i++)
 		len += 1 + strlen(path[i]->name);
-	char *s = vgl_alloc(c->arena, len + 1), *p = s;
+	char *s = vgb_arena_alloc(c->arena, len + 1), *p = s;
 	p = stpcpy(p, prop);
 	for (size_t i = 0; i < npath; i++) {
 		*p++ = '.';
@@ -75,7 +75,7 @@ static void add_field(struct checker *c, struct flat *f, const struct vgl_proper
 	fd->max = max;
 	fd->prop = prop;
 	if (f->depth) {
-		const struct vgl_member **path = vgl_alloc_array(c->arena, f->depth, sizeof *path);
+		const struct vgl_member **path = vgb_arena_array(c->arena, f->depth, sizeof *path);
 		memcpy(path, f->path, f->depth * sizeof *path);
 		fd->path = path;
 		fd->npath = f->depth;
@@ -103,7 +103,7 @@ static struct vgl_symtab *members_of(struct checker *c, const struct vgl_struct 
 {
 	struct ast_decl *d = vgl_sym_get(&c->types, st->name);
 	if (!d->index) {
-		d->index = vgl_alloc(c->arena, sizeof *d->index);
+		d->index = vgb_arena_alloc(c->arena, sizeof *d->index);
 		d->index->arena = c->arena;
 		for (size_t k = 0; k < st->nmembers; k++) /* the first of duplicates wins */
 			vgl_sym_put(d->index, st->members[k].name, (void *)&st->members[k]);
@@ -115,7 +115,7 @@ static struct vgl_symtab *members_of(struct checker *c, const struct vgl_struct 
 static const struct vgl_selection *check_selection(struct checker *c, const struct vgl_struct *st,
                                                    const struct ast_sel *items, size_t n)
 {
-	struct vgl_selection *sel = vgl_alloc_array(c->arena, n, sizeof *sel);
+	struct vgl_selection *sel = vgb_arena_array(c->arena, n, sizeof *sel);
 	struct vgl_symtab seen = {.arena = c->arena};
 	for (size_t i = 0; i < n; i++) {
 		const struct ast_sel *it = &items[i];
@@ -242,7 +242,7 @@ static void flatten(struct checker *c, struct vgl_record *r)
 	/* Generators spell "conn.fd" conn_fd: no two fields may meet there. */
 	struct vgl_symtab spelled = {.arena = c->arena};
 	for (size_t i = 0; i < f.n; i++) {
-		char *s = vgl_strdup(c->arena, f.fields[i].name);
+		char *s = vgb_arena_strdup(c->arena, f.fields[i].name);
 		for (char *p = s; *p; p++)
 			if (*p == '.')
 				*p = '_';
@@ -315,9 +315,9 @@ static void check_record(struct checker *c, struct ast_decl *d, struct vgl_recor
 	r->loc = d->loc;
 	r->parent = parent;
 	r->max_size = d->has_max ? d->max : parent ? parent->max_size : 0;
-	struct vgl_property *props = vgl_alloc_array(c->arena, d->nmembers, sizeof *props);
+	struct vgl_property *props = vgb_arena_array(c->arena, d->nmembers, sizeof *props);
 	const struct vgl_property **all =
-	    vgl_alloc_array(c->arena, (parent ? parent->nall : 0) + d->nmembers, sizeof *all);
+	    vgb_arena_array(c->arena, (parent ? parent->nall : 0) + d->nmembers, sizeof *all);
 	size_t nall = 0;
 	struct vgl_symtab names = {.arena = c->arena};
 	for (size_t i = 0; parent && i < parent->nall; i++) {
@@ -385,7 +385,7 @@ static void report_cycle(struct checker *c, struct ast_decl **chain, size_t from
 			first = i;
 	}
 	len += strlen(chain[first]->name) + 1;
-	char *s = vgl_alloc(c->arena, len), *p = s;
+	char *s = vgb_arena_alloc(c->arena, len), *p = s;
 	for (size_t k = 0; k < n - from; k++) {
 		p = stpcpy(p, chain[from + (first - from + k) % (n - from)]->name);
 		p = stpcpy(p, " -> ");

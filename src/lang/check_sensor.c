@@ -153,7 +153,7 @@ static int find_role(struct checker *c, const struct vgl_record *r, const struct
 {
 	struct ast_decl *d = vgl_sym_get(&c->types, r->name);
 	if (!d->index) { /* built once: sensors of one record may be many */
-		d->index = vgl_alloc(c->arena, sizeof *d->index);
+		d->index = vgb_arena_alloc(c->arena, sizeof *d->index);
 		d->index->arena = c->arena;
 		for (size_t i = 0; i < r->nfields; i++)
 			vgl_sym_put(d->index, r->fields[i].name, (void *)&r->fields[i]);
@@ -207,7 +207,7 @@ void vgl_check_sensor(struct checker *c, const struct ast_decl *d, struct vgl_se
 	s->performer = s->initiator = s->target = -1;
 	s->op = s->end_op = VGL_OP_ACTIVITY;
 	size_t plen = strlen(d->package), nlen = strlen(d->name);
-	char *ev = vgl_alloc(c->arena, plen + nlen + 2);
+	char *ev = vgb_arena_alloc(c->arena, plen + nlen + 2);
 	memcpy(ev, d->package, plen);
 	ev[plen] = '.';
 	memcpy(ev + plen + 1, d->name, nlen);

@@ -22,7 +22,7 @@ struct vgl_diag {
 	int nerrors;
 	const struct vgl_source **sources;
 	size_t nsources, capsources;
-	struct vgl_arena *arena;
+	struct vgb_arena *arena;
 	struct vgl_report *reports; /* held until vgl_diag_flush, which sorts them */
 	size_t nreports, capreports;
 };

@@ -14,42 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file_io.h"
 #include "lang/gen_c_internal.h"
 
 #define MAX_EMBED (16u << 20) /* as the loader's largest file */
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 8192;
-			char *p = cap <= MAX_EMBED ? realloc(buf, cap) : NULL;
-			if (!p) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = p;
-		}
-		size_t k = fread(buf + n, 1, cap - n, f);
-		n += k;
-		if (k == 0)
-			break;
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return NULL;
-	}
-	*len = n;
-	return buf;
-}
 
 /* The name a file is embedded under (see above). */
 static const char *embed_name(const char *main, const char *path, bool is_main)
@@ -72,7 +40,7 @@ int cg_embed(struct cgen *g)
 	           "*/\n");
 	for (size_t i = 0; i < m->nfiles; i++) {
 		size_t len;
-		char *text = slurp(m->files[i], &len);
+		char *text = vgb_read_file(m->files[i], MAX_EMBED, 0, &len);
 		if (!text) {
 			snprintf(g->err, g->errsize, "cannot read %s again to embed it: %s",
 			         m->files[i], errno ? strerror(errno) : "too large");

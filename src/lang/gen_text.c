@@ -1,6 +1,8 @@
 /* Text-emitting helpers shared by the Python and Java generators. */
 #include "lang/gen_text.h"
 
+#include "base/utf8.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -143,40 +145,10 @@ uint64_t gt_int_hi(enum vgl_type t)
 
 uint32_t gt_utf8_next(const unsigned char *s, size_t n, size_t *i)
 {
-	unsigned char c = s[*i];
-	int len;
-	uint32_t cp, min;
-	if (c < 0x80) {
-		(*i)++;
-		return c;
-	} else if (c >= 0xC2 && c <= 0xDF) {
-		len = 2, cp = c & 0x1F, min = 0x80;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3, cp = c & 0x0F, min = 0x800;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4, cp = c & 0x07, min = 0x10000;
-	} else {
-		(*i)++;
-		return 0xFFFD;
-	}
-	if (*i + (size_t)len > n) {
-		(*i)++;
-		return 0xFFFD;
-	}
-	for (int k = 1; k < len; k++) {
-		unsigned char d = s[*i + (size_t)k];
-		if ((d & 0xC0) != 0x80) {
-			(*i)++;
-			return 0xFFFD;
-		}
-		cp = cp << 6 | (d & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-		(*i)++;
-		return 0xFFFD;
-	}
-	*i += (size_t)len;
-	return cp;
+	uint32_t cp;
+	size_t len = vgb_utf8_decode(s + *i, n - *i, &cp);
+	*i += len ? len : 1;
+	return len ? cp : 0xFFFD;
 }
 
 const struct vgl_literal *gt_field_default(const struct vgl_field *f)

@@ -8,7 +8,7 @@
 #include "lang/arena.h"
 
 void vgl_lex_init(struct vgl_lexer *lx, const struct vgl_source *src, struct vgl_diag *diag,
-                  struct vgl_arena *arena)
+                  struct vgb_arena *arena)
 {
 	memset(lx, 0, sizeof *lx);
 	lx->src = src;
@@ -269,7 +269,7 @@ static void lex_string(struct vgl_lexer *lx, struct vgl_token *t)
 	lx->p++; /* the quote */
 	const char *nl = memchr(lx->p, '\n', (size_t)(lx->end - lx->p));
 	const char *limit = nl ? nl : lx->end;
-	char *out = vgl_alloc(lx->arena, (size_t)(limit - lx->p) + 1);
+	char *out = vgb_arena_alloc(lx->arena, (size_t)(limit - lx->p) + 1);
 	size_t n = 0;
 	for (;;) {
 		if (lx->p >= limit) {

@@ -45,11 +45,11 @@ struct vgl_lexer {
 	int line;
 	const char *line_start;
 	struct vgl_diag *diag;
-	struct vgl_arena *arena;
+	struct vgb_arena *arena;
 };
 
 void vgl_lex_init(struct vgl_lexer *lx, const struct vgl_source *src, struct vgl_diag *diag,
-                  struct vgl_arena *arena);
+                  struct vgb_arena *arena);
 /* The next token; errors (bad characters, literals, unterminated comments and strings)
  * are reported and skipped. */
 void vgl_lex_next(struct vgl_lexer *lx, struct vgl_token *t);

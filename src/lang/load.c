@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "lang/arena.h"
 #include "lang/check.h"
 #include "lang/lang.h"
@@ -22,12 +23,12 @@
 
 struct loaded {
 	struct vgl_model model; /* first: vgl_free finds the rest from it */
-	struct vgl_arena arena;
+	struct vgb_arena arena;
 };
 
 struct loader {
 	struct vgl_diag *diag;
-	struct vgl_arena *arena;
+	struct vgb_arena *arena;
 	struct vgl_symtab seen;  /* real path -> int state: 1 being loaded, 2 done */
 	struct ast_file **order; /* imports before their importer: the checker's order */
 	size_t norder, caporder;
@@ -51,54 +52,36 @@ static const struct vgl_text *in_memory(const struct loader *L, const char *name
 }
 
 /* Reads a regular file (not a FIFO or a device: they could block or never end). */
-static char *read_file(struct vgl_arena *a, const char *path, size_t *len, char *why,
+static char *read_file(struct vgb_arena *a, const char *path, size_t *len, char *why,
                        size_t whysize)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(why, whysize, "cannot open '%s': %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	size_t n;
+	char *buf = vgb_read_file(path, MAX_FILE_SIZE, VGB_READ_REGULAR, &n);
+	if (!buf) {
+		if (errno == EFBIG)
+			snprintf(why, whysize, "'%s' is larger than 16 MiB", path);
+		else if (errno == EINVAL || errno == EISDIR)
+			snprintf(why, whysize, "'%s' is not a regular file", path);
+		else
+			snprintf(why, whysize, "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_FILE_SIZE) {
-		snprintf(why, whysize,
-		         S_ISREG(st.st_mode) ? "'%s' is larger than 16 MiB"
-		                             : "'%s' is not a regular file",
-		         path);
-		close(fd);
-		return NULL;
-	}
-	char *text = vgl_alloc(a, (size_t)st.st_size + 1);
-	size_t n = 0;
-	while (n < (size_t)st.st_size) {
-		ssize_t r = read(fd, text + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			snprintf(why, whysize, "cannot read '%s': %s", path, strerror(errno));
-			close(fd);
-			return NULL;
-		}
-		if (r == 0)
-			break; /* it shrank while we read */
-		n += (size_t)r;
-	}
-	close(fd);
+	/* The model's texts live as long as its arena. */
+	char *text = vgb_arena_strndup(a, buf, n);
+	free(buf);
 	*len = n;
 	return text;
 }
 
 /* The default package: the file's base name without ".vgl". */
-static const char *base_package(struct vgl_arena *a, const char *path)
+static const char *base_package(struct vgb_arena *a, const char *path)
 {
 	const char *b = strrchr(path, '/');
 	b = b ? b + 1 : path;
 	size_t n = strlen(b);
 	if (n > 4 && !strcmp(b + n - 4, ".vgl"))
 		n -= 4;
-	return vgl_strndup(a, b, n);
+	return vgb_arena_strndup(a, b, n);
 }
 
 static bool is_identifier(const char *s)
@@ -113,13 +96,13 @@ static bool is_identifier(const char *s)
 }
 
 /* `name` as written in an import of `from`: relative to from's folder. */
-static const char *resolve(struct vgl_arena *a, const char *from, const char *name)
+static const char *resolve(struct vgb_arena *a, const char *from, const char *name)
 {
 	const char *slash = strrchr(from, '/');
 	if (name[0] == '/' || !slash)
 		return name;
 	size_t dir = (size_t)(slash - from) + 1, n = strlen(name);
-	char *p = vgl_alloc(a, dir + n + 1);
+	char *p = vgb_arena_alloc(a, dir + n + 1);
 	memcpy(p, from, dir);
 	memcpy(p + dir, name, n);
 	return p;
@@ -151,7 +134,7 @@ static void load_import(struct loader *L, const char *from, const struct ast_imp
 		size_t len = strlen(path) + 1;
 		for (size_t i = from_i; i < L->depth; i++)
 			len += strlen(L->stack[i]) + 4;
-		char *s = vgl_alloc(L->arena, len), *p = s;
+		char *s = vgb_arena_alloc(L->arena, len), *p = s;
 		for (size_t i = from_i; i < L->depth; i++) {
 			p = stpcpy(p, L->stack[i]);
 			p = stpcpy(p, " -> ");
@@ -165,19 +148,19 @@ static void load_import(struct loader *L, const char *from, const struct ast_imp
 		          MAX_IMPORT_DEPTH);
 		return;
 	}
-	load_file(L, path, vgl_strdup(L->arena, buf), im->loc);
+	load_file(L, path, vgb_arena_strdup(L->arena, buf), im->loc);
 }
 
 static void load_file(struct loader *L, const char *path, const char *real, struct vgl_loc at)
 {
-	int *state = vgl_alloc(L->arena, sizeof *state);
+	int *state = vgb_arena_alloc(L->arena, sizeof *state);
 	*state = 1;
 	vgl_sym_put(&L->seen, real, state);
 	const char **slot = vgl_push(L->arena, &L->files, &L->nfiles, &L->capfiles, sizeof *slot);
 	*slot = path;
 
 	char why[PATH_MAX + 64];
-	struct vgl_source *src = vgl_alloc(L->arena, sizeof *src);
+	struct vgl_source *src = vgb_arena_alloc(L->arena, sizeof *src);
 	src->path = path;
 	const struct vgl_text *m = L->mem ? in_memory(L, path) : NULL;
 	if (m) {
@@ -234,26 +217,27 @@ static struct vgl_model *load(const char *path, const char *text, size_t len,
 			*nerrors = 1;
 		return NULL;
 	}
-	struct vgl_arena *a = &ld->arena;
+	struct vgb_arena *a = &ld->arena;
 	struct vgl_diag diag = {.out = errors, .arena = a};
 	struct loader L = {.diag = &diag, .arena = a, .seen = {.arena = a}};
-	L.stack = vgl_alloc_array(a, MAX_IMPORT_DEPTH + 1, sizeof *L.stack);
-	L.stack_real = vgl_alloc_array(a, MAX_IMPORT_DEPTH + 1, sizeof *L.stack_real);
+	L.stack = vgb_arena_array(a, MAX_IMPORT_DEPTH + 1, sizeof *L.stack);
+	L.stack_real = vgb_arena_array(a, MAX_IMPORT_DEPTH + 1, sizeof *L.stack_real);
 	L.main_text = text;
 	L.main_len = len;
 	if (mem) { /* copied: the caller's texts may go before the model */
-		struct vgl_text *copy = vgl_alloc_array(a, nmem, sizeof *copy);
+		struct vgl_text *copy = vgb_arena_array(a, nmem, sizeof *copy);
 		for (size_t i = 0; i < nmem; i++) {
-			char *t = vgl_alloc(a, mem[i].len + 1);
+			char *t = vgb_arena_alloc(a, mem[i].len + 1);
 			memcpy(t, mem[i].text, mem[i].len);
 			t[mem[i].len] = 0;
-			copy[i] = (struct vgl_text){vgl_strdup(a, mem[i].name), t, mem[i].len};
+			copy[i] =
+			    (struct vgl_text){vgb_arena_strdup(a, mem[i].name), t, mem[i].len};
 		}
 		L.mem = copy;
 		L.nmem = nmem;
 		path = copy[0].name;
 	}
-	const char *display = vgl_strdup(a, path);
+	const char *display = vgb_arena_strdup(a, path);
 	struct vgl_loc file_loc = {display, 0, 0};
 	char buf[PATH_MAX];
 	if (text || mem)
@@ -261,7 +245,7 @@ static struct vgl_model *load(const char *path, const char *text, size_t len,
 	else if (!realpath(path, buf))
 		vgl_error(&diag, file_loc, "cannot open: %s", strerror(errno));
 	else
-		load_file(&L, display, vgl_strdup(a, buf), file_loc);
+		load_file(&L, display, vgb_arena_strdup(a, buf), file_loc);
 
 	struct vgl_model *m = &ld->model;
 	if (L.norder && !vgl_diag_full(&diag)) {
@@ -307,6 +291,6 @@ void vgl_free(struct vgl_model *m)
 	if (!m)
 		return;
 	struct loaded *ld = (struct loaded *)((char *)m - offsetof(struct loaded, model));
-	vgl_arena_free(&ld->arena);
+	vgb_arena_free(&ld->arena);
 	free(ld);
 }

@@ -13,7 +13,7 @@ struct parser {
 	struct vgl_token tok;
 	struct vgl_loc prev_end; /* just after the previous token */
 	struct vgl_diag *diag;
-	struct vgl_arena *arena;
+	struct vgb_arena *arena;
 	struct ast_file *file;
 	size_t capimports, capdecls;
 	long depth; /* braces opened minus closed, over the tokens consumed */
@@ -44,7 +44,7 @@ static bool at_declaration(const struct parser *p)
 
 static char *tok_text(struct parser *p)
 {
-	return vgl_strndup(p->arena, p->tok.start, p->tok.len);
+	return vgb_arena_strndup(p->arena, p->tok.start, p->tok.len);
 }
 
 /* "expected X WHERE", just after the previous token. */
@@ -109,7 +109,7 @@ static bool parse_dotted(struct parser *p, bool declare, const char *where, cons
 			*loc = ploc;
 		len += strlen(*part) + 1;
 	} while (p->tok.kind == TOK_DOT);
-	char *joined = vgl_alloc(p->arena, len), *at = joined;
+	char *joined = vgb_arena_alloc(p->arena, len), *at = joined;
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			*at++ = '.';
@@ -464,10 +464,10 @@ static void parse_toplevel(struct parser *p)
 }
 
 struct ast_file *vgl_parse(const struct vgl_source *src, struct vgl_diag *diag,
-                           struct vgl_arena *arena)
+                           struct vgb_arena *arena)
 {
 	struct parser p = {.diag = diag, .arena = arena};
-	p.file = vgl_alloc(arena, sizeof *p.file);
+	p.file = vgb_arena_alloc(arena, sizeof *p.file);
 	p.file->path = src->path;
 	vgl_lex_init(&p.lx, src, diag, arena);
 	vgl_lex_next(&p.lx, &p.tok);

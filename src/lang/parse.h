@@ -5,10 +5,10 @@
 #include "lang/ast.h"
 #include "lang/diag.h"
 
-struct vgl_arena;
+struct vgb_arena;
 
 /* Syntax errors are reported to `diag`; the tree holds what could be parsed. */
 struct ast_file *vgl_parse(const struct vgl_source *src, struct vgl_diag *diag,
-                           struct vgl_arena *arena);
+                           struct vgb_arena *arena);
 
 #endif

@@ -47,7 +47,7 @@ void *vgl_sym_put(struct vgl_symtab *t, const char *name, void *value)
 		return old;
 	if ((t->n + 1) * 2 > t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct vgl_sym *slots = vgl_alloc_array(t->arena, cap, sizeof *slots);
+		struct vgl_sym *slots = vgb_arena_array(t->arena, cap, sizeof *slots);
 		for (size_t i = 0; i < t->cap; i++)
 			if (t->slots[i].name)
 				insert(slots, cap, t->slots[i].name, t->slots[i].value);

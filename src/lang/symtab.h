@@ -4,12 +4,12 @@
 
 #include <stddef.h>
 
-struct vgl_arena;
+struct vgb_arena;
 
 struct vgl_symtab {
 	struct vgl_sym *slots;
 	size_t cap, n;
-	struct vgl_arena *arena;
+	struct vgb_arena *arena;
 };
 
 void *vgl_sym_get(const struct vgl_symtab *t, const char *name);

@@ -34,8 +34,8 @@
  * exactly the packets the plan asked for (vga_filter: on a live trace it drops what an
  * entity flag shared by several sensors let through; on a full recording it replays what
  * the plan would have recorded). */
-#ifndef VIGIL_QUERY_ALPHA_H
-#define VIGIL_QUERY_ALPHA_H
+#ifndef VIGIL_LIVE_ALPHA_H
+#define VIGIL_LIVE_ALPHA_H
 
 #include <stdbool.h>
 #include <stddef.h>

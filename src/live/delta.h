@@ -8,8 +8,8 @@
  * (semi-naive evaluation), so every combination of final tuples is met exactly once.
  * Kept state is dropped when the when clause proves it can no longer join: docs/watch.md
  * "Incremental answers" lists the shapes and what state each keeps. */
-#ifndef VIGIL_QUERY_DELTA_H
-#define VIGIL_QUERY_DELTA_H
+#ifndef VIGIL_LIVE_DELTA_H
+#define VIGIL_LIVE_DELTA_H
 
 #include <stdbool.h>
 #include <stddef.h>

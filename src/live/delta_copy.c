@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "live/delta_internal.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 struct vgq_relation *vgq_delta_rel_like(const struct vgq_relation *src, const char *name)
 {

@@ -1,7 +1,7 @@
 /* Internals of the update network (delta.h): the retrieves it can take, analysed
  * (delta_shape.c), and the relation copies its operators hold (delta_copy.c). */
-#ifndef VIGIL_QUERY_DELTA_INTERNAL_H
-#define VIGIL_QUERY_DELTA_INTERNAL_H
+#ifndef VIGIL_LIVE_DELTA_INTERNAL_H
+#define VIGIL_LIVE_DELTA_INTERNAL_H
 
 #include "live/delta.h"
 #include "tquel/ast.h"

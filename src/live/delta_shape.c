@@ -12,8 +12,8 @@
 #include <strings.h>
 
 #include "live/delta_internal.h"
+#include "relations/columns.h"
 #include "relations/derived.h"
-#include "relations/internal.h"
 
 struct walk {
 	struct delta_retrieve *r;

@@ -8,7 +8,7 @@
 
 #include "live/alpha.h"
 #include "query/engine_internal.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 /* What one event type means to the plan. */
 struct ftype {

@@ -6,7 +6,7 @@
 
 #include "live/alpha.h"
 #include "query/engine_internal.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 struct planner {
 	struct vga_plan *p;

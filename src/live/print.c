@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "live/alpha.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 static const char *const place_text[] = {"the sensor", "the performer", "the initiator",
                                          "the target"};

@@ -6,7 +6,7 @@
 
 #include "lang/model.h"
 #include "live/alpha.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 static bool known(const struct vga_sensors *s, const char *event)
 {

@@ -2,39 +2,11 @@
  * whose output the decoder reads back to the same bytes. */
 #include "model/jstr.h"
 
+#include "base/utf8.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-size_t vgm_utf8_len(const unsigned char *s, size_t len)
-{
-	if (!len)
-		return 0;
-	unsigned char c = s[0];
-	if (c < 0x80)
-		return 1;
-	size_t n;
-	uint32_t cp, min;
-	if ((c & 0xe0) == 0xc0) {
-		n = 2, cp = c & 0x1f, min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		n = 3, cp = c & 0x0f, min = 0x800;
-	} else if ((c & 0xf8) == 0xf0) {
-		n = 4, cp = c & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
 
 static int hex4(const char *s, uint32_t *v)
 {
@@ -102,7 +74,7 @@ int vgm_json_parse(const char *s, size_t len, size_t *used, char **out, const ch
 			goto bad;
 		}
 		if (c != '\\') {
-			size_t n = vgm_utf8_len((const unsigned char *)s + i, len - i);
+			size_t n = vgb_utf8_len(s + i, len - i);
 			if (!n) {
 				*why = "invalid UTF-8 inside a JSON string";
 				goto bad;
@@ -190,7 +162,7 @@ void vgm_json_write(FILE *f, const char *s)
 			fprintf(f, "\\u%04x", c);
 			i++;
 		} else {
-			size_t n = vgm_utf8_len((const unsigned char *)s + i, len - i);
+			size_t n = vgb_utf8_len(s + i, len - i);
 			if (n) {
 				fwrite(s + i, 1, n, f);
 				i += n;

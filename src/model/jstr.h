@@ -13,7 +13,5 @@ int vgm_json_parse(const char *s, size_t len, size_t *used, char **out, const ch
 /* Writes s as a JSON string literal: quotes, backslashes and control characters escaped,
  * other UTF-8 as is; bytes that are not UTF-8 become U+FFFD. */
 void vgm_json_write(FILE *f, const char *s);
-/* Length (1..4) of the valid UTF-8 character at s within len bytes, or 0. */
-size_t vgm_utf8_len(const unsigned char *s, size_t len);
 
 #endif

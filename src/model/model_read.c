@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
+#include "base/utf8.h"
 #include "common/sketch_index.h"
 #include "model/jstr.h"
 #include "model/model.h"
@@ -198,7 +200,7 @@ static int rec_event(struct reader *r, struct cur *c)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return fail(r, "control character in the event site");
 	for (size_t k = 0; site + k < q;) {
-		size_t n = vgm_utf8_len((const unsigned char *)site + k, (size_t)(q - site) - k);
+		size_t n = vgb_utf8_len(site + k, (size_t)(q - site) - k);
 		if (!n)
 			return fail(r, "event site is not UTF-8");
 		k += n;
@@ -390,51 +392,15 @@ int vgm_read_buffer(struct vgm_model *m, const char *name, const char *data, siz
 
 int vgm_read_file(struct vgm_model *m, const char *path, char *err, size_t errsize)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st)) {
-		snprintf(err, errsize, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errsize, "%s: not a regular file", path);
-		close(fd);
-		return -1;
-	}
-	size_t cap = (size_t)st.st_size + 1, len = 0;
-	char *buf = malloc(cap);
+	size_t len;
+	char *buf = vgb_read_file(path, SIZE_MAX, VGB_READ_REGULAR, &len);
 	if (!buf) {
-		snprintf(err, errsize, "%s: out of memory", path);
-		close(fd);
+		if (errno == EINVAL || errno == EISDIR)
+			snprintf(err, errsize, "%s: not a regular file", path);
+		else
+			snprintf(err, errsize, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	for (;;) {
-		if (len == cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				close(fd);
-				snprintf(err, errsize, "%s: out of memory", path);
-				return -1;
-			}
-			buf = nb, cap *= 2;
-		}
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, errsize, "%s: %s", path, strerror(errno));
-			free(buf);
-			close(fd);
-			return -1;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
 	int rc = vgm_read_buffer(m, path, buf, len, err, errsize);
 	free(buf);
 	return rc;

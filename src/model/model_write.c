@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
 #include "common/out_file.h"
 #include "model/jstr.h"
 #include "model/model.h"
@@ -39,7 +40,7 @@ static void write_text(FILE *f, const char *s)
 	size_t len = strlen(s);
 	for (size_t i = 0; i < len;) {
 		unsigned char c = (unsigned char)s[i];
-		size_t n = vgm_utf8_len((const unsigned char *)s + i, len - i);
+		size_t n = vgb_utf8_len(s + i, len - i);
 		if (c < 0x20 || c == 0x7f) {
 			putc(' ', f);
 			i++;
@@ -63,7 +64,7 @@ static void write_site(FILE *f, const char *s)
 	size_t len = strlen(s);
 	for (size_t i = 0; i < len;) {
 		unsigned char c = (unsigned char)s[i];
-		size_t n = vgm_utf8_len((const unsigned char *)s + i, len - i);
+		size_t n = vgb_utf8_len(s + i, len - i);
 		if (c < 0x20 || c == 0x7f || (c == ' ' && s[i + 1] == '"')) {
 			putc('_', f);
 			i++;

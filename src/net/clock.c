@@ -48,7 +48,7 @@ struct poly {
 static void clip(struct poly *pg, double ka, double kb, double v)
 {
 	size_t n = pg->n;
-	double(*out)[2] = vgn__xcalloc(2 * n + 2, sizeof *out);
+	double(*out)[2] = vgb_xcalloc(2 * n + 2, sizeof *out);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		double *p = pg->p[i], *q = pg->p[(i + 1) % n];
@@ -91,7 +91,7 @@ static int drift_fit(const struct pair *pr, double t0, bool need, struct vgn_clo
 	/* B = b * span: the drift over the whole recording, in ns; at most 1000 ppm. */
 	double bmax = 1e-3 * span, c = (tmin + tmax) / 2;
 	double amin = vmin - 2 * bmax - 1, amax = vmax + 2 * bmax + 1;
-	struct poly pg = {vgn__xcalloc(4, sizeof *pg.p), 4};
+	struct poly pg = {vgb_xcalloc(4, sizeof *pg.p), 4};
 	double box[4][2] = {{amin, -bmax}, {amax, -bmax}, {amax, bmax}, {amin, bmax}};
 	memcpy(pg.p, box, sizeof box);
 	/* constraints in (a at c, B): d(t) = a + B*(t - c)/span */
@@ -206,7 +206,7 @@ int vgn_clock_estimate(const struct vgn_set *s, uint32_t reference, struct vgn_c
 {
 	memset(c, 0, sizeof *c);
 	c->nhosts = s->nhosts;
-	c->hosts = vgn__xcalloc(s->nhosts ? s->nhosts : 1, sizeof *c->hosts);
+	c->hosts = vgb_xcalloc(s->nhosts ? s->nhosts : 1, sizeof *c->hosts);
 	/* t0: the middle of the matched messages' send times */
 	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
 	for (size_t i = 0; i < s->nmsgs; i++) {
@@ -220,7 +220,7 @@ int vgn_clock_estimate(const struct vgn_set *s, uint32_t reference, struct vgn_c
 	vgn_tmap_init(&pmap);
 	struct pair *pairs = NULL;
 	size_t npairs = 0, cap = 0;
-	uint64_t *cross = vgn__xcalloc(s->nhosts + 1, sizeof *cross);
+	uint64_t *cross = vgb_xcalloc(s->nhosts + 1, sizeof *cross);
 	for (size_t i = 0; i < s->nmsgs; i++) {
 		const struct vgn_msg *m = &s->msgs[i];
 		uint32_t hs = vgn_event_host(s, m->send), hr = vgn_event_host(s, m->recv);
@@ -287,8 +287,8 @@ int vgn_clock_estimate(const struct vgn_set *s, uint32_t reference, struct vgn_c
 	}
 	if (reference < s->nhosts) {
 		/* breadth first from the reference over hosts that exchanged messages */
-		uint32_t *queue = vgn__xcalloc(s->nhosts, sizeof *queue);
-		bool *seen = vgn__xcalloc(s->nhosts, sizeof *seen);
+		uint32_t *queue = vgb_xcalloc(s->nhosts, sizeof *queue);
+		bool *seen = vgb_xcalloc(s->nhosts, sizeof *seen);
 		size_t qh = 0, qt = 0;
 		queue[qt++] = reference;
 		seen[reference] = true;
@@ -460,7 +460,7 @@ int vgn_clock_from_json(const struct vgn_set *s, const json_t *j, struct vgn_clo
 	}
 	c->t0 = json_integer_value(json_object_get(j, "t0"));
 	c->nhosts = s->nhosts;
-	c->hosts = vgn__xcalloc(s->nhosts ? s->nhosts : 1, sizeof *c->hosts);
+	c->hosts = vgb_xcalloc(s->nhosts ? s->nhosts : 1, sizeof *c->hosts);
 	c->reference = VGN_NONE;
 	for (size_t h = 0; h < s->nhosts; h++) {
 		c->hosts[h].status = VGN_CLOCK_UNCONNECTED;

@@ -12,12 +12,8 @@
 
 static struct vgn_graph *graph_new(void)
 {
-	struct vgn_graph *g = vgn__xcalloc(1, sizeof *g);
-	g->pool = vgn_pool_new();
-	if (!g->pool) {
-		free(g);
-		return NULL;
-	}
+	struct vgn_graph *g = vgb_xcalloc(1, sizeof *g);
+	g->pool = vgb_intern_new();
 	return g;
 }
 
@@ -30,14 +26,13 @@ void vgn_graph_free(struct vgn_graph *g)
 	free(g->threads);
 	free(g->vertices);
 	free(g->edges);
-	vgn_pool_free(g->pool);
+	vgb_intern_free(g->pool);
 	free(g);
 }
 
 static const char *str(struct vgn_graph *g, const char *s)
 {
-	const char *r = vgn_pool_str(g->pool, s ? s : "");
-	return r ? r : "";
+	return vgb_intern_str(g->pool, s);
 }
 
 struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_split *sp, size_t n)
@@ -48,7 +43,7 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 	g->id = n + 1;
 	uint32_t a = sp->first[n], b = sp->first[n + 1];
 	size_t nv = b - a, cap_t = 0, cap_e = 0;
-	g->vertices = vgn__xcalloc(nv + 1, sizeof *g->vertices);
+	g->vertices = vgb_xcalloc(nv + 1, sizeof *g->vertices);
 	struct vgn_tmap vmap, tmap;
 	vgn_tmap_init(&vmap);
 	vgn_tmap_init(&tmap);
@@ -66,7 +61,7 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 			const struct vgn_thread *th = &s->threads[e->thread];
 			const struct vgn_proc *pr = &s->procs[th->proc];
 			VGN_GROW(g->threads, cap_t, g->nthreads + 1);
-			set_thread = vgn__xrealloc(set_thread, cap_t, sizeof *set_thread);
+			set_thread = vgb_xrealloc(set_thread, cap_t, sizeof *set_thread);
 			set_thread[g->nthreads] = e->thread;
 			g->threads[g->nthreads] =
 			    (struct vgn_gthread){str(g, s->hosts[pr->host].name),
@@ -131,8 +126,8 @@ struct vgn_graph *vgn_graph_build(const struct vgn_set *s, const struct vgn_spli
 	}
 	/* creations: a thread that began in this network, from its creator's last vertex
 	 * at or before its beginning (vertices are thread by thread, in time order) */
-	uint32_t *vfirst = vgn__xcalloc(g->nthreads + 1, sizeof *vfirst);
-	uint32_t *vend = vgn__xcalloc(g->nthreads + 1, sizeof *vend);
+	uint32_t *vfirst = vgb_xcalloc(g->nthreads + 1, sizeof *vfirst);
+	uint32_t *vend = vgb_xcalloc(g->nthreads + 1, sizeof *vend);
 	for (uint32_t v = (uint32_t)g->nvertices; v-- > 0;)
 		vfirst[g->vertices[v].thread] = v;
 	for (uint32_t v = 0; v < g->nvertices; v++)
@@ -195,7 +190,7 @@ json_t *vgn_json_text(const char *s)
 	if (j)
 		return j;
 	size_t n = strlen(s);
-	char *clean = vgn__xcalloc(n + 1, 1);
+	char *clean = vgb_xcalloc(n + 1, 1);
 	for (size_t i = 0; i < n; i++)
 		clean[i] = (unsigned char)s[i] < 0x80 && s[i] ? s[i] : '?';
 	j = json_string(clean);
@@ -338,9 +333,9 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 	g->nthreads = json_array_size(threads);
 	g->nvertices = json_array_size(verts);
 	g->nedges = json_array_size(edges);
-	g->threads = vgn__xcalloc(g->nthreads + 1, sizeof *g->threads);
-	g->vertices = vgn__xcalloc(g->nvertices + 1, sizeof *g->vertices);
-	g->edges = vgn__xcalloc(g->nedges + 1, sizeof *g->edges);
+	g->threads = vgb_xcalloc(g->nthreads + 1, sizeof *g->threads);
+	g->vertices = vgb_xcalloc(g->nvertices + 1, sizeof *g->vertices);
+	g->edges = vgb_xcalloc(g->nedges + 1, sizeof *g->edges);
 	size_t i;
 	const json_t *o;
 	json_array_foreach(threads, i, o)
@@ -360,7 +355,7 @@ struct vgn_graph *vgn_graph_from_json(const json_t *j, const char *path, char *e
 		t->tid = json_integer_value(json_object_get(o, "tid"));
 		const json_t *states = json_object_get(o, "states"), *x;
 		size_t k;
-		t->states = vgn__xcalloc(json_array_size(states) + 1, sizeof *t->states);
+		t->states = vgb_xcalloc(json_array_size(states) + 1, sizeof *t->states);
 		json_array_foreach(states, k, x)
 		{
 			struct vgn_gstate *st = &t->states[t->nstates++];

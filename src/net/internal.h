@@ -8,8 +8,8 @@
 #include "net/net.h"
 
 /* Out of memory in an analysis command: one line and exit status 2. */
-void *vgn__xrealloc(void *p, size_t n, size_t size);
-void *vgn__xcalloc(size_t n, size_t size);
+#include "base/alloc.h" /* vgb_xcalloc, vgb_xrealloc */
+#include "base/intern.h"
 
 struct json_t;
 /* A JSON string of text from a trace (bytes that are not UTF-8 become '?'). */
@@ -22,7 +22,7 @@ struct json_t *vgn_json_text(const char *s);
 			size_t c_ = (cap) ? (cap)*2 : 16;                                          \
 			while (c_ < (need))                                                        \
 				c_ *= 2;                                                           \
-			(arr) = vgn__xrealloc((arr), c_, sizeof *(arr));                           \
+			(arr) = vgb_xrealloc((arr), c_, sizeof *(arr));                            \
 			(cap) = c_;                                                                \
 		}                                                                                  \
 	} while (0)

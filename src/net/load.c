@@ -147,7 +147,7 @@ int vgn_load_open(struct vgn_set *s, struct vgt_trace *t, const char *path,
 	const char *trace = vgn_intern(s, path);
 	st->images += vgt_image_count(t);
 	size_t nclasses = vgt_class_count(t);
-	int *kinds = vgn__xcalloc(nclasses + 1, sizeof *kinds);
+	int *kinds = vgb_xcalloc(nclasses + 1, sizeof *kinds);
 	for (size_t i = 0; i < nclasses; i++)
 		kinds[i] = kind_of(vgt_class_at(t, i));
 	struct vgt_fields *fields = vgt_fields_new(t, field_names, NF);

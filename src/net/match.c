@@ -105,8 +105,8 @@ static void sweep(struct vgn_set *s, size_t *cap, const struct conn_events *snd,
 static void match_bytes(struct vgn_set *s, size_t *cap)
 {
 	size_t nc = s->nconns;
-	bool *send_done = vgn__xcalloc(nc + 1, sizeof *send_done);
-	bool *recv_done = vgn__xcalloc(nc + 1, sizeof *recv_done);
+	bool *send_done = vgb_xcalloc(nc + 1, sizeof *send_done);
+	bool *recv_done = vgb_xcalloc(nc + 1, sizeof *recv_done);
 	vgn__match_shared(s, cap, send_done, recv_done);
 	/* A terminal's two directions have one name: what is written to it goes to the
 	 * terminal, what is read from it comes from the terminal; never matched. */
@@ -114,9 +114,9 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 	for (size_t c = 0; c < nc; c++)
 		if (s->conns[c].kind == tty_kind)
 			send_done[c] = recv_done[c] = true;
-	struct conn_events *ce = vgn__xcalloc(nc ? nc : 1, sizeof *ce);
-	size_t *ns = vgn__xcalloc(nc ? nc : 1, sizeof *ns),
-	       *nr = vgn__xcalloc(nc ? nc : 1, sizeof *nr);
+	struct conn_events *ce = vgb_xcalloc(nc ? nc : 1, sizeof *ce);
+	size_t *ns = vgb_xcalloc(nc ? nc : 1, sizeof *ns),
+	       *nr = vgb_xcalloc(nc ? nc : 1, sizeof *nr);
 	for (size_t i = 0; i < s->nevents; i++) {
 		const struct vgn_event *e = &s->events[i];
 		if (e->conn == VGN_NONE || e->msg)
@@ -127,8 +127,8 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 			nr[e->conn]++;
 	}
 	for (size_t c = 0; c < nc; c++) {
-		ce[c].sends = vgn__xcalloc(ns[c] ? ns[c] : 1, sizeof(uint32_t));
-		ce[c].recvs = vgn__xcalloc(nr[c] ? nr[c] : 1, sizeof(uint32_t));
+		ce[c].sends = vgb_xcalloc(ns[c] ? ns[c] : 1, sizeof(uint32_t));
+		ce[c].recvs = vgb_xcalloc(nr[c] ? nr[c] : 1, sizeof(uint32_t));
 	}
 	for (size_t i = 0; i < s->nevents; i++) {
 		const struct vgn_event *e = &s->events[i];
@@ -151,7 +151,7 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 	 * inode that one end has as local and the other as remote. */
 	struct vgn_tmap heads;
 	vgn_tmap_init(&heads);
-	uint32_t *next = vgn__xcalloc(3 * nc + 1, sizeof *next);
+	uint32_t *next = vgb_xcalloc(3 * nc + 1, sizeof *next);
 	const char *unix_kind = vgn_intern(s, "unix");
 	for (size_t c = 0; c < nc; c++) {
 		if (!ce[c].nsends || send_done[c])
@@ -164,8 +164,8 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 			vgn_tmap_put(&heads, keys[k], 0, 0, (uint32_t)(3 * c + (size_t)k));
 		}
 	}
-	int64_t *span_lo = vgn__xcalloc(nc + 1, sizeof *span_lo);
-	int64_t *span_hi = vgn__xcalloc(nc + 1, sizeof *span_hi);
+	int64_t *span_lo = vgb_xcalloc(nc + 1, sizeof *span_lo);
+	int64_t *span_hi = vgb_xcalloc(nc + 1, sizeof *span_hi);
 	for (size_t c = 0; c < nc; c++) {
 		span_lo[c] = INT64_MAX;
 		span_hi[c] = INT64_MIN;
@@ -179,8 +179,8 @@ static void match_bytes(struct vgn_set *s, size_t *cap)
 			}
 		}
 	}
-	uint32_t *cand = vgn__xcalloc(nc + 1, sizeof *cand);
-	struct conn_events merged = {vgn__xcalloc(1, sizeof(uint32_t)), NULL, 0, 0};
+	uint32_t *cand = vgb_xcalloc(nc + 1, sizeof *cand);
+	struct conn_events merged = {vgb_xcalloc(1, sizeof(uint32_t)), NULL, 0, 0};
 	size_t merged_cap = 1;
 	const int64_t slack = 1000000000; /* 1 s: clocks of other hosts not corrected yet */
 	for (size_t c = 0; c < nc; c++) {
@@ -267,7 +267,7 @@ int vgn_match(struct vgn_set *s, struct vgn_match_stats *st)
 	s->msgs = NULL;
 	s->nmsgs = 0;
 	s->refused = s->shared_channels = 0;
-	s->nmatch = vgn__xcalloc(s->nevents ? s->nevents : 1, sizeof *s->nmatch);
+	s->nmatch = vgb_xcalloc(s->nevents ? s->nevents : 1, sizeof *s->nmatch);
 	size_t cap = 0;
 	match_explicit(s, &cap);
 	match_bytes(s, &cap);

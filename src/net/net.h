@@ -123,7 +123,7 @@ struct vgn_set {
 	/* pairs not made because, on one host, the receive would precede its send */
 	uint64_t refused;
 	uint64_t shared_channels; /* pipes and sockets matched by the shared rule */
-	struct vgn_pool *pool;
+	struct vgb_intern *pool;
 	void *index; /* lookup tables (set.c) */
 };
 
@@ -327,7 +327,7 @@ struct vgn_graph {
 	struct vgn_gvertex *vertices;
 	struct vgn_gedge *edges;
 	uint32_t input; /* vertex */
-	struct vgn_pool *pool;
+	struct vgb_intern *pool;
 };
 
 /* Builds network `n` of a split. */
@@ -394,10 +394,5 @@ struct vgn_session {
 int vgn_session_open(struct vgn_session *ss, const char *const *paths, size_t n,
                      const char *reference, const char *clock_file, char *err, size_t errsize);
 void vgn_session_close(struct vgn_session *ss);
-
-/* ---- small pool of strings (graph.c) ------------------------------------------------ */
-struct vgn_pool *vgn_pool_new(void);
-const char *vgn_pool_str(struct vgn_pool *p, const char *s);
-void vgn_pool_free(struct vgn_pool *p);
 
 #endif

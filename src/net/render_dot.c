@@ -24,8 +24,8 @@ int vgn_render_dot(const struct vgn_graph *g, FILE *f)
 {
 	static const char *const palette[] = {"#2ca02c", "#1f77b4", "#d62728", "#9467bd",
 	                                      "#7f7f7f", "#ff7f0e", "#17becf", "#8c564b"};
-	const char **hosts = vgn__xcalloc(g->nthreads + 1, sizeof *hosts);
-	uint32_t *hcol = vgn__xcalloc(g->nthreads + 1, sizeof *hcol);
+	const char **hosts = vgb_xcalloc(g->nthreads + 1, sizeof *hosts);
+	uint32_t *hcol = vgb_xcalloc(g->nthreads + 1, sizeof *hcol);
 	size_t nh = 0;
 	for (size_t t = 0; t < g->nthreads; t++) {
 		size_t h = 0;

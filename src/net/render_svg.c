@@ -39,9 +39,9 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 {
 	size_t nt = g->nthreads;
 	/* hosts in order of appearance: their colours */
-	const char **hosts = vgn__xcalloc(nt + 1, sizeof *hosts);
+	const char **hosts = vgb_xcalloc(nt + 1, sizeof *hosts);
 	size_t nh = 0;
-	uint32_t *hcol = vgn__xcalloc(nt + 1, sizeof *hcol);
+	uint32_t *hcol = vgb_xcalloc(nt + 1, sizeof *hcol);
 	for (size_t t = 0; t < nt; t++) {
 		size_t h = 0;
 		while (h < nh && strcmp(hosts[h], g->threads[t].host))
@@ -51,9 +51,9 @@ int vgn_render_svg(const struct vgn_graph *g, FILE *f)
 		hcol[t] = (uint32_t)h;
 	}
 	/* columns by first vertex time */
-	int64_t *first = vgn__xcalloc(nt + 1, sizeof *first);
-	uint32_t *col = vgn__xcalloc(nt + 1, sizeof *col),
-	         *order = vgn__xcalloc(nt + 1, sizeof *order);
+	int64_t *first = vgb_xcalloc(nt + 1, sizeof *first);
+	uint32_t *col = vgb_xcalloc(nt + 1, sizeof *col),
+	         *order = vgb_xcalloc(nt + 1, sizeof *order);
 	for (size_t t = 0; t < nt; t++)
 		first[t] = INT64_MAX;
 	int64_t t0 = INT64_MAX, t1 = INT64_MIN;

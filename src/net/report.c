@@ -96,7 +96,7 @@ static void states_sum(const struct vgn_graph *g, struct vgn_stats *st)
 int vgn_stats_compute(const struct vgn_graph *g, struct vgn_stats *st)
 {
 	memset(st, 0, sizeof *st);
-	st->per_thread = vgn__xcalloc(g->nthreads + 1, sizeof *st->per_thread);
+	st->per_thread = vgb_xcalloc(g->nthreads + 1, sizeof *st->per_thread);
 	if (!g->nvertices)
 		return 0;
 	st->start = g->vertices[g->input].ts;
@@ -110,7 +110,7 @@ int vgn_stats_compute(const struct vgn_graph *g, struct vgn_stats *st)
 	}
 	st->response = st->end - st->start;
 	st->threads = g->nthreads;
-	uint32_t *proc = vgn__xcalloc(g->nthreads + 1, sizeof *proc);
+	uint32_t *proc = vgb_xcalloc(g->nthreads + 1, sizeof *proc);
 	procs_of(g, proc);
 	struct vgn_tmap hosts;
 	vgn_tmap_init(&hosts);
@@ -124,9 +124,9 @@ int vgn_stats_compute(const struct vgn_graph *g, struct vgn_stats *st)
 	}
 	vgn_tmap_free(&hosts);
 	/* receives of a message from another thread */
-	bool *waited = vgn__xcalloc(g->nvertices + 1, sizeof *waited);
-	bool *counted = vgn__xcalloc(g->nvertices + 1, sizeof *counted);
-	uint32_t *msgs = vgn__xcalloc(g->nedges + 1, sizeof *msgs);
+	bool *waited = vgb_xcalloc(g->nvertices + 1, sizeof *waited);
+	bool *counted = vgb_xcalloc(g->nvertices + 1, sizeof *counted);
+	uint32_t *msgs = vgb_xcalloc(g->nedges + 1, sizeof *msgs);
 	size_t nm = 0;
 	for (size_t e = 0; e < g->nedges; e++) {
 		const struct vgn_gedge *x = &g->edges[e];
@@ -179,9 +179,9 @@ int vgn_stats_compute(const struct vgn_graph *g, struct vgn_stats *st)
 	vgn_tmap_free(&chan);
 	/* programs in order of first involvement */
 	size_t cap = 1, len = 0;
-	st->servers = vgn__xcalloc(1, 1);
-	uint32_t *order = vgn__xcalloc(g->nthreads + 1, sizeof *order);
-	int64_t *first = vgn__xcalloc(g->nthreads + 1, sizeof *first);
+	st->servers = vgb_xcalloc(1, 1);
+	uint32_t *order = vgb_xcalloc(g->nthreads + 1, sizeof *order);
+	int64_t *first = vgb_xcalloc(g->nthreads + 1, sizeof *first);
 	for (uint32_t t = 0; t < g->nthreads; t++)
 		first[t] = INT64_MAX;
 	for (size_t v = 0; v < g->nvertices; v++) {
@@ -200,7 +200,7 @@ int vgn_stats_compute(const struct vgn_graph *g, struct vgn_stats *st)
 		size_t n = strlen(p) + 3;
 		while (len + n + 1 > cap) {
 			cap *= 2;
-			st->servers = vgn__xrealloc(st->servers, cap, 1);
+			st->servers = vgb_xrealloc(st->servers, cap, 1);
 		}
 		len += (size_t)sprintf(st->servers + len, "%s%s", i ? " > " : "", p);
 	}

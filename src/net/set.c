@@ -10,26 +10,6 @@ struct index {
 	struct vgn_tmap procs, threads, conns, conns_any;
 };
 
-void *vgn__xrealloc(void *p, size_t n, size_t size)
-{
-	void *q = realloc(p, n && size ? n * size : 1);
-	if (!q) {
-		fprintf(stderr, "vigil: out of memory\n");
-		exit(2);
-	}
-	return q;
-}
-
-void *vgn__xcalloc(size_t n, size_t size)
-{
-	void *q = calloc(n ? n : 1, size ? size : 1);
-	if (!q) {
-		fprintf(stderr, "vigil: out of memory\n");
-		exit(2);
-	}
-	return q;
-}
-
 static uint64_t mix(uint64_t a, uint64_t b, uint64_t c)
 {
 	uint64_t h = a * 0x9e3779b97f4a7c15ull;
@@ -42,7 +22,7 @@ void vgn_tmap_init(struct vgn_tmap *m)
 {
 	m->n = 64;
 	m->used = 0;
-	m->slots = vgn__xcalloc(m->n, sizeof *m->slots);
+	m->slots = vgb_xcalloc(m->n, sizeof *m->slots);
 }
 
 void vgn_tmap_free(struct vgn_tmap *m)
@@ -62,7 +42,7 @@ uint32_t vgn_tmap_get(const struct vgn_tmap *m, uint64_t a, uint64_t b, uint64_t
 void vgn_tmap_put(struct vgn_tmap *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v)
 {
 	if ((m->used + 1) * 2 > m->n) {
-		struct vgn_tmap g = {vgn__xcalloc(m->n * 2, sizeof *m->slots), m->n * 2, 0};
+		struct vgn_tmap g = {vgb_xcalloc(m->n * 2, sizeof *m->slots), m->n * 2, 0};
 		for (size_t i = 0; i < m->n; i++)
 			if (m->slots[i].used)
 				vgn_tmap_put(&g, m->slots[i].a, m->slots[i].b, m->slots[i].c,
@@ -99,18 +79,14 @@ int vgn_kind_parse(const char *name)
 
 struct vgn_set *vgn_set_new(void)
 {
-	struct vgn_set *s = vgn__xcalloc(1, sizeof *s);
-	struct index *ix = vgn__xcalloc(1, sizeof *ix);
+	struct vgn_set *s = vgb_xcalloc(1, sizeof *s);
+	struct index *ix = vgb_xcalloc(1, sizeof *ix);
 	vgn_tmap_init(&ix->procs);
 	vgn_tmap_init(&ix->threads);
 	vgn_tmap_init(&ix->conns);
 	vgn_tmap_init(&ix->conns_any);
 	s->index = ix;
-	s->pool = vgn_pool_new();
-	if (!s->pool) {
-		fprintf(stderr, "vigil: out of memory\n");
-		exit(2);
-	}
+	s->pool = vgb_intern_new();
 	return s;
 }
 
@@ -132,18 +108,13 @@ void vgn_set_free(struct vgn_set *s)
 	free(s->states);
 	free(s->msgs);
 	free(s->nmatch);
-	vgn_pool_free(s->pool);
+	vgb_intern_free(s->pool);
 	free(s);
 }
 
 const char *vgn_intern(struct vgn_set *s, const char *str)
 {
-	const char *r = vgn_pool_str(s->pool, str);
-	if (!r) {
-		fprintf(stderr, "vigil: out of memory\n");
-		exit(2);
-	}
-	return r;
+	return vgb_intern_str(s->pool, str);
 }
 
 uint32_t vgn_host_get(struct vgn_set *s, const char *name)
@@ -244,13 +215,13 @@ static int by_time(const void *a, const void *b)
 
 void vgn_order_build(const struct vgn_set *s, struct vgn_order *o, int corrected)
 {
-	o->first = vgn__xcalloc(s->nthreads + 1, sizeof *o->first);
-	o->order = vgn__xcalloc(s->nevents, sizeof *o->order);
+	o->first = vgb_xcalloc(s->nthreads + 1, sizeof *o->first);
+	o->order = vgb_xcalloc(s->nevents, sizeof *o->order);
 	for (size_t i = 0; i < s->nevents; i++)
 		o->first[s->events[i].thread + 1]++;
 	for (size_t t = 0; t < s->nthreads; t++)
 		o->first[t + 1] += o->first[t];
-	uint32_t *fill = vgn__xcalloc(s->nthreads + 1, sizeof *fill);
+	uint32_t *fill = vgb_xcalloc(s->nthreads + 1, sizeof *fill);
 	for (size_t i = 0; i < s->nevents; i++) {
 		uint32_t t = s->events[i].thread;
 		o->order[o->first[t] + fill[t]++] = (uint32_t)i;

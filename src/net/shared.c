@@ -78,7 +78,7 @@ void vgn__match_shared(struct vgn_set *s, size_t *cap, bool *send_done, bool *re
 {
 	size_t nc = s->nconns;
 	const char *kinds[] = {vgn_intern(s, "pipe"), vgn_intern(s, "tcp"), vgn_intern(s, "unix")};
-	uint8_t *dir = vgn__xcalloc(nc + 1, sizeof *dir); /* 1: sends, 2: receives */
+	uint8_t *dir = vgb_xcalloc(nc + 1, sizeof *dir); /* 1: sends, 2: receives */
 	for (size_t i = 0; i < s->nevents; i++) {
 		const struct vgn_event *e = &s->events[i];
 		if (e->conn != VGN_NONE && !e->msg && (e->kind == VGN_SEND || e->kind == VGN_RECV))
@@ -90,8 +90,8 @@ void vgn__match_shared(struct vgn_set *s, size_t *cap, bool *send_done, bool *re
 	vgn_tmap_init(&map);
 	struct chan *ch = NULL;
 	size_t nch = 0, capch = 0;
-	uint32_t *schan = vgn__xcalloc(nc + 1, sizeof *schan),
-	         *rchan = vgn__xcalloc(nc + 1, sizeof *rchan);
+	uint32_t *schan = vgb_xcalloc(nc + 1, sizeof *schan),
+	         *rchan = vgb_xcalloc(nc + 1, sizeof *rchan);
 	for (size_t c = 0; c < nc; c++) {
 		const struct vgn_conn *cn = &s->conns[c];
 		schan[c] = rchan[c] = VGN_NONE;
@@ -133,8 +133,7 @@ void vgn__match_shared(struct vgn_set *s, size_t *cap, bool *send_done, bool *re
 		         ch[rchan[e->conn]].shared)
 			nri++;
 	}
-	struct item *si = vgn__xcalloc(nsi + 1, sizeof *si),
-	            *ri = vgn__xcalloc(nri + 1, sizeof *ri);
+	struct item *si = vgb_xcalloc(nsi + 1, sizeof *si), *ri = vgb_xcalloc(nri + 1, sizeof *ri);
 	nsi = nri = 0;
 	for (size_t i = 0; i < s->nevents; i++) {
 		const struct vgn_event *e = &s->events[i];

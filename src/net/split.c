@@ -115,8 +115,8 @@ static void find_creators(struct walk *w)
 	const struct vgn_set *s = w->s;
 	const struct vgn_order *o = &w->ord;
 	size_t nt = s->nthreads;
-	int64_t *first = vgn__xcalloc(nt ? nt : 1, sizeof *first);
-	int64_t *last = vgn__xcalloc(nt ? nt : 1, sizeof *last);
+	int64_t *first = vgb_xcalloc(nt ? nt : 1, sizeof *first);
+	int64_t *last = vgb_xcalloc(nt ? nt : 1, sizeof *last);
 	for (size_t t = 0; t < nt; t++) {
 		first[t] = INT64_MAX;
 		last[t] = INT64_MIN;
@@ -128,13 +128,13 @@ static void find_creators(struct walk *w)
 	}
 	/* threads by process */
 	size_t np = s->nprocs;
-	uint32_t *pfirst = vgn__xcalloc(np + 1, sizeof *pfirst),
-	         *pth = vgn__xcalloc(nt ? nt : 1, sizeof *pth);
+	uint32_t *pfirst = vgb_xcalloc(np + 1, sizeof *pfirst),
+	         *pth = vgb_xcalloc(nt ? nt : 1, sizeof *pth);
 	for (size_t t = 0; t < nt; t++)
 		pfirst[s->threads[t].proc + 1]++;
 	for (size_t p = 0; p < np; p++)
 		pfirst[p + 1] += pfirst[p];
-	uint32_t *fill = vgn__xcalloc(np + 1, sizeof *fill);
+	uint32_t *fill = vgb_xcalloc(np + 1, sizeof *fill);
 	for (size_t t = 0; t < nt; t++) {
 		uint32_t p = s->threads[t].proc;
 		pth[pfirst[p] + fill[p]++] = (uint32_t)t;
@@ -389,7 +389,7 @@ static void visit(struct walk *w, uint32_t t, uint32_t ev, unsigned mask)
  * end accepted on the same host. */
 static bool *server_ends(const struct vgn_set *s)
 {
-	bool *server = vgn__xcalloc(s->nconns + 1, sizeof *server);
+	bool *server = vgb_xcalloc(s->nconns + 1, sizeof *server);
 	struct vgn_tmap acc;
 	vgn_tmap_init(&acc);
 	for (size_t c = 0; c < s->nconns; c++) {
@@ -412,15 +412,15 @@ static bool *server_ends(const struct vgn_set *s)
 
 static void build_msg_index(const struct vgn_set *s, struct vgn_split *sp)
 {
-	sp->msg_first = vgn__xcalloc(s->nevents + 1, sizeof *sp->msg_first);
-	sp->pair = vgn__xcalloc(2 * s->nmsgs + 1, sizeof *sp->pair);
+	sp->msg_first = vgb_xcalloc(s->nevents + 1, sizeof *sp->msg_first);
+	sp->pair = vgb_xcalloc(2 * s->nmsgs + 1, sizeof *sp->pair);
 	for (size_t i = 0; i < s->nmsgs; i++) {
 		sp->msg_first[s->msgs[i].send + 1]++;
 		sp->msg_first[s->msgs[i].recv + 1]++;
 	}
 	for (size_t e = 0; e < s->nevents; e++)
 		sp->msg_first[e + 1] += sp->msg_first[e];
-	uint32_t *fill = vgn__xcalloc(s->nevents + 1, sizeof *fill);
+	uint32_t *fill = vgb_xcalloc(s->nevents + 1, sizeof *fill);
 	for (size_t i = 0; i < s->nmsgs; i++) {
 		uint32_t a = s->msgs[i].send, b = s->msgs[i].recv;
 		sp->pair[sp->msg_first[a] + fill[a]++] = (uint32_t)i;
@@ -440,8 +440,8 @@ static void build_buckets(struct walk *w)
 {
 	const struct vgn_set *s = w->s;
 	struct vgn_split *sp = w->sp;
-	sp->first = vgn__xcalloc(sp->nnets + 2, sizeof *sp->first);
-	sp->segment = vgn__xcalloc(s->nevents + 1, sizeof *sp->segment);
+	sp->first = vgb_xcalloc(sp->nnets + 2, sizeof *sp->first);
+	sp->segment = vgb_xcalloc(s->nevents + 1, sizeof *sp->segment);
 	size_t n = 0;
 	uint32_t seg = 0;
 	for (size_t t = 0; t < s->nthreads; t++) {
@@ -467,8 +467,8 @@ static void build_buckets(struct walk *w)
 	}
 	for (size_t i = 0; i < sp->nnets; i++)
 		sp->first[i + 1] += sp->first[i];
-	sp->events = vgn__xcalloc(n + 1, sizeof *sp->events);
-	uint32_t *fill = vgn__xcalloc(sp->nnets + 1, sizeof *fill);
+	sp->events = vgb_xcalloc(n + 1, sizeof *sp->events);
+	uint32_t *fill = vgb_xcalloc(sp->nnets + 1, sizeof *fill);
 	for (size_t t = 0; t < s->nthreads; t++)
 		for (uint32_t k = w->ord.first[t]; k < w->ord.first[t + 1]; k++) {
 			uint32_t ev = w->ord.order[k], net = sp->net_of[ev];
@@ -484,29 +484,29 @@ int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *sp)
 	struct walk w = {.s = s, .sp = sp};
 	vgn_order_build(s, &w.ord, 1);
 	size_t nt = s->nthreads ? s->nthreads : 1;
-	sp->net_of = vgn__xcalloc(s->nevents + 1, sizeof *sp->net_of);
-	sp->creator = vgn__xcalloc(nt, sizeof *sp->creator);
-	w.cursor = vgn__xcalloc(nt, sizeof *w.cursor);
-	w.cur = vgn__xcalloc(nt, sizeof *w.cur);
-	w.born_in = vgn__xcalloc(nt, sizeof *w.born_in);
-	w.done = vgn__xcalloc(s->nevents + 1, sizeof *w.done);
-	w.conn_input = vgn__xcalloc(s->nconns + 1, sizeof *w.conn_input);
-	w.pending = vgn__xcalloc(s->nconns + 1, sizeof *w.pending);
-	w.answered_at = vgn__xcalloc(s->nconns + 1, sizeof *w.answered_at);
-	w.recvs = vgn__xcalloc(nt, sizeof *w.recvs);
+	sp->net_of = vgb_xcalloc(s->nevents + 1, sizeof *sp->net_of);
+	sp->creator = vgb_xcalloc(nt, sizeof *sp->creator);
+	w.cursor = vgb_xcalloc(nt, sizeof *w.cursor);
+	w.cur = vgb_xcalloc(nt, sizeof *w.cur);
+	w.born_in = vgb_xcalloc(nt, sizeof *w.born_in);
+	w.done = vgb_xcalloc(s->nevents + 1, sizeof *w.done);
+	w.conn_input = vgb_xcalloc(s->nconns + 1, sizeof *w.conn_input);
+	w.pending = vgb_xcalloc(s->nconns + 1, sizeof *w.pending);
+	w.answered_at = vgb_xcalloc(s->nconns + 1, sizeof *w.answered_at);
+	w.recvs = vgb_xcalloc(nt, sizeof *w.recvs);
 	/* default: a recorded client's connection is one input; a request from a client
 	 * not recorded is one (its connection and process are not seen) */
 	w.per = mask & VGN_PER_MASK ? mask & VGN_PER_MASK : VGN_PER_CONNECTION;
 	w.per_accept = mask & VGN_PER_MASK ? mask & VGN_PER_MASK : VGN_PER_EXCHANGE;
-	w.unit_conn = vgn__xcalloc(s->nconns + 1, sizeof *w.unit_conn);
-	w.unit_proc = vgn__xcalloc(s->nprocs + 1, sizeof *w.unit_proc);
+	w.unit_conn = vgb_xcalloc(s->nconns + 1, sizeof *w.unit_conn);
+	w.unit_proc = vgb_xcalloc(s->nprocs + 1, sizeof *w.unit_proc);
 	for (size_t c = 0; c <= s->nconns; c++)
 		w.pending[c] = w.answered_at[c] = w.unit_conn[c] = VGN_NONE;
 	for (size_t p = 0; p <= s->nprocs; p++)
 		w.unit_proc[p] = VGN_NONE;
 	w.server = server_ends(s);
-	sp->conn_vertex = vgn__xcalloc(s->nevents + 1, sizeof *sp->conn_vertex);
-	w.conn_ev = vgn__xcalloc(s->nconns + 1, sizeof *w.conn_ev);
+	sp->conn_vertex = vgb_xcalloc(s->nevents + 1, sizeof *sp->conn_vertex);
+	w.conn_ev = vgb_xcalloc(s->nconns + 1, sizeof *w.conn_ev);
 	for (size_t c = 0; c <= s->nconns; c++)
 		w.conn_ev[c] = VGN_NONE;
 	for (size_t i = 0; i < s->nevents; i++)
@@ -530,16 +530,16 @@ int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *sp)
 	}
 	/* A work list of threads that may advance: a send wakes the threads that receive it,
 	 * a thread's progress wakes the threads it made. */
-	uint32_t *queue = vgn__xcalloc(nt, sizeof *queue);
-	bool *queued = vgn__xcalloc(nt, sizeof *queued);
-	uint32_t *kfirst = vgn__xcalloc(nt + 1, sizeof *kfirst),
-	         *kids = vgn__xcalloc(nt, sizeof *kids);
+	uint32_t *queue = vgb_xcalloc(nt, sizeof *queue);
+	bool *queued = vgb_xcalloc(nt, sizeof *queued);
+	uint32_t *kfirst = vgb_xcalloc(nt + 1, sizeof *kfirst),
+	         *kids = vgb_xcalloc(nt, sizeof *kids);
 	for (size_t t = 0; t < s->nthreads; t++)
 		if (sp->creator[t] != VGN_NONE)
 			kfirst[sp->creator[t] + 1]++;
 	for (size_t t = 0; t < s->nthreads; t++)
 		kfirst[t + 1] += kfirst[t];
-	uint32_t *kfill = vgn__xcalloc(nt, sizeof *kfill);
+	uint32_t *kfill = vgb_xcalloc(nt, sizeof *kfill);
 	for (size_t t = 0; t < s->nthreads; t++)
 		if (sp->creator[t] != VGN_NONE)
 			kids[kfirst[sp->creator[t]] + kfill[sp->creator[t]]++] = (uint32_t)t;
@@ -610,7 +610,7 @@ int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *sp)
 	free(kids);
 	vgn_split_forks(s, sp, w.ord.order, w.ord.first);
 	build_buckets(&w);
-	sp->thread_first = vgn__xcalloc(nt, sizeof *sp->thread_first);
+	sp->thread_first = vgb_xcalloc(nt, sizeof *sp->thread_first);
 	for (size_t t = 0; t < s->nthreads; t++)
 		sp->thread_first[t] =
 		    w.ord.first[t] < w.ord.first[t + 1] ? w.ord.order[w.ord.first[t]] : VGN_NONE;

@@ -18,7 +18,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 static size_t g_nby;
 

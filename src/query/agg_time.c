@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "query/engine_internal.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 double vgq_agg_num(const struct vx_value *v)
 {

@@ -10,8 +10,8 @@
 
 #include "query/engine_internal.h"
 #include "query/suggest.h"
+#include "relations/columns.h"
 #include "relations/derived.h"
-#include "relations/internal.h"
 #include "tquel/arena.h"
 #include "tquel/tquel.h"
 

@@ -8,7 +8,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 #include "tquel/arena.h"
 
 struct vgq_session *vgq_session_new(struct vgq_database *db, const struct vgq_options *o)

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "query/engine.h"
-#include "relations/internal.h" /* vgq_mix */
+#include "relations/columns.h" /* vgq_mix */
 #include "relations/relation.h"
 #include "tquel/ast.h"
 
@@ -219,7 +219,7 @@ struct vgq_session {
 	struct vgq_stat *stats;
 	size_t nstats;
 	uint64_t peak_state; /* of the statement being evaluated */
-	FILE *analyze; /* explain --analyze: each statement's nodes and figures go here */
+	FILE *analyze;       /* explain --analyze: each statement's nodes and figures go here */
 };
 
 /* ---- engine.c ---- */

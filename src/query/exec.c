@@ -7,7 +7,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 #include "tquel/arena.h"
 
 size_t vgq_row_limit(const struct vgq_session *s, const struct bstmt *b)

@@ -7,7 +7,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "relations/internal.h" /* vgq_mix */
+#include "relations/columns.h" /* vgq_mix */
 
 bool vgq_keys_of(const struct bstmt *b, struct bx *const *keys, size_t nkeys, const uint32_t *row,
                  struct vx_value *out, uint64_t *hash)

@@ -9,7 +9,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 struct scan {
 	const struct pnode *sel; /* the pushed-down selection, or NULL */

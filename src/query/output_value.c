@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "query/output_internal.h"
 
 enum { SINK_CHUNK = 1 << 16 };
@@ -184,34 +185,7 @@ bool vgq_value_text(struct vgq_text *t, const struct vgq_relation *r, size_t a, 
 
 size_t vgq_utf8_seq(const unsigned char *p, size_t n)
 {
-	unsigned char c = p[0];
-	if (c < 0x80)
-		return 1;
-	size_t len;
-	uint32_t cp;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
+	return vgb_utf8_len(p, n);
 }
 
 void vgq_sink_init(struct vgq_sink *s, FILE *out)

@@ -8,7 +8,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 struct rows {
 	size_t n, cap, width; /* width: targets */

@@ -7,8 +7,8 @@
  * Every call returns 0, or -1 with one line (or a TQuel diagnostic) in *err. Strings
  * handed out (*out, *warnings, *err, events) are freed with vigil_ql_free. A damaged
  * trace answers from what was readable and says so in *warnings. */
-#ifndef VIGIL_QUERYLIB_H
-#define VIGIL_QUERYLIB_H
+#ifndef VIGIL_QUERYLIB_VIGILQUERY_H
+#define VIGIL_QUERYLIB_VIGILQUERY_H
 
 #include <stddef.h>
 

@@ -1,9 +1,9 @@
 /* The state of one database build: relations under construction, the mapping of event
  * types onto them (schema.c) and the pairing of tuples (build.c). */
-#ifndef VIGIL_QUERY_RELATION_BUILD_H
-#define VIGIL_QUERY_RELATION_BUILD_H
+#ifndef VIGIL_RELATIONS_BUILD_H
+#define VIGIL_RELATIONS_BUILD_H
 
-#include "relations/internal.h"
+#include "relations/columns.h"
 #include "relations/open.h"
 #include "trace/source.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 const struct vgq_relation *vgq_database_clock(struct vgq_database *db, int64_t tick_ns,
                                               uint64_t every, char *err, size_t errsize)

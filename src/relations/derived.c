@@ -4,8 +4,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "relations/columns.h"
 #include "relations/derived.h"
-#include "relations/internal.h"
 
 #define MAX_PROVIDERS 16
 

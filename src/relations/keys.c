@@ -2,7 +2,7 @@
  * indices: the open lifetime of an entity, the current tuple of a state chain. */
 #include <stdlib.h>
 
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 struct slot {
 	struct vgq_key key;

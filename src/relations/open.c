@@ -3,7 +3,7 @@
  * nodes of another hash, so the first match is still the oldest (newest) of its key. */
 #include <stdlib.h>
 
-#include "relations/internal.h"
+#include "relations/columns.h"
 #include "relations/open.h"
 
 static void link_bucket(struct vgq_openset *o, size_t i)

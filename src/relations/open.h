@@ -1,8 +1,8 @@
 /* The open tuples of an interval relation being built, in the order they opened, indexed
  * by a hash of their key (image and the attributes an end matches), so that an end finds
  * the oldest (or newest) open tuple it may close without scanning every open one. */
-#ifndef VIGIL_QUERY_RELATION_OPEN_H
-#define VIGIL_QUERY_RELATION_OPEN_H
+#ifndef VIGIL_RELATIONS_OPEN_H
+#define VIGIL_RELATIONS_OPEN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 #define BLOCK_SIZE (1u << 16)
 
@@ -20,31 +20,6 @@ struct vgq_pool {
 	size_t *lens;
 	size_t cap, n; /* cap: a power of two */
 };
-
-static void out_of_memory(void)
-{
-	fputs("vigil: out of memory\n", stderr);
-	abort();
-}
-
-void *vgq_xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p)
-		out_of_memory();
-	return p;
-}
-
-void *vgq_xrealloc(void *ptr, size_t n, size_t size)
-{
-	if (size && n > SIZE_MAX / size)
-		out_of_memory();
-	size_t bytes = n * size;
-	void *p = realloc(ptr, bytes ? bytes : 1);
-	if (!p)
-		out_of_memory();
-	return p;
-}
 
 static void *carve(struct vgq_pool *p, size_t len)
 {

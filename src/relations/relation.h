@@ -28,8 +28,8 @@
  * monitor's plan asks for some relations only); vgq_database_from_model() gives the
  * relations a trace of a program with these sensors would have, with no tuples, so that
  * a query can be bound and planned before the program runs. */
-#ifndef VIGIL_QUERY_RELATION_H
-#define VIGIL_QUERY_RELATION_H
+#ifndef VIGIL_RELATIONS_RELATION_H
+#define VIGIL_RELATIONS_RELATION_H
 
 #include <stdbool.h>
 #include <stddef.h>

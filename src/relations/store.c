@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "relations/internal.h"
+#include "relations/columns.h"
 
 struct vgq_relation *vgq_relation_new(const char *name, enum vgq_rkind kind)
 {

@@ -68,7 +68,7 @@ static void probes_file_settings(struct vg_config *cfg)
 	if (!v || !*v)
 		return;
 	long ms;
-	if (vg_probe_period_parse(v, &ms) < 0)
+	if (vgw_probe_period_parse(v, &ms) < 0)
 		vg__warn("VIGIL_PROBES_PERIOD=%s is not a period from 10ms to 3600s (250ms, 2s); "
 		         "using 1s",
 		         v);

@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/probe_pattern.h"
+#include "wire/probe_pattern.h"
 #include "internal.h"
 
 #define MAX_PATTERNS 4096
 
-static struct vg_probe_rule *pats;
+static struct vgw_probe_rule *pats;
 static size_t npats, cappats;
 static uint64_t nmatches; /* pattern evaluations done (the tests count them) */
 
@@ -66,10 +66,10 @@ int32_t vg__control_probe_share_locked(vg_sensor *s)
 	return c && c->probe_set ? c->probe - c->probe_base : 0;
 }
 
-static int pattern_matches(struct vg_probe_rule *p, const char *name)
+static int pattern_matches(struct vgw_probe_rule *p, const char *name)
 {
 	nmatches++;
-	return vg_probe_pattern_match(&p->p, name);
+	return vgw_probe_pattern_match(&p->p, name);
 }
 
 void vg__control_probes_registered_locked(vg_sensor *s)
@@ -134,9 +134,9 @@ int vg__control_probe(uint64_t id, int on, long *count, char *err, size_t errsiz
  * earlier one and moves to the end: the latest word on it wins. count = patterns kept. */
 static int pattern_add(int enable, const char *text, long *count, char *err, size_t errsize)
 {
-	struct vg_probe_rule p = {.enable = enable};
+	struct vgw_probe_rule p = {.enable = enable};
 	char why[300];
-	if (vg_probe_pattern_compile(&p.p, text, why, sizeof why) < 0) {
+	if (vgw_probe_pattern_compile(&p.p, text, why, sizeof why) < 0) {
 		snprintf(err, errsize, "pattern: %s", why);
 		return -1;
 	}
@@ -145,22 +145,22 @@ static int pattern_add(int enable, const char *text, long *count, char *err, siz
 	while (i < npats && strcmp(pats[i].p.text, text))
 		i++;
 	if (i < npats) { /* replaced: drop the old one, keep the order of the others */
-		vg_probe_pattern_free(&pats[i].p);
+		vgw_probe_pattern_free(&pats[i].p);
 		memmove(&pats[i], &pats[i + 1], (npats - i - 1) * sizeof *pats);
 		npats--;
 	}
 	if (npats == MAX_PATTERNS) {
 		pthread_mutex_unlock(&vg__rt.lock);
-		vg_probe_pattern_free(&p.p);
+		vgw_probe_pattern_free(&p.p);
 		snprintf(err, errsize, "pattern: too many patterns (%d)", MAX_PATTERNS);
 		return -1;
 	}
 	if (npats == cappats) {
 		size_t cap = cappats ? cappats * 2 : 16;
-		struct vg_probe_rule *q = realloc(pats, cap * sizeof *q);
+		struct vgw_probe_rule *q = realloc(pats, cap * sizeof *q);
 		if (!q) {
 			pthread_mutex_unlock(&vg__rt.lock);
-			vg_probe_pattern_free(&p.p);
+			vgw_probe_pattern_free(&p.p);
 			snprintf(err, errsize, "out of memory");
 			return -1;
 		}
@@ -179,7 +179,7 @@ static long probes_reset(void)
 {
 	pthread_mutex_lock(&vg__rt.lock);
 	for (size_t i = 0; i < npats; i++)
-		vg_probe_pattern_free(&pats[i].p);
+		vgw_probe_pattern_free(&pats[i].p);
 	npats = 0;
 	long changed = 0;
 	vg_sensor *s;
@@ -192,7 +192,7 @@ static long probes_reset(void)
 	return changed;
 }
 
-long vg__control_probes_replace(struct vg_probe_rule *rules, size_t n)
+long vg__control_probes_replace(struct vgw_probe_rule *rules, size_t n)
 {
 	pthread_mutex_lock(&vg__rt.lock);
 	long changed = 0;
@@ -209,7 +209,7 @@ long vg__control_probes_replace(struct vg_probe_rule *rules, size_t n)
 		changed += probe_set(s, c, state);
 	}
 	for (size_t i = 0; i < npats; i++)
-		vg_probe_pattern_free(&pats[i].p);
+		vgw_probe_pattern_free(&pats[i].p);
 	free(pats);
 	pats = rules;
 	npats = cappats = n;

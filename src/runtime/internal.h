@@ -13,9 +13,8 @@
 #include <sys/types.h>
 
 #include "vigil/vigil.h"
+#include "wire/tsdl_header.h" /* VGW_CTF_MAGIC, VGW_PACKET_HEADER_SIZE */
 
-#define VG_PACKET_HEADER_SIZE 80 /* header (24) + context (56), see docs/trace-format.md */
-#define VG_CTF_MAGIC 0xC1FC1FC1u
 #define VG_MAX_TYPES 65535
 
 /* Settings read from the environment once, at start. */
@@ -79,11 +78,8 @@ int vg__glob_list_match(const char *globs, const char *name);
 int vg__glob_list_has_positive(const char *globs); /* a glob without "-" */
 void vg__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* clock.c (also linked into the vigil command) */
-void vg__clock_init(void);
-int vg__clock_export(char *buf, size_t len);
-int vg__clock_import(const char *text);
-int64_t vg__realtime_offset_ns(void);
+/* wire/clock.c: the clock and its hand-off (VIGIL_CLOCK), shared with the vigil command */
+#include "wire/clock.h"
 
 /* registry.c */
 void vg__registry_init(void);
@@ -224,13 +220,13 @@ void vg__report_window_after_fork(void); /* the child times the same windows */
 /* control_report.c: `report categories|threads|sensors|suspend|resume ...`; tok[0] is
  * "report". 0, or -1 with the reason in err. */
 int vg__control_report(char *const *tok, int n, long *count, char *err, size_t errsize);
-/* A probe rule (struct vg_probe_rule): `pattern enable|disable PATTERN`, or a line of
+/* A probe rule (struct vgw_probe_rule): `pattern enable|disable PATTERN`, or a line of
  * the pattern file. */
-#include "common/probe_file.h"
+#include "wire/probe_file.h"
 /* The pattern file's rules replace the patterns in force (ownership of their compiled
  * patterns passes here); each registered sensor goes straight to the state its last
  * matching rule gives, or back to its configured state. Returns the sensors switched. */
-long vg__control_probes_replace(struct vg_probe_rule *rules, size_t n);
+long vg__control_probes_replace(struct vgw_probe_rule *rules, size_t n);
 /* probes_file.c: VIGIL_PROBES_FILE (docs/control.md "Pattern file"). */
 void vg__probes_file_start(void);
 void vg__probes_file_after_fork(void);
@@ -465,10 +461,8 @@ int vg__out_stat(const char *path, struct stat *sb);
 int vg__out_unlink(const char *path, int flags);
 /* unlinkat flags (AT_REMOVEDIR) */ /* RLIMIT_FSIZE allows a file this long; else EFBIG */
 
-/* small utilities (util.c) */
-int vg__mkdir_p(const char *path); /* the last component only; EEXIST is fine */
-/* A size setting: "123", "64k", "16M", "2G" (a trailing B allowed); -1 if malformed. */
-int vg__parse_size(const char *text, uint64_t *out);
+/* small utilities (util.c; those vigil record shares: util.h) */
+#include "runtime/util.h"
 int vg__write_all(int fd, const void *buf, size_t len);
 int vg__read_small_file(const char *path, char *buf, size_t len);
 /* /proc paths keep working after a chroot, through this descriptor of /proc (files.c). */

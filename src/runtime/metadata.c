@@ -125,21 +125,8 @@ int vg__metadata_type_text(const vg_type_desc *d, uint16_t id, char **out, size_
 
 static void header_text(struct text *t)
 {
-	static const char *const ints[] = {"8", "16", "32", "64"};
-	text_printf(t, "/* CTF 1.8 */\n\n");
-	for (int s = 0; s < 2; s++)
-		for (int i = 0; i < 4; i++)
-			text_printf(t,
-			            "typealias integer { size = %s; align = 8; signed = %s; } := "
-			            "%sint%s_t;\n",
-			            ints[i], s ? "true" : "false", s ? "" : "u", ints[i]);
-	text_printf(t, "typealias floating_point { exp_dig = 11; mant_dig = 53; align = 8; } := "
-	               "double;\n\n");
-	text_printf(t,
-	            "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
-	            "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
-	            "\t\tuint32_t stream_id;\n\t};\n};\n\n",
-	            vg__rt.uuid_text);
+	text_printf(t, "%s", VGW_TSDL_TYPES);
+	text_printf(t, VGW_TSDL_TRACE_FMT, vg__rt.uuid_text);
 	text_printf(t, "env {\n\thostname = \"");
 	text_quoted(t, vg__rt.hostname);
 	text_printf(t, "\";\n\thost = \"");
@@ -159,23 +146,9 @@ static void header_text(struct text *t)
 		off_s -= 1;
 		off_ns += 1000000000;
 	}
-	text_printf(t,
-	            "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
-	            "\tdescription = \"CLOCK_MONOTONIC, nanoseconds\";\n\tfreq = 1000000000;\n"
-	            "\tprecision = 1;\n\toffset_s = %" PRId64 ";\n\toffset = %" PRId64
-	            ";\n\tabsolute = true;\n};\n\n",
-	            vg__rt.clock_uuid, off_s, off_ns);
-	text_printf(t, "typealias integer { size = 64; align = 8; signed = false; map = "
-	               "clock.monotonic.value; } := uint64_clock_t;\n");
-	text_printf(t, "typealias integer { size = 32; align = 8; signed = false; map = "
-	               "clock.monotonic.value; } := uint32_clock_t;\n\n");
-	text_printf(t, "struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n");
-	text_printf(t, "stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"
-	               "\t\tuint32_clock_t timestamp;\n\t};\n\tpacket.context := struct {\n"
-	               "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
-	               "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
-	               "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"
-	               "\t\tuint32_t tid;\n\t\tuint32_t thread_gen;\n\t};\n};\n\n");
+	text_printf(t, VGW_TSDL_CLOCK_FMT, vg__rt.clock_uuid, "CLOCK_MONOTONIC, nanoseconds", off_s,
+	            off_ns);
+	text_printf(t, "%s", VGW_TSDL_STREAM);
 }
 
 static int metadata_started; /* written once: appends must reach it, or fail */

@@ -1,6 +1,6 @@
 /* VIGIL_PROBES_FILE (docs/control.md "Pattern file"): Kieker's adaptive probes as a file
  * the subject re-reads every VIGIL_PROBES_PERIOD, each line `enable PATTERN` or `disable
- * PATTERN` (read by common/probe_file.c, as vigild's --probes-file). A file whose content
+ * PATTERN` (read by wire/probe_file.c, as vigild's --probes-file). A file whose content
  * changed and reads whole replaces the patterns in force, as a sequence of `vigil probes
  * enable|disable` would leave them (control_probes.c). Anything else (a missing or empty
  * file, a last line without its newline: still being written, a bad line) keeps the
@@ -15,29 +15,29 @@
 
 #include "internal.h"
 
-static struct vg_probe_file seen;
+static struct vgw_probe_file seen;
 
 /* One look at the file: applied only if its content changed and reads whole; anything
- * else said once per change (common/probe_file.c). */
+ * else said once per change (wire/probe_file.c). */
 static void look(void)
 {
-	struct vg_probe_rule *rules;
+	struct vgw_probe_rule *rules;
 	size_t n;
 	char err[400];
 	const char *path = vg__rt.cfg.probes_file;
-	switch (vg_probe_file_look(&seen, path, &rules, &n, err, sizeof err)) {
-	case VG_PROBE_FILE_SAME:
+	switch (vgw_probe_file_look(&seen, path, &rules, &n, err, sizeof err)) {
+	case VGW_PROBE_FILE_SAME:
 		return;
-	case VG_PROBE_FILE_UNREADABLE:
+	case VGW_PROBE_FILE_UNREADABLE:
 		vg__warn("VIGIL_PROBES_FILE=%s: cannot read it (%s); the %zu pattern%s read before "
 		         "stay in force",
 		         path, err, seen.in_force, seen.in_force == 1 ? "" : "s");
 		return;
-	case VG_PROBE_FILE_BAD:
+	case VGW_PROBE_FILE_BAD:
 		vg__warn("VIGIL_PROBES_FILE=%s:%s; the %zu pattern%s read before stay in force",
 		         path, err, seen.in_force, seen.in_force == 1 ? "" : "s");
 		return;
-	case VG_PROBE_FILE_RULES:
+	case VGW_PROBE_FILE_RULES:
 		break;
 	}
 	long changed = vg__control_probes_replace(rules, n);

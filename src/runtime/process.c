@@ -338,15 +338,15 @@ static void init(void)
 	vg__config_read(&vg__rt.cfg);
 	vg__hooks_init();
 	const char *clock_setting = getenv("VIGIL_CLOCK");
-	if (!clock_setting || vg__clock_import(clock_setting) < 0) {
+	if (!clock_setting || vgw_clock_import(clock_setting) < 0) {
 		if (clock_setting && strcmp(clock_setting, "mono"))
 			vg__warn("VIGIL_CLOCK=%s is not a usable clock mapping; calibrating",
 			         clock_setting);
-		vg__clock_init();
+		vgw_clock_init();
 		if (clock_setting && !strcmp(clock_setting, "mono"))
 			vg__clock.use_tsc = 0;
 	}
-	vg__rt.realtime_offset_ns = vg__realtime_offset_ns();
+	vg__rt.realtime_offset_ns = vgw_clock_realtime_offset_ns();
 	read_identity();
 	read_clock_uuid();
 	apply_clock_skew();
@@ -370,7 +370,7 @@ static void init(void)
 	vg__title_init();
 	putenv(proc_env);
 	memcpy(clock_env, "VIGIL_CLOCK=", 12);
-	if (vg__clock_export(clock_env + 12, sizeof clock_env - 12) == 0)
+	if (vgw_clock_export(clock_env + 12, sizeof clock_env - 12) == 0)
 		putenv(clock_env);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	on_exit(on_process_exit, NULL);

@@ -40,12 +40,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/frame.h"
 #include "internal.h"
+#include "wire/frame.h"
 
 #define SNAPSHOT_NS 100000000ull /* the current packets, every 100 ms */
 #define MAX_IMAGES 32
-#define HDR 80
+#define HDR VGW_PACKET_HEADER_SIZE
 
 struct sstream {
 	char name[64];
@@ -95,7 +95,7 @@ static struct {
 	int backoff_ms;
 	uint64_t next_try_ns, last_snap_ns;
 	size_t noted;                   /* sensors the collector knows of (its `list`, or a NOTE) */
-	uint8_t secret[VGF_SECRET_LEN]; /* the session's, from the first WELCOME */
+	uint8_t secret[VGW_SECRET_LEN]; /* the session's, from the first WELCOME */
 	int has_secret;
 	int warned;
 } S = {.fd = -1, .wake = {-1, -1}};
@@ -156,7 +156,7 @@ static int send_iov(struct iovec *iov, int n)
 	return 0;
 }
 
-static int send_buf(struct vgf_buf *b)
+static int send_buf(struct vgw_buf *b)
 {
 	if (b->failed)
 		return -1;
@@ -246,11 +246,11 @@ static void secret_name(char *buf, size_t n)
 
 static void save_secret(void)
 {
-	char name[64], hex[2 * VGF_SECRET_LEN + 2];
+	char name[64], hex[2 * VGW_SECRET_LEN + 2];
 	secret_name(name, sizeof name);
-	for (int i = 0; i < VGF_SECRET_LEN; i++)
+	for (int i = 0; i < VGW_SECRET_LEN; i++)
 		snprintf(hex + 2 * i, 3, "%02x", S.secret[i]);
-	hex[2 * VGF_SECRET_LEN] = '\n';
+	hex[2 * VGW_SECRET_LEN] = '\n';
 	int dir = vg__out_fd();
 	int fd = dir < 0 ? -1
 	                 : openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
@@ -272,7 +272,7 @@ static void save_secret(void)
 
 static void load_secret(void)
 {
-	char name[64], hex[2 * VGF_SECRET_LEN + 8];
+	char name[64], hex[2 * VGW_SECRET_LEN + 8];
 	secret_name(name, sizeof name);
 	int dir = vg__out_fd();
 	int fd = dir < 0 ? -1 : openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -280,9 +280,9 @@ static void load_secret(void)
 		return;
 	ssize_t n = read(fd, hex, sizeof hex - 1);
 	close(fd);
-	if (n < 2 * VGF_SECRET_LEN)
+	if (n < 2 * VGW_SECRET_LEN)
 		return;
-	for (int i = 0; i < VGF_SECRET_LEN; i++) {
+	for (int i = 0; i < VGW_SECRET_LEN; i++) {
 		unsigned v;
 		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
 			return;
@@ -313,24 +313,24 @@ static int try_connect(void)
 		return -1;
 	struct timeval tv = {2, 0};
 	setsockopt(S.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	struct vgf_buf b = {0};
-	vgf_put_hello(&b, vg__rt.cfg.to_token, vg__rt.hostname, (uint32_t)vg__rt.pid,
-	              vg__rt.process_gen, vg__rt.procname, VGF_KIND_C,
-	              S.has_secret ? S.secret : NULL, S.has_secret ? VGF_SECRET_LEN : 0);
+	struct vgw_buf b = {0};
+	vgw_put_hello(&b, vg__rt.cfg.to_token, vg__rt.hostname, (uint32_t)vg__rt.pid,
+	              vg__rt.process_gen, vg__rt.procname, VGW_KIND_C,
+	              S.has_secret ? S.secret : NULL, S.has_secret ? VGW_SECRET_LEN : 0);
 	int rc = send_buf(&b);
-	vgf_buf_free(&b);
-	uint8_t w[VGF_HEADER + 64];
+	vgw_buf_free(&b);
+	uint8_t w[VGW_HEADER + 64];
 	uint32_t plen;
 	uint8_t type;
-	struct vgf_frame f;
-	if (rc < 0 || read_exact(w, VGF_HEADER) < 0 || vgf_header(w, 64, &plen, &type) < 0 ||
-	    type != VGF_WELCOME || read_exact(w + VGF_HEADER, plen) < 0 ||
-	    vgf_decode(type, w + VGF_HEADER, plen, &f, NULL, 0) < 0) {
+	struct vgw_frame f;
+	if (rc < 0 || read_exact(w, VGW_HEADER) < 0 || vgw_header(w, 64, &plen, &type) < 0 ||
+	    type != VGW_WELCOME || read_exact(w + VGW_HEADER, plen) < 0 ||
+	    vgw_decode(type, w + VGW_HEADER, plen, &f, NULL, 0) < 0) {
 		disconnect();
 		return -1;
 	}
-	if (!S.has_secret && f.u.welcome.secret.n == VGF_SECRET_LEN) {
-		memcpy(S.secret, f.u.welcome.secret.p, VGF_SECRET_LEN);
+	if (!S.has_secret && f.u.welcome.secret.n == VGW_SECRET_LEN) {
+		memcpy(S.secret, f.u.welcome.secret.p, VGW_SECRET_LEN);
 		S.has_secret = 1;
 		save_secret();
 	}
@@ -399,16 +399,16 @@ static int send_metadata(struct simage *im)
 	    grow(&S.mbuf, &S.mbufcap, (size_t)sb.st_size + 1) == 0) {
 		ssize_t n = pread(fd, S.mbuf, (size_t)sb.st_size, 0);
 		if (n == sb.st_size) {
-			struct vgf_buf b = {0};
-			vgf_begin(&b, VGF_METADATA);
-			vgf_u32(&b, im->key);
-			vgf_cstr(&b, im->name);
-			vgf_u32(&b, (uint32_t)n);
+			struct vgw_buf b = {0};
+			vgw_begin(&b, VGW_METADATA);
+			vgw_u32(&b, im->key);
+			vgw_cstr(&b, im->name);
+			vgw_u32(&b, (uint32_t)n);
 			uint32_t flen = (uint32_t)(b.len - 4 + (size_t)n);
 			memcpy(b.p, &flen, 4);
 			struct iovec iov[2] = {{b.p, b.len}, {S.mbuf, (size_t)n}};
 			rc = b.failed ? -1 : send_iov(iov, 2);
-			vgf_buf_free(&b);
+			vgw_buf_free(&b);
 			if (rc == 0) {
 				im->meta_sent = 1;
 				im->meta_size = sb.st_size;
@@ -424,17 +424,17 @@ static int send_packet(struct simage *im, struct sstream *st, uint64_t seq, size
 {
 	if (send_metadata(im) < 0) /* after reading the packet: it covers its events */
 		return -1;
-	struct vgf_buf b = {0};
-	vgf_begin(&b, VGF_PACKET);
-	vgf_u32(&b, im->key);
-	vgf_cstr(&b, st->name);
-	vgf_u64(&b, seq);
-	vgf_u32(&b, (uint32_t)len);
+	struct vgw_buf b = {0};
+	vgw_begin(&b, VGW_PACKET);
+	vgw_u32(&b, im->key);
+	vgw_cstr(&b, st->name);
+	vgw_u64(&b, seq);
+	vgw_u32(&b, (uint32_t)len);
 	uint32_t flen = (uint32_t)(b.len - 4 + len);
 	memcpy(b.p, &flen, 4);
 	struct iovec iov[2] = {{b.p, b.len}, {S.buf, len}};
 	int rc = b.failed ? -1 : send_iov(iov, 2);
-	vgf_buf_free(&b);
+	vgw_buf_free(&b);
 	return rc;
 }
 
@@ -442,7 +442,7 @@ static int send_packet(struct simage *im, struct sstream *st, uint64_t seq, size
  * made a packet of its own. Returns the length, 0 when it cannot. */
 static size_t read_packet(int fd, uint64_t off, uint64_t len, uint64_t bits)
 {
-	if (len > VGF_MAX_FRAME_DEFAULT - 512 || ensure_buf((size_t)len) < 0 ||
+	if (len > VGW_MAX_FRAME_DEFAULT - 512 || ensure_buf((size_t)len) < 0 ||
 	    pread(fd, S.buf, (size_t)len, (off_t)off) != (ssize_t)len)
 		return 0;
 	if (bits) {
@@ -541,12 +541,12 @@ static int scan_stream(struct simage *im, struct sstream *st, int copy_now)
 		uint32_t magic;
 		memcpy(&magic, h, 4);
 		uint64_t off = st->next_off, psize = rd64(h + 48) / 8, bits = rd64(h + 40);
-		if (magic != VG_CTF_MAGIC || psize < HDR || bits < HDR * 8 || bits > psize * 8)
+		if (magic != VGW_CTF_MAGIC || psize < HDR || bits < HDR * 8 || bits > psize * 8)
 			break;
 		uint32_t next_magic = 0;
 		int whole = off + psize + HDR <= size &&
 		            pread(fd, nh, 4, (off_t)(off + psize)) == 4 &&
-		            (memcpy(&next_magic, nh, 4), next_magic == VG_CTF_MAGIC);
+		            (memcpy(&next_magic, nh, 4), next_magic == VGW_CTF_MAGIC);
 		struct inflight e = {
 		    .image = (uint16_t)(im - S.img), .stream = (uint32_t)(st - im->st), .off = off};
 		if (whole) {
@@ -693,17 +693,17 @@ static void send_notes(void)
 		if (!s)
 			return;
 		S.noted++;
-		struct vgf_buf b = {0};
-		vgf_put_line(&b, VGF_NOTE, line);
+		struct vgw_buf b = {0};
+		vgw_put_line(&b, VGW_NOTE, line);
 		int rc = send_buf(&b);
-		vgf_buf_free(&b);
+		vgw_buf_free(&b);
 		if (rc < 0)
 			return;
 	}
 }
 
 /* A CONTROL line from the collector: answered by the control channel's parser. */
-static void serve_control(const struct vgf_frame *f)
+static void serve_control(const struct vgw_frame *f)
 {
 	char line[1100], ans[1200];
 	size_t n = f->u.line.line.n;
@@ -715,10 +715,10 @@ static void serve_control(const struct vgf_frame *f)
 		vg__control_command(line, ans, sizeof ans);
 		ans[strcspn(ans, "\n")] = 0;
 	}
-	struct vgf_buf b = {0};
-	vgf_put_line(&b, VGF_REPLY, ans);
+	struct vgw_buf b = {0};
+	vgw_put_line(&b, VGW_REPLY, ans);
 	send_buf(&b);
-	vgf_buf_free(&b);
+	vgw_buf_free(&b);
 }
 
 #define MAX_IN 8192 /* ACK and CONTROL frames */
@@ -726,7 +726,7 @@ static void serve_control(const struct vgf_frame *f)
 static void read_acks(void)
 {
 	uint8_t buf[4096];
-	static uint8_t pend[MAX_IN + VGF_HEADER];
+	static uint8_t pend[MAX_IN + VGW_HEADER];
 	static size_t npend;
 	for (;;) {
 		ssize_t r = recv(S.fd, buf, sizeof buf, MSG_DONTWAIT);
@@ -741,20 +741,20 @@ static void read_acks(void)
 			pend[npend++] = buf[i];
 			uint32_t plen;
 			uint8_t type;
-			if (npend < VGF_HEADER)
+			if (npend < VGW_HEADER)
 				continue;
-			if (vgf_header(pend, MAX_IN, &plen, &type) < 0) {
+			if (vgw_header(pend, MAX_IN, &plen, &type) < 0) {
 				npend = 0;
 				disconnect();
 				return;
 			}
-			if (npend < VGF_HEADER + plen)
+			if (npend < VGW_HEADER + plen)
 				continue;
-			struct vgf_frame f;
-			if (vgf_decode(type, pend + VGF_HEADER, plen, &f, NULL, 0) == 0) {
-				if (type == VGF_ACK)
+			struct vgw_frame f;
+			if (vgw_decode(type, pend + VGW_HEADER, plen, &f, NULL, 0) == 0) {
+				if (type == VGW_ACK)
 					free_acked(f.u.ack.seq);
-				else if (type == VGF_CONTROL)
+				else if (type == VGW_CONTROL)
 					serve_control(&f);
 			}
 			npend = 0;
@@ -802,10 +802,10 @@ static void *sender_main(void *arg)
 		if (S.fd >= 0)
 			read_acks();
 		if (finishing && all_shipped()) {
-			struct vgf_buf b = {0};
-			vgf_put_bye(&b);
+			struct vgw_buf b = {0};
+			vgw_put_bye(&b);
 			send_buf(&b);
-			vgf_buf_free(&b);
+			vgw_buf_free(&b);
 			disconnect();
 			for (size_t i = 0; i < S.nimg; i++)
 				remove_dir(S.img[i].path);

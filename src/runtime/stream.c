@@ -268,7 +268,7 @@ static void adopt_window(struct vg_stream *st, struct window *nw)
 static size_t packet_size_for(struct vg_stream *st, size_t need)
 {
 	size_t size = st->next_packet;
-	while (size < need + VG_PACKET_HEADER_SIZE && size < MAX_PACKET)
+	while (size < need + VGW_PACKET_HEADER_SIZE && size < MAX_PACKET)
 		size *= 2;
 	return size;
 }
@@ -283,14 +283,14 @@ static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t 
 	uint64_t now = vg_now();
 	if (now < vg__tls.last_ts)
 		now = vg__tls.last_ts;
-	uint32_t magic = VG_CTF_MAGIC, stream_id = 0;
+	uint32_t magic = VGW_CTF_MAGIC, stream_id = 0;
 	memcpy(p, &magic, 4);
 	memcpy(p + 4, vg__rt.uuid, 16);
 	memcpy(p + 20, &stream_id, 4);
 	struct vg_packet_ctx *ctx = (struct vg_packet_ctx *)(p + 24);
 	ctx->timestamp_begin = now;
 	ctx->timestamp_end = now;
-	ctx->content_size = VG_PACKET_HEADER_SIZE * 8;
+	ctx->content_size = VGW_PACKET_HEADER_SIZE * 8;
 	ctx->packet_size = (uint64_t)size * 8;
 	ctx->packet_seq_num = st->seq;
 	ctx->events_discarded = st->discarded;
@@ -299,7 +299,7 @@ static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t 
 
 	struct vg_thread *t = &vg__tls;
 	t->base = p;
-	t->pos = p + VG_PACKET_HEADER_SIZE;
+	t->pos = p + VGW_PACKET_HEADER_SIZE;
 	st->real_end = p + size;
 	t->end = p + size / 2;
 	t->ctx = ctx;
@@ -328,7 +328,7 @@ static void note_failure(struct vg_stream *st, int err)
 static int packet_open_here(struct vg_stream *st, size_t need)
 {
 	size_t size = packet_size_for(st, need);
-	if (size < need + VG_PACKET_HEADER_SIZE)
+	if (size < need + VGW_PACKET_HEADER_SIZE)
 		return -1; /* one event larger than any packet */
 	if (!cap_allows(st, size)) {
 		st->full = 1;
@@ -446,7 +446,7 @@ static int packet_switch(struct vg_stream *st, size_t need)
 	}
 	struct spare *sp = &st->spare;
 	int state = spare_wait(sp);
-	if (state == SPARE_READY && sp->size >= need + VG_PACKET_HEADER_SIZE) {
+	if (state == SPARE_READY && sp->size >= need + VGW_PACKET_HEADER_SIZE) {
 		spare_activate(st);
 		return 0;
 	}

@@ -1,5 +1,6 @@
 /* USDT probe sites armed as sensors (docs/usdt.md): usdt.c finds and arms the sites,
- * usdt_trap.c is the SIGTRAP handler that records them, usdt_sdt.c the note reader. */
+ * usdt_trap.c is the SIGTRAP handler that records them, src/common/sdt.c the note reader (compiled
+ * in). */
 #ifndef VIGIL_RUNTIME_USDT_H
 #define VIGIL_RUNTIME_USDT_H
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "store/internal.h"
 #include "trace/trace.h"
 
@@ -16,7 +17,7 @@ static void text(struct vgs_buf *b, const char *s)
 {
 	size_t len = strlen(s);
 	for (size_t i = 0; i < len;) {
-		size_t n = vgt_utf8_char(s + i, len - i);
+		size_t n = vgb_utf8_len(s + i, len - i);
 		if (!n) {
 			vgs_buf_put(b, "\xEF\xBF\xBD", 3);
 			i++;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "model/model.h"
 #include "store/internal.h"
 
@@ -30,34 +31,13 @@ struct model_file {
 /* Reads the whole regular file (a FIFO or device is refused, never blocked on). */
 static int slurp(struct model_file *f, char *err, size_t errsize)
 {
-	int fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return vgs_fail(err, errsize, "%s: %s", f->path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > MODEL_MAX) {
-		close(fd);
+	f->data = vgb_read_file(f->path, MODEL_MAX, VGB_READ_REGULAR, &f->size);
+	if (f->data)
+		return 0;
+	if (errno == EINVAL || errno == EISDIR || errno == EFBIG)
 		return vgs_fail(err, errsize, "%s: not a regular model file (of at most 1 GiB)",
 		                f->path);
-	}
-	f->data = malloc((size_t)st.st_size + 1);
-	if (!f->data)
-		abort();
-	size_t n = 0;
-	while (n < (size_t)st.st_size) {
-		ssize_t r = read(fd, f->data + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			int e = r < 0 ? errno : 0;
-			close(fd);
-			return vgs_fail(err, errsize, "%s: %s", f->path,
-			                e ? strerror(e) : "shrank while read");
-		}
-		n += (size_t)r;
-	}
-	close(fd);
-	f->size = n;
-	return 0;
+	return vgs_fail(err, errsize, "%s: %s", f->path, strerror(errno));
 }
 
 static int read_model(struct model_file *f, char *err, size_t errsize)

@@ -1,70 +1,34 @@
-/* Chunks of at least 64 KiB; a request larger than that gets a chunk of its own. */
+/* A parsed query's arena: the base room's (src/base/arena.h). */
 #include "tquel/arena.h"
 
-#include <stdalign.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define CHUNK (64 * 1024)
-
-struct chunk {
-	struct chunk *next;
-	size_t used, cap;
-	alignas(max_align_t) unsigned char data[];
-};
+#include "base/alloc.h"
+#include "base/arena.h"
 
 struct tquel_arena {
-	struct chunk *head;
+	struct vgb_arena a;
 };
-
-static void *xcalloc(size_t n)
-{
-	void *p = calloc(1, n);
-	if (!p) {
-		fputs("vigil: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
 
 struct tquel_arena *tquel_arena_new(void)
 {
-	return xcalloc(sizeof(struct tquel_arena));
+	return vgb_xcalloc(1, sizeof(struct tquel_arena));
 }
 
 void tquel_arena_free(struct tquel_arena *a)
 {
 	if (!a)
 		return;
-	for (struct chunk *c = a->head, *n; c; c = n) {
-		n = c->next;
-		free(c);
-	}
+	vgb_arena_free(&a->a);
 	free(a);
 }
 
 void *tquel_alloc(struct tquel_arena *a, size_t size)
 {
-	size_t align = alignof(max_align_t);
-	size = (size + align - 1) / align * align;
-	struct chunk *c = a->head;
-	if (!c || c->cap - c->used < size) {
-		size_t cap = size > CHUNK ? size : CHUNK;
-		c = xcalloc(sizeof *c + cap);
-		c->cap = cap;
-		c->next = a->head;
-		a->head = c;
-	}
-	void *p = c->data + c->used;
-	c->used += size;
-	return p;
+	return vgb_arena_alloc(&a->a, size);
 }
 
 char *tquel_strndup(struct tquel_arena *a, const char *s, size_t n)
 {
-	char *p = tquel_alloc(a, n + 1);
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
+	return vgb_arena_strndup(&a->a, s, n);
 }

@@ -2,8 +2,8 @@
  * (target list, where clause), temporal expressions and predicates (valid and when
  * clauses), aggregates. Every node carries its source location. The parser checks
  * syntax only: names of variables, relations and attributes are resolved later. */
-#ifndef VIGIL_QUERY_TQUEL_AST_H
-#define VIGIL_QUERY_TQUEL_AST_H
+#ifndef VIGIL_TQUEL_AST_H
+#define VIGIL_TQUEL_AST_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* The lexer of TQuel: words (keywords are matched without regard to case, and only where
  * the grammar wants them), numbers, strings, punctuation; white space and comments
  * skipped. Private to src/tquel. */
-#ifndef VIGIL_QUERY_TQUEL_LEX_H
-#define VIGIL_QUERY_TQUEL_LEX_H
+#ifndef VIGIL_TQUEL_LEX_H
+#define VIGIL_TQUEL_LEX_H
 
 #include <stddef.h>
 

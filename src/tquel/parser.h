@@ -2,8 +2,8 @@
  * (statements: parse.c, value expressions: parse_expr.c, temporal
  * expressions and predicates: parse_time.c, helpers: parse_util.c).
  * Private to src/tquel. */
-#ifndef VIGIL_QUERY_TQUEL_PARSER_H
-#define VIGIL_QUERY_TQUEL_PARSER_H
+#ifndef VIGIL_TQUEL_PARSER_H
+#define VIGIL_TQUEL_PARSER_H
 
 #include <stdbool.h>
 

@@ -1,7 +1,7 @@
 /* TQuel front end: parse a query text into statements (tquel/ast.h), report its
  * syntax errors, print statements back as canonical TQuel. See docs/tquel.md. */
-#ifndef VIGIL_QUERY_TQUEL_H
-#define VIGIL_QUERY_TQUEL_H
+#ifndef VIGIL_TQUEL_TQUEL_H
+#define VIGIL_TQUEL_TQUEL_H
 
 #include <stddef.h>
 #include <stdio.h>

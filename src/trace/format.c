@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/utf8.h"
 #include "trace.h"
 
 void vgt_format_time(int64_t ns, char *buf, size_t size)
@@ -22,37 +23,7 @@ void vgt_format_time(int64_t ns, char *buf, size_t size)
 
 size_t vgt_utf8_char(const char *str, size_t len)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	if (!len)
-		return 0;
-	if (s[0] < 0x80)
-		return 1;
-	size_t n;
-	uint32_t c;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		n = 2;
-		c = s[0] & 0x1F;
-	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-		n = 3;
-		c = s[0] & 0x0F;
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		n = 4;
-		c = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3F);
-	}
-	/* Overlong forms, UTF-16 surrogates, and beyond U+10FFFF are invalid. */
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
-	    (c >= 0xD800 && c <= 0xDFFF))
-		return 0;
-	return n;
+	return vgb_utf8_len(str, len);
 }
 
 void vgt_write_cstring(FILE *f, const char *s, size_t len)

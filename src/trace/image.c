@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "internal.h"
 
 #define MAX_METADATA ((size_t)64 << 20)
@@ -25,35 +26,9 @@ static char *path_join(const char *dir, const char *name)
 /* Reads a whole file of at most `max` bytes; NULL with errno set otherwise. */
 static char *read_file(const char *path, size_t max, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-		int e = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
-		close(fd);
-		errno = e;
-		return NULL;
-	}
-	char *buf = vgt__xmalloc((size_t)st.st_size + 1);
-	size_t n = 0;
-	for (;;) {
-		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			errno = e;
-			return NULL;
-		}
-		if (r == 0 || (n += (size_t)r) == (size_t)st.st_size)
-			break;
-	}
-	close(fd);
-	buf[n] = 0;
-	*len = n;
+	char *buf = vgb_read_file(path, max, VGB_READ_REGULAR, len);
+	if (!buf && errno == EISDIR)
+		errno = EINVAL; /* not a regular file, as for a FIFO */
 	return buf;
 }
 

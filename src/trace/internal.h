@@ -5,16 +5,19 @@
 #include <stdarg.h>
 
 #include "trace.h"
+#include "wire/tsdl_header.h"
 
-#define VGT_CTF_MAGIC 0xC1FC1FC1u
+#define VGT_CTF_MAGIC VGW_CTF_MAGIC
 
 /* Out of memory: one line on stderr, exit status 2. Analysis code has no better option. */
-_Noreturn void vgt__oom(void);
-void *vgt__xmalloc(size_t size);
-void *vgt__xcalloc(size_t n, size_t size);
-void *vgt__xrealloc(void *p, size_t n, size_t size);
-char *vgt__xstrdup(const char *s);
-char *vgt__xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Checked allocation: the base room's (src/base/alloc.h). */
+#include "base/alloc.h"
+#define vgt__oom vgb_oom
+#define vgt__xmalloc vgb_xmalloc
+#define vgt__xcalloc vgb_xcalloc
+#define vgt__xrealloc vgb_xrealloc
+#define vgt__xstrdup vgb_xstrdup
+#define vgt__xprintf vgb_xprintf
 
 /* ---- arena: all allocations of one metadata, freed at once ---------------------- */
 

@@ -1,62 +1,10 @@
-/* Memory: checked allocation, and arenas that free a whole metadata at once. */
+/* Memory: arenas that free a whole metadata at once (checked allocation: src/base). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-
-_Noreturn void vgt__oom(void)
-{
-	fputs("vigil: out of memory\n", stderr);
-	exit(2);
-}
-
-void *vgt__xmalloc(size_t size)
-{
-	void *p = malloc(size ? size : 1);
-	if (!p)
-		vgt__oom();
-	return p;
-}
-
-void *vgt__xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p)
-		vgt__oom();
-	return p;
-}
-
-void *vgt__xrealloc(void *p, size_t n, size_t size)
-{
-	if (size && n > SIZE_MAX / size)
-		vgt__oom();
-	p = realloc(p, n * size > 0 ? n * size : 1);
-	if (!p)
-		vgt__oom();
-	return p;
-}
-
-char *vgt__xstrdup(const char *s)
-{
-	char *p = strdup(s);
-	if (!p)
-		vgt__oom();
-	return p;
-}
-
-char *vgt__xprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		vgt__oom();
-	return s;
-}
 
 struct arena_chunk {
 	struct arena_chunk *next;

@@ -16,13 +16,19 @@ struct vgt_trace *vgt_open_readable(const char *const *paths, size_t npaths, cha
                                     size_t errsize)
 {
 	struct vgt_trace *t = vgt_open(paths, npaths, err, errsize);
-	if (t && !vgt_any_readable(t)) {
-		snprintf(err, errsize,
-		         "%s: no process image has readable metadata (see vigil dump)", paths[0]);
+	if (t && !vgt_readable_or_say(t, paths[0], err, errsize)) {
 		vgt_close(t);
 		return NULL;
 	}
 	return t;
+}
+
+bool vgt_readable_or_say(const struct vgt_trace *t, const char *path, char *err, size_t errsize)
+{
+	if (vgt_any_readable(t))
+		return true;
+	snprintf(err, errsize, "%s: no process image has readable metadata (see vigil dump)", path);
+	return false;
 }
 
 struct vgt_source *vgt_source_open(const char *const *paths, size_t npaths, unsigned flags,

@@ -36,6 +36,10 @@ struct vgt_source *vgt_source_open(const char *const *paths, size_t npaths, unsi
 /* The same check for a reader that keeps the trace itself (closed by vgt_close). */
 struct vgt_trace *vgt_open_readable(const char *const *paths, size_t npaths, char *err,
                                     size_t errsize);
+/* For a reader that reports the damage of an unreadable trace before giving up: false,
+ * with the one line of vgt_source_open in `err` (PATH the first path given), when no
+ * image of t has readable metadata. */
+bool vgt_readable_or_say(const struct vgt_trace *t, const char *path, char *err, size_t errsize);
 /* A source over a trace opened elsewhere; vgt_source_close() leaves the trace open. */
 struct vgt_source *vgt_source_of(struct vgt_trace *t);
 void vgt_source_close(struct vgt_source *s);

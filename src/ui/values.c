@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "query/output.h"
 #include "trace/source.h"
 #include "ui/ui.h"
@@ -22,7 +23,7 @@ static json_t *text_json(const char *s, size_t len)
 		return json_null();
 	size_t o = 0;
 	for (size_t i = 0; i < len;) {
-		size_t n = vgt_utf8_char(s + i, len - i);
+		size_t n = vgb_utf8_len(s + i, len - i);
 		if (n && s[i]) {
 			memcpy(buf + o, s + i, n);
 			o += n;

@@ -440,7 +440,7 @@ def case_crash(work):
     for i in range(n):
         procs.append(subprocess.Popen(
             [VIGIL, "record", "--to", c.addr(), "--", MAILBOX, "--messages", str(1500 + i),
-             "--seed", str(100 + i), "--pace", "700"],
+             "--seed", str(100 + i), "--pace", "8000"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     try:
         for kill in range(2):

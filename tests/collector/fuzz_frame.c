@@ -1,4 +1,4 @@
-/* libFuzzer target of the collector's frame decoder (src/collector/frame.c): the first
+/* libFuzzer target of the collector's frame decoder (src/wire/frame.c): the first
  * byte is the frame type, the rest its payload. Any bytes decode or fail with a reason,
  * never read out of bounds; what decodes walks its fields and records to the end, and a
  * decoded HELLO encodes back to the same bytes. */
@@ -6,55 +6,55 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
+#include "wire/frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	uint8_t hdr[VGF_HEADER];
+	uint8_t hdr[VGW_HEADER];
 	uint32_t plen;
 	uint8_t type;
 	memset(hdr, 0, sizeof hdr);
-	memcpy(hdr, data, size < VGF_HEADER ? size : VGF_HEADER);
-	(void)vgf_header(hdr, VGF_MAX_FRAME_DEFAULT, &plen, &type);
+	memcpy(hdr, data, size < VGW_HEADER ? size : VGW_HEADER);
+	(void)vgw_header(hdr, VGW_MAX_FRAME_DEFAULT, &plen, &type);
 	/* An exact-size copy, so that ASan sees any read past the payload. */
 	uint8_t *p = malloc(size - 1 ? size - 1 : 1);
 	memcpy(p, data + 1, size - 1);
-	struct vgf_frame f;
+	struct vgw_frame f;
 	char err[256];
-	if (vgf_decode(data[0], p, size - 1, &f, err, sizeof err) == 0) {
-		if (f.type == VGF_SCHEMA) {
-			struct vgf_field fd;
+	if (vgw_decode(data[0], p, size - 1, &f, err, sizeof err) == 0) {
+		if (f.type == VGW_SCHEMA) {
+			struct vgw_field fd;
 			unsigned n = 0;
-			while (vgf_next_field(&f.u.schema.fields, &fd))
+			while (vgw_next_field(&f.u.schema.fields, &fd))
 				n++;
 			if (n != f.u.schema.n)
 				abort();
-		} else if (f.type == VGF_RECORDS) {
-			struct vgf_record r;
+		} else if (f.type == VGW_RECORDS) {
+			struct vgw_record r;
 			uint32_t n = 0;
-			while (vgf_next_record(&f.u.records.records, &r))
+			while (vgw_next_record(&f.u.records.records, &r))
 				n++;
 			if (n != f.u.records.n)
 				abort();
-		} else if (f.type == VGF_HELLO && f.u.hello.token.n == 0) {
+		} else if (f.type == VGW_HELLO && f.u.hello.token.n == 0) {
 			/* Strings without NUL round-trip through the encoder. */
 			char host[512], prog[512];
 			if (f.u.hello.host.n < sizeof host && f.u.hello.program.n < sizeof prog &&
-			    f.u.hello.version == VGF_VERSION) {
+			    f.u.hello.version == VGW_VERSION) {
 				memcpy(host, f.u.hello.host.p, f.u.hello.host.n);
 				host[f.u.hello.host.n] = 0;
 				memcpy(prog, f.u.hello.program.p, f.u.hello.program.n);
 				prog[f.u.hello.program.n] = 0;
-				struct vgf_buf b = {0};
-				vgf_put_hello(&b, "", host, f.u.hello.pid, f.u.hello.start, prog,
+				struct vgw_buf b = {0};
+				vgw_put_hello(&b, "", host, f.u.hello.pid, f.u.hello.start, prog,
 				              f.u.hello.kind, (const uint8_t *)f.u.hello.secret.p,
 				              f.u.hello.secret.n);
 				if (!b.failed &&
-				    (b.len != size + 4 || memcmp(b.p + VGF_HEADER, p, size - 1)))
+				    (b.len != size + 4 || memcmp(b.p + VGW_HEADER, p, size - 1)))
 					abort();
-				vgf_buf_free(&b);
+				vgw_buf_free(&b);
 			}
 		}
 	} else if (!err[0]) {

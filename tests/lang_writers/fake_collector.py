@@ -126,9 +126,9 @@ class FakeCollector:
 
     def serve(self):
         try:
-            self.srv.settimeout(30)
+            self.srv.settimeout(150)  # a JVM starting on a loaded machine is slow
             self.conn, _a = self.srv.accept()
-            self.conn.settimeout(20)  # a writer that stops answering fails the test
+            self.conn.settimeout(120)  # a writer that stops answering fails the test
             ftype, p = self.read_frame()
             if ftype != 1:
                 raise ProtocolError(f"first frame {ftype}, not HELLO")

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "relations/internal.h"
+#include "relations/columns.h"
 #include "relations/relation.h"
 
 static const char *trace_path;

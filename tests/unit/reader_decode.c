@@ -14,27 +14,10 @@
 #include "reader_tracegen.h"
 #include "trace/trace.h"
 
-static char *root;
-
-static int setup(void **state)
-{
-	(void)state;
-	root = tg_tempdir();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tg_rmtree(root);
-	free(root);
-	return 0;
-}
-
 static struct vgt_trace *open_root(void)
 {
 	char err[256] = "";
-	const char *paths[] = {root};
+	const char *paths[] = {tg_root};
 	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
 	if (!t)
 		fail_msg("vgt_open: %s", err);
@@ -61,7 +44,7 @@ static void write_all_types(struct tg_stream *s, uint64_t ts)
 static void test_values(void **state)
 {
 	(void)state;
-	struct tg_image *img = tg_image_new(root, "app-42-0",
+	struct tg_image *img = tg_image_new(tg_root, "app-42-0",
 	                                    &(struct tg_image_opts){.procname = "app",
 	                                                            .pid = 42,
 	                                                            .hostname = "box",
@@ -170,7 +153,7 @@ static void test_values(void **state)
 static void test_many_packets_and_slack(void **state)
 {
 	(void)state;
-	struct tg_image *img = tg_image_new(root, "app-42-0", NULL);
+	struct tg_image *img = tg_image_new(tg_root, "app-42-0", NULL);
 	struct tg_stream *s = tg_stream_new(img, 42, 0);
 	uint32_t n = 0;
 	for (int p = 0; p < 50; p++) {
@@ -199,12 +182,12 @@ static void test_image_found_at_any_depth(void **state)
 {
 	(void)state;
 	char *a, *deep;
-	assert_true(asprintf(&a, "%s/a", root) > 0);
-	assert_true(asprintf(&deep, "%s/a/b", root) > 0);
+	assert_true(asprintf(&a, "%s/a", tg_root) > 0);
+	assert_true(asprintf(&deep, "%s/a/b", tg_root) > 0);
 	assert_int_equal(mkdir(a, 0777), 0);
 	assert_int_equal(mkdir(deep, 0777), 0);
 	struct tg_image *x = tg_image_new(deep, "x-1-0", &(struct tg_image_opts){.pid = 1});
-	struct tg_image *y = tg_image_new(root, "y-2-0", &(struct tg_image_opts){.pid = 2});
+	struct tg_image *y = tg_image_new(tg_root, "y-2-0", &(struct tg_image_opts){.pid = 2});
 	struct vgt_trace *t = open_root();
 	assert_int_equal(vgt_image_count(t), 2);
 	/* Children by name: a/b/x-1-0 before y-2-0. */
@@ -214,7 +197,7 @@ static void test_image_found_at_any_depth(void **state)
 
 	/* The same image named twice is opened once. */
 	char err[256];
-	const char *paths[] = {root, tg_image_dir(x)};
+	const char *paths[] = {tg_root, tg_image_dir(x)};
 	t = vgt_open(paths, 2, err, sizeof err);
 	assert_non_null(t);
 	assert_int_equal(vgt_image_count(t), 2);
@@ -232,7 +215,7 @@ static void test_open_errors(void **state)
 	const char *missing[] = {"/nonexistent/trace"};
 	assert_null(vgt_open(missing, 1, err, sizeof err));
 	assert_string_equal(err, "cannot open '/nonexistent/trace': No such file or directory");
-	const char *empty[] = {root};
+	const char *empty[] = {tg_root};
 	assert_null(vgt_open(empty, 1, err, sizeof err));
 	assert_true(strstr(err, "is not a vigil trace: no metadata file in it") != NULL);
 	const char *file[] = {"/etc/hostname"};
@@ -243,10 +226,10 @@ static void test_open_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_values, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_many_packets_and_slack, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_image_found_at_any_depth, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_values, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_many_packets_and_slack, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_image_found_at_any_depth, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_open_errors, tg_setup, tg_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,27 +13,10 @@
 #include "reader_tracegen.h"
 #include "trace/trace.h"
 
-static char *root;
-
-static int setup(void **state)
-{
-	(void)state;
-	root = tg_tempdir();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tg_rmtree(root);
-	free(root);
-	return 0;
-}
-
 static struct vgt_trace *open_root(void)
 {
 	char err[256] = "";
-	const char *paths[] = {root};
+	const char *paths[] = {tg_root};
 	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
 	if (!t)
 		fail_msg("vgt_open: %s", err);
@@ -70,8 +53,8 @@ static void test_order_across_streams_and_images(void **state)
 {
 	(void)state;
 	/* Same clock (same uuid and offset): the raw values order everything. */
-	struct tg_image *a = tg_image_new(root, "a-1-0", &(struct tg_image_opts){.pid = 1});
-	struct tg_image *b = tg_image_new(root, "b-2-0", &(struct tg_image_opts){.pid = 2});
+	struct tg_image *a = tg_image_new(tg_root, "a-1-0", &(struct tg_image_opts){.pid = 1});
+	struct tg_image *b = tg_image_new(tg_root, "b-2-0", &(struct tg_image_opts){.pid = 2});
 	ticks(a, 10, (uint64_t[]){5, 20, 21, 40, 90}, (uint32_t[]){1, 4, 5, 8, 13}, 5, 2);
 	ticks(a, 11, (uint64_t[]){10, 30, 50}, (uint32_t[]){2, 6, 9}, 3, 1);
 	ticks(b, 12, (uint64_t[]){15, 35, 60, 70, 80}, (uint32_t[]){3, 7, 10, 11, 12}, 5, 4);
@@ -93,8 +76,8 @@ static void test_order_across_streams_and_images(void **state)
 static void test_ties_keep_stream_order(void **state)
 {
 	(void)state;
-	struct tg_image *a = tg_image_new(root, "a-1-0", &(struct tg_image_opts){.pid = 1});
-	struct tg_image *b = tg_image_new(root, "b-2-0", &(struct tg_image_opts){.pid = 2});
+	struct tg_image *a = tg_image_new(tg_root, "a-1-0", &(struct tg_image_opts){.pid = 1});
+	struct tg_image *b = tg_image_new(tg_root, "b-2-0", &(struct tg_image_opts){.pid = 2});
 	/* Every stream has events at 100 and 200; streams are ordered a/10, a/11, b/9. */
 	ticks(b, 9, (uint64_t[]){100, 100, 200}, (uint32_t[]){5, 6, 9}, 3, 8);
 	ticks(a, 11, (uint64_t[]){100, 200}, (uint32_t[]){4, 8}, 2, 8);
@@ -120,11 +103,11 @@ static void test_clock_offsets(void **state)
 	/* Different boots (clock uuids): each image's own offset applies. b's clock starts
 	 * one second later, so its value 0 comes after a's value 500 ms. */
 	struct tg_image *a = tg_image_new(
-	    root, "a-1-0",
+	    tg_root, "a-1-0",
 	    &(struct tg_image_opts){
 	        .pid = 1, .offset_s = 10, .clock_uuid = "11111111-1111-1111-1111-111111111111"});
 	struct tg_image *b = tg_image_new(
-	    root, "b-2-0",
+	    tg_root, "b-2-0",
 	    &(struct tg_image_opts){
 	        .pid = 2, .offset_s = 11, .clock_uuid = "22222222-2222-2222-2222-222222222222"});
 	ticks(a, 1, (uint64_t[]){0, 500000000, 1500000000}, (uint32_t[]){1, 2, 4}, 3, 8);
@@ -149,9 +132,9 @@ static void test_one_boot_one_offset(void **state)
 	/* Same clock uuid, offsets measured 3 us apart: the first image's offset is used
 	 * for both, so raw clock values decide the order. */
 	struct tg_image *a = tg_image_new(
-	    root, "a-1-0", &(struct tg_image_opts){.pid = 1, .offset_s = 10, .offset = 1000});
+	    tg_root, "a-1-0", &(struct tg_image_opts){.pid = 1, .offset_s = 10, .offset = 1000});
 	struct tg_image *b = tg_image_new(
-	    root, "b-2-0", &(struct tg_image_opts){.pid = 2, .offset_s = 10, .offset = 4000});
+	    tg_root, "b-2-0", &(struct tg_image_opts){.pid = 2, .offset_s = 10, .offset = 4000});
 	ticks(a, 1, (uint64_t[]){100, 2100}, (uint32_t[]){1, 3}, 2, 8);
 	ticks(b, 2, (uint64_t[]){2000}, (uint32_t[]){2}, 1, 8);
 	struct vgt_trace *t = open_root();
@@ -171,7 +154,7 @@ static void test_one_boot_one_offset(void **state)
 static void test_window(void **state)
 {
 	(void)state;
-	struct tg_image *a = tg_image_new(root, "a-1-0", &(struct tg_image_opts){.pid = 1});
+	struct tg_image *a = tg_image_new(tg_root, "a-1-0", &(struct tg_image_opts){.pid = 1});
 	uint64_t ts[10];
 	uint32_t n[10];
 	for (int i = 0; i < 10; i++) {
@@ -211,7 +194,7 @@ static void test_window(void **state)
 static void test_empty_streams(void **state)
 {
 	(void)state;
-	struct tg_image *a = tg_image_new(root, "a-1-0", &(struct tg_image_opts){.pid = 1});
+	struct tg_image *a = tg_image_new(tg_root, "a-1-0", &(struct tg_image_opts){.pid = 1});
 	struct tg_stream *s = tg_stream_new(a, 5, 0);
 	tg_stream_write(s); /* an empty file */
 	s = tg_stream_new(a, 6, 0);
@@ -232,12 +215,13 @@ static void test_empty_streams(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_order_across_streams_and_images, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ties_keep_stream_order, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_clock_offsets, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_one_boot_one_offset, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_window, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_empty_streams, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_order_across_streams_and_images, tg_setup,
+	                                    tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_ties_keep_stream_order, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_clock_offsets, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_one_boot_one_offset, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_window, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_empty_streams, tg_setup, tg_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

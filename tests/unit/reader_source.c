@@ -14,27 +14,10 @@
 #include "reader_tracegen.h"
 #include "trace/source.h"
 
-static char *root;
-
-static int setup(void **state)
-{
-	(void)state;
-	root = tg_tempdir();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tg_rmtree(root);
-	free(root);
-	return 0;
-}
-
 static struct vgt_source *open_root(unsigned flags)
 {
 	char err[512] = "";
-	const char *paths[] = {root};
+	const char *paths[] = {tg_root};
 	struct vgt_source *s = vgt_source_open(paths, 1, flags, err, sizeof err);
 	if (!s)
 		fail_msg("vgt_source_open: %s", err);
@@ -64,8 +47,8 @@ static void all_types(struct tg_stream *s, uint64_t ts, int8_t i8, uint64_t u64,
 static void test_classes_slots_and_values(void **state)
 {
 	(void)state;
-	struct tg_image *a = tg_image_new(root, "a-1-0", &(struct tg_image_opts){.pid = 1});
-	struct tg_image *b = tg_image_new(root, "b-2-0", &(struct tg_image_opts){.pid = 2});
+	struct tg_image *a = tg_image_new(tg_root, "a-1-0", &(struct tg_image_opts){.pid = 1});
+	struct tg_image *b = tg_image_new(tg_root, "b-2-0", &(struct tg_image_opts){.pid = 2});
 	struct tg_stream *sa = tg_stream_new(a, 10, 0);
 	tg_packet_begin(sa, 100);
 	all_types(sa, 100, -5, 7, 2.5, "first", 41);
@@ -144,16 +127,16 @@ static void test_classes_slots_and_values(void **state)
 static void test_unreadable(void **state)
 {
 	(void)state;
-	struct tg_image *img = tg_image_new(root, "bad-1-0", NULL);
+	struct tg_image *img = tg_image_new(tg_root, "bad-1-0", NULL);
 	char md[4200];
 	snprintf(md, sizeof md, "%s/metadata", tg_image_dir(img));
 	tg_write_file(md, "garbage\n", 8);
 	char err[512] = "";
-	const char *paths[] = {root};
+	const char *paths[] = {tg_root};
 	assert_null(vgt_source_open(paths, 1, 0, err, sizeof err));
 	char want[4200];
 	snprintf(want, sizeof want, "%s: no process image has readable metadata (see vigil dump)",
-	         root);
+	         tg_root);
 	assert_string_equal(err, want);
 	err[0] = 0;
 	assert_null(vgt_open_readable(paths, 1, err, sizeof err));
@@ -189,7 +172,7 @@ static void count_line(void *ctx, const char *text)
 static void test_damage_report(void **state)
 {
 	(void)state;
-	struct tg_image *img = tg_image_new(root, "d-3-0", NULL);
+	struct tg_image *img = tg_image_new(tg_root, "d-3-0", NULL);
 	struct tg_stream *s = tg_stream_new(img, 5, 0);
 	tg_packet_begin(s, 10);
 	tg_tick(s, 10, 1);
@@ -229,7 +212,7 @@ static void test_damage_report(void **state)
 static void test_source_of_and_window(void **state)
 {
 	(void)state;
-	struct tg_image *img = tg_image_new(root, "w-4-0", NULL);
+	struct tg_image *img = tg_image_new(tg_root, "w-4-0", NULL);
 	struct tg_stream *s = tg_stream_new(img, 5, 0);
 	tg_packet_begin(s, 10);
 	for (uint32_t i = 1; i <= 5; i++)
@@ -237,7 +220,7 @@ static void test_source_of_and_window(void **state)
 	tg_packet_end(s, 0, 0);
 	tg_stream_write(s);
 	char err[256];
-	const char *paths[] = {root};
+	const char *paths[] = {tg_root};
 	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
 	assert_non_null(t);
 	struct vgt_source *src = vgt_source_of(t);
@@ -259,10 +242,10 @@ static void test_source_of_and_window(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_classes_slots_and_values, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_unreadable, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_damage_report, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_source_of_and_window, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_classes_slots_and_values, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_unreadable, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_damage_report, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_source_of_and_window, tg_setup, tg_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -364,3 +364,21 @@ void tg_rmtree(const char *dir)
 {
 	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+char *tg_root;
+
+int tg_setup(void **state)
+{
+	(void)state;
+	tg_root = tg_tempdir();
+	return 0;
+}
+
+int tg_teardown(void **state)
+{
+	(void)state;
+	tg_rmtree(tg_root);
+	free(tg_root);
+	tg_root = NULL;
+	return 0;
+}

@@ -70,6 +70,12 @@ void tg_put64(uint8_t *p, uint64_t v);
 /* A fresh temporary directory (removed by tg_rmtree). */
 char *tg_tempdir(void);
 void tg_rmtree(const char *dir);
+
+/* A test's trace root: a fresh temporary directory made by tg_setup and removed by
+ * tg_teardown (cmocka's setup and teardown signatures). */
+extern char *tg_root;
+int tg_setup(void **state);
+int tg_teardown(void **state);
 /* Writes a file with given bytes. */
 void tg_write_file(const char *path, const void *data, size_t len);
 

@@ -110,16 +110,16 @@ static void config_small_cap_and_bad_globs(void **state)
 static void clock_round_trip(void **state)
 {
 	(void)state;
-	vg__clock_init();
+	vgw_clock_init();
 	char text[128];
-	assert_int_equal(vg__clock_export(text, sizeof text), 0);
+	assert_int_equal(vgw_clock_export(text, sizeof text), 0);
 	struct vg_clock before = vg__clock;
-	int64_t offset = vg__realtime_offset_ns();
+	int64_t offset = vgw_clock_realtime_offset_ns();
 	memset(&vg__clock, 0, sizeof vg__clock);
-	assert_int_equal(vg__clock_import(text), 0);
+	assert_int_equal(vgw_clock_import(text), 0);
 	assert_int_equal(vg__clock.use_tsc, before.use_tsc);
 	assert_int_equal(vg__clock.mult, before.mult);
-	assert_int_equal(vg__realtime_offset_ns(), offset);
+	assert_int_equal(vgw_clock_realtime_offset_ns(), offset);
 	/* vg_now follows CLOCK_MONOTONIC closely */
 	uint64_t a = vg_now(), b = vg__clock_fallback(), c = vg_now();
 	assert_true(a <= c);
@@ -129,18 +129,18 @@ static void clock_round_trip(void **state)
 static void clock_rejects_garbage(void **state)
 {
 	(void)state;
-	assert_int_equal(vg__clock_import(""), -1);
-	assert_int_equal(vg__clock_import("tsc,1,2"), -1);
-	assert_int_equal(vg__clock_import("warp,1,2,3,4"), -1);
-	assert_int_equal(vg__clock_import("tsc,0,2,3,4"), -1);
-	assert_int_equal(vg__clock_import("mono,0,0,0,5 trailing"), -1);
+	assert_int_equal(vgw_clock_import(""), -1);
+	assert_int_equal(vgw_clock_import("tsc,1,2"), -1);
+	assert_int_equal(vgw_clock_import("warp,1,2,3,4"), -1);
+	assert_int_equal(vgw_clock_import("tsc,0,2,3,4"), -1);
+	assert_int_equal(vgw_clock_import("mono,0,0,0,5 trailing"), -1);
 	/* a mapping from another boot does not match CLOCK_MONOTONIC: refused */
 	char text[128];
 	snprintf(text, sizeof text, "tsc,%llu,1,1,0", 1ull << 32);
 	if (vg__clock.use_tsc)
-		assert_int_equal(vg__clock_import(text), -1);
-	assert_int_equal(vg__clock_import("mono,0,0,0,42"), 0);
-	assert_int_equal(vg__realtime_offset_ns(), 42);
+		assert_int_equal(vgw_clock_import(text), -1);
+	assert_int_equal(vgw_clock_import("mono,0,0,0,42"), 0);
+	assert_int_equal(vgw_clock_realtime_offset_ns(), 42);
 }
 
 int main(void)

@@ -1,29 +1,29 @@
 /* The pattern file of adaptive probes (docs/control.md "Pattern file"): lines `enable
- * PATTERN` or `disable PATTERN` (common/probe_pattern.h; `#` comments), re-read when it
+ * PATTERN` or `disable PATTERN` (wire/probe_pattern.h; `#` comments), re-read when it
  * changes. Two readers: the subject (VIGIL_PROBES_FILE, src/runtime/probes_file.c) and
  * vigild for its subjects (--probes-file, src/collector/probes_file.c); they must agree
  * on what a whole file is, so the reading lives here once. libc only: compiled into
- * libvigil too (src/runtime/probe_file_common.c). */
-#ifndef VIGIL_COMMON_PROBE_FILE_H
-#define VIGIL_COMMON_PROBE_FILE_H
+ * libvigil too (hidden, listed in the wire room's CMake). */
+#ifndef VIGIL_WIRE_PROBE_FILE_H
+#define VIGIL_WIRE_PROBE_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "common/probe_pattern.h"
+#include "wire/probe_pattern.h"
 
 /* A probe rule: `pattern enable|disable PATTERN`, or a line of the pattern file. */
-struct vg_probe_rule {
-	struct vg_probe_pattern p;
+struct vgw_probe_rule {
+	struct vgw_probe_pattern p;
 	int enable;
 };
 
 /* What was looked at last: the file's identity and times (unchanged: not read again),
  * and the hash of the content last applied or reported (the same content again: nothing
  * to do or say). Zeroed before the first look. */
-struct vg_probe_file {
+struct vgw_probe_file {
 	int state; /* 0 nothing yet, 1 read, 2 missing (said), 3 unreadable (said) */
 	dev_t dev;
 	ino_t ino;
@@ -34,11 +34,11 @@ struct vg_probe_file {
 	size_t in_force; /* rules of the last good content */
 };
 
-enum vg_probe_file_look {
-	VG_PROBE_FILE_SAME,       /* nothing new to apply or say */
-	VG_PROBE_FILE_RULES,      /* new content: *rules, *n (the caller's), to apply */
-	VG_PROBE_FILE_UNREADABLE, /* missing, not a regular file, too big: err says why */
-	VG_PROBE_FILE_BAD,        /* read whole but not a pattern file (yet): err is
+enum vgw_probe_file_look {
+	VGW_PROBE_FILE_SAME,       /* nothing new to apply or say */
+	VGW_PROBE_FILE_RULES,      /* new content: *rules, *n (the caller's), to apply */
+	VGW_PROBE_FILE_UNREADABLE, /* missing, not a regular file, too big: err says why */
+	VGW_PROBE_FILE_BAD,        /* read whole but not a pattern file (yet): err is
 	                           * "LINE: why", or " why" for the whole file */
 };
 
@@ -46,12 +46,12 @@ enum vg_probe_file_look {
  * per change (an error returns SAME until the file changes again). Opened with
  * O_NONBLOCK and read only if it is a regular file of at most 1 MiB: a FIFO, a device or
  * a huge file cannot hold it up. On RULES, f->in_force becomes n. */
-enum vg_probe_file_look vg_probe_file_look(struct vg_probe_file *f, const char *path,
-                                           struct vg_probe_rule **rules, size_t *n, char *err,
+enum vgw_probe_file_look vgw_probe_file_look(struct vgw_probe_file *f, const char *path,
+                                           struct vgw_probe_rule **rules, size_t *n, char *err,
                                            size_t errsize);
-void vg_probe_rules_free(struct vg_probe_rule *r, size_t n);
+void vgw_probe_rules_free(struct vgw_probe_rule *r, size_t n);
 /* The period between reads: "250ms", "2s" or digits (milliseconds), 10 ms to 1 hour.
  * 0 with *ms, or -1. */
-int vg_probe_period_parse(const char *text, long *ms);
+int vgw_probe_period_parse(const char *text, long *ms);
 
 #endif

@@ -1,7 +1,9 @@
-/* Internals of the relations layer: the database's memory (interned strings, byte
- * copies), column storage, and the identity-keyed table used to pair tuples. */
-#ifndef VIGIL_QUERY_RELATION_INTERNAL_H
-#define VIGIL_QUERY_RELATION_INTERNAL_H
+/* Making relations: the database's memory (interned strings, byte copies), column
+ * storage, and the identity-keyed table used to pair tuples. The builder uses it, and so
+ * do the rooms that make relations of their own: the engine (results, `retrieve into`)
+ * and the update network of live queries (its relation copies). */
+#ifndef VIGIL_RELATIONS_COLUMNS_H
+#define VIGIL_RELATIONS_COLUMNS_H
 
 #include "relations/relation.h"
 
@@ -45,8 +47,9 @@ const char *vgq_pool_intern(struct vgq_pool *p, const char *s, size_t len);
 /* The interned copy of this text, or NULL. */
 const char *vgq_pool_find(const struct vgq_pool *p, const char *s, size_t len);
 const uint8_t *vgq_pool_bytes(struct vgq_pool *p, const uint8_t *b, size_t len);
-void *vgq_xcalloc(size_t n, size_t size);
-void *vgq_xrealloc(void *ptr, size_t n, size_t size);
+#include "base/alloc.h" /* checked allocation: the base room's */
+#define vgq_xcalloc vgb_xcalloc
+#define vgq_xrealloc vgb_xrealloc
 
 /* ---- relations: store.c ---- */
 struct vgq_relation *vgq_relation_new(const char *name, enum vgq_rkind kind);

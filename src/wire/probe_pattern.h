@@ -7,8 +7,8 @@
  * pattern is and what it matches, so the rule lives here once. libc only, inline: the
  * runtime includes it (it may not link the analysis rooms' libraries).
  */
-#ifndef VIGIL_COMMON_PROBE_PATTERN_H
-#define VIGIL_COMMON_PROBE_PATTERN_H
+#ifndef VIGIL_WIRE_PROBE_PATTERN_H
+#define VIGIL_WIRE_PROBE_PATTERN_H
 
 #include <fnmatch.h>
 #include <regex.h>
@@ -17,9 +17,9 @@
 #include <string.h>
 
 /* A pattern travels in a 1024-byte control line. */
-#define VG_PROBE_PATTERN_MAX 900
+#define VGW_PROBE_PATTERN_MAX 900
 
-struct vg_probe_pattern {
+struct vgw_probe_pattern {
 	char *text; /* as given, owned */
 	int is_regex;
 	regex_t re;
@@ -27,8 +27,8 @@ struct vg_probe_pattern {
 
 /* 0, or -1 with the reason in err (empty, too long, a space or control character, which
  * no sensor name holds, a bad regex); nothing to free then. */
-static inline int vg_probe_pattern_compile(struct vg_probe_pattern *p, const char *text, char *err,
-                                           size_t errsize)
+static inline int vgw_probe_pattern_compile(struct vgw_probe_pattern *p, const char *text,
+                                            char *err, size_t errsize)
 {
 	p->text = NULL;
 	p->is_regex = text[0] == '%';
@@ -36,8 +36,8 @@ static inline int vg_probe_pattern_compile(struct vg_probe_pattern *p, const cha
 		snprintf(err, errsize, "empty pattern");
 		return -1;
 	}
-	if (strlen(text) > VG_PROBE_PATTERN_MAX) {
-		snprintf(err, errsize, "pattern longer than %d bytes", VG_PROBE_PATTERN_MAX);
+	if (strlen(text) > VGW_PROBE_PATTERN_MAX) {
+		snprintf(err, errsize, "pattern longer than %d bytes", VGW_PROBE_PATTERN_MAX);
 		return -1;
 	}
 	for (const char *c = text; *c; c++)
@@ -67,13 +67,13 @@ static inline int vg_probe_pattern_compile(struct vg_probe_pattern *p, const cha
 	return 0;
 }
 
-static inline int vg_probe_pattern_match(const struct vg_probe_pattern *p, const char *name)
+static inline int vgw_probe_pattern_match(const struct vgw_probe_pattern *p, const char *name)
 {
 	return p->is_regex ? regexec(&p->re, name, 0, NULL, 0) == 0
 	                   : fnmatch(p->text, name, 0) == 0;
 }
 
-static inline void vg_probe_pattern_free(struct vg_probe_pattern *p)
+static inline void vgw_probe_pattern_free(struct vgw_probe_pattern *p)
 {
 	if (p->is_regex)
 		regfree(&p->re);

@@ -37,9 +37,9 @@ static uint64_t get_le(struct rd *r, int n)
 #define get_u32(r) ((uint32_t)get_le(r, 4))
 #define get_u64(r) (get_le(r, 8))
 
-static struct vgf_str get_str(struct rd *r)
+static struct vgw_str get_str(struct rd *r)
 {
-	struct vgf_str s = {NULL, 0};
+	struct vgw_str s = {NULL, 0};
 	uint32_t n = get_u32(r);
 	if (!need(r, n))
 		return s;
@@ -50,9 +50,9 @@ static struct vgf_str get_str(struct rd *r)
 }
 
 /* Text strings (names, hosts, TSDL, lines) must not contain NUL. */
-static struct vgf_str get_text(struct rd *r)
+static struct vgw_str get_text(struct rd *r)
 {
-	struct vgf_str s = get_str(r);
+	struct vgw_str s = get_str(r);
 	if (!r->bad && s.n && memchr(s.p, 0, s.n))
 		r->bad = 2;
 	return s;
@@ -71,15 +71,15 @@ static int fail(char *err, size_t errsize, const char *fmt, ...)
 	return -1;
 }
 
-const char *vgf_type_name(uint8_t type)
+const char *vgw_type_name(uint8_t type)
 {
 	static const char *const names[] = {"?",       "HELLO",  "WELCOME", "METADATA",
 	                                    "PACKET",  "SCHEMA", "RECORDS", "ACK",
 	                                    "CONTROL", "REPLY",  "NOTE",    "BYE"};
-	return type <= VGF_BYE ? names[type] : "unknown";
+	return type <= VGW_BYE ? names[type] : "unknown";
 }
 
-int vgf_header(const uint8_t hdr[VGF_HEADER], uint32_t max, uint32_t *payload_len, uint8_t *type)
+int vgw_header(const uint8_t hdr[VGW_HEADER], uint32_t max, uint32_t *payload_len, uint8_t *type)
 {
 	uint32_t len = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
 	               (uint32_t)hdr[3] << 24;
@@ -90,7 +90,7 @@ int vgf_header(const uint8_t hdr[VGF_HEADER], uint32_t max, uint32_t *payload_le
 	return 0;
 }
 
-int vgf_next_field(struct vgf_iter *it, struct vgf_field *out)
+int vgw_next_field(struct vgw_iter *it, struct vgw_field *out)
 {
 	if (!it->left)
 		return 0;
@@ -99,13 +99,13 @@ int vgf_next_field(struct vgf_iter *it, struct vgf_field *out)
 	out->type = get_u8(&r);
 	out->entity_kind = get_text(&r);
 	if (r.bad)
-		return 0; /* validated by vgf_decode: cannot happen */
+		return 0; /* validated by vgw_decode: cannot happen */
 	it->p = r.p;
 	it->left--;
 	return 1;
 }
 
-int vgf_next_record(struct vgf_iter *it, struct vgf_record *out)
+int vgw_next_record(struct vgw_iter *it, struct vgw_record *out)
 {
 	if (!it->left)
 		return 0;
@@ -121,14 +121,14 @@ int vgf_next_record(struct vgf_iter *it, struct vgf_record *out)
 	return 1;
 }
 
-int vgf_decode(uint8_t type, const uint8_t *payload, size_t len, struct vgf_frame *f, char *err,
+int vgw_decode(uint8_t type, const uint8_t *payload, size_t len, struct vgw_frame *f, char *err,
                size_t errsize)
 {
 	struct rd r = {payload, payload + len, 0};
 	memset(f, 0, sizeof *f);
 	f->type = type;
 	switch (type) {
-	case VGF_HELLO:
+	case VGW_HELLO:
 		f->u.hello.version = get_u16(&r);
 		f->u.hello.token = get_str(&r);
 		f->u.hello.host = get_text(&r);
@@ -138,28 +138,28 @@ int vgf_decode(uint8_t type, const uint8_t *payload, size_t len, struct vgf_fram
 		f->u.hello.kind = get_u8(&r);
 		if (f->u.hello.version >= 2)
 			f->u.hello.secret = get_str(&r);
-		if (!r.bad && f->u.hello.kind > VGF_KIND_PERL)
+		if (!r.bad && f->u.hello.kind > VGW_KIND_PERL)
 			return fail(err, errsize, "HELLO: unknown subject kind %u",
 			            f->u.hello.kind);
 		break;
-	case VGF_WELCOME:
+	case VGW_WELCOME:
 		f->u.welcome.session = get_u64(&r);
 		f->u.welcome.acked = get_u64(&r);
 		if (r.p < r.end)
 			f->u.welcome.secret = get_str(&r);
 		break;
-	case VGF_METADATA:
+	case VGW_METADATA:
 		f->u.metadata.image = get_u32(&r);
 		f->u.metadata.dir = get_text(&r);
 		f->u.metadata.tsdl = get_text(&r);
 		break;
-	case VGF_PACKET:
+	case VGW_PACKET:
 		f->u.packet.image = get_u32(&r);
 		f->u.packet.stream = get_text(&r);
 		f->u.packet.seq = get_u64(&r);
 		f->u.packet.packet = get_str(&r);
 		break;
-	case VGF_SCHEMA: {
+	case VGW_SCHEMA: {
 		f->u.schema.id = get_u16(&r);
 		f->u.schema.event = get_text(&r);
 		f->u.schema.relation = get_text(&r);
@@ -177,7 +177,7 @@ int vgf_decode(uint8_t type, const uint8_t *payload, size_t len, struct vgf_fram
 		f->u.schema.fields.left = f->u.schema.n;
 		break;
 	}
-	case VGF_RECORDS: {
+	case VGW_RECORDS: {
 		f->u.records.seq = get_u64(&r);
 		f->u.records.n = get_u32(&r);
 		f->u.records.records.p = r.p;
@@ -195,33 +195,33 @@ int vgf_decode(uint8_t type, const uint8_t *payload, size_t len, struct vgf_fram
 		f->u.records.records.left = f->u.records.n;
 		break;
 	}
-	case VGF_ACK:
+	case VGW_ACK:
 		f->u.ack.seq = get_u64(&r);
 		break;
-	case VGF_CONTROL:
-	case VGF_REPLY:
-	case VGF_NOTE:
+	case VGW_CONTROL:
+	case VGW_REPLY:
+	case VGW_NOTE:
 		f->u.line.line = get_text(&r);
 		break;
-	case VGF_BYE:
+	case VGW_BYE:
 		break;
 	default:
 		return fail(err, errsize, "unknown frame type %u", type);
 	}
 	if (r.bad == 2)
-		return fail(err, errsize, "%s: a string holds a NUL byte", vgf_type_name(type));
+		return fail(err, errsize, "%s: a string holds a NUL byte", vgw_type_name(type));
 	if (r.bad)
-		return fail(err, errsize, "%s: payload cut short (%zu bytes)", vgf_type_name(type),
+		return fail(err, errsize, "%s: payload cut short (%zu bytes)", vgw_type_name(type),
 		            len);
 	if (r.p != r.end)
-		return fail(err, errsize, "%s: %zu bytes after the payload", vgf_type_name(type),
+		return fail(err, errsize, "%s: %zu bytes after the payload", vgw_type_name(type),
 		            (size_t)(r.end - r.p));
 	return 0;
 }
 
 /* ---- encoding ---- */
 
-static int grow(struct vgf_buf *b, size_t n)
+static int grow(struct vgw_buf *b, size_t n)
 {
 	if (b->failed)
 		return -1;
@@ -240,13 +240,13 @@ static int grow(struct vgf_buf *b, size_t n)
 	return 0;
 }
 
-void vgf_buf_free(struct vgf_buf *b)
+void vgw_buf_free(struct vgw_buf *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof *b);
 }
 
-void vgf_raw(struct vgf_buf *b, const void *p, size_t n)
+void vgw_raw(struct vgw_buf *b, const void *p, size_t n)
 {
 	if (grow(b, n) < 0)
 		return;
@@ -255,49 +255,49 @@ void vgf_raw(struct vgf_buf *b, const void *p, size_t n)
 	b->len += n;
 }
 
-static void put_le(struct vgf_buf *b, uint64_t v, int n)
+static void put_le(struct vgw_buf *b, uint64_t v, int n)
 {
 	uint8_t tmp[8];
 	for (int i = 0; i < n; i++)
 		tmp[i] = (uint8_t)(v >> (8 * i));
-	vgf_raw(b, tmp, (size_t)n);
+	vgw_raw(b, tmp, (size_t)n);
 }
-void vgf_u8(struct vgf_buf *b, uint8_t v)
+void vgw_u8(struct vgw_buf *b, uint8_t v)
 {
 	put_le(b, v, 1);
 }
-void vgf_u16(struct vgf_buf *b, uint16_t v)
+void vgw_u16(struct vgw_buf *b, uint16_t v)
 {
 	put_le(b, v, 2);
 }
-void vgf_u32(struct vgf_buf *b, uint32_t v)
+void vgw_u32(struct vgw_buf *b, uint32_t v)
 {
 	put_le(b, v, 4);
 }
-void vgf_u64(struct vgf_buf *b, uint64_t v)
+void vgw_u64(struct vgw_buf *b, uint64_t v)
 {
 	put_le(b, v, 8);
 }
 
-void vgf_bytes(struct vgf_buf *b, const void *p, size_t n)
+void vgw_bytes(struct vgw_buf *b, const void *p, size_t n)
 {
-	vgf_u32(b, (uint32_t)n);
-	vgf_raw(b, p, n);
+	vgw_u32(b, (uint32_t)n);
+	vgw_raw(b, p, n);
 }
 
-void vgf_cstr(struct vgf_buf *b, const char *s)
+void vgw_cstr(struct vgw_buf *b, const char *s)
 {
-	vgf_bytes(b, s ? s : "", s ? strlen(s) : 0);
+	vgw_bytes(b, s ? s : "", s ? strlen(s) : 0);
 }
 
-void vgf_begin(struct vgf_buf *b, uint8_t type)
+void vgw_begin(struct vgw_buf *b, uint8_t type)
 {
 	b->frame_start = b->len;
-	vgf_u32(b, 0);
-	vgf_u8(b, type);
+	vgw_u32(b, 0);
+	vgw_u8(b, type);
 }
 
-void vgf_end(struct vgf_buf *b)
+void vgw_end(struct vgw_buf *b)
 {
 	if (b->failed)
 		return;
@@ -306,49 +306,49 @@ void vgf_end(struct vgf_buf *b)
 		b->p[b->frame_start + (size_t)i] = (uint8_t)(n >> (8 * i));
 }
 
-void vgf_put_hello(struct vgf_buf *b, const char *token, const char *host, uint32_t pid,
+void vgw_put_hello(struct vgw_buf *b, const char *token, const char *host, uint32_t pid,
                    uint64_t start, const char *program, uint8_t kind, const uint8_t *secret,
                    size_t secret_len)
 {
-	vgf_begin(b, VGF_HELLO);
-	vgf_u16(b, VGF_VERSION);
-	vgf_cstr(b, token);
-	vgf_cstr(b, host);
-	vgf_u32(b, pid);
-	vgf_u64(b, start);
-	vgf_cstr(b, program);
-	vgf_u8(b, kind);
-	vgf_bytes(b, secret, secret_len);
-	vgf_end(b);
+	vgw_begin(b, VGW_HELLO);
+	vgw_u16(b, VGW_VERSION);
+	vgw_cstr(b, token);
+	vgw_cstr(b, host);
+	vgw_u32(b, pid);
+	vgw_u64(b, start);
+	vgw_cstr(b, program);
+	vgw_u8(b, kind);
+	vgw_bytes(b, secret, secret_len);
+	vgw_end(b);
 }
 
-void vgf_put_welcome(struct vgf_buf *b, uint64_t session, uint64_t acked, const uint8_t *secret,
+void vgw_put_welcome(struct vgw_buf *b, uint64_t session, uint64_t acked, const uint8_t *secret,
                      size_t secret_len)
 {
-	vgf_begin(b, VGF_WELCOME);
-	vgf_u64(b, session);
-	vgf_u64(b, acked);
+	vgw_begin(b, VGW_WELCOME);
+	vgw_u64(b, session);
+	vgw_u64(b, acked);
 	if (secret)
-		vgf_bytes(b, secret, secret_len);
-	vgf_end(b);
+		vgw_bytes(b, secret, secret_len);
+	vgw_end(b);
 }
 
-void vgf_put_ack(struct vgf_buf *b, uint64_t seq)
+void vgw_put_ack(struct vgw_buf *b, uint64_t seq)
 {
-	vgf_begin(b, VGF_ACK);
-	vgf_u64(b, seq);
-	vgf_end(b);
+	vgw_begin(b, VGW_ACK);
+	vgw_u64(b, seq);
+	vgw_end(b);
 }
 
-void vgf_put_line(struct vgf_buf *b, uint8_t type, const char *line)
+void vgw_put_line(struct vgw_buf *b, uint8_t type, const char *line)
 {
-	vgf_begin(b, type);
-	vgf_cstr(b, line);
-	vgf_end(b);
+	vgw_begin(b, type);
+	vgw_cstr(b, line);
+	vgw_end(b);
 }
 
-void vgf_put_bye(struct vgf_buf *b)
+void vgw_put_bye(struct vgw_buf *b)
 {
-	vgf_begin(b, VGF_BYE);
-	vgf_end(b);
+	vgw_begin(b, VGW_BYE);
+	vgw_end(b);
 }

@@ -1,5 +1,7 @@
-/* vigild: the collector (docs/protocol.md). One poll loop over a TCP listener, a Unix
- * socket listener and every peer; SIGTERM/SIGINT stop it in order. */
+/* vigild: the collector (docs/protocol.md). The command line, the listeners and one poll
+ * loop over a TCP listener, a Unix socket listener and every peer; SIGTERM/SIGINT stop it
+ * in order. The loop calls into the service (service.c: options, log, connection table),
+ * never the other way round. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,31 +24,7 @@
 #include "conn.h"
 #include "metrics.h"
 
-struct vgd_options vgd_opt;
-static struct vgd_conn **conns;
-static size_t nconns, cap_conns;
 static int stop_pipe[2] = {-1, -1};
-
-void vgd_log(const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	/* Peers' strings (program names, replies, ...) go into these lines: control bytes
-	 * (newlines, terminal escapes) are written as \xHH, so one line stays one line. */
-	char safe[4 * sizeof line];
-	size_t o = 0;
-	for (const unsigned char *p = (const unsigned char *)line; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			o += (size_t)snprintf(safe + o, sizeof safe - o, "\\x%02x", *p);
-		else
-			safe[o++] = (char)*p;
-	}
-	safe[o] = 0;
-	fprintf(stderr, "vigild: %s\n", safe);
-}
 
 static void usage(FILE *f)
 {
@@ -307,80 +285,6 @@ static int listen_unix(const char *path)
 	return fd;
 }
 
-struct vgd_conn *vgd_find_subject(const char *host, uint32_t pid, uint64_t start,
-                                  const struct vgd_conn *except)
-{
-	for (size_t i = 0; i < nconns; i++) {
-		struct vgd_conn *c = conns[i];
-		if (c && c != except && !c->dead && c->has_subject && c->subj.pid == pid &&
-		    c->subj.start == start && !strcmp(c->subj.host, host))
-			return c;
-	}
-	return NULL;
-}
-
-void vgd_drop_conn(struct vgd_conn *c)
-{
-	for (size_t i = 0; i < nconns; i++)
-		if (conns[i] == c) {
-			if (!vgd_opt.quiet)
-				vgd_log("%s: replaced by a new connection of the subject", c->peer);
-			vgd_conn_free(c, VGD_KEEP);
-			conns[i] = NULL;
-		}
-}
-
-size_t vgd_conn_count(void)
-{
-	return nconns;
-}
-
-struct vgd_conn *vgd_conn_at(size_t i)
-{
-	return i < nconns ? conns[i] : NULL;
-}
-
-static void add_conn(int fd, const char *peer, int is_unix)
-{
-	size_t live = 0;
-	for (size_t i = 0; i < nconns; i++)
-		live += conns[i] != NULL;
-	if (live >= vgd_opt.max_conns) {
-		static uint64_t last_log;
-		uint64_t now = vgd_now_ns();
-		if (now - last_log > 1000000000ull) { /* one line a second at most */
-			vgd_log("%s: refused: %u connections already (--max-connections)", peer,
-			        vgd_opt.max_conns);
-			last_log = now;
-		}
-		close(fd);
-		return;
-	}
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (nconns == cap_conns) {
-		size_t cap = cap_conns ? cap_conns * 2 : 64;
-		struct vgd_conn **p = realloc(conns, cap * sizeof *p);
-		if (!p) {
-			close(fd);
-			return;
-		}
-		conns = p;
-		cap_conns = cap;
-	}
-	struct vgd_conn *c = vgd_conn_new(fd, peer);
-	if (!c) {
-		close(fd);
-		return;
-	}
-	if (!is_unix && vgd_tls_enabled() && vgd_tls_start(c) < 0) {
-		vgd_log("%s: TLS: out of memory; refused", peer);
-		vgd_conn_free(c, VGD_KEEP);
-		return;
-	}
-	conns[nconns++] = c;
-}
-
 static void accept_all(int lfd, int is_unix)
 {
 	static unsigned unix_count;
@@ -418,7 +322,7 @@ static void accept_all(int lfd, int is_unix)
 			}
 			snprintf(peer, sizeof peer, "%s:%d", h, port);
 		}
-		add_conn(fd, peer, is_unix);
+		vgd_conn_table_add(fd, peer, is_unix);
 	}
 }
 
@@ -434,7 +338,7 @@ static void default_socket(char *buf, size_t len)
 int main(int argc, char **argv)
 {
 	vgd_opt.listen = "127.0.0.1:7878";
-	vgd_opt.max_frame = VGF_MAX_FRAME_DEFAULT;
+	vgd_opt.max_frame = VGW_MAX_FRAME_DEFAULT;
 	vgd_opt.max_conns = 1024;
 	vgd_opt.handshake_timeout = 10;
 	char sockbuf[256], token[512], control_token[512];
@@ -638,12 +542,8 @@ int main(int argc, char **argv)
 	size_t pcap = 0;
 	int running = 1;
 	while (running) {
-		/* Compact closed connections. */
-		size_t j = 0;
-		for (size_t i = 0; i < nconns; i++)
-			if (conns[i])
-				conns[j++] = conns[i];
-		nconns = j;
+		vgd_conn_table_compact();
+		size_t nconns = vgd_conn_count();
 		if (pcap < nconns + 3) {
 			pcap = (nconns + 3) * 2;
 			struct pollfd *p = realloc(pfds, pcap * sizeof *p);
@@ -658,14 +558,15 @@ int main(int argc, char **argv)
 		pfds[2] = (struct pollfd){.fd = ufd, .events = POLLIN};
 		for (size_t i = 0; i < nconns; i++)
 			pfds[3 + i] = (struct pollfd){
-			    .fd = conns[i]->fd,
+			    .fd = vgd_conn_at(i)->fd,
 			    .events =
-			        (short)(POLLIN | (vgd_conn_wants_write(conns[i]) ? POLLOUT : 0))};
+			        (short)(POLLIN |
+			                (vgd_conn_wants_write(vgd_conn_at(i)) ? POLLOUT : 0))};
 		size_t polled = nconns;
 		/* TLS may hold bytes already read from a socket: no waiting for those. */
 		int pending = 0;
 		for (size_t i = 0; i < nconns; i++)
-			pending |= vgd_io_pending(conns[i]);
+			pending |= vgd_io_pending(vgd_conn_at(i));
 		int n = poll(pfds, 3 + polled,
 		             pending ? 0 : vgd_probes_file_wait_ms(vgd_now_ns(), 1000));
 		if (n < 0 && errno != EINTR) {
@@ -676,21 +577,22 @@ int main(int argc, char **argv)
 		uint64_t now = vgd_now_ns();
 		vgd_relay_tick(now);
 		vgd_probes_file_tick(now);
-		for (size_t i = 0; i < polled; i++)
-			if (conns[i] && !conns[i]->dead && vgd_conn_check_time(conns[i], now) < 0) {
-				vgd_conn_free(conns[i], VGD_VANISHED);
-				conns[i] = NULL;
+		for (size_t i = 0; i < polled; i++) {
+			struct vgd_conn *c = vgd_conn_at(i);
+			if (c && !c->dead && vgd_conn_check_time(c, now) < 0) {
+				vgd_conn_table_close(i, VGD_VANISHED);
 				pfds[3 + i].revents = 0;
 			}
+		}
 		for (size_t i = 0; i < polled; i++)
-			if (conns[i] && vgd_io_pending(conns[i]))
+			if (vgd_conn_at(i) && vgd_io_pending(vgd_conn_at(i)))
 				pfds[3 + i].revents |= POLLIN;
 		if (n < 0 || (n == 0 && !pending))
 			continue;
 		if (pfds[0].revents)
 			running = 0;
 		for (size_t i = 0; i < polled; i++) {
-			struct vgd_conn *c = conns[i];
+			struct vgd_conn *c = vgd_conn_at(i);
 			short re = pfds[3 + i].revents;
 			if (!c || !re)
 				continue;
@@ -700,8 +602,7 @@ int main(int argc, char **argv)
 			if (rc == 0 && (re & (POLLIN | POLLHUP | POLLERR)))
 				rc = vgd_conn_readable(c);
 			if (rc < 0 || c->dead) {
-				vgd_conn_free(c, c->dead == 2 ? VGD_BYE : VGD_VANISHED);
-				conns[i] = NULL;
+				vgd_conn_table_close(i, c->dead == 2 ? VGD_BYE : VGD_VANISHED);
 			}
 		}
 		if (pfds[1].revents)
@@ -711,10 +612,7 @@ int main(int argc, char **argv)
 	}
 	/* Orderly stop: everything received was written and acknowledged as it came; the
 	 * subjects reconnect to the next collector. */
-	for (size_t i = 0; i < nconns; i++)
-		if (conns[i])
-			vgd_conn_free(conns[i], VGD_KEEP);
-	free(conns);
+	vgd_conn_table_free_all();
 	free(pfds);
 	vgd_store_finish();
 	vgd_metrics_stop();

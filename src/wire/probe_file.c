@@ -1,9 +1,9 @@
-/* Reading the pattern file (common/probe_file.h). A file whose content changed and reads
+/* Reading the pattern file (wire/probe_file.h). A file whose content changed and reads
  * whole is new rules; anything else (a missing or empty file, a last line without its
  * newline: still being written, a bad line) is said once per change of the file, and the
  * caller keeps the patterns in force. */
 #define _GNU_SOURCE
-#include "common/probe_file.h"
+#include "wire/probe_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,14 +23,14 @@ static uint64_t fnv1a(const char *p, size_t n)
 	return h;
 }
 
-void vg_probe_rules_free(struct vg_probe_rule *r, size_t n)
+void vgw_probe_rules_free(struct vgw_probe_rule *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		vg_probe_pattern_free(&r[i].p);
+		vgw_probe_pattern_free(&r[i].p);
 	free(r);
 }
 
-int vg_probe_period_parse(const char *text, long *ms)
+int vgw_probe_period_parse(const char *text, long *ms)
 {
 	long long x = 0;
 	const char *p = text;
@@ -47,7 +47,7 @@ int vg_probe_period_parse(const char *text, long *ms)
 }
 
 /* Parses the whole content: 0 with the rules, or -1 with "LINE: why" in err. */
-static int parse(char *text, size_t len, struct vg_probe_rule **out, size_t *nout, char *err,
+static int parse(char *text, size_t len, struct vgw_probe_rule **out, size_t *nout, char *err,
                  size_t errsize)
 {
 	unsigned lines = 0;
@@ -64,7 +64,7 @@ static int parse(char *text, size_t len, struct vg_probe_rule **out, size_t *nou
 		         lines + 1);
 		return -1;
 	}
-	struct vg_probe_rule *rules = calloc(lines ? lines : 1, sizeof *rules);
+	struct vgw_probe_rule *rules = calloc(lines ? lines : 1, sizeof *rules);
 	if (!rules) {
 		snprintf(err, errsize, " out of memory");
 		return -1;
@@ -91,13 +91,13 @@ static int parse(char *text, size_t len, struct vg_probe_rule **out, size_t *nou
 			         (int)(wl > 40 ? 40 : wl), w);
 		} else if (n == RULES_MAX) {
 			snprintf(err, errsize, "%u: more than %d patterns", line, RULES_MAX);
-		} else if (vg_probe_pattern_compile(&rules[n].p, pat, why, sizeof why) < 0) {
+		} else if (vgw_probe_pattern_compile(&rules[n].p, pat, why, sizeof why) < 0) {
 			snprintf(err, errsize, "%u: %s", line, why);
 		} else {
 			rules[n++].enable = enable;
 			continue;
 		}
-		vg_probe_rules_free(rules, n);
+		vgw_probe_rules_free(rules, n);
 		return -1;
 	}
 	*out = rules;
@@ -105,23 +105,23 @@ static int parse(char *text, size_t len, struct vg_probe_rule **out, size_t *nou
 	return 0;
 }
 
-static enum vg_probe_file_look content(struct vg_probe_file *f, char *text, size_t len,
-                                       struct vg_probe_rule **rules, size_t *n, char *err,
+static enum vgw_probe_file_look content(struct vgw_probe_file *f, char *text, size_t len,
+                                       struct vgw_probe_rule **rules, size_t *n, char *err,
                                        size_t errsize)
 {
 	uint64_t h = fnv1a(text, len);
 	if (f->hashed && f->hash == h) /* touched, or back as it was: nothing changed */
-		return VG_PROBE_FILE_SAME;
+		return VGW_PROBE_FILE_SAME;
 	f->hash = h;
 	f->hashed = 1;
 	if (parse(text, len, rules, n, err, errsize) < 0)
-		return VG_PROBE_FILE_BAD;
+		return VGW_PROBE_FILE_BAD;
 	f->in_force = *n;
-	return VG_PROBE_FILE_RULES;
+	return VGW_PROBE_FILE_RULES;
 }
 
-enum vg_probe_file_look vg_probe_file_look(struct vg_probe_file *f, const char *path,
-                                           struct vg_probe_rule **rules, size_t *n, char *err,
+enum vgw_probe_file_look vgw_probe_file_look(struct vgw_probe_file *f, const char *path,
+                                           struct vgw_probe_rule **rules, size_t *n, char *err,
                                            size_t errsize)
 {
 	struct stat st;
@@ -129,12 +129,12 @@ enum vg_probe_file_look vg_probe_file_look(struct vg_probe_file *f, const char *
 		snprintf(err, errsize, "%s", strerror(errno));
 		int said = f->state == 2;
 		f->state = 2;
-		return said ? VG_PROBE_FILE_SAME : VG_PROBE_FILE_UNREADABLE;
+		return said ? VGW_PROBE_FILE_SAME : VGW_PROBE_FILE_UNREADABLE;
 	}
 	if (f->state == 1 && st.st_dev == f->dev && st.st_ino == f->ino && st.st_size == f->size &&
 	    st.st_mtim.tv_sec == f->mtime.tv_sec && st.st_mtim.tv_nsec == f->mtime.tv_nsec &&
 	    st.st_ctim.tv_sec == f->ctime.tv_sec && st.st_ctim.tv_nsec == f->ctime.tv_nsec)
-		return VG_PROBE_FILE_SAME;
+		return VGW_PROBE_FILE_SAME;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	const char *why = NULL;
 	char *text = NULL;
@@ -165,7 +165,7 @@ enum vg_probe_file_look vg_probe_file_look(struct vg_probe_file *f, const char *
 		free(text);
 		int said = f->state == 3;
 		f->state = 3;
-		return said ? VG_PROBE_FILE_SAME : VG_PROBE_FILE_UNREADABLE;
+		return said ? VGW_PROBE_FILE_SAME : VGW_PROBE_FILE_UNREADABLE;
 	}
 	f->state = 1;
 	f->dev = st.st_dev;
@@ -175,7 +175,7 @@ enum vg_probe_file_look vg_probe_file_look(struct vg_probe_file *f, const char *
 	f->ctime = st.st_ctim;
 	if (len > st.st_size) /* it grew while read: look again next time */
 		f->size = -1;
-	enum vg_probe_file_look r =
+	enum vgw_probe_file_look r =
 	    content(f, text, (size_t)(len > st.st_size ? st.st_size : len), rules, n, err, errsize);
 	free(text);
 	return r;

@@ -1,17 +1,24 @@
-/* The trace clock: nanoseconds of CLOCK_MONOTONIC, read through the TSC when the TSC is
- * invariant and the kernel itself trusts it (rdtsc costs ~10 ns here, clock_gettime ~24).
+/* The trace clock and its hand-off: nanoseconds of CLOCK_MONOTONIC, read through the TSC
+ * when the TSC is invariant and the kernel itself trusts it (rdtsc costs ~10 ns here,
+ * clock_gettime ~24).
  *
  * The TSC-to-ns mapping is calibrated once per recording: `vigil record` calibrates and
  * passes the mapping to every process of the subject in VIGIL_CLOCK, so that all of
- * them convert identically and their streams merge exactly.
+ * them convert identically and their streams merge exactly. One copy for both ends:
+ * compiled into libvigil (hidden, but for vg__clock and vg__clock_fallback, which the
+ * inline vg_now of vigil.h reads) and linked into vigil from vigil_wire. libc only.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "internal.h"
+#include "vigil/vigil.h"
+#include "wire/clock.h"
 
 struct vg_clock vg__clock;
 static int64_t realtime_offset_ns;
@@ -28,7 +35,7 @@ uint64_t vg__clock_fallback(void)
 	return mono_ns();
 }
 
-int64_t vg__realtime_offset_ns(void)
+int64_t vgw_clock_realtime_offset_ns(void)
 {
 	return realtime_offset_ns;
 }
@@ -39,6 +46,24 @@ static inline uint64_t rdtsc(void)
 	uint32_t lo, hi;
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
+}
+
+/* The kernel's clocksource name, NUL-terminated: its length, or -1. */
+static int read_clocksource(char *buf, size_t len)
+{
+	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+	              O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n;
+	do
+		n = read(fd, buf, len - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
 }
 
 static int tsc_is_invariant(void)
@@ -52,8 +77,7 @@ static int tsc_is_invariant(void)
 		return 0;
 	/* The kernel may have found the TSC unstable (e.g. across sockets): then so do we. */
 	char src[64];
-	if (vg__read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-	                        src, sizeof src) > 0)
+	if (read_clocksource(src, sizeof src) > 0)
 		return strncmp(src, "tsc", 3) == 0;
 	return 1;
 }
@@ -98,7 +122,7 @@ static void measure_realtime_offset(void)
 	                     ((int64_t)r.tv_nsec - (int64_t)m.tv_nsec);
 }
 
-void vg__clock_init(void)
+void vgw_clock_init(void)
 {
 	measure_realtime_offset();
 	vg__clock.use_tsc = 0;
@@ -109,7 +133,7 @@ void vg__clock_init(void)
 }
 
 /* Text form: "tsc,MULT,BASE_TSC,BASE_NS,REALTIME_OFFSET" or "mono,0,0,0,REALTIME_OFFSET". */
-int vg__clock_export(char *buf, size_t len)
+int vgw_clock_export(char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64,
 	                 vg__clock.use_tsc ? "tsc" : "mono", vg__clock.mult, vg__clock.base_tsc,
@@ -117,7 +141,7 @@ int vg__clock_export(char *buf, size_t len)
 	return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
-int vg__clock_import(const char *text)
+int vgw_clock_import(const char *text)
 {
 	char kind[8];
 	uint64_t mult, base_tsc, base_ns;

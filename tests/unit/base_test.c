@@ -1,0 +1,216 @@
+/* The base room (src/base): UTF-8 validation case by case (RFC 3629's edges), arenas
+ * (zeroed, aligned, large blocks beside small ones, freed and reused), whole-file reads
+ * (a regular file, an empty one, a limit, a directory, a FIFO refused without blocking, a
+ * pipe read to its end) and writes through a pipe. Files only in a mkdtemp folder. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/alloc.h"
+#include "base/arena.h"
+#include "base/file_io.h"
+#include "base/utf8.h"
+
+static void utf8_edges(void **state)
+{
+	(void)state;
+	uint32_t cp = 0;
+	assert_int_equal(vgb_utf8_decode("a", 1, &cp), 1);
+	assert_int_equal(cp, 'a');
+	assert_int_equal(vgb_utf8_decode("\xc3\xa9", 2, &cp), 2);
+	assert_int_equal(cp, 0xe9);
+	assert_int_equal(vgb_utf8_len("\xc3\xa9", 1), 0); /* cut short */
+	assert_int_equal(vgb_utf8_decode("\xe2\x82\xac", 3, &cp), 3);
+	assert_int_equal(cp, 0x20ac);
+	assert_int_equal(vgb_utf8_decode("\xf0\x9f\x98\x80", 4, &cp), 4);
+	assert_int_equal(cp, 0x1f600);
+	assert_int_equal(vgb_utf8_decode("\xf4\x8f\xbf\xbf", 4, &cp), 4); /* U+10FFFF */
+	assert_int_equal(cp, 0x10ffff);
+	assert_int_equal(vgb_utf8_len("\xf4\x90\x80\x80", 4), 0); /* past U+10FFFF */
+	assert_int_equal(vgb_utf8_len("\xc0\x80", 2), 0);         /* overlong */
+	assert_int_equal(vgb_utf8_len("\xc1\xbf", 2), 0);         /* overlong */
+	assert_int_equal(vgb_utf8_len("\xe0\x9f\xbf", 3), 0);     /* overlong */
+	assert_int_equal(vgb_utf8_len("\xf0\x8f\xbf\xbf", 4), 0); /* overlong */
+	assert_int_equal(vgb_utf8_len("\xed\xa0\x80", 3), 0);     /* surrogate */
+	assert_int_equal(vgb_utf8_len("\xed\x9f\xbf", 3), 3);     /* U+D7FF */
+	assert_int_equal(vgb_utf8_len("\x80", 1), 0);             /* continuation */
+	assert_int_equal(vgb_utf8_len("\xc3\x28", 2), 0);         /* bad continuation */
+	assert_int_equal(vgb_utf8_len("\xff", 1), 0);
+	assert_int_equal(vgb_utf8_len("", 0), 0);
+}
+
+static void arena_blocks(void **state)
+{
+	(void)state;
+	struct vgb_arena a = {0};
+	unsigned char *small[200];
+	for (int i = 0; i < 200; i++) {
+		small[i] = vgb_arena_alloc(&a, (size_t)i + 1);
+		assert_int_equal((uintptr_t)small[i] % 16, 0);
+		for (int k = 0; k <= i; k++)
+			assert_int_equal(small[i][k], 0);
+		memset(small[i], i, (size_t)i + 1);
+	}
+	/* A block larger than any chunk, then more small ones: none overlaps another. */
+	unsigned char *big = vgb_arena_alloc(&a, 1u << 20);
+	assert_int_equal(big[0] | big[(1u << 20) - 1], 0);
+	memset(big, 0xee, 1u << 20);
+	unsigned char *after = vgb_arena_alloc(&a, 32);
+	assert_int_equal(after[0] | after[31], 0);
+	for (int i = 0; i < 200; i++)
+		for (int k = 0; k <= i; k++)
+			assert_int_equal(small[i][k], i);
+	char *s = vgb_arena_strndup(&a, "hello, world", 5);
+	assert_string_equal(s, "hello");
+	assert_string_equal(vgb_arena_strdup(&a, "x"), "x");
+	int *arr = vgb_arena_array(&a, 1000, sizeof *arr);
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(arr[i], 0);
+	vgb_arena_free(&a);
+	assert_null(a.head);
+	assert_non_null(vgb_arena_alloc(&a, 0)); /* usable again */
+	vgb_arena_free(&a);
+}
+
+static void checked_alloc(void **state)
+{
+	(void)state;
+	int *p = vgb_xcalloc(4, sizeof *p);
+	assert_int_equal(p[0] | p[3], 0);
+	p = vgb_xrealloc(p, 1000, sizeof *p);
+	p[999] = 7;
+	free(p);
+	char *d = vgb_xstrndup("abcdef", 3);
+	assert_string_equal(d, "abc");
+	free(d);
+	char *f = vgb_xprintf("%d-%s", 42, "x");
+	assert_string_equal(f, "42-x");
+	free(f);
+	free(vgb_xmalloc(0));
+}
+
+static char dir[64];
+
+static void path_in(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", dir, name);
+}
+
+static void read_files(void **state)
+{
+	(void)state;
+	char p[128];
+	path_in(p, sizeof p, "f");
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	static char text[200000];
+	for (size_t i = 0; i < sizeof text; i++)
+		text[i] = (char)('a' + i % 26);
+	assert_int_equal(vgb_write_all(fd, text, sizeof text), 0);
+	close(fd);
+	size_t len = 0;
+	char *got = vgb_read_file(p, sizeof text, VGB_READ_REGULAR, &len);
+	assert_non_null(got);
+	assert_int_equal(len, sizeof text);
+	assert_memory_equal(got, text, len);
+	assert_int_equal(got[len], 0);
+	free(got);
+	errno = 0;
+	assert_null(vgb_read_file(p, sizeof text - 1, 0, &len));
+	assert_int_equal(errno, EFBIG);
+	assert_null(vgb_read_file(dir, 100, 0, &len));
+	assert_int_equal(errno, EISDIR);
+	path_in(p, sizeof p, "missing");
+	assert_null(vgb_read_file(p, 100, 0, &len));
+	assert_int_equal(errno, ENOENT);
+
+	path_in(p, sizeof p, "empty");
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	close(fd);
+	got = vgb_read_file(p, 100, VGB_READ_REGULAR, &len);
+	assert_non_null(got);
+	assert_int_equal(len, 0);
+	assert_int_equal(got[0], 0);
+	free(got);
+
+	/* A FIFO without a writer: refused at once, never waited on. */
+	path_in(p, sizeof p, "fifo");
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_null(vgb_read_file(p, 100, VGB_READ_REGULAR, &len));
+	assert_int_equal(errno, EINVAL);
+
+	char l[128];
+	path_in(l, sizeof l, "link");
+	path_in(p, sizeof p, "f");
+	assert_int_equal(symlink(p, l), 0);
+	assert_null(vgb_read_file(l, sizeof text, VGB_READ_NOFOLLOW, &len));
+	assert_int_equal(errno, ELOOP);
+	got = vgb_read_file(l, sizeof text, 0, &len);
+	assert_non_null(got);
+	free(got);
+}
+
+static void pipe_both_ways(void **state)
+{
+	(void)state;
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static char big[300000]; /* more than a pipe holds: short writes */
+		memset(big, 'z', sizeof big);
+		close(pfd[0]);
+		_exit(vgb_write_all(pfd[1], big, sizeof big) == 0 ? 0 : 1);
+	}
+	close(pfd[1]);
+	size_t len = 0;
+	char *got = vgb_read_fd(pfd[0], 1u << 20, &len);
+	close(pfd[0]);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(got);
+	assert_int_equal(len, 300000);
+	assert_int_equal(got[0], 'z');
+	assert_int_equal(got[len - 1], 'z');
+	free(got);
+}
+
+static void cleanup(void)
+{
+	const char *names[] = {"f", "empty", "fifo", "link"};
+	char p[128];
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		path_in(p, sizeof p, names[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/vigil-base-XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(utf8_edges),     cmocka_unit_test(arena_blocks),
+	    cmocka_unit_test(checked_alloc),  cmocka_unit_test(read_files),
+	    cmocka_unit_test(pipe_both_ways),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	cleanup();
+	return rc;
+}
