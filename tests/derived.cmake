@@ -13,6 +13,9 @@ if(TARGET vigil_derived)
                          TIMEOUT 180 LABELS derived)
   endforeach()
   set_tests_properties(derived.redis PROPERTIES SKIP_RETURN_CODE 77)
+  # no recording through the preload: also under the sanitizers
+  set_tests_properties(derived.violations derived.join_violation_thread derived.errors
+                       derived.deadlock PROPERTIES LABELS "sanitize;derived")
   # docs/cookbook.md: its ten queries still give the answers printed there.
   add_test(NAME derived.cookbook
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/derived/cookbook_test.py check

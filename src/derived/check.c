@@ -94,25 +94,21 @@ static void add_deadlocks(struct walk *w, struct vgq_relation *r)
 static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 {
 	struct walk w = {.c = c};
+	static const struct vgq_derived_attrdef violation[] = {
+	    {"rule", VGQ_INT, NULL},       {"event", VGQ_STRING, NULL},
+	    {"message", VGQ_STRING, NULL}, {"file", VGQ_STRING, NULL},
+	    {"offset", VGQ_UINT, NULL},    {"thread", VGQ_ENTITY, "OSThread"},
+	    {"kind1", VGQ_STRING, NULL},   {"entity1", VGQ_ENTITY, NULL},
+	    {"kind2", VGQ_STRING, NULL},   {"entity2", VGQ_ENTITY, NULL}};
+	static const struct vgq_derived_attrdef deadlock[] = {
+	    {"cycle", VGQ_UINT, NULL},  {"step", VGQ_UINT, NULL},
+	    {"steps", VGQ_UINT, NULL},  {"thread", VGQ_ENTITY, "OSThread"},
+	    {"lock", VGQ_ENTITY, NULL}, {"since", VGQ_INT, NULL},
+	    {"standing", VGQ_INT, NULL}};
 	struct vgq_relation *v = w.viol = vgq_derived_new(c, "Violation", VGQ_REL_EVENT);
-	vgq_derived_attr(c, v, "rule", VGQ_INT, NULL);
-	vgq_derived_attr(c, v, "event", VGQ_STRING, NULL);
-	vgq_derived_attr(c, v, "message", VGQ_STRING, NULL);
-	vgq_derived_attr(c, v, "file", VGQ_STRING, NULL);
-	vgq_derived_attr(c, v, "offset", VGQ_UINT, NULL);
-	vgq_derived_attr(c, v, "thread", VGQ_ENTITY, "OSThread");
-	vgq_derived_attr(c, v, "kind1", VGQ_STRING, NULL);
-	vgq_derived_attr(c, v, "entity1", VGQ_ENTITY, NULL);
-	vgq_derived_attr(c, v, "kind2", VGQ_STRING, NULL);
-	vgq_derived_attr(c, v, "entity2", VGQ_ENTITY, NULL);
+	vgq_derived_attrs(c, v, violation, sizeof violation / sizeof *violation);
 	struct vgq_relation *d = vgq_derived_new(c, "Deadlock", VGQ_REL_EVENT);
-	vgq_derived_attr(c, d, "cycle", VGQ_UINT, NULL);
-	vgq_derived_attr(c, d, "step", VGQ_UINT, NULL);
-	vgq_derived_attr(c, d, "steps", VGQ_UINT, NULL);
-	vgq_derived_attr(c, d, "thread", VGQ_ENTITY, "OSThread");
-	vgq_derived_attr(c, d, "lock", VGQ_ENTITY, NULL);
-	vgq_derived_attr(c, d, "since", VGQ_INT, NULL);
-	vgq_derived_attr(c, d, "standing", VGQ_INT, NULL);
+	vgq_derived_attrs(c, d, deadlock, sizeof deadlock / sizeof *deadlock);
 
 	if (vgq_derived_schema_only(c))
 		return 0;

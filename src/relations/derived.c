@@ -268,6 +268,13 @@ int vgq_derived_attr(struct vgq_derived_ctx *c, struct vgq_relation *r, const ch
 	                             vgq_derived_intern(c, ref_kind));
 }
 
+void vgq_derived_attrs(struct vgq_derived_ctx *c, struct vgq_relation *r,
+                       const struct vgq_derived_attrdef *defs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		vgq_derived_attr(c, r, defs[i].name, defs[i].type, defs[i].ref_kind);
+}
+
 size_t vgq_derived_append(struct vgq_relation *r, int64_t from, int64_t to)
 {
 	size_t t = vgq_relation_append(r, from);

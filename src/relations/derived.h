@@ -62,6 +62,14 @@ struct vgq_relation *vgq_derived_new(struct vgq_derived_ctx *c, const char *name
                                      enum vgq_rkind kind);
 int vgq_derived_attr(struct vgq_derived_ctx *c, struct vgq_relation *r, const char *name,
                      enum vgq_type type, const char *ref_kind);
+/* Adds attributes in order from a table: {name, type, entity kind or NULL}. */
+struct vgq_derived_attrdef {
+	const char *name;
+	enum vgq_type type;
+	const char *ref_kind;
+};
+void vgq_derived_attrs(struct vgq_derived_ctx *c, struct vgq_relation *r,
+                       const struct vgq_derived_attrdef *defs, size_t n);
 /* Appends a tuple [from, to) (to ignored for event relations): its index. */
 size_t vgq_derived_append(struct vgq_relation *r, int64_t from, int64_t to);
 /* Tuple t has no value of attribute a (NULL in answers). Only after the relation's last

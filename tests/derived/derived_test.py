@@ -7,15 +7,13 @@ import collections
 import glob
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from vigil_testlib import VIGIL, Failure, check, main, run, tmpdir  # noqa: E402
+from vigil_testlib import VIGIL, Failure, check, main, redis_script, run, tmpdir  # noqa: E402
 
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 MKTRACE = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--mktrace" else \
@@ -137,22 +135,11 @@ def test_three_tier():
 
 def test_redis():
     """redis-server from Debian with redis-benchmark, recorded unmodified."""
-    server, bench, cli = (shutil.which(p) for p in ("redis-server", "redis-benchmark",
-                                                      "redis-cli"))
-    if not (server and bench and cli):
+    made = redis_script(100, 2)
+    if not made:
         print("skipped: redis-server and redis-tools not installed (scripts/install-deps.sh)")
         sys.exit(77)
-    with socket.socket() as s_:
-        s_.bind(("127.0.0.1", 0))
-        port = s_.getsockname()[1]
-    script = f"""
-{server} --port {port} --bind 127.0.0.1 --save '' --appendonly no --logfile '' \
-    --loglevel warning &
-for i in $(seq 100); do {cli} -p {port} ping >/dev/null 2>&1 && break; sleep 0.05; done
-{bench} -p {port} -n 100 -c 2 -t set,get -q >/dev/null
-{cli} -p {port} shutdown nosave >/dev/null
-wait
-"""
+    script = made[0]
     trace = os.path.join(tmpdir("derived-redis"), "t")
     run([VIGIL, "record", "-o", trace, "--", "sh", "-c", script], check_rc=0)
     index, _ = check_networks(trace)
