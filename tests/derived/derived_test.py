@@ -124,6 +124,19 @@ def test_three_tier():
             if e["kind"] == "message":
                 want[(n["network"], e["bytes"], n["response_ns"])] += 1
     check(got == want and want, f"join Network x Message: {got} vs {want}")
+    # retrieve into, --into SQLite
+    db = os.path.join(tmpdir("derived-into"), "o.db")
+    run([VIGIL, "query", trace, "--into", db, "-e",
+         "range of M is Message retrieve into Big (M.network, M.bytes) where M.bytes > 50 "
+         "range of B is Big range of N is Network retrieve into J (N.id, B.bytes) "
+         "where B.network = N.id"], check_rc=0)
+    import sqlite3
+    with sqlite3.connect(db) as con:
+        got_j = sorted(con.execute("select * from J").fetchall())
+    want_j = sorted((g["network"], e["bytes"]) for g in nets.values() for e in g["edges"]
+                    if e["kind"] == "message" and e["bytes"] > 50)
+    check([r[:2] for r in got_j] == want_j and want_j, f"--into: {len(got_j)} rows in J, "
+                                                       f"{len(want_j)} expected")
     # the Python module (libvigilquery) ranges over them too
     sys.path.insert(0, os.path.join(os.environ.get("VIGIL_SRC", "."), "python"))
     os.environ["VIGIL_QUERY_LIB"] = os.path.join(BIN, "libvigilquery.so")
