@@ -8,15 +8,16 @@ QUERIES) three ways on one recording, same run (docs/tquel-sql.md, "Measured"):
             PostgreSQL over the tables of `vigil store` after `vigil store --index`
             (wall time: connect, read the catalog, compile, run, fetch, print);
   by hand   the SQL a PostgreSQL user would write for the same question (psql, wall time),
-            over the same tables and indexes, plus a GiST index on int8range(valid_from,
-            valid_to) that the overlap queries' hand-written SQL uses.
+            over the same tables and indexes (--index's GiST index on
+            int8range(valid_from, valid_to) serves the hand-written overlaps too).
 
 The three answers must be equal as sets (sorted text of the tuples; times in ns) or the
 benchmark exits 1 (MISMATCH). Best of BENCH_QPG_REPS (default 3). PostgreSQL from
 Debian's packages (tests/logmodel/pgharness.py) on a Unix socket of a temporary directory,
 default settings but fsync off. Events: BENCH_QUERY_EVENTS (default 1000000; the query
 benchmark uses 10000000, which the trace side answers too, but storing and indexing it
-takes minutes on a 2-core machine). VIGIL_BENCH_SMOKE=1: 100000 events, 1 repetition.
+takes minutes on a 2-core machine). VIGIL_BENCH_SMOKE=1: 100000 events, 1 repetition. BENCH_QPG_ONLY=KEY,...: those queries
+only (scan, overlap_eq, overlap, precede).
 Writes BENCH_OUT/query_pg.json; a markdown table on stdout."""
 import json
 import os
@@ -36,6 +37,7 @@ import query_bench  # noqa: E402
 SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
 EVENTS = int(os.environ.get("BENCH_QUERY_EVENTS", "100000" if SMOKE else "1000000"))
 REPS = int(os.environ.get("BENCH_QPG_REPS", "1" if SMOKE else "3"))
+ONLY = [k for k in os.environ.get("BENCH_QPG_ONLY", "").split(",") if k]
 OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
 VIGIL = os.path.join(BUILD, "bin", "vigil")
 
@@ -58,11 +60,6 @@ BY_HAND = {
                'WHERE EXISTS (SELECT 1 FROM vigil."Send" S WHERE S.conn = R.conn '
                "AND S.process = 'P1' AND S.valid_at <= R.valid_to)",
 }
-GIST = ['CREATE INDEX IF NOT EXISTS request_range ON vigil."Request" USING gist '
-        "(int8range(valid_from, valid_to))",
-        'CREATE INDEX IF NOT EXISTS lock_range ON vigil."Lock" USING gist '
-        "(int8range(valid_from, valid_to))",
-        'ANALYZE vigil."Request"', 'ANALYZE vigil."Lock"']
 
 
 def say(msg):
@@ -117,11 +114,11 @@ def main():
         url = "postgresql://postgres@/postgres?host=%s&port=%s" % (pg.dir, pg.port)
         store_s, _ = timed([VIGIL, "store", trace, "--to", url, "-q"])
         index_s, _ = timed([VIGIL, "store", "--index", "--to", url, "-q"])
-        for sql in GIST:
-            pg.psql(sql)
         say("stored in %.1f s, indexed in %.1f s" % (store_s, index_s))
         results = []
         for q in query_bench.QUERIES:
+            if ONLY and q["key"] not in ONLY:
+                continue
             tq = q["tquel"]
             t_trace, o1 = best(lambda: timed([VIGIL, "query", trace, "-e", tq, "--format",
                                               "csv"]))

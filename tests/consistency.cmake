@@ -13,8 +13,11 @@ find_program(CONSISTENCY_PYTHON3 python3 HINTS /usr/bin)
 # Recordings through `vigil record` and a million events: not under the sanitizers.
 if(NOT VIGIL_SANITIZE)
   # fuzz, naive (above); window: timer-driven windows (VIGIL_REPORT_WINDOW), consistent at
-  # every edge; kinds: the patent's four kinds (VIGIL_REPORT=types|objects|execution|...).
-  foreach(what fuzz naive window kinds)
+  # every edge; kinds: the patent's four kinds (VIGIL_REPORT=types|objects|execution|...);
+  # listeners: several listeners at once (VIGIL_LISTENERS), each listener's trace checked
+  # and equal to a recording with its filter alone; listeners-bad: bad VIGIL_LISTENERS;
+  # listeners-redis: Debian's redis-server under the preload runtime with three listeners.
+  foreach(what fuzz naive window kinds listeners listeners-bad listeners-redis)
     add_test(NAME consistency.${what}
              COMMAND ${CONSISTENCY_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/consistency/consistency_test.py
                      ${what} --bin ${CMAKE_BINARY_DIR}/bin --fuzz $<TARGET_FILE:consistency_fuzz>)

@@ -5,7 +5,8 @@
 add_executable(vg_control_subject ${CMAKE_SOURCE_DIR}/tests/runtime/control_subject.c)
 target_link_libraries(vg_control_subject PRIVATE vigil_runtime)
 
-foreach(t none sensor entities trigger entity gone garbage nogo nomonitor fork listen monitors report)
+foreach(t none sensor entities trigger entity gone garbage nogo nomonitor fork listen monitors report
+          report_listeners)
   add_test(NAME runtime_control.${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/runtime/control_test.py ${t}
                    $<TARGET_FILE:vg_control_subject>)

@@ -34,6 +34,9 @@ extern VG_API uint32_t vg__rep_epoch;
 /* Non-zero while the runtime tracks entities, invocations and locks (recording, with
  * consistency on): sensors with an op then call the runtime even when they are off. */
 extern VG_API int vg__tracking;
+/* Non-zero while several listeners (VIGIL_LISTENERS) each get their own consistent
+ * stream: vg__report_off is then all ones, and the runtime decides per listener. */
+extern VG_API int vg__listening;
 
 /* ---- schemas ------------------------------------------------------------------ */
 
@@ -196,8 +199,9 @@ typedef struct vg_entity {
 	uint32_t gen;
 	uint64_t id;
 	const char *kind;
-	/* What the consistent reporting knows of it (VG_REP_* bits, docs/consistency.md). */
-	_Atomic uint32_t rep;
+	/* What the consistent reporting knows of it (VG_REP_* bits, docs/consistency.md);
+	 * the high half holds the listeners' masks (VG_REP_LISTENED). */
+	_Atomic uint64_t rep;
 	/* While a sampled interval sensor placed on this entity is sampled: when its open
 	 * interval began (0: none known). The entity's state has one such interval. */
 	uint64_t sampled_since;
@@ -208,6 +212,7 @@ typedef struct vg_entity {
 #define VG_REP_LOADED 4u     /* its load happened ... */
 #define VG_REP_LOAD_REP 8u   /* ... and was reported */
 #define VG_REP_SUSPENDED 16u /* a thread: its suspension was reported, not yet its resume */
+#define VG_REP_LISTENED 32u  /* tracked per listener: bits 32.. say to whom (listen_track.c) */
 #define VG_REP_EPOCH_SHIFT 8 /* the bits above: the image epoch the bits belong to */
 
 typedef struct vg_ref {
@@ -235,13 +240,18 @@ VG_API void vg_entity_load(vg_entity *e);
 
 /* May an activity event refer to `e` now? NULL (no entity) may always be referred to;
  * otherwise its creation must have been reported and, if it was loaded, its load. */
+VG_API int vg__live_listen(const vg_entity *e);
 static inline int vg_live(const vg_entity *e)
 {
 	if (!e)
 		return 1;
-	uint32_t r = atomic_load_explicit(&e->rep, memory_order_relaxed);
-	return (r & VG_REP_REPORTED) && (r & (VG_REP_LOADED | VG_REP_LOAD_REP)) != VG_REP_LOADED &&
-	       (r >> VG_REP_EPOCH_SHIFT) == vg__rep_epoch;
+	uint32_t r = (uint32_t)atomic_load_explicit(&e->rep, memory_order_relaxed);
+	if (VG_LIKELY((r & VG_REP_REPORTED) &&
+	              (r & (VG_REP_LOADED | VG_REP_LOAD_REP)) != VG_REP_LOADED &&
+	              (r >> VG_REP_EPOCH_SHIFT) == vg__rep_epoch))
+		return 1;
+	/* Several listeners: may any refer to it? (it notes which, for the event to come) */
+	return VG_UNLIKELY(r & VG_REP_LISTENED) ? vg__live_listen(e) : 0;
 }
 
 /* The calling thread as an entity (kind "thread", id = tid). */
@@ -271,6 +281,7 @@ struct vg_thread {
 	uint32_t busy; /* an event is being written (a signal handler must not nest) */
 	uint32_t state;
 	uint32_t mute; /* this thread's reporting is off (suspended or filtered out) */
+	uint32_t fan;  /* several listeners: to whom the event being written goes (listen_out.c) */
 };
 extern VG_API __thread struct vg_thread vg__tls __attribute__((tls_model("initial-exec")));
 
@@ -301,6 +312,10 @@ static inline uint64_t vg_now(void)
 VG_API uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload);
 /* An event started while another of the same thread was being written: counted, NULL. */
 VG_API uint8_t *vg__event_nested(vg_sensor *s);
+/* Several listeners: vg_event_begin decided per listener; the commit copies the event to
+ * each listener it goes to. */
+VG_API uint8_t *vg__listen_event_begin(vg_sensor *s, uint32_t payload);
+VG_API void vg__listen_commit(uint8_t *end);
 
 /* Is the sensor on? For entity placement pass the entity holding the flag. */
 static inline int vg_on(const vg_sensor *s)
@@ -365,7 +380,7 @@ static inline int vg__reporting_off(const vg_sensor *s)
 static inline uint8_t *vg_event_begin(vg_sensor *s, uint32_t payload)
 {
 	if (vg__reporting_off(s))
-		return NULL;
+		return VG_UNLIKELY(vg__listening) ? vg__listen_event_begin(s, payload) : NULL;
 	return vg__event_start(s, payload);
 }
 
@@ -378,6 +393,10 @@ struct vg_packet_ctx {
 static inline void vg_event_commit(uint8_t *end)
 {
 	struct vg_thread *t = &vg__tls;
+	if (VG_UNLIKELY(t->fan)) {
+		vg__listen_commit(end);
+		return;
+	}
 	t->pos = end;
 	/* The event's bytes must be in memory before the packet claims them. */
 	atomic_signal_fence(memory_order_release);
@@ -397,6 +416,7 @@ static inline uint64_t vg_event_time(void)
 static inline void vg_event_abort(void)
 {
 	atomic_signal_fence(memory_order_release);
+	vg__tls.fan = 0;
 	vg__tls.busy = 0;
 }
 

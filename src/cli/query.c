@@ -26,7 +26,7 @@ static void query_usage(FILE *f)
 	    f, "usage: vigil query TRACE (-e 'STATEMENTS' | -f FILE.tq) [--format table|csv|json]\n"
 	       "                   [--into FILE.db] [--tick DURATION] [--stats]\n"
 	       "       vigil query postgresql://... (-e ... | -f ...) [--schema NAME]\n"
-	       "                   [--show-sql] [--format table|csv|json]\n\n"
+	       "                   [--show-sql] [--tick DURATION] [--format table|csv|json]\n\n"
 	       "Answers TQuel statements (range, retrieve; docs/tquel.md) over the historical\n"
 	       "relations of a trace (vigil relations TRACE lists them) and prints the result\n"
 	       "of every retrieve, in order.\n\n"
@@ -337,8 +337,13 @@ int vg_cmd_query(int argc, char **argv)
 	if (!q)
 		return 2;
 	if (vg_is_store_url(a.trace)) {
-		struct vg_store_query sq = {.cmd = "query", .url = a.trace, .schema = a.schema,
-		                            .q = q, .format = a.format, .show_sql = a.show_sql};
+		struct vg_store_query sq = {.cmd = "query",
+		                            .url = a.trace,
+		                            .schema = a.schema,
+		                            .q = q,
+		                            .format = a.format,
+		                            .show_sql = a.show_sql,
+		                            .tick_ns = a.tick};
 		rc = vg_query_store(&sq);
 		tquel_free(q);
 		return rc;
@@ -417,8 +422,12 @@ int vg_cmd_explain(int argc, char **argv)
 	if (!q)
 		return 2;
 	if (vg_is_store_url(a.trace)) {
-		struct vg_store_query sq = {
-		    .cmd = "explain", .url = a.trace, .schema = a.schema, .q = q, .explain = true};
+		struct vg_store_query sq = {.cmd = "explain",
+		                            .url = a.trace,
+		                            .schema = a.schema,
+		                            .q = q,
+		                            .explain = true,
+		                            .tick_ns = a.tick};
 		rc = vg_query_store(&sq);
 		tquel_free(q);
 		return rc;

@@ -50,6 +50,7 @@ int vg_query_store(const struct vg_store_query *o)
 		fprintf(stderr, "vigil %s: %s\n", o->cmd, err);
 		goto out;
 	}
+	cat->tick_ns = o->tick_ns;
 	if (vgq_sql_compile(cat, o->q, &prog, stderr))
 		goto out;
 	struct emit_ctx ctx = {.format = o->format};

@@ -13,6 +13,7 @@ struct vg_store_query {
 	const struct tquel_query *q;
 	enum vgq_format format;
 	bool explain, show_sql;
+	int64_t tick_ns; /* the base tick of Clock */
 };
 
 /* A postgresql:// or postgres:// URL. */

@@ -22,7 +22,8 @@ static void usage(FILE *f)
 	    f,
 	    "usage: vigil report --pid PID [--categories LIST] [--threads GLOBS | --all-threads]\n"
 	    "                    [--sensors-on GLOBS] [--sensors-off GLOBS]\n"
-	    "                    [--suspend | --resume] [--window on:D,every:P|off] [--json]\n\n"
+	    "                    [--suspend | --resume] [--window on:D,every:P|off]\n"
+	    "                    [--listener N ...] [--json]\n\n"
 	    "Changes what a running process reports (docs/consistency.md), through its control\n"
 	    "channel: the process listens for monitors (vigil record --listen, or\n"
 	    "VIGIL_CONTROL=listen). The changes are applied in the order given, each one\n"
@@ -44,6 +45,10 @@ static void usage(FILE *f)
 	    "  --suspend, --resume  suspend or resume reporting process-wide (they nest)\n"
 	    "  --window on:D,every:P  report only during D of every P from now on (e.g.\n"
 	    "                       on:50ms,every:1s; VIGIL_REPORT_WINDOW); off: no windows\n"
+	    "  --listener N         the options after it change listener N's filter\n"
+	    "                       (VIGIL_LISTENERS; 0, the default: the main output):\n"
+	    "                       --categories, --threads, --all-threads, --suspend, --resume,\n"
+	    "                       and --sensors-on GLOBS (its sensor globs, replaced)\n"
 	    "  --json               one JSON object on stdout: {pid, changes: [{command, count,\n"
 	    "                       at_ns}]}\n\n"
 	    "examples:\n"
@@ -66,6 +71,9 @@ struct changes {
 	int n;
 };
 
+/* The listener the next options are for (--listener N): "" or "listener N ". */
+static char listener_prefix[32];
+
 static int add(struct changes *ch, const char *fmt, const char *arg)
 {
 	if (ch->n == MAX_CHANGES) {
@@ -77,7 +85,13 @@ static int add(struct changes *ch, const char *fmt, const char *arg)
 		        arg);
 		return -1;
 	}
-	if (asprintf(&ch->line[ch->n], fmt, arg ? arg : "") < 0)
+	char *body;
+	if (asprintf(&body, fmt, arg ? arg : "") < 0)
+		return -1;
+	/* "report X" becomes "report listener N X" */
+	int rc = asprintf(&ch->line[ch->n], "report %s%s", listener_prefix, body + 7);
+	free(body);
+	if (rc < 0)
 		return -1;
 	ch->n++;
 	return 0;
@@ -85,7 +99,19 @@ static int add(struct changes *ch, const char *fmt, const char *arg)
 
 static int parse(int argc, char **argv, int *pid, int *json, struct changes *ch)
 {
-	enum { CATS = 256, THREADS, ALL_THREADS, ON, OFF, SUSPEND, RESUME, WINDOW, JSON, PID };
+	enum {
+		CATS = 256,
+		THREADS,
+		ALL_THREADS,
+		ON,
+		OFF,
+		SUSPEND,
+		RESUME,
+		WINDOW,
+		JSON,
+		PID,
+		LISTENER
+	};
 	static const struct option opts[] = {{"pid", required_argument, 0, PID},
 	                                     {"categories", required_argument, 0, CATS},
 	                                     {"threads", required_argument, 0, THREADS},
@@ -96,6 +122,7 @@ static int parse(int argc, char **argv, int *pid, int *json, struct changes *ch)
 	                                     {"resume", no_argument, 0, RESUME},
 	                                     {"window", required_argument, 0, WINDOW},
 	                                     {"json", no_argument, 0, JSON},
+	                                     {"listener", required_argument, 0, LISTENER},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
 	optind = 1;
@@ -124,11 +151,34 @@ static int parse(int argc, char **argv, int *pid, int *json, struct changes *ch)
 			rc = add(ch, "report threads", NULL);
 			break;
 		case ON:
-			rc = add(ch, "report sensors on %s", optarg);
+			rc = add(ch,
+			         listener_prefix[0] ? "report sensors %s" : "report sensors on %s",
+			         optarg);
 			break;
 		case OFF:
+			if (listener_prefix[0]) {
+				fprintf(stderr,
+				        "vigil report: --sensors-off: a listener's sensors are "
+				        "given whole (--sensors-on 'GLOBS,-GLOB')\n");
+				return -1;
+			}
 			rc = add(ch, "report sensors off %s", optarg);
 			break;
+		case LISTENER: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || !*optarg || v < 0 || v > 7) {
+				fprintf(stderr, "vigil report: --listener '%s': expected 0 to 7\n",
+				        optarg);
+				return -1;
+			}
+			if (v)
+				snprintf(listener_prefix, sizeof listener_prefix, "listener %ld ",
+				         v);
+			else
+				listener_prefix[0] = 0;
+			break;
+		}
 		case SUSPEND:
 			rc = add(ch, "report suspend", NULL);
 			break;

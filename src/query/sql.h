@@ -3,9 +3,9 @@
  * attribute types, as `vigil store` wrote them) and turned into one SELECT that
  * PostgreSQL evaluates whole: the where clause as SQL predicates, valid and when clauses
  * as expressions over the time columns, retrieve unique as a window computation,
- * aggregates as range computations (sql_agg.c). What has no SQL form here (Clock, stdev,
- * varts, aggregates in valid and when clauses) is refused at its place in the text before
- * anything runs: nothing is computed on the client.
+ * aggregates as range computations (sql_agg.c), Clock[n] as a series over the time line
+ * of what is stored. Errors are reported at their place in the text before anything
+ * runs: nothing is computed on the client.
  *
  * This file knows no libpq: src/store reads the catalog and runs the statements. */
 #ifndef VIGIL_QUERY_SQL_H
@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "relations/relation.h"
@@ -45,6 +46,7 @@ struct vgq_sql_catalog {
 	size_t nrels, cap;
 	struct vgq_sql_rel **rels; /* grows as retrieve into adds results */
 	struct tquel_arena *arena;
+	int64_t tick_ns; /* the base tick of Clock (vigil query --tick); 0: 1 s */
 };
 
 /* One compiled retrieve. Its SELECT yields, per result attribute, one column (an entity:

@@ -77,20 +77,29 @@ static const char *join(struct sqlc *c, const char *l, const char *sep, const ch
 	return l ? sqlc_printf(c, "%s%s%s", l, sep, x) : x;
 }
 
+/* stdev as the engine computes it (agg_time.c), so that the doubles are the same to the
+ * last bit: the mean is the sum in ascending order over n, then the squared deviations
+ * are summed in ascending order of the values, sqrt of that over n (an aggregate with
+ * ORDER BY folds its input in that order; sum of float8 is a plain +). `arr` is the
+ * values' array, an aggregate of the segment; `pre` arr `post` the FROM giving them
+ * as z.u. With `ratio`, the deviation over the mean, none when the mean is 0 (varts). */
+static const char *stdev_of(struct sqlc *c, const char *pre, const char *arr, const char *post,
+                            bool ratio)
+{
+	const char *from = sqlc_printf(c, "%s%s%s", pre, arr, post);
+	return sqlc_printf(
+	    c,
+	    "(WITH z AS (SELECT z.u FROM %s), w AS (SELECT sum(u ORDER BY u) / count(*)::float8 "
+	    "AS m FROM z) SELECT %ssqrt(sum((z.u - w.m) * (z.u - w.m) ORDER BY z.u) / "
+	    "count(*)::float8)%s FROM z, w GROUP BY w.m)",
+	    from, ratio ? "CASE WHEN w.m <> 0 THEN " : "", ratio ? " / w.m END" : "");
+}
+
 static const struct vgq_sql_rel AGG_REL = {.name = "aggregate"};
 
 bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out)
 {
 	const struct tquel_agg *g = &e->u.agg;
-	if (g->fn == TQ_STDEV || g->fn == TQ_VARTS) {
-		/* the engine sums in ascending order; PostgreSQL's stddev_pop does not, and
-		 * the last bits would differ */
-		sqlc_error(c, &e->loc,
-		           "%s is not compiled to SQL (docs/tquel-sql.md); ask this over a trace "
-		           "with vigil query TRACE",
-		           tquel_aggfn_names[g->fn]);
-		return false;
-	}
 	size_t k = c->naggs++;
 	struct sqlc in = {.cat = c->cat,
 	                  .q = c->q,
@@ -104,7 +113,8 @@ bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out)
 	if (!sqlc_value(&in, g->arg, &arg))
 		goto fail;
 	bool numeric = arg.type == ST_INT || arg.type == ST_UINT || arg.type == ST_DOUBLE;
-	if ((g->fn == TQ_SUM || g->fn == TQ_AVG || g->fn == TQ_RATE) && !numeric) {
+	if ((g->fn == TQ_SUM || g->fn == TQ_AVG || g->fn == TQ_RATE || g->fn == TQ_STDEV) &&
+	    !numeric) {
 		sqlc_error(c, &g->arg->loc, "%s needs numbers", tquel_aggfn_names[g->fn]);
 		goto fail;
 	}
@@ -223,6 +233,15 @@ bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out)
 		                 "(NULLIF(max(x.b) - min(x.b), 0)::float8 / 1e9::float8)",
 		                 v, v);
 		break;
+	case TQ_STDEV:
+		fn = stdev_of(c, "unnest(", "array_agg(x.v::float8) FILTER (WHERE x.b IS NOT NULL)",
+		              ") AS z(u)", false);
+		break;
+	case TQ_VARTS: /* the deviation of the spacings of the sorted begins over their mean */
+		fn = stdev_of(c, "(SELECT (u - lag(u) OVER (ORDER BY o))::float8 AS u FROM unnest(",
+		              "array_agg(x.b ORDER BY x.b) FILTER (WHERE x.b IS NOT NULL)",
+		              ") WITH ORDINALITY AS q(u, o)) z WHERE z.u IS NOT NULL", true);
+		break;
 	default: /* TQ_AVGTI: the mean spacing of the begins, in seconds */
 		fn = "CASE WHEN count(x.v) > 1 THEN (max(x.b) - min(x.b))::float8 / 1e9::float8 / "
 		     "(count(x.v) - 1)::float8 END";
@@ -264,11 +283,11 @@ bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out)
 	c->vars[i].alias = sqlc_printf(c, "a%zu", k);
 	c->vars[i].rel = &AGG_REL;
 	c->vars[i].from = sql;
-	static const enum sql_type result[] = {[TQ_COUNT] = ST_INT,
-	                                       [TQ_ANY] = ST_INT,
-	                                       [TQ_AVG] = ST_DOUBLE,
-	                                       [TQ_RATE] = ST_DOUBLE,
-	                                       [TQ_AVGTI] = ST_DOUBLE};
+	c->vars[i].agg = true;
+	static const enum sql_type result[] = {
+	    [TQ_COUNT] = ST_INT,   [TQ_ANY] = ST_INT,      [TQ_AVG] = ST_DOUBLE,
+	    [TQ_RATE] = ST_DOUBLE, [TQ_AVGTI] = ST_DOUBLE, [TQ_STDEV] = ST_DOUBLE,
+	    [TQ_VARTS] = ST_DOUBLE};
 	bool same = g->fn == TQ_MIN || g->fn == TQ_MAX || g->fn == TQ_FIRST || g->fn == TQ_LAST;
 	out->type = g->fn == TQ_SUM ? (arg.type == ST_DOUBLE ? ST_DOUBLE : ST_INT)
 	            : same          ? arg.type

@@ -132,8 +132,11 @@ void *sqlc_error(struct sqlc *c, const struct tquel_loc *loc, const char *fmt, .
 int sqlc_var(struct sqlc *c, const char *name, const struct tquel_loc *loc)
 {
 	for (size_t i = 0; i < c->nvars; i++)
-		if (!strcmp(c->vars[i].name, name))
+		if (!strcmp(c->vars[i].name, name)) {
+			if (c->marking)
+				c->shown |= 1ull << i;
 			return (int)i;
+		}
 	const struct sql_range *r = NULL;
 	for (size_t i = c->nranges; i-- > 0 && !r;)
 		if (!strcmp(c->ranges[i].var, name))
@@ -156,6 +159,9 @@ int sqlc_var(struct sqlc *c, const char *name, const struct tquel_loc *loc)
 	size_t i = c->nvars++;
 	c->vars[i].name = name;
 	c->vars[i].rel = r->rel;
+	c->vars[i].from = r->from;
+	if (c->marking)
+		c->shown |= 1ull << i;
 	c->vars[i].alias = sqlc_printf(c, "%s%zu", c->prefix ? c->prefix : "t", i);
 	return (int)i;
 }

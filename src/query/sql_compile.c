@@ -132,14 +132,22 @@ static const char *coalesce(struct sqlc *c, const char *inner, const char *vals)
 
 const char *sqlc_from_list(struct sqlc *c)
 {
+	return sqlc_from_some(c, 0, false);
+}
+
+const char *sqlc_from_some(struct sqlc *c, uint64_t mask, bool set)
+{
 	const char *l = NULL;
-	for (size_t i = 0; i < c->nvars; i++)
-		l = c->vars[i].from
-		        ? list(c, l,
-		               sqlc_printf(c, "(%s) AS %s", c->vars[i].from, c->vars[i].alias))
-		        : list(c, l,
-		               sqlc_printf(c, "%s.%s AS %s", sqlc_ident(c, c->cat->schema),
-		                           sqlc_ident(c, c->vars[i].rel->table), c->vars[i].alias));
+	for (size_t i = 0; i < c->nvars; i++) {
+		if (((mask >> i) & 1) != set)
+			continue;
+		const char *a = c->vars[i].alias;
+		l = list(c, l,
+		         c->vars[i].from
+		             ? sqlc_printf(c, "(%s) AS %s", c->vars[i].from, a)
+		             : sqlc_printf(c, "%s.%s AS %s", sqlc_ident(c, c->cat->schema),
+		                           sqlc_ident(c, c->vars[i].rel->table), a));
+	}
 	return l;
 }
 
@@ -180,7 +188,7 @@ static const char *holding(struct sqlc *c, const char *b, const char *e, bool at
 	const char *cond = NULL;
 	for (size_t i = 0; i < c->nvars; i++) {
 		const char *a = c->vars[i].alias;
-		if (c->vars[i].from)
+		if (c->vars[i].agg)
 			cond =
 			    sqlc_and(c, cond,
 			             at ? sqlc_printf(c, "%s.valid_from <= %s AND %s < %s.valid_to",
@@ -221,8 +229,10 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	sqlc_collect_outer(c, r->valid.to);
 	struct target *t;
 	size_t nt;
+	c->marking = true; /* the variables the values read */
 	if (!targets(c, r, &t, &nt))
 		return false;
+	c->marking = false;
 	const char *where = NULL;
 	if (r->where) {
 		struct sql_value w;
@@ -240,8 +250,8 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	size_t nconj = 0;
 	if (r->when && !when_conjuncts(c, r->when, conj, &nconj, &where))
 		return false;
-	where = sqlc_and(c, where, c->agg_conds);
 	const char *times;
+	c->marking = true; /* the variables the valid time reads */
 	if (r->valid.kind == TQ_VALID_AT) {
 		struct sql_time at;
 		if (!sqlc_time(c, r->valid.at, &at))
@@ -288,10 +298,24 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 		sqlc_error(c, &st->loc, "a retrieve needs a tuple variable");
 		return false;
 	}
+	c->marking = false;
+	/* the correlations of every aggregate, those of the valid clause included */
+	where = sqlc_and(c, where, c->agg_conds);
 	const char *sel = select_list(c, t, nt);
-	const char *body =
-	    sqlc_printf(c, "SELECT DISTINCT %s%s%s\nFROM %s%s%s", sel ? sel : "", sel ? ", " : "",
-	                times, sqlc_from_list(c), where ? "\nWHERE " : "", where ? where : "");
+	/* with a valid clause, a variable that neither the values nor the valid time read
+	 * only has to exist: EXISTS, a semi-join, instead of a join whose duplicates
+	 * DISTINCT removes (the paper's `when S precede end of R` reads S only there) */
+	uint64_t hidden = 0;
+	for (size_t i = 0; i < c->nvars && r->valid.kind != TQ_VALID_NONE && where; i++)
+		if (!((c->shown >> i) & 1) && !c->vars[i].agg)
+			hidden |= 1ull << i;
+	const char *from = sqlc_from_some(c, hidden, false);
+	if (hidden)
+		where = sqlc_printf(c, "EXISTS (SELECT 1 FROM %s WHERE %s)",
+		                    sqlc_from_some(c, hidden, true), where);
+	const char *body = sqlc_printf(
+	    c, "SELECT DISTINCT %s%s%s%s%s%s%s", sel ? sel : "", sel ? ", " : "", times,
+	    from ? "\nFROM " : "", from ? from : "", where ? "\nWHERE " : "", where ? where : "");
 	const char *vals = value_columns(c, t, nt);
 	if (r->unique && !out->event)
 		body = coalesce(c, body, vals);
@@ -360,6 +384,37 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	return true;
 }
 
+/* Clock[n] (docs/tquel.md, "Clocks"): an event relation without attributes, a tick
+ * every n base ticks from the first event stored up to the last, as the engine makes it
+ * over a trace (relation_clock.c), its limit on the number of ticks included: beyond it
+ * the statement fails in PostgreSQL with that message, before any tick is made (the
+ * message depends on the row, or PostgreSQL would fold it while planning). */
+static struct vgq_sql_rel *clock_range(struct sqlc *c, const struct tquel_range *r,
+                                       struct sql_range *sr)
+{
+	static struct vgq_sql_rel clock = {.name = "Clock", .event = true};
+	uint64_t tick = c->cat->tick_ns > 0 ? (uint64_t)c->cat->tick_ns : 1000000000u;
+	if (tick > INT64_MAX / r->clock_period) {
+		sqlc_error(c, &r->relation_loc, "Clock[%llu]: the period overflows 64 bits",
+		           (unsigned long long)r->clock_period);
+		return NULL;
+	}
+	long long step = (long long)(tick * r->clock_period);
+	const char *name = r->clock_period == 1
+	                       ? "Clock"
+	                       : sqlc_printf(c, "Clock[%llu]", (unsigned long long)r->clock_period);
+	sr->from = sqlc_printf(
+	    c,
+	    "SELECT generate_series(lo, CASE WHEN (hi - lo) / %lld < %llu THEN hi ELSE "
+	    "('%s: more than %llu ticks over the time line stored (use a larger base tick)' "
+	    "|| left(hi::text, 0))::int8 END, %lld) AS valid_at FROM (SELECT min(first_ns) AS lo, "
+	    "max(last_ns) AS hi "
+	    "FROM %s.loads) tl",
+	    step, (unsigned long long)VGQ_CLOCK_MAX, name, (unsigned long long)VGQ_CLOCK_MAX, step,
+	    sqlc_ident(c, c->cat->schema));
+	return &clock;
+}
+
 size_t vgq_sql_compile(struct vgq_sql_catalog *cat, const struct tquel_query *q,
                        struct vgq_sql_program *out, FILE *errors)
 {
@@ -383,13 +438,9 @@ size_t vgq_sql_compile(struct vgq_sql_catalog *cat, const struct tquel_query *q,
 			const struct tquel_range *r = &st->u.range;
 			struct sql_range *sr = &ranges[nranges++];
 			sr->var = r->var;
-			sr->rel = r->clock_period ? NULL : vgq_sql_catalog_find(cat, r->relation);
-			if (r->clock_period)
-				sqlc_error(
-				    &c, &r->relation_loc,
-				    "Clock is not in the store: it ticks over a trace's time "
-				    "(ask this over a trace with vigil query TRACE)");
-			else if (!sr->rel)
+			sr->rel = r->clock_period ? clock_range(&c, r, sr)
+			                          : vgq_sql_catalog_find(cat, r->relation);
+			if (!sr->rel && !r->clock_period)
 				sqlc_error(&c, &r->relation_loc,
 				           "no relation '%s' in the store (schema %s; its table "
 				           "%s.vg_relations lists those stored)",

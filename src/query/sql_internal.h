@@ -4,6 +4,7 @@
 #define VIGIL_QUERY_SQL_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "query/sql.h"
 #include "tquel/arena.h"
@@ -14,6 +15,7 @@
 struct sql_range {
 	const char *var;
 	struct vgq_sql_rel *rel; /* NULL: its relation was reported unknown */
+	const char *from;        /* a Clock: the subquery of its ticks; else NULL */
 };
 
 /* The value types of the engine (bind.c), a condition included. */
@@ -36,6 +38,9 @@ struct sql_time {
 	int shape;
 	const char *kind;
 	const char *b, *e;
+	/* a stored relation's own valid time: int8range(from, to), the expression the GiST
+	   index of `vigil store --index` is on (overlaps compile to && of these); else NULL */
+	const char *range;
 };
 
 /* Compiling one retrieve. */
@@ -52,7 +57,8 @@ struct sqlc {
 	struct {
 		const char *name, *alias;
 		const struct vgq_sql_rel *rel;
-		const char *from; /* an aggregate's relation: its subquery; else NULL */
+		const char *from; /* an aggregate's relation, a Clock: its subquery; else NULL */
+		bool agg;         /* an aggregate's relation */
 	} vars[VGQ_SQL_MAX_VARS];
 	const char *prefix; /* of the aliases: "t" outside aggregates */
 	/* the outer statement: its variables outside aggregates (correlated by-items), its
@@ -62,6 +68,10 @@ struct sqlc {
 	size_t nouter;
 	const char *agg_conds;
 	size_t naggs;
+	/* the variables the result's values and valid time read (bit i: vars[i]), marked by
+	   sqlc_var while `marking` */
+	bool marking;
+	uint64_t shown;
 };
 
 /* sql_agg.c: an aggregate as a value of the statement: its relation (maximal intervals
@@ -85,6 +95,8 @@ int sqlc_var(struct sqlc *c, const char *name, const struct tquel_loc *loc);
 
 /* The FROM list of c's variables. */
 const char *sqlc_from_list(struct sqlc *c);
+/* The FROM list of the variables whose bit in `mask` is `set`; NULL if none. */
+const char *sqlc_from_some(struct sqlc *c, uint64_t mask, bool set);
 
 /* sql_value.c: a value expression (where clause, targets); false after an error. */
 bool sqlc_value(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out);

@@ -5,6 +5,7 @@
  * shape that depends on the row. */
 #include <inttypes.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "query/sql_internal.h"
 
@@ -24,9 +25,12 @@ struct sql_time sqlc_var_time(struct sqlc *c, int v)
 		const char *at = sqlc_printf(c, "%s.valid_at", t);
 		return (struct sql_time){.shape = 1, .b = at, .e = at};
 	}
-	return (struct sql_time){.shape = 2,
-	                         .b = sqlc_printf(c, "%s.valid_from", t),
-	                         .e = sqlc_printf(c, "%s.valid_to", t)};
+	struct sql_time r = {.shape = 2,
+	                     .b = sqlc_printf(c, "%s.valid_from", t),
+	                     .e = sqlc_printf(c, "%s.valid_to", t)};
+	if (!c->vars[v].from) /* a table (an aggregate's subquery has no index) */
+		r.range = sqlc_printf(c, "int8range(%s, %s)", r.b, r.e);
+	return r;
 }
 
 /* The shape as an SQL expression (1 event, 2 interval). */
@@ -40,7 +44,17 @@ struct sql_time sqlc_overlap(struct sqlc *c, const struct sql_time *x, const str
 	struct sql_time r = {.cond = sqlc_and(c, x->cond, y->cond)};
 	const char *bx = x->b, *ex = x->e, *by = y->b, *ey = y->e;
 	const char *meet;
-	if (x->shape == 2 && y->shape == 2) {
+	if (x->range && y->range) {
+		/* [b1, e1) and [b2, e2) with b <= e (a stored interval; b = e is empty and
+		 * overlaps nothing, as in the engine) overlap exactly when int8range's
+		 * half-open ranges do; && is what a GiST index on the ranges serves.
+		 * Ordered, so that the same overlap said twice (a when clause and the
+		 * default valid time) is the same text */
+		const char *r1 = x->range, *r2 = y->range;
+		if (strcmp(r1, r2) > 0)
+			r1 = y->range, r2 = x->range;
+		meet = sqlc_printf(c, "%s && %s", r1, r2);
+	} else if (x->shape == 2 && y->shape == 2) {
 		/* the first two conjuncts are implied by the third; said plainly, the
 		 * planner can use indexes on the time columns */
 		meet = sqlc_printf(c, "%s < %s AND %s < %s AND GREATEST(%s, %s) < LEAST(%s, %s)",
@@ -128,11 +142,20 @@ bool sqlc_time(struct sqlc *c, const struct tquel_expr *e, struct sql_time *out)
 		    sqlc_and(c, sqlc_and(c, x.cond, y.cond), sqlc_printf(c, "%s <= %s", x.b, y.e));
 		out->kind = sqlc_printf(c, "(CASE WHEN %s < %s THEN 2 ELSE 1 END)", x.b, y.e);
 		return true;
-	case TQ_AGG:
-		sqlc_error(c, &e->loc,
-		           "an aggregate in a valid or when clause is not compiled to SQL "
-		           "(docs/tquel-sql.md); ask this over a trace with vigil query TRACE");
-		return false;
+	case TQ_AGG: {
+		/* the valid time of its value: the aggregate is a variable of the statement
+		 * (its own, for each occurrence), an interval over which the value is
+		 * constant */
+		struct sql_value v;
+		if (c->outer) {
+			sqlc_error(c, &e->loc, "an aggregate cannot be inside another aggregate");
+			return false;
+		}
+		if (!sqlc_agg(c, e, &v))
+			return false;
+		*out = sqlc_var_time(c, (int)c->nvars - 1);
+		return true;
+	}
 	default:
 		sqlc_error(c, &e->loc,
 		           "expected a temporal expression (a tuple variable, begin of, "

@@ -109,6 +109,19 @@ static int refs_live(const vg_type_desc *d, const vg_value *values, int except)
 	return 1;
 }
 
+/* An activity the filters want (`wanted`): rule 2, then, with several listeners, to the
+ * listeners that may refer to every entity it names. 0: not reported. */
+static unsigned listen_narrow(unsigned wanted, const vg_type_desc *d, const vg_value *values)
+{
+	if (!wanted || (vg__tracking && !refs_live(d, values, -1)))
+		return 0;
+	if (vg__listening) {
+		wanted &= vg__listen_take_live();
+		vg__listen_decide(wanted);
+	}
+	return wanted;
+}
+
 static void fire_triggers(vg_sensor *s, const vg_type_desc *d, const vg_value *values)
 {
 	if (VG_LIKELY(!atomic_load_explicit(&s->react, memory_order_relaxed)))
@@ -177,9 +190,7 @@ int vg_emit(vg_sensor *s, const vg_value *values)
 	case VG_OP_ACTIVITY:
 	case VG_OP_REFERENCE:
 	case VG_OP_MOVE:
-		if (!vg_on(s) || !vg__wanted(s, flag_holder(d, values)))
-			return -1;
-		if (vg__tracking && !refs_live(d, values, -1))
+		if (!vg_on(s) || !listen_narrow(vg__wanted(s, flag_holder(d, values)), d, values))
 			return -1;
 		return finish(s, d, values, vg__event_start(s, size));
 	case VG_OP_ENTER:
@@ -204,7 +215,7 @@ int vg__emit_dated(vg_sensor *s, const vg_value *values, void (*date)(uint8_t *,
 		return vg_emit(s, values);
 	uint32_t size;
 	if (!vg_tracking(s) || !payload_fits(s, values, &size) || !vg_on(s) ||
-	    !vg__wanted(s, flag_holder(d, values)) || (vg__tracking && !refs_live(d, values, -1)))
+	    !listen_narrow(vg__wanted(s, flag_holder(d, values)), d, values))
 		return -1;
 	uint8_t *p = vg__event_start(s, size);
 	if (p)
@@ -246,7 +257,7 @@ void vg__emit_thread_continued(uint32_t tid, uint32_t gen, const char *name)
 void vg__emit_thread_name(uint32_t tid, uint32_t gen, const char *name)
 {
 	vg_entity *self = vg__thread_entity();
-	int wanted = vg__wanted(vg__builtin(VG_B_THREAD_NAME), NULL);
+	unsigned wanted = vg__wanted(vg__builtin(VG_B_THREAD_NAME), NULL);
 	if (self ? vg__track_op(VG_OP_RENAME, self, wanted) : wanted)
 		emit_thread(VG_B_THREAD_NAME, tid, gen, name);
 }
@@ -254,7 +265,7 @@ void vg__emit_thread_name(uint32_t tid, uint32_t gen, const char *name)
 void vg__emit_thread_end(uint32_t tid, uint32_t gen)
 {
 	vg_entity *self = vg__thread_entity();
-	int wanted = vg__wanted(vg__builtin(VG_B_THREAD_END), NULL);
+	unsigned wanted = vg__wanted(vg__builtin(VG_B_THREAD_END), NULL);
 	if (self ? vg__track_op(VG_OP_RECLAIM, self, wanted) : wanted)
 		emit_thread(VG_B_THREAD_END, tid, gen, NULL);
 }

@@ -180,6 +180,7 @@ static void before_exec(const char *path)
 		vg__net_unfollowed(-1, 0, "exec-static", 1);
 	}
 	vg_thread_flush();
+	vg__listen_flush_all(); /* the listeners' buffers would die with the image */
 	vg__files_before_exec();
 }
 

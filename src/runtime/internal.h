@@ -248,15 +248,28 @@ void vg__report_thread_named(const char *name); /* the calling thread's name, no
 void vg__report_thread_exit(void);
 void vg__report_after_fork(void);                       /* only the forking thread is left */
 void vg__report_sensor_registered_locked(vg_sensor *s); /* remembered vg_report_sensors */
+/* Several listeners (listen.c, docs/consistency.md "Several listeners"): listener 0 is
+ * the main output, 1.. the directories of VIGIL_LISTENERS. A decision is then a mask of
+ * listeners (bit i: listener i); with one listener it is 0 or 1, as before. */
+#define VG_LISTENERS_MAX 8
+#define VG_FAN_PENDING 0x80000000u /* vg__tls.fan: a decision is pending for the next commit */
+unsigned vg__listen_wanted(const vg_sensor *s); /* report.c: the listeners' filters */
+/* The filters' decision without the flag checks: a mask. */
+static inline unsigned vg__filter_mask(const vg_sensor *s)
+{
+	if (!vg__reporting_off(s))
+		return 1;
+	return VG_UNLIKELY(vg__listening) ? vg__listen_wanted(s) : 0;
+}
 /* Would the filters report an event of `s` now? `holder`: the entity whose flag gates
- * it (placement), NULL when the flag is the sensor's. */
-static inline int vg__wanted(const vg_sensor *s, const vg_entity *holder)
+ * it (placement), NULL when the flag is the sensor's. A mask of listeners. */
+static inline unsigned vg__wanted(const vg_sensor *s, const vg_entity *holder)
 {
 	if (!vg_on(s))
 		return 0;
 	if (s->placement != VG_FLAG_SENSOR && !(holder && vg_entity_up(s, holder)))
 		return 0;
-	return !vg__reporting_off(s);
+	return vg__filter_mask(s);
 }
 static inline uint32_t vg__rep_bits(uint32_t flags)
 {
@@ -265,21 +278,56 @@ static inline uint32_t vg__rep_bits(uint32_t flags)
 /* rep of `e` in this image's epoch (0 when it belongs to another image). */
 static inline uint32_t vg__rep_now(const vg_entity *e)
 {
-	uint32_t r = atomic_load_explicit(&e->rep, memory_order_relaxed);
+	uint32_t r = (uint32_t)atomic_load_explicit(&e->rep, memory_order_relaxed);
 	return (r >> VG_REP_EPOCH_SHIFT) == vg__rep_epoch ? r : 0;
 }
+/* listen.c: VIGIL_LISTENERS and the listeners' outputs */
+extern int vg__listeners;          /* how many, the main output included */
+void vg__listen_init(void);        /* report.c's init: parse, set the filters */
+void vg__listen_image_start(void); /* the image's directories in each listener */
+void vg__listen_metadata_append(const char *text, size_t len);
+void vg__listen_thread_exit(void); /* flush and forget the thread's buffers */
+void vg__listen_flush_all(void);   /* process end, exec: every thread's buffers */
+void vg__listen_after_fork(void);
+/* report.c: listener i's filter (VIGIL_LISTENERS); the strings become the runtime's. */
+void vg__report_listener(int i, unsigned mask, int suspended_at_start, char *threads,
+                         char *sensors);
+/* `report listener I WHAT [ARG]` (control_report.c): categories (mask), threads or sensors
+ * (globs, NULL: all), suspend, resume. 0, or -1 out of memory; *count: sensors matched. */
+int vg__report_listener_change(int i, const char *what, const char *arg, unsigned mask,
+                               long *count);
+/* The decision for the event about to be started: goes with it to the commit. */
+extern __thread uint64_t vg__listen_prev_ts __attribute__((tls_model("initial-exec")));
+static inline void vg__listen_decide(unsigned mask)
+{
+	/* Inside another event of this thread (a signal handler) its event is dropped as
+	 * nested: the decision of the event being written stays. */
+	if (VG_UNLIKELY(vg__listening) && !vg__tls.busy) {
+		vg__tls.fan = mask ? (mask | VG_FAN_PENDING) : 0;
+		vg__listen_prev_ts = vg__tls.last_ts; /* if the main output leaves it out */
+	}
+}
+/* The listeners every entity named by the event so far may be referred to by (vg_live
+ * notes them), taken once per event: all when none was named. */
+unsigned vg__listen_take_live(void);
+/* listen_track.c: the rules per listener (track.c's, with masks) */
+unsigned vg__listen_track_op(enum vg_op op, vg_entity *e, unsigned wanted);
+void vg__listen_track_created(vg_entity *e, unsigned reported);
+unsigned vg__listen_live_mask(const vg_entity *e); /* the listeners that may refer to e */
+unsigned vg__track_lock_listen(enum vg_op op, const vg_entity *l, unsigned wanted); /* track.c */
+void vg__listen_track_thread_exit(void);
 
 /* track.c: what the consistency rules need while reporting is off */
 /* Decides whether an op event on `e` is reported and updates what is tracked; `wanted`:
  * what the filters say. CREATE is decided by the caller (identity first). */
-int vg__track_op(enum vg_op op, vg_entity *e, int wanted);
-void vg__track_created(vg_entity *e, int reported);
+unsigned vg__track_op(enum vg_op op, vg_entity *e, unsigned wanted);
+void vg__track_created(vg_entity *e, unsigned reported);
 void vg__track_thread_exit(void);
 void vg__track_after_fork(void);
 /* vg_op_begin, with `allowed` = 0 when the event may not be reported whatever the
  * filters say (it names an entity that may not be referred to). */
 uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t payload);
-int vg__op_wanted(const vg_sensor *s, const vg_entity *target); /* the filters, for an op */
+unsigned vg__op_wanted(const vg_sensor *s, const vg_entity *target); /* the filters, for an op */
 void vg__track_call_thread_exit(void); /* track_call.c: the invocation stack */
 void vg__track_call_after_fork(void);
 

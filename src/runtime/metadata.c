@@ -227,6 +227,7 @@ int vg__metadata_append_type(const char *text, size_t len)
 {
 	if (!metadata_started) /* not written yet: vg__metadata_write_all will include it */
 		return 0;
+	vg__listen_metadata_append(text, len); /* each listener's copy */
 	return metadata_write(text, len);
 }
 

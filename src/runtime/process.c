@@ -191,13 +191,15 @@ static void read_clock_uuid(void)
 }
 
 static atomic_int process_begun;
-static int process_reported; /* its begin was: its end will be (rule 3) */
+static unsigned process_reported; /* its begin was: its end will be (rule 3); a mask */
 
 /* Records vg.process.begin once per new process, before its first thread's begin. */
 void vg__process_begin_once(void)
 {
 	if (vg__rt.image > 0) { /* begun in an earlier image of the process */
-		process_reported = 1;
+		/* Several listeners: those whose (fixed) filter reported its begin then. */
+		process_reported =
+		    vg__listening ? vg__wanted(vg__builtin(VG_B_PROCESS_BEGIN), NULL) : 1u;
 		/* An exec: the process is now called what the new program is called. */
 		if (!atomic_exchange(&process_begun, 1))
 			vg__process_renamed(vg__rt.procname);
@@ -253,6 +255,8 @@ void vg__process_start_image(int after_fork)
 	}
 	if (after_fork)
 		vg__registry_reset_after_fork();
+	if (vg__rt.recording)
+		vg__listen_image_start(); /* a fork child's image in each listener */
 	update_proc_env();
 }
 
@@ -271,12 +275,15 @@ void vg__process_end(int status)
 	v[2].i = status;
 	vg__title_check(); /* its last title */
 	vg__stream_thread_end_event();
-	int wanted = vg__wanted(vg__builtin(VG_B_PROCESS_END), NULL);
-	if (vg__tracking ? process_reported : wanted)
+	unsigned wanted = vg__wanted(vg__builtin(VG_B_PROCESS_END), NULL);
+	unsigned report = vg__tracking ? process_reported : wanted;
+	vg__listen_decide(report);
+	if (report)
 		vg__emit_decided(vg__builtin(VG_B_PROCESS_END), v);
 	vg__stream_adopt_unstreamed_loss(); /* so the trace counts every loss */
 	vg_thread_flush();
-	vg__send_finish(); /* VIGIL_TO: ship what is left */
+	vg__listen_flush_all(); /* the listeners' buffers of every thread */
+	vg__send_finish();      /* VIGIL_TO: ship what is left */
 	uint64_t lost = vg_events_discarded();
 	if (lost)
 		vg__warn("%" PRIu64 " events of this process were not recorded (size cap, full "
@@ -323,6 +330,7 @@ static void atfork_child(void)
 	vg__report_window_after_fork();
 	vg__track_after_fork();
 	vg__track_call_after_fork();
+	vg__listen_after_fork();
 	vg__net_after_fork();
 	vg__title_after_fork();
 	if (vg__rt.recording)

@@ -11,6 +11,17 @@
 _Atomic uint32_t vg__report_off;
 uint32_t vg__rep_epoch = 1; /* 0 would make a zeroed entity look current */
 int vg__tracking;
+int vg__listening;
+
+/* Several listeners (listen.c): listener 0's filter is the one above; the others' are
+ * set once from VIGIL_LISTENERS. Each listener's VG_CAT_* bits off, read unlocked. */
+static _Atomic unsigned listen_off[VG_LISTENERS_MAX];
+static unsigned listen_categories[VG_LISTENERS_MAX];
+static int listen_suspended[VG_LISTENERS_MAX];
+static char *listen_threads[VG_LISTENERS_MAX];
+static char *listen_sensors[VG_LISTENERS_MAX];
+static uint8_t sensor_listeners[VG_MAX_TYPES + 1]; /* by sensor id: who may report it */
+static __thread uint32_t self_unlisted __attribute__((tls_model("initial-exec")));
 
 static unsigned categories = VG_CAT_ENTITY | VG_CAT_ACTIVITY;
 static int suspended; /* process-wide suspends, under vg__rt.lock */
@@ -20,6 +31,7 @@ static int suspended; /* process-wide suspends, under vg__rt.lock */
 struct reported_thread {
 	struct reported_thread *next;
 	uint32_t *mute;
+	uint32_t *unlisted; /* listeners 1.. whose thread filter leaves it out */
 	char name[64];
 };
 static __thread struct reported_thread self_entry __attribute__((tls_model("initial-exec")));
@@ -48,18 +60,36 @@ static void publish_off_locked(void)
 {
 	const unsigned all = VG_CAT_ENTITY | VG_CAT_ACTIVITY | VG_CAT_KINDS;
 	unsigned off = suspended ? all : (~categories & all);
+	if (vg__listening) { /* every event takes the listeners' path */
+		atomic_store_explicit(&listen_off[0], off, memory_order_relaxed);
+		for (int i = 1; i < vg__listeners; i++)
+			atomic_store_explicit(&listen_off[i],
+			                      listen_suspended[i] ? all
+			                                          : (~listen_categories[i] & all),
+			                      memory_order_relaxed);
+		off = ~0u;
+	}
 	atomic_store_explicit(&vg__report_off, off, memory_order_relaxed);
 }
 
-static void set_filtered(uint32_t *mute, const char *name)
+/* As VIGIL_SENSORS: the last match decides; no match is reported unless a positive glob
+ * was given (then only what it names is). NULL: everything. */
+static int globs_allow(const char *globs, const char *name)
 {
-	/* As VIGIL_SENSORS: the last match decides; no match is reported unless a positive
-	 * glob was given (then only what it names is). */
-	int on = 1;
-	if (thread_globs) {
-		int m = vg__glob_list_match(thread_globs, name);
-		on = m >= 0 ? m : !vg__glob_list_has_positive(thread_globs);
-	}
+	if (!globs)
+		return 1;
+	int m = vg__glob_list_match(globs, name);
+	return m >= 0 ? m : !vg__glob_list_has_positive(globs);
+}
+
+static void set_filtered(struct reported_thread *t)
+{
+	uint32_t *mute = t->mute;
+	int on = globs_allow(thread_globs, t->name);
+	uint32_t out = 0;
+	for (int i = 1; i < vg__listeners; i++)
+		out |= globs_allow(listen_threads[i], t->name) ? 0 : 1u << i;
+	__atomic_store_n(t->unlisted, out, __ATOMIC_RELAXED);
 	uint32_t m = __atomic_load_n(mute, __ATOMIC_RELAXED);
 	m = on ? (m & ~VG_MUTE_FILTERED) : (m | VG_MUTE_FILTERED);
 	__atomic_store_n(mute, m, __ATOMIC_RELAXED);
@@ -71,9 +101,88 @@ void vg__report_init(void)
 	categories = both_axes(vg__rt.cfg.report_mask);
 	suspended = vg__rt.cfg.report_suspended ? 1 : 0;
 	thread_globs = vg__rt.cfg.report_threads;
-	publish_off_locked();
 	vg__tracking = vg__rt.recording && vg__rt.cfg.consistency;
+	if (vg__rt.recording)
+		vg__listen_init(); /* sets vg__listeners, then vg__report_listener for each */
+	if (vg__listeners > 1) {
+		vg__listening = 1;
+		for (size_t i = 0; i < vg__registry_count(); i++)
+			vg__report_sensor_registered_locked(vg__registry_at(i));
+	}
+	publish_off_locked();
 	pthread_mutex_unlock(&vg__rt.lock);
+}
+
+void vg__report_listener(int i, unsigned mask, int suspended_at_start, char *threads, char *sensors)
+{
+	listen_categories[i] = both_axes(mask);
+	listen_suspended[i] = suspended_at_start;
+	listen_threads[i] = threads;
+	listen_sensors[i] = sensors;
+}
+
+static unsigned listener_sensor_mask(const vg_sensor *s)
+{
+	unsigned m = 1; /* listener 0: VIGIL_SENSORS, vg_report_sensors decide */
+	for (int i = 1; i < vg__listeners; i++)
+		if (!listen_sensors[i] || vg__sensor_pattern_enabled(listen_sensors[i], s->name))
+			m |= 1u << i;
+	return m;
+}
+
+int vg__report_listener_change(int i, const char *what, const char *arg, unsigned mask, long *count)
+{
+	char *copy = arg ? strdup(arg) : NULL;
+	if (arg && !copy)
+		return -1;
+	pthread_mutex_lock(&vg__rt.lock);
+	if (!strcmp(what, "categories")) {
+		listen_categories[i] = both_axes(mask);
+	} else if (!strcmp(what, "suspend")) {
+		listen_suspended[i]++;
+	} else if (!strcmp(what, "resume")) {
+		if (listen_suspended[i] > 0)
+			listen_suspended[i]--;
+	} else if (!strcmp(what, "threads")) {
+		/* The old list is read by nobody else: every reader holds the lock. */
+		free(listen_threads[i]);
+		listen_threads[i] = copy;
+		copy = NULL;
+		for (struct reported_thread *t = threads; t; t = t->next)
+			set_filtered(t);
+	} else { /* sensors */
+		free(listen_sensors[i]);
+		listen_sensors[i] = copy;
+		copy = NULL;
+		long n = 0;
+		for (size_t k = 0; k < vg__registry_count(); k++) {
+			vg_sensor *s = vg__registry_at(k);
+			sensor_listeners[s->id] = (uint8_t)listener_sensor_mask(s);
+			n += sensor_listeners[s->id] >> i & 1u;
+		}
+		*count = n;
+	}
+	publish_off_locked();
+	pthread_mutex_unlock(&vg__rt.lock);
+	free(copy);
+	return 0;
+}
+
+unsigned vg__listen_wanted(const vg_sensor *s)
+{
+	uint32_t mute = vg__tls.mute;
+	unsigned m = 0;
+	if (!(mute & VG_MUTE_SUSPENDED)) {
+		unsigned out = self_unlisted | ((mute & VG_MUTE_FILTERED) ? 1u : 0u);
+		unsigned may = sensor_listeners[s->id] & ~out;
+		for (int i = 0; i < vg__listeners; i++)
+			if ((may >> i & 1u) &&
+			    !(atomic_load_explicit(&listen_off[i], memory_order_relaxed) &
+			      s->catbit))
+				m |= 1u << i;
+	}
+	vg__listen_decide(m);
+	return m;
 }
 
 void vg__report_thread_named(const char *name)
@@ -82,12 +191,13 @@ void vg__report_thread_named(const char *name)
 	struct reported_thread *t = &self_entry;
 	snprintf(t->name, sizeof t->name, "%s", name ? name : "");
 	t->mute = &vg__tls.mute;
+	t->unlisted = &self_unlisted;
 	if (!self_listed) {
 		t->next = threads;
 		threads = t;
 		self_listed = 1;
 	}
-	set_filtered(t->mute, t->name);
+	set_filtered(t);
 	pthread_mutex_unlock(&vg__rt.lock);
 }
 
@@ -156,7 +266,7 @@ int vg_report_threads(const char *globs)
 		free(thread_globs);
 	thread_globs = copy;
 	for (struct reported_thread *t = threads; t; t = t->next)
-		set_filtered(t->mute, t->name);
+		set_filtered(t);
 	pthread_mutex_unlock(&vg__rt.lock);
 	return 0;
 }
@@ -195,6 +305,8 @@ long vg_report_sensors(const char *globs, int on)
 
 void vg__report_sensor_registered_locked(vg_sensor *s)
 {
+	if (vg__listening)
+		sensor_listeners[s->id] = (uint8_t)listener_sensor_mask(s);
 	for (struct sensor_rule *r = sensor_rules; r; r = r->next) /* as they were given */
 		apply_rule_locked(s, r);
 }

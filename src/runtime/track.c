@@ -7,16 +7,20 @@
  * Nothing here allocates or locks: a thread's lock table is in its TLS. */
 #define _GNU_SOURCE
 #include <stdint.h>
+#include <string.h>
 
 #include "internal.h"
 
 /* A lock the thread holds or waits for. Acquires nest: bit i of `rep` says whether the
- * (i+1)-th nested acquire was reported (deeper ones are never reported). */
+ * (i+1)-th nested acquire was reported (deeper ones are never reported). With several
+ * listeners, `acq[l]` is listener l's `rep` and `wait_rep` the mask of listeners told of
+ * the wait. */
 struct lock_state {
 	const vg_entity *lock;
 	uint32_t depth;
 	uint32_t rep;
 	uint8_t waiting, wait_rep;
+	uint32_t acq[VG_LISTENERS_MAX];
 };
 
 #define MAX_LOCKS 32
@@ -42,8 +46,12 @@ static void lock_drop_if_idle(struct lock_state *s)
 	*s = locks[--nlocks];
 }
 
-void vg__track_created(vg_entity *e, int reported)
+void vg__track_created(vg_entity *e, unsigned reported)
 {
+	if (vg__listening) {
+		vg__listen_track_created(e, reported);
+		return;
+	}
 	atomic_store_explicit(&e->rep,
 	                      vg__rep_bits(VG_REP_TRACKED | (reported ? VG_REP_REPORTED : 0)),
 	                      memory_order_relaxed);
@@ -80,6 +88,30 @@ static int entity_op(enum vg_op op, vg_entity *e, int wanted)
 	}
 }
 
+/* WAIT_BEGIN / WAIT_END: `told`, to whom a beginning wait is reported (a mask; 0 or 1
+ * with one listener); an end is reported to whom its beginning was. */
+static unsigned wait_op(enum vg_op op, const vg_entity *l, unsigned told)
+{
+	struct lock_state *s = lock_find(l, op == VG_OP_WAIT_BEGIN);
+	if (op == VG_OP_WAIT_BEGIN) {
+		if (!s) {
+			vg__count_discarded(1);
+			return 0;
+		}
+		if (s->waiting)
+			return 0;
+		s->waiting = 1;
+		s->wait_rep = (uint8_t)told;
+		return told;
+	}
+	if (!s || !s->waiting)
+		return 0;
+	unsigned report = s->wait_rep;
+	s->waiting = s->wait_rep = 0;
+	lock_drop_if_idle(s);
+	return report;
+}
+
 static int lock_op(enum vg_op op, const vg_entity *l, int wanted)
 {
 	struct lock_state *s;
@@ -107,33 +139,56 @@ static int lock_op(enum vg_op op, const vg_entity *l, int wanted)
 		lock_drop_if_idle(s);
 		return report;
 	}
-	case VG_OP_WAIT_BEGIN: {
-		s = lock_find(l, 1);
-		if (!s) {
-			vg__count_discarded(1);
-			return 0;
-		}
-		if (s->waiting)
-			return 0;
-		s->waiting = 1;
-		s->wait_rep = (uint8_t)(wanted && vg_live(l));
-		return s->wait_rep;
-	}
-	default: /* VG_OP_WAIT_END */
-		s = lock_find(l, 0);
-		if (!s || !s->waiting)
-			return 0;
-		int report = s->wait_rep;
-		s->waiting = s->wait_rep = 0;
-		lock_drop_if_idle(s);
-		return report;
+	default:
+		return wait_op(op, l, wanted && vg_live(l));
 	}
 }
 
-int vg__track_op(enum vg_op op, vg_entity *e, int wanted)
+/* lock_op for several listeners: `wanted`, the listeners whose filters want it and that
+ * may refer to the lock; a mask of those it is reported to. */
+unsigned vg__track_lock_listen(enum vg_op op, const vg_entity *l, unsigned wanted)
+{
+	struct lock_state *s;
+	unsigned report = 0;
+	switch (op) {
+	case VG_OP_ACQUIRE:
+		s = lock_find(l, 1);
+		if (!s) { /* more locks held at once than tracked: never reported */
+			vg__count_discarded(1);
+			return 0;
+		}
+		if (s->depth < 32) {
+			report = wanted & ~(s->waiting ? s->wait_rep : 0u);
+			for (int i = 0; i < VG_LISTENERS_MAX; i++)
+				if (report >> i & 1u)
+					s->acq[i] |= 1u << s->depth;
+		}
+		s->depth++;
+		return report;
+	case VG_OP_RELEASE:
+		s = lock_find(l, 0);
+		if (!s || !s->depth)
+			return 0; /* its acquire was not tracked: it cannot have been reported */
+		s->depth--;
+		if (s->depth < 32)
+			for (int i = 0; i < VG_LISTENERS_MAX; i++)
+				if (s->acq[i] >> s->depth & 1u) {
+					report |= 1u << i;
+					s->acq[i] &= ~(1u << s->depth);
+				}
+		lock_drop_if_idle(s);
+		return report;
+	default:
+		return wait_op(op, l, wanted);
+	}
+}
+
+unsigned vg__track_op(enum vg_op op, vg_entity *e, unsigned wanted)
 {
 	if (!vg__tracking)
 		return wanted;
+	if (vg__listening)
+		return vg__listen_track_op(op, e, wanted);
 	if (!e)
 		return 0;
 	if (op >= VG_OP_ACQUIRE && op <= VG_OP_WAIT_END)
@@ -145,7 +200,7 @@ int vg__track_op(enum vg_op op, vg_entity *e, int wanted)
  * target or the recording thread as performer; an initiator or an explicit performer is
  * not, and then the sensor's own counter decides (generated code checks that entity's
  * flag itself, docs/language.md). */
-int vg__op_wanted(const vg_sensor *s, const vg_entity *target)
+unsigned vg__op_wanted(const vg_sensor *s, const vg_entity *target)
 {
 	const vg_type_desc *d;
 	switch (s->placement) {
@@ -159,7 +214,7 @@ int vg__op_wanted(const vg_sensor *s, const vg_entity *target)
 			return vg__wanted(s, target);
 		/* fall through */
 	case VG_FLAG_INITIATOR:
-		return vg_on(s) && !vg__reporting_off(s);
+		return vg_on(s) ? vg__filter_mask(s) : 0;
 	default:
 		return vg__wanted(s, NULL);
 	}
@@ -169,7 +224,9 @@ uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t pay
 {
 	if (!target)
 		return NULL;
-	int report;
+	unsigned report;
+	if (vg__listening) /* the listeners that may refer to the other entities it names */
+		allowed = allowed ? (int)vg__listen_take_live() : (vg__listen_take_live(), 0);
 	if (s->op == VG_OP_CREATE) {
 		const vg_type_desc *d = vg__sensor_desc(s);
 		if (!d || d->target < 0)
@@ -177,12 +234,13 @@ uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t pay
 		/* The object's identity is its address, scoped by generation. */
 		vg__entity_identify(target, d->fields[d->target].entity_kind, (uintptr_t)target,
 		                    NULL);
-		report = allowed && vg__op_wanted(s, target);
+		report = allowed ? (unsigned)allowed & vg__op_wanted(s, target) : 0;
 		vg__track_created(target, report);
 	} else {
-		report =
-		    vg__track_op((enum vg_op)s->op, target, allowed && vg__op_wanted(s, target));
+		unsigned wanted = allowed ? (unsigned)allowed & vg__op_wanted(s, target) : 0;
+		report = vg__track_op((enum vg_op)s->op, target, wanted);
 	}
+	vg__listen_decide(report);
 	return report ? vg__event_start(s, payload) : NULL;
 }
 
@@ -193,6 +251,8 @@ uint8_t *vg_op_begin(vg_sensor *s, vg_entity *target, uint32_t payload)
 
 void vg__track_thread_exit(void)
 {
+	vg__listen_track_thread_exit();
+	vg__listen_thread_exit(); /* its listeners' buffers written, after its end event */
 	nlocks = 0;
 }
 
@@ -201,6 +261,8 @@ void vg__track_thread_exit(void)
 void vg__track_after_fork(void)
 {
 	vg__rep_epoch++;
-	for (unsigned i = 0; i < nlocks; i++)
+	for (unsigned i = 0; i < nlocks; i++) {
 		locks[i].rep = locks[i].wait_rep = 0;
+		memset(locks[i].acq, 0, sizeof locks[i].acq);
+	}
 }

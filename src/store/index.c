@@ -1,18 +1,22 @@
 /* vigil store --index: the indexes TQuel compiled to SQL uses (docs/tquel-sql.md,
  * "Indexes"), per relation of the catalog: B-trees on the valid time (an event's
- * valid_at; an interval's valid_from with valid_to, and valid_to alone, the two bounds an
- * overlap compares), on each entity's identity (id, gen, image: joins of entities) and on
- * each string and entity name in byte order (COLLATE "C", as the compiled comparisons
- * are); then ANALYZE, so that the planner knows the tables. Idempotent: IF NOT EXISTS. */
+ * valid_at; an interval's valid_from with valid_to, and valid_to alone: an event in an
+ * interval, precede) and a GiST index on int8range(valid_from, valid_to) (the compiled
+ * overlap of two stored intervals is && of these ranges; an expression index, so that
+ * the tables keep their columns and `vigil store` its writing), B-trees on each
+ * entity's identity (id, gen, image: joins of entities) and on each string and entity
+ * name in byte order (COLLATE "C", as the compiled comparisons are); then ANALYZE, so
+ * that the planner knows the tables. Idempotent: IF NOT EXISTS. */
 #include <stdio.h>
 #include <string.h>
 
 #include "query/sql.h"
 #include "store/internal.h"
 
-/* CREATE INDEX IF NOT EXISTS on table (cols as SQL), named from the table and a tag. */
+/* CREATE INDEX IF NOT EXISTS on table (cols as SQL; a B-tree unless `using` names the
+ * method), named from the table and a tag. */
 static void index_on(struct vgs_buf *q, const char *schema, const char *table, const char *tag,
-                     const char *cols)
+                     const char *using, const char *cols)
 {
 	char name[2 * VGS_IDENT_MAX + 32], fit[VGS_IDENT_MAX + 1];
 	snprintf(name, sizeof name, "vg_ix_%s_%s", table, tag);
@@ -23,6 +27,8 @@ static void index_on(struct vgs_buf *q, const char *schema, const char *table, c
 	vgs_buf_ident(q, schema);
 	vgs_buf_putc(q, '.');
 	vgs_buf_ident(q, table);
+	if (using)
+		vgs_buf_printf(q, " USING %s", using);
 	vgs_buf_printf(q, " (%s); ", cols);
 }
 
@@ -44,19 +50,22 @@ int vgs_pg_index(struct vgs_pg *pg, uint64_t *made, char *err, size_t errsize)
 		const struct vgq_sql_rel *r = cat->rels[i];
 		q.n = 0;
 		if (r->event) {
-			index_on(&q, pg->schema, r->table, "at", "valid_at");
+			index_on(&q, pg->schema, r->table, "at", NULL, "valid_at");
 		} else {
-			index_on(&q, pg->schema, r->table, "from", "valid_from, valid_to");
-			index_on(&q, pg->schema, r->table, "to", "valid_to");
+			index_on(&q, pg->schema, r->table, "from", NULL, "valid_from, valid_to");
+			index_on(&q, pg->schema, r->table, "to", NULL, "valid_to");
+			/* the overlap of two intervals compiles to && of these ranges */
+			index_on(&q, pg->schema, r->table, "range", "gist",
+			         "int8range(valid_from, valid_to)");
 		}
-		*made += r->event ? 1 : 2;
+		*made += r->event ? 1 : 3;
 		for (size_t k = 0; k < r->nattrs; k++) {
 			const struct vgq_sql_attr *a = &r->attrs[k];
 			if (a->type != VGQ_STRING && a->type != VGQ_ENTITY)
 				continue;
 			cols.n = 0;
 			vgs_buf_printf(&cols, "%s COLLATE \"C\"", ident(&id, a->col));
-			index_on(&q, pg->schema, r->table, a->col, cols.p);
+			index_on(&q, pg->schema, r->table, a->col, NULL, cols.p);
 			++*made;
 			if (a->type != VGQ_ENTITY)
 				continue;
@@ -64,7 +73,7 @@ int vgs_pg_index(struct vgs_pg *pg, uint64_t *made, char *err, size_t errsize)
 			vgs_buf_printf(&cols, "%s, ", ident(&id, a->id_col));
 			vgs_buf_printf(&cols, "%s, ", ident(&id, a->gen_col));
 			vgs_buf_puts(&cols, ident(&id, a->load_col));
-			index_on(&q, pg->schema, r->table, a->id_col, cols.p);
+			index_on(&q, pg->schema, r->table, a->id_col, NULL, cols.p);
 			++*made;
 		}
 		vgs_buf_puts(&q, "ANALYZE ");

@@ -397,6 +397,24 @@ def set_timer_slack(ns):
         fail("prctl(PR_SET_TIMERSLACK): errno %d" % ctypes.get_errno())
 
 
+def refused_setting(args, tmp, var, value, says):
+    """The fuzz subject recorded with a bad setting var=value: one line on stderr saying
+    `says`, the subject unharmed and everything recorded. Returns the line."""
+    out = os.path.join(tmp, "bad")
+    env = dict(os.environ, **{var: value})
+    p = subprocess.run([os.path.join(args.bin, "vigil"), "record", "-q", "-o", out, "--",
+                        args.fuzz, "1", "full", "2000", "2", out + ".map"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    lines = [l for l in p.stderr.splitlines() if var in l]
+    if p.returncode != 0 or len(lines) != 1 or says not in lines[0]:
+        fail("%s=%s: exit %d, stderr %r" % (var, value, p.returncode, p.stderr))
+    rc, viol, summary, err = check(args, out)
+    if rc != 0 or summary["events"] < read_map(out + ".map")["events"]:
+        fail("%s=%s: not everything recorded: %s" % (var, value, summary))
+    shutil.rmtree(out, ignore_errors=True)
+    return lines[0]
+
+
 def cmd_window(args):
     """VIGIL_REPORT_WINDOW=on:1ms,every:3ms: the fuzz subject recorded in full and under
     timer-driven windows (same operations); the windowed trace passes vigil check and is a
@@ -445,19 +463,8 @@ def cmd_window(args):
                         ("on:2s,every:1s", "must be shorter than its period"),
                         ("on:5ms", "expected on:DURATION,every:DURATION"),
                         ("on:5ms,every:1parsec", "expected on:DURATION,every:DURATION")):
-        out = os.path.join(tmp, "bad")
-        env = dict(os.environ, VIGIL_REPORT_WINDOW=value)
-        p = subprocess.run([os.path.join(args.bin, "vigil"), "record", "-q", "-o", out, "--",
-                            args.fuzz, "1", "full", "2000", "2", out + ".map"],
-                           env=env, capture_output=True, text=True, timeout=120)
-        lines = [l for l in p.stderr.splitlines() if "VIGIL_REPORT_WINDOW" in l]
-        if p.returncode != 0 or len(lines) != 1 or says not in lines[0]:
-            fail("VIGIL_REPORT_WINDOW=%s: exit %d, stderr %r" % (value, p.returncode, p.stderr))
-        rc, viol, summary, err = check(args, out)
-        if rc != 0 or summary["events"] < read_map(out + ".map")["events"]:
-            fail("VIGIL_REPORT_WINDOW=%s: not everything reported: %s" % (value, summary))
-        shutil.rmtree(out, ignore_errors=True)
-        print("ok  VIGIL_REPORT_WINDOW=%s: %s" % (value, lines[0]))
+        line = refused_setting(args, tmp, "VIGIL_REPORT_WINDOW", value, says)
+        print("ok  VIGIL_REPORT_WINDOW=%s: %s" % (value, line))
     shutil.rmtree(tmp, ignore_errors=True)
     print("ok")
 
@@ -529,19 +536,215 @@ def cmd_kinds(args):
     print("ok")
 
 
+# Several listeners (docs/consistency.md "Several listeners"): each VIGIL_LISTENERS filter
+# and the environment that gives a single recording the same filter alone.
+LISTENERS = [
+    ("sync", "synchronization", {"VIGIL_REPORT": "synchronization"}),
+    ("threads", "all threads=fz-1,fz-2", {"VIGIL_REPORT_THREADS": "fz-1,fz-2"}),
+    ("sensors", "entity,activity sensors=fz.call.*,fz.obj.*",
+     {"VIGIL_SENSORS": "fz.call.*,fz.obj.*"}),
+    ("kinds", "execution,objects threads=-fz-0", {"VIGIL_REPORT": "execution,objects",
+                                                  "VIGIL_REPORT_THREADS": "-fz-0"}),
+]
+# Runs of several listeners at once: the main output's own filter, then the listeners.
+LISTENER_RUNS = [
+    ({"VIGIL_REPORT": "objects"}, ["sync", "threads"]),     # three listeners
+    ({}, ["sensors"]),                                        # two
+    ({"VIGIL_REPORT_THREADS": "fz-0"}, ["kinds", "sync", "sensors"]),  # four
+]
+
+
+def listener_traces(args, tmp, seed, nthreads, ops):
+    """Records the runs of LISTENER_RUNS; returns {name: (listener's dir, map)} and
+    {name: env alone} (the main outputs are named main0, main1...)."""
+    argv_for = lambda mp: [args.fuzz, str(seed), "full", str(ops), str(nthreads), mp]
+    got, alone = {}, {}
+    for r, (main_env, names) in enumerate(LISTENER_RUNS):
+        out = os.path.join(tmp, "s%d-run%d" % (seed, r))
+        spec = ";".join("%s-%s=%s" % (out, n, dict((a, b) for a, b, _ in LISTENERS)[n])
+                        for n in names)
+        env = dict(main_env, VIGIL_LISTENERS=spec)
+        record(args, out, argv_for(out + ".map"), env)
+        m = read_map(out + ".map")
+        got["main%d" % r] = (out, m)
+        alone["main%d" % r] = main_env
+        for n in names:
+            got["%s@%d" % (n, r)] = (out + "-" + n, m)
+            alone["%s@%d" % (n, r)] = dict((a, c) for a, _, c in LISTENERS)[n]
+    return got, alone
+
+
+def cmd_listeners(args):
+    """Several listeners with different filters on the fuzz subject (threads, objects,
+    locks, invocations): each listener's directory passes vigil check and holds, per
+    thread, exactly the events a single recording with that filter alone holds."""
+    seeds = parse_seeds()[:3]
+    tmp = tempfile.mkdtemp(prefix="vigil-consistency-listeners-")
+    problems, totals = [], {}
+    for seed in seeds:
+        nthreads = max(3, threads_for(seed))
+        ops = OPS // 4
+        got, alone_env = listener_traces(args, tmp, seed, nthreads, ops)
+        alone_cache = {}
+        for name, (trace, m) in sorted(got.items()):
+            rc, viol, summary, err = check(args, trace)
+            if rc != 0:
+                problems.append("seed %d %s: vigil check exit %d: %s %s" %
+                                (seed, name, rc, [v.get("message") for v in viol[:5]],
+                                 err[-300:]))
+                continue
+            key = json.dumps(alone_env[name], sort_keys=True)
+            if key not in alone_cache:
+                out = os.path.join(tmp, "s%d-alone%d" % (seed, len(alone_cache)))
+                record(args, out, [args.fuzz, str(seed), "full", str(ops), str(nthreads),
+                                   out + ".map"], alone_env[name])
+                alone_cache[key] = Trace(args, out, read_map(out + ".map"))
+            single = alone_cache[key]
+            mine = Trace(args, trace, m)
+            totals[name.split("@")[0]] = totals.get(name.split("@")[0], 0) + mine.total
+            if mine.total == 0:
+                problems.append("seed %d %s: nothing recorded" % (seed, name))
+            for who in sorted(set(mine.streams) | set(single.streams)):
+                a, b = mine.streams.get(who, []), single.streams.get(who, [])
+                if a != b:
+                    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
+                             min(len(a), len(b)))
+                    problems.append("seed %d %s, thread %s: %d events, %d alone; first "
+                                    "difference at #%d: %s / %s" %
+                                    (seed, name, who, len(a), len(b), i,
+                                     a[i] if i < len(a) else None, b[i] if i < len(b) else None))
+                    break
+        print("seed %d: %s" % (seed, json.dumps(totals)), flush=True)
+    if problems:
+        print("traces kept in %s" % tmp)
+        fail("; ".join(problems[:10]))
+    # The filters must differ: a listener holding what another holds tests nothing.
+    if len(set(totals.values())) < len(totals) - 1:
+        fail("listeners recorded the same amounts: %s" % totals)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("ok")
+
+
+def cmd_listeners_bad(args):
+    """Bad VIGIL_LISTENERS: one line on stderr, the subject runs and its main output
+    records everything, no listener directory is written."""
+    tmp = tempfile.mkdtemp(prefix="vigil-consistency-listeners-bad-")
+    blocker = os.path.join(tmp, "a-file")
+    with open(blocker, "w") as f:
+        f.write("not a directory\n")
+    l1 = os.path.join(tmp, "l1")
+    cases = [
+        ("%s=synchronization bogus" % l1, "listener 1: 'bogus': expected a list of entity"),
+        ("%s" % l1, "expected DIR=FILTER"),
+        ("%s=threads=fz-1;=all" % l1, "listener 2: '=all': expected DIR=FILTER"),
+        (";".join("%s-%d=all" % (l1, i) for i in range(8)),
+         "more than 8 listeners (the main output is one)"),
+        ("%s=all;%s/sub=all" % (l1, blocker), "listener 2: cannot create directory %s/sub: "
+         "Not a directory" % blocker),
+    ]
+    for value, says in cases:
+        line = refused_setting(args, tmp, "VIGIL_LISTENERS", value, says)
+        if "no listeners, recording as configured" not in line:
+            fail("VIGIL_LISTENERS=%s: %r" % (value, line))
+        written = [d for d in os.listdir(tmp) if d.startswith("l1")]
+        for d in written:
+            if any(os.scandir(os.path.join(tmp, d))):
+                fail("VIGIL_LISTENERS=%s: %s written" % (value, d))
+            os.rmdir(os.path.join(tmp, d))
+        print("ok  VIGIL_LISTENERS=%s: %s" % (value[:60], line[:200]))
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("ok")
+
+
+def dump_events(args, trace):
+    d = subprocess.run([os.path.join(args.bin, "vigil"), "dump", "--json", trace],
+                       capture_output=True, text=True, timeout=300)
+    if d.returncode != 0:
+        fail("vigil dump %s: exit %d: %s" % (trace, d.returncode, d.stderr[-300:]))
+    return [json.loads(l) for l in d.stdout.splitlines() if l.startswith("{")]
+
+
+def cmd_listeners_redis(args):
+    """An unmodified Debian redis-server (and its clients) under the preload runtime with
+    three listeners: each listener's directory passes vigil check, holds only what its
+    filter allows and nothing the main output (everything) did not record."""
+    server, bench, cli = (shutil.which(p) for p in ("redis-server", "redis-benchmark",
+                                                    "redis-cli"))
+    if not (server and bench and cli):
+        fail("redis-server and redis-tools are not installed (scripts/install-deps.sh)")
+    import socket
+    with socket.socket() as s_:
+        s_.bind(("127.0.0.1", 0))
+        port = s_.getsockname()[1]
+    tmp = tempfile.mkdtemp(prefix="vigil-consistency-listeners-redis-")
+    script = f"""
+{server} --port {port} --bind 127.0.0.1 --save '' --appendonly no --logfile '' \
+    --loglevel warning --dir {tmp} &
+for i in $(seq 1200); do {cli} -p {port} ping >/dev/null 2>&1 && break; sleep 0.05; done
+{bench} -p {port} -n 400 -c 4 -t set,get,lpush,lpop -q >/dev/null; rc=$?
+{cli} -p {port} shutdown nosave >/dev/null
+wait
+exit $rc
+"""
+    out = os.path.join(tmp, "main")
+    lst = {"life": "entity", "net": "activity sensors=vg.net.*",
+           "noserver": "all threads=-redis-server"}
+    env = {"VIGIL_LISTENERS": ";".join("%s-%s=%s" % (out, k, v) for k, v in lst.items())}
+    record(args, out, ["sh", "-c", script], env)
+    main = dump_events(args, out)
+    key = lambda e: (e["pid"], e["tid"], e["ts"], e["name"])
+    everything = {key(e) for e in main}
+    lifetimes = ("vg.process.begin", "vg.process.end", "vg.process.name", "vg.thread.begin",
+                 "vg.thread.name", "vg.thread.end", "vg.entity.")
+    for k in lst:
+        trace = out + "-" + k
+        rc, viol, summary, err = check(args, trace)
+        if rc != 0:
+            fail("%s: vigil check exit %d: %s %s" % (k, rc, [v.get("message") for v in viol[:5]],
+                                                     err[-300:]))
+        evs = dump_events(args, trace)
+        names = {e["name"] for e in evs}
+        if not evs:
+            fail("%s: nothing recorded" % k)
+        extra = [e for e in evs if key(e) not in everything]
+        if extra:
+            fail("%s: %d events the main output does not have: %s" % (k, len(extra), extra[:3]))
+        if k == "life" and any(not n.startswith(lifetimes) for n in names):
+            fail("life: events that are no lifetimes: %s" % sorted(names))
+        # (built-in activities stay unless excluded by name, as with VIGIL_SENSORS)
+        if k == "net" and (any(not n.startswith(("vg.net.", "vg.process.exec")) for n in names) or
+                           "vg.net.send" not in names):
+            fail("net: %s" % sorted(names))
+        if k == "noserver":  # the server's main thread is left out, its clients are not
+            srv = {e["tid"] for e in main if e["proc"].startswith("redis-server") and
+                   e["tid"] == e["pid"] and e["name"].startswith("vg.net.")}
+            if not srv:
+                fail("no network event of redis-server's main thread in the main output")
+            if any(e["tid"] in srv and e["name"].startswith("vg.net.") for e in evs):
+                fail("noserver: network events of redis-server's main thread")
+            if "vg.net.send" not in names:
+                fail("noserver: no network events")
+        print("ok  %s (%s): %d events of %d, %s" % (k, lst[k], len(evs), len(main),
+                                                    ", ".join(sorted(names))[:150]), flush=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("ok")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["fuzz", "naive", "example", "window", "kinds"])
+    ap.add_argument("what", choices=["fuzz", "naive", "example", "window", "kinds", "listeners",
+                                     "listeners-bad", "listeners-redis"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--fuzz")
     ap.add_argument("--example")
     args = ap.parse_args()
-    if args.what in ("fuzz", "naive", "window", "kinds") and not args.fuzz:
+    if args.what not in ("example",) and not args.fuzz:
         fail("--fuzz PROGRAM is needed")
     if args.what == "example" and not args.example:
         fail("--example PROGRAM is needed")
     {"fuzz": cmd_fuzz, "naive": cmd_naive, "example": cmd_example,
-     "window": cmd_window, "kinds": cmd_kinds}[args.what](args)
+     "window": cmd_window, "kinds": cmd_kinds, "listeners": cmd_listeners,
+     "listeners-bad": cmd_listeners_bad, "listeners-redis": cmd_listeners_redis}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,8 @@ class Run:
                 del full[k]
         full.update({"VIGIL_OUT": self.trace, "VIGIL_SENSORS": "vg.*",
                      "VIGIL_ENTITY_FLAGS": "off", "VIGIL_CONTROL": self.sock_path})
-        full.update(env or {})
+        # "{dir}" in a value: this run's directory (VIGIL_LISTENERS)
+        full.update({k: v.replace("{dir}", self.dir) for k, v in (env or {}).items()})
         self.err_path = os.path.join(self.dir, "stderr")
         self.err = open(self.err_path, "w")
         self.p = subprocess.Popen([SUBJECT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -123,9 +124,9 @@ class Run:
         if self.srv:
             self.srv.close()
 
-    def events(self):
-        p = subprocess.run([VIGIL, "dump", "--json", self.trace], capture_output=True, text=True,
-                           timeout=60)
+    def events(self, trace=None):
+        p = subprocess.run([VIGIL, "dump", "--json", trace or self.trace], capture_output=True,
+                           text=True, timeout=60)
         check(p.returncode == 0, f"vigil dump exited {p.returncode}: {p.stderr}")
         return [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
 
@@ -546,6 +547,49 @@ def test_report(r):
     check(c.returncode == 0, f"vigil check: exit {c.returncode}: {c.stdout} {c.stderr}")
 
 
+def test_report_listeners(r):
+    """vigil report --pid --listener N (docs/consistency.md "Several listeners"): each
+    listener's filter changed alone in a running process (suspend, resume, categories,
+    sensors), the main output's untouched; a listener that does not exist and a window
+    for a listener refused with one line; every listener's trace consistent."""
+    pid = r.p.pid
+    r.do("create 0 box0", "tick 300")
+    steps = [(["--listener", "1", "--suspend"], ["tick 301"]),
+             (["--listener", "2", "--categories", "entity", "--listener", "1", "--resume"],
+              ["tick 302"]),
+             (["--listener", "2", "--categories", "all", "--sensors-on", "-ctl.tick"],
+              ["tick 303", "deliver 0 310"]),
+             (["--listener", "2", "--sensors-on", "*", "--threads", "no-such-thread-*"],
+              ["tick 304"]),
+             (["--listener", "2", "--all-threads", "--listener", "0", "--suspend"],
+              ["tick 305"]),
+             (["--resume"], ["tick 306"])]
+    for args, then in steps:
+        rc, err = report(pid, *args)
+        check(rc == 0, f"vigil report {args}: exit {rc}: {err}")
+        r.do(*then)
+    for args, says in ((["--listener", "3", "--suspend"], "'3': no such listener (this "
+                        "process has 3: the main output, 0, and 2 of VIGIL_LISTENERS)"),
+                       (["--listener", "1", "--window", "on:1ms,every:1s"],
+                        "windows are the main output's")):
+        rc, err = report(pid, *args)
+        check(rc == 1 and err.count("\n") == 1 and says in err, f"{args}: exit {rc}: {err!r}")
+    rc, err = report(pid, "--listener", "9", "--suspend")
+    check(rc == 2 and "expected 0 to 7" in err, f"--listener 9: exit {rc}: {err!r}")
+    r.do("tick 307")
+    r.finish()
+    want = {r.trace: [300, 301, 302, 303, 304, 306, 307],
+            os.path.join(r.dir, "l1"): [300, 302, 303, 304, 305, 306, 307],
+            os.path.join(r.dir, "l2"): [300, 301, 305, 306, 307]}
+    for trace, ticks in want.items():
+        got = r.numbers("ctl.tick", r.events(trace))
+        check(got == ticks, f"{trace}: ticks {got}, expected {ticks}")
+        c = subprocess.run([VIGIL, "check", trace], capture_output=True, text=True, timeout=60)
+        check(c.returncode == 0, f"vigil check {trace}: exit {c.returncode}: {c.stdout} {c.stderr}")
+    delivers = r.numbers("ctl.deliver", r.events(os.path.join(r.dir, "l2")))
+    check(delivers == [310], f"listener 2's deliver {delivers}")
+
+
 TESTS = {
     "none": (test_none, {}, True),
     "sensor": (test_sensor, {}, True),
@@ -561,6 +605,10 @@ TESTS = {
     "monitors": (test_monitors, {"VIGIL_CONTROL": "listen"}, False),
     "report": (test_report, {"VIGIL_CONTROL": "listen", "VIGIL_SENSORS": "vg.*,ctl.*",
                              "VIGIL_ENTITY_FLAGS": "on"}, False),
+    "report_listeners": (test_report_listeners,
+                         {"VIGIL_CONTROL": "listen", "VIGIL_SENSORS": "vg.*,ctl.*",
+                          "VIGIL_ENTITY_FLAGS": "on",
+                          "VIGIL_LISTENERS": "{dir}/l1=all;{dir}/l2=all"}, False),
 }
 
 

@@ -3,15 +3,21 @@ PostgreSQL server (Debian's binaries) started here on a Unix socket in a tempora
 directory. A mailbox recording is stored with `vigil store`; then, per construct of the
 language compiled to SQL (where, when's overlap / precede / equal and their and / or /
 not, valid at and valid from ... to, begin of, end of, overlap and extend as expressions,
+aggregates (stdev and varts too: the same doubles to the last bit) and aggregates in valid
+and when clauses, clocks (with --tick),
 the constants, entities compared with strings and with entities, unsigned values,
 retrieve unique, V.all, retrieve into ranged over again, in the same run and in a later
 one), a hand-written retrieve is answered over the trace and over the store and the two
 answers must be equal as sets, and non-empty; --show-sql shows the SQL shapes the
-docs promise (plain comparisons of the time columns); vigil explain prints PostgreSQL's
-plan and writes nothing.
+docs promise (plain comparisons of the time columns, && of int8range for two stored
+intervals, EXISTS for a variable only where and when read), the recording has intervals that meet (the end of one the begin of another:
+the overlap's open end is tested) and PostgreSQL can serve the compiled overlap with the
+GiST index of vigil store --index; vigil explain prints PostgreSQL's plan and writes
+nothing.
 
 Refused before running, one line (SOURCE:LINE:COL and a caret), exit 2, nothing written:
-an aggregate, Clock, a relation the store lacks. Bad input, one line, exit 2, nothing
+a clock whose period overflows, a relation the store lacks, an aggregate inside an
+aggregate. Bad input, one line, exit 2, nothing
 written: a URL that cannot connect, a database without a store, a schema from an older
 vigil (no catalog), a statement that fails in PostgreSQL after an earlier retrieve into.
 
@@ -40,6 +46,8 @@ range of R is RunningOn
 range of S is SendMessage
 range of S2 is SendMessage
 range of P is Process
+range of PS is ProcessState
+range of PS2 is ProcessState
 """
 
 # construct -> statements (answered both ways, compared as sets, each non-empty)
@@ -62,6 +70,9 @@ CASES = {
     "valid_at": "retrieve (W.process) valid at begin of W where W.mailbox = \"M3\"",
     "valid_from_to": "retrieve (W.process, R.processor) valid from begin of W to end of R "
                      "where W.process = R.process when W precede R",
+    # S read by neither the values nor the valid time: an EXISTS (a semi-join)
+    "exists": "retrieve (W.process) valid at end of W where S.process = W.process and "
+              "S.msg > 100 when S precede end of W",
     "overlap_expr": "retrieve (W.process, R.processor) valid at begin of (W overlap R)",
     "extend": "retrieve (W.process) valid from begin of (W extend R) to end of (W extend R)"
               " where W.process = R.process",
@@ -87,6 +98,20 @@ CASES = {
                       "R.process when S overlap R))",
     "agg_valid": "retrieve (W.process, n = sumU(S.msg by S.mailbox for ever)) valid at begin of W "
                  "where W.mailbox = \"M1\"",
+    "agg_stdev": "retrieve (d = stdev(S.msg by S.mailbox), e = stdev(S.payload * 0.5 for ever),"
+                 " f = stdev(S.msg + 0.1 for each 3 ms))",
+    "agg_varts": "retrieve (W.mailbox, v = varts(W.process by W.mailbox for ever), "
+                 "u = varts(S.msg for each 20 ms))",
+    "agg_in_when": "retrieve (W.process) when W overlap count(S.msg)",
+    "agg_in_valid": "retrieve (W.process, S.mailbox) valid from begin of max(S.msg by S.mailbox "
+                    "for ever) to end of W where S.mailbox = W.mailbox and S.msg < 30",
+    "agg_in_valid_at": "retrieve (W.process) valid at begin of count(W2.process by W2.mailbox)"
+                       " where W.mailbox = W2.mailbox",
+    "agg_in_when_precede": "retrieve (W.process) where W.mailbox = \"M1\" when begin of "
+                           "count(S.msg) precede W",
+    # consecutive states of a process meet: [b, e) and [e, f) do not overlap
+    "overlap_meeting": "retrieve (a = PS.state, b = PS2.state) where PS.process = PS2.process "
+                       "when PS overlap PS2",
     "into": "retrieve into Busy (W.process, W.mailbox, n = 1)\n"
             "range of B is Busy\n"
             "retrieve (B.process, R.processor) when B overlap R where B.process = R.process",
@@ -177,6 +202,19 @@ def main():
                                          sorted(set(g) - set(tuples))[:3]))
         print("constructs: %d compared" % len(CASES), file=sys.stderr)
 
+        # 1a. clocks: Clock[n] ticks over the stored time line as over the trace's
+        clock = RANGES + ("range of C is Clock[3]\nrange of C1 is Clock\n"
+                          "retrieve (W.process) when C overlap W\n"
+                          "retrieve (n = count(W.process for each 2 ms when C1 overlap W))")
+        want, p1 = answers(trace, clock, ["--tick", "1ms"])
+        got, p2 = answers(base, clock, ["--tick", "1ms"])
+        check(p1.returncode == 0 and p2.returncode == 0 and len(want) == 2 and
+              all(want.values()) and
+              {k: set(v) for k, v in want.items()} == {k: set(v) for k, v in got.items()},
+              "clocks: exits %d, %d; %s vs %s" % (p1.returncode, p2.returncode,
+                                                  {k: len(v) for k, v in want.items()},
+                                                  {k: len(v) for k, v in got.items()}))
+
         # 1b. vigil store --index: the B-trees, idempotent, and the same answers after
         for _ in range(2):
             r = run([VIGIL, "store", "--index", "--to", base])
@@ -185,6 +223,7 @@ def main():
         ix = pg.psql("SELECT string_agg(indexdef, E'\\n') FROM pg_indexes WHERE schemaname = "
                      "'vigil' AND tablename = 'Waiting'").stdout
         for want in ["(valid_from, valid_to)", "(valid_to)", 'process COLLATE "C"',
+                     "USING gist (int8range(valid_from, valid_to))",
                      "(process_id, process_gen, vg_load)"]:
             check(want in ix, "index on Waiting %s missing: %s" % (want, ix))
         for name in ("when_overlap", "entity_eq", "unique"):
@@ -210,8 +249,26 @@ def main():
         # 3. --show-sql: plain comparisons of the time columns; explain: PostgreSQL's plan
         p = run([QVIGIL, "query", base, "--show-sql", "--format", "json", "-e",
                  RANGES + CASES["when_overlap"]])
-        check(p.returncode == 0 and "t0.valid_from < t1.valid_to" in p.stderr and
+        check(p.returncode == 0 and "int8range(t0.valid_from, t0.valid_to) && "
+              "int8range(t1.valid_from, t1.valid_to)" in p.stderr and
               "SELECT DISTINCT" in p.stderr, "--show-sql: %s" % p.stderr)
+        px = run([QVIGIL, "query", base, "--show-sql", "--format", "json", "-e",
+                  RANGES + CASES["exists"]])
+        check(px.returncode == 0 and "EXISTS (SELECT 1 FROM" in px.stderr,
+              "--show-sql of a variable only the where clause reads: %s" % px.stderr)
+        # PostgreSQL can serve that overlap with the GiST index (forced: the tables are
+        # small), and the recording has intervals that meet, where [) matters
+        sql = p.stderr[p.stderr.index("SELECT DISTINCT"):].split("\nORDER BY")[0]
+        plan = pg.psql("SET enable_seqscan = off; SET enable_hashjoin = off; SET "
+                       "enable_mergejoin = off; SET enable_bitmapscan = off; EXPLAIN " +
+                       sql).stdout
+        check("_range" in plan and "&&" in plan, "the overlap does not use the GiST index:"
+              "\n%s\n%s" % (sql, plan))
+        meet = pg.psql('SELECT count(*) FROM vigil."ProcessState" a, vigil."ProcessState" b '
+                       "WHERE a.valid_to = b.valid_from AND a.process_id = b.process_id"
+                       ).stdout
+        check(int(meet) > 0, "no ProcessState intervals meet: overlap_meeting does not test "
+              "the open end")
         before = tables(pg)
         p = run([QVIGIL, "explain", base, "-e", RANGES + "retrieve into Gone (W.process)\n"
                  "range of G is Gone\n" + "retrieve (G.process) when G overlap R"])
@@ -222,14 +279,11 @@ def main():
         # 4. refused before running, nothing written
         before = tables(pg)
         for what, stmts, needle, printed in [
-                ("aggregate", "retrieve into X1 (W.process)\n"
-                 "retrieve (n = stdev(S.msg))", "stdev is not compiled to SQL", False),
-                ("varts", "retrieve (n = varts(S.msg for each 1 ms))",
-                 "varts is not compiled to SQL", False),
-                ("aggregate in when", "retrieve (W.process) when W overlap count(S.msg)",
-                 "an aggregate in a valid or when clause", False),
-                ("clock", "range of C is Clock\nretrieve (W.process) when C overlap W",
-                 "Clock is not in the store", False),
+                ("aggregate in an aggregate", "retrieve into X1 (W.process)\n"
+                 "retrieve (n = count(S.msg when S overlap count(W.process)))",
+                 "an aggregate cannot be inside another aggregate", False),
+                ("clock overflow", "range of C is Clock[9223372036854775807]\n"
+                 "retrieve (W.process) when C overlap W", "the period overflows", False),
                 ("unknown relation", "range of Z is NoSuchRelation\nretrieve (Z.x)",
                  "no relation 'NoSuchRelation' in the store", False),
                 ("unknown attribute", "retrieve (W.nosuch)", "has no attribute 'nosuch'", False),
