@@ -50,6 +50,7 @@ BENCHES = [
     ("nginx", ["{python}", "{src}/nginx_bench.py", "{build}"], figures.nginx),
     ("net-build", ["{python}", "{src}/net_build_bench.py", "{build}"], figures.net_build),
     ("trace-size", ["{python}", "{src}/trace_size_bench.py", "{build}"], figures.trace_size),
+    ("derived", ["{python}", "{src}/derived_bench.py", "{build}"], figures.derived),
     ("pg-fork", ["{python}", "{src}/pg_fork_bench.py", "{build}"], figures.pg_fork),
     ("ui", ["{python}", "{src}/ui_bench.py", "{build}"], figures.ui),
     ("ui-models", ["{python}", "{src}/ui_models_bench.py", "{build}"], figures.ui_models),

@@ -296,6 +296,21 @@ def trace_size(out):
                                              s["disk"] / i["disk"]), "", None)]
 
 
+def derived(out):
+    d = _load(out, "derived.json")
+    figs = [Figure("derived", "time to first answer over Message x Network, three_tier %d "
+                   "requests: vigil query / vigil net split + join script" % d["requests"],
+                   "%s / %s (%.2fx)" % (_s(d["query_first_s"]), _s(d["split_script_first_s"]),
+                                        d["split_script_first_s"] / d["query_first_s"]),
+                   "", None)]
+    base = d["plain_query_base_s"]
+    figs.append(Figure("derived", "a query naming no derived relation" +
+                       (": this build / base build" if base else ""),
+                       "%s / %s" % (_s(d["plain_query_s"]), _s(base)) if base
+                       else _s(d["plain_query_s"]), "", None))
+    return figs
+
+
 def pg_fork(out):
     p = _load(out, "pg_fork.json")
     c, q = p["connect_ms"], p["psql_ms"]

@@ -7,6 +7,10 @@ add_executable(diff_subject ${CMAKE_SOURCE_DIR}/tests/query/diff_subject.c)
 target_link_libraries(diff_subject PRIVATE vigil_runtime Threads::Threads)
 add_executable(diff_dump ${CMAKE_SOURCE_DIR}/tests/query/diff_dump.c)
 target_link_libraries(diff_dump PRIVATE vigil_query PkgConfig::JANSSON)
+if(TARGET vigil_derived) # --derived: LogEvent and Transition (docs/tquel.md)
+  target_link_libraries(diff_dump PRIVATE vigil_derived)
+  target_compile_definitions(diff_dump PRIVATE VIGIL_HAVE_DERIVED)
+endif()
 
 find_program(DIFF_PYTHON3 python3 HINTS /usr/bin)
 if(NOT VIGIL_SANITIZE)
@@ -15,6 +19,14 @@ if(NOT VIGIL_SANITIZE)
                    ${CMAKE_BINARY_DIR}/bin --seeds 1,2,3 --fresh --queries 100
                    --fail-dir ${CMAKE_BINARY_DIR}/query_diff_failures)
   set_tests_properties(query.diff.sqlite PROPERTIES LABELS query TIMEOUT 300)
+  # The derived relations LogEvent and Transition ranged over beside A, B and E.
+  if(TARGET vigil_derived)
+    add_test(NAME query.diff.derived
+             COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/diff_test.py --bin
+                     ${CMAKE_BINARY_DIR}/bin --seeds 1 --fresh --queries 80 --derived
+                     --fail-dir ${CMAKE_BINARY_DIR}/query_diff_failures)
+    set_tests_properties(query.diff.derived PROPERTIES LABELS "query;derived" TIMEOUT 300)
+  endif()
   # aggregates, results ranged over and clocks (tests/query/diff_agg.py); --avoid-known
   # skips the engine bugs it found on 2026-11-22 (see its --help)
   # one test a seed, so that a loaded machine runs them side by side

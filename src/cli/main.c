@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "vigil/vigil.h"
+#ifdef VIGIL_HAVE_DERIVED
+#include "derived/derived.h"
+#endif
 
 struct command {
 	const char *name;
@@ -74,6 +77,9 @@ int main(int argc, char **argv)
 		printf("vigil %s\n", VG_VERSION);
 		return 0;
 	}
+#ifdef VIGIL_HAVE_DERIVED
+	vgd_register_all(); /* Network, Message, Violation...: built when a query names one */
+#endif
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

@@ -125,21 +125,6 @@ static json_t *event_json(const struct vgn_set *s, const struct vgn_split *sp, u
 	return o;
 }
 
-static const char *input_kind(const struct vgn_set *s, uint32_t ev)
-{
-	const struct vgn_event *e = &s->events[ev];
-	if (e->kind == VGN_INPUT)
-		return "instrumented";
-	if (e->kind == VGN_SEND || e->kind == VGN_CONN)
-		return "connect";
-	const struct vgn_conn *cn = vgn_event_conn(s, ev);
-	if (cn && (!strcmp(cn->kind, "tty") || !strcmp(cn->kind, "stdin")))
-		return cn->kind;
-	if (cn && e->kind == VGN_RECV && e->fd == 0 && !strcmp(cn->kind, "pipe"))
-		return "stdin"; /* from a writer not recorded */
-	return "accept";
-}
-
 /* Networks compact (there may be many), the index indented. */
 static int write_json(json_t *j, const char *path, size_t flags)
 {
@@ -292,8 +277,8 @@ static int cmd_split(int argc, char **argv)
 		snprintf(file, sizeof file, "net-%05zu.json", n + 1);
 		json_t *o = json_pack(
 		    "{s:I,s:s,s:s,s:s,s:I,s:I,s:s,s:I,s:O,s:I,s:I,s:I}", "network",
-		    (json_int_t)n + 1, "file", file, "input", input_kind(s, sp.inputs[n]), "host",
-		    s->hosts[s->procs[th->proc].host].name, "pid",
+		    (json_int_t)n + 1, "file", file, "input", vgn_input_kind(s, sp.inputs[n]),
+		    "host", s->hosts[s->procs[th->proc].host].name, "pid",
 		    (json_int_t)s->procs[th->proc].pid, "tid", (json_int_t)th->tid, "program",
 		    in->program, "start_ns", (json_int_t)in->cts, "response_ns",
 		    json_object_get(j, "response_ns"), "threads", (json_int_t)g->nthreads,

@@ -12,6 +12,7 @@
 #include "embedded.h"
 #include "format_opt.h"
 #include "lang/lang.h"
+#include "relations/derived.h"
 #include "relations/relation.h"
 #include "trace/source.h"
 
@@ -28,14 +29,23 @@ static void usage(FILE *f)
 	    "  entity    one tuple per lifetime of an entity (name, id, gen)\n"
 	    "For each: its attributes and types (entity references with their kind), the\n"
 	    "number of tuples, those still open at the end of the trace, ends that closed\n"
-	    "nothing, and the time span. Attribute and relation names match queries\n"
+	    "nothing, and the time span. Then the derived relations the trace can have,\n"
+	    "what vigil's analyses find (docs/tquel.md \"Derived relations\"): Network,\n"
+	    "Message, NetRunning, NetWaiting (vigil net split), Violation, Deadlock (vigil\n"
+	    "check), LogEvent, Transition, ModelEvent, ModelTransition (vigil model), with\n"
+	    "their attributes; a query builds them when it names one, --derived here (and\n"
+	    "counts them). Attribute and relation names match queries\n"
 	    "case-insensitively. Given a program whose sensors vigil gen --lang c made, the\n"
 	    "relations its embedded sensor description declares (no tuples yet).\n\n"
 	    "options:\n"
 	    "  --json        (or --format json) one JSON object per relation and line: "
 	    "{\"name\",\"kind\",\n"
 	    "                \"attributes\":[{\"name\",\"type\",\"entity\"}],\"tuples\",\"open\",\n"
-	    "                \"unmatched_ends\",\"from\",\"to\"} (times in ns since the epoch)\n"
+	    "                \"unmatched_ends\",\"from\",\"to\"[,\"derived\"]} (times in ns since "
+	    "the epoch;\n"
+	    "                null for a derived relation not built)\n"
+	    "  --derived     build the derived relations to count their tuples (reads the\n"
+	    "                trace again per analysis)\n"
 	    "  --tick DUR    the base tick of the Clock relation listed (default 1s)\n"
 	    "  -h, --help    this help\n\n"
 	    "exit status: 0 clean trace, 1 damage found (relations hold what was readable),\n"
@@ -43,24 +53,34 @@ static void usage(FILE *f)
 	    "examples:\n"
 	    "  vigil relations run1\n"
 	    "  vigil relations --json run1 | jq -r 'select(.kind==\"interval\") | .name'\n"
+	    "  vigil relations --derived run1          with the analyses' tuples counted\n"
 	    "  vigil query run1 -e 'range of W is Waiting retrieve (W.process)'   ask them\n");
 }
 
-static void print_text(const struct vgq_relation *r)
+/* derived: the analysis a derived relation comes from (NULL: primitive); counted: its
+ * tuples were built (--derived), else only its attributes are known. */
+static void print_text(const struct vgq_relation *r, const char *derived, bool counted)
 {
 	char from[32], to[32];
 	vgt_format_time(r->first, from, sizeof from);
 	vgt_format_time(r->last, to, sizeof to);
-	printf("%s  %s  %zu tuple%s", r->name, vgq_rkind_name(r->kind), r->ntuples,
-	       r->ntuples == 1 ? "" : "s");
-	if (r->kind != VGQ_REL_EVENT)
-		printf(", %" PRIu64 " open at the end", r->open_at_end);
-	if (r->unmatched_ends)
-		printf(", %" PRIu64 " unmatched end%s", r->unmatched_ends,
-		       r->unmatched_ends == 1 ? "" : "s");
-	if (r->ntuples)
-		printf(", %s .. %s", from, to);
-	printf("\n");
+	if (derived && !counted) {
+		printf("%s  %s  derived (%s): built when a query names it (--derived counts it)\n",
+		       r->name, vgq_rkind_name(r->kind), derived);
+	} else {
+		printf("%s  %s  %zu tuple%s", r->name, vgq_rkind_name(r->kind), r->ntuples,
+		       r->ntuples == 1 ? "" : "s");
+		if (r->kind != VGQ_REL_EVENT)
+			printf(", %" PRIu64 " open at the end", r->open_at_end);
+		if (r->unmatched_ends)
+			printf(", %" PRIu64 " unmatched end%s", r->unmatched_ends,
+			       r->unmatched_ends == 1 ? "" : "s");
+		if (r->ntuples)
+			printf(", %s .. %s", from, to);
+		if (derived)
+			printf(", derived (%s)", derived);
+		printf("\n");
+	}
 	if (r->kind == VGQ_REL_EVENT)
 		printf("  %-16s time\n", "at");
 	else
@@ -74,7 +94,7 @@ static void print_text(const struct vgq_relation *r)
 	}
 }
 
-static void print_json(const struct vgq_relation *r)
+static void print_json(const struct vgq_relation *r, const char *derived, bool counted)
 {
 	json_t *attrs = json_array();
 	for (size_t a = 0; a < r->nattrs; a++) {
@@ -91,6 +111,14 @@ static void print_json(const struct vgq_relation *r)
 	                      (json_int_t)r->ntuples, "open", (json_int_t)r->open_at_end,
 	                      "unmatched_ends", (json_int_t)r->unmatched_ends, "from",
 	                      (json_int_t)r->first, "to", (json_int_t)r->last);
+	if (derived)
+		json_object_set_new(o, "derived", json_string(derived));
+	if (derived && !counted) /* not built: no figures */
+		for (const char *const *k =
+		         (const char *const[]){"tuples", "open", "unmatched_ends", "from", "to",
+		                               NULL};
+		     *k; k++)
+			json_object_set_new(o, *k, json_null());
 	char *s = json_dumps(o, JSON_COMPACT);
 	puts(s);
 	free(s);
@@ -115,7 +143,7 @@ static int program_relations(const char *program, bool json)
 	}
 	struct vgq_database *db = vgq_database_from_model(m);
 	for (size_t i = 0; i < db->nrelations; i++)
-		(json ? print_json : print_text)(db->relations[i]);
+		(json ? print_json : print_text)(db->relations[i], NULL, true);
 	vgq_database_free(db);
 	vgl_free(m);
 	return 0;
@@ -123,12 +151,11 @@ static int program_relations(const char *program, bool json)
 
 int vg_cmd_relations(int argc, char **argv)
 {
-	static const struct option options[] = {{"json", no_argument, NULL, 'j'},
-	                                        {"format", required_argument, NULL, 'F'},
-	                                        {"tick", required_argument, NULL, 't'},
-	                                        {"help", no_argument, NULL, 'h'},
-	                                        {0}};
-	bool json = false;
+	static const struct option options[] = {
+	    {"json", no_argument, NULL, 'j'},       {"format", required_argument, NULL, 'F'},
+	    {"tick", required_argument, NULL, 't'}, {"derived", no_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},       {0}};
+	bool json = false, count_derived = false;
 	int64_t tick = 1000000000;
 	int c;
 	optind = 1;
@@ -137,6 +164,9 @@ int vg_cmd_relations(int argc, char **argv)
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'd':
+			count_derived = true;
 			break;
 		case 'F':
 			if (vg_cli_format("relations", optarg, &json))
@@ -181,11 +211,34 @@ int vg_cmd_relations(int argc, char **argv)
 	struct vgq_database *db = vgq_database_build(t);
 	vgq_database_print_warnings(db, "vigil relations", stderr);
 	for (size_t i = 0; i < db->nrelations; i++)
-		(json ? print_json : print_text)(db->relations[i]);
+		(json ? print_json : print_text)(db->relations[i], NULL, true);
 	int rc = 0;
+	if (count_derived) {
+		const char **derived;
+		char said[sizeof err] = "";
+		size_t nderived = vgq_derived_names(db, &derived);
+		for (size_t i = 0; i < nderived; i++) {
+			const struct vgq_relation *r =
+			    vgq_database_derived(db, derived[i], err, sizeof err);
+			if (r)
+				(json ? print_json : print_text)(r, vgq_derived_source(r->name),
+				                                 true);
+			else if (strcmp(err, said)) /* one line per analysis, not per relation */
+				fprintf(stderr, "vigil relations: warning: %s\n", err);
+			snprintf(said, sizeof said, "%s", r ? "" : err);
+		}
+		free(derived);
+	} else {
+		struct vgq_relation **schemas;
+		size_t n = vgq_derived_schemas(db, &schemas);
+		for (size_t i = 0; i < n; i++)
+			(json ? print_json : print_text)(
+			    schemas[i], vgq_derived_source(schemas[i]->name), false);
+		vgq_derived_schemas_free(schemas, n);
+	}
 	const struct vgq_relation *clock = vgq_database_clock(db, tick, 1, err, sizeof err);
 	if (clock) {
-		(json ? print_json : print_text)(clock);
+		(json ? print_json : print_text)(clock, NULL, true);
 	} else {
 		fprintf(stderr, "vigil relations: %s\n", err);
 		rc = 2;

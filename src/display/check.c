@@ -9,13 +9,19 @@
 #include "display/colour.h"
 #include "display/internal.h"
 #include "query/suggest.h"
+#include "relations/derived.h"
 
 const struct vgq_relation *vgd_relation(const struct vgd_display *d, const char *name)
 {
 	for (size_t i = 0; i < d->nderived; i++)
 		if (d->derived[i]->name && !strcasecmp(d->derived[i]->name, name))
 			return d->derived[i];
-	return vgq_database_find(d->db, name);
+	const struct vgq_relation *r = vgq_database_find(d->db, name);
+	if (!r) { /* Message, Network...: built on first mention (docs/tquel.md) */
+		char err[512];
+		r = vgq_database_derived(d->db, name, err, sizeof err);
+	}
+	return r;
 }
 
 static void unknown_relation(struct vgd_display *d, const struct vgd_show *s)

@@ -13,6 +13,7 @@
 
 #include "live/delta_internal.h"
 #include "relations/columns.h"
+#include "relations/derived.h"
 
 struct walk {
 	struct delta_retrieve *r;
@@ -49,6 +50,10 @@ static int var_index(struct walk *w, const char *name)
 	}
 	if (!strcasecmp(rg->relation, "WaitFor")) {
 		refuse(w, "WaitFor is derived when the trace ends");
+		return -1;
+	}
+	if (vgq_derived_source(rg->relation)) { /* Network, Message...: docs/tquel.md */
+		refuse(w, "it ranges over a relation an analysis derives from the whole trace");
 		return -1;
 	}
 	if (w->r->nvars == DELTA_MAX_VARS) {

@@ -10,7 +10,7 @@
 #include "trace/source.h"
 
 struct last {
-	long event; /* index, -1 before the stream's first event */
+	long event; /* class_id of its latest event, -1 before the stream's first event */
 	int64_t ts;
 	bool seen; /* the stream's thread and image are known: */
 	uint32_t tid, gen;
@@ -36,6 +36,80 @@ static void continue_thread(struct last *last, size_t ns, struct last *l)
 	}
 }
 
+int vgm_trace_steps(struct vgt_trace *t, vgm_step_fn step, void *ctx)
+{
+	struct vgt_source *source = vgt_source_of(t);
+	size_t ns = vgt_stream_count(t);
+	struct last *last = malloc((ns + 1) * sizeof *last);
+	int rc = -1;
+	if (!last)
+		goto out;
+	for (size_t i = 0; i < ns; i++)
+		last[i] = (struct last){.event = -1};
+	const struct vgt_event *ev;
+	while ((ev = vgt_source_next(source))) {
+		struct last *l = &last[ev->stream->index];
+		if (!l->seen) {
+			*l = (struct last){-1, 0, true, ev->tid, ev->thread_gen, ev->image};
+			if (ev->image->exec_index > 0)
+				continue_thread(last, ns, l);
+		}
+		if (step(ctx, ev, l->event >= 0 ? vgt_class_at(t, (size_t)l->event) : NULL, l->ts))
+			goto out;
+		l->event = (long)ev->type->class_id;
+		l->ts = ev->ts;
+	}
+	rc = 0;
+out:
+	free(last);
+	vgt_source_close(source);
+	return rc;
+}
+
+struct from_trace {
+	struct vgm_model *m;
+	long *event_of; /* each event class's model event, interned at its first event */
+	uint64_t n;
+};
+
+static long event_of(struct from_trace *f, const struct vgt_event_type *type)
+{
+	long e = f->event_of[type->class_id];
+	if (e >= 0)
+		return e;
+	char *site = malloc(strlen(type->name) + 8);
+	if (!site)
+		return -1;
+	sprintf(site, "sensor:%s", type->name);
+	e = vgm_event_intern(f->m, site, type->name);
+	free(site);
+	return f->event_of[type->class_id] = e;
+}
+
+static int add_step(void *ctx, const struct vgt_event *ev, const struct vgt_event_type *prev,
+                    int64_t prev_ts)
+{
+	struct from_trace *f = ctx;
+	long e = event_of(f, ev->type);
+	if (e < 0)
+		return -1;
+	f->m->events[e].count++;
+	f->n++;
+	if (prev) {
+		struct vgm_trans *tr =
+		    vgm_trans_intern(f->m, (uint32_t)event_of(f, prev), (uint32_t)e);
+		if (!tr)
+			return -1;
+		/* A stream's times never go backwards (the reader reports it as damage). */
+		uint64_t dt = ev->ts > prev_ts ? (uint64_t)(ev->ts - prev_ts) : 0;
+		tr->count++;
+		tr->sum_ns += dt;
+		if (vgm_sketch_add(&tr->sk, dt, 1))
+			return -1;
+	}
+	return 0;
+}
+
 int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, char *err,
                    size_t errsize)
 {
@@ -44,59 +118,17 @@ int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, cha
 	if (!source)
 		return -1;
 	struct vgt_trace *t = vgt_source_trace(source);
-	size_t ns = vgt_stream_count(t);
-	struct last *last = malloc((ns + 1) * sizeof *last);
-	/* Each event class's model event, interned at its first event (-1 before). */
-	long *event_of = malloc((vgt_class_count(t) + 1) * sizeof *event_of);
+	struct from_trace f = {m, malloc((vgt_class_count(t) + 1) * sizeof *f.event_of), 0};
 	int rc = -1;
-	if (!last || !event_of) {
-		snprintf(err, errsize, "%s: out of memory", path);
-		goto out;
-	}
-	for (size_t i = 0; i < ns; i++)
-		last[i] = (struct last){.event = -1};
+	if (!f.event_of)
+		goto oom;
 	for (size_t i = 0; i < vgt_class_count(t); i++)
-		event_of[i] = -1;
-	uint64_t n = 0;
-	const struct vgt_event *ev;
-	while ((ev = vgt_source_next(source))) {
-		long e = event_of[ev->type->class_id];
-		if (e < 0) {
-			char *site = malloc(strlen(ev->type->name) + 8);
-			if (!site)
-				goto oom;
-			sprintf(site, "sensor:%s", ev->type->name);
-			e = vgm_event_intern(m, site, ev->type->name);
-			free(site);
-			if (e < 0)
-				goto oom;
-			event_of[ev->type->class_id] = e;
-		}
-		m->events[e].count++;
-		n++;
-		struct last *l = &last[ev->stream->index];
-		if (!l->seen) {
-			*l = (struct last){-1, 0, true, ev->tid, ev->thread_gen, ev->image};
-			if (ev->image->exec_index > 0)
-				continue_thread(last, ns, l);
-		}
-		if (l->event >= 0) {
-			struct vgm_trans *tr = vgm_trans_intern(m, (uint32_t)l->event, (uint32_t)e);
-			if (!tr)
-				goto oom;
-			/* A stream's times never go backwards (the reader reports it as damage). */
-			uint64_t dt = ev->ts > l->ts ? (uint64_t)(ev->ts - l->ts) : 0;
-			tr->count++;
-			tr->sum_ns += dt;
-			if (vgm_sketch_add(&tr->sk, dt, 1))
-				goto oom;
-		}
-		l->event = e;
-		l->ts = ev->ts;
-	}
+		f.event_of[i] = -1;
+	if (vgm_trace_steps(t, add_step, &f) < 0)
+		goto oom;
 	*damaged = vgt_damage_total(t);
 	char src[600];
-	snprintf(src, sizeof src, "trace %.500s: %llu events", path, (unsigned long long)n);
+	snprintf(src, sizeof src, "trace %.500s: %llu events", path, (unsigned long long)f.n);
 	if (vgm_add_source(m, src))
 		goto oom;
 	vgm_model_update_out(m);
@@ -105,8 +137,7 @@ int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, cha
 oom:
 	snprintf(err, errsize, "%s: out of memory", path);
 out:
-	free(last);
-	free(event_of);
+	free(f.event_of);
 	vgt_source_close(source);
 	return rc;
 }

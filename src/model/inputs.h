@@ -10,6 +10,7 @@
 
 #include "model/model.h"
 #include "model/symbolize.h"
+#include "trace/trace.h"
 
 struct vgm_input_stats {
 	size_t files;     /* model files read */
@@ -36,5 +37,14 @@ int vgm_load_input(struct vgm_model *m, const char *path, bool from_trace,
  * the differences of the timestamps. *damaged counts the damaged places read past. */
 int vgm_from_trace(struct vgm_model *m, const char *path, uint64_t *damaged, char *err,
                    size_t errsize);
+
+/* The walk vgm_from_trace makes, over a trace already open (read from its start): each
+ * event in time order with the previous event of its thread (`prev` its type, NULL for
+ * a thread's first event; a thread goes on across its process's execs). A non-zero
+ * return of `step` stops the walk: -1 then. The LogEvent and Transition relations
+ * (src/derived) are this walk too. */
+typedef int (*vgm_step_fn)(void *ctx, const struct vgt_event *ev, const struct vgt_event_type *prev,
+                           int64_t prev_ts);
+int vgm_trace_steps(struct vgt_trace *t, vgm_step_fn step, void *ctx);
 
 #endif

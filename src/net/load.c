@@ -135,7 +135,15 @@ int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *s
 	struct vgt_source *src = vgt_source_open(paths, 1, 0, err, errsize);
 	if (!src)
 		return -1;
-	struct vgt_trace *t = vgt_source_trace(src);
+	int rc = vgn_load_open(s, vgt_source_trace(src), path, st, progress);
+	vgt_source_close(src);
+	return rc;
+}
+
+int vgn_load_open(struct vgn_set *s, struct vgt_trace *t, const char *path,
+                  struct vgn_load_stats *st, void (*progress)(const char *line))
+{
+	struct vgt_source *src = vgt_source_of(t);
 	const char *trace = vgn_intern(s, path);
 	st->images += vgt_image_count(t);
 	size_t nclasses = vgt_class_count(t);

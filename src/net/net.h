@@ -157,6 +157,12 @@ struct vgn_load_stats {
 int vgn_load_trace(struct vgn_set *s, const char *path, struct vgn_load_stats *st,
                    void (*progress)(const char *line), char *err, size_t errsize);
 
+/* The same for a trace already open (read again from its start; left open), named
+ * `path` in messages. 0 (nothing can fail once open). */
+struct vgt_trace;
+int vgn_load_open(struct vgn_set *s, struct vgt_trace *t, const char *path,
+                  struct vgn_load_stats *st, void (*progress)(const char *line));
+
 /* ---- matching ----------------------------------------------------------------------- */
 
 struct vgn_match_stats {
@@ -269,6 +275,8 @@ int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *out)
 void vgn_split_forks(const struct vgn_set *s, struct vgn_split *sp, const uint32_t *order,
                      const uint32_t *first);
 void vgn_split_free(struct vgn_split *sp);
+/* What kind of input event `ev` is: "instrumented", "connect", "tty", "stdin", "accept". */
+const char *vgn_input_kind(const struct vgn_set *s, uint32_t ev);
 
 /* ---- one network in memory (also what report and render read back) ------------------ */
 
@@ -374,6 +382,9 @@ struct vgn_session {
 	void (*warn)(void *ctx, const char *line); /* one line per problem (may be NULL) */
 	void (*progress)(const char *line);        /* now and then on long work (may be NULL) */
 	void *ctx;
+	/* NULL, or the one trace to analyse, already open (paths[0] names it): the derived
+	 * relations of a query read the trace the query opened (docs/tquel.md). */
+	struct vgt_trace *open_trace;
 };
 /* Loads the traces (a trace that cannot be read is warned about and skipped), matches
  * messages, estimates the clocks against `reference` (a host name, or NULL) or takes them

@@ -88,8 +88,10 @@ int vgn_session_open(struct vgn_session *ss, const char *const *paths, size_t n,
 		if (!fresh)
 			continue;
 		uint64_t before = ss->load.net_events;
-		if (vgn_load_trace(s, paths[i], &ss->load, ss->progress, errs[i], sizeof *errs) <
-		    0) {
+		if (ss->open_trace && n == 1)
+			vgn_load_open(s, ss->open_trace, paths[i], &ss->load, ss->progress);
+		else if (vgn_load_trace(s, paths[i], &ss->load, ss->progress, errs[i],
+		                        sizeof *errs) < 0) {
 			bad[i] = true;
 			if (!first_err[0])
 				snprintf(first_err, sizeof first_err, "%s", errs[i]);

@@ -646,3 +646,18 @@ void vgn_split_free(struct vgn_split *sp)
 	free(sp->conn_vertex);
 	memset(sp, 0, sizeof *sp);
 }
+
+const char *vgn_input_kind(const struct vgn_set *s, uint32_t ev)
+{
+	const struct vgn_event *e = &s->events[ev];
+	if (e->kind == VGN_INPUT)
+		return "instrumented";
+	if (e->kind == VGN_SEND || e->kind == VGN_CONN)
+		return "connect";
+	const struct vgn_conn *cn = vgn_event_conn(s, ev);
+	if (cn && (!strcmp(cn->kind, "tty") || !strcmp(cn->kind, "stdin")))
+		return cn->kind;
+	if (cn && e->kind == VGN_RECV && e->fd == 0 && !strcmp(cn->kind, "pipe"))
+		return "stdin"; /* from a writer not recorded */
+	return "accept";
+}

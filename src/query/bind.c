@@ -11,6 +11,7 @@
 #include "query/engine_internal.h"
 #include "query/suggest.h"
 #include "relations/columns.h"
+#include "relations/derived.h"
 #include "tquel/arena.h"
 #include "tquel/tquel.h"
 
@@ -91,19 +92,28 @@ const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const cha
 			return s->results[i];
 	if (!s->db)
 		return placeholder(s, name, VGQ_REL_INTERVAL);
-	return vgq_database_find(s->db, name);
+	const struct vgq_relation *r = vgq_database_find(s->db, name);
+	return r ? r : vgq_database_derived(s->db, name, err, errsize);
 }
 
-/* The names a relation could have been: the trace's, the results', Clock. */
-static void relation_names(struct vgq_session *s, const char ***names, size_t *n)
+/* The names a relation could have been: the trace's, the results', Clock; and with
+ * `derived`, the derived relations' (docs/tquel.md). */
+static void relation_names(struct vgq_session *s, bool with_derived, const char ***names, size_t *n)
 {
-	size_t cap = (s->db ? s->db->nrelations : 0) + s->nresults + 1;
+	const char **derived = NULL;
+	size_t nderived = s->db && with_derived ? vgq_derived_names(s->db, &derived) : 0;
+	size_t cap = (s->db ? s->db->nrelations : 0) + nderived + s->nresults + 1;
 	*names = calloc(cap, sizeof **names);
 	*n = 0;
-	if (!*names)
+	if (!*names) {
+		free(derived);
 		return;
+	}
 	for (size_t i = 0; s->db && i < s->db->nrelations; i++)
 		(*names)[(*n)++] = s->db->relations[i]->name;
+	for (size_t i = 0; i < nderived; i++)
+		(*names)[(*n)++] = derived[i];
+	free(derived);
 	for (size_t i = 0; i < s->nresults; i++)
 		(*names)[(*n)++] = s->results[i]->name;
 	(*names)[(*n)++] = "Clock";
@@ -121,10 +131,15 @@ bool vgq_check_range(struct vgq_session *s, const struct tquel_query *q,
 	} else {
 		const char **names;
 		size_t n;
-		relation_names(s, &names, &n);
+		relation_names(s, false, &names, &n);
 		char list[512];
 		int k = vgq_suggest(r->relation, names, n, list, sizeof list);
 		free(names);
+		if (k != 1) { /* no recorded relation is close: maybe a derived one */
+			relation_names(s, true, &names, &n);
+			k = vgq_suggest(r->relation, names, n, list, sizeof list);
+			free(names);
+		}
 		tquel_report(q, &r->relation_loc, d->out, "no relation '%s' in %s%s%s%s",
 		             r->relation,
 		             s->db && s->db->from_model ? "the sensor description" : "the trace",

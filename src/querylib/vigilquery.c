@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "cli/event_json.h"
+#ifdef VIGIL_HAVE_DERIVED
+#include "derived/derived.h"
+#endif
 #include "query/engine.h"
 #include "query/output.h"
 #include "relations/relation.h"
@@ -178,6 +181,9 @@ EXPORT int vigil_ql_query(const char *const *traces, size_t ntraces, const char 
 	}
 	int rc = -1;
 	if (text_open(&o) == 0 && text_open(&w) == 0) {
+#ifdef VIGIL_HAVE_DERIVED
+		vgd_register_all(); /* Network, Message...: built when a query names one */
+#endif
 		struct vgq_database *db = vgq_database_build(t);
 		vgq_database_print_warnings(db, "vigil", w.f);
 		struct vgq_options opts = {.tick_ns = 1000000000};

@@ -72,6 +72,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	const struct vgt_stream *synth_stream = NULL;
 	int64_t synth_at = 0;
 	uint64_t read = 0;
+	bool dropped = false; /* derived relations need every event (derived.c) */
 	while ((!o || !o->max_events || read++ < o->max_events) && (ev = vgt_source_next(src))) {
 		/* vg.report.synth: the stream's next event is synthesized, its valid time is
 		 * `at` (docs/consistency.md). */
@@ -86,8 +87,10 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 			ev = &synthesized;
 			synth_stream = NULL;
 		}
-		if (o && o->keep && !o->keep(o->keep_arg, ev))
+		if (o && o->keep && !o->keep(o->keep_arg, ev)) {
+			dropped = true;
 			continue;
+		}
 		if (!db->events++)
 			db->first = db->last = ev->ts;
 		if (ev->ts > db->last)
@@ -97,10 +100,14 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 		vgq_waits_feed(waits, ev);
 	}
 	vgt_source_close(src);
+	if (o && o->max_events && read > o->max_events) /* stopped before the end */
+		dropped = true;
 	vgq_waits_finish(waits, &b);
 	db->damage = vgt_damage_total(t);
 	db->partial = db->damage > 0;
 	vgq_build_finish(&b, db);
+	db->internal->trace = t;
+	db->internal->whole_trace = !dropped;
 	return db;
 }
 
@@ -123,6 +130,7 @@ void vgq_database_free(struct vgq_database *db)
 		vgq_relation_free(db->internal->clocks[i]);
 	free(db->internal->clocks);
 	free(db->internal->clock_ticks);
+	vgq_derived_free(db);
 	for (size_t i = 0; i < db->nwarnings; i++)
 		free(db->warnings[i]);
 	free(db->warnings);

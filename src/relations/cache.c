@@ -173,6 +173,10 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 		char why[256];
 		switch (vgc_open(paths[i], k.p, k.n, open_damage, rq, &db, why, sizeof why)) {
 		case VGC_OPENED:
+			/* the cache holds relations of the whole trace: derived relations
+			 * (derived.c) are read from the same trace when a query names one */
+			db->internal->trace = t;
+			db->internal->whole_trace = true;
 			res->outcome = VGQ_CACHE_WARM;
 			snprintf(res->path, sizeof res->path, "%s", paths[i]);
 			free(k.p);

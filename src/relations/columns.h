@@ -16,6 +16,14 @@ struct vgq_db_internal {
 	bool has_clock_origin; /* vgq_database_set_clock_origin */
 	int64_t clock_origin;
 	struct vgc_map *cache; /* a database mapped from the relations cache, or NULL */
+	/* Derived relations (derived.c): the trace they are read from (NULL: none,
+	 * or the database holds part of it), what is built, and the providers tried. */
+	struct vgt_trace *trace;
+	bool whole_trace;
+	struct vgq_relation **derived;
+	size_t nderived;
+	struct vgq_derived_try *tried;
+	size_t ntried;
 };
 
 /* Mixes all bits of h into all bits (splitmix64's finalizer): tables index by low bits. */
@@ -27,6 +35,9 @@ static inline uint64_t vgq_mix(uint64_t h)
 	h *= 0x94d049bb133111ebull;
 	return h ^ (h >> 31);
 }
+
+/* Frees the derived relations (derived.c). */
+void vgq_derived_free(struct vgq_database *db);
 
 /* ---- memory: pool.c ---- */
 struct vgq_pool;

@@ -129,7 +129,7 @@ static void make_relation(struct vgq_waits *q, struct builder *b)
 			sorted[m++] = &edges[i];
 	qsort(sorted, m, sizeof *sorted, by_from);
 	struct vgq_relation *r = vgq_build_relation(b, WAITFOR, VGQ_REL_INTERVAL)->rel;
-	const char *thread = vgq_pool_intern(b->pool, "thread", 6);
+	const char *thread = vgq_pool_intern(b->pool, "OSThread", 8); /* joins OSThread */
 	vgq_relation_add_attr(r, vgq_pool_intern(b->pool, "waiter", 6), VGQ_ENTITY, thread);
 	vgq_relation_add_attr(r, vgq_pool_intern(b->pool, "holder", 6), VGQ_ENTITY, thread);
 	vgq_relation_add_attr(r, vgq_pool_intern(b->pool, "lock", 4), VGQ_ENTITY,

@@ -50,6 +50,29 @@ def run(cmd, env=None, check_rc=None, timeout=120, **kw):
     return p
 
 
+def redis_script(requests, clients):
+    """A shell script that starts Debian's redis-server on a free loopback port, drives it
+    with redis-benchmark (`requests` SETs and GETs over `clients` connections) and shuts
+    it down; with the server's path and port. None when redis is not installed."""
+    import socket
+    server, bench, cli = (shutil.which(p) for p in ("redis-server", "redis-benchmark",
+                                                      "redis-cli"))
+    if not (server and bench and cli):
+        return None
+    with socket.socket() as s_:
+        s_.bind(("127.0.0.1", 0))
+        port = s_.getsockname()[1]
+    script = f"""
+{server} --port {port} --bind 127.0.0.1 --save '' --appendonly no --logfile '' \
+    --loglevel warning &
+for i in $(seq 100); do {cli} -p {port} ping >/dev/null 2>&1 && break; sleep 0.05; done
+{bench} -p {port} -n {requests} -c {clients} -t set,get -q >/dev/null
+{cli} -p {port} shutdown nosave >/dev/null
+wait
+"""
+    return script, server, port
+
+
 def dump_json(trace, *extra):
     p = run([VIGIL, "dump", "--json", *extra, trace])
     events = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]

@@ -38,7 +38,9 @@ def main():
         trace = os.path.join(work, "run1")
         subprocess.run([BIN + "/vigil", "record", "-q", "-o", trace, "--", BIN + "/mailbox",
                         "--seed", "2"], check=True, capture_output=True, timeout=120)
-        check(vigil.relations(trace) == cli("relations", "--json", trace),
+        # (the CLI also lists the derived relations' attributes, docs/tquel.md)
+        check(vigil.relations(trace) ==
+              [r for r in cli("relations", "--json", trace) if "derived" not in r],
               "vigil.relations differs from vigil relations --json")
         q = ("range of S is SendMessage range of W is Waiting\n"
              "retrieve (S.process, S.msg) where S.msg < 10\n"

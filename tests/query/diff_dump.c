@@ -13,6 +13,9 @@
 #include <stdlib.h>
 
 #include "relations/relation.h"
+#ifdef VIGIL_HAVE_DERIVED
+#include "derived/derived.h"
+#endif
 
 static json_t *value(const struct vgq_relation *r, size_t a, size_t t)
 {
@@ -73,10 +76,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "diff_dump: %s\n", err);
 		return 2;
 	}
+#ifdef VIGIL_HAVE_DERIVED
+	vgd_register_all(); /* LogEvent, Transition...: diff_test.py --derived */
+#endif
 	struct vgq_database *db = vgq_database_build(tr);
 	int rc = db->partial ? 1 : 0;
 	for (int i = 2; i < argc; i++) {
 		const struct vgq_relation *r = vgq_database_find(db, argv[i]);
+#ifdef VIGIL_HAVE_DERIVED
+		if (!r)
+			r = vgq_database_derived(db, argv[i], err, sizeof err);
+#endif
 		if (!r) {
 			fprintf(stderr, "diff_dump: no relation %s\n", argv[i]);
 			rc = 1;

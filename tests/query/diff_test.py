@@ -13,6 +13,7 @@ cross product is small, a tiny Python evaluator of the same semantics is a third
     diff_test.py --bin BUILD/bin --replay CASE.json # one saved failing case again
     --empty-is-value: compare an unnamed entity as if named "" (the docs say: no name, null)
     --keep DIR: keep the traces and the generated queries-SEED.tq there
+    --derived: range over the derived relations LogEvent and Transition too
 
 On a mismatch it prints the seed, the TQuel, the SQL and up to 5 tuples only in each side,
 saves the case (with a copy of the trace) under --fail-dir for --replay, and exits 1."""
@@ -42,15 +43,28 @@ SCHEMA = {
 }
 # tuple variables, declared once at the top of every query file
 VARS = {"A1": "A", "A2": "A", "A3": "A", "B1": "B", "B2": "B", "E1": "E", "E2": "E"}
+# --derived: derived relations every trace has (docs/tquel.md "Derived relations"), built
+# by vigil when a query names them, ranged over beside the recorded ones
+DERIVED_SCHEMA = {
+    "LogEvent": ("event", [("name", "str"), ("site", "str"), ("thread", "ent")]),
+    "Transition": ("interval", [("duration", "num"), ("from_event", "str"),
+                                ("to_event", "str"), ("thread", "ent")]),
+}
+DERIVED_VARS = {"L1": "LogEvent", "T1": "Transition", "T2": "Transition"}
+
+
+def use_derived():
+    SCHEMA.update(DERIVED_SCHEMA)
+    VARS.update(DERIVED_VARS)
 
 
 def is_event_var(v):
     return SCHEMA[VARS[v]][0] == "event"
 
 
-def entity_display(ent):
+def entity_display(ent, kind="Owner"):
     """How vigil prints an entity value: its name, or Kind#id without one."""
-    return ent["name"] if ent["name"] is not None else "Owner#%d" % ent["id"]
+    return ent["name"] if ent["name"] is not None else "%s#%d" % (kind, ent["id"])
 
 
 # docs/tquel.md: an empty string is a value; an entity never named has no name (compared
@@ -62,11 +76,12 @@ def load_trace(bin_dir, trace):
     """{relation: [row]} with row = {"b", "e", attrs...}; an event has b = e = at; an
     entity attribute is its dump object {name, id, gen, image}; a uint an int. "_span" is
     (first, last): the times of the trace's first and last events."""
-    p = subprocess.run([os.path.join(bin_dir, "diff_dump"), trace, "A", "B", "E"],
+    rels = ["A", "B", "E"] + [r for r in DERIVED_SCHEMA if r in SCHEMA]
+    p = subprocess.run([os.path.join(bin_dir, "diff_dump"), trace] + rels,
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("diff_dump %s exited %d: %s" % (trace, p.returncode, p.stderr))
-    rows = {r: [] for r in ("A", "B", "E")}
+    rows = {r: [] for r in rels}
     for line in p.stdout.splitlines():
         o = json.loads(line)
         if "span" in o:
@@ -112,7 +127,7 @@ def make_db(rows, db=None, relations=None):
                 v = r[a]
                 if t == "ent":
                     vals += [v["name"], "%d.%d.%d" % (v["id"], v["gen"], v["image"]),
-                             entity_display(v)]
+                             entity_display(v, "OSThread" if a == "thread" else "Owner")]
                 elif t == "uint":  # sqlite3 binds no integer above 2^63 - 1
                     vals += [None, None] if v is None else [float(v), str(v)]
                 else:
@@ -194,8 +209,10 @@ class Gen:
         if r < 0.3 and ents:
             v, a = self.r.choice(ents)
             x = ("attr", v, a)
-            if self.r.random() < 0.4 and len(ents) > 1:
-                v2, a2 = self.r.choice([e for e in ents if e != (v, a)])
+            # (entities of two kinds, an owner and a thread, are never comparable)
+            same = [e for e in ents if e != (v, a) and e[1] == a]
+            if self.r.random() < 0.4 and same:
+                v2, a2 = self.r.choice(same)
                 y = ("attr", v2, a2)
             else:
                 y = ("str", self.r.choice(["O1", "O2", "O3", "O4", "", "Owner#4"]))
@@ -599,7 +616,8 @@ def py_value(x, env, ctx="value"):
     if k == "attr":
         v = env[x[1]][x[2]]
         if isinstance(v, dict):  # an entity
-            return {"value": entity_display(v), "name": v["name"],
+            return {"value": entity_display(v, "OSThread" if x[2] == "thread" else "Owner"),
+                    "name": v["name"],
                     "id": (v["id"], v["gen"], v["image"])}[ctx]
         return v
     if k == "int":
@@ -1127,12 +1145,17 @@ def main():
     ap.add_argument("--keep", help="record the traces here and keep them")
     ap.add_argument("--empty-is-value", action="store_true",
                     help='read empty strings and names as "", not null')
+    ap.add_argument("--derived", action="store_true",
+                    help="range over the derived relations LogEvent and Transition too "
+                         "(give it again with --replay)")
     ap.add_argument("--pg", metavar="PG_BIN",
                     help="also run every query on a PostgreSQL store (Debian's server in "
                          "PG_BIN, started here): vigil store, then vigil query postgresql://")
     args = ap.parse_args()
     global EMPTY_IS_VALUE
     EMPTY_IS_VALUE = args.empty_is_value
+    if args.derived:
+        use_derived()
     if args.replay:
         return 0 if replay(args) else 1
     work = args.keep or tempfile.mkdtemp(prefix="vigil-diff-")

@@ -13,7 +13,7 @@ import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))
-from vigil_testlib import VIGIL, Failure, check, main, run, tmpdir  # noqa: E402
+from vigil_testlib import VIGIL, Failure, check, main, redis_script, run, tmpdir  # noqa: E402
 
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 TIER = os.path.join(BIN, "three_tier")
@@ -481,23 +481,11 @@ def test_redis():
     thread serving four redis-benchmark connections at once (an event loop). Every
     request is a network of its own with its reply: the client's thread and the
     server's, one request/reply pair, nothing unmatched between them."""
-    server, bench, cli = (shutil.which(p) for p in ("redis-server", "redis-benchmark",
-                                                      "redis-cli"))
-    if not (server and bench and cli):
+    made = redis_script(200, 4)
+    if not made:
         print("skipped: redis-server and redis-tools not installed (scripts/install-deps.sh)")
         sys.exit(77)
-    import socket
-    with socket.socket() as s_:
-        s_.bind(("127.0.0.1", 0))
-        port = s_.getsockname()[1]
-    script = f"""
-{server} --port {port} --bind 127.0.0.1 --save '' --appendonly no --logfile '' \
-    --loglevel warning &
-for i in $(seq 100); do {cli} -p {port} ping >/dev/null 2>&1 && break; sleep 0.05; done
-{bench} -p {port} -n 200 -c 4 -t set,get -q >/dev/null
-{cli} -p {port} shutdown nosave >/dev/null
-wait
-"""
+    script, server, port = made
     trace = fresh("redis")
     run([VIGIL, "record", "-o", trace, "--", "sh", "-c", script], check_rc=0)
     out, index, _ = split([trace], "--per", "exchange")  # keep-alive load: per request

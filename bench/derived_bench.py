@@ -1,0 +1,150 @@
+"""Derived relations (docs/tquel.md "Derived relations", issue 32): the time to the first
+answer of a query over `Message` on the three-tier example's trace, against its peer, what
+a user did before: `vigil net split` to files, then a script joining its JSON (each
+network's messages with the network's input program).
+
+    python3 bench/derived_bench.py [BUILD]        (default build)
+
+The question, both ways: the messages of more than 50 bytes (payloads), with their
+network and the program of the network's input. vigil answers
+    range of N is Network  range of M is Message
+    retrieve (M.network, M.bytes, N.program) where M.network = N.id and M.bytes > 50
+and the peer runs `vigil net split TRACE -o DIR` and then reads index.json and every
+net-N.json. Time to first answer: from the start until the first answer line is read.
+Both answers must be the same multiset of rows (else exit 1).
+
+Also a query naming no derived relation (`OSThread`), with this build and, when
+VIGIL_BASE_BUILD names another build (e.g. main's), with that one: the lazy path must
+cost it nothing.
+
+VIGIL_BENCH_SMOKE=1: 400 requests, one run. Writes BENCH_OUT/derived.json (BENCH_OUT:
+BUILD/bench)."""
+import collections
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
+REQUESTS, THREADS, RUNS = (400, 4, 1) if SMOKE else (100000, 4, 3)
+OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
+VIGIL = os.path.join(BUILD, "bin", "vigil")
+QUERY = ("range of N is Network range of M is Message "
+         "retrieve (M.network, M.bytes, N.program) where M.network = N.id and M.bytes > 50")
+PLAIN = "range of T is OSThread retrieve (T.name)"
+
+# The peer's join, a script of the kind a user writes against vigil net split's files.
+JOIN = r'''
+import glob, json, os, sys
+d = sys.argv[1]
+with open(os.path.join(d, "index.json")) as f:
+    program = {n["network"]: n["program"] for n in json.load(f)["networks"]}
+for path in sorted(glob.glob(os.path.join(d, "net-*.json"))):
+    with open(path) as f:
+        g = json.load(f)
+    for e in g["edges"]:
+        if e["kind"] == "message" and e["bytes"] > 50:
+            print(json.dumps([g["network"], e["bytes"], program[g["network"]]]), flush=True)
+'''
+
+
+def first_and_total(cmd, t0=None):
+    """Seconds to the first line of cmd's stdout and to its end (from t0, default now),
+    and its lines."""
+    t0 = t0 or time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    t_first = time.monotonic() - t0
+    rest = p.stdout.read()
+    err = p.stderr.read()
+    if p.wait():
+        raise SystemExit(f"derived_bench: {' '.join(cmd)} exited {p.returncode}: {err[-2000:]}")
+    return t_first, time.monotonic() - t0, ([first] if first else []) + rest.splitlines()
+
+
+def vigil_side(trace):
+    t_first, t_total, lines = first_and_total([VIGIL, "query", trace, "--format", "json",
+                                               "-e", QUERY])
+    rows = collections.Counter()
+    for line in lines:
+        v = json.loads(line)["values"]
+        rows[(v["network"], v["bytes"], v["program"])] += 1
+    return t_first, t_total, rows
+
+
+def peer_side(trace, tmp):
+    nets = os.path.join(tmp, "nets")
+    shutil.rmtree(nets, ignore_errors=True)
+    t0 = time.monotonic()
+    p = subprocess.run([VIGIL, "net", "split", trace, "-o", nets], capture_output=True,
+                       text=True)
+    if p.returncode:
+        raise SystemExit(f"derived_bench: split exited {p.returncode}: {p.stderr[-2000:]}")
+    t_first, t_total, lines = first_and_total([sys.executable, "-c", JOIN, nets], t0)
+    rows = collections.Counter(tuple(json.loads(x)) for x in lines)
+    return t_first, t_total, rows
+
+
+def plain_query(build, trace):
+    t0 = time.monotonic()
+    p = subprocess.run([os.path.join(build, "bin", "vigil"), "query", trace, "--format",
+                        "json", "-e", PLAIN], capture_output=True, text=True)
+    if p.returncode:
+        raise SystemExit(f"derived_bench: {PLAIN} exited {p.returncode}: {p.stderr}")
+    return time.monotonic() - t0
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="vigil-derived-bench-")
+    trace = os.path.join(tmp, "trace")
+    print(f"recording three_tier: {REQUESTS} requests on {THREADS} client threads",
+          file=sys.stderr, flush=True)
+    subprocess.run([VIGIL, "record", "-o", trace, "--", os.path.join(BUILD, "bin",
+                    "three_tier"), "run", "--threads", str(THREADS), "--requests",
+                    str(REQUESTS // THREADS)], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    ours, peers, plain, base = [], [], [], []
+    base_build = os.environ.get("VIGIL_BASE_BUILD")
+    rows = None
+    for _ in range(RUNS):  # in turn, so that a busy machine slows both alike
+        f, t, mine = vigil_side(trace)
+        ours.append((f, t))
+        f, t, theirs = peer_side(trace, tmp)
+        peers.append((f, t))
+        if mine != theirs or not mine:
+            raise SystemExit(f"derived_bench: answers differ: vigil {sum(mine.values())} "
+                             f"rows, split + script {sum(theirs.values())}")
+        rows = sum(mine.values())
+        plain.append(plain_query(BUILD, trace))
+        if base_build:
+            base.append(plain_query(base_build, trace))
+    med = lambda xs, i: statistics.median(x[i] for x in xs)  # noqa: E731
+    res = {"requests": REQUESTS, "runs": RUNS, "rows": rows,
+           "trace_bytes": sum(os.path.getsize(os.path.join(r, f))
+                              for r, _, fs in os.walk(trace) for f in fs),
+           "query_first_s": med(ours, 0), "query_total_s": med(ours, 1),
+           "split_script_first_s": med(peers, 0), "split_script_total_s": med(peers, 1),
+           "plain_query_s": statistics.median(plain),
+           "plain_query_base_s": statistics.median(base) if base else None}
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "derived.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    print(f"three_tier, {REQUESTS} requests ({res['trace_bytes'] / 1e6:.0f} MB), "
+          f"{rows} messages answered, medians of {RUNS}:")
+    print(f"  vigil query over Message x Network: first answer {res['query_first_s']:.2f} s, "
+          f"all {res['query_total_s']:.2f} s")
+    print(f"  vigil net split + join script:      first answer "
+          f"{res['split_script_first_s']:.2f} s, all {res['split_script_total_s']:.2f} s "
+          f"({res['split_script_first_s'] / res['query_first_s']:.2f}x)")
+    print(f"  a query naming no derived relation: {res['plain_query_s']:.3f} s" +
+          (f" (base build {res['plain_query_base_s']:.3f} s)" if base else ""))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

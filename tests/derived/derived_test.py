@@ -1,0 +1,354 @@
+"""Derived relations (docs/tquel.md "Derived relations") against the outputs they replace:
+Network, Message, NetRunning and NetWaiting against `vigil net split` (its index and
+network files) and `vigil net report --json`; Violation against `vigil check --json`;
+Deadlock against `vigil check --deadlocks --json`; queries joining two analyses against
+answers computed here from those outputs. Run: derived_test.py NAME."""
+import collections
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from vigil_testlib import VIGIL, Failure, check, main, redis_script, run, tmpdir  # noqa: E402
+
+BIN = os.environ.get("VIGIL_BIN", "build/bin")
+MKTRACE = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--mktrace" else \
+    os.path.join(BIN, "check_mktrace")
+
+
+def query(trace, text, rc=0):
+    p = run([VIGIL, "query", trace, "--format", "json", "-e", text], check_rc=rc)
+    return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+
+
+def split(trace):
+    out = os.path.join(tmpdir("derived-nets"), "nets")
+    run([VIGIL, "net", "split", trace, "-o", out], check_rc=0)
+    with open(os.path.join(out, "index.json")) as f:
+        index = json.load(f)
+    nets = {}
+    for path in glob.glob(os.path.join(out, "net-*.json")):
+        with open(path) as f:
+            g = json.load(f)
+        nets[g["network"]] = g
+    rep = json.loads(run([VIGIL, "net", "report", "--json", out], check_rc=0).stdout)
+    return index, nets, rep
+
+
+def check_networks(trace):
+    """Every derived net relation equals what vigil net split wrote; returns the nets."""
+    index, nets, rep = split(trace)
+    got = query(trace, "range of N is Network retrieve (N.all)")
+    want = {n["network"]: n for n in index["networks"]}
+    check(len(got) == len(want) and len(want) > 0,
+          f"{len(got)} Network tuples, {len(want)} networks split")
+    reports = {n["network"]: n for n in rep["networks"]}
+    for t in got:
+        v = t["values"]
+        n, r = want[v["id"]], reports[v["id"]]
+        check((v["input"], v["program"], v["host"], v["threads"], v["messages"],
+               v["response"], t["from"]) ==
+              (n["input"], n["program"], n["host"], n["threads"], n["messages"],
+               n["response_ns"], n["start_ns"]), f"network {v['id']}: {t} vs {n}")
+        check((v["servers"], v["bytes"], v["hosts"]) ==
+              (r["servers"], r["bytes"], r["machines"]), f"network {v['id']}: {t} vs {r}")
+        check(t["to"] - t["from"] == v["response"], f"network {v['id']}: valid time")
+    # messages: one tuple per message edge of each network file
+    want_m = collections.Counter()
+    for g in nets.values():
+        vs = g["vertices"]
+        for e in g["edges"]:
+            if e["kind"] != "message":
+                continue
+            a, b = vs[e["from"]], vs[e["to"]]
+            want_m[(g["network"], a["ts"], max(a["ts"], b["ts"]), e["bytes"],
+                    e.get("send_off"), e.get("recv_off"))] += 1
+    got_m = collections.Counter(
+        (t["values"]["network"], t["from"], t["to"], t["values"]["bytes"],
+         t["values"]["send_off"], t["values"]["recv_off"])
+        for t in query(trace, "range of M is Message retrieve (M.all)"))
+    check(got_m == want_m and sum(want_m.values()) > 0,
+          f"Message: {sum(got_m.values())} tuples, {sum(want_m.values())} message edges; "
+          f"differ: {list((got_m - want_m).items())[:3]} / {list((want_m - got_m).items())[:3]}")
+    # running and waiting: summed per network, the report's per-thread times
+    for rel, key in (("NetRunning", "running_ms"), ("NetWaiting", "waiting_ms")):
+        sums = collections.Counter()
+        for t in query(trace, f"range of R is {rel} retrieve (R.network, R.thread)"):
+            sums[t["values"]["network"]] += t["to"] - t["from"]
+        for n, r in reports.items():
+            want_ms = sum(th[key] for th in r["per_thread"])
+            check(abs(sums[n] / 1e6 - want_ms) < 1e-5,
+                  f"{rel} network {n}: {sums[n]} ns, report {want_ms} ms")
+    return index, nets
+
+
+def record_three_tier(requests):
+    trace = os.path.join(tmpdir("derived-tt"), "t")
+    run([VIGIL, "record", "-o", trace, "--", os.path.join(BIN, "three_tier"), "run",
+         "--threads", "2", "--requests", str(requests)], check_rc=0)
+    return trace
+
+
+def test_three_tier():
+    trace = record_three_tier(3)
+    index, nets = check_networks(trace)
+    # listed by vigil relations beside the primitive ones
+    names = {"Network", "Message", "NetRunning", "NetWaiting", "Violation", "Deadlock",
+             "LogEvent", "Transition", "ModelEvent", "ModelTransition"}
+    for opts in ([], ["--derived"]):
+        rels = [json.loads(x) for x in run([VIGIL, "relations", "--json", *opts, trace],
+                                           check_rc=0).stdout.splitlines()]
+        derived = {r["name"]: r for r in rels if "derived" in r}
+        check(set(derived) == names, f"derived relations listed {opts}: {sorted(derived)}")
+        want = len(index["networks"]) if opts else None
+        check(derived["Network"]["tuples"] == want and
+              [a["name"] for a in derived["Message"]["attributes"]][:3] ==
+              ["network", "sender", "receiver"], f"listed Network {opts}: {derived['Network']}")
+    # a join of two analyses, against the answer computed from the split's files: the
+    # messages of each network whose input came from the client program, with the
+    # network's response time
+    got = collections.Counter(
+        (t["values"]["network"], t["values"]["bytes"], t["values"]["response"]) for t in query(
+            trace, "range of N is Network range of M is Message "
+                   "retrieve (network = M.network, M.bytes, N.response) "
+                   "where M.network = N.id and N.program = \"three_tier\""))
+    want = collections.Counter()
+    for n in index["networks"]:
+        if n["program"] != "three_tier":
+            continue
+        for e in nets[n["network"]]["edges"]:
+            if e["kind"] == "message":
+                want[(n["network"], e["bytes"], n["response_ns"])] += 1
+    check(got == want and want, f"join Network x Message: {got} vs {want}")
+    # the same join answered from the relations cache (written even for this small trace):
+    # a warm database reads the derived relations from the trace as a cold one does
+    join = ("range of N is Network range of M is Message "
+            "retrieve (M.network, M.bytes, N.response) where M.network = N.id")
+    answers = []
+    for outcome in ("cold", "warm"):
+        p = run([VIGIL, "query", trace, "--format", "json", "--stats", "-e", join], check_rc=0,
+                env=dict(os.environ, VIGIL_CACHE_MIN_EVENTS="0", VIGIL_CACHE="on"))
+        check('"cache":"%s"' % outcome in p.stderr, f"cache {outcome}: {p.stderr[-300:]}")
+        answers.append(sorted(p.stdout.splitlines()))
+    nocache = sorted(run([VIGIL, "query", trace, "--format", "json", "-e", join], check_rc=0,
+                         env=dict(os.environ, VIGIL_CACHE="off")).stdout.splitlines())
+    check(answers[0] == answers[1] == nocache and nocache,
+          f"derived join from the cache: {len(answers[1])} rows warm, {len(nocache)} without")
+    # retrieve into, --into SQLite
+    db = os.path.join(tmpdir("derived-into"), "o.db")
+    run([VIGIL, "query", trace, "--into", db, "-e",
+         "range of M is Message retrieve into Big (M.network, M.bytes) where M.bytes > 50 "
+         "range of B is Big range of N is Network retrieve into J (N.id, B.bytes) "
+         "where B.network = N.id"], check_rc=0)
+    import sqlite3
+    with sqlite3.connect(db) as con:
+        got_j = sorted(con.execute("select * from J").fetchall())
+    want_j = sorted((g["network"], e["bytes"]) for g in nets.values() for e in g["edges"]
+                    if e["kind"] == "message" and e["bytes"] > 50)
+    check([r[:2] for r in got_j] == want_j and want_j, f"--into: {len(got_j)} rows in J, "
+                                                       f"{len(want_j)} expected")
+    # the Python module (libvigilquery) ranges over them too
+    sys.path.insert(0, os.path.join(os.environ.get("VIGIL_SRC", "."), "python"))
+    os.environ["VIGIL_QUERY_LIB"] = os.path.join(BIN, "libvigilquery.so")
+    import vigil  # noqa: E402
+    rows = vigil.query(trace, "range of M is Message retrieve (M.network, M.bytes)")
+    check(len(rows) == sum(1 for g in nets.values() for e in g["edges"]
+                           if e["kind"] == "message"), f"python: {len(rows)} messages")
+
+
+def test_redis():
+    """redis-server from Debian with redis-benchmark, recorded unmodified."""
+    made = redis_script(100, 2)
+    if not made:
+        print("skipped: redis-server and redis-tools not installed (scripts/install-deps.sh)")
+        sys.exit(77)
+    script = made[0]
+    trace = os.path.join(tmpdir("derived-redis"), "t")
+    run([VIGIL, "record", "-o", trace, "--", "sh", "-c", script], check_rc=0)
+    index, _ = check_networks(trace)
+    check(len(index["networks"]) >= 2, f"{len(index['networks'])} redis networks")
+
+
+def mktrace(scenario):
+    d = os.path.join(tmpdir("derived-check"), scenario)
+    run([MKTRACE, d, scenario], check_rc=0)
+    return d
+
+
+def test_violations():
+    for scenario in ("rule1", "rule2", "rule3", "rule4", "rule5", "consistent"):
+        trace = mktrace(scenario)
+        p = run([VIGIL, "check", "--json", "--max", "0", trace])
+        lines = [json.loads(x) for x in p.stdout.splitlines()]
+        want = collections.Counter(
+            (v.get("valid_ts", v["ts"]), v["rule"], v["event"], v["message"], v["file"],
+             v["offset"], tuple((e["kind"], e.get("name")) for e in v["entities"]))
+            for v in lines if "rule" in v)
+        got = collections.Counter(
+            (t["at"], t["values"]["rule"], t["values"]["event"], t["values"]["message"],
+             t["values"]["file"], t["values"]["offset"],
+             tuple((t["values"][k], t["values"][e]) for k, e in
+                   (("kind1", "entity1"), ("kind2", "entity2")) if t["values"][k] is not None))
+            for t in query(trace, "range of V is Violation retrieve (V.all)"))
+        check(all(t["values"]["entity2"] is None for t in
+                  query(trace, "range of V is Violation retrieve (V.kind2, V.entity2)")
+                  if t["values"]["kind2"] is None), f"{scenario}: a missing entity is NULL")
+        # an entity without a name prints as kind#id: compare kinds and names only
+        norm = collections.Counter(
+            (k[:6] + (tuple((kind, name if name and "#" not in name else None)
+                            for kind, name in k[6]),), n) for k, n in got.items())
+        want_n = collections.Counter(
+            (k[:6] + (tuple((kind, name) for kind, name in k[6]),), n) for k, n in want.items())
+        check(dict(norm) == dict(want_n),
+              f"{scenario}: Violation {sum(got.values())} tuples, check {sum(want.values())}: "
+              f"{list(norm.items())[:2]} vs {list(want_n.items())[:2]}")
+        check(scenario == "consistent" or want, f"{scenario}: no violation to compare")
+
+
+def test_join_violation_thread():
+    """Two analyses joined (vigil check's and the model's): each violation with the log
+    events of its thread at its instant, which is the violating event itself, so the
+    answer is check --json's (rule, event) pairs."""
+    for scenario in ("rule2", "rule5"):
+        trace = mktrace(scenario)
+        p = run([VIGIL, "check", "--json", "--max", "0", trace])
+        want = collections.Counter((v["rule"], v["event"]) for v in
+                                   map(json.loads, p.stdout.splitlines()) if "rule" in v)
+        got = collections.Counter(
+            (t["values"]["rule"], t["values"]["name"]) for t in query(
+                trace, "range of V is Violation range of L is LogEvent "
+                       "retrieve (V.rule, L.name) where V.thread = L.thread when V equal L"))
+        check(got == want and want, f"{scenario}: Violation x LogEvent: {got} vs {want}")
+
+
+def test_deadlock():
+    """tests/check/deadlock_subject.c really deadlocks (killed once both threads wait):
+    Deadlock against vigil check --deadlocks --json, step by step."""
+    trace = os.path.join(tmpdir("derived-dl"), "t")
+    ready = trace + ".ready"
+    p = subprocess.Popen([os.path.join(BIN, "deadlock_subject"), "deadlock", ready],
+                         env=dict(os.environ, VIGIL_OUT=trace), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if p.poll() is None:
+        p.send_signal(signal.SIGKILL)  # it never ends by itself
+    p.wait()
+    check(os.path.exists(ready), "the subject never reported both waits")
+    out = run([VIGIL, "check", "--deadlocks", "--json", trace]).stdout
+    want = collections.Counter()
+    for c in (json.loads(x)["cycle"] for x in out.splitlines() if '"cycle"' in x):
+        for i, st in enumerate(c["steps"]):
+            want[(c["ts"], i + 1, len(c["steps"]), st["thread"]["name"], st["lock"]["name"],
+                  st["since_ts"], int(c["standing"]))] += 1
+    got = collections.Counter(
+        (t["at"], v["step"], v["steps"], v["thread"], v["lock"], v["since"], v["standing"])
+        for t in query(trace, "range of D is Deadlock retrieve (D.all)")
+        for v in [t["values"]])
+    check(got == want and sum(want.values()) == 2, f"Deadlock {got} vs {want}")
+
+
+def test_model():
+    """LogEvent and Transition counted per name and pair equal the model vigil model
+    --from-trace writes; ModelEvent and ModelTransition equal the model vigil model
+    writes of the recording."""
+    trace = record_three_tier(2)
+    d = tmpdir("derived-model")
+    run([VIGIL, "model", "--from-trace", trace, "-o", os.path.join(d, "t.vgm")], check_rc=0)
+    run([VIGIL, "model", trace, "-o", os.path.join(d, "m.vgm")], check_rc=0)
+    for name, rels in (("t.vgm", ("LogEvent", "Transition")),
+                       ("m.vgm", ("ModelEvent", "ModelTransition"))):
+        model = read_model(os.path.join(d, name))
+        if rels[0] == "LogEvent":
+            ev = collections.Counter(t["values"]["name"] for t in
+                                     query(trace, "range of L is LogEvent retrieve (L.all)"))
+            tr = collections.Counter((t["values"]["from_event"], t["values"]["to_event"])
+                                     for t in query(trace,
+                                                    "range of T is Transition retrieve (T.all)"))
+        else:
+            ev = collections.Counter({t["values"]["format"]: t["values"]["count"] for t in
+                                      query(trace, "range of E is ModelEvent retrieve (E.all)")})
+            tr = collections.Counter({(t["values"]["from_format"], t["values"]["to_format"]):
+                                      t["values"]["count"] for t in
+                                      query(trace, "range of T is ModelTransition "
+                                                   "retrieve (T.all)")})
+        check(ev == model[0] and sum(ev.values()) > 0, f"{rels[0]}: {ev} vs {model[0]}")
+        check(tr == model[1], f"{rels[1]}: {tr} vs {model[1]}")
+
+
+def read_model(path):
+    """Event counts by format and transition counts by (format, format) of a model file
+    (docs/model.md: `event <E> <count> <site> <fmt-json>`, `transition <E1> <E2> <count>
+    ...`)."""
+    fmt, events, trans = {}, collections.Counter(), collections.Counter()
+    with open(path) as f:
+        for line in f:
+            w = line.rstrip("\n").split(" ", 4)
+            if w[0] == "event":
+                fmt[w[1]] = json.loads(w[4])
+                events[fmt[w[1]]] += int(w[2])
+            elif w[0] == "transition":
+                trans[(fmt[w[1]], fmt[w[2]])] += int(w[3])
+    return events, trans
+
+
+def render(vgd, trace, at_ns=None):
+    """The scene at at_ns ns after the trace's first event (the start without one)."""
+    at = "0%" if at_ns is None else "%.6fms" % (at_ns / 1e6)
+    p = run([VIGIL, "display", "render", vgd, trace, "--at", at, "--json"], check_rc=0)
+    return json.loads(p.stdout)
+
+
+def test_display():
+    """examples/three_tier/messages.vgd: at instants inside messages, the pointers drawn
+    between thread icons are the Message tuples valid then (but those whose thread has
+    no icon yet, counted as unplaced)."""
+    trace = record_three_tier(3)
+    vgd = os.path.join(os.environ.get("VIGIL_SRC", "."), "examples", "three_tier",
+                       "messages.vgd")
+    first = render(vgd, trace)["first"]
+    msgs = [(t["from"], t["to"]) for t in
+            query(trace, "range of M is Message retrieve (M.bytes)")]
+    spans = sorted({(a, b) for a, b in msgs if b - a > 2})
+    check(len(spans) >= 10, f"{len(spans)} messages in flight for some time")
+    drawn = 0
+    for a, b in spans[:: max(1, len(spans) // 10)]:
+        at = (a + b) // 2
+        scene = render(vgd, trace, at - first)
+        got = sum(link["count"] for link in scene["links"] if link["relation"] == "Message")
+        want = sum(1 for x, y in msgs if x <= scene["at"] < y)
+        # a message to a thread not begun yet (the front's thread for a connection
+        # accepted before it) has no receiver icon to point at: unplaced
+        drawn += got
+        check(got + scene["unplaced"] == want,
+              f"at {scene['at']}: {got} Message pointers + {scene['unplaced']} unplaced, "
+              f"{want} messages in flight")
+        icons = {i["id"] for i in scene["icons"]}
+        check(all(link["from"] in icons and link["to"] in icons for link in scene["links"]),
+              "every pointer joins two thread icons")
+    check(drawn > 0, "no message pointer drawn at any instant")
+
+
+def test_errors():
+    trace = mktrace("consistent")
+    # no network events: the derived net relations are not there, with suggestions
+    p = run([VIGIL, "query", trace, "-e", "range of M is Message retrieve (M.bytes)"])
+    check(p.returncode == 2 and "no relation 'Message'" in p.stderr,
+          f"Message on a trace without vg.net: {p.returncode} {p.stderr}")
+    p = run([VIGIL, "query", trace, "-e", "range of V is Violaton retrieve (V.rule)"])
+    check(p.returncode == 2 and "Violation" in p.stderr, f"suggestion: {p.stderr}")
+    # vigil watch reads the trace in part: derived relations are refused, said so
+    p = run([VIGIL, "watch", "-e", "range of V is Violation retrieve (V.rule)", "--replay",
+             trace])
+    check(p.returncode != 0 and "derived from the whole trace by vigil check" in p.stderr,
+          f"watch over Violation: {p.returncode} {p.stderr}")
+
+
+main({"three_tier": test_three_tier, "redis": test_redis, "violations": test_violations,
+      "join_violation_thread": test_join_violation_thread, "errors": test_errors,
+      "deadlock": test_deadlock, "model": test_model, "display": test_display})
