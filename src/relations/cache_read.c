@@ -355,7 +355,8 @@ enum vgc_open_status vgc_open(const char *path, const void *key, size_t keylen,
                               struct vgq_database **out, char *why, size_t whysize)
 {
 	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO in the cache's place cannot hold the query up */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return VGC_ABSENT;
 	struct stat st;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "relations/cache_internal.h"
@@ -207,6 +208,14 @@ static void directory(struct writer *w, const struct vgq_database *db, const voi
 int vgc_write(const struct vgq_database *db, const void *key, size_t keylen, uint64_t stream_damage,
               const char *path, char *err, size_t errsize)
 {
+	/* never renamed over what is not a regular file (a FIFO, a device, a link someone
+	 * put there): the cache is then not written */
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(err, errsize, "%s: not a regular file", path);
+		errno = EEXIST;
+		return -1;
+	}
 	char tmp[4200];
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
 	/* 0600: the relations are the trace's data, whoever may read the directory; a file

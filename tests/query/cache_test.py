@@ -20,6 +20,7 @@ import json
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -191,6 +192,33 @@ def damaged_cache(v, trace):
           % (detected, len(cases)))
 
 
+def not_regular(v, trace):
+    """A FIFO or a symbolic link where the cache would go is neither read (no hang) nor
+    replaced; the query answers from the trace."""
+    cache = os.path.join(trace, ".vigil-cache")
+    text = "range of A is A retrieve (A.tag, A.key)"
+    want = v.query(trace, text, cache=False)
+    target = os.path.join(os.path.dirname(trace), "link-target")
+    with open(target, "w") as f:
+        f.write("not a cache\n")
+    for kind in ("fifo", "symlink"):
+        if os.path.lexists(cache):
+            os.unlink(cache)
+        if kind == "fifo":
+            os.mkfifo(cache)
+        else:
+            os.symlink(target, cache)
+        got = v.query(trace, text)
+        check(got[:2] == want[:2], "%s in the cache's place: answer %r" % (kind, got[2]))
+        st = os.lstat(cache)
+        check((stat.S_ISFIFO(st.st_mode) if kind == "fifo" else stat.S_ISLNK(st.st_mode)),
+              "the %s in the cache's place was replaced" % kind)
+    with open(target) as f:
+        check(f.read() == "not a cache\n", "the symbolic link's target was written")
+    os.unlink(cache)
+    print("not a regular file: left alone, answers from the trace")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True)
@@ -205,6 +233,7 @@ def main():
         trace = grown_and_damaged(v, work)
         read_only(v, work)
         damaged_cache(v, trace)
+        not_regular(v, trace)
     except Fail as e:
         print("query.cache: FAILED: %s\n(work kept in %s)" % (e, work))
         return 1
