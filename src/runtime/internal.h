@@ -146,6 +146,8 @@ char *vg__metadata_header(size_t *len);
 /* metadata_shared.c: one metadata for every image of a VIGIL_LAYOUT=shared recording,
  * event ids shared by identical declarations (docs/trace-format.md "Shared layout"). */
 int vg__shared_start(void); /* opens or creates it; takes its uuid */
+/* *id: in, the id the registry would give it alone (kept when still free); out, the id
+ * every image of the recording gives this declaration. */
 int vg__shared_declare(const vg_type_desc *d, uint16_t *id);
 void vg__registry_redeclare(void); /* every registered type gets its shared id */
 

@@ -266,8 +266,19 @@ int vg__shared_start(void)
 	return rc;
 }
 
+static int id_taken(unsigned id)
+{
+	for (size_t i = 0; i < ndecls; i++)
+		if (decls[i].id == id)
+			return 1;
+	return 0;
+}
+
 int vg__shared_declare(const vg_type_desc *d, uint16_t *id)
 {
+	/* *id is the id the registry would give it alone: taken when still free, so that
+	 * busy sensors keep ids the compact event header holds (VG_COMPACT_IDS) */
+	unsigned preferred = *id;
 	char *mine;
 	size_t len, key_len;
 	if (vg__metadata_type_text(d, 0, &mine, &len) < 0)
@@ -284,10 +295,12 @@ int vg__shared_declare(const vg_type_desc *d, uint16_t *id)
 	while (rc == 0 && i < ndecls &&
 	       (decls[i].len != key_len || memcmp(decls[i].key, key, key_len)))
 		i++;
-	if (rc == 0 && i == ndecls) { /* new here: appended with the next id */
+	if (rc == 0 && i == ndecls) { /* new here: appended with its id, else the next */
 		rc = -1;
-		if (next_id < VG_MAX_TYPES && repair_tail() == 0 &&
-		    vg__metadata_type_text(d, (uint16_t)next_id, &mine, &len) == 0) {
+		unsigned fresh =
+		    preferred < VG_MAX_TYPES && !id_taken(preferred) ? preferred : next_id;
+		if (fresh < VG_MAX_TYPES && repair_tail() == 0 &&
+		    vg__metadata_type_text(d, (uint16_t)fresh, &mine, &len) == 0) {
 			if (vg__fsize_allows((uint64_t)text_len + len))
 				rc = vg__write_all(shared_fd, mine, len);
 			free(mine);
