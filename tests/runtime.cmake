@@ -42,3 +42,8 @@ set_tests_properties(runtime_report.shell_exec PROPERTIES LABELS "")
 add_test(NAME runtime.shared_layout
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/shared_layout_test.py)
 set_tests_properties(runtime.shared_layout PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
+
+# libvigil's initial-exec TLS stays small enough for dlopen (tests/runtime/static_tls_test.py).
+add_test(NAME runtime.static_tls COMMAND /usr/bin/python3
+         ${CMAKE_SOURCE_DIR}/tests/runtime/static_tls_test.py $<TARGET_FILE:vigil_runtime>)
+set_tests_properties(runtime.static_tls PROPERTIES TIMEOUT 60)

@@ -4,28 +4,46 @@
  *   rules 1, 3: a reclaim (load, rename) is reported exactly when the creation was;
  *   rule 2:     an activity only on entities that may be referred to (vg_live);
  *   rule 5:     a release / end-wait exactly when its acquire / begin-wait was.
- * Nothing here allocates or locks: a thread's lock table is in its TLS. */
+ * Nothing here allocates or locks: a thread's lock table is in its TLS (with several
+ * listeners, their part of it is mapped once per thread). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
 /* A lock the thread holds or waits for. Acquires nest: bit i of `rep` says whether the
  * (i+1)-th nested acquire was reported (deeper ones are never reported). With several
- * listeners, `acq[l]` is listener l's `rep` and `wait_rep` the mask of listeners told of
- * the wait. */
+ * listeners, lock_acq[i][l] is listener l's `rep` of locks[i] and `wait_rep` the mask of
+ * listeners told of the wait. */
 struct lock_state {
 	const vg_entity *lock;
 	uint32_t depth;
 	uint32_t rep;
 	uint8_t waiting, wait_rep;
-	uint32_t acq[VG_LISTENERS_MAX];
 };
 
 #define MAX_LOCKS 32
 static __thread struct lock_state locks[MAX_LOCKS] __attribute__((tls_model("initial-exec")));
 static __thread unsigned nlocks __attribute__((tls_model("initial-exec")));
+/* The listeners' part, mapped on the thread's first lock op while listening: kept out of
+ * the static TLS, whose room is small when libvigil is loaded by dlopen (a PostgreSQL
+ * module linking it: "cannot allocate memory in static TLS block"). */
+typedef uint32_t lock_acq_row[VG_LISTENERS_MAX];
+static __thread lock_acq_row *lock_acq __attribute__((tls_model("initial-exec")));
+
+/* locks[i]'s row of the listeners' table, mapping it first if `map`; NULL if none. */
+static uint32_t *acq_row(const struct lock_state *s, int map)
+{
+	if (!lock_acq && map) {
+		void *p = mmap(NULL, MAX_LOCKS * sizeof *lock_acq, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			lock_acq = p; /* zeroed: nothing acquired was reported to a listener */
+	}
+	return lock_acq ? lock_acq[s - locks] : NULL;
+}
 
 static struct lock_state *lock_find(const vg_entity *l, int add)
 {
@@ -36,6 +54,8 @@ static struct lock_state *lock_find(const vg_entity *l, int add)
 		return NULL;
 	struct lock_state *s = &locks[nlocks++];
 	*s = (struct lock_state){.lock = l};
+	if (lock_acq)
+		memset(lock_acq[s - locks], 0, sizeof *lock_acq);
 	return s;
 }
 
@@ -43,7 +63,10 @@ static void lock_drop_if_idle(struct lock_state *s)
 {
 	if (s->depth || s->waiting)
 		return;
-	*s = locks[--nlocks];
+	--nlocks;
+	if (lock_acq)
+		memcpy(lock_acq[s - locks], lock_acq[nlocks], sizeof *lock_acq);
+	*s = locks[nlocks];
 }
 
 void vg__track_created(vg_entity *e, unsigned reported)
@@ -157,11 +180,12 @@ unsigned vg__track_lock_listen(enum vg_op op, const vg_entity *l, unsigned wante
 			vg__count_discarded(1);
 			return 0;
 		}
-		if (s->depth < 32) {
+		uint32_t *acq = acq_row(s, 1);
+		if (s->depth < 32 && acq) { /* no table: reported to none, nor its release */
 			report = wanted & ~(s->waiting ? s->wait_rep : 0u);
 			for (int i = 0; i < VG_LISTENERS_MAX; i++)
 				if (report >> i & 1u)
-					s->acq[i] |= 1u << s->depth;
+					acq[i] |= 1u << s->depth;
 		}
 		s->depth++;
 		return report;
@@ -170,11 +194,12 @@ unsigned vg__track_lock_listen(enum vg_op op, const vg_entity *l, unsigned wante
 		if (!s || !s->depth)
 			return 0; /* its acquire was not tracked: it cannot have been reported */
 		s->depth--;
-		if (s->depth < 32)
+		uint32_t *told = acq_row(s, 0);
+		if (s->depth < 32 && told)
 			for (int i = 0; i < VG_LISTENERS_MAX; i++)
-				if (s->acq[i] >> s->depth & 1u) {
+				if (told[i] >> s->depth & 1u) {
 					report |= 1u << i;
-					s->acq[i] &= ~(1u << s->depth);
+					told[i] &= ~(1u << s->depth);
 				}
 		lock_drop_if_idle(s);
 		return report;
@@ -254,6 +279,10 @@ void vg__track_thread_exit(void)
 	vg__listen_track_thread_exit();
 	vg__listen_thread_exit(); /* its listeners' buffers written, after its end event */
 	nlocks = 0;
+	if (lock_acq) {
+		munmap(lock_acq, MAX_LOCKS * sizeof *lock_acq);
+		lock_acq = NULL;
+	}
 }
 
 /* The fork child is a new image: nothing it inherited was reported in its trace. The
@@ -261,8 +290,8 @@ void vg__track_thread_exit(void)
 void vg__track_after_fork(void)
 {
 	vg__rep_epoch++;
-	for (unsigned i = 0; i < nlocks; i++) {
+	for (unsigned i = 0; i < nlocks; i++)
 		locks[i].rep = locks[i].wait_rep = 0;
-		memset(locks[i].acq, 0, sizeof locks[i].acq);
-	}
+	if (lock_acq)
+		memset(lock_acq, 0, MAX_LOCKS * sizeof *lock_acq);
 }
