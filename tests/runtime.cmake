@@ -47,3 +47,8 @@ set_tests_properties(runtime.shared_layout PROPERTIES ENVIRONMENT "${VIGIL_TEST_
 add_test(NAME runtime.static_tls COMMAND /usr/bin/python3
          ${CMAKE_SOURCE_DIR}/tests/runtime/static_tls_test.py $<TARGET_FILE:vigil_runtime>)
 set_tests_properties(runtime.static_tls PROPERTIES TIMEOUT 60)
+
+# An exec'd image decides its process's end as its filter decided the begin.
+add_test(NAME runtime.report_exec COMMAND /usr/bin/python3
+         ${CMAKE_SOURCE_DIR}/tests/runtime/report_exec_test.py ${CMAKE_BINARY_DIR}/bin)
+set_tests_properties(runtime.report_exec PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)

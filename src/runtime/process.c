@@ -207,9 +207,10 @@ static unsigned process_reported; /* its begin was: its end will be (rule 3); a 
 void vg__process_begin_once(void)
 {
 	if (vg__rt.image > 0) { /* begun in an earlier image of the process */
-		/* Several listeners: those whose (fixed) filter reported its begin then. */
-		process_reported =
-		    vg__listening ? vg__wanted(vg__builtin(VG_B_PROCESS_BEGIN), NULL) : 1u;
+		/* Those whose filter reported its begin then: asked again (a filter changed
+		 * at run time before the exec is not known here). Not 1 for all: with
+		 * VIGIL_REPORT=activity the end would be reported without its begin. */
+		process_reported = vg__wanted(vg__builtin(VG_B_PROCESS_BEGIN), NULL);
 		/* An exec: the process is now called what the new program is called. */
 		if (!atomic_exchange(&process_begun, 1))
 			vg__process_renamed(vg__rt.procname);
