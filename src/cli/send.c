@@ -120,7 +120,7 @@ static int send_stream(int fd, const char *dir, const char *name, uint32_t key, 
 		uint32_t magic;
 		uint64_t psize;
 		memcpy(&magic, h, 4);
-		memcpy(&psize, h + 48, 8);
+		memcpy(&psize, h + VGW_PKT_PACKET_SIZE, 8);
 		psize /= 8;
 		if (magic != VGW_CTF_MAGIC || psize < HDR || psize > size - off)
 			break; /* the end, or a tail cut by the kill */

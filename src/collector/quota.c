@@ -11,6 +11,7 @@
 
 #include "trace/trace.h"
 #include "vigild.h"
+#include "wire/tsdl_header.h"
 
 static uint64_t rd(const uint8_t *p, unsigned size)
 {
@@ -32,7 +33,7 @@ static const struct vgt_event_type *type_of(const struct vgt_image *img, uint64_
  * copy): -1 at an id the image's metadata does not declare, or bytes that do not parse. */
 static int64_t count(const struct vgt_image *img, const uint8_t *p, size_t n)
 {
-	size_t end = (size_t)(rd(p + 40, 8) / 8), off = 80;
+	size_t end = (size_t)(rd(p + VGW_PKT_CONTENT_SIZE, 8) / 8), off = VGW_PACKET_HEADER_SIZE;
 	if (end > n)
 		return -1;
 	int64_t events = 0;

@@ -426,14 +426,15 @@ static int packet_finish(struct vgd_subject *s, struct vgd_stream *st, struct vg
 	put32(h, VGW_CTF_MAGIC);
 	memcpy(h + 4, im->uuid, 16);
 	put32(h + 20, 0);
-	put64(h + 24, begin);
-	put64(h + 32, end);
-	put64(h + 40, (uint64_t)content * 8);
-	put64(h + 48, (uint64_t)b->len * 8);
-	put64(h + 56, st->has_last ? st->last_seq + 1 : 0);
-	put64(h + 64, 0); /* vgd_store_records_packet: what the stream lost so far */
-	put32(h + 72, tid);
-	put32(h + 76, 0);
+	put64(h + VGW_PKT_TIMESTAMP_BEGIN, begin);
+	put64(h + VGW_PKT_TIMESTAMP_END, end);
+	put64(h + VGW_PKT_CONTENT_SIZE, (uint64_t)content * 8);
+	put64(h + VGW_PKT_PACKET_SIZE, (uint64_t)b->len * 8);
+	put64(h + VGW_PKT_SEQ_NUM, st->has_last ? st->last_seq + 1 : 0);
+	put64(h + VGW_PKT_EVENTS_DISCARDED,
+	      0); /* vgd_store_records_packet: what the stream lost so far */
+	put32(h + VGW_PKT_TID, tid);
+	put32(h + VGW_PKT_THREAD_GEN, 0);
 	return vgd_store_records_packet(s, st, b->p, b->len, events, err, errsize);
 }
 

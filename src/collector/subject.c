@@ -388,7 +388,8 @@ static void put_note(uint8_t *b, const struct loss_note *n)
 /* The note of the packet at off (header h), if it has one. */
 static int read_note(int fd, uint64_t off, const uint8_t *h, struct loss_note *n)
 {
-	uint64_t psize = rd64(h + 48) / 8, content = rd64(h + 40) / 8;
+	uint64_t psize = rd64(h + VGW_PKT_PACKET_SIZE) / 8,
+	         content = rd64(h + VGW_PKT_CONTENT_SIZE) / 8;
 	uint64_t v[4];
 	if (content > psize || psize - content < LOSS_NOTE ||
 	    pread(fd, v, sizeof v, (off_t)(off + psize - LOSS_NOTE)) != (ssize_t)sizeof v ||
@@ -435,14 +436,14 @@ struct vgd_stream *vgd_stream_get(struct vgd_image *im, const char *name, char *
 	int has_note = 0;
 	while (off + VGW_PACKET_HEADER_SIZE <= size &&
 	       pread(st->fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
-		uint64_t psize = rd64(h + 48) / 8;
+		uint64_t psize = rd64(h + VGW_PKT_PACKET_SIZE) / 8;
 		if (rd32(h) != VGW_CTF_MAGIC || psize < VGW_PACKET_HEADER_SIZE ||
 		    psize > size - off)
 			break;
 		st->has_last = 1;
 		st->last_off = off;
-		st->last_seq = rd64(h + 56);
-		st->last_ts = rd64(h + 32);
+		st->last_seq = rd64(h + VGW_PKT_SEQ_NUM);
+		st->last_ts = rd64(h + VGW_PKT_TIMESTAMP_END);
 		if (read_note(st->fd, off, h, &note)) {
 			has_note = 1;
 			note_off = off;
@@ -624,9 +625,9 @@ static int store_loss(struct vgd_subject *s, struct vgd_stream *st, uint64_t kee
 	uint8_t stub[VGW_PACKET_HEADER_SIZE + LOSS_NOTE];
 	memcpy(stub, header, VGW_PACKET_HEADER_SIZE);
 	uint64_t bits = VGW_PACKET_HEADER_SIZE * 8, size_bits = sizeof stub * 8;
-	memcpy(stub + 40, &bits, 8);
-	memcpy(stub + 48, &size_bits, 8);
-	memcpy(stub + 64, &disc, 8);
+	memcpy(stub + VGW_PKT_CONTENT_SIZE, &bits, 8);
+	memcpy(stub + VGW_PKT_PACKET_SIZE, &size_bits, 8);
+	memcpy(stub + VGW_PKT_EVENTS_DISCARDED, &disc, 8);
 	put_note(stub + VGW_PACKET_HEADER_SIZE, note);
 	if (write_at(st, keep, stub, sizeof stub, err, errsize) < 0) {
 		if (!st->has_last || st->last_off + VGW_PACKET_HEADER_SIZE > st->size ||
@@ -635,7 +636,8 @@ static int store_loss(struct vgd_subject *s, struct vgd_stream *st, uint64_t kee
 			return -1; /* the subject keeps its data and tries again */
 		uint8_t h[VGW_PACKET_HEADER_SIZE], nb[LOSS_NOTE];
 		int ok = pread(st->fd, h, sizeof h, (off_t)st->last_off) == (ssize_t)sizeof h;
-		uint64_t psize = rd64(h + 48) / 8, content = rd64(h + 40) / 8;
+		uint64_t psize = rd64(h + VGW_PKT_PACKET_SIZE) / 8,
+		         content = rd64(h + VGW_PKT_CONTENT_SIZE) / 8;
 		put_note(nb, note);
 		/* The note first: a crash between the two writes leaves the lost packet
 		 * unacknowledged, sent again and counted again over either state. */
@@ -692,7 +694,7 @@ int vgd_store_records_packet(struct vgd_subject *s, struct vgd_stream *st, uint8
 	uint64_t total = 0, disc = st->lost;
 	for (struct vgd_image *x = s->images; x; x = x->next)
 		total += x->bytes;
-	memcpy(p + 64, &disc, 8);
+	memcpy(p + VGW_PKT_EVENTS_DISCARDED, &disc, 8);
 	int over = vgd_opt.quota && total + n > vgd_opt.quota;
 	if (!over) {
 		if (vgd_stream_write(st, p, n, err, errsize) == 0)
@@ -762,7 +764,7 @@ int vgd_packet(struct vgd_subject *s, const struct vgw_frame *f, char *err, size
 		total += x->bytes;
 	total -= st->size - keep;
 	int over = vgd_opt.quota && total + n > vgd_opt.quota;
-	uint64_t disc0 = rd64(p + 64);
+	uint64_t disc0 = rd64(p + VGW_PKT_EVENTS_DISCARDED);
 	if (!over) {
 		uint8_t *w = (uint8_t *)p; /* the frame's bytes, in the connection's buffer */
 		uint64_t disc = disc0 + st->lost;

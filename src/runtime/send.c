@@ -447,8 +447,8 @@ static size_t read_packet(int fd, uint64_t off, uint64_t len, uint64_t bits)
 		return 0;
 	if (bits) {
 		uint64_t size = len * 8;
-		memcpy(S.buf + 40, &bits, 8);
-		memcpy(S.buf + 48, &size, 8);
+		memcpy(S.buf + VGW_PKT_CONTENT_SIZE, &bits, 8);
+		memcpy(S.buf + VGW_PKT_PACKET_SIZE, &size, 8);
 	}
 	return (size_t)len;
 }
@@ -540,7 +540,8 @@ static int scan_stream(struct simage *im, struct sstream *st, int copy_now)
 	       rd64(h) != 0) {
 		uint32_t magic;
 		memcpy(&magic, h, 4);
-		uint64_t off = st->next_off, psize = rd64(h + 48) / 8, bits = rd64(h + 40);
+		uint64_t off = st->next_off, psize = rd64(h + VGW_PKT_PACKET_SIZE) / 8,
+		         bits = rd64(h + VGW_PKT_CONTENT_SIZE);
 		if (magic != VGW_CTF_MAGIC || psize < HDR || bits < HDR * 8 || bits > psize * 8)
 			break;
 		uint32_t next_magic = 0;
@@ -552,7 +553,8 @@ static int scan_stream(struct simage *im, struct sstream *st, int copy_now)
 		if (whole) {
 			e.len = psize;
 		} else {
-			if (!copy_now || (bits == st->snap_bits && rd64(h + 64) == st->snap_disc))
+			if (!copy_now || (bits == st->snap_bits &&
+			                  rd64(h + VGW_PKT_EVENTS_DISCARDED) == st->snap_disc))
 				break;
 			e.len = ((bits / 8) + 7) & ~7ull;
 			e.bits = bits;
@@ -570,7 +572,7 @@ static int scan_stream(struct simage *im, struct sstream *st, int copy_now)
 		}
 		if (!whole) {
 			st->snap_bits = bits;
-			st->snap_disc = rd64(S.buf + 64);
+			st->snap_disc = rd64(S.buf + VGW_PKT_EVENTS_DISCARDED);
 			break;
 		}
 		st->next_off = off + psize;
