@@ -7,7 +7,6 @@
 #include <strings.h>
 
 #include "live/alpha.h"
-#include "query/engine_internal.h"
 #include "relations/columns.h"
 
 /* What one event type means to the plan. */
