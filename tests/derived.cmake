@@ -5,7 +5,7 @@
 # (tests/derived/derived_test.py).
 if(TARGET vigil_derived)
   foreach(t three_tier redis violations join_violation_thread errors deadlock model
-            display)
+            display cache)
     add_test(NAME derived.${t}
              COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/derived/derived_test.py ${t}
                      --mktrace $<TARGET_FILE:check_mktrace>)
