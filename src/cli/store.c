@@ -46,7 +46,7 @@ static void usage(FILE *f)
 	       "  --to URL       the database (libpq URL; PGPASSWORD and ~/.pgpass work too)\n"
 	       "  --schema NAME  the PostgreSQL schema of the tables (default vigil)\n"
 	       "  --derived[=NAMES]  also the derived relations, all or those named\n"
-	       "                 (comma-separated): vigil query --store ranges over them\n"
+	       "                 (comma-separated): vigil query postgresql://... ranges over them\n"
 	       "  --index        then create the indexes vigil query postgresql:// uses (B-trees\n"
 	       "                 on times, entity ids and strings; docs/tquel-sql.md) and\n"
 	       "                 ANALYZE; without a TRACE, on what the store holds\n"
