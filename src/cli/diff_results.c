@@ -546,9 +546,13 @@ static int compare(struct side s[2], const struct vg_results_diff_opts *o)
 		if (rc == 0) {
 			tuples_report(all + i, j - i, &d);
 			groups_report(all + i, j - i, &d, o->min_support);
-			qsort(d.tuples.items, d.tuples.n, sizeof *d.tuples.items, by_score);
-			qsort(d.groups.items, d.groups.n, sizeof *d.groups.items, by_score);
-			qsort(d.changes.items, d.changes.n, sizeof *d.changes.items, by_score);
+			if (d.tuples.n)
+				qsort(d.tuples.items, d.tuples.n, sizeof *d.tuples.items, by_score);
+			if (d.groups.n)
+				qsort(d.groups.items, d.groups.n, sizeof *d.groups.items, by_score);
+			if (d.changes.n)
+				qsort(d.changes.items, d.changes.n, sizeof *d.changes.items,
+				      by_score);
 			same = same && !d.tuples.n;
 			if (o->json)
 				json_array_append_new(json_object_get(doc, "relations"),

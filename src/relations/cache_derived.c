@@ -82,7 +82,8 @@ static void key_models(struct vgc_derived *d, const struct vgt_trace *t)
 	}
 	if (dh)
 		closedir(dh);
-	qsort(names, n, sizeof *names, by_name);
+	if (n)
+		qsort(names, n, sizeof *names, by_name);
 	for (size_t i = 0; i < n; i++) {
 		char path[4200];
 		struct stat st;
@@ -281,11 +282,11 @@ static struct vgq_relation *read_relation(struct cursor *c, const struct vgc_der
 		return r;
 	vgq_relation_resize(r, n);
 	const void *from = get_column(c, n, 8);
-	if (from)
+	if (from && n)
 		memcpy(r->from, from, n * 8);
-	if (r->to) {
+	if (r->kind != VGQ_REL_EVENT) {
 		const void *to = get_column(c, n, 8), *open = get_column(c, n, 1);
-		if (to && open) {
+		if (to && open && n) {
 			memcpy(r->to, to, n * 8);
 			memcpy(r->open, open, n);
 		}
@@ -296,7 +297,7 @@ static struct vgq_relation *read_relation(struct cursor *c, const struct vgc_der
 			if (!r->nulls)
 				r->nulls = vgq_xcalloc(r->nattrs, sizeof *r->nulls);
 			r->nulls[a] = vgq_xcalloc(n ? n : 1, 1);
-			if (nulls)
+			if (nulls && n)
 				memcpy(r->nulls[a], nulls, n);
 		}
 		enum vgq_type t = r->attrs[a].type;
@@ -477,7 +478,7 @@ static void put_relation(struct writer *w, const struct vgq_relation *r)
 	}
 	put_u64(w, n);
 	put(w, r->from, n * 8);
-	if (r->to) {
+	if (r->kind != VGQ_REL_EVENT) { /* no arrays yet when empty */
 		put(w, r->to, n * 8);
 		put_padded(w, r->open, n);
 	}

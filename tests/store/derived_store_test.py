@@ -8,7 +8,9 @@ over the store (vigil query postgresql://...) and the answers must be equal as s
 and non-empty. Storing again adds nothing; the analysis of one image stored first is
 replaced by the whole trace's; --derived=NAMES stores those only; a bad name is one line.
 
-usage: derived_store_test.py BIN_DIR PG_BIN"""
+usage: derived_store_test.py BIN_DIR PG_BIN [STORE_VIGIL]
+STORE_VIGIL: the vigil that stores and queries (e.g. the sanitizers' build); BIN_DIR's
+records."""
 import json
 import os
 import shutil
@@ -20,7 +22,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from pgharness import PgServer  # noqa: E402
 
 BIN, PG_BIN = sys.argv[1], sys.argv[2]
-VIGIL = os.path.join(BIN, "vigil")
+RECORD = os.path.join(BIN, "vigil")
+VIGIL = sys.argv[3] if len(sys.argv) > 3 else RECORD
 failures = []
 
 NET = """range of N is Network
@@ -129,7 +132,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="vigil-dstore-")
     os.chmod(tmp, 0o755)
     trace = os.path.join(tmp, "tt")
-    r = run([VIGIL, "record", "-q", "-o", trace, "--", os.path.join(BIN, "three_tier"), "run",
+    r = run([RECORD, "record", "-q", "-o", trace, "--", os.path.join(BIN, "three_tier"), "run",
              "--threads", "2", "--requests", "3"])
     if r.returncode:
         sys.exit("vigil record failed: " + r.stderr)
