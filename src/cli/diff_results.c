@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/word_list.h"
 #include "diff_results.h"
 #include "query/engine.h"
 #include "query/output.h"
@@ -194,18 +195,6 @@ struct attrs {
 	size_t n;
 };
 
-static bool in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = list; *p;) {
-		size_t len = strcspn(p, ",");
-		if (len == n && !strncasecmp(p, name, n))
-			return true;
-		p += len + (p[len] == ',');
-	}
-	return false;
-}
-
 static void attrs_of(const json_t *values, struct attrs *a)
 {
 	a->n = json_object_size(values);
@@ -273,7 +262,7 @@ static int check_attrs(struct row **rows, size_t n, const char *rel, const char 
 		p += len + (p[len] == ',');
 	}
 	for (size_t k = 0; k < a->n; k++)
-		a->key[k] = by ? in_list(by, a->name[k]) : !a->numeric[k];
+		a->key[k] = by ? vgb_word_listed(by, a->name[k]) : !a->numeric[k];
 	return 0;
 }
 

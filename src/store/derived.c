@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/word_list.h"
 #include "query/sql.h"
 #include "relations/cache.h"
 #include "relations/derived.h"
@@ -25,21 +26,6 @@
 #include "trace/source.h"
 
 #define KEY_MAX 512
-
-/* Whether `name` is one of the comma-separated `list` ("": every one). */
-static bool listed(const char *list, const char *name)
-{
-	if (!*list)
-		return true;
-	size_t n = strlen(name);
-	for (const char *p = list; *p;) {
-		size_t len = strcspn(p, ",");
-		if (len == n && !strncasecmp(p, name, n))
-			return true;
-		p += len + (p[len] == ',');
-	}
-	return false;
-}
 
 static int by_key(const void *a, const void *b)
 {
@@ -132,7 +118,7 @@ static struct vgq_database *analyse(struct job *j, const char *const *paths, siz
 	if (!j->rels || !j->tables)
 		abort();
 	for (size_t i = 0; i < n; i++) {
-		if (!listed(which, names[i]))
+		if (*which && !vgb_word_listed(which, names[i]))
 			continue;
 		char why[1024];
 		const struct vgq_relation *r = vgq_database_derived(db, names[i], why, sizeof why);
