@@ -6,14 +6,17 @@ answers themselves: tuples counted differently, each key's count and share, each
 means (numeric attributes and the intervals' durations), ranked largest first. A result
 diffed with itself has no difference. Bad input: one line, exit 2.
 
-Run: results_diff_test.py NAME (NAME: diff or errors)."""
+Also two recordings of Debian's redis-server driven by redis-benchmark with two workloads
+(NAME redis; skipped, exit 77, without redis).
+
+Run: results_diff_test.py NAME (NAME: diff, redis or errors)."""
 import collections
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from vigil_testlib import VIGIL, check, main, run, tmpdir  # noqa: E402
+from vigil_testlib import VIGIL, check, main, redis_script, run, tmpdir  # noqa: E402
 
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 
@@ -141,6 +144,29 @@ def test_diff():
               "changes of the mean" in text_out, f"{text}: text report {text_out[:300]}")
 
 
+def test_redis():
+    d = tmpdir("results-diff-redis")
+    traces = []
+    for name, requests, clients in (("light", 100, 2), ("heavy", 400, 4)):
+        made = redis_script(requests, clients)
+        if not made:
+            print("skipped: redis-server and redis-tools not installed (scripts/install-deps.sh)")
+            sys.exit(77)
+        traces.append(os.path.join(d, name))
+        run([VIGIL, "record", "-q", "-o", traces[-1], "--", "sh", "-c", made[0]], check_rc=0)
+    for i, text in enumerate([
+            "range of N is Network retrieve (N.program, N.input, N.messages, N.bytes)",
+            "range of M is Message retrieve (M.send_program, M.recv_program, M.bytes)"]):
+        fa, fb = os.path.join(d, f"a{i}.json"), os.path.join(d, f"b{i}.json")
+        rows_a, rows_b = answer(traces[0], text, fa), answer(traces[1], text, fb)
+        check(rows_a and rows_b, f"redis {text}: an empty answer")
+        got = diff("--query", text, *traces)
+        check(got["relations"] == diff(fa, fb)["relations"],
+              f"redis {text}: --query over the traces differs from the saved answers")
+        check_relation(got["relations"][0], expected(rows_a, rows_b, None), "redis " + text)
+        check(not got["same_tuples"], f"redis {text}: the two workloads answered alike")
+
+
 def one_line(p, needle, what, lines=1):
     check(p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == lines and
           needle in p.stderr, f"{what}: exit {p.returncode}, stderr {p.stderr!r}")
@@ -171,4 +197,4 @@ def test_errors():
              "--by with models")
 
 
-main({"diff": test_diff, "errors": test_errors})
+main({"diff": test_diff, "redis": test_redis, "errors": test_errors})
