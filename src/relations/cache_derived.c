@@ -240,12 +240,20 @@ static void look(struct vgq_database *db, struct vgc_derived *d)
 		drop(d, c.bad);
 }
 
+/* The text of index i + 1 (0: NULL); *bad says when it is out of place. */
+static const char *text_of(const struct vgc_derived *d, uint64_t i, const char **bad)
+{
+	if (i > d->ntexts) {
+		*bad = "a text is out of place";
+		return NULL;
+	}
+	return i ? d->texts[i - 1] : NULL;
+}
+
 static const char *get_text(struct cursor *c, const struct vgc_derived *d)
 {
 	uint64_t i = get(c);
-	if (!c->bad && i > d->ntexts)
-		c->bad = "a text is out of place";
-	return c->bad || !i ? NULL : d->texts[i - 1];
+	return c->bad ? NULL : text_of(d, i, &c->bad);
 }
 
 static const void *get_column(struct cursor *c, uint64_t n, size_t size)
@@ -302,20 +310,15 @@ static struct vgq_relation *read_relation(struct cursor *c, const struct vgc_der
 		}
 		enum vgq_type t = r->attrs[a].type;
 		const uint64_t *v = get_column(c, n, t == VGQ_ENTITY ? 24 : 8);
-		for (size_t i = 0; v && i < n && !c->bad; i++) {
-			struct cursor one = {(const uint8_t *)v, n * (t == VGQ_ENTITY ? 24 : 8),
-			                     i * (t == VGQ_ENTITY ? 24 : 8), NULL};
-			if (t == VGQ_STRING) {
-				r->cols[a].s[i] = get_text(&one, d);
-			} else if (t == VGQ_ENTITY) {
-				uint64_t id = v[3 * i], gi = v[3 * i + 1];
-				one.at += 16;
-				r->cols[a].r[i] = (struct vgq_ref){
-				    id, (uint32_t)gi, (uint32_t)(gi >> 32), get_text(&one, d)};
-			} else {
-				r->cols[a].u[i] = v[i];
-			}
-			c->bad = one.bad;
+		if (v && n && t != VGQ_STRING && t != VGQ_ENTITY)
+			memcpy(r->cols[a].u, v, n * 8);
+		for (size_t i = 0; v && i < n && t == VGQ_STRING; i++)
+			r->cols[a].s[i] = text_of(d, v[i], &c->bad);
+		for (size_t i = 0; v && i < n && t == VGQ_ENTITY; i++) {
+			const uint64_t *e = v + 3 * i; /* id, gen | image << 32, name */
+			r->cols[a].r[i] =
+			    (struct vgq_ref){e[0], (uint32_t)e[1], (uint32_t)(e[1] >> 32),
+			                     text_of(d, e[2], &c->bad)};
 		}
 	}
 	return r;
