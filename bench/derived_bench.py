@@ -15,7 +15,7 @@ Both answers must be the same multiset of rows (else exit 1).
 
 The same query from the relations cache (docs/query.md "The relations cache"): cold (no
 cache: the trace read, the networks analysed, both written to TRACE/.vigil-cache and
-.vigil-cache.derived) against warm (both read from the cache, the analysis not run
+.vigil-cache.derived-Network) against warm (both read from the cache, the analysis not run
 again), and without a cache (VIGIL_CACHE=off, the figure compared with the peer). All
 answers must be the same.
 
@@ -26,6 +26,7 @@ cost it nothing.
 VIGIL_BENCH_SMOKE=1: 400 requests, one run. Writes BENCH_OUT/derived.json (BENCH_OUT:
 BUILD/bench)."""
 import collections
+import glob
 import json
 import os
 import shutil
@@ -77,9 +78,8 @@ def first_and_total(cmd, t0=None, env=None):
 def vigil_side(trace, cache="off"):
     """cache: off (VIGIL_CACHE=off), cold (the cache files removed first) or warm."""
     if cache == "cold":
-        for f in (".vigil-cache", ".vigil-cache.derived"):
-            if os.path.exists(os.path.join(trace, f)):
-                os.unlink(os.path.join(trace, f))
+        for f in glob.glob(os.path.join(trace, ".vigil-cache*")):
+            os.unlink(f)
     env = dict(os.environ, VIGIL_CACHE="off" if cache == "off" else "on")
     if SMOKE:
         env["VIGIL_CACHE_MIN_EVENTS"] = "0"

@@ -1,12 +1,14 @@
-/* The relations cache of derived relations (cache_derived.h). The file:
+/* The relations cache of derived relations (cache_derived.h): one file per analysis,
+ * named by its first relation (CACHE.derived-Network, CACHE.derived-Violation, ...), so
+ * that writing one analysis never reads or rewrites another's. A file:
  *
  *   header     magic, version, endian, the file's size, the body's checksum (32 bytes)
  *   body       the key; every text (each [u64 length][bytes, NUL, padding to 8]; values
- *              name a text by its index + 1, 0 being NULL); then each provider tried:
- *              its first relation's name, its error (0: built), its relations, each
- *              its schema, counts and columns (from, to and open of intervals, per
- *              attribute its NULL flags if any and its values: numbers as they are, a
- *              text its index, an entity {id, gen | image << 32, name})
+ *              name a text by its index + 1, 0 being NULL); the analysis's error (0:
+ *              built); its relations, each its schema, counts and columns (from, to and
+ *              open of intervals, per attribute its NULL flags if any and its values:
+ *              numbers as they are, a text its index, an entity {id, gen | image << 32,
+ *              name})
  *
  * All words are 8 bytes of this machine; the body's checksum is the chain of
  * vgc_checksum over its 1 MiB pieces, so the writer streams and the reader checks it all
@@ -35,15 +37,19 @@
 struct vgc_derived {
 	uint8_t *key;
 	size_t keylen;
-	char path[4200];
+	char base[4200]; /* the relations cache's path */
 	char who[64];
-	bool looked;   /* the file was read (or found absent, stale or damaged) */
-	uint8_t *file; /* its bytes when its key is this one and its checksum holds */
+	size_t taken; /* analyses read from their files */
+};
+
+/* One analysis's file, read and checked. */
+struct file {
+	char path[4300];
+	uint8_t *bytes;
 	size_t len;
 	const char **texts; /* interned into the database's pool, by index */
 	size_t ntexts;
-	size_t providers_at; /* offset of the provider count */
-	size_t taken;        /* providers read from the file */
+	size_t body_at; /* after the texts */
 };
 
 /* ---- the key: the relations cache's and the recording's model files ---- */
@@ -111,7 +117,7 @@ void vgc_derived_place(struct vgq_database *db, const void *key, size_t keylen,
 	key_add(d, tag, sizeof tag);
 	key_add(d, key, keylen);
 	key_models(d, db->internal->trace);
-	snprintf(d->path, sizeof d->path, "%s.derived", cache_path);
+	snprintf(d->base, sizeof d->base, "%s", cache_path);
 	snprintf(d->who, sizeof d->who, "%s", who ? who : "vigil");
 	vgc_derived_free(db);
 	db->internal->derived_cache = d;
@@ -129,8 +135,6 @@ void vgc_derived_free(struct vgq_database *db)
 	if (!d)
 		return;
 	free(d->key);
-	free(d->file);
-	free(d->texts);
 	free(d);
 	db->internal->derived_cache = NULL;
 }
@@ -176,84 +180,98 @@ static uint64_t body_sum(const uint8_t *p, size_t n)
 	return sum;
 }
 
-static void drop(struct vgc_derived *d, const char *why)
+static void file_free(struct file *f)
 {
-	fprintf(stderr, "%s: the relations cache %s is damaged (%s): analysed again\n", d->who,
-	        d->path, why);
-	unlink(d->path);
-	free(d->file);
-	d->file = NULL;
+	free(f->bytes);
+	free(f->texts);
+	f->bytes = NULL;
+	f->texts = NULL;
 }
 
-/* Reads and checks the file once: its texts interned into the database's pool. */
-static void look(struct vgq_database *db, struct vgc_derived *d)
+static void drop(const struct vgc_derived *d, struct file *f, const char *why)
 {
-	d->looked = true;
+	fprintf(stderr, "%s: the relations cache %s is damaged (%s): analysed again\n", d->who,
+	        f->path, why);
+	unlink(f->path);
+	file_free(f);
+}
+
+static void file_path(const struct vgc_derived *d, const char *provider, char *out, size_t size)
+{
+	snprintf(out, size, "%s.derived-%s", d->base, provider);
+}
+
+/* Reads and checks the file of `provider`: true when its key is this one and its checksum
+ * holds, its texts interned into the database's pool. */
+static bool look(struct vgq_database *db, const struct vgc_derived *d, const char *provider,
+                 struct file *f)
+{
+	file_path(d, provider, f->path, sizeof f->path);
 	size_t len;
-	char *f = vgb_read_file(d->path, MAX_FILE, VGB_READ_REGULAR | VGB_READ_NOFOLLOW, &len);
-	if (!f)
-		return;
-	d->file = (uint8_t *)f;
-	d->len = len;
+	char *b = vgb_read_file(f->path, MAX_FILE, VGB_READ_REGULAR | VGB_READ_NOFOLLOW, &len);
+	if (!b)
+		return false;
+	f->bytes = (uint8_t *)b;
+	f->len = len;
 	uint32_t version, endian;
 	uint64_t size, sum;
-	if (len < VGD_HEADER || memcmp(f, VGD_MAGIC, 8)) {
-		drop(d, "not a cache of derived relations");
-		return;
+	if (len < VGD_HEADER || memcmp(b, VGD_MAGIC, 8)) {
+		drop(d, f, "not a cache of derived relations");
+		return false;
 	}
-	memcpy(&version, f + 8, 4);
-	memcpy(&endian, f + 12, 4);
-	memcpy(&size, f + 16, 8);
-	memcpy(&sum, f + 24, 8);
+	memcpy(&version, b + 8, 4);
+	memcpy(&endian, b + 12, 4);
+	memcpy(&size, b + 16, 8);
+	memcpy(&sum, b + 24, 8);
 	if (version != VGD_VERSION || endian != VGC_ENDIAN) { /* another vigil's: stale */
-		free(d->file);
-		d->file = NULL;
-		return;
+		file_free(f);
+		return false;
 	}
-	if (size != len || body_sum(d->file + VGD_HEADER, len - VGD_HEADER) != sum) {
-		drop(d, size != len ? "its size is not the one written" : "its checksum differs");
-		return;
+	if (size != len || body_sum(f->bytes + VGD_HEADER, len - VGD_HEADER) != sum) {
+		drop(d, f,
+		     size != len ? "its size is not the one written" : "its checksum differs");
+		return false;
 	}
-	struct cursor c = {d->file, len, VGD_HEADER, NULL};
+	struct cursor c = {f->bytes, len, VGD_HEADER, NULL};
 	uint64_t klen = get(&c);
 	const uint8_t *k = get_raw(&c, klen);
 	if (!c.bad && (klen != d->keylen || memcmp(k, d->key, klen))) { /* another trace's */
-		free(d->file);
-		d->file = NULL;
-		return;
+		file_free(f);
+		return false;
 	}
 	uint64_t n = get(&c);
 	if (!c.bad && n > len / 8)
 		c.bad = "its texts are not counted right";
-	d->texts = vgq_xcalloc(c.bad ? 1 : n + 1, sizeof *d->texts);
+	f->texts = vgq_xcalloc(c.bad ? 1 : n + 1, sizeof *f->texts);
 	for (uint64_t i = 0; i < n && !c.bad; i++) {
 		uint64_t tl = get(&c);
 		const uint8_t *s = get_raw(&c, tl + 1);
 		if (s && s[tl])
 			c.bad = "a text is not terminated";
 		if (!c.bad)
-			d->texts[d->ntexts++] =
+			f->texts[f->ntexts++] =
 			    vgq_pool_intern(db->internal->pool, (const char *)s, tl);
 	}
-	d->providers_at = c.at;
+	f->body_at = c.at;
 	if (c.bad)
-		drop(d, c.bad);
+		drop(d, f, c.bad);
+	return !c.bad;
 }
 
 /* The text of index i + 1 (0: NULL); *bad says when it is out of place. */
-static const char *text_of(const struct vgc_derived *d, uint64_t i, const char **bad)
+static const char *text_of(const struct file *f, uint64_t i, const char **bad)
 {
-	if (i > d->ntexts) {
+	if (i > f->ntexts) {
 		*bad = "a text is out of place";
 		return NULL;
 	}
-	return i ? d->texts[i - 1] : NULL;
+	return i ? f->texts[i - 1] : NULL;
 }
 
-static const char *get_text(struct cursor *c, const struct vgc_derived *d)
+static const char *get_text(struct cursor *c, const struct file *f)
 {
 	uint64_t i = get(c);
-	return c->bad ? NULL : text_of(d, i, &c->bad);
+	return c->bad ? NULL : text_of(f, i, &c->bad);
 }
 
 static const void *get_column(struct cursor *c, uint64_t n, size_t size)
@@ -265,7 +283,7 @@ static const void *get_column(struct cursor *c, uint64_t n, size_t size)
 	return get_raw(c, n * size);
 }
 
-static struct vgq_relation *read_relation(struct cursor *c, const struct vgc_derived *d)
+static struct vgq_relation *read_relation(struct cursor *c, const struct file *d)
 {
 	const char *name = get_text(c, d);
 	uint64_t kind = get(c), nattrs = get(c);
@@ -325,49 +343,42 @@ static struct vgq_relation *read_relation(struct cursor *c, const struct vgc_der
 }
 
 int vgc_derived_take(struct vgq_database *db, const char *provider, struct vgq_relation ***made,
-                     size_t *nmade, char **error, bool counted)
+                     size_t *nmade, char **error)
 {
 	struct vgc_derived *d = db->internal->derived_cache;
 	*made = NULL;
 	*nmade = 0;
 	*error = NULL;
-	if (!d)
+	struct file f = {0};
+	if (!d || !look(db, d, provider, &f))
 		return 0;
-	if (!d->looked)
-		look(db, d);
-	if (!d->file)
-		return 0;
-	struct cursor c = {d->file, d->len, d->providers_at, NULL};
-	uint64_t np = get(&c);
-	for (uint64_t p = 0; p < np && !c.bad; p++) {
-		const char *name = get_text(&c, d), *err = get_text(&c, d);
-		uint64_t nrels = get(&c);
-		if (!c.bad && nrels > 64)
-			c.bad = "a provider's relations are not counted right";
-		bool mine = !c.bad && name && !strcmp(name, provider);
-		for (uint64_t i = 0; i < nrels && !c.bad; i++) {
-			struct vgq_relation *r = read_relation(&c, d);
-			if (mine && r && !c.bad) {
-				vgq_relation_finish(r, db->last);
-				*made = vgq_xrealloc(*made, *nmade + 1, sizeof **made);
-				(*made)[(*nmade)++] = r;
-			} else {
-				vgq_relation_free(r);
-			}
+	struct cursor c = {f.bytes, f.len, f.body_at, NULL};
+	const char *err = get_text(&c, &f);
+	uint64_t nrels = get(&c);
+	if (!c.bad && nrels > 64)
+		c.bad = "its relations are not counted right";
+	for (uint64_t i = 0; i < nrels && !c.bad; i++) {
+		struct vgq_relation *r = read_relation(&c, &f);
+		if (r && !c.bad) {
+			vgq_relation_finish(r, db->last);
+			*made = vgq_xrealloc(*made, *nmade + 1, sizeof **made);
+			(*made)[(*nmade)++] = r;
+		} else {
+			vgq_relation_free(r);
 		}
-		if (mine && !c.bad) {
-			*error = err ? strdup(err) : NULL;
-			d->taken += counted;
-			return 1;
-		}
+	}
+	if (!c.bad) {
+		*error = err ? strdup(err) : NULL;
+		d->taken++;
+		file_free(&f);
+		return 1;
 	}
 	for (size_t i = 0; i < *nmade; i++)
 		vgq_relation_free((*made)[i]);
 	free(*made);
 	*made = NULL;
 	*nmade = 0;
-	if (c.bad)
-		drop(d, c.bad);
+	drop(d, &f, c.bad);
 	return 0;
 }
 
@@ -513,22 +524,24 @@ static bool of_provider(const struct vgq_relation *r, const struct vgq_derived_p
 	return false;
 }
 
-void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider *const *providers,
-                      const char *const *errors, size_t nproviders)
+void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider *p,
+                      const char *error)
 {
 	struct vgc_derived *d = db->internal->derived_cache;
 	const struct vgq_db_internal *in = db->internal;
 	if (!d)
 		return;
 	for (size_t i = 0; i < in->nderived; i++)
-		for (size_t a = 0; a < in->derived[i]->nattrs; a++)
+		for (size_t a = 0; of_provider(in->derived[i], p) && a < in->derived[i]->nattrs;
+		     a++)
 			if (in->derived[i]->attrs[a].type == VGQ_BYTES)
 				return; /* no analysis makes bytes: not kept */
+	char path[4300], tmp[4400];
+	file_path(d, p->names[0], path, sizeof path);
 	struct stat st;
-	if (lstat(d->path, &st) == 0 && !S_ISREG(st.st_mode))
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return; /* never renamed over a FIFO, a device or a link */
-	char tmp[4300];
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", d->path, (long)getpid());
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
 	int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
 	int fd = open(tmp, flags, 0600);
 	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
@@ -542,12 +555,13 @@ void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider
 		free(w.piece);
 		return;
 	}
-	for (size_t p = 0; p < nproviders; p++) {
-		note(&w, providers[p]->names[0]);
-		note(&w, errors[p]);
-	}
+	note(&w, error);
+	size_t nrels = 0;
 	for (size_t i = 0; i < in->nderived; i++)
-		note_relation(&w, in->derived[i]);
+		if (!error && of_provider(in->derived[i], p)) {
+			note_relation(&w, in->derived[i]);
+			nrels++;
+		}
 	uint8_t header[VGD_HEADER] = {0};
 	if (fwrite(header, 1, sizeof header, w.f) != sizeof header) /* written at the end */
 		w.failed = true;
@@ -559,18 +573,11 @@ void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider
 		put_u64(&w, len);
 		put_padded(&w, w.order[i], len + 1);
 	}
-	put_u64(&w, nproviders);
-	for (size_t p = 0; p < nproviders; p++) {
-		put_text(&w, providers[p]->names[0]);
-		put_text(&w, errors[p]);
-		size_t nrels = 0;
-		for (size_t i = 0; i < in->nderived; i++)
-			nrels += of_provider(in->derived[i], providers[p]);
-		put_u64(&w, errors[p] ? 0 : nrels);
-		for (size_t i = 0; i < in->nderived && !errors[p]; i++)
-			if (of_provider(in->derived[i], providers[p]))
-				put_relation(&w, in->derived[i]);
-	}
+	put_text(&w, error);
+	put_u64(&w, nrels);
+	for (size_t i = 0; i < in->nderived && !error; i++)
+		if (of_provider(in->derived[i], p))
+			put_relation(&w, in->derived[i]);
 	if (w.n) { /* the last piece */
 		w.sum = w.sum * 0x100000001B3ull + vgc_checksum(w.piece, w.n);
 		if (fwrite(w.piece, 1, w.n, w.f) != w.n)
@@ -585,7 +592,7 @@ void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider
 	memcpy(header + 24, &w.sum, 8);
 	if (fseek(w.f, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof header, w.f) != sizeof header)
 		w.failed = true;
-	if (fclose(w.f) != 0 || w.failed || rename(tmp, d->path) != 0)
+	if (fclose(w.f) != 0 || w.failed || rename(tmp, path) != 0)
 		unlink(tmp);
 	free(w.piece);
 	free(w.keys);

@@ -153,13 +153,13 @@ static const struct vgq_relation *find_built(const struct vgq_db_internal *in, c
 /* The provider's relations (or its error) from the relations cache (cache_derived.h):
  * true if found there, then kept as if built now. */
 static bool take_cached(struct vgq_database *db, const struct vgq_derived_provider *p, char *err,
-                        size_t errsize, bool counted)
+                        size_t errsize)
 {
 	struct vgq_db_internal *in = db->internal;
 	struct vgq_relation **made;
 	size_t nmade;
 	char *error;
-	if (!vgc_derived_take(db, p->names[0], &made, &nmade, &error, counted))
+	if (!vgc_derived_take(db, p->names[0], &made, &nmade, &error))
 		return false;
 	if (error)
 		snprintf(err, errsize, "%s", error);
@@ -170,32 +170,6 @@ static bool take_cached(struct vgq_database *db, const struct vgq_derived_provid
 		in->derived[in->nderived++] = made[i];
 	free(made);
 	return true;
-}
-
-/* Every provider tried, into the relations cache when the database has one. */
-static void save_cached(struct vgq_database *db)
-{
-	struct vgq_db_internal *in = db->internal;
-	if (!in->derived_cache)
-		return;
-	/* what the file holds of providers not tried here stays in it */
-	for (size_t i = 0; i < nproviders; i++) {
-		bool tried = false;
-		for (size_t k = 0; k < in->ntried && !tried; k++)
-			tried = in->tried[k].p == providers[i];
-		char ignore[512];
-		if (!tried)
-			take_cached(db, providers[i], ignore, sizeof ignore, false);
-	}
-	const struct vgq_derived_provider **ps = vgq_xcalloc(in->ntried + 1, sizeof *ps);
-	const char **errors = vgq_xcalloc(in->ntried + 1, sizeof *errors);
-	for (size_t i = 0; i < in->ntried; i++) {
-		ps[i] = in->tried[i].p;
-		errors[i] = in->tried[i].error;
-	}
-	vgc_derived_save(db, ps, errors, in->ntried);
-	free(ps);
-	free(errors);
 }
 
 const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const char *name,
@@ -228,7 +202,7 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 		         exact, p->source);
 		return NULL;
 	}
-	if (take_cached(db, p, err, errsize, true))
+	if (take_cached(db, p, err, errsize))
 		return err[0] ? NULL : find_built(in, name);
 	struct vgq_derived_ctx c = {.db = db};
 	char why[512] = "";
@@ -238,7 +212,7 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 		free(c.made);
 		snprintf(err, errsize, "%s (%s): %s", exact, p->source, why);
 		keep_error(in, p, err);
-		save_cached(db);
+		vgc_derived_save(db, p, err);
 		return NULL;
 	}
 	in->derived = vgq_xrealloc(in->derived, in->nderived + c.nmade, sizeof *in->derived);
@@ -249,7 +223,7 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 	}
 	free(c.made);
 	keep_error(in, p, NULL);
-	save_cached(db);
+	vgc_derived_save(db, p, NULL);
 	return find_built(in, name);
 }
 

@@ -379,7 +379,7 @@ def cached_query(trace, text, mode):
 def same_three_ways(trace, name, text, cached=True, answer=True):
     """Uncached, cold and warm answers byte for byte; the warm one from the cache."""
     cache = os.path.join(trace, ".vigil-cache")
-    for f in (cache, cache + ".derived"):
+    for f in [cache] + glob.glob(cache + ".derived-*"):
         if os.path.exists(f):
             os.unlink(f)
     off = cached_query(trace, text, "off")
@@ -395,7 +395,7 @@ def same_three_ways(trace, name, text, cached=True, answer=True):
           f"{name}: cold {cold[3]}")
     if cached:
         check(warm[3]["cache"] == "warm" and warm[3]["derived_cached"] >= 1 and
-              os.path.exists(cache + ".derived"), f"{name}: warm {warm[3]}")
+              glob.glob(cache + ".derived-*"), f"{name}: warm {warm[3]}")
     return off
 
 
@@ -420,7 +420,8 @@ def test_cache():
     check(again[3]["derived_cached"] == 1 and again[:3] == want[:3],
           f"after a stream changed, warm again: {again[3]}")
     # a model file appearing beside the images: ModelEvent is made of it, analysed again
-    cached_query(trace, CACHED_QUERIES["model"], "on")  # kept beside the networks
+    stale = cached_query(trace, CACHED_QUERIES["model"], "on")  # kept before the change
+    check(stale[3]["derived_cached"] == 0, f"model after a stream changed: {stale[3]}")
     model = cached_query(trace, CACHED_QUERIES["model"], "on")
     check(model[3]["derived_cached"] == 1, f"model warm: {model[3]}")
     run([VIGIL, "model", "--from-trace", trace, "-o", os.path.join(trace, "logmodel-x.vgm")],
@@ -431,7 +432,7 @@ def test_cache():
           "a new model file: the answer differs from the uncached one")
     os.unlink(os.path.join(trace, "logmodel-x.vgm"))
     # a damaged file: one line, analysed again, the same answer, the file written anew
-    derived = os.path.join(trace, ".vigil-cache.derived")
+    derived = os.path.join(trace, ".vigil-cache.derived-Network")
     cached_query(trace, CACHED_QUERIES["net"], "on")  # the key changed back: analysed
     want = cached_query(trace, CACHED_QUERIES["net"], "on")
     check(want[3]["derived_cached"] >= 1, f"before damage: {want[3]}")
