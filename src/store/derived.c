@@ -3,7 +3,8 @@
  * a deadlock spans processes, so they are not loaded per image: after the images, the
  * whole trace is analysed once (from the relations cache when it fits) and its derived
  * relations go into their tables under one load of their own, keyed by the images it
- * spans (`derived/` and the SHA-256 of their keys), in one transaction.
+ * spans and the relations asked for (`derived/` and the SHA-256 of their keys and
+ * names), in one transaction.
  *
  * Entity references name threads of the images: each has a fourth column NAME_load, the
  * load of the image that scopes the thread (its process's first), so that they join the
@@ -61,8 +62,9 @@ struct job {
 	size_t nrels;
 };
 
-/* The images' keys, the analysis's key from them and each image's load. */
-static int keys(struct job *j, char *err, size_t errsize)
+/* The images' keys, the analysis's key from them and the relations asked for (`which`),
+ * and each image's load. */
+static int keys(struct job *j, const char *which, char *err, size_t errsize)
 {
 	struct vgs_pg *pg = j->pg;
 	j->keys = calloc(j->nimages + 1, sizeof *j->keys);
@@ -83,6 +85,11 @@ static int keys(struct job *j, char *err, size_t errsize)
 		vgs_buf_putc(&all, '\n');
 	}
 	free(sorted);
+	/* and the relations asked for: storing others later is another analysis (which
+	 * then replaces this one) */
+	for (size_t i = 0; vgq_derived_registered(i); i++)
+		if (!*which || vgb_word_listed(which, vgq_derived_registered(i)))
+			vgs_buf_printf(&all, "relation %s\n", vgq_derived_registered(i));
 	const char *p[1] = {all.p ? all.p : ""};
 	PGresult *res = vgs_query(pg,
 	                          "SELECT 'derived/' || encode(sha256(convert_to($1, 'UTF8')), "
@@ -321,7 +328,7 @@ int vgs_load_derived(struct vgs_pg *pg, const char *const *paths, size_t npaths,
 	if (!tr)
 		return vgs_fail(err, errsize, "%s", terr);
 	struct job j = {.pg = pg, .tr = tr, .nimages = vgt_image_count(tr)};
-	int rc = keys(&j, err, errsize);
+	int rc = keys(&j, pg->opts.derived, err, errsize);
 	if (rc == 0)
 		rc = store(&j, paths, npaths, st, err, errsize);
 	if (rc != 0) {

@@ -184,6 +184,13 @@ def main():
                    "'Transition')") == "LogEvent,Violation", "--derived=: other relations")
         for name, text in VIOLATION_CASES.items():
             compare(name, bad, url, text, "rule2")
+        # all of them later: another analysis of the same images, replacing the first
+        st = store(bad, url, "--derived", "--schema", "rule2")
+        check(st.get("derived", 0) >= 4 and psql(
+            "SELECT count(*) FROM rule2.loads WHERE image_key LIKE 'derived/%'") == "1",
+            "--derived after --derived=Violation,LogEvent: %s" % st)
+        for name, text in VIOLATION_CASES.items():
+            compare(name + " (all stored)", bad, url, text, "rule2")
         check(psql("SELECT count(*) FROM vigil.derived_images") ==
               str(len([d for d in os.listdir(trace) if d.startswith("three_tier-")])),
               "derived_images: %s" % psql("SELECT * FROM vigil.derived_images"))
