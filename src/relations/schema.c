@@ -287,6 +287,44 @@ void vgq_build_schema(struct builder *b, const struct vgt_trace *t)
 	b->by_class = vgq_xcalloc(n ? n : 1, sizeof *b->by_class);
 	for (size_t i = 0; i < n; i++)
 		b->by_class[i] = vgq_build_type(b, vgt_class_at(t, i));
+	b->nby_class = n;
+}
+
+void vgq_build_schema_grow(struct builder *b, const struct vgt_trace *t)
+{
+	size_t from = b->nby_class, n = vgt_class_count(t);
+	if (n <= from)
+		return;
+	/* the table of types grown to hold the new ones, then they are mapped as at first */
+	size_t cap = b->ntypes_cap;
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap != b->ntypes_cap) {
+		struct tinfo **old = b->types;
+		size_t oldcap = b->ntypes_cap;
+		b->ntypes_cap = cap;
+		b->types = vgq_xcalloc(cap, sizeof *b->types);
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i])
+				insert_type(b, old[i]);
+		free(old);
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = from; i < n; i++) {
+			const struct vgt_event_type *et = vgt_class_at(t, i);
+			bool end =
+			    et->vigil && (et->kind == VGT_KIND_END || et->kind == VGT_KIND_RECLAIM);
+			if (end != (pass == 1) || vgq_build_type(b, et))
+				continue;
+			struct tinfo *ti = describe(b, et);
+			if (ti->slot)
+				map_fields(b, ti);
+			insert_type(b, ti);
+		}
+	b->by_class = vgq_xrealloc(b->by_class, n, sizeof *b->by_class);
+	for (size_t i = from; i < n; i++)
+		b->by_class[i] = vgq_build_type(b, vgt_class_at(t, i));
+	b->nby_class = n;
 }
 
 void vgq_build_free_types(struct builder *b)
