@@ -53,8 +53,9 @@ struct live {
 	bool commands_made;
 	struct vgc_subject **subjects;
 	size_t nsubjects;
-	size_t failures;      /* commands a subject refused */
-	int64_t setup_ns_max; /* longest set-up of one process (all commands + go) */
+	size_t failures;                /* commands a subject refused */
+	int64_t setup_ns_max;           /* longest set-up of one process (all commands + go) */
+	struct watch_timings snapshots; /* re-evaluation: what each snapshot took */
 };
 
 /* A new process of the subject: set the plan up, then let it run. */
@@ -176,9 +177,13 @@ static int run(struct live *l, struct vgc_server *srv, const char *dir, const st
 			return -1;
 		}
 		if (mono_ns() >= next) {
+			if (!wf)
+				watch_timing_start(&l->snapshots);
 			if (wf ? watch_follow_step(wf, false) < 0
 			       : watch_answer(dir, q, plan, o, pr, false, ans) < 0)
 				return -2;
+			if (!wf)
+				watch_timing_add(&l->snapshots);
 			(*snapshots)++;
 			next = mono_ns() + l->a->every;
 		}
@@ -227,10 +232,14 @@ int watch_live(const struct watch_args *a, const struct tquel_query *q, const st
 	struct vgt_recover_result rr;
 	vgt_recover_dir(dir, false, NULL, NULL, &rr, err, sizeof err);
 	char *extra = NULL;
+	watch_timing_start(&l.snapshots);
 	int final =
 	    wf ? watch_follow_step(wf, true) : watch_answer(dir, q, plan, o, pr, true, &ans);
+	watch_timing_add(&l.snapshots);
 	if (wf && watch_follow_end(wf, &ans, a->stats ? &extra : NULL) < 0)
 		final = -1;
+	if (!wf && a->stats)
+		watch_stats_extra(&extra, "re-evaluation", 0, &l.snapshots, NULL, NULL);
 	if (final < 0) {
 		free(extra);
 		goto out;
@@ -266,10 +275,8 @@ int watch_live(const struct watch_args *a, const struct tquel_query *q, const st
 	if (a->stats) {
 		char *line = NULL;
 		if (asprintf(&line,
-		             ",\"processes\":%zu,\"snapshots\":%d,\"setup_ns_max\":%" PRId64 "%s%s",
-		             l.nsubjects, snapshots, l.setup_ns_max,
-		             extra ? "" : ",\"evaluation\":\"re-evaluation\"",
-		             extra ? extra : "") < 0)
+		             ",\"processes\":%zu,\"snapshots\":%d,\"setup_ns_max\":%" PRId64 "%s",
+		             l.nsubjects, snapshots, l.setup_ns_max, extra ? extra : "") < 0)
 			abort();
 		watch_print_stats("live", plan, &ans, watch_printed(pr), line);
 		free(line);
@@ -279,6 +286,8 @@ out:
 	for (size_t i = 0; i < l.nsubjects; i++)
 		vgc_subject_close(l.subjects[i]);
 	free(l.subjects);
+	free(l.snapshots.ns);
+	free(l.snapshots.cpu_ns);
 	vga_commands_free(l.commands, l.ncommands);
 	if (srv)
 		vgc_server_close(srv);

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""bench/watch_live.py BUILD_DIR: `vigil watch -- CMD` live over a long run, answered by
+the update network fed from the trace as it is written (trace/follow.h) and by the
+re-evaluation of snapshots it replaces (VIGIL_WATCH_REEVALUATE=1): what one update costs
+at the start and at the end of the run.
+
+The subject is the mailbox example (--seed 5, 8 processes on 3 processors, 3 mailboxes,
+BENCH_LIVE_MESSAGES messages, default 200000) under the query's plan, read every 200 ms
+(--every). Each way reports the CPU time of every update (--stats: an update of the
+network is one read of what was written and the answers that became final; one of
+re-evaluation is one snapshot answered whole); the table gives the median of the first
+three updates and of the last three before the final one, their ratio, the CPU of the
+whole watch, and the events the network took. Both answers must equal `vigil query`'s
+over the trace the run kept (--keep; exit 1 otherwise). Writes BENCH_OUT/watch_live.json;
+progress on stderr. VIGIL_BENCH_SMOKE=1: 3000 messages."""
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+
+from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, run, say, stats_of
+
+MESSAGES = int(os.environ.get("BENCH_LIVE_MESSAGES", "3000" if SMOKE else "200000"))
+
+SHAPES = [
+    ("selection, projection", """range of S is SendMessage
+retrieve (S.process, S.msg) where S.mailbox = "M2" """),
+    ("join, when overlap", """range of S is SendMessage
+range of W is Waiting
+retrieve (W.process, S.msg) where S.mailbox = W.mailbox when S overlap W"""),
+]
+
+
+def ends(cpu):
+    """Medians (ms) of the first three updates and of the last three before the final."""
+    body = cpu[:-1] if len(cpu) > 1 else cpu
+    return (statistics.median(body[:3]) / 1e6, statistics.median(body[-3:]) / 1e6)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="vigil-bench-live-")
+    ok = True
+    rows = []
+    try:
+        for name, q in SHAPES:
+            row = {"shape": name}
+            for how, env in (("incremental", {}),
+                             ("re-evaluation", {"VIGIL_WATCH_REEVALUATE": "1"})):
+                say(f"watch-live: {name}, {how}, {MESSAGES} messages")
+                kept = os.path.join(work, "kept")
+                p = run([VIGIL, "watch", "--sensors", VGL, "--format", "json", "--stats",
+                         "--keep", kept, "-e", q, "--", MAILBOX, "--seed", "5", "--processes",
+                         "8", "--processors", "3", "--messages", str(MESSAGES)], env,
+                        timeout=3600)
+                st = stats_of(p.stderr)
+                got = sorted(l for l in p.stdout.splitlines() if l.startswith("{"))
+                want = sorted(run([VIGIL, "query", kept, "--format", "json", "-e", q])
+                              .stdout.splitlines())
+                shutil.rmtree(kept, ignore_errors=True)
+                same = got == want and bool(want)
+                ok &= same and st["evaluation"] == how
+                start, end = ends(st["update_cpu_ns"])
+                row["answer_tuples"] = len(want)
+                row[how] = {"updates": len(st["update_cpu_ns"]), "start_ms": start,
+                            "end_ms": end, "same_answer": same,
+                            "total_cpu_ms": sum(st["update_cpu_ns"]) / 1e6}
+                if how == "incremental":
+                    row["events"] = st["state"]["events"]
+                    row["follow"] = st["follow"]
+            rows.append(row)
+        res = {"messages": MESSAGES, "rows": rows}
+        os.makedirs(OUT, exist_ok=True)
+        with open(os.path.join(OUT, "watch_live.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        print(f"\n### vigil watch live, per update: update network over the growing trace "
+              f"vs re-evaluated snapshots ({MESSAGES} messages, every 200 ms, CPU ms)\n")
+        print("| shape | answers | events | network start / end | re-evaluation start / end "
+              "| end ratio | whole watch CPU (network / re-evaluation) |")
+        print("|---|---|---|---|---|---|---|")
+        for r in rows:
+            i, e = r["incremental"], r["re-evaluation"]
+            print(f"| {r['shape']} | {r['answer_tuples']}"
+                  f"{'' if i['same_answer'] and e['same_answer'] else ' DIFFER'} | "
+                  f"{r['events']} | {i['start_ms']:.2f} / {i['end_ms']:.2f} ({i['updates']}) "
+                  f"| {e['start_ms']:.2f} / {e['end_ms']:.2f} ({e['updates']}) | "
+                  f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x | "
+                  f"{i['total_cpu_ms']:.0f} / {e['total_cpu_ms']:.0f} ms |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if not ok:
+        say("watch-live: an answer differs from vigil query's over the kept trace")
+        sys.exit(1)
+
+
+main()
