@@ -10,9 +10,11 @@ BENCH_LIVE_MESSAGES messages, default 200000) under the query's plan, read every
 network is one read of what was written and the answers that became final; one of
 re-evaluation is one snapshot answered whole); the table gives the median of the first
 three updates and of the last three before the final one, their ratio, the CPU of the
-whole watch, and the events the network took. Both answers must equal `vigil query`'s
-over the trace the run kept (--keep; exit 1 otherwise). Writes BENCH_OUT/watch_live.json;
-progress on stderr. VIGIL_BENCH_SMOKE=1: 3000 messages."""
+whole watch, and the events the network took. The network's answer must equal `vigil
+query`'s over the trace the run kept (--keep; exit 1 otherwise); re-evaluation's is
+compared too and a difference is shown (its snapshots take every event visible at once,
+so an event committed late by a preempted writer can make it print a tuple too early).
+Writes BENCH_OUT/watch_live.json; progress on stderr. VIGIL_BENCH_SMOKE=1: 3000 messages."""
 import json
 import os
 import shutil
@@ -60,7 +62,7 @@ def main():
                               .stdout.splitlines())
                 shutil.rmtree(kept, ignore_errors=True)
                 same = got == want and bool(want)
-                ok &= same and st["evaluation"] == how
+                ok &= st["evaluation"] == how and (same or how != "incremental")
                 start, end = ends(st["update_cpu_ns"])
                 row["answer_tuples"] = len(want)
                 row[how] = {"updates": len(st["update_cpu_ns"]), "start_ms": start,
@@ -82,7 +84,8 @@ def main():
         for r in rows:
             i, e = r["incremental"], r["re-evaluation"]
             print(f"| {r['shape']} | {r['answer_tuples']}"
-                  f"{'' if i['same_answer'] and e['same_answer'] else ' DIFFER'} | "
+                  f"{'' if i['same_answer'] else ' NETWORK DIFFERS'}"
+                  f"{'' if e['same_answer'] else ' (re-evaluation differs)'} | "
                   f"{r['events']} | {i['start_ms']:.2f} / {i['end_ms']:.2f} ({i['updates']}) "
                   f"| {e['start_ms']:.2f} / {e['end_ms']:.2f} ({e['updates']}) | "
                   f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x | "

@@ -278,14 +278,57 @@ static void take_metadata(struct fstream *s)
 	s->md = md;
 }
 
-/* Reads the stream file again from where its cursor is (the start of the packet it is
- * in: its sizes change as its writer commits) to its end. */
+/* The stream's buffer holding at least `want` bytes, those read so far kept. */
+static void reserve(struct fstream *s, size_t want)
+{
+	struct stream *st = s->c.s;
+	if (want <= s->cap)
+		return;
+	size_t cap = s->cap ? s->cap : 4096;
+	while (cap < want)
+		cap *= 2;
+	uint8_t *grown = vgt__xmalloc(cap);
+	if (st->size)
+		memcpy(grown, st->data, st->size);
+	if (s->in_heap && !s->stale)
+		s->stale = (void *)st->data; /* its current event points into it */
+	else
+		free((void *)st->data);
+	st->data = grown;
+	s->cap = cap;
+}
+
+/* Reads [from, to) of the file into the buffer; the end of what was read. */
+static size_t read_range(struct vgt_follow *f, struct fstream *s, int fd, size_t from, size_t to)
+{
+	reserve(s, to);
+	uint8_t *buf = (uint8_t *)s->c.s->data;
+	size_t got = from;
+	while (got < to) {
+		ssize_t n = pread(fd, buf + got, to - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	f->st.bytes_read += got - from;
+	return got;
+}
+
+static void set_size(struct stream *st, size_t size)
+{
+	st->size = st->data_end = size;
+	st->pub.size = size;
+}
+
+/* Reads the stream file again from where its cursor is. In a packet: its header again
+ * (its sizes change as its writer commits), then from the end of the last event taken;
+ * while the packet is the file's last, only up to its content_size (what follows is
+ * space allocated ahead: zeros). Between packets: to the end of the file. */
 static void read_again(struct vgt_follow *f, struct fstream *s)
 {
 	struct stream *st = s->c.s;
-	size_t from = s->c.in_packet ? s->c.pkt.start : s->c.next;
-	if (from > st->size)
-		from = st->size;
 	int fd = open(st->path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
 	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
@@ -293,35 +336,31 @@ static void read_again(struct vgt_follow *f, struct fstream *s)
 			close(fd);
 		return; /* read again at the next poll; vgt_open's reading reports it at the end */
 	}
-	size_t want = (size_t)sb.st_size > from ? (size_t)sb.st_size : from;
-	if (want > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-		while (cap < want)
-			cap *= 2;
-		uint8_t *grown = vgt__xmalloc(cap);
-		if (from)
-			memcpy(grown, st->data, from);
-		if (s->in_heap && !s->stale)
-			s->stale = (void *)st->data; /* its current event points into it */
-		else
-			free((void *)st->data);
-		st->data = grown;
-		s->cap = cap;
+	size_t eof = (size_t)sb.st_size;
+	struct packet_info *pk = &s->c.pkt;
+	if (s->c.in_packet && s->c.md && eof >= pk->header_end) {
+		size_t kept =
+		    pk->last_event_end > pk->header_end ? pk->last_event_end : pk->header_end;
+		if (kept > st->size)
+			kept = st->size;
+		size_t got = read_range(f, s, fd, pk->start, pk->header_end);
+		if (got == pk->header_end) {
+			if (st->size < got)
+				set_size(st, got);
+			vgt_cursor_refresh(&s->c); /* the packet's sizes as written now */
+			size_t to = eof;
+			if (pk->claimed_end >= eof && pk->claimed_content <= eof)
+				to = (size_t)pk->claimed_content;
+			set_size(st, read_range(f, s, fd, kept, to > kept ? to : kept));
+			close(fd);
+			return;
+		}
 	}
-	uint8_t *buf = (uint8_t *)st->data;
-	size_t got = from;
-	while (got < want) {
-		ssize_t n = pread(fd, buf + got, want - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	size_t from = s->c.in_packet ? pk->start : s->c.next;
+	if (from > st->size)
+		from = st->size;
+	set_size(st, read_range(f, s, fd, from, eof > from ? eof : from));
 	close(fd);
-	f->st.bytes_read += got - from;
-	st->size = st->data_end = got;
-	st->pub.size = got;
 }
 
 /* A stream whose next event waits in the heap: its bytes read again all the same (the
