@@ -18,11 +18,10 @@ Writes BENCH_OUT/watch_live.json; progress on stderr. VIGIL_BENCH_SMOKE=1: 3000 
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 
-from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, run, say, stats_of
+from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, ends, run, say, stats_of
 
 MESSAGES = int(os.environ.get("BENCH_LIVE_MESSAGES", "3000" if SMOKE else "200000"))
 
@@ -33,12 +32,6 @@ retrieve (S.process, S.msg) where S.mailbox = "M2" """),
 range of W is Waiting
 retrieve (W.process, S.msg) where S.mailbox = W.mailbox when S overlap W"""),
 ]
-
-
-def ends(cpu):
-    """Medians (ms) of the first three updates and of the last three before the final."""
-    body = cpu[:-1] if len(cpu) > 1 else cpu
-    return (statistics.median(body[:3]) / 1e6, statistics.median(body[-3:]) / 1e6)
 
 
 def main():

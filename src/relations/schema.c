@@ -253,12 +253,9 @@ static struct tinfo *describe(struct builder *b, const struct vgt_event_type *t)
 	return ti;
 }
 
-void vgq_build_types(struct builder *b, const struct vgt_event_type *const *types, size_t n)
+/* Maps the types not met before into the table (room for them made by the caller). */
+static void map_types(struct builder *b, const struct vgt_event_type *const *types, size_t n)
 {
-	b->ntypes_cap = 16;
-	while (b->ntypes_cap < 2 * n)
-		b->ntypes_cap *= 2;
-	b->types = vgq_xcalloc(b->ntypes_cap, sizeof *b->types);
 	/* Begin types before end types, so that an interval relation takes the begin's
 	 * attribute order. */
 	for (int pass = 0; pass < 2; pass++)
@@ -273,6 +270,15 @@ void vgq_build_types(struct builder *b, const struct vgt_event_type *const *type
 				map_fields(b, ti);
 			insert_type(b, ti);
 		}
+}
+
+void vgq_build_types(struct builder *b, const struct vgt_event_type *const *types, size_t n)
+{
+	b->ntypes_cap = 16;
+	while (b->ntypes_cap < 2 * n)
+		b->ntypes_cap *= 2;
+	b->types = vgq_xcalloc(b->ntypes_cap, sizeof *b->types);
+	map_types(b, types, n);
 }
 
 void vgq_build_schema(struct builder *b, const struct vgt_trace *t)
@@ -309,18 +315,11 @@ void vgq_build_schema_grow(struct builder *b, const struct vgt_trace *t)
 				insert_type(b, old[i]);
 		free(old);
 	}
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = from; i < n; i++) {
-			const struct vgt_event_type *et = vgt_class_at(t, i);
-			bool end =
-			    et->vigil && (et->kind == VGT_KIND_END || et->kind == VGT_KIND_RECLAIM);
-			if (end != (pass == 1) || vgq_build_type(b, et))
-				continue;
-			struct tinfo *ti = describe(b, et);
-			if (ti->slot)
-				map_fields(b, ti);
-			insert_type(b, ti);
-		}
+	const struct vgt_event_type **types = vgq_xcalloc(n - from, sizeof *types);
+	for (size_t i = from; i < n; i++)
+		types[i - from] = vgt_class_at(t, i);
+	map_types(b, types, n - from);
+	free(types);
 	b->by_class = vgq_xrealloc(b->by_class, n, sizeof *b->by_class);
 	for (size_t i = from; i < n; i++)
 		b->by_class[i] = vgq_build_type(b, vgt_class_at(t, i));
