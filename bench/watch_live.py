@@ -6,11 +6,13 @@ at the start and at the end of the run.
 
 The subject is the mailbox example (--seed 5, 8 processes on 3 processors, 3 mailboxes,
 BENCH_LIVE_MESSAGES messages, default 200000) under the query's plan, read every 200 ms
-(--every). Each way reports the CPU time of every update (--stats: an update of the
-network is one read of what was written and the answers that became final; one of
-re-evaluation is one snapshot answered whole); the table gives the median of the first
-three updates and of the last three before the final one, their ratio, the CPU of the
-whole watch, and the events the network took. The network's answer must equal `vigil
+(--every). Each way reports the CPU time of every update and the events it took
+(--stats: an update of the network is one read of what was written and the answers that
+became final; one of re-evaluation is one snapshot answered whole, over every event read
+so far); the table gives, over the updates that took events (the final one left out),
+the median of the first three and of the last three, the network's CPU per event taken
+over its first and last five, the ratio of the two ways' ends, and the CPU of the whole
+watch. The network's answer must equal `vigil
 query`'s over the trace the run kept (--keep; exit 1 otherwise); re-evaluation's is
 compared too and a difference is shown (its snapshots take every event visible at once,
 so an event committed late by a preempted writer can make it print a tuple too early).
@@ -56,10 +58,15 @@ def main():
                 shutil.rmtree(kept, ignore_errors=True)
                 same = got == want and bool(want)
                 ok &= st["evaluation"] == how and (same or how != "incremental")
-                start, end = ends(st["update_cpu_ns"])
+                busy = [(c, n) for c, n in zip(st["update_cpu_ns"][:-1],
+                                                st["update_taken"][:-1]) if n]
+                start, end = ends([c for c, _ in busy] + [0])
+                per = [sum(c for c, _ in part) / max(1, sum(n for _, n in part)) / 1e3
+                       for part in (busy[:5], busy[-5:])]
                 row["answer_tuples"] = len(want)
-                row[how] = {"updates": len(st["update_cpu_ns"]), "start_ms": start,
-                            "end_ms": end, "same_answer": same,
+                row[how] = {"updates": len(busy), "start_ms": start, "end_ms": end,
+                            "start_us_per_event": per[0], "end_us_per_event": per[1],
+                            "same_answer": same,
                             "total_cpu_ms": sum(st["update_cpu_ns"]) / 1e6}
                 if how == "incremental":
                     row["events"] = st["state"]["events"]
@@ -71,15 +78,17 @@ def main():
             json.dump(res, f, indent=1)
         print(f"\n### vigil watch live, per update: update network over the growing trace "
               f"vs re-evaluated snapshots ({MESSAGES} messages, every 200 ms, CPU ms)\n")
-        print("| shape | answers | events | network start / end | re-evaluation start / end "
-              "| end ratio | whole watch CPU (network / re-evaluation) |")
-        print("|---|---|---|---|---|---|---|")
+        print("| shape | answers | events | network ms per update, start / end (updates) | "
+              "network µs per event, start / end | re-evaluation ms per snapshot, start / end "
+              "(snapshots) | end ratio | whole watch CPU (network / re-evaluation) |")
+        print("|---|---|---|---|---|---|---|---|")
         for r in rows:
             i, e = r["incremental"], r["re-evaluation"]
             print(f"| {r['shape']} | {r['answer_tuples']}"
                   f"{'' if i['same_answer'] else ' NETWORK DIFFERS'}"
                   f"{'' if e['same_answer'] else ' (re-evaluation differs)'} | "
                   f"{r['events']} | {i['start_ms']:.2f} / {i['end_ms']:.2f} ({i['updates']}) "
+                  f"| {i['start_us_per_event']:.2f} / {i['end_us_per_event']:.2f} "
                   f"| {e['start_ms']:.2f} / {e['end_ms']:.2f} ({e['updates']}) | "
                   f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x | "
                   f"{i['total_cpu_ms']:.0f} / {e['total_cpu_ms']:.0f} ms |")

@@ -63,8 +63,10 @@ int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct
  * steadier figure on a shared machine). */
 struct watch_timings {
 	int64_t *ns, *cpu_ns;
+	uint64_t *taken; /* events each update took (set `taking` before watch_timing_add) */
 	size_t n, cap;
 	int64_t wall0, cpu0; /* the current update's start */
+	uint64_t taking;
 };
 void watch_timing_start(struct watch_timings *t);
 /* Ends the current update and starts the next. */

@@ -101,8 +101,10 @@ int watch_follow_step(struct watch_follow *w, bool final)
 	vgt_follow_poll(w->follow, until);
 	set_clock(w);
 	const struct vgt_event *ev;
-	while ((ev = vgt_follow_next(w->follow)))
+	while ((ev = vgt_follow_next(w->follow))) {
 		vgq_delta_feed(w->delta, ev);
+		w->timings.taking++;
+	}
 	struct vgq_delta_stats ds;
 	vgq_delta_stats(w->delta, &ds);
 	if (ds.events)
@@ -151,5 +153,6 @@ void watch_follow_free(struct watch_follow *w)
 	vgt_follow_close(w->follow);
 	free(w->timings.ns);
 	free(w->timings.cpu_ns);
+	free(w->timings.taken);
 	free(w);
 }

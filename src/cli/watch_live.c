@@ -182,8 +182,10 @@ static int run(struct live *l, struct vgc_server *srv, const char *dir, const st
 			if (wf ? watch_follow_step(wf, false) < 0
 			       : watch_answer(dir, q, plan, o, pr, false, ans) < 0)
 				return -2;
-			if (!wf)
+			if (!wf) { /* a snapshot takes every event read so far */
+				l->snapshots.taking = ans->events;
 				watch_timing_add(&l->snapshots);
+			}
 			(*snapshots)++;
 			next = mono_ns() + l->a->every;
 		}
@@ -288,6 +290,7 @@ out:
 	free(l.subjects);
 	free(l.snapshots.ns);
 	free(l.snapshots.cpu_ns);
+	free(l.snapshots.taken);
 	vga_commands_free(l.commands, l.ncommands);
 	if (srv)
 		vgc_server_close(srv);

@@ -37,9 +37,12 @@ void watch_timing_add(struct watch_timings *t)
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->ns = realloc(t->ns, t->cap * sizeof *t->ns);
 		t->cpu_ns = realloc(t->cpu_ns, t->cap * sizeof *t->cpu_ns);
-		if (!t->ns || !t->cpu_ns)
+		t->taken = realloc(t->taken, t->cap * sizeof *t->taken);
+		if (!t->ns || !t->cpu_ns || !t->taken)
 			abort();
 	}
+	t->taken[t->n] = t->taking;
+	t->taking = 0;
 	t->ns[t->n] = clock_ns(CLOCK_MONOTONIC) - t->wall0;
 	t->cpu_ns[t->n++] = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - t->cpu0;
 	watch_timing_start(t);
@@ -59,6 +62,9 @@ void watch_stats_extra(char **out, const char *how, uint64_t every, const struct
 	fprintf(f, "],\"update_cpu_ns\":[");
 	for (size_t i = 0; i < t->n; i++)
 		fprintf(f, "%s%" PRId64, i ? "," : "", t->cpu_ns[i]);
+	fprintf(f, "],\"update_taken\":[");
+	for (size_t i = 0; i < t->n; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", t->taken[i]);
 	fprintf(f, "]");
 	if (ds)
 		fprintf(f,
@@ -137,6 +143,7 @@ static int incremental(const struct watch_args *a, struct vgt_trace *tr,
 		more = (ev = vgt_merge_next(m)) != NULL;
 		if (more) {
 			vgq_delta_feed(d, ev);
+			t.taking++;
 			if (++n % every)
 				continue;
 		}
@@ -164,6 +171,7 @@ static int incremental(const struct watch_args *a, struct vgt_trace *tr,
 	}
 	free(t.ns);
 	free(t.cpu_ns);
+	free(t.taken);
 	watch_printer_free(pr);
 	vgq_delta_free(d);
 	vga_filter_free(f);
@@ -206,6 +214,7 @@ static int reevaluate(const struct watch_args *a, struct vgt_trace *tr, const st
 	free(ans.per_alpha);
 	free(t.ns);
 	free(t.cpu_ns);
+	free(t.taken);
 	if (rc)
 		return 2;
 	return ans.partial ? 1 : 0;
