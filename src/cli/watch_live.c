@@ -131,7 +131,9 @@ static int start_subject(const struct watch_args *a, const char *dir, const char
 	else
 		setenv("VIGIL_OUT_TEMPORARY", "1", 1);
 	unsetenv("VIGIL_PROC");
-	unsetenv("VIGIL_LAYOUT"); /* live answers are tested with a directory per image only */
+	/* a directory per image, whatever the default: the reader that follows the trace
+	 * does not follow the shared layout (trace/follow.h) */
+	setenv("VIGIL_LAYOUT", "image", 1);
 	if (vg_cli_set_preload(lib) < 0)
 		return -1;
 	child = fork();

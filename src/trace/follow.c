@@ -182,6 +182,7 @@ static bool try_image(struct vgt_follow *f, const char *dir, bool end)
 	}
 	if (vgt_image_is_shared(img)) { /* one directory for every process: not followed */
 		vgt_image_free(img);
+		f->st.shared_skipped++;
 		return true;
 	}
 	add_image(f, img);

@@ -58,6 +58,7 @@ struct vgt_follow_stats {
 	uint64_t events;     /* handed out */
 	uint64_t late;       /* handed out after the watermark had passed their time */
 	size_t images, streams;
+	size_t shared_skipped; /* shared-layout folders met and not followed */
 };
 void vgt_follow_stats(const struct vgt_follow *f, struct vgt_follow_stats *out);
 
