@@ -445,6 +445,40 @@ static void refresh_sizes(struct vgt_cursor *c, const struct stream_class *sc,
 		c->prev_discarded = cv[sc->discarded].u;
 }
 
+bool vgt_cursor_packet_at(const struct vgt_cursor *c, size_t off, uint64_t *end,
+                          uint64_t *content_end)
+{
+	const struct metadata *md = c->md;
+	const struct stream *s = c->s;
+	if (!md || off >= s->size)
+		return false;
+	size_t pos = 0, avail = s->size - off;
+	const uint8_t *base = s->data + off;
+	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
+	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
+	bool ok = vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) == DEC_OK &&
+	          (md->magic < 0 || hv[md->magic].u == VGT_CTF_MAGIC);
+	const struct stream_class *sc = NULL;
+	if (ok) {
+		uint64_t sid = md->stream_id >= 0  ? hv[md->stream_id].u
+		               : md->nstreams == 1 ? md->streams[0]->id
+		                                   : 0;
+		sc = vgt_metadata_stream(md, sid);
+	}
+	ok = ok && sc && sc->packet_size >= 0 && sc->content_size >= 0 &&
+	     vgt_layout_decode(&sc->packet_context, base, &pos, avail, cv, NULL) == DEC_OK;
+	if (ok) {
+		uint64_t psize = cv[sc->packet_size].u, csize = cv[sc->content_size].u;
+		ok = psize && psize % 8 == 0 && psize / 8 >= pos && csize <= psize &&
+		     csize / 8 >= pos;
+		*end = off + psize / 8;
+		*content_end = off + (csize + 7) / 8;
+	}
+	free(hv);
+	free(cv);
+	return ok;
+}
+
 void vgt_cursor_refresh(struct vgt_cursor *c)
 {
 	c->paused = false;

@@ -288,7 +288,7 @@ static void reserve(struct fstream *s, size_t want)
 	size_t cap = s->cap ? s->cap : 4096;
 	while (cap < want)
 		cap *= 2;
-	uint8_t *grown = vgt__xmalloc(cap);
+	uint8_t *grown = vgt__xcalloc(cap, 1); /* padding never read stays zeros */
 	if (st->size)
 		memcpy(grown, st->data, st->size);
 	if (s->in_heap && !s->stale)
@@ -323,11 +323,15 @@ static void set_size(struct stream *st, size_t size)
 	st->pub.size = size;
 }
 
-/* Reads the stream file again from where its cursor is. In a packet: its header again
- * (its sizes change as its writer commits), then from the end of the last event taken;
- * while the packet is the file's last, only up to its content_size (what follows is
- * space allocated ahead: zeros). Between packets: to the end of the file. */
-static void read_again(struct vgt_follow *f, struct fstream *s)
+/* A packet header is read with this much after its start (headers are ~100 bytes). */
+#define HEADER_ROOM 4096
+
+/* Reads the stream file again from where its cursor is: at the end of the run, to the
+ * end of the file; else packet by packet, each one's header (its sizes change as its
+ * writer commits) and content, never the padding after a content or the space the
+ * writer allocated ahead (zeros, megabytes of them), nor again the events before the
+ * cursor's last one. */
+static void read_again(struct vgt_follow *f, struct fstream *s, bool end)
 {
 	struct stream *st = s->c.s;
 	int fd = open(st->path, O_RDONLY | O_CLOEXEC);
@@ -339,28 +343,40 @@ static void read_again(struct vgt_follow *f, struct fstream *s)
 	}
 	size_t eof = (size_t)sb.st_size;
 	struct packet_info *pk = &s->c.pkt;
-	if (s->c.in_packet && s->c.md && eof >= pk->header_end) {
-		size_t kept =
-		    pk->last_event_end > pk->header_end ? pk->last_event_end : pk->header_end;
-		if (kept > st->size)
-			kept = st->size;
-		size_t got = read_range(f, s, fd, pk->start, pk->header_end);
-		if (got == pk->header_end) {
-			if (st->size < got)
-				set_size(st, got);
-			vgt_cursor_refresh(&s->c); /* the packet's sizes as written now */
-			size_t to = eof;
-			if (pk->claimed_end >= eof && pk->claimed_content <= eof)
-				to = (size_t)pk->claimed_content;
-			set_size(st, read_range(f, s, fd, kept, to > kept ? to : kept));
-			close(fd);
-			return;
-		}
+	size_t at = s->c.in_packet ? pk->start : s->c.next;
+	size_t kept = s->c.in_packet ? pk->last_event_end : at; /* final bytes before it */
+	if (at > st->size)
+		at = st->size;
+	if (kept > st->size)
+		kept = st->size;
+	size_t size = kept > at ? kept : at; /* what is valid before reading */
+	if (end || !s->c.md) {
+		size = read_range(f, s, fd, at, eof > at ? eof : at);
+		set_size(st, size);
+		close(fd);
+		return;
 	}
-	size_t from = s->c.in_packet ? pk->start : s->c.next;
-	if (from > st->size)
-		from = st->size;
-	set_size(st, read_range(f, s, fd, from, eof > from ? eof : from));
+	while (at < eof) {
+		size_t head =
+		    read_range(f, s, fd, at, eof - at > HEADER_ROOM ? at + HEADER_ROOM : eof);
+		if (head > size)
+			size = head;
+		set_size(st, size);
+		uint64_t pend, content;
+		if (!vgt_cursor_packet_at(&s->c, at, &pend, &content))
+			break; /* not written yet, or damage: the cursor tells which */
+		size_t from = kept > head ? kept : head;
+		size_t to = content < eof ? (size_t)content : eof;
+		if (to > from) {
+			size_t got = read_range(f, s, fd, from, to);
+			if (got > size)
+				size = got;
+			set_size(st, size);
+		}
+		if (pend >= eof)
+			break; /* the file's last packet: its writer's */
+		at = (size_t)pend;
+	}
 	close(fd);
 }
 
@@ -369,7 +385,7 @@ static void read_again(struct vgt_follow *f, struct fstream *s)
  * since is missed while other streams' events up to the watermark are handed out. */
 static void read_ahead(struct vgt_follow *f, struct fstream *s, bool end)
 {
-	read_again(f, s);
+	read_again(f, s, end);
 	vgt_cursor_refresh(&s->c);
 	s->c.follow = !end;
 }
@@ -382,7 +398,7 @@ static void resume(struct vgt_follow *f, struct fstream *s, bool end, int64_t no
 	free(s->stale);
 	s->stale = NULL;
 	take_metadata(s);
-	read_again(f, s);
+	read_again(f, s, end);
 	vgt_cursor_refresh(&s->c);
 	bool doubt = s->c.paused && !s->c.held_clean;
 	if (doubt && (!s->doubting || s->c.held_at != s->doubt_at)) {

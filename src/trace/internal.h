@@ -338,5 +338,10 @@ bool vgt_cursor_advance(struct vgt_cursor *c);
 /* Following: takes a held cursor up again after its stream's bytes were read again (the
  * packet it is in may have grown, or been closed by its writer). */
 void vgt_cursor_refresh(struct vgt_cursor *c);
+/* The packet whose header starts at byte `off` of the cursor's stream, as far as it has
+ * been read: where it ends and where its content ends (absolute offsets). False when no
+ * sound packet header is there (yet). */
+bool vgt_cursor_packet_at(const struct vgt_cursor *c, size_t off, uint64_t *end,
+                          uint64_t *content_end);
 
 #endif
