@@ -103,6 +103,17 @@ static void push(struct vgt_follow *f, size_t i)
 	}
 }
 
+/* After the cursor's advance: a doubtful hold is timed from when it was first met. */
+static void note_hold(struct fstream *s, int64_t now)
+{
+	bool doubt = s->c.paused && !s->c.held_clean;
+	if (doubt && (!s->doubting || s->c.held_at != s->doubt_at)) {
+		s->doubt_at = s->c.held_at;
+		s->doubt_since = now;
+	}
+	s->doubting = doubt;
+}
+
 /* The top's event was handed out: its stream's next, or the stream leaves the heap until
  * more is read. */
 static void settle_top(struct vgt_follow *f)
@@ -118,6 +129,7 @@ static void settle_top(struct vgt_follow *f)
 		sift_down(f, 0);
 		return;
 	}
+	note_hold(s, mono_ns());
 	s->in_heap = false;
 	f->heap[0] = f->heap[--f->nheap];
 	sift_down(f, 0);
@@ -397,22 +409,16 @@ static void resume(struct vgt_follow *f, struct fstream *s, bool end, int64_t no
 		return;
 	free(s->stale);
 	s->stale = NULL;
+	bool doubt = s->doubting && now - s->doubt_since > DOUBT_NS;
 	take_metadata(s);
 	read_again(f, s, end);
 	vgt_cursor_refresh(&s->c);
-	bool doubt = s->c.paused && !s->c.held_clean;
-	if (doubt && (!s->doubting || s->c.held_at != s->doubt_at)) {
-		s->doubt_at = s->c.held_at;
-		s->doubt_since = now;
-	}
-	s->doubting = doubt;
-	s->c.paused = s->c.wants_metadata = false;
+	s->c.wants_metadata = false;
 	/* At the end, or held too long at something doubtful: read as vgt_open does. */
-	s->c.follow = !end && !(doubt && now - s->doubt_since > DOUBT_NS);
+	s->c.follow = !end && !doubt;
 	bool got = vgt_cursor_advance(&s->c);
 	s->c.follow = !end;
-	if (!got && !s->c.follow && s->c.paused) /* held in follow mode after the one step */
-		s->c.paused = false;
+	note_hold(s, now);
 	if (got)
 		push(f, s->c.s->pub.index);
 }

@@ -4,7 +4,7 @@
  * that appear mid-run are taken up, a declaration appended to the metadata is read
  * before the event that needs it, events come out in time order up to the watermark and
  * none is late, and nothing is damage while the run goes on; at its end, a stream cut
- * inside an event is damage (counted). */
+ * inside an event is damage (counted), and so is a doubt that lasts 2 s. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -224,6 +225,50 @@ static void test_half_written_header(void **state)
 	tg_image_free(a);
 }
 
+/* A header that stays half-written (its writer killed inside it) is taken as written
+ * once the doubt has lasted 2 s: damage reported while the run goes on, and the stream's
+ * events before it were handed out. */
+static void test_doubt_becomes_damage(void **state)
+{
+	(void)state;
+	struct tg_image *a = tg_image_new(tg_root, "app-42-0", NULL);
+	struct tg_stream *s = tg_stream_new(a, 1, 0);
+	tg_packet_begin(s, 1000);
+	tg_tick(s, 1000, 1);
+	tg_packet_end(s, 0, 0);
+	size_t first;
+	tg_stream_bytes(s, &first);
+	tg_packet_begin(s, 2000);
+	tg_tick(s, 2000, 2);
+	tg_packet_end(s, 64, 0);
+	size_t len;
+	const uint8_t *bytes = tg_stream_bytes(s, &len);
+	char *path = NULL;
+	if (asprintf(&path, "%s/stream-1-0", tg_image_dir(a)) < 0)
+		fail();
+	uint8_t *copy = calloc(1, len);
+	memcpy(copy, bytes, first + 10);
+	tg_write_file(path, copy, len);
+	char err[512];
+	struct vgt_follow *f = vgt_follow_open(tg_root, err, sizeof err);
+	assert_non_null(f);
+	struct seen seen = {0};
+	take(f, 1000000, &seen);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(vgt_damage_total(vgt_follow_trace(f)), 0);
+	struct timespec pause = {2, 200000000}; /* past the 2 s a doubt lasts */
+	nanosleep(&pause, NULL);
+	take(f, 1000000, &seen);
+	take(f, 1000000, &seen);
+	assert_true(vgt_damage_total(vgt_follow_trace(f)) >= 1);
+	assert_int_equal(seen.n, 1);
+	vgt_follow_close(f);
+	free(copy);
+	free(path);
+	tg_stream_write(s);
+	tg_image_free(a);
+}
+
 static void test_refusals(void **state)
 {
 	(void)state;
@@ -242,6 +287,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_growing_trace, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_half_written_header, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_doubt_becomes_damage, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_refusals, tg_setup, tg_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
