@@ -183,46 +183,66 @@ static void test_growing_trace(void **state)
 	tg_image_free(bimg);
 }
 
+/* One stream of two packets whose second header is half-written (the magic and part of
+ * the uuid), the rest of the file allocated: a writer preempted, or killed, inside it. */
+struct half_written {
+	struct tg_image *img;
+	struct tg_stream *s;
+	const uint8_t *bytes; /* the whole stream */
+	size_t len;
+	char *path;
+	struct vgt_follow *f;
+};
+
+static void half_written_open(struct half_written *h)
+{
+	h->img = tg_image_new(tg_root, "app-42-0", NULL);
+	h->s = tg_stream_new(h->img, 1, 0);
+	tg_packet_begin(h->s, 1000);
+	tg_tick(h->s, 1000, 1);
+	tg_packet_end(h->s, 0, 0);
+	size_t first;
+	tg_stream_bytes(h->s, &first);
+	tg_packet_begin(h->s, 2000);
+	tg_tick(h->s, 2000, 2);
+	tg_packet_end(h->s, 64, 0);
+	h->bytes = tg_stream_bytes(h->s, &h->len);
+	if (asprintf(&h->path, "%s/stream-1-0", tg_image_dir(h->img)) < 0)
+		fail();
+	uint8_t *copy = calloc(1, h->len);
+	memcpy(copy, h->bytes, first + 10);
+	tg_write_file(h->path, copy, h->len);
+	free(copy);
+	char err[512];
+	h->f = vgt_follow_open(tg_root, err, sizeof err);
+	assert_non_null(h->f);
+}
+
+static void half_written_close(struct half_written *h)
+{
+	vgt_follow_close(h->f);
+	free(h->path);
+	tg_stream_write(h->s);
+	tg_image_free(h->img);
+}
+
 /* A packet header half-written at the end of a stream (its writer preempted inside it)
  * is waited for, not damage; the whole trace read at the end equals vgt_open's. */
 static void test_half_written_header(void **state)
 {
 	(void)state;
-	struct tg_image *a = tg_image_new(tg_root, "app-42-0", NULL);
-	struct tg_stream *s = tg_stream_new(a, 1, 0);
-	tg_packet_begin(s, 1000);
-	tg_tick(s, 1000, 1);
-	tg_packet_end(s, 0, 0);
-	size_t first;
-	tg_stream_bytes(s, &first);
-	tg_packet_begin(s, 2000);
-	tg_tick(s, 2000, 2);
-	tg_packet_end(s, 64, 0);
-	size_t len;
-	const uint8_t *bytes = tg_stream_bytes(s, &len);
-	char *path = NULL;
-	if (asprintf(&path, "%s/stream-1-0", tg_image_dir(a)) < 0)
-		fail();
-	uint8_t *copy = calloc(1, len);
-	memcpy(copy, bytes, first + 10); /* the magic and part of the uuid */
-	tg_write_file(path, copy, len);
-	char err[512];
-	struct vgt_follow *f = vgt_follow_open(tg_root, err, sizeof err);
-	assert_non_null(f);
+	struct half_written h;
+	half_written_open(&h);
 	struct seen seen = {0};
-	take(f, 1000000, &seen);
+	take(h.f, 1000000, &seen);
 	assert_int_equal(seen.n, 1);
-	assert_int_equal(vgt_damage_total(vgt_follow_trace(f)), 0);
-	tg_write_file(path, bytes, len);
-	take(f, VGT_FOLLOW_END, &seen);
+	assert_int_equal(vgt_damage_total(vgt_follow_trace(h.f)), 0);
+	tg_write_file(h.path, h.bytes, h.len);
+	take(h.f, VGT_FOLLOW_END, &seen);
 	assert_int_equal(seen.n, 2);
 	assert_int_equal(seen.ts[1], 2000);
-	assert_int_equal(vgt_damage_total(vgt_follow_trace(f)), 0);
-	vgt_follow_close(f);
-	free(copy);
-	free(path);
-	tg_stream_write(s);
-	tg_image_free(a);
+	assert_int_equal(vgt_damage_total(vgt_follow_trace(h.f)), 0);
+	half_written_close(&h);
 }
 
 /* A header that stays half-written (its writer killed inside it) is taken as written
@@ -231,42 +251,19 @@ static void test_half_written_header(void **state)
 static void test_doubt_becomes_damage(void **state)
 {
 	(void)state;
-	struct tg_image *a = tg_image_new(tg_root, "app-42-0", NULL);
-	struct tg_stream *s = tg_stream_new(a, 1, 0);
-	tg_packet_begin(s, 1000);
-	tg_tick(s, 1000, 1);
-	tg_packet_end(s, 0, 0);
-	size_t first;
-	tg_stream_bytes(s, &first);
-	tg_packet_begin(s, 2000);
-	tg_tick(s, 2000, 2);
-	tg_packet_end(s, 64, 0);
-	size_t len;
-	const uint8_t *bytes = tg_stream_bytes(s, &len);
-	char *path = NULL;
-	if (asprintf(&path, "%s/stream-1-0", tg_image_dir(a)) < 0)
-		fail();
-	uint8_t *copy = calloc(1, len);
-	memcpy(copy, bytes, first + 10);
-	tg_write_file(path, copy, len);
-	char err[512];
-	struct vgt_follow *f = vgt_follow_open(tg_root, err, sizeof err);
-	assert_non_null(f);
+	struct half_written h;
+	half_written_open(&h);
 	struct seen seen = {0};
-	take(f, 1000000, &seen);
+	take(h.f, 1000000, &seen);
 	assert_int_equal(seen.n, 1);
-	assert_int_equal(vgt_damage_total(vgt_follow_trace(f)), 0);
+	assert_int_equal(vgt_damage_total(vgt_follow_trace(h.f)), 0);
 	struct timespec pause = {2, 200000000}; /* past the 2 s a doubt lasts */
 	nanosleep(&pause, NULL);
-	take(f, 1000000, &seen);
-	take(f, 1000000, &seen);
-	assert_true(vgt_damage_total(vgt_follow_trace(f)) >= 1);
+	take(h.f, 1000000, &seen);
+	take(h.f, 1000000, &seen);
+	assert_true(vgt_damage_total(vgt_follow_trace(h.f)) >= 1);
 	assert_int_equal(seen.n, 1);
-	vgt_follow_close(f);
-	free(copy);
-	free(path);
-	tg_stream_write(s);
-	tg_image_free(a);
+	half_written_close(&h);
 }
 
 static void test_refusals(void **state)
