@@ -119,13 +119,6 @@ int watch_follow_end(struct watch_follow *w, struct watch_answer *ans, char **st
 {
 	vgq_delta_print_warnings(w->delta, "vigil watch", stderr);
 	struct vgt_trace *t = vgt_follow_trace(w->follow);
-	struct vgt_follow_stats fst;
-	vgt_follow_stats(w->follow, &fst);
-	if (fst.shared_skipped)
-		fprintf(stderr,
-		        "vigil watch: %zu shared-layout folder(s) of the trace were not followed: "
-		        "their events are not in the answers\n",
-		        fst.shared_skipped);
 	if (vgt_damage_total(t))
 		vgt_damage_report(t, "vigil watch", "", stderr);
 	if (w->errors)

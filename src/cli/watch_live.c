@@ -131,9 +131,11 @@ static int start_subject(const struct watch_args *a, const char *dir, const char
 	else
 		setenv("VIGIL_OUT_TEMPORARY", "1", 1);
 	unsetenv("VIGIL_PROC");
-	/* a directory per image, whatever the default: the reader that follows the trace
-	 * does not follow the shared layout (trace/follow.h) */
-	setenv("VIGIL_LAYOUT", "image", 1);
+	/* a directory per image unless the shared layout is asked for (VIGIL_LAYOUT=shared),
+	 * whatever the runtime's default */
+	const char *layout = getenv("VIGIL_LAYOUT");
+	if (!layout || strcmp(layout, "shared"))
+		setenv("VIGIL_LAYOUT", "image", 1);
 	if (vg_cli_set_preload(lib) < 0)
 		return -1;
 	child = fork();

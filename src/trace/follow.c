@@ -1,6 +1,7 @@
 /* Following a trace while it is written (follow.h): images, streams and declarations
- * found at each poll are appended to one trace object; each stream is read again from
- * the packet its cursor is in (a growing packet's sizes change in place) and its cursor,
+ * found at each poll are appended to one trace object (a shared-layout folder's streams
+ * to their writers' images); each stream is read again packet by packet from the one its
+ * cursor is in (a growing packet's sizes change in place) and its cursor,
  * in follow mode, holds where the writer has not finished; a heap merges the streams'
  * next events by time, handing out those at or before the watermark. */
 #define _GNU_SOURCE
@@ -22,6 +23,9 @@
  * damage reported. A writer finishes a header or a declaration in microseconds. */
 #define DOUBT_NS ((int64_t)2000000000)
 
+/* A packet header is read with this much after its start (headers are ~100 bytes). */
+#define HEADER_ROOM 4096
+
 struct fstream {
 	struct vgt_cursor c;
 	size_t cap;                /* of the stream's buffer */
@@ -34,8 +38,20 @@ struct fstream {
 	void *stale;
 };
 
+/* A shared-layout folder (trace/follow.h): its streams, given to their writers' images
+ * as their first packets become readable. */
+struct shared_dir {
+	struct image *dir; /* not in the trace: it reads the first packets' owners */
+	bool *adopted;     /* per stream of dir: given to a writer's image */
+	size_t nknown;     /* streams of dir that `adopted` covers */
+	struct image **writers;
+	size_t nwriters;
+};
+
 struct vgt_follow {
 	char *root;
+	struct shared_dir *shared;
+	size_t nshared;
 	bool root_is_image;
 	struct vgt_trace *t;
 	struct fstream **fs; /* by stream index */
@@ -192,9 +208,9 @@ static bool try_image(struct vgt_follow *f, const char *dir, bool end)
 		vgt_image_free(img);
 		return false;
 	}
-	if (vgt_image_is_shared(img)) { /* one directory for every process: not followed */
-		vgt_image_free(img);
-		f->st.shared_skipped++;
+	if (vgt_image_is_shared(img)) { /* one directory for every process */
+		f->shared = vgt__xrealloc(f->shared, f->nshared + 1, sizeof *f->shared);
+		f->shared[f->nshared++] = (struct shared_dir){.dir = img};
 		return true;
 	}
 	add_image(f, img);
@@ -268,8 +284,64 @@ static void grow_image(struct vgt_follow *f, struct image *img)
 			add_classes(f, img, before);
 	}
 	size_t before = img->pub.nstreams;
-	if (vgt_image_scan_streams(img, true))
+	/* a shared folder's writers get their streams from grow_shared */
+	if (!vgt_image_is_shared(img) && vgt_image_scan_streams(img, true))
 		add_streams(f, img, before);
+}
+
+/* New stream files of a shared folder, and those whose first packet names their writer
+ * now: given to that writer's image (made and added to the trace at its first stream). */
+static void grow_shared(struct vgt_follow *f, struct shared_dir *sd)
+{
+	struct image *dir = sd->dir;
+	vgt_image_scan_streams(dir, true);
+	if (dir->pub.nstreams > sd->nknown) { /* met at the folder's opening or since */
+		sd->adopted = vgt__xrealloc(sd->adopted, dir->pub.nstreams, sizeof *sd->adopted);
+		memset(sd->adopted + sd->nknown, 0,
+		       (dir->pub.nstreams - sd->nknown) * sizeof *sd->adopted);
+		sd->nknown = dir->pub.nstreams;
+	}
+	for (size_t i = 0; i < dir->pub.nstreams; i++) {
+		if (sd->adopted[i])
+			continue;
+		struct stream *st = dir->streams[i];
+		int fd = open(st->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		uint8_t *head = vgt__xcalloc(HEADER_ROOM, 1);
+		ssize_t n = pread(fd, head, HEADER_ROOM, 0);
+		close(fd);
+		free((void *)st->data);
+		st->data = head; /* its first packet's header: the follower reads the rest */
+		st->size = st->data_end = n > 0 ? (size_t)n : 0;
+		bool added;
+		struct image *w =
+		    vgt_image_shared_adopt(dir, st, sd->writers, sd->nwriters, &added);
+		if (!w)
+			continue;
+		sd->adopted[i] = true;
+		if (added) {
+			sd->writers =
+			    vgt__xrealloc(sd->writers, sd->nwriters + 1, sizeof *sd->writers);
+			sd->writers[sd->nwriters++] = w;
+			add_image(f, w);
+		} else {
+			add_streams(f, w, w->pub.nstreams - 1);
+		}
+	}
+}
+
+static void shared_dir_free(struct shared_dir *sd)
+{
+	struct image *dir = sd->dir;
+	size_t kept = 0; /* the streams given to writers are freed with their images */
+	for (size_t i = 0; i < dir->pub.nstreams; i++)
+		if (!sd->adopted || !sd->adopted[i])
+			dir->streams[kept++] = dir->streams[i];
+	dir->pub.nstreams = kept;
+	vgt_image_free(dir);
+	free(sd->adopted);
+	free(sd->writers);
 }
 
 /* ---- reading a stream again ---- */
@@ -334,9 +406,6 @@ static void set_size(struct stream *st, size_t size)
 	st->size = st->data_end = size;
 	st->pub.size = size;
 }
-
-/* A packet header is read with this much after its start (headers are ~100 bytes). */
-#define HEADER_ROOM 4096
 
 /* Reads the stream file again from where its cursor is: at the end of the run, to the
  * end of the file; else packet by packet, each one's header (its sizes change as its
@@ -446,19 +515,8 @@ struct vgt_follow *vgt_follow_open(const char *path, char *err, size_t errsize)
 	f->root_is_image = dfd >= 0 && is_image_dir(dfd, ".");
 	if (dfd >= 0)
 		close(dfd);
-	if (f->root_is_image) {
-		struct image *img = vgt_image_open_growing(path);
-		if (vgt_image_is_shared(img)) {
-			vgt_image_free(img);
-			vgt_follow_close(f);
-			snprintf(err, errsize,
-			         "'%s' is a shared-layout trace (one directory for every process), "
-			         "which is not followed while written",
-			         path);
-			return NULL;
-		}
-		add_image(f, img);
-	}
+	if (f->root_is_image)
+		try_image(f, path, true);
 	return f;
 }
 
@@ -473,6 +531,9 @@ void vgt_follow_close(struct vgt_follow *f)
 	}
 	free(f->fs);
 	free(f->heap);
+	for (size_t i = 0; i < f->nshared; i++)
+		shared_dir_free(&f->shared[i]);
+	free(f->shared);
 	for (size_t i = 0; i < f->ntried; i++)
 		free(f->tried[i]);
 	free(f->tried);
@@ -496,6 +557,8 @@ size_t vgt_follow_poll(struct vgt_follow *f, int64_t until)
 	settle_top(f);
 	if (!f->root_is_image)
 		discover(f, end);
+	for (size_t i = 0; i < f->nshared; i++)
+		grow_shared(f, &f->shared[i]);
 	for (size_t i = 0; i < f->t->nimages; i++)
 		grow_image(f, f->t->images[i]);
 	for (size_t i = 0; i < f->nfs; i++)

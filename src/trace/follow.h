@@ -28,9 +28,10 @@
 struct vgt_follow;
 
 /* Follows the trace under `path`: an image directory (its metadata, its streams), or a
- * directory whose sub-directories are images, now or later (vigil record's layout). NULL
- * with one line in `err` when the path is not a directory, or is a shared-layout image
- * (one directory for all processes: not followed yet). */
+ * directory whose sub-directories are images, now or later (vigil record's layout). A
+ * shared-layout folder (one for every process) gives one image per writer, as vgt_open
+ * splits it, each made when its first stream's first packet is readable. NULL with one
+ * line in `err` when the path is not a directory. */
 struct vgt_follow *vgt_follow_open(const char *path, char *err, size_t errsize);
 void vgt_follow_close(struct vgt_follow *f);
 
@@ -58,7 +59,6 @@ struct vgt_follow_stats {
 	uint64_t events;     /* handed out */
 	uint64_t late;       /* handed out after the watermark had passed their time */
 	size_t images, streams;
-	size_t shared_skipped; /* shared-layout folders met and not followed */
 };
 void vgt_follow_stats(const struct vgt_follow *f, struct vgt_follow_stats *out);
 

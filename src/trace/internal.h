@@ -271,6 +271,11 @@ size_t vgt_image_open_all(const char *dir, struct image ***out);
 void vgt_image_describe(struct image *img); /* identity, types and clock from its metadata */
 bool vgt_image_is_shared(const struct image *img);
 size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, struct image ***out);
+/* Followed (follow.c): gives stream s of the shared directory `dir` to its writer's image,
+ * one of `writers` or a new one (*added), as vgt_image_split_shared does; NULL while the
+ * stream has no readable first packet. */
+struct image *vgt_image_shared_adopt(struct image *dir, struct stream *s, struct image **writers,
+                                     size_t n, bool *added);
 void vgt_image_free(struct image *img);
 /* Absolute ns of a raw clock value of this image. */
 int64_t vgt_image_abs_ns(const struct image *img, uint64_t clock_value);

@@ -6,7 +6,8 @@ each with its streams and its metadata growing while it is read), keeps the trac
 recorded (--keep), and must print exactly `vigil query`'s answer over that same kept
 trace as a multiset (each answer once), having read the trace over many polls and
 answered incrementally; an aggregate is answered by re-evaluation (said once) and equals
-it too. `vigil watch --pid` attached to a running mailbox (recorded with --listen: only
+it too. The overlap join again with VIGIL_LAYOUT=shared (one folder for every process,
+its writers' images made as their first packets appear). `vigil watch --pid` attached to a running mailbox (recorded with --listen: only
 vg.* until the attach) answers incrementally as well, equal to `vigil query`'s over the
 process's image.
 
@@ -67,13 +68,18 @@ def query_lines(trace, q):
 def live(work):
     script = (f'"{MAILBOX}" --seed 5 {" ".join(RUN)} && '
               f'"{MAILBOX}" --seed 6 {" ".join(RUN)}')
-    for i, (name, q, network) in enumerate(SHAPES):
+    # every shape with a folder per process image; the overlap join again in the shared
+    # layout (one folder for every process, split by the packets' writers)
+    cases = [(name, q, network, "image") for name, q, network in SHAPES]
+    cases.append((SHAPES[1][0] + ", shared layout", SHAPES[1][1], True, "shared"))
+    for i, (name, q, network, layout) in enumerate(cases):
         kept = os.path.join(work, f"kept{i}")
         plan = ["--unoptimized"] if "precede" in q else []
         p = subprocess.run([VIGIL, "watch", "--sensors", VGL, "--format", "json", "--stats", *plan,
                             "--every", "30ms", "--lateness", "1s", "--keep", kept, "-e", q,
                             "--", "sh", "-c", script],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "VIGIL_LAYOUT": layout})
         st = stats_of(p.stderr)
         if p.returncode != 0 or not st:
             fail(f"{name}: exit {p.returncode}: {p.stderr}")
@@ -101,6 +107,8 @@ def live(work):
                   f"({fo['polls']} polls, {fo['images']} images, {fo['late']} late)")
         else:
             print(f"ok  {name}: {len(want)} tuples, by re-evaluation")
+        if layout == "shared" and os.listdir(kept) != ["shared"]:
+            fail(f"{name}: the kept trace holds {os.listdir(kept)}, not one shared folder")
         shutil.rmtree(kept, ignore_errors=True)
 
 
