@@ -19,6 +19,16 @@ extern "C" {
 
 #define VG_VERSION "0.1.0"
 
+/* The ABI of the inline fast path below (the event header it writes, the writer state it
+ * shares with libvigil). A change to either bumps it, and with it the name of the
+ * thread-local symbol every inline begin references: a program or module compiled
+ * against an older vigil.h then fails to load against this libvigil with the dynamic
+ * linker's "undefined symbol: vg__tls" (ABI 0: 6-byte headers, listeners' commit)
+ * instead of writing events that the trace's declaration misreads (docs/trace-format.md
+ * "ABI"). Bump both together. */
+#define VG_ABI 1
+#define vg__tls vg__tls_abi1
+
 /* What libvigil exports; everything else in it is hidden. */
 #define VG_API __attribute__((visibility("default")))
 
