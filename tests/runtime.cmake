@@ -4,7 +4,7 @@ add_executable(vg_subject ${CMAKE_SOURCE_DIR}/tests/subjects/subject.c)
 target_link_libraries(vg_subject PRIVATE vigil_runtime Threads::Threads)
 
 foreach(t babeltrace_equality sigkill sigkill_linked size_cap bad_settings record_unmodified
-          threads_and_exec flags relative_out signal_nesting compact_escape)
+          threads_and_exec flags relative_out signal_nesting compact_escape listeners_headers)
   add_test(NAME runtime_${t}
            COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_e2e.py ${t})
   set_tests_properties(runtime_${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
