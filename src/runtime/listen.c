@@ -56,7 +56,7 @@ struct lthread {
 	_Atomic int owed;        /* OWED_*: ARMED by the owner, COPYING/COPIED by whoever copies */
 	struct vg_thread *owner; /* its vg__tls */
 	uint8_t *start;          /* the event's first byte, in the main packet */
-	uint64_t ts; /* its time, when copied */
+	uint64_t ts;             /* its time, when copied */
 	unsigned mask;
 	int swapped;
 	long pid;
@@ -178,6 +178,19 @@ static int copy_owed(struct lthread *l, int locked)
 	return 1;
 }
 
+/* The main packet's context back after an event the main output does not take. */
+static void give_back(struct lthread *l)
+{
+	struct vg_thread *t = l->owner;
+	if (!l->swapped)
+		return;
+	t->ctx = l->real;
+	t->ctx->events_discarded = l->scratch.events_discarded; /* losses meanwhile */
+	t->pos = l->start; /* the next event goes where this one was */
+	t->last_ts = t->ctx->timestamp_end;
+	l->swapped = 0;
+}
+
 /* The owner, with its `busy` claimed: the copies of its last event, then its packet
  * context back if that event was not the main output's. */
 static void settle(struct lthread *l)
@@ -200,14 +213,7 @@ static void settle(struct lthread *l)
 			break;
 		sched_yield(); /* the process's end is copying it */
 	}
-	struct vg_thread *t = l->owner;
-	if (l->swapped) {
-		t->ctx = l->real;
-		t->ctx->events_discarded = l->scratch.events_discarded; /* losses meanwhile */
-		t->pos = l->start; /* the next event goes where this one was */
-		t->last_ts = t->ctx->timestamp_end;
-		l->swapped = 0;
-	}
+	give_back(l);
 	atomic_store_explicit(&l->owed, OWED_NONE, memory_order_release);
 }
 
@@ -341,9 +347,13 @@ void vg__listen_flush_all(void)
 	pthread_mutex_unlock(&bufs_lock);
 }
 
-/* The child's buffers are the parent's, which writes them: forgotten, not written. */
+/* The child's buffers are the parent's, which writes them: forgotten, not written. An
+ * event the child recorded before this (its process's begin) gives its packet context
+ * back first; an owed event of the parent's is the parent's (told apart by pid). */
 void vg__listen_after_fork(void)
 {
+	if (me && me->pid == vg__rt.pid) /* its copies would go to forgotten buffers */
+		give_back(me);
 	all_bufs = NULL;
 	all_threads = NULL;
 	pthread_mutex_init(&bufs_lock, NULL);
