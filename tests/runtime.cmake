@@ -75,3 +75,12 @@ add_test(NAME runtime.old_abi COMMAND /usr/bin/python3
          ${CMAKE_SOURCE_DIR}/tests/runtime/abi_test.py ${CMAKE_BINARY_DIR}/bin
          $<TARGET_FILE:abi0_subject> $<TARGET_FILE:abi_subject>)
 set_tests_properties(runtime.old_abi PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 180)
+
+# Several listeners get a thread's last event although the thread never records again
+# (copied at the process's end; tests/runtime/listen_exit_test.py).
+add_executable(listen_exit_subject ${CMAKE_SOURCE_DIR}/tests/runtime/listen_exit_subject.c)
+target_link_libraries(listen_exit_subject PRIVATE vigil_runtime Threads::Threads)
+add_test(NAME runtime.listen_exit COMMAND /usr/bin/python3
+         ${CMAKE_SOURCE_DIR}/tests/runtime/listen_exit_test.py ${CMAKE_BINARY_DIR}/bin
+         $<TARGET_FILE:listen_exit_subject>)
+set_tests_properties(runtime.listen_exit PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 120)
