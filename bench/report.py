@@ -157,13 +157,16 @@ def main():
     cg = summary["callgrind"]
     if cg:
         print("\ninstructions per event (callgrind, bench_loop and callees):\n")
-        print("| mode | vigil | LTTng-UST |")
-        print("|---|---:|---:|")
+        # BENCH_BEFORE: another build's vigil counted in the same run
+        tools = TOOLS + (("vigil-before",) if any("vigil-before" in cg[m] for m in cg) else ())
+        names = {"vigil": "vigil", "lttng-ust": "LTTng-UST", "vigil-before": "vigil (BENCH_BEFORE)"}
+        print("| mode | %s |" % " | ".join(names[t] for t in tools))
+        print("|---|%s" % ("---:|" * len(tools)))
         for mode in ("disabled", "enabled"):
             if mode in cg:
                 row = [("%.1f" % cg[mode][t]["instructions_per_event"]) if t in cg[mode]
-                       else "-" for t in TOOLS]
-                print("| %s | %s | %s |" % (mode, row[0], row[1]))
+                       else "-" for t in tools]
+                print("| %s | %s |" % (mode, " | ".join(row)))
 
     verdicts = []
     modes = summary["modes"]

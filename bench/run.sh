@@ -10,7 +10,9 @@
 # runs), BENCH_DISABLED_EVENTS (100000000), BENCH_BURST_EVENTS (10000000), BENCH_BURST_REPS
 # (3), BENCH_CPUS (0,1), BENCH_CALLGRIND (1), BENCH_OUT (BUILD_DIR/bench),
 # BENCH_LTTNG_SUBBUF (2M) and BENCH_LTTNG_NSUBBUF (8): LTTng's per-CPU channel buffers,
-# BENCH_CALLGRIND_EVENTS (200000). VIGIL_BENCH_SMOKE=1: tiny defaults, and exit 1 when a
+# BENCH_CALLGRIND_EVENTS (200000), BENCH_BEFORE (another build directory, e.g. of the commit
+# before a change: its vigil-bench, with its own libvigil, is counted by callgrind beside
+# this one's, as "vigil-before"). VIGIL_BENCH_SMOKE=1: tiny defaults, and exit 1 when a
 # vigil trace lost an event or its two readers disagree (bench/README.md, "Smoke run").
 set -euo pipefail
 
@@ -54,6 +56,14 @@ for v in BENCH_REPS:reps BENCH_EVENTS:n_enabled BENCH_DISABLED_EVENTS:n_disabled
 		exit 2
 	fi
 done
+before=
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	before=$(cd "$BENCH_BEFORE" 2>/dev/null && pwd) || before=
+	if [ -z "$before" ] || [ ! -x "$before/bench/vigil-bench" ]; then
+		echo "bench: BENCH_BEFORE=$BENCH_BEFORE has no bench/vigil-bench (build it there: cmake --build DIR --target vigil-bench)" >&2
+		exit 2
+	fi
+fi
 for p in "$bin/vigil-bench" "$bin/lttng-bench"; do
 	if [ ! -x "$p" ]; then
 		echo "bench: $p is missing (build with 'make build'; lttng-bench needs liblttng-ust-dev)" >&2
@@ -305,6 +315,14 @@ if [ "$callgrind" != 0 ] && command -v valgrind >/dev/null; then
 	callgrind_ir vigil callgrind-disabled env VIGIL_OUT="$tmp/vg" VIGIL_SENSORS=-bench.pair \
 		"${vg[@]}" "$bin/vigil-bench"
 	rm -rf "$tmp/vg"
+	if [ -n "$before" ]; then # the same counts of the other build, in this run
+		callgrind_ir vigil-before callgrind-enabled env VIGIL_OUT="$tmp/vg" \
+			VIGIL_SENSORS='-vg.*' "${vg[@]}" "$before/bench/vigil-bench"
+		rm -rf "$tmp/vg"
+		callgrind_ir vigil-before callgrind-disabled env VIGIL_OUT="$tmp/vg" \
+			VIGIL_SENSORS=-bench.pair "${vg[@]}" "$before/bench/vigil-bench"
+		rm -rf "$tmp/vg"
+	fi
 	for m in enabled disabled; do
 		e=vigil_bench:pair
 		[ $m = enabled ] || e=vigil_bench:none

@@ -19,6 +19,16 @@ extern "C" {
 
 #define VG_VERSION "0.1.0"
 
+/* The ABI of the inline fast path below (the event header it writes, the writer state it
+ * shares with libvigil). A change to either bumps it, and with it the name of the
+ * thread-local symbol every inline begin references: a program or module compiled
+ * against an older vigil.h then fails to load against this libvigil with the dynamic
+ * linker's "undefined symbol: vg__tls" (ABI 0: 6-byte headers, listeners' commit)
+ * instead of writing events that the trace's declaration misreads (docs/trace-format.md
+ * "ABI"). Bump both together. */
+#define VG_ABI 1
+#define vg__tls vg__tls_abi1
+
 /* What libvigil exports; everything else in it is hidden. */
 #define VG_API __attribute__((visibility("default")))
 
@@ -289,7 +299,7 @@ struct vg_thread {
 	uint32_t busy; /* an event is being written (a signal handler must not nest) */
 	uint32_t state;
 	uint32_t mute; /* this thread's reporting is off (suspended or filtered out) */
-	uint32_t fan;  /* several listeners: to whom the event being written goes (listen_out.c) */
+	uint32_t fan;  /* several listeners: to whom the event being decided goes (listen.c) */
 };
 extern VG_API __thread struct vg_thread vg__tls __attribute__((tls_model("initial-exec")));
 
@@ -320,10 +330,11 @@ static inline uint64_t vg_now(void)
 VG_API uint8_t *vg__event_begin_slow(vg_sensor *s, uint32_t payload);
 /* An event started while another of the same thread was being written: counted, NULL. */
 VG_API uint8_t *vg__event_nested(vg_sensor *s);
-/* Several listeners: vg_event_begin decided per listener; the commit copies the event to
- * each listener it goes to. */
-VG_API uint8_t *vg__listen_event_begin(vg_sensor *s, uint32_t payload);
-VG_API void vg__listen_commit(uint8_t *end);
+/* Several listeners: vg_event_begin decided per listener (the event is copied to the
+ * other listeners at the thread's next event or flush, never in the commit). Cold: else
+ * the compiler shares the payload writer's entry with this call's result, one instruction
+ * more per event on the path without listeners (60.1 against 61.1, bench/run.sh). */
+VG_API uint8_t *vg__listen_event_begin(vg_sensor *s, uint32_t payload) __attribute__((cold));
 
 /* Is the sensor on? For entity placement pass the entity holding the flag. */
 static inline int vg_on(const vg_sensor *s)
@@ -374,13 +385,8 @@ static inline uint8_t *vg__event_header(struct vg_thread *t, const vg_sensor *s,
  * interrupts this thread afterwards and records an event finds it set and drops (and
  * counts) its event instead of writing into the middle of ours; one that interrupts
  * before finishes its whole event first. */
-static inline uint8_t *vg__event_start(vg_sensor *s, uint32_t payload)
+static inline uint8_t *vg__event_start_claimed(struct vg_thread *t, vg_sensor *s, uint32_t payload)
 {
-	struct vg_thread *t = &vg__tls;
-	if (VG_UNLIKELY(t->busy))
-		return vg__event_nested(s);
-	t->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t ts = vg_now();
 	/* No room, or a clock read earlier than the last event's (another cpu's TSC): the
 	 * slow path switches packets or keeps time from going backwards in the stream. */
@@ -388,6 +394,15 @@ static inline uint8_t *vg__event_start(vg_sensor *s, uint32_t payload)
 	                ((int64_t)(ts - t->last_ts) < 0)))
 		return vg__event_begin_slow(s, payload);
 	return vg__event_header(t, s, ts);
+}
+static inline uint8_t *vg__event_start(vg_sensor *s, uint32_t payload)
+{
+	struct vg_thread *t = &vg__tls;
+	if (VG_UNLIKELY(t->busy))
+		return vg__event_nested(s);
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	return vg__event_start_claimed(t, s, payload);
 }
 
 /* Is reporting off for `s` on this thread (thread muted, or its category narrowed away or
@@ -412,7 +427,9 @@ struct vg_packet_ctx {
 	uint32_t tid, thread_gen;
 };
 
-/* The main output's part of a commit (an event no other listener takes). */
+/* Ends the event started last: its bytes up to `end` join the packet. The same few stores
+ * with or without several listeners: their copies are made at the thread's next event
+ * (listen.c), so the commit pays nothing for them. */
 static inline void vg__event_commit_main(struct vg_thread *t, uint8_t *end)
 {
 	t->pos = end;
@@ -426,12 +443,7 @@ static inline void vg__event_commit_main(struct vg_thread *t, uint8_t *end)
 
 static inline void vg_event_commit(uint8_t *end)
 {
-	struct vg_thread *t = &vg__tls;
-	if (VG_UNLIKELY(t->fan)) {
-		vg__listen_commit(end);
-		return;
-	}
-	vg__event_commit_main(t, end);
+	vg__event_commit_main(&vg__tls, end);
 }
 
 /* The timestamp of the event started last on this thread (after vg_event_begin). */

@@ -293,7 +293,7 @@ static void header_text(struct vgw_buf *b, const struct vgd_subject *s, const st
 	           VG_VERSION, s->start, langs[s->kind <= VGW_KIND_PERL ? s->kind : 0]);
 	printf_buf(b, VGW_TSDL_CLOCK_FMT, REALTIME_CLOCK_UUID,
 	           "CLOCK_REALTIME, nanoseconds (sent to vigild)", (int64_t)0, (int64_t)0);
-	printf_buf(b, "%s", VGW_TSDL_STREAM);
+	printf_buf(b, "%s", VGW_TSDL_STREAM_COMPACT); /* the event header libvigil writes */
 }
 
 static void str_copy(char *dst, size_t cap, const struct vgw_str *s)
@@ -457,8 +457,7 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 		if (r.tid != tid)
 			continue;
 		uint64_t t = r.time_ns < last ? last : r.time_ns;
-		/* Consecutive events of a stream less than 2^32 ns apart (32-bit timestamps). */
-		if (open && ((t - last) >> 32 || b.len > (4u << 20))) {
+		if (open && b.len > (4u << 20)) {
 			if ((rc = packet_finish(s, st, im, &b, tid, begin, last, events, err,
 			                        errsize)) < 0)
 				break;
@@ -468,15 +467,14 @@ static int records_of_tid(struct vgd_subject *s, struct vgd_image *im, const str
 			b.len = 0;
 			static const uint8_t hdr[PACKET_HEADER];
 			vgw_raw(&b, hdr, sizeof hdr);
-			begin = t;
+			begin = last = t;
 			open = 1;
 			events = 0;
 		}
-		uint8_t eh[6];
-		eh[0] = (uint8_t)r.id;
-		eh[1] = (uint8_t)(r.id >> 8);
-		put32(eh + 2, (uint32_t)t);
-		vgw_raw(&b, eh, 6);
+		/* libvigil's own header writer (vigil.h): compact for ids below 31 less than
+		 * 2^27 ns after the packet's previous event, else extended. */
+		uint8_t eh[VG_EVENT_HEADER_MAX];
+		vgw_raw(&b, eh, (size_t)(vg__header_put(eh, r.id, t, last) - eh));
 		encode_payload(&b, &s->schemas[r.id]->f, (const uint8_t *)r.data.p, r.data.n);
 		last = t;
 		events++;

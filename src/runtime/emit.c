@@ -162,7 +162,7 @@ int vg__emit_decided(vg_sensor *s, const vg_value *values)
 	uint32_t size;
 	if (!d || !payload_fits(s, values, &size))
 		return -1;
-	return finish(s, d, values, vg__event_start(s, size));
+	return finish(s, d, values, vg__decided_start(s, size));
 }
 
 static int emit_enter(vg_sensor *s, const vg_type_desc *d, const vg_value *values, uint32_t size)
@@ -192,7 +192,7 @@ int vg_emit(vg_sensor *s, const vg_value *values)
 	case VG_OP_MOVE:
 		if (!vg_on(s) || !listen_narrow(vg__wanted(s, flag_holder(d, values)), d, values))
 			return -1;
-		return finish(s, d, values, vg__event_start(s, size));
+		return finish(s, d, values, vg__decided_start(s, size));
 	case VG_OP_ENTER:
 		return emit_enter(s, d, values, size);
 	case VG_OP_LEAVE:
@@ -217,7 +217,7 @@ int vg__emit_dated(vg_sensor *s, const vg_value *values, void (*date)(uint8_t *,
 	if (!vg_tracking(s) || !payload_fits(s, values, &size) || !vg_on(s) ||
 	    !listen_narrow(vg__wanted(s, flag_holder(d, values)), d, values))
 		return -1;
-	uint8_t *p = vg__event_start(s, size);
+	uint8_t *p = vg__decided_start(s, size);
 	if (p)
 		date(p, arg);
 	return finish(s, d, values, p);

@@ -313,17 +313,25 @@ void vg__report_listener(int i, unsigned mask, int suspended_at_start, char *thr
  * (globs, NULL: all), suspend, resume. 0, or -1 out of memory; *count: sensors matched. */
 int vg__report_listener_change(int i, const char *what, const char *arg, unsigned mask,
                                long *count);
-/* The decision for the event about to be started: goes with it to the commit. */
-extern __thread uint64_t vg__listen_prev_ts __attribute__((tls_model("initial-exec")));
+/* The decision for the event about to be started: vg__decided_start takes it. */
 static inline void vg__listen_decide(unsigned mask)
 {
 	/* Inside another event of this thread (a signal handler) its event is dropped as
 	 * nested: the decision of the event being written stays. */
-	if (VG_UNLIKELY(vg__listening) && !vg__tls.busy) {
+	if (VG_UNLIKELY(vg__listening) && !vg__tls.busy)
 		vg__tls.fan = mask ? (mask | VG_FAN_PENDING) : 0;
-		vg__listen_prev_ts = vg__tls.last_ts; /* if the main output leaves it out */
-	}
 }
+/* Starts the event just decided. With several listeners the thread's previous event is
+ * first copied to its other listeners, and one the main output does not take is written
+ * where the commit cannot make it part of the main stream (listen.c). */
+uint8_t *vg__listen_start(vg_sensor *s, uint32_t payload);
+static inline uint8_t *vg__decided_start(vg_sensor *s, uint32_t payload)
+{
+	return VG_UNLIKELY(vg__listening) ? vg__listen_start(s, payload)
+	                                  : vg__event_start(s, payload);
+}
+/* The thread's last event copied to its other listeners now (before its packet closes). */
+void vg__listen_settle(void);
 /* The listeners every entity named by the event so far may be referred to by (vg_live
  * notes them), taken once per event: all when none was named. */
 unsigned vg__listen_take_live(void);

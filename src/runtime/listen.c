@@ -22,7 +22,6 @@
 #include "internal.h"
 
 int vg__listeners = 1;
-__thread uint64_t vg__listen_prev_ts __attribute__((tls_model("initial-exec")));
 
 struct listener {
 	char dir[PATH_MAX];
@@ -44,8 +43,31 @@ struct lbuf {
 	char name[48];
 	uint8_t mem[];
 };
-static __thread struct lbuf *mine[VG_LISTENERS_MAX] __attribute__((tls_model("initial-exec")));
+
+/* The copy of a thread's last event still owed to its other listeners. The commit (inline
+ * in the program, vigil.h) is the main output's alone: the thread's next listened event
+ * (vg__listen_start), its flush or its end makes the copies, and the process's end or an
+ * exec makes those of every thread. An event the main output does not take has its
+ * packet context swapped for `scratch` between its start and that moment, so that its
+ * commit does not make it part of the main stream; the next event is then written over it. */
+enum { OWED_NONE, OWED_ARMED, OWED_COPYING, OWED_COPIED };
+struct lthread {
+	struct lthread *next;
+	_Atomic int owed;        /* OWED_*: ARMED by the owner, COPYING/COPIED by whoever copies */
+	struct vg_thread *owner; /* its vg__tls */
+	uint8_t *start;          /* the event's first byte, in the main packet */
+	uint64_t ts;             /* its time, when copied */
+	unsigned mask;
+	int swapped;
+	long pid;
+	struct vg_packet_ctx *real; /* the main packet's context, while swapped */
+	struct vg_packet_ctx scratch;
+	uint32_t tid, gen;
+	struct lbuf *bufs[VG_LISTENERS_MAX];
+};
+static __thread struct lthread *me __attribute__((tls_model("initial-exec")));
 static struct lbuf *all_bufs;
+static struct lthread *all_threads;
 static pthread_mutex_t bufs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void lock_buf(struct lbuf *b)
@@ -89,11 +111,12 @@ static void flush_packet(struct lbuf *b)
 	b->used = 0;
 }
 
-static struct lbuf *buf_for(int i)
+/* `locked`: the caller holds bufs_lock (the process's end copying another thread's). */
+static struct lbuf *buf_for(struct lthread *l, int i, int locked)
 {
-	if (mine[i])
-		return mine[i];
-	if (outs[i].img_fd < 0 || !vg__tls.ctx)
+	if (l->bufs[i])
+		return l->bufs[i];
+	if (outs[i].img_fd < 0)
 		return NULL;
 	void *m = mmap(NULL, sizeof(struct lbuf) + BUF_BYTES, PROT_READ | PROT_WRITE,
 	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -101,21 +124,23 @@ static struct lbuf *buf_for(int i)
 		return NULL;
 	struct lbuf *b = m;
 	b->listener = i;
-	b->tid = vg__tls.ctx->tid;
-	b->gen = vg__tls.ctx->thread_gen;
+	b->tid = l->tid;
+	b->gen = l->gen;
 	snprintf(b->name, sizeof b->name, "stream-%u-%u", b->tid, b->gen);
-	pthread_mutex_lock(&bufs_lock);
+	if (!locked)
+		pthread_mutex_lock(&bufs_lock);
 	b->next = all_bufs;
 	all_bufs = b;
-	pthread_mutex_unlock(&bufs_lock);
-	return mine[i] = b;
+	if (!locked)
+		pthread_mutex_unlock(&bufs_lock);
+	return l->bufs[i] = b;
 }
 
 /* Copies the event at ev (its header as the main stream has it) into listener i's
  * buffer, its compact header rewritten against that buffer's previous event. */
-static void append(int i, const uint8_t *ev, size_t len, uint64_t ts)
+static void append(struct lthread *l, int i, const uint8_t *ev, size_t len, int locked)
 {
-	struct lbuf *b = buf_for(i);
+	struct lbuf *b = buf_for(l, i, locked);
 	size_t hlen = (ev[0] & VG_COMPACT_IDS) == VG_COMPACT_IDS ? VG_EVENT_HEADER_EXTENDED
 	                                                         : VG_EVENT_HEADER_COMPACT;
 	uint16_t id = (uint16_t)(ev[0] & VG_COMPACT_IDS);
@@ -129,70 +154,191 @@ static void append(int i, const uint8_t *ev, size_t len, uint64_t ts)
 		flush_packet(b);
 	if (!b->used) {
 		b->used = VGW_PACKET_HEADER_SIZE;
-		b->first_ts = b->last_ts = ts;
+		b->first_ts = b->last_ts = l->ts;
 	}
-	uint8_t *p = vg__header_put(b->mem + b->used, id, ts, b->last_ts);
+	uint8_t *p = vg__header_put(b->mem + b->used, id, l->ts, b->last_ts);
 	memcpy(p, ev + hlen, len - hlen);
 	b->used = (size_t)(p - b->mem) + len - hlen;
-	b->last_ts = ts;
+	b->last_ts = l->ts;
 	unlock_buf(b);
 }
 
-void vg__listen_commit(uint8_t *end)
+/* The owed event's copies, if it was committed (a commit moves the thread's position;
+ * an abort or an event still being written leaves it at the event's start). */
+static int copy_owed(struct lthread *l, int locked)
 {
-	struct vg_thread *t = &vg__tls;
-	unsigned m = t->fan & ((1u << VG_LISTENERS_MAX) - 1u);
-	t->fan = 0;
+	uint8_t *end = __atomic_load_n(&l->owner->pos, __ATOMIC_ACQUIRE);
+	if (end == l->start)
+		return 0;
+	/* Its time as committed (vg.net.* events are dated again after their start). */
+	l->ts = __atomic_load_n(&l->owner->last_ts, __ATOMIC_RELAXED);
 	for (int i = 1; i < vg__listeners; i++)
-		if (m >> i & 1u)
-			append(i, t->pos, (size_t)(end - t->pos), t->last_ts);
-	if (m & 1u) {
-		vg_event_commit(end); /* fan is 0 now: the main stream's commit */
+		if (l->mask >> i & 1u)
+			append(l, i, l->start, (size_t)(end - l->start), locked);
+	return 1;
+}
+
+/* The main packet's context back after an event the main output does not take. */
+static void give_back(struct lthread *l)
+{
+	struct vg_thread *t = l->owner;
+	if (!l->swapped)
+		return;
+	t->ctx = l->real;
+	t->ctx->events_discarded = l->scratch.events_discarded; /* losses meanwhile */
+	t->pos = l->start; /* the next event goes where this one was */
+	t->last_ts = t->ctx->timestamp_end;
+	l->swapped = 0;
+}
+
+/* The owner, with its `busy` claimed: the copies of its last event, then its packet
+ * context back if that event was not the main output's. */
+static void settle(struct lthread *l)
+{
+	int st = atomic_load_explicit(&l->owed, memory_order_acquire);
+	if (st == OWED_NONE)
+		return;
+	if (l->pid != vg__rt.pid) { /* a fork child: the event and the packet are the parent's */
+		l->swapped = 0;
+		atomic_store_explicit(&l->owed, OWED_NONE, memory_order_relaxed);
 		return;
 	}
-	/* Not the main output's: the packet stays as it was, and so does the time the next
-	 * event is measured from. */
-	t->last_ts = vg__listen_prev_ts;
-	atomic_signal_fence(memory_order_release);
-	t->busy = 0;
+	for (;; st = atomic_load_explicit(&l->owed, memory_order_acquire)) {
+		if (st == OWED_ARMED &&
+		    atomic_compare_exchange_strong(&l->owed, &st, OWED_COPYING)) {
+			copy_owed(l, 0);
+			break;
+		}
+		if (st == OWED_COPIED)
+			break;
+		sched_yield(); /* the process's end is copying it */
+	}
+	give_back(l);
+	atomic_store_explicit(&l->owed, OWED_NONE, memory_order_release);
+}
+
+static struct lthread *lthread_mine(void)
+{
+	if (me)
+		return me;
+	void *m = mmap(NULL, sizeof(struct lthread), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	struct lthread *l = m;
+	l->owner = &vg__tls;
+	pthread_mutex_lock(&bufs_lock);
+	l->next = all_threads;
+	all_threads = l;
+	pthread_mutex_unlock(&bufs_lock);
+	return me = l;
+}
+
+uint8_t *vg__listen_start(vg_sensor *s, uint32_t payload)
+{
+	struct vg_thread *t = &vg__tls;
+	if (t->busy)
+		return vg__event_nested(s);
+	if (VG_UNLIKELY(!t->state && vg__rt.recording)) {
+		/* The stream first, with its vg.thread.begin owed and settled like any event,
+		 * rather than from the slow path in the middle of this one. */
+		uint32_t fan = t->fan;
+		vg__stream_thread_start();
+		t->fan = fan;
+	}
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	struct lthread *l = lthread_mine();
+	if (l)
+		settle(l);
+	unsigned m = t->fan & ((1u << VG_LISTENERS_MAX) - 1u);
+	t->fan = 0;
+	if (!m || (!l && !(m & 1u))) { /* nobody's, or no way to leave the main stream out */
+		atomic_signal_fence(memory_order_seq_cst);
+		t->busy = 0;
+		return NULL;
+	}
+	uint8_t *p = vg__event_start_claimed(t, s, payload);
+	if (!p || !l || m == 1u)
+		return p;
+	l->start = t->pos;
+	l->mask = m;
+	l->pid = vg__rt.pid;
+	l->tid = t->ctx->tid;
+	l->gen = t->ctx->thread_gen;
+	if (!(m & 1u)) {
+		l->real = t->ctx;
+		l->scratch = *t->ctx;
+		t->ctx = &l->scratch;
+		l->swapped = 1;
+	}
+	atomic_store_explicit(&l->owed, OWED_ARMED, memory_order_release);
+	return p;
 }
 
 uint8_t *vg__listen_event_begin(vg_sensor *s, uint32_t payload)
 {
 	unsigned m = vg__listen_wanted(s) & vg__listen_take_live();
 	vg__listen_decide(m);
-	return m ? vg__event_start(s, payload) : NULL;
+	return m ? vg__listen_start(s, payload) : NULL;
 }
 
-static void forget(struct lbuf *b)
+void vg__listen_settle(void)
 {
-	pthread_mutex_lock(&bufs_lock);
-	for (struct lbuf **p = &all_bufs; *p; p = &(*p)->next)
-		if (*p == b) {
-			*p = b->next;
-			break;
-		}
-	pthread_mutex_unlock(&bufs_lock);
-	munmap(b, sizeof(struct lbuf) + BUF_BYTES);
+	struct vg_thread *t = &vg__tls;
+	if (!vg__listening || !me || t->busy)
+		return;
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	settle(me);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
 }
 
 void vg__listen_thread_exit(void)
 {
+	struct lthread *l = me;
+	if (!l)
+		return;
+	vg__listen_settle();
+	me = NULL;
+	pthread_mutex_lock(&bufs_lock);
+	for (struct lthread **p = &all_threads; *p; p = &(*p)->next)
+		if (*p == l) {
+			*p = l->next;
+			break;
+		}
 	for (int i = 1; i < VG_LISTENERS_MAX; i++) {
-		struct lbuf *b = mine[i];
+		struct lbuf *b = l->bufs[i];
 		if (!b)
 			continue;
-		mine[i] = NULL;
 		lock_buf(b);
 		flush_packet(b);
 		unlock_buf(b);
-		forget(b);
+		for (struct lbuf **p = &all_bufs; *p; p = &(*p)->next)
+			if (*p == b) {
+				*p = b->next;
+				break;
+			}
+		munmap(b, sizeof(struct lbuf) + BUF_BYTES);
 	}
+	pthread_mutex_unlock(&bufs_lock);
+	munmap(l, sizeof *l);
 }
 
 void vg__listen_flush_all(void)
 {
+	vg__listen_settle();
 	pthread_mutex_lock(&bufs_lock);
+	/* Other threads' last events: copied here (a thread blocked for good owes its last
+	 * one); one still being written is not an event yet. */
+	for (struct lthread *l = all_threads; l; l = l->next) {
+		int st = OWED_ARMED;
+		if (l == me || !atomic_compare_exchange_strong(&l->owed, &st, OWED_COPYING))
+			continue;
+		atomic_store_explicit(&l->owed, copy_owed(l, 1) ? OWED_COPIED : OWED_ARMED,
+		                      memory_order_release);
+	}
 	for (struct lbuf *b = all_bufs; b; b = b->next) {
 		lock_buf(b);
 		flush_packet(b);
@@ -201,13 +347,17 @@ void vg__listen_flush_all(void)
 	pthread_mutex_unlock(&bufs_lock);
 }
 
-/* The child's buffers are the parent's, which writes them: forgotten, not written. */
+/* The child's buffers are the parent's, which writes them: forgotten, not written. An
+ * event the child recorded before this (its process's begin) gives its packet context
+ * back first; an owed event of the parent's is the parent's (told apart by pid). */
 void vg__listen_after_fork(void)
 {
+	if (me && me->pid == vg__rt.pid) /* its copies would go to forgotten buffers */
+		give_back(me);
 	all_bufs = NULL;
+	all_threads = NULL;
 	pthread_mutex_init(&bufs_lock, NULL);
-	for (int i = 0; i < VG_LISTENERS_MAX; i++)
-		mine[i] = NULL;
+	me = NULL;
 }
 
 static int high_own(int fd)

@@ -676,6 +676,7 @@ void vg__stream_thread_end_event(void)
 
 void vg_thread_flush(void)
 {
+	vg__listen_settle(); /* the listeners' copy of the last event, before its packet closes */
 	if (vg__tls.state == STREAM_OPEN && tls_stream && !vg__tls.busy)
 		packet_close(tls_stream);
 }

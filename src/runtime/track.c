@@ -266,7 +266,7 @@ uint8_t *vg__op_begin(vg_sensor *s, vg_entity *target, int allowed, uint32_t pay
 		report = vg__track_op((enum vg_op)s->op, target, wanted);
 	}
 	vg__listen_decide(report);
-	return report ? vg__event_start(s, payload) : NULL;
+	return report ? vg__decided_start(s, payload) : NULL;
 }
 
 uint8_t *vg_op_begin(vg_sensor *s, vg_entity *target, uint32_t payload)

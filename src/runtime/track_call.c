@@ -78,7 +78,7 @@ static int write_frame(uint32_t i, int synthesized, unsigned listeners)
 	vg__listen_decide(listeners);
 	vg_sensor *synth = vg__builtin(VG_B_REPORT_SYNTH);
 	uint32_t extra = synthesized ? 8 + VG_EVENT_HEADER_MAX : 0;
-	uint8_t *p = vg__event_start(synthesized ? synth : f->sensor, extra + 4 + f->len);
+	uint8_t *p = vg__decided_start(synthesized ? synth : f->sensor, extra + 4 + f->len);
 	if (!p)
 		return -1;
 	if (synthesized) { /* the enter event at the same time as its mark */
@@ -188,7 +188,7 @@ uint8_t *vg_leave_begin(vg_sensor *s, uint32_t payload)
 	} else {
 		report = vg__op_wanted(s, NULL);
 	}
-	return report ? vg__event_start(s, payload) : NULL;
+	return report ? vg__decided_start(s, payload) : NULL;
 }
 
 void vg__track_call_thread_exit(void)

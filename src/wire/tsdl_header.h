@@ -1,8 +1,9 @@
 /* The TSDL header vocabulary of vigil's traces (docs/trace-format.md): what every image's
  * metadata declares before its events, and the packet layout that follows from it. Two
  * writers use it, libvigil (src/runtime/metadata.c) and vigild for records subjects
- * (src/collector/records.c); the readers (src/trace, vigild's repair, `vigil send`) check
- * packets against the same magic and header size. libc only, header only. */
+ * (src/collector/records.c), both with the compact event header; the readers (src/trace,
+ * vigild's repair, `vigil send`) check packets against the same magic and header size.
+ * libc only, header only. */
 #ifndef VIGIL_WIRE_TSDL_HEADER_H
 #define VIGIL_WIRE_TSDL_HEADER_H
 
@@ -82,17 +83,6 @@ enum {
 	"\t\t\t\tuint64_clock_t timestamp;\n\t\t\t} extended;\n\t\t} "                             \
 	"v;\n\t};\n" VGW_TSDL_PACKET_CONTEXT_OPEN
 #define VGW_TSDL_STREAM_COMPACT VGW_TSDL_STREAM_COMPACT_OPEN VGW_TSDL_STREAM_END
-
-/* vigild's stream for the records it stores (src/collector/records.c): a uint16 id and
- * the low 32 bits of the timestamp, as libvigil wrote before its compact header. */
-#define VGW_TSDL_STREAM                                                                            \
-	"typealias integer { size = 64; align = 8; signed = false; map = "                         \
-	"clock.monotonic.value; } := uint64_clock_t;\n"                                            \
-	"typealias integer { size = 32; align = 8; signed = false; map = "                         \
-	"clock.monotonic.value; } := uint32_clock_t;\n\n"                                          \
-	"struct vg_ref {\n\tuint64_t id;\n\tuint32_t gen;\n};\n\n"                                 \
-	"stream {\n\tid = 0;\n\tevent.header := struct {\n\t\tuint16_t id;\n"                      \
-	"\t\tuint32_clock_t timestamp;\n\t};\n" VGW_TSDL_PACKET_CONTEXT_OPEN VGW_TSDL_STREAM_END
 
 /* The shared layout (docs/trace-format.md): one trace for every image of a recording, whose
  * packet context goes on with the image that wrote the packet (VGW_PKT_PID...). */

@@ -860,12 +860,17 @@ def case_records(work):
                                      ("user", ENTITY, "User"), ("blob", BYTES, ""),
                                      ("ratio", DOUBLE, "")], relation="Request"))
     p.send(schema(2, "app.Old", [("a", INT8, ""), ("b", STRING, "")]))
+    # ids past 30 and gaps of 2^27 ns and more take the extended event header
+    p.send(schema(40, "app.Far", [("n", UINT32, "")]))
     t0 = time.time_ns()
     recs = [(1, t0 + i, 10 + i % 3, b"/p%d\0" % i + struct.pack("<I", i) + struct.pack("<QI", i, 0)
              + struct.pack("<I", 2) + b"ab" + struct.pack("<d", 0.5)) for i in range(30)]
     recs.append((2, t0 + 40, 10, b"\x05"))           # b missing: defaults to ""
     recs.append((2, t0 + 41, 10, b"\x06z\0extra"))   # bytes after known fields: skipped
-    recs.append((1, t0 + 10 ** 10, 10, b"/late\0"))  # > 2^32 ns later: a new packet
+    recs.append((1, t0 + 10 ** 10, 10, b"/late\0"))  # 10 s later: an extended header
+    for k, gap in enumerate((2 ** 27 - 1, 2 ** 27, 2 ** 27 + 1)):  # thread 12's last is t0 + 29
+        recs.append((40 if k == 1 else 2, t0 + 29 + gap, 12, struct.pack("<I", k)
+                     if k == 1 else b"\x09g%d\0" % k))
     p.send(records(1, recs))
     check(p.ack() == 1, "ack 1")
     p.close()  # no BYE: a reconnection resends the same frame
@@ -887,12 +892,13 @@ def case_records(work):
     r = dump_json(img)
     check(r.returncode == 0, "vigil dump: %s" % r.stderr)
     evs = [json.loads(x) for x in r.stdout.splitlines()]
-    check(len(evs) == 34, "%d events" % len(evs))
+    check(len(evs) == 37, "%d events" % len(evs))
     first = [e for e in evs if e["name"] == "app.Request"][0]
     check(first["fields"]["path"] == "/p0" and first["fields"]["size"] == 0
           and first["fields"]["ratio"] == 0.5, "fields %r" % first["fields"])
     olds = [e["fields"] for e in evs if e["name"] == "app.Old"]
-    check(olds == [{"a": 5, "b": ""}, {"a": 6, "b": "z"}, {"a": 7, "b": "q"}], "defaults %r" % olds)
+    check(olds == [{"a": 5, "b": ""}, {"a": 6, "b": "z"}, {"a": 7, "b": "q"},
+                   {"a": 9, "b": "g0"}, {"a": 9, "b": "g2"}], "defaults %r" % olds)
     late = [e for e in evs if e["fields"].get("path") == "/late"]
     check(len(late) == 1 and late[0]["ts"] == t0 + 10 ** 10, "late event %r" % late)
     check(sorted(f for f in os.listdir(img)) ==
@@ -904,10 +910,35 @@ def case_records(work):
         import bt2  # noqa: F401
     except ImportError:
         missing("python3-bt2 (for %s: the babeltrace2 check of the image)" % sys.executable)
-    code = ("import bt2,sys\nn=0\nfor m in bt2.TraceCollectionMessageIterator(sys.argv[1]):\n"
-            "    n += type(m) is bt2._EventMessageConst\nprint(n)\n")
+    # babeltrace2 reads every event as vigil dump does: name, time and scalar fields
+    code = ("import bt2,json,sys\n"
+            "conv = ((bt2._IntegerFieldConst, int), (bt2._RealFieldConst, float),\n"
+            "        (bt2._StringFieldConst, str))\n"
+            "for m in bt2.TraceCollectionMessageIterator(sys.argv[1]):\n"
+            "    if type(m) is not bt2._EventMessageConst: continue\n"
+            "    e, f = m.event, {}\n"
+            "    for k in e.payload_field:\n"
+            "        v = e.payload_field[k]\n"
+            "        for t, c in conv:\n"
+            "            if isinstance(v, t): f[k] = c(v)\n"
+            "    print(json.dumps([e.name, m.default_clock_snapshot.ns_from_origin, f]))\n")
     r = run(["/usr/bin/python3", "-c", code, img])
-    check(r.returncode == 0 and r.stdout.strip() == "34", "babeltrace2: %s %s" % (r.stdout, r.stderr))
+    check(r.returncode == 0, "babeltrace2: %s" % r.stderr[-400:])
+    bt = sorted(json.loads(x) for x in r.stdout.splitlines())
+    mine = sorted([e["name"], e["ts"], {k: v for k, v in e["fields"].items()
+                                        if not isinstance(v, (dict, list)) and k != "blob"
+                                        and not k.startswith("_")}] for e in evs)
+    bt = [[n, ts, {k: v for k, v in f.items() if k not in ("blob", "blob_len")}]
+          for n, ts, f in bt]  # (the bytes field and its length: compared by count only)
+    check(len(bt) == 37 and bt == mine, "babeltrace2 and vigil dump differ: %r" %
+          [(a, b) for a, b in zip(bt, mine) if a != b][:3] if len(bt) == len(mine)
+          else "babeltrace2 read %d events, vigil dump %d" % (len(bt), len(mine)))
+    meta = open(os.path.join(img, "metadata")).read()
+    check("enum : uint5_t { compact = 0 ... 30, extended = 31 } id;" in meta,
+          "the stored metadata does not declare the compact event header libvigil writes")
+    far = [e for e in evs if e["name"] == "app.Far"]
+    check(len(far) == 1 and far[0]["ts"] == t0 + 29 + 2 ** 27 and far[0]["fields"]["n"] == 1,
+          "app.Far (id 40) %r" % far)
 
 
 def case_store(work):

@@ -392,8 +392,48 @@ def test_compact_escape():
         check(any(g <= x < g + 50_000_000 for x in gaps), f"no gap of about {g} ns between events")
 
 
+def test_listeners_headers():
+    """Several listeners rewrite each copied event's header against their own previous
+    event: the subject's clock jumps (2^26, 2^27 - 1, 2^27, 2^27 + 1 ns, 3 s) are spread
+    over 40 sensors, two listeners take different sensors (one of ids past the compact
+    ones), so a listener's events lie 2^27 ns and more apart where the main stream's do
+    not (and the other way round). Both readers must give every event of each listener
+    the time in its `at`, exactly the main output's events of those sensors."""
+    base = tmpdir("listen-headers")
+    d = base + "/main"
+    n = 3000
+    lst = {"ones": "all sensors=test.class.1*", "thirties": "all sensors=test.class.3*"}
+    env = dict(os.environ, VIGIL_SENSORS="-vg.*",
+               VIGIL_LISTENERS=";".join(f"{base}/{k}={v}" for k, v in lst.items()))
+    run([VIGIL, "record", "-o", d, "--", SUBJECT, "--escape", str(n)], check_rc=0, env=env)
+    main_events, p = dump_json(d)
+    check(p.returncode == 0, f"vigil dump of the main output exited {p.returncode}: {p.stderr}")
+    check(len(main_events) == n, f"the main output has {len(main_events)} events of {n}")
+    for k, flt in lst.items():
+        prefix = flt.split("=", 1)[1].rstrip("*")
+        want = sorted((int(e["fields"]["at"]), e["name"]) for e in main_events
+                      if e["name"].startswith(prefix))
+        ours, p = dump_json(f"{base}/{k}")
+        check(p.returncode == 0, f"{k}: vigil dump exited {p.returncode}: {p.stderr}")
+        theirs, discarded = bt2_events(f"{base}/{k}")
+        check(discarded == 0, f"{k}: babeltrace2 saw {discarded} discarded events")
+        for reader, events in (("vigil dump", [(e["ts"], e["name"], e["fields"]) for e in ours]),
+                               ("babeltrace2", theirs)):
+            got = sorted((int(f["at"]), name) for _, name, f in events)
+            check(got == want, f"{k}, {reader}: {len(got)} events, expected the main "
+                               f"output's {len(want)} of {prefix}*")
+            offsets = {ts - int(f["at"]) for ts, _, f in events}
+            check(len(offsets) == 1, f"{k}, {reader}: event times differ from their headers' "
+                                     f"by {sorted(offsets)[:4]}...")
+        ats = [a for a, _ in want]
+        gaps = [b - a for a, b in zip(ats, ats[1:])]
+        check(any(x >= 1 << 27 for x in gaps) and any(x < 1 << 27 for x in gaps),
+              f"{k}: no gaps on both sides of 2^27 ns between its events")
+
+
 if __name__ == "__main__":
     main({f.__name__[5:]: f for f in [test_babeltrace_equality, test_sigkill, test_sigkill_linked,
                                        test_size_cap, test_bad_settings, test_record_unmodified,
                                        test_threads_and_exec, test_flags, test_relative_out,
-                                       test_signal_nesting, test_compact_escape]})
+                                       test_signal_nesting, test_compact_escape,
+                                       test_listeners_headers]})

@@ -893,7 +893,7 @@ def check_general_regs(tmp):
     assert not vector, "%s uses vector or x87 registers:\n%s" % (obj, "\n".join(vector[:20]))
     # data it reads (the thread's buffer, the clock, the reporting switch, whether several
     # listeners are set: then the full path records), no function
-    allowed = {"_GLOBAL_OFFSET_TABLE_", "vg__tls", "vg__clock", "vg__report_off", "vg__listening"}
+    allowed = {"_GLOBAL_OFFSET_TABLE_", "vg__tls_abi1", "vg__clock", "vg__report_off", "vg__listening"}
     undefined = set(run(["nm", "-u", "--format=just-symbols", obj]).stdout.split())
     assert undefined <= allowed, "%s refers to %s (a call out of the vector-free recorder?)" % (
         obj, sorted(undefined - allowed))
