@@ -32,6 +32,7 @@ void vgq_session_free(struct vgq_session *s)
 	for (size_t i = 0; i < s->nowned; i++)
 		vgq_relation_free(s->owned[i]);
 	free(s->owned);
+	vgq_asof_free(s); /* after the relations, whose strings may be its */
 	free(s->results);
 	free(s->ranges);
 	free(s->stats);
