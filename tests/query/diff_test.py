@@ -638,8 +638,8 @@ def sql_from(rel, asof):
     for a, t in SCHEMA[rel][1]:
         cols += (["%s_name" % a, "%s_id" % a, "%s_disp" % a] if t == "ent" else
                  [a, "%s_txt" % a] if t == "uint" else [a])
-    return "(SELECT %s, b, MIN(e, %d) AS e FROM %s WHERE b <= %d)" % (
-        ", ".join(cols), asof[4], sql_table(rel), asof[3])
+    return "(SELECT %s MIN(e, %d) AS e FROM %s WHERE b <= %d)" % (
+        "".join(c + ", " for c in cols + ["b"]), asof[4], sql_table(rel), asof[3])
 
 
 def rows_asof(rows, asof):
