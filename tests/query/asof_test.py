@@ -16,19 +16,14 @@ import subprocess
 import sys
 import tempfile
 
-BIN = sys.argv[1]
-VIGIL = os.path.join(BIN, "vigil")
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
+VIGIL = os.path.join(sys.argv[1], "vigil")
+failures = []  # what failed, said as it happens
 
 
 def check(cond, msg):
     if not cond:
-        fail(msg)
+        print("FAIL:", msg)
+        failures.append(msg)
 
 
 def date(ns):
@@ -45,8 +40,8 @@ def run(*args):
 def query(trace, q, *extra):
     """{relation: [(times, values)]}, times (at,) or (from, to)."""
     p = run("query", trace, "--format", "json", "-e", q, *extra)
+    check(p.returncode == 0, "query exited %d: %s\n%s" % (p.returncode, q, p.stderr))
     if p.returncode != 0:
-        fail("query exited %d: %s\n%s" % (p.returncode, q, p.stderr))
         return {}
     out = {}
     for line in p.stdout.splitlines():
@@ -67,7 +62,7 @@ def refused(trace, q, want, what):
 def main():
     work = tempfile.mkdtemp(prefix="vigil-asof-")
     trace = os.path.join(work, "trace")
-    subprocess.run([VIGIL, "record", "-o", trace, "--", os.path.join(BIN, "diff_subject"),
+    subprocess.run([VIGIL, "record", "-o", trace, "--", os.path.join(os.path.dirname(VIGIL), "diff_subject"),
                     "7", "60"], check=True, capture_output=True)
     events = sorted(json.loads(line)["ts"] for line in
                     run("dump", "--json", trace).stdout.splitlines())
