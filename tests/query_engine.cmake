@@ -7,6 +7,12 @@ if(NOT VIGIL_SANITIZE)
            COMMAND ${ENGINE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/query/engine_cli.py
                    ${CMAKE_BINARY_DIR}/bin)
   set_tests_properties(query.engine.cli PROPERTIES LABELS query TIMEOUT 300)
+  # as of (transaction time): the trace as recorded up to an instant, checked tuple by
+  # tuple on a recording of diff_subject (tests/query/asof_test.py), and its refusals
+  add_test(NAME query.asof
+           COMMAND ${ENGINE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/query/asof_test.py
+                   ${CMAKE_BINARY_DIR}/bin)
+  set_tests_properties(query.asof PROPERTIES LABELS query TIMEOUT 300)
 endif()
 # Parallel execution: the same statements at 1 to 4 threads give the same relations, tuple
 # for tuple in order (tests/query/parallel_unit.c, a trace built byte by byte); under ASan

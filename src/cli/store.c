@@ -192,7 +192,7 @@ int vg_cmd_store(int argc, char **argv)
 		rc = vgs_pg_load(pg, traces, ntraces, &st, err, sizeof err);
 	uint64_t indexes = 0;
 	if (rc == 0 && index) {
-		rc = vgs_pg_index(pg, &indexes, err, sizeof err);
+		rc = vgs_pg_index(pg, quiet, &indexes, err, sizeof err);
 		if (rc == 0 && !quiet)
 			fprintf(stderr,
 			        "vigil store: %" PRIu64 " indexes in schema %s, tables analyzed\n",

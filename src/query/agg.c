@@ -172,10 +172,11 @@ static void piece(struct emitter *m, int64_t b, int64_t e, const struct vx_value
 	m->v = *v;
 }
 
-static void group(struct vgq_session *s, const struct bagg *a, struct vgq_contrib *c, size_t n,
-                  struct emitter *m, enum vx_type type)
+static void group(const struct bagg *a, struct vgq_contrib *c, size_t n, struct emitter *m,
+                  enum vx_type type)
 {
-	int64_t first = s->db ? s->db->first : 0, horizon = s->db ? s->db->last + 1 : 1;
+	const struct vgq_database *db = a->inner->db; /* the session's, or as of an instant */
+	int64_t first = db ? db->first : 0, horizon = db ? db->last + 1 : 1;
 	/* count and any have a value (0) where nothing is valid */
 	bool zero = a->fn == TQ_COUNT || a->fn == TQ_ANY;
 	struct vx_value zv = {.type = VX_INT};
@@ -242,6 +243,7 @@ static void group(struct vgq_session *s, const struct bagg *a, struct vgq_contri
 
 void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n)
 {
+	(void)s; /* the time line is the statement's database's (as of: its own) */
 	size_t nby = a->nby;
 	g_nby = nby;
 	if (n > 1) /* no contributions: c may be NULL, which qsort must not get */
@@ -261,10 +263,11 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 		type = VX_INT;
 	}
 	struct emitter m = {.rel = a->rel, .nby = nby};
-	if (n == 0 && nby == 0 && (a->fn == TQ_COUNT || a->fn == TQ_ANY) && s->db) {
+	const struct vgq_database *db = a->inner->db;
+	if (n == 0 && nby == 0 && (a->fn == TQ_COUNT || a->fn == TQ_ANY) && db) {
 		/* nothing qualifies: count (any) is 0 over the whole trace */
 		struct vx_value zv = {.type = VX_INT};
-		piece(&m, s->db->first, s->db->last + 1, &zv);
+		piece(&m, db->first, db->last + 1, &zv);
 		flush(&m);
 	}
 	for (size_t i = 0; i < n;) {
@@ -272,8 +275,8 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 		while (j < n && !by_key_eq(&c[i], &c[j], nby))
 			j++;
 		m.key = c[i].key;
-		group(s, a, c + i, j - i, &m, type);
+		group(a, c + i, j - i, &m, type);
 		i = j;
 	}
-	vgq_relation_finish(a->rel, s->db ? s->db->last : 0);
+	vgq_relation_finish(a->rel, db ? db->last : 0);
 }

@@ -78,22 +78,46 @@ static const struct vgq_relation *placeholder(struct vgq_session *s, const char 
 	return r;
 }
 
-const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const char *name,
-                                                uint64_t clock, char *err, size_t errsize)
+/* The relation `name` as a statement over database db sees it (the session's, or the
+ * trace as of an instant). */
+static const struct vgq_relation *relation_in(struct vgq_session *s, struct vgq_database *db,
+                                              const char *name, uint64_t clock, char *err,
+                                              size_t errsize)
 {
 	err[0] = '\0';
 	if (clock) {
-		if (!s->db)
+		if (!db)
 			return placeholder(s, clock == 1 ? "Clock" : "Clock[n]", VGQ_REL_EVENT);
-		return vgq_database_clock(s->db, s->opts.tick_ns, clock, err, errsize);
+		return vgq_database_clock(db, s->opts.tick_ns, clock, err, errsize);
 	}
 	for (size_t i = 0; i < s->nresults; i++)
-		if (!strcasecmp(s->results[i]->name, name))
-			return s->results[i];
-	if (!s->db)
+		if (!strcasecmp(s->results[i]->name, name)) {
+			if (db == s->db)
+				return s->results[i];
+			snprintf(
+			    err, errsize,
+			    "as of: '%s' is the result of an earlier retrieve, not recorded, so "
+			    "it has no transaction time (give that retrieve the as of clause)",
+			    s->results[i]->name);
+			return NULL;
+		}
+	if (!db)
 		return placeholder(s, name, VGQ_REL_INTERVAL);
-	const struct vgq_relation *r = vgq_database_find(s->db, name);
-	return r ? r : vgq_database_derived(s->db, name, err, errsize);
+	const struct vgq_relation *r = vgq_database_find(db, name);
+	if (!r && db != s->db && vgq_derived_source(name)) {
+		snprintf(err, errsize,
+		         "as of: %s is derived by an analysis of the whole trace (%s), not recorded "
+		         "tuple by tuple, so it has no transaction time; query it without as of",
+		         name, vgq_derived_source(name));
+		return NULL;
+	}
+	return r ? r : vgq_database_derived(db, name, err, errsize);
+}
+
+const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const char *name,
+                                                uint64_t clock, char *err, size_t errsize)
+{
+	return relation_in(s, s->db, name, clock, err, errsize);
 }
 
 /* The names a relation could have been: the trace's, the results', Clock; and with
@@ -190,8 +214,9 @@ static int variable(struct binder *bd, struct bstmt *b, const char *name,
 	}
 	char err[256];
 	const struct vgq_relation *rel =
-	    vgq_session_relation(bd->s, r->relation, r->clock, err, sizeof err);
-	if (!rel) { /* checked at the range; a clock may fail only by its size */
+	    relation_in(bd->s, b->db, r->relation, r->clock, err, sizeof err);
+	if (!rel) { /* checked at the range; a clock may fail only by its size, as of by
+		       its relation */
 		error(bd, loc, "%s", err[0] ? err : "the relation of this variable is gone");
 		return -1;
 	}
@@ -461,7 +486,7 @@ static struct tx *bind_time(struct binder *bd, struct bstmt *b, const struct tqu
 		 * "beginning" and "forever" are the extremes of the time line */
 		x->kind = TX_CONST;
 		x->event = true;
-		x->at = e->u.tconst.which == TQ_NOW         ? (bd->s->db ? bd->s->db->last : 0)
+		x->at = e->u.tconst.which == TQ_NOW         ? (b->db ? b->db->last : 0)
 		        : e->u.tconst.which == TQ_BEGINNING ? INT64_MIN
 		        : e->u.tconst.which == TQ_FOREVER   ? INT64_MAX
 		                                            : e->u.tconst.ns;
@@ -531,6 +556,7 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 {
 	const struct tquel_agg *g = &e->u.agg;
 	struct bstmt *in = alloc(bd, sizeof *in);
+	in->db = b->db; /* as of: the aggregate's variables too */
 	in->label = "aggregate";
 	/* the by-list, then the argument, as the inner statement's targets */
 	in->ntargets = g->nby + 1;
@@ -709,6 +735,65 @@ static bool bind_targets(struct binder *bd, struct bstmt *b, const struct tquel_
 	return true;
 }
 
+/* The first tuple variable or aggregate in e, or NULL. */
+static const struct tquel_expr *first_tuple_ref(const struct tquel_expr *e)
+{
+	if (!e || e->kind == TQ_TVAR || e->kind == TQ_AGG)
+		return e;
+	if (e->kind == TQ_BEGIN_OF || e->kind == TQ_END_OF || e->kind == TQ_INTERSECT ||
+	    e->kind == TQ_EXTEND) {
+		const struct tquel_expr *a = first_tuple_ref(e->u.op.a);
+		return a ? a : first_tuple_ref(e->u.op.b);
+	}
+	return NULL;
+}
+
+/* as of E [through E2]: instants over temporal constants (TQuel's rollback names times,
+ * not tuples). The statement then ranges over the trace as recorded up to E, or up to
+ * E2 with through: nothing recorded is ever retracted from a trace, so what was known
+ * at some instant from E to E2 is what was known at E2, each tuple in its latest form
+ * (asof.c; docs/tquel.md "as of"). */
+static bool bind_asof(struct binder *bd, struct bstmt *b, const struct tquel_asof *a)
+{
+	const struct tquel_expr *e[2] = {a->at, a->through};
+	int64_t at[2] = {0, 0};
+	for (int i = 0; i < 2 && e[i]; i++) {
+		const struct tquel_expr *v = first_tuple_ref(e[i]);
+		if (v) {
+			error(bd, &v->loc,
+			      "as of names an instant: temporal constants (\"now\", a date), not "
+			      "%s",
+			      v->kind == TQ_AGG ? "an aggregate" : "a tuple variable");
+			return false;
+		}
+		struct tx *x = bind_time(bd, b, e[i]);
+		if (!x)
+			return false;
+		struct binding none = {0};
+		struct tval t = vgq_teval(x, &none);
+		if (t.kind != TV_EVENT) {
+			error(bd, &e[i]->loc, "as of needs an event (an instant), and this is %s",
+			      t.kind == TV_NOTHING ? "nothing"
+			                           : "an interval (use begin of or end of)");
+			return false;
+		}
+		at[i] = t.b;
+	}
+	if (a->through && at[1] < at[0]) {
+		error(bd, &a->through->loc,
+		      "as of E through E2 needs E2 at or after E (%" PRId64 " < %" PRId64 " ns)",
+		      at[1], at[0]);
+		return false;
+	}
+	if (!bd->s->db) /* explain without a trace */
+		return true;
+	char err[256];
+	b->db = vgq_asof_database(bd->s, a->through ? at[1] : at[0], err, sizeof err);
+	if (!b->db)
+		error(bd, &a->loc, "%s", err);
+	return b->db != NULL;
+}
+
 struct bstmt *vgq_bind(struct vgq_session *s, const struct tquel_query *q,
                        const struct tquel_stmt *st, struct vgq_diag *d)
 {
@@ -737,6 +822,9 @@ struct bstmt *vgq_bind(struct vgq_session *s, const struct tquel_query *q,
 	bd.nouter = tquel_outer_names(r, bd.outer_names, VGQ_MAX_VARS);
 
 	b->unique = r->unique;
+	b->db = s->db;
+	if (r->asof.at && !bind_asof(&bd, b, &r->asof))
+		return NULL;
 	if (!bind_targets(&bd, b, r))
 		return NULL;
 	if (r->where) {

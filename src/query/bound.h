@@ -142,6 +142,9 @@ struct bstmt {
 	size_t nimplicit;
 	bool unique; /* retrieve unique: value-equivalent tuples coalesced (result.c) */
 	struct vgq_relation *out; /* the result */
+	/* What its variables range over: the session's database, or under `as of` the
+	 * trace as recorded up to that instant (asof.c); "now" is its last event. */
+	struct vgq_database *db;
 };
 
 /* ---- binding a query ---- */

@@ -32,6 +32,7 @@ void vgq_session_free(struct vgq_session *s)
 	for (size_t i = 0; i < s->nowned; i++)
 		vgq_relation_free(s->owned[i]);
 	free(s->owned);
+	vgq_asof_free(s); /* after the relations, whose strings may be its */
 	free(s->results);
 	free(s->ranges);
 	free(s->stats);
@@ -188,7 +189,13 @@ size_t vgq_explain(struct vgq_session *s, const struct tquel_query *q, FILE *out
 		struct bstmt *b = plans[i]->stmt;
 		if (i)
 			fputc('\n', out);
-		fprintf(out, "%s (line %u)\n", b->label, b->src->loc.line);
+		fprintf(out, "%s (line %u)", b->label, b->src->loc.line);
+		if (b->db && b->db != s->db) /* as of: the trace as recorded up to its now */
+			fprintf(out,
+			        ", as of the trace recorded up to %" PRId64 " ns (%" PRIu64
+			        " events)",
+			        b->db->last, b->db->events);
+		fputc('\n', out);
 		/* a .vgl's relations have no tuples to count */
 		struct xexplain e = {b, out, !(s->db && s->db->from_model), false};
 		fputs("before optimization:\n", out);

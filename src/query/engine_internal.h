@@ -9,6 +9,7 @@
  *                  exec_*.c file, each pulled a batch of bindings at a time
  *   value.c        values, expressions and temporal expressions of one binding
  *   result.c       result tuples -> a set, in order, as a vgq_relation
+ *   asof.c         as of: the trace as recorded up to an instant, a database per instant
  */
 #ifndef VIGIL_QUERY_ENGINE_INTERNAL_H
 #define VIGIL_QUERY_ENGINE_INTERNAL_H
@@ -89,6 +90,11 @@ struct vgq_session {
 	uint64_t peak_state;  /* of the statement being evaluated */
 	FILE *analyze;        /* explain --analyze: each statement's nodes and figures go here */
 	struct vg_pool *pool; /* the workers of parallel execution (NULL: one thread) */
+	struct vgq_asof_db {  /* as of: the databases made, one per instant (asof.c) */
+		int64_t at;
+		struct vgq_database *db;
+	} * asof;
+	size_t nasof;
 };
 
 /* ---- bind.c ---- */
@@ -140,6 +146,14 @@ void vgq_note_state(struct vgq_session *s, uint64_t n);
  * later statements can be bound against it; filled from the plan's batches
  * (vgq_result_begin/add/end, exec_node.h). */
 struct vgq_relation *vgq_result_skeleton(struct vgq_session *s, const struct bstmt *b);
+
+/* ---- asof.c ---- */
+/* The session's trace as recorded up to and including instant t (the events recorded
+ * then; intervals still open end at the last of them), built on first use and kept
+ * until the session ends; NULL with one line in err when the session's database holds
+ * no whole trace to read again. */
+struct vgq_database *vgq_asof_database(struct vgq_session *s, int64_t t, char *err, size_t errsize);
+void vgq_asof_free(struct vgq_session *s);
 
 /* ---- agg_time.c ---- */
 /* any, stdev, first, last, rate, avgti, varts of n values begun at b[] (b may be

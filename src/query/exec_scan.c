@@ -72,8 +72,8 @@ static enum cmp flip(enum cmp c)
 
 /* Applies `attr OP constant` to the selection of tuples [base, end); false if this shape
  * has no kernel. `all`: the selection is the whole range (sel is filled from scratch). */
-static bool kernel(struct vgq_session *s, const struct bstmt *b, const struct bx *c, uint32_t *sel,
-                   size_t *nsel, uint32_t base, uint32_t end, bool all)
+static bool kernel(const struct bstmt *b, const struct bx *c, uint32_t *sel, size_t *nsel,
+                   uint32_t base, uint32_t end, bool all)
 {
 	if (c->kind < BX_EQ || c->kind > BX_GE)
 		return false;
@@ -110,9 +110,10 @@ static bool kernel(struct vgq_session *s, const struct bstmt *b, const struct bx
 		return true;
 	}
 	if (k->c.type == VX_STRING && (op == C_EQ || op == C_NE) &&
-	    (t == VGQ_STRING || t == VGQ_ENTITY) && s->db) {
-		/* every string of the database is interned: equal text, equal pointer */
-		const char *x = vgq_database_string(s->db, k->c.v.s);
+	    (t == VGQ_STRING || t == VGQ_ENTITY) && b->db) {
+		/* every string of the database is interned: equal text, equal pointer (the
+		 * statement's database: as of an instant, its own) */
+		const char *x = vgq_database_string(b->db, k->c.v.s);
 		bool eq = op == C_EQ;
 		if (t == VGQ_STRING) {
 			const char **v = col->s;
@@ -159,7 +160,7 @@ static size_t scan_range(struct xnode *n, uint32_t base, uint32_t end, uint32_t 
 	size_t nsel = end - base;
 	bool all = true;
 	for (size_t i = 0; sn && i < sn->nconds; i++) {
-		st->done[i] = kernel(n->cx->s, b, sn->conds[i], sel, &nsel, base, end, all);
+		st->done[i] = kernel(b, sn->conds[i], sel, &nsel, base, end, all);
 		all = all && !st->done[i];
 	}
 	if (all)

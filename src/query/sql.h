@@ -72,6 +72,11 @@ struct vgq_sql_program {
 	struct vgq_sql_stmt *stmts;
 };
 
+/* An unsigned column (numeric(20,0)) as the int8 that keeps its order and equality:
+ * minus 2^63. Two unsigned values compare equal in this form, which the GiST index of
+ * `vigil store --index` on (key, valid time) holds. printf format of the column's SQL. */
+#define VGQ_SQL_UINT_KEY "((%s - 9223372036854775808)::int8)"
+
 /* A catalog with no relations; relations are added with vgq_sql_catalog_add. */
 struct vgq_sql_catalog *vgq_sql_catalog_new(const char *schema);
 void vgq_sql_catalog_free(struct vgq_sql_catalog *c);

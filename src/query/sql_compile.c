@@ -218,6 +218,12 @@ static bool when_conjuncts(struct sqlc *c, const struct tquel_expr *e, const cha
 static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql_stmt *out)
 {
 	const struct tquel_retrieve *r = &st->u.retrieve;
+	if (r->asof.at) { /* transaction time is the trace's (asof.c); the store keeps none */
+		sqlc_error(c, &r->asof.loc,
+		           "as of is not available on the store: it keeps each tuple's valid "
+		           "time, not when it was recorded; run the statement on the trace");
+		return false;
+	}
 	if (!result_name(c, st, out))
 		return false;
 	c->nouter = tquel_outer_names(r, c->outer_names, VGQ_SQL_MAX_VARS);

@@ -62,6 +62,11 @@ static bool compare(struct sqlc *c, const struct tquel_expr *e, const struct sql
 	const char *op = ops[e->kind - TQ_EQ];
 	enum sql_type a = x->type, b = y->type;
 	out->type = ST_BOOL;
+	if (a == ST_UINT && b == ST_UINT && eq) { /* in the form the keyed GiST index holds */
+		out->sql = sqlc_printf(c, "(" VGQ_SQL_UINT_KEY " %s " VGQ_SQL_UINT_KEY ")", x->sql,
+		                       op, y->sql);
+		return true;
+	}
 	if (numeric(a) && numeric(b)) {
 		out->sql = sqlc_printf(c, "(%s %s %s)", x->sql, op, y->sql);
 		return true;

@@ -81,11 +81,16 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 			synth_at = ev->ts - (int64_t)ev->clock_value + (int64_t)ev->values[0].u;
 			continue;
 		}
+		int64_t recorded = ev->ts;
 		if (synth_stream && ev->stream == synth_stream) {
 			synthesized = *ev;
 			synthesized.ts = synth_at;
 			ev = &synthesized;
 			synth_stream = NULL;
+		}
+		if (o && o->has_until && recorded > o->until) { /* recorded after: not yet known */
+			dropped = true;
+			continue;
 		}
 		if (o && o->keep && !o->keep(o->keep_arg, ev)) {
 			dropped = true;

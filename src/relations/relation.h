@@ -132,6 +132,11 @@ struct vgq_build_options {
 	/* Stop after this many events read (kept or not): a prefix of the trace, as a live
 	 * reader would have seen it (0: all). */
 	uint64_t max_events;
+	/* Keep only the events recorded at or before `until` (their recording time: a
+	 * synthesized event's valid time may be earlier): the trace as it stood then
+	 * (TQuel's `as of`). false: all. */
+	bool has_until;
+	int64_t until;
 };
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
                                              const struct vgq_build_options *o);

@@ -99,8 +99,9 @@ int vgs_pg_run(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *show_sq
 
 /* vigil store --index: B-tree indexes on every relation table's valid time, entity
  * identities and strings (docs/tquel-sql.md, "Indexes"), then ANALYZE; idempotent.
- * Adds the indexes asked for to *made (existing ones included). */
-int vgs_pg_index(struct vgs_pg *pg, uint64_t *made, char *err, size_t errsize);
+ * Adds the indexes asked for to *made (existing ones included). Without the extension
+ * btree_gist the keyed GiST indexes are left out, said on stderr unless quiet. */
+int vgs_pg_index(struct vgs_pg *pg, bool quiet, uint64_t *made, char *err, size_t errsize);
 
 /* Prints each retrieve's SQL and the plan PostgreSQL chooses for it (EXPLAIN); retrieve
  * into tables are made for the later statements' plans and rolled back. */

@@ -140,6 +140,13 @@ struct tquel_valid {
 	struct tquel_expr *at, *from, *to; /* temporal expressions */
 };
 
+/* as of E [through E2]: TQuel's rollback to what was recorded (transaction time) at E,
+ * or at some instant from E to E2; event expressions over temporal constants. */
+struct tquel_asof {
+	struct tquel_loc loc;            /* the whole clause; line 0 when absent */
+	struct tquel_expr *at, *through; /* at is NULL when absent; through may be NULL */
+};
+
 enum tquel_stmt_kind { TQ_RANGE, TQ_RETRIEVE };
 
 struct tquel_range {
@@ -159,6 +166,7 @@ struct tquel_retrieve {
 	struct tquel_valid valid;
 	struct tquel_expr *where; /* NULL when absent */
 	struct tquel_expr *when;  /* NULL when absent */
+	struct tquel_asof asof;
 };
 
 struct tquel_stmt {

@@ -190,7 +190,29 @@ static bool parse_valid(struct parser *p, struct tquel_valid *v)
 	return v->to != NULL;
 }
 
-/* retrieve [into] [NAME] (targets) {valid | where | when}, each clause at most once */
+/* A word spelled `w` (any case), keyword or not: `as` and `through` are words only
+ * there, so that they still name variables and attributes. */
+static bool at_word(const struct tquel_token *t, const char *w)
+{
+	size_t n = strlen(w);
+	return t->kind == TT_WORD && t->len == n && !strncasecmp(t->start, w, n);
+}
+
+/* as of E [through E2] (after 'as of') */
+static bool parse_asof(struct parser *p, struct tquel_asof *a)
+{
+	if (!(a->at = tq_parse_time(p)))
+		return false;
+	if (at_word(peek(p), "through")) {
+		advance(p);
+		if (!(a->through = tq_parse_time(p)))
+			return false;
+	}
+	return true;
+}
+
+/* retrieve [into] [NAME] (targets) {valid | where | when | as of}, each clause at most
+ * once */
 static bool parse_retrieve(struct parser *p, struct tquel_stmt *s)
 {
 	struct tquel_retrieve *r = &s->u.retrieve;
@@ -212,21 +234,22 @@ static bool parse_retrieve(struct parser *p, struct tquel_stmt *s)
 	}
 	if (!parse_targets(p, r, ctx))
 		return false;
-	struct tquel_loc seen[3] = {{0}};
+	struct tquel_loc seen[4] = {{0}};
 	size_t clause = ctx; /* where the last clause starts */
 	for (;;) {
+		bool asof = at_word(peek(p), "as") && peek2(p)->kw == KW_OF;
 		int which = at_kw(p, KW_VALID)   ? 0
 		            : at_kw(p, KW_WHERE) ? 1
 		            : at_kw(p, KW_WHEN)  ? 2
+		            : asof               ? 3
 		                                 : -1;
 		if (which < 0)
 			break;
 		struct tquel_token *kw = advance(p);
 		if (seen[which].line) {
-			tq_error(p, kw->loc,
-			         "a second '%s' clause (the first is at %u:%u); join "
-			         "conditions with 'and'",
-			         tquel_kw_name(kw->kw), seen[which].line, seen[which].col);
+			tq_error(p, kw->loc, "a second '%s' clause (the first is at %u:%u)%s",
+			         asof ? "as of" : tquel_kw_name(kw->kw), seen[which].line,
+			         seen[which].col, asof ? "" : "; join conditions with 'and'");
 			return false;
 		}
 		seen[which] = kw->loc;
@@ -239,6 +262,12 @@ static bool parse_retrieve(struct parser *p, struct tquel_stmt *s)
 		} else if (which == 1) {
 			if (!(r->where = tq_parse_value(p)))
 				return false;
+		} else if (which == 3) {
+			advance(p); /* of */
+			r->asof.loc = kw->loc;
+			if (!parse_asof(p, &r->asof))
+				return false;
+			r->asof.loc = tq_span(p, r->asof.loc);
 		} else {
 			if (!(r->when = tq_parse_when(p)))
 				return false;
@@ -249,11 +278,11 @@ static bool parse_retrieve(struct parser *p, struct tquel_stmt *s)
 	    (is_operator(t->kind) || t->kind == TT_WORD)) {
 		/* the clause before ended early: say what could have continued it */
 		tq_expected(p, clause,
-		            "an operator, 'valid', 'where', 'when', 'range', 'retrieve' or end "
-		            "of input");
+		            "an operator, 'valid', 'where', 'when', 'as of', 'range', 'retrieve' "
+		            "or end of input");
 		return false;
 	}
-	end_statement(p, ctx, "'valid', 'where', 'when', ");
+	end_statement(p, ctx, "'valid', 'where', 'when', 'as of', ");
 	return !p->failed;
 }
 

@@ -229,6 +229,15 @@ static void print_retrieve(const struct tquel_retrieve *r, FILE *out)
 		tquel_print_expr(r->when, out);
 		fputc('\n', out);
 	}
+	if (r->asof.at) {
+		fputs("  as of ", out);
+		tquel_print_expr(r->asof.at, out);
+		if (r->asof.through) {
+			fputs(" through ", out);
+			tquel_print_expr(r->asof.through, out);
+		}
+		fputc('\n', out);
+	}
 }
 
 void tquel_print_stmt(const struct tquel_stmt *s, FILE *out)

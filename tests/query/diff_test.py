@@ -154,6 +154,38 @@ class Gen:
         self.r = rng
         self.vars = variables
         self.rows = rows
+        self.now = None  # "now" under as of
+
+    def asof(self):
+        """as of (docs/tquel.md "as of"): ("at", at, through, until, now), at and through
+        temporal constants (through may be None). The statement ranges over the trace as
+        recorded up to `until` (through's instant, else at's): tuples that began by then,
+        intervals not yet ended cut at `now`, the last event recorded by then. The instant
+        is one of the trace's events (an end, or an E) where no interval begins, "now" or
+        "forever", so that `now` is known here without every event's time: the instant
+        itself, or the trace's last event."""
+        first, last = self.rows["_span"]
+        r = self.r.random()
+        if r < 0.15:
+            at = ("const", "now", last)
+        elif r < 0.25:
+            at = ("const", "forever", 2**63 - 1)
+        else:
+            begins = {x["b"] for rel in ("A", "B") for x in self.rows[rel]}
+            times = sorted({x["e"] for rel in ("A", "B") for x in self.rows[rel]} |
+                           {x["b"] for x in self.rows["E"]})
+            t = self.r.choice([t for t in times if t not in begins])
+            at = ("const", date_text(t, self.r), t)
+        through = None
+        if self.r.random() < 0.3:  # as of E through at: what at gives
+            through = at
+            if self.r.random() < 0.3:
+                at = ("const", "beginning", -2**63)
+            else:
+                t = self.r.randint(first - 10, min(through[2], last + 10))
+                at = ("const", date_text(t, self.r), t)
+        until = (through or at)[2]
+        return ("at", at, through, until, min(until, last))
 
     def attrs_of(self, typ, vs=None):
         return [(v, a) for v in (vs or self.vars) for a, t in SCHEMA[VARS[v]][1] if t == typ]
@@ -223,12 +255,14 @@ class Gen:
                 self.num(self.r.choice([0, 0, 1, 2])), self.num(self.r.choice([0, 0, 1])))
 
     def constant(self):
-        """A temporal constant ("const", text, ns): "now" (the trace's last event),
-        "beginning", "forever", or a date at or next to one of the trace's times."""
+        """A temporal constant ("const", text, ns): "now" (the trace's last event; under
+        as of, the last event recorded by then), "beginning", "forever", or a date at or
+        next to one of the trace's times."""
         first, last = self.rows["_span"]
         r = self.r.random()
         if r < 0.25:
-            return ("const", self.r.choice(["now", "NOW", "Now"]), last)
+            return ("const", self.r.choice(["now", "NOW", "Now"]),
+                    last if self.now is None else self.now)
         if r < 0.35:
             return ("const", "beginning", -2**63)
         if r < 0.45:
@@ -299,6 +333,17 @@ class Gen:
         return [(a, ("attr", v, a), ("all", i)) for i, a in enumerate(attrs)]
 
     def query(self):
+        asof = None
+        if self.rows and all(VARS[v] in ("A", "B", "E") for v in self.vars) and \
+                self.r.random() < 0.2:
+            asof = self.asof()
+            self.now = asof[4]
+        q = self.statement()
+        q["asof"] = asof
+        self.now = None
+        return q
+
+    def statement(self):
         targets, names = [], set()
         if self.r.random() < 0.1:
             targets = self.all_targets(names)
@@ -437,6 +482,11 @@ def tquel(q, name):
         s += "\n  where %s" % tq_value(q["where"])
     if q["when"]:
         s += "\n  when %s" % tq_pred(q["when"])
+    if q.get("asof"):
+        a = q["asof"]
+        s += "\n  as of %s" % tq_time(a[1])
+        if a[2]:
+            s += " through %s" % tq_time(a[2])
     return s
 
 
@@ -571,12 +621,33 @@ def sql(q):
         conds.append("%s <> 0" % k)
         cols += [b] if result_kind(q, vs) == "event" else [b, e]
     s = "SELECT DISTINCT %s\nFROM %s" % (", ".join(cols), ", ".join(
-        "%s AS %s" % (sql_table(VARS[x]), x) for x in vs))
+        "%s AS %s" % (sql_from(VARS[x], q.get("asof")), x) for x in vs))
     if conds:
         s += "\nWHERE " + "\n  AND ".join(conds)
     if q.get("unique") and result_kind(q, vs) == "interval":
         s = sql_coalesce(s, len(q["targets"]))
     return s
+
+
+def sql_from(rel, asof):
+    """A relation as a statement sees it: as of an instant, its tuples that began by then,
+    an interval not yet ended then cut at the last event recorded by then."""
+    if not asof:
+        return sql_table(rel)
+    cols = []
+    for a, t in SCHEMA[rel][1]:
+        cols += (["%s_name" % a, "%s_id" % a, "%s_disp" % a] if t == "ent" else
+                 [a, "%s_txt" % a] if t == "uint" else [a])
+    return "(SELECT %s MIN(e, %d) AS e FROM %s WHERE b <= %d)" % (
+        "".join(c + ", " for c in cols + ["b"]), asof[4], sql_table(rel), asof[3])
+
+
+def rows_asof(rows, asof):
+    """The Python evaluator's rows as of an instant (sql_from)."""
+    if not asof:
+        return rows
+    return dict(rows, **{rel: [dict(x, e=min(x["e"], asof[4])) for x in rows[rel]
+                               if x["b"] <= asof[3]] for rel in SCHEMA if rel in rows})
 
 
 def sql_coalesce(s, n):
@@ -735,6 +806,7 @@ def py_answer(rows, q, raw=False):
     """The answer as a set of (kind, times..., values...); raw: values as raw_value."""
     vs = variables_of(q)
     kind = result_kind(q, vs)
+    rows = rows_asof(rows, q.get("asof"))
     out = set()
     for combo in itertools.product(*(rows[VARS[v]] for v in vs)):
         env = dict(zip(vs, combo))
@@ -1010,6 +1082,27 @@ def store_both_ways(args, seed, trace, rows, names, queries, text, out):
         return False
     if not meeting_both_ways(args, seed, trace, url, schema):
         return False
+    # as of is refused by the store (it keeps valid times only): those statements are
+    # left out, and one of them must be refused with one line
+    asof = [(n, q) for n, (q, _) in zip(names, queries) if q.get("asof")]
+    if asof:
+        n, q = asof[0]
+        _, p = vigil_answers(args.bin, url, range_lines() + tquel(q, n) + "\n",
+                             ["--schema", schema])
+        if p.returncode != 2 or "as of is not available on the store" not in p.stderr:
+            print("seed %d: %s with as of on the store: exit %d, %s" %
+                  (seed, n, p.returncode, p.stderr[-1000:]))
+            return False
+    # (name over the trace, over the store): an unnamed retrieve is named after its line
+    pairs, text = [], range_lines()
+    for n, (q, _) in zip(names, queries):
+        if q.get("asof"):
+            continue
+        m = "retrieve@%d" % (text.count("\n") + 1) if n.startswith("retrieve@") else n
+        pairs.append((n, m))
+        text += tquel(q, m) + "\n"
+    names, queries = [n for n, _ in pairs], [x for x in queries if not x[0].get("asof")]
+    store_name = dict(pairs)
     got, p = vigil_answers(args.bin, url, text, ["--schema", schema])
     if p.returncode != 0:
         print("seed %d: vigil query %s exited %d:\n%s" % (seed, url, p.returncode,
@@ -1017,7 +1110,7 @@ def store_both_ways(args, seed, trace, rows, names, queries, text, out):
         return False
     ok, bad = True, 0
     for n, (q, a) in zip(names, queries):
-        vt, pt = set(vigil_set(out.get(n, []), q)), vigil_set(got.get(n, []), q)
+        vt, pt = set(vigil_set(out.get(n, []), q)), vigil_set(got.get(store_name[n], []), q)
         if len(pt) != len(set(pt)):
             print("seed %d %s: PostgreSQL printed duplicate tuples" % (seed, n))
             ok = False

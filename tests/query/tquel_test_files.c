@@ -281,6 +281,15 @@ static char *dump_tree(const struct tquel_query *q)
 			dump_expr(f, r->when);
 			fputc(')', f);
 		}
+		if (r->asof.at) {
+			fputs(" (as of ", f);
+			dump_expr(f, r->asof.at);
+			if (r->asof.through) {
+				fputs(" through ", f);
+				dump_expr(f, r->asof.through);
+			}
+			fputc(')', f);
+		}
 		fputs(")\n", f);
 	}
 	fclose(f);

@@ -196,6 +196,8 @@ static void gen_retrieve(struct tquel_arena *a, struct tquel_stmt *s)
 	r->valid.to = gen_time(a, 3);
 	r->where = rnd(3) ? gen_value(a, 5) : NULL;
 	r->when = rnd(3) ? gen_pred(a, 5) : NULL;
+	r->asof.at = rnd(4) == 0 ? gen_time(a, 3) : NULL; /* as of E [through E2] */
+	r->asof.through = r->asof.at && rnd(2) ? gen_time(a, 3) : NULL;
 }
 
 static void assert_expr_equal(const struct tquel_expr *x, const struct tquel_expr *y);
@@ -273,6 +275,8 @@ static void assert_retrieve_equal(const struct tquel_retrieve *x, const struct t
 	}
 	assert_opt_equal(x->where, y->where);
 	assert_opt_equal(x->when, y->when);
+	assert_opt_equal(x->asof.at, y->asof.at);
+	assert_opt_equal(x->asof.through, y->asof.through);
 }
 
 static void test_random_statements(void **state)
