@@ -168,8 +168,8 @@ static const char *const statements[] = {
     "range of J is Job range of M is Mark retrieve unique (M.n) when J overlap M",
     /* one large group swept in time ranges: moving windows, doubles summed (the order of
      * summation is the contributions', wherever a range starts), for ever */
-    "range of M is Mark retrieve (s = sum(M.w for each 5 us), a = avg(M.w for each 20 us), "
-    "x = max(M.w for each 10 us), c = count(M.n for each 3 us))",
+    "range of M is Mark retrieve (s = sum(M.w for each 2 us), a = avg(M.w for each 4 us), "
+    "x = max(M.w for each 1 us), c = count(M.n for each 3 us))",
     "range of J is Job retrieve (s = sum(J.job), u = countU(J.job))",
     /* semi-joins: an existential key, the greatest begin of a precede */
     "range of J is Job range of M is Mark retrieve (J.job) where M.n = J.job",
