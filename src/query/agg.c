@@ -105,8 +105,16 @@ static bool aggregate(const struct bagg *a, struct vx_value *vals, int64_t *b, s
 	}
 }
 
+/* Pieces kept aside (a unit of the sweep's), to be emitted in order later. */
+struct pieces {
+	int64_t *b, *e;
+	struct vx_value *v;
+	size_t n, cap;
+};
+
 struct emitter {
 	struct vgq_relation *rel;
+	struct pieces *to; /* if set, pieces go there instead of rel */
 	const struct vx_value *key;
 	size_t nby;
 	bool have;
@@ -118,6 +126,20 @@ static void flush(struct emitter *m)
 {
 	if (!m->have || m->b >= m->e)
 		return;
+	struct pieces *ps = m->to;
+	if (ps) {
+		if (ps->n == ps->cap) {
+			ps->cap = ps->cap ? 2 * ps->cap : 64;
+			ps->b = vgq_xrealloc(ps->b, ps->cap, sizeof *ps->b);
+			ps->e = vgq_xrealloc(ps->e, ps->cap, sizeof *ps->e);
+			ps->v = vgq_xrealloc(ps->v, ps->cap, sizeof *ps->v);
+		}
+		ps->b[ps->n] = m->b;
+		ps->e[ps->n] = m->e;
+		ps->v[ps->n++] = m->v;
+		m->have = false;
+		return;
+	}
 	size_t t = vgq_relation_append(m->rel, m->b);
 	m->rel->to[t] = m->e;
 	m->rel->open[t] = false;
@@ -148,7 +170,9 @@ static void flush(struct emitter *m)
 	m->have = false;
 }
 
-/* A piece [b, e) with value v: merged with the previous one when equal and adjacent. */
+/* A piece [b, e) with value v: merged with the previous one when equal and adjacent
+ * (merging is associative: a unit's pieces, merged again in order with the next unit's,
+ * give the serial sweep's). */
 static void piece(struct emitter *m, int64_t b, int64_t e, const struct vx_value *v)
 {
 	if (b >= e)
@@ -158,48 +182,6 @@ static void piece(struct emitter *m, int64_t b, int64_t e, const struct vx_value
 		return;
 	}
 	flush(m);
-	m->have = true;
-	m->b = b;
-	m->e = e;
-	m->v = *v;
-}
-
-/* The pieces of one unit of the sweep, adjacent equal ones merged (as the emitter does:
- * merging is associative, so units' pieces merged again in order give the serial run's). */
-struct pieces {
-	struct emitter m; /* .rel unused: flush goes to the array */
-	int64_t *b, *e;
-	struct vx_value *v;
-	size_t n, cap;
-};
-
-static void pieces_flush(struct pieces *ps)
-{
-	struct emitter *m = &ps->m;
-	if (!m->have || m->b >= m->e)
-		return;
-	if (ps->n == ps->cap) {
-		ps->cap = ps->cap ? 2 * ps->cap : 64;
-		ps->b = vgq_xrealloc(ps->b, ps->cap, sizeof *ps->b);
-		ps->e = vgq_xrealloc(ps->e, ps->cap, sizeof *ps->e);
-		ps->v = vgq_xrealloc(ps->v, ps->cap, sizeof *ps->v);
-	}
-	ps->b[ps->n] = m->b;
-	ps->e[ps->n] = m->e;
-	ps->v[ps->n++] = m->v;
-	m->have = false;
-}
-
-static void pieces_add(struct pieces *ps, int64_t b, int64_t e, const struct vx_value *v)
-{
-	struct emitter *m = &ps->m;
-	if (b >= e)
-		return;
-	if (m->have && m->e == b && !vgq_value_order(&m->v, v) && m->v.null == v->null) {
-		m->e = e;
-		return;
-	}
-	pieces_flush(ps);
 	m->have = true;
 	m->b = b;
 	m->e = e;
@@ -261,8 +243,9 @@ struct agg_job {
  * starts). The active ones when the unit starts are those added before lo and not yet
  * removed. */
 static void sweep(const struct agg_job *j, const struct gsweep *g, size_t lo, size_t hi,
-                  struct pieces *out)
+                  struct pieces *to)
 {
+	struct emitter out = {.to = to};
 	const struct bagg *a = j->a;
 	const struct vgq_contrib *c = g->c;
 	const struct point *p = g->p;
@@ -280,7 +263,7 @@ static void sweep(const struct agg_job *j, const struct gsweep *g, size_t lo, si
 	struct vx_value *scratch = vgq_xcalloc(n + 1, sizeof *scratch);
 	int64_t *begins = vgq_xcalloc(n + 1, sizeof *begins);
 	if (lo == 0 && zero && np && p[0].t > first)
-		pieces_add(out, first, p[0].t, &zv);
+		piece(&out, first, p[0].t, &zv);
 	for (size_t i = lo; i < hi;) {
 		int64_t t = p[i].t;
 		for (; i < np && p[i].t == t; i++) {
@@ -312,9 +295,9 @@ static void sweep(const struct agg_job *j, const struct gsweep *g, size_t lo, si
 		}
 		struct vx_value v;
 		if ((nactive || zero) && aggregate(a, scratch, begins, nactive, j->type, &v))
-			pieces_add(out, t, next, &v);
+			piece(&out, t, next, &v);
 	}
-	pieces_flush(out);
+	flush(&out);
 	free(who);
 	free(scratch);
 	free(begins);

@@ -20,35 +20,34 @@ struct part_job {
 	uint32_t *entry;
 };
 
-static size_t part_of(const struct part_job *j, uint64_t h, size_t mask)
+/* Pieces [lo, hi) of the entries: each piece's entries counted per partition (its row
+ * of off), or, once off holds where each piece's entries of each partition go, put there. */
+static void pass(struct part_job *j, size_t lo, size_t hi, bool scatter)
 {
-	return (size_t)((h & mask) >> j->shift);
-}
-
-static void count_piece(void *p, size_t lo, size_t hi)
-{
-	struct part_job *j = p;
-	size_t mask = ((size_t)j->nparts << j->shift) - 1;
-	for (size_t c = lo; c < hi; c++) {
-		size_t *cnt = j->off + c * j->nparts;
-		size_t end = (c + 1) * j->grain < j->n ? (c + 1) * j->grain : j->n;
-		for (size_t i = c * j->grain; i < end; i++)
-			if (j->keep[i])
-				cnt[part_of(j, j->hash[i], mask)]++;
-	}
-}
-
-static void scatter_piece(void *p, size_t lo, size_t hi)
-{
-	struct part_job *j = p;
 	size_t mask = ((size_t)j->nparts << j->shift) - 1;
 	for (size_t c = lo; c < hi; c++) {
 		size_t *at = j->off + c * j->nparts;
 		size_t end = (c + 1) * j->grain < j->n ? (c + 1) * j->grain : j->n;
-		for (size_t i = c * j->grain; i < end; i++)
-			if (j->keep[i])
-				j->entry[at[part_of(j, j->hash[i], mask)]++] = (uint32_t)i;
+		for (size_t i = c * j->grain; i < end; i++) {
+			if (!j->keep[i])
+				continue;
+			size_t p = (size_t)((j->hash[i] & mask) >> j->shift);
+			if (scatter)
+				j->entry[at[p]++] = (uint32_t)i;
+			else
+				at[p]++;
+		}
 	}
+}
+
+static void count_piece(void *p, size_t lo, size_t hi)
+{
+	pass(p, lo, hi, false);
+}
+
+static void scatter_piece(void *p, size_t lo, size_t hi)
+{
+	pass(p, lo, hi, true);
 }
 
 void vgq_hash_partition(struct vgq_session *s, const struct xhash *t, const uint64_t *hash,
