@@ -257,6 +257,28 @@ static void sort_runs(void *p, size_t lo, size_t hi)
 	}
 }
 
+/* One item: fixed sizes inline (a call to memcpy per item would cost more than the
+ * comparison). */
+static inline void copy_item(char *to, const char *from, size_t size)
+{
+	switch (size) {
+	case 4:
+		memcpy(to, from, 4);
+		break;
+	case 8:
+		memcpy(to, from, 8);
+		break;
+	case 16:
+		memcpy(to, from, 16);
+		break;
+	case 24:
+		memcpy(to, from, 24);
+		break;
+	default:
+		memcpy(to, from, size);
+	}
+}
+
 static void merge_pairs(void *p, size_t lo, size_t hi)
 {
 	struct sort_job *j = p;
@@ -271,7 +293,7 @@ static void merge_pairs(void *p, size_t lo, size_t hi)
 		/* ties to the left run: a stable merge */
 		while (x < m && y < z) {
 			bool right = j->cmp(j->a + y * sz, j->a + x * sz) < 0;
-			memcpy(j->tmp + o++ * sz, j->a + (right ? y++ : x++) * sz, sz);
+			copy_item(j->tmp + o++ * sz, j->a + (right ? y++ : x++) * sz, sz);
 		}
 		memcpy(j->tmp + o * sz, j->a + x * sz, (m - x) * sz);
 		o += m - x;
