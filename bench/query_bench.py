@@ -587,17 +587,23 @@ def main():
                 st = stats["statements"][-1]
                 vr["runs"].append({"wall_s": wall, "build_ns": stats.get("build_ns"),
                                    "exec_ns": st["exec_ns"], "tuples": st["tuples"],
+                                   "exec_cpu_ns": st.get("exec_cpu_ns"),
                                    "peak_state": st.get("peak_state"),
                                    "max_rss": stats.get("max_rss_kb", 0) * 1024 or rss,
                                    "status": rc})
-                say("  vigil  %d thread%s: exec %s, wall %s, %d tuples, peak_state %s"
+                say("  vigil  %d thread%s: exec %s (CPU %s), wall %s, %d tuples, peak_state %s"
                     % (nthreads, "s" if nthreads > 1 else "", fmt_s(st["exec_ns"] / 1e9),
-                       fmt_s(wall), st["tuples"], st.get("peak_state")))
+                       fmt_s(st.get("exec_cpu_ns", 0) / 1e9), fmt_s(wall), st["tuples"],
+                       st.get("peak_state")))
                 if not checked and best:
                     checked = True
                     failed |= not check(db, best_sql, q, out_path, st["tuples"], vr)
             if vr["runs"]:
                 vr["exec_ns"] = min(x["exec_ns"] for x in vr["runs"])
+                # the CPU of the run whose exec was best (a loaded machine shows as wall
+                # time well above it)
+                vr["exec_cpu_ns"] = min(vr["runs"], key=lambda x: x["exec_ns"]).get("exec_cpu_ns")
+                vr["load"] = os.getloadavg()[0]
                 vr["wall_s"] = min(x["wall_s"] for x in vr["runs"])
                 vr["build_ns"] = min(x["build_ns"] for x in vr["runs"] if x["build_ns"])
                 vr["peak_state"] = max(x["peak_state"] or 0 for x in vr["runs"])
@@ -780,6 +786,18 @@ def report(res):
             speed = "%.2f×" % (ex[0] / ex[-1]) if ex[0] and ex[-1] else "-"
             print("| %s | %s | %s | %s |" % (q["name"], " | ".join(
                 fmt_s(e / 1e9) if e else "-" for e in ex), " | ".join(ratios), speed))
+        print("\nCPU time of those runs (all threads, `exec_cpu_ns`; wall well above CPU / "
+              "threads means the threads waited for a core) and the 1-minute load then:\n")
+        print("| query | " + " | ".join("CPU, %d thread%s" % (n, "s" if n > 1 else "")
+                                        for n in counts) + " | load |")
+        print("|---|" + "---:|" * (len(counts) + 1))
+        for q in res["queries"]:
+            vt = q.get("vigil_threads", {})
+            cpu = [vt.get(str(n), {}).get("exec_cpu_ns") for n in counts]
+            loads = [vt.get(str(n), {}).get("load") for n in counts]
+            print("| %s | %s | %s |" % (q["name"], " | ".join(
+                fmt_s(c / 1e9) if c else "-" for c in cpu),
+                " / ".join("%.0f" % x for x in loads if x is not None)))
     for q in res["queries"]:
         rate = q.get("vigil", {}).get("scan_tuples_per_s")
         if rate:

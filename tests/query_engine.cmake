@@ -23,7 +23,7 @@ target_include_directories(test_query_parallel PRIVATE ${CMAKE_SOURCE_DIR}/src
                            ${CMAKE_SOURCE_DIR}/tests/unit)
 target_link_libraries(test_query_parallel PRIVATE vigil_query reader_tracegen)
 add_test(NAME query.parallel COMMAND test_query_parallel)
-set_tests_properties(query.parallel PROPERTIES LABELS "sanitize;query" TIMEOUT 300)
+set_tests_properties(query.parallel PROPERTIES LABELS "sanitize;query" TIMEOUT 600)
 include(CheckCSourceCompiles)
 set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
 set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
@@ -46,6 +46,6 @@ if(VIGIL_HAVE_TSAN AND NOT VIGIL_SANITIZE)
   target_link_options(test_query_parallel_tsan PRIVATE -fsanitize=thread)
   target_link_libraries(test_query_parallel_tsan PRIVATE vigil_query reader_tracegen)
   add_test(NAME query.parallel.tsan COMMAND test_query_parallel_tsan)
-  set_tests_properties(query.parallel.tsan PROPERTIES LABELS query TIMEOUT 300
+  set_tests_properties(query.parallel.tsan PROPERTIES LABELS query TIMEOUT 600
                        ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
 endif()

@@ -383,9 +383,10 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr,
 		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
-		        ",\"exec_ns\":%" PRIu64 ",\"peak_state\":%" PRIu64 "}",
+		        ",\"exec_ns\":%" PRIu64 ",\"exec_cpu_ns\":%" PRIu64
+		        ",\"peak_state\":%" PRIu64 "}",
 		        i ? "," : "", st[i].line, st[i].relation, st[i].tuples, st[i].exec_ns,
-		        st[i].peak_state);
+		        st[i].exec_cpu_ns, st[i].peak_state);
 	fprintf(stderr, "]}}\n");
 }
 

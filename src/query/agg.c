@@ -48,14 +48,6 @@ struct point {
 	bool add;
 };
 
-static int by_time(const void *x, const void *y)
-{
-	const struct point *a = x, *c = y;
-	if (a->t != c->t)
-		return a->t < c->t ? -1 : 1;
-	return a->add - c->add; /* removals first */
-}
-
 static int by_value(const void *x, const void *y)
 {
 	return vgq_value_order(x, y);
@@ -113,8 +105,16 @@ static bool aggregate(const struct bagg *a, struct vx_value *vals, int64_t *b, s
 	}
 }
 
+/* Pieces kept aside (a unit of the sweep's), to be emitted in order later. */
+struct pieces {
+	int64_t *b, *e;
+	struct vx_value *v;
+	size_t n, cap;
+};
+
 struct emitter {
 	struct vgq_relation *rel;
+	struct pieces *to; /* if set, pieces go there instead of rel */
 	const struct vx_value *key;
 	size_t nby;
 	bool have;
@@ -126,6 +126,20 @@ static void flush(struct emitter *m)
 {
 	if (!m->have || m->b >= m->e)
 		return;
+	struct pieces *ps = m->to;
+	if (ps) {
+		if (ps->n == ps->cap) {
+			ps->cap = ps->cap ? 2 * ps->cap : 64;
+			ps->b = vgq_xrealloc(ps->b, ps->cap, sizeof *ps->b);
+			ps->e = vgq_xrealloc(ps->e, ps->cap, sizeof *ps->e);
+			ps->v = vgq_xrealloc(ps->v, ps->cap, sizeof *ps->v);
+		}
+		ps->b[ps->n] = m->b;
+		ps->e[ps->n] = m->e;
+		ps->v[ps->n++] = m->v;
+		m->have = false;
+		return;
+	}
 	size_t t = vgq_relation_append(m->rel, m->b);
 	m->rel->to[t] = m->e;
 	m->rel->open[t] = false;
@@ -156,7 +170,9 @@ static void flush(struct emitter *m)
 	m->have = false;
 }
 
-/* A piece [b, e) with value v: merged with the previous one when equal and adjacent. */
+/* A piece [b, e) with value v: merged with the previous one when equal and adjacent
+ * (merging is associative: a unit's pieces, merged again in order with the next unit's,
+ * give the serial sweep's). */
 static void piece(struct emitter *m, int64_t b, int64_t e, const struct vx_value *v)
 {
 	if (b >= e)
@@ -172,82 +188,198 @@ static void piece(struct emitter *m, int64_t b, int64_t e, const struct vx_value
 	m->v = *v;
 }
 
-static void group(const struct bagg *a, struct vgq_contrib *c, size_t n, struct emitter *m,
-                  enum vx_type type)
+/* A total order of the points: by time, removals first, then by contribution. */
+static int by_time(const void *x, const void *y)
 {
+	const struct point *a = x, *c = y;
+	if (a->t != c->t)
+		return a->t < c->t ? -1 : 1;
+	if (a->add != c->add)
+		return a->add - c->add;
+	return a->c < c->c ? -1 : a->c > c->c;
+}
+
+/* The begins and ends of a group's contributions (an end moved by a window's span). */
+static struct point *points_of(const struct bagg *a, const struct vgq_contrib *c, size_t n,
+                               size_t *np)
+{
+	struct point *p = vgq_xcalloc(2 * n + 1, sizeof *p);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		p[k++] = (struct point){c[i].b, i, true};
+		if (a->window == TQ_INSTANT)
+			p[k++] = (struct point){c[i].e, i, false};
+		else if (a->window == TQ_SPAN) /* valid at some instant of (t - span, t] */
+			p[k++] = (struct point){c[i].e > INT64_MAX - a->span_ns + 1
+			                            ? INT64_MAX
+			                            : c[i].e + a->span_ns - 1,
+			                        i, false};
+	}
+	*np = k;
+	return p;
+}
+
+/* One group's sweep, shared by its units. */
+struct gsweep {
+	const struct vgq_contrib *c;
+	size_t n, np;
+	struct point *p;         /* sorted by by_time */
+	size_t *addpos, *rempos; /* per contribution: its points' places (SIZE_MAX: none) */
+};
+
+struct agg_job {
+	struct vgq_session *s;
+	const struct bagg *a;
+	enum vx_type type;
+	struct gsweep *groups;
+	struct unit {
+		size_t group, lo, hi; /* the group's points [lo, hi); hi 0: all, points its own */
+		struct pieces out;
+	} * units;
+};
+
+/* Points [lo, hi) of group g swept: at each instant the aggregate over the contributions
+ * valid then, in contribution order (so a sum is added up in one order, wherever a unit
+ * starts). The active ones when the unit starts are those added before lo and not yet
+ * removed. */
+static void sweep(const struct agg_job *j, const struct gsweep *g, size_t lo, size_t hi,
+                  struct pieces *to)
+{
+	struct emitter out = {.to = to};
+	const struct bagg *a = j->a;
+	const struct vgq_contrib *c = g->c;
+	const struct point *p = g->p;
+	size_t n = g->n, np = g->np;
 	const struct vgq_database *db = a->inner->db; /* the session's, or as of an instant */
 	int64_t first = db ? db->first : 0, horizon = db ? db->last + 1 : 1;
 	/* count and any have a value (0) where nothing is valid */
 	bool zero = a->fn == TQ_COUNT || a->fn == TQ_ANY;
 	struct vx_value zv = {.type = VX_INT};
-	struct point *p = vgq_xcalloc(2 * n, sizeof *p);
-	size_t np = 0;
-	for (size_t i = 0; i < n; i++) {
-		p[np++] = (struct point){c[i].b, i, true};
-		if (a->window == TQ_INSTANT)
-			p[np++] = (struct point){c[i].e, i, false};
-		else if (a->window == TQ_SPAN) /* valid at some instant of (t - span, t] */
-			p[np++] = (struct point){c[i].e > INT64_MAX - a->span_ns + 1
-			                             ? INT64_MAX
-			                             : c[i].e + a->span_ns - 1,
-			                         i, false};
-	}
-	qsort(p, np, sizeof *p, by_time);
-	struct vx_value *active = vgq_xcalloc(n + 1, sizeof *active);
-	size_t *where = vgq_xcalloc(n + 1, sizeof *where); /* contribution -> slot */
-	size_t *who = vgq_xcalloc(n + 1, sizeof *who);     /* slot -> contribution */
+	size_t *who = vgq_xcalloc(n + 1, sizeof *who); /* the active contributions, ascending */
 	size_t nactive = 0;
+	if (lo > 0)
+		for (size_t ci = 0; ci < n; ci++)
+			if (g->addpos[ci] < lo && g->rempos[ci] >= lo)
+				who[nactive++] = ci;
 	struct vx_value *scratch = vgq_xcalloc(n + 1, sizeof *scratch);
 	int64_t *begins = vgq_xcalloc(n + 1, sizeof *begins);
-	int64_t at = first;
-	if (zero && p[0].t > first)
-		piece(m, first, p[0].t, &zv);
-	for (size_t i = 0; i < np;) {
+	if (lo == 0 && zero && np && p[0].t > first)
+		piece(&out, first, p[0].t, &zv);
+	for (size_t i = lo; i < hi;) {
 		int64_t t = p[i].t;
 		for (; i < np && p[i].t == t; i++) {
-			size_t ci = p[i].c;
+			size_t ci = p[i].c, at = 0, z = nactive;
+			while (at < z) { /* where ci is (or goes) among the active */
+				size_t mid = at + (z - at) / 2;
+				if (who[mid] < ci)
+					at = mid + 1;
+				else
+					z = mid;
+			}
 			if (p[i].add) {
-				where[ci] = nactive;
-				who[nactive] = ci;
-				active[nactive++] = c[ci].arg;
-			} else { /* swap-remove */
-				size_t slot = where[ci], last = --nactive;
-				active[slot] = active[last];
-				who[slot] = who[last];
-				where[who[slot]] = slot;
+				memmove(who + at + 1, who + at, (nactive - at) * sizeof *who);
+				who[at] = ci;
+				nactive++;
+			} else if (at < nactive && who[at] == ci) {
+				memmove(who + at, who + at + 1, (nactive - at - 1) * sizeof *who);
+				nactive--;
 			}
 		}
-		at = t;
-		if (at >= horizon)
+		if (t >= horizon)
 			break;
 		int64_t next = i < np && p[i].t < horizon ? p[i].t : horizon;
-		if (next <= at)
-			next = at + 1;
-		memcpy(scratch, active, nactive * sizeof *active);
-		for (size_t k = 0; k < nactive; k++)
+		if (next <= t)
+			next = t + 1;
+		for (size_t k = 0; k < nactive; k++) {
+			scratch[k] = c[who[k]].arg;
 			begins[k] = c[who[k]].b;
-		struct vx_value v;
-		if (nactive || zero) {
-			if (aggregate(a, scratch, begins, nactive, type, &v))
-				piece(m, at, next, &v);
 		}
+		struct vx_value v;
+		if ((nactive || zero) && aggregate(a, scratch, begins, nactive, j->type, &v))
+			piece(&out, t, next, &v);
 	}
-	flush(m);
-	free(p);
-	free(active);
-	free(where);
+	flush(&out);
 	free(who);
 	free(scratch);
 	free(begins);
 }
 
+static void run_units(void *ctx, size_t lo, size_t hi)
+{
+	struct agg_job *j = ctx;
+	for (size_t u = lo; u < hi; u++) {
+		struct unit *un = &j->units[u];
+		struct gsweep *g = &j->groups[un->group];
+		if (un->hi) {
+			sweep(j, g, un->lo, un->hi, &un->out);
+			continue;
+		}
+		/* a small group: one unit, its points its own */
+		struct gsweep own = *g;
+		own.p = points_of(j->a, g->c, g->n, &own.np);
+		qsort(own.p, own.np, sizeof *own.p, by_time);
+		sweep(j, &own, 0, own.np, &un->out);
+		free(own.p);
+	}
+}
+
+static const struct vgq_contrib *g_contrib; /* sorting: the contributions, read only */
+
+/* A total order of the contributions: by key, begin, then arrival. */
+static int by_key_then_arrival(const void *x, const void *y)
+{
+	size_t i = *(const size_t *)x, k = *(const size_t *)y;
+	int o = by_key(&g_contrib[i], &g_contrib[k]);
+	return o ? o : (i < k ? -1 : i > k);
+}
+
+#define AGG_SPLIT_MIN 1024 /* contributions of a group below which one unit sweeps it */
+
+/* Cuts a large group's sweep into units of whole instants, its points shared. */
+static size_t split_group(struct vgq_session *s, const struct bagg *a, struct gsweep *g, size_t gi,
+                          struct unit *units)
+{
+	g->p = points_of(a, g->c, g->n, &g->np);
+	vgq_parallel_sort(s, g->p, g->np, sizeof *g->p, by_time, NULL);
+	g->addpos = vgq_xcalloc(g->n, sizeof *g->addpos);
+	g->rempos = vgq_xcalloc(g->n, sizeof *g->rempos);
+	for (size_t ci = 0; ci < g->n; ci++)
+		g->rempos[ci] = SIZE_MAX;
+	for (size_t i = 0; i < g->np; i++)
+		(g->p[i].add ? g->addpos : g->rempos)[g->p[i].c] = i;
+	size_t k = 8 * (size_t)vgq_session_threads(s), nu = 0, lo = 0;
+	if (k > g->np / 1024)
+		k = g->np / 1024 ? g->np / 1024 : 1;
+	for (size_t u = 1; u <= k && lo < g->np; u++) {
+		size_t hi = u == k ? g->np : u * g->np / k;
+		while (hi < g->np && hi > lo && g->p[hi].t == g->p[hi - 1].t)
+			hi++;
+		if (hi <= lo)
+			continue;
+		units[nu++] = (struct unit){.group = gi, .lo = lo, .hi = hi};
+		lo = hi;
+	}
+	return nu;
+}
+
 void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n)
 {
-	(void)s; /* the time line is the statement's database's (as of: its own) */
 	size_t nby = a->nby;
 	g_nby = nby;
-	if (n > 1) /* no contributions: c may be NULL, which qsort must not get */
-		qsort(c, n, sizeof *c, by_key);
+	if (n > 1) { /* no contributions: c may be NULL */
+		size_t *order = vgq_xcalloc(n, sizeof *order);
+		for (size_t i = 0; i < n; i++)
+			order[i] = i;
+		g_contrib = c;
+		vgq_parallel_sort(s, order, n, sizeof *order, by_key_then_arrival, NULL);
+		g_contrib = NULL;
+		struct vgq_contrib *sorted = vgq_xcalloc(n, sizeof *sorted);
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = c[order[i]];
+		memcpy(c, sorted, n * sizeof *c);
+		free(sorted);
+		free(order);
+	}
 	enum vx_type type;
 	switch (a->rel->attrs[nby].type) {
 	case VGQ_UINT:
@@ -270,13 +402,52 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 		piece(&m, db->first, db->last + 1, &zv);
 		flush(&m);
 	}
+	/* the groups, then the units of work: a small group one, a large one cut by time
+	 * (only with workers to share them: one thread sweeps each group whole) */
+	size_t ngroups = 0;
+	struct gsweep *groups = vgq_xcalloc(n + 1, sizeof *groups);
 	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-		while (j < n && !by_key_eq(&c[i], &c[j], nby))
-			j++;
-		m.key = c[i].key;
-		group(a, c + i, j - i, &m, type);
-		i = j;
+		size_t k = i + 1;
+		while (k < n && !by_key_eq(&c[i], &c[k], nby))
+			k++;
+		groups[ngroups++] = (struct gsweep){.c = c + i, .n = k - i};
+		i = k;
 	}
+	bool split = vgq_session_threads(s) > 1;
+	size_t cap = ngroups + 1, nunits = 0;
+	struct unit *units = vgq_xcalloc(cap, sizeof *units);
+	for (size_t gi = 0; gi < ngroups; gi++) {
+		if (!split || groups[gi].n < AGG_SPLIT_MIN) {
+			units[nunits++] = (struct unit){.group = gi};
+			continue;
+		}
+		size_t most = 8 * (size_t)vgq_session_threads(s);
+		units = vgq_xrealloc(units, cap + most, sizeof *units);
+		cap += most;
+		nunits += split_group(s, a, &groups[gi], gi, units + nunits);
+	}
+	struct agg_job j = {s, a, type, groups, units};
+	vgq_parallel_for(s, nunits, 1, run_units, &j);
+	/* the units' pieces in order, merged again where units meet */
+	for (size_t u = 0; u < nunits; u++) {
+		struct unit *un = &units[u];
+		if (u == 0 || units[u - 1].group != un->group) {
+			flush(&m);
+			m.key = groups[un->group].c[0].key;
+		}
+		for (size_t k = 0; k < un->out.n; k++)
+			piece(&m, un->out.b[k], un->out.e[k], &un->out.v[k]);
+		free(un->out.b);
+		free(un->out.e);
+		free(un->out.v);
+	}
+	flush(&m);
+	for (size_t gi = 0; gi < ngroups; gi++) {
+		free(groups[gi].p);
+		free(groups[gi].addpos);
+		free(groups[gi].rempos);
+	}
+	free(groups);
+	free(units);
 	vgq_relation_finish(a->rel, db ? db->last : 0);
 }

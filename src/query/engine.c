@@ -47,6 +47,13 @@ const struct vgq_stat *vgq_session_stats(const struct vgq_session *s, size_t *n)
 	return s->stats;
 }
 
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -152,7 +159,7 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 		return nerrors;
 	for (size_t i = 0; i < nplans; i++) {
 		struct bstmt *b = plans[i]->stmt;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = now_ns(), c0 = cpu_ns();
 		s->peak_state = 0;
 		if (!evaluate(s, plans[i], i == 0)) {
 			fprintf(
@@ -165,8 +172,9 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 			return 1;
 		}
 		s->stats = vgq_xrealloc(s->stats, s->nstats + 1, sizeof *s->stats);
-		s->stats[s->nstats++] = (struct vgq_stat){
-		    b->src->loc.line, b->label, b->out->ntuples, now_ns() - t0, s->peak_state};
+		s->stats[s->nstats++] =
+		    (struct vgq_stat){b->src->loc.line, b->label,      b->out->ntuples,
+		                      now_ns() - t0,    s->peak_state, cpu_ns() - c0};
 		if (emit && emit(ctx, b->out) != 0)
 			break;
 	}

@@ -37,6 +37,7 @@ struct vgq_stat {
 	uint32_t line;
 	const char *relation;
 	uint64_t tuples, exec_ns, peak_state;
+	uint64_t exec_cpu_ns; /* CPU time of the whole process meanwhile (all its threads) */
 };
 
 struct vgq_session;

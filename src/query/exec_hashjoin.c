@@ -97,25 +97,42 @@ static void hash_piece(void *ctx, size_t lo, size_t hi)
 		                          j->rows->rows + i * j->rows->width, kv, &j->hash[i]);
 }
 
-/* The build side's keys hashed by the session's workers, then put in the table in order
- * (so chains, and the order of matches, are the serial build's). */
+struct fill_job {
+	struct xhash *t;
+	const struct vgq_hash_parts *parts;
+	const uint64_t *hash;
+};
+
+static void fill_parts(void *ctx, size_t lo, size_t hi)
+{
+	struct fill_job *j = ctx;
+	for (size_t p = lo; p < hi; p++)
+		for (size_t k = j->parts->start[p]; k < j->parts->start[p + 1]; k++) {
+			uint32_t e = j->parts->entry[k];
+			vgq_xhash_add(j->t, e, j->hash[e]);
+		}
+}
+
+/* The build side's keys hashed by the session's workers, then put in the table in entry
+ * order, partition by partition (so chains, and the order of matches, are the serial
+ * build's). */
 static void build(struct xnode *n, struct hashjoin *st)
 {
 	struct vgq_session *s = n->cx->s;
 	vgq_rows_collect(n->r, &st->right);
-	size_t nr = st->right.n, built = 0;
+	size_t nr = st->right.n;
 	vgq_xhash_init(&st->table, nr);
 	struct hash_job j = {n->cx->b, n->p, &st->right, vgq_xcalloc(nr + 1, sizeof *j.hash),
 	                     vgq_xcalloc(nr + 1, sizeof *j.keyed)};
 	vgq_parallel_for(s, nr, vgq_grain(s, nr, 16, 16384), hash_piece, &j);
-	for (size_t i = 0; i < nr; i++)
-		if (j.keyed[i]) {
-			vgq_xhash_add(&st->table, (uint32_t)i, j.hash[i]);
-			built++;
-		}
+	struct vgq_hash_parts parts;
+	vgq_hash_partition(s, &st->table, j.hash, j.keyed, nr, &parts);
+	struct fill_job f = {&st->table, &parts, j.hash};
+	vgq_parallel_for(s, parts.nparts, 1, fill_parts, &f);
+	vgq_note_state(s, parts.start[parts.nparts]);
+	vgq_hash_parts_free(&parts);
 	free(j.hash);
 	free(j.keyed);
-	vgq_note_state(s, built);
 	st->built = true;
 }
 

@@ -123,6 +123,11 @@ void vgq_rows_collect(struct xnode *child, struct xrows *out);
 size_t vgq_grain(const struct vgq_session *s, size_t n, size_t lo, size_t hi);
 void vgq_parallel_for(struct vgq_session *s, size_t n, size_t grain,
                       void (*fn)(void *ctx, size_t lo, size_t hi), void *ctx);
+/* Sorts n items of `size` bytes: runs sorted by the workers with `sort` (qsort by cmp when
+ * NULL), then merged pairwise by cmp, ties to the earlier run. With a total order, or
+ * stable sorts, the result is the serial sort's at every thread count. */
+void vgq_parallel_sort(struct vgq_session *s, void *base, size_t n, size_t size,
+                       int (*cmp)(const void *, const void *), void (*sort)(void *base, size_t n));
 
 /* The operators. */
 extern const struct xops vgq_scan_ops, vgq_select_ops, vgq_tselect_ops, vgq_product_ops,
@@ -147,6 +152,18 @@ void vgq_xhash_free(struct xhash *t);
  * the right side's rows and the hash table on them (NULL: none). A worker's clone (fork)
  * borrows the original's and frees neither: false then, else true. */
 bool vgq_build_free(struct xrows *right, struct xhash *table, bool borrowed);
+/* exec_hashbuild.c: the entries i < n with keep[i], grouped by the range of t's buckets
+ * (partition) their hash falls in, each partition's in entry order: each partition can be
+ * filled by one worker and every chain comes out as the serial build's (one partition
+ * at one thread). */
+struct vgq_hash_parts {
+	uint32_t *entry; /* partition p: entry[start[p]] .. entry[start[p + 1] - 1] */
+	size_t *start;
+	size_t nparts;
+};
+void vgq_hash_partition(struct vgq_session *s, const struct xhash *t, const uint64_t *hash,
+                        const bool *keep, size_t n, struct vgq_hash_parts *out);
+void vgq_hash_parts_free(struct vgq_hash_parts *p);
 /* The key values of one binding; false if one is null (it matches nothing). */
 bool vgq_keys_of(const struct bstmt *b, struct bx *const *keys, size_t nkeys, const uint32_t *row,
                  struct vx_value *out, uint64_t *hash);

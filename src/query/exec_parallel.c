@@ -236,3 +236,97 @@ void vgq_parallel_for(struct vgq_session *s, size_t n, size_t grain,
 	struct range_job j = {n, grain, 0, fn, ctx};
 	vg_pool_run(s->pool, range_work, &j);
 }
+
+/* Parallel sort: runs sorted by the workers, then merged pairwise. */
+struct sort_job {
+	char *a, *tmp;
+	size_t n, size, run; /* run: the sorted runs' length in a merge round */
+	int (*cmp)(const void *, const void *);
+	void (*sort)(void *base, size_t n);
+};
+
+static void sort_runs(void *p, size_t lo, size_t hi)
+{
+	struct sort_job *j = p;
+	for (size_t c = lo; c < hi; c++) {
+		size_t a = c * j->run, z = a + j->run < j->n ? a + j->run : j->n;
+		if (j->sort)
+			j->sort(j->a + a * j->size, z - a);
+		else
+			qsort(j->a + a * j->size, z - a, j->size, j->cmp);
+	}
+}
+
+/* One item: fixed sizes inline (a call to memcpy per item would cost more than the
+ * comparison). */
+static inline void copy_item(char *to, const char *from, size_t size)
+{
+	switch (size) {
+	case 4:
+		memcpy(to, from, 4);
+		break;
+	case 8:
+		memcpy(to, from, 8);
+		break;
+	case 16:
+		memcpy(to, from, 16);
+		break;
+	case 24:
+		memcpy(to, from, 24);
+		break;
+	default:
+		memcpy(to, from, size);
+	}
+}
+
+static void merge_pairs(void *p, size_t lo, size_t hi)
+{
+	struct sort_job *j = p;
+	size_t sz = j->size;
+	for (size_t c = lo; c < hi; c++) {
+		size_t a = c * 2 * j->run, m = a + j->run, z = m + j->run;
+		if (m > j->n)
+			m = j->n;
+		if (z > j->n)
+			z = j->n;
+		size_t x = a, y = m, o = a;
+		/* ties to the left run: a stable merge */
+		while (x < m && y < z) {
+			bool right = j->cmp(j->a + y * sz, j->a + x * sz) < 0;
+			copy_item(j->tmp + o++ * sz, j->a + (right ? y++ : x++) * sz, sz);
+		}
+		memcpy(j->tmp + o * sz, j->a + x * sz, (m - x) * sz);
+		o += m - x;
+		memcpy(j->tmp + o * sz, j->a + y * sz, (z - y) * sz);
+	}
+}
+
+#define SORT_PARALLEL_MIN 64 /* items below which one thread sorts */
+
+void vgq_parallel_sort(struct vgq_session *s, void *base, size_t n, size_t size,
+                       int (*cmp)(const void *, const void *), void (*sort)(void *base, size_t n))
+{
+	unsigned threads = vgq_session_threads(s);
+	if (threads < 2 || n < SORT_PARALLEL_MIN) {
+		if (sort)
+			sort(base, n);
+		else if (n > 1)
+			qsort(base, n, size, cmp);
+		return;
+	}
+	/* runs of one length (the last shorter), so each merge round pairs runs of one length */
+	size_t run = (n + threads - 1) / threads;
+	struct sort_job j = {base, vgq_xcalloc(n, size), n, size, run, cmp, sort};
+	vgq_parallel_for(s, (n + run - 1) / run, 1, sort_runs, &j);
+	for (; j.run < n; j.run *= 2) {
+		vgq_parallel_for(s, (n + 2 * j.run - 1) / (2 * j.run), 1, merge_pairs, &j);
+		char *t = j.a;
+		j.a = j.tmp;
+		j.tmp = t;
+	}
+	if (j.a != base) {
+		memcpy(base, j.a, n * size);
+		j.tmp = j.a;
+	}
+	free(j.tmp);
+}

@@ -1,7 +1,8 @@
 /* Semi-join for an existential right variable: keeps the left bindings for which some
  * right tuple exists with equal keys and, for a `precede`, the one time per key that can
  * still satisfy it (the least end of the right, or its greatest begin). The right input
- * is materialised into its groups (one representative per distinct key); the left
+ * is materialised into its groups (one representative per distinct key, grouped by the
+ * workers partition by partition of the hash table); the left
  * streams, each batch filtered in place. */
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,8 @@
 
 struct semijoin {
 	struct xrows right;
-	struct xhash table; /* group -> its representative right binding */
-	uint32_t *rep;
-	int64_t *when;
+	struct xhash table; /* the groups, each entered as its first right binding */
+	int64_t *when;      /* per group (its first binding): the least end or greatest begin */
 	struct vx_value *kv, *kg;
 	bool built;
 	bool borrowed; /* a worker's: the groups are the original's */
@@ -27,51 +27,96 @@ static void semijoin_open(struct xnode *n)
 	n->state = st;
 }
 
+struct group_job {
+	const struct bstmt *b;
+	const struct pnode *p;
+	const struct xrows *r;
+	struct xhash *t;
+	uint64_t *hash;
+	bool *keyed;   /* false: a key is null, or the time is nothing */
+	int64_t *when; /* per binding its time; per group (its first binding) the group's */
+	const struct vgq_hash_parts *parts;
+	size_t ngroups; /* atomic */
+};
+
+static void key_piece(void *ctx, size_t lo, size_t hi)
+{
+	struct group_job *j = ctx;
+	const struct pnode *p = j->p;
+	struct vx_value kv[p->nkeys + 1];
+	for (size_t i = lo; i < hi; i++) {
+		const uint32_t *y = j->r->rows + i * j->r->width;
+		j->keyed[i] = vgq_keys_of(j->b, p->rkeys, p->nkeys, y, kv, &j->hash[i]);
+		j->when[i] = 0;
+		if (!j->keyed[i] || p->semi == SEMI_EXISTS)
+			continue;
+		struct binding bd = {y, j->b->vars};
+		struct tval v = vgq_teval(p->rt, &bd);
+		j->keyed[i] = v.kind != TV_NOTHING;
+		j->when[i] = p->semi == SEMI_MIN_END ? v.e : v.b;
+	}
+}
+
+/* The bindings of partitions [lo, hi) into their groups, in binding order: a group is
+ * its first binding, its time the least (greatest) of its bindings'. */
+static void group_parts(void *ctx, size_t lo, size_t hi)
+{
+	struct group_job *j = ctx;
+	const struct pnode *p = j->p;
+	struct xhash *t = j->t;
+	size_t w = j->r->width, groups = 0;
+	struct vx_value kv[p->nkeys + 1], kg[p->nkeys + 1];
+	for (size_t part = lo; part < hi; part++)
+		for (size_t k = j->parts->start[part]; k < j->parts->start[part + 1]; k++) {
+			uint32_t i = j->parts->entry[k];
+			uint64_t h = j->hash[i], hg;
+			vgq_keys_of(j->b, p->rkeys, p->nkeys, j->r->rows + (size_t)i * w, kv, &hg);
+			uint32_t g = 0;
+			for (uint32_t e = t->head[h & t->mask]; e && !g; e = t->next[e - 1]) {
+				if (t->hash[e - 1] != h)
+					continue;
+				vgq_keys_of(j->b, p->rkeys, p->nkeys,
+				            j->r->rows + (size_t)(e - 1) * w, kg, &hg);
+				if (vgq_keys_equal(kv, kg, p->nkeys))
+					g = e;
+			}
+			if (!g) {
+				vgq_xhash_add(t, i, h);
+				groups++;
+			} else if (p->semi == SEMI_MIN_END ? j->when[i] < j->when[g - 1]
+			                                   : j->when[i] > j->when[g - 1]) {
+				j->when[g - 1] = j->when[i];
+			}
+		}
+	__atomic_add_fetch(&j->ngroups, groups, __ATOMIC_RELAXED);
+}
+
+/* Keys and times evaluated by the workers, then the groups formed partition by
+ * partition of the table (exec_hashbuild.c): the same groups at every thread count. */
 static void build(struct xnode *n, struct semijoin *st)
 {
-	const struct pnode *p = n->p;
-	const struct bstmt *b = n->cx->b;
-	size_t w = n->cx->width;
+	struct vgq_session *s = n->cx->s;
 	vgq_rows_collect(n->r, &st->right);
 	const struct xrows *r = &st->right;
-	vgq_xhash_init(&st->table, r->n);
-	struct xhash *t = &st->table;
-	st->rep = vgq_xcalloc(r->n ? r->n : 1, sizeof *st->rep);
-	st->when = vgq_xcalloc(r->n ? r->n : 1, sizeof *st->when);
-	size_t ngroups = 0;
-	for (size_t j = 0; j < r->n; j++) {
-		const uint32_t *y = r->rows + j * w;
-		uint64_t h;
-		if (!vgq_keys_of(b, p->rkeys, p->nkeys, y, st->kv, &h))
-			continue;
-		int64_t tm = 0;
-		if (p->semi != SEMI_EXISTS) {
-			struct binding bd = {y, b->vars};
-			struct tval v = vgq_teval(p->rt, &bd);
-			if (v.kind == TV_NOTHING)
-				continue;
-			tm = p->semi == SEMI_MIN_END ? v.e : v.b;
-		}
-		uint32_t g = 0;
-		for (uint32_t e = t->head[h & t->mask]; e && !g; e = t->next[e - 1]) {
-			uint64_t hg;
-			if (t->hash[e - 1] != h)
-				continue;
-			vgq_keys_of(b, p->rkeys, p->nkeys, r->rows + (size_t)st->rep[e - 1] * w,
-			            st->kg, &hg);
-			if (vgq_keys_equal(st->kv, st->kg, p->nkeys))
-				g = e;
-		}
-		if (!g) {
-			st->rep[ngroups] = (uint32_t)j;
-			st->when[ngroups] = tm;
-			vgq_xhash_add(t, (uint32_t)ngroups, h);
-			ngroups++;
-		} else if (p->semi == SEMI_MIN_END ? tm < st->when[g - 1] : tm > st->when[g - 1]) {
-			st->when[g - 1] = tm;
-		}
-	}
-	vgq_note_state(n->cx->s, ngroups);
+	size_t nr = r->n;
+	vgq_xhash_init(&st->table, nr);
+	st->when = vgq_xcalloc(nr ? nr : 1, sizeof *st->when);
+	struct group_job j = {.b = n->cx->b,
+	                      .p = n->p,
+	                      .r = r,
+	                      .t = &st->table,
+	                      .hash = vgq_xcalloc(nr + 1, sizeof *j.hash),
+	                      .keyed = vgq_xcalloc(nr + 1, sizeof *j.keyed),
+	                      .when = st->when};
+	vgq_parallel_for(s, nr, vgq_grain(s, nr, 16, 16384), key_piece, &j);
+	struct vgq_hash_parts parts;
+	vgq_hash_partition(s, &st->table, j.hash, j.keyed, nr, &parts);
+	j.parts = &parts;
+	vgq_parallel_for(s, parts.nparts, 1, group_parts, &j);
+	vgq_note_state(s, j.ngroups);
+	vgq_hash_parts_free(&parts);
+	free(j.hash);
+	free(j.keyed);
 	st->built = true;
 }
 
@@ -87,8 +132,8 @@ static bool keep(const struct xnode *n, struct semijoin *st, const uint32_t *x)
 		uint64_t hg;
 		if (t->hash[e - 1] != h)
 			continue;
-		vgq_keys_of(b, p->rkeys, p->nkeys,
-		            st->right.rows + (size_t)st->rep[e - 1] * n->cx->width, st->kg, &hg);
+		vgq_keys_of(b, p->rkeys, p->nkeys, st->right.rows + (size_t)(e - 1) * n->cx->width,
+		            st->kg, &hg);
 		if (!vgq_keys_equal(st->kv, st->kg, p->nkeys))
 			continue;
 		if (p->semi == SEMI_EXISTS)
@@ -132,7 +177,6 @@ static void semijoin_close(struct xnode *n)
 	if (!st)
 		return;
 	if (vgq_build_free(&st->right, st->built ? &st->table : NULL, st->borrowed)) {
-		free(st->rep);
 		free(st->when);
 	}
 	free(st->kv);

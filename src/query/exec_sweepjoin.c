@@ -60,8 +60,8 @@ static struct item *items_of(struct vgq_session *s, const struct bstmt *b, const
 	bool sorted = true;
 	for (size_t i = 1; i < k && sorted; i++)
 		sorted = by_begin(&it[i - 1], &it[i]) <= 0;
-	if (!sorted)
-		qsort(it, k, sizeof *it, by_begin);
+	if (!sorted) /* a total order: the same at every thread count */
+		vgq_parallel_sort(s, it, k, sizeof *it, by_begin, NULL);
 	*n = k;
 	return it;
 }

@@ -139,67 +139,9 @@ static void sort_keys(struct order_key *key, size_t n)
 	}
 }
 
-/* Parallel sort: pieces sorted by the workers, then merged pairwise. The order is total
- * (row numbers break ties), so the result is the serial sort's whatever the pieces. */
-struct sort_job {
-	struct order_key *key, *tmp;
-	size_t n, pieces, run; /* run: the sorted runs' length in a merge round */
-};
-
-/* Runs [c * run, (c + 1) * run) for c in [lo, hi), each sorted. */
-static void sort_runs(void *p, size_t lo, size_t hi)
+static void sort_keys_of(void *key, size_t n)
 {
-	struct sort_job *j = p;
-	for (size_t c = lo; c < hi; c++) {
-		size_t a = c * j->run, z = a + j->run < j->n ? a + j->run : j->n;
-		sort_keys(j->key + a, z - a);
-	}
-}
-
-static void merge_pairs(void *p, size_t lo, size_t hi)
-{
-	struct sort_job *j = p;
-	for (size_t c = lo; c < hi; c++) {
-		size_t a = c * 2 * j->run, m = a + j->run, z = m + j->run;
-		if (m > j->n)
-			m = j->n;
-		if (z > j->n)
-			z = j->n;
-		size_t x = a, y = m, o = a;
-		while (x < m && y < z)
-			j->tmp[o++] = by_time_then_values(&j->key[y], &j->key[x]) < 0 ? j->key[y++]
-			                                                              : j->key[x++];
-		memcpy(j->tmp + o, j->key + x, (m - x) * sizeof *j->tmp);
-		o += m - x;
-		memcpy(j->tmp + o, j->key + y, (z - y) * sizeof *j->tmp);
-	}
-}
-
-#define SORT_PARALLEL_MIN 64 /* rows below which one thread sorts */
-
-static void sort_all(struct vgq_session *s, struct order_key *key, size_t n)
-{
-	unsigned threads = vgq_session_threads(s);
-	if (threads < 2 || n < SORT_PARALLEL_MIN) {
-		sort_keys(key, n);
-		return;
-	}
-	/* runs of one length (the last shorter), so each merge round pairs runs of one length */
-	size_t run = (n + threads - 1) / threads;
-	struct sort_job j = {key, vgq_xcalloc(n, sizeof *key), n, (n + run - 1) / run, run};
-	vgq_parallel_for(s, j.pieces, 1, sort_runs, &j);
-	for (; j.run < n; j.run *= 2) {
-		size_t pairs = (n + 2 * j.run - 1) / (2 * j.run);
-		vgq_parallel_for(s, pairs, 1, merge_pairs, &j);
-		struct order_key *t = j.key;
-		j.key = j.tmp;
-		j.tmp = t;
-	}
-	if (j.key != key) {
-		memcpy(key, j.key, n * sizeof *key);
-		j.tmp = j.key;
-	}
-	free(j.tmp);
+	sort_keys(key, n);
 }
 
 struct store_job {
@@ -234,7 +176,7 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 	for (size_t i = 0; i < r->n; i++)
 		key[i] = (struct order_key){r->b[i], r->e[i], (uint32_t)i};
 	sorting = r;
-	sort_all(s, key, r->n);
+	vgq_parallel_sort(s, key, r->n, sizeof *key, by_time_then_values, sort_keys_of);
 	sorting = NULL;
 	/* a set: identical tuples are neighbours now; keep the first of each run */
 	uint32_t *order = vgq_xcalloc(r->n ? r->n : 1, sizeof *order);
@@ -307,18 +249,20 @@ static int by_values_then_time(const void *x, const void *y)
 		return o;
 	if (a->b != c->b)
 		return a->b < c->b ? -1 : 1;
-	return a->e < c->e ? -1 : a->e > c->e;
+	if (a->e != c->e)
+		return a->e < c->e ? -1 : 1;
+	return a->i < c->i ? -1 : a->i > c->i; /* total: the same order at every thread count */
 }
 
 /* retrieve unique over an interval result: value-equivalent tuples whose valid times
  * overlap or meet become one tuple over their union (the maximal intervals of each value). */
-static void coalesce(struct rows *r)
+static void coalesce(struct vgq_session *s, struct rows *r)
 {
 	struct order_key *key = vgq_xcalloc(r->n ? r->n : 1, sizeof *key);
 	for (size_t i = 0; i < r->n; i++)
 		key[i] = (struct order_key){r->b[i], r->e[i], (uint32_t)i};
 	sorting = r;
-	qsort(key, r->n, sizeof *key, by_values_then_time);
+	vgq_parallel_sort(s, key, r->n, sizeof *key, by_values_then_time, NULL);
 	struct rows out = {.width = r->width};
 	for (size_t j = 0; j < r->n;) {
 		int64_t b = key[j].b, e = key[j].e;
@@ -414,7 +358,7 @@ void vgq_result_add_all(struct vgq_session *s, struct vgq_result_acc *acc, const
 void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_result_acc *acc)
 {
 	if (b->unique && !b->result_event)
-		coalesce(&acc->r);
+		coalesce(s, &acc->r);
 	build(s, b->out, b, &acc->r);
 	free(acc->r.b);
 	free(acc->r.e);

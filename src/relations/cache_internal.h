@@ -17,6 +17,7 @@
 #ifndef VIGIL_RELATIONS_CACHE_INTERNAL_H
 #define VIGIL_RELATIONS_CACHE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,28 +44,72 @@ struct vgc_column {
 };
 
 /* A checksum of n bytes (n a multiple of 8 or not): four lanes of running sums of 64-bit
- * words and of those sums (Fletcher's, widened), so a changed, lost or moved word shows. */
-static inline uint64_t vgc_checksum(const void *p, size_t n)
+ * words and of those sums (Fletcher's, widened), so a changed, lost or moved word shows.
+ * It can be computed in pieces (vgc_sums_of, on several threads) and the pieces' sums
+ * combined in order (vgc_sums_then): a lane's running sum a and sum of sums b after m
+ * more words with sum S and sum of prefix sums T are a + S and b + m a + T. */
+struct vgc_sums {
+	uint64_t a[4], b[4];
+	uint64_t rows; /* 32-byte rows summed: each lane's word count */
+};
+
+/* The sums of n bytes (a multiple of 32) from zero. Lanes in scalars so that the
+ * compiler keeps them in registers. */
+static inline struct vgc_sums vgc_sums_of(const void *p, size_t n)
 {
 	const unsigned char *c = p;
-	uint64_t a[4] = {1, 2, 3, 4}, b[4] = {0};
-	size_t i = 0;
-	for (; i + 32 <= n; i += 32) {
+	uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+	for (size_t i = 0; i + 32 <= n; i += 32) {
 		uint64_t w[4];
 		memcpy(w, c + i, sizeof w);
-		for (int k = 0; k < 4; k++) {
-			a[k] += w[k];
-			b[k] += a[k];
-		}
+		a0 += w[0];
+		a1 += w[1];
+		a2 += w[2];
+		a3 += w[3];
+		b0 += a0;
+		b1 += a1;
+		b2 += a2;
+		b3 += a3;
 	}
+	return (struct vgc_sums){{a0, a1, a2, a3}, {b0, b1, b2, b3}, n / 32};
+}
+
+/* The sums of x's bytes followed by y's. */
+static inline struct vgc_sums vgc_sums_then(struct vgc_sums x, const struct vgc_sums *y)
+{
+	for (int k = 0; k < 4; k++) {
+		x.b[k] += y->rows * x.a[k] + y->b[k];
+		x.a[k] += y->a[k];
+	}
+	x.rows += y->rows;
+	return x;
+}
+
+/* The checksum of n bytes whose whole 32-byte rows have the sums s (from zero). */
+static inline uint64_t vgc_checksum_end(struct vgc_sums s, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	static const uint64_t start[4] = {1, 2, 3, 4}; /* the lanes' first running sums */
 	uint64_t tail = n;
-	for (; i < n; i++)
+	for (size_t i = n / 32 * 32; i < n; i++)
 		tail = tail * 31 + c[i];
 	uint64_t h = tail;
-	for (int k = 0; k < 4; k++)
-		h = vgq_mix(h ^ a[k]) + vgq_mix(b[k] + (uint64_t)k);
+	for (int k = 0; k < 4; k++) {
+		uint64_t a = start[k] + s.a[k], b = s.rows * start[k] + s.b[k];
+		h = vgq_mix(h ^ a) + vgq_mix(b + (uint64_t)k);
+	}
 	return h;
 }
+
+static inline uint64_t vgc_checksum(const void *p, size_t n)
+{
+	return vgc_checksum_end(vgc_sums_of(p, n / 32 * 32), p, n);
+}
+
+/* cache_verify.c: do the n columns' bytes (in the mapping at base) have their written
+ * checksums? Checked in pieces on up to vgt_decode_threads() threads, their pages
+ * mapped on the way. */
+bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, size_t n);
 
 /* The size of one value of a column of this type in the file. */
 static inline size_t vgc_value_size(enum vgq_type t)

@@ -199,19 +199,7 @@ static const void *column_data(const struct vgc_map *m, const struct vgc_column 
 {
 	if (!c->offset)
 		return NULL;
-	const uint8_t *p = m->base + c->offset;
-#ifdef MADV_POPULATE_READ /* one call maps the pages: no fault per page */
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)p & ~(page - 1);
-	if (c->size)
-		madvise((void *)start, (uintptr_t)p + c->size - start, MADV_POPULATE_READ);
-#endif
-	return p;
-}
-
-static bool column_ok(const struct vgc_map *m, const struct vgc_column *c)
-{
-	return !c->offset || vgc_checksum(m->base + c->offset, c->size) == c->sum;
+	return m->base + c->offset; /* its pages mapped when it was checked */
 }
 
 /* Texts, bytes and entities as the relation's pointers; false if an offset is wrong. */
@@ -284,10 +272,16 @@ static bool materialize(struct vgc_map *m, struct vgq_relation *r, size_t i,
 		return true;
 	ri->ready = true;
 	ri->made = vgq_xcalloc(r->nattrs, sizeof *ri->made);
-	bool ok = column_ok(m, &ri->from) && column_ok(m, &ri->to) && column_ok(m, &ri->open) &&
-	          column_ok(m, &ri->begin_unknown);
-	for (size_t a = 0; ok && a < r->nattrs; a++)
-		ok = !wanted(rq, r->attrs[a].name) || column_ok(m, &ri->attrs[a].c);
+	const struct vgc_column *check[4 + r->nattrs];
+	const struct vgc_column *times[] = {&ri->from, &ri->to, &ri->open, &ri->begin_unknown};
+	size_t ncheck = 0;
+	for (size_t k = 0; k < 4; k++)
+		if (times[k]->offset)
+			check[ncheck++] = times[k];
+	for (size_t a = 0; a < r->nattrs; a++)
+		if (wanted(rq, r->attrs[a].name) && ri->attrs[a].c.offset)
+			check[ncheck++] = &ri->attrs[a].c;
+	bool ok = vgc_columns_ok(m->base, check, ncheck);
 	r->from = (int64_t *)column_data(m, &ri->from);
 	r->to = (int64_t *)column_data(m, &ri->to);
 	r->open = (bool *)column_data(m, &ri->open);

@@ -5,8 +5,10 @@
  * (short ones, and a few long ones that stay open across many morsels of a sweep), Mark
  * events with a key and a double. The statements cover a selective scan, a hash join, a
  * sweep join with and without keys, a semi-join (precede), a product, aggregates (a
- * double summed: the summation order must not change), retrieve unique, and a statement
- * over the limit on intermediate tuples.
+ * double summed: the summation order must not change; one large group whose sweep is
+ * cut into time ranges), retrieve unique, semi-joins (a precede's least end and greatest
+ * begin, an existential key), a sweep over an input out of time order (sorted in
+ * pieces), and a statement over the limit on intermediate tuples.
  *
  * Built twice: against vigil_query (under ASan in the sanitize build), and as
  * test_query_parallel_tsan with the executor's files compiled under ThreadSanitizer. */
@@ -136,6 +138,16 @@ static const char *const statements[] = {
     "range of J is Job retrieve (n = count(J.job), a = avg(J.job))",
     /* retrieve unique coalesces intervals */
     "range of J is Job range of M is Mark retrieve unique (M.n) when J overlap M",
+    /* one large group swept in time ranges: moving windows, doubles summed (the order of
+     * summation is the contributions', wherever a range starts), for ever */
+    "range of M is Mark retrieve (s = sum(M.w for each 2 us), a = avg(M.w for each 4 us), "
+    "x = max(M.w for each 1 us), c = count(M.n for each 3 us))",
+    "range of J is Job retrieve (s = sum(J.job), u = countU(J.job))",
+    /* semi-joins: an existential key, the greatest begin of a precede */
+    "range of J is Job range of M is Mark retrieve (J.job) where M.n = J.job",
+    "range of J is Job range of M is Mark retrieve (J.job) where M.n = J.job when J precede M",
+    /* a sweep whose input is not in time order (sorted by the workers) */
+    "range of J is Job range of M is Mark retrieve (J.job, M.n) when end of J overlap M",
 };
 
 /* Runs one statement at `threads`; its results into x (the session kept in *s, the

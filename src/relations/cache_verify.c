@@ -1,0 +1,90 @@
+/* The relations cache's columns checked against their checksums before first use, in
+ * pieces shared by threads (a warm query's columns are hundreds of megabytes: summing
+ * them is most of its work). Each piece's pages are mapped in one call first, so the
+ * threads share the page-table work too. The pieces' sums are combined in order
+ * (cache_internal.h), so the checksum is the one the writer computed in one pass. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "relations/cache_internal.h"
+#include "trace/trace.h" /* vgt_decode_threads: the query's --threads */
+
+#define PIECE ((size_t)4 << 20) /* bytes, a multiple of 32 */
+#define MAX_THREADS 64
+
+struct piece {
+	size_t col;
+	uint64_t at, size; /* file offset and bytes (whole 32-byte rows) */
+	struct vgc_sums sums;
+};
+
+struct verify_job {
+	const uint8_t *base;
+	struct piece *pieces;
+	size_t npieces, next; /* next: atomic */
+};
+
+static void *verify_work(void *p)
+{
+	struct verify_job *j = p;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	for (;;) {
+		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (i >= j->npieces)
+			return NULL;
+		struct piece *pc = &j->pieces[i];
+		const uint8_t *at = j->base + pc->at;
+#ifdef MADV_POPULATE_READ /* one call maps the pages: no fault per page */
+		uintptr_t start = (uintptr_t)at & ~(page - 1);
+		madvise((void *)start, (uintptr_t)at + pc->size - start, MADV_POPULATE_READ);
+#else
+		(void)page;
+#endif
+		pc->sums = vgc_sums_of(at, pc->size);
+	}
+}
+
+bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
+{
+	size_t npieces = 0;
+	for (size_t c = 0; c < n; c++)
+		npieces += cols[c]->size / 32 / (PIECE / 32) + 1;
+	struct verify_job j = {base, calloc(npieces ? npieces : 1, sizeof *j.pieces), 0, 0};
+	if (!j.pieces)
+		abort();
+	for (size_t c = 0; c < n; c++) {
+		uint64_t whole = cols[c]->size / 32 * 32;
+		for (uint64_t off = 0; off < whole || off == 0; off += PIECE) {
+			uint64_t sz = whole - off < PIECE ? whole - off : PIECE;
+			j.pieces[j.npieces++] =
+			    (struct piece){.col = c, .at = cols[c]->offset + off, .size = sz};
+			if (sz < PIECE)
+				break;
+		}
+	}
+	unsigned threads = vgt_decode_threads();
+	if (threads > j.npieces)
+		threads = (unsigned)j.npieces;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	pthread_t tid[MAX_THREADS];
+	unsigned started = 0;
+	for (unsigned t = 1; t < threads; t++)
+		if (pthread_create(&tid[started], NULL, verify_work, &j) == 0)
+			started++;
+	verify_work(&j);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	bool ok = true;
+	for (size_t c = 0, i = 0; c < n; c++) {
+		struct vgc_sums s = {{0}, {0}, 0};
+		for (; i < j.npieces && j.pieces[i].col == c; i++)
+			s = vgc_sums_then(s, &j.pieces[i].sums);
+		ok = ok &&
+		     vgc_checksum_end(s, base + cols[c]->offset, cols[c]->size) == cols[c]->sum;
+	}
+	free(j.pieces);
+	return ok;
+}
