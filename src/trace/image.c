@@ -393,6 +393,14 @@ void vgt_stream_free(struct stream *s)
 {
 	if (!s)
 		return;
+	struct stream *file = s->file;
+	if (file) { /* one writer's part of a pool file: the file goes with its last part */
+		s->file = NULL;
+		vgt_stream_free(s);
+		if (--file->readers == 0)
+			vgt_stream_free(file);
+		return;
+	}
 	if (s->mapped)
 		munmap((void *)s->data, s->size);
 	else if (!s->borrowed)

@@ -237,6 +237,13 @@ struct stream {
 	bool mapped, borrowed;
 	char *open_error; /* reported by each read */
 	struct damage_list damage;
+	/* A pool file of the shared layout holds the streams of several writers one after
+	 * the other (shared.c): each is a stream reading [start, size) of the file's memory,
+	 * which `file` owns (kept until its last reader is freed). */
+	size_t start;
+	uint64_t discarded_base; /* events_discarded of the file before this writer */
+	struct stream *file;
+	size_t readers; /* of a file: the streams reading its memory */
 };
 
 struct vgt_trace {
