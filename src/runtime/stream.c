@@ -263,7 +263,8 @@ static int allocate_space(struct vg_stream *st, uint64_t off, size_t size, uint8
 	stream_fd_done(fd, transient);
 	/* One call faults the packet in, instead of a page fault per 4 KiB on the hot path.
 	 * Best effort: older kernels lack it and fault lazily. */
-	madvise((void *)((uintptr_t)*addr & ~(uintptr_t)4095), size, MADV_POPULATE_WRITE);
+	uintptr_t page = (uintptr_t)*addr & ~(uintptr_t)4095; /* packets need not start on one */
+	madvise((void *)page, (uintptr_t)*addr + size - page, MADV_POPULATE_WRITE);
 	return 0;
 }
 

@@ -234,14 +234,14 @@ struct image *vgt_image_open(const char *dir)
 	return image_open_text(dir, NULL, NULL);
 }
 
-size_t vgt_image_open_all(const char *dir, struct image ***out)
+size_t vgt_image_open_all(const char *dir, const char *only, struct image ***out)
 {
 	char *text = NULL;
 	size_t len = 0;
 	struct image *img = image_open_text(dir, &text, &len);
 	size_t n = 1;
 	if (text && vgt_image_is_shared(img)) {
-		n = vgt_image_split_shared(img, text, len, out);
+		n = vgt_image_split_shared(img, text, len, only, out);
 	} else {
 		*out = vgt__xcalloc(1, sizeof **out);
 		(*out)[0] = img;
@@ -351,7 +351,7 @@ struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_
 		s->data = data;
 		s->size = size;
 		s->data_end = size;
-		s->pub.size = size;
+		s->pub.size = s->pub.file_size = size;
 		return s;
 	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -363,7 +363,7 @@ struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_
 		return s;
 	}
 	s->size = (size_t)st.st_size;
-	s->pub.size = s->size;
+	s->pub.size = s->pub.file_size = s->size;
 	s->data_end = data_end(fd, s->size);
 	if (s->size && atomic_load_explicit(&copy_streams, memory_order_relaxed)) {
 		copy_stream(s, fd);

@@ -259,10 +259,12 @@ struct vgt_trace {
 struct image *vgt_image_open(const char *dir);
 /* The images of a directory: one, or one per writer of a shared-layout directory
  * (shared.c). Returns their number, *out malloc'd. */
-size_t vgt_image_open_all(const char *dir, struct image ***out);
+size_t vgt_image_open_all(const char *dir, const char *only, struct image ***out);
 void vgt_image_describe(struct image *img); /* identity, types and clock from its metadata */
 bool vgt_image_is_shared(const struct image *img);
-size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, struct image ***out);
+/* `only`: the one writer image wanted (its name in the directory), or NULL for all. */
+size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, const char *only,
+                              struct image ***out);
 void vgt_image_free(struct image *img);
 /* Absolute ns of a raw clock value of this image. */
 int64_t vgt_image_abs_ns(const struct image *img, uint64_t clock_value);

@@ -36,7 +36,8 @@ static bool packet_owner(const struct metadata *md, const struct stream *s, size
 	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
 	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
 	const uint8_t *base = s->data + *off;
-	size_t pos = 0, avail = s->data_end - *off;
+	/* headers are data; a packet's unused end may be a hole past data_end */
+	size_t pos = 0, avail = s->data_end - *off, whole = s->size - *off;
 	const struct stream_class *sc = NULL;
 	bool ok = vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) == DEC_OK;
 	if (ok)
@@ -47,7 +48,7 @@ static bool packet_owner(const struct metadata *md, const struct stream *s, size
 	int pid = l ? vgt_layout_field(l, "pid") : -1,
 	    name = l ? vgt_layout_field(l, "procname") : -1;
 	uint64_t psize = ok && sc->packet_size >= 0 ? uint_at(cv, sc->packet_size) / 8 : 0;
-	ok = ok && pid >= 0 && psize >= pos && psize <= avail;
+	ok = ok && pid >= 0 && psize >= pos && psize <= whole;
 	if (ok) {
 		*o = (struct owner){.pid = (int64_t)uint_at(cv, pid),
 		                    .ppid = (int64_t)uint_at(cv, vgt_layout_field(l, "ppid")),
@@ -88,6 +89,7 @@ static struct stream *part_of(struct stream *file, size_t start, size_t end, uin
 	s->size = end;
 	s->data_end = file->data_end < end ? file->data_end : end;
 	s->pub.size = end - start;
+	s->pub.file_size = file->pub.file_size;
 	s->discarded_base = base;
 	s->file = file;
 	file->readers++;
@@ -157,13 +159,21 @@ static bool same_owner(const struct owner *a, const struct owner *b)
 	return a->pid == b->pid && a->gen == b->gen && a->image == b->image;
 }
 
+/* The name of a writer's image in the directory (its path below it). */
+static char *owner_name(const struct owner *o)
+{
+	return vgt__xprintf("%s-%" PRId64 "-%" PRIu64 "-%" PRIu64, o->name[0] ? o->name : "?",
+	                    o->pid, o->gen, o->image);
+}
+
 /* A new image of the shared directory for one writer: its own metadata parse. */
 static struct image *writer_image(const struct image *dir, const char *text, size_t len,
                                   const struct owner *o)
 {
 	struct image *img = vgt__xcalloc(1, sizeof *img);
-	img->path = vgt__xprintf("%s/%s-%" PRId64 "-%" PRIu64 "-%" PRIu64, dir->path,
-	                         o->name[0] ? o->name : "?", o->pid, o->gen, o->image);
+	char *name = owner_name(o);
+	img->path = vgt__xprintf("%s/%s", dir->path, name);
+	free(name);
 	img->metadata_path = vgt__xstrdup(dir->metadata_path);
 	struct damage_list quiet = {0}; /* said once, by the directory's parse */
 	img->md = vgt_metadata_parse(text, len, img->metadata_path, &quiet);
@@ -200,7 +210,18 @@ bool vgt_image_is_shared(const struct image *img)
 	return layout && !strcmp(layout, "shared");
 }
 
-size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, struct image ***out)
+static bool wanted(const struct owner *o, const char *only)
+{
+	if (!only)
+		return true;
+	char *name = owner_name(o);
+	bool yes = !strcmp(name, only);
+	free(name);
+	return yes;
+}
+
+size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, const char *only,
+                              struct image ***out)
 {
 	struct image **imgs = NULL;
 	struct owner *owners = NULL;
@@ -218,6 +239,10 @@ size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, s
 		struct owner o;
 		if (!first_owner(dir->md, s, &o)) {
 			dir->streams[kept++] = s;
+			continue;
+		}
+		if (!wanted(&o, only)) {
+			vgt_stream_free(s);
 			continue;
 		}
 		size_t k = 0;
@@ -243,7 +268,7 @@ size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, s
 	dir->pub.streams = (struct vgt_stream *const *)dir->streams;
 	/* The directory's image carries the metadata's damage and stray streams; without
 	 * either it names no process and is left out. */
-	if (kept || dir->damage.n || dir->nodd || !n) {
+	if (!only && (kept || dir->damage.n || dir->nodd || !n)) {
 		imgs = vgt__xrealloc(imgs, n + 1, sizeof *imgs);
 		memmove(imgs + 1, imgs, n * sizeof *imgs);
 		imgs[0] = dir;

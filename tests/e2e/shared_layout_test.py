@@ -23,11 +23,13 @@ record 2 x 300 sequenced events each. Checked, exactly:
   processes one after another; each file, walked packet by packet here, is one CTF
   stream: packet_seq_num 0, 1, 2, ..., events_discarded and time never going back;
   on disk the trace takes at most a tenth of the per-image recording's blocks.
-A second recording kills (SIGKILL) a vg_subject while its two threads hold pool files
-mid-packet, then runs 20 /bin/true and another vg_subject, which claim those files:
-the killed subject's events are each thread's seq 0..k-1 with k at least what it had
+A second recording runs 20 /bin/true, kills (SIGKILL) a vg_subject while its two threads
+hold pool files mid-packet, runs 20 /bin/true and another vg_subject, which claim those
+files, and kills a last vg_subject, whose files held earlier processes' packets: each
+killed subject's events are each thread's seq 0..k-1 with k at least what it had
 committed, everyone else's exact, babeltrace2 reads what `vigil dump` reads (no damage),
-and a killed thread's file goes on with another process's packets.
+a killed thread's file goes on with another process's packets; a file ending in a hole
+(a dead holder's packet covering space never written) after other writers reads the same.
 """
 import collections
 import json
@@ -128,61 +130,94 @@ def check_pool(trace, max_files):
     return writers
 
 
-def killed_holder(work):
-    """A subject SIGKILLed while its threads hold pool files; later processes take them."""
-    trace, prog, pidf = (os.path.join(work, n) for n in ("killed", "progress", "pid"))
-    script = (f"{SUBJECT} --events 1000000 --threads 2 --sleep-every 20 --progress {prog} & "
-              f"echo $! > {pidf}; wait; i=0; while [ $i -lt 20 ]; do /bin/true; "
-              f"i=$((i+1)); done; {SUBJECT} --events {EVENTS} --threads 2")
-    rec = subprocess.Popen([VIGIL, "record", "-o", trace, "--shared", "--", "sh", "-c",
-                            script], stderr=subprocess.PIPE, text=True)
+def progress(path):
+    if not os.path.exists(path) or os.path.getsize(path) < 16:
+        return (0, 0)
+    with open(path, "rb") as f:
+        return struct.unpack("<QQ", f.read(16))
+
+
+def kill_when_going(rec, prog, pidf):
+    """SIGKILLs the subject of pidf once both its threads committed 200 events; returns its
+    pid and what each thread had committed when it died."""
     deadline = time.monotonic() + 120
-    done = []
-    while time.monotonic() < deadline:
-        if os.path.exists(prog) and os.path.getsize(prog) >= 16 and \
-                os.path.exists(pidf) and open(pidf).read().strip():
-            with open(prog, "rb") as f:
-                done = struct.unpack("<QQ", f.read(16))
-            if min(done) >= 200:
-                break
+    while min(progress(prog)) < 200 or not os.path.exists(pidf) or \
+            not open(pidf).read().strip():
+        if time.monotonic() > deadline or rec.poll() is not None:
+            rec.kill()
+            fail(f"the subject to kill did not get going (progress {progress(prog)})")
         time.sleep(0.05)
-    else:
-        rec.kill()
-        fail(f"the subject to kill did not get going (progress {done})")
     pid = int(open(pidf).read())
     os.kill(pid, signal.SIGKILL)
-    with open(prog, "rb") as f:  # what each thread had committed when it died
-        done = struct.unpack("<QQ", f.read(16))
+    return pid, progress(prog)
+
+
+def killed_holder(work):
+    """Subjects SIGKILLed while their threads hold pool files mid-packet: the first one's
+    files are taken by later processes, the last one's end the trace (its packets' unused
+    ends are holes after other writers' packets)."""
+    trace = os.path.join(work, "killed")
+    prog, pidf = [os.path.join(work, f"progress{i}") for i in (1, 2)], \
+        [os.path.join(work, f"pid{i}") for i in (1, 2)]
+    loop = "i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i+1)); done"
+    slow = f"{SUBJECT} --events 1000000 --threads 2 --sleep-every 20 --progress"
+    script = (f"{loop}; {slow} {prog[0]} & echo $! > {pidf[0]}; wait; {loop}; "
+              f"{SUBJECT} --events {EVENTS} --threads 2; {slow} {prog[1]} & "
+              f"echo $! > {pidf[1]}; wait")
+    rec = subprocess.Popen([VIGIL, "record", "-o", trace, "--shared", "--", "sh", "-c",
+                            script], stderr=subprocess.PIPE, text=True)
+    killed = [kill_when_going(rec, prog[i], pidf[i]) for i in (0, 1)]
     _, err = rec.communicate(timeout=300)
     if rec.returncode:
-        fail(f"recording with a killed subject exited {rec.returncode}: {err[-600:]}")
+        fail(f"recording with killed subjects exited {rec.returncode}: {err[-600:]}")
     out = run(VIGIL, "dump", "--json", trace)  # exit 0: no damage
     events = [json.loads(line) for line in out.splitlines()]
     seqs = collections.defaultdict(list)
     for e in events:
         if e["name"] == "test.seq":
             seqs[(e["pid"], e["fields"]["thread"])].append(e["fields"]["seq"])
-    killed = {t: sorted(v) for (p, t), v in seqs.items() if p == pid}
-    later = [sorted(v) for (p, _), v in seqs.items() if p != pid]
-    if sorted(killed) != [0, 1] or any(v != list(range(len(v))) for v in killed.values()) \
-            or any(len(killed[t]) < done[t] for t in (0, 1)):
-        fail(f"killed subject: { {t: len(v) for t, v in killed.items()} } events per thread "
-             f"(holes, or fewer than the {done} committed)")
+    kept = 0
+    for pid, done in killed:
+        got = {t: sorted(v) for (p, t), v in seqs.items() if p == pid}
+        if sorted(got) != [0, 1] or any(v != list(range(len(v))) for v in got.values()) \
+                or any(len(got[t]) < done[t] for t in (0, 1)):
+            fail(f"killed subject {pid}: { {t: len(v) for t, v in got.items()} } events "
+                 f"per thread (holes, or fewer than the {done} committed)")
+        kept += sum(len(v) for v in got.values())
+    later = [sorted(v) for (p, _), v in seqs.items() if p not in {k[0] for k in killed}]
     if later != [list(range(EVENTS))] * 2:
-        fail(f"the subject after the kill: {[len(v) for v in later]} events per thread")
+        fail(f"the subject between the kills: {[len(v) for v in later]} events per thread")
     trues = collections.Counter(e["pid"] for e in events if e["proc"] == "true")
-    if len(trues) != 20 or set(trues.values()) != {4}:
-        fail(f"after the kill: {len(trues)} true processes, events {trues}")
+    if len(trues) != 40 or set(trues.values()) != {4}:
+        fail(f"{len(trues)} true processes around the kills, events {trues}")
     bt = subprocess.run(["babeltrace2", trace], capture_output=True, text=True, timeout=300)
     if bt.returncode or bt.stdout.count("\n") != len(events):
         fail(f"babeltrace2 (exit {bt.returncode}) read {bt.stdout.count(chr(10))} events, "
              f"vigil dump {len(events)}: {bt.stderr[-600:]}")
     writers = check_pool(trace, 8)
-    taken = [n for n, order in writers.items()
-             if any(w[0] == pid for w in order[:-1]) and order[-1][0] != pid]
-    if not taken:
-        fail(f"no file of the killed subject went on with another process: {writers}")
-    return sum(len(v) for v in killed.values())
+    first, last = killed[0][0], killed[1][0]
+    if not [n for n, order in writers.items()
+            if any(w[0] == first for w in order[:-1]) and order[-1][0] != first]:
+        fail(f"no file of the first killed subject went on with another process: {writers}")
+    ends = [n for n, order in writers.items() if order[-1][0] == last and len(order) > 1]
+    if not ends:
+        fail(f"the last killed subject wrote no file after other processes: {writers}")
+    # A holder that died with a packet covering space it never touched (its spare): the
+    # file ends in a hole there, after other writers' packets; read as before.
+    path = os.path.join(trace, "shared", ends[0])
+    tail = packets(path)[-1]
+    with open(path, "r+b") as f:
+        end = os.fstat(f.fileno()).st_size
+        os.posix_fallocate(f.fileno(), end, 8192)
+        f.seek(tail["off"] + 48)
+        f.write(struct.pack("<Q", (end + 8192 - tail["off"]) * 8))
+    again = run(VIGIL, "dump", "--json", trace)
+    bt = subprocess.run(["babeltrace2", trace], capture_output=True, text=True, timeout=300)
+    if again != out or bt.returncode or bt.stdout.count("\n") != len(events):
+        fail(f"after a hole at the end of {ends[0]}: vigil dump {len(again.splitlines())} "
+             f"events, babeltrace2 {bt.stdout.count(chr(10))} (exit {bt.returncode}), "
+             f"before {len(events)}")
+    return kept
 
 
 def main():
