@@ -15,7 +15,8 @@
  * per file the offset where its current holder started, so a claimant walks only that
  * holder's packets. A holder killed while allocating a packet may leave zeros after its
  * last one: the claimant covers them with an empty packet (never a truncation, which could
- * cut under a writer that lost its descriptor but still maps the file). */
+ * cut under a writer that lost its descriptor but still maps the file). Bytes after the
+ * last packet that are not zeros are left as they are (readers say the damage). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +75,22 @@ static bool packet_at(int fd, uint64_t off, uint64_t fsize, uint8_t *h)
 	       psize % 8 == 0 && psize / 8 >= n && off + psize / 8 <= fsize;
 }
 
+/* Are the bytes [off, end) zeros (space allocated and never written)? */
+static bool zeros(int fd, uint64_t off, uint64_t end)
+{
+	uint8_t buf[4096];
+	while (off < end) {
+		size_t n = end - off < sizeof buf ? (size_t)(end - off) : sizeof buf;
+		if (pread(fd, buf, n, (off_t)off) != (ssize_t)n)
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (buf[i])
+				return false;
+		off += n;
+	}
+	return true;
+}
+
 static int index_open(void)
 {
 	return vg__image_open(INDEX_NAME, O_RDWR | O_CREAT | O_NOFOLLOW, 0666);
@@ -105,7 +122,9 @@ static int find_end(int fd, uint64_t hint, struct vg_pool_claim *c)
 		off += u64_at(h, VGW_PKT_PACKET_SIZE) / 8;
 	}
 	size_t hsize = vg__rt.packet_header;
-	if (off < fsize && (!have_last || fsize - off < hsize)) {
+	if (off < fsize && !zeros(fd, off, fsize)) {
+		off = fsize; /* not a packet: damage readers report; left as it is */
+	} else if (off < fsize && (!have_last || fsize - off < hsize)) {
 		if (ftruncate(fd, (off_t)off) < 0) /* nothing to continue: a new file's zeros */
 			return -1;
 	} else if (off < fsize) {
