@@ -145,15 +145,23 @@ static int find_end(int fd, uint64_t hint, struct vg_pool_claim *c)
 	return 0;
 }
 
-/* Opens and locks pool-k; -1 when another thread (of any process) holds it. */
+/* Opens and locks pool-k: its descriptor, -1 when another thread (of any process) holds
+ * it or it is not ours to write (another user's), -2 when no pool file can be had here
+ * (no locks on this file system, no space, no descriptors: trying on would create files
+ * for nothing). */
 static int try_file(unsigned k, char *name, size_t len)
 {
 	snprintf(name, len, "pool-%u", k);
 	int fd = vg__image_open(name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0666);
 	if (fd < 0)
-		return -1;
+		return errno == EACCES || errno == EPERM || errno == ELOOP ? -1 : -2;
 	struct stat s;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &s) < 0 || !S_ISREG(s.st_mode)) {
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int busy = errno == EWOULDBLOCK;
+		close(fd);
+		return busy ? -1 : -2;
+	}
+	if (fstat(fd, &s) < 0 || !S_ISREG(s.st_mode)) {
 		close(fd);
 		return -1;
 	}
@@ -169,6 +177,8 @@ int vg__pool_claim(struct vg_pool_claim *c, char *name, size_t len)
 			continue;
 		tries++;
 		int fd = try_file(k, name, len);
+		if (fd == -2)
+			return -1;
 		if (fd < 0)
 			continue;
 		int idx = index_open();
