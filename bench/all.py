@@ -41,6 +41,7 @@ BENCHES = [
     ("watch", ["{python}", "{src}/watch.py", "{build}"], figures.watch),
     ("watch-incremental", ["{python}", "{src}/watch_incremental.py", "{build}"],
      figures.watch_incremental),
+    ("watch-live", ["{python}", "{src}/watch_live.py", "{build}"], figures.watch_live),
     ("logcap", ["{build}/bench/logcap-bench", "--json", "{out}/logcap.json"], figures.logcap),
     ("consistency", ["{build}/bench/consistency-bench", "--json", "{out}/consistency.json"],
      figures.consistency),

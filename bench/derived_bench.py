@@ -13,6 +13,12 @@ and the peer runs `vigil net split TRACE -o DIR` and then reads index.json and e
 net-N.json. Time to first answer: from the start until the first answer line is read.
 Both answers must be the same multiset of rows (else exit 1).
 
+The same query from the relations cache (docs/query.md "The relations cache"): cold (no
+cache: the trace read, the networks analysed, both written to TRACE/.vigil-cache and
+.vigil-cache.derived-Network) against warm (both read from the cache, the analysis not run
+again), and without a cache (VIGIL_CACHE=off, the figure compared with the peer). All
+answers must be the same.
+
 Also a query naming no derived relation (`OSThread`), with this build and, when
 VIGIL_BASE_BUILD names another build (e.g. main's), with that one: the lazy path must
 cost it nothing.
@@ -20,6 +26,7 @@ cost it nothing.
 VIGIL_BENCH_SMOKE=1: 400 requests, one run. Writes BENCH_OUT/derived.json (BENCH_OUT:
 BUILD/bench)."""
 import collections
+import glob
 import json
 import os
 import shutil
@@ -53,11 +60,12 @@ for path in sorted(glob.glob(os.path.join(d, "net-*.json"))):
 '''
 
 
-def first_and_total(cmd, t0=None):
+def first_and_total(cmd, t0=None, env=None):
     """Seconds to the first line of cmd's stdout and to its end (from t0, default now),
     and its lines."""
     t0 = t0 or time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
     first = p.stdout.readline()
     t_first = time.monotonic() - t0
     rest = p.stdout.read()
@@ -67,9 +75,16 @@ def first_and_total(cmd, t0=None):
     return t_first, time.monotonic() - t0, ([first] if first else []) + rest.splitlines()
 
 
-def vigil_side(trace):
+def vigil_side(trace, cache="off"):
+    """cache: off (VIGIL_CACHE=off), cold (the cache files removed first) or warm."""
+    if cache == "cold":
+        for f in glob.glob(os.path.join(trace, ".vigil-cache*")):
+            os.unlink(f)
+    env = dict(os.environ, VIGIL_CACHE="off" if cache == "off" else "on")
+    if SMOKE:
+        env["VIGIL_CACHE_MIN_EVENTS"] = "0"
     t_first, t_total, lines = first_and_total([VIGIL, "query", trace, "--format", "json",
-                                               "-e", QUERY])
+                                               "-e", QUERY], env=env)
     rows = collections.Counter()
     for line in lines:
         v = json.loads(line)["values"]
@@ -108,7 +123,7 @@ def main():
                     "three_tier"), "run", "--threads", str(THREADS), "--requests",
                     str(REQUESTS // THREADS)], check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
-    ours, peers, plain, base = [], [], [], []
+    ours, peers, plain, base, cold, warm = [], [], [], [], [], []
     base_build = os.environ.get("VIGIL_BASE_BUILD")
     rows = None
     for _ in range(RUNS):  # in turn, so that a busy machine slows both alike
@@ -120,6 +135,12 @@ def main():
             raise SystemExit(f"derived_bench: answers differ: vigil {sum(mine.values())} "
                              f"rows, split + script {sum(theirs.values())}")
         rows = sum(mine.values())
+        for runs, mode in ((cold, "cold"), (warm, "warm")):
+            f, t, cached = vigil_side(trace, mode)
+            runs.append((f, t))
+            if cached != mine:
+                raise SystemExit(f"derived_bench: the {mode} answer differs: "
+                                 f"{sum(cached.values())} rows, uncached {rows}")
         plain.append(plain_query(BUILD, trace))
         if base_build:
             base.append(plain_query(base_build, trace))
@@ -129,6 +150,8 @@ def main():
                               for r, _, fs in os.walk(trace) for f in fs),
            "query_first_s": med(ours, 0), "query_total_s": med(ours, 1),
            "split_script_first_s": med(peers, 0), "split_script_total_s": med(peers, 1),
+           "cache_cold_first_s": med(cold, 0), "cache_warm_first_s": med(warm, 0),
+           "cache_cold_total_s": med(cold, 1), "cache_warm_total_s": med(warm, 1),
            "plain_query_s": statistics.median(plain),
            "plain_query_base_s": statistics.median(base) if base else None}
     os.makedirs(OUT, exist_ok=True)
@@ -141,6 +164,9 @@ def main():
     print(f"  vigil net split + join script:      first answer "
           f"{res['split_script_first_s']:.2f} s, all {res['split_script_total_s']:.2f} s "
           f"({res['split_script_first_s'] / res['query_first_s']:.2f}x)")
+    print(f"  the relations cache: first answer cold {res['cache_cold_first_s']:.2f} s, "
+          f"warm {res['cache_warm_first_s']:.3f} s "
+          f"({res['cache_cold_first_s'] / res['cache_warm_first_s']:.0f}x)")
     print(f"  a query naming no derived relation: {res['plain_query_s']:.3f} s" +
           (f" (base build {res['plain_query_base_s']:.3f} s)" if base else ""))
     shutil.rmtree(tmp, ignore_errors=True)

@@ -121,6 +121,21 @@ def watch_incremental(out):
     return f
 
 
+def watch_live(out):
+    r, f = _load(out, "watch_live.json"), []
+    for row in r["rows"]:
+        i, e = row["incremental"], row["re-evaluation"]
+        same = i["same_answer"] and e["same_answer"]
+        f.append(Figure("watch-live", "%s, %d messages live: CPU per update, start / end, "
+                        "update network over the growing trace vs re-evaluation" % (
+                            row["shape"], r["messages"]),
+                        "%.1f / %.1f ms vs %.1f / %.1f ms (end %.1fx)%s" % (
+                            i["start_ms"], i["end_ms"], e["start_ms"], e["end_ms"],
+                            e["end_ms"] / max(i["end_ms"], 1e-3),
+                            "" if same else ", ANSWERS DIFFER"), "", None))
+    return f
+
+
 def logcap(out):
     rows = {}
     with _open(out, "logcap.json") as fh:
@@ -303,6 +318,13 @@ def derived(out):
                    "%s / %s (%.2fx)" % (_s(d["query_first_s"]), _s(d["split_script_first_s"]),
                                         d["split_script_first_s"] / d["query_first_s"]),
                    "", None)]
+    if "cache_warm_first_s" in d:
+        figs.append(Figure("derived", "first answer over Message x Network from the relations "
+                           "cache: cold / warm (networks cached)",
+                           "%s / %s (%.0fx)" % (_s(d["cache_cold_first_s"]),
+                                                _s(d["cache_warm_first_s"]),
+                                                d["cache_cold_first_s"] /
+                                                d["cache_warm_first_s"]), "", None))
     base = d["plain_query_base_s"]
     figs.append(Figure("derived", "a query naming no derived relation" +
                        (": this build / base build" if base else ""),

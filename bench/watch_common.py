@@ -1,8 +1,9 @@
-"""What the two vigil watch benches share (bench/watch.py, bench/watch_incremental.py):
+"""What the vigil watch benches share (bench/watch.py, watch_incremental.py, watch_live.py):
 the build's programs, the output folder, the smoke switch, running a command, and
-reading `vigil watch --stats`'s line."""
+reading `vigil watch --stats`'s line, the medians of updates."""
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -34,3 +35,10 @@ def stats_of(stderr):
         if line.startswith('{"watch"'):
             return json.loads(line)["watch"]
     raise SystemExit("no --stats line:\n" + stderr[-2000:])
+
+
+def ends(cpu):
+    """Medians (ms) of the first three updates and of the last three before the final
+    one (which also closes what is still open)."""
+    body = cpu[:-1] if len(cpu) > 1 else cpu
+    return (statistics.median(body[:3]) / 1e6, statistics.median(body[-3:]) / 1e6)

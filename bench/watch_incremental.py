@@ -16,11 +16,10 @@ VIGIL_BENCH_SMOKE=1: 3000 messages in updates of 1000 events."""
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 
-from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, run, say, stats_of
+from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, ends, run, say, stats_of
 
 MESSAGES = int(os.environ.get("BENCH_INCR_MESSAGES", "3000" if SMOKE else "200000"))
 UPDATE = int(os.environ.get("BENCH_INCR_UPDATE", "1000" if SMOKE else "20000"))
@@ -38,12 +37,6 @@ valid at end of W
 where S.Mailbox = W.Mailbox and S.Process = "P1"
 when S precede end of W"""),
 ]
-
-
-def ends(cpu):
-    """Medians (ms) of the first three updates and of the last three before the final."""
-    body = cpu[:-1] if len(cpu) > 1 else cpu
-    return (statistics.median(body[:3]) / 1e6, statistics.median(body[-3:]) / 1e6)
 
 
 def main():

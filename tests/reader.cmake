@@ -6,7 +6,7 @@ add_executable(reader_mktrace ${CMAKE_SOURCE_DIR}/tests/unit/reader_mktrace.c)
 target_link_libraries(reader_mktrace PRIVATE reader_tracegen)
 
 if(CMOCKA_FOUND)
-  foreach(t tsdl decode merge damage recover names source)
+  foreach(t tsdl decode merge damage recover names source follow)
     add_executable(test_reader_${t} ${CMAKE_SOURCE_DIR}/tests/unit/reader_${t}.c)
     target_include_directories(test_reader_${t} PRIVATE ${CMAKE_SOURCE_DIR}/src
                                ${CMAKE_SOURCE_DIR}/tests/unit)

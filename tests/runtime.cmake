@@ -15,10 +15,9 @@ set_tests_properties(runtime_bad_settings runtime_sigkill_linked runtime_relativ
 
 if(CMOCKA_FOUND)
   add_executable(test_runtime_config ${CMAKE_SOURCE_DIR}/tests/unit/runtime_config.c
-    ${CMAKE_SOURCE_DIR}/src/runtime/config.c ${CMAKE_SOURCE_DIR}/src/wire/clock.c
-    ${CMAKE_SOURCE_DIR}/src/runtime/util.c ${CMAKE_SOURCE_DIR}/src/wire/probe_file.c)
+    ${CMAKE_SOURCE_DIR}/src/runtime/config.c ${CMAKE_SOURCE_DIR}/src/runtime/util.c)
   target_include_directories(test_runtime_config PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
-  target_link_libraries(test_runtime_config PRIVATE PkgConfig::CMOCKA)
+  target_link_libraries(test_runtime_config PRIVATE vigil_wire PkgConfig::CMOCKA)
   add_test(NAME runtime_config COMMAND test_runtime_config)
   set_tests_properties(runtime_config PROPERTIES LABELS sanitize)
 endif()

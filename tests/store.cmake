@@ -17,5 +17,14 @@ if(TARGET vigil_store AND NOT VIGIL_SANITIZE)
              COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/store/query_store_test.py
                      ${CMAKE_BINARY_DIR}/bin ${STORE_PG_BIN})
     set_tests_properties(store.query PROPERTIES LABELS "store;query" TIMEOUT 180)
+    # vigil store --derived (docs/store.md "Derived relations"): queries naming derived
+    # relations, alone and joined with primitive ones, answered over the trace and over
+    # the store alike (derived_store_test.py).
+    if(TARGET vigil_derived)
+      add_test(NAME store.derived
+               COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/store/derived_store_test.py
+                       ${CMAKE_BINARY_DIR}/bin ${STORE_PG_BIN})
+      set_tests_properties(store.derived PROPERTIES LABELS "store;derived" TIMEOUT 180)
+    endif()
   endif()
 endif()

@@ -27,3 +27,16 @@ if(NOT VIGIL_SANITIZE)
                    ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
   set_tests_properties(watch.incremental PROPERTIES LABELS query TIMEOUT 600)
 endif()
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME watch.follow
+           COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/follow_test.py
+                   ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
+  set_tests_properties(watch.follow PROPERTIES LABELS query TIMEOUT 600)
+endif()
+# The same over Debian's redis-server (a BGSAVE child: an image appearing mid-run).
+if(NOT VIGIL_SANITIZE AND VIGIL_DEP_REDIS)
+  add_test(NAME watch.follow-redis
+           COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/follow_redis_test.py
+                   ${CMAKE_BINARY_DIR}/bin)
+  set_tests_properties(watch.follow-redis PROPERTIES LABELS query TIMEOUT 600)
+endif()

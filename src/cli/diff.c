@@ -1,5 +1,6 @@
 /* vigil diff: the ranked differences between two behaviour models (docs/model.md). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -7,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "diff_results.h"
 #include "model/diff.h"
 
 static void usage(FILE *f)
@@ -16,7 +19,9 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: vigil diff BASELINE OTHER [--top N] [--format text|json] [--min-support K]\n"
-	    "                  [--events-by share|chi2]\n\n"
+	    "                  [--events-by share|chi2]\n"
+	    "       vigil diff --query TQUEL RUN1 RUN2 [--by ATTR,...] [--top N] [--format F]\n"
+	    "       vigil diff RESULT1.json RESULT2.json [--by ATTR,...] [--top N] [--format F]\n\n"
 	    "Ranks what differs between two behaviour models (files of `vigil model`),\n"
 	    "largest first, in three reports:\n"
 	    "  events       each event's share of all events, by the difference of shares\n"
@@ -29,19 +34,38 @@ static void usage(FILE *f)
 	    "  times        transition-time distributions, by earth mover's distance, for\n"
 	    "               transitions with at least K timed values in each run\n"
 	    "Events are matched by call site and format (names are only shown).\n\n"
+	    "Over two query results (the same statements' answers in two runs: files of\n"
+	    "`vigil query --format json`, or two traces and --query, run on each), per\n"
+	    "result relation, tuples compared by their values (not their times):\n"
+	    "  tuples   value tuples counted differently (only in one run, or more often)\n"
+	    "  groups   each key's share of the tuples, by the change of its share; the key\n"
+	    "           is --by, else the attributes that are not numbers\n"
+	    "  changes  per key, each numeric attribute's mean and the intervals' mean\n"
+	    "           (duration), by |other - baseline| / max(|baseline|, |other|), where\n"
+	    "           each run has K values (--min-support, default 1 here)\n"
+	    "Docs: docs/query.md \"Comparing two runs\".\n\n"
 	    "options:\n"
 	    "  --top N           rows per report (default 10; 0: all)\n"
 	    "  --format F        text (default) or json (one document)\n"
 	    "  --min-support K   the K above (default %d)\n"
 	    "  --alpha A         additive smoothing (default %g)\n"
 	    "  --events-by R     share (default) or chi2: the events report's ranking\n"
+	    "  --query TQUEL     run these statements on the traces RUN1 and RUN2, compare\n"
+	    "  --by ATTRS        results: the key attributes, comma-separated\n"
 	    "  -h, --help        this help\n\n"
 	    "exit status: 0 report printed, 1 the models have no event in common,\n"
 	    "2 usage error or unreadable model.\n\n"
 	    "examples:\n"
 	    "  vigil diff base.vgm slow.vgm\n"
 	    "  vigil diff --top 3 --min-support 50 base.vgm slow.vgm\n"
-	    "  vigil diff --format json base.vgm slow.vgm | jq '.transitions[0]'\n",
+	    "  vigil diff --format json base.vgm slow.vgm | jq '.transitions[0]'\n"
+	    "  vigil diff --query 'range of W is Waiting retrieve (W.mailbox, W.process)' run1 "
+	    "run2\n"
+	    "  vigil query run1 --format json -e 'range of W is Waiting retrieve (W.mailbox)' > "
+	    "a.json\n"
+	    "  vigil query run2 --format json -e 'range of W is Waiting retrieve (W.mailbox)' > "
+	    "b.json\n"
+	    "  vigil diff --by mailbox --top 3 --format json a.json b.json\n",
 	    VGM_DIFF_MIN_SUPPORT, VGM_DIFF_ALPHA);
 }
 
@@ -153,10 +177,13 @@ int vg_cmd_diff(int argc, char **argv)
 	                                     {"min-support", required_argument, NULL, 'k'},
 	                                     {"alpha", required_argument, NULL, 'a'},
 	                                     {"events-by", required_argument, NULL, 'e'},
+	                                     {"query", required_argument, NULL, 'q'},
+	                                     {"by", required_argument, NULL, 'b'},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {0, 0, 0, 0}};
 	uint64_t top = 10;
-	bool json = false;
+	bool json = false, support_given = false;
+	const char *query = NULL, *by = NULL;
 	struct vgm_diff_opts o = {VGM_DIFF_MIN_SUPPORT, VGM_DIFF_ALPHA, VGM_EVENTS_BY_SHARE};
 	int c;
 	optind = 1;
@@ -182,6 +209,13 @@ int vg_cmd_diff(int argc, char **argv)
 				        optarg);
 				return 2;
 			}
+			support_given = true;
+			break;
+		case 'q':
+			query = optarg;
+			break;
+		case 'b':
+			by = optarg;
 			break;
 		case 'a': {
 			char *end;
@@ -215,7 +249,34 @@ int vg_cmd_diff(int argc, char **argv)
 		fprintf(stderr, "vigil diff: needs BASELINE and OTHER (see 'vigil diff --help')\n");
 		return 2;
 	}
-	struct side s[2] = {{argv[optind], vgm_model_new()}, {argv[optind + 1], vgm_model_new()}};
+	const char *a = argv[optind], *b = argv[optind + 1];
+	for (int i = 0; i < 2 && !query; i++) /* said here, not as "not results" below */
+		if (access(argv[optind + i], R_OK) != 0) {
+			fprintf(stderr, "vigil diff: %s: %s\n", argv[optind + i], strerror(errno));
+			return 2;
+		}
+	bool ra = vg_is_results_file(a), rb = vg_is_results_file(b);
+	if (!query && ra != rb) {
+		fprintf(stderr,
+		        "vigil diff: %s holds query results and %s does not (a model? a trace: "
+		        "give --query): compare like with like\n",
+		        ra ? a : b, ra ? b : a);
+		return 2;
+	}
+	if (query || ra) {
+		struct vg_results_diff_opts ro = {.query = query,
+		                                  .by = by,
+		                                  .top = (size_t)top,
+		                                  .json = json,
+		                                  .min_support = support_given ? o.min_support : 1};
+		return vg_diff_results(a, b, &ro);
+	}
+	if (by) {
+		fprintf(stderr,
+		        "vigil diff: --by is for query results (give --query or two results)\n");
+		return 2;
+	}
+	struct side s[2] = {{a, vgm_model_new()}, {b, vgm_model_new()}};
 	int rc = 2;
 	char err[1024];
 	struct vgm_diff d = {0};

@@ -26,7 +26,7 @@ static const struct command commands[] = {
     {"watch", vg_cmd_watch,
      "run a program with only the sensors a TQuel query needs; print its answer live"},
     {"model", vg_cmd_model, "merge log models, recordings and traces into a behaviour model"},
-    {"diff", vg_cmd_diff, "rank the differences between two behaviour models"},
+    {"diff", vg_cmd_diff, "rank the differences between two models or two query results"},
     {"cdf", vg_cmd_cdf, "distribution of the time from one event to others in a model"},
     {"check", vg_cmd_check, "verify the sequencing rules of consistent partial reporting"},
     {"net", vg_cmd_net, "interaction networks: split traces per input, report, render"},

@@ -20,6 +20,7 @@
 #include "query/engine.h"
 #include "query/output.h"
 #include "relations/cache.h"
+#include "relations/derived.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
 #include "trace/source.h"
@@ -376,8 +377,9 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 	const struct vgq_stat *st = vgq_session_stats(s, &n);
 	fprintf(stderr,
 	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64
-	        ",\"cache\":\"%s\",\"max_rss_kb\":%ld,\"statements\":[",
-	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), max_rss_kb());
+	        ",\"cache\":\"%s\",\"derived_cached\":%zu,\"max_rss_kb\":%ld,\"statements\":[",
+	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome),
+	        vgq_derived_cached(db), max_rss_kb());
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr,
 		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64

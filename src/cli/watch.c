@@ -55,6 +55,9 @@ static void usage(FILE *f)
 	    "                       per tuple, as vigil query prints them; the default otherwise)\n"
 	    "  --unoptimized        enable the sensors as translated, on every entity\n"
 	    "  --every DURATION     how often the live trace is read (default 200ms)\n"
+	    "  --lateness DURATION  how long after its time an event may still be committed\n"
+	    "                       (a writer preempted between the two): live answers wait\n"
+	    "                       that long before taking events (default 500ms)\n"
 	    "  --keep DIR           keep the subject's trace in DIR (default: a temporary\n"
 	    "                       directory, removed at the end)\n"
 	    "  --pid PID            attach to a running process instead of running COMMAND\n"
@@ -112,10 +115,12 @@ static int parse_args(int argc, char **argv, struct watch_args *a)
 	                                        {"quiet", no_argument, NULL, 'q'},
 	                                        {"help", no_argument, NULL, 'h'},
 	                                        {"update-events", required_argument, NULL, 'U'},
+	                                        {"lateness", required_argument, NULL, 'L'},
 	                                        {0}};
 	memset(a, 0, sizeof *a);
 	a->tick = 1000000000;
 	a->every = 200000000;
+	a->lateness = 500000000;
 	optind = 1;
 	opterr = 0;
 	int c;
@@ -183,6 +188,10 @@ static int parse_args(int argc, char **argv, struct watch_args *a)
 			break;
 		case 'S':
 			a->stats = true;
+			break;
+		case 'L':
+			if (duration_arg("--lateness", optarg, &a->lateness) < 0)
+				return -1;
 			break;
 		case 'D':
 			a->display = optarg;

@@ -16,6 +16,7 @@ struct watch_args {
 	enum watch_format format;
 	bool format_given, unoptimized, stats, quiet;
 	int64_t tick, every;
+	int64_t lateness;       /* --lateness: how late an event may be committed after its time */
 	uint64_t update_events; /* --update-events (hidden): a replay's updates, in events */
 	int pid;                /* --pid: attach to this process */
 	int64_t attach_for;     /* --for: detach after this long (0: until it ends or ^C) */
@@ -57,6 +58,44 @@ int watch_live(const struct watch_args *a, const struct tquel_query *q, const st
 struct vgc_subject;
 int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct tquel_query *q,
                  const struct vga_plan *plan, const struct vgq_options *o);
+
+/* How long each update took, for --stats: wall time and this process's CPU time (the
+ * steadier figure on a shared machine). */
+struct watch_timings {
+	int64_t *ns, *cpu_ns;
+	uint64_t *taken; /* events each update took (set `taking` before watch_timing_add) */
+	size_t n, cap;
+	int64_t wall0, cpu0; /* the current update's start */
+	uint64_t taking;
+};
+void watch_timing_start(struct watch_timings *t);
+/* Ends the current update and starts the next. */
+void watch_timing_add(struct watch_timings *t);
+/* The --stats extra of an update network: how it answered, the update sizes (0: not
+ * counted in events) and times, the network's state, and a followed trace's reading (fs
+ * may be NULL); *out malloc'd. */
+struct vgq_delta_stats;
+struct vgt_follow_stats;
+void watch_stats_extra(char **out, const char *how, uint64_t every, const struct watch_timings *t,
+                       const struct vgq_delta_stats *ds, const struct vgt_follow_stats *fs);
+
+/* The live trace followed and answered by the update network (watch_follow.c). NULL,
+ * with the reason in `why`, when the query's shape (or VIGIL_WATCH_REEVALUATE=1) needs
+ * re-evaluation or the trace cannot be followed: the caller re-evaluates snapshots. */
+struct watch_follow;
+struct watch_follow *watch_follow_new(const char *path, const struct tquel_query *q,
+                                      const struct vga_plan *plan, const struct vgq_options *o,
+                                      const struct watch_answer *ans, int64_t lateness,
+                                      struct watch_printer *pr, char *why, size_t whysize);
+/* Reads what was written, feeds the events up to now − lateness (all of them when
+ * `final`: the run is over) and prints the answers that became final; -1 when the output
+ * failed. */
+int watch_follow_step(struct watch_follow *w, bool final);
+/* After the final step: warnings, damage and the counts into ans (and the --stats extra
+ * when stats_extra is not NULL); -1 when the output failed or the query could not be
+ * answered. */
+int watch_follow_end(struct watch_follow *w, struct watch_answer *ans, char **stats_extra);
+void watch_follow_free(struct watch_follow *w);
 
 /* The --stats line. */
 void watch_print_stats(const char *mode, const struct vga_plan *plan,

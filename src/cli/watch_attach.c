@@ -53,7 +53,8 @@ enum end { ENDED, INTERRUPTED, TIME_UP, FAILED };
 /* Answers every --every until something ends the watch. */
 static enum end run(const struct watch_args *a, struct vgc_subject *c, const struct tquel_query *q,
                     const struct vga_plan *plan, const struct vgq_options *o,
-                    struct watch_printer *pr, struct watch_answer *ans, int *snapshots)
+                    struct watch_printer *pr, struct watch_answer *ans, struct watch_follow *wf,
+                    int *snapshots)
 {
 	const char *image = vgc_subject_image(c);
 	int64_t until = a->attach_for ? mono_ns() + a->attach_for : INT64_MAX;
@@ -71,7 +72,8 @@ static enum end run(const struct watch_args *a, struct vgc_subject *c, const str
 		if (n > 0) /* readable with nothing asked: the process has gone */
 			return ENDED;
 		if (mono_ns() >= next) {
-			if (watch_answer(image, q, plan, o, pr, false, ans) < 0)
+			if (wf ? watch_follow_step(wf, false) < 0
+			       : watch_answer(image, q, plan, o, pr, false, ans) < 0)
 				return FAILED;
 			(*snapshots)++;
 			next = mono_ns() + a->every;
@@ -114,7 +116,13 @@ int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct
 	struct watch_answer ans = {.since = (uint64_t)vgc_subject_hello_ns(c),
 	                           .clock_origin = (uint64_t)vgc_subject_hello_ns(c)};
 	int snapshots = 0;
-	enum end why = run(a, c, q, plan, o, pr, &ans, &snapshots);
+	char reason[512];
+	struct watch_follow *wf =
+	    watch_follow_new(image, q, plan, o, &ans, a->lateness, pr, reason, sizeof reason);
+	if (!wf && !a->quiet)
+		fprintf(stderr, "vigil watch: answering by re-evaluation at each update: %s\n",
+		        reason);
+	enum end why = run(a, c, q, plan, o, pr, &ans, wf, &snapshots);
 	/* Switch the plan off first (the process answers once it is off), so the final
 	 * answer is over everything the plan recorded; then detach. */
 	char err[512];
@@ -123,7 +131,12 @@ int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct
 		fprintf(stderr, "vigil watch: process %d: reset: %s\n", pid, err);
 	vgc_subject_close(c);
 	int rc = 0;
-	if (why != FAILED && watch_answer(image, q, plan, o, pr, true, &ans) < 0)
+	char *extra = NULL;
+	if (why != FAILED && wf &&
+	    (watch_follow_step(wf, true) < 0 ||
+	     watch_follow_end(wf, &ans, a->stats ? &extra : NULL) < 0))
+		why = FAILED;
+	else if (why != FAILED && !wf && watch_answer(image, q, plan, o, pr, true, &ans) < 0)
 		why = FAILED;
 	if (why == FAILED)
 		rc = 2;
@@ -138,10 +151,15 @@ int watch_attach(const struct watch_args *a, struct vgc_subject *c, const struct
 		        ans.counts.sources);
 	}
 	if (a->stats) {
-		char extra[96];
-		snprintf(extra, sizeof extra, ",\"pid\":%d,\"snapshots\":%d", pid, snapshots);
-		watch_print_stats("attach", plan, &ans, watch_printed(pr), extra);
+		char *line = NULL;
+		if (asprintf(&line, ",\"pid\":%d,\"snapshots\":%d%s", pid, snapshots,
+		             extra ? extra : ",\"evaluation\":\"re-evaluation\"") < 0)
+			abort();
+		watch_print_stats("attach", plan, &ans, watch_printed(pr), line);
+		free(line);
 	}
+	free(extra);
+	watch_follow_free(wf);
 	watch_printer_free(pr);
 	free(ans.per_alpha);
 	return rc;

@@ -53,8 +53,9 @@ struct live {
 	bool commands_made;
 	struct vgc_subject **subjects;
 	size_t nsubjects;
-	size_t failures;      /* commands a subject refused */
-	int64_t setup_ns_max; /* longest set-up of one process (all commands + go) */
+	size_t failures;                /* commands a subject refused */
+	int64_t setup_ns_max;           /* longest set-up of one process (all commands + go) */
+	struct watch_timings snapshots; /* re-evaluation: what each snapshot took */
 };
 
 /* A new process of the subject: set the plan up, then let it run. */
@@ -130,7 +131,11 @@ static int start_subject(const struct watch_args *a, const char *dir, const char
 	else
 		setenv("VIGIL_OUT_TEMPORARY", "1", 1);
 	unsetenv("VIGIL_PROC");
-	unsetenv("VIGIL_LAYOUT"); /* live answers are tested with a directory per image only */
+	/* a directory per image unless the shared layout is asked for (VIGIL_LAYOUT=shared),
+	 * whatever the runtime's default */
+	const char *layout = getenv("VIGIL_LAYOUT");
+	if (!layout || strcmp(layout, "shared"))
+		setenv("VIGIL_LAYOUT", "image", 1);
 	if (vg_cli_set_preload(lib) < 0)
 		return -1;
 	child = fork();
@@ -154,7 +159,7 @@ static int start_subject(const struct watch_args *a, const char *dir, const char
 /* Serves connections and answers every --every until the subject exits; its status. */
 static int run(struct live *l, struct vgc_server *srv, const char *dir, const struct tquel_query *q,
                const struct vga_plan *plan, const struct vgq_options *o, struct watch_printer *pr,
-               struct watch_answer *ans, int *snapshots)
+               struct watch_answer *ans, struct watch_follow *wf, int *snapshots)
 {
 	int64_t next = mono_ns() + l->a->every;
 	for (;;) {
@@ -176,8 +181,15 @@ static int run(struct live *l, struct vgc_server *srv, const char *dir, const st
 			return -1;
 		}
 		if (mono_ns() >= next) {
-			if (watch_answer(dir, q, plan, o, pr, false, ans) < 0)
+			if (!wf)
+				watch_timing_start(&l->snapshots);
+			if (wf ? watch_follow_step(wf, false) < 0
+			       : watch_answer(dir, q, plan, o, pr, false, ans) < 0)
 				return -2;
+			if (!wf) { /* a snapshot takes every event read so far */
+				l->snapshots.taking = ans->events;
+				watch_timing_add(&l->snapshots);
+			}
 			(*snapshots)++;
 			next = mono_ns() + l->a->every;
 		}
@@ -199,6 +211,7 @@ int watch_live(const struct watch_args *a, const struct tquel_query *q, const st
 	struct vgc_server *srv = NULL;
 	struct watch_printer *pr = NULL;
 	struct watch_answer ans = {0};
+	struct watch_follow *wf = NULL;
 	struct live l = {.a = a, .plan = plan, .tick_ns = o->tick_ns, .ans = &ans};
 	if (make_trace_dir(a, tmp, dir, sizeof dir) < 0)
 		goto out;
@@ -209,8 +222,14 @@ int watch_live(const struct watch_args *a, const struct tquel_query *q, const st
 	if (start_subject(a, dir, sock) < 0)
 		goto out;
 	pr = watch_printer_new(stdout, a->format, 0);
+	/* The update network over the trace as it is written, when the query allows. */
+	char why[512];
+	wf = watch_follow_new(dir, q, plan, o, &ans, a->lateness, pr, why, sizeof why);
+	if (!wf && !a->quiet)
+		fprintf(stderr, "vigil watch: answering by re-evaluation at each update: %s\n",
+		        why);
 	int snapshots = 0;
-	int status = run(&l, srv, dir, q, plan, o, pr, &ans, &snapshots);
+	int status = run(&l, srv, dir, q, plan, o, pr, &ans, wf, &snapshots);
 	if (status == -2) { /* the output failed: stop the subject, it is no use */
 		kill(child, SIGTERM);
 		waitpid(child, &status, 0);
@@ -218,9 +237,19 @@ int watch_live(const struct watch_args *a, const struct tquel_query *q, const st
 	}
 	struct vgt_recover_result rr;
 	vgt_recover_dir(dir, false, NULL, NULL, &rr, err, sizeof err);
-	int final = watch_answer(dir, q, plan, o, pr, true, &ans);
-	if (final < 0)
+	char *extra = NULL;
+	watch_timing_start(&l.snapshots);
+	int final =
+	    wf ? watch_follow_step(wf, true) : watch_answer(dir, q, plan, o, pr, true, &ans);
+	watch_timing_add(&l.snapshots);
+	if (wf && watch_follow_end(wf, &ans, a->stats ? &extra : NULL) < 0)
+		final = -1;
+	if (!wf && a->stats)
+		watch_stats_extra(&extra, "re-evaluation", 0, &l.snapshots, NULL, NULL);
+	if (final < 0) {
+		free(extra);
 		goto out;
+	}
 	if (status == -1)
 		rc = 2;
 	else if (WIFEXITED(status))
@@ -250,19 +279,26 @@ int watch_live(const struct watch_args *a, const struct tquel_query *q, const st
 			fprintf(stderr, "vigil watch: the subject's trace is in %s\n", dir);
 	}
 	if (a->stats) {
-		char extra[160];
-		snprintf(extra, sizeof extra,
-		         ",\"processes\":%zu,\"snapshots\":%d,\"setup_ns_max\":%" PRId64,
-		         l.nsubjects, snapshots, l.setup_ns_max);
-		watch_print_stats("live", plan, &ans, watch_printed(pr), extra);
+		char *line = NULL;
+		if (asprintf(&line,
+		             ",\"processes\":%zu,\"snapshots\":%d,\"setup_ns_max\":%" PRId64 "%s",
+		             l.nsubjects, snapshots, l.setup_ns_max, extra ? extra : "") < 0)
+			abort();
+		watch_print_stats("live", plan, &ans, watch_printed(pr), line);
+		free(line);
 	}
+	free(extra);
 out:
 	for (size_t i = 0; i < l.nsubjects; i++)
 		vgc_subject_close(l.subjects[i]);
 	free(l.subjects);
+	free(l.snapshots.ns);
+	free(l.snapshots.cpu_ns);
+	free(l.snapshots.taken);
 	vga_commands_free(l.commands, l.ncommands);
 	if (srv)
 		vgc_server_close(srv);
+	watch_follow_free(wf);
 	watch_printer_free(pr);
 	free(ans.per_alpha);
 	nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);

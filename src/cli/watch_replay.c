@@ -13,6 +13,7 @@
 
 #include "cli/watch.h"
 #include "live/delta.h"
+#include "trace/follow.h"
 #include "trace/source.h"
 
 #define DEFAULT_UPDATE_EVENTS 65536
@@ -24,38 +25,31 @@ static int64_t clock_ns(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* How long each update took, for --stats: wall time and this process's CPU time (the
- * steadier figure on a shared machine). */
-struct timings {
-	int64_t *ns, *cpu_ns;
-	size_t n, cap;
-	int64_t wall0, cpu0; /* the current update's start */
-};
-
-static void timing_start(struct timings *t)
+void watch_timing_start(struct watch_timings *t)
 {
 	t->wall0 = clock_ns(CLOCK_MONOTONIC);
 	t->cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
-/* Ends the current update and starts the next. */
-static void timing_add(struct timings *t)
+void watch_timing_add(struct watch_timings *t)
 {
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
 		t->ns = realloc(t->ns, t->cap * sizeof *t->ns);
 		t->cpu_ns = realloc(t->cpu_ns, t->cap * sizeof *t->cpu_ns);
-		if (!t->ns || !t->cpu_ns)
+		t->taken = realloc(t->taken, t->cap * sizeof *t->taken);
+		if (!t->ns || !t->cpu_ns || !t->taken)
 			abort();
 	}
+	t->taken[t->n] = t->taking;
+	t->taking = 0;
 	t->ns[t->n] = clock_ns(CLOCK_MONOTONIC) - t->wall0;
 	t->cpu_ns[t->n++] = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - t->cpu0;
-	timing_start(t);
+	watch_timing_start(t);
 }
 
-/* The --stats extra: the update sizes and times, and the network's state. */
-static void stats_extra(char **out, const char *how, uint64_t every, const struct timings *t,
-                        const struct vgq_delta_stats *ds)
+void watch_stats_extra(char **out, const char *how, uint64_t every, const struct watch_timings *t,
+                       const struct vgq_delta_stats *ds, const struct vgt_follow_stats *fs)
 {
 	size_t len = 0;
 	FILE *f = open_memstream(out, &len);
@@ -68,13 +62,22 @@ static void stats_extra(char **out, const char *how, uint64_t every, const struc
 	fprintf(f, "],\"update_cpu_ns\":[");
 	for (size_t i = 0; i < t->n; i++)
 		fprintf(f, "%s%" PRId64, i ? "," : "", t->cpu_ns[i]);
+	fprintf(f, "],\"update_taken\":[");
+	for (size_t i = 0; i < t->n; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", t->taken[i]);
 	fprintf(f, "]");
 	if (ds)
 		fprintf(f,
 		        ",\"state\":{\"kept\":%" PRIu64 ",\"peak\":%" PRIu64 ",\"dropped\":%" PRIu64
-		        ",\"deltas\":%" PRIu64 ",\"unbounded\":%s}",
-		        ds->state, ds->state_peak, ds->dropped, ds->deltas,
+		        ",\"deltas\":%" PRIu64 ",\"events\":%" PRIu64 ",\"unbounded\":%s}",
+		        ds->state, ds->state_peak, ds->dropped, ds->deltas, ds->events,
 		        ds->unbounded ? "true" : "false");
+	if (fs)
+		fprintf(f,
+		        ",\"follow\":{\"polls\":%" PRIu64 ",\"bytes_read\":%" PRIu64
+		        ",\"events\":%" PRIu64 ",\"late\":%" PRIu64
+		        ",\"images\":%zu,\"streams\":%zu}",
+		        fs->polls, fs->bytes_read, fs->events, fs->late, fs->images, fs->streams);
 	fclose(f);
 }
 
@@ -129,17 +132,18 @@ static int incremental(const struct watch_args *a, struct vgt_trace *tr,
 	}
 	struct watch_printer *pr = watch_printer_new(stdout, a->format, 0);
 	struct emit_ctx ctx = {pr, false};
-	struct timings t = {0};
+	struct watch_timings t = {0};
 	size_t errors = 0;
 	struct vgt_merge *m = vgt_merge_open(tr);
 	const struct vgt_event *ev;
 	uint64_t n = 0;
-	timing_start(&t);
+	watch_timing_start(&t);
 	bool more = true;
 	while (more && !ctx.failed && !errors) {
 		more = (ev = vgt_merge_next(m)) != NULL;
 		if (more) {
 			vgq_delta_feed(d, ev);
+			t.taking++;
 			if (++n % every)
 				continue;
 		}
@@ -148,7 +152,7 @@ static int incremental(const struct watch_args *a, struct vgt_trace *tr,
 		if (ds.events)
 			watch_printer_origin(pr, ds.first);
 		errors += vgq_delta_update(d, !more, emit_final, &ctx, stderr);
-		timing_add(&t);
+		watch_timing_add(&t);
 	}
 	vgt_merge_close(m);
 	vgq_delta_print_warnings(d, "vigil watch", stderr);
@@ -161,12 +165,13 @@ static int incremental(const struct watch_args *a, struct vgt_trace *tr,
 		struct watch_answer ans = {.counts = vga_filter_counts(f)};
 		ans.per_alpha = (uint64_t *)vga_filter_per_alpha(f);
 		char *extra = NULL;
-		stats_extra(&extra, "incremental", every, &t, &ds);
+		watch_stats_extra(&extra, "incremental", every, &t, &ds, NULL);
 		watch_print_stats("replay", plan, &ans, watch_printed(pr), extra);
 		free(extra);
 	}
 	free(t.ns);
 	free(t.cpu_ns);
+	free(t.taken);
 	watch_printer_free(pr);
 	vgq_delta_free(d);
 	vga_filter_free(f);
@@ -180,27 +185,28 @@ static int reevaluate(const struct watch_args *a, struct vgt_trace *tr, const st
 {
 	struct watch_printer *pr = watch_printer_new(stdout, a->format, 0);
 	struct watch_answer ans = {0};
-	struct timings t = {0};
+	struct watch_timings t = {0};
 	/* Without --update-events: one answer over the whole recording, as before. */
 	uint64_t total = a->update_events ? count_events(tr) : 0;
 	int rc = 0;
 	for (uint64_t upto = every; rc == 0 && upto < total; upto += every) {
-		timing_start(&t);
+		watch_timing_start(&t);
 		ans.max_events = upto;
 		rc = watch_answer(a->replay, q, plan, o, pr, false, &ans);
 		if (rc == 1)
 			rc = 0; /* nothing readable or needed yet */
-		timing_add(&t);
+		watch_timing_add(&t);
 	}
 	if (rc == 0) {
-		timing_start(&t);
+		watch_timing_start(&t);
 		ans.max_events = 0;
 		rc = watch_answer(a->replay, q, plan, o, pr, true, &ans);
-		timing_add(&t);
+		watch_timing_add(&t);
 	}
 	if (rc == 0 && a->stats) {
 		char *extra = NULL;
-		stats_extra(&extra, "re-evaluation", a->update_events ? every : 0, &t, NULL);
+		watch_stats_extra(&extra, "re-evaluation", a->update_events ? every : 0, &t, NULL,
+		                  NULL);
 		watch_print_stats("replay", plan, &ans, watch_printed(pr), extra);
 		free(extra);
 	}
@@ -208,6 +214,7 @@ static int reevaluate(const struct watch_args *a, struct vgt_trace *tr, const st
 	free(ans.per_alpha);
 	free(t.ns);
 	free(t.cpu_ns);
+	free(t.taken);
 	if (rc)
 		return 2;
 	return ans.partial ? 1 : 0;

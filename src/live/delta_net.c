@@ -22,6 +22,7 @@ struct source {
 
 struct vgq_delta {
 	struct builder b;
+	const struct vgt_trace *trace; /* followed (trace/follow.h): gains classes */
 	struct vgq_build_options bo;
 	struct vgq_options o;
 	struct delta_retrieve *rets;
@@ -72,6 +73,7 @@ struct vgq_delta *vgq_delta_new(const struct tquel_query *q, struct vgt_trace *t
 			d->var_source[i][v] = source_of(d, rets[i].vars[v].relation);
 		d->st.unbounded |= rets[i].unbounded;
 	}
+	d->trace = t;
 	vgq_build_init(&d->b, t);
 	d->b.ends_without_begin = d->bo.ends_without_begin;
 	d->b.end_since = d->bo.end_since;
@@ -119,6 +121,8 @@ void vgq_delta_feed(struct vgq_delta *d, const struct vgt_event *ev)
 		ev = &synthesized;
 		d->synth_stream = NULL;
 	}
+	if (ev->type->class_id >= d->b.nby_class) /* declared since (a followed trace) */
+		vgq_build_schema_grow(&d->b, d->trace);
 	if (d->bo.keep && !d->bo.keep(d->bo.keep_arg, ev))
 		return;
 	if (d->st.events && ev->ts < d->st.last)

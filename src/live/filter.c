@@ -7,23 +7,29 @@
 #include <strings.h>
 
 #include "live/alpha.h"
-#include "query/engine_internal.h"
 #include "relations/columns.h"
+#include "trace/source.h"
 
-/* What one event type means to the plan. */
+/* The fields the filter reads, found by name once per event class through the event
+ * source (trace/source.h) and then read by slot: these, then the α's flag and trigger
+ * fields (vga_filter.names). */
+enum { F_SINCE, F_KIND, F_ID, F_GEN, F_NAME, F_FIXED };
+static const char *const fixed_names[F_FIXED] = {"vg_since", "kind", "id", "gen", "name"};
+
+/* What one event class means to the plan. */
 struct ftype {
 	const struct vgt_event_type *type;
 	bool source;     /* vg.*: entity sources, always kept */
 	size_t *alphas;  /* the α that enable it */
-	int *flag_field; /* per α: the field holding its flag's entity, or -1 */
+	int *flag_field; /* per α: the slot of its flag's entity, or -1 */
 	size_t nalphas;
-	size_t *targets;   /* triggers: the α enabled by this type's events */
-	int *target_field; /* per trigger: the field naming the entity */
+	size_t *targets;   /* triggers: the α enabled by this class's events */
+	int *target_field; /* per trigger: the slot naming the entity */
 	size_t ntargets;
-	/* vg.entity.create / .name: fields */
+	/* vg.entity.create / .name: slots */
 	bool naming;
 	int f_kind, f_id, f_gen, f_name;
-	int f_since; /* a sampled interval's end: its vg_since field, or -1 */
+	int f_since; /* a sampled interval's end: its vg_since slot, or -1 */
 };
 
 /* An enabled (α, entity) pair: the entity is scoped to its process image. */
@@ -53,9 +59,13 @@ struct vga_filter {
 	int64_t tick, origin; /* the sampled α's clock */
 	bool origin_first;    /* origin: the first event seen */
 	bool seen_any;
-	int64_t last_since;   /* of the last end kept for a sampled α */
-	struct ftype **types; /* open addressing on the type pointer */
-	size_t ntypes_cap, ntypes;
+	int64_t last_since; /* of the last end kept for a sampled α */
+	const char **names; /* the field names it reads: F_*, then the α's */
+	size_t nnames;
+	int *flag_name;    /* per α: its flag's field in names, or -1 (on the sensor) */
+	int *trigger_name; /* per α: u's field naming the entity in names (triggers), or -1 */
+	struct ftype **by_class; /* what each event class means, by class_id, met so far */
+	size_t nclasses;
 	struct fmap enabled; /* (α, entity) pairs the plan's rules enabled */
 	struct vga_counts counts;
 	uint64_t *per_alpha;
@@ -129,6 +139,19 @@ static bool tick_inside(const struct vga_filter *f, uint64_t every, int64_t sinc
 	return first >= since && first < until;
 }
 
+/* The index of the field called `name` in f->names (added when new); -1 for NULL. */
+static int name_index(struct vga_filter *f, const char *name)
+{
+	if (!name)
+		return -1;
+	size_t i = 0;
+	while (i < f->nnames && strcmp(f->names[i], name))
+		i++;
+	if (i == f->nnames)
+		f->names[f->nnames++] = name;
+	return (int)i;
+}
+
 struct vga_filter *vga_filter_new(const struct vga_plan *p)
 {
 	struct vga_filter *f = vgq_xcalloc(1, sizeof *f);
@@ -137,24 +160,41 @@ struct vga_filter *vga_filter_new(const struct vga_plan *p)
 	f->origin_first = true;
 	f->last_since = INT64_MIN;
 	f->per_alpha = vgq_xcalloc(p->n + 1, sizeof *f->per_alpha);
+	f->names = vgq_xcalloc(F_FIXED + 2 * p->n, sizeof *f->names);
+	for (size_t k = 0; k < F_FIXED; k++)
+		f->names[f->nnames++] = fixed_names[k];
+	f->flag_name = vgq_xcalloc(p->n + 1, sizeof *f->flag_name);
+	f->trigger_name = vgq_xcalloc(p->n + 1, sizeof *f->trigger_name);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct vga_alpha *a = &p->alphas[i];
+		f->flag_name[i] = name_index(f, a->spec->flag_field);
+		f->trigger_name[i] =
+		    a->source == VGA_SRC_TRIGGER ? name_index(f, a->trigger_by) : -1;
+	}
 	return f;
+}
+
+static void ftype_free(struct ftype *t)
+{
+	if (!t)
+		return;
+	free(t->alphas);
+	free(t->flag_field);
+	free(t->targets);
+	free(t->target_field);
+	free(t);
 }
 
 void vga_filter_free(struct vga_filter *f)
 {
 	if (!f)
 		return;
-	for (size_t i = 0; i < f->ntypes_cap; i++) {
-		struct ftype *t = f->types[i];
-		if (!t)
-			continue;
-		free(t->alphas);
-		free(t->flag_field);
-		free(t->targets);
-		free(t->target_field);
-		free(t);
-	}
-	free(f->types);
+	for (size_t i = 0; i < f->nclasses; i++)
+		ftype_free(f->by_class[i]);
+	free(f->by_class);
+	free(f->names);
+	free(f->flag_name);
+	free(f->trigger_name);
 	free(f->enabled.v);
 	free(f->begins.v);
 	free(f->fired.v);
@@ -166,18 +206,21 @@ static struct ftype *describe(const struct vga_filter *f, const struct vgt_event
 {
 	const struct vga_plan *p = f->plan;
 	struct ftype *t = vgq_xcalloc(1, sizeof *t);
+	int *slot = vgq_xcalloc(f->nnames, sizeof *slot);
+	vgt_class_slots(et, f->names, f->nnames, slot);
 	t->type = et;
-	t->f_since = et->kind == VGT_KIND_END ? vgt_type_field(et, "vg_since") : -1;
+	t->f_since = et->kind == VGT_KIND_END ? slot[F_SINCE] : -1;
 	if (!strncmp(et->name, "vg.", 3)) {
 		t->source = true;
 		t->naming =
 		    !strcmp(et->name, "vg.entity.create") || !strcmp(et->name, "vg.entity.name");
-		t->f_kind = vgt_type_field(et, "kind");
-		t->f_id = vgt_type_field(et, "id");
-		t->f_gen = vgt_type_field(et, "gen");
-		t->f_name = vgt_type_field(et, "name");
+		t->f_kind = slot[F_KIND];
+		t->f_id = slot[F_ID];
+		t->f_gen = slot[F_GEN];
+		t->f_name = slot[F_NAME];
 		if (t->f_kind < 0 || t->f_id < 0 || t->f_gen < 0 || t->f_name < 0)
 			t->naming = false;
+		free(slot);
 		return t;
 	}
 	for (size_t i = 0; i < p->n; i++) {
@@ -190,12 +233,12 @@ static struct ftype *describe(const struct vga_filter *f, const struct vgt_event
 			    vgq_xrealloc(t->flag_field, t->nalphas + 1, sizeof *t->flag_field);
 			t->alphas[t->nalphas] = i;
 			t->flag_field[t->nalphas] =
-			    a->spec->flag_field ? vgt_type_field(et, a->spec->flag_field) : -1;
+			    f->flag_name[i] >= 0 ? slot[f->flag_name[i]] : -1;
 			t->nalphas++;
 		}
 		if (a->source == VGA_SRC_TRIGGER &&
 		    !strcmp(p->alphas[a->trigger].sensors[0]->event, et->name)) {
-			int field = vgt_type_field(et, a->trigger_by);
+			int field = f->trigger_name[i] >= 0 ? slot[f->trigger_name[i]] : -1;
 			if (field < 0)
 				continue;
 			t->targets = vgq_xrealloc(t->targets, t->ntargets + 1, sizeof *t->targets);
@@ -206,51 +249,45 @@ static struct ftype *describe(const struct vga_filter *f, const struct vgt_event
 			t->ntargets++;
 		}
 	}
+	free(slot);
 	return t;
 }
 
+/* What the event's class means to the plan, described on its first event (a followed
+ * trace may number new classes as it grows). */
 static struct ftype *type_of(struct vga_filter *f, const struct vgt_event_type *et)
 {
-	if ((f->ntypes + 1) * 2 > f->ntypes_cap) {
-		size_t cap = f->ntypes_cap ? f->ntypes_cap * 2 : 64;
-		struct ftype **types = vgq_xcalloc(cap, sizeof *types);
-		for (size_t i = 0; i < f->ntypes_cap; i++) {
-			if (!f->types[i])
-				continue;
-			size_t j = vgq_mix((uintptr_t)f->types[i]->type) & (cap - 1);
-			while (types[j])
-				j = (j + 1) & (cap - 1);
-			types[j] = f->types[i];
-		}
-		free(f->types);
-		f->types = types;
-		f->ntypes_cap = cap;
+	size_t c = et->class_id;
+	if (c >= f->nclasses) {
+		size_t n = f->nclasses ? f->nclasses : 64;
+		while (n <= c)
+			n *= 2;
+		f->by_class = vgq_xrealloc(f->by_class, n, sizeof *f->by_class);
+		memset(f->by_class + f->nclasses, 0, (n - f->nclasses) * sizeof *f->by_class);
+		f->nclasses = n;
 	}
-	size_t mask = f->ntypes_cap - 1;
-	size_t j = vgq_mix((uintptr_t)et) & mask;
-	for (; f->types[j]; j = (j + 1) & mask)
-		if (f->types[j]->type == et)
-			return f->types[j];
-	f->types[j] = describe(f, et);
-	f->ntypes++;
-	return f->types[j];
+	if (!f->by_class[c] || f->by_class[c]->type != et) {
+		ftype_free(f->by_class[c]);
+		f->by_class[c] = describe(f, et);
+	}
+	return f->by_class[c];
 }
 
 /* vg.entity.create / .name: an entity getting the name a NAMED α waits for is enabled
  * for the rest of its lifetime (the subject's rule does the same). */
 static void observe_name(struct vga_filter *f, const struct ftype *t, const struct vgt_event *ev)
 {
-	const struct vgt_value *kind = &ev->values[t->f_kind], *name = &ev->values[t->f_name];
-	if (kind->type != VGT_STRING || name->type != VGT_STRING)
+	const char *kind = vgt_value_string(&ev->values[t->f_kind]);
+	const char *name = vgt_value_string(&ev->values[t->f_name]);
+	if (!kind || !name)
 		return;
 	for (size_t i = 0; i < f->plan->n; i++) {
 		const struct vga_alpha *a = &f->plan->alphas[i];
 		const char *k = a->spec->flag_kind ? a->spec->flag_kind : "thread";
-		if (a->source != VGA_SRC_NAMED || strcasecmp(k, kind->str.ptr) ||
-		    strcmp(a->name, name->str.ptr))
+		if (a->source != VGA_SRC_NAMED || strcasecmp(k, kind) || strcmp(a->name, name))
 			continue;
-		struct fkey key = {ev->image, ev->values[t->f_id].u,
-		                   (uint32_t)ev->values[t->f_gen].u, (uint32_t)i + 1};
+		struct fkey key = {ev->image, vgt_slot_u64(ev, t->f_id),
+		                   (uint32_t)vgt_slot_u64(ev, t->f_gen), (uint32_t)i + 1};
 		key_add(f, &key);
 	}
 }
@@ -260,23 +297,22 @@ static bool wants(struct vga_filter *f, const struct ftype *t, size_t k, const s
 	const struct vga_alpha *a = &f->plan->alphas[t->alphas[k]];
 	if (a->source == VGA_SRC_SENSOR || a->source == VGA_SRC_ALL)
 		return true;
-	int field = t->flag_field[k];
-	if (field < 0 || ev->values[field].type != VGT_REF)
+	struct fkey key = {ev->image, 0, 0, (uint32_t)t->alphas[k] + 1};
+	if (!vgt_slot_ref(ev, t->flag_field[k], &key.id, &key.gen))
 		return false;
-	struct fkey key = {ev->image, ev->values[field].ref.id, ev->values[field].ref.gen,
-	                   (uint32_t)t->alphas[k] + 1};
 	return key_has(f, &key);
 }
 
 /* The key of the flag's entity (or the thread) of α k: per entity state of O6 and once. */
 static struct fkey entity_key(const struct ftype *t, size_t k, const struct vgt_event *ev)
 {
-	int field = t->flag_field[k];
 	struct fkey key = {ev->image, ((uint64_t)ev->tid << 1) | 1, ev->thread_gen,
 	                   (uint32_t)t->alphas[k] + 1};
-	if (field >= 0 && ev->values[field].type == VGT_REF) {
-		key.id = ev->values[field].ref.id << 1;
-		key.gen = ev->values[field].ref.gen;
+	uint64_t id;
+	uint32_t gen;
+	if (vgt_slot_ref(ev, t->flag_field[k], &id, &gen)) {
+		key.id = id << 1;
+		key.gen = gen;
 	}
 	return key;
 }
@@ -295,8 +331,9 @@ static bool sampled_wants(struct vga_filter *f, const struct ftype *t, size_t k,
 	if (ev->type->kind != VGT_KIND_END)
 		return false;
 	int64_t since = INT64_MIN;
-	if (t->f_since >= 0 && ev->values[t->f_since].u)
-		since = ev->ts - (int64_t)(ev->clock_value - ev->values[t->f_since].u);
+	uint64_t since_clock = vgt_slot_u64(ev, t->f_since);
+	if (since_clock)
+		since = ev->ts - (int64_t)(ev->clock_value - since_clock);
 	else {
 		struct fslot *b = fmap_get(&f->begins, &key, true);
 		since = b->at;
@@ -358,11 +395,9 @@ bool vga_filter_keep(void *filter, const struct vgt_event *ev)
 	}
 	f->counts.kept++;
 	for (size_t k = 0; k < t->ntargets; k++) {
-		const struct vgt_value *v = &ev->values[t->target_field[k]];
-		if (v->type != VGT_REF)
-			continue;
-		struct fkey key = {ev->image, v->ref.id, v->ref.gen, (uint32_t)t->targets[k] + 1};
-		key_add(f, &key);
+		struct fkey key = {ev->image, 0, 0, (uint32_t)t->targets[k] + 1};
+		if (vgt_slot_ref(ev, t->target_field[k], &key.id, &key.gen))
+			key_add(f, &key);
 	}
 	return true;
 }

@@ -5,7 +5,7 @@
 #include <strings.h>
 
 #include "live/alpha.h"
-#include "query/engine_internal.h"
+#include "query/bound.h"
 #include "relations/columns.h"
 
 struct planner {

@@ -527,51 +527,6 @@ static struct tp *bind_pred(struct binder *bd, struct bstmt *b, const struct tqu
 
 /* ---- aggregates ---- */
 
-/* The variable names an expression mentions (outside aggregates). */
-static void collect_names(struct binder *bd, const struct tquel_expr *e)
-{
-	if (!e)
-		return;
-	const char *name = NULL;
-	if (e->kind == TQ_ATTR)
-		name = e->u.attr.var;
-	else if (e->kind == TQ_TVAR)
-		name = e->u.tvar.name;
-	else if (e->kind == TQ_AGG || e->kind == TQ_NUMBER || e->kind == TQ_STRING ||
-	         e->kind == TQ_TCONST)
-		return;
-	if (name) {
-		for (size_t i = 0; i < bd->nouter; i++)
-			if (!strcmp(bd->outer_names[i], name))
-				return;
-		if (bd->nouter < VGQ_MAX_VARS)
-			bd->outer_names[bd->nouter++] = name;
-		return;
-	}
-	collect_names(bd, e->u.op.a);
-	if (e->kind != TQ_NEG && e->kind != TQ_NOT && e->kind != TQ_BEGIN_OF &&
-	    e->kind != TQ_END_OF)
-		collect_names(bd, e->u.op.b);
-}
-
-static bool only_outer(struct binder *bd, const struct tquel_expr *e)
-{
-	if (!e)
-		return true;
-	if (e->kind == TQ_ATTR) {
-		for (size_t i = 0; i < bd->nouter; i++)
-			if (!strcmp(bd->outer_names[i], e->u.attr.var))
-				return true;
-		return false;
-	}
-	if (e->kind == TQ_NUMBER || e->kind == TQ_STRING)
-		return true;
-	if (e->kind == TQ_AGG)
-		return false;
-	return only_outer(bd, e->u.op.a) &&
-	       (e->kind == TQ_NEG || e->kind == TQ_NOT || only_outer(bd, e->u.op.b));
-}
-
 static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tquel_expr *e)
 {
 	const struct tquel_agg *g = &e->u.agg;
@@ -673,7 +628,7 @@ static struct bx *bind_agg(struct binder *bd, struct bstmt *b, const struct tque
 	b->naggs++;
 	/* by-items over outer variables only are correlated: bound again in the outer scope */
 	for (size_t i = 0; i < g->nby; i++)
-		if (only_outer(bd, g->by[i])) {
+		if (tquel_only_names(g->by[i], bd->outer_names, bd->nouter)) {
 			a->outer_by[i] = bind_value(bd, b, g->by[i], true);
 			if (!a->outer_by[i])
 				return NULL;
@@ -779,13 +734,7 @@ struct bstmt *vgq_bind(struct vgq_session *s, const struct tquel_query *q,
 		snprintf(label, 32, "retrieve@%u", st->loc.line);
 		b->label = label;
 	}
-	for (size_t i = 0; i < r->ntargets; i++)
-		collect_names(&bd, r->targets[i].value);
-	collect_names(&bd, r->where);
-	collect_names(&bd, r->when);
-	collect_names(&bd, r->valid.at);
-	collect_names(&bd, r->valid.from);
-	collect_names(&bd, r->valid.to);
+	bd.nouter = tquel_outer_names(r, bd.outer_names, VGQ_MAX_VARS);
 
 	b->unique = r->unique;
 	if (!bind_targets(&bd, b, r))

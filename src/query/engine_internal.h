@@ -1,5 +1,5 @@
-/* Internals of the TQuel engine: statements bound to relations (names resolved, types
- * checked), the temporal relational algebra they become, and its evaluation.
+/* Internals of the TQuel engine: the temporal relational algebra that statements bound to
+ * relations (bound.h) become, the session running them, and their evaluation.
  *
  *   bind.c         AST -> bound statement: variables, attributes, types, suggestions
  *   agg.c          aggregates: contributions -> constant intervals (agg_time.c: TQuel's)
@@ -17,145 +17,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "query/bound.h" /* values, bound statements, struct plan */
 #include "query/engine.h"
 #include "relations/columns.h" /* vgq_mix */
 #include "relations/relation.h"
 #include "tquel/ast.h"
-
-/* ---- values ---- */
-
-enum vx_type { VX_INT, VX_UINT, VX_DOUBLE, VX_STRING, VX_BYTES, VX_ENTITY, VX_BOOL };
-
-/* Three-valued truth (SQL's): a comparison with a null is unknown. */
-enum tv3 { T3_FALSE = 0, T3_TRUE = 1, T3_UNKNOWN = 2 };
-
-struct vx_value {
-	enum vx_type type;
-	bool null;
-	union {
-		int64_t i;
-		uint64_t u;
-		double d;
-		const char *s;
-		struct vgq_bytes b;
-		struct vgq_ref r;
-		enum tv3 t;
-	} v;
-};
-
-/* ---- bound expressions ---- */
-
-enum bx_kind {
-	BX_CONST,
-	BX_ATTR, /* var.attr */
-	BX_NEG,
-	BX_ADD,
-	BX_SUB,
-	BX_MUL,
-	BX_DIV,
-	BX_EQ,
-	BX_NE,
-	BX_LT,
-	BX_LE,
-	BX_GT,
-	BX_GE,
-	BX_AND,
-	BX_OR,
-	BX_NOT,
-};
-
-struct bx {
-	enum bx_kind kind;
-	enum vx_type type;            /* of the value: VX_BOOL for conditions */
-	const struct tquel_expr *src; /* for printing */
-	struct vx_value c;            /* BX_CONST */
-	int var, attr;                /* BX_ATTR: statement variable index, attribute index */
-	struct bx *a, *b;
-	uint64_t vars; /* bit set of the variables it reads */
-};
-
-/* Temporal expressions: their kind (event or interval) is known statically. */
-enum tx_kind { TX_VAR, TX_BEGIN, TX_END, TX_INTERSECT, TX_EXTEND, TX_CONST };
-
-struct tx {
-	enum tx_kind kind;
-	bool event; /* statically an event */
-	int var;    /* TX_VAR */
-	int64_t at; /* TX_CONST: the event's instant, resolved when bound */
-	struct tx *a, *b;
-	const struct tquel_expr *src;
-	uint64_t vars;
-};
-
-enum tp_kind { TP_PRECEDE, TP_OVERLAP, TP_EQUAL, TP_AND, TP_OR, TP_NOT };
-
-struct tp {
-	enum tp_kind kind;
-	struct tx *x, *y; /* predicates */
-	struct tp *a, *b; /* connectives */
-	const struct tquel_expr *src;
-	uint64_t vars;
-};
 
 /* A value of a temporal expression: nothing, an event at b (= e), or [b, e). */
 enum tval_kind { TV_NOTHING, TV_EVENT, TV_INTERVAL };
 struct tval {
 	enum tval_kind kind;
 	int64_t b, e;
-};
-
-#define VGQ_MAX_VARS 64 /* variables per statement (bit sets) */
-
-/* A tuple variable of a statement, as bound. */
-struct bvar {
-	const char *name; /* as ranged, or "agg#N" for an aggregate's relation */
-	const struct vgq_relation *rel;
-	bool event;     /* ranges over an event relation */
-	uint64_t clock; /* over Clock[n]: n (1 for Clock); 0: not a clock */
-};
-
-/* An aggregate, computed before its statement as an auxiliary interval relation
- * (group attributes g0..gn-1, then `value`) over the constant intervals of each group. */
-struct bagg {
-	const struct tquel_expr *src;
-	struct bstmt *inner;  /* its own variables; targets: by-list..., argument */
-	int var;              /* the statement's variable over the auxiliary relation */
-	struct bx **outer_by; /* per by-item: the same expression over the outer variables,
-	                         or NULL when the item is not correlated */
-	size_t nby;
-	enum tquel_aggfn fn;
-	bool unique;
-	enum tquel_window window;
-	int64_t span_ns;          /* TQ_SPAN: the moving window's length */
-	struct vgq_relation *rel; /* made by agg.c */
-};
-
-struct btarget {
-	const char *name;
-	struct bx *value;
-};
-
-/* A retrieve, bound. */
-struct bstmt {
-	const struct tquel_stmt *src;
-	const char *into;  /* result name (NULL: unnamed) */
-	const char *label; /* into, or "retrieve@LINE" */
-	struct bvar vars[VGQ_MAX_VARS];
-	size_t nvars;
-	struct btarget *targets;
-	size_t ntargets;
-	struct bx *where; /* NULL: true */
-	struct tp *when;  /* NULL: true */
-	enum tquel_valid_kind valid;
-	struct tx *valid_at, *valid_from, *valid_to;
-	bool result_event; /* the result is an event relation */
-	struct bagg *aggs;
-	size_t naggs;
-	/* Implicit temporal predicates: an aggregate's piece overlaps the valid time. */
-	struct tp **implicit;
-	size_t nimplicit;
-	bool unique; /* retrieve unique: value-equivalent tuples coalesced (result.c) */
-	struct vgq_relation *out; /* the result */
 };
 
 /* ---- plans ---- */
@@ -193,12 +65,6 @@ struct pnode {
 	uint64_t vars; /* variables bound in its output */
 };
 
-struct plan {
-	struct bstmt *stmt;
-	struct pnode *logical;  /* the calculus as algebra, before optimization */
-	struct pnode *physical; /* after */
-};
-
 struct vg_pool; /* common/pool.h */
 
 /* ---- the session: what one run of statements knows ---- */
@@ -225,12 +91,6 @@ struct vgq_session {
 	struct vg_pool *pool; /* the workers of parallel execution (NULL: one thread) */
 };
 
-/* ---- engine.c ---- */
-/* Binds every statement (errors to `errors`); the plans of the retrieves, in order
- * (malloc'd array), or NULL with *nerrors set. */
-struct plan **vgq_bind_all(struct vgq_session *s, const struct tquel_query *q, FILE *errors,
-                           size_t *nplans, size_t *nerrors);
-
 /* ---- bind.c ---- */
 /* Binds one retrieve; NULL after reporting its errors (the caller counts them). For
  * explain without a trace, relations are unknown: attribute types are taken as int and
@@ -244,11 +104,6 @@ const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const cha
                                                 uint64_t clock, char *err, size_t errsize);
 
 /* ---- plan.c ---- */
-/* The conjuncts of a where (when) clause: count them, then fill out[] from *n on. */
-size_t vgq_count_where(const struct bx *e);
-void vgq_split_where(struct bx *e, struct bx **out, size_t *n);
-size_t vgq_count_when(const struct tp *e);
-void vgq_split_when(struct tp *e, struct tp **out, size_t *n);
 struct plan *vgq_plan(struct vgq_session *s, struct bstmt *b);
 
 /* ---- value.c ---- */

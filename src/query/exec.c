@@ -181,6 +181,16 @@ void vgq_rows_free(struct xrows *r)
 	memset(r, 0, sizeof *r);
 }
 
+bool vgq_build_free(struct xrows *right, struct xhash *table, bool borrowed)
+{
+	if (borrowed)
+		return false;
+	vgq_rows_free(right);
+	if (table)
+		vgq_xhash_free(table);
+	return true;
+}
+
 void vgq_merge_row(size_t width, uint64_t lvars, const uint32_t *x, const uint32_t *y,
                    uint32_t *row)
 {

@@ -178,11 +178,7 @@ static void hashjoin_close(struct xnode *n)
 	struct hashjoin *st = n->state;
 	if (!st)
 		return;
-	if (!st->borrowed) {
-		vgq_rows_free(&st->right);
-		if (st->built)
-			vgq_xhash_free(&st->table);
-	}
+	vgq_build_free(&st->right, st->built ? &st->table : NULL, st->borrowed);
 	free(st->kl);
 	free(st->kr);
 	free(st->lbuf);

@@ -143,6 +143,10 @@ struct xhash {
 void vgq_xhash_init(struct xhash *t, size_t n);
 void vgq_xhash_add(struct xhash *t, uint32_t entry, uint64_t h);
 void vgq_xhash_free(struct xhash *t);
+/* exec.c: what a join built for its workers to share, freed by the node that built it:
+ * the right side's rows and the hash table on them (NULL: none). A worker's clone (fork)
+ * borrows the original's and frees neither: false then, else true. */
+bool vgq_build_free(struct xrows *right, struct xhash *table, bool borrowed);
 /* The key values of one binding; false if one is null (it matches nothing). */
 bool vgq_keys_of(const struct bstmt *b, struct bx *const *keys, size_t nkeys, const uint32_t *row,
                  struct vx_value *out, uint64_t *hash);

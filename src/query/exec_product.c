@@ -70,8 +70,7 @@ static void product_close(struct xnode *n)
 	struct product *st = n->state;
 	if (!st)
 		return;
-	if (!st->borrowed)
-		vgq_rows_free(&st->right);
+	vgq_build_free(&st->right, NULL, st->borrowed);
 	free(st->lbuf);
 	free(st);
 }

@@ -131,10 +131,7 @@ static void semijoin_close(struct xnode *n)
 	struct semijoin *st = n->state;
 	if (!st)
 		return;
-	if (!st->borrowed) {
-		vgq_rows_free(&st->right);
-		if (st->built)
-			vgq_xhash_free(&st->table);
+	if (vgq_build_free(&st->right, st->built ? &st->table : NULL, st->borrowed)) {
 		free(st->rep);
 		free(st->when);
 	}

@@ -19,46 +19,6 @@
 
 #include "query/sql_internal.h"
 
-/* The names a value expression mentions, outside aggregates. */
-void sqlc_collect_outer(struct sqlc *c, const struct tquel_expr *e)
-{
-	if (!e || e->kind == TQ_AGG || e->kind == TQ_NUMBER || e->kind == TQ_STRING ||
-	    e->kind == TQ_TCONST)
-		return;
-	const char *name = e->kind == TQ_ATTR   ? e->u.attr.var
-	                   : e->kind == TQ_TVAR ? e->u.tvar.name
-	                                        : NULL;
-	if (name) {
-		for (size_t i = 0; i < c->nouter; i++)
-			if (!strcmp(c->outer_names[i], name))
-				return;
-		if (c->nouter < VGQ_SQL_MAX_VARS)
-			c->outer_names[c->nouter++] = name;
-		return;
-	}
-	sqlc_collect_outer(c, e->u.op.a);
-	if (e->kind != TQ_NEG && e->kind != TQ_NOT && e->kind != TQ_BEGIN_OF &&
-	    e->kind != TQ_END_OF)
-		sqlc_collect_outer(c, e->u.op.b);
-}
-
-/* Whether every variable of e is one of the outer statement's. */
-static bool only_outer(const struct sqlc *c, const struct tquel_expr *e)
-{
-	if (!e || e->kind == TQ_NUMBER || e->kind == TQ_STRING)
-		return true;
-	if (e->kind == TQ_AGG)
-		return false;
-	if (e->kind == TQ_ATTR) {
-		for (size_t i = 0; i < c->nouter; i++)
-			if (!strcmp(c->outer_names[i], e->u.attr.var))
-				return true;
-		return false;
-	}
-	return only_outer(c, e->u.op.a) &&
-	       (e->kind == TQ_NEG || e->kind == TQ_NOT || only_outer(c, e->u.op.b));
-}
-
 /* A group key's SQL: an entity is its identity (three columns), a value itself. */
 static size_t key_parts(struct sqlc *c, const struct sql_value *v, const char *parts[3])
 {
@@ -133,7 +93,7 @@ bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out)
 			goto fail;
 		const char *parts[3], *outer[3] = {0};
 		size_t n = key_parts(&in, &bv, parts);
-		if (only_outer(c, g->by[i])) {
+		if (tquel_only_names(g->by[i], c->outer_names, c->nouter)) {
 			struct sql_value ov;
 			if (!sqlc_value(c, g->by[i], &ov))
 				goto fail;

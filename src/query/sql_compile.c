@@ -220,13 +220,7 @@ static bool retrieve(struct sqlc *c, const struct tquel_stmt *st, struct vgq_sql
 	const struct tquel_retrieve *r = &st->u.retrieve;
 	if (!result_name(c, st, out))
 		return false;
-	for (size_t i = 0; i < r->ntargets; i++)
-		sqlc_collect_outer(c, r->targets[i].value);
-	sqlc_collect_outer(c, r->where);
-	sqlc_collect_outer(c, r->when);
-	sqlc_collect_outer(c, r->valid.at);
-	sqlc_collect_outer(c, r->valid.from);
-	sqlc_collect_outer(c, r->valid.to);
+	c->nouter = tquel_outer_names(r, c->outer_names, VGQ_SQL_MAX_VARS);
 	struct target *t;
 	size_t nt;
 	c->marking = true; /* the variables the values read */

@@ -77,8 +77,6 @@ struct sqlc {
 /* sql_agg.c: an aggregate as a value of the statement: its relation (maximal intervals
  * of constant value per group) joined like a variable. */
 bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out);
-/* The variable names e mentions outside aggregates, added to c->outer_names. */
-void sqlc_collect_outer(struct sqlc *c, const struct tquel_expr *e);
 
 /* printf into c's arena. */
 const char *sqlc_printf(struct sqlc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

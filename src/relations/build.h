@@ -52,6 +52,7 @@ struct builder {
 	struct tinfo **types; /* open addressing on the type pointer */
 	size_t ntypes_cap;
 	struct tinfo **by_class; /* vgq_build_schema: the same by class_id (trace/source.h) */
+	size_t nby_class;
 	struct vgq_keymap *keys;
 	struct vgt_names *names;
 	const struct vgt_trace *trace;
@@ -75,6 +76,8 @@ struct tinfo *vgq_build_type(const struct builder *b, const struct vgt_event_typ
 void vgq_build_types(struct builder *b, const struct vgt_event_type *const *types, size_t n);
 /* vgq_build_types over every type of every image of the trace, in image order. */
 void vgq_build_schema(struct builder *b, const struct vgt_trace *t);
+/* A followed trace (trace/follow.h) has gained event classes since: maps them too. */
+void vgq_build_schema_grow(struct builder *b, const struct vgt_trace *t);
 void vgq_build_free_types(struct builder *b);
 /* A builder with no relations yet (t may be NULL: no trace), and the database holding
  * its relations, sorted by name; the builder is freed. */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "relations/cache.h"
+#include "relations/cache_derived.h"
 #include "relations/cache_internal.h"
 
 #define MIN_EVENTS_DEFAULT 200000u
@@ -179,6 +180,7 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 			db->internal->whole_trace = true;
 			res->outcome = VGQ_CACHE_WARM;
 			snprintf(res->path, sizeof res->path, "%s", paths[i]);
+			vgc_derived_place(db, k.p, k.n, paths[i], rq->who);
 			free(k.p);
 			return db;
 		case VGC_DAMAGED:
@@ -200,6 +202,8 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	uint64_t stream_damage = vgt_damage_total(t) - open_damage;
 	if (k.stable && db->events >= min_events())
 		res->written = save(db, &k, stream_damage, rq->trace_path, res);
+	if (res->written) /* derived relations beside it, when a query names one */
+		vgc_derived_place(db, k.p, k.n, res->path, rq->who);
 	free(k.p);
 	return db;
 }

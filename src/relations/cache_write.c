@@ -182,8 +182,11 @@ static void relation(struct writer *w, const struct vgq_relation *r)
 	size_t n = r->ntuples;
 	/* an empty column is written as present but empty: "" stands for its data */
 	column(w, n ? (const void *)r->from : "", n * sizeof *r->from);
-	column(w, r->to ? (n ? (const void *)r->to : "") : NULL, n * sizeof *r->to);
-	column(w, r->open ? (n ? (const void *)r->open : "") : NULL, n * sizeof *r->open);
+	/* an interval relation without tuples may have no arrays yet: its columns are there,
+	 * empty (the reader requires them of every interval relation) */
+	bool interval = r->kind != VGQ_REL_EVENT;
+	column(w, interval ? (n ? (const void *)r->to : "") : NULL, n * sizeof *r->to);
+	column(w, interval ? (n ? (const void *)r->open : "") : NULL, n * sizeof *r->open);
 	column(w, r->begin_unknown ? (n ? (const void *)r->begin_unknown : "") : NULL,
 	       n * sizeof *r->begin_unknown);
 	for (size_t a = 0; a < r->nattrs; a++)

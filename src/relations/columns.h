@@ -24,6 +24,7 @@ struct vgq_db_internal {
 	size_t nderived;
 	struct vgq_derived_try *tried;
 	size_t ntried;
+	struct vgc_derived *derived_cache; /* where they are cached (cache_derived.c), or NULL */
 };
 
 /* Mixes all bits of h into all bits (splitmix64's finalizer): tables index by low bits. */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "relations/cache_derived.h"
 #include "relations/columns.h"
 #include "relations/derived.h"
 
@@ -51,6 +52,15 @@ const char *vgq_derived_source(const char *name)
 {
 	const struct vgq_derived_provider *p = provider_of(name, NULL);
 	return p ? p->source : NULL;
+}
+
+const char *vgq_derived_registered(size_t i)
+{
+	for (size_t p = 0; p < nproviders; p++)
+		for (const char *const *n = providers[p]->names; *n; n++)
+			if (i-- == 0)
+				return *n;
+	return NULL;
 }
 
 static bool applies(const struct vgq_database *db, const struct vgq_derived_provider *p)
@@ -140,6 +150,28 @@ static const struct vgq_relation *find_built(const struct vgq_db_internal *in, c
 	return NULL;
 }
 
+/* The provider's relations (or its error) from the relations cache (cache_derived.h):
+ * true if found there, then kept as if built now. */
+static bool take_cached(struct vgq_database *db, const struct vgq_derived_provider *p, char *err,
+                        size_t errsize)
+{
+	struct vgq_db_internal *in = db->internal;
+	struct vgq_relation **made;
+	size_t nmade;
+	char *error;
+	if (!vgc_derived_take(db, p->names[0], &made, &nmade, &error))
+		return false;
+	if (error)
+		snprintf(err, errsize, "%s", error);
+	keep_error(in, p, error);
+	free(error);
+	in->derived = vgq_xrealloc(in->derived, in->nderived + nmade, sizeof *in->derived);
+	for (size_t i = 0; i < nmade; i++)
+		in->derived[in->nderived++] = made[i];
+	free(made);
+	return true;
+}
+
 const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const char *name,
                                                 char *err, size_t errsize)
 {
@@ -170,6 +202,8 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 		         exact, p->source);
 		return NULL;
 	}
+	if (take_cached(db, p, err, errsize))
+		return err[0] ? NULL : find_built(in, name);
 	struct vgq_derived_ctx c = {.db = db};
 	char why[512] = "";
 	if (p->build(&c, why, sizeof why) < 0) {
@@ -178,6 +212,7 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 		free(c.made);
 		snprintf(err, errsize, "%s (%s): %s", exact, p->source, why);
 		keep_error(in, p, err);
+		vgc_derived_save(db, p, err);
 		return NULL;
 	}
 	in->derived = vgq_xrealloc(in->derived, in->nderived + c.nmade, sizeof *in->derived);
@@ -188,6 +223,7 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 	}
 	free(c.made);
 	keep_error(in, p, NULL);
+	vgc_derived_save(db, p, NULL);
 	return find_built(in, name);
 }
 
@@ -227,6 +263,7 @@ bool vgq_derived_schema_only(const struct vgq_derived_ctx *c)
 void vgq_derived_free(struct vgq_database *db)
 {
 	struct vgq_db_internal *in = db->internal;
+	vgc_derived_free(db);
 	for (size_t i = 0; i < in->nderived; i++)
 		vgq_relation_free(in->derived[i]);
 	free(in->derived);

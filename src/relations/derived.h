@@ -46,6 +46,12 @@ size_t vgq_derived_names(const struct vgq_database *db, const char ***names);
  * it (`vigil relations`); free with vgq_derived_schemas_free. */
 size_t vgq_derived_schemas(struct vgq_database *db, struct vgq_relation ***out);
 void vgq_derived_schemas_free(struct vgq_relation **rels, size_t n);
+/* The i-th name of every registered provider (whatever the trace), NULL past the last:
+ * the store's tables of an earlier analysis. */
+const char *vgq_derived_registered(size_t i);
+/* How many analyses this database read from the relations cache instead of running
+ * them (relations/cache_derived.h; `vigil query --stats`: derived_cached). */
+size_t vgq_derived_cached(const struct vgq_database *db);
 /* What the provider of `name` replaces ("vigil net split"), or NULL if not derived. */
 const char *vgq_derived_source(const char *name);
 

@@ -253,12 +253,9 @@ static struct tinfo *describe(struct builder *b, const struct vgt_event_type *t)
 	return ti;
 }
 
-void vgq_build_types(struct builder *b, const struct vgt_event_type *const *types, size_t n)
+/* Maps the types not met before into the table (room for them made by the caller). */
+static void map_types(struct builder *b, const struct vgt_event_type *const *types, size_t n)
 {
-	b->ntypes_cap = 16;
-	while (b->ntypes_cap < 2 * n)
-		b->ntypes_cap *= 2;
-	b->types = vgq_xcalloc(b->ntypes_cap, sizeof *b->types);
 	/* Begin types before end types, so that an interval relation takes the begin's
 	 * attribute order. */
 	for (int pass = 0; pass < 2; pass++)
@@ -275,6 +272,15 @@ void vgq_build_types(struct builder *b, const struct vgt_event_type *const *type
 		}
 }
 
+void vgq_build_types(struct builder *b, const struct vgt_event_type *const *types, size_t n)
+{
+	b->ntypes_cap = 16;
+	while (b->ntypes_cap < 2 * n)
+		b->ntypes_cap *= 2;
+	b->types = vgq_xcalloc(b->ntypes_cap, sizeof *b->types);
+	map_types(b, types, n);
+}
+
 void vgq_build_schema(struct builder *b, const struct vgt_trace *t)
 {
 	size_t n = vgt_class_count(t);
@@ -287,6 +293,37 @@ void vgq_build_schema(struct builder *b, const struct vgt_trace *t)
 	b->by_class = vgq_xcalloc(n ? n : 1, sizeof *b->by_class);
 	for (size_t i = 0; i < n; i++)
 		b->by_class[i] = vgq_build_type(b, vgt_class_at(t, i));
+	b->nby_class = n;
+}
+
+void vgq_build_schema_grow(struct builder *b, const struct vgt_trace *t)
+{
+	size_t from = b->nby_class, n = vgt_class_count(t);
+	if (n <= from)
+		return;
+	/* the table of types grown to hold the new ones, then they are mapped as at first */
+	size_t cap = b->ntypes_cap;
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap != b->ntypes_cap) {
+		struct tinfo **old = b->types;
+		size_t oldcap = b->ntypes_cap;
+		b->ntypes_cap = cap;
+		b->types = vgq_xcalloc(cap, sizeof *b->types);
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i])
+				insert_type(b, old[i]);
+		free(old);
+	}
+	const struct vgt_event_type **types = vgq_xcalloc(n - from, sizeof *types);
+	for (size_t i = from; i < n; i++)
+		types[i - from] = vgt_class_at(t, i);
+	map_types(b, types, n - from);
+	free(types);
+	b->by_class = vgq_xrealloc(b->by_class, n, sizeof *b->by_class);
+	for (size_t i = from; i < n; i++)
+		b->by_class[i] = vgq_build_type(b, vgt_class_at(t, i));
+	b->nby_class = n;
 }
 
 void vgq_build_free_types(struct builder *b)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "wire/small_file.h"
 
 /* Parses "123", "64k", "16M", "2G". Returns -1 on a malformed value. */
 int vg__parse_size(const char *text, uint64_t *out)
@@ -104,20 +105,7 @@ ssize_t vg__readlink_proc(const char *path, char *buf, size_t len)
 /* Reads up to len-1 bytes and NUL-terminates; strips one trailing newline. */
 int vg__read_small_file(const char *path, char *buf, size_t len)
 {
-	int fd = open_proc(path);
-	if (fd < 0)
-		return -1;
-	ssize_t n;
-	do
-		n = read(fd, buf, len - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	if (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = 0;
-	return (int)n;
+	return vgw_read_small_fd(open_proc(path), buf, len);
 }
 
 void vg__random_uuid(uint8_t uuid[16], char text[37])

@@ -60,7 +60,8 @@ int vgs_catalog_note(struct vgs_pg *pg, const struct vgs_table *t, char *err, si
 		lit_or_null(&q, ent ? c[1].name : NULL);
 		vgs_buf_puts(&q, ", ");
 		lit_or_null(&q, ent ? c[2].name : NULL);
-		vgs_buf_puts(&q, ent ? ", 'vg_load'" : ", NULL");
+		vgs_buf_puts(&q, ", ");
+		lit_or_null(&q, !ent ? NULL : t->ref_loads ? c[3].name : "vg_load");
 		vgs_buf_puts(&q, ") ON CONFLICT DO NOTHING");
 	}
 	char what[200];

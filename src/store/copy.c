@@ -34,7 +34,8 @@ static void text(struct vgs_buf *b, const char *s)
 	}
 }
 
-static void value(struct vgs_buf *b, const struct vgq_relation *r, size_t a, size_t t)
+static void value(struct vgs_buf *b, const struct vgs_table *tab, const struct vgq_relation *r,
+                  size_t a, size_t t)
 {
 	static const char hex[] = "0123456789abcdef";
 	const union vgq_column *c = &r->cols[a];
@@ -81,7 +82,7 @@ static void value(struct vgs_buf *b, const struct vgq_relation *r, size_t a, siz
 		return;
 	case VGQ_ENTITY:
 		if (null) {
-			vgs_buf_puts(b, "\\N\t\\N\t\\N");
+			vgs_buf_puts(b, tab->ref_loads ? "\\N\t\\N\t\\N\t\\N" : "\\N\t\\N\t\\N");
 			return;
 		}
 		if (c->r[t].name)
@@ -89,6 +90,12 @@ static void value(struct vgs_buf *b, const struct vgq_relation *r, size_t a, siz
 		else
 			vgs_buf_puts(b, "\\N");
 		vgs_buf_printf(b, "\t%" PRIu64 "\t%" PRIu32, c->r[t].id, c->r[t].gen);
+		if (!tab->ref_loads)
+			return;
+		if (c->r[t].image < tab->nimage_loads && tab->image_loads[c->r[t].image] >= 0)
+			vgs_buf_printf(b, "\t%" PRId64, tab->image_loads[c->r[t].image]);
+		else
+			vgs_buf_puts(b, "\t\\N");
 		return;
 	}
 }
@@ -186,7 +193,10 @@ int vgs_copy_relation(struct vgs_pg *pg, const struct vgs_table *t, const struct
 		text(&meta, host);
 	else
 		vgs_buf_puts(&meta, "\\N");
-	vgs_buf_printf(&meta, "\t%" PRId64, pid);
+	if (pid >= 0)
+		vgs_buf_printf(&meta, "\t%" PRId64, pid);
+	else
+		vgs_buf_puts(&meta, "\t\\N");
 	b.n = 0;
 	bool event = r->kind == VGQ_REL_EVENT;
 	int rc = 0;
@@ -194,7 +204,7 @@ int vgs_copy_relation(struct vgs_pg *pg, const struct vgs_table *t, const struct
 		vgs_buf_put(&b, meta.p, meta.n);
 		for (size_t a = 0; a < r->nattrs; a++) {
 			vgs_buf_putc(&b, '\t');
-			value(&b, r, a, i);
+			value(&b, t, r, a, i);
 		}
 		vgs_buf_printf(&b, "\t%" PRId64, r->from[i]);
 		if (!event)

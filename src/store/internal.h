@@ -56,9 +56,17 @@ struct vgs_table {
 	struct vgs_column *cols;
 	size_t ncols;
 	size_t *attr_col; /* first column of each attribute */
+	/* A derived relation's table (derived.c): each entity reference has a fourth
+	 * column, NAME_load, the load of the image scoping it (its thread's process),
+	 * image_loads[ref.image]; the rows' own vg_load is the analysis's load. */
+	bool ref_loads;
+	const int64_t *image_loads;
+	size_t nimage_loads;
 };
 #define VGS_META_COLS 3
 void vgs_table_plan(struct vgs_table *t, const struct vgq_relation *r);
+/* The same with a NAME_load column after each entity reference's NAME_gen. */
+void vgs_table_plan_derived(struct vgs_table *t, const struct vgq_relation *r);
 void vgs_table_free(struct vgs_table *t);
 /* An identifier of at most VGS_IDENT_MAX bytes: longer names keep their start and get
  * a hash of the whole name, so distinct names stay distinct. */
@@ -73,9 +81,27 @@ int vgs_catalog_note(struct vgs_pg *pg, const struct vgs_table *t, char *err, si
 /* The catalog tables' DDL for the schema, appended to q. */
 void vgs_catalog_ddl(struct vgs_buf *q, const char *schema);
 
+/* ---- loading images: load.c ---- */
+/* The image's identity across reloads (the loads table's image_key). */
+struct vgt_image;
+void vgs_image_key(const struct vgt_image *img, char *out, size_t size);
+/* Runs a statement with text parameters: its rows, or NULL (the message in the
+ * connection). */
+PGresult *vgs_query(struct vgs_pg *pg, const char *sql, int n, const char *const *params);
+/* "WHAT: the server's message" into err; returns -1. */
+int vgs_server_error(struct vgs_pg *pg, const char *what, char *err, size_t errsize);
+int64_t vgs_now_ns(void);
+
+/* ---- derived relations: derived.c ---- */
+/* Stores the derived relations of the whole trace under `paths` (docs/store.md,
+ * "Derived relations"), after its images were loaded: one load keyed by the images'
+ * keys, replacing an earlier analysis of some of the same images. */
+int vgs_load_derived(struct vgs_pg *pg, const char *const *paths, size_t npaths,
+                     struct vgs_stats *st, char *err, size_t errsize);
+
 /* ---- rows: copy.c ---- */
-/* COPYs every tuple of r into its table, tagged with load id, host and pid. Adds to
- * *rows and *bytes. */
+/* COPYs every tuple of r into its table, tagged with load id, host and pid (NULL when
+ * negative). Adds to *rows and *bytes. */
 int vgs_copy_relation(struct vgs_pg *pg, const struct vgs_table *t, const struct vgq_relation *r,
                       int64_t load, const char *host, int64_t pid, uint64_t *rows, uint64_t *bytes,
                       char *err, size_t errsize);

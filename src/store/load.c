@@ -10,7 +10,7 @@
 #include "store/internal.h"
 #include "trace/source.h"
 
-static int64_t now_ns(void)
+int64_t vgs_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -19,7 +19,7 @@ static int64_t now_ns(void)
 
 /* The image's identity across reloads: its uuid (every image's metadata has its own)
  * and directory name; without a uuid, host, pid, process generation and exec. */
-static void image_key(const struct vgt_image *img, char *out, size_t size)
+void vgs_image_key(const struct vgt_image *img, char *out, size_t size)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s", img->path);
@@ -36,8 +36,7 @@ static void image_key(const struct vgt_image *img, char *out, size_t size)
 	}
 }
 
-/* One value of a one-row result, or NULL. */
-static PGresult *query1(struct vgs_pg *pg, const char *sql, int n, const char *const *params)
+PGresult *vgs_query(struct vgs_pg *pg, const char *sql, int n, const char *const *params)
 {
 	PGresult *res = PQexecParams(pg->conn, sql, n, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -47,7 +46,7 @@ static PGresult *query1(struct vgs_pg *pg, const char *sql, int n, const char *c
 	return res;
 }
 
-static int server_error(struct vgs_pg *pg, const char *what, char *err, size_t errsize)
+int vgs_server_error(struct vgs_pg *pg, const char *what, char *err, size_t errsize)
 {
 	char msg[1024];
 	vgs_pg_message(pg, msg, sizeof msg);
@@ -66,14 +65,14 @@ static int load_image(struct vgs_pg *pg, const char *dir, struct vgs_stats *st, 
 		return vgs_fail(err, errsize, "%s", terr);
 	const struct vgt_image *img = vgt_image_at(tr, 0);
 	char key[512];
-	image_key(img, key, sizeof key);
+	vgs_image_key(img, key, sizeof key);
 	struct vgs_buf q = {0};
 	vgs_buf_puts(&q, "SELECT 1 FROM ");
 	vgs_buf_ident(&q, pg->schema);
 	vgs_buf_puts(&q, ".loads WHERE image_key = $1");
 	const char *kp[1] = {key};
-	PGresult *res = query1(pg, q.p, 1, kp);
-	int rc = res ? 0 : server_error(pg, "loads", err, errsize);
+	PGresult *res = vgs_query(pg, q.p, 1, kp);
+	int rc = res ? 0 : vgs_server_error(pg, "loads", err, errsize);
 	bool there = res && PQntuples(res) > 0;
 	PQclear(res);
 	if (rc != 0 || there) { /* stored by an earlier load: nothing to build */
@@ -97,7 +96,7 @@ static int load_image(struct vgs_pg *pg, const char *dir, struct vgs_stats *st, 
 			rc = vgs_catalog_note(pg, &tables[i], err, errsize);
 	}
 
-	int64_t t0 = now_ns();
+	int64_t t0 = vgs_now_ns();
 	if (rc == 0)
 		rc = vgs_exec(pg, "BEGIN", "begin", err, errsize);
 	int64_t load = -1;
@@ -116,9 +115,9 @@ static int load_image(struct vgs_pg *pg, const char *dir, struct vgs_stats *st, 
 		snprintf(events, sizeof events, "%" PRIu64, db->events);
 		const char *p[9] = {key,   img->hostname, pid,    img->procname,          img->path,
 		                    first, last,          events, db->partial ? "t" : "f"};
-		res = query1(pg, q.p, 9, p);
+		res = vgs_query(pg, q.p, 9, p);
 		if (!res)
-			rc = server_error(pg, "loads", err, errsize);
+			rc = vgs_server_error(pg, "loads", err, errsize);
 		else if (PQntuples(res) == 1)
 			load = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 		PQclear(res);
@@ -154,7 +153,7 @@ static int load_image(struct vgs_pg *pg, const char *dir, struct vgs_stats *st, 
 		char ignore[8];
 		vgs_exec(pg, "ROLLBACK", "rollback", ignore, sizeof ignore);
 	}
-	st->copy_ns += now_ns() - t0;
+	st->copy_ns += vgs_now_ns() - t0;
 	if (rc != 0) { /* name the image in the message */
 		char msg[1024];
 		snprintf(msg, sizeof msg, "%s", err);
@@ -202,6 +201,8 @@ int vgs_pg_load(struct vgs_pg *pg, const char *const *paths, size_t npaths, stru
 	for (size_t i = 0; i < n; i++)
 		free(dirs[i]);
 	free(dirs);
+	if (rc == 0 && pg->opts.derived)
+		rc = vgs_load_derived(pg, paths, npaths, st, err, errsize);
 	return rc;
 }
 

@@ -157,7 +157,9 @@ static void result_build(struct result *out, const struct vgq_sql_stmt *s, PGres
 			int row = (int)t;
 			bool isnull = PQgetisnull(res, row, col);
 			const char *v = PQgetvalue(res, row, col);
-			nul[t] = isnull && type != VGQ_STRING && type != VGQ_ENTITY;
+			/* an entity without a name is still one; without an id it is none */
+			nul[t] = type == VGQ_ENTITY ? PQgetisnull(res, row, col + 1)
+			                            : isnull && type != VGQ_STRING;
 			switch (type) {
 			case VGQ_INT:
 				out->cols[a].i[t] = strtoll(v, NULL, 10);

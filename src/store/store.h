@@ -20,17 +20,20 @@
 
 /* What one call loaded. */
 struct vgs_stats {
-	uint64_t images;         /* images seen */
-	uint64_t loaded;         /* images loaded now */
-	uint64_t skipped;        /* images already stored by an earlier load */
-	uint64_t damaged;        /* images loaded from a damaged trace (what was readable) */
-	uint64_t relations;      /* relation tables written to (one per relation per image) */
-	uint64_t rows;           /* rows sent by COPY */
-	uint64_t bytes;          /* COPY data sent */
-	int64_t copy_ns;         /* time spent in COPY (sending and committing) */
-	uint64_t models;         /* model files seen */
-	uint64_t models_loaded;  /* models stored now */
-	uint64_t models_skipped; /* models stored by an earlier load (same bytes) */
+	uint64_t images;          /* images seen */
+	uint64_t loaded;          /* images loaded now */
+	uint64_t skipped;         /* images already stored by an earlier load */
+	uint64_t damaged;         /* images loaded from a damaged trace (what was readable) */
+	uint64_t relations;       /* relation tables written to (one per relation per image) */
+	uint64_t rows;            /* rows sent by COPY */
+	uint64_t bytes;           /* COPY data sent */
+	int64_t copy_ns;          /* time spent in COPY (sending and committing) */
+	uint64_t models;          /* model files seen */
+	uint64_t models_loaded;   /* models stored now */
+	uint64_t models_skipped;  /* models stored by an earlier load (same bytes) */
+	uint64_t derived;         /* derived relations stored now (one analysis of the trace) */
+	uint64_t derived_rows;    /* their rows (also counted in rows) */
+	uint64_t derived_skipped; /* 1: the same images' analysis was stored already */
 };
 
 struct vgs_options {
@@ -39,6 +42,11 @@ struct vgs_options {
 	void (*progress)(void *arg, const char *image, bool loaded, uint64_t rows);
 	void *progress_arg;
 	bool no_setup; /* connect only: create neither the schema nor its tables */
+	/* vgs_pg_load then stores the derived relations of the whole trace too (the
+	 * providers registered with relations/derived.h; docs/store.md "Derived relations").
+	 * Called after them with image NULL: derived relations stored (loaded) or skipped.
+	 * NULL: none; "": all; else names separated by commas (case-insensitive). */
+	const char *derived;
 };
 
 /* An open connection to the store (one per loader; not thread-safe). */
@@ -50,8 +58,9 @@ struct vgs_pg;
 struct vgs_pg *vgs_pg_open(const char *url, const struct vgs_options *o, char *err, size_t errsize);
 void vgs_pg_close(struct vgs_pg *pg);
 
-/* Loads every process image under each path (a trace directory, or image directories).
- * 0 on success; -1 with one line in `err` (images loaded before the failure stay). */
+/* Loads every process image under each path (a trace directory, or image directories),
+ * then (options.derived) the derived relations of all of them as one analysis. 0 on
+ * success; -1 with one line in `err` (images loaded before the failure stay). */
 int vgs_pg_load(struct vgs_pg *pg, const char *const *paths, size_t npaths, struct vgs_stats *st,
                 char *err, size_t errsize);
 
@@ -85,8 +94,8 @@ struct vgq_sql_catalog *vgs_pg_catalog(struct vgs_pg *pg, char *err, size_t errs
  * (valid during the call). `show_sql`: each statement's SQL is printed there first.
  * 0, or -1 with one line in `err`: then nothing was written (rolled back). */
 typedef int (*vgs_emit_fn)(void *ctx, const struct vgq_relation *r);
-int vgs_pg_run(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *show_sql,
-               vgs_emit_fn emit, void *ctx, char *err, size_t errsize);
+int vgs_pg_run(struct vgs_pg *pg, const struct vgq_sql_program *p, FILE *show_sql, vgs_emit_fn emit,
+               void *ctx, char *err, size_t errsize);
 
 /* vigil store --index: B-tree indexes on every relation table's valid time, entity
  * identities and strings (docs/tquel-sql.md, "Indexes"), then ANALYZE; idempotent.

@@ -60,15 +60,15 @@ static void add(struct vgs_table *t, const char *name, enum vgs_ctype type)
 	}
 }
 
-void vgs_table_plan(struct vgs_table *t, const struct vgq_relation *r)
+static void plan(struct vgs_table *t, const struct vgq_relation *r, bool ref_loads)
 {
 	static const enum vgs_ctype of[] = {
 	    [VGQ_INT] = VGS_BIGINT,  [VGQ_UINT] = VGS_NUMERIC, [VGQ_DOUBLE] = VGS_DOUBLE,
 	    [VGQ_STRING] = VGS_TEXT, [VGQ_BYTES] = VGS_BYTEA,  [VGQ_ENTITY] = VGS_TEXT,
 	};
-	*t = (struct vgs_table){.rel = r};
+	*t = (struct vgs_table){.rel = r, .ref_loads = ref_loads};
 	vgs_ident_fit(t->name, r->name);
-	t->cols = calloc(VGS_META_COLS + 3 * r->nattrs + 3, sizeof *t->cols);
+	t->cols = calloc(VGS_META_COLS + 4 * r->nattrs + 3, sizeof *t->cols);
 	t->attr_col = calloc(r->nattrs + 1, sizeof *t->attr_col);
 	if (!t->cols || !t->attr_col)
 		abort();
@@ -94,6 +94,10 @@ void vgs_table_plan(struct vgs_table *t, const struct vgq_relation *r)
 			add(t, n, VGS_NUMERIC);
 			snprintf(n, sizeof n, "%s_gen", at->name);
 			add(t, n, VGS_BIGINT);
+			if (ref_loads) {
+				snprintf(n, sizeof n, "%s_load", at->name);
+				add(t, n, VGS_BIGINT);
+			}
 		}
 	}
 	struct vgs_column times[3];
@@ -101,6 +105,16 @@ void vgs_table_plan(struct vgs_table *t, const struct vgq_relation *r)
 	memmove(t->cols + VGS_META_COLS, t->cols + VGS_META_COLS + ntime,
 	        (t->ncols - VGS_META_COLS - ntime) * sizeof *t->cols);
 	memcpy(t->cols + t->ncols - ntime, times, ntime * sizeof *times);
+}
+
+void vgs_table_plan(struct vgs_table *t, const struct vgq_relation *r)
+{
+	plan(t, r, false);
+}
+
+void vgs_table_plan_derived(struct vgs_table *t, const struct vgq_relation *r)
+{
+	plan(t, r, true);
 }
 
 void vgs_table_free(struct vgs_table *t)

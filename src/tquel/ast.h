@@ -191,4 +191,10 @@ struct tquel_query {
 bool tquel_is_temporal_expr(enum tquel_kind k);
 bool tquel_is_temporal_pred(enum tquel_kind k);
 
+/* outer.c: the variables a retrieve's targets and clauses mention outside aggregates, each
+ * once in order of first mention: their number, at most max (names[0..max)). */
+size_t tquel_outer_names(const struct tquel_retrieve *r, const char **names, size_t max);
+/* Does the value expression e mention only variables of names[0..n) (and no aggregate)? */
+bool tquel_only_names(const struct tquel_expr *e, const char *const *names, size_t n);
+
 #endif

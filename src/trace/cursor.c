@@ -101,6 +101,20 @@ static void stop(struct vgt_cursor *c)
 	c->done = true;
 }
 
+/* Following a stream still being written (trace/follow.h): what the file does not hold
+ * yet, or holds half-written at its end, is waited for instead of reported. The cursor
+ * stays at `off` (a packet start, or an event of the packet it is in) and is taken up
+ * again once its stream has more bytes. */
+static bool hold(struct vgt_cursor *c, size_t off)
+{
+	if (!c->follow)
+		return false;
+	c->paused = true;
+	c->held_at = off;
+	c->held_clean = off >= c->s->size; /* at the end of the bytes: nothing to doubt */
+	return true;
+}
+
 /* What a packet's context says that cannot be: reported, the packet still read. The
  * packet times are compared only when both are whole 64-bit (8-byte) clock values. */
 static void check_context(struct vgt_cursor *c, const struct stream_class *sc,
@@ -139,6 +153,10 @@ static bool open_packet(struct vgt_cursor *c)
 		if (c->resync) {
 			c->resync = false;
 			size_t found = off < s->size ? find_packet(c, off) : SIZE_MAX;
+			if (found == SIZE_MAX && hold(c, off)) {
+				c->resync = true; /* searched again when more is written */
+				break;
+			}
 			if (found == SIZE_MAX) {
 				vgt_damage_append(&s->damage, c->resync_damage,
 				                  "; no packet after it");
@@ -153,13 +171,16 @@ static bool open_packet(struct vgt_cursor *c)
 		}
 		c->resync_damage = -1;
 		if (off >= s->size) {
-			stop(c);
+			if (!hold(c, off))
+				stop(c);
 			break;
 		}
 		const uint8_t *base = s->data + off;
 		size_t avail = s->size - off, pos = 0;
 		struct vgt_value *hv = c->header_values;
 		if (vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) != DEC_OK) {
+			if (hold(c, off))
+				break;
 			if (zero_tail(s, off))
 				report(c, VGT_DMG_TRAILING_ZEROS, off,
 				       "%zu bytes of zero-filled space after the last packet",
@@ -172,6 +193,8 @@ static bool open_packet(struct vgt_cursor *c)
 			break;
 		}
 		if (md->magic >= 0 && hv[md->magic].u != VGT_CTF_MAGIC) {
+			if (hold(c, off))
+				break; /* not written yet, or being written */
 			if (zero_tail(s, off)) {
 				report(c, VGT_DMG_TRAILING_ZEROS, off,
 				       "%zu bytes of zero-filled space after the last packet",
@@ -187,6 +210,8 @@ static bool open_packet(struct vgt_cursor *c)
 		}
 		if (md->uuid_field >= 0 && md->has_uuid &&
 		    memcmp(hv[md->uuid_field].bytes.ptr, md->uuid, 16)) {
+			if (hold(c, off))
+				break;
 			long d = report(c, VGT_DMG_UUID_MISMATCH, off,
 			                "packet uuid is not the trace's uuid");
 			resync_from(c, off + 1, d);
@@ -197,6 +222,8 @@ static bool open_packet(struct vgt_cursor *c)
 		                                   : 0;
 		const struct stream_class *sc = vgt_metadata_stream(md, sid);
 		if (!sc) {
+			if (hold(c, off))
+				break;
 			long d =
 			    report(c, VGT_DMG_UNKNOWN_STREAM, off,
 			           "packet of stream_id %" PRIu64 ", which is not declared", sid);
@@ -206,6 +233,8 @@ static bool open_packet(struct vgt_cursor *c)
 		struct vgt_value *cv = c->values;
 		if (vgt_layout_decode(&sc->packet_context, base, &pos, avail, cv,
 		                      c->header_offsets) != DEC_OK) {
+			if (hold(c, off))
+				break;
 			report(c, VGT_DMG_TRUNCATED, off,
 			       "the file ends inside a packet header (%zu bytes left)", avail);
 			stop(c);
@@ -215,6 +244,8 @@ static bool open_packet(struct vgt_cursor *c)
 		uint64_t psize = sc->packet_size >= 0 ? cv[sc->packet_size].u : (uint64_t)avail * 8;
 		uint64_t csize = sc->content_size >= 0 ? cv[sc->content_size].u : psize;
 		if (psize % 8 || psize / 8 < header_end || !psize) {
+			if (hold(c, off))
+				break; /* a header half-written: its sizes come last */
 			long d = report(c, VGT_DMG_BAD_PACKET_SIZE, off,
 			                "packet_size of %" PRIu64 " bits is %s", psize,
 			                psize % 8 ? "not whole bytes"
@@ -239,7 +270,7 @@ static bool open_packet(struct vgt_cursor *c)
 			if (sc->packet_context.ops[i].field == sc->packet_size)
 				pk->big_endian = sc->packet_context.ops[i].big_endian;
 		long past = -1;
-		if (pk->claimed_end > s->size)
+		if (pk->claimed_end > s->size && !c->follow) /* followed: still growing */
 			past =
 			    report(c, VGT_DMG_PACKET_PAST_EOF, off,
 			           "packet_size of %" PRIu64 " bytes runs past the end of the file "
@@ -383,6 +414,92 @@ static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at, co
 	c->in_packet = false;
 }
 
+/* Followed: may the packet the cursor is in still grow? While it reaches the end of the
+ * bytes read, its writer may commit more events to it (or has closed it: told only by
+ * what comes after it, or by the end of the run). */
+static bool packet_open(const struct vgt_cursor *c)
+{
+	return c->follow && c->pkt.claimed_end >= c->s->size;
+}
+
+/* The sizes of the packet the cursor is in, as its header says them now. */
+static void refresh_sizes(struct vgt_cursor *c, const struct stream_class *sc,
+                          const struct vgt_value *cv)
+{
+	struct stream *s = c->s;
+	struct packet_info *pk = &c->pkt;
+	size_t off = pk->start, avail = s->size - off;
+	uint64_t psize = sc->packet_size >= 0 ? cv[sc->packet_size].u : (uint64_t)avail * 8;
+	uint64_t csize = sc->content_size >= 0 ? cv[sc->content_size].u : psize;
+	if (psize % 8 || psize / 8 < pk->header_end - off || csize > psize ||
+	    off + (csize + 7) / 8 < pk->last_event_end)
+		return; /* sizes that cannot be: read as they were */
+	pk->claimed_end = off + psize / 8;
+	pk->end = pk->claimed_end > s->size ? s->size : (size_t)pk->claimed_end;
+	pk->claimed_content = off + (csize + 7) / 8;
+	pk->content_end = pk->claimed_content > s->size ? s->size : (size_t)pk->claimed_content;
+	c->next = pk->end;
+	struct vgt_stream_stats *st = &s->pub.stats;
+	if (sc->discarded >= 0 && cv[sc->discarded].u > st->events_discarded)
+		st->events_discarded = cv[sc->discarded].u;
+	if (sc->discarded >= 0 && cv[sc->discarded].u > c->prev_discarded)
+		c->prev_discarded = cv[sc->discarded].u;
+}
+
+bool vgt_cursor_packet_at(const struct vgt_cursor *c, size_t off, uint64_t *end,
+                          uint64_t *content_end)
+{
+	const struct metadata *md = c->md;
+	const struct stream *s = c->s;
+	if (!md || off >= s->size)
+		return false;
+	size_t pos = 0, avail = s->size - off;
+	const uint8_t *base = s->data + off;
+	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
+	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
+	bool ok = vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) == DEC_OK &&
+	          (md->magic < 0 || hv[md->magic].u == VGT_CTF_MAGIC);
+	const struct stream_class *sc = NULL;
+	if (ok) {
+		uint64_t sid = md->stream_id >= 0  ? hv[md->stream_id].u
+		               : md->nstreams == 1 ? md->streams[0]->id
+		                                   : 0;
+		sc = vgt_metadata_stream(md, sid);
+	}
+	ok = ok && sc && sc->packet_size >= 0 && sc->content_size >= 0 &&
+	     vgt_layout_decode(&sc->packet_context, base, &pos, avail, cv, NULL) == DEC_OK;
+	if (ok) {
+		uint64_t psize = cv[sc->packet_size].u, csize = cv[sc->content_size].u;
+		ok = psize && psize % 8 == 0 && psize / 8 >= pos && csize <= psize &&
+		     csize / 8 >= pos;
+		*end = off + psize / 8;
+		*content_end = off + (csize + 7) / 8;
+	}
+	free(hv);
+	free(cv);
+	return ok;
+}
+
+void vgt_cursor_refresh(struct vgt_cursor *c)
+{
+	c->paused = false;
+	if (!c->in_packet || !c->md)
+		return;
+	struct stream *s = c->s;
+	struct packet_info *pk = &c->pkt;
+	const struct metadata *md = c->md;
+	size_t off = pk->start, pos = 0, avail = s->size - off;
+	const uint8_t *base = s->data + off;
+	/* its own values: the cursor's may hold the event it returned last */
+	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
+	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
+	const struct stream_class *sc = c->sc;
+	if (vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) == DEC_OK &&
+	    vgt_layout_decode(&sc->packet_context, base, &pos, avail, cv, NULL) == DEC_OK)
+		refresh_sizes(c, sc, cv); /* else: only a file cut under the reader does this */
+	free(hv);
+	free(cv);
+}
 bool vgt_cursor_advance(struct vgt_cursor *c)
 {
 	struct stream *s = c->s;
@@ -395,6 +512,10 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 		size_t at = c->pos, pos = at - pk->start;
 		size_t end = pk->content_end - pk->start;
 		if (pos >= end) {
+			if (packet_open(c) && hold(c, at)) {
+				c->held_clean = true; /* its writer has not committed more (yet) */
+				return false;
+			}
 			c->in_packet = false;
 			continue;
 		}
@@ -404,6 +525,8 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 		                        : vgt_layout_decode(&sc->event_header, base, &pos, end,
 		                                            c->header_values, NULL);
 		if (st != DEC_OK) {
+			if (pk->claimed_content > s->size && hold(c, at))
+				return false;
 			bad_event(c, st, at, "an event header");
 			continue;
 		}
@@ -414,6 +537,10 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 			header_roles(sc, c->header_values, c->clock, &id, &clock);
 		}
 		const struct event_class *ec = vgt_stream_class_event(sc, id);
+		if (!ec && hold(c, at)) { /* declared since the metadata was read? */
+			c->wants_metadata = true;
+			return false;
+		}
 		if (!ec || !ec->usable) {
 			if (ec)
 				report(c, VGT_DMG_UNKNOWN_EVENT, at,
@@ -428,6 +555,8 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 		}
 		st = vgt_layout_decode(&ec->payload, base, &pos, end, c->values, NULL);
 		if (st != DEC_OK) {
+			if (pk->claimed_content > s->size && hold(c, at))
+				return false;
 			char what[200];
 			snprintf(what, sizeof what, "event '%s'", ec->pub.name);
 			bad_event(c, st, at, what);

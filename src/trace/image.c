@@ -142,24 +142,51 @@ static const char *odd_kind(mode_t mode)
 static void not_a_stream(struct image *img, const char *name, const char *why)
 {
 	char *path = path_join(img->path, name);
+	for (size_t i = 0; i < img->nodd; i++)
+		if (!strcmp(img->odd_paths[i], path)) { /* followed: named at its first scan */
+			free(path);
+			return;
+		}
 	img->odd_paths = vgt__xrealloc(img->odd_paths, img->nodd + 1, sizeof *img->odd_paths);
 	img->odd_paths[img->nodd++] = path; /* the damage names it until vgt_image_free */
 	vgt_damage_add(&img->damage, VGT_DMG_NOT_A_STREAM, path, 0, 0, 0, "%s", why);
 }
 
-/* Stream files: every other entry but `metadata` and hidden ones, by name. */
-static void list_streams(struct image *img)
+static void sync_damage(struct image *img)
+{
+	img->pub.damage = img->damage.items;
+	img->pub.ndamage = img->damage.n;
+}
+
+static bool known_stream(const struct image *img, const char *name)
+{
+	size_t dlen = strlen(img->path);
+	for (size_t i = 0; i < img->pub.nstreams; i++) {
+		const char *p = img->streams[i]->path;
+		if (!strncmp(p, img->path, dlen) && !strcmp(p + dlen + (p[dlen] == '/'), name))
+			return true;
+	}
+	return false;
+}
+
+/* Stream files: every other entry but `metadata` and hidden ones, by name; when the
+ * image is followed (`growing`), only those not met before, opened empty (follow.c reads
+ * them). Returns how many were added. */
+size_t vgt_image_scan_streams(struct image *img, bool growing)
 {
 	DIR *d = opendir(img->path);
 	if (!d) {
-		vgt_damage_add(&img->damage, VGT_DMG_IO, img->path, 0, 0, 0, "cannot list: %s",
-		               strerror(errno));
-		return;
+		if (!growing || !img->damage.total) /* followed: said once */
+			vgt_damage_add(&img->damage, VGT_DMG_IO, img->path, 0, 0, 0,
+			               "cannot list: %s", strerror(errno));
+		return 0;
 	}
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_name[0] == '.' || !strcmp(e->d_name, "metadata"))
+			continue;
+		if (growing && known_stream(img, e->d_name))
 			continue;
 		struct stat st;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -179,26 +206,25 @@ static void list_streams(struct image *img)
 	closedir(d);
 	if (n)
 		qsort(names, n, sizeof *names, by_name);
-	img->streams = vgt__xcalloc(n + 1, sizeof *img->streams);
+	img->streams = vgt__xrealloc(img->streams, img->pub.nstreams + n + 1, sizeof *img->streams);
 	for (size_t i = 0; i < n; i++) {
 		char *path = path_join(img->path, names[i]);
-		img->streams[img->pub.nstreams++] = vgt_stream_open(img, path, NULL, 0);
+		img->streams[img->pub.nstreams++] =
+		    growing ? vgt_stream_growing(img, path) : vgt_stream_open(img, path, NULL, 0);
 		free(path);
 		free(names[i]);
 	}
+	img->streams[img->pub.nstreams] = NULL;
 	free(names);
 	img->pub.streams = (struct vgt_stream *const *)img->streams;
-}
-
-static void sync_damage(struct image *img)
-{
-	img->pub.damage = img->damage.items;
-	img->pub.ndamage = img->damage.n;
+	sync_damage(img);
+	return n;
 }
 
 /* The image of `dir`; *text (if not NULL) receives its metadata text, for the caller
  * to free. */
-static struct image *image_open_text(const char *dir, char **keep_text, size_t *keep_len)
+static struct image *image_open_text(const char *dir, char **keep_text, size_t *keep_len,
+                                     bool growing)
 {
 	struct image *img = vgt__xcalloc(1, sizeof *img);
 	img->path = vgt__xstrdup(dir);
@@ -214,6 +240,7 @@ static struct image *image_open_text(const char *dir, char **keep_text, size_t *
 		               errno == EFBIG ? "larger than 64 MiB" : strerror(errno));
 	} else {
 		img->md = vgt_metadata_parse(text, len, mpath, &img->damage);
+		img->metadata_len = len;
 		if (keep_text) {
 			*keep_text = text;
 			*keep_len = len;
@@ -223,7 +250,7 @@ static struct image *image_open_text(const char *dir, char **keep_text, size_t *
 	}
 	if (img->md) {
 		vgt_image_describe(img);
-		list_streams(img);
+		vgt_image_scan_streams(img, growing);
 	}
 	sync_damage(img);
 	return img;
@@ -231,14 +258,19 @@ static struct image *image_open_text(const char *dir, char **keep_text, size_t *
 
 struct image *vgt_image_open(const char *dir)
 {
-	return image_open_text(dir, NULL, NULL);
+	return image_open_text(dir, NULL, NULL, false);
+}
+
+struct image *vgt_image_open_growing(const char *dir)
+{
+	return image_open_text(dir, NULL, NULL, true);
 }
 
 size_t vgt_image_open_all(const char *dir, const char *only, struct image ***out)
 {
 	char *text = NULL;
 	size_t len = 0;
-	struct image *img = image_open_text(dir, &text, &len);
+	struct image *img = image_open_text(dir, &text, &len, false);
 	size_t n = 1;
 	if (text && vgt_image_is_shared(img)) {
 		n = vgt_image_split_shared(img, text, len, only, out);
@@ -262,6 +294,9 @@ void vgt_image_free(struct image *img)
 		free(img->odd_paths[i]);
 	free(img->odd_paths);
 	vgt_metadata_free(img->md);
+	for (size_t i = 0; i < img->nold_md; i++)
+		vgt_metadata_free(img->old_md[i]);
+	free(img->old_md);
 	free(img->metadata_path);
 	free(img->path);
 	free(img);
@@ -386,6 +421,16 @@ struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_
 	}
 	if (fd >= 0)
 		close(fd);
+	return s;
+}
+
+struct stream *vgt_stream_growing(struct image *img, const char *path)
+{
+	struct stream *s = vgt__xcalloc(1, sizeof *s);
+	s->img = img;
+	s->path = vgt__xstrdup(path);
+	s->pub.path = s->path;
+	s->pub.image = &img->pub;
 	return s;
 }
 

@@ -225,6 +225,11 @@ struct image {
 	uint64_t ns_num, ns_den; /* clock value -> ns: value * num / den */
 	const struct clock_class *clock;
 	char procname[17]; /* shared layout: from its packets (shared.c) */
+	/* Followed (follow.c): the metadata's bytes when last parsed, and the earlier
+	 * parses, kept because their event classes are still the image's. */
+	size_t metadata_len;
+	struct metadata **old_md;
+	size_t nold_md;
 };
 
 struct stream {
@@ -255,8 +260,18 @@ struct vgt_trace {
 	size_t nclasses;
 };
 
+/* Image i takes the clock offset of the first earlier image of the same clock (same
+ * uuid: processes of one boot), so that their events merge exactly. */
+void vgt_trace_share_clock(struct vgt_trace *t, size_t i);
+
 /* Opens one image directory (metadata + streams). Never fails: problems are damage. */
 struct image *vgt_image_open(const char *dir);
+/* The same for an image still written (follow.c): its streams opened empty. */
+struct image *vgt_image_open_growing(const char *dir);
+/* Followed: parses the image's metadata again when it has grown (declarations are
+ * appended as sensors register); the classes read before stay the same objects.
+ * Returns how many event types were added (appended to img->pub.types). */
+size_t vgt_image_grow_metadata(struct image *img);
 /* The images of a directory: one, or one per writer of a shared-layout directory
  * (shared.c). Returns their number, *out malloc'd. */
 size_t vgt_image_open_all(const char *dir, const char *only, struct image ***out);
@@ -265,6 +280,11 @@ bool vgt_image_is_shared(const struct image *img);
 /* `only`: the one writer image wanted (its name in the directory), or NULL for all. */
 size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, const char *only,
                               struct image ***out);
+/* Followed (follow.c): gives stream s of the shared directory `dir` to its writer's image,
+ * one of `writers` or a new one (*added), as vgt_image_split_shared does; NULL while the
+ * stream has no readable first packet. */
+struct image *vgt_image_shared_adopt(struct image *dir, struct stream *s, struct image **writers,
+                                     size_t n, bool *added);
 void vgt_image_free(struct image *img);
 /* Absolute ns of a raw clock value of this image. */
 int64_t vgt_image_abs_ns(const struct image *img, uint64_t clock_value);
@@ -273,6 +293,11 @@ int64_t vgt_image_abs_ns(const struct image *img, uint64_t clock_value);
 struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_t *data,
                                size_t size);
 void vgt_stream_free(struct stream *s);
+/* A stream file still written, opened empty: follow.c reads its bytes as they come. */
+struct stream *vgt_stream_growing(struct image *img, const char *path);
+/* Adds the image folder's stream files (growing: only those not met before, opened
+ * empty); how many were added. */
+size_t vgt_image_scan_streams(struct image *img, bool growing);
 
 /* What a cursor knows about the packet it is in (recover reads it). */
 struct packet_info {
@@ -309,12 +334,28 @@ struct vgt_cursor {
 	struct vgt_value *header_values, *values;
 	size_t *header_offsets;
 	struct vgt_event ev;
+	/* Following a stream still written (follow.c): at the end of what is there, or at
+	 * what is half-written there, the cursor holds (`paused`, at byte `held_at`) instead
+	 * of stopping or reporting damage; `wants_metadata` when it met an event id its
+	 * image's metadata does not declare (yet). */
+	bool follow, paused, wants_metadata;
+	bool held_clean; /* held at the end of what was written, not at something doubtful */
+	size_t held_at;
 };
 
 /* Initializes a cursor over a stream from its start (resets its stats and damage). */
 void vgt_cursor_init(struct vgt_cursor *c, struct stream *s);
 void vgt_cursor_fini(struct vgt_cursor *c);
-/* Fills c->ev with the next event; false at the end of the stream. */
+/* Fills c->ev with the next event; false at the end of the stream (or, following,
+ * held: c->paused). */
 bool vgt_cursor_advance(struct vgt_cursor *c);
+/* Following: takes a held cursor up again after its stream's bytes were read again (the
+ * packet it is in may have grown, or been closed by its writer). */
+void vgt_cursor_refresh(struct vgt_cursor *c);
+/* The packet whose header starts at byte `off` of the cursor's stream, as far as it has
+ * been read: where it ends and where its content ends (absolute offsets). False when no
+ * sound packet header is there (yet). */
+bool vgt_cursor_packet_at(const struct vgt_cursor *c, size_t off, uint64_t *end,
+                          uint64_t *content_end);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file_io.h"
 #include "internal.h"
 
 struct owner {
@@ -278,4 +279,30 @@ size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, c
 	}
 	*out = imgs;
 	return n;
+}
+
+struct image *vgt_image_shared_adopt(struct image *dir, struct stream *s, struct image **writers,
+                                     size_t n, bool *added)
+{
+	struct owner o;
+	*added = false;
+	if (!dir->md || !first_owner(dir->md, s, &o))
+		return NULL;
+	for (size_t k = 0; k < n; k++) {
+		const struct vgt_image *w = &writers[k]->pub;
+		if (w->pid == o.pid && w->process_gen == o.gen && w->exec_index == o.image) {
+			adopt_stream(writers[k], s);
+			return writers[k];
+		}
+	}
+	size_t len = 0;
+	char *text = vgb_read_file(dir->metadata_path, (size_t)64 << 20, VGB_READ_REGULAR, &len);
+	struct image *img = text ? writer_image(dir, text, len, &o) : NULL;
+	free(text);
+	if (!img)
+		return NULL;
+	img->metadata_len = len;
+	adopt_stream(img, s);
+	*added = true;
+	return img;
 }

@@ -120,9 +120,15 @@ struct vgt_fields *vgt_fields_new(const struct vgt_trace *t, const char *const *
 	f->nclasses = t->nclasses;
 	f->slots = vgt__xcalloc(f->nclasses * nnames + 1, sizeof *f->slots);
 	for (size_t c = 0; c < f->nclasses; c++)
-		for (size_t k = 0; k < nnames; k++)
-			f->slots[c * nnames + k] = vgt_type_field(t->classes[c], names[k]);
+		vgt_class_slots(t->classes[c], names, nnames, &f->slots[c * nnames]);
 	return f;
+}
+
+void vgt_class_slots(const struct vgt_event_type *type, const char *const *names, size_t nnames,
+                     int *slots)
+{
+	for (size_t k = 0; k < nnames; k++)
+		slots[k] = vgt_type_field(type, names[k]);
 }
 
 void vgt_fields_free(struct vgt_fields *f)

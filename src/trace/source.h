@@ -69,6 +69,10 @@ struct vgt_fields *vgt_fields_new(const struct vgt_trace *t, const char *const *
 void vgt_fields_free(struct vgt_fields *f);
 /* The slots of the class, one per name given, in the order given. */
 const int *vgt_fields_slots(const struct vgt_fields *f, const struct vgt_event_type *type);
+/* The same resolved for one class alone, into slots[0..nnames): for a reader that meets
+ * classes as their events come (it has no trace at hand, or the trace grows new ones). */
+void vgt_class_slots(const struct vgt_event_type *type, const char *const *names, size_t nnames,
+                     int *slots);
 
 /* ---- values ---------------------------------------------------------------------- */
 
@@ -109,10 +113,17 @@ static inline double vgt_value_double(const struct vgt_value *v)
 	}
 }
 
+/* A string's text, NULL for other types (vgt_value_text: ""). */
+static inline const char *vgt_value_string(const struct vgt_value *v)
+{
+	return v->type == VGT_STRING ? v->str.ptr : NULL;
+}
+
 /* A string's text, "" for other types. */
 static inline const char *vgt_value_text(const struct vgt_value *v)
 {
-	return v->type == VGT_STRING ? v->str.ptr : "";
+	const char *s = vgt_value_string(v);
+	return s ? s : "";
 }
 
 /* An entity reference: true with its id and generation. */
@@ -125,7 +136,7 @@ static inline bool vgt_value_ref(const struct vgt_value *v, uint64_t *id, uint32
 	return true;
 }
 
-/* The same by slot: a slot of -1 (no such field) reads as 0 or "". */
+/* The same by slot: a slot of -1 (no such field) reads as 0, "" or no reference. */
 static inline uint64_t vgt_slot_u64(const struct vgt_event *ev, int slot)
 {
 	return slot < 0 ? 0 : vgt_value_u64(&ev->values[slot]);
@@ -134,6 +145,11 @@ static inline uint64_t vgt_slot_u64(const struct vgt_event *ev, int slot)
 static inline const char *vgt_slot_text(const struct vgt_event *ev, int slot)
 {
 	return slot < 0 ? "" : vgt_value_text(&ev->values[slot]);
+}
+
+static inline bool vgt_slot_ref(const struct vgt_event *ev, int slot, uint64_t *id, uint32_t *gen)
+{
+	return slot >= 0 && vgt_value_ref(&ev->values[slot], id, gen);
 }
 
 /* ---- damage ------------------------------------------------------------------------ */

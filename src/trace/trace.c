@@ -103,21 +103,25 @@ static void walk(struct found *f, const char *dir, const struct stat *dst, int d
 
 /* Processes of one boot share their clock (same uuid): one offset for all of them makes
  * their events merge exactly, whatever jitter each measured at its start. */
-static void share_clocks(struct vgt_trace *t)
+void vgt_trace_share_clock(struct vgt_trace *t, size_t i)
 {
-	for (size_t i = 0; i < t->nimages; i++) {
-		struct image *img = t->images[i];
-		if (!img->clock || !img->clock->has_uuid)
-			continue;
-		for (size_t j = 0; j < i; j++) {
-			const struct image *first = t->images[j];
-			if (first->clock && first->clock->has_uuid &&
-			    !memcmp(first->clock->uuid, img->clock->uuid, 16)) {
-				img->pub.clock_offset_ns = first->pub.clock_offset_ns;
-				break;
-			}
+	struct image *img = t->images[i];
+	if (!img->clock || !img->clock->has_uuid)
+		return;
+	for (size_t j = 0; j < i; j++) {
+		const struct image *first = t->images[j];
+		if (first->clock && first->clock->has_uuid &&
+		    !memcmp(first->clock->uuid, img->clock->uuid, 16)) {
+			img->pub.clock_offset_ns = first->pub.clock_offset_ns;
+			return;
 		}
 	}
+}
+
+static void share_clocks(struct vgt_trace *t)
+{
+	for (size_t i = 0; i < t->nimages; i++)
+		vgt_trace_share_clock(t, i);
 }
 
 static void found_free(struct found *f)

@@ -9,16 +9,14 @@
  * inline vg_now of vigil.h reads) and linked into vigil from vigil_wire. libc only.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "vigil/vigil.h"
 #include "wire/clock.h"
+#include "wire/small_file.h"
 
 struct vg_clock vg__clock;
 static int64_t realtime_offset_ns;
@@ -48,24 +46,6 @@ static inline uint64_t rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-/* The kernel's clocksource name, NUL-terminated: its length, or -1. */
-static int read_clocksource(char *buf, size_t len)
-{
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-	              O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n;
-	do
-		n = read(fd, buf, len - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return (int)n;
-}
-
 static int tsc_is_invariant(void)
 {
 	uint32_t a, b, c, d;
@@ -77,7 +57,8 @@ static int tsc_is_invariant(void)
 		return 0;
 	/* The kernel may have found the TSC unstable (e.g. across sockets): then so do we. */
 	char src[64];
-	if (read_clocksource(src, sizeof src) > 0)
+	if (vgw_read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+	                        src, sizeof src) > 0)
 		return strncmp(src, "tsc", 3) == 0;
 	return 1;
 }

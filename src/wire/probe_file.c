@@ -106,8 +106,8 @@ static int parse(char *text, size_t len, struct vgw_probe_rule **out, size_t *no
 }
 
 static enum vgw_probe_file_look content(struct vgw_probe_file *f, char *text, size_t len,
-                                       struct vgw_probe_rule **rules, size_t *n, char *err,
-                                       size_t errsize)
+                                        struct vgw_probe_rule **rules, size_t *n, char *err,
+                                        size_t errsize)
 {
 	uint64_t h = fnv1a(text, len);
 	if (f->hashed && f->hash == h) /* touched, or back as it was: nothing changed */
@@ -121,8 +121,8 @@ static enum vgw_probe_file_look content(struct vgw_probe_file *f, char *text, si
 }
 
 enum vgw_probe_file_look vgw_probe_file_look(struct vgw_probe_file *f, const char *path,
-                                           struct vgw_probe_rule **rules, size_t *n, char *err,
-                                           size_t errsize)
+                                             struct vgw_probe_rule **rules, size_t *n, char *err,
+                                             size_t errsize)
 {
 	struct stat st;
 	if (stat(path, &st) < 0) {

@@ -39,7 +39,7 @@ enum vgw_probe_file_look {
 	VGW_PROBE_FILE_RULES,      /* new content: *rules, *n (the caller's), to apply */
 	VGW_PROBE_FILE_UNREADABLE, /* missing, not a regular file, too big: err says why */
 	VGW_PROBE_FILE_BAD,        /* read whole but not a pattern file (yet): err is
-	                           * "LINE: why", or " why" for the whole file */
+	                            * "LINE: why", or " why" for the whole file */
 };
 
 /* One look at `path`: read only if it changed since the last look, and said only once
@@ -47,8 +47,8 @@ enum vgw_probe_file_look {
  * O_NONBLOCK and read only if it is a regular file of at most 1 MiB: a FIFO, a device or
  * a huge file cannot hold it up. On RULES, f->in_force becomes n. */
 enum vgw_probe_file_look vgw_probe_file_look(struct vgw_probe_file *f, const char *path,
-                                           struct vgw_probe_rule **rules, size_t *n, char *err,
-                                           size_t errsize);
+                                             struct vgw_probe_rule **rules, size_t *n, char *err,
+                                             size_t errsize);
 void vgw_probe_rules_free(struct vgw_probe_rule *r, size_t n);
 /* The period between reads: "250ms", "2s" or digits (milliseconds), 10 ms to 1 hour.
  * 0 with *ms, or -1. */

@@ -82,7 +82,7 @@ foreach(p redis-server redis-benchmark redis-cli)
   endif()
 endforeach()
 vigil_test_dep(redis "${VIGIL_DEP_REDIS}" "redis-server redis-tools"
-               "net_record.redis, net_analysis.redis and consistency.listeners-redis")
+               "net_record.redis, net_analysis.redis, consistency.listeners-redis, derived.*redis, watch.follow-redis")
 
 find_program(VIGIL_DEP_INETD inetd PATHS /usr/sbin NO_DEFAULT_PATH)
 vigil_test_dep(openbsd-inetd "${VIGIL_DEP_INETD}" openbsd-inetd "net_fork.inetd_*")

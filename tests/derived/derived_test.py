@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -349,6 +350,123 @@ def test_errors():
           f"watch over Violation: {p.returncode} {p.stderr}")
 
 
-main({"three_tier": test_three_tier, "redis": test_redis, "violations": test_violations,
+CACHED_QUERIES = {
+    "net": "range of N is Network range of M is Message "
+           "retrieve (M.network, M.bytes, M.sender, N.response) where M.network = N.id",
+    "waits": "range of R is NetRunning range of W is NetWaiting retrieve (R.all)\n"
+             "retrieve (W.all)",
+    "steps": "range of L is LogEvent range of T is Transition "
+             "retrieve (L.name, T.to_event, T.duration) where L.thread = T.thread "
+             "when L equal begin of T",
+    "model": "range of E is ModelEvent range of X is ModelTransition "
+             "retrieve (E.all)\nretrieve (X.all)",
+    "violation": "range of V is Violation retrieve (V.all)",
+}
+
+
+def cached_query(trace, text, mode):
+    """stdout, stderr (without the stats line), exit status and the stats of a query
+    with the relations cache off, or on (written whatever the trace's size)."""
+    env = {"VIGIL_CACHE": "off"} if mode == "off" else {"VIGIL_CACHE": "on",
+                                                       "VIGIL_CACHE_MIN_EVENTS": "0"}
+    p = run([VIGIL, "query", trace, "--format", "json", "--stats", "-e", text], env=env)
+    stats = [json.loads(x)["stats"] for x in p.stderr.splitlines() if x.startswith('{"stats"')]
+    rest = "\n".join(x for x in p.stderr.splitlines() if not x.startswith('{"stats"'))
+    check(len(stats) == 1 or p.returncode == 2, f"no stats line: {p.stderr}")
+    return p.stdout, rest, p.returncode, stats[0] if stats else {}
+
+
+def same_three_ways(trace, name, text, cached=True, answer=True):
+    """Uncached, cold and warm answers byte for byte; the warm one from the cache."""
+    cache = os.path.join(trace, ".vigil-cache")
+    for f in [cache] + glob.glob(cache + ".derived-*"):
+        if os.path.exists(f):
+            os.unlink(f)
+    off = cached_query(trace, text, "off")
+    cold = cached_query(trace, text, "on")
+    warm = cached_query(trace, text, "on")
+    check(off[0] or not answer, f"{name}: no answer")
+    check(off[:3] == cold[:3] == warm[:3],
+          f"{name}: uncached / cold / warm differ: rc {off[2]} {cold[2]} {warm[2]}; "
+          f"stderr {off[1]!r} {cold[1]!r} {warm[1]!r}; stdout lines "
+          f"{len(off[0].splitlines())} {len(cold[0].splitlines())} "
+          f"{len(warm[0].splitlines())}")
+    check(cold[3]["cache"] == "cold" and cold[3]["derived_cached"] == 0,
+          f"{name}: cold {cold[3]}")
+    if cached:
+        check(warm[3]["cache"] == "warm" and warm[3]["derived_cached"] >= 1 and
+              glob.glob(cache + ".derived-*"), f"{name}: warm {warm[3]}")
+    return off
+
+
+def test_cache():
+    """The relations cache keeps derived relations (docs/query.md "The relations cache"):
+    a warm query naming them reads them instead of analysing the trace again, and
+    answers byte for byte as without a cache, damage and failed analyses included; the
+    trace changing, a model file appearing, a damaged or foreign file in the cache's
+    place: analysed again."""
+    trace = record_three_tier(3)
+    for name in ("net", "waits", "steps", "model"):
+        same_three_ways(trace, name, CACHED_QUERIES[name])
+    # the trace changed (a stream touched): stale, analysed again, same answer
+    stream = next(os.path.join(r, f) for r, _, fs in os.walk(trace) for f in fs
+                  if f.startswith("stream"))
+    want = cached_query(trace, CACHED_QUERIES["net"], "on")
+    os.utime(stream, None)
+    again = cached_query(trace, CACHED_QUERIES["net"], "on")
+    check(again[3]["cache"] == "cold" and again[3]["derived_cached"] == 0 and
+          again[:3] == want[:3], f"after a stream changed: {again[3]}")
+    again = cached_query(trace, CACHED_QUERIES["net"], "on")
+    check(again[3]["derived_cached"] == 1 and again[:3] == want[:3],
+          f"after a stream changed, warm again: {again[3]}")
+    # a model file appearing beside the images: ModelEvent is made of it, analysed again
+    stale = cached_query(trace, CACHED_QUERIES["model"], "on")  # kept before the change
+    check(stale[3]["derived_cached"] == 0, f"model after a stream changed: {stale[3]}")
+    model = cached_query(trace, CACHED_QUERIES["model"], "on")
+    check(model[3]["derived_cached"] == 1, f"model warm: {model[3]}")
+    run([VIGIL, "model", "--from-trace", trace, "-o", os.path.join(trace, "logmodel-x.vgm")],
+        check_rc=0)
+    model2 = cached_query(trace, CACHED_QUERIES["model"], "on")
+    check(model2[3]["derived_cached"] == 0, f"a new model file: {model2[3]}")
+    check(model2[:3] == cached_query(trace, CACHED_QUERIES["model"], "off")[:3],
+          "a new model file: the answer differs from the uncached one")
+    os.unlink(os.path.join(trace, "logmodel-x.vgm"))
+    # a damaged file: one line, analysed again, the same answer, the file written anew
+    derived = os.path.join(trace, ".vigil-cache.derived-Network")
+    cached_query(trace, CACHED_QUERIES["net"], "on")  # the key changed back: analysed
+    want = cached_query(trace, CACHED_QUERIES["net"], "on")
+    check(want[3]["derived_cached"] >= 1, f"before damage: {want[3]}")
+    for at in (3, 40, os.path.getsize(derived) // 2, os.path.getsize(derived) - 5):
+        with open(derived, "r+b") as f:
+            f.seek(at)
+            b = f.read(1)
+            f.seek(at)
+            f.write(bytes([b[0] ^ 0x5a]))
+        got = cached_query(trace, CACHED_QUERIES["net"], "on")
+        lines = got[1].splitlines()
+        check(got[0] == want[0] and got[2] == want[2] and got[3]["derived_cached"] == 0 and
+              len(lines) == 1 and "is damaged" in lines[0] and "analysed again" in lines[0],
+              f"byte {at} changed: rc {got[2]}, stderr {got[1]!r}, {got[3]}")
+        check(cached_query(trace, CACHED_QUERIES["net"], "on")[3]["derived_cached"] >= 1,
+              f"byte {at} changed: not written anew")
+    # a FIFO in its place: neither opened blocking nor renamed over
+    os.unlink(derived)
+    os.mkfifo(derived)
+    got = cached_query(trace, CACHED_QUERIES["net"], "on")
+    check(got[0] == want[0] and stat.S_ISFIFO(os.lstat(derived).st_mode),
+          f"a FIFO in the cache's place: {got[1]!r}")
+    os.unlink(derived)
+    # failed analyses and damage: a damaged trace answers warm as cold, exit 1 and all
+    for scenario in ("rule2", "damaged"):
+        d = mktrace(scenario)
+        v = same_three_ways(d, scenario, CACHED_QUERIES["violation"],
+                            answer=scenario == "rule2")
+        s = same_three_ways(d, scenario + " steps", CACHED_QUERIES["steps"])
+        check((v[2], s[2]) == ((0, 0) if scenario == "rule2" else (1, 1)) and
+              (scenario == "rule2") == ("damaged place" not in v[1]),
+              f"{scenario}: exits {v[2]}, {s[2]}: {v[1]!r}")
+
+
+main({"three_tier": test_three_tier, "cache": test_cache, "redis": test_redis, "violations": test_violations,
       "join_violation_thread": test_join_violation_thread, "errors": test_errors,
       "deadlock": test_deadlock, "model": test_model, "display": test_display})

@@ -17,74 +17,49 @@
 
 #include <cmocka.h>
 
+#include "job_trace.h"
 #include "live/delta.h"
 #include "query/engine.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
-#include "reader_tracegen.h"
 
 #define JOBS 400
-#define JOB_BEGIN 10
-#define JOB_END 11
-#define MARK 12
-
-struct ev {
-	uint64_t ts;
-	uint16_t id;
-	uint32_t a, grp;
-};
-
-static int by_ts(const void *x, const void *y)
-{
-	const struct ev *a = x, *b = y;
-	return a->ts < b->ts ? -1 : a->ts > b->ts;
-}
 
 static uint64_t rng = 88172645463325252ull;
 static uint32_t next(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return (uint32_t)(jt_rand(&rng) % n);
+}
+
+/* A job's number and group, a mark's number and group. */
+static void fields(struct tg_stream *s, const struct jt_event *e)
+{
+	tg_u32(s, e->n);
+	if (e->id != JOB_END)
+		tg_u32(s, e->grp);
 }
 
 /* Two threads: jobs of even ids and marks on thread 1, the rest on thread 2. */
 static char *make_trace(void)
 {
-	char *root = tg_tempdir();
-	struct tg_image *img = tg_image_new(root, "app-42-0", NULL);
-	tg_declare(img, "job.begin", JOB_BEGIN, "vigil:kind=begin;flag=sensor;traced;relation=Job",
-	           "uint32_t job; uint32_t grp;");
-	tg_declare(img, "job.end", JOB_END, "vigil:kind=end;flag=sensor;traced;relation=Job",
-	           "uint32_t job;");
-	tg_declare(img, "mark", MARK, "vigil:kind=event;flag=sensor;traced;relation=Mark",
-	           "uint32_t n; uint32_t grp;");
-	tg_write_metadata(img);
-	struct ev *evs[2];
+	char *root;
+	struct tg_image *img = jt_image(&root, "uint32_t job; uint32_t grp;", "uint32_t job;",
+	                                "uint32_t n; uint32_t grp;");
+	struct jt_event *evs[2];
 	size_t n[2] = {0, 0};
 	evs[0] = calloc(3 * JOBS, sizeof **evs);
 	evs[1] = calloc(3 * JOBS, sizeof **evs);
 	for (uint32_t j = 0; j < JOBS; j++) {
 		uint64_t b = 100 + (uint64_t)j * 10 + next(40), len = 1 + next(60);
 		uint32_t g = next(4);
-		struct ev *e = evs[j % 2];
-		e[n[j % 2]++] = (struct ev){b, JOB_BEGIN, j, g};
-		e[n[j % 2]++] = (struct ev){b + len, JOB_END, j, g};
-		evs[0][n[0]++] = (struct ev){100 + (uint64_t)j * 10 + next(10), MARK, j, next(4)};
+		struct jt_event *e = evs[j % 2];
+		e[n[j % 2]++] = (struct jt_event){b, JOB_BEGIN, j, g, 0};
+		e[n[j % 2]++] = (struct jt_event){b + len, JOB_END, j, g, 0};
+		uint64_t at = 100 + (uint64_t)j * 10 + next(10);
+		evs[0][n[0]++] = (struct jt_event){at, MARK, j, next(4), 0};
 	}
 	for (int t = 0; t < 2; t++) {
-		qsort(evs[t], n[t], sizeof *evs[t], by_ts);
-		struct tg_stream *s = tg_stream_new(img, 42 + (uint32_t)t, 0);
-		tg_packet_begin(s, evs[t][0].ts);
-		for (size_t i = 0; i < n[t]; i++) {
-			tg_event(s, evs[t][i].id, evs[t][i].ts);
-			tg_u32(s, evs[t][i].a);
-			if (evs[t][i].id != JOB_END)
-				tg_u32(s, evs[t][i].grp);
-		}
-		tg_packet_end(s, 0, 0);
-		tg_stream_write(s);
+		jt_write(img, 42 + (uint32_t)t, evs[t], n[t], fields);
 		free(evs[t]);
 	}
 	tg_image_free(img);
@@ -268,11 +243,12 @@ static void test_overlap(void **state)
 static void test_precede(void **state)
 {
 	struct fixture *f = *state;
-	same_answers(f->trace,
-	             "range of J is Job range of K is Job retrieve (a = J.job, b = K.job) "
-	             "valid at end of J where J.grp = K.grp and K.job > J.job and K.job < J.job + 9 "
-	             "when J precede K",
-	             false, 20);
+	same_answers(
+	    f->trace,
+	    "range of J is Job range of K is Job retrieve (a = J.job, b = K.job) "
+	    "valid at end of J where J.grp = K.grp and K.job > J.job and K.job < J.job + 9 "
+	    "when J precede K",
+	    false, 20);
 	same_answers(f->trace,
 	             "range of M is Mark range of J is Job retrieve (J.job) valid at begin of J "
 	             "where M.n = J.job when M precede begin of J",

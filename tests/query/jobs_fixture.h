@@ -18,17 +18,13 @@
 
 #include <cmocka.h>
 
+#include "job_trace.h"
 #include "query/engine.h"
 #include "query/output.h"
-#include "reader_tracegen.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
 
 #define BASE 1700000000000000000ll /* the generator's clock offset, in ns */
-
-#define JOB_BEGIN 10
-#define JOB_END 11
-#define MARK 12
 
 struct db {
 	char *root;
@@ -45,15 +41,7 @@ static void job(struct tg_stream *s, uint16_t id, uint64_t ts, uint32_t n)
 static int setup_db(void **state)
 {
 	struct db *d = calloc(1, sizeof *d);
-	d->root = tg_tempdir();
-	struct tg_image *img = tg_image_new(d->root, "app-42-0", NULL);
-	tg_declare(img, "job.begin", JOB_BEGIN, "vigil:kind=begin;flag=sensor;traced;relation=Job",
-	           "uint32_t job;");
-	tg_declare(img, "job.end", JOB_END, "vigil:kind=end;flag=sensor;traced;relation=Job",
-	           "uint32_t job;");
-	tg_declare(img, "mark", MARK, "vigil:kind=event;flag=sensor;traced;relation=Mark",
-	           "uint32_t n;");
-	tg_write_metadata(img);
+	struct tg_image *img = jt_image(&d->root, "uint32_t job;", "uint32_t job;", "uint32_t n;");
 	struct tg_stream *s = tg_stream_new(img, 42, 0);
 	tg_packet_begin(s, 10);
 	job(s, JOB_BEGIN, 10, 1);

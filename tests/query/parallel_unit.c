@@ -17,15 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job_trace.h"
 #include "query/engine.h"
 #include "query/output.h"
-#include "reader_tracegen.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
-
-#define JOB_BEGIN 10
-#define JOB_END 11
-#define MARK 12
 
 /* Fewer under ThreadSanitizer (ten times slower): still hundreds of morsels. */
 #ifndef PARALLEL_SCALE
@@ -45,60 +41,36 @@ static void fail(const char *what)
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return jt_rand(&rng);
 }
 
-struct ev {
-	uint64_t ts;
-	uint16_t id;
-	uint32_t n;
-	double w;
-};
-
-static int by_ts(const void *a, const void *b)
+/* A job's number; a mark's key and weight. */
+static void fields(struct tg_stream *s, const struct jt_event *e)
 {
-	const struct ev *x = a, *y = b;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
+	tg_u32(s, e->n);
+	if (e->id == MARK)
+		tg_f64(s, e->w);
 }
 
 /* Jobs of 1..200 ticks (every 97th: 20,000), marks keyed 0..499 with a weight. */
 static char *make_trace(void)
 {
-	char *root = tg_tempdir();
-	struct tg_image *img = tg_image_new(root, "app-42-0", NULL);
-	tg_declare(img, "job.begin", JOB_BEGIN, "vigil:kind=begin;flag=sensor;traced;relation=Job",
-	           "uint32_t job;");
-	tg_declare(img, "job.end", JOB_END, "vigil:kind=end;flag=sensor;traced;relation=Job",
-	           "uint32_t job;");
-	tg_declare(img, "mark", MARK, "vigil:kind=event;flag=sensor;traced;relation=Mark",
-	           "uint32_t n; double w;");
-	tg_write_metadata(img);
+	char *root;
+	struct tg_image *img =
+	    jt_image(&root, "uint32_t job;", "uint32_t job;", "uint32_t n; double w;");
 	size_t n = 2 * JOBS + MARKS, k = 0;
-	struct ev *ev = calloc(n, sizeof *ev);
+	struct jt_event *ev = calloc(n, sizeof *ev);
 	for (uint32_t j = 0; j < JOBS; j++) {
 		uint64_t b = 1000 + next_rand() % 100000;
 		uint64_t len = j % 97 == 0 ? 20000 : 1 + next_rand() % 200;
-		ev[k++] = (struct ev){b, JOB_BEGIN, j, 0};
-		ev[k++] = (struct ev){b + len, JOB_END, j, 0};
+		ev[k++] = (struct jt_event){b, JOB_BEGIN, j, 0, 0};
+		ev[k++] = (struct jt_event){b + len, JOB_END, j, 0, 0};
 	}
 	for (uint32_t m = 0; m < MARKS; m++)
-		ev[k++] =
-		    (struct ev){1000 + next_rand() % 120000, MARK, (uint32_t)(next_rand() % 500),
-		                (double)(next_rand() % 1000000) / 7.0 + 1e-9 * m};
-	qsort(ev, n, sizeof *ev, by_ts);
-	struct tg_stream *s = tg_stream_new(img, 42, 0);
-	tg_packet_begin(s, ev[0].ts);
-	for (size_t i = 0; i < n; i++) {
-		tg_event(s, ev[i].id, ev[i].ts);
-		tg_u32(s, ev[i].n);
-		if (ev[i].id == MARK)
-			tg_f64(s, ev[i].w);
-	}
-	tg_packet_end(s, 0, 0);
-	tg_stream_write(s);
+		ev[k++] = (struct jt_event){1000 + next_rand() % 120000, MARK,
+		                            (uint32_t)(next_rand() % 500), 0,
+		                            (double)(next_rand() % 1000000) / 7.0 + 1e-9 * m};
+	jt_write(img, 42, ev, n, fields);
 	tg_image_free(img);
 	free(ev);
 	return root;

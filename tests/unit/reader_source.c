@@ -81,6 +81,11 @@ static void test_classes_slots_and_values(void **state)
 	assert_int_equal(slots[4], vgt_type_field(ta, "who"));
 	assert_int_equal(slots[5], -1);
 	assert_int_equal(slots[6], -1);
+	/* one class alone: the same slots */
+	int one[7];
+	vgt_class_slots(tb, names, 7, one);
+	for (size_t k = 0; k < 7; k++)
+		assert_int_equal(one[k], vgt_fields_slots(f, tb)[k]);
 
 	const struct vgt_event *ev = vgt_source_next(src);
 	assert_non_null(ev);
@@ -101,6 +106,14 @@ static void test_classes_slots_and_values(void **state)
 	assert_int_equal(gen, 3);
 	assert_int_equal(vgt_slot_u64(ev, slots[4]), 41);
 	assert_false(vgt_value_ref(&ev->values[slots[3]], &id, &gen));
+	id = gen = 0;
+	assert_true(vgt_slot_ref(ev, slots[4], &id, &gen));
+	assert_int_equal(id, 41);
+	assert_int_equal(gen, 3);
+	assert_false(vgt_slot_ref(ev, slots[1], &id, &gen)); /* not a reference */
+	assert_false(vgt_slot_ref(ev, slots[5], &id, &gen)); /* no such field */
+	assert_string_equal(vgt_value_string(&ev->values[slots[3]]), "first");
+	assert_null(vgt_value_string(&ev->values[slots[1]])); /* not a string */
 
 	ev = vgt_source_next(src); /* ts 200: the other image's declaration */
 	assert_non_null(ev);

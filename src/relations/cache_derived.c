@@ -1,0 +1,601 @@
+/* The relations cache of derived relations (cache_derived.h): one file per analysis,
+ * named by its first relation (CACHE.derived-Network, CACHE.derived-Violation, ...), so
+ * that writing one analysis never reads or rewrites another's. A file:
+ *
+ *   header     magic, version, endian, the file's size, the body's checksum (32 bytes)
+ *   body       the key; every text (each [u64 length][bytes, NUL, padding to 8]; values
+ *              name a text by its index + 1, 0 being NULL); the analysis's error (0:
+ *              built); its relations, each its schema, counts and columns (from, to and
+ *              open of intervals, per attribute its NULL flags if any and its values:
+ *              numbers as they are, a text its index, an entity {id, gen | image << 32,
+ *              name})
+ *
+ * All words are 8 bytes of this machine; the body's checksum is the chain of
+ * vgc_checksum over its 1 MiB pieces, so the writer streams and the reader checks it all
+ * before it uses any of it. Small next to the trace: read whole, not mapped. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file_io.h"
+#include "relations/cache_derived.h"
+#include "relations/cache_internal.h"
+#include "relations/derived.h"
+
+#define VGD_MAGIC "VGRELD\0\1"
+#define VGD_VERSION 1u
+#define VGD_HEADER 32u
+#define PIECE ((size_t)1 << 20)
+#define MAX_FILE ((size_t)1 << 38)
+
+struct vgc_derived {
+	uint8_t *key;
+	size_t keylen;
+	char base[4200]; /* the relations cache's path */
+	char who[64];
+	size_t taken; /* analyses read from their files */
+};
+
+/* One analysis's file, read and checked. */
+struct file {
+	char path[4300];
+	uint8_t *bytes;
+	size_t len;
+	const char **texts; /* interned into the database's pool, by index */
+	size_t ntexts;
+	size_t body_at; /* after the texts */
+};
+
+/* ---- the key: the relations cache's and the recording's model files ---- */
+
+static void key_add(struct vgc_derived *d, const void *p, size_t n)
+{
+	d->key = vgq_xrealloc(d->key, d->keylen + n, 1);
+	memcpy(d->key + d->keylen, p, n);
+	d->keylen += n;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.vgm files beside the images (the model ModelEvent is made of), by path and
+ * identity, in name order. */
+static void key_models(struct vgc_derived *d, const struct vgt_trace *t)
+{
+	if (!t || !vgt_image_count(t))
+		return;
+	char *copy = strdup(vgt_image_at(t, 0)->path);
+	if (!copy)
+		return;
+	char *dir = dirname(copy);
+	DIR *dh = opendir(dir);
+	char **names = NULL;
+	size_t n = 0;
+	for (struct dirent *e; dh && (e = readdir(dh));) {
+		size_t len = strlen(e->d_name);
+		if (len > 4 && !strcmp(e->d_name + len - 4, ".vgm")) {
+			names = vgq_xrealloc(names, n + 1, sizeof *names);
+			names[n++] = strdup(e->d_name);
+		}
+	}
+	if (dh)
+		closedir(dh);
+	if (n)
+		qsort(names, n, sizeof *names, by_name);
+	for (size_t i = 0; i < n; i++) {
+		char path[4200];
+		struct stat st;
+		int64_t w[6] = {-1};
+		snprintf(path, sizeof path, "%s/%s", dir, names[i] ? names[i] : "");
+		if (names[i] && stat(path, &st) == 0) {
+			int64_t v[6] = {(int64_t)st.st_size,         (int64_t)st.st_mtim.tv_sec,
+			                (int64_t)st.st_mtim.tv_nsec, (int64_t)st.st_ctim.tv_sec,
+			                (int64_t)st.st_ctim.tv_nsec, (int64_t)st.st_ino};
+			memcpy(w, v, sizeof w);
+		}
+		key_add(d, path, strlen(path) + 1);
+		key_add(d, w, sizeof w);
+		free(names[i]);
+	}
+	free(names);
+	free(copy);
+}
+
+void vgc_derived_place(struct vgq_database *db, const void *key, size_t keylen,
+                       const char *cache_path, const char *who)
+{
+	struct vgc_derived *d = vgq_xcalloc(1, sizeof *d);
+	static const char tag[] = "derived relations v1";
+	key_add(d, tag, sizeof tag);
+	key_add(d, key, keylen);
+	key_models(d, db->internal->trace);
+	snprintf(d->base, sizeof d->base, "%s", cache_path);
+	snprintf(d->who, sizeof d->who, "%s", who ? who : "vigil");
+	vgc_derived_free(db);
+	db->internal->derived_cache = d;
+}
+
+size_t vgq_derived_cached(const struct vgq_database *db)
+{
+	const struct vgc_derived *d = db->internal->derived_cache;
+	return d ? d->taken : 0;
+}
+
+void vgc_derived_free(struct vgq_database *db)
+{
+	struct vgc_derived *d = db->internal->derived_cache;
+	if (!d)
+		return;
+	free(d->key);
+	free(d);
+	db->internal->derived_cache = NULL;
+}
+
+/* ---- reading, every read bounded ---- */
+
+struct cursor {
+	const uint8_t *p;
+	size_t n, at;
+	const char *bad;
+};
+
+static uint64_t get(struct cursor *c)
+{
+	uint64_t v = 0;
+	if (c->bad || c->n - c->at < 8) {
+		c->bad = c->bad ? c->bad : "it ends early";
+		return 0;
+	}
+	memcpy(&v, c->p + c->at, 8);
+	c->at += 8;
+	return v;
+}
+
+static const uint8_t *get_raw(struct cursor *c, uint64_t n)
+{
+	uint64_t padded = (n + 7) & ~(uint64_t)7;
+	if (c->bad || n > c->n || padded > c->n - c->at) {
+		c->bad = c->bad ? c->bad : "it ends early";
+		return NULL;
+	}
+	const uint8_t *p = c->p + c->at;
+	c->at += padded;
+	return p;
+}
+
+static uint64_t body_sum(const uint8_t *p, size_t n)
+{
+	uint64_t sum = 0;
+	for (size_t at = 0; at < n; at += PIECE)
+		sum =
+		    sum * 0x100000001B3ull + vgc_checksum(p + at, n - at < PIECE ? n - at : PIECE);
+	return sum;
+}
+
+static void file_free(struct file *f)
+{
+	free(f->bytes);
+	free(f->texts);
+	f->bytes = NULL;
+	f->texts = NULL;
+}
+
+static void drop(const struct vgc_derived *d, struct file *f, const char *why)
+{
+	fprintf(stderr, "%s: the relations cache %s is damaged (%s): analysed again\n", d->who,
+	        f->path, why);
+	unlink(f->path);
+	file_free(f);
+}
+
+static void file_path(const struct vgc_derived *d, const char *provider, char *out, size_t size)
+{
+	snprintf(out, size, "%s.derived-%s", d->base, provider);
+}
+
+/* Reads and checks the file of `provider`: true when its key is this one and its checksum
+ * holds, its texts interned into the database's pool. */
+static bool look(struct vgq_database *db, const struct vgc_derived *d, const char *provider,
+                 struct file *f)
+{
+	file_path(d, provider, f->path, sizeof f->path);
+	size_t len;
+	char *b = vgb_read_file(f->path, MAX_FILE, VGB_READ_REGULAR | VGB_READ_NOFOLLOW, &len);
+	if (!b)
+		return false;
+	f->bytes = (uint8_t *)b;
+	f->len = len;
+	uint32_t version, endian;
+	uint64_t size, sum;
+	if (len < VGD_HEADER || memcmp(b, VGD_MAGIC, 8)) {
+		drop(d, f, "not a cache of derived relations");
+		return false;
+	}
+	memcpy(&version, b + 8, 4);
+	memcpy(&endian, b + 12, 4);
+	memcpy(&size, b + 16, 8);
+	memcpy(&sum, b + 24, 8);
+	if (version != VGD_VERSION || endian != VGC_ENDIAN) { /* another vigil's: stale */
+		file_free(f);
+		return false;
+	}
+	if (size != len || body_sum(f->bytes + VGD_HEADER, len - VGD_HEADER) != sum) {
+		drop(d, f,
+		     size != len ? "its size is not the one written" : "its checksum differs");
+		return false;
+	}
+	struct cursor c = {f->bytes, len, VGD_HEADER, NULL};
+	uint64_t klen = get(&c);
+	const uint8_t *k = get_raw(&c, klen);
+	if (!c.bad && (klen != d->keylen || memcmp(k, d->key, klen))) { /* another trace's */
+		file_free(f);
+		return false;
+	}
+	uint64_t n = get(&c);
+	if (!c.bad && n > len / 8)
+		c.bad = "its texts are not counted right";
+	f->texts = vgq_xcalloc(c.bad ? 1 : n + 1, sizeof *f->texts);
+	for (uint64_t i = 0; i < n && !c.bad; i++) {
+		uint64_t tl = get(&c);
+		const uint8_t *s = get_raw(&c, tl + 1);
+		if (s && s[tl])
+			c.bad = "a text is not terminated";
+		if (!c.bad)
+			f->texts[f->ntexts++] =
+			    vgq_pool_intern(db->internal->pool, (const char *)s, tl);
+	}
+	f->body_at = c.at;
+	if (c.bad)
+		drop(d, f, c.bad);
+	return !c.bad;
+}
+
+/* The text of index i + 1 (0: NULL); *bad says when it is out of place. */
+static const char *text_of(const struct file *f, uint64_t i, const char **bad)
+{
+	if (i > f->ntexts) {
+		*bad = "a text is out of place";
+		return NULL;
+	}
+	return i ? f->texts[i - 1] : NULL;
+}
+
+static const char *get_text(struct cursor *c, const struct file *f)
+{
+	uint64_t i = get(c);
+	return c->bad ? NULL : text_of(f, i, &c->bad);
+}
+
+static const void *get_column(struct cursor *c, uint64_t n, size_t size)
+{
+	if (n && size > (c->n - c->at) / n) {
+		c->bad = c->bad ? c->bad : "a column ends early";
+		return NULL;
+	}
+	return get_raw(c, n * size);
+}
+
+static struct vgq_relation *read_relation(struct cursor *c, const struct file *d)
+{
+	const char *name = get_text(c, d);
+	uint64_t kind = get(c), nattrs = get(c);
+	if (!c->bad && (!name || kind > VGQ_REL_ENTITY || nattrs > 10000))
+		c->bad = "a relation's schema is not one";
+	if (c->bad)
+		return NULL;
+	struct vgq_relation *r = vgq_relation_new(name, (enum vgq_rkind)kind);
+	for (uint64_t a = 0; a < nattrs && !c->bad; a++) {
+		const char *an = get_text(c, d);
+		uint64_t type = get(c);
+		const char *ref = get_text(c, d);
+		if (!c->bad && (!an || type > VGQ_ENTITY || type == VGQ_BYTES))
+			c->bad = "an attribute's schema is not one";
+		if (!c->bad)
+			vgq_relation_add_attr(r, an, (enum vgq_type)type, ref);
+	}
+	uint64_t n = get(c);
+	if (!c->bad && n > c->n / 8)
+		c->bad = "a relation's count is not one";
+	if (c->bad)
+		return r;
+	vgq_relation_resize(r, n);
+	const void *from = get_column(c, n, 8);
+	if (from && n)
+		memcpy(r->from, from, n * 8);
+	if (r->kind != VGQ_REL_EVENT) {
+		const void *to = get_column(c, n, 8), *open = get_column(c, n, 1);
+		if (to && open && n) {
+			memcpy(r->to, to, n * 8);
+			memcpy(r->open, open, n);
+		}
+	}
+	for (size_t a = 0; a < r->nattrs && !c->bad; a++) {
+		if (get(c)) {
+			const void *nulls = get_column(c, n, 1);
+			if (!r->nulls)
+				r->nulls = vgq_xcalloc(r->nattrs, sizeof *r->nulls);
+			r->nulls[a] = vgq_xcalloc(n ? n : 1, 1);
+			if (nulls && n)
+				memcpy(r->nulls[a], nulls, n);
+		}
+		enum vgq_type t = r->attrs[a].type;
+		const uint64_t *v = get_column(c, n, t == VGQ_ENTITY ? 24 : 8);
+		if (v && n && t != VGQ_STRING && t != VGQ_ENTITY)
+			memcpy(r->cols[a].u, v, n * 8);
+		for (size_t i = 0; v && i < n && t == VGQ_STRING; i++)
+			r->cols[a].s[i] = text_of(d, v[i], &c->bad);
+		for (size_t i = 0; v && i < n && t == VGQ_ENTITY; i++) {
+			const uint64_t *e = v + 3 * i; /* id, gen | image << 32, name */
+			r->cols[a].r[i] =
+			    (struct vgq_ref){e[0], (uint32_t)e[1], (uint32_t)(e[1] >> 32),
+			                     text_of(d, e[2], &c->bad)};
+		}
+	}
+	return r;
+}
+
+int vgc_derived_take(struct vgq_database *db, const char *provider, struct vgq_relation ***made,
+                     size_t *nmade, char **error)
+{
+	struct vgc_derived *d = db->internal->derived_cache;
+	*made = NULL;
+	*nmade = 0;
+	*error = NULL;
+	struct file f = {0};
+	if (!d || !look(db, d, provider, &f))
+		return 0;
+	struct cursor c = {f.bytes, f.len, f.body_at, NULL};
+	const char *err = get_text(&c, &f);
+	uint64_t nrels = get(&c);
+	if (!c.bad && nrels > 64)
+		c.bad = "its relations are not counted right";
+	for (uint64_t i = 0; i < nrels && !c.bad; i++) {
+		struct vgq_relation *r = read_relation(&c, &f);
+		if (r && !c.bad) {
+			vgq_relation_finish(r, db->last);
+			*made = vgq_xrealloc(*made, *nmade + 1, sizeof **made);
+			(*made)[(*nmade)++] = r;
+		} else {
+			vgq_relation_free(r);
+		}
+	}
+	if (!c.bad) {
+		*error = err ? strdup(err) : NULL;
+		d->taken++;
+		file_free(&f);
+		return 1;
+	}
+	for (size_t i = 0; i < *nmade; i++)
+		vgq_relation_free((*made)[i]);
+	free(*made);
+	*made = NULL;
+	*nmade = 0;
+	drop(d, &f, c.bad);
+	return 0;
+}
+
+/* ---- writing: streamed in pieces, the body's checksum chained over them ---- */
+
+struct writer {
+	FILE *f;
+	uint8_t *piece;
+	size_t n;
+	uint64_t sum, size;
+	bool failed;
+	/* text pointer -> index + 1 */
+	uintptr_t *keys;
+	uint64_t *idx;
+	size_t cap, ntexts;
+	const char **order;
+};
+
+static void put(struct writer *w, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		size_t k = PIECE - w->n < n ? PIECE - w->n : n;
+		memcpy(w->piece + w->n, b, k);
+		w->n += k, b += k, n -= k, w->size += k;
+		if (w->n == PIECE) {
+			w->sum = w->sum * 0x100000001B3ull + vgc_checksum(w->piece, PIECE);
+			if (fwrite(w->piece, 1, PIECE, w->f) != PIECE)
+				w->failed = true;
+			w->n = 0;
+		}
+	}
+}
+
+static void put_u64(struct writer *w, uint64_t v)
+{
+	put(w, &v, 8);
+}
+
+static void put_padded(struct writer *w, const void *p, size_t n)
+{
+	static const uint8_t zeros[8];
+	put(w, p, n);
+	if (n % 8)
+		put(w, zeros, 8 - n % 8);
+}
+
+static size_t slot(const struct writer *w, const char *s)
+{
+	for (size_t i = vgq_mix((uintptr_t)s) & (w->cap - 1);; i = (i + 1) & (w->cap - 1))
+		if (!w->keys[i] || w->keys[i] == (uintptr_t)s)
+			return i;
+}
+
+static void note(struct writer *w, const char *s)
+{
+	if (!s)
+		return;
+	if (2 * (w->ntexts + 1) > w->cap) {
+		struct writer old = *w;
+		w->cap = w->cap ? w->cap * 2 : 1024;
+		w->keys = vgq_xcalloc(w->cap, sizeof *w->keys);
+		w->idx = vgq_xcalloc(w->cap, sizeof *w->idx);
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.keys[i]) {
+				size_t k = slot(w, (const char *)old.keys[i]);
+				w->keys[k] = old.keys[i];
+				w->idx[k] = old.idx[i];
+			}
+		free(old.keys);
+		free(old.idx);
+	}
+	size_t k = slot(w, s);
+	if (w->keys[k])
+		return;
+	w->keys[k] = (uintptr_t)s;
+	w->idx[k] = ++w->ntexts;
+	w->order = vgq_xrealloc(w->order, w->ntexts, sizeof *w->order);
+	w->order[w->ntexts - 1] = s;
+}
+
+static void put_text(struct writer *w, const char *s)
+{
+	put_u64(w, s ? w->idx[slot(w, s)] : 0);
+}
+
+static void note_relation(struct writer *w, const struct vgq_relation *r)
+{
+	note(w, r->name);
+	for (size_t a = 0; a < r->nattrs; a++) {
+		note(w, r->attrs[a].name);
+		note(w, r->attrs[a].ref_kind);
+		for (size_t i = 0; i < r->ntuples; i++)
+			if (r->attrs[a].type == VGQ_STRING)
+				note(w, r->cols[a].s[i]);
+			else if (r->attrs[a].type == VGQ_ENTITY)
+				note(w, r->cols[a].r[i].name);
+	}
+}
+
+static void put_relation(struct writer *w, const struct vgq_relation *r)
+{
+	size_t n = r->ntuples;
+	put_text(w, r->name);
+	put_u64(w, (uint64_t)r->kind);
+	put_u64(w, r->nattrs);
+	for (size_t a = 0; a < r->nattrs; a++) {
+		put_text(w, r->attrs[a].name);
+		put_u64(w, (uint64_t)r->attrs[a].type);
+		put_text(w, r->attrs[a].ref_kind);
+	}
+	put_u64(w, n);
+	put(w, r->from, n * 8);
+	if (r->kind != VGQ_REL_EVENT) { /* no arrays yet when empty */
+		put(w, r->to, n * 8);
+		put_padded(w, r->open, n);
+	}
+	for (size_t a = 0; a < r->nattrs; a++) {
+		bool nulls = r->nulls && r->nulls[a];
+		put_u64(w, nulls);
+		if (nulls)
+			put_padded(w, r->nulls[a], n);
+		enum vgq_type t = r->attrs[a].type;
+		if (t == VGQ_INT || t == VGQ_UINT || t == VGQ_DOUBLE)
+			put(w, r->cols[a].u, n * 8);
+		for (size_t i = 0; i < n && t == VGQ_STRING; i++)
+			put_text(w, r->cols[a].s[i]);
+		for (size_t i = 0; i < n && t == VGQ_ENTITY; i++) {
+			const struct vgq_ref *ref = &r->cols[a].r[i];
+			put_u64(w, ref->id);
+			put_u64(w, (uint64_t)ref->gen | (uint64_t)ref->image << 32);
+			put_text(w, ref->name);
+		}
+	}
+}
+
+/* Whether provider p makes relation r. */
+static bool of_provider(const struct vgq_relation *r, const struct vgq_derived_provider *p)
+{
+	for (const char *const *n = p->names; *n; n++)
+		if (!strcmp(*n, r->name))
+			return true;
+	return false;
+}
+
+void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider *p,
+                      const char *error)
+{
+	struct vgc_derived *d = db->internal->derived_cache;
+	const struct vgq_db_internal *in = db->internal;
+	if (!d)
+		return;
+	for (size_t i = 0; i < in->nderived; i++)
+		for (size_t a = 0; of_provider(in->derived[i], p) && a < in->derived[i]->nattrs;
+		     a++)
+			if (in->derived[i]->attrs[a].type == VGQ_BYTES)
+				return; /* no analysis makes bytes: not kept */
+	char path[4300], tmp[4400];
+	file_path(d, p->names[0], path, sizeof path);
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return; /* never renamed over a FIFO, a device or a link */
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+	int fd = open(tmp, flags, 0600);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, flags, 0600);
+	if (fd < 0)
+		return;
+	struct writer w = {.f = fdopen(fd, "wb"), .piece = vgq_xcalloc(PIECE, 1)};
+	if (!w.f) {
+		close(fd);
+		unlink(tmp);
+		free(w.piece);
+		return;
+	}
+	note(&w, error);
+	size_t nrels = 0;
+	for (size_t i = 0; i < in->nderived; i++)
+		if (!error && of_provider(in->derived[i], p)) {
+			note_relation(&w, in->derived[i]);
+			nrels++;
+		}
+	uint8_t header[VGD_HEADER] = {0};
+	if (fwrite(header, 1, sizeof header, w.f) != sizeof header) /* written at the end */
+		w.failed = true;
+	put_u64(&w, d->keylen);
+	put_padded(&w, d->key, d->keylen);
+	put_u64(&w, w.ntexts);
+	for (size_t i = 0; i < w.ntexts; i++) {
+		size_t len = strlen(w.order[i]);
+		put_u64(&w, len);
+		put_padded(&w, w.order[i], len + 1);
+	}
+	put_text(&w, error);
+	put_u64(&w, nrels);
+	for (size_t i = 0; i < in->nderived && !error; i++)
+		if (of_provider(in->derived[i], p))
+			put_relation(&w, in->derived[i]);
+	if (w.n) { /* the last piece */
+		w.sum = w.sum * 0x100000001B3ull + vgc_checksum(w.piece, w.n);
+		if (fwrite(w.piece, 1, w.n, w.f) != w.n)
+			w.failed = true;
+	}
+	uint32_t version = VGD_VERSION, endian = VGC_ENDIAN;
+	uint64_t size = VGD_HEADER + w.size;
+	memcpy(header, VGD_MAGIC, 8);
+	memcpy(header + 8, &version, 4);
+	memcpy(header + 12, &endian, 4);
+	memcpy(header + 16, &size, 8);
+	memcpy(header + 24, &w.sum, 8);
+	if (fseek(w.f, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof header, w.f) != sizeof header)
+		w.failed = true;
+	if (fclose(w.f) != 0 || w.failed || rename(tmp, path) != 0)
+		unlink(tmp);
+	free(w.piece);
+	free(w.keys);
+	free(w.idx);
+	free(w.order);
+}

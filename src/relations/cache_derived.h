@@ -1,0 +1,39 @@
+/* The relations cache of derived relations (cache.h, docs/query.md "The relations
+ * cache"): what an analysis built for a query (derived.c) kept in a file beside the
+ * relations cache (its path, ".derived-" and the analysis's first relation), so that a
+ * later query naming Network or Violation reads it instead of analysing the trace
+ * again.
+ *
+ * Keyed as the relations cache (the executable and every file of the trace) and on the
+ * recording's model files (ModelEvent reads them); the whole file checksummed. Each
+ * provider tried is kept with its relations, or with the line its analysis failed with,
+ * so a warm query says the same. A damaged file is said in one line, removed, and the
+ * analysis run again. */
+#ifndef VIGIL_RELATIONS_CACHE_DERIVED_H
+#define VIGIL_RELATIONS_CACHE_DERIVED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "relations/relation.h"
+
+/* Keeps the database's derived relations beside the relations cache at `cache_path`,
+ * under `key` (copied); `who` prefixes the line said about a damaged file. */
+void vgc_derived_place(struct vgq_database *db, const void *key, size_t keylen,
+                       const char *cache_path, const char *who);
+
+/* The relations of the provider whose first relation is `provider`, as kept: 1 with
+ * *made (malloc'ed array, each relation ready and finished) or *error (malloc'ed: the
+ * analysis failed with it); 0 if the file has none of it (or no file fits). */
+int vgc_derived_take(struct vgq_database *db, const char *provider, struct vgq_relation ***made,
+                     size_t *nmade, char **error);
+
+/* Writes provider p's relations the database holds, or its error (NULL: built). Nothing
+ * is said if it cannot be written (the next query analyses again). */
+struct vgq_derived_provider;
+void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider *p,
+                      const char *error);
+
+void vgc_derived_free(struct vgq_database *db);
+
+#endif
