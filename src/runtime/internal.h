@@ -25,6 +25,7 @@ struct vg_config {
 	size_t packet_size_max;   /* packets double up to this size for busy threads */
 	size_t first_packet_size; /* a stream's first packet: small, as most are short */
 	int shared;               /* VIGIL_LAYOUT=shared (never with VIGIL_TO) */
+	int own_streams;          /* VIGIL_POOL=off: a stream file per thread even when shared */
 	uint64_t max_bytes;       /* VIGIL_MAX_SIZE: cap on the bytes of this process image */
 	uint32_t max_string;      /* VIGIL_MAX_STRING: longest string recorded, bytes */
 	int entity_default;       /* VIGIL_ENTITY_FLAGS: initial entity flag (1 = on) */

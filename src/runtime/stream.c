@@ -640,7 +640,8 @@ void vg__stream_thread_start(void)
 	atomic_store(&st->self.flag, vg__rt.cfg.entity_default);
 	st->next_packet = vg__rt.cfg.first_packet_size;
 	st->pool_slot = -1;
-	if (!(vg__rt.shared && claim_pool_file(st)) && !create_own_file(st, tid)) {
+	if (!(vg__rt.shared && !vg__rt.cfg.own_streams && claim_pool_file(st)) &&
+	    !create_own_file(st, tid)) {
 		count_discard(NULL);
 		free(st);
 		vg__thread_table_join(NULL);
