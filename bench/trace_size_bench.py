@@ -46,7 +46,7 @@ def sizes(trace):
 def measure(tmp, root, layout):
     run(["make", "-s", "-C", root, "clean"])
     trace = os.path.join(tmp, layout)
-    extra = ["--shared"] if layout == "shared" else []
+    extra = ["--shared"] if layout == "shared" else ["--per-image"]
     run([VIGIL, "record", "-q", "-o", trace] + extra + ["--", "make", "-s", "-j2", "-C", root])
     summary = run([VIGIL, "dump", "--stats", trace]).stderr
     m = re.search(r"(\d+) events .* in (\d+) images", summary)

@@ -33,7 +33,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: vigil record [-o DIR] [--sensors PATTERN]... [--max-size SIZE]\n"
 	    "                    [--packet-size SIZE] [--listen] [--to HOST:PORT|unix:PATH]\n"
-	    "                    [--usdt PROVIDER:PROBE]... [--shared] [--quiet]\n"
+	    "                    [--usdt PROVIDER:PROBE]... [--shared|--per-image] [--quiet]\n"
 	    "                    -- COMMAND [ARGS]\n\n"
 	    "Runs COMMAND with vigil's runtime preloaded and records its processes and\n"
 	    "threads (and the sensors of programs linked with libvigil) into a CTF trace\n"
@@ -48,9 +48,15 @@ static void usage(FILE *f)
 	    "                       does not fit is counted in events_discarded\n"
 	    "      --packet-size SZ first packet size of each thread's stream (default 4K;\n"
 	    "                       then packets double up to 4M while the thread writes)\n"
-	    "      --shared         every process into one directory with one metadata\n"
-	    "                       (VIGIL_LAYOUT=shared, docs/trace-format.md): a build or a\n"
-	    "                       script of many short processes takes a tenth of the space\n"
+	    "      --shared         every process into one directory with one metadata and a\n"
+	    "                       few stream files handed from process to process (the\n"
+	    "                       default; VIGIL_LAYOUT=shared, docs/trace-format.md): a\n"
+	    "                       build or a script of many short processes takes a tenth\n"
+	    "                       of the space. Not with --to or VIGIL_LISTENERS, which\n"
+	    "                       record one directory per process image\n"
+	    "      --per-image      one directory (metadata and stream files) per process\n"
+	    "                       image (VIGIL_LAYOUT=image); the default when VIGIL_LAYOUT\n"
+	    "                       says so\n"
 	    "      --listen         let monitors attach while it runs (vigil watch --pid): each\n"
 	    "                       process listens on @vigil-control.<pid>; only vigil's own\n"
 	    "                       vg.* sensors record (unless --sensors says otherwise) and\n"
@@ -82,7 +88,8 @@ static void usage(FILE *f)
 	    "  vigil record -o run2 --sensors 'mailbox.*' --sensors '-mailbox.RunningOn.*' -- "
 	    "./app\n"
 	    "  vigil record --max-size 16M -- make -j2\n"
-	    "  vigil record --shared -o many -- sh -c 'for i in 1 2 3; do ls >/dev/null; done'\n"
+	    "  vigil record -o many -- sh -c 'for i in 1 2 3; do ls >/dev/null; done'\n"
+	    "  vigil record --per-image -o each -- sh -c 'ls >/dev/null; ls >/dev/null'\n"
 	    "  vigil record --usdt 'postgresql:transaction__*' -o pg -- postgres -D data\n"
 	    "  vigil record --listen -o srv -- ./server &   then: vigil watch --pid PID ...\n"
 	    "  vigil record --to 127.0.0.1:7878 -- ./mailbox --seed 7   (vigild -o DIR runs)\n"
@@ -281,18 +288,51 @@ static void summarize(const char *dir, const char *sensors)
 	vgt_close(t);
 }
 
+/* The trace layout (docs/trace-format.md): shared unless --per-image, VIGIL_LAYOUT, --to or
+ * VIGIL_LISTENERS say otherwise; an explicit --shared that cannot be had is said. */
+static void choose_layout(int layout, const char *to)
+{
+	const char *env = getenv("VIGIL_LAYOUT"), *listeners = getenv("VIGIL_LISTENERS");
+	const char *against = to ? "--to (each process image is shipped as a directory of its own)"
+	                      : listeners && *listeners
+	                          ? "VIGIL_LISTENERS (each listener's copy is a directory per "
+	                            "process image)"
+	                          : NULL;
+	if (layout == 'P' || (!layout && env && *env && !against)) {
+		if (layout == 'P')
+			setenv("VIGIL_LAYOUT", "image", 1);
+		return; /* the runtime says a VIGIL_LAYOUT it does not know */
+	}
+	if (against) {
+		if (layout == 'S' || (env && !strcmp(env, "shared")))
+			fprintf(stderr,
+			        "vigil record: note: no shared layout with %s; one directory "
+			        "per process image\n",
+			        against);
+		setenv("VIGIL_LAYOUT", "image", 1);
+		return;
+	}
+	setenv("VIGIL_LAYOUT", "shared", 1);
+}
+
 int vg_cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"output", required_argument, 0, 'o'},   {"sensors", required_argument, 0, 's'},
-	    {"max-size", required_argument, 0, 'm'}, {"packet-size", required_argument, 0, 'p'},
-	    {"listen", no_argument, 0, 'l'},         {"quiet", no_argument, 0, 'q'},
-	    {"to", required_argument, 0, 't'},       {"usdt", required_argument, 0, 'u'},
-	    {"usdt-int3", no_argument, 0, 'I'},      {"shared", no_argument, 0, 'S'},
-	    {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+	static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+	                                     {"sensors", required_argument, 0, 's'},
+	                                     {"max-size", required_argument, 0, 'm'},
+	                                     {"packet-size", required_argument, 0, 'p'},
+	                                     {"listen", no_argument, 0, 'l'},
+	                                     {"quiet", no_argument, 0, 'q'},
+	                                     {"to", required_argument, 0, 't'},
+	                                     {"usdt", required_argument, 0, 'u'},
+	                                     {"usdt-int3", no_argument, 0, 'I'},
+	                                     {"shared", no_argument, 0, 'S'},
+	                                     {"per-image", no_argument, 0, 'P'},
+	                                     {"help", no_argument, 0, 'h'},
+	                                     {0, 0, 0, 0}};
 	const char *out = NULL, *to = NULL;
 	char sensors[4096] = "", usdt[4096] = "";
-	int quiet = 0, listen = 0, usdt_int3 = 0;
+	int quiet = 0, listen = 0, usdt_int3 = 0, layout = 0; /* 'S', 'P' or 0: the default */
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:s:u:qh", opts, NULL)) != -1) {
@@ -304,7 +344,8 @@ int vg_cmd_record(int argc, char **argv)
 			usdt_int3 = 1;
 			break;
 		case 'S':
-			setenv("VIGIL_LAYOUT", "shared", 1);
+		case 'P':
+			layout = c;
 			break;
 		case 's':
 			if (strlen(sensors) + strlen(optarg) + 2 > sizeof sensors) {
@@ -387,6 +428,7 @@ int vg_cmd_record(int argc, char **argv)
 		fprintf(stderr, "vigil record: --to %s: %s\n", to, why);
 		return 2;
 	}
+	choose_layout(layout, to);
 	char exe[PATH_MAX];
 	if (!runnable(argv[optind], exe, sizeof exe)) {
 		fprintf(stderr, "vigil record: cannot run %s: %s\n", argv[optind],

@@ -60,7 +60,7 @@ static void make_key(struct key *k, const struct vgt_trace *t)
 	}
 	for (size_t i = 0; i < vgt_stream_count(t); i++) {
 		const struct vgt_stream *s = vgt_stream_at(t, i);
-		if (key_file(k, s->path) != (int64_t)s->size)
+		if (key_file(k, s->path) != (int64_t)s->file_size)
 			k->stable = false;
 	}
 }

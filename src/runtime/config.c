@@ -244,6 +244,8 @@ void vg__config_read(struct vg_config *cfg)
 	if (layout && *layout && !cfg->shared && strcmp(layout, "image"))
 		vg__warn("VIGIL_LAYOUT=%s is not 'shared' or 'image'; one directory per image",
 		         layout);
+	const char *pool = getenv("VIGIL_POOL"); /* off: no pool of stream files (stream_pool.c) */
+	cfg->own_streams = pool && !strcmp(pool, "off");
 	const char *asked = getenv("VIGIL_PACKET_SIZE");
 	cfg->first_packet_size = asked && *asked ? cfg->packet_size : 4096;
 	/* 0: no cap; a cap holds at least one page of one packet, or nothing is recorded. */

@@ -25,6 +25,7 @@ struct vg_config {
 	size_t packet_size_max;   /* packets double up to this size for busy threads */
 	size_t first_packet_size; /* a stream's first packet: small, as most are short */
 	int shared;               /* VIGIL_LAYOUT=shared (never with VIGIL_TO) */
+	int own_streams;          /* VIGIL_POOL=off: a stream file per thread even when shared */
 	uint64_t max_bytes;       /* VIGIL_MAX_SIZE: cap on the bytes of this process image */
 	uint32_t max_string;      /* VIGIL_MAX_STRING: longest string recorded, bytes */
 	int entity_default;       /* VIGIL_ENTITY_FLAGS: initial entity flag (1 = on) */
@@ -524,6 +525,16 @@ int vg__image_fd(void); /* checked before use: -1 when lost for good */
 int vg__out_fd(void);
 const char *vg__image_name(void);                             /* the last component of vg__rt.dir */
 int vg__image_open(const char *name, int flags, mode_t mode); /* openat, close-on-exec */
+/* The shared layout's pool of stream files (stream_pool.c). A claim is a locked file
+ * and how its stream goes on: where the next packet goes, its packet_seq_num, the
+ * events_discarded count so far and the time it may not start before. */
+struct vg_pool_claim {
+	int fd, slot;
+	uint64_t end, seq, discarded, last_ts;
+};
+int vg__pool_claim(struct vg_pool_claim *c, char *name, size_t len); /* -1: none free */
+void vg__pool_release(int slot); /* after its descriptor is closed */
+void vg__pool_after_fork(void);
 int vg__image_open_id(const char *name, int flags, dev_t *dev, ino_t *ino);
 int vg__fsize_allows(uint64_t end);
 /* Paths inside the trace root (send.c's spool) reached through its descriptor, so that

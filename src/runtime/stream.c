@@ -74,6 +74,8 @@ struct vg_stream {
 	uint64_t cur_off;   /* offset of the current packet */
 	uint8_t *real_end;  /* end of the current packet (vg__tls.end may stop half-way) */
 	uint64_t seq;
+	uint64_t first_seq; /* the stream's first packet (0, or where a pool file goes on) */
+	int pool_slot;      /* a pool file of the shared layout (stream_pool.c), or -1 */
 	uint64_t discarded;
 	uint64_t discards_since_full;
 	size_t next_packet;
@@ -168,6 +170,10 @@ static int stream_fd(struct vg_stream *st, int *transient)
 			return fd;
 		release_fd(st, 1); /* closed behind our back: the number is not ours now */
 	}
+	if (st->pool_slot >= 0) { /* its lock went with the descriptor: no longer ours */
+		errno = ESTALE;
+		return -1;
+	}
 	int fd = vg__image_open(st->name, O_RDWR, 0);
 	if (fd < 0)
 		return -1;
@@ -257,7 +263,8 @@ static int allocate_space(struct vg_stream *st, uint64_t off, size_t size, uint8
 	stream_fd_done(fd, transient);
 	/* One call faults the packet in, instead of a page fault per 4 KiB on the hot path.
 	 * Best effort: older kernels lack it and fault lazily. */
-	madvise((void *)((uintptr_t)*addr & ~(uintptr_t)4095), size, MADV_POPULATE_WRITE);
+	uintptr_t page = (uintptr_t)*addr & ~(uintptr_t)4095; /* packets need not start on one */
+	madvise((void *)page, (uintptr_t)*addr + size - page, MADV_POPULATE_WRITE);
 	return 0;
 }
 
@@ -324,7 +331,7 @@ static void begin_packet(struct vg_stream *st, uint8_t *p, uint64_t off, size_t 
 	st->real_end = p + size;
 	/* A stream's first packet is filled to its end: the switch then happens on the
 	 * thread, and only a stream that goes on writing gets the worker's spares. */
-	t->end = st->seq == 0 ? p + size : p + size / 2;
+	t->end = st->seq == st->first_seq ? p + size : p + size / 2;
 	t->ctx = ctx;
 	t->last_ts = now;
 	st->cur_off = off;
@@ -339,7 +346,7 @@ static int cap_allows(struct vg_stream *st, size_t size)
 	uint64_t cap = vg__rt.cfg.max_bytes;
 	/* Each stream's first packet is always allowed, so every stream can carry its
 	 * own events_discarded count. */
-	return !cap || st->seq == 0 || atomic_load(&vg__rt.bytes_used) + size <= cap;
+	return !cap || st->seq == st->first_seq || atomic_load(&vg__rt.bytes_used) + size <= cap;
 }
 
 static void note_failure(struct vg_stream *st, int err)
@@ -541,6 +548,77 @@ static void thread_name(char *buf, size_t len)
 		buf[0] = 0;
 }
 
+/* Shared layout: a file of the pool (stream_pool.c), whose lock the stream keeps by
+ * holding its descriptor for its whole life; false when none can be had. */
+static bool claim_pool_file(struct vg_stream *st)
+{
+	if (atomic_fetch_add(&held, 1) >=
+	    HELD_MAX) { /* a file reopened per packet loses its lock */
+		atomic_fetch_sub(&held, 1);
+		return false;
+	}
+	struct vg_pool_claim c;
+	struct stat s;
+	if (vg__pool_claim(&c, st->name, sizeof st->name) < 0) {
+		atomic_fetch_sub(&held, 1);
+		return false;
+	}
+	st->fd = vg__high_fd(c.fd);
+	if (st->fd < 512 || fstat(st->fd, &s) < 0 || vg__own_fd_add(&st->fd) < 0) {
+		close(st->fd);
+		st->fd = -1;
+		vg__pool_release(c.slot);
+		atomic_fetch_sub(&held, 1);
+		return false;
+	}
+	st->dev = s.st_dev;
+	st->ino = s.st_ino;
+	st->pool_slot = c.slot;
+	st->file_size = c.end;
+	st->seq = st->first_seq = c.seq;
+	st->discarded = c.discarded;
+	if (vg__tls.last_ts < c.last_ts) /* the file's time goes on from its last packet */
+		vg__tls.last_ts = c.last_ts;
+	snprintf(st->path, sizeof st->path, "%s/%s", vg__rt.dir, st->name);
+	return true;
+}
+
+/* A file of its own for the thread's stream; false (said) when it cannot be made. */
+static bool create_own_file(struct vg_stream *st, uint32_t tid)
+{
+	if (vg__rt.shared) /* the directory is every image's */
+		snprintf(st->name, sizeof st->name, "%s-%u-%u", vg__rt.label, tid, st->self.gen);
+	else
+		snprintf(st->name, sizeof st->name, "stream-%u-%u", tid, st->self.gen);
+	snprintf(st->path, sizeof st->path, "%s/%s", vg__rt.dir, st->name);
+	st->fd = vg__image_open(st->name, O_RDWR | O_CREAT | O_EXCL, 0666);
+	struct stat s;
+	if (st->fd < 0 || fstat(st->fd, &s) < 0) {
+		vg__warn("cannot create %s: %s; thread %u is not recorded", st->path,
+		         strerror(errno), tid);
+		if (st->fd >= 0)
+			close(st->fd);
+		return false;
+	}
+	st->dev = s.st_dev;
+	st->ino = s.st_ino;
+	if (atomic_fetch_add(&held, 1) < HELD_MAX) {
+		st->fd = vg__high_fd(st->fd);
+		/* A low number (RLIMIT_NOFILE lowered) would be one the subject expects to
+		 * get from its next open: not kept. */
+		if (st->fd < 512 || vg__own_fd_add(&st->fd) < 0) {
+			close(st->fd);
+			st->fd = -1;
+			atomic_fetch_sub(&held, 1);
+		}
+	} else {
+		atomic_fetch_sub(&held, 1);
+		close(st->fd);
+		st->fd = -1;
+	}
+	return true;
+}
+
 /* Opens the calling thread's stream and records its beginning. */
 void vg__stream_thread_start(void)
 {
@@ -561,18 +639,9 @@ void vg__stream_thread_start(void)
 	st->self.gen = vg__generation_next("thread", tid);
 	atomic_store(&st->self.flag, vg__rt.cfg.entity_default);
 	st->next_packet = vg__rt.cfg.first_packet_size;
-	if (vg__rt.shared) /* the directory is every image's */
-		snprintf(st->name, sizeof st->name, "%s-%u-%u", vg__rt.label, tid, st->self.gen);
-	else
-		snprintf(st->name, sizeof st->name, "stream-%u-%u", tid, st->self.gen);
-	snprintf(st->path, sizeof st->path, "%s/%s", vg__rt.dir, st->name);
-	st->fd = vg__image_open(st->name, O_RDWR | O_CREAT | O_EXCL, 0666);
-	struct stat s;
-	if (st->fd < 0 || fstat(st->fd, &s) < 0) {
-		vg__warn("cannot create %s: %s; thread %u is not recorded", st->path,
-		         strerror(errno), tid);
-		if (st->fd >= 0)
-			close(st->fd);
+	st->pool_slot = -1;
+	if (!(vg__rt.shared && !vg__rt.cfg.own_streams && claim_pool_file(st)) &&
+	    !create_own_file(st, tid)) {
 		count_discard(NULL);
 		free(st);
 		vg__thread_table_join(NULL);
@@ -581,28 +650,14 @@ void vg__stream_thread_start(void)
 			pthread_setspecific(exit_key, STREAMLESS);
 		return;
 	}
-	st->dev = s.st_dev;
-	st->ino = s.st_ino;
-	if (atomic_fetch_add(&held, 1) < HELD_MAX) {
-		st->fd = vg__high_fd(st->fd);
-		/* A low number (RLIMIT_NOFILE lowered) would be one the subject expects to
-		 * get from its next open: not kept. */
-		if (st->fd < 512 || vg__own_fd_add(&st->fd) < 0) {
-			close(st->fd);
-			st->fd = -1;
-			atomic_fetch_sub(&held, 1);
-		}
-	} else {
-		atomic_fetch_sub(&held, 1);
-		close(st->fd);
-		st->fd = -1;
-	}
 	if (packet_open_here(st, 0) < 0) {
 		vg__warn("cannot allocate the first packet of %s: %s; thread %u is not recorded",
 		         st->path, strerror(errno), tid);
 		release_fd(st, 0);
 		int dir = vg__image_fd();
-		if (dir >= 0)
+		if (st->pool_slot >= 0) /* the others' packets stay */
+			vg__pool_release(st->pool_slot);
+		else if (dir >= 0)
 			unlinkat(dir, st->name, 0);
 		count_discard(NULL);
 		free(st);
@@ -661,7 +716,8 @@ void vg__stream_thread_exit(void)
 	t->state = STREAM_OFF;
 	t->ctx = NULL;
 	unmap(&st->win);
-	release_fd(st, 0);
+	release_fd(st, 0); /* a pool file's lock goes with it */
+	vg__pool_release(st->pool_slot);
 	tls_stream = NULL;
 	free(st);
 	atomic_signal_fence(memory_order_seq_cst);
@@ -698,6 +754,7 @@ void vg__stream_forget_after_fork(void)
 		free(st); /* its descriptor went with vg__files_after_fork */
 	}
 	atomic_store(&held, 0);
+	vg__pool_after_fork(); /* the parent's threads hold their pool files */
 	tls_stream = NULL;
 	memset(&vg__tls, 0, sizeof vg__tls);
 	if (key_ready)

@@ -312,8 +312,9 @@ static bool open_packet(struct vgt_cursor *c)
 			c->seq = seq;
 		}
 		struct vgt_stream_stats *st = &s->pub.stats;
-		if (sc->discarded >= 0 && cv[sc->discarded].u > st->events_discarded)
-			st->events_discarded = cv[sc->discarded].u;
+		if (sc->discarded >= 0 && cv[sc->discarded].u >= s->discarded_base &&
+		    cv[sc->discarded].u - s->discarded_base > st->events_discarded)
+			st->events_discarded = cv[sc->discarded].u - s->discarded_base;
 		c->tid = sc->tid >= 0 ? (uint32_t)cv[sc->tid].u : 0;
 		c->thread_gen = sc->thread_gen >= 0 ? (uint32_t)cv[sc->thread_gen].u : 0;
 		check_context(c, sc, cv, off);
@@ -601,7 +602,8 @@ void vgt_cursor_init(struct vgt_cursor *c, struct stream *s)
 	c->header_offsets = vgt__xcalloc(n, sizeof *c->header_offsets);
 	c->ev.image = &s->img->pub;
 	c->ev.stream = &s->pub;
-	c->done = !c->md || !s->size;
+	c->next = s->start;
+	c->done = !c->md || s->size <= s->start;
 }
 
 void vgt_cursor_fini(struct vgt_cursor *c)

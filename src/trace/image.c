@@ -266,14 +266,14 @@ struct image *vgt_image_open_growing(const char *dir)
 	return image_open_text(dir, NULL, NULL, true);
 }
 
-size_t vgt_image_open_all(const char *dir, struct image ***out)
+size_t vgt_image_open_all(const char *dir, const char *only, struct image ***out)
 {
 	char *text = NULL;
 	size_t len = 0;
 	struct image *img = image_open_text(dir, &text, &len, false);
 	size_t n = 1;
 	if (text && vgt_image_is_shared(img)) {
-		n = vgt_image_split_shared(img, text, len, out);
+		n = vgt_image_split_shared(img, text, len, only, out);
 	} else {
 		*out = vgt__xcalloc(1, sizeof **out);
 		(*out)[0] = img;
@@ -386,7 +386,7 @@ struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_
 		s->data = data;
 		s->size = size;
 		s->data_end = size;
-		s->pub.size = size;
+		s->pub.size = s->pub.file_size = size;
 		return s;
 	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -398,7 +398,7 @@ struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_
 		return s;
 	}
 	s->size = (size_t)st.st_size;
-	s->pub.size = s->size;
+	s->pub.size = s->pub.file_size = s->size;
 	s->data_end = data_end(fd, s->size);
 	if (s->size && atomic_load_explicit(&copy_streams, memory_order_relaxed)) {
 		copy_stream(s, fd);
@@ -438,6 +438,14 @@ void vgt_stream_free(struct stream *s)
 {
 	if (!s)
 		return;
+	struct stream *file = s->file;
+	if (file) { /* one writer's part of a pool file: the file goes with its last part */
+		s->file = NULL;
+		vgt_stream_free(s);
+		if (--file->readers == 0)
+			vgt_stream_free(file);
+		return;
+	}
 	if (s->mapped)
 		munmap((void *)s->data, s->size);
 	else if (!s->borrowed)

@@ -242,6 +242,13 @@ struct stream {
 	bool mapped, borrowed;
 	char *open_error; /* reported by each read */
 	struct damage_list damage;
+	/* A pool file of the shared layout holds the streams of several writers one after
+	 * the other (shared.c): each is a stream reading [start, size) of the file's memory,
+	 * which `file` owns (kept until its last reader is freed). */
+	size_t start;
+	uint64_t discarded_base; /* events_discarded of the file before this writer */
+	struct stream *file;
+	size_t readers; /* of a file: the streams reading its memory */
 };
 
 struct vgt_trace {
@@ -267,10 +274,12 @@ struct image *vgt_image_open_growing(const char *dir);
 size_t vgt_image_grow_metadata(struct image *img);
 /* The images of a directory: one, or one per writer of a shared-layout directory
  * (shared.c). Returns their number, *out malloc'd. */
-size_t vgt_image_open_all(const char *dir, struct image ***out);
+size_t vgt_image_open_all(const char *dir, const char *only, struct image ***out);
 void vgt_image_describe(struct image *img); /* identity, types and clock from its metadata */
 bool vgt_image_is_shared(const struct image *img);
-size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, struct image ***out);
+/* `only`: the one writer image wanted (its name in the directory), or NULL for all. */
+size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, const char *only,
+                              struct image ***out);
 /* Followed (follow.c): gives stream s of the shared directory `dir` to its writer's image,
  * one of `writers` or a new one (*added), as vgt_image_split_shared does; NULL while the
  * stream has no readable first packet. */

@@ -4,7 +4,9 @@
  * parent_gen, image, procname). The reader makes one image per writer, so every reader
  * above sees images as in the one-directory-per-image layout: each of them gets its own
  * parse of the metadata text (event ids are the same in all of them), the streams whose
- * first packet it wrote, and its identity from that packet. */
+ * first packet it wrote, and its identity from that packet. A stream file of the pool
+ * (src/runtime/stream_pool.c) holds the streams of successive threads one after the
+ * other: it is first cut where the writing thread changes. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,7 +18,7 @@
 
 struct owner {
 	int64_t pid, ppid;
-	uint64_t gen, parent_gen, image;
+	uint64_t gen, parent_gen, image, tid, thread_gen;
 	char name[17];
 };
 
@@ -25,39 +27,132 @@ static uint64_t uint_at(const struct vgt_value *v, int slot)
 	return slot >= 0 && (v[slot].type == VGT_UINT || v[slot].type == VGT_INT) ? v[slot].u : 0;
 }
 
-/* The writer named by the stream's first packet; false when it has none. */
-static bool first_owner(const struct metadata *md, const struct stream *s, struct owner *o)
+/* The writer named by the packet at *off, which moves past the packet; false when there is
+ * no whole packet there (the rest of the file is the last writer's: its damage). */
+static bool packet_owner(const struct metadata *md, const struct stream *s, size_t *off,
+                         struct owner *o, uint64_t *discarded)
 {
-	if (!s->data || !s->data_end)
+	if (!s->data || *off >= s->data_end)
 		return false;
 	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
 	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
-	size_t pos = 0;
+	const uint8_t *base = s->data + *off;
+	/* headers are data; a packet's unused end may be a hole past data_end */
+	size_t pos = 0, avail = s->data_end - *off, whole = s->size - *off;
 	const struct stream_class *sc = NULL;
-	bool ok =
-	    vgt_layout_decode(&md->packet_header, s->data, &pos, s->data_end, hv, NULL) == DEC_OK;
+	bool ok = vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) == DEC_OK;
 	if (ok)
 		sc = vgt_metadata_stream(md, md->stream_id >= 0 ? uint_at(hv, md->stream_id) : 0);
 	ok = ok && sc &&
-	     vgt_layout_decode(&sc->packet_context, s->data, &pos, s->data_end, cv, NULL) == DEC_OK;
+	     vgt_layout_decode(&sc->packet_context, base, &pos, avail, cv, NULL) == DEC_OK;
 	const struct layout *l = sc ? &sc->packet_context : NULL;
 	int pid = l ? vgt_layout_field(l, "pid") : -1,
 	    name = l ? vgt_layout_field(l, "procname") : -1;
-	ok = ok && pid >= 0;
+	uint64_t psize = ok && sc->packet_size >= 0 ? uint_at(cv, sc->packet_size) / 8 : 0;
+	ok = ok && pid >= 0 && psize >= pos && psize <= whole;
 	if (ok) {
 		*o = (struct owner){.pid = (int64_t)uint_at(cv, pid),
 		                    .ppid = (int64_t)uint_at(cv, vgt_layout_field(l, "ppid")),
 		                    .gen = uint_at(cv, vgt_layout_field(l, "process_gen")),
 		                    .parent_gen = uint_at(cv, vgt_layout_field(l, "parent_gen")),
-		                    .image = uint_at(cv, vgt_layout_field(l, "image"))};
+		                    .image = uint_at(cv, vgt_layout_field(l, "image")),
+		                    .tid = uint_at(cv, sc->tid),
+		                    .thread_gen = uint_at(cv, sc->thread_gen)};
 		if (name >= 0 && cv[name].type == VGT_BYTES) {
 			size_t n = strnlen((const char *)cv[name].bytes.ptr, cv[name].bytes.len);
 			memcpy(o->name, cv[name].bytes.ptr, n < 16 ? n : 16);
 		}
+		*discarded = uint_at(cv, sc->discarded);
+		*off += psize;
 	}
 	free(hv);
 	free(cv);
 	return ok;
+}
+
+static bool same_thread(const struct owner *a, const struct owner *b)
+{
+	return a->pid == b->pid && a->gen == b->gen && a->image == b->image && a->tid == b->tid &&
+	       a->thread_gen == b->thread_gen;
+}
+
+/* One writer's packets [start, end) of a pool file, read from the file's memory. */
+static struct stream *part_of(struct stream *file, size_t start, size_t end, uint64_t base)
+{
+	struct stream *s = vgt__xcalloc(1, sizeof *s);
+	s->img = file->img;
+	s->path = vgt__xstrdup(file->path);
+	s->pub.path = s->path;
+	s->pub.image = file->pub.image;
+	s->data = file->data;
+	s->borrowed = true;
+	s->start = start;
+	s->size = end;
+	s->data_end = file->data_end < end ? file->data_end : end;
+	s->pub.size = end - start;
+	s->pub.file_size = file->pub.file_size;
+	s->discarded_base = base;
+	s->file = file;
+	file->readers++;
+	return s;
+}
+
+/* A stream file as the streams of its successive writers (stream_pool.c hands a file from
+ * one thread to the next): appends them to *out. A file of one writer stays as it is. */
+static void split_file(const struct metadata *md, struct stream *file, struct stream ***out,
+                       size_t *n)
+{
+	size_t cuts[64], ncuts = 0, *cut = cuts, cap = 64;
+	uint64_t bases_[64], *bases = bases_;
+	struct owner prev = {0}, o;
+	uint64_t discarded = 0, prev_discarded = 0;
+	size_t off = 0;
+	bool have = false;
+	while (!file->open_error) {
+		size_t at = off;
+		if (!packet_owner(md, file, &off, &o, &discarded))
+			break;
+		if (!have || !same_thread(&prev, &o)) {
+			if (ncuts == cap) {
+				cap *= 2;
+				size_t *nc = vgt__xcalloc(cap, sizeof *nc);
+				uint64_t *nb = vgt__xcalloc(cap, sizeof *nb);
+				memcpy(nc, cut, ncuts * sizeof *nc);
+				memcpy(nb, bases, ncuts * sizeof *nb);
+				if (cut != cuts) {
+					free(cut);
+					free(bases);
+				}
+				cut = nc;
+				bases = nb;
+			}
+			bases[ncuts] = have ? prev_discarded : 0;
+			cut[ncuts++] = at;
+		}
+		prev = o;
+		prev_discarded = discarded;
+		have = true;
+	}
+	*out = vgt__xrealloc(*out, *n + (ncuts ? ncuts : 1) + 1, sizeof **out);
+	if (ncuts <= 1) {
+		(*out)[(*n)++] = file;
+	} else {
+		for (size_t i = 0; i < ncuts; i++)
+			(*out)[(*n)++] = part_of(file, cut[i],
+			                         i + 1 < ncuts ? cut[i + 1] : file->size, bases[i]);
+	}
+	if (cut != cuts) {
+		free(cut);
+		free(bases);
+	}
+}
+
+/* The writer named by the stream's first packet; false when it has none. */
+static bool first_owner(const struct metadata *md, const struct stream *s, struct owner *o)
+{
+	size_t off = s->start;
+	uint64_t discarded;
+	return packet_owner(md, s, &off, o, &discarded);
 }
 
 static bool same_owner(const struct owner *a, const struct owner *b)
@@ -65,13 +160,21 @@ static bool same_owner(const struct owner *a, const struct owner *b)
 	return a->pid == b->pid && a->gen == b->gen && a->image == b->image;
 }
 
+/* The name of a writer's image in the directory (its path below it). */
+static char *owner_name(const struct owner *o)
+{
+	return vgt__xprintf("%s-%" PRId64 "-%" PRIu64 "-%" PRIu64, o->name[0] ? o->name : "?",
+	                    o->pid, o->gen, o->image);
+}
+
 /* A new image of the shared directory for one writer: its own metadata parse. */
 static struct image *writer_image(const struct image *dir, const char *text, size_t len,
                                   const struct owner *o)
 {
 	struct image *img = vgt__xcalloc(1, sizeof *img);
-	img->path = vgt__xprintf("%s/%s-%" PRId64 "-%" PRIu64 "-%" PRIu64, dir->path,
-	                         o->name[0] ? o->name : "?", o->pid, o->gen, o->image);
+	char *name = owner_name(o);
+	img->path = vgt__xprintf("%s/%s", dir->path, name);
+	free(name);
 	img->metadata_path = vgt__xstrdup(dir->metadata_path);
 	struct damage_list quiet = {0}; /* said once, by the directory's parse */
 	img->md = vgt_metadata_parse(text, len, img->metadata_path, &quiet);
@@ -108,17 +211,39 @@ bool vgt_image_is_shared(const struct image *img)
 	return layout && !strcmp(layout, "shared");
 }
 
-size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, struct image ***out)
+static bool wanted(const struct owner *o, const char *only)
+{
+	if (!only)
+		return true;
+	char *name = owner_name(o);
+	bool yes = !strcmp(name, only);
+	free(name);
+	return yes;
+}
+
+size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, const char *only,
+                              struct image ***out)
 {
 	struct image **imgs = NULL;
 	struct owner *owners = NULL;
 	size_t n = 0;
 	size_t kept = 0; /* streams without a packet stay with the directory's image */
+	struct stream **parts = NULL;
+	size_t nparts = 0;
+	for (size_t i = 0; i < dir->pub.nstreams; i++)
+		split_file(dir->md, dir->streams[i], &parts, &nparts);
+	free(dir->streams);
+	dir->streams = parts;
+	dir->pub.nstreams = nparts;
 	for (size_t i = 0; i < dir->pub.nstreams; i++) {
 		struct stream *s = dir->streams[i];
 		struct owner o;
 		if (!first_owner(dir->md, s, &o)) {
 			dir->streams[kept++] = s;
+			continue;
+		}
+		if (!wanted(&o, only)) {
+			vgt_stream_free(s);
 			continue;
 		}
 		size_t k = 0;
@@ -141,9 +266,10 @@ size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, s
 	dir->pub.nstreams = kept;
 	if (dir->streams)
 		dir->streams[kept] = NULL;
+	dir->pub.streams = (struct vgt_stream *const *)dir->streams;
 	/* The directory's image carries the metadata's damage and stray streams; without
 	 * either it names no process and is left out. */
-	if (kept || dir->damage.n || dir->nodd || !n) {
+	if (!only && (kept || dir->damage.n || dir->nodd || !n)) {
 		imgs = vgt__xrealloc(imgs, n + 1, sizeof *imgs);
 		memmove(imgs + 1, imgs, n * sizeof *imgs);
 		imgs[0] = dir;

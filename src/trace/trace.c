@@ -15,6 +15,7 @@
 
 struct found {
 	char **dirs;
+	char **only; /* one writer's image of a shared-layout directory (its name), or NULL */
 	dev_t *devs;
 	ino_t *inos;
 	size_t n, cap;
@@ -26,19 +27,29 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void add_image_dir(struct found *f, const char *dir, const struct stat *st)
+static void add_image_dir(struct found *f, const char *dir, const struct stat *st, const char *only)
 {
 	f->seen++;
-	for (size_t i = 0; i < f->n; i++)
-		if (f->devs[i] == st->st_dev && f->inos[i] == st->st_ino)
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->devs[i] != st->st_dev || f->inos[i] != st->st_ino)
+			continue;
+		if (!f->only[i] || (only && !strcmp(only, f->only[i])))
 			return; /* named twice (e.g. TRACE and TRACE/image) */
+		if (!only) {    /* the whole directory, then */
+			free(f->only[i]);
+			f->only[i] = NULL;
+			return;
+		}
+	}
 	if (f->n == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 16;
 		f->dirs = vgt__xrealloc(f->dirs, f->cap, sizeof *f->dirs);
+		f->only = vgt__xrealloc(f->only, f->cap, sizeof *f->only);
 		f->devs = vgt__xrealloc(f->devs, f->cap, sizeof *f->devs);
 		f->inos = vgt__xrealloc(f->inos, f->cap, sizeof *f->inos);
 	}
 	f->dirs[f->n] = vgt__xstrdup(dir);
+	f->only[f->n] = only ? vgt__xstrdup(only) : NULL;
 	f->devs[f->n] = st->st_dev;
 	f->inos[f->n] = st->st_ino;
 	f->n++;
@@ -53,7 +64,7 @@ static void walk(struct found *f, const char *dir, const struct stat *dst, int d
 		return;
 	struct stat st;
 	if (fstatat(dfd, "metadata", &st, 0) == 0 && S_ISREG(st.st_mode))
-		add_image_dir(f, dir, dst);
+		add_image_dir(f, dir, dst, NULL);
 	DIR *d = fdopendir(dfd);
 	if (!d) {
 		close(dfd);
@@ -115,9 +126,12 @@ static void share_clocks(struct vgt_trace *t)
 
 static void found_free(struct found *f)
 {
-	for (size_t i = 0; i < f->n; i++)
+	for (size_t i = 0; i < f->n; i++) {
 		free(f->dirs[i]);
+		free(f->only[i]);
+	}
 	free(f->dirs);
+	free(f->only);
 	free(f->devs);
 	free(f->inos);
 }
@@ -138,12 +152,34 @@ static void number_classes(struct vgt_trace *t)
 	}
 }
 
+/* DIR/NAME where DIR is a shared-layout directory and NAME one of its writers' images, as
+ * the reader names them (shared.c): that image alone. */
+static bool writer_image(struct found *f, const char *path)
+{
+	char *dir = vgt__xstrdup(path), *slash = strrchr(dir, '/');
+	struct stat st;
+	bool ok = false;
+	if (slash && slash != dir && slash[1]) {
+		*slash = 0;
+		char *md = vgt__xprintf("%s/metadata", dir);
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(md, F_OK) == 0) {
+			add_image_dir(f, dir, &st, slash + 1);
+			ok = true;
+		}
+		free(md);
+	}
+	free(dir);
+	return ok;
+}
+
 struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, size_t errsize)
 {
 	struct found f = {0};
 	for (size_t i = 0; i < npaths; i++) {
 		struct stat st;
 		size_t before = f.seen;
+		if (stat(paths[i], &st) < 0 && errno == ENOENT && writer_image(&f, paths[i]))
+			continue;
 		if (stat(paths[i], &st) < 0) {
 			snprintf(err, errsize, "cannot open '%s': %s", paths[i], strerror(errno));
 			found_free(&f);
@@ -168,11 +204,14 @@ struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, s
 		return NULL;
 	}
 	struct vgt_trace *t = vgt__xcalloc(1, sizeof *t);
+	char *missing = NULL;
 	size_t cap = f.n;
 	t->images = vgt__xcalloc(cap, sizeof *t->images);
 	for (size_t i = 0; i < f.n; i++) {
 		struct image **imgs;
-		size_t n = vgt_image_open_all(f.dirs[i], &imgs);
+		size_t n = vgt_image_open_all(f.dirs[i], f.only[i], &imgs);
+		if (!n && f.only[i] && !missing) /* no such writer in the shared directory */
+			missing = vgt__xprintf("%s/%s", f.dirs[i], f.only[i]);
 		if (t->nimages + n > cap) {
 			cap = (t->nimages + n) * 2;
 			t->images = vgt__xrealloc(t->images, cap, sizeof *t->images);
@@ -184,6 +223,13 @@ struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, s
 		free(imgs);
 	}
 	found_free(&f);
+	if (missing) {
+		snprintf(err, errsize, "cannot open '%s': no such image in the shared directory",
+		         missing);
+		free(missing);
+		vgt_close(t);
+		return NULL;
+	}
 	t->streams = vgt__xcalloc(t->nstreams + 1, sizeof *t->streams);
 	size_t k = 0;
 	for (size_t i = 0; i < t->nimages; i++)

@@ -188,7 +188,8 @@ struct vgt_stream {
 	const char *path;
 	const struct vgt_image *image;
 	size_t index; /* position among all streams of the trace: the merge's tie-breaker */
-	uint64_t size;
+	uint64_t size;      /* its bytes: the whole file, or one writer's part of a pool file */
+	uint64_t file_size; /* the file's, when it was opened */
 	struct vgt_stream_stats stats;
 	size_t ndamage;         /* stored entries (at most VGT_DAMAGE_KEPT) */
 	uint64_t ndamage_total; /* including entries not stored */

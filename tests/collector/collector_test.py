@@ -133,10 +133,12 @@ def case_fork_exec(work):
     a, _ = counts_of(work + "/out")
     b, _ = counts_of(work + "/local")
     same_counts(a, b, "fork and exec (vigil record --to said: %r)" % sent.stderr)
-    host = os.path.join(work, "out", os.uname().nodename)
-    names = sorted(n.split("-")[0] for n in os.listdir(host))
-    local = sorted(n.split("-")[0] for n in os.listdir(work + "/local"))
-    check(names == local, "images %r, locally %r" % (names, local))
+    # the process images by name, as the reader lists them in either layout (vigild's
+    # directory per image, vigil record's shared directory)
+    names, local = (sorted(o["proc"] for o in map(json.loads, run(
+        [VIGIL, "dump", "--stats", "--json", d]).stdout.splitlines()) if "image" in o)
+        for d in (os.path.join(work, "out", os.uname().nodename), work + "/local"))
+    check(names and names == local, "images %r, locally %r" % (names, local))
 
 
 def case_control_relay(work):

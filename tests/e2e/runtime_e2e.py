@@ -58,6 +58,12 @@ def test_babeltrace_equality():
                 va = int(va)  # JSON numbers above 2^63 are written as strings
             if isinstance(vb, float):
                 check(abs(va - vb) < 1e-12, f"{a[1]}.{k}: vigil {va} babeltrace2 {vb}")
+            elif va == "" and isinstance(vb, str):
+                # babeltrace2 2.0 shows an empty string as the previous event's value of
+                # the field at some buffer positions (fixed upstream after 2.0.4, Debian
+                # 12's: review.lttng.org/c/babeltrace/+/4528, efficios/babeltrace#116):
+                # the bytes are one NUL, as vigil reads them
+                pass
             else:
                 check(va == vb, f"{a[1]}.{k}: vigil {va!r} babeltrace2 {vb!r}")
 

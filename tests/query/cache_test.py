@@ -109,10 +109,10 @@ def grown_and_damaged(v, work):
     same_as_trace(v, trace, QUERY, "cold", "first query")
     same_as_trace(v, trace, QUERY, "warm", "second query")
     before = v.query(trace, QUERY)[1]
-    # grown: one more process image in the trace
+    # grown: another recording's directory (its image, or its shared directory) in the trace
     extra = v.record(os.path.join(work, "extra"), 12, 1000)
     image = [d for d in os.listdir(extra) if os.path.isdir(os.path.join(extra, d))][0]
-    shutil.copytree(os.path.join(extra, image), os.path.join(trace, image))
+    shutil.copytree(os.path.join(extra, image), os.path.join(trace, "grown-" + image))
     got = same_as_trace(v, trace, QUERY, "cold", "grown trace")
     check(got[1] != before, "the grown trace answers as before it grew")
     same_as_trace(v, trace, QUERY, "warm", "grown trace, again")

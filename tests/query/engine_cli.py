@@ -267,7 +267,7 @@ def main():
     cut = os.path.join(work, "cut")
     subprocess.run(["cp", "-r", trace, cut], check=True)
     streams = sorted(os.path.join(d, f) for d, _, fs in os.walk(cut) for f in fs
-                     if f.startswith("stream-"))
+                     if d != cut and f != "metadata" and not f.startswith("."))
     size = os.path.getsize(streams[0])
     os.truncate(streams[0], size - 7)
     rc, out, err = run("query", cut, "--format", "json", "-e",

@@ -47,7 +47,7 @@ grep -q "^examples:" "$work/out" || fail "vigil relations --help shows no exampl
 
 # a damaged copy: the end of a stream cut off; still listed, exit 1
 cp -r "$work/trace" "$work/cut"
-stream=$(ls "$work"/cut/*/stream-* | head -1)
+stream=$(find "$work/cut" -mindepth 2 -type f ! -name metadata ! -name '.*' | sort | head -1)
 size=$(stat -c %s "$stream")
 truncate -s $((size - 7)) "$stream"
 expect 1 1 "$work/cut"

@@ -240,6 +240,12 @@ def hand_times():
     return sum(a), hist(a), sum(b), hist(b)
 
 
+def images(trace):
+    """The trace's process images as `vigil dump --stats --json` lists them."""
+    r = run([VIGIL, "dump", "--stats", "--json", trace])
+    return [x for x in map(json.loads, r.stdout.splitlines()) if "image" in x]
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="vigil-store-")
     os.chmod(tmp, 0o755)
@@ -276,8 +282,8 @@ def main():
         host = pg.psql('SELECT DISTINCT vg_host FROM vigil."SendMessage"').stdout.split()
         check(host == [socket.gethostname()], "vg_host %s" % host)
         pid = pg.psql('SELECT DISTINCT vg_pid FROM vigil."Waiting"').stdout.split()
-        check(len(pid) == 1 and os.path.isdir(os.path.join(t1, "mailbox-%s-0" % pid[0])),
-              "vg_pid %s" % pid)
+        check(len(pid) == 1 and [i for i in images(t1) if i["proc"] == "mailbox" and
+                                 str(i["pid"]) == pid[0]], "vg_pid %s" % pid)
         check(pg.psql("SELECT count(*), sum(rows) FROM vigil.loads").stdout.strip() ==
               "1|%d" % total, "loads table")
         open_rows = pg.psql('SELECT count(*) FROM vigil."ProcessState" WHERE vg_open')
@@ -293,7 +299,8 @@ def main():
         check(sum(count(pg, x["name"]) for x in rels) == total, "reload duplicated rows")
 
         # 3. The collector's entry point: one image of another trace, twice.
-        img = [d for d in os.listdir(t2) if d.startswith("mailbox-")][0]
+        # its path below the trace, in either layout (a directory, or shared/NAME)
+        img = os.path.relpath([i["image"] for i in images(t2) if i["proc"] == "mailbox"][0], t2)
         for _ in range(2):
             r = run([os.path.join(BIN, "store_image"), url, t2, img])
             check(r.returncode == 0, "vgs_pg_store_image: %s" % r.stderr)

@@ -72,7 +72,8 @@ main('ui-page', async (dir) => {
     await page.mouse.click(target.x, target.y);
     await page.waitForSelector('#tuple tr[data-key=offset]', { timeout: 30000 });
     const tuple = await page.$$eval('#tuple tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.key, tr.cells[1].textContent])));
-    check(/stream-/.test(tuple.stream) && /^\d+$/.test(tuple.offset), `selection: ${JSON.stringify(tuple)}`);
+    // a stream file of an image directory, or a pool file of the shared layout
+    check(/(stream-\d+-\d+|pool-\d+)$/.test(tuple.stream) && /^\d+$/.test(tuple.offset), `selection: ${JSON.stringify(tuple)}`);
     check(times.has(`${tuple.sensor || tuple.relation} ${tuple['valid at']}`), `selected event ${JSON.stringify(tuple)} is not in vigil dump`);
 
     // Wheel zooms, drag pans: each step is measured and the ruler changes.
@@ -183,7 +184,7 @@ main('ui-page', async (dir) => {
     // place vigil dump reports, and the timeline all the same.
     fs.cpSync(path.join(dir, 'run1'), path.join(dir, 'cut'), { recursive: true });
     const image = fs.readdirSync(path.join(dir, 'cut')).find((f) => fs.statSync(path.join(dir, 'cut', f)).isDirectory());
-    const stream = fs.readdirSync(path.join(dir, 'cut', image)).filter((f) => f.startsWith('stream-')).sort()[0];
+    const stream = fs.readdirSync(path.join(dir, 'cut', image)).filter((f) => f !== 'metadata' && !f.startsWith('.')).sort()[0];
     const cutFile = path.join(dir, 'cut', image, stream);
     fs.truncateSync(cutFile, fs.statSync(cutFile).size - 7);
     const dumped = runAny(vigil, ['dump', 'cut'], { cwd: dir });

@@ -116,7 +116,9 @@ def attached(work):
     """--pid: the network over the attached process's growing image."""
     trace = os.path.join(work, "srv")
     q = SHAPES[0][1]
-    rec = subprocess.Popen([VIGIL, "record", "--listen", "-q", "-o", trace, "--", MAILBOX,
+    # --per-image: the subject's pid is read from its image directory's name
+    rec = subprocess.Popen([VIGIL, "record", "--listen", "--per-image", "-q", "-o", trace,
+                            "--", MAILBOX,
                             "--seed", "7", "--processes", "8", "--processors", "3",
                             "--messages", "3000", "--pace", "500"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
