@@ -55,6 +55,44 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db)
 	vgt_names_free(b->names);
 }
 
+const struct vgt_event *vgq_reader_next(struct vgq_reader *r)
+{
+	for (;;) {
+		const struct vgt_event *ev = vgt_source_next(r->src);
+		if (!ev)
+			return NULL;
+		/* vg.report.synth: the stream's next event is synthesized, its valid time is
+		 * `at` (docs/consistency.md). */
+		if (vgq_is_synth_marker(ev->type)) {
+			r->synth_stream = ev->stream;
+			r->synth_at = ev->ts - (int64_t)ev->clock_value + (int64_t)ev->values[0].u;
+			continue;
+		}
+		if (r->synth_stream && ev->stream == r->synth_stream) {
+			r->synthesized = *ev;
+			r->synthesized.ts = r->synth_at;
+			r->synth_stream = NULL;
+			return &r->synthesized;
+		}
+		return ev;
+	}
+}
+
+void vgq_build_count(struct vgq_database *db, const struct vgt_event *ev)
+{
+	if (!db->events++)
+		db->first = db->last = ev->ts;
+	if (ev->ts > db->last)
+		db->last = ev->ts;
+}
+
+/* Options that watch every event as it is kept (keep, end_since) or stop early need the
+ * one merged pass of this thread. */
+static bool serial_only(const struct vgq_build_options *o)
+{
+	return o && (o->keep || o->end_since || o->max_events);
+}
+
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct vgq_build_options *o)
 {
 	struct builder b;
@@ -66,40 +104,24 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	struct vgq_waits *waits = vgq_waits_new(t);
 
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
-	struct vgt_source *src = vgt_source_of(t);
+	struct vgq_reader rd = {.src = vgt_source_of(t)};
 	const struct vgt_event *ev;
-	struct vgt_event synthesized;
-	const struct vgt_stream *synth_stream = NULL;
-	int64_t synth_at = 0;
 	uint64_t read = 0;
 	bool dropped = false; /* derived relations need every event (derived.c) */
-	while ((!o || !o->max_events || read++ < o->max_events) && (ev = vgt_source_next(src))) {
-		/* vg.report.synth: the stream's next event is synthesized, its valid time is
-		 * `at` (docs/consistency.md). */
-		if (vgq_is_synth_marker(ev->type)) {
-			synth_stream = ev->stream;
-			synth_at = ev->ts - (int64_t)ev->clock_value + (int64_t)ev->values[0].u;
-			continue;
+	if (serial_only(o) || !vgq_build_parallel(&b, &rd, waits, db, vgt_decode_threads())) {
+		while ((!o || !o->max_events || read++ < o->max_events) &&
+		       (ev = vgq_reader_next(&rd))) {
+			if (o && o->keep && !o->keep(o->keep_arg, ev)) {
+				dropped = true;
+				continue;
+			}
+			vgq_build_count(db, ev);
+			vgt_names_observe(b.names, ev);
+			vgq_build_feed(&b, ev);
+			vgq_waits_feed(waits, ev);
 		}
-		if (synth_stream && ev->stream == synth_stream) {
-			synthesized = *ev;
-			synthesized.ts = synth_at;
-			ev = &synthesized;
-			synth_stream = NULL;
-		}
-		if (o && o->keep && !o->keep(o->keep_arg, ev)) {
-			dropped = true;
-			continue;
-		}
-		if (!db->events++)
-			db->first = db->last = ev->ts;
-		if (ev->ts > db->last)
-			db->last = ev->ts;
-		vgt_names_observe(b.names, ev);
-		vgq_build_feed(&b, ev);
-		vgq_waits_feed(waits, ev);
 	}
-	vgt_source_close(src);
+	vgt_source_close(rd.src);
 	if (o && o->max_events && read > o->max_events) /* stopped before the end */
 		dropped = true;
 	vgq_waits_finish(waits, &b);

@@ -84,6 +84,26 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db);
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
 int vgq_is_synth_marker(const struct vgt_event_type *t); /* vg.report.synth */
 
+/* The trace's events in merged order as the database keeps them: vg.report.synth markers
+ * taken out, the event after one given the time it names (build.c). */
+struct vgq_reader {
+	struct vgt_source *src;
+	const struct vgt_stream *synth_stream;
+	int64_t synth_at;
+	struct vgt_event synthesized;
+};
+const struct vgt_event *vgq_reader_next(struct vgq_reader *r);
+/* Counts an event kept into the database's events, first and last. */
+void vgq_build_count(struct vgq_database *db, const struct vgt_event *ev);
+
+/* The whole pass (names, relations, WaitFor) on `threads` builder threads, each building
+ * the relations it owns from every event read here in merged order (build_parallel.c):
+ * the relations are those of the one-threaded pass. False, having read nothing, when
+ * threads < 2 or no thread can start. */
+struct vgq_waits;
+bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,
+                        struct vgq_database *db, unsigned threads);
+
 /* The WaitFor relation (waits.c): NULL when the trace has no lock operations;
  * fed every event the database keeps, in merged order; at the end, adds the relation to
  * the builder (before vgq_build_finish) and frees itself. NULL is accepted by both. */
