@@ -86,6 +86,27 @@ void vgq_build_count(struct vgq_database *db, const struct vgt_event *ev)
 		db->last = ev->ts;
 }
 
+static bool named(const char *name, const struct vgq_build_options *o)
+{
+	if (!o || !o->need)
+		return true;
+	for (size_t i = 0; i < o->nneed; i++)
+		if (!strcasecmp(o->need[i], name))
+			return true;
+	return false;
+}
+
+/* Event types of relations not needed are passed over (the built-in entity events,
+ * whose relations are made by kind as they come, are kept). */
+static void leave_out_unneeded(struct builder *b, const struct vgq_build_options *o)
+{
+	for (size_t c = 0; o && o->need && c < vgt_class_count(b->trace); c++) {
+		const struct tinfo *ti = b->by_class[c];
+		if (ti && ti->slot && !named(ti->slot->rel->name, o))
+			b->by_class[c] = NULL;
+	}
+}
+
 /* Options that watch every event as it is kept (keep, end_since) or stop early need the
  * one merged pass of this thread. */
 static bool serial_only(const struct vgq_build_options *o)
@@ -101,7 +122,8 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	b.end_since = o ? o->end_since : NULL;
 	b.end_since_arg = o ? o->keep_arg : NULL;
 	vgq_build_schema(&b, t);
-	struct vgq_waits *waits = vgq_waits_new(t);
+	leave_out_unneeded(&b, o);
+	struct vgq_waits *waits = named("WaitFor", o) ? vgq_waits_new(t) : NULL;
 
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
 	struct vgq_reader rd = {.src = vgt_source_of(t)};

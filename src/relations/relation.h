@@ -132,6 +132,10 @@ struct vgq_build_options {
 	/* Stop after this many events read (kept or not): a prefix of the trace, as a live
 	 * reader would have seen it (0: all). */
 	uint64_t max_events;
+	/* Only these relations (names compared case-insensitively) are built, besides the
+	 * entity relations; the others are left out of the database (NULL: all). */
+	const char *const *need;
+	size_t nneed;
 };
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
                                              const struct vgq_build_options *o);

@@ -5,7 +5,8 @@
  * references, texts shared between relations built by different threads, equal times
  * across streams, many packets; large enough that the threads share the work, and a
  * small one (less than one batch). Every text value must also be the database's one copy
- * of it (queries compare texts by pointer). */
+ * of it (queries compare texts by pointer). And a database of only the relations a
+ * query ranges over holds them as the whole database does. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
@@ -252,9 +253,16 @@ static void dump_relation(FILE *f, const struct vgq_database *db, const struct v
 	}
 }
 
-static char *dump(const char *root, unsigned threads, size_t *len)
+static struct vgq_database *build(struct vgt_trace *t, unsigned threads, const char *const *need,
+                                  size_t nneed)
 {
 	vgt_set_decode_threads(threads);
+	struct vgq_build_options o = {.need = need, .nneed = nneed};
+	return vgq_database_build_opts(t, need ? &o : NULL);
+}
+
+static char *dump(const char *root, unsigned threads, size_t *len)
+{
 	char err[256];
 	const char *paths[] = {root};
 	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
@@ -262,7 +270,7 @@ static char *dump(const char *root, unsigned threads, size_t *len)
 		fail(err);
 		return NULL;
 	}
-	struct vgq_database *db = vgq_database_build(t);
+	struct vgq_database *db = build(t, threads, NULL, 0);
 	char *p = NULL;
 	FILE *f = open_memstream(&p, len);
 	fprintf(f,
@@ -276,6 +284,55 @@ static char *dump(const char *root, unsigned threads, size_t *len)
 	vgq_database_free(db);
 	vgt_close(t);
 	return p;
+}
+
+static char *dump_named(const struct vgq_database *db, const char *const *names, size_t n)
+{
+	char *p = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&p, &len);
+	for (size_t k = 0; k < n; k++)
+		dump_relation(f, db, vgq_database_find(db, names[k]));
+	fclose(f);
+	return p;
+}
+
+/* Only the relations a query ranges over (vgq_build_options.need): each the same as in
+ * the whole database, at 1 to 3 threads; a relation not needed has no tuples. */
+static void compare_need(const char *root, size_t jobs)
+{
+	static const char *const sets[][2] = {{"Job", NULL}, {"Mark", "ProcessState"}};
+	static const char *const left_out[] = {"Mark", "Job"};
+	char err[256];
+	const char *paths[] = {root};
+	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
+	if (!t) {
+		fail(err);
+		return;
+	}
+	struct vgq_database *whole = build(t, 1, NULL, 0);
+	for (size_t i = 0; i < 2; i++) {
+		size_t nneed = sets[i][1] ? 2 : 1;
+		char *expect = dump_named(whole, sets[i], nneed);
+		for (unsigned th = 1; th <= 3; th++) {
+			struct vgq_database *part = build(t, th, sets[i], nneed);
+			char *got = dump_named(part, sets[i], nneed);
+			const struct vgq_relation *other = vgq_database_find(part, left_out[i]);
+			if (strcmp(expect, got) || (other && other->ntuples) ||
+			    part->events != whole->events || part->last != whole->last) {
+				char msg[200];
+				snprintf(msg, sizeof msg,
+				         "%zu jobs: %s built alone at %u threads differs", jobs,
+				         sets[i][0], th);
+				fail(msg);
+			}
+			free(got);
+			vgq_database_free(part);
+		}
+		free(expect);
+	}
+	vgq_database_free(whole);
+	vgt_close(t);
 }
 
 /* Builds the trace of `jobs` jobs per image at 1, 2 and 3 threads and compares. */
@@ -314,6 +371,7 @@ static void compare(size_t jobs, uint64_t seed)
 		       "at 1, 2 and 3 threads\n",
 		       jobs, n1);
 	free(one);
+	compare_need(root, jobs);
 	tg_rmtree(root);
 	free(root);
 }
