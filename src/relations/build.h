@@ -110,6 +110,8 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
 struct vgq_waits;
 struct vgq_waits *vgq_waits_new(struct vgt_trace *t);
 void vgq_waits_feed(struct vgq_waits *q, const struct vgt_event *ev);
+/* Whether events of this type may matter to vgq_waits_feed (false for q NULL). */
+bool vgq_waits_wants(const struct vgq_waits *q, const struct vgt_event_type *t);
 void vgq_waits_finish(struct vgq_waits *q, struct builder *b);
 
 #endif

@@ -1,17 +1,17 @@
 /* The database built on several threads: this thread reads the trace in merged order
  * (with more than two threads, its streams decoded ahead by the event source's own
- * workers, trace/prefetch.c) and
- * copies the events into a ring of batches; every builder thread reads every batch and
- * feeds the events of the relations it owns, so each relation is built by one thread
- * from its events in merged order, exactly as the one-threaded pass builds it.
+ * workers, trace/prefetch.c) into a ring of batches, copying each event to the builder
+ * threads that need it; each builder builds the relations it owns from their events in
+ * merged order, exactly as the one-threaded pass builds them.
  *
  * What the relations share is kept with one builder or made per builder: builder 0 is
  * the database's own builder (its pool, names, identity table, warnings) and owns the
  * entity relations, every relation with an entity attribute (their names are looked up
- * as of the event) and WaitFor's walk; the others have a pool and an identity table of
- * their own, whose texts are moved into the database's pool at the end (equal texts are
- * one pointer, vgq_database_string). The relations are given out after the first batches
- * are read, by how many events of theirs those hold. */
+ * as of the event) and WaitFor's walk, so it also gets vigil's own events (vg.*) and the
+ * lock operations; the others have a pool and an identity table of their own, whose
+ * texts are moved into the database's pool at the end (equal texts are one pointer,
+ * vgq_database_string). The relations are given out once the first batches are read
+ * (copied to every builder), by how many events of theirs those hold. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +21,17 @@
 #define BATCH_EVENTS 2048
 #define RING 16 /* batches: the first RING are read before the relations are given out */
 
-struct batch {
-	struct vgt_event ev[BATCH_EVENTS];
+/* A builder's share of a batch: copies of the events it wants, in merged order. */
+struct part {
+	struct vgt_event *ev;
 	struct vgt_value *values;
-	size_t n, capvalues;
-	unsigned pending; /* builders yet to read it */
+	size_t n, cap, nvalues, capvalues;
+};
+
+struct batch {
+	struct part *parts; /* one per builder */
+	size_t nread;       /* events read into it (BATCH_EVENTS but at the end) */
+	unsigned pending;   /* builders yet to read it */
 };
 
 struct pbuild;
@@ -46,45 +52,62 @@ struct pbuild {
 	bool done;
 	unsigned nworkers;
 	unsigned *owner; /* by event class: its builder */
+	uint64_t *route; /* by event class: the builders that read its events (bit k: k) */
 	size_t nclasses;
 	struct vgq_waits *waits;
 	struct bworker *w;
 };
 
-/* The event's copy in the batch; its values are pointed at when the batch is full. */
-static void copy_in(struct batch *bt, const struct vgt_event *ev, size_t *nvalues)
+/* The event's copy in a part; its values are pointed at when the batch is full. */
+static void copy_in(struct part *pt, const struct vgt_event *ev)
 {
 	unsigned nf = ev->type->nfields;
-	if (*nvalues + nf > bt->capvalues) {
-		bt->capvalues = 2 * (*nvalues + nf) + 256;
-		bt->values = vgq_xrealloc(bt->values, bt->capvalues, sizeof *bt->values);
+	if (pt->n == pt->cap) {
+		pt->cap = pt->cap ? 2 * pt->cap : 256;
+		pt->ev = vgq_xrealloc(pt->ev, pt->cap, sizeof *pt->ev);
 	}
-	memcpy(bt->values + *nvalues, ev->values, nf * sizeof *bt->values);
-	bt->ev[bt->n] = *ev;
-	bt->ev[bt->n].values = (const struct vgt_value *)(uintptr_t)*nvalues;
-	*nvalues += nf;
-	bt->n++;
+	if (pt->nvalues + nf > pt->capvalues) {
+		pt->capvalues = 2 * (pt->nvalues + nf) + 256;
+		pt->values = vgq_xrealloc(pt->values, pt->capvalues, sizeof *pt->values);
+	}
+	memcpy(pt->values + pt->nvalues, ev->values, nf * sizeof *pt->values);
+	pt->ev[pt->n] = *ev;
+	pt->ev[pt->n].values = (const struct vgt_value *)(uintptr_t)pt->nvalues;
+	pt->nvalues += nf;
+	pt->n++;
 }
 
-static void fill(struct batch *bt, struct vgq_reader *rd, struct vgq_database *db)
+/* Reads up to BATCH_EVENTS events, each copied to the builders its class is routed to
+ * (every builder before the routes are known). */
+static void fill(struct pbuild *p, struct batch *bt, struct vgq_reader *rd, struct vgq_database *db)
 {
-	size_t nvalues = 0;
 	const struct vgt_event *ev;
-	bt->n = 0;
-	while (bt->n < BATCH_EVENTS && (ev = vgq_reader_next(rd))) {
+	for (unsigned k = 0; k < p->nworkers; k++)
+		bt->parts[k].n = bt->parts[k].nvalues = 0;
+	bt->nread = 0;
+	uint64_t all = p->nworkers >= 64 ? UINT64_MAX : ((uint64_t)1 << p->nworkers) - 1;
+	while (bt->nread < BATCH_EVENTS && (ev = vgq_reader_next(rd))) {
 		vgq_build_count(db, ev);
-		copy_in(bt, ev, &nvalues);
+		bt->nread++;
+		uint64_t to = p->route ? p->route[ev->type->class_id] : all;
+		for (unsigned k = 0; to; k++, to >>= 1)
+			if (to & 1)
+				copy_in(&bt->parts[k], ev);
 	}
-	for (size_t i = 0; i < bt->n; i++)
-		bt->ev[i].values = bt->values + (uintptr_t)bt->ev[i].values;
+	for (unsigned k = 0; k < p->nworkers; k++) {
+		struct part *pt = &bt->parts[k];
+		for (size_t i = 0; i < pt->n; i++)
+			pt->ev[i].values = pt->values + (uintptr_t)pt->ev[i].values;
+	}
 }
 
 static void feed_batch(struct bworker *w, const struct batch *bt)
 {
 	struct pbuild *p = w->p;
 	struct builder *b = w->b;
-	for (size_t i = 0; i < bt->n; i++) {
-		const struct vgt_event *ev = &bt->ev[i];
+	const struct part *pt = &bt->parts[w->k];
+	for (size_t i = 0; i < pt->n; i++) {
+		const struct vgt_event *ev = &pt->ev[i];
 		if (w->k == 0) /* as the one-threaded pass: names first, then the relations */
 			vgt_names_observe(b->names, ev);
 		if (p->owner[ev->type->class_id] == w->k)
@@ -142,9 +165,9 @@ static void give_out(struct pbuild *p, struct builder *b, size_t nbatches)
 {
 	uint64_t *per_class = vgq_xcalloc(p->nclasses + 1, sizeof *per_class);
 	uint64_t total = 0;
-	for (size_t i = 0; i < nbatches; i++)
-		for (size_t e = 0; e < p->ring[i].n; e++) {
-			per_class[p->ring[i].ev[e].type->class_id]++;
+	for (size_t i = 0; i < nbatches; i++) /* every builder's part holds them all */
+		for (size_t e = 0; e < p->ring[i].parts[0].n; e++) {
+			per_class[p->ring[i].parts[0].ev[e].type->class_id]++;
 			total++;
 		}
 	uint64_t *slot_cost = vgq_xcalloc(b->nslots + 1, sizeof *slot_cost);
@@ -189,6 +212,19 @@ static void give_out(struct pbuild *p, struct builder *b, size_t nbatches)
 	free(slot_cost);
 	free(slot_owner);
 	free(load);
+}
+
+/* Each class to its owner, and to builder 0 also when names or WaitFor may need it. */
+static void make_routes(struct pbuild *p, const struct builder *b)
+{
+	p->route = vgq_xcalloc(p->nclasses + 1, sizeof *p->route);
+	for (size_t c = 0; c < p->nclasses; c++) {
+		const struct vgt_event_type *t = vgt_class_at(b->trace, c);
+		if (b->by_class[c])
+			p->route[c] |= (uint64_t)1 << p->owner[c];
+		if (!strncmp(t->name, "vg.", 3) || vgq_waits_wants(p->waits, t))
+			p->route[c] |= 1;
+	}
 }
 
 /* ---- the end: every builder's texts in the database's pool ---- */
@@ -270,12 +306,16 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
 {
 	if (threads < 2 || !b->trace)
 		return false;
+	if (threads > 64) /* a route is a 64-bit mask */
+		threads = 64;
 	struct pbuild *p = vgq_xcalloc(1, sizeof *p);
 	p->nworkers = threads;
 	p->nclasses = vgt_class_count(b->trace);
 	p->owner = vgq_xcalloc(p->nclasses + 1, sizeof *p->owner);
 	p->waits = waits;
 	p->ring = vgq_xcalloc(RING, sizeof *p->ring);
+	for (size_t i = 0; i < RING; i++)
+		p->ring[i].parts = vgq_xcalloc(threads, sizeof *p->ring[i].parts);
 	p->w = vgq_xcalloc(threads, sizeof *p->w);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->ready, NULL);
@@ -288,8 +328,8 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
 	size_t nread = 0;
 	bool end = false;
 	while (nread < RING && !end) {
-		fill(&p->ring[nread], rd, db);
-		end = p->ring[nread++].n < BATCH_EVENTS;
+		fill(p, &p->ring[nread], rd, db);
+		end = p->ring[nread++].nread < BATCH_EVENTS;
 	}
 	give_out(p, b, nread);
 	unsigned started = start_builders(p, b);
@@ -298,6 +338,7 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
 			if (p->owner[c] >= started)
 				p->owner[c] = 0;
 	p->nworkers = started;
+	make_routes(p, b);
 	if (!started) { /* no thread: the batches read are built here, then the rest */
 		struct bworker self = {.p = p, .k = 0, .b = b};
 		for (size_t i = 0; i < nread; i++)
@@ -322,8 +363,8 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
 			while (bt->pending)
 				pthread_cond_wait(&p->freed, &p->mu);
 			pthread_mutex_unlock(&p->mu);
-			fill(bt, rd, db);
-			end = bt->n < BATCH_EVENTS;
+			fill(p, bt, rd, db);
+			end = bt->nread < BATCH_EVENTS;
 			pthread_mutex_lock(&p->mu);
 			bt->pending = p->nworkers;
 			p->published = seq + 1;
@@ -336,8 +377,14 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
 		pthread_mutex_unlock(&p->mu);
 		join_builders(p, b);
 	}
-	for (size_t i = 0; i < RING; i++)
-		free(p->ring[i].values);
+	for (size_t i = 0; i < RING; i++) {
+		for (unsigned k = 0; k < threads; k++) {
+			free(p->ring[i].parts[k].ev);
+			free(p->ring[i].parts[k].values);
+		}
+		free(p->ring[i].parts);
+	}
+	free(p->route);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->ready);
 	pthread_cond_destroy(&p->freed);
