@@ -107,6 +107,24 @@ static void leave_out_unneeded(struct builder *b, const struct vgq_build_options
 	}
 }
 
+/* The classes whose events nothing of the build reads the values of: no relation's (as
+ * mapped, or left out), not vigil's own (names, synthesized times) nor WaitFor's. NULL
+ * when a keep filter sees every event. */
+static bool *unread_payloads(const struct builder *b, const struct vgq_build_options *o,
+                             const struct vgq_waits *waits)
+{
+	if (o && o->keep)
+		return NULL;
+	size_t n = vgt_class_count(b->trace);
+	bool *skip = vgq_xcalloc(n + 1, sizeof *skip);
+	for (size_t c = 0; c < n; c++) {
+		const struct vgt_event_type *t = vgt_class_at(b->trace, c);
+		skip[c] =
+		    !b->by_class[c] && strncmp(t->name, "vg.", 3) && !vgq_waits_wants(waits, t);
+	}
+	return skip;
+}
+
 /* Options that watch every event as it is kept (keep, end_since) or stop early need the
  * one merged pass of this thread. */
 static bool serial_only(const struct vgq_build_options *o)
@@ -127,6 +145,8 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
 	struct vgq_reader rd = {.src = vgt_source_of(t)};
+	bool *skip = unread_payloads(&b, o, waits);
+	vgt_source_skip_payloads(rd.src, skip);
 	const struct vgt_event *ev;
 	uint64_t read = 0;
 	bool dropped = false; /* derived relations need every event (derived.c) */
@@ -144,6 +164,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 		}
 	}
 	vgt_source_close(rd.src);
+	free(skip);
 	if (o && o->max_events && read > o->max_events) /* stopped before the end */
 		dropped = true;
 	vgq_waits_finish(waits, &b);

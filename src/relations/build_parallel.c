@@ -61,7 +61,7 @@ struct pbuild {
 /* The event's copy in a part; its values are pointed at when the batch is full. */
 static void copy_in(struct part *pt, const struct vgt_event *ev)
 {
-	unsigned nf = ev->type->nfields;
+	unsigned nf = ev->values ? ev->type->nfields : 0; /* NULL: not decoded, not read */
 	if (pt->n == pt->cap) {
 		pt->cap = pt->cap ? 2 * pt->cap : 256;
 		pt->ev = vgq_xrealloc(pt->ev, pt->cap, sizeof *pt->ev);
@@ -70,9 +70,11 @@ static void copy_in(struct part *pt, const struct vgt_event *ev)
 		pt->capvalues = 2 * (pt->nvalues + nf) + 256;
 		pt->values = vgq_xrealloc(pt->values, pt->capvalues, sizeof *pt->values);
 	}
-	memcpy(pt->values + pt->nvalues, ev->values, nf * sizeof *pt->values);
+	if (nf)
+		memcpy(pt->values + pt->nvalues, ev->values, nf * sizeof *pt->values);
 	pt->ev[pt->n] = *ev;
-	pt->ev[pt->n].values = (const struct vgt_value *)(uintptr_t)pt->nvalues;
+	pt->ev[pt->n].values =
+	    (const struct vgt_value *)(ev->values ? (uintptr_t)pt->nvalues : UINTPTR_MAX);
 	pt->nvalues += nf;
 	pt->n++;
 }
@@ -96,8 +98,10 @@ static void fill(struct pbuild *p, struct batch *bt, struct vgq_reader *rd, stru
 	}
 	for (unsigned k = 0; k < p->nworkers; k++) {
 		struct part *pt = &bt->parts[k];
-		for (size_t i = 0; i < pt->n; i++)
-			pt->ev[i].values = pt->values + (uintptr_t)pt->ev[i].values;
+		for (size_t i = 0; i < pt->n; i++) {
+			uintptr_t at = (uintptr_t)pt->ev[i].values;
+			pt->ev[i].values = at == UINTPTR_MAX ? NULL : pt->values + at;
+		}
 	}
 }
 

@@ -6,9 +6,11 @@
  * across streams, many packets; large enough that the threads share the work, and a
  * small one (less than one batch). Every text value must also be the database's one copy
  * of it (queries compare texts by pointer). And a database of only the relations a
- * query ranges over holds them as the whole database does. */
+ * query ranges over holds them as the whole database does (the other events' payloads
+ * not decoded, their damage found all the same). */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,8 +128,9 @@ static void write_event(struct tg_stream *s, const struct ev *e)
 	}
 }
 
-/* One image of `jobs` jobs, their marks, states and waits over three streams. */
-static void make_image(const char *root, const char *name, uint32_t pid, size_t jobs)
+/* One image of `jobs` jobs, their marks, states and waits over three streams; `damaged`:
+ * its first stream ends in a packet whose mark's label runs past the packet's end. */
+static void make_image(const char *root, const char *name, uint32_t pid, size_t jobs, bool damaged)
 {
 	struct tg_image *img = declare(root, name);
 	size_t cap = 12 * jobs + 64, n = 0;
@@ -183,6 +186,13 @@ static void make_image(const char *root, const char *name, uint32_t pid, size_t 
 		}
 		if (in_packet)
 			tg_packet_end(s, 0, 0);
+		if (damaged && st == 0) {
+			tg_packet_begin(s, ev[n - 1].ts + 1000000);
+			tg_event(s, MARK, ev[n - 1].ts + 1000000);
+			tg_u32(s, 1);
+			tg_raw(s, "unterminated", 12);
+			tg_packet_end(s, 0, 0);
+		}
 		tg_stream_write(s);
 	}
 	tg_image_free(img);
@@ -319,7 +329,8 @@ static void compare_need(const char *root, size_t jobs)
 			char *got = dump_named(part, sets[i], nneed);
 			const struct vgq_relation *other = vgq_database_find(part, left_out[i]);
 			if (strcmp(expect, got) || (other && other->ntuples) ||
-			    part->events != whole->events || part->last != whole->last) {
+			    part->events != whole->events || part->last != whole->last ||
+			    part->damage != whole->damage) {
 				char msg[200];
 				snprintf(msg, sizeof msg,
 				         "%zu jobs: %s built alone at %u threads differs", jobs,
@@ -336,14 +347,17 @@ static void compare_need(const char *root, size_t jobs)
 }
 
 /* Builds the trace of `jobs` jobs per image at 1, 2 and 3 threads and compares. */
-static void compare(size_t jobs, uint64_t seed)
+static void compare(size_t jobs, uint64_t seed, bool damaged)
 {
 	rng = seed;
 	char *root = tg_tempdir();
-	make_image(root, "app-42-0", 42, jobs);
-	make_image(root, "app-77-0", 77, jobs);
+	make_image(root, "app-42-0", 42, jobs, damaged);
+	make_image(root, "app-77-0", 77, jobs, false);
 	size_t n1;
 	char *one = dump(root, 1, &n1);
+	if (one && damaged == !!strstr(one, "damage 0,"))
+		fail(damaged ? "the damaged trace built without damage"
+		             : "damage in a clean trace");
 	if (one && strstr(one, "not the database's copy"))
 		fail("a text value at 1 thread is not the database's copy");
 	if (one && (!strstr(one, "\nJob ") || !strstr(one, "\nProcessState ") ||
@@ -378,8 +392,8 @@ static void compare(size_t jobs, uint64_t seed)
 
 int main(void)
 {
-	compare(200, 0x9e3779b97f4a7c15ull);  /* less than one batch */
-	compare(9000, 0x2545f4914f6cdd1dull); /* many batches, relations given out */
+	compare(200, 0x9e3779b97f4a7c15ull, true);   /* less than one batch */
+	compare(9000, 0x2545f4914f6cdd1dull, false); /* many batches, relations given out */
 	vgt_set_decode_threads(1);
 	return failures ? 1 : 0;
 }
