@@ -231,6 +231,24 @@ static void make_routes(struct pbuild *p, const struct builder *b)
 	}
 }
 
+/* Builders given no relation (more threads than busy relations) are not started: the
+ * others are numbered again from 0, builder 0 staying builder 0. */
+static void drop_idle(struct pbuild *p, const struct builder *b)
+{
+	unsigned *renumber = vgq_xcalloc(p->nworkers, sizeof *renumber);
+	renumber[0] = 1;
+	for (size_t c = 0; c < p->nclasses; c++)
+		if (b->by_class[c])
+			renumber[p->owner[c]] = 1;
+	unsigned n = 0;
+	for (unsigned k = 0; k < p->nworkers; k++)
+		renumber[k] = renumber[k] ? n++ : 0;
+	for (size_t c = 0; c < p->nclasses; c++)
+		p->owner[c] = renumber[p->owner[c]];
+	p->nworkers = n;
+	free(renumber);
+}
+
 /* ---- the end: every builder's texts in the database's pool ---- */
 
 static bool owned_by(const struct pbuild *p, const struct builder *b, const struct rslot *s,
@@ -336,6 +354,7 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
 		end = p->ring[nread++].nread < BATCH_EVENTS;
 	}
 	give_out(p, b, nread);
+	drop_idle(p, b);
 	unsigned started = start_builders(p, b);
 	if (started < p->nworkers) /* the relations of builders that did not start: builder 0's */
 		for (size_t c = 0; c < p->nclasses; c++)
