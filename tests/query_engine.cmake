@@ -24,6 +24,15 @@ target_include_directories(test_query_parallel PRIVATE ${CMAKE_SOURCE_DIR}/src
 target_link_libraries(test_query_parallel PRIVATE vigil_query reader_tracegen)
 add_test(NAME query.parallel COMMAND test_query_parallel)
 set_tests_properties(query.parallel PROPERTIES LABELS "sanitize;query" TIMEOUT 600)
+# The database built at 1, 2, 3 and 8 threads is the same, byte for byte in a dump of every
+# relation (tests/query/build_parallel_unit.c: two images of three streams each); under
+# ThreadSanitizer too (query.build_parallel.tsan), where the compiler has it.
+add_executable(test_build_parallel ${CMAKE_SOURCE_DIR}/tests/query/build_parallel_unit.c)
+target_include_directories(test_build_parallel PRIVATE ${CMAKE_SOURCE_DIR}/src
+                           ${CMAKE_SOURCE_DIR}/tests/unit)
+target_link_libraries(test_build_parallel PRIVATE vigil_relations reader_tracegen)
+add_test(NAME query.build_parallel COMMAND test_build_parallel)
+set_tests_properties(query.build_parallel PROPERTIES LABELS "sanitize;query" TIMEOUT 300)
 include(CheckCSourceCompiles)
 set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
 set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
@@ -45,6 +54,21 @@ if(VIGIL_HAVE_TSAN AND NOT VIGIL_SANITIZE)
   target_compile_definitions(test_query_parallel_tsan PRIVATE PARALLEL_SCALE=1)
   target_link_options(test_query_parallel_tsan PRIVATE -fsanitize=thread)
   target_link_libraries(test_query_parallel_tsan PRIVATE vigil_query reader_tracegen)
+  # The builders' files and the event source's decoding workers, instrumented.
+  add_executable(test_build_parallel_tsan ${CMAKE_SOURCE_DIR}/tests/query/build_parallel_unit.c
+                 ${CMAKE_SOURCE_DIR}/src/relations/build_parallel.c
+                 ${CMAKE_SOURCE_DIR}/src/relations/build.c ${CMAKE_SOURCE_DIR}/src/relations/feed.c
+                 ${CMAKE_SOURCE_DIR}/src/relations/pool.c ${CMAKE_SOURCE_DIR}/src/relations/keys.c
+                 ${CMAKE_SOURCE_DIR}/src/relations/open.c ${CMAKE_SOURCE_DIR}/src/relations/store.c
+                 ${CMAKE_SOURCE_DIR}/src/trace/prefetch.c ${CMAKE_SOURCE_DIR}/src/trace/merge.c)
+  target_include_directories(test_build_parallel_tsan PRIVATE ${CMAKE_SOURCE_DIR}/src
+                             ${CMAKE_SOURCE_DIR}/tests/unit)
+  target_compile_options(test_build_parallel_tsan PRIVATE -fsanitize=thread -O1 -g)
+  target_link_options(test_build_parallel_tsan PRIVATE -fsanitize=thread)
+  target_link_libraries(test_build_parallel_tsan PRIVATE vigil_relations reader_tracegen)
+  add_test(NAME query.build_parallel.tsan COMMAND test_build_parallel_tsan)
+  set_tests_properties(query.build_parallel.tsan PROPERTIES LABELS query TIMEOUT 300
+                       ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
   add_test(NAME query.parallel.tsan COMMAND test_query_parallel_tsan)
   set_tests_properties(query.parallel.tsan PROPERTIES LABELS query TIMEOUT 600
                        ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")

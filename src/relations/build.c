@@ -55,6 +55,84 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db)
 	vgt_names_free(b->names);
 }
 
+const struct vgt_event *vgq_reader_next(struct vgq_reader *r)
+{
+	for (;;) {
+		const struct vgt_event *ev = vgt_source_next(r->src);
+		if (!ev)
+			return NULL;
+		/* vg.report.synth: the stream's next event is synthesized, its valid time is
+		 * `at` (docs/consistency.md). */
+		r->recorded = ev->ts;
+		if (vgq_is_synth_marker(ev->type)) {
+			r->synth_stream = ev->stream;
+			r->synth_at = ev->ts - (int64_t)ev->clock_value + (int64_t)ev->values[0].u;
+			continue;
+		}
+		if (r->synth_stream && ev->stream == r->synth_stream) {
+			r->synthesized = *ev;
+			r->synthesized.ts = r->synth_at;
+			r->synth_stream = NULL;
+			return &r->synthesized;
+		}
+		return ev;
+	}
+}
+
+void vgq_build_count(struct vgq_database *db, const struct vgt_event *ev)
+{
+	if (!db->events++)
+		db->first = db->last = ev->ts;
+	if (ev->ts > db->last)
+		db->last = ev->ts;
+}
+
+static bool named(const char *name, const struct vgq_build_options *o)
+{
+	if (!o || !o->need)
+		return true;
+	for (size_t i = 0; i < o->nneed; i++)
+		if (!strcasecmp(o->need[i], name))
+			return true;
+	return false;
+}
+
+/* Event types of relations not needed are passed over (the built-in entity events,
+ * whose relations are made by kind as they come, are kept). */
+static void leave_out_unneeded(struct builder *b, const struct vgq_build_options *o)
+{
+	for (size_t c = 0; o && o->need && c < vgt_class_count(b->trace); c++) {
+		const struct tinfo *ti = b->by_class[c];
+		if (ti && ti->slot && !named(ti->slot->rel->name, o))
+			b->by_class[c] = NULL;
+	}
+}
+
+/* The classes whose events nothing of the build reads the values of: no relation's (as
+ * mapped, or left out), not vigil's own (names, synthesized times) nor WaitFor's. NULL
+ * when a keep filter sees every event. */
+static bool *unread_payloads(const struct builder *b, const struct vgq_build_options *o,
+                             const struct vgq_waits *waits)
+{
+	if (o && o->keep)
+		return NULL;
+	size_t n = vgt_class_count(b->trace);
+	bool *skip = vgq_xcalloc(n + 1, sizeof *skip);
+	for (size_t c = 0; c < n; c++) {
+		const struct vgt_event_type *t = vgt_class_at(b->trace, c);
+		skip[c] =
+		    !b->by_class[c] && strncmp(t->name, "vg.", 3) && !vgq_waits_wants(waits, t);
+	}
+	return skip;
+}
+
+/* Options that watch every event as it is kept (keep, end_since) or stop early need the
+ * one merged pass of this thread. */
+static bool serial_only(const struct vgq_build_options *o)
+{
+	return o && (o->keep || o->end_since || o->max_events || o->has_until);
+}
+
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct vgq_build_options *o)
 {
 	struct builder b;
@@ -63,48 +141,35 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	b.end_since = o ? o->end_since : NULL;
 	b.end_since_arg = o ? o->keep_arg : NULL;
 	vgq_build_schema(&b, t);
-	struct vgq_waits *waits = vgq_waits_new(t);
+	leave_out_unneeded(&b, o);
+	struct vgq_waits *waits = named("WaitFor", o) ? vgq_waits_new(t) : NULL;
 
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
-	struct vgt_source *src = vgt_source_of(t);
+	struct vgq_reader rd = {.src = vgt_source_of(t)};
+	bool *skip = unread_payloads(&b, o, waits);
+	vgt_source_skip_payloads(rd.src, skip);
 	const struct vgt_event *ev;
-	struct vgt_event synthesized;
-	const struct vgt_stream *synth_stream = NULL;
-	int64_t synth_at = 0;
 	uint64_t read = 0;
 	bool dropped = false; /* derived relations need every event (derived.c) */
-	while ((!o || !o->max_events || read++ < o->max_events) && (ev = vgt_source_next(src))) {
-		/* vg.report.synth: the stream's next event is synthesized, its valid time is
-		 * `at` (docs/consistency.md). */
-		if (vgq_is_synth_marker(ev->type)) {
-			synth_stream = ev->stream;
-			synth_at = ev->ts - (int64_t)ev->clock_value + (int64_t)ev->values[0].u;
-			continue;
+	if (serial_only(o) || !vgq_build_parallel(&b, &rd, waits, db, vgt_decode_threads())) {
+		while ((!o || !o->max_events || read++ < o->max_events) &&
+		       (ev = vgq_reader_next(&rd))) {
+			if (o && o->has_until && rd.recorded > o->until) { /* recorded after: not yet known */
+				dropped = true;
+				continue;
+			}
+			if (o && o->keep && !o->keep(o->keep_arg, ev)) {
+				dropped = true;
+				continue;
+			}
+			vgq_build_count(db, ev);
+			vgt_names_observe(b.names, ev);
+			vgq_build_feed(&b, ev);
+			vgq_waits_feed(waits, ev);
 		}
-		int64_t recorded = ev->ts;
-		if (synth_stream && ev->stream == synth_stream) {
-			synthesized = *ev;
-			synthesized.ts = synth_at;
-			ev = &synthesized;
-			synth_stream = NULL;
-		}
-		if (o && o->has_until && recorded > o->until) { /* recorded after: not yet known */
-			dropped = true;
-			continue;
-		}
-		if (o && o->keep && !o->keep(o->keep_arg, ev)) {
-			dropped = true;
-			continue;
-		}
-		if (!db->events++)
-			db->first = db->last = ev->ts;
-		if (ev->ts > db->last)
-			db->last = ev->ts;
-		vgt_names_observe(b.names, ev);
-		vgq_build_feed(&b, ev);
-		vgq_waits_feed(waits, ev);
 	}
-	vgt_source_close(src);
+	vgt_source_close(rd.src);
+	free(skip);
 	if (o && o->max_events && read > o->max_events) /* stopped before the end */
 		dropped = true;
 	vgq_waits_finish(waits, &b);

@@ -87,12 +87,36 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db);
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
 int vgq_is_synth_marker(const struct vgt_event_type *t); /* vg.report.synth */
 
+/* The trace's events in merged order as the database keeps them: vg.report.synth markers
+ * taken out, the event after one given the time it names (build.c). */
+struct vgq_reader {
+	struct vgt_source *src;
+	const struct vgt_stream *synth_stream;
+	int64_t synth_at;
+	struct vgt_event synthesized;
+	int64_t recorded; /* the last event's time as recorded (a synthesized one's valid time
+	                     may be earlier): what `as of` compares */
+};
+const struct vgt_event *vgq_reader_next(struct vgq_reader *r);
+/* Counts an event kept into the database's events, first and last. */
+void vgq_build_count(struct vgq_database *db, const struct vgt_event *ev);
+
+/* The whole pass (names, relations, WaitFor) on `threads` builder threads, each building
+ * the relations it owns from every event read here in merged order (build_parallel.c):
+ * the relations are those of the one-threaded pass. False, having read nothing, when
+ * threads < 2 or no thread can start. */
+struct vgq_waits;
+bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,
+                        struct vgq_database *db, unsigned threads);
+
 /* The WaitFor relation (waits.c): NULL when the trace has no lock operations;
  * fed every event the database keeps, in merged order; at the end, adds the relation to
  * the builder (before vgq_build_finish) and frees itself. NULL is accepted by both. */
 struct vgq_waits;
 struct vgq_waits *vgq_waits_new(struct vgt_trace *t);
 void vgq_waits_feed(struct vgq_waits *q, const struct vgt_event *ev);
+/* Whether events of this type may matter to vgq_waits_feed (false for q NULL). */
+bool vgq_waits_wants(const struct vgq_waits *q, const struct vgt_event_type *t);
 void vgq_waits_finish(struct vgq_waits *q, struct builder *b);
 
 #endif

@@ -14,7 +14,8 @@
  * texts, byte strings and entity references are turned into pointers when their relation
  * is first looked up (vgq_database_find): a query pays for the relations it names.
  *
- * Environment: VIGIL_CACHE=off (no cache), VIGIL_CACHE_DIR (the cache directory; default
+ * Environment: VIGIL_CACHE=off (no cache: only the relations the query ranges over are
+ * built, from the trace), VIGIL_CACHE_DIR (the cache directory; default
  * $XDG_CACHE_HOME/vigil, else ~/.cache/vigil), VIGIL_CACHE_MIN_EVENTS (traces with fewer
  * events are not cached: building them costs less than a file; default 200000). */
 #ifndef VIGIL_RELATIONS_CACHE_H

@@ -52,6 +52,10 @@ const uint8_t *vgq_pool_bytes(struct vgq_pool *p, const uint8_t *b, size_t len);
 /* Adds a text that lives elsewhere (NUL-terminated, as long as the pool) without copying
  * it; a text already in the pool keeps its first copy. */
 void vgq_pool_adopt(struct vgq_pool *p, const char *s, size_t len);
+/* Moves every text and byte copy of `from` into p and frees `from`: its texts stay
+ * where they are; those p already held keep p's copy. Returns how many texts that was
+ * (values pointing at them must be looked up again with vgq_pool_find). */
+size_t vgq_pool_absorb(struct vgq_pool *p, struct vgq_pool *from);
 /* Calls fn on every interned text, and their count. */
 void vgq_pool_each(const struct vgq_pool *p, void (*fn)(void *arg, const char *s, size_t len),
                    void *arg);

@@ -125,6 +125,32 @@ void vgq_pool_adopt(struct vgq_pool *p, const char *s, size_t len)
 	}
 }
 
+size_t vgq_pool_absorb(struct vgq_pool *p, struct vgq_pool *from)
+{
+	size_t moved = 0;
+	for (size_t i = 0; i < from->cap; i++)
+		if (from->set[i]) {
+			size_t before = p->n;
+			vgq_pool_adopt(p, from->set[i], from->lens[i]);
+			moved += p->n - before;
+		}
+	struct block *last = from->blocks;
+	while (last && last->next)
+		last = last->next;
+	if (last) { /* behind this pool's current block, which carving goes on filling */
+		last->next = p->blocks ? p->blocks->next : NULL;
+		if (p->blocks)
+			p->blocks->next = from->blocks;
+		else
+			p->blocks = from->blocks;
+	}
+	size_t kept_elsewhere = from->n - moved;
+	free(from->set);
+	free(from->lens);
+	free(from);
+	return kept_elsewhere;
+}
+
 void vgq_pool_each(const struct vgq_pool *p, void (*fn)(void *arg, const char *s, size_t len),
                    void *arg)
 {

@@ -137,6 +137,10 @@ struct vgq_build_options {
 	 * (TQuel's `as of`). false: all. */
 	bool has_until;
 	int64_t until;
+	/* Only these relations (names compared case-insensitively) are built, besides the
+	 * entity relations; the others are left out of the database (NULL: all). */
+	const char *const *need;
+	size_t nneed;
 };
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
                                              const struct vgq_build_options *o);

@@ -83,6 +83,11 @@ void vgq_waits_feed(struct vgq_waits *q, const struct vgt_event *ev)
 		q->failed = true;
 }
 
+bool vgq_waits_wants(const struct vgq_waits *q, const struct vgt_event_type *t)
+{
+	return q && (is_lock_op(t) || !strncmp(t->name, "vg.", 3));
+}
+
 static struct vgq_ref ref_of(struct builder *b, const struct vgc_wf_node *n)
 {
 	return (struct vgq_ref){

@@ -553,7 +553,9 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 			c->in_packet = false;
 			continue;
 		}
-		st = vgt_layout_decode(&ec->payload, base, &pos, end, c->values, NULL);
+		bool skip = c->skip && c->skip[ec->pub.class_id];
+		st = skip ? vgt_layout_skip(&ec->payload, base, &pos, end, c->values)
+		          : vgt_layout_decode(&ec->payload, base, &pos, end, c->values, NULL);
 		if (st != DEC_OK) {
 			if (pk->claimed_content > s->size && hold(c, at))
 				return false;
@@ -580,7 +582,7 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 		c->ev.thread_gen = c->thread_gen;
 		c->ev.ts = ts;
 		c->ev.clock_value = c->clock;
-		c->ev.values = c->values;
+		c->ev.values = skip ? NULL : c->values;
 		c->ev.offset = at;
 		c->pos = pk->last_event_end;
 		return true;

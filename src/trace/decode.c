@@ -228,3 +228,56 @@ enum decode_status vgt_layout_decode(const struct layout *l, const uint8_t *base
 	*pos = p;
 	return DEC_OK;
 }
+
+/* As vgt_layout_decode, the same checks and failures, without keeping the values: strings
+ * are still searched for their end. Layouts whose lengths or options depend on earlier
+ * values (sequences, variants, bit fields) are decoded into `scratch`. */
+enum decode_status vgt_layout_skip(const struct layout *l, const uint8_t *base, size_t *pos,
+                                   size_t end, struct vgt_value *scratch)
+{
+	if (l->general)
+		return decode_general(l, base, pos, end, scratch, NULL);
+	size_t p = *pos;
+	for (unsigned i = 0; i < l->nops; i++) {
+		const struct op *op = &l->ops[i];
+		if (op->align > 1 && p % op->align)
+			p += op->align - p % op->align;
+		if (p > end) {
+			*pos = end;
+			return DEC_OVERRUN;
+		}
+		size_t room = end - p, len = 0;
+		switch (op->kind) {
+		case OP_INT:
+		case OP_FLOAT:
+			len = op->size;
+			break;
+		case OP_REF:
+			len = 12;
+			break;
+		case OP_BYTES:
+			len = op->len;
+			break;
+		case OP_STRING: {
+			const uint8_t *nul = memchr(base + p, 0, room);
+			if (!nul) {
+				*pos = p;
+				return DEC_UNTERMINATED;
+			}
+			len = (size_t)(nul - (base + p)) + 1;
+			break;
+		}
+		case OP_ALIGN:
+			continue;
+		default: /* OP_SEQ: its length is a value */
+			return vgt_layout_decode(l, base, pos, end, scratch, NULL);
+		}
+		if (room < len) {
+			*pos = p;
+			return DEC_OVERRUN;
+		}
+		p += len;
+	}
+	*pos = p;
+	return DEC_OK;
+}

@@ -121,6 +121,9 @@ enum decode_status { DEC_OK, DEC_OVERRUN, DEC_UNTERMINATED, DEC_BAD_TAG };
  * the failing field starts. `offsets` (may be NULL) receives each field's offset. */
 enum decode_status vgt_layout_decode(const struct layout *l, const uint8_t *base, size_t *pos,
                                      size_t end, struct vgt_value *out, size_t *offsets);
+/* The same checks, the values not kept (vgt_cursor_skip_payloads). */
+enum decode_status vgt_layout_skip(const struct layout *l, const uint8_t *base, size_t *pos,
+                                   size_t end, struct vgt_value *scratch);
 /* Field index by name, or -1. */
 int vgt_layout_field(const struct layout *l, const char *name);
 
@@ -341,6 +344,7 @@ struct vgt_cursor {
 	bool follow, paused, wants_metadata;
 	bool held_clean; /* held at the end of what was written, not at something doubtful */
 	size_t held_at;
+	const bool *skip; /* by class_id: the payload is passed over, ev.values NULL */
 };
 
 /* Initializes a cursor over a stream from its start (resets its stats and damage). */

@@ -66,13 +66,25 @@ static void sift_up(struct vgt_merge *m, size_t i)
 
 struct vgt_merge *vgt_merge_open(struct vgt_trace *t)
 {
+	return vgt_merge_open_threads(t, vgt_decode_threads());
+}
+
+struct vgt_merge *vgt_merge_open_threads(struct vgt_trace *t, unsigned threads)
+{
+	return vgt_merge_open_skipping(t, threads, NULL);
+}
+
+struct vgt_merge *vgt_merge_open_skipping(struct vgt_trace *t, unsigned threads, const bool *skip)
+{
 	struct vgt_merge *m = vgt__xcalloc(1, sizeof *m);
 	m->n = t->nstreams;
 	m->cursors = vgt__xcalloc(m->n + 1, sizeof *m->cursors);
 	m->heap = vgt__xcalloc(m->n + 1, sizeof *m->heap);
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->n; i++) {
 		vgt_cursor_init(&m->cursors[i], t->streams[i]);
-	m->prefetch = vgt__prefetch_start(m->cursors, m->n, vgt_decode_threads());
+		m->cursors[i].skip = skip;
+	}
+	m->prefetch = vgt__prefetch_start(m->cursors, m->n, threads);
 	m->cur = vgt__xcalloc(m->n + 1, sizeof *m->cur);
 	if (m->prefetch)
 		m->ahead = vgt__xcalloc(m->n + 1, sizeof *m->ahead);

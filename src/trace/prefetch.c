@@ -64,15 +64,17 @@ static bool fill(struct vgt_cursor *c, struct chunk *ch)
 	while (ch->n < CHUNK_EVENTS) {
 		if (!vgt_cursor_advance(c))
 			return false;
-		unsigned nf = c->ev.type->nfields;
+		unsigned nf = c->ev.values ? c->ev.type->nfields : 0; /* NULL: skipped */
 		if (nvalues + nf > ch->capvalues) {
 			/* values of earlier events move: their pointers are set at the end */
 			ch->capvalues = 2 * (nvalues + nf) + 64;
 			ch->values = vgt__xrealloc(ch->values, ch->capvalues, sizeof *ch->values);
 		}
-		memcpy(ch->values + nvalues, c->ev.values, nf * sizeof *ch->values);
+		if (nf)
+			memcpy(ch->values + nvalues, c->ev.values, nf * sizeof *ch->values);
 		ch->ev[ch->n] = c->ev;
-		ch->ev[ch->n].values = (const struct vgt_value *)(uintptr_t)nvalues;
+		ch->ev[ch->n].values =
+		    (const struct vgt_value *)(c->ev.values ? (uintptr_t)nvalues : UINTPTR_MAX);
 		nvalues += nf;
 		ch->n++;
 	}
@@ -81,8 +83,10 @@ static bool fill(struct vgt_cursor *c, struct chunk *ch)
 
 static void fix_values(struct chunk *ch)
 {
-	for (size_t i = 0; i < ch->n; i++)
-		ch->ev[i].values = ch->values + (uintptr_t)ch->ev[i].values;
+	for (size_t i = 0; i < ch->n; i++) {
+		uintptr_t at = (uintptr_t)ch->ev[i].values;
+		ch->ev[i].values = at == UINTPTR_MAX ? NULL : ch->values + at;
+	}
 }
 
 static void *worker(void *arg)

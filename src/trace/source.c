@@ -10,6 +10,8 @@ struct vgt_source {
 	struct vgt_trace *trace;
 	bool owned;              /* opened here: closed with the source */
 	struct vgt_merge *merge; /* opened at the first read */
+	unsigned threads;        /* 0: vgt_decode_threads() */
+	const bool *skip;        /* vgt_source_skip_payloads */
 };
 
 struct vgt_trace *vgt_open_readable(const char *const *paths, size_t npaths, char *err,
@@ -75,7 +77,8 @@ bool vgt_source_readable(const struct vgt_source *s)
 static struct vgt_merge *merge(struct vgt_source *s)
 {
 	if (!s->merge)
-		s->merge = vgt_merge_open(s->trace);
+		s->merge = vgt_merge_open_skipping(
+		    s->trace, s->threads ? s->threads : vgt_decode_threads(), s->skip);
 	return s->merge;
 }
 
@@ -92,6 +95,16 @@ int64_t vgt_source_first_ts(struct vgt_source *s)
 void vgt_source_window(struct vgt_source *s, int64_t from, int64_t to)
 {
 	vgt_merge_window(merge(s), from, to);
+}
+
+void vgt_source_decode_threads(struct vgt_source *s, unsigned threads)
+{
+	s->threads = threads ? threads : 1;
+}
+
+void vgt_source_skip_payloads(struct vgt_source *s, const bool *by_class)
+{
+	s->skip = by_class;
 }
 
 /* ---- classes and slots ---- */

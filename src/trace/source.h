@@ -54,6 +54,13 @@ const struct vgt_event *vgt_source_next(struct vgt_source *s);
 /* As vgt_merge_first_ts and vgt_merge_window, before the first vgt_source_next. */
 int64_t vgt_source_first_ts(struct vgt_source *s);
 void vgt_source_window(struct vgt_source *s, int64_t from, int64_t to);
+/* Before the first read: its streams are read on `threads` threads instead of
+ * vgt_decode_threads() (a reader that keeps other threads busy with the events). */
+void vgt_source_decode_threads(struct vgt_source *s, unsigned threads);
+/* Before the first read: events of the classes flagged (by class_id; the array must
+ * outlive the source) come with values NULL, their payloads not decoded
+ * (vgt_merge_open_skipping). */
+void vgt_source_skip_payloads(struct vgt_source *s, const bool *by_class);
 
 /* ---- event classes ------------------------------------------------------------------ */
 

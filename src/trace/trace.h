@@ -259,6 +259,12 @@ int vgt_event_header_at(const struct vgt_image *img, const uint8_t *packet, size
 /* Reads all streams merged by absolute time; equal times keep stream order. */
 struct vgt_merge;
 struct vgt_merge *vgt_merge_open(struct vgt_trace *t);
+/* The same, its streams read on `threads` threads (as vgt_set_decode_threads says). */
+struct vgt_merge *vgt_merge_open_threads(struct vgt_trace *t, unsigned threads);
+/* And events of the classes flagged in skip (by class_id, NULL: none; it must outlive the
+ * merge) come with values NULL: their payloads are passed over, not decoded (damage in
+ * them is still found and reported as when decoding). */
+struct vgt_merge *vgt_merge_open_skipping(struct vgt_trace *t, unsigned threads, const bool *skip);
 /* Time of the first event of the trace (ns), or INT64_MIN if it has none. */
 int64_t vgt_merge_first_ts(struct vgt_merge *m);
 /* Restricts vgt_merge_next to events with from <= ts <= to. Streams are still read to

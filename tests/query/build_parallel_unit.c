@@ -1,0 +1,401 @@
+/* The database built from a trace at 1, 2, 3 and 8 threads (relations/build_parallel.c) is
+ * the same, byte for byte in a full text dump of every relation: a trace built byte by
+ * byte (tests/unit/reader_tracegen.h) of two images with three streams each, intervals
+ * begun on one stream and ended on another, states, entities named and renamed, entity
+ * references, texts shared between relations built by different threads, equal times
+ * across streams, many packets; large enough that the threads share the work, and a
+ * small one (less than one batch). Every text value must also be the database's one copy
+ * of it (queries compare texts by pointer). And a database of only the relations a
+ * query ranges over holds them as the whole database does (the other events' payloads
+ * not decoded, their damage found all the same). */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader_tracegen.h"
+#include "relations/relation.h"
+#include "trace/trace.h"
+
+#define JOB_BEGIN 10
+#define JOB_END 11
+#define MARK 12
+#define STATE 13
+#define MODE 14
+#define ENTITY_NAME 15
+#define W_BEGIN 16
+#define W_END 17
+#define STREAMS 3
+
+static int failures;
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "query.build_parallel: %s\n", what);
+	failures++;
+}
+
+static uint64_t rng;
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static const char *const WORDS[] = {"alpha", "beta", "gamma", "P1", "idle", "busy", ""};
+#define NWORDS (sizeof WORDS / sizeof *WORDS)
+
+struct ev {
+	uint64_t ts;
+	unsigned stream, seq;
+	uint16_t id;
+	uint32_t a, b;
+	const char *word;
+};
+
+static int by_stream_ts(const void *x, const void *y)
+{
+	const struct ev *p = x, *q = y;
+	if (p->stream != q->stream)
+		return p->stream < q->stream ? -1 : 1;
+	if (p->ts != q->ts)
+		return p->ts < q->ts ? -1 : 1;
+	return p->seq < q->seq ? -1 : p->seq > q->seq;
+}
+
+static struct tg_image *declare(const char *root, const char *name)
+{
+	struct tg_image *img = tg_image_new(root, name, NULL);
+	tg_declare(img, "job.begin", JOB_BEGIN, "vigil:kind=begin;flag=sensor;traced;relation=Job",
+	           "uint32_t job; string kind;");
+	tg_declare(img, "job.end", JOB_END, "vigil:kind=end;flag=sensor;traced;relation=Job",
+	           "uint32_t job; uint32_t status;");
+	tg_declare(img, "mark", MARK, "vigil:kind=event;flag=sensor;traced;relation=Mark",
+	           "uint32_t n; string label;");
+	tg_declare(img, "st", STATE,
+	           "vigil:kind=state;flag=sensor;traced;relation=ProcessState;target=process;"
+	           "ref.process=Process",
+	           "struct vg_ref process; string state;");
+	tg_declare(img, "mode", MODE, "vigil:kind=state;flag=sensor;traced", "uint32_t level;");
+	tg_declare(img, "vg.entity.name", ENTITY_NAME, "vigil:kind=state;flag=sensor;traced",
+	           "string kind; uint64_t id; uint32_t gen; string name;");
+	tg_declare(img, "w.begin", W_BEGIN,
+	           "vigil:kind=begin;flag=sensor;traced;relation=Waiting;ref.process=Process",
+	           "struct vg_ref process; uint32_t slot;");
+	tg_declare(img, "w.end", W_END,
+	           "vigil:kind=end;flag=sensor;traced;relation=Waiting;ref.process=Process",
+	           "struct vg_ref process; uint32_t slot;");
+	tg_write_metadata(img);
+	return img;
+}
+
+static void write_event(struct tg_stream *s, const struct ev *e)
+{
+	tg_event(s, e->id, e->ts);
+	switch (e->id) {
+	case JOB_BEGIN:
+	case MARK:
+		tg_u32(s, e->a);
+		tg_str(s, e->word);
+		break;
+	case JOB_END:
+		tg_u32(s, e->a);
+		tg_u32(s, e->b);
+		break;
+	case STATE:
+		tg_ref(s, e->a, 1);
+		tg_str(s, e->word);
+		break;
+	case MODE:
+		tg_u32(s, e->a);
+		break;
+	case TG_ENTITY_CREATE:
+	case ENTITY_NAME:
+		tg_str(s, "Process");
+		tg_u64(s, e->a);
+		tg_u32(s, 1);
+		tg_str(s, e->word);
+		break;
+	case W_BEGIN:
+	case W_END:
+		tg_ref(s, e->a, 1);
+		tg_u32(s, e->b);
+		break;
+	}
+}
+
+/* One image of `jobs` jobs, their marks, states and waits over three streams; `damaged`:
+ * its first stream ends in a packet whose mark's label runs past the packet's end. */
+static void make_image(const char *root, const char *name, uint32_t pid, size_t jobs, bool damaged)
+{
+	struct tg_image *img = declare(root, name);
+	size_t cap = 12 * jobs + 64, n = 0;
+	struct ev *ev = calloc(cap, sizeof *ev);
+	for (uint32_t p = 1; p <= 8; p++) /* processes named at the start, renamed later */
+		ev[n++] = (struct ev){1000 + p, p % STREAMS,      0, TG_ENTITY_CREATE, p,
+		                      0,        WORDS[p % NWORDS]};
+	for (uint32_t j = 0; j < jobs; j++) {
+		uint64_t t = 2000 + next_rand() % (jobs * 40);
+		unsigned sb = next_rand() % STREAMS, se = next_rand() % STREAMS;
+		const char *w = WORDS[next_rand() % NWORDS];
+		ev[n++] = (struct ev){t, sb, 0, JOB_BEGIN, j % 50, 0, w};
+		if (j % 13) /* some jobs stay open */
+			ev[n++] =
+			    (struct ev){t + next_rand() % 300, se, 0, JOB_END, j % 50, j, NULL};
+		ev[n++] = (struct ev){t + next_rand() % 100,
+		                      next_rand() % STREAMS,
+		                      0,
+		                      MARK,
+		                      (uint32_t)next_rand(),
+		                      0,
+		                      WORDS[next_rand() % NWORDS]};
+		ev[n++] =
+		    (struct ev){t + next_rand() % 100,      next_rand() % STREAMS, 0, MARK, j, 0,
+		                WORDS[next_rand() % NWORDS]};
+		uint32_t proc = 1 + next_rand() % 8;
+		ev[n++] = (struct ev){t + 5, next_rand() % STREAMS,      0, STATE, proc,
+		                      0,     WORDS[next_rand() % NWORDS]};
+		ev[n++] = (struct ev){t, next_rand() % STREAMS, 0, MODE, j % 7, 0, NULL};
+		if (j % 3 == 0) {
+			ev[n++] = (struct ev){t + 1, sb, 0, W_BEGIN, proc, j % 5, NULL};
+			ev[n++] =
+			    (struct ev){t + 2 + next_rand() % 50, sb, 0, W_END, proc, j % 5, NULL};
+		}
+		if (j % 1000 == 999)
+			ev[n++] = (struct ev){t, 0, 0, ENTITY_NAME, proc, 0, WORDS[j % NWORDS]};
+	}
+	for (size_t i = 0; i < n; i++)
+		ev[i].seq = (unsigned)i;
+	qsort(ev, n, sizeof *ev, by_stream_ts);
+	size_t i = 0;
+	for (unsigned st = 0; st < STREAMS; st++) {
+		struct tg_stream *s = tg_stream_new(img, pid + st, 0);
+		size_t in_packet = 0;
+		for (; i < n && ev[i].stream == st; i++) {
+			if (!in_packet)
+				tg_packet_begin(s, ev[i].ts);
+			write_event(s, &ev[i]);
+			if (++in_packet == 500) {
+				tg_packet_end(s, 0, 0);
+				in_packet = 0;
+			}
+		}
+		if (in_packet)
+			tg_packet_end(s, 0, 0);
+		if (damaged && st == 0) {
+			tg_packet_begin(s, ev[n - 1].ts + 1000000);
+			tg_event(s, MARK, ev[n - 1].ts + 1000000);
+			tg_u32(s, 1);
+			tg_raw(s, "unterminated", 12);
+			tg_packet_end(s, 0, 0);
+		}
+		tg_stream_write(s);
+	}
+	tg_image_free(img);
+	free(ev);
+}
+
+/* ---- the dump ---- */
+
+struct text {
+	char *p;
+	size_t n;
+	FILE *f;
+};
+
+static void text_value(FILE *f, const struct vgq_database *db, const char *s)
+{
+	if (!s) {
+		fputs(" null", f);
+		return;
+	}
+	fprintf(f, " \"%s\"", s);
+	if (vgq_database_string(db, s) != s)
+		fprintf(f, "(not the database's copy)");
+}
+
+static void dump_relation(FILE *f, const struct vgq_database *db, const struct vgq_relation *r)
+{
+	fprintf(f,
+	        "%s kind %d, %zu attributes, %zu tuples, %" PRIu64 " unmatched, %" PRIu64
+	        " open, span %" PRId64 "..%" PRId64 "\n",
+	        r->name, (int)r->kind, r->nattrs, r->ntuples, r->unmatched_ends, r->open_at_end,
+	        r->first, r->last);
+	for (size_t a = 0; a < r->nattrs; a++)
+		fprintf(f, "  %s %d %s\n", r->attrs[a].name, (int)r->attrs[a].type,
+		        r->attrs[a].ref_kind ? r->attrs[a].ref_kind : "-");
+	for (size_t t = 0; t < r->ntuples; t++) {
+		fprintf(f, "%" PRId64, r->from[t]);
+		if (r->to)
+			fprintf(f, " %" PRId64 " %d", r->to[t], r->open ? r->open[t] : -1);
+		if (r->begin_unknown)
+			fprintf(f, " bu%d", r->begin_unknown[t]);
+		for (size_t a = 0; a < r->nattrs; a++) {
+			const union vgq_column *c = &r->cols[a];
+			switch (r->attrs[a].type) {
+			case VGQ_INT:
+				fprintf(f, " %" PRId64, c->i[t]);
+				break;
+			case VGQ_UINT:
+				fprintf(f, " %" PRIu64, c->u[t]);
+				break;
+			case VGQ_DOUBLE:
+				fprintf(f, " %.17g", c->d[t]);
+				break;
+			case VGQ_STRING:
+				text_value(f, db, c->s[t]);
+				break;
+			case VGQ_BYTES:
+				fprintf(f, " b%zu", c->b[t].len);
+				break;
+			case VGQ_ENTITY:
+				fprintf(f, " %" PRIu64 ".%" PRIu64 "@%u", c->r[t].id,
+				        (uint64_t)c->r[t].gen, c->r[t].image);
+				text_value(f, db, c->r[t].name);
+				break;
+			}
+		}
+		fputc('\n', f);
+	}
+}
+
+static struct vgq_database *build(struct vgt_trace *t, unsigned threads, const char *const *need,
+                                  size_t nneed)
+{
+	vgt_set_decode_threads(threads);
+	struct vgq_build_options o = {.need = need, .nneed = nneed};
+	return vgq_database_build_opts(t, need ? &o : NULL);
+}
+
+static char *dump(const char *root, unsigned threads, size_t *len)
+{
+	char err[256];
+	const char *paths[] = {root};
+	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
+	if (!t) {
+		fail(err);
+		return NULL;
+	}
+	struct vgq_database *db = build(t, threads, NULL, 0);
+	char *p = NULL;
+	FILE *f = open_memstream(&p, len);
+	fprintf(f,
+	        "%" PRIu64 " events %" PRId64 "..%" PRId64 ", damage %" PRIu64 ", %zu warnings\n",
+	        db->events, db->first, db->last, db->damage, db->nwarnings);
+	for (size_t i = 0; i < db->nwarnings; i++)
+		fprintf(f, "warning %s\n", db->warnings[i]);
+	for (size_t i = 0; i < db->nrelations; i++)
+		dump_relation(f, db, vgq_database_find(db, db->relations[i]->name));
+	fclose(f);
+	vgq_database_free(db);
+	vgt_close(t);
+	return p;
+}
+
+static char *dump_named(const struct vgq_database *db, const char *const *names, size_t n)
+{
+	char *p = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&p, &len);
+	for (size_t k = 0; k < n; k++)
+		dump_relation(f, db, vgq_database_find(db, names[k]));
+	fclose(f);
+	return p;
+}
+
+/* Only the relations a query ranges over (vgq_build_options.need): each the same as in
+ * the whole database, at 1 to 3 threads; a relation not needed has no tuples. */
+static void compare_need(const char *root, size_t jobs)
+{
+	static const char *const sets[][2] = {{"Job", NULL}, {"Mark", "ProcessState"}};
+	static const char *const left_out[] = {"Mark", "Job"};
+	char err[256];
+	const char *paths[] = {root};
+	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
+	if (!t) {
+		fail(err);
+		return;
+	}
+	struct vgq_database *whole = build(t, 1, NULL, 0);
+	for (size_t i = 0; i < 2; i++) {
+		size_t nneed = sets[i][1] ? 2 : 1;
+		char *expect = dump_named(whole, sets[i], nneed);
+		for (unsigned th = 1; th <= 3; th++) {
+			struct vgq_database *part = build(t, th, sets[i], nneed);
+			char *got = dump_named(part, sets[i], nneed);
+			const struct vgq_relation *other = vgq_database_find(part, left_out[i]);
+			if (strcmp(expect, got) || (other && other->ntuples) ||
+			    part->events != whole->events || part->last != whole->last ||
+			    part->damage != whole->damage) {
+				char msg[200];
+				snprintf(msg, sizeof msg,
+				         "%zu jobs: %s built alone at %u threads differs", jobs,
+				         sets[i][0], th);
+				fail(msg);
+			}
+			free(got);
+			vgq_database_free(part);
+		}
+		free(expect);
+	}
+	vgq_database_free(whole);
+	vgt_close(t);
+}
+
+/* Builds the trace of `jobs` jobs per image at 1, 2, 3 and 8 threads and compares. */
+static void compare(size_t jobs, uint64_t seed, bool damaged)
+{
+	rng = seed;
+	char *root = tg_tempdir();
+	make_image(root, "app-42-0", 42, jobs, damaged);
+	make_image(root, "app-77-0", 77, jobs, false);
+	size_t n1;
+	char *one = dump(root, 1, &n1);
+	if (one && damaged == !!strstr(one, "damage 0,"))
+		fail(damaged ? "the damaged trace built without damage"
+		             : "damage in a clean trace");
+	if (one && strstr(one, "not the database's copy"))
+		fail("a text value at 1 thread is not the database's copy");
+	if (one && (!strstr(one, "\nJob ") || !strstr(one, "\nProcessState ") ||
+	            !strstr(one, "\nWaiting ") || !strstr(one, "\nMark ")))
+		fail("the trace lacks a relation the test means to build");
+	static const unsigned counts[] = {2, 3, 8}; /* 8: more builders than busy relations */
+	for (size_t ci = 0; one && ci < sizeof counts / sizeof *counts; ci++) {
+		unsigned th = counts[ci];
+		size_t n;
+		char *other = dump(root, th, &n);
+		if (!other || n != n1 || memcmp(one, other, n)) {
+			size_t k = 0;
+			while (other && k < n && k < n1 && one[k] == other[k])
+				k++;
+			char msg[600];
+			snprintf(
+			    msg, sizeof msg,
+			    "%zu jobs: the database at %u threads differs from 1 thread at byte "
+			    "%zu:\n  1: %.200s\n  %u: %.200s",
+			    jobs, th, k, one + k, th, other ? other + k : "(none)");
+			fail(msg);
+		}
+		free(other);
+	}
+	if (!failures)
+		printf("query.build_parallel: %zu jobs per image: %zu bytes of relations, the same "
+		       "at 1, 2, 3 and 8 threads\n",
+		       jobs, n1);
+	free(one);
+	compare_need(root, jobs);
+	tg_rmtree(root);
+	free(root);
+}
+
+int main(void)
+{
+	compare(200, 0x9e3779b97f4a7c15ull, true);   /* less than one batch */
+	compare(9000, 0x2545f4914f6cdd1dull, false); /* many batches, relations given out */
+	vgt_set_decode_threads(1);
+	return failures ? 1 : 0;
+}
