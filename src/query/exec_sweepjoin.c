@@ -98,10 +98,11 @@ struct sweep {
 	bool built;
 	bool borrowed; /* a worker's: inputs and items are the original's */
 	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); each side's
-	 * longest item bounds how far back a morsel looks for the items still open. */
+	 * longest item bounds how far back a morsel looks for the items still open (unsigned:
+	 * an item open to "forever" or from "beginning" is longer than INT64_MAX). */
 	int64_t *bound;
 	size_t nbounds;
-	int64_t maxlen_l, maxlen_r;
+	uint64_t maxlen_l, maxlen_r;
 	struct window wl, wr;
 	/* the arriving item being paired with the other window, from other->a[k] on */
 	const struct item *cur;
@@ -216,12 +217,18 @@ static size_t first_from(const struct item *it, size_t n, int64_t t)
 	return lo;
 }
 
-static int64_t longest(const struct item *it, size_t n)
+/* The width of [b, e) for b <= e, exact in unsigned arithmetic (e - b may overflow). */
+static uint64_t span(int64_t b, int64_t e)
 {
-	int64_t m = 0;
+	return (uint64_t)e - (uint64_t)b;
+}
+
+static uint64_t longest(const struct item *it, size_t n)
+{
+	uint64_t m = 0;
 	for (size_t i = 0; i < n; i++)
-		if (it[i].e - it[i].b > m)
-			m = it[i].e - it[i].b;
+		if (it[i].e > it[i].b && span(it[i].b, it[i].e) > m)
+			m = span(it[i].b, it[i].e);
 	return m;
 }
 
@@ -252,11 +259,13 @@ static size_t sweep_morsels(struct xnode *n)
 /* The items of one side begun before position `end` that are still open at t, in
  * arrival order: the window the serial merge has there (less what it would expire). */
 static void window_at(struct window *w, const struct item *it, size_t end, int64_t t,
-                      int64_t maxlen)
+                      uint64_t maxlen)
 {
 	w->n = 0;
 	size_t k = end;
-	while (k > 0 && it[k - 1].b + maxlen > t) { /* earlier ones end by t */
+	/* the items before end begin before t; once one begins maxlen or more before t, it
+	 * and the earlier ones end by t (b + maxlen > t, without overflowing) */
+	while (k > 0 && span(it[k - 1].b, t) < maxlen) {
 		k--;
 		if (it[k].e > t)
 			window_add(w, &it[k]);

@@ -125,6 +125,10 @@ static const char *const statements[] = {
     "range of J is Job range of M is Mark retrieve (J.job, M.n) when J overlap M",
     "range of J is Job range of K is Job retrieve (a = J.job, b = K.job) "
     "where J.job < K.job when J overlap K",
+    /* a side open to "forever": a morsel's look back for the items still open (b plus
+     * the longest item's length) must not overflow */
+    "range of J is Job range of M is Mark retrieve (J.job, M.n) where J.job < 20 and "
+    "M.n < 40 when (J extend \"forever\") overlap M",
     /* a semi-join on a precede (the paper's shape) */
     "range of J is Job range of M is Mark retrieve (J.job) valid at end of J "
     "where M.n = J.job when M precede end of J",
