@@ -41,7 +41,7 @@ static void items_piece(void *p, size_t lo, size_t hi)
 		struct tval v = vgq_teval(j->x, &bd);
 		j->some[i] = !(v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e));
 		j->it[i].b = v.b;
-		j->it[i].last = !j->some[i] ? v.b : v.kind == TV_EVENT ? v.b : v.e - 1;
+		j->it[i].last = j->some[i] && v.kind != TV_EVENT ? v.e - 1 : v.b;
 		j->it[i].row = (uint32_t)i;
 	}
 }
