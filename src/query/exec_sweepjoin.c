@@ -10,8 +10,10 @@
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
 
+/* Closed [b, last]: an interval [b, e) is [b, e - 1], an event at t is [t, t] (its
+ * [t, t + 1) would overflow at "forever"). */
 struct item {
-	int64_t b, e; /* [b, e): an event at t is [t, t + 1) */
+	int64_t b, last;
 	uint32_t row;
 };
 
@@ -39,7 +41,7 @@ static void items_piece(void *p, size_t lo, size_t hi)
 		struct tval v = vgq_teval(j->x, &bd);
 		j->some[i] = !(v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e));
 		j->it[i].b = v.b;
-		j->it[i].e = v.kind == TV_EVENT ? v.b + 1 : v.e;
+		j->it[i].last = j->some[i] && v.kind != TV_EVENT ? v.e - 1 : v.b;
 		j->it[i].row = (uint32_t)i;
 	}
 }
@@ -80,12 +82,12 @@ static void window_add(struct window *w, const struct item *it)
 	w->a[w->n++] = *it;
 }
 
-/* Drops the items that end at or before `t`. */
+/* Drops the items that end before `t`. */
 static void window_expire(struct window *w, int64_t t)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < w->n; i++)
-		if (w->a[i].e > t)
+		if (w->a[i].last >= t)
 			w->a[k++] = w->a[i];
 	w->n = k;
 }
@@ -98,10 +100,11 @@ struct sweep {
 	bool built;
 	bool borrowed; /* a worker's: inputs and items are the original's */
 	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); each side's
-	 * longest item bounds how far back a morsel looks for the items still open. */
+	 * longest item bounds how far back a morsel looks for the items still open (unsigned:
+	 * an item open to "forever" or from "beginning" is longer than INT64_MAX). */
 	int64_t *bound;
 	size_t nbounds;
-	int64_t maxlen_l, maxlen_r;
+	uint64_t maxlen_l, maxlen_r;
 	struct window wl, wr;
 	/* the arriving item being paired with the other window, from other->a[k] on */
 	const struct item *cur;
@@ -216,12 +219,18 @@ static size_t first_from(const struct item *it, size_t n, int64_t t)
 	return lo;
 }
 
-static int64_t longest(const struct item *it, size_t n)
+/* b - a for a <= b, exact in unsigned arithmetic (as int64_t it may overflow). */
+static uint64_t span(int64_t a, int64_t b)
 {
-	int64_t m = 0;
+	return (uint64_t)b - (uint64_t)a;
+}
+
+static uint64_t longest(const struct item *it, size_t n)
+{
+	uint64_t m = 0;
 	for (size_t i = 0; i < n; i++)
-		if (it[i].e - it[i].b > m)
-			m = it[i].e - it[i].b;
+		if (span(it[i].b, it[i].last) > m)
+			m = span(it[i].b, it[i].last);
 	return m;
 }
 
@@ -252,13 +261,15 @@ static size_t sweep_morsels(struct xnode *n)
 /* The items of one side begun before position `end` that are still open at t, in
  * arrival order: the window the serial merge has there (less what it would expire). */
 static void window_at(struct window *w, const struct item *it, size_t end, int64_t t,
-                      int64_t maxlen)
+                      uint64_t maxlen)
 {
 	w->n = 0;
 	size_t k = end;
-	while (k > 0 && it[k - 1].b + maxlen > t) { /* earlier ones end by t */
+	/* the items before end begin before t; one that begins more than maxlen before t
+	 * ends before t, and so do the earlier ones (t - b is exact: b < t) */
+	while (k > 0 && span(it[k - 1].b, t) <= maxlen) {
 		k--;
-		if (it[k].e > t)
+		if (it[k].last >= t)
 			window_add(w, &it[k]);
 	}
 	for (size_t a = 0, c = w->n; a + 1 < c; a++, c--) {

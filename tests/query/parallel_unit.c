@@ -127,6 +127,10 @@ static const char *const statements[] = {
     "range of J is Job range of M is Mark retrieve (J.job, M.n) when J overlap M",
     "range of J is Job range of K is Job retrieve (a = J.job, b = K.job) "
     "where J.job < K.job when J overlap K",
+    /* a side open to "forever": a morsel's look back for the items still open (b plus
+     * the longest item's length) must not overflow */
+    "range of J is Job range of M is Mark retrieve (J.job, M.n) where J.job < 20 and "
+    "M.n < 40 when (J extend \"forever\") overlap M",
     /* a semi-join on a precede (the paper's shape) */
     "range of J is Job range of M is Mark retrieve (J.job) valid at end of J "
     "where M.n = J.job when M precede end of J",
@@ -148,6 +152,18 @@ static const char *const statements[] = {
     "range of J is Job range of M is Mark retrieve (J.job) where M.n = J.job when J precede M",
     /* a sweep whose input is not in time order (sorted by the workers) */
     "range of J is Job range of M is Mark retrieve (J.job, M.n) when end of J overlap M",
+};
+
+/* Statements that mean the same, the first through a sweep join over events at
+ * "forever" (the end of an interval extended to it: an item's end one past it would
+ * overflow), the second its plain form; the default valid time (J and K's intersection)
+ * keeps only the pairs that overlap. */
+static const char *const same_pairs[][2] = {
+    {"range of J is Job range of K is Job retrieve (a = J.job, b = K.job) "
+     "where J.job < K.job and K.job < 300 "
+     "when (end of (J extend \"forever\")) overlap (end of (K extend \"forever\"))",
+     "range of J is Job range of K is Job retrieve (a = J.job, b = K.job) "
+     "where J.job < K.job and K.job < 300 when J overlap K"},
 };
 
 /* Runs one statement at `threads`; its results into x (the session kept in *s, the
@@ -214,6 +230,31 @@ int main(void)
 		}
 		vgq_session_free(one);
 		tquel_free(q1);
+	}
+	for (size_t i = 0; i < sizeof same_pairs / sizeof *same_pairs; i++) {
+		struct vgq_session *s0;
+		struct tquel_query *q0;
+		struct results x0 = {0};
+		if (run(db, same_pairs[i][1], 1, 0, &s0, &q0, &x0) || x0.n != 1 ||
+		    !x0.r[0]->ntuples)
+			fail("a plain statement fails or is empty at one thread");
+		for (unsigned t = 1; t <= 4 && x0.n == 1; t++) {
+			struct vgq_session *s;
+			struct tquel_query *q;
+			struct results x = {0};
+			if (run(db, same_pairs[i][0], t, 0, &s, &q, &x) || x.n != 1 ||
+			    !same_relation(x0.r[0], x.r[0])) {
+				fprintf(stderr,
+				        "query.parallel: at %u threads (%zu tuples, %zu):\n%s\n", t,
+				        x.n ? x.r[0]->ntuples : 0, x0.r[0]->ntuples,
+				        same_pairs[i][0]);
+				fail("the answer differs from its plain form's");
+			}
+			vgq_session_free(s);
+			tquel_free(q);
+		}
+		vgq_session_free(s0);
+		tquel_free(q0);
 	}
 	/* beyond the limit at every thread count (the join emits thousands of bindings) */
 	for (unsigned t = 1; t <= 4; t++) {
