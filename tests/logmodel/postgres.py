@@ -142,12 +142,16 @@ def main():
         # when checkpoint events appear, its share falls by the sum of their gains, so it
         # can rank first without having changed. Events counted as often in both runs
         # (each connection's exit callbacks) lose share too when the other run has more
-        # events in all. Both are dilution, not change: the top 3 of the other rows must be
-        # checkpoint events.
+        # events in all. Both are dilution, not change. The dominant message's share is one
+        # minus the others' sum, so it moves against them in either direction: when the
+        # other run commits more transactions, the exit callbacks' shares fall and its
+        # share rises by as much (CI, 1967 -> 3120 tps: xact.c +0.00021, ranked first). It
+        # says nothing the other rows do not: the top 3 of the other rows must be checkpoint
+        # events.
         dominant = max(d["events"], key=lambda r: r["count_baseline"])
         changed = [r for r in d["events"]
-                   if not (r["difference"] < 0 and
-                           (r is dominant or r["count_baseline"] == r["count_other"]))]
+                   if r is not dominant and
+                   not (r["difference"] < 0 and r["count_baseline"] == r["count_other"])]
         top = changed[:3]
         if len(top) < 3 or not all(checkpoint_related(r["event"]) for r in top):
             fails.append("events report: the top 3 rows that are not dilution are not all "
