@@ -531,12 +531,13 @@ def run_seed(args, seed, work):
         q = gen_agg_query(rng, set(BASE_VARS), set(clocks))
         tries += 1
         tag = "%d" % tries
-        # The references cost their cross products: agg_rows loops over each aggregate's
-        # variables' (a clock's ticks grow with the trace's span, longer on a loaded
-        # machine), and SQLite joins the expansion's variables with nested loops (its
-        # temporal conditions are CASE expressions no index serves: 5 variables of
-        # 46 x 147 x 358 x 84 x 50 tuples took hours). Statements past --agg-limit or
-        # --sql-limit are not generated; their answers are none the less compared in full.
+        # The references cost their cross products: agg_rows loops over the product of
+        # each aggregate's variables (a clock's ticks grow with the trace's span, longer
+        # on a loaded machine), and SQLite joins the expansion's variables with nested
+        # loops (its temporal conditions are CASE expressions no index serves: seed
+        # 1510002703's 5 variables of 46 x 147 x 358 x 84 x 50 tuples ran over 10 minutes).
+        # Statements past --agg-limit or --sql-limit are not generated; those generated
+        # are still compared in full.
         if any(cross(a["vars"]) > args.agg_limit for a in q["aggs"]):
             continue
         plain, gv = expand(q, tag)
