@@ -19,18 +19,27 @@ result with the expected set:
 
     diff_agg.py --bin BUILD/bin [--seeds 1,2,3] [--queries 60] [--keep DIR]
 
+Each statement's expected answer is computed within --budget seconds (SQLite and Python):
+past it the script prints the seed and the statement, saves them, and exits 1 rather than
+hang until ctest's timeout (SIGUSR1 also prints where it is).
+
 On a mismatch it prints the seed, the statements, and up to 5 tuples only in each side, and
 saves the trace and the query under --fail-dir."""
 import argparse
+import contextlib
+import faulthandler
 import itertools
 import math
 import os
 import random
 import re
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import diff_test as D  # noqa: E402
@@ -427,6 +436,49 @@ def clock_rows(span, every, tick_ns):
     return [{"b": t, "e": t} for t in range(first, last + 1, every * tick_ns)]
 
 
+# ---- the time budget of one statement's expected answer ---------------------------------
+
+
+class OverBudget(Exception):
+    pass
+
+
+DEADLINE = [None]  # monotonic time the statement being computed must finish by
+
+
+def on_alarm(signum, frame):
+    raise OverBudget()
+
+
+def sqlite_over_budget():
+    """SQLite's progress handler: a long join is interrupted at the deadline (a Python
+    signal handler does not run inside one sqlite3 call)."""
+    return 1 if DEADLINE[0] is not None and time.monotonic() > DEADLINE[0] else 0
+
+
+@contextlib.contextmanager
+def budget(args, seed, what, work_of, keep):
+    """The expected answer of one statement within args.budget seconds; past it, prints
+    what() (the statement), work_of() (the sizes it ranges over) and the seed, calls
+    keep() (saves the trace and statements) and exits 1."""
+    DEADLINE[0] = time.monotonic() + args.budget
+    signal.setitimer(signal.ITIMER_REAL, args.budget)
+    try:
+        yield
+    except (OverBudget, sqlite3.OperationalError) as e:
+        if isinstance(e, sqlite3.OperationalError) and "interrupt" not in str(e):
+            raise
+        print("seed %d: the expected answer of this statement took over --budget %g s "
+              "(a generated statement too expensive for the reference: bound the "
+              "generator):\n%s\n  relations' sizes: %s" %
+              (seed, args.budget, what(), work_of()), flush=True)
+        keep()
+        raise SystemExit(1)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        DEADLINE[0] = None
+
+
 # ---- running ---------------------------------------------------------------------------
 
 
@@ -452,6 +504,7 @@ def run_seed(args, seed, work):
         D.SCHEMA[rel] = ("event", [])
         rows[rel] = clock_rows(span, every if rel != "Clock" else 1, tick_ns)
     db = D.make_db(rows)
+    db.set_progress_handler(sqlite_over_budget, 20000)
     text = D.range_lines()
     cases = []
     problems = []
@@ -459,29 +512,56 @@ def run_seed(args, seed, work):
     def line():
         return text.count("\n") + 1
 
+    def sizes(rels):
+        return lambda: {r: len(rows[r]) for r in rels}
+
+    def within_budget(what, rels):
+        return budget(args, seed, what, sizes(rels),
+                      lambda: save(args, seed, trace, text + what() + "\n", "over budget"))
+
+    def cross(vs):
+        n = 1
+        for v in vs:
+            n *= len(rows[D.VARS[v]])
+        return n
+
     # aggregates
     n_agg = tries = 0
     while n_agg < args.queries:
         q = gen_agg_query(rng, set(BASE_VARS), set(clocks))
         tries += 1
         tag = "%d" % tries
-        plain, gv = expand(q, tag)
-        for i, a in enumerate(q["aggs"]):
-            rel = "agg_%s_%d" % (tag, i)
-            D.VARS[gv[i]] = rel
-            D.SCHEMA[rel] = ("interval", [("g%d" % k, D.value_type(b))
-                                          for k, b in enumerate(a["by"])] +
-                             [("value", value_type_agg(a))])
-            rows[rel] = agg_rows(rows, a, span)
-            D.make_db(rows, db, [rel])
-        exp = D.sql_answer(db, plain)
-        if len(exp) > args.cap or (not exp and rng.random() < 0.7):
+        # The references cost their cross products: agg_rows loops over the product of
+        # each aggregate's variables (a clock's ticks grow with the trace's span, longer
+        # on a loaded machine), and SQLite joins the expansion's variables with nested
+        # loops (its temporal conditions are CASE expressions no index serves: seed
+        # 1510002703's 5 variables of 46 x 147 x 358 x 84 x 50 tuples ran over 10 minutes).
+        # Statements past --agg-limit or --sql-limit are not generated; those generated
+        # are still compared in full.
+        if any(cross(a["vars"]) > args.agg_limit for a in q["aggs"]):
             continue
-        if D.combos(rows, plain) <= args.py_limit:
-            pa = D.py_answer(rows, plain)
-            if pa != exp:
-                problems.append("harness: Python and SQLite disagree on %s:\n%s\n%s" %
-                                (tquel_agg(q, "X"), D.show(pa - exp), D.show(exp - pa)))
+        plain, gv = expand(q, tag)
+        rels = ["agg_%s_%d" % (tag, i) for i in range(len(q["aggs"]))]
+        stmt = lambda: tquel_agg(q, "X")  # noqa: E731
+        with within_budget(stmt, sorted({D.VARS[v] for a in q["aggs"] for v in a["vars"]})):
+            for i, a in enumerate(q["aggs"]):
+                D.VARS[gv[i]] = rels[i]
+                D.SCHEMA[rels[i]] = ("interval", [("g%d" % k, D.value_type(b))
+                                                  for k, b in enumerate(a["by"])] +
+                                     [("value", value_type_agg(a))])
+                rows[rels[i]] = agg_rows(rows, a, span)
+                D.make_db(rows, db, [rels[i]])
+        if D.combos(rows, plain) > args.sql_limit:
+            continue
+        with within_budget(stmt, [D.VARS[v] for v in D.variables_of(plain)]):
+            exp = D.sql_answer(db, plain)
+            if len(exp) > args.cap or (not exp and rng.random() < 0.7):
+                continue
+            if D.combos(rows, plain) <= args.py_limit:
+                pa = D.py_answer(rows, plain)
+                if pa != exp:
+                    problems.append("harness: Python and SQLite disagree on %s:\n%s\n%s" %
+                                    (tquel_agg(q, "X"), D.show(pa - exp), D.show(exp - pa)))
         name = "retrieve@%d" % line() if n_agg % 4 == 3 else "G%d" % n_agg
         t = tquel_agg(q, name)
         text += t + "\n"
@@ -497,11 +577,12 @@ def run_seed(args, seed, work):
             continue
         if args.avoid_known and "/" in repr(q1["targets"]):
             continue  # a null (x / 0) in a result reads back as 0
-        exp1 = D.sql_answer(db, q1)
-        if not exp1 or len(exp1) > 300:
-            continue
         rname, xvar = "R%d" % n_res, "X%d" % n_res
-        rows[rname] = result_relation(rname, q1, D.py_answer(rows, q1, raw=True))
+        with within_budget(lambda: D.tquel(q1, rname), [D.VARS[v] for v in D.variables_of(q1)]):
+            exp1 = D.sql_answer(db, q1)
+            if not exp1 or len(exp1) > 300:
+                continue
+            rows[rname] = result_relation(rname, q1, D.py_answer(rows, q1, raw=True))
         D.make_db(rows, db, [rname])
         D.VARS[xvar] = rname
         other = [] if rng.random() < 0.4 else [rng.choice(sorted(BASE_VARS))]
@@ -509,8 +590,12 @@ def run_seed(args, seed, work):
             q2 = D.Gen(rng, [xvar] + other).query()
             if xvar in D.variables_of(q2):
                 break
-        exp2 = D.sql_answer(db, q2)
-        if len(exp2) > args.cap:
+        exp2 = None
+        if D.combos(rows, q2) <= args.sql_limit:  # (bounded as the aggregates are)
+            with within_budget(lambda: "range of %s is %s\n%s" % (xvar, rname, D.tquel(
+                    q2, "S%d" % n_res)), [D.VARS[v] for v in D.variables_of(q2)]):
+                exp2 = D.sql_answer(db, q2)
+        if exp2 is None or len(exp2) > args.cap:
             del D.VARS[xvar]
             db.execute("DROP TABLE %s" % D.sql_table(rname))  # R<n_res> is drawn again
             continue
@@ -533,12 +618,13 @@ def run_seed(args, seed, work):
         if rng.random() < 0.7:
             p = ("toverlap", ("var", c), ("var", vs[1]))
             q["when"] = p if not q["when"] or rng.random() < 0.5 else ("tand", p, q["when"])
-        if c not in D.variables_of(q):
-            continue
-        exp = D.sql_answer(db, q)
+        if c not in D.variables_of(q) or D.combos(rows, q) > args.sql_limit:
+            continue  # (bounded as the aggregates are)
+        name = "K%d" % n_clk
+        with within_budget(lambda: D.tquel(q, name), [D.VARS[v] for v in D.variables_of(q)]):
+            exp = D.sql_answer(db, q)
         if len(exp) > args.cap or (not exp and rng.random() < 0.7):
             continue
-        name = "K%d" % n_clk
         t = D.tquel(q, name)
         text += t + "\n"
         cases.append(Case(name, t, q, exp))
@@ -692,6 +778,14 @@ def main():
     ap.add_argument("--cap", type=int, default=3000, help="largest answer generated")
     ap.add_argument("--py-limit", type=int, default=3000,
                     help="largest cross product the Python evaluator checks")
+    ap.add_argument("--sql-limit", type=int, default=50_000_000,
+                    help="largest cross product of a statement's variables generated "
+                    "(SQLite joins them with nested loops)")
+    ap.add_argument("--agg-limit", type=int, default=1_000_000,
+                    help="largest cross product of an aggregate's own variables generated")
+    ap.add_argument("--budget", type=float, default=60,
+                    help="seconds the expected answer of one statement may take; past "
+                    "them the statement and seed are printed and the run fails")
     ap.add_argument("--fail-dir", default="diff_failures")
     ap.add_argument("--max-failures", type=int, default=10, help="per seed")
     ap.add_argument("--keep", help="record the traces here and keep them")
@@ -702,6 +796,8 @@ def main():
                     help="also run the aggregate statements on a PostgreSQL store (Debian's "
                          "server in PG_BIN, started here)")
     args = ap.parse_args()
+    signal.signal(signal.SIGALRM, on_alarm)
+    faulthandler.register(signal.SIGUSR1)  # kill -USR1 PID: where it is, on stderr
     work = args.keep or tempfile.mkdtemp(prefix="vigil-diffagg-")
     os.makedirs(work, exist_ok=True)
     schema = dict(D.SCHEMA)
