@@ -26,20 +26,15 @@ hang until ctest's timeout (SIGUSR1 also prints where it is).
 On a mismatch it prints the seed, the statements, and up to 5 tuples only in each side, and
 saves the trace and the query under --fail-dir."""
 import argparse
-import contextlib
-import faulthandler
 import itertools
 import math
 import os
 import random
 import re
 import shutil
-import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import diff_test as D  # noqa: E402
@@ -436,49 +431,6 @@ def clock_rows(span, every, tick_ns):
     return [{"b": t, "e": t} for t in range(first, last + 1, every * tick_ns)]
 
 
-# ---- the time budget of one statement's expected answer ---------------------------------
-
-
-class OverBudget(Exception):
-    pass
-
-
-DEADLINE = [None]  # monotonic time the statement being computed must finish by
-
-
-def on_alarm(signum, frame):
-    raise OverBudget()
-
-
-def sqlite_over_budget():
-    """SQLite's progress handler: a long join is interrupted at the deadline (a Python
-    signal handler does not run inside one sqlite3 call)."""
-    return 1 if DEADLINE[0] is not None and time.monotonic() > DEADLINE[0] else 0
-
-
-@contextlib.contextmanager
-def budget(args, seed, what, work_of, keep):
-    """The expected answer of one statement within args.budget seconds; past it, prints
-    what() (the statement), work_of() (the sizes it ranges over) and the seed, calls
-    keep() (saves the trace and statements) and exits 1."""
-    DEADLINE[0] = time.monotonic() + args.budget
-    signal.setitimer(signal.ITIMER_REAL, args.budget)
-    try:
-        yield
-    except (OverBudget, sqlite3.OperationalError) as e:
-        if isinstance(e, sqlite3.OperationalError) and "interrupt" not in str(e):
-            raise
-        print("seed %d: the expected answer of this statement took over --budget %g s "
-              "(a generated statement too expensive for the reference: bound the "
-              "generator):\n%s\n  relations' sizes: %s" %
-              (seed, args.budget, what(), work_of()), flush=True)
-        keep()
-        raise SystemExit(1)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        DEADLINE[0] = None
-
-
 # ---- running ---------------------------------------------------------------------------
 
 
@@ -503,8 +455,7 @@ def run_seed(args, seed, work):
     for v, rel in clocks.items():
         D.SCHEMA[rel] = ("event", [])
         rows[rel] = clock_rows(span, every if rel != "Clock" else 1, tick_ns)
-    db = D.make_db(rows)
-    db.set_progress_handler(sqlite_over_budget, 20000)
+    db = D.make_db(rows)  # (interrupted past the budget: D.sqlite_over_budget)
     text = D.range_lines()
     cases = []
     problems = []
@@ -516,8 +467,8 @@ def run_seed(args, seed, work):
         return lambda: {r: len(rows[r]) for r in rels}
 
     def within_budget(what, rels):
-        return budget(args, seed, what, sizes(rels),
-                      lambda: save(args, seed, trace, text + what() + "\n", "over budget"))
+        return D.budget(args, seed, what, sizes(rels),
+                        lambda: save(args, seed, trace, text + what() + "\n", "over budget"))
 
     def cross(vs):
         n = 1
@@ -796,8 +747,7 @@ def main():
                     help="also run the aggregate statements on a PostgreSQL store (Debian's "
                          "server in PG_BIN, started here)")
     args = ap.parse_args()
-    signal.signal(signal.SIGALRM, on_alarm)
-    faulthandler.register(signal.SIGUSR1)  # kill -USR1 PID: where it is, on stderr
+    D.watch_budget()
     work = args.keep or tempfile.mkdtemp(prefix="vigil-diffagg-")
     os.makedirs(work, exist_ok=True)
     schema = dict(D.SCHEMA)

@@ -14,20 +14,27 @@ cross product is small, a tiny Python evaluator of the same semantics is a third
     --empty-is-value: compare an unnamed entity as if named "" (the docs say: no name, null)
     --keep DIR: keep the traces and the generated queries-SEED.tq there
     --derived: range over the derived relations LogEvent and Transition too
+    --budget S: each SQLite answer within S seconds, or the seed and statement are printed and
+    saved and the run exits 1 (kill -USR1 PID prints where it is); --sql-limit N: statements
+    whose variables' cross product is past N are not generated
 
 On a mismatch it prints the seed, the TQuel, the SQL and up to 5 tuples only in each side,
 saves the case (with a copy of the trace) under --fail-dir for --replay, and exits 1."""
 import argparse
+import contextlib
 import datetime
+import faulthandler
 import itertools
 import json
 import os
 import random
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 # ---- the relations ---------------------------------------------------------------------
 
@@ -111,7 +118,9 @@ def sql_table(rel):
 
 def make_db(rows, db=None, relations=None):
     """Loads the relations (all of SCHEMA, or those named) into SQLite."""
-    db = db or sqlite3.connect(":memory:")
+    if db is None:
+        db = sqlite3.connect(":memory:")
+        db.set_progress_handler(sqlite_over_budget, 20000)  # interrupted past a budget
     for rel in relations or [r for r in SCHEMA if r in rows]:
         attrs = SCHEMA[rel][1]
         cols = []
@@ -857,6 +866,55 @@ def py_coalesce(tuples):
     return out
 
 
+# ---- the time budget of one statement's expected answer ---------------------------------
+
+
+class OverBudget(Exception):
+    pass
+
+
+DEADLINE = [None]  # monotonic time the statement being computed must finish by
+
+
+def on_alarm(signum, frame):
+    raise OverBudget()
+
+
+def sqlite_over_budget():
+    """SQLite's progress handler: a long join is interrupted at the deadline (a Python
+    signal handler does not run inside one sqlite3 call)."""
+    return 1 if DEADLINE[0] is not None and time.monotonic() > DEADLINE[0] else 0
+
+
+@contextlib.contextmanager
+def budget(args, seed, what, work_of, keep):
+    """The expected answer of one statement within args.budget seconds; past it, prints
+    what() (the statement), work_of() (the sizes it ranges over) and the seed, calls
+    keep() (saves the trace and statements) and exits 1."""
+    DEADLINE[0] = time.monotonic() + args.budget
+    signal.setitimer(signal.ITIMER_REAL, args.budget)
+    try:
+        yield
+    except (OverBudget, sqlite3.OperationalError) as e:
+        if isinstance(e, sqlite3.OperationalError) and "interrupt" not in str(e):
+            raise
+        print("seed %d: the expected answer of this statement took over --budget %g s "
+              "(a generated statement too expensive for the reference: bound the "
+              "generator):\n%s\n  relations' sizes: %s" %
+              (seed, args.budget, what(), work_of()), flush=True)
+        keep()
+        raise SystemExit(1)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        DEADLINE[0] = None
+
+
+def watch_budget():
+    """Budgets' alarms raise OverBudget; kill -USR1 PID prints where the run is, on stderr."""
+    signal.signal(signal.SIGALRM, on_alarm)
+    faulthandler.register(signal.SIGUSR1)
+
+
 def combos(rows, q):
     n = 1
     for v in variables_of(q):
@@ -928,16 +986,25 @@ def record(bin_dir, seed, events, work):
     return trace
 
 
-def generate(rng, rows, db, count, cap):
-    """count queries with moderate, mostly non-empty SQL answers."""
+def generate(args, seed, trace, rng, rows, db):
+    """args.queries queries with moderate, mostly non-empty SQL answers. SQLite joins a
+    statement's variables with nested loops (its temporal conditions are CASE expressions no
+    index serves), so statements whose cross product is past args.sql_limit are not
+    generated (those generated are still compared in full), and each answer must come
+    within args.budget seconds or the run fails, printing and saving the statement."""
     out = []
-    while len(out) < count:
+    while len(out) < args.queries:
         nvars = rng.choice([1, 2, 2, 3])
         q = Gen(rng, rng.sample(sorted(VARS), nvars), rows).query()
-        if not variables_of(q):
-            continue  # a retrieve needs a tuple variable
-        ans = sql_answer(db, q)
-        if len(ans) <= cap and (ans or rng.random() < 0.2):
+        if not variables_of(q) or combos(rows, q) > args.sql_limit:
+            continue  # a retrieve needs a tuple variable; past the bound: see above
+        name = "Q%d" % len(out)
+        case = {"seed": seed, "name": name, "query": q, "tquel": tquel(q, name), "sql": sql(q)}
+        with budget(args, seed, lambda: range_lines() + case["tquel"],
+                    lambda: {VARS[v]: len(rows[VARS[v]]) for v in variables_of(q)},
+                    lambda: save_case(args.fail_dir, case, trace)):
+            ans = sql_answer(db, q)
+        if len(ans) <= args.cap and (ans or rng.random() < 0.2):
             out.append((q, ans))
     return out
 
@@ -1019,7 +1086,7 @@ def run_seed(args, seed, work):
     rows = load_trace(args.bin, trace)
     db = make_db(rows)
     rng = random.Random(seed)
-    queries = generate(rng, rows, db, args.queries, args.cap)
+    queries = generate(args, seed, trace, rng, rows, db)
     sizes = {r: len(v) for r, v in rows.items()}
     nonempty = sum(1 for _, a in queries if a)
     print("seed %d: %s tuples; %d queries, %d with non-empty answers, %d answer tuples" %
@@ -1232,6 +1299,12 @@ def main():
                     help="skip the Python evaluator")
     ap.add_argument("--selfcheck", action="store_true",
                     help="compare SQLite with the Python evaluator only (no vigil query)")
+    ap.add_argument("--sql-limit", type=int, default=50_000_000,
+                    help="largest cross product of a statement's variables generated "
+                    "(SQLite joins them with nested loops)")
+    ap.add_argument("--budget", type=float, default=60,
+                    help="seconds the SQLite answer of one statement may take; past them "
+                    "the statement and seed are printed and saved, and the run fails")
     ap.add_argument("--replay", help="a case.json saved by a failing run")
     ap.add_argument("--fail-dir", default="diff_failures")
     ap.add_argument("--max-failures", type=int, default=10, help="per seed")
@@ -1245,6 +1318,7 @@ def main():
                     help="also run every query on a PostgreSQL store (Debian's server in "
                          "PG_BIN, started here): vigil store, then vigil query postgresql://")
     args = ap.parse_args()
+    watch_budget()
     global EMPTY_IS_VALUE
     EMPTY_IS_VALUE = args.empty_is_value
     if args.derived:
