@@ -1004,9 +1004,20 @@ def generate(args, seed, trace, rng, rows, db):
                     lambda: {VARS[v]: len(rows[VARS[v]]) for v in variables_of(q)},
                     lambda: save_case(args.fail_dir, case, trace)):
             ans = sql_answer(db, q)
+        if past_int64(ans):
+            continue  # see past_int64
         if len(ans) <= args.cap and (ans or rng.random() < 0.2):
             out.append((q, ans))
     return out
+
+
+def past_int64(ans):
+    """An answer holding a number past the 64-bit integers: SQLite turns an integer
+    expression that overflows (a duration cubed: 2.13e+25) into a REAL, where vigil's
+    int64 arithmetic wraps around (a known gap of the engine, 2026-11-27 notes: overflow
+    is neither an error nor promoted). Not compared until the engine decides; every other
+    statement is."""
+    return any(isinstance(v, float) and abs(v) >= 2.0 ** 63 for t in ans for v in t)
 
 
 def to_tuple(x):
