@@ -11,10 +11,10 @@
 
 static int by_name(const void *a, const void *b)
 {
-	const struct vgq_relation *x = *(struct vgq_relation *const *)a;
-	const struct vgq_relation *y = *(struct vgq_relation *const *)b;
-	int c = strcasecmp(x->name, y->name);
-	return c ? c : strcmp(x->name, y->name);
+	const struct rslot *x = *(struct rslot *const *)a;
+	const struct rslot *y = *(struct rslot *const *)b;
+	int c = strcasecmp(x->rel->name, y->rel->name);
+	return c ? c : strcmp(x->rel->name, y->rel->name);
 }
 
 void vgq_build_init(struct builder *b, const struct vgt_trace *t)
@@ -35,19 +35,23 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db)
 	db->warnings = b->warnings;
 	db->nwarnings = b->nwarnings;
 	struct vgq_relation **rels = vgq_xcalloc(b->nslots ? b->nslots : 1, sizeof *rels);
+	bool *by_need = vgq_xcalloc(b->nslots ? b->nslots : 1, sizeof *by_need);
+	qsort(b->slots, b->nslots, sizeof *b->slots, by_name);
 	for (size_t i = 0; i < b->nslots; i++) {
 		rels[i] = b->slots[i]->rel;
+		by_need[i] = b->slots[i]->by_need;
 		vgq_relation_finish(rels[i], db->last);
 		vgq_open_free(&b->slots[i]->open);
 		free(b->slots[i]->keyed);
 		free(b->slots[i]->begun);
 		free(b->slots[i]);
 	}
-	qsort(rels, b->nslots, sizeof *rels, by_name);
 	db->relations = rels;
 	db->nrelations = b->nslots;
 	db->internal = vgq_xcalloc(1, sizeof *db->internal);
 	db->internal->pool = b->pool;
+	db->internal->by_need = by_need;
+	db->internal->nwarnings_pass = b->nwarnings;
 
 	free(b->slots);
 	vgq_build_free_types(b);
@@ -141,6 +145,8 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	b.end_since = o ? o->end_since : NULL;
 	b.end_since_arg = o ? o->keep_arg : NULL;
 	vgq_build_schema(&b, t);
+	for (size_t i = 0; i < b.nslots; i++)
+		b.slots[i]->by_need = true;
 	leave_out_unneeded(&b, o);
 	struct vgq_waits *waits = named("WaitFor", o) ? vgq_waits_new(t) : NULL;
 
@@ -154,7 +160,8 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	if (serial_only(o) || !vgq_build_parallel(&b, &rd, waits, db, vgt_decode_threads())) {
 		while ((!o || !o->max_events || read++ < o->max_events) &&
 		       (ev = vgq_reader_next(&rd))) {
-			if (o && o->has_until && rd.recorded > o->until) { /* recorded after: not yet known */
+			if (o && o->has_until &&
+			    rd.recorded > o->until) { /* recorded after: not yet known */
 				dropped = true;
 				continue;
 			}
@@ -172,10 +179,12 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	free(skip);
 	if (o && o->max_events && read > o->max_events) /* stopped before the end */
 		dropped = true;
+	size_t pass_warnings = b.nwarnings; /* the rest are WaitFor's */
 	vgq_waits_finish(waits, &b);
 	db->damage = vgt_damage_total(t);
 	db->partial = db->damage > 0;
 	vgq_build_finish(&b, db);
+	db->internal->nwarnings_pass = pass_warnings;
 	db->internal->trace = t;
 	db->internal->whole_trace = !dropped;
 	return db;
@@ -200,6 +209,7 @@ void vgq_database_free(struct vgq_database *db)
 		vgq_relation_free(db->internal->clocks[i]);
 	free(db->internal->clocks);
 	free(db->internal->clock_ticks);
+	free(db->internal->by_need);
 	vgq_derived_free(db);
 	for (size_t i = 0; i < db->nwarnings; i++)
 		free(db->warnings[i]);

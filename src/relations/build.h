@@ -15,6 +15,7 @@ struct rslot {
 	struct vgq_relation *rel;
 	const char *first_type; /* the event type that made it (NULL: an entity kind) */
 	bool entity_refused;    /* an entity kind of its name was left out (said once) */
+	bool by_need;           /* made by the schema: built only when named (need) */
 	struct vgq_openset open;
 	bool *keyed;
 	size_t nkeyed;
@@ -114,6 +115,8 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
  * the builder (before vgq_build_finish) and frees itself. NULL is accepted by both. */
 struct vgq_waits;
 struct vgq_waits *vgq_waits_new(struct vgt_trace *t);
+/* Whether the trace has lock operations: vgq_waits_new would not be NULL. */
+bool vgq_waits_possible(const struct vgt_trace *t);
 void vgq_waits_feed(struct vgq_waits *q, const struct vgt_event *ev);
 /* Whether events of this type may matter to vgq_waits_feed (false for q NULL). */
 bool vgq_waits_wants(const struct vgq_waits *q, const struct vgt_event_type *t);

@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "relations/build.h" /* vgq_waits_possible */
 #include "relations/cache.h"
 #include "relations/cache_derived.h"
 #include "relations/cache_internal.h"
@@ -128,14 +130,78 @@ static uint64_t min_events(void)
 	return *end ? MIN_EVENTS_DEFAULT : v;
 }
 
-/* Writes beside the trace, else (that directory cannot be written) in the cache
- * directory. */
-static bool save(const struct vgq_database *db, const struct key *k, uint64_t stream_damage,
-                 const char *trace, struct vgq_cache_result *res)
+static bool named(const struct vgq_cache_request *rq, const char *name)
 {
-	char err[512], path[4096];
+	if (!rq->need)
+		return true;
+	for (size_t i = 0; i < rq->nneed; i++)
+		if (!strcasecmp(rq->need[i], name))
+			return true;
+	return false;
+}
+
+/* Relation i of a database built from the trace (or made by a manifest) is one a build
+ * for this request holds: named, or built whatever is named (entity relations). */
+static bool built_for(const struct vgq_database *db, size_t i, const struct vgq_cache_request *rq)
+{
+	return !db->internal->by_need || !db->internal->by_need[i] ||
+	       named(rq, db->relations[i]->name);
+}
+
+static void say_damaged(const struct vgq_cache_request *rq, const char *path, const char *why)
+{
+	fprintf(stderr, "%s: the relations cache %s is damaged (%s): rebuilt from the trace\n",
+	        rq->who, path, why);
+	unlink(path);
+}
+
+/* ---- writing: the relations built, then the manifest ---- */
+
+static bool by_request(const struct vgq_database *db, size_t i)
+{
+	return !strcasecmp(db->relations[i]->name, "WaitFor");
+}
+
+/* Writes the database's relations that `fresh` marks (built here, not cached yet) and,
+ * unless one is there already, the manifest, at `manifest` (each file through a
+ * temporary one renamed over it). */
+static bool write_files(const struct vgq_database *db, const bool *fresh, const struct key *k,
+                        uint64_t stream_damage, bool manifest_too, const char *manifest)
+{
+	struct vgc_out *outs = vgq_xcalloc(db->nrelations + 1, sizeof *outs);
+	char(*paths)[4096] = vgq_xcalloc(db->nrelations + 1, sizeof *paths);
+	size_t n = 0;
+	/* what the pass warned beyond its own: the derived WaitFor's, said when it is named */
+	char *const *extra = db->warnings + db->internal->nwarnings_pass;
+	size_t nextra = db->nwarnings - db->internal->nwarnings_pass;
+	for (size_t i = 0; i < db->nrelations; i++) {
+		if (!fresh[i])
+			continue;
+		vgc_relation_path(manifest, db->relations[i]->name, paths[n], sizeof paths[n]);
+		bool wf = by_request(db, i);
+		outs[n] = (struct vgc_out){.rel = db->relations[i],
+		                           .path = paths[n],
+		                           .warnings = wf ? extra : NULL,
+		                           .nwarnings = wf ? nextra : 0};
+		n++;
+	}
+	int rc = vgc_write_relations(outs, n, k->p, k->n, vgt_decode_threads());
+	if (rc == 0 && manifest_too)
+		rc = vgc_write_manifest(db, db->internal->nwarnings_pass, k->p, k->n, stream_damage,
+		                        manifest);
+	free(outs);
+	free(paths);
+	return rc == 0;
+}
+
+/* Writes beside the trace, else (that directory cannot be written) in the cache
+ * directory; the manifest's path in res->path. */
+static bool save(const struct vgq_database *db, const bool *fresh, const struct key *k,
+                 uint64_t stream_damage, const char *trace, struct vgq_cache_result *res)
+{
+	char path[4096];
 	if (beside_path(trace, path, sizeof path)) {
-		if (vgc_write(db, k->p, k->n, stream_damage, path, err, sizeof err) == 0) {
+		if (write_files(db, fresh, k, stream_damage, true, path)) {
 			snprintf(res->path, sizeof res->path, "%s", path);
 			return true;
 		}
@@ -143,11 +209,188 @@ static bool save(const struct vgq_database *db, const struct key *k, uint64_t st
 			return false;
 	}
 	if (dir_path(trace, true, path, sizeof path) &&
-	    vgc_write(db, k->p, k->n, stream_damage, path, err, sizeof err) == 0) {
+	    write_files(db, fresh, k, stream_damage, true, path)) {
 		snprintf(res->path, sizeof res->path, "%s", path);
 		return true;
 	}
 	return false;
+}
+
+/* ---- reading: the manifest, then each relation's file ---- */
+
+static int rel_order(const struct vgq_relation *x, const struct vgq_relation *y)
+{
+	int c = strcasecmp(x->name, y->name);
+	return c ? c : strcmp(x->name, y->name);
+}
+
+/* Adds relation r to the database (no tuples yet) where its name sorts. */
+static size_t insert_relation(struct vgq_database *db, struct vgq_relation *r)
+{
+	struct vgq_relation **rels =
+	    vgq_xrealloc((void *)db->relations, db->nrelations + 1, sizeof *rels);
+	bool *by_need = vgq_xrealloc(db->internal->by_need, db->nrelations + 1, sizeof *by_need);
+	size_t at = 0;
+	while (at < db->nrelations && rel_order(rels[at], r) < 0)
+		at++;
+	memmove(rels + at + 1, rels + at, (db->nrelations - at) * sizeof *rels);
+	memmove(by_need + at + 1, by_need + at, (db->nrelations - at) * sizeof *by_need);
+	rels[at] = r;
+	by_need[at] = false;
+	db->relations = rels;
+	db->internal->by_need = by_need;
+	db->nrelations++;
+	return at;
+}
+
+static int find_relation(const struct vgq_database *db, const char *name)
+{
+	for (size_t i = 0; i < db->nrelations; i++)
+		if (!strcmp(db->relations[i]->name, name))
+			return (int)i;
+	return -1;
+}
+
+/* What the cache holds for a request: the manifest's database, and the relations' files
+ * opened and checked (files[i] for relation i), the others to build. */
+struct found {
+	struct vgq_database *db; /* from the manifest */
+	uint64_t stream_damage;
+	struct vgc_rfile **files;
+	const char **missing; /* names to build */
+	size_t nmissing;
+	bool damaged;
+};
+
+static void found_free(struct found *f)
+{
+	if (f->db)
+		for (size_t i = 0; i < f->db->nrelations; i++)
+			vgc_rfile_close(f->files[i]);
+	vgq_database_free(f->db);
+	free(f->files);
+	free(f->missing);
+	*f = (struct found){0};
+}
+
+/* The file of relation `name` of the manifest at `where`, checked for this request. */
+static struct vgc_rfile *open_relation(const char *where, const char *name, const struct key *k,
+                                       const struct vgq_cache_request *rq, bool all_attrs,
+                                       bool *damaged)
+{
+	char path[4200], why[256];
+	struct vgc_rfile *f = NULL;
+	vgc_relation_path(where, name, path, sizeof path);
+	switch (vgc_open_relation(path, name, k->p, k->n, &f, why, sizeof why)) {
+	case VGC_OPENED:
+		if (vgc_rfile_check(f, all_attrs ? NULL : rq))
+			return f;
+		vgc_rfile_close(f);
+		snprintf(why, sizeof why, "a column's checksum differs");
+		/* fall through */
+	case VGC_DAMAGED:
+		say_damaged(rq, path, why);
+		*damaged = true;
+		return NULL;
+	case VGC_ABSENT:
+	case VGC_STALE:
+		break;
+	}
+	return NULL;
+}
+
+static void find_files(struct found *fd, const char *where, const struct key *k,
+                       struct vgt_trace *t, const struct vgq_cache_request *rq)
+{
+	struct vgq_database *db = fd->db;
+	/* the derived WaitFor (a trace with lock operations and no relation of that name) is
+	 * no relation of the manifest: it has its file when a build named it */
+	bool own = false;
+	for (size_t i = 0; i < db->nrelations; i++)
+		own = own || !strcasecmp(db->relations[i]->name, "WaitFor");
+	bool derived = !own && named(rq, "WaitFor") && vgq_waits_possible(t);
+	struct vgc_rfile *wf = NULL;
+	if (derived && (wf = open_relation(where, "WaitFor", k, rq, !rq->need, &fd->damaged)))
+		insert_relation(db,
+		                vgq_relation_new(vgq_pool_intern(db->internal->pool, "WaitFor", 7),
+		                                 VGQ_REL_INTERVAL));
+	fd->files = vgq_xcalloc(db->nrelations + 1, sizeof *fd->files);
+	fd->missing = vgq_xcalloc(db->nrelations + 2, sizeof *fd->missing);
+	for (size_t i = 0; i < db->nrelations; i++) {
+		const char *name = db->relations[i]->name;
+		if (wf && !strcmp(name, "WaitFor")) {
+			fd->files[i] = wf;
+			continue;
+		}
+		if (!built_for(db, i, rq))
+			continue;
+		bool entity = db->relations[i]->kind == VGQ_REL_ENTITY && !db->internal->by_need[i];
+		fd->files[i] = open_relation(where, name, k, rq, entity || !rq->need, &fd->damaged);
+		if (!fd->files[i])
+			fd->missing[fd->nmissing++] = name;
+	}
+	if (derived && !wf)
+		fd->missing[fd->nmissing++] = "WaitFor";
+}
+
+/* The warnings of the request's WaitFor file, after the pass's. */
+static void add_warnings(struct vgq_database *db, const struct vgc_rfile *f)
+{
+	const char *const *w;
+	size_t n = vgc_rfile_warnings(f, &w);
+	db->warnings = vgq_xrealloc(db->warnings, db->nwarnings + n + 1, sizeof *db->warnings);
+	for (size_t i = 0; i < n; i++)
+		db->warnings[db->nwarnings++] = strdup(w[i]);
+}
+
+/* Puts the files found (fd->files, by the places of fd->db: the manifest's database,
+ * or db itself) into db's places, but those of relations db built from the trace; the
+ * files not taken are closed. Returns which of db's relations are built here and not
+ * cached (to write), or NULL after saying so if a file's values are not as written. */
+static bool *adopt_into(struct vgq_database *db, struct found *fd, bool built,
+                        const struct vgq_cache_request *rq)
+{
+	const struct vgq_database *from = fd->db ? fd->db : db;
+	size_t nfrom = fd->files ? from->nrelations : 0;
+	/* relations cached but not built here (the derived WaitFor) get a place first */
+	for (size_t j = 0; built && j < nfrom; j++)
+		if (fd->files[j] && find_relation(db, from->relations[j]->name) < 0)
+			insert_relation(
+			    db, vgq_relation_new(vgq_pool_intern(db->internal->pool,
+			                                         from->relations[j]->name,
+			                                         strlen(from->relations[j]->name)),
+			                         from->relations[j]->kind));
+	bool *fresh = vgq_xcalloc(db->nrelations + 1, sizeof *fresh);
+	struct vgc_rfile **files = vgq_xcalloc(db->nrelations + 1, sizeof *files);
+	for (size_t i = 0; i < db->nrelations; i++) {
+		int j = from == db ? (int)i : find_relation(from, db->relations[i]->name);
+		bool cached = j >= 0 && (size_t)j < nfrom && fd->files[j];
+		fresh[i] = built && !cached && built_for(db, i, rq);
+		bool entity = db->internal->by_need && !db->internal->by_need[i] &&
+		              db->relations[i]->kind == VGQ_REL_ENTITY;
+		if (!cached || (built && entity)) /* built here whatever is named: kept */
+			continue;
+		files[i] = fd->files[j];
+		fd->files[j] = NULL;
+		if (by_request(db, i))
+			add_warnings(db, files[i]);
+	}
+	for (size_t j = 0; j < nfrom; j++) {
+		vgc_rfile_close(fd->files[j]);
+		fd->files[j] = NULL;
+	}
+	char why[4200];
+	bool ok = vgc_adopt(db, files, why, sizeof why);
+	if (!ok)
+		say_damaged(rq, why, "a value is out of place");
+	for (size_t i = 0; i < db->nrelations; i++)
+		vgc_rfile_close(files[i]);
+	free(files);
+	if (!ok) {
+		free(fresh);
+		return NULL;
+	}
+	return fresh;
 }
 
 struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_cache_request *rq,
@@ -157,10 +400,9 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	res = res ? res : &ignored;
 	*res = (struct vgq_cache_result){.outcome = VGQ_CACHE_OFF};
 	const char *env = getenv("VIGIL_CACHE");
-	if (env && !strcmp(env, "off")) { /* nothing to keep: only what the query ranges over */
-		struct vgq_build_options o = {.need = rq->need, .nneed = rq->nneed};
+	struct vgq_build_options o = {.need = rq->need, .nneed = rq->nneed};
+	if (env && !strcmp(env, "off")) /* nothing to keep: only what the query ranges over */
 		return vgq_database_build_opts(t, rq->need ? &o : NULL);
-	}
 	struct key k = {0};
 	make_key(&k, t);
 	uint64_t open_damage = vgt_damage_total(t);
@@ -170,27 +412,22 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 		npaths++;
 	if (dir_path(rq->trace_path, false, paths[npaths], sizeof paths[npaths]))
 		npaths++;
+	struct found fd = {0};
+	const char *where = NULL;
 	bool rebuilt = false;
-	for (size_t i = 0; i < npaths; i++) {
-		struct vgq_database *db;
+	for (size_t i = 0; i < npaths && !where; i++) {
 		char why[256];
-		switch (vgc_open(paths[i], k.p, k.n, open_damage, rq, &db, why, sizeof why)) {
+		struct vgc_manifest man;
+		switch (vgc_open_manifest(paths[i], k.p, k.n, &man, why, sizeof why)) {
 		case VGC_OPENED:
-			/* the cache holds relations of the whole trace: derived relations
-			 * (derived.c) are read from the same trace when a query names one */
-			db->internal->trace = t;
-			db->internal->whole_trace = true;
-			res->outcome = VGQ_CACHE_WARM;
-			snprintf(res->path, sizeof res->path, "%s", paths[i]);
-			vgc_derived_place(db, k.p, k.n, paths[i], rq->who);
-			free(k.p);
-			return db;
+			where = paths[i];
+			fd.db = man.db;
+			fd.stream_damage = man.stream_damage;
+			find_files(&fd, where, &k, t, rq);
+			rebuilt = fd.damaged;
+			break;
 		case VGC_DAMAGED:
-			fprintf(stderr,
-			        "%s: the relations cache %s is damaged (%s): rebuilt from the "
-			        "trace\n",
-			        rq->who, paths[i], why);
-			unlink(paths[i]);
+			say_damaged(rq, paths[i], why);
 			rebuilt = true;
 			break;
 		case VGC_ABSENT:
@@ -198,20 +435,64 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 			break;
 		}
 	}
-	struct vgq_database *db = vgq_database_build(t);
-	res->outcome = rebuilt ? VGQ_CACHE_REBUILT : VGQ_CACHE_COLD;
+	if (where && !fd.nmissing) { /* everything asked for is cached: the manifest's database */
+		struct vgq_database *db = fd.db;
+		db->damage = open_damage + fd.stream_damage;
+		db->partial = db->damage > 0;
+		fd.db = NULL;
+		bool *fresh = adopt_into(db, &fd, false, rq);
+		if (fresh) {
+			free(fresh);
+			found_free(&fd);
+			/* the cache holds relations of the whole trace: derived relations
+			 * (derived.c) are read from the same trace when a query names one */
+			db->internal->trace = t;
+			db->internal->whole_trace = true;
+			res->outcome = VGQ_CACHE_WARM;
+			snprintf(res->path, sizeof res->path, "%s", where);
+			vgc_derived_place(db, k.p, k.n, where, rq->who);
+			free(k.p);
+			return db;
+		}
+		vgq_database_free(db);
+		found_free(&fd);
+		where = NULL;
+		rebuilt = true;
+	}
+	/* build what is missing beside the manifest, else all the request names */
+	struct vgq_build_options missing = {.need = fd.missing, .nneed = fd.nmissing};
+	struct vgq_database *db = vgq_database_build_opts(t, where      ? &missing
+	                                                     : rq->need ? &o
+	                                                                : NULL);
+	bool *fresh = adopt_into(db, &fd, true, rq);
+	if (!fresh) { /* a cached file was wrong: all from the trace */
+		vgq_database_free(db);
+		where = NULL;
+		rebuilt = true;
+		db = vgq_database_build_opts(t, rq->need ? &o : NULL);
+		struct found none = {0};
+		fresh = adopt_into(db, &none, true, rq);
+	}
+	found_free(&fd);
+	res->outcome = rebuilt ? VGQ_CACHE_REBUILT : where ? VGQ_CACHE_ADDED : VGQ_CACHE_COLD;
 	/* a damaged trace is cached with its damage, so it answers with the same report */
 	uint64_t stream_damage = vgt_damage_total(t) - open_damage;
-	if (k.stable && db->events >= min_events())
-		res->written = save(db, &k, stream_damage, rq->trace_path, res);
-	if (res->written) /* derived relations beside it, when a query names one */
+	if (where) { /* the relations added beside the manifest */
+		snprintf(res->path, sizeof res->path, "%s", where);
+		if (k.stable)
+			res->written = write_files(db, fresh, &k, stream_damage, false, where);
+	} else if (k.stable && db->events >= min_events()) {
+		res->written = save(db, fresh, &k, stream_damage, rq->trace_path, res);
+	}
+	if (res->written || where) /* derived relations beside it, when a query names one */
 		vgc_derived_place(db, k.p, k.n, res->path, rq->who);
+	free(fresh);
 	free(k.p);
 	return db;
 }
 
 const char *vgq_cache_outcome_name(enum vgq_cache_outcome o)
 {
-	static const char *const names[] = {"off", "warm", "cold", "rebuilt"};
-	return (unsigned)o < 4 ? names[o] : "?";
+	static const char *const names[] = {"off", "warm", "cold", "rebuilt", "added"};
+	return (unsigned)o < 5 ? names[o] : "?";
 }

@@ -1,18 +1,21 @@
 /* The relations cache (docs/query.md "The relations cache"): the columns of a trace's
- * relations, once built, are written to a file beside the trace (TRACE/.vigil-cache), or
- * in a cache directory when the trace's directory cannot be written, and later queries
- * over the same trace map them instead of reading the trace again.
+ * relations, once built, are written beside the trace (TRACE/.vigil-cache, the manifest,
+ * and TRACE/.vigil-cache.rel-NAME, one file per relation), or in a cache directory when
+ * the trace's directory cannot be written, and later queries over the same trace map
+ * them instead of reading the trace again. A query builds (and caches) only the relations
+ * it ranges over and those built whatever is named (entity relations); a later query
+ * naming others builds those and adds their files.
  *
  * A cache is used only when its key equals the trace's: the vigil executable, every
  * image's metadata and every stream file (path, size, modification and change time,
- * inode). Its directory and the columns of the relations a query ranges over are checked
- * against checksums before anything of them is used; a cache that fails is said in one
- * line and rebuilt from the trace. Damage counts are kept as read, so a damaged trace
- * answers from its cache with the same damage report.
+ * inode); every file carries it. Their directories and the columns of the relations a
+ * query ranges over are checked against checksums before anything of them is used; a
+ * file that fails is said in one line and rebuilt from the trace. Damage counts are kept
+ * as read, so a damaged trace answers from its cache with the same damage report.
  *
  * Columns of numbers and times are mapped (the page cache holds them, not the heap);
- * texts, byte strings and entity references are turned into pointers when their relation
- * is first looked up (vgq_database_find): a query pays for the relations it names.
+ * texts, byte strings and entity references are turned into pointers at open, for the
+ * attributes the query names: a query pays for the relations and columns it reads.
  *
  * Environment: VIGIL_CACHE=off (no cache: only the relations the query ranges over are
  * built, from the trace), VIGIL_CACHE_DIR (the cache directory; default
@@ -40,10 +43,11 @@ struct vgq_cache_request {
 };
 
 enum vgq_cache_outcome {
-	VGQ_CACHE_OFF,    /* VIGIL_CACHE=off, or no place to keep one */
-	VGQ_CACHE_WARM,   /* mapped from a cache */
-	VGQ_CACHE_COLD,   /* built from the trace (and written when large enough) */
-	VGQ_CACHE_REBUILT /* a damaged cache was found: built from the trace */
+	VGQ_CACHE_OFF,     /* VIGIL_CACHE=off, or no place to keep one */
+	VGQ_CACHE_WARM,    /* mapped from a cache */
+	VGQ_CACHE_COLD,    /* built from the trace (and written when large enough) */
+	VGQ_CACHE_REBUILT, /* a damaged cache was found: built from the trace */
+	VGQ_CACHE_ADDED    /* the relations cached mapped, the others built and added */
 };
 
 struct vgq_cache_result {

@@ -1,19 +1,30 @@
-/* The relations cache's file (cache.h): shared by its writer and reader.
+/* The relations cache's files (cache.h): shared by their writers and readers. A cache is
+ * a manifest, PATH (TRACE/.vigil-cache, or CACHEDIR/relations-HASH.vgc), and one file per
+ * relation built, PATH.rel-NAME, each written whole through a temporary file renamed into
+ * place, so that queries naming other relations add files without rewriting any, and two
+ * queries writing at once leave one whole file or the other.
  *
+ * The manifest: header (struct vgc_header), then its directory: the key, the database's
+ * counts (events, first, last, stream damage), the warnings of its pass, and the schema
+ * of every relation of the trace (name, kind, attributes; entity relations included).
+ *
+ * A relation's file:
  *   header   struct vgc_header (64 bytes)
- *   texts    every interned text of the database, each [u64 length][bytes, NUL, padding
- *            to 8]; values refer to a text by the file offset of its bytes (0: NULL)
- *   blobs    byte values, each padded to 8
+ *   texts    the texts its values name, each [u64 length][bytes, NUL, padding to 8];
+ *            values refer to a text by the file offset of its bytes (0: NULL)
+ *   blobs    byte values, each padded to 8 (before the column that holds them)
  *   columns  one array per time column and attribute, each aligned to 64 bytes:
  *            from/to int64, open/begin_unknown one byte per tuple, int/uint/double 8
  *            bytes, text a u64 offset, bytes {u64 offset, u64 length}, entity {u64 id,
  *            u32 gen, u32 image, u64 name offset}
- *   directory  the key, the database's counts and warnings, then each relation: its
- *            schema, counts and the {offset, size, checksum} of each column
+ *   directory  the key, the relation's warnings (WaitFor's: said when it is named), the
+ *            texts' place and checksum, its schema, counts and the {offset, size,
+ *            checksum} of each column
  *
+ * Every file carries the key, so a file of an older trace is never taken for this one's.
  * Numbers are the machine's (the header's `endian` word tells another machine's file
  * apart). The header and the directory carry checksums; each column its own, checked
- * when its relation is first used. */
+ * before its relation is used. */
 #ifndef VIGIL_RELATIONS_CACHE_INTERNAL_H
 #define VIGIL_RELATIONS_CACHE_INTERNAL_H
 
@@ -24,8 +35,9 @@
 
 #include "relations/columns.h"
 
-#define VGC_MAGIC "VGRELC\0\1"
-#define VGC_VERSION 1u
+#define VGC_MAGIC "VGRELC\0\1"     /* the manifest */
+#define VGC_MAGIC_REL "VGRELR\0\1" /* a relation's file */
+#define VGC_VERSION 2u
 #define VGC_ENDIAN 0x01020304u
 #define VGC_ALIGN 64u
 #define VGC_NULL_TEXT UINT64_MAX /* a directory text that is NULL */
@@ -85,13 +97,14 @@ static inline struct vgc_sums vgc_sums_then(struct vgc_sums x, const struct vgc_
 	return x;
 }
 
-/* The checksum of n bytes whose whole 32-byte rows have the sums s (from zero). */
-static inline uint64_t vgc_checksum_end(struct vgc_sums s, const void *p, size_t n)
+/* The checksum of n bytes whose whole 32-byte rows have the sums s (from zero) and
+ * whose last n % 32 bytes are at `tail`. */
+static inline uint64_t vgc_checksum_tail(struct vgc_sums s, const void *tail_bytes, size_t n)
 {
-	const unsigned char *c = p;
+	const unsigned char *c = tail_bytes;
 	static const uint64_t start[4] = {1, 2, 3, 4}; /* the lanes' first running sums */
 	uint64_t tail = n;
-	for (size_t i = n / 32 * 32; i < n; i++)
+	for (size_t i = 0; i < n % 32; i++)
 		tail = tail * 31 + c[i];
 	uint64_t h = tail;
 	for (int k = 0; k < 4; k++) {
@@ -99,6 +112,12 @@ static inline uint64_t vgc_checksum_end(struct vgc_sums s, const void *p, size_t
 		h = vgq_mix(h ^ a) + vgq_mix(b + (uint64_t)k);
 	}
 	return h;
+}
+
+/* The checksum of the n bytes at p whose whole 32-byte rows have the sums s. */
+static inline uint64_t vgc_checksum_end(struct vgc_sums s, const void *p, size_t n)
+{
+	return vgc_checksum_tail(s, (const unsigned char *)p + n / 32 * 32, n);
 }
 
 static inline uint64_t vgc_checksum(const void *p, size_t n)
@@ -117,25 +136,76 @@ static inline size_t vgc_value_size(enum vgq_type t)
 	return t == VGQ_BYTES ? 16 : t == VGQ_ENTITY ? 24 : 8;
 }
 
-/* Writes the database to `path` (through a temporary file renamed over it). 0, or -1
- * with one line in err (errno kept). */
-int vgc_write(const struct vgq_database *db, const void *key, size_t keylen, uint64_t stream_damage,
-              const char *path, char *err, size_t errsize);
+/* ---- writing (cache_write.c, cache_manifest.c) ---- */
+
+/* A relation's file: PATH.rel-NAME (NAME's bytes other than letters, digits, '_', '-'
+ * and '.' as %XX; a long name shortened, with a hash of the whole). */
+void vgc_relation_path(const char *manifest, const char *name, char *out, size_t n);
+
+/* One relation to write: its file, and the warnings said when it is named. */
+struct vgc_out {
+	const struct vgq_relation *rel;
+	const char *path;
+	char *const *warnings;
+	size_t nwarnings;
+	bool written; /* set by vgc_write_relations */
+};
+
+/* Writes the relations' files on up to `threads` threads (their columns in pieces, each
+ * converted, summed and written where the file's layout puts it), each through a
+ * temporary file renamed over its path. Those that could not be written are left
+ * unwritten (`written` false); 0 if all were, else -1 with errno of the first failure. */
+int vgc_write_relations(struct vgc_out *outs, size_t n, const void *key, size_t keylen,
+                        unsigned threads);
+
+/* Writes the manifest of a database built from the trace: its counts, the first
+ * `nwarnings` of its warnings (those of the pass) and every relation's schema. 0, or -1
+ * with errno. */
+int vgc_write_manifest(const struct vgq_database *db, size_t nwarnings, const void *key,
+                       size_t keylen, uint64_t stream_damage, const char *path);
+
+/* Opens `tmp` for `path` (never following or replacing what is not a regular file);
+ * a descriptor, or -1 with errno. */
+int vgc_create_tmp(const char *path, char *tmp, size_t tmpsize);
+
+/* ---- reading (cache_manifest.c, cache_read.c) ---- */
 
 enum vgc_open_status { VGC_ABSENT, VGC_STALE, VGC_DAMAGED, VGC_OPENED };
 
-/* Maps the cache at `path` if its key is this one: the database with its relations'
- * schemas and counts, the columns of those named in need[] checked and ready, the others
- * made ready by vgc_materialize. `open_damage`: the trace's damage found at open. On
- * VGC_DAMAGED, `why` says what is wrong. */
+/* What a manifest holds: the database's counts and its relations' schemas, as a database
+ * whose relations have no tuples (names interned in its pool). */
+struct vgc_manifest {
+	struct vgq_database *db;
+	uint64_t stream_damage;
+};
+enum vgc_open_status vgc_open_manifest(const char *path, const void *key, size_t keylen,
+                                       struct vgc_manifest *out, char *why, size_t whysize);
+
+/* A relation's file, mapped and checked (header, directory, key, name). */
+struct vgc_rfile;
+enum vgc_open_status vgc_open_relation(const char *path, const char *name, const void *key,
+                                       size_t keylen, struct vgc_rfile **out, char *why,
+                                       size_t whysize);
+/* Its columns checked against their checksums: those of the attributes `rq` names (all
+ * if rq is NULL). False if one differs. */
 struct vgq_cache_request;
-enum vgc_open_status vgc_open(const char *path, const void *key, size_t keylen,
-                              uint64_t open_damage, const struct vgq_cache_request *rq,
-                              struct vgq_database **out, char *why, size_t whysize);
-/* Makes relation i (r) of a mapped database ready (vgq_database_find calls it). */
+bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq);
+/* Its warnings (said when the relation is named). */
+size_t vgc_rfile_warnings(const struct vgc_rfile *f, const char *const **warnings);
+void vgc_rfile_close(struct vgc_rfile *f);
+
+/* Puts the checked relations of files[i] (NULL: keep db's own relation i) in db's
+ * place i: their texts taken into db's pool (equal texts one pointer), their columns
+ * mapped or made pointers. db then owns the files. False (the database unchanged but
+ * for the relations already put) if a file's texts or values are not as written: `why`
+ * names the file. */
+bool vgc_adopt(struct vgq_database *db, struct vgc_rfile **files, char *why, size_t whysize);
+
+/* Makes relation i (r) of a database ready (vgq_database_find calls it): the cache's
+ * relations are made ready when adopted, so this checks nothing more. */
 struct vgc_map;
 void vgc_materialize(struct vgc_map *m, struct vgq_relation *r, size_t i);
-/* Frees a mapped database's relations and unmaps it. */
+/* Frees a database some of whose relations are mapped. */
 void vgc_free(struct vgq_database *db);
 
 #endif

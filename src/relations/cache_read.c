@@ -1,6 +1,8 @@
-/* Maps the relations cache's file (cache_internal.h): the header and directory
- * are checked at open, each relation's columns when it is first used (those a query
- * ranges over at open), so that nothing of a damaged file is ever used. */
+/* Reads the relations cache's files (cache_internal.h): the manifest made a database of
+ * relations without tuples; each relation's file mapped with its header, directory and
+ * texts checked at open, its columns checked before they are used (vgc_rfile_check), and
+ * then put in the database's place (vgc_adopt), so that nothing of a damaged file is ever
+ * used. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,22 +25,36 @@ struct acolumn {
 struct rinfo {
 	struct vgc_column from, to, open, begin_unknown;
 	struct acolumn *attrs;
-	bool ready;
-	bool *made; /* per attribute: its column was made (a pointer column to free) */
+	bool *checked; /* per attribute: its column was checked (and is to be made) */
+	bool *made;    /* per attribute: its column was made (a pointer column to free) */
 };
 
-struct vgc_map {
+/* One mapped file: a relation's, or a manifest while it is read. */
+struct vgc_rfile {
 	const uint8_t *base;
 	size_t size;
 	uint64_t texts_at, texts_end;
-	struct rinfo *rels; /* in the order of db->relations */
+	struct vgq_relation *rel;
+	struct rinfo ri;
+	const char **warnings; /* in the mapping */
+	size_t nwarnings;
+	/* texts of the file that the database's pool held at another address: by offset */
+	uint64_t *remap_off;
+	const char **remap_to;
+	size_t nremap;
 	char path[4096];
+};
+
+/* The relations of a database that are mapped, by their place in db->relations. */
+struct vgc_map {
+	struct vgc_rfile **files;
+	size_t n;
 };
 
 /* ---- reading the directory, every read bounded ---- */
 
 struct cursor {
-	const struct vgc_map *m;
+	const struct vgc_rfile *m;
 	const uint8_t *p;
 	size_t n, at;
 	const char *bad; /* what was wrong, or NULL */
@@ -69,7 +85,7 @@ static const void *get_raw(struct cursor *c, uint64_t n)
 }
 
 /* An interned text of the file by the offset of its bytes, or NULL if it is none. */
-static const char *text_at(const struct vgc_map *m, uint64_t off)
+static const char *text_at(const struct vgc_rfile *m, uint64_t off)
 {
 	if (off < m->texts_at + 8 || off >= m->texts_end || off % 8)
 		return NULL;
@@ -111,8 +127,8 @@ static struct vgc_column get_column(struct cursor *c, uint64_t n, size_t size, u
 
 /* ---- the database ---- */
 
-static void read_relation(struct cursor *c, struct vgq_relation *r, struct rinfo *ri,
-                          uint64_t dir_at)
+/* A relation's name, kind and attributes (the texts in the mapping). */
+static void read_schema(struct cursor *c, struct vgq_relation *r)
 {
 	r->name = get_text(c);
 	uint64_t kind = get_u64(c), nattrs = get_u64(c);
@@ -121,10 +137,9 @@ static void read_relation(struct cursor *c, struct vgq_relation *r, struct rinfo
 		return;
 	}
 	r->kind = (enum vgq_rkind)kind;
-	struct vgq_attr *attrs = vgq_xcalloc(nattrs, sizeof *attrs);
+	struct vgq_attr *attrs = vgq_xcalloc(nattrs ? nattrs : 1, sizeof *attrs);
 	r->attrs = attrs;
-	r->cols = vgq_xcalloc(nattrs, sizeof *r->cols);
-	ri->attrs = vgq_xcalloc(nattrs, sizeof *ri->attrs);
+	r->cols = vgq_xcalloc(nattrs ? nattrs : 1, sizeof *r->cols);
 	r->nattrs = nattrs;
 	for (size_t a = 0; a < nattrs && !c->bad; a++) {
 		attrs[a].name = get_text(c);
@@ -134,6 +149,19 @@ static void read_relation(struct cursor *c, struct vgq_relation *r, struct rinfo
 			c->bad = "an attribute's schema is not one";
 		attrs[a].type = (enum vgq_type)type;
 	}
+}
+
+static void read_relation(struct cursor *c, struct vgq_relation *r, struct rinfo *ri,
+                          uint64_t dir_at)
+{
+	read_schema(c, r);
+	if (c->bad)
+		return;
+	const struct vgq_attr *attrs = r->attrs;
+	size_t nattrs = r->nattrs;
+	ri->attrs = vgq_xcalloc(nattrs ? nattrs : 1, sizeof *ri->attrs);
+	ri->checked = vgq_xcalloc(nattrs ? nattrs : 1, sizeof *ri->checked);
+	ri->made = vgq_xcalloc(nattrs ? nattrs : 1, sizeof *ri->made);
 	r->ntuples = get_u64(c);
 	r->first = (int64_t)get_u64(c);
 	r->last = (int64_t)get_u64(c);
@@ -162,48 +190,318 @@ static void read_relation(struct cursor *c, struct vgq_relation *r, struct rinfo
 	}
 }
 
-static void free_relation(struct vgq_relation *r, const struct rinfo *ri)
+/* ---- opening a file: the header and directory checked ---- */
+
+static const char *check_header(const struct vgc_rfile *m, const char *magic, struct vgc_header *h)
 {
-	for (size_t a = 0; a < r->nattrs; a++) {
-		enum vgq_type t = r->attrs[a].type;
-		if (ri->made && ri->made[a] &&
-		    (t == VGQ_STRING || t == VGQ_BYTES || t == VGQ_ENTITY))
-			free(r->cols[a].s);
-	}
-	free(r->cols);
-	free((void *)r->attrs);
-	free(ri->attrs);
-	free(ri->made);
-	free(r);
+	if (m->size < sizeof *h)
+		return "shorter than its header";
+	memcpy(h, m->base, sizeof *h);
+	if (memcmp(h->magic, magic, sizeof h->magic))
+		return "not a relations cache";
+	if (h->head_sum != vgc_checksum(h, offsetof(struct vgc_header, head_sum)))
+		return "its header's checksum differs";
+	if (h->version != VGC_VERSION || h->endian != VGC_ENDIAN)
+		return NULL; /* another vigil's: stale, not damaged */
+	if (h->file_size != m->size)
+		return "its size is not the one written";
+	if (h->dir_offset > m->size || h->dir_size > m->size - h->dir_offset)
+		return "its directory is out of place";
+	if (vgc_checksum(m->base + h->dir_offset, h->dir_size) != h->dir_sum)
+		return "its directory's checksum differs";
+	return NULL;
 }
 
-static void unmap(struct vgc_map *m)
+static void unmap(struct vgc_rfile *m)
 {
 	if (m->base)
 		munmap((void *)m->base, m->size);
-	free(m->rels);
 	free(m);
 }
 
-void vgc_free(struct vgq_database *db)
+static enum vgc_open_status damaged(char *why, size_t whysize, const char *what)
 {
-	struct vgc_map *m = db->internal->cache;
-	for (size_t i = 0; i < db->nrelations; i++)
-		free_relation(db->relations[i], &m->rels[i]);
-	unmap(m);
+	snprintf(why, whysize, "%s", what);
+	return VGC_DAMAGED;
 }
 
-/* ---- columns: checked, then mapped or turned into pointers ---- */
-
-static const void *column_data(const struct vgc_map *m, const struct vgc_column *c)
+/* Maps the file at `path` and checks its header and key: the cursor is then at the
+ * directory's first word after the key. */
+static enum vgc_open_status map_file(const char *path, const char *magic, const void *key,
+                                     size_t keylen, struct vgc_rfile **out, struct cursor *c,
+                                     char *why, size_t whysize)
 {
-	if (!c->offset)
-		return NULL;
-	return m->base + c->offset; /* its pages mapped when it was checked */
+	*out = NULL;
+	/* O_NONBLOCK: a FIFO in the cache's place cannot hold the query up */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return VGC_ABSENT;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return VGC_ABSENT;
+	}
+	struct vgc_rfile *m = vgq_xcalloc(1, sizeof *m);
+	snprintf(m->path, sizeof m->path, "%s", path);
+	m->size = (size_t)st.st_size;
+	void *base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED) {
+		free(m);
+		return VGC_ABSENT;
+	}
+	m->base = base;
+	struct vgc_header h;
+	const char *bad = check_header(m, magic, &h);
+	if (bad) {
+		unmap(m);
+		return damaged(why, whysize, bad);
+	}
+	if (h.version != VGC_VERSION || h.endian != VGC_ENDIAN) {
+		unmap(m);
+		return VGC_STALE;
+	}
+	*c = (struct cursor){.m = m, .p = m->base + h.dir_offset, .n = h.dir_size};
+	uint64_t klen = get_u64(c);
+	const void *k = get_raw(c, klen);
+	if (!c->bad && (klen != keylen || memcmp(k, key, keylen))) {
+		unmap(m);
+		return VGC_STALE;
+	}
+	*out = m;
+	return VGC_OPENED;
+}
+
+/* ---- the manifest ---- */
+
+enum vgc_open_status vgc_open_manifest(const char *path, const void *key, size_t keylen,
+                                       struct vgc_manifest *out, char *why, size_t whysize)
+{
+	struct vgc_rfile *m;
+	struct cursor c;
+	enum vgc_open_status st = map_file(path, VGC_MAGIC, key, keylen, &m, &c, why, whysize);
+	if (st != VGC_OPENED)
+		return st;
+	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
+	db->internal = vgq_xcalloc(1, sizeof *db->internal);
+	struct vgq_pool *pool = db->internal->pool = vgq_pool_new();
+	db->events = get_u64(&c);
+	db->first = (int64_t)get_u64(&c);
+	db->last = (int64_t)get_u64(&c);
+	out->stream_damage = get_u64(&c);
+	uint64_t nwarnings = get_u64(&c);
+	if (!c.bad && nwarnings > c.n)
+		c.bad = "its warnings are not counted right";
+	db->warnings = vgq_xcalloc(c.bad ? 1 : nwarnings + 1, sizeof *db->warnings);
+	for (size_t i = 0; i < nwarnings && !c.bad; i++) {
+		const char *w = get_text(&c);
+		db->warnings[db->nwarnings++] = strdup(w ? w : "");
+	}
+	db->internal->nwarnings_pass = db->nwarnings;
+	uint64_t nrel = get_u64(&c);
+	if (!c.bad && nrel > c.n)
+		c.bad = "its relations are not counted right";
+	nrel = c.bad ? 0 : nrel;
+	struct vgq_relation **rels = vgq_xcalloc(nrel ? nrel : 1, sizeof *rels);
+	db->relations = rels;
+	db->internal->by_need = vgq_xcalloc(nrel ? nrel : 1, sizeof *db->internal->by_need);
+	for (size_t i = 0; i < nrel && !c.bad; i++) {
+		struct vgq_relation r = {0};
+		read_schema(&c, &r);
+		db->internal->by_need[i] = get_u64(&c) != 0;
+		if (!c.bad) { /* a relation without tuples, its texts the database's own */
+			const char *name = vgq_pool_intern(pool, r.name, strlen(r.name));
+			rels[i] = vgq_relation_new(name, r.kind);
+			db->nrelations = i + 1;
+			for (size_t a = 0; a < r.nattrs; a++) {
+				const struct vgq_attr *at = &r.attrs[a];
+				const char *kind =
+				    at->ref_kind
+				        ? vgq_pool_intern(pool, at->ref_kind, strlen(at->ref_kind))
+				        : NULL;
+				vgq_relation_add_attr(
+				    rels[i], vgq_pool_intern(pool, at->name, strlen(at->name)),
+				    at->type, kind);
+			}
+		}
+		free(r.cols);
+		free((void *)r.attrs);
+	}
+	unmap(m);
+	if (c.bad) {
+		vgq_database_free(db);
+		return damaged(why, whysize, c.bad);
+	}
+	out->db = db;
+	return VGC_OPENED;
+}
+
+/* ---- a relation's file ---- */
+
+static void free_rfile(struct vgc_rfile *f)
+{
+	struct vgq_relation *r = f->rel;
+	if (r) {
+		for (size_t a = 0; a < r->nattrs; a++) {
+			enum vgq_type t = r->attrs[a].type;
+			if (f->ri.made && f->ri.made[a] &&
+			    (t == VGQ_STRING || t == VGQ_BYTES || t == VGQ_ENTITY))
+				free(r->cols[a].s);
+		}
+		free(r->cols);
+		free((void *)r->attrs);
+		free(r);
+	}
+	free(f->ri.attrs);
+	free(f->ri.checked);
+	free(f->ri.made);
+	free(f->warnings);
+	free(f->remap_off);
+	free(f->remap_to);
+	unmap(f);
+}
+
+void vgc_rfile_close(struct vgc_rfile *f)
+{
+	if (f)
+		free_rfile(f);
+}
+
+enum vgc_open_status vgc_open_relation(const char *path, const char *name, const void *key,
+                                       size_t keylen, struct vgc_rfile **out, char *why,
+                                       size_t whysize)
+{
+	struct vgc_rfile *m;
+	struct cursor c;
+	enum vgc_open_status st = map_file(path, VGC_MAGIC_REL, key, keylen, &m, &c, why, whysize);
+	*out = NULL;
+	if (st != VGC_OPENED)
+		return st;
+	struct vgc_header h;
+	memcpy(&h, m->base, sizeof h);
+	uint64_t nwarnings = get_u64(&c);
+	if (!c.bad && nwarnings > c.n)
+		c.bad = "its warnings are not counted right";
+	m->warnings = vgq_xcalloc(c.bad ? 1 : nwarnings + 1, sizeof *m->warnings);
+	for (size_t i = 0; i < nwarnings && !c.bad; i++) {
+		const char *w = get_text(&c);
+		m->warnings[m->nwarnings++] = w ? w : "";
+	}
+	m->texts_at = get_u64(&c);
+	uint64_t texts_size = get_u64(&c), texts_sum = get_u64(&c);
+	if (!c.bad && (m->texts_at != sizeof h || texts_size > h.dir_offset - m->texts_at))
+		c.bad = "its texts are out of place";
+	m->texts_end = c.bad ? 0 : m->texts_at + texts_size;
+	uint64_t sum = 0;
+	for (uint64_t at = m->texts_at; !c.bad && at < m->texts_end;) {
+		const char *s = text_at(m, at + 8);
+		if (!s) {
+			c.bad = "its texts are not as written";
+			break;
+		}
+		size_t len = strlen(s);
+		sum = sum * 0x100000001B3ull + vgc_checksum(s, len + 1);
+		at += 8 + ((len + 1 + 7) & ~(size_t)7);
+	}
+	if (!c.bad && sum != texts_sum)
+		c.bad = "its texts' checksum differs";
+	m->rel = vgq_xcalloc(1, sizeof *m->rel);
+	if (!c.bad)
+		read_relation(&c, m->rel, &m->ri, h.dir_offset);
+	if (c.bad) {
+		free_rfile(m);
+		return damaged(why, whysize, c.bad);
+	}
+	if (strcmp(m->rel->name, name)) { /* another relation's, by a name's escaping */
+		free_rfile(m);
+		return VGC_STALE;
+	}
+	*out = m;
+	return VGC_OPENED;
+}
+
+size_t vgc_rfile_warnings(const struct vgc_rfile *f, const char *const **warnings)
+{
+	*warnings = f->warnings;
+	return f->nwarnings;
+}
+
+static bool wanted(const struct vgq_cache_request *rq, const char *attr)
+{
+	if (!rq || rq->all_attrs)
+		return true;
+	for (size_t i = 0; i < rq->nattrs; i++)
+		if (!strcasecmp(rq->attrs[i], attr))
+			return true;
+	return false;
+}
+
+bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq)
+{
+	struct vgq_relation *r = f->rel;
+	struct rinfo *ri = &f->ri;
+	const struct vgc_column *check[4 + r->nattrs];
+	const struct vgc_column *times[] = {&ri->from, &ri->to, &ri->open, &ri->begin_unknown};
+	size_t ncheck = 0;
+	for (size_t k = 0; k < 4; k++)
+		if (times[k]->offset)
+			check[ncheck++] = times[k];
+	for (size_t a = 0; a < r->nattrs; a++)
+		if ((ri->checked[a] = wanted(rq, r->attrs[a].name)))
+			check[ncheck++] = &ri->attrs[a].c;
+	return vgc_columns_ok(f->base, check, ncheck);
+}
+
+/* ---- the checked columns made the relation's ---- */
+
+/* The database's copy of the file's text at `off`, or NULL if it is none. */
+static const char *text_of(const struct vgc_rfile *m, uint64_t off)
+{
+	const char *s = text_at(m, off);
+	if (!s || !m->nremap)
+		return s;
+	size_t lo = 0, hi = m->nremap;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->remap_off[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nremap && m->remap_off[lo] == off ? m->remap_to[lo] : s;
+}
+
+/* Every text of the file into the pool: those it held already are remapped. */
+static void adopt_texts(struct vgc_rfile *m, struct vgq_pool *pool)
+{
+	size_t cap = 0;
+	for (uint64_t at = m->texts_at; at < m->texts_end;) {
+		const char *s = text_at(m, at + 8);
+		size_t len = strlen(s);
+		const char *have = vgq_pool_find(pool, s, len);
+		if (!have) {
+			vgq_pool_adopt(pool, s, len);
+		} else if (have != s) {
+			if (m->nremap == cap) {
+				cap = cap ? 2 * cap : 64;
+				m->remap_off =
+				    vgq_xrealloc(m->remap_off, cap, sizeof *m->remap_off);
+				m->remap_to = vgq_xrealloc(m->remap_to, cap, sizeof *m->remap_to);
+			}
+			m->remap_off[m->nremap] = at + 8;
+			m->remap_to[m->nremap++] = have;
+		}
+		at += 8 + ((len + 1 + 7) & ~(size_t)7);
+	}
+}
+
+static const void *column_data(const struct vgc_rfile *m, const struct vgc_column *c)
+{
+	return c->offset ? m->base + c->offset : NULL; /* its pages mapped when it was checked */
 }
 
 /* Texts, bytes and entities as the relation's pointers; false if an offset is wrong. */
-static bool fix_column(const struct vgc_map *m, struct vgq_relation *r, size_t a,
+static bool fix_column(const struct vgc_rfile *m, struct vgq_relation *r, size_t a,
                        const struct acolumn *ac)
 {
 	const uint64_t *in = column_data(m, &ac->c);
@@ -215,7 +513,7 @@ static bool fix_column(const struct vgc_map *m, struct vgq_relation *r, size_t a
 		uint64_t last = 0; /* texts repeat: the last one found is kept */
 		const char *text = NULL;
 		for (size_t i = 0; i < n; i++) {
-			if (in[i] && in[i] != last && !(text = text_at(m, last = in[i])))
+			if (in[i] && in[i] != last && !(text = text_of(m, last = in[i])))
 				return false;
 			col->s[i] = in[i] ? text : NULL;
 		}
@@ -239,7 +537,7 @@ static bool fix_column(const struct vgc_map *m, struct vgq_relation *r, size_t a
 		col->r = vgq_xcalloc(n ? n : 1, sizeof *col->r);
 		for (size_t i = 0; i < n; i++) {
 			const uint64_t *v = in + 3 * i;
-			const char *name = v[2] ? text_at(m, v[2]) : NULL;
+			const char *name = v[2] ? text_of(m, v[2]) : NULL;
 			if (v[2] && !name)
 				return false;
 			col->r[i] =
@@ -252,195 +550,66 @@ static bool fix_column(const struct vgc_map *m, struct vgq_relation *r, size_t a
 	}
 }
 
-static bool wanted(const struct vgq_cache_request *rq, const char *attr)
+/* The file's relation made ready: its time columns mapped, its checked attributes
+ * mapped or made pointers. */
+static bool make_ready(struct vgc_rfile *m)
 {
-	if (!rq || rq->all_attrs)
-		return true;
-	for (size_t i = 0; i < rq->nattrs; i++)
-		if (!strcasecmp(rq->attrs[i], attr))
-			return true;
-	return false;
-}
-
-/* Relation i ready to use, its attributes those `rq` names (all if rq is NULL); false
- * (the relation left with no tuples) if its columns are not as written. */
-static bool materialize(struct vgc_map *m, struct vgq_relation *r, size_t i,
-                        const struct vgq_cache_request *rq)
-{
-	struct rinfo *ri = &m->rels[i];
-	if (ri->ready)
-		return true;
-	ri->ready = true;
-	ri->made = vgq_xcalloc(r->nattrs, sizeof *ri->made);
-	const struct vgc_column *check[4 + r->nattrs];
-	const struct vgc_column *times[] = {&ri->from, &ri->to, &ri->open, &ri->begin_unknown};
-	size_t ncheck = 0;
-	for (size_t k = 0; k < 4; k++)
-		if (times[k]->offset)
-			check[ncheck++] = times[k];
-	for (size_t a = 0; a < r->nattrs; a++)
-		if (wanted(rq, r->attrs[a].name) && ri->attrs[a].c.offset)
-			check[ncheck++] = &ri->attrs[a].c;
-	bool ok = vgc_columns_ok(m->base, check, ncheck);
+	struct vgq_relation *r = m->rel;
+	struct rinfo *ri = &m->ri;
 	r->from = (int64_t *)column_data(m, &ri->from);
 	r->to = (int64_t *)column_data(m, &ri->to);
 	r->open = (bool *)column_data(m, &ri->open);
 	r->begin_unknown = (bool *)column_data(m, &ri->begin_unknown);
-	for (size_t a = 0; ok && a < r->nattrs; a++)
-		if (wanted(rq, r->attrs[a].name)) {
+	for (size_t a = 0; a < r->nattrs; a++)
+		if (ri->checked[a]) {
 			ri->made[a] = true;
-			ok = fix_column(m, r, a, &ri->attrs[a]);
+			if (!fix_column(m, r, a, &ri->attrs[a]))
+				return false;
 		}
-	if (!ok)
-		r->ntuples = 0;
-	return ok;
+	return true;
+}
+
+bool vgc_adopt(struct vgq_database *db, struct vgc_rfile **files, char *why, size_t whysize)
+{
+	for (size_t i = 0; i < db->nrelations; i++) {
+		if (!files[i])
+			continue;
+		adopt_texts(files[i], db->internal->pool);
+		if (!make_ready(files[i])) {
+			snprintf(why, whysize, "%s", files[i]->path);
+			return false;
+		}
+	}
+	struct vgc_map *map = db->internal->cache;
+	if (!map) {
+		map = db->internal->cache = vgq_xcalloc(1, sizeof *map);
+		map->n = db->nrelations;
+		map->files = vgq_xcalloc(map->n ? map->n : 1, sizeof *map->files);
+	}
+	struct vgq_relation **rels = (struct vgq_relation **)db->relations;
+	for (size_t i = 0; i < db->nrelations; i++)
+		if (files[i]) {
+			vgq_relation_free(rels[i]);
+			rels[i] = files[i]->rel;
+			map->files[i] = files[i];
+			files[i] = NULL;
+		}
+	return true;
 }
 
 void vgc_materialize(struct vgc_map *m, struct vgq_relation *r, size_t i)
 {
-	if (materialize(m, r, i, NULL))
-		return;
-	/* Only a relation no statement ranged over gets here (those are checked at open):
-	 * its answer would be wrong, so none is given. */
-	fprintf(stderr,
-	        "vigil: the relations cache %s is damaged (relation %s): removed; run the "
-	        "command again to rebuild it\n",
-	        m->path, r->name);
-	unlink(m->path);
-	exit(2);
+	(void)m, (void)r, (void)i; /* adopted relations are ready */
 }
 
-static enum vgc_open_status damaged(char *why, size_t whysize, const char *what)
+void vgc_free(struct vgq_database *db)
 {
-	snprintf(why, whysize, "%s", what);
-	return VGC_DAMAGED;
-}
-
-static const char *check_header(const struct vgc_map *m, struct vgc_header *h)
-{
-	if (m->size < sizeof *h)
-		return "shorter than its header";
-	memcpy(h, m->base, sizeof *h);
-	if (memcmp(h->magic, VGC_MAGIC, sizeof h->magic))
-		return "not a relations cache";
-	if (h->head_sum != vgc_checksum(h, offsetof(struct vgc_header, head_sum)))
-		return "its header's checksum differs";
-	if (h->version != VGC_VERSION || h->endian != VGC_ENDIAN)
-		return NULL; /* another vigil's: stale, not damaged */
-	if (h->file_size != m->size)
-		return "its size is not the one written";
-	if (h->dir_offset > m->size || h->dir_size > m->size - h->dir_offset)
-		return "its directory is out of place";
-	if (vgc_checksum(m->base + h->dir_offset, h->dir_size) != h->dir_sum)
-		return "its directory's checksum differs";
-	return NULL;
-}
-
-static bool is_needed(const char *name, const struct vgq_cache_request *rq)
-{
-	for (size_t i = 0; i < rq->nneed; i++)
-		if (!strcasecmp(rq->need[i], name))
-			return true;
-	return false;
-}
-
-enum vgc_open_status vgc_open(const char *path, const void *key, size_t keylen,
-                              uint64_t open_damage, const struct vgq_cache_request *rq,
-                              struct vgq_database **out, char *why, size_t whysize)
-{
-	*out = NULL;
-	/* O_NONBLOCK: a FIFO in the cache's place cannot hold the query up */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return VGC_ABSENT;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-		close(fd);
-		return VGC_ABSENT;
-	}
-	struct vgc_map *m = vgq_xcalloc(1, sizeof *m);
-	snprintf(m->path, sizeof m->path, "%s", path);
-	m->size = (size_t)st.st_size;
-	void *base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (base == MAP_FAILED) {
-		free(m);
-		return VGC_ABSENT;
-	}
-	m->base = base;
-	struct vgc_header h;
-	const char *bad = check_header(m, &h);
-	if (bad) {
-		unmap(m);
-		return damaged(why, whysize, bad);
-	}
-	if (h.version != VGC_VERSION || h.endian != VGC_ENDIAN) {
-		unmap(m);
-		return VGC_STALE;
-	}
-	struct cursor c = {.m = m, .p = m->base + h.dir_offset, .n = h.dir_size};
-	uint64_t klen = get_u64(&c);
-	const void *k = get_raw(&c, klen);
-	if (!c.bad && (klen != keylen || memcmp(k, key, keylen))) {
-		unmap(m);
-		return VGC_STALE;
-	}
-	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
-	db->internal = vgq_xcalloc(1, sizeof *db->internal);
-	db->internal->pool = vgq_pool_new();
-	db->internal->cache = m;
-	db->events = get_u64(&c);
-	db->first = (int64_t)get_u64(&c);
-	db->last = (int64_t)get_u64(&c);
-	db->damage = open_damage + get_u64(&c);
-	db->partial = db->damage > 0;
-	m->texts_at = get_u64(&c);
-	uint64_t texts_size = get_u64(&c);
-	if (!c.bad && (m->texts_at != sizeof h || texts_size > h.dir_offset - m->texts_at))
-		c.bad = "its texts are out of place";
-	m->texts_end = c.bad ? 0 : m->texts_at + texts_size;
-	uint64_t texts_sum = get_u64(&c), sum = 0;
-	uint64_t nwarnings = get_u64(&c);
-	if (!c.bad && nwarnings > h.dir_size)
-		c.bad = "its warnings are not counted right";
-	db->warnings = vgq_xcalloc(c.bad ? 1 : nwarnings, sizeof *db->warnings);
-	for (size_t i = 0; i < nwarnings && !c.bad; i++) {
-		const char *w = get_text(&c);
-		db->warnings[db->nwarnings++] = w ? strdup(w) : strdup("");
-	}
-	/* every interned text, so that equal texts keep one pointer */
-	for (uint64_t at = m->texts_at; !c.bad && at < m->texts_end;) {
-		const char *s = text_at(m, at + 8);
-		if (!s) {
-			c.bad = "its texts are not as written";
-			break;
-		}
-		size_t len = strlen(s);
-		vgq_pool_adopt(db->internal->pool, s, len);
-		sum = sum * 0x100000001B3ull + vgc_checksum(s, len + 1);
-		at += 8 + ((len + 1 + 7) & ~(size_t)7);
-	}
-	if (!c.bad && sum != texts_sum)
-		c.bad = "its texts' checksum differs";
-	uint64_t nrel = get_u64(&c);
-	if (!c.bad && nrel > h.dir_size)
-		c.bad = "its relations are not counted right";
-	nrel = c.bad ? 0 : nrel;
-	struct vgq_relation **rels = vgq_xcalloc(nrel ? nrel : 1, sizeof *rels);
-	m->rels = vgq_xcalloc(nrel ? nrel : 1, sizeof *m->rels);
-	db->relations = rels;
-	for (size_t i = 0; i < nrel && !c.bad; i++) {
-		rels[i] = vgq_xcalloc(1, sizeof *rels[i]);
-		db->nrelations = i + 1;
-		read_relation(&c, rels[i], &m->rels[i], h.dir_offset);
-	}
-	for (size_t i = 0; i < db->nrelations && !c.bad; i++)
-		if (is_needed(rels[i]->name, rq) && !materialize(m, rels[i], i, rq))
-			c.bad = "a column's checksum differs";
-	if (c.bad) {
-		vgq_database_free(db);
-		return damaged(why, whysize, c.bad);
-	}
-	*out = db;
-	return VGC_OPENED;
+	struct vgc_map *m = db->internal->cache;
+	for (size_t i = 0; i < db->nrelations; i++)
+		if (i < m->n && m->files[i])
+			free_rfile(m->files[i]);
+		else
+			vgq_relation_free(db->relations[i]);
+	free(m->files);
+	free(m);
 }

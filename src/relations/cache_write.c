@@ -1,22 +1,30 @@
-/* Writes a database to the relations cache's file (cache_internal.h): texts,
- * blobs and columns in one pass, the directory last, then the header; into a temporary
- * file renamed over the cache, so a reader sees the old file or the whole new one. */
+/* Writes relations to the relations cache's files (cache_internal.h), on threads: each
+ * file's layout is laid out first (its texts gathered, every column's place known), then
+ * every column is cut into pieces that the threads convert to the file's form, sum and
+ * write where the layout puts them; the directory and header go last, and the temporary
+ * file is renamed over the relation's, so a reader sees the old file or the whole new
+ * one. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "relations/cache_internal.h"
 
-/* ---- the file offset of each interned text, by its pointer ---- */
+#define PIECE_TUPLES ((size_t)1 << 17) /* times any value size: whole 32-byte rows */
+#define MAX_THREADS 64
+
+/* ---- the file offset of each text a relation names, by its pointer ---- */
 
 struct textmap {
 	uintptr_t *keys;
 	uint64_t *offs;
-	size_t cap; /* a power of two */
+	size_t cap, n; /* cap: a power of two */
 };
 
 static size_t slot_of(const struct textmap *m, const char *s)
@@ -29,257 +37,644 @@ static size_t slot_of(const struct textmap *m, const char *s)
 
 static uint64_t text_offset(const struct textmap *m, const char *s)
 {
-	if (!s)
+	if (!s || !m->cap)
 		return 0;
 	size_t i = slot_of(m, s);
 	return m->keys[i] ? m->offs[i] : 0;
 }
 
-/* ---- the writer ---- */
+/* Adds a text (its offset to be set); true if it was new. */
+static bool text_add(struct textmap *m, const char *s)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		struct textmap g = {.cap = m->cap ? 2 * m->cap : 64, .n = m->n};
+		g.keys = vgq_xcalloc(g.cap, sizeof *g.keys);
+		g.offs = vgq_xcalloc(g.cap, sizeof *g.offs);
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->keys[i]) {
+				size_t j = slot_of(&g, (const char *)m->keys[i]);
+				g.keys[j] = m->keys[i];
+				g.offs[j] = m->offs[i];
+			}
+		free(m->keys);
+		free(m->offs);
+		*m = g;
+	}
+	size_t i = slot_of(m, s);
+	if (m->keys[i])
+		return false;
+	m->keys[i] = (uintptr_t)s;
+	m->n++;
+	return true;
+}
 
-struct writer {
-	FILE *f;
-	uint64_t pos;
-	bool failed;
-	struct textmap texts;
-	uint64_t texts_sum; /* of every text, in the order written */
-	/* the directory, built in memory */
-	uint8_t *dir;
-	size_t ndir, capdir;
+/* ---- one file being written ---- */
+
+enum colkind { C_FROM, C_TO, C_OPEN, C_BEGIN_UNKNOWN, C_ATTR };
+
+struct fcol {
+	enum colkind kind;
+	size_t attr;
+	bool present;
+	uint64_t offset, size;
+	size_t vsize;
+	uint64_t *bytes_form; /* a bytes attribute: its column made in the layout */
+	uint64_t blobs_at, blobs_sum;
+	uint64_t sum; /* once its pieces are summed */
 };
 
-static void put(struct writer *w, const void *p, size_t n)
+struct piece {
+	struct fjob *f;
+	size_t col;
+	size_t t0, t1;
+	struct vgc_sums sums;
+	uint8_t tail[32]; /* the last piece: the column's bytes after its whole rows */
+};
+
+struct fjob {
+	struct vgc_out *out;
+	const struct vgq_relation *r;
+	int fd;
+	char tmp[4200];
+	bool failed;
+	int err;
+	struct textmap texts;
+	const char **text_order; /* in the order written */
+	size_t ntexts;
+	uint64_t texts_at, texts_size, texts_sum;
+	uint8_t *head; /* texts and blobs, written by the layout */
+	size_t nhead, caphead;
+	struct fcol *cols;
+	size_t ncols;
+	uint64_t end; /* after the last column */
+	struct piece *pieces;
+	size_t npieces;
+	uint8_t *map; /* the file up to `end`, written in place (or NULL: by pwrite) */
+};
+
+static void fail(struct fjob *f, int err)
 {
-	if (n && fwrite(p, 1, n, w->f) != n)
-		w->failed = true;
-	w->pos += n;
+	if (!f->failed) {
+		f->failed = true;
+		f->err = err ? err : EIO;
+	}
 }
 
-static void pad(struct writer *w, size_t align)
+static void write_at(struct fjob *f, const void *p, size_t n, uint64_t at)
 {
-	static const char zeros[VGC_ALIGN];
-	size_t r = w->pos % align;
-	if (r)
-		put(w, zeros, align - r);
+	const uint8_t *c = p;
+	while (n && !f->failed) {
+		ssize_t w = pwrite(f->fd, c, n, (off_t)at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			fail(f, w < 0 ? errno : ENOSPC);
+			return;
+		}
+		c += w, n -= (size_t)w, at += (uint64_t)w;
+	}
 }
 
-static void dir_raw(struct writer *w, const void *p, size_t n)
+static void head_put(struct fjob *f, const void *p, size_t n)
 {
 	size_t padded = (n + 7) & ~(size_t)7;
-	if (w->ndir + padded > w->capdir) {
-		w->capdir = (w->ndir + padded) * 2 + 256;
-		w->dir = vgq_xrealloc(w->dir, w->capdir, 1);
+	if (f->nhead + padded > f->caphead) {
+		f->caphead = (f->nhead + padded) * 2 + 4096;
+		f->head = vgq_xrealloc(f->head, f->caphead, 1);
 	}
-	memcpy(w->dir + w->ndir, p, n);
-	memset(w->dir + w->ndir + n, 0, padded - n);
-	w->ndir += padded;
+	memcpy(f->head + f->nhead, p, n);
+	memset(f->head + f->nhead + n, 0, padded - n);
+	f->nhead += padded;
 }
 
-static void dir_u64(struct writer *w, uint64_t v)
+/* The texts the relation's values name, each once, in the order first met. */
+static void gather_texts(struct fjob *f)
 {
-	dir_raw(w, &v, sizeof v);
+	const struct vgq_relation *r = f->r;
+	size_t cap = 0;
+	for (size_t a = 0; a < r->nattrs; a++) {
+		enum vgq_type t = r->attrs[a].type;
+		if (t != VGQ_STRING && t != VGQ_ENTITY)
+			continue;
+		const char *last = NULL;
+		for (size_t i = 0; i < r->ntuples; i++) {
+			const char *s = t == VGQ_STRING ? r->cols[a].s[i] : r->cols[a].r[i].name;
+			if (!s || s == last)
+				continue;
+			last = s;
+			if (text_add(&f->texts, s)) {
+				if (f->ntexts == cap) {
+					cap = cap ? 2 * cap : 64;
+					f->text_order =
+					    vgq_xrealloc(f->text_order, cap, sizeof *f->text_order);
+				}
+				f->text_order[f->ntexts++] = s;
+			}
+		}
+	}
+	f->texts_at = sizeof(struct vgc_header);
+	for (size_t i = 0; i < f->ntexts; i++) {
+		const char *s = f->text_order[i];
+		uint64_t len = strlen(s);
+		head_put(f, &len, sizeof len);
+		f->texts.offs[slot_of(&f->texts, s)] = f->texts_at + f->nhead;
+		f->texts_sum = f->texts_sum * 0x100000001B3ull + vgc_checksum(s, len + 1);
+		head_put(f, s, len + 1);
+	}
+	f->texts_size = f->nhead;
 }
 
-/* A text of the directory: an interned one by its offset (odd word), another inline
- * (its length times two, then its bytes and NUL). */
-static void dir_text(struct writer *w, const char *s)
+static void add_col(struct fjob *f, enum colkind kind, size_t attr, bool present, size_t vsize)
+{
+	f->cols[f->ncols++] =
+	    (struct fcol){.kind = kind, .attr = attr, .present = present, .vsize = vsize};
+}
+
+/* Every column's place, after the head: the texts, then each bytes attribute's values
+ * (each padded to 8), so that they lie before their column as the reader requires. */
+static void lay_out(struct fjob *f)
+{
+	const struct vgq_relation *r = f->r;
+	size_t n = r->ntuples;
+	bool interval = r->kind != VGQ_REL_EVENT;
+	f->cols = vgq_xcalloc(4 + r->nattrs, sizeof *f->cols);
+	add_col(f, C_FROM, 0, true, 8);
+	/* an interval relation without tuples may have no arrays yet: its columns are there,
+	 * empty (the reader requires them of every interval relation) */
+	add_col(f, C_TO, 0, interval, 8);
+	add_col(f, C_OPEN, 0, interval, 1);
+	add_col(f, C_BEGIN_UNKNOWN, 0, r->begin_unknown != NULL, 1);
+	for (size_t a = 0; a < r->nattrs; a++)
+		add_col(f, C_ATTR, a, true, vgc_value_size(r->attrs[a].type));
+	for (size_t c = 0; c < f->ncols; c++) {
+		struct fcol *fc = &f->cols[c];
+		if (fc->kind != C_ATTR || r->attrs[fc->attr].type != VGQ_BYTES)
+			continue;
+		const struct vgq_bytes *b = r->cols[fc->attr].b;
+		fc->bytes_form = vgq_xcalloc(n ? 2 * n : 1, sizeof *fc->bytes_form);
+		fc->blobs_at = f->texts_at + f->nhead;
+		for (size_t i = 0; i < n; i++) {
+			fc->bytes_form[2 * i + 1] = b[i].len;
+			if (!b[i].len)
+				continue;
+			fc->bytes_form[2 * i] = f->texts_at + f->nhead;
+			fc->blobs_sum =
+			    fc->blobs_sum * 0x100000001B3ull + vgc_checksum(b[i].ptr, b[i].len);
+			head_put(f, b[i].ptr, b[i].len);
+		}
+	}
+	uint64_t pos = f->texts_at + f->nhead;
+	for (size_t c = 0; c < f->ncols; c++) {
+		struct fcol *fc = &f->cols[c];
+		if (!fc->present)
+			continue;
+		pos = (pos + VGC_ALIGN - 1) / VGC_ALIGN * VGC_ALIGN;
+		fc->offset = pos;
+		fc->size = n * fc->vsize;
+		pos += fc->size;
+	}
+	f->end = pos;
+	size_t np = 0;
+	for (size_t c = 0; c < f->ncols; c++)
+		if (f->cols[c].present && n)
+			np += (n + PIECE_TUPLES - 1) / PIECE_TUPLES;
+	f->pieces = vgq_xcalloc(np ? np : 1, sizeof *f->pieces);
+	for (size_t c = 0; c < f->ncols; c++)
+		for (size_t t = 0; f->cols[c].present && t < n; t += PIECE_TUPLES)
+			f->pieces[f->npieces++] =
+			    (struct piece){.f = f,
+			                   .col = c,
+			                   .t0 = t,
+			                   .t1 = n - t < PIECE_TUPLES ? n : t + PIECE_TUPLES};
+}
+
+/* The bytes of tuples [t0, t1) of a column in the file's form: the relation's own array,
+ * or `buf` filled. */
+static const void *file_form(const struct fjob *f, const struct fcol *fc, size_t t0, size_t t1,
+                             uint64_t *buf)
+{
+	const struct vgq_relation *r = f->r;
+	switch (fc->kind) {
+	case C_FROM:
+		return r->from + t0;
+	case C_TO:
+		return r->to + t0;
+	case C_OPEN:
+		return r->open + t0;
+	case C_BEGIN_UNKNOWN:
+		return r->begin_unknown + t0;
+	case C_ATTR:
+		break;
+	}
+	const union vgq_column *c = &r->cols[fc->attr];
+	switch (r->attrs[fc->attr].type) {
+	case VGQ_STRING: {
+		const char *last = NULL;
+		uint64_t off = 0;
+		for (size_t i = t0; i < t1; i++) {
+			if (c->s[i] != last)
+				off = text_offset(&f->texts, last = c->s[i]);
+			buf[i - t0] = c->s[i] ? off : 0;
+		}
+		return buf;
+	}
+	case VGQ_BYTES:
+		return fc->bytes_form + 2 * t0;
+	case VGQ_ENTITY:
+		for (size_t i = t0; i < t1; i++) {
+			const struct vgq_ref *ref = &c->r[i];
+			uint64_t *o = buf + 3 * (i - t0);
+			o[0] = ref->id;
+			o[1] = (uint64_t)ref->gen | (uint64_t)ref->image << 32;
+			o[2] = text_offset(&f->texts, ref->name);
+		}
+		return buf;
+	default:
+		return c->i + t0;
+	}
+}
+
+static void write_piece(struct piece *p, uint64_t *buf)
+{
+	struct fjob *f = p->f;
+	const struct fcol *fc = &f->cols[p->col];
+	size_t bytes = (p->t1 - p->t0) * fc->vsize;
+	uint64_t at = fc->offset + p->t0 * fc->vsize;
+	uint8_t *dst = f->map ? f->map + at : NULL;
+	if (dst) { /* its pages made at once: no fault per page */
+#ifdef MADV_POPULATE_WRITE
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t start = (uintptr_t)dst & ~(page - 1);
+		madvise((void *)start, (uintptr_t)dst + bytes - start, MADV_POPULATE_WRITE);
+#endif
+	}
+	/* the file's form made in the mapping itself, or in buf (or the relation's own
+	 * array) to be written */
+	const uint8_t *data = file_form(f, fc, p->t0, p->t1, dst ? (uint64_t *)dst : buf);
+	if (dst && data != dst)
+		memcpy(dst, data, bytes);
+	p->sums = vgc_sums_of(data, bytes / 32 * 32);
+	memcpy(p->tail, data + bytes / 32 * 32, bytes % 32);
+	if (!dst)
+		write_at(f, data, bytes, at);
+}
+
+/* ---- the directory, then the header ---- */
+
+struct dir {
+	uint8_t *p;
+	size_t n, cap;
+	const struct textmap *texts;
+};
+
+static void dir_raw(struct dir *d, const void *p, size_t n)
+{
+	size_t padded = (n + 7) & ~(size_t)7;
+	if (d->n + padded > d->cap) {
+		d->cap = (d->n + padded) * 2 + 256;
+		d->p = vgq_xrealloc(d->p, d->cap, 1);
+	}
+	memcpy(d->p + d->n, p, n);
+	memset(d->p + d->n + n, 0, padded - n);
+	d->n += padded;
+}
+
+static void dir_u64(struct dir *d, uint64_t v)
+{
+	dir_raw(d, &v, sizeof v);
+}
+
+/* A text of the directory: one of the file's texts by its offset (odd word), another
+ * inline (its length times two, then its bytes and NUL). */
+static void dir_text(struct dir *d, const char *s)
 {
 	if (!s) {
-		dir_u64(w, VGC_NULL_TEXT);
+		dir_u64(d, VGC_NULL_TEXT);
 		return;
 	}
-	uint64_t off = text_offset(&w->texts, s);
+	uint64_t off = d->texts ? text_offset(d->texts, s) : 0;
 	if (off) {
-		dir_u64(w, off << 1 | 1);
+		dir_u64(d, off << 1 | 1);
 		return;
 	}
 	size_t len = strlen(s);
-	dir_u64(w, (uint64_t)len << 1);
-	dir_raw(w, s, len + 1);
+	dir_u64(d, (uint64_t)len << 1);
+	dir_raw(d, s, len + 1);
 }
 
-static void write_text(void *arg, const char *s, size_t len)
+static void dir_column(struct dir *d, const struct fcol *fc)
 {
-	struct writer *w = arg;
-	uint64_t n = len;
-	put(w, &n, sizeof n);
-	size_t i = slot_of(&w->texts, s);
-	w->texts.keys[i] = (uintptr_t)s;
-	w->texts.offs[i] = w->pos;
-	w->texts_sum = w->texts_sum * 0x100000001B3ull + vgc_checksum(s, len + 1);
-	put(w, s, len + 1);
-	pad(w, 8);
-}
-
-/* Writes one column (already in the file's form) and notes it in the directory. */
-static void column(struct writer *w, const void *data, size_t size)
-{
-	if (!data) {
-		dir_u64(w, 0), dir_u64(w, 0), dir_u64(w, 0);
+	if (!fc->present) {
+		dir_u64(d, 0), dir_u64(d, 0), dir_u64(d, 0);
 		return;
 	}
-	pad(w, VGC_ALIGN);
-	dir_u64(w, w->pos);
-	dir_u64(w, size);
-	dir_u64(w, vgc_checksum(data, size));
-	put(w, data, size);
+	dir_u64(d, fc->offset);
+	dir_u64(d, fc->size);
+	dir_u64(d, fc->sum);
 }
 
-/* An attribute column in the file's form: numbers as they are; texts, bytes and entity
- * names as offsets (bytes are written to the file here, before the column). */
-static void attr_column(struct writer *w, const struct vgq_relation *r, size_t a)
+static void directory(struct dir *d, const struct fjob *f, const void *key, size_t keylen)
 {
-	size_t n = r->ntuples;
-	enum vgq_type t = r->attrs[a].type;
-	const union vgq_column *c = &r->cols[a];
-	if (t == VGQ_INT || t == VGQ_UINT || t == VGQ_DOUBLE) {
-		column(w, n ? (const void *)c->i : "", n * 8);
-		return;
-	}
-	uint64_t *out = vgq_xcalloc(n ? n : 1, vgc_value_size(t));
-	uint64_t blobs_at = w->pos, blobs_sum = 0; /* bytes: the values, before the column */
-	for (size_t i = 0; i < n; i++) {
-		if (t == VGQ_STRING) {
-			out[i] = text_offset(&w->texts, c->s[i]);
-		} else if (t == VGQ_BYTES) {
-			out[2 * i + 1] = c->b[i].len;
-			if (c->b[i].len) {
-				out[2 * i] = w->pos;
-				blobs_sum = blobs_sum * 0x100000001B3ull +
-				            vgc_checksum(c->b[i].ptr, c->b[i].len);
-				put(w, c->b[i].ptr, c->b[i].len);
-				pad(w, 8);
-			}
-		} else {
-			const struct vgq_ref *ref = &c->r[i];
-			out[3 * i] = ref->id;
-			out[3 * i + 1] = (uint64_t)ref->gen | (uint64_t)ref->image << 32;
-			out[3 * i + 2] = text_offset(&w->texts, ref->name);
-		}
-	}
-	column(w, out, n * vgc_value_size(t));
-	if (t == VGQ_BYTES) {
-		dir_u64(w, blobs_at);
-		dir_u64(w, blobs_sum);
-	}
-	free(out);
-}
-
-static void relation(struct writer *w, const struct vgq_relation *r)
-{
-	dir_text(w, r->name);
-	dir_u64(w, (uint64_t)r->kind);
-	dir_u64(w, r->nattrs);
+	const struct vgq_relation *r = f->r;
+	dir_u64(d, keylen);
+	dir_raw(d, key, keylen);
+	dir_u64(d, f->out->nwarnings);
+	for (size_t i = 0; i < f->out->nwarnings; i++)
+		dir_text(d, f->out->warnings[i]);
+	dir_u64(d, f->texts_at);
+	dir_u64(d, f->texts_size);
+	dir_u64(d, f->texts_sum);
+	dir_text(d, r->name);
+	dir_u64(d, (uint64_t)r->kind);
+	dir_u64(d, r->nattrs);
 	for (size_t a = 0; a < r->nattrs; a++) {
-		dir_text(w, r->attrs[a].name);
-		dir_u64(w, (uint64_t)r->attrs[a].type);
-		dir_text(w, r->attrs[a].ref_kind);
+		dir_text(d, r->attrs[a].name);
+		dir_u64(d, (uint64_t)r->attrs[a].type);
+		dir_text(d, r->attrs[a].ref_kind);
 	}
 	uint64_t counts[] = {r->ntuples, (uint64_t)r->first, (uint64_t)r->last, r->unmatched_ends,
 	                     r->open_at_end};
 	for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
-		dir_u64(w, counts[i]);
-	size_t n = r->ntuples;
-	/* an empty column is written as present but empty: "" stands for its data */
-	column(w, n ? (const void *)r->from : "", n * sizeof *r->from);
-	/* an interval relation without tuples may have no arrays yet: its columns are there,
-	 * empty (the reader requires them of every interval relation) */
-	bool interval = r->kind != VGQ_REL_EVENT;
-	column(w, interval ? (n ? (const void *)r->to : "") : NULL, n * sizeof *r->to);
-	column(w, interval ? (n ? (const void *)r->open : "") : NULL, n * sizeof *r->open);
-	column(w, r->begin_unknown ? (n ? (const void *)r->begin_unknown : "") : NULL,
-	       n * sizeof *r->begin_unknown);
-	for (size_t a = 0; a < r->nattrs; a++)
-		attr_column(w, r, a);
+		dir_u64(d, counts[i]);
+	for (size_t c = 0; c < f->ncols; c++) {
+		dir_column(d, &f->cols[c]);
+		if (f->cols[c].kind == C_ATTR && r->attrs[f->cols[c].attr].type == VGQ_BYTES) {
+			dir_u64(d, f->cols[c].blobs_at);
+			dir_u64(d, f->cols[c].blobs_sum);
+		}
+	}
 }
 
-static void directory(struct writer *w, const struct vgq_database *db, const void *key,
-                      size_t keylen, uint64_t stream_damage, uint64_t texts_at, uint64_t texts_size,
-                      uint64_t texts_sum)
+/* The columns' checksums from their pieces, the directory and header written, the file
+ * renamed into place. */
+static void finish_file(struct fjob *f, const void *key, size_t keylen)
 {
-	dir_u64(w, keylen);
-	dir_raw(w, key, keylen);
-	uint64_t head[] = {db->events, (uint64_t)db->first, (uint64_t)db->last, stream_damage,
-	                   texts_at,   texts_size,          texts_sum,          db->nwarnings};
-	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
-		dir_u64(w, head[i]);
-	for (size_t i = 0; i < db->nwarnings; i++)
-		dir_text(w, db->warnings[i]);
-	dir_u64(w, db->nrelations);
+	for (size_t c = 0, i = 0; c < f->ncols; c++) {
+		struct fcol *fc = &f->cols[c];
+		struct vgc_sums s = {{0}, {0}, 0};
+		const uint8_t *tail = NULL;
+		for (; i < f->npieces && f->pieces[i].col == c; i++) {
+			s = vgc_sums_then(s, &f->pieces[i].sums);
+			tail = f->pieces[i].tail;
+		}
+		fc->sum = vgc_checksum_tail(s, tail ? tail : (const uint8_t *)"", fc->size);
+	}
+	struct dir d = {.texts = &f->texts};
+	directory(&d, f, key, keylen);
+	uint64_t dir_at = (f->end + 7) & ~(uint64_t)7;
+	struct vgc_header h = {.version = VGC_VERSION, .endian = VGC_ENDIAN};
+	memcpy(h.magic, VGC_MAGIC_REL, sizeof h.magic);
+	h.dir_offset = dir_at;
+	h.dir_size = d.n;
+	h.dir_sum = vgc_checksum(d.p, d.n);
+	h.file_size = dir_at + d.n;
+	h.head_sum = vgc_checksum(&h, offsetof(struct vgc_header, head_sum));
+	if (f->map)
+		munmap(f->map, f->end);
+	f->map = NULL;
+	write_at(f, d.p, d.n, dir_at);
+	write_at(f, &h, sizeof h, 0);
+	free(d.p);
+	if (close(f->fd) != 0)
+		fail(f, errno);
+	f->fd = -1;
+	if (!f->failed && rename(f->tmp, f->out->path) != 0)
+		fail(f, errno);
+	if (f->failed)
+		unlink(f->tmp);
+	f->out->written = !f->failed;
 }
 
-int vgc_write(const struct vgq_database *db, const void *key, size_t keylen, uint64_t stream_damage,
-              const char *path, char *err, size_t errsize)
+/* ---- the threads ---- */
+
+struct wjob {
+	struct fjob *files;
+	size_t nfiles;
+	struct piece **pieces; /* every file's, largest files first */
+	size_t npieces;
+	size_t next;     /* atomic: the next file to lay out, then the next piece */
+	bool laying_out; /* the phase */
+	const void *key;
+	size_t keylen;
+};
+
+static void lay_out_file(struct fjob *f)
+{
+	f->fd = vgc_create_tmp(f->out->path, f->tmp, sizeof f->tmp);
+	if (f->fd < 0) {
+		fail(f, errno);
+		return;
+	}
+	gather_texts(f);
+	lay_out(f);
+	/* The columns are written into a mapping of the file, its blocks taken first (so
+	 * that a full disk fails here, not as a fault while writing): pieces written into one
+	 * file by pwrite would wait for each other on the file's lock. Without fallocate,
+	 * they are written with pwrite. */
+	int rc = f->end ? posix_fallocate(f->fd, 0, (off_t)f->end) : EINVAL;
+	if (rc == 0) {
+		void *m = mmap(NULL, f->end, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+		f->map = m == MAP_FAILED ? NULL : m;
+	} else if (rc != EINVAL && rc != EOPNOTSUPP) {
+		fail(f, rc);
+		return;
+	}
+	/* the head (texts and blobs) now; the columns after it as their pieces come */
+	if (f->map)
+		memcpy(f->map + f->texts_at, f->head, f->nhead);
+	else
+		write_at(f, f->head, f->nhead, f->texts_at);
+}
+
+static void *work(void *arg)
+{
+	struct wjob *j = arg;
+	uint64_t *buf = vgq_xcalloc(3 * PIECE_TUPLES, sizeof *buf);
+	for (;;) {
+		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (j->laying_out) {
+			if (i >= j->nfiles)
+				break;
+			lay_out_file(&j->files[i]);
+		} else {
+			if (i >= j->npieces)
+				break;
+			if (!j->pieces[i]->f->failed)
+				write_piece(j->pieces[i], buf);
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+static void run(struct wjob *j, unsigned threads, size_t ntasks)
+{
+	j->next = 0;
+	if (threads > ntasks)
+		threads = ntasks ? (unsigned)ntasks : 1;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	pthread_t tid[MAX_THREADS];
+	unsigned started = 0;
+	for (unsigned t = 1; t < threads; t++)
+		if (pthread_create(&tid[started], NULL, work, j) == 0)
+			started++;
+	work(j);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+}
+
+static int by_size(const void *a, const void *b)
+{
+	const struct fjob *x = a, *y = b;
+	return x->r->ntuples < y->r->ntuples ? 1 : x->r->ntuples > y->r->ntuples ? -1 : 0;
+}
+
+int vgc_write_relations(struct vgc_out *outs, size_t n, const void *key, size_t keylen,
+                        unsigned threads)
+{
+	struct wjob j = {.files = vgq_xcalloc(n ? n : 1, sizeof *j.files),
+	                 .nfiles = n,
+	                 .key = key,
+	                 .keylen = keylen};
+	for (size_t i = 0; i < n; i++) {
+		outs[i].written = false;
+		j.files[i] = (struct fjob){.out = &outs[i], .r = outs[i].rel, .fd = -1};
+	}
+	qsort(j.files, n, sizeof *j.files, by_size); /* the largest laid out first */
+	j.laying_out = true;
+	run(&j, threads, n);
+	for (size_t i = 0; i < n; i++)
+		j.npieces += j.files[i].npieces;
+	j.pieces = vgq_xcalloc(j.npieces ? j.npieces : 1, sizeof *j.pieces);
+	j.npieces = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < j.files[i].npieces; k++)
+			j.pieces[j.npieces++] = &j.files[i].pieces[k];
+	j.laying_out = false;
+	run(&j, threads, j.npieces);
+	int err = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct fjob *f = &j.files[i];
+		if (f->fd >= 0)
+			finish_file(f, key, keylen);
+		if (f->failed && !err)
+			err = f->err;
+		free(f->texts.keys);
+		free(f->texts.offs);
+		free(f->text_order);
+		free(f->head);
+		for (size_t c = 0; c < f->ncols; c++)
+			free(f->cols[c].bytes_form);
+		free(f->cols);
+		free(f->pieces);
+	}
+	free(j.pieces);
+	free(j.files);
+	errno = err;
+	return err ? -1 : 0;
+}
+
+/* ---- shared with the manifest's writer ---- */
+
+int vgc_create_tmp(const char *path, char *tmp, size_t tmpsize)
 {
 	/* never renamed over what is not a regular file (a FIFO, a device, a link someone
-	 * put there): the cache is then not written */
+	 * put there): the file is then not written */
 	struct stat st;
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		snprintf(err, errsize, "%s: not a regular file", path);
 		errno = EEXIST;
 		return -1;
 	}
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	static unsigned long counter; /* two writers of one process: two names */
+	unsigned long k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+	if (snprintf(tmp, tmpsize, "%s.tmp.%ld.%lu", path, (long)getpid(), k) >= (int)tmpsize) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	/* 0600: the relations are the trace's data, whoever may read the directory; a file
 	 * left by a killed writer of the same pid is replaced, never followed */
 	int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
 	int fd = open(tmp, flags, 0600);
 	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
 		fd = open(tmp, flags, 0600);
-	if (fd < 0) {
-		snprintf(err, errsize, "%s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	struct writer w = {.f = fdopen(fd, "wb")};
-	if (!w.f) {
-		close(fd);
-		unlink(tmp);
-		snprintf(err, errsize, "%s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	size_t ntexts = vgq_pool_count(db->internal->pool);
-	w.texts.cap = 16;
-	while (w.texts.cap < 2 * ntexts + 2)
-		w.texts.cap *= 2;
-	w.texts.keys = vgq_xcalloc(w.texts.cap, sizeof *w.texts.keys);
-	w.texts.offs = vgq_xcalloc(w.texts.cap, sizeof *w.texts.offs);
+	return fd;
+}
 
+void vgc_relation_path(const char *manifest, const char *name, char *out, size_t n)
+{
+	char esc[256];
+	size_t k = 0;
+	for (const unsigned char *c = (const unsigned char *)name; *c && k + 4 < 200; c++) {
+		bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		             (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.';
+		k += (size_t)snprintf(esc + k, sizeof esc - k, plain ? "%c" : "%%%02X", *c);
+	}
+	if (strlen(name) * 3 >= 196) { /* perhaps cut short: the whole name's hash */
+		uint64_t h = 1469598103934665603ull;
+		for (const char *c = name; *c; c++)
+			h = (h ^ (uint8_t)*c) * 1099511628211ull;
+		snprintf(esc + k, sizeof esc - k, "~%016llx", (unsigned long long)h);
+	}
+	snprintf(out, n, "%s.rel-%s", manifest, esc);
+}
+
+/* ---- the manifest ---- */
+
+int vgc_write_manifest(const struct vgq_database *db, size_t nwarnings, const void *key,
+                       size_t keylen, uint64_t stream_damage, const char *path)
+{
+	struct vgc_out out = {.path = path};
+	struct fjob f = {.out = &out};
+	f.fd = vgc_create_tmp(path, f.tmp, sizeof f.tmp);
+	if (f.fd < 0)
+		return -1;
+	struct dir d = {0};
+	dir_u64(&d, keylen);
+	dir_raw(&d, key, keylen);
+	uint64_t head[] = {db->events, (uint64_t)db->first, (uint64_t)db->last, stream_damage,
+	                   nwarnings};
+	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+		dir_u64(&d, head[i]);
+	for (size_t i = 0; i < nwarnings; i++)
+		dir_text(&d, db->warnings[i]);
+	/* every relation but the derived WaitFor (there only when named) */
+	const bool *by_need = db->internal->by_need;
+	size_t n = 0;
+	for (size_t i = 0; i < db->nrelations; i++)
+		n += by_need[i] || db->relations[i]->kind == VGQ_REL_ENTITY;
+	dir_u64(&d, n);
+	for (size_t i = 0; i < db->nrelations; i++) {
+		const struct vgq_relation *r = db->relations[i];
+		if (!by_need[i] && r->kind != VGQ_REL_ENTITY)
+			continue;
+		dir_text(&d, r->name);
+		dir_u64(&d, (uint64_t)r->kind);
+		dir_u64(&d, r->nattrs);
+		for (size_t a = 0; a < r->nattrs; a++) {
+			dir_text(&d, r->attrs[a].name);
+			dir_u64(&d, (uint64_t)r->attrs[a].type);
+			dir_text(&d, r->attrs[a].ref_kind);
+		}
+		dir_u64(&d, by_need[i]);
+	}
 	struct vgc_header h = {.version = VGC_VERSION, .endian = VGC_ENDIAN};
 	memcpy(h.magic, VGC_MAGIC, sizeof h.magic);
-	put(&w, &h, sizeof h);
-	uint64_t texts_at = w.pos;
-	vgq_pool_each(db->internal->pool, write_text, &w);
-	uint64_t texts_size = w.pos - texts_at;
-	directory(&w, db, key, keylen, stream_damage, texts_at, texts_size, w.texts_sum);
-	for (size_t i = 0; i < db->nrelations; i++)
-		relation(&w, db->relations[i]);
-	pad(&w, 8);
-	h.dir_offset = w.pos;
-	h.dir_size = w.ndir;
-	h.dir_sum = vgc_checksum(w.dir, w.ndir);
-	put(&w, w.dir, w.ndir);
-	h.file_size = w.pos;
+	h.dir_offset = sizeof h;
+	h.dir_size = d.n;
+	h.dir_sum = vgc_checksum(d.p, d.n);
+	h.file_size = sizeof h + d.n;
 	h.head_sum = vgc_checksum(&h, offsetof(struct vgc_header, head_sum));
-	if (fseek(w.f, 0, SEEK_SET) == 0)
-		put(&w, &h, sizeof h);
-	else
-		w.failed = true;
-	int saved = errno;
-	if (fclose(w.f) != 0 || w.failed) {
-		saved = errno;
-		unlink(tmp);
-	} else if (rename(tmp, path) != 0) {
-		saved = errno;
-		unlink(tmp);
-		w.failed = true;
-	}
-	free(w.texts.keys);
-	free(w.texts.offs);
-	free(w.dir);
-	if (w.failed) {
-		snprintf(err, errsize, "writing %s: %s", path, strerror(saved ? saved : EIO));
-		errno = saved;
+	write_at(&f, &h, sizeof h, 0);
+	write_at(&f, d.p, d.n, sizeof h);
+	free(d.p);
+	if (close(f.fd) != 0)
+		fail(&f, errno);
+	if (!f.failed && rename(f.tmp, path) != 0)
+		fail(&f, errno);
+	if (f.failed) {
+		unlink(f.tmp);
+		errno = f.err;
 		return -1;
 	}
 	return 0;

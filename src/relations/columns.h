@@ -25,6 +25,12 @@ struct vgq_db_internal {
 	struct vgq_derived_try *tried;
 	size_t ntried;
 	struct vgc_derived *derived_cache; /* where they are cached (cache_derived.c), or NULL */
+	/* A database built from a trace (build.c) or from the relations cache's manifest: per
+	 * relation, whether it is built only when a query names it (its event types' relation;
+	 * vgq_build_options.need), and how many of the warnings are the pass's (the rest:
+	 * the derived WaitFor's). NULL / 0 otherwise. */
+	bool *by_need;
+	size_t nwarnings_pass;
 };
 
 /* Mixes all bits of h into all bits (splitmix64's finalizer): tables index by low bits. */

@@ -53,6 +53,11 @@ static bool has_lock_ops(const struct vgt_trace *t)
 	return false;
 }
 
+bool vgq_waits_possible(const struct vgt_trace *t)
+{
+	return has_lock_ops(t);
+}
+
 struct vgq_waits *vgq_waits_new(struct vgt_trace *t)
 {
 	if (!has_lock_ops(t))

@@ -11,11 +11,18 @@ the trace's answers, whatever happened to the trace or the cache since.
    stream cut short) answers as the trace now is, damage report and exit status
    included, cold and warm;
 3. a trace directory vigil cannot write: the cache goes to the cache directory;
-4. a cache file damaged anywhere (bytes changed, cut short): one line at most, never
-   another answer, and the next query is warm again.
+4. a cache file damaged anywhere (bytes changed, cut short; the manifest or a relation's
+   file): one line at most, never another answer, and the next query is warm again;
+5. a partial cache: a query over some relations caches those only (and the entity
+   relations); a later query naming others adds them ("added") and answers as the trace,
+   texts equal across relations cached apart (a join on a text attribute) included; a
+   trace grown or damaged after a partial cache answers anew;
+6. queries at once on one trace (cold, naming different relations): every answer the
+   trace's, and the cache they leave whole (warm answers the trace's, no damage said).
 Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
 directory and HOME inside the test's own temporary directory."""
 import argparse
+import glob
 import json
 import os
 import pwd
@@ -24,6 +31,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 
 QUERY = """range of A1 is A
 range of A2 is A
@@ -156,8 +164,17 @@ def read_only(v, work):
 
 
 def damaged_cache(v, trace):
+    manifest = os.path.join(trace, ".vigil-cache")
+    check(v.query(trace, QUERY)[3] == "warm", "no warm cache to damage")
+    rels = sorted(glob.glob(manifest + ".rel-*"), key=os.path.getsize)
+    check(len(rels) >= 4, "relation files: %s" % rels)
+    # the manifest, the largest relation's file and an entity relation's
+    for path in (manifest, rels[-1], manifest + ".rel-Owner"):
+        damaged_file(v, trace, path)
+
+
+def damaged_file(v, trace, path):
     ref = v.query(trace, QUERY, cache=False)
-    path = os.path.join(trace, ".vigil-cache")
     check(v.query(trace, QUERY)[3] == "warm", "no warm cache to damage")
     with open(path, "rb") as f:
         good = f.read()
@@ -186,10 +203,10 @@ def damaged_cache(v, trace):
             detected += 1
             check(got[3] == "rebuilt", "damaged cache (%s): outcome %s" % (what, got[3]))
             check(v.query(trace, QUERY)[3] == "warm", "not warm after rebuilding (%s)" % what)
-    check(detected >= len(cases) // 2, "only %d of %d damaged caches noticed"
-          % (detected, len(cases)))
-    print("damaged cache: %d of %d damages said in one line, every answer the trace's"
-          % (detected, len(cases)))
+    check(detected >= len(cases) // 2, "only %d of %d damaged caches noticed (%s)"
+          % (detected, len(cases), path))
+    print("damaged cache %s: %d of %d damages said in one line, every answer the trace's"
+          % (os.path.basename(path), detected, len(cases)))
 
 
 def not_regular(v, trace):
@@ -219,6 +236,108 @@ def not_regular(v, trace):
     print("not a regular file: left alone, answers from the trace")
 
 
+QUERY_A = """range of A1 is A
+retrieve (A1.all)
+retrieve (A1.tag, A1.owner, n = count(A1.key by A1.tag))
+"""
+QUERY_EA = """range of A1 is A
+range of E1 is E
+retrieve (E1.key, E1.tag, E1.u) where E1.val > 10
+retrieve (A1.key, E1.key, A1.tag) where A1.tag = E1.tag and A1.key = E1.key when E1 overlap A1
+retrieve (A1.owner, n = count(E1.key by E1.tag))
+"""
+QUERY_B = """range of B1 is B
+retrieve (B1.key, B1.val)
+"""
+
+
+def rel_files(trace):
+    return sorted(os.path.basename(f)[len(".vigil-cache.rel-"):]
+                  for f in glob.glob(os.path.join(trace, ".vigil-cache.rel-*")))
+
+
+def partial(v, work):
+    """A cache holding some relations: later queries add the others."""
+    trace = v.record(os.path.join(work, "partial"), 21, 3000)
+    same_as_trace(v, trace, QUERY_A, "cold", "partial: A alone")
+    have = rel_files(trace)
+    check("A" in have and "E" not in have and "B" not in have and "Owner" in have,
+          "a query over A cached %s" % have)
+    # E and A: A from its file, E built and added; a join on texts across the two
+    got = same_as_trace(v, trace, QUERY_EA, "added", "partial: E and A")
+    check(len(got[1]) > 100 and '"A1.tag"' in got[1] or "tag" in got[1],
+          "partial: no answer to the join: %r" % got[1][:200])
+    check("E" in rel_files(trace), "E was not added: %s" % rel_files(trace))
+    same_as_trace(v, trace, QUERY_EA, "warm", "partial: E and A again")
+    same_as_trace(v, trace, QUERY, "added", "partial: A, B, E")
+    same_as_trace(v, trace, QUERY_A, "warm", "partial: A again")
+    # grown after a partial cache: every relation's answer anew
+    trace2 = v.record(os.path.join(work, "partial2"), 22, 3000)
+    same_as_trace(v, trace2, QUERY_B, "cold", "partial2: B alone")
+    before = v.query(trace2, QUERY_EA, cache=False)[1]
+    extra = v.record(os.path.join(work, "extra2"), 23, 1000)
+    image = [d for d in os.listdir(extra) if os.path.isdir(os.path.join(extra, d))][0]
+    shutil.copytree(os.path.join(extra, image), os.path.join(trace2, "grown-" + image))
+    got = same_as_trace(v, trace2, QUERY_EA, "cold", "partial2 grown: E and A")
+    check(got[1] != before, "the grown trace answers as before it grew")
+    same_as_trace(v, trace2, QUERY_B, "added", "partial2 grown: B (stale file)")
+    same_as_trace(v, trace2, QUERY, "warm", "partial2 grown: A, B, E")
+    # a relation's file damaged under a partial cache: said, rebuilt, the trace's answer
+    path = os.path.join(trace2, ".vigil-cache.rel-E")
+    with open(path, "r+b") as f:
+        f.seek(os.path.getsize(path) // 2)
+        b = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([b[0] ^ 0x5A]))
+    ref = v.query(trace2, QUERY_EA, cache=False)
+    got = v.query(trace2, QUERY_EA)
+    said = [x for x in got[2] if "relations cache" in x]
+    check(got[3] == "rebuilt" and len(said) == 1 and got[:2] == ref[:2] and
+          got[2] == said + ref[2], "partial2, E's file damaged: %s %s" % (got[3], got[2]))
+    same_as_trace(v, trace2, QUERY_EA, "warm", "partial2: E rebuilt")
+    # damaged trace after a partial cache
+    streams = [os.path.join(r, f) for r, _, fs in os.walk(trace2) for f in fs
+               if f != "metadata" and not f.startswith(".")]
+    big = max(streams, key=os.path.getsize)
+    os.truncate(big, os.path.getsize(big) * 2 // 3 + 3)
+    same_as_trace(v, trace2, QUERY_B, "cold", "partial2 damaged: B")
+    got = same_as_trace(v, trace2, QUERY_EA, "added", "partial2 damaged: E and A")
+    check(got[0] == 1 and any("damaged place" in x for x in got[2]),
+          "the damaged trace does not say so: exit %d, %s" % (got[0], got[2]))
+    same_as_trace(v, trace2, QUERY, "warm", "partial2 damaged: A, B, E")
+    print("partial cache: relations added as named, answers the trace's")
+
+
+def concurrent(v, work):
+    """Queries at once on a trace without a cache, naming different relations."""
+    trace = v.record(os.path.join(work, "together"), 31, 4000)
+    texts = [QUERY_A, QUERY_EA, QUERY_B, QUERY, QUERY_EA, QUERY_A, QUERY]
+    refs = {t: v.query(trace, t, cache=False) for t in set(texts)}
+    for round_ in range(3):
+        for f in glob.glob(os.path.join(trace, ".vigil-cache*")):
+            os.unlink(f)
+        got = [None] * len(texts)
+
+        def run(i):
+            got[i] = v.query(trace, texts[i])
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(texts))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i, t in enumerate(texts):
+            check(got[i][:3] == refs[t][:3] and got[i][3] in ("cold", "added", "warm"),
+                  "concurrent round %d, query %d: cache %s, stderr %s"
+                  % (round_, i, got[i][3], got[i][2]))
+        for t in set(texts):
+            again = v.query(trace, t)
+            check(again[3] == "warm" and again[:3] == refs[t][:3],
+                  "after concurrent queries: cache %s, stderr %s" % (again[3], again[2]))
+    check(not glob.glob(os.path.join(trace, ".vigil-cache*.tmp.*")),
+          "temporary files left: %s" % glob.glob(os.path.join(trace, "*.tmp.*")))
+    print("concurrent: %d queries at once, 3 rounds, every answer the trace's" % len(texts))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True)
@@ -234,6 +353,8 @@ def main():
         read_only(v, work)
         damaged_cache(v, trace)
         not_regular(v, trace)
+        partial(v, work)
+        concurrent(v, work)
     except Fail as e:
         print("query.cache: FAILED: %s\n(work kept in %s)" % (e, work))
         return 1
