@@ -594,7 +594,7 @@ int vgc_create_tmp(const char *path, char *tmp, size_t tmpsize)
 	}
 	/* 0600: the relations are the trace's data, whoever may read the directory; a file
 	 * left by a killed writer of the same pid is replaced, never followed */
-	int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+	int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW; /* RDWR: mapped */
 	int fd = open(tmp, flags, 0600);
 	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
 		fd = open(tmp, flags, 0600);
