@@ -154,7 +154,8 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	if (serial_only(o) || !vgq_build_parallel(&b, &rd, waits, db, vgt_decode_threads())) {
 		while ((!o || !o->max_events || read++ < o->max_events) &&
 		       (ev = vgq_reader_next(&rd))) {
-			if (o && o->has_until && rd.recorded > o->until) { /* recorded after: not yet known */
+			if (o && o->has_until &&
+			    rd.recorded > o->until) { /* recorded after: not yet known */
 				dropped = true;
 				continue;
 			}
