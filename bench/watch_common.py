@@ -59,6 +59,15 @@ retrieve (W.process, S.msg) where S.mailbox = W.mailbox when S overlap W""")
 WAYS = (("incremental", {}), ("re-evaluation", {"VIGIL_WATCH_REEVALUATE": "1"}))
 
 
+def table(title, columns, rows):
+    """Prints a markdown table under a heading: `rows` holds each row's cells."""
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for cells in rows:
+        print("| " + " | ".join(cells) + " |")
+
+
 def bench_in_folder(prefix, body, failure):
     """Runs body(folder) in a temporary folder removed after; body returns (ok, result,
     name): result is written to BENCH_OUT/name. Exits 1 saying `failure` if not ok."""

@@ -16,7 +16,7 @@ VIGIL_BENCH_SMOKE=1: 3000 messages in updates of 1000 events."""
 import os
 
 from watch_common import (MAILBOX, OVERLAP, SELECTION, SMOKE, VGL, VIGIL, WAYS,
-                          bench_in_folder, ends, run, say, stats_of)
+                          bench_in_folder, ends, run, say, stats_of, table)
 
 MESSAGES = int(os.environ.get("BENCH_INCR_MESSAGES", "3000" if SMOKE else "200000"))
 UPDATE = int(os.environ.get("BENCH_INCR_UPDATE", "1000" if SMOKE else "20000"))
@@ -59,18 +59,19 @@ def measure(work):
             if how == "incremental":
                 row["state"] = st["state"]
         rows.append(row)
-    print(f"\n### vigil watch per update: incremental vs re-evaluation "
-          f"({MESSAGES} messages, updates of {UPDATE} events, CPU ms)\n")
-    print("| shape | answers | incremental start / end | re-evaluation start / end | "
-          "end ratio | state kept (peak) |")
-    print("|---|---|---|---|---|---|")
+    cells = []
     for r in rows:
         i, e = r["incremental"], r["re-evaluation"]
-        print(f"| {r['shape']} | {r['answer_tuples']}"
-              f"{'' if i['same_answer'] and e['same_answer'] else ' DIFFER'} | "
-              f"{i['start_ms']:.2f} / {i['end_ms']:.2f} | {e['start_ms']:.2f} / "
-              f"{e['end_ms']:.2f} | {e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x | "
-              f"{r['state']['peak']}{' (unbounded)' if r['state']['unbounded'] else ''} |")
+        cells.append([r["shape"], f"{r['answer_tuples']}"
+                      f"{'' if i['same_answer'] and e['same_answer'] else ' DIFFER'}",
+                      f"{i['start_ms']:.2f} / {i['end_ms']:.2f}",
+                      f"{e['start_ms']:.2f} / {e['end_ms']:.2f}",
+                      f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x",
+                      f"{r['state']['peak']}{' (unbounded)' if r['state']['unbounded'] else ''}"])
+    table(f"vigil watch per update: incremental vs re-evaluation ({MESSAGES} messages, "
+          f"updates of {UPDATE} events, CPU ms)",
+          ["shape", "answers", "incremental start / end", "re-evaluation start / end",
+           "end ratio", "state kept (peak)"], cells)
     res = {"messages": MESSAGES, "update_events": UPDATE, "rows": rows}
     return ok, res, "watch_incremental.json"
 
