@@ -32,6 +32,16 @@ where S.Mailbox = W.Mailbox and S.Process = "P1"
 when S precede end of W"""),
 ]
 
+def cells(r):
+    """A row's cells in the table."""
+    i, e = r["incremental"], r["re-evaluation"]
+    return [r["shape"], f"{r['answer_tuples']}"
+            f"{'' if i['same_answer'] and e['same_answer'] else ' DIFFER'}",
+            f"{i['start_ms']:.2f} / {i['end_ms']:.2f}",
+            f"{e['start_ms']:.2f} / {e['end_ms']:.2f}",
+            f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x",
+            f"{r['state']['peak']}{' (unbounded)' if r['state']['unbounded'] else ''}"]
+
 
 def measure(work):
     ok = True
@@ -59,19 +69,10 @@ def measure(work):
             if how == "incremental":
                 row["state"] = st["state"]
         rows.append(row)
-    cells = []
-    for r in rows:
-        i, e = r["incremental"], r["re-evaluation"]
-        cells.append([r["shape"], f"{r['answer_tuples']}"
-                      f"{'' if i['same_answer'] and e['same_answer'] else ' DIFFER'}",
-                      f"{i['start_ms']:.2f} / {i['end_ms']:.2f}",
-                      f"{e['start_ms']:.2f} / {e['end_ms']:.2f}",
-                      f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x",
-                      f"{r['state']['peak']}{' (unbounded)' if r['state']['unbounded'] else ''}"])
     table(f"vigil watch per update: incremental vs re-evaluation ({MESSAGES} messages, "
           f"updates of {UPDATE} events, CPU ms)",
           ["shape", "answers", "incremental start / end", "re-evaluation start / end",
-           "end ratio", "state kept (peak)"], cells)
+           "end ratio", "state kept (peak)"], [cells(r) for r in rows])
     res = {"messages": MESSAGES, "update_events": UPDATE, "rows": rows}
     return ok, res, "watch_incremental.json"
 

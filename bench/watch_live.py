@@ -27,6 +27,18 @@ from watch_common import (MAILBOX, OVERLAP, SELECTION, SMOKE, VGL, VIGIL, WAYS,
 
 MESSAGES = int(os.environ.get("BENCH_LIVE_MESSAGES", "3000" if SMOKE else "200000"))
 
+def cells(r):
+    """A row's cells in the table."""
+    i, e = r["incremental"], r["re-evaluation"]
+    return [r["shape"], f"{r['answer_tuples']}"
+            f"{'' if i['same_answer'] else ' NETWORK DIFFERS'}"
+            f"{'' if e['same_answer'] else ' (re-evaluation differs)'}",
+            f"{r['events']}", f"{i['start_ms']:.2f} / {i['end_ms']:.2f} ({i['updates']})",
+            f"{i['start_us_per_event']:.2f} / {i['end_us_per_event']:.2f}",
+            f"{e['start_ms']:.2f} / {e['end_ms']:.2f} ({e['updates']})",
+            f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x",
+            f"{i['total_cpu_ms']:.0f} / {e['total_cpu_ms']:.0f} ms"]
+
 
 def measure(work):
     ok = True
@@ -64,23 +76,12 @@ def measure(work):
                 row["events"] = st["state"]["events"]
                 row["follow"] = st["follow"]
         rows.append(row)
-    cells = []
-    for r in rows:
-        i, e = r["incremental"], r["re-evaluation"]
-        cells.append([r["shape"], f"{r['answer_tuples']}"
-                      f"{'' if i['same_answer'] else ' NETWORK DIFFERS'}"
-                      f"{'' if e['same_answer'] else ' (re-evaluation differs)'}",
-                      f"{r['events']}", f"{i['start_ms']:.2f} / {i['end_ms']:.2f} ({i['updates']})",
-                      f"{i['start_us_per_event']:.2f} / {i['end_us_per_event']:.2f}",
-                      f"{e['start_ms']:.2f} / {e['end_ms']:.2f} ({e['updates']})",
-                      f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x",
-                      f"{i['total_cpu_ms']:.0f} / {e['total_cpu_ms']:.0f} ms"])
     table(f"vigil watch live, per update: update network over the growing trace vs "
           f"re-evaluated snapshots ({MESSAGES} messages, every 200 ms, CPU ms)",
           ["shape", "answers", "events", "network ms per update, start / end (updates)",
            "network µs per event, start / end",
            "re-evaluation ms per snapshot, start / end (snapshots)", "end ratio",
-           "whole watch CPU (network / re-evaluation)"], cells)
+           "whole watch CPU (network / re-evaluation)"], [cells(r) for r in rows])
     return ok, {"messages": MESSAGES, "rows": rows}, "watch_live.json"
 
 
