@@ -23,8 +23,13 @@ Also a query naming no derived relation (`OSThread`), with this build and, when
 VIGIL_BASE_BUILD names another build (e.g. main's), with that one: the lazy path must
 cost it nothing.
 
+The warm query's max RSS is kept too. BENCH_DERIVED_WARM_ONLY=1: only the cache's
+cold and warm runs (no uncached query, no peer), each build on a trace of its own (a
+hard-linked copy for VIGIL_BASE_BUILD: the cache is keyed on the executable), the builds
+in turn: the warm read side by side with another build.
+
 VIGIL_BENCH_SMOKE=1: 400 requests, one run. Writes BENCH_OUT/derived.json (BENCH_OUT:
-BUILD/bench)."""
+BUILD/bench), or derived_warm.json."""
 import collections
 import glob
 import json
@@ -60,9 +65,9 @@ for path in sorted(glob.glob(os.path.join(d, "net-*.json"))):
 '''
 
 
-def first_and_total(cmd, t0=None, env=None):
+def first_and_total(cmd, t0=None, env=None, rss=None):
     """Seconds to the first line of cmd's stdout and to its end (from t0, default now),
-    and its lines."""
+    and its lines; its max RSS (kB) appended to the list rss if given."""
     t0 = t0 or time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env)
@@ -70,12 +75,16 @@ def first_and_total(cmd, t0=None, env=None):
     t_first = time.monotonic() - t0
     rest = p.stdout.read()
     err = p.stderr.read()
-    if p.wait():
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if rss is not None:
+        rss.append(usage.ru_maxrss)
+    if p.returncode:
         raise SystemExit(f"derived_bench: {' '.join(cmd)} exited {p.returncode}: {err[-2000:]}")
     return t_first, time.monotonic() - t0, ([first] if first else []) + rest.splitlines()
 
 
-def vigil_side(trace, cache="off"):
+def vigil_side(trace, cache="off", vigil=VIGIL, rss=None):
     """cache: off (VIGIL_CACHE=off), cold (the cache files removed first) or warm."""
     if cache == "cold":
         for f in glob.glob(os.path.join(trace, ".vigil-cache*")):
@@ -83,8 +92,8 @@ def vigil_side(trace, cache="off"):
     env = dict(os.environ, VIGIL_CACHE="off" if cache == "off" else "on")
     if SMOKE:
         env["VIGIL_CACHE_MIN_EVENTS"] = "0"
-    t_first, t_total, lines = first_and_total([VIGIL, "query", trace, "--format", "json",
-                                               "-e", QUERY], env=env)
+    t_first, t_total, lines = first_and_total([vigil, "query", trace, "--format", "json",
+                                               "-e", QUERY], env=env, rss=rss)
     rows = collections.Counter()
     for line in lines:
         v = json.loads(line)["values"]
@@ -114,8 +123,7 @@ def plain_query(build, trace):
     return time.monotonic() - t0
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="vigil-derived-bench-")
+def record(tmp):
     trace = os.path.join(tmp, "trace")
     print(f"recording three_tier: {REQUESTS} requests on {THREADS} client threads",
           file=sys.stderr, flush=True)
@@ -123,7 +131,55 @@ def main():
                     "three_tier"), "run", "--threads", str(THREADS), "--requests",
                     str(REQUESTS // THREADS)], check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
-    ours, peers, plain, base, cold, warm = [], [], [], [], [], []
+    return trace
+
+
+def warm_only(tmp, trace):
+    """The cache's cold and warm first answers and the warm max RSS, per build, in turn."""
+    builds = [("this", VIGIL, trace)]
+    base = os.environ.get("VIGIL_BASE_BUILD")
+    if base:
+        copy = os.path.join(tmp, "trace-base")
+        subprocess.run(["cp", "-al", trace, copy], check=True)
+        builds.append(("base", os.path.join(os.path.abspath(base), "bin", "vigil"), copy))
+    runs = {name: {"cold": [], "warm": [], "rss": []} for name, _, _ in builds}
+    answer = None
+    for name, vigil, t in builds:
+        f, _, rows = vigil_side(t, "cold", vigil)
+        runs[name]["cold"].append(f)
+        answer = answer or rows
+        if rows != answer:
+            raise SystemExit(f"derived_bench: the {name} build's answer differs")
+    for _ in range(RUNS):
+        for name, vigil, t in builds:
+            f, _, rows = vigil_side(t, "warm", vigil, runs[name]["rss"])
+            runs[name]["warm"].append(f)
+            if rows != answer:
+                raise SystemExit(f"derived_bench: the {name} build's warm answer differs")
+    res = {"requests": REQUESTS, "runs": RUNS, "rows": sum(answer.values()),
+           "load": os.getloadavg()}
+    for name, r in runs.items():
+        res[name] = {"cache_cold_first_s": r["cold"][0],
+                     "cache_warm_first_s": statistics.median(r["warm"]),
+                     "cache_warm_first_all_s": r["warm"],
+                     "cache_warm_max_rss_kb": statistics.median(r["rss"])}
+        each = ", ".join(f"{x:.3f}" for x in r["warm"])
+        print(f"  {name} build: cold {r['cold'][0]:.2f} s, warm first answer "
+              f"{res[name]['cache_warm_first_s']:.3f} s (runs {each}), warm max RSS "
+              f"{res[name]['cache_warm_max_rss_kb'] / 1024:.0f} MB")
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "derived_warm.json"), "w") as f:
+        json.dump(res, f, indent=1)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="vigil-derived-bench-")
+    trace = record(tmp)
+    if os.environ.get("BENCH_DERIVED_WARM_ONLY") == "1":
+        warm_only(tmp, trace)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    ours, peers, plain, base, cold, warm, warm_rss = [], [], [], [], [], [], []
     base_build = os.environ.get("VIGIL_BASE_BUILD")
     rows = None
     for _ in range(RUNS):  # in turn, so that a busy machine slows both alike
@@ -136,7 +192,7 @@ def main():
                              f"rows, split + script {sum(theirs.values())}")
         rows = sum(mine.values())
         for runs, mode in ((cold, "cold"), (warm, "warm")):
-            f, t, cached = vigil_side(trace, mode)
+            f, t, cached = vigil_side(trace, mode, rss=warm_rss if mode == "warm" else None)
             runs.append((f, t))
             if cached != mine:
                 raise SystemExit(f"derived_bench: the {mode} answer differs: "
@@ -152,6 +208,7 @@ def main():
            "split_script_first_s": med(peers, 0), "split_script_total_s": med(peers, 1),
            "cache_cold_first_s": med(cold, 0), "cache_warm_first_s": med(warm, 0),
            "cache_cold_total_s": med(cold, 1), "cache_warm_total_s": med(warm, 1),
+           "cache_warm_max_rss_kb": statistics.median(warm_rss),
            "plain_query_s": statistics.median(plain),
            "plain_query_base_s": statistics.median(base) if base else None}
     os.makedirs(OUT, exist_ok=True)
@@ -166,7 +223,8 @@ def main():
           f"({res['split_script_first_s'] / res['query_first_s']:.2f}x)")
     print(f"  the relations cache: first answer cold {res['cache_cold_first_s']:.2f} s, "
           f"warm {res['cache_warm_first_s']:.3f} s "
-          f"({res['cache_cold_first_s'] / res['cache_warm_first_s']:.0f}x)")
+          f"({res['cache_cold_first_s'] / res['cache_warm_first_s']:.0f}x), warm max RSS "
+          f"{res['cache_warm_max_rss_kb'] / 1024:.0f} MB")
     print(f"  a query naming no derived relation: {res['plain_query_s']:.3f} s" +
           (f" (base build {res['plain_query_base_s']:.3f} s)" if base else ""))
     shutil.rmtree(tmp, ignore_errors=True)

@@ -13,23 +13,17 @@ the last three before the final one (which also closes what is still open), and 
 network's kept state. Both answers must equal `vigil query`'s over the recording (exit 1
 otherwise). Writes BENCH_OUT/watch_incremental.json; progress on stderr.
 VIGIL_BENCH_SMOKE=1: 3000 messages in updates of 1000 events."""
-import json
 import os
-import shutil
-import sys
-import tempfile
 
-from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, ends, run, say, stats_of
+from watch_common import (MAILBOX, OVERLAP, SELECTION, SMOKE, VGL, VIGIL, WAYS,
+                          bench_in_folder, ends, run, say, stats_of, table)
 
 MESSAGES = int(os.environ.get("BENCH_INCR_MESSAGES", "3000" if SMOKE else "200000"))
 UPDATE = int(os.environ.get("BENCH_INCR_UPDATE", "1000" if SMOKE else "20000"))
 
 SHAPES = [
-    ("selection, projection", """range of S is SendMessage
-retrieve (S.process, S.msg) where S.mailbox = "M2" """),
-    ("join, when overlap", """range of S is SendMessage
-range of W is Waiting
-retrieve (W.process, S.msg) where S.mailbox = W.mailbox when S overlap W"""),
+    SELECTION,
+    OVERLAP,
     ("join, when precede (ResumedbyP1)", """range of S is SendMessage
 range of W is Waiting
 retrieve ResumedbyP1 (Process = W.Process)
@@ -38,57 +32,50 @@ where S.Mailbox = W.Mailbox and S.Process = "P1"
 when S precede end of W"""),
 ]
 
+def cells(r):
+    """A row's cells in the table."""
+    i, e = r["incremental"], r["re-evaluation"]
+    return [r["shape"], f"{r['answer_tuples']}"
+            f"{'' if i['same_answer'] and e['same_answer'] else ' DIFFER'}",
+            f"{i['start_ms']:.2f} / {i['end_ms']:.2f}",
+            f"{e['start_ms']:.2f} / {e['end_ms']:.2f}",
+            f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x",
+            f"{r['state']['peak']}{' (unbounded)' if r['state']['unbounded'] else ''}"]
 
-def main():
-    work = tempfile.mkdtemp(prefix="vigil-bench-incr-")
+
+def measure(work):
     ok = True
     rows = []
-    try:
-        trace = os.path.join(work, "run")
-        say(f"watch-incremental: recording {MESSAGES} messages")
-        run([VIGIL, "record", "-q", "-o", trace, "--", MAILBOX, "--seed", "5", "--processes",
-             "8", "--processors", "3", "--messages", str(MESSAGES)], timeout=3600)
-        for name, q in SHAPES:
-            say(f"watch-incremental: {name}")
-            full = sorted(run([VIGIL, "query", trace, "--format", "json", "-e", q])
-                          .stdout.splitlines())
-            row = {"shape": name, "answer_tuples": len(full)}
-            base = [VIGIL, "watch", "--replay", trace, "--sensors", VGL, "--format", "json",
-                    "--stats", "--update-events", str(UPDATE), "-e", q]
-            for how, env in (("incremental", {}),
-                             ("re-evaluation", {"VIGIL_WATCH_REEVALUATE": "1"})):
-                p = run(base, env, timeout=3600)
-                st = stats_of(p.stderr)
-                same = sorted(p.stdout.splitlines()) == full
-                ok &= same and st["evaluation"] == how
-                start, end = ends(st["update_cpu_ns"])
-                row[how] = {"updates": len(st["update_cpu_ns"]), "start_ms": start,
-                            "end_ms": end, "same_answer": same,
-                            "total_cpu_ms": sum(st["update_cpu_ns"]) / 1e6}
-                if how == "incremental":
-                    row["state"] = st["state"]
-            rows.append(row)
-        res = {"messages": MESSAGES, "update_events": UPDATE, "rows": rows}
-        os.makedirs(OUT, exist_ok=True)
-        with open(os.path.join(OUT, "watch_incremental.json"), "w") as f:
-            json.dump(res, f, indent=1)
-        print(f"\n### vigil watch per update: incremental vs re-evaluation "
-              f"({MESSAGES} messages, updates of {UPDATE} events, CPU ms)\n")
-        print("| shape | answers | incremental start / end | re-evaluation start / end | "
-              "end ratio | state kept (peak) |")
-        print("|---|---|---|---|---|---|")
-        for r in rows:
-            i, e = r["incremental"], r["re-evaluation"]
-            print(f"| {r['shape']} | {r['answer_tuples']}"
-                  f"{'' if i['same_answer'] and e['same_answer'] else ' DIFFER'} | "
-                  f"{i['start_ms']:.2f} / {i['end_ms']:.2f} | {e['start_ms']:.2f} / "
-                  f"{e['end_ms']:.2f} | {e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x | "
-                  f"{r['state']['peak']}{' (unbounded)' if r['state']['unbounded'] else ''} |")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if not ok:
-        say("watch-incremental: an answer differs from vigil query's")
-        sys.exit(1)
+    trace = os.path.join(work, "run")
+    say(f"watch-incremental: recording {MESSAGES} messages")
+    run([VIGIL, "record", "-q", "-o", trace, "--", MAILBOX, "--seed", "5", "--processes",
+         "8", "--processors", "3", "--messages", str(MESSAGES)], timeout=3600)
+    for name, q in SHAPES:
+        say(f"watch-incremental: {name}")
+        full = sorted(run([VIGIL, "query", trace, "--format", "json", "-e", q])
+                      .stdout.splitlines())
+        row = {"shape": name, "answer_tuples": len(full)}
+        base = [VIGIL, "watch", "--replay", trace, "--sensors", VGL, "--format", "json",
+                "--stats", "--update-events", str(UPDATE), "-e", q]
+        for how, env in WAYS:
+            p = run(base, env, timeout=3600)
+            st = stats_of(p.stderr)
+            same = sorted(p.stdout.splitlines()) == full
+            ok &= same and st["evaluation"] == how
+            start, end = ends(st["update_cpu_ns"])
+            row[how] = {"updates": len(st["update_cpu_ns"]), "start_ms": start,
+                        "end_ms": end, "same_answer": same,
+                        "total_cpu_ms": sum(st["update_cpu_ns"]) / 1e6}
+            if how == "incremental":
+                row["state"] = st["state"]
+        rows.append(row)
+    table(f"vigil watch per update: incremental vs re-evaluation ({MESSAGES} messages, "
+          f"updates of {UPDATE} events, CPU ms)",
+          ["shape", "answers", "incremental start / end", "re-evaluation start / end",
+           "end ratio", "state kept (peak)"], [cells(r) for r in rows])
+    res = {"messages": MESSAGES, "update_events": UPDATE, "rows": rows}
+    return ok, res, "watch_incremental.json"
 
 
-main()
+bench_in_folder("vigil-bench-incr-", measure,
+                "watch-incremental: an answer differs from vigil query's")

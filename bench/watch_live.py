@@ -18,90 +18,72 @@ query`'s over the trace the run kept (--keep; exit 1 otherwise); re-evaluation's
 compared too and a difference is shown (its snapshots take every event visible at once,
 so an event committed late by a preempted writer can make it print a tuple too early).
 Writes BENCH_OUT/watch_live.json; progress on stderr. VIGIL_BENCH_SMOKE=1: 3000 messages."""
-import json
 import os
 import shutil
 import statistics
-import sys
-import tempfile
 
-from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, ends, run, say, stats_of
+from watch_common import (MAILBOX, OVERLAP, SELECTION, SMOKE, VGL, VIGIL, WAYS,
+                          bench_in_folder, ends, run, say, stats_of, table)
 
 MESSAGES = int(os.environ.get("BENCH_LIVE_MESSAGES", "3000" if SMOKE else "200000"))
 
-SHAPES = [
-    ("selection, projection", """range of S is SendMessage
-retrieve (S.process, S.msg) where S.mailbox = "M2" """),
-    ("join, when overlap", """range of S is SendMessage
-range of W is Waiting
-retrieve (W.process, S.msg) where S.mailbox = W.mailbox when S overlap W"""),
-]
+def cells(r):
+    """A row's cells in the table."""
+    i, e = r["incremental"], r["re-evaluation"]
+    return [r["shape"], f"{r['answer_tuples']}"
+            f"{'' if i['same_answer'] else ' NETWORK DIFFERS'}"
+            f"{'' if e['same_answer'] else ' (re-evaluation differs)'}",
+            f"{r['events']}", f"{i['start_ms']:.2f} / {i['end_ms']:.2f} ({i['updates']})",
+            f"{i['start_us_per_event']:.2f} / {i['end_us_per_event']:.2f}",
+            f"{e['start_ms']:.2f} / {e['end_ms']:.2f} ({e['updates']})",
+            f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x",
+            f"{i['total_cpu_ms']:.0f} / {e['total_cpu_ms']:.0f} ms"]
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="vigil-bench-live-")
+def measure(work):
     ok = True
     rows = []
-    try:
-        for name, q in SHAPES:
-            row = {"shape": name}
-            for how, env in (("incremental", {}),
-                             ("re-evaluation", {"VIGIL_WATCH_REEVALUATE": "1"})):
-                say(f"watch-live: {name}, {how}, {MESSAGES} messages")
-                kept = os.path.join(work, "kept")
-                p = run([VIGIL, "watch", "--sensors", VGL, "--format", "json", "--stats",
-                         "--keep", kept, "-e", q, "--", MAILBOX, "--seed", "5", "--processes",
-                         "8", "--processors", "3", "--messages", str(MESSAGES)], env,
-                        timeout=3600)
-                st = stats_of(p.stderr)
-                got = sorted(l for l in p.stdout.splitlines() if l.startswith("{"))
-                want = sorted(run([VIGIL, "query", kept, "--format", "json", "-e", q])
-                              .stdout.splitlines())
-                shutil.rmtree(kept, ignore_errors=True)
-                same = got == want and bool(want)
-                ok &= st["evaluation"] == how and (same or how != "incremental")
-                took = list(zip(st["update_cpu_ns"][:-1], st["update_taken"][:-1]))
-                # updates that took a real share of events (a subject winding down leaves
-                # reads that take a handful: fixed costs, not the cost of the run so far)
-                typical = statistics.median([n for _, n in took if n] or [0])
-                busy = [(c, n) for c, n in took if n and n * 4 >= typical]
-                start, end = ends([c for c, _ in busy] + [0])
-                per = [sum(c for c, _ in part) / max(1, sum(n for _, n in part)) / 1e3
-                       for part in (busy[:5], busy[-5:])]
-                row["answer_tuples"] = len(want)
-                row[how] = {"updates": len(busy), "start_ms": start, "end_ms": end,
-                            "start_us_per_event": per[0], "end_us_per_event": per[1],
-                            "same_answer": same,
-                            "total_cpu_ms": sum(st["update_cpu_ns"]) / 1e6}
-                if how == "incremental":
-                    row["events"] = st["state"]["events"]
-                    row["follow"] = st["follow"]
-            rows.append(row)
-        res = {"messages": MESSAGES, "rows": rows}
-        os.makedirs(OUT, exist_ok=True)
-        with open(os.path.join(OUT, "watch_live.json"), "w") as f:
-            json.dump(res, f, indent=1)
-        print(f"\n### vigil watch live, per update: update network over the growing trace "
-              f"vs re-evaluated snapshots ({MESSAGES} messages, every 200 ms, CPU ms)\n")
-        print("| shape | answers | events | network ms per update, start / end (updates) | "
-              "network µs per event, start / end | re-evaluation ms per snapshot, start / end "
-              "(snapshots) | end ratio | whole watch CPU (network / re-evaluation) |")
-        print("|---|---|---|---|---|---|---|---|")
-        for r in rows:
-            i, e = r["incremental"], r["re-evaluation"]
-            print(f"| {r['shape']} | {r['answer_tuples']}"
-                  f"{'' if i['same_answer'] else ' NETWORK DIFFERS'}"
-                  f"{'' if e['same_answer'] else ' (re-evaluation differs)'} | "
-                  f"{r['events']} | {i['start_ms']:.2f} / {i['end_ms']:.2f} ({i['updates']}) "
-                  f"| {i['start_us_per_event']:.2f} / {i['end_us_per_event']:.2f} "
-                  f"| {e['start_ms']:.2f} / {e['end_ms']:.2f} ({e['updates']}) | "
-                  f"{e['end_ms'] / max(i['end_ms'], 1e-3):.1f}x | "
-                  f"{i['total_cpu_ms']:.0f} / {e['total_cpu_ms']:.0f} ms |")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if not ok:
-        say("watch-live: an answer differs from vigil query's over the kept trace")
-        sys.exit(1)
+    for name, q in (SELECTION, OVERLAP):
+        row = {"shape": name}
+        for how, env in WAYS:
+            say(f"watch-live: {name}, {how}, {MESSAGES} messages")
+            kept = os.path.join(work, "kept")
+            p = run([VIGIL, "watch", "--sensors", VGL, "--format", "json", "--stats",
+                     "--keep", kept, "-e", q, "--", MAILBOX, "--seed", "5", "--processes",
+                     "8", "--processors", "3", "--messages", str(MESSAGES)], env,
+                    timeout=3600)
+            st = stats_of(p.stderr)
+            got = sorted(l for l in p.stdout.splitlines() if l.startswith("{"))
+            want = sorted(run([VIGIL, "query", kept, "--format", "json", "-e", q])
+                          .stdout.splitlines())
+            shutil.rmtree(kept, ignore_errors=True)
+            same = got == want and bool(want)
+            ok &= st["evaluation"] == how and (same or how != "incremental")
+            took = list(zip(st["update_cpu_ns"][:-1], st["update_taken"][:-1]))
+            # updates that took a real share of events (a subject winding down leaves
+            # reads that take a handful: fixed costs, not the cost of the run so far)
+            typical = statistics.median([n for _, n in took if n] or [0])
+            busy = [(c, n) for c, n in took if n and n * 4 >= typical]
+            start, end = ends([c for c, _ in busy] + [0])
+            per = [sum(c for c, _ in part) / max(1, sum(n for _, n in part)) / 1e3
+                   for part in (busy[:5], busy[-5:])]
+            row["answer_tuples"] = len(want)
+            row[how] = {"updates": len(busy), "start_ms": start, "end_ms": end,
+                        "start_us_per_event": per[0], "end_us_per_event": per[1],
+                        "same_answer": same,
+                        "total_cpu_ms": sum(st["update_cpu_ns"]) / 1e6}
+            if how == "incremental":
+                row["events"] = st["state"]["events"]
+                row["follow"] = st["follow"]
+        rows.append(row)
+    table(f"vigil watch live, per update: update network over the growing trace vs "
+          f"re-evaluated snapshots ({MESSAGES} messages, every 200 ms, CPU ms)",
+          ["shape", "answers", "events", "network ms per update, start / end (updates)",
+           "network µs per event, start / end",
+           "re-evaluation ms per snapshot, start / end (snapshots)", "end ratio",
+           "whole watch CPU (network / re-evaluation)"], [cells(r) for r in rows])
+    return ok, {"messages": MESSAGES, "rows": rows}, "watch_live.json"
 
 
-main()
+bench_in_folder("vigil-bench-live-", measure,
+                "watch-live: an answer differs from vigil query's over the kept trace")

@@ -90,7 +90,8 @@ static int print_list(char *ans, const char *addr, const struct vgw_probe_patter
 	return 0;
 }
 
-int probes_collector(const char *addr, const char *verb, const struct vgw_probe_pattern *p, int json)
+int probes_collector(const char *addr, const char *verb, const struct vgw_probe_pattern *p,
+                     int json)
 {
 	char err[300];
 	/* A malformed address is a usage error (2), an unreachable collector a failure (1). */

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/probe_file.h"
 #include "conn.h"
+#include "wire/probe_file.h"
 
 static const char *path;
 static uint64_t period_ns = 1000000000u, next_ns;

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "conn.h"
 #include "wire/probe_file.h"
 #include "wire/probe_pattern.h"
-#include "conn.h"
 
 enum owed { OWED_NOTHING, OWED_LIST };
 

@@ -4,6 +4,9 @@
 #ifndef VIGIL_LANG_GEN_JAVA_LIB_H
 #define VIGIL_LANG_GEN_JAVA_LIB_H
 
+/* The strings are the generated program's lines, one to a source line as it reads: not
+ * re-wrapped. */
+// clang-format off
 static const char gen_java_entityref[] =
     "\n"
     "/**\n"
@@ -815,5 +818,7 @@ static const char gen_java_writer[] =
     "        disconnect();\n"
     "    }\n"
     "}\n";
+
+// clang-format on
 
 #endif

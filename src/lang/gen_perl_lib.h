@@ -5,6 +5,9 @@
 #define VIGIL_LANG_GEN_PERL_LIB_H
 
 /* After `package @PKG@;`: helpers, EntityRef, _Reader, _Record. */
+/* The strings are the generated program's lines, one to a source line as it reads: not
+ * re-wrapped. */
+// clang-format off
 static const char gen_perl_prelude[] =
     "use strict;\n"
     "use warnings;\n"
@@ -633,5 +636,7 @@ static const char gen_perl_writer[] =
     "}\n"
     "\n"
     "1;\n";
+
+// clang-format on
 
 #endif

@@ -3,6 +3,9 @@
 #ifndef VIGIL_LANG_GEN_PYTHON_LIB_H
 #define VIGIL_LANG_GEN_PYTHON_LIB_H
 
+/* The strings are the generated program's lines, one to a source line as it reads: not
+ * re-wrapped. */
+// clang-format off
 static const char gen_python_prelude[] =
     "from __future__ import annotations\n"
     "\n"
@@ -575,5 +578,7 @@ static const char gen_python_writer[] =
     "                self._out += _frame(_REPLY, _sstr(self._control(line.strip())))\n"
     "            elif ftype == _BYE:\n"
     "                raise OSError(\"the collector said BYE\")\n";
+
+// clang-format on
 
 #endif

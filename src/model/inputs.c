@@ -39,7 +39,7 @@ static int load_file(struct vgm_model *m, const char *path, struct vgm_symbolize
 
 struct snap {
 	char *path;
-	size_t dirlen; /* the directory: path[0..dirlen) */
+	size_t dirlen;   /* the directory: path[0..dirlen) */
 	const char *key; /* the image it is of: name[key..key+keylen) */
 	size_t keylen;
 	long long n;

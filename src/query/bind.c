@@ -105,10 +105,11 @@ static const struct vgq_relation *relation_in(struct vgq_session *s, struct vgq_
 		return placeholder(s, name, VGQ_REL_INTERVAL);
 	const struct vgq_relation *r = vgq_database_find(db, name);
 	if (!r && db != s->db && vgq_derived_source(name)) {
-		snprintf(err, errsize,
-		         "as of: %s is derived by an analysis of the whole trace (%s), not recorded "
-		         "tuple by tuple, so it has no transaction time; query it without as of",
-		         name, vgq_derived_source(name));
+		snprintf(
+		    err, errsize,
+		    "as of: %s is derived by an analysis of the whole trace (%s), not recorded "
+		    "tuple by tuple, so it has no transaction time; query it without as of",
+		    name, vgq_derived_source(name));
 		return NULL;
 	}
 	return r ? r : vgq_database_derived(db, name, err, errsize);

@@ -12,7 +12,13 @@
  *
  * All words are 8 bytes of this machine; the body's checksum is the chain of
  * vgc_checksum over its 1 MiB pieces, so the writer streams and the reader checks it all
- * before it uses any of it. Small next to the trace: read whole, not mapped. */
+ * before it uses any of it. Every word and column is 8-byte aligned in the file.
+ *
+ * Read mapped, privately: the relations' time, number and NULL-flag columns point into
+ * the mapping; text and entity columns are made anew (pointers for indexes: turning them
+ * in place would copy each page on a write fault that flushes the TLB, measured slower),
+ * and the pages of what was copied (the texts, the indexes) let go; the file itself is
+ * never written. The mappings live until the database is freed (vgc_derived_release). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/file_io.h"
 #include "relations/cache_derived.h"
 #include "relations/cache_internal.h"
 #include "relations/derived.h"
@@ -34,18 +40,25 @@
 #define PIECE ((size_t)1 << 20)
 #define MAX_FILE ((size_t)1 << 38)
 
+struct mapping {
+	uint8_t *base;
+	size_t len;
+};
+
 struct vgc_derived {
 	uint8_t *key;
 	size_t keylen;
 	char base[4200]; /* the relations cache's path */
 	char who[64];
-	size_t taken; /* analyses read from their files */
+	size_t taken;         /* analyses read from their files */
+	struct mapping *maps; /* of the analyses taken: their relations' columns */
+	size_t nmaps;
 };
 
-/* One analysis's file, read and checked. */
+/* One analysis's file, mapped and checked. */
 struct file {
 	char path[4300];
-	uint8_t *bytes;
+	uint8_t *bytes; /* the mapping */
 	size_t len;
 	const char **texts; /* interned into the database's pool, by index */
 	size_t ntexts;
@@ -129,11 +142,42 @@ size_t vgq_derived_cached(const struct vgq_database *db)
 	return d ? d->taken : 0;
 }
 
+/* Whether p points into one of the mappings. */
+static bool mapped(const struct vgc_derived *d, const void *p)
+{
+	for (size_t i = 0; p && i < d->nmaps; i++)
+		if ((const uint8_t *)p >= d->maps[i].base &&
+		    (const uint8_t *)p <= d->maps[i].base + d->maps[i].len)
+			return true;
+	return false;
+}
+
+void vgc_derived_release(struct vgq_database *db, struct vgq_relation *r)
+{
+	const struct vgc_derived *d = db->internal->derived_cache;
+	if (!d || !d->nmaps)
+		return;
+	void **cols[] = {(void **)&r->from, (void **)&r->to, (void **)&r->open,
+	                 (void **)&r->begin_unknown};
+	for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+		if (mapped(d, *cols[k]))
+			*cols[k] = NULL;
+	for (size_t a = 0; a < r->nattrs; a++) {
+		if (mapped(d, r->cols[a].i))
+			r->cols[a].i = NULL;
+		if (r->nulls && mapped(d, r->nulls[a]))
+			r->nulls[a] = NULL;
+	}
+}
+
 void vgc_derived_free(struct vgq_database *db)
 {
 	struct vgc_derived *d = db->internal->derived_cache;
 	if (!d)
 		return;
+	for (size_t i = 0; i < d->nmaps; i++)
+		munmap(d->maps[i].base, d->maps[i].len);
+	free(d->maps);
 	free(d->key);
 	free(d);
 	db->internal->derived_cache = NULL;
@@ -182,7 +226,8 @@ static uint64_t body_sum(const uint8_t *p, size_t n)
 
 static void file_free(struct file *f)
 {
-	free(f->bytes);
+	if (f->bytes)
+		munmap(f->bytes, f->len);
 	free(f->texts);
 	f->bytes = NULL;
 	f->texts = NULL;
@@ -201,18 +246,53 @@ static void file_path(const struct vgc_derived *d, const char *provider, char *o
 	snprintf(out, size, "%s.derived-%s", d->base, provider);
 }
 
-/* Reads and checks the file of `provider`: true when its key is this one and its checksum
+/* Lets the whole pages of [p, p + n) go from memory: read again from the file if used. */
+static void let_go(const void *p, size_t n)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t to = ((uintptr_t)p + n) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
+/* Maps the file at f->path privately (its pages read from the file until written):
+ * false if there is none, it is not a regular file (a FIFO is not waited on) or it is too
+ * large. An empty file is mapped as no bytes. */
+static bool map_file(struct file *f)
+{
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	void *base = NULL;
+	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= MAX_FILE;
+	if (ok && st.st_size > 0) {
+		base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		ok = base != MAP_FAILED;
+	}
+	close(fd);
+	if (!ok)
+		return false;
+	f->bytes = base;
+	f->len = (size_t)st.st_size;
+#ifdef MADV_POPULATE_READ /* its pages mapped in one call: the checksum reads them all */
+	if (f->bytes)
+		madvise(f->bytes, f->len, MADV_POPULATE_READ);
+#endif
+	return true;
+}
+
+/* Maps and checks the file of `provider`: true when its key is this one and its checksum
  * holds, its texts interned into the database's pool. */
 static bool look(struct vgq_database *db, const struct vgc_derived *d, const char *provider,
                  struct file *f)
 {
 	file_path(d, provider, f->path, sizeof f->path);
-	size_t len;
-	char *b = vgb_read_file(f->path, MAX_FILE, VGB_READ_REGULAR | VGB_READ_NOFOLLOW, &len);
-	if (!b)
+	if (!map_file(f))
 		return false;
-	f->bytes = (uint8_t *)b;
-	f->len = len;
+	const uint8_t *b = f->bytes;
+	size_t len = f->len;
 	uint32_t version, endian;
 	uint64_t size, sum;
 	if (len < VGD_HEADER || memcmp(b, VGD_MAGIC, 8)) {
@@ -253,6 +333,8 @@ static bool look(struct vgq_database *db, const struct vgc_derived *d, const cha
 			    vgq_pool_intern(db->internal->pool, (const char *)s, tl);
 	}
 	f->body_at = c.at;
+	if (!c.bad) /* the texts, interned */
+		let_go(f->bytes + VGD_HEADER, c.at - VGD_HEADER);
 	if (c.bad)
 		drop(d, f, c.bad);
 	return !c.bad;
@@ -274,15 +356,18 @@ static const char *get_text(struct cursor *c, const struct file *f)
 	return c->bad ? NULL : text_of(f, i, &c->bad);
 }
 
-static const void *get_column(struct cursor *c, uint64_t n, size_t size)
+/* A column of n values of `size` bytes, in the mapping. */
+static void *get_column(struct cursor *c, uint64_t n, size_t size)
 {
 	if (n && size > (c->n - c->at) / n) {
 		c->bad = c->bad ? c->bad : "a column ends early";
 		return NULL;
 	}
-	return get_raw(c, n * size);
+	return (void *)get_raw(c, n * size);
 }
 
+/* The relation at the cursor, its columns those of the mapping (the cursor's bytes);
+ * NULL, or a relation to free, with c->bad set if it is not as written. */
 static struct vgq_relation *read_relation(struct cursor *c, const struct file *d)
 {
 	const char *name = get_text(c, d);
@@ -306,30 +391,24 @@ static struct vgq_relation *read_relation(struct cursor *c, const struct file *d
 		c->bad = "a relation's count is not one";
 	if (c->bad)
 		return r;
-	vgq_relation_resize(r, n);
-	const void *from = get_column(c, n, 8);
-	if (from && n)
-		memcpy(r->from, from, n * 8);
+	r->ntuples = n;
+	r->from = get_column(c, n, 8);
 	if (r->kind != VGQ_REL_EVENT) {
-		const void *to = get_column(c, n, 8), *open = get_column(c, n, 1);
-		if (to && open && n) {
-			memcpy(r->to, to, n * 8);
-			memcpy(r->open, open, n);
-		}
+		r->to = get_column(c, n, 8);
+		r->open = get_column(c, n, 1);
 	}
 	for (size_t a = 0; a < r->nattrs && !c->bad; a++) {
 		if (get(c)) {
-			const void *nulls = get_column(c, n, 1);
 			if (!r->nulls)
 				r->nulls = vgq_xcalloc(r->nattrs, sizeof *r->nulls);
-			r->nulls[a] = vgq_xcalloc(n ? n : 1, 1);
-			if (nulls && n)
-				memcpy(r->nulls[a], nulls, n);
+			r->nulls[a] = get_column(c, n, 1);
 		}
 		enum vgq_type t = r->attrs[a].type;
 		const uint64_t *v = get_column(c, n, t == VGQ_ENTITY ? 24 : 8);
-		if (v && n && t != VGQ_STRING && t != VGQ_ENTITY)
-			memcpy(r->cols[a].u, v, n * 8);
+		if (t != VGQ_STRING && t != VGQ_ENTITY)
+			r->cols[a].u = (uint64_t *)v;
+		else if (v)
+			r->cols[a].u = vgq_xcalloc(n ? n : 1, vgq_value_size(t));
 		for (size_t i = 0; v && i < n && t == VGQ_STRING; i++)
 			r->cols[a].s[i] = text_of(d, v[i], &c->bad);
 		for (size_t i = 0; v && i < n && t == VGQ_ENTITY; i++) {
@@ -338,6 +417,8 @@ static struct vgq_relation *read_relation(struct cursor *c, const struct file *d
 			    (struct vgq_ref){e[0], (uint32_t)e[1], (uint32_t)(e[1] >> 32),
 			                     text_of(d, e[2], &c->bad)};
 		}
+		if (v && (t == VGQ_STRING || t == VGQ_ENTITY)) /* copied */
+			let_go(v, n * (t == VGQ_ENTITY ? 24 : 8));
 	}
 	return r;
 }
@@ -360,24 +441,31 @@ int vgc_derived_take(struct vgq_database *db, const char *provider, struct vgq_r
 	for (uint64_t i = 0; i < nrels && !c.bad; i++) {
 		struct vgq_relation *r = read_relation(&c, &f);
 		if (r && !c.bad) {
-			vgq_relation_finish(r, db->last);
+			vgq_relation_finish(r, db->last); /* open tuples' ends: in the mapping */
 			*made = vgq_xrealloc(*made, *nmade + 1, sizeof **made);
 			(*made)[(*nmade)++] = r;
-		} else {
-			vgq_relation_free(r);
+		} else if (r) {
+			*made = vgq_xrealloc(*made, *nmade + 1, sizeof **made);
+			(*made)[(*nmade)++] = r; /* freed below, its columns released */
 		}
 	}
+	d->maps = vgq_xrealloc(d->maps, d->nmaps + 1, sizeof *d->maps);
+	d->maps[d->nmaps++] = (struct mapping){f.bytes, f.len};
 	if (!c.bad) {
 		*error = err ? strdup(err) : NULL;
 		d->taken++;
+		f.bytes = NULL; /* kept: the relations' columns */
 		file_free(&f);
 		return 1;
 	}
-	for (size_t i = 0; i < *nmade; i++)
+	for (size_t i = 0; i < *nmade; i++) {
+		vgc_derived_release(db, (*made)[i]);
 		vgq_relation_free((*made)[i]);
+	}
 	free(*made);
 	*made = NULL;
 	*nmade = 0;
+	d->nmaps--; /* unmapped by drop */
 	drop(d, &f, c.bad);
 	return 0;
 }

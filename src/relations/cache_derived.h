@@ -5,7 +5,8 @@
  * again.
  *
  * Keyed as the relations cache (the executable and every file of the trace) and on the
- * recording's model files (ModelEvent reads them); the whole file checksummed. Each
+ * recording's model files (ModelEvent reads them); the whole file checksummed before any
+ * of it is used, then its columns used where they lie in a private mapping. Each
  * provider tried is kept with its relations, or with the line its analysis failed with,
  * so a warm query says the same. A damaged file is said in one line, removed, and the
  * analysis run again. */
@@ -34,6 +35,11 @@ struct vgq_derived_provider;
 void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider *p,
                       const char *error);
 
+/* Before relation r of the database is freed with vgq_relation_free: its columns that
+ * lie in a mapping of the cache are let go (unmapped with the rest by vgc_derived_free). */
+void vgc_derived_release(struct vgq_database *db, struct vgq_relation *r);
+
+/* Unmaps what was taken: after every derived relation was released and freed. */
 void vgc_derived_free(struct vgq_database *db);
 
 #endif

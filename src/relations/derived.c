@@ -263,9 +263,11 @@ bool vgq_derived_schema_only(const struct vgq_derived_ctx *c)
 void vgq_derived_free(struct vgq_database *db)
 {
 	struct vgq_db_internal *in = db->internal;
-	vgc_derived_free(db);
-	for (size_t i = 0; i < in->nderived; i++)
+	for (size_t i = 0; i < in->nderived; i++) {
+		vgc_derived_release(db, in->derived[i]); /* columns mapped from the cache */
 		vgq_relation_free(in->derived[i]);
+	}
+	vgc_derived_free(db);
 	free(in->derived);
 	for (size_t i = 0; i < in->ntried; i++)
 		free(in->tried[i].error);

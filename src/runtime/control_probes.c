@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/probe_pattern.h"
 #include "internal.h"
+#include "wire/probe_pattern.h"
 
 #define MAX_PATTERNS 4096
 

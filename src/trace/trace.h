@@ -187,7 +187,7 @@ const struct vgt_event_type *vgt_image_type(const struct vgt_image *img, const c
 struct vgt_stream {
 	const char *path;
 	const struct vgt_image *image;
-	size_t index; /* position among all streams of the trace: the merge's tie-breaker */
+	size_t index;       /* position among all streams of the trace: the merge's tie-breaker */
 	uint64_t size;      /* its bytes: the whole file, or one writer's part of a pool file */
 	uint64_t file_size; /* the file's, when it was opened */
 	struct vgt_stream_stats stats;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../test_rand.h"
 #include "reader_tracegen.h"
 
 enum {
@@ -432,10 +433,7 @@ struct rng {
 };
 static uint64_t rnd(struct rng *r, uint64_t n)
 {
-	r->s ^= r->s << 13;
-	r->s ^= r->s >> 7;
-	r->s ^= r->s << 17;
-	return r->s % n;
+	return test_xorshift64(&r->s) % n;
 }
 
 #define NOBJ 4096

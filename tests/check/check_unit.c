@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_rand.h"
 #include "check/internal.h"
 
 static int failures;
@@ -43,7 +44,7 @@ static void table_random(uint64_t (*hash)(const void *), unsigned keys, unsigned
 	uint64_t s = 88172645463325252ull;
 	size_t count = 0;
 	for (unsigned i = 0; i < steps; i++) {
-		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		test_xorshift64(&s);
 		uint64_t k = s % keys;
 		unsigned op = (unsigned)(s >> 32) % 3;
 		struct rec *r = vgc_table_find(&t, &k);

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -364,6 +365,84 @@ CACHED_QUERIES = {
 }
 
 
+M64 = (1 << 64) - 1
+
+
+def _mix(h):
+    h ^= h >> 30
+    h = h * 0xbf58476d1ce4e5b9 & M64
+    h ^= h >> 27
+    h = h * 0x94d049bb133111eb & M64
+    return h ^ (h >> 31)
+
+
+def _checksum(b):
+    """vgc_checksum (src/relations/cache_internal.h) of the bytes b."""
+    rows = len(b) // 32
+    a, s = [0] * 4, [0] * 4
+    for w in struct.iter_unpack("<4Q", b[:rows * 32]):
+        for k in range(4):
+            a[k] = (a[k] + w[k]) & M64
+            s[k] = (s[k] + a[k]) & M64
+    h = len(b)
+    for c in b[rows * 32:]:
+        h = (h * 31 + c) & M64
+    for k in range(4):
+        h = (_mix(h ^ ((k + 1 + a[k]) & M64)) + _mix((rows * (k + 1) + s[k] + k) & M64)) & M64
+    return h
+
+
+def forge_derived(path, what):
+    """Rewrites the cache file of derived relations at path (src/relations/cache_derived.c)
+    with its checksum made right again after `what`: "text", the first text or entity value
+    naming a text past the last; "count", the first relation holding more tuples than the
+    file has bytes. Only the structure's checks can tell it from a good file."""
+    with open(path, "rb") as f:
+        b = bytearray(f.read())
+    at = 32
+    word = lambda: struct.unpack_from("<Q", b, at)[0]  # noqa: E731
+    pad = lambda n: (n + 7) // 8 * 8  # noqa: E731
+    at += 8 + pad(word())  # the key
+    ntexts = word()
+    at += 8
+    for _ in range(ntexts):
+        at += 8 + pad(word() + 1)
+    at += 8  # the error
+    nrels = word()
+    at += 8
+    for _ in range(nrels):
+        at += 8  # the name
+        kind, nattrs = struct.unpack_from("<2Q", b, at)
+        at += 16
+        types = [struct.unpack_from("<3Q", b, at + 24 * i)[1] for i in range(nattrs)]
+        at += 24 * nattrs
+        n = word()
+        if what == "count":
+            struct.pack_into("<Q", b, at, 1 << 40)
+            break
+        at += 8 + 8 * n + (8 * n + pad(n) if kind else 0)
+        done = False
+        for t in types:
+            if word():  # NULL flags
+                at += pad(n)
+            at += 8
+            if t in (3, 5) and n:  # a text index, an entity's third word
+                struct.pack_into("<Q", b, at + (16 if t == 5 else 0), ntexts + 7)
+                done = True
+                break
+            at += (24 if t == 5 else 8) * n
+        if done:
+            break
+    else:
+        raise Failure(f"{path}: nothing to forge ({what})")
+    body, total = bytes(b[32:]), 0
+    for i in range(0, len(body), 1 << 20):
+        total = (total * 0x100000001B3 + _checksum(body[i:i + (1 << 20)])) & M64
+    struct.pack_into("<Q", b, 24, total)
+    with open(path, "wb") as f:
+        f.write(b)
+
+
 def cached_query(trace, text, mode):
     """stdout, stderr (without the stats line), exit status and the stats of a query
     with the relations cache off, or on (written whatever the trace's size)."""
@@ -451,6 +530,18 @@ def test_cache():
               f"byte {at} changed: rc {got[2]}, stderr {got[1]!r}, {got[3]}")
         check(cached_query(trace, CACHED_QUERIES["net"], "on")[3]["derived_cached"] >= 1,
               f"byte {at} changed: not written anew")
+    # damage the checksum cannot see (a file written so, or changed with it made right
+    # again): the columns the relations map are checked too, never trusted
+    for what, why in (("text", "a text is out of place"),
+                      ("count", "a relation's count is not one")):
+        forge_derived(derived, what)
+        got = cached_query(trace, CACHED_QUERIES["net"], "on")
+        lines = got[1].splitlines()
+        check(got[0] == want[0] and got[2] == want[2] and got[3]["derived_cached"] == 0 and
+              len(lines) == 1 and f"is damaged ({why})" in lines[0],
+              f"forged {what}: rc {got[2]}, stderr {got[1]!r}, {got[3]}")
+        check(cached_query(trace, CACHED_QUERIES["net"], "on")[3]["derived_cached"] >= 1,
+              f"forged {what}: not written anew")
     # a FIFO in its place: neither opened blocking nor renamed over
     os.unlink(derived)
     os.mkfifo(derived)

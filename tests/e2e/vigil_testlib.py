@@ -50,10 +50,11 @@ def run(cmd, env=None, check_rc=None, timeout=120, **kw):
     return p
 
 
-def redis_script(requests, clients):
+def redis_script(requests, clients, commands="set,get"):
     """A shell script that starts Debian's redis-server on a free loopback port, drives it
-    with redis-benchmark (`requests` SETs and GETs over `clients` connections) and shuts
-    it down; with the server's path and port. None when redis is not installed."""
+    with redis-benchmark (`requests` of each of `commands` over `clients` connections),
+    shuts it down and exits with redis-benchmark's status; with the server's path and
+    port. None when redis is not installed."""
     import socket
     server, bench, cli = (shutil.which(p) for p in ("redis-server", "redis-benchmark",
                                                       "redis-cli"))
@@ -65,10 +66,11 @@ def redis_script(requests, clients):
     script = f"""
 {server} --port {port} --bind 127.0.0.1 --save '' --appendonly no --logfile '' \
     --loglevel warning &
-for i in $(seq 100); do {cli} -p {port} ping >/dev/null 2>&1 && break; sleep 0.05; done
-{bench} -p {port} -n {requests} -c {clients} -t set,get -q >/dev/null
+for i in $(seq 400); do {cli} -p {port} ping >/dev/null 2>&1 && break; sleep 0.05; done
+{bench} -p {port} -n {requests} -c {clients} -t {commands} -q >/dev/null; rc=$?
 {cli} -p {port} shutdown nosave >/dev/null
 wait
+exit $rc
 """
     return script, server, port
 

@@ -12,6 +12,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "../test_rand.h"
+
 static uint64_t lm_rng = 88172645463325252ull;
 
 static inline void lm_seed(uint64_t s)
@@ -22,10 +24,7 @@ static inline void lm_seed(uint64_t s)
 /* xorshift64: uniform in [0, 1) */
 static inline double lm_uniform(void)
 {
-	lm_rng ^= lm_rng << 13;
-	lm_rng ^= lm_rng >> 7;
-	lm_rng ^= lm_rng << 17;
-	return (double)(lm_rng >> 11) / 9007199254740992.0;
+	return (double)(test_xorshift64(&lm_rng) >> 11) / 9007199254740992.0;
 }
 
 static inline uint64_t lm_now_ns(void)

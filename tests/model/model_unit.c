@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_rand.h"
 #include "common/sketch_index.h"
 #include "model/cdf.h"
 #include "model/diff.h"
@@ -26,10 +27,7 @@ static int failures;
 static uint64_t rng = 42;
 static uint64_t next(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ z >> 27) * 0x94d049bb133111ebull;
-	return z ^ z >> 31;
+	return test_splitmix64(&rng);
 }
 
 static int cmp_u64(const void *a, const void *b)

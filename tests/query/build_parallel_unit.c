@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_rand.h"
 #include "reader_tracegen.h"
 #include "relations/relation.h"
 #include "trace/trace.h"
@@ -40,10 +41,7 @@ static void fail(const char *what)
 static uint64_t rng;
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return test_xorshift64(&rng);
 }
 
 static const char *const WORDS[] = {"alpha", "beta", "gamma", "P1", "idle", "busy", ""};

@@ -28,7 +28,7 @@
 static uint64_t rng = 88172645463325252ull;
 static uint32_t next(uint32_t n)
 {
-	return (uint32_t)(jt_rand(&rng) % n);
+	return (uint32_t)(test_xorshift64(&rng) % n);
 }
 
 /* A job's number and group, a mark's number and group. */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../test_rand.h"
 #include "vigil/vigil.h"
 
 static const vg_field_desc a_fields[] = {{"key", VG_INT32, NULL},
@@ -52,17 +53,9 @@ struct open_tuple {
 	vg_value v[5];
 };
 
-static uint64_t next(uint64_t *s) /* splitmix64 */
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static int64_t pick(uint64_t *s, int64_t lo, int64_t hi)
 {
-	return lo + (int64_t)(next(s) % (uint64_t)(hi - lo + 1));
+	return lo + (int64_t)(test_splitmix64(s) % (uint64_t)(hi - lo + 1));
 }
 
 static void random_values(uint64_t *s, vg_value *v, int with_owner)

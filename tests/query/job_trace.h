@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../test_rand.h"
 #include "reader_tracegen.h"
 
 #define JOB_BEGIN 10
@@ -23,15 +24,6 @@ struct jt_event {
 	uint32_t n, grp;
 	double w;
 };
-
-/* xorshift64 on *state: the tests' reproducible pseudo-random numbers. */
-static inline uint64_t jt_rand(uint64_t *state)
-{
-	*state ^= *state << 13;
-	*state ^= *state >> 7;
-	*state ^= *state << 17;
-	return *state;
-}
 
 /* The image in a new temporary directory (*root, malloc'd), its metadata written:
  * job.begin, job.end and mark with the bodies of their fields structs given. */

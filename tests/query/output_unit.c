@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "../test_rand.h"
 #include "query/output.h"
 
 /* A string with every kind of trouble: comma, quotes, CR LF, a control byte, a byte that
@@ -119,9 +120,9 @@ static void test_double_text(void **state)
 	/* Every text reads back as the same double. */
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	for (int k = 0; k < 100000; k++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t bits = test_xorshift64(&x);
 		double d;
-		memcpy(&d, &x, sizeof d);
+		memcpy(&d, &bits, sizeof d);
 		if (!isfinite(d))
 			continue;
 		char buf[VGQ_DOUBLE_TEXT_SIZE];

@@ -43,7 +43,7 @@ static void fail(const char *what)
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next_rand(void)
 {
-	return jt_rand(&rng);
+	return test_xorshift64(&rng);
 }
 
 /* A job's number; a mark's key and weight. */

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "../test_rand.h"
 #include "tquel/arena.h"
 #include "tquel/tquel.h"
 
@@ -21,10 +22,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15u;
 
 static unsigned rnd(unsigned n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned)(rng % n);
+	return (unsigned)(test_xorshift64(&rng) % n);
 }
 
 static const char *pick(const char *const *v, size_t n)

@@ -22,7 +22,8 @@ static const vg_field_desc link_fields[] = {
 static const vg_type_desc tick_desc = {
     "ctl.tick", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, tick_fields, 1, -1, -1, -1, VG_OP_ACTIVITY};
 static const vg_type_desc deliver_desc = {
-    "ctl.deliver", NULL, VG_KIND_EVENT, VG_FLAG_TARGET, 0, deliver_fields, 2, -1, -1, 0, VG_OP_ACTIVITY};
+    "ctl.deliver", NULL, VG_KIND_EVENT, VG_FLAG_TARGET, 0, deliver_fields, 2, -1, -1, 0,
+    VG_OP_ACTIVITY};
 static const vg_type_desc link_desc = {
     "ctl.link", NULL, VG_KIND_EVENT, VG_FLAG_SENSOR, 0, link_fields, 3, 0, -1, 1, VG_OP_ACTIVITY};
 

@@ -18,33 +18,31 @@ static const vg_field_desc thr_f[] = {{"thread", VG_ENTITY, "thread"}};
 
 #define DESC(n, rel, k, f, nf, tgt, o)                                                             \
 	{                                                                                          \
-		.name = n, .relation = rel, .kind = k, .fields = f, .nfields = nf, .performer = -1, \
-		.initiator = -1, .target = tgt, .op = o                                            \
+		.name = n, .relation = rel, .kind = k, .fields = f, .nfields = nf,                 \
+		.performer = -1, .initiator = -1, .target = tgt, .op = o                           \
 	}
-static const vg_type_desc d_enter = DESC("t.call.begin", "t.call", VG_KIND_BEGIN, call_f, 1, -1,
-                                         VG_OP_ENTER);
-static const vg_type_desc d_leave = DESC("t.call.end", "t.call", VG_KIND_END, NULL, 0, -1,
-                                         VG_OP_LEAVE);
-static const vg_type_desc d_acq = DESC("t.acquire", NULL, VG_KIND_EVENT, lock_f, 1, 0,
-                                       VG_OP_ACQUIRE);
-static const vg_type_desc d_rel = DESC("t.release", NULL, VG_KIND_EVENT, lock_f, 1, 0,
-                                       VG_OP_RELEASE);
-static const vg_type_desc d_wb = DESC("t.wait_begin", NULL, VG_KIND_EVENT, lock_f, 1, 0,
-                                      VG_OP_WAIT_BEGIN);
-static const vg_type_desc d_we = DESC("t.wait_end", NULL, VG_KIND_EVENT, lock_f, 1, 0,
-                                      VG_OP_WAIT_END);
+static const vg_type_desc d_enter =
+    DESC("t.call.begin", "t.call", VG_KIND_BEGIN, call_f, 1, -1, VG_OP_ENTER);
+static const vg_type_desc d_leave =
+    DESC("t.call.end", "t.call", VG_KIND_END, NULL, 0, -1, VG_OP_LEAVE);
+static const vg_type_desc d_acq =
+    DESC("t.acquire", NULL, VG_KIND_EVENT, lock_f, 1, 0, VG_OP_ACQUIRE);
+static const vg_type_desc d_rel =
+    DESC("t.release", NULL, VG_KIND_EVENT, lock_f, 1, 0, VG_OP_RELEASE);
+static const vg_type_desc d_wb =
+    DESC("t.wait_begin", NULL, VG_KIND_EVENT, lock_f, 1, 0, VG_OP_WAIT_BEGIN);
+static const vg_type_desc d_we =
+    DESC("t.wait_end", NULL, VG_KIND_EVENT, lock_f, 1, 0, VG_OP_WAIT_END);
 static const vg_type_desc d_new = DESC("t.new", NULL, VG_KIND_EVENT, obj_f, 2, 0, VG_OP_CREATE);
-static const vg_type_desc d_free = DESC("t.free", NULL, VG_KIND_EVENT, obj_f, 2, 0,
-                                        VG_OP_RECLAIM);
-static const vg_type_desc d_ref = DESC("t.ref", NULL, VG_KIND_EVENT, ref_f, 2, 1,
-                                       VG_OP_REFERENCE);
-static const vg_type_desc d_susp = DESC("t.suspend", NULL, VG_KIND_EVENT, thr_f, 1, 0,
-                                        VG_OP_SUSPEND);
-static const vg_type_desc d_resume = DESC("t.resume", NULL, VG_KIND_EVENT, thr_f, 1, 0,
-                                          VG_OP_RESUME);
+static const vg_type_desc d_free = DESC("t.free", NULL, VG_KIND_EVENT, obj_f, 2, 0, VG_OP_RECLAIM);
+static const vg_type_desc d_ref = DESC("t.ref", NULL, VG_KIND_EVENT, ref_f, 2, 1, VG_OP_REFERENCE);
+static const vg_type_desc d_susp =
+    DESC("t.suspend", NULL, VG_KIND_EVENT, thr_f, 1, 0, VG_OP_SUSPEND);
+static const vg_type_desc d_resume =
+    DESC("t.resume", NULL, VG_KIND_EVENT, thr_f, 1, 0, VG_OP_RESUME);
 
-static vg_sensor *s_enter, *s_leave, *s_acq, *s_rel, *s_wb, *s_we, *s_new, *s_free, *s_ref,
-    *s_susp, *s_resume;
+static vg_sensor *s_enter, *s_leave, *s_acq, *s_rel, *s_wb, *s_we, *s_new, *s_free, *s_ref, *s_susp,
+    *s_resume;
 
 static void enter(uint32_t fn)
 {
@@ -100,7 +98,7 @@ static void objects(void)
 	object(s_new, &obj, 1); /* generation 0, not reported */
 	vg_report_resume();
 	object(s_new, &other, 9);
-	ref(&other, &obj);      /* names an unreported object: not reported */
+	ref(&other, &obj);       /* names an unreported object: not reported */
 	object(s_free, &obj, 1); /* its creation was not reported: neither is this */
 	object(s_new, &obj, 2);  /* generation 1, reported */
 	ref(&other, &obj);
@@ -225,9 +223,9 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*run)(void);
-	} scenarios[] = {{"calls", calls},       {"objects", objects},
-	                 {"locks", locks},       {"categories", categories},
-	                 {"threads", threads},   {"suspend_resume", suspend_resume},
+	} scenarios[] = {{"calls", calls},     {"objects", objects},
+	                 {"locks", locks},     {"categories", categories},
+	                 {"threads", threads}, {"suspend_resume", suspend_resume},
 	                 {"forked", forked}};
 	for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++)
 		if (!strcmp(argv[1], scenarios[i].name)) {

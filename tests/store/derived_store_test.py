@@ -13,18 +13,14 @@ STORE_VIGIL: the vigil that stores and queries (e.g. the sanitizers' build); BIN
 records."""
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "logmodel"))
-from pgharness import PgServer  # noqa: E402
+from store_testlib import check, compare as compare_at, finish, postgres, run
 
 BIN, PG_BIN = sys.argv[1], sys.argv[2]
 RECORD = os.path.join(BIN, "vigil")
 VIGIL = sys.argv[3] if len(sys.argv) > 3 else RECORD
-failures = []
 
 NET = """range of N is Network
 range of M is Message
@@ -79,47 +75,8 @@ VIOLATION_CASES = {
 }
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-def answers(source, text, schema=None):
-    """{relation: list of (kind, times, values)} and the process."""
-    p = run([VIGIL, "query", source, "-e", text, "--format", "json"] +
-            (["--schema", schema] if schema else []))
-    out = {}
-    if p.returncode == 0:
-        for line in p.stdout.splitlines():
-            o = json.loads(line)
-            times = (o["at"],) if o["kind"] == "event" else (o["from"], o["to"])
-            vals = tuple(sorted((k, json.dumps(v)) for k, v in o["values"].items()))
-            out.setdefault(o["relation"], []).append((o["kind"], times, vals))
-    return out, p
-
-
 def compare(name, trace, url, text, schema=None):
-    want, p1 = answers(trace, text)
-    got, p2 = answers(url, text, schema)
-    if not check(p1.returncode == 0 and p2.returncode == 0,
-                 "%s: exits %d (trace) and %d (store): %s %s" %
-                 (name, p1.returncode, p2.returncode, p1.stderr[-400:], p2.stderr[-400:])):
-        return
-    check(want and all(want.values()), "%s: the trace's answer is empty" % name)
-    check(set(want) == set(got), "%s: results %s vs %s" % (name, set(want), set(got)))
-    for rel, tuples in want.items():
-        g = got.get(rel, [])
-        check(sorted(tuples) == sorted(g),
-              "%s %s: %d tuples over the trace, %d over the store; only trace %s; "
-              "only store %s" % (name, rel, len(tuples), len(g),
-                                 sorted(set(tuples) - set(g))[:2],
-                                 sorted(set(g) - set(tuples))[:2]))
+    compare_at(name, VIGIL, trace, url, text, ["--schema", schema] if schema else [])
 
 
 def store(trace, url, *extra):
@@ -146,11 +103,7 @@ def main():
     r = run([os.path.join(BIN, "check_mktrace"), locks, "big", "30000", "1"])
     if r.returncode:
         sys.exit("check_mktrace failed: " + r.stderr)
-    pg = PgServer(PG_BIN, BIN)
-    try:
-        pg.initdb({"fsync": "off"})
-        pg.start()
-        url = "postgresql://postgres@/postgres?host=%s&port=%s" % (pg.dir, pg.port)
+    with postgres(PG_BIN, BIN) as (pg, url):
         psql = lambda sql: pg.psql(sql).stdout.strip()  # noqa: E731
 
         # 1. one image first: its own analysis, replaced by the whole trace's below
@@ -206,14 +159,7 @@ def main():
         check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and
               "no derived relation 'Nope'" in r.stderr, "bad name: %d %r" %
               (r.returncode, r.stderr))
-    finally:
-        pg.cleanup()
-    if failures:
-        print("%d failure(s); kept %s" % (len(failures), tmp), file=sys.stderr)
-        return 1
-    shutil.rmtree(tmp, ignore_errors=True)
-    print("derived_store: ok", file=sys.stderr)
-    return 0
+    return finish(tmp, "derived_store")
 
 
 if __name__ == "__main__":

@@ -24,21 +24,16 @@ vigil (no catalog), a statement that fails in PostgreSQL after an earlier retrie
 usage: query_store_test.py BIN_DIR PG_BIN [QUERY_VIGIL]
 QUERY_VIGIL: the vigil that runs query and explain (e.g. the sanitizers' build); BIN_DIR's
 records and stores."""
-import json
 import os
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "logmodel"))
-from pgharness import PgServer  # noqa: E402
+from store_testlib import (answers as answers_of, check, compare, finish, free_port, postgres,
+                           run)
 
 BIN, PG_BIN = sys.argv[1], sys.argv[2]
 VIGIL = os.path.join(BIN, "vigil")
 QVIGIL = sys.argv[3] if len(sys.argv) > 3 else VIGIL
-failures = []
 
 RANGES = """range of W is Waiting
 range of W2 is Waiting
@@ -118,28 +113,8 @@ CASES = {
 }
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
 def answers(source, text, extra=()):
-    """{relation: set of (kind, times, values)} and the process."""
-    p = run([QVIGIL, "query", source, "-e", text, "--format", "json"] + list(extra))
-    out = {}
-    if p.returncode == 0:
-        for line in p.stdout.splitlines():
-            o = json.loads(line)
-            times = (o["at"],) if o["kind"] == "event" else (o["from"], o["to"])
-            vals = tuple(sorted((k, json.dumps(v)) for k, v in o["values"].items()))
-            out.setdefault(o["relation"], []).append((o["kind"], times, vals))
-    return out, p
+    return answers_of(QVIGIL, source, text, extra)
 
 
 def one_line_error(p, what, needle, printed=False):
@@ -158,12 +133,6 @@ def tables(pg, schema="vigil"):
                    "information_schema.tables WHERE table_schema = '%s'" % schema).stdout.strip()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     tmp = tempfile.mkdtemp(prefix="vigil-qstore-")
     os.chmod(tmp, 0o755)
@@ -173,33 +142,13 @@ def main():
              "--seed", "7"])
     if r.returncode:
         sys.exit("vigil record failed: " + r.stderr)
-    pg = PgServer(PG_BIN, BIN)
-    try:
-        pg.initdb({"fsync": "off"})
-        pg.start()
-        base = "postgresql://postgres@/postgres?host=%s&port=%s" % (pg.dir, pg.port)
+    with postgres(PG_BIN, BIN) as (pg, base):
         r = run([VIGIL, "store", trace, "--to", base, "-q"])
         check(r.returncode == 0, "vigil store: %s" % r.stderr)
 
         # 1. every construct: the same answer both ways, not empty
         for name, stmts in CASES.items():
-            text = RANGES + stmts
-            want, p1 = answers(trace, text)
-            got, p2 = answers(base, text)
-            if not check(p1.returncode == 0 and p2.returncode == 0,
-                         "%s: exits %d (trace) and %d (store): %s %s" %
-                         (name, p1.returncode, p2.returncode, p1.stderr, p2.stderr)):
-                continue
-            check(want and all(want.values()), "%s: the trace's answer is empty" % name)
-            check(set(want) == set(got), "%s: results %s vs %s" % (name, set(want), set(got)))
-            for rel, tuples in want.items():
-                g = got.get(rel, [])
-                check(len(g) == len(set(g)), "%s: duplicate tuples from the store" % name)
-                check(set(tuples) == set(g),
-                      "%s %s: %d tuples over the trace, %d over the store; only trace %s; "
-                      "only store %s" % (name, rel, len(set(tuples)), len(set(g)),
-                                         sorted(set(tuples) - set(g))[:3],
-                                         sorted(set(g) - set(tuples))[:3]))
+            compare(name, QVIGIL, trace, base, RANGES + stmts, as_sets=True)
         print("constructs: %d compared" % len(CASES), file=sys.stderr)
 
         # 1a. clocks: Clock[n] ticks over the stored time line as over the trace's
@@ -336,14 +285,7 @@ def main():
         check(after == schemas, "bad input created schemas: %s vs %s" % (after, schemas))
         check(tables(pg, "old") == "Waiting,loads", "older schema written: %s" %
               tables(pg, "old"))
-    finally:
-        pg.cleanup()
-    if failures:
-        print("%d failure(s); kept %s" % (len(failures), tmp), file=sys.stderr)
-        return 1
-    shutil.rmtree(tmp, ignore_errors=True)
-    print("query_store: ok", file=sys.stderr)
-    return 0
+    return finish(tmp, "query_store")
 
 
 if __name__ == "__main__":

@@ -18,28 +18,10 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "logmodel"))
-from pgharness import PgServer  # noqa: E402
+from store_testlib import PgServer, check, failures, free_port, run
 
 BIN, PG_BIN = sys.argv[1], sys.argv[2]
 VIGIL = os.path.join(BIN, "vigil")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def record(out, seed, messages):

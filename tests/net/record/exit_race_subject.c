@@ -60,7 +60,8 @@ int main(void)
 	int cpu = sched_getcpu();
 	CPU_SET(cpu >= 0 ? cpu : 0, &one);
 	if (sched_setaffinity(0, sizeof one, &one) != 0)
-		fprintf(stderr, "exit_race_subject: cannot pin to one CPU; the race is not forced\n");
+		fprintf(stderr,
+		        "exit_race_subject: cannot pin to one CPU; the race is not forced\n");
 	struct sigaction sa = {.sa_handler = spin, .sa_flags = SA_RESTART};
 	sigaction(SIGUSR1, &sa, NULL);
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)

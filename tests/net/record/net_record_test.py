@@ -7,7 +7,8 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))
-from vigil_testlib import VIGIL, Failure, check, dump_json, main, run, tmpdir  # noqa: E402
+from vigil_testlib import (VIGIL, Failure, check, dump_json, main, redis_script,  # noqa: E402
+                           run, tmpdir)
 
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 NET_SUBJECT = os.path.join(BIN, "net_subject")
@@ -187,19 +188,24 @@ def test_stdin():
            ["conn in c1 stdin inherited", "recv in c1 [0,6)"], "stdin from a file")
 
 
-def test_tty():
-    """stdin is a terminal (script(1) gives the subject a pty): kind tty."""
+def record_on_tty(name, command):
+    """Records the shell command run by script(1) on a pty, "typed" and a newline on its
+    stdin: the finished vigil record and every event."""
     script = shutil.which("script")
     check(script, "script (bsdutils) is not installed")
-    import subprocess
-    trace = tmpdir("net-tty")
+    trace = tmpdir(name)
     shutil.rmtree(trace)
-    p = subprocess.run([VIGIL, "record", "-o", trace, "--", script, "-qec",
-                        f"{NET_SUBJECT} stdin", "/dev/null"], input="typed\n", text=True,
-                       capture_output=True, timeout=60)
-    check(p.returncode == 0, f"script: {p.stderr}")
+    p = run([VIGIL, "record", "-o", trace, "--", script, "-qec", command, "/dev/null"],
+            input="typed\n", timeout=60)
     events, _ = dump_json(trace)
     shutil.rmtree(trace, ignore_errors=True)
+    return p, events
+
+
+def test_tty():
+    """stdin is a terminal (script(1) gives the subject a pty): kind tty."""
+    p, events = record_on_tty("net-tty", f"{NET_SUBJECT} stdin")
+    check(p.returncode == 0, f"script: {p.stderr}")
     net = [e for e in events if e["name"].startswith("vg.net.") and e["proc"] == "net_subject"]
     expect([token(e, {0: "in"}) for e in net if e["fields"]["fd"] != 1],
            ["conn in c1 tty inherited", "recv in c1 [0,6)"], "a terminal on stdin")
@@ -518,25 +524,9 @@ def test_runtime_io():
 def test_redis():
     """A real server from Debian driven by its own client (unmodified, preloaded): every
     request's bytes reach the server and every reply's the client, none unmatched."""
-    server = shutil.which("redis-server")
-    bench = shutil.which("redis-benchmark")
-    cli = shutil.which("redis-cli")
-    check(server and bench and cli, "redis-server and redis-tools are not installed "
-          "(scripts/install-deps.sh)")
-    import socket
-    with socket.socket() as s_:
-        s_.bind(("127.0.0.1", 0))
-        port = s_.getsockname()[1]
-    script = f"""
-{server} --port {port} --bind 127.0.0.1 --save '' --appendonly no --logfile '' \
-    --loglevel warning &
-for i in $(seq 400); do {cli} -p {port} ping >/dev/null 2>&1 && break; sleep 0.05; done
-{bench} -p {port} -n 400 -c 4 -t set,get,lpush,lpop -q >/dev/null; rc=$?
-{cli} -p {port} shutdown nosave >/dev/null
-wait
-exit $rc
-"""
-    out, net, events = record(["sh", "-c", script])
+    made = redis_script(400, 4, "set,get,lpush,lpop")
+    check(made, "redis-server and redis-tools are not installed (scripts/install-deps.sh)")
+    out, net, events = record(["sh", "-c", made[0]])
     procs = {e["pid"]: e["proc"] for e in events}
     pairs = check_bytes_matched(net)
     srv = {p for p, n in procs.items() if n.startswith("redis-server")}
@@ -584,17 +574,8 @@ def test_stdio_prompt():
     """On a terminal (script(1)'s pty): a prompt printed without a newline reaches the
     terminal when stdin is read (glibc flushes a line-buffered stdout first): a send on
     stdout before the receive on stdin, then the answer's line."""
-    import subprocess
-    script = shutil.which("script")
-    check(script, "script (bsdutils) is not installed")
-    trace = tmpdir("net-prompt")
-    shutil.rmtree(trace)
-    p = subprocess.run([VIGIL, "record", "-o", trace, "--", script, "-qec",
-                        f"{os.path.join(BIN, 'net_stdio_subject')} prompt", "/dev/null"],
-                       input="typed\n", text=True, capture_output=True, timeout=60)
+    p, events = record_on_tty("net-prompt", f"{os.path.join(BIN, 'net_stdio_subject')} prompt")
     check(p.returncode == 0 and "hi typed" in p.stdout, f"script: {p.stdout!r} {p.stderr!r}")
-    events, _ = dump_json(trace)
-    shutil.rmtree(trace, ignore_errors=True)
     net = [e for e in events if e["name"] in ("vg.net.send", "vg.net.recv")
            and e["proc"] == "net_stdio_subje"]
     got = [token(e, {0: "in", 1: "out"}).split(" c")[0] + " " + token(e, {}).split(" ")[-1]
