@@ -634,7 +634,7 @@ def run_seed(args, seed, work):
             if failures >= args.max_failures:
                 print("seed %d: stopping after %d mismatches" % (seed, failures))
                 break
-    ok = check_overflowing(args, seed, trace, overflowing, tick) and ok
+    ok = check_overflowing(args, seed, trace, overflowing, clocks, tick) and ok
     if args.pg:
         ok = aggregates_on_store(args, seed, trace, cases, out, clocks, tick) and ok
     if not ok:
@@ -645,12 +645,14 @@ def run_seed(args, seed, work):
     return ok
 
 
-def check_overflowing(args, seed, trace, overflowing, tick):
+def check_overflowing(args, seed, trace, overflowing, clocks, tick):
     """Each statement with an integer sum past int64 in the reference, alone: exit 2,
     nothing printed, vigil's line naming the sum (at 1 and THREADS threads)."""
     ok = True
+    ranges = "".join("range of %s is %s\n" % (v, r)
+                     for v, r in list(BASE_VARS.items()) + list(clocks.items()))
     for i, t in enumerate(overflowing):
-        text = D.range_lines() + t + "\n"
+        text = ranges + t + "\n"
         for threads in (D.THREADS, 1):
             out, p = D.vigil_answers(args.bin, trace, text, ["--tick", tick], threads=threads)
             lines = p.stderr.splitlines()
