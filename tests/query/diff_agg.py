@@ -19,6 +19,9 @@ result with the expected set:
 
     diff_agg.py --bin BUILD/bin [--seeds 1,2,3] [--queries 60] [--keep DIR]
 
+An integer sum past int64 at some instant of its time line (docs/tquel.md "Values") must
+fail its statement: such statements (up to --max-overflows a seed) are checked alone.
+
 Each statement's expected answer is computed within --budget seconds (SQLite and Python):
 past it the script prints the seed and the statement, saves them, and exits 1 rather than
 hang until ctest's timeout (SIGUSR1 also prints where it is).

@@ -6,6 +6,9 @@ relations A, B, E (diff_dump) into SQLite, generates random retrieves over 1-3 t
 variables, each with its SQL, runs all of them in one `vigil query --format json` and
 compares every result with the SQL answer as a set of (kind, times, values). Where the
 cross product is small, a tiny Python evaluator of the same semantics is a third opinion.
+Integer overflow (an error in vigil, docs/tquel.md "Values"): a statement the exact Python
+evaluator finds past int64 must fail (or, where the plan decides, may fail or answer
+exactly), each checked alone (overflow_class); --big-ints draws literals near the bounds.
 
     diff_test.py --bin BUILD/bin [--seeds 1,2,3] [--fresh] [--queries 100] [--events 240]
     --fresh: one more seed, new each run and printed; VIGIL_SEED=N makes it N
