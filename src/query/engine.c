@@ -192,7 +192,8 @@ static void report_fault(const struct tquel_query *q, const struct bstmt *b,
 			fputs(" is past the 64-bit signed integers that arithmetic is in", w);
 			break;
 		case VF_SUM:
-			fprintf(w, "the sum of %zu values is past the 64-bit integers", f->n);
+			fprintf(w, "the sum of %zu value%s is past the 64-bit integers", f->n,
+			        f->n == 1 ? "" : "s");
 			break;
 		}
 		fclose(w);

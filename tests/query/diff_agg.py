@@ -661,7 +661,7 @@ def check_overflowing(args, seed, trace, overflowing, clocks, tick):
             lines = p.stderr.splitlines()
             if p.returncode != 2 or p.stdout or len(lines) != 3 or not re.match(
                     r"^.*:\d+:\d+: error: OV%d: integer overflow in sum.*: the sum of \d+ "
-                    r"values is past the 64-bit integers$" % i, lines[0]):
+                    r"values? is past the 64-bit integers$" % i, lines[0]):
                 ok = False
                 print("OVERFLOW MISMATCH (seed %d, OV%d, %d threads): a sum past int64 in "
                       "the reference must fail the statement\n--- TQuel:\n%s\n  vigil (exit "

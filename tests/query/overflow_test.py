@@ -61,9 +61,11 @@ OVERFLOWS = [
     ("AggWhere", "(n = count(A1.key where (A1.key * 0 - 9223372036854775807) - 9 < 0))",
      r"-9223372036854775807 - 9 is past the 64-bit integers"),
     ("Sum", "(s = sum(A1.key * 0 + 4611686018427387904 for ever))",
-     r"the sum of \d+ values is past the 64-bit integers"),
-    ("SumUint", "(s = sum(A1.u for ever))", r"the sum of \d+ values is past the 64-bit integers"),
-    ("SumU", "(s = sumU(A1.u for ever))", r"the sum of \d+ values is past the 64-bit integers"),
+     r"the sum of \d+ values? is past the 64-bit integers"),
+    ("SumUint", "(s = sum(A1.u for ever))",
+     r"the sum of \d+ values? is past the 64-bit integers"),
+    ("SumU", "(s = sumU(A1.u for ever))",
+     r"the sum of \d+ values? is past the 64-bit integers"),
 ]
 
 # answered, not failed: name -> statement
