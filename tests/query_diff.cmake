@@ -45,6 +45,13 @@ if(NOT VIGIL_SANITIZE)
     # sizes, which vary with thread timing (1 s to 250 s seen on 2026-11-27 under load).
     set_tests_properties(query.diff.aggregates.${seed} PROPERTIES LABELS query TIMEOUT 600)
   endforeach()
+  # Integer overflow fails the statement, never wraps (tests/query/overflow_test.py): each
+  # operator, -2^63 / -1, uints past 2^63 - 1, where clauses, joins' keys, aggregates'
+  # arguments and sums, with the line and caret; the bounds themselves answered exactly.
+  add_test(NAME query.overflow
+           COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/overflow_test.py --bin
+                   ${CMAKE_BINARY_DIR}/bin)
+  set_tests_properties(query.overflow PROPERTIES LABELS query TIMEOUT 300)
 endif()
 # The same random retrieves compiled to SQL on the PostgreSQL store (docs/tquel-sql.md):
 # each seed's trace stored by `vigil store`, its statements answered by `vigil query
@@ -67,6 +74,12 @@ if(TARGET vigil_store AND NOT VIGIL_SANITIZE AND DIFF_PG_BIN)
                    --fail-dir ${CMAKE_BINARY_DIR}/query_diff_failures)
   set_tests_properties(query.diff.aggregates.postgres PROPERTIES LABELS "query;store"
                        TIMEOUT 900)
+  # the same overflows on the store: PostgreSQL's bigint out of range, said as vigil's
+  # integer overflow; the answers that do not overflow equal the trace's
+  add_test(NAME query.overflow.postgres
+           COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/overflow_test.py --bin
+                   ${CMAKE_BINARY_DIR}/bin --pg ${DIFF_PG_BIN})
+  set_tests_properties(query.overflow.postgres PROPERTIES LABELS "query;store" TIMEOUT 300)
 endif()
 # The relations cache (tests/query/cache_test.py): answers from the cache equal the
 # trace's (diff_test.py's random retrieves again, warm), a trace grown or damaged after

@@ -79,10 +79,17 @@ static bool aggregate(const struct bagg *a, struct vx_value *vals, int64_t *b, s
 	case TQ_SUM:
 	case TQ_AVG: {
 		if (type == VX_INT) {
-			uint64_t sum = 0;
+			/* exact (n 64-bit values fit 128 bits), so whether the sum is past int64
+			 * does not depend on the order of adding */
+			__extension__ __int128 sum = 0;
 			for (size_t i = 0; i < n; i++)
 				sum +=
-				    vals[i].type == VX_UINT ? vals[i].v.u : (uint64_t)vals[i].v.i;
+				    vals[i].type == VX_UINT ? (__int128)vals[i].v.u : vals[i].v.i;
+			if (sum < INT64_MIN || sum > INT64_MAX) {
+				vgq_fault_note(a->inner->targets[a->nby].value->fault, VF_SUM,
+				               a->src, NULL, NULL, NULL, n);
+				return false;
+			}
 			out->v.i = (int64_t)sum;
 		} else {
 			double sum = 0;

@@ -26,6 +26,12 @@ static int by_i64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/* b - a for a <= b, exact (as int64 it may overflow: from "beginning" to "forever"). */
+static uint64_t span(int64_t a, int64_t b)
+{
+	return (uint64_t)b - (uint64_t)a;
+}
+
 /* Population standard deviation of d[0..n) (sorted here); its mean in *mean. */
 static double stdev(double *d, size_t n, double *mean)
 {
@@ -80,7 +86,7 @@ bool vgq_agg_temporal(enum tquel_aggfn fn, const struct vx_value *v, int64_t *b,
 		if (b[l] == b[f])
 			return false;
 		out->v.d =
-		    (vgq_agg_num(&v[l]) - vgq_agg_num(&v[f])) / ((double)(b[l] - b[f]) / 1e9);
+		    (vgq_agg_num(&v[l]) - vgq_agg_num(&v[f])) / ((double)span(b[f], b[l]) / 1e9);
 		return true;
 	}
 	case TQ_AVGTI:
@@ -89,12 +95,12 @@ bool vgq_agg_temporal(enum tquel_aggfn fn, const struct vx_value *v, int64_t *b,
 			return false;
 		qsort(b, n, sizeof *b, by_i64);
 		if (fn == TQ_AVGTI) {
-			out->v.d = (double)(b[n - 1] - b[0]) / 1e9 / (double)(n - 1);
+			out->v.d = (double)span(b[0], b[n - 1]) / 1e9 / (double)(n - 1);
 			return true;
 		}
 		double *d = vgq_xcalloc(n - 1, sizeof *d), m;
 		for (size_t i = 0; i + 1 < n; i++)
-			d[i] = (double)(b[i + 1] - b[i]);
+			d[i] = (double)span(b[i], b[i + 1]);
 		double sd = stdev(d, n - 1, &m);
 		free(d);
 		if (m == 0)

@@ -270,6 +270,7 @@ static struct bx *node(struct binder *bd, enum bx_kind k, enum vx_type t,
 	x->kind = k;
 	x->type = t;
 	x->src = src;
+	x->fault = &bd->s->fault;
 	return x;
 }
 

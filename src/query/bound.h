@@ -36,6 +36,26 @@ struct vx_value {
 	} v;
 };
 
+/* ---- integer overflow ---- */
+
+/* The first integer overflow met while evaluating a statement (docs/tquel.md "Values"): the
+ * statement fails naming it (engine.c). Written once by whichever thread meets one first
+ * (`claimed`), read after the statement's evaluation has ended (its workers joined). */
+enum vgq_fault_kind {
+	VF_BINARY,   /* x op y past int64 (op: + - * /) */
+	VF_NEGATE,   /* -x past int64 */
+	VF_UNSIGNED, /* a uint past int64 taken into integer arithmetic */
+	VF_SUM,      /* an aggregate's integer sum past int64 */
+};
+struct vgq_fault {
+	int claimed; /* 0 until the first overflow */
+	enum vgq_fault_kind kind;
+	const struct tquel_expr *src; /* the expression (an aggregate for VF_SUM) */
+	const char *op;
+	struct vx_value x, y;
+	size_t n; /* VF_SUM: the values summed */
+};
+
 /* ---- bound expressions ---- */
 
 enum bx_kind {
@@ -64,7 +84,8 @@ struct bx {
 	struct vx_value c;            /* BX_CONST */
 	int var, attr;                /* BX_ATTR: statement variable index, attribute index */
 	struct bx *a, *b;
-	uint64_t vars; /* bit set of the variables it reads */
+	uint64_t vars;           /* bit set of the variables it reads */
+	struct vgq_fault *fault; /* where an overflow evaluating it is noted (the session's) */
 };
 
 /* Temporal expressions: their kind (event or interval) is known statically. */

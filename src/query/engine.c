@@ -11,6 +11,7 @@
 #include "query/exec_node.h"
 #include "relations/columns.h"
 #include "tquel/arena.h"
+#include "tquel/tquel.h"
 
 struct vgq_session *vgq_session_new(struct vgq_database *db, const struct vgq_options *o)
 {
@@ -124,12 +125,12 @@ static bool evaluate(struct vgq_session *s, const struct plan *p, bool first)
 	                  .limit = vgq_row_limit(s, b),
 	                  .timed = s->analyze != NULL};
 	struct xnode **aggs = aggregate_nodes(s, &cx, b);
-	for (size_t k = 0; k < b->naggs && !cx.overflow; k++) {
+	for (size_t k = 0; k < b->naggs && !vgq_overflowed(&cx); k++) {
 		vgq_node_open(aggs[k]);
 		vgq_node_next(aggs[k], NULL);
 		vgq_node_close(aggs[k]);
 	}
-	if (cx.overflow)
+	if (vgq_overflowed(&cx))
 		return false;
 	struct xnode *root = vgq_node_build(s, &cx, p->physical);
 	vgq_node_open(root);
@@ -139,15 +140,68 @@ static bool evaluate(struct vgq_session *s, const struct plan *p, bool first)
 	struct xrows all = {0};
 	vgq_rows_collect(root, &all);
 	vgq_node_close(root);
-	if (!cx.overflow) {
+	if (!vgq_overflowed(&cx)) {
 		struct vgq_result_acc *acc = vgq_result_begin(b);
 		vgq_result_add_all(s, acc, all.rows, all.n, cx.width);
-		vgq_result_end(s, b, acc);
+		vgq_result_end(s, b, acc); /* not emitted if a target overflowed */
 	}
 	vgq_rows_free(&all);
-	if (!cx.overflow && s->analyze)
+	bool ok = !vgq_overflowed(&cx);
+	if (ok && s->analyze)
 		print_analyzed(s, p, aggs, root, first);
-	return !cx.overflow;
+	return ok;
+}
+
+static void print_number(FILE *out, const struct vx_value *v)
+{
+	if (v->type == VX_UINT)
+		fprintf(out, "%" PRIu64, v->v.u);
+	else
+		fprintf(out, "%" PRId64, v->v.i);
+}
+
+/* The statement's integer overflow: one line naming the expression and the values, and the
+ * source line with a caret under it. */
+static void report_fault(const struct tquel_query *q, const struct bstmt *b,
+                         const struct vgq_fault *f, FILE *errors)
+{
+	char *expr = NULL, *what = NULL;
+	size_t len;
+	FILE *m = open_memstream(&expr, &len);
+	if (m) {
+		tquel_print_expr(f->src, m);
+		fclose(m);
+	}
+	FILE *w = open_memstream(&what, &len);
+	if (w) {
+		switch (f->kind) {
+		case VF_BINARY:
+			print_number(w, &f->x);
+			fprintf(w, " %s ", f->op);
+			print_number(w, &f->y);
+			fputs(" is past the 64-bit integers", w);
+			break;
+		case VF_NEGATE:
+			fputs("-(", w);
+			print_number(w, &f->x);
+			fputs(") is past the 64-bit integers", w);
+			break;
+		case VF_UNSIGNED:
+			fputs("the uint ", w);
+			print_number(w, &f->x);
+			fputs(" is past the 64-bit signed integers that arithmetic is in", w);
+			break;
+		case VF_SUM:
+			fprintf(w, "the sum of %zu value%s is past the 64-bit integers", f->n,
+			        f->n == 1 ? "" : "s");
+			break;
+		}
+		fclose(w);
+	}
+	tquel_report(q, &f->src->loc, errors, "%s: integer overflow in %s: %s", b->label,
+	             expr ? expr : "an expression", what ? what : "a value past int64");
+	free(expr);
+	free(what);
 }
 
 size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn emit, void *ctx,
@@ -161,7 +215,13 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 		struct bstmt *b = plans[i]->stmt;
 		uint64_t t0 = now_ns(), c0 = cpu_ns();
 		s->peak_state = 0;
+		memset(&s->fault, 0, sizeof s->fault);
 		if (!evaluate(s, plans[i], i == 0)) {
+			if (vgq_fault_met(&s->fault)) {
+				report_fault(q, b, &s->fault, errors);
+				free(plans);
+				return 1;
+			}
 			fprintf(
 			    errors,
 			    "%s:%u:%u: error: %s: more than %zu intermediate tuples; relate its "

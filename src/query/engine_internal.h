@@ -95,6 +95,7 @@ struct vgq_session {
 		struct vgq_database *db;
 	} * asof;
 	size_t nasof;
+	struct vgq_fault fault; /* the statement being evaluated: its first integer overflow */
 };
 
 /* ---- bind.c ---- */
@@ -124,6 +125,10 @@ bool vgq_tpred(const struct tp *p, const struct binding *b);
 struct tval vgq_var_time(const struct bvar *v, uint32_t row);
 bool vgq_tv_overlap(struct tval x, struct tval y);
 struct tval vgq_tv_intersect(struct tval x, struct tval y);
+/* Notes an integer overflow in f (the first one only: the statement fails with it). */
+void vgq_fault_note(struct vgq_fault *f, enum vgq_fault_kind kind, const struct tquel_expr *src,
+                    const char *op, const struct vx_value *x, const struct vx_value *y, size_t n);
+bool vgq_fault_met(const struct vgq_fault *f);
 /* Equality as `=` means it (for hash joins): false with a null. */
 bool vgq_value_equal(const struct vx_value *a, const struct vx_value *b);
 uint64_t vgq_value_hash(const struct vx_value *a);

@@ -28,7 +28,8 @@ void vgq_note_state(struct vgq_session *s, uint64_t n)
 
 bool vgq_overflowed(const struct xctx *cx)
 {
-	return __atomic_load_n(&cx->overflow, __ATOMIC_RELAXED);
+	/* past the limit on bindings, or an integer overflow met: the statement fails */
+	return __atomic_load_n(&cx->overflow, __ATOMIC_RELAXED) || vgq_fault_met(&cx->s->fault);
 }
 
 void vgq_set_overflow(struct xctx *cx)

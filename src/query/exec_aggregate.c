@@ -58,7 +58,9 @@ static void contrib_piece(void *p, size_t lo, size_t hi)
 		if (arg.null)
 			continue;
 		j->c[k].b = v.b;
-		j->c[k].e = v.kind == TV_EVENT ? v.b + 1 : v.e;
+		/* an event at t over [t, t + 1); at "forever" over nothing (past every
+		 * time line), not wrapped to the beginning */
+		j->c[k].e = v.kind == TV_EVENT ? (v.b == INT64_MAX ? v.b : v.b + 1) : v.e;
 		j->c[k].arg = arg;
 		for (size_t x = 0; x < nby; x++)
 			j->keys[k * nby + x] = vgq_eval(in->targets[x].value, &bd);

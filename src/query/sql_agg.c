@@ -146,9 +146,12 @@ bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out)
 	where = sqlc_and(c, sqlc_and(c, where, d.cond), sqlc_printf(c, "%s IS NOT NULL", argv));
 	/* an event counts at its instant; a moving window of SPAN counts a contribution
 	 * until SPAN - 1 after its end */
-	const char *end = d.shape == 1 ? sqlc_printf(c, "%s + 1", d.b) : d.e;
-	if (g->window == TQ_SPAN)
-		end = sqlc_printf(c, "%s + %lld", end, (long long)(g->span_ns - 1));
+	const char *end =
+	    d.shape == 1 ? sqlc_printf(c, "(LEAST(%s, 9223372036854775806) + 1)", d.b) : d.e;
+	if (g->window == TQ_SPAN) /* saturated at "forever", as the engine's (no overflow) */
+		end = sqlc_printf(c, "(LEAST(%s, %lld) + %lld)", end,
+		                  (long long)(INT64_MAX - (g->span_ns - 1)),
+		                  (long long)(g->span_ns - 1));
 	const char *v = arg.type == ST_STRING ? "x.v COLLATE \"C\"" : "x.v";
 	const char *dist = g->unique ? "DISTINCT " : "";
 	const char *fn;
@@ -159,16 +162,10 @@ bool sqlc_agg(struct sqlc *c, const struct tquel_expr *e, struct sql_value *out)
 	case TQ_ANY:
 		fn = "CASE WHEN count(x.v) > 0 THEN 1 ELSE 0 END";
 		break;
-	case TQ_SUM: /* integers wrap at 64 bits, as in the engine */
-		fn =
-		    arg.type == ST_DOUBLE
-		        ? sqlc_printf(c, "sum(%sx.v)", dist)
-		        : sqlc_printf(c,
-		                      "(SELECT (CASE WHEN m >= 9223372036854775808 THEN m - "
-		                      "18446744073709551616 ELSE m END)::int8 FROM (SELECT mod(mod("
-		                      "sum(%sx.v)::numeric, 18446744073709551616) + "
-		                      "18446744073709551616, 18446744073709551616) AS m) w)",
-		                      dist);
+	case TQ_SUM: /* integers exact, or the statement fails (bigint out of range), as in
+	              * the engine: sum() of int8 is numeric, cast back */
+		fn = arg.type == ST_DOUBLE ? sqlc_printf(c, "sum(%sx.v)", dist)
+		                           : sqlc_printf(c, "sum(%sx.v)::int8", dist);
 		break;
 	case TQ_AVG:
 		/* a double sum over a double count, as the engine (numeric avg() rounds

@@ -1,6 +1,7 @@
 /* Value expressions in SQL, with the engine's types and meanings (docs/tquel.md,
  * "Values"): integer arithmetic truncates, a division by zero has no value (NULL),
- * an unsigned value in arithmetic is its 64-bit two's-complement signed value, strings
+ * integers are exact or the statement fails (PostgreSQL's bigint out of range: int8
+ * arithmetic, an unsigned value past 2^63 - 1 cast to int8), strings
  * compare by bytes (COLLATE "C"), an entity compared with a string compares its name,
  * two entities are equal when they are the same entity (id, generation, image). */
 #include <inttypes.h>
@@ -36,15 +37,13 @@ struct sql_value sqlc_attr_value(struct sqlc *c, int var, const struct vgq_sql_a
 	return v;
 }
 
-/* An operand of arithmetic: a uint as the signed 64-bit value the engine computes with. */
+/* An operand of arithmetic: a uint as int8, which PostgreSQL refuses past 2^63 - 1 (bigint
+ * out of range), as the engine fails the statement. */
 static const char *arith(struct sqlc *c, const struct sql_value *v)
 {
 	if (v->type != ST_UINT)
 		return v->sql;
-	return sqlc_printf(c,
-	                   "(CASE WHEN %s > 9223372036854775807 THEN %s - 18446744073709551616 "
-	                   "ELSE %s END)::int8",
-	                   v->sql, v->sql, v->sql);
+	return sqlc_printf(c, "(%s)::int8", v->sql);
 }
 
 static const char *identity(struct sqlc *c, const struct sql_value *v)

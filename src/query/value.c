@@ -69,11 +69,6 @@ static double as_double(const struct vx_value *v)
 	return v->type == VX_DOUBLE ? v->v.d : v->type == VX_UINT ? (double)v->v.u : (double)v->v.i;
 }
 
-static int64_t as_int(const struct vx_value *v)
-{
-	return v->type == VX_UINT ? (int64_t)v->v.u : v->v.i;
-}
-
 /* -1, 0, 1 for two numbers, exactly (an int against a uint beyond INT64_MAX too). */
 static int compare_numbers(const struct vx_value *a, const struct vx_value *b)
 {
@@ -224,15 +219,56 @@ static struct vx_value null_of(enum vx_type t)
 	return v;
 }
 
-static struct vx_value arith(enum bx_kind k, enum vx_type type, const struct vx_value *x,
-                             const struct vx_value *y)
+/* ---- integer overflow ---- */
+
+void vgq_fault_note(struct vgq_fault *f, enum vgq_fault_kind kind, const struct tquel_expr *src,
+                    const char *op, const struct vx_value *x, const struct vx_value *y, size_t n)
 {
+	int unclaimed = 0;
+	if (!f || !__atomic_compare_exchange_n(&f->claimed, &unclaimed, 1, false, __ATOMIC_ACQ_REL,
+	                                       __ATOMIC_RELAXED))
+		return; /* the first one met is the one reported */
+	f->kind = kind;
+	f->src = src;
+	f->op = op;
+	f->x = x ? *x : (struct vx_value){0};
+	f->y = y ? *y : (struct vx_value){0};
+	f->n = n;
+}
+
+bool vgq_fault_met(const struct vgq_fault *f)
+{
+	return f && __atomic_load_n(&f->claimed, __ATOMIC_RELAXED);
+}
+
+/* An integer operand of e as int64; false (an overflow, noted) for a uint past 2^63 - 1. */
+static bool int_operand(const struct bx *e, const struct vx_value *v, int64_t *out)
+{
+	if (v->type != VX_UINT) {
+		*out = v->v.i;
+		return true;
+	}
+	if (v->v.u > (uint64_t)INT64_MAX) {
+		vgq_fault_note(e->fault, VF_UNSIGNED, e->src, NULL, v, NULL, 0);
+		return false;
+	}
+	*out = (int64_t)v->v.u;
+	return true;
+}
+
+/* x op y. Integers are exact or the statement fails (an overflow: noted, the value null
+ * meanwhile); a division by zero has no value. */
+static struct vx_value arith(const struct bx *e, const struct vx_value *x, const struct vx_value *y)
+{
+	static const char *const ops[] = {
+	    [BX_ADD] = "+", [BX_SUB] = "-", [BX_MUL] = "*", [BX_DIV] = "/"};
+	enum vx_type type = e->type;
 	struct vx_value r = {.type = type};
 	if (x->null || y->null)
 		return null_of(type);
 	if (type == VX_DOUBLE) {
 		double a = as_double(x), b = as_double(y);
-		switch (k) {
+		switch (e->kind) {
 		case BX_ADD:
 			r.v.d = a + b;
 			break;
@@ -249,24 +285,30 @@ static struct vx_value arith(enum bx_kind k, enum vx_type type, const struct vx_
 		}
 		return r;
 	}
-	/* 64-bit integers, wrapping: computed unsigned so overflow is defined */
-	uint64_t a = (uint64_t)as_int(x), b = (uint64_t)as_int(y);
-	switch (k) {
+	int64_t a, b;
+	if (!int_operand(e, x, &a) || !int_operand(e, y, &b))
+		return null_of(type);
+	bool over;
+	switch (e->kind) {
 	case BX_ADD:
-		r.v.i = (int64_t)(a + b);
+		over = __builtin_add_overflow(a, b, &r.v.i);
 		break;
 	case BX_SUB:
-		r.v.i = (int64_t)(a - b);
+		over = __builtin_sub_overflow(a, b, &r.v.i);
 		break;
 	case BX_MUL:
-		r.v.i = (int64_t)(a * b);
+		over = __builtin_mul_overflow(a, b, &r.v.i);
 		break;
-	default: {
-		int64_t p = (int64_t)a, q = (int64_t)b;
-		if (q == 0)
+	default:
+		if (b == 0)
 			return null_of(type);
-		r.v.i = (q == -1) ? (int64_t)(0 - a) : p / q; /* INT64_MIN / -1 wraps */
+		over = a == INT64_MIN && b == -1; /* the one quotient past int64 */
+		if (!over)
+			r.v.i = a / b; /* truncates toward zero */
 	}
+	if (over) {
+		vgq_fault_note(e->fault, VF_BINARY, e->src, ops[e->kind], x, y, 0);
+		return null_of(type);
 	}
 	return r;
 }
@@ -345,10 +387,18 @@ struct vx_value vgq_eval(const struct bx *e, const struct binding *b)
 		if (x.null)
 			return null_of(e->type);
 		struct vx_value r = {.type = e->type};
-		if (e->type == VX_DOUBLE)
+		if (e->type == VX_DOUBLE) {
 			r.v.d = -as_double(&x);
-		else
-			r.v.i = (int64_t)(0 - (uint64_t)as_int(&x));
+			return r;
+		}
+		int64_t a;
+		if (!int_operand(e, &x, &a))
+			return null_of(e->type);
+		if (a == INT64_MIN) { /* -(-2^63) is past int64 */
+			vgq_fault_note(e->fault, VF_NEGATE, e->src, "-", &x, NULL, 0);
+			return null_of(e->type);
+		}
+		r.v.i = -a;
 		return r;
 	}
 	case BX_ADD:
@@ -356,7 +406,7 @@ struct vx_value vgq_eval(const struct bx *e, const struct binding *b)
 	case BX_MUL:
 	case BX_DIV: {
 		struct vx_value x = vgq_eval(e->a, b), y = vgq_eval(e->b, b);
-		return arith(e->kind, e->type, &x, &y);
+		return arith(e, &x, &y);
 	}
 	default: {
 		struct vx_value r = {.type = VX_BOOL};

@@ -41,9 +41,11 @@ const struct vgq_relation *vgq_database_clock(struct vgq_database *db, int64_t t
 	}
 	struct vgq_relation *r =
 	    vgq_relation_new(vgq_pool_intern(in->pool, name, strlen(name)), VGQ_REL_EVENT);
-	int64_t period = tick_ns * (int64_t)every;
+	/* in unsigned arithmetic: the period may be past int64 (then n is 1), k * period is
+	 * at most the span */
+	uint64_t period = (uint64_t)tick_ns * every;
 	for (uint64_t k = 0; k < n; k++)
-		vgq_relation_append(r, origin + (int64_t)k * period);
+		vgq_relation_append(r, (int64_t)((uint64_t)origin + k * period));
 	vgq_relation_finish(r, db->last);
 	in->clocks = vgq_xrealloc(in->clocks, in->nclocks + 1, sizeof *in->clocks);
 	in->clock_ticks = vgq_xrealloc(in->clock_ticks, in->nclocks + 1, sizeof *in->clock_ticks);

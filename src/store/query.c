@@ -226,8 +226,17 @@ static void result_free(struct result *out)
 static int statement_error(PGresult *res, const struct vgq_sql_stmt *s, char *err, size_t errsize)
 {
 	const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	char msg[1024];
 	vgs_fail(msg, sizeof msg, "%s", primary ? primary : PQresultErrorMessage(res));
+	/* numeric_value_out_of_range of a bigint: integer arithmetic past int8, where the
+	 * engine fails the statement naming the expression (docs/tquel.md "Values") */
+	if (state && !strcmp(state, "22003") && strstr(msg, "bigint"))
+		return vgs_fail(err, errsize,
+		                "%s (line %u): integer overflow: a value is past the 64-bit "
+		                "integers (PostgreSQL: %s; run it on the trace to see which "
+		                "expression)",
+		                s->name, s->line, msg);
 	return vgs_fail(err, errsize, "%s (line %u): PostgreSQL: %s", s->name, s->line, msg);
 }
 

@@ -19,6 +19,9 @@ result with the expected set:
 
     diff_agg.py --bin BUILD/bin [--seeds 1,2,3] [--queries 60] [--keep DIR]
 
+An integer sum past int64 at some instant of its time line (docs/tquel.md "Values") must
+fail its statement: such statements (up to --max-overflows a seed) are checked alone.
+
 Each statement's expected answer is computed within --budget seconds (SQLite and Python):
 past it the script prints the seed and the statement, saves them, and exits 1 rather than
 hang until ctest's timeout (SIGUSR1 also prints where it is).
@@ -26,6 +29,7 @@ hang until ctest's timeout (SIGUSR1 also prints where it is).
 On a mismatch it prints the seed, the statements, and up to 5 tuples only in each side, and
 saves the trace and the query under --fail-dir."""
 import argparse
+import bisect
 import itertools
 import math
 import os
@@ -44,7 +48,6 @@ FNS = ["count", "countU", "sum", "sumU", "avg", "avgU", "min", "max",
 ORDERED = ("min", "max", "first", "last")  # numbers or strings
 TIMED = ("count", "countU", "any", "avgti", "varts")  # any argument: only its time counts
 BASE_VARS = dict(D.VARS)  # the trace's variables, before clocks and results are added
-INT64 = 1 << 64
 
 # ---- aggregates: generation ------------------------------------------------------------
 # An aggregate: {"fn", "arg", "by": [expr], "window": None|"instant"|"ever"|("span", ns), "where",
@@ -151,7 +154,7 @@ def gen_agg_query(rng, trace_vars, clock_vars):
             where = c if where is None else ("and", where, c)
             continue
         x = ("agg", i)
-        if a["fn"] == "count" and rng.random() < 0.1:  # (a sum may wrap: not in SQLite)
+        if a["fn"] == "count" and rng.random() < 0.1:
             x = ("bin", "+", x, ("int", 1))
         targets.append(("c%d" % len(targets), x, False))
     if g and rng.random() < 0.3 and g.attrs_of("num"):
@@ -236,11 +239,6 @@ def raw(x, env):
     return D.py_value(x, env)
 
 
-def wrap64(n):
-    n %= INT64
-    return n - INT64 if n >= INT64 // 2 else n
-
-
 def order_key(v):
     return v.encode() if isinstance(v, str) else v
 
@@ -298,7 +296,9 @@ def agg_value(a, vals):
     if not vals:
         return None
     if fn == "sum":
-        return float(sum(float(v) for v in vals)) if is_double(a["arg"]) else wrap64(sum(vals))
+        # an integer sum past int64 fails the statement (docs/tquel.md "Values")
+        return float(sum(float(v) for v in vals)) if is_double(a["arg"]) else \
+            D.checked(sum(vals))
     if fn == "avg":
         return sum(float(v) for v in vals) / len(vals)
     key = (lambda v: v.encode()) if isinstance(vals[0], str) else (lambda v: v)
@@ -307,7 +307,9 @@ def agg_value(a, vals):
 
 def agg_rows(rows, a, span):
     """The aggregate's relation: [{"b", "e", "g0"..., "value"}], its maximal constant
-    intervals per group of the by-list."""
+    intervals per group of the by-list. Per group, a sweep over its points: the cost is the
+    contributions valid at each point (all of them only for ever), not all of the group's
+    at every point."""
     first, last = span
     horizon = last + 1  # the trace's last instant included
     groups = {}
@@ -339,11 +341,24 @@ def agg_rows(rows, a, span):
     for key, (by, cs) in groups.items():
         points = sorted({first, horizon} | {c[0] for c in cs} |
                         (set() if ever else {c[1] + extra for c in cs}))
+        # a sweep: the contributions valid at each point, kept in contribution order (the
+        # order vigil adds them in), each added and removed once
+        adds = sorted(range(len(cs)), key=lambda i: cs[i][0])
+        ends = [] if ever else sorted(range(len(cs)), key=lambda i: cs[i][1] + extra)
+        active, na, ne = [], 0, 0
         cur = None
         for p, p2 in zip(points, points[1:]):
+            while na < len(adds) and cs[adds[na]][0] <= p:
+                bisect.insort(active, adds[na])
+                na += 1
+            while ne < len(ends) and cs[ends[ne]][1] + extra <= p:
+                i = bisect.bisect_left(active, ends[ne])
+                if i < len(active) and active[i] == ends[ne]:
+                    del active[i]
+                ne += 1
             if p < first or p >= horizon:
                 continue
-            now = [c for c in cs if c[0] <= p and (ever or p < c[1] + extra)]
+            now = [cs[i] for i in active]
             val = time_agg(a["fn"], [(c[0], c[2]) for c in now]) if timed else \
                 agg_value(a, [c[2] for c in now])
             if val is None:
@@ -459,6 +474,7 @@ def run_seed(args, seed, work):
     text = D.range_lines()
     cases = []
     problems = []
+    overflowing = []  # aggregate statements whose sums overflow: each run alone
 
     def line():
         return text.count("\n") + 1
@@ -495,13 +511,20 @@ def run_seed(args, seed, work):
         rels = ["agg_%s_%d" % (tag, i) for i in range(len(q["aggs"]))]
         stmt = lambda: tquel_agg(q, "X")  # noqa: E731
         with within_budget(stmt, sorted({D.VARS[v] for a in q["aggs"] for v in a["vars"]})):
-            for i, a in enumerate(q["aggs"]):
-                D.VARS[gv[i]] = rels[i]
-                D.SCHEMA[rels[i]] = ("interval", [("g%d" % k, D.value_type(b))
-                                                  for k, b in enumerate(a["by"])] +
-                                     [("value", value_type_agg(a))])
-                rows[rels[i]] = agg_rows(rows, a, span)
-                D.make_db(rows, db, [rels[i]])
+            try:
+                for i, a in enumerate(q["aggs"]):
+                    D.VARS[gv[i]] = rels[i]
+                    D.SCHEMA[rels[i]] = ("interval", [("g%d" % k, D.value_type(b))
+                                                      for k, b in enumerate(a["by"])] +
+                                         [("value", value_type_agg(a))])
+                    rows[rels[i]] = agg_rows(rows, a, span)
+                    D.make_db(rows, db, [rels[i]])
+            except D.Overflow:
+                # vigil computes every aggregate at every instant of every group before
+                # the statement: an integer sum past int64 there must fail it
+                if len(overflowing) < args.max_overflows:
+                    overflowing.append(tquel_agg(q, "OV%d" % len(overflowing)))
+                continue
         if D.combos(rows, plain) > args.sql_limit:
             continue
         with within_budget(stmt, [D.VARS[v] for v in D.variables_of(plain)]):
@@ -614,6 +637,7 @@ def run_seed(args, seed, work):
             if failures >= args.max_failures:
                 print("seed %d: stopping after %d mismatches" % (seed, failures))
                 break
+    ok = check_overflowing(args, seed, trace, overflowing, clocks, tick) and ok
     if args.pg:
         ok = aggregates_on_store(args, seed, trace, cases, out, clocks, tick) and ok
     if not ok:
@@ -621,6 +645,32 @@ def run_seed(args, seed, work):
     else:
         print("seed %d: vigil answered %d tuples in %d results, all as expected" %
               (seed, sum(len(v) for v in out.values()), len(out)))
+    return ok
+
+
+def check_overflowing(args, seed, trace, overflowing, clocks, tick):
+    """Each statement with an integer sum past int64 in the reference, alone: exit 2,
+    nothing printed, vigil's line naming the sum (at 1 and THREADS threads)."""
+    ok = True
+    ranges = "".join("range of %s is %s\n" % (v, r)
+                     for v, r in list(BASE_VARS.items()) + list(clocks.items()))
+    for i, t in enumerate(overflowing):
+        text = ranges + t + "\n"
+        for threads in (D.THREADS, 1):
+            out, p = D.vigil_answers(args.bin, trace, text, ["--tick", tick], threads=threads)
+            lines = p.stderr.splitlines()
+            if p.returncode != 2 or p.stdout or len(lines) != 3 or not re.match(
+                    r"^.*:\d+:\d+: error: OV%d: integer overflow in sum.*: the sum of \d+ "
+                    r"values? is past the 64-bit integers$" % i, lines[0]):
+                ok = False
+                print("OVERFLOW MISMATCH (seed %d, OV%d, %d threads): a sum past int64 in "
+                      "the reference must fail the statement\n--- TQuel:\n%s\n  vigil (exit "
+                      "%d): %s" % (seed, i, threads, t, p.returncode,
+                                   p.stderr[-1500:] or "%d results" % len(out)))
+                save(args, seed, trace, text, "overflow")
+                break
+    print("seed %d: %d aggregate statements with a sum past int64, each failed alone%s" %
+          (seed, len(overflowing), "" if ok else ": MISMATCH"))
     return ok
 
 
@@ -737,6 +787,9 @@ def main():
     ap.add_argument("--budget", type=float, default=60,
                     help="seconds the expected answer of one statement may take; past "
                     "them the statement and seed are printed and the run fails")
+    ap.add_argument("--max-overflows", type=int, default=5,
+                    help="aggregate statements with a sum past int64 checked per seed "
+                    "(each alone)")
     ap.add_argument("--fail-dir", default="diff_failures")
     ap.add_argument("--max-failures", type=int, default=10, help="per seed")
     ap.add_argument("--keep", help="record the traces here and keep them")
