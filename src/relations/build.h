@@ -43,6 +43,10 @@ struct tinfo {
 	const char *fixed_kind; /* "Process", "Thread", or NULL (field `kind`) */
 	int f_kind, f_id, f_gen, f_name; /* built-in entity events */
 	int since; /* T_END of a sampled interval: the vg_since field, or -1 */
+	/* T_EVENT under a query's time bound (vgq_build_options.bounds): only events valid
+	 * in [lo, hi] make tuples. */
+	bool bounded;
+	int64_t lo, hi;
 };
 
 struct builder {

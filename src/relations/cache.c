@@ -158,8 +158,11 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	*res = (struct vgq_cache_result){.outcome = VGQ_CACHE_OFF};
 	const char *env = getenv("VIGIL_CACHE");
 	if (env && !strcmp(env, "off")) { /* nothing to keep: only what the query ranges over */
-		struct vgq_build_options o = {.need = rq->need, .nneed = rq->nneed};
-		return vgq_database_build_opts(t, rq->need ? &o : NULL);
+		struct vgq_build_options o = {.need = rq->need,
+		                              .nneed = rq->nneed,
+		                              .bounds = rq->bounds,
+		                              .nbounds = rq->nbounds};
+		return vgq_database_build_opts(t, rq->need || rq->bounds ? &o : NULL);
 	}
 	struct key k = {0};
 	make_key(&k, t);

@@ -37,6 +37,10 @@ struct vgq_cache_request {
 	size_t nattrs;
 	bool all_attrs;
 	const char *who; /* prefix of the line said about a damaged cache: "vigil query" */
+	/* Time bounds of the statements' selections (vgq_build_options.bounds): used by a
+	 * build without a cache (VIGIL_CACHE=off), which keeps nothing for later queries. */
+	const struct vgq_time_bound *bounds;
+	size_t nbounds;
 };
 
 enum vgq_cache_outcome {

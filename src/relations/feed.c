@@ -435,6 +435,8 @@ void vgq_build_feed(struct builder *b, const struct vgt_event *ev)
 	case T_SKIP:
 		break;
 	case T_EVENT:
+		if (ti->bounded && (ev->ts < ti->lo || ev->ts > ti->hi))
+			break; /* its payload may have been passed over (build.c) */
 		add_tuple(b, ti, ev, image);
 		break;
 	case T_BEGIN:
