@@ -162,7 +162,7 @@ static struct vgt_class_window *bound_windows(struct builder *b, const struct vg
 		const struct vgt_event_type *t = vgt_class_at(b->trace, c);
 		w[c].keeps_next = vgq_is_synth_marker(t);
 		struct tinfo *ti = b->by_class[c];
-		int64_t lo, hi;
+		int64_t lo = 0, hi = 0;
 		if (!ti || ti->what != T_EVENT || !ti->slot ||
 		    ti->slot->rel->kind != VGQ_REL_EVENT || !strncmp(t->name, "vg.", 3) ||
 		    !bound_of(o, ti->slot->rel->name, &lo, &hi))
