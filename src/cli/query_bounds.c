@@ -1,5 +1,9 @@
-/* The valid-time bounds a query's selections put on the relations it ranges over
- * (relations/relation.h, struct vgq_time_bound), read from the statements as parsed: a
+/* The valid-time bounds and key selections a query's selections put on the relations it
+ * ranges over (relations/relation.h, struct vgq_time_bound and vgq_key_cond), read from
+ * the statements as parsed. Key selections: a retrieve's where clause compares an
+ * attribute of a variable with a constant (`where S.mailbox = 7 and S.size > 60000`),
+ * top-level conjuncts only; a relation's selection is the alternatives of its uses (one
+ * per variable over it), none when some use has no such conjunct. Time bounds: a
  * retrieve's when clause compares a variable with temporal constants (`when S overlap
  * ("2026-11-27 03:20" extend "2026-11-27 03:21")`, `when "2026-11-27" precede S`), so
  * no tuple of S valid outside some span can be in its answer. The build then passes
@@ -136,9 +140,70 @@ static void agg_names(const struct tquel_expr *e, bool inside, const char **name
 /* What the statements so far say of one relation. */
 struct use {
 	const char *relation;
-	bool unbounded;
+	bool unbounded, unkeyed;
 	struct span span;
+	unsigned nalts; /* alternatives of key conditions (unkeyed: some use has none) */
 };
+
+/* The key conditions found so far (every comparison node of the text at most). */
+struct keys {
+	struct vgq_key_cond *v;
+	size_t n, max;
+};
+
+/* `var.attr OP constant` (or the constant first): the condition, or false. */
+static bool key_cond(const struct tquel_expr *e, const char *var, struct vgq_key_cond *k)
+{
+	static const enum tquel_kind ops[] = {TQ_EQ, TQ_NE, TQ_LT, TQ_LE, TQ_GT, TQ_GE};
+	static const enum vgq_key_op flipped[] = {VGQ_KEY_EQ, VGQ_KEY_NE, VGQ_KEY_GT,
+	                                          VGQ_KEY_GE, VGQ_KEY_LT, VGQ_KEY_LE};
+	size_t op = 0;
+	while (op < 6 && ops[op] != e->kind)
+		op++;
+	if (op == 6)
+		return false;
+	const struct tquel_expr *a = e->u.op.a, *c = e->u.op.b;
+	bool flip = a->kind != TQ_ATTR;
+	if (flip) {
+		a = e->u.op.b;
+		c = e->u.op.a;
+	}
+	if (a->kind != TQ_ATTR || strcmp(a->u.attr.var, var))
+		return false;
+	bool neg = c->kind == TQ_NEG;
+	const struct tquel_expr *num = neg ? c->u.op.a : c;
+	*k = (struct vgq_key_cond){.attr = a->u.attr.name,
+	                           .op = flip ? flipped[op] : (enum vgq_key_op)op};
+	if (num->kind == TQ_NUMBER && num->u.number.is_int && num->u.number.i >= 0) {
+		k->i = neg ? -num->u.number.i : num->u.number.i;
+		return true;
+	}
+	if (!neg && c->kind == TQ_STRING) {
+		k->is_string = true;
+		k->s = c->u.string.s;
+		return true;
+	}
+	return false;
+}
+
+/* Adds the key conditions on `var` among the top-level conjuncts of a where clause. */
+static void key_conds(const struct tquel_expr *e, const char *var, const char *relation,
+                      unsigned alt, struct keys *ks)
+{
+	if (!e)
+		return;
+	if (e->kind == TQ_AND) {
+		key_conds(e->u.op.a, var, relation, alt, ks);
+		key_conds(e->u.op.b, var, relation, alt, ks);
+		return;
+	}
+	struct vgq_key_cond k;
+	if (ks->n < ks->max && key_cond(e, var, &k)) {
+		k.relation = relation;
+		k.alt = alt;
+		ks->v[ks->n++] = k;
+	}
+}
 
 static struct use *use_of(struct use *uses, size_t *n, const char *relation)
 {
@@ -169,16 +234,26 @@ static const char *relation_of(const struct tquel_query *q, size_t i, const char
 }
 
 static void retrieve_uses(const struct tquel_query *q, size_t i, struct use *uses, size_t *nuses,
-                          const char **names, size_t max)
+                          const char **names, size_t max, struct keys *ks)
 {
 	const struct tquel_retrieve *r = &q->stmts[i].u.retrieve;
-	if (r->into) /* a relation made by the query is never the trace's */
-		use_of(uses, nuses, r->into)->unbounded = true;
+	if (r->into) { /* a relation made by the query is never the trace's */
+		struct use *u = use_of(uses, nuses, r->into);
+		u->unbounded = u->unkeyed = true;
+	}
 	size_t nout = tquel_outer_names(r, names, max);
 	for (size_t k = 0; k < nout; k++) {
 		const char *rel = relation_of(q, i, names[k]);
-		if (rel)
-			use(use_of(uses, nuses, rel), r->when ? bound(r->when, names[k]) : every);
+		if (!rel)
+			continue;
+		struct use *u = use_of(uses, nuses, rel);
+		use(u, r->when ? bound(r->when, names[k]) : every);
+		size_t before = ks->n;
+		key_conds(r->where, names[k], u->relation, u->nalts, ks);
+		if (ks->n > before)
+			u->nalts++;
+		else
+			u->unkeyed = true;
 	}
 	size_t nin = 0;
 	const char **inner = names + nout;
@@ -191,8 +266,10 @@ static void retrieve_uses(const struct tquel_query *q, size_t i, struct use *use
 	agg_names(r->valid.to, false, inner, &nin, max - nout);
 	for (size_t k = 0; k < nin; k++) {
 		const char *rel = relation_of(q, i, inner[k]);
-		if (rel)
-			use_of(uses, nuses, rel)->unbounded = true;
+		if (rel) {
+			struct use *u = use_of(uses, nuses, rel);
+			u->unbounded = u->unkeyed = true;
+		}
 	}
 }
 
@@ -204,9 +281,10 @@ void vg_query_bounds(const struct tquel_query *q, struct vg_query_need *n)
 	/* one relation per range statement or retrieve into at most */
 	struct use *uses = tquel_alloc(n->arena, (q->nstmts + 1) * sizeof *uses);
 	size_t nuses = 0;
+	struct keys ks = {tquel_alloc(n->arena, max * sizeof *ks.v), 0, max};
 	for (size_t i = 0; i < q->nstmts; i++)
 		if (q->stmts[i].kind == TQ_RETRIEVE)
-			retrieve_uses(q, i, uses, &nuses, names, max);
+			retrieve_uses(q, i, uses, &nuses, names, max, &ks);
 	n->bounds = tquel_alloc(n->arena, (nuses + 1) * sizeof *n->bounds);
 	for (size_t i = 0; i < nuses; i++)
 		if (!uses[i].unbounded)
@@ -214,4 +292,8 @@ void vg_query_bounds(const struct tquel_query *q, struct vg_query_need *n)
 			    (struct vgq_time_bound){.relation = uses[i].relation,
 			                            .lo = uses[i].span.lo,
 			                            .hi = uses[i].span.hi};
+	n->keys = tquel_alloc(n->arena, (ks.n + 1) * sizeof *n->keys);
+	for (size_t k = 0; k < ks.n; k++)
+		if (!use_of(uses, &nuses, ks.v[k].relation)->unkeyed)
+			n->keys[n->nkeys++] = ks.v[k];
 }

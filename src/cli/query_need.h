@@ -16,6 +16,8 @@ struct vg_query_need {
 	bool all_attrs;                /* some V.all */
 	struct vgq_time_bound *bounds; /* the selections' time bounds (query_bounds.c) */
 	size_t nbounds;
+	struct vgq_key_cond *keys; /* and key selections */
+	size_t nkeys;
 	struct tquel_arena *arena;
 };
 

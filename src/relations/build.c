@@ -126,74 +126,6 @@ static bool *unread_payloads(const struct builder *b, const struct vgq_build_opt
 	return skip;
 }
 
-/* The bound on relation `name` the options give (the span of all bounds naming it). */
-static bool bound_of(const struct vgq_build_options *o, const char *name, int64_t *lo, int64_t *hi)
-{
-	bool found = false;
-	for (size_t i = 0; i < o->nbounds; i++) {
-		const struct vgq_time_bound *q = &o->bounds[i];
-		if (strcasecmp(q->relation, name))
-			continue;
-		*lo = found && *lo < q->lo ? *lo : q->lo;
-		*hi = found && *hi > q->hi ? *hi : q->hi;
-		found = true;
-	}
-	return found;
-}
-
-/* Event relations under a query's time bound make tuples only of events valid within it
- * (feed.c), and the reader passes over the payloads of their events recorded outside it:
- * not those WaitFor reads, nor vigil's own (names), nor the event after a vg.report.synth
- * marker (its valid time is the marker's: the window keeps it). Interval and state
- * relations are never bounded: an interval's begin may lie before the bound and its end
- * within it. NULL when nothing is bounded (or VIGIL_SKIP=off, or a keep filter sees every
- * event). */
-static struct vgt_class_window *bound_windows(struct builder *b, const struct vgq_build_options *o,
-                                              const struct vgq_waits *waits, size_t *nbounded)
-{
-	const char *env = getenv("VIGIL_SKIP");
-	*nbounded = 0;
-	if (!o || !o->nbounds || o->keep || (env && !strcmp(env, "off")))
-		return NULL;
-	size_t n = vgt_class_count(b->trace);
-	struct vgt_class_window *w = vgq_xcalloc(n + 1, sizeof *w);
-	const struct rslot **seen = vgq_xcalloc(n + 1, sizeof *seen);
-	for (size_t c = 0; c < n; c++) {
-		const struct vgt_event_type *t = vgt_class_at(b->trace, c);
-		w[c].keeps_next = vgq_is_synth_marker(t);
-		struct tinfo *ti = b->by_class[c];
-		int64_t lo = 0, hi = 0;
-		if (!ti || ti->what != T_EVENT || !ti->slot ||
-		    ti->slot->rel->kind != VGQ_REL_EVENT || !strncmp(t->name, "vg.", 3) ||
-		    !bound_of(o, ti->slot->rel->name, &lo, &hi))
-			continue;
-		ti->bounded = true;
-		ti->lo = lo;
-		ti->hi = hi;
-		size_t k = 0;
-		while (k < *nbounded && seen[k] != ti->slot)
-			k++;
-		if (k == *nbounded)
-			seen[(*nbounded)++] = ti->slot;
-		if (!vgq_waits_wants(waits, t))
-			w[c] = (struct vgt_class_window){.lo = lo, .hi = hi, .active = true};
-	}
-	free(seen);
-	return w;
-}
-
-/* What the reader passed over, from its streams' statistics. */
-static void count_skipped(const struct vgt_trace *t, size_t nbounded, struct vgq_skip_stats *st)
-{
-	*st = (struct vgq_skip_stats){.nbounded = nbounded};
-	for (size_t i = 0; i < vgt_stream_count(t); i++) {
-		const struct vgt_stream_stats *s = &vgt_stream_at(t, i)->stats;
-		st->events += s->events_outside;
-		st->packets += s->packets_outside;
-		st->packets_read += s->packets;
-	}
-}
-
 /* Options that watch every event as it is kept (keep, end_since) or stop early need the
  * one merged pass of this thread. */
 static bool serial_only(const struct vgq_build_options *o)
@@ -216,9 +148,9 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	struct vgq_reader rd = {.src = vgt_source_of(t)};
 	bool *skip = unread_payloads(&b, o, waits);
 	vgt_source_skip_payloads(rd.src, skip);
-	size_t nbounded;
-	struct vgt_class_window *windows = bound_windows(&b, o, waits, &nbounded);
-	vgt_source_skip_outside(rd.src, windows);
+	struct vgq_build_bounds bounds;
+	vgq_build_bounds_apply(&b, o, waits, &bounds);
+	vgt_source_skip_outside(rd.src, bounds.windows);
 	const struct vgt_event *ev;
 	uint64_t read = 0;
 	bool dropped = false; /* derived relations need every event (derived.c) */
@@ -242,14 +174,14 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	}
 	vgt_source_close(rd.src);
 	free(skip);
-	free(windows);
-	count_skipped(t, nbounded, &db->skipped);
+	vgq_build_bounds_count(t, &bounds, &db->skipped);
 	if (o && o->max_events && read > o->max_events) /* stopped before the end */
 		dropped = true;
 	vgq_waits_finish(waits, &b);
 	db->damage = vgt_damage_total(t);
 	db->partial = db->damage > 0;
 	vgq_build_finish(&b, db);
+	vgq_build_bounds_free(&bounds); /* after the types pointing into it are freed */
 	db->internal->trace = t;
 	db->internal->whole_trace = !dropped;
 	return db;

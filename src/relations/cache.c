@@ -161,8 +161,10 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 		struct vgq_build_options o = {.need = rq->need,
 		                              .nneed = rq->nneed,
 		                              .bounds = rq->bounds,
-		                              .nbounds = rq->nbounds};
-		return vgq_database_build_opts(t, rq->need || rq->bounds ? &o : NULL);
+		                              .nbounds = rq->nbounds,
+		                              .keys = rq->keys,
+		                              .nkeys = rq->nkeys};
+		return vgq_database_build_opts(t, rq->need || rq->bounds || rq->keys ? &o : NULL);
 	}
 	struct key k = {0};
 	make_key(&k, t);

@@ -41,6 +41,8 @@ struct vgq_cache_request {
 	 * build without a cache (VIGIL_CACHE=off), which keeps nothing for later queries. */
 	const struct vgq_time_bound *bounds;
 	size_t nbounds;
+	const struct vgq_key_cond *keys; /* and key selections (vgq_build_options.keys) */
+	size_t nkeys;
 };
 
 enum vgq_cache_outcome {

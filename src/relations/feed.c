@@ -439,6 +439,8 @@ void vgq_build_feed(struct builder *b, const struct vgt_event *ev)
 			break; /* its payload may have been passed over (build.c) */
 		if (!ev->values && ti->type->nfields)
 			break; /* passed over by the reader: cannot be (test query.build_bounds) */
+		if (ti->nchecks && !vgq_build_keys_hold(ti, ev))
+			break;
 		add_tuple(b, ti, ev, image);
 		break;
 	case T_BEGIN:

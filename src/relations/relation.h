@@ -94,8 +94,25 @@ struct vgq_relation {
 	uint64_t unmatched_ends, open_at_end;
 };
 
+/* One condition `attr OP constant` on the tuples of event relation `relation`: a tuple
+ * can contribute to a query's answer only if every condition of some alternative `alt`
+ * (numbered from 0 per relation) holds. Integers compare with integer attributes,
+ * strings (= and != only) with text attributes; a condition on anything else is never
+ * made. */
+enum vgq_key_op { VGQ_KEY_EQ, VGQ_KEY_NE, VGQ_KEY_LT, VGQ_KEY_LE, VGQ_KEY_GT, VGQ_KEY_GE };
+struct vgq_key_cond {
+	const char *relation;
+	unsigned alt;
+	const char *attr;
+	enum vgq_key_op op;
+	bool is_string;
+	int64_t i;
+	const char *s;
+};
+
 /* What a build with bounds passed over (struct vgq_database.skipped). */
 struct vgq_skip_stats {
+	size_t nkeyed;         /* event relations under a key selection */
 	uint64_t events;       /* events of bounded relations outside their bounds */
 	uint64_t packets;      /* packets whose time span lies outside every bound */
 	uint64_t packets_read; /* packets read in all */
@@ -163,6 +180,12 @@ struct vgq_build_options {
 	 * damage stay those of the whole trace. VIGIL_SKIP=off in the environment: unused. */
 	const struct vgq_time_bound *bounds;
 	size_t nbounds;
+	/* Key selections a query's where clauses put on event relations (vgq_key_cond): an
+	 * event of such a relation makes a tuple only when all conditions of one of its
+	 * alternatives hold (its payload is still decoded: the key is in it). Unused with
+	 * VIGIL_SKIP=off too. */
+	const struct vgq_key_cond *keys;
+	size_t nkeys;
 };
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
                                              const struct vgq_build_options *o);

@@ -8,7 +8,8 @@
  * runs past the packet. At 1, 2 and 3 threads: the interval relation byte for byte, the
  * event relation the whole one's tuples within the bound, the database's events, first,
  * last and damage the whole trace's; packets and events were passed over; and with
- * VIGIL_SKIP=off nothing is. */
+ * VIGIL_SKIP=off nothing is. Once more with a key selection of two alternatives on the
+ * bounded relation (vgq_build_options.keys): its tuples are those selected. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdbool.h>
@@ -100,7 +101,23 @@ static void make_trace(const char *root, bool damaged)
 	tg_image_free(img);
 }
 
-/* The tuples of r, one line each; of an event relation only those from lo to hi. */
+/* The key selection of the keyed builds: n > 5002, or label "bb" and n <= 4500 (both met by marks
+ * of the trace, so that a check off by one fails). */
+static const struct vgq_key_cond KEYS[] = {
+    {.relation = "Mark", .alt = 0, .attr = "n", .op = VGQ_KEY_GT, .i = 5002},
+    {.relation = "Mark", .alt = 1, .attr = "label", .op = VGQ_KEY_EQ, .is_string = true, .s = "bb"},
+    {.relation = "Mark", .alt = 1, .attr = "N", .op = VGQ_KEY_LE, .i = 4500},
+};
+static bool keyed; /* dump() keeps only the tuples KEYS selects */
+
+static bool selected(const struct vgq_relation *r, size_t t)
+{
+	uint64_t n = r->cols[0].u[t];
+	return !keyed || n > 5002 || (!strcmp(r->cols[1].s[t], "bb") && n <= 4500);
+}
+
+/* The tuples of r, one line each; of an event relation only those from lo to hi (and
+ * selected). */
 static char *dump(const struct vgq_relation *r, int64_t lo, int64_t hi, size_t *count)
 {
 	char *p = NULL;
@@ -108,7 +125,7 @@ static char *dump(const struct vgq_relation *r, int64_t lo, int64_t hi, size_t *
 	FILE *f = open_memstream(&p, &len);
 	*count = 0;
 	for (size_t t = 0; r && t < r->ntuples; t++) {
-		if (!r->to && (r->from[t] < lo || r->from[t] > hi))
+		if (!r->to && (r->from[t] < lo || r->from[t] > hi || !selected(r, t)))
 			continue;
 		++*count;
 		fprintf(f, "%" PRId64, r->from[t]);
@@ -131,8 +148,12 @@ static struct vgq_database *build(struct vgt_trace *t, unsigned threads, bool bo
 	static const struct vgq_time_bound bound = {
 	    "mark", OFFSET_NS + CLOCK_LO, OFFSET_NS + CLOCK_HI}; /* names match in any case */
 	vgt_set_decode_threads(threads);
-	struct vgq_build_options o = {
-	    .need = need, .nneed = 2, .bounds = bounded ? &bound : NULL, .nbounds = bounded};
+	struct vgq_build_options o = {.need = need,
+	                              .nneed = 2,
+	                              .bounds = bounded ? &bound : NULL,
+	                              .nbounds = bounded,
+	                              .keys = bounded && keyed ? KEYS : NULL,
+	                              .nkeys = bounded && keyed ? 3 : 0};
 	return vgq_database_build_opts(t, &o);
 }
 
@@ -168,25 +189,26 @@ static void compare(bool damaged)
 			const struct vgq_relation *m = vgq_database_find(part, "Mark");
 			char *k = dump(m, OFFSET_NS + CLOCK_LO, OFFSET_NS + CLOCK_HI, &n2);
 			const struct vgq_skip_stats *sk = &part->skipped;
-			char msg[400];
-			snprintf(msg, sizeof msg,
-			         "%s trace, %u threads%s: Job %s (%zu/%zu), Mark within the bound "
-			         "%s (%zu/%zu), Mark has %zu tuples (whole: %zu), events %" PRIu64
-			         "/%" PRIu64 ", first %" PRId64 "/%" PRId64 ", last %" PRId64
-			         "/%" PRId64 ", damage %" PRIu64 "/%" PRIu64
-			         ", passed over %" PRIu64 " packets of %" PRIu64 ", %" PRIu64
-			         " events",
-			         damaged ? "damaged" : "clean", th, off ? ", VIGIL_SKIP=off" : "",
-			         strcmp(j, jobs) ? "differs" : "same", n1, njobs,
-			         strcmp(k, marks) ? "differs" : "same", n2, nmarks,
-			         m ? m->ntuples : 0, nall, part->events, whole->events, part->first,
-			         whole->first, part->last, whole->last, part->damage, whole->damage,
-			         sk->packets, sk->packets_read, sk->events);
-			bool passed = off ? !sk->packets && !sk->events && !sk->nbounded && m &&
-			                        m->ntuples == nall
-			                  : sk->nbounded == 1 && sk->packets >= 30 &&
-			                        sk->events >= nall - nmarks - 10 && m &&
-			                        m->ntuples == nmarks;
+			char msg[500];
+			snprintf(
+			    msg, sizeof msg,
+			    "%s%s trace, %u threads%s: Job %s (%zu/%zu), Mark within the bound "
+			    "%s (%zu/%zu), Mark has %zu tuples (whole: %zu), events %" PRIu64
+			    "/%" PRIu64 ", first %" PRId64 "/%" PRId64 ", last %" PRId64 "/%" PRId64
+			    ", damage %" PRIu64 "/%" PRIu64 ", passed over %" PRIu64
+			    " packets of %" PRIu64 ", %" PRIu64 " events",
+			    keyed ? "keyed, " : "", damaged ? "damaged" : "clean", th,
+			    off ? ", VIGIL_SKIP=off" : "", strcmp(j, jobs) ? "differs" : "same", n1,
+			    njobs, strcmp(k, marks) ? "differs" : "same", n2, nmarks,
+			    m ? m->ntuples : 0, nall, part->events, whole->events, part->first,
+			    whole->first, part->last, whole->last, part->damage, whole->damage,
+			    sk->packets, sk->packets_read, sk->events);
+			size_t every = vgq_database_find(whole, "Mark")->ntuples;
+			bool passed =
+			    off ? !sk->packets && !sk->events && !sk->nbounded && !sk->nkeyed &&
+			              m && m->ntuples == every
+			        : sk->nbounded == 1 && sk->nkeyed == keyed && sk->packets >= 30 &&
+			              sk->events >= nall - nmarks - 10 && m && m->ntuples == nmarks;
 			if (strcmp(j, jobs) || strcmp(k, marks) || part->events != whole->events ||
 			    part->first != whole->first || part->last != whole->last ||
 			    part->damage != whole->damage || !passed)
@@ -209,6 +231,8 @@ int main(void)
 {
 	compare(false);
 	compare(true);
+	keyed = true; /* and a key selection of two alternatives */
+	compare(false);
 	vgt_set_decode_threads(1);
 	return failures ? 1 : 0;
 }

@@ -1180,15 +1180,17 @@ def run_seed(args, seed, work):
     return ok
 
 
-def bounded_alone(args, seed, trace, names, queries, most=12):
-    """Statements whose when clause bounds an event variable by constants, each alone
-    (the relations it ranges over built for it only: VIGIL_CACHE=off), at 1 and 2 threads,
-    with the build passing over the events outside the bound and with VIGIL_SKIP=off:
-    every answer SQLite's. At least one must have been bounded (--stats), else the test
-    would prove nothing."""
-    ok, tried, bounded = True, 0, 0
+def bounded_alone(args, seed, trace, names, queries, most=16):
+    """Statements whose when clause bounds an event variable by constants, or whose where
+    clause selects on its attributes, each alone (the relations it ranges over built for
+    it only: VIGIL_CACHE=off), at 1 and 2 threads, with the build passing over the events
+    outside the bound or not building the tuples the where clause cannot select, and with
+    VIGIL_SKIP=off: every answer SQLite's. At least one must have been bounded and one
+    keyed (--stats), else the test would prove nothing."""
+    ok, tried, bounded, keyed = True, 0, 0, 0
     for n, (q, a) in zip(names, queries):
-        if tried >= most or not q["when"] or "'const'" not in repr(q["when"]) or \
+        timed = q["when"] and "'const'" in repr(q["when"])
+        if tried >= most or not (timed or q["where"]) or \
                 not any(is_event_var(v) for v in variables_of(q)):
             continue
         tried += 1
@@ -1202,14 +1204,16 @@ def bounded_alone(args, seed, trace, names, queries, most=12):
                       (seed, n, skip, threads, p.returncode, p.stderr[-2000:]))
                 return False
             bounded += skip == "on" and stats[0]["stats"]["skip"]["bounded"] > 0
+            keyed += skip == "on" and stats[0]["stats"]["skip"]["keyed"] > 0
             if not compare(args, seed, trace, None, n, q, a, got.get("Q", []), False):
                 print("  (the statement alone, VIGIL_CACHE=off VIGIL_SKIP=%s, %d threads)" %
                       (skip, threads))
                 ok = False
-    print("seed %d: %d statements with time selections alone, %d runs of them bounded%s" %
-          (seed, tried, bounded, "" if ok else ": MISMATCH"))
-    if tried and not bounded:
-        print("seed %d: no statement was bounded: the build's time bounds went untested" % seed)
+    print("seed %d: %d statements with selections alone, %d runs bounded in time, %d keyed%s"
+          % (seed, tried, bounded, keyed, "" if ok else ": MISMATCH"))
+    if tried and not (bounded and keyed):
+        print("seed %d: no statement was %s: the build's selections went untested" %
+              (seed, "bounded" if not bounded else "keyed"))
         return False
     return ok
 
