@@ -1014,6 +1014,29 @@ def time_bound(rng, q, rows):
     return p if q["when"] is None else ("tand", p, q["when"])
 
 
+def key_selection(rng, q, rows):
+    """A selection on an event variable's attribute by a constant (E1.key = 3,
+    E1.val >= 40, 7 > E1.key, E1.tag != "x"), and-ed to q's where clause: what lets the
+    build leave out the tuples it cannot select. None when q has no event variable."""
+    events = [v for v in sorted(variables_of(q)) if is_event_var(v)]
+    if not events:
+        return None
+    v = rng.choice(events)
+    attr, typ = rng.choice([(a, t) for a, t in SCHEMA[VARS[v]][1] if t in ("num", "str")])
+    if typ == "str":
+        tags = sorted({x[attr] for x in rows[VARS[v]] if x.get(attr)}) or ["x"]
+        c = ("cmp", rng.choice(["=", "!="]), ("attr", v, attr), ("str", rng.choice(tags)))
+    else:
+        vals = [x[attr] for x in rows[VARS[v]] if x.get(attr) is not None] or [0]
+        n = rng.choice(vals) + rng.choice([-1, 0, 0, 1])
+        k = ("int", n) if n >= 0 else ("neg", ("int", -n))
+        op = rng.choice(["=", "!=", "<", "<=", ">", ">="])
+        c = ("cmp", op, ("attr", v, attr), k) if rng.random() < 0.7 else \
+            ("cmp", {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op), k,
+             ("attr", v, attr))
+    return c if q["where"] is None else ("and", c, q["where"])
+
+
 def generate(args, seed, trace, rng, rows, db):
     """args.queries queries with moderate, mostly non-empty SQL answers. SQLite joins a
     statement's variables with nested loops (its temporal conditions are CASE expressions no
@@ -1029,6 +1052,8 @@ def generate(args, seed, trace, rng, rows, db):
             continue  # a retrieve needs a tuple variable; past the bound: see above
         if brng.random() < 0.3:  # its own generator: the others' statements stay as they were
             q["when"] = time_bound(brng, q, rows) or q["when"]
+        if brng.random() < 0.2:
+            q["where"] = key_selection(brng, q, rows) or q["where"]
         name = "Q%d" % len(out)
         case = {"seed": seed, "name": name, "query": q, "tquel": tquel(q, name), "sql": sql(q)}
         with budget(args, seed, lambda: range_lines() + case["tquel"],
@@ -1180,7 +1205,7 @@ def run_seed(args, seed, work):
     return ok
 
 
-def bounded_alone(args, seed, trace, names, queries, most=16):
+def bounded_alone(args, seed, trace, names, queries, most=10):
     """Statements whose when clause bounds an event variable by constants, or whose where
     clause selects on its attributes, each alone (the relations it ranges over built for
     it only: VIGIL_CACHE=off), at 1 and 2 threads, with the build passing over the events
