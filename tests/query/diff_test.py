@@ -1028,10 +1028,10 @@ def key_selection(rng, q, rows):
         c = ("cmp", rng.choice(["=", "!="]), ("attr", v, attr), ("str", rng.choice(tags)))
     else:
         vals = [x[attr] for x in rows[VARS[v]] if x.get(attr) is not None] or [0]
-        n = rng.choice(vals) + rng.choice([-1, 0, 0, 1])
+        n = rng.choice(vals) + rng.choice([-1, 0, 0, 0, 1])  # at a value: edges met
         k = ("int", n) if n >= 0 else ("neg", ("int", -n))
         op = rng.choice(["=", "!=", "<", "<=", ">", ">="])
-        c = ("cmp", op, ("attr", v, attr), k) if rng.random() < 0.7 else \
+        c = ("cmp", op, ("attr", v, attr), k) if rng.random() < 0.5 else \
             ("cmp", {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op), k,
              ("attr", v, attr))
     return c if q["where"] is None else ("and", c, q["where"])
