@@ -38,6 +38,7 @@ BENCHES = [
     ("recording", ["{src}/run.sh", "{build}"], figures.recording),
     ("query", ["{src}/query.sh", "{build}"], figures.query),
     ("query-pg", ["{python}", "{src}/query_pg_bench.py", "{build}"], figures.query_pg),
+    ("skip", ["{python}", "{src}/skip_bench.py", "{build}"], figures.skip),
     ("watch", ["{python}", "{src}/watch.py", "{build}"], figures.watch),
     ("watch-incremental", ["{python}", "{src}/watch_incremental.py", "{build}"],
      figures.watch_incremental),

@@ -311,6 +311,18 @@ def trace_size(out):
                                              s["disk"] / i["disk"]), "", None)]
 
 
+def skip(out):
+    d = _load(out, "skip.json")
+    q = d["queries"]
+    return [Figure("skip", "selective Send query without a cache, %d events, %d thread(s): "
+                   "%s, selections pushed into the build / not (VIGIL_SKIP=off)" % (
+                       d["events"], d["threads"], what), "%s / %s (%.2fx)" % (
+                       _s(q[k]["on_s"]), _s(q[k]["off_s"]), q[k]["off_s"] / q[k]["on_s"]),
+                   "", None)
+            for k, what in (("overlap", "5% of the time (when S overlap ...)"),
+                            ("key", "mailbox 7, size > 58982 (where)")) if k in q]
+
+
 def derived(out):
     d = _load(out, "derived.json")
     figs = [Figure("derived", "time to first answer over Message x Network, three_tier %d "

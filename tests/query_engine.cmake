@@ -33,6 +33,15 @@ target_include_directories(test_build_parallel PRIVATE ${CMAKE_SOURCE_DIR}/src
 target_link_libraries(test_build_parallel PRIVATE vigil_relations reader_tracegen)
 add_test(NAME query.build_parallel COMMAND test_build_parallel)
 set_tests_properties(query.build_parallel PROPERTIES LABELS "sanitize;query" TIMEOUT 300)
+# A build under a query's time bound gives the whole build's relations, the bounded event
+# relation cut to its bound, intervals straddling passed-over packets intact, a synthesized
+# event after a marker kept, damage the same (tests/query/build_bounds_unit.c).
+add_executable(test_build_bounds ${CMAKE_SOURCE_DIR}/tests/query/build_bounds_unit.c)
+target_include_directories(test_build_bounds PRIVATE ${CMAKE_SOURCE_DIR}/src
+                           ${CMAKE_SOURCE_DIR}/tests/unit)
+target_link_libraries(test_build_bounds PRIVATE vigil_relations reader_tracegen)
+add_test(NAME query.build_bounds COMMAND test_build_bounds)
+set_tests_properties(query.build_bounds PROPERTIES LABELS "sanitize;query" TIMEOUT 300)
 include(CheckCSourceCompiles)
 set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
 set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)

@@ -309,6 +309,10 @@ static struct vgq_database *open_db(const char *cmd, const char *path, unsigned 
 	rq.attrs = need.attrs;
 	rq.nattrs = need.nattrs;
 	rq.all_attrs = need.all_attrs;
+	rq.bounds = need.bounds;
+	rq.nbounds = need.nbounds;
+	rq.keys = need.keys;
+	rq.nkeys = need.nkeys;
 	vgt_set_decode_threads(threads); /* --threads, else VIGIL_THREADS, else the cores */
 	struct vgq_database *db = vgq_database_cached(*tr, &rq, cache);
 	vg_query_need_free(&need);
@@ -375,11 +379,15 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 {
 	size_t n;
 	const struct vgq_stat *st = vgq_session_stats(s, &n);
+	const struct vgq_skip_stats *k = &db->skipped;
 	fprintf(stderr,
 	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64
-	        ",\"cache\":\"%s\",\"derived_cached\":%zu,\"max_rss_kb\":%ld,\"statements\":[",
+	        ",\"cache\":\"%s\",\"derived_cached\":%zu,\"max_rss_kb\":%ld,"
+	        "\"skip\":{\"keyed\":%zu,\"bounded\":%zu,\"packets\":%" PRIu64
+	        ",\"packets_read\":%" PRIu64 ",\"events\":%" PRIu64 "},\"statements\":[",
 	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome),
-	        vgq_derived_cached(db), max_rss_kb());
+	        vgq_derived_cached(db), max_rss_kb(), k->nkeyed, k->nbounded, k->packets,
+	        k->packets_read, k->events);
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr,
 		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
@@ -459,6 +467,18 @@ int vg_cmd_query(int argc, char **argv)
 	return rc;
 }
 
+/* What the build passed over for the statements' time bounds and key selections (docs/query.md "How
+ * selections reach decoding"). */
+static void print_skipped(const struct vgq_skip_stats *k)
+{
+	printf("\nbuild: %zu event relation%s bounded in time; %" PRIu64 " of %" PRIu64
+	       " packets wholly outside the bounds; %" PRIu64
+	       " events outside them passed over (headers read, payloads not decoded); %zu "
+	       "event relation%s selected by key (other tuples not built)\n",
+	       k->nbounded, k->nbounded == 1 ? "" : "s", k->packets, k->packets_read, k->events,
+	       k->nkeyed, k->nkeyed == 1 ? "" : "s");
+}
+
 /* The α operators of both plans, when the sensors behind the relations are known. */
 static size_t explain_sensors(const struct tquel_query *q, struct vgq_database *db,
                               const struct vga_sensors *sensors, const struct vgq_options *o)
@@ -528,6 +548,8 @@ int vg_cmd_explain(int argc, char **argv)
 	if (a.analyze) {
 		vgq_session_analyze(s, stdout);
 		errors = vgq_run(s, q, NULL, NULL, stderr);
+		if (!errors && (db->skipped.nbounded || db->skipped.nkeyed))
+			print_skipped(&db->skipped);
 		vgq_session_free(s);
 		goto out;
 	}

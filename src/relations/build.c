@@ -154,6 +154,9 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	struct vgq_reader rd = {.src = vgt_source_of(t)};
 	bool *skip = unread_payloads(&b, o, waits);
 	vgt_source_skip_payloads(rd.src, skip);
+	struct vgq_build_bounds bounds;
+	vgq_build_bounds_apply(&b, o, waits, &bounds);
+	vgt_source_skip_outside(rd.src, bounds.windows);
 	const struct vgt_event *ev;
 	uint64_t read = 0;
 	bool dropped = false; /* derived relations need every event (derived.c) */
@@ -177,6 +180,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	}
 	vgt_source_close(rd.src);
 	free(skip);
+	vgq_build_bounds_count(t, &bounds, &db->skipped);
 	if (o && o->max_events && read > o->max_events) /* stopped before the end */
 		dropped = true;
 	size_t pass_warnings = b.nwarnings; /* the rest are WaitFor's */
@@ -185,6 +189,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	db->partial = db->damage > 0;
 	vgq_build_finish(&b, db);
 	db->internal->nwarnings_pass = pass_warnings;
+	vgq_build_bounds_free(&bounds); /* after the types pointing into it are freed */
 	db->internal->trace = t;
 	db->internal->whole_trace = !dropped;
 	return db;

@@ -44,7 +44,25 @@ struct tinfo {
 	const char *fixed_kind; /* "Process", "Thread", or NULL (field `kind`) */
 	int f_kind, f_id, f_gen, f_name; /* built-in entity events */
 	int since; /* T_END of a sampled interval: the vg_since field, or -1 */
+	/* T_EVENT under a query's time bound (vgq_build_options.bounds): only events valid
+	 * in [lo, hi] make tuples. */
+	bool bounded;
+	int64_t lo, hi;
+	/* T_EVENT under a query's key selection (vgq_build_options.keys): only events for
+	 * which every check of one alternative holds make tuples. */
+	const struct vgq_key_check *checks; /* by alternative */
+	size_t nchecks;
 };
+
+/* A key condition resolved to the field of one event type (build.c). */
+struct vgq_key_check {
+	unsigned alt;
+	int field;
+	enum vgq_key_op op;
+	const struct vgq_key_cond *cond;
+};
+/* Do the event's values meet every check of some alternative of ti (build_bounds.c)? */
+bool vgq_build_keys_hold(const struct tinfo *ti, const struct vgt_event *ev);
 
 struct builder {
 	struct vgq_pool *pool;
@@ -121,5 +139,21 @@ void vgq_waits_feed(struct vgq_waits *q, const struct vgt_event *ev);
 /* Whether events of this type may matter to vgq_waits_feed (false for q NULL). */
 bool vgq_waits_wants(const struct vgq_waits *q, const struct vgt_event_type *t);
 void vgq_waits_finish(struct vgq_waits *q, struct builder *b);
+
+/* The time bounds and key selections of a build (vgq_build_options.bounds, .keys) put on
+ * the builder's event types (build_bounds.c): `windows` for the reader
+ * (vgt_source_skip_outside; NULL: none), the checks the types point into. */
+struct vgq_waits;
+struct vgq_build_bounds {
+	struct vgt_class_window *windows;
+	struct vgq_key_check *checks;
+	size_t nbounded, nkeyed;
+};
+void vgq_build_bounds_apply(struct builder *b, const struct vgq_build_options *o,
+                            const struct vgq_waits *waits, struct vgq_build_bounds *bb);
+/* What the reader passed over, once the trace is read. */
+void vgq_build_bounds_count(const struct vgt_trace *t, const struct vgq_build_bounds *bb,
+                            struct vgq_skip_stats *st);
+void vgq_build_bounds_free(struct vgq_build_bounds *bb);
 
 #endif

@@ -401,8 +401,15 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	*res = (struct vgq_cache_result){.outcome = VGQ_CACHE_OFF};
 	const char *env = getenv("VIGIL_CACHE");
 	struct vgq_build_options o = {.need = rq->need, .nneed = rq->nneed};
-	if (env && !strcmp(env, "off")) /* nothing to keep: only what the query ranges over */
-		return vgq_database_build_opts(t, rq->need ? &o : NULL);
+	if (env && !strcmp(env, "off")) { /* nothing to keep: only what the query ranges over */
+		/* Bounded and keyed builds are partial relations: never on the cached path below. */
+		struct vgq_build_options off = o;
+		off.bounds = rq->bounds;
+		off.nbounds = rq->nbounds;
+		off.keys = rq->keys;
+		off.nkeys = rq->nkeys;
+		return vgq_database_build_opts(t, rq->need || rq->bounds || rq->keys ? &off : NULL);
+	}
 	struct key k = {0};
 	make_key(&k, t);
 	uint64_t open_damage = vgt_damage_total(t);

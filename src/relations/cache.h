@@ -40,6 +40,12 @@ struct vgq_cache_request {
 	size_t nattrs;
 	bool all_attrs;
 	const char *who; /* prefix of the line said about a damaged cache: "vigil query" */
+	/* Time bounds of the statements' selections (vgq_build_options.bounds): used by a
+	 * build without a cache (VIGIL_CACHE=off), which keeps nothing for later queries. */
+	const struct vgq_time_bound *bounds;
+	size_t nbounds;
+	const struct vgq_key_cond *keys; /* and key selections (vgq_build_options.keys) */
+	size_t nkeys;
 };
 
 enum vgq_cache_outcome {

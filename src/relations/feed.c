@@ -435,6 +435,12 @@ void vgq_build_feed(struct builder *b, const struct vgt_event *ev)
 	case T_SKIP:
 		break;
 	case T_EVENT:
+		if (ti->bounded && (ev->ts < ti->lo || ev->ts > ti->hi))
+			break; /* its payload may have been passed over (build.c) */
+		if (!ev->values && ti->type->nfields)
+			break; /* passed over by the reader: cannot be (test query.build_bounds) */
+		if (ti->nchecks && !vgq_build_keys_hold(ti, ev))
+			break;
 		add_tuple(b, ti, ev, image);
 		break;
 	case T_BEGIN:

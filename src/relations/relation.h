@@ -94,6 +94,31 @@ struct vgq_relation {
 	uint64_t unmatched_ends, open_at_end;
 };
 
+/* One condition `attr OP constant` on the tuples of event relation `relation`: a tuple
+ * can contribute to a query's answer only if every condition of some alternative `alt`
+ * (numbered from 0 per relation) holds. Integers compare with integer attributes,
+ * strings (= and != only) with text attributes; a condition on anything else is never
+ * made. */
+enum vgq_key_op { VGQ_KEY_EQ, VGQ_KEY_NE, VGQ_KEY_LT, VGQ_KEY_LE, VGQ_KEY_GT, VGQ_KEY_GE };
+struct vgq_key_cond {
+	const char *relation;
+	unsigned alt;
+	const char *attr;
+	enum vgq_key_op op;
+	bool is_string;
+	int64_t i;
+	const char *s;
+};
+
+/* What a build with bounds passed over (struct vgq_database.skipped). */
+struct vgq_skip_stats {
+	size_t nkeyed;         /* event relations under a key selection */
+	uint64_t events;       /* events of bounded relations outside their bounds */
+	uint64_t packets;      /* packets whose time span lies outside every bound */
+	uint64_t packets_read; /* packets read in all */
+	size_t nbounded;       /* event relations bounded */
+};
+
 struct vgq_database {
 	size_t nrelations;
 	struct vgq_relation *const *relations; /* sorted by name, case-insensitively */
@@ -102,6 +127,7 @@ struct vgq_database {
 	uint64_t damage;                       /* damage entries reported by the reader */
 	bool partial;                          /* damage > 0: relations hold what was readable */
 	bool from_model; /* relations declared by a sensor description, not read from a trace */
+	struct vgq_skip_stats skipped; /* vgq_build_options.bounds */
 	/* What the build could not do as the metadata asked (two kinds of relation under one
 	 * name: the later type kept apart or left out), one sentence each, said once. */
 	size_t nwarnings;
@@ -115,6 +141,13 @@ struct vgq_database *vgq_database_build(struct vgt_trace *t);
 void vgq_database_free(struct vgq_database *db);
 /* Prints each of db->warnings as one line "WHO: warning: ..." on f. */
 void vgq_database_print_warnings(const struct vgq_database *db, const char *who, FILE *f);
+
+/* No tuple of event relation `relation` valid outside [lo, hi] (absolute ns, both
+ * included) can contribute to a query's answer. */
+struct vgq_time_bound {
+	const char *relation;
+	int64_t lo, hi;
+};
 
 /* How to build: vgq_database_build(t) is vgq_database_build_opts(t, NULL). */
 struct vgq_build_options {
@@ -141,6 +174,18 @@ struct vgq_build_options {
 	 * entity relations; the others are left out of the database (NULL: all). */
 	const char *const *need;
 	size_t nneed;
+	/* Valid-time bounds a query's selections put on event relations (vgq_time_bound):
+	 * the events of such a relation outside its bound are not built into it (their
+	 * payloads are passed over while decoding). The database's events, first, last and
+	 * damage stay those of the whole trace. VIGIL_SKIP=off in the environment: unused. */
+	const struct vgq_time_bound *bounds;
+	size_t nbounds;
+	/* Key selections a query's where clauses put on event relations (vgq_key_cond): an
+	 * event of such a relation makes a tuple only when all conditions of one of its
+	 * alternatives hold (its payload is still decoded: the key is in it). Unused with
+	 * VIGIL_SKIP=off too. */
+	const struct vgq_key_cond *keys;
+	size_t nkeys;
 };
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
                                              const struct vgq_build_options *o);

@@ -143,6 +143,56 @@ static void check_context(struct vgt_cursor *c, const struct stream_class *sc,
 	c->prev_thread_gen = c->thread_gen;
 }
 
+/* Does the packet's context say that its events lie outside every class window? Only
+ * whole 64-bit begin and end times that do not contradict each other are believed (a
+ * count for --stats: each event is still compared with its class's window). */
+static bool outside_windows(const struct vgt_cursor *c, const struct stream_class *sc,
+                            const struct vgt_value *cv)
+{
+	const struct vgt_field *f = sc->packet_context.fields;
+	if (sc->ts_begin < 0 || sc->ts_end < 0 || f[sc->ts_begin].size != 8 ||
+	    f[sc->ts_end].size != 8 || cv[sc->ts_end].u < cv[sc->ts_begin].u ||
+	    c->win_lo > c->win_hi)
+		return false;
+	int64_t b = vgt_image_abs_ns(c->s->img, cv[sc->ts_begin].u);
+	int64_t e = vgt_image_abs_ns(c->s->img, cv[sc->ts_end].u);
+	return e < c->win_lo || b > c->win_hi;
+}
+
+void vgt_cursor_windows(struct vgt_cursor *c, const struct vgt_class_window *w, size_t n)
+{
+	c->windows = w;
+	c->win_lo = INT64_MAX;
+	c->win_hi = INT64_MIN;
+	for (size_t i = 0; w && i < n; i++)
+		if (w[i].active) {
+			if (w[i].lo < c->win_lo)
+				c->win_lo = w[i].lo;
+			if (w[i].hi > c->win_hi)
+				c->win_hi = w[i].hi;
+		}
+}
+
+/* Is the event's payload passed over: its class skipped, or its time outside its class's
+ * window (unless the last event returned from the stream was a marker naming this one's
+ * time: keep_next, set only when an event is returned, as the reader of markers sees
+ * them). */
+static bool pass_over(struct vgt_cursor *c, uint32_t class_id, uint64_t clock)
+{
+	if (c->skip && c->skip[class_id])
+		return true;
+	if (!c->windows)
+		return false;
+	const struct vgt_class_window *w = &c->windows[class_id];
+	if (!w->active || c->keep_next)
+		return false;
+	int64_t ts = vgt_image_abs_ns(c->s->img, clock);
+	if (ts >= w->lo && ts <= w->hi)
+		return false;
+	c->s->pub.stats.events_outside++;
+	return true;
+}
+
 /* Reads the header and context of the packet at c->next. */
 static bool open_packet(struct vgt_cursor *c)
 {
@@ -321,6 +371,8 @@ static bool open_packet(struct vgt_cursor *c)
 		if (sc->ts_begin >= 0 && sc->ts_bits < 64)
 			c->clock = cv[sc->ts_begin].u;
 		st->packets++;
+		if (c->windows && outside_windows(c, sc, cv))
+			st->packets_outside++;
 		c->sc = sc;
 		c->have_packet = true;
 		c->in_packet = true;
@@ -553,7 +605,7 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 			c->in_packet = false;
 			continue;
 		}
-		bool skip = c->skip && c->skip[ec->pub.class_id];
+		bool skip = pass_over(c, ec->pub.class_id, clock);
 		st = skip ? vgt_layout_skip(&ec->payload, base, &pos, end, c->values)
 		          : vgt_layout_decode(&ec->payload, base, &pos, end, c->values, NULL);
 		if (st != DEC_OK) {
@@ -583,6 +635,7 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 		c->ev.ts = ts;
 		c->ev.clock_value = c->clock;
 		c->ev.values = skip ? NULL : c->values;
+		c->keep_next = c->windows && c->windows[ec->pub.class_id].keeps_next;
 		c->ev.offset = at;
 		c->pos = pk->last_event_end;
 		return true;

@@ -345,7 +345,14 @@ struct vgt_cursor {
 	bool held_clean; /* held at the end of what was written, not at something doubtful */
 	size_t held_at;
 	const bool *skip; /* by class_id: the payload is passed over, ev.values NULL */
+	/* By class_id or NULL (vgt_merge_open_windows); the span covering every active one
+	 * (win_lo > win_hi: none); the last event returned was a marker keeping the next. */
+	const struct vgt_class_window *windows;
+	int64_t win_lo, win_hi;
+	bool keep_next;
 };
+/* Sets the cursor's class windows (n classes), before its first event. */
+void vgt_cursor_windows(struct vgt_cursor *c, const struct vgt_class_window *w, size_t n);
 
 /* Initializes a cursor over a stream from its start (resets its stats and damage). */
 void vgt_cursor_init(struct vgt_cursor *c, struct stream *s);

@@ -76,6 +76,12 @@ struct vgt_merge *vgt_merge_open_threads(struct vgt_trace *t, unsigned threads)
 
 struct vgt_merge *vgt_merge_open_skipping(struct vgt_trace *t, unsigned threads, const bool *skip)
 {
+	return vgt_merge_open_windows(t, threads, skip, NULL);
+}
+
+struct vgt_merge *vgt_merge_open_windows(struct vgt_trace *t, unsigned threads, const bool *skip,
+                                         const struct vgt_class_window *windows)
+{
 	struct vgt_merge *m = vgt__xcalloc(1, sizeof *m);
 	m->n = t->nstreams;
 	m->cursors = vgt__xcalloc(m->n + 1, sizeof *m->cursors);
@@ -83,6 +89,8 @@ struct vgt_merge *vgt_merge_open_skipping(struct vgt_trace *t, unsigned threads,
 	for (size_t i = 0; i < m->n; i++) {
 		vgt_cursor_init(&m->cursors[i], t->streams[i]);
 		m->cursors[i].skip = skip;
+		if (windows)
+			vgt_cursor_windows(&m->cursors[i], windows, t->nclasses);
 	}
 	m->prefetch = vgt__prefetch_start(m->cursors, m->n, threads);
 	m->cur = vgt__xcalloc(m->n + 1, sizeof *m->cur);

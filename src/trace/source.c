@@ -8,10 +8,11 @@
 
 struct vgt_source {
 	struct vgt_trace *trace;
-	bool owned;              /* opened here: closed with the source */
-	struct vgt_merge *merge; /* opened at the first read */
-	unsigned threads;        /* 0: vgt_decode_threads() */
-	const bool *skip;        /* vgt_source_skip_payloads */
+	bool owned;                             /* opened here: closed with the source */
+	struct vgt_merge *merge;                /* opened at the first read */
+	unsigned threads;                       /* 0: vgt_decode_threads() */
+	const bool *skip;                       /* vgt_source_skip_payloads */
+	const struct vgt_class_window *windows; /* vgt_source_skip_outside */
 };
 
 struct vgt_trace *vgt_open_readable(const char *const *paths, size_t npaths, char *err,
@@ -77,8 +78,8 @@ bool vgt_source_readable(const struct vgt_source *s)
 static struct vgt_merge *merge(struct vgt_source *s)
 {
 	if (!s->merge)
-		s->merge = vgt_merge_open_skipping(
-		    s->trace, s->threads ? s->threads : vgt_decode_threads(), s->skip);
+		s->merge = vgt_merge_open_windows(
+		    s->trace, s->threads ? s->threads : vgt_decode_threads(), s->skip, s->windows);
 	return s->merge;
 }
 
@@ -105,6 +106,11 @@ void vgt_source_decode_threads(struct vgt_source *s, unsigned threads)
 void vgt_source_skip_payloads(struct vgt_source *s, const bool *by_class)
 {
 	s->skip = by_class;
+}
+
+void vgt_source_skip_outside(struct vgt_source *s, const struct vgt_class_window *by_class)
+{
+	s->windows = by_class;
 }
 
 /* ---- classes and slots ---- */

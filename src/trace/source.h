@@ -61,6 +61,9 @@ void vgt_source_decode_threads(struct vgt_source *s, unsigned threads);
  * outlive the source) come with values NULL, their payloads not decoded
  * (vgt_merge_open_skipping). */
 void vgt_source_skip_payloads(struct vgt_source *s, const bool *by_class);
+/* Before the first read: events outside their class's time window come with values NULL
+ * as well (vgt_merge_open_windows; the array must outlive the source). */
+void vgt_source_skip_outside(struct vgt_source *s, const struct vgt_class_window *by_class);
 
 /* ---- event classes ------------------------------------------------------------------ */
 

@@ -146,6 +146,10 @@ struct vgt_stream_stats {
 	uint64_t packets;          /* packets opened */
 	uint64_t events_discarded; /* the writer's count of events it could not record */
 	int64_t first_ts, last_ts; /* absolute ns of the first and last event (0 if none) */
+	/* With class windows (vgt_merge_open_windows): events passed over for lying outside
+	 * their class's window, and packets whose context's time span lies wholly outside
+	 * every window (all their windowed events passed over; their headers still read). */
+	uint64_t events_outside, packets_outside;
 };
 
 struct vgt_stream;
@@ -265,6 +269,20 @@ struct vgt_merge *vgt_merge_open_threads(struct vgt_trace *t, unsigned threads);
  * merge) come with values NULL: their payloads are passed over, not decoded (damage in
  * them is still found and reported as when decoding). */
 struct vgt_merge *vgt_merge_open_skipping(struct vgt_trace *t, unsigned threads, const bool *skip);
+/* A time window of an event class: its events recorded outside [lo, hi] (absolute ns)
+ * come with values NULL, their payloads passed over as skipped classes' are (the header
+ * is still decoded, so times, counts and damage stay those of the whole trace). A class
+ * with `keeps_next` (a vg.report.synth marker: the next event's valid time is the
+ * marker's) makes its stream's next event be decoded whatever its window. */
+struct vgt_class_window {
+	int64_t lo, hi;
+	bool active;
+	bool keeps_next;
+};
+/* vgt_merge_open_skipping with windows too (by class_id, NULL: none; it must outlive the
+ * merge). */
+struct vgt_merge *vgt_merge_open_windows(struct vgt_trace *t, unsigned threads, const bool *skip,
+                                         const struct vgt_class_window *windows);
 /* Time of the first event of the trace (ns), or INT64_MIN if it has none. */
 int64_t vgt_merge_first_ts(struct vgt_merge *m);
 /* Restricts vgt_merge_next to events with from <= ts <= to. Streams are still read to

@@ -9,6 +9,10 @@ cross product is small, a tiny Python evaluator of the same semantics is a third
 Integer overflow (an error in vigil, docs/tquel.md "Values"): a statement the exact Python
 evaluator finds past int64 must fail (or, where the plan decides, may fail or answer
 exactly), each checked alone (overflow_class); --big-ints draws literals near the bounds.
+Statements with time or key selections on an event variable (some are given one on
+purpose) are run alone too, with VIGIL_CACHE=off, so that the selections reach the build
+(docs/query.md "How selections reach decoding"), at 1 and 2 threads and with
+VIGIL_SKIP=off, and so are nine simple key-selected statements over E.
 
     diff_test.py --bin BUILD/bin [--seeds 1,2,3] [--fresh] [--queries 100] [--events 240]
     --fresh: one more seed, new each run and printed; VIGIL_SEED=N makes it N
@@ -972,16 +976,18 @@ def combos(rows, q):
 THREADS = 3
 
 
-def vigil_answers(bin_dir, trace, text, extra=(), threads=None):
+def vigil_answers(bin_dir, trace, text, extra=(), threads=None, env=None):
     """{relation: [tuple]} from `vigil query --format json` (extra: more arguments, such
-    as --tick), and the process. trace may be a postgresql:// URL (extra: --schema)."""
+    as --tick), and the process. trace may be a postgresql:// URL (extra: --schema).
+    env: variables added to the environment."""
     with tempfile.NamedTemporaryFile("w", suffix=".tq", delete=False) as f:
         f.write(text)
     if threads:
         extra = list(extra) + ["--threads", str(threads)]
     try:
         p = subprocess.run([os.path.join(bin_dir, "vigil"), "query", trace, "-f", f.name,
-                            "--format", "json"] + list(extra), capture_output=True, text=True)
+                            "--format", "json"] + list(extra), capture_output=True, text=True,
+                           env=dict(os.environ, **env) if env else None)
     finally:
         os.unlink(f.name)
     out = {}
@@ -1028,6 +1034,55 @@ def record(bin_dir, seed, events, work):
     return trace
 
 
+def time_bound(rng, q, rows):
+    """A selection on an event variable's time by constants (when E1 overlap (C1 extend
+    C2), C precede E1, E1 precede C, or two of them with or), and-ed to q's when clause:
+    what lets the build pass over the events outside it (docs/query.md "How selections
+    reach decoding"). None when q has no event variable."""
+    events = [v for v in sorted(variables_of(q)) if is_event_var(v)]
+    if not events:
+        return None
+    v = ("var", rng.choice(events))
+    times = sorted(x["b"] for x in rows["E"]) or [0]
+
+    def const():
+        t = rng.choice(times) + rng.choice([-1, 0, 0, 1])
+        return ("const", date_text(t, rng), t)
+
+    def one():
+        r = rng.random()
+        if r < 0.5:
+            a, b = sorted([const(), const()], key=lambda c: c[2])
+            return ("toverlap", v, ("extend", a, b))
+        return ("precede", const(), v) if r < 0.75 else ("precede", v, const())
+
+    p = one() if rng.random() < 0.8 else ("tor", one(), one())
+    return p if q["when"] is None else ("tand", p, q["when"])
+
+
+def key_selection(rng, q, rows):
+    """A selection on an event variable's attribute by a constant (E1.key = 3,
+    E1.val >= 40, 7 > E1.key, E1.tag != "x"), and-ed to q's where clause: what lets the
+    build leave out the tuples it cannot select. None when q has no event variable."""
+    events = [v for v in sorted(variables_of(q)) if is_event_var(v)]
+    if not events:
+        return None
+    v = rng.choice(events)
+    attr, typ = rng.choice([(a, t) for a, t in SCHEMA[VARS[v]][1] if t in ("num", "str")])
+    if typ == "str":
+        tags = sorted({x[attr] for x in rows[VARS[v]] if x.get(attr)}) or ["x"]
+        c = ("cmp", rng.choice(["=", "!="]), ("attr", v, attr), ("str", rng.choice(tags)))
+    else:
+        vals = [x[attr] for x in rows[VARS[v]] if x.get(attr) is not None] or [0]
+        n = rng.choice(vals) + rng.choice([-1, 0, 0, 0, 1])  # at a value: edges met
+        k = ("int", n) if n >= 0 else ("neg", ("int", -n))
+        op = rng.choice(["=", "!=", "<", "<=", ">", ">="])
+        c = ("cmp", op, ("attr", v, attr), k) if rng.random() < 0.5 else \
+            ("cmp", {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op), k,
+             ("attr", v, attr))
+    return c if q["where"] is None else ("and", c, q["where"])
+
+
 def generate(args, seed, trace, rng, rows, db):
     """args.queries queries with moderate, mostly non-empty SQL answers. SQLite joins a
     statement's variables with nested loops (its temporal conditions are CASE expressions no
@@ -1035,11 +1090,16 @@ def generate(args, seed, trace, rng, rows, db):
     generated (those generated are still compared in full), and each answer must come
     within args.budget seconds or the run fails, printing and saving the statement."""
     out = []
+    brng = random.Random(seed * 7919 + 1)
     while len(out) < args.queries:
         nvars = rng.choice([1, 2, 2, 3])
         q = Gen(rng, rng.sample(sorted(VARS), nvars), rows).query()
         if not variables_of(q) or combos(rows, q) > args.sql_limit:
             continue  # a retrieve needs a tuple variable; past the bound: see above
+        if brng.random() < 0.3:  # its own generator: the others' statements stay as they were
+            q["when"] = time_bound(brng, q, rows) or q["when"]
+        if brng.random() < 0.2:
+            q["where"] = key_selection(brng, q, rows) or q["where"]
         name = "Q%d" % len(out)
         case = {"seed": seed, "name": name, "query": q, "tquel": tquel(q, name), "sql": sql(q)}
         with budget(args, seed, lambda: range_lines() + case["tquel"],
@@ -1341,6 +1401,8 @@ def run_seed(args, seed, work):
     print("seed %d: vigil answered %d tuples in %d results" %
           (seed, sum(len(v) for v in out.values()), len(out)))
     ok = same_on_one_thread(args.bin, trace, text, p)
+    ok = bounded_alone(args, seed, trace, names, queries) and ok
+    ok = keyed_alone(args, seed, trace, rows, db) and ok
     if args.pg:
         ok = store_both_ways(args, seed, trace, rows, names, queries, text, out)
     failures = 0
@@ -1404,6 +1466,78 @@ def check_overflowing(args, seed, trace, rows, overflowing):
           (seed, len(overflowing), counts["must"], counts["may"], counts["failed"],
            "" if ok else ": MISMATCH", UNTOLD[0]))
     UNTOLD[0] = 0
+    return ok
+
+
+def bounded_alone(args, seed, trace, names, queries, most=6):
+    """Statements whose when clause bounds an event variable by constants, or whose where
+    clause selects on its attributes, each alone (the relations it ranges over built for
+    it only: VIGIL_CACHE=off), at 1 and 2 threads, with the build passing over the events
+    outside the bound or not building the tuples the where clause cannot select, and with
+    VIGIL_SKIP=off: every answer SQLite's. (That the build was bounded and keyed at all is
+    required of keyed_alone's statements, which are made to be.)"""
+    ok, tried, bounded, keyed = True, 0, 0, 0
+    for n, (q, a) in zip(names, queries):
+        timed = q["when"] and "'const'" in repr(q["when"])
+        if tried >= most or not (timed or q["where"]) or \
+                not any(is_event_var(v) for v in variables_of(q)):
+            continue
+        tried += 1
+        text = range_lines() + tquel(q, "Q") + "\n"
+        for threads, skip in ((1, "on"), (2, "on"), (2, "off")):
+            got, p = vigil_answers(args.bin, trace, text, ["--stats"], threads,
+                                   {"VIGIL_CACHE": "off", "VIGIL_SKIP": skip})
+            stats = [json.loads(x) for x in p.stderr.splitlines() if x.startswith('{"stats"')]
+            if p.returncode != 0 or not stats:
+                print("seed %d %s alone (VIGIL_SKIP=%s, %d threads): exit %d\n%s" %
+                      (seed, n, skip, threads, p.returncode, p.stderr[-2000:]))
+                return False
+            bounded += skip == "on" and stats[0]["stats"]["skip"]["bounded"] > 0
+            keyed += skip == "on" and stats[0]["stats"]["skip"]["keyed"] > 0
+            if not compare(args, seed, trace, None, n, q, a, got.get("Q", []), False):
+                print("  (the statement alone, VIGIL_CACHE=off VIGIL_SKIP=%s, %d threads)" %
+                      (skip, threads))
+                ok = False
+    print("seed %d: %d statements with selections alone, %d runs bounded in time, %d keyed%s"
+          % (seed, tried, bounded, keyed, "" if ok else ": MISMATCH"))
+    return ok
+
+
+def keyed_alone(args, seed, trace, rows, db, most=9):
+    """Statements over E alone, each with a key selection (some with a time selection
+    too), each run alone (together, one statement's alternative would keep the tuples
+    another's misread condition loses) with the selections pushed into the build
+    (VIGIL_CACHE=off), at 1 and 2 threads in turn: every answer SQLite's; every third also
+    bounded in time (E1 overlap (C1 extend C2)). --stats must say each was keyed, and those
+    bounded."""
+    rng = random.Random(seed * 104729 + 7)
+    ok, total = True, 0
+    for i in range(most):
+        q = {"targets": [(a, ("attr", "E1", a), True) for a in ("key", "val", "tag")],
+             "valid": None, "where": None, "when": None, "unique": False, "asof": None}
+        q["where"] = key_selection(rng, q, rows)
+        timed = i % 3 == 0
+        if timed:
+            times = sorted(x["b"] for x in rows["E"]) or [0]
+            c1, c2 = sorted(rng.choice(times) + rng.choice([-1, 0, 1]) for _ in range(2))
+            q["when"] = ("toverlap", ("var", "E1"), ("extend", ("const", date_text(c1, rng), c1),
+                                                    ("const", date_text(c2, rng), c2)))
+        a = sql_answer(db, q)
+        total += len(a)
+        threads = 1 + i % 2
+        got, p = vigil_answers(args.bin, trace, range_lines() + tquel(q, "K") + "\n",
+                               ["--stats"], threads, {"VIGIL_CACHE": "off"})
+        stats = [json.loads(x) for x in p.stderr.splitlines() if x.startswith('{"stats"')]
+        if p.returncode != 0 or not stats or not stats[0]["stats"]["skip"]["keyed"] or \
+                timed != (stats[0]["stats"]["skip"]["bounded"] > 0):
+            print("seed %d: a keyed statement (%d threads): exit %d, %s\n%s\n%s" %
+                  (seed, threads, p.returncode, stats, tquel(q, "K"), p.stderr[-2000:]))
+            return False
+        if not compare(args, seed, trace, None, "K%d" % i, q, a, got.get("K", []), False):
+            print("  (alone, its selections pushed into the build, %d threads)" % threads)
+            ok = False
+    print("seed %d: %d statements with key selections alone, %d answer tuples%s" %
+          (seed, most, total, "" if ok else ": MISMATCH"))
     return ok
 
 
