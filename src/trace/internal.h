@@ -298,6 +298,11 @@ struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_
 void vgt_stream_free(struct stream *s);
 /* A stream file still written, opened empty: follow.c reads its bytes as they come. */
 struct stream *vgt_stream_growing(struct image *img, const char *path);
+/* A cursor has read a mapped stream up to `off`: the file's pages before it (from
+ * *dropped on) leave the process's memory once they are a megabyte, so that reading a
+ * trace larger than memory holds a few pages of each stream, not the files (the page
+ * cache keeps them; a page read again comes back from it). */
+void vgt_stream_drop_behind(const struct stream *s, size_t *dropped, size_t off);
 /* Adds the image folder's stream files (growing: only those not met before, opened
  * empty); how many were added. */
 size_t vgt_image_scan_streams(struct image *img, bool growing);
@@ -345,6 +350,7 @@ struct vgt_cursor {
 	bool held_clean; /* held at the end of what was written, not at something doubtful */
 	size_t held_at;
 	const bool *skip; /* by class_id: the payload is passed over, ev.values NULL */
+	size_t dropped;   /* the stream's pages before it are out of memory (drop_behind) */
 };
 
 /* Initializes a cursor over a stream from its start (resets its stats and damage). */
