@@ -365,17 +365,19 @@ static void compare_spilled(const char *root, size_t jobs, const char *one, size
 			while (other && k < n && k < n1 && one[k] == other[k])
 				k++;
 			char msg[600];
-			snprintf(msg, sizeof msg,
-			         "%zu jobs: the database built spilled at %u threads differs at byte "
-			         "%zu:\n  heap: %.200s\n  spilled: %.200s",
-			         jobs, th, k, one + k, other ? other + k : "(none)");
+			snprintf(
+			    msg, sizeof msg,
+			    "%zu jobs: the database built spilled at %u threads differs at byte "
+			    "%zu:\n  heap: %.200s\n  spilled: %.200s",
+			    jobs, th, k, one + k, other ? other + k : "(none)");
 			fail(msg);
 		} else if (jobs >= 1000 && spilled < 4) {
 			fail("a large trace built without budget spilled fewer than 4 columns");
 		} else {
-			printf("query.build_parallel: %zu jobs, %u threads, no memory budget: %" PRIu64
-			       " columns spilled, the same database\n",
-			       jobs, th, spilled);
+			printf(
+			    "query.build_parallel: %zu jobs, %u threads, no memory budget: %" PRIu64
+			    " columns spilled, the same database\n",
+			    jobs, th, spilled);
 		}
 		free(other);
 	}

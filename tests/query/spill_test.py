@@ -88,7 +88,7 @@ def spilled(got, what):
 
 
 def run(v, work):
-    trace = v.record(os.path.join(work, "trace"), 7, 60000)
+    trace = v.record(os.path.join(work, "trace"), 7, 30000)
     ref = v.query(trace, 1)
     check(ref[0] == 0 and len(ref[1]) > 100000, "the reference query failed or answered little:"
           " exit %d, %s, %d bytes" % (ref[0], ref[2], len(ref[1])))
