@@ -92,6 +92,10 @@ struct vgq_relation {
 	/* Problems of pairing, counted: ends (or reclaims) without an open begin (or
 	 * create), and tuples left open at the end of the trace. */
 	uint64_t unmatched_ends, open_at_end;
+	/* How store.c holds the columns it grew (heap or spill file: relations/spill.h);
+	 * NULL when other code allocated them. A copy of the struct (a view) must not be
+	 * freed. */
+	struct vgq_colmem *mem;
 };
 
 /* One condition `attr OP constant` on the tuples of event relation `relation`: a tuple

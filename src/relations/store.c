@@ -1,10 +1,12 @@
 /* One relation: its schema and its tuples, stored column-wise (time columns plus one
- * array per attribute) and grown together. */
+ * array per attribute) and grown together, on the heap or, past the build's memory
+ * budget, in the spill file (spill.h). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "relations/columns.h"
+#include "relations/spill.h"
 
 struct vgq_relation *vgq_relation_new(const char *name, enum vgq_rkind kind)
 {
@@ -49,17 +51,18 @@ void vgq_relation_free(struct vgq_relation *r)
 	if (!r)
 		return;
 	for (size_t i = 0; i < r->nattrs; i++)
-		free(*column_ptr(&r->cols[i]));
+		vgq_colmem_release(r->mem, *column_ptr(&r->cols[i]));
 	free(r->cols);
 	if (r->nulls)
 		for (size_t i = 0; i < r->nattrs; i++)
 			free(r->nulls[i]);
 	free(r->nulls);
 	free((void *)r->attrs);
-	free(r->from);
-	free(r->to);
-	free(r->open);
-	free(r->begin_unknown);
+	vgq_colmem_release(r->mem, r->from);
+	vgq_colmem_release(r->mem, r->to);
+	vgq_colmem_release(r->mem, r->open);
+	vgq_colmem_release(r->mem, r->begin_unknown);
+	vgq_colmem_free(r->mem);
 	free(r);
 }
 
@@ -84,24 +87,37 @@ static size_t capacity(size_t n)
 	return c;
 }
 
+/* Makes column *col of r hold `cap` values of `size` bytes instead of `old`. */
+static void resize(struct vgq_relation *r, void *col, size_t size, size_t old, size_t cap)
+{
+	vgq_colmem_resize(&r->mem, (void **)col, old * size, cap * size);
+}
+
+/* Every column of r from `old` values to `cap`. */
+static void resize_all(struct vgq_relation *r, size_t old, size_t cap)
+{
+	resize(r, &r->from, sizeof *r->from, old, cap);
+	if (r->kind != VGQ_REL_EVENT) {
+		resize(r, &r->to, sizeof *r->to, old, cap);
+		resize(r, &r->open, sizeof *r->open, old, cap);
+	}
+	if (r->begin_unknown)
+		resize(r, &r->begin_unknown, sizeof *r->begin_unknown, old, cap);
+	for (size_t a = 0; a < r->nattrs; a++)
+		resize(r, column_ptr(&r->cols[a]), value_size(r->attrs[a].type), old, cap);
+}
+
+/* The capacity of r's columns (0: none yet). */
+static size_t held(const struct vgq_relation *r)
+{
+	return r->from ? capacity(r->ntuples ? r->ntuples : 1) : 0;
+}
+
 size_t vgq_relation_append(struct vgq_relation *r, int64_t from)
 {
 	size_t i = r->ntuples;
-	if (i == 0 || (i >= 16 && (i & (i - 1)) == 0)) { /* 0, then at 16, 32, 64 ... */
-		size_t cap = capacity(i + 1);
-		r->from = vgq_xrealloc(r->from, cap, sizeof *r->from);
-		if (r->kind != VGQ_REL_EVENT) {
-			r->to = vgq_xrealloc(r->to, cap, sizeof *r->to);
-			r->open = vgq_xrealloc(r->open, cap, sizeof *r->open);
-		}
-		if (r->begin_unknown)
-			r->begin_unknown =
-			    vgq_xrealloc(r->begin_unknown, cap, sizeof *r->begin_unknown);
-		for (size_t a = 0; a < r->nattrs; a++) {
-			void **col = column_ptr(&r->cols[a]);
-			*col = vgq_xrealloc(*col, cap, value_size(r->attrs[a].type));
-		}
-	}
+	if (i == 0 || (i >= 16 && (i & (i - 1)) == 0)) /* 0, then at 16, 32, 64 ... */
+		resize_all(r, held(r), capacity(i + 1));
 	r->from[i] = from;
 	if (r->to) {
 		r->to[i] = from;
@@ -119,26 +135,23 @@ size_t vgq_relation_append(struct vgq_relation *r, int64_t from)
 void vgq_relation_resize(struct vgq_relation *r, size_t n)
 {
 	size_t cap = capacity(n ? n : 1);
-	r->from = vgq_xrealloc(r->from, cap, sizeof *r->from);
-	if (r->kind != VGQ_REL_EVENT) {
-		r->to = vgq_xrealloc(r->to, cap, sizeof *r->to);
-		r->open = vgq_xrealloc(r->open, cap, sizeof *r->open);
-		memset(r->open, 0, cap * sizeof *r->open);
-	}
-	free(r->begin_unknown); /* no tuple has it any more */
+	vgq_colmem_release(r->mem, r->begin_unknown); /* no tuple has it any more */
 	r->begin_unknown = NULL;
-	for (size_t a = 0; a < r->nattrs; a++) {
-		void **col = column_ptr(&r->cols[a]);
-		*col = vgq_xrealloc(*col, cap, value_size(r->attrs[a].type));
-		memset(*col, 0, cap * value_size(r->attrs[a].type));
-	}
+	resize_all(r, held(r), cap);
+	if (r->kind != VGQ_REL_EVENT)
+		memset(r->open, 0, cap * sizeof *r->open);
+	for (size_t a = 0; a < r->nattrs; a++)
+		memset(*column_ptr(&r->cols[a]), 0, cap * value_size(r->attrs[a].type));
 	r->ntuples = n;
 }
 
 void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t)
 {
-	if (!r->begin_unknown) /* sized like the other columns: capacity(ntuples) */
-		r->begin_unknown = vgq_xcalloc(capacity(r->ntuples), sizeof *r->begin_unknown);
+	if (!r->begin_unknown) { /* sized like the other columns: capacity(ntuples) */
+		size_t cap = capacity(r->ntuples);
+		resize(r, &r->begin_unknown, sizeof *r->begin_unknown, 0, cap);
+		memset(r->begin_unknown, 0, cap * sizeof *r->begin_unknown);
+	}
 	r->begin_unknown[t] = true;
 }
 

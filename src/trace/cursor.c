@@ -377,6 +377,7 @@ static bool open_packet(struct vgt_cursor *c)
 		c->have_packet = true;
 		c->in_packet = true;
 		c->pos = pk->header_end;
+		vgt_stream_drop_behind(s, &c->dropped, off);
 		return true;
 	}
 	return false;
@@ -657,7 +658,7 @@ void vgt_cursor_init(struct vgt_cursor *c, struct stream *s)
 	c->header_offsets = vgt__xcalloc(n, sizeof *c->header_offsets);
 	c->ev.image = &s->img->pub;
 	c->ev.stream = &s->pub;
-	c->next = s->start;
+	c->next = c->dropped = s->start;
 	c->done = !c->md || s->size <= s->start;
 }
 

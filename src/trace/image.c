@@ -434,6 +434,21 @@ struct stream *vgt_stream_growing(struct image *img, const char *path)
 	return s;
 }
 
+void vgt_stream_drop_behind(const struct stream *s, size_t *dropped, size_t off)
+{
+	enum { STEP = 1 << 20 };
+	const struct stream *owner = s->file ? s->file : s; /* a pool file's part: its memory */
+	if (!owner->mapped || off < *dropped + STEP || off > s->size)
+		return;
+	/* whole pages only: the mapping starts on one, so the first is still in it */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)s->data + *dropped) & ~(page - 1);
+	uintptr_t to = ((uintptr_t)s->data + off) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+	*dropped = off;
+}
+
 void vgt_stream_free(struct stream *s)
 {
 	if (!s)

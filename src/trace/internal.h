@@ -298,6 +298,11 @@ struct stream *vgt_stream_open(struct image *img, const char *path, const uint8_
 void vgt_stream_free(struct stream *s);
 /* A stream file still written, opened empty: follow.c reads its bytes as they come. */
 struct stream *vgt_stream_growing(struct image *img, const char *path);
+/* A cursor has read a mapped stream up to `off`: the file's pages before it (from
+ * *dropped on) leave the process's memory once they are a megabyte, so that reading a
+ * trace larger than memory holds a few pages of each stream, not the files (the page
+ * cache keeps them; a page read again comes back from it). */
+void vgt_stream_drop_behind(const struct stream *s, size_t *dropped, size_t off);
 /* Adds the image folder's stream files (growing: only those not met before, opened
  * empty); how many were added. */
 size_t vgt_image_scan_streams(struct image *img, bool growing);
@@ -350,6 +355,7 @@ struct vgt_cursor {
 	const struct vgt_class_window *windows;
 	int64_t win_lo, win_hi;
 	bool keep_next;
+	size_t dropped;   /* the stream's pages before it are out of memory (drop_behind) */
 };
 /* Sets the cursor's class windows (n classes), before its first event. */
 void vgt_cursor_windows(struct vgt_cursor *c, const struct vgt_class_window *w, size_t n);

@@ -7,7 +7,8 @@
  * small one (less than one batch). Every text value must also be the database's one copy
  * of it (queries compare texts by pointer). And a database of only the relations a
  * query ranges over holds them as the whole database does (the other events' payloads
- * not decoded, their damage found all the same). */
+ * not decoded, their damage found all the same). Built with no memory budget (columns
+ * in the spill file), the database is the same at 1 and 2 threads. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdbool.h>
@@ -18,6 +19,7 @@
 #include "../test_rand.h"
 #include "reader_tracegen.h"
 #include "relations/relation.h"
+#include "relations/spill.h"
 #include "trace/trace.h"
 
 #define JOB_BEGIN 10
@@ -344,6 +346,42 @@ static void compare_need(const char *root, size_t jobs)
 	vgt_close(t);
 }
 
+/* With no memory budget every column of a page or more is built in the spill file
+ * (relations/spill.h): the database is the same, at 1 and 2 threads, and columns did
+ * spill (a trace of many jobs). */
+static void compare_spilled(const char *root, size_t jobs, const char *one, size_t n1)
+{
+	size_t saved = vgq_spill_budget();
+	vgq_spill_set_budget(0);
+	for (unsigned th = 1; th <= 2; th++) {
+		uint64_t before = vgq_spill_stats().columns;
+		size_t n;
+		char *other = dump(root, th, &n);
+		uint64_t spilled = vgq_spill_stats().columns - before;
+		if (!other || n != n1 || memcmp(one, other, n)) {
+			size_t k = 0;
+			while (other && k < n && k < n1 && one[k] == other[k])
+				k++;
+			char msg[600];
+			snprintf(
+			    msg, sizeof msg,
+			    "%zu jobs: the database built spilled at %u threads differs at byte "
+			    "%zu:\n  heap: %.200s\n  spilled: %.200s",
+			    jobs, th, k, one + k, other ? other + k : "(none)");
+			fail(msg);
+		} else if (jobs >= 1000 && spilled < 4) {
+			fail("a large trace built without budget spilled fewer than 4 columns");
+		} else {
+			printf(
+			    "query.build_parallel: %zu jobs, %u threads, no memory budget: %" PRIu64
+			    " columns spilled, the same database\n",
+			    jobs, th, spilled);
+		}
+		free(other);
+	}
+	vgq_spill_set_budget(saved);
+}
+
 /* Builds the trace of `jobs` jobs per image at 1, 2, 3 and 8 threads and compares. */
 static void compare(size_t jobs, uint64_t seed, bool damaged)
 {
@@ -384,6 +422,8 @@ static void compare(size_t jobs, uint64_t seed, bool damaged)
 		printf("query.build_parallel: %zu jobs per image: %zu bytes of relations, the same "
 		       "at 1, 2, 3 and 8 threads\n",
 		       jobs, n1);
+	if (one)
+		compare_spilled(root, jobs, one, n1);
 	free(one);
 	compare_need(root, jobs);
 	tg_rmtree(root);
