@@ -5,7 +5,8 @@ re-evaluation of snapshots it replaces (VIGIL_WATCH_REEVALUATE=1): what one upda
 at the start and at the end of the run.
 
 The subject is the mailbox example (--seed 5, 8 processes on 3 processors, 3 mailboxes,
-BENCH_LIVE_MESSAGES messages, default 200000) under the query's plan, read every 200 ms
+BENCH_LIVE_MESSAGES messages, default 200000), and for WaitFor tests/watch/locks.c (4
+threads, 2 mutexes, 2 x 10000 rounds), under the query's plan, read every 200 ms
 (--every). Each way reports the CPU time of every update and the events it took
 (--stats: an update of the network is one read of what was written and the answers that
 became final; one of re-evaluation is one snapshot answered whole, over every event read
@@ -29,12 +30,22 @@ from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, ends, run, say, stats_
 
 MESSAGES = int(os.environ.get("BENCH_LIVE_MESSAGES", "3000" if SMOKE else "200000"))
 
+MAILBOX_RUN = ["--sensors", VGL, "--", MAILBOX, "--seed", "5", "--processes", "8",
+               "--processors", "3", "--messages", str(MESSAGES)]
+# WaitFor (the wait-for graph followed live): tests/watch/locks.c, 4 threads taking 2
+# mutexes for 2 x LOCK_ROUNDS rounds (its pause between phases skipped: GO exists).
+LOCK_ROUNDS = 300 if SMOKE else 10000
+LOCKS = os.path.join(BUILD, "bin", "watch_locks")
+LOCKS_VGL = os.path.join(os.path.dirname(VGL), "..", "..", "tests", "watch", "locks.vgl")
 SHAPES = [
     ("selection, projection", """range of S is SendMessage
-retrieve (S.process, S.msg) where S.mailbox = "M2" """),
+retrieve (S.process, S.msg) where S.mailbox = "M2" """, MAILBOX_RUN),
     ("join, when overlap", """range of S is SendMessage
 range of W is Waiting
-retrieve (W.process, S.msg) where S.mailbox = W.mailbox when S overlap W"""),
+retrieve (W.process, S.msg) where S.mailbox = W.mailbox when S overlap W""", MAILBOX_RUN),
+    ("WaitFor (live wait-for graph)", """range of W is WaitFor
+retrieve (W.waiter, W.holder, W.lock)""",
+     ["--sensors", LOCKS_VGL, "--", LOCKS, "4", "2", str(LOCK_ROUNDS), "/"]),
 ]
 
 
@@ -43,16 +54,14 @@ def main():
     ok = True
     rows = []
     try:
-        for name, q in SHAPES:
+        for name, q, subject in SHAPES:
             row = {"shape": name}
             for how, env in (("incremental", {}),
                              ("re-evaluation", {"VIGIL_WATCH_REEVALUATE": "1"})):
                 say(f"watch-live: {name}, {how}, {MESSAGES} messages")
                 kept = os.path.join(work, "kept")
-                p = run([VIGIL, "watch", "--sensors", VGL, "--format", "json", "--stats",
-                         "--keep", kept, "-e", q, "--", MAILBOX, "--seed", "5", "--processes",
-                         "8", "--processors", "3", "--messages", str(MESSAGES)], env,
-                        timeout=3600)
+                p = run([VIGIL, "watch", "--format", "json", "--stats", "--keep", kept,
+                         "-e", q, *subject], env, timeout=3600)
                 st = stats_of(p.stderr)
                 got = sorted(l for l in p.stdout.splitlines() if l.startswith("{"))
                 want = sorted(run([VIGIL, "query", kept, "--format", "json", "-e", q])
