@@ -18,7 +18,8 @@ watch. The network's answer must equal `vigil
 query`'s over the trace the run kept (--keep; exit 1 otherwise); re-evaluation's is
 compared too and a difference is shown (its snapshots take every event visible at once,
 so an event committed late by a preempted writer can make it print a tuple too early).
-Writes BENCH_OUT/watch_live.json; progress on stderr. VIGIL_BENCH_SMOKE=1: 3000 messages."""
+Writes BENCH_OUT/watch_live.json; progress on stderr. VIGIL_BENCH_SMOKE=1: 3000 messages.
+BENCH_LIVE_ONLY=PREFIX: only the shapes whose name starts with it."""
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ import statistics
 import sys
 import tempfile
 
-from watch_common import MAILBOX, OUT, SMOKE, VGL, VIGIL, ends, run, say, stats_of
+from watch_common import BUILD, MAILBOX, OUT, SMOKE, VGL, VIGIL, ends, run, say, stats_of
 
 MESSAGES = int(os.environ.get("BENCH_LIVE_MESSAGES", "3000" if SMOKE else "200000"))
 
@@ -54,7 +55,8 @@ def main():
     ok = True
     rows = []
     try:
-        for name, q, subject in SHAPES:
+        only = os.environ.get("BENCH_LIVE_ONLY", "")  # a shape's name starts with it
+        for name, q, subject in [x for x in SHAPES if x[0].startswith(only)]:
             row = {"shape": name}
             for how, env in (("incremental", {}),
                              ("re-evaluation", {"VIGIL_WATCH_REEVALUATE": "1"})):
