@@ -9,6 +9,7 @@ relations").
   runs (it waits between its two phases until the test has read one), the network must
   answer incrementally, and the lines printed live must equal `vigil query`'s over the
   kept trace, as a multiset.
+* The same network fed by --replay from a recording answers as vigil query does.
 * The analyses that cannot run live are refused before anything runs, in one line naming
   the relation, and so is WaitFor from an attach (--pid).
 
@@ -112,6 +113,23 @@ def main():
                     f"{sorted(set(want) - set(got))[:3]}")
             print(f"ok  {name}: {len(got)} tuples live = vigil query over the kept trace "
                   f"({len(st['update_ns'])} updates, state peak {st['state']['peak']})")
+        # --replay feeds the same network from a finished recording (the sensors from it).
+        rec = os.path.join(work, "recorded")
+        r = subprocess.run([VIGIL, "record", "-o", rec, "--", SUBJECT, "4", "2", "300", "/"],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise SystemExit(f"FAIL: vigil record: {r.stderr}")
+        query = QUERIES["waits"]
+        r = subprocess.run([VIGIL, "watch", "--replay", rec, "--format", "json", "--stats",
+                            "-e", query], capture_output=True, text=True, timeout=120)
+        q = subprocess.run([VIGIL, "query", rec, "--format", "json", "-e", query],
+                           capture_output=True, text=True, timeout=120)
+        got, want, st = json_lines(r.stdout), json_lines(q.stdout), stats_of(r.stderr)
+        if r.returncode != 0 or not st or st["evaluation"] != "incremental" or not want or \
+                got != want:
+            raise SystemExit(f"FAIL: --replay: exit {r.returncode}, {len(got)} lines, vigil "
+                             f"query has {len(want)}: {r.stderr[-500:]}")
+        print(f"ok  --replay: {len(got)} tuples = vigil query over the recording")
         # The analyses that need the whole trace: refused before the subject runs (the
         # command would fail if it ran: `false`).
         for relation in ("Network", "Message", "NetRunning", "NetWaiting", "Violation",
