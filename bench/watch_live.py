@@ -17,15 +17,31 @@ watch. The network's answer must equal `vigil
 query`'s over the trace the run kept (--keep; exit 1 otherwise); re-evaluation's is
 compared too and a difference is shown (its snapshots take every event visible at once,
 so an event committed late by a preempted writer can make it print a tuple too early).
-Writes BENCH_OUT/watch_live.json; progress on stderr. VIGIL_BENCH_SMOKE=1: 3000 messages."""
+Writes BENCH_OUT/watch_live.json; progress on stderr. VIGIL_BENCH_SMOKE=1: 3000 messages.
+BENCH_LIVE_ONLY=PREFIX: only the shapes whose name starts with it."""
 import os
 import shutil
 import statistics
 
-from watch_common import (MAILBOX, OVERLAP, SELECTION, SMOKE, VGL, VIGIL, WAYS,
+from watch_common import (BUILD, MAILBOX, OVERLAP, SELECTION, SMOKE, VGL, VIGIL, WAYS,
                           bench_in_folder, ends, run, say, stats_of, table)
 
 MESSAGES = int(os.environ.get("BENCH_LIVE_MESSAGES", "3000" if SMOKE else "200000"))
+
+MAILBOX_RUN = ["--sensors", VGL, "--", MAILBOX, "--seed", "5", "--processes", "8",
+               "--processors", "3", "--messages", str(MESSAGES)]
+# WaitFor (the wait-for graph followed live): tests/watch/locks.c, 4 threads taking 2
+# mutexes for 2 x LOCK_ROUNDS rounds (its pause between phases skipped: GO exists).
+LOCK_ROUNDS = 300 if SMOKE else 10000
+LOCKS = os.path.join(BUILD, "bin", "watch_locks")
+LOCKS_VGL = os.path.join(os.path.dirname(VGL), "..", "..", "tests", "watch", "locks.vgl")
+SHAPES = [
+    (*SELECTION, MAILBOX_RUN),
+    (*OVERLAP, MAILBOX_RUN),
+    ("WaitFor (live wait-for graph)", """range of W is WaitFor
+retrieve (W.waiter, W.holder, W.lock)""",
+     ["--sensors", LOCKS_VGL, "--", LOCKS, "4", "2", str(LOCK_ROUNDS), "/"]),
+]
 
 def cells(r):
     """A row's cells in the table."""
@@ -43,15 +59,14 @@ def cells(r):
 def measure(work):
     ok = True
     rows = []
-    for name, q in (SELECTION, OVERLAP):
+    only = os.environ.get("BENCH_LIVE_ONLY", "")  # a shape's name starts with it
+    for name, q, subject in [x for x in SHAPES if x[0].startswith(only)]:
         row = {"shape": name}
         for how, env in WAYS:
             say(f"watch-live: {name}, {how}, {MESSAGES} messages")
             kept = os.path.join(work, "kept")
-            p = run([VIGIL, "watch", "--sensors", VGL, "--format", "json", "--stats",
-                     "--keep", kept, "-e", q, "--", MAILBOX, "--seed", "5", "--processes",
-                     "8", "--processors", "3", "--messages", str(MESSAGES)], env,
-                    timeout=3600)
+            p = run([VIGIL, "watch", "--format", "json", "--stats", "--keep", kept,
+                     "-e", q, *subject], env, timeout=3600)
             st = stats_of(p.stderr)
             got = sorted(l for l in p.stdout.splitlines() if l.startswith("{"))
             want = sorted(run([VIGIL, "query", kept, "--format", "json", "-e", q])

@@ -40,3 +40,25 @@ if(NOT VIGIL_SANITIZE AND VIGIL_DEP_REDIS)
                    ${CMAKE_BINARY_DIR}/bin)
   set_tests_properties(watch.follow-redis PROPERTIES LABELS query TIMEOUT 600)
 endif()
+# WaitFor followed live (the wait-for graph fed event by event into the update network):
+# a subject whose threads wait for real mutexes, its sensors generated from locks.vgl;
+# the live answers, printed while the subject still runs, equal vigil query's over the
+# kept trace; the analyses that cannot run live are refused in one line each.
+set(WATCH_GEN ${CMAKE_CURRENT_BINARY_DIR}/watch_gen)
+add_custom_command(
+  OUTPUT ${WATCH_GEN}/lk_sensors.h ${WATCH_GEN}/lk_sensors.c
+  COMMAND $<TARGET_FILE:vigil> gen ${CMAKE_CURRENT_LIST_DIR}/watch/locks.vgl --lang c
+          -o ${WATCH_GEN}
+  DEPENDS vigil ${CMAKE_CURRENT_LIST_DIR}/watch/locks.vgl
+  COMMENT "vigil gen tests/watch/locks.vgl --lang c")
+add_executable(watch_locks ${CMAKE_CURRENT_LIST_DIR}/watch/locks.c ${WATCH_GEN}/lk_sensors.c)
+target_include_directories(watch_locks PRIVATE ${CMAKE_SOURCE_DIR}/include ${WATCH_GEN})
+target_link_libraries(watch_locks PRIVATE vigil_runtime Threads::Threads)
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME watch.live-waits
+           COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/waits_test.py
+                   ${CMAKE_BINARY_DIR}/bin $<TARGET_FILE:watch_locks>
+                   ${CMAKE_CURRENT_LIST_DIR}/watch/locks.vgl
+                   ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
+  set_tests_properties(watch.live-waits PROPERTIES LABELS query TIMEOUT 300)
+endif()

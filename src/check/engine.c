@@ -386,6 +386,7 @@ static int setup(struct vgc *c, char *err, size_t errsize)
 {
 	size_t ns = vgt_stream_count(c->trace);
 	c->threads = calloc(ns ? ns : 1, sizeof *c->threads);
+	c->nthreads = ns;
 	c->names = vgt_names_new();
 	if (!c->threads || !c->names || vgc_kinds_init(&c->kinds) < 0 ||
 	    vgc_types_build(&c->types, c->trace, &c->kinds, c->sink) < 0) {
@@ -443,11 +444,33 @@ struct vgc_walk *vgc_walk_new(struct vgt_trace *t, const struct vgc_sink *sink,
 	return w;
 }
 
+/* A followed trace (trace/follow.h) gains streams and event types as it is read: the
+ * walk learns them when an event of one comes. */
+static bool grow(struct vgc *c)
+{
+	size_t ns = vgt_stream_count(c->trace);
+	if (ns > c->nthreads) {
+		struct vgc_thread *th = realloc(c->threads, ns * sizeof *th);
+		if (!th)
+			return false;
+		memset(th + c->nthreads, 0, (ns - c->nthreads) * sizeof *th);
+		for (size_t i = c->nthreads; i < ns; i++)
+			th[i].label = vgc_path_label(vgt_stream_at(c->trace, i)->path);
+		c->threads = th;
+		c->nthreads = ns;
+	}
+	return vgc_types_grow(&c->types, c->trace, &c->kinds, c->sink) == 0;
+}
+
 bool vgc_walk_event(struct vgc_walk *w, const struct vgt_event *ev)
 {
 	struct vgc *c = &w->c;
 	if (c->oom)
 		return false;
+	if ((ev->stream->index >= c->nthreads || ev->type->class_id >= c->types.n) && !grow(c)) {
+		c->oom = true;
+		return false;
+	}
 	if (!w->first_set) {
 		c->first_ts = ev->ts;
 		w->first_set = true;

@@ -160,10 +160,16 @@ struct vgc_type {
 struct vgc_types {
 	struct vgc_type *all; /* by class_id (trace/source.h) */
 	size_t n;
+	uint32_t *proc; /* per image: its process number */
+	size_t nimages;
+	uint32_t nproc;
 };
 /* Learns every event type of the trace. Warnings go to the sink. -1: out of memory. */
 int vgc_types_build(struct vgc_types *ts, struct vgt_trace *t, struct vgc_kinds *kinds,
                     const struct vgc_sink *sink);
+/* Learns the types declared since (a followed trace grows, trace/follow.h). */
+int vgc_types_grow(struct vgc_types *ts, struct vgt_trace *t, struct vgc_kinds *kinds,
+                   const struct vgc_sink *sink);
 void vgc_types_free(struct vgc_types *ts);
 const struct vgc_type *vgc_type_of(const struct vgc_types *ts, const struct vgt_event_type *t);
 
@@ -178,6 +184,7 @@ struct vgc {
 	struct vgc_ents ents;
 	struct vgc_table locks;
 	struct vgc_thread *threads; /* per stream */
+	size_t nthreads;
 	struct vgt_names *names;
 	int64_t first_ts;
 	bool oom;

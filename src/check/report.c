@@ -49,7 +49,7 @@ const char *vgc_pos_text(struct vgc *c, uint64_t pos)
 {
 	char *buf = c->pos_text[c->npos++ % 2];
 	size_t stream = (size_t)(pos >> 40);
-	const char *label = stream < vgt_stream_count(c->trace) ? c->threads[stream].label : "?";
+	const char *label = stream < c->nthreads ? c->threads[stream].label : "?";
 	snprintf(buf, sizeof c->pos_text[0], "%s@%" PRIu64, label,
 	         (uint64_t)(pos & ((1ull << 40) - 1)));
 	return buf;

@@ -150,54 +150,72 @@ static int learn(struct vgc_type *ty, struct vgc_kinds *kinds, const struct vgc_
 	return 0;
 }
 
+/* The process number of image i: images of one (pid, process_gen, host) share one. */
+static uint32_t process_of(struct vgc_types *ts, const struct vgt_trace *t, size_t i)
+{
+	const struct vgt_image *img = vgt_image_at(t, i);
+	for (size_t j = 0; j < i; j++) {
+		const struct vgt_image *o = vgt_image_at(t, j);
+		if (o->pid == img->pid && o->process_gen == img->process_gen &&
+		    !strcmp(o->hostname ? o->hostname : "", img->hostname ? img->hostname : ""))
+			return ts->proc[j];
+	}
+	return ts->nproc++;
+}
+
 int vgc_types_build(struct vgc_types *ts, struct vgt_trace *t, struct vgc_kinds *kinds,
                     const struct vgc_sink *sink)
 {
 	memset(ts, 0, sizeof *ts);
+	return vgc_types_grow(ts, t, kinds, sink);
+}
+
+int vgc_types_grow(struct vgc_types *ts, struct vgt_trace *t, struct vgc_kinds *kinds,
+                   const struct vgc_sink *sink)
+{
 	size_t total = vgt_class_count(t), nimg = vgt_image_count(t);
-	ts->all = calloc(total ? total : 1, sizeof *ts->all);
-	/* Processes: the distinct (pid, process_gen) of the images, numbered. */
-	uint32_t *proc = calloc(nimg ? nimg : 1, sizeof *proc);
-	if (!ts->all || !proc) {
-		free(proc);
-		return -1;
+	if (total > ts->n || !ts->all) {
+		struct vgc_type *all = realloc(ts->all, (total ? total : 1) * sizeof *all);
+		if (!all)
+			return -1;
+		memset(all + ts->n, 0, ((total ? total : 1) - ts->n) * sizeof *all);
+		ts->all = all;
+		ts->n = total;
 	}
-	uint32_t nproc = 0;
+	if (nimg > ts->nimages) {
+		uint32_t *proc = realloc(ts->proc, nimg * sizeof *proc);
+		if (!proc)
+			return -1;
+		ts->proc = proc;
+		for (size_t i = ts->nimages; i < nimg; i++)
+			ts->proc[i] = process_of(ts, t, i);
+		ts->nimages = nimg;
+	}
+	/* Each image's types at their class ids (in image order on a stored trace; a
+	 * followed one also declares classes later, trace/follow.h). */
 	for (size_t i = 0; i < nimg; i++) {
 		const struct vgt_image *img = vgt_image_at(t, i);
-		proc[i] = nproc;
-		for (size_t j = 0; j < i; j++) {
-			const struct vgt_image *o = vgt_image_at(t, j);
-			if (o->pid == img->pid && o->process_gen == img->process_gen &&
-			    !strcmp(o->hostname ? o->hostname : "",
-			            img->hostname ? img->hostname : "")) {
-				proc[i] = proc[j];
-				break;
-			}
-		}
-		if (proc[i] == nproc)
-			nproc++;
-		/* the image's types, in class order */
 		for (size_t j = 0; j < img->ntypes; j++) {
-			struct vgc_type *ty = &ts->all[ts->n++];
+			uint32_t id = img->types[j]->class_id;
+			if (id >= ts->n || ts->all[id].type)
+				continue;
+			struct vgc_type *ty = &ts->all[id];
 			ty->type = img->types[j];
 			ty->image = (uint32_t)i;
-			ty->process = proc[i];
-			if (learn(ty, kinds, sink) < 0) {
-				free(proc);
+			ty->process = ts->proc[i];
+			if (learn(ty, kinds, sink) < 0)
 				return -1;
-			}
 		}
 	}
-	free(proc);
 	return 0;
 }
 
 void vgc_types_free(struct vgc_types *ts)
 {
-	for (size_t i = 0; i < ts->n; i++)
+	for (size_t i = 0; ts->all && i < ts->n; i++)
 		free(ts->all[i].refs);
 	free(ts->all);
+	free(ts->proc);
 }
 
 const struct vgc_type *vgc_type_of(const struct vgc_types *ts, const struct vgt_event_type *t)

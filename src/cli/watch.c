@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -366,6 +367,15 @@ int watch_answer(const char *path, const struct tquel_query *q, const struct vga
 	return errors ? 1 : 0;
 }
 
+/* The first relation named `name` that q ranges over, or NULL. */
+static const char *ranges_over(const struct tquel_query *q, const char *name)
+{
+	for (size_t i = 0; i < q->nstmts; i++)
+		if (q->stmts[i].kind == TQ_RANGE && !strcasecmp(q->stmts[i].u.range.relation, name))
+			return q->stmts[i].u.range.relation;
+	return NULL;
+}
+
 int vg_cmd_watch(int argc, char **argv)
 {
 	struct watch_args a;
@@ -387,6 +397,15 @@ int vg_cmd_watch(int argc, char **argv)
 	struct vgc_subject *attached = NULL;
 	char err[512];
 	rc = 2;
+	if (a.pid && ranges_over(q, "WaitFor")) {
+		/* From the attach on, locks held before it are unknown: edges would be missed. */
+		fprintf(stderr,
+		        "vigil watch: %s cannot be followed from an attach (--pid): the wait-for "
+		        "graph needs every lock operation since the process began (docs/tquel.md "
+		        "\"Derived relations\")\n",
+		        ranges_over(q, "WaitFor"));
+		goto out;
+	}
 	if (a.pid && !(attached = vgc_attach(a.pid, err, sizeof err))) {
 		fprintf(stderr, "vigil watch: %s\n", err);
 		goto out;

@@ -136,4 +136,8 @@ static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 }
 
 const struct vgq_derived_provider vgd_check_provider = {
-    .names = names, .source = "vigil check", .build = build};
+    .names = names,
+    .source = "vigil check",
+    .not_live = "whether a deadlock stands is known at the trace's end, and a violation "
+                "needs every sensor with an op (vigil watch enables the query's)",
+    .build = build};

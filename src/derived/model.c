@@ -172,6 +172,14 @@ static int build_model(struct vgq_derived_ctx *c, char *err, size_t errsize)
 }
 
 const struct vgq_derived_provider vgd_steps_provider = {
-    .names = steps_names, .source = "vigil model --from-trace", .build = build_steps};
+    .names = steps_names,
+    .source = "vigil model --from-trace",
+    .not_live = "it is made of every event of every sensor (vigil watch enables the "
+                "query's)",
+    .build = build_steps};
 const struct vgq_derived_provider vgd_model_provider = {
-    .names = model_names, .source = "vigil model", .build = build_model};
+    .names = model_names,
+    .source = "vigil model",
+    .not_live = "a model is made of the whole run and of the log models processes write "
+                "at their end",
+    .build = build_model};

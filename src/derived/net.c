@@ -214,4 +214,9 @@ static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 }
 
 const struct vgq_derived_provider vgd_net_provider = {
-    .names = names, .source = "vigil net split", .applies = has_net_events, .build = build};
+    .names = names,
+    .source = "vigil net split",
+    .not_live = "vigil net split numbers the networks and assigns each event to one over "
+                "the whole trace, so later events change earlier networks",
+    .applies = has_net_events,
+    .build = build};

@@ -62,6 +62,7 @@ struct vga_sensor {
 	bool once;              /* traced once (D:P, D:I, D:T): each raise of the flag, one event */
 	const char *flag_field; /* the field holding the flag's entity; NULL: on the sensor */
 	const char *flag_kind;  /* that entity's kind */
+	bool lock_op;           /* acquire, release, wait_begin or wait_end: feeds WaitFor */
 };
 
 struct vga_sensors {

@@ -8,12 +8,14 @@
 #include "live/delta_internal.h"
 #include "relations/build.h"
 
-/* A relation of the builder that some variable ranges over. */
+/* A relation of the builder (or WaitFor, followed by its own walk) that some variable
+ * ranges over. */
 struct source {
 	const char *name;
-	struct rslot *slot; /* NULL until the builder has made it */
-	size_t seen;        /* tuples [0, seen) were looked at by an earlier update */
-	size_t *pending;    /* tuples looked at and still open */
+	struct vgq_relation *rel; /* NULL until the builder (or the walk) has made it */
+	bool waits;               /* WaitFor from the lock operations (relations/waits.c) */
+	size_t seen;              /* tuples [0, seen) were looked at by an earlier update */
+	size_t *pending;          /* tuples looked at and still open */
 	size_t npending, cappending;
 	size_t *fin; /* this update's newly final tuples */
 	size_t nfin, capfin;
@@ -24,6 +26,7 @@ struct vgq_delta {
 	struct builder b;
 	const struct vgt_trace *trace; /* followed (trace/follow.h): gains classes */
 	struct vgq_build_options bo;
+	struct vgq_waits *waits; /* when a variable ranges over WaitFor */
 	struct vgq_options o;
 	struct delta_retrieve *rets;
 	size_t nrets;
@@ -80,6 +83,9 @@ struct vgq_delta *vgq_delta_new(const struct tquel_query *q, struct vgt_trace *t
 	d->b.end_since_arg = d->bo.keep_arg;
 	vgq_build_schema(&d->b, t);
 	d->internal.pool = d->b.pool;
+	for (size_t i = 0; i < d->nsources; i++)
+		if (!strcasecmp(d->sources[i].name, "WaitFor") && !d->waits)
+			d->waits = vgq_waits_new_live(t);
 	return d;
 }
 
@@ -97,6 +103,7 @@ void vgq_delta_free(struct vgq_delta *d)
 		free(d->sources[i].fin);
 	}
 	free(d->sources);
+	vgq_waits_free_live(d->waits);
 	/* The builder's relations were never handed to a database: finish it into one and
 	 * free that, which frees them and the pool. */
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
@@ -133,6 +140,7 @@ void vgq_delta_feed(struct vgq_delta *d, const struct vgt_event *ev)
 		d->st.last = ev->ts;
 	vgt_names_observe(d->b.names, ev);
 	vgq_build_feed(&d->b, ev);
+	vgq_waits_feed(d->waits, ev);
 }
 
 static void push_index(size_t **a, size_t *n, size_t *cap, size_t v)
@@ -148,7 +156,7 @@ static void push_index(size_t **a, size_t *n, size_t *cap, size_t v)
 static void sort_tuple(struct vgq_delta *d, struct source *s, size_t i, bool final,
                        int64_t *min_open)
 {
-	struct vgq_relation *r = s->slot->rel;
+	struct vgq_relation *r = s->rel;
 	if (r->open && r->open[i] && !final) {
 		push_index(&s->pending, &s->npending, &s->cappending, i);
 		if (r->from[i] < *min_open)
@@ -165,24 +173,29 @@ static void sort_tuple(struct vgq_delta *d, struct source *s, size_t i, bool fin
 static void take_final(struct vgq_delta *d, struct source *s, bool final)
 {
 	s->nfin = 0;
-	if (!s->slot)
+	if (!s->rel && !s->waits)
 		for (size_t i = 0; i < d->b.nslots; i++)
 			if (!strcasecmp(d->b.slots[i]->rel->name, s->name))
-				s->slot = d->b.slots[i];
+				s->rel = d->b.slots[i]->rel;
+	/* WaitFor, unless the trace has its own relation of that name (as in a build) */
+	if (s->waits || (!s->rel && d->waits && !strcasecmp(s->name, "WaitFor"))) {
+		s->waits = true;
+		s->rel = vgq_waits_sync(d->waits, &d->b, d->st.last, final);
+	}
 	int64_t min_open = INT64_MAX;
-	if (s->slot) {
+	if (s->rel) {
 		size_t old = s->npending;
 		s->npending = 0; /* refilled in place: the i-th push reads entry i or later */
 		for (size_t k = 0; k < old; k++)
 			sort_tuple(d, s, s->pending[k], final, &min_open);
-		for (size_t i = s->seen; i < s->slot->rel->ntuples; i++)
+		for (size_t i = s->seen; i < s->rel->ntuples; i++)
 			sort_tuple(d, s, i, final, &min_open);
-		s->seen = s->slot->rel->ntuples;
+		s->seen = s->rel->ntuples;
 	}
 	s->future_from = d->st.last < min_open ? d->st.last : min_open;
 	/* A sampled interval's end may make a tuple that begins in the past. */
 	if (d->disorder ||
-	    (d->bo.ends_without_begin && (!s->slot || s->slot->rel->kind == VGQ_REL_INTERVAL)))
+	    (d->bo.ends_without_begin && (!s->rel || s->rel->kind == VGQ_REL_INTERVAL)))
 		s->future_from = INT64_MIN;
 }
 
@@ -279,17 +292,17 @@ static size_t update_retrieve(struct vgq_delta *d, size_t ri, bool final, vgq_em
 	bool any = false, ready = true;
 	for (size_t v = 0; v < r->nvars; v++) {
 		struct source *s = &d->sources[d->var_source[ri][v]];
-		ready &= s->slot != NULL;
-		if (!s->slot)
+		ready &= s->rel != NULL;
+		if (!s->rel)
 			continue;
 		if (!r->vars[v].state)
-			r->vars[v].state = vgq_delta_rel_like(s->slot->rel, r->vars[v].alias);
+			r->vars[v].state = vgq_delta_rel_like(s->rel, r->vars[v].alias);
 		struct vgq_relation *st = r->vars[v].state;
 		if (r->nvars == 1)
 			st->ntuples = 0; /* one variable: nothing is kept */
 		old[v] = st->ntuples;
 		for (size_t k = 0; k < s->nfin; k++)
-			vgq_delta_rel_push(st, s->slot->rel, s->fin[k]);
+			vgq_delta_rel_push(st, s->rel, s->fin[k]);
 		any |= s->nfin > 0;
 		d->st.deltas += s->nfin;
 	}
@@ -301,8 +314,12 @@ static size_t update_retrieve(struct vgq_delta *d, size_t ri, bool final, vgq_em
 	if (!ready && final && !d->broken[ri]) {
 		/* As the engine says of a stored trace that lacks the relation. */
 		for (size_t v = 0; v < r->nvars; v++)
-			if (!d->sources[d->var_source[ri][v]].slot)
-				fprintf(errors, "%s: no relation %s in the trace\n", r->sub.source,
+			if (!d->sources[d->var_source[ri][v]].rel)
+				fprintf(errors, "%s: %s %s\n", r->sub.source,
+				        d->sources[d->var_source[ri][v]].waits &&
+				                vgq_waits_failed(d->waits)
+				            ? "out of memory following"
+				            : "no relation",
 				        r->vars[v].relation);
 		errs++;
 	}

@@ -3,9 +3,10 @@
  * A retrieve's answer for a combination of final tuples depends on those tuples only,
  * except with aggregates (over every tuple valid at an instant), `retrieve unique`
  * (coalescing across combinations), "now" (moves with each read), Clock (ticks between
- * the first and the last event) and results of earlier statements, and the derived
- * WaitFor (built when the trace ends): those are refused, and answered by
- * re-evaluation. */
+ * the first and the last event) and results of earlier statements: those are refused,
+ * and answered by re-evaluation. WaitFor is followed edge by edge (relations/waits.c);
+ * the analyses' derived relations (Network, Message...) need the whole trace and are
+ * refused (docs/tquel.md "Derived relations"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,6 @@ static int var_index(struct walk *w, const char *name)
 		return -1; /* the engine reports it */
 	if (rg->clock_period || !strcasecmp(rg->relation, "Clock")) {
 		refuse(w, "it ranges over Clock (ticks from the first to the last event)");
-		return -1;
-	}
-	if (!strcasecmp(rg->relation, "WaitFor")) {
-		refuse(w, "WaitFor is derived when the trace ends");
 		return -1;
 	}
 	if (vgq_derived_source(rg->relation)) { /* Network, Message...: docs/tquel.md */

@@ -213,6 +213,23 @@ static void narrow_clock(const struct bstmt *b, int v, struct vga_alpha *a, stru
 	a->why = a->why ? (a->source == VGA_SRC_TRIGGER ? "O3, O6" : "O2, O4, O6") : "O6";
 }
 
+/* WaitFor is derived from every lock operation (relations/waits.c): the relations of
+ * every sensor with a lock op, as translated (whole, on their entity sources), since
+ * the wait-for graph needs each acquire, release and wait of every lock. */
+static void lock_relations(struct planner *pl, const struct bstmt *owner)
+{
+	for (size_t i = 0; i < pl->sensors->n; i++) {
+		const struct vga_sensor *s = &pl->sensors->v[i];
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = pl->sensors->v[j].lock_op &&
+			       !strcasecmp(pl->sensors->v[j].relation, s->relation);
+		if (s->lock_op && !seen)
+			vga_plan_add_relation(pl->p, pl->sensors, s->relation, owner->label,
+			                      owner->src->loc.line);
+	}
+}
+
 /* `owner`: the retrieve b belongs to (b itself, or the statement of b's aggregate). */
 static void plan_stmt(struct planner *pl, const struct bstmt *b, const struct bstmt *owner)
 {
@@ -221,6 +238,8 @@ static void plan_stmt(struct planner *pl, const struct bstmt *b, const struct bs
 	for (size_t v = 0; v < b->nvars; v++) {
 		struct vga_alpha *a = translate(pl, b, (int)v, owner);
 		alpha_of[v] = a ? (int)(pl->p->n - 1) : -1;
+		if (!a && b->vars[v].rel && !strcasecmp(b->vars[v].rel->name, "WaitFor"))
+			lock_relations(pl, owner);
 	}
 	for (size_t k = 0; k < b->naggs; k++)
 		if (b->aggs[k].inner)

@@ -16,6 +16,16 @@ static bool known(const struct vga_sensors *s, const char *event)
 	return false;
 }
 
+/* An op of the wait-for graph (relations/waits.c): its events feed WaitFor. */
+static bool is_lock_op(int op)
+{
+	static const char *const lock_ops[] = {"acquire", "release", "wait_begin", "wait_end"};
+	for (size_t k = 0; k < 4 && op > 0 && op < VGT_OP_COUNT; k++)
+		if (!strcmp(vgt_op_names[op], lock_ops[k]))
+			return true;
+	return false;
+}
+
 static struct vga_sensor *add(struct vga_sensors *s)
 {
 	s->v = vgq_xrealloc(s->v, s->n + 1, sizeof *s->v);
@@ -45,6 +55,7 @@ void vga_sensors_from_trace(const struct vgt_trace *t, struct vga_sensors *out)
 			x->place = (enum vga_place)et->flag;
 			x->sampled = et->sampled;
 			x->once = et->once;
+			x->lock_op = is_lock_op(et->op);
 			x->samplable =
 			    et->sampled && (x->kind == VGA_BEGIN || x->kind == VGA_END) &&
 			    et->flag != VGT_FLAG_SENSOR &&
@@ -83,6 +94,7 @@ void vga_sensors_from_model(const struct vgl_model *m, struct vga_sensors *out)
 			x->place = (enum vga_place)s->flag;
 			x->sampled = s->sampled;
 			x->once = s->once;
+			x->lock_op = is_lock_op((int)(half == 2 ? s->end_op : s->op));
 			x->samplable = half > 0 && vgl_sensor_sampled_interval(s);
 			int role = s->flag == VGL_FLAG_PERFORMER   ? s->performer
 			           : s->flag == VGL_FLAG_INITIATOR ? s->initiator

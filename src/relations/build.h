@@ -139,6 +139,22 @@ void vgq_waits_feed(struct vgq_waits *q, const struct vgt_event *ev);
 /* Whether events of this type may matter to vgq_waits_feed (false for q NULL). */
 bool vgq_waits_wants(const struct vgq_waits *q, const struct vgt_event_type *t);
 void vgq_waits_finish(struct vgq_waits *q, struct builder *b);
+/* The relation's schema, with no tuple, when one of the types is a lock operation and no
+ * relation of that name is declared: a sensor description's (relations/model.c). */
+void vgq_waits_schema(struct builder *b, const struct vgt_event_type *const *types, size_t n);
+
+/* WaitFor followed live (the update network, src/live): the same walk and graph, fed by
+ * vgq_waits_feed as events are read; vgq_waits_sync brings the relation up to date with
+ * what was fed (`last`: the latest time fed; `final`: the end, every open edge is a
+ * tuple) and returns it: tuples are appended as edges appear and stay open until their
+ * edge closes, so the relation is the stored build's once everything was fed (in the
+ * order edges appeared rather than by begin). NULL while the trace declares no lock
+ * operation, or after memory ran out (vgq_waits_failed). Strings live in b's pool. */
+struct vgq_waits *vgq_waits_new_live(struct vgt_trace *t);
+struct vgq_relation *vgq_waits_sync(struct vgq_waits *q, struct builder *b, int64_t last,
+                                    bool final);
+bool vgq_waits_failed(const struct vgq_waits *q);
+void vgq_waits_free_live(struct vgq_waits *q);
 
 /* The time bounds and key selections of a build (vgq_build_options.bounds, .keys) put on
  * the builder's event types (build_bounds.c): `windows` for the reader

@@ -181,9 +181,9 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 	struct vgq_db_internal *in = db->internal;
 	if (p && !in->trace && db->from_model) {
 		snprintf(err, errsize,
-		         "%s is derived by %s from a whole recorded trace: a live query cannot "
-		         "range over it yet (docs/tquel.md \"Derived relations\")",
-		         exact, p->source);
+		         "%s cannot be followed live: %s (docs/tquel.md \"Derived relations\"; "
+		         "vigil query over a --keep trace answers it)",
+		         exact, p->not_live ? p->not_live : "it is derived from a whole trace");
 		return NULL;
 	}
 	if (!p || !in->trace || (p->applies && !p->applies(in->trace)))

@@ -18,6 +18,9 @@ struct vgq_derived_ctx;
 struct vgq_derived_provider {
 	const char *const *names; /* the relations it makes, NULL-terminated */
 	const char *source;       /* what it replaces, for listings: "vigil net split" */
+	/* Why `vigil watch` cannot follow it live (one clause, after "cannot be followed
+	 * live: "): each analysis here needs the whole trace (docs/tquel.md). */
+	const char *not_live;
 	/* Whether a trace can have them, from the metadata alone (cheap). NULL: always. */
 	bool (*applies)(const struct vgt_trace *t);
 	/* Makes every relation of `names` (vgq_derived_new), tuples in the order they

@@ -247,6 +247,8 @@ struct vgq_database *vgq_database_from_model(const struct vgl_model *m)
 	vgq_build_relation(&b, "OSThread", VGQ_REL_ENTITY);
 	for (size_t i = 0; i < m->nentities; i++)
 		vgq_build_relation(&b, m->entities[i].name, VGQ_REL_ENTITY);
+	/* WaitFor when sensors do lock operations (waits.c): a live query ranges over it */
+	vgq_waits_schema(&b, order, n);
 
 	struct vgq_database *db = vgq_xcalloc(1, sizeof *db);
 	vgq_build_finish(&b, db);

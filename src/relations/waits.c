@@ -22,6 +22,12 @@ struct vgq_waits {
 	struct vgc_sink sink;
 	struct vgc_wf *wf;
 	bool failed; /* out of memory: the relation is left out (a warning says so) */
+	/* Followed live (vgq_waits_new_live): the relation kept up to date, edge by edge. */
+	struct vgq_relation *live;
+	size_t synced;     /* edges [0, synced) were looked at */
+	size_t *tuple_of;  /* per edge looked at: its tuple, or SIZE_MAX (not yet one) */
+	size_t *unsettled; /* edges looked at and not final yet (open or not a tuple yet) */
+	size_t nunsettled, capunsettled;
 };
 
 static void on_lock(void *ctx, const struct vgc_lock_event *e)
@@ -120,6 +126,46 @@ static const char *lock_kind(struct builder *b, const struct vgc_wf *wf)
 	return kind ? vgq_pool_intern(b->pool, kind, strlen(kind)) : NULL;
 }
 
+/* The lock kind declared by the lock operations' target fields: theirs if they share
+ * one, else none (what the relation's schema says before any lock is seen). */
+static const char *declared_lock_kind(struct builder *b, const struct vgt_event_type *const *types,
+                                      size_t n)
+{
+	const char *kind = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct vgt_event_type *t = types[i];
+		if (!is_lock_op(t) || t->target < 0 || (unsigned)t->target >= t->nfields)
+			continue;
+		const char *k = t->fields[t->target].ref_kind;
+		if (!k || (kind && strcasecmp(kind, k)))
+			return NULL;
+		kind = k;
+	}
+	return kind ? vgq_pool_intern(b->pool, kind, strlen(kind)) : NULL;
+}
+
+/* waiter, holder (OSThread: joins it) and the lock, of kind lock_kind. */
+static void add_attrs(struct builder *b, struct vgq_relation *r, const char *lock_kind)
+{
+	const char *thread = vgq_pool_intern(b->pool, "OSThread", 8);
+	vgq_relation_add_attr(r, vgq_pool_intern(b->pool, "waiter", 6), VGQ_ENTITY, thread);
+	vgq_relation_add_attr(r, vgq_pool_intern(b->pool, "holder", 6), VGQ_ENTITY, thread);
+	vgq_relation_add_attr(r, vgq_pool_intern(b->pool, "lock", 4), VGQ_ENTITY, lock_kind);
+}
+
+void vgq_waits_schema(struct builder *b, const struct vgt_event_type *const *types, size_t n)
+{
+	bool any = false;
+	for (size_t i = 0; i < n && !any; i++)
+		any = is_lock_op(types[i]);
+	for (size_t i = 0; any && i < b->nslots; i++)
+		if (!strcasecmp(b->slots[i]->rel->name, WAITFOR))
+			return; /* a relation of that name is declared: it wins, as in a trace */
+	if (any)
+		add_attrs(b, vgq_build_relation(b, WAITFOR, VGQ_REL_INTERVAL)->rel,
+		          declared_lock_kind(b, types, n));
+}
+
 static void make_relation(struct vgq_waits *q, struct builder *b)
 {
 	for (size_t i = 0; i < b->nslots; i++)
@@ -139,11 +185,7 @@ static void make_relation(struct vgq_waits *q, struct builder *b)
 			sorted[m++] = &edges[i];
 	qsort(sorted, m, sizeof *sorted, by_from);
 	struct vgq_relation *r = vgq_build_relation(b, WAITFOR, VGQ_REL_INTERVAL)->rel;
-	const char *thread = vgq_pool_intern(b->pool, "OSThread", 8); /* joins OSThread */
-	vgq_relation_add_attr(r, vgq_pool_intern(b->pool, "waiter", 6), VGQ_ENTITY, thread);
-	vgq_relation_add_attr(r, vgq_pool_intern(b->pool, "holder", 6), VGQ_ENTITY, thread);
-	vgq_relation_add_attr(r, vgq_pool_intern(b->pool, "lock", 4), VGQ_ENTITY,
-	                      lock_kind(b, q->wf));
+	add_attrs(b, r, lock_kind(b, q->wf));
 	for (size_t i = 0; i < m; i++) {
 		const struct vgc_wf_edge *e = sorted[i];
 		size_t t = vgq_relation_append(r, e->from);
@@ -169,5 +211,120 @@ void vgq_waits_finish(struct vgq_waits *q, struct builder *b)
 	else
 		make_relation(q, b);
 	vgc_wf_free(q->wf);
+	free(q);
+}
+
+/* ---- followed live (src/live: the update network) ---- */
+
+struct vgq_waits *vgq_waits_new_live(struct vgt_trace *t)
+{
+	struct vgq_waits *q = vgq_xcalloc(1, sizeof *q);
+	q->sink = (struct vgc_sink){.ctx = q, .lock = on_lock};
+	char err[256];
+	if (!(q->wf = vgc_wf_new()) ||
+	    !(q->walk = vgc_walk_new(t, &q->sink, &q->sum, INT64_MIN, err, sizeof err)))
+		q->failed = true;
+	else
+		vgc_wf_keep_edges(q->wf);
+	return q;
+}
+
+/* Every lock-operation type of the trace so far (to declare the lock's kind). */
+static const char *trace_lock_kind(struct builder *b, const struct vgt_trace *t)
+{
+	size_t n = vgt_class_count(t);
+	const struct vgt_event_type **types = vgq_xcalloc(n ? n : 1, sizeof *types);
+	for (size_t i = 0; i < n; i++)
+		types[i] = vgt_class_at(t, i);
+	const char *kind = declared_lock_kind(b, types, n);
+	free(types);
+	return kind;
+}
+
+static void unsettle(struct vgq_waits *q, size_t e)
+{
+	if (q->nunsettled == q->capunsettled) {
+		q->capunsettled = q->capunsettled ? 2 * q->capunsettled : 64;
+		q->unsettled = vgq_xrealloc(q->unsettled, q->capunsettled, sizeof *q->unsettled);
+	}
+	q->unsettled[q->nunsettled++] = e;
+}
+
+/* Edge e as its tuple says it now: appended once it is sure to hold for some time (it
+ * closed later than it opened, or it is still open after a later event: it can only
+ * close later still; at the end, every open edge), closed in place when it closes. An
+ * edge that closed at the instant it opened never becomes a tuple, as at the end of a
+ * stored trace's build (make_relation). False: not final yet. */
+static bool settle(struct vgq_waits *q, struct builder *b, size_t e, int64_t last, bool final)
+{
+	const struct vgc_wf_edge *edges;
+	vgc_wf_edges(q->wf, &edges);
+	const struct vgc_wf_edge *x = &edges[e];
+	struct vgq_relation *r = q->live;
+	size_t t = q->tuple_of[e];
+	if (t == SIZE_MAX) {
+		if (!x->open && x->to <= x->from)
+			return true; /* held for no time: never a tuple */
+		if (x->open && x->from >= last && !final)
+			return false; /* may still close at the instant it opened */
+		t = q->tuple_of[e] = vgq_relation_append(r, x->from);
+		r->to[t] = x->from;
+		r->open[t] = true;
+		r->cols[0].r[t] = ref_of(b, vgc_wf_thread(q->wf, x->waiter));
+		r->cols[1].r[t] = ref_of(b, vgc_wf_thread(q->wf, x->holder));
+		r->cols[2].r[t] = ref_of(b, vgc_wf_lock(q->wf, x->lock));
+	}
+	if (x->open)
+		return false;
+	r->to[t] = x->to;
+	r->open[t] = false;
+	return true;
+}
+
+struct vgq_relation *vgq_waits_sync(struct vgq_waits *q, struct builder *b, int64_t last,
+                                    bool final)
+{
+	if (!q || q->failed)
+		return NULL;
+	if (!q->live) {
+		if (!has_lock_ops(b->trace))
+			return NULL; /* no lock operation declared yet: no relation yet */
+		q->live = vgq_relation_new(vgq_pool_intern(b->pool, WAITFOR, strlen(WAITFOR)),
+		                           VGQ_REL_INTERVAL);
+		add_attrs(b, q->live, trace_lock_kind(b, b->trace));
+	}
+	const struct vgc_wf_edge *edges;
+	size_t n = vgc_wf_edges(q->wf, &edges);
+	q->tuple_of = vgq_xrealloc(q->tuple_of, n ? n : 1, sizeof *q->tuple_of);
+	for (size_t e = q->synced; e < n; e++) {
+		q->tuple_of[e] = SIZE_MAX;
+		unsettle(q, e);
+	}
+	q->synced = n;
+	size_t kept = 0; /* refilled in place, in order */
+	for (size_t i = 0; i < q->nunsettled; i++)
+		if (!settle(q, b, q->unsettled[i], last, final))
+			q->unsettled[kept++] = q->unsettled[i];
+	q->nunsettled = kept;
+	return q->live;
+}
+
+bool vgq_waits_failed(const struct vgq_waits *q)
+{
+	return q && q->failed;
+}
+
+void vgq_waits_free_live(struct vgq_waits *q)
+{
+	if (!q)
+		return;
+	if (q->walk) {
+		char err[256];
+		vgc_walk_end(q->walk, err, sizeof err);
+	}
+	vgc_wf_free(q->wf);
+	vgq_relation_free(q->live);
+	free(q->tuple_of);
+	free(q->unsettled);
 	free(q);
 }
