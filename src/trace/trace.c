@@ -255,6 +255,31 @@ void vgt_close(struct vgt_trace *t)
 	free(t);
 }
 
+size_t vgt_split_images(struct vgt_trace *t, struct vgt_trace ***out)
+{
+	size_t n = t->nimages;
+	struct vgt_trace **one = vgt__xcalloc(n ? n : 1, sizeof *one);
+	for (size_t i = 0; i < n; i++) {
+		struct image *img = t->images[i];
+		struct vgt_trace *u = vgt__xcalloc(1, sizeof *u);
+		u->images = vgt__xcalloc(1, sizeof *u->images);
+		u->images[u->nimages++] = img;
+		img->pub.clock_offset_ns = img->own_offset_ns; /* alone: its own, not shared */
+		u->nstreams = img->pub.nstreams;
+		u->streams = vgt__xcalloc(u->nstreams + 1, sizeof *u->streams);
+		for (size_t j = 0; j < u->nstreams; j++) {
+			img->streams[j]->pub.index = j;
+			u->streams[j] = img->streams[j];
+		}
+		number_classes(u);
+		one[i] = u;
+	}
+	t->nimages = 0; /* each image is its own trace's now */
+	vgt_close(t);
+	*out = one;
+	return n;
+}
+
 size_t vgt_image_count(const struct vgt_trace *t)
 {
 	return t->nimages;

@@ -187,7 +187,7 @@ const struct vgt_event_type *vgt_image_type(const struct vgt_image *img, const c
 struct vgt_stream {
 	const char *path;
 	const struct vgt_image *image;
-	size_t index; /* position among all streams of the trace: the merge's tie-breaker */
+	size_t index;       /* position among all streams of the trace: the merge's tie-breaker */
 	uint64_t size;      /* its bytes: the whole file, or one writer's part of a pool file */
 	uint64_t file_size; /* the file's, when it was opened */
 	struct vgt_stream_stats stats;
@@ -220,6 +220,11 @@ struct vgt_trace;
  * damaged image does not fail the open: it is reported through its damage list. */
 struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, size_t errsize);
 void vgt_close(struct vgt_trace *t);
+/* The trace's images as one trace each, each as vgt_open of that image's path alone
+ * gives it (its own clock offset, classes and streams numbered from 0), the shared-layout
+ * folders cut once for all of them (vigil store loads a recording image by image).
+ * Takes t (closed); returns the number of traces, *out malloc'd, each closed alone. */
+size_t vgt_split_images(struct vgt_trace *t, struct vgt_trace ***out);
 /* Whether traces opened from now on are read into memory instead of mapped (default
  * false). A trace still being recorded must be: its runtime shrinks a stream file when it
  * closes a packet, and a mapped page past the new end would raise SIGBUS in the reader.
