@@ -280,6 +280,27 @@ size_t vgt_split_images(struct vgt_trace *t, struct vgt_trace ***out)
 	return n;
 }
 
+char *vgt_recording_dir(const struct vgt_trace *t)
+{
+	if (!t->nimages)
+		return NULL;
+	char *dir = vgt__xstrdup(t->images[0]->path);
+	struct stat st;
+	bool writer = stat(dir, &st) != 0 || !S_ISDIR(st.st_mode); /* DIR/shared/WRITER */
+	for (int up = writer ? 2 : 1; up > 0; up--) {
+		char *slash = strrchr(dir, '/');
+		if (!slash) {
+			free(dir);
+			return vgt__xstrdup(".");
+		}
+		if (slash == dir)
+			slash[1] = 0; /* the root */
+		else
+			*slash = 0;
+	}
+	return dir;
+}
+
 size_t vgt_image_count(const struct vgt_trace *t)
 {
 	return t->nimages;
