@@ -12,6 +12,15 @@ if(CMOCKA_FOUND)
                         PkgConfig::CMOCKA)
   add_test(NAME query.relations.unit COMMAND test_relations_unit)
   set_tests_properties(query.relations.unit PROPERTIES LABELS "sanitize;query" TIMEOUT 120)
+  # Per-class tables over a followed trace gaining a class past their ends.
+  add_executable(test_relations_class_growth ${CMAKE_SOURCE_DIR}/tests/query/class_growth_unit.c)
+  target_include_directories(test_relations_class_growth PRIVATE ${CMAKE_SOURCE_DIR}/src
+                             ${CMAKE_SOURCE_DIR}/tests/unit)
+  target_link_libraries(test_relations_class_growth PRIVATE vigil_query reader_tracegen
+                        PkgConfig::CMOCKA)
+  add_test(NAME query.relations.class_growth COMMAND test_relations_class_growth)
+  set_tests_properties(query.relations.class_growth PROPERTIES LABELS "sanitize;query"
+                       TIMEOUT 120)
 endif()
 
 # Recordings by `vigil record` (the preload shim): not under the sanitizers.

@@ -136,8 +136,6 @@ static int start_subject(const struct watch_args *a, const char *dir, const char
 	const char *layout = getenv("VIGIL_LAYOUT");
 	if (!layout || strcmp(layout, "shared"))
 		setenv("VIGIL_LAYOUT", "image", 1);
-	else /* the follower reads one writer per stream file: no pool (stream_pool.c) */
-		setenv("VIGIL_POOL", "off", 1);
 	if (vg_cli_set_preload(lib) < 0)
 		return -1;
 	child = fork();

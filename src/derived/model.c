@@ -11,7 +11,6 @@
  *                    ModelEvent: site, format, name, count, out. ModelTransition:
  *                    from_site, from_format, to_site, to_format, count, probability
  *                    (count / the from event's out), mean, p50, p90, p99 (ns). */
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,20 +89,6 @@ static int build_steps(struct vgq_derived_ctx *c, char *err, size_t errsize)
 	return rc;
 }
 
-/* The recording's directory: where `vigil record -o DIR` put the images and the log
- * models (DIR/IMAGE/metadata, DIR/logmodel-*.vgm). */
-static char *recording_dir(struct vgt_trace *t)
-{
-	if (!vgt_image_count(t))
-		return NULL;
-	char *copy = strdup(vgt_image_at(t, 0)->path);
-	if (!copy)
-		return NULL;
-	char *dir = strdup(dirname(copy));
-	free(copy);
-	return dir;
-}
-
 /* The two relations of model m (NULL: without tuples). */
 static void add_model(struct vgq_derived_ctx *c, const struct vgm_model *m)
 {
@@ -154,7 +139,7 @@ static int build_model(struct vgq_derived_ctx *c, char *err, size_t errsize)
 		add_model(c, NULL); /* the relations, no tuples */
 		return 0;
 	}
-	char *dir = recording_dir(vgq_derived_trace(c));
+	char *dir = vgt_recording_dir(vgq_derived_trace(c));
 	struct vgm_model *m = vgm_model_new();
 	struct vgm_symbolizer *sym = vgm_symbolizer_new();
 	struct vgm_input_stats st = {0};

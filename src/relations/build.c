@@ -105,7 +105,7 @@ static bool named(const char *name, const struct vgq_build_options *o)
  * whose relations are made by kind as they come, are kept). */
 static void leave_out_unneeded(struct builder *b, const struct vgq_build_options *o)
 {
-	for (size_t c = 0; o && o->need && c < vgt_class_count(b->trace); c++) {
+	for (size_t c = 0; o && o->need && c < b->nby_class; c++) {
 		const struct tinfo *ti = b->by_class[c];
 		if (ti && ti->slot && !named(ti->slot->rel->name, o))
 			b->by_class[c] = NULL;
@@ -120,7 +120,7 @@ static bool *unread_payloads(const struct builder *b, const struct vgq_build_opt
 {
 	if (o && o->keep)
 		return NULL;
-	size_t n = vgt_class_count(b->trace);
+	size_t n = b->nby_class;
 	bool *skip = vgq_xcalloc(n + 1, sizeof *skip);
 	for (size_t c = 0; c < n; c++) {
 		const struct vgt_event_type *t = vgt_class_at(b->trace, c);

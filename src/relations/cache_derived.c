@@ -22,7 +22,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,12 +82,9 @@ static int by_name(const void *a, const void *b)
  * identity, in name order. */
 static void key_models(struct vgc_derived *d, const struct vgt_trace *t)
 {
-	if (!t || !vgt_image_count(t))
+	char *dir = t ? vgt_recording_dir(t) : NULL;
+	if (!dir)
 		return;
-	char *copy = strdup(vgt_image_at(t, 0)->path);
-	if (!copy)
-		return;
-	char *dir = dirname(copy);
 	DIR *dh = opendir(dir);
 	char **names = NULL;
 	size_t n = 0;
@@ -119,7 +115,7 @@ static void key_models(struct vgc_derived *d, const struct vgt_trace *t)
 		free(names[i]);
 	}
 	free(names);
-	free(copy);
+	free(dir);
 }
 
 void vgc_derived_place(struct vgq_database *db, const void *key, size_t keylen,

@@ -2,6 +2,8 @@
  * of an interval tuple (an end closes the oldest open tuple of its image with equal
  * attribute values; if none, optionally makes a tuple [end, end]), the next tuple of a
  * state chain, or the start, renaming or end of an entity's lifetime. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -425,8 +427,25 @@ static void entity(struct builder *b, const struct tinfo *ti, const struct vgt_e
 
 /* ---- the pass ---- */
 
+/* A class past the table: one a followed trace gained since the schema was made (its
+ * reader has not called vgq_build_schema_grow yet), mapped now. */
+static void map_new_class(struct builder *b, uint32_t class_id)
+{
+	if (b->trace)
+		vgq_build_schema_grow(b, b->trace);
+	if (class_id >= b->nby_class) { /* not a class of the builder's trace: a caller's bug */
+		fprintf(stderr,
+		        "vigil: internal error: event class %" PRIu32
+		        " is not one of the trace's %zu\n",
+		        class_id, b->nby_class);
+		abort();
+	}
+}
+
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev)
 {
+	if (ev->type->class_id >= b->nby_class)
+		map_new_class(b, ev->type->class_id);
 	const struct tinfo *ti = b->by_class[ev->type->class_id];
 	if (!ti)
 		return;

@@ -53,17 +53,19 @@ int vgs_server_error(struct vgs_pg *pg, const char *what, char *err, size_t errs
 	return vgs_fail(err, errsize, "%s: %s", what, msg);
 }
 
-/* Loads one image directory. *loaded: false if it was stored already. */
-static int load_image(struct vgs_pg *pg, const char *dir, struct vgs_stats *st, bool *loaded,
+/* Loads one image, `tr` (the image alone, as opening its directory gives it; closed
+ * here). *loaded: false if it was stored already. */
+static int load_image(struct vgs_pg *pg, struct vgt_trace *tr, struct vgs_stats *st, bool *loaded,
                       uint64_t *nrows, char *err, size_t errsize)
 {
 	*loaded = false;
-	char terr[512];
-	const char *paths[1] = {dir};
-	struct vgt_trace *tr = vgt_open_readable(paths, 1, terr, sizeof terr);
-	if (!tr)
-		return vgs_fail(err, errsize, "%s", terr);
 	const struct vgt_image *img = vgt_image_at(tr, 0);
+	const char *dir = img->path;
+	char terr[512];
+	if (!vgt_readable_or_say(tr, dir, terr, sizeof terr)) {
+		vgt_close(tr);
+		return vgs_fail(err, errsize, "%s", terr);
+	}
 	char key[512];
 	vgs_image_key(img, key, sizeof key);
 	struct vgs_buf q = {0};
@@ -171,36 +173,37 @@ static int load_image(struct vgs_pg *pg, const char *dir, struct vgs_stats *st, 
 int vgs_pg_load(struct vgs_pg *pg, const char *const *paths, size_t npaths, struct vgs_stats *st,
                 char *err, size_t errsize)
 {
-	/* Which images: the reader finds every directory holding metadata. */
+	/* Which images: the reader finds every directory holding metadata, and cuts a
+	 * shared-layout folder into its writers' images once for all of them. */
 	struct vgt_trace *tr = vgt_open(paths, npaths, err, errsize);
 	if (!tr)
 		return -1;
-	size_t n = vgt_image_count(tr);
-	char **dirs = calloc(n + 1, sizeof *dirs);
-	if (!dirs)
-		abort();
-	for (size_t i = 0; i < n; i++)
-		if (!(dirs[i] = strdup(vgt_image_at(tr, i)->path)))
-			abort();
-	vgt_close(tr);
+	struct vgt_trace **images;
+	size_t n = vgt_split_images(tr, &images);
 	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
+	for (size_t i = 0; i < n; i++) {
+		if (rc != 0) {
+			vgt_close(images[i]);
+			continue;
+		}
+		char *dir = strdup(vgt_image_at(images[i], 0)->path);
+		if (!dir)
+			abort();
 		bool loaded;
 		uint64_t rows = 0;
 		st->images++;
-		rc = load_image(pg, dirs[i], st, &loaded, &rows, err, errsize);
+		rc = load_image(pg, images[i], st, &loaded, &rows, err, errsize);
 		if (rc == 0) {
 			if (loaded)
 				st->loaded++;
 			else
 				st->skipped++;
 			if (pg->opts.progress)
-				pg->opts.progress(pg->opts.progress_arg, dirs[i], loaded, rows);
+				pg->opts.progress(pg->opts.progress_arg, dir, loaded, rows);
 		}
+		free(dir);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(dirs[i]);
-	free(dirs);
+	free(images);
 	if (rc == 0 && pg->opts.derived)
 		rc = vgs_load_derived(pg, paths, npaths, st, err, errsize);
 	return rc;

@@ -193,6 +193,23 @@ static bool pass_over(struct vgt_cursor *c, uint32_t class_id, uint64_t clock)
 	return true;
 }
 
+/* The packet the cursor is in runs past the end of the file: reported once. */
+static long report_past_eof(struct vgt_cursor *c)
+{
+	struct packet_info *pk = &c->pkt;
+	pk->past_said = true;
+	return report(c, VGT_DMG_PACKET_PAST_EOF, pk->start,
+	              "packet_size of %" PRIu64 " bytes runs past the end of the file "
+	              "(%zu bytes left)",
+	              pk->claimed_end - pk->start, c->s->size - pk->start);
+}
+
+void vgt_cursor_settle(struct vgt_cursor *c)
+{
+	if (!c->follow && c->in_packet && !c->pkt.past_said && c->pkt.claimed_end > c->s->size)
+		report_past_eof(c);
+}
+
 /* Reads the header and context of the packet at c->next. */
 static bool open_packet(struct vgt_cursor *c)
 {
@@ -321,11 +338,7 @@ static bool open_packet(struct vgt_cursor *c)
 				pk->big_endian = sc->packet_context.ops[i].big_endian;
 		long past = -1;
 		if (pk->claimed_end > s->size && !c->follow) /* followed: still growing */
-			past =
-			    report(c, VGT_DMG_PACKET_PAST_EOF, off,
-			           "packet_size of %" PRIu64 " bytes runs past the end of the file "
-			           "(%zu bytes left)",
-			           psize / 8, avail);
+			past = report_past_eof(c);
 		if (csize > psize) {
 			report(c, VGT_DMG_CONTENT_SIZE, off,
 			       "content_size of %" PRIu64 " bits exceeds packet_size of %" PRIu64
@@ -493,8 +506,9 @@ static void refresh_sizes(struct vgt_cursor *c, const struct stream_class *sc,
 	pk->content_end = pk->claimed_content > s->size ? s->size : (size_t)pk->claimed_content;
 	c->next = pk->end;
 	struct vgt_stream_stats *st = &s->pub.stats;
-	if (sc->discarded >= 0 && cv[sc->discarded].u > st->events_discarded)
-		st->events_discarded = cv[sc->discarded].u;
+	if (sc->discarded >= 0 && cv[sc->discarded].u >= s->discarded_base &&
+	    cv[sc->discarded].u - s->discarded_base > st->events_discarded)
+		st->events_discarded = cv[sc->discarded].u - s->discarded_base;
 	if (sc->discarded >= 0 && cv[sc->discarded].u > c->prev_discarded)
 		c->prev_discarded = cv[sc->discarded].u;
 }

@@ -36,14 +36,28 @@ struct fstream {
 	/* The buffer the stream's current event (in the heap) was decoded from, when the
 	 * stream was read again into a larger one meanwhile: freed once that event is gone. */
 	void *stale;
+	/* The last part of a pool file (shared.c): walked for a writer after it. */
+	struct pool_file *pool;
+	/* A part another writer's packets came after: its bytes end at `limit`, final (read
+	 * once more, whole: `final_read`), read as vgt_open reads them. */
+	bool final, final_read;
+	size_t limit;
+};
+
+/* A stream file of a shared-layout folder, which the runtime's pool (stream_pool.c) hands
+ * from one thread to the next: cut into one part per writing thread as it grows, as
+ * vgt_open cuts it (shared.c), each part a stream of its writer's image. */
+struct pool_file {
+	size_t sd;             /* its folder, in vgt_follow.shared */
+	struct pool_walk walk; /* over its last part's packets */
 };
 
 /* A shared-layout folder (trace/follow.h): its streams, given to their writers' images
  * as their first packets become readable. */
 struct shared_dir {
-	struct image *dir; /* not in the trace: it reads the first packets' owners */
-	bool *adopted;     /* per stream of dir: given to a writer's image */
-	size_t nknown;     /* streams of dir that `adopted` covers */
+	struct image *dir;        /* not in the trace: it reads the first packets' owners */
+	struct pool_file **files; /* per stream of dir: NULL until given to a writer's image */
+	size_t nknown;            /* streams of dir that `files` covers */
 	struct image **writers;
 	size_t nwriters;
 };
@@ -289,20 +303,36 @@ static void grow_image(struct vgt_follow *f, struct image *img)
 		add_streams(f, img, before);
 }
 
+/* A writer's part of a shared folder's stream file, given to its image by
+ * vgt_image_shared_adopt: the image added to the trace when it is new (`added`). */
+static void take_part(struct vgt_follow *f, struct shared_dir *sd, struct image *w, bool added,
+                      struct pool_file *pf)
+{
+	if (added) {
+		sd->writers = vgt__xrealloc(sd->writers, sd->nwriters + 1, sizeof *sd->writers);
+		sd->writers[sd->nwriters++] = w;
+		add_image(f, w);
+	} else {
+		add_streams(f, w, w->pub.nstreams - 1);
+	}
+	f->fs[w->streams[w->pub.nstreams - 1]->pub.index]->pool = pf;
+}
+
 /* New stream files of a shared folder, and those whose first packet names their writer
  * now: given to that writer's image (made and added to the trace at its first stream). */
-static void grow_shared(struct vgt_follow *f, struct shared_dir *sd)
+static void grow_shared(struct vgt_follow *f, size_t k)
 {
+	struct shared_dir *sd = &f->shared[k];
 	struct image *dir = sd->dir;
 	vgt_image_scan_streams(dir, true);
 	if (dir->pub.nstreams > sd->nknown) { /* met at the folder's opening or since */
-		sd->adopted = vgt__xrealloc(sd->adopted, dir->pub.nstreams, sizeof *sd->adopted);
-		memset(sd->adopted + sd->nknown, 0,
-		       (dir->pub.nstreams - sd->nknown) * sizeof *sd->adopted);
+		sd->files = vgt__xrealloc(sd->files, dir->pub.nstreams, sizeof *sd->files);
+		memset(sd->files + sd->nknown, 0,
+		       (dir->pub.nstreams - sd->nknown) * sizeof *sd->files);
 		sd->nknown = dir->pub.nstreams;
 	}
 	for (size_t i = 0; i < dir->pub.nstreams; i++) {
-		if (sd->adopted[i])
+		if (sd->files[i])
 			continue;
 		struct stream *st = dir->streams[i];
 		int fd = open(st->path, O_RDONLY | O_CLOEXEC);
@@ -319,16 +349,48 @@ static void grow_shared(struct vgt_follow *f, struct shared_dir *sd)
 		    vgt_image_shared_adopt(dir, st, sd->writers, sd->nwriters, &added);
 		if (!w)
 			continue;
-		sd->adopted[i] = true;
-		if (added) {
-			sd->writers =
-			    vgt__xrealloc(sd->writers, sd->nwriters + 1, sizeof *sd->writers);
-			sd->writers[sd->nwriters++] = w;
-			add_image(f, w);
-		} else {
-			add_streams(f, w, w->pub.nstreams - 1);
-		}
+		sd->files[i] = vgt__xcalloc(1, sizeof *sd->files[i]);
+		sd->files[i]->sd = k;
+		take_part(f, sd, w, added, sd->files[i]);
 	}
+}
+
+/* A pool file's last part, read again: its packets walked; at one of another thread (its
+ * writer let the file go: what it wrote is final) the part ends, and the rest is the
+ * next writer's part, given to its image; the walk goes on there once that part is read.
+ * True when the part ended. */
+static bool cut_pool(struct vgt_follow *f, struct fstream *s)
+{
+	struct pool_file *pf = s->pool;
+	if (!pf)
+		return false;
+	struct shared_dir *sd = &f->shared[pf->sd];
+	struct stream *st = s->c.s;
+	if (!sd->dir->md || !vgt_pool_walk(sd->dir->md, st, true, &pf->walk))
+		return false;
+	size_t cut = pf->walk.off;
+	struct stream *part = vgt_stream_growing(sd->dir, st->path);
+	part->start = cut;
+	part->discarded_base = pf->walk.discarded;
+	part->data = st->data; /* its first header, read with the part before */
+	part->size = part->data_end = st->size;
+	bool added;
+	struct image *w = vgt_image_shared_adopt(sd->dir, part, sd->writers, sd->nwriters, &added);
+	part->data = NULL; /* its own bytes are read from `cut` on */
+	part->size = part->data_end = cut;
+	if (!w) { /* its metadata unreadable now: tried again at the next read */
+		vgt_stream_free(part);
+		return false;
+	}
+	s->pool = NULL;
+	s->final = true;
+	s->limit = cut;
+	if (st->size > cut)
+		st->size = st->data_end = cut;
+	st->pub.size = st->size - st->start;
+	pf->walk.have = false; /* the next writer's packets */
+	take_part(f, sd, w, added, pf);
+	return true;
 }
 
 static void shared_dir_free(struct shared_dir *sd)
@@ -336,11 +398,13 @@ static void shared_dir_free(struct shared_dir *sd)
 	struct image *dir = sd->dir;
 	size_t kept = 0; /* the streams given to writers are freed with their images */
 	for (size_t i = 0; i < dir->pub.nstreams; i++)
-		if (!sd->adopted || !sd->adopted[i])
+		if (i >= sd->nknown || !sd->files[i])
 			dir->streams[kept++] = dir->streams[i];
 	dir->pub.nstreams = kept;
 	vgt_image_free(dir);
-	free(sd->adopted);
+	for (size_t i = 0; i < sd->nknown; i++)
+		free(sd->files[i]);
+	free(sd->files);
 	free(sd->writers);
 }
 
@@ -373,8 +437,8 @@ static void reserve(struct fstream *s, size_t want)
 	while (cap < want)
 		cap *= 2;
 	uint8_t *grown = vgt__xcalloc(cap, 1); /* padding never read stays zeros */
-	if (st->size)
-		memcpy(grown, st->data, st->size);
+	if (st->data && st->size > st->start)  /* a part of a pool file: from its start */
+		memcpy(grown + st->start, st->data + st->start, st->size - st->start);
 	if (s->in_heap && !s->stale)
 		s->stale = (void *)st->data; /* its current event points into it */
 	else
@@ -404,7 +468,7 @@ static size_t read_range(struct vgt_follow *f, struct fstream *s, int fd, size_t
 static void set_size(struct stream *st, size_t size)
 {
 	st->size = st->data_end = size;
-	st->pub.size = size;
+	st->pub.size = size - st->start;
 }
 
 /* Reads the stream file again from where its cursor is: at the end of the run, to the
@@ -423,6 +487,8 @@ static void read_again(struct vgt_follow *f, struct fstream *s, bool end)
 		return; /* read again at the next poll; vgt_open's reading reports it at the end */
 	}
 	size_t eof = (size_t)sb.st_size;
+	if (s->final && eof > s->limit)
+		eof = s->limit; /* the next writer's packets are another part's */
 	struct packet_info *pk = &s->c.pkt;
 	size_t at = s->c.in_packet ? pk->start : s->c.next;
 	size_t kept = s->c.in_packet ? pk->last_event_end : at; /* final bytes before it */
@@ -431,7 +497,12 @@ static void read_again(struct vgt_follow *f, struct fstream *s, bool end)
 	if (kept > st->size)
 		kept = st->size;
 	size_t size = kept > at ? kept : at; /* what is valid before reading */
-	if (end || !s->c.md) {
+	if (s->final && s->final_read) {
+		close(fd);
+		return; /* a part read whole since another writer came after it */
+	}
+	if (end || !s->c.md || s->final) {
+		s->final_read = s->final;
 		size = read_range(f, s, fd, at, eof > at ? eof : at);
 		set_size(st, size);
 		close(fd);
@@ -467,8 +538,11 @@ static void read_again(struct vgt_follow *f, struct fstream *s, bool end)
 static void read_ahead(struct vgt_follow *f, struct fstream *s, bool end)
 {
 	read_again(f, s, end);
+	if (cut_pool(f, s))
+		read_again(f, s, end); /* the part's last packet as its writer left it */
 	vgt_cursor_refresh(&s->c);
-	s->c.follow = !end;
+	s->c.follow = !end && !s->final;
+	vgt_cursor_settle(&s->c); /* not following: a packet past the file's end is damage */
 }
 
 /* Takes the stream up again: its next event into the heap, if there is one yet. */
@@ -481,12 +555,17 @@ static void resume(struct vgt_follow *f, struct fstream *s, bool end, int64_t no
 	bool doubt = s->doubting && now - s->doubt_since > DOUBT_NS;
 	take_metadata(s);
 	read_again(f, s, end);
+	if (cut_pool(f, s))
+		read_again(f, s, end); /* the part's last packet as its writer left it */
 	vgt_cursor_refresh(&s->c);
 	s->c.wants_metadata = false;
-	/* At the end, or held too long at something doubtful: read as vgt_open does. */
-	s->c.follow = !end && !doubt;
+	/* At the end, held too long at something doubtful, or a part another writer's
+	 * packets came after: read as vgt_open does. */
+	s->c.follow = !end && !doubt && !s->final;
+	if (end || s->final)
+		vgt_cursor_settle(&s->c); /* a packet past the file's end is damage */
 	bool got = vgt_cursor_advance(&s->c);
-	s->c.follow = !end;
+	s->c.follow = !end && !s->final;
 	note_hold(s, now);
 	if (got)
 		push(f, s->c.s->pub.index);
@@ -558,7 +637,7 @@ size_t vgt_follow_poll(struct vgt_follow *f, int64_t until)
 	if (!f->root_is_image)
 		discover(f, end);
 	for (size_t i = 0; i < f->nshared; i++)
-		grow_shared(f, &f->shared[i]);
+		grow_shared(f, i);
 	for (size_t i = 0; i < f->t->nimages; i++)
 		grow_image(f, f->t->images[i]);
 	for (size_t i = 0; i < f->nfs; i++)

@@ -283,6 +283,27 @@ bool vgt_image_is_shared(const struct image *img);
 /* `only`: the one writer image wanted (its name in the directory), or NULL for all. */
 size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, const char *only,
                               struct image ***out);
+/* The thread that wrote a packet of a pool file (shared.c). */
+struct pool_writer {
+	int64_t pid, ppid;
+	uint64_t gen, parent_gen, image, tid, thread_gen;
+	char name[17];
+};
+/* A walk over a pool file's packets, cutting it where the writing thread changes. */
+struct pool_walk {
+	size_t off;                /* a packet start: where the walk is */
+	struct pool_writer writer; /* the thread of the packets walked (have: known) */
+	bool have;
+	uint64_t discarded; /* the last packet walked's events_discarded */
+};
+/* Walks the packets at w->off as long as w->writer wrote them (!w->have: the first
+ * packet's thread, taken). True when a packet of another thread starts at w->off (clear
+ * w->have to walk that writer's); false where the whole packets read end. `growing`
+ * (the file still written): a last packet whose header names its thread is compared
+ * too, and a packet is passed only once another starts after it (its writer closes
+ * its last packet smaller than it had allocated, and cuts the file there). */
+bool vgt_pool_walk(const struct metadata *md, const struct stream *s, bool growing,
+                   struct pool_walk *w);
 /* Followed (follow.c): gives stream s of the shared directory `dir` to its writer's image,
  * one of `writers` or a new one (*added), as vgt_image_split_shared does; NULL while the
  * stream has no readable first packet. */
@@ -318,6 +339,7 @@ struct packet_info {
 	size_t packet_size_at, content_size_at; /* offsets of those fields, or SIZE_MAX */
 	uint8_t size_field_len;                 /* bytes of the packet_size/content_size integers */
 	bool big_endian;
+	bool past_said; /* its packet_size past the end of the file is reported */
 };
 
 struct vgt_cursor {
@@ -369,6 +391,10 @@ bool vgt_cursor_advance(struct vgt_cursor *c);
 /* Following: takes a held cursor up again after its stream's bytes were read again (the
  * packet it is in may have grown, or been closed by its writer). */
 void vgt_cursor_refresh(struct vgt_cursor *c);
+/* Following no more (the run's end, or a writer that let its file go): the packet the
+ * cursor is in, opened while it could still grow, judged as a packet read at once is
+ * judged: a packet_size past the end of the file is damage (packet-past-eof). */
+void vgt_cursor_settle(struct vgt_cursor *c);
 /* The packet whose header starts at byte `off` of the cursor's stream, as far as it has
  * been read: where it ends and where its content ends (absolute offsets). False when no
  * sound packet header is there (yet). */

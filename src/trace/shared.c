@@ -16,31 +16,29 @@
 #include "base/file_io.h"
 #include "internal.h"
 
-struct owner {
-	int64_t pid, ppid;
-	uint64_t gen, parent_gen, image, tid, thread_gen;
-	char name[17];
-};
-
 static uint64_t uint_at(const struct vgt_value *v, int slot)
 {
 	return slot >= 0 && (v[slot].type == VGT_UINT || v[slot].type == VGT_INT) ? v[slot].u : 0;
 }
 
-/* The writer named by the packet at *off, which moves past the packet; false when there is
- * no whole packet there (the rest of the file is the last writer's: its damage). */
-static bool packet_owner(const struct metadata *md, const struct stream *s, size_t *off,
-                         struct owner *o, uint64_t *discarded)
+enum packet_seen { NO_PACKET, HEADER_ONLY, WHOLE_PACKET };
+
+/* The writer named by the packet at `off`: WHOLE_PACKET with *next past it; HEADER_ONLY
+ * when its header is there but the packet runs past the bytes (the file's last packet:
+ * still written, or the last writer's damage); NO_PACKET when no sound header is. */
+static enum packet_seen packet_owner(const struct metadata *md, const struct stream *s, size_t off,
+                                     struct pool_writer *o, uint64_t *discarded, size_t *next)
 {
-	if (!s->data || *off >= s->data_end)
-		return false;
+	if (!s->data || off >= s->data_end)
+		return NO_PACKET;
 	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
 	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
-	const uint8_t *base = s->data + *off;
+	const uint8_t *base = s->data + off;
 	/* headers are data; a packet's unused end may be a hole past data_end */
-	size_t pos = 0, avail = s->data_end - *off, whole = s->size - *off;
+	size_t pos = 0, avail = s->data_end - off, whole = s->size - off;
 	const struct stream_class *sc = NULL;
-	bool ok = vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) == DEC_OK;
+	bool ok = vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) == DEC_OK &&
+	          (md->magic < 0 || hv[md->magic].u == VGT_CTF_MAGIC);
 	if (ok)
 		sc = vgt_metadata_stream(md, md->stream_id >= 0 ? uint_at(hv, md->stream_id) : 0);
 	ok = ok && sc &&
@@ -49,31 +47,59 @@ static bool packet_owner(const struct metadata *md, const struct stream *s, size
 	int pid = l ? vgt_layout_field(l, "pid") : -1,
 	    name = l ? vgt_layout_field(l, "procname") : -1;
 	uint64_t psize = ok && sc->packet_size >= 0 ? uint_at(cv, sc->packet_size) / 8 : 0;
-	ok = ok && pid >= 0 && psize >= pos && psize <= whole;
+	ok = ok && pid >= 0 && psize >= pos;
+	enum packet_seen seen = !ok ? NO_PACKET : psize <= whole ? WHOLE_PACKET : HEADER_ONLY;
 	if (ok) {
-		*o = (struct owner){.pid = (int64_t)uint_at(cv, pid),
-		                    .ppid = (int64_t)uint_at(cv, vgt_layout_field(l, "ppid")),
-		                    .gen = uint_at(cv, vgt_layout_field(l, "process_gen")),
-		                    .parent_gen = uint_at(cv, vgt_layout_field(l, "parent_gen")),
-		                    .image = uint_at(cv, vgt_layout_field(l, "image")),
-		                    .tid = uint_at(cv, sc->tid),
-		                    .thread_gen = uint_at(cv, sc->thread_gen)};
+		*o = (struct pool_writer){.pid = (int64_t)uint_at(cv, pid),
+		                          .ppid = (int64_t)uint_at(cv, vgt_layout_field(l, "ppid")),
+		                          .gen = uint_at(cv, vgt_layout_field(l, "process_gen")),
+		                          .parent_gen =
+		                              uint_at(cv, vgt_layout_field(l, "parent_gen")),
+		                          .image = uint_at(cv, vgt_layout_field(l, "image")),
+		                          .tid = uint_at(cv, sc->tid),
+		                          .thread_gen = uint_at(cv, sc->thread_gen)};
 		if (name >= 0 && cv[name].type == VGT_BYTES) {
 			size_t n = strnlen((const char *)cv[name].bytes.ptr, cv[name].bytes.len);
 			memcpy(o->name, cv[name].bytes.ptr, n < 16 ? n : 16);
 		}
 		*discarded = uint_at(cv, sc->discarded);
-		*off += psize;
+		*next = off + psize;
 	}
 	free(hv);
 	free(cv);
-	return ok;
+	return seen;
 }
 
-static bool same_thread(const struct owner *a, const struct owner *b)
+static bool same_thread(const struct pool_writer *a, const struct pool_writer *b)
 {
 	return a->pid == b->pid && a->gen == b->gen && a->image == b->image && a->tid == b->tid &&
 	       a->thread_gen == b->thread_gen;
+}
+
+bool vgt_pool_walk(const struct metadata *md, const struct stream *s, bool growing,
+                   struct pool_walk *w)
+{
+	for (;;) {
+		struct pool_writer o;
+		uint64_t discarded;
+		size_t next;
+		enum packet_seen seen = packet_owner(md, s, w->off, &o, &discarded, &next);
+		if (seen == NO_PACKET || (seen == HEADER_ONLY && !growing))
+			return false; /* the rest of the file is the last writer's: its damage */
+		if (w->have && !same_thread(&w->writer, &o))
+			return true;
+		w->writer = o;
+		w->have = true;
+		if (seen == HEADER_ONLY)
+			return false; /* the packet its writer is filling */
+		struct pool_writer after;
+		uint64_t d;
+		size_t n;
+		if (growing && packet_owner(md, s, next, &after, &d, &n) == NO_PACKET)
+			return false; /* its writer may still close it smaller (and cut the file) */
+		w->discarded = discarded;
+		w->off = next;
+	}
 }
 
 /* One writer's packets [start, end) of a pool file, read from the file's memory. */
@@ -102,36 +128,21 @@ static struct stream *part_of(struct stream *file, size_t start, size_t end, uin
 static void split_file(const struct metadata *md, struct stream *file, struct stream ***out,
                        size_t *n)
 {
-	size_t cuts[64], ncuts = 0, *cut = cuts, cap = 64;
-	uint64_t bases_[64], *bases = bases_;
-	struct owner prev = {0}, o;
-	uint64_t discarded = 0, prev_discarded = 0;
-	size_t off = 0;
-	bool have = false;
-	while (!file->open_error) {
-		size_t at = off;
-		if (!packet_owner(md, file, &off, &o, &discarded))
+	size_t *cut = NULL, ncuts = 0;
+	uint64_t *bases = NULL;
+	struct pool_walk w = {0};
+	bool more = !file->open_error;
+	while (more) {
+		size_t at = w.off;
+		uint64_t base = w.have ? w.discarded : 0;
+		w.have = false; /* the next writer: the thread of the packet at `at` */
+		more = vgt_pool_walk(md, file, false, &w);
+		if (!w.have)
 			break;
-		if (!have || !same_thread(&prev, &o)) {
-			if (ncuts == cap) {
-				cap *= 2;
-				size_t *nc = vgt__xcalloc(cap, sizeof *nc);
-				uint64_t *nb = vgt__xcalloc(cap, sizeof *nb);
-				memcpy(nc, cut, ncuts * sizeof *nc);
-				memcpy(nb, bases, ncuts * sizeof *nb);
-				if (cut != cuts) {
-					free(cut);
-					free(bases);
-				}
-				cut = nc;
-				bases = nb;
-			}
-			bases[ncuts] = have ? prev_discarded : 0;
-			cut[ncuts++] = at;
-		}
-		prev = o;
-		prev_discarded = discarded;
-		have = true;
+		cut = vgt__xrealloc(cut, ncuts + 1, sizeof *cut);
+		bases = vgt__xrealloc(bases, ncuts + 1, sizeof *bases);
+		bases[ncuts] = base;
+		cut[ncuts++] = at;
 	}
 	*out = vgt__xrealloc(*out, *n + (ncuts ? ncuts : 1) + 1, sizeof **out);
 	if (ncuts <= 1) {
@@ -141,27 +152,28 @@ static void split_file(const struct metadata *md, struct stream *file, struct st
 			(*out)[(*n)++] = part_of(file, cut[i],
 			                         i + 1 < ncuts ? cut[i + 1] : file->size, bases[i]);
 	}
-	if (cut != cuts) {
-		free(cut);
-		free(bases);
-	}
+	free(cut);
+	free(bases);
 }
 
-/* The writer named by the stream's first packet; false when it has none. */
-static bool first_owner(const struct metadata *md, const struct stream *s, struct owner *o)
+/* The writer named by the stream's first packet; false when it has none (growing: its
+ * header is enough, the packet may still be written). */
+static bool first_owner(const struct metadata *md, const struct stream *s, bool growing,
+                        struct pool_writer *o)
 {
-	size_t off = s->start;
 	uint64_t discarded;
-	return packet_owner(md, s, &off, o, &discarded);
+	size_t next;
+	enum packet_seen seen = packet_owner(md, s, s->start, o, &discarded, &next);
+	return seen == WHOLE_PACKET || (growing && seen == HEADER_ONLY);
 }
 
-static bool same_owner(const struct owner *a, const struct owner *b)
+static bool same_owner(const struct pool_writer *a, const struct pool_writer *b)
 {
 	return a->pid == b->pid && a->gen == b->gen && a->image == b->image;
 }
 
 /* The name of a writer's image in the directory (its path below it). */
-static char *owner_name(const struct owner *o)
+static char *owner_name(const struct pool_writer *o)
 {
 	return vgt__xprintf("%s-%" PRId64 "-%" PRIu64 "-%" PRIu64, o->name[0] ? o->name : "?",
 	                    o->pid, o->gen, o->image);
@@ -169,7 +181,7 @@ static char *owner_name(const struct owner *o)
 
 /* A new image of the shared directory for one writer: its own metadata parse. */
 static struct image *writer_image(const struct image *dir, const char *text, size_t len,
-                                  const struct owner *o)
+                                  const struct pool_writer *o)
 {
 	struct image *img = vgt__xcalloc(1, sizeof *img);
 	char *name = owner_name(o);
@@ -211,7 +223,7 @@ bool vgt_image_is_shared(const struct image *img)
 	return layout && !strcmp(layout, "shared");
 }
 
-static bool wanted(const struct owner *o, const char *only)
+static bool wanted(const struct pool_writer *o, const char *only)
 {
 	if (!only)
 		return true;
@@ -225,7 +237,7 @@ size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, c
                               struct image ***out)
 {
 	struct image **imgs = NULL;
-	struct owner *owners = NULL;
+	struct pool_writer *owners = NULL;
 	size_t n = 0;
 	size_t kept = 0; /* streams without a packet stay with the directory's image */
 	struct stream **parts = NULL;
@@ -237,8 +249,8 @@ size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, c
 	dir->pub.nstreams = nparts;
 	for (size_t i = 0; i < dir->pub.nstreams; i++) {
 		struct stream *s = dir->streams[i];
-		struct owner o;
-		if (!first_owner(dir->md, s, &o)) {
+		struct pool_writer o;
+		if (!first_owner(dir->md, s, false, &o)) {
 			dir->streams[kept++] = s;
 			continue;
 		}
@@ -284,9 +296,9 @@ size_t vgt_image_split_shared(struct image *dir, const char *text, size_t len, c
 struct image *vgt_image_shared_adopt(struct image *dir, struct stream *s, struct image **writers,
                                      size_t n, bool *added)
 {
-	struct owner o;
+	struct pool_writer o;
 	*added = false;
-	if (!dir->md || !first_owner(dir->md, s, &o))
+	if (!dir->md || !first_owner(dir->md, s, true, &o))
 		return NULL;
 	for (size_t k = 0; k < n; k++) {
 		const struct vgt_image *w = &writers[k]->pub;

@@ -1,5 +1,7 @@
 /* The event source (trace/source.h): opening with the readable check, merged reading,
  * event classes and the readers' field slots. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,20 +128,34 @@ const struct vgt_event_type *vgt_class_at(const struct vgt_trace *t, size_t i)
 }
 
 struct vgt_fields {
+	const struct vgt_trace *t;
+	char **names;
 	size_t nnames;
-	size_t nclasses;
-	int *slots; /* nclasses rows of nnames */
+	size_t nclasses; /* rows resolved */
+	int *slots;      /* nclasses rows of nnames */
 };
+
+/* Rows for the trace's classes from f->nclasses on (a followed trace gains classes). */
+static void resolve_rows(struct vgt_fields *f)
+{
+	size_t from = f->nclasses, n = f->t->nclasses;
+	f->slots = vgt__xrealloc(f->slots, n * f->nnames + 1, sizeof *f->slots);
+	for (size_t c = from; c < n; c++)
+		vgt_class_slots(f->t->classes[c], (const char *const *)f->names, f->nnames,
+		                &f->slots[c * f->nnames]);
+	f->nclasses = n;
+}
 
 struct vgt_fields *vgt_fields_new(const struct vgt_trace *t, const char *const *names,
                                   size_t nnames)
 {
 	struct vgt_fields *f = vgt__xcalloc(1, sizeof *f);
+	f->t = t;
 	f->nnames = nnames;
-	f->nclasses = t->nclasses;
-	f->slots = vgt__xcalloc(f->nclasses * nnames + 1, sizeof *f->slots);
-	for (size_t c = 0; c < f->nclasses; c++)
-		vgt_class_slots(t->classes[c], names, nnames, &f->slots[c * nnames]);
+	f->names = vgt__xcalloc(nnames + 1, sizeof *f->names);
+	for (size_t k = 0; k < nnames; k++)
+		f->names[k] = vgt__xstrdup(names[k]);
+	resolve_rows(f);
 	return f;
 }
 
@@ -155,10 +171,22 @@ void vgt_fields_free(struct vgt_fields *f)
 	if (!f)
 		return;
 	free(f->slots);
+	for (size_t k = 0; k < f->nnames; k++)
+		free(f->names[k]);
+	free(f->names);
 	free(f);
 }
 
-const int *vgt_fields_slots(const struct vgt_fields *f, const struct vgt_event_type *type)
+const int *vgt_fields_slots(struct vgt_fields *f, const struct vgt_event_type *type)
 {
+	if (type->class_id >= f->nclasses) /* a class the followed trace gained since */
+		resolve_rows(f);
+	if (type->class_id >= f->nclasses) { /* not a class of f's trace: a caller's bug */
+		fprintf(stderr,
+		        "vigil: internal error: event class %" PRIu32
+		        " is not one of the trace's %zu\n",
+		        type->class_id, f->nclasses);
+		abort();
+	}
 	return &f->slots[(size_t)type->class_id * f->nnames];
 }

@@ -77,8 +77,9 @@ struct vgt_fields;
 struct vgt_fields *vgt_fields_new(const struct vgt_trace *t, const char *const *names,
                                   size_t nnames);
 void vgt_fields_free(struct vgt_fields *f);
-/* The slots of the class, one per name given, in the order given. */
-const int *vgt_fields_slots(const struct vgt_fields *f, const struct vgt_event_type *type);
+/* The slots of the class, one per name given, in the order given (a class the trace
+ * gained since vgt_fields_new, as a followed trace does, is resolved when first met). */
+const int *vgt_fields_slots(struct vgt_fields *f, const struct vgt_event_type *type);
 /* The same resolved for one class alone, into slots[0..nnames): for a reader that meets
  * classes as their events come (it has no trace at hand, or the trace grows new ones). */
 void vgt_class_slots(const struct vgt_event_type *type, const char *const *names, size_t nnames,

@@ -255,6 +255,52 @@ void vgt_close(struct vgt_trace *t)
 	free(t);
 }
 
+size_t vgt_split_images(struct vgt_trace *t, struct vgt_trace ***out)
+{
+	size_t n = t->nimages;
+	struct vgt_trace **one = vgt__xcalloc(n ? n : 1, sizeof *one);
+	for (size_t i = 0; i < n; i++) {
+		struct image *img = t->images[i];
+		struct vgt_trace *u = vgt__xcalloc(1, sizeof *u);
+		u->images = vgt__xcalloc(1, sizeof *u->images);
+		u->images[u->nimages++] = img;
+		img->pub.clock_offset_ns = img->own_offset_ns; /* alone: its own, not shared */
+		u->nstreams = img->pub.nstreams;
+		u->streams = vgt__xcalloc(u->nstreams + 1, sizeof *u->streams);
+		for (size_t j = 0; j < u->nstreams; j++) {
+			img->streams[j]->pub.index = j;
+			u->streams[j] = img->streams[j];
+		}
+		number_classes(u);
+		one[i] = u;
+	}
+	t->nimages = 0; /* each image is its own trace's now */
+	vgt_close(t);
+	*out = one;
+	return n;
+}
+
+char *vgt_recording_dir(const struct vgt_trace *t)
+{
+	if (!t->nimages)
+		return NULL;
+	char *dir = vgt__xstrdup(t->images[0]->path);
+	struct stat st;
+	bool writer = stat(dir, &st) != 0 || !S_ISDIR(st.st_mode); /* DIR/shared/WRITER */
+	for (int up = writer ? 2 : 1; up > 0; up--) {
+		char *slash = strrchr(dir, '/');
+		if (!slash) {
+			free(dir);
+			return vgt__xstrdup(".");
+		}
+		if (slash == dir)
+			slash[1] = 0; /* the root */
+		else
+			*slash = 0;
+	}
+	return dir;
+}
+
 size_t vgt_image_count(const struct vgt_trace *t)
 {
 	return t->nimages;

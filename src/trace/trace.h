@@ -224,6 +224,16 @@ struct vgt_trace;
  * damaged image does not fail the open: it is reported through its damage list. */
 struct vgt_trace *vgt_open(const char *const *paths, size_t npaths, char *err, size_t errsize);
 void vgt_close(struct vgt_trace *t);
+/* The trace's images as one trace each, each as vgt_open of that image's path alone
+ * gives it (its own clock offset, classes and streams numbered from 0), the shared-layout
+ * folders cut once for all of them (vigil store loads a recording image by image).
+ * Takes t (closed); returns the number of traces, *out malloc'd, each closed alone. */
+size_t vgt_split_images(struct vgt_trace *t, struct vgt_trace ***out);
+/* The directory the recording's images were written into (`vigil record -o DIR`, where
+ * its log models lie): the parent of the first image's directory, or of its
+ * shared-layout folder (a writer's image there is no directory of its own). NULL when
+ * the trace has no image; malloc'd. */
+char *vgt_recording_dir(const struct vgt_trace *t);
 /* Whether traces opened from now on are read into memory instead of mapped (default
  * false). A trace still being recorded must be: its runtime shrinks a stream file when it
  * closes a packet, and a mapped page past the new end would raise SIGBUS in the reader.

@@ -478,17 +478,16 @@ def same_three_ways(trace, name, text, cached=True, answer=True):
     return off
 
 
-def test_cache():
-    """The relations cache keeps derived relations (docs/query.md "The relations cache"):
-    a warm query naming them reads them instead of analysing the trace again, and
-    answers byte for byte as without a cache, damage and failed analyses included; the
-    trace changing, a model file appearing, a damaged or foreign file in the cache's
-    place: analysed again."""
-    # a directory per image: the model file appears in an image's place (shared layout:
-    # not yet tried)
-    trace = record_three_tier(3, "--per-image")
+def images(trace):
+    """The trace's process images as `vigil dump --stats --json` lists them."""
+    p = run([VIGIL, "dump", "--stats", "--json", trace], check_rc=0)
+    return [x for x in map(json.loads, p.stdout.splitlines()) if "image" in x]
+
+
+def cache_keeps_derived(trace, layout):
+    """Uncached = cold = warm; a stream touched or a model file appearing: stale."""
     for name in ("net", "waits", "steps", "model"):
-        same_three_ways(trace, name, CACHED_QUERIES[name])
+        same_three_ways(trace, f"{name} {layout}", CACHED_QUERIES[name])
     # the trace changed (a stream touched): stale, analysed again, same answer
     stream = next(os.path.join(r, f) for r, _, fs in os.walk(trace) for f in fs
                   if r != trace and f != "metadata" and not f.startswith("."))
@@ -496,22 +495,41 @@ def test_cache():
     os.utime(stream, None)
     again = cached_query(trace, CACHED_QUERIES["net"], "on")
     check(again[3]["cache"] == "cold" and again[3]["derived_cached"] == 0 and
-          again[:3] == want[:3], f"after a stream changed: {again[3]}")
+          again[:3] == want[:3], f"{layout}: after a stream changed: {again[3]}")
     again = cached_query(trace, CACHED_QUERIES["net"], "on")
     check(again[3]["derived_cached"] == 1 and again[:3] == want[:3],
-          f"after a stream changed, warm again: {again[3]}")
+          f"{layout}: after a stream changed, warm again: {again[3]}")
     # a model file appearing beside the images: ModelEvent is made of it, analysed again
     stale = cached_query(trace, CACHED_QUERIES["model"], "on")  # kept before the change
-    check(stale[3]["derived_cached"] == 0, f"model after a stream changed: {stale[3]}")
+    check(stale[3]["derived_cached"] == 0, f"{layout}: model after a stream changed: {stale[3]}")
     model = cached_query(trace, CACHED_QUERIES["model"], "on")
-    check(model[3]["derived_cached"] == 1, f"model warm: {model[3]}")
+    check(model[3]["derived_cached"] == 1, f"{layout}: model warm: {model[3]}")
     run([VIGIL, "model", "--from-trace", trace, "-o", os.path.join(trace, "logmodel-x.vgm")],
         check_rc=0)
     model2 = cached_query(trace, CACHED_QUERIES["model"], "on")
-    check(model2[3]["derived_cached"] == 0, f"a new model file: {model2[3]}")
+    check(model2[3]["derived_cached"] == 0, f"{layout}: a new model file: {model2[3]}")
     check(model2[:3] == cached_query(trace, CACHED_QUERIES["model"], "off")[:3],
-          "a new model file: the answer differs from the uncached one")
+          f"{layout}: a new model file: the answer differs from the uncached one")
     os.unlink(os.path.join(trace, "logmodel-x.vgm"))
+
+
+def test_cache():
+    """The relations cache keeps derived relations (docs/query.md "The relations cache"):
+    a warm query naming them reads them instead of analysing the trace again, and
+    answers byte for byte as without a cache, damage and failed analyses included; the
+    trace changing, a model file appearing, a damaged or foreign file in the cache's
+    place: analysed again."""
+    # a directory per image, and the shared layout (vigil record's default: one folder
+    # for every process, its pool files written by several processes in turn)
+    for layout in (["--per-image"], []):
+        trace = record_three_tier(3, *layout)
+        shared = os.path.join(trace, "shared")
+        check(os.path.isdir(shared) != bool(layout), f"{layout}: {os.listdir(trace)}")
+        if not layout:  # the analyses span writers whose streams are in pool files
+            check(any(f.startswith("pool-") for f in os.listdir(shared)) and
+                  len(images(trace)) >= 3,
+                  f"shared layout: {os.listdir(shared)}, {len(images(trace))} images")
+        cache_keeps_derived(trace, layout)
     # a damaged file: one line, analysed again, the same answer, the file written anew
     derived = os.path.join(trace, ".vigil-cache.derived-Network")
     cached_query(trace, CACHED_QUERIES["net"], "on")  # the key changed back: analysed

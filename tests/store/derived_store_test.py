@@ -5,7 +5,8 @@ queries naming Network, Message, NetRunning, NetWaiting, Violation, LogEvent, Tr
 ModelEvent and ModelTransition (alone, joined with each other on threads, on networks
 and on strings, and joined with primitive relations) are answered over the trace and
 over the store (vigil query postgresql://...) and the answers must be equal as sets,
-and non-empty. Storing again adds nothing; the analysis of one image stored first is
+and non-empty; the three-tier recording in both layouts (a directory per image, and the
+shared layout whose writers' images are cut from common pool files). Storing again adds nothing; the analysis of one image stored first is
 replaced by the whole trace's; --derived=NAMES stores those only; a bad name is one line.
 
 usage: derived_store_test.py BIN_DIR PG_BIN [STORE_VIGIL]
@@ -79,6 +80,12 @@ def compare(name, trace, url, text, schema=None):
     compare_at(name, VIGIL, trace, url, text, ["--schema", schema] if schema else [])
 
 
+def images(trace):
+    """The trace's process images as `vigil dump --stats --json` lists them."""
+    r = run([VIGIL, "dump", "--stats", "--json", trace])
+    return [x for x in map(json.loads, r.stdout.splitlines()) if "image" in x]
+
+
 def store(trace, url, *extra):
     r = run([VIGIL, "store", trace, "--to", url, "--json", "-q"] + list(extra))
     check(r.returncode == 0, "vigil store %s: %s" % (" ".join(extra), r.stderr))
@@ -89,8 +96,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="vigil-dstore-")
     os.chmod(tmp, 0o755)
     trace = os.path.join(tmp, "tt")
-    # a directory per image: one image stored first by its directory (the shared
-    # layout's images by their path: not yet tried here)
+    # a directory per image: one image stored first by its directory (the shared layout:
+    # step 5)
     r = run([RECORD, "record", "-q", "--per-image", "-o", trace, "--", os.path.join(BIN, "three_tier"), "run",
              "--threads", "2", "--requests", "3"])
     if r.returncode:
@@ -154,7 +161,27 @@ def main():
         for name, text in LOCK_CASES.items():
             compare(name, locks, url, text, "locks")
 
-        # 5. bad input: one line, exit 2, nothing stored
+        # 5. the shared layout (vigil record's default): one folder for every process;
+        # one writer's image stored first by its path, then the whole trace (each image
+        # from one cut of the folder's pool files)
+        shared = os.path.join(tmp, "tts")
+        r = run([RECORD, "record", "-q", "-o", shared, "--", os.path.join(BIN, "three_tier"),
+                 "run", "--threads", "2", "--requests", "3"])
+        check(r.returncode == 0 and os.listdir(shared) == ["shared"],
+              "shared layout: %s %s" % (r.stderr, os.listdir(shared)))
+        imgs = [x["image"] for x in images(shared)]
+        one = sorted(i for i in imgs if os.path.basename(i).startswith("three_tier-"))[-1]
+        st = store(one, url, "--derived", "--schema", "shared")
+        check(st.get("loaded") == 1 and st.get("derived", 0) > 0, "one writer: %s" % st)
+        st = store(shared, url, "--derived", "--schema", "shared")
+        check(st.get("derived", 0) >= 8 and st.get("loaded") == len(imgs) - 1 and
+              st.get("skipped") == 1, "the whole shared trace (%d images): %s" % (len(imgs), st))
+        check(psql("SELECT count(*) FROM shared.loads WHERE image_key LIKE 'derived/%'") == "1",
+              "shared: the one image's analysis was not replaced")
+        for name, stmts in NET_CASES.items():
+            compare(name + " (shared layout)", shared, url, NET + stmts, "shared")
+
+        # 6. bad input: one line, exit 2, nothing stored
         r = run([VIGIL, "store", bad, "--to", url, "--derived=Network,Nope"])
         check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and
               "no derived relation 'Nope'" in r.stderr, "bad name: %d %r" %

@@ -265,6 +265,62 @@ static void test_doubt_becomes_damage(void **state)
 	half_written_close(&h);
 }
 
+/* Damage entries of one kind in the trace's streams. */
+static size_t damage_of_kind(const struct vgt_trace *t, enum vgt_damage_kind kind)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < vgt_stream_count(t); i++) {
+		const struct vgt_stream *s = vgt_stream_at(t, i);
+		for (size_t k = 0; k < s->ndamage; k++)
+			n += s->damage[k].kind == kind;
+	}
+	return n;
+}
+
+/* A packet whose packet_size runs past the end of its file (its writer killed before
+ * its space was allocated), first seen while following: waited for while the run goes
+ * on, packet-past-eof at its end as when the trace is read at once. */
+static void test_packet_past_eof(void **state)
+{
+	(void)state;
+	struct tg_image *img = tg_image_new(tg_root, "app-42-0", NULL);
+	struct tg_stream *s = tg_stream_new(img, 1, 0);
+	tg_packet_begin(s, 1000);
+	tg_tick(s, 1000, 1);
+	tg_tick(s, 2000, 2);
+	tg_packet_end(s, 256, 0);
+	size_t len;
+	tg_stream_bytes(s, &len);
+	tg_stream_truncate(s, len - 256); /* the file ends where the content does */
+	tg_stream_write(s);
+	char err[512];
+	struct vgt_follow *f = vgt_follow_open(tg_root, err, sizeof err);
+	assert_non_null(f);
+	struct seen seen = {0};
+	take(f, 1000000, &seen);
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(vgt_damage_total(vgt_follow_trace(f)), 0);
+	take(f, VGT_FOLLOW_END, &seen);
+	assert_int_equal(seen.n, 2);
+	const struct vgt_trace *t = vgt_follow_trace(f);
+	assert_int_equal(damage_of_kind(t, VGT_DMG_PACKET_PAST_EOF), 1);
+
+	const char *paths[1] = {tg_root};
+	struct vgt_trace *whole = vgt_open(paths, 1, err, sizeof err);
+	assert_non_null(whole);
+	struct vgt_cursor *c = vgt_cursor_open(whole, 0); /* read: its damage is known */
+	size_t events = 0;
+	while (vgt_cursor_next(c))
+		events++;
+	vgt_cursor_close(c);
+	assert_int_equal(events, 2);
+	assert_int_equal(damage_of_kind(whole, VGT_DMG_PACKET_PAST_EOF), 1);
+	assert_int_equal(vgt_damage_total(t), vgt_damage_total(whole));
+	vgt_close(whole);
+	vgt_follow_close(f);
+	tg_image_free(img);
+}
+
 static void test_refusals(void **state)
 {
 	(void)state;
@@ -284,6 +340,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_growing_trace, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_half_written_header, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_doubt_becomes_damage, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_packet_past_eof, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_refusals, tg_setup, tg_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
