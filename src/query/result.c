@@ -150,6 +150,8 @@ static void insertion(struct order_key *key, size_t n)
 		}
 }
 
+static void sort_ties(struct order_key *key, size_t n);
+
 /* Sorts by b with an LSD radix sort (bytes that never vary are skipped: times of one
  * trace share their high bytes), then each run of equal b by the full order. */
 static void sort_keys(struct order_key *key, size_t n)
@@ -176,6 +178,12 @@ static void sort_keys(struct order_key *key, size_t n)
 		memcpy(x, tmp, n * sizeof *x);
 	}
 	free(tmp);
+	sort_ties(key, n);
+}
+
+/* Keys in order of b: each run of equal b into the full order. */
+static void sort_ties(struct order_key *key, size_t n)
+{
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		while (j < n && key[j].b == key[i].b)
@@ -244,7 +252,15 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 {
 	bool event = rel->kind == VGQ_REL_EVENT;
 	sorting = src;
-	vgq_parallel_sort(s, key, nrows, sizeof *key, by_time_then_values, sort_keys_of);
+	/* A sweep join's bindings come in order of their later begin, which is their valid
+	 * time's: then only ties need ordering (no radix pass, no copy) */
+	size_t u = 1;
+	while (u < nrows && key[u - 1].b <= key[u].b)
+		u++;
+	if (u >= nrows)
+		sort_ties(key, nrows);
+	else
+		vgq_parallel_sort(s, key, nrows, sizeof *key, by_time_then_values, sort_keys_of);
 	/* a set: identical tuples are neighbours now; keep the first of each run */
 	size_t n = 0;
 	for (size_t j = 0; j < nrows; j++) {
