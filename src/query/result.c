@@ -282,6 +282,10 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 	for (size_t k = 0; k < nt; k++) {
 		if (!had_null[k]) {
 			free(nulls[k]);
+			if (rel->nulls) { /* a relation stored again: no flags of before */
+				free(rel->nulls[k]);
+				rel->nulls[k] = NULL;
+			}
 			continue;
 		}
 		if (!rel->nulls)
