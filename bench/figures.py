@@ -90,6 +90,21 @@ def query(out):
         else:
             f.append(Figure("query", q["name"], text, "at least 10x SQLite",
                             ratio >= 10 and same))
+        # DuckDB at equal threads (vigil --threads N against DuckDB's SET threads = N)
+        for t, d in sorted(q.get("duckdb", {}).items()):
+            vt = q.get("vigil_threads", {}).get(t, {})
+            if not vt.get("exec_ns"):
+                continue
+            ratio = d["best_s"] / (vt["exec_ns"] / 1e9)
+            f.append(Figure("query", "%s, %s thread%s: vigil / DuckDB" % (
+                q["name"], t, "" if t == "1" else "s"), "%s / %s, %.1fx%s" % (
+                _s(vt["exec_ns"] / 1e9), _s(d["best_s"]), ratio,
+                "" if d["same_answer"] else ", ANSWERS DIFFER"),
+                "at least 3x DuckDB at equal threads", ratio >= 3 and d["same_answer"]))
+    if r["settings"].get("mode"):
+        f.append(Figure("query", "timed runs", "%s, load %.1f to %.1f" % (
+            r["settings"]["mode"], r["settings"].get("load_start", 0),
+            r["settings"].get("load_end", 0)), "", None))
     return f
 
 

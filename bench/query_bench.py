@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+import pinned
+
 # Relations of the trace as SQL tables: time columns, then the values (TQuel names).
 TABLES = {
     "Request": ("interval", [("conn", "INTEGER"), ("kind", "TEXT"), ("nbytes", "INTEGER")]),
@@ -50,6 +52,11 @@ INDEXES = [
 # table: BENCH_QUERY_VIGIL_THREADS, comma-separated (default 1,2).
 VIGIL_THREAD_COUNTS = [int(x) for x in
                        os.environ.get("BENCH_QUERY_VIGIL_THREADS", "1,2").split(",") if x]
+
+# BENCH_QUERY_WARM=1: vigil's timed runs map the relations cache, made by one untimed run
+# first (its exec then excludes the build and the first reads of the memory the build just
+# wrote, as the peers' best of reps in a process that has read its tables already).
+VIGIL_WARM = os.environ.get("BENCH_QUERY_WARM", "0") not in ("", "0")
 
 # Selectivity of query a: mailbox 7 of 100, size above 58982 of 0..65535 (10%): 0.1%.
 SCAN_MAILBOX, SCAN_SIZE = 7, 58982
@@ -210,6 +217,7 @@ def duckdb_side(vigil, trace, tmp, queries, reps, node_dir):
         columns += [[c, "BIGINT"] for c in time_cols(kind)]
         tables[name] = {"csv": csv, "columns": columns}
     job = {"tables": tables, "threads": [1, 2], "reps": reps,
+           "rt": {str(t): pinned.job(t) for t in (1, 2)},
            "queries": [{"key": q["key"], "sql": DUCK_SQL[q["key"]],
                         "check": check_sql(DUCK_SQL[q["key"]], q)} for q in queries]}
     job_path = os.path.join(tmp, "duck.json")
@@ -380,16 +388,18 @@ def sql_run(db, sql, limit):
     count; Timeout when it takes longer than `limit` seconds."""
     deadline = time.perf_counter() + limit
     db.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, 100000)
-    t = time.perf_counter()
     try:
-        n = db.execute("SELECT count(*) FROM (%s)" % sql).fetchone()[0]
+        with pinned.here(1):  # SQLite runs on this thread: BENCH_RT=1 pins it
+            t = time.perf_counter()
+            n = db.execute("SELECT count(*) FROM (%s)" % sql).fetchone()[0]
+            t = time.perf_counter() - t
     except sqlite3.OperationalError as e:
         if "interrupt" in str(e):
             raise Timeout() from None
         raise
     finally:
         db.set_progress_handler(None, 0)
-    return time.perf_counter() - t, n
+    return t, n
 
 
 def digest(rows):
@@ -423,9 +433,11 @@ def vigil_run(vigil, trace, q, out_path, cache=False, threads=None):
         env["VIGIL_CACHE"] = "off"
     if threads:
         cmd += ["--threads", str(threads)]
+    # BENCH_RT=1: on as many CPUs as it has threads (the default: every CPU it may use)
+    rt = pinned.preexec(threads or len(os.sched_getaffinity(0)))
     with open(out_path, "w") as out, tempfile.TemporaryFile("w+") as err:
         t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, preexec_fn=rt)
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -457,12 +469,15 @@ def main():
                     help="the folder of duck.cjs and its node_modules (default bench/duckdb)")
     ap.add_argument("--no-duckdb", action="store_true", help="leave DuckDB out")
     a = ap.parse_args()
+    pinned.check()
     vigil = os.path.join(a.bin, "vigil")
     dump = os.path.join(a.bin, "relations_dump")
     queries = [q for q in QUERIES if not a.only or q["key"] in a.only.split(",")]
     result = {"settings": {"reps": a.reps, "sql_timeout_s": a.sql_timeout,
                            "dry_run": a.dry_run, "sqlite_version": sqlite3.sqlite_version,
-                           "vigil_threads": VIGIL_THREAD_COUNTS},
+                           "vigil_threads": VIGIL_THREAD_COUNTS,
+                           "mode": pinned.describe(), "load_start": os.getloadavg()[0],
+                           "vigil_warm": VIGIL_WARM},
               "trace": {}, "sqlite": {}, "queries": []}
     failed = False
 
@@ -578,8 +593,11 @@ def main():
             vr = {"runs": [], "threads": nthreads}
             out_path = os.path.join(tmp, "out.jsonl")
             checked = False
+            if VIGIL_WARM:  # the cache made (or found) by an untimed run
+                vigil_run(vigil, a.trace, q, out_path, cache=True, threads=nthreads)
             for rep in range(a.reps):
-                wall, stats, rc, err, rss = vigil_run(vigil, a.trace, q, out_path, threads=nthreads)
+                wall, stats, rc, err, rss = vigil_run(vigil, a.trace, q, out_path,
+                                                      cache=VIGIL_WARM, threads=nthreads)
                 if rc not in (0, 1) or not stats:
                     print("FAILED: vigil query on %s (status %d): %s"
                           % (q["name"], rc, err.strip()[-2000:]))
@@ -625,6 +643,7 @@ def main():
     except FileNotFoundError:
         pass
     os.rmdir(tmp)
+    result["settings"]["load_end"] = os.getloadavg()[0]
     report(result)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "query.json"), "w") as f:
@@ -711,6 +730,12 @@ def report(res):
         ", ".join("%s %s tuples" % (k, v) for k, v in tr["relations"].items()),
         s["loader"], fmt_s(s["load_s"]), fmt_s(s["index_s"]), fmt_s(s["analyze_s"]),
         s["db_bytes"] / 1e6))
+    st = res["settings"]
+    print("Timed runs at %s; 1-minute load %.1f at the start, %.1f at the end. vigil's "
+          "exec: %s.\n" % (st.get("mode", "normal priority"), st.get("load_start", 0),
+                           st.get("load_end", 0),
+                           "relations cache warm (BENCH_QUERY_WARM=1)" if st.get("vigil_warm")
+                           else "relations built in the process (VIGIL_CACHE=off)"))
     print("| query | tuples in | result tuples | vigil exec | vigil total (reads the trace) "
           "| SQLite (best plan) | SQLite / vigil exec | vigil peak_state | vigil max RSS "
           "| same answer |")
@@ -734,19 +759,22 @@ def report(res):
         print("\nAgainst DuckDB %s (the same tuples from `vigil query --format csv`, loaded "
               "into its tables; loading not counted; best of %d):\n"
               % (res["duckdb"]["version"], res["settings"]["reps"]))
-        print("| query | vigil exec (1 thread) | DuckDB 1 thread | DuckDB 2 threads "
-              "| DuckDB 1 / vigil | DuckDB 2 / vigil | same answer |")
-        print("|---|---:|---:|---:|---:|---:|---|")
+        print("| query | vigil exec, 1 thread | DuckDB 1 thread | DuckDB / vigil, 1 "
+              "| vigil exec, 2 threads | DuckDB 2 threads | DuckDB / vigil, 2 | same answer |")
+        print("|---|---:|---:|---:|---:|---:|---:|---|")
         for q in res["queries"]:
-            d, v = q.get("duckdb"), q.get("vigil", {})
+            d = q.get("duckdb")
             if not d:
                 continue
-            ex = v["exec_ns"] / 1e9 if v.get("exec_ns") else None
-            ratio = [("%.1f" % (d[t]["best_s"] / ex)) if ex else "-" for t in ("1", "2")]
+            cells = []
+            for t in ("1", "2"):
+                ex = q.get("vigil_threads", {}).get(t, {}).get("exec_ns")
+                ex = ex / 1e9 if ex else None
+                cells += [fmt_s(ex), fmt_s(d[t]["best_s"]),
+                          "%.1f" % (d[t]["best_s"] / ex) if ex else "-"]
             same = all(d[t]["same_answer"] for t in d)
-            print("| %s | %s | %s | %s | %s | %s | %s |" % (
-                q["name"], fmt_s(ex), fmt_s(d["1"]["best_s"]), fmt_s(d["2"]["best_s"]),
-                ratio[0], ratio[1], "yes (count, sums)" if same else "**NO**"))
+            print("| %s | %s | %s |" % (q["name"], " | ".join(cells),
+                                        "yes (count, sums)" if same else "**NO**"))
     if any("vigil_cache" in q for q in res["queries"]):
         print("\nEnd to end, `vigil query` wall time from the trace to the answer with the "
               "relations cache (docs/query.md): cold (no cache: reads the trace, builds, "

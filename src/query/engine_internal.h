@@ -112,6 +112,9 @@ const struct vgq_relation *vgq_session_relation(struct vgq_session *s, const cha
 
 /* ---- plan.c ---- */
 struct plan *vgq_plan(struct vgq_session *s, struct bstmt *b);
+/* Is conjunct c an equality between an expression over `side` (a non-empty subset) and
+ * one over the variables `v`, of types a hash can key? Then *ls, *rs are its sides. */
+bool vgq_join_key(const struct bx *c, uint64_t side, uint64_t v, struct bx **ls, struct bx **rs);
 
 /* ---- value.c ---- */
 struct binding {

@@ -193,7 +193,9 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 /* result.c: a retrieve's result from the batches of its plan. */
 struct vgq_result_acc;
 struct vgq_result_acc *vgq_result_begin(const struct bstmt *b);
-/* The result rows of n bindings, in order (computed by the session's workers). */
+/* The result rows of n bindings, in order (their valid times computed by the session's
+ * workers); once per result. The bindings are read until vgq_result_end (values are
+ * evaluated from them late), so the caller frees them after. */
 void vgq_result_add_all(struct vgq_session *s, struct vgq_result_acc *acc, const uint32_t *rows,
                         size_t n, size_t width);
 /* Builds b->out and frees acc. */

@@ -12,9 +12,11 @@
 
 struct semijoin {
 	struct xrows right;
-	struct xhash table; /* the groups, each entered as its first right binding */
-	int64_t *when;      /* per group (its first binding): the least end or greatest begin */
-	struct vx_value *kv, *kg;
+	struct xhash table;     /* the groups, each entered as its first right binding */
+	int64_t *when;          /* per group (its first binding): the least end or greatest begin */
+	struct vx_value *gkeys; /* per group (its first binding): its key values, nkeys each
+	                           (evaluated once, not at every probe) */
+	struct vx_value *kv;    /* the probing binding's keys */
 	bool built;
 	bool borrowed; /* a worker's: the groups are the original's */
 };
@@ -23,7 +25,6 @@ static void semijoin_open(struct xnode *n)
 {
 	struct semijoin *st = vgq_xcalloc(1, sizeof *st);
 	st->kv = vgq_xcalloc(n->p->nkeys + 1, sizeof *st->kv);
-	st->kg = vgq_xcalloc(n->p->nkeys + 1, sizeof *st->kg);
 	n->state = st;
 }
 
@@ -35,6 +36,7 @@ struct group_job {
 	uint64_t *hash;
 	bool *keyed;   /* false: a key is null, or the time is nothing */
 	int64_t *when; /* per binding its time; per group (its first binding) the group's */
+	struct vx_value *gkeys; /* per group (its first binding): its keys */
 	const struct vgq_hash_parts *parts;
 	size_t ngroups; /* atomic */
 };
@@ -65,7 +67,7 @@ static void group_parts(void *ctx, size_t lo, size_t hi)
 	const struct pnode *p = j->p;
 	struct xhash *t = j->t;
 	size_t w = j->r->width, groups = 0;
-	struct vx_value kv[p->nkeys + 1], kg[p->nkeys + 1];
+	struct vx_value kv[p->nkeys + 1];
 	for (size_t part = lo; part < hi; part++)
 		for (size_t k = j->parts->start[part]; k < j->parts->start[part + 1]; k++) {
 			uint32_t i = j->parts->entry[k];
@@ -75,13 +77,13 @@ static void group_parts(void *ctx, size_t lo, size_t hi)
 			for (uint32_t e = t->head[h & t->mask]; e && !g; e = t->next[e - 1]) {
 				if (t->hash[e - 1] != h)
 					continue;
-				vgq_keys_of(j->b, p->rkeys, p->nkeys,
-				            j->r->rows + (size_t)(e - 1) * w, kg, &hg);
-				if (vgq_keys_equal(kv, kg, p->nkeys))
+				if (vgq_keys_equal(kv, &j->gkeys[(size_t)(e - 1) * p->nkeys],
+				                   p->nkeys))
 					g = e;
 			}
 			if (!g) {
 				vgq_xhash_add(t, i, h);
+				memcpy(&j->gkeys[(size_t)i * p->nkeys], kv, p->nkeys * sizeof *kv);
 				groups++;
 			} else if (p->semi == SEMI_MIN_END ? j->when[i] < j->when[g - 1]
 			                                   : j->when[i] > j->when[g - 1]) {
@@ -101,13 +103,16 @@ static void build(struct xnode *n, struct semijoin *st)
 	size_t nr = r->n;
 	vgq_xhash_init(&st->table, nr);
 	st->when = vgq_xcalloc(nr ? nr : 1, sizeof *st->when);
+	/* sized per binding, written only at each group's first: untouched pages stay free */
+	st->gkeys = vgq_xcalloc(nr * n->p->nkeys + 1, sizeof *st->gkeys);
 	struct group_job j = {.b = n->cx->b,
 	                      .p = n->p,
 	                      .r = r,
 	                      .t = &st->table,
 	                      .hash = vgq_xcalloc(nr + 1, sizeof *j.hash),
 	                      .keyed = vgq_xcalloc(nr + 1, sizeof *j.keyed),
-	                      .when = st->when};
+	                      .when = st->when,
+	                      .gkeys = st->gkeys};
 	vgq_parallel_for(s, nr, vgq_grain(s, nr, 16, 16384), key_piece, &j);
 	struct vgq_hash_parts parts;
 	vgq_hash_partition(s, &st->table, j.hash, j.keyed, nr, &parts);
@@ -129,12 +134,9 @@ static bool keep(const struct xnode *n, struct semijoin *st, const uint32_t *x)
 	if (!vgq_keys_of(b, p->lkeys, p->nkeys, x, st->kv, &h))
 		return false;
 	for (uint32_t e = t->head[h & t->mask]; e; e = t->next[e - 1]) {
-		uint64_t hg;
 		if (t->hash[e - 1] != h)
 			continue;
-		vgq_keys_of(b, p->rkeys, p->nkeys, st->right.rows + (size_t)(e - 1) * n->cx->width,
-		            st->kg, &hg);
-		if (!vgq_keys_equal(st->kv, st->kg, p->nkeys))
+		if (!vgq_keys_equal(st->kv, &st->gkeys[(size_t)(e - 1) * p->nkeys], p->nkeys))
 			continue;
 		if (p->semi == SEMI_EXISTS)
 			return true;
@@ -178,9 +180,9 @@ static void semijoin_close(struct xnode *n)
 		return;
 	if (vgq_build_free(&st->right, st->built ? &st->table : NULL, st->borrowed)) {
 		free(st->when);
+		free(st->gkeys);
 	}
 	free(st->kv);
-	free(st->kg);
 	free(st);
 }
 
@@ -224,7 +226,6 @@ static void *semijoin_fork(struct xnode *clone, const struct xnode *orig)
 	*st = *o;
 	st->borrowed = true;
 	st->kv = vgq_xcalloc(clone->p->nkeys + 1, sizeof *st->kv);
-	st->kg = vgq_xcalloc(clone->p->nkeys + 1, sizeof *st->kg);
 	return st;
 }
 

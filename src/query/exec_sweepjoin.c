@@ -14,6 +14,7 @@
  * [t, t + 1) would overflow at "forever"). */
 struct item {
 	int64_t b, last;
+	uint64_t key; /* the hash of its side's join keys (0 without keys) */
 	uint32_t row;
 };
 
@@ -25,12 +26,22 @@ static int by_begin(const void *x, const void *y)
 	return a->row < c->row ? -1 : a->row > c->row;
 }
 
+/* Equalities between the two sides among the residual conditions: their keys' hashes
+ * tell most non-matching pairs apart before a pair is made and the conditions (which
+ * still decide) are evaluated. */
+struct sweep_keys {
+	struct bx **l, **r;
+	size_t n;
+};
+
 struct items_job {
 	const struct bstmt *b;
 	const struct tx *x;
 	const struct xrows *t;
 	struct item *it;
-	bool *some; /* per binding: it has an item */
+	bool *some;             /* per binding: it has an item */
+	struct bx *const *keys; /* this side's, or NULL */
+	size_t nkeys;
 };
 
 static void items_piece(void *p, size_t lo, size_t hi)
@@ -43,16 +54,25 @@ static void items_piece(void *p, size_t lo, size_t hi)
 		j->it[i].b = v.b;
 		j->it[i].last = j->some[i] && v.kind != TV_EVENT ? v.e - 1 : v.b;
 		j->it[i].row = (uint32_t)i;
+		j->it[i].key = 0;
+		if (j->nkeys) {
+			/* a null key matches nothing: its hash then is 0, as an unkeyed item's, and
+			 * the conditions reject its pairs */
+			struct vx_value kv[j->nkeys];
+			if (!vgq_keys_of(j->b, j->keys, j->nkeys, bd.rows, kv, &j->it[i].key))
+				j->it[i].key = 0;
+		}
 	}
 }
 
 /* The items of the bindings whose temporal expression is not nothing (nor an empty
  * interval), ordered by begin (evaluated by the session's workers). */
 static struct item *items_of(struct vgq_session *s, const struct bstmt *b, const struct tx *x,
-                             const struct xrows *t, size_t *n)
+                             const struct xrows *t, struct bx *const *keys, size_t nkeys, size_t *n)
 {
 	struct item *it = vgq_xcalloc(t->n ? t->n : 1, sizeof *it);
-	struct items_job j = {b, x, t, it, vgq_xcalloc(t->n ? t->n : 1, sizeof *j.some)};
+	struct items_job j = {b,    x,    t, it, vgq_xcalloc(t->n ? t->n : 1, sizeof *j.some),
+	                      keys, nkeys};
 	vgq_parallel_for(s, t->n, vgq_grain(s, t->n, 16, 16384), items_piece, &j);
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++)
@@ -99,6 +119,7 @@ struct sweep {
 	size_t iend, jend; /* the merge stops there (a morsel's end; nl, nr) */
 	bool built;
 	bool borrowed; /* a worker's: inputs and items are the original's */
+	struct sweep_keys keys;
 	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); each side's
 	 * longest item bounds how far back a morsel looks for the items still open (unsigned:
 	 * an item open to "forever" or from "beginning" is longer than INT64_MAX). */
@@ -114,7 +135,15 @@ struct sweep {
 
 static void sweep_open(struct xnode *n)
 {
-	n->state = vgq_xcalloc(1, sizeof(struct sweep));
+	struct sweep *st = vgq_xcalloc(1, sizeof *st);
+	const struct pnode *p = n->p;
+	st->keys.l = vgq_xcalloc(p->nconds + 1, sizeof *st->keys.l);
+	st->keys.r = vgq_xcalloc(p->nconds + 1, sizeof *st->keys.r);
+	for (size_t i = 0; i < p->nconds; i++)
+		if (vgq_join_key(p->conds[i], n->l->p->vars, n->r->p->vars, &st->keys.l[st->keys.n],
+		                 &st->keys.r[st->keys.n]))
+			st->keys.n++;
+	n->state = st;
 }
 
 static void build(struct xnode *n, struct sweep *st)
@@ -122,8 +151,8 @@ static void build(struct xnode *n, struct sweep *st)
 	const struct bstmt *b = n->cx->b;
 	vgq_rows_collect(n->l, &st->l);
 	vgq_rows_collect(n->r, &st->r);
-	st->li = items_of(n->cx->s, b, n->p->lt, &st->l, &st->nl);
-	st->ri = items_of(n->cx->s, b, n->p->rt, &st->r, &st->nr);
+	st->li = items_of(n->cx->s, b, n->p->lt, &st->l, st->keys.l, st->keys.n, &st->nl);
+	st->ri = items_of(n->cx->s, b, n->p->rt, &st->r, st->keys.r, st->keys.n, &st->nr);
 	st->iend = st->nl;
 	st->jend = st->nr;
 	st->built = true;
@@ -150,8 +179,11 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 		}
 		bool left = st->cur_left;
 		const struct window *other = left ? &st->wr : &st->wl;
+		uint64_t key = st->cur->key;
 		for (; st->k < other->n && k < VGQ_BATCH; st->k++) {
 			const struct item *o = &other->a[st->k];
+			if (o->key != key) /* unequal keys (all 0 without keys) */
+				continue;
 			const uint32_t *x = st->l.rows + (size_t)(left ? st->cur->row : o->row) * w;
 			const uint32_t *y = st->r.rows + (size_t)(left ? o->row : st->cur->row) * w;
 			uint32_t *row = out + k * w;
@@ -182,6 +214,8 @@ static void sweep_close(struct xnode *n)
 		free(st->li);
 		free(st->ri);
 		free(st->bound);
+		free(st->keys.l);
+		free(st->keys.r);
 	}
 	free(st->wl.a);
 	free(st->wr.a);

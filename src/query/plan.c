@@ -151,6 +151,11 @@ static bool is_key(const struct bx *c, uint64_t side, uint64_t v, struct bx **ls
 	return false;
 }
 
+bool vgq_join_key(const struct bx *c, uint64_t side, uint64_t v, struct bx **ls, struct bx **rs)
+{
+	return is_key(c, side, v, ls, rs);
+}
+
 /* Attaches every unapplied conjunct whose variables are all in `bound` to node n. */
 static void attach(struct vgq_session *s, struct conds *k, struct pnode *n, uint64_t bound)
 {

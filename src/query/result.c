@@ -2,7 +2,14 @@
  * gets its valid time (the valid clause, or the overlap of all variables) and its target
  * values; identical tuples are kept once (the calculus defines a set), and under retrieve
  * unique value-equivalent intervals that overlap or meet are coalesced; the set is sorted
- * by valid time, then values, and stored column-wise like any relation. */
+ * by valid time, then values, and stored column-wise like any relation.
+ *
+ * Values are materialised late: a row is its valid time and the binding it comes from,
+ * and a target's value is evaluated from the binding where it is needed (to order rows
+ * of equal times, which are few but for duplicates, and once when a kept row is stored).
+ * Rows of 24 bytes instead of 24 + 32 per target: on a join of a million bindings that is
+ * tens of megabytes never written, and page faults are much of what a result costs.
+ * retrieve unique orders by values first, so it evaluates them once into an array. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,44 +17,43 @@
 #include "query/exec_node.h"
 #include "relations/columns.h"
 
-struct rows {
-	size_t n, cap, width; /* width: targets */
-	int64_t *b, *e;
-	struct vx_value *vals;
-};
-
-static void add_row(struct rows *r, int64_t b, int64_t e, const struct vx_value *v)
-{
-	if (r->n == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 256;
-		r->b = vgq_xrealloc(r->b, r->cap, sizeof *r->b);
-		r->e = vgq_xrealloc(r->e, r->cap, sizeof *r->e);
-		r->vals =
-		    vgq_xrealloc(r->vals, r->cap * (r->width ? r->width : 1), sizeof *r->vals);
-	}
-	r->b[r->n] = b;
-	r->e[r->n] = e;
-	memcpy(&r->vals[r->n * r->width], v, r->width * sizeof *v);
-	r->n++;
-}
-
-static const struct rows *sorting;
-
-/* A row's place in the order: the times inline, so most comparisons stay in the array. */
+/* A row's place in the order: its times inline, so most comparisons stay in the array;
+ * i: its binding (or, once values are materialised, its row of values). */
 struct order_key {
 	int64_t b, e;
 	uint32_t i;
 };
 
-static int values_order(const struct rows *r, size_t i, size_t j)
+/* Where rows' values come from: the bindings (vals NULL) or materialised values. */
+struct source {
+	const struct bstmt *b;
+	const uint32_t *rows; /* bindings, width per row */
+	size_t width;
+	const struct vx_value *vals; /* ntargets per row, or NULL */
+};
+
+static struct vx_value value_of(const struct source *src, uint32_t i, size_t k)
 {
-	for (size_t k = 0; k < r->width; k++) {
-		int c = vgq_value_order(&r->vals[i * r->width + k], &r->vals[j * r->width + k]);
+	if (src->vals)
+		return src->vals[(size_t)i * src->b->ntargets + k];
+	struct binding bd = {src->rows + (size_t)i * src->width, src->b->vars};
+	return vgq_eval(src->b->targets[k].value, &bd);
+}
+
+static int values_order(const struct source *src, uint32_t i, uint32_t j)
+{
+	for (size_t k = 0; k < src->b->ntargets; k++) {
+		struct vx_value x = value_of(src, i, k), y = value_of(src, j, k);
+		int c = vgq_value_order(&x, &y);
 		if (c)
 			return c;
 	}
 	return 0;
 }
+
+/* The comparators' source: set before a sort (qsort's comparators take no context),
+ * read by the sorting workers. */
+static const struct source *sorting;
 
 static int by_time_then_values(const void *x, const void *y)
 {
@@ -63,14 +69,6 @@ static int by_time_then_values(const void *x, const void *y)
 static void store(struct vgq_relation *rel, size_t a, size_t t, const struct vx_value *v)
 {
 	union vgq_column *c = &rel->cols[a];
-	if (v->null) {
-		if (!rel->nulls)
-			rel->nulls = vgq_xcalloc(rel->nattrs, sizeof *rel->nulls);
-		if (!rel->nulls[a])
-			rel->nulls[a] = vgq_xcalloc(rel->ntuples > 16 ? rel->ntuples : 16, 1);
-		rel->nulls[a][t] = 1;
-		return;
-	}
 	switch (rel->attrs[a].type) {
 	case VGQ_INT:
 		c->i[t] = v->type == VX_UINT ? (int64_t)v->v.u : v->v.i;
@@ -94,6 +92,65 @@ static void store(struct vgq_relation *rel, size_t a, size_t t, const struct vx_
 		break;
 	}
 }
+
+/* A long run of rows with equal times (a constant valid time, say) is ordered by values
+ * evaluated once each: per row of the run its values, the comparator's by index. */
+static _Thread_local const struct vx_value *run_vals;
+static _Thread_local const struct order_key *run_keys;
+static _Thread_local size_t run_width;
+
+static int by_run_values(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+	for (size_t k = 0; k < run_width; k++) {
+		int o = vgq_value_order(&run_vals[a * run_width + k], &run_vals[c * run_width + k]);
+		if (o)
+			return o;
+	}
+	return run_keys[a].i < run_keys[c].i ? -1 : run_keys[a].i > run_keys[c].i;
+}
+
+static void sort_run(struct order_key *key, size_t n)
+{
+	size_t nt = sorting->b->ntargets;
+	struct vx_value *vals = vgq_xcalloc(n * (nt ? nt : 1), sizeof *vals);
+	uint32_t *idx = vgq_xcalloc(n, sizeof *idx);
+	struct order_key *copy = vgq_xcalloc(n, sizeof *copy);
+	for (size_t r = 0; r < n; r++) {
+		idx[r] = (uint32_t)r;
+		copy[r] = key[r];
+		for (size_t k = 0; k < nt; k++)
+			vals[r * nt + k] = value_of(sorting, key[r].i, k);
+	}
+	run_vals = vals;
+	run_keys = copy;
+	run_width = nt;
+	qsort(idx, n, sizeof *idx, by_run_values);
+	for (size_t r = 0; r < n; r++)
+		key[r] = copy[idx[r]];
+	free(vals);
+	free(idx);
+	free(copy);
+}
+
+static int by_e(const void *x, const void *y)
+{
+	const struct order_key *a = x, *c = y;
+	return a->e < c->e ? -1 : a->e > c->e;
+}
+
+/* Short runs: insertion by the full order. */
+static void insertion(struct order_key *key, size_t n)
+{
+	for (size_t a = 1; a < n; a++)
+		for (size_t c = a; c > 0 && by_time_then_values(&key[c - 1], &key[c]) > 0; c--) {
+			struct order_key t = key[c];
+			key[c] = key[c - 1];
+			key[c - 1] = t;
+		}
+}
+
+static void sort_ties(struct order_key *key, size_t n);
 
 /* Sorts by b with an LSD radix sort (bytes that never vary are skipped: times of one
  * trace share their high bytes), then each run of equal b by the full order. */
@@ -121,20 +178,32 @@ static void sort_keys(struct order_key *key, size_t n)
 		memcpy(x, tmp, n * sizeof *x);
 	}
 	free(tmp);
+	sort_ties(key, n);
+}
+
+/* Keys in order of b: each run of equal b into the full order. */
+static void sort_ties(struct order_key *key, size_t n)
+{
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		while (j < n && key[j].b == key[i].b)
 			j++;
-		if (j - i > 16)
-			qsort(key + i, j - i, sizeof *key, by_time_then_values);
-		else
-			for (size_t a = i + 1; a < j; a++) /* short runs: insertion */
-				for (size_t c = a;
-				     c > i && by_time_then_values(&key[c - 1], &key[c]) > 0; c--) {
-					struct order_key t = key[c];
-					key[c] = key[c - 1];
-					key[c - 1] = t;
-				}
+		if (j - i > 16) {
+			/* by e first (no values needed), then each run of equal e by values */
+			qsort(key + i, j - i, sizeof *key, by_e);
+			for (size_t a = i; a < j;) {
+				size_t c = a + 1;
+				while (c < j && key[c].e == key[a].e)
+					c++;
+				if (c - a > 16)
+					sort_run(key + a, c - a);
+				else
+					insertion(key + a, c - a);
+				a = c;
+			}
+		} else {
+			insertion(key + i, j - i);
+		}
 		i = j;
 	}
 }
@@ -146,10 +215,11 @@ static void sort_keys_of(void *key, size_t n)
 
 struct store_job {
 	struct vgq_relation *rel;
-	const struct bstmt *b;
-	const struct rows *r;
-	const uint32_t *order; /* the rows kept, in the result's order */
+	const struct source *src;
+	const struct order_key *kept; /* the rows kept, in the result's order */
 	bool event;
+	uint8_t **nulls; /* per target: a flag per tuple, written where the value is null */
+	bool *had_null;  /* per target */
 };
 
 /* Tuples [lo, hi) of the result: their times and values into its columns. */
@@ -157,50 +227,75 @@ static void store_piece(void *p, size_t lo, size_t hi)
 {
 	struct store_job *j = p;
 	struct vgq_relation *rel = j->rel;
-	const struct rows *r = j->r;
+	size_t nt = j->src->b->ntargets;
 	for (size_t t = lo; t < hi; t++) {
-		size_t i = j->order[t];
-		rel->from[t] = r->b[i];
+		const struct order_key *k = &j->kept[t];
+		rel->from[t] = k->b;
 		if (!j->event)
-			rel->to[t] = r->e[i];
-		for (size_t k = 0; k < j->b->ntargets; k++)
-			store(rel, k, t, &r->vals[i * r->width + k]);
+			rel->to[t] = k->e;
+		for (size_t a = 0; a < nt; a++) {
+			struct vx_value v = value_of(j->src, k->i, a);
+			if (v.null) {
+				j->nulls[a][t] = 1;
+				if (!j->had_null[a])
+					__atomic_store_n(&j->had_null[a], true, __ATOMIC_RELAXED);
+			} else {
+				store(rel, a, t, &v);
+			}
+		}
 	}
 }
 
-static void build(struct vgq_session *s, struct vgq_relation *rel, const struct bstmt *b,
-                  struct rows *r)
+/* The rows (keys over src) sorted, duplicates removed, stored into rel. */
+static void build(struct vgq_session *s, struct vgq_relation *rel, const struct source *src,
+                  struct order_key *key, size_t nrows)
 {
 	bool event = rel->kind == VGQ_REL_EVENT;
-	struct order_key *key = vgq_xcalloc(r->n ? r->n : 1, sizeof *key);
-	for (size_t i = 0; i < r->n; i++)
-		key[i] = (struct order_key){r->b[i], r->e[i], (uint32_t)i};
-	sorting = r;
-	vgq_parallel_sort(s, key, r->n, sizeof *key, by_time_then_values, sort_keys_of);
-	sorting = NULL;
+	sorting = src;
+	/* A sweep join's bindings come in order of their later begin, which is their valid
+	 * time's: then only ties need ordering (no radix pass, no copy) */
+	size_t u = 1;
+	while (u < nrows && key[u - 1].b <= key[u].b)
+		u++;
+	if (u >= nrows)
+		sort_ties(key, nrows);
+	else
+		vgq_parallel_sort(s, key, nrows, sizeof *key, by_time_then_values, sort_keys_of);
 	/* a set: identical tuples are neighbours now; keep the first of each run */
-	uint32_t *order = vgq_xcalloc(r->n ? r->n : 1, sizeof *order);
 	size_t n = 0;
-	for (size_t j = 0; j < r->n; j++) {
-		if (n && key[j].b == key[j - 1].b && key[j].e == key[j - 1].e &&
-		    !values_order(r, key[j].i, key[j - 1].i))
+	for (size_t j = 0; j < nrows; j++) {
+		if (n && key[j].b == key[n - 1].b && key[j].e == key[n - 1].e &&
+		    !values_order(src, key[j].i, key[n - 1].i))
 			continue;
-		order[n++] = key[j].i;
+		key[n++] = key[j];
 	}
-	free(key);
+	sorting = NULL;
 	vgq_relation_resize(rel, n);
-	/* values after all tuples exist, so null flags are sized once, before the workers
-	 * store the tuples (each its own places) */
-	for (size_t k = 0; k < b->ntargets; k++)
-		for (size_t j = 0; j < n; j++)
-			if (r->vals[order[j] * r->width + k].null) {
-				store(rel, k, j, &r->vals[order[j] * r->width + k]);
-				break;
-			}
-	struct store_job j = {rel, b, r, order, event};
+	size_t nt = src->b->ntargets;
+	/* null flags: calloc'd pages are touched only where a value is null */
+	uint8_t **nulls = vgq_xcalloc(nt ? nt : 1, sizeof *nulls);
+	bool *had_null = vgq_xcalloc(nt ? nt : 1, sizeof *had_null);
+	for (size_t k = 0; k < nt; k++)
+		nulls[k] = vgq_xcalloc(n > 16 ? n : 16, 1);
+	struct store_job j = {rel, src, key, event, nulls, had_null};
 	vgq_parallel_for(s, n, vgq_grain(s, n, 16, 16384), store_piece, &j);
+	for (size_t k = 0; k < nt; k++) {
+		if (!had_null[k]) {
+			free(nulls[k]);
+			if (rel->nulls) { /* a relation stored again: no flags of before */
+				free(rel->nulls[k]);
+				rel->nulls[k] = NULL;
+			}
+			continue;
+		}
+		if (!rel->nulls)
+			rel->nulls = vgq_xcalloc(rel->nattrs, sizeof *rel->nulls);
+		free(rel->nulls[k]);
+		rel->nulls[k] = nulls[k];
+	}
+	free(nulls);
+	free(had_null);
 	vgq_relation_finish(rel, s->db ? s->db->last : 0);
-	free(order);
 }
 
 struct vgq_relation *vgq_result_skeleton(struct vgq_session *s, const struct bstmt *b)
@@ -254,43 +349,72 @@ static int by_values_then_time(const void *x, const void *y)
 	return a->i < c->i ? -1 : a->i > c->i; /* total: the same order at every thread count */
 }
 
-/* retrieve unique over an interval result: value-equivalent tuples whose valid times
- * overlap or meet become one tuple over their union (the maximal intervals of each value). */
-static void coalesce(struct vgq_session *s, struct rows *r)
+struct vgq_result_acc {
+	const struct bstmt *b;
+	struct order_key *key; /* a row per binding with a valid time; i: the binding */
+	size_t n, cap;
+	const uint32_t *rows; /* the bindings (the caller's, kept until vgq_result_end) */
+	size_t width;
+	struct vx_value *vals; /* retrieve unique: materialised, ntargets per row */
+};
+
+struct eval_job {
+	const struct source *src;
+	const struct order_key *key;
+	struct vx_value *vals;
+};
+
+static void eval_piece(void *p, size_t lo, size_t hi)
 {
-	struct order_key *key = vgq_xcalloc(r->n ? r->n : 1, sizeof *key);
-	for (size_t i = 0; i < r->n; i++)
-		key[i] = (struct order_key){r->b[i], r->e[i], (uint32_t)i};
-	sorting = r;
-	vgq_parallel_sort(s, key, r->n, sizeof *key, by_values_then_time, NULL);
-	struct rows out = {.width = r->width};
-	for (size_t j = 0; j < r->n;) {
-		int64_t b = key[j].b, e = key[j].e;
+	struct eval_job *j = p;
+	size_t nt = j->src->b->ntargets;
+	for (size_t r = lo; r < hi; r++)
+		for (size_t k = 0; k < nt; k++)
+			j->vals[r * nt + k] = value_of(j->src, j->key[r].i, k);
+}
+
+/* retrieve unique over an interval result: value-equivalent tuples whose valid times
+ * overlap or meet become one tuple over their union (the maximal intervals of each value).
+ * The values are evaluated once (acc->vals, a row per key), the keys re-pointed at them. */
+static void coalesce(struct vgq_session *s, struct vgq_result_acc *acc)
+{
+	const struct bstmt *b = acc->b;
+	size_t nt = b->ntargets, n = acc->n;
+	struct source from_bindings = {b, acc->rows, acc->width, NULL};
+	struct vx_value *vals = vgq_xcalloc(n * (nt ? nt : 1) + 1, sizeof *vals);
+	struct eval_job ej = {&from_bindings, acc->key, vals};
+	vgq_parallel_for(s, n, vgq_grain(s, n, 16, 16384), eval_piece, &ej);
+	for (size_t r = 0; r < n; r++)
+		acc->key[r].i = (uint32_t)r;
+	struct source src = {b, NULL, 0, vals};
+	sorting = &src;
+	vgq_parallel_sort(s, acc->key, n, sizeof *acc->key, by_values_then_time, NULL);
+	/* the merged rows over their first row's values, written from the front */
+	struct vx_value *out = vgq_xcalloc(n * (nt ? nt : 1) + 1, sizeof *out);
+	size_t m = 0;
+	for (size_t j = 0; j < n;) {
+		int64_t e = acc->key[j].e;
 		size_t k = j + 1;
-		for (; k < r->n && !values_order(r, key[k].i, key[j].i) && key[k].b <= e; k++)
-			if (key[k].e > e)
-				e = key[k].e;
-		add_row(&out, b, e, &r->vals[key[j].i * r->width]);
+		for (; k < n && !values_order(&src, acc->key[k].i, acc->key[j].i) &&
+		       acc->key[k].b <= e;
+		     k++)
+			if (acc->key[k].e > e)
+				e = acc->key[k].e;
+		memcpy(&out[m * nt], &vals[(size_t)acc->key[j].i * nt], nt * sizeof *out);
+		acc->key[m] = (struct order_key){acc->key[j].b, e, (uint32_t)m};
+		m++;
 		j = k;
 	}
 	sorting = NULL;
-	free(key);
-	free(r->b);
-	free(r->e);
-	free(r->vals);
-	*r = out;
+	free(vals);
+	acc->vals = out;
+	acc->n = m;
 }
-
-struct vgq_result_acc {
-	const struct bstmt *b;
-	struct rows r;
-};
 
 struct vgq_result_acc *vgq_result_begin(const struct bstmt *b)
 {
 	struct vgq_result_acc *acc = vgq_xcalloc(1, sizeof *acc);
 	acc->b = b;
-	acc->r.width = b->ntargets;
 	return acc;
 }
 
@@ -301,68 +425,57 @@ struct add_job {
 	size_t *kept; /* per piece: rows it wrote from its first place on */
 };
 
-/* One piece of the bindings into the rows from place base + lo on. */
+/* One piece of the bindings: the valid time of each, a row from place base + lo on. */
 static void add_piece(void *p, size_t lo, size_t hi)
 {
 	struct add_job *j = p;
 	const struct bstmt *b = j->acc->b;
-	struct rows *r = &j->acc->r;
+	struct order_key *key = j->acc->key;
 	size_t at = j->base + lo;
 	for (size_t i = lo; i < hi; i++) {
 		struct binding bd = {j->rows + i * j->width, b->vars};
 		struct tval v = valid_time(b, &bd);
 		if (v.kind == TV_NOTHING)
 			continue;
-		struct vx_value *vals = &r->vals[at * r->width];
-		for (size_t k = 0; k < b->ntargets; k++)
-			vals[k] = vgq_eval(b->targets[k].value, &bd);
-		r->b[at] = v.b;
-		r->e[at] = v.kind == TV_EVENT ? v.b : v.e;
-		at++;
+		key[at++] = (struct order_key){v.b, v.kind == TV_EVENT ? v.b : v.e, (uint32_t)i};
 	}
 	j->kept[lo / j->grain] = at - (j->base + lo);
 }
 
+/* The bindings stay the caller's until vgq_result_end (values are read from them): one
+ * call per result. */
 void vgq_result_add_all(struct vgq_session *s, struct vgq_result_acc *acc, const uint32_t *rows,
                         size_t n, size_t width)
 {
-	struct rows *r = &acc->r;
-	if (r->cap < r->n + n) {
-		r->cap = r->n + n;
-		r->b = vgq_xrealloc(r->b, r->cap, sizeof *r->b);
-		r->e = vgq_xrealloc(r->e, r->cap, sizeof *r->e);
-		r->vals =
-		    vgq_xrealloc(r->vals, r->cap * (r->width ? r->width : 1), sizeof *r->vals);
-	}
+	acc->rows = rows;
+	acc->width = width;
+	acc->key = vgq_xcalloc(n ? n : 1, sizeof *acc->key);
+	acc->cap = n;
 	size_t grain = vgq_grain(s, n, 16, 16384); /* bindings per piece */
 	size_t pieces = (n + grain - 1) / grain;
-	struct add_job j = {acc,  rows,  width,
-	                    r->n, grain, vgq_xcalloc(pieces ? pieces : 1, sizeof *j.kept)};
+	struct add_job j = {acc, rows,  width,
+	                    0,   grain, vgq_xcalloc(pieces ? pieces : 1, sizeof *j.kept)};
 	vgq_parallel_for(s, n, grain, add_piece, &j);
 	/* the pieces' rows close up, in order */
-	size_t to = r->n;
+	size_t to = 0;
 	for (size_t c = 0; c < pieces; c++) {
-		size_t from = j.base + c * grain, k = j.kept[c];
-		if (from != to && k) {
-			memmove(&r->b[to], &r->b[from], k * sizeof *r->b);
-			memmove(&r->e[to], &r->e[from], k * sizeof *r->e);
-			memmove(&r->vals[to * r->width], &r->vals[from * r->width],
-			        k * r->width * sizeof *r->vals);
-		}
+		size_t from = c * grain, k = j.kept[c];
+		if (from != to && k)
+			memmove(&acc->key[to], &acc->key[from], k * sizeof *acc->key);
 		to += k;
 	}
-	r->n = to;
+	acc->n = to;
 	free(j.kept);
 }
 
 void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_result_acc *acc)
 {
 	if (b->unique && !b->result_event)
-		coalesce(s, &acc->r);
-	build(s, b->out, b, &acc->r);
-	free(acc->r.b);
-	free(acc->r.e);
-	free(acc->r.vals);
+		coalesce(s, acc);
+	struct source src = {b, acc->rows, acc->width, acc->vals};
+	build(s, b->out, &src, acc->key, acc->n);
+	free(acc->key);
+	free(acc->vals);
 	free(acc);
 }
 

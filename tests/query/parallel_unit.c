@@ -152,6 +152,13 @@ static const char *const statements[] = {
     "range of J is Job range of M is Mark retrieve (J.job) where M.n = J.job when J precede M",
     /* a sweep whose input is not in time order (sorted by the workers) */
     "range of J is Job range of M is Mark retrieve (J.job, M.n) when end of J overlap M",
+    /* a long run of rows at one valid time: ordered by values evaluated once per row
+     * (result.c's sort_run at one thread, the comparator's merges at more) */
+    "range of J is Job range of M is Mark retrieve (M.w, M.n) valid at end of J "
+    "where J.job = 5 and M.n < 300",
+    /* a sweep join keyed by an equality among its conditions (a hash per item) */
+    "range of J is Job range of M is Mark retrieve (J.job, M.n, M.w) where M.n = J.job "
+    "when J overlap M",
 };
 
 /* Statements that mean the same, the first through a sweep join over events at
@@ -164,6 +171,12 @@ static const char *const same_pairs[][2] = {
      "when (end of (J extend \"forever\")) overlap (end of (K extend \"forever\"))",
      "range of J is Job range of K is Job retrieve (a = J.job, b = K.job) "
      "where J.job < K.job and K.job < 300 when J overlap K"},
+    /* the keyed sweep (pairs of unequal key hashes skipped) against the same condition
+     * in a form that is no key (every pair evaluated) */
+    {"range of J is Job range of M is Mark retrieve (J.job, M.n, M.w) where M.n = J.job "
+     "when J overlap M",
+     "range of J is Job range of M is Mark retrieve (J.job, M.n, M.w) "
+     "where not (M.n != J.job) when J overlap M"},
 };
 
 /* Runs one statement at `threads`; its results into x (the session kept in *s, the
@@ -187,6 +200,18 @@ static size_t run(struct vgq_database *db, const char *text, unsigned threads, u
 	}
 	*qp = q;
 	return rc;
+}
+
+/* One valid time, so the order is the first attribute's (a double here), and more than
+ * a short run of it. */
+static bool ordered_by_first(const struct vgq_relation *r)
+{
+	if (r->ntuples <= 16 || r->nattrs < 1 || r->attrs[0].type != VGQ_DOUBLE)
+		return false;
+	for (size_t t = 1; t < r->ntuples; t++)
+		if (r->from[t] != r->from[0] || r->cols[0].d[t - 1] > r->cols[0].d[t])
+			return false;
+	return true;
 }
 
 int main(void)
@@ -213,6 +238,9 @@ int main(void)
 			continue;
 		}
 		tuples += x1.r[0]->ntuples;
+		if (strstr(statements[i], "valid at end of J where J.job = 5") &&
+		    !ordered_by_first(x1.r[0]))
+			fail("a long run of rows at one valid time is not ordered by its values");
 		for (unsigned t = 2; t <= 4; t++) {
 			struct vgq_session *s;
 			struct tquel_query *q;
