@@ -1,5 +1,7 @@
 /* Entity names as the trace tells them over time: an open-addressing hash table keyed by
- * (kind, id, generation), fed by the built-in naming events in time order. */
+ * (kind, id, generation), fed by the built-in naming events in time order. Kinds and
+ * names are copied: a followed trace (follow.c) frees or reuses an event's bytes once
+ * its stream is read again into a larger buffer. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -63,6 +65,11 @@ void vgt_names_free(struct vgt_names *n)
 {
 	if (!n)
 		return;
+	for (size_t i = 0; i < n->cap; i++)
+		if (n->slots[i].kind) {
+			free((void *)n->slots[i].kind);
+			free((void *)n->slots[i].name);
+		}
 	free(n->slots);
 	free(n);
 }
@@ -72,9 +79,12 @@ static void set(struct vgt_names *n, const char *kind, uint64_t id, uint32_t gen
 	if ((n->n + 1) * 4 > n->cap * 3)
 		grow(n);
 	struct name_slot *s = find(n, kind, id, gen);
-	if (!s->kind)
+	if (!s->kind) {
 		n->n++;
-	*s = (struct name_slot){kind, id, gen, name};
+		*s = (struct name_slot){vgt__xstrdup(kind), id, gen, NULL};
+	}
+	free((void *)s->name);
+	s->name = vgt__xstrdup(name);
 }
 
 /* The value of field `name` if it has type `type`. */

@@ -118,6 +118,37 @@ static void test_many_names(void **state)
 	vgt_names_free(n);
 }
 
+/* A followed trace (trace/follow.c) frees or reuses an event's bytes once its stream is
+ * read again into a larger buffer: a name learned from them outlives them. */
+static void test_names_outlive_event_bytes(void **state)
+{
+	(void)state;
+	struct vgt_field fields[4] = {{.name = "kind", .type = VGT_STRING},
+	                              {.name = "id", .type = VGT_UINT},
+	                              {.name = "gen", .type = VGT_UINT},
+	                              {.name = "name", .type = VGT_STRING}};
+	struct vgt_event_type type = {.name = "vg.entity.create", .fields = fields, .nfields = 4};
+	struct vgt_names *n = vgt_names_new();
+	char bytes[] = "Mailbox\0M2";
+	struct vgt_value v[4] = {{.type = VGT_STRING, .str = {bytes, 7}},
+	                         {.type = VGT_UINT, .u = 7},
+	                         {.type = VGT_UINT, .u = 1},
+	                         {.type = VGT_STRING, .str = {bytes + 8, 2}}};
+	struct vgt_event ev = {.type = &type, .values = v};
+	vgt_names_observe(n, &ev);
+	memset(bytes, 'x', sizeof bytes - 1); /* the stream's buffer, reused */
+	assert_non_null(vgt_names_lookup(n, "mailbox", 7, 1));
+	assert_string_equal(vgt_names_lookup(n, "mailbox", 7, 1), "M2");
+	/* a rename replaces the copy */
+	char again[] = "Mailbox\0M3";
+	v[0].str.ptr = again;
+	v[3].str.ptr = again + 8;
+	vgt_names_observe(n, &ev);
+	memset(again, 'y', sizeof again - 1);
+	assert_string_equal(vgt_names_lookup(n, "Mailbox", 7, 1), "M3");
+	vgt_names_free(n);
+}
+
 static void test_format_time(void **state)
 {
 	(void)state;
@@ -191,6 +222,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_names_over_time),
 	    cmocka_unit_test(test_many_names),
+	    cmocka_unit_test(test_names_outlive_event_bytes),
 	    cmocka_unit_test(test_format_time),
 	    cmocka_unit_test(test_write_cstring),
 	    cmocka_unit_test(test_utf8),
