@@ -7,9 +7,10 @@ recorded (--keep), and must print exactly `vigil query`'s answer over that same 
 trace as a multiset (each answer once), having read the trace over many polls and
 answered incrementally; an aggregate is answered by re-evaluation (said once) and equals
 it too. The selection and the overlap join again with VIGIL_LAYOUT=shared (one folder for
-every process, its writers' images made as their first packets appear; vigil watch runs
-its subject without the runtime's pool for now, src/cli/watch_live.c): the reader must
-make the images and streams `vigil dump` makes of the kept trace, with no damage. `vigil watch --pid` attached to a running mailbox (recorded with --listen: only
+every process, its writers' images made as their first packets appear), the runtime's
+pool on: the second mailbox run takes over the pool files the first one's threads let go
+mid-run, and the reader must cut each file where its writer changes as `vigil dump` cuts
+it (the same images and streams; no damage). `vigil watch --pid` attached to a running mailbox (recorded with --listen: only
 vg.* until the attach) answers incrementally as well, equal to `vigil query`'s over the
 process's image.
 
