@@ -136,9 +136,6 @@ static int start_subject(const struct watch_args *a, const char *dir, const char
 	const char *layout = getenv("VIGIL_LAYOUT");
 	if (!layout || strcmp(layout, "shared"))
 		setenv("VIGIL_LAYOUT", "image", 1);
-	else /* pool files change hands: followed so, a watched answer lost tuples in about
-	      * one run of ten (not understood yet), so each writer keeps a file of its own */
-		setenv("VIGIL_POOL", "off", 1);
 	if (vg_cli_set_preload(lib) < 0)
 		return -1;
 	child = fork();
