@@ -148,7 +148,7 @@ static void relation_names(struct vgq_session *s, bool with_derived, const char 
 bool vgq_check_range(struct vgq_session *s, const struct tquel_query *q,
                      const struct tquel_range *r, struct vgq_diag *d)
 {
-	char err[256];
+	char err[1024]; /* room for a derived relation's refusal and its reason */
 	if (vgq_session_relation(s, r->relation, r->clock_period, err, sizeof err))
 		return true;
 	if (err[0]) {
@@ -213,7 +213,7 @@ static int variable(struct binder *bd, struct bstmt *b, const char *name,
 		error(bd, loc, "more than %d tuple variables in one statement", VGQ_MAX_VARS);
 		return -1;
 	}
-	char err[256];
+	char err[1024]; /* room for a derived relation's refusal and its reason */
 	const struct vgq_relation *rel =
 	    relation_in(bd->s, b->db, r->relation, r->clock, err, sizeof err);
 	if (!rel) { /* checked at the range; a clock may fail only by its size, as of by
@@ -789,7 +789,7 @@ static bool bind_asof(struct binder *bd, struct bstmt *b, const struct tquel_aso
 	}
 	if (!bd->s->db) /* explain without a trace */
 		return true;
-	char err[256];
+	char err[1024]; /* room for a derived relation's refusal and its reason */
 	b->db = vgq_asof_database(bd->s, a->through ? at[1] : at[0], err, sizeof err);
 	if (!b->db)
 		error(bd, &a->loc, "%s", err);

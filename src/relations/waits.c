@@ -64,10 +64,9 @@ bool vgq_waits_possible(const struct vgt_trace *t)
 	return has_lock_ops(t);
 }
 
-struct vgq_waits *vgq_waits_new(struct vgt_trace *t)
+/* The walk and the graph keeping its edges; a failure is kept (said at the end). */
+static struct vgq_waits *waits_start(struct vgt_trace *t)
 {
-	if (!has_lock_ops(t))
-		return NULL;
 	struct vgq_waits *q = vgq_xcalloc(1, sizeof *q);
 	q->sink = (struct vgc_sink){.ctx = q, .lock = on_lock};
 	char err[256];
@@ -77,6 +76,11 @@ struct vgq_waits *vgq_waits_new(struct vgt_trace *t)
 	else
 		vgc_wf_keep_edges(q->wf);
 	return q;
+}
+
+struct vgq_waits *vgq_waits_new(struct vgt_trace *t)
+{
+	return has_lock_ops(t) ? waits_start(t) : NULL;
 }
 
 /* The walk gets the lock operations and vigil's own events (the names of threads and
@@ -218,15 +222,7 @@ void vgq_waits_finish(struct vgq_waits *q, struct builder *b)
 
 struct vgq_waits *vgq_waits_new_live(struct vgt_trace *t)
 {
-	struct vgq_waits *q = vgq_xcalloc(1, sizeof *q);
-	q->sink = (struct vgc_sink){.ctx = q, .lock = on_lock};
-	char err[256];
-	if (!(q->wf = vgc_wf_new()) ||
-	    !(q->walk = vgc_walk_new(t, &q->sink, &q->sum, INT64_MIN, err, sizeof err)))
-		q->failed = true;
-	else
-		vgc_wf_keep_edges(q->wf);
-	return q;
+	return waits_start(t);
 }
 
 /* Every lock-operation type of the trace so far (to declare the lock's kind). */
