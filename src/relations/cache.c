@@ -94,19 +94,24 @@ static int make_dirs(char *path)
 	return mkdir(path, 0700) < 0 && errno != EEXIST ? -1 : 0;
 }
 
+bool vgq_cache_dir(char *out, size_t n)
+{
+	const char *env = getenv("VIGIL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (env && *env)
+		return snprintf(out, n, "%s", env) < (int)n;
+	if (xdg && *xdg)
+		return snprintf(out, n, "%s/vigil", xdg) < (int)n;
+	if (home && *home)
+		return snprintf(out, n, "%s/.cache/vigil", home) < (int)n;
+	return false;
+}
+
 /* CACHEDIR/relations-HASH.vgc, HASH of the trace's real path. */
 static bool dir_path(const char *trace, bool create, char *out, size_t n)
 {
 	char dir[4096];
-	const char *env = getenv("VIGIL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	if (env && *env)
-		snprintf(dir, sizeof dir, "%s", env);
-	else if (xdg && *xdg)
-		snprintf(dir, sizeof dir, "%s/vigil", xdg);
-	else if (home && *home)
-		snprintf(dir, sizeof dir, "%s/.cache/vigil", home);
-	else
+	if (!vgq_cache_dir(dir, sizeof dir))
 		return false;
 	char *real = realpath(trace, NULL);
 	if (!real)
@@ -402,7 +407,8 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	const char *env = getenv("VIGIL_CACHE");
 	struct vgq_build_options o = {.need = rq->need, .nneed = rq->nneed};
 	if (env && !strcmp(env, "off")) { /* nothing to keep: only what the query ranges over */
-		/* Bounded and keyed builds are partial relations: never on the cached path below. */
+		/* Bounded and keyed builds are partial relations: never on the cached path below.
+		 */
 		struct vgq_build_options off = o;
 		off.bounds = rq->bounds;
 		off.nbounds = rq->nbounds;

@@ -64,6 +64,10 @@ struct vgq_cache_result {
 
 /* The database of trace `t` (opened from rq->trace_path), from its cache when one fits,
  * else built (and the cache written). Never NULL; `res` may be NULL. */
+/* The cache directory: VIGIL_CACHE_DIR, else $XDG_CACHE_HOME/vigil, else ~/.cache/vigil;
+ * false when none is set (or it does not fit in n). The build's spill file goes there too. */
+bool vgq_cache_dir(char *out, size_t n);
+
 struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_cache_request *rq,
                                          struct vgq_cache_result *res);
 

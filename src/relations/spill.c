@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/file_io.h"
+#include "relations/cache.h"
 #include "relations/columns.h"
 #include "relations/spill.h"
 
@@ -179,19 +180,11 @@ static void say_failed(const char *what, const char *dir, int err)
 	        what, strerror(err));
 }
 
-/* The cache directory (VIGIL_CACHE_DIR, else $XDG_CACHE_HOME/vigil, else ~/.cache/vigil;
- * the rule of cache.c), else the temporary directory. */
+/* The cache directory (vgq_cache_dir), else the temporary directory. */
 static void spill_dir(char *out, size_t n)
 {
-	const char *env = getenv("VIGIL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME"), *tmp = getenv("TMPDIR");
-	if (env && *env)
-		snprintf(out, n, "%s", env);
-	else if (xdg && *xdg)
-		snprintf(out, n, "%s/vigil", xdg);
-	else if (home && *home)
-		snprintf(out, n, "%s/.cache/vigil", home);
-	else
+	const char *tmp = getenv("TMPDIR");
+	if (!vgq_cache_dir(out, n))
 		snprintf(out, n, "%s", tmp && *tmp ? tmp : "/tmp");
 }
 
