@@ -62,3 +62,13 @@ if(NOT VIGIL_SANITIZE)
                    ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
   set_tests_properties(watch.live-waits PROPERTIES LABELS query TIMEOUT 300)
 endif()
+# Message followed live (derived/net_live.c): the three-tier example and Debian's
+# redis-server with redis-benchmark run by vigil watch; the messages printed live, some
+# while the subject still runs, equal vigil query's over the kept trace, which equals
+# vigil net split's networks; Network and NetWaiting refused live, Message from --pid.
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME watch.live-messages
+           COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/messages_test.py
+                   ${CMAKE_BINARY_DIR}/bin)
+  set_tests_properties(watch.live-messages PROPERTIES LABELS query TIMEOUT 400)
+endif()

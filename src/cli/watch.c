@@ -18,6 +18,7 @@
 #include "cli/watch.h"
 #include "display/display.h"
 #include "lang/lang.h"
+#include "relations/derived.h"
 #include "relations/relation.h"
 #include "trace/source.h"
 
@@ -406,6 +407,15 @@ int vg_cmd_watch(int argc, char **argv)
 		        ranges_over(q, "WaitFor"));
 		goto out;
 	}
+	if (a.pid && ranges_over(q, "Message")) {
+		/* Bytes sent before the attach are unknown: receives would match nothing. */
+		fprintf(stderr,
+		        "vigil watch: %s cannot be followed from an attach (--pid): matching "
+		        "messages and splitting networks need every send and receive since the "
+		        "processes began (docs/watch.md \"Derived relations live\")\n",
+		        ranges_over(q, "Message"));
+		goto out;
+	}
 	if (a.pid && !(attached = vgc_attach(a.pid, err, sizeof err))) {
 		fprintf(stderr, "vigil watch: %s\n", err);
 		goto out;
@@ -444,6 +454,10 @@ int vg_cmd_watch(int argc, char **argv)
 		vga_sensors_from_trace(tr, &sensors);
 		schema = vgq_database_build(tr); /* its warnings: when the answer is read */
 	}
+	/* Message, followed live from vigil's own vg.net.* events whatever the sensors
+	 * (relations/derived.h); the other analyses are refused at bind time, with why */
+	if (model)
+		vgq_derived_live_schemas(schema);
 	struct vgq_options o = {.tick_ns = a.tick};
 	struct vgq_session *s = vgq_session_new(schema, &o);
 	size_t nerrors = 0;

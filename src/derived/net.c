@@ -18,24 +18,19 @@
 #include <string.h>
 
 #include "derived/derived.h"
+#include "derived/net_internal.h"
 #include "net/net.h"
 #include "trace/source.h"
 
 static const char *const names[] = {"Network", "Message", "NetRunning", "NetWaiting", NULL};
 
-static bool has_net_events(const struct vgt_trace *t)
+bool vgd_net_has_events(const struct vgt_trace *t)
 {
 	for (size_t i = 0; i < vgt_class_count(t); i++)
 		if (!strncmp(vgt_class_at(t, i)->name, "vg.net.", 7))
 			return true;
 	return false;
 }
-
-struct rels {
-	struct vgq_derived_ctx *c;
-	const struct vgn_set *s;
-	struct vgq_relation *net, *msg, *run, *wait;
-};
 
 static struct vgq_ref thread_ref(struct rels *r, uint32_t thread)
 {
@@ -47,7 +42,7 @@ static struct vgq_ref thread_ref(struct rels *r, uint32_t thread)
 	                        th->name && *th->name ? vgq_derived_intern(r->c, th->name) : NULL};
 }
 
-static void schema(struct rels *r)
+void vgd_net_schema(struct rels *r)
 {
 	struct vgq_derived_ctx *c = r->c;
 	r->net = vgq_derived_new(c, "Network", VGQ_REL_INTERVAL);
@@ -119,8 +114,8 @@ static void add_network(struct rels *r, const struct vgn_split *sp, size_t n,
 }
 
 /* The set's thread of each graph thread: vertex v is the event sp->events[first + v]. */
-static uint32_t *set_threads(const struct vgn_set *s, const struct vgn_split *sp, size_t n,
-                             const struct vgn_graph *g)
+uint32_t *vgd_net_set_threads(const struct vgn_set *s, const struct vgn_split *sp, size_t n,
+                              const struct vgn_graph *g)
 {
 	uint32_t *map = calloc(g->nthreads + 1, sizeof *map);
 	if (!map)
@@ -128,6 +123,34 @@ static uint32_t *set_threads(const struct vgn_set *s, const struct vgn_split *sp
 	for (size_t v = 0; v < g->nvertices; v++)
 		map[g->vertices[v].thread] = s->events[sp->events[sp->first[n] + v]].thread;
 	return map;
+}
+
+/* Tuple t of Message: message edge x of network n (thr: the set's thread of each graph
+ * thread). The stored build and the live one (below) both write it here. */
+void vgd_net_fill_message(struct rels *r, struct vgq_relation *m, size_t t, size_t n,
+                          const struct vgn_graph *g, const struct vgn_gedge *x, const uint32_t *thr)
+{
+	struct vgq_derived_ctx *c = r->c;
+	const struct vgn_gvertex *a = &g->vertices[x->from], *b = &g->vertices[x->to];
+	const struct vgn_gthread *ta = &g->threads[a->thread], *tb = &g->threads[b->thread];
+	m->cols[0].u[t] = n + 1;
+	m->cols[1].r[t] = thread_ref(r, thr[a->thread]);
+	m->cols[2].r[t] = thread_ref(r, thr[b->thread]);
+	m->cols[3].s[t] = vgq_derived_intern(c, ta->host);
+	m->cols[4].s[t] = vgq_derived_intern(c, tb->host);
+	m->cols[5].s[t] = vgq_derived_intern(c, a->program ? a->program : ta->program);
+	m->cols[6].s[t] = vgq_derived_intern(c, b->program ? b->program : tb->program);
+	m->cols[7].u[t] = x->bytes;
+	m->cols[8].u[t] = x->send_off;
+	m->cols[9].u[t] = x->recv_off;
+	m->cols[10].i[t] = x->cross_host;
+}
+
+size_t vgd_net_append_message(struct vgq_relation *m, const struct vgn_graph *g,
+                              const struct vgn_gedge *x)
+{
+	const struct vgn_gvertex *a = &g->vertices[x->from], *b = &g->vertices[x->to];
+	return vgq_derived_append(m, a->ts, b->ts > a->ts ? b->ts : a->ts);
 }
 
 static void add_edges(struct rels *r, size_t n, const struct vgn_graph *g, const uint32_t *thr)
@@ -138,23 +161,9 @@ static void add_edges(struct rels *r, size_t n, const struct vgn_graph *g, const
 		const struct vgn_gedge *x = &g->edges[e];
 		if (x->kind != VGN_E_MESSAGE)
 			continue;
-		const struct vgn_gvertex *a = &g->vertices[x->from], *b = &g->vertices[x->to];
-		const struct vgn_gthread *ta = &g->threads[a->thread], *tb = &g->threads[b->thread];
-		if (waited && a->thread != b->thread)
+		if (waited && g->vertices[x->from].thread != g->vertices[x->to].thread)
 			waited[x->to] = true;
-		struct vgq_relation *m = r->msg;
-		size_t t = vgq_derived_append(m, a->ts, b->ts > a->ts ? b->ts : a->ts);
-		m->cols[0].u[t] = n + 1;
-		m->cols[1].r[t] = thread_ref(r, thr[a->thread]);
-		m->cols[2].r[t] = thread_ref(r, thr[b->thread]);
-		m->cols[3].s[t] = vgq_derived_intern(c, ta->host);
-		m->cols[4].s[t] = vgq_derived_intern(c, tb->host);
-		m->cols[5].s[t] = vgq_derived_intern(c, a->program ? a->program : ta->program);
-		m->cols[6].s[t] = vgq_derived_intern(c, b->program ? b->program : tb->program);
-		m->cols[7].u[t] = x->bytes;
-		m->cols[8].u[t] = x->send_off;
-		m->cols[9].u[t] = x->recv_off;
-		m->cols[10].i[t] = x->cross_host;
+		vgd_net_fill_message(r, r->msg, vgd_net_append_message(r->msg, g, x), n, g, x, thr);
 	}
 	for (size_t e = 0; waited && e < g->nedges; e++) {
 		const struct vgn_gedge *x = &g->edges[e];
@@ -175,7 +184,7 @@ static void add_edges(struct rels *r, size_t n, const struct vgn_graph *g, const
 static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 {
 	struct rels r = {.c = c};
-	schema(&r);
+	vgd_net_schema(&r);
 	if (vgq_derived_schema_only(c))
 		return 0;
 	struct vgt_trace *t = vgq_derived_trace(c);
@@ -192,7 +201,7 @@ static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 	int rc = vgn_split_run(ss.set, VGN_IN_ALL, &sp);
 	for (size_t n = 0; rc == 0 && n < sp.nnets; n++) {
 		struct vgn_graph *g = vgn_graph_build(ss.set, &sp, n);
-		uint32_t *thr = g ? set_threads(ss.set, &sp, n, g) : NULL;
+		uint32_t *thr = g ? vgd_net_set_threads(ss.set, &sp, n, g) : NULL;
 		struct vgn_stats st;
 		if (!thr || vgn_stats_compute(g, &st) < 0) {
 			free(thr);
@@ -216,7 +225,9 @@ static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 const struct vgq_derived_provider vgd_net_provider = {
     .names = names,
     .source = "vigil net split",
-    .not_live = "vigil net split numbers the networks and assigns each event to one over "
-                "the whole trace, so later events change earlier networks",
-    .applies = has_net_events,
+    .not_live = "a network's attributes (its last event, response time, counts) and its "
+                "threads' running and waiting are known only once nothing can join it "
+                "any more; Message is followed live",
+    .live = &vgd_net_live,
+    .applies = vgd_net_has_events,
     .build = build};

@@ -7,6 +7,7 @@
 
 #include "live/delta_internal.h"
 #include "relations/build.h"
+#include "relations/derived.h"
 
 /* A relation of the builder (or WaitFor, followed by its own walk) that some variable
  * ranges over. */
@@ -14,8 +15,11 @@ struct source {
 	const char *name;
 	struct vgq_relation *rel; /* NULL until the builder (or the walk) has made it */
 	bool waits;               /* WaitFor from the lock operations (relations/waits.c) */
-	size_t seen;              /* tuples [0, seen) were looked at by an earlier update */
-	size_t *pending;          /* tuples looked at and still open */
+	/* a derived relation followed live (relations/derived.h: Message), or NULL */
+	const struct vgq_derived_live *live;
+	char *live_error; /* its analysis failed: said once, in place of its answers */
+	size_t seen;      /* tuples [0, seen) were looked at by an earlier update */
+	size_t *pending;  /* tuples looked at and still open */
 	size_t npending, cappending;
 	size_t *fin; /* this update's newly final tuples */
 	size_t nfin, capfin;
@@ -27,6 +31,10 @@ struct vgq_delta {
 	const struct vgt_trace *trace; /* followed (trace/follow.h): gains classes */
 	struct vgq_build_options bo;
 	struct vgq_waits *waits; /* when a variable ranges over WaitFor */
+	/* the analyses followed live, one state each (relations/derived.h) */
+	const struct vgq_derived_live **lives;
+	void **live_states;
+	size_t nlives;
 	struct vgq_options o;
 	struct delta_retrieve *rets;
 	size_t nrets;
@@ -43,6 +51,15 @@ struct vgq_delta {
 	bool disorder;
 	struct vgq_db_internal internal;
 };
+
+/* Does the builder have a relation of that name (the trace's own)? */
+static bool declared(const struct builder *b, const char *name)
+{
+	for (size_t i = 0; i < b->nslots; i++)
+		if (!strcasecmp(b->slots[i]->rel->name, name))
+			return true;
+	return false;
+}
 
 static size_t source_of(struct vgq_delta *d, const char *name)
 {
@@ -83,9 +100,25 @@ struct vgq_delta *vgq_delta_new(const struct tquel_query *q, struct vgt_trace *t
 	d->b.end_since_arg = d->bo.keep_arg;
 	vgq_build_schema(&d->b, t);
 	d->internal.pool = d->b.pool;
-	for (size_t i = 0; i < d->nsources; i++)
+	for (size_t i = 0; i < d->nsources; i++) {
 		if (!strcasecmp(d->sources[i].name, "WaitFor") && !d->waits)
 			d->waits = vgq_waits_new_live(t);
+		/* a relation of the trace's own of that name wins, as in a build */
+		const struct vgq_derived_live *live = vgq_derived_live_of(d->sources[i].name);
+		if (!live || declared(&d->b, d->sources[i].name))
+			continue;
+		d->sources[i].live = live;
+		bool started = false;
+		for (size_t k = 0; k < d->nlives && !started; k++)
+			started = d->lives[k] == live;
+		if (started)
+			continue;
+		d->lives = vgq_xrealloc(d->lives, d->nlives + 1, sizeof *d->lives);
+		d->live_states =
+		    vgq_xrealloc(d->live_states, d->nlives + 1, sizeof *d->live_states);
+		d->lives[d->nlives] = live;
+		d->live_states[d->nlives++] = live->start(t, d->b.pool);
+	}
 	return d;
 }
 
@@ -101,7 +134,12 @@ void vgq_delta_free(struct vgq_delta *d)
 	for (size_t i = 0; i < d->nsources; i++) {
 		free(d->sources[i].pending);
 		free(d->sources[i].fin);
+		free(d->sources[i].live_error);
 	}
+	for (size_t k = 0; k < d->nlives; k++)
+		d->lives[k]->free(d->live_states[k]);
+	free(d->lives);
+	free(d->live_states);
 	free(d->sources);
 	vgq_waits_free_live(d->waits);
 	/* The builder's relations were never handed to a database: finish it into one and
@@ -141,6 +179,16 @@ void vgq_delta_feed(struct vgq_delta *d, const struct vgt_event *ev)
 	vgt_names_observe(d->b.names, ev);
 	vgq_build_feed(&d->b, ev);
 	vgq_waits_feed(d->waits, ev);
+	for (size_t k = 0; k < d->nlives; k++)
+		d->lives[k]->feed(d->live_states[k], ev);
+}
+
+static void *live_state(struct vgq_delta *d, const struct vgq_derived_live *live)
+{
+	for (size_t k = 0; k < d->nlives; k++)
+		if (d->lives[k] == live)
+			return d->live_states[k];
+	return NULL;
 }
 
 static void push_index(size_t **a, size_t *n, size_t *cap, size_t v)
@@ -173,7 +221,13 @@ static void sort_tuple(struct vgq_delta *d, struct source *s, size_t i, bool fin
 static void take_final(struct vgq_delta *d, struct source *s, bool final)
 {
 	s->nfin = 0;
-	if (!s->rel && !s->waits)
+	if (s->live && !s->live_error) {
+		char err[512] = "";
+		s->rel = s->live->sync(live_state(d, s->live), s->name, final, err, sizeof err);
+		if (!s->rel && err[0])
+			s->live_error = strcpy(vgq_xcalloc(strlen(err) + 1, 1), err);
+	}
+	if (!s->rel && !s->waits && !s->live)
 		for (size_t i = 0; i < d->b.nslots; i++)
 			if (!strcasecmp(d->b.slots[i]->rel->name, s->name))
 				s->rel = d->b.slots[i]->rel;
@@ -311,7 +365,15 @@ static size_t update_retrieve(struct vgq_delta *d, size_t ri, bool final, vgq_em
 		for (size_t v = 0; v < r->nvars && !errs; v++)
 			if (r->vars[v].state->ntuples > old[v])
 				errs += run_once(d, r, old, v, emit, ctx, errors);
-	if (!ready && final && !d->broken[ri]) {
+	for (size_t v = 0; v < r->nvars && !d->broken[ri]; v++)
+		if (d->sources[d->var_source[ri][v]].live_error) {
+			fprintf(errors, "%s: %s\n", r->sub.source,
+			        d->sources[d->var_source[ri][v]].live_error);
+			ready = false;
+			errs++;
+			break;
+		}
+	if (!ready && final && !d->broken[ri] && !errs) {
 		/* As the engine says of a stored trace that lacks the relation. */
 		for (size_t v = 0; v < r->nvars; v++)
 			if (!d->sources[d->var_source[ri][v]].rel)

@@ -4,9 +4,10 @@
  * except with aggregates (over every tuple valid at an instant), `retrieve unique`
  * (coalescing across combinations), "now" (moves with each read), Clock (ticks between
  * the first and the last event) and results of earlier statements: those are refused,
- * and answered by re-evaluation. WaitFor is followed edge by edge (relations/waits.c);
- * the analyses' derived relations (Network, Message...) need the whole trace and are
- * refused (docs/tquel.md "Derived relations"). */
+ * and answered by re-evaluation. WaitFor is followed edge by edge (relations/waits.c),
+ * Message message by message (derived/net_live.c); the other analyses' derived relations
+ * (Network, Violation...) need the whole trace and are refused (docs/tquel.md "Derived
+ * relations"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,8 @@ static int var_index(struct walk *w, const char *name)
 		refuse(w, "it ranges over Clock (ticks from the first to the last event)");
 		return -1;
 	}
-	if (vgq_derived_source(rg->relation)) { /* Network, Message...: docs/tquel.md */
+	if (vgq_derived_source(rg->relation) && !vgq_derived_live_of(rg->relation)) {
+		/* Network, Violation...: docs/tquel.md; Message is followed (derived.h) */
 		refuse(w, "it ranges over a relation an analysis derives from the whole trace");
 		return -1;
 	}

@@ -60,4 +60,9 @@ void vgn__add_pair(struct vgn_set *s, size_t *cap, uint32_t snd, uint32_t rcv, u
  * connections it matched in recv_done (as receivers) and send_done (as senders). */
 void vgn__match_shared(struct vgn_set *s, size_t *cap, bool *send_done, bool *recv_done);
 
+/* Numbers the split's networks in the order of the events that began them (began[n] for
+ * network n as the walk made it): time, then host, process, thread and place in its
+ * stream (number.c). */
+void vgn_split_number(const struct vgn_set *s, struct vgn_split *sp, const uint32_t *began);
+
 #endif

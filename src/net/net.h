@@ -163,6 +163,15 @@ struct vgt_trace;
 int vgn_load_open(struct vgn_set *s, struct vgt_trace *t, const char *path,
                   struct vgn_load_stats *st, void (*progress)(const char *line));
 
+/* The same event by event: a loader adds each structural event it is given to the set
+ * (vigil watch feeds it a trace as it is written; classes may appear as it goes). */
+struct vgn_loader;
+struct vgn_loader *vgn_loader_new(struct vgn_set *s, const struct vgt_trace *t, const char *path,
+                                  struct vgn_load_stats *st);
+struct vgt_event;
+void vgn_loader_event(struct vgn_loader *l, const struct vgt_event *ev);
+void vgn_loader_free(struct vgn_loader *l);
+
 /* ---- matching ----------------------------------------------------------------------- */
 
 struct vgn_match_stats {

@@ -89,6 +89,7 @@ struct walk {
 	unsigned per, per_accept; /* for `connect` inputs (a recorded client), `accept` ones */
 	uint32_t *unit_conn, *unit_proc;
 	uint32_t *conn_ev;    /* per conn: its vg.net.conn event */
+	uint32_t *began;      /* per network: the event that began it (its input may move) */
 	struct vgn_tmap iids; /* interaction id -> network */
 	/* pipe name -> the only process holding it, or VGN_NONE - 1 if several did */
 	struct vgn_tmap shared;
@@ -98,8 +99,10 @@ struct walk {
 static uint32_t new_net(struct walk *w, uint32_t ev)
 {
 	struct vgn_split *sp = w->sp;
+	size_t cap = w->cap_inputs;
 	VGN_GROW(sp->inputs, w->cap_inputs, sp->nnets + 1);
-	sp->inputs[sp->nnets] = ev;
+	VGN_GROW(w->began, cap, sp->nnets + 1);
+	sp->inputs[sp->nnets] = w->began[sp->nnets] = ev;
 	const struct vgn_event *e = &w->s->events[ev];
 	if ((e->iid_hi || e->iid_lo) && vgn_tmap_get(&w->iids, e->iid_hi, e->iid_lo, 0) == VGN_NONE)
 		vgn_tmap_put(&w->iids, e->iid_hi, e->iid_lo, 0, (uint32_t)sp->nnets);
@@ -107,9 +110,9 @@ static uint32_t new_net(struct walk *w, uint32_t ev)
 }
 
 /* Creators: a thread's creator is the only other thread of its process alive when it
- * began; a process's first thread was made by the only thread alive then in the parent
- * process (ppid on the same host). Anything ambiguous: unknown (the recording does not
- * say which thread called pthread_create or fork). */
+ * began (not ended: docs/net.md "Network numbers"); a process's first thread was made by the only
+ * thread alive then in the parent process (ppid on the same host). Anything ambiguous: unknown (the
+ * recording does not say which thread called pthread_create or fork). */
 static void find_creators(struct walk *w)
 {
 	const struct vgn_set *s = w->s;
@@ -117,15 +120,32 @@ static void find_creators(struct walk *w)
 	size_t nt = s->nthreads;
 	int64_t *first = vgb_xcalloc(nt ? nt : 1, sizeof *first);
 	int64_t *last = vgb_xcalloc(nt ? nt : 1, sizeof *last);
+	/* A thread is alive from its first event until its end, or its process's: a
+	 * thread whose end is not recorded (yet) is alive to the end of the trace, so that
+	 * a prefix of the trace finds the creators the whole trace finds (number.c). */
+	int64_t *proc_end = vgb_xcalloc(s->nprocs + 1, sizeof *proc_end);
+	for (size_t p = 0; p < s->nprocs; p++)
+		proc_end[p] = INT64_MAX;
+	for (size_t i = 0; i < s->nevents; i++)
+		if (s->events[i].kind == VGN_PROC_END) {
+			uint32_t p = s->threads[s->events[i].thread].proc;
+			if (s->events[i].ts < proc_end[p])
+				proc_end[p] = s->events[i].ts;
+		}
 	for (size_t t = 0; t < nt; t++) {
 		first[t] = INT64_MAX;
 		last[t] = INT64_MIN;
 		w->sp->creator[t] = VGN_NONE;
 		if (o->first[t] < o->first[t + 1]) {
 			first[t] = s->events[o->order[o->first[t]]].ts;
-			last[t] = s->events[o->order[o->first[t + 1] - 1]].ts;
+			last[t] = proc_end[s->threads[t].proc];
+			for (uint32_t k = o->first[t]; k < o->first[t + 1]; k++)
+				if (s->events[o->order[k]].kind == VGN_THREAD_END &&
+				    s->events[o->order[k]].ts < last[t])
+					last[t] = s->events[o->order[k]].ts;
 		}
 	}
+	free(proc_end);
 	/* threads by process */
 	size_t np = s->nprocs;
 	uint32_t *pfirst = vgb_xcalloc(np + 1, sizeof *pfirst),
@@ -604,6 +624,8 @@ int vgn_split_run(const struct vgn_set *s, unsigned mask, struct vgn_split *sp)
 			PUSH(t);
 	}
 #undef PUSH
+	vgn_split_number(s, sp, w.began);
+	free(w.began);
 	free(queue);
 	free(queued);
 	free(kfirst);

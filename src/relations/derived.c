@@ -274,7 +274,93 @@ void vgq_derived_free(struct vgq_database *db)
 	free(in->tried);
 }
 
+const struct vgq_derived_live *vgq_derived_live_of(const char *name)
+{
+	const struct vgq_derived_provider *p = provider_of(name, NULL);
+	for (const char *const *n = p && p->live ? p->live->names : NULL; n && *n; n++)
+		if (!strcasecmp(*n, name))
+			return p->live;
+	return NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcasecmp((*(struct vgq_relation *const *)a)->name,
+	                  (*(struct vgq_relation *const *)b)->name);
+}
+
+/* Adds r to the database's relations, kept sorted by name. */
+static void add_relation(struct vgq_database *db, struct vgq_relation *r)
+{
+	struct vgq_relation **rels = vgq_xcalloc(db->nrelations + 1, sizeof *rels);
+	for (size_t i = 0; i < db->nrelations; i++)
+		rels[i] = db->relations[i];
+	rels[db->nrelations++] = r;
+	qsort(rels, db->nrelations, sizeof *rels, by_name);
+	free((void *)db->relations);
+	db->relations = rels;
+}
+
+void vgq_derived_live_schemas(struct vgq_database *db)
+{
+	for (size_t i = 0; i < nproviders; i++) {
+		const struct vgq_derived_live *live = providers[i]->live;
+		if (!live)
+			continue;
+		struct vgq_derived_ctx c = {.db = db, .schema_only = true};
+		char err[256];
+		if (providers[i]->build(&c, err, sizeof err) == 0)
+			for (const char *const *n = live->names; *n; n++)
+				for (size_t k = 0; k < c.nmade; k++)
+					if (c.made[k] && !strcasecmp(c.made[k]->name, *n) &&
+					    !vgq_database_find(db, *n)) {
+						add_relation(db, c.made[k]);
+						c.made[k] = NULL;
+					}
+		for (size_t k = 0; k < c.nmade; k++)
+			vgq_relation_free(c.made[k]);
+		free(c.made);
+	}
+}
+
 /* ---- for providers ---- */
+
+struct vgq_derived_live_ctx {
+	struct vgq_derived_ctx c;
+	struct vgq_database db;
+	struct vgq_db_internal in;
+};
+
+struct vgq_derived_ctx *vgq_derived_ctx_live(struct vgt_trace *t, struct vgq_pool *pool)
+{
+	struct vgq_derived_live_ctx *l = vgq_xcalloc(1, sizeof *l);
+	l->in.pool = pool;
+	l->in.trace = t;
+	l->db.internal = &l->in;
+	l->c.db = &l->db;
+	return &l->c; /* the first member: freed as the whole */
+}
+
+struct vgq_relation *vgq_derived_ctx_take(struct vgq_derived_ctx *c, const char *name)
+{
+	for (size_t k = 0; k < c->nmade; k++)
+		if (c->made[k] && !strcasecmp(c->made[k]->name, name)) {
+			struct vgq_relation *r = c->made[k];
+			c->made[k] = NULL;
+			return r;
+		}
+	return NULL;
+}
+
+void vgq_derived_ctx_free(struct vgq_derived_ctx *c)
+{
+	if (!c)
+		return;
+	for (size_t k = 0; k < c->nmade; k++)
+		vgq_relation_free(c->made[k]);
+	free(c->made);
+	free(c);
+}
 
 struct vgt_trace *vgq_derived_trace(struct vgq_derived_ctx *c)
 {

@@ -14,6 +14,23 @@
 #include "relations/relation.h"
 
 struct vgq_derived_ctx;
+struct vgq_pool;
+
+/* Some relations of an analysis followed as a trace is written (vigil watch; docs/watch.md
+ * "Derived relations live"): a state fed every event of the merged reading in order, and
+ * asked at each update for its relations with the tuples that became final appended. */
+struct vgq_derived_live {
+	const char *const *names; /* those that can be followed, NULL-terminated */
+	void *(*start)(struct vgt_trace *t, struct vgq_pool *pool);
+	void (*feed)(void *state, const struct vgt_event *ev);
+	/* Relation `name` as it is now (kept by the state; NULL while the trace cannot have
+	 * it yet): tuples already returned are never changed, new final ones are appended;
+	 * with `final` (the trace has ended) every tuple the whole trace has. NULL with one
+	 * line in err when it failed (then for good). */
+	struct vgq_relation *(*sync)(void *state, const char *name, bool final, char *err,
+	                             size_t errsize);
+	void (*free)(void *state);
+};
 
 struct vgq_derived_provider {
 	const char *const *names; /* the relations it makes, NULL-terminated */
@@ -21,6 +38,8 @@ struct vgq_derived_provider {
 	/* Why `vigil watch` cannot follow it live (one clause, after "cannot be followed
 	 * live: "): each analysis here needs the whole trace (docs/tquel.md). */
 	const char *not_live;
+	/* The relations it can follow live, or NULL (then each is refused with not_live). */
+	const struct vgq_derived_live *live;
 	/* Whether a trace can have them, from the metadata alone (cheap). NULL: always. */
 	bool (*applies)(const struct vgt_trace *t);
 	/* Makes every relation of `names` (vgq_derived_new), tuples in the order they
@@ -58,7 +77,23 @@ size_t vgq_derived_cached(const struct vgq_database *db);
 /* What the provider of `name` replaces ("vigil net split"), or NULL if not derived. */
 const char *vgq_derived_source(const char *name);
 
+/* The live operations that follow `name` (vigil watch), or NULL when it cannot be followed
+ * (not derived, or derived from the whole trace only). */
+const struct vgq_derived_live *vgq_derived_live_of(const char *name);
+/* Adds to a database made from a sensor description (vgq_database_from_model: vigil
+ * watch binds against it) the schemas of the derived relations that can be followed
+ * live (a watched process records vigil's own vg.net.* events whatever its sensors),
+ * unless a relation of the same name is declared. */
+void vgq_derived_live_schemas(struct vgq_database *db);
+
 /* ---- for providers ---- */
+/* A context over a trace being followed: relations made in it use `pool` (vigil watch's
+ * builder's) and the trace's images; vgq_derived_ctx_take hands them over. */
+struct vgq_derived_ctx *vgq_derived_ctx_live(struct vgt_trace *t, struct vgq_pool *pool);
+/* The relation `name` made in c (the caller owns it from now), or NULL; every other made
+ * relation is freed with c. */
+struct vgq_relation *vgq_derived_ctx_take(struct vgq_derived_ctx *c, const char *name);
+void vgq_derived_ctx_free(struct vgq_derived_ctx *c);
 /* The build only makes the relations and their attributes, then returns 0: it reads
  * nothing (vgq_derived_schemas). */
 bool vgq_derived_schema_only(const struct vgq_derived_ctx *c);
