@@ -11,6 +11,7 @@ vigil net split finds, followed as the subject runs.
   (the whole trace's analysis): a message lost, printed twice or with another network
   number fails. The stored answer is checked against `vigil net split`'s network files
   (network, send and receive times, bytes): the network numbers are net split's.
+  `vigil watch --replay` of the kept trace answers the same.
 * The analyses that cannot be followed are refused before anything runs (Network,
   NetWaiting), and so is Message from an attach (--pid).
 
@@ -156,11 +157,21 @@ def check_subject(work, name, script):
         raise SystemExit(f"FAIL: {name}: the stored Message differs from vigil net split: "
                          f"{list((stored - split).items())[:3]} / "
                          f"{list((split - stored).items())[:3]}")
+    # --replay feeds the same network from the finished recording.
+    r = subprocess.run([VIGIL, "watch", "--replay", kept, "--format", "json", "--stats", "-e",
+                        QUERY], capture_output=True, text=True, timeout=300)
+    st = stats_of(r.stderr)
+    if r.returncode != 0 or not st or st["evaluation"] != "incremental" or \
+            json_lines(r.stdout) != want:
+        raise SystemExit(f"FAIL: {name}: --replay: exit {r.returncode}, "
+                         f"{len(json_lines(r.stdout))} lines, vigil query has {len(want)}: "
+                         f"{r.stderr[-500:]}")
     nets = {k[0] for k in stored}
     if len(nets) < 2:
         raise SystemExit(f"FAIL: {name}: {len(nets)} network(s): too few to tell numbers apart")
     print(f"ok  {name}: {len(got)} messages of {len(nets)} networks live = vigil query over "
-          f"the kept trace = vigil net split ({before} printed before the subject ended)")
+          f"the kept trace = vigil net split = --replay ({before} printed before the subject "
+          f"ended)")
 
 
 def refused(args, query, relation, what):
