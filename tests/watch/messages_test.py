@@ -42,7 +42,7 @@ def json_lines(text):
 
 
 def three_tier(work, go):
-    return (f"{os.path.join(BIN, 'three_tier')} run --threads 3 --requests 40 >/dev/null\n"
+    return (f"{os.path.join(BIN, 'three_tier')} run --threads 5 --requests 40 >/dev/null\n"
             + WAIT_GO.format(go=go))
 
 
