@@ -121,7 +121,9 @@ int watch_follow_end(struct watch_follow *w, struct watch_answer *ans, char **st
 	struct vgt_trace *t = vgt_follow_trace(w->follow);
 	if (vgt_damage_total(t))
 		vgt_damage_report(t, "vigil watch", "", stderr);
-	if (w->errors)
+	struct vgq_delta_stats ds;
+	vgq_delta_stats(w->delta, &ds);
+	if (w->errors > ds.derived_errors) /* an analysis's error said why already */
 		fprintf(stderr, "vigil watch: the subject's trace lacks what the query needs (its "
 		                "sensors were never registered?)\n");
 	ans->counts = vga_filter_counts(w->filter);
@@ -131,8 +133,6 @@ int watch_follow_end(struct watch_follow *w, struct watch_answer *ans, char **st
 	if (ans->per_alpha)
 		memcpy(ans->per_alpha, vga_filter_per_alpha(w->filter),
 		       plan->n * sizeof *ans->per_alpha);
-	struct vgq_delta_stats ds;
-	vgq_delta_stats(w->delta, &ds);
 	ans->events = ds.events;
 	ans->first = ds.first;
 	ans->last = ds.last;

@@ -39,13 +39,14 @@ void vgq_delta_feed(struct vgq_delta *d, const struct vgt_event *ev);
 size_t vgq_delta_update(struct vgq_delta *d, bool final, vgq_emit_fn emit, void *ctx, FILE *errors);
 
 struct vgq_delta_stats {
-	uint64_t events;     /* kept events fed */
-	int64_t first, last; /* their time span (0 if none) */
-	uint64_t state;      /* tuples kept for joins after the last update */
-	uint64_t state_peak; /* the most kept at once */
-	uint64_t dropped;    /* kept tuples dropped as unable to join again */
-	uint64_t deltas;     /* final tuples taken by the operators */
-	bool unbounded;      /* some variable's state is never dropped (see delta.h) */
+	uint64_t events;         /* kept events fed */
+	int64_t first, last;     /* their time span (0 if none) */
+	uint64_t state;          /* tuples kept for joins after the last update */
+	uint64_t state_peak;     /* the most kept at once */
+	uint64_t dropped;        /* kept tuples dropped as unable to join again */
+	uint64_t deltas;         /* final tuples taken by the operators */
+	bool unbounded;          /* some variable's state is never dropped (see delta.h) */
+	uint64_t derived_errors; /* errors that were a followed analysis's (derived.h) */
 };
 void vgq_delta_stats(const struct vgq_delta *d, struct vgq_delta_stats *out);
 /* The relation builder's warnings, as vgq_database_print_warnings prints them. */

@@ -371,6 +371,7 @@ static size_t update_retrieve(struct vgq_delta *d, size_t ri, bool final, vgq_em
 			        d->sources[d->var_source[ri][v]].live_error);
 			ready = false;
 			errs++;
+			d->st.derived_errors++;
 			break;
 		}
 	if (!ready && final && !d->broken[ri] && !errs) {
