@@ -36,7 +36,7 @@ LOCK_ROUNDS = 300 if SMOKE else 10000
 LOCKS = os.path.join(BUILD, "bin", "watch_locks")
 LOCKS_VGL = os.path.join(os.path.dirname(VGL), "..", "..", "tests", "watch", "locks.vgl")
 # Message: the three-tier example (examples/three_tier), TIER_REQUESTS requests on 3 threads.
-MESSAGE_SHAPE = "Message (live net split; peer: one cold vigil query at the end)"
+MESSAGE_SHAPE = "Message (live net split)"
 TIER_REQUESTS = 100 if SMOKE else 3000
 THREE_TIER = os.path.join(BUILD, "bin", "three_tier")
 SHAPES = [
@@ -45,10 +45,8 @@ SHAPES = [
     ("WaitFor (live wait-for graph)", """range of W is WaitFor
 retrieve (W.waiter, W.holder, W.lock)""",
      ["--sensors", LOCKS_VGL, "--", LOCKS, "4", "2", str(LOCK_ROUNDS), "/"]),
-    # Message (net split's analysis run again over the trace so far at each update):
-    # re-evaluation cannot answer it (a snapshot is part of a trace, where derived
-    # relations are refused), so its peer is one answer over the whole kept trace, cold
-    # (VIGIL_CACHE=off vigil query): what the last re-evaluated snapshot would cost.
+    # Message (net split's analysis run again over the trace so far at each update);
+    # re-evaluation answers each snapshot with the stored analysis over it.
     (MESSAGE_SHAPE, """range of M is Message
 retrieve (M.network, M.sender, M.receiver, M.bytes)""",
      ["--sensors", "{empty_vgl}", "--", "sh", "-c",
@@ -68,17 +66,6 @@ def cells(r):
             f"{i['total_cpu_ms']:.0f} / {e['total_cpu_ms']:.0f} ms"]
 
 
-def stored_peer(kept, q):
-    """One cold answer over the whole kept trace, in the re-evaluation cells' form."""
-    before = os.times()
-    run([VIGIL, "query", kept, "--format", "json", "-e", q], {"VIGIL_CACHE": "off"})
-    after = os.times()
-    ms = (after.children_user + after.children_system - before.children_user -
-          before.children_system) * 1e3
-    return {"updates": 1, "start_ms": ms, "end_ms": ms, "same_answer": True,
-            "total_cpu_ms": ms}
-
-
 def measure(work):
     ok = True
     rows = []
@@ -89,7 +76,7 @@ def measure(work):
     for name, q, subject in [x for x in SHAPES if x[0].startswith(only)]:
         row = {"shape": name}
         subject = [a.replace("{empty_vgl}", empty_vgl) for a in subject]
-        for how, env in WAYS[:1] if name == MESSAGE_SHAPE else WAYS:
+        for how, env in WAYS:
             say(f"watch-live: {name}, {how}, {MESSAGES} messages")
             kept = os.path.join(work, "kept")
             p = run([VIGIL, "watch", "--format", "json", "--stats", "--keep", kept,
@@ -98,8 +85,6 @@ def measure(work):
             got = sorted(l for l in p.stdout.splitlines() if l.startswith("{"))
             want = sorted(run([VIGIL, "query", kept, "--format", "json", "-e", q])
                           .stdout.splitlines())
-            if name == MESSAGE_SHAPE:
-                row["re-evaluation"] = stored_peer(kept, q)
             shutil.rmtree(kept, ignore_errors=True)
             same = got == want and bool(want)
             ok &= st["evaluation"] == how and (same or how != "incremental")
