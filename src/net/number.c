@@ -8,11 +8,13 @@
 
 #include "net/internal.h"
 
-struct began_key {
-	const struct vgn_set *s;
-	const uint32_t *began;
+/* What orders a network: the event that began it, and where that event was recorded. */
+struct began {
+	int64_t cts;
+	const char *host;
+	uint64_t pid, gen, tid, tgen, offset, ev;
+	uint32_t net;
 };
-static struct began_key key; /* for qsort */
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {
@@ -21,25 +23,21 @@ static int cmp_u64(uint64_t a, uint64_t b)
 
 static int by_beginning(const void *x, const void *y)
 {
-	const struct vgn_set *s = key.s;
-	uint32_t ea = key.began[*(const uint32_t *)x], eb = key.began[*(const uint32_t *)y];
-	const struct vgn_event *a = &s->events[ea], *b = &s->events[eb];
+	const struct began *a = x, *b = y;
 	if (a->cts != b->cts)
 		return a->cts < b->cts ? -1 : 1;
-	const struct vgn_thread *ta = &s->threads[a->thread], *tb = &s->threads[b->thread];
-	const struct vgn_proc *pa = &s->procs[ta->proc], *pb = &s->procs[tb->proc];
-	int c = strcmp(s->hosts[pa->host].name, s->hosts[pb->host].name);
+	int c = strcmp(a->host, b->host);
 	if (!c)
-		c = cmp_u64((uint64_t)pa->pid, (uint64_t)pb->pid);
+		c = cmp_u64(a->pid, b->pid);
 	if (!c)
-		c = cmp_u64(pa->gen, pb->gen);
+		c = cmp_u64(a->gen, b->gen);
 	if (!c)
-		c = cmp_u64(ta->tid, tb->tid);
+		c = cmp_u64(a->tid, b->tid);
 	if (!c)
-		c = cmp_u64(ta->gen, tb->gen);
+		c = cmp_u64(a->tgen, b->tgen);
 	if (!c)
 		c = cmp_u64(a->offset, b->offset);
-	return c ? c : cmp_u64(ea, eb);
+	return c ? c : cmp_u64(a->ev, b->ev);
 }
 
 void vgn_split_number(const struct vgn_set *s, struct vgn_split *sp, const uint32_t *began)
@@ -47,15 +45,26 @@ void vgn_split_number(const struct vgn_set *s, struct vgn_split *sp, const uint3
 	size_t n = sp->nnets;
 	if (n < 2)
 		return;
-	uint32_t *order = vgb_xcalloc(n, sizeof *order), *rank = vgb_xcalloc(n, sizeof *rank);
-	uint32_t *inputs = vgb_xcalloc(n, sizeof *inputs);
-	for (size_t i = 0; i < n; i++)
-		order[i] = (uint32_t)i;
-	key = (struct began_key){s, began};
+	struct began *order = vgb_xcalloc(n, sizeof *order);
+	for (size_t i = 0; i < n; i++) {
+		const struct vgn_event *e = &s->events[began[i]];
+		const struct vgn_thread *th = &s->threads[e->thread];
+		const struct vgn_proc *pr = &s->procs[th->proc];
+		order[i] = (struct began){e->cts,
+		                          s->hosts[pr->host].name,
+		                          (uint64_t)pr->pid,
+		                          pr->gen,
+		                          th->tid,
+		                          th->gen,
+		                          e->offset,
+		                          began[i],
+		                          (uint32_t)i};
+	}
 	qsort(order, n, sizeof *order, by_beginning);
+	uint32_t *rank = vgb_xcalloc(n, sizeof *rank), *inputs = vgb_xcalloc(n, sizeof *inputs);
 	for (size_t k = 0; k < n; k++) {
-		rank[order[k]] = (uint32_t)k;
-		inputs[k] = sp->inputs[order[k]];
+		rank[order[k].net] = (uint32_t)k;
+		inputs[k] = sp->inputs[order[k].net];
 	}
 	memcpy(sp->inputs, inputs, n * sizeof *inputs);
 	for (size_t e = 0; e < s->nevents; e++)
