@@ -15,8 +15,8 @@ _Noreturn void vgb_oom(void)
 	exit(2);
 }
 
-/* Large blocks ask for transparent huge pages (the kernel's "madvise" mode, Debian's
- * default): a block is written soon after it is allocated (relations' columns, a join's
+/* Large blocks (HUGE_MIN and more) ask for transparent huge pages (the kernel's "madvise" mode,
+ * Debian's default): a block is written soon after it is allocated (relations' columns, a join's
  * sorted inputs, a result's rows), and its first touch of each 4 KiB page is a fault; on
  * a virtual machine one costs tens of microseconds (32 MiB: 200 ms in 4 KiB faults, 3 ms
  * in 2 MiB ones, measured on the project's VM). Below HUGE_MIN a huge page could waste
