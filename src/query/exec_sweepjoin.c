@@ -42,7 +42,7 @@ struct items_job {
 	bool *some;             /* per binding: it has an item */
 	struct bx *const *keys; /* this side's, or NULL */
 	size_t nkeys;
-	const struct bx *exact; /* the one key, read from its column (sweep_exact_key) */
+	const struct bx *exact; /* the one key read from its column (exact_l, exact_r) */
 };
 
 /* The key of row `row` of the relation `exact` reads; false when it is null. */
