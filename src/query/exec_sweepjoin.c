@@ -42,25 +42,45 @@ struct items_job {
 	bool *some;             /* per binding: it has an item */
 	struct bx *const *keys; /* this side's, or NULL */
 	size_t nkeys;
+	const struct bx *exact; /* the one key read from its column (exact_l, exact_r) */
 };
+
+/* The key of row `row` of the relation `exact` reads; false when it is null. */
+static bool exact_key_of(const struct bstmt *b, const struct bx *exact, const uint32_t *row,
+                         uint64_t *key)
+{
+	const struct vgq_relation *rel = b->vars[exact->var].rel;
+	uint32_t t = row[exact->var];
+	if (rel->nulls && rel->nulls[exact->attr] && rel->nulls[exact->attr][t])
+		return false;
+	const union vgq_column *c = &rel->cols[exact->attr];
+	*key = exact->type == VX_UINT ? c->u[t] : (uint64_t)c->i[t];
+	return true;
+}
 
 static void items_piece(void *p, size_t lo, size_t hi)
 {
 	struct items_job *j = p;
+	const struct bvar *var = j->x->kind == TX_VAR ? &j->b->vars[j->x->var] : NULL;
 	for (size_t i = lo; i < hi; i++) {
-		struct binding bd = {j->t->rows + i * j->t->width, j->b->vars};
-		struct tval v = vgq_teval(j->x, &bd);
+		const uint32_t *row = j->t->rows + i * j->t->width;
+		struct binding bd = {row, j->b->vars};
+		/* a variable's own time (the usual operand) read from its columns */
+		struct tval v = var ? vgq_var_time(var, row[j->x->var]) : vgq_teval(j->x, &bd);
 		j->some[i] = !(v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e));
 		j->it[i].b = v.b;
 		j->it[i].last = j->some[i] && v.kind != TV_EVENT ? v.e - 1 : v.b;
 		j->it[i].row = (uint32_t)i;
 		j->it[i].key = 0;
-		if (j->nkeys) {
-			/* a null key matches nothing: its hash then is 0, as an unkeyed item's, and
-			 * the conditions reject its pairs */
+		/* a null key matches nothing (the equality is a conjunct that is then not
+		 * true): such a binding has no item */
+		if (j->exact) {
+			if (!exact_key_of(j->b, j->exact, row, &j->it[i].key))
+				j->some[i] = false;
+		} else if (j->nkeys) {
 			struct vx_value kv[j->nkeys];
 			if (!vgq_keys_of(j->b, j->keys, j->nkeys, bd.rows, kv, &j->it[i].key))
-				j->it[i].key = 0;
+				j->some[i] = false;
 		}
 	}
 }
@@ -68,11 +88,12 @@ static void items_piece(void *p, size_t lo, size_t hi)
 /* The items of the bindings whose temporal expression is not nothing (nor an empty
  * interval), ordered by begin (evaluated by the session's workers). */
 static struct item *items_of(struct vgq_session *s, const struct bstmt *b, const struct tx *x,
-                             const struct xrows *t, struct bx *const *keys, size_t nkeys, size_t *n)
+                             const struct xrows *t, struct bx *const *keys, size_t nkeys,
+                             const struct bx *exact, size_t *n)
 {
 	struct item *it = vgq_xcalloc(t->n ? t->n : 1, sizeof *it);
-	struct items_job j = {b,    x,    t, it, vgq_xcalloc(t->n ? t->n : 1, sizeof *j.some),
-	                      keys, nkeys};
+	struct items_job j = {b,    x,     t,    it, vgq_xcalloc(t->n ? t->n : 1, sizeof *j.some),
+	                      keys, nkeys, exact};
 	vgq_parallel_for(s, t->n, vgq_grain(s, t->n, 16, 16384), items_piece, &j);
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++)
@@ -120,6 +141,11 @@ struct sweep {
 	bool built;
 	bool borrowed; /* a worker's: inputs and items are the original's */
 	struct sweep_keys keys;
+	/* The residual conditions are decided without the evaluator: there are none
+	 * (`plain`), or only one equality of integer attributes whose values are then the
+	 * items' keys (`exact`, its two sides; a null key has no item). */
+	bool plain;
+	const struct bx *exact_l, *exact_r;
 	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); each side's
 	 * longest item bounds how far back a morsel looks for the items still open (unsigned:
 	 * an item open to "forever" or from "beginning" is longer than INT64_MAX). */
@@ -133,6 +159,15 @@ struct sweep {
 	size_t k;
 };
 
+/* An attribute of integers: its values are its keys exactly. */
+static bool exact_side(const struct xnode *n, const struct bx *k)
+{
+	if (k->kind != BX_ATTR || (k->type != VX_INT && k->type != VX_UINT))
+		return false;
+	const struct vgq_relation *rel = n->cx ? n->cx->b->vars[k->var].rel : NULL;
+	return rel && rel->attrs[k->attr].type == (k->type == VX_UINT ? VGQ_UINT : VGQ_INT);
+}
+
 static void sweep_open(struct xnode *n)
 {
 	struct sweep *st = vgq_xcalloc(1, sizeof *st);
@@ -143,6 +178,12 @@ static void sweep_open(struct xnode *n)
 		if (vgq_join_key(p->conds[i], n->l->p->vars, n->r->p->vars, &st->keys.l[st->keys.n],
 		                 &st->keys.r[st->keys.n]))
 			st->keys.n++;
+	st->plain = !p->nconds && !p->ntconds;
+	if (p->nconds == 1 && !p->ntconds && st->keys.n == 1 && exact_side(n, st->keys.l[0]) &&
+	    exact_side(n, st->keys.r[0]) && st->keys.l[0]->type == st->keys.r[0]->type) {
+		st->exact_l = st->keys.l[0];
+		st->exact_r = st->keys.r[0];
+	}
 	n->state = st;
 }
 
@@ -151,8 +192,10 @@ static void build(struct xnode *n, struct sweep *st)
 	const struct bstmt *b = n->cx->b;
 	vgq_rows_collect(n->l, &st->l);
 	vgq_rows_collect(n->r, &st->r);
-	st->li = items_of(n->cx->s, b, n->p->lt, &st->l, st->keys.l, st->keys.n, &st->nl);
-	st->ri = items_of(n->cx->s, b, n->p->rt, &st->r, st->keys.r, st->keys.n, &st->nr);
+	st->li =
+	    items_of(n->cx->s, b, n->p->lt, &st->l, st->keys.l, st->keys.n, st->exact_l, &st->nl);
+	st->ri =
+	    items_of(n->cx->s, b, n->p->rt, &st->r, st->keys.r, st->keys.n, st->exact_r, &st->nr);
 	st->iend = st->nl;
 	st->jend = st->nr;
 	st->built = true;
@@ -165,6 +208,9 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 	if (!st->built)
 		build(n, st);
 	uint64_t lvars = n->l->p->vars;
+	/* without conditions for the evaluator, a pair is its merged binding */
+	bool decided = st->plain || st->exact_l;
+	size_t limit = n->cx->limit;
 	size_t k = 0;
 	while (k < VGQ_BATCH) {
 		if (!st->cur) {
@@ -180,18 +226,29 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 		bool left = st->cur_left;
 		const struct window *other = left ? &st->wr : &st->wl;
 		uint64_t key = st->cur->key;
+		const uint32_t *cur = (left ? st->l.rows : st->r.rows) + (size_t)st->cur->row * w;
+		const uint32_t *orows = left ? st->r.rows : st->l.rows;
 		for (; st->k < other->n && k < VGQ_BATCH; st->k++) {
 			const struct item *o = &other->a[st->k];
 			if (o->key != key) /* unequal keys (all 0 without keys) */
 				continue;
-			const uint32_t *x = st->l.rows + (size_t)(left ? st->cur->row : o->row) * w;
-			const uint32_t *y = st->r.rows + (size_t)(left ? o->row : st->cur->row) * w;
+			const uint32_t *x = left ? cur : orows + (size_t)o->row * w;
+			const uint32_t *y = left ? orows + (size_t)o->row * w : cur;
 			uint32_t *row = out + k * w;
-			vgq_merge_row(w, lvars, x, y, row);
-			if (!vgq_node_passes(n, row))
-				continue;
-			if (!vgq_node_emit_ok(n))
-				return 0;
+			for (size_t v = 0; v < w; v++)
+				row[v] = (lvars >> v) & 1 ? x[v] : y[v];
+			if (decided) {
+				if (limit && n->emitted >= limit) { /* as vgq_node_emit_ok */
+					vgq_set_overflow(n->cx);
+					return 0;
+				}
+				n->emitted++;
+			} else {
+				if (!vgq_node_passes(n, row))
+					continue;
+				if (!vgq_node_emit_ok(n))
+					return 0;
+			}
 			k++;
 		}
 		if (st->k == other->n) {

@@ -24,13 +24,48 @@ struct order_key {
 	uint32_t i;
 };
 
+/* A target that is an integer attribute without nulls, read straight from its column
+ * (the usual target of a join's result: no evaluator call per comparison or store). */
+struct direct {
+	const union vgq_column *col;
+	int var;
+	bool u; /* uint, else int */
+};
+
 /* Where rows' values come from: the bindings (vals NULL) or materialised values. */
 struct source {
 	const struct bstmt *b;
 	const uint32_t *rows; /* bindings, width per row */
 	size_t width;
 	const struct vx_value *vals; /* ntargets per row, or NULL */
+	const struct direct *direct; /* per target when every one is direct, or NULL */
 };
+
+/* The targets' direct columns (ntargets of them, malloc'd), or NULL if one is not. */
+static struct direct *direct_targets(const struct bstmt *b)
+{
+	struct direct *d = vgq_xcalloc(b->ntargets ? b->ntargets : 1, sizeof *d);
+	for (size_t k = 0; k < b->ntargets; k++) {
+		const struct bx *x = b->targets[k].value;
+		const struct vgq_relation *rel = x->kind == BX_ATTR ? b->vars[x->var].rel : NULL;
+		enum vgq_type want = x->type == VX_UINT ? VGQ_UINT : VGQ_INT;
+		if (!rel || (x->type != VX_INT && x->type != VX_UINT) ||
+		    rel->attrs[x->attr].type != want || (rel->nulls && rel->nulls[x->attr])) {
+			free(d);
+			return NULL;
+		}
+		d[k] = (struct direct){&rel->cols[x->attr], x->var, x->type == VX_UINT};
+	}
+	return d;
+}
+
+/* Target k of binding i, as its column holds it (the source's targets are direct). */
+static inline uint64_t direct_bits(const struct source *src, uint32_t i, size_t k)
+{
+	const struct direct *d = &src->direct[k];
+	uint32_t t = src->rows[(size_t)i * src->width + d->var];
+	return d->u ? d->col->u[t] : (uint64_t)d->col->i[t];
+}
 
 static struct vx_value value_of(const struct source *src, uint32_t i, size_t k)
 {
@@ -42,6 +77,15 @@ static struct vx_value value_of(const struct source *src, uint32_t i, size_t k)
 
 static int values_order(const struct source *src, uint32_t i, uint32_t j)
 {
+	if (src->direct && !src->vals) {
+		for (size_t k = 0; k < src->b->ntargets; k++) {
+			uint64_t x = direct_bits(src, i, k), y = direct_bits(src, j, k);
+			if (x != y)
+				return src->direct[k].u ? (x < y ? -1 : 1)
+				                        : ((int64_t)x < (int64_t)y ? -1 : 1);
+		}
+		return 0;
+	}
 	for (size_t k = 0; k < src->b->ntargets; k++) {
 		struct vx_value x = value_of(src, i, k), y = value_of(src, j, k);
 		int c = vgq_value_order(&x, &y);
@@ -233,15 +277,20 @@ static void store_piece(void *p, size_t lo, size_t hi)
 		rel->from[t] = k->b;
 		if (!j->event)
 			rel->to[t] = k->e;
+		if (j->src->direct && !j->src->vals) {
+			for (size_t a = 0; a < nt; a++) /* the same type: the bits */
+				rel->cols[a].u[t] = direct_bits(j->src, k->i, a);
+			continue;
+		}
 		for (size_t a = 0; a < nt; a++) {
 			struct vx_value v = value_of(j->src, k->i, a);
 			if (v.null) {
 				j->nulls[a][t] = 1;
 				if (!j->had_null[a])
 					__atomic_store_n(&j->had_null[a], true, __ATOMIC_RELAXED);
-			} else {
-				store(rel, a, t, &v);
+				v = (struct vx_value){.type = v.type}; /* its column holds zero */
 			}
+			store(rel, a, t, &v);
 		}
 	}
 }
@@ -270,7 +319,7 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 		key[n++] = key[j];
 	}
 	sorting = NULL;
-	vgq_relation_resize(rel, n);
+	vgq_relation_resize_unset(rel, n);
 	size_t nt = src->b->ntargets;
 	/* null flags: calloc'd pages are touched only where a value is null */
 	uint8_t **nulls = vgq_xcalloc(nt ? nt : 1, sizeof *nulls);
@@ -380,13 +429,13 @@ static void coalesce(struct vgq_session *s, struct vgq_result_acc *acc)
 {
 	const struct bstmt *b = acc->b;
 	size_t nt = b->ntargets, n = acc->n;
-	struct source from_bindings = {b, acc->rows, acc->width, NULL};
+	struct source from_bindings = {b, acc->rows, acc->width, NULL, NULL};
 	struct vx_value *vals = vgq_xcalloc(n * (nt ? nt : 1) + 1, sizeof *vals);
 	struct eval_job ej = {&from_bindings, acc->key, vals};
 	vgq_parallel_for(s, n, vgq_grain(s, n, 16, 16384), eval_piece, &ej);
 	for (size_t r = 0; r < n; r++)
 		acc->key[r].i = (uint32_t)r;
-	struct source src = {b, NULL, 0, vals};
+	struct source src = {b, NULL, 0, vals, NULL};
 	sorting = &src;
 	vgq_parallel_sort(s, acc->key, n, sizeof *acc->key, by_values_then_time, NULL);
 	/* the merged rows over their first row's values, written from the front */
@@ -472,8 +521,10 @@ void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_res
 {
 	if (b->unique && !b->result_event)
 		coalesce(s, acc);
-	struct source src = {b, acc->rows, acc->width, acc->vals};
+	struct direct *direct = direct_targets(b);
+	struct source src = {b, acc->rows, acc->width, acc->vals, direct};
 	build(s, b->out, &src, acc->key, acc->n);
+	free(direct);
 	free(acc->key);
 	free(acc->vals);
 	free(acc);

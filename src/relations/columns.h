@@ -84,6 +84,9 @@ size_t vgq_relation_append(struct vgq_relation *r, int64_t from);
 /* Makes an empty relation hold n tuples, all zero (closed, NULL strings, no
  * begin_unknown), to be filled in place. */
 void vgq_relation_resize(struct vgq_relation *r, size_t n);
+/* The same, but the attributes' values are left unset: the caller writes every one of
+ * the n tuples' (a result's store: the columns are then written once, by its workers). */
+void vgq_relation_resize_unset(struct vgq_relation *r, size_t n);
 /* Flags tuple t (< ntuples) of an interval relation as begin_unknown, making the column
  * on first use. */
 void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t);

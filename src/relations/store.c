@@ -132,7 +132,7 @@ size_t vgq_relation_append(struct vgq_relation *r, int64_t from)
 	return i;
 }
 
-void vgq_relation_resize(struct vgq_relation *r, size_t n)
+static void resize_tuples(struct vgq_relation *r, size_t n, bool zero_values)
 {
 	size_t cap = capacity(n ? n : 1);
 	vgq_colmem_release(r->mem, r->begin_unknown); /* no tuple has it any more */
@@ -140,9 +140,19 @@ void vgq_relation_resize(struct vgq_relation *r, size_t n)
 	resize_all(r, held(r), cap);
 	if (r->kind != VGQ_REL_EVENT)
 		memset(r->open, 0, cap * sizeof *r->open);
-	for (size_t a = 0; a < r->nattrs; a++)
+	for (size_t a = 0; a < r->nattrs && zero_values; a++)
 		memset(*column_ptr(&r->cols[a]), 0, cap * value_size(r->attrs[a].type));
 	r->ntuples = n;
+}
+
+void vgq_relation_resize(struct vgq_relation *r, size_t n)
+{
+	resize_tuples(r, n, true);
+}
+
+void vgq_relation_resize_unset(struct vgq_relation *r, size_t n)
+{
+	resize_tuples(r, n, false);
 }
 
 void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t)

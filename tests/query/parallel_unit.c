@@ -159,6 +159,11 @@ static const char *const statements[] = {
     /* a sweep join keyed by an equality among its conditions (a hash per item) */
     "range of J is Job range of M is Mark retrieve (J.job, M.n, M.w) where M.n = J.job "
     "when J overlap M",
+    /* sweeps over an empty side: plain, and keyed by integer attributes */
+    "range of J is Job range of M is Mark retrieve (J.job, M.n) where J.job > 4000000000 "
+    "when J overlap M",
+    "range of J is Job range of M is Mark retrieve (J.job, M.n) where M.n > 4000000000 "
+    "and M.n = J.job when J overlap M",
 };
 
 /* Statements that mean the same, the first through a sweep join over events at
@@ -177,6 +182,27 @@ static const char *const same_pairs[][2] = {
      "when J overlap M",
      "range of J is Job range of M is Mark retrieve (J.job, M.n, M.w) "
      "where not (M.n != J.job) when J overlap M"},
+    /* the plain sweep (pairs made without the evaluator) against a condition always
+     * true that the evaluator decides per pair */
+    {"range of J is Job range of M is Mark retrieve (J.job, M.n) when J overlap M",
+     "range of J is Job range of M is Mark retrieve (J.job, M.n) where J.job + M.n >= 0 "
+     "when J overlap M"},
+    /* intervals that meet (J's end is K's begin) do not overlap; equal ends do */
+    {"range of J is Job range of K is Job retrieve (a = J.job, b = K.job) "
+     "where J.job < K.job and K.job < 400 when J overlap K",
+     "range of J is Job range of K is Job retrieve (a = J.job, b = K.job) "
+     "where J.job < K.job and K.job < 400 "
+     "when not (J precede K) and not (K precede J)"},
+    /* keys read from integer columns (the items' keys their values) with nulls (a
+     * division by zero in results ranged over): a null key matches nothing */
+    {"range of J is Job retrieve into H (k = J.job / (J.job - J.job / 3 * 3)) "
+     "retrieve into G (k = J.job / (J.job - J.job / 5 * 5)) "
+     "range of H is H range of G is G retrieve (a = H.k, b = G.k) where H.k = G.k "
+     "when H overlap G",
+     "range of J is Job retrieve into H (k = J.job / (J.job - J.job / 3 * 3)) "
+     "retrieve into G (k = J.job / (J.job - J.job / 5 * 5)) "
+     "range of H is H range of G is G retrieve (a = H.k, b = G.k) "
+     "where not (H.k != G.k) when H overlap G"},
 };
 
 /* Runs one statement at `threads`; its results into x (the session kept in *s, the
@@ -263,18 +289,19 @@ int main(void)
 		struct vgq_session *s0;
 		struct tquel_query *q0;
 		struct results x0 = {0};
-		if (run(db, same_pairs[i][1], 1, 0, &s0, &q0, &x0) || x0.n != 1 ||
-		    !x0.r[0]->ntuples)
+		/* a pair's statements may first retrieve into relations: their last results */
+		if (run(db, same_pairs[i][1], 1, 0, &s0, &q0, &x0) || !x0.n ||
+		    !x0.r[x0.n - 1]->ntuples)
 			fail("a plain statement fails or is empty at one thread");
-		for (unsigned t = 1; t <= 4 && x0.n == 1; t++) {
+		for (unsigned t = 1; t <= 4 && x0.n; t++) {
 			struct vgq_session *s;
 			struct tquel_query *q;
 			struct results x = {0};
-			if (run(db, same_pairs[i][0], t, 0, &s, &q, &x) || x.n != 1 ||
-			    !same_relation(x0.r[0], x.r[0])) {
+			if (run(db, same_pairs[i][0], t, 0, &s, &q, &x) || x.n != x0.n ||
+			    !same_relation(x0.r[x0.n - 1], x.r[x.n - 1])) {
 				fprintf(stderr,
 				        "query.parallel: at %u threads (%zu tuples, %zu):\n%s\n", t,
-				        x.n ? x.r[0]->ntuples : 0, x0.r[0]->ntuples,
+				        x.n ? x.r[x.n - 1]->ntuples : 0, x0.r[x0.n - 1]->ntuples,
 				        same_pairs[i][0]);
 				fail("the answer differs from its plain form's");
 			}
@@ -293,6 +320,15 @@ int main(void)
 			fail("a statement beyond --max-tuples did not stop");
 		vgq_session_free(s);
 		tquel_free(q);
+		/* the sweeps that make pairs without the evaluator: plain, and keyed */
+		const size_t fast[] = {2, ns - 3};
+		for (size_t k = 0; k < 2; k++) {
+			struct results y = {0};
+			if (run(db, statements[fast[k]], t, 10, &s, &q, &y) == 0 || y.n != 0)
+				fail("a sweep beyond --max-tuples did not stop");
+			vgq_session_free(s);
+			tquel_free(q);
+		}
 	}
 	vgq_database_free(db);
 	vgt_close(tr);

@@ -1,12 +1,14 @@
 /* The base room (src/base): UTF-8 validation case by case (RFC 3629's edges), arenas
  * (zeroed, aligned, large blocks beside small ones, freed and reused), whole-file reads
  * (a regular file, an empty one, a limit, a directory, a FIFO refused without blocking, a
- * pipe read to its end) and writes through a pipe. Files only in a mkdtemp folder. */
+ * pipe read to its end) and writes through a pipe; large blocks advised for huge pages.
+ * Files only in a mkdtemp folder. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -102,6 +104,54 @@ static void checked_alloc(void **state)
 }
 
 static char dir[64];
+
+/* Is the mapping holding address a advised for huge pages ("hg" among its VmFlags in
+ * /proc/self/smaps)? */
+static bool advised_huge(const void *a)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return false;
+	char line[512];
+	bool in = false, hg = false;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) /* a mapping's first line */
+			in = (uintptr_t)a >= lo && (uintptr_t)a < hi;
+		else if (in && !strncmp(line, "VmFlags:", 8)) {
+			hg = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return hg;
+}
+
+/* Large blocks ask for transparent huge pages (their first touches are 2 MiB faults, not
+ * 4 KiB ones): calloc'd, malloc'd and grown by realloc. */
+static void huge_blocks(void **state)
+{
+	(void)state;
+	char mode[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (f) {
+		if (!fgets(mode, sizeof mode, f))
+			mode[0] = 0;
+		fclose(f);
+	}
+	if (!strstr(mode, "[madvise]") && !strstr(mode, "[always]"))
+		skip(); /* no huge pages on this kernel: nothing to advise */
+	size_t big = 8u << 20;
+	char *c = vgb_xcalloc(big, 1), *m = vgb_xmalloc(big), *r = vgb_xrealloc(NULL, 4096, 1);
+	r = vgb_xrealloc(r, big, 1);
+	uintptr_t mid = 4u << 20; /* a whole 2 MiB page lies within 2 MiB of the middle */
+	assert_true(advised_huge(c + mid));
+	assert_true(advised_huge(m + mid));
+	assert_true(advised_huge(r + mid));
+	free(c);
+	free(m);
+	free(r);
+}
 
 static void path_in(char *buf, size_t n, const char *name)
 {
@@ -208,7 +258,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(utf8_edges),     cmocka_unit_test(arena_blocks),
 	    cmocka_unit_test(checked_alloc),  cmocka_unit_test(read_files),
-	    cmocka_unit_test(pipe_both_ways),
+	    cmocka_unit_test(pipe_both_ways), cmocka_unit_test(huge_blocks),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	cleanup();
