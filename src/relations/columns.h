@@ -84,6 +84,10 @@ size_t vgq_relation_append(struct vgq_relation *r, int64_t from);
 /* Makes an empty relation hold n tuples, all zero (closed, NULL strings, no
  * begin_unknown), to be filled in place. */
 void vgq_relation_resize(struct vgq_relation *r, size_t n);
+/* Makes an empty event relation hold n tuples whose values are left for the caller to
+ * write, every one of them (nothing is zeroed: the columns' pages are first touched by
+ * the caller's writes). */
+void vgq_relation_reserve(struct vgq_relation *r, size_t n);
 /* Flags tuple t (< ntuples) of an interval relation as begin_unknown, making the column
  * on first use. */
 void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t);

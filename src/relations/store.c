@@ -145,6 +145,12 @@ void vgq_relation_resize(struct vgq_relation *r, size_t n)
 	r->ntuples = n;
 }
 
+void vgq_relation_reserve(struct vgq_relation *r, size_t n)
+{
+	resize_all(r, held(r), capacity(n ? n : 1));
+	r->ntuples = n;
+}
+
 void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t)
 {
 	if (!r->begin_unknown) { /* sized like the other columns: capacity(ntuples) */
