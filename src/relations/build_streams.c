@@ -23,11 +23,11 @@ struct aside {
 	struct vgt_event ev;
 };
 
-/* What one stream made: a piece of each piece relation (with each tuple's recorded time,
- * the merge key), the events copied aside, and its counts. */
+/* What one stream made: a piece of each piece relation (its `from` column, the time
+ * recorded since no marker moved it, is the merge key), the events copied aside, and its
+ * counts. */
 struct sdone {
 	struct vgq_relation **piece; /* by piece slot */
-	int64_t **keys;              /* by piece slot: recorded time of each tuple */
 	struct aside *aside;
 	size_t naside, capaside;
 	struct vgt_value *values;
@@ -64,6 +64,9 @@ struct sbuild {
 	unsigned nworkers;
 	/* the merge: jobs (slot, column) taken by the threads */
 	uint32_t **merge_order; /* by piece slot: the stream of each tuple, in merged order */
+	size_t **merge_len;     /* by piece slot: each stream's tuples */
+	size_t *merge_n;        /* by piece slot: all tuples */
+	size_t *host;           /* by piece slot: the stream whose piece takes them, or SIZE_MAX */
 	size_t next_job;
 	bool repoint; /* a worker's texts were held by the database's pool already */
 };
@@ -159,13 +162,6 @@ static void worker_free(struct sworker *w)
 
 /* ---- reading one stream ---- */
 
-static void put_key(struct sdone *d, size_t j, size_t t, int64_t key)
-{
-	if (t == 0 || (t >= 16 && !(t & (t - 1))))
-		d->keys[j] = vgq_xrealloc(d->keys[j], t < 16 ? 16 : 2 * t, sizeof *d->keys[j]);
-	d->keys[j][t] = key;
-}
-
 /* A copy of the event, its texts and bytes in the worker's scratch pool. */
 static void copy_aside(struct sworker *w, struct sdone *d, const struct vgt_event *ev)
 {
@@ -201,7 +197,6 @@ static bool read_stream(struct sworker *w, size_t i)
 	struct sdone *d = &p->done[i];
 	d->worker = w->k;
 	d->piece = vgq_xcalloc(p->npieces + 1, sizeof *d->piece);
-	d->keys = vgq_xcalloc(p->npieces + 1, sizeof *d->keys);
 	for (size_t j = 0; j < p->npieces; j++) {
 		const struct vgq_relation *r = p->pslot[j]->rel;
 		d->piece[j] = vgq_relation_new(r->name, r->kind);
@@ -228,11 +223,7 @@ static bool read_stream(struct sworker *w, size_t i)
 		d->last = ev->ts;
 		uint32_t cid = ev->type->class_id;
 		if (cid < p->nclasses && p->piece_class[cid]) {
-			size_t j = (size_t)(w->tinfo[cid].slot - w->slots);
-			size_t before = d->piece[j]->ntuples;
 			vgq_build_feed(&w->b, ev);
-			if (d->piece[j]->ntuples != before)
-				put_key(d, j, before, ev->ts);
 		} else if (cid >= p->nclasses || p->aside_class[cid]) {
 			copy_aside(w, d, ev);
 		}
@@ -266,6 +257,22 @@ static bool before(const int64_t *key, size_t a, size_t b)
  * of the t-th item. A small heap of streams, as trace/merge.c. */
 static void merge_order(int64_t *const *keys, const size_t *lens, size_t n, uint32_t *out)
 {
+	size_t busy[2], nbusy = 0;
+	for (size_t s = 0; s < n; s++)
+		if (lens[s] && nbusy++ < 2)
+			busy[nbusy - 1] = s;
+	if (nbusy <= 2) { /* one or two streams: a plain two-way merge (busy[0] < busy[1]) */
+		size_t a = nbusy ? busy[0] : 0, b = nbusy > 1 ? busy[1] : 0;
+		size_t na = nbusy ? lens[a] : 0, nb = nbusy > 1 ? lens[b] : 0, i = 0, j = 0, t = 0;
+		while (i < na && j < nb)
+			out[t++] =
+			    keys[b][j] < keys[a][i] ? (j++, (uint32_t)b) : (i++, (uint32_t)a);
+		while (i < na)
+			out[t++] = (uint32_t)a, i++;
+		while (j < nb)
+			out[t++] = (uint32_t)b, j++;
+		return;
+	}
 	size_t *heap = vgq_xcalloc(n + 1, sizeof *heap), nheap = 0;
 	size_t *at = vgq_xcalloc(n + 1, sizeof *at);
 	int64_t *head = vgq_xcalloc(n + 1, sizeof *head);
@@ -338,24 +345,46 @@ static const char *database_text(struct text_memo *m, const struct vgq_pool *poo
 }
 
 /* Gathers column c of piece slot j from every stream's piece in merged order. */
+/* Gathers column c of piece slot j from every stream's piece in merged order: into the
+ * relation's own column, or, when the slot has a host (one or two streams made tuples),
+ * into the host piece's column grown to hold them all, from its end backwards (a value
+ * is written at or after where it is read, so nothing is overwritten before it is read;
+ * fewer fresh pages to fault and clear, the dearest part of the merge). */
 static void gather(struct sbuild *p, size_t j, long c)
 {
-	struct vgq_relation *r = p->pslot[j]->rel;
-	size_t size = column_size(r, c);
+	size_t host = p->host[j];
+	struct vgq_relation *r = host == SIZE_MAX ? p->pslot[j]->rel : p->done[host].piece[j];
+	size_t size = column_size(r, c), n = p->merge_n[j];
 	char *dst = column(r, c);
 	const uint32_t *order = p->merge_order[j];
 	const char **src = vgq_xcalloc(p->nstreams + 1, sizeof *src);
-	for (size_t s = 0; s < p->nstreams; s++)
-		src[s] = column(p->done[s].piece[j], c);
 	bool text = c >= 0 && r->attrs[c].type == VGQ_STRING && p->repoint;
 	struct text_memo *memo = text ? vgq_xcalloc(1, sizeof *memo) : NULL;
-	for (size_t t = 0; t < r->ntuples; t++) {
-		uint32_t s = order[t];
-		memcpy(dst + t * size, src[s], size);
-		src[s] += size;
-		if (text) {
-			const char **v = (const char **)(dst + t * size);
-			*v = database_text(memo, p->main->pool, *v);
+	if (host == SIZE_MAX) {
+		for (size_t s = 0; s < p->nstreams; s++)
+			src[s] = column(p->done[s].piece[j], c);
+		for (size_t t = 0; t < n; t++) {
+			uint32_t s = order[t];
+			memcpy(dst + t * size, src[s], size);
+			src[s] += size;
+			if (text) {
+				const char **v = (const char **)(dst + t * size);
+				*v = database_text(memo, p->main->pool, *v);
+			}
+		}
+	} else { /* src[s]: past the stream's last value */
+		for (size_t s = 0; s < p->nstreams; s++)
+			src[s] = (const char *)column(p->done[s].piece[j], c) +
+			         p->merge_len[j][s] * size;
+		src[host] = dst + p->merge_len[j][host] * size;
+		for (size_t t = n; t-- > 0;) {
+			uint32_t s = order[t];
+			src[s] -= size;
+			memmove(dst + t * size, src[s], size);
+			if (text) {
+				const char **v = (const char **)(dst + t * size);
+				*v = database_text(memo, p->main->pool, *v);
+			}
 		}
 	}
 	free(memo);
@@ -379,7 +408,7 @@ static void *merge_main(void *arg)
 		}
 		if (j == p->npieces)
 			return NULL;
-		if (p->pslot[j]->rel->ntuples)
+		if (p->merge_n[j])
 			gather(p, j, c);
 	}
 }
@@ -401,31 +430,48 @@ static void on_threads(struct sbuild *p, void *(*fn)(void *), void *const *args)
 
 static void merge_pieces(struct sbuild *p)
 {
-	size_t *lens = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
 	int64_t **keys = vgq_xcalloc(p->nstreams + 1, sizeof *keys);
 	p->merge_order = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_order);
+	p->merge_len = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_len);
+	p->merge_n = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_n);
+	p->host = vgq_xcalloc(p->npieces + 1, sizeof *p->host);
 	for (size_t j = 0; j < p->npieces; j++) {
-		size_t n = 0;
+		size_t n = 0, busy = 0, largest = 0;
+		size_t *lens = p->merge_len[j] = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
 		for (size_t s = 0; s < p->nstreams; s++) {
 			lens[s] = p->done[s].piece[j]->ntuples;
-			keys[s] = p->done[s].keys[j];
+			keys[s] = p->done[s].piece[j]->from; /* no marker: the time recorded */
 			n += lens[s];
+			busy += lens[s] > 0;
+			if (lens[s] > lens[largest])
+				largest = s;
 		}
+		p->merge_n[j] = n;
+		p->host[j] = busy && busy <= 2 ? largest : SIZE_MAX;
 		if (!n)
 			continue;
 		p->merge_order[j] = vgq_xcalloc(n, sizeof *p->merge_order[j]);
 		merge_order(keys, lens, p->nstreams, p->merge_order[j]);
-		vgq_relation_reserve(p->pslot[j]->rel, n);
+		if (p->host[j] == SIZE_MAX)
+			vgq_relation_reserve(p->pslot[j]->rel, n);
+		else
+			vgq_relation_reserve(p->done[p->host[j]].piece[j], n);
 	}
 	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
 	for (unsigned k = 0; k < p->nworkers; k++)
 		args[k] = p;
 	on_threads(p, merge_main, args);
 	free(args);
-	for (size_t j = 0; j < p->npieces; j++)
+	for (size_t j = 0; j < p->npieces; j++) {
+		if (p->host[j] != SIZE_MAX && p->merge_n[j])
+			vgq_relation_take_columns(p->pslot[j]->rel, p->done[p->host[j]].piece[j]);
 		free(p->merge_order[j]);
+		free(p->merge_len[j]);
+	}
 	free(p->merge_order);
-	free(lens);
+	free(p->merge_len);
+	free(p->merge_n);
+	free(p->host);
 	free(keys);
 }
 
@@ -461,10 +507,8 @@ static void sbuild_free(struct sbuild *p)
 		struct sdone *d = &p->done[s];
 		for (size_t j = 0; d->piece && j < p->npieces; j++) {
 			vgq_relation_free(d->piece[j]);
-			free(d->keys[j]);
 		}
 		free(d->piece);
-		free(d->keys);
 		free(d->aside);
 		free(d->values);
 	}

@@ -84,10 +84,13 @@ size_t vgq_relation_append(struct vgq_relation *r, int64_t from);
 /* Makes an empty relation hold n tuples, all zero (closed, NULL strings, no
  * begin_unknown), to be filled in place. */
 void vgq_relation_resize(struct vgq_relation *r, size_t n);
-/* Makes an empty event relation hold n tuples whose values are left for the caller to
- * write, every one of them (nothing is zeroed: the columns' pages are first touched by
- * the caller's writes). */
+/* Makes an event relation hold n tuples (n at least its tuples): its values kept, those
+ * past them left for the caller to write, every one (nothing is zeroed: the columns'
+ * pages are first touched by the caller's writes). */
 void vgq_relation_reserve(struct vgq_relation *r, size_t n);
+/* Gives the columns (and tuples) of event relation `from` to `to`, of the same schema,
+ * whose own are freed; `from` is left with none. */
+void vgq_relation_take_columns(struct vgq_relation *to, struct vgq_relation *from);
 /* Flags tuple t (< ntuples) of an interval relation as begin_unknown, making the column
  * on first use. */
 void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t);
