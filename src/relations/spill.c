@@ -1,4 +1,5 @@
-/* Column memory with a budget (spill.h). A spilled column is a range of virtual memory
+/* Column memory with a budget (spill.h). A heap column of 2 MiB or more is a mapping of
+ * its own (struct big). A spilled column is a range of virtual memory
  * reserved for it, into which chunks of one temporary file are mapped one after the
  * other as it grows, so it reads as one array; the chunks need not be neighbours in the
  * file. A column that outgrows its reservation is mapped again, chunk by chunk, into a
