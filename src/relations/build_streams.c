@@ -34,7 +34,6 @@ struct sdone {
 	size_t nvalues, capvalues;
 	uint64_t events;
 	int64_t first_key, first_ts, last;
-	unsigned worker; /* whose pool holds its texts */
 };
 
 struct sbuild;
@@ -195,7 +194,6 @@ static bool read_stream(struct sworker *w, size_t i)
 {
 	struct sbuild *p = w->p;
 	struct sdone *d = &p->done[i];
-	d->worker = w->k;
 	d->piece = vgq_xcalloc(p->npieces + 1, sizeof *d->piece);
 	for (size_t j = 0; j < p->npieces; j++) {
 		const struct vgq_relation *r = p->pslot[j]->rel;
