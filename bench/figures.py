@@ -338,6 +338,20 @@ def skip(out):
                             ("key", "mailbox 7, size > 58982 (where)")) if k in q]
 
 
+def first_query(out):
+    d = _load(out, "first_query.json")
+    w, b = d["wall_s"], d["build_s"]
+    pinned = d["mode"].startswith("pinned")
+    return [Figure("first-query", "first query (relations cache cold: built and written), "
+                   "selective Send scan, %d events, %s: 1 thread / 2 threads (build of it: "
+                   "%s / %s), load %.1f-%.1f" % (d["events"], d["mode"], _s(b["1"]), _s(b["2"]),
+                                                 d["load"][0], d["load"][1]),
+                   "%s / %s (%.2fx)" % (_s(w["1"]), _s(w["2"]), d["ratio"]),
+                   "2 threads at least 1.8x faster" + ("" if pinned else
+                                                       " (judged pinned: BENCH_RT=1)"),
+                   d["ratio"] >= 1.8 if pinned else None)]
+
+
 def derived(out):
     d = _load(out, "derived.json")
     figs = [Figure("derived", "time to first answer over Message x Network, three_tier %d "

@@ -66,6 +66,7 @@ if(VIGIL_HAVE_TSAN AND NOT VIGIL_SANITIZE)
   # The builders' files and the event source's decoding workers, instrumented.
   add_executable(test_build_parallel_tsan ${CMAKE_SOURCE_DIR}/tests/query/build_parallel_unit.c
                  ${CMAKE_SOURCE_DIR}/src/relations/build_parallel.c
+                 ${CMAKE_SOURCE_DIR}/src/relations/build_streams.c
                  ${CMAKE_SOURCE_DIR}/src/relations/build.c ${CMAKE_SOURCE_DIR}/src/relations/feed.c
                  ${CMAKE_SOURCE_DIR}/src/relations/pool.c ${CMAKE_SOURCE_DIR}/src/relations/keys.c
                  ${CMAKE_SOURCE_DIR}/src/relations/open.c ${CMAKE_SOURCE_DIR}/src/relations/store.c

@@ -160,7 +160,9 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	const struct vgt_event *ev;
 	uint64_t read = 0;
 	bool dropped = false; /* derived relations need every event (derived.c) */
-	if (serial_only(o) || !vgq_build_parallel(&b, &rd, waits, db, vgt_decode_threads())) {
+	unsigned threads = vgt_decode_threads();
+	if (serial_only(o) || (!vgq_build_streams(&b, &rd, waits, db, threads) &&
+	                       !vgq_build_parallel(&b, &rd, waits, db, threads))) {
 		while ((!o || !o->max_events || read++ < o->max_events) &&
 		       (ev = vgq_reader_next(&rd))) {
 			if (o && o->has_until &&

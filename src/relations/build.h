@@ -128,6 +128,14 @@ struct vgq_waits;
 bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,
                         struct vgq_database *db, unsigned threads);
 
+/* The same pass stream by stream when every busy relation is an event relation needing
+ * nothing but its own events (build_streams.c): each stream read on a thread into pieces
+ * of those relations, merged by time after. False, having built nothing (the pass is
+ * then made in merged order), when it does not apply or a stream needs the merged order
+ * (times going backwards, a vg.report.synth marker). */
+bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,
+                       struct vgq_database *db, unsigned threads);
+
 /* The WaitFor relation (waits.c): NULL when the trace has no lock operations;
  * fed every event the database keeps, in merged order; at the end, adds the relation to
  * the builder (before vgq_build_finish) and frees itself. NULL is accepted by both. */

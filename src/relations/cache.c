@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "relations/build.h" /* vgq_waits_possible */
@@ -123,6 +124,13 @@ static bool dir_path(const char *trace, bool create, char *out, size_t n)
 	if (create && make_dirs(dir) < 0)
 		return false;
 	return snprintf(out, n, "%s/relations-%016llx.vgc", dir, (unsigned long long)h) < (int)n;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static uint64_t min_events(void)
@@ -490,6 +498,7 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	res->outcome = rebuilt ? VGQ_CACHE_REBUILT : where ? VGQ_CACHE_ADDED : VGQ_CACHE_COLD;
 	/* a damaged trace is cached with its damage, so it answers with the same report */
 	uint64_t stream_damage = vgt_damage_total(t) - open_damage;
+	uint64_t w0 = mono_ns();
 	if (where) { /* the relations added beside the manifest */
 		snprintf(res->path, sizeof res->path, "%s", where);
 		if (k.stable)
@@ -497,6 +506,7 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	} else if (k.stable && db->events >= min_events()) {
 		res->written = save(db, fresh, &k, stream_damage, rq->trace_path, res);
 	}
+	res->write_ns = res->written ? mono_ns() - w0 : 0;
 	if (res->written || where) /* derived relations beside it, when a query names one */
 		vgc_derived_place(db, k.p, k.n, res->path, rq->who);
 	free(fresh);

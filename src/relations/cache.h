@@ -58,8 +58,9 @@ enum vgq_cache_outcome {
 
 struct vgq_cache_result {
 	enum vgq_cache_outcome outcome;
-	bool written;    /* the cache was (re)written */
-	char path[4096]; /* the cache file used or written ("" if none) */
+	bool written;      /* the cache was (re)written */
+	char path[4096];   /* the cache file used or written ("" if none) */
+	uint64_t write_ns; /* of it, writing the cache (monotonic ns; 0: nothing written) */
 };
 
 /* The database of trace `t` (opened from rq->trace_path), from its cache when one fits,

@@ -155,6 +155,30 @@ void vgq_relation_resize_unset(struct vgq_relation *r, size_t n)
 	resize_tuples(r, n, false);
 }
 
+void vgq_relation_reserve(struct vgq_relation *r, size_t n)
+{
+	resize_all(r, held(r), capacity(n ? n : 1));
+	r->ntuples = n;
+}
+
+void vgq_relation_take_columns(struct vgq_relation *to, struct vgq_relation *from)
+{
+	vgq_colmem_release(to->mem, to->from);
+	for (size_t a = 0; a < to->nattrs; a++)
+		vgq_colmem_release(to->mem, *column_ptr(&to->cols[a]));
+	vgq_colmem_free(to->mem);
+	to->from = from->from;
+	from->from = NULL;
+	for (size_t a = 0; a < to->nattrs; a++) {
+		*column_ptr(&to->cols[a]) = *column_ptr(&from->cols[a]);
+		*column_ptr(&from->cols[a]) = NULL;
+	}
+	to->mem = from->mem;
+	from->mem = NULL;
+	to->ntuples = from->ntuples;
+	from->ntuples = 0;
+}
+
 void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t)
 {
 	if (!r->begin_unknown) { /* sized like the other columns: capacity(ntuples) */

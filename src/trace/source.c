@@ -115,6 +115,22 @@ void vgt_source_skip_outside(struct vgt_source *s, const struct vgt_class_window
 	s->windows = by_class;
 }
 
+size_t vgt_source_stream_count(const struct vgt_source *s)
+{
+	return s->trace->nstreams;
+}
+
+struct vgt_cursor *vgt_source_stream(struct vgt_source *s, size_t i)
+{
+	struct vgt_cursor *c = vgt_cursor_open(s->trace, i);
+	if (!c)
+		return NULL;
+	c->skip = s->skip;
+	if (s->windows)
+		vgt_cursor_windows(c, s->windows, s->trace->nclasses);
+	return c;
+}
+
 /* ---- classes and slots ---- */
 
 size_t vgt_class_count(const struct vgt_trace *t)

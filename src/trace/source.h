@@ -65,6 +65,13 @@ void vgt_source_skip_payloads(struct vgt_source *s, const bool *by_class);
  * as well (vgt_merge_open_windows; the array must outlive the source). */
 void vgt_source_skip_outside(struct vgt_source *s, const struct vgt_class_window *by_class);
 
+/* One stream alone, in file order, with the payloads and windows set above: for a reader
+ * that reads streams on threads of its own and merges what it made of them by (time,
+ * stream index), as vgt_source_next orders events. Before the first vgt_source_next;
+ * closed by vgt_cursor_close before vgt_source_close; NULL past the last stream. */
+size_t vgt_source_stream_count(const struct vgt_source *s);
+struct vgt_cursor *vgt_source_stream(struct vgt_source *s, size_t i);
+
 /* ---- event classes ------------------------------------------------------------------ */
 
 size_t vgt_class_count(const struct vgt_trace *t);

@@ -1,0 +1,587 @@
+/* The database built stream by stream: when every relation the build makes from busy
+ * events is an event relation whose tuples need nothing but their own event (no entity
+ * attribute, no pairing), each stream is read and decoded on a thread of its own into
+ * pieces of those relations, one piece per stream, and the pieces are merged afterwards
+ * by (recorded time, stream index): the order vgt_source_next gives the events, so the
+ * relations are those of the one-threaded pass, byte for byte. The merge is a gather per
+ * column, the columns shared out among the threads.
+ *
+ * What needs the merged order (names, entity relations, vigil's own events, any other
+ * relation) is copied aside per stream, merged the same way and fed here afterwards. A
+ * stream whose times go backwards (damage) or that holds a vg.report.synth marker (the
+ * marker reaches across the merge, build.c) makes the whole build go back to the merged
+ * pass: build_parallel.c or the one-threaded one. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "relations/build.h"
+
+/* An event copied aside for the merged feed; its values index the stream's `values`. */
+struct aside {
+	int64_t key; /* recorded time */
+	struct vgt_event ev;
+};
+
+/* What one stream made: a piece of each piece relation (its `from` column, the time
+ * recorded since no marker moved it, is the merge key), the events copied aside, and its
+ * counts. */
+struct sdone {
+	struct vgq_relation **piece; /* by piece slot */
+	struct aside *aside;
+	size_t naside, capaside;
+	struct vgt_value *values;
+	size_t nvalues, capvalues;
+	uint64_t events;
+	int64_t first_key, first_ts, last;
+};
+
+struct sbuild;
+
+struct sworker {
+	struct sbuild *p;
+	unsigned k;
+	struct builder b; /* by_class: the piece classes only, each to this worker's slot */
+	struct rslot *slots;
+	struct tinfo *tinfo;
+	struct vgq_pool *scratch; /* texts of the events copied aside */
+	pthread_t thread;
+};
+
+struct sbuild {
+	struct builder *main;
+	struct vgt_source *src;
+	size_t nstreams, *order; /* streams, largest first */
+	size_t next;             /* next of `order` to read (atomic) */
+	bool failed;             /* back to the merged pass (atomic) */
+	struct sdone *done;      /* by stream */
+	size_t npieces;
+	struct rslot **pslot; /* the main builder's piece slots */
+	bool *piece_class, *aside_class;
+	size_t nclasses;
+	struct sworker *w;
+	unsigned nworkers;
+	/* the merge: jobs (slot, column) taken by the threads */
+	uint32_t **merge_order; /* by piece slot: the stream of each tuple, in merged order */
+	size_t **merge_len;     /* by piece slot: each stream's tuples */
+	size_t *merge_n;        /* by piece slot: all tuples */
+	size_t *host;           /* by piece slot: the stream whose piece takes them, or SIZE_MAX */
+	size_t next_job;
+	bool repoint; /* a worker's texts were held by the database's pool already */
+};
+
+/* ---- which relations are built in pieces ---- */
+
+static bool piece_slot(const struct rslot *s)
+{
+	if (s->rel->kind != VGQ_REL_EVENT)
+		return false;
+	for (size_t a = 0; a < s->rel->nattrs; a++)
+		if (s->rel->attrs[a].type == VGQ_ENTITY)
+			return false;
+	return true;
+}
+
+/* Every busy class is a piece class, or a built-in entity event (few: their relations
+ * are made in the merged feed); false when nothing would be built in pieces. */
+static bool classify(struct sbuild *p, const struct builder *b)
+{
+	p->nclasses = vgt_class_count(b->trace);
+	if (p->nclasses > b->nby_class)
+		return false;
+	p->piece_class = vgq_xcalloc(p->nclasses + 1, sizeof *p->piece_class);
+	p->aside_class = vgq_xcalloc(p->nclasses + 1, sizeof *p->aside_class);
+	p->pslot = vgq_xcalloc(b->nslots + 1, sizeof *p->pslot);
+	bool any = false;
+	for (size_t c = 0; c < p->nclasses; c++) {
+		const struct tinfo *ti = b->by_class[c];
+		const struct vgt_event_type *t = vgt_class_at(b->trace, c);
+		if (ti && ti->slot && ti->what == T_EVENT && piece_slot(ti->slot)) {
+			p->piece_class[c] = any = true;
+			size_t j = 0;
+			while (j < p->npieces && p->pslot[j] != ti->slot)
+				j++;
+			if (j == p->npieces)
+				p->pslot[p->npieces++] = ti->slot;
+		} else if (ti && ti->slot && ti->what != T_SKIP) {
+			return false; /* a relation that needs the merged order: build_parallel.c */
+		} else if (ti || !strncmp(t->name, "vg.", 3)) {
+			p->aside_class[c] = true;
+		}
+	}
+	return any;
+}
+
+static size_t piece_index(const struct sbuild *p, const struct rslot *s)
+{
+	size_t j = 0;
+	while (p->pslot[j] != s)
+		j++;
+	return j;
+}
+
+/* A worker's own builder: its pool, and each piece class mapped to a slot of its own
+ * whose relation is switched to the piece of the stream being read. */
+static void worker_init(struct sworker *w, struct sbuild *p, unsigned k)
+{
+	const struct builder *b = p->main;
+	*w = (struct sworker){.p = p, .k = k};
+	w->b = *b;
+	w->b.pool = vgq_pool_new();
+	w->b.keys = vgq_keymap_new();
+	w->b.names = NULL;
+	w->b.last_image = NULL;
+	w->b.warnings = NULL;
+	w->b.nwarnings = 0;
+	w->b.by_class = vgq_xcalloc(b->nby_class + 1, sizeof *w->b.by_class);
+	w->slots = vgq_xcalloc(p->npieces + 1, sizeof *w->slots);
+	w->tinfo = vgq_xcalloc(p->nclasses + 1, sizeof *w->tinfo);
+	for (size_t c = 0; c < p->nclasses; c++)
+		if (p->piece_class[c]) {
+			w->tinfo[c] = *b->by_class[c];
+			w->tinfo[c].slot = &w->slots[piece_index(p, b->by_class[c]->slot)];
+			w->b.by_class[c] = &w->tinfo[c];
+		}
+	w->scratch = vgq_pool_new();
+}
+
+static void worker_free(struct sworker *w)
+{
+	free(w->b.by_class);
+	free(w->slots);
+	free(w->tinfo);
+	vgq_keymap_free(w->b.keys);
+	for (size_t i = 0; i < w->b.nwarnings; i++)
+		free(w->b.warnings[i]);
+	free(w->b.warnings);
+	if (w->b.pool)
+		vgq_pool_free(w->b.pool);
+	vgq_pool_free(w->scratch);
+}
+
+/* ---- reading one stream ---- */
+
+/* A copy of the event, its texts and bytes in the worker's scratch pool. */
+static void copy_aside(struct sworker *w, struct sdone *d, const struct vgt_event *ev)
+{
+	unsigned nf = ev->values ? ev->type->nfields : 0;
+	if (d->naside == d->capaside) {
+		d->capaside = d->capaside ? 2 * d->capaside : 64;
+		d->aside = vgq_xrealloc(d->aside, d->capaside, sizeof *d->aside);
+	}
+	if (d->nvalues + nf > d->capvalues) {
+		d->capvalues = 2 * (d->nvalues + nf) + 64;
+		d->values = vgq_xrealloc(d->values, d->capvalues, sizeof *d->values);
+	}
+	for (unsigned f = 0; f < nf; f++) {
+		struct vgt_value v = ev->values[f];
+		if (v.type == VGT_STRING)
+			v.str.ptr = vgq_pool_intern(w->scratch, v.str.ptr, v.str.len);
+		else if (v.type == VGT_BYTES)
+			v.bytes.ptr = vgq_pool_bytes(w->scratch, v.bytes.ptr, v.bytes.len);
+		d->values[d->nvalues + f] = v;
+	}
+	struct aside *a = &d->aside[d->naside++];
+	a->key = ev->ts;
+	a->ev = *ev;
+	a->ev.values = (const struct vgt_value *)(ev->values ? (uintptr_t)d->nvalues : UINTPTR_MAX);
+	d->nvalues += nf;
+}
+
+/* Reads stream i into its pieces and its events aside; false when the build must go
+ * back to the merged pass. */
+static bool read_stream(struct sworker *w, size_t i)
+{
+	struct sbuild *p = w->p;
+	struct sdone *d = &p->done[i];
+	d->piece = vgq_xcalloc(p->npieces + 1, sizeof *d->piece);
+	for (size_t j = 0; j < p->npieces; j++) {
+		const struct vgq_relation *r = p->pslot[j]->rel;
+		d->piece[j] = vgq_relation_new(r->name, r->kind);
+		for (size_t a = 0; a < r->nattrs; a++)
+			vgq_relation_add_attr(d->piece[j], r->attrs[a].name, r->attrs[a].type,
+			                      r->attrs[a].ref_kind);
+		w->slots[j].rel = d->piece[j];
+	}
+	struct vgt_cursor *c = vgt_source_stream(p->src, i);
+	const struct vgt_event *ev;
+	bool ok = true;
+	uint64_t n = 0;
+	while (ok && (ev = vgt_cursor_next(c))) {
+		if (!(n++ & 4095) && __atomic_load_n(&p->failed, __ATOMIC_RELAXED)) {
+			ok = false;
+			break;
+		}
+		if (vgq_is_synth_marker(ev->type) || (d->events && ev->ts < d->last)) {
+			ok = false;
+			break;
+		}
+		if (!d->events++)
+			d->first_key = d->first_ts = ev->ts;
+		d->last = ev->ts;
+		uint32_t cid = ev->type->class_id;
+		if (cid < p->nclasses && p->piece_class[cid]) {
+			vgq_build_feed(&w->b, ev);
+		} else if (cid >= p->nclasses || p->aside_class[cid]) {
+			copy_aside(w, d, ev);
+		}
+	}
+	vgt_cursor_close(c);
+	return ok;
+}
+
+static void *worker_main(void *arg)
+{
+	struct sworker *w = arg;
+	struct sbuild *p = w->p;
+	for (;;) {
+		size_t at = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+		if (at >= p->nstreams)
+			return NULL;
+		if (!read_stream(w, p->order[at]))
+			__atomic_store_n(&p->failed, true, __ATOMIC_RELAXED);
+	}
+}
+
+/* ---- the merge ---- */
+
+/* Stream a's next item before stream b's: (key, stream index), as the merged reader. */
+static bool before(const int64_t *key, size_t a, size_t b)
+{
+	return key[a] < key[b] || (key[a] == key[b] && a < b);
+}
+
+/* The merged order of n streams' sequences of keys (lens[s] each): out[t] is the stream
+ * of the t-th item. A small heap of streams, as trace/merge.c. */
+static void merge_order(int64_t *const *keys, const size_t *lens, size_t n, uint32_t *out)
+{
+	size_t busy[2], nbusy = 0;
+	for (size_t s = 0; s < n; s++)
+		if (lens[s] && nbusy++ < 2)
+			busy[nbusy - 1] = s;
+	if (nbusy <= 2) { /* one or two streams: a plain two-way merge (busy[0] < busy[1]) */
+		size_t a = nbusy ? busy[0] : 0, b = nbusy > 1 ? busy[1] : 0;
+		size_t na = nbusy ? lens[a] : 0, nb = nbusy > 1 ? lens[b] : 0, i = 0, j = 0, t = 0;
+		while (i < na && j < nb)
+			out[t++] =
+			    keys[b][j] < keys[a][i] ? (j++, (uint32_t)b) : (i++, (uint32_t)a);
+		while (i < na)
+			out[t++] = (uint32_t)a, i++;
+		while (j < nb)
+			out[t++] = (uint32_t)b, j++;
+		return;
+	}
+	size_t *heap = vgq_xcalloc(n + 1, sizeof *heap), nheap = 0;
+	size_t *at = vgq_xcalloc(n + 1, sizeof *at);
+	int64_t *head = vgq_xcalloc(n + 1, sizeof *head);
+	for (size_t s = 0; s < n; s++)
+		if (lens[s]) {
+			head[s] = keys[s][0];
+			size_t i = nheap++;
+			heap[i] = s;
+			while (i && before(head, heap[i], heap[(i - 1) / 2])) {
+				size_t up = (i - 1) / 2, tmp = heap[i];
+				heap[i] = heap[up];
+				heap[up] = tmp;
+				i = up;
+			}
+		}
+	for (size_t t = 0; nheap; t++) {
+		size_t s = heap[0];
+		out[t] = (uint32_t)s;
+		if (++at[s] < lens[s])
+			head[s] = keys[s][at[s]];
+		else
+			heap[0] = heap[--nheap];
+		for (size_t i = 0;;) {
+			size_t l = 2 * i + 1, r = l + 1, m = i;
+			if (l < nheap && before(head, heap[l], heap[m]))
+				m = l;
+			if (r < nheap && before(head, heap[r], heap[m]))
+				m = r;
+			if (m == i)
+				break;
+			size_t tmp = heap[i];
+			heap[i] = heap[m];
+			heap[m] = tmp;
+			i = m;
+		}
+	}
+	free(heap);
+	free(at);
+	free(head);
+}
+
+/* Column c of a relation: -1 the `from` column, else attribute c. */
+static void *column(struct vgq_relation *r, long c)
+{
+	return c < 0 ? (void *)r->from : *(void **)&r->cols[c].i;
+}
+
+static size_t column_size(const struct vgq_relation *r, long c)
+{
+	return c < 0 ? sizeof *r->from : vgq_value_size(r->attrs[c].type);
+}
+
+/* A text of a worker's pool as the database's pool holds it (the same text may have
+ * been interned by two workers): remembered by address, the few texts a column repeats
+ * looked up once. */
+struct text_memo {
+	const char *from[256], *to[256];
+};
+
+static const char *database_text(struct text_memo *m, const struct vgq_pool *pool, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t h = (size_t)(vgq_mix((uintptr_t)s) & 255);
+	if (m->from[h] != s) {
+		m->from[h] = s;
+		m->to[h] = vgq_pool_find(pool, s, strlen(s));
+	}
+	return m->to[h];
+}
+
+/* Gathers column c of piece slot j from every stream's piece in merged order. */
+/* Gathers column c of piece slot j from every stream's piece in merged order: into the
+ * relation's own column, or, when the slot has a host (one or two streams made tuples),
+ * into the host piece's column grown to hold them all, from its end backwards (a value
+ * is written at or after where it is read, so nothing is overwritten before it is read;
+ * fewer fresh pages to fault and clear, the dearest part of the merge). */
+static void gather(struct sbuild *p, size_t j, long c)
+{
+	size_t host = p->host[j];
+	struct vgq_relation *r = host == SIZE_MAX ? p->pslot[j]->rel : p->done[host].piece[j];
+	size_t size = column_size(r, c), n = p->merge_n[j];
+	char *dst = column(r, c);
+	const uint32_t *order = p->merge_order[j];
+	const char **src = vgq_xcalloc(p->nstreams + 1, sizeof *src);
+	bool text = c >= 0 && r->attrs[c].type == VGQ_STRING && p->repoint;
+	struct text_memo *memo = text ? vgq_xcalloc(1, sizeof *memo) : NULL;
+	if (host == SIZE_MAX) {
+		for (size_t s = 0; s < p->nstreams; s++)
+			src[s] = column(p->done[s].piece[j], c);
+		for (size_t t = 0; t < n; t++) {
+			uint32_t s = order[t];
+			memcpy(dst + t * size, src[s], size);
+			src[s] += size;
+			if (text) {
+				const char **v = (const char **)(dst + t * size);
+				*v = database_text(memo, p->main->pool, *v);
+			}
+		}
+	} else { /* src[s]: past the stream's last value */
+		for (size_t s = 0; s < p->nstreams; s++)
+			src[s] = (const char *)column(p->done[s].piece[j], c) +
+			         p->merge_len[j][s] * size;
+		src[host] = dst + p->merge_len[j][host] * size;
+		for (size_t t = n; t-- > 0;) {
+			uint32_t s = order[t];
+			src[s] -= size;
+			memmove(dst + t * size, src[s], size);
+			if (text) {
+				const char **v = (const char **)(dst + t * size);
+				*v = database_text(memo, p->main->pool, *v);
+			}
+		}
+	}
+	free(memo);
+	free(src);
+}
+
+static void *merge_main(void *arg)
+{
+	struct sbuild *p = arg;
+	for (;;) {
+		size_t job = __atomic_fetch_add(&p->next_job, 1, __ATOMIC_RELAXED);
+		size_t j = 0;
+		long c = -1;
+		for (size_t seen = 0; j < p->npieces; j++) { /* job -> (slot, column) */
+			size_t cols = p->pslot[j]->rel->nattrs + 1;
+			if (job < seen + cols) {
+				c = (long)(job - seen) - 1;
+				break;
+			}
+			seen += cols;
+		}
+		if (j == p->npieces)
+			return NULL;
+		if (p->merge_n[j])
+			gather(p, j, c);
+	}
+}
+
+/* Runs fn on the threads (this one among them). */
+static void on_threads(struct sbuild *p, void *(*fn)(void *), void *const *args)
+{
+	pthread_t *t = vgq_xcalloc(p->nworkers, sizeof *t);
+	bool *started = vgq_xcalloc(p->nworkers, sizeof *started);
+	for (unsigned k = 1; k < p->nworkers; k++)
+		started[k] = pthread_create(&t[k], NULL, fn, args[k]) == 0;
+	fn(args[0]);
+	for (unsigned k = 1; k < p->nworkers; k++)
+		if (started[k])
+			pthread_join(t[k], NULL);
+	free(t);
+	free(started);
+}
+
+static void merge_pieces(struct sbuild *p)
+{
+	int64_t **keys = vgq_xcalloc(p->nstreams + 1, sizeof *keys);
+	p->merge_order = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_order);
+	p->merge_len = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_len);
+	p->merge_n = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_n);
+	p->host = vgq_xcalloc(p->npieces + 1, sizeof *p->host);
+	for (size_t j = 0; j < p->npieces; j++) {
+		size_t n = 0, busy = 0, largest = 0;
+		size_t *lens = p->merge_len[j] = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
+		for (size_t s = 0; s < p->nstreams; s++) {
+			lens[s] = p->done[s].piece[j]->ntuples;
+			keys[s] = p->done[s].piece[j]->from; /* no marker: the time recorded */
+			n += lens[s];
+			busy += lens[s] > 0;
+			if (lens[s] > lens[largest])
+				largest = s;
+		}
+		p->merge_n[j] = n;
+		p->host[j] = busy && busy <= 2 ? largest : SIZE_MAX;
+		if (!n)
+			continue;
+		p->merge_order[j] = vgq_xcalloc(n, sizeof *p->merge_order[j]);
+		merge_order(keys, lens, p->nstreams, p->merge_order[j]);
+		if (p->host[j] == SIZE_MAX)
+			vgq_relation_reserve(p->pslot[j]->rel, n);
+		else
+			vgq_relation_reserve(p->done[p->host[j]].piece[j], n);
+	}
+	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
+	for (unsigned k = 0; k < p->nworkers; k++)
+		args[k] = p;
+	on_threads(p, merge_main, args);
+	free(args);
+	for (size_t j = 0; j < p->npieces; j++) {
+		if (p->host[j] != SIZE_MAX && p->merge_n[j])
+			vgq_relation_take_columns(p->pslot[j]->rel, p->done[p->host[j]].piece[j]);
+		free(p->merge_order[j]);
+		free(p->merge_len[j]);
+	}
+	free(p->merge_order);
+	free(p->merge_len);
+	free(p->merge_n);
+	free(p->host);
+	free(keys);
+}
+
+/* The events copied aside, every stream's, in merged order: names, then the relations
+ * (entity relations and the like), as the one-threaded pass feeds them. */
+static void feed_aside(struct sbuild *p)
+{
+	size_t *at = vgq_xcalloc(p->nstreams + 1, sizeof *at);
+	for (;;) {
+		size_t best = SIZE_MAX;
+		for (size_t s = 0; s < p->nstreams; s++)
+			if (at[s] < p->done[s].naside &&
+			    (best == SIZE_MAX ||
+			     p->done[s].aside[at[s]].key < p->done[best].aside[at[best]].key))
+				best = s;
+		if (best == SIZE_MAX)
+			break;
+		struct sdone *d = &p->done[best];
+		struct vgt_event ev = d->aside[at[best]++].ev;
+		uintptr_t v = (uintptr_t)ev.values;
+		ev.values = v == UINTPTR_MAX ? NULL : d->values + v;
+		vgt_names_observe(p->main->names, &ev);
+		vgq_build_feed(p->main, &ev);
+	}
+	free(at);
+}
+
+/* ---- the whole ---- */
+
+static void sbuild_free(struct sbuild *p)
+{
+	for (size_t s = 0; p->done && s < p->nstreams; s++) {
+		struct sdone *d = &p->done[s];
+		for (size_t j = 0; d->piece && j < p->npieces; j++) {
+			vgq_relation_free(d->piece[j]);
+		}
+		free(d->piece);
+		free(d->aside);
+		free(d->values);
+	}
+	free(p->done);
+	free(p->order);
+	free(p->pslot);
+	free(p->piece_class);
+	free(p->aside_class);
+	free(p->w);
+	free(p);
+}
+
+bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,
+                       struct vgq_database *db, unsigned threads)
+{
+	size_t nstreams = vgt_source_stream_count(rd->src);
+	if (threads < 2 || waits || !b->trace || nstreams < 2 || !b->names)
+		return false;
+	struct sbuild *p = vgq_xcalloc(1, sizeof *p);
+	p->main = b;
+	p->src = rd->src;
+	p->nstreams = nstreams;
+	if (!classify(p, b)) {
+		sbuild_free(p);
+		return false;
+	}
+	/* largest streams first, so the threads end together */
+	p->order = vgq_xcalloc(nstreams, sizeof *p->order);
+	for (size_t i = 0; i < nstreams; i++) {
+		size_t k = i;
+		uint64_t size = vgt_stream_at(b->trace, i)->file_size;
+		while (k && vgt_stream_at(b->trace, p->order[k - 1])->file_size < size) {
+			p->order[k] = p->order[k - 1];
+			k--;
+		}
+		p->order[k] = i;
+	}
+	p->done = vgq_xcalloc(nstreams, sizeof *p->done);
+	p->nworkers = threads < nstreams ? threads : (unsigned)nstreams;
+	p->w = vgq_xcalloc(p->nworkers, sizeof *p->w);
+	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
+	for (unsigned k = 0; k < p->nworkers; k++) {
+		worker_init(&p->w[k], p, k);
+		args[k] = &p->w[k];
+	}
+	on_threads(p, worker_main, args);
+	free(args);
+	bool ok = !p->failed;
+	if (ok) {
+		/* every text of the pieces in the database's pool, then the pieces merged */
+		for (unsigned k = 0; k < p->nworkers; k++) {
+			if (vgq_pool_absorb(b->pool, p->w[k].b.pool))
+				p->repoint = true;
+			p->w[k].b.pool = NULL;
+			for (size_t i = 0; i < p->w[k].b.nwarnings; i++)
+				vgq_build_warn(b, "%s", p->w[k].b.warnings[i]);
+		}
+		merge_pieces(p);
+		feed_aside(p);
+		size_t first = SIZE_MAX;
+		for (size_t s = 0; s < nstreams; s++) {
+			const struct sdone *d = &p->done[s];
+			if (!d->events)
+				continue;
+			if (first == SIZE_MAX || d->first_key < p->done[first].first_key)
+				first = s;
+			if (!db->events || d->last > db->last)
+				db->last = d->last;
+			db->events += d->events;
+		}
+		if (first != SIZE_MAX)
+			db->first = p->done[first].first_ts;
+	}
+	for (unsigned k = 0; k < p->nworkers; k++)
+		worker_free(&p->w[k]);
+	sbuild_free(p);
+	return ok;
+}
