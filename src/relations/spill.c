@@ -87,8 +87,7 @@ static size_t round_up(size_t n, size_t to)
 static size_t budget;
 static pthread_once_t budget_once = PTHREAD_ONCE_INIT;
 
-/* "512M", "4G", "1048576": bytes; false if s is not such a size. */
-static bool parse_size(const char *s, size_t *out)
+bool vgq_parse_size(const char *s, size_t *out)
 {
 	char *end;
 	errno = 0;
@@ -134,7 +133,7 @@ static void read_budget(void)
 {
 	const char *e = getenv("VIGIL_BUILD_MEMORY");
 	if (e && *e) {
-		if (!parse_size(e, &budget)) {
+		if (!vgq_parse_size(e, &budget)) {
 			fprintf(
 			    stderr,
 			    "vigil: VIGIL_BUILD_MEMORY=%s is not a size (bytes, or a number with "

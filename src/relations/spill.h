@@ -34,6 +34,10 @@ size_t vgq_spill_budget(void);
 /* Sets the budget as VIGIL_BUILD_MEMORY would (tests compare builds under two budgets). */
 void vgq_spill_set_budget(size_t bytes);
 
+/* "512M", "4G", "1048576": bytes (K, M, G, T are powers of 1024; "KiB", "MB" too); false
+ * if s is not such a size. The query's memory budget (VIGIL_QUERY_MEMORY) reads it too. */
+bool vgq_parse_size(const char *s, size_t *out);
+
 /* What spilling did in this process, for --stats: bytes of columns moved to the spill
  * file (their mapped size, summed over every column ever spilled), columns spilled, and
  * how many times the resident pages were dropped. */
