@@ -22,7 +22,8 @@ Records --events events of bench/query-subject (2 threads) with `vigil record` (
   whole `vigil query` process (trace to answer), best and median; max RSS per `Send`
   tuple. Every answer must equal the cold one. The brief's target: under 100 ms at 10M.
 
-Load average is printed with every figure (a shared machine's wall times are noisy)."""
+Load average is printed with every figure (a shared machine's wall times are noisy);
+BENCH_RT=1 runs the warm queries pinned (bench/pinned.py)."""
 import argparse
 import json
 import os
@@ -34,14 +35,19 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pinned  # noqa: E402
+
 LOCK = "range of L is Lock retrieve (L.lock, L.conn) where L.conn = 7"
 SCAN = "range of S is Send retrieve (S.conn, S.size) where S.mailbox = 7 and S.size > 58982"
 
 
-def run(bin_dir, args, env):
+def run(bin_dir, args, env, threads=None):
+    """(wall, sorted stdout lines, --stats); threads: a timed run (BENCH_RT=1 pins it)"""
+    pre = pinned.preexec(threads) if threads else None
     t0 = time.monotonic()
     p = subprocess.run([os.path.join(bin_dir, "vigil")] + args, capture_output=True, text=True,
-                       env=env)
+                       env=env, preexec_fn=pre)
     wall = time.monotonic() - t0
     if p.returncode:
         sys.exit("vigil %s: exit %d: %s" % (" ".join(args[:2]), p.returncode, p.stderr))
@@ -52,7 +58,7 @@ def run(bin_dir, args, env):
 def tuples(bin_dir, trace, text, env):
     """The tuples of the relation the query's scan reads, from vigil explain."""
     _, out, _ = run(bin_dir, ["explain", trace, "-e", text], env)
-    m = re.findall(r"\((\d+) tuples\)", "\n".join(out))
+    m = re.findall(r" (\d+) tuples\)", "\n".join(out))
     if not m:
         sys.exit("vigil explain: no tuple count in %s" % out)
     return int(m[-1])
@@ -74,6 +80,7 @@ def main():
     ap.add_argument("--reps", type=int, default=2 if smoke else 5)
     ap.add_argument("--trace", help="an existing trace of the subject (not removed)")
     args = ap.parse_args()
+    pinned.check()
     bin_dir = os.path.join(args.build, "bin")
     out_dir = os.environ.get("BENCH_OUT") or os.path.join(args.build, "bench")
     tmp = tempfile.mkdtemp(prefix="vigil-scalebench.")
@@ -94,7 +101,8 @@ def main():
             if p.returncode:
                 sys.exit("vigil record: %s" % p.stderr)
         trace_bytes = du(trace)
-        result = {"events": args.events, "trace_bytes": trace_bytes, "reps": args.reps}
+        result = {"events": args.events, "trace_bytes": trace_bytes, "reps": args.reps,
+                  "mode": pinned.describe()}
 
         # spill RSS: the first query's build, default budget and a sixteenth of the trace
         off = dict(base, VIGIL_CACHE="off")
@@ -129,17 +137,18 @@ def main():
 
         # warm selective scan, end to end
         cache = dict(base, VIGIL_CACHE_DIR=os.path.join(tmp, "cache"))
-        nsend = tuples(bin_dir, trace, SCAN, cache)
         cold_wall, cold_ans, cold_st = run(bin_dir, ["query", trace, "-e", SCAN, "--format",
                                                      "csv", "--stats"], cache)
         if cold_st.get("cache") != "cold":
             sys.exit("the first query with the cache on was not cold: %s" % cold_st)
+        nsend = tuples(bin_dir, trace, SCAN, cache)  # from the cache just written
         warm = {}
         for threads in (2, 1):
             walls, rss = [], []
             for _ in range(args.reps):
                 wall, ans, st = run(bin_dir, ["query", trace, "-e", SCAN, "--format", "csv",
-                                              "--stats", "--threads", str(threads)], cache)
+                                              "--stats", "--threads", str(threads)], cache,
+                                    threads)
                 if st.get("cache") != "warm":
                     sys.exit("a query after the cold one was not warm: %s" % st)
                 if ans != cold_ans:
@@ -149,8 +158,8 @@ def main():
                 rss.append(st["max_rss_kb"] * 1024)
             warm[threads] = {"best_s": min(walls), "median_s": statistics.median(walls),
                              "max_rss": max(rss), "load": os.getloadavg()[0]}
-        print("\n| selective scan, %d events (`Send`: %d tuples) | wall best | median | "
-              "max RSS | per `Send` tuple | load |" % (args.events, nsend))
+        print("\n| selective scan, %d events (`Send`: %d tuples), %s | wall best | median | "
+              "max RSS | per `Send` tuple | load |" % (args.events, nsend, pinned.describe()))
         print("|---|---:|---:|---:|---:|---:|")
         print("| cold (cache written), 2 threads | %.3f s | | | | |" % cold_wall)
         for threads, w in warm.items():
