@@ -394,12 +394,13 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 	        sp.bytes, sp.columns, sp.trims, k->nkeyed, k->nbounded, k->packets, k->packets_read,
 	        k->events);
 	for (size_t i = 0; i < n; i++)
-		fprintf(stderr,
-		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
-		        ",\"exec_ns\":%" PRIu64 ",\"exec_cpu_ns\":%" PRIu64
-		        ",\"peak_state\":%" PRIu64 ",\"peak_memory\":%" PRIu64 "}",
-		        i ? "," : "", st[i].line, st[i].relation, st[i].tuples, st[i].exec_ns,
-		        st[i].exec_cpu_ns, st[i].peak_state, st[i].peak_memory);
+		fprintf(
+		    stderr,
+		    "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64 ",\"exec_ns\":%" PRIu64
+		    ",\"exec_cpu_ns\":%" PRIu64 ",\"peak_state\":%" PRIu64
+		    ",\"peak_memory\":%" PRIu64 ",\"spilled_memory\":%" PRIu64 "}",
+		    i ? "," : "", st[i].line, st[i].relation, st[i].tuples, st[i].exec_ns,
+		    st[i].exec_cpu_ns, st[i].peak_state, st[i].peak_memory, st[i].spilled_memory);
 	fprintf(stderr, "]}}\n");
 }
 

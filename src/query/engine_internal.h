@@ -77,6 +77,7 @@ struct vgq_memory {
 	const char *what;       /* the state refused ("the hash join's table") */
 	bool rows;              /* what: an operator whose bindings were being materialised */
 	size_t need, held_then; /* its bytes, and what was held then */
+	size_t spilled;         /* bytes of bindings moved to the spill file (atomic) */
 };
 
 struct vgq_session {

@@ -2,9 +2,11 @@
  * operator holds while a statement runs (bindings materialised for a join, an aggregate
  * or the result; hash tables; an aggregate's contributions; a parallel sort's merge
  * buffer) is taken from the query's budget before it is allocated and given back when it
- * is freed. What would pass the budget is refused: the statement stops with one line
- * naming the operator, the bytes and the budget (engine.c), never a partial answer. A
- * parallel sort that does not fit sorts in place on one thread instead (the same order).
+ * is freed. Bindings that would pass the budget move to the spill file of
+ * relations/spill.c (mapped: they read as before) and leave the budget; other state that
+ * would pass it is refused: the statement stops with one line naming the operator, the
+ * bytes and the budget (engine.c), never a partial answer. A parallel sort that does not
+ * fit sorts in place on one thread instead (the same order).
  * The relations' columns are not counted here: they are the build's (VIGIL_BUILD_MEMORY,
  * relations/spill.c), and a statement's result grows through that column store too. */
 #include <pthread.h>
@@ -65,11 +67,10 @@ bool vgq_mem_try(struct vgq_session *s, size_t bytes)
 	return take(s, bytes);
 }
 
-/* `rows`: what is the name of the operator whose bindings are materialised */
-static bool take_or_refuse(struct vgq_session *s, const char *what, bool rows, size_t bytes)
+/* The statement stops: `what` needed `bytes` more (`rows`: what is the name of the
+ * operator whose bindings were being materialised). False. */
+static bool refuse(struct vgq_session *s, const char *what, bool rows, size_t bytes)
 {
-	if (take(s, bytes))
-		return true;
 	struct vgq_memory *m = &s->mem;
 	int free_claim = 0; /* the first refusal is the one reported (workers may race) */
 	if (__atomic_compare_exchange_n(&m->claimed, &free_claim, 1, false, __ATOMIC_ACQ_REL,
@@ -85,7 +86,7 @@ static bool take_or_refuse(struct vgq_session *s, const char *what, bool rows, s
 
 bool vgq_mem_take(struct vgq_session *s, const char *what, size_t bytes)
 {
-	return take_or_refuse(s, what, false, bytes);
+	return take(s, bytes) || refuse(s, what, false, bytes);
 }
 
 void vgq_mem_give(struct vgq_session *s, size_t bytes)
@@ -107,6 +108,7 @@ void vgq_mem_statement_begin(struct vgq_session *s)
 	m->rows = false;
 	m->need = m->held_then = 0;
 	m->peak = m->held;
+	m->spilled = 0;
 }
 
 /* "12.5 MiB", "300 KiB", "17 bytes" */
@@ -146,14 +148,25 @@ bool vgq_rows_reserve(struct xrows *r, struct vgq_session *s, const char *op, si
 	size_t cap = r->cap ? 2 * r->cap : 4 * VGQ_BATCH;
 	if (cap - r->n < more) /* one large reservation: exactly that */
 		cap = r->n + more;
-	size_t w = r->width ? r->width : 1;
-	size_t grow = (cap - r->cap) * w * sizeof *r->rows;
-	if (!take_or_refuse(s, op, true, grow))
-		return false;
-	r->rows = vgq_xrealloc(r->rows, cap, w * sizeof *r->rows);
-	r->cap = cap;
+	size_t w = (r->width ? r->width : 1) * sizeof *r->rows;
+	size_t old = r->cap * w, bytes = cap * w;
 	r->mem = s;
-	r->charged += grow;
+	if (!r->spill && take(s, bytes - old)) {
+		r->rows = vgq_xrealloc(r->rows, cap, w);
+		r->charged += bytes - old;
+		r->cap = cap;
+		return true;
+	}
+	/* past the budget: the bindings move to the spill file, mapped (their resident pages
+	 * the spill governor's to drop), and leave the budget */
+	void *p = r->rows;
+	if (!vgq_colmem_spill(&r->spill, &p, old, bytes))
+		return refuse(s, op, true, bytes - old);
+	r->rows = p;
+	r->cap = cap;
+	vgq_mem_give(s, r->charged);
+	r->charged = 0;
+	__atomic_add_fetch(&s->mem.spilled, bytes - old, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -161,6 +174,11 @@ void vgq_rows_free(struct xrows *r)
 {
 	if (r->mem)
 		vgq_mem_give(r->mem, r->charged);
-	free(r->rows);
+	if (r->spill) {
+		vgq_colmem_release(r->spill, r->rows);
+		vgq_colmem_free(r->spill);
+	} else {
+		free(r->rows);
+	}
 	memset(r, 0, sizeof *r);
 }

@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "query/engine_internal.h"
+#include "relations/spill.h"
 
 #define VGQ_BATCH 1024 /* bindings per batch */
 
@@ -110,10 +111,11 @@ struct xrows {
 	size_t n, cap, width;
 	struct vgq_session *mem; /* the budget `charged` bytes were taken from (exec_memory.c) */
 	size_t charged;
+	struct vgq_colmem *spill; /* rows moved to the spill file past the budget, or NULL */
 };
 /* exec_memory.c: room for `more` bindings (width set) of the operator named `op`, taken
- * from the session's budget; false past it (the statement stops, r unchanged).
- * vgq_rows_free gives it back. */
+ * from the session's budget, or past it in the spill file; false when neither can be
+ * (the statement stops, r unchanged). vgq_rows_free gives it back. */
 bool vgq_rows_reserve(struct xrows *r, struct vgq_session *s, const char *op, size_t more);
 void vgq_rows_drain(struct xnode *child, struct xrows *out);
 void vgq_rows_free(struct xrows *r);

@@ -471,6 +471,31 @@ void vgq_colmem_resize(struct vgq_colmem **mp, void **col, size_t old_bytes, siz
 	heap_add(m, old_bytes, bytes);
 }
 
+bool vgq_colmem_spill(struct vgq_colmem **mp, void **col, size_t old_bytes, size_t bytes)
+{
+	struct vgq_colmem *m = *mp ? *mp : (*mp = vgq_xcalloc(1, sizeof **mp));
+	size_t i = *col ? find(m, *col) : SIZE_MAX;
+	if (i != SIZE_MAX) {
+		struct spilled *sp = m->cols[i];
+		pthread_mutex_lock(&S.lock);
+		bool grown = grow(sp, bytes);
+		pthread_mutex_unlock(&S.lock);
+		if (grown)
+			*col = sp->base;
+		return grown; /* not grown: *col as it was */
+	}
+	struct spilled *sp = spill_new(bytes ? bytes : 1);
+	if (!sp)
+		return false;
+	if (*col)
+		memcpy(sp->base, *col, old_bytes < bytes ? old_bytes : bytes);
+	free(*col); /* a heap column of the caller's, not counted in heap_total */
+	m->cols = vgq_xrealloc(m->cols, m->ncols + 1, sizeof *m->cols);
+	m->cols[m->ncols++] = sp;
+	*col = sp->base;
+	return true;
+}
+
 void vgq_colmem_release(struct vgq_colmem *m, void *col)
 {
 	size_t i = col ? find(m, col) : SIZE_MAX;

@@ -1,20 +1,25 @@
 #!/usr/bin/python3
-"""Operator state against the query's memory budget (docs/query.md, "Traces larger than
-memory"): VIGIL_QUERY_MEMORY bounds what a statement's operators hold (materialised
-bindings, hash tables, an aggregate's contributions, a parallel sort's merge buffer); a
-statement that would pass it stops with one line naming the state and the budget, exit 2,
-nothing on stdout; one that fits answers as without a budget.
+"""Operator state against the query's memory budget (docs/query.md, "Larger than memory:
+the operators"): VIGIL_QUERY_MEMORY bounds what a statement's operators hold (materialised
+bindings, hash tables, an aggregate's contributions, a parallel sort's merge buffer).
+Bindings past it move to the spill file and the answer is the same (`--stats`
+spilled_memory says so); other state past it stops the statement with one line naming
+it and the budget, exit 2, nothing on stdout.
 
     memory_test.py --bin BUILD/bin [--keep DIR]
 
 On a recording of diff_subject, for a hash join, an aggregate and a scan:
   * at 1 thread (the order of allocations is fixed), `--stats` peak_memory P of the
-    unbounded run; with VIGIL_QUERY_MEMORY=P the same answer; with P - 1 the one line
-    (so a budget that is ignored, or a peak that is not what was held, fails here);
+    unbounded run; with VIGIL_QUERY_MEMORY=P the same answer, nothing spilled; with P - 1
+    the one line, or the same answer with bindings spilled (so a budget that is ignored,
+    or a peak that is not what was held, fails here);
+  * with 4K: the scan answers the same from spilled bindings, the hash join is refused
+    naming its table, the aggregate naming its contributions;
   * at 2 threads, budgets from P/8 to 2P: every run is the unbounded answer or the one
-    line, and some are each;
+    line, those under P/2 spilled or refused, and some answer;
   * a budget that is not a size: one line, exit 2.
-Every vigil runs with VIGIL_CACHE=off and HOME inside the test's own temporary directory."""
+Every vigil runs with VIGIL_CACHE=off, the spill file and HOME inside the test's own
+temporary directory."""
 import argparse
 import json
 import os
@@ -51,7 +56,8 @@ class Vigil:
         self.env = dict(os.environ)
         for k in ("XDG_CACHE_HOME", "VIGIL_QUERY_MEMORY", "VIGIL_BUILD_MEMORY", "VIGIL_THREADS"):
             self.env.pop(k, None)
-        self.env.update({"VIGIL_CACHE": "off", "HOME": os.path.join(work, "home")})
+        self.env.update({"VIGIL_CACHE": "off", "HOME": os.path.join(work, "home"),
+                         "VIGIL_CACHE_DIR": os.path.join(work, "cachedir")})
 
     def query(self, trace, text, threads, budget=None):
         """(exit status, stdout, stderr lines but the stats, the stats)"""
@@ -86,6 +92,21 @@ def answered(ref, got, what):
           % (what, got[0], len(got[1]), len(ref[1]), got[2]))
 
 
+def spilled(got):
+    return got[3]["statements"][0]["spilled_memory"]
+
+
+def bounded(ref, got, what):
+    """Past the budget: refused, or the same answer from spilled bindings."""
+    if got[0] == 0:
+        answered(ref, got, what)
+        check(spilled(got) > 0, "%s: answered past the budget with nothing spilled: %s"
+              % (what, got[3]))
+        return "spilled"
+    refused(got, what)
+    return "refused"
+
+
 def run(v, work):
     trace = v.record(os.path.join(work, "trace"), 7, 30000)
     for shape, text in SHAPES.items():
@@ -100,24 +121,36 @@ def run(v, work):
             plan = subprocess.run([os.path.join(v.bin, "vigil"), "explain", trace, "-e", text],
                                   env=v.env, capture_output=True, text=True).stdout
             check("hash join[" in plan, "not a hash join:\n%s" % plan)
-        answered(ref, v.query(trace, text, 1, peak), "%s, 1 thread, budget = its peak %d"
-                 % (shape, peak))
-        refused(v.query(trace, text, 1, peak - 1), "%s, 1 thread, budget %d" % (shape, peak - 1))
-        print("%s: peak %d bytes of operator state; that budget answers, one byte less is "
-              "refused" % (shape, peak))
+        check(spilled(ref) == 0, "%s: the unbounded run spilled: %s" % (shape, ref[3]))
+        at = v.query(trace, text, 1, peak)
+        answered(ref, at, "%s, 1 thread, budget = its peak %d" % (shape, peak))
+        check(spilled(at) == 0, "%s: spilled within the budget: %s" % (shape, at[3]))
+        under = bounded(ref, v.query(trace, text, 1, peak - 1), "%s, 1 thread, budget %d"
+                        % (shape, peak - 1))
+        tiny = bounded(ref, v.query(trace, text, 1, 4096), "%s, 1 thread, budget 4K" % shape)
+        want = {"scan": "spilled", "hash join": "hash join's table",
+                "aggregate": "aggregate's contributions"}[shape]
+        got = v.query(trace, text, 1, 4096)
+        check(tiny == want if want == "spilled" else want in got[2][0],
+              "%s, budget 4K: %s, not %s (%s)" % (shape, tiny, want, got[2]))
+        print("%s: peak %d bytes of operator state; that budget answers, one byte less: %s; "
+              "4K: %s" % (shape, peak, under, tiny))
         peak2 = v.query(trace, text, 2)[3]["statements"][0]["peak_memory"]
         outcomes = []
-        for k in (1, 2, 4, 6, 7, 8, 9, 12, 16):
+        for k in (1, 2, 3, 6, 7, 8, 9, 12, 16):
             budget = peak2 * k // 8
             got = v.query(trace, text, 2, budget)
-            if got[0] == 0:
-                answered(ref, got, "%s, 2 threads, budget %d" % (shape, budget))
-                outcomes.append("answer")
+            what = "%s, 2 threads, budget %d" % (shape, budget)
+            if k < 4:
+                outcomes.append(bounded(ref, got, what))
+            elif got[0] == 0:
+                answered(ref, got, what)
+                outcomes.append("spilled" if spilled(got) else "answer")
             else:
-                refused(got, "%s, 2 threads, budget %d" % (shape, budget))
+                refused(got, what)
                 outcomes.append("refused")
-        check("answer" in outcomes and "refused" in outcomes,
-              "%s, 2 threads: budgets P/8..2P (P = %d) gave %s" % (shape, peak2, outcomes))
+        check("answer" in outcomes, "%s, 2 threads: budgets P/8..2P (P = %d) gave %s"
+              % (shape, peak2, outcomes))
         print("%s, 2 threads (peak %d): %s" % (shape, peak2, " ".join(outcomes)))
     bad = v.query(trace, SHAPES["scan"], 1, "lots")
     check(bad[0] == 2 and len(bad[2]) == 1 and "VIGIL_QUERY_MEMORY=lots" in bad[2][0]
