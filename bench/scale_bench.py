@@ -21,6 +21,8 @@ Records --events events of bench/query-subject (2 threads) with `vigil record` (
   (it writes the cache), then --reps times warm at --threads 2 and 1: wall time of the
   whole `vigil query` process (trace to answer), best and median; max RSS per `Send`
   tuple. Every answer must equal the cold one. The brief's target: under 100 ms at 10M.
+  Beside it, the best of --reps `vigil --version` the same way: what starting and ending
+  a process costs on the machine at the time.
 
 Load average is printed with every figure (a shared machine's wall times are noisy);
 BENCH_RT=1 runs the warm queries pinned (bench/pinned.py)."""
@@ -158,6 +160,8 @@ def main():
                 rss.append(st["max_rss_kb"] * 1024)
             warm[threads] = {"best_s": min(walls), "median_s": statistics.median(walls),
                              "max_rss": max(rss), "load": os.getloadavg()[0]}
+        # the floor: a vigil process that starts and exits (on a loaded machine, far from 0)
+        floor = min(run(bin_dir, ["--version"], base, 1)[0] for _ in range(args.reps))
         print("\n| selective scan, %d events (`Send`: %d tuples), %s | wall best | median | "
               "max RSS | per `Send` tuple | load |" % (args.events, nsend, pinned.describe()))
         print("|---|---:|---:|---:|---:|---:|")
@@ -166,7 +170,9 @@ def main():
             print("| warm, %d thread%s | %.1f ms | %.1f ms | %.1f MB | %.1f B | %.1f |" % (
                 threads, "s" if threads > 1 else "", w["best_s"] * 1e3, w["median_s"] * 1e3,
                 w["max_rss"] / 1e6, w["max_rss"] / max(nsend, 1), w["load"]))
-        result["warm"] = {"tuples": nsend, "cold_s": cold_wall,
+        print("| `vigil --version`, the process's start and exit alone | %.1f ms | | | | |"
+              % (floor * 1e3))
+        result["warm"] = {"tuples": nsend, "cold_s": cold_wall, "floor_s": floor,
                           "answers": len(cold_ans),
                           "threads": {str(k): v for k, v in warm.items()}}
         os.makedirs(out_dir, exist_ok=True)
