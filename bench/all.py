@@ -40,6 +40,7 @@ BENCHES = [
     ("query-pg", ["{python}", "{src}/query_pg_bench.py", "{build}"], figures.query_pg),
     ("skip", ["{python}", "{src}/skip_bench.py", "{build}"], figures.skip),
     ("first-query", ["{python}", "{src}/first_query_bench.py", "{build}"], figures.first_query),
+    ("scale", ["{python}", "{src}/scale_bench.py", "{build}"], figures.scale),
     ("watch", ["{python}", "{src}/watch.py", "{build}"], figures.watch),
     ("watch-incremental", ["{python}", "{src}/watch_incremental.py", "{build}"],
      figures.watch_incremental),

@@ -350,6 +350,27 @@ def first_query(out):
                    "2 threads at least 1.8x faster" + ("" if pinned else
                                                        " (judged pinned: BENCH_RT=1)"),
                    d["ratio"] >= 1.8 if pinned else None)]
+def scale(out):
+    d = _load(out, "scale.json")
+    sp, w = d["spill"], d["warm"]
+    bd, bb = sp["default"], sp["bounded"]
+    n, nt = sp["tuples"] or 1, w["tuples"] or 1
+    figs = [Figure("scale", "first query's max RSS per tuple touched, `Lock` where conn = 7, "
+                   "%d events (%.0f MB trace): VIGIL_BUILD_MEMORY %.1f MB / default" % (
+                       d["events"], d["trace_bytes"] / 1e6, sp["budget"] / 1e6),
+                   "%.1f / %.1f B (%.2fx)" % (bb["max_rss"] / n, bd["max_rss"] / n,
+                                             bb["max_rss"] / bd["max_rss"]), "", None)]
+    for t in ("2", "1"):
+        r = w["threads"][t]
+        at10m = d["events"] >= 10_000_000
+        figs.append(Figure("scale", "warm selective scan end to end, %d events, %s thread(s): "
+                           "best wall (max RSS per Send tuple; vigil --version's wall)"
+                           % (d["events"], t),
+                           "%s (%.1f B; %s)" % (_s(r["best_s"]), r["max_rss"] / nt,
+                                                _s(w["floor_s"])),
+                           "under 100 ms at 10M events" if t == "2" else "",
+                           (r["best_s"] < 0.1) if (t == "2" and at10m) else None))
+    return figs
 
 
 def derived(out):

@@ -103,3 +103,13 @@ if(NOT VIGIL_SANITIZE)
                    ${CMAKE_BINARY_DIR}/bin)
   set_tests_properties(query.spill PROPERTIES LABELS query TIMEOUT 300)
 endif()
+# Operator state against the query's memory budget (tests/query/memory_test.py): a hash
+# join, an aggregate and a scan answer under VIGIL_QUERY_MEMORY = their peak and are
+# refused, one line and exit 2, one byte under it (1 thread); at 2 threads every budget
+# gives the unbounded answer or that line; a bad budget is one line.
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME query.memory
+           COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/memory_test.py --bin
+                   ${CMAKE_BINARY_DIR}/bin)
+  set_tests_properties(query.memory PROPERTIES LABELS query TIMEOUT 300)
+endif()

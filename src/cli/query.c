@@ -386,20 +386,22 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64
 	        ",\"cache\":\"%s\",\"cache_write_ns\":%" PRIu64
 	        ",\"derived_cached\":%zu,\"max_rss_kb\":%ld"
-	        ",\"build_memory\":%zu,\"spilled_bytes\":%" PRIu64 ",\"spilled_columns\":%" PRIu64
-	        ",\"spill_trims\":%" PRIu64 ","
+	        ",\"build_memory\":%zu,\"query_memory\":%zu,\"spilled_bytes\":%" PRIu64
+	        ",\"spilled_columns\":%" PRIu64 ",\"spill_trims\":%" PRIu64 ","
 	        "\"skip\":{\"keyed\":%zu,\"bounded\":%zu,\"packets\":%" PRIu64
 	        ",\"packets_read\":%" PRIu64 ",\"events\":%" PRIu64 "},\"statements\":[",
 	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), cache->write_ns,
-	        vgq_derived_cached(db), max_rss_kb(), vgq_spill_budget(), sp.bytes, sp.columns,
-	        sp.trims, k->nkeyed, k->nbounded, k->packets, k->packets_read, k->events);
+	        vgq_derived_cached(db), max_rss_kb(), vgq_spill_budget(), vgq_query_memory(),
+	        sp.bytes, sp.columns, sp.trims, k->nkeyed, k->nbounded, k->packets, k->packets_read,
+	        k->events);
 	for (size_t i = 0; i < n; i++)
-		fprintf(stderr,
-		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
-		        ",\"exec_ns\":%" PRIu64 ",\"exec_cpu_ns\":%" PRIu64
-		        ",\"peak_state\":%" PRIu64 "}",
-		        i ? "," : "", st[i].line, st[i].relation, st[i].tuples, st[i].exec_ns,
-		        st[i].exec_cpu_ns, st[i].peak_state);
+		fprintf(
+		    stderr,
+		    "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64 ",\"exec_ns\":%" PRIu64
+		    ",\"exec_cpu_ns\":%" PRIu64 ",\"peak_state\":%" PRIu64
+		    ",\"peak_memory\":%" PRIu64 ",\"spilled_memory\":%" PRIu64 "}",
+		    i ? "," : "", st[i].line, st[i].relation, st[i].tuples, st[i].exec_ns,
+		    st[i].exec_cpu_ns, st[i].peak_state, st[i].peak_memory, st[i].spilled_memory);
 	fprintf(stderr, "]}}\n");
 }
 

@@ -216,9 +216,18 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 		uint64_t t0 = now_ns(), c0 = cpu_ns();
 		s->peak_state = 0;
 		memset(&s->fault, 0, sizeof s->fault);
+		vgq_mem_statement_begin(s);
 		if (!evaluate(s, plans[i], i == 0)) {
 			if (vgq_fault_met(&s->fault)) {
 				report_fault(q, b, &s->fault, errors);
+				free(plans);
+				return 1;
+			}
+			if (vgq_mem_refused(s)) {
+				fprintf(errors, "%s:%u:%u: error: %s: ", q->source,
+				        b->src->loc.line, b->src->loc.col, b->label);
+				vgq_mem_report(s, errors);
+				fputs("; raise it, or select more (see vigil explain)\n", errors);
 				free(plans);
 				return 1;
 			}
@@ -232,9 +241,9 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 			return 1;
 		}
 		s->stats = vgq_xrealloc(s->stats, s->nstats + 1, sizeof *s->stats);
-		s->stats[s->nstats++] =
-		    (struct vgq_stat){b->src->loc.line, b->label,      b->out->ntuples,
-		                      now_ns() - t0,    s->peak_state, cpu_ns() - c0};
+		s->stats[s->nstats++] = (struct vgq_stat){
+		    b->src->loc.line, b->label,      b->out->ntuples, now_ns() - t0,
+		    s->peak_state,    cpu_ns() - c0, s->mem.peak,     s->mem.spilled};
 		if (emit && emit(ctx, b->out) != 0)
 			break;
 	}

@@ -37,8 +37,15 @@ struct vgq_stat {
 	uint32_t line;
 	const char *relation;
 	uint64_t tuples, exec_ns, peak_state;
-	uint64_t exec_cpu_ns; /* CPU time of the whole process meanwhile (all its threads) */
+	uint64_t exec_cpu_ns;    /* CPU time of the whole process meanwhile (all its threads) */
+	uint64_t peak_memory;    /* bytes of operator state at most (against VIGIL_QUERY_MEMORY) */
+	uint64_t spilled_memory; /* bytes of bindings moved to the spill file past it */
 };
+
+/* The query's memory budget for operator state, in bytes (exec_memory.c):
+ * VIGIL_QUERY_MEMORY (read once; not a size: one line, exit status 2), default half the
+ * machine's memory. A statement whose operators would pass it stops with one line. */
+size_t vgq_query_memory(void);
 
 struct vgq_session;
 

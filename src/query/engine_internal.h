@@ -69,6 +69,17 @@ struct pnode {
 struct vg_pool; /* common/pool.h */
 
 /* ---- the session: what one run of statements knows ---- */
+/* The operators' state of the statement being evaluated, in bytes (exec_memory.c). */
+struct vgq_memory {
+	size_t held, peak;      /* now, and the most since the statement began (atomic) */
+	int claimed;            /* the first refusal claims the fields below */
+	bool refused;           /* the statement stops */
+	const char *what;       /* the state refused ("the hash join's table") */
+	bool rows;              /* what: an operator whose bindings were being materialised */
+	size_t need, held_then; /* its bytes, and what was held then */
+	size_t spilled;         /* bytes of bindings moved to the spill file (atomic) */
+};
+
 struct vgq_session {
 	struct vgq_database *db; /* NULL: explain without a trace */
 	struct vgq_options opts;
@@ -96,6 +107,7 @@ struct vgq_session {
 	} * asof;
 	size_t nasof;
 	struct vgq_fault fault; /* the statement being evaluated: its first integer overflow */
+	struct vgq_memory mem;  /* its operators' state against VIGIL_QUERY_MEMORY */
 };
 
 /* ---- bind.c ---- */
@@ -148,6 +160,19 @@ unsigned vgq_session_threads(const struct vgq_session *s);
 size_t vgq_row_limit(const struct vgq_session *s, const struct bstmt *b);
 /* Records that an operator holds n tuples now (the statement's peak_state). */
 void vgq_note_state(struct vgq_session *s, uint64_t n);
+
+/* ---- exec_memory.c: operator state against the query's memory budget ---- */
+/* Takes `bytes` of operator state from the budget before they are allocated. Past it:
+ * false, and the statement stops (vgq_overflowed), reported as `what` needing them. */
+bool vgq_mem_take(struct vgq_session *s, const char *what, size_t bytes);
+/* The same without stopping the statement: the caller has a way that needs no more. */
+bool vgq_mem_try(struct vgq_session *s, size_t bytes);
+void vgq_mem_give(struct vgq_session *s, size_t bytes);
+bool vgq_mem_refused(const struct vgq_session *s);
+/* A statement starts: no refusal, its peak from what is held now. */
+void vgq_mem_statement_begin(struct vgq_session *s);
+/* "WHAT needs N more with M held, past the query's memory budget (...)" */
+void vgq_mem_report(const struct vgq_session *s, FILE *out);
 
 /* ---- result.c ---- */
 /* The empty result relation of a bound retrieve (its attributes), made at binding so

@@ -28,8 +28,10 @@ void vgq_note_state(struct vgq_session *s, uint64_t n)
 
 bool vgq_overflowed(const struct xctx *cx)
 {
-	/* past the limit on bindings, or an integer overflow met: the statement fails */
-	return __atomic_load_n(&cx->overflow, __ATOMIC_RELAXED) || vgq_fault_met(&cx->s->fault);
+	/* past the limit on bindings, an integer overflow met, or operator state past the
+	 * memory budget: the statement fails */
+	return __atomic_load_n(&cx->overflow, __ATOMIC_RELAXED) || vgq_fault_met(&cx->s->fault) ||
+	       vgq_mem_refused(cx->s);
 }
 
 void vgq_set_overflow(struct xctx *cx)
@@ -165,21 +167,13 @@ void vgq_rows_drain(struct xnode *child, struct xrows *out)
 	size_t w = child->cx->width;
 	out->width = w;
 	for (;;) {
-		if (out->cap - out->n < VGQ_BATCH) {
-			out->cap = out->cap ? 2 * out->cap : 4 * VGQ_BATCH;
-			out->rows = vgq_xrealloc(out->rows, out->cap, w * sizeof *out->rows);
-		}
+		if (!vgq_rows_reserve(out, child->cx->s, child->ops->name, VGQ_BATCH))
+			break;
 		size_t k = vgq_node_next(child, out->rows + out->n * w);
 		if (!k)
 			break;
 		out->n += k;
 	}
-}
-
-void vgq_rows_free(struct xrows *r)
-{
-	free(r->rows);
-	memset(r, 0, sizeof *r);
 }
 
 bool vgq_build_free(struct xrows *right, struct xhash *table, bool borrowed)

@@ -77,6 +77,14 @@ static size_t aggregate_next(struct xnode *n, uint32_t *out)
 	size_t nby = a->nby;
 	struct xrows in = {0};
 	vgq_rows_collect(st->plan, &in);
+	/* a contribution and its group's key values per binding, at most */
+	size_t bytes =
+	    (in.n + 1) * sizeof(struct vgq_contrib) + (in.n * nby + 1) * sizeof(struct vx_value);
+	if (vgq_overflowed(&st->inner) ||
+	    !vgq_mem_take(n->cx->s, "the aggregate's contributions", bytes)) {
+		in.n = 0; /* the statement stops (past the memory budget: reported as that) */
+		bytes = 0;
+	}
 	size_t grain = vgq_grain(n->cx->s, in.n, 16, 16384);
 	size_t pieces = (in.n + grain - 1) / grain;
 	struct contrib_job j = {a,
@@ -109,6 +117,8 @@ static size_t aggregate_next(struct xnode *n, uint32_t *out)
 	free(j.c);
 	free(j.keys);
 	free(j.kept);
+	if (bytes)
+		vgq_mem_give(n->cx->s, bytes);
 	return 0;
 }
 

@@ -32,15 +32,24 @@ bool vgq_keys_equal(const struct vx_value *a, const struct vx_value *c, size_t n
 	return true;
 }
 
-void vgq_xhash_init(struct xhash *t, size_t n)
+bool vgq_xhash_init(struct xhash *t, size_t n, struct vgq_session *s, const char *what)
 {
 	size_t size = 16;
 	while (size < 2 * n)
 		size *= 2;
+	/* head, next, hash; while building: hashes, keyed flags, partitioned entries */
+	size_t bytes = size * sizeof *t->head + n * (sizeof *t->next + sizeof *t->hash) +
+	               n * (sizeof(uint64_t) + sizeof(bool) + sizeof(uint32_t));
+	bool ok = vgq_mem_take(s, what, bytes);
+	if (!ok)
+		size = 16, n = 0, bytes = 0;
+	t->mem = s;
+	t->charged = bytes;
 	t->head = vgq_xcalloc(size, sizeof *t->head);
 	t->next = vgq_xcalloc(n ? n : 1, sizeof *t->next);
 	t->hash = vgq_xcalloc(n ? n : 1, sizeof *t->hash);
 	t->mask = size - 1;
+	return ok;
 }
 
 void vgq_xhash_add(struct xhash *t, uint32_t entry, uint64_t h)
@@ -56,6 +65,9 @@ void vgq_xhash_free(struct xhash *t)
 	free(t->head);
 	free(t->next);
 	free(t->hash);
+	if (t->mem)
+		vgq_mem_give(t->mem, t->charged);
+	t->charged = 0;
 }
 
 struct hashjoin {
@@ -121,7 +133,8 @@ static void build(struct xnode *n, struct hashjoin *st)
 	struct vgq_session *s = n->cx->s;
 	vgq_rows_collect(n->r, &st->right);
 	size_t nr = st->right.n;
-	vgq_xhash_init(&st->table, nr);
+	if (!vgq_xhash_init(&st->table, nr, s, "the hash join's table"))
+		nr = 0; /* past the memory budget: the statement stops */
 	struct hash_job j = {n->cx->b, n->p, &st->right, vgq_xcalloc(nr + 1, sizeof *j.hash),
 	                     vgq_xcalloc(nr + 1, sizeof *j.keyed)};
 	vgq_parallel_for(s, nr, vgq_grain(s, nr, 16, 16384), hash_piece, &j);

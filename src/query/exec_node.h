@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "query/engine_internal.h"
+#include "relations/spill.h"
 
 #define VGQ_BATCH 1024 /* bindings per batch */
 
@@ -108,7 +109,14 @@ void vgq_set_overflow(struct xctx *cx);
 struct xrows {
 	uint32_t *rows;
 	size_t n, cap, width;
+	struct vgq_session *mem; /* the budget `charged` bytes were taken from (exec_memory.c) */
+	size_t charged;
+	struct vgq_colmem *spill; /* rows moved to the spill file past the budget, or NULL */
 };
+/* exec_memory.c: room for `more` bindings (width set) of the operator named `op`, taken
+ * from the session's budget, or past it in the spill file; false when neither can be
+ * (the statement stops, r unchanged). vgq_rows_free gives it back. */
+bool vgq_rows_reserve(struct xrows *r, struct vgq_session *s, const char *op, size_t more);
 void vgq_rows_drain(struct xnode *child, struct xrows *out);
 void vgq_rows_free(struct xrows *r);
 /* exec_parallel.c: the same rows in the same order as vgq_rows_drain, computed by the
@@ -144,8 +152,13 @@ struct xhash {
 	uint32_t *next; /* entry -> next entry + 1 */
 	uint64_t *hash;
 	size_t mask;
+	struct vgq_session *mem; /* the budget `charged` bytes were taken from */
+	size_t charged;
 };
-void vgq_xhash_init(struct xhash *t, size_t n);
+/* A table for n entries, its bytes (and its build's: hashes, partitions) taken from s's
+ * memory budget as `what`. Past the budget: false, a table of no entries, and the
+ * statement stops (the caller builds nothing). */
+bool vgq_xhash_init(struct xhash *t, size_t n, struct vgq_session *s, const char *what);
 void vgq_xhash_add(struct xhash *t, uint32_t entry, uint64_t h);
 void vgq_xhash_free(struct xhash *t);
 /* exec.c: what a join built for its workers to share, freed by the node that built it:

@@ -80,11 +80,8 @@ static void work(void *p, unsigned w)
 		c[j->depth - 1]->ops->seek(c[j->depth - 1], m);
 		size_t at = buf->n;
 		for (;;) {
-			if (buf->cap - buf->n < VGQ_BATCH) {
-				buf->cap = buf->cap ? 2 * buf->cap : 4 * VGQ_BATCH;
-				buf->rows =
-				    vgq_xrealloc(buf->rows, buf->cap, width * sizeof *buf->rows);
-			}
+			if (!vgq_rows_reserve(buf, j->cx->s, j->path[0]->ops->name, VGQ_BATCH))
+				break; /* past the memory budget: the statement stops */
 			size_t k = vgq_node_next(c[0], buf->rows + buf->n * width);
 			if (!k)
 				break;
@@ -170,9 +167,10 @@ static bool run_parallel(struct xnode *top, struct xrows *out)
 		total += j.seg[m].n;
 	size_t w = top->cx->width;
 	out->width = w;
-	out->rows = vgq_xrealloc(out->rows, total ? total : 1, w * sizeof *out->rows);
-	out->cap = total ? total : 1;
 	out->n = 0;
+	/* the workers' buffers are held until copied: the budget holds both */
+	if (vgq_overflowed(top->cx) || !vgq_rows_reserve(out, s, top->ops->name, total))
+		nm = 0; /* the statement stops: nothing to copy */
 	for (size_t m = 0; m < nm; m++) {
 		const struct segment *g = &j.seg[m];
 		if (g->n)
@@ -314,6 +312,15 @@ void vgq_parallel_sort(struct vgq_session *s, void *base, size_t n, size_t size,
 			qsort(base, n, size, cmp);
 		return;
 	}
+	/* The merge buffer is as large as the items: past the memory budget, the items are
+	 * sorted in place on this thread (the same order: see above). */
+	if (!vgq_mem_try(s, n * size)) {
+		if (sort)
+			sort(base, n);
+		else
+			qsort(base, n, size, cmp);
+		return;
+	}
 	/* runs of one length (the last shorter), so each merge round pairs runs of one length */
 	size_t run = (n + threads - 1) / threads;
 	struct sort_job j = {base, vgq_xcalloc(n, size), n, size, run, cmp, sort};
@@ -329,4 +336,5 @@ void vgq_parallel_sort(struct vgq_session *s, void *base, size_t n, size_t size,
 		j.tmp = j.a;
 	}
 	free(j.tmp);
+	vgq_mem_give(s, n * size);
 }

@@ -101,7 +101,8 @@ static void build(struct xnode *n, struct semijoin *st)
 	vgq_rows_collect(n->r, &st->right);
 	const struct xrows *r = &st->right;
 	size_t nr = r->n;
-	vgq_xhash_init(&st->table, nr);
+	if (!vgq_xhash_init(&st->table, nr, s, "the semi-join's table"))
+		nr = 0; /* past the memory budget: the statement stops */
 	st->when = vgq_xcalloc(nr ? nr : 1, sizeof *st->when);
 	/* sized per binding, written only at each group's first: untouched pages stay free */
 	st->gkeys = vgq_xcalloc(nr * n->p->nkeys + 1, sizeof *st->gkeys);

@@ -99,8 +99,7 @@ static size_t round_up(size_t n, size_t to)
 static size_t budget;
 static pthread_once_t budget_once = PTHREAD_ONCE_INIT;
 
-/* "512M", "4G", "1048576": bytes; false if s is not such a size. */
-static bool parse_size(const char *s, size_t *out)
+bool vgq_parse_size(const char *s, size_t *out)
 {
 	char *end;
 	errno = 0;
@@ -146,7 +145,7 @@ static void read_budget(void)
 {
 	const char *e = getenv("VIGIL_BUILD_MEMORY");
 	if (e && *e) {
-		if (!parse_size(e, &budget)) {
+		if (!vgq_parse_size(e, &budget)) {
 			fprintf(
 			    stderr,
 			    "vigil: VIGIL_BUILD_MEMORY=%s is not a size (bytes, or a number with "
@@ -588,6 +587,31 @@ void vgq_colmem_resize(struct vgq_colmem **mp, void **col, size_t old_bytes, siz
 		*col = vgq_xrealloc(*col, bytes ? bytes : 1, 1);
 	}
 	heap_add(m, old_bytes, bytes);
+}
+
+bool vgq_colmem_spill(struct vgq_colmem **mp, void **col, size_t old_bytes, size_t bytes)
+{
+	struct vgq_colmem *m = *mp ? *mp : (*mp = vgq_xcalloc(1, sizeof **mp));
+	size_t i = *col ? find(m, *col) : SIZE_MAX;
+	if (i != SIZE_MAX) {
+		struct spilled *sp = m->cols[i];
+		pthread_mutex_lock(&S.lock);
+		bool grown = grow(sp, bytes);
+		pthread_mutex_unlock(&S.lock);
+		if (grown)
+			*col = sp->base;
+		return grown; /* not grown: *col as it was */
+	}
+	struct spilled *sp = spill_new(bytes ? bytes : 1);
+	if (!sp)
+		return false;
+	if (*col)
+		memcpy(sp->base, *col, old_bytes < bytes ? old_bytes : bytes);
+	free(*col); /* a heap column of the caller's, not counted in heap_total */
+	m->cols = vgq_xrealloc(m->cols, m->ncols + 1, sizeof *m->cols);
+	m->cols[m->ncols++] = sp;
+	*col = sp->base;
+	return true;
 }
 
 void vgq_colmem_release(struct vgq_colmem *m, void *col)

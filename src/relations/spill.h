@@ -24,6 +24,11 @@ struct vgq_colmem;
  * unspecified): on the heap, or in the spill file when the budget is spent and the
  * column is large. *m is made on first use. Out of memory: vgb_oom. */
 void vgq_colmem_resize(struct vgq_colmem **m, void **col, size_t old_bytes, size_t bytes);
+/* Moves *col (a heap array of the caller's, old_bytes; or one m already spilled) to the
+ * spill file, `bytes` long, whatever the budget: the executor's state past the query's
+ * budget (query/exec_memory.c). False when it cannot (no spill file, a full disk: said
+ * once): *col is then unchanged. */
+bool vgq_colmem_spill(struct vgq_colmem **m, void **col, size_t old_bytes, size_t bytes);
 /* Frees one column held by m (heap or spill file), and at last m itself. */
 void vgq_colmem_release(struct vgq_colmem *m, void *col);
 void vgq_colmem_free(struct vgq_colmem *m);
@@ -33,6 +38,10 @@ void vgq_colmem_free(struct vgq_colmem *m);
 size_t vgq_spill_budget(void);
 /* Sets the budget as VIGIL_BUILD_MEMORY would (tests compare builds under two budgets). */
 void vgq_spill_set_budget(size_t bytes);
+
+/* "512M", "4G", "1048576": bytes (K, M, G, T are powers of 1024; "KiB", "MB" too); false
+ * if s is not such a size. The query's memory budget (VIGIL_QUERY_MEMORY) reads it too. */
+bool vgq_parse_size(const char *s, size_t *out);
 
 /* What spilling did in this process, for --stats: bytes of columns moved to the spill
  * file (their mapped size, summed over every column ever spilled), columns spilled, and
