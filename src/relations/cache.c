@@ -208,25 +208,26 @@ static bool write_files(const struct vgq_database *db, const bool *fresh, const 
 }
 
 /* Writes beside the trace, else (that directory cannot be written) in the cache
- * directory; the manifest's path in res->path. */
+ * directory; the manifest's path in res->path. The manifest is then of a new key (none of
+ * this one was found): the files of older ones beside it are removed. */
 static bool save(const struct vgq_database *db, const bool *fresh, const struct key *k,
                  uint64_t stream_damage, const char *trace, struct vgq_cache_result *res)
 {
 	char path[4096];
+	bool written = false;
 	if (beside_path(trace, path, sizeof path)) {
-		if (write_files(db, fresh, k, stream_damage, true, path)) {
-			snprintf(res->path, sizeof res->path, "%s", path);
-			return true;
-		}
-		if (errno != EACCES && errno != EROFS && errno != EPERM)
+		written = write_files(db, fresh, k, stream_damage, true, path);
+		if (!written && errno != EACCES && errno != EROFS && errno != EPERM)
 			return false;
 	}
-	if (dir_path(trace, true, path, sizeof path) &&
-	    write_files(db, fresh, k, stream_damage, true, path)) {
-		snprintf(res->path, sizeof res->path, "%s", path);
-		return true;
-	}
-	return false;
+	if (!written)
+		written = dir_path(trace, true, path, sizeof path) &&
+		          write_files(db, fresh, k, stream_damage, true, path);
+	if (!written)
+		return false;
+	snprintf(res->path, sizeof res->path, "%s", path);
+	vgc_clean_stale(path, k->p, k->n); /* a new key's manifest: older files go */
+	return true;
 }
 
 /* ---- reading: the manifest, then each relation's file ---- */
@@ -471,7 +472,7 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 			db->internal->whole_trace = true;
 			res->outcome = VGQ_CACHE_WARM;
 			snprintf(res->path, sizeof res->path, "%s", where);
-			vgc_derived_place(db, k.p, k.n, where, rq->who);
+			vgc_derived_place(db, k.p, k.n, where, rq);
 			free(k.p);
 			return db;
 		}
@@ -508,7 +509,7 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	}
 	res->write_ns = res->written ? mono_ns() - w0 : 0;
 	if (res->written || where) /* derived relations beside it, when a query names one */
-		vgc_derived_place(db, k.p, k.n, res->path, rq->who);
+		vgc_derived_place(db, k.p, k.n, res->path, rq);
 	free(fresh);
 	free(k.p);
 	return db;

@@ -3,40 +3,47 @@
  * that writing one analysis never reads or rewrites another's. A file:
  *
  *   header     magic, version, endian, the file's size, the body's checksum (32 bytes)
- *   body       the key; every text (each [u64 length][bytes, NUL, padding to 8]; values
- *              name a text by its index + 1, 0 being NULL); the analysis's error (0:
- *              built); its relations, each its schema, counts and columns (from, to and
- *              open of intervals, per attribute its NULL flags if any and its values:
- *              numbers as they are, a text its index, an entity {id, gen | image << 32,
- *              name})
+ *   body       the key; the count of texts and every text, laid out as in a relation's
+ *              file of the relations cache (cache_internal.h: [u64 length][bytes, NUL,
+ *              padding to 8]; a value names a text by the file offset of its bytes, 0
+ *              being NULL); the analysis's error (0: built); its relations, each its
+ *              schema, counts and columns (from, to and open of intervals, per attribute
+ *              its NULL flags if any and its values: numbers as they are, a text its
+ *              offset, an entity {id, gen | image << 32, name offset})
  *
- * All words are 8 bytes of this machine; the body's checksum is the chain of
- * vgc_checksum over its 1 MiB pieces, so the writer streams and the reader checks it all
- * before it uses any of it. Every word and column is 8-byte aligned in the file.
+ * All words are 8 bytes of this machine; the body's checksum is vgc_checksum's, summed
+ * in pieces (the writer's as it streams, the reader's on the query's threads with
+ * vgc_columns_ok), and checked whole before any of it is used. Every word and column is
+ * 8-byte aligned in the file.
  *
- * Read mapped, privately: the relations' time, number and NULL-flag columns point into
- * the mapping; text and entity columns are made anew (pointers for indexes: turning them
- * in place would copy each page on a write fault that flushes the TLB, measured slower),
- * and the pages of what was copied (the texts, the indexes) let go; the file itself is
- * never written. The mappings live until the database is freed (vgc_derived_release). */
+ * Read mapped, privately, as a relation's file of the relations cache is: the texts are
+ * the pool's where they lie (vgc_texts_adopt); the relations' time, number and NULL-flag
+ * columns point into the mapping; the text and entity columns of the attributes the
+ * query names are made pointers (vgc_texts_column, vgc_refs_column; turning them in
+ * place would copy each page on a write fault, measured slower) and the pages of their
+ * offsets let go; the others stay unusable (NULL), as a relation's file's do. The file
+ * itself is never written. The mappings live until the database is freed
+ * (vgc_derived_release). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "relations/cache.h"
 #include "relations/cache_derived.h"
 #include "relations/cache_internal.h"
 #include "relations/derived.h"
 
 #define VGD_MAGIC "VGRELD\0\1"
-#define VGD_VERSION 1u
+#define VGD_VERSION 2u
 #define VGD_HEADER 32u
-#define PIECE ((size_t)1 << 20)
+#define PIECE ((size_t)1 << 20) /* the writer's, a multiple of 32 */
 #define MAX_FILE ((size_t)1 << 38)
 
 struct mapping {
@@ -49,6 +56,10 @@ struct vgc_derived {
 	size_t keylen;
 	char base[4200]; /* the relations cache's path */
 	char who[64];
+	/* the attributes the query names (copies; all_attrs: every one) */
+	char **attrs;
+	size_t nattrs;
+	bool all_attrs;
 	size_t taken;         /* analyses read from their files */
 	struct mapping *maps; /* of the analyses taken: their relations' columns */
 	size_t nmaps;
@@ -59,9 +70,8 @@ struct file {
 	char path[4300];
 	uint8_t *bytes; /* the mapping */
 	size_t len;
-	const char **texts; /* interned into the database's pool, by index */
-	size_t ntexts;
-	size_t body_at; /* after the texts */
+	struct vgc_texts tx; /* adopted into the database's pool */
+	size_t body_at;      /* after the texts */
 };
 
 /* ---- the key: the relations cache's and the recording's model files ---- */
@@ -118,16 +128,21 @@ static void key_models(struct vgc_derived *d, const struct vgt_trace *t)
 	free(dir);
 }
 
+static const char key_tag[] = "derived relations v1";
+
 void vgc_derived_place(struct vgq_database *db, const void *key, size_t keylen,
-                       const char *cache_path, const char *who)
+                       const char *cache_path, const struct vgq_cache_request *rq)
 {
 	struct vgc_derived *d = vgq_xcalloc(1, sizeof *d);
-	static const char tag[] = "derived relations v1";
-	key_add(d, tag, sizeof tag);
+	key_add(d, key_tag, sizeof key_tag);
 	key_add(d, key, keylen);
 	key_models(d, db->internal->trace);
 	snprintf(d->base, sizeof d->base, "%s", cache_path);
-	snprintf(d->who, sizeof d->who, "%s", who ? who : "vigil");
+	snprintf(d->who, sizeof d->who, "%s", rq->who ? rq->who : "vigil");
+	d->all_attrs = !rq->need || rq->all_attrs; /* as cache.c checks a relation's file */
+	d->attrs = vgq_xcalloc(rq->nattrs + 1, sizeof *d->attrs);
+	for (size_t i = 0; i < rq->nattrs && !d->all_attrs; i++)
+		d->attrs[d->nattrs++] = strdup(rq->attrs[i]);
 	vgc_derived_free(db);
 	db->internal->derived_cache = d;
 }
@@ -175,8 +190,46 @@ void vgc_derived_free(struct vgq_database *db)
 		munmap(d->maps[i].base, d->maps[i].len);
 	free(d->maps);
 	free(d->key);
+	for (size_t i = 0; i < d->nattrs; i++)
+		free(d->attrs[i]);
+	free(d->attrs);
 	free(d);
 	db->internal->derived_cache = NULL;
+}
+
+enum vgc_open_status vgc_derived_probe(const char *path, const void *key, size_t keylen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return VGC_ABSENT;
+	struct stat st;
+	uint8_t head[VGD_HEADER + 8];
+	uint64_t size, klen;
+	uint32_t version, endian;
+	enum vgc_open_status status = VGC_ABSENT;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head) {
+		memcpy(&version, head + 8, 4);
+		memcpy(&endian, head + 12, 4);
+		memcpy(&size, head + 16, 8);
+		memcpy(&klen, head + VGD_HEADER, 8);
+		size_t want = sizeof key_tag + keylen; /* the derived key starts with this one */
+		uint8_t *k = klen >= want && want <= MAX_FILE ? vgq_xcalloc(want, 1) : NULL;
+		if (memcmp(head, VGD_MAGIC, 8) || size != (uint64_t)st.st_size)
+			status = VGC_DAMAGED;
+		else if (version != VGD_VERSION || endian != VGC_ENDIAN || !k)
+			status = VGC_STALE;
+		else if (pread(fd, k, want, VGD_HEADER + 8) != (ssize_t)want)
+			status = VGC_DAMAGED;
+		else
+			status = memcmp(k, key_tag, sizeof key_tag) ||
+			                 memcmp(k + sizeof key_tag, key, keylen)
+			             ? VGC_STALE
+			             : VGC_OPENED;
+		free(k);
+	}
+	close(fd);
+	return status;
 }
 
 /* ---- reading, every read bounded ---- */
@@ -211,22 +264,12 @@ static const uint8_t *get_raw(struct cursor *c, uint64_t n)
 	return p;
 }
 
-static uint64_t body_sum(const uint8_t *p, size_t n)
-{
-	uint64_t sum = 0;
-	for (size_t at = 0; at < n; at += PIECE)
-		sum =
-		    sum * 0x100000001B3ull + vgc_checksum(p + at, n - at < PIECE ? n - at : PIECE);
-	return sum;
-}
-
 static void file_free(struct file *f)
 {
 	if (f->bytes)
 		munmap(f->bytes, f->len);
-	free(f->texts);
+	vgc_texts_free(&f->tx);
 	f->bytes = NULL;
-	f->texts = NULL;
 }
 
 static void drop(const struct vgc_derived *d, struct file *f, const char *why)
@@ -270,12 +313,8 @@ static bool map_file(struct file *f)
 	close(fd);
 	if (!ok)
 		return false;
-	f->bytes = base;
+	f->bytes = base; /* its pages mapped by the threads that check it (vgc_columns_ok) */
 	f->len = (size_t)st.st_size;
-#ifdef MADV_POPULATE_READ /* its pages mapped in one call: the checksum reads them all */
-	if (f->bytes)
-		madvise(f->bytes, f->len, MADV_POPULATE_READ);
-#endif
 	return true;
 }
 
@@ -303,7 +342,9 @@ static bool look(struct vgq_database *db, const struct vgc_derived *d, const cha
 		file_free(f);
 		return false;
 	}
-	if (size != len || body_sum(f->bytes + VGD_HEADER, len - VGD_HEADER) != sum) {
+	struct vgc_column body = {VGD_HEADER, len - VGD_HEADER, sum};
+	const struct vgc_column *whole[] = {&body};
+	if (size != len || !vgc_columns_ok(f->bytes, whole, 1)) {
 		drop(d, f,
 		     size != len ? "its size is not the one written" : "its checksum differs");
 		return false;
@@ -318,38 +359,38 @@ static bool look(struct vgq_database *db, const struct vgc_derived *d, const cha
 	uint64_t n = get(&c);
 	if (!c.bad && n > len / 8)
 		c.bad = "its texts are not counted right";
-	f->texts = vgq_xcalloc(c.bad ? 1 : n + 1, sizeof *f->texts);
+	f->tx = (struct vgc_texts){.base = f->bytes, .texts_at = c.at};
 	for (uint64_t i = 0; i < n && !c.bad; i++) {
 		uint64_t tl = get(&c);
 		const uint8_t *s = get_raw(&c, tl + 1);
 		if (s && s[tl])
 			c.bad = "a text is not terminated";
-		if (!c.bad)
-			f->texts[f->ntexts++] =
-			    vgq_pool_intern(db->internal->pool, (const char *)s, tl);
 	}
-	f->body_at = c.at;
-	if (!c.bad) /* the texts, interned */
-		let_go(f->bytes + VGD_HEADER, c.at - VGD_HEADER);
+	f->tx.texts_end = f->body_at = c.at;
+	/* the texts the pool's where they lie: the mapping is kept from here on */
+	if (!c.bad && !vgc_texts_adopt(&f->tx, db->internal->pool))
+		c.bad = "its texts are not as written";
 	if (c.bad)
 		drop(d, f, c.bad);
 	return !c.bad;
 }
 
-/* The text of index i + 1 (0: NULL); *bad says when it is out of place. */
-static const char *text_of(const struct file *f, uint64_t i, const char **bad)
-{
-	if (i > f->ntexts) {
-		*bad = "a text is out of place";
-		return NULL;
-	}
-	return i ? f->texts[i - 1] : NULL;
-}
-
+/* The text at file offset `off` (0: NULL); *bad says when none is there. */
 static const char *get_text(struct cursor *c, const struct file *f)
 {
-	uint64_t i = get(c);
-	return c->bad ? NULL : text_of(f, i, &c->bad);
+	uint64_t off = get(c);
+	const char *s = c->bad || !off ? NULL : vgc_text_of(&f->tx, off);
+	if (off && !s && !c->bad)
+		c->bad = "a text is out of place";
+	return s;
+}
+
+static bool wanted(const struct vgc_derived *d, const char *attr)
+{
+	for (size_t i = 0; !d->all_attrs && i < d->nattrs; i++)
+		if (!strcasecmp(d->attrs[i], attr))
+			return true;
+	return d->all_attrs;
 }
 
 /* A column of n values of `size` bytes, in the mapping. */
@@ -364,7 +405,8 @@ static void *get_column(struct cursor *c, uint64_t n, size_t size)
 
 /* The relation at the cursor, its columns those of the mapping (the cursor's bytes);
  * NULL, or a relation to free, with c->bad set if it is not as written. */
-static struct vgq_relation *read_relation(struct cursor *c, const struct file *d)
+static struct vgq_relation *read_relation(struct cursor *c, const struct file *d,
+                                          const struct vgc_derived *dc)
 {
 	const char *name = get_text(c, d);
 	uint64_t kind = get(c), nattrs = get(c);
@@ -401,19 +443,17 @@ static struct vgq_relation *read_relation(struct cursor *c, const struct file *d
 		}
 		enum vgq_type t = r->attrs[a].type;
 		const uint64_t *v = get_column(c, n, t == VGQ_ENTITY ? 24 : 8);
-		if (t != VGQ_STRING && t != VGQ_ENTITY)
+		if (t != VGQ_STRING && t != VGQ_ENTITY) {
 			r->cols[a].u = (uint64_t *)v;
-		else if (v)
-			r->cols[a].u = vgq_xcalloc(n ? n : 1, vgq_value_size(t));
-		for (size_t i = 0; v && i < n && t == VGQ_STRING; i++)
-			r->cols[a].s[i] = text_of(d, v[i], &c->bad);
-		for (size_t i = 0; v && i < n && t == VGQ_ENTITY; i++) {
-			const uint64_t *e = v + 3 * i; /* id, gen | image << 32, name */
-			r->cols[a].r[i] =
-			    (struct vgq_ref){e[0], (uint32_t)e[1], (uint32_t)(e[1] >> 32),
-			                     text_of(d, e[2], &c->bad)};
+			continue;
 		}
-		if (v && (t == VGQ_STRING || t == VGQ_ENTITY)) /* copied */
+		if (v && wanted(dc, r->attrs[a].name)) { /* else left unusable, as not named */
+			r->cols[a].u = vgq_xcalloc(n ? n : 1, vgq_value_size(t));
+			if (!(t == VGQ_STRING ? vgc_texts_column(&d->tx, v, n, r->cols[a].s)
+			                      : vgc_refs_column(&d->tx, v, n, r->cols[a].r)))
+				c->bad = "a text is out of place";
+		}
+		if (v) /* made pointers, or not used: its pages read for the checksum let go */
 			let_go(v, n * (t == VGQ_ENTITY ? 24 : 8));
 	}
 	return r;
@@ -435,7 +475,7 @@ int vgc_derived_take(struct vgq_database *db, const char *provider, struct vgq_r
 	if (!c.bad && nrels > 64)
 		c.bad = "its relations are not counted right";
 	for (uint64_t i = 0; i < nrels && !c.bad; i++) {
-		struct vgq_relation *r = read_relation(&c, &f);
+		struct vgq_relation *r = read_relation(&c, &f, d);
 		if (r && !c.bad) {
 			vgq_relation_finish(r, db->last); /* open tuples' ends: in the mapping */
 			*made = vgq_xrealloc(*made, *nmade + 1, sizeof **made);
@@ -461,20 +501,21 @@ int vgc_derived_take(struct vgq_database *db, const char *provider, struct vgq_r
 	free(*made);
 	*made = NULL;
 	*nmade = 0;
-	d->nmaps--; /* unmapped by drop */
+	f.bytes = NULL; /* kept mapped: the pool holds its texts */
 	drop(d, &f, c.bad);
 	return 0;
 }
 
-/* ---- writing: streamed in pieces, the body's checksum chained over them ---- */
+/* ---- writing: streamed in pieces, the body's checksum summed over them ---- */
 
 struct writer {
 	FILE *f;
 	uint8_t *piece;
 	size_t n;
-	uint64_t sum, size;
+	struct vgc_sums sums; /* of the body's whole pieces written */
+	uint64_t size;        /* the body's bytes put */
 	bool failed;
-	/* text pointer -> index + 1 */
+	/* text pointer -> its index + 1, then (once written) the file offset of its bytes */
 	uintptr_t *keys;
 	uint64_t *idx;
 	size_t cap, ntexts;
@@ -489,7 +530,8 @@ static void put(struct writer *w, const void *p, size_t n)
 		memcpy(w->piece + w->n, b, k);
 		w->n += k, b += k, n -= k, w->size += k;
 		if (w->n == PIECE) {
-			w->sum = w->sum * 0x100000001B3ull + vgc_checksum(w->piece, PIECE);
+			struct vgc_sums s = vgc_sums_of(w->piece, PIECE);
+			w->sums = vgc_sums_then(w->sums, &s);
 			if (fwrite(w->piece, 1, PIECE, w->f) != PIECE)
 				w->failed = true;
 			w->n = 0;
@@ -655,6 +697,7 @@ void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider
 	for (size_t i = 0; i < w.ntexts; i++) {
 		size_t len = strlen(w.order[i]);
 		put_u64(&w, len);
+		w.idx[slot(&w, w.order[i])] = VGD_HEADER + w.size; /* values name it so */
 		put_padded(&w, w.order[i], len + 1);
 	}
 	put_text(&w, error);
@@ -662,18 +705,19 @@ void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider
 	for (size_t i = 0; i < in->nderived && !error; i++)
 		if (of_provider(in->derived[i], p))
 			put_relation(&w, in->derived[i]);
-	if (w.n) { /* the last piece */
-		w.sum = w.sum * 0x100000001B3ull + vgc_checksum(w.piece, w.n);
-		if (fwrite(w.piece, 1, w.n, w.f) != w.n)
-			w.failed = true;
-	}
+	/* the last piece: its whole rows, then the bytes after them */
+	struct vgc_sums last = vgc_sums_of(w.piece, w.n / 32 * 32);
+	w.sums = vgc_sums_then(w.sums, &last);
+	uint64_t sum = vgc_checksum_tail(w.sums, w.piece + w.n / 32 * 32, w.size);
+	if (w.n && fwrite(w.piece, 1, w.n, w.f) != w.n)
+		w.failed = true;
 	uint32_t version = VGD_VERSION, endian = VGC_ENDIAN;
 	uint64_t size = VGD_HEADER + w.size;
 	memcpy(header, VGD_MAGIC, 8);
 	memcpy(header + 8, &version, 4);
 	memcpy(header + 12, &endian, 4);
 	memcpy(header + 16, &size, 8);
-	memcpy(header + 24, &w.sum, 8);
+	memcpy(header + 24, &sum, 8);
 	if (fseek(w.f, 0, SEEK_SET) != 0 || fwrite(header, 1, sizeof header, w.f) != sizeof header)
 		w.failed = true;
 	if (fclose(w.f) != 0 || w.failed || rename(tmp, path) != 0)

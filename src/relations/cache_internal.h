@@ -21,7 +21,8 @@
  *            texts' place and checksum, its schema, counts and the {offset, size,
  *            checksum} of each column
  *
- * Every file carries the key, so a file of an older trace is never taken for this one's.
+ * Every file carries the key, so a file of an older trace is never taken for this one's
+ * (and, once a manifest of a new key is written, it is removed: cache_clean.c).
  * Numbers are the machine's (the header's `endian` word tells another machine's file
  * apart). The header and the directory carry checksums; each column its own, checked
  * before its relation is used. */
@@ -136,6 +137,45 @@ static inline size_t vgc_value_size(enum vgq_type t)
 	return t == VGQ_BYTES ? 16 : t == VGQ_ENTITY ? 24 : 8;
 }
 
+enum vgc_open_status { VGC_ABSENT, VGC_STALE, VGC_DAMAGED, VGC_OPENED };
+
+/* ---- texts of a mapped file (cache_read.c): a relation's file and a derived one ---- */
+
+/* The texts of a file mapped at `base`: [texts_at, texts_end) holds each [u64 length]
+ * [bytes, NUL, padding to 8]; a value names a text by the file offset of its bytes (0:
+ * NULL). Texts the database's pool held already at another address are remapped. */
+struct vgc_texts {
+	const uint8_t *base;
+	uint64_t texts_at, texts_end;
+	uint64_t *remap_off; /* sorted */
+	const char **remap_to;
+	size_t nremap;
+};
+
+/* The text at file offset `off` as it lies in the mapping, or NULL if none starts there. */
+const char *vgc_text_at(const struct vgc_texts *t, uint64_t off);
+/* The database's copy of the text at `off` (after vgc_texts_adopt), or NULL if none. */
+const char *vgc_text_of(const struct vgc_texts *t, uint64_t off);
+/* Every text into the pool, where it lies (the mapping must outlive the pool): those the
+ * pool held already are remapped. False, the pool unchanged, if one is not as laid out. */
+bool vgc_texts_adopt(struct vgc_texts *t, struct vgq_pool *pool);
+/* Turns a column of n values as written into the relation's: texts (u64 offsets) into
+ * pointers, entities ({u64 id, u32 gen, u32 image, u64 name offset}) into references.
+ * False if an offset names no text. */
+bool vgc_texts_column(const struct vgc_texts *t, const uint64_t *in, size_t n, const char **out);
+bool vgc_refs_column(const struct vgc_texts *t, const uint64_t *in, size_t n, struct vgq_ref *out);
+void vgc_texts_free(struct vgc_texts *t);
+
+/* Whether a relation's file at `path` (a regular file, never followed) is of another
+ * key or another vigil's: VGC_STALE; VGC_OPENED if of this key; else VGC_ABSENT or
+ * VGC_DAMAGED (cache_read.c). */
+enum vgc_open_status vgc_probe_relation(const char *path, const void *key, size_t keylen);
+
+/* Removes the files beside the manifest at `manifest` (PATH.rel-NAME, PATH.derived-NAME)
+ * written under another key than `key`: called once a manifest of a new key is written,
+ * so that files of relations no query names again do not stay (cache_clean.c). */
+void vgc_clean_stale(const char *manifest, const void *key, size_t keylen);
+
 /* ---- writing (cache_write.c, cache_manifest.c) ---- */
 
 /* A relation's file: PATH.rel-NAME (NAME's bytes other than letters, digits, '_', '-'
@@ -169,8 +209,6 @@ int vgc_write_manifest(const struct vgq_database *db, size_t nwarnings, const vo
 int vgc_create_tmp(const char *path, char *tmp, size_t tmpsize);
 
 /* ---- reading (cache_manifest.c, cache_read.c) ---- */
-
-enum vgc_open_status { VGC_ABSENT, VGC_STALE, VGC_DAMAGED, VGC_OPENED };
 
 /* What a manifest holds: the database's counts and its relations' schemas, as a database
  * whose relations have no tuples (names interned in its pool). */

@@ -33,15 +33,11 @@ struct rinfo {
 struct vgc_rfile {
 	const uint8_t *base;
 	size_t size;
-	uint64_t texts_at, texts_end;
+	struct vgc_texts tx; /* its texts (base: the mapping) */
 	struct vgq_relation *rel;
 	struct rinfo ri;
 	const char **warnings; /* in the mapping */
 	size_t nwarnings;
-	/* texts of the file that the database's pool held at another address: by offset */
-	uint64_t *remap_off;
-	const char **remap_to;
-	size_t nremap;
 	char path[4096];
 };
 
@@ -84,16 +80,15 @@ static const void *get_raw(struct cursor *c, uint64_t n)
 	return p;
 }
 
-/* An interned text of the file by the offset of its bytes, or NULL if it is none. */
-static const char *text_at(const struct vgc_rfile *m, uint64_t off)
+const char *vgc_text_at(const struct vgc_texts *t, uint64_t off)
 {
-	if (off < m->texts_at + 8 || off >= m->texts_end || off % 8)
+	if (off < t->texts_at + 8 || off >= t->texts_end || off % 8)
 		return NULL;
 	uint64_t len;
-	memcpy(&len, m->base + off - 8, 8);
-	if (len >= m->texts_end - off || m->base[off + len])
+	memcpy(&len, t->base + off - 8, 8);
+	if (len >= t->texts_end - off || t->base[off + len])
 		return NULL;
-	return (const char *)m->base + off;
+	return (const char *)t->base + off;
 }
 
 static const char *get_text(struct cursor *c)
@@ -102,7 +97,7 @@ static const char *get_text(struct cursor *c)
 	if (c->bad || w == VGC_NULL_TEXT)
 		return NULL;
 	if (w & 1) {
-		const char *s = text_at(c->m, w >> 1);
+		const char *s = vgc_text_at(&c->m->tx, w >> 1);
 		if (!s)
 			c->bad = "a text of the directory is out of place";
 		return s;
@@ -272,6 +267,18 @@ static enum vgc_open_status map_file(const char *path, const char *magic, const 
 	return VGC_OPENED;
 }
 
+enum vgc_open_status vgc_probe_relation(const char *path, const void *key, size_t keylen)
+{
+	struct vgc_rfile *m;
+	struct cursor c;
+	char why[128];
+	enum vgc_open_status st =
+	    map_file(path, VGC_MAGIC_REL, key, keylen, &m, &c, why, sizeof why);
+	if (st == VGC_OPENED)
+		unmap(m);
+	return st;
+}
+
 /* ---- the manifest ---- */
 
 enum vgc_open_status vgc_open_manifest(const char *path, const void *key, size_t keylen,
@@ -356,8 +363,7 @@ static void free_rfile(struct vgc_rfile *f)
 	free(f->ri.checked);
 	free(f->ri.made);
 	free(f->warnings);
-	free(f->remap_off);
-	free(f->remap_to);
+	vgc_texts_free(&f->tx);
 	unmap(f);
 }
 
@@ -387,14 +393,15 @@ enum vgc_open_status vgc_open_relation(const char *path, const char *name, const
 		const char *w = get_text(&c);
 		m->warnings[m->nwarnings++] = w ? w : "";
 	}
-	m->texts_at = get_u64(&c);
+	m->tx.base = m->base;
+	m->tx.texts_at = get_u64(&c);
 	uint64_t texts_size = get_u64(&c), texts_sum = get_u64(&c);
-	if (!c.bad && (m->texts_at != sizeof h || texts_size > h.dir_offset - m->texts_at))
+	if (!c.bad && (m->tx.texts_at != sizeof h || texts_size > h.dir_offset - m->tx.texts_at))
 		c.bad = "its texts are out of place";
-	m->texts_end = c.bad ? 0 : m->texts_at + texts_size;
+	m->tx.texts_end = c.bad ? 0 : m->tx.texts_at + texts_size;
 	uint64_t sum = 0;
-	for (uint64_t at = m->texts_at; !c.bad && at < m->texts_end;) {
-		const char *s = text_at(m, at + 8);
+	for (uint64_t at = m->tx.texts_at; !c.bad && at < m->tx.texts_end;) {
+		const char *s = vgc_text_at(&m->tx, at + 8);
 		if (!s) {
 			c.bad = "its texts are not as written";
 			break;
@@ -454,45 +461,85 @@ bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq)
 
 /* ---- the checked columns made the relation's ---- */
 
-/* The database's copy of the file's text at `off`, or NULL if it is none. */
-static const char *text_of(const struct vgc_rfile *m, uint64_t off)
+const char *vgc_text_of(const struct vgc_texts *t, uint64_t off)
 {
-	const char *s = text_at(m, off);
-	if (!s || !m->nremap)
+	const char *s = vgc_text_at(t, off);
+	if (!s || !t->nremap)
 		return s;
-	size_t lo = 0, hi = m->nremap;
+	size_t lo = 0, hi = t->nremap;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (m->remap_off[mid] < off)
+		if (t->remap_off[mid] < off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < m->nremap && m->remap_off[lo] == off ? m->remap_to[lo] : s;
+	return lo < t->nremap && t->remap_off[lo] == off ? t->remap_to[lo] : s;
 }
 
-/* Every text of the file into the pool: those it held already are remapped. */
-static void adopt_texts(struct vgc_rfile *m, struct vgq_pool *pool)
+bool vgc_texts_adopt(struct vgc_texts *t, struct vgq_pool *pool)
 {
+	for (uint64_t at = t->texts_at; at < t->texts_end;) { /* all checked first */
+		const char *s = vgc_text_at(t, at + 8);
+		if (!s)
+			return false;
+		at += 8 + ((strlen(s) + 1 + 7) & ~(size_t)7);
+	}
 	size_t cap = 0;
-	for (uint64_t at = m->texts_at; at < m->texts_end;) {
-		const char *s = text_at(m, at + 8);
+	for (uint64_t at = t->texts_at; at < t->texts_end;) {
+		const char *s = vgc_text_at(t, at + 8);
 		size_t len = strlen(s);
 		const char *have = vgq_pool_find(pool, s, len);
 		if (!have) {
 			vgq_pool_adopt(pool, s, len);
 		} else if (have != s) {
-			if (m->nremap == cap) {
+			if (t->nremap == cap) {
 				cap = cap ? 2 * cap : 64;
-				m->remap_off =
-				    vgq_xrealloc(m->remap_off, cap, sizeof *m->remap_off);
-				m->remap_to = vgq_xrealloc(m->remap_to, cap, sizeof *m->remap_to);
+				t->remap_off =
+				    vgq_xrealloc(t->remap_off, cap, sizeof *t->remap_off);
+				t->remap_to = vgq_xrealloc(t->remap_to, cap, sizeof *t->remap_to);
 			}
-			m->remap_off[m->nremap] = at + 8;
-			m->remap_to[m->nremap++] = have;
+			t->remap_off[t->nremap] = at + 8;
+			t->remap_to[t->nremap++] = have;
 		}
 		at += 8 + ((len + 1 + 7) & ~(size_t)7);
 	}
+	return true;
+}
+
+void vgc_texts_free(struct vgc_texts *t)
+{
+	free(t->remap_off);
+	free(t->remap_to);
+	t->remap_off = NULL;
+	t->remap_to = NULL;
+	t->nremap = 0;
+}
+
+bool vgc_texts_column(const struct vgc_texts *t, const uint64_t *in, size_t n, const char **out)
+{
+	uint64_t last = 0; /* texts repeat: the last one found is kept */
+	const char *text = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (in[i] && in[i] != last && !(text = vgc_text_of(t, last = in[i])))
+			return false;
+		out[i] = in[i] ? text : NULL;
+	}
+	return true;
+}
+
+bool vgc_refs_column(const struct vgc_texts *t, const uint64_t *in, size_t n, struct vgq_ref *out)
+{
+	uint64_t last = 0;
+	const char *name = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *v = in + 3 * i; /* id, gen | image << 32, name */
+		if (v[2] && v[2] != last && !(name = vgc_text_of(t, last = v[2])))
+			return false;
+		out[i] = (struct vgq_ref){v[0], (uint32_t)v[1], (uint32_t)(v[1] >> 32),
+		                          v[2] ? name : NULL};
+	}
+	return true;
 }
 
 static const void *column_data(const struct vgc_rfile *m, const struct vgc_column *c)
@@ -508,17 +555,9 @@ static bool fix_column(const struct vgc_rfile *m, struct vgq_relation *r, size_t
 	size_t n = r->ntuples;
 	union vgq_column *col = &r->cols[a];
 	switch (r->attrs[a].type) {
-	case VGQ_STRING: {
+	case VGQ_STRING:
 		col->s = vgq_xcalloc(n ? n : 1, sizeof *col->s);
-		uint64_t last = 0; /* texts repeat: the last one found is kept */
-		const char *text = NULL;
-		for (size_t i = 0; i < n; i++) {
-			if (in[i] && in[i] != last && !(text = text_of(m, last = in[i])))
-				return false;
-			col->s[i] = in[i] ? text : NULL;
-		}
-		return true;
-	}
+		return vgc_texts_column(&m->tx, in, n, col->s);
 	case VGQ_BYTES: {
 		col->b = vgq_xcalloc(n ? n : 1, sizeof *col->b);
 		uint64_t sum = 0;
@@ -535,15 +574,7 @@ static bool fix_column(const struct vgc_rfile *m, struct vgq_relation *r, size_t
 	}
 	case VGQ_ENTITY:
 		col->r = vgq_xcalloc(n ? n : 1, sizeof *col->r);
-		for (size_t i = 0; i < n; i++) {
-			const uint64_t *v = in + 3 * i;
-			const char *name = v[2] ? text_of(m, v[2]) : NULL;
-			if (v[2] && !name)
-				return false;
-			col->r[i] =
-			    (struct vgq_ref){v[0], (uint32_t)v[1], (uint32_t)(v[1] >> 32), name};
-		}
-		return true;
+		return vgc_refs_column(&m->tx, in, n, col->r);
 	default:
 		col->i = (int64_t *)in;
 		return true;
@@ -574,8 +605,7 @@ bool vgc_adopt(struct vgq_database *db, struct vgc_rfile **files, char *why, siz
 	for (size_t i = 0; i < db->nrelations; i++) {
 		if (!files[i])
 			continue;
-		adopt_texts(files[i], db->internal->pool);
-		if (!make_ready(files[i])) {
+		if (!vgc_texts_adopt(&files[i]->tx, db->internal->pool) || !make_ready(files[i])) {
 			snprintf(why, whysize, "%s", files[i]->path);
 			return false;
 		}

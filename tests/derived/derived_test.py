@@ -392,16 +392,21 @@ def _checksum(b):
     return h
 
 
-def forge_derived(path, what):
+def forge_derived(path, what, attr=None):
     """Rewrites the cache file of derived relations at path (src/relations/cache_derived.c)
-    with its checksum made right again after `what`: "text", the first text or entity value
-    naming a text past the last; "count", the first relation holding more tuples than the
-    file has bytes. Only the structure's checks can tell it from a good file."""
+    with its checksum made right again after `what`: "text", the first value of the text
+    or entity attribute `attr` naming no text (an offset before the first); "count", the
+    first relation holding more tuples than the file has bytes. Only the structure's
+    checks can tell it from a good file."""
     with open(path, "rb") as f:
         b = bytearray(f.read())
     at = 32
     word = lambda: struct.unpack_from("<Q", b, at)[0]  # noqa: E731
     pad = lambda n: (n + 7) // 8 * 8  # noqa: E731
+
+    def text(off):  # a text by the file offset of its bytes
+        n = struct.unpack_from("<Q", b, off - 8)[0]
+        return bytes(b[off:off + n]).decode()
     at += 8 + pad(word())  # the key
     ntexts = word()
     at += 8
@@ -414,7 +419,7 @@ def forge_derived(path, what):
         at += 8  # the name
         kind, nattrs = struct.unpack_from("<2Q", b, at)
         at += 16
-        types = [struct.unpack_from("<3Q", b, at + 24 * i)[1] for i in range(nattrs)]
+        schema = [struct.unpack_from("<3Q", b, at + 24 * i) for i in range(nattrs)]
         at += 24 * nattrs
         n = word()
         if what == "count":
@@ -422,23 +427,20 @@ def forge_derived(path, what):
             break
         at += 8 + 8 * n + (8 * n + pad(n) if kind else 0)
         done = False
-        for t in types:
+        for name, t, _ in schema:
             if word():  # NULL flags
                 at += pad(n)
             at += 8
-            if t in (3, 5) and n:  # a text index, an entity's third word
-                struct.pack_into("<Q", b, at + (16 if t == 5 else 0), ntexts + 7)
+            if t in (3, 5) and n and text(name) == attr:  # a text, an entity's third word
+                struct.pack_into("<Q", b, at + (16 if t == 5 else 0), 24)
                 done = True
                 break
             at += (24 if t == 5 else 8) * n
         if done:
             break
     else:
-        raise Failure(f"{path}: nothing to forge ({what})")
-    body, total = bytes(b[32:]), 0
-    for i in range(0, len(body), 1 << 20):
-        total = (total * 0x100000001B3 + _checksum(body[i:i + (1 << 20)])) & M64
-    struct.pack_into("<Q", b, 24, total)
+        raise Failure(f"{path}: nothing to forge ({what} {attr})")
+    struct.pack_into("<Q", b, 24, _checksum(bytes(b[32:])))
     with open(path, "wb") as f:
         f.write(b)
 
@@ -496,6 +498,10 @@ def cache_keeps_derived(trace, layout):
     again = cached_query(trace, CACHED_QUERIES["net"], "on")
     check(again[3]["cache"] == "cold" and again[3]["derived_cached"] == 0 and
           again[:3] == want[:3], f"{layout}: after a stream changed: {again[3]}")
+    # the new key's manifest written: the other analyses' files of the old key are gone
+    left = sorted(os.path.basename(f) for f in glob.glob(trace + "/.vigil-cache.derived-*"))
+    check(left == [".vigil-cache.derived-Network"],
+          f"{layout}: files of the older key left beside the new one: {left}")
     again = cached_query(trace, CACHED_QUERIES["net"], "on")
     check(again[3]["derived_cached"] == 1 and again[:3] == want[:3],
           f"{layout}: after a stream changed, warm again: {again[3]}")
@@ -548,11 +554,21 @@ def test_cache():
               f"byte {at} changed: rc {got[2]}, stderr {got[1]!r}, {got[3]}")
         check(cached_query(trace, CACHED_QUERIES["net"], "on")[3]["derived_cached"] >= 1,
               f"byte {at} changed: not written anew")
+    # an attribute the query does not name is not made (its offsets never read): a text
+    # offset forged in Network.input goes unseen by the query, not by one naming it
+    forge_derived(derived, "text", "input")
+    got = cached_query(trace, CACHED_QUERIES["net"], "on")
+    check(got[:3] == want[:3] and got[3]["derived_cached"] >= 1,
+          f"forged input, not named: rc {got[2]}, stderr {got[1]!r}, {got[3]}")
+    got = cached_query(trace, "range of N is Network retrieve (N.id, N.input)", "on")
+    check(got[3]["derived_cached"] == 0 and "is damaged (a text is out of place)" in got[1],
+          f"forged input, named: rc {got[2]}, stderr {got[1]!r}, {got[3]}")
+    cached_query(trace, CACHED_QUERIES["net"], "on")  # written anew
     # damage the checksum cannot see (a file written so, or changed with it made right
     # again): the columns the relations map are checked too, never trusted
     for what, why in (("text", "a text is out of place"),
                       ("count", "a relation's count is not one")):
-        forge_derived(derived, what)
+        forge_derived(derived, what, "sender")
         got = cached_query(trace, CACHED_QUERIES["net"], "on")
         lines = got[1].splitlines()
         check(got[0] == want[0] and got[2] == want[2] and got[3]["derived_cached"] == 0 and

@@ -16,7 +16,9 @@ the trace's answers, whatever happened to the trace or the cache since.
 5. a partial cache: a query over some relations caches those only (and the entity
    relations); a later query naming others adds them ("added") and answers as the trace,
    texts equal across relations cached apart (a join on a text attribute) included; a
-   trace grown or damaged after a partial cache answers anew;
+   trace grown or damaged after a partial cache answers anew, and the files of relations
+   it did not name, of the older trace, are removed (links, FIFOs, temporary and damaged
+   files left alone);
 6. queries at once on one trace (cold, naming different relations): every answer the
    trace's, and the cache they leave whole (warm answers the trace's, no damage said).
 Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
@@ -280,8 +282,29 @@ def partial(v, work):
     extra = v.record(os.path.join(work, "extra2"), 23, 1000)
     image = [d for d in os.listdir(extra) if os.path.isdir(os.path.join(extra, d))][0]
     shutil.copytree(os.path.join(extra, image), os.path.join(trace2, "grown-" + image))
+    # beside the files of the older key: what cleaning them must leave alone (a link to a
+    # stale file outside, a FIFO, a temporary file, a damaged file)
+    cache = os.path.join(trace2, ".vigil-cache")
+    outside = os.path.join(work, "outside-B")
+    shutil.copyfile(cache + ".rel-B", outside)
+    keep = [cache + ".rel-Zlink", cache + ".rel-Zfifo", cache + ".rel-B.tmp.1.2",
+            cache + ".rel-Zcut"]
+    os.symlink(outside, keep[0])
+    os.mkfifo(keep[1])
+    shutil.copyfile(cache + ".rel-B", keep[2])
+    with open(cache + ".rel-B", "rb") as f, open(keep[3], "wb") as g:
+        g.write(f.read(40))
     got = same_as_trace(v, trace2, QUERY_EA, "cold", "partial2 grown: E and A")
     check(got[1] != before, "the grown trace answers as before it grew")
+    # the new key's manifest written: B's file of the older key is gone, the rest stays
+    have = rel_files(trace2)
+    check("B" not in have and "A" in have and "E" in have,
+          "after the trace grew, a query over E and A left %s" % have)
+    check(all(os.path.lexists(k) for k in keep) and os.path.exists(outside) and
+          os.path.islink(keep[0]) and stat.S_ISFIFO(os.lstat(keep[1]).st_mode),
+          "cleaning the older key's files touched others: %s" % os.listdir(trace2))
+    for k in keep:
+        os.unlink(k)
     same_as_trace(v, trace2, QUERY_B, "added", "partial2 grown: B (stale file)")
     same_as_trace(v, trace2, QUERY, "warm", "partial2 grown: A, B, E")
     # a relation's file damaged under a partial cache: said, rebuilt, the trace's answer
