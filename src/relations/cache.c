@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "relations/build.h" /* vgq_waits_possible */
 #include "relations/cache.h"
 #include "relations/cache_derived.h"
@@ -81,19 +82,6 @@ static bool beside_path(const char *trace, char *out, size_t n)
 	return is_dir(trace) && snprintf(out, n, "%s/.vigil-cache", trace) < (int)n;
 }
 
-static int make_dirs(char *path)
-{
-	for (char *p = path + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			int rc = mkdir(path, 0700);
-			*p = '/';
-			if (rc < 0 && errno != EEXIST)
-				return -1;
-		}
-	return mkdir(path, 0700) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 bool vgq_cache_dir(char *out, size_t n)
 {
 	const char *env = getenv("VIGIL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
@@ -120,7 +108,7 @@ static bool dir_path(const char *trace, bool create, char *out, size_t n)
 	for (const char *c = real; *c; c++)
 		h = (h ^ (uint8_t)*c) * 1099511628211ull;
 	free(real);
-	if (create && make_dirs(dir) < 0)
+	if (create && vgb_mkdirs(dir, 0700) < 0)
 		return false;
 	return snprintf(out, n, "%s/relations-%016llx.vgc", dir, (unsigned long long)h) < (int)n;
 }
