@@ -81,8 +81,8 @@ int vgq_relation_add_attr(struct vgq_relation *r, const char *name, enum vgq_typ
 size_t vgq_value_size(enum vgq_type t);
 /* Appends a tuple with all attributes zero (NULL strings): returns its index. */
 size_t vgq_relation_append(struct vgq_relation *r, int64_t from);
-/* Makes an empty relation hold n tuples, all zero (closed, NULL strings, no
- * begin_unknown), to be filled in place. */
+/* Makes a relation hold n tuples (closed, no begin_unknown) to be filled in place: their
+ * times and every attribute's value are the caller's to set, NULL and zero included. */
 void vgq_relation_resize(struct vgq_relation *r, size_t n);
 /* Flags tuple t (< ntuples) of an interval relation as begin_unknown, making the column
  * on first use. */

@@ -138,10 +138,10 @@ void vgq_relation_resize(struct vgq_relation *r, size_t n)
 	vgq_colmem_release(r->mem, r->begin_unknown); /* no tuple has it any more */
 	r->begin_unknown = NULL;
 	resize_all(r, held(r), cap);
+	/* the caller sets every value (a pass over the columns of its own, on its threads);
+	 * past n nothing is read: an append sets its tuple whole */
 	if (r->kind != VGQ_REL_EVENT)
-		memset(r->open, 0, cap * sizeof *r->open);
-	for (size_t a = 0; a < r->nattrs; a++)
-		memset(*column_ptr(&r->cols[a]), 0, cap * value_size(r->attrs[a].type));
+		memset(r->open, 0, n * sizeof *r->open);
 	r->ntuples = n;
 }
 
