@@ -10,16 +10,14 @@ cache"), not on the path the process runs from:
    the copy's cache either.
 
     cache_key_test.py --bin BUILD/bin [--keep DIR]"""
-import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cache_testlib import Fail, Vigil, check  # noqa: E402
+import cache_testlib  # noqa: E402
+from cache_testlib import check  # noqa: E402
 
 QUERY = """range of A1 is A
 range of E1 is E
@@ -50,7 +48,7 @@ def other_build(vigil, out):
     return out
 
 
-def run(v, work):
+def run(v, args, work):
     trace = v.record(os.path.join(work, "trace"), 3, 3000)
     ref = v.run_query(trace, QUERY, env={"VIGIL_CACHE": "off"})
     check(ref[0] == 0 and ref[1], "the query failed: %s" % ref[2])
@@ -79,23 +77,5 @@ def run(v, work):
           % (got[3]["cache"], back[3]["cache"]))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--keep", help="work here and keep it")
-    args = ap.parse_args()
-    work = args.keep or tempfile.mkdtemp(prefix="vigil-cache-key-")
-    os.makedirs(work, exist_ok=True)
-    try:
-        run(Vigil(args.bin, work), work)
-    except Fail as e:
-        print("query.cache_key: FAIL: %s\n(work kept in %s)" % (e, work))
-        return 1
-    if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
-    print("query.cache_key: ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cache_testlib.main("query.cache_key", __doc__, run))

@@ -21,7 +21,6 @@ the trace's answers, whatever happened to the trace or the cache since.
    trace's, and the cache they leave whole (warm answers the trace's, no damage said).
 Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
 directory and HOME inside the test's own temporary directory."""
-import argparse
 import glob
 import os
 import pwd
@@ -29,12 +28,11 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cache_testlib  # noqa: E402
-from cache_testlib import Fail, check  # noqa: E402
+from cache_testlib import check  # noqa: E402
 
 QUERY = """range of A1 is A
 range of A2 is A
@@ -313,31 +311,15 @@ def concurrent(v, work):
     print("concurrent: %d queries at once, 2 rounds, every answer the trace's" % len(texts))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--keep", help="work here and keep it")
-    args = ap.parse_args()
-    args.bin = os.path.abspath(args.bin)
-    work = args.keep or tempfile.mkdtemp(prefix="vigil-cache-")
-    os.makedirs(work, exist_ok=True)
-    v = Vigil(args.bin, work)
-    try:
-        differential(v, args, work)
-        trace = grown_and_damaged(v, work)
-        read_only(v, work)
-        damaged_cache(v, trace)
-        not_regular(v, trace)
-        partial(v, work)
-        concurrent(v, work)
-    except Fail as e:
-        print("query.cache: FAILED: %s\n(work kept in %s)" % (e, work))
-        return 1
-    if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
-    print("query.cache: ok")
-    return 0
+def run(v, args, work):
+    differential(v, args, work)
+    trace = grown_and_damaged(v, work)
+    read_only(v, work)
+    damaged_cache(v, trace)
+    not_regular(v, trace)
+    partial(v, work)
+    concurrent(v, work)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cache_testlib.main("query.cache", __doc__, run, Vigil))

@@ -2,10 +2,13 @@
 spill_test.py, cache_key_test.py): a failure raised at once, and vigil run with HOME and
 a cache directory inside the test's own temporary directory, small traces cached too
 (VIGIL_CACHE_MIN_EVENTS=0), none of the caller's cache, budget or thread settings, and
-diff_subject recorded by it."""
+diff_subject recorded by it; their command line and temporary directory."""
+import argparse
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 
 
 class Fail(Exception):
@@ -46,3 +49,25 @@ class Vigil:
                            env=self.env, capture_output=True, text=True, timeout=300)
         check(p.returncode == 0, "vigil record: %s" % p.stderr)
         return out
+
+
+def main(name, doc, run, vigil_class=Vigil):
+    """The command line of these tests, `--bin BUILD/bin [--keep DIR]`: run(vigil, args,
+    work) in a temporary directory (DIR with --keep), removed unless something failed
+    (then kept and named). Returns the exit status."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--keep", help="work here and keep it")
+    args = ap.parse_args()
+    args.bin = os.path.abspath(args.bin)
+    work = args.keep or tempfile.mkdtemp(prefix="vigil-%s-" % name.split(".")[-1])
+    os.makedirs(work, exist_ok=True)
+    try:
+        run(vigil_class(args.bin, work), args, work)
+    except Fail as e:
+        print("%s: FAILED: %s\n(work kept in %s)" % (name, e, work))
+        return 1
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    print("%s: ok" % name)
+    return 0

@@ -14,15 +14,12 @@ that is not a size is one line and exit status 2, and a spill directory that can
 made is one line and the same answers (columns stay on the heap).
 Every vigil runs with a cache directory and HOME inside the test's own temporary
 directory."""
-import argparse
 import os
-import shutil
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cache_testlib  # noqa: E402
-from cache_testlib import Fail, check  # noqa: E402
+from cache_testlib import check  # noqa: E402
 
 QUERY = """range of A1 is A
 range of B1 is B
@@ -59,7 +56,7 @@ def spilled(got, what):
           "%s: no column spilled (stats %s)" % (what, got[3]))
 
 
-def run(v, work):
+def run(v, args, work):
     trace = v.record(os.path.join(work, "trace"), 7, 30000)
     ref = v.query(trace, 1)
     check(ref[0] == 0 and len(ref[1]) > 100000, "the reference query failed or answered little:"
@@ -96,24 +93,5 @@ def run(v, work):
     print("bad budget: one line, exit 2; no spill directory: one line, the same answers")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--keep")
-    args = ap.parse_args()
-    work = args.keep or tempfile.mkdtemp(prefix="vigil-spill-")
-    os.makedirs(work, exist_ok=True)
-    try:
-        run(Vigil(args.bin, work), work)
-    except Fail as e:
-        print("query.spill: FAIL: %s" % e)
-        return 1
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-    print("query.spill: ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cache_testlib.main("query.spill", __doc__, run, Vigil))
