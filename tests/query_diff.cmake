@@ -93,6 +93,15 @@ if(NOT VIGIL_SANITIZE)
                    ${CMAKE_BINARY_DIR}/bin)
   set_tests_properties(query.cache PROPERTIES LABELS query TIMEOUT 900)
 endif()
+# The relations cache keyed on the vigil build's GNU build id (tests/query/cache_key_test.py):
+# vigil under valgrind reads vigil's cache warm, a copy with another build id does not.
+# (valgrind: scripts/install-deps.sh)
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME query.cache_key
+           COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/cache_key_test.py --bin
+                   ${CMAKE_BINARY_DIR}/bin)
+  set_tests_properties(query.cache_key PROPERTIES LABELS query TIMEOUT 300)
+endif()
 # Columns spilled past the build's memory budget (tests/query/spill_test.py): with
 # VIGIL_BUILD_MEMORY=0 retrieves answer as with the heap's columns, byte for byte, at 1 and
 # 2 threads, without a cache and through a cache written from spilled columns; a bad budget

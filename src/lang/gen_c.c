@@ -26,9 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "common/out_file.h"
 #include "lang/gen_c_internal.h"
 #include "lang/lang.h"
@@ -364,26 +364,6 @@ static int check_sensor(struct cgen *g, const struct vgl_sensor *s)
 	return 0;
 }
 
-static int make_dirs(const char *dir)
-{
-	char *p = strdup(dir);
-	if (!p)
-		return -1;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0777) && errno != EEXIST) {
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	int rc = mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
-	free(p);
-	return rc;
-}
-
 /* The main file's name without its directories: the output does not depend on where the
  * build runs. */
 static const char *source_name(const struct vgl_model *m)
@@ -491,7 +471,7 @@ int vgl_gen_c(const struct vgl_model *m, const char *outdir, char *err, size_t e
 	for (size_t i = 0; i < m->nsensors; i++)
 		if (check_sensor(&g, &m->sensors[i]))
 			return -1;
-	if (make_dirs(outdir))
+	if (vgb_mkdirs(outdir, 0777))
 		return fail(&g, "cannot create %s: %s", outdir, strerror(errno));
 
 	struct vg_out h, c;

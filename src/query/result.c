@@ -285,6 +285,8 @@ static void store_piece(void *p, size_t lo, size_t hi)
 		for (size_t a = 0; a < nt; a++) {
 			struct vx_value v = value_of(j->src, k->i, a);
 			if (v.null) {
+				static const struct vx_value zero; /* 0, NULL: no value of before */
+				store(rel, a, t, &zero);
 				j->nulls[a][t] = 1;
 				if (!j->had_null[a])
 					__atomic_store_n(&j->had_null[a], true, __ATOMIC_RELAXED);

@@ -1,6 +1,9 @@
 /* The relations cache (cache.h): where it is kept, what it is keyed on, and the
  * choice between mapping it and building the relations from the trace. */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file_io.h"
 #include "relations/build.h" /* vgq_waits_possible */
 #include "relations/cache.h"
 #include "relations/cache_derived.h"
@@ -16,7 +20,7 @@
 
 #define MIN_EVENTS_DEFAULT 200000u
 
-/* ---- the key: the executable and every file the relations were built from ---- */
+/* ---- the key: the vigil build and every file the relations were built from ---- */
 
 struct key {
 	uint8_t *p;
@@ -51,11 +55,75 @@ static int64_t key_file(struct key *k, const char *path)
 	return words[0];
 }
 
+/* The object this code is in (vigil, or libvigilquery in Python) and its GNU build id. */
+struct self_object {
+	uintptr_t at;     /* an address inside it */
+	const char *path; /* "" for the executable */
+	const uint8_t *id;
+	size_t idlen;
+};
+
+static void find_build_id(struct self_object *o, uintptr_t base, const ElfW(Phdr) * ph)
+{
+	size_t align = ph->p_align == 8 ? 8 : 4;
+	const uint8_t *p = (const uint8_t *)(base + ph->p_vaddr), *end = p + ph->p_memsz;
+	while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+		const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+		size_t name = (n->n_namesz + align - 1) & ~(align - 1);
+		size_t desc = (n->n_descsz + align - 1) & ~(align - 1);
+		if ((size_t)(end - p) - sizeof *n < name + desc)
+			return;
+		const uint8_t *d = p + sizeof *n + name;
+		if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+		    !memcmp(p + sizeof *n, "GNU", 4) && n->n_descsz > 0) {
+			o->id = d;
+			o->idlen = n->n_descsz;
+			return;
+		}
+		p = d + desc;
+	}
+}
+
+static int self_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct self_object *o = arg;
+	bool here = false;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && o->at >= lo && o->at - lo < ph->p_memsz)
+			here = true;
+	}
+	if (!here)
+		return 0;
+	o->path = info->dlpi_name;
+	for (size_t i = 0; i < info->dlpi_phnum && !o->id; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			find_build_id(o, info->dlpi_addr, &info->dlpi_phdr[i]);
+	return 1;
+}
+
+/* Which vigil builds: another build (another build id) never reads this one's cache. By
+ * the build id of the object holding this code, not /proc/self/exe (under valgrind that is
+ * valgrind); without one, the object's file identity. False if neither is known. */
+static bool key_builder(struct key *k)
+{
+	struct self_object o = {.at = (uintptr_t)&key_builder};
+	if (dl_iterate_phdr(self_object, &o) && o.id) {
+		static const char tag[] = "build id";
+		key_add(k, tag, sizeof tag);
+		key_add(k, o.id, o.idlen);
+		return true;
+	}
+	return key_file(k, o.path && *o.path ? o.path : "/proc/self/exe") >= 0;
+}
+
 static void make_key(struct key *k, const struct vgt_trace *t)
 {
 	static const char tag[] = "vigil relations cache v1";
 	key_add(k, tag, sizeof tag);
-	k->stable = key_file(k, "/proc/self/exe") >= 0; /* another vigil may build otherwise */
+	k->stable = key_builder(k); /* another vigil may build otherwise */
 	char path[4200];
 	for (size_t i = 0; i < vgt_image_count(t); i++) {
 		snprintf(path, sizeof path, "%s/metadata", vgt_image_at(t, i)->path);
@@ -80,19 +148,6 @@ static bool is_dir(const char *path)
 static bool beside_path(const char *trace, char *out, size_t n)
 {
 	return is_dir(trace) && snprintf(out, n, "%s/.vigil-cache", trace) < (int)n;
-}
-
-static int make_dirs(char *path)
-{
-	for (char *p = path + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			int rc = mkdir(path, 0700);
-			*p = '/';
-			if (rc < 0 && errno != EEXIST)
-				return -1;
-		}
-	return mkdir(path, 0700) < 0 && errno != EEXIST ? -1 : 0;
 }
 
 bool vgq_cache_dir(char *out, size_t n)
@@ -121,7 +176,7 @@ static bool dir_path(const char *trace, bool create, char *out, size_t n)
 	for (const char *c = real; *c; c++)
 		h = (h ^ (uint8_t)*c) * 1099511628211ull;
 	free(real);
-	if (create && make_dirs(dir) < 0)
+	if (create && vgb_mkdirs(dir, 0700) < 0)
 		return false;
 	return snprintf(out, n, "%s/relations-%016llx.vgc", dir, (unsigned long long)h) < (int)n;
 }

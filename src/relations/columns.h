@@ -81,8 +81,8 @@ int vgq_relation_add_attr(struct vgq_relation *r, const char *name, enum vgq_typ
 size_t vgq_value_size(enum vgq_type t);
 /* Appends a tuple with all attributes zero (NULL strings): returns its index. */
 size_t vgq_relation_append(struct vgq_relation *r, int64_t from);
-/* Makes an empty relation hold n tuples, all zero (closed, NULL strings, no
- * begin_unknown), to be filled in place. */
+/* Makes a relation hold n tuples, all zero (closed, NULL strings, no begin_unknown), to be
+ * filled in place; only the n tuples are cleared, not the capacity past them. */
 void vgq_relation_resize(struct vgq_relation *r, size_t n);
 /* The same, but the attributes' values are left unset: the caller writes every one of
  * the n tuples' (a result's store: the columns are then written once, by its workers). */

@@ -138,10 +138,11 @@ static void resize_tuples(struct vgq_relation *r, size_t n, bool zero_values)
 	vgq_colmem_release(r->mem, r->begin_unknown); /* no tuple has it any more */
 	r->begin_unknown = NULL;
 	resize_all(r, held(r), cap);
+	/* only the n tuples are cleared: past n nothing is read, an append sets its tuple whole */
 	if (r->kind != VGQ_REL_EVENT)
-		memset(r->open, 0, cap * sizeof *r->open);
+		memset(r->open, 0, n * sizeof *r->open);
 	for (size_t a = 0; a < r->nattrs && zero_values; a++)
-		memset(*column_ptr(&r->cols[a]), 0, cap * value_size(r->attrs[a].type));
+		memset(*column_ptr(&r->cols[a]), 0, n * value_size(r->attrs[a].type));
 	r->ntuples = n;
 }
 

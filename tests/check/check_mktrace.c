@@ -77,20 +77,13 @@ static void declare_all(struct tg_image *img, int bad)
 	           "struct vg_ref t;");
 	tg_declare(img, "th.resume", TH_RESUME, U("resume", ";target=t;ref.t=thread"),
 	           "struct vg_ref t;");
-	tg_declare(img, "vg.entity.reclaim", ENT_RECLAIM, "vigil:kind=reclaim;flag=sensor;traced",
-	           "string kind; uint64_t id; uint32_t gen;");
-	tg_declare(img, "vg.entity.load", ENT_LOAD, "vigil:kind=state;flag=sensor;traced",
-	           "string kind; uint64_t id; uint32_t gen;");
-	tg_declare(img, "vg.entity.name", ENT_NAME, "vigil:kind=state;flag=sensor;traced",
-	           "string kind; uint64_t id; uint32_t gen; string name;");
-	tg_declare(img, "vg.thread.end", THREAD_END, "vigil:kind=reclaim;flag=sensor;traced",
-	           "uint32_t tid; uint32_t gen;");
-	tg_declare(img, "vg.process.begin", PROC_BEGIN, "vigil:kind=create;flag=sensor;traced",
-	           "uint32_t pid; uint64_t gen; uint32_t ppid; string name; string exe;");
-	tg_declare(img, "vg.process.end", PROC_END, "vigil:kind=reclaim;flag=sensor;traced",
-	           "uint32_t pid; uint64_t gen; int32_t status;");
-	tg_declare(img, "vg.report.synth", SYNTH, "vigil:kind=event;flag=sensor;traced",
-	           "uint64_t at;");
+	tg_declare_builtin(img, "vg.entity.reclaim", ENT_RECLAIM);
+	tg_declare_builtin(img, "vg.entity.load", ENT_LOAD);
+	tg_declare_builtin(img, "vg.entity.name", ENT_NAME);
+	tg_declare_builtin(img, "vg.thread.end", THREAD_END);
+	tg_declare_builtin(img, "vg.process.begin", PROC_BEGIN);
+	tg_declare_builtin(img, "vg.process.end", PROC_END);
+	tg_declare_builtin(img, "vg.report.synth", SYNTH);
 	tg_declare(img, "obj.move", OBJ_MOVE, U("move", ";target=o;ref.o=Buffer"),
 	           "struct vg_ref o;");
 	tg_declare(img, "type.new", TYPE_NEW, U("create", ";target=t;ref.t=Type"),

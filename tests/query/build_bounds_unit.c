@@ -17,13 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job_trace.h"
 #include "reader_tracegen.h"
 #include "relations/relation.h"
 #include "trace/trace.h"
 
-#define JOB_BEGIN 10
-#define JOB_END 11
-#define MARK 12
 #define SYNTH 13
 #define PER_STREAM 6000
 #define PER_PACKET 200
@@ -50,14 +48,9 @@ static uint64_t clock_of(unsigned stream, unsigned k)
 static void make_trace(const char *root, bool damaged)
 {
 	struct tg_image *img = tg_image_new(root, "app-42-0", NULL);
-	tg_declare(img, "job.begin", JOB_BEGIN, "vigil:kind=begin;flag=sensor;traced;relation=Job",
-	           "uint32_t job; string kind;");
-	tg_declare(img, "job.end", JOB_END, "vigil:kind=end;flag=sensor;traced;relation=Job",
-	           "uint32_t job; uint32_t status;");
-	tg_declare(img, "mark", MARK, "vigil:kind=event;flag=sensor;traced;relation=Mark",
+	jt_declare(img, "uint32_t job; string kind;", "uint32_t job; uint32_t status;",
 	           "uint32_t n; string label;");
-	tg_declare(img, "vg.report.synth", SYNTH, "vigil:kind=event;flag=sensor;traced",
-	           "uint64_t at;");
+	tg_declare_builtin(img, "vg.report.synth", SYNTH);
 	tg_write_metadata(img);
 	for (unsigned st = 0; st < 2; st++) {
 		struct tg_stream *s = tg_stream_new(img, 42 + st, 0);

@@ -18,14 +18,12 @@
 #include <string.h>
 
 #include "../test_rand.h"
+#include "job_trace.h"
 #include "reader_tracegen.h"
 #include "relations/relation.h"
 #include "relations/spill.h"
 #include "trace/trace.h"
 
-#define JOB_BEGIN 10
-#define JOB_END 11
-#define MARK 12
 #define STATE 13
 #define MODE 14
 #define ENTITY_NAME 15
@@ -71,19 +69,14 @@ static int by_stream_ts(const void *x, const void *y)
 static struct tg_image *declare(const char *root, const char *name)
 {
 	struct tg_image *img = tg_image_new(root, name, NULL);
-	tg_declare(img, "job.begin", JOB_BEGIN, "vigil:kind=begin;flag=sensor;traced;relation=Job",
-	           "uint32_t job; string kind;");
-	tg_declare(img, "job.end", JOB_END, "vigil:kind=end;flag=sensor;traced;relation=Job",
-	           "uint32_t job; uint32_t status;");
-	tg_declare(img, "mark", MARK, "vigil:kind=event;flag=sensor;traced;relation=Mark",
+	jt_declare(img, "uint32_t job; string kind;", "uint32_t job; uint32_t status;",
 	           "uint32_t n; string label;");
 	tg_declare(img, "st", STATE,
 	           "vigil:kind=state;flag=sensor;traced;relation=ProcessState;target=process;"
 	           "ref.process=Process",
 	           "struct vg_ref process; string state;");
 	tg_declare(img, "mode", MODE, "vigil:kind=state;flag=sensor;traced", "uint32_t level;");
-	tg_declare(img, "vg.entity.name", ENTITY_NAME, "vigil:kind=state;flag=sensor;traced",
-	           "string kind; uint64_t id; uint32_t gen; string name;");
+	tg_declare_builtin(img, "vg.entity.name", ENTITY_NAME);
 	tg_declare(img, "w.begin", W_BEGIN,
 	           "vigil:kind=begin;flag=sensor;traced;relation=Waiting;ref.process=Process",
 	           "struct vg_ref process; uint32_t slot;");
@@ -349,6 +342,24 @@ static void compare_need(const char *root, size_t jobs)
 	vgt_close(t);
 }
 
+/* The dump `other` (NULL: none) is `one`, else a failure naming the first byte that
+ * differs, each side labelled. */
+static bool same_dump(size_t jobs, const char *one, size_t n1, const char *other, size_t n,
+                      const char *what, const char *one_label, const char *other_label)
+{
+	if (other && n == n1 && !memcmp(one, other, n))
+		return true;
+	size_t k = 0;
+	while (other && k < n && k < n1 && one[k] == other[k])
+		k++;
+	char msg[600];
+	snprintf(msg, sizeof msg,
+	         "%zu jobs: the database %s differs at byte %zu:\n  %s: %.200s\n  %s: %.200s", jobs,
+	         what, k, one_label, one + k, other_label, other ? other + k : "(none)");
+	fail(msg);
+	return false;
+}
+
 /* With no memory budget every column of a page or more is built in the spill file
  * (relations/spill.h): the database is the same, at 1 and 2 threads, and columns did
  * spill (a trace of many jobs). */
@@ -361,25 +372,16 @@ static void compare_spilled(const char *root, size_t jobs, const char *one, size
 		size_t n;
 		char *other = dump(root, th, &n);
 		uint64_t spilled = vgq_spill_stats().columns - before;
-		if (!other || n != n1 || memcmp(one, other, n)) {
-			size_t k = 0;
-			while (other && k < n && k < n1 && one[k] == other[k])
-				k++;
-			char msg[600];
-			snprintf(
-			    msg, sizeof msg,
-			    "%zu jobs: the database built spilled at %u threads differs at byte "
-			    "%zu:\n  heap: %.200s\n  spilled: %.200s",
-			    jobs, th, k, one + k, other ? other + k : "(none)");
-			fail(msg);
-		} else if (jobs >= 1000 && spilled < 4) {
+		char what[64];
+		snprintf(what, sizeof what, "built spilled at %u threads", th);
+		bool same = same_dump(jobs, one, n1, other, n, what, "heap", "spilled");
+		if (same && jobs >= 1000 && spilled < 4)
 			fail("a large trace built without budget spilled fewer than 4 columns");
-		} else {
+		else if (same)
 			printf(
 			    "query.build_parallel: %zu jobs, %u threads, no memory budget: %" PRIu64
 			    " columns spilled, the same database\n",
 			    jobs, th, spilled);
-		}
 		free(other);
 	}
 	vgq_spill_set_budget(saved);
@@ -407,18 +409,10 @@ static void compare(size_t jobs, uint64_t seed, bool damaged)
 		unsigned th = counts[ci];
 		size_t n;
 		char *other = dump(root, th, &n);
-		if (!other || n != n1 || memcmp(one, other, n)) {
-			size_t k = 0;
-			while (other && k < n && k < n1 && one[k] == other[k])
-				k++;
-			char msg[600];
-			snprintf(
-			    msg, sizeof msg,
-			    "%zu jobs: the database at %u threads differs from 1 thread at byte "
-			    "%zu:\n  1: %.200s\n  %u: %.200s",
-			    jobs, th, k, one + k, th, other ? other + k : "(none)");
-			fail(msg);
-		}
+		char what[64], label[16];
+		snprintf(what, sizeof what, "at %u threads", th);
+		snprintf(label, sizeof label, "%u", th);
+		same_dump(jobs, one, n1, other, n, what, "1", label);
 		free(other);
 	}
 	if (!failures)

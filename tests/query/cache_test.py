@@ -23,17 +23,18 @@ the trace's answers, whatever happened to the trace or the cache since.
    trace's, and the cache they leave whole (warm answers the trace's, no damage said).
 Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
 directory and HOME inside the test's own temporary directory."""
-import argparse
 import glob
-import json
 import os
 import pwd
 import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cache_testlib  # noqa: E402
+from cache_testlib import check  # noqa: E402
 
 QUERY = """range of A1 is A
 range of A2 is A
@@ -46,46 +47,16 @@ retrieve (A1.owner, n = count(A2.key by A2.tag))
 """
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
-
-
-class Vigil:
-    def __init__(self, bin_dir, work):
-        self.bin = bin_dir
-        self.env = dict(os.environ)
-        self.env.pop("XDG_CACHE_HOME", None)
-        self.env.pop("VIGIL_CACHE", None)
-        self.env.update({"VIGIL_CACHE_MIN_EVENTS": "0", "HOME": os.path.join(work, "home"),
-                         "VIGIL_CACHE_DIR": os.path.join(work, "cachedir")})
-
+class Vigil(cache_testlib.Vigil):
     def query(self, trace, text, cache=True, user=None):
         """(exit status, stdout, stderr lines but the stats, the cache outcome)"""
-        env = dict(self.env)
-        if not cache:
-            env["VIGIL_CACHE"] = "off"
-        cmd = [os.path.join(self.bin, "vigil"), "query", trace, "-e", text,
-               "--format", "json", "--stats"]
+        prefix = []
         if user:
-            cmd = ["setpriv", "--reuid=%d" % user.pw_uid, "--regid=%d" % user.pw_gid,
-                   "--clear-groups", "--"] + cmd
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-        lines = p.stderr.splitlines()
-        stats = [json.loads(x)["stats"] for x in lines if x.startswith('{"stats"')]
-        rest = [x for x in lines if not x.startswith('{"stats"')]
-        return p.returncode, p.stdout, rest, stats[0]["cache"] if stats else None
-
-    def record(self, out, seed, events):
-        p = subprocess.run([os.path.join(self.bin, "vigil"), "record", "-q", "-o", out, "--",
-                            os.path.join(self.bin, "diff_subject"), str(seed), str(events)],
-                           env=self.env, capture_output=True, text=True, timeout=300)
-        check(p.returncode == 0, "vigil record: %s" % p.stderr)
-        return out
+            prefix = ["setpriv", "--reuid=%d" % user.pw_uid, "--regid=%d" % user.pw_gid,
+                      "--clear-groups", "--"]
+        got = self.run_query(trace, text, env=None if cache else {"VIGIL_CACHE": "off"},
+                             prefix=prefix)
+        return got[:3] + (got[3].get("cache"),)
 
 
 def same_as_trace(v, trace, text, want_cache, what):
@@ -363,31 +334,15 @@ def concurrent(v, work):
     print("concurrent: %d queries at once, 2 rounds, every answer the trace's" % len(texts))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--keep", help="work here and keep it")
-    args = ap.parse_args()
-    args.bin = os.path.abspath(args.bin)
-    work = args.keep or tempfile.mkdtemp(prefix="vigil-cache-")
-    os.makedirs(work, exist_ok=True)
-    v = Vigil(args.bin, work)
-    try:
-        differential(v, args, work)
-        trace = grown_and_damaged(v, work)
-        read_only(v, work)
-        damaged_cache(v, trace)
-        not_regular(v, trace)
-        partial(v, work)
-        concurrent(v, work)
-    except Fail as e:
-        print("query.cache: FAILED: %s\n(work kept in %s)" % (e, work))
-        return 1
-    if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
-    print("query.cache: ok")
-    return 0
+def run(v, args, work):
+    differential(v, args, work)
+    trace = grown_and_damaged(v, work)
+    read_only(v, work)
+    damaged_cache(v, trace)
+    not_regular(v, trace)
+    partial(v, work)
+    concurrent(v, work)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cache_testlib.main("query.cache", __doc__, run, Vigil))

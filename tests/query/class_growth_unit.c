@@ -21,6 +21,14 @@
 
 #define EXTRA_ID 9
 
+/* One event to the builder, as a build does. */
+static void feed(struct builder *b, struct vgq_database *db, const struct vgt_event *ev)
+{
+	vgq_build_count(db, ev);
+	vgt_names_observe(b->names, ev);
+	vgq_build_feed(b, ev);
+}
+
 static void test_class_declared_mid_run(void **state)
 {
 	(void)state;
@@ -63,9 +71,7 @@ static void test_class_declared_mid_run(void **state)
 	const struct vgt_event *ev;
 	size_t events = 0;
 	while ((ev = vgt_follow_next(f))) {
-		vgq_build_count(db, ev);
-		vgt_names_observe(b.names, ev);
-		vgq_build_feed(&b, ev);
+		feed(&b, db, ev);
 		events++;
 	}
 	assert_int_equal(events, 1);
@@ -87,9 +93,7 @@ static void test_class_declared_mid_run(void **state)
 			assert_int_equal(slots[1], -1);
 			extra_n[events - 1] = (uint32_t)ev->values[slots[0]].u;
 		}
-		vgq_build_count(db, ev);
-		vgt_names_observe(b.names, ev);
-		vgq_build_feed(&b, ev);
+		feed(&b, db, ev);
 		events++;
 	}
 	assert_int_equal(events, 3);

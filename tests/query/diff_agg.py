@@ -12,7 +12,9 @@ result with the expected set:
   aggregate is computed in Python from the dumped tuples (the maximal constant intervals
   per group, count 0 where nothing contributes from the trace's first event to its last);
   the outer statement then joins each aggregate's relation like a variable, answered by
-  SQLite (the aggregate relations loaded as tables) and by the Python evaluator.
+  SQLite (the aggregate relations loaded as tables) and by the Python evaluator. Some are
+  as of an instant (no clock then): the aggregates over the relations as recorded up to
+  it, their time lines ending at its "now".
 * results ranged over: `retrieve into R (...)` then `range of X is R` and a retrieve over
   X (R's expected tuples, entities kept as entities, are loaded as a relation).
 * clocks: Clock[n] and Clock with --tick, mostly `when C overlap V`.
@@ -418,7 +420,8 @@ def expand(q, tag):
             when = c if when is None else ("tand", when, c)
     targets = [(n, subst(e, lambda i: ("attr", gv[i], "value")), b)
                for n, e, b in q["targets"]]
-    return {"targets": targets, "valid": valid, "where": where, "when": when}, gv
+    return {"targets": targets, "valid": valid, "where": where, "when": when,
+            "asof": q.get("asof")}, gv
 
 
 # ---- results ranged over and clocks ----------------------------------------------------
@@ -461,6 +464,7 @@ def run_seed(args, seed, work):
     rows = D.load_trace(args.bin, trace)
     span = rows["_span"]
     rng = random.Random(seed * 7919 + 1)
+    asof_rng = random.Random(seed * 7919 + 2)
     every = rng.choice([2, 3, 5])
     tick_ns = rng.choice([20, 50, 100]) * 1000
     clocks = {"C1": "Clock[%d]" % every, "C2": "Clock"}
@@ -507,6 +511,16 @@ def run_seed(args, seed, work):
         # are still compared in full.
         if any(cross(a["vars"]) > args.agg_limit for a in q["aggs"]):
             continue
+        # as of an instant (diff_test.py's: the trace as recorded up to it), when no clock
+        # takes part: the aggregates over the relations cut there, their time lines ending
+        # at its "now" (docs/tquel.md "as of"). Drawn from a generator of its own: the
+        # statements are those the seed gave before, some as of an instant.
+        if asof_rng.random() < 0.15 and not set(clocks) & (
+                {v for a in q["aggs"] for v in a["vars"]} | set(outer_vars(q))):
+            q["asof"] = D.Gen(asof_rng, [], rows).asof()
+        asof = q.get("asof")
+        seen, seen_span = (D.rows_asof(rows, asof), (span[0], asof[4])) if asof else (rows,
+                                                                                        span)
         plain, gv = expand(q, tag)
         rels = ["agg_%s_%d" % (tag, i) for i in range(len(q["aggs"]))]
         stmt = lambda: tquel_agg(q, "X")  # noqa: E731
@@ -517,7 +531,7 @@ def run_seed(args, seed, work):
                     D.SCHEMA[rels[i]] = ("interval", [("g%d" % k, D.value_type(b))
                                                       for k, b in enumerate(a["by"])] +
                                          [("value", value_type_agg(a))])
-                    rows[rels[i]] = agg_rows(rows, a, span)
+                    rows[rels[i]] = agg_rows(seen, a, seen_span)
                     D.make_db(rows, db, [rels[i]])
             except D.Overflow:
                 # vigil computes every aggregate at every instant of every group before
@@ -608,10 +622,11 @@ def run_seed(args, seed, work):
         with open(os.path.join(work, "agg-%d.tq" % seed), "w") as f:
             f.write(text)
     tick = "%dns" % tick_ns
-    print("seed %d: %s; %d statements (%d aggregate, %d into/over results, %d clock), "
-          "--tick %s, %s every %d; %d expected tuples" %
-          (seed, {r: len(rows[r]) for r in ("A", "B", "E")}, len(cases), n_agg, 2 * n_res,
-           n_clk, tick, clocks["C1"], every, sum(len(c.expected) for c in cases)))
+    print("seed %d: %s; %d statements (%d aggregate, %d of them as of an instant, %d "
+          "into/over results, %d clock), --tick %s, %s every %d; %d expected tuples" %
+          (seed, {r: len(rows[r]) for r in ("A", "B", "E")}, len(cases), n_agg,
+           sum(1 for c in cases if c.plain.get("asof")), 2 * n_res, n_clk, tick, clocks["C1"],
+           every, sum(len(c.expected) for c in cases)))
     for p in problems:
         print(p)
     out, p = D.vigil_answers(args.bin, trace, text, ["--tick", tick], threads=D.THREADS)
@@ -692,7 +707,8 @@ def aggregates_on_store(args, seed, trace, cases, out, clocks, tick):
     # one text; an unnamed retrieve's result is named by its line there
     text, named = ranges, []
     for c in cases:
-        if c.name.startswith(("G", "retrieve@", "K")):
+        if c.name.startswith(("G", "retrieve@", "K")) and not c.plain.get("asof"):
+            # (as of is refused on the store: it keeps valid times only)
             line = text.count("\n") + 1
             named.append(("retrieve@%d" % line if c.name.startswith("retrieve@") else c.name,
                           c))

@@ -652,10 +652,15 @@ def sql(q):
     return s
 
 
+# The relations recorded in the trace, which as of an instant cuts (others, as diff_agg.py's
+# aggregates, are made from relations already cut).
+RECORDED = ("A", "B", "E")
+
+
 def sql_from(rel, asof):
     """A relation as a statement sees it: as of an instant, its tuples that began by then,
     an interval not yet ended then cut at the last event recorded by then."""
-    if not asof:
+    if not asof or rel not in RECORDED:
         return sql_table(rel)
     cols = []
     for a, t in SCHEMA[rel][1]:
@@ -670,7 +675,7 @@ def rows_asof(rows, asof):
     if not asof:
         return rows
     return dict(rows, **{rel: [dict(x, e=min(x["e"], asof[4])) for x in rows[rel]
-                               if x["b"] <= asof[3]] for rel in SCHEMA if rel in rows})
+                               if x["b"] <= asof[3]] for rel in RECORDED if rel in rows})
 
 
 def sql_coalesce(s, n):

@@ -2,7 +2,8 @@
  * an image app-42-0 whose job.begin and job.end events make the interval relation Job and
  * whose mark events make the event relation Mark, each test declaring the fields it needs
  * and making up its own events. Static functions: included by one test program each
- * (tests/query/delta_unit.c, parallel_unit.c, jobs_fixture.h). */
+ * (tests/query/delta_unit.c, parallel_unit.c, jobs_fixture.h, build_bounds_unit.c,
+ * build_parallel_unit.c). */
 #ifndef VIGIL_TESTS_QUERY_JOB_TRACE_H
 #define VIGIL_TESTS_QUERY_JOB_TRACE_H
 
@@ -25,19 +26,26 @@ struct jt_event {
 	double w;
 };
 
-/* The image in a new temporary directory (*root, malloc'd), its metadata written:
- * job.begin, job.end and mark with the bodies of their fields structs given. */
-static inline struct tg_image *jt_image(char **root, const char *begin_fields,
-                                        const char *end_fields, const char *mark_fields)
+/* Declares job.begin, job.end and mark in img with the bodies of their fields structs. */
+static inline void jt_declare(struct tg_image *img, const char *begin_fields,
+                              const char *end_fields, const char *mark_fields)
 {
-	*root = tg_tempdir();
-	struct tg_image *img = tg_image_new(*root, "app-42-0", NULL);
 	tg_declare(img, "job.begin", JOB_BEGIN, "vigil:kind=begin;flag=sensor;traced;relation=Job",
 	           begin_fields);
 	tg_declare(img, "job.end", JOB_END, "vigil:kind=end;flag=sensor;traced;relation=Job",
 	           end_fields);
 	tg_declare(img, "mark", MARK, "vigil:kind=event;flag=sensor;traced;relation=Mark",
 	           mark_fields);
+}
+
+/* The image in a new temporary directory (*root, malloc'd), its metadata written:
+ * job.begin, job.end and mark (jt_declare). */
+static inline struct tg_image *jt_image(char **root, const char *begin_fields,
+                                        const char *end_fields, const char *mark_fields)
+{
+	*root = tg_tempdir();
+	struct tg_image *img = tg_image_new(*root, "app-42-0", NULL);
+	jt_declare(img, begin_fields, end_fields, mark_fields);
 	tg_write_metadata(img);
 	return img;
 }

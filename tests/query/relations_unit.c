@@ -42,10 +42,8 @@ static struct tg_image *image(const char *root)
 	           "ref.process=Process",
 	           "struct vg_ref process; string state;");
 	tg_declare(img, "mode", MODE, "vigil:kind=state;flag=sensor;traced", "uint32_t level;");
-	tg_declare(img, "vg.entity.reclaim", RECLAIM, "vigil:kind=reclaim;flag=sensor;traced",
-	           "string kind; uint64_t id; uint32_t gen;");
-	tg_declare(img, "vg.entity.name", ENTITY_NAME, "vigil:kind=state;flag=sensor;traced",
-	           "string kind; uint64_t id; uint32_t gen; string name;");
+	tg_declare_builtin(img, "vg.entity.reclaim", RECLAIM);
+	tg_declare_builtin(img, "vg.entity.name", ENTITY_NAME);
 	tg_declare(img, "job.begin", JOB_BEGIN, "vigil:kind=begin;flag=sensor;traced;relation=Job",
 	           "uint32_t job;");
 	tg_declare(img, "job.end", JOB_END, "vigil:kind=end;flag=sensor;traced;relation=Job",
@@ -494,8 +492,7 @@ static void test_own_process_kind(void **state_)
 	(void)state_;
 	struct fixture f = {.root = tg_tempdir()};
 	struct tg_image *img = tg_image_new(f.root, "app-42-0", NULL);
-	tg_declare(img, "vg.process.begin", PROC_BEGIN, "vigil:kind=create;flag=sensor;traced",
-	           "uint32_t pid; uint64_t gen; uint32_t ppid; string name; string exe;");
+	tg_declare_builtin(img, "vg.process.begin", PROC_BEGIN);
 	tg_write_metadata(img);
 	struct tg_stream *s = tg_stream_new(img, 42, 0);
 	tg_packet_begin(s, 5);

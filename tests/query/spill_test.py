@@ -14,13 +14,12 @@ that is not a size is one line and exit status 2, and a spill directory that can
 made is one line and the same answers (columns stay on the heap).
 Every vigil runs with a cache directory and HOME inside the test's own temporary
 directory."""
-import argparse
-import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cache_testlib  # noqa: E402
+from cache_testlib import check  # noqa: E402
 
 QUERY = """range of A1 is A
 range of B1 is B
@@ -33,47 +32,17 @@ retrieve (E1.tag, n = count(E1.key by E1.tag))
 """
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
-
-
-class Vigil:
-    def __init__(self, bin_dir, work):
-        self.bin = bin_dir
-        self.env = dict(os.environ)
-        for k in ("XDG_CACHE_HOME", "VIGIL_CACHE", "VIGIL_BUILD_MEMORY", "VIGIL_THREADS"):
-            self.env.pop(k, None)
-        self.env.update({"VIGIL_CACHE_MIN_EVENTS": "0", "HOME": os.path.join(work, "home"),
-                         "VIGIL_CACHE_DIR": os.path.join(work, "cachedir")})
-
+class Vigil(cache_testlib.Vigil):
     def query(self, trace, threads, budget=None, cache=False, cachedir=None):
         """(exit status, stdout, stderr lines but the stats, the stats)"""
-        env = dict(self.env)
+        env = {}
         if budget is not None:
             env["VIGIL_BUILD_MEMORY"] = budget
         if not cache:
             env["VIGIL_CACHE"] = "off"
         if cachedir:
             env["VIGIL_CACHE_DIR"] = cachedir
-        cmd = [os.path.join(self.bin, "vigil"), "query", trace, "-e", QUERY, "--format",
-               "json", "--stats", "--threads", str(threads)]
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-        lines = p.stderr.splitlines()
-        stats = [json.loads(x)["stats"] for x in lines if x.startswith('{"stats"')]
-        rest = [x for x in lines if not x.startswith('{"stats"')]
-        return p.returncode, p.stdout, rest, stats[0] if stats else {}
-
-    def record(self, out, seed, events):
-        p = subprocess.run([os.path.join(self.bin, "vigil"), "record", "-q", "-o", out, "--",
-                            os.path.join(self.bin, "diff_subject"), str(seed), str(events)],
-                           env=self.env, capture_output=True, text=True, timeout=300)
-        check(p.returncode == 0, "vigil record: %s" % p.stderr)
-        return out
+        return self.run_query(trace, QUERY, env=env, args=["--threads", str(threads)])
 
 
 def same(ref, got, what):
@@ -87,7 +56,7 @@ def spilled(got, what):
           "%s: no column spilled (stats %s)" % (what, got[3]))
 
 
-def run(v, work):
+def run(v, args, work):
     trace = v.record(os.path.join(work, "trace"), 7, 30000)
     ref = v.query(trace, 1)
     check(ref[0] == 0 and len(ref[1]) > 100000, "the reference query failed or answered little:"
@@ -124,24 +93,5 @@ def run(v, work):
     print("bad budget: one line, exit 2; no spill directory: one line, the same answers")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--keep")
-    args = ap.parse_args()
-    work = args.keep or tempfile.mkdtemp(prefix="vigil-spill-")
-    os.makedirs(work, exist_ok=True)
-    try:
-        run(Vigil(args.bin, work), work)
-    except Fail as e:
-        print("query.spill: FAIL: %s" % e)
-        return 1
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-    print("query.spill: ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cache_testlib.main("query.spill", __doc__, run, Vigil))

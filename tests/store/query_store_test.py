@@ -13,7 +13,9 @@ docs promise (plain comparisons of the time columns, && of int8range for two sto
 intervals, EXISTS for a variable only where and when read), the recording has intervals that meet (the end of one the begin of another:
 the overlap's open end is tested) and PostgreSQL can serve the compiled overlap with the
 GiST index of vigil store --index; vigil explain prints PostgreSQL's plan and writes
-nothing.
+nothing. Where btree_gist cannot be created (a database whose event trigger refuses
+CREATE EXTENSION), --index says so in one line, leaves out only the keyed GiST indexes,
+and the keyed overlap answers the same.
 
 Refused before running, one line (SOURCE:LINE:COL and a caret), exit 2, nothing written:
 a clock whose period overflows, a relation the store lacks, an aggregate inside an
@@ -204,6 +206,39 @@ def main():
             got, _ = answers(base, RANGES + CASES[name])
             check({k: set(v) for k, v in want.items()} == {k: set(v) for k, v in got.items()},
                   "%s after --index: answers differ" % name)
+
+        # 1c. without btree_gist: in a database whose event trigger refuses CREATE
+        # EXTENSION, --index says so in one line, makes every other index (the plain GiST
+        # of the valid times too) and no keyed one, and the keyed overlap answers the same
+        no_ext = "postgresql://postgres@/nogist?" + base.split("?", 1)[1]
+
+        def nogist_sql(sql):
+            return run(pg.client("psql") + ["-X", "-q", "-At", "-c", sql, "nogist"])
+
+        pg.psql("CREATE DATABASE nogist")
+        r = nogist_sql("CREATE FUNCTION refuse() RETURNS event_trigger LANGUAGE plpgsql AS $$ "
+                       "BEGIN RAISE EXCEPTION 'extensions refused here'; END $$; CREATE EVENT "
+                       "TRIGGER no_extensions ON ddl_command_start WHEN TAG IN ('CREATE "
+                       "EXTENSION') EXECUTE FUNCTION refuse()")
+        check(r.returncode == 0, "the refusing event trigger: %s" % r.stderr)
+        r = run([VIGIL, "store", trace, "--to", no_ext, "-q"])
+        check(r.returncode == 0, "vigil store without btree_gist: %s" % r.stderr)
+        r = run([VIGIL, "store", "--index", "--to", no_ext])
+        said = [x for x in r.stderr.splitlines() if "GiST" in x]
+        check(r.returncode == 0 and len(said) == 1 and "extensions refused here" in said[0] and
+              "no GiST index on (key, valid time)" in said[0],
+              "vigil store --index without btree_gist: exit %d, %s" % (r.returncode, r.stderr))
+        ix = nogist_sql("SELECT string_agg(indexdef, E'\\n') FROM pg_indexes WHERE schemaname = "
+                        "'vigil' AND tablename = 'Process'").stdout
+        check('"vg_ix_Process_id_range"' not in ix and "USING gist (int8range(valid_from, "
+              "valid_to))" in ix and "(valid_from, valid_to)" in ix,
+              "indexes on Process without btree_gist: %s" % ix)
+        got, _ = answers(no_ext, RANGES + keyed)
+        want, _ = answers(trace, RANGES + keyed)
+        check(want and {k: set(v) for k, v in want.items()} ==
+              {k: set(v) for k, v in got.items()}, "keyed overlap without btree_gist: answers "
+              "differ")
+        print("without btree_gist: one line, no keyed index, the same answers", file=sys.stderr)
 
         # 2. retrieve into made a table and catalog rows: a later run ranges over it, and
         # running the statement again replaces it

@@ -31,10 +31,8 @@ static void test_names_over_time(void **state)
 	(void)state;
 	char *root = tg_tempdir();
 	struct tg_image *img = tg_image_new(root, "app-42-0", NULL);
-	tg_declare(img, "vg.entity.name", ENTITY_NAME, "vigil:kind=state;flag=sensor;traced",
-	           "string kind; uint64_t id; uint32_t gen; string name;");
-	tg_declare(img, "vg.process.begin", PROCESS_BEGIN, "vigil:kind=create;flag=sensor;traced",
-	           "uint32_t pid; uint64_t gen; uint32_t ppid; string name; string exe;");
+	tg_declare_builtin(img, "vg.entity.name", ENTITY_NAME);
+	tg_declare_builtin(img, "vg.process.begin", PROCESS_BEGIN);
 	tg_write_metadata(img);
 	struct tg_stream *s = tg_stream_new(img, 42, 0);
 	tg_packet_begin(s, 1);
@@ -85,25 +83,36 @@ static void test_names_over_time(void **state)
 	free(root);
 }
 
+/* A hand-made type of vg.entity.create events. */
+static struct vgt_field create_fields[4] = {{.name = "kind", .type = VGT_STRING},
+                                            {.name = "id", .type = VGT_UINT},
+                                            {.name = "gen", .type = VGT_UINT},
+                                            {.name = "name", .type = VGT_STRING}};
+static struct vgt_event_type create_type = {
+    .name = "vg.entity.create", .fields = create_fields, .nfields = 4};
+
+/* Observes a hand-made vg.entity.create event of (kind, id, gen 1, name), its texts
+ * where the caller keeps them (as in a stream's bytes). */
+static void observe_create(struct vgt_names *n, const char *kind, size_t kindlen, uint64_t id,
+                           const char *name, size_t namelen)
+{
+	struct vgt_value v[4] = {{.type = VGT_STRING, .str = {kind, kindlen}},
+	                         {.type = VGT_UINT, .u = id},
+	                         {.type = VGT_UINT, .u = 1},
+	                         {.type = VGT_STRING, .str = {name, namelen}}};
+	struct vgt_event ev = {.type = &create_type, .values = v};
+	vgt_names_observe(n, &ev);
+}
+
 static void test_many_names(void **state)
 {
 	(void)state;
 	/* The table grows: observe through fake events of a hand-made type. */
-	struct vgt_field fields[4] = {{.name = "kind", .type = VGT_STRING},
-	                              {.name = "id", .type = VGT_UINT},
-	                              {.name = "gen", .type = VGT_UINT},
-	                              {.name = "name", .type = VGT_STRING}};
-	struct vgt_event_type type = {.name = "vg.entity.create", .fields = fields, .nfields = 4};
 	struct vgt_names *n = vgt_names_new();
 	static char names[5000][16];
 	for (int i = 0; i < 5000; i++) {
 		snprintf(names[i], sizeof names[i], "obj%d", i);
-		struct vgt_value v[4] = {{.type = VGT_STRING, .str = {"Obj", 3}},
-		                         {.type = VGT_UINT, .u = (uint64_t)i},
-		                         {.type = VGT_UINT, .u = 1},
-		                         {.type = VGT_STRING, .str = {names[i], strlen(names[i])}}};
-		struct vgt_event ev = {.type = &type, .values = v};
-		vgt_names_observe(n, &ev);
+		observe_create(n, "Obj", 3, (uint64_t)i, names[i], strlen(names[i]));
 	}
 	for (int i = 0; i < 5000; i += 7)
 		assert_string_equal(vgt_names_lookup(n, "obj", (uint64_t)i, 1), names[i]);
@@ -112,7 +121,7 @@ static void test_many_names(void **state)
 	                           {.type = VGT_UINT, .u = 99999},
 	                           {.type = VGT_UINT, .u = 1},
 	                           {.type = VGT_STRING, .str = {"x", 1}}};
-	struct vgt_event ev = {.type = &type, .values = bad};
+	struct vgt_event ev = {.type = &create_type, .values = bad};
 	vgt_names_observe(n, &ev);
 	assert_null(vgt_names_lookup(n, "obj", 99999, 1));
 	vgt_names_free(n);
@@ -123,27 +132,15 @@ static void test_many_names(void **state)
 static void test_names_outlive_event_bytes(void **state)
 {
 	(void)state;
-	struct vgt_field fields[4] = {{.name = "kind", .type = VGT_STRING},
-	                              {.name = "id", .type = VGT_UINT},
-	                              {.name = "gen", .type = VGT_UINT},
-	                              {.name = "name", .type = VGT_STRING}};
-	struct vgt_event_type type = {.name = "vg.entity.create", .fields = fields, .nfields = 4};
 	struct vgt_names *n = vgt_names_new();
 	char bytes[] = "Mailbox\0M2";
-	struct vgt_value v[4] = {{.type = VGT_STRING, .str = {bytes, 7}},
-	                         {.type = VGT_UINT, .u = 7},
-	                         {.type = VGT_UINT, .u = 1},
-	                         {.type = VGT_STRING, .str = {bytes + 8, 2}}};
-	struct vgt_event ev = {.type = &type, .values = v};
-	vgt_names_observe(n, &ev);
+	observe_create(n, bytes, 7, 7, bytes + 8, 2);
 	memset(bytes, 'x', sizeof bytes - 1); /* the stream's buffer, reused */
 	assert_non_null(vgt_names_lookup(n, "mailbox", 7, 1));
 	assert_string_equal(vgt_names_lookup(n, "mailbox", 7, 1), "M2");
 	/* a rename replaces the copy */
 	char again[] = "Mailbox\0M3";
-	v[0].str.ptr = again;
-	v[3].str.ptr = again + 8;
-	vgt_names_observe(n, &ev);
+	observe_create(n, again, 7, 7, again + 8, 2);
 	memset(again, 'y', sizeof again - 1);
 	assert_string_equal(vgt_names_lookup(n, "Mailbox", 7, 1), "M3");
 	vgt_names_free(n);

@@ -113,11 +113,8 @@ struct tg_image *tg_image_new(const char *root, const char *name, const struct t
 	           "uint32_t u32; uint64_t u64; double d; string s; uint32_t _blob_len; "
 	           "uint8_t blob[_blob_len]; struct vg_ref who;");
 	tg_declare(img, "tick", TG_TICK, "vigil:kind=event;flag=sensor;traced", "uint32_t n;");
-	tg_declare(img, "vg.entity.create", TG_ENTITY_CREATE,
-	           "vigil:kind=create;flag=sensor;traced",
-	           "string kind; uint64_t id; uint32_t gen; string name;");
-	tg_declare(img, "vg.thread.begin", TG_THREAD_BEGIN, "vigil:kind=create;flag=sensor;traced",
-	           "uint32_t tid; uint32_t gen; string name;");
+	tg_declare_builtin(img, "vg.entity.create", TG_ENTITY_CREATE);
+	tg_declare_builtin(img, "vg.thread.begin", TG_THREAD_BEGIN);
 	tg_declare(img, "empty", TG_EMPTY, "vigil:kind=event;flag=sensor;sampled", "");
 	tg_write_metadata(img);
 	return img;
@@ -130,6 +127,34 @@ void tg_declare(struct tg_image *img, const char *name, unsigned id, const char 
 	         "event {\n\tname = \"%s\";\n\tid = %u;\n\tstream_id = 0;\n"
 	         "\tmodel.emf.uri = \"%s\";\n\tfields := struct {\n\t\t%s\n\t};\n};\n\n",
 	         name, id, uri, fields);
+}
+
+void tg_declare_builtin(struct tg_image *img, const char *name, unsigned id)
+{
+	static const struct {
+		const char *name, *kind, *fields;
+	} builtins[] = {
+	    {"vg.entity.create", "create", "string kind; uint64_t id; uint32_t gen; string name;"},
+	    {"vg.entity.name", "state", "string kind; uint64_t id; uint32_t gen; string name;"},
+	    {"vg.entity.load", "state", "string kind; uint64_t id; uint32_t gen;"},
+	    {"vg.entity.reclaim", "reclaim", "string kind; uint64_t id; uint32_t gen;"},
+	    {"vg.thread.begin", "create", "uint32_t tid; uint32_t gen; string name;"},
+	    {"vg.thread.end", "reclaim", "uint32_t tid; uint32_t gen;"},
+	    {"vg.process.begin", "create",
+	     "uint32_t pid; uint64_t gen; uint32_t ppid; string name; string exe;"},
+	    {"vg.process.end", "reclaim", "uint32_t pid; uint64_t gen; int32_t status;"},
+	    {"vg.report.synth", "event", "uint64_t at;"},
+	};
+	for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++) {
+		if (strcmp(builtins[i].name, name))
+			continue;
+		char uri[64];
+		snprintf(uri, sizeof uri, "vigil:kind=%s;flag=sensor;traced", builtins[i].kind);
+		tg_declare(img, name, id, uri, builtins[i].fields);
+		return;
+	}
+	fprintf(stderr, "tg_declare_builtin: no built-in event %s\n", name);
+	exit(99);
 }
 
 void tg_write_metadata(struct tg_image *img)

@@ -31,6 +31,10 @@ struct tg_image *tg_image_new(const char *root, const char *name, const struct t
 /* Adds an event declaration: `fields` is the body of its fields struct. */
 void tg_declare(struct tg_image *img, const char *name, unsigned id, const char *uri,
                 const char *fields);
+/* Adds the declaration of the built-in event `name` (vg.entity.create, .name, .load,
+ * .reclaim, vg.thread.begin, .end, vg.process.begin, .end, vg.report.synth) as the runtime
+ * writes it, under the id given; an unknown name aborts the test. */
+void tg_declare_builtin(struct tg_image *img, const char *name, unsigned id);
 /* Writes (or rewrites) the metadata file. */
 void tg_write_metadata(struct tg_image *img);
 const char *tg_image_dir(const struct tg_image *img);
