@@ -3,12 +3,14 @@
  * still satisfy it (the least end of the right, or its greatest begin). The right input
  * is materialised into its groups (one representative per distinct key, grouped by the
  * workers partition by partition of the hash table); the left
- * streams, each batch filtered in place. */
+ * streams, each batch filtered in place. A key of one integer attribute per side and
+ * times that are columns take the column path instead (exec_semijoin_cols.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
+#include "query/exec_semijoin_cols.h"
 
 struct semijoin {
 	struct xrows right;
@@ -17,6 +19,8 @@ struct semijoin {
 	struct vx_value *gkeys; /* per group (its first binding): its key values, nkeys each
 	                           (evaluated once, not at every probe) */
 	struct vx_value *kv;    /* the probing binding's keys */
+	struct vgq_semicols cols; /* the column path's groups (exec_semijoin_cols.c) */
+	bool by_cols;             /* the shape takes the column path */
 	bool built;
 	bool borrowed; /* a worker's: the groups are the original's */
 };
@@ -25,6 +29,7 @@ static void semijoin_open(struct xnode *n)
 {
 	struct semijoin *st = vgq_xcalloc(1, sizeof *st);
 	st->kv = vgq_xcalloc(n->p->nkeys + 1, sizeof *st->kv);
+	st->by_cols = vgq_semicols_init(n->cx->b, n->p, &st->cols);
 	n->state = st;
 }
 
@@ -101,6 +106,13 @@ static void build(struct xnode *n, struct semijoin *st)
 	vgq_rows_collect(n->r, &st->right);
 	const struct xrows *r = &st->right;
 	size_t nr = r->n;
+	if (st->by_cols) {
+		vgq_semicols_build(&st->cols, r);
+		vgq_note_state(s, st->cols.ngroups);
+		vgq_rows_free(&st->right); /* the groups are all the probes read */
+		st->built = true;
+		return;
+	}
 	if (!vgq_xhash_init(&st->table, nr, s, "the semi-join's table"))
 		nr = 0; /* past the memory budget: the statement stops */
 	st->when = vgq_xcalloc(nr ? nr : 1, sizeof *st->when);
@@ -160,6 +172,12 @@ static size_t semijoin_next(struct xnode *n, uint32_t *out)
 		size_t got = vgq_node_next(n->l, out);
 		if (!got)
 			return 0;
+		if (st->by_cols) {
+			size_t k = vgq_semicols_filter(&st->cols, out, got, w);
+			if (k)
+				return k;
+			continue;
+		}
 		size_t k = 0;
 		for (size_t i = 0; i < got; i++) {
 			const uint32_t *x = out + i * w;
@@ -182,6 +200,7 @@ static void semijoin_close(struct xnode *n)
 	if (vgq_build_free(&st->right, st->built ? &st->table : NULL, st->borrowed)) {
 		free(st->when);
 		free(st->gkeys);
+		vgq_semicols_free(&st->cols);
 	}
 	free(st->kv);
 	free(st);

@@ -196,32 +196,48 @@ static void insertion(struct order_key *key, size_t n)
 
 static void sort_ties(struct order_key *key, size_t n);
 
-/* Sorts by b with an LSD radix sort (bytes that never vary are skipped: times of one
- * trace share their high bytes), then each run of equal b by the full order. */
+/* Sorts by b with an LSD radix sort of 11-bit digits, every digit's counts taken in one
+ * pass; digits that never vary are skipped (times of one trace share their high bits) and
+ * the passes go back and forth between two arrays. Then each run of equal b by the full
+ * order. */
+#define RADIX_BITS 11
+#define RADIX (1u << RADIX_BITS)
+#define RADIX_DIGITS ((64 + RADIX_BITS - 1) / RADIX_BITS)
+
+static uint32_t digit_of(const struct order_key *k, int d)
+{
+	return (uint32_t)((((uint64_t)k->b ^ (1ull << 63)) >> (d * RADIX_BITS)) & (RADIX - 1));
+}
+
 static void sort_keys(struct order_key *key, size_t n)
 {
-	struct order_key *tmp = vgq_xcalloc(n ? n : 1, sizeof *tmp);
-	for (int shift = 0; shift < 64; shift += 8) {
-		size_t count[256] = {0};
-		for (size_t i = 0; i < n; i++)
-			count[((uint64_t)key[i].b ^ (1ull << 63)) >> shift & 255]++;
+	size_t(*count)[RADIX] = vgq_xcalloc(RADIX_DIGITS, sizeof *count);
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < RADIX_DIGITS; d++)
+			count[d][digit_of(&key[i], d)]++;
+	struct order_key *tmp = vgq_xcalloc(n ? n : 1, sizeof *tmp), *from = key, *to = tmp;
+	for (int d = 0; d < RADIX_DIGITS; d++) {
 		bool same = false;
-		for (int d = 0; d < 256 && !same; d++)
-			same = count[d] == n;
+		for (uint32_t v = 0; v < RADIX && !same; v++)
+			same = count[d][v] == n;
 		if (same)
 			continue;
 		size_t pos = 0;
-		for (int d = 0; d < 256; d++) {
-			size_t c = count[d];
-			count[d] = pos;
+		for (uint32_t v = 0; v < RADIX; v++) {
+			size_t c = count[d][v];
+			count[d][v] = pos;
 			pos += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			tmp[count[((uint64_t)key[i].b ^ (1ull << 63)) >> shift & 255]++] = key[i];
-		struct order_key *x = key;
-		memcpy(x, tmp, n * sizeof *x);
+			to[count[d][digit_of(&from[i], d)]++] = from[i];
+		struct order_key *x = from;
+		from = to;
+		to = x;
 	}
+	if (from != key)
+		memcpy(key, from, n * sizeof *key);
 	free(tmp);
+	free(count);
 	sort_ties(key, n);
 }
 

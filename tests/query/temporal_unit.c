@@ -226,6 +226,23 @@ static void test_precede(void **state)
 	static const char *const semi_min[] = {"1@10", "2@20", "3@15", "4@10", NULL};
 	expect(d, JOBS2 "retrieve (a = A.job) valid at begin of A when A precede B", "semi-join",
 	       semi_min);
+	/* keyed, on the columns (exec_semijoin_cols.c) and, with the key an expression, on
+	 * the general path: a time equal to the other side's counts (J1, J4 end at 20 where
+	 * M1, M4 are; J5's open end is M5's 50) */
+	static const char *const key_min[] = {"1@20", "3@30", "4@20", "5@50", NULL};
+	expect(d, JM "retrieve (m = M.n) valid at M where A.job = M.n when A precede M",
+	       "semi-join", key_min);
+	expect(d, JM "retrieve (m = M.n) valid at M where A.job + 0 = M.n when A precede M",
+	       "semi-join", key_min);
+	static const char *const key_max[] = {"1@10", "3@15", "4@10", "5@40", NULL};
+	expect(d, JM "retrieve (a = A.job) valid at begin of A where M.n = A.job when A precede M",
+	       "semi-join", key_max);
+	expect(d,
+	       JM "retrieve (a = A.job) valid at begin of A where M.n = A.job + 0 when A precede M",
+	       "semi-join", key_max);
+	/* the key alone: every mark has its job */
+	static const char *const key_only[] = {"1@20", "2@10", "3@30", "4@20", "5@50", NULL};
+	expect(d, JM "retrieve (m = M.n) valid at M where A.job = M.n", "semi-join", key_only);
 	/* precede on an intersection: J1 and J2 share nothing; J1 and J3 share [15,20) */
 	static const char *const none[] = {NULL};
 	expect(d,

@@ -1,0 +1,155 @@
+/* The semi-join over columns: when its key is one integer attribute on each side (or
+ * there is none) and each side's time is a variable's own valid time, its begin or its
+ * end, the groups are an open-addressing table from the key's 64 bits to the one time
+ * per key (exec_semijoin.c), filled and probed by reading the columns directly: no
+ * expression is evaluated per tuple. Other shapes take the general path. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/engine_internal.h"
+#include "query/exec_node.h"
+#include "query/exec_semijoin_cols.h"
+#include "relations/columns.h" /* vgq_mix */
+
+/* The 64 bits of an integer attribute without nulls, or NULL: int and uint columns are
+ * both arrays of 64-bit words, equal values equal words within one type. */
+static const uint64_t *key_column(const struct bstmt *b, const struct bx *x, enum vgq_type *type,
+                                  int *var)
+{
+	if (x->kind != BX_ATTR)
+		return NULL;
+	const struct vgq_relation *r = b->vars[x->var].rel;
+	enum vgq_type t = r->attrs[x->attr].type;
+	if ((t != VGQ_INT && t != VGQ_UINT) || (r->nulls && r->nulls[x->attr]))
+		return NULL;
+	*type = t;
+	*var = x->var;
+	return r->cols[x->attr].u;
+}
+
+/* The column holding x's begin (end: its end), for x a variable's own valid time or its
+ * begin or end (these are never nothing), or NULL. */
+static const int64_t *time_column(const struct bstmt *b, const struct tx *x, bool end, int *var)
+{
+	const struct tx *v = x->kind == TX_BEGIN || x->kind == TX_END ? x->a : x;
+	if (v->kind != TX_VAR)
+		return NULL;
+	const struct bvar *bv = &b->vars[v->var];
+	bool to = x->kind == TX_END || (x->kind == TX_VAR && end);
+	*var = v->var;
+	if (to && !bv->event)
+		return bv->rel->to;
+	return bv->rel->from;
+}
+
+bool vgq_semicols_init(const struct bstmt *b, const struct pnode *p, struct vgq_semicols *c)
+{
+	memset(c, 0, sizeof *c);
+	c->mode = p->semi;
+	if (p->nkeys > 1)
+		return false;
+	if (p->nkeys) {
+		enum vgq_type lt, rt;
+		c->lkey = key_column(b, p->lkeys[0], &lt, &c->lkvar);
+		c->rkey = key_column(b, p->rkeys[0], &rt, &c->rkvar);
+		if (!c->lkey || !c->rkey || lt != rt)
+			return false;
+	}
+	if (p->semi != SEMI_EXISTS) {
+		/* least end of the right against the left's begin; greatest begin of the right
+		 * against the left's end */
+		bool min_end = p->semi == SEMI_MIN_END;
+		c->rtime = time_column(b, p->rt, min_end, &c->rtvar);
+		c->ltime = time_column(b, p->lt, !min_end, &c->ltvar);
+		if (!c->rtime || !c->ltime)
+			return false;
+	}
+	return true;
+}
+
+static uint64_t slot_of(const struct vgq_semicols *c, uint64_t key)
+{
+	return vgq_mix(key) & c->mask;
+}
+
+/* The slot of key: its own, or the empty one where it goes. */
+static size_t find(const struct vgq_semicols *c, uint64_t key)
+{
+	size_t i = slot_of(c, key);
+	while (c->used[i] && c->keys[i] != key)
+		i = (i + 1) & c->mask;
+	return i;
+}
+
+static void grow(struct vgq_semicols *c)
+{
+	struct vgq_semicols old = *c;
+	size_t size = (old.mask + 1) * 2;
+	c->mask = size - 1;
+	c->keys = vgq_xcalloc(size, sizeof *c->keys);
+	c->when = vgq_xcalloc(size, sizeof *c->when);
+	c->used = vgq_xcalloc(size, sizeof *c->used);
+	for (size_t i = 0; i <= old.mask; i++)
+		if (old.used[i]) {
+			size_t j = find(c, old.keys[i]);
+			c->used[j] = 1;
+			c->keys[j] = old.keys[i];
+			c->when[j] = old.when[i];
+		}
+	free(old.keys);
+	free(old.when);
+	free(old.used);
+}
+
+void vgq_semicols_build(struct vgq_semicols *c, const struct xrows *r)
+{
+	size_t size = 64;
+	c->mask = size - 1;
+	c->keys = vgq_xcalloc(size, sizeof *c->keys);
+	c->when = vgq_xcalloc(size, sizeof *c->when);
+	c->used = vgq_xcalloc(size, sizeof *c->used);
+	bool min_end = c->mode == SEMI_MIN_END;
+	for (size_t n = 0; n < r->n; n++) {
+		const uint32_t *y = r->rows + n * r->width;
+		uint64_t key = c->rkey ? c->rkey[y[c->rkvar]] : 0;
+		int64_t t = c->rtime ? c->rtime[y[c->rtvar]] : 0;
+		size_t i = find(c, key);
+		if (!c->used[i]) {
+			c->used[i] = 1;
+			c->keys[i] = key;
+			c->when[i] = t;
+			if (++c->ngroups * 2 > c->mask)
+				grow(c);
+		} else if (min_end ? t < c->when[i] : t > c->when[i]) {
+			c->when[i] = t;
+		}
+	}
+}
+
+size_t vgq_semicols_filter(const struct vgq_semicols *c, uint32_t *rows, size_t n, size_t w)
+{
+	size_t k = 0;
+	for (size_t j = 0; j < n; j++) {
+		const uint32_t *x = rows + j * w;
+		uint64_t key = c->lkey ? c->lkey[x[c->lkvar]] : 0;
+		size_t i = find(c, key);
+		bool ok = c->used[i];
+		if (ok && c->mode == SEMI_MIN_END)
+			ok = c->when[i] <= c->ltime[x[c->ltvar]];
+		else if (ok && c->mode == SEMI_MAX_BEGIN)
+			ok = c->ltime[x[c->ltvar]] <= c->when[i];
+		if (ok) {
+			if (k != j)
+				memcpy(rows + k * w, x, w * sizeof *x);
+			k++;
+		}
+	}
+	return k;
+}
+
+void vgq_semicols_free(struct vgq_semicols *c)
+{
+	free(c->keys);
+	free(c->when);
+	free(c->used);
+}
