@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cache_dir.h"
 #include "relations/build.h" /* vgq_waits_possible */
 #include "relations/cache.h"
 #include "relations/cache_derived.h"
@@ -96,15 +97,7 @@ static int make_dirs(char *path)
 
 bool vgq_cache_dir(char *out, size_t n)
 {
-	const char *env = getenv("VIGIL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	if (env && *env)
-		return snprintf(out, n, "%s", env) < (int)n;
-	if (xdg && *xdg)
-		return snprintf(out, n, "%s/vigil", xdg) < (int)n;
-	if (home && *home)
-		return snprintf(out, n, "%s/.cache/vigil", home) < (int)n;
-	return false;
+	return vgb_cache_dir(out, n);
 }
 
 /* CACHEDIR/relations-HASH.vgc, HASH of the trace's real path. */
