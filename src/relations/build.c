@@ -156,6 +156,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	vgt_source_skip_payloads(rd.src, skip);
 	struct vgq_build_bounds bounds;
 	vgq_build_bounds_apply(&b, o, waits, &bounds);
+	vgt_packet_summaries(t, bounds.summaries);
 	vgt_source_skip_outside(rd.src, bounds.windows);
 	const struct vgt_event *ev;
 	uint64_t read = 0;

@@ -164,6 +164,7 @@ struct vgq_build_bounds {
 	struct vgt_class_window *windows;
 	struct vgq_key_check *checks;
 	size_t nbounded, nkeyed;
+	bool summaries; /* the reader keeps and uses packet summaries (vgt_packet_summaries) */
 };
 void vgq_build_bounds_apply(struct builder *b, const struct vgq_build_options *o,
                             const struct vgq_waits *waits, struct vgq_build_bounds *bb);

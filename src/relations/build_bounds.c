@@ -143,7 +143,7 @@ void vgq_build_bounds_apply(struct builder *b, const struct vgq_build_options *o
 	/* Packets holding only events passed over are passed over whole, unless the build
 	 * must see every event (a keep filter, a stop) */
 	bool every = o && (o->keep || o->end_since || o->max_events || o->has_until);
-	vgt_packet_summaries(b->trace, !every && !(env && !strcmp(env, "off")));
+	bb->summaries = !every && !(env && !strcmp(env, "off"));
 	if (!o || (!o->nbounds && !o->nkeys) || o->keep || (env && !strcmp(env, "off")))
 		return;
 	size_t n = vgt_class_count(b->trace), nchecks = 0;
