@@ -163,12 +163,14 @@ def main():
                              statistics.median(x[1] for x in r), r[-1][2],
                              min(x[3] for x in r), max(x[3] for x in r),
                              len(answers[skip]) - 1))
-        print("| query | VIGIL_SKIP | wall (median) | build | packets passed over | "
-              "events passed over | keyed | tuples | load |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        print("| query | VIGIL_SKIP | wall (median) | build | packets outside | "
+              "of them passed over whole | events passed over | keyed | tuples | load |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for name, skip, wall, build, sk, lo, hi, n in rows:
-            print("| %s | %s | %.3f s | %.3f s | %d of %d | %d | %d | %d | %.1f-%.1f |" %
-                  (name, skip, wall, build, sk["packets"], sk["packets_read"], sk["events"],
+            print("| %s | %s | %.3f s | %.3f s | %d of %d | %d (%d events) | %d | %d | %d | "
+                  "%.1f-%.1f |" %
+                  (name, skip, wall, build, sk["packets"], sk["packets_read"],
+                   sk.get("packets_skipped", 0), sk.get("events_skipped", 0), sk["events"],
                    sk["keyed"], n, lo, hi))
         result = {"events": args.events, "threads": args.threads, "reps": args.reps,
                   "queries": {}}

@@ -134,12 +134,17 @@ uint8_t *vgt_summary_bytes(const struct stream_summary *sum, size_t *len)
 
 /* ---- where ---- */
 
-/* DIR/.NAME.packets beside the stream (i 0), or CACHE/packets-HASH.vgpk (i 1). */
+/* DIR/.NAME.packets beside the stream (i 0), or CACHE/packets-HASH.vgpk (i 1); a writer's
+ * part of a shared-layout pool file, from byte START: DIR/.NAME.START.packets. */
 static bool side_path(const struct stream *s, int i, char *out, size_t n)
 {
+	char part[32] = "";
+	if (s->file)
+		snprintf(part, sizeof part, ".%zu", s->start);
 	if (i == 0) {
 		char *d = vgt__xstrdup(s->path), *b = vgt__xstrdup(s->path);
-		bool ok = snprintf(out, n, "%s/.%s.packets", dirname(d), basename(b)) < (int)n;
+		bool ok =
+		    snprintf(out, n, "%s/.%s%s.packets", dirname(d), basename(b), part) < (int)n;
 		free(d);
 		free(b);
 		return ok;
@@ -154,14 +159,16 @@ static bool side_path(const struct stream *s, int i, char *out, size_t n)
 	for (const char *c = real; *c; c++)
 		h = (h ^ (uint8_t)*c) * 1099511628211ull;
 	free(real);
-	return snprintf(out, n, "%s/packets-%016llx.vgpk", dir, (unsigned long long)h) < (int)n;
+	return snprintf(out, n, "%s/packets-%016llx%s.vgpk", dir, (unsigned long long)h, part) <
+	       (int)n;
 }
 
-/* A stream read whole from a file of its own: what a summary can describe. */
+/* A stream read whole from a file (or a writer's part of a pool file): what a summary
+ * can describe. */
 static bool summarizable(const struct vgt_cursor *c)
 {
 	const struct stream *s = c->s;
-	return c->md && !c->follow && s->path && !s->file && !s->start && !s->open_error;
+	return c->md && !c->follow && s->path && !s->open_error;
 }
 
 static int max_words(const struct metadata *md)
@@ -176,8 +183,9 @@ static int max_words(const struct metadata *md)
 void vgt_summary_attach(struct vgt_cursor *c)
 {
 	struct stat st;
+	const struct stream *file = c->s->file ? c->s->file : c->s;
 	if (!summarizable(c) || stat(c->s->path, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size != c->s->size)
+	    (uint64_t)st.st_size != file->size)
 		return;
 	struct stream_summary of = {.file_size = (uint64_t)st.st_size,
 	                            .ino = (uint64_t)st.st_ino,
