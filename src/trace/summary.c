@@ -21,7 +21,7 @@
 
 #define MAGIC 0x314d55534b504756ull /* "VGPKSUM1" */
 enum { H_MAGIC, H_SIZE, H_MTIME, H_INO, H_COUNT, H_WORDS, H_SUM, H_LEN = 8 };
-#define MAX_FILE (1ull << 34) /* bounds what is read of a summary file */
+#define MAX_FILE (1ull << 30) /* bounds what is read of a summary file */
 
 void vgt_packet_summaries(struct vgt_trace *t, bool on)
 {
