@@ -59,8 +59,8 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 		return -1;
 	}
 	memcpy(h, buf, sizeof h);
-	if (h[H_MAGIC] != MAGIC) {
-		snprintf(why, whylen, "no summary's magic number");
+	if (h[H_MAGIC] != MAGIC || h[H_LEN - 1]) {
+		snprintf(why, whylen, "no summary's magic number, or a reserved word set");
 		return -1;
 	}
 	if (h[H_WORDS] > SUM_MAX_WORDS) {
