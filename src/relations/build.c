@@ -180,6 +180,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 		}
 	}
 	vgt_source_close(rd.src);
+	vgt_packet_summaries(t, false); /* the build's readers only */
 	free(skip);
 	vgq_build_bounds_count(t, &bounds, db);
 	if (o && o->max_events && read > o->max_events) /* stopped before the end */

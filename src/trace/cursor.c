@@ -701,6 +701,8 @@ struct vgt_cursor *vgt_cursor_open(struct vgt_trace *t, size_t stream_index)
 		return NULL;
 	struct vgt_cursor *c = vgt__xmalloc(sizeof *c);
 	vgt_cursor_init(c, t->streams[stream_index]);
+	if (t->summaries) /* a reader of one stream alone passes over packets too */
+		vgt_summary_attach(c);
 	return c;
 }
 

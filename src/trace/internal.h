@@ -367,8 +367,10 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 uint8_t *vgt_summary_bytes(const struct stream_summary *sum, size_t *len);
 void vgt_summary_free(struct stream_summary *sum);
 struct vgt_cursor;
-/* Before its first packet: the cursor takes its stream's summary when one fits (and
- * then may pass over whole packets, vgt_summary_skip), else makes one as it reads. */
+/* Before its first packet (vgt_merge_open_windows, vgt_cursor_open, when the trace's
+ * vgt_packet_summaries is on): the cursor takes its stream's summary when one fits (and
+ * then may pass over whole packets, vgt_summary_skip, as its skip and windows say), else
+ * makes one as it reads. */
 void vgt_summary_attach(struct vgt_cursor *c);
 /* A packet just opened: passed over whole (true: its events counted as read) when the
  * summary says it holds only events the cursor passes over; else recorded. */

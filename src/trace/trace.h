@@ -292,9 +292,10 @@ struct vgt_class_window {
 	bool active;
 	bool keeps_next;
 };
-/* Readers of t made after this keep a summary of each stream's packets (which event ids
- * each holds, its times and count) beside the stream file, or in the cache directory
- * when it cannot be written there, made the first time a stream is read whole; with one
+/* Readers of t made after this (merges, vgt_cursor_open; until it is turned off: the
+ * relations build turns it on for its own readers only) keep a summary of each stream's packets
+ * (which event ids each holds, its times and count) beside the stream file, or in the cache
+ * directory when it cannot be written there, made the first time a stream is read whole; with one
  * that fits, a packet holding only events passed over (skipped classes, or windows its
  * times lie outside) is passed over whole (docs/query.md "How selections reach
  * decoding"). Not for streams still written, nor shared-layout pools. */
