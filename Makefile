@@ -38,7 +38,7 @@ build-clang: deps
 # libFuzzer targets of the readers (clang): `make test` runs each for 20 s over its seeds.
 build-fuzz: deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DVIGIL_FUZZ=ON -DVIGIL_BUILD_PAGE=OFF >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream fuzz_vgl fuzz_tquel fuzz_query fuzz_model fuzz_frame fuzz_vgd fuzz_netjson fuzz_sdt
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_metadata fuzz_stream fuzz_summary fuzz_vgl fuzz_tquel fuzz_query fuzz_model fuzz_frame fuzz_vgd fuzz_netjson fuzz_sdt
 
 # `make install [PREFIX=/usr/local] [DESTDIR=stage]` (docs/install.md): vigil, vigild,
 # libvigil.so.0, headers, vigil.pc, man pages, bash completion, vigild.service, Python module.

@@ -329,13 +329,22 @@ def trace_size(out):
 def skip(out):
     d = _load(out, "skip.json")
     q = d["queries"]
-    return [Figure("skip", "selective Send query without a cache, %d events, %d thread(s): "
+    figs = [Figure("skip", "selective Send query without a cache, %d events, %d thread(s): "
                    "%s, selections pushed into the build / not (VIGIL_SKIP=off)" % (
                        d["events"], d["threads"], what), "%s / %s (%.2fx)" % (
                        _s(q[k]["on_s"]), _s(q[k]["off_s"]), q[k]["off_s"] / q[k]["on_s"]),
                    "", None)
             for k, what in (("overlap", "5% of the time (when S overlap ...)"),
                             ("key", "mailbox 7, size > 58982 (where)")) if k in q]
+    r = d.get("relations", {})
+    for cache in ("off", "cold"):
+        lock, send = r.get("Lock_" + cache), r.get("Send_" + cache)
+        if lock and send:
+            figs.append(Figure("skip", "query over Lock (small) / over Send (large), cache %s: "
+                               "wall, events decoded" % cache, "%s / %s; %d / %d" % (
+                                   _s(lock["wall_s"]), _s(send["wall_s"]), lock["decoded"],
+                                   send["decoded"]), "", None))
+    return figs
 
 
 def first_query(out):

@@ -19,7 +19,9 @@ over the middle 5% of the trace's time, the same with `when` written as two prec
 query-bench's selective scan (`where S.mailbox = 7 and S.size > 58982`, a key selection),
 each with VIGIL_SKIP on and off, median of --reps, alternating. The answers must be
 equal. Prints one markdown table (wall time, the build's time from --stats, packets and
-events passed over, load average) and the ratio off/on.
+events passed over, load average) and the ratio off/on. Then a selective query over a
+small relation (Lock) and one over a large one (Send), cache off and cold: events
+decoded (packets passed over whole by their summaries aside) and wall time.
 """
 import argparse
 import json
@@ -53,6 +55,49 @@ def fmt(ns):
     secs, frac = divmod(ns, 10**9)
     d = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=secs)
     return d.strftime("%Y-%m-%d %H:%M:%S") + ".%09d" % frac
+
+
+def relation_size(args, trace):
+    """A query over a small relation (Lock) and one over a large one (Send), with the
+    cache off and cold (a fresh cache directory, none beside the trace), packet summaries
+    made by a first read; events decoded (read less those in packets passed over whole)
+    and wall time, median of --reps."""
+    queries = {"Lock": "range of L is Lock retrieve (L.lock) where L.lock = 7",
+               "Send": "range of S is Send retrieve (S.conn) where S.mailbox = 7"}
+    vigil(args.bin, "query", trace, "-e", queries["Send"], env={"VIGIL_CACHE": "off"})
+    out = {}
+    print("| relation | cache | wall (median) | build | events decoded | events read | "
+          "packets passed over whole | load |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for cache in ("off", "cold"):
+        for name, text in queries.items():
+            walls, st, loads = [], None, []
+            for _ in range(args.reps):
+                env = {"VIGIL_CACHE": "off"}
+                if cache == "cold":
+                    cdir = tempfile.mkdtemp(prefix="vigil-skipbench-cache.")
+                    subprocess.run(["rm", "-rf", os.path.join(trace, ".vigil-cache")])
+                    env = {"VIGIL_CACHE_DIR": cdir, "VIGIL_CACHE_MIN_EVENTS": "0"}
+                t0 = time.monotonic()
+                p = vigil(args.bin, "query", trace, "--format", "csv", "--stats", "--threads",
+                          str(args.threads), "-e", text, env=env)
+                walls.append(time.monotonic() - t0)
+                loads.append(os.getloadavg()[0])
+                if cache == "cold":
+                    subprocess.run(["rm", "-rf", cdir, os.path.join(trace, ".vigil-cache")])
+                if p.returncode:
+                    sys.exit("vigil query: %s" % p.stderr)
+                st = json.loads([x for x in p.stderr.splitlines()
+                                 if x.startswith('{"stats"')][0])["stats"]
+            decoded = st["events"] - st["skip"].get("events_skipped", 0)
+            print("| %s | %s | %.3f s | %.3f s | %d | %d | %d of %d | %.1f-%.1f |" %
+                  (name, cache, statistics.median(walls), st["build_ns"] / 1e9, decoded,
+                   st["events"], st["skip"].get("packets_skipped", 0),
+                   st["skip"]["packets_read"], min(loads), max(loads)))
+            out["%s_%s" % (name, cache)] = {"wall_s": statistics.median(walls),
+                                           "build_s": st["build_ns"] / 1e9,
+                                           "decoded": decoded, "read": st["events"]}
+    return out
 
 
 def main():
@@ -118,12 +163,14 @@ def main():
                              statistics.median(x[1] for x in r), r[-1][2],
                              min(x[3] for x in r), max(x[3] for x in r),
                              len(answers[skip]) - 1))
-        print("| query | VIGIL_SKIP | wall (median) | build | packets passed over | "
-              "events passed over | keyed | tuples | load |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        print("| query | VIGIL_SKIP | wall (median) | build | packets outside | "
+              "of them passed over whole | events passed over | keyed | tuples | load |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for name, skip, wall, build, sk, lo, hi, n in rows:
-            print("| %s | %s | %.3f s | %.3f s | %d of %d | %d | %d | %d | %.1f-%.1f |" %
-                  (name, skip, wall, build, sk["packets"], sk["packets_read"], sk["events"],
+            print("| %s | %s | %.3f s | %.3f s | %d of %d | %d (%d events) | %d | %d | %d | "
+                  "%.1f-%.1f |" %
+                  (name, skip, wall, build, sk["packets"], sk["packets_read"],
+                   sk.get("packets_skipped", 0), sk.get("events_skipped", 0), sk["events"],
                    sk["keyed"], n, lo, hi))
         result = {"events": args.events, "threads": args.threads, "reps": args.reps,
                   "queries": {}}
@@ -134,6 +181,7 @@ def main():
             result["queries"][name] = {"on_s": on[2], "off_s": off[2], "on_build_s": on[3],
                                        "off_build_s": off[3], "skip": on[4],
                                        "load": [on[5], off[6]]}
+        result["relations"] = relation_size(args, trace)
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, "skip.json"), "w") as f:
             json.dump(result, f, indent=1)

@@ -42,6 +42,14 @@ target_include_directories(test_build_bounds PRIVATE ${CMAKE_SOURCE_DIR}/src
 target_link_libraries(test_build_bounds PRIVATE vigil_relations reader_tracegen)
 add_test(NAME query.build_bounds COMMAND test_build_bounds)
 set_tests_properties(query.build_bounds PROPERTIES LABELS "sanitize;query" TIMEOUT 300)
+# Packet summaries: packets holding none of the events a build reads passed over whole,
+# the same answers; a damaged, stale or lying summary (tests/query/packet_summary_unit.c).
+add_executable(test_packet_summary ${CMAKE_SOURCE_DIR}/tests/query/packet_summary_unit.c)
+target_include_directories(test_packet_summary PRIVATE ${CMAKE_SOURCE_DIR}/src
+                           ${CMAKE_SOURCE_DIR}/tests/unit)
+target_link_libraries(test_packet_summary PRIVATE vigil_relations reader_tracegen)
+add_test(NAME query.packet_summary COMMAND test_packet_summary)
+set_tests_properties(query.packet_summary PROPERTIES LABELS "sanitize;query" TIMEOUT 120)
 include(CheckCSourceCompiles)
 set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
 set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)

@@ -90,7 +90,10 @@ def _load():
     out = ctypes.POINTER(ctypes.c_void_p)
     lib.vigil_ql_relations.argtypes = [c_char_pp, ctypes.c_size_t, out, out, out]
     lib.vigil_ql_query.argtypes = [c_char_pp, ctypes.c_size_t, ctypes.c_char_p, out, out, out]
+    lib.vigil_ql_query_stats.argtypes = [c_char_pp, ctypes.c_size_t, ctypes.c_char_p, out, out,
+                                         out, out]
     lib.vigil_ql_relations.restype = lib.vigil_ql_query.restype = ctypes.c_int
+    lib.vigil_ql_query_stats.restype = ctypes.c_int
     lib.vigil_ql_events_open.argtypes = [c_char_pp, ctypes.c_size_t, out]
     lib.vigil_ql_events_open.restype = ctypes.c_void_p
     lib.vigil_ql_events_next.argtypes = [ctypes.c_void_p]
@@ -127,10 +130,10 @@ def _take(lib, ptr):
         lib.vigil_ql_free(ptr)
 
 
-def _call(fn, *args):
+def _call(fn, *args, extra=()):
     lib = _load()
     out, warn, err = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
-    rc = fn(*args, ctypes.byref(out), ctypes.byref(warn), ctypes.byref(err))
+    rc = fn(*args, ctypes.byref(out), ctypes.byref(warn), ctypes.byref(err), *extra)
     text, notes, msg = _take(lib, out), _take(lib, warn), _take(lib, err)
     for line in (notes or "").splitlines():
         warnings.warn(line, stacklevel=3)
@@ -147,13 +150,24 @@ def relations(trace):
     return _call(_load().vigil_ql_relations, arr, n)
 
 
-def query(trace, tquel, frame=False):
+def query(trace, tquel, frame=False, stats=None):
     """Answers the TQuel statements (docs/tquel.md) on the trace: the tuples of every
     retrieve, in order, as Rows; with frame=True a pandas DataFrame instead, one row per
     tuple: `relation`, the valid time as UTC timestamps (`valid_at` when every tuple is
-    an event, else `valid_from` and `valid_to`), then one column per attribute."""
+    an event, else `valid_from` and `valid_to`), then one column per attribute. A dict
+    given as stats gets what the build read and passed over: "events" read and "skip"
+    (as `vigil query --stats` says them)."""
     arr, n = _traces(trace)
-    rows = [Row(o) for o in _call(_load().vigil_ql_query, arr, n, tquel.encode())]
+    lib = _load()
+    got = ctypes.c_void_p()
+    try:
+        found = _call(lib.vigil_ql_query_stats, arr, n, tquel.encode(),
+                      extra=(ctypes.byref(got),))
+    finally:
+        text = _take(lib, got.value)
+        if stats is not None and text:
+            stats.update(json.loads(text))
+    rows = [Row(o) for o in found]
     return _frame(rows) if frame else rows
 
 

@@ -158,7 +158,11 @@ static int run_query(struct side *s, int side, const struct tquel_query *q)
 	                               .nneed = need.nrelations,
 	                               .attrs = need.attrs,
 	                               .nattrs = need.nattrs,
-	                               .all_attrs = need.all_attrs};
+	                               .all_attrs = need.all_attrs,
+	                               .bounds = need.sel.bounds,
+	                               .nbounds = need.sel.nbounds,
+	                               .keys = need.sel.keys,
+	                               .nkeys = need.sel.nkeys};
 	struct vgq_database *db = vgq_database_cached(tr, &rq, NULL);
 	vg_query_need_free(&need);
 	vgq_database_print_warnings(db, "vigil diff", stderr);

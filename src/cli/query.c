@@ -310,10 +310,10 @@ static struct vgq_database *open_db(const char *cmd, const char *path, unsigned 
 	rq.attrs = need.attrs;
 	rq.nattrs = need.nattrs;
 	rq.all_attrs = need.all_attrs;
-	rq.bounds = need.bounds;
-	rq.nbounds = need.nbounds;
-	rq.keys = need.keys;
-	rq.nkeys = need.nkeys;
+	rq.bounds = need.sel.bounds;
+	rq.nbounds = need.sel.nbounds;
+	rq.keys = need.sel.keys;
+	rq.nkeys = need.sel.nkeys;
 	vgt_set_decode_threads(threads); /* --threads, else VIGIL_THREADS, else the cores */
 	struct vgq_database *db = vgq_database_cached(*tr, &rq, cache);
 	vg_query_need_free(&need);
@@ -389,11 +389,12 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 	        ",\"build_memory\":%zu,\"query_memory\":%zu,\"spilled_bytes\":%" PRIu64
 	        ",\"spilled_columns\":%" PRIu64 ",\"spill_trims\":%" PRIu64 ","
 	        "\"skip\":{\"keyed\":%zu,\"bounded\":%zu,\"packets\":%" PRIu64
-	        ",\"packets_read\":%" PRIu64 ",\"events\":%" PRIu64 "},\"statements\":[",
+	        ",\"packets_read\":%" PRIu64 ",\"events\":%" PRIu64 ",\"packets_skipped\":%" PRIu64
+	        ",\"events_skipped\":%" PRIu64 "},\"statements\":[",
 	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), cache->write_ns,
 	        vgq_derived_cached(db), max_rss_kb(), vgq_spill_budget(), vgq_query_memory(),
 	        sp.bytes, sp.columns, sp.trims, k->nkeyed, k->nbounded, k->packets, k->packets_read,
-	        k->events);
+	        k->events, k->packets_skipped, k->events_skipped);
 	for (size_t i = 0; i < n; i++)
 		fprintf(
 		    stderr,
@@ -481,9 +482,10 @@ static void print_skipped(const struct vgq_skip_stats *k)
 	printf("\nbuild: %zu event relation%s bounded in time; %" PRIu64 " of %" PRIu64
 	       " packets wholly outside the bounds; %" PRIu64
 	       " events outside them passed over (headers read, payloads not decoded); %zu "
-	       "event relation%s selected by key (other tuples not built)\n",
+	       "event relation%s selected by key (other tuples not built); %" PRIu64
+	       " packets passed over whole by their summaries (%" PRIu64 " events not decoded)\n",
 	       k->nbounded, k->nbounded == 1 ? "" : "s", k->packets, k->packets_read, k->events,
-	       k->nkeyed, k->nkeyed == 1 ? "" : "s");
+	       k->nkeyed, k->nkeyed == 1 ? "" : "s", k->packets_skipped, k->events_skipped);
 }
 
 /* The α operators of both plans, when the sensors behind the relations are known. */

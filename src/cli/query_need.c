@@ -30,7 +30,7 @@ void vg_query_need(const struct tquel_query *q, struct vg_query_need *n)
 		n->attrs[n->nattrs++] = tquel_strndup(n->arena, w->start, w->len);
 	}
 	tquel_tokens_free(&t);
-	vg_query_bounds(q, n);
+	vgq_query_selections(q, n->arena, &n->sel);
 }
 
 void vg_query_need_free(struct vg_query_need *n)

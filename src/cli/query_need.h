@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "query/selections.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
 
@@ -13,17 +14,12 @@ struct vg_query_need {
 	size_t nrelations;
 	const char **attrs; /* written as V.attr */
 	size_t nattrs;
-	bool all_attrs;                /* some V.all */
-	struct vgq_time_bound *bounds; /* the selections' time bounds (query_bounds.c) */
-	size_t nbounds;
-	struct vgq_key_cond *keys; /* and key selections */
-	size_t nkeys;
+	bool all_attrs;            /* some V.all */
+	struct vgq_selections sel; /* time bounds and key selections (query/selections.h) */
 	struct tquel_arena *arena;
 };
 
 void vg_query_need(const struct tquel_query *q, struct vg_query_need *n);
 void vg_query_need_free(struct vg_query_need *n);
-/* Sets n->bounds (in n's arena): called by vg_query_need. */
-void vg_query_bounds(const struct tquel_query *q, struct vg_query_need *n);
 
 #endif

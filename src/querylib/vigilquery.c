@@ -17,7 +17,9 @@
 #endif
 #include "query/engine.h"
 #include "query/output.h"
+#include "query/selections.h"
 #include "relations/relation.h"
+#include "tquel/arena.h"
 #include "tquel/tquel.h"
 #include "trace/source.h"
 #include "vigil/vigil.h"
@@ -152,10 +154,33 @@ static int emit(void *p, const struct vgq_relation *r)
 	return vgq_write_relation(p, r, VGQ_FORMAT_JSON, NULL);
 }
 
+/* What the build passed over, as `vigil query --stats` says it ("events", "skip"). */
+static char *stats_json(const struct vgq_database *db)
+{
+	const struct vgq_skip_stats *k = &db->skipped;
+	char *s = NULL;
+	if (asprintf(&s,
+	             "{\"events\":%" PRIu64 ",\"skip\":{\"keyed\":%zu,\"bounded\":%zu,"
+	             "\"packets\":%" PRIu64 ",\"packets_read\":%" PRIu64 ",\"events\":%" PRIu64
+	             ",\"packets_skipped\":%" PRIu64 ",\"events_skipped\":%" PRIu64 "}}",
+	             db->events, k->nkeyed, k->nbounded, k->packets, k->packets_read, k->events,
+	             k->packets_skipped, k->events_skipped) < 0)
+		return NULL;
+	return s;
+}
+
 EXPORT int vigil_ql_query(const char *const *traces, size_t ntraces, const char *tquel, char **out,
                           char **warnings, char **err)
 {
+	return vigil_ql_query_stats(traces, ntraces, tquel, out, warnings, err, NULL);
+}
+
+EXPORT int vigil_ql_query_stats(const char *const *traces, size_t ntraces, const char *tquel,
+                                char **out, char **warnings, char **err, char **stats)
+{
 	*out = *warnings = *err = NULL;
+	if (stats)
+		*stats = NULL;
 	if (!tquel) {
 		set_err(err, "no statements");
 		return -1;
@@ -184,8 +209,19 @@ EXPORT int vigil_ql_query(const char *const *traces, size_t ntraces, const char 
 #ifdef VIGIL_HAVE_DERIVED
 		vgd_register_all(); /* Network, Message...: built when a query names one */
 #endif
-		struct vgq_database *db = vgq_database_build(t);
+		/* the statements' selections reach the build (query/selections.h) */
+		struct tquel_arena *arena = tquel_arena_new();
+		struct vgq_selections sel;
+		vgq_query_selections(q, arena, &sel);
+		struct vgq_build_options bo = {.bounds = sel.bounds,
+		                               .nbounds = sel.nbounds,
+		                               .keys = sel.keys,
+		                               .nkeys = sel.nkeys};
+		struct vgq_database *db = vgq_database_build_opts(t, &bo);
+		tquel_arena_free(arena);
 		vgq_database_print_warnings(db, "vigil", w.f);
+		if (stats)
+			*stats = stats_json(db);
 		struct vgq_options opts = {.tick_ns = 1000000000};
 		struct vgq_session *s = vgq_session_new(db, &opts);
 		size_t errors = vgq_run(s, q, emit, o.f, e.f);

@@ -16,6 +16,12 @@ int vigil_ql_relations(const char *const *traces, size_t ntraces, char **out, ch
                        char **err);
 int vigil_ql_query(const char *const *traces, size_t ntraces, const char *tquel, char **out,
                    char **warnings, char **err);
+/* vigil_ql_query, and what the build read and passed over in *stats (JSON: "events" read,
+ * "skip" as `vigil query --stats` says it); a query's selections reach the build as
+ * they do from `vigil query` without a cache (docs/query.md "How selections reach
+ * decoding"). */
+int vigil_ql_query_stats(const char *const *traces, size_t ntraces, const char *tquel, char **out,
+                         char **warnings, char **err, char **stats);
 
 struct vigil_ql_events;
 struct vigil_ql_events *vigil_ql_events_open(const char *const *traces, size_t ntraces, char **err);

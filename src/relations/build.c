@@ -156,6 +156,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	vgt_source_skip_payloads(rd.src, skip);
 	struct vgq_build_bounds bounds;
 	vgq_build_bounds_apply(&b, o, waits, &bounds);
+	vgt_packet_summaries(t, bounds.summaries);
 	vgt_source_skip_outside(rd.src, bounds.windows);
 	const struct vgt_event *ev;
 	uint64_t read = 0;
@@ -181,8 +182,9 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 		}
 	}
 	vgt_source_close(rd.src);
+	vgt_packet_summaries(t, false); /* the build's readers only */
 	free(skip);
-	vgq_build_bounds_count(t, &bounds, &db->skipped);
+	vgq_build_bounds_count(t, &bounds, db);
 	if (o && o->max_events && read > o->max_events) /* stopped before the end */
 		dropped = true;
 	size_t pass_warnings = b.nwarnings; /* the rest are WaitFor's */

@@ -172,12 +172,14 @@ struct vgq_build_bounds {
 	struct vgt_class_window *windows;
 	struct vgq_key_check *checks;
 	size_t nbounded, nkeyed;
+	bool summaries; /* the reader keeps and uses packet summaries (vgt_packet_summaries) */
 };
 void vgq_build_bounds_apply(struct builder *b, const struct vgq_build_options *o,
                             const struct vgq_waits *waits, struct vgq_build_bounds *bb);
-/* What the reader passed over, once the trace is read. */
+/* What the reader passed over, once the trace is read (db->skipped); the events of the
+ * packets it passed over whole counted in db->events, first and last as if read. */
 void vgq_build_bounds_count(const struct vgt_trace *t, const struct vgq_build_bounds *bb,
-                            struct vgq_skip_stats *st);
+                            struct vgq_database *db);
 void vgq_build_bounds_free(struct vgq_build_bounds *bb);
 
 #endif

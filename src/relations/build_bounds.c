@@ -6,6 +6,8 @@
  * makes no tuple. Interval and state relations are never bounded: an interval's begin
  * may lie before the bound and its end within it, and a key an end matches on may hold
  * other values at its begin. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -138,6 +140,10 @@ void vgq_build_bounds_apply(struct builder *b, const struct vgq_build_options *o
 {
 	const char *env = getenv("VIGIL_SKIP");
 	*bb = (struct vgq_build_bounds){0};
+	/* Packets holding only events passed over are passed over whole, unless the build
+	 * must see every event (a keep filter, a stop) */
+	bool every = o && (o->keep || o->end_since || o->max_events || o->has_until);
+	bb->summaries = !every && !(env && !strcmp(env, "off"));
 	if (!o || (!o->nbounds && !o->nkeys) || o->keep || (env && !strcmp(env, "off")))
 		return;
 	size_t n = vgt_class_count(b->trace), nchecks = 0;
@@ -179,15 +185,32 @@ void vgq_build_bounds_apply(struct builder *b, const struct vgq_build_options *o
 }
 
 void vgq_build_bounds_count(const struct vgt_trace *t, const struct vgq_build_bounds *bb,
-                            struct vgq_skip_stats *st)
+                            struct vgq_database *db)
 {
+	struct vgq_skip_stats *st = &db->skipped;
 	*st = (struct vgq_skip_stats){.nbounded = bb->nbounded, .nkeyed = bb->nkeyed};
+	bool any = db->events > 0;
 	for (size_t i = 0; i < vgt_stream_count(t); i++) {
 		const struct vgt_stream_stats *s = &vgt_stream_at(t, i)->stats;
 		st->events += s->events_outside;
 		st->packets += s->packets_outside;
 		st->packets_read += s->packets;
+		st->packets_skipped += s->packets_skipped;
+		st->events_skipped += s->events_skipped;
+		if (!s->events_skipped) /* the stream's events were all counted as returned */
+			continue;
+		db->first = any && db->first < s->first_ts ? db->first : s->first_ts;
+		db->last = any && db->last > s->last_ts ? db->last : s->last_ts;
+		any = true;
 	}
+	db->events += st->events_skipped;
+	if (getenv("VIGIL_BUILD_STATS")) /* every front end's build, for tests */
+		fprintf(stderr,
+		        "vigil build: {\"events\":%" PRIu64 ",\"bounded\":%zu,\"keyed\":%zu,"
+		        "\"events_outside\":%" PRIu64 ",\"packets_skipped\":%" PRIu64
+		        ",\"events_skipped\":%" PRIu64 "}\n",
+		        db->events, st->nbounded, st->nkeyed, st->events, st->packets_skipped,
+		        st->events_skipped);
 }
 
 void vgq_build_bounds_free(struct vgq_build_bounds *bb)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cache_dir.h"
 #include "base/file_io.h"
 #include "relations/build.h" /* vgq_waits_possible */
 #include "relations/cache.h"
@@ -152,15 +153,7 @@ static bool beside_path(const char *trace, char *out, size_t n)
 
 bool vgq_cache_dir(char *out, size_t n)
 {
-	const char *env = getenv("VIGIL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	if (env && *env)
-		return snprintf(out, n, "%s", env) < (int)n;
-	if (xdg && *xdg)
-		return snprintf(out, n, "%s/vigil", xdg) < (int)n;
-	if (home && *home)
-		return snprintf(out, n, "%s/.cache/vigil", home) < (int)n;
-	return false;
+	return vgb_cache_dir(out, n);
 }
 
 /* CACHEDIR/relations-HASH.vgc, HASH of the trace's real path. */

@@ -571,8 +571,15 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 {
 	struct stream *s = c->s;
 	while (!c->done || c->in_packet) {
-		if (!c->in_packet && !open_packet(c))
-			return false;
+		if (!c->in_packet) {
+			if (!open_packet(c)) {
+				if (c->done)
+					vgt_summary_stream_end(c);
+				return false;
+			}
+			if (vgt_summary_skip(c))
+				continue;
+		}
 		struct packet_info *pk = &c->pkt;
 		const struct stream_class *sc = c->sc;
 		const uint8_t *base = s->data + pk->start;
@@ -583,6 +590,7 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 				c->held_clean = true; /* its writer has not committed more (yet) */
 				return false;
 			}
+			vgt_summary_packet_end(c);
 			c->in_packet = false;
 			continue;
 		}
@@ -643,6 +651,7 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 		if (!sst->events++)
 			sst->first_ts = ts;
 		sst->last_ts = ts;
+		vgt_summary_event(c, id, ts);
 		pk->last_event_end = pk->start + pos;
 		c->ev.type = &ec->pub;
 		c->ev.tid = c->tid;
@@ -678,6 +687,7 @@ void vgt_cursor_init(struct vgt_cursor *c, struct stream *s)
 
 void vgt_cursor_fini(struct vgt_cursor *c)
 {
+	vgt_summary_detach(c);
 	free(c->values);
 	free(c->header_values);
 	free(c->header_offsets);
@@ -691,6 +701,8 @@ struct vgt_cursor *vgt_cursor_open(struct vgt_trace *t, size_t stream_index)
 		return NULL;
 	struct vgt_cursor *c = vgt__xmalloc(sizeof *c);
 	vgt_cursor_init(c, t->streams[stream_index]);
+	if (t->summaries) /* a reader of one stream alone passes over packets too */
+		vgt_summary_attach(c);
 	return c;
 }
 

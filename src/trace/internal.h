@@ -261,6 +261,7 @@ struct vgt_trace {
 	size_t nstreams;
 	const struct vgt_event_type **classes; /* every image's types, by class_id */
 	size_t nclasses;
+	bool summaries; /* vgt_packet_summaries */
 };
 
 /* Image i takes the clock offset of the first earlier image of the same clock (same
@@ -342,6 +343,45 @@ struct packet_info {
 	bool past_said; /* its packet_size past the end of the file is reported */
 };
 
+/* The packets of a stream as one whole read found them (summary.c): per packet, entry
+ * words [start, end, events, first_ts, last_ts, last clock, flags, 0] then `words`
+ * bitmap words of the event ids it holds. Written beside the stream (a dot file, which
+ * readers pass over) or in the cache directory; read back only when it was made of the
+ * same file (size, modification time, inode) and its checksum holds. */
+enum { SUM_START, SUM_END, SUM_EVENTS, SUM_FIRST, SUM_LAST, SUM_CLOCK, SUM_FLAGS, SUM_FIXED = 8 };
+#define SUM_CLEAN 1u     /* no damage was met while the packet was read */
+#define SUM_MAX_WORDS 64 /* event ids up to 4095 */
+struct stream_summary {
+	uint64_t *v; /* n entries of SUM_FIXED + words */
+	size_t n, cap, words;
+	/* the file it was made of */
+	uint64_t file_size, ino;
+	int64_t mtime_ns;
+};
+/* Parses a summary file's bytes: 1 (sum filled, its own memory), 0 when it was made of
+ * another file than `of` says (stale: made again), -1 when the bytes cannot be one
+ * (why says what). */
+int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summary *of,
+                      struct stream_summary *sum, char *why, size_t whylen);
+/* The bytes of a summary file (malloc'd), *len set. */
+uint8_t *vgt_summary_bytes(const struct stream_summary *sum, size_t *len);
+void vgt_summary_free(struct stream_summary *sum);
+struct vgt_cursor;
+/* Before its first packet (vgt_merge_open_windows, vgt_cursor_open, when the trace's
+ * vgt_packet_summaries is on): the cursor takes its stream's summary when one fits (and
+ * then may pass over whole packets, vgt_summary_skip, as its skip and windows say), else
+ * makes one as it reads. */
+void vgt_summary_attach(struct vgt_cursor *c);
+/* A packet just opened: passed over whole (true: its events counted as read) when the
+ * summary says it holds only events the cursor passes over; else recorded. */
+bool vgt_summary_skip(struct vgt_cursor *c);
+/* An event read (recorded), a packet read to its content end, the stream's end (the
+ * summary written), the cursor closed. */
+void vgt_summary_event(struct vgt_cursor *c, uint64_t id, int64_t ts);
+void vgt_summary_packet_end(struct vgt_cursor *c);
+void vgt_summary_stream_end(struct vgt_cursor *c);
+void vgt_summary_detach(struct vgt_cursor *c);
+
 struct vgt_cursor {
 	struct stream *s;
 	const struct metadata *md;
@@ -377,7 +417,14 @@ struct vgt_cursor {
 	const struct vgt_class_window *windows;
 	int64_t win_lo, win_hi;
 	bool keep_next;
-	size_t dropped;   /* the stream's pages before it are out of memory (drop_behind) */
+	size_t dropped; /* the stream's pages before it are out of memory (drop_behind) */
+	/* Packet summaries (summary.c): `use`, when one fits, to pass over whole packets;
+	 * else `rec`, made as the stream is read; the entry of the packet being read (the
+	 * damage count when it was opened). */
+	struct stream_summary *sum_use, *sum_rec;
+	size_t sum_at;
+	bool sum_in;
+	uint64_t sum_damage;
 };
 /* Sets the cursor's class windows (n classes), before its first event. */
 void vgt_cursor_windows(struct vgt_cursor *c, const struct vgt_class_window *w, size_t n);

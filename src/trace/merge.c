@@ -91,6 +91,8 @@ struct vgt_merge *vgt_merge_open_windows(struct vgt_trace *t, unsigned threads, 
 		m->cursors[i].skip = skip;
 		if (windows)
 			vgt_cursor_windows(&m->cursors[i], windows, t->nclasses);
+		if (t->summaries)
+			vgt_summary_attach(&m->cursors[i]);
 	}
 	m->prefetch = vgt__prefetch_start(m->cursors, m->n, threads);
 	m->cur = vgt__xcalloc(m->n + 1, sizeof *m->cur);

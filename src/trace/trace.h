@@ -150,6 +150,9 @@ struct vgt_stream_stats {
 	 * their class's window, and packets whose context's time span lies wholly outside
 	 * every window (all their windowed events passed over; their headers still read). */
 	uint64_t events_outside, packets_outside;
+	/* With packet summaries (vgt_packet_summaries): packets passed over whole, their
+	 * events counted in `events` (and first_ts, last_ts) but not decoded. */
+	uint64_t packets_skipped, events_skipped;
 };
 
 struct vgt_stream;
@@ -289,6 +292,15 @@ struct vgt_class_window {
 	bool active;
 	bool keeps_next;
 };
+/* Readers of t made after this (merges, vgt_cursor_open; until it is turned off: the
+ * relations build turns it on for its own readers only) keep a summary of each stream's packets
+ * (which event ids each holds, its times and count) beside the stream file, or in the cache
+ * directory when it cannot be written there, made the first time a stream is read whole; with one
+ * that fits, a packet holding only events passed over (skipped classes, or windows its
+ * times lie outside) is passed over whole (docs/query.md "How selections reach
+ * decoding"). Not for streams still written, nor shared-layout pools. */
+void vgt_packet_summaries(struct vgt_trace *t, bool on);
+
 /* vgt_merge_open_skipping with windows too (by class_id, NULL: none; it must outlive the
  * merge). */
 struct vgt_merge *vgt_merge_open_windows(struct vgt_trace *t, unsigned threads, const bool *skip,

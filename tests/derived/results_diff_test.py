@@ -2,7 +2,8 @@
 of the three-tier example at two loads; the same statements (over derived and primitive
 relations) answered on each; `vigil diff --query` over the traces equals `vigil diff`
 over the two saved answers, and both equal the differences computed here from the
-answers themselves: tuples counted differently, each key's count and share, each key's
+answers themselves (and, over two recordings of the mailbox example, a key selection
+reaches diff's build, the report the same): tuples counted differently, each key's count and share, each key's
 means (numeric attributes and the intervals' durations), ranked largest first. A result
 diffed with itself has no difference. Bad input: one line, exit 2.
 
@@ -142,6 +143,33 @@ def test_diff():
         text_out = run([VIGIL, "diff", fa, fb, *extra], check_rc=0).stdout
         check("tuples counted differently" in text_out and "groups" in text_out and
               "changes of the mean" in text_out, f"{text}: text report {text_out[:300]}")
+    selections_reach_build(d)
+
+
+def selections_reach_build(d):
+    """The statements' selections reach the build of `vigil diff --query` (no cache): over
+    two recordings of the mailbox example (its sensors' relations; vigil's own vg.* are
+    never selected), a key selection on SendMessage builds only the tuples it selects
+    (VIGIL_BUILD_STATS says so), and the report is the one built whole (VIGIL_SKIP=off)."""
+    a, b = (os.path.join(d, f"mailbox{seed}") for seed in (1, 2))
+    for seed, trace in ((1, a), (2, b)):
+        run([VIGIL, "record", "-q", "-o", trace, "--", os.path.join(BIN, "mailbox"),
+             "--seed", str(seed)], check_rc=0)
+    vals = sorted(o["values"]["msg"] for o in
+                  answer(a, "range of S is SendMessage retrieve (S.msg)", os.devnull))
+    text = ("range of S is SendMessage retrieve (S.process, S.msg) "
+            f"where S.msg >= {vals[len(vals) // 2]}")
+    env = {"VIGIL_CACHE": "off", "VIGIL_BUILD_STATS": "1"}
+    keyed = run([VIGIL, "diff", "--top", "0", "--format", "json", "--query", text, a, b],
+                env=env, check_rc=0)
+    whole = run([VIGIL, "diff", "--top", "0", "--format", "json", "--query", text, a, b],
+                env=dict(env, VIGIL_SKIP="off"), check_rc=0)
+    stats = [json.loads(x.split(": ", 1)[1]) for x in keyed.stderr.splitlines()
+             if x.startswith("vigil build: ")]
+    check(len(stats) == 2 and all(st["keyed"] == 1 for st in stats),
+          f"{text}: diff --query did not build keyed: {keyed.stderr[-500:]}")
+    check(json.loads(keyed.stdout) == json.loads(whole.stdout),
+          f"{text}: the keyed build's report differs from the whole build's")
 
 
 def test_redis():

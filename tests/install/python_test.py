@@ -3,8 +3,10 @@
 example: vigil.relations equals `vigil relations --json`, vigil.query the tuples of
 `vigil query --format json` (several retrieves, event and interval relations), the
 DataFrame the same tuples with valid-time columns, vigil.events the lines of `vigil dump
---json`; bad statements and a missing trace raise vigil.Error with the CLI's message.
-Then docs/python.md's example runs as written."""
+--json`; bad statements and a missing trace raise vigil.Error with the CLI's message; a
+time selection reaches the build (stats say events were passed over) and answers as the
+whole build and the CLI do. Then docs/python.md's example runs as written."""
+import datetime
 import json
 import os
 import re
@@ -24,6 +26,13 @@ def cli(*args):
     if p.returncode:
         raise SystemExit(f"FAIL: vigil {' '.join(args)}: {p.stderr}")
     return [json.loads(l) for l in p.stdout.splitlines()]
+
+
+def fmt_ns(ns):
+    """A TQuel date of ns since the epoch (UTC)."""
+    secs, frac = divmod(ns, 10**9)
+    d = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=secs)
+    return d.strftime("%Y-%m-%d %H:%M:%S") + ".%09d" % frac
 
 
 def check(cond, msg):
@@ -67,6 +76,30 @@ def main():
                   f"frame row {i}: valid time {df['valid_from'].iloc[i]} .. differs")
             for k, v in o["values"].items():
                 check(df[k].iloc[i] == v, f"frame row {i}: {k}={df[k].iloc[i]!r}, CLI {v!r}")
+        # The statements' selections reach the build (src/query/selections.c): a time
+        # selection passes over the events of S outside it; the answer is the whole
+        # build's (VIGIL_SKIP=off) and the CLI's.
+        times = sorted(o["at"] for o in cli("query", trace, "-e",
+                                            "range of S is SendMessage retrieve (S.msg)",
+                                            "--format", "json"))
+        lo, hi = times[len(times) // 3], times[2 * len(times) // 3]
+        bq = ("range of S is SendMessage retrieve (S.process, S.msg) "
+              f'when S overlap ("{fmt_ns(lo)}" extend "{fmt_ns(hi)}")')
+        stats, whole_stats = {}, {}
+        bounded = vigil.query(trace, bq, stats=stats)
+        os.environ["VIGIL_SKIP"] = "off"
+        try:
+            whole = vigil.query(trace, bq, stats=whole_stats)
+        finally:
+            del os.environ["VIGIL_SKIP"]
+        check(stats.get("skip", {}).get("bounded") == 1 and stats["skip"]["events"] > 0,
+              f"vigil.query did not build bounded: {stats}")
+        check(whole_stats.get("skip", {}).get("bounded") == 0 and
+              whole_stats["skip"]["events"] == 0, f"VIGIL_SKIP=off bounded: {whole_stats}")
+        check(len(bounded) > 3 and [r.values for r in bounded] == [r.values for r in whole]
+              and [r.values for r in bounded] ==
+              [o["values"] for o in cli("query", trace, "-e", bq, "--format", "json")],
+              f"bounded vigil.query: {len(bounded)} tuples, whole {len(whole)}")
         ev = vigil.query(trace, "range of S is SendMessage retrieve (S.process)", frame=True)
         check(list(ev.columns) == ["relation", "valid_at", "process"], f"{list(ev.columns)}")
         check(list(vigil.events(trace)) == cli("dump", "--json", trace),

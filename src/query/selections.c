@@ -1,6 +1,6 @@
 /* The valid-time bounds and key selections a query's selections put on the relations it
- * ranges over (relations/relation.h, struct vgq_time_bound and vgq_key_cond), read from
- * the statements as parsed. Key selections: a retrieve's where clause compares an
+ * ranges over (query/selections.h) (relations/relation.h, struct vgq_time_bound and vgq_key_cond),
+ * read from the statements as parsed. Key selections: a retrieve's where clause compares an
  * attribute of a variable with a constant (`where S.mailbox = 7 and S.size > 60000`),
  * top-level conjuncts only; a relation's selection is the alternatives of its uses (one
  * per variable over it), none when some use has no such conjunct. Time bounds: a
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli/query_need.h"
+#include "query/selections.h"
 #include "tquel/arena.h"
 
 struct span {
@@ -273,26 +273,28 @@ static void retrieve_uses(const struct tquel_query *q, size_t i, struct use *use
 	}
 }
 
-void vg_query_bounds(const struct tquel_query *q, struct vg_query_need *n)
+void vgq_query_selections(const struct tquel_query *q, struct tquel_arena *arena,
+                          struct vgq_selections *n)
 {
+	*n = (struct vgq_selections){0};
 	/* Each statement names at most as many variables as its text has bytes. */
 	size_t max = q->len + 1;
-	const char **names = tquel_alloc(n->arena, max * sizeof *names);
+	const char **names = tquel_alloc(arena, max * sizeof *names);
 	/* one relation per range statement or retrieve into at most */
-	struct use *uses = tquel_alloc(n->arena, (q->nstmts + 1) * sizeof *uses);
+	struct use *uses = tquel_alloc(arena, (q->nstmts + 1) * sizeof *uses);
 	size_t nuses = 0;
-	struct keys ks = {tquel_alloc(n->arena, max * sizeof *ks.v), 0, max};
+	struct keys ks = {tquel_alloc(arena, max * sizeof *ks.v), 0, max};
 	for (size_t i = 0; i < q->nstmts; i++)
 		if (q->stmts[i].kind == TQ_RETRIEVE)
 			retrieve_uses(q, i, uses, &nuses, names, max, &ks);
-	n->bounds = tquel_alloc(n->arena, (nuses + 1) * sizeof *n->bounds);
+	n->bounds = tquel_alloc(arena, (nuses + 1) * sizeof *n->bounds);
 	for (size_t i = 0; i < nuses; i++)
 		if (!uses[i].unbounded)
 			n->bounds[n->nbounds++] =
 			    (struct vgq_time_bound){.relation = uses[i].relation,
 			                            .lo = uses[i].span.lo,
 			                            .hi = uses[i].span.hi};
-	n->keys = tquel_alloc(n->arena, (ks.n + 1) * sizeof *n->keys);
+	n->keys = tquel_alloc(arena, (ks.n + 1) * sizeof *n->keys);
 	for (size_t k = 0; k < ks.n; k++)
 		if (!use_of(uses, &nuses, ks.v[k].relation)->unkeyed)
 			n->keys[n->nkeys++] = ks.v[k];

@@ -1,0 +1,389 @@
+/* Packet summaries (internal.h, struct stream_summary): what a whole read of a stream
+ * found in each packet, kept in a side file so that a later reader passes over the
+ * packets holding none of the events it reads. A summary is used only for the file it
+ * was made of (size, modification time, inode) and only when its checksum and its
+ * entries hold together; a packet is passed over only where the stream's packet header,
+ * read as always, starts and ends where its entry says, and only when its events were
+ * read without damage. A file that cannot be a summary is said once and made again. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cache_dir.h"
+#include "base/file_io.h"
+#include "internal.h"
+
+#define MAGIC 0x314d55534b504756ull /* "VGPKSUM1" */
+enum { H_MAGIC, H_SIZE, H_MTIME, H_INO, H_COUNT, H_WORDS, H_SUM, H_LEN = 8 };
+#define MAX_FILE (1ull << 30) /* bounds what is read of a summary file */
+
+void vgt_packet_summaries(struct vgt_trace *t, bool on)
+{
+	t->summaries = on;
+}
+
+static uint64_t checksum(const uint64_t *v, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ v[i]) * 1099511628211ull;
+	return h;
+}
+
+static size_t entry_len(const struct stream_summary *sum)
+{
+	return SUM_FIXED + sum->words;
+}
+
+void vgt_summary_free(struct stream_summary *sum)
+{
+	if (!sum)
+		return;
+	free(sum->v);
+	free(sum);
+}
+
+int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summary *of,
+                      struct stream_summary *sum, char *why, size_t whylen)
+{
+	*sum = (struct stream_summary){0};
+	uint64_t h[H_LEN];
+	if (len < sizeof h || len % 8) {
+		snprintf(why, whylen, "%zu bytes, not a summary", len);
+		return -1;
+	}
+	memcpy(h, buf, sizeof h);
+	if (h[H_MAGIC] != MAGIC || h[H_LEN - 1]) {
+		snprintf(why, whylen, "no summary's magic number, or a reserved word set");
+		return -1;
+	}
+	if (h[H_WORDS] > SUM_MAX_WORDS) {
+		snprintf(why, whylen, "%llu bitmap words (at most %d)",
+		         (unsigned long long)h[H_WORDS], SUM_MAX_WORDS);
+		return -1;
+	}
+	uint64_t words = (len - sizeof h) / 8, per = SUM_FIXED + h[H_WORDS];
+	if (h[H_COUNT] > words / per || h[H_COUNT] * per != words) {
+		snprintf(why, whylen, "%llu packets do not fill %zu bytes",
+		         (unsigned long long)h[H_COUNT], len);
+		return -1;
+	}
+	uint64_t *v = vgt__xmalloc(words * 8 + 8);
+	memcpy(v, buf + sizeof h, words * 8);
+	if (checksum(v, words) != h[H_SUM]) {
+		free(v);
+		snprintf(why, whylen, "its checksum does not hold");
+		return -1;
+	}
+	if (h[H_SIZE] != of->file_size || (int64_t)h[H_MTIME] != of->mtime_ns ||
+	    h[H_INO] != of->ino) {
+		free(v);
+		return 0; /* made of an earlier state of the stream */
+	}
+	uint64_t prev_end = 0;
+	for (uint64_t i = 0; i < h[H_COUNT]; i++) {
+		const uint64_t *e = v + i * per;
+		const char *bad = e[SUM_START] < prev_end      ? "overlaps the one before"
+		                  : e[SUM_END] <= e[SUM_START] ? "ends before it starts"
+		                  : e[SUM_END] > of->file_size ? "ends past the file"
+		                  : e[SUM_EVENTS] > e[SUM_END] - e[SUM_START]
+		                      ? "holds more events than bytes"
+		                  : e[SUM_EVENTS] && (int64_t)e[SUM_LAST] < (int64_t)e[SUM_FIRST]
+		                      ? "ends before its first event"
+		                      : NULL;
+		if (bad) {
+			free(v);
+			snprintf(why, whylen, "packet %llu %s", (unsigned long long)i, bad);
+			return -1;
+		}
+		prev_end = e[SUM_END];
+	}
+	*sum = (struct stream_summary){.v = v,
+	                               .n = h[H_COUNT],
+	                               .cap = h[H_COUNT],
+	                               .words = h[H_WORDS],
+	                               .file_size = of->file_size,
+	                               .ino = of->ino,
+	                               .mtime_ns = of->mtime_ns};
+	return 1;
+}
+
+uint8_t *vgt_summary_bytes(const struct stream_summary *sum, size_t *len)
+{
+	size_t words = sum->n * entry_len(sum);
+	uint64_t h[H_LEN] = {[H_MAGIC] = MAGIC,
+	                     [H_SIZE] = sum->file_size,
+	                     [H_MTIME] = (uint64_t)sum->mtime_ns,
+	                     [H_INO] = sum->ino,
+	                     [H_COUNT] = sum->n,
+	                     [H_WORDS] = sum->words,
+	                     [H_SUM] = checksum(sum->v, words)};
+	*len = sizeof h + words * 8;
+	uint8_t *b = vgt__xmalloc(*len);
+	memcpy(b, h, sizeof h);
+	if (words)
+		memcpy(b + sizeof h, sum->v, words * 8);
+	return b;
+}
+
+/* ---- where ---- */
+
+/* DIR/.NAME.packets beside the stream (i 0), or CACHE/packets-HASH.vgpk (i 1); a writer's
+ * part of a shared-layout pool file, from byte START: DIR/.NAME.START.packets. */
+static bool side_path(const struct stream *s, int i, char *out, size_t n)
+{
+	char part[32] = "";
+	if (s->file)
+		snprintf(part, sizeof part, ".%zu", s->start);
+	if (i == 0) {
+		char *d = vgt__xstrdup(s->path), *b = vgt__xstrdup(s->path);
+		bool ok =
+		    snprintf(out, n, "%s/.%s%s.packets", dirname(d), basename(b), part) < (int)n;
+		free(d);
+		free(b);
+		return ok;
+	}
+	char dir[4096];
+	char *real = realpath(s->path, NULL);
+	if (!real || !vgb_cache_dir(dir, sizeof dir)) {
+		free(real);
+		return false;
+	}
+	uint64_t h = 1469598103934665603ull;
+	for (const char *c = real; *c; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211ull;
+	free(real);
+	return snprintf(out, n, "%s/packets-%016llx%s.vgpk", dir, (unsigned long long)h, part) <
+	       (int)n;
+}
+
+/* A stream read whole from a file (or a writer's part of a pool file): what a summary
+ * can describe. */
+static bool summarizable(const struct vgt_cursor *c)
+{
+	const struct stream *s = c->s;
+	return c->md && !c->follow && s->path && !s->open_error;
+}
+
+static int max_words(const struct metadata *md)
+{
+	uint64_t max = 0;
+	for (size_t i = 0; i < md->nevents; i++)
+		if (md->events[i]->pub.id > max)
+			max = md->events[i]->pub.id;
+	return max / 64 + 1 > SUM_MAX_WORDS ? -1 : (int)(max / 64 + 1);
+}
+
+void vgt_summary_attach(struct vgt_cursor *c)
+{
+	struct stat st;
+	const struct stream *file = c->s->file ? c->s->file : c->s;
+	if (!summarizable(c) || stat(c->s->path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != file->size)
+		return;
+	struct stream_summary of = {.file_size = (uint64_t)st.st_size,
+	                            .ino = (uint64_t)st.st_ino,
+	                            .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+	                                        st.st_mtim.tv_nsec};
+	char path[4200];
+	for (int i = 0; i < 2; i++) {
+		size_t len;
+		uint8_t *buf;
+		if (!side_path(c->s, i, path, sizeof path) ||
+		    !(buf = (uint8_t *)vgb_read_file(path, MAX_FILE, VGB_READ_REGULAR, &len)))
+			continue;
+		struct stream_summary *sum = vgt__xmalloc(sizeof *sum);
+		char why[200];
+		int rc = vgt_summary_parse(buf, len, &of, sum, why, sizeof why);
+		free(buf);
+		if (rc > 0) {
+			c->sum_use = sum;
+			return;
+		}
+		free(sum);
+		if (rc < 0)
+			fprintf(stderr,
+			        "vigil: warning: %s: not a packet summary (%s); ignored and made "
+			        "again\n",
+			        path, why);
+	}
+	int words = max_words(c->md);
+	if (words < 0)
+		return;
+	c->sum_rec = vgt__xcalloc(1, sizeof *c->sum_rec);
+	*c->sum_rec = of;
+	c->sum_rec->words = (size_t)words;
+}
+
+/* ---- passing over ---- */
+
+static const uint64_t *entry_at(const struct stream_summary *sum, size_t i)
+{
+	return sum->v + i * entry_len(sum);
+}
+
+/* The entry of the packet starting at off: the next one mostly. */
+static const uint64_t *find(struct vgt_cursor *c, size_t off)
+{
+	const struct stream_summary *sum = c->sum_use;
+	if (c->sum_at < sum->n && entry_at(sum, c->sum_at)[SUM_START] == off)
+		return entry_at(sum, c->sum_at++);
+	size_t lo = 0, hi = sum->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (entry_at(sum, mid)[SUM_START] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < sum->n && entry_at(sum, lo)[SUM_START] == off) {
+		c->sum_at = lo + 1;
+		return entry_at(sum, lo);
+	}
+	return NULL;
+}
+
+/* Would every event of the entry be passed over (its class skipped, or outside its
+ * class's window, which the packet's times lie wholly outside of)? */
+static bool all_passed_over(const struct vgt_cursor *c, const uint64_t *e, size_t words)
+{
+	int64_t first = (int64_t)e[SUM_FIRST], last = (int64_t)e[SUM_LAST];
+	for (size_t w = 0; w < words; w++)
+		for (uint64_t bits = e[SUM_FIXED + w]; bits; bits &= bits - 1) {
+			uint64_t id = w * 64 + (uint64_t)__builtin_ctzll(bits);
+			const struct event_class *ec = vgt_stream_class_event(c->sc, id);
+			if (!ec || !ec->usable)
+				return false;
+			uint32_t k = ec->pub.class_id;
+			if (c->skip && c->skip[k])
+				continue;
+			const struct vgt_class_window *win = c->windows ? &c->windows[k] : NULL;
+			if (!win || !win->active || win->keeps_next ||
+			    (last >= win->lo && first <= win->hi))
+				return false;
+		}
+	return true;
+}
+
+bool vgt_summary_skip(struct vgt_cursor *c)
+{
+	if (c->sum_rec) {
+		c->sum_in = true;
+		c->sum_damage = c->s->damage.total;
+		struct stream_summary *r = c->sum_rec;
+		if (r->n == r->cap) {
+			r->cap = r->cap ? 2 * r->cap : 64;
+			r->v = vgt__xrealloc(r->v, r->cap * entry_len(r), sizeof *r->v);
+		}
+		uint64_t *e = r->v + r->n * entry_len(r);
+		memset(e, 0, entry_len(r) * sizeof *e);
+		e[SUM_START] = c->pkt.start;
+		e[SUM_END] = c->pkt.end;
+		return false;
+	}
+	if (!c->sum_use || c->keep_next)
+		return false;
+	const uint64_t *e = find(c, c->pkt.start);
+	if (!e || e[SUM_END] != c->pkt.end || !(e[SUM_FLAGS] & SUM_CLEAN) ||
+	    !all_passed_over(c, e, c->sum_use->words))
+		return false;
+	struct vgt_stream_stats *st = &c->s->pub.stats;
+	if (e[SUM_EVENTS]) {
+		if (!st->events)
+			st->first_ts = (int64_t)e[SUM_FIRST];
+		st->events += e[SUM_EVENTS];
+		st->last_ts = (int64_t)e[SUM_LAST];
+		c->have_ts = true;
+		c->last_ts = (int64_t)e[SUM_LAST];
+		c->clock = e[SUM_CLOCK];
+	}
+	st->packets_skipped++;
+	st->events_skipped += e[SUM_EVENTS];
+	c->in_packet = false;
+	return true;
+}
+
+/* ---- making one ---- */
+
+void vgt_summary_event(struct vgt_cursor *c, uint64_t id, int64_t ts)
+{
+	struct stream_summary *r = c->sum_rec;
+	if (!r || !c->sum_in)
+		return;
+	uint64_t *e = r->v + r->n * entry_len(r);
+	if (id / 64 >= r->words) { /* an id the metadata did not declare: never passed over */
+		c->sum_in = false;
+		return;
+	}
+	if (!e[SUM_EVENTS]++)
+		e[SUM_FIRST] = (uint64_t)ts;
+	e[SUM_LAST] = (uint64_t)ts;
+	e[SUM_CLOCK] = c->clock;
+	e[SUM_FIXED + id / 64] |= 1ull << (id % 64);
+}
+
+void vgt_summary_packet_end(struct vgt_cursor *c)
+{
+	struct stream_summary *r = c->sum_rec;
+	if (!r || !c->sum_in)
+		return;
+	c->sum_in = false;
+	uint64_t *e = r->v + r->n * entry_len(r);
+	if (c->s->damage.total != c->sum_damage || e[SUM_END] != c->pkt.end)
+		return; /* damaged, or sizes changed: not kept */
+	e[SUM_FLAGS] = SUM_CLEAN;
+	r->n++;
+}
+
+/* Writes the bytes at path through a new file renamed over it (only over a regular
+ * file): 0, or -1. */
+static int write_at(const char *path, const uint8_t *b, size_t len)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return -1;
+	char tmp[4300];
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	int rc = vgb_write_all(fd, b, len);
+	if (close(fd) < 0)
+		rc = -1;
+	if (rc == 0)
+		rc = rename(tmp, path);
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+void vgt_summary_stream_end(struct vgt_cursor *c)
+{
+	struct stream_summary *r = c->sum_rec;
+	if (!r)
+		return;
+	c->sum_rec = NULL;
+	size_t len;
+	uint8_t *b = vgt_summary_bytes(r, &len);
+	char path[4200], dir[4096];
+	if (!side_path(c->s, 0, path, sizeof path) || write_at(path, b, len) < 0) {
+		if (vgb_cache_dir(dir, sizeof dir) && vgb_mkdirs(dir, 0700) == 0 &&
+		    side_path(c->s, 1, path, sizeof path))
+			write_at(path, b, len); /* else the next reader makes one again */
+	}
+	free(b);
+	vgt_summary_free(r);
+}
+
+void vgt_summary_detach(struct vgt_cursor *c)
+{
+	vgt_summary_free(c->sum_use);
+	vgt_summary_free(c->sum_rec);
+	c->sum_use = c->sum_rec = NULL;
+}
