@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "derived/net_internal.h"
-#include "net/internal.h"
+#include "net/net.h"
 #include "relations/columns.h"
 
 static const char *const live_names[] = {"Message", NULL};

@@ -27,21 +27,6 @@ struct json_t *vgn_json_text(const char *s);
 		}                                                                                  \
 	} while (0)
 
-/* A map from a key of three 64-bit words to a 32-bit value. */
-struct vgn_tmap {
-	struct vgn_tkey {
-		uint64_t a, b, c;
-		uint32_t v;
-		uint32_t used;
-	} * slots;
-	size_t n, used;
-};
-void vgn_tmap_init(struct vgn_tmap *m);
-void vgn_tmap_free(struct vgn_tmap *m);
-/* The value of the key, or VGN_NONE. */
-uint32_t vgn_tmap_get(const struct vgn_tmap *m, uint64_t a, uint64_t b, uint64_t c);
-void vgn_tmap_put(struct vgn_tmap *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v);
-
 /* Per-thread event lists in time order (set.c): thread t's events are
  * order[first[t] .. first[t+1]). */
 struct vgn_order {

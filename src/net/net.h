@@ -404,4 +404,20 @@ int vgn_session_open(struct vgn_session *ss, const char *const *paths, size_t n,
                      const char *reference, const char *clock_file, char *err, size_t errsize);
 void vgn_session_close(struct vgn_session *ss);
 
+/* A map from a key of three 64-bit words to a 32-bit value (the analysis's own index,
+ * public for what follows it live: src/derived/net_live.c). */
+struct vgn_tmap {
+	struct vgn_tkey {
+		uint64_t a, b, c;
+		uint32_t v;
+		uint32_t used;
+	} * slots;
+	size_t n, used;
+};
+void vgn_tmap_init(struct vgn_tmap *m);
+void vgn_tmap_free(struct vgn_tmap *m);
+/* The value of the key, or VGN_NONE. */
+uint32_t vgn_tmap_get(const struct vgn_tmap *m, uint64_t a, uint64_t b, uint64_t c);
+void vgn_tmap_put(struct vgn_tmap *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v);
+
 #endif
