@@ -49,7 +49,7 @@ bool vgq_semicols_init(const struct bstmt *b, const struct pnode *p, struct vgq_
 	if (p->nkeys > 1)
 		return false;
 	if (p->nkeys) {
-		enum vgq_type lt, rt;
+		enum vgq_type lt = 0, rt = 0; /* set whenever key_column gives a column */
 		c->lkey = key_column(b, p->lkeys[0], &lt, &c->lkvar);
 		c->rkey = key_column(b, p->rkeys[0], &rt, &c->rkvar);
 		if (!c->lkey || !c->rkey || lt != rt)
