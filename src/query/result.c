@@ -304,7 +304,7 @@ static void store_piece(void *p, size_t lo, size_t hi)
 				static const struct vx_value zero; /* 0, NULL: no value of before */
 				store(rel, a, t, &zero);
 				j->nulls[a][t] = 1;
-				if (!j->had_null[a])
+				if (!__atomic_load_n(&j->had_null[a], __ATOMIC_RELAXED))
 					__atomic_store_n(&j->had_null[a], true, __ATOMIC_RELAXED);
 				v = (struct vx_value){.type = v.type}; /* its column holds zero */
 			}

@@ -19,6 +19,9 @@
 #include "base/file_io.h"
 #include "internal.h"
 
+/* Streams (or a writer's part of a pool file) under this many bytes get no summary. */
+#define SUM_MIN_BYTES ((size_t)64 << 10)
+
 #define MAGIC 0x314d55534b504756ull /* "VGPKSUM1" */
 enum { H_MAGIC, H_SIZE, H_MTIME, H_INO, H_COUNT, H_WORDS, H_SUM, H_LEN = 8 };
 #define MAX_FILE (1ull << 30) /* bounds what is read of a summary file */
@@ -213,6 +216,11 @@ void vgt_summary_attach(struct vgt_cursor *c)
 			        "again\n",
 			        path, why);
 	}
+	/* A small stream is not summarized: passing over it saves little, and its side file
+	 * would take a block of disk beside it (a shared layout's pool parts are many and
+	 * small: their side files outweighed the trace). */
+	if (c->s->size - c->s->start < SUM_MIN_BYTES)
+		return;
 	int words = max_words(c->md);
 	if (words < 0)
 		return;
