@@ -62,10 +62,11 @@ if(NOT VIGIL_SANITIZE)
                    ${CMAKE_SOURCE_DIR}/examples/mailbox/mailbox.vgl)
   set_tests_properties(watch.live-waits PROPERTIES LABELS query TIMEOUT 300)
 endif()
-# Message followed live (derived/net_live.c): the three-tier example and Debian's
-# redis-server with redis-benchmark run by vigil watch; the messages printed live, some
-# while the subject still runs, equal vigil query's over the kept trace, which equals
-# vigil net split's networks; Network and NetWaiting refused live, Message from --pid.
+# The networks followed live (derived/net_live.c): the three-tier example and Debian's
+# redis-server with redis-benchmark run by vigil watch; Message, NetRunning, NetWaiting
+# printed live, some while the subject still runs, and Network at the end, equal vigil
+# query's over the kept trace, which equals vigil net split's networks; each tuple taken
+# once (--stats deltas); the networks from --pid and Network re-evaluated refused.
 if(NOT VIGIL_SANITIZE)
   add_test(NAME watch.live-messages
            COMMAND ${WATCH_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watch/messages_test.py

@@ -18,6 +18,7 @@
 #include "cli/watch.h"
 #include "display/display.h"
 #include "lang/lang.h"
+#include "live/delta.h"
 #include "relations/derived.h"
 #include "relations/relation.h"
 #include "trace/source.h"
@@ -377,6 +378,50 @@ static const char *ranges_over(const struct tquel_query *q, const char *name)
 	return NULL;
 }
 
+/* The derived relations a watch cannot follow as asked: from an attach, what needs every
+ * operation since the processes began; Network (given at the end by the update network
+ * only) where the statements are re-evaluated, whose snapshots' networks are not final.
+ * One line, and true. */
+static bool refused_live(const struct tquel_query *q, const struct watch_args *a)
+{
+	static const struct {
+		const char *relation, *why;
+	} from_attach[] = {
+	    /* locks held before the attach are unknown: edges would be missed */
+	    {"WaitFor", "the wait-for graph needs every lock operation since the process began "
+	                "(docs/tquel.md \"Derived relations\")"},
+	    /* bytes sent before the attach are unknown: receives would match nothing */
+	    {"Message", "matching messages and splitting networks need every send and receive "
+	                "since the processes began (docs/watch.md \"Derived relations live\")"},
+	    {"NetRunning", "splitting networks needs every send and receive since the processes "
+	                   "began (docs/watch.md \"Derived relations live\")"},
+	    {"NetWaiting", "splitting networks needs every send and receive since the processes "
+	                   "began (docs/watch.md \"Derived relations live\")"},
+	    {"Network", "splitting networks needs every send and receive since the processes "
+	                "began (docs/watch.md \"Derived relations live\")"},
+	};
+	for (size_t i = 0; a->pid && i < sizeof from_attach / sizeof *from_attach; i++)
+		if (ranges_over(q, from_attach[i].relation)) {
+			fprintf(stderr,
+			        "vigil watch: %s cannot be followed from an attach (--pid): %s\n",
+			        ranges_over(q, from_attach[i].relation), from_attach[i].why);
+			return true;
+		}
+	const char *net = ranges_over(q, "Network");
+	char why[256] = "VIGIL_WATCH_REEVALUATE=1";
+	const char *env = getenv("VIGIL_WATCH_REEVALUATE");
+	if (net && ((env && !strcmp(env, "1")) || !vgq_delta_takes(q, why, sizeof why))) {
+		fprintf(
+		    stderr,
+		    "vigil watch: %s is given at the end of the run by the update network, which "
+		    "cannot answer these statements (%s); re-evaluated, a snapshot's networks "
+		    "are not final (docs/watch.md \"Derived relations live\")\n",
+		    net, why);
+		return true;
+	}
+	return false;
+}
+
 int vg_cmd_watch(int argc, char **argv)
 {
 	struct watch_args a;
@@ -398,24 +443,8 @@ int vg_cmd_watch(int argc, char **argv)
 	struct vgc_subject *attached = NULL;
 	char err[512];
 	rc = 2;
-	if (a.pid && ranges_over(q, "WaitFor")) {
-		/* From the attach on, locks held before it are unknown: edges would be missed. */
-		fprintf(stderr,
-		        "vigil watch: %s cannot be followed from an attach (--pid): the wait-for "
-		        "graph needs every lock operation since the process began (docs/tquel.md "
-		        "\"Derived relations\")\n",
-		        ranges_over(q, "WaitFor"));
+	if (refused_live(q, &a))
 		goto out;
-	}
-	if (a.pid && ranges_over(q, "Message")) {
-		/* Bytes sent before the attach are unknown: receives would match nothing. */
-		fprintf(stderr,
-		        "vigil watch: %s cannot be followed from an attach (--pid): matching "
-		        "messages and splitting networks need every send and receive since the "
-		        "processes began (docs/watch.md \"Derived relations live\")\n",
-		        ranges_over(q, "Message"));
-		goto out;
-	}
 	if (a.pid && !(attached = vgc_attach(a.pid, err, sizeof err))) {
 		fprintf(stderr, "vigil watch: %s\n", err);
 		goto out;

@@ -138,6 +138,7 @@ static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 const struct vgq_derived_provider vgd_check_provider = {
     .names = names,
     .source = "vigil check",
-    .not_live = "whether a deadlock stands is known at the trace's end, and a violation "
-                "needs every sensor with an op (vigil watch enables the query's)",
+    .not_live = "a violation can come from any sensor with an op, where vigil watch enables "
+                "the query's sensors only, and whether a deadlock stands is known at the "
+                "trace's end",
     .build = build};

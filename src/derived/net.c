@@ -90,8 +90,8 @@ static const char *last_of(struct vgq_derived_ctx *c, const char *servers)
 	return vgq_derived_intern(c, p && p[1] == ' ' ? p + 2 : servers);
 }
 
-static void add_network(struct rels *r, const struct vgn_split *sp, size_t n,
-                        const struct vgn_graph *g, const struct vgn_stats *st)
+void vgd_net_add_network(struct rels *r, const struct vgn_split *sp, size_t n,
+                         const struct vgn_graph *g, const struct vgn_stats *st)
 {
 	struct vgq_derived_ctx *c = r->c;
 	const struct vgn_event *in = &r->s->events[sp->inputs[n]];
@@ -146,6 +146,46 @@ void vgd_net_fill_message(struct rels *r, struct vgq_relation *m, size_t t, size
 	m->cols[10].i[t] = x->cross_host;
 }
 
+/* The host and program of set event ev, as a graph vertex of it has them. */
+static const char *event_host(struct rels *r, uint32_t ev)
+{
+	const struct vgn_set *s = r->s;
+	const char *h = s->hosts[s->procs[s->threads[s->events[ev].thread].proc].host].name;
+	return vgq_derived_intern(r->c, h);
+}
+
+size_t vgd_net_message_of_pair(struct rels *r, struct vgq_relation *m, size_t n,
+                               const struct vgn_msg *x)
+{
+	const struct vgn_set *s = r->s;
+	const struct vgn_event *a = &s->events[x->send], *b = &s->events[x->recv];
+	size_t t = vgq_derived_append(m, a->cts, b->cts > a->cts ? b->cts : a->cts);
+	m->cols[0].u[t] = n + 1;
+	m->cols[1].r[t] = thread_ref(r, a->thread);
+	m->cols[2].r[t] = thread_ref(r, b->thread);
+	m->cols[3].s[t] = event_host(r, x->send);
+	m->cols[4].s[t] = event_host(r, x->recv);
+	m->cols[5].s[t] = vgq_derived_intern(r->c, a->program);
+	m->cols[6].s[t] = vgq_derived_intern(r->c, b->program);
+	m->cols[7].u[t] = x->bytes;
+	m->cols[8].u[t] = a->off + x->send_at;
+	m->cols[9].u[t] = b->off + x->recv_at;
+	m->cols[10].i[t] = vgn_event_host(s, x->send) != vgn_event_host(s, x->recv);
+	return t;
+}
+
+size_t vgd_net_run_of_events(struct rels *r, struct vgq_relation *rel, size_t n, uint32_t a,
+                             uint32_t b)
+{
+	const struct vgn_event *e = &r->s->events[b];
+	size_t t = vgq_derived_append(rel, r->s->events[a].cts, e->cts);
+	rel->cols[0].u[t] = n + 1;
+	rel->cols[1].r[t] = thread_ref(r, e->thread);
+	rel->cols[2].s[t] = event_host(r, b);
+	rel->cols[3].s[t] = vgq_derived_intern(r->c, e->program);
+	return t;
+}
+
 size_t vgd_net_append_message(struct vgq_relation *m, const struct vgn_graph *g,
                               const struct vgn_gedge *x)
 {
@@ -153,30 +193,45 @@ size_t vgd_net_append_message(struct vgq_relation *m, const struct vgn_graph *g,
 	return vgq_derived_append(m, a->ts, b->ts > a->ts ? b->ts : a->ts);
 }
 
+bool *vgd_net_waited(const struct vgn_graph *g)
+{
+	bool *waited = calloc(g->nvertices + 1, sizeof *waited);
+	for (size_t e = 0; waited && e < g->nedges; e++) {
+		const struct vgn_gedge *x = &g->edges[e];
+		if (x->kind == VGN_E_MESSAGE &&
+		    g->vertices[x->from].thread != g->vertices[x->to].thread)
+			waited[x->to] = true;
+	}
+	return waited;
+}
+
+size_t vgd_net_fill_thread_edge(struct rels *r, struct vgq_relation *rel, size_t n,
+                                const struct vgn_graph *g, const struct vgn_gedge *x,
+                                const uint32_t *thr)
+{
+	const struct vgn_gvertex *a = &g->vertices[x->from], *b = &g->vertices[x->to];
+	const struct vgn_gthread *th = &g->threads[b->thread];
+	size_t t = vgq_derived_append(rel, a->ts, b->ts);
+	rel->cols[0].u[t] = n + 1;
+	rel->cols[1].r[t] = thread_ref(r, thr[b->thread]);
+	rel->cols[2].s[t] = vgq_derived_intern(r->c, th->host);
+	rel->cols[3].s[t] = vgq_derived_intern(r->c, b->program ? b->program : th->program);
+	return t;
+}
+
 static void add_edges(struct rels *r, size_t n, const struct vgn_graph *g, const uint32_t *thr)
 {
-	struct vgq_derived_ctx *c = r->c;
-	bool *waited = calloc(g->nvertices + 1, sizeof *waited);
+	bool *waited = vgd_net_waited(g);
 	for (size_t e = 0; e < g->nedges; e++) {
 		const struct vgn_gedge *x = &g->edges[e];
-		if (x->kind != VGN_E_MESSAGE)
-			continue;
-		if (waited && g->vertices[x->from].thread != g->vertices[x->to].thread)
-			waited[x->to] = true;
-		vgd_net_fill_message(r, r->msg, vgd_net_append_message(r->msg, g, x), n, g, x, thr);
+		if (x->kind == VGN_E_MESSAGE)
+			vgd_net_fill_message(r, r->msg, vgd_net_append_message(r->msg, g, x), n, g,
+			                     x, thr);
 	}
 	for (size_t e = 0; waited && e < g->nedges; e++) {
 		const struct vgn_gedge *x = &g->edges[e];
-		if (x->kind != VGN_E_THREAD)
-			continue;
-		const struct vgn_gvertex *a = &g->vertices[x->from], *b = &g->vertices[x->to];
-		const struct vgn_gthread *th = &g->threads[b->thread];
-		struct vgq_relation *rel = waited[x->to] ? r->wait : r->run;
-		size_t t = vgq_derived_append(rel, a->ts, b->ts);
-		rel->cols[0].u[t] = n + 1;
-		rel->cols[1].r[t] = thread_ref(r, thr[b->thread]);
-		rel->cols[2].s[t] = vgq_derived_intern(c, th->host);
-		rel->cols[3].s[t] = vgq_derived_intern(c, b->program ? b->program : th->program);
+		if (x->kind == VGN_E_THREAD)
+			vgd_net_fill_thread_edge(r, waited[x->to] ? r->wait : r->run, n, g, x, thr);
 	}
 	free(waited);
 }
@@ -209,7 +264,7 @@ static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 			rc = -1;
 			break;
 		}
-		add_network(&r, &sp, n, g, &st);
+		vgd_net_add_network(&r, &sp, n, g, &st);
 		add_edges(&r, n, g, thr);
 		vgn_stats_free(&st);
 		free(thr);
@@ -222,12 +277,8 @@ static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 	return rc;
 }
 
-const struct vgq_derived_provider vgd_net_provider = {
-    .names = names,
-    .source = "vigil net split",
-    .not_live = "a network's attributes (its last event, response time, counts) and its "
-                "threads' running and waiting are known only once nothing can join it "
-                "any more; Message is followed live",
-    .live = &vgd_net_live,
-    .applies = vgd_net_has_events,
-    .build = build};
+const struct vgq_derived_provider vgd_net_provider = {.names = names,
+                                                      .source = "vigil net split",
+                                                      .live = &vgd_net_live,
+                                                      .applies = vgd_net_has_events,
+                                                      .build = build};

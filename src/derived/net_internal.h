@@ -25,6 +25,25 @@ void vgd_net_fill_message(struct rels *r, struct vgq_relation *m, size_t t, size
                           const struct vgn_graph *g, const struct vgn_gedge *x,
                           const uint32_t *thr);
 
-extern const struct vgq_derived_live vgd_net_live; /* net_live.c: Message */
+/* Network's tuple of network n (its graph g and g's stats). */
+void vgd_net_add_network(struct rels *r, const struct vgn_split *sp, size_t n,
+                         const struct vgn_graph *g, const struct vgn_stats *st);
+/* Per vertex of g: received a message from another thread of g (malloc'ed; NULL on no
+ * memory): the thread edge into it is NetWaiting, else NetRunning. */
+bool *vgd_net_waited(const struct vgn_graph *g);
+/* A NetRunning or NetWaiting tuple (rel) for thread edge x of g, network n; its index. */
+size_t vgd_net_fill_thread_edge(struct rels *r, struct vgq_relation *rel, size_t n,
+                                const struct vgn_graph *g, const struct vgn_gedge *x,
+                                const uint32_t *thr);
+
+/* The same tuples made from the set (r->s) without a graph, as the graph's would be (the
+ * live path, net_live.c): the Message of matched pair x in network n (both its events
+ * vertices of n), and the NetRunning/NetWaiting tuple (rel) of thread edge a -> b. */
+size_t vgd_net_message_of_pair(struct rels *r, struct vgq_relation *m, size_t n,
+                               const struct vgn_msg *x);
+size_t vgd_net_run_of_events(struct rels *r, struct vgq_relation *rel, size_t n, uint32_t a,
+                             uint32_t b);
+
+extern const struct vgq_derived_live vgd_net_live; /* net_live.c */
 
 #endif

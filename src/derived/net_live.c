@@ -1,28 +1,46 @@
-/* Message followed live (vigil watch; docs/watch.md "Derived relations live"): the
- * structural events are loaded into a set as they are fed, and at each update the
- * analysis of vigil net split runs again over the trace so far (match, clocks, split,
- * one graph per network) and every message not yet given is appended.
+/* The networks followed live (vigil watch; docs/watch.md "Derived relations live"): the
+ * structural events are loaded into a set as they are fed; at each update the analysis
+ * of vigil net split runs over the trace so far (match, clocks, split), and then only
+ * what changed is looked at, event by event, without building a graph: each event's
+ * state (its network as a vertex, the event its thread edge comes from, whether it
+ * received a message from another thread of its network, its thread's name, its matched
+ * sends) is kept, and the tuples of the events that are new or whose state changed
+ * (Message, NetRunning, NetWaiting: a graph's edges, made as vgn_graph_build makes them)
+ * are appended. Network is given at the end, from graphs.
  *
  * Why the tuples given stay right: a prefix of the trace in time order has every event
- * a message's send and receive depend on (a receive matches sends before it on its host;
- * the walk takes each thread's events in time order), and networks are numbered by the
- * events that began them in time order (src/net/number.c), so a network begun later
- * cannot renumber an earlier one. What a later event still changes (a network's end, its
- * response, its threads' running and waiting) is not in Message. Each update checks the
- * messages given before against the analysis of the longer trace: one that changed or
- * went is an error (one line), never a silent difference. Several hosts are refused:
- * their clocks are corrected from the whole trace's messages. */
+ * a message's send and receive, or a thread's two consecutive events, depend on (a
+ * receive matches sends before it on its host; the walk takes each thread's events in
+ * time order), and networks are numbered by the events that began them in time order
+ * (src/net/number.c), so a network begun later cannot renumber an earlier one. What a
+ * later event still changes (a network's end, its response, its counts) is in Network
+ * only. A tuple is a function of its two events' states, so one given stays right as
+ * long as neither state changes: an event with a tuple given whose state changed is an
+ * error (one line), never a silent difference. Several hosts are refused: their clocks
+ * are corrected from the whole trace's messages. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "derived/net_internal.h"
 #include "net/net.h"
 #include "relations/columns.h"
 
-static const char *const live_names[] = {"Message", NULL};
+/* Followed at each update; Network is given at the end. */
+enum { MSG, RUN, WAIT, NREL };
+static const char *const rel_names[NREL] = {"Message", "NetRunning", "NetWaiting"};
+static const char *const live_names[] = {"Message", "NetRunning", "NetWaiting", "Network", NULL};
+
+/* An event as the tuples see it (at the last analysis). */
+struct ev_state {
+	uint32_t net;   /* its network if it is a vertex of one, else VGN_NONE */
+	uint32_t prev;  /* the vertex its thread edge comes from, or VGN_NONE */
+	uint64_t print; /* its thread's name; its matched sends */
+	bool waited;    /* received a message from another thread of its network */
+};
 
 struct net_live {
 	struct vgt_trace *t;
@@ -30,13 +48,15 @@ struct net_live {
 	struct vgn_set *s;
 	struct vgn_load_stats st;
 	struct vgn_loader *l;
-	struct vgq_relation *msg;     /* given to the update network; grows */
-	struct vgq_relation *scratch; /* one tuple, to compare with a given one */
-	struct vgn_tmap given;        /* (send, receive) event -> its tuple in msg */
-	uint32_t *seen;               /* per tuple: the last update that found it */
-	uint32_t update;
-	size_t synced_events; /* the set's events at the last update */
-	char *error;          /* failed, for good */
+	struct vgq_relation *rel[NREL]; /* given to the update network; grow */
+	struct vgq_relation *network;   /* empty until the end */
+	bool network_done;
+	struct vgn_split sp;    /* the last analysis */
+	struct ev_state *state; /* per event of the last analysis */
+	bool *given;            /* per event: a tuple of it was given */
+	size_t nstate, cap;     /* events of the last analysis, and room */
+	size_t synced_events;   /* the set's events at the last analysis */
+	char *error;            /* failed, for good */
 };
 
 static void *live_start(struct vgt_trace *t, struct vgq_pool *pool)
@@ -46,7 +66,6 @@ static void *live_start(struct vgt_trace *t, struct vgq_pool *pool)
 	n->c = vgq_derived_ctx_live(t, pool);
 	n->s = vgn_set_new();
 	n->l = vgn_loader_new(n->s, t, "live", &n->st);
-	vgn_tmap_init(&n->given);
 	return n;
 }
 
@@ -63,12 +82,14 @@ static void live_free(void *state)
 	if (!n)
 		return;
 	vgn_loader_free(n->l);
+	vgn_split_free(&n->sp);
 	vgn_set_free(n->s);
-	vgq_relation_free(n->msg);
-	vgq_relation_free(n->scratch);
+	for (int k = 0; k < NREL; k++)
+		vgq_relation_free(n->rel[k]);
+	vgq_relation_free(n->network);
 	vgq_derived_ctx_free(n->c);
-	vgn_tmap_free(&n->given);
-	free(n->seen);
+	free(n->state);
+	free(n->given);
 	free(n->error);
 	free(n);
 }
@@ -85,74 +106,76 @@ static void fail(struct net_live *n, const char *fmt, ...)
 		n->error = vgb_xstrdup(line);
 }
 
-/* Do tuple i of a and tuple j of b hold the same message? */
-static bool same_tuple(const struct vgq_relation *a, size_t i, const struct vgq_relation *b,
-                       size_t j)
+static uint64_t mix2(uint64_t h, uint64_t v)
 {
-	if (a->from[i] != b->from[j] || a->to[i] != b->to[j])
-		return false;
-	for (size_t k = 0; k < a->nattrs; k++) {
-		const union vgq_column *x = &a->cols[k], *y = &b->cols[k];
-		switch (a->attrs[k].type) {
-		case VGQ_ENTITY:
-			if (x->r[i].id != y->r[j].id || x->r[i].gen != y->r[j].gen ||
-			    x->r[i].image != y->r[j].image || x->r[i].name != y->r[j].name)
-				return false;
-			break;
-		case VGQ_STRING:
-			if (x->s[i] != y->s[j]) /* one pool: equal texts are one pointer */
-				return false;
-			break;
-		default:
-			if (x->u[i] != y->u[j])
-				return false;
-			break;
-		}
-	}
-	return true;
+	return vgq_mix(h ^ vgq_mix(v + 0x9e3779b97f4a7c15ull));
 }
 
-/* The messages of network `net`: appended if new, else checked against what was given. */
-static void network_messages(struct net_live *n, struct rels *r, const struct vgn_split *sp,
-                             size_t net, const struct vgn_graph *g, const uint32_t *thr)
+/* Is ev a vertex of a graph when in a network (split.c's `structural`)? Connections and
+ * closes are not, but for the accepts of forking servers and clients' connects. */
+static bool structural(const struct vgn_set *s, const struct vgn_split *sp, uint32_t ev)
 {
-	for (size_t e = 0; e < g->nedges && !n->error; e++) {
-		const struct vgn_gedge *x = &g->edges[e];
-		if (x->kind != VGN_E_MESSAGE)
+	int k = s->events[ev].kind;
+	return (k != VGN_CONN && k != VGN_CLOSE) || sp->conn_vertex[ev];
+}
+
+/* Each event's state in this analysis (now[ev]); false (failed) if a thread's events are
+ * not in time order in the set (the split orders them by time: the thread edges below
+ * follow the set's order). */
+static bool states_now(struct net_live *n, struct ev_state *now)
+{
+	const struct vgn_set *s = n->s;
+	const struct vgn_split *sp = &n->sp;
+	uint32_t *last = vgb_xcalloc(s->nthreads + 1, sizeof *last);
+	for (size_t t = 0; t < s->nthreads; t++)
+		last[t] = VGN_NONE;
+	bool ok = true;
+	for (uint32_t ev = 0; ev < s->nevents; ev++) {
+		const struct vgn_event *e = &s->events[ev];
+		now[ev] = (struct ev_state){VGN_NONE, VGN_NONE,
+		                            mix2(0, (uintptr_t)s->threads[e->thread].name), false};
+		if (!structural(s, sp, ev))
 			continue;
-		uint32_t snd = sp->events[sp->first[net] + x->from];
-		uint32_t rcv = sp->events[sp->first[net] + x->to];
-		uint32_t t = vgn_tmap_get(&n->given, snd, rcv, 0);
-		if (t == VGN_NONE) {
-			size_t k = vgd_net_append_message(n->msg, g, x);
-			vgd_net_fill_message(r, n->msg, k, net, g, x, thr);
-			vgn_tmap_put(&n->given, snd, rcv, 0, (uint32_t)k);
-			n->seen = vgb_xrealloc(n->seen, n->msg->ntuples, sizeof *n->seen);
-			n->seen[k] = n->update;
-			continue;
-		}
-		n->scratch->ntuples = 0;
-		size_t k = vgd_net_append_message(n->scratch, g, x);
-		vgd_net_fill_message(r, n->scratch, k, net, g, x, thr);
-		if (!same_tuple(n->msg, t, n->scratch, k))
+		uint32_t p = last[e->thread], net = sp->net_of[ev];
+		if (p != VGN_NONE && s->events[p].cts > e->cts && ok) {
 			fail(n,
-			     "the message sent at %" PRId64 " ns (network %" PRIu64
-			     " when given) is network %zu now: later events changed it "
-			     "(docs/watch.md "
-			     "\"Derived relations live\")",
-			     n->msg->from[t], n->msg->cols[0].u[t], net + 1);
-		n->seen[t] = n->update;
+			     "a thread's events at %" PRId64 " and %" PRId64 " ns were read out of "
+			     "time order: its runs cannot be followed live",
+			     s->events[p].cts, e->cts);
+			ok = false;
+		}
+		last[e->thread] = ev;
+		now[ev].net = net;
+		if (net != VGN_NONE && p != VGN_NONE && sp->net_of[p] == net)
+			now[ev].prev = p;
 	}
+	free(last);
+	/* a receive's matched sends (in any order), and whether one came from another thread
+	 * of its network (then its thread edge is NetWaiting) */
+	for (size_t i = 0; i < s->nmsgs; i++) {
+		const struct vgn_msg *x = &s->msgs[i];
+		now[x->recv].print += mix2(mix2(mix2(x->send, x->bytes), x->send_at), x->recv_at);
+	}
+	for (size_t i = 0; i < s->nmsgs; i++) {
+		const struct vgn_msg *x = &s->msgs[i];
+		uint32_t net = now[x->recv].net;
+		if (net != VGN_NONE && now[x->send].net == net &&
+		    s->events[x->send].thread != s->events[x->recv].thread)
+			now[x->recv].waited = true;
+	}
+	return ok;
 }
 
-/* One analysis of the trace so far, as vigil net split's (derived/net.c build). */
+/* One analysis of the trace so far, as vigil net split's (derived/net.c build); then the
+ * tuples of the events that are new or changed, each given once. */
 static void analyse(struct net_live *n)
 {
 	struct vgn_set *s = n->s;
 	if (s->nhosts > 1) {
 		fail(n,
-		     "Message cannot be followed live over %zu hosts: their clocks are corrected "
-		     "from the whole trace's messages (vigil query over the kept trace answers it)",
+		     "the networks cannot be followed live over %zu hosts: their clocks are "
+		     "corrected from the whole trace's messages (vigil query over the kept trace "
+		     "answers it)",
 		     s->nhosts);
 		return;
 	}
@@ -161,54 +184,109 @@ static void analyse(struct net_live *n)
 	vgn_clock_estimate(s, VGN_NONE, &clock);
 	vgn_clock_apply(s, &clock);
 	vgn_clock_free(&clock);
-	struct vgn_split sp = {0};
-	vgn_split_run(s, VGN_IN_ALL, &sp);
+	vgn_split_free(&n->sp);
+	vgn_split_run(s, VGN_IN_ALL, &n->sp);
+	size_t ne = s->nevents;
+	struct ev_state *now = vgb_xcalloc(ne + 1, sizeof *now);
+	if (!states_now(n, now)) {
+		free(now);
+		return;
+	}
+	if (ne > n->cap) {
+		n->cap = ne * 2;
+		n->given = vgb_xrealloc(n->given, n->cap, sizeof *n->given);
+	}
+	memset(n->given + n->nstate, 0, (ne - n->nstate) * sizeof *n->given);
+	/* which events' tuples to give: new ones, and old ones whose state changed (an
+	 * error if one of their tuples was given) */
+	bool *todo = vgb_xcalloc(ne + 1, sizeof *todo);
+	for (size_t ev = 0; ev < ne && !n->error; ev++) {
+		const struct ev_state *a = &now[ev], *b = ev < n->nstate ? &n->state[ev] : NULL;
+		todo[ev] = !b || a->net != b->net || a->prev != b->prev || a->print != b->print ||
+		           a->waited != b->waited;
+		if (todo[ev] && n->given[ev])
+			fail(n,
+			     "the event at %" PRId64 " ns (a vertex of network %" PRIu32
+			     " when its "
+			     "tuples were given) is %s now: later events changed it (docs/watch.md "
+			     "\"Derived relations live\")",
+			     s->events[ev].cts, b->net + 1,
+			     a->net == VGN_NONE ? "in no network" : "another vertex");
+	}
 	struct rels r = {.c = n->c, .s = s};
-	n->update++;
-	for (size_t net = 0; net < sp.nnets && !n->error; net++) {
-		struct vgn_graph *g = vgn_graph_build(s, &sp, net);
-		uint32_t *thr = g ? vgd_net_set_threads(s, &sp, net, g) : NULL;
-		if (!thr)
-			fail(n, "out of memory following Message");
-		else
-			network_messages(n, &r, &sp, net, g, thr);
-		free(thr);
+	for (uint32_t ev = 0; ev < ne && !n->error; ev++) {
+		const struct ev_state *a = &now[ev];
+		if (!todo[ev] || a->prev == VGN_NONE)
+			continue;
+		vgd_net_run_of_events(&r, n->rel[a->waited ? WAIT : RUN], a->net, a->prev, ev);
+		n->given[ev] = n->given[a->prev] = true;
+	}
+	for (size_t i = 0; i < s->nmsgs && !n->error; i++) {
+		const struct vgn_msg *x = &s->msgs[i];
+		uint32_t net = now[x->recv].net;
+		if (net == VGN_NONE || now[x->send].net != net || !(todo[x->send] || todo[x->recv]))
+			continue;
+		vgd_net_message_of_pair(&r, n->rel[MSG], net, x);
+		n->given[x->send] = n->given[x->recv] = true;
+	}
+	free(todo);
+	free(n->state);
+	n->state = now;
+	n->nstate = ne;
+}
+
+/* Network's tuples, once the trace has ended: a network's attributes (its last event,
+ * response, counts) are final only when nothing can join it any more. */
+static void networks_at_end(struct net_live *n)
+{
+	struct rels r = {.c = n->c, .s = n->s, .net = n->network};
+	const struct vgn_split *sp = &n->sp;
+	for (size_t net = 0; net < sp->nnets && !n->error; net++) {
+		struct vgn_graph *g = vgn_graph_build(n->s, sp, net);
+		struct vgn_stats st;
+		if (!g || vgn_stats_compute(g, &st) < 0) {
+			vgn_graph_free(g);
+			fail(n, "out of memory following the networks");
+			return;
+		}
+		vgd_net_add_network(&r, sp, net, g, &st);
+		vgn_stats_free(&st);
 		vgn_graph_free(g);
 	}
-	for (size_t t = 0; t < n->msg->ntuples && !n->error; t++)
-		if (n->seen[t] != n->update)
-			fail(n,
-			     "the message sent at %" PRId64 " ns (network %" PRIu64
-			     ") is in no network now: later events changed it (docs/watch.md "
-			     "\"Derived relations live\")",
-			     n->msg->from[t], n->msg->cols[0].u[t]);
-	vgn_split_free(&sp);
+	n->network_done = true;
 }
 
 static struct vgq_relation *live_sync(void *state, const char *name, bool final, char *err,
                                       size_t errsize)
 {
 	struct net_live *n = state;
-	(void)name; /* Message only */
-	if (!n->msg && !n->error) {
+	if (!n->network && !n->error) {
 		if (!vgd_net_has_events(n->t))
 			return NULL; /* no vg.net event declared yet */
 		struct rels r = {.c = n->c};
 		vgd_net_schema(&r);
-		n->msg = vgq_derived_ctx_take(n->c, "Message");
-		vgd_net_schema(&r);
-		n->scratch = vgq_derived_ctx_take(n->c, "Message");
+		for (int k = 0; k < NREL; k++)
+			n->rel[k] = vgq_derived_ctx_take(n->c, rel_names[k]);
+		n->network = vgq_derived_ctx_take(n->c, "Network");
 	}
+	/* every update analyses all it has (the last one the whole trace), once for all
+	 * four relations */
 	if (!n->error && n->s->nevents != n->synced_events && n->st.net_events) {
 		n->synced_events = n->s->nevents;
 		analyse(n);
 	}
-	(void) final; /* every update analyses all it has: the last one the whole trace */
+	if (!n->error && final && !n->network_done && !strcasecmp(name, "Network"))
+		networks_at_end(n);
 	if (n->error) {
 		snprintf(err, errsize, "%s", n->error);
 		return NULL;
 	}
-	return n->msg;
+	if (!strcasecmp(name, "Network"))
+		return n->network;
+	for (int k = 0; k < NREL; k++)
+		if (!strcasecmp(name, rel_names[k]))
+			return n->rel[k];
+	return NULL;
 }
 
 const struct vgq_derived_live vgd_net_live = {.names = live_names,

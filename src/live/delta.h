@@ -29,6 +29,9 @@ struct vgq_delta *vgq_delta_new(const struct tquel_query *q, struct vgt_trace *t
                                 const struct vgq_build_options *bo, const struct vgq_options *o,
                                 char *why, size_t whysize);
 void vgq_delta_free(struct vgq_delta *d);
+/* Whether vgq_delta_new can take q's shape (no trace needed); false with one sentence in
+ * `why`, as vgq_delta_new gives it. */
+bool vgq_delta_takes(const struct tquel_query *q, char *why, size_t whysize);
 
 /* One event of the merged reading, in order (the keep filter applies here). */
 void vgq_delta_feed(struct vgq_delta *d, const struct vgt_event *ev);

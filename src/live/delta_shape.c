@@ -217,3 +217,13 @@ void vgq_delta_shape_free(struct delta_retrieve *r, size_t n)
 	}
 	free(r);
 }
+
+bool vgq_delta_takes(const struct tquel_query *q, char *why, size_t whysize)
+{
+	struct delta_retrieve *r;
+	size_t n;
+	if (vgq_delta_shape(q, &r, &n, why, whysize) < 0)
+		return false;
+	vgq_delta_shape_free(r, n);
+	return true;
+}

@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
-"""vigil watch over Message, live (docs/watch.md "Derived relations live"): the messages
-vigil net split finds, followed as the subject runs.
+"""vigil watch over the networks, live (docs/watch.md "Derived relations live"): the
+messages and the threads' running and waiting vigil net split finds, followed as the
+subject runs, and its networks given at the end.
 
 * Subjects recorded by `vigil watch --keep` (the sensor description is empty: the vg.net
   events are vigil's own): the three-tier example (client, front, back end on loopback)
   and Debian's redis-server driven by redis-benchmark on a free loopback port, each
   started by a shell that then waits for the test's go file, so that answers must be
   printed while the subject still runs.
-* The lines printed live must equal, as a multiset, `vigil query`'s over the kept trace
-  (the whole trace's analysis): a message lost, printed twice or with another network
-  number fails. The stored answer is checked against `vigil net split`'s network files
-  (network, send and receive times, bytes): the network numbers are net split's.
-  `vigil watch --replay` of the kept trace answers the same.
-* The analyses that cannot be followed are refused before anything runs (Network,
-  NetWaiting), and so is Message from an attach (--pid).
+* The lines printed live (Message, NetRunning, NetWaiting, Network) must equal, as a
+  multiset, `vigil query`'s over the kept trace (the whole trace's analysis): a tuple
+  lost or with another network number fails. The stored Message is checked against
+  `vigil net split`'s network files (network, send and receive times, bytes): the network
+  numbers are net split's. `vigil watch --replay` of the kept trace answers the same.
+* The update network takes each of net split's networks, message edges and thread edges
+  exactly once (--stats deltas), live and --replay: a tuple given twice across updates,
+  which the printed set would hide, fails.
+* The networks from an attach (--pid) are refused, and Network where the statements
+  would be re-evaluated (a snapshot's networks are not final).
 
 usage: messages_test.py BIN-DIR"""
 import collections
@@ -25,20 +29,23 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 
-from watch_common import stats_of
+from watch_common import json_lines, live_watch, refused, stats_of
 
 BIN = sys.argv[1]
 VIGIL = os.path.join(BIN, "vigil")
+# Message, NetRunning and NetWaiting followed at each update, Network given at the end.
 QUERY = """range of M is Message
+range of R is NetRunning
+range of W is NetWaiting
+range of N is Network
 retrieve (M.network, M.sender, M.receiver, M.send_host, M.recv_host, M.send_program,
-          M.recv_program, M.bytes, M.send_off, M.recv_off, M.cross_host)"""
+          M.recv_program, M.bytes, M.send_off, M.recv_off, M.cross_host)
+retrieve (R.network, R.thread, R.host, R.program)
+retrieve (W.network, W.thread, W.host, W.program)
+retrieve (N.id, N.input, N.what, N.program, N.last_program, N.servers, N.hosts, N.threads,
+          N.messages, N.bytes, N.response, N.thread)"""
 WAIT_GO = 'while [ ! -e "{go}" ]; do sleep 0.05; done'
-
-
-def json_lines(text):
-    return sorted(l for l in text.splitlines() if l.startswith("{"))
 
 
 def three_tier(work, go):
@@ -68,80 +75,67 @@ wait
 
 
 def live_run(work, name, script):
-    """Runs the script under vigil watch; returns (live lines, stored lines, stats, kept)."""
+    """Runs the script under vigil watch; returns (live lines, stored lines, lines printed
+    before the subject ended, kept trace, --stats)."""
     vgl = os.path.join(work, "empty.vgl")
     with open(vgl, "w") as f:
         f.write("package empty;\n")
     kept = os.path.join(work, name)
     go = kept + ".go"
-    watch = subprocess.Popen(
+    # The first message must be printed while the subject waits for the go file.
+    out, err, before = live_watch(
         [VIGIL, "watch", "--sensors", vgl, "--format", "json", "--stats", "--every", "50ms",
-         "--keep", kept, "-e", QUERY, "--", "sh", "-c", script.replace("{go}", go)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err, out = [], []
-    first = threading.Event()
-
-    def read_out():
-        for line in watch.stdout:
-            out.append(line)
-            first.set()
-
-    readers = [threading.Thread(target=lambda: err.append(watch.stderr.read())),
-               threading.Thread(target=read_out)]
-    for t in readers:
-        t.start()
-    try:
-        # The first message must be printed while the subject waits for the go file.
-        if not first.wait(timeout=180) or watch.poll() is not None:
-            raise SystemExit(f"FAIL: {name}: no message printed while the subject ran "
-                             f"(exit {watch.poll()}, {len(out)} lines)")
-        before = len(out)
-        open(go, "w").close()
-        watch.wait(timeout=240)
-    finally:
-        if watch.poll() is None:  # a failure above: ours to end, by its pid
-            open(go, "w").close()
-            watch.terminate()
-            try:
-                watch.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                watch.kill()
-                watch.wait()
-        for t in readers:
-            t.join()
-    st = stats_of(err[0])
-    if watch.returncode != 0 or not st:
-        raise SystemExit(f"FAIL: {name}: vigil watch exited {watch.returncode}: {err[0]}")
+         "--keep", kept, "-e", QUERY, "--", "sh", "-c", script.replace("{go}", go)], go, name,
+        180)
+    st = stats_of(err)
+    if not st:
+        raise SystemExit(f"FAIL: {name}: no --stats: {err}")
     if st["evaluation"] != "incremental":
-        raise SystemExit(f"FAIL: {name}: evaluated by {st['evaluation']}: {err[0]}")
+        raise SystemExit(f"FAIL: {name}: evaluated by {st['evaluation']}: {err}")
     q = subprocess.run([VIGIL, "query", kept, "--format", "json", "-e", QUERY],
                        capture_output=True, text=True, timeout=300)
     if q.returncode != 0:
         raise SystemExit(f"FAIL: {name}: vigil query over the kept trace: {q.stderr}")
-    return json_lines("".join(out)), json_lines(q.stdout), before, kept
+    return json_lines(out), json_lines(q.stdout), before, kept, st
+
+
+def given_once(name, how, st, want):
+    """Every network, message and thread edge of net split taken by the update network
+    exactly once: the printed answer is a set (docs/tquel.md), so a tuple the analysis
+    gave twice across updates would print once; the count of final tuples the network
+    took (one variable per retrieve) shows it, and a lost one."""
+    if st["state"]["deltas"] != want:
+        raise SystemExit(f"FAIL: {name}: {how}: the update network took "
+                         f"{st['state']['deltas']} Network, Message, NetRunning and NetWaiting "
+                         f"tuples, vigil net split has {want} networks and edges (given twice "
+                         f"or lost across updates)")
 
 
 def net_split_messages(work, trace):
-    """(network, send ns, receive ns, bytes) of every message edge of vigil net split."""
+    """(network, send ns, receive ns, bytes) of every message edge of vigil net split, and
+    the number of its networks, message edges and thread edges (Network, Message,
+    NetRunning + NetWaiting tuples)."""
     out = os.path.join(work, os.path.basename(trace) + "-nets")
     r = subprocess.run([VIGIL, "net", "split", trace, "-o", out], capture_output=True,
                        text=True, timeout=300)
     if r.returncode != 0:
         raise SystemExit(f"FAIL: vigil net split {trace}: {r.stderr}")
     c = collections.Counter()
+    tuples = 0
     for path in glob.glob(os.path.join(out, "net-*.json")):
         with open(path) as f:
             g = json.load(f)
         vs = g["vertices"]
+        tuples += 1 + sum(e["kind"] in ("message", "thread") for e in g["edges"])
         for e in g["edges"]:
             if e["kind"] == "message":
                 a, b = vs[e["from"]], vs[e["to"]]
                 c[(g["network"], a["ts"], max(a["ts"], b["ts"]), e["bytes"])] += 1
-    return c
+    return c, tuples
 
 
 def check_subject(work, name, script):
-    got, want, before, kept = live_run(work, name, script)
+    got, want, before, kept, live_st = live_run(work, name, script)
     if not want or got != want:
         raise SystemExit(
             f"FAIL: {name}: {len(got)} lines live, vigil query has {len(want)} over the kept "
@@ -151,12 +145,15 @@ def check_subject(work, name, script):
     stored = collections.Counter()
     for line in want:
         t = json.loads(line)
+        if "sender" not in t["values"]:
+            continue
         stored[(t["values"]["network"], t["from"], t["to"], t["values"]["bytes"])] += 1
-    split = net_split_messages(work, kept)
+    split, split_tuples = net_split_messages(work, kept)
     if stored != split:
         raise SystemExit(f"FAIL: {name}: the stored Message differs from vigil net split: "
                          f"{list((stored - split).items())[:3]} / "
                          f"{list((split - stored).items())[:3]}")
+    given_once(name, "live", live_st, split_tuples)
     # --replay feeds the same network from the finished recording.
     r = subprocess.run([VIGIL, "watch", "--replay", kept, "--format", "json", "--stats", "-e",
                         QUERY], capture_output=True, text=True, timeout=300)
@@ -166,21 +163,14 @@ def check_subject(work, name, script):
         raise SystemExit(f"FAIL: {name}: --replay: exit {r.returncode}, "
                          f"{len(json_lines(r.stdout))} lines, vigil query has {len(want)}: "
                          f"{r.stderr[-500:]}")
+    given_once(name, "--replay", st, split_tuples)
     nets = {k[0] for k in stored}
     if len(nets) < 2:
         raise SystemExit(f"FAIL: {name}: {len(nets)} network(s): too few to tell numbers apart")
-    print(f"ok  {name}: {len(got)} messages of {len(nets)} networks live = vigil query over "
-          f"the kept trace = vigil net split = --replay ({before} printed before the subject "
-          f"ended)")
-
-
-def refused(args, query, relation, what):
-    r = subprocess.run([VIGIL, "watch", "-e", query, *args], capture_output=True, text=True,
-                       timeout=60)
-    if r.returncode != 2 or r.stdout or relation not in r.stderr or what not in r.stderr:
-        raise SystemExit(f"FAIL: {relation}: not refused as expected (exit {r.returncode}): "
-                         f"{r.stdout!r} {r.stderr!r}")
-    print(f"ok  refused: {r.stderr.strip().splitlines()[0][:150]}")
+    print(f"ok  {name}: {sum(stored.values())} messages of {len(nets)} networks, "
+          f"{len(got)} Message, NetRunning, NetWaiting and Network tuples live = vigil query "
+          f"over the kept trace = vigil net split = --replay ({before} printed before the "
+          f"subject ended; {split_tuples} tuples taken once each)")
 
 
 def main():
@@ -194,13 +184,15 @@ def main():
                   "(scripts/install-deps.sh)")
         else:
             check_subject(work, "redis", script)
-        vgl = os.path.join(work, "empty.vgl")
-        for rel in ("Network", "NetWaiting"):
-            refused(["--sensors", vgl, "--", "true"],
-                    f"range of N is {rel} retrieve (N.network)" if rel != "Network" else
-                    "range of N is Network retrieve (N.id)", rel, "cannot be followed live")
-        refused(["--pid", "1"], "range of M is Message retrieve (M.bytes)", "Message",
-                "cannot be followed from an attach")
+        # Network re-evaluated (a shape the update network does not take) would print a
+        # snapshot's networks, not final: refused before the subject runs.
+        refused(VIGIL, ["--sensors", os.path.join(work, "empty.vgl"), "--", "false"],
+                "range of N is Network retrieve unique (N.id)", "Network",
+                "a snapshot's networks are not final")
+        for rel in ("Message", "NetRunning", "NetWaiting", "Network"):
+            refused(VIGIL, ["--pid", "1"], f"range of M is {rel} retrieve (M.network)"
+                    if rel != "Network" else "range of M is Network retrieve (M.id)", rel,
+                    "cannot be followed from an attach")
         ok = True
     finally:
         if ok:

@@ -10,7 +10,7 @@ relations").
   answer incrementally, and the lines printed live must equal `vigil query`'s over the
   kept trace, as a multiset.
 * The same network fed by --replay from a recording answers as vigil query does.
-* The analyses that cannot run live (all but Message, tests/watch/messages_test.py) are
+* The analyses that cannot run live (all but the networks, tests/watch/messages_test.py) are
   refused before anything runs, in one line naming the relation, and so is WaitFor from
   an attach (--pid).
 
@@ -20,9 +20,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 
-from watch_common import stats_of
+from watch_common import json_lines, live_watch, refused, stats_of
 
 BIN, SUBJECT, LOCKS_VGL, MAILBOX_VGL = sys.argv[1:5]
 VIGIL = os.path.join(BIN, "vigil")
@@ -38,65 +37,24 @@ retrieve (waiter = W.waiter, holder = W.holder, lock = H.lock)
 }
 
 
-def json_lines(text):
-    return sorted(l for l in text.splitlines() if l.startswith("{"))
-
-
 def live_run(work, name, query):
-    """Runs the subject under vigil watch; returns (live lines, vigil query's lines)."""
+    """Runs the subject under vigil watch; returns (live lines, vigil query's lines, stats)."""
     kept = os.path.join(work, name.replace(" ", "-"))
     go = kept + ".go"
-    watch = subprocess.Popen(
+    # The first answer must come while the subject waits between its phases.
+    out, err, _ = live_watch(
         [VIGIL, "watch", "--sensors", LOCKS_VGL, "--format", "json", "--stats", "--every",
-         "50ms", "--keep", kept, "-e", query, "--", SUBJECT, "4", "2", "400", go],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err, out = [], []
-    first = threading.Event()
-
-    def read_out():
-        for line in watch.stdout:
-            out.append(line)
-            first.set()
-
-    readers = [threading.Thread(target=lambda: err.append(watch.stderr.read())),
-               threading.Thread(target=read_out)]
-    for t in readers:
-        t.start()
-    try:
-        # The first answer must come while the subject waits between its phases.
-        if not first.wait(timeout=120) or watch.poll() is not None:
-            raise SystemExit(f"FAIL: {name}: no answer while the subject waited "
-                             f"(exit {watch.poll()}, {len(out)} lines)")
-        open(go, "w").close()
-        watch.wait(timeout=240)
-    finally:
-        if watch.poll() is None:
-            open(go, "w").close()
-            watch.wait(timeout=60)
-        for t in readers:
-            t.join()
-    text = "".join(out)
-    st = stats_of(err[0])
-    if watch.returncode != 0 or not st:
-        raise SystemExit(f"FAIL: {name}: vigil watch exited {watch.returncode}: {err[0]}")
+         "50ms", "--keep", kept, "-e", query, "--", SUBJECT, "4", "2", "400", go], go, name, 120)
+    st = stats_of(err)
+    if not st:
+        raise SystemExit(f"FAIL: {name}: no --stats: {err}")
     if st["evaluation"] != "incremental":
-        raise SystemExit(f"FAIL: {name}: evaluated by {st['evaluation']}: {err[0]}")
+        raise SystemExit(f"FAIL: {name}: evaluated by {st['evaluation']}: {err}")
     q = subprocess.run([VIGIL, "query", kept, "--format", "json", "-e", query],
                        capture_output=True, text=True, timeout=120)
     if q.returncode != 0:
         raise SystemExit(f"FAIL: {name}: vigil query over the kept trace: {q.stderr}")
-    return json_lines(text), json_lines(q.stdout), st
-
-
-def refused(args, query, relation, what):
-    """vigil watch refuses the query before running anything: one line naming relation."""
-    r = subprocess.run([VIGIL, "watch", "-e", query, *args], capture_output=True, text=True,
-                       timeout=60)
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
-    if r.returncode != 2 or r.stdout or relation not in r.stderr or what not in r.stderr:
-        raise SystemExit(f"FAIL: {relation}: not refused as expected (exit {r.returncode}): "
-                         f"{r.stdout!r} {r.stderr!r}")
-    return lines
+    return json_lines(out), json_lines(q.stdout), st
 
 
 def main():
@@ -132,16 +90,16 @@ def main():
                              f"query has {len(want)}: {r.stderr[-500:]}")
         print(f"ok  --replay: {len(got)} tuples = vigil query over the recording")
         # The analyses that need the whole trace: refused before the subject runs (the
-        # command would fail if it ran: `false`). Message is followed live
+        # command would fail if it ran: `false`). The networks are followed live
         # (messages_test.py).
-        for relation in ("Network", "NetRunning", "NetWaiting", "Violation",
+        for relation in ("Violation",
                          "Deadlock", "LogEvent", "Transition", "ModelEvent",
                          "ModelTransition"):
-            lines = refused(["--sensors", MAILBOX_VGL, "--", "false"],
+            lines = refused(VIGIL, ["--sensors", MAILBOX_VGL, "--", "false"],
                             f"range of X is {relation}\nretrieve (X.all)", relation,
                             "cannot be followed live")
             print(f"ok  {relation} refused: {lines[0]}")
-        lines = refused(["--pid", str(os.getpid())], "range of W is WaitFor\nretrieve (W.all)",
+        lines = refused(VIGIL, ["--pid", str(os.getpid())], "range of W is WaitFor\nretrieve (W.all)",
                         "WaitFor", "cannot be followed from an attach")
         print(f"ok  WaitFor from an attach refused: {lines[0]}")
         ok = True
