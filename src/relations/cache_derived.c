@@ -12,7 +12,7 @@
  *              offset, an entity {id, gen | image << 32, name offset})
  *
  * All words are 8 bytes of this machine; the body's checksum is vgc_checksum's, summed
- * in pieces (the writer's as it streams, the reader's on the query's threads with
+ * in pieces on threads (the writer's as it streams, vgc_sums_threads; the reader's with
  * vgc_columns_ok), and checked whole before any of it is used. Every word and column is
  * 8-byte aligned in the file.
  *
@@ -43,7 +43,8 @@
 #define VGD_MAGIC "VGRELD\0\1"
 #define VGD_VERSION 2u
 #define VGD_HEADER 32u
-#define PIECE ((size_t)1 << 20) /* the writer's, a multiple of 32 */
+/* the writer's, a multiple of 32: summed on threads (vgc_sums_threads) in 4 MiB pieces */
+#define PIECE ((size_t)16 << 20)
 #define MAX_FILE ((size_t)1 << 38)
 
 struct mapping {
@@ -530,7 +531,7 @@ static void put(struct writer *w, const void *p, size_t n)
 		memcpy(w->piece + w->n, b, k);
 		w->n += k, b += k, n -= k, w->size += k;
 		if (w->n == PIECE) {
-			struct vgc_sums s = vgc_sums_of(w->piece, PIECE);
+			struct vgc_sums s = vgc_sums_threads(w->piece, PIECE);
 			w->sums = vgc_sums_then(w->sums, &s);
 			if (fwrite(w->piece, 1, PIECE, w->f) != PIECE)
 				w->failed = true;
@@ -706,7 +707,7 @@ void vgc_derived_save(struct vgq_database *db, const struct vgq_derived_provider
 		if (of_provider(in->derived[i], p))
 			put_relation(&w, in->derived[i]);
 	/* the last piece: its whole rows, then the bytes after them */
-	struct vgc_sums last = vgc_sums_of(w.piece, w.n / 32 * 32);
+	struct vgc_sums last = vgc_sums_threads(w.piece, w.n / 32 * 32);
 	w.sums = vgc_sums_then(w.sums, &last);
 	uint64_t sum = vgc_checksum_tail(w.sums, w.piece + w.n / 32 * 32, w.size);
 	if (w.n && fwrite(w.piece, 1, w.n, w.f) != w.n)

@@ -130,6 +130,9 @@ static inline uint64_t vgc_checksum(const void *p, size_t n)
  * checksums? Checked in pieces on up to vgt_decode_threads() threads, their pages
  * mapped on the way. */
 bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, size_t n);
+/* The sums of the n bytes at p (a multiple of 32), summed in pieces on up to
+ * vgt_decode_threads() threads: vgc_sums_of's. */
+struct vgc_sums vgc_sums_threads(const void *p, size_t n);
 
 /* The size of one value of a column of this type in the file. */
 static inline size_t vgc_value_size(enum vgq_type t)

@@ -46,6 +46,24 @@ static void *verify_work(void *p)
 	}
 }
 
+/* Sums every piece of j, on up to vgt_decode_threads() threads. */
+static void sum_pieces(struct verify_job *j)
+{
+	unsigned threads = vgt_decode_threads();
+	if (threads > j->npieces)
+		threads = (unsigned)j->npieces;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	pthread_t tid[MAX_THREADS];
+	unsigned started = 0;
+	for (unsigned t = 1; t < threads; t++)
+		if (pthread_create(&tid[started], NULL, verify_work, j) == 0)
+			started++;
+	verify_work(j);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+}
+
 bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
 {
 	size_t npieces = 0;
@@ -64,19 +82,7 @@ bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, s
 				break;
 		}
 	}
-	unsigned threads = vgt_decode_threads();
-	if (threads > j.npieces)
-		threads = (unsigned)j.npieces;
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	pthread_t tid[MAX_THREADS];
-	unsigned started = 0;
-	for (unsigned t = 1; t < threads; t++)
-		if (pthread_create(&tid[started], NULL, verify_work, &j) == 0)
-			started++;
-	verify_work(&j);
-	for (unsigned t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
+	sum_pieces(&j);
 	bool ok = true;
 	for (size_t c = 0, i = 0; c < n; c++) {
 		struct vgc_sums s = {{0}, {0}, 0};
@@ -87,4 +93,20 @@ bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, s
 	}
 	free(j.pieces);
 	return ok;
+}
+
+struct vgc_sums vgc_sums_threads(const void *p, size_t n)
+{
+	struct verify_job j = {p, calloc(n / PIECE + 1, sizeof *j.pieces), 0, 0};
+	if (!j.pieces)
+		abort();
+	for (size_t off = 0; off < n; off += PIECE)
+		j.pieces[j.npieces++] =
+		    (struct piece){.at = off, .size = n - off < PIECE ? n - off : PIECE};
+	sum_pieces(&j);
+	struct vgc_sums s = {{0}, {0}, 0};
+	for (size_t i = 0; i < j.npieces; i++)
+		s = vgc_sums_then(s, &j.pieces[i].sums);
+	free(j.pieces);
+	return s;
 }
