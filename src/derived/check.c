@@ -138,7 +138,7 @@ static int build(struct vgq_derived_ctx *c, char *err, size_t errsize)
 const struct vgq_derived_provider vgd_check_provider = {
     .names = names,
     .source = "vigil check",
-    .not_live = "a violation can come from any sensor with an op, where vigil watch enables "
-                "the query's sensors only, and whether a deadlock stands is known at the "
-                "trace's end",
+    .not_live = "a violation can come from any sensor (rule 2 judges every event naming an "
+                "entity), where vigil watch enables the query's sensors only, and whether a "
+                "deadlock stands is known at the trace's end",
     .build = build};
