@@ -105,6 +105,11 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db);
 /* One event of the trace whose schema vgq_build_schema made. */
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
 int vgq_is_synth_marker(const struct vgt_event_type *t); /* vg.report.synth */
+/* Tuple t of ti's interval relation, made already (its begin's values in place, as
+ * build_streams.c merges them), opened as a begin of image img opens one: an end fed
+ * after may close it. */
+void vgq_build_reopen(struct builder *b, const struct tinfo *ti, size_t t,
+                      const struct vgt_image *img);
 
 /* The trace's events in merged order as the database keeps them: vg.report.synth markers
  * taken out, the event after one given the time it names (build.c). */

@@ -8,7 +8,9 @@
  * of it (queries compare texts by pointer). And a database of only the relations a
  * query ranges over holds them as the whole database does (the other events' payloads
  * not decoded, their damage found all the same), also when it is built stream by stream
- * and merged (an event relation and entities: relations/build_streams.c). Built with no memory
+ * and merged (an event relation and entities; the interval relation Job, whose ends close
+ * begins of other streams, alone and with an event relation: relations/build_streams.c,
+ * paired in merged order after the merge). Built with no memory
  * budget (columns in the spill file), the database is the same at 1 and 2 threads. */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -305,10 +307,11 @@ static char *dump_named(const struct vgq_database *db, const char *const *names,
  * the whole database, at 1 to 3 threads; a relation not needed has no tuples. */
 static void compare_need(const char *root, size_t jobs)
 {
-	/* Mark with Process alone: built stream by stream (relations/build_streams.c) */
+	/* Job alone, Job with Mark, Mark with Process: built stream by stream
+	 * (relations/build_streams.c) */
 	static const char *const sets[][2] = {
-	    {"Job", NULL}, {"Mark", "ProcessState"}, {"Mark", "Process"}};
-	static const char *const left_out[] = {"Mark", "Job", "Job"};
+	    {"Job", NULL}, {"Mark", "ProcessState"}, {"Mark", "Process"}, {"Job", "Mark"}};
+	static const char *const left_out[] = {"Mark", "Job", "Job", "ProcessState"};
 	char err[256];
 	const char *paths[] = {root};
 	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
