@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "relations/build.h"
+#include "relations/spill.h"
 
 /* An event copied aside for the merged feed; its values index the stream's `values`. */
 struct aside {
@@ -56,6 +57,9 @@ struct sdone {
 	size_t naside, capaside;
 	struct vgt_value *values;
 	size_t nvalues, capvalues;
+	/* the marks' and values' arrays: large ones mapped and grown by mremap (spill.c),
+	 * never copied as a realloc of the heap would */
+	struct vgq_colmem *mem;
 	uint64_t events;
 	int64_t first_key, first_ts, last;
 };
@@ -235,8 +239,10 @@ static uintptr_t copy_values(struct sworker *w, struct sdone *d, const struct vg
 {
 	unsigned nf = ev->values ? ev->type->nfields : 0;
 	if (d->nvalues + nf > d->capvalues) {
-		d->capvalues = 2 * (d->nvalues + nf) + 64;
-		d->values = vgq_xrealloc(d->values, d->capvalues, sizeof *d->values);
+		size_t cap = 2 * (d->nvalues + nf) + 64;
+		vgq_colmem_resize(&d->mem, (void **)&d->values, d->capvalues * sizeof *d->values,
+		                  cap * sizeof *d->values);
+		d->capvalues = cap;
 	}
 	for (unsigned f = 0; f < nf; f++) {
 		struct vgt_value v = ev->values[f];
@@ -271,9 +277,12 @@ static void add_mark(struct sworker *w, struct sdone *d, size_t j, const struct 
 {
 	struct marks *ms = &d->marks[j];
 	if (ms->n == ms->cap) {
-		ms->cap = ms->cap ? 2 * ms->cap : 256;
-		ms->ts = vgq_xrealloc(ms->ts, ms->cap, sizeof *ms->ts);
-		ms->m = vgq_xrealloc(ms->m, ms->cap, sizeof *ms->m);
+		size_t cap = ms->cap ? 2 * ms->cap : 256;
+		vgq_colmem_resize(&d->mem, (void **)&ms->ts, ms->cap * sizeof *ms->ts,
+		                  cap * sizeof *ms->ts);
+		vgq_colmem_resize(&d->mem, (void **)&ms->m, ms->cap * sizeof *ms->m,
+		                  cap * sizeof *ms->m);
+		ms->cap = cap;
 	}
 	ms->ts[ms->n] = ev->ts;
 	ms->m[ms->n++] = (struct mark){ev->image, ev->type->class_id, is_end,
@@ -688,13 +697,14 @@ static void sbuild_free(struct sbuild *p)
 			vgq_relation_free(d->piece[j]);
 		}
 		for (size_t j = 0; d->marks && j < p->npieces; j++) {
-			free(d->marks[j].ts);
-			free(d->marks[j].m);
+			vgq_colmem_release(d->mem, d->marks[j].ts);
+			vgq_colmem_release(d->mem, d->marks[j].m);
 		}
+		vgq_colmem_release(d->mem, d->values);
+		vgq_colmem_free(d->mem);
 		free(d->piece);
 		free(d->marks);
 		free(d->aside);
-		free(d->values);
 	}
 	free(p->done);
 	free(p->order);
