@@ -99,6 +99,9 @@ struct sbuild {
 	size_t *merge_n;        /* by piece slot: all tuples */
 	size_t *host;           /* by piece slot: the stream whose piece takes them, or SIZE_MAX */
 	size_t next_job;
+	size_t next_order;
+	uint32_t **mark_order; /* by piece slot (interval relations'): the stream of each mark */
+	size_t *mark_n;
 	bool repoint; /* a worker's texts were held by the database's pool already */
 };
 
@@ -534,9 +537,43 @@ static void on_threads(struct sbuild *p, void *(*fn)(void *), void *const *args)
 	free(started);
 }
 
+/* The merged orders, each a job on the threads: of each interval relation's marks (for
+ * the pairing; the larger, first), then of each piece slot's tuples. */
+static void *order_main(void *arg)
+{
+	struct sbuild *p = arg;
+	int64_t **keys = vgq_xcalloc(p->nstreams + 1, sizeof *keys);
+	size_t *lens = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
+	for (;;) {
+		size_t job = __atomic_fetch_add(&p->next_order, 1, __ATOMIC_RELAXED);
+		if (job >= 2 * p->npieces)
+			break;
+		size_t j = job % p->npieces, n = 0;
+		if (job >= p->npieces) { /* the tuples */
+			for (size_t s = 0; s < p->nstreams; s++)
+				keys[s] =
+				    p->done[s].piece[j]->from; /* no marker: the time recorded */
+			if (p->merge_n[j])
+				merge_order(keys, p->merge_len[j], p->nstreams, p->merge_order[j]);
+			continue;
+		}
+		if (p->pslot[j]->rel->kind != VGQ_REL_INTERVAL)
+			continue;
+		for (size_t s = 0; s < p->nstreams; s++) {
+			keys[s] = p->done[s].marks[j].ts;
+			n += lens[s] = p->done[s].marks[j].n;
+		}
+		p->mark_order[j] = vgq_xrealloc(NULL, n + 1, sizeof *p->mark_order[j]);
+		p->mark_n[j] = n;
+		merge_order(keys, lens, p->nstreams, p->mark_order[j]);
+	}
+	free(keys);
+	free(lens);
+	return NULL;
+}
+
 static void merge_pieces(struct sbuild *p)
 {
-	int64_t **keys = vgq_xcalloc(p->nstreams + 1, sizeof *keys);
 	p->merge_order = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_order);
 	p->merge_len = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_len);
 	p->merge_n = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_n);
@@ -546,7 +583,6 @@ static void merge_pieces(struct sbuild *p)
 		size_t *lens = p->merge_len[j] = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
 		for (size_t s = 0; s < p->nstreams; s++) {
 			lens[s] = p->done[s].piece[j]->ntuples;
-			keys[s] = p->done[s].piece[j]->from; /* no marker: the time recorded */
 			n += lens[s];
 			busy += lens[s] > 0;
 			if (lens[s] > lens[largest])
@@ -556,8 +592,7 @@ static void merge_pieces(struct sbuild *p)
 		p->host[j] = busy && busy <= 2 ? largest : SIZE_MAX;
 		if (!n)
 			continue;
-		p->merge_order[j] = vgq_xcalloc(n, sizeof *p->merge_order[j]);
-		merge_order(keys, lens, p->nstreams, p->merge_order[j]);
+		p->merge_order[j] = vgq_xrealloc(NULL, n, sizeof *p->merge_order[j]);
 		if (p->host[j] == SIZE_MAX)
 			vgq_relation_reserve(p->pslot[j]->rel, n);
 		else
@@ -566,6 +601,9 @@ static void merge_pieces(struct sbuild *p)
 	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
 	for (unsigned k = 0; k < p->nworkers; k++)
 		args[k] = p;
+	p->mark_order = vgq_xcalloc(p->npieces + 1, sizeof *p->mark_order);
+	p->mark_n = vgq_xcalloc(p->npieces + 1, sizeof *p->mark_n);
+	on_threads(p, order_main, args);
 	on_threads(p, merge_main, args);
 	free(args);
 	for (size_t j = 0; j < p->npieces; j++) {
@@ -578,7 +616,6 @@ static void merge_pieces(struct sbuild *p)
 	free(p->merge_len);
 	free(p->merge_n);
 	free(p->host);
-	free(keys);
 }
 
 /* ---- the pairing of intervals ---- */
@@ -598,17 +635,10 @@ static void pair_slot(struct sbuild *p, struct builder *pb, size_t j)
 		r->to[t] = r->from[t];
 		r->open[t] = true;
 	}
-	int64_t **keys = vgq_xcalloc(p->nstreams + 1, sizeof *keys);
-	size_t *lens = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
 	size_t *at = vgq_xcalloc(p->nstreams + 1, sizeof *at);
-	size_t n = 0, begun = 0;
-	for (size_t s = 0; s < p->nstreams; s++) {
-		keys[s] = p->done[s].marks[j].ts;
-		n += lens[s] = p->done[s].marks[j].n;
-	}
-	uint32_t *order = vgq_xcalloc(n + 1, sizeof *order);
-	merge_order(keys, lens, p->nstreams, order);
-	if (p->text_ends[j]) /* its ends put texts in the database's pool */
+	size_t n = p->mark_n[j], begun = 0;
+	const uint32_t *order = p->mark_order[j]; /* merge_pieces made it */
+	if (p->text_ends[j])                      /* its ends put texts in the database's pool */
 		pthread_mutex_lock(&p->pool_mu);
 	for (size_t k = 0; k < n; k++) {
 		const struct sdone *d = &p->done[order[k]];
@@ -628,10 +658,7 @@ static void pair_slot(struct sbuild *p, struct builder *pb, size_t j)
 	}
 	if (p->text_ends[j])
 		pthread_mutex_unlock(&p->pool_mu);
-	free(order);
 	free(at);
-	free(lens);
-	free(keys);
 }
 
 static void *pair_main(void *arg)
@@ -711,6 +738,10 @@ static void sbuild_free(struct sbuild *p)
 	free(p->pslot);
 	free(p->piece_class);
 	free(p->aside_class);
+	for (size_t j = 0; p->mark_order && j < p->npieces; j++)
+		free(p->mark_order[j]);
+	free(p->mark_order);
+	free(p->mark_n);
 	free(p->mark_slot);
 	free(p->text_ends);
 	pthread_mutex_destroy(&p->pool_mu);
