@@ -133,9 +133,10 @@ struct vgq_waits;
 bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,
                         struct vgq_database *db, unsigned threads);
 
-/* The same pass stream by stream when every busy relation is an event relation needing
- * nothing but its own events (build_streams.c): each stream read on a thread into pieces
- * of those relations, merged by time after. False, having built nothing (the pass is
+/* The same pass stream by stream when every busy relation is an event or interval
+ * relation with no entity attribute (build_streams.c): each stream read on a thread into
+ * pieces of those relations, merged by time after, the intervals then paired in merged
+ * order. False, having built nothing (the pass is
  * then made in merged order), when it does not apply or a stream needs the merged order
  * (times going backwards, a vg.report.synth marker). */
 bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,
