@@ -362,9 +362,27 @@ static bool before(const int64_t *key, size_t a, size_t b)
 	return key[a] < key[b] || (key[a] == key[b] && a < b);
 }
 
+/* How many of the first k items of the two-way merge of x (na keys) and y (nb) come
+ * from x, x's items first on equal keys: the merge path's split (a binary search). */
+static size_t merge_split(const int64_t *x, size_t na, const int64_t *y, size_t nb, size_t k)
+{
+	size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x[mid] <= y[k - mid - 1]) /* x[mid] comes before y's last of the k: taken */
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The merged order of n streams' sequences of keys (lens[s] each): out[t] is the stream
- * of the t-th item. A small heap of streams, as trace/merge.c. */
-static void merge_order(int64_t *const *keys, const size_t *lens, size_t n, uint32_t *out)
+ * of the t-th item. With one or two streams holding items, part `part` of `nparts` of
+ * it (its share of out, found by merge_split: the parts may be made on threads at once);
+ * else, for part 0, all of it by a small heap of streams, as trace/merge.c. */
+static void merge_order(int64_t *const *keys, const size_t *lens, size_t n, uint32_t *out,
+                        size_t part, size_t nparts)
 {
 	size_t busy[2], nbusy = 0;
 	for (size_t s = 0; s < n; s++)
@@ -372,16 +390,21 @@ static void merge_order(int64_t *const *keys, const size_t *lens, size_t n, uint
 			busy[nbusy - 1] = s;
 	if (nbusy <= 2) { /* one or two streams: a plain two-way merge (busy[0] < busy[1]) */
 		size_t a = nbusy ? busy[0] : 0, b = nbusy > 1 ? busy[1] : 0;
-		size_t na = nbusy ? lens[a] : 0, nb = nbusy > 1 ? lens[b] : 0, i = 0, j = 0, t = 0;
-		while (i < na && j < nb)
-			out[t++] =
-			    keys[b][j] < keys[a][i] ? (j++, (uint32_t)b) : (i++, (uint32_t)a);
-		while (i < na)
+		size_t na = nbusy ? lens[a] : 0, nb = nbusy > 1 ? lens[b] : 0;
+		const int64_t *x = nbusy ? keys[a] : NULL, *y = nbusy > 1 ? keys[b] : NULL;
+		size_t t = (na + nb) * part / nparts, end = (na + nb) * (part + 1) / nparts;
+		size_t i = merge_split(x, na, y, nb, t), j = t - i;
+		size_t iend = merge_split(x, na, y, nb, end), jend = end - iend;
+		while (i < iend && j < jend)
+			out[t++] = y[j] < x[i] ? (j++, (uint32_t)b) : (i++, (uint32_t)a);
+		while (i < iend)
 			out[t++] = (uint32_t)a, i++;
-		while (j < nb)
+		while (j < jend)
 			out[t++] = (uint32_t)b, j++;
 		return;
 	}
+	if (part)
+		return;
 	size_t *heap = vgq_xcalloc(n + 1, sizeof *heap), nheap = 0;
 	size_t *at = vgq_xcalloc(n + 1, sizeof *at);
 	int64_t *head = vgq_xcalloc(n + 1, sizeof *head);
@@ -537,35 +560,32 @@ static void on_threads(struct sbuild *p, void *(*fn)(void *), void *const *args)
 	free(started);
 }
 
-/* The merged orders, each a job on the threads: of each interval relation's marks (for
- * the pairing; the larger, first), then of each piece slot's tuples. */
+/* The merged orders, in parts that are jobs on the threads: of each interval relation's
+ * marks (for the pairing; the larger, first), then of each piece slot's tuples. */
 static void *order_main(void *arg)
 {
 	struct sbuild *p = arg;
 	int64_t **keys = vgq_xcalloc(p->nstreams + 1, sizeof *keys);
 	size_t *lens = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
+	size_t nparts = 8 * (size_t)p->nworkers; /* small parts: a slower thread takes fewer */
 	for (;;) {
 		size_t job = __atomic_fetch_add(&p->next_order, 1, __ATOMIC_RELAXED);
-		if (job >= 2 * p->npieces)
+		if (job >= 2 * p->npieces * nparts)
 			break;
-		size_t j = job % p->npieces, n = 0;
-		if (job >= p->npieces) { /* the tuples */
-			for (size_t s = 0; s < p->nstreams; s++)
-				keys[s] =
-				    p->done[s].piece[j]->from; /* no marker: the time recorded */
+		size_t part = job % nparts, j = job / nparts % p->npieces;
+		if (job >= p->npieces * nparts) {                /* the tuples */
+			for (size_t s = 0; s < p->nstreams; s++) /* no marker: the time recorded */
+				keys[s] = p->done[s].piece[j]->from;
 			if (p->merge_n[j])
-				merge_order(keys, p->merge_len[j], p->nstreams, p->merge_order[j]);
-			continue;
+				merge_order(keys, p->merge_len[j], p->nstreams, p->merge_order[j],
+				            part, nparts);
+		} else if (p->mark_order[j]) {
+			for (size_t s = 0; s < p->nstreams; s++) {
+				keys[s] = p->done[s].marks[j].ts;
+				lens[s] = p->done[s].marks[j].n;
+			}
+			merge_order(keys, lens, p->nstreams, p->mark_order[j], part, nparts);
 		}
-		if (p->pslot[j]->rel->kind != VGQ_REL_INTERVAL)
-			continue;
-		for (size_t s = 0; s < p->nstreams; s++) {
-			keys[s] = p->done[s].marks[j].ts;
-			n += lens[s] = p->done[s].marks[j].n;
-		}
-		p->mark_order[j] = vgq_xrealloc(NULL, n + 1, sizeof *p->mark_order[j]);
-		p->mark_n[j] = n;
-		merge_order(keys, lens, p->nstreams, p->mark_order[j]);
 	}
 	free(keys);
 	free(lens);
@@ -603,6 +623,13 @@ static void merge_pieces(struct sbuild *p)
 		args[k] = p;
 	p->mark_order = vgq_xcalloc(p->npieces + 1, sizeof *p->mark_order);
 	p->mark_n = vgq_xcalloc(p->npieces + 1, sizeof *p->mark_n);
+	for (size_t j = 0; j < p->npieces; j++) {
+		if (p->pslot[j]->rel->kind != VGQ_REL_INTERVAL)
+			continue;
+		for (size_t s = 0; s < p->nstreams; s++)
+			p->mark_n[j] += p->done[s].marks[j].n;
+		p->mark_order[j] = vgq_xrealloc(NULL, p->mark_n[j] + 1, sizeof *p->mark_order[j]);
+	}
 	on_threads(p, order_main, args);
 	on_threads(p, merge_main, args);
 	free(args);
