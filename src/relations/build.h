@@ -105,6 +105,11 @@ void vgq_build_finish(struct builder *b, struct vgq_database *db);
 /* One event of the trace whose schema vgq_build_schema made. */
 void vgq_build_feed(struct builder *b, const struct vgt_event *ev);
 int vgq_is_synth_marker(const struct vgt_event_type *t); /* vg.report.synth */
+/* Tuple t of ti's interval relation, made already (its begin's values in place, as
+ * build_streams.c merges them), opened as a begin of image img opens one: an end fed
+ * after may close it. */
+void vgq_build_reopen(struct builder *b, const struct tinfo *ti, size_t t,
+                      const struct vgt_image *img);
 
 /* The trace's events in merged order as the database keeps them: vg.report.synth markers
  * taken out, the event after one given the time it names (build.c). */
@@ -128,9 +133,10 @@ struct vgq_waits;
 bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,
                         struct vgq_database *db, unsigned threads);
 
-/* The same pass stream by stream when every busy relation is an event relation needing
- * nothing but its own events (build_streams.c): each stream read on a thread into pieces
- * of those relations, merged by time after. False, having built nothing (the pass is
+/* The same pass stream by stream when every busy relation is an event or interval
+ * relation with no entity attribute (build_streams.c): each stream read on a thread into
+ * pieces of those relations, merged by time after, the intervals then paired in merged
+ * order. False, having built nothing (the pass is
  * then made in merged order), when it does not apply or a stream needs the merged order
  * (times going backwards, a vg.report.synth marker). */
 bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,

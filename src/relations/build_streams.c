@@ -1,10 +1,17 @@
 /* The database built stream by stream: when every relation the build makes from busy
- * events is an event relation whose tuples need nothing but their own event (no entity
- * attribute, no pairing), each stream is read and decoded on a thread of its own into
- * pieces of those relations, one piece per stream, and the pieces are merged afterwards
- * by (recorded time, stream index): the order vgt_source_next gives the events, so the
- * relations are those of the one-threaded pass, byte for byte. The merge is a gather per
- * column, the columns shared out among the threads.
+ * events is an event or interval relation with no entity attribute, each stream is read
+ * and decoded on a thread of its own into pieces of those relations, one piece per
+ * stream, and the pieces are merged afterwards by (recorded time, stream index): the
+ * order vgt_source_next gives the events, so the relations are those of the one-threaded
+ * pass, byte for byte. The merge is a gather per column, the columns shared out among
+ * the threads.
+ *
+ * An interval's begin makes its tuple in the piece (values decoded on the stream's
+ * thread); its pairing with an end (which may come on another stream: the oldest open
+ * tuple of equal key, of any stream) needs the merged order: each stream notes its
+ * begins and its ends (the end's values copied) per relation, and after the merge each
+ * interval relation is paired on a thread of its own, its begins and ends walked in
+ * merged order, as the one-threaded pass pairs them.
  *
  * What needs the merged order (names, entity relations, vigil's own events, any other
  * relation) is copied aside per stream, merged the same way and fed here afterwards. A
@@ -16,6 +23,7 @@
 #include <string.h>
 
 #include "relations/build.h"
+#include "relations/spill.h"
 
 /* An event copied aside for the merged feed; its values index the stream's `values`. */
 struct aside {
@@ -23,15 +31,35 @@ struct aside {
 	struct vgt_event ev;
 };
 
+/* An interval relation's begin or end, noted by its stream for the pairing. */
+struct mark {
+	const struct vgt_image *image;
+	uint32_t cls;
+	bool end;
+	uintptr_t values; /* an end's values in the stream's `values` (UINTPTR_MAX: none) */
+};
+
+/* One stream's marks of one interval relation, in stream order; ts: their times (the
+ * merge key). */
+struct marks {
+	int64_t *ts;
+	struct mark *m;
+	size_t n, cap;
+};
+
 /* What one stream made: a piece of each piece relation (its `from` column, the time
  * recorded since no marker moved it, is the merge key), the events copied aside, and its
  * counts. */
 struct sdone {
 	struct vgq_relation **piece; /* by piece slot */
+	struct marks *marks;         /* by piece slot (interval relations') */
 	struct aside *aside;
 	size_t naside, capaside;
 	struct vgt_value *values;
 	size_t nvalues, capvalues;
+	/* the marks' and values' arrays: large ones mapped and grown by mremap (spill.c),
+	 * never copied as a realloc of the heap would */
+	struct vgq_colmem *mem;
 	uint64_t events;
 	int64_t first_key, first_ts, last;
 };
@@ -58,6 +86,10 @@ struct sbuild {
 	size_t npieces;
 	struct rslot **pslot; /* the main builder's piece slots */
 	bool *piece_class, *aside_class;
+	size_t *mark_slot; /* by class: an interval's begin or end: its piece slot, else SIZE_MAX */
+	bool *text_ends;   /* by piece slot: an end puts a text or bytes (the database's pool) */
+	pthread_mutex_t pool_mu;
+	size_t next_pair;
 	size_t nclasses;
 	struct sworker *w;
 	unsigned nworkers;
@@ -67,6 +99,9 @@ struct sbuild {
 	size_t *merge_n;        /* by piece slot: all tuples */
 	size_t *host;           /* by piece slot: the stream whose piece takes them, or SIZE_MAX */
 	size_t next_job;
+	size_t next_order;
+	uint32_t **mark_order; /* by piece slot (interval relations'): the stream of each mark */
+	size_t *mark_n;
 	bool repoint; /* a worker's texts were held by the database's pool already */
 };
 
@@ -74,7 +109,7 @@ struct sbuild {
 
 static bool piece_slot(const struct rslot *s)
 {
-	if (s->rel->kind != VGQ_REL_EVENT)
+	if (s->rel->kind != VGQ_REL_EVENT && s->rel->kind != VGQ_REL_INTERVAL)
 		return false;
 	for (size_t a = 0; a < s->rel->nattrs; a++)
 		if (s->rel->attrs[a].type == VGQ_ENTITY)
@@ -82,8 +117,35 @@ static bool piece_slot(const struct rslot *s)
 	return true;
 }
 
-/* Every busy class is a piece class, or a built-in entity event (few: their relations
- * are made in the merged feed); false when nothing would be built in pieces. */
+/* An event of an event relation, or the begin or end of an interval that pairs by its
+ * values alone (no sampled interval's vg_since, no tuple made by an unmatched end: those
+ * tuples would be made in the pairing, out of the merged order). */
+static bool piece_type(const struct builder *b, const struct tinfo *ti)
+{
+	if (!ti || !ti->slot || !piece_slot(ti->slot))
+		return false;
+	if (ti->slot->rel->kind == VGQ_REL_EVENT)
+		return ti->what == T_EVENT;
+	return ti->what == T_BEGIN ||
+	       (ti->what == T_END && ti->since < 0 && !b->ends_without_begin && !b->end_since);
+}
+
+/* An end of ti's type puts a text or bytes value (one it does not match on). */
+static bool end_puts_text(const struct tinfo *ti)
+{
+	for (unsigned f = 0; f < ti->type->nfields; f++) {
+		int a = ti->col[f];
+		if (a >= 0 && !ti->match[f] &&
+		    (ti->slot->rel->attrs[a].type == VGQ_STRING ||
+		     ti->slot->rel->attrs[a].type == VGQ_BYTES))
+			return true;
+	}
+	return false;
+}
+
+/* Every busy class is a piece class (an interval's end: a marked class), or a built-in
+ * entity event (few: their relations are made in the merged feed); false when nothing
+ * would be built in pieces. */
 static bool classify(struct sbuild *p, const struct builder *b)
 {
 	p->nclasses = vgt_class_count(b->trace);
@@ -91,18 +153,27 @@ static bool classify(struct sbuild *p, const struct builder *b)
 		return false;
 	p->piece_class = vgq_xcalloc(p->nclasses + 1, sizeof *p->piece_class);
 	p->aside_class = vgq_xcalloc(p->nclasses + 1, sizeof *p->aside_class);
+	p->mark_slot = vgq_xcalloc(p->nclasses + 1, sizeof *p->mark_slot);
 	p->pslot = vgq_xcalloc(b->nslots + 1, sizeof *p->pslot);
+	p->text_ends = vgq_xcalloc(b->nslots + 1, sizeof *p->text_ends);
 	bool any = false;
 	for (size_t c = 0; c < p->nclasses; c++) {
 		const struct tinfo *ti = b->by_class[c];
 		const struct vgt_event_type *t = vgt_class_at(b->trace, c);
-		if (ti && ti->slot && ti->what == T_EVENT && piece_slot(ti->slot)) {
-			p->piece_class[c] = any = true;
+		p->mark_slot[c] = SIZE_MAX;
+		if (piece_type(b, ti)) {
+			any = true;
 			size_t j = 0;
 			while (j < p->npieces && p->pslot[j] != ti->slot)
 				j++;
 			if (j == p->npieces)
 				p->pslot[p->npieces++] = ti->slot;
+			p->piece_class[c] =
+			    ti->what != T_END; /* an end makes no tuple of its own */
+			if (ti->what != T_EVENT)
+				p->mark_slot[c] = j;
+			if (ti->what == T_END && end_puts_text(ti))
+				p->text_ends[j] = true;
 		} else if (ti && ti->slot && ti->what != T_SKIP) {
 			return false; /* a relation that needs the merged order: build_parallel.c */
 		} else if (ti || !strncmp(t->name, "vg.", 3)) {
@@ -140,6 +211,10 @@ static void worker_init(struct sworker *w, struct sbuild *p, unsigned k)
 		if (p->piece_class[c]) {
 			w->tinfo[c] = *b->by_class[c];
 			w->tinfo[c].slot = &w->slots[piece_index(p, b->by_class[c]->slot)];
+			/* an interval's begin: its tuple only, opened at the pairing */
+			w->tinfo[c].what = T_EVENT;
+			if (b->by_class[c]->what != T_EVENT)
+				w->tinfo[c].bounded = false, w->tinfo[c].nchecks = 0;
 			w->b.by_class[c] = &w->tinfo[c];
 		}
 	w->scratch = vgq_pool_new();
@@ -161,17 +236,16 @@ static void worker_free(struct sworker *w)
 
 /* ---- reading one stream ---- */
 
-/* A copy of the event, its texts and bytes in the worker's scratch pool. */
-static void copy_aside(struct sworker *w, struct sdone *d, const struct vgt_event *ev)
+/* A copy of the event's values, its texts and bytes in the worker's scratch pool: where
+ * they are in the stream's `values`, or UINTPTR_MAX (not decoded). */
+static uintptr_t copy_values(struct sworker *w, struct sdone *d, const struct vgt_event *ev)
 {
 	unsigned nf = ev->values ? ev->type->nfields : 0;
-	if (d->naside == d->capaside) {
-		d->capaside = d->capaside ? 2 * d->capaside : 64;
-		d->aside = vgq_xrealloc(d->aside, d->capaside, sizeof *d->aside);
-	}
 	if (d->nvalues + nf > d->capvalues) {
-		d->capvalues = 2 * (d->nvalues + nf) + 64;
-		d->values = vgq_xrealloc(d->values, d->capvalues, sizeof *d->values);
+		size_t cap = 2 * (d->nvalues + nf) + 64;
+		vgq_colmem_resize(&d->mem, (void **)&d->values, d->capvalues * sizeof *d->values,
+		                  cap * sizeof *d->values);
+		d->capvalues = cap;
 	}
 	for (unsigned f = 0; f < nf; f++) {
 		struct vgt_value v = ev->values[f];
@@ -181,11 +255,41 @@ static void copy_aside(struct sworker *w, struct sdone *d, const struct vgt_even
 			v.bytes.ptr = vgq_pool_bytes(w->scratch, v.bytes.ptr, v.bytes.len);
 		d->values[d->nvalues + f] = v;
 	}
+	uintptr_t at = ev->values ? (uintptr_t)d->nvalues : UINTPTR_MAX;
+	d->nvalues += nf;
+	return at;
+}
+
+/* A copy of the event for the merged feed. */
+static void copy_aside(struct sworker *w, struct sdone *d, const struct vgt_event *ev)
+{
+	if (d->naside == d->capaside) {
+		d->capaside = d->capaside ? 2 * d->capaside : 64;
+		d->aside = vgq_xrealloc(d->aside, d->capaside, sizeof *d->aside);
+	}
+	uintptr_t at = copy_values(w, d, ev);
 	struct aside *a = &d->aside[d->naside++];
 	a->key = ev->ts;
 	a->ev = *ev;
-	a->ev.values = (const struct vgt_value *)(ev->values ? (uintptr_t)d->nvalues : UINTPTR_MAX);
-	d->nvalues += nf;
+	a->ev.values = (const struct vgt_value *)at;
+}
+
+/* An interval's begin (its tuple made in the piece) or end (its values copied) noted. */
+static void add_mark(struct sworker *w, struct sdone *d, size_t j, const struct vgt_event *ev,
+                     bool is_end)
+{
+	struct marks *ms = &d->marks[j];
+	if (ms->n == ms->cap) {
+		size_t cap = ms->cap ? 2 * ms->cap : 256;
+		vgq_colmem_resize(&d->mem, (void **)&ms->ts, ms->cap * sizeof *ms->ts,
+		                  cap * sizeof *ms->ts);
+		vgq_colmem_resize(&d->mem, (void **)&ms->m, ms->cap * sizeof *ms->m,
+		                  cap * sizeof *ms->m);
+		ms->cap = cap;
+	}
+	ms->ts[ms->n] = ev->ts;
+	ms->m[ms->n++] = (struct mark){ev->image, ev->type->class_id, is_end,
+	                               is_end ? copy_values(w, d, ev) : UINTPTR_MAX};
 }
 
 /* Reads stream i into its pieces and its events aside; false when the build must go
@@ -195,6 +299,7 @@ static bool read_stream(struct sworker *w, size_t i)
 	struct sbuild *p = w->p;
 	struct sdone *d = &p->done[i];
 	d->piece = vgq_xcalloc(p->npieces + 1, sizeof *d->piece);
+	d->marks = vgq_xcalloc(p->npieces + 1, sizeof *d->marks);
 	for (size_t j = 0; j < p->npieces; j++) {
 		const struct vgq_relation *r = p->pslot[j]->rel;
 		d->piece[j] = vgq_relation_new(r->name, r->kind);
@@ -221,7 +326,13 @@ static bool read_stream(struct sworker *w, size_t i)
 		d->last = ev->ts;
 		uint32_t cid = ev->type->class_id;
 		if (cid < p->nclasses && p->piece_class[cid]) {
+			size_t j = p->mark_slot[cid];
+			size_t made = j != SIZE_MAX ? w->slots[j].rel->ntuples : 0;
 			vgq_build_feed(&w->b, ev);
+			if (j != SIZE_MAX && w->slots[j].rel->ntuples > made) /* a begin's tuple */
+				add_mark(w, d, j, ev, false);
+		} else if (cid < p->nclasses && p->mark_slot[cid] != SIZE_MAX) {
+			add_mark(w, d, p->mark_slot[cid], ev, true);
 		} else if (cid >= p->nclasses || p->aside_class[cid]) {
 			copy_aside(w, d, ev);
 		}
@@ -251,9 +362,27 @@ static bool before(const int64_t *key, size_t a, size_t b)
 	return key[a] < key[b] || (key[a] == key[b] && a < b);
 }
 
+/* How many of the first k items of the two-way merge of x (na keys) and y (nb) come
+ * from x, x's items first on equal keys: the merge path's split (a binary search). */
+static size_t merge_split(const int64_t *x, size_t na, const int64_t *y, size_t nb, size_t k)
+{
+	size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x[mid] <= y[k - mid - 1]) /* x[mid] comes before y's last of the k: taken */
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The merged order of n streams' sequences of keys (lens[s] each): out[t] is the stream
- * of the t-th item. A small heap of streams, as trace/merge.c. */
-static void merge_order(int64_t *const *keys, const size_t *lens, size_t n, uint32_t *out)
+ * of the t-th item. With one or two streams holding items, part `part` of `nparts` of
+ * it (its share of out, found by merge_split: the parts may be made on threads at once);
+ * else, for part 0, all of it by a small heap of streams, as trace/merge.c. */
+static void merge_order(int64_t *const *keys, const size_t *lens, size_t n, uint32_t *out,
+                        size_t part, size_t nparts)
 {
 	size_t busy[2], nbusy = 0;
 	for (size_t s = 0; s < n; s++)
@@ -261,16 +390,21 @@ static void merge_order(int64_t *const *keys, const size_t *lens, size_t n, uint
 			busy[nbusy - 1] = s;
 	if (nbusy <= 2) { /* one or two streams: a plain two-way merge (busy[0] < busy[1]) */
 		size_t a = nbusy ? busy[0] : 0, b = nbusy > 1 ? busy[1] : 0;
-		size_t na = nbusy ? lens[a] : 0, nb = nbusy > 1 ? lens[b] : 0, i = 0, j = 0, t = 0;
-		while (i < na && j < nb)
-			out[t++] =
-			    keys[b][j] < keys[a][i] ? (j++, (uint32_t)b) : (i++, (uint32_t)a);
-		while (i < na)
+		size_t na = nbusy ? lens[a] : 0, nb = nbusy > 1 ? lens[b] : 0;
+		const int64_t *x = nbusy ? keys[a] : NULL, *y = nbusy > 1 ? keys[b] : NULL;
+		size_t t = (na + nb) * part / nparts, end = (na + nb) * (part + 1) / nparts;
+		size_t i = merge_split(x, na, y, nb, t), j = t - i;
+		size_t iend = merge_split(x, na, y, nb, end), jend = end - iend;
+		while (i < iend && j < jend)
+			out[t++] = y[j] < x[i] ? (j++, (uint32_t)b) : (i++, (uint32_t)a);
+		while (i < iend)
 			out[t++] = (uint32_t)a, i++;
-		while (j < nb)
+		while (j < jend)
 			out[t++] = (uint32_t)b, j++;
 		return;
 	}
+	if (part)
+		return;
 	size_t *heap = vgq_xcalloc(n + 1, sizeof *heap), nheap = 0;
 	size_t *at = vgq_xcalloc(n + 1, sizeof *at);
 	int64_t *head = vgq_xcalloc(n + 1, sizeof *head);
@@ -426,9 +560,40 @@ static void on_threads(struct sbuild *p, void *(*fn)(void *), void *const *args)
 	free(started);
 }
 
+/* The merged orders, in parts that are jobs on the threads: of each interval relation's
+ * marks (for the pairing; the larger, first), then of each piece slot's tuples. */
+static void *order_main(void *arg)
+{
+	struct sbuild *p = arg;
+	int64_t **keys = vgq_xcalloc(p->nstreams + 1, sizeof *keys);
+	size_t *lens = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
+	size_t nparts = 8 * (size_t)p->nworkers; /* small parts: a slower thread takes fewer */
+	for (;;) {
+		size_t job = __atomic_fetch_add(&p->next_order, 1, __ATOMIC_RELAXED);
+		if (job >= 2 * p->npieces * nparts)
+			break;
+		size_t part = job % nparts, j = job / nparts % p->npieces;
+		if (job >= p->npieces * nparts) {                /* the tuples */
+			for (size_t s = 0; s < p->nstreams; s++) /* no marker: the time recorded */
+				keys[s] = p->done[s].piece[j]->from;
+			if (p->merge_n[j])
+				merge_order(keys, p->merge_len[j], p->nstreams, p->merge_order[j],
+				            part, nparts);
+		} else if (p->mark_order[j]) {
+			for (size_t s = 0; s < p->nstreams; s++) {
+				keys[s] = p->done[s].marks[j].ts;
+				lens[s] = p->done[s].marks[j].n;
+			}
+			merge_order(keys, lens, p->nstreams, p->mark_order[j], part, nparts);
+		}
+	}
+	free(keys);
+	free(lens);
+	return NULL;
+}
+
 static void merge_pieces(struct sbuild *p)
 {
-	int64_t **keys = vgq_xcalloc(p->nstreams + 1, sizeof *keys);
 	p->merge_order = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_order);
 	p->merge_len = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_len);
 	p->merge_n = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_n);
@@ -438,7 +603,6 @@ static void merge_pieces(struct sbuild *p)
 		size_t *lens = p->merge_len[j] = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
 		for (size_t s = 0; s < p->nstreams; s++) {
 			lens[s] = p->done[s].piece[j]->ntuples;
-			keys[s] = p->done[s].piece[j]->from; /* no marker: the time recorded */
 			n += lens[s];
 			busy += lens[s] > 0;
 			if (lens[s] > lens[largest])
@@ -448,8 +612,7 @@ static void merge_pieces(struct sbuild *p)
 		p->host[j] = busy && busy <= 2 ? largest : SIZE_MAX;
 		if (!n)
 			continue;
-		p->merge_order[j] = vgq_xcalloc(n, sizeof *p->merge_order[j]);
-		merge_order(keys, lens, p->nstreams, p->merge_order[j]);
+		p->merge_order[j] = vgq_xrealloc(NULL, n, sizeof *p->merge_order[j]);
 		if (p->host[j] == SIZE_MAX)
 			vgq_relation_reserve(p->pslot[j]->rel, n);
 		else
@@ -458,6 +621,16 @@ static void merge_pieces(struct sbuild *p)
 	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
 	for (unsigned k = 0; k < p->nworkers; k++)
 		args[k] = p;
+	p->mark_order = vgq_xcalloc(p->npieces + 1, sizeof *p->mark_order);
+	p->mark_n = vgq_xcalloc(p->npieces + 1, sizeof *p->mark_n);
+	for (size_t j = 0; j < p->npieces; j++) {
+		if (p->pslot[j]->rel->kind != VGQ_REL_INTERVAL)
+			continue;
+		for (size_t s = 0; s < p->nstreams; s++)
+			p->mark_n[j] += p->done[s].marks[j].n;
+		p->mark_order[j] = vgq_xrealloc(NULL, p->mark_n[j] + 1, sizeof *p->mark_order[j]);
+	}
+	on_threads(p, order_main, args);
 	on_threads(p, merge_main, args);
 	free(args);
 	for (size_t j = 0; j < p->npieces; j++) {
@@ -470,7 +643,78 @@ static void merge_pieces(struct sbuild *p)
 	free(p->merge_len);
 	free(p->merge_n);
 	free(p->host);
-	free(keys);
+}
+
+/* ---- the pairing of intervals ---- */
+
+struct pworker {
+	struct sbuild *p;
+	struct builder b; /* the database's, but for its cache of the last image */
+};
+
+/* Interval relation j's begins and ends, every stream's, walked in merged order: each
+ * begin opens the next tuple (the merge made them in that order), each end closes one,
+ * as the one-threaded pass pairs them. */
+static void pair_slot(struct sbuild *p, struct builder *pb, size_t j)
+{
+	struct vgq_relation *r = p->pslot[j]->rel;
+	for (size_t t = 0; t < r->ntuples; t++) { /* as a begin's tuple is made: open */
+		r->to[t] = r->from[t];
+		r->open[t] = true;
+	}
+	size_t *at = vgq_xcalloc(p->nstreams + 1, sizeof *at);
+	size_t n = p->mark_n[j], begun = 0;
+	const uint32_t *order = p->mark_order[j]; /* merge_pieces made it */
+	if (p->text_ends[j])                      /* its ends put texts in the database's pool */
+		pthread_mutex_lock(&p->pool_mu);
+	for (size_t k = 0; k < n; k++) {
+		const struct sdone *d = &p->done[order[k]];
+		size_t i = at[order[k]]++;
+		const struct mark *m = &d->marks[j].m[i];
+		const struct tinfo *ti = p->main->by_class[m->cls];
+		if (!m->end) {
+			vgq_build_reopen(pb, ti, begun++, m->image);
+			continue;
+		}
+		struct vgt_event ev = {.type = ti->type,
+		                       .image = m->image,
+		                       .ts = d->marks[j].ts[i],
+		                       .values =
+		                           m->values == UINTPTR_MAX ? NULL : d->values + m->values};
+		vgq_build_feed(pb, &ev);
+	}
+	if (p->text_ends[j])
+		pthread_mutex_unlock(&p->pool_mu);
+	free(at);
+}
+
+static void *pair_main(void *arg)
+{
+	struct pworker *w = arg;
+	struct sbuild *p = w->p;
+	for (;;) {
+		size_t j = __atomic_fetch_add(&p->next_pair, 1, __ATOMIC_RELAXED);
+		if (j >= p->npieces)
+			return NULL;
+		if (p->pslot[j]->rel->kind == VGQ_REL_INTERVAL)
+			pair_slot(p, &w->b, j);
+	}
+}
+
+/* The interval relations paired, each on one of the threads. */
+static void pair_intervals(struct sbuild *p)
+{
+	struct pworker *w = vgq_xcalloc(p->nworkers, sizeof *w);
+	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
+	for (unsigned k = 0; k < p->nworkers; k++) {
+		w[k].p = p;
+		w[k].b = *p->main;
+		w[k].b.last_image = NULL;
+		args[k] = &w[k];
+	}
+	on_threads(p, pair_main, args);
+	free(args);
+	free(w);
 }
 
 /* The events copied aside, every stream's, in merged order: names, then the relations
@@ -506,15 +750,28 @@ static void sbuild_free(struct sbuild *p)
 		for (size_t j = 0; d->piece && j < p->npieces; j++) {
 			vgq_relation_free(d->piece[j]);
 		}
+		for (size_t j = 0; d->marks && j < p->npieces; j++) {
+			vgq_colmem_release(d->mem, d->marks[j].ts);
+			vgq_colmem_release(d->mem, d->marks[j].m);
+		}
+		vgq_colmem_release(d->mem, d->values);
+		vgq_colmem_free(d->mem);
 		free(d->piece);
+		free(d->marks);
 		free(d->aside);
-		free(d->values);
 	}
 	free(p->done);
 	free(p->order);
 	free(p->pslot);
 	free(p->piece_class);
 	free(p->aside_class);
+	for (size_t j = 0; p->mark_order && j < p->npieces; j++)
+		free(p->mark_order[j]);
+	free(p->mark_order);
+	free(p->mark_n);
+	free(p->mark_slot);
+	free(p->text_ends);
+	pthread_mutex_destroy(&p->pool_mu);
 	free(p->w);
 	free(p);
 }
@@ -529,6 +786,7 @@ bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_wait
 	p->main = b;
 	p->src = rd->src;
 	p->nstreams = nstreams;
+	pthread_mutex_init(&p->pool_mu, NULL);
 	if (!classify(p, b)) {
 		sbuild_free(p);
 		return false;
@@ -565,6 +823,7 @@ bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_wait
 				vgq_build_warn(b, "%s", p->w[k].b.warnings[i]);
 		}
 		merge_pieces(p);
+		pair_intervals(p);
 		feed_aside(p);
 		size_t first = SIZE_MAX;
 		for (size_t s = 0; s < nstreams; s++) {

@@ -87,12 +87,12 @@ void vgq_relation_resize(struct vgq_relation *r, size_t n);
 /* The same, but the attributes' values are left unset: the caller writes every one of
  * the n tuples' (a result's store: the columns are then written once, by its workers). */
 void vgq_relation_resize_unset(struct vgq_relation *r, size_t n);
-/* Makes an event relation hold n tuples (n at least its tuples): its values kept, those
- * past them left for the caller to write, every one (nothing is zeroed: the columns'
- * pages are first touched by the caller's writes). */
+/* Makes an event (or interval) relation hold n tuples (n at least its tuples): its values
+ * kept, those past them left for the caller to write, every one (`to` and `open` too;
+ * nothing is zeroed: the columns' pages are first touched by the caller's writes). */
 void vgq_relation_reserve(struct vgq_relation *r, size_t n);
-/* Gives the columns (and tuples) of event relation `from` to `to`, of the same schema,
- * whose own are freed; `from` is left with none. */
+/* Gives the columns (and tuples) of event (or interval, no begin_unknown) relation `from`
+ * to `to`, of the same schema, whose own are freed; `from` is left with none. */
 void vgq_relation_take_columns(struct vgq_relation *to, struct vgq_relation *from);
 /* Flags tuple t (< ntuples) of an interval relation as begin_unknown, making the column
  * on first use. */

@@ -229,13 +229,22 @@ static void narrow_key(struct rslot *s, const struct tinfo *ti)
 /* ---- intervals: an end closes the oldest open begin with equal attribute values (the
  * newest, for a leave of an invocation) ---- */
 
+static void open_tuple(struct rslot *s, size_t t, uint32_t image)
+{
+	first_key(s);
+	vgq_open_add(&s->open, t, image, tuple_hash(s, t, image));
+}
+
 static void begin(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,
                   uint32_t image)
 {
-	struct rslot *s = ti->slot;
-	size_t t = add_tuple(b, ti, ev, image);
-	first_key(s);
-	vgq_open_add(&s->open, t, image, tuple_hash(s, t, image));
+	open_tuple(ti->slot, add_tuple(b, ti, ev, image), image);
+}
+
+void vgq_build_reopen(struct builder *b, const struct tinfo *ti, size_t t,
+                      const struct vgt_image *img)
+{
+	open_tuple(ti->slot, t, image_index(b, img));
 }
 
 static void end(struct builder *b, const struct tinfo *ti, const struct vgt_event *ev,

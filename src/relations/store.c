@@ -165,11 +165,17 @@ void vgq_relation_reserve(struct vgq_relation *r, size_t n)
 void vgq_relation_take_columns(struct vgq_relation *to, struct vgq_relation *from)
 {
 	vgq_colmem_release(to->mem, to->from);
+	vgq_colmem_release(to->mem, to->to);
+	vgq_colmem_release(to->mem, to->open);
 	for (size_t a = 0; a < to->nattrs; a++)
 		vgq_colmem_release(to->mem, *column_ptr(&to->cols[a]));
 	vgq_colmem_free(to->mem);
 	to->from = from->from;
 	from->from = NULL;
+	to->to = from->to; /* interval relations: their ends' columns too */
+	from->to = NULL;
+	to->open = from->open;
+	from->open = NULL;
 	for (size_t a = 0; a < to->nattrs; a++) {
 		*column_ptr(&to->cols[a]) = *column_ptr(&from->cols[a]);
 		*column_ptr(&from->cols[a]) = NULL;

@@ -1,6 +1,7 @@
 /* The database built from a trace at 1, 2, 3 and 8 threads (relations/build_parallel.c) is
  * the same, byte for byte in a full text dump of every relation: a trace built byte by
- * byte (tests/unit/reader_tracegen.h) of two images with three streams each, intervals
+ * byte (tests/unit/reader_tracegen.h) of two images with three streams each (and one of
+ * one image with two: the stream-by-stream build's two-way merges), intervals
  * begun on one stream and ended on another, states, entities named and renamed, entity
  * references, texts shared between relations built by different threads, equal times
  * across streams, many packets; large enough that the threads share the work, and a
@@ -8,7 +9,9 @@
  * of it (queries compare texts by pointer). And a database of only the relations a
  * query ranges over holds them as the whole database does (the other events' payloads
  * not decoded, their damage found all the same), also when it is built stream by stream
- * and merged (an event relation and entities: relations/build_streams.c). Built with no memory
+ * and merged (an event relation and entities; the interval relation Job, whose ends close
+ * begins of other streams, alone and with an event relation: relations/build_streams.c,
+ * paired in merged order after the merge). Built with no memory
  * budget (columns in the spill file), the database is the same at 1 and 2 threads. */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -29,7 +32,7 @@
 #define ENTITY_NAME 15
 #define W_BEGIN 16
 #define W_END 17
-#define STREAMS 3
+static unsigned STREAMS = 3; /* per image; 2 with one image: two-way merges */
 
 static int failures;
 
@@ -134,6 +137,8 @@ static void make_image(const char *root, const char *name, uint32_t pid, size_t 
 		                      0,        WORDS[p % NWORDS]};
 	for (uint32_t j = 0; j < jobs; j++) {
 		uint64_t t = 2000 + next_rand() % (jobs * 40);
+		if (STREAMS == 2) /* many times equal across the streams */
+			t -= t % 64;
 		unsigned sb = next_rand() % STREAMS, se = next_rand() % STREAMS;
 		const char *w = WORDS[next_rand() % NWORDS];
 		ev[n++] = (struct ev){t, sb, 0, JOB_BEGIN, j % 50, 0, w};
@@ -305,10 +310,11 @@ static char *dump_named(const struct vgq_database *db, const char *const *names,
  * the whole database, at 1 to 3 threads; a relation not needed has no tuples. */
 static void compare_need(const char *root, size_t jobs)
 {
-	/* Mark with Process alone: built stream by stream (relations/build_streams.c) */
+	/* Job alone, Job with Mark, Mark with Process: built stream by stream
+	 * (relations/build_streams.c) */
 	static const char *const sets[][2] = {
-	    {"Job", NULL}, {"Mark", "ProcessState"}, {"Mark", "Process"}};
-	static const char *const left_out[] = {"Mark", "Job", "Job"};
+	    {"Job", NULL}, {"Mark", "ProcessState"}, {"Mark", "Process"}, {"Job", "Mark"}};
+	static const char *const left_out[] = {"Mark", "Job", "Job", "ProcessState"};
 	char err[256];
 	const char *paths[] = {root};
 	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
@@ -387,13 +393,17 @@ static void compare_spilled(const char *root, size_t jobs, const char *one, size
 	vgq_spill_set_budget(saved);
 }
 
-/* Builds the trace of `jobs` jobs per image at 1, 2, 3 and 8 threads and compares. */
-static void compare(size_t jobs, uint64_t seed, bool damaged)
+/* Builds the trace of `jobs` jobs per image (two images of three streams, or one of two:
+ * `two`, where the stream-by-stream build's merges are two-way, made in parts on the
+ * threads) at 1, 2, 3 and 8 threads and compares. */
+static void compare(size_t jobs, uint64_t seed, bool damaged, bool two)
 {
 	rng = seed;
+	STREAMS = two ? 2 : 3;
 	char *root = tg_tempdir();
 	make_image(root, "app-42-0", 42, jobs, damaged);
-	make_image(root, "app-77-0", 77, jobs, false);
+	if (!two)
+		make_image(root, "app-77-0", 77, jobs, false);
 	size_t n1;
 	char *one = dump(root, 1, &n1);
 	if (one && damaged == !!strstr(one, "damage 0,"))
@@ -429,8 +439,9 @@ static void compare(size_t jobs, uint64_t seed, bool damaged)
 
 int main(void)
 {
-	compare(200, 0x9e3779b97f4a7c15ull, true);   /* less than one batch */
-	compare(9000, 0x2545f4914f6cdd1dull, false); /* many batches, relations given out */
+	compare(200, 0x9e3779b97f4a7c15ull, true, false);   /* less than one batch */
+	compare(9000, 0x2545f4914f6cdd1dull, false, false); /* many batches, relations given out */
+	compare(9000, 0x94d049bb133111ebull, false, true);  /* one image of two streams */
 	vgt_set_decode_threads(1);
 	return failures ? 1 : 0;
 }
