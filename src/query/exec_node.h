@@ -158,6 +158,10 @@ extern const struct xops vgq_scan_ops, vgq_select_ops, vgq_tselect_ops, vgq_prod
 /* exec_scan.c: the selection node above a scan hands its conjuncts to the scan, which
  * applies them column-at-a-time. */
 void vgq_scan_push_selection(struct xnode *scan, const struct pnode *sel);
+/* The variable of a scan (opened) with no selection pushed onto it: its bindings are
+ * every tuple of its relation in order, the tuple index in the variable's place (-1 when
+ * n is no such scan). */
+int vgq_scan_whole(const struct xnode *n);
 
 /* exec_hashjoin.c: hash tables on key expressions, shared with the semi-join. */
 struct xhash {
