@@ -42,6 +42,7 @@ struct direct_run {
 	size_t npieces;
 	size_t charged; /* bytes taken from the session's budget */
 	bool refused;   /* a worker's arena went past it (set atomically) */
+	bool unsorted;  /* a morsel's rows were not in order of begin (set atomically) */
 };
 
 /* The comparator's run (qsort's comparators take no context; set before a sort). */
@@ -176,11 +177,12 @@ static void morsel(void *p, unsigned w, size_t m, const uint32_t *rows, size_t n
 		sorted &= v.b >= last;
 		last = v.b;
 	}
-	if (sorted)
+	if (sorted) {
 		order_ties(out, k, words);
-	else
-		qsort(out, k, words * sizeof *out, by_row);
-	k = drop_duplicates(out, k, words);
+		k = drop_duplicates(out, k, words);
+	} else { /* sorted with every row (sort_all) */
+		__atomic_store_n(&d->unsorted, true, __ATOMIC_RELAXED);
+	}
 	d->piece[m] = (struct piece){out, k, 0};
 	a->n += k;
 }
@@ -215,6 +217,8 @@ static void store_pieces(void *p, size_t lo, size_t hi)
  * begin of the piece before)? Then runs of equal times never cross a piece's edge. */
 static bool chained(const struct direct_run *d)
 {
+	if (d->unsorted)
+		return false;
 	bool any = false;
 	int64_t last = 0;
 	for (size_t c = 0; c < d->npieces; c++) {
@@ -251,6 +255,53 @@ static void dedup_chunks(void *p, size_t lo, size_t hi)
 		    drop_duplicates((uint64_t *)d->piece[c].rows, d->piece[c].n, d->words);
 }
 
+/* Sorts n rows by begin with an LSD radix sort of 11-bit digits (digits that never vary
+ * skipped: times of one trace share their high bits; stable), then each run of equal
+ * begins into the full order. */
+#define RADIX_BITS 11
+#define RADIX (1u << RADIX_BITS)
+#define RADIX_DIGITS ((64 + RADIX_BITS - 1) / RADIX_BITS)
+
+static uint32_t digit_of(const uint64_t *r, int d)
+{
+	return (uint32_t)(((r[0] ^ (1ull << 63)) >> (d * RADIX_BITS)) & (RADIX - 1));
+}
+
+static void radix_rows(void *base, size_t n)
+{
+	size_t words = ordering->words, row = words * sizeof(uint64_t);
+	size_t(*count)[RADIX] = vgq_xcalloc(RADIX_DIGITS, sizeof *count);
+	uint64_t *from = base, *to = vgb_xmalloc(n ? n * row : 1), *tmp = to;
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < RADIX_DIGITS; d++)
+			count[d][digit_of(from + i * words, d)]++;
+	for (int d = 0; d < RADIX_DIGITS; d++) {
+		bool same = false;
+		for (uint32_t v = 0; v < RADIX && !same; v++)
+			same = count[d][v] == n;
+		if (same)
+			continue;
+		size_t pos = 0;
+		for (uint32_t v = 0; v < RADIX; v++) {
+			size_t c = count[d][v];
+			count[d][v] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const uint64_t *r = from + i * words;
+			memcpy(to + count[d][digit_of(r, d)]++ * words, r, row);
+		}
+		uint64_t *x = from;
+		from = to;
+		to = x;
+	}
+	if (from != base)
+		memcpy(base, from, n * row);
+	free(tmp);
+	free(count);
+	order_ties(base, n, words);
+}
+
 /* The pieces' rows put together and sorted, then cut into pieces of about `size` rows
  * at changes of begin, each piece's duplicates dropped. False past the memory budget.
  * The new pieces' rows are *all (malloc'd). */
@@ -263,7 +314,7 @@ static bool sort_all(struct direct_run *d, size_t total, uint64_t **all)
 	*all = vgb_xmalloc(bytes);
 	struct gather_job g = {d, *all};
 	vgq_parallel_for(d->s, d->npieces, 1, gather_pieces, &g);
-	vgq_parallel_sort(d->s, *all, total, d->words * sizeof **all, by_row, NULL);
+	vgq_parallel_sort(d->s, *all, total, d->words * sizeof **all, by_row, radix_rows);
 	size_t size = vgq_grain(d->s, total, 16, 16384), words = d->words, np = 0;
 	free(d->piece);
 	d->piece = vgq_xcalloc(total / size + 2, sizeof *d->piece);
