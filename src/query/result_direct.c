@@ -82,7 +82,7 @@ static bool arena_room(struct direct_run *d, struct arena *a, size_t more)
 		cap = more;
 	size_t bytes = (cap * row + BLOCK_BYTES - 1) & ~(BLOCK_BYTES - 1); /* whole huge pages */
 	cap = bytes / row;
-	if (!vgq_mem_take(d->s, "result rows", bytes))
+	if (!vgq_mem_take(d->s, "the result's rows", bytes))
 		return false;
 	__atomic_add_fetch(&d->charged, bytes, __ATOMIC_RELAXED);
 	a->a = vgb_xmalloc_huge(bytes);
@@ -308,7 +308,7 @@ static void radix_rows(void *base, size_t n)
 static bool sort_all(struct direct_run *d, size_t total, uint64_t **all)
 {
 	size_t bytes = total * d->words * sizeof **all;
-	if (!vgq_mem_take(d->s, "result rows", bytes))
+	if (!vgq_mem_take(d->s, "the result's rows", bytes))
 		return false;
 	d->charged += bytes;
 	*all = vgb_xmalloc(bytes);
