@@ -1,18 +1,19 @@
 /* A retrieve's result made as its bindings are (issue 31): when every target is an
  * integer attribute without nulls (a join's usual targets) and the result is a plain set
  * (not retrieve unique), each morsel's bindings become rows of their valid time and their
- * targets' bits on the worker that made them, while they are in its cache; the morsel's
- * rows are ordered, their duplicates dropped, and kept in the worker's own array. No
- * binding is kept for the whole statement and none is read twice.
+ * targets' bits on the worker that made them, while they are in its cache, kept in the
+ * worker's own blocks; rows that come in order of begin (a sweep's) get their ties
+ * ordered and their duplicates dropped there too. No binding is kept for the whole
+ * statement and none is read twice.
  *
  * Morsels whose rows follow one another in time (a sweep join's ranges of begin times:
  * its pairs come in order of their later begin, the start of their valid time; a scan's
  * ranges of tuples in time order) then hold every run of equal times, so every duplicate,
  * whole: they are stored straight into the result's columns from their places, by the
- * workers. Otherwise the rows are put together, sorted (vgq_parallel_sort) and cut into
- * chunks where the begin changes, each chunk's duplicates dropped by a worker. Either way
- * the order is (begin, end, values), a total order on distinct tuples: the same result
- * at every thread count as result.c's. */
+ * workers. Otherwise the rows are put together, sorted (vgq_parallel_sort: runs
+ * radix-sorted by begin, then merged) and cut into chunks where the begin changes, each
+ * chunk's duplicates dropped by a worker. Either way the order is (begin, end, values), a
+ * total order on distinct tuples: the same result at every thread count as result.c's. */
 #include <stdlib.h>
 #include <string.h>
 
