@@ -62,7 +62,8 @@ if(VIGIL_HAVE_TSAN AND NOT VIGIL_SANITIZE)
   file(GLOB PARALLEL_TSAN_SOURCES ${CMAKE_SOURCE_DIR}/src/query/exec*.c)
   add_executable(test_query_parallel_tsan ${CMAKE_SOURCE_DIR}/tests/query/parallel_unit.c
                  ${PARALLEL_TSAN_SOURCES} ${CMAKE_SOURCE_DIR}/src/query/engine.c
-                 ${CMAKE_SOURCE_DIR}/src/query/result.c ${CMAKE_SOURCE_DIR}/src/query/value.c
+                 ${CMAKE_SOURCE_DIR}/src/query/result.c ${CMAKE_SOURCE_DIR}/src/query/result_direct.c
+                 ${CMAKE_SOURCE_DIR}/src/query/value.c
                  ${CMAKE_SOURCE_DIR}/src/query/agg.c ${CMAKE_SOURCE_DIR}/src/query/agg_time.c
                  ${CMAKE_SOURCE_DIR}/src/common/pool.c)
   target_include_directories(test_query_parallel_tsan PRIVATE ${CMAKE_SOURCE_DIR}/src

@@ -70,6 +70,18 @@ void *vgb_xrealloc(void *p, size_t n, size_t size)
 	return p;
 }
 
+void *vgb_xmalloc_huge(size_t size)
+{
+	size_t bytes = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	if (bytes < size)
+		vgb_oom();
+	void *p = NULL;
+	if (posix_memalign(&p, HUGE_PAGE, bytes ? bytes : HUGE_PAGE))
+		vgb_oom();
+	huge_advise(p, bytes ? bytes : HUGE_PAGE);
+	return p;
+}
+
 char *vgb_xstrdup(const char *s)
 {
 	return vgb_xstrndup(s, strlen(s));

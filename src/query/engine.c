@@ -134,18 +134,24 @@ static bool evaluate(struct vgq_session *s, const struct plan *p, bool first)
 		return false;
 	struct xnode *root = vgq_node_build(s, &cx, p->physical);
 	vgq_node_open(root);
-	/* The final bindings are kept (a tuple index per variable) until the statement is
-	 * known to stay within its limit, and only then evaluated into result rows, which
-	 * are several times larger: a statement that fails costs no more than its bindings. */
-	struct xrows all = {0};
-	vgq_rows_collect(root, &all);
-	vgq_node_close(root);
-	if (!vgq_overflowed(&cx)) {
-		struct vgq_result_acc *acc = vgq_result_begin(b);
-		vgq_result_add_all(s, acc, all.rows, all.n, cx.width);
-		vgq_result_end(s, b, acc); /* not emitted if a target overflowed */
+	/* Targets read from columns: rows (times and values) made from each morsel's
+	 * bindings as they are made (result_direct.c). Else the final bindings are kept (a
+	 * tuple index per variable) until the statement is known to stay within its limit,
+	 * and only then evaluated into result rows, which are several times larger: a
+	 * statement that fails costs no more than its bindings. */
+	if (vgq_result_direct(s, b, root)) {
+		vgq_node_close(root);
+	} else {
+		struct xrows all = {0};
+		vgq_rows_collect(root, &all);
+		vgq_node_close(root);
+		if (!vgq_overflowed(&cx)) {
+			struct vgq_result_acc *acc = vgq_result_begin(b);
+			vgq_result_add_all(s, acc, all.rows, all.n, cx.width);
+			vgq_result_end(s, b, acc); /* not emitted if a target overflowed */
+		}
+		vgq_rows_free(&all);
 	}
-	vgq_rows_free(&all);
 	bool ok = !vgq_overflowed(&cx);
 	if (ok && s->analyze)
 		print_analyzed(s, p, aggs, root, first);

@@ -123,6 +123,19 @@ void vgq_rows_free(struct xrows *r);
  * session's workers when the child is a pipeline over enough morsels. Materialising
  * operators and the statement's driver call it. */
 void vgq_rows_collect(struct xnode *child, struct xrows *out);
+/* Bindings handed over morsel by morsel instead of collected (vgq_rows_stream). */
+struct vgq_sink {
+	/* before the first morsel: how many there are (0 .. nmorsels - 1, the serial order)
+	 * and the workers (0 .. threads - 1) they are handed to */
+	void (*begin)(void *ctx, size_t nmorsels, unsigned threads);
+	/* morsel m's bindings, on worker w, while they are in its cache (each morsel once) */
+	void (*morsel)(void *ctx, unsigned w, size_t m, const uint32_t *rows, size_t n);
+	void *ctx;
+};
+/* The child's bindings to sink, on the session's workers (a child that is no pipeline,
+ * or of one morsel: all of them as morsel 0 of 1). Nothing is handed over once the
+ * statement has stopped (vgq_overflowed). */
+void vgq_rows_stream(struct xnode *child, const struct vgq_sink *sink);
 /* Runs fn(ctx, lo, hi) over [0, n) in pieces of at least `grain`, on the session's
  * workers (the caller alone when there is one). */
 /* The size of the pieces of n items shared out among the session's workers: about
@@ -145,6 +158,10 @@ extern const struct xops vgq_scan_ops, vgq_select_ops, vgq_tselect_ops, vgq_prod
 /* exec_scan.c: the selection node above a scan hands its conjuncts to the scan, which
  * applies them column-at-a-time. */
 void vgq_scan_push_selection(struct xnode *scan, const struct pnode *sel);
+/* The variable of a scan (opened) with no selection pushed onto it: its bindings are
+ * every tuple of its relation in order, the tuple index in the variable's place (-1 when
+ * n is no such scan). */
+int vgq_scan_whole(const struct xnode *n);
 
 /* exec_hashjoin.c: hash tables on key expressions, shared with the semi-join. */
 struct xhash {
@@ -213,5 +230,9 @@ void vgq_result_add_all(struct vgq_session *s, struct vgq_result_acc *acc, const
                         size_t n, size_t width);
 /* Builds b->out and frees acc. */
 void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_result_acc *acc);
+/* result_direct.c: when every target of b is an integer attribute without nulls and b is
+ * no retrieve unique, b->out made from root's bindings morsel by morsel as they are made
+ * (unless the statement stops): true; else false and nothing done. */
+bool vgq_result_direct(struct vgq_session *s, const struct bstmt *b, struct xnode *root);
 
 #endif

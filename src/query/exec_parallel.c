@@ -51,6 +51,7 @@ struct job {
 	struct segment *seg;   /* per morsel */
 	size_t next;           /* the next morsel to claim (atomic) */
 	struct xctx *cx;
+	const struct vgq_sink *sink; /* morsels' bindings handed over, not kept (or NULL) */
 };
 
 /* Adds a clone's bindings emitted since the last time to its original's; the
@@ -87,9 +88,16 @@ static void work(void *p, unsigned w)
 				break;
 			buf->n += k;
 		}
-		j->seg[m] = (struct segment){w, at, buf->n - at};
 		for (size_t d = 0; d < j->depth; d++)
 			flush_emitted(j->cx, c[d], j->path[d]);
+		if (j->sink) { /* handed over while in cache; the buffer is reused */
+			if (!vgq_overflowed(j->cx))
+				j->sink->morsel(j->sink->ctx, w, m, buf->rows + at * width,
+				                buf->n - at);
+			buf->n = at;
+			continue;
+		}
+		j->seg[m] = (struct segment){w, at, buf->n - at};
 	}
 }
 
@@ -130,11 +138,11 @@ static void join_pipeline(struct job *j, unsigned threads)
 	}
 }
 
-static bool run_parallel(struct xnode *top, struct xrows *out)
+static bool run_parallel(struct xnode *top, struct xrows *out, const struct vgq_sink *sink)
 {
 	struct vgq_session *s = top->cx->s;
 	unsigned threads = vg_pool_threads(s->pool);
-	if (threads < 2)
+	if (threads < 2 && !sink)
 		return false;
 	struct xnode *path[VGQ_MAX_DEPTH];
 	size_t depth = pipeline_of(top, path);
@@ -154,12 +162,14 @@ static bool run_parallel(struct xnode *top, struct xrows *out)
 	size_t nm = src->ops->morsels(src);
 	if (nm < 2)
 		return false;
-	struct job j = {.path = path, .depth = depth, .nmorsels = nm, .cx = top->cx};
+	struct job j = {.path = path, .depth = depth, .nmorsels = nm, .cx = top->cx, .sink = sink};
 	j.clones = vgq_xcalloc((size_t)threads * depth, sizeof *j.clones);
 	j.bufs = vgq_xcalloc(threads, sizeof *j.bufs);
 	j.seg = vgq_xcalloc(nm, sizeof *j.seg);
 	for (unsigned w = 0; w < threads; w++)
 		fork_pipeline(&j, w);
+	if (sink)
+		sink->begin(sink->ctx, nm, threads);
 	vg_pool_run(s->pool, work, &j);
 	join_pipeline(&j, threads);
 	size_t total = 0;
@@ -168,8 +178,9 @@ static bool run_parallel(struct xnode *top, struct xrows *out)
 	size_t w = top->cx->width;
 	out->width = w;
 	out->n = 0;
-	/* the workers' buffers are held until copied: the budget holds both */
-	if (vgq_overflowed(top->cx) || !vgq_rows_reserve(out, s, top->ops->name, total))
+	/* the workers' buffers are held until copied: the budget holds both (a sink kept
+	 * nothing) */
+	if (sink || vgq_overflowed(top->cx) || !vgq_rows_reserve(out, s, top->ops->name, total))
 		nm = 0; /* the statement stops: nothing to copy */
 	for (size_t m = 0; m < nm; m++) {
 		const struct segment *g = &j.seg[m];
@@ -188,8 +199,21 @@ static bool run_parallel(struct xnode *top, struct xrows *out)
 
 void vgq_rows_collect(struct xnode *child, struct xrows *out)
 {
-	if (!run_parallel(child, out))
+	if (!run_parallel(child, out, NULL))
 		vgq_rows_drain(child, out);
+}
+
+void vgq_rows_stream(struct xnode *child, const struct vgq_sink *sink)
+{
+	struct xrows all = {0};
+	if (run_parallel(child, &all, sink))
+		return;
+	/* not a pipeline (or one morsel): its bindings as one morsel */
+	vgq_rows_drain(child, &all);
+	sink->begin(sink->ctx, 1, 1);
+	if (!vgq_overflowed(child->cx))
+		sink->morsel(sink->ctx, 0, 0, all.rows, all.n);
+	vgq_rows_free(&all);
 }
 
 unsigned vgq_session_threads(const struct vgq_session *s)

@@ -140,6 +140,14 @@ void vgq_scan_push_selection(struct xnode *scan, const struct pnode *sel)
 	st->done = vgq_xcalloc(sel->nconds + 1, sizeof *st->done);
 }
 
+int vgq_scan_whole(const struct xnode *n)
+{
+	if (n->ops != &vgq_scan_ops || !n->state)
+		return -1;
+	const struct scan *st = n->state;
+	return st->sel ? -1 : n->p->var;
+}
+
 static void scan_open(struct xnode *n)
 {
 	struct scan *st = vgq_xcalloc(1, sizeof *st);

@@ -43,6 +43,8 @@ struct items_job {
 	struct bx *const *keys; /* this side's, or NULL */
 	size_t nkeys;
 	const struct bx *exact; /* the one key read from its column (exact_l, exact_r) */
+	int whole;              /* a whole scan's variable (t holds no rows), or -1 */
+	size_t width;
 };
 
 /* The key of row `row` of the relation `exact` reads; false when it is null. */
@@ -62,8 +64,14 @@ static void items_piece(void *p, size_t lo, size_t hi)
 {
 	struct items_job *j = p;
 	const struct bvar *var = j->x->kind == TX_VAR ? &j->b->vars[j->x->var] : NULL;
+	uint32_t own[j->width]; /* a whole scan's binding: its variable's place only */
+	memset(own, 0, sizeof own);
 	for (size_t i = lo; i < hi; i++) {
-		const uint32_t *row = j->t->rows + i * j->t->width;
+		const uint32_t *row = own;
+		if (j->whole >= 0)
+			own[j->whole] = (uint32_t)i;
+		else
+			row = j->t->rows + i * j->t->width;
 		struct binding bd = {row, j->b->vars};
 		/* a variable's own time (the usual operand) read from its columns */
 		struct tval v = var ? vgq_var_time(var, row[j->x->var]) : vgq_teval(j->x, &bd);
@@ -89,14 +97,15 @@ static void items_piece(void *p, size_t lo, size_t hi)
  * interval), ordered by begin (evaluated by the session's workers). */
 static struct item *items_of(struct vgq_session *s, const struct bstmt *b, const struct tx *x,
                              const struct xrows *t, struct bx *const *keys, size_t nkeys,
-                             const struct bx *exact, size_t *n)
+                             const struct bx *exact, int whole, size_t *n)
 {
-	struct item *it = vgq_xcalloc(t->n ? t->n : 1, sizeof *it);
-	struct items_job j = {b,    x,     t,    it, vgq_xcalloc(t->n ? t->n : 1, sizeof *j.some),
-	                      keys, nkeys, exact};
-	vgq_parallel_for(s, t->n, vgq_grain(s, t->n, 16, 16384), items_piece, &j);
+	size_t nb = whole >= 0 ? b->vars[whole].rel->ntuples : t->n; /* bindings */
+	struct item *it = vgq_xcalloc(nb ? nb : 1, sizeof *it);
+	struct items_job j = {b,    x,     t,     it,    vgq_xcalloc(nb ? nb : 1, sizeof *j.some),
+	                      keys, nkeys, exact, whole, b->nvars ? b->nvars : 1};
+	vgq_parallel_for(s, nb, vgq_grain(s, nb, 16, 16384), items_piece, &j);
 	size_t k = 0;
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < nb; i++)
 		if (j.some[i])
 			it[k++] = it[i];
 	free(j.some);
@@ -146,6 +155,9 @@ struct sweep {
 	 * items' keys (`exact`, its two sides; a null key has no item). */
 	bool plain;
 	const struct bx *exact_l, *exact_r;
+	/* A side that is a whole scan is not collected: an item's row is its variable's
+	 * tuple (the variable, or -1: the side's rows are l, r). */
+	int whole_l, whole_r;
 	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); each side's
 	 * longest item bounds how far back a morsel looks for the items still open (unsigned:
 	 * an item open to "forever" or from "beginning" is longer than INT64_MAX). */
@@ -190,12 +202,16 @@ static void sweep_open(struct xnode *n)
 static void build(struct xnode *n, struct sweep *st)
 {
 	const struct bstmt *b = n->cx->b;
-	vgq_rows_collect(n->l, &st->l);
-	vgq_rows_collect(n->r, &st->r);
-	st->li =
-	    items_of(n->cx->s, b, n->p->lt, &st->l, st->keys.l, st->keys.n, st->exact_l, &st->nl);
-	st->ri =
-	    items_of(n->cx->s, b, n->p->rt, &st->r, st->keys.r, st->keys.n, st->exact_r, &st->nr);
+	st->whole_l = vgq_scan_whole(n->l);
+	st->whole_r = vgq_scan_whole(n->r);
+	if (st->whole_l < 0)
+		vgq_rows_collect(n->l, &st->l);
+	if (st->whole_r < 0)
+		vgq_rows_collect(n->r, &st->r);
+	st->li = items_of(n->cx->s, b, n->p->lt, &st->l, st->keys.l, st->keys.n, st->exact_l,
+	                  st->whole_l, &st->nl);
+	st->ri = items_of(n->cx->s, b, n->p->rt, &st->r, st->keys.r, st->keys.n, st->exact_r,
+	                  st->whole_r, &st->nr);
 	st->iend = st->nl;
 	st->jend = st->nr;
 	st->built = true;
@@ -226,17 +242,29 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 		bool left = st->cur_left;
 		const struct window *other = left ? &st->wr : &st->wl;
 		uint64_t key = st->cur->key;
-		const uint32_t *cur = (left ? st->l.rows : st->r.rows) + (size_t)st->cur->row * w;
+		int cw = left ? st->whole_l : st->whole_r, ow = left ? st->whole_r : st->whole_l;
+		const uint32_t *cur =
+		    cw >= 0 ? NULL : (left ? st->l.rows : st->r.rows) + (size_t)st->cur->row * w;
 		const uint32_t *orows = left ? st->r.rows : st->l.rows;
+		/* the arriving side's variables from cur, the other's from each item's row */
+		uint64_t cvars = left ? lvars : ~lvars;
 		for (; st->k < other->n && k < VGQ_BATCH; st->k++) {
 			const struct item *o = &other->a[st->k];
 			if (o->key != key) /* unequal keys (all 0 without keys) */
 				continue;
-			const uint32_t *x = left ? cur : orows + (size_t)o->row * w;
-			const uint32_t *y = left ? orows + (size_t)o->row * w : cur;
 			uint32_t *row = out + k * w;
-			for (size_t v = 0; v < w; v++)
-				row[v] = (lvars >> v) & 1 ? x[v] : y[v];
+			if (ow >= 0)
+				row[ow] = o->row;
+			else
+				for (size_t v = 0; v < w; v++)
+					if (!((cvars >> v) & 1))
+						row[v] = orows[(size_t)o->row * w + v];
+			if (cw >= 0)
+				row[cw] = st->cur->row;
+			else
+				for (size_t v = 0; v < w; v++)
+					if ((cvars >> v) & 1)
+						row[v] = cur[v];
 			if (decided) {
 				if (limit && n->emitted >= limit) { /* as vgq_node_emit_ok */
 					vgq_set_overflow(n->cx);

@@ -15,6 +15,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
+#include "query/result_internal.h"
 #include "relations/columns.h"
 
 /* A row's place in the order: its times inline, so most comparisons stay in the array;
@@ -22,14 +23,6 @@
 struct order_key {
 	int64_t b, e;
 	uint32_t i;
-};
-
-/* A target that is an integer attribute without nulls, read straight from its column
- * (the usual target of a join's result: no evaluator call per comparison or store). */
-struct direct {
-	const union vgq_column *col;
-	int var;
-	bool u; /* uint, else int */
 };
 
 /* Where rows' values come from: the bindings (vals NULL) or materialised values. */
@@ -41,8 +34,7 @@ struct source {
 	const struct direct *direct; /* per target when every one is direct, or NULL */
 };
 
-/* The targets' direct columns (ntargets of them, malloc'd), or NULL if one is not. */
-static struct direct *direct_targets(const struct bstmt *b)
+struct direct *vgq_direct_targets(const struct bstmt *b)
 {
 	struct direct *d = vgq_xcalloc(b->ntargets ? b->ntargets : 1, sizeof *d);
 	for (size_t k = 0; k < b->ntargets; k++) {
@@ -276,20 +268,20 @@ static void sort_keys_of(void *key, size_t n)
 struct store_job {
 	struct vgq_relation *rel;
 	const struct source *src;
-	const struct order_key *kept; /* the rows kept, in the result's order */
 	bool event;
 	uint8_t **nulls; /* per target: a flag per tuple, written where the value is null */
 	bool *had_null;  /* per target */
 };
 
-/* Tuples [lo, hi) of the result: their times and values into its columns. */
-static void store_piece(void *p, size_t lo, size_t hi)
+/* Tuples [lo, hi) of the result from the rows kept[0 ..): their times and values into its
+ * columns. */
+static void store_rows(const struct store_job *j, const struct order_key *kept, size_t lo,
+                       size_t hi)
 {
-	struct store_job *j = p;
 	struct vgq_relation *rel = j->rel;
 	size_t nt = j->src->b->ntargets;
 	for (size_t t = lo; t < hi; t++) {
-		const struct order_key *k = &j->kept[t];
+		const struct order_key *k = &kept[t - lo];
 		rel->from[t] = k->b;
 		if (!j->event)
 			rel->to[t] = k->e;
@@ -313,28 +305,101 @@ static void store_piece(void *p, size_t lo, size_t hi)
 	}
 }
 
+/* The result's order and its set are made chunk by chunk on the session's workers: the
+ * rows, sorted by b, are cut where b changes, so rows of equal times (ties, and every
+ * duplicate) lie in one chunk. Each chunk orders its ties, keeps the first of each run of
+ * identical tuples (from its start on) and stores them from its place in the result. */
+struct chunks {
+	const struct source *src;
+	struct order_key *key;
+	size_t n;
+	size_t *start; /* chunk c: key[start[c]] .. key[start[c + 1] - 1] */
+	size_t nchunks;
+	size_t *kept;  /* per chunk: rows kept, moved to the chunk's start */
+	size_t *at;    /* per chunk: its first tuple in the result */
+	bool ties;     /* order the chunks' runs of equal b (else already in the full order) */
+	bool unsorted; /* some key[i].b < key[i - 1].b (set atomically) */
+	struct store_job *store;
+};
+
+static void check_piece(void *p, size_t lo, size_t hi)
+{
+	struct chunks *c = p;
+	for (size_t i = lo ? lo : 1; i < hi; i++)
+		if (c->key[i - 1].b > c->key[i].b) {
+			__atomic_store_n(&c->unsorted, true, __ATOMIC_RELAXED);
+			return;
+		}
+}
+
+static bool same_tuple(const struct source *src, const struct order_key *x,
+                       const struct order_key *y)
+{
+	return x->b == y->b && x->e == y->e && !values_order(src, x->i, y->i);
+}
+
+static void chunk_set(void *p, size_t lo, size_t hi)
+{
+	struct chunks *c = p;
+	for (size_t h = lo; h < hi; h++) {
+		struct order_key *key = c->key + c->start[h];
+		size_t n = c->start[h + 1] - c->start[h], m = 0;
+		if (c->ties)
+			sort_ties(key, n);
+		for (size_t j = 0; j < n; j++)
+			if (!m || !same_tuple(c->src, &key[j], &key[m - 1]))
+				key[m++] = key[j];
+		c->kept[h] = m;
+	}
+}
+
+static void chunk_store(void *p, size_t lo, size_t hi)
+{
+	struct chunks *c = p;
+	for (size_t h = lo; h < hi; h++)
+		store_rows(c->store, c->key + c->start[h], c->at[h], c->at[h] + c->kept[h]);
+}
+
+/* Chunks of about `size` keys, each edge moved on to the next change of b. */
+static void cut_chunks(struct chunks *c, size_t size)
+{
+	size_t most = c->n / size + 1;
+	c->start = vgq_xcalloc(most + 1, sizeof *c->start);
+	size_t h = 0;
+	for (size_t at = 0; at < c->n; h++) {
+		c->start[h] = at;
+		size_t to = at + size < c->n ? at + size : c->n;
+		while (to < c->n && c->key[to].b == c->key[to - 1].b)
+			to++;
+		at = to;
+	}
+	c->start[h] = c->n;
+	c->nchunks = h;
+	c->kept = vgq_xcalloc(h ? h : 1, sizeof *c->kept);
+	c->at = vgq_xcalloc(h ? h : 1, sizeof *c->at);
+}
+
 /* The rows (keys over src) sorted, duplicates removed, stored into rel. */
 static void build(struct vgq_session *s, struct vgq_relation *rel, const struct source *src,
                   struct order_key *key, size_t nrows)
 {
 	bool event = rel->kind == VGQ_REL_EVENT;
 	sorting = src;
+	size_t grain = vgq_grain(s, nrows, 16, 16384);
+	struct chunks c = {.src = src, .key = key, .n = nrows};
 	/* A sweep join's bindings come in order of their later begin, which is their valid
-	 * time's: then only ties need ordering (no radix pass, no copy) */
-	size_t u = 1;
-	while (u < nrows && key[u - 1].b <= key[u].b)
-		u++;
-	if (u >= nrows)
-		sort_ties(key, nrows);
-	else
+	 * time's: then only ties need ordering (no radix pass, no copy), chunk by chunk */
+	vgq_parallel_for(s, nrows, grain, check_piece, &c);
+	c.ties = !c.unsorted;
+	if (c.unsorted)
 		vgq_parallel_sort(s, key, nrows, sizeof *key, by_time_then_values, sort_keys_of);
-	/* a set: identical tuples are neighbours now; keep the first of each run */
+	cut_chunks(&c, grain);
+	/* a set: identical tuples are neighbours in a chunk now; keep the first of each run */
+	vgq_parallel_for(s, c.nchunks, 1, chunk_set, &c);
 	size_t n = 0;
-	for (size_t j = 0; j < nrows; j++) {
-		if (n && key[j].b == key[n - 1].b && key[j].e == key[n - 1].e &&
-		    !values_order(src, key[j].i, key[n - 1].i))
-			continue;
-		key[n++] = key[j];
+	for (size_t h = 0; h < c.nchunks; h++) {
+		c.at[h] = n;
+		n += c.kept[h];
 	}
 	sorting = NULL;
 	vgq_relation_resize_unset(rel, n);
@@ -344,8 +409,12 @@ static void build(struct vgq_session *s, struct vgq_relation *rel, const struct 
 	bool *had_null = vgq_xcalloc(nt ? nt : 1, sizeof *had_null);
 	for (size_t k = 0; k < nt; k++)
 		nulls[k] = vgq_xcalloc(n > 16 ? n : 16, 1);
-	struct store_job j = {rel, src, key, event, nulls, had_null};
-	vgq_parallel_for(s, n, vgq_grain(s, n, 16, 16384), store_piece, &j);
+	struct store_job j = {rel, src, event, nulls, had_null};
+	c.store = &j;
+	vgq_parallel_for(s, c.nchunks, 1, chunk_store, &c);
+	free(c.start);
+	free(c.kept);
+	free(c.at);
 	for (size_t k = 0; k < nt; k++) {
 		if (!had_null[k]) {
 			free(nulls[k]);
@@ -380,8 +449,7 @@ struct vgq_relation *vgq_result_skeleton(struct vgq_session *s, const struct bst
 	return rel;
 }
 
-/* The valid time of one binding; TV_NOTHING when it has none. */
-static struct tval valid_time(const struct bstmt *b, const struct binding *bd)
+struct tval vgq_valid_time(const struct bstmt *b, const struct binding *bd)
 {
 	struct tval none = {TV_NOTHING, 0, 0};
 	if (b->valid == TQ_VALID_AT) {
@@ -501,7 +569,7 @@ static void add_piece(void *p, size_t lo, size_t hi)
 	size_t at = j->base + lo;
 	for (size_t i = lo; i < hi; i++) {
 		struct binding bd = {j->rows + i * j->width, b->vars};
-		struct tval v = valid_time(b, &bd);
+		struct tval v = vgq_valid_time(b, &bd);
 		if (v.kind == TV_NOTHING)
 			continue;
 		key[at++] = (struct order_key){v.b, v.kind == TV_EVENT ? v.b : v.e, (uint32_t)i};
@@ -539,7 +607,7 @@ void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_res
 {
 	if (b->unique && !b->result_event)
 		coalesce(s, acc);
-	struct direct *direct = direct_targets(b);
+	struct direct *direct = vgq_direct_targets(b);
 	struct source src = {b, acc->rows, acc->width, acc->vals, direct};
 	build(s, b->out, &src, acc->key, acc->n);
 	free(direct);

@@ -203,6 +203,35 @@ static const char *const same_pairs[][2] = {
      "retrieve into G (k = J.job / (J.job - J.job / 5 * 5)) "
      "range of H is H range of G is G retrieve (a = H.k, b = G.k) "
      "where not (H.k != G.k) when H overlap G"},
+    /* results made as the bindings are (result_direct.c: targets read from integer
+     * columns) against the same targets evaluated (result.c): a sweep's pairs in order of
+     * valid time with many equal begins (ties, ordered by end then values); duplicates
+     * (one mark's time and number from every job it overlaps); rows out of time order
+     * (valid at the end of J: sorted, runs of equal times across morsels); an event
+     * result; a keyed sweep */
+    {"range of J is Job range of M is Mark retrieve (a = J.job, b = M.n) when J overlap M",
+     "range of J is Job range of M is Mark retrieve (a = J.job + 0, b = M.n + 0) "
+     "when J overlap M"},
+    {"range of J is Job range of M is Mark retrieve (n = M.n) when J overlap M",
+     "range of J is Job range of M is Mark retrieve (n = M.n + 0) when J overlap M"},
+    {"range of J is Job range of K is Job retrieve (a = K.job) valid from begin of J to end "
+     "of K where J.job < 500 when J overlap K",
+     "range of J is Job range of K is Job retrieve (a = K.job + 0) valid from begin of J to "
+     "end of K where J.job < 500 when J overlap K"},
+    {"range of J is Job range of M is Mark retrieve (a = J.job / 50, b = M.n / 100) "
+     "valid at end of J when J overlap M",
+     "range of J is Job range of M is Mark retrieve (a = J.job / 50 + 0, b = M.n / 100 + 0) "
+     "valid at end of J when J overlap M"},
+    {"range of J is Job range of M is Mark retrieve into D (a = J.job / 50, b = M.n / 100) "
+     "valid at end of J when J overlap M "
+     "range of D is D retrieve (D.a, D.b) valid at begin of D",
+     "range of J is Job range of M is Mark retrieve into D (a = J.job / 50, b = M.n / 100) "
+     "valid at end of J when J overlap M "
+     "range of D is D retrieve (a = D.a + 0, b = D.b + 0) valid at begin of D"},
+    {"range of J is Job range of M is Mark retrieve (a = J.job, b = M.n) where M.n = J.job "
+     "when J overlap M",
+     "range of J is Job range of M is Mark retrieve (a = J.job + 0, b = M.n + 0) "
+     "where M.n = J.job when J overlap M"},
 };
 
 /* Runs one statement at `threads`; its results into x (the session kept in *s, the
