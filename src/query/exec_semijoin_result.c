@@ -88,52 +88,6 @@ static bool shape_of(const struct bstmt *b, struct colresult *c)
 	return true;
 }
 
-struct make_job {
-	const struct colresult *c;
-	const uint32_t *rows;
-	size_t width, grain;
-	uint64_t *keys;
-	size_t *kept;      /* per piece: rows it wrote from its first place on */
-	uint64_t *lo, *hi; /* per piece: each word's least and greatest (MAX_WORDS each) */
-};
-
-/* One piece of the bindings: a row of words each (none for an empty valid time). */
-static void make_piece(void *p, size_t lo, size_t hi)
-{
-	struct make_job *j = p;
-	const struct colresult *c = j->c;
-	size_t w = c->words, at = lo;
-	for (size_t i = lo; i < hi; i++) {
-		uint32_t t = j->rows[i * j->width + c->var];
-		uint64_t *k = j->keys + at * w;
-		int64_t b = c->from[t];
-		k[0] = (uint64_t)b ^ SIGN;
-		size_t o = 1;
-		if (!c->event) {
-			int64_t e = c->to[t];
-			if (b >= e)
-				continue; /* no valid time: no row */
-			k[o++] = (uint64_t)e ^ SIGN;
-		}
-		for (size_t a = 0; a < c->nt; a++)
-			k[o++] = c->val[a][t] ^ (c->is_signed[a] ? SIGN : 0);
-		at++;
-	}
-	size_t piece = lo / j->grain;
-	j->kept[piece] = at - lo;
-	uint64_t *least = j->lo + piece * MAX_WORDS, *most = j->hi + piece * MAX_WORDS;
-	for (size_t o = 0; o < w; o++) {
-		least[o] = UINT64_MAX;
-		most[o] = 0;
-	}
-	for (size_t r = lo; r < at; r++)
-		for (size_t o = 0; o < w; o++) {
-			uint64_t x = j->keys[r * w + o];
-			least[o] = x < least[o] ? x : least[o];
-			most[o] = x > most[o] ? x : most[o];
-		}
-}
-
 /* Rows packed into one word when their words' ranges fit in 64 bits together: word o
  * as its distance from the least, in bits[o] bits, the first word highest (the order of
  * the packed words is the rows'). */
@@ -162,18 +116,6 @@ static void pack_plan(struct packing *pk, const uint64_t *least, const uint64_t 
 	}
 }
 
-/* In place: row r's words into word r (r * w >= r: read before written). */
-static void pack_rows(const struct packing *pk, uint64_t *keys, size_t n, size_t w)
-{
-	for (size_t r = 0; r < n; r++) {
-		uint64_t x = 0;
-		for (size_t o = 0; o < w; o++)
-			if (pk->shift[o] < 64) /* (64: a word of one value, no bits) */
-				x |= (keys[r * w + o] - pk->least[o]) << pk->shift[o];
-		keys[r] = x;
-	}
-}
-
 static void unpack_row(const struct packing *pk, uint64_t x, uint64_t *row, size_t w)
 {
 	for (size_t o = 0; o < w; o++) {
@@ -184,6 +126,80 @@ static void unpack_row(const struct packing *pk, uint64_t x, uint64_t *row, size
 		unsigned width = (o ? pk->shift[o - 1] : 64) - pk->shift[o];
 		uint64_t mask = width >= 64 ? UINT64_MAX : (1ull << width) - 1;
 		row[o] = ((x >> pk->shift[o]) & mask) + pk->least[o];
+	}
+}
+
+/* Binding i's row: its words into k; false when it has no valid time. */
+static inline bool row_of(const struct colresult *c, uint32_t t, uint64_t *k)
+{
+	int64_t b = c->from[t];
+	k[0] = (uint64_t)b ^ SIGN;
+	size_t o = 1;
+	if (!c->event) {
+		int64_t e = c->to[t];
+		if (b >= e)
+			return false;
+		k[o++] = (uint64_t)e ^ SIGN;
+	}
+	for (size_t a = 0; a < c->nt; a++)
+		k[o++] = c->val[a][t] ^ (c->is_signed[a] ? SIGN : 0);
+	return true;
+}
+
+struct make_job {
+	const struct colresult *c;
+	const uint32_t *rows;
+	size_t width, grain;
+	size_t *kept;      /* per piece: its rows; then where they start */
+	uint64_t *lo, *hi; /* per piece: each word's least and greatest (MAX_WORDS each) */
+	const struct packing *pk;
+	uint64_t *keys;
+};
+
+/* First pass, one piece of the bindings: how many rows, each word's range. */
+static void range_piece(void *p, size_t lo, size_t hi)
+{
+	struct make_job *j = p;
+	const struct colresult *c = j->c;
+	size_t w = c->words, piece = lo / j->grain, n = 0;
+	uint64_t *least = j->lo + piece * MAX_WORDS, *most = j->hi + piece * MAX_WORDS,
+	         k[MAX_WORDS];
+	for (size_t o = 0; o < w; o++) {
+		least[o] = UINT64_MAX;
+		most[o] = 0;
+	}
+	for (size_t i = lo; i < hi; i++) {
+		if (!row_of(c, j->rows[i * j->width + c->var], k))
+			continue;
+		n++;
+		for (size_t o = 0; o < w; o++) {
+			least[o] = k[o] < least[o] ? k[o] : least[o];
+			most[o] = k[o] > most[o] ? k[o] : most[o];
+		}
+	}
+	j->kept[piece] = n;
+}
+
+/* Second pass: the piece's rows from their place on, packed into a word each or not. */
+static void write_piece(void *p, size_t lo, size_t hi)
+{
+	struct make_job *j = p;
+	const struct colresult *c = j->c;
+	const struct packing *pk = j->pk;
+	size_t w = c->words, at = j->kept[lo / j->grain];
+	uint64_t k[MAX_WORDS];
+	for (size_t i = lo; i < hi; i++) {
+		if (!row_of(c, j->rows[i * j->width + c->var], k))
+			continue;
+		if (!pk->on) {
+			memcpy(j->keys + at++ * w, k, w * sizeof *k);
+			continue;
+		}
+		uint64_t x = 0;
+		for (size_t o = 0; o < w; o++)
+			if (pk->shift[o] < 64) /* (64: a word of one value, no bits) */
+				x |= (k[o] - pk->least[o]) << pk->shift[o];
+		j->keys[at++] = x;
 	}
 }
 
@@ -302,31 +318,27 @@ bool vgq_semicols_result(struct vgq_session *s, const struct bstmt *b, const uin
 	struct colresult c;
 	if (!shape_of(b, &c))
 		return false;
-	size_t w = c.words, bytes = n * w * sizeof(uint64_t);
-	/* the rows and the sort's second array; past the budget: result.c's path */
-	if (!vgq_mem_try(s, 2 * bytes))
-		return false;
-	uint64_t *keys = vgq_xcalloc(n * w + 1, sizeof *keys);
-	size_t grain = vgq_grain(s, n, 16, 16384), pieces = (n + grain - 1) / grain;
+	size_t w = c.words, grain = vgq_grain(s, n, 16, 16384), pieces = (n + grain - 1) / grain;
+	struct packing pk = {0};
 	struct make_job j = {&c,
 	                     rows,
 	                     width,
 	                     grain,
-	                     keys,
 	                     vgq_xcalloc(pieces + 1, sizeof *j.kept),
 	                     vgq_xcalloc((pieces + 1) * MAX_WORDS, sizeof *j.lo),
-	                     vgq_xcalloc((pieces + 1) * MAX_WORDS, sizeof *j.hi)};
-	vgq_parallel_for(s, n, grain, make_piece, &j);
-	size_t m = 0; /* the pieces' rows closed up, in order */
+	                     vgq_xcalloc((pieces + 1) * MAX_WORDS, sizeof *j.hi),
+	                     &pk,
+	                     NULL};
+	vgq_parallel_for(s, n, grain, range_piece, &j);
+	size_t m = 0; /* the rows, and where each piece's start */
 	uint64_t least[MAX_WORDS], most[MAX_WORDS];
 	for (size_t o = 0; o < w; o++) {
 		least[o] = UINT64_MAX;
 		most[o] = 0;
 	}
 	for (size_t p = 0; p < pieces; p++) {
-		size_t k = j.kept[p], at = p * grain;
-		if (at != m && k)
-			memmove(keys + m * w, keys + at * w, k * w * sizeof *keys);
+		size_t k = j.kept[p];
+		j.kept[p] = m;
 		m += k;
 		for (size_t o = 0; o < w && k; o++) {
 			least[o] =
@@ -335,17 +347,20 @@ bool vgq_semicols_result(struct vgq_session *s, const struct bstmt *b, const uin
 			    j.hi[p * MAX_WORDS + o] > most[o] ? j.hi[p * MAX_WORDS + o] : most[o];
 		}
 	}
-	free(j.kept);
 	free(j.lo);
 	free(j.hi);
-	/* one word a row when they fit: half the memory or less to sort */
-	struct packing pk = {0};
+	/* one word a row when they fit: half the memory or less to write and sort */
 	pack_plan(&pk, least, most, w);
-	size_t kw = w;
-	if (pk.on) {
-		pack_rows(&pk, keys, m, w);
-		kw = 1;
+	size_t kw = pk.on ? 1 : w, bytes = m * kw * sizeof(uint64_t);
+	/* the rows and the sort's second array; past the budget: result.c's path */
+	if (!vgq_mem_try(s, 2 * bytes)) {
+		free(j.kept);
+		return false;
 	}
+	uint64_t *keys = vgq_xcalloc(m * kw + 1, sizeof *keys);
+	j.keys = keys;
+	vgq_parallel_for(s, n, grain, write_piece, &j);
+	free(j.kept);
 	sort_words = kw;
 	vgq_parallel_sort(s, keys, m, kw * sizeof *keys, by_words, radix_rows);
 	/* a set: equal rows are neighbours; the first of each run kept */
