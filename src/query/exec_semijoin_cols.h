@@ -35,7 +35,8 @@ size_t vgq_semicols_filter(const struct vgq_semicols *c, uint32_t *rows, size_t 
 void vgq_semicols_free(struct vgq_semicols *c);
 /* exec_semijoin_result.c: b's result relation from its n final bindings when its valid
  * time and every target are integer columns of one variable (without nulls) and it is
- * not coalesced; false (nothing done) otherwise, or past the memory budget. */
+ * not coalesced (past the memory budget: nothing, and the statement stops); false
+ * (nothing done) for another result. */
 bool vgq_semicols_result(struct vgq_session *s, const struct bstmt *b, const uint32_t *rows,
                          size_t n, size_t width);
 

@@ -352,10 +352,10 @@ bool vgq_semicols_result(struct vgq_session *s, const struct bstmt *b, const uin
 	/* one word a row when they fit: half the memory or less to write and sort */
 	pack_plan(&pk, least, most, w);
 	size_t kw = pk.on ? 1 : w, bytes = m * kw * sizeof(uint64_t);
-	/* the rows and the sort's second array; past the budget: result.c's path */
-	if (!vgq_mem_try(s, 2 * bytes)) {
+	/* the rows and the sort's second array; past the budget the statement stops */
+	if (!vgq_mem_take(s, "the column result's array", 2 * bytes)) {
 		free(j.kept);
-		return false;
+		return true; /* (nothing emitted: vgq_overflowed) */
 	}
 	uint64_t *keys = vgq_xcalloc(m * kw + 1, sizeof *keys);
 	j.keys = keys;
