@@ -9,6 +9,7 @@
 #include "common/pool.h"
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
+#include "query/exec_semijoin_cols.h"
 #include "relations/columns.h"
 #include "tquel/arena.h"
 #include "tquel/tquel.h"
@@ -145,7 +146,8 @@ static bool evaluate(struct vgq_session *s, const struct plan *p, bool first)
 		struct xrows all = {0};
 		vgq_rows_collect(root, &all);
 		vgq_node_close(root);
-		if (!vgq_overflowed(&cx)) {
+		/* a result of one variable's columns (the semi-join's shape) straight from them */
+		if (!vgq_overflowed(&cx) && !vgq_semicols_result(s, b, all.rows, all.n, cx.width)) {
 			struct vgq_result_acc *acc = vgq_result_begin(b);
 			vgq_result_add_all(s, acc, all.rows, all.n, cx.width);
 			vgq_result_end(s, b, acc); /* not emitted if a target overflowed */

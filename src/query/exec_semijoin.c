@@ -107,7 +107,7 @@ static void build(struct xnode *n, struct semijoin *st)
 	const struct xrows *r = &st->right;
 	size_t nr = r->n;
 	if (st->by_cols) {
-		vgq_semicols_build(&st->cols, r);
+		vgq_semicols_build(&st->cols, s, r);
 		vgq_note_state(s, st->cols.ngroups);
 		vgq_rows_free(&st->right); /* the groups are all the probes read */
 		st->built = true;

@@ -81,6 +81,19 @@ static size_t find(const struct vgq_semicols *c, uint64_t key)
 	return i;
 }
 
+/* Bytes of a table of `size` slots: key, time and used flag each. */
+#define SLOT_BYTES (sizeof(uint64_t) + sizeof(int64_t) + sizeof(uint8_t))
+
+/* Takes `bytes` more of the table from the query's memory budget; past it the statement
+ * stops (the caller builds no further). */
+static bool charge(struct vgq_semicols *c, size_t bytes)
+{
+	if (!vgq_mem_take(c->mem, "the semi-join's table", bytes))
+		return false;
+	c->charged += bytes;
+	return true;
+}
+
 static void grow(struct vgq_semicols *c)
 {
 	struct vgq_semicols old = *c;
@@ -101,9 +114,12 @@ static void grow(struct vgq_semicols *c)
 	free(old.used);
 }
 
-void vgq_semicols_build(struct vgq_semicols *c, const struct xrows *r)
+void vgq_semicols_build(struct vgq_semicols *c, struct vgq_session *s, const struct xrows *r)
 {
 	size_t size = 64;
+	c->mem = s;
+	if (!charge(c, size * SLOT_BYTES))
+		return; /* the statement stops: no table */
 	c->mask = size - 1;
 	c->keys = vgq_xcalloc(size, sizeof *c->keys);
 	c->when = vgq_xcalloc(size, sizeof *c->when);
@@ -118,8 +134,14 @@ void vgq_semicols_build(struct vgq_semicols *c, const struct xrows *r)
 			c->used[i] = 1;
 			c->keys[i] = key;
 			c->when[i] = t;
-			if (++c->ngroups * 2 > c->mask)
+			/* the old table and the new one are both held while it grows */
+			if (++c->ngroups * 2 > c->mask) {
+				if (!charge(c, (c->mask + 1) * 2 * SLOT_BYTES))
+					return; /* the statement stops */
 				grow(c);
+				vgq_mem_give(s, (c->mask + 1) / 2 * SLOT_BYTES);
+				c->charged -= (c->mask + 1) / 2 * SLOT_BYTES;
+			}
 		} else if (min_end ? t < c->when[i] : t > c->when[i]) {
 			c->when[i] = t;
 		}
@@ -129,6 +151,8 @@ void vgq_semicols_build(struct vgq_semicols *c, const struct xrows *r)
 size_t vgq_semicols_filter(const struct vgq_semicols *c, uint32_t *rows, size_t n, size_t w)
 {
 	size_t k = 0;
+	if (!c->used)
+		return 0; /* no table: past the memory budget, the statement stops */
 	for (size_t j = 0; j < n; j++) {
 		const uint32_t *x = rows + j * w;
 		uint64_t key = c->lkey ? c->lkey[x[c->lkvar]] : 0;
@@ -149,6 +173,9 @@ size_t vgq_semicols_filter(const struct vgq_semicols *c, uint32_t *rows, size_t 
 
 void vgq_semicols_free(struct vgq_semicols *c)
 {
+	if (c->mem)
+		vgq_mem_give(c->mem, c->charged);
+	c->charged = 0;
 	free(c->keys);
 	free(c->when);
 	free(c->used);

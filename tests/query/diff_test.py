@@ -602,6 +602,8 @@ def sql_pred(x):
     ky, by, ey = sql_time(x[2])
     if k == "precede":
         return "(%s <> 0 AND %s <> 0 AND %s <= %s)" % (kx, ky, ex, by)
+    if k == "precede_strict":  # not TQuel: what a `<` in place of precede's `<=` would give
+        return "(%s <> 0 AND %s <> 0 AND %s < %s)" % (kx, ky, ex, by)
     if k == "equal":
         return "(%s <> 0 AND %s = %s AND %s = %s AND %s = %s)" % (kx, kx, ky, bx, by, ex, ey)
     raise ValueError(x)
@@ -1088,6 +1090,80 @@ def key_selection(rng, q, rows):
     return c if q["where"] is None else ("and", c, q["where"])
 
 
+def semijoin_shape(rng, general):
+    """A statement the planner makes a semi-join of (docs/query.md "Semi-joins"): Y
+    existential (in no target nor valid clause), tied to X by key equalities and one
+    precede, as the paper's query (retrieve (R.conn) valid at end of R where S.conn =
+    R.conn when S precede end of R). Y ranges over X's relation half the time: Y = X
+    then gives equal endpoints (begin of A2 precede begin of A1 with A2 the tuple A1),
+    where precede's `<=` and a `<` part. general: two keys (the semi-join's general path,
+    exec_semijoin.c), else one integer key or none (its column path)."""
+    x = rng.choice(["A1", "B1", "E1"])
+    same = {"A1": "A2", "B1": "B2", "E1": "E2"}[x]
+    y = same if rng.random() < 0.5 else rng.choice([v for v in ("A3", "B2", "E2") if v != same])
+
+    def tx(v):
+        return rng.choice([("var", v), ("begin", ("var", v)), ("end", ("var", v))])
+
+    keys = []
+    if general or rng.random() < 0.85:  # else none: one group
+        keys.append(("cmp", "=", ("attr", y, "key"), ("attr", x, "key")))
+    if general:
+        keys.append(("cmp", "=", ("attr", x, "val"), ("attr", y, "val")))
+    where = None
+    for c in keys:
+        where = c if where is None else ("and", where, c)
+    if rng.random() < 0.4:  # a selection on Y alone, as S.process = "P1"
+        c = ("cmp", rng.choice(["<", ">="]), ("attr", y, "val"), ("int", rng.randint(0, 5)))
+        where = c if where is None else ("and", c, where)
+    when = ("precede", tx(y), tx(x)) if rng.random() < 0.6 else ("precede", tx(x), tx(y))
+    if is_event_var(x) and rng.random() < 0.5:
+        valid = ("at", ("var", x))
+    elif rng.random() < 0.8:
+        valid = ("at", (rng.choice(["begin", "end"]), ("var", x)))
+    else:
+        valid = ("fromto", ("var", x), ("var", x))
+    targets = [("key", ("attr", x, "key"), True)]
+    if rng.random() < 0.5:
+        targets.append(("val", ("attr", x, "val"), True))
+    return {"targets": targets, "valid": valid, "where": where, "when": when,
+            "unique": False, "asof": None}
+
+
+def semijoin_statements(args, seed, rows, db):
+    """args.semi statements of semijoin_shape (a third of them on the general path), each
+    with its SQL answer; on each path some, and a third of all, have an answer that a
+    strict `<` in precede would change: the generator is checked to give equal endpoints,
+    so a `<=` broken into `<` on either path is seen."""
+    srng = random.Random(seed * 104729 + 7)
+    out, tight = [], [0, 0]  # telling statements: column path, general path
+
+    def enough():
+        return len(out) >= args.semi and all(tight) and sum(tight) * 3 >= len(out)
+
+    for i in range(args.semi * 50):
+        if not args.semi or enough():
+            break
+        general = i % 3 == 2 if len(out) < args.semi else not tight[1]
+        q = semijoin_shape(srng, general)
+        ans = sql_answer(db, q)
+        if not ans or len(ans) > args.cap:
+            continue
+        strict = dict(q, when=("precede_strict",) + q["when"][1:])
+        differs = sql_answer(db, strict) != ans
+        if len(out) >= args.semi and not differs:
+            continue  # enough statements: only those telling `<` from `<=`
+        tight[general] += differs
+        out.append((q, ans))
+    if args.semi and not enough():
+        sys.exit("seed %d: semi-join statements whose answers depend on equal endpoints: "
+                 "%d on the column path, %d on the general path (want one each)"
+                 % (seed, tight[0], tight[1]))
+    print("seed %d: %d semi-join statements, %d of them telling precede's <= from < "
+          "(%d on the general path)" % (seed, len(out), sum(tight), tight[1]))
+    return out
+
+
 def generate(args, seed, trace, rng, rows, db):
     """args.queries queries with moderate, mostly non-empty SQL answers. SQLite joins a
     statement's variables with nested loops (its temporal conditions are CASE expressions no
@@ -1366,6 +1442,7 @@ def run_seed(args, seed, work):
     db = make_db(rows)
     rng = random.Random(seed)
     queries = generate(args, seed, trace, rng, rows, db)
+    queries += semijoin_statements(args, seed, rows, db)
     # statements that must or may overflow (see overflow_class) are run one by one
     overflowing = [x for x in queries if x[0].get("overflow")]
     queries = [x for x in queries if not x[0].get("overflow")]
@@ -1701,6 +1778,8 @@ def main():
                     help="one more seed: VIGIL_SEED, or a new one (printed)")
     ap.add_argument("--queries", type=int, default=100, help="per seed")
     ap.add_argument("--events", type=int, default=240, help="per trace")
+    ap.add_argument("--semi", type=int, default=12,
+                    help="semi-join statements per seed (semijoin_shape), beside --queries")
     ap.add_argument("--cap", type=int, default=5000, help="largest answer generated")
     ap.add_argument("--py-limit", type=int, default=4000,
                     help="largest cross product the Python evaluator checks")

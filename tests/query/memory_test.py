@@ -8,13 +8,15 @@ it and the budget, exit 2, nothing on stdout.
 
     memory_test.py --bin BUILD/bin [--keep DIR]
 
-On a recording of diff_subject, for a hash join, an aggregate and a scan:
+On a recording of diff_subject, for a hash join, an aggregate, a scan and a semi-join (its
+table and its column result, docs/query.md):
   * at 1 thread (the order of allocations is fixed), `--stats` peak_memory P of the
     unbounded run; with VIGIL_QUERY_MEMORY=P the same answer, nothing spilled; with P - 1
     the one line, or the same answer with bindings spilled (so a budget that is ignored,
     or a peak that is not what was held, fails here);
   * with 4K: the scan answers the same from spilled bindings, the hash join is refused
-    naming its table, the aggregate naming its contributions;
+    naming its table, the aggregate naming its contributions, the semi-join its column
+    result's array;
   * at 2 threads, budgets from P/8 to 2P: every run is the unbounded answer or the one
     line, those under P/2 spilled or refused, and some answer;
   * a budget that is not a size: one line, exit 2.
@@ -34,6 +36,9 @@ SHAPES = {
                  "where E1.key = B1.key and E1.val = B1.val",
     "aggregate": "range of E1 is E retrieve (E1.tag, n = count(E1.key by E1.tag))",
     "scan": "range of E1 is E retrieve (E1.key, E1.tag, E1.u) where E1.val > 10",
+    # the semi-join by columns and its column result (exec_semijoin_result.c)
+    "semi-join": "range of E1 is E range of E2 is E retrieve (E1.key, E1.val) valid at E1 "
+                 "where E2.key = E1.key when E2 precede E1",
 }
 REFUSED = re.compile(r"^.+:\d+:\d+: error: \S+: (the bindings of a [a-z -]+, materialised, need|"
                      r"the [a-z -]+'s [a-z]+ needs) [0-9.]+ [A-Za-z]+ more with [0-9.]+ "
@@ -121,6 +126,10 @@ def run(v, work):
             plan = subprocess.run([os.path.join(v.bin, "vigil"), "explain", trace, "-e", text],
                                   env=v.env, capture_output=True, text=True).stdout
             check("hash join[" in plan, "not a hash join:\n%s" % plan)
+        if shape == "semi-join":
+            plan = subprocess.run([os.path.join(v.bin, "vigil"), "explain", trace, "-e", text],
+                                  env=v.env, capture_output=True, text=True).stdout
+            check("semi-join[" in plan, "not a semi-join:\n%s" % plan)
         check(spilled(ref) == 0, "%s: the unbounded run spilled: %s" % (shape, ref[3]))
         at = v.query(trace, text, 1, peak)
         answered(ref, at, "%s, 1 thread, budget = its peak %d" % (shape, peak))
@@ -129,7 +138,8 @@ def run(v, work):
                         % (shape, peak - 1))
         tiny = bounded(ref, v.query(trace, text, 1, 4096), "%s, 1 thread, budget 4K" % shape)
         want = {"scan": "spilled", "hash join": "hash join's table",
-                "aggregate": "aggregate's contributions"}[shape]
+                "aggregate": "aggregate's contributions",
+                "semi-join": "column result's array"}[shape]
         got = v.query(trace, text, 1, 4096)
         check(tiny == want if want == "spilled" else want in got[2][0],
               "%s, budget 4K: %s, not %s (%s)" % (shape, tiny, want, got[2]))
