@@ -139,7 +139,7 @@ def run(v, work):
         tiny = bounded(ref, v.query(trace, text, 1, 4096), "%s, 1 thread, budget 4K" % shape)
         want = {"scan": "spilled", "hash join": "hash join's table",
                 "aggregate": "aggregate's contributions",
-                "semi-join": "column result's array"}[shape]
+                "semi-join": "result's rows"}[shape]
         got = v.query(trace, text, 1, 4096)
         check(tiny == want if want == "spilled" else want in got[2][0],
               "%s, budget 4K: %s, not %s (%s)" % (shape, tiny, want, got[2]))
