@@ -299,6 +299,14 @@ static bool grow(struct spilled *sp, size_t bytes)
 	return true;
 }
 
+static bool grow_locked(struct spilled *sp, size_t bytes)
+{
+	pthread_mutex_lock(&S.lock);
+	bool grown = grow(sp, bytes);
+	pthread_mutex_unlock(&S.lock);
+	return grown;
+}
+
 static void unmap_spilled(struct spilled *sp)
 {
 	munmap(sp->base, sp->reserved);
@@ -502,10 +510,9 @@ static size_t find_big(const struct vgq_colmem *m, const void *col)
 	return SIZE_MAX;
 }
 
-/* Frees a column of the heap or a large one. */
-static void heap_release(struct vgq_colmem *m, void *col)
+/* Frees a column of the heap (i SIZE_MAX) or large column i. */
+static void heap_release(struct vgq_colmem *m, void *col, size_t i)
 {
-	size_t i = find_big(m, col);
 	if (i == SIZE_MAX) {
 		free(col);
 		return;
@@ -514,11 +521,10 @@ static void heap_release(struct vgq_colmem *m, void *col)
 	m->big[i] = m->big[--m->nbig];
 }
 
-/* *col (old_bytes of the heap or a large column) as a large column of `bytes`: false
+/* *col (old_bytes of the heap, or large column i) as a large column of `bytes`: false
  * when the address space is refused (the heap then). */
-static bool big_resize(struct vgq_colmem *m, void **col, size_t old_bytes, size_t bytes)
+static bool big_resize(struct vgq_colmem *m, void **col, size_t i, size_t old_bytes, size_t bytes)
 {
-	size_t i = find_big(m, *col);
 	if (i != SIZE_MAX) {
 		if (!big_grow(&m->big[i], bytes))
 			return false;
@@ -543,10 +549,7 @@ void vgq_colmem_resize(struct vgq_colmem **mp, void **col, size_t old_bytes, siz
 	size_t i = *col ? find(m, *col) : SIZE_MAX;
 	if (i != SIZE_MAX) {
 		struct spilled *sp = m->cols[i];
-		pthread_mutex_lock(&S.lock);
-		bool grown = grow(sp, bytes);
-		pthread_mutex_unlock(&S.lock);
-		if (grown) {
+		if (grow_locked(sp, bytes)) {
 			*col = sp->base;
 			return;
 		}
@@ -559,13 +562,14 @@ void vgq_colmem_resize(struct vgq_colmem **mp, void **col, size_t old_bytes, siz
 		*col = p;
 		return;
 	}
+	size_t bi = find_big(m, *col); /* SIZE_MAX: on the heap */
 	size_t heap = __atomic_load_n(&heap_total, __ATOMIC_RELAXED);
 	if (bytes >= spill_min() && heap - old_bytes + bytes > vgq_spill_budget() / 2) {
 		struct spilled *sp = spill_new(bytes);
 		if (sp) {
 			if (*col)
 				memcpy(sp->base, *col, old_bytes < bytes ? old_bytes : bytes);
-			heap_release(m, *col);
+			heap_release(m, *col, bi);
 			heap_add(m, old_bytes, 0);
 			m->cols = vgq_xrealloc(m->cols, m->ncols + 1, sizeof *m->cols);
 			m->cols[m->ncols++] = sp;
@@ -573,15 +577,14 @@ void vgq_colmem_resize(struct vgq_colmem **mp, void **col, size_t old_bytes, siz
 			return;
 		}
 	}
-	if ((bytes >= BIG || find_big(m, *col) != SIZE_MAX) &&
-	    big_resize(m, col, old_bytes, bytes)) {
+	if ((bytes >= BIG || bi != SIZE_MAX) && big_resize(m, col, bi, old_bytes, bytes)) {
 		heap_add(m, old_bytes, bytes);
 		return;
 	}
-	if (find_big(m, *col) != SIZE_MAX) { /* no larger range: copied to the heap */
+	if (bi != SIZE_MAX) { /* no larger range: copied to the heap */
 		void *p = vgq_xrealloc(NULL, bytes ? bytes : 1, 1);
 		memcpy(p, *col, old_bytes < bytes ? old_bytes : bytes);
-		heap_release(m, *col);
+		heap_release(m, *col, bi);
 		*col = p;
 	} else {
 		*col = vgq_xrealloc(*col, bytes ? bytes : 1, 1);
@@ -595,12 +598,10 @@ bool vgq_colmem_spill(struct vgq_colmem **mp, void **col, size_t old_bytes, size
 	size_t i = *col ? find(m, *col) : SIZE_MAX;
 	if (i != SIZE_MAX) {
 		struct spilled *sp = m->cols[i];
-		pthread_mutex_lock(&S.lock);
-		bool grown = grow(sp, bytes);
-		pthread_mutex_unlock(&S.lock);
-		if (grown)
-			*col = sp->base;
-		return grown; /* not grown: *col as it was */
+		if (!grow_locked(sp, bytes))
+			return false; /* *col as it was */
+		*col = sp->base;
+		return true;
 	}
 	struct spilled *sp = spill_new(bytes ? bytes : 1);
 	if (!sp)
@@ -618,7 +619,7 @@ void vgq_colmem_release(struct vgq_colmem *m, void *col)
 {
 	size_t i = col ? find(m, col) : SIZE_MAX;
 	if (i == SIZE_MAX) {
-		heap_release(m, col);
+		heap_release(m, col, find_big(m, col));
 		return;
 	}
 	struct spilled *sp = m->cols[i];
