@@ -1,5 +1,5 @@
 /* Column memory with a budget (spill.h). A heap column of 2 MiB or more is a mapping of
- * its own (struct big). A spilled column is a range of virtual memory
+ * its own (base/huge.h). A spilled column is a range of virtual memory
  * reserved for it, into which chunks of one temporary file are mapped one after the
  * other as it grows, so it reads as one array; the chunks need not be neighbours in the
  * file. A column that outgrows its reservation is mapped again, chunk by chunk, into a
@@ -20,12 +20,13 @@
 #include <unistd.h>
 
 #include "base/file_io.h"
+#include "base/huge.h"
 #include "relations/cache.h"
 #include "relations/columns.h"
 #include "relations/spill.h"
 
 #define MIB ((size_t)1 << 20)
-#define BIG (2 * MIB)       /* a huge page: heap columns from this size are mapped (struct big) */
+#define BIG VGB_HUGE_PAGE   /* heap columns from this size are blocks of their own */
 #define GOVERN_NS 10000000L /* how often the governor looks: 10 ms */
 
 struct chunk {
@@ -41,19 +42,13 @@ struct spilled {
 	struct spilled *prev, *next; /* every spilled column, for the governor */
 };
 
-/* A large column in memory: anonymous pages of its own, in huge pages where the kernel
- * gives them (each first touch of a 4 KiB page is a fault, the most expensive part of a
- * build on a virtual machine), grown by moving its pages (mremap), never copied. */
-struct big {
-	char *base;
-	size_t len; /* mapped: a multiple of BIG */
-};
-
 struct vgq_colmem {
 	size_t heap_bytes; /* of this relation's heap columns, counted in heap_total */
 	struct spilled **cols;
 	size_t ncols;
-	struct big *big;
+	/* large columns: in huge pages where the kernel gives them (each first touch of a
+	 * 4 KiB page is a fault, the most expensive part of a build on a virtual machine) */
+	struct vgb_huge_block *big;
 	size_t nbig;
 };
 
@@ -299,6 +294,14 @@ static bool grow(struct spilled *sp, size_t bytes)
 	return true;
 }
 
+static bool grow_locked(struct spilled *sp, size_t bytes)
+{
+	pthread_mutex_lock(&S.lock);
+	bool grown = grow(sp, bytes);
+	pthread_mutex_unlock(&S.lock);
+	return grown;
+}
+
 static void unmap_spilled(struct spilled *sp)
 {
 	munmap(sp->base, sp->reserved);
@@ -443,56 +446,7 @@ static void heap_add(struct vgq_colmem *m, size_t old_bytes, size_t bytes)
 	__atomic_add_fetch(&heap_total, bytes - old_bytes, __ATOMIC_RELAXED);
 }
 
-/* ---- large heap columns (struct big) ---- */
-
-/* len bytes (a multiple of BIG) of address space aligned to BIG, or NULL. */
-static char *big_reserve(size_t len, int prot)
-{
-	char *p = mmap(NULL, len + BIG, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	char *at = (char *)round_up((uintptr_t)p, BIG);
-	if (at > p)
-		munmap(p, (size_t)(at - p));
-	if (at + len < p + len + BIG)
-		munmap(at + len, (size_t)(p + len + BIG - (at + len)));
-	return at;
-}
-
-static bool big_map(struct big *b, size_t bytes)
-{
-	size_t len = round_up(bytes, BIG);
-	char *at = big_reserve(len, PROT_READ | PROT_WRITE);
-	if (!at)
-		return false;
-#ifdef MADV_HUGEPAGE
-	madvise(at, len, MADV_HUGEPAGE); /* advice: without it, 4 KiB pages */
-#endif
-	*b = (struct big){at, len};
-	return true;
-}
-
-/* Moves b's pages into a larger aligned range (no copy). */
-static bool big_grow(struct big *b, size_t bytes)
-{
-	if (bytes <= b->len)
-		return true;
-	size_t len = round_up(bytes, BIG);
-	char *at = big_reserve(len, PROT_NONE);
-	if (!at)
-		return false;
-	void *p = mremap(b->base, b->len, len, MREMAP_MAYMOVE | MREMAP_FIXED, at);
-	if (p == MAP_FAILED) {
-		munmap(at, len);
-		return false;
-	}
-	mprotect(p, len, PROT_READ | PROT_WRITE);
-#ifdef MADV_HUGEPAGE
-	madvise(p, len, MADV_HUGEPAGE);
-#endif
-	*b = (struct big){p, len};
-	return true;
-}
+/* ---- large heap columns (blocks of their own, base/huge.h) ---- */
 
 static size_t find_big(const struct vgq_colmem *m, const void *col)
 {
@@ -502,31 +456,29 @@ static size_t find_big(const struct vgq_colmem *m, const void *col)
 	return SIZE_MAX;
 }
 
-/* Frees a column of the heap or a large one. */
-static void heap_release(struct vgq_colmem *m, void *col)
+/* Frees a column of the heap (i SIZE_MAX) or large column i. */
+static void heap_release(struct vgq_colmem *m, void *col, size_t i)
 {
-	size_t i = find_big(m, col);
 	if (i == SIZE_MAX) {
 		free(col);
 		return;
 	}
-	munmap(m->big[i].base, m->big[i].len);
+	vgb_huge_unmap(&m->big[i]);
 	m->big[i] = m->big[--m->nbig];
 }
 
-/* *col (old_bytes of the heap or a large column) as a large column of `bytes`: false
+/* *col (old_bytes of the heap, or large column i) as a large column of `bytes`: false
  * when the address space is refused (the heap then). */
-static bool big_resize(struct vgq_colmem *m, void **col, size_t old_bytes, size_t bytes)
+static bool big_resize(struct vgq_colmem *m, void **col, size_t i, size_t old_bytes, size_t bytes)
 {
-	size_t i = find_big(m, *col);
 	if (i != SIZE_MAX) {
-		if (!big_grow(&m->big[i], bytes))
+		if (!vgb_huge_grow(&m->big[i], bytes))
 			return false;
 		*col = m->big[i].base;
 		return true;
 	}
-	struct big b;
-	if (!big_map(&b, bytes))
+	struct vgb_huge_block b;
+	if (!vgb_huge_map(&b, bytes))
 		return false;
 	if (*col)
 		memcpy(b.base, *col, old_bytes < bytes ? old_bytes : bytes);
@@ -543,10 +495,7 @@ void vgq_colmem_resize(struct vgq_colmem **mp, void **col, size_t old_bytes, siz
 	size_t i = *col ? find(m, *col) : SIZE_MAX;
 	if (i != SIZE_MAX) {
 		struct spilled *sp = m->cols[i];
-		pthread_mutex_lock(&S.lock);
-		bool grown = grow(sp, bytes);
-		pthread_mutex_unlock(&S.lock);
-		if (grown) {
+		if (grow_locked(sp, bytes)) {
 			*col = sp->base;
 			return;
 		}
@@ -559,13 +508,14 @@ void vgq_colmem_resize(struct vgq_colmem **mp, void **col, size_t old_bytes, siz
 		*col = p;
 		return;
 	}
+	size_t bi = find_big(m, *col); /* SIZE_MAX: on the heap */
 	size_t heap = __atomic_load_n(&heap_total, __ATOMIC_RELAXED);
 	if (bytes >= spill_min() && heap - old_bytes + bytes > vgq_spill_budget() / 2) {
 		struct spilled *sp = spill_new(bytes);
 		if (sp) {
 			if (*col)
 				memcpy(sp->base, *col, old_bytes < bytes ? old_bytes : bytes);
-			heap_release(m, *col);
+			heap_release(m, *col, bi);
 			heap_add(m, old_bytes, 0);
 			m->cols = vgq_xrealloc(m->cols, m->ncols + 1, sizeof *m->cols);
 			m->cols[m->ncols++] = sp;
@@ -573,15 +523,14 @@ void vgq_colmem_resize(struct vgq_colmem **mp, void **col, size_t old_bytes, siz
 			return;
 		}
 	}
-	if ((bytes >= BIG || find_big(m, *col) != SIZE_MAX) &&
-	    big_resize(m, col, old_bytes, bytes)) {
+	if ((bytes >= BIG || bi != SIZE_MAX) && big_resize(m, col, bi, old_bytes, bytes)) {
 		heap_add(m, old_bytes, bytes);
 		return;
 	}
-	if (find_big(m, *col) != SIZE_MAX) { /* no larger range: copied to the heap */
+	if (bi != SIZE_MAX) { /* no larger range: copied to the heap */
 		void *p = vgq_xrealloc(NULL, bytes ? bytes : 1, 1);
 		memcpy(p, *col, old_bytes < bytes ? old_bytes : bytes);
-		heap_release(m, *col);
+		heap_release(m, *col, bi);
 		*col = p;
 	} else {
 		*col = vgq_xrealloc(*col, bytes ? bytes : 1, 1);
@@ -595,12 +544,10 @@ bool vgq_colmem_spill(struct vgq_colmem **mp, void **col, size_t old_bytes, size
 	size_t i = *col ? find(m, *col) : SIZE_MAX;
 	if (i != SIZE_MAX) {
 		struct spilled *sp = m->cols[i];
-		pthread_mutex_lock(&S.lock);
-		bool grown = grow(sp, bytes);
-		pthread_mutex_unlock(&S.lock);
-		if (grown)
-			*col = sp->base;
-		return grown; /* not grown: *col as it was */
+		if (!grow_locked(sp, bytes))
+			return false; /* *col as it was */
+		*col = sp->base;
+		return true;
 	}
 	struct spilled *sp = spill_new(bytes ? bytes : 1);
 	if (!sp)
@@ -618,7 +565,7 @@ void vgq_colmem_release(struct vgq_colmem *m, void *col)
 {
 	size_t i = col ? find(m, col) : SIZE_MAX;
 	if (i == SIZE_MAX) {
-		heap_release(m, col);
+		heap_release(m, col, find_big(m, col));
 		return;
 	}
 	struct spilled *sp = m->cols[i];
@@ -634,7 +581,7 @@ void vgq_colmem_free(struct vgq_colmem *m)
 		spill_free(m->cols[i]);
 	free(m->cols);
 	for (size_t i = 0; i < m->nbig; i++)
-		munmap(m->big[i].base, m->big[i].len);
+		vgb_huge_unmap(&m->big[i]);
 	free(m->big);
 	__atomic_sub_fetch(&heap_total, m->heap_bytes, __ATOMIC_RELAXED);
 	free(m);

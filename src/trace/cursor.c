@@ -34,7 +34,7 @@ static bool zero_tail(const struct stream *s, size_t off)
 {
 	if (off >= s->data_end)
 		return true;
-	const uint8_t *p = s->data + off;
+	const uint8_t *p = vgt_stream_bytes_at(s, off);
 	size_t n = s->data_end - off;
 	return p[0] == 0 && (n == 1 || !memcmp(p, p + 1, n - 1));
 }
@@ -70,18 +70,19 @@ static size_t find_packet(const struct vgt_cursor *c, size_t from)
 		if (md->packet_header.ops[i].field == md->magic &&
 		    md->packet_header.ops[i].big_endian)
 			memcpy(magic, "\xC1\xFC\x1F\xC1", 4);
-	const uint8_t *data = c->s->data;
-	size_t size = c->s->size;
-	size_t scan_end = c->s->data_end; /* no magic in a hole */
+	const struct stream *s = c->s;
+	size_t size = s->size;
+	size_t scan_end = s->data_end; /* no magic in a hole */
 	for (size_t p = from + magic_at; p < scan_end;) {
-		const uint8_t *m = memmem(data + p, scan_end - p, magic, 4);
+		const uint8_t *m = memmem(vgt_stream_bytes_at(s, p), scan_end - p, magic, 4);
 		if (!m)
 			return SIZE_MAX;
-		size_t at = (size_t)(m - data);
+		size_t at = p + (size_t)(m - vgt_stream_bytes_at(s, p));
 		size_t start = at - magic_at;
 		if (at >= magic_at && start >= from &&
-		    (uuid_at == SIZE_MAX || (size - start >= uuid_at + 16 &&
-		                             !memcmp(data + start + uuid_at, md->uuid, 16))))
+		    (uuid_at == SIZE_MAX ||
+		     (size - start >= uuid_at + 16 &&
+		      !memcmp(vgt_stream_bytes_at(s, start + uuid_at), md->uuid, 16))))
 			return start;
 		p = at + 1;
 	}
@@ -242,7 +243,7 @@ static bool open_packet(struct vgt_cursor *c)
 				stop(c);
 			break;
 		}
-		const uint8_t *base = s->data + off;
+		const uint8_t *base = vgt_stream_bytes_at(s, off);
 		size_t avail = s->size - off, pos = 0;
 		struct vgt_value *hv = c->header_values;
 		if (vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) != DEC_OK) {
@@ -521,7 +522,7 @@ bool vgt_cursor_packet_at(const struct vgt_cursor *c, size_t off, uint64_t *end,
 	if (!md || off >= s->size)
 		return false;
 	size_t pos = 0, avail = s->size - off;
-	const uint8_t *base = s->data + off;
+	const uint8_t *base = vgt_stream_bytes_at(s, off);
 	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
 	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
 	bool ok = vgt_layout_decode(&md->packet_header, base, &pos, avail, hv, NULL) == DEC_OK &&
@@ -556,7 +557,7 @@ void vgt_cursor_refresh(struct vgt_cursor *c)
 	struct packet_info *pk = &c->pkt;
 	const struct metadata *md = c->md;
 	size_t off = pk->start, pos = 0, avail = s->size - off;
-	const uint8_t *base = s->data + off;
+	const uint8_t *base = vgt_stream_bytes_at(s, off);
 	/* its own values: the cursor's may hold the event it returned last */
 	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
 	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
@@ -582,7 +583,7 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 		}
 		struct packet_info *pk = &c->pkt;
 		const struct stream_class *sc = c->sc;
-		const uint8_t *base = s->data + pk->start;
+		const uint8_t *base = vgt_stream_bytes_at(s, pk->start);
 		size_t at = c->pos, pos = at - pk->start;
 		size_t end = pk->content_end - pk->start;
 		if (pos >= end) {

@@ -343,6 +343,7 @@ static void grow_shared(struct vgt_follow *f, size_t k)
 		close(fd);
 		free((void *)st->data);
 		st->data = head; /* its first packet's header: the follower reads the rest */
+		st->held_from = 0;
 		st->size = st->data_end = n > 0 ? (size_t)n : 0;
 		bool added;
 		struct image *w =
@@ -373,10 +374,12 @@ static bool cut_pool(struct vgt_follow *f, struct fstream *s)
 	part->start = cut;
 	part->discarded_base = pf->walk.discarded;
 	part->data = st->data; /* its first header, read with the part before */
+	part->held_from = st->held_from;
 	part->size = part->data_end = st->size;
 	bool added;
 	struct image *w = vgt_image_shared_adopt(sd->dir, part, sd->writers, sd->nwriters, &added);
-	part->data = NULL; /* its own bytes are read from `cut` on */
+	part->data = NULL; /* its own bytes are read from `cut` on, into its own buffer */
+	part->held_from = cut;
 	part->size = part->data_end = cut;
 	if (!w) { /* its metadata unreadable now: tried again at the next read */
 		vgt_stream_free(part);
@@ -427,23 +430,26 @@ static void take_metadata(struct fstream *s)
 	s->md = md;
 }
 
-/* The stream's buffer holding at least `want` bytes, those read so far kept. */
+/* The stream's buffer holding the file's bytes up to `want`, those read so far kept. A
+ * pool file's part holds its own bytes only, from its start (held_from). */
 static void reserve(struct fstream *s, size_t want)
 {
 	struct stream *st = s->c.s;
-	if (want <= s->cap)
+	size_t need = want > st->start ? want - st->start : 0;
+	if (need <= s->cap && st->data)
 		return;
 	size_t cap = s->cap ? s->cap : 4096;
-	while (cap < want)
+	while (cap < need)
 		cap *= 2;
 	uint8_t *grown = vgt__xcalloc(cap, 1); /* padding never read stays zeros */
-	if (st->data && st->size > st->start)  /* a part of a pool file: from its start */
-		memcpy(grown + st->start, st->data + st->start, st->size - st->start);
+	if (st->data && st->size > st->start)
+		memcpy(grown, vgt_stream_bytes_at(st, st->start), st->size - st->start);
 	if (s->in_heap && !s->stale)
 		s->stale = (void *)st->data; /* its current event points into it */
 	else
 		free((void *)st->data);
 	st->data = grown;
+	st->held_from = st->start;
 	s->cap = cap;
 }
 
@@ -451,10 +457,11 @@ static void reserve(struct fstream *s, size_t want)
 static size_t read_range(struct vgt_follow *f, struct fstream *s, int fd, size_t from, size_t to)
 {
 	reserve(s, to);
-	uint8_t *buf = (uint8_t *)s->c.s->data;
+	struct stream *st = s->c.s;
 	size_t got = from;
 	while (got < to) {
-		ssize_t n = pread(fd, buf + got, to - got, (off_t)got);
+		ssize_t n =
+		    pread(fd, (uint8_t *)vgt_stream_bytes_at(st, got), to - got, (off_t)got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)

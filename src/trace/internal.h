@@ -252,7 +252,16 @@ struct stream {
 	uint64_t discarded_base; /* events_discarded of the file before this writer */
 	struct stream *file;
 	size_t readers; /* of a file: the streams reading its memory */
+	/* data[0] is the file's byte at this offset: 0, but for a followed pool part, whose
+	 * buffer holds its own bytes only (from its start), not the writers' before it */
+	size_t held_from;
 };
+
+/* The stream's bytes at file offset off (at least s->held_from). */
+static inline const uint8_t *vgt_stream_bytes_at(const struct stream *s, size_t off)
+{
+	return s->data + (off - s->held_from);
+}
 
 struct vgt_trace {
 	struct image **images;

@@ -71,7 +71,7 @@ static struct action *add(struct plan *p, enum action_kind kind, const char *pat
 /* Are the n bytes at b, the tail of stream s, all zero? A hole is, unread. */
 static bool all_zero(const struct stream *s, const uint8_t *b, size_t n)
 {
-	size_t off = (size_t)(b - s->data);
+	size_t off = s->held_from + (size_t)(b - s->data);
 	if (off >= s->data_end)
 		return true;
 	n = s->data_end - off < n ? s->data_end - off : n;
@@ -169,7 +169,7 @@ static void plan_stream(struct plan *p, struct stream *s)
 	}
 	if (valid_end < s->size) {
 		size_t n = s->size - valid_end;
-		const char *what = disposable_tail(&c, s->data + valid_end, n);
+		const char *what = disposable_tail(&c, vgt_stream_bytes_at(s, valid_end), n);
 		if (what) {
 			add(p, ACT_TRUNCATE, s->path, valid_end,
 			    vgt__xprintf("%s: removed %zu %s after the last packet (%zu -> %zu "

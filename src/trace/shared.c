@@ -33,7 +33,7 @@ static enum packet_seen packet_owner(const struct metadata *md, const struct str
 		return NO_PACKET;
 	struct vgt_value *hv = vgt__xcalloc(md->max_fields + 1, sizeof *hv);
 	struct vgt_value *cv = vgt__xcalloc(md->max_fields + 1, sizeof *cv);
-	const uint8_t *base = s->data + off;
+	const uint8_t *base = vgt_stream_bytes_at(s, off);
 	/* headers are data; a packet's unused end may be a hole past data_end */
 	size_t pos = 0, avail = s->data_end - off, whole = s->size - off;
 	const struct stream_class *sc = NULL;
@@ -111,6 +111,7 @@ static struct stream *part_of(struct stream *file, size_t start, size_t end, uin
 	s->pub.path = s->path;
 	s->pub.image = file->pub.image;
 	s->data = file->data;
+	s->held_from = file->held_from;
 	s->borrowed = true;
 	s->start = start;
 	s->size = end;

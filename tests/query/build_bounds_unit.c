@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interleaved_trace.h"
 #include "job_trace.h"
 #include "reader_tracegen.h"
 #include "relations/relation.h"
@@ -26,8 +27,7 @@
 #define SYNTH 13
 #define PER_STREAM 6000
 #define PER_PACKET 200
-#define OFFSET_NS 1700000000000000000ll /* tg_image_new's default clock offset */
-#define CLOCK_LO 20000                  /* the bound on Mark, clock values */
+#define CLOCK_LO 20000 /* the bound on Mark, clock values */
 #define CLOCK_HI 30000
 #define SYNTH_AT 25003 /* the synthesized Mark's valid time */
 
@@ -37,11 +37,6 @@ static void fail(const char *what)
 {
 	fprintf(stderr, "query.build_bounds: %s\n", what);
 	failures++;
-}
-
-static uint64_t clock_of(unsigned stream, unsigned k)
-{
-	return 1000 + 10 * (uint64_t)k + 5 * stream;
 }
 
 /* Stream 0 begins jobs and marks; stream 1 ends each job 50 begins later (some 2,000
@@ -122,15 +117,7 @@ static char *dump(const struct vgq_relation *r, int64_t lo, int64_t hi, size_t *
 		if (!r->to && (r->from[t] < lo || r->from[t] > hi || !selected(r, t)))
 			continue;
 		++*count;
-		fprintf(f, "%" PRId64, r->from[t]);
-		if (r->to)
-			fprintf(f, " %" PRId64 " %d", r->to[t], r->open[t]);
-		for (size_t a = 0; a < r->nattrs; a++)
-			if (r->attrs[a].type == VGQ_STRING)
-				fprintf(f, " %s", r->cols[a].s[t] ? r->cols[a].s[t] : "null");
-			else
-				fprintf(f, " %" PRIu64, r->cols[a].u[t]);
-		fputc('\n', f);
+		it_tuple_line(f, r, t);
 	}
 	fclose(f);
 	return p;

@@ -1,8 +1,9 @@
-"""What the tests of the relations cache and of the build's memory share (cache_test.py,
-spill_test.py, cache_key_test.py): a failure raised at once, and vigil run with HOME and
-a cache directory inside the test's own temporary directory, small traces cached too
-(VIGIL_CACHE_MIN_EVENTS=0), none of the caller's cache, budget or thread settings, and
-diff_subject recorded by it; their command line and temporary directory."""
+"""What the tests of the relations cache and of the build's and the query's memory share
+(cache_test.py, spill_test.py, cache_key_test.py, memory_test.py): a failure raised at
+once, and vigil run with HOME and a cache directory inside the test's own temporary
+directory, small traces cached too (VIGIL_CACHE_MIN_EVENTS=0), none of the caller's cache,
+budget or thread settings, and diff_subject recorded by it; their command line and
+temporary directory."""
 import argparse
 import json
 import os
@@ -24,7 +25,8 @@ class Vigil:
     def __init__(self, bin_dir, work):
         self.bin = bin_dir
         self.env = dict(os.environ)
-        for k in ("XDG_CACHE_HOME", "VIGIL_CACHE", "VIGIL_BUILD_MEMORY", "VIGIL_THREADS"):
+        for k in ("XDG_CACHE_HOME", "VIGIL_CACHE", "VIGIL_BUILD_MEMORY", "VIGIL_QUERY_MEMORY",
+                  "VIGIL_THREADS"):
             self.env.pop(k, None)
         self.env.update({"VIGIL_CACHE_MIN_EVENTS": "0", "HOME": os.path.join(work, "home"),
                          "VIGIL_CACHE_DIR": os.path.join(work, "cachedir")})

@@ -24,9 +24,10 @@ result with the expected set:
 An integer sum past int64 at some instant of its time line (docs/tquel.md "Values") must
 fail its statement: such statements (up to --max-overflows a seed) are checked alone.
 
-Each statement's expected answer is computed within --budget seconds (SQLite and Python):
-past it the script prints the seed and the statement, saves them, and exits 1 rather than
-hang until ctest's timeout (SIGUSR1 also prints where it is).
+Each statement's expected answer is computed within --budget seconds of CPU time (SQLite and
+Python; CPU time, so that waiting for a core on a loaded machine does not count): past it
+the script prints the seed and the statement, saves them, and exits 1 rather than hang
+until ctest's timeout (SIGUSR1 also prints where it is).
 
 On a mismatch it prints the seed, the statements, and up to 5 tuples only in each side, and
 saves the trace and the query under --fail-dir."""
@@ -801,7 +802,7 @@ def main():
     ap.add_argument("--agg-limit", type=int, default=1_000_000,
                     help="largest cross product of an aggregate's own variables generated")
     ap.add_argument("--budget", type=float, default=60,
-                    help="seconds the expected answer of one statement may take; past "
+                    help="CPU seconds the expected answer of one statement may take; past "
                     "them the statement and seed are printed and the run fails")
     ap.add_argument("--max-overflows", type=int, default=5,
                     help="aggregate statements with a sum past int64 checked per seed "

@@ -22,14 +22,14 @@ table and its column result, docs/query.md):
   * a budget that is not a size: one line, exit 2.
 Every vigil runs with VIGIL_CACHE=off, the spill file and HOME inside the test's own
 temporary directory."""
-import argparse
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cache_testlib  # noqa: E402
+from cache_testlib import check  # noqa: E402
 
 SHAPES = {
     "hash join": "range of E1 is E range of B1 is B retrieve (E1.tag, B1.val) valid at E1 "
@@ -46,43 +46,15 @@ REFUSED = re.compile(r"^.+:\d+:\d+: error: \S+: (the bindings of a [a-z -]+, mat
                      r"\(VIGIL_QUERY_MEMORY=[0-9.]+ [A-Za-z]+\); raise it, or select more")
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
-
-
-class Vigil:
+class Vigil(cache_testlib.Vigil):
     def __init__(self, bin_dir, work):
-        self.bin = bin_dir
-        self.env = dict(os.environ)
-        for k in ("XDG_CACHE_HOME", "VIGIL_QUERY_MEMORY", "VIGIL_BUILD_MEMORY", "VIGIL_THREADS"):
-            self.env.pop(k, None)
-        self.env.update({"VIGIL_CACHE": "off", "HOME": os.path.join(work, "home"),
-                         "VIGIL_CACHE_DIR": os.path.join(work, "cachedir")})
+        super().__init__(bin_dir, work)
+        self.env["VIGIL_CACHE"] = "off"
 
     def query(self, trace, text, threads, budget=None):
         """(exit status, stdout, stderr lines but the stats, the stats)"""
-        env = dict(self.env)
-        if budget is not None:
-            env["VIGIL_QUERY_MEMORY"] = str(budget)
-        cmd = [os.path.join(self.bin, "vigil"), "query", trace, "-e", text, "--format", "json",
-               "--stats", "--threads", str(threads)]
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-        lines = p.stderr.splitlines()
-        stats = [json.loads(x)["stats"] for x in lines if x.startswith('{"stats"')]
-        rest = [x for x in lines if not x.startswith('{"stats"')]
-        return p.returncode, p.stdout, rest, stats[0] if stats else {}
-
-    def record(self, out, seed, events):
-        p = subprocess.run([os.path.join(self.bin, "vigil"), "record", "-q", "-o", out, "--",
-                            os.path.join(self.bin, "diff_subject"), str(seed), str(events)],
-                           env=self.env, capture_output=True, text=True, timeout=300)
-        check(p.returncode == 0, "vigil record: %s" % p.stderr)
-        return out
+        env = {} if budget is None else {"VIGIL_QUERY_MEMORY": str(budget)}
+        return self.run_query(trace, text, env=env, args=["--threads", str(threads)])
 
 
 def refused(got, what):
@@ -112,7 +84,7 @@ def bounded(ref, got, what):
     return "refused"
 
 
-def run(v, work):
+def run(v, args, work):
     trace = v.record(os.path.join(work, "trace"), 7, 30000)
     for shape, text in SHAPES.items():
         ref = v.query(trace, text, 1)
@@ -168,24 +140,5 @@ def run(v, work):
     print("a budget that is not a size: one line, exit 2")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--keep")
-    args = ap.parse_args()
-    work = args.keep or tempfile.mkdtemp(prefix="vigil-qmem-")
-    os.makedirs(work, exist_ok=True)
-    try:
-        run(Vigil(args.bin, work), work)
-    except Fail as e:
-        print("query.memory: FAIL: %s" % e)
-        return 1
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-    print("query.memory: ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cache_testlib.main("query.memory", __doc__, run, Vigil))

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/file_io.h"
+#include "interleaved_trace.h"
 #include "reader_tracegen.h"
 #include "relations/relation.h"
 #include "trace/trace.h"
@@ -36,7 +37,6 @@
 #define SEND 11
 #define PACKETS 60
 #define PER_PACKET 100
-#define OFFSET_NS 1700000000000000000ll /* tg_image_new's default clock offset */
 
 static int failures;
 
@@ -44,11 +44,6 @@ static void fail(const char *what)
 {
 	fprintf(stderr, "query.packet_summary: %s\n", what);
 	failures++;
-}
-
-static uint64_t clock_of(unsigned stream, unsigned k)
-{
-	return 1000 + 10 * (uint64_t)k + 5 * stream;
 }
 
 static char stream_path[2][4096];
@@ -101,13 +96,7 @@ static char *dump(const struct vgq_relation *r, int64_t lo, int64_t hi, size_t *
 		if (r->from[t] < lo || r->from[t] > hi)
 			continue;
 		++*count;
-		fprintf(f, "%" PRId64, r->from[t]);
-		for (size_t a = 0; a < r->nattrs; a++)
-			if (r->attrs[a].type == VGQ_STRING)
-				fprintf(f, " %s", r->cols[a].s[t] ? r->cols[a].s[t] : "null");
-			else
-				fprintf(f, " %" PRIu64, r->cols[a].u[t]);
-		fputc('\n', f);
+		it_tuple_line(f, r, t);
 	}
 	fclose(f);
 	return p;

@@ -1,8 +1,9 @@
 /* The base room (src/base): UTF-8 validation case by case (RFC 3629's edges), arenas
  * (zeroed, aligned, large blocks beside small ones, freed and reused), whole-file reads
  * (a regular file, an empty one, a limit, a directory, a FIFO refused without blocking, a
- * pipe read to its end) and writes through a pipe; large blocks advised for huge pages.
- * Files only in a mkdtemp folder. */
+ * pipe read to its end) and writes through a pipe; large blocks advised for huge pages, and
+ * blocks of their own (base/huge.h) aligned, advised, grown with their contents. Files
+ * only in a mkdtemp folder. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include "base/alloc.h"
 #include "base/arena.h"
 #include "base/file_io.h"
+#include "base/huge.h"
 #include "base/utf8.h"
 
 static void utf8_edges(void **state)
@@ -127,11 +129,9 @@ static bool advised_huge(const void *a)
 	return hg;
 }
 
-/* Large blocks ask for transparent huge pages (their first touches are 2 MiB faults, not
- * 4 KiB ones): calloc'd, malloc'd and grown by realloc. */
-static void huge_blocks(void **state)
+/* Does this kernel give huge pages where advised? */
+static bool thp_advisable(void)
 {
-	(void)state;
 	char mode[128] = "";
 	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
 	if (f) {
@@ -139,7 +139,15 @@ static void huge_blocks(void **state)
 			mode[0] = 0;
 		fclose(f);
 	}
-	if (!strstr(mode, "[madvise]") && !strstr(mode, "[always]"))
+	return strstr(mode, "[madvise]") || strstr(mode, "[always]");
+}
+
+/* Large blocks ask for transparent huge pages (their first touches are 2 MiB faults, not
+ * 4 KiB ones): calloc'd, malloc'd and grown by realloc. */
+static void huge_blocks(void **state)
+{
+	(void)state;
+	if (!thp_advisable())
 		skip(); /* no huge pages on this kernel: nothing to advise */
 	size_t big = 8u << 20;
 	char *c = vgb_xcalloc(big, 1), *m = vgb_xmalloc(big), *r = vgb_xrealloc(NULL, 4096, 1);
@@ -151,6 +159,35 @@ static void huge_blocks(void **state)
 	free(c);
 	free(m);
 	free(r);
+}
+
+/* A block of its own: zeroed, aligned to a huge page and a whole number of them, advised;
+ * grown (moved, not copied) with its bytes kept and the new ones zeroed; unmapped. */
+static void huge_mapping(void **state)
+{
+	(void)state;
+	struct vgb_huge_block b;
+	assert_true(vgb_huge_map(&b, VGB_HUGE_PAGE + 4096));
+	assert_int_equal((uintptr_t)b.base % VGB_HUGE_PAGE, 0);
+	assert_int_equal(b.len, 2 * VGB_HUGE_PAGE);
+	for (size_t i = 0; i < b.len; i += 4096)
+		assert_int_equal(b.base[i], 0);
+	memset(b.base, 7, b.len);
+	size_t old = b.len;
+	assert_true(vgb_huge_grow(&b, 4 * VGB_HUGE_PAGE + 1));
+	assert_int_equal((uintptr_t)b.base % VGB_HUGE_PAGE, 0);
+	assert_int_equal(b.len, 5 * VGB_HUGE_PAGE);
+	for (size_t i = 0; i < old; i += 4096)
+		assert_int_equal(b.base[i], 7);
+	for (size_t i = old; i < b.len; i += 4096)
+		assert_int_equal(b.base[i], 0);
+	b.base[b.len - 1] = 1; /* writable to its end */
+	if (thp_advisable())
+		assert_true(advised_huge(b.base + b.len - 1));
+	assert_true(vgb_huge_grow(&b, 1)); /* never shrinks */
+	assert_int_equal(b.len, 5 * VGB_HUGE_PAGE);
+	vgb_huge_unmap(&b);
+	assert_null(b.base);
 }
 
 static void path_in(char *buf, size_t n, const char *name)
@@ -259,6 +296,7 @@ int main(void)
 	    cmocka_unit_test(utf8_edges),     cmocka_unit_test(arena_blocks),
 	    cmocka_unit_test(checked_alloc),  cmocka_unit_test(read_files),
 	    cmocka_unit_test(pipe_both_ways), cmocka_unit_test(huge_blocks),
+	    cmocka_unit_test(huge_mapping),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	cleanup();
