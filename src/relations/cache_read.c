@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "relations/cache.h"
@@ -39,6 +40,7 @@ struct vgc_rfile {
 	const char **warnings; /* in the mapping */
 	size_t nwarnings;
 	char path[4096];
+	struct stat st; /* the file as opened: its identity for cache_checked.c */
 };
 
 /* The relations of a database that are mapped, by their place in db->relations. */
@@ -239,6 +241,7 @@ static enum vgc_open_status map_file(const char *path, const char *magic, const 
 	struct vgc_rfile *m = vgq_xcalloc(1, sizeof *m);
 	snprintf(m->path, sizeof m->path, "%s", path);
 	m->size = (size_t)st.st_size;
+	m->st = st;
 	void *base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (base == MAP_FAILED) {
@@ -456,7 +459,32 @@ bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq)
 	for (size_t a = 0; a < r->nattrs; a++)
 		if ((ri->checked[a] = wanted(rq, r->attrs[a].name)))
 			check[ncheck++] = &ri->attrs[a].c;
-	return vgc_columns_ok(f->base, check, ncheck);
+	/* those an earlier query checked in this very file are not summed again */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct vgc_column done[4 + r->nattrs];
+	size_t ndone = vgc_checked_read(f->path, &f->st, done, 4 + r->nattrs), nleft = 0, nseen = 0;
+	const struct vgc_column *left[4 + r->nattrs], *seen[4 + r->nattrs];
+	for (size_t i = 0; i < ncheck; i++) {
+		bool was = false;
+		for (size_t j = 0; j < ndone && !was; j++)
+			was = !memcmp(&done[j], check[i], sizeof done[j]);
+		if (was)
+			seen[nseen++] = check[i];
+		else
+			left[nleft++] = check[i];
+	}
+	if (nseen)
+		vgc_columns_map(f->base, seen, nseen);
+	if (!nleft)
+		return true;
+	if (!vgc_columns_ok(f->base, left, nleft))
+		return false;
+	for (size_t i = 0; i < nleft; i++)
+		done[ndone++] = *left[i];
+	vgc_checked_write(f->path, &f->st, done, ndone,
+	                  (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec);
+	return true;
 }
 
 /* ---- the checked columns made the relation's ---- */

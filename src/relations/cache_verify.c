@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "relations/cache.h"
 #include "relations/cache_internal.h"
 #include "trace/trace.h" /* vgt_decode_threads: the query's --threads */
 
@@ -24,6 +25,7 @@ struct verify_job {
 	const uint8_t *base;
 	struct piece *pieces;
 	size_t npieces, next; /* next: atomic */
+	bool sum;             /* false: the pages mapped only */
 };
 
 static void *verify_work(void *p)
@@ -42,16 +44,27 @@ static void *verify_work(void *p)
 #else
 		(void)page;
 #endif
-		pc->sums = vgc_sums_of(at, pc->size);
+		if (j->sum)
+			pc->sums = vgc_sums_of(at, pc->size);
 	}
 }
 
-bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
+static uint64_t checked_bytes; /* atomic */
+
+uint64_t vgq_cache_checked_bytes(void)
+{
+	return __atomic_load_n(&checked_bytes, __ATOMIC_RELAXED);
+}
+
+/* The n columns cut into pieces and each piece mapped (and summed, if sum) by one of up
+ * to vgt_decode_threads() threads; the job's pieces, to free. */
+static struct piece *run_pieces(const uint8_t *base, const struct vgc_column *const *cols, size_t n,
+                                bool sum, size_t *npieces_out)
 {
 	size_t npieces = 0;
 	for (size_t c = 0; c < n; c++)
 		npieces += cols[c]->size / 32 / (PIECE / 32) + 1;
-	struct verify_job j = {base, calloc(npieces ? npieces : 1, sizeof *j.pieces), 0, 0};
+	struct verify_job j = {base, calloc(npieces ? npieces : 1, sizeof *j.pieces), 0, 0, sum};
 	if (!j.pieces)
 		abort();
 	for (size_t c = 0; c < n; c++) {
@@ -77,14 +90,30 @@ bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, s
 	verify_work(&j);
 	for (unsigned t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
+	*npieces_out = j.npieces;
+	return j.pieces;
+}
+
+bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
+{
+	for (size_t c = 0; c < n; c++)
+		__atomic_fetch_add(&checked_bytes, cols[c]->size, __ATOMIC_RELAXED);
+	size_t npieces;
+	struct piece *pieces = run_pieces(base, cols, n, true, &npieces);
 	bool ok = true;
 	for (size_t c = 0, i = 0; c < n; c++) {
 		struct vgc_sums s = {{0}, {0}, 0};
-		for (; i < j.npieces && j.pieces[i].col == c; i++)
-			s = vgc_sums_then(s, &j.pieces[i].sums);
+		for (; i < npieces && pieces[i].col == c; i++)
+			s = vgc_sums_then(s, &pieces[i].sums);
 		ok = ok &&
 		     vgc_checksum_end(s, base + cols[c]->offset, cols[c]->size) == cols[c]->sum;
 	}
-	free(j.pieces);
+	free(pieces);
 	return ok;
+}
+
+void vgc_columns_map(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
+{
+	size_t npieces;
+	free(run_pieces(base, cols, n, false, &npieces));
 }

@@ -20,7 +20,10 @@ the trace's answers, whatever happened to the trace or the cache since.
    it did not name, of the older trace, are removed (links, FIFOs, temporary and damaged
    files left alone);
 6. queries at once on one trace (cold, naming different relations): every answer the
-   trace's, and the cache they leave whole (warm answers the trace's, no damage said).
+   trace's, and the cache they leave whole (warm answers the trace's, no damage said);
+7. columns checked once (cache_checked.c): a later query sums none of them again while
+   the file is the one checked, but a file written since, its modification time put back,
+   is checked again: damage said, never another answer; a damaged record is no record.
 Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
 directory and HOME inside the test's own temporary directory."""
 import glob
@@ -31,6 +34,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cache_testlib  # noqa: E402
@@ -334,6 +338,61 @@ def concurrent(v, work):
     print("concurrent: %d queries at once, 2 rounds, every answer the trace's" % len(texts))
 
 
+def checked_once(v, work):
+    """Columns checked once are trusted while their file is unchanged, and only then."""
+    trace = v.record(os.path.join(work, "checked"), 24, 3000)
+    ref = v.query(trace, QUERY, cache=False)
+    check(v.query(trace, QUERY)[3] == "cold", "checked: not cold")
+    time.sleep(1.5)  # a record is kept only for files a second older than their check
+    sums = []
+    for _ in range(2):
+        got = v.run_query(trace, QUERY)
+        check(got[:3] == ref[:3] and got[3].get("cache") == "warm",
+              "checked: warm answer differs or not warm: %s %s" % (got[2], got[3]))
+        sums.append(got[3]["cache_checked_bytes"])
+    check(sums[0] > 0 and sums[1] == 0, "checked: bytes summed by two warm queries %s "
+          "(expected some, then none)" % sums)
+    path = max((f for f in glob.glob(os.path.join(trace, ".vigil-cache.rel-*"))
+                if not f.endswith("%checked")), key=os.path.getsize)
+    # the record damaged: no record, every column checked again
+    with open(path + "%checked", "r+b") as f:
+        f.seek(40)
+        b = f.read(1)
+        f.seek(40)
+        f.write(bytes([b[0] ^ 1]))
+    got = v.run_query(trace, QUERY)
+    check(got[:3] == ref[:3] and got[3]["cache_checked_bytes"] == sums[0],
+          "checked: a damaged record was trusted (%d bytes summed)"
+          % got[3]["cache_checked_bytes"])
+    # the relation's file damaged in place, its modification time put back: checked again
+    size, detected = os.path.getsize(path), 0
+    for k in range(1, 6):
+        time.sleep(1.2)  # the file a second old: the next query records its check
+        pre = [v.run_query(trace, QUERY)[3]["cache_checked_bytes"] for _ in range(2)]
+        check(pre[1] == 0, "checked: no record before the damage %d/6 (%s)" % (k, pre))
+        st = os.stat(path)
+        with open(path, "r+b") as f:
+            f.seek(size * k // 6)
+            b = f.read(1)
+            f.seek(size * k // 6)
+            f.write(bytes([b[0] ^ 0x5A]))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        got = v.run_query(trace, QUERY)
+        check(got[0] == ref[0] and got[1] == ref[1], "checked: damaged at %d/6, mtime put "
+              "back: another answer (stderr %s)" % (k, got[2]))
+        check(got[3]["cache_checked_bytes"] > 0, "checked: damaged at %d/6, mtime put "
+              "back: nothing checked again" % k)
+        if got[3].get("cache") == "rebuilt":
+            detected += 1
+            path = max((f for f in glob.glob(os.path.join(trace, ".vigil-cache.rel-*"))
+                        if not f.endswith("%checked")), key=os.path.getsize)
+            size = os.path.getsize(path)
+    check(detected >= 3, "checked: only %d of 5 in-place damages said" % detected)
+    print("checked once: summed %d bytes, then none; a damaged record ignored; %d of 5 "
+          "in-place damages (mtime put back) said, every answer the trace's"
+          % (sums[0], detected))
+
+
 def run(v, args, work):
     differential(v, args, work)
     trace = grown_and_damaged(v, work)
@@ -342,6 +401,7 @@ def run(v, args, work):
     not_regular(v, trace)
     partial(v, work)
     concurrent(v, work)
+    checked_once(v, work)
 
 
 if __name__ == "__main__":
