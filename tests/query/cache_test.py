@@ -354,12 +354,15 @@ def checked_once(v, work):
           "(expected some, then none)" % sums)
     path = max((f for f in glob.glob(os.path.join(trace, ".vigil-cache.rel-*"))
                 if not f.endswith("%checked")), key=os.path.getsize)
-    # the record damaged: no record, every column checked again
-    with open(path + "%checked", "r+b") as f:
-        f.seek(40)
-        b = f.read(1)
-        f.seek(40)
-        f.write(bytes([b[0] ^ 1]))
+    # the records damaged: no record, every column checked again
+    records = glob.glob(os.path.join(trace, ".vigil-cache.rel-*%checked"))
+    check(path + "%checked" in records, "checked: no record of %s" % path)
+    for rec in records:
+        with open(rec, "r+b") as f:
+            f.seek(40)
+            b = f.read(1)
+            f.seek(40)
+            f.write(bytes([b[0] ^ 1]))
     got = v.run_query(trace, QUERY)
     check(got[:3] == ref[:3] and got[3]["cache_checked_bytes"] == sums[0],
           "checked: a damaged record was trusted (%d bytes summed)"
