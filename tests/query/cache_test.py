@@ -23,16 +23,21 @@ the trace's answers, whatever happened to the trace or the cache since.
    trace's, and the cache they leave whole (warm answers the trace's, no damage said);
 7. columns checked once (cache_checked.c): a later query sums none of them again while
    the file is the one checked, but a file written since, its modification time put back,
-   is checked again: damage said, never another answer; a damaged record is no record.
+   is checked again: damage said, never another answer; a damaged record is no record;
+8. time selections on a warm cache: an event relation every statement bounds in time is
+   the rows of its file within the bound (`"skip":{"bounded":1}`), the answers those
+   without the cache give, bounds at events' own instants, before and after them all.
 Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
 directory and HOME inside the test's own temporary directory."""
 import glob
+import json
 import os
 import pwd
 import shutil
 import stat
 import subprocess
 import sys
+import random
 import threading
 import time
 
@@ -396,6 +401,48 @@ def checked_once(v, work):
           % (sums[0], detected))
 
 
+def warm_slices(v, work):
+    """Time-bounded statements over the event relation E answered from the warm cache."""
+    from diff_test import date_text
+    trace = v.record(os.path.join(work, "slices"), 25, 3000)
+    got = v.query(trace, "range of E1 is E retrieve (E1.key)", cache=False)
+    times = sorted(json.loads(x)["at"] for x in got[1].splitlines())
+    check(len(times) > 100, "slices: %d events of E" % len(times))
+    rng = random.Random(25)
+    cuts = [(times[0] - 10, times[-1] + 10), (times[0] - 10, times[0] - 5),
+            (times[-1] + 5, times[-1] + 10), (times[0], times[0]), (times[-1], times[-1])]
+    for _ in range(8):
+        a, b = sorted(rng.sample(times, 2))
+        cuts.append((a + rng.choice([-1, 0, 1]), b + rng.choice([-1, 0, 1])))
+    check(v.query(trace, "range of E1 is E retrieve (E1.key)")[3] == "cold", "slices: cold?")
+    sliced = 0
+    for a, b in cuts:
+        ta, tb = date_text(a, rng), date_text(b, rng)
+        for when in ('E1 overlap ("%s" extend "%s")' % (ta, tb),
+                     '"%s" precede E1 and E1 precede "%s"' % (ta, tb)):
+            text = ("range of E1 is E retrieve (E1.all) "
+                    "when %s" % when)
+            ref = v.query(trace, text, cache=False)
+            warm = v.run_query(trace, text)
+            check(warm[3].get("cache") == "warm" and warm[:3] == ref[:3],
+                  "slices: %s: cache %s, answers %s" % (when, warm[3].get("cache"),
+                                                         "equal" if warm[1] == ref[1]
+                                                         else "differ"))
+            sliced += warm[3]["skip"]["bounded"]
+    check(sliced == 2 * len(cuts), "slices: %d of %d warm queries sliced" % (sliced,
+                                                                          2 * len(cuts)))
+    # another statement over E without a bound: E whole
+    text = ('range of E1 is E retrieve (E1.key) when E1 overlap ("%s" extend "%s")\n'
+            'retrieve (n = count(E1.key))' % (date_text(times[5], rng),
+                                                date_text(times[9], rng)))
+    warm, ref = v.run_query(trace, text), v.query(trace, text, cache=False)
+    check(warm[:3] == ref[:3] and warm[3]["skip"]["bounded"] == 0,
+          "slices: a statement without a bound: %s, bounded %d" % (
+              "equal" if warm[1] == ref[1] else "another answer", warm[3]["skip"]["bounded"]))
+    print("warm time slices: %d bounded statements answered as without the cache" %
+          (2 * len(cuts)))
+
+
 def run(v, args, work):
     differential(v, args, work)
     trace = grown_and_damaged(v, work)
@@ -405,6 +452,7 @@ def run(v, args, work):
     partial(v, work)
     concurrent(v, work)
     checked_once(v, work)
+    warm_slices(v, work)
 
 
 if __name__ == "__main__":
