@@ -382,6 +382,25 @@ def scale(out):
     return figs
 
 
+def e2e(out):
+    d = _load(out, "e2e.json")
+    figs = []
+    for t in ("2", "1"):
+        r = d["threads"][t]
+        at10m = d["events"] >= 10_000_000
+        figs.append(Figure("e2e", "warm selective scan end to end, %d events, %s thread(s): "
+                           "median wall, vigil checked once / vigil-full every column checked"
+                           % (d["events"], t),
+                           "%s / %s (%.2fx)" % (_s(r["front_once"]["median_s"]),
+                                                _s(r["full_checked"]["median_s"]),
+                                                r["full_checked"]["median_s"] /
+                                                r["front_once"]["median_s"]),
+                           "under 100 ms at 10M events" if t == "2" else "",
+                           (r["front_once"]["median_s"] < 0.1) if (t == "2" and at10m)
+                           else None))
+    return figs
+
+
 def derived(out):
     d = _load(out, "derived.json")
     figs = [Figure("derived", "time to first answer over Message x Network, three_tier %d "

@@ -8,9 +8,10 @@ include(GNUInstallDirs)
 
 # vigil finds libvigil.so.0 relative to its own folder (src/cli/subject.c).
 file(RELATIVE_PATH VIGIL_LIBDIR_FROM_BIN ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
-target_compile_definitions(vigil PRIVATE VIGIL_LIBDIR_FROM_BIN="${VIGIL_LIBDIR_FROM_BIN}")
+# (vigil-full, which the front end runs for some commands, sits beside it: src/cli/front_end.c)
+target_compile_definitions(vigil_cli PRIVATE VIGIL_LIBDIR_FROM_BIN="${VIGIL_LIBDIR_FROM_BIN}")
 
-install(TARGETS vigil vigild RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS vigil vigil-full vigild RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS vigil_runtime LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         NAMELINK_COMPONENT Unspecified)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/vigil DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -1,5 +1,10 @@
-/* vigil: the command-line front door. Dispatches to one subcommand per file. */
+/* vigil: the command-line front door. Dispatches to one subcommand per file. Built twice
+ * (src/cli/CMakeLists.txt): as vigil-full with every command, and as the front end vigil
+ * (VIGIL_FRONT_END) with the commands that read traces and answer queries; the front end
+ * runs vigil-full in its place for the others (front_end.c), so those commands' libraries
+ * (TLS, PostgreSQL, HTTP server, disassembler) are never loaded by a query. */
 #include "commands.h"
+#include "front_end.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -9,21 +14,28 @@
 #include "derived/derived.h"
 #endif
 
+/* A command the front end leaves to vigil-full: not linked into it. */
+#ifdef VIGIL_FRONT_END
+#define FULL(run) NULL
+#else
+#define FULL(run) run
+#endif
+
 struct command {
 	const char *name;
-	int (*run)(int argc, char **argv);
+	int (*run)(int argc, char **argv); /* NULL: vigil-full runs it */
 	const char *summary;
 };
 
 static const struct command commands[] = {
-    {"record", vg_cmd_record, "run a program and record it into a CTF trace"},
+    {"record", FULL(vg_cmd_record), "run a program and record it into a CTF trace"},
     {"dump", vg_cmd_dump, "print every event of a trace, merged in time order"},
     {"recover", vg_cmd_recover, "repair the end of a trace whose subject was killed"},
     {"gen", vg_cmd_gen, "generate sensor code (C, Python, Java) from a .vgl file"},
     {"relations", vg_cmd_relations, "list the historical relations of a trace"},
     {"query", vg_cmd_query, "answer TQuel queries over the relations of a trace"},
     {"explain", vg_cmd_explain, "show the algebra of TQuel queries, before and after optimization"},
-    {"watch", vg_cmd_watch,
+    {"watch", FULL(vg_cmd_watch),
      "run a program with only the sensors a TQuel query needs; print its answer live"},
     {"model", vg_cmd_model, "merge log models, recordings and traces into a behaviour model"},
     {"diff", vg_cmd_diff, "rank the differences between two models or two query results"},
@@ -31,14 +43,15 @@ static const struct command commands[] = {
     {"check", vg_cmd_check, "verify the sequencing rules of consistent partial reporting"},
     {"net", vg_cmd_net, "interaction networks: split traces per input, report, render"},
     {"clock", vg_cmd_clock, "each host's clock offset against a reference, from messages"},
-    {"probes", vg_cmd_probes, "switch a running process's sensors on and off by pattern"},
-    {"report", vg_cmd_report, "change what a running process reports (categories, threads, ...)"},
-    {"send", vg_cmd_send, "ship what a killed subject left in its spool to the collector"},
-    {"store", vg_cmd_store, "write the relations of traces into PostgreSQL tables"},
-    {"ui", vg_cmd_ui, "a web page over a trace: timeline, TQuel workbench, JSON API"},
+    {"probes", FULL(vg_cmd_probes), "switch a running process's sensors on and off by pattern"},
+    {"report", FULL(vg_cmd_report),
+     "change what a running process reports (categories, threads, ...)"},
+    {"send", FULL(vg_cmd_send), "ship what a killed subject left in its spool to the collector"},
+    {"store", FULL(vg_cmd_store), "write the relations of traces into PostgreSQL tables"},
+    {"ui", FULL(vg_cmd_ui), "a web page over a trace: timeline, TQuel workbench, JSON API"},
     {"display", vg_cmd_display, "check a .vgd display; draw its scene at an instant (SVG, JSON)"},
-    {"export", vg_cmd_export, "write a trace for Perfetto UI or chrome://tracing"},
-    {"usdt", vg_cmd_usdt, "list the SDT probe sites (USDT) of a program, library or process"},
+    {"export", FULL(vg_cmd_export), "write a trace for Perfetto UI or chrome://tracing"},
+    {"usdt", FULL(vg_cmd_usdt), "list the SDT probe sites (USDT) of a program, library or process"},
 };
 
 static void usage(FILE *f)
@@ -65,6 +78,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	vg_front_end_argv = argv;
+#ifndef VIGIL_FRONT_END
+	vg_full_share_cache();
+#endif
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -82,7 +99,8 @@ int main(int argc, char **argv)
 #endif
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return commands[i].run ? commands[i].run(argc - 1, argv + 1)
+			                       : vg_run_full(argv);
 	fprintf(stderr, "vigil: unknown command '%s' (see 'vigil --help')\n", argv[1]);
 	return 2;
 }

@@ -11,11 +11,6 @@
 #include "store/store.h"
 #endif
 
-bool vg_is_store_url(const char *s)
-{
-	return s && (!strncmp(s, "postgresql://", 13) || !strncmp(s, "postgres://", 11));
-}
-
 #ifdef VIGIL_HAVE_STORE
 struct emit_ctx {
 	enum vgq_format format;

@@ -3,11 +3,13 @@
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -105,11 +107,64 @@ static int self_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+static char key_program[4096]; /* vgq_cache_key_program's, "" if none */
+
+/* The build id of the ELF file at path (its notes, by file offsets), copied to id[64]. */
+static size_t file_build_id(const char *path, uint8_t *id)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	size_t size = (size_t)st.st_size, len = 0;
+	uint8_t *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED)
+		return 0;
+	const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)f;
+	bool elf = !memcmp(e->e_ident, ELFMAG, SELFMAG) && e->e_phentsize == sizeof(ElfW(Phdr)) &&
+	           e->e_phoff <= size && (size - e->e_phoff) / sizeof(ElfW(Phdr)) >= e->e_phnum;
+	for (size_t i = 0; elf && i < e->e_phnum && !len; i++) {
+		const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(f + e->e_phoff) + i;
+		if (ph->p_type != PT_NOTE || ph->p_offset > size ||
+		    ph->p_filesz > size - ph->p_offset)
+			continue;
+		/* find_build_id reads base + p_vaddr: the note by its file offset instead */
+		ElfW(Phdr) at = *ph;
+		at.p_vaddr = ph->p_offset;
+		at.p_memsz = ph->p_filesz;
+		struct self_object o = {0};
+		find_build_id(&o, (uintptr_t)f, &at);
+		if (o.id && o.idlen <= 64)
+			memcpy(id, o.id, len = o.idlen);
+	}
+	munmap(f, size);
+	return len;
+}
+
+void vgq_cache_key_program(const char *path)
+{
+	snprintf(key_program, sizeof key_program, "%s", path ? path : "");
+}
+
 /* Which vigil builds: another build (another build id) never reads this one's cache. By
  * the build id of the object holding this code, not /proc/self/exe (under valgrind that is
- * valgrind); without one, the object's file identity. False if neither is known. */
+ * valgrind), or of the program vgq_cache_key_program named; without one, the object's file
+ * identity. False if neither is known. */
 static bool key_builder(struct key *k)
 {
+	uint8_t id[64];
+	size_t idlen = *key_program ? file_build_id(key_program, id) : 0;
+	if (idlen) {
+		static const char tag[] = "build id";
+		key_add(k, tag, sizeof tag);
+		key_add(k, id, idlen);
+		return true;
+	}
 	struct self_object o = {.at = (uintptr_t)&key_builder};
 	if (dl_iterate_phdr(self_object, &o) && o.id) {
 		static const char tag[] = "build id";

@@ -72,6 +72,15 @@ bool vgq_cache_dir(char *out, size_t n);
 struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_cache_request *rq,
                                          struct vgq_cache_result *res);
 
+/* Key this process's caches by the build id of the program at path instead of its own:
+ * vigil-full names the front end beside it (src/cli/main.c), built from the same sources
+ * in the same build, so both read and write one cache. Ignored if path has no build id. */
+void vgq_cache_key_program(const char *path);
+
+/* Bytes of cached columns this process summed against their checksums (the columns an
+ * earlier query checked in the same file are not summed again: cache_checked.c). */
+uint64_t vgq_cache_checked_bytes(void);
+
 const char *vgq_cache_outcome_name(enum vgq_cache_outcome o); /* "off", "warm", ... */
 
 #endif

@@ -65,8 +65,14 @@ void vgc_clean_stale(const char *manifest, const void *key, size_t keylen)
 		enum vgc_open_status st = rel ? vgc_probe_relation(path, key, keylen)
 		                              : vgc_derived_probe(path, key, keylen);
 		/* removed only if it is still the file read (not one renamed into place since) */
-		if (st == VGC_STALE && lstat(path, &after) == 0 && same_file(&before, &after))
+		if (st == VGC_STALE && lstat(path, &after) == 0 && same_file(&before, &after)) {
 			unlink(path);
+			/* and the record of its checked columns (cache_checked.c), a file alone */
+			char rec[8400];
+			snprintf(rec, sizeof rec, "%s%%checked", path);
+			if (rel && lstat(rec, &after) == 0 && S_ISREG(after.st_mode))
+				unlink(rec);
+		}
 	}
 	closedir(dh);
 }

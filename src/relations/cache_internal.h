@@ -133,6 +133,9 @@ bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, s
 /* The sums of the n bytes at p (a multiple of 32), summed in pieces on up to
  * vgt_decode_threads() threads: vgc_sums_of's. */
 struct vgc_sums vgc_sums_threads(const void *p, size_t n);
+/* The same columns' pages mapped, not summed (columns checked by an earlier query: a
+ * query reading a few values of a column spread over it would fault page by page). */
+void vgc_columns_map(const uint8_t *base, const struct vgc_column *const *cols, size_t n);
 
 /* The size of one value of a column of this type in the file. */
 static inline size_t vgc_value_size(enum vgq_type t)
@@ -228,9 +231,21 @@ enum vgc_open_status vgc_open_relation(const char *path, const char *name, const
                                        size_t keylen, struct vgc_rfile **out, char *why,
                                        size_t whysize);
 /* Its columns checked against their checksums: those of the attributes `rq` names (all
- * if rq is NULL). False if one differs. */
+ * if rq is NULL), but those an earlier check of the same file recorded (cache_checked.c).
+ * False if one differs. */
 struct vgq_cache_request;
 bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq);
+
+/* cache_checked.c: the columns of the relation's file at `rel` (with identity st) an
+ * earlier check found whole, as {offset, size, sum}, at most max; 0 if none or no record
+ * of this very file. */
+struct stat;
+size_t vgc_checked_read(const char *rel, const struct stat *st, struct vgc_column *cols,
+                        size_t max);
+/* Records the n columns checked whole, for the file as it was at st; nothing when its
+ * times are within a second of started_ns (the check's start, CLOCK_REALTIME). */
+void vgc_checked_write(const char *rel, const struct stat *st, const struct vgc_column *cols,
+                       size_t n, int64_t started_ns);
 /* Its warnings (said when the relation is named). */
 size_t vgc_rfile_warnings(const struct vgc_rfile *f, const char *const **warnings);
 void vgc_rfile_close(struct vgc_rfile *f);

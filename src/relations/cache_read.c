@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "relations/cache.h"
@@ -39,6 +40,9 @@ struct vgc_rfile {
 	const char **warnings; /* in the mapping */
 	size_t nwarnings;
 	char path[4096];
+	struct stat st; /* the file as opened: its identity for cache_checked.c */
+	size_t row0;    /* its relation's first tuple's row in the file (a time slice) */
+	bool sliced;    /* its relation is the rows within the query's time bound */
 };
 
 /* The relations of a database that are mapped, by their place in db->relations. */
@@ -239,6 +243,7 @@ static enum vgc_open_status map_file(const char *path, const char *magic, const 
 	struct vgc_rfile *m = vgq_xcalloc(1, sizeof *m);
 	snprintf(m->path, sizeof m->path, "%s", path);
 	m->size = (size_t)st.st_size;
+	m->st = st;
 	void *base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (base == MAP_FAILED) {
@@ -443,6 +448,58 @@ static bool wanted(const struct vgq_cache_request *rq, const char *attr)
 	return false;
 }
 
+/* An event relation under a time bound of the query (rq->bounds, relations/cache.h: a
+ * superset of what every statement can use, as a bounded build takes it) is the rows of
+ * its file within the bound, found by halving: its tuples are in time order, as the
+ * merged build makes them, which is checked first (a damaged stream's times may go
+ * backwards: then it stays whole). The columns are then pointers into the mapping at the
+ * slice's first row; not with a byte-string attribute named (their checksum is over all
+ * the tuples' values). */
+static void slice(struct vgc_rfile *f, const struct vgq_cache_request *rq)
+{
+	struct vgq_relation *r = f->rel;
+	int64_t lo = 0, hi = 0;
+	bool bounded = false;
+	for (size_t i = 0; rq && i < rq->nbounds; i++) {
+		const struct vgq_time_bound *b = &rq->bounds[i];
+		if (strcasecmp(b->relation, r->name))
+			continue;
+		lo = bounded && lo < b->lo ? lo : b->lo;
+		hi = bounded && hi > b->hi ? hi : b->hi;
+		bounded = true;
+	}
+	if (!bounded || r->kind != VGQ_REL_EVENT || !f->ri.from.offset ||
+	    f->ri.from.size < r->ntuples * sizeof(int64_t))
+		return;
+	for (size_t a = 0; a < r->nattrs; a++)
+		if (f->ri.checked[a] && r->attrs[a].type == VGQ_BYTES)
+			return;
+	const int64_t *from = (const int64_t *)(f->base + f->ri.from.offset);
+	size_t n = r->ntuples;
+	for (size_t i = 1; i < n; i++)
+		if (from[i] < from[i - 1])
+			return;
+	size_t a = 0, b = n; /* first row at or after lo, first row after hi */
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (from[mid] < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	size_t end = a;
+	for (b = n; end < b;) {
+		size_t mid = end + (b - end) / 2;
+		if (from[mid] <= hi)
+			end = mid + 1;
+		else
+			b = mid;
+	}
+	f->row0 = a;
+	r->ntuples = end - a;
+	f->sliced = true;
+}
+
 bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq)
 {
 	struct vgq_relation *r = f->rel;
@@ -456,7 +513,33 @@ bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq)
 	for (size_t a = 0; a < r->nattrs; a++)
 		if ((ri->checked[a] = wanted(rq, r->attrs[a].name)))
 			check[ncheck++] = &ri->attrs[a].c;
-	return vgc_columns_ok(f->base, check, ncheck);
+	/* those an earlier query checked in this very file are not summed again */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct vgc_column done[4 + r->nattrs];
+	size_t ndone = vgc_checked_read(f->path, &f->st, done, 4 + r->nattrs), nleft = 0, nseen = 0;
+	const struct vgc_column *left[4 + r->nattrs], *seen[4 + r->nattrs];
+	for (size_t i = 0; i < ncheck; i++) {
+		bool was = false;
+		for (size_t j = 0; j < ndone && !was; j++)
+			was = !memcmp(&done[j], check[i], sizeof done[j]);
+		if (was)
+			seen[nseen++] = check[i];
+		else
+			left[nleft++] = check[i];
+	}
+	if (nseen)
+		vgc_columns_map(f->base, seen, nseen);
+	if (nleft) {
+		if (!vgc_columns_ok(f->base, left, nleft))
+			return false;
+		for (size_t i = 0; i < nleft; i++)
+			done[ndone++] = *left[i];
+		vgc_checked_write(f->path, &f->st, done, ndone,
+		                  (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec);
+	}
+	slice(f, rq);
+	return true;
 }
 
 /* ---- the checked columns made the relation's ---- */
@@ -542,16 +625,22 @@ bool vgc_refs_column(const struct vgc_texts *t, const uint64_t *in, size_t n, st
 	return true;
 }
 
-static const void *column_data(const struct vgc_rfile *m, const struct vgc_column *c)
+/* A column of `width` bytes a value, from the relation's first row (row0). */
+static const void *column_data(const struct vgc_rfile *m, const struct vgc_column *c, size_t width)
 {
-	return c->offset ? m->base + c->offset : NULL; /* its pages mapped when it was checked */
+	/* its pages mapped when it was checked */
+	return c->offset ? m->base + c->offset + m->row0 * width : NULL;
 }
 
 /* Texts, bytes and entities as the relation's pointers; false if an offset is wrong. */
 static bool fix_column(const struct vgc_rfile *m, struct vgq_relation *r, size_t a,
                        const struct acolumn *ac)
 {
-	const uint64_t *in = column_data(m, &ac->c);
+	enum vgq_type type = r->attrs[a].type;
+	const uint64_t *in = column_data(m, &ac->c,
+	                                 8 * (type == VGQ_BYTES    ? 2
+	                                      : type == VGQ_ENTITY ? 3
+	                                                           : 1));
 	size_t n = r->ntuples;
 	union vgq_column *col = &r->cols[a];
 	switch (r->attrs[a].type) {
@@ -587,10 +676,10 @@ static bool make_ready(struct vgc_rfile *m)
 {
 	struct vgq_relation *r = m->rel;
 	struct rinfo *ri = &m->ri;
-	r->from = (int64_t *)column_data(m, &ri->from);
-	r->to = (int64_t *)column_data(m, &ri->to);
-	r->open = (bool *)column_data(m, &ri->open);
-	r->begin_unknown = (bool *)column_data(m, &ri->begin_unknown);
+	r->from = (int64_t *)column_data(m, &ri->from, sizeof *r->from);
+	r->to = (int64_t *)column_data(m, &ri->to, sizeof *r->to);
+	r->open = (bool *)column_data(m, &ri->open, sizeof *r->open);
+	r->begin_unknown = (bool *)column_data(m, &ri->begin_unknown, sizeof *r->begin_unknown);
 	for (size_t a = 0; a < r->nattrs; a++)
 		if (ri->checked[a]) {
 			ri->made[a] = true;
@@ -619,6 +708,7 @@ bool vgc_adopt(struct vgq_database *db, struct vgc_rfile **files, char *why, siz
 	struct vgq_relation **rels = (struct vgq_relation **)db->relations;
 	for (size_t i = 0; i < db->nrelations; i++)
 		if (files[i]) {
+			db->skipped.nbounded += files[i]->sliced;
 			vgq_relation_free(rels[i]);
 			rels[i] = files[i]->rel;
 			map->files[i] = files[i];

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "relations/cache.h"
 #include "relations/cache_internal.h"
 #include "trace/trace.h" /* vgt_decode_threads: the query's --threads */
 
@@ -24,6 +25,7 @@ struct verify_job {
 	const uint8_t *base;
 	struct piece *pieces;
 	size_t npieces, next; /* next: atomic */
+	bool sum;             /* false: the pages mapped only */
 };
 
 static void *verify_work(void *p)
@@ -42,12 +44,13 @@ static void *verify_work(void *p)
 #else
 		(void)page;
 #endif
-		pc->sums = vgc_sums_of(at, pc->size);
+		if (j->sum)
+			pc->sums = vgc_sums_of(at, pc->size);
 	}
 }
 
-/* Sums every piece of j, on up to vgt_decode_threads() threads. */
-static void sum_pieces(struct verify_job *j)
+/* Runs every piece of j, on up to vgt_decode_threads() threads. */
+static void run_job(struct verify_job *j)
 {
 	unsigned threads = vgt_decode_threads();
 	if (threads > j->npieces)
@@ -64,12 +67,22 @@ static void sum_pieces(struct verify_job *j)
 		pthread_join(tid[t], NULL);
 }
 
-bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
+static uint64_t checked_bytes; /* atomic */
+
+uint64_t vgq_cache_checked_bytes(void)
+{
+	return __atomic_load_n(&checked_bytes, __ATOMIC_RELAXED);
+}
+
+/* The n columns cut into pieces and each piece mapped (and summed, if sum) by one of up
+ * to vgt_decode_threads() threads; the job's pieces, to free. */
+static struct piece *run_pieces(const uint8_t *base, const struct vgc_column *const *cols, size_t n,
+                                bool sum, size_t *npieces_out)
 {
 	size_t npieces = 0;
 	for (size_t c = 0; c < n; c++)
 		npieces += cols[c]->size / 32 / (PIECE / 32) + 1;
-	struct verify_job j = {base, calloc(npieces ? npieces : 1, sizeof *j.pieces), 0, 0};
+	struct verify_job j = {base, calloc(npieces ? npieces : 1, sizeof *j.pieces), 0, 0, sum};
 	if (!j.pieces)
 		abort();
 	for (size_t c = 0; c < n; c++) {
@@ -82,28 +95,44 @@ bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, s
 				break;
 		}
 	}
-	sum_pieces(&j);
+	run_job(&j);
+	*npieces_out = j.npieces;
+	return j.pieces;
+}
+
+bool vgc_columns_ok(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
+{
+	for (size_t c = 0; c < n; c++)
+		__atomic_fetch_add(&checked_bytes, cols[c]->size, __ATOMIC_RELAXED);
+	size_t npieces;
+	struct piece *pieces = run_pieces(base, cols, n, true, &npieces);
 	bool ok = true;
 	for (size_t c = 0, i = 0; c < n; c++) {
 		struct vgc_sums s = {{0}, {0}, 0};
-		for (; i < j.npieces && j.pieces[i].col == c; i++)
-			s = vgc_sums_then(s, &j.pieces[i].sums);
+		for (; i < npieces && pieces[i].col == c; i++)
+			s = vgc_sums_then(s, &pieces[i].sums);
 		ok = ok &&
 		     vgc_checksum_end(s, base + cols[c]->offset, cols[c]->size) == cols[c]->sum;
 	}
-	free(j.pieces);
+	free(pieces);
 	return ok;
+}
+
+void vgc_columns_map(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
+{
+	size_t npieces;
+	free(run_pieces(base, cols, n, false, &npieces));
 }
 
 struct vgc_sums vgc_sums_threads(const void *p, size_t n)
 {
-	struct verify_job j = {p, calloc(n / PIECE + 1, sizeof *j.pieces), 0, 0};
+	struct verify_job j = {p, calloc(n / PIECE + 1, sizeof *j.pieces), 0, 0, true};
 	if (!j.pieces)
 		abort();
 	for (size_t off = 0; off < n; off += PIECE)
 		j.pieces[j.npieces++] =
 		    (struct piece){.at = off, .size = n - off < PIECE ? n - off : PIECE};
-	sum_pieces(&j);
+	run_job(&j);
 	struct vgc_sums s = {{0}, {0}, 0};
 	for (size_t i = 0; i < j.npieces; i++)
 		s = vgc_sums_then(s, &j.pieces[i].sums);

@@ -13,7 +13,7 @@ dpkg-deb -I "$deb" >"$dir/info" || fail "dpkg-deb -I"
 grep -q '^ Package: vigil$' "$dir/info" || fail "package name: $(cat "$dir/info")"
 grep -q '^ Depends:.*libjansson' "$dir/info" || fail "no shared-library dependencies: $(cat "$dir/info")"
 dpkg-deb -c "$deb" | awk '{print $6}' >"$dir/contents"
-for f in ./usr/bin/vigil ./usr/bin/vigild ./usr/include/vigil/vigil.h ./usr/share/man/man1/vigil.1 \
+for f in ./usr/bin/vigil ./usr/bin/vigil-full ./usr/bin/vigild ./usr/include/vigil/vigil.h ./usr/share/man/man1/vigil.1 \
 	./usr/share/man/man1/vigil-record.1 ./usr/lib/systemd/system/vigild.service \
 	./usr/share/bash-completion/completions/vigil ./usr/lib/python3/dist-packages/vigil/__init__.py; do
 	grep -qx "$f" "$dir/contents" || fail "$f is not in the package"

@@ -41,7 +41,7 @@ def check_files(root, prefix):
     for name in ("libvigil.so.0", "libvigil.so"):
         if os.path.realpath(os.path.join(libdir, name)) != os.path.realpath(libs[0]):
             raise Failure(f"{name} does not lead to {libs[0]}")
-    for f in ("bin/vigil", "bin/vigild", "include/vigil/vigil.h", "include/vigil/log.h",
+    for f in ("bin/vigil", "bin/vigil-full", "bin/vigild", "include/vigil/vigil.h", "include/vigil/log.h",
               "share/bash-completion/completions/vigil", "lib/systemd/system/vigild.service"):
         if not os.path.exists(os.path.join(p, f)):
             raise Failure(f"{f} is not installed")

@@ -20,17 +20,26 @@ the trace's answers, whatever happened to the trace or the cache since.
    it did not name, of the older trace, are removed (links, FIFOs, temporary and damaged
    files left alone);
 6. queries at once on one trace (cold, naming different relations): every answer the
-   trace's, and the cache they leave whole (warm answers the trace's, no damage said).
+   trace's, and the cache they leave whole (warm answers the trace's, no damage said);
+7. columns checked once (cache_checked.c): a later query sums none of them again while
+   the file is the one checked, but a file written since, its modification time put back,
+   is checked again: damage said, never another answer; a damaged record is no record;
+8. time selections on a warm cache: an event relation every statement bounds in time is
+   the rows of its file within the bound (`"skip":{"bounded":1}`), the answers those
+   without the cache give, bounds at events' own instants, before and after them all.
 Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
 directory and HOME inside the test's own temporary directory."""
 import glob
+import json
 import os
 import pwd
 import shutil
 import stat
 import subprocess
 import sys
+import random
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cache_testlib  # noqa: E402
@@ -334,6 +343,106 @@ def concurrent(v, work):
     print("concurrent: %d queries at once, 2 rounds, every answer the trace's" % len(texts))
 
 
+def checked_once(v, work):
+    """Columns checked once are trusted while their file is unchanged, and only then."""
+    trace = v.record(os.path.join(work, "checked"), 24, 3000)
+    ref = v.query(trace, QUERY, cache=False)
+    check(v.query(trace, QUERY)[3] == "cold", "checked: not cold")
+    time.sleep(1.5)  # a record is kept only for files a second older than their check
+    sums = []
+    for _ in range(2):
+        got = v.run_query(trace, QUERY)
+        check(got[:3] == ref[:3] and got[3].get("cache") == "warm",
+              "checked: warm answer differs or not warm: %s %s" % (got[2], got[3]))
+        sums.append(got[3]["cache_checked_bytes"])
+    check(sums[0] > 0 and sums[1] == 0, "checked: bytes summed by two warm queries %s "
+          "(expected some, then none)" % sums)
+    path = max((f for f in glob.glob(os.path.join(trace, ".vigil-cache.rel-*"))
+                if not f.endswith("%checked")), key=os.path.getsize)
+    # the records damaged: no record, every column checked again
+    records = glob.glob(os.path.join(trace, ".vigil-cache.rel-*%checked"))
+    check(path + "%checked" in records, "checked: no record of %s" % path)
+    for rec in records:
+        with open(rec, "r+b") as f:
+            f.seek(40)
+            b = f.read(1)
+            f.seek(40)
+            f.write(bytes([b[0] ^ 1]))
+    got = v.run_query(trace, QUERY)
+    check(got[:3] == ref[:3] and got[3]["cache_checked_bytes"] == sums[0],
+          "checked: a damaged record was trusted (%d bytes summed)"
+          % got[3]["cache_checked_bytes"])
+    # the relation's file damaged in place, its modification time put back: checked again
+    size, detected = os.path.getsize(path), 0
+    for k in range(1, 6):
+        time.sleep(1.2)  # the file a second old: the next query records its check
+        pre = [v.run_query(trace, QUERY)[3]["cache_checked_bytes"] for _ in range(2)]
+        check(pre[1] == 0, "checked: no record before the damage %d/6 (%s)" % (k, pre))
+        st = os.stat(path)
+        with open(path, "r+b") as f:
+            f.seek(size * k // 6)
+            b = f.read(1)
+            f.seek(size * k // 6)
+            f.write(bytes([b[0] ^ 0x5A]))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        got = v.run_query(trace, QUERY)
+        check(got[0] == ref[0] and got[1] == ref[1], "checked: damaged at %d/6, mtime put "
+              "back: another answer (stderr %s)" % (k, got[2]))
+        check(got[3]["cache_checked_bytes"] > 0, "checked: damaged at %d/6, mtime put "
+              "back: nothing checked again" % k)
+        if got[3].get("cache") == "rebuilt":
+            detected += 1
+            path = max((f for f in glob.glob(os.path.join(trace, ".vigil-cache.rel-*"))
+                        if not f.endswith("%checked")), key=os.path.getsize)
+            size = os.path.getsize(path)
+    check(detected >= 3, "checked: only %d of 5 in-place damages said" % detected)
+    print("checked once: summed %d bytes, then none; a damaged record ignored; %d of 5 "
+          "in-place damages (mtime put back) said, every answer the trace's"
+          % (sums[0], detected))
+
+
+def warm_slices(v, work):
+    """Time-bounded statements over the event relation E answered from the warm cache."""
+    from diff_test import date_text
+    trace = v.record(os.path.join(work, "slices"), 25, 3000)
+    got = v.query(trace, "range of E1 is E retrieve (E1.key)", cache=False)
+    times = sorted(json.loads(x)["at"] for x in got[1].splitlines())
+    check(len(times) > 100, "slices: %d events of E" % len(times))
+    rng = random.Random(25)
+    cuts = [(times[0] - 10, times[-1] + 10), (times[0] - 10, times[0] - 5),
+            (times[-1] + 5, times[-1] + 10), (times[0], times[0]), (times[-1], times[-1])]
+    for _ in range(8):
+        a, b = sorted(rng.sample(times, 2))
+        cuts.append((a + rng.choice([-1, 0, 1]), b + rng.choice([-1, 0, 1])))
+    check(v.query(trace, "range of E1 is E retrieve (E1.key)")[3] == "cold", "slices: cold?")
+    sliced = 0
+    for a, b in cuts:
+        ta, tb = date_text(a, rng), date_text(b, rng)
+        for when in ('E1 overlap ("%s" extend "%s")' % (ta, tb),
+                     '"%s" precede E1 and E1 precede "%s"' % (ta, tb)):
+            text = ("range of E1 is E retrieve (E1.all) "
+                    "when %s" % when)
+            ref = v.query(trace, text, cache=False)
+            warm = v.run_query(trace, text)
+            check(warm[3].get("cache") == "warm" and warm[:3] == ref[:3],
+                  "slices: %s: cache %s, answers %s" % (when, warm[3].get("cache"),
+                                                         "equal" if warm[1] == ref[1]
+                                                         else "differ"))
+            sliced += warm[3]["skip"]["bounded"]
+    check(sliced == 2 * len(cuts), "slices: %d of %d warm queries sliced" % (sliced,
+                                                                          2 * len(cuts)))
+    # another statement over E without a bound: E whole
+    text = ('range of E1 is E retrieve (E1.key) when E1 overlap ("%s" extend "%s")\n'
+            'retrieve (n = count(E1.key))' % (date_text(times[5], rng),
+                                                date_text(times[9], rng)))
+    warm, ref = v.run_query(trace, text), v.query(trace, text, cache=False)
+    check(warm[:3] == ref[:3] and warm[3]["skip"]["bounded"] == 0,
+          "slices: a statement without a bound: %s, bounded %d" % (
+              "equal" if warm[1] == ref[1] else "another answer", warm[3]["skip"]["bounded"]))
+    print("warm time slices: %d bounded statements answered as without the cache" %
+          (2 * len(cuts)))
+
+
 def run(v, args, work):
     differential(v, args, work)
     trace = grown_and_damaged(v, work)
@@ -342,6 +451,8 @@ def run(v, args, work):
     not_regular(v, trace)
     partial(v, work)
     concurrent(v, work)
+    checked_once(v, work)
+    warm_slices(v, work)
 
 
 if __name__ == "__main__":
