@@ -89,6 +89,17 @@ bool vgq_mem_take(struct vgq_session *s, const char *what, size_t bytes)
 	return take(s, bytes) || refuse(s, what, false, bytes);
 }
 
+bool vgq_mem_refuse(struct vgq_session *s, const char *what, size_t bytes)
+{
+	return refuse(s, what, false, bytes);
+}
+
+size_t vgq_mem_room(const struct vgq_session *s)
+{
+	size_t held = __atomic_load_n(&s->mem.held, __ATOMIC_RELAXED), budget = vgq_query_memory();
+	return held < budget ? budget - held : 0;
+}
+
 void vgq_mem_give(struct vgq_session *s, size_t bytes)
 {
 	__atomic_sub_fetch(&s->mem.held, bytes, __ATOMIC_RELAXED);
@@ -167,6 +178,21 @@ bool vgq_rows_reserve(struct xrows *r, struct vgq_session *s, const char *op, si
 	vgq_mem_give(s, r->charged);
 	r->charged = 0;
 	__atomic_add_fetch(&s->mem.spilled, bytes - old, __ATOMIC_RELAXED);
+	return true;
+}
+
+bool vgq_rows_spill(struct xrows *r)
+{
+	if (r->spill || !r->charged)
+		return true;
+	size_t bytes = r->cap * (r->width ? r->width : 1) * sizeof *r->rows;
+	void *p = r->rows;
+	if (!vgq_colmem_spill(&r->spill, &p, bytes, bytes))
+		return false;
+	r->rows = p;
+	vgq_mem_give(r->mem, r->charged);
+	r->charged = 0;
+	__atomic_add_fetch(&r->mem->mem.spilled, bytes, __ATOMIC_RELAXED);
 	return true;
 }
 
