@@ -9,9 +9,9 @@
  * joins it and a result is sorted).
  *
  * As for the hash join, the partitions are counted over 4096 first and the fewest whose
- * largest fits a quarter of the room are used; when one of 4096 partitions alone is past the
- * room (one group of more contributions than the budget holds: an aggregate without a
- * by-list, say), the statement is refused, one line naming the aggregate's group. */
+ * largest fits half the room with its buffers are used (vgq_parts_choose); when no cut's largest
+ * partition fits the room (one group of more contributions than the budget holds: an aggregate
+ * without a by-list, say), the statement is refused, one line naming the aggregate's group. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,11 +19,9 @@
 #include "query/exec_node.h"
 #include "query/exec_spill_parts.h"
 
-#define FINE_LOG2 12
-
 /* What a partition of n contributions holds in memory: its records as read, its
  * contributions and key values, and what aggregating them takes (agg.c). */
-static size_t part_bytes(size_t n, size_t nby)
+static size_t part_bytes(uint64_t n, size_t nby)
 {
 	return n * (sizeof(struct vgq_contrib) + (1 + 2 * nby) * sizeof(struct vx_value) + 16) +
 	       vgq_agg_work_bytes(n);
@@ -35,20 +33,6 @@ static uint64_t group_hash(const struct vx_value *keys, size_t nby)
 	for (size_t k = 0; k < nby; k++) /* equal under vgq_value_order: equal hashes */
 		h = (h ^ (keys[k].null ? 0x9e3779b9 : vgq_value_hash(&keys[k]))) * 0x100000001b3ull;
 	return vgq_mix(h);
-}
-
-static uint64_t largest(const uint64_t *fine, unsigned lg)
-{
-	uint64_t most = 0;
-	size_t per = (size_t)1 << (FINE_LOG2 - lg);
-	for (size_t p = 0; p < ((size_t)1 << lg); p++) {
-		uint64_t k = 0;
-		for (size_t f = p * per; f < (p + 1) * per; f++)
-			k += fine[f];
-		if (k > most)
-			most = k;
-	}
-	return most;
 }
 
 /* A record: b, e, the argument, the key values. */
@@ -110,11 +94,11 @@ size_t vgq_agg_spill(struct vgq_session *s, struct bagg *a, struct xrows *in)
 	struct vgq_contrib c;
 	struct vx_value keys[nby + 1];
 	/* the contributions counted over the finest partitions: the fewest that fit */
-	uint64_t *fine = vgq_xcalloc((size_t)1 << FINE_LOG2, sizeof *fine);
+	uint64_t *fine = vgq_xcalloc((size_t)1 << VGQ_PARTS_FINE_LOG2, sizeof *fine);
 	uint64_t total = 0;
 	for (size_t i = 0; i < in->n; i++)
 		if (vgq_contrib_of(a, in->rows + i * w, &c, keys)) {
-			fine[group_hash(keys, nby) >> (64 - FINE_LOG2)]++;
+			fine[group_hash(keys, nby) >> (64 - VGQ_PARTS_FINE_LOG2)]++;
 			total++;
 		}
 	if (!total) { /* nothing qualifies */
@@ -125,18 +109,12 @@ size_t vgq_agg_spill(struct vgq_session *s, struct bagg *a, struct xrows *in)
 	}
 	vgq_rows_spill(in); /* the room it held is the partitions' (mapped, it reads on) */
 	size_t room = vgq_mem_room(s) + in->charged; /* once the bindings are written */
-	unsigned lg = 1;
-	while (lg < FINE_LOG2 && part_bytes(largest(fine, lg), nby) > room / 4)
-		lg++;
-	size_t worst = part_bytes(largest(fine, lg), nby);
+	size_t worst;
+	unsigned lg = vgq_parts_choose(fine, part_bytes, nby, l.size, room, &worst);
 	free(fine);
-	if (worst > room / 4) {
-		/* one partition of whole groups past a quarter of the room: it goes ahead if it
-		 * fits the whole, else the statement stops here, naming it */
+	if (worst > room) { /* no cut fits: one group past the budget */
 		vgq_rows_free(in);
-		if (!vgq_mem_take(s, "the aggregate's group", worst))
-			return 0;
-		vgq_mem_give(s, worst);
+		return vgq_mem_refuse(s, "the aggregate's group", worst);
 	}
 	struct vgq_parts pt;
 	bool ok = vgq_parts_open(&pt, s, "the aggregate's partitions", (size_t)1 << lg, l.size);

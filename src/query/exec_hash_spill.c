@@ -10,10 +10,10 @@
  * join's output is the in-memory join's, binding for binding and in the same order.
  *
  * The number of partitions is the least power of two (up to 4096) whose largest
- * partition, rows and table, fits a quarter of the room: counted first over 4096 partitions, so
- * skew is seen before anything is written. When one of 4096 partitions alone is past it
- * (many rows of one key: repartitioning cannot split equal keys), the statement is
- * refused, one line naming the hash join's partition. Null keys match nothing and are
+ * partition, rows and table, fits half the room with its buffers (vgq_parts_choose): counted first
+ * over 4096 partitions, so skew is seen before anything is written. When no cut's largest
+ * partition fits the room (many rows of one key: equal keys cannot be split), the
+ * statement is refused, one line naming the hash join's partition. Null keys match nothing and are
  * not written. The spilled join runs on one thread (its pipeline is drained serially). */
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +22,6 @@
 #include "query/exec_hash_spill.h"
 #include "query/exec_node.h"
 #include "query/exec_spill_parts.h"
-
-#define FINE_LOG2 12 /* partitions counted: the most a join is cut into */
 
 struct vgq_hash_spill {
 	struct vgq_parts out;        /* joined rows: probe place, then the binding */
@@ -34,24 +32,9 @@ struct vgq_hash_spill {
 	size_t nheap, nparts, charged;
 };
 
-static size_t part_bytes(size_t rows, size_t w)
+static size_t part_bytes(uint64_t rows, size_t w)
 {
 	return rows * w * sizeof(uint32_t) + vgq_xhash_bytes(rows);
-}
-
-/* The largest partition when the hash's top lg bits choose it (fine: top FINE_LOG2). */
-static uint64_t largest(const uint64_t *fine, unsigned lg)
-{
-	uint64_t most = 0;
-	size_t per = (size_t)1 << (FINE_LOG2 - lg);
-	for (size_t p = 0; p < ((size_t)1 << lg); p++) {
-		uint64_t k = 0;
-		for (size_t f = p * per; f < (p + 1) * per; f++)
-			k += fine[f];
-		if (k > most)
-			most = k;
-	}
-	return most;
 }
 
 static size_t part_of(uint64_t h, unsigned lg)
@@ -184,27 +167,21 @@ struct vgq_hash_spill *vgq_hash_spill_run(struct xnode *n, struct xrows *right)
 	struct vgq_hash_spill *sp = vgq_xcalloc(1, sizeof *sp);
 	sp->out.fd = -1;
 	/* the build side counted over the finest partitions: the fewest that fit */
-	uint64_t *fine = vgq_xcalloc((size_t)1 << FINE_LOG2, sizeof *fine);
+	uint64_t *fine = vgq_xcalloc((size_t)1 << VGQ_PARTS_FINE_LOG2, sizeof *fine);
 	for (size_t i = 0; i < right->n; i++)
 		if (vgq_keys_of(b, p->rkeys, nk, right->rows + i * w, kv, &h))
-			fine[part_of(h, FINE_LOG2)]++;
+			fine[part_of(h, VGQ_PARTS_FINE_LOG2)]++;
 	vgq_rows_spill(right); /* the room it held is the partitions' (mapped, it reads on) */
 	size_t room = vgq_mem_room(s) + right->charged; /* once the build rows are written */
-	unsigned lg = 1;
-	while (lg < FINE_LOG2 && part_bytes(largest(fine, lg), w) > room / 4)
-		lg++;
-	size_t worst = part_bytes(largest(fine, lg), w);
+	size_t worst;
+	unsigned lg = vgq_parts_choose(fine, part_bytes, w, w * sizeof(uint32_t), room, &worst);
 	free(fine);
 	sp->nparts = (size_t)1 << lg;
 	n->spilled_parts = (uint32_t)sp->nparts;
 	struct vgq_parts rp = {.fd = -1}, lp = {.fd = -1};
 	bool ok = true;
-	if (worst > room / 4) {
-		vgq_rows_free(right);
-		ok = vgq_mem_take(s, "the hash join's partition", worst);
-		if (ok) /* fits the whole room, if not a quarter: the partition goes ahead */
-			vgq_mem_give(s, worst);
-	}
+	if (worst > room) /* no cut fits: equal keys past the budget */
+		ok = vgq_mem_refuse(s, "the hash join's partition", worst);
 	ok = ok &&
 	     vgq_parts_open(&rp, s, "the hash join's partitions", sp->nparts, w * sizeof(uint32_t));
 	for (size_t i = 0; ok && i < right->n; i++)

@@ -13,23 +13,68 @@
 #include "relations/cache.h" /* vgq_cache_dir */
 #include "relations/columns.h"
 
-#define BUF_MIN 256         /* bytes of one partition's buffer, at least (a record more) */
-#define BUF_MAX (64 * 1024) /* and at most */
+#define BUF_MIN 512         /* bytes of one partition's buffer, at least */
+#define BUF_RECS 4          /* and records, at least (a chunk's entry in the chain: 16 bytes) */
+#define BUF_MAX (64 * 1024) /* and bytes at most */
 
-/* Each partition's buffer: an eighth of the room left, shared out, within the bounds. */
-static size_t buffer_records(const struct vgq_session *s, size_t nparts, size_t rec)
+/* Each partition's buffer, in records: an eighth of the room, shared out, within the
+ * bounds. */
+static size_t buffer_records(size_t room, size_t nparts, size_t rec)
 {
-	size_t each = vgq_mem_room(s) / 8 / (nparts ? nparts : 1);
+	size_t each = room / 8 / (nparts ? nparts : 1), least = BUF_RECS * rec;
 	if (each > BUF_MAX)
 		each = BUF_MAX;
 	if (each < BUF_MIN)
 		each = BUF_MIN;
-	return each / rec ? each / rec : 1;
+	if (each < least)
+		each = least;
+	return each / rec;
 }
 
 size_t vgq_parts_chunk_bytes(const struct vgq_parts *pt)
 {
 	return pt->bufrecs * pt->rec;
+}
+
+/* The largest partition when the hash's top lg bits choose it. */
+static uint64_t largest(const uint64_t *fine, unsigned lg)
+{
+	uint64_t most = 0;
+	size_t per = (size_t)1 << (VGQ_PARTS_FINE_LOG2 - lg);
+	for (size_t p = 0; p < ((size_t)1 << lg); p++) {
+		uint64_t k = 0;
+		for (size_t f = p * per; f < (p + 1) * per; f++)
+			k += fine[f];
+		if (k > most)
+			most = k;
+	}
+	return most;
+}
+
+unsigned vgq_parts_choose(const uint64_t *fine, size_t (*bytes)(uint64_t n, size_t arg), size_t arg,
+                          size_t rec, size_t room, size_t *worst)
+{
+	uint64_t total = 0;
+	for (size_t f = 0; f < ((size_t)1 << VGQ_PARTS_FINE_LOG2); f++)
+		total += fine[f];
+	unsigned best = 1;
+	size_t least = SIZE_MAX;
+	for (unsigned lg = 1; lg <= VGQ_PARTS_FINE_LOG2; lg++) {
+		size_t np = (size_t)1 << lg, each = buffer_records(room, np, rec);
+		/* the buffers, and the chain of chunks as it grows (doubling: twice at most) */
+		size_t part = bytes(largest(fine, lg), arg),
+		       io = np * each * rec + 2 * (total / each + np) * sizeof(struct vgq_chunk);
+		if (part + io <= room / 2) {
+			*worst = part + io;
+			return lg;
+		}
+		if (part + io < least) {
+			least = part + io;
+			best = lg;
+		}
+	}
+	*worst = least;
+	return best;
 }
 
 static void say_failed(const char *what, const char *how, const char *dir, int err)
@@ -81,7 +126,7 @@ bool vgq_parts_open(struct vgq_parts *pt, struct vgq_session *s, const char *wha
 	pt->fd = -1;
 	pt->nparts = nparts;
 	pt->rec = rec;
-	pt->bufrecs = buffer_records(s, nparts, rec);
+	pt->bufrecs = buffer_records(vgq_mem_room(s), nparts, rec);
 	size_t bytes = nparts * pt->bufrecs * rec;
 	if (!vgq_mem_take(s, what, bytes)) {
 		pt->failed = true;

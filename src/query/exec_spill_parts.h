@@ -39,8 +39,18 @@ struct vgq_parts {
 	bool failed;
 };
 
+/* How many partitions: counts of rec-byte records per partition of the finest cut (the
+ * hash's top VGQ_PARTS_FINE_LOG2 bits), and what a partition of n records holds in memory
+ * (bytes(n, arg)). The log2 of the fewest partitions whose largest, with their buffers and
+ * chain of chunks, fits half of `room`; when none does (skew: equal
+ * keys cannot be split), the cut that holds least. *worst: what that cut holds; past
+ * `room` the operator is refused. */
+#define VGQ_PARTS_FINE_LOG2 12
+unsigned vgq_parts_choose(const uint64_t *fine, size_t (*bytes)(uint64_t n, size_t arg), size_t arg,
+                          size_t rec, size_t room, size_t *worst);
+
 /* n partitions of rec-byte records, their buffers an eighth of the budget's room at most
- * (256 bytes each at least); false when the buffers are past the budget or no file
+ * (512 bytes and 4 records each at least); false when the buffers are past the budget or no file
  * can be made (the statement stops: refused as `what`, the file's own line first). */
 bool vgq_parts_open(struct vgq_parts *pt, struct vgq_session *s, const char *what, size_t nparts,
                     size_t rec);
