@@ -196,6 +196,40 @@ bool vgq_rows_spill(struct xrows *r)
 	return true;
 }
 
+void *vgq_state_alloc(struct vgq_session *s, const char *what, size_t bytes, struct vgq_state *st)
+{
+	memset(st, 0, sizeof *st);
+	st->mem = s;
+	if (!bytes)
+		bytes = 1;
+	if (take(s, bytes)) {
+		st->charged = bytes;
+		return st->p = vgq_xcalloc(bytes, 1);
+	}
+	/* past the budget: in the spill file, mapped (zeros, as calloc's), read as before */
+	if (vgq_colmem_spill(&st->spill, &st->p, 0, bytes)) {
+		__atomic_add_fetch(&s->mem.spilled, bytes, __ATOMIC_RELAXED);
+		return st->p;
+	}
+	vgq_colmem_free(st->spill);
+	st->spill = NULL;
+	refuse(s, what, false, bytes);
+	return NULL;
+}
+
+void vgq_state_free(struct vgq_state *st)
+{
+	if (st->spill) {
+		vgq_colmem_release(st->spill, st->p);
+		vgq_colmem_free(st->spill);
+	} else {
+		free(st->p);
+	}
+	if (st->mem)
+		vgq_mem_give(st->mem, st->charged);
+	memset(st, 0, sizeof *st);
+}
+
 void vgq_rows_free(struct xrows *r)
 {
 	if (r->mem)

@@ -124,6 +124,18 @@ struct xrows {
 bool vgq_rows_reserve(struct xrows *r, struct vgq_session *s, const char *op, size_t more);
 void vgq_rows_drain(struct xnode *child, struct xrows *out);
 void vgq_rows_free(struct xrows *r);
+/* An operator's array (sort keys, a sweep's items): `bytes` of zeros from the budget on the
+ * heap, or past it in the spill file (mapped: it reads as before; counted as spilled);
+ * NULL when neither can be (the statement stops, refused as `what`). vgq_state_free
+ * gives it back. */
+struct vgq_state {
+	void *p;
+	struct vgq_session *mem;
+	size_t charged;
+	struct vgq_colmem *spill;
+};
+void *vgq_state_alloc(struct vgq_session *s, const char *what, size_t bytes, struct vgq_state *st);
+void vgq_state_free(struct vgq_state *st);
 /* Moves bindings held on the heap to the spill file, their bytes given back to the budget
  * (an operator about to spill its own state makes room first); false when they cannot. */
 bool vgq_rows_spill(struct xrows *r);
