@@ -127,3 +127,13 @@ if(NOT VIGIL_SANITIZE)
                    ${CMAKE_BINARY_DIR}/bin)
   set_tests_properties(query.memory PROPERTIES LABELS query TIMEOUT 300)
 endif()
+# Hash joins and aggregates past the query's memory budget (tests/query/spill_ops_test.py):
+# partitioned to spill files, the unbounded answer at 1 and 2 threads (skewed and null
+# keys, thousands of groups, an average); one key or one group past the budget refused,
+# one line; no file left, also after a killed run.
+if(NOT VIGIL_SANITIZE)
+  add_test(NAME query.spill_ops
+           COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/spill_ops_test.py --bin
+                   ${CMAKE_BINARY_DIR}/bin)
+  set_tests_properties(query.spill_ops PROPERTIES LABELS query TIMEOUT 600)
+endif()

@@ -371,7 +371,39 @@ static size_t split_group(struct vgq_session *s, const struct bagg *a, struct gs
 
 void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n)
 {
-	size_t nby = a->nby;
+	const struct vgq_database *db = a->inner->db;
+	if (n == 0 && a->nby == 0 && (a->fn == TQ_COUNT || a->fn == TQ_ANY) && db) {
+		/* nothing qualifies: count (any) is 0 over the whole trace */
+		struct emitter m = {.rel = a->rel};
+		struct vx_value zv = {.type = VX_INT};
+		piece(&m, db->first, db->last + 1, &zv);
+		flush(&m);
+	}
+	vgq_agg_add(s, a, c, n);
+	vgq_agg_end(a);
+}
+
+void vgq_agg_end(struct bagg *a)
+{
+	const struct vgq_database *db = a->inner->db;
+	vgq_relation_finish(a->rel, db ? db->last : 0);
+}
+
+size_t vgq_agg_work_bytes(size_t n)
+{
+	/* the sort's order and copy, the groups, and at most: every contribution's two
+	 * points and places, and its place in a sweep's active set, scratch and begins */
+	return n * (2 * sizeof(size_t) + sizeof(struct vgq_contrib) + sizeof(struct gsweep) +
+	            2 * sizeof(struct point) + 2 * sizeof(size_t) + sizeof(struct vx_value) +
+	            sizeof(int64_t)) +
+	       sizeof(struct gsweep);
+}
+
+void vgq_agg_add(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n)
+{
+	size_t nby = a->nby, work = vgq_agg_work_bytes(n);
+	if (!vgq_mem_take(s, "the aggregate's groups", work))
+		return; /* the statement stops */
 	g_nby = nby;
 	if (n > 1) { /* no contributions: c may be NULL */
 		size_t *order = vgq_xcalloc(n, sizeof *order);
@@ -402,13 +434,6 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 		type = VX_INT;
 	}
 	struct emitter m = {.rel = a->rel, .nby = nby};
-	const struct vgq_database *db = a->inner->db;
-	if (n == 0 && nby == 0 && (a->fn == TQ_COUNT || a->fn == TQ_ANY) && db) {
-		/* nothing qualifies: count (any) is 0 over the whole trace */
-		struct vx_value zv = {.type = VX_INT};
-		piece(&m, db->first, db->last + 1, &zv);
-		flush(&m);
-	}
 	/* the groups, then the units of work: a small group one, a large one cut by time
 	 * (only with workers to share them: one thread sweeps each group whole) */
 	size_t ngroups = 0;
@@ -456,5 +481,5 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 	}
 	free(groups);
 	free(units);
-	vgq_relation_finish(a->rel, db ? db->last : 0);
+	vgq_mem_give(s, work);
 }

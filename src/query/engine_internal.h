@@ -168,6 +168,11 @@ bool vgq_mem_take(struct vgq_session *s, const char *what, size_t bytes);
 /* The same without stopping the statement: the caller has a way that needs no more. */
 bool vgq_mem_try(struct vgq_session *s, size_t bytes);
 void vgq_mem_give(struct vgq_session *s, size_t bytes);
+/* The bytes the budget has left now (operators that can spill size their parts by it). */
+size_t vgq_mem_room(const struct vgq_session *s);
+/* Stops the statement as vgq_mem_take past the budget would (a spill that cannot go on:
+ * its own line first). False. */
+bool vgq_mem_refuse(struct vgq_session *s, const char *what, size_t bytes);
 bool vgq_mem_refused(const struct vgq_session *s);
 /* A statement starts: no refusal, its peak from what is held now. */
 void vgq_mem_statement_begin(struct vgq_session *s);

@@ -41,31 +41,36 @@ struct contrib_job {
 	size_t grain;          /* bindings per piece */
 };
 
+bool vgq_contrib_of(const struct bagg *a, const uint32_t *row, struct vgq_contrib *c,
+                    struct vx_value *keys)
+{
+	const struct bstmt *in = a->inner;
+	struct binding bd = {row, in->vars};
+	struct tval v = vgq_var_time(&in->vars[0], bd.rows[0]);
+	for (size_t x = 1; x < in->nvars && v.kind != TV_NOTHING; x++)
+		v = vgq_tv_intersect(v, vgq_var_time(&in->vars[x], bd.rows[x]));
+	if (v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e))
+		return false;
+	struct vx_value arg = vgq_eval(in->targets[a->nby].value, &bd);
+	if (arg.null)
+		return false;
+	c->b = v.b;
+	/* an event at t over [t, t + 1); at "forever" over nothing (past every time line),
+	 * not wrapped to the beginning */
+	c->e = v.kind == TV_EVENT ? (v.b == INT64_MAX ? v.b : v.b + 1) : v.e;
+	c->arg = arg;
+	for (size_t x = 0; x < a->nby; x++)
+		keys[x] = vgq_eval(in->targets[x].value, &bd);
+	return true;
+}
+
 /* The contributions of bindings [lo, hi), from place lo on. */
 static void contrib_piece(void *p, size_t lo, size_t hi)
 {
 	struct contrib_job *j = p;
-	const struct bstmt *in = j->a->inner;
 	size_t nby = j->a->nby, w = j->in->width, k = lo;
-	for (size_t i = lo; i < hi; i++) {
-		struct binding bd = {j->in->rows + i * w, in->vars};
-		struct tval v = vgq_var_time(&in->vars[0], bd.rows[0]);
-		for (size_t x = 1; x < in->nvars && v.kind != TV_NOTHING; x++)
-			v = vgq_tv_intersect(v, vgq_var_time(&in->vars[x], bd.rows[x]));
-		if (v.kind == TV_NOTHING || (v.kind == TV_INTERVAL && v.b >= v.e))
-			continue;
-		struct vx_value arg = vgq_eval(in->targets[nby].value, &bd);
-		if (arg.null)
-			continue;
-		j->c[k].b = v.b;
-		/* an event at t over [t, t + 1); at "forever" over nothing (past every
-		 * time line), not wrapped to the beginning */
-		j->c[k].e = v.kind == TV_EVENT ? (v.b == INT64_MAX ? v.b : v.b + 1) : v.e;
-		j->c[k].arg = arg;
-		for (size_t x = 0; x < nby; x++)
-			j->keys[k * nby + x] = vgq_eval(in->targets[x].value, &bd);
-		k++;
-	}
+	for (size_t i = lo; i < hi; i++)
+		k += vgq_contrib_of(j->a, j->in->rows + i * w, &j->c[k], &j->keys[k * nby]);
 	j->kept[lo / j->grain] = k - lo;
 }
 
@@ -80,6 +85,18 @@ static size_t aggregate_next(struct xnode *n, uint32_t *out)
 	/* a contribution and its group's key values per binding, at most */
 	size_t bytes =
 	    (in.n + 1) * sizeof(struct vgq_contrib) + (in.n * nby + 1) * sizeof(struct vx_value);
+	size_t room = vgq_mem_room(n->cx->s); /* the bindings are freed before the sweep */
+	if (!vgq_overflowed(&st->inner) &&
+	    (bytes > room || bytes + vgq_agg_work_bytes(in.n) > room + in.charged)) {
+		/* past the budget: by groups' partitions in spill files (exec_agg_spill.c) */
+		n->spilled_parts = (uint32_t)vgq_agg_spill(n->cx->s, a, &in);
+		vgq_rows_free(&in);
+		if (vgq_overflowed(&st->inner))
+			vgq_set_overflow(n->cx);
+		else if (!vgq_mem_refused(n->cx->s))
+			n->rows = a->rel->ntuples;
+		return 0;
+	}
 	if (vgq_overflowed(&st->inner) ||
 	    !vgq_mem_take(n->cx->s, "the aggregate's contributions", bytes)) {
 		in.n = 0; /* the statement stops (past the memory budget: reported as that) */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "query/engine_internal.h"
+#include "query/exec_hash_spill.h"
 #include "query/exec_node.h"
 #include "relations/columns.h" /* vgq_mix */
 
@@ -32,14 +33,24 @@ bool vgq_keys_equal(const struct vx_value *a, const struct vx_value *c, size_t n
 	return true;
 }
 
-bool vgq_xhash_init(struct xhash *t, size_t n, struct vgq_session *s, const char *what)
+static size_t buckets_for(size_t n)
 {
 	size_t size = 16;
 	while (size < 2 * n)
 		size *= 2;
+	return size;
+}
+
+size_t vgq_xhash_bytes(size_t n)
+{
 	/* head, next, hash; while building: hashes, keyed flags, partitioned entries */
-	size_t bytes = size * sizeof *t->head + n * (sizeof *t->next + sizeof *t->hash) +
-	               n * (sizeof(uint64_t) + sizeof(bool) + sizeof(uint32_t));
+	return buckets_for(n) * sizeof(uint32_t) + n * (sizeof(uint32_t) + sizeof(uint64_t)) +
+	       n * (sizeof(uint64_t) + sizeof(bool) + sizeof(uint32_t));
+}
+
+bool vgq_xhash_init(struct xhash *t, size_t n, struct vgq_session *s, const char *what)
+{
+	size_t size = buckets_for(n), bytes = vgq_xhash_bytes(n);
 	bool ok = vgq_mem_take(s, what, bytes);
 	if (!ok)
 		size = 16, n = 0, bytes = 0;
@@ -80,7 +91,8 @@ struct hashjoin {
 	bool probing;
 	uint32_t *lbuf;
 	size_t ln, li;
-	bool borrowed; /* a worker's: right and table are the original's */
+	bool borrowed;                /* a worker's: right and table are the original's */
+	struct vgq_hash_spill *spill; /* the table did not fit: joined by partitions */
 };
 
 static void hashjoin_open(struct xnode *n)
@@ -133,6 +145,13 @@ static void build(struct xnode *n, struct hashjoin *st)
 	struct vgq_session *s = n->cx->s;
 	vgq_rows_collect(n->r, &st->right);
 	size_t nr = st->right.n;
+	if (nr && !vgq_overflowed(n->cx) && vgq_xhash_bytes(nr) > vgq_mem_room(s)) {
+		/* past the budget: partitioned to spill files, drained on one thread */
+		st->spill = vgq_hash_spill_run(n, &st->right);
+		n->serial = true;
+		st->built = true;
+		return;
+	}
 	if (!vgq_xhash_init(&st->table, nr, s, "the hash join's table"))
 		nr = 0; /* past the memory budget: the statement stops */
 	struct hash_job j = {n->cx->b, n->p, &st->right, vgq_xcalloc(nr + 1, sizeof *j.hash),
@@ -157,6 +176,8 @@ static size_t hashjoin_next(struct xnode *n, uint32_t *out)
 	size_t w = n->cx->width;
 	if (!st->built)
 		build(n, st);
+	if (st->spill)
+		return vgq_hash_spill_next(st->spill, w, out);
 	const struct xhash *t = &st->table;
 	uint64_t lvars = n->l->p->vars;
 	size_t k = 0;
@@ -208,7 +229,9 @@ static void hashjoin_close(struct xnode *n)
 	struct hashjoin *st = n->state;
 	if (!st)
 		return;
-	vgq_build_free(&st->right, st->built ? &st->table : NULL, st->borrowed);
+	vgq_build_free(&st->right, st->built && !st->spill ? &st->table : NULL, st->borrowed);
+	if (!st->borrowed)
+		vgq_hash_spill_free(st->spill);
 	free(st->kl);
 	free(st->kr);
 	free(st->lbuf);

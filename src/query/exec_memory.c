@@ -89,6 +89,17 @@ bool vgq_mem_take(struct vgq_session *s, const char *what, size_t bytes)
 	return take(s, bytes) || refuse(s, what, false, bytes);
 }
 
+bool vgq_mem_refuse(struct vgq_session *s, const char *what, size_t bytes)
+{
+	return refuse(s, what, false, bytes);
+}
+
+size_t vgq_mem_room(const struct vgq_session *s)
+{
+	size_t held = __atomic_load_n(&s->mem.held, __ATOMIC_RELAXED), budget = vgq_query_memory();
+	return held < budget ? budget - held : 0;
+}
+
 void vgq_mem_give(struct vgq_session *s, size_t bytes)
 {
 	__atomic_sub_fetch(&s->mem.held, bytes, __ATOMIC_RELAXED);
@@ -168,6 +179,55 @@ bool vgq_rows_reserve(struct xrows *r, struct vgq_session *s, const char *op, si
 	r->charged = 0;
 	__atomic_add_fetch(&s->mem.spilled, bytes - old, __ATOMIC_RELAXED);
 	return true;
+}
+
+bool vgq_rows_spill(struct xrows *r)
+{
+	if (r->spill || !r->charged)
+		return true;
+	size_t bytes = r->cap * (r->width ? r->width : 1) * sizeof *r->rows;
+	void *p = r->rows;
+	if (!vgq_colmem_spill(&r->spill, &p, bytes, bytes))
+		return false;
+	r->rows = p;
+	vgq_mem_give(r->mem, r->charged);
+	r->charged = 0;
+	__atomic_add_fetch(&r->mem->mem.spilled, bytes, __ATOMIC_RELAXED);
+	return true;
+}
+
+void *vgq_state_alloc(struct vgq_session *s, const char *what, size_t bytes, struct vgq_state *st)
+{
+	memset(st, 0, sizeof *st);
+	st->mem = s;
+	if (!bytes)
+		bytes = 1;
+	if (take(s, bytes)) {
+		st->charged = bytes;
+		return st->p = vgq_xcalloc(bytes, 1);
+	}
+	/* past the budget: in the spill file, mapped (zeros, as calloc's), read as before */
+	if (vgq_colmem_spill(&st->spill, &st->p, 0, bytes)) {
+		__atomic_add_fetch(&s->mem.spilled, bytes, __ATOMIC_RELAXED);
+		return st->p;
+	}
+	vgq_colmem_free(st->spill);
+	st->spill = NULL;
+	refuse(s, what, false, bytes);
+	return NULL;
+}
+
+void vgq_state_free(struct vgq_state *st)
+{
+	if (st->spill) {
+		vgq_colmem_release(st->spill, st->p);
+		vgq_colmem_free(st->spill);
+	} else {
+		free(st->p);
+	}
+	if (st->mem)
+		vgq_mem_give(st->mem, st->charged);
+	memset(st, 0, sizeof *st);
 }
 
 void vgq_rows_free(struct xrows *r)

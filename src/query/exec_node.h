@@ -87,6 +87,11 @@ struct xnode {
 	/* Bindings a join emitted (its limit): a clone adds its own to the original's after
 	 * each morsel (`flushed`: what it has added). */
 	uint64_t emitted, flushed;
+	/* Its build made it a one-thread operator (a hash join spilled to partitions): its
+	 * pipeline is drained serially (exec_parallel.c). */
+	bool serial;
+	/* The partitions its state went to past the memory budget (explain --analyze). */
+	uint32_t spilled_parts;
 };
 
 /* exec.c: the tree of a plan (nodes in the session's arena); cx may be NULL (explain). */
@@ -119,6 +124,21 @@ struct xrows {
 bool vgq_rows_reserve(struct xrows *r, struct vgq_session *s, const char *op, size_t more);
 void vgq_rows_drain(struct xnode *child, struct xrows *out);
 void vgq_rows_free(struct xrows *r);
+/* An operator's array (sort keys, a sweep's items): `bytes` of zeros from the budget on the
+ * heap, or past it in the spill file (mapped: it reads as before; counted as spilled);
+ * NULL when neither can be (the statement stops, refused as `what`). vgq_state_free
+ * gives it back. */
+struct vgq_state {
+	void *p;
+	struct vgq_session *mem;
+	size_t charged;
+	struct vgq_colmem *spill;
+};
+void *vgq_state_alloc(struct vgq_session *s, const char *what, size_t bytes, struct vgq_state *st);
+void vgq_state_free(struct vgq_state *st);
+/* Moves bindings held on the heap to the spill file, their bytes given back to the budget
+ * (an operator about to spill its own state makes room first); false when they cannot. */
+bool vgq_rows_spill(struct xrows *r);
 /* exec_parallel.c: the same rows in the same order as vgq_rows_drain, computed by the
  * session's workers when the child is a pipeline over enough morsels. Materialising
  * operators and the statement's driver call it. */
@@ -176,6 +196,8 @@ struct xhash {
  * memory budget as `what`. Past the budget: false, a table of no entries, and the
  * statement stops (the caller builds nothing). */
 bool vgq_xhash_init(struct xhash *t, size_t n, struct vgq_session *s, const char *what);
+/* The bytes vgq_xhash_init takes for n entries. */
+size_t vgq_xhash_bytes(size_t n);
 void vgq_xhash_add(struct xhash *t, uint32_t entry, uint64_t h);
 void vgq_xhash_free(struct xhash *t);
 /* exec.c: what a join built for its workers to share, freed by the node that built it:
@@ -219,6 +241,21 @@ struct vgq_contrib {
 	struct vx_value arg;
 };
 void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n);
+/* The same in parts (a spilled aggregate's partitions, each holding whole groups): each
+ * part's groups appended to the relation, then the relation finished. */
+void vgq_agg_add(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n);
+void vgq_agg_end(struct bagg *a);
+/* The bytes vgq_agg_add takes from the budget for n contributions (its sort and groups). */
+size_t vgq_agg_work_bytes(size_t n);
+/* exec_aggregate.c: the contribution of one binding of a's own plan (and its group's
+ * key values, nby), false when it makes none (no valid time, a null argument). */
+bool vgq_contrib_of(const struct bagg *a, const uint32_t *row, struct vgq_contrib *c,
+                    struct vx_value *keys);
+/* exec_agg_spill.c: the aggregate of the bindings `in` whose contributions are past the
+ * room the budget has left (freed here): contributions partitioned by their group's hash into spill
+ * files, each partition's groups aggregated in turn (the statement is refused, one line,
+ * when one partition of whole groups is past the budget). The partitions used. */
+size_t vgq_agg_spill(struct vgq_session *s, struct bagg *a, struct xrows *in);
 
 /* result.c: a retrieve's result from the batches of its plan. */
 struct vgq_result_acc;

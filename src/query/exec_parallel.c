@@ -158,6 +158,9 @@ static bool run_parallel(struct xnode *top, struct xrows *out, const struct vgq_
 		}
 	if (vgq_overflowed(top->cx))
 		return true;
+	for (size_t d = 0; d < depth; d++)
+		if (path[d]->serial) /* built to be read on one thread */
+			return false;
 	struct xnode *src = path[depth - 1];
 	size_t nm = src->ops->morsels(src);
 	if (nm < 2)

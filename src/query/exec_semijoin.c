@@ -22,7 +22,8 @@ struct semijoin {
 	struct vgq_semicols cols; /* the column path's groups (exec_semijoin_cols.c) */
 	bool by_cols;             /* the shape takes the column path */
 	bool built;
-	bool borrowed; /* a worker's: the groups are the original's */
+	bool borrowed;  /* a worker's: the groups are the original's */
+	size_t charged; /* the groups' bytes taken from the memory budget (exec_memory.c) */
 };
 
 static void semijoin_open(struct xnode *n)
@@ -109,6 +110,7 @@ static void build(struct xnode *n, struct semijoin *st)
 	if (st->by_cols) {
 		vgq_semicols_build(&st->cols, s, r);
 		vgq_note_state(s, st->cols.ngroups);
+		/* its table charged to the budget as it grew (exec_semijoin_cols.c) */
 		vgq_rows_free(&st->right); /* the groups are all the probes read */
 		st->built = true;
 		return;
@@ -132,6 +134,9 @@ static void build(struct xnode *n, struct semijoin *st)
 	j.parts = &parts;
 	vgq_parallel_for(s, parts.nparts, 1, group_parts, &j);
 	vgq_note_state(s, j.ngroups);
+	/* sized per binding, but only the groups' pages are touched */
+	size_t bytes = j.ngroups * (sizeof *st->when + n->p->nkeys * sizeof *st->gkeys);
+	st->charged = vgq_mem_take(s, "the semi-join's groups", bytes) ? bytes : 0;
 	vgq_hash_parts_free(&parts);
 	free(j.hash);
 	free(j.keyed);
@@ -201,6 +206,7 @@ static void semijoin_close(struct xnode *n)
 		free(st->when);
 		free(st->gkeys);
 		vgq_semicols_free(&st->cols);
+		vgq_mem_give(n->cx->s, st->charged);
 	}
 	free(st->kv);
 	free(st);

@@ -97,10 +97,16 @@ static void items_piece(void *p, size_t lo, size_t hi)
  * interval), ordered by begin (evaluated by the session's workers). */
 static struct item *items_of(struct vgq_session *s, const struct bstmt *b, const struct tx *x,
                              const struct xrows *t, struct bx *const *keys, size_t nkeys,
-                             const struct bx *exact, int whole, size_t *n)
+                             const struct bx *exact, int whole, size_t *n,
+                             struct vgq_state *mem)
 {
 	size_t nb = whole >= 0 ? b->vars[whole].rel->ntuples : t->n; /* bindings */
-	struct item *it = vgq_xcalloc(nb ? nb : 1, sizeof *it);
+	/* from the memory budget, or past it in the spill file (exec_memory.c) */
+	struct item *it = vgq_state_alloc(s, "the sweep join's items", nb * sizeof *it, mem);
+	if (!it) { /* the statement stops */
+		*n = 0;
+		return mem->p = vgq_xcalloc(1, sizeof *it);
+	}
 	struct items_job j = {b,    x,     t,     it,    vgq_xcalloc(nb ? nb : 1, sizeof *j.some),
 	                      keys, nkeys, exact, whole, b->nvars ? b->nvars : 1};
 	vgq_parallel_for(s, nb, vgq_grain(s, nb, 16, 16384), items_piece, &j);
@@ -169,6 +175,7 @@ struct sweep {
 	const struct item *cur;
 	bool cur_left;
 	size_t k;
+	struct vgq_state lmem, rmem; /* li's and ri's memory (exec_memory.c) */
 };
 
 /* An attribute of integers: its values are its keys exactly. */
@@ -209,9 +216,9 @@ static void build(struct xnode *n, struct sweep *st)
 	if (st->whole_r < 0)
 		vgq_rows_collect(n->r, &st->r);
 	st->li = items_of(n->cx->s, b, n->p->lt, &st->l, st->keys.l, st->keys.n, st->exact_l,
-	                  st->whole_l, &st->nl);
+	                  st->whole_l, &st->nl, &st->lmem);
 	st->ri = items_of(n->cx->s, b, n->p->rt, &st->r, st->keys.r, st->keys.n, st->exact_r,
-	                  st->whole_r, &st->nr);
+	                  st->whole_r, &st->nr, &st->rmem);
 	st->iend = st->nl;
 	st->jend = st->nr;
 	st->built = true;
@@ -296,8 +303,8 @@ static void sweep_close(struct xnode *n)
 	if (!st->borrowed) {
 		vgq_rows_free(&st->l);
 		vgq_rows_free(&st->r);
-		free(st->li);
-		free(st->ri);
+		vgq_state_free(&st->lmem);
+		vgq_state_free(&st->rmem);
 		free(st->bound);
 		free(st->keys.l);
 		free(st->keys.r);

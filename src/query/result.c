@@ -491,6 +491,7 @@ struct vgq_result_acc {
 	const uint32_t *rows; /* the bindings (the caller's, kept until vgq_result_end) */
 	size_t width;
 	struct vx_value *vals; /* retrieve unique: materialised, ntargets per row */
+	struct vgq_state keys; /* key's memory (exec_memory.c) */
 };
 
 struct eval_job {
@@ -584,7 +585,13 @@ void vgq_result_add_all(struct vgq_session *s, struct vgq_result_acc *acc, const
 {
 	acc->rows = rows;
 	acc->width = width;
-	acc->key = vgq_xcalloc(n ? n : 1, sizeof *acc->key);
+	/* a key per binding, from the memory budget, or past it in the spill file (the sort's
+	 * own buffers are not counted) */
+	acc->key = vgq_state_alloc(s, "the result's sort keys", n * sizeof *acc->key, &acc->keys);
+	if (!acc->key) { /* the statement stops */
+		n = 0;
+		acc->key = acc->keys.p = vgq_xcalloc(1, sizeof *acc->key);
+	}
 	acc->cap = n;
 	size_t grain = vgq_grain(s, n, 16, 16384); /* bindings per piece */
 	size_t pieces = (n + grain - 1) / grain;
@@ -611,7 +618,7 @@ void vgq_result_end(struct vgq_session *s, const struct bstmt *b, struct vgq_res
 	struct source src = {b, acc->rows, acc->width, acc->vals, direct};
 	build(s, b->out, &src, acc->key, acc->n);
 	free(direct);
-	free(acc->key);
+	vgq_state_free(&acc->keys);
 	free(acc->vals);
 	free(acc);
 }

@@ -2,9 +2,10 @@
 """Operator state against the query's memory budget (docs/query.md, "Larger than memory:
 the operators"): VIGIL_QUERY_MEMORY bounds what a statement's operators hold (materialised
 bindings, hash tables, an aggregate's contributions, a parallel sort's merge buffer).
-Bindings past it move to the spill file and the answer is the same (`--stats`
-spilled_memory says so); other state past it stops the statement with one line naming
-it and the budget, exit 2, nothing on stdout.
+Bindings past it move to the spill file, hash joins and aggregates to partitioned spill
+files (tests/query/spill_ops_test.py), and the answer is the same (`--stats`
+spilled_memory says so); state that cannot spill stops the statement with one line
+naming it and the budget, exit 2, nothing on stdout.
 
     memory_test.py --bin BUILD/bin [--keep DIR]
 
@@ -15,8 +16,8 @@ table and its column result, docs/query.md):
     the one line, or the same answer with bindings spilled (so a budget that is ignored,
     or a peak that is not what was held, fails here);
   * with 4K: the scan answers the same from spilled bindings, the hash join is refused
-    naming its table, the aggregate naming its contributions, the semi-join its column
-    result's array;
+    naming its partition (one partition of its table is past 4K), the aggregate naming
+    its group, the semi-join its result's rows;
   * at 2 threads, budgets from P/8 to 2P: every run is the unbounded answer or the one
     line, those under P/2 spilled or refused, and some answer;
   * a budget that is not a size: one line, exit 2.
@@ -109,9 +110,10 @@ def run(v, args, work):
         under = bounded(ref, v.query(trace, text, 1, peak - 1), "%s, 1 thread, budget %d"
                         % (shape, peak - 1))
         tiny = bounded(ref, v.query(trace, text, 1, 4096), "%s, 1 thread, budget 4K" % shape)
-        want = {"scan": "spilled", "hash join": "hash join's table",
-                "aggregate": "aggregate's contributions",
-                "semi-join": "result's rows"}[shape]
+        # 4K holds no partition of a hash join's table or of an aggregate's groups (past
+        # larger budgets they spill: tests/query/spill_ops_test.py)
+        want = {"scan": "spilled", "hash join": "hash join's partition",
+                "aggregate": "aggregate's group", "semi-join": "result's rows"}[shape]
         got = v.query(trace, text, 1, 4096)
         check(tiny == want if want == "spilled" else want in got[2][0],
               "%s, budget 4K: %s, not %s (%s)" % (shape, tiny, want, got[2]))

@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""Hash joins and aggregates past the query's memory budget (docs/query.md, "Larger than
+memory: the operators"): with a small VIGIL_QUERY_MEMORY a hash join is partitioned (Grace)
+into spill files and an aggregate's contributions by group, and the answer is the
+unbounded one, byte for byte, at 1 and 2 threads; where one partition alone is past the
+budget (one key, one group) the statement is refused, one line, exit 2; no file is left.
+
+    spill_ops_test.py --bin BUILD/bin [--keep DIR]
+
+On a recording of diff_subject (keys 0..3, values -20..20):
+  * shapes: a hash join on two keys, one on a skewed key (val / 8: a third of the rows on
+    one value), one on a key that is null for a quarter of the rows (val / key), an
+    aggregate with thousands of groups, one by a key that is sometimes null, an average
+    (sums of doubles: the order of adding must be kept);
+  * per shape, the unbounded run at 1 thread gives the answer and peak_memory P; at two
+    budgets (an aggregate's P/3 and P/8, a join's 400K and 160K, under its build side's
+    table), at 1 and 2 threads: the same answer, spilled_memory > 0,
+    peak_memory within the budget, and (1 thread) `vigil explain --analyze` shows the
+    operator "spilled to N partitions" (so a build that ignores the budget, or refuses, fails);
+  * refusals: a join whose key has one value (128K) and an aggregate without a by-list
+    (P/4), under a budget their one partition does not fit: one line naming the hash join's partition
+    or the aggregate's group, exit 2, nothing on stdout;
+  * the cache directory and TMPDIR (both the test's own) hold no file after every run,
+    and none after a spilling vigil is killed (SIGKILL) in the middle of its run."""
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memory_test import Fail, Vigil, check, refused  # noqa: E402
+
+JOIN = "range of E1 is E range of B1 is B "
+AGG = "range of E1 is E "
+SHAPES = {
+    "hash join on two keys": JOIN + "retrieve (E1.tag, B1.val) valid at E1 "
+                             "where E1.key = B1.key and E1.val = B1.val",
+    "hash join, skewed key": JOIN + "retrieve (E1.tag, E1.val, bv = B1.val) valid at E1 "
+                             "where E1.val / 8 = B1.val / 8 and E1.key = B1.key "
+                             "and B1.val > E1.val + 12",
+    "hash join, null keys": JOIN + "retrieve (E1.tag, E1.val, bv = B1.val) valid at E1 "
+                            "where E1.val / E1.key = B1.val / B1.key and E1.u = 5",
+    "aggregate, many groups": AGG + "retrieve (E1.tag, E1.val, E1.u, "
+                              "n = count(E1.key by E1.tag, E1.val, E1.u, E1.key))",
+    "aggregate, null groups": AGG + "retrieve (E1.tag, n = sum(E1.val by E1.val / E1.key, "
+                              "E1.tag, E1.u))",
+    "aggregate, average": AGG + "retrieve (E1.tag, E1.key, a = avg(E1.val by E1.key, E1.tag, "
+                          "E1.u))",
+}
+REFUSALS = {
+    # one key value (0) for every row of B: its table, about 460 KiB, is one partition
+    "hash join, one key": (JOIN + "retrieve (E1.tag, B1.val) valid at E1 "
+                           "where E1.key / 4 = B1.key / 4 and B1.val > E1.val + 39",
+                           "the hash join's partition", lambda peak: 128 << 10),
+    "aggregate, one group": (AGG + "retrieve (E1.tag, n = count(E1.key))",
+                             "the aggregate's group", lambda peak: peak // 4),
+}
+SPILLED = re.compile(r"(hash join\[|= [a-z]+\().*spilled to (\d+) partitions")
+
+
+def leftovers(work):
+    """Files in the test's cache directory or TMPDIR (the spill files' places)."""
+    found = []
+    for d in ("cachedir", "tmp"):
+        for root, _, files in os.walk(os.path.join(work, d)):
+            found += [os.path.join(root, f) for f in files]
+    return found
+
+
+def analyzed(v, trace, text, threads, budget):
+    env = dict(v.env, VIGIL_QUERY_MEMORY=str(budget))
+    p = subprocess.run([os.path.join(v.bin, "vigil"), "explain", "--analyze", trace, "-e", text,
+                        "--threads", str(threads)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    return p.returncode, p.stdout + p.stderr
+
+
+def run(v, work):
+    os.makedirs(os.path.join(work, "tmp"), exist_ok=True)
+    v.env["TMPDIR"] = os.path.join(work, "tmp")
+    trace = v.record(os.path.join(work, "trace"), 11, 60000)
+    for shape, text in SHAPES.items():
+        ref = v.query(trace, text, 1)
+        check(ref[0] == 0 and len(ref[1]) > 1000 and not ref[2],
+              "%s: the unbounded query failed or answered little: exit %d, %s, %d bytes"
+              % (shape, ref[0], ref[2], len(ref[1])))
+        peak = ref[3]["statements"][0]["peak_memory"]
+        check(ref[3]["statements"][0]["spilled_memory"] == 0,
+              "%s: the unbounded run spilled" % shape)
+        parts = []
+        # a join's peak is its result's bindings (which spill anyway): its budgets are
+        # below its build side's table (9841 rows of B: about 460 KiB with their rows)
+        for budget in (400 << 10, 160 << 10) if "join" in shape else (peak // 3, peak // 8):
+            for threads in (1, 2):
+                what = "%s, %d thread(s), budget %d (peak %d)" % (shape, threads, budget, peak)
+                got = v.query(trace, text, threads, budget)
+                check(got[0] == 0 and got[1] == ref[1] and not got[2],
+                      "%s: not the unbounded answer: exit %d, %d bytes (%d), stderr %s"
+                      % (what, got[0], len(got[1]), len(ref[1]), got[2]))
+                st = got[3]["statements"][0]
+                check(st["spilled_memory"] > 0, "%s: nothing spilled: %s" % (what, st))
+                check(st["peak_memory"] <= budget, "%s: peak %d past the budget"
+                      % (what, st["peak_memory"]))
+                if threads == 1:
+                    rc, plan = analyzed(v, trace, text, threads, budget)
+                    m = SPILLED.search(plan)
+                    check(rc == 0 and m, "%s: explain --analyze shows no spilled operator:\n%s"
+                          % (what, plan))
+                    parts.append(m.group(2))
+                check(not leftovers(work), "%s: files left: %s" % (what, leftovers(work)))
+        print("%s: peak %d bytes; at two budgets, 1 and 2 threads, the same answer, "
+              "spilled to %s partitions" % (shape, peak, "/".join(parts)))
+    for shape, (text, what, budget_of) in REFUSALS.items():
+        ref = v.query(trace, text, 1)
+        check(ref[0] == 0 and ref[1] and not ref[2], "%s: the unbounded query failed: %s"
+              % (shape, ref[2]))
+        budget = budget_of(ref[3]["statements"][0]["peak_memory"])
+        for threads in (1, 2):
+            got = v.query(trace, text, threads, budget)
+            refused(got, "%s, %d thread(s), budget %d" % (shape, threads, budget))
+            check(what in got[2][0], "%s: the refusal does not name %s: %s"
+                  % (shape, what, got[2][0]))
+        print("%s: refused: %s" % (shape, got[2][0]))
+    check(not leftovers(work), "files left after the refusals: %s" % leftovers(work))
+    # killed while it spills: the files go with the process
+    text = SHAPES["hash join on two keys"]
+    peak = v.query(trace, text, 1)[3]["statements"][0]["peak_memory"]
+    env = dict(v.env, VIGIL_QUERY_MEMORY=str(peak // 12))
+    p = subprocess.Popen([os.path.join(v.bin, "vigil"), "query", trace, "-e", text],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    check(not leftovers(work), "files left by a killed vigil: %s" % leftovers(work))
+    print("no file left after %d runs, refusals and a killed run" % (len(SHAPES) * 8))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--keep")
+    args = ap.parse_args()
+    work = args.keep or tempfile.mkdtemp(prefix="vigil-spillops-")
+    os.makedirs(work, exist_ok=True)
+    try:
+        run(Vigil(args.bin, work), work)
+    except Fail as e:
+        print("query.spill_ops: FAIL: %s" % e)
+        return 1
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print("query.spill_ops: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
