@@ -92,6 +92,8 @@ def query(out):
                             ratio >= 10 and same))
         # DuckDB at equal threads (vigil --threads N against DuckDB's SET threads = N)
         for t, d in sorted(q.get("duckdb", {}).items()):
+            if t not in ("1", "2"):  # "1 unbound", "2 unbound": the binding's check
+                continue
             vt = q.get("vigil_threads", {}).get(t, {})
             if not vt.get("exec_ns"):
                 continue

@@ -196,6 +196,17 @@ def check_sql(sql, q):
                ", ".join("CAST(sum(%s %% 1000000007) AS TEXT)" % c for c in cols)))
 
 
+def duck_runs():
+    """DuckDB's runs: 1 and 2 threads in the mode of the others' timed runs; with the CPUs
+    bound (BENCH_RT=1), each again with them unbound (labels "1 unbound", "2 unbound"), so
+    that every pinned table shows whether the binding held DuckDB back."""
+    runs = [{"label": str(t), "threads": t, "rt": pinned.job(t)} for t in (1, 2)]
+    if pinned.bound():
+        runs += [{"label": "%d unbound" % t, "threads": t, "rt": pinned.job(t, bind=False)}
+                 for t in (1, 2)]
+    return runs
+
+
 def duckdb_side(vigil, trace, tmp, queries, reps, node_dir):
     """DuckDB at 1 and 2 threads: the relations exported as CSV by vigil, loaded, each
     query best of reps. The result of duck.cjs (bench/duckdb), or None after saying why."""
@@ -216,8 +227,7 @@ def duckdb_side(vigil, trace, tmp, queries, reps, node_dir):
         columns = [[c, DUCK_TYPES[t]] for c, t in cols]
         columns += [[c, "BIGINT"] for c in time_cols(kind)]
         tables[name] = {"csv": csv, "columns": columns}
-    job = {"tables": tables, "threads": [1, 2], "reps": reps,
-           "rt": {str(t): pinned.job(t) for t in (1, 2)},
+    job = {"tables": tables, "runs": duck_runs(), "reps": reps,
            "queries": [{"key": q["key"], "sql": DUCK_SQL[q["key"]],
                         "check": check_sql(DUCK_SQL[q["key"]], q)} for q in queries]}
     job_path = os.path.join(tmp, "duck.json")
@@ -722,6 +732,27 @@ def check(db, sql, q, out_path, vigil_tuples, vr):
     return False
 
 
+def report_duck_binding(res):
+    """With the CPUs bound, DuckDB's runs bound beside the same runs unbound (same process,
+    same tables, right after): a bound figure well above its unbound one would mean the
+    binding held DuckDB back (as node's event loop did at equal FIFO priority)."""
+    rows = [q for q in res["queries"] if "1 unbound" in q.get("duckdb", {})]
+    if not rows:
+        return
+    print("\nDuckDB with the CPUs bound (as in the table above) and unbound (the same "
+          "process, right after; best of %d; every run FIFO):\n" % res["settings"]["reps"])
+    print("| query | 1 thread, bound | unbound | bound / unbound | 2 threads, bound | unbound "
+          "| bound / unbound |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for q in rows:
+        d = q["duckdb"]
+        cells = []
+        for t in ("1", "2"):
+            b, u = d[t]["best_s"], d[t + " unbound"]["best_s"]
+            cells += [fmt_s(b), fmt_s(u), "%.2f" % (b / u)]
+        print("| %s | %s |" % (q["name"], " | ".join(cells)))
+
+
 def report(res):
     s = res["sqlite"]
     print("## vigil query against SQLite %s\n" % res["settings"]["sqlite_version"])
@@ -775,6 +806,7 @@ def report(res):
             same = all(d[t]["same_answer"] for t in d)
             print("| %s | %s | %s |" % (q["name"], " | ".join(cells),
                                         "yes (count, sums)" if same else "**NO**"))
+        report_duck_binding(res)
     if any("vigil_cache" in q for q in res["queries"]):
         print("\nEnd to end, `vigil query` wall time from the trace to the answer with the "
               "relations cache (docs/query.md): cold (no cache: reads the trace, builds, "
