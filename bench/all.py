@@ -41,6 +41,7 @@ BENCHES = [
     ("skip", ["{python}", "{src}/skip_bench.py", "{build}"], figures.skip),
     ("first-query", ["{python}", "{src}/first_query_bench.py", "{build}"], figures.first_query),
     ("scale", ["{python}", "{src}/scale_bench.py", "{build}"], figures.scale),
+    ("hugepages", ["{python}", "{src}/hugepages_bench.py", "{build}"], figures.hugepages),
     ("watch", ["{python}", "{src}/watch.py", "{build}"], figures.watch),
     ("watch-incremental", ["{python}", "{src}/watch_incremental.py", "{build}"],
      figures.watch_incremental),

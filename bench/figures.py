@@ -384,6 +384,19 @@ def scale(out):
     return figs
 
 
+def hugepages(out):
+    d = _load(out, "hugepages.json")
+    c, j = d["cold"], d["join"]
+    return [Figure("hugepages", "transparent huge pages refused / as vigil asks (kernel "
+                   "\"%s\"), %d events, 1 thread, %s: first query's build (cache cold); "
+                   "overlap join's exec (cache warm)" % (d["kernel_thp"], d["events"], d["mode"]),
+                   "%s / %s (%.2fx); %s / %s (%.2fx)" % (
+                       _s(c["off"]["part_s"]), _s(c["on"]["part_s"]),
+                       c["off"]["part_s"] / c["on"]["part_s"], _s(j["off"]["part_s"]),
+                       _s(j["on"]["part_s"]), j["off"]["part_s"] / j["on"]["part_s"]),
+                   "", None)]
+
+
 def derived(out):
     d = _load(out, "derived.json")
     figs = [Figure("derived", "time to first answer over Message x Network, three_tier %d "

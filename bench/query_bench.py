@@ -14,7 +14,6 @@ A markdown table goes to stdout, every figure to OUT/query.json, progress to std
 --dry-run skips the vigil side (the SQLite side, loading and checks of the trace run).
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -24,6 +23,7 @@ import sys
 import tempfile
 import time
 
+import benchlib
 import pinned
 
 # Relations of the trace as SQL tables: time columns, then the values (TQuel names).
@@ -444,20 +444,9 @@ def vigil_run(vigil, trace, q, out_path, cache=False, threads=None):
     if threads:
         cmd += ["--threads", str(threads)]
     # BENCH_RT=1: on as many CPUs as it has threads (the default: every CPU it may use)
-    rt = pinned.preexec(threads or len(os.sched_getaffinity(0)))
-    with open(out_path, "w") as out, tempfile.TemporaryFile("w+") as err:
-        t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, preexec_fn=rt)
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t
-        p.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        text = err.read()
-    stats = None
-    for line in text.splitlines():
-        if line.startswith('{"stats"'):
-            stats = json.loads(line)["stats"]
-    return wall, stats, p.returncode, text, usage.ru_maxrss * 1024
+    r = benchlib.run(cmd, env=env, threads=threads or len(os.sched_getaffinity(0)),
+                     stdout_path=out_path)
+    return r.wall, r.stats or None, r.rc, r.err, r.rss
 
 
 # ---- main ----------------------------------------------------------------------------
@@ -662,12 +651,6 @@ def main():
     return 1 if failed else 0
 
 
-def cache_size(manifest):
-    """Bytes of the relations cache: its manifest and the relations' files."""
-    files = [manifest] + glob.glob(manifest + ".rel-*") if os.path.exists(manifest) else []
-    return sum(os.path.getsize(f) for f in files)
-
-
 def cache_runs(vigil, trace, q, out_path, reps):
     """End to end with the relations cache (docs/query.md): the first query after the
     cache is removed (cold: reads the trace, builds, writes the cache), then best of reps
@@ -691,7 +674,7 @@ def cache_runs(vigil, trace, q, out_path, reps):
             raise SystemExit("query-bench: vigil query with the cache failed: %s" % err)
         if rep == 0:
             out.update({"cold_s": wall, "cold_outcome": stats.get("cache"), "cold_rss": rss,
-                        "cache_bytes": cache_size(cache)})
+                        "cache_bytes": benchlib.cache_bytes(trace)})
         else:
             out["warm_runs_s"].append(wall)
             out["warm_outcome"] = stats.get("cache")
