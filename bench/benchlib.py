@@ -208,3 +208,73 @@ class Workdir:
 
     def __exit__(self, *exc):
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+# ---- DuckDB, the peer (bench/duckdb) ---------------------------------------------------
+
+def duckdb_npm(build):
+    """The folder holding DuckDB's npm package pinned in bench/duckdb/package-lock.json,
+    installed once into BUILD/bench/duckdb-npm (npm ci, from the npm registry only), with
+    duck.cjs beside it; None after saying why when node or npm is missing or npm ci failed."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    d = os.path.join(build, "bench", "duckdb-npm")
+    api = os.path.join(d, "node_modules", "@duckdb", "node-api")
+    if not shutil.which("node") or not shutil.which("npm"):
+        say("DuckDB left out: node or npm missing (make deps installs them)")
+        return None
+    lock = os.path.join(here, "duckdb", "package-lock.json")
+    have = os.path.join(d, "package-lock.json")
+    same = os.path.exists(have) and open(lock, "rb").read() == open(have, "rb").read()
+    if not same or not os.path.isdir(api):
+        say("installing DuckDB's npm package into %s (npm ci)" % d)
+        os.makedirs(d, exist_ok=True)
+        for f in ("package.json", "package-lock.json"):
+            shutil.copy(os.path.join(here, "duckdb", f), d)
+        if subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=d,
+                          stdout=sys.stderr).returncode != 0:
+            os.unlink(have)
+            say("DuckDB left out: npm ci failed")
+            return None
+    shutil.copy(os.path.join(here, "duckdb", "duck.cjs"), d)
+    return d
+
+
+def duckdb_e2e(build):
+    """bench/duckdb/duck_e2e.c built against the npm package's libduckdb.so (the command
+    line's part the end-to-end benchmark needs); its path, or None after saying why."""
+    d = duckdb_npm(build)
+    if not d:
+        return None
+    lib = os.path.join(d, "node_modules", "@duckdb", "node-bindings-linux-x64")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "duckdb", "duck_e2e.c")
+    exe = os.path.join(d, "duck-e2e")
+    if not os.path.exists(os.path.join(lib, "libduckdb.so")):
+        say("DuckDB's end to end left out: no libduckdb.so in %s" % lib)
+        return None
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+        p = subprocess.run(["cc", "-O2", "-std=c11", "-o", exe, src, "-L" + lib,
+                            "-l:libduckdb.so", "-Wl,-rpath," + lib], capture_output=True,
+                           text=True)
+        if p.returncode:
+            say("DuckDB's end to end left out: building duck-e2e failed: %s" % p.stderr)
+            return None
+    return exe
+
+
+def export_csv(vigil_path, trace, relation, columns, path):
+    """`vigil query --format csv` of every tuple of relation's columns (the peers' load)."""
+    v = relation[0]
+    text = "range of %s is %s retrieve (%s)" % (v, relation, ", ".join(
+        "%s.%s" % (v, c) for c in columns))
+    with open(path, "w") as f:
+        rc = subprocess.run([vigil_path, "query", trace, "-e", text, "--format", "csv"],
+                            stdout=f).returncode
+    if rc not in (0, 1):
+        sys.exit("exporting %s as CSV failed (status %d)" % (relation, rc))
+
+
+if __name__ == "__main__":  # bench/query.sh: benchlib.py duckdb-npm BUILD_DIR
+    if len(sys.argv) == 3 and sys.argv[1] == "duckdb-npm":
+        print(duckdb_npm(os.path.abspath(sys.argv[2])) or "")
+    else:
+        sys.exit("usage: benchlib.py duckdb-npm BUILD_DIR")

@@ -381,6 +381,16 @@ def scale(out):
                                                 _s(w["floor_s"])),
                            "under 100 ms at 10M events" if t == "2" else "",
                            (r["best_s"] < 0.1) if (t == "2" and at10m) else None))
+    duck = w.get("duckdb")
+    for t in ("2", "1") if duck else ():
+        v, dk = w["threads"][t]["best_s"], duck["threads"][t]["best_s"]
+        figs.append(Figure("scale", "warm selective scan end to end, %d events, %s thread(s): "
+                           "vigil query / DuckDB %s command line over its database file "
+                           "(process start alone: vigil --version / duck-e2e --version)"
+                           % (d["events"], t, duck["version"]),
+                           "%s / %s (DuckDB / vigil %.2fx; %s / %s)" % (
+                               _s(v), _s(dk), dk / v, _s(w["floor_s"]), _s(duck["floor_s"])),
+                           "", None))
     return figs
 
 

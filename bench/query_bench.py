@@ -216,14 +216,7 @@ def duckdb_side(vigil, trace, tmp, queries, reps, node_dir):
     tables = {}
     for name, (kind, cols) in TABLES.items():
         csv = os.path.join(tmp, name + ".csv")
-        v = name[0]
-        text = "range of %s is %s retrieve (%s)" % (v, name, ", ".join(
-            "%s.%s" % (v, c) for c, _ in cols))
-        with open(csv, "w") as f:
-            rc = subprocess.run([vigil, "query", trace, "-e", text, "--format", "csv"],
-                                stdout=f).returncode
-        if rc not in (0, 1):
-            raise SystemExit("query-bench: exporting %s as CSV failed (status %d)" % (name, rc))
+        benchlib.export_csv(vigil, trace, name, [c for c, _ in cols], csv)
         columns = [[c, DUCK_TYPES[t]] for c, t in cols]
         columns += [[c, "BIGINT"] for c in time_cols(kind)]
         tables[name] = {"csv": csv, "columns": columns}

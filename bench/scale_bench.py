@@ -2,7 +2,7 @@
 """bench/scale_bench.py: memory and wall time of selective queries as the trace grows past
 memory budgets, in one run.
 
-    scale_bench.py BUILD_DIR [--events N] [--reps 5] [--trace DIR]
+    scale_bench.py BUILD_DIR [--events N] [--reps 5] [--trace DIR] [--lock]
 
 (`make bench` runs it as `scale`; VIGIL_BENCH_SMOKE=1: 200,000 events, 2 repetitions; the
 figures go to BENCH_OUT/scale.json.)
@@ -22,7 +22,20 @@ Records --events events of bench/query-subject (2 threads) with `vigil record` (
   whole `vigil query` process (trace to answer), best and median; max RSS per `Send`
   tuple. Every answer must equal the cold one. The brief's target: under 100 ms at 10M.
   Beside it, the best of --reps `vigil --version` the same way: what starting and ending
-  a process costs on the machine at the time.
+  a process costs on the machine at the time. The peer: DuckDB's command line for the
+  same scan (bench/duckdb/duck_e2e.c, linked against the libduckdb.so of the npm package
+  query-bench uses): a process that opens a database file holding the same `Send` tuples
+  (exported by vigil, loaded, not timed; its pages in the page cache) and prints the
+  answer, timed the same way, the same number of tuples; and its own start and exit
+  (`duck-e2e --version`). Left out with a line when node/npm or a C compiler is missing.
+
+--lock (`make bench-scale`, not in `make bench`: at its default of 1,000,000,000 events it
+records for about 20 minutes, needs about 40 bytes of disk per event and runs for an
+hour): only `range of L is Lock retrieve (L.lock, L.conn) where L.conn = 7`, with the
+cache off at the default budget and at VIGIL_BUILD_MEMORY=1G, then cold (cache built and
+written) and warm --reps times at 2 and 1 threads; wall, max RSS per `Lock` tuple,
+spilled bytes, the evaluation's time, every answer equal; BENCH_OUT/scale_lock.json.
+Only the warm runs are pinned with BENCH_RT=1.
 
 Load average is printed with every figure (a shared machine's wall times are noisy);
 BENCH_RT=1 runs the warm queries pinned (bench/pinned.py)."""
@@ -49,10 +62,17 @@ def tuples(args, trace, text, env):
 
 
 def main():
-    args = benchlib.paths(benchlib.parser(__doc__, reps=5, smoke_reps=2).parse_args())
+    ap = benchlib.parser(__doc__, reps=5, smoke_reps=2)
+    ap.add_argument("--lock", action="store_true",
+                    help="the Lock query alone, cache off and on (make bench-scale)")
+    args = benchlib.paths(ap.parse_args())
     pinned.check()
     with benchlib.Workdir("vigil-scalebench.") as tmp:
-        measure(args, tmp)
+        try:
+            measure(args, tmp)
+        finally:
+            if args.trace:
+                benchlib.remove_cache(args.trace)
     return 0
 
 
@@ -124,16 +144,136 @@ def warm_scan(args, trace, base, tmp):
             w["max_rss"] / 1e6, w["max_rss"] / max(nsend, 1), w["load"]))
     print("| `vigil --version`, the process's start and exit alone | %.1f ms | | | | |"
           % (floor * 1e3))
-    return {"tuples": nsend, "cold_s": cold.wall, "floor_s": floor, "answers": len(cold_ans),
-            "threads": {str(k): v for k, v in warm.items()}}
+    result = {"tuples": nsend, "cold_s": cold.wall, "floor_s": floor,
+              "answers": len(cold_ans), "threads": {str(k): v for k, v in warm.items()}}
+    duck = duckdb_e2e(args, trace, tmp, len(cold_ans) - 1)  # less the csv header
+    if duck:
+        result["duckdb"] = duck
+        print("\n| the same scan end to end, DuckDB %s command line (its database file "
+              "of `Send`, in the page cache), %s | wall best | median | vigil / DuckDB, "
+              "best | load |" % (duck["version"], pinned.describe()))
+        print("|---|---:|---:|---:|---:|")
+        for t in ("2", "1"):
+            d = duck["threads"][t]
+            print("| %s thread%s | %.1f ms | %.1f ms | %.2f | %.1f |" % (
+                t, "s" if t == "2" else "", d["best_s"] * 1e3, d["median_s"] * 1e3,
+                warm[int(t)]["best_s"] / d["best_s"], d["load"]))
+        print("| `duck-e2e --version`, the process's start (libduckdb.so loaded) and exit "
+              "| %.1f ms | | | |" % (duck["floor_s"] * 1e3))
+    return result
+
+
+# DuckDB's SQL for the scan (bench/query_bench.py DUCK_SQL: the same set)
+DUCK_SCAN = ("SELECT DISTINCT \"at\", conn, size FROM Send "
+             "WHERE mailbox = 7 AND size > 58982")
+
+
+def duckdb_e2e(args, trace, tmp, answers):
+    """DuckDB's end to end for the same scan: a process that opens a database file holding
+    `Send` (exported by vigil as CSV and loaded, not timed; the file read once so that its
+    pages are in the page cache, as vigil's cache's are) and prints the answer as CSV,
+    best and median of --reps at 2 and 1 threads, the same count of answers as vigil."""
+    exe = benchlib.duckdb_e2e(args.build)
+    if not exe:
+        return None
+    csv, db = os.path.join(tmp, "Send.csv"), os.path.join(tmp, "send.duckdb")
+    cols = ["conn", "mailbox", "process", "size"]
+    benchlib.export_csv(args.vigil, trace, "Send", cols, csv)
+    types = ", ".join("'%s': '%s'" % (c, "VARCHAR" if c == "process" else "BIGINT")
+                      for c in cols + ["at"])
+    load = benchlib.run([exe, db, "2", "CREATE TABLE Send AS SELECT * FROM read_csv('%s', "
+                         "header = true, columns = {%s})" % (csv, types)])
+    os.unlink(csv)
+    if load.rc:
+        sys.exit("DuckDB: loading Send failed: %s" % load.err)
+    out = {"version": benchlib.run([exe, "--version"]).out.strip(), "threads": {}}
+    benchlib.run([exe, db, "2", DUCK_SCAN])  # its pages in the page cache
+    for threads in (2, 1):
+        walls = []
+        for _ in range(args.reps):
+            r = benchlib.run([exe, db, str(threads), DUCK_SCAN], threads=threads)
+            if r.rc:
+                sys.exit("DuckDB: the scan failed: %s" % r.err)
+            if len(r.out.splitlines()) != answers:
+                sys.exit("MISMATCH: DuckDB's scan gave %d tuples, vigil's %d"
+                         % (len(r.out.splitlines()), answers))
+            walls.append(r.wall)
+        out["threads"][str(threads)] = {"best_s": min(walls),
+                                        "median_s": statistics.median(walls),
+                                        "load": benchlib.load()}
+    out["floor_s"] = min(benchlib.run([exe, "--version"], threads=1).wall
+                         for _ in range(args.reps))
+    out["db_bytes"] = os.path.getsize(db)
+    return out
+
+
+def lock_at_scale(args, trace, base):
+    """`make bench-scale` (--lock): the `Lock` query alone, as the 1B-event figures were
+    made: cache off at the default budget and at VIGIL_BUILD_MEMORY=1G (the first query's
+    build), then the cache on: cold (built and written), warm --reps times at 2 threads and
+    at 1. Wall, max RSS per `Lock` tuple, spilled bytes, the evaluation's time; every
+    answer equal."""
+    ntup = None
+    rows, answer = [], None
+    cache = dict(base, VIGIL_CACHE_DIR=os.path.join(os.path.dirname(trace), "cache"))
+    benchlib.remove_cache(trace)
+    plan = [("cache off, default budget", dict(base, VIGIL_CACHE="off"), 2),
+            ("cache off, VIGIL_BUILD_MEMORY=1G", dict(base, VIGIL_CACHE="off",
+                                                      VIGIL_BUILD_MEMORY="1G"), 2),
+            ("cache cold (built and written)", cache, 2)]
+    plan += [("cache warm", cache, t) for t in (2, 1) for _ in range(args.reps)]
+    for name, env, threads in plan:
+        benchlib.say("Lock at %d events: %s, %d thread(s) ..." % (args.events, name, threads))
+        if name == "cache warm":  # seconds: pinned with BENCH_RT=1
+            r = benchlib.query(args, trace, LOCK, env=env, threads=threads)
+        else:  # minutes: never pinned (FIFO would hold both CPUs that long)
+            r = benchlib.vigil(args, ["query", trace, "--format", "csv", "--stats",
+                                      "--threads", str(threads), "-e", LOCK], env=env)
+        if answer is None:
+            answer = r.lines()
+        elif r.lines() != answer:
+            sys.exit("MISMATCH: the Lock query's answer differs (%s)" % name)
+        st = r.stats
+        rows.append({"run": name, "threads": threads, "wall_s": r.wall,
+                     "max_rss": st["max_rss_kb"] * 1024, "spilled": st.get("spilled_bytes", 0),
+                     "exec_s": st["statements"][-1]["exec_ns"] / 1e9,
+                     "cache": st.get("cache"), "load": benchlib.load()})
+    ntup = tuples(args, trace, LOCK, cache)
+    print("| `Lock` where conn = 7, %d events (%.1f GB trace, `Lock` %d tuples, %d answers), "
+          "%s | threads | wall | max RSS | per `Lock` tuple | spilled | evaluation | load |"
+          % (args.events, benchlib.du(trace) / 1e9, ntup, len(answer) - 1,
+             pinned.describe()))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for x in rows:
+        print("| %s | %d | %.2f s | %.2f GB | %.1f B | %.2f GB | %.2f s | %.1f |" % (
+            x["run"], x["threads"], x["wall_s"], x["max_rss"] / 1e9, x["max_rss"] / ntup,
+            x["spilled"] / 1e9, x["exec_s"], x["load"]))
+    print("cache: %.2f GB beside the trace" % (benchlib.cache_bytes(trace) / 1e9
+                                               + benchlib.du(cache["VIGIL_CACHE_DIR"]) / 1e9))
+    return {"tuples": ntup, "answers": len(answer) - 1, "runs": rows}
 
 
 def measure(args, tmp):
+    if args.lock:
+        need = args.events * 40  # the trace (about 17 B an event), the spill and the cache
+        free = os.statvfs(tmp).f_bavail * os.statvfs(tmp).f_frsize
+        if not args.trace and free < need:
+            sys.exit("bench-scale: %d events need about %.0f GB free in %s, there are %.0f GB"
+                     % (args.events, need / 1e9, tmp, free / 1e9))
     trace = benchlib.trace_of(args, tmp)
+    if args.lock:
+        result = {"events": args.events, "trace_bytes": benchlib.du(trace), "reps": args.reps,
+                  "mode": pinned.describe(),
+                  "lock": lock_at_scale(args, trace, benchlib.clean_env(tmp))}
+        benchlib.write_json(args.out, "scale_lock.json", result)
+        return
     base = benchlib.clean_env(tmp)
     trace_bytes = benchlib.du(trace)
     result = {"events": args.events, "trace_bytes": trace_bytes, "reps": args.reps,
               "mode": pinned.describe()}
+    if benchlib.SMOKE:  # the smoke run covers bench-scale's code too, at its tiny size
+        result["lock"] = lock_at_scale(args, trace, base)
+        benchlib.remove_cache(trace)
     result["spill"] = spill(args, trace, trace_bytes, base)
     result["warm"] = warm_scan(args, trace, base, tmp)
     benchlib.write_json(args.out, "scale.json", result)
