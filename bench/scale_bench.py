@@ -150,14 +150,14 @@ def warm_scan(args, trace, base, tmp):
     if duck:
         result["duckdb"] = duck
         print("\n| the same scan end to end, DuckDB %s command line (its database file "
-              "of `Send`, in the page cache), %s | wall best | median | vigil / DuckDB, "
+              "of `Send`, in the page cache), %s | wall best | median | DuckDB / vigil, "
               "best | load |" % (duck["version"], pinned.describe()))
         print("|---|---:|---:|---:|---:|")
         for t in ("2", "1"):
             d = duck["threads"][t]
             print("| %s thread%s | %.1f ms | %.1f ms | %.2f | %.1f |" % (
                 t, "s" if t == "2" else "", d["best_s"] * 1e3, d["median_s"] * 1e3,
-                warm[int(t)]["best_s"] / d["best_s"], d["load"]))
+                d["best_s"] / warm[int(t)]["best_s"], d["load"]))
         print("| `duck-e2e --version`, the process's start (libduckdb.so loaded) and exit "
               "| %.1f ms | | | |" % (duck["floor_s"] * 1e3))
     return result
