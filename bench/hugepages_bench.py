@@ -50,14 +50,14 @@ def cold(args, trace, env, mode):
     r = benchlib.query(args, trace, benchlib.SCAN, env=env, threads=1, preexec=MODES[mode])
     if r.stats.get("cache") != "cold":
         sys.exit("the first query was not cold: %s" % r.stats.get("cache"))
-    return r.wall, r.stats["build_ns"] / 1e9, r.lines()
+    return r.wall, r.stats["build_ns"] / 1e9, r.digest()
 
 
 def join(args, trace, env, mode):
     r = benchlib.query(args, trace, OVERLAP, env=env, threads=1, preexec=MODES[mode])
     if r.stats.get("cache") != "warm":
         sys.exit("the overlap join's cache was not warm: %s" % r.stats.get("cache"))
-    return r.wall, r.stats["statements"][-1]["exec_ns"] / 1e9, r.lines()
+    return r.wall, r.stats["statements"][-1]["exec_ns"] / 1e9, r.digest()
 
 
 def measure(args, tmp):
@@ -83,7 +83,7 @@ def measure(args, tmp):
         rows[name] = {m: {"wall_s": statistics.median(x[0] for x in runs[m]),
                           "part_s": statistics.median(x[1] for x in runs[m]),
                           "runs": runs[m]} for m in runs}
-        rows[name]["tuples"] = max(len(answers["on"]) - 1, 0)
+        rows[name]["tuples"] = max(answers["on"][0] - 1, 0)
         rows[name]["load"] = [min(loads), max(loads)]
     benchlib.remove_cache(trace)
     print("transparent huge pages as vigil asks for them (on) and refused (off), %d events, "
