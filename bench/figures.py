@@ -103,6 +103,13 @@ def query(out):
                 _s(vt["exec_ns"] / 1e9), _s(d["best_s"]), ratio,
                 "" if d["same_answer"] else ", ANSWERS DIFFER"),
                 "at least 3x DuckDB at equal threads", ratio >= 3 and d["same_answer"]))
+    binding = [q["duckdb"][t]["best_s"] / q["duckdb"][t + " unbound"]["best_s"]
+               for q in r["queries"] for t in ("1", "2")
+               if t + " unbound" in q.get("duckdb", {})]
+    if binding:  # pinned with the CPUs bound: did the binding hold DuckDB back?
+        f.append(Figure("query", "DuckDB with the CPUs bound / unbound, same process "
+                        "(pinned mode's check), over every query and thread count",
+                        "%.2f to %.2f" % (min(binding), max(binding)), "", None))
     if r["settings"].get("mode"):
         f.append(Figure("query", "timed runs", "%s, load %.1f to %.1f" % (
             r["settings"]["mode"], r["settings"].get("load_start", 0),
