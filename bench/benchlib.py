@@ -6,6 +6,7 @@ subject, running `vigil` timed (pinned with BENCH_RT=1, bench/pinned.py) and rea
 vigil settings, and writing the results."""
 import argparse
 import ctypes
+import hashlib
 import json
 import os
 import shutil
@@ -158,20 +159,33 @@ def run(cmd, env=None, threads=None, stdout_path=None, preexec=None):
                    usage.ru_maxrss * 1024)
 
 
-def vigil(args, argv, env=None, threads=None, preexec=None, ok=(0,)):
+def vigil(args, argv, env=None, threads=None, preexec=None, ok=(0,), stdout_path=None):
     """`vigil ARGV...` (run()); an exit status outside ok ends the benchmark with stderr."""
-    r = run([args.vigil] + list(argv), env=env, threads=threads, preexec=preexec)
+    r = run([args.vigil] + list(argv), env=env, threads=threads, preexec=preexec,
+            stdout_path=stdout_path)
     if r.rc not in ok:
         sys.exit("vigil %s: exit %d: %s" % (" ".join(argv[:2]), r.rc, r.err[-2000:]))
     return r
 
 
-def query(args, trace, text, env=None, threads=None, preexec=None):
+def query(args, trace, text, env=None, threads=None, preexec=None, stdout_path=None):
     """`vigil query TRACE --format csv --stats [--threads N] -e TEXT`"""
     argv = ["query", trace, "--format", "csv", "--stats", "-e", text]
     if threads:
         argv += ["--threads", str(threads)]
-    return vigil(args, argv, env=env, threads=threads, preexec=preexec)
+    return vigil(args, argv, env=env, threads=threads, preexec=preexec,
+                 stdout_path=stdout_path)
+
+
+def file_digest(path):
+    """A file's SHA-1 (an answer whose order is fixed, compared without reading it into
+    Python's strings) and its lines."""
+    h, lines = hashlib.sha1(), 0
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+            lines += block.count(b"\n")
+    return h.hexdigest(), lines
 
 
 def thp_off():
