@@ -572,9 +572,10 @@ def main():
                 d = per[q["key"]]
                 d["same_answer"] = d["check"] == want
                 r["duckdb"][threads] = d
-                say("  DuckDB %s thread%s %9s tuples  %s%s" % (
-                    threads, "" if threads == "1" else "s", d["check"][0], fmt_s(d["best_s"]),
-                    "" if d["same_answer"] else "  MISMATCH"))
+                n, _, how = threads.partition(" ")  # "2", or "2 unbound"
+                say("  DuckDB %s thread%s%s %9s tuples  %s%s" % (
+                    n, "" if n == "1" else "s", ", " + how if how else "", d["check"][0],
+                    fmt_s(d["best_s"]), "" if d["same_answer"] else "  MISMATCH"))
                 if not d["same_answer"]:
                     print("MISMATCH: %s: DuckDB (%s threads) %s, SQLite %s"
                           % (q["name"], threads, d["check"], want))
