@@ -9,7 +9,7 @@ CLANG_BUILD ?= build-clang
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 
-.PHONY: all deps install build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-watch bench-logmodel bench-models bench-nginx format clean
+.PHONY: all deps install build build-asan build-fuzz build-release build-clang demo test bench bench-smoke bench-query bench-scale bench-watch bench-logmodel bench-models bench-nginx format clean
 
 all: build
 
@@ -80,6 +80,11 @@ bench-smoke: build
 
 bench-query: build
 	@./bench/query.sh $(BUILD)
+
+# The 1B-event run (bench/scale_bench.py --lock; not in `make bench`: about an hour and
+# 40 GB of disk at its default BENCH_SCALE_EVENTS=1000000000).
+bench-scale: build
+	@python3 ./bench/scale_bench.py $(BUILD) --lock --events $${BENCH_SCALE_EVENTS:-1000000000}
 
 bench-watch: build
 	@python3 ./bench/watch.py $(BUILD)

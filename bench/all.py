@@ -42,6 +42,7 @@ BENCHES = [
     ("first-query", ["{python}", "{src}/first_query_bench.py", "{build}"], figures.first_query),
     ("scale", ["{python}", "{src}/scale_bench.py", "{build}"], figures.scale),
     ("e2e", ["{python}", "{src}/e2e_bench.py", "{build}"], figures.e2e),
+    ("hugepages", ["{python}", "{src}/hugepages_bench.py", "{build}"], figures.hugepages),
     ("watch", ["{python}", "{src}/watch.py", "{build}"], figures.watch),
     ("watch-incremental", ["{python}", "{src}/watch_incremental.py", "{build}"],
      figures.watch_incremental),

@@ -92,6 +92,8 @@ def query(out):
                             ratio >= 10 and same))
         # DuckDB at equal threads (vigil --threads N against DuckDB's SET threads = N)
         for t, d in sorted(q.get("duckdb", {}).items()):
+            if t not in ("1", "2"):  # "1 unbound", "2 unbound": the binding's check
+                continue
             vt = q.get("vigil_threads", {}).get(t, {})
             if not vt.get("exec_ns"):
                 continue
@@ -101,6 +103,13 @@ def query(out):
                 _s(vt["exec_ns"] / 1e9), _s(d["best_s"]), ratio,
                 "" if d["same_answer"] else ", ANSWERS DIFFER"),
                 "at least 3x DuckDB at equal threads", ratio >= 3 and d["same_answer"]))
+    binding = [q["duckdb"][t]["best_s"] / q["duckdb"][t + " unbound"]["best_s"]
+               for q in r["queries"] for t in ("1", "2")
+               if t + " unbound" in q.get("duckdb", {})]
+    if binding:  # pinned with the CPUs bound: did the binding hold DuckDB back?
+        f.append(Figure("query", "DuckDB with the CPUs bound / unbound, same process "
+                        "(pinned mode's check), over every query and thread count",
+                        "%.2f to %.2f" % (min(binding), max(binding)), "", None))
     if r["settings"].get("mode"):
         f.append(Figure("query", "timed runs", "%s, load %.1f to %.1f" % (
             r["settings"]["mode"], r["settings"].get("load_start", 0),
@@ -379,6 +388,16 @@ def scale(out):
                                                 _s(w["floor_s"])),
                            "under 100 ms at 10M events" if t == "2" else "",
                            (r["best_s"] < 0.1) if (t == "2" and at10m) else None))
+    duck = w.get("duckdb")
+    for t in ("2", "1") if duck else ():
+        v, dk = w["threads"][t]["best_s"], duck["threads"][t]["best_s"]
+        figs.append(Figure("scale", "warm selective scan end to end, %d events, %s thread(s): "
+                           "vigil query / DuckDB %s command line over its database file "
+                           "(process start alone: vigil --version / duck-e2e --version)"
+                           % (d["events"], t, duck["version"]),
+                           "%s / %s (DuckDB / vigil %.2fx; %s / %s)" % (
+                               _s(v), _s(dk), dk / v, _s(w["floor_s"]), _s(duck["floor_s"])),
+                           "", None))
     return figs
 
 
@@ -399,6 +418,19 @@ def e2e(out):
                            (r["front_once"]["median_s"] < 0.1) if (t == "2" and at10m)
                            else None))
     return figs
+
+
+def hugepages(out):
+    d = _load(out, "hugepages.json")
+    c, j = d["cold"], d["join"]
+    return [Figure("hugepages", "transparent huge pages refused / as vigil asks (kernel "
+                   "\"%s\"), %d events, 1 thread, %s: first query's build (cache cold); "
+                   "overlap join's exec (cache warm)" % (d["kernel_thp"], d["events"], d["mode"]),
+                   "%s / %s (%.2fx); %s / %s (%.2fx)" % (
+                       _s(c["off"]["part_s"]), _s(c["on"]["part_s"]),
+                       c["off"]["part_s"] / c["on"]["part_s"], _s(j["off"]["part_s"]),
+                       _s(j["on"]["part_s"]), j["off"]["part_s"] / j["on"]["part_s"]),
+                   "", None)]
 
 
 def derived(out):

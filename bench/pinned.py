@@ -4,7 +4,9 @@ On a shared machine a timed process at normal priority may get a tenth of a core
 its figure is then mostly waiting. With BENCH_RT=1 each timed command (vigil and its
 peers alike) runs under the real-time FIFO policy at priority 50 (what `chrt -f 50` sets)
 and, unless BENCH_RT_PIN=0, on as many CPUs as it has threads (`taskset`): a 1-thread
-figure on one CPU, a 2-thread figure on two. Only the timed part runs so: not the loading,
+figure on one CPU, a 2-thread figure on two (a peer's threads that only wait for the
+timed work, node's main thread in bench/duckdb/duck.cjs, one priority lower: see job()).
+Only the timed part runs so: not the loading,
 indexing or checking around it. The kernel keeps 5% of each CPU for the others
 (sched_rt_runtime_us), so nothing is starved for good; keep pinned runs short.
 
@@ -82,11 +84,19 @@ def here(threads=1):
         os.sched_setaffinity(0, old)
 
 
-def job(threads):
-    """What a peer that sets its own mode (bench/duckdb/duck.cjs) is told: the priority and
-    the CPU list for `chrt -a -f -p` and `taskset -a -p -c` (None when off)."""
+def bound():
+    """True when the pinned mode binds CPUs (BENCH_RT=1 and BENCH_RT_PIN not 0)."""
+    return enabled() and _pin()
+
+
+def job(threads, bind=True):
+    """What a peer that sets its own mode (bench/duckdb/duck.cjs) is told: the priority of
+    its threads, the lower one of its main thread (node's event loop: at the same FIFO
+    priority it kept DuckDB's threads off a bound CPU), and the CPU list for `chrt -a -f
+    -p` and `taskset -a -p -c` (None when off; bind=False: the CPUs left unbound)."""
     if not enabled():
         return None
-    pin = cpus(threads)
-    return {"priority": PRIORITY, "cpus": ",".join(map(str, pin)) if pin else None,
+    pin = cpus(threads) if bind else None
+    return {"priority": PRIORITY, "main_priority": PRIORITY - 1,
+            "cpus": ",".join(map(str, pin)) if pin else None,
             "all_cpus": ",".join(map(str, sorted(os.sched_getaffinity(0))))}

@@ -65,25 +65,11 @@ say "recorded in $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f"
 	"$subject; trace $(du -sh "$tmp/trace" | cut -f1)"
 
 # DuckDB, the peer beside SQLite: the npm package pinned in bench/duckdb/package-lock.json,
-# installed once into the build directory (npm ci, from the npm registry only).
+# installed once into the build directory (npm ci, from the npm registry only; bench/benchlib.py).
 duck=(--no-duckdb)
-duckdir=$build/bench/duckdb-npm
-if command -v node >/dev/null && command -v npm >/dev/null; then
-	if ! cmp -s "$here/duckdb/package-lock.json" "$duckdir/package-lock.json" 2>/dev/null ||
-		[ ! -d "$duckdir/node_modules/@duckdb/node-api" ]; then
-		say "installing DuckDB's npm package into $duckdir (npm ci)"
-		mkdir -p "$duckdir"
-		cp "$here/duckdb/package.json" "$here/duckdb/package-lock.json" "$duckdir/"
-		(cd "$duckdir" && npm ci --no-audit --no-fund >&2) || rm -f "$duckdir/package-lock.json"
-	fi
-	if [ -d "$duckdir/node_modules/@duckdb/node-api" ]; then
-		cp "$here/duckdb/duck.cjs" "$duckdir/"
-		duck=(--duckdb "$duckdir")
-	else
-		say "DuckDB left out: npm ci failed"
-	fi
-else
-	say "DuckDB left out: node or npm missing (make deps installs them)"
+duckdir=$(python3 "$here/benchlib.py" duckdb-npm "$build")
+if [ -n "$duckdir" ]; then
+	duck=(--duckdb "$duckdir")
 fi
 
 # The driver's status: 0, or 1 when an answer differs (MISMATCH) or a run failed.

@@ -14,7 +14,6 @@ A markdown table goes to stdout, every figure to OUT/query.json, progress to std
 --dry-run skips the vigil side (the SQLite side, loading and checks of the trace run).
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -24,6 +23,7 @@ import sys
 import tempfile
 import time
 
+import benchlib
 import pinned
 
 # Relations of the trace as SQL tables: time columns, then the values (TQuel names).
@@ -196,6 +196,17 @@ def check_sql(sql, q):
                ", ".join("CAST(sum(%s %% 1000000007) AS TEXT)" % c for c in cols)))
 
 
+def duck_runs():
+    """DuckDB's runs: 1 and 2 threads in the mode of the others' timed runs; with the CPUs
+    bound (BENCH_RT=1), each again with them unbound (labels "1 unbound", "2 unbound"), so
+    that every pinned table shows whether the binding held DuckDB back."""
+    runs = [{"label": str(t), "threads": t, "rt": pinned.job(t)} for t in (1, 2)]
+    if pinned.bound():
+        runs += [{"label": "%d unbound" % t, "threads": t, "rt": pinned.job(t, bind=False)}
+                 for t in (1, 2)]
+    return runs
+
+
 def duckdb_side(vigil, trace, tmp, queries, reps, node_dir):
     """DuckDB at 1 and 2 threads: the relations exported as CSV by vigil, loaded, each
     query best of reps. The result of duck.cjs (bench/duckdb), or None after saying why."""
@@ -205,19 +216,11 @@ def duckdb_side(vigil, trace, tmp, queries, reps, node_dir):
     tables = {}
     for name, (kind, cols) in TABLES.items():
         csv = os.path.join(tmp, name + ".csv")
-        v = name[0]
-        text = "range of %s is %s retrieve (%s)" % (v, name, ", ".join(
-            "%s.%s" % (v, c) for c, _ in cols))
-        with open(csv, "w") as f:
-            rc = subprocess.run([vigil, "query", trace, "-e", text, "--format", "csv"],
-                                stdout=f).returncode
-        if rc not in (0, 1):
-            raise SystemExit("query-bench: exporting %s as CSV failed (status %d)" % (name, rc))
+        benchlib.export_csv(vigil, trace, name, [c for c, _ in cols], csv)
         columns = [[c, DUCK_TYPES[t]] for c, t in cols]
         columns += [[c, "BIGINT"] for c in time_cols(kind)]
         tables[name] = {"csv": csv, "columns": columns}
-    job = {"tables": tables, "threads": [1, 2], "reps": reps,
-           "rt": {str(t): pinned.job(t) for t in (1, 2)},
+    job = {"tables": tables, "runs": duck_runs(), "reps": reps,
            "queries": [{"key": q["key"], "sql": DUCK_SQL[q["key"]],
                         "check": check_sql(DUCK_SQL[q["key"]], q)} for q in queries]}
     job_path = os.path.join(tmp, "duck.json")
@@ -434,20 +437,9 @@ def vigil_run(vigil, trace, q, out_path, cache=False, threads=None):
     if threads:
         cmd += ["--threads", str(threads)]
     # BENCH_RT=1: on as many CPUs as it has threads (the default: every CPU it may use)
-    rt = pinned.preexec(threads or len(os.sched_getaffinity(0)))
-    with open(out_path, "w") as out, tempfile.TemporaryFile("w+") as err:
-        t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, preexec_fn=rt)
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t
-        p.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        text = err.read()
-    stats = None
-    for line in text.splitlines():
-        if line.startswith('{"stats"'):
-            stats = json.loads(line)["stats"]
-    return wall, stats, p.returncode, text, usage.ru_maxrss * 1024
+    r = benchlib.run(cmd, env=env, threads=threads or len(os.sched_getaffinity(0)),
+                     stdout_path=out_path)
+    return r.wall, r.stats or None, r.rc, r.err, r.rss
 
 
 # ---- main ----------------------------------------------------------------------------
@@ -580,9 +572,10 @@ def main():
                 d = per[q["key"]]
                 d["same_answer"] = d["check"] == want
                 r["duckdb"][threads] = d
-                say("  DuckDB %s thread%s %9s tuples  %s%s" % (
-                    threads, "" if threads == "1" else "s", d["check"][0], fmt_s(d["best_s"]),
-                    "" if d["same_answer"] else "  MISMATCH"))
+                n, _, how = threads.partition(" ")  # "2", or "2 unbound"
+                say("  DuckDB %s thread%s%s %9s tuples  %s%s" % (
+                    n, "" if n == "1" else "s", ", " + how if how else "", d["check"][0],
+                    fmt_s(d["best_s"]), "" if d["same_answer"] else "  MISMATCH"))
                 if not d["same_answer"]:
                     print("MISMATCH: %s: DuckDB (%s threads) %s, SQLite %s"
                           % (q["name"], threads, d["check"], want))
@@ -652,12 +645,6 @@ def main():
     return 1 if failed else 0
 
 
-def cache_size(manifest):
-    """Bytes of the relations cache: its manifest and the relations' files."""
-    files = [manifest] + glob.glob(manifest + ".rel-*") if os.path.exists(manifest) else []
-    return sum(os.path.getsize(f) for f in files)
-
-
 def cache_runs(vigil, trace, q, out_path, reps):
     """End to end with the relations cache (docs/query.md): the first query after the
     cache is removed (cold: reads the trace, builds, writes the cache), then best of reps
@@ -681,7 +668,7 @@ def cache_runs(vigil, trace, q, out_path, reps):
             raise SystemExit("query-bench: vigil query with the cache failed: %s" % err)
         if rep == 0:
             out.update({"cold_s": wall, "cold_outcome": stats.get("cache"), "cold_rss": rss,
-                        "cache_bytes": cache_size(cache)})
+                        "cache_bytes": benchlib.cache_bytes(trace)})
         else:
             out["warm_runs_s"].append(wall)
             out["warm_outcome"] = stats.get("cache")
@@ -720,6 +707,27 @@ def check(db, sql, q, out_path, vigil_tuples, vr):
         vr["check"]["only_sqlite"] = only_s[:20]
         vr["check"]["only_vigil"] = only_v[:20]
     return False
+
+
+def report_duck_binding(res):
+    """With the CPUs bound, DuckDB's runs bound beside the same runs unbound (same process,
+    same tables, right after): a bound figure well above its unbound one would mean the
+    binding held DuckDB back (as node's event loop did at equal FIFO priority)."""
+    rows = [q for q in res["queries"] if "1 unbound" in q.get("duckdb", {})]
+    if not rows:
+        return
+    print("\nDuckDB with the CPUs bound (as in the table above) and unbound (the same "
+          "process, right after; best of %d; every run FIFO):\n" % res["settings"]["reps"])
+    print("| query | 1 thread, bound | unbound | bound / unbound | 2 threads, bound | unbound "
+          "| bound / unbound |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for q in rows:
+        d = q["duckdb"]
+        cells = []
+        for t in ("1", "2"):
+            b, u = d[t]["best_s"], d[t + " unbound"]["best_s"]
+            cells += [fmt_s(b), fmt_s(u), "%.2f" % (b / u)]
+        print("| %s | %s |" % (q["name"], " | ".join(cells)))
 
 
 def report(res):
@@ -775,6 +783,7 @@ def report(res):
             same = all(d[t]["same_answer"] for t in d)
             print("| %s | %s | %s |" % (q["name"], " | ".join(cells),
                                         "yes (count, sums)" if same else "**NO**"))
+        report_duck_binding(res)
     if any("vigil_cache" in q for q in res["queries"]):
         print("\nEnd to end, `vigil query` wall time from the trace to the answer with the "
               "relations cache (docs/query.md): cold (no cache: reads the trace, builds, "

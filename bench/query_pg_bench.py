@@ -31,6 +31,7 @@ BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "logmodel"))
+import benchlib  # noqa: E402
 import pgharness  # noqa: E402
 import query_bench  # noqa: E402
 
@@ -110,10 +111,7 @@ def main():
     ok = True
     try:
         trace = os.path.join(tmp, "trace")
-        say("recording %d events of query-subject" % EVENTS)
-        subprocess.run([VIGIL, "record", "-q", "-o", trace, "--",
-                        os.path.join(BUILD, "bench", "query-subject"), "--events", str(EVENTS),
-                        "--threads", "2"], check=True, capture_output=True)
+        benchlib.record_subject(BUILD, trace, EVENTS)
         pg.initdb({"fsync": "off", "shared_buffers": "'256MB'", "work_mem": "'64MB'"})
         pg.start()
         url = "postgresql://postgres@/postgres?host=%s&port=%s" % (pg.dir, pg.port)

@@ -2,7 +2,7 @@
 """bench/scale_bench.py: memory and wall time of selective queries as the trace grows past
 memory budgets, in one run.
 
-    scale_bench.py BUILD_DIR [--events N] [--reps 5] [--trace DIR]
+    scale_bench.py BUILD_DIR [--events N] [--reps 5] [--trace DIR] [--lock]
 
 (`make bench` runs it as `scale`; VIGIL_BENCH_SMOKE=1: 200,000 events, 2 repetitions; the
 figures go to BENCH_OUT/scale.json.)
@@ -22,165 +22,261 @@ Records --events events of bench/query-subject (2 threads) with `vigil record` (
   whole `vigil query` process (trace to answer), best and median; max RSS per `Send`
   tuple. Every answer must equal the cold one. The brief's target: under 100 ms at 10M.
   Beside it, the best of --reps `vigil --version` the same way: what starting and ending
-  a process costs on the machine at the time.
+  a process costs on the machine at the time. The peer: DuckDB's command line for the
+  same scan (bench/duckdb/duck_e2e.c, linked against the libduckdb.so of the npm package
+  query-bench uses): a process that opens a database file holding the same `Send` tuples
+  (exported by vigil, loaded, not timed; its pages in the page cache) and prints the
+  answer, timed the same way, the same number of tuples; and its own start and exit
+  (`duck-e2e --version`). Left out with a line when node/npm or a C compiler is missing.
+
+--lock (`make bench-scale`, not in `make bench`: at its default of 1,000,000,000 events it
+records for about 20 minutes, needs about 40 bytes of disk per event and runs for an
+hour): only `range of L is Lock retrieve (L.lock, L.conn) where L.conn = 7`, with the
+cache off at the default budget and at VIGIL_BUILD_MEMORY=1G, then cold (cache built and
+written) and warm --reps times at 2 and 1 threads; wall, max RSS per `Lock` tuple,
+spilled bytes, the evaluation's time, every answer equal; BENCH_OUT/scale_lock.json.
+Only the warm runs are pinned with BENCH_RT=1.
 
 Load average is printed with every figure (a shared machine's wall times are noisy);
 BENCH_RT=1 runs the warm queries pinned (bench/pinned.py)."""
-import argparse
-import json
 import os
 import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 import pinned  # noqa: E402
 
 LOCK = "range of L is Lock retrieve (L.lock, L.conn) where L.conn = 7"
-SCAN = "range of S is Send retrieve (S.conn, S.size) where S.mailbox = 7 and S.size > 58982"
+SCAN = benchlib.SCAN
 
 
-def run(bin_dir, args, env, threads=None):
-    """(wall, sorted stdout lines, --stats); threads: a timed run (BENCH_RT=1 pins it)"""
-    pre = pinned.preexec(threads) if threads else None
-    t0 = time.monotonic()
-    p = subprocess.run([os.path.join(bin_dir, "vigil")] + args, capture_output=True, text=True,
-                       env=env, preexec_fn=pre)
-    wall = time.monotonic() - t0
-    if p.returncode:
-        sys.exit("vigil %s: exit %d: %s" % (" ".join(args[:2]), p.returncode, p.stderr))
-    stats = [json.loads(x)["stats"] for x in p.stderr.splitlines() if x.startswith('{"stats"')]
-    return wall, sorted(p.stdout.splitlines()), stats[0] if stats else {}
-
-
-def tuples(bin_dir, trace, text, env):
+def tuples(args, trace, text, env):
     """The tuples of the relation the query's scan reads, from vigil explain."""
-    _, out, _ = run(bin_dir, ["explain", trace, "-e", text], env)
-    m = re.findall(r" (\d+) tuples\)", "\n".join(out))
+    out = benchlib.vigil(args, ["explain", trace, "-e", text], env=env).out
+    m = re.findall(r" (\d+) tuples\)", out)
     if not m:
         sys.exit("vigil explain: no tuple count in %s" % out)
     return int(m[-1])
 
 
-def du(path):
-    total = 0
-    for d, _, files in os.walk(path):
-        for f in files:
-            total += os.path.getsize(os.path.join(d, f))
-    return total
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("build", help="a built vigil build directory")
-    smoke = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
-    ap.add_argument("--events", type=int, default=200_000 if smoke else 10_000_000)
-    ap.add_argument("--reps", type=int, default=2 if smoke else 5)
-    ap.add_argument("--trace", help="an existing trace of the subject (not removed)")
-    args = ap.parse_args()
+    ap = benchlib.parser(__doc__, reps=5, smoke_reps=2)
+    ap.add_argument("--lock", action="store_true",
+                    help="the Lock query alone, cache off and on (make bench-scale)")
+    args = benchlib.paths(ap.parse_args())
     pinned.check()
-    bin_dir = os.path.join(args.build, "bin")
-    out_dir = os.environ.get("BENCH_OUT") or os.path.join(args.build, "bench")
-    tmp = tempfile.mkdtemp(prefix="vigil-scalebench.")
-    base = dict(os.environ)
-    for k in ("VIGIL_CACHE", "VIGIL_BUILD_MEMORY", "VIGIL_QUERY_MEMORY", "VIGIL_THREADS",
-              "XDG_CACHE_HOME"):
-        base.pop(k, None)
-    base.update({"HOME": os.path.join(tmp, "home"), "VIGIL_CACHE_MIN_EVENTS": "0"})
-    try:
-        trace = args.trace
-        if not trace:
-            trace = os.path.join(tmp, "trace")
-            print("recording %d events ..." % args.events, file=sys.stderr)
-            p = subprocess.run([os.path.join(bin_dir, "vigil"), "record", "-q", "-o", trace,
-                                "--", os.path.join(args.build, "bench", "query-subject"),
-                                "--events", str(args.events), "--threads", "2"],
-                               capture_output=True, text=True)
-            if p.returncode:
-                sys.exit("vigil record: %s" % p.stderr)
-        trace_bytes = du(trace)
-        result = {"events": args.events, "trace_bytes": trace_bytes, "reps": args.reps,
-                  "mode": pinned.describe()}
-
-        # spill RSS: the first query's build, default budget and a sixteenth of the trace
-        off = dict(base, VIGIL_CACHE="off")
-        ntup = tuples(bin_dir, trace, LOCK, off)
-        budget = max(trace_bytes // 16, 1 << 20)
-        runs = {}
-        for name, env in (("default", off), ("bounded", dict(off, VIGIL_BUILD_MEMORY=str(budget)))):
-            wall, ans, st = run(bin_dir, ["query", trace, "-e", LOCK, "--format", "csv",
-                                          "--stats", "--threads", "2"], env)
-            runs[name] = {"wall_s": wall, "answer": ans, "max_rss": st["max_rss_kb"] * 1024,
-                          "spilled_bytes": st["spilled_bytes"], "load": os.getloadavg()[0]}
-        if runs["default"]["answer"] != runs["bounded"]["answer"]:
-            sys.exit("MISMATCH: the Lock query's answers differ with VIGIL_BUILD_MEMORY=%d"
-                     % budget)
-        if not runs["bounded"]["spilled_bytes"]:
-            sys.exit("the bounded build spilled nothing (VIGIL_BUILD_MEMORY=%d): the figure "
-                     "would prove nothing" % budget)
-        d, b = runs["default"], runs["bounded"]
-        print("| first query, `Lock` where conn = 7 (%d tuples, trace %.0f MB) | "
-              "VIGIL_BUILD_MEMORY | max RSS | per `Lock` tuple | spilled | wall | load |"
-              % (ntup, trace_bytes / 1e6))
-        print("|---|---:|---:|---:|---:|---:|---:|")
-        for name, r in (("default", d), ("bounded", b)):
-            print("| %s | %s | %.1f MB | %.1f B | %.1f MB | %.2f s | %.1f |" % (
-                name, "default" if name == "default" else "%.1f MB" % (budget / 1e6),
-                r["max_rss"] / 1e6, r["max_rss"] / max(ntup, 1), r["spilled_bytes"] / 1e6,
-                r["wall_s"], r["load"]))
-        print("bounded / default max RSS: %.2fx" % (b["max_rss"] / d["max_rss"]))
-        result["spill"] = {"tuples": ntup, "budget": budget,
-                           "default": {k: v for k, v in d.items() if k != "answer"},
-                           "bounded": {k: v for k, v in b.items() if k != "answer"}}
-
-        # warm selective scan, end to end
-        cache = dict(base, VIGIL_CACHE_DIR=os.path.join(tmp, "cache"))
-        cold_wall, cold_ans, cold_st = run(bin_dir, ["query", trace, "-e", SCAN, "--format",
-                                                     "csv", "--stats"], cache)
-        if cold_st.get("cache") != "cold":
-            sys.exit("the first query with the cache on was not cold: %s" % cold_st)
-        nsend = tuples(bin_dir, trace, SCAN, cache)  # from the cache just written
-        warm = {}
-        for threads in (2, 1):
-            walls, rss = [], []
-            for _ in range(args.reps):
-                wall, ans, st = run(bin_dir, ["query", trace, "-e", SCAN, "--format", "csv",
-                                              "--stats", "--threads", str(threads)], cache,
-                                    threads)
-                if st.get("cache") != "warm":
-                    sys.exit("a query after the cold one was not warm: %s" % st)
-                if ans != cold_ans:
-                    sys.exit("MISMATCH: the warm selective scan's answer differs from the "
-                             "cold one's")
-                walls.append(wall)
-                rss.append(st["max_rss_kb"] * 1024)
-            warm[threads] = {"best_s": min(walls), "median_s": statistics.median(walls),
-                             "max_rss": max(rss), "load": os.getloadavg()[0]}
-        # the floor: a vigil process that starts and exits (on a loaded machine, far from 0)
-        floor = min(run(bin_dir, ["--version"], base, 1)[0] for _ in range(args.reps))
-        print("\n| selective scan, %d events (`Send`: %d tuples), %s | wall best | median | "
-              "max RSS | per `Send` tuple | load |" % (args.events, nsend, pinned.describe()))
-        print("|---|---:|---:|---:|---:|---:|")
-        print("| cold (cache written), 2 threads | %.3f s | | | | |" % cold_wall)
-        for threads, w in warm.items():
-            print("| warm, %d thread%s | %.1f ms | %.1f ms | %.1f MB | %.1f B | %.1f |" % (
-                threads, "s" if threads > 1 else "", w["best_s"] * 1e3, w["median_s"] * 1e3,
-                w["max_rss"] / 1e6, w["max_rss"] / max(nsend, 1), w["load"]))
-        print("| `vigil --version`, the process's start and exit alone | %.1f ms | | | | |"
-              % (floor * 1e3))
-        result["warm"] = {"tuples": nsend, "cold_s": cold_wall, "floor_s": floor,
-                          "answers": len(cold_ans),
-                          "threads": {str(k): v for k, v in warm.items()}}
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, "scale.json"), "w") as f:
-            json.dump(result, f, indent=1)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with benchlib.Workdir("vigil-scalebench.") as tmp:
+        try:
+            measure(args, tmp)
+        finally:
+            if args.trace:
+                benchlib.remove_cache(args.trace)
     return 0
+
+
+def spill(args, trace, trace_bytes, base):
+    """The first query's build, at the default budget and at a sixteenth of the trace."""
+    off = dict(base, VIGIL_CACHE="off")
+    ntup = tuples(args, trace, LOCK, off)
+    budget = max(trace_bytes // 16, 1 << 20)
+    runs = {}
+    for name, env in (("default", off), ("bounded", dict(off, VIGIL_BUILD_MEMORY=str(budget)))):
+        r = benchlib.query(args, trace, LOCK, env=env)
+        runs[name] = {"wall_s": r.wall, "answer": r.lines(),
+                      "max_rss": r.stats["max_rss_kb"] * 1024,
+                      "spilled_bytes": r.stats["spilled_bytes"], "load": benchlib.load()}
+    if runs["default"]["answer"] != runs["bounded"]["answer"]:
+        sys.exit("MISMATCH: the Lock query's answers differ with VIGIL_BUILD_MEMORY=%d"
+                 % budget)
+    if not runs["bounded"]["spilled_bytes"]:
+        sys.exit("the bounded build spilled nothing (VIGIL_BUILD_MEMORY=%d): the figure "
+                 "would prove nothing" % budget)
+    d, b = runs["default"], runs["bounded"]
+    print("| first query, `Lock` where conn = 7 (%d tuples, trace %.0f MB) | "
+          "VIGIL_BUILD_MEMORY | max RSS | per `Lock` tuple | spilled | wall | load |"
+          % (ntup, trace_bytes / 1e6))
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, r in (("default", d), ("bounded", b)):
+        print("| %s | %s | %.1f MB | %.1f B | %.1f MB | %.2f s | %.1f |" % (
+            name, "default" if name == "default" else "%.1f MB" % (budget / 1e6),
+            r["max_rss"] / 1e6, r["max_rss"] / max(ntup, 1), r["spilled_bytes"] / 1e6,
+            r["wall_s"], r["load"]))
+    print("bounded / default max RSS: %.2fx" % (b["max_rss"] / d["max_rss"]))
+    return {"tuples": ntup, "budget": budget,
+            "default": {k: v for k, v in d.items() if k != "answer"},
+            "bounded": {k: v for k, v in b.items() if k != "answer"}}
+
+
+def warm_scan(args, trace, base, tmp):
+    """The selective scan end to end, cache warm, at 2 and 1 threads."""
+    cache = dict(base, VIGIL_CACHE_DIR=os.path.join(tmp, "cache"))
+    cold = benchlib.query(args, trace, SCAN, env=cache)
+    if cold.stats.get("cache") != "cold":
+        sys.exit("the first query with the cache on was not cold: %s" % cold.stats)
+    cold_ans = cold.lines()
+    nsend = tuples(args, trace, SCAN, cache)  # from the cache just written
+    warm = {}
+    for threads in (2, 1):
+        walls, rss = [], []
+        for _ in range(args.reps):
+            r = benchlib.query(args, trace, SCAN, env=cache, threads=threads)
+            if r.stats.get("cache") != "warm":
+                sys.exit("a query after the cold one was not warm: %s" % r.stats)
+            if r.lines() != cold_ans:
+                sys.exit("MISMATCH: the warm selective scan's answer differs from the "
+                         "cold one's")
+            walls.append(r.wall)
+            rss.append(r.stats["max_rss_kb"] * 1024)
+        warm[threads] = {"best_s": min(walls), "median_s": statistics.median(walls),
+                         "max_rss": max(rss), "load": benchlib.load()}
+    # the floor: a vigil process that starts and exits (on a loaded machine, far from 0)
+    floor = min(benchlib.vigil(args, ["--version"], env=base, threads=1).wall
+                for _ in range(args.reps))
+    print("\n| selective scan, %d events (`Send`: %d tuples), %s | wall best | median | "
+          "max RSS | per `Send` tuple | load |" % (args.events, nsend, pinned.describe()))
+    print("|---|---:|---:|---:|---:|---:|")
+    print("| cold (cache written), 2 threads | %.3f s | | | | |" % cold.wall)
+    for threads, w in warm.items():
+        print("| warm, %d thread%s | %.1f ms | %.1f ms | %.1f MB | %.1f B | %.1f |" % (
+            threads, "s" if threads > 1 else "", w["best_s"] * 1e3, w["median_s"] * 1e3,
+            w["max_rss"] / 1e6, w["max_rss"] / max(nsend, 1), w["load"]))
+    print("| `vigil --version`, the process's start and exit alone | %.1f ms | | | | |"
+          % (floor * 1e3))
+    result = {"tuples": nsend, "cold_s": cold.wall, "floor_s": floor,
+              "answers": len(cold_ans), "threads": {str(k): v for k, v in warm.items()}}
+    duck = duckdb_e2e(args, trace, tmp, len(cold_ans) - 1)  # less the csv header
+    if duck:
+        result["duckdb"] = duck
+        print("\n| the same scan end to end, DuckDB %s command line (its database file "
+              "of `Send`, in the page cache), %s | wall best | median | DuckDB / vigil, "
+              "best | load |" % (duck["version"], pinned.describe()))
+        print("|---|---:|---:|---:|---:|")
+        for t in ("2", "1"):
+            d = duck["threads"][t]
+            print("| %s thread%s | %.1f ms | %.1f ms | %.2f | %.1f |" % (
+                t, "s" if t == "2" else "", d["best_s"] * 1e3, d["median_s"] * 1e3,
+                d["best_s"] / warm[int(t)]["best_s"], d["load"]))
+        print("| `duck-e2e --version`, the process's start (libduckdb.so loaded) and exit "
+              "| %.1f ms | | | |" % (duck["floor_s"] * 1e3))
+    return result
+
+
+# DuckDB's SQL for the scan (bench/query_bench.py DUCK_SQL: the same set)
+DUCK_SCAN = ("SELECT DISTINCT \"at\", conn, size FROM Send "
+             "WHERE mailbox = 7 AND size > 58982")
+
+
+def duckdb_e2e(args, trace, tmp, answers):
+    """DuckDB's end to end for the same scan: a process that opens a database file holding
+    `Send` (exported by vigil as CSV and loaded, not timed; the file read once so that its
+    pages are in the page cache, as vigil's cache's are) and prints the answer as CSV,
+    best and median of --reps at 2 and 1 threads, the same count of answers as vigil."""
+    exe = benchlib.duckdb_e2e(args.build)
+    if not exe:
+        return None
+    csv, db = os.path.join(tmp, "Send.csv"), os.path.join(tmp, "send.duckdb")
+    cols = ["conn", "mailbox", "process", "size"]
+    benchlib.export_csv(args.vigil, trace, "Send", cols, csv)
+    types = ", ".join("'%s': '%s'" % (c, "VARCHAR" if c == "process" else "BIGINT")
+                      for c in cols + ["at"])
+    load = benchlib.run([exe, db, "2", "CREATE TABLE Send AS SELECT * FROM read_csv('%s', "
+                         "header = true, columns = {%s})" % (csv, types)])
+    os.unlink(csv)
+    if load.rc:
+        sys.exit("DuckDB: loading Send failed: %s" % load.err)
+    out = {"version": benchlib.run([exe, "--version"]).out.strip(), "threads": {}}
+    benchlib.run([exe, db, "2", DUCK_SCAN])  # its pages in the page cache
+    for threads in (2, 1):
+        walls = []
+        for _ in range(args.reps):
+            r = benchlib.run([exe, db, str(threads), DUCK_SCAN], threads=threads)
+            if r.rc:
+                sys.exit("DuckDB: the scan failed: %s" % r.err)
+            if len(r.out.splitlines()) != answers:
+                sys.exit("MISMATCH: DuckDB's scan gave %d tuples, vigil's %d"
+                         % (len(r.out.splitlines()), answers))
+            walls.append(r.wall)
+        out["threads"][str(threads)] = {"best_s": min(walls),
+                                        "median_s": statistics.median(walls),
+                                        "load": benchlib.load()}
+    out["floor_s"] = min(benchlib.run([exe, "--version"], threads=1).wall
+                         for _ in range(args.reps))
+    out["db_bytes"] = os.path.getsize(db)
+    return out
+
+
+def lock_at_scale(args, trace, base):
+    """`make bench-scale` (--lock): the `Lock` query alone, as the 1B-event figures were
+    made: cache off at the default budget and at VIGIL_BUILD_MEMORY=1G (the first query's
+    build), then the cache on: cold (built and written), warm --reps times at 2 threads and
+    at 1. Wall, max RSS per `Lock` tuple, spilled bytes, the evaluation's time; every
+    answer equal."""
+    ntup = None
+    rows, answer = [], None
+    cache = dict(base, VIGIL_CACHE_DIR=os.path.join(os.path.dirname(trace), "cache"))
+    benchlib.remove_cache(trace)
+    plan = [("cache off, default budget", dict(base, VIGIL_CACHE="off"), 2),
+            ("cache off, VIGIL_BUILD_MEMORY=1G", dict(base, VIGIL_CACHE="off",
+                                                      VIGIL_BUILD_MEMORY="1G"), 2),
+            ("cache cold (built and written)", cache, 2)]
+    plan += [("cache warm", cache, t) for t in (2, 1) for _ in range(args.reps)]
+    for name, env, threads in plan:
+        benchlib.say("Lock at %d events: %s, %d thread(s) ..." % (args.events, name, threads))
+        if name == "cache warm":  # seconds: pinned with BENCH_RT=1
+            r = benchlib.query(args, trace, LOCK, env=env, threads=threads)
+        else:  # minutes: never pinned (FIFO would hold both CPUs that long)
+            r = benchlib.vigil(args, ["query", trace, "--format", "csv", "--stats",
+                                      "--threads", str(threads), "-e", LOCK], env=env)
+        if answer is None:
+            answer = r.lines()
+        elif r.lines() != answer:
+            sys.exit("MISMATCH: the Lock query's answer differs (%s)" % name)
+        st = r.stats
+        rows.append({"run": name, "threads": threads, "wall_s": r.wall,
+                     "max_rss": st["max_rss_kb"] * 1024, "spilled": st.get("spilled_bytes", 0),
+                     "exec_s": st["statements"][-1]["exec_ns"] / 1e9,
+                     "cache": st.get("cache"), "load": benchlib.load()})
+    ntup = tuples(args, trace, LOCK, cache)
+    print("| `Lock` where conn = 7, %d events (%.1f GB trace, `Lock` %d tuples, %d answers), "
+          "%s | threads | wall | max RSS | per `Lock` tuple | spilled | evaluation | load |"
+          % (args.events, benchlib.du(trace) / 1e9, ntup, len(answer) - 1,
+             pinned.describe()))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for x in rows:
+        print("| %s | %d | %.2f s | %.2f GB | %.1f B | %.2f GB | %.2f s | %.1f |" % (
+            x["run"], x["threads"], x["wall_s"], x["max_rss"] / 1e9, x["max_rss"] / ntup,
+            x["spilled"] / 1e9, x["exec_s"], x["load"]))
+    print("cache: %.2f GB beside the trace" % (benchlib.cache_bytes(trace) / 1e9
+                                               + benchlib.du(cache["VIGIL_CACHE_DIR"]) / 1e9))
+    return {"tuples": ntup, "answers": len(answer) - 1, "runs": rows}
+
+
+def measure(args, tmp):
+    if args.lock:
+        need = args.events * 40  # the trace (about 17 B an event), the spill and the cache
+        free = os.statvfs(tmp).f_bavail * os.statvfs(tmp).f_frsize
+        if not args.trace and free < need:
+            sys.exit("bench-scale: %d events need about %.0f GB free in %s, there are %.0f GB"
+                     % (args.events, need / 1e9, tmp, free / 1e9))
+    trace = benchlib.trace_of(args, tmp)
+    if args.lock:
+        result = {"events": args.events, "trace_bytes": benchlib.du(trace), "reps": args.reps,
+                  "mode": pinned.describe(),
+                  "lock": lock_at_scale(args, trace, benchlib.clean_env(tmp))}
+        benchlib.write_json(args.out, "scale_lock.json", result)
+        return
+    base = benchlib.clean_env(tmp)
+    trace_bytes = benchlib.du(trace)
+    result = {"events": args.events, "trace_bytes": trace_bytes, "reps": args.reps,
+              "mode": pinned.describe()}
+    if benchlib.SMOKE:  # the smoke run covers bench-scale's code too, at its tiny size
+        result["lock"] = lock_at_scale(args, trace, base)
+        benchlib.remove_cache(trace)
+    result["spill"] = spill(args, trace, trace_bytes, base)
+    result["warm"] = warm_scan(args, trace, base, tmp)
+    benchlib.write_json(args.out, "scale.json", result)
 
 
 if __name__ == "__main__":

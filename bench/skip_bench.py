@@ -23,35 +23,36 @@ events passed over, load average) and the ratio off/on. Then a selective query o
 small relation (Lock) and one over a large one (Send), cache off and cold: events
 decoded (packets passed over whole by their summaries aside) and wall time.
 """
-import argparse
+import datetime
 import json
 import os
+import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
 
-def vigil(bin_dir, *args, env=None):
-    return subprocess.run([os.path.join(bin_dir, "vigil")] + list(args), capture_output=True,
-                          text=True, env=dict(os.environ, **(env or {})))
+def query(args, trace, text, **env):
+    """`vigil query` of text (csv, --stats, --threads) with env over the clean one; never
+    pinned (its runs take seconds each)."""
+    return benchlib.vigil(args, ["query", trace, "--format", "csv", "--stats", "--threads",
+                                 str(args.threads), "-e", text], env=dict(args.env, **env))
 
 
-def span(bin_dir, trace):
+def span(args, trace):
     """The span of Send's times (ns), from its few messages of size under 10 (about one in
     6,500, spread over the whole run)."""
-    p = vigil(bin_dir, "query", trace, "--format", "json", "-e",
-              "range of S is Send retrieve (S.conn) where S.size < 10",
-              env={"VIGIL_CACHE": "off"})
-    if p.returncode:
-        sys.exit("vigil query: %s" % p.stderr)
-    times = [json.loads(x)["at"] for x in p.stdout.splitlines()]
+    r = benchlib.vigil(args, ["query", trace, "--format", "json", "-e",
+                              "range of S is Send retrieve (S.conn) where S.size < 10"],
+                       env=dict(args.env, VIGIL_CACHE="off"))
+    times = [json.loads(x)["at"] for x in r.out.splitlines()]
     return min(times), max(times)
 
 
 def fmt(ns):
-    import datetime
     secs, frac = divmod(ns, 10**9)
     d = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=secs)
     return d.strftime("%Y-%m-%d %H:%M:%S") + ".%09d" % frac
@@ -64,7 +65,7 @@ def relation_size(args, trace):
     and wall time, median of --reps."""
     queries = {"Lock": "range of L is Lock retrieve (L.lock) where L.lock = 7",
                "Send": "range of S is Send retrieve (S.conn) where S.mailbox = 7"}
-    vigil(args.bin, "query", trace, "-e", queries["Send"], env={"VIGIL_CACHE": "off"})
+    query(args, trace, queries["Send"], VIGIL_CACHE="off")
     out = {}
     print("| relation | cache | wall (median) | build | events decoded | events read | "
           "packets passed over whole | load |")
@@ -76,19 +77,15 @@ def relation_size(args, trace):
                 env = {"VIGIL_CACHE": "off"}
                 if cache == "cold":
                     cdir = tempfile.mkdtemp(prefix="vigil-skipbench-cache.")
-                    subprocess.run(["rm", "-rf", os.path.join(trace, ".vigil-cache")])
-                    env = {"VIGIL_CACHE_DIR": cdir, "VIGIL_CACHE_MIN_EVENTS": "0"}
-                t0 = time.monotonic()
-                p = vigil(args.bin, "query", trace, "--format", "csv", "--stats", "--threads",
-                          str(args.threads), "-e", text, env=env)
-                walls.append(time.monotonic() - t0)
-                loads.append(os.getloadavg()[0])
+                    benchlib.remove_cache(trace)
+                    env = {"VIGIL_CACHE_DIR": cdir}
+                r = query(args, trace, text, **env)
+                walls.append(r.wall)
+                loads.append(benchlib.load())
                 if cache == "cold":
-                    subprocess.run(["rm", "-rf", cdir, os.path.join(trace, ".vigil-cache")])
-                if p.returncode:
-                    sys.exit("vigil query: %s" % p.stderr)
-                st = json.loads([x for x in p.stderr.splitlines()
-                                 if x.startswith('{"stats"')][0])["stats"]
+                    shutil.rmtree(cdir, ignore_errors=True)
+                    benchlib.remove_cache(trace)
+                st = r.stats
             decoded = st["events"] - st["skip"].get("events_skipped", 0)
             print("| %s | %s | %.3f s | %.3f s | %d | %d | %d of %d | %.1f-%.1f |" %
                   (name, cache, statistics.median(walls), st["build_ns"] / 1e9, decoded,
@@ -101,94 +98,66 @@ def relation_size(args, trace):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("build", help="a built vigil build directory")
-    smoke = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
-    ap.add_argument("--events", type=int, default=200_000 if smoke else 10_000_000)
-    ap.add_argument("--reps", type=int, default=1 if smoke else 3)
+    ap = benchlib.parser(__doc__, reps=3)
     ap.add_argument("--threads", type=int, default=1, help="vigil query --threads")
-    ap.add_argument("--trace", help="an existing trace of the subject (not removed)")
-    args = ap.parse_args()
-    args.bin = os.path.join(args.build, "bin")
-    args.subject = os.path.join(args.build, "bench", "query-subject")
-    out_dir = os.environ.get("BENCH_OUT") or os.path.join(args.build, "bench")
-    tmp = None
-    trace = args.trace
-    if not trace:
-        tmp = tempfile.mkdtemp(prefix="vigil-skipbench.")
-        trace = os.path.join(tmp, "trace")
-        print("recording %d events ..." % args.events, file=sys.stderr)
-        p = subprocess.run([os.path.join(args.bin, "vigil"), "record", "-o", trace, "--",
-                            args.subject, "--events", str(args.events), "--threads", "2"],
-                           capture_output=True, text=True)
-        if p.returncode:
-            sys.exit("vigil record: %s" % p.stderr)
-    try:
-        first, last = span(args.bin, trace)
-        t1 = first + (last - first) * 50 // 100
-        t2 = first + (last - first) * 55 // 100
-        queries = {
-            "key": "range of S is Send retrieve (S.conn, S.size) "
-                   "where S.mailbox = 7 and S.size > 58982",
-            "overlap": 'range of S is Send retrieve (S.conn, S.size) where S.size > 60000 '
-                       'when S overlap ("%s" extend "%s")' % (fmt(t1), fmt(t2)),
-            "precede": 'range of S is Send retrieve (S.conn, S.size) where S.size > 60000 '
-                       'when "%s" precede S and S precede "%s"' % (fmt(t1), fmt(t2)),
-        }
-        rows = []
-        for name, text in queries.items():
-            runs = {"on": [], "off": []}
-            answers = {}
-            for _ in range(args.reps):
-                for skip in ("on", "off"):
-                    t0 = time.monotonic()
-                    p = vigil(args.bin, "query", trace, "--format", "csv", "--stats",
-                              "--threads", str(args.threads), "-e", text,
-                              env={"VIGIL_CACHE": "off", "VIGIL_SKIP": skip})
-                    wall = time.monotonic() - t0
-                    if p.returncode:
-                        sys.exit("vigil query (VIGIL_SKIP=%s): %s" % (skip, p.stderr))
-                    st = json.loads([x for x in p.stderr.splitlines()
-                                     if x.startswith('{"stats"')][0])["stats"]
-                    answers.setdefault(skip, sorted(p.stdout.splitlines()))
-                    if sorted(p.stdout.splitlines()) != answers[skip]:
-                        sys.exit("%s: answers differ between runs" % name)
-                    runs[skip].append((wall, st["build_ns"] / 1e9, st["skip"],
-                                       os.getloadavg()[0]))
-            if answers["on"] != answers["off"]:
-                sys.exit("MISMATCH: %s answers differ with and without skipping" % name)
-            for skip in ("on", "off"):
-                r = runs[skip]
-                rows.append((name, skip, statistics.median(x[0] for x in r),
-                             statistics.median(x[1] for x in r), r[-1][2],
-                             min(x[3] for x in r), max(x[3] for x in r),
-                             len(answers[skip]) - 1))
-        print("| query | VIGIL_SKIP | wall (median) | build | packets outside | "
-              "of them passed over whole | events passed over | keyed | tuples | load |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
-        for name, skip, wall, build, sk, lo, hi, n in rows:
-            print("| %s | %s | %.3f s | %.3f s | %d of %d | %d (%d events) | %d | %d | %d | "
-                  "%.1f-%.1f |" %
-                  (name, skip, wall, build, sk["packets"], sk["packets_read"],
-                   sk.get("packets_skipped", 0), sk.get("events_skipped", 0), sk["events"],
-                   sk["keyed"], n, lo, hi))
-        result = {"events": args.events, "threads": args.threads, "reps": args.reps,
-                  "queries": {}}
-        for name in queries:
-            on = [r for r in rows if r[0] == name and r[1] == "on"][0]
-            off = [r for r in rows if r[0] == name and r[1] == "off"][0]
-            print("%s: off/on %.2fx wall, %.2fx build" % (name, off[2] / on[2], off[3] / on[3]))
-            result["queries"][name] = {"on_s": on[2], "off_s": off[2], "on_build_s": on[3],
-                                       "off_build_s": off[3], "skip": on[4],
-                                       "load": [on[5], off[6]]}
-        result["relations"] = relation_size(args, trace)
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, "skip.json"), "w") as f:
-            json.dump(result, f, indent=1)
-    finally:
-        if tmp:
-            subprocess.run(["rm", "-rf", tmp])
+    args = benchlib.paths(ap.parse_args())
+    with benchlib.Workdir("vigil-skipbench.") as tmp:
+        args.env = benchlib.clean_env(tmp)
+        measure(args, benchlib.trace_of(args, tmp))
     return 0
+
+
+def measure(args, trace):
+    first, last = span(args, trace)
+    t1 = first + (last - first) * 50 // 100
+    t2 = first + (last - first) * 55 // 100
+    queries = {
+        "key": benchlib.SCAN,
+        "overlap": 'range of S is Send retrieve (S.conn, S.size) where S.size > 60000 '
+                   'when S overlap ("%s" extend "%s")' % (fmt(t1), fmt(t2)),
+        "precede": 'range of S is Send retrieve (S.conn, S.size) where S.size > 60000 '
+                   'when "%s" precede S and S precede "%s"' % (fmt(t1), fmt(t2)),
+    }
+    rows = []
+    for name, text in queries.items():
+        runs = {"on": [], "off": []}
+        answers = {}
+        for _ in range(args.reps):
+            for skip in ("on", "off"):
+                r = query(args, trace, text, VIGIL_CACHE="off", VIGIL_SKIP=skip)
+                answers.setdefault(skip, r.lines())
+                if r.lines() != answers[skip]:
+                    sys.exit("%s: answers differ between runs" % name)
+                runs[skip].append((r.wall, r.stats["build_ns"] / 1e9, r.stats["skip"],
+                                   benchlib.load()))
+        if answers["on"] != answers["off"]:
+            sys.exit("MISMATCH: %s answers differ with and without skipping" % name)
+        for skip in ("on", "off"):
+            r = runs[skip]
+            rows.append((name, skip, statistics.median(x[0] for x in r),
+                         statistics.median(x[1] for x in r), r[-1][2],
+                         min(x[3] for x in r), max(x[3] for x in r),
+                         len(answers[skip]) - 1))
+    print("| query | VIGIL_SKIP | wall (median) | build | packets outside | "
+          "of them passed over whole | events passed over | keyed | tuples | load |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for name, skip, wall, build, sk, lo, hi, n in rows:
+        print("| %s | %s | %.3f s | %.3f s | %d of %d | %d (%d events) | %d | %d | %d | "
+              "%.1f-%.1f |" %
+              (name, skip, wall, build, sk["packets"], sk["packets_read"],
+               sk.get("packets_skipped", 0), sk.get("events_skipped", 0), sk["events"],
+               sk["keyed"], n, lo, hi))
+    result = {"events": args.events, "threads": args.threads, "reps": args.reps,
+              "queries": {}}
+    for name in queries:
+        on = [r for r in rows if r[0] == name and r[1] == "on"][0]
+        off = [r for r in rows if r[0] == name and r[1] == "off"][0]
+        print("%s: off/on %.2fx wall, %.2fx build" % (name, off[2] / on[2], off[3] / on[3]))
+        result["queries"][name] = {"on_s": on[2], "off_s": off[2], "on_build_s": on[3],
+                                   "off_build_s": off[3], "skip": on[4],
+                                   "load": [on[5], off[6]]}
+    result["relations"] = relation_size(args, trace)
+    benchlib.write_json(args.out, "skip.json", result)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,10 @@ errors or drew no rows.
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
+import benchlib
 import ui_serve
 
 
@@ -44,10 +44,7 @@ def main():
     ui = None
     try:
         trace = os.path.join(tmp, "trace")
-        say("recording %d events of query-subject" % events)
-        subprocess.run([os.path.join(build, "bin", "vigil"), "record", "-q", "-o", trace, "--",
-                        os.path.join(build, "bench", "query-subject"), "--events", str(events),
-                        "--threads", "4"], check=True, stdout=subprocess.DEVNULL)
+        benchlib.record_subject(build, trace, events, threads=4)
         started = ui_serve.start(build, [trace], say)
         if not started:
             return 1

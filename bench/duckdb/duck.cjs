@@ -4,29 +4,41 @@
 //
 // JOB: {"tables": {NAME: {"csv": PATH, "columns": [[col, type], ...]}},
 //       "queries": [{"key": K, "sql": SELECT, "check": SELECT}],
-//       "threads": [1, 2], "reps": 3,
-//       "rt": {"1": {"priority": 50, "cpus": "0", "all_cpus": "0,1"}, "2": ...} (optional)}
+//       "runs": [{"label": "1", "threads": 1, "rt": RT or null}, ...], "reps": 3}
+//   RT: {"priority": 50, "main_priority": 49, "cpus": "0" or null, "all_cpus": "0,1"}
 // Loads each CSV into a DuckDB table of its own (in memory; loading not timed with the
-// queries), then at each thread count runs every query `reps` times as
-// SELECT count(*) FROM (SQL) and keeps the best, and runs its `check` query once (its row,
-// as texts, is compared with SQLite's by the caller). Prints one JSON object.
-// With `rt` (bench/pinned.py, BENCH_RT=1) the timed runs at a thread count run under
-// SCHED_FIFO at its priority (`chrt -a -f -p`: every thread of this process) and on its
-// CPUs (`taskset -a -p -c`), as the other sides' timed runs do; loading and checks do not.
+// queries), then for each run (a thread count, a mode) runs every query's `check` once (its
+// row, as texts, is compared with SQLite's by the caller), then every query `reps` times as
+// SELECT count(*) FROM (SQL), keeping each time and the best. Prints one JSON object, the
+// runs by label.
+// With `rt` (bench/pinned.py, BENCH_RT=1) a run's timed queries run under SCHED_FIFO and,
+// with `cpus`, on those CPUs, as the other sides' timed runs do; loading and checks do not
+// (the checks run first, so the mode is switched twice per run, not per query: each switch
+// forks this large process).
+// Every thread of this process gets `priority` (`chrt -a -f -p`: DuckDB's workers and the
+// libuv worker running the query) except node's main thread, which gets `main_priority`,
+// one lower: it only waits for the query's promise, and at the same FIFO priority a busy
+// event loop on a bound CPU kept DuckDB's threads there from running at all (FIFO does not
+// share a CPU between equal priorities). One lower, it still runs before any normal-priority
+// process when the query ends, but never before DuckDB's own threads.
 'use strict';
 const fs = require('fs');
 const { execFileSync } = require('child_process');
 const { DuckDBInstance } = require('@duckdb/node-api');
 
-// The pinned mode on (rt) or off (null) for every thread of this process.
+// The pinned mode on (rt) or off (null) for every thread of this process: one shell,
+// forked once, runs taskset, then chrt for all threads, then chrt for the main thread alone.
 function pinned(rt, on) {
   const pid = String(process.pid);
-  if (rt.cpus) {
-    execFileSync('taskset', ['-a', '-p', '-c', on ? rt.cpus : rt.all_cpus, pid],
-                 { stdio: 'ignore' });
+  const cmds = [];
+  if (rt.cpus) cmds.push(`taskset -a -p -c ${on ? rt.cpus : rt.all_cpus} ${pid}`);
+  if (on) {
+    cmds.push(`chrt -a -f -p ${rt.priority} ${pid}`);
+    cmds.push(`chrt -f -p ${rt.main_priority} ${pid}`);
+  } else {
+    cmds.push(`chrt -a -o -p 0 ${pid}`);
   }
-  execFileSync('chrt', on ? ['-a', '-f', '-p', String(rt.priority), pid]
-                          : ['-a', '-o', '-p', '0', pid], { stdio: 'ignore' });
+  execFileSync('/bin/sh', ['-c', cmds.join(' && ') + ' >/dev/null'], { stdio: 'ignore' });
 }
 
 async function main() {
@@ -42,26 +54,29 @@ async function main() {
                   `header = true, columns = {${cols}})`);
     out.load_s[name] = Number(process.hrtime.bigint() - start) / 1e9;
   }
-  for (const threads of job.threads) {
-    await con.run(`SET threads = ${threads}`);
+  for (const run of job.runs) {
+    await con.run(`SET threads = ${run.threads}`);
     const per = {};
     for (const q of job.queries) {
       const check = await (await con.run(q.check)).getRows();
-      let best = Infinity;
-      const rt = job.rt && job.rt[String(threads)];
-      if (rt) pinned(rt, true);
-      try {
+      per[q.key] = { best_s: Infinity, runs_s: [],
+                     check: check[0].map((x) => (x === null ? null : String(x))) };
+    }
+    if (run.rt) pinned(run.rt, true);
+    try {
+      for (const q of job.queries) {
         for (let i = 0; i < job.reps; i++) {
           const start = process.hrtime.bigint();
           await (await con.run(`SELECT count(*) FROM (${q.sql})`)).getRows();
-          best = Math.min(best, Number(process.hrtime.bigint() - start) / 1e9);
+          const s = Number(process.hrtime.bigint() - start) / 1e9;
+          per[q.key].runs_s.push(s);
+          per[q.key].best_s = Math.min(per[q.key].best_s, s);
         }
-      } finally {
-        if (rt) pinned(rt, false);
       }
-      per[q.key] = { best_s: best, check: check[0].map((x) => (x === null ? null : String(x))) };
+    } finally {
+      if (run.rt) pinned(run.rt, false);
     }
-    out.runs[threads] = per;
+    out.runs[run.label] = per;
   }
   process.stdout.write(JSON.stringify(out) + '\n');
 }
