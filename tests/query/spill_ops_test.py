@@ -33,7 +33,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from memory_test import Fail, Vigil, check, refused  # noqa: E402
+from cache_testlib import Fail, check  # noqa: E402
+from memory_test import Vigil, refused  # noqa: E402
 
 JOIN = "range of E1 is E range of B1 is B "
 AGG = "range of E1 is E "
