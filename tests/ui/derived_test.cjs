@@ -12,8 +12,8 @@
 //    holder, the links of vigil display render --json at that instant;
 //  - Message (built when a query names it): a recording of examples/three_tier; a query
 //    over Message typed into the workbench gives the tuples of vigil query (times,
-//    sender, receiver, bytes, network) and draws them as timeline rows `query: Msg`, one
-//    per sender, as many bars as tuples; a click on one shows a message vigil query has.
+//    network, sender, receiver, bytes) and draws them as timeline rows `query: Msg`, one
+//    per network, as many bars as tuples; a click on one shows a message vigil query has.
 // No console error. Screenshots: derived-waitfor.png, derived-message.png.
 const fs = require('fs');
 const path = require('path');
@@ -147,14 +147,14 @@ async function waitFor(ctx, dir, errors) {
   check((await waitExit(ui.proc)) === 0, 'vigil ui (locks) did not exit 0 on SIGINT');
 }
 
-const MESSAGES = 'range of M is Message\nretrieve into Msg (Sender = M.sender, Receiver = M.receiver, Bytes = M.bytes, Net = M.network)\n';
+const MESSAGES = 'range of M is Message\nretrieve into Msg (Net = M.network, Sender = M.sender, Receiver = M.receiver, Bytes = M.bytes)\n';
 
 async function message(ctx, dir, errors) {
   run(vigil, ['record', '-q', '-o', 'tt', '--', path.join(BIN, 'three_tier'), 'run', '--threads', '2', '--requests', '3'],
     { cwd: dir, stdio: 'ignore' });
   const cli = query(dir, 'tt', MESSAGES);
-  check(cli.length >= 6, `vigil query found ${cli.length} messages in three requests`);
-  const line = (t) => `${formatNs(t.from)} ${formatNs(t.to)} ${t.values.Sender} ${t.values.Receiver} ${t.values.Bytes} ${t.values.Net}`;
+  check(cli.length >= 6 && new Set(cli.map((t) => t.values.Net)).size >= 2, `vigil query found ${cli.length} messages in three requests (two connections: two networks)`);
+  const line = (t) => `${formatNs(t.from)} ${formatNs(t.to)} ${t.values.Net} ${t.values.Sender} ${t.values.Receiver} ${t.values.Bytes}`;
   const want = cli.map(line).sort();
 
   const ui = await startUi(['tt', '--port', '0'], dir);
@@ -166,16 +166,16 @@ async function message(ctx, dir, errors) {
   await page.waitForSelector('table.result[data-relation=Msg] tbody tr', { timeout: 60000 });
   const got = (await page.$$eval('table.result[data-relation=Msg] tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent).join(' ')))).sort();
   check(JSON.stringify(got) === JSON.stringify(want), `workbench:\n${got.join('\n')}\nvigil query:\n${want.join('\n')}`);
-  // drawn: one row per sender under `query: Msg`, as many bars as messages (the table
+  // drawn: one row per network under `query: Msg`, as many bars as messages (the table
   // comes first, the rows when the timeline has loaded them again: wait for them)
-  const senders = new Set(cli.map((t) => t.values.Sender));
-  await page.waitForFunction((n) => window.vigilTimeline.rows.filter((r) => r.kind === 'result').length === n, senders.size, { timeout: 30000 }).catch(() => {});
+  const nets = new Set(cli.map((t) => String(t.values.Net)));
+  await page.waitForFunction((n) => window.vigilTimeline.rows.filter((r) => r.kind === 'result').length === n, nets.size, { timeout: 30000 }).catch(() => {});
   const rows = await rowsOf(page, 'Msg', 'result');
   const bars = rows.reduce((s, r) => s + r.items, 0);
-  check(rows.length === senders.size && rows.every((r) => r.group === 'query: Msg' && senders.has(r.label)) && bars === cli.length,
-    `result rows ${JSON.stringify(rows)} for ${cli.length} messages from ${[...senders]}`);
+  check(rows.length === nets.size && rows.every((r) => r.group === 'query: Msg' && nets.has(r.label)) && bars === cli.length,
+    `result rows ${JSON.stringify(rows)} for ${cli.length} messages of networks ${[...nets]}`);
   const tuple = await clickBar(page, rows, 'Msg');
-  check(tuple.relation === 'Msg' && want.includes(`${tuple['valid from']} ${tuple['valid to']} ${tuple.Sender} ${tuple.Receiver} ${tuple.Bytes} ${tuple.Net}`),
+  check(tuple.relation === 'Msg' && want.includes(`${tuple['valid from']} ${tuple['valid to']} ${tuple.Net} ${tuple.Sender} ${tuple.Receiver} ${tuple.Bytes}`),
     `the selected message ${JSON.stringify(tuple)} is not in vigil query's answer`);
   await shot(page, 'derived-message.png');
   await page.goto('about:blank');
