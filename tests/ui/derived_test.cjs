@@ -14,7 +14,8 @@
 //    over Message typed into the workbench gives the tuples of vigil query (times,
 //    network, sender, receiver, bytes) and draws them as timeline rows `query: Msg`, one
 //    per network, as many bars as tuples; a click on one shows a message vigil query has.
-// No console error. Screenshots: derived-waitfor.png, derived-message.png.
+// No console error. Screenshots: derived-waitfor.png, derived-waitfor-display.png,
+// derived-message.png.
 const fs = require('fs');
 const path = require('path');
 const { BIN, run, startUi, waitExit, formatNs, main, check } = require('./lib.cjs');
