@@ -36,6 +36,13 @@ if(VIGIL_DEP_NODE AND TARGET vigil_ui)
       set_tests_properties(ui.${t} PROPERTIES LABELS ui TIMEOUT 400 ENVIRONMENT
         "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
     endforeach()
+    # derived relations in the page: WaitFor's rows and its pointers in the Display tab
+    # (a recording of watch_locks, tests/watch.cmake), Message through the workbench
+    # (three_tier), against vigil relations, vigil query and vigil display render
+    add_test(NAME ui.derived COMMAND ${VIGIL_DEP_NODE} ${CMAKE_SOURCE_DIR}/tests/ui/derived_test.cjs
+                                     $<TARGET_FILE:watch_locks>)
+    set_tests_properties(ui.derived PROPERTIES LABELS "ui;derived" TIMEOUT 400 ENVIRONMENT
+      "${VIGIL_TEST_ENV};NODE_PATH=${CMAKE_BINARY_DIR}/ui-npm/node_modules;PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1;VIGIL_UI_SHOTS=${CMAKE_BINARY_DIR}/test-output/ui")
   endif()
 endif()
 if(VIGIL_DEP_NODE AND VIGIL_DEP_CHROMIUM AND TARGET vigil_ui_page AND NOT VIGIL_SANITIZE)
