@@ -66,6 +66,15 @@ DERIVED_SCHEMA = {
                                 ("to_event", "str"), ("thread", "ent")]),
 }
 DERIVED_VARS = {"L1": "LogEvent", "T1": "Transition", "T2": "Transition"}
+# an entity attribute's kind, where it is not the default entity_kind gives: how vigil
+# displays it unnamed (Kind#id), and which attributes compare (those of one kind)
+ENT_KINDS = {}
+# names an entity attribute is compared with (diff_derived.py adds its traces' names)
+ENT_NAMES = ["O1", "O2", "O3", "O4", "", "Owner#4"]
+
+
+def entity_kind(rel, attr):
+    return ENT_KINDS.get((rel, attr), "OSThread" if attr == "thread" else "Owner")
 
 
 def use_derived():
@@ -95,7 +104,7 @@ def load_trace(bin_dir, trace):
     """{relation: [row]} with row = {"b", "e", attrs...}; an event has b = e = at; an
     entity attribute is its dump object {name, id, gen, image}; a uint an int. "_span" is
     (first, last): the times of the trace's first and last events."""
-    rels = ["A", "B", "E"] + [r for r in DERIVED_SCHEMA if r in SCHEMA]
+    rels = list(SCHEMA)  # A, B, E (and --derived's); diff_derived.py sets its own
     p = subprocess.run([os.path.join(bin_dir, "diff_dump"), trace] + rels,
                        capture_output=True, text=True)
     if p.returncode != 0:
@@ -148,7 +157,7 @@ def make_db(rows, db=None, relations=None):
                 v = r[a]
                 if t == "ent":
                     vals += [v["name"], "%d.%d.%d" % (v["id"], v["gen"], v["image"]),
-                             entity_display(v, "OSThread" if a == "thread" else "Owner")]
+                             entity_display(v, entity_kind(rel, a))]
                 elif t == "uint":  # sqlite3 binds no integer above 2^63 - 1
                     vals += [None, None] if v is None else [float(v), str(v)]
                 else:
@@ -265,12 +274,13 @@ class Gen:
             v, a = self.r.choice(ents)
             x = ("attr", v, a)
             # (entities of two kinds, an owner and a thread, are never comparable)
-            same = [e for e in ents if e != (v, a) and e[1] == a]
+            kind = entity_kind(VARS[v], a)
+            same = [e for e in ents if e != (v, a) and entity_kind(VARS[e[0]], e[1]) == kind]
             if self.r.random() < 0.4 and same:
                 v2, a2 = self.r.choice(same)
                 y = ("attr", v2, a2)
             else:
-                y = ("str", self.r.choice(["O1", "O2", "O3", "O4", "", "Owner#4"]))
+                y = ("str", self.r.choice(ENT_NAMES))
             if self.r.random() < 0.3:
                 x, y = y, x
             return ("cmp", self.r.choice(["=", "!="]), x, y)
@@ -290,7 +300,8 @@ class Gen:
             return ("const", "beginning", -2**63)
         if r < 0.45:
             return ("const", "forever", 2**63 - 1)
-        times = [x[k] for rel in ("A", "B", "E") for x in self.rows[rel] for k in ("b", "e")]
+        times = [x[k] for rel in SCHEMA if rel in self.rows for x in self.rows[rel]
+                 for k in ("b", "e")]
         t = self.r.choice(times) + self.r.choice([-1, 0, 0, 0, 1]) if self.r.random() < 0.8 \
             else self.r.randint(first - 10, last + 10)
         return ("const", date_text(t, self.r), t)
