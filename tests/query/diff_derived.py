@@ -27,6 +27,7 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -257,6 +258,40 @@ def check_aggregates(args, subject, trace, rows, db, rng):
     return ok
 
 
+def check_into(args, subject, trace, rows, work):
+    """The tables `vigil query --into` writes of each relation (retrieve into T (V.all))
+    hold, as sets, the tuples the SQL side was loaded with (entities by name there, as
+    docs/query.md "--into" says; empty strings and missing values as NULL)."""
+    db_path = os.path.join(work, "into-%s.db" % os.path.basename(trace))
+    text = "".join("range of X%d is %s\nretrieve into T%d (X%d.all)\n" % (i, rel, i, i)
+                   for i, rel in enumerate(D.SCHEMA))
+    p = subprocess.run([os.path.join(args.bin, "vigil"), "query", trace, "-e", text,
+                        "--into", db_path, "--format", "json"], capture_output=True, text=True)
+    if p.returncode != 0:
+        print("%s: vigil query --into exited %d: %s" % (subject, p.returncode, p.stderr[-2000:]))
+        return False
+    ok = True
+    con = sqlite3.connect(db_path)
+    for i, (rel, (kind, attrs)) in enumerate(D.SCHEMA.items()):
+        times = "valid_at, valid_at" if kind == "event" else "valid_from, valid_to"
+        cols = ", ".join('"%s"' % a for a, _ in attrs)
+        got = {tuple(None if v == "" else v for v in r)
+               for r in con.execute('SELECT %s, %s FROM "T%d"' % (cols, times, i))}
+        want = {tuple([(x[a]["name"] if t == "ent" else x[a]) for a, t in attrs] +
+                      [x["b"], x["e"]]) for x in rows[rel]}
+        want = {tuple(None if v == "" else v for v in w) for w in want}
+        if got != want:
+            ok = False
+            print("MISMATCH (%s, --into table of %s)\n  only in the table:\n%s"
+                  "  only in diff_dump's:\n%s" % (subject, rel, D.show(got - want),
+                                                  D.show(want - got)), end="")
+    con.close()
+    os.unlink(db_path)
+    print("%s %s: --into tables of %d relations%s" % (
+        subject, os.path.basename(trace), len(D.SCHEMA), "" if ok else ": MISMATCH"))
+    return ok
+
+
 def check_trace(args, subject, trace, rng):
     rows = D.load_trace(args.bin, trace)
     db = D.make_db(rows)
@@ -295,6 +330,7 @@ def check_trace(args, subject, trace, rng):
           (subject, os.path.basename(trace), sizes, len(queries),
            sum(1 for _, a in queries if a), sum(len(a) for _, a in queries),
            "" if ok else ": MISMATCH"))
+    ok = check_into(args, subject, trace, rows, os.path.dirname(trace)) and ok
     return check_aggregates(args, subject, trace, rows, db, rng) and ok
 
 
