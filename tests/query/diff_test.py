@@ -303,8 +303,10 @@ class Gen:
             return ("const", "beginning", -2**63)
         if r < 0.45:
             return ("const", "forever", 2**63 - 1)
-        times = [x[k] for rel in SCHEMA if rel in self.rows for x in self.rows[rel]
-                 for k in ("b", "e")]
+        # (diff_derived.py's traces have no A, B, E: their own relations' times)
+        rels = [r for r in ("A", "B", "E") if r in self.rows] or \
+            [r for r in SCHEMA if r in self.rows]
+        times = [x[k] for rel in rels for x in self.rows[rel] for k in ("b", "e")]
         t = self.r.choice(times) + self.r.choice([-1, 0, 0, 0, 1]) if self.r.random() < 0.8 \
             else self.r.randint(first - 10, last + 10)
         return ("const", date_text(t, self.r), t)
