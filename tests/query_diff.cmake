@@ -26,6 +26,15 @@ if(NOT VIGIL_SANITIZE)
                      ${CMAKE_BINARY_DIR}/bin --seeds 1 --fresh --queries 80 --derived
                      --fail-dir ${CMAKE_BINARY_DIR}/query_diff_failures)
     set_tests_properties(query.diff.derived PROPERTIES LABELS "query;derived" TIMEOUT 300)
+    # The analyses' relations (tests/query/diff_derived.py): random retrieves and
+    # aggregates over Network, Message, NetRunning, NetWaiting and OSThread (the three-tier
+    # example recorded), Violation and LogEvent (check_mktrace's rule2, rule5), WaitFor and
+    # Deadlock (deadlock_subject), against SQLite; a fresh seed each run, printed.
+    add_test(NAME query.diff.derived_analyses
+             COMMAND ${DIFF_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/query/diff_derived.py --bin
+                     ${CMAKE_BINARY_DIR}/bin --fail-dir ${CMAKE_BINARY_DIR}/query_diff_failures)
+    set_tests_properties(query.diff.derived_analyses PROPERTIES LABELS "query;derived"
+                         ENVIRONMENT "${VIGIL_TEST_ENV}" TIMEOUT 300)
   endif()
   # aggregates, results ranged over and clocks (tests/query/diff_agg.py); --avoid-known
   # skips the engine bugs it found on 2026-11-22 (see its --help)
