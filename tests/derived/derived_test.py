@@ -216,12 +216,13 @@ def test_redis_analyses():
         env={"VIGIL_LOG_FILES": os.path.join(d, "redis.log")})
     violations = compare_violations(trace, "redis")
     (events, transitions), (model_events, _) = compare_models(trace, "redis")
-    # the model is the log models' (the server's own log lines among its events), not
-    # the trace's events: its connections were logged
+    # the model is the log models' (the server's own lines among its events), not the
+    # trace's events. redis writes its log file through stdio, which is not captured
+    # (docs/logcapture.md): what it writes itself is, its signal handler's line.
     formats = [t["values"]["format"] for t in
                query(trace, "range of E is ModelEvent retrieve (E.format)")]
-    check(any("Accepted" in f for f in formats),
-          f"no redis connection line among {len(formats)} model events: {formats[:8]}")
+    check(any("Received SIGTERM" in f for f in formats),
+          f"no redis log line among {len(formats)} model events: {formats[:8]}")
     print(f"redis: {violations} violations, {events} log events, {transitions} transitions, "
           f"{model_events} model events")
 
@@ -330,12 +331,13 @@ def compare_models(trace, name):
                                      for t in query(trace,
                                                     "range of T is Transition retrieve (T.all)"))
         else:
-            ev = collections.Counter({t["values"]["format"]: t["values"]["count"] for t in
-                                      query(trace, "range of E is ModelEvent retrieve (E.all)")})
-            tr = collections.Counter({(t["values"]["from_format"], t["values"]["to_format"]):
-                                      t["values"]["count"] for t in
-                                      query(trace, "range of T is ModelTransition "
-                                                   "retrieve (T.all)")})
+            # summed per format, as read_model does: two sites may share a format
+            ev, tr = collections.Counter(), collections.Counter()
+            for t in query(trace, "range of E is ModelEvent retrieve (E.all)"):
+                ev[t["values"]["format"]] += t["values"]["count"]
+            for t in query(trace, "range of T is ModelTransition retrieve (T.all)"):
+                tr[(t["values"]["from_format"], t["values"]["to_format"])] += \
+                    t["values"]["count"]
         check(ev == model[0] and sum(ev.values()) > 0,
               f"{name} {rels[0]}: {ev} vs {model[0]}")
         check(tr == model[1], f"{name} {rels[1]}: {tr} vs {model[1]}")
