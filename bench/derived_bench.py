@@ -120,9 +120,13 @@ def peer_side(trace, tmp):
     return t_first, t_total, rows
 
 
-def plain_query(build, trace, derived="on", cache="off"):
-    """Seconds and answer lines of PLAIN; derived: VIGIL_DERIVED; cache: off or on."""
-    env = dict(os.environ, VIGIL_DERIVED=derived, VIGIL_CACHE=cache)
+def plain_query(build, trace, derived=None, cache=None):
+    """Seconds and answer lines of PLAIN; derived: VIGIL_DERIVED, cache: VIGIL_CACHE (on,
+    off; None: as the environment has them)."""
+    env = dict(os.environ)
+    for name, value in (("VIGIL_DERIVED", derived), ("VIGIL_CACHE", cache)):
+        if value:
+            env[name] = value
     if SMOKE:
         env["VIGIL_CACHE_MIN_EVENTS"] = "0"
     t0 = time.monotonic()
