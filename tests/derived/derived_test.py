@@ -227,6 +227,49 @@ def test_redis_analyses():
           f"{model_events} model events")
 
 
+def test_nginx_analyses():
+    """Debian's nginx with Debian's configuration, asked for a page and a missing one by
+    curl, recorded unmodified with its access and error logs captured (VIGIL_LOG_FILES:
+    nginx writes them with write): Violation equals vigil check --json, the model
+    relations the models vigil model writes, on that one trace; the access log's line
+    is a model event counted once per request."""
+    import shutil
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "net", "record"))
+    import nginx_server
+    curl = shutil.which("curl")
+    if not (os.path.exists(nginx_server.NGINX) and curl):
+        print("skipped: nginx and curl not installed (scripts/install-deps.sh)")
+        sys.exit(77)
+    d = tmpdir("derived-nginx")
+    conf, port = nginx_server.make(d, {"index.html": b"<p>hello from nginx</p>\n"})
+    url = f"http://127.0.0.1:{port}"
+    n = 40
+    script = f"""
+{' '.join(f"'{a}'" for a in nginx_server.command(conf, d))} &
+ok=0
+for i in $(seq 400); do
+  [ -s {d}/nginx.pid ] && {curl} -s -o /dev/null {url}/index.html && ok=1 && break; sleep 0.05
+done
+[ $ok = 1 ] || {{ echo nginx did not answer >&2; kill $!; wait; exit 1; }}
+for i in $(seq {n}); do {curl} -s -o /dev/null {url}/index.html {url}/missing; done
+kill -QUIT $(cat {d}/nginx.pid)
+wait
+"""
+    trace = os.path.join(d, "t")
+    run([VIGIL, "record", "-o", trace, "--", "sh", "-c", script], check_rc=0,
+        env={"VIGIL_LOG_FILES": f"{d}/access.log:{d}/error.log"})
+    violations = compare_violations(trace, "nginx")
+    (events, transitions), (model_events, _) = compare_models(trace, "nginx")
+    counts = collections.Counter()
+    for t in query(trace, "range of E is ModelEvent retrieve (E.format, E.count)"):
+        counts[t["values"]["format"]] += t["values"]["count"]
+    check(counts["<n> <n> <n>"] >= 2 * n,
+          f"the access log's lines: {counts['<n> <n> <n>']} counted, {2 * n} requests at "
+          f"least; model events {dict(counts)}")
+    print(f"nginx: {violations} violations, {events} log events, {transitions} transitions, "
+          f"{model_events} model events")
+
+
 def mktrace(scenario):
     d = os.path.join(tmpdir("derived-check"), scenario)
     run([MKTRACE, d, scenario], check_rc=0)
@@ -671,6 +714,7 @@ def test_cache():
 
 
 main({"three_tier": test_three_tier, "cache": test_cache, "redis": test_redis, "redis_analyses": test_redis_analyses,
+      "nginx_analyses": test_nginx_analyses,
       "violations": test_violations,
       "join_violation_thread": test_join_violation_thread, "errors": test_errors,
       "deadlock": test_deadlock, "model": test_model, "display": test_display})
