@@ -232,7 +232,7 @@ def test_nginx_analyses():
     curl, recorded unmodified with its access and error logs captured (VIGIL_LOG_FILES:
     nginx writes them with write): Violation equals vigil check --json, the model
     relations the models vigil model writes, on that one trace; the access log's line
-    is a model event counted once per request."""
+    is a model event counted once per request, the error log's once per missing page."""
     import shutil
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "net", "record"))
     import nginx_server
@@ -263,9 +263,12 @@ wait
     counts = collections.Counter()
     for t in query(trace, "range of E is ModelEvent retrieve (E.format, E.count)"):
         counts[t["values"]["format"]] += t["values"]["count"]
-    check(counts["<n> <n> <n>"] >= 2 * n,
-          f"the access log's lines: {counts['<n> <n> <n>']} counted, {2 * n} requests at "
-          f"least; model events {dict(counts)}")
+    # each request once (the first answered readiness probe, then 2 per round); each
+    # missing page once in the error log
+    missing = sum(c for f, c in counts.items() if "No such file or directory" in f)
+    check(counts["<n> <n> <n>"] == 2 * n + 1 and missing == n,
+          f"the access log's lines: {counts['<n> <n> <n>']} counted, {2 * n + 1} requests; "
+          f"the error log's: {missing}, {n} missing pages; model events {dict(counts)}")
     print(f"nginx: {violations} violations, {events} log events, {transitions} transitions, "
           f"{model_events} model events")
 
