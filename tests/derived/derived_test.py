@@ -716,8 +716,8 @@ def test_cache():
               f"{scenario}: exits {v[2]}, {s[2]}: {v[1]!r}")
 
 
-main({"three_tier": test_three_tier, "cache": test_cache, "redis": test_redis, "redis_analyses": test_redis_analyses,
-      "nginx_analyses": test_nginx_analyses,
-      "violations": test_violations,
-      "join_violation_thread": test_join_violation_thread, "errors": test_errors,
-      "deadlock": test_deadlock, "model": test_model, "display": test_display})
+main({"three_tier": test_three_tier, "cache": test_cache, "redis": test_redis,
+      "redis_analyses": test_redis_analyses, "nginx_analyses": test_nginx_analyses,
+      "violations": test_violations, "join_violation_thread": test_join_violation_thread,
+      "errors": test_errors, "deadlock": test_deadlock, "model": test_model,
+      "display": test_display})
