@@ -19,9 +19,14 @@ cache: the trace read, the networks analysed, both written to TRACE/.vigil-cache
 again), and without a cache (VIGIL_CACHE=off, the figure compared with the peer). All
 answers must be the same.
 
-Also a query naming no derived relation (`OSThread`), with this build and, when
-VIGIL_BASE_BUILD names another build (e.g. main's), with that one: the lazy path must
-cost it nothing.
+The lazy path must cost nothing to a query naming no derived relation (`OSThread`): the
+same build runs it with the derived relations offered (the default) and with
+VIGIL_DERIVED=off (no analysis registered: neither the lookup nor the cache's placing of
+derived files is reachable), in turn, without a cache and from a warm one; the ratio
+on / off of the medians is printed (1.00 within noise). With VIGIL_DERIVED=off the
+Message query must be refused, else the comparison would be of one path with itself.
+The code linked in is the same both ways: for that, VIGIL_BASE_BUILD naming another build
+(e.g. one without src/derived) times the query with that one too.
 
 The warm query's max RSS is kept too. BENCH_DERIVED_WARM_ONLY=1: only the cache's
 cold and warm runs (no uncached query, no peer), each build on a trace of its own (a
@@ -44,6 +49,7 @@ import time
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 SMOKE = os.environ.get("VIGIL_BENCH_SMOKE") == "1"
 REQUESTS, THREADS, RUNS = (400, 4, 1) if SMOKE else (100000, 4, 3)
+PLAIN_RUNS = 2 if SMOKE else 9  # pairs (on, off) per cache mode: fast, so more
 OUT = os.environ.get("BENCH_OUT", os.path.join(BUILD, "bench"))
 VIGIL = os.path.join(BUILD, "bin", "vigil")
 QUERY = ("range of N is Network range of M is Message "
@@ -114,13 +120,60 @@ def peer_side(trace, tmp):
     return t_first, t_total, rows
 
 
-def plain_query(build, trace):
+def plain_query(build, trace, derived=None, cache=None):
+    """Seconds and answer lines of PLAIN; derived: VIGIL_DERIVED, cache: VIGIL_CACHE (on,
+    off; None: as the environment has them)."""
+    env = dict(os.environ)
+    for name, value in (("VIGIL_DERIVED", derived), ("VIGIL_CACHE", cache)):
+        if value:
+            env[name] = value
+    if SMOKE:
+        env["VIGIL_CACHE_MIN_EVENTS"] = "0"
     t0 = time.monotonic()
-    p = subprocess.run([os.path.join(build, "bin", "vigil"), "query", trace, "--format",
-                        "json", "-e", PLAIN], capture_output=True, text=True)
+    p = subprocess.Popen([os.path.join(build, "bin", "vigil"), "query", trace, "--format",
+                          "json", "-e", PLAIN], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    out, err = p.stdout.read(), p.stderr.read()  # its stderr: a line or two
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    t = time.monotonic() - t0
     if p.returncode:
-        raise SystemExit(f"derived_bench: {PLAIN} exited {p.returncode}: {p.stderr}")
-    return time.monotonic() - t0
+        raise SystemExit(f"derived_bench: {PLAIN} exited {p.returncode}: {err}")
+    # CPU time too: on a loaded machine it varies less than the wall time
+    return t, sorted(out.splitlines()), usage.ru_utime + usage.ru_stime
+
+
+def lazy_path(trace):
+    """Medians of PLAIN with the derived relations offered and with VIGIL_DERIVED=off, the
+    two in turn (order swapped each pair), without a cache and from a warm one."""
+    env = dict(os.environ, VIGIL_DERIVED="off", VIGIL_CACHE="off")
+    p = subprocess.run([VIGIL, "query", trace, "-e", QUERY], capture_output=True, text=True,
+                       env=env)
+    if p.returncode != 2 or "no relation 'Message'" not in p.stderr:
+        raise SystemExit(f"derived_bench: VIGIL_DERIVED=off did not take the derived "
+                         f"relations away: exit {p.returncode}: {p.stderr[-500:]}")
+    res, answer = {}, None
+    for cache in ("off", "on"):
+        plain_query(BUILD, trace, "on", cache)  # a warm cache for "on" (both ways alike)
+        times, cpu = {"on": [], "off": []}, {"on": [], "off": []}
+        for i in range(PLAIN_RUNS):
+            for derived in (("on", "off") if i % 2 == 0 else ("off", "on")):
+                t, lines, c = plain_query(BUILD, trace, derived, cache)
+                times[derived].append(t)
+                cpu[derived].append(c)
+                answer = answer or lines
+                if lines != answer or not lines:
+                    raise SystemExit(f"derived_bench: {PLAIN} answers {len(lines)} rows with "
+                                     f"VIGIL_DERIVED={derived}, cache {cache}; {len(answer)} "
+                                     f"before")
+        name = "cold" if cache == "off" else "warm"
+        res[f"plain_{name}_s"] = statistics.median(times["on"])
+        res[f"plain_{name}_underived_s"] = statistics.median(times["off"])
+        res[f"plain_{name}_ratio"] = res[f"plain_{name}_s"] / res[f"plain_{name}_underived_s"]
+        res[f"plain_{name}_all_s"] = times
+        res[f"plain_{name}_cpu_ratio"] = statistics.median(cpu["on"]) / max(
+            statistics.median(cpu["off"]), 1e-6)
+    return res
 
 
 def record(tmp):
@@ -197,9 +250,9 @@ def main():
             if cached != mine:
                 raise SystemExit(f"derived_bench: the {mode} answer differs: "
                                  f"{sum(cached.values())} rows, uncached {rows}")
-        plain.append(plain_query(BUILD, trace))
+        plain.append(plain_query(BUILD, trace)[0])
         if base_build:
-            base.append(plain_query(base_build, trace))
+            base.append(plain_query(base_build, trace)[0])
     med = lambda xs, i: statistics.median(x[i] for x in xs)  # noqa: E731
     res = {"requests": REQUESTS, "runs": RUNS, "rows": rows,
            "trace_bytes": sum(os.path.getsize(os.path.join(r, f))
@@ -210,7 +263,9 @@ def main():
            "cache_cold_total_s": med(cold, 1), "cache_warm_total_s": med(warm, 1),
            "cache_warm_max_rss_kb": statistics.median(warm_rss),
            "plain_query_s": statistics.median(plain),
-           "plain_query_base_s": statistics.median(base) if base else None}
+           "plain_query_base_s": statistics.median(base) if base else None,
+           "load": os.getloadavg()}
+    res.update(lazy_path(trace))
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "derived.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -227,6 +282,12 @@ def main():
           f"{res['cache_warm_max_rss_kb'] / 1024:.0f} MB")
     print(f"  a query naming no derived relation: {res['plain_query_s']:.3f} s" +
           (f" (base build {res['plain_query_base_s']:.3f} s)" if base else ""))
+    print(f"  the same, derived relations offered / VIGIL_DERIVED=off, medians of "
+          f"{PLAIN_RUNS} pairs: no cache {res['plain_cold_s']:.3f} / "
+          f"{res['plain_cold_underived_s']:.3f} s ({res['plain_cold_ratio']:.2f}x, CPU "
+          f"{res['plain_cold_cpu_ratio']:.2f}x), warm cache {res['plain_warm_s']:.3f} / "
+          f"{res['plain_warm_underived_s']:.3f} s ({res['plain_warm_ratio']:.2f}x, CPU "
+          f"{res['plain_warm_cpu_ratio']:.2f}x); load {res['load'][0]:.1f}")
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -452,6 +452,15 @@ def derived(out):
                        (": this build / base build" if base else ""),
                        "%s / %s" % (_s(d["plain_query_s"]), _s(base)) if base
                        else _s(d["plain_query_s"]), "", None))
+    if "plain_cold_ratio" in d:  # the lazy path's cost, one build (VIGIL_DERIVED=off)
+        figs.append(Figure("derived", "a query naming no derived relation, derived relations "
+                           "offered / not (VIGIL_DERIVED=off): no cache; warm cache",
+                           "%s / %s (%.2fx, CPU %.2fx); %s / %s (%.2fx, CPU %.2fx)" % (
+                               _s(d["plain_cold_s"]), _s(d["plain_cold_underived_s"]),
+                               d["plain_cold_ratio"], d["plain_cold_cpu_ratio"],
+                               _s(d["plain_warm_s"]), _s(d["plain_warm_underived_s"]),
+                               d["plain_warm_ratio"], d["plain_warm_cpu_ratio"]),
+                           "", None))
     return figs
 
 

@@ -1,18 +1,21 @@
 # Derived relations (docs/tquel.md "Derived relations", src/derived): each against the
 # output it replaces (vigil net split, vigil net report, vigil check) on recordings of the
-# three-tier example and of redis-server from Debian, on check_mktrace's traces and a
+# three-tier example and of redis-server from Debian (its networks; its violations and
+# log models with its log file captured), of nginx from Debian (violations, log models of
+# its access and error logs), on check_mktrace's traces and a
 # real deadlock (tests/check/deadlock_subject.c), and queries joining two analyses
 # (tests/derived/derived_test.py).
 if(TARGET vigil_derived)
-  foreach(t three_tier redis violations join_violation_thread errors deadlock model
-            display cache)
+  foreach(t three_tier redis redis_analyses nginx_analyses violations join_violation_thread
+            errors deadlock model display cache)
     add_test(NAME derived.${t}
              COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/derived/derived_test.py ${t}
                      --mktrace $<TARGET_FILE:check_mktrace>)
     set_tests_properties(derived.${t} PROPERTIES ENVIRONMENT "${VIGIL_TEST_ENV}"
                          TIMEOUT 180 LABELS derived)
   endforeach()
-  set_tests_properties(derived.redis PROPERTIES SKIP_RETURN_CODE 77)
+  set_tests_properties(derived.redis derived.redis_analyses derived.nginx_analyses
+                       PROPERTIES SKIP_RETURN_CODE 77)
   # no recording through the preload: also under the sanitizers
   set_tests_properties(derived.violations derived.join_violation_thread derived.errors
                        derived.deadlock PROPERTIES LABELS "sanitize;derived")

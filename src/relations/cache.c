@@ -20,6 +20,7 @@
 #include "relations/cache.h"
 #include "relations/cache_derived.h"
 #include "relations/cache_internal.h"
+#include "relations/derived.h" /* vgq_derived_registered */
 
 #define MIN_EVENTS_DEFAULT 200000u
 
@@ -575,7 +576,8 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 			db->internal->whole_trace = true;
 			res->outcome = VGQ_CACHE_WARM;
 			snprintf(res->path, sizeof res->path, "%s", where);
-			vgc_derived_place(db, k.p, k.n, where, rq);
+			if (vgq_derived_registered(0)) /* none with VIGIL_DERIVED=off */
+				vgc_derived_place(db, k.p, k.n, where, rq);
 			free(k.p);
 			return db;
 		}
@@ -611,7 +613,8 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 		res->written = save(db, fresh, &k, stream_damage, rq->trace_path, res);
 	}
 	res->write_ns = res->written ? mono_ns() - w0 : 0;
-	if (res->written || where) /* derived relations beside it, when a query names one */
+	/* derived relations beside it, when a query names one */
+	if ((res->written || where) && vgq_derived_registered(0))
 		vgc_derived_place(db, k.p, k.n, res->path, rq);
 	free(fresh);
 	free(k.p);
