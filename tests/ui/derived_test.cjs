@@ -53,26 +53,44 @@ function rowsOf(page, relation, kind) {
 async function clickBar(page, rows, relation) {
   await page.dblclick('#timeline');
   await page.waitForFunction(() => window.vigilTimeline.win && window.vigilTimeline.view.t0 === 0, null, { timeout: 30000 });
-  const ids = rows.map((r) => r.row);
-  const at = await page.evaluate((ids) => {
+  // Every row in view, nothing scrolled: a click computed against one scroll position and
+  // landing after a redraw at another hit a row above the one meant (ui.derived in CI).
+  const tall = await page.evaluate(() => {
     const tl = window.vigilTimeline;
-    for (const id of ids) {
-      const row = tl.rows[id], d = tl.win.byRow.get(id);
-      if (!d || !d.items || !d.items.length) continue;
-      const it = d.items[0];
-      tl.els.scroll.scrollTop = Math.max(0, row.line * 18 - 100);
-      const r = tl.els.canvas.getBoundingClientRect();
-      return { x: r.left + (tl.x(it[0]) + tl.x(it[1])) / 2, y: r.top + row.line * 18 + 9 - tl.els.scroll.scrollTop };
-    }
-    return null;
-  }, ids);
-  check(at, `no ${relation} bar drawn in the whole view`);
-  await page.mouse.click(at.x, at.y);
-  await page.waitForFunction((rel) => {
-    const tr = document.querySelector('#tuple tr[data-key=relation]');
-    return tr && tr.cells[1].textContent === rel;
-  }, relation, { timeout: 30000 }).catch(() => {});
-  return page.$$eval('#tuple tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.key, tr.cells[1].textContent])));
+    return Math.ceil(tl.els.scroll.getBoundingClientRect().top + tl.Hpx + 200);
+  });
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: size.width, height: Math.min(Math.max(size.height, tall), 8000) });
+  const ids = rows.map((r) => r.row);
+  let tuple = null;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const at = await page.evaluate(async ({ ids, attempt }) => {
+      const tl = window.vigilTimeline;
+      tl.els.scroll.scrollTop = 0;
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      let k = 0;
+      for (const id of ids) {
+        const row = tl.rows[id], d = tl.win && tl.win.byRow.get(id);
+        if (!d || !d.items || !d.items.length) continue;
+        for (const it of d.items) {
+          if (k++ < attempt) continue;
+          const r = tl.els.canvas.getBoundingClientRect();
+          return { x: r.left + (tl.x(it[0]) + tl.x(it[1])) / 2, y: r.top + row.line * 18 + 9 - tl.els.scroll.scrollTop };
+        }
+      }
+      return null;
+    }, { ids, attempt });
+    check(at, `no ${relation} bar drawn in the whole view`);
+    await page.mouse.click(at.x, at.y);
+    await page.waitForFunction((rel) => {
+      const tr = document.querySelector('#tuple tr[data-key=relation]');
+      return tr && tr.cells[1].textContent === rel;
+    }, relation, { timeout: 10000 }).catch(() => {});
+    tuple = await page.$$eval('#tuple tr', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.key, tr.cells[1].textContent])));
+    if (tuple.relation === relation) break;
+  }
+  await page.setViewportSize(size);
+  return tuple;
 }
 
 async function waitFor(ctx, dir, errors) {
