@@ -15,6 +15,7 @@
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
 #include "query/exec_semijoin_cols.h"
+#include "query/radix.h"
 #include "relations/columns.h"
 
 #define MAX_WORDS 6 /* times (1 or 2) and targets (up to 4) */
@@ -239,36 +240,25 @@ static inline void copy_row(uint64_t *to, const uint64_t *from, size_t w)
 	}
 }
 
-#define RADIX_BITS 11
-#define RADIX (1u << RADIX_BITS)
-#define DIGITS ((64 + RADIX_BITS - 1) / RADIX_BITS)
-
 /* LSD radix sort of n rows of sort_words words: the last word's digits first; every
  * digit counted in one pass, digits that never vary skipped. */
 static void radix_rows(void *base, size_t n)
 {
-	size_t w = sort_words, nd = w * DIGITS;
+	size_t w = sort_words, nd = w * RADIX_DIGITS;
 	uint64_t *from = base;
 	size_t(*count)[RADIX] = vgq_xcalloc(nd, sizeof *count);
 	for (size_t i = 0; i < n; i++)
 		for (size_t d = 0; d < nd; d++)
-			count[d][(from[i * w + d / DIGITS] >> (d % DIGITS * RADIX_BITS)) &
-			         (RADIX - 1)]++;
+			count[d]
+			     [(from[i * w + d / RADIX_DIGITS] >> (d % RADIX_DIGITS * RADIX_BITS)) &
+			      (RADIX - 1)]++;
 	uint64_t *tmp = vgq_xcalloc(n * w + 1, sizeof *tmp), *to = tmp;
 	for (size_t pass = 0; pass < nd; pass++) { /* the last word first, low digits first */
-		size_t word = w - 1 - pass / DIGITS, d = word * DIGITS + pass % DIGITS;
-		size_t shift = pass % DIGITS * RADIX_BITS;
-		bool same = false;
-		for (uint32_t v = 0; v < RADIX && !same; v++)
-			same = count[d][v] == n;
-		if (same)
+		size_t word = w - 1 - pass / RADIX_DIGITS,
+		       d = word * RADIX_DIGITS + pass % RADIX_DIGITS;
+		size_t shift = pass % RADIX_DIGITS * RADIX_BITS;
+		if (!vgq_radix_places(count[d], n))
 			continue;
-		size_t pos = 0;
-		for (uint32_t v = 0; v < RADIX; v++) {
-			size_t k = count[d][v];
-			count[d][v] = pos;
-			pos += k;
-		}
 		for (size_t i = 0; i < n; i++) {
 			const uint64_t *r = from + i * w;
 			size_t at = count[d][(r[word] >> shift) & (RADIX - 1)]++;

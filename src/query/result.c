@@ -15,6 +15,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
+#include "query/radix.h"
 #include "query/result_internal.h"
 #include "relations/columns.h"
 
@@ -192,9 +193,6 @@ static void sort_ties(struct order_key *key, size_t n);
  * pass; digits that never vary are skipped (times of one trace share their high bits) and
  * the passes go back and forth between two arrays. Then each run of equal b by the full
  * order. */
-#define RADIX_BITS 11
-#define RADIX (1u << RADIX_BITS)
-#define RADIX_DIGITS ((64 + RADIX_BITS - 1) / RADIX_BITS)
 
 static uint32_t digit_of(const struct order_key *k, int d)
 {
@@ -209,17 +207,8 @@ static void sort_keys(struct order_key *key, size_t n)
 			count[d][digit_of(&key[i], d)]++;
 	struct order_key *tmp = vgq_xcalloc(n ? n : 1, sizeof *tmp), *from = key, *to = tmp;
 	for (int d = 0; d < RADIX_DIGITS; d++) {
-		bool same = false;
-		for (uint32_t v = 0; v < RADIX && !same; v++)
-			same = count[d][v] == n;
-		if (same)
+		if (!vgq_radix_places(count[d], n))
 			continue;
-		size_t pos = 0;
-		for (uint32_t v = 0; v < RADIX; v++) {
-			size_t c = count[d][v];
-			count[d][v] = pos;
-			pos += c;
-		}
 		for (size_t i = 0; i < n; i++)
 			to[count[d][digit_of(&from[i], d)]++] = from[i];
 		struct order_key *x = from;

@@ -19,6 +19,7 @@
 
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
+#include "query/radix.h"
 #include "query/result_internal.h"
 #include "relations/columns.h"
 
@@ -259,9 +260,6 @@ static void dedup_chunks(void *p, size_t lo, size_t hi)
 /* Sorts n rows by begin with an LSD radix sort of 11-bit digits (digits that never vary
  * skipped: times of one trace share their high bits; stable), then each run of equal
  * begins into the full order. */
-#define RADIX_BITS 11
-#define RADIX (1u << RADIX_BITS)
-#define RADIX_DIGITS ((64 + RADIX_BITS - 1) / RADIX_BITS)
 
 static uint32_t digit_of(const uint64_t *r, int d)
 {
@@ -277,17 +275,8 @@ static void radix_rows(void *base, size_t n)
 		for (int d = 0; d < RADIX_DIGITS; d++)
 			count[d][digit_of(from + i * words, d)]++;
 	for (int d = 0; d < RADIX_DIGITS; d++) {
-		bool same = false;
-		for (uint32_t v = 0; v < RADIX && !same; v++)
-			same = count[d][v] == n;
-		if (same)
+		if (!vgq_radix_places(count[d], n))
 			continue;
-		size_t pos = 0;
-		for (uint32_t v = 0; v < RADIX; v++) {
-			size_t c = count[d][v];
-			count[d][v] = pos;
-			pos += c;
-		}
 		for (size_t i = 0; i < n; i++) {
 			const uint64_t *r = from + i * words;
 			memcpy(to + count[d][digit_of(r, d)]++ * words, r, row);
