@@ -199,12 +199,12 @@ static void analyse(struct net_live *n)
 	memset(n->given + n->nstate, 0, (ne - n->nstate) * sizeof *n->given);
 	/* which events' tuples to give: new ones, and old ones whose state changed (an
 	 * error if one of their tuples was given) */
-	bool *todo = vgb_xcalloc(ne + 1, sizeof *todo);
+	bool *changed = vgb_xcalloc(ne + 1, sizeof *changed);
 	for (size_t ev = 0; ev < ne && !n->error; ev++) {
 		const struct ev_state *a = &now[ev], *b = ev < n->nstate ? &n->state[ev] : NULL;
-		todo[ev] = !b || a->net != b->net || a->prev != b->prev || a->print != b->print ||
-		           a->waited != b->waited;
-		if (todo[ev] && n->given[ev])
+		changed[ev] = !b || a->net != b->net || a->prev != b->prev ||
+		              a->print != b->print || a->waited != b->waited;
+		if (changed[ev] && n->given[ev])
 			fail(n,
 			     "the event at %" PRId64 " ns (a vertex of network %" PRIu32
 			     " when its "
@@ -216,7 +216,7 @@ static void analyse(struct net_live *n)
 	struct rels r = {.c = n->c, .s = s};
 	for (uint32_t ev = 0; ev < ne && !n->error; ev++) {
 		const struct ev_state *a = &now[ev];
-		if (!todo[ev] || a->prev == VGN_NONE)
+		if (!changed[ev] || a->prev == VGN_NONE)
 			continue;
 		vgd_net_run_of_events(&r, n->rel[a->waited ? WAIT : RUN], a->net, a->prev, ev);
 		n->given[ev] = n->given[a->prev] = true;
@@ -224,12 +224,13 @@ static void analyse(struct net_live *n)
 	for (size_t i = 0; i < s->nmsgs && !n->error; i++) {
 		const struct vgn_msg *x = &s->msgs[i];
 		uint32_t net = now[x->recv].net;
-		if (net == VGN_NONE || now[x->send].net != net || !(todo[x->send] || todo[x->recv]))
+		if (net == VGN_NONE || now[x->send].net != net ||
+		    !(changed[x->send] || changed[x->recv]))
 			continue;
 		vgd_net_message_of_pair(&r, n->rel[MSG], net, x);
 		n->given[x->send] = n->given[x->recv] = true;
 	}
-	free(todo);
+	free(changed);
 	free(n->state);
 	n->state = now;
 	n->nstate = ne;
