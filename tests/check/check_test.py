@@ -27,11 +27,12 @@ import json
 import os
 import random
 import re
-import signal
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from vigil_testlib import record_deadlock  # noqa: E402
 
 LINE = re.compile(r"^(\S+@\d+) t=(\d+\.\d{9}): rule ([1-5]): (.+)$")
 
@@ -381,19 +382,9 @@ class Test:
     def record_deadlock(self, out):
         """Runs the deadlocking subject into `out`, kills it once both waits are reported;
         returns the two thread ids, or None."""
-        ready = out + ".ready"
-        p = subprocess.Popen([self.subject, "deadlock", ready], env=dict(os.environ, VIGIL_OUT=out),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if p.poll() is None:
-            p.send_signal(signal.SIGKILL)  # it never ends by itself
-        so, se = p.communicate()
-        if not self.expect(os.path.exists(ready), "the subject never reported both waits "
-                           "(exit %s): %s %s" % (p.returncode, so, se)):
-            return None
-        return open(ready).read().split()
+        tids, why = record_deadlock(self.subject, out, timeout=60)
+        self.expect(tids is not None, why)
+        return tids
 
     @staticmethod
     def expected_edges(events):

@@ -7,15 +7,13 @@ import collections
 import glob
 import json
 import os
-import signal
 import stat
 import struct
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from vigil_testlib import VIGIL, Failure, check, main, redis_script, run, tmpdir  # noqa: E402
+from vigil_testlib import (VIGIL, Failure, check, main, record_deadlock, redis_script,  # noqa: E402
+                           run, tmpdir)
 
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 MKTRACE = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--mktrace" else \
@@ -335,17 +333,8 @@ def test_deadlock():
     """tests/check/deadlock_subject.c really deadlocks (killed once both threads wait):
     Deadlock against vigil check --deadlocks --json, step by step."""
     trace = os.path.join(tmpdir("derived-dl"), "t")
-    ready = trace + ".ready"
-    p = subprocess.Popen([os.path.join(BIN, "deadlock_subject"), "deadlock", ready],
-                         env=dict(os.environ, VIGIL_OUT=trace), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 90
-    while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if p.poll() is None:
-        p.send_signal(signal.SIGKILL)  # it never ends by itself
-    p.wait()
-    check(os.path.exists(ready), "the subject never reported both waits")
+    tids, why = record_deadlock(os.path.join(BIN, "deadlock_subject"), trace)
+    check(tids is not None, why)
     out = run([VIGIL, "check", "--deadlocks", "--json", trace]).stdout
     want = collections.Counter()
     for c in (json.loads(x)["cycle"] for x in out.splitlines() if '"cycle"' in x):

@@ -3,9 +3,11 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 BIN = os.environ.get("VIGIL_BIN", "build/bin")
 VIGIL = os.path.join(BIN, "vigil")
@@ -73,6 +75,26 @@ wait
 exit $rc
 """
     return script, server, port
+
+
+def record_deadlock(subject, trace, timeout=90):
+    """Runs tests/check/deadlock_subject.c's `deadlock` (the path `subject`) recording into
+    `trace`, killed once both threads wait (it never ends by itself). Returns the two
+    thread ids it reported and None, or None and why it never reported both waits."""
+    ready = trace + ".ready"
+    p = subprocess.Popen([subject, "deadlock", ready], env=dict(os.environ, VIGIL_OUT=trace),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if p.poll() is None:
+        p.send_signal(signal.SIGKILL)
+    so, se = p.communicate()
+    if not os.path.exists(ready):
+        return None, "the subject never reported both waits (exit %s): %s %s" % (
+            p.returncode, so, se)
+    with open(ready) as f:
+        return f.read().split(), None
 
 
 def dump_json(trace, *extra):

@@ -26,15 +26,15 @@ import argparse
 import os
 import random
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 import diff_test as D  # noqa: E402
+from vigil_testlib import record_deadlock  # noqa: E402
 
 NET_REL = [("network", "uint"), ("thread", "ent"), ("host", "str"), ("program", "str")]
 SUBJECTS = {
@@ -123,18 +123,9 @@ def record_violations(bin_dir, work):
 def record_waits(bin_dir, work):
     """deadlock_subject deadlocks; killed once both threads wait (tests/derived)."""
     trace = os.path.join(work, "deadlock")
-    ready = trace + ".ready"
-    p = subprocess.Popen([os.path.join(bin_dir, "deadlock_subject"), "deadlock", ready],
-                         env=dict(os.environ, VIGIL_OUT=trace), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 90
-    while not os.path.exists(ready) and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if p.poll() is None:
-        p.send_signal(signal.SIGKILL)  # it never ends by itself
-    p.wait()
-    if not os.path.exists(ready):
-        sys.exit("deadlock_subject never reported both waits")
+    tids, why = record_deadlock(os.path.join(bin_dir, "deadlock_subject"), trace)
+    if tids is None:
+        sys.exit(why)
     # and hundreds of wait-for edges (no cycle): the mutexes taken in one order
     ordered = os.path.join(work, "ordered")
     run([os.path.join(bin_dir, "deadlock_subject"), "ordered"],
