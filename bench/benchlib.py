@@ -230,6 +230,20 @@ class Workdir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
+def measure_in_workdir(args, prefix, measure):
+    """A benchmark's main: pinned.check(), then measure(args, tmp) in a temporary
+    directory named from prefix; a trace given by --trace is left without the relations
+    cache the runs made beside it. Returns 0, the exit status."""
+    pinned.check()
+    with Workdir(prefix) as tmp:
+        try:
+            measure(args, tmp)
+        finally:
+            if args.trace:
+                remove_cache(args.trace)
+    return 0
+
+
 # ---- DuckDB, the peer (bench/duckdb) ---------------------------------------------------
 
 def duckdb_npm(build):

@@ -44,13 +44,7 @@ def run(args, trace, env, threads):
 
 def main():
     args = benchlib.paths(benchlib.parser(__doc__, reps=5).parse_args())
-    pinned.check()
-    with benchlib.Workdir("vigil-firstq.") as tmp:
-        try:
-            measure(args, tmp)
-        finally:
-            if args.trace:
-                benchlib.remove_cache(args.trace)
+    return benchlib.measure_in_workdir(args, "vigil-firstq.", measure)
 
 
 def measure(args, tmp):

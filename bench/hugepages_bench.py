@@ -112,14 +112,7 @@ def measure(args, tmp):
 
 def main():
     args = benchlib.paths(benchlib.parser(__doc__, reps=3).parse_args())
-    pinned.check()
-    with benchlib.Workdir("vigil-hugepages.") as tmp:
-        try:
-            measure(args, tmp)
-        finally:
-            if args.trace:
-                benchlib.remove_cache(args.trace)
-    return 0
+    return benchlib.measure_in_workdir(args, "vigil-hugepages.", measure)
 
 
 if __name__ == "__main__":

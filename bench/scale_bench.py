@@ -66,14 +66,7 @@ def main():
     ap.add_argument("--lock", action="store_true",
                     help="the Lock query alone, cache off and on (make bench-scale)")
     args = benchlib.paths(ap.parse_args())
-    pinned.check()
-    with benchlib.Workdir("vigil-scalebench.") as tmp:
-        try:
-            measure(args, tmp)
-        finally:
-            if args.trace:
-                benchlib.remove_cache(args.trace)
-    return 0
+    return benchlib.measure_in_workdir(args, "vigil-scalebench.", measure)
 
 
 def spill(args, trace, trace_bytes, base):
