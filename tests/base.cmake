@@ -4,6 +4,12 @@ if(CMOCKA_FOUND)
   target_link_libraries(test_base PRIVATE vigil_base PkgConfig::CMOCKA)
   add_test(NAME base.unit COMMAND test_base)
   set_tests_properties(base.unit PROPERTIES LABELS "sanitize;base" TIMEOUT 120)
+  # The common room's threads (src/common/pool.c): every piece run once, by workers
+  # numbered below the threads asked for (tests/unit/pool_test.c).
+  add_executable(test_pool ${CMAKE_SOURCE_DIR}/tests/unit/pool_test.c)
+  target_link_libraries(test_pool PRIVATE vigil_common PkgConfig::CMOCKA)
+  add_test(NAME common.pool COMMAND test_pool)
+  set_tests_properties(common.pool PROPERTIES LABELS "sanitize;base" TIMEOUT 120)
 endif()
 
 # The fuzz targets compile the rooms they test instrumented; the base room beside them.

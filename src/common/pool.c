@@ -135,6 +135,38 @@ void vg_pool_run(struct vg_pool *p, vg_pool_fn fn, void *ctx)
 	pthread_mutex_unlock(&p->mu);
 }
 
+struct once_arg {
+	vg_pool_fn fn;
+	void *ctx;
+	unsigned w;
+};
+
+static void *once_main(void *argp)
+{
+	struct once_arg *a = argp;
+	a->fn(a->ctx, a->w);
+	return NULL;
+}
+
+void vg_threads_run(unsigned threads, size_t tasks, vg_pool_fn fn, void *ctx)
+{
+	if (threads > tasks)
+		threads = tasks ? (unsigned)tasks : 1;
+	if (threads > VG_THREADS_MAX)
+		threads = VG_THREADS_MAX;
+	pthread_t tid[VG_THREADS_MAX];
+	struct once_arg args[VG_THREADS_MAX];
+	unsigned started = 0;
+	for (unsigned t = 1; t < threads; t++) {
+		args[started] = (struct once_arg){fn, ctx, started + 1};
+		if (pthread_create(&tid[started], NULL, once_main, &args[started]) == 0)
+			started++;
+	}
+	fn(ctx, 0);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+}
+
 int vg_threads_parse(const char *s, unsigned *out)
 {
 	if (!s || !*s || *s == '-' || *s == '+')

@@ -30,6 +30,13 @@ unsigned vg_pool_threads(const struct vg_pool *p);
  * wakes while the caller is still in its own call. NULL pool: fn(ctx, 0). */
 void vg_pool_run(struct vg_pool *p, vg_pool_fn fn, void *ctx);
 
+/* Runs fn(ctx, w) on up to `threads` threads started for this call alone and joined
+ * before it returns (w = 0: the caller), no more threads than `tasks` (at least one) nor
+ * VG_THREADS_MAX; a thread that cannot be started is done without. For a room that
+ * holds no pool (the relations cache's writer and checker); fn hands out its own pieces
+ * as with vg_pool_run, but here every started thread runs it. */
+void vg_threads_run(unsigned threads, size_t tasks, vg_pool_fn fn, void *ctx);
+
 /* The thread count to use when none is given: VIGIL_THREADS if set and valid, else the
  * processors online. */
 unsigned vg_threads_default(void);

@@ -3,17 +3,16 @@
  * them is most of its work). Each piece's pages are mapped in one call first, so the
  * threads share the page-table work too. The pieces' sums are combined in order
  * (cache_internal.h), so the checksum is the one the writer computed in one pass. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/pool.h"
 #include "relations/cache.h"
 #include "relations/cache_internal.h"
 #include "trace/trace.h" /* vgt_decode_threads: the query's --threads */
 
 #define PIECE ((size_t)4 << 20) /* bytes, a multiple of 32 */
-#define MAX_THREADS 64
 
 struct piece {
 	size_t col;
@@ -28,14 +27,15 @@ struct verify_job {
 	bool sum;             /* false: the pages mapped only */
 };
 
-static void *verify_work(void *p)
+static void verify_work(void *p, unsigned worker)
 {
+	(void)worker;
 	struct verify_job *j = p;
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	for (;;) {
 		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
 		if (i >= j->npieces)
-			return NULL;
+			return;
 		struct piece *pc = &j->pieces[i];
 		const uint8_t *at = j->base + pc->at;
 		/* One call maps the pages: no guest fault per page. Under a shadow-paging
@@ -56,19 +56,7 @@ static void *verify_work(void *p)
 /* Runs every piece of j, on up to vgt_decode_threads() threads. */
 static void run_job(struct verify_job *j)
 {
-	unsigned threads = vgt_decode_threads();
-	if (threads > j->npieces)
-		threads = (unsigned)j->npieces;
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	pthread_t tid[MAX_THREADS];
-	unsigned started = 0;
-	for (unsigned t = 1; t < threads; t++)
-		if (pthread_create(&tid[started], NULL, verify_work, j) == 0)
-			started++;
-	verify_work(j);
-	for (unsigned t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
+	vg_threads_run(vgt_decode_threads(), j->npieces, verify_work, j);
 }
 
 static uint64_t checked_bytes; /* atomic */

@@ -6,7 +6,6 @@
  * one. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/pool.h"
 #include "relations/cache_internal.h"
 
 #define PIECE_TUPLES ((size_t)1 << 17) /* times any value size: whole 32-byte rows */
-#define MAX_THREADS 64
 
 /* ---- the file offset of each text a relation names, by its pointer ---- */
 
@@ -486,8 +485,9 @@ static void lay_out_file(struct fjob *f)
 		write_at(f, f->head, f->nhead, f->texts_at);
 }
 
-static void *work(void *arg)
+static void work(void *arg, unsigned worker)
 {
+	(void)worker;
 	struct wjob *j = arg;
 	uint64_t *buf = vgq_xcalloc(3 * PIECE_TUPLES, sizeof *buf);
 	for (;;) {
@@ -504,24 +504,12 @@ static void *work(void *arg)
 		}
 	}
 	free(buf);
-	return NULL;
 }
 
 static void run(struct wjob *j, unsigned threads, size_t ntasks)
 {
 	j->next = 0;
-	if (threads > ntasks)
-		threads = ntasks ? (unsigned)ntasks : 1;
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	pthread_t tid[MAX_THREADS];
-	unsigned started = 0;
-	for (unsigned t = 1; t < threads; t++)
-		if (pthread_create(&tid[started], NULL, work, j) == 0)
-			started++;
-	work(j);
-	for (unsigned t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
+	vg_threads_run(threads, ntasks, work, j);
 }
 
 static int by_size(const void *a, const void *b)
