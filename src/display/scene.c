@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/search.h"
 #include "display/colour.h"
 #include "display/scene.h"
 
@@ -324,15 +325,7 @@ uint32_t vgd_upto(const struct vgd_show *s, int64_t at)
 	const struct vgq_relation *r = s->r;
 	if (!s->sorted)
 		return (uint32_t)r->ntuples;
-	size_t lo = 0, hi = r->ntuples; /* the first tuple starting after `at` */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->from[mid] <= at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (uint32_t)lo;
+	return (uint32_t)vgb_first_after(r->from, r->ntuples, at); /* the first starting after */
 }
 
 uint32_t vgd_lower(const struct vgd_display *d, const struct vgd_show *s, int64_t at)
@@ -341,15 +334,8 @@ uint32_t vgd_lower(const struct vgd_display *d, const struct vgd_show *s, int64_
 	if (!m)
 		return 0;
 	int64_t need = at - d->window - 1; /* at and window are clamped: no overflow */
-	size_t lo = 0, hi = s->r->ntuples; /* the first whose prefix maximum reaches `need` */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m[mid] < need)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (uint32_t)lo;
+	/* the first whose prefix maximum reaches `need` */
+	return (uint32_t)vgb_first_at_least(m, s->r->ntuples, need);
 }
 
 void vgd_icon_init(const struct vgd_display *d, const struct vgd_show *s, uint32_t row,

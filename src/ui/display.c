@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/search.h"
 #include "display/display.h"
 #include "lang/lang.h"
 #include "trace/source.h"
@@ -275,20 +276,6 @@ void vgu_api_display(struct vgu_app *a, const char *at_text, struct vgu_reply *r
 	r->len = strlen(scene);
 }
 
-/* The first index of the sorted t[0..n) whose value is >= v. */
-static size_t lower_bound(const int64_t *t, size_t n, int64_t v)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 void vgu_api_display_changes(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struct vgu_reply *r)
 {
 	if (!given(a, r))
@@ -324,8 +311,8 @@ void vgu_api_display_changes(struct vgu_app *a, vgu_arg_fn arg, void *ctx, struc
 	size_t n;
 	const int64_t *t = vgd_changes(d, &n);
 	/* the window [from, to], relative to the first event, by binary search */
-	size_t lo = lower_bound(t, n, first + from);
-	size_t hi = to >= INT64_MAX / 4 ? n : lower_bound(t, n, first + to + 1);
+	size_t lo = vgb_first_at_least(t, n, first + from);
+	size_t hi = to >= INT64_MAX / 4 ? n : vgb_first_at_least(t, n, first + to + 1);
 	if (hi < lo)
 		hi = lo;
 	size_t k = hi - lo > (size_t)limit ? (size_t)limit : hi - lo;

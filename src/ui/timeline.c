@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "query/output.h"
 #include "ui/ui.h"
 
@@ -349,20 +350,6 @@ json_t *vgu_rows_json(const struct vgu_app *a)
 	                 (json_int_t)a->db->events, "partial", a->db->partial);
 }
 
-/* First index whose start is >= t. */
-static size_t lower(const int64_t *v, size_t n, int64_t t)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Window answers are written by hand: at full view a busy trace answers with a bucket per
  * pixel per row, and building that many JSON values one by one would cost more than
  * finding them. */
@@ -405,7 +392,7 @@ static size_t gallop(const int64_t *v, size_t lo, size_t hi, int64_t t)
 		step *= 2;
 	}
 	size_t b = a + step < hi ? a + step + 1 : hi;
-	return a + lower(v + a, b - a, t);
+	return a + vgb_first_at_least(v + a, b - a, t);
 }
 
 /* Items [back, i1) of a row; those before i0 (begun before t0) only if they reach t0. */
@@ -457,7 +444,8 @@ char *vgu_window_json(const struct vgu_app *a, int64_t t0, int64_t t1, unsigned 
 		/* Intervals begun before t0 that reach into the window: the earliest such
 		 * start, found by walking back while the prefix maximum of ends says some
 		 * earlier tuple still covers t0 (bounded: beyond it, buckets). */
-		size_t i0 = lower(r->from, r->n, t0), i1 = lower(r->from, r->n, t1 + 1);
+		size_t i0 = vgb_first_at_least(r->from, r->n, t0),
+		       i1 = vgb_first_at_least(r->from, r->n, t1 + 1);
 		size_t back = i0;
 		if (r->to)
 			while (back > 0 && r->maxto[back - 1] > t0 && i0 - back < px)

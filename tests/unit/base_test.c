@@ -2,8 +2,9 @@
  * (zeroed, aligned, large blocks beside small ones, freed and reused), whole-file reads
  * (a regular file, an empty one, a limit, a directory, a FIFO refused without blocking, a
  * pipe read to its end) and writes through a pipe; large blocks advised for huge pages, and
- * blocks of their own (base/huge.h) aligned, advised, grown with their contents. Files
- * only in a mkdtemp folder. */
+ * blocks of their own (base/huge.h) aligned, advised, grown with their contents; the
+ * binary searches of sorted times (base/search.h) against a linear scan, runs of equal
+ * values and the ends included. Files only in a mkdtemp folder. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include "base/arena.h"
 #include "base/file_io.h"
 #include "base/huge.h"
+#include "base/search.h"
 #include "base/utf8.h"
 
 static void utf8_edges(void **state)
@@ -276,6 +278,26 @@ static void pipe_both_ways(void **state)
 	free(got);
 }
 
+static void sorted_searches(void **state)
+{
+	(void)state;
+	const int64_t v[] = {-5, -5, 0, 3, 3, 3, 9, INT64_MAX};
+	size_t n = sizeof v / sizeof *v;
+	const int64_t probes[] = {INT64_MIN, -6, -5, -4, 0, 2, 3, 4, 9, 10, INT64_MAX};
+	for (size_t k = 0; k <= n; k++) /* every prefix, the empty one too */
+		for (size_t p = 0; p < sizeof probes / sizeof *probes; p++) {
+			size_t at_least = k, after = k;
+			for (size_t i = k; i-- > 0;) {
+				if (v[i] >= probes[p])
+					at_least = i;
+				if (v[i] > probes[p])
+					after = i;
+			}
+			assert_int_equal(vgb_first_at_least(v, k, probes[p]), at_least);
+			assert_int_equal(vgb_first_after(v, k, probes[p]), after);
+		}
+}
+
 static void cleanup(void)
 {
 	const char *names[] = {"f", "empty", "fifo", "link"};
@@ -296,7 +318,7 @@ int main(void)
 	    cmocka_unit_test(utf8_edges),     cmocka_unit_test(arena_blocks),
 	    cmocka_unit_test(checked_alloc),  cmocka_unit_test(read_files),
 	    cmocka_unit_test(pipe_both_ways), cmocka_unit_test(huge_blocks),
-	    cmocka_unit_test(huge_mapping),
+	    cmocka_unit_test(huge_mapping),   cmocka_unit_test(sorted_searches),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	cleanup();
