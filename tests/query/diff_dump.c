@@ -1,6 +1,7 @@
 /* Test tool of the differential test (diff_test.py): builds the relations of a trace and
  * prints every tuple of the relations named on the command line as one JSON line
- * {"relation","kind","from","to","values":{ATTR: VALUE}}, like relations_dump, except
+ * {"relation","kind","from","to","open","values":{ATTR: VALUE}} ("open": an interval
+ * still open at the end of the trace, its "to" the trace's last event), like relations_dump, except
  * that an entity is {"name","id","gen","image"} (name null if never named), so that the
  * test can compare identities as the engine does, and a uint is a string of decimal digits
  * (JSON integers here are signed 64-bit). Empty strings and names are null (docs/tquel.md,
@@ -53,9 +54,10 @@ static void dump(const struct vgq_relation *r)
 		for (size_t a = 0; a < r->nattrs; a++)
 			json_object_set_new(values, r->attrs[a].name, value(r, a, t));
 		json_t *o =
-		    json_pack("{s:s, s:s, s:I, s:o, s:o}", "relation", r->name, "kind",
+		    json_pack("{s:s, s:s, s:I, s:o, s:b, s:o}", "relation", r->name, "kind",
 		              vgq_rkind_name(r->kind), "from", (json_int_t)r->from[t], "to",
-		              r->to ? json_integer(r->to[t]) : json_null(), "values", values);
+		              r->to ? json_integer(r->to[t]) : json_null(), "open",
+		              r->open && r->open[t], "values", values);
 		char *s = json_dumps(o, JSON_COMPACT);
 		puts(s);
 		free(s);

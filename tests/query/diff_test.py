@@ -106,13 +106,19 @@ EMPTY_IS_VALUE = False
 def load_trace(bin_dir, trace):
     """{relation: [row]} with row = {"b", "e", attrs...}; an event has b = e = at; an
     entity attribute is its dump object {name, id, gen, image}; a uint an int. "_span" is
-    (first, last): the times of the trace's first and last events."""
+    (first, last): the times of the trace's first and last events. An interval still open
+    at the end of the trace ends at its last event (docs/tquel.md "Time": the instant
+    "now" is): set so here, not taken from vigil's tuple, which must say the same;
+    "_open" counts them by relation."""
     rels = list(SCHEMA)  # A, B, E (and --derived's); diff_derived.py sets its own
     p = subprocess.run([os.path.join(bin_dir, "diff_dump"), trace] + rels,
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("diff_dump %s exited %d: %s" % (trace, p.returncode, p.stderr))
     rows = {r: [] for r in rels}
+    rows["_open"] = {}
+    still_open = []  # (row, vigil's end, line): ended at the span's last once it is read
+    intervals = []  # (relation, row) of the kind interval: none may be empty
     for line in p.stdout.splitlines():
         o = json.loads(line)
         if "span" in o:
@@ -127,11 +133,30 @@ def load_trace(bin_dir, trace):
                 if isinstance(v, dict) and v["name"] is None:
                     v["name"] = ""
         row["b"] = o["from"]
-        row["e"] = o["to"] if o["to"] is not None else o["from"]
-        if o["kind"] == "interval" and not row["b"] < row["e"]:
-            sys.exit("trace %s: %s has an empty interval %s; the test assumes none" %
+        if o["kind"] == "event":
+            row["e"] = o["from"]
+        elif o["to"] is None:
+            sys.exit("trace %s: %s has an interval without an end: %s" %
                      (trace, o["relation"], line))
+        elif o.get("open"):
+            still_open.append((row, o["to"], line))
+            rows["_open"][o["relation"]] = rows["_open"].get(o["relation"], 0) + 1
+        else:
+            row["e"] = o["to"]
         rows[o["relation"]].append(row)
+        if o["kind"] == "interval":
+            intervals.append((o["relation"], row))
+    if "_span" not in rows:
+        sys.exit("diff_dump %s: no span line" % trace)
+    for row, vigil_end, line in still_open:
+        row["e"] = rows["_span"][1]
+        if vigil_end != row["e"]:
+            sys.exit("trace %s: an interval still open at the end ends at %d, not at the "
+                     "trace's last event %d: %s" % (trace, vigil_end, row["e"], line))
+    for rel, row in intervals:
+        if not row["b"] < row["e"]:
+            sys.exit("trace %s: %s has an empty interval %s; the test assumes none" %
+                     (trace, rel, row))
     return rows
 
 
@@ -1476,10 +1501,11 @@ def run_seed(args, seed, work):
     # statements that must or may overflow (see overflow_class) are run one by one
     overflowing = [x for x in queries if x[0].get("overflow")]
     queries = [x for x in queries if not x[0].get("overflow")]
-    sizes = {r: len(v) for r, v in rows.items()}
+    sizes = {r: len(v) for r, v in rows.items() if not r.startswith("_")}
     nonempty = sum(1 for _, a in queries if a)
-    print("seed %d: %s tuples; %d queries, %d with non-empty answers, %d answer tuples" %
-          (seed, sizes, len(queries), nonempty, sum(len(a) for _, a in queries)))
+    print("seed %d: %s tuples (%s still open at the end); %d queries, %d with non-empty "
+          "answers, %d answer tuples" % (seed, sizes, rows["_open"], len(queries), nonempty,
+                                         sum(len(a) for _, a in queries)))
     # every fifth result unnamed: `retrieve (...)` is named retrieve@LINE
     names, text = [], range_lines()
     for i, (q, _) in enumerate(queries):
