@@ -421,7 +421,7 @@ void vgt_summary_detach(struct vgt_cursor *c);
 bool vgt_summary_passed_over(const struct vgt_cursor *c, uint64_t id, int64_t first, int64_t last);
 
 /* Positions (summary_positions.c). Making: each event of the packet read, then at its
- * end the block of its rarest ids (at most one event in 8) appended and its entry's
+ * end the block of its rarest ids (at most one event in 16) appended and its entry's
  * SUM_POS set; a packet not kept forgets its events. */
 void vgt_positions_event(struct stream_summary *r, uint64_t id, size_t off, uint64_t clock);
 void vgt_positions_packet_end(struct stream_summary *r, uint64_t *entry);

@@ -5,7 +5,7 @@
  * every packet: without positions each of its packets is read header by header.
  *
  * Which ids get positions: the packet's ids taken from the rarest up while all taken
- * hold at most one event in 8 of the packet (a record is 16 bytes: at most 2 bytes per
+ * hold at most one event in 16 of the packet (a record is 16 bytes: at most 1 byte per
  * event beside the trace's 15 to 20). A reader visits a packet by its positions only when
  * every id it holds is either passed over or positioned, and checks, before it hands out
  * any of its events, that each position to visit holds an event header of the id and
@@ -61,7 +61,7 @@ static void append(struct stream_summary *r, const uint64_t *w, size_t n)
 void vgt_positions_packet_end(struct stream_summary *r, uint64_t *entry)
 {
 	entry[SUM_POS] = r->npos;
-	size_t events = r->nscratch / 2, budget = events / 8, nids = 0, taken = 0;
+	size_t events = r->nscratch / 2, budget = events / 16, nids = 0, taken = 0;
 	/* the ids held, as (count << 16 | id): sorted, the rarest first */
 	uint64_t *ids = vgt__xmalloc((r->words * 64 + 1) * sizeof *ids);
 	for (size_t w = 0; w < r->words; w++)
