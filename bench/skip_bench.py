@@ -114,7 +114,8 @@ def relation_size(args, trace):
                 runs[k][0][3] != rs[0][3] for k in runs if k[0] == name):
             sys.exit("MISMATCH: %s answers differ between runs (cache, positions)" % name)
         st = rs[-1][1]
-        decoded = st["events"] - st["skip"].get("events_skipped", 0)
+        # warm: nothing decoded (the relation's files mapped; `events` is the cache's count)
+        decoded = 0 if cache == "warm" else st["events"] - st["skip"].get("events_skipped", 0)
         wall = statistics.median(x[0] for x in rs)
         build = statistics.median(x[1]["build_ns"] for x in rs) / 1e9
         loads = [x[2] for x in rs]
