@@ -346,13 +346,21 @@ def skip(out):
             for k, what in (("overlap", "5% of the time (when S overlap ...)"),
                             ("key", "mailbox 7, size > 58982 (where)")) if k in q]
     r = d.get("relations", {})
-    for cache in ("off", "cold"):
-        lock, send = r.get("Lock_" + cache), r.get("Send_" + cache)
-        if lock and send:
-            figs.append(Figure("skip", "query over Lock (small) / over Send (large), cache %s: "
-                               "wall, events decoded" % cache, "%s / %s; %d / %d" % (
-                                   _s(lock["wall_s"]), _s(send["wall_s"]), lock["decoded"],
-                                   send["decoded"]), "", None))
+    tuples = r.get("tuples", {})
+    for name in ("Audit", "Lock"):
+        for cache, pos in (("off", "on"), ("off", "off"), ("cold", "on"), ("cold", "off"),
+                           ("warm", "-")):
+            one, send = r.get("%s_%s_%s" % (name, cache, pos)), r.get("Send_%s_%s" % (cache, pos))
+            if not (one and send):
+                continue
+            figs.append(Figure(
+                "skip", "query over %s (%d tuples) / over Send (%d), cache %s%s: wall, events "
+                "decoded" % (name, tuples.get(name, 0), tuples.get("Send", 0), cache,
+                             "" if pos == "-" else ", summaries' positions " + pos),
+                "%s / %s (%.3f); %d / %d" % (_s(one["wall_s"]), _s(send["wall_s"]),
+                                             one["wall_s"] / send["wall_s"], one["decoded"],
+                                             send["decoded"]),
+                "", None))
     return figs
 
 

@@ -7,6 +7,9 @@
  *   Request  interval  conn 0..999, kind GET|PUT|POST|DELETE, nbytes
  *   Lock     interval  lock 0..63, conn (of an open request of the same thread)
  *   Send     event     conn, mailbox 0..99, process "P1".."P20", size 0..65535
+ *   Audit    event     conn 0..999, level 0..15: about one event in 1,000, a rare relation
+ *                      interleaved with the others (its own generator: the other values
+ *                      are those of the seed whether or not it fires)
  *
  * Intervals are short (a few open per thread) so that the overlap joins stay bounded.
  * Exactly --events events are written in total (the vg.* events of the runtime aside),
@@ -45,7 +48,7 @@ struct slot {
 struct worker {
 	pthread_t thread;
 	uint64_t quota, seed;
-	uint64_t emitted, requests, locks, sends;
+	uint64_t emitted, requests, locks, sends, audits;
 };
 
 static pthread_barrier_t start_line;
@@ -96,13 +99,18 @@ static void end_request(struct worker *w, struct slot *c)
 static void *run(void *arg)
 {
 	struct worker *w = arg;
-	uint64_t s = w->seed;
+	uint64_t s = w->seed, audit = w->seed ^ 0x5a5a5a5a5a5a5a5au;
 	struct slot sl[QS_SLOTS] = {0};
 	uint64_t pending = 0; /* end events owed for the intervals still open */
 	pthread_barrier_wait(&start_line);
 	while (w->emitted + pending < w->quota) {
 		/* Opening an interval costs two events (begin now, end later). */
 		bool room = w->emitted + pending + 2 <= w->quota;
+		if (below(&audit, 1000) == 0 && w->emitted + pending + 1 <= w->quota) {
+			qbench_Audit(below(&audit, 1000), below(&audit, 16));
+			w->emitted++, w->audits++;
+			continue;
+		}
 		uint32_t r = below(&s, 100);
 		int k;
 		if (r >= 48 && r < 80) {
@@ -193,19 +201,20 @@ int main(int argc, char **argv)
 			fprintf(stderr, "query-subject: cannot start thread %" PRIu64 "\n", t);
 			return 1;
 		}
-	uint64_t emitted = 0, requests = 0, locks = 0, sends = 0;
+	uint64_t emitted = 0, requests = 0, locks = 0, sends = 0, audits = 0;
 	for (uint64_t t = 0; t < threads; t++) {
 		pthread_join(w[t].thread, NULL);
 		emitted += w[t].emitted, requests += w[t].requests;
-		locks += w[t].locks, sends += w[t].sends;
+		locks += w[t].locks, sends += w[t].sends, audits += w[t].audits;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	pthread_barrier_destroy(&start_line);
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("{\"events\":%" PRIu64 ",\"Request\":%" PRIu64 ",\"Lock\":%" PRIu64
-	       ",\"Send\":%" PRIu64 ",\"threads\":%" PRIu64 ",\"seconds\":%.3f,\"recording\":%d,"
+	       ",\"Send\":%" PRIu64 ",\"Audit\":%" PRIu64 ",\"threads\":%" PRIu64
+	       ",\"seconds\":%.3f,\"recording\":%d,"
 	       "\"discarded\":%" PRIu64 "}\n",
-	       emitted, requests, locks, sends, threads, s, vg_recording(),
+	       emitted, requests, locks, sends, audits, threads, s, vg_recording(),
 	       (uint64_t)vg_events_discarded());
 	return emitted == events ? 0 : 1;
 }

@@ -20,8 +20,10 @@ query-bench's selective scan (`where S.mailbox = 7 and S.size > 58982`, a key se
 each with VIGIL_SKIP on and off, median of --reps, alternating. The answers must be
 equal. Prints one markdown table (wall time, the build's time from --stats, packets and
 events passed over, load average) and the ratio off/on. Then a selective query over a
-small relation (Lock) and one over a large one (Send), cache off and cold: events
-decoded (packets passed over whole by their summaries aside) and wall time.
+rare relation (Audit, about 0.1% of the events, in every packet), a small one (Lock) and
+the flood (Send), cache off, cold and warm, with packet summaries' positions and without
+(VIGIL_SUMMARY_POSITIONS=off): events decoded and wall time, and each one's cost against
+Send's beside its share of Send's tuples (relation_size).
 """
 import datetime
 import json
@@ -58,42 +60,84 @@ def fmt(ns):
     return d.strftime("%Y-%m-%d %H:%M:%S") + ".%09d" % frac
 
 
+def tuple_counts(args, trace):
+    """The tuples of each relation (`vigil relations --json`, every relation built once)."""
+    r = benchlib.vigil(args, ["relations", "--json", trace], env=dict(args.env, VIGIL_CACHE="off"))
+    rels = [json.loads(x) for x in r.out.splitlines() if x.strip()]
+    return {x["name"]: x.get("tuples") or 0 for x in rels}
+
+
 def relation_size(args, trace):
-    """A query over a small relation (Lock) and one over a large one (Send), with the
-    cache off and cold (a fresh cache directory, none beside the trace), packet summaries
-    made by a first read; events decoded (read less those in packets passed over whole)
-    and wall time, median of --reps."""
-    queries = {"Lock": "range of L is Lock retrieve (L.lock) where L.lock = 7",
+    """A query over a rare relation (Audit: about one event in 1,000, in every packet
+    among the others), a small one (Lock, about 7%) and the flood (Send), on the same
+    trace: with the relations cache off (the build alone), cold (a fresh cache directory,
+    none beside the trace: the relation named built and written) and warm; the first two
+    with packet summaries' positions (VIGIL_SUMMARY_POSITIONS on: only the events of the
+    relation's classes decoded) and without (off: every header of every packet read),
+    alternating. Summaries are made by a first read. Events decoded (read less those never
+    decoded) and wall time, medians of --reps; then each relation's cost against Send's
+    beside its tuples' share of Send's."""
+    queries = {"Audit": "range of A is Audit retrieve (A.level) where A.conn = 7",
+               "Lock": "range of L is Lock retrieve (L.lock) where L.lock = 7",
                "Send": "range of S is Send retrieve (S.conn) where S.mailbox = 7"}
-    query(args, trace, queries["Send"], VIGIL_CACHE="off")
-    out = {}
-    print("| relation | cache | wall (median) | build | events decoded | events read | "
-          "packets passed over whole | load |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
-    for cache in ("off", "cold"):
+    query(args, trace, queries["Send"], VIGIL_CACHE="off")  # the summaries made
+    tuples = tuple_counts(args, trace)
+    runs = {}
+    for _ in range(args.reps):
         for name, text in queries.items():
-            walls, st, loads = [], None, []
-            for _ in range(args.reps):
-                env = {"VIGIL_CACHE": "off"}
-                if cache == "cold":
-                    cdir = tempfile.mkdtemp(prefix="vigil-skipbench-cache.")
-                    benchlib.remove_cache(trace)
-                    env = {"VIGIL_CACHE_DIR": cdir}
-                r = query(args, trace, text, **env)
-                walls.append(r.wall)
-                loads.append(benchlib.load())
-                if cache == "cold":
-                    shutil.rmtree(cdir, ignore_errors=True)
-                    benchlib.remove_cache(trace)
-                st = r.stats
-            decoded = st["events"] - st["skip"].get("events_skipped", 0)
-            print("| %s | %s | %.3f s | %.3f s | %d | %d | %d of %d | %.1f-%.1f |" %
-                  (name, cache, statistics.median(walls), st["build_ns"] / 1e9, decoded,
-                   st["events"], st["skip"].get("packets_skipped", 0),
-                   st["skip"]["packets_read"], min(loads), max(loads)))
-            out["%s_%s" % (name, cache)] = {"wall_s": statistics.median(walls),
-                                           "build_s": st["build_ns"] / 1e9,
-                                           "decoded": decoded, "read": st["events"]}
+            for cache in ("off", "cold", "warm"):
+                for pos in (("on", "off") if cache != "warm" else ("-",)):
+                    env = {"VIGIL_CACHE": "off"}
+                    cdir = None
+                    if cache != "off":
+                        cdir = tempfile.mkdtemp(prefix="vigil-skipbench-cache.")
+                        benchlib.remove_cache(trace)
+                        env = {"VIGIL_CACHE_DIR": cdir}
+                    if cache == "warm":
+                        query(args, trace, text, **env)  # made cold first
+                    if pos != "-":
+                        env["VIGIL_SUMMARY_POSITIONS"] = pos
+                    r = query(args, trace, text, **env)
+                    if cdir:
+                        shutil.rmtree(cdir, ignore_errors=True)
+                        benchlib.remove_cache(trace)
+                    key = (name, cache, pos)
+                    runs.setdefault(key, []).append((r.wall, r.stats, benchlib.load(),
+                                                     r.lines()))
+    out = {"tuples": tuples}
+    print("| relation | tuples | cache | positions | wall (median) | build | events decoded | "
+          "events read | packets read by positions | load |")
+    print("|---|---:|---|---|---:|---:|---:|---:|---:|---|")
+    for key, rs in runs.items():
+        name, cache, pos = key
+        if any(x[3] != rs[0][3] for x in rs) or any(
+                runs[k][0][3] != rs[0][3] for k in runs if k[0] == name):
+            sys.exit("MISMATCH: %s answers differ between runs (cache, positions)" % name)
+        st = rs[-1][1]
+        # warm: nothing decoded (the relation's files mapped; `events` is the cache's count)
+        decoded = 0 if cache == "warm" else st["events"] - st["skip"].get("events_skipped", 0)
+        wall = statistics.median(x[0] for x in rs)
+        build = statistics.median(x[1]["build_ns"] for x in rs) / 1e9
+        loads = [x[2] for x in rs]
+        print("| %s | %d | %s | %s | %.3f s | %.3f s | %d | %d | %d of %d | %.1f-%.1f |" %
+              (name, tuples.get(name, 0), cache, pos, wall, build, decoded, st["events"],
+               st["skip"].get("packets_positioned", 0), st["skip"]["packets_read"],
+               min(loads), max(loads)))
+        out["%s_%s_%s" % (name, cache, pos)] = {"wall_s": wall, "build_s": build,
+                                                "decoded": decoded, "read": st["events"]}
+    send = max(tuples.get("Send", 1), 1)
+    for name in ("Audit", "Lock"):
+        share = tuples.get(name, 0) / send
+        line = []
+        for cache, pos in (("off", "on"), ("off", "off"), ("cold", "on"), ("cold", "off"),
+                           ("warm", "-")):
+            a = out["%s_%s_%s" % (name, cache, pos)]
+            b = out["Send_%s_%s" % (cache, pos)]
+            line.append("cache %s%s: wall %.3f, build %.3f" %
+                        (cache, "" if pos == "-" else ", positions " + pos,
+                         a["wall_s"] / b["wall_s"], a["build_s"] / max(b["build_s"], 1e-9)))
+            out["%s_ratio_%s_%s" % (name, cache, pos)] = a["wall_s"] / b["wall_s"]
+        print("%s against Send: tuples %.4f; cost %s" % (name, share, "; ".join(line)))
     return out
 
 

@@ -6,6 +6,7 @@
 set(FUZZ_REPLAY_TARGETS
     "metadata|tests/fuzz/fuzz_metadata.c|vigil_trace|tests/fuzz/seeds/metadata"
     "stream|tests/fuzz/fuzz_stream.c|vigil_trace|tests/fuzz/seeds/stream"
+    "summary|tests/fuzz/fuzz_summary.c|vigil_trace|tests/fuzz/seeds/summary"
     "vgl|tests/fuzz/fuzz_vgl.c|vigil_lang|tests/lang/good,tests/lang/bad"
     "tquel|tests/fuzz/fuzz_tquel.c|vigil_query|tests/query/tquel_good,tests/query/tquel_bad"
     "query|tests/fuzz/fuzz_query.c|vigil_query,reader_tracegen,vigil_trace,vigil_common|tests/query/fuzz_query_seeds"

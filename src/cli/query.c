@@ -390,11 +390,13 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 	        ",\"spilled_columns\":%" PRIu64 ",\"spill_trims\":%" PRIu64 ","
 	        "\"skip\":{\"keyed\":%zu,\"bounded\":%zu,\"packets\":%" PRIu64
 	        ",\"packets_read\":%" PRIu64 ",\"events\":%" PRIu64 ",\"packets_skipped\":%" PRIu64
-	        ",\"events_skipped\":%" PRIu64 "},\"statements\":[",
+	        ",\"events_skipped\":%" PRIu64 ",\"packets_positioned\":%" PRIu64
+	        "},\"statements\":[",
 	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), cache->write_ns,
 	        vgq_cache_checked_bytes(), vgq_derived_cached(db), max_rss_kb(), vgq_spill_budget(),
 	        vgq_query_memory(), sp.bytes, sp.columns, sp.trims, k->nkeyed, k->nbounded,
-	        k->packets, k->packets_read, k->events, k->packets_skipped, k->events_skipped);
+	        k->packets, k->packets_read, k->events, k->packets_skipped, k->events_skipped,
+	        k->packets_positioned);
 	for (size_t i = 0; i < n; i++)
 		fprintf(
 		    stderr,
@@ -483,9 +485,11 @@ static void print_skipped(const struct vgq_skip_stats *k)
 	       " packets wholly outside the bounds; %" PRIu64
 	       " events outside them passed over (headers read, payloads not decoded); %zu "
 	       "event relation%s selected by key (other tuples not built); %" PRIu64
-	       " packets passed over whole by their summaries (%" PRIu64 " events not decoded)\n",
+	       " packets passed over whole by their summaries, %" PRIu64
+	       " read by their positions (%" PRIu64 " events not decoded)\n",
 	       k->nbounded, k->nbounded == 1 ? "" : "s", k->packets, k->packets_read, k->events,
-	       k->nkeyed, k->nkeyed == 1 ? "" : "s", k->packets_skipped, k->events_skipped);
+	       k->nkeyed, k->nkeyed == 1 ? "" : "s", k->packets_skipped, k->packets_positioned,
+	       k->events_skipped);
 }
 
 /* The α operators of both plans, when the sensors behind the relations are known. */

@@ -162,9 +162,10 @@ static char *stats_json(const struct vgq_database *db)
 	if (asprintf(&s,
 	             "{\"events\":%" PRIu64 ",\"skip\":{\"keyed\":%zu,\"bounded\":%zu,"
 	             "\"packets\":%" PRIu64 ",\"packets_read\":%" PRIu64 ",\"events\":%" PRIu64
-	             ",\"packets_skipped\":%" PRIu64 ",\"events_skipped\":%" PRIu64 "}}",
+	             ",\"packets_skipped\":%" PRIu64 ",\"events_skipped\":%" PRIu64
+	             ",\"packets_positioned\":%" PRIu64 "}}",
 	             db->events, k->nkeyed, k->nbounded, k->packets, k->packets_read, k->events,
-	             k->packets_skipped, k->events_skipped) < 0)
+	             k->packets_skipped, k->events_skipped, k->packets_positioned) < 0)
 		return NULL;
 	return s;
 }

@@ -197,6 +197,7 @@ void vgq_build_bounds_count(const struct vgt_trace *t, const struct vgq_build_bo
 		st->packets_read += s->packets;
 		st->packets_skipped += s->packets_skipped;
 		st->events_skipped += s->events_skipped;
+		st->packets_positioned += s->packets_positioned;
 		if (!s->events_skipped) /* the stream's events were all counted as returned */
 			continue;
 		db->first = any && db->first < s->first_ts ? db->first : s->first_ts;
@@ -208,9 +209,9 @@ void vgq_build_bounds_count(const struct vgt_trace *t, const struct vgq_build_bo
 		fprintf(stderr,
 		        "vigil build: {\"events\":%" PRIu64 ",\"bounded\":%zu,\"keyed\":%zu,"
 		        "\"events_outside\":%" PRIu64 ",\"packets_skipped\":%" PRIu64
-		        ",\"events_skipped\":%" PRIu64 "}\n",
+		        ",\"events_skipped\":%" PRIu64 ",\"packets_positioned\":%" PRIu64 "}\n",
 		        db->events, st->nbounded, st->nkeyed, st->events, st->packets_skipped,
-		        st->events_skipped);
+		        st->events_skipped, st->packets_positioned);
 }
 
 void vgq_build_bounds_free(struct vgq_build_bounds *bb)

@@ -121,9 +121,10 @@ struct vgq_skip_stats {
 	uint64_t packets;      /* packets whose time span lies outside every bound */
 	uint64_t packets_read; /* packets read in all */
 	size_t nbounded;       /* event relations bounded */
-	/* packets passed over whole by their summaries (vgt_packet_summaries), and their
-	 * events (counted in vgq_database.events, never decoded) */
-	uint64_t packets_skipped, events_skipped;
+	/* packets passed over whole by their summaries (vgt_packet_summaries); packets read
+	 * by their summaries' positions (only the events of classes read decoded); the
+	 * events of both never decoded (counted in vgq_database.events) */
+	uint64_t packets_skipped, events_skipped, packets_positioned;
 };
 
 struct vgq_database {

@@ -461,6 +461,39 @@ static void header_roles(const struct stream_class *sc, const struct vgt_value *
 	*out_clock = clock;
 }
 
+/* The event header at pos (relative to base, the packet's start): its id and full clock,
+ * counted from `clock`, the one before it. */
+static enum decode_status decode_header(struct vgt_cursor *c, const uint8_t *base, size_t *pos,
+                                        size_t end, uint64_t clock, uint64_t *id,
+                                        uint64_t *out_clock)
+{
+	const struct stream_class *sc = c->sc;
+	enum decode_status st =
+	    sc->compact_id_bits
+	        ? compact_header(sc, base, pos, end, clock, id, out_clock)
+	        : vgt_layout_decode(&sc->event_header, base, pos, end, c->header_values, NULL);
+	if (st != DEC_OK)
+		return st;
+	if (!sc->roles) { /* plain: one id, one timestamp */
+		*id = c->header_values[sc->ev_id].u;
+		*out_clock = full_clock(clock, c->header_values[sc->ev_ts].u, sc->ts_bits);
+	} else if (!sc->compact_id_bits) {
+		header_roles(sc, c->header_values, clock, id, out_clock);
+	}
+	return DEC_OK;
+}
+
+bool vgt_cursor_header_at(struct vgt_cursor *c, size_t at, uint64_t clock, uint64_t *id,
+                          uint64_t *out_clock)
+{
+	const struct packet_info *pk = &c->pkt;
+	if (at < pk->header_end || at >= pk->content_end)
+		return false;
+	size_t pos = at - pk->start;
+	return decode_header(c, vgt_stream_bytes_at(c->s, pk->start), &pos,
+	                     pk->content_end - pk->start, clock, id, out_clock) == DEC_OK;
+}
+
 /* An event that cannot be decoded: the rest of its packet is skipped. */
 static void bad_event(struct vgt_cursor *c, enum decode_status st, size_t at, const char *what)
 {
@@ -581,6 +614,8 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 			if (vgt_summary_skip(c))
 				continue;
 		}
+		if (c->jumping && !vgt_positions_next(c)) /* read by its summary's positions */
+			continue;
 		struct packet_info *pk = &c->pkt;
 		const struct stream_class *sc = c->sc;
 		const uint8_t *base = vgt_stream_bytes_at(s, pk->start);
@@ -596,21 +631,12 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 			continue;
 		}
 		uint64_t id, clock;
-		enum decode_status st =
-		    sc->compact_id_bits ? compact_header(sc, base, &pos, end, c->clock, &id, &clock)
-		                        : vgt_layout_decode(&sc->event_header, base, &pos, end,
-		                                            c->header_values, NULL);
+		enum decode_status st = decode_header(c, base, &pos, end, c->clock, &id, &clock);
 		if (st != DEC_OK) {
 			if (pk->claimed_content > s->size && hold(c, at))
 				return false;
 			bad_event(c, st, at, "an event header");
 			continue;
-		}
-		if (!sc->roles) { /* plain: one id, one timestamp */
-			id = c->header_values[sc->ev_id].u;
-			clock = full_clock(c->clock, c->header_values[sc->ev_ts].u, sc->ts_bits);
-		} else if (!sc->compact_id_bits) {
-			header_roles(sc, c->header_values, c->clock, &id, &clock);
 		}
 		const struct event_class *ec = vgt_stream_class_event(sc, id);
 		if (!ec && hold(c, at)) { /* declared since the metadata was read? */
@@ -652,7 +678,7 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 		if (!sst->events++)
 			sst->first_ts = ts;
 		sst->last_ts = ts;
-		vgt_summary_event(c, id, ts);
+		vgt_summary_event(c, id, ts, at);
 		pk->last_event_end = pk->start + pos;
 		c->ev.type = &ec->pub;
 		c->ev.tid = c->tid;

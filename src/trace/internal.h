@@ -353,16 +353,42 @@ struct packet_info {
 };
 
 /* The packets of a stream as one whole read found them (summary.c): per packet, entry
- * words [start, end, events, first_ts, last_ts, last clock, flags, 0] then `words`
- * bitmap words of the event ids it holds. Written beside the stream (a dot file, which
- * readers pass over) or in the cache directory; read back only when it was made of the
- * same file (size, modification time, inode) and its checksum holds. */
-enum { SUM_START, SUM_END, SUM_EVENTS, SUM_FIRST, SUM_LAST, SUM_CLOCK, SUM_FLAGS, SUM_FIXED = 8 };
+ * words [start, end, events, first_ts, last_ts, last clock, flags, first position word]
+ * then `words` bitmap words of the event ids it holds. Written beside the stream (a dot
+ * file, which readers pass over) or in the cache directory; read back only when it was
+ * made of the same file (size, modification time, inode) and its checksum holds.
+ * The second format adds positions (summary_positions.c): after the entries, per packet
+ * that has any, `words` bitmap words of the event ids positioned, then for each event of
+ * those ids, in the packet's order, two words: its offset from the packet's start (low
+ * 48 bits) with its id above, and its clock value. A packet's block runs from its entry's
+ * SUM_POS word to the next entry's (the last: to npos). */
+enum {
+	SUM_START,
+	SUM_END,
+	SUM_EVENTS,
+	SUM_FIRST,
+	SUM_LAST,
+	SUM_CLOCK,
+	SUM_FLAGS,
+	SUM_POS,
+	SUM_FIXED = 8
+};
 #define SUM_CLEAN 1u     /* no damage was met while the packet was read */
 #define SUM_MAX_WORDS 64 /* event ids up to 4095 */
+#define POS_OFFSET_BITS 48
 struct stream_summary {
 	uint64_t *v; /* n entries of SUM_FIXED + words */
 	size_t n, cap, words;
+	/* the positions' words (the second format; NULL in the first), in v's block when
+	 * read from a file, else their own */
+	uint64_t *pos;
+	size_t npos, poscap;
+	bool positions, pos_own;
+	/* while one is made: the packet's events (offset word, clock), counts by id */
+	uint64_t *scratch;
+	size_t nscratch, capscratch;
+	uint32_t *counts;
+	char *from; /* the file it was read from (removed when its positions lie) */
 	/* the file it was made of */
 	uint64_t file_size, ino;
 	int64_t mtime_ns;
@@ -386,10 +412,38 @@ void vgt_summary_attach(struct vgt_cursor *c);
 bool vgt_summary_skip(struct vgt_cursor *c);
 /* An event read (recorded), a packet read to its content end, the stream's end (the
  * summary written), the cursor closed. */
-void vgt_summary_event(struct vgt_cursor *c, uint64_t id, int64_t ts);
+void vgt_summary_event(struct vgt_cursor *c, uint64_t id, int64_t ts, size_t at);
 void vgt_summary_packet_end(struct vgt_cursor *c);
 void vgt_summary_stream_end(struct vgt_cursor *c);
 void vgt_summary_detach(struct vgt_cursor *c);
+/* Would every event of class id in a packet whose events lie from first to last be
+ * passed over by the cursor (its class skipped, or outside its window)? NULL class: no. */
+bool vgt_summary_passed_over(const struct vgt_cursor *c, uint64_t id, int64_t first, int64_t last);
+
+/* Positions (summary_positions.c). Making: each event of the packet read, then at its
+ * end the block of its rarest ids (at most one event in 16) appended and its entry's
+ * SUM_POS set; a packet not kept forgets its events. */
+void vgt_positions_event(struct stream_summary *r, uint64_t id, size_t off, uint64_t clock);
+void vgt_positions_packet_end(struct stream_summary *r, uint64_t *entry);
+void vgt_positions_forget(struct stream_summary *r);
+/* Reading: the block of entry i (its positioned ids' bitmap and k records), false when it
+ * has none. */
+bool vgt_positions_of(const struct stream_summary *sum, size_t i, const uint64_t **bitmap,
+                      const uint64_t **rec, size_t *k);
+/* What in the positions of a summary just read cannot be (NULL: nothing), into why. */
+const char *vgt_positions_check(const struct stream_summary *sum, char *why, size_t whylen);
+/* The packet just opened, entry i of the cursor's summary e: read by its positions (true)
+ * when every id it holds is passed over or positioned, some are passed over, and every
+ * position to visit holds the event header it says (else a warning, the summary given up);
+ * its events not visited then counted as read. */
+bool vgt_positions_plan(struct vgt_cursor *c, size_t i, const uint64_t *e);
+/* Reading by positions: the cursor put at the next event to visit (true), or the packet
+ * done (false: its counts and clock as its entry says, in_packet false). */
+bool vgt_positions_next(struct vgt_cursor *c);
+/* The id and clock of the event header at byte `at` of the packet the cursor is in, with
+ * `clock` the one before it (cursor.c); false when none decodes there. */
+bool vgt_cursor_header_at(struct vgt_cursor *c, size_t at, uint64_t clock, uint64_t *id,
+                          uint64_t *out_clock);
 
 struct vgt_cursor {
 	struct stream *s;
@@ -434,6 +488,12 @@ struct vgt_cursor {
 	size_t sum_at;
 	bool sum_in;
 	uint64_t sum_damage;
+	/* Reading a packet by its positions (summary_positions.c): its entry, its records,
+	 * the indices of those to visit and the next one. */
+	bool jumping;
+	const uint64_t *jump_entry, *jump_rec;
+	uint32_t *jump_idx;
+	size_t jump_n, jump_i, jump_cap;
 };
 /* Sets the cursor's class windows (n classes), before its first event. */
 void vgt_cursor_windows(struct vgt_cursor *c, const struct vgt_class_window *w, size_t n);

@@ -1,6 +1,7 @@
 /* Packet summaries (internal.h, struct stream_summary): what a whole read of a stream
  * found in each packet, kept in a side file so that a later reader passes over the
- * packets holding none of the events it reads. A summary is used only for the file it
+ * packets holding none of the events it reads (and, with positions, summary_positions.c,
+ * visits only the events it reads in the others). A summary is used only for the file it
  * was made of (size, modification time, inode) and only when its checksum and its
  * entries hold together; a packet is passed over only where the stream's packet header,
  * read as always, starts and ends where its entry says, and only when its events were
@@ -22,8 +23,10 @@
 /* Streams (or a writer's part of a pool file) under this many bytes get no summary. */
 #define SUM_MIN_BYTES ((size_t)64 << 10)
 
-#define MAGIC 0x314d55534b504756ull /* "VGPKSUM1" */
-enum { H_MAGIC, H_SIZE, H_MTIME, H_INO, H_COUNT, H_WORDS, H_SUM, H_LEN = 8 };
+#define MAGIC 0x314d55534b504756ull  /* "VGPKSUM1": the first format, no positions */
+#define MAGIC2 0x324d55534b504756ull /* "VGPKSUM2": positions after the entries */
+/* H_NPOS: the positions' words (reserved, 0, in the first format) */
+enum { H_MAGIC, H_SIZE, H_MTIME, H_INO, H_COUNT, H_WORDS, H_SUM, H_NPOS, H_LEN = 8 };
 #define MAX_FILE (1ull << 30) /* bounds what is read of a summary file */
 
 void vgt_packet_summaries(struct vgt_trace *t, bool on)
@@ -31,12 +34,20 @@ void vgt_packet_summaries(struct vgt_trace *t, bool on)
 	t->summaries = on;
 }
 
-static uint64_t checksum(const uint64_t *v, size_t n)
+static uint64_t checksum(uint64_t h, const uint64_t *v, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ v[i]) * 1099511628211ull;
 	return h;
+}
+#define CHECKSUM_START 1469598103934665603ull
+
+/* Are positions made and used (VIGIL_SUMMARY_POSITIONS=off: summaries of the first
+ * format, as a reader without positions writes them, and positions not used)? */
+static bool positions_on(void)
+{
+	const char *e = getenv("VIGIL_SUMMARY_POSITIONS");
+	return !e || strcmp(e, "off");
 }
 
 static size_t entry_len(const struct stream_summary *sum)
@@ -49,6 +60,11 @@ void vgt_summary_free(struct stream_summary *sum)
 	if (!sum)
 		return;
 	free(sum->v);
+	if (sum->pos_own)
+		free(sum->pos);
+	free(sum->scratch);
+	free(sum->counts);
+	free(sum->from);
 	free(sum);
 }
 
@@ -62,7 +78,8 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 		return -1;
 	}
 	memcpy(h, buf, sizeof h);
-	if (h[H_MAGIC] != MAGIC || h[H_LEN - 1]) {
+	bool second = h[H_MAGIC] == MAGIC2;
+	if ((h[H_MAGIC] != MAGIC && !second) || (!second && h[H_NPOS])) {
 		snprintf(why, whylen, "no summary's magic number, or a reserved word set");
 		return -1;
 	}
@@ -72,14 +89,15 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 		return -1;
 	}
 	uint64_t words = (len - sizeof h) / 8, per = SUM_FIXED + h[H_WORDS];
-	if (h[H_COUNT] > words / per || h[H_COUNT] * per != words) {
-		snprintf(why, whylen, "%llu packets do not fill %zu bytes",
-		         (unsigned long long)h[H_COUNT], len);
+	if (h[H_NPOS] > words || h[H_COUNT] > (words - h[H_NPOS]) / per ||
+	    h[H_COUNT] * per + h[H_NPOS] != words) {
+		snprintf(why, whylen, "%llu packets and %llu position words do not fill %zu bytes",
+		         (unsigned long long)h[H_COUNT], (unsigned long long)h[H_NPOS], len);
 		return -1;
 	}
 	uint64_t *v = vgt__xmalloc(words * 8 + 8);
 	memcpy(v, buf + sizeof h, words * 8);
-	if (checksum(v, words) != h[H_SUM]) {
+	if (checksum(CHECKSUM_START, v, words) != h[H_SUM]) {
 		free(v);
 		snprintf(why, whylen, "its checksum does not hold");
 		return -1;
@@ -111,27 +129,39 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 	                               .n = h[H_COUNT],
 	                               .cap = h[H_COUNT],
 	                               .words = h[H_WORDS],
+	                               .pos = second ? v + h[H_COUNT] * per : NULL,
+	                               .npos = h[H_NPOS],
+	                               .positions = second,
 	                               .file_size = of->file_size,
 	                               .ino = of->ino,
 	                               .mtime_ns = of->mtime_ns};
+	if (vgt_positions_check(sum, why, whylen)) {
+		free(v);
+		*sum = (struct stream_summary){0};
+		return -1;
+	}
 	return 1;
 }
 
 uint8_t *vgt_summary_bytes(const struct stream_summary *sum, size_t *len)
 {
-	size_t words = sum->n * entry_len(sum);
-	uint64_t h[H_LEN] = {[H_MAGIC] = MAGIC,
+	size_t words = sum->n * entry_len(sum), npos = sum->positions ? sum->npos : 0;
+	uint64_t h[H_LEN] = {[H_MAGIC] = sum->positions ? MAGIC2 : MAGIC,
 	                     [H_SIZE] = sum->file_size,
 	                     [H_MTIME] = (uint64_t)sum->mtime_ns,
 	                     [H_INO] = sum->ino,
 	                     [H_COUNT] = sum->n,
 	                     [H_WORDS] = sum->words,
-	                     [H_SUM] = checksum(sum->v, words)};
-	*len = sizeof h + words * 8;
+	                     [H_SUM] =
+	                         checksum(checksum(CHECKSUM_START, sum->v, words), sum->pos, npos),
+	                     [H_NPOS] = npos};
+	*len = sizeof h + (words + npos) * 8;
 	uint8_t *b = vgt__xmalloc(*len);
 	memcpy(b, h, sizeof h);
 	if (words)
 		memcpy(b + sizeof h, sum->v, words * 8);
+	if (npos)
+		memcpy(b + sizeof h + words * 8, sum->pos, npos * 8);
 	return b;
 }
 
@@ -195,6 +225,7 @@ void vgt_summary_attach(struct vgt_cursor *c)
 	                            .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
 	                                        st.st_mtim.tv_nsec};
 	char path[4200];
+	bool positions = positions_on();
 	for (int i = 0; i < 2; i++) {
 		size_t len;
 		uint8_t *buf;
@@ -205,10 +236,14 @@ void vgt_summary_attach(struct vgt_cursor *c)
 		char why[200];
 		int rc = vgt_summary_parse(buf, len, &of, sum, why, sizeof why);
 		free(buf);
-		if (rc > 0) {
+		if (rc > 0 && (sum->positions || !positions)) {
+			sum->positions = positions; /* those of a summary read not used when off */
+			sum->from = vgt__xstrdup(path);
 			c->sum_use = sum;
 			return;
 		}
+		if (rc > 0) /* the first format, made again with positions */
+			free(sum->v);
 		free(sum);
 		if (rc < 0)
 			fprintf(stderr,
@@ -227,6 +262,9 @@ void vgt_summary_attach(struct vgt_cursor *c)
 	c->sum_rec = vgt__xcalloc(1, sizeof *c->sum_rec);
 	*c->sum_rec = of;
 	c->sum_rec->words = (size_t)words;
+	c->sum_rec->positions = c->sum_rec->pos_own = positions;
+	if (positions)
+		c->sum_rec->counts = vgt__xcalloc((size_t)words * 64, sizeof *c->sum_rec->counts);
 }
 
 /* ---- passing over ---- */
@@ -257,25 +295,28 @@ static const uint64_t *find(struct vgt_cursor *c, size_t off)
 	return NULL;
 }
 
+bool vgt_summary_passed_over(const struct vgt_cursor *c, uint64_t id, int64_t first, int64_t last)
+{
+	const struct event_class *ec = vgt_stream_class_event(c->sc, id);
+	if (!ec || !ec->usable)
+		return false;
+	uint32_t k = ec->pub.class_id;
+	if (c->skip && c->skip[k])
+		return true;
+	const struct vgt_class_window *win = c->windows ? &c->windows[k] : NULL;
+	return win && win->active && !win->keeps_next && (last < win->lo || first > win->hi);
+}
+
 /* Would every event of the entry be passed over (its class skipped, or outside its
  * class's window, which the packet's times lie wholly outside of)? */
 static bool all_passed_over(const struct vgt_cursor *c, const uint64_t *e, size_t words)
 {
 	int64_t first = (int64_t)e[SUM_FIRST], last = (int64_t)e[SUM_LAST];
 	for (size_t w = 0; w < words; w++)
-		for (uint64_t bits = e[SUM_FIXED + w]; bits; bits &= bits - 1) {
-			uint64_t id = w * 64 + (uint64_t)__builtin_ctzll(bits);
-			const struct event_class *ec = vgt_stream_class_event(c->sc, id);
-			if (!ec || !ec->usable)
+		for (uint64_t bits = e[SUM_FIXED + w]; bits; bits &= bits - 1)
+			if (!vgt_summary_passed_over(c, w * 64 + (uint64_t)__builtin_ctzll(bits),
+			                             first, last))
 				return false;
-			uint32_t k = ec->pub.class_id;
-			if (c->skip && c->skip[k])
-				continue;
-			const struct vgt_class_window *win = c->windows ? &c->windows[k] : NULL;
-			if (!win || !win->active || win->keeps_next ||
-			    (last >= win->lo && first <= win->hi))
-				return false;
-		}
 	return true;
 }
 
@@ -293,14 +334,21 @@ bool vgt_summary_skip(struct vgt_cursor *c)
 		memset(e, 0, entry_len(r) * sizeof *e);
 		e[SUM_START] = c->pkt.start;
 		e[SUM_END] = c->pkt.end;
+		vgt_positions_forget(r);
 		return false;
 	}
+	c->jumping = false;
 	if (!c->sum_use || c->keep_next)
 		return false;
 	const uint64_t *e = find(c, c->pkt.start);
-	if (!e || e[SUM_END] != c->pkt.end || !(e[SUM_FLAGS] & SUM_CLEAN) ||
-	    !all_passed_over(c, e, c->sum_use->words))
+	if (!e || e[SUM_END] != c->pkt.end || !(e[SUM_FLAGS] & SUM_CLEAN))
 		return false;
+	if (!all_passed_over(c, e, c->sum_use->words)) {
+		if (c->sum_use->positions)
+			vgt_positions_plan(c, (size_t)(e - c->sum_use->v) / entry_len(c->sum_use),
+			                   e);
+		return false;
+	}
 	struct vgt_stream_stats *st = &c->s->pub.stats;
 	if (e[SUM_EVENTS]) {
 		if (!st->events)
@@ -319,7 +367,7 @@ bool vgt_summary_skip(struct vgt_cursor *c)
 
 /* ---- making one ---- */
 
-void vgt_summary_event(struct vgt_cursor *c, uint64_t id, int64_t ts)
+void vgt_summary_event(struct vgt_cursor *c, uint64_t id, int64_t ts, size_t at)
 {
 	struct stream_summary *r = c->sum_rec;
 	if (!r || !c->sum_in)
@@ -334,6 +382,8 @@ void vgt_summary_event(struct vgt_cursor *c, uint64_t id, int64_t ts)
 	e[SUM_LAST] = (uint64_t)ts;
 	e[SUM_CLOCK] = c->clock;
 	e[SUM_FIXED + id / 64] |= 1ull << (id % 64);
+	if (r->positions)
+		vgt_positions_event(r, id, at - c->pkt.start, c->clock);
 }
 
 void vgt_summary_packet_end(struct vgt_cursor *c)
@@ -346,6 +396,8 @@ void vgt_summary_packet_end(struct vgt_cursor *c)
 	if (c->s->damage.total != c->sum_damage || e[SUM_END] != c->pkt.end)
 		return; /* damaged, or sizes changed: not kept */
 	e[SUM_FLAGS] = SUM_CLEAN;
+	if (r->positions)
+		vgt_positions_packet_end(r, e);
 	r->n++;
 }
 
@@ -394,4 +446,7 @@ void vgt_summary_detach(struct vgt_cursor *c)
 	vgt_summary_free(c->sum_use);
 	vgt_summary_free(c->sum_rec);
 	c->sum_use = c->sum_rec = NULL;
+	free(c->jump_idx);
+	c->jump_idx = NULL;
+	c->jumping = false;
 }

@@ -151,8 +151,10 @@ struct vgt_stream_stats {
 	 * every window (all their windowed events passed over; their headers still read). */
 	uint64_t events_outside, packets_outside;
 	/* With packet summaries (vgt_packet_summaries): packets passed over whole, their
-	 * events counted in `events` (and first_ts, last_ts) but not decoded. */
-	uint64_t packets_skipped, events_skipped;
+	 * events counted in `events` (and first_ts, last_ts) but not decoded; packets read
+	 * by their summary's positions (only the events of the classes read decoded, the
+	 * others counted in events_skipped too). */
+	uint64_t packets_skipped, events_skipped, packets_positioned;
 };
 
 struct vgt_stream;

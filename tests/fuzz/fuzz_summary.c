@@ -1,7 +1,9 @@
 /* libFuzzer target: packet summary files (trace/summary.c), as a reader finds them beside
  * a stream. The input's checksum is made to hold and its file identity taken as the
  * stream's (else nearly every input stops there): then every entry is checked, and a
- * summary read is written again byte for byte. */
+ * summary read is written again byte for byte; its positions (the second format) are
+ * walked packet by packet as a reader takes them (vgt_positions_of), each record read,
+ * and each must lie inside its packet, in order, of an id the packet positions. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len != size || memcmp(again, buf, size))
 			abort(); /* read, then written: not the same bytes */
 		free(again);
+		for (size_t i = 0; i < sum.n; i++) {
+			const uint64_t *bitmap, *rec, *e = sum.v + i * (SUM_FIXED + sum.words);
+			size_t k;
+			if (!vgt_positions_of(&sum, i, &bitmap, &rec, &k))
+				continue;
+			uint64_t prev = 0;
+			for (size_t j = 0; j < k; j++) {
+				uint64_t off = rec[2 * j] & ((1ull << POS_OFFSET_BITS) - 1);
+				uint64_t id = rec[2 * j] >> POS_OFFSET_BITS;
+				if (off >= e[SUM_END] - e[SUM_START] || (j && off <= prev) ||
+				    id >= sum.words * 64 || !(bitmap[id / 64] >> (id % 64) & 1))
+					abort(); /* a position the checks let through */
+				prev = off;
+			}
+		}
 		free(sum.v);
 	}
 	free(buf);

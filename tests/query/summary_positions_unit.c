@@ -1,0 +1,348 @@
+/* Positions in packet summaries (trace/summary_positions.c): a build over a rare relation
+ * whose events are in every packet, interleaved with a flood of another, decodes only the
+ * rare events once a first read has written each stream's summary with positions, and
+ * gives the same answer as without positions (VIGIL_SUMMARY_POSITIONS=off: summaries of
+ * the first format, every packet read header by header) and as without summaries
+ * (VIGIL_SKIP=off). A trace built byte by byte (tests/unit/reader_tracegen.h) with the
+ * runtime's compact event header (27-bit times: a visited event's clock must come from
+ * its position, the events before it are not decoded), two streams of 40 packets of 200
+ * events: Send everywhere, two Rare in every packet; in one packet of stream 1 a
+ * vg.report.synth marker, then a Send (the synthesized one), then a Rare. Checked, at 1
+ * and 2 threads:
+ *   - summaries of the first format are written and used: nothing passed over, nothing
+ *     read by positions, the same Rare tuples, events, first and last;
+ *   - with positions, such a summary is made again in the second format, then every
+ *     packet but the marker's is read by its positions (only the Rare events decoded),
+ *     the same answer; under a time bound on Rare and on Send the same as without;
+ *   - a byte of a position changed: said once, not used, made again;
+ *   - a position moved onto another event (its checksum made to hold): said once, the
+ *     packet read whole, the same answer, the summary made again;
+ *   - a lie the checks cannot see (a Rare position removed, the summary otherwise
+ *     consistent) is believed: a Rare tuple lost. The comparisons above would see a
+ *     position missing. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file_io.h"
+#include "interleaved_trace.h"
+#include "reader_tracegen.h"
+#include "relations/relation.h"
+#include "trace/trace.h"
+
+#define RARE 10
+#define SEND 11
+#define SYNTH 12
+#define PACKETS 40
+#define PER_PACKET 200
+#define MARKED_PACKET 5 /* of stream 1: the vg.report.synth marker */
+
+static int failures;
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "query.summary_positions: %s\n", what);
+	failures++;
+}
+
+/* Far above 2^27 and 40,000 apart: the compact header's 27 bits wrap every 3,355 events. */
+static uint64_t clock_at(unsigned st, unsigned k)
+{
+	return (5ull << 27) + 40000ull * k + 7 * st;
+}
+
+static char stream_path[2][4096], side[2][4200];
+
+static void write_stream(struct tg_image *img, unsigned st)
+{
+	struct tg_stream *s = tg_stream_new(img, 42 + st, 0);
+	for (unsigned k = 0; k < PACKETS * PER_PACKET; k++) {
+		uint64_t t = clock_at(st, k);
+		unsigned p = k / PER_PACKET, in = k % PER_PACKET;
+		if (in == 0)
+			tg_packet_begin(s, t);
+		if (st == 1 && p == MARKED_PACKET && in == 60) {
+			tg_event(s, SYNTH, t);
+			tg_u64(s, clock_at(st, k) - 1000000); /* the next event's time */
+		} else if (in == 37 || in == 150 || (st == 1 && p == MARKED_PACKET && in == 62)) {
+			tg_event(s, RARE, t);
+			tg_u32(s, k * 2 + st);
+		} else {
+			tg_event(s, SEND, t);
+			tg_u32(s, k);
+			tg_str(s, k % 3 ? "a" : "bb");
+		}
+		if (in == PER_PACKET - 1)
+			tg_packet_end(s, 0, 0);
+	}
+	snprintf(stream_path[st], sizeof stream_path[st], "%s", tg_stream_write(s));
+	char *d = strdup(stream_path[st]), *slash = strrchr(d, '/');
+	*slash = 0;
+	snprintf(side[st], sizeof side[st], "%s/.%s.packets", d, slash + 1);
+	free(d);
+}
+
+static struct vgt_trace *open_trace(const char *root)
+{
+	char err[256];
+	const char *paths[] = {root};
+	struct vgt_trace *t = vgt_open(paths, 1, err, sizeof err);
+	if (!t) {
+		fail(err);
+		exit(1);
+	}
+	return t;
+}
+
+static const int64_t LO = OFFSET_NS + (5ll << 27) + 40000ll * 3000,
+                     HI = OFFSET_NS + (5ll << 27) + 40000ll * 5000;
+
+struct result {
+	char *rows;
+	uint64_t events, skipped, positioned, passed_whole;
+	int64_t first, last;
+};
+
+/* A build of rel (under the time bound LO..HI when bounded): its tuples and counts. */
+static struct result build(struct vgt_trace *t, const char *rel, bool bounded, unsigned threads)
+{
+	const char *need[] = {rel};
+	struct vgq_time_bound bound = {rel, LO, HI};
+	vgt_set_decode_threads(threads);
+	struct vgq_build_options o = {
+	    .need = need, .nneed = 1, .bounds = bounded ? &bound : NULL, .nbounds = bounded};
+	struct vgq_database *db = vgq_database_build_opts(t, &o);
+	const struct vgq_relation *r = vgq_database_find(db, rel);
+	char *p = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&p, &len);
+	for (size_t i = 0; r && i < r->ntuples; i++)
+		if (!bounded || (r->from[i] >= LO && r->from[i] <= HI))
+			it_tuple_line(f, r, i);
+	fclose(f);
+	struct result res = {p,
+	                     db->events,
+	                     db->skipped.events_skipped,
+	                     db->skipped.packets_positioned,
+	                     db->skipped.packets_skipped,
+	                     db->first,
+	                     db->last};
+	vgq_database_free(db);
+	return res;
+}
+
+static struct result whole(struct vgt_trace *t, const char *rel, bool bounded)
+{
+	setenv("VIGIL_SKIP", "off", 1);
+	struct result r = build(t, rel, bounded, 1);
+	unsetenv("VIGIL_SKIP");
+	return r;
+}
+
+/* Builds rel and compares it with w; the packets read by positions must be `positioned`,
+ * those passed over whole `whole`, and the events not decoded all those packets' but the
+ * Rare ones. */
+static void check(const char *what, struct vgt_trace *t, const char *rel, bool bounded,
+                  unsigned threads, const struct result *w, uint64_t positioned, uint64_t whole)
+{
+	struct result r = build(t, rel, bounded, threads);
+	char msg[700];
+	snprintf(msg, sizeof msg,
+	         "%s (%u threads): %s tuples %s, events %" PRIu64 "/%" PRIu64 ", first %" PRId64
+	         "/%" PRId64 ", last %" PRId64 "/%" PRId64 ", %" PRIu64
+	         " packets read by positions (wanted %" PRIu64 "), %" PRIu64
+	         " passed over whole (wanted %" PRIu64 "), %" PRIu64 " events not decoded",
+	         what, threads, rel, strcmp(r.rows, w->rows) ? "differ" : "the same", r.events,
+	         w->events, r.first, w->first, r.last, w->last, r.positioned, positioned,
+	         r.passed_whole, whole, r.skipped);
+	uint64_t least = positioned * (PER_PACKET - 3) + whole * PER_PACKET;
+	if (strcmp(r.rows, w->rows) || r.events != w->events || r.first != w->first ||
+	    r.last != w->last || r.positioned != positioned || r.passed_whole != whole ||
+	    r.skipped < least || (!least && r.skipped))
+		fail(msg);
+	else
+		printf("query.summary_positions: %s\n", msg);
+	free(r.rows);
+}
+
+static uint64_t *read_words(const char *path, size_t *n)
+{
+	size_t len;
+	char *b = vgb_read_file(path, 1 << 24, 0, &len);
+	*n = b ? len / 8 : 0;
+	return (uint64_t *)b;
+}
+
+/* Writes the words, the body's checksum (trace/summary.c) made to hold when fix_sum. */
+static void write_words(const char *path, uint64_t *v, size_t n, bool fix_sum)
+{
+	if (fix_sum) {
+		uint64_t h = 1469598103934665603ull;
+		for (size_t i = 8; i < n; i++)
+			h = (h ^ v[i]) * 1099511628211ull;
+		v[6] = h;
+	}
+	tg_write_file(path, v, n * 8);
+}
+
+static const uint64_t MAGIC1 = 0x314d55534b504756ull, MAGIC2 = 0x324d55534b504756ull;
+
+static uint64_t magic_of(const char *path)
+{
+	size_t n;
+	uint64_t *v = read_words(path, &n);
+	uint64_t m = n ? v[0] : 0;
+	free(v);
+	return m;
+}
+
+/* Where packet p's positions block starts in v (header 8, entries of 8 + words), and the
+ * word index of its first record. */
+static size_t block_at(const uint64_t *v, size_t p)
+{
+	size_t words = (size_t)v[5], per = 8 + words, count = (size_t)v[4];
+	return 8 + count * per + (size_t)v[8 + p * per + 7];
+}
+
+/* said(): stderr to a file while the build runs. */
+static char *said_build(struct vgt_trace *t, const char *root, const struct result *w,
+                        const char *what, uint64_t positioned)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/stderr.txt", root);
+	fflush(stderr);
+	int saved = dup(2);
+	if (!freopen(path, "w", stderr))
+		exit(1);
+	check(what, t, "Rare", false, 1, w, positioned, 0);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	size_t len;
+	char *text = vgb_read_file(path, 1 << 20, 0, &len);
+	return text ? text : strdup("");
+}
+
+static bool one_line_with(const char *text, const char *a, const char *b)
+{
+	return strstr(text, a) && strstr(text, b) && strchr(text, '\n') == text + strlen(text) - 1;
+}
+
+int main(void)
+{
+	char *root = tg_tempdir();
+	struct tg_image_opts io = {.compact = 1};
+	struct tg_image *img = tg_image_new(root, "app-42-0", &io);
+	tg_declare(img, "rare", RARE, "vigil:kind=event;flag=sensor;traced;relation=Rare",
+	           "uint32_t n;");
+	tg_declare(img, "send", SEND, "vigil:kind=event;flag=sensor;traced;relation=Send",
+	           "uint32_t n; string s;");
+	tg_declare_builtin(img, "vg.report.synth", SYNTH);
+	tg_write_metadata(img);
+	write_stream(img, 0);
+	write_stream(img, 1);
+	struct vgt_trace *t = open_trace(root);
+	/* every packet but the marker's; under the time bound, packets 15 to 25 of stream 0
+	 * and 15 to 24 of stream 1 are read (by positions for Rare), the others passed over
+	 * whole but the marker's */
+	const uint64_t read_by_positions = 2 * PACKETS - 1, inside = 21,
+	               outside = 2 * PACKETS - inside - 1;
+	struct result rare = whole(t, "Rare", false), rare_b = whole(t, "Rare", true),
+	              send_b = whole(t, "Send", true);
+	size_t nrare = 0;
+	for (const char *c = rare.rows; (c = strchr(c, '\n')); c++)
+		nrare++;
+	/* the marker is no event of the database */
+	if (nrare != 2 * 2 * PACKETS + 1 || rare.events != 2 * PACKETS * PER_PACKET - 1)
+		fail("the trace is not the one the test means (161 Rare tuples of 15999 events)");
+
+	/* the first format: written, then used (every packet holds Rare: none passed over) */
+	setenv("VIGIL_SUMMARY_POSITIONS", "off", 1);
+	check("first format, first read", t, "Rare", false, 1, &rare, 0, 0);
+	if (magic_of(side[0]) != MAGIC1 || magic_of(side[1]) != MAGIC1)
+		fail("VIGIL_SUMMARY_POSITIONS=off did not write summaries of the first format");
+	for (unsigned th = 1; th <= 2; th++)
+		check("first format, used", t, "Rare", false, th, &rare, 0, 0);
+	unsetenv("VIGIL_SUMMARY_POSITIONS");
+
+	/* with positions: the first format made again, then read by positions */
+	check("positions, the first format made again", t, "Rare", false, 1, &rare, 0, 0);
+	if (magic_of(side[0]) != MAGIC2 || magic_of(side[1]) != MAGIC2)
+		fail("the summaries were not made again with positions");
+	for (unsigned th = 1; th <= 2; th++) {
+		check("positions", t, "Rare", false, th, &rare, read_by_positions, 0);
+		check("positions, Rare under a time bound", t, "Rare", true, th, &rare_b, inside,
+		      outside);
+		/* Send is nowhere positioned: the packets in the bound read header by header */
+		check("positions, Send under a time bound", t, "Send", true, th, &send_b, 0,
+		      outside);
+	}
+	/* with positions turned off, a summary with them is used without them */
+	setenv("VIGIL_SUMMARY_POSITIONS", "off", 1);
+	check("positions not used", t, "Rare", false, 1, &rare, 0, 0);
+	unsetenv("VIGIL_SUMMARY_POSITIONS");
+
+	/* a byte of stream 0's first Rare position changed: the checksum fails */
+	size_t n;
+	uint64_t *v = read_words(side[0], &n), *good = malloc(n * 8);
+	memcpy(good, v, n * 8);
+	size_t rec = block_at(v, 0) + (size_t)v[5]; /* packet 0's first record */
+	if (rec + 1 >= n || (v[rec] >> 48) != RARE)
+		fail("stream 0's summary does not position Rare where the test looks");
+	v[rec] ^= 8;
+	write_words(side[0], v, n, false);
+	char *err = said_build(t, root, &rare, "a damaged position", read_by_positions - PACKETS);
+	if (!one_line_with(err, "not a packet summary", side[0]))
+		fail("a damaged position was not said in one line");
+	free(err);
+	check("the damaged one made again", t, "Rare", false, 1, &rare, read_by_positions, 0);
+
+	/* the position moved to the Send after it, its checksum made to hold: the checks of
+	 * the file pass, the event header there does not */
+	memcpy(v, good, n * 8);
+	v[rec] += 8; /* the Send after it (a Rare is a 4-byte header and a 4-byte n) */
+	write_words(side[0], v, n, true);
+	err =
+	    said_build(t, root, &rare, "a position on another event", read_by_positions - PACKETS);
+	if (!one_line_with(err, "positions", "do not hold what they say"))
+		fail("a position on another event was not said in one line");
+	free(err);
+	struct stat st;
+	if (stat(side[0], &st) == 0)
+		fail("a summary whose positions lie was not removed");
+	check("the lying one made again", t, "Rare", false, 1, &rare, read_by_positions - PACKETS,
+	      0);
+	check("and used", t, "Rare", false, 1, &rare, read_by_positions, 0);
+
+	/* a lie the checks cannot see: packet 0's first Rare position removed (its block, the
+	 * later blocks' starts, the positions' count and the checksum made to agree) */
+	memcpy(v, good, n * 8);
+	size_t words = (size_t)v[5], per = 8 + words, count = (size_t)v[4];
+	memmove(v + rec, v + rec + 2, (n - rec - 2) * 8);
+	for (size_t p = 1; p < count; p++)
+		v[8 + p * per + 7] -= 2;
+	v[7] -= 2;
+	write_words(side[0], v, n - 2, true);
+	struct result lie = build(t, "Rare", false, 1);
+	if (!strcmp(lie.rows, rare.rows) || lie.positioned != read_by_positions)
+		fail("a position removed was not believed: the test cannot see one missing");
+	free(lie.rows);
+	write_words(side[0], good, n, false);
+	free(v);
+	free(good);
+
+	vgt_close(t);
+	free(rare.rows);
+	free(rare_b.rows);
+	free(send_b.rows);
+	tg_image_free(img);
+	tg_rmtree(root);
+	free(root);
+	vgt_set_decode_threads(1);
+	return failures ? 1 : 0;
+}
