@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/huge.h"
+#include "relations/cache.h"
 #include "relations/cache_internal.h"
 #include "relations/spill.h"
 #include "trace/trace.h" /* vgt_decode_threads: the query's --threads */
@@ -55,6 +56,13 @@ static void *copy_work(void *p)
 			done += (size_t)got;
 		}
 	}
+}
+
+static uint64_t copied_bytes; /* atomic */
+
+uint64_t vgq_cache_copied_bytes(void)
+{
+	return __atomic_load_n(&copied_bytes, __ATOMIC_RELAXED);
 }
 
 /* Copies are worth their 2 MiB pages from this many bytes on. */
@@ -104,5 +112,6 @@ bool vgc_columns_copy(int fd, const struct vgc_column *const *cols, size_t n,
 		vgb_huge_unmap(blk);
 		return false;
 	}
+	__atomic_fetch_add(&copied_bytes, total, __ATOMIC_RELAXED);
 	return true;
 }
