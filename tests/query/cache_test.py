@@ -26,7 +26,10 @@ the trace's answers, whatever happened to the trace or the cache since.
    is checked again: damage said, never another answer; a damaged record is no record;
 8. time selections on a warm cache: an event relation every statement bounds in time is
    the rows of its file within the bound (`"skip":{"bounded":1}`), the answers those
-   without the cache give, bounds at events' own instants, before and after them all.
+   without the cache give, bounds at events' own instants, before and after them all;
+9. columns an earlier query checked are read into memory of the query's own
+   (cache_copy.c, `cache_copied_bytes`) under the default budget and mapped past half of
+   a 256K one: the trace's answers either way, at 1 and 2 threads, a time slice included.
 Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
 directory and HOME inside the test's own temporary directory."""
 import glob
