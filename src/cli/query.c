@@ -385,7 +385,7 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 	fprintf(stderr,
 	        "{\"stats\":{\"events\":%" PRIu64 ",\"build_ns\":%" PRIu64
 	        ",\"cache\":\"%s\",\"cache_write_ns\":%" PRIu64 ",\"cache_checked_bytes\":%" PRIu64
-	        ",\"derived_cached\":%zu,\"max_rss_kb\":%ld"
+	        ",\"cache_copied_bytes\":%" PRIu64 ",\"derived_cached\":%zu,\"max_rss_kb\":%ld"
 	        ",\"build_memory\":%zu,\"query_memory\":%zu,\"spilled_bytes\":%" PRIu64
 	        ",\"spilled_columns\":%" PRIu64 ",\"spill_trims\":%" PRIu64 ","
 	        "\"skip\":{\"keyed\":%zu,\"bounded\":%zu,\"packets\":%" PRIu64
@@ -393,10 +393,10 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 	        ",\"events_skipped\":%" PRIu64 ",\"packets_positioned\":%" PRIu64
 	        "},\"statements\":[",
 	        db->events, build_ns, vgq_cache_outcome_name(cache->outcome), cache->write_ns,
-	        vgq_cache_checked_bytes(), vgq_derived_cached(db), max_rss_kb(), vgq_spill_budget(),
-	        vgq_query_memory(), sp.bytes, sp.columns, sp.trims, k->nkeyed, k->nbounded,
-	        k->packets, k->packets_read, k->events, k->packets_skipped, k->events_skipped,
-	        k->packets_positioned);
+	        vgq_cache_checked_bytes(), vgq_cache_copied_bytes(), vgq_derived_cached(db),
+	        max_rss_kb(), vgq_spill_budget(), vgq_query_memory(), sp.bytes, sp.columns,
+	        sp.trims, k->nkeyed, k->nbounded, k->packets, k->packets_read, k->events,
+	        k->packets_skipped, k->events_skipped, k->packets_positioned);
 	for (size_t i = 0; i < n; i++)
 		fprintf(
 		    stderr,

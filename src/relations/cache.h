@@ -80,6 +80,9 @@ void vgq_cache_key_program(const char *path);
 /* Bytes of cached columns this process summed against their checksums (the columns an
  * earlier query checked in the same file are not summed again: cache_checked.c). */
 uint64_t vgq_cache_checked_bytes(void);
+/* Bytes of cached columns this process read into memory of its own instead of using them
+ * mapped (cache_copy.c). */
+uint64_t vgq_cache_copied_bytes(void);
 
 const char *vgq_cache_outcome_name(enum vgq_cache_outcome o); /* "off", "warm", ... */
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/huge.h"
 #include "relations/cache.h"
 #include "relations/cache_internal.h"
 
@@ -43,6 +44,13 @@ struct vgc_rfile {
 	struct stat st; /* the file as opened: its identity for cache_checked.c */
 	size_t row0;    /* its relation's first tuple's row in the file (a time slice) */
 	bool sliced;    /* its relation is the rows within the query's time bound */
+	int fd;         /* the file, open while its columns may be copied; or -1 */
+	/* Columns read into memory of their own (cache_copy.c): copied[i] is column
+	 * copied_col[i]'s bytes, in the block `copy`. */
+	struct vgb_huge_block copy;
+	const uint8_t **copied;
+	struct vgc_column *copied_col;
+	size_t ncopied;
 };
 
 /* The relations of a database that are mapped, by their place in db->relations. */
@@ -215,6 +223,12 @@ static void unmap(struct vgc_rfile *m)
 {
 	if (m->base)
 		munmap((void *)m->base, m->size);
+	if (m->fd >= 0)
+		close(m->fd);
+	if (m->copy.base)
+		vgb_huge_unmap(&m->copy);
+	free(m->copied);
+	free(m->copied_col);
 	free(m);
 }
 
@@ -241,15 +255,17 @@ static enum vgc_open_status map_file(const char *path, const char *magic, const 
 		return VGC_ABSENT;
 	}
 	struct vgc_rfile *m = vgq_xcalloc(1, sizeof *m);
+	m->fd = -1;
 	snprintf(m->path, sizeof m->path, "%s", path);
 	m->size = (size_t)st.st_size;
 	m->st = st;
 	void *base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
 	if (base == MAP_FAILED) {
+		close(fd);
 		free(m);
 		return VGC_ABSENT;
 	}
+	m->fd = fd;
 	m->base = base;
 	struct vgc_header h;
 	const char *bad = check_header(m, magic, &h);
@@ -438,6 +454,30 @@ size_t vgc_rfile_warnings(const struct vgc_rfile *f, const char *const **warning
 	return f->nwarnings;
 }
 
+/* Columns checked by an earlier query: read into memory of the file's own when that pays
+ * (cache_copy.c), else their pages mapped. */
+static void copy_or_map(struct vgc_rfile *f, const struct vgc_column *const *cols, size_t n)
+{
+	f->copied = vgq_xcalloc(n, sizeof *f->copied);
+	if (!vgc_columns_copy(f->fd, cols, n, &f->copy, f->copied)) {
+		vgc_columns_map(f->base, cols, n);
+		return;
+	}
+	f->copied_col = vgq_xcalloc(n, sizeof *f->copied_col);
+	for (size_t i = 0; i < n; i++)
+		f->copied_col[i] = *cols[i];
+	f->ncopied = n;
+}
+
+/* Where column c's bytes are read: its copy, or the mapping. */
+static const uint8_t *column_bytes(const struct vgc_rfile *m, const struct vgc_column *c)
+{
+	for (size_t i = 0; i < m->ncopied; i++)
+		if (!memcmp(&m->copied_col[i], c, sizeof *c))
+			return m->copied[i];
+	return m->base + c->offset;
+}
+
 static bool wanted(const struct vgq_cache_request *rq, const char *attr)
 {
 	if (!rq || rq->all_attrs)
@@ -474,7 +514,7 @@ static void slice(struct vgc_rfile *f, const struct vgq_cache_request *rq)
 	for (size_t a = 0; a < r->nattrs; a++)
 		if (f->ri.checked[a] && r->attrs[a].type == VGQ_BYTES)
 			return;
-	const int64_t *from = (const int64_t *)(f->base + f->ri.from.offset);
+	const int64_t *from = (const int64_t *)column_bytes(f, &f->ri.from);
 	size_t n = r->ntuples;
 	for (size_t i = 1; i < n; i++)
 		if (from[i] < from[i - 1])
@@ -529,7 +569,7 @@ bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq)
 			left[nleft++] = check[i];
 	}
 	if (nseen)
-		vgc_columns_map(f->base, seen, nseen);
+		copy_or_map(f, seen, nseen);
 	if (nleft) {
 		if (!vgc_columns_ok(f->base, left, nleft))
 			return false;
@@ -628,8 +668,8 @@ bool vgc_refs_column(const struct vgc_texts *t, const uint64_t *in, size_t n, st
 /* A column of `width` bytes a value, from the relation's first row (row0). */
 static const void *column_data(const struct vgc_rfile *m, const struct vgc_column *c, size_t width)
 {
-	/* its pages mapped when it was checked */
-	return c->offset ? m->base + c->offset + m->row0 * width : NULL;
+	/* its pages mapped (or it copied) when it was checked */
+	return c->offset ? column_bytes(m, c) + m->row0 * width : NULL;
 }
 
 /* Texts, bytes and entities as the relation's pointers; false if an offset is wrong. */

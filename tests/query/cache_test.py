@@ -26,7 +26,10 @@ the trace's answers, whatever happened to the trace or the cache since.
    is checked again: damage said, never another answer; a damaged record is no record;
 8. time selections on a warm cache: an event relation every statement bounds in time is
    the rows of its file within the bound (`"skip":{"bounded":1}`), the answers those
-   without the cache give, bounds at events' own instants, before and after them all.
+   without the cache give, bounds at events' own instants, before and after them all;
+9. columns an earlier query checked are read into memory of the query's own
+   (cache_copy.c, `cache_copied_bytes`) under the default budget and mapped past half of
+   a 256K one: the trace's answers either way, at 1 and 2 threads, a time slice included.
 Every vigil runs with VIGIL_CACHE_MIN_EVENTS=0 (small traces are cached too) and a cache
 directory and HOME inside the test's own temporary directory."""
 import glob
@@ -443,6 +446,44 @@ def warm_slices(v, work):
           (2 * len(cuts)))
 
 
+def copied_columns(v, work):
+    """A warm query reads the columns an earlier query checked into memory of its own
+    (src/relations/cache_copy.c) while they fit half the build's budget, and maps them
+    past it: the same answers either way, at 1 and 2 threads, time slices included."""
+    from diff_test import date_text
+    trace = v.record(os.path.join(work, "copied"), 26, 40000)
+    got = v.query(trace, "range of E1 is E retrieve (E1.key)", cache=False)
+    times = sorted(json.loads(x)["at"] for x in got[1].splitlines())
+    check(len(times) > 5000, "copied: %d events of E" % len(times))
+    rng = random.Random(26)
+    bound = '"%s" precede E1 and E1 precede "%s"' % (
+        date_text(times[len(times) // 5], rng), date_text(times[len(times) // 2], rng))
+    text = QUERY + ("retrieve (E1.key, E1.val) where E1.val > 10 and E1.key != 3\n"
+                    "retrieve (E1.all) when %s\n" % bound)
+    ref = v.query(trace, text, cache=False)
+    check(ref[0] in (0, 1) and ref[1], "copied: no answer without the cache: %s" % ref[2])
+    check(v.query(trace, text)[3] == "cold", "copied: not cold")
+    time.sleep(1.5)  # a record is kept only for files a second older than their check
+    first = v.run_query(trace, text)  # sums the columns (they are mapped, not copied)
+    check(first[:3] == ref[:3] and first[3]["cache_copied_bytes"] == 0,
+          "copied: the query that sums copied %d bytes" % first[3]["cache_copied_bytes"])
+    runs = {}
+    for threads in ("1", "2"):
+        for budget, copied in (("", True), ("256K", False)):
+            env = {"VIGIL_BUILD_MEMORY": budget} if budget else {}
+            got = v.run_query(trace, text, env=env, args=("--threads", threads))
+            n = got[3].get("cache_copied_bytes", -1)
+            runs[(threads, budget)] = n
+            check(got[3].get("cache") == "warm" and got[3]["cache_checked_bytes"] == 0,
+                  "copied: %s threads, budget %s: not warm and checked" % (threads, budget))
+            check((n > 0) == copied, "copied: %s threads, budget %s: %d bytes copied" %
+                  (threads, budget or "default", n))
+            check(got[:3] == ref[:3], "copied: %s threads, budget %s: another answer"
+                  " (stderr %s)" % (threads, budget or "default", got[2]))
+    print("copied columns: %d bytes copied (default budget), none past half of 256K; "
+          "answers the trace's at 1 and 2 threads" % runs[("1", "")])
+
+
 def run(v, args, work):
     differential(v, args, work)
     trace = grown_and_damaged(v, work)
@@ -453,6 +494,7 @@ def run(v, args, work):
     concurrent(v, work)
     checked_once(v, work)
     warm_slices(v, work)
+    copied_columns(v, work)
 
 
 if __name__ == "__main__":

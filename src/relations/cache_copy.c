@@ -1,0 +1,117 @@
+/* A warm query's columns read with pread into anonymous huge-page memory instead of used
+ * where they are mapped (cache_read.c, vgc_rfile_check). Under a shadow-paging hypervisor
+ * (this VM's PVM) the first load from each 4 KiB page of a mapped file costs about 2 us in
+ * every new process, even after MADV_POPULATE_READ; the kernel's copy out of the page
+ * cache pays no such fault, and the destination is a few 2 MiB pages (README, the scan's
+ * 1-thread exec, issue 31). Only columns an earlier query checked are copied (a column
+ * summed now has had its pages touched by the sum), and only while the copy fits half the
+ * build's memory budget: larger columns stay mapped, held by the page cache, not the
+ * heap (a billion-event trace). The copy is made in pieces on up to vgt_decode_threads()
+ * threads, each writing (and so faulting in) its own part of the block. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base/huge.h"
+#include "relations/cache.h"
+#include "relations/cache_internal.h"
+#include "relations/spill.h"
+#include "trace/trace.h" /* vgt_decode_threads: the query's --threads */
+
+#define PIECE ((size_t)4 << 20)
+#define MAX_THREADS 64
+
+struct copy_piece {
+	uint64_t from; /* file offset */
+	char *to;
+	size_t size;
+};
+
+struct copy_job {
+	int fd;
+	struct copy_piece *pieces;
+	size_t npieces, next; /* next: atomic */
+	bool failed;          /* atomic */
+};
+
+static void *copy_work(void *p)
+{
+	struct copy_job *j = p;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (i >= j->npieces)
+			return NULL;
+		const struct copy_piece *pc = &j->pieces[i];
+		for (size_t done = 0; done < pc->size;) {
+			ssize_t got =
+			    pread(j->fd, pc->to + done, pc->size - done, (off_t)(pc->from + done));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				__atomic_store_n(&j->failed, true, __ATOMIC_RELAXED);
+				break;
+			}
+			done += (size_t)got;
+		}
+	}
+}
+
+static uint64_t copied_bytes; /* atomic */
+
+uint64_t vgq_cache_copied_bytes(void)
+{
+	return __atomic_load_n(&copied_bytes, __ATOMIC_RELAXED);
+}
+
+/* Copies are worth their 2 MiB pages from this many bytes on. */
+#define COPY_MIN ((size_t)256 << 10)
+
+bool vgc_columns_copy(int fd, const struct vgc_column *const *cols, size_t n,
+                      struct vgb_huge_block *blk, const uint8_t **at)
+{
+	size_t total = 0, npieces = 0;
+	for (size_t c = 0; c < n; c++) {
+		total += (cols[c]->size + VGC_ALIGN - 1) / VGC_ALIGN * VGC_ALIGN;
+		npieces += cols[c]->size / PIECE + 1;
+	}
+	if (fd < 0 || total < COPY_MIN || total > vgq_spill_budget() / 2 ||
+	    !vgb_huge_map(blk, total))
+		return false;
+	struct copy_job j = {fd, calloc(npieces, sizeof *j.pieces), 0, 0, false};
+	if (!j.pieces) {
+		vgb_huge_unmap(blk);
+		return false;
+	}
+	char *to = blk->base;
+	for (size_t c = 0; c < n; c++) {
+		at[c] = (const uint8_t *)to;
+		for (size_t off = 0; off < cols[c]->size; off += PIECE) {
+			size_t sz = cols[c]->size - off < PIECE ? cols[c]->size - off : PIECE;
+			j.pieces[j.npieces++] =
+			    (struct copy_piece){cols[c]->offset + off, to + off, sz};
+		}
+		to += (cols[c]->size + VGC_ALIGN - 1) / VGC_ALIGN * VGC_ALIGN;
+	}
+	unsigned threads = vgt_decode_threads();
+	if (threads > j.npieces)
+		threads = (unsigned)j.npieces;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	pthread_t tid[MAX_THREADS];
+	unsigned started = 0;
+	for (unsigned t = 1; t < threads; t++)
+		if (pthread_create(&tid[started], NULL, copy_work, &j) == 0)
+			started++;
+	copy_work(&j);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	free(j.pieces);
+	if (j.failed) { /* a file cut short under us: its mapping is read as before */
+		vgb_huge_unmap(blk);
+		return false;
+	}
+	__atomic_fetch_add(&copied_bytes, total, __ATOMIC_RELAXED);
+	return true;
+}
