@@ -135,19 +135,20 @@ static bool evaluate(struct vgq_session *s, const struct plan *p, bool first)
 		return false;
 	struct xnode *root = vgq_node_build(s, &cx, p->physical);
 	vgq_node_open(root);
-	/* Targets read from columns: rows (times and values) made from each morsel's
+	/* A semi-join over a scan whose result is the scanned variable's columns: rows made
+	 * from the probed tuples, no bindings (exec_semijoin_result.c). Targets read from
+	 * columns: rows (times and values) made from each morsel's
 	 * bindings as they are made (result_direct.c). Else the final bindings are kept (a
 	 * tuple index per variable) until the statement is known to stay within its limit,
 	 * and only then evaluated into result rows, which are several times larger: a
 	 * statement that fails costs no more than its bindings. */
-	if (vgq_result_direct(s, b, root)) {
+	if (vgq_semijoin_result(s, b, root) || vgq_result_direct(s, b, root)) {
 		vgq_node_close(root);
 	} else {
 		struct xrows all = {0};
 		vgq_rows_collect(root, &all);
 		vgq_node_close(root);
-		/* a result of one variable's columns (the semi-join's shape) straight from them */
-		if (!vgq_overflowed(&cx) && !vgq_semicols_result(s, b, all.rows, all.n, cx.width)) {
+		if (!vgq_overflowed(&cx)) {
 			struct vgq_result_acc *acc = vgq_result_begin(b);
 			vgq_result_add_all(s, acc, all.rows, all.n, cx.width);
 			vgq_result_end(s, b, acc); /* not emitted if a target overflowed */

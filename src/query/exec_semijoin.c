@@ -4,7 +4,8 @@
  * is materialised into its groups (one representative per distinct key, grouped by the
  * workers partition by partition of the hash table); the left
  * streams, each batch filtered in place. A key of one integer attribute per side and
- * times that are columns take the column path instead (exec_semijoin_cols.c). */
+ * times that are columns take the column path instead (exec_semijoin_cols.c), and over a
+ * plain scan whose columns are the result, no bindings at all (exec_semijoin_result.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,17 +105,16 @@ static void group_parts(void *ctx, size_t lo, size_t hi)
 static void build(struct xnode *n, struct semijoin *st)
 {
 	struct vgq_session *s = n->cx->s;
-	vgq_rows_collect(n->r, &st->right);
-	const struct xrows *r = &st->right;
-	size_t nr = r->n;
 	if (st->by_cols) {
-		vgq_semicols_build(&st->cols, s, r);
+		vgq_semicols_build(&st->cols, s, n->r);
 		vgq_note_state(s, st->cols.ngroups);
-		/* its table charged to the budget as it grew (exec_semijoin_cols.c) */
-		vgq_rows_free(&st->right); /* the groups are all the probes read */
+		/* its tables charged to the budget as they grew (exec_semijoin_cols.c) */
 		st->built = true;
 		return;
 	}
+	vgq_rows_collect(n->r, &st->right);
+	const struct xrows *r = &st->right;
+	size_t nr = r->n;
 	if (!vgq_xhash_init(&st->table, nr, s, "the semi-join's table"))
 		nr = 0; /* past the memory budget: the statement stops */
 	st->when = vgq_xcalloc(nr ? nr : 1, sizeof *st->when);
@@ -242,6 +242,16 @@ static void semijoin_build(struct xnode *n)
 	struct semijoin *st = n->state;
 	if (!st->built)
 		build(n, st);
+}
+
+const struct vgq_semicols *vgq_semijoin_cols(struct xnode *n)
+{
+	struct semijoin *st = n->state;
+	if (!st || !st->by_cols)
+		return NULL;
+	if (!st->built)
+		build(n, st);
+	return &st->cols;
 }
 
 /* A worker filters with the original's groups and its own key values. */

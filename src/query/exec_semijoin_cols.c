@@ -2,7 +2,9 @@
  * there is none) and each side's time is a variable's own valid time, its begin or its
  * end, the groups are an open-addressing table from the key's 64 bits to the one time
  * per key (exec_semijoin.c), filled and probed by reading the columns directly: no
- * expression is evaluated per tuple. Other shapes take the general path. */
+ * expression is evaluated per tuple. The right's bindings are reduced as the workers make
+ * them, each into its own table (no binding kept), the tables merged after. Other shapes
+ * take the general path. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,38 +116,129 @@ static void grow(struct vgq_semicols *c)
 	free(old.used);
 }
 
-void vgq_semicols_build(struct vgq_semicols *c, struct vgq_session *s, const struct xrows *r)
+/* An empty table of 64 slots for c's session; false past the memory budget. */
+static bool table_init(struct vgq_semicols *c, struct vgq_session *s)
 {
 	size_t size = 64;
 	c->mem = s;
 	if (!charge(c, size * SLOT_BYTES))
-		return; /* the statement stops: no table */
+		return false;
 	c->mask = size - 1;
 	c->keys = vgq_xcalloc(size, sizeof *c->keys);
 	c->when = vgq_xcalloc(size, sizeof *c->when);
 	c->used = vgq_xcalloc(size, sizeof *c->used);
-	bool min_end = c->mode == SEMI_MIN_END;
-	for (size_t n = 0; n < r->n; n++) {
-		const uint32_t *y = r->rows + n * r->width;
-		uint64_t key = c->rkey ? c->rkey[y[c->rkvar]] : 0;
-		int64_t t = c->rtime ? c->rtime[y[c->rtvar]] : 0;
-		size_t i = find(c, key);
-		if (!c->used[i]) {
-			c->used[i] = 1;
-			c->keys[i] = key;
+	return true;
+}
+
+/* Key's group takes time t: the least (greatest) of its times. False past the budget. */
+static bool add(struct vgq_semicols *c, uint64_t key, int64_t t)
+{
+	size_t i = find(c, key);
+	if (c->used[i]) {
+		if (c->mode == SEMI_MIN_END ? t < c->when[i] : t > c->when[i])
 			c->when[i] = t;
-			/* the old table and the new one are both held while it grows */
-			if (++c->ngroups * 2 > c->mask) {
-				if (!charge(c, (c->mask + 1) * 2 * SLOT_BYTES))
-					return; /* the statement stops */
-				grow(c);
-				vgq_mem_give(s, (c->mask + 1) / 2 * SLOT_BYTES);
-				c->charged -= (c->mask + 1) / 2 * SLOT_BYTES;
-			}
-		} else if (min_end ? t < c->when[i] : t > c->when[i]) {
-			c->when[i] = t;
+		return true;
+	}
+	c->used[i] = 1;
+	c->keys[i] = key;
+	c->when[i] = t;
+	/* the old table and the new one are both held while it grows */
+	if (++c->ngroups * 2 > c->mask) {
+		if (!charge(c, (c->mask + 1) * 2 * SLOT_BYTES))
+			return false;
+		grow(c);
+		vgq_mem_give(c->mem, (c->mask + 1) / 2 * SLOT_BYTES);
+		c->charged -= (c->mask + 1) / 2 * SLOT_BYTES;
+	}
+	return true;
+}
+
+/* The right's bindings reduced as they are made: each worker's morsels into its own
+ * table (a min or max per key needs no order), the tables merged after. */
+struct reduce {
+	struct vgq_semicols *c;
+	struct vgq_session *s;
+	struct vgq_semicols *part; /* per worker */
+	unsigned threads;
+	bool refused; /* a table went past the budget (set atomically) */
+};
+
+static void reduce_begin(void *p, size_t nmorsels, unsigned threads)
+{
+	(void)nmorsels;
+	struct reduce *r = p;
+	r->threads = threads;
+	r->part = vgq_xcalloc(threads, sizeof *r->part);
+	for (unsigned w = 0; w < threads; w++) {
+		r->part[w] = *r->c;
+		r->part[w].charged = 0;
+		if (!table_init(&r->part[w], r->s))
+			r->refused = true;
+	}
+}
+
+static void reduce_morsel(void *p, unsigned w, size_t m, const uint32_t *rows, size_t n)
+{
+	(void)m;
+	struct reduce *r = p;
+	struct vgq_semicols *c = &r->part[w];
+	size_t width = c->width;
+	if (__atomic_load_n(&r->refused, __ATOMIC_RELAXED) || !c->used)
+		return;
+	for (size_t j = 0; j < n; j++) {
+		const uint32_t *y = rows + j * width;
+		if (!add(c, c->rkey ? c->rkey[y[c->rkvar]] : 0,
+		         c->rtime ? c->rtime[y[c->rtvar]] : 0)) {
+			__atomic_store_n(&r->refused, true, __ATOMIC_RELAXED);
+			return;
 		}
 	}
+}
+
+static void table_free(struct vgq_semicols *c)
+{
+	if (c->mem)
+		vgq_mem_give(c->mem, c->charged);
+	c->charged = 0;
+	free(c->keys);
+	free(c->when);
+	free(c->used);
+	c->keys = NULL;
+	c->when = NULL;
+	c->used = NULL;
+}
+
+void vgq_semicols_build(struct vgq_semicols *c, struct vgq_session *s, struct xnode *right)
+{
+	c->width = right->cx->width;
+	struct reduce r = {.c = c, .s = s};
+	struct vgq_sink sink = {reduce_begin, reduce_morsel, &r};
+	vgq_rows_stream(right, &sink);
+	c->mem = s;
+	if (!r.part || r.refused) { /* past the budget: the statement stops, no table */
+		for (unsigned w = 0; w < r.threads; w++)
+			table_free(&r.part[w]);
+		free(r.part);
+		return;
+	}
+	/* the first worker's table is the groups; the others' folded into it */
+	struct vgq_semicols *first = &r.part[0];
+	c->keys = first->keys;
+	c->when = first->when;
+	c->used = first->used;
+	c->mask = first->mask;
+	c->ngroups = first->ngroups;
+	c->charged = first->charged;
+	for (unsigned w = 1; w < r.threads; w++) {
+		const struct vgq_semicols *o = &r.part[w];
+		for (size_t i = 0; i <= o->mask && c->used; i++)
+			if (o->used[i] && !add(c, o->keys[i], o->when[i])) {
+				table_free(c); /* the statement stops */
+				break;
+			}
+		table_free(&r.part[w]);
+	}
+	free(r.part);
 }
 
 size_t vgq_semicols_filter(const struct vgq_semicols *c, uint32_t *rows, size_t n, size_t w)
@@ -156,13 +249,8 @@ size_t vgq_semicols_filter(const struct vgq_semicols *c, uint32_t *rows, size_t 
 	for (size_t j = 0; j < n; j++) {
 		const uint32_t *x = rows + j * w;
 		uint64_t key = c->lkey ? c->lkey[x[c->lkvar]] : 0;
-		size_t i = find(c, key);
-		bool ok = c->used[i];
-		if (ok && c->mode == SEMI_MIN_END)
-			ok = c->when[i] <= c->ltime[x[c->ltvar]];
-		else if (ok && c->mode == SEMI_MAX_BEGIN)
-			ok = c->ltime[x[c->ltvar]] <= c->when[i];
-		if (ok) {
+		int64_t t = c->ltime ? c->ltime[x[c->ltvar]] : 0;
+		if (vgq_semicols_keeps(c, key, t)) {
 			if (k != j)
 				memcpy(rows + k * w, x, w * sizeof *x);
 			k++;

@@ -256,6 +256,63 @@ static void test_precede(void **state)
 	       NULL, inter);
 }
 
+/* Does vgq_explain's plan of `text` hold `what`? */
+static bool plan_has(struct db *d, const char *text, const char *what)
+{
+	struct tquel_query *q = tquel_parse("<test>", text, strlen(text));
+	struct vgq_options o = {.tick_ns = 1};
+	struct vgq_session *s = vgq_session_new(d->db, &o);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(vgq_explain(s, q, f, stderr), 0);
+	fclose(f);
+	vgq_session_free(s);
+	tquel_free(q);
+	bool has = strstr(buf, what) != NULL;
+	free(buf);
+	return has;
+}
+
+/* The semi-join's reduction to one time per key (a least end, a greatest begin) and its
+ * result made from the probed tuples (exec_semijoin_result.c), at its edges: a key whose
+ * only right tuples a selection removes, equal times in both directions, no key, and an
+ * overlap, which no one time per key decides: no semi-join. */
+static void test_semijoin_reduction(void **state)
+{
+	struct db *d = *state;
+	/* J3's only mark (M3) selected away: A3 has no group; the others as without it */
+	static const char *const no_group[] = {"1@10", "4@10", "5@40", NULL};
+	expect(d,
+	       JM "retrieve (a = A.job) valid at begin of A where M.n = A.job and M.n != 3 "
+	          "when A precede M",
+	       "greatest begin of M per key", no_group);
+	/* least end: M1 and M4 at 20, J1 and J4 ending there (equal times count); M2 at 10
+	 * before J2 begins, M3 at 30 after J3; M5's job ends with it (50) */
+	static const char *const least[] = {"1@20", "4@20", "5@50", NULL};
+	expect(d,
+	       JM "retrieve (m = M.n) valid at M where A.job = M.n and A.job != 3 "
+	          "when A precede M",
+	       "least end of A per key", least);
+	/* greatest begin, the other way: M at or before the end of its job (J1's and J4's
+	 * at theirs, J5's open end at M5's 50; M3 after J3's 25) */
+	static const char *const greatest[] = {"1@20", "2@10", "4@20", "5@50", NULL};
+	expect(d, JM "retrieve (m = M.n) valid at M where A.job = M.n when M precede end of A",
+	       "greatest begin of end of A per key", greatest);
+	/* no key: one group, the least end of every job (20) against each mark */
+	static const char *const one_group[] = {"1@20", "3@30", "4@20", "5@50", NULL};
+	expect(d, JM "retrieve (m = M.n) valid at M when A precede M", "least end of A", one_group);
+	/* overlap: no semi-join; marks inside some job's [begin, end) */
+	static const char *const overlap[] = {"1@20", "2@10", "4@20", NULL};
+	const char *ov = JM "retrieve (m = M.n) valid at M when M overlap A";
+	expect(d, ov, NULL, overlap);
+	assert_false(plan_has(d, ov, "semi-join"));
+	const char *ov_key = JM "retrieve (m = M.n) valid at M where A.job = M.n when M overlap A";
+	static const char *const none[] = {NULL};
+	expect(d, ov_key, NULL, none);
+	assert_false(plan_has(d, ov_key, "semi-join"));
+}
+
 static void test_overlap_equal(void **state)
 {
 	struct db *d = *state;
@@ -316,6 +373,7 @@ int main(void)
 	    cmocka_unit_test(test_evaluator),
 	    cmocka_unit_test(test_intervals),
 	    cmocka_unit_test_setup_teardown(test_precede, setup_db, teardown_db),
+	    cmocka_unit_test_setup_teardown(test_semijoin_reduction, setup_db, teardown_db),
 	    cmocka_unit_test_setup_teardown(test_overlap_equal, setup_db, teardown_db),
 	    cmocka_unit_test_setup_teardown(test_begin_end_extend, setup_db, teardown_db),
 	};
