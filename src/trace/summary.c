@@ -210,7 +210,7 @@ void vgt_summary_attach(struct vgt_cursor *c)
 			return;
 		}
 		free(sum);
-		if (rc < 0)
+		if (rc < 0 && !c->sum_quiet)
 			fprintf(stderr,
 			        "vigil: warning: %s: not a packet summary (%s); ignored and made "
 			        "again\n",
