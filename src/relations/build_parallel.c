@@ -1,8 +1,7 @@
 /* The database built on several threads: this thread reads the trace in merged order
- * (with four threads or more, its streams decoded ahead by the event source's own
+ * (with more than two threads, its streams decoded ahead by the event source's own
  * workers, trace/prefetch.c) into a ring of batches, copying each event to the builder
- * threads that need it (half the threads, rounded up: one at two threads, a pipeline of
- * reading and building); each builder builds the relations it owns from their events in
+ * threads that need it; each builder builds the relations it owns from their events in
  * merged order, exactly as the one-threaded pass builds them.
  *
  * What the relations share is kept with one builder or made per builder: builder 0 is
@@ -331,25 +330,21 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
 		return false;
 	if (threads > 64) /* a route is a 64-bit mask */
 		threads = 64;
-	/* This thread reads, decodes and copies: as much work as a builder's share, so the
-	 * builders are the other half of the threads (one at 2: each thread of its own core;
-	 * three busy threads on two cores made the build slower than one thread's). */
-	unsigned builders = threads - threads / 2;
 	struct pbuild *p = vgq_xcalloc(1, sizeof *p);
-	p->nworkers = builders;
+	p->nworkers = threads;
 	p->nclasses = vgt_class_count(b->trace);
 	p->owner = vgq_xcalloc(p->nclasses + 1, sizeof *p->owner);
 	p->waits = waits;
 	p->ring = vgq_xcalloc(RING, sizeof *p->ring);
 	for (size_t i = 0; i < RING; i++)
-		p->ring[i].parts = vgq_xcalloc(builders, sizeof *p->ring[i].parts);
-	p->w = vgq_xcalloc(builders, sizeof *p->w);
+		p->ring[i].parts = vgq_xcalloc(threads, sizeof *p->ring[i].parts);
+	p->w = vgq_xcalloc(threads, sizeof *p->w);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->ready, NULL);
 	pthread_cond_init(&p->freed, NULL);
-	/* the source's own decoding workers: the threads the builders leave (beyond this
-	 * one, trace/prefetch.c) */
-	vgt_source_decode_threads(rd->src, threads - builders);
+	/* This thread decodes and merges (as much work as one builder's share): the source's
+	 * own decoding workers only beyond that. */
+	vgt_source_decode_threads(rd->src, threads - 1);
 
 	/* The first batches, read before any builder starts, say which relations are busy. */
 	size_t nread = 0;
@@ -406,7 +401,7 @@ bool vgq_build_parallel(struct builder *b, struct vgq_reader *rd, struct vgq_wai
 		join_builders(p, b);
 	}
 	for (size_t i = 0; i < RING; i++) {
-		for (unsigned k = 0; k < builders; k++) {
+		for (unsigned k = 0; k < threads; k++) {
 			free(p->ring[i].parts[k].ev);
 			free(p->ring[i].parts[k].values);
 		}
