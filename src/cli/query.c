@@ -19,6 +19,7 @@
 #include "live/alpha.h"
 #include "query/engine.h"
 #include "query/output.h"
+#include "relations/build_phases.h"
 #include "relations/cache.h"
 #include "relations/derived.h"
 #include "relations/relation.h"
@@ -405,7 +406,9 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 		    ",\"peak_memory\":%" PRIu64 ",\"spilled_memory\":%" PRIu64 "}",
 		    i ? "," : "", st[i].line, st[i].relation, st[i].tuples, st[i].exec_ns,
 		    st[i].exec_cpu_ns, st[i].peak_state, st[i].peak_memory, st[i].spilled_memory);
-	fprintf(stderr, "]}}\n");
+	fprintf(stderr, "],");
+	vgq_phases_json(stderr);
+	fprintf(stderr, "}}\n");
 }
 
 int vg_cmd_query(int argc, char **argv)

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "relations/build.h"
+#include "relations/build_phases.h"
 #include "relations/cache_internal.h"
 
 static int by_name(const void *a, const void *b)
@@ -139,6 +140,7 @@ static bool serial_only(const struct vgq_build_options *o)
 
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct vgq_build_options *o)
 {
+	uint64_t lap = vgq_phase_clock();
 	struct builder b;
 	vgq_build_init(&b, t);
 	b.ends_without_begin = o && o->ends_without_begin;
@@ -162,7 +164,9 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	uint64_t read = 0;
 	bool dropped = false; /* derived relations need every event (derived.c) */
 	unsigned threads = vgt_decode_threads();
-	if (serial_only(o) || (!vgq_build_streams(&b, &rd, waits, db, threads) &&
+	vgq_phase_lap(VGQ_PHASE_OPEN, &lap);
+	bool streamed = false; /* build_streams.c timed its own phases */
+	if (serial_only(o) || (!(streamed = vgq_build_streams(&b, &rd, waits, db, threads)) &&
 	                       !vgq_build_parallel(&b, &rd, waits, db, threads))) {
 		while ((!o || !o->max_events || read++ < o->max_events) &&
 		       (ev = vgq_reader_next(&rd))) {
@@ -181,6 +185,10 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 			vgq_waits_feed(waits, ev);
 		}
 	}
+	if (streamed)
+		lap = vgq_phase_clock();
+	else
+		vgq_phase_lap(VGQ_PHASE_READ, &lap);
 	vgt_source_close(rd.src);
 	vgt_packet_summaries(t, false); /* the build's readers only */
 	free(skip);
@@ -196,6 +204,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	vgq_build_bounds_free(&bounds); /* after the types pointing into it are freed */
 	db->internal->trace = t;
 	db->internal->whole_trace = !dropped;
+	vgq_phase_lap(VGQ_PHASE_FINISH, &lap);
 	return db;
 }
 

@@ -6,6 +6,15 @@
  * pass, byte for byte. The merge is a gather per column, the columns shared out among
  * the threads.
  *
+ * A stream whose packet summary says it was read cleanly before is cut into ranges of
+ * its packets (trace/stream_split.c), each read on whichever thread is free: a unit of
+ * work. Units are numbered in (stream, range) order and everything below is by unit:
+ * since a stream's times never go back, the order by (time, unit) is the order by
+ * (time, stream) with each stream's events in file order, so the units' pieces merge as
+ * the streams' would, and intervals begun in one range and ended in another pair as
+ * ever (after the merge). The merged orders are two-way merges while the tuples come
+ * from at most two streams, each stream's units one sequence.
+ *
  * An interval's begin makes its tuple in the piece (values decoded on the stream's
  * thread); its pairing with an end (which may come on another stream: the oldest open
  * tuple of equal key, of any stream) needs the merged order: each stream notes its
@@ -23,6 +32,7 @@
 #include <string.h>
 
 #include "relations/build.h"
+#include "relations/build_phases.h"
 #include "relations/spill.h"
 
 /* An event copied aside for the merged feed; its values index the stream's `values`. */
@@ -47,9 +57,9 @@ struct marks {
 	size_t n, cap;
 };
 
-/* What one stream made: a piece of each piece relation (its `from` column, the time
- * recorded since no marker moved it, is the merge key), the events copied aside, and its
- * counts. */
+/* What one unit (a stream, or a range of its packets) made: a piece of each piece relation (its
+ * `from` column, the time recorded since no marker moved it, is the merge key), the events copied
+ * aside, and its counts. */
 struct sdone {
 	struct vgq_relation **piece; /* by piece slot */
 	struct marks *marks;         /* by piece slot (interval relations') */
@@ -76,13 +86,30 @@ struct sworker {
 	pthread_t thread;
 };
 
+/* A unit of reading: stream `stream` whole (split NULL), or ranges [next, end) of its
+ * split, read in order by one thread into one piece; a thread with nothing left to read
+ * takes the later half of the ranges a unit has not begun (a unit of its own: `first`,
+ * its first range, orders the units of a stream). */
+struct unit {
+	size_t stream;
+	struct vgt_split *split;
+	size_t first, next, end; /* ranges (under units_mu) */
+	bool taken;
+	uint64_t bytes;
+	struct sdone *d;
+};
+
 struct sbuild {
 	struct builder *main;
 	struct vgt_source *src;
-	size_t nstreams, *order; /* streams, largest first */
-	size_t next;             /* next of `order` to read (atomic) */
-	bool failed;             /* back to the merged pass (atomic) */
-	struct sdone *done;      /* by stream */
+	size_t nstreams, *first_unit; /* by stream: its first unit (nstreams + 1) */
+	struct unit **units; /* after the reading, in (stream, first) order: `done` by unit */
+	size_t nunits, capunits;
+	pthread_mutex_t units_mu;  /* units, and their ranges, while they are read */
+	struct vgt_split **splits; /* by stream, or NULL */
+	size_t *splits_read;       /* by stream: its ranges read (1: read whole) */
+	bool failed;               /* back to the merged pass (atomic) */
+	struct sdone *done;        /* by unit */
 	size_t npieces;
 	struct rslot **pslot; /* the main builder's piece slots */
 	bool *piece_class, *aside_class;
@@ -94,13 +121,13 @@ struct sbuild {
 	struct sworker *w;
 	unsigned nworkers;
 	/* the merge: jobs (slot, column) taken by the threads */
-	uint32_t **merge_order; /* by piece slot: the stream of each tuple, in merged order */
-	size_t **merge_len;     /* by piece slot: each stream's tuples */
+	uint32_t **merge_order; /* by piece slot: the unit of each tuple, in merged order */
+	size_t **merge_len;     /* by piece slot: each unit's tuples */
 	size_t *merge_n;        /* by piece slot: all tuples */
-	size_t *host;           /* by piece slot: the stream whose piece takes them, or SIZE_MAX */
+	size_t *host;           /* by piece slot: the unit whose piece takes them, or SIZE_MAX */
 	size_t next_job;
 	size_t next_order;
-	uint32_t **mark_order; /* by piece slot (interval relations'): the stream of each mark */
+	uint32_t **mark_order; /* by piece slot (interval relations'): the unit of each mark */
 	size_t *mark_n;
 	bool repoint; /* a worker's texts were held by the database's pool already */
 };
@@ -292,12 +319,10 @@ static void add_mark(struct sworker *w, struct sdone *d, size_t j, const struct 
 	                               is_end ? copy_values(w, d, ev) : UINTPTR_MAX};
 }
 
-/* Reads stream i into its pieces and its events aside; false when the build must go
- * back to the merged pass. */
-static bool read_stream(struct sworker *w, size_t i)
+/* The unit's pieces made, the worker's slots switched to them. */
+static void begin_unit(struct sworker *w, struct sdone *d)
 {
 	struct sbuild *p = w->p;
-	struct sdone *d = &p->done[i];
 	d->piece = vgq_xcalloc(p->npieces + 1, sizeof *d->piece);
 	d->marks = vgq_xcalloc(p->npieces + 1, sizeof *d->marks);
 	for (size_t j = 0; j < p->npieces; j++) {
@@ -308,19 +333,20 @@ static bool read_stream(struct sworker *w, size_t i)
 			                      r->attrs[a].ref_kind);
 		w->slots[j].rel = d->piece[j];
 	}
-	struct vgt_cursor *c = vgt_source_stream(p->src, i);
+}
+
+/* Reads the cursor's events into the unit's pieces and its events aside; false when
+ * the build must go back to the merged pass. */
+static bool read_cursor(struct sworker *w, struct sdone *d, struct vgt_cursor *c)
+{
+	struct sbuild *p = w->p;
 	const struct vgt_event *ev;
-	bool ok = true;
 	uint64_t n = 0;
-	while (ok && (ev = vgt_cursor_next(c))) {
-		if (!(n++ & 4095) && __atomic_load_n(&p->failed, __ATOMIC_RELAXED)) {
-			ok = false;
-			break;
-		}
-		if (vgq_is_synth_marker(ev->type) || (d->events && ev->ts < d->last)) {
-			ok = false;
-			break;
-		}
+	while ((ev = vgt_cursor_next(c))) {
+		if (!(n++ & 4095) && __atomic_load_n(&p->failed, __ATOMIC_RELAXED))
+			return false;
+		if (vgq_is_synth_marker(ev->type) || (d->events && ev->ts < d->last))
+			return false;
 		if (!d->events++)
 			d->first_key = d->first_ts = ev->ts;
 		d->last = ev->ts;
@@ -337,8 +363,71 @@ static bool read_stream(struct sworker *w, size_t i)
 			copy_aside(w, d, ev);
 		}
 	}
-	vgt_cursor_close(c);
-	return ok;
+	return true;
+}
+
+/* Reads unit g: its stream whole, or its ranges one after another (as its end may be
+ * taken from it meanwhile). */
+static bool read_unit(struct sworker *w, struct unit *g)
+{
+	struct sbuild *p = w->p;
+	begin_unit(w, g->d);
+	if (!g->split) {
+		struct vgt_cursor *c = vgt_source_stream(p->src, g->stream);
+		bool ok = read_cursor(w, g->d, c);
+		vgt_cursor_close(c);
+		return ok;
+	}
+	for (;;) {
+		pthread_mutex_lock(&p->units_mu);
+		size_t r = g->next < g->end ? g->next++ : SIZE_MAX;
+		pthread_mutex_unlock(&p->units_mu);
+		if (r == SIZE_MAX)
+			return true;
+		/* a range's cursor: closed by vgt_split_join */
+		if (!read_cursor(w, g->d, vgt_split_cursor(g->split, r)))
+			return false;
+	}
+}
+
+static struct unit *add_unit(struct sbuild *p, size_t stream, struct vgt_split *sp, size_t first,
+                             size_t end, uint64_t bytes)
+{
+	if (p->nunits == p->capunits) {
+		p->capunits = p->capunits ? 2 * p->capunits : 8;
+		p->units = vgq_xrealloc(p->units, p->capunits, sizeof *p->units);
+	}
+	struct unit *g = vgq_xcalloc(1, sizeof *g);
+	*g = (struct unit){stream, sp, first, first, end, false, bytes, NULL};
+	g->d = vgq_xcalloc(1, sizeof *g->d);
+	p->units[p->nunits++] = g;
+	return g;
+}
+
+/* The next unit to read (under units_mu): the largest not taken, else the later half of
+ * the ranges not begun of the unit with the most of them (two at least), else NULL. */
+static struct unit *next_unit(struct sbuild *p)
+{
+	struct unit *best = NULL;
+	for (size_t u = 0; u < p->nunits; u++)
+		if (!p->units[u]->taken && (!best || p->units[u]->bytes > best->bytes))
+			best = p->units[u];
+	if (best) {
+		best->taken = true;
+		return best;
+	}
+	for (size_t u = 0; u < p->nunits; u++) {
+		struct unit *g = p->units[u];
+		if (g->end - g->next >= 2 && (!best || g->end - g->next > best->end - best->next))
+			best = g;
+	}
+	if (!best)
+		return NULL;
+	size_t mid = best->next + (best->end - best->next + 1) / 2;
+	struct unit *g = add_unit(p, best->stream, best->split, mid, best->end, 0);
+	best->end = mid;
+	g->taken = true;
+	return g;
 }
 
 static void *worker_main(void *arg)
@@ -346,11 +435,15 @@ static void *worker_main(void *arg)
 	struct sworker *w = arg;
 	struct sbuild *p = w->p;
 	for (;;) {
-		size_t at = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-		if (at >= p->nstreams)
+		pthread_mutex_lock(&p->units_mu);
+		struct unit *g = next_unit(p);
+		pthread_mutex_unlock(&p->units_mu);
+		if (!g)
 			return NULL;
-		if (!read_stream(w, p->order[at]))
+		if (!read_unit(w, g)) {
 			__atomic_store_n(&p->failed, true, __ATOMIC_RELAXED);
+			return NULL;
+		}
 	}
 }
 
@@ -362,14 +455,39 @@ static bool before(const int64_t *key, size_t a, size_t b)
 	return key[a] < key[b] || (key[a] == key[b] && a < b);
 }
 
-/* How many of the first k items of the two-way merge of x (na keys) and y (nb) come
- * from x, x's items first on equal keys: the merge path's split (a binary search). */
-static size_t merge_split(const int64_t *x, size_t na, const int64_t *y, size_t nb, size_t k)
+/* One stream's units' keys as one sequence (its units are numbered one after another). */
+struct seq {
+	int64_t *const *keys;
+	const size_t *lens;
+	size_t u0, u1; /* its units */
+	size_t n;      /* its keys */
+};
+
+/* Where the i-th key of the sequence is: its unit and the place in it. */
+static void seq_find(const struct seq *q, size_t i, size_t *u, size_t *at)
 {
-	size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;
+	size_t k = q->u0;
+	while (k + 1 < q->u1 && i >= q->lens[k])
+		i -= q->lens[k++];
+	*u = k;
+	*at = i;
+}
+
+static int64_t seq_at(const struct seq *q, size_t i)
+{
+	size_t u, at;
+	seq_find(q, i, &u, &at);
+	return q->keys[u][at];
+}
+
+/* How many of the first k items of the two-way merge of x and y come from x, x's items
+ * first on equal keys: the merge path's split (a binary search). */
+static size_t merge_split(const struct seq *x, const struct seq *y, size_t k)
+{
+	size_t lo = k > y->n ? k - y->n : 0, hi = k < x->n ? k : x->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (x[mid] <= y[k - mid - 1]) /* x[mid] comes before y's last of the k: taken */
+		if (seq_at(x, mid) <= seq_at(y, k - mid - 1)) /* x[mid] before y's last of the k */
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -377,30 +495,70 @@ static size_t merge_split(const int64_t *x, size_t na, const int64_t *y, size_t 
 	return lo;
 }
 
-/* The merged order of n streams' sequences of keys (lens[s] each): out[t] is the stream
- * of the t-th item. With one or two streams holding items, part `part` of `nparts` of
- * it (its share of out, found by merge_split: the parts may be made on threads at once);
- * else, for part 0, all of it by a small heap of streams, as trace/merge.c. */
-static void merge_order(int64_t *const *keys, const size_t *lens, size_t n, uint32_t *out,
-                        size_t part, size_t nparts)
+/* A walk along a sequence: the unit and place of its next key (past empty units). */
+struct walk {
+	const struct seq *q;
+	size_t u, at;
+};
+
+static void walk_settle(struct walk *w)
 {
-	size_t busy[2], nbusy = 0;
-	for (size_t s = 0; s < n; s++)
-		if (lens[s] && nbusy++ < 2)
-			busy[nbusy - 1] = s;
-	if (nbusy <= 2) { /* one or two streams: a plain two-way merge (busy[0] < busy[1]) */
-		size_t a = nbusy ? busy[0] : 0, b = nbusy > 1 ? busy[1] : 0;
-		size_t na = nbusy ? lens[a] : 0, nb = nbusy > 1 ? lens[b] : 0;
-		const int64_t *x = nbusy ? keys[a] : NULL, *y = nbusy > 1 ? keys[b] : NULL;
-		size_t t = (na + nb) * part / nparts, end = (na + nb) * (part + 1) / nparts;
-		size_t i = merge_split(x, na, y, nb, t), j = t - i;
-		size_t iend = merge_split(x, na, y, nb, end), jend = end - iend;
-		while (i < iend && j < jend)
-			out[t++] = y[j] < x[i] ? (j++, (uint32_t)b) : (i++, (uint32_t)a);
-		while (i < iend)
-			out[t++] = (uint32_t)a, i++;
-		while (j < jend)
-			out[t++] = (uint32_t)b, j++;
+	while (w->u + 1 < w->q->u1 && w->at >= w->q->lens[w->u])
+		w->u++, w->at = 0;
+}
+
+/* Items [from, to) of sequence q, its units written to out. */
+static void copy_units(const struct seq *q, size_t from, size_t to, uint32_t *out)
+{
+	struct walk w = {q, 0, 0};
+	seq_find(q, from, &w.u, &w.at);
+	for (size_t i = from; i < to; i++) {
+		walk_settle(&w);
+		*out++ = (uint32_t)w.u;
+		w.at++;
+	}
+}
+
+/* The merged order of the units' sequences of keys (lens[u] each): out[t] is the unit of
+ * the t-th item. With the items in units of one or two streams, part `part` of `nparts`
+ * of it (its share of out, found by merge_split: the parts may be made on threads at
+ * once); else, for part 0, all of it by a small heap of units, as trace/merge.c. */
+static void merge_order(const struct sbuild *p, int64_t *const *keys, const size_t *lens,
+                        uint32_t *out, size_t part, size_t nparts)
+{
+	size_t n = p->nunits;
+	struct seq q[2];
+	size_t nbusy = 0;
+	for (size_t st = 0; st < p->nstreams && nbusy <= 2; st++) {
+		struct seq one = {keys, lens, p->first_unit[st], p->first_unit[st + 1], 0};
+		for (size_t u = one.u0; u < one.u1; u++)
+			one.n += lens[u];
+		if (one.n && nbusy++ < 2)
+			q[nbusy - 1] = one;
+	}
+	if (nbusy <= 2) { /* one or two streams: a plain two-way merge (q[0]'s first on ties) */
+		struct seq none = {keys, lens, 0, 1, 0};
+		const struct seq *x = nbusy ? &q[0] : &none, *y = nbusy > 1 ? &q[1] : &none;
+		size_t t = (x->n + y->n) * part / nparts, end = (x->n + y->n) * (part + 1) / nparts;
+		size_t i = merge_split(x, y, t), j = t - i;
+		size_t iend = merge_split(x, y, end), jend = end - iend;
+		struct walk a = {x, 0, 0}, b = {y, 0, 0};
+		if (i < iend && j < jend) {
+			seq_find(x, i, &a.u, &a.at);
+			seq_find(y, j, &b.u, &b.at);
+		}
+		while (i < iend && j < jend) {
+			walk_settle(&a);
+			walk_settle(&b);
+			if (keys[b.u][b.at] < keys[a.u][a.at])
+				out[t++] = (uint32_t)b.u, b.at++, j++;
+			else
+				out[t++] = (uint32_t)a.u, a.at++, i++;
+		}
+		if (i < iend)
+			copy_units(x, i, iend, out + t);
+		else if (j < jend)
+			copy_units(y, j, jend, out + t);
 		return;
 	}
 	if (part)
@@ -489,11 +647,11 @@ static void gather(struct sbuild *p, size_t j, long c)
 	size_t size = column_size(r, c), n = p->merge_n[j];
 	char *dst = column(r, c);
 	const uint32_t *order = p->merge_order[j];
-	const char **src = vgq_xcalloc(p->nstreams + 1, sizeof *src);
+	const char **src = vgq_xcalloc(p->nunits + 1, sizeof *src);
 	bool text = c >= 0 && r->attrs[c].type == VGQ_STRING && p->repoint;
 	struct text_memo *memo = text ? vgq_xcalloc(1, sizeof *memo) : NULL;
 	if (host == SIZE_MAX) {
-		for (size_t s = 0; s < p->nstreams; s++)
+		for (size_t s = 0; s < p->nunits; s++)
 			src[s] = column(p->done[s].piece[j], c);
 		for (size_t t = 0; t < n; t++) {
 			uint32_t s = order[t];
@@ -505,7 +663,7 @@ static void gather(struct sbuild *p, size_t j, long c)
 			}
 		}
 	} else { /* src[s]: past the stream's last value */
-		for (size_t s = 0; s < p->nstreams; s++)
+		for (size_t s = 0; s < p->nunits; s++)
 			src[s] = (const char *)column(p->done[s].piece[j], c) +
 			         p->merge_len[j][s] * size;
 		src[host] = dst + p->merge_len[j][host] * size;
@@ -565,26 +723,26 @@ static void on_threads(struct sbuild *p, void *(*fn)(void *), void *const *args)
 static void *order_main(void *arg)
 {
 	struct sbuild *p = arg;
-	int64_t **keys = vgq_xcalloc(p->nstreams + 1, sizeof *keys);
-	size_t *lens = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
+	int64_t **keys = vgq_xcalloc(p->nunits + 1, sizeof *keys);
+	size_t *lens = vgq_xcalloc(p->nunits + 1, sizeof *lens);
 	size_t nparts = 8 * (size_t)p->nworkers; /* small parts: a slower thread takes fewer */
 	for (;;) {
 		size_t job = __atomic_fetch_add(&p->next_order, 1, __ATOMIC_RELAXED);
 		if (job >= 2 * p->npieces * nparts)
 			break;
 		size_t part = job % nparts, j = job / nparts % p->npieces;
-		if (job >= p->npieces * nparts) {                /* the tuples */
-			for (size_t s = 0; s < p->nstreams; s++) /* no marker: the time recorded */
+		if (job >= p->npieces * nparts) {              /* the tuples */
+			for (size_t s = 0; s < p->nunits; s++) /* no marker: the time recorded */
 				keys[s] = p->done[s].piece[j]->from;
 			if (p->merge_n[j])
-				merge_order(keys, p->merge_len[j], p->nstreams, p->merge_order[j],
-				            part, nparts);
+				merge_order(p, keys, p->merge_len[j], p->merge_order[j], part,
+				            nparts);
 		} else if (p->mark_order[j]) {
-			for (size_t s = 0; s < p->nstreams; s++) {
+			for (size_t s = 0; s < p->nunits; s++) {
 				keys[s] = p->done[s].marks[j].ts;
 				lens[s] = p->done[s].marks[j].n;
 			}
-			merge_order(keys, lens, p->nstreams, p->mark_order[j], part, nparts);
+			merge_order(p, keys, lens, p->mark_order[j], part, nparts);
 		}
 	}
 	free(keys);
@@ -599,16 +757,19 @@ static void merge_pieces(struct sbuild *p)
 	p->merge_n = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_n);
 	p->host = vgq_xcalloc(p->npieces + 1, sizeof *p->host);
 	for (size_t j = 0; j < p->npieces; j++) {
-		size_t n = 0, busy = 0, largest = 0;
-		size_t *lens = p->merge_len[j] = vgq_xcalloc(p->nstreams + 1, sizeof *lens);
-		for (size_t s = 0; s < p->nstreams; s++) {
+		size_t n = 0, busy = 0, largest = 0, last_busy = SIZE_MAX;
+		size_t *lens = p->merge_len[j] = vgq_xcalloc(p->nunits + 1, sizeof *lens);
+		for (size_t s = 0; s < p->nunits; s++) {
 			lens[s] = p->done[s].piece[j]->ntuples;
 			n += lens[s];
-			busy += lens[s] > 0;
+			if (lens[s] &&
+			    p->units[s]->stream != last_busy) /* streams holding tuples */
+				busy++, last_busy = p->units[s]->stream;
 			if (lens[s] > lens[largest])
 				largest = s;
 		}
 		p->merge_n[j] = n;
+		/* any unit may take them (each of its values lands at or after its place) */
 		p->host[j] = busy && busy <= 2 ? largest : SIZE_MAX;
 		if (!n)
 			continue;
@@ -626,7 +787,7 @@ static void merge_pieces(struct sbuild *p)
 	for (size_t j = 0; j < p->npieces; j++) {
 		if (p->pslot[j]->rel->kind != VGQ_REL_INTERVAL)
 			continue;
-		for (size_t s = 0; s < p->nstreams; s++)
+		for (size_t s = 0; s < p->nunits; s++)
 			p->mark_n[j] += p->done[s].marks[j].n;
 		p->mark_order[j] = vgq_xrealloc(NULL, p->mark_n[j] + 1, sizeof *p->mark_order[j]);
 	}
@@ -662,7 +823,7 @@ static void pair_slot(struct sbuild *p, struct builder *pb, size_t j)
 		r->to[t] = r->from[t];
 		r->open[t] = true;
 	}
-	size_t *at = vgq_xcalloc(p->nstreams + 1, sizeof *at);
+	size_t *at = vgq_xcalloc(p->nunits + 1, sizeof *at);
 	size_t n = p->mark_n[j], begun = 0;
 	const uint32_t *order = p->mark_order[j]; /* merge_pieces made it */
 	if (p->text_ends[j])                      /* its ends put texts in the database's pool */
@@ -721,10 +882,10 @@ static void pair_intervals(struct sbuild *p)
  * (entity relations and the like), as the one-threaded pass feeds them. */
 static void feed_aside(struct sbuild *p)
 {
-	size_t *at = vgq_xcalloc(p->nstreams + 1, sizeof *at);
+	size_t *at = vgq_xcalloc(p->nunits + 1, sizeof *at);
 	for (;;) {
 		size_t best = SIZE_MAX;
-		for (size_t s = 0; s < p->nstreams; s++)
+		for (size_t s = 0; s < p->nunits; s++)
 			if (at[s] < p->done[s].naside &&
 			    (best == SIZE_MAX ||
 			     p->done[s].aside[at[s]].key < p->done[best].aside[at[best]].key))
@@ -745,7 +906,7 @@ static void feed_aside(struct sbuild *p)
 
 static void sbuild_free(struct sbuild *p)
 {
-	for (size_t s = 0; p->done && s < p->nstreams; s++) {
+	for (size_t s = 0; p->done && s < p->nunits; s++) {
 		struct sdone *d = &p->done[s];
 		for (size_t j = 0; d->piece && j < p->npieces; j++) {
 			vgq_relation_free(d->piece[j]);
@@ -760,8 +921,20 @@ static void sbuild_free(struct sbuild *p)
 		free(d->marks);
 		free(d->aside);
 	}
+	for (size_t i = 0; p->splits && i < p->nstreams; i++)
+		if (p->splits[i]) /* not joined: the build stopped before reading */
+			vgt_split_join(p->splits[i]);
+	free(p->splits);
+	free(p->splits_read);
+	free(p->first_unit);
+	for (size_t u = 0; u < p->nunits; u++) {
+		if (p->units[u]->d) /* not numbered: its piece is not in `done` */
+			free(p->units[u]->d);
+		free(p->units[u]);
+	}
+	free(p->units);
+	pthread_mutex_destroy(&p->units_mu);
 	free(p->done);
-	free(p->order);
 	free(p->pslot);
 	free(p->piece_class);
 	free(p->aside_class);
@@ -776,43 +949,152 @@ static void sbuild_free(struct sbuild *p)
 	free(p);
 }
 
+/* Streams of twice this many bytes or more are cut into ranges of about this size (at
+ * most MAX_RANGES): a thread that has read its stream takes the later half of the ranges
+ * another has not begun, so a thread that reads faster (a faster CPU, a smaller stream)
+ * reads more, to the end. Ranges cost nothing until taken: a stream read by one thread
+ * is one piece, however many ranges it has. VIGIL_SPLIT: `off` (streams read whole), or
+ * the bytes of a range (tests). */
+#define RANGE_BYTES ((uint64_t)4 << 20)
+#define MAX_RANGES 64
+
+static uint64_t range_bytes(void)
+{
+	const char *env = getenv("VIGIL_SPLIT");
+	if (!env || !*env)
+		return RANGE_BYTES;
+	if (!strcmp(env, "off"))
+		return UINT64_MAX;
+	char *end;
+	unsigned long long v = strtoull(env, &end, 10);
+	return *end || v < 4096 ? RANGE_BYTES : (uint64_t)v;
+}
+
+/* The bytes of ranges [from, to) of a split. */
+static uint64_t ranges_bytes(struct vgt_split *sp, size_t from, size_t to)
+{
+	uint64_t n = 0;
+	for (size_t r = from; r < to; r++)
+		n += vgt_split_bytes(sp, r);
+	return n;
+}
+
+/* The units of reading, one per stream: its ranges when it is cut, else the stream
+ * whole; then, while there are fewer units than threads, the unit of the most ranges
+ * halved (so every thread has a unit from the start). */
+static void make_units(struct sbuild *p, unsigned threads)
+{
+	uint64_t least = range_bytes();
+	p->splits = vgq_xcalloc(p->nstreams + 1, sizeof *p->splits);
+	for (size_t i = 0; i < p->nstreams; i++) {
+		uint64_t size = vgt_stream_at(p->main->trace, i)->size;
+		uint64_t parts = size / least < MAX_RANGES ? size / least : MAX_RANGES;
+		struct vgt_split *sp = parts >= 2 ? vgt_source_split(p->src, i, parts) : NULL;
+		p->splits[i] = sp;
+		add_unit(p, i, sp, 0, sp ? vgt_split_count(sp) : 1, size);
+	}
+	while (p->nunits < threads) {
+		struct unit *best = NULL;
+		for (size_t u = 0; u < p->nunits; u++) {
+			struct unit *g = p->units[u];
+			if (g->split && g->end - g->first >= 2 &&
+			    (!best || g->end - g->first > best->end - best->first))
+				best = g;
+		}
+		if (!best)
+			break;
+		size_t mid = best->first + (best->end - best->first) / 2;
+		add_unit(p, best->stream, best->split, mid, best->end,
+		         ranges_bytes(best->split, mid, best->end));
+		best->end = mid;
+		best->bytes = ranges_bytes(best->split, best->first, mid);
+	}
+}
+
+/* After the reading: the units in (stream, first range) order, `done` by unit; the
+ * first unit of each stream. */
+static int by_place(const void *x, const void *y)
+{
+	const struct unit *a = *(struct unit *const *)x, *b = *(struct unit *const *)y;
+	return a->stream != b->stream ? (a->stream > b->stream) - (a->stream < b->stream)
+	                              : (a->first > b->first) - (a->first < b->first);
+}
+
+static void number_units(struct sbuild *p)
+{
+	qsort(p->units, p->nunits, sizeof *p->units, by_place);
+	p->done = vgq_xcalloc(p->nunits + 1, sizeof *p->done);
+	p->first_unit = vgq_xcalloc(p->nstreams + 1, sizeof *p->first_unit);
+	for (size_t u = p->nunits; u-- > 0;) {
+		p->done[u] = *p->units[u]->d;
+		free(p->units[u]->d);
+		p->units[u]->d = NULL;
+		p->first_unit[p->units[u]->stream] = u;
+	}
+	p->first_unit[p->nstreams] = p->nunits; /* every stream has a unit: make_units */
+}
+
+/* Every split stream's ranges joined (their counts the stream's); false when a range
+ * met damage, or its times went back from the range before: read whole, in the merged
+ * pass. */
+static bool join_units(struct sbuild *p)
+{
+	bool ok = true;
+	p->splits_read = vgq_xcalloc(p->nstreams + 1, sizeof *p->splits_read);
+	for (size_t i = 0; i < p->nstreams; i++) {
+		p->splits_read[i] = p->splits[i] ? vgt_split_count(p->splits[i]) : 1;
+		if (p->splits[i] && !vgt_split_join(p->splits[i]))
+			ok = false;
+		p->splits[i] = NULL;
+	}
+	for (size_t u = 1; u < p->nunits; u++) {
+		const struct sdone *d = &p->done[u], *before = &p->done[u - 1];
+		if (p->units[u]->stream == p->units[u - 1]->stream && d->events && before->events &&
+		    d->first_key < before->last)
+			ok = false;
+	}
+	return ok;
+}
+
 bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_waits *waits,
                        struct vgq_database *db, unsigned threads)
 {
 	size_t nstreams = vgt_source_stream_count(rd->src);
-	if (threads < 2 || waits || !b->trace || nstreams < 2 || !b->names)
+	vgq_phase_units(0, 0); /* a build that went back to the merged pass: none */
+	if (threads < 2 || waits || !b->trace || !nstreams || !b->names)
 		return false;
 	struct sbuild *p = vgq_xcalloc(1, sizeof *p);
 	p->main = b;
 	p->src = rd->src;
 	p->nstreams = nstreams;
 	pthread_mutex_init(&p->pool_mu, NULL);
+	pthread_mutex_init(&p->units_mu, NULL);
 	if (!classify(p, b)) {
 		sbuild_free(p);
 		return false;
 	}
-	/* largest streams first, so the threads end together */
-	p->order = vgq_xcalloc(nstreams, sizeof *p->order);
-	for (size_t i = 0; i < nstreams; i++) {
-		size_t k = i;
-		uint64_t size = vgt_stream_at(b->trace, i)->file_size;
-		while (k && vgt_stream_at(b->trace, p->order[k - 1])->file_size < size) {
-			p->order[k] = p->order[k - 1];
-			k--;
-		}
-		p->order[k] = i;
+	make_units(p, threads);
+	bool cut = false;
+	for (size_t i = 0; i < nstreams; i++)
+		cut |= p->splits[i] != NULL;
+	if (nstreams < 2 && !cut) { /* one stream, not cut: the merged pass is as fast */
+		sbuild_free(p);
+		return false;
 	}
-	p->done = vgq_xcalloc(nstreams, sizeof *p->done);
-	p->nworkers = threads < nstreams ? threads : (unsigned)nstreams;
+	/* with a stream cut, every thread (ranges are taken from a unit by a free thread) */
+	p->nworkers = cut || threads < nstreams ? threads : (unsigned)nstreams;
 	p->w = vgq_xcalloc(p->nworkers, sizeof *p->w);
 	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
 	for (unsigned k = 0; k < p->nworkers; k++) {
 		worker_init(&p->w[k], p, k);
 		args[k] = &p->w[k];
 	}
+	uint64_t lap = vgq_phase_clock();
 	on_threads(p, worker_main, args);
 	free(args);
-	bool ok = !p->failed;
+	number_units(p);
+	bool ok = join_units(p) && !p->failed;
+	vgq_phase_lap(VGQ_PHASE_READ, &lap);
 	if (ok) {
 		/* every text of the pieces in the database's pool, then the pieces merged */
 		for (unsigned k = 0; k < p->nworkers; k++) {
@@ -823,10 +1105,13 @@ bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_wait
 				vgq_build_warn(b, "%s", p->w[k].b.warnings[i]);
 		}
 		merge_pieces(p);
+		vgq_phase_lap(VGQ_PHASE_MERGE, &lap);
 		pair_intervals(p);
+		vgq_phase_lap(VGQ_PHASE_PAIR, &lap);
 		feed_aside(p);
+		vgq_phase_lap(VGQ_PHASE_ASIDE, &lap);
 		size_t first = SIZE_MAX;
-		for (size_t s = 0; s < nstreams; s++) {
+		for (size_t s = 0; s < p->nunits; s++) {
 			const struct sdone *d = &p->done[s];
 			if (!d->events)
 				continue;
@@ -838,9 +1123,14 @@ bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_wait
 		}
 		if (first != SIZE_MAX)
 			db->first = p->done[first].first_ts;
+		size_t ranges = 0;
+		for (size_t i = 0; i < nstreams; i++)
+			ranges += p->splits_read[i];
+		vgq_phase_units(p->nunits, ranges);
 	}
 	for (unsigned k = 0; k < p->nworkers; k++)
 		worker_free(&p->w[k]);
 	sbuild_free(p);
+	vgq_phase_lap(VGQ_PHASE_FINISH, &lap);
 	return ok;
 }

@@ -694,6 +694,24 @@ bool vgt_cursor_advance(struct vgt_cursor *c)
 	return false;
 }
 
+bool vgt_cursor_resume(struct vgt_cursor *c, size_t prev, size_t at, uint64_t clock,
+                       int64_t last_ts)
+{
+	struct vgt_stream_stats keep = c->s->pub.stats;
+	uint64_t damage = c->s->damage.total;
+	c->next = prev;
+	c->done = false;
+	bool opened = open_packet(c) && c->pkt.start == prev && c->pkt.end == at;
+	c->s->pub.stats = keep; /* the packet before is not this reader's */
+	c->in_packet = false;
+	c->next = c->dropped = at;
+	c->done = at >= c->s->size;
+	c->clock = clock;
+	c->have_ts = true;
+	c->last_ts = last_ts;
+	return opened && c->s->damage.total == damage;
+}
+
 void vgt_cursor_init(struct vgt_cursor *c, struct stream *s)
 {
 	*c = (struct vgt_cursor){.s = s, .md = s->img->md, .resync_damage = -1};

@@ -485,6 +485,7 @@ struct vgt_cursor {
 	 * else `rec`, made as the stream is read; the entry of the packet being read (the
 	 * damage count when it was opened). */
 	struct stream_summary *sum_use, *sum_rec;
+	bool sum_quiet; /* a summary file that is none: not said (the reader that reads says it) */
 	size_t sum_at;
 	bool sum_in;
 	uint64_t sum_damage;
@@ -501,6 +502,19 @@ void vgt_cursor_windows(struct vgt_cursor *c, const struct vgt_class_window *w, 
 /* Initializes a cursor over a stream from its start (resets its stats and damage). */
 void vgt_cursor_init(struct vgt_cursor *c, struct stream *s);
 void vgt_cursor_fini(struct vgt_cursor *c);
+/* A cursor made to read from packet start `at` in the state a read from its stream's
+ * start would have reached there: the packet before it (at `prev`, ending at `at`)
+ * opened for its context (sequence number, discarded count, thread), then the clock and
+ * time of that read's last event before `at` (stream_split.c). False when that packet
+ * does not open cleanly where said. */
+bool vgt_cursor_resume(struct vgt_cursor *c, size_t prev, size_t at, uint64_t clock,
+                       int64_t last_ts);
+/* stream_split.c: the split of stream i of t (source.h vgt_source_split), and its
+ * cursors' payload skips and windows. */
+struct vgt_split;
+struct vgt_split *vgt__split_open(struct vgt_trace *t, size_t i, size_t parts);
+void vgt__split_windows(struct vgt_split *sp, const bool *skip,
+                        const struct vgt_class_window *windows, size_t nclasses);
 /* Fills c->ev with the next event; false at the end of the stream (or, following,
  * held: c->paused). */
 bool vgt_cursor_advance(struct vgt_cursor *c);

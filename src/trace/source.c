@@ -131,6 +131,14 @@ struct vgt_cursor *vgt_source_stream(struct vgt_source *s, size_t i)
 	return c;
 }
 
+struct vgt_split *vgt_source_split(struct vgt_source *s, size_t i, size_t parts)
+{
+	struct vgt_split *sp = vgt__split_open(s->trace, i, parts);
+	if (sp)
+		vgt__split_windows(sp, s->skip, s->windows, s->trace->nclasses);
+	return sp;
+}
+
 /* ---- classes and slots ---- */
 
 size_t vgt_class_count(const struct vgt_trace *t)

@@ -72,6 +72,22 @@ void vgt_source_skip_outside(struct vgt_source *s, const struct vgt_class_window
 size_t vgt_source_stream_count(const struct vgt_source *s);
 struct vgt_cursor *vgt_source_stream(struct vgt_source *s, size_t i);
 
+/* Stream i cut into up to `parts` ranges of its packets, for threads to read at once
+ * (trace/stream_split.c): each range's cursor gives the events that a read of the
+ * stream alone gives between its packets, in file order. NULL when the stream is to be
+ * read whole (vgt_source_stream): no packet summary of the same file (the first whole
+ * read makes one: vgt_packet_summaries), a packet its summary says was damaged, too
+ * few packets. Before the first vgt_source_next; the payloads and windows set above.
+ * vgt_split_join when every range was read (or given up): true when none met damage,
+ * and the stream's counts are then those of one read; false: read it whole. */
+struct vgt_split;
+struct vgt_split *vgt_source_split(struct vgt_source *s, size_t i, size_t parts);
+size_t vgt_split_count(const struct vgt_split *sp);
+uint64_t vgt_split_bytes(const struct vgt_split *sp, size_t k);
+/* Range k's cursor (read by one thread; closed by vgt_split_join, not vgt_cursor_close). */
+struct vgt_cursor *vgt_split_cursor(struct vgt_split *sp, size_t k);
+bool vgt_split_join(struct vgt_split *sp);
+
 /* ---- event classes ------------------------------------------------------------------ */
 
 size_t vgt_class_count(const struct vgt_trace *t);

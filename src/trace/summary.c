@@ -245,7 +245,7 @@ void vgt_summary_attach(struct vgt_cursor *c)
 		if (rc > 0) /* the first format, made again with positions */
 			free(sum->v);
 		free(sum);
-		if (rc < 0)
+		if (rc < 0 && !c->sum_quiet)
 			fprintf(stderr,
 			        "vigil: warning: %s: not a packet summary (%s); ignored and made "
 			        "again\n",
