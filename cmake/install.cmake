@@ -54,8 +54,11 @@ install(CODE "
                  \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/vigild.service\" @ONLY)
   message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/vigild.service\")")
 
-# The Python module (python/vigil) and its engine, libvigilquery.so, in LIBDIR/vigil.
+# The Python module (python/vigil) and its engine, libvigilquery.so, in LIBDIR/vigil; the
+# library keys the relations cache by the installed vigil's build id (src/querylib).
 install(TARGETS vigil_querylib LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/vigil)
+file(RELATIVE_PATH VIGIL_BIN_FROM_QUERYLIB ${CMAKE_INSTALL_FULL_LIBDIR}/vigil ${CMAKE_INSTALL_FULL_BINDIR})
+target_compile_definitions(vigil_querylib PRIVATE VIGIL_BIN_FROM_QUERYLIB="${VIGIL_BIN_FROM_QUERYLIB}")
 find_program(VIGIL_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH) # Debian's python3
 set(VIGIL_PY_VERSION 3)
 if(VIGIL_PYTHON3)
@@ -80,7 +83,9 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON) # dpkg-shlibdeps: libjansson4, libssl3, ...
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3")
+# libdw1: loaded with dlopen by symbolization (src/model/symbolize.c), so dpkg-shlibdeps
+# does not see it
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3, libdw1")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)
 include(CPack)

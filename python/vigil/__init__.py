@@ -155,8 +155,9 @@ def query(trace, tquel, frame=False, stats=None):
     retrieve, in order, as Rows; with frame=True a pandas DataFrame instead, one row per
     tuple: `relation`, the valid time as UTC timestamps (`valid_at` when every tuple is
     an event, else `valid_from` and `valid_to`), then one column per attribute. A dict
-    given as stats gets what the build read and passed over: "events" read and "skip"
-    (as `vigil query --stats` says them)."""
+    given as stats gets what the build read and passed over: "events" read, "cache"
+    (warm: the relations cache `vigil query` keeps beside the trace was used; cold:
+    built and cached) and "skip" (as `vigil query --stats` says them)."""
     arr, n = _traces(trace)
     lib = _load()
     got = ctypes.c_void_p()

@@ -39,19 +39,6 @@ static bool resolve(const char *name, char *out, size_t len)
 	return false;
 }
 
-bool vg_cli_is_elf(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	struct stat st;
-	char magic[4];
-	bool elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, magic, 4) == 4 &&
-	           !memcmp(magic, ELFMAG, SELFMAG);
-	close(fd);
-	return elf;
-}
-
 /* The notes' files into files[] (pointing into the ELF data); returns how many, the
  * main file first. *extra: further main files. */
 static size_t collect(Elf *e, struct vgl_text *files, size_t cap, size_t *extra)

@@ -26,11 +26,7 @@ static char *own_folder(char exe[PATH_MAX])
 
 void vg_full_share_cache(void)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 16];
-	if (!own_folder(exe))
-		return;
-	snprintf(path, sizeof path, "%s/vigil", exe);
-	vgq_cache_key_program(path);
+	vgq_cache_key_beside((const char *const[]){"vigil", NULL});
 }
 
 int vg_run_full(char **argv)

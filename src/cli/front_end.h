@@ -10,6 +10,13 @@ extern char **vg_front_end_argv;
  * descriptors). Returns only on failure, 2, after saying why in one line. */
 int vg_run_full(char **argv);
 
+/* The sensor description embedded in a program (embedded.h: read with libelf, which
+ * loads zlib): vg_cli_embedded_model in vigil-full, NULL in the front end (main.c), which
+ * runs vigil-full for `vigil relations PROGRAM` so that its start loads neither. */
+struct vgl_model;
+typedef struct vgl_model *vg_embedded_reader(const char *cmd, const char *program, int *found);
+extern vg_embedded_reader *const vg_embedded_model;
+
 /* vigil-full: key the relations cache by the front end's build (the vigil beside it), so
  * that `vigil store` and `vigil query` share one cache (relations/cache.h). */
 void vg_full_share_cache(void);

@@ -4,6 +4,7 @@
  * runs vigil-full in its place for the others (front_end.c), so those commands' libraries
  * (TLS, PostgreSQL, HTTP server, disassembler) are never loaded by a query. */
 #include "commands.h"
+#include "embedded.h"
 #include "front_end.h"
 
 #include <stdio.h>
@@ -20,6 +21,9 @@
 #else
 #define FULL(run) run
 #endif
+
+/* A program's embedded sensor description (libelf): read by vigil-full only. */
+vg_embedded_reader *const vg_embedded_model = FULL(vg_cli_embedded_model);
 
 struct command {
 	const char *name;

@@ -147,6 +147,8 @@ int vg_cmd_model(int argc, char **argv)
 	        st.traces == 1 ? "" : "s");
 	if (raw)
 		fprintf(stderr, "; %zu of %zu raw sites symbolized", resolved, raw);
+	if (raw && vgm_symbolizer_unavailable()) /* libdw is loaded at the first raw site */
+		fprintf(stderr, " (no libdw: %s)", vgm_symbolizer_unavailable());
 	/* Messages whose site had more templates than its cap (docs/logcapture.md). */
 	uint64_t over = 0;
 	size_t over_sites = 0;

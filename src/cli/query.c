@@ -305,16 +305,8 @@ static struct vgq_database *open_db(const char *cmd, const char *path, unsigned 
 	snprintf(who, sizeof who, "vigil %s", cmd);
 	struct vg_query_need need;
 	vg_query_need(q, &need);
-	struct vgq_cache_request rq = {.trace_path = path, .who = who};
-	rq.need = need.relations;
-	rq.nneed = need.nrelations;
-	rq.attrs = need.attrs;
-	rq.nattrs = need.nattrs;
-	rq.all_attrs = need.all_attrs;
-	rq.bounds = need.sel.bounds;
-	rq.nbounds = need.sel.nbounds;
-	rq.keys = need.sel.keys;
-	rq.nkeys = need.sel.nkeys;
+	struct vgq_cache_request rq;
+	vg_query_need_request(&need, path, who, &rq);
 	vgt_set_decode_threads(threads); /* --threads, else VIGIL_THREADS, else the cores */
 	struct vgq_database *db = vgq_database_cached(*tr, &rq, cache);
 	vg_query_need_free(&need);

@@ -33,6 +33,22 @@ void vg_query_need(const struct tquel_query *q, struct vg_query_need *n)
 	vgq_query_selections(q, n->arena, &n->sel);
 }
 
+void vg_query_need_request(const struct vg_query_need *n, const char *path, const char *who,
+                           struct vgq_cache_request *rq)
+{
+	*rq = (struct vgq_cache_request){.trace_path = path,
+	                                 .who = who,
+	                                 .need = n->relations,
+	                                 .nneed = n->nrelations,
+	                                 .attrs = n->attrs,
+	                                 .nattrs = n->nattrs,
+	                                 .all_attrs = n->all_attrs,
+	                                 .bounds = n->sel.bounds,
+	                                 .nbounds = n->sel.nbounds,
+	                                 .keys = n->sel.keys,
+	                                 .nkeys = n->sel.nkeys};
+}
+
 void vg_query_need_free(struct vg_query_need *n)
 {
 	tquel_arena_free(n->arena);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "query/selections.h"
+#include "relations/cache.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
 
@@ -20,6 +21,10 @@ struct vg_query_need {
 };
 
 void vg_query_need(const struct tquel_query *q, struct vg_query_need *n);
+/* The relations cache request for it (pointing into n) over the trace at `path`; `who`
+ * prefixes what is said of a damaged cache ("vigil query"). */
+void vg_query_need_request(const struct vg_query_need *n, const char *path, const char *who,
+                           struct vgq_cache_request *rq);
 void vg_query_need_free(struct vg_query_need *n);
 
 #endif

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "embedded.h"
 #include "format_opt.h"
+#include "front_end.h"
 #include "lang/lang.h"
 #include "relations/derived.h"
 #include "relations/relation.h"
@@ -130,7 +131,9 @@ static void print_json(const struct vgq_relation *r, const char *derived, bool c
 static int program_relations(const char *program, bool json)
 {
 	int found;
-	struct vgl_model *m = vg_cli_embedded_model("relations", program, &found);
+	if (!vg_embedded_model) /* the front end: vigil-full reads ELF files (front_end.h) */
+		return vg_run_full(vg_front_end_argv);
+	struct vgl_model *m = vg_embedded_model("relations", program, &found);
 	if (!m) {
 		if (!found)
 			fprintf(

@@ -283,7 +283,9 @@ void watch_print_stats(const char *mode, const struct vga_plan *plan,
 		        al->end_only ? "true" : "false", al->sample_every,
 		        ans->per_alpha ? ans->per_alpha[i] : 0);
 	}
-	fprintf(stderr, "]%s}}\n", extra ? extra : "");
+	/* analyses run whole (or read from the cache): none for the derived relations a
+	 * watch follows (relations/derived.h) */
+	fprintf(stderr, "],\"analyses\":%zu%s}}\n", vgq_derived_analyses(), extra ? extra : "");
 }
 
 struct emit_ctx {
@@ -483,10 +485,10 @@ int vg_cmd_watch(int argc, char **argv)
 		vga_sensors_from_trace(tr, &sensors);
 		schema = vgq_database_build(tr); /* its warnings: when the answer is read */
 	}
-	/* Message, followed live from vigil's own vg.net.* events whatever the sensors
+	/* Message, followed live from vigil's own vg.net.* events whatever the sensors, and
+	 * over a recording too: bound from its schema, its analysis never run at bind
 	 * (relations/derived.h); the other analyses are refused at bind time, with why */
-	if (model)
-		vgq_derived_live_schemas(schema);
+	vgq_derived_live_schemas(schema);
 	struct vgq_options o = {.tick_ns = a.tick};
 	struct vgq_session *s = vgq_session_new(schema, &o);
 	size_t nerrors = 0;

@@ -1,16 +1,92 @@
 /* Raw sites to file:line through libdw's offline interface: each module is opened once
- * (by path, as recorded), its debug information found beside it or by build id. */
+ * (by path, as recorded), its debug information found beside it or by build id.
+ *
+ * libdw is loaded with dlopen when the first raw site is looked up, not linked: it and
+ * the compression libraries it needs (zlib, lzma, bzip2) would otherwise be loaded by
+ * every start of every program holding this code, `vigil query` included (docs/
+ * architecture.md, src/cli). Without it, sites stay module+0xHEX and
+ * vgm_symbolizer_unavailable says why. */
 #define _GNU_SOURCE
 #include "model/symbolize.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #ifdef VIGIL_HAVE_LIBDW
+#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
+
+/* elfutils' soname since 0.1xx (2005): the library Debian's libdw1 installs */
+#define LIBDW_SONAME "libdw.so.1"
+
+/* The libdw functions used here, from the library loaded at first use. */
+static struct {
+	__typeof__(dwfl_begin) *begin;
+	__typeof__(dwfl_end) *end;
+	__typeof__(dwfl_report_offline) *report_offline;
+	__typeof__(dwfl_report_end) *report_end;
+	__typeof__(dwfl_module_info) *module_info;
+	__typeof__(dwfl_module_getsrc) *module_getsrc;
+	__typeof__(dwfl_lineinfo) *lineinfo;
+	__typeof__(dwfl_line_comp_dir) *line_comp_dir;
+	Dwfl_Callbacks callbacks;
+	char *debuginfo_path;
+	char why[256]; /* "" once loaded */
+} dw;
+
+static void load_libdw(void)
+{
+	void *h = dlopen(LIBDW_SONAME, RTLD_NOW | RTLD_LOCAL);
+	struct {
+		const char *name;
+		void **at;
+	} syms[] = {
+	    {"dwfl_begin", (void **)&dw.begin},
+	    {"dwfl_end", (void **)&dw.end},
+	    {"dwfl_report_offline", (void **)&dw.report_offline},
+	    {"dwfl_report_end", (void **)&dw.report_end},
+	    {"dwfl_module_info", (void **)&dw.module_info},
+	    {"dwfl_module_getsrc", (void **)&dw.module_getsrc},
+	    {"dwfl_lineinfo", (void **)&dw.lineinfo},
+	    {"dwfl_line_comp_dir", (void **)&dw.line_comp_dir},
+	    {"dwfl_build_id_find_elf", (void **)&dw.callbacks.find_elf},
+	    {"dwfl_standard_find_debuginfo", (void **)&dw.callbacks.find_debuginfo},
+	    {"dwfl_offline_section_address", (void **)&dw.callbacks.section_address},
+	};
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(dw.why, sizeof dw.why, "%s", e ? e : "cannot load " LIBDW_SONAME);
+		return;
+	}
+	for (size_t i = 0; i < sizeof syms / sizeof *syms; i++)
+		if (!(*syms[i].at = dlsym(h, syms[i].name))) {
+			snprintf(dw.why, sizeof dw.why, "%s: no %s", LIBDW_SONAME, syms[i].name);
+			dw.begin = NULL;
+			return;
+		}
+	dw.callbacks.debuginfo_path = &dw.debuginfo_path;
+}
+
+/* Whether libdw is loaded (loading it on the first call). */
+static bool have_libdw(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, load_libdw);
+	return dw.begin != NULL;
+}
 #endif
+
+const char *vgm_symbolizer_unavailable(void)
+{
+#ifdef VIGIL_HAVE_LIBDW
+	return have_libdw() ? NULL : dw.why;
+#else
+	return "vigil was built without libdw (libdw-dev)";
+#endif
+}
 
 struct module {
 	char *path;
@@ -41,7 +117,7 @@ void vgm_symbolizer_free(struct vgm_symbolizer *s)
 	for (size_t i = 0; i < s->nmods; i++) {
 #ifdef VIGIL_HAVE_LIBDW
 		if (s->mods[i].dwfl)
-			dwfl_end(s->mods[i].dwfl);
+			dw.end(s->mods[i].dwfl);
 #endif
 		free(s->mods[i].path);
 	}
@@ -139,20 +215,13 @@ static struct module *module_get(struct vgm_symbolizer *s, const char *path)
 		return NULL;
 	s->nmods++;
 #ifdef VIGIL_HAVE_LIBDW
-	static char *debuginfo_path = NULL;
-	static const Dwfl_Callbacks callbacks = {
-	    .find_elf = dwfl_build_id_find_elf,
-	    .find_debuginfo = dwfl_standard_find_debuginfo,
-	    .section_address = dwfl_offline_section_address,
-	    .debuginfo_path = &debuginfo_path,
-	};
-	m->dwfl = dwfl_begin(&callbacks);
+	m->dwfl = have_libdw() ? dw.begin(&dw.callbacks) : NULL;
 	if (m->dwfl) {
 		const char *base = strrchr(path, '/');
-		m->mod = dwfl_report_offline(m->dwfl, base ? base + 1 : path, path, -1);
-		dwfl_report_end(m->dwfl, NULL, NULL);
+		m->mod = dw.report_offline(m->dwfl, base ? base + 1 : path, path, -1);
+		dw.report_end(m->dwfl, NULL, NULL);
 		if (m->mod)
-			dwfl_module_info(m->mod, NULL, &m->low, NULL, NULL, NULL, NULL, NULL);
+			dw.module_info(m->mod, NULL, &m->low, NULL, NULL, NULL, NULL, NULL);
 	}
 #endif
 	return m;
@@ -166,14 +235,14 @@ static char *lookup(struct vgm_symbolizer *s, const char *path, uint64_t off)
 	if (!m || !m->mod || !off)
 		return NULL;
 	/* A return address is the instruction after the call: the call is at addr - 1. */
-	Dwfl_Line *line = dwfl_module_getsrc(m->mod, m->low + off - 1);
+	Dwfl_Line *line = dw.module_getsrc(m->mod, m->low + off - 1);
 	if (!line)
 		return NULL;
 	int lineno = 0;
-	const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	const char *file = dw.lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 	if (!file || lineno <= 0)
 		return NULL;
-	char *rel = vgm_site_path(file, dwfl_line_comp_dir(line));
+	char *rel = vgm_site_path(file, dw.line_comp_dir(line));
 	if (!rel)
 		return NULL;
 	char *site = NULL;

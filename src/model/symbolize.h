@@ -17,6 +17,9 @@ void vgm_symbolizer_free(struct vgm_symbolizer *s);
 /* The site for `site`: symbolized when it is raw, else `site` itself. The string lives
  * until vgm_symbolizer_free. NULL only when out of memory. */
 const char *vgm_symbolize(struct vgm_symbolizer *s, const char *site);
+/* Why no raw site can get a file:line (libdw cannot be loaded: loaded at the first call,
+ * symbolize.c), or NULL when it can. */
+const char *vgm_symbolizer_unavailable(void);
 /* Raw sites seen, and how many of them got a file:line. */
 void vgm_symbolizer_stats(const struct vgm_symbolizer *s, size_t *raw, size_t *resolved);
 /* Splits a raw site into its module path (malloc'ed) and offset. false if not raw. */

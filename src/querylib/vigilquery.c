@@ -6,18 +6,21 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/event_json.h"
+#include "cli/query_need.h"
 #ifdef VIGIL_HAVE_DERIVED
 #include "derived/derived.h"
 #endif
 #include "query/engine.h"
 #include "query/output.h"
 #include "query/selections.h"
+#include "relations/cache.h"
 #include "relations/relation.h"
 #include "tquel/arena.h"
 #include "tquel/tquel.h"
@@ -154,20 +157,64 @@ static int emit(void *p, const struct vgq_relation *r)
 	return vgq_write_relation(p, r, VGQ_FORMAT_JSON, NULL);
 }
 
-/* What the build passed over, as `vigil query --stats` says it ("events", "skip"). */
-static char *stats_json(const struct vgq_database *db)
+/* What the build passed over and the cache did, as `vigil query --stats` says it
+ * ("events", "cache", "cache_checked_bytes", "skip"). */
+static char *stats_json(const struct vgq_database *db, const struct vgq_cache_result *cache)
 {
 	const struct vgq_skip_stats *k = &db->skipped;
 	char *s = NULL;
 	if (asprintf(&s,
-	             "{\"events\":%" PRIu64 ",\"skip\":{\"keyed\":%zu,\"bounded\":%zu,"
+	             "{\"events\":%" PRIu64 ",\"cache\":\"%s\",\"cache_checked_bytes\":%" PRIu64
+	             ",\"skip\":{\"keyed\":%zu,\"bounded\":%zu,"
 	             "\"packets\":%" PRIu64 ",\"packets_read\":%" PRIu64 ",\"events\":%" PRIu64
 	             ",\"packets_skipped\":%" PRIu64 ",\"events_skipped\":%" PRIu64
 	             ",\"packets_positioned\":%" PRIu64 "}}",
-	             db->events, k->nkeyed, k->nbounded, k->packets, k->packets_read, k->events,
+	             db->events, vgq_cache_outcome_name(cache->outcome), vgq_cache_checked_bytes(),
+	             k->nkeyed, k->nbounded, k->packets, k->packets_read, k->events,
 	             k->packets_skipped, k->events_skipped, k->packets_positioned) < 0)
 		return NULL;
 	return s;
+}
+
+#ifndef VIGIL_BIN_FROM_QUERYLIB
+#define VIGIL_BIN_FROM_QUERYLIB "../../bin" /* LIBDIR/vigil to BINDIR (cmake/install.cmake) */
+#endif
+
+/* The relations cache keyed as `vigil query` keys it: by the build id of the vigil beside
+ * this library (a build's bin/) or installed with it, so that Python and the CLI read
+ * and write one cache (relations/cache.h). */
+static void share_cache(void)
+{
+	vgq_cache_key_beside(
+	    (const char *const[]){"vigil", VIGIL_BIN_FROM_QUERYLIB "/vigil", NULL});
+}
+
+/* The database the statements need: through the relations cache for one trace, as
+ * `vigil query` opens it (cli/query.c), else built with their selections. */
+static struct vgq_database *open_db(struct vgt_trace *t, const char *const *traces, size_t ntraces,
+                                    const struct tquel_query *q, struct vgq_cache_result *cache)
+{
+	*cache = (struct vgq_cache_result){.outcome = VGQ_CACHE_OFF};
+	if (ntraces == 1) {
+		static pthread_once_t once = PTHREAD_ONCE_INIT;
+		pthread_once(&once, share_cache);
+		struct vg_query_need need;
+		vg_query_need(q, &need);
+		struct vgq_cache_request rq;
+		vg_query_need_request(&need, traces[0], "vigil", &rq);
+		struct vgq_database *db = vgq_database_cached(t, &rq, cache);
+		vg_query_need_free(&need);
+		return db;
+	}
+	/* the statements' selections reach the build (query/selections.h) */
+	struct tquel_arena *arena = tquel_arena_new();
+	struct vgq_selections sel;
+	vgq_query_selections(q, arena, &sel);
+	struct vgq_build_options bo = {
+	    .bounds = sel.bounds, .nbounds = sel.nbounds, .keys = sel.keys, .nkeys = sel.nkeys};
+	struct vgq_database *db = vgq_database_build_opts(t, &bo);
+	tquel_arena_free(arena);
+	return db;
 }
 
 EXPORT int vigil_ql_query(const char *const *traces, size_t ntraces, const char *tquel, char **out,
@@ -210,19 +257,11 @@ EXPORT int vigil_ql_query_stats(const char *const *traces, size_t ntraces, const
 #ifdef VIGIL_HAVE_DERIVED
 		vgd_register_all(); /* Network, Message...: built when a query names one */
 #endif
-		/* the statements' selections reach the build (query/selections.h) */
-		struct tquel_arena *arena = tquel_arena_new();
-		struct vgq_selections sel;
-		vgq_query_selections(q, arena, &sel);
-		struct vgq_build_options bo = {.bounds = sel.bounds,
-		                               .nbounds = sel.nbounds,
-		                               .keys = sel.keys,
-		                               .nkeys = sel.nkeys};
-		struct vgq_database *db = vgq_database_build_opts(t, &bo);
-		tquel_arena_free(arena);
+		struct vgq_cache_result cache;
+		struct vgq_database *db = open_db(t, traces, ntraces, q, &cache);
 		vgq_database_print_warnings(db, "vigil", w.f);
 		if (stats)
-			*stats = stats_json(db);
+			*stats = stats_json(db, &cache);
 		struct vgq_options opts = {.tick_ns = 1000000000};
 		struct vgq_session *s = vgq_session_new(db, &opts);
 		size_t errors = vgq_run(s, q, emit, o.f, e.f);

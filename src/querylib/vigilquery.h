@@ -17,9 +17,11 @@ int vigil_ql_relations(const char *const *traces, size_t ntraces, char **out, ch
 int vigil_ql_query(const char *const *traces, size_t ntraces, const char *tquel, char **out,
                    char **warnings, char **err);
 /* vigil_ql_query, and what the build read and passed over in *stats (JSON: "events" read,
- * "skip" as `vigil query --stats` says it); a query's selections reach the build as
- * they do from `vigil query` without a cache (docs/query.md "How selections reach
- * decoding"). */
+ * "cache" (warm, cold, ...), "cache_checked_bytes", "skip", as `vigil query --stats` says
+ * them). One trace is opened as `vigil query` opens it: through the relations cache,
+ * keyed by the build id of the vigil installed with this library, so both share one
+ * cache (docs/query.md "The relations cache"); several traces, or VIGIL_CACHE=off, are
+ * built with the query's selections (docs/query.md "How selections reach decoding"). */
 int vigil_ql_query_stats(const char *const *traces, size_t ntraces, const char *tquel, char **out,
                          char **warnings, char **err, char **stats);
 

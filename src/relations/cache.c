@@ -108,7 +108,11 @@ static int self_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-static char key_program[4096]; /* vgq_cache_key_program's, "" if none */
+/* The build id vgq_cache_key_program read (idlen 0: none: this object's own). */
+static struct {
+	uint8_t id[64];
+	size_t idlen;
+} key_program;
 
 /* The build id of the ELF file at path (its notes, by file offsets), copied to id[64]. */
 static size_t file_build_id(const char *path, uint8_t *id)
@@ -147,28 +151,65 @@ static size_t file_build_id(const char *path, uint8_t *id)
 	return len;
 }
 
-void vgq_cache_key_program(const char *path)
+bool vgq_cache_key_program(const char *path)
 {
-	snprintf(key_program, sizeof key_program, "%s", path ? path : "");
+	uint8_t id[64];
+	size_t len = path ? file_build_id(path, id) : 0;
+	if (len) {
+		memcpy(key_program.id, id, len);
+		key_program.idlen = len;
+	}
+	return len > 0;
+}
+
+/* The folder of the object holding this code: the program's (/proc/self/exe), or the
+ * shared library's (libvigilquery.so) as the loader found it. */
+static bool own_folder(char *out, size_t n)
+{
+	struct self_object o = {.at = (uintptr_t)&own_folder};
+	ssize_t len;
+	if (dl_iterate_phdr(self_object, &o) && o.path && *o.path) {
+		if (snprintf(out, n, "%s", o.path) >= (int)n)
+			return false;
+		len = (ssize_t)strlen(out);
+	} else if ((len = readlink("/proc/self/exe", out, n - 1)) <= 0) {
+		return false;
+	}
+	out[len] = 0;
+	char *slash = strrchr(out, '/');
+	if (!slash)
+		return snprintf(out, n, ".") < (int)n;
+	*slash = 0;
+	return true;
+}
+
+bool vgq_cache_key_beside(const char *const *places)
+{
+	char dir[4096], path[8200];
+	if (!own_folder(dir, sizeof dir))
+		return false;
+	for (; *places; places++) {
+		snprintf(path, sizeof path, "%s/%s", dir, *places);
+		if (vgq_cache_key_program(path))
+			return true;
+	}
+	return false;
 }
 
 /* Which vigil builds: another build (another build id) never reads this one's cache. By
- * the build id of the object holding this code, not /proc/self/exe (under valgrind that is
- * valgrind), or of the program vgq_cache_key_program named; without one, the object's file
+ * the build id vgq_cache_key_program read, else of the object holding this code, not
+ * /proc/self/exe (under valgrind that is valgrind); without one, the object's file
  * identity. False if neither is known. */
 static bool key_builder(struct key *k)
 {
-	uint8_t id[64];
-	size_t idlen = *key_program ? file_build_id(key_program, id) : 0;
-	if (idlen) {
-		static const char tag[] = "build id";
+	static const char tag[] = "build id";
+	if (key_program.idlen) {
 		key_add(k, tag, sizeof tag);
-		key_add(k, id, idlen);
+		key_add(k, key_program.id, key_program.idlen);
 		return true;
 	}
 	struct self_object o = {.at = (uintptr_t)&key_builder};
 	if (dl_iterate_phdr(self_object, &o) && o.id) {
-		static const char tag[] = "build id";
 		key_add(k, tag, sizeof tag);
 		key_add(k, o.id, o.idlen);
 		return true;

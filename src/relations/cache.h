@@ -72,10 +72,16 @@ bool vgq_cache_dir(char *out, size_t n);
 struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_cache_request *rq,
                                          struct vgq_cache_result *res);
 
-/* Key this process's caches by the build id of the program at path instead of its own:
- * vigil-full names the front end beside it (src/cli/main.c), built from the same sources
- * in the same build, so both read and write one cache. Ignored if path has no build id. */
-void vgq_cache_key_program(const char *path);
+/* Key this process's caches by the build id of the program at path instead of its own
+ * object's, so that programs built from the same sources in the same build read and
+ * write one cache: the `vigil` front end's. False (and ignored) if path has no build id. */
+bool vgq_cache_key_program(const char *path);
+/* vgq_cache_key_program of the first of `places` (NULL-terminated paths relative to the
+ * folder of the object holding this code: the program, or libvigilquery.so) that has a
+ * build id: vigil-full names "vigil" (src/cli/front_end.c); libvigilquery.so "vigil"
+ * (a build's bin/) and the way from its installed folder to the installed vigil
+ * (src/querylib). False if none has one: the object's own build id keys its caches. */
+bool vgq_cache_key_beside(const char *const *places);
 
 /* Bytes of cached columns this process summed against their checksums (the columns an
  * earlier query checked in the same file are not summed again: cache_checked.c). */

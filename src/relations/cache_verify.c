@@ -53,10 +53,18 @@ static void verify_work(void *p, unsigned worker)
 	}
 }
 
-/* Runs every piece of j, on up to vgt_decode_threads() threads. */
+/* Runs every piece of j, on up to vgt_decode_threads() threads, no more than one per
+ * PIECE bytes: a small relation's columns (an entity relation's few hundred bytes) are
+ * mapped and summed here, without starting a thread for them. */
 static void run_job(struct verify_job *j)
 {
-	vg_threads_run(vgt_decode_threads(), j->npieces, verify_work, j);
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < j->npieces; i++)
+		bytes += j->pieces[i].size;
+	unsigned threads = vgt_decode_threads();
+	if (threads > (bytes + PIECE - 1) / PIECE)
+		threads = (unsigned)((bytes + PIECE - 1) / PIECE);
+	vg_threads_run(threads ? threads : 1, j->npieces, verify_work, j);
 }
 
 static uint64_t checked_bytes; /* atomic */

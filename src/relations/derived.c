@@ -12,6 +12,7 @@
 
 static const struct vgq_derived_provider *providers[MAX_PROVIDERS];
 static size_t nproviders;
+static size_t analyses; /* vgq_derived_analyses */
 
 /* One provider tried by a database: built, or failed with this line (said again on
  * every later request, so that each query gets the same answer). */
@@ -202,6 +203,7 @@ const struct vgq_relation *vgq_database_derived(struct vgq_database *db, const c
 		         exact, p->source);
 		return NULL;
 	}
+	analyses++;
 	if (take_cached(db, p, err, errsize))
 		return err[0] ? NULL : find_built(in, name);
 	struct vgq_derived_ctx c = {.db = db};
@@ -301,8 +303,17 @@ static void add_relation(struct vgq_database *db, struct vgq_relation *r)
 	db->relations = rels;
 }
 
+size_t vgq_derived_analyses(void)
+{
+	return analyses;
+}
+
 void vgq_derived_live_schemas(struct vgq_database *db)
 {
+	/* a recording's relations bound for a watch: it reads the trace in part, so the
+	 * analyses of the whole trace are refused at bind, not run (vgq_database_derived) */
+	if (db->internal->trace)
+		db->internal->whole_trace = false;
 	for (size_t i = 0; i < nproviders; i++) {
 		const struct vgq_derived_live *live = providers[i]->live;
 		if (!live)

@@ -80,11 +80,16 @@ const char *vgq_derived_source(const char *name);
 /* The live operations that follow `name` (vigil watch), or NULL when it cannot be followed
  * (not derived, or derived from the whole trace only). */
 const struct vgq_derived_live *vgq_derived_live_of(const char *name);
-/* Adds to a database made from a sensor description (vgq_database_from_model: vigil
- * watch binds against it) the schemas of the derived relations that can be followed
- * live (a watched process records vigil's own vg.net.* events whatever its sensors),
- * unless a relation of the same name is declared. */
+/* Adds to a database vigil watch binds against (made from a sensor description,
+ * vgq_database_from_model, or a recording's relations for --replay) the schemas of the
+ * derived relations that can be followed live (a watched process records vigil's own
+ * vg.net.* events whatever its sensors), unless a relation of the same name is declared:
+ * binding needs their schemas only, their tuples come from the live operations. The
+ * other analyses are then refused at bind (a watch reads the trace in part), never run. */
 void vgq_derived_live_schemas(struct vgq_database *db);
+/* How many analyses vgq_database_derived has run or read from the relations cache in
+ * this process (`vigil watch --stats`: "analyses": a watch binds without them). */
+size_t vgq_derived_analyses(void);
 
 /* ---- for providers ---- */
 /* A context over a trace being followed: relations made in it use `pool` (vigil watch's

@@ -15,7 +15,8 @@ subject runs, and its networks given at the end.
   numbers are net split's. `vigil watch --replay` of the kept trace answers the same.
 * The update network takes each of net split's networks, message edges and thread edges
   exactly once (--stats deltas), live and --replay: a tuple given twice across updates,
-  which the printed set would hide, fails.
+  which the printed set would hide, fails. --replay binds the relations from their
+  schemas: no analysis of the whole trace runs (--stats "analyses" 0).
 * The networks from an attach (--pid) are refused, and Network where the statements
   would be re-evaluated (a snapshot's networks are not final).
 
@@ -164,6 +165,11 @@ def check_subject(work, name, script):
                          f"{len(json_lines(r.stdout))} lines, vigil query has {len(want)}: "
                          f"{r.stderr[-500:]}")
     given_once(name, "--replay", st, split_tuples)
+    # Bound from the derived relations' schemas: no analysis of the whole recording ran,
+    # at bind or after (the update network's live operations made every tuple).
+    if st.get("analyses") != 0:
+        raise SystemExit(f"FAIL: {name}: --replay ran {st.get('analyses')} analyses of the "
+                         f"whole trace (binding needs the schemas only)")
     nets = {k[0] for k in stored}
     if len(nets) < 2:
         raise SystemExit(f"FAIL: {name}: {len(nets)} network(s): too few to tell numbers apart")
