@@ -10,8 +10,9 @@
  * join's output is the in-memory join's, binding for binding and in the same order.
  *
  * The number of partitions is the least power of two (up to 4096) whose largest
- * partition, rows and table, fits half the room with its buffers (vgq_parts_choose):
- * counted first over 4096 partitions, so skew is seen before anything is written. Null
+ * partition, rows and table, fits half of each worker's share of the room with its
+ * buffers (vgq_parts_choose): counted first over 4096 partitions, so skew is seen before
+ * anything is written. Null
  * keys match nothing and are not written.
  *
  * The partitions are joined by the session's workers, each one partition at a time into
@@ -518,8 +519,11 @@ struct vgq_hash_spill *vgq_hash_spill_run(struct xnode *n, struct xrows *right)
 			fine[part_of(h, VGQ_PARTS_FINE_LOG2)]++;
 	vgq_rows_spill(right); /* the room it held is the partitions' (mapped, it reads on) */
 	size_t room = vgq_mem_room(s) + right->charged; /* once the build rows are written */
+	/* each worker's share, so that as many partitions as workers fit at once */
+	size_t threads = vgq_session_threads(s);
 	size_t worst; /* past the room: that partition is split again when it is joined */
-	unsigned lg = vgq_parts_choose(fine, part_bytes, w, w * sizeof(uint32_t), room, &worst);
+	unsigned lg =
+	    vgq_parts_choose(fine, part_bytes, w, w * sizeof(uint32_t), room / threads, &worst);
 	free(fine);
 	sp->nparts = (size_t)1 << lg;
 	n->spilled_parts = (uint32_t)sp->nparts;
@@ -548,7 +552,6 @@ struct vgq_hash_spill *vgq_hash_spill_run(struct xnode *n, struct xrows *right)
 	free(r);
 	ok = ok && !vgq_overflowed(n->cx) && vgq_parts_seal(&lp);
 	/* the partitions joined by the workers, each into its own file of joined rows */
-	size_t threads = vgq_session_threads(s);
 	sp->nouts = threads < sp->nparts ? threads : sp->nparts;
 	sp->outs = vgq_xcalloc(sp->nouts, sizeof *sp->outs);
 	for (size_t k = 0; k < sp->nouts; k++)
