@@ -552,12 +552,24 @@ struct vgq_hash_spill *vgq_hash_spill_run(struct xnode *n, struct xrows *right)
 	free(r);
 	ok = ok && !vgq_overflowed(n->cx) && vgq_parts_seal(&lp);
 	/* the partitions joined by the workers, each into its own file of joined rows */
-	sp->nouts = threads < sp->nparts ? threads : sp->nparts;
-	sp->outs = vgq_xcalloc(sp->nouts, sizeof *sp->outs);
-	for (size_t k = 0; k < sp->nouts; k++)
+	/* as many workers as leave room for the largest partition beside their files'
+	 * buffers (an eighth of the room each at most): a small budget joins on fewer (how
+	 * many partitions are in memory at once is the gate's) */
+	size_t most = 0;
+	for (size_t q = 0; ok && q < sp->nparts; q++)
+		if (rp.count[q] && lp.count[q] && part_bytes(rp.count[q], w) > most)
+			most = part_bytes(rp.count[q], w);
+	most += ok ? vgq_parts_chunk_bytes(&lp) : 0;
+	size_t nw = threads < sp->nparts ? threads : sp->nparts;
+	sp->outs = vgq_xcalloc(nw, sizeof *sp->outs);
+	for (size_t k = 0; k < nw; k++)
 		sp->outs[k].fd = -1;
-	for (size_t k = 0; ok && k < sp->nouts; k++)
-		ok = vgq_parts_open(&sp->outs[k], s, "the hash join's partitions", sp->nparts, rec);
+	for (; ok && sp->nouts < nw; sp->nouts++) { /* (one that fails is counted, to close) */
+		if (sp->nouts && vgq_mem_room(s) / 8 * 7 < most)
+			break;
+		ok = vgq_parts_open(&sp->outs[sp->nouts], s, "the hash join's partitions",
+		                    sp->nparts, rec);
+	}
 	struct join_job j = {.n = n,
 	                     .s = s,
 	                     .rp = &rp,
