@@ -12,11 +12,11 @@
  * The number of partitions is the least power of two (up to 4096) whose largest
  * partition, rows and table, fits half of each worker's share of the room with its
  * buffers (vgq_parts_choose): counted first over 4096 partitions, so skew is seen before
- * anything is written. Null
- * keys match nothing and are not written.
+ * anything is written. Null keys match nothing and are not written.
  *
- * The partitions are joined by the session's workers, each one partition at a time into
- * its own file of joined rows, sharing the budget: a worker waits while the partition it
+ * The partitions are joined by the session's workers (as many as leave room for the
+ * largest partition beside their files' buffers), each one partition at a time into its
+ * own file of joined rows, sharing the budget: a worker waits while the partition it
  * claimed does not fit beside those the others hold, so no more partitions are in memory
  * at once than the budget allows (the rows and table of each taken from it before they
  * are loaded). The merge by probe place makes the output the same at every thread count.
@@ -30,7 +30,9 @@
  * merged by probe place into the partition's. Rows of one key value cannot be split: a
  * partition whose build rows all have one hash is refused, one line naming the key's
  * relation and its rows against the budget (engine.c adds the budget), as is one past the
- * depth limit; the budget is never passed. */
+ * depth limit; the budget is never passed (the one exception: a file's chain of chunks
+ * growing while the workers join, a few KiB, is taken outside the gate and refused past
+ * it). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
