@@ -391,13 +391,16 @@ static void print_stats(const struct vgq_session *s, const struct vgq_database *
 	        sp.trims, k->nkeyed, k->nbounded, k->packets, k->packets_read, k->events,
 	        k->packets_skipped, k->events_skipped, k->packets_positioned);
 	for (size_t i = 0; i < n; i++)
-		fprintf(
-		    stderr,
-		    "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64 ",\"exec_ns\":%" PRIu64
-		    ",\"exec_cpu_ns\":%" PRIu64 ",\"peak_state\":%" PRIu64
-		    ",\"peak_memory\":%" PRIu64 ",\"spilled_memory\":%" PRIu64 "}",
-		    i ? "," : "", st[i].line, st[i].relation, st[i].tuples, st[i].exec_ns,
-		    st[i].exec_cpu_ns, st[i].peak_state, st[i].peak_memory, st[i].spilled_memory);
+		fprintf(stderr,
+		        "%s{\"line\":%u,\"relation\":\"%s\",\"tuples\":%" PRIu64
+		        ",\"exec_ns\":%" PRIu64 ",\"exec_cpu_ns\":%" PRIu64
+		        ",\"peak_state\":%" PRIu64 ",\"peak_memory\":%" PRIu64
+		        ",\"spilled_memory\":%" PRIu64 ",\"spill_partitions\":%" PRIu32
+		        ",\"spill_written\":%" PRIu64 ",\"spill_depth\":%" PRIu32 "}",
+		        i ? "," : "", st[i].line, st[i].relation, st[i].tuples, st[i].exec_ns,
+		        st[i].exec_cpu_ns, st[i].peak_state, st[i].peak_memory,
+		        st[i].spilled_memory, st[i].spill_partitions, st[i].spill_written,
+		        st[i].spill_depth);
 	fprintf(stderr, "],");
 	vgq_phases_json(stderr);
 	fprintf(stderr, "}}\n");

@@ -251,8 +251,9 @@ size_t vgq_run(struct vgq_session *s, const struct tquel_query *q, vgq_emit_fn e
 		}
 		s->stats = vgq_xrealloc(s->stats, s->nstats + 1, sizeof *s->stats);
 		s->stats[s->nstats++] = (struct vgq_stat){
-		    b->src->loc.line, b->label,      b->out->ntuples, now_ns() - t0,
-		    s->peak_state,    cpu_ns() - c0, s->mem.peak,     s->mem.spilled};
+		    b->src->loc.line,     b->label,      b->out->ntuples,   now_ns() - t0,
+		    s->peak_state,        cpu_ns() - c0, s->mem.peak,       s->mem.spilled,
+		    s->mem.parts_written, s->mem.parts,  s->mem.parts_depth};
 		if (emit && emit(ctx, b->out) != 0)
 			break;
 	}

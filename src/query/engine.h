@@ -40,6 +40,10 @@ struct vgq_stat {
 	uint64_t exec_cpu_ns;    /* CPU time of the whole process meanwhile (all its threads) */
 	uint64_t peak_memory;    /* bytes of operator state at most (against VIGIL_QUERY_MEMORY) */
 	uint64_t spilled_memory; /* bytes of bindings moved to the spill file past it */
+	/* operators spilled to partition files (Grace hash joins, aggregates): bytes written,
+	 * partitions made (repartitions' included), the deepest repartition (0: none) */
+	uint64_t spill_written;
+	uint32_t spill_partitions, spill_depth;
 };
 
 /* The query's memory budget for operator state, in bytes (exec_memory.c):

@@ -78,6 +78,10 @@ struct vgq_memory {
 	bool rows;              /* what: an operator whose bindings were being materialised */
 	size_t need, held_then; /* its bytes, and what was held then */
 	size_t spilled;         /* bytes of bindings moved to the spill file (atomic) */
+	/* operators spilled to partition files (exec_spill_parts.c): bytes written, the
+	 * partitions made (repartitions' included) and the deepest repartition (atomic) */
+	uint64_t parts_written;
+	uint32_t parts, parts_depth;
 };
 
 struct vgq_session {
@@ -178,6 +182,8 @@ bool vgq_mem_refused(const struct vgq_session *s);
 void vgq_mem_statement_begin(struct vgq_session *s);
 /* "WHAT needs N more with M held, past the query's memory budget (...)" */
 void vgq_mem_report(const struct vgq_session *s, FILE *out);
+/* An operator spilled to `parts` partitions, repartitioned `depth` deep (--stats). */
+void vgq_mem_note_spill(struct vgq_session *s, size_t parts, unsigned depth);
 
 /* ---- result.c ---- */
 /* The empty result relation of a bound retrieve (its attributes), made at binding so

@@ -118,6 +118,7 @@ size_t vgq_agg_spill(struct vgq_session *s, struct bagg *a, struct xrows *in)
 	}
 	struct vgq_parts pt;
 	bool ok = vgq_parts_open(&pt, s, "the aggregate's partitions", (size_t)1 << lg, l.size);
+	vgq_mem_note_spill(s, (size_t)1 << lg, 0);
 	unsigned char *r = vgq_xcalloc(1, l.size);
 	for (size_t i = 0; ok && i < in->n; i++)
 		if (vgq_contrib_of(a, in->rows + i * w, &c, keys)) {

@@ -146,7 +146,8 @@ static void build(struct xnode *n, struct hashjoin *st)
 	vgq_rows_collect(n->r, &st->right);
 	size_t nr = st->right.n;
 	if (nr && !vgq_overflowed(n->cx) && vgq_xhash_bytes(nr) > vgq_mem_room(s)) {
-		/* past the budget: partitioned to spill files, drained on one thread */
+		/* past the budget: partitioned to spill files, the partitions joined by the
+		 * workers (exec_hash_spill.c), the joined rows read on one thread */
 		st->spill = vgq_hash_spill_run(n, &st->right);
 		n->serial = true;
 		st->built = true;

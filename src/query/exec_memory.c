@@ -120,6 +120,18 @@ void vgq_mem_statement_begin(struct vgq_session *s)
 	m->need = m->held_then = 0;
 	m->peak = m->held;
 	m->spilled = 0;
+	m->parts_written = 0;
+	m->parts = m->parts_depth = 0;
+}
+
+void vgq_mem_note_spill(struct vgq_session *s, size_t parts, unsigned depth)
+{
+	struct vgq_memory *m = &s->mem;
+	__atomic_add_fetch(&m->parts, (uint32_t)parts, __ATOMIC_RELAXED);
+	uint32_t cur = __atomic_load_n(&m->parts_depth, __ATOMIC_RELAXED);
+	while (depth > cur && !__atomic_compare_exchange_n(&m->parts_depth, &cur, depth, true,
+	                                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 }
 
 /* "12.5 MiB", "300 KiB", "17 bytes" */

@@ -90,8 +90,9 @@ struct xnode {
 	/* Its build made it a one-thread operator (a hash join spilled to partitions): its
 	 * pipeline is drained serially (exec_parallel.c). */
 	bool serial;
-	/* The partitions its state went to past the memory budget (explain --analyze). */
-	uint32_t spilled_parts;
+	/* The partitions its state went to past the memory budget, and how deep a partition
+	 * was split again (explain --analyze). */
+	uint32_t spilled_parts, spilled_depth;
 };
 
 /* exec.c: the tree of a plan (nodes in the session's arena); cx may be NULL (explain). */

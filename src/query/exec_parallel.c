@@ -13,6 +13,7 @@
 #include "common/pool.h"
 #include "query/engine_internal.h"
 #include "query/exec_node.h"
+#include "query/radix.h"
 
 static uint64_t now_ns(void)
 {
@@ -326,32 +327,78 @@ static void merge_pairs(void *p, size_t lo, size_t hi)
 	}
 }
 
+/* Items i and k of `size` bytes swapped. */
+static void swap_items(char *a, size_t i, size_t k, size_t size)
+{
+	char t[64];
+	for (size_t o = 0; o < size; o += sizeof t) {
+		size_t len = size - o < sizeof t ? size - o : sizeof t;
+		memcpy(t, a + i * size + o, len);
+		memcpy(a + i * size + o, a + k * size + o, len);
+		memcpy(a + k * size + o, t, len);
+	}
+}
+
+/* Heapsort (Williams 1964): in place, no scratch; with cmp a total order, the order of
+ * any other sort. */
+static void heap_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	char *a = base;
+	for (size_t end = n, i = n / 2; end > 1;) {
+		if (i > 0) {
+			i--; /* building the heap */
+		} else {
+			swap_items(a, 0, --end, size); /* the greatest to its place */
+		}
+		for (size_t r = i;;) {
+			size_t c = 2 * r + 1;
+			if (c >= end)
+				break;
+			if (c + 1 < end && cmp(a + (c + 1) * size, a + c * size) > 0)
+				c++;
+			if (cmp(a + c * size, a + r * size) <= 0)
+				break;
+			swap_items(a, r, c, size);
+			r = c;
+		}
+	}
+}
+
 #define SORT_PARALLEL_MIN 64 /* items below which one thread sorts */
+/* A radix sort's digit counts: RADIX_DIGITS rows of RADIX counts per 64-bit word of an
+ * item (exec_semijoin_result.c counts every word's; the others the first's: more than
+ * they take) */
+#define SORT_COUNTS_BYTES(size) (((size) + 7) / 8 * RADIX_DIGITS * RADIX * sizeof(size_t))
 
 void vgq_parallel_sort(struct vgq_session *s, void *base, size_t n, size_t size,
                        int (*cmp)(const void *, const void *), void (*sort)(void *base, size_t n))
 {
 	unsigned threads = vgq_session_threads(s);
-	if (threads < 2 || n < SORT_PARALLEL_MIN) {
-		if (sort)
+	/* A `sort` (the result path's radix sorts: result.c, result_direct.c,
+	 * exec_semijoin_result.c) takes scratch as large as the items it sorts, and digit
+	 * counts per run: taken from the budget while it runs. */
+	size_t runs = threads < 2 || n < SORT_PARALLEL_MIN ? 1 : threads;
+	size_t scratch = sort ? n * size + runs * SORT_COUNTS_BYTES(size) : 0;
+	if (runs == 1 || !vgq_mem_try(s, n * size + scratch)) {
+		/* one thread, or the merge buffer (as large as the items) past the budget: the
+		 * items sorted on this thread; past it, by cmp in place, without scratch (the
+		 * same order: see above) */
+		scratch = sort ? n * size + SORT_COUNTS_BYTES(size) : 0;
+		if (sort && vgq_mem_try(s, scratch)) {
 			sort(base, n);
-		else if (n > 1)
+			vgq_mem_give(s, scratch);
+		} else if (sort) {
+			heap_sort(base, n, size, cmp);
+		} else if (n > 1) {
 			qsort(base, n, size, cmp);
-		return;
-	}
-	/* The merge buffer is as large as the items: past the memory budget, the items are
-	 * sorted in place on this thread (the same order: see above). */
-	if (!vgq_mem_try(s, n * size)) {
-		if (sort)
-			sort(base, n);
-		else
-			qsort(base, n, size, cmp);
+		}
 		return;
 	}
 	/* runs of one length (the last shorter), so each merge round pairs runs of one length */
 	size_t run = (n + threads - 1) / threads;
 	struct sort_job j = {base, vgq_xcalloc(n, size), n, size, run, cmp, sort};
 	vgq_parallel_for(s, (n + run - 1) / run, 1, sort_runs, &j);
+	vgq_mem_give(s, scratch);
 	for (; j.run < n; j.run *= 2) {
 		vgq_parallel_for(s, (n + 2 * j.run - 1) / (2 * j.run), 1, merge_pairs, &j);
 		char *t = j.a;

@@ -127,16 +127,20 @@ bool vgq_parts_open(struct vgq_parts *pt, struct vgq_session *s, const char *wha
 	pt->nparts = nparts;
 	pt->rec = rec;
 	pt->bufrecs = buffer_records(vgq_mem_room(s), nparts, rec);
-	size_t bytes = nparts * pt->bufrecs * rec;
-	if (!vgq_mem_take(s, what, bytes)) {
+	/* the chain's first entries with the buffers: a chunk per partition (a file written
+	 * partition after partition, as joined rows are, needs no more) */
+	size_t bytes = nparts * pt->bufrecs * rec, chain = (nparts + 64) * sizeof *pt->chunks;
+	if (!vgq_mem_take(s, what, bytes + chain)) {
 		pt->failed = true;
 		return false;
 	}
-	pt->charged = bytes;
+	pt->charged = bytes + chain;
+	pt->chunks = vgq_xcalloc(nparts + 64, sizeof *pt->chunks);
+	pt->capchunks = nparts + 64;
 	pt->fd = open_file(what);
 	if (pt->fd < 0) {
 		pt->failed = true;
-		vgq_mem_refuse(s, what, bytes);
+		vgq_mem_refuse(s, what, bytes + chain);
 		return false;
 	}
 	pt->buf = vgq_xcalloc(bytes ? bytes : 1, 1);
@@ -171,6 +175,7 @@ static bool write_chunk(struct vgq_parts *pt, size_t p)
 		return false;
 	}
 	__atomic_add_fetch(&pt->s->mem.spilled, n * pt->rec, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&pt->s->mem.parts_written, n * pt->rec, __ATOMIC_RELAXED);
 	pt->fill[p] = 0;
 	struct vgq_chunk *last = pt->tail[p] ? &pt->chunks[pt->tail[p] - 1] : NULL;
 	if (last && pt->tail[p] == pt->nchunks && last->n <= UINT32_MAX - n) {

@@ -191,8 +191,12 @@ void vgq_explain_tree(const struct xexplain *e, const struct xnode *n, int depth
 		fprintf(e->out,
 		        "  (actual rows=%" PRIu64 " batches=%" PRIu64 " time=%.3f ms threads=%u)",
 		        n->rows, n->calls, (double)n->ns / 1e6, n->threads ? n->threads : 1);
-	if (e->analyze && n->spilled_parts) /* past VIGIL_QUERY_MEMORY: exec_hash_spill.c */
-		fprintf(e->out, "  (spilled to %u partitions)", n->spilled_parts);
+	if (e->analyze && n->spilled_parts) { /* past VIGIL_QUERY_MEMORY: exec_hash_spill.c */
+		fprintf(e->out, "  (spilled to %u partitions", n->spilled_parts);
+		if (n->spilled_depth) /* some split again, that many levels */
+			fprintf(e->out, ", repartitioned %u deep", n->spilled_depth);
+		fputc(')', e->out);
+	}
 	fputc('\n', e->out);
 	if (n->l)
 		vgq_explain_tree(e, n->l, depth + 1);

@@ -42,7 +42,8 @@ SHAPES = {
                  "where E2.key = E1.key when E2 precede E1",
 }
 REFUSED = re.compile(r"^.+:\d+:\d+: error: \S+: (the bindings of a [a-z -]+, materialised, need|"
-                     r"the [a-z -]+'s [a-z]+ needs) [0-9.]+ [A-Za-z]+ more with [0-9.]+ "
+                     r"the [a-z -]+'s [a-z]+(?: \([^()]+\))? needs) [0-9.]+ [A-Za-z]+ more "
+                     r"with [0-9.]+ "
                      r"[A-Za-z]+ held, past the query's memory budget "
                      r"\(VIGIL_QUERY_MEMORY=[0-9.]+ [A-Za-z]+\); raise it, or select more")
 

@@ -15,11 +15,17 @@ On a recording of diff_subject (keys 0..3, values -20..20):
   * per shape, the unbounded run at 1 thread gives the answer and peak_memory P; at two
     budgets (an aggregate's P/3 and P/8, a join's 400K and 160K, under its build side's
     table), at 1 and 2 threads: the same answer, spilled_memory > 0,
-    peak_memory within the budget, and (1 thread) `vigil explain --analyze` shows the
-    operator "spilled to N partitions" (so a build that ignores the budget, or refuses, fails);
+    peak_memory within the budget, --stats spill_partitions > 1 and spill_written > 0, and
+    `vigil explain --analyze` shows the operator "spilled to N partitions" (so a build
+    that ignores the budget, or refuses, fails), a join's at 2 threads with threads=2 (its
+    partitions shared among the workers: a serial spilled join shows 1);
+  * repartition: the skewed key's join over budgets of 96K..160K at 1 and 2 threads:
+    each the unbounded answer or the one-key refusal, and at each thread count some budget
+    where a partition was split again (--stats spill_depth >= 1, explain "repartitioned
+    N deep") and answered (without recursive partitioning those are refused);
   * refusals: a join whose key has one value (128K) and an aggregate without a by-list
     (P/4), under a budget their one partition does not fit: one line naming the hash join's partition
-    or the aggregate's group, exit 2, nothing on stdout;
+    (the one key value, B's rows, B1 over B) or the aggregate's group, exit 2, nothing on stdout;
   * the cache directory and TMPDIR (both the test's own) hold no file after every run,
     and none after a spilling vigil is killed (SIGKILL) in the middle of its run."""
 import argparse
@@ -62,6 +68,15 @@ REFUSALS = {
                              "the aggregate's group", lambda peak: peak // 4),
 }
 SPILLED = re.compile(r"(hash join\[|= [a-z]+\().*spilled to (\d+) partitions")
+JOIN_LINE = re.compile(r"hash join\[.*threads=(\d+)\)  \(spilled to (\d+) partitions"
+                       r"(?:, repartitioned (\d+) deep)?\)")
+# Budgets around the one where the skewed key's partitions no longer fit (a third of B's
+# rows on val / 8 = 0, four keys of about 930 rows each, ~38 KiB with their table): below
+# it one key alone is past the room (refused), just above it two keys that share a
+# partition are split apart again; where exactly depends on what else the statement holds
+# at each thread count, so a range is tried.
+REPARTITION_BUDGETS = range(96 << 10, 164 << 10, 4 << 10)
+ONE_KEY = re.compile(r"the hash join's partition \(one key value: (\d+) rows of B1 over B; ")
 
 
 def leftovers(work):
@@ -79,6 +94,48 @@ def analyzed(v, trace, text, threads, budget):
                         "--threads", str(threads)], env=env, capture_output=True, text=True,
                        timeout=300)
     return p.returncode, p.stdout + p.stderr
+
+
+def b_tuples(v, trace, text):
+    """B's tuples, as vigil explain counts them."""
+    plan = subprocess.run([os.path.join(v.bin, "vigil"), "explain", trace, "-e", text],
+                          env=v.env, capture_output=True, text=True).stdout
+    m = re.search(r"B as B1  \(interval relation, (\d+) tuples\)", plan)
+    check(m, "vigil explain: no count of B's tuples:\n%s" % plan)
+    return int(m.group(1))
+
+
+def repartition(v, trace):
+    """The skewed key's join over a range of budgets, at 1 and 2 threads: every run the
+    unbounded answer or the one-key refusal; at each thread count some run split a
+    partition again (--stats spill_depth, explain's "repartitioned") and answered."""
+    text = SHAPES["hash join, skewed key"]
+    ref = v.query(trace, text, 1)
+    for threads in (1, 2):
+        deep = []
+        for budget in REPARTITION_BUDGETS:
+            what = "repartition, %d thread(s), budget %d" % (threads, budget)
+            got = v.query(trace, text, threads, budget)
+            if got[0] != 0:
+                refused(got, what)
+                check(ONE_KEY.search(got[2][0]), "%s: refused, but not for one key: %s"
+                      % (what, got[2][0]))
+                continue
+            check(got[1] == ref[1] and not got[2], "%s: not the unbounded answer: %d bytes "
+                  "(%d), stderr %s" % (what, len(got[1]), len(ref[1]), got[2]))
+            st = got[3]["statements"][0]
+            check(st["peak_memory"] <= budget, "%s: peak %d past the budget"
+                  % (what, st["peak_memory"]))
+            if st["spill_depth"] >= 1:
+                rc, plan = analyzed(v, trace, text, threads, budget)
+                j = JOIN_LINE.search(plan)
+                check(rc == 0 and j and j.group(3), "%s: --stats says repartitioned, explain "
+                      "--analyze does not:\n%s" % (what, plan))
+                deep.append(budget >> 10)
+        check(deep, "repartition, %d thread(s): no budget of %s KiB split a partition again"
+              % (threads, [b >> 10 for b in REPARTITION_BUDGETS]))
+        print("repartition, %d thread(s): the unbounded answer, a partition split again at "
+              "%s KiB" % (threads, deep))
 
 
 def run(v, work):
@@ -107,15 +164,23 @@ def run(v, work):
                 check(st["spilled_memory"] > 0, "%s: nothing spilled: %s" % (what, st))
                 check(st["peak_memory"] <= budget, "%s: peak %d past the budget"
                       % (what, st["peak_memory"]))
+                check(st["spill_partitions"] > 1 and st["spill_written"] > 0,
+                      "%s: --stats shows no partitions written: %s" % (what, st))
+                rc, plan = analyzed(v, trace, text, threads, budget)
+                m = SPILLED.search(plan)
+                check(rc == 0 and m, "%s: explain --analyze shows no spilled operator:\n%s"
+                      % (what, plan))
                 if threads == 1:
-                    rc, plan = analyzed(v, trace, text, threads, budget)
-                    m = SPILLED.search(plan)
-                    check(rc == 0 and m, "%s: explain --analyze shows no spilled operator:\n%s"
-                          % (what, plan))
                     parts.append(m.group(2))
+                elif "join" in shape:
+                    # the partitions shared among the 2 workers (a serial join says 1)
+                    j = JOIN_LINE.search(plan)
+                    check(j and j.group(1) == "2", "%s: the spilled join's partitions not "
+                          "on 2 threads:\n%s" % (what, plan))
                 check(not leftovers(work), "%s: files left: %s" % (what, leftovers(work)))
         print("%s: peak %d bytes; at two budgets, 1 and 2 threads, the same answer, "
               "spilled to %s partitions" % (shape, peak, "/".join(parts)))
+    repartition(v, trace)
     for shape, (text, what, budget_of) in REFUSALS.items():
         ref = v.query(trace, text, 1)
         check(ref[0] == 0 and ref[1] and not ref[2], "%s: the unbounded query failed: %s"
@@ -126,6 +191,11 @@ def run(v, work):
             refused(got, "%s, %d thread(s), budget %d" % (shape, threads, budget))
             check(what in got[2][0], "%s: the refusal does not name %s: %s"
                   % (shape, what, got[2][0]))
+            if "join" in shape:  # the key's relation and rows named; the budget
+                m = ONE_KEY.search(got[2][0])
+                rows = b_tuples(v, trace, text)
+                check(m and int(m.group(1)) == rows, "%s: the refusal does not name one "
+                      "key value of B's %d rows: %s" % (shape, rows, got[2][0]))
         print("%s: refused: %s" % (shape, got[2][0]))
     check(not leftovers(work), "files left after the refusals: %s" % leftovers(work))
     # killed while it spills: the files go with the process
