@@ -30,9 +30,12 @@ struct direct_run {
 	struct direct *direct;   /* per target */
 	size_t nt, words, width; /* targets, words per row, tuple indices per binding */
 	struct arena {
-		uint64_t *a;     /* the block being filled */
-		size_t n, cap;   /* its rows */
-		uint64_t **done; /* every block (freed at the end) */
+		uint64_t *a;   /* the block being filled */
+		size_t n, cap; /* its rows */
+		struct block {
+			uint64_t *rows; /* NULL once freed */
+			size_t pieces;  /* its pieces not yet stored (atomic in store) */
+		} * done;               /* every block */
 		size_t ndone;
 	} * arena; /* per worker */
 	unsigned threads;
@@ -40,12 +43,16 @@ struct direct_run {
 		const uint64_t *rows; /* in a worker's block */
 		size_t n;             /* rows */
 		size_t to;            /* its first tuple in the result */
+		unsigned w;           /* its rows are in block blk of worker w's arena */
+		size_t blk;           /* (NO_BLOCK: in no block) */
 	} * piece;                    /* per morsel, in order */
 	size_t npieces;
 	size_t charged; /* bytes taken from the session's budget */
 	bool refused;   /* a worker's arena went past it (set atomically) */
 	bool unsorted;  /* a morsel's rows were not in order of begin (set atomically) */
 };
+
+#define NO_BLOCK SIZE_MAX
 
 /* The comparator's run (qsort's comparators take no context; set before a sort). */
 static const struct direct_run *ordering;
@@ -89,7 +96,7 @@ static bool arena_room(struct direct_run *d, struct arena *a, size_t more)
 	__atomic_add_fetch(&d->charged, bytes, __ATOMIC_RELAXED);
 	a->a = vgb_xmalloc_huge(bytes);
 	a->done = vgq_xrealloc(a->done, a->ndone + 1, sizeof *a->done);
-	a->done[a->ndone++] = a->a;
+	a->done[a->ndone++] = (struct block){a->a, 0};
 	a->n = 0;
 	a->cap = cap;
 	return true;
@@ -152,7 +159,7 @@ static void morsel(void *p, unsigned w, size_t m, const uint32_t *rows, size_t n
 {
 	struct direct_run *d = p;
 	struct arena *a = &d->arena[w];
-	d->piece[m] = (struct piece){NULL, 0, 0};
+	d->piece[m] = (struct piece){NULL, 0, 0, 0, NO_BLOCK};
 	if (!arena_room(d, a, n)) {
 		__atomic_store_n(&d->refused, true, __ATOMIC_RELAXED);
 		return;
@@ -185,8 +192,23 @@ static void morsel(void *p, unsigned w, size_t m, const uint32_t *rows, size_t n
 	} else { /* sorted with every row (sort_all) */
 		__atomic_store_n(&d->unsorted, true, __ATOMIC_RELAXED);
 	}
-	d->piece[m] = (struct piece){out, k, 0};
+	a->done[a->ndone - 1].pieces++;
+	d->piece[m] = (struct piece){out, k, 0, w, a->ndone - 1};
 	a->n += k;
+}
+
+/* A piece's rows are read no more: its block is freed after its last piece, so that the
+ * pages written next (the result's columns) are these, not fresh ones: a first touch of
+ * a page the process never had costs far more than a write (base/huge.c). */
+static void release_piece(struct direct_run *d, const struct piece *g)
+{
+	if (g->blk == NO_BLOCK)
+		return;
+	struct block *bk = &d->arena[g->w].done[g->blk];
+	if (__atomic_sub_fetch(&bk->pieces, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(bk->rows);
+		bk->rows = NULL;
+	}
 }
 
 /* Pieces [lo, hi) into the result's columns from their places. */
@@ -199,7 +221,7 @@ struct store_job {
 static void store_pieces(void *p, size_t lo, size_t hi)
 {
 	struct store_job *j = p;
-	const struct direct_run *d = j->d;
+	struct direct_run *d = j->d;
 	struct vgq_relation *rel = j->rel;
 	for (size_t c = lo; c < hi; c++) {
 		const struct piece *g = &d->piece[c];
@@ -212,6 +234,7 @@ static void store_pieces(void *p, size_t lo, size_t hi)
 			for (size_t a = 0; a < d->nt; a++) /* the same type: the bits */
 				rel->cols[a].u[t] = r[2 + a];
 		}
+		release_piece(d, g);
 	}
 }
 
@@ -304,6 +327,12 @@ static bool sort_all(struct direct_run *d, size_t total, uint64_t **all)
 	*all = vgb_xmalloc(bytes);
 	struct gather_job g = {d, *all};
 	vgq_parallel_for(d->s, d->npieces, 1, gather_pieces, &g);
+	for (unsigned w = 0; w < d->threads;
+	     w++) /* read no more: the sort's pages (release_piece) */
+		for (size_t k = 0; k < d->arena[w].ndone; k++) {
+			free(d->arena[w].done[k].rows);
+			d->arena[w].done[k].rows = NULL;
+		}
 	vgq_parallel_sort(d->s, *all, total, d->words * sizeof **all, by_row, radix_rows);
 	size_t size = vgq_grain(d->s, total, 16, 16384), words = d->words, np = 0;
 	free(d->piece);
@@ -312,7 +341,7 @@ static bool sort_all(struct direct_run *d, size_t total, uint64_t **all)
 		size_t to = at + size < total ? at + size : total;
 		while (to < total && (*all)[to * words] == (*all)[(to - 1) * words])
 			to++;
-		d->piece[np] = (struct piece){*all + at * words, to - at, 0};
+		d->piece[np] = (struct piece){*all + at * words, to - at, 0, 0, NO_BLOCK};
 		at = to;
 	}
 	d->npieces = np;
@@ -368,7 +397,7 @@ bool vgq_result_direct(struct vgq_session *s, const struct bstmt *b, struct xnod
 		store(&d, b->out);
 	for (unsigned w = 0; w < d.threads; w++) {
 		for (size_t k = 0; k < d.arena[w].ndone; k++)
-			free(d.arena[w].done[k]);
+			free(d.arena[w].done[k].rows);
 		free(d.arena[w].done);
 	}
 	free(d.arena);
