@@ -204,16 +204,6 @@ static void window_add(struct window *w, const struct item *it)
 	w->a[w->n++] = *it;
 }
 
-/* Drops the items that end before `t`. */
-static void window_expire(struct window *w, int64_t t)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < w->n; i++)
-		if (w->a[i].last >= t)
-			w->a[k++] = w->a[i];
-	w->n = k;
-}
-
 struct sweep {
 	struct xrows l, r;
 	struct side ls, rs;
@@ -237,10 +227,11 @@ struct sweep {
 	size_t nbounds;
 	uint64_t maxlen_l, maxlen_r;
 	struct window wl, wr;
-	/* the arriving item being paired with the other window, from other->a[k] on */
+	/* the arriving item being paired with the other window, from other->a[k] on; the
+	 * window's items still open are moved to its first `kept` places as they are read */
 	struct item cur;
 	bool has_cur, cur_left;
-	size_t k;
+	size_t k, kept;
 	struct vgq_state lmem, rmem; /* ls's and rs's items' memory (exec_memory.c) */
 };
 
@@ -314,11 +305,11 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 			st->cur = left ? side_item(&st->ls, st->i++) : side_item(&st->rs, st->j++);
 			st->has_cur = true;
 			st->cur_left = left;
-			st->k = 0;
-			window_expire(left ? &st->wr : &st->wl, st->cur.b);
+			st->k = st->kept = 0;
 		}
 		bool left = st->cur_left;
-		const struct window *other = left ? &st->wr : &st->wl;
+		struct window *other = left ? &st->wr : &st->wl;
+		int64_t at = st->cur.b;
 		uint64_t key = st->cur.key;
 		int cw = left ? st->whole_l : st->whole_r, ow = left ? st->whole_r : st->whole_l;
 		const uint32_t *cur =
@@ -327,7 +318,12 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 		/* the arriving side's variables from cur, the other's from each item's row */
 		uint64_t cvars = left ? lvars : ~lvars;
 		for (; st->k < other->n && k < VGQ_BATCH; st->k++) {
-			const struct item *o = &other->a[st->k];
+			/* the items that end before the arrival leave the window as it is read */
+			if (other->a[st->k].last < at)
+				continue;
+			if (st->kept != st->k)
+				other->a[st->kept] = other->a[st->k];
+			const struct item *o = &other->a[st->kept++];
 			if (o->key != key) /* unequal keys (all 0 without keys) */
 				continue;
 			uint32_t *row = out + k * w;
@@ -358,6 +354,7 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 			k++;
 		}
 		if (st->k == other->n) {
+			other->n = st->kept;
 			window_add(left ? &st->wl : &st->wr, &st->cur);
 			vgq_note_state(n->cx->s, st->wl.n + st->wr.n);
 			st->has_cur = false;
