@@ -220,12 +220,16 @@ struct sweep {
 	/* A side that is a whole scan is not collected: an item's row is its variable's
 	 * tuple (the variable, or -1: the side's rows are l, r). */
 	int whole_l, whole_r;
-	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); each side's
-	 * longest item bounds how far back a morsel looks for the items still open (unsigned:
-	 * an item open to "forever" or from "beginning" is longer than INT64_MAX). */
+	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); a morsel
+	 * finds each side's items still open at its start among those begun at most `near`
+	 * before it and the side's few longer ones (struct reach). */
 	int64_t *bound;
 	size_t nbounds;
-	uint64_t maxlen_l, maxlen_r;
+	struct reach {
+		uint64_t near; /* unsigned: an item open to "forever" is longer than INT64_MAX */
+		uint32_t *far; /* the items longer than near, in order */
+		size_t nfar;
+	} reach_l, reach_r;
 	struct window wl, wr;
 	/* the arriving item being paired with the other window, from other->a[k] on; the
 	 * window's items still open are moved to its first `kept` places as they are read */
@@ -374,6 +378,8 @@ static void sweep_close(struct xnode *n)
 		vgq_state_free(&st->lmem);
 		vgq_state_free(&st->rmem);
 		free(st->bound);
+		free(st->reach_l.far);
+		free(st->reach_r.far);
 		free(st->keys.l);
 		free(st->keys.r);
 	}
@@ -419,15 +425,29 @@ static uint64_t span(int64_t a, int64_t b)
 	return (uint64_t)b - (uint64_t)a;
 }
 
-static uint64_t longest(const struct side *sd)
+/* A side's reach: `near` the least 2^b - 1 that at most a 256th of its items (or 16)
+ * are longer than, those items listed. A few long items (a thread preempted while a
+ * request is open) then do not make every morsel look back as far as the longest. */
+static struct reach reach_of(const struct side *sd)
 {
-	uint64_t m = 0;
+	size_t count[65] = {0}; /* items by the bit length of their span */
 	for (size_t i = 0; i < sd->n; i++) {
 		struct item x = side_item(sd, i);
-		if (span(x.b, x.last) > m)
-			m = span(x.b, x.last);
+		uint64_t len = span(x.b, x.last);
+		count[len ? 64 - __builtin_clzll(len) : 0]++;
 	}
-	return m;
+	size_t allowed = sd->n / 256 > 16 ? sd->n / 256 : 16, over = 0;
+	int bits = 64;
+	while (bits > 0 && over + count[bits] <= allowed)
+		over += count[bits--];
+	struct reach r = {bits == 64 ? UINT64_MAX : (1ull << bits) - 1, NULL, 0};
+	r.far = vgq_xcalloc(over ? over : 1, sizeof *r.far);
+	for (size_t i = 0; i < sd->n && r.nfar < over; i++) {
+		struct item x = side_item(sd, i);
+		if (span(x.b, x.last) > r.near)
+			r.far[r.nfar++] = (uint32_t)i;
+	}
+	return r;
 }
 
 /* Morsels are ranges of begin times cut at the begins of evenly spaced items of the
@@ -448,29 +468,32 @@ static size_t sweep_morsels(struct xnode *n)
 	st->nbounds = m - 1;
 	for (size_t k = 1; k < m; k++)
 		st->bound[k - 1] = side_begin(big, k * big->n / m);
-	st->maxlen_l = longest(&st->ls);
-	st->maxlen_r = longest(&st->rs);
+	st->reach_l = reach_of(&st->ls);
+	st->reach_r = reach_of(&st->rs);
 	return m;
 }
 
 /* The items of one side begun before position `end` that are still open at t, in
  * arrival order: the window the serial merge has there (less what it would expire). */
 static void window_at(struct window *w, const struct side *sd, size_t end, int64_t t,
-                      uint64_t maxlen)
+                      const struct reach *r)
 {
 	w->n = 0;
-	size_t k = end;
-	/* the items before end begin before t; one that begins more than maxlen before t
-	 * ends before t, and so do the earlier ones (t - b is exact: b < t) */
-	while (k > 0 && span(side_begin(sd, k - 1), t) <= maxlen) {
-		struct item x = side_item(sd, --k);
+	/* the items before end begin before t; those from `lo` on begin at most r->near
+	 * before it; one before lo still open at t is longer than r->near, so listed in
+	 * r->far (t - b is exact: b < t) */
+	size_t lo = end;
+	while (lo > 0 && span(side_begin(sd, lo - 1), t) <= r->near)
+		lo--;
+	for (size_t f = 0; f < r->nfar && r->far[f] < lo; f++) {
+		struct item x = side_item(sd, r->far[f]);
 		if (x.last >= t)
 			window_add(w, &x);
 	}
-	for (size_t a = 0, c = w->n; a + 1 < c; a++, c--) {
-		struct item x = w->a[a];
-		w->a[a] = w->a[c - 1];
-		w->a[c - 1] = x;
+	for (size_t k = lo; k < end; k++) {
+		struct item x = side_item(sd, k);
+		if (x.last >= t)
+			window_add(w, &x);
 	}
 }
 
@@ -484,8 +507,8 @@ static void sweep_seek(struct xnode *clone, size_t m)
 	st->iend = last ? st->ls.n : first_from(&st->ls, st->bound[m]);
 	st->jend = last ? st->rs.n : first_from(&st->rs, st->bound[m]);
 	st->has_cur = false;
-	window_at(&st->wl, &st->ls, st->i, from, st->maxlen_l);
-	window_at(&st->wr, &st->rs, st->j, from, st->maxlen_r);
+	window_at(&st->wl, &st->ls, st->i, from, &st->reach_l);
+	window_at(&st->wr, &st->rs, st->j, from, &st->reach_r);
 }
 
 /* A worker merges morsels of the original's items with its own windows. */
