@@ -428,12 +428,20 @@ static uint64_t span(int64_t a, int64_t b)
 /* A side's reach: `near` the least 2^b - 1 that at most a 256th of its items (or 16)
  * are longer than, those items listed. A few long items (a thread preempted while a
  * request is open) then do not make every morsel look back as far as the longest. */
+static inline uint64_t item_span(const struct side *sd, size_t i)
+{
+	if (sd->it)
+		return span(sd->it[i].b, sd->it[i].last);
+	return sd->to ? (uint64_t)sd->to[i] - 1 - (uint64_t)sd->from[i] : 0;
+}
+
 static struct reach reach_of(const struct side *sd)
 {
+	if (!sd->it && !sd->to) /* events read from their column: every item an instant */
+		return (struct reach){0, NULL, 0};
 	size_t count[65] = {0}; /* items by the bit length of their span */
 	for (size_t i = 0; i < sd->n; i++) {
-		struct item x = side_item(sd, i);
-		uint64_t len = span(x.b, x.last);
+		uint64_t len = item_span(sd, i);
 		count[len ? 64 - __builtin_clzll(len) : 0]++;
 	}
 	size_t allowed = sd->n / 256 > 16 ? sd->n / 256 : 16, over = 0;
@@ -442,11 +450,9 @@ static struct reach reach_of(const struct side *sd)
 		over += count[bits--];
 	struct reach r = {bits == 64 ? UINT64_MAX : (1ull << bits) - 1, NULL, 0};
 	r.far = vgq_xcalloc(over ? over : 1, sizeof *r.far);
-	for (size_t i = 0; i < sd->n && r.nfar < over; i++) {
-		struct item x = side_item(sd, i);
-		if (span(x.b, x.last) > r.near)
+	for (size_t i = 0; i < sd->n && r.nfar < over; i++)
+		if (item_span(sd, i) > r.near)
 			r.far[r.nfar++] = (uint32_t)i;
-	}
 	return r;
 }
 
