@@ -26,6 +26,30 @@ static int by_begin(const void *x, const void *y)
 	return a->row < c->row ? -1 : a->row > c->row;
 }
 
+/* One input's items in begin order: made (it), or read straight from the columns of a
+ * whole scan of a relation already in begin order whose every tuple has an item (a
+ * variable's own time, no empty interval, an exact key without nulls, or no key): item
+ * k is then tuple k, and nothing is written per tuple. */
+struct side {
+	struct item *it;          /* the items, or NULL: from the columns below */
+	const int64_t *from, *to; /* the variable's time (to NULL: an event relation) */
+	const uint64_t *key;      /* the exact key's column (the bits), or NULL: keys 0 */
+	size_t n;
+};
+
+static inline int64_t side_begin(const struct side *s, size_t k)
+{
+	return s->it ? s->it[k].b : s->from[k];
+}
+
+static inline struct item side_item(const struct side *s, size_t k)
+{
+	if (s->it)
+		return s->it[k];
+	int64_t b = s->from[k];
+	return (struct item){b, s->to ? s->to[k] - 1 : b, s->key ? s->key[k] : 0, (uint32_t)k};
+}
+
 /* Equalities between the two sides among the residual conditions: their keys' hashes
  * tell most non-matching pairs apart before a pair is made and the conditions (which
  * still decide) are evaluated. */
@@ -93,12 +117,54 @@ static void items_piece(void *p, size_t lo, size_t hi)
 	}
 }
 
+/* Checks that a relation's tuples are their own items: begins in order, no empty
+ * interval, no null key (evaluated by the session's workers). */
+struct direct_job {
+	const int64_t *from, *to;
+	const uint8_t *nulls;
+	bool bad; /* set atomically */
+};
+
+static void direct_piece(void *p, size_t lo, size_t hi)
+{
+	struct direct_job *j = p;
+	bool bad = false;
+	for (size_t i = lo ? lo : 1; i < hi; i++)
+		bad |= j->from[i - 1] > j->from[i];
+	for (size_t i = lo; j->to && i < hi; i++)
+		bad |= j->from[i] >= j->to[i];
+	for (size_t i = lo; j->nulls && i < hi; i++)
+		bad |= j->nulls[i] != 0;
+	if (bad)
+		__atomic_store_n(&j->bad, true, __ATOMIC_RELAXED);
+}
+
+/* A side read straight from its relation's columns (struct side), when it may be. */
+static bool direct_side(struct vgq_session *s, const struct bstmt *b, const struct tx *x,
+                        size_t nkeys, const struct bx *exact, int whole, struct side *out)
+{
+	if (whole < 0 || x->kind != TX_VAR || x->var != whole || (nkeys && !exact) ||
+	    (exact && exact->var != whole))
+		return false;
+	const struct bvar *var = &b->vars[whole];
+	const struct vgq_relation *rel = var->rel;
+	if (rel->ntuples > UINT32_MAX)
+		return false;
+	struct direct_job j = {rel->from, var->event ? NULL : rel->to,
+	                       exact && rel->nulls ? rel->nulls[exact->attr] : NULL, false};
+	size_t n = rel->ntuples;
+	vgq_parallel_for(s, n, vgq_grain(s, n, 16, 65536), direct_piece, &j);
+	if (j.bad)
+		return false;
+	*out = (struct side){NULL, j.from, j.to, exact ? rel->cols[exact->attr].u : NULL, n};
+	return true;
+}
+
 /* The items of the bindings whose temporal expression is not nothing (nor an empty
  * interval), ordered by begin (evaluated by the session's workers). */
 static struct item *items_of(struct vgq_session *s, const struct bstmt *b, const struct tx *x,
                              const struct xrows *t, struct bx *const *keys, size_t nkeys,
-                             const struct bx *exact, int whole, size_t *n,
-                             struct vgq_state *mem)
+                             const struct bx *exact, int whole, size_t *n, struct vgq_state *mem)
 {
 	size_t nb = whole >= 0 ? b->vars[whole].rel->ntuples : t->n; /* bindings */
 	/* from the memory budget, or past it in the spill file (exec_memory.c) */
@@ -138,21 +204,11 @@ static void window_add(struct window *w, const struct item *it)
 	w->a[w->n++] = *it;
 }
 
-/* Drops the items that end before `t`. */
-static void window_expire(struct window *w, int64_t t)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < w->n; i++)
-		if (w->a[i].last >= t)
-			w->a[k++] = w->a[i];
-	w->n = k;
-}
-
 struct sweep {
 	struct xrows l, r;
-	struct item *li, *ri;
-	size_t nl, nr, i, j;
-	size_t iend, jend; /* the merge stops there (a morsel's end; nl, nr) */
+	struct side ls, rs;
+	size_t i, j;
+	size_t iend, jend; /* the merge stops there (a morsel's end; ls.n, rs.n) */
 	bool built;
 	bool borrowed; /* a worker's: inputs and items are the original's */
 	struct sweep_keys keys;
@@ -164,18 +220,23 @@ struct sweep {
 	/* A side that is a whole scan is not collected: an item's row is its variable's
 	 * tuple (the variable, or -1: the side's rows are l, r). */
 	int whole_l, whole_r;
-	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); each side's
-	 * longest item bounds how far back a morsel looks for the items still open (unsigned:
-	 * an item open to "forever" or from "beginning" is longer than INT64_MAX). */
+	/* Parallel: morsels are ranges of begin times, [bound[m - 1], bound[m]); a morsel
+	 * finds each side's items still open at its start among those begun at most `near`
+	 * before it and the side's few longer ones (struct reach). */
 	int64_t *bound;
 	size_t nbounds;
-	uint64_t maxlen_l, maxlen_r;
+	struct reach {
+		uint64_t near; /* unsigned: an item open to "forever" is longer than INT64_MAX */
+		uint32_t *far; /* the items longer than near, in order */
+		size_t nfar;
+	} reach_l, reach_r;
 	struct window wl, wr;
-	/* the arriving item being paired with the other window, from other->a[k] on */
-	const struct item *cur;
-	bool cur_left;
-	size_t k;
-	struct vgq_state lmem, rmem; /* li's and ri's memory (exec_memory.c) */
+	/* the arriving item being paired with the other window, from other->a[k] on; the
+	 * window's items still open are moved to its first `kept` places as they are read */
+	struct item cur;
+	bool has_cur, cur_left;
+	size_t k, kept;
+	struct vgq_state lmem, rmem; /* ls's and rs's items' memory (exec_memory.c) */
 };
 
 /* An attribute of integers: its values are its keys exactly. */
@@ -215,12 +276,15 @@ static void build(struct xnode *n, struct sweep *st)
 		vgq_rows_collect(n->l, &st->l);
 	if (st->whole_r < 0)
 		vgq_rows_collect(n->r, &st->r);
-	st->li = items_of(n->cx->s, b, n->p->lt, &st->l, st->keys.l, st->keys.n, st->exact_l,
-	                  st->whole_l, &st->nl, &st->lmem);
-	st->ri = items_of(n->cx->s, b, n->p->rt, &st->r, st->keys.r, st->keys.n, st->exact_r,
-	                  st->whole_r, &st->nr, &st->rmem);
-	st->iend = st->nl;
-	st->jend = st->nr;
+	struct vgq_session *s = n->cx->s;
+	if (!direct_side(s, b, n->p->lt, st->keys.n, st->exact_l, st->whole_l, &st->ls))
+		st->ls.it = items_of(s, b, n->p->lt, &st->l, st->keys.l, st->keys.n, st->exact_l,
+		                     st->whole_l, &st->ls.n, &st->lmem);
+	if (!direct_side(s, b, n->p->rt, st->keys.n, st->exact_r, st->whole_r, &st->rs))
+		st->rs.it = items_of(s, b, n->p->rt, &st->r, st->keys.r, st->keys.n, st->exact_r,
+		                     st->whole_r, &st->rs.n, &st->rmem);
+	st->iend = st->ls.n;
+	st->jend = st->rs.n;
 	st->built = true;
 }
 
@@ -236,27 +300,34 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 	size_t limit = n->cx->limit;
 	size_t k = 0;
 	while (k < VGQ_BATCH) {
-		if (!st->cur) {
+		if (!st->has_cur) {
 			if (st->i == st->iend && st->j == st->jend)
 				break;
 			bool left = st->j == st->jend ||
-			            (st->i < st->iend && st->li[st->i].b <= st->ri[st->j].b);
-			st->cur = left ? &st->li[st->i++] : &st->ri[st->j++];
+			            (st->i < st->iend &&
+			             side_begin(&st->ls, st->i) <= side_begin(&st->rs, st->j));
+			st->cur = left ? side_item(&st->ls, st->i++) : side_item(&st->rs, st->j++);
+			st->has_cur = true;
 			st->cur_left = left;
-			st->k = 0;
-			window_expire(left ? &st->wr : &st->wl, st->cur->b);
+			st->k = st->kept = 0;
 		}
 		bool left = st->cur_left;
-		const struct window *other = left ? &st->wr : &st->wl;
-		uint64_t key = st->cur->key;
+		struct window *other = left ? &st->wr : &st->wl;
+		int64_t at = st->cur.b;
+		uint64_t key = st->cur.key;
 		int cw = left ? st->whole_l : st->whole_r, ow = left ? st->whole_r : st->whole_l;
 		const uint32_t *cur =
-		    cw >= 0 ? NULL : (left ? st->l.rows : st->r.rows) + (size_t)st->cur->row * w;
+		    cw >= 0 ? NULL : (left ? st->l.rows : st->r.rows) + (size_t)st->cur.row * w;
 		const uint32_t *orows = left ? st->r.rows : st->l.rows;
 		/* the arriving side's variables from cur, the other's from each item's row */
 		uint64_t cvars = left ? lvars : ~lvars;
 		for (; st->k < other->n && k < VGQ_BATCH; st->k++) {
-			const struct item *o = &other->a[st->k];
+			/* the items that end before the arrival leave the window as it is read */
+			if (other->a[st->k].last < at)
+				continue;
+			if (st->kept != st->k)
+				other->a[st->kept] = other->a[st->k];
+			const struct item *o = &other->a[st->kept++];
 			if (o->key != key) /* unequal keys (all 0 without keys) */
 				continue;
 			uint32_t *row = out + k * w;
@@ -267,7 +338,7 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 					if (!((cvars >> v) & 1))
 						row[v] = orows[(size_t)o->row * w + v];
 			if (cw >= 0)
-				row[cw] = st->cur->row;
+				row[cw] = st->cur.row;
 			else
 				for (size_t v = 0; v < w; v++)
 					if ((cvars >> v) & 1)
@@ -287,9 +358,10 @@ static size_t sweep_next(struct xnode *n, uint32_t *out)
 			k++;
 		}
 		if (st->k == other->n) {
-			window_add(left ? &st->wl : &st->wr, st->cur);
+			other->n = st->kept;
+			window_add(left ? &st->wl : &st->wr, &st->cur);
 			vgq_note_state(n->cx->s, st->wl.n + st->wr.n);
-			st->cur = NULL;
+			st->has_cur = false;
 		}
 	}
 	return k;
@@ -306,6 +378,8 @@ static void sweep_close(struct xnode *n)
 		vgq_state_free(&st->lmem);
 		vgq_state_free(&st->rmem);
 		free(st->bound);
+		free(st->reach_l.far);
+		free(st->reach_r.far);
 		free(st->keys.l);
 		free(st->keys.r);
 	}
@@ -332,12 +406,12 @@ static void sweep_build(struct xnode *n)
 }
 
 /* The first item beginning at or after t. */
-static size_t first_from(const struct item *it, size_t n, int64_t t)
+static size_t first_from(const struct side *sd, int64_t t)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = sd->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (it[mid].b < t)
+		if (side_begin(sd, mid) < t)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -351,13 +425,35 @@ static uint64_t span(int64_t a, int64_t b)
 	return (uint64_t)b - (uint64_t)a;
 }
 
-static uint64_t longest(const struct item *it, size_t n)
+/* A side's reach: `near` the least 2^b - 1 that at most a 256th of its items (or 16)
+ * are longer than, those items listed. A few long items (a thread preempted while a
+ * request is open) then do not make every morsel look back as far as the longest. */
+static inline uint64_t item_span(const struct side *sd, size_t i)
 {
-	uint64_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (span(it[i].b, it[i].last) > m)
-			m = span(it[i].b, it[i].last);
-	return m;
+	if (sd->it)
+		return span(sd->it[i].b, sd->it[i].last);
+	return sd->to ? (uint64_t)sd->to[i] - 1 - (uint64_t)sd->from[i] : 0;
+}
+
+static struct reach reach_of(const struct side *sd)
+{
+	if (!sd->it && !sd->to) /* events read from their column: every item an instant */
+		return (struct reach){0, NULL, 0};
+	size_t count[65] = {0}; /* items by the bit length of their span */
+	for (size_t i = 0; i < sd->n; i++) {
+		uint64_t len = item_span(sd, i);
+		count[len ? 64 - __builtin_clzll(len) : 0]++;
+	}
+	size_t allowed = sd->n / 256 > 16 ? sd->n / 256 : 16, over = 0;
+	int bits = 64;
+	while (bits > 0 && over + count[bits] <= allowed)
+		over += count[bits--];
+	struct reach r = {bits == 64 ? UINT64_MAX : (1ull << bits) - 1, NULL, 0};
+	r.far = vgq_xcalloc(over ? over : 1, sizeof *r.far);
+	for (size_t i = 0; i < sd->n && r.nfar < over; i++)
+		if (item_span(sd, i) > r.near)
+			r.far[r.nfar++] = (uint32_t)i;
+	return r;
 }
 
 /* Morsels are ranges of begin times cut at the begins of evenly spaced items of the
@@ -367,41 +463,43 @@ static uint64_t longest(const struct item *it, size_t n)
 static size_t sweep_morsels(struct xnode *n)
 {
 	struct sweep *st = n->state;
-	size_t total = st->nl + st->nr;
+	size_t total = st->ls.n + st->rs.n;
 	size_t m = total / vgq_grain(n->cx->s, total, 16, 16384);
 	if (m > 1024)
 		m = 1024;
 	if (m < 2)
 		return 1;
-	const struct item *big = st->nl >= st->nr ? st->li : st->ri;
-	size_t nbig = st->nl >= st->nr ? st->nl : st->nr;
+	const struct side *big = st->ls.n >= st->rs.n ? &st->ls : &st->rs;
 	st->bound = vgq_xcalloc(m, sizeof *st->bound);
 	st->nbounds = m - 1;
 	for (size_t k = 1; k < m; k++)
-		st->bound[k - 1] = big[k * nbig / m].b;
-	st->maxlen_l = longest(st->li, st->nl);
-	st->maxlen_r = longest(st->ri, st->nr);
+		st->bound[k - 1] = side_begin(big, k * big->n / m);
+	st->reach_l = reach_of(&st->ls);
+	st->reach_r = reach_of(&st->rs);
 	return m;
 }
 
 /* The items of one side begun before position `end` that are still open at t, in
  * arrival order: the window the serial merge has there (less what it would expire). */
-static void window_at(struct window *w, const struct item *it, size_t end, int64_t t,
-                      uint64_t maxlen)
+static void window_at(struct window *w, const struct side *sd, size_t end, int64_t t,
+                      const struct reach *r)
 {
 	w->n = 0;
-	size_t k = end;
-	/* the items before end begin before t; one that begins more than maxlen before t
-	 * ends before t, and so do the earlier ones (t - b is exact: b < t) */
-	while (k > 0 && span(it[k - 1].b, t) <= maxlen) {
-		k--;
-		if (it[k].last >= t)
-			window_add(w, &it[k]);
+	/* the items before end begin before t; those from `lo` on begin at most r->near
+	 * before it; one before lo still open at t is longer than r->near, so listed in
+	 * r->far (t - b is exact: b < t) */
+	size_t lo = end;
+	while (lo > 0 && span(side_begin(sd, lo - 1), t) <= r->near)
+		lo--;
+	for (size_t f = 0; f < r->nfar && r->far[f] < lo; f++) {
+		struct item x = side_item(sd, r->far[f]);
+		if (x.last >= t)
+			window_add(w, &x);
 	}
-	for (size_t a = 0, c = w->n; a + 1 < c; a++, c--) {
-		struct item x = w->a[a];
-		w->a[a] = w->a[c - 1];
-		w->a[c - 1] = x;
+	for (size_t k = lo; k < end; k++) {
+		struct item x = side_item(sd, k);
+		if (x.last >= t)
+			window_add(w, &x);
 	}
 }
 
@@ -410,13 +508,13 @@ static void sweep_seek(struct xnode *clone, size_t m)
 	struct sweep *st = clone->state;
 	bool first = m == 0, last = m == st->nbounds;
 	int64_t from = first ? INT64_MIN : st->bound[m - 1];
-	st->i = first ? 0 : first_from(st->li, st->nl, from);
-	st->j = first ? 0 : first_from(st->ri, st->nr, from);
-	st->iend = last ? st->nl : first_from(st->li, st->nl, st->bound[m]);
-	st->jend = last ? st->nr : first_from(st->ri, st->nr, st->bound[m]);
-	st->cur = NULL;
-	window_at(&st->wl, st->li, st->i, from, st->maxlen_l);
-	window_at(&st->wr, st->ri, st->j, from, st->maxlen_r);
+	st->i = first ? 0 : first_from(&st->ls, from);
+	st->j = first ? 0 : first_from(&st->rs, from);
+	st->iend = last ? st->ls.n : first_from(&st->ls, st->bound[m]);
+	st->jend = last ? st->rs.n : first_from(&st->rs, st->bound[m]);
+	st->has_cur = false;
+	window_at(&st->wl, &st->ls, st->i, from, &st->reach_l);
+	window_at(&st->wr, &st->rs, st->j, from, &st->reach_r);
 }
 
 /* A worker merges morsels of the original's items with its own windows. */
@@ -428,7 +526,7 @@ static void *sweep_fork(struct xnode *clone, const struct xnode *orig)
 	*st = *o;
 	st->borrowed = true;
 	st->wl = st->wr = (struct window){0};
-	st->cur = NULL;
+	st->has_cur = false;
 	return st;
 }
 

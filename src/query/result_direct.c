@@ -23,16 +23,21 @@
 #include "query/result_internal.h"
 #include "relations/columns.h"
 
-/* A row: begin, end, then the targets' bits (words per row: 2 + targets). */
+/* A row: begin, end, then the targets' values (words per row: 2 + targets), each kept as
+ * bits whose unsigned order is its value's order (signed ones with the sign bit flipped,
+ * SIGNED): rows then order as words, first to last. */
 struct direct_run {
 	const struct bstmt *b;
 	struct vgq_session *s;
 	struct direct *direct;   /* per target */
 	size_t nt, words, width; /* targets, words per row, tuple indices per binding */
 	struct arena {
-		uint64_t *a;     /* the block being filled */
-		size_t n, cap;   /* its rows */
-		uint64_t **done; /* every block (freed at the end) */
+		uint64_t *a;   /* the block being filled */
+		size_t n, cap; /* its rows */
+		struct block {
+			uint64_t *rows; /* NULL once freed */
+			size_t pieces;  /* its pieces not yet stored (atomic in store) */
+		} * done;               /* every block */
 		size_t ndone;
 	} * arena; /* per worker */
 	unsigned threads;
@@ -40,34 +45,34 @@ struct direct_run {
 		const uint64_t *rows; /* in a worker's block */
 		size_t n;             /* rows */
 		size_t to;            /* its first tuple in the result */
+		unsigned w;           /* its rows are in block blk of worker w's arena */
+		size_t blk;           /* (NO_BLOCK: in no block) */
 	} * piece;                    /* per morsel, in order */
 	size_t npieces;
+	bool intervals; /* the valid time is the variables' intersection, all intervals */
 	size_t charged; /* bytes taken from the session's budget */
 	bool refused;   /* a worker's arena went past it (set atomically) */
 	bool unsorted;  /* a morsel's rows were not in order of begin (set atomically) */
 };
 
+#define NO_BLOCK SIZE_MAX
+
 /* The comparator's run (qsort's comparators take no context; set before a sort). */
 static const struct direct_run *ordering;
 
-static int row_order(const uint64_t *x, const uint64_t *y)
+#define SIGNED (1ull << 63)
+
+static inline int row_order(const uint64_t *x, const uint64_t *y, size_t words)
 {
-	if (x[0] != y[0])
-		return (int64_t)x[0] < (int64_t)y[0] ? -1 : 1;
-	if (x[1] != y[1])
-		return (int64_t)x[1] < (int64_t)y[1] ? -1 : 1;
-	for (size_t k = 0; k < ordering->nt; k++)
-		if (x[2 + k] != y[2 + k]) {
-			if (ordering->direct[k].u)
-				return x[2 + k] < y[2 + k] ? -1 : 1;
-			return (int64_t)x[2 + k] < (int64_t)y[2 + k] ? -1 : 1;
-		}
+	for (size_t k = 0; k < words; k++)
+		if (x[k] != y[k])
+			return x[k] < y[k] ? -1 : 1;
 	return 0;
 }
 
 static int by_row(const void *x, const void *y)
 {
-	return row_order(x, y);
+	return row_order(x, y, ordering->words);
 }
 
 /* Room for `more` rows in the worker's block: a new block when they do not fit (blocks
@@ -89,19 +94,10 @@ static bool arena_room(struct direct_run *d, struct arena *a, size_t more)
 	__atomic_add_fetch(&d->charged, bytes, __ATOMIC_RELAXED);
 	a->a = vgb_xmalloc_huge(bytes);
 	a->done = vgq_xrealloc(a->done, a->ndone + 1, sizeof *a->done);
-	a->done[a->ndone++] = a->a;
+	a->done[a->ndone++] = (struct block){a->a, 0};
 	a->n = 0;
 	a->cap = cap;
 	return true;
-}
-
-static void swap_rows(uint64_t *x, uint64_t *y, size_t words)
-{
-	for (size_t k = 0; k < words; k++) {
-		uint64_t t = x[k];
-		x[k] = y[k];
-		y[k] = t;
-	}
 }
 
 /* Rows in order of begin: each run of equal begins into the full order (short runs by
@@ -114,12 +110,16 @@ static void order_ties(uint64_t *r, size_t n, size_t words)
 			j++;
 		if (j - i > 16)
 			qsort(r + i * words, j - i, words * sizeof *r, by_row);
-		else
-			for (size_t a = i + 1; a < j; a++)
-				for (size_t c = a;
-				     c > i && row_order(r + (c - 1) * words, r + c * words) > 0;
-				     c--)
-					swap_rows(r + (c - 1) * words, r + c * words, words);
+		else /* insertion: each row past the greater ones before it */
+			for (size_t a = i + 1; a < j; a++) {
+				uint64_t x[words];
+				memcpy(x, r + a * words, sizeof x);
+				size_t c = a;
+				for (; c > i && row_order(r + (c - 1) * words, x, words) > 0; c--)
+					memcpy(r + c * words, r + (c - 1) * words, sizeof x);
+				if (c != a)
+					memcpy(r + c * words, x, sizeof x);
+			}
 		i = j;
 	}
 }
@@ -129,7 +129,7 @@ static size_t drop_duplicates(uint64_t *r, size_t n, size_t words)
 {
 	size_t m = 0;
 	for (size_t j = 0; j < n; j++) {
-		if (m && !row_order(r + j * words, r + (m - 1) * words))
+		if (m && !row_order(r + j * words, r + (m - 1) * words, words))
 			continue;
 		if (m != j)
 			memcpy(r + m * words, r + j * words, words * sizeof *r);
@@ -152,7 +152,7 @@ static void morsel(void *p, unsigned w, size_t m, const uint32_t *rows, size_t n
 {
 	struct direct_run *d = p;
 	struct arena *a = &d->arena[w];
-	d->piece[m] = (struct piece){NULL, 0, 0};
+	d->piece[m] = (struct piece){NULL, 0, 0, 0, NO_BLOCK};
 	if (!arena_room(d, a, n)) {
 		__atomic_store_n(&d->refused, true, __ATOMIC_RELAXED);
 		return;
@@ -164,17 +164,29 @@ static void morsel(void *p, unsigned w, size_t m, const uint32_t *rows, size_t n
 	int64_t last = INT64_MIN;
 	for (size_t i = 0; i < n; i++) {
 		const uint32_t *row = rows + i * d->width;
-		struct binding bd = {row, b->vars};
-		struct tval v = vgq_valid_time(b, &bd);
-		if (v.kind == TV_NOTHING)
-			continue;
+		struct tval v;
+		if (d->intervals) { /* as vgq_valid_time, inline */
+			v = (struct tval){TV_INTERVAL, INT64_MIN, INT64_MAX};
+			for (size_t x = 0; x < b->nvars; x++) {
+				const struct vgq_relation *rel = b->vars[x].rel;
+				int64_t vb = rel->from[row[x]], ve = rel->to[row[x]];
+				v.b = vb > v.b ? vb : v.b;
+				v.e = ve < v.e ? ve : v.e;
+			}
+			if (v.b >= v.e)
+				continue;
+		} else {
+			struct binding bd = {row, b->vars};
+			v = vgq_valid_time(b, &bd);
+			if (v.kind == TV_NOTHING)
+				continue;
+		}
 		uint64_t *r = out + k++ * words;
-		r[0] = (uint64_t)v.b;
-		r[1] = (uint64_t)(v.kind == TV_EVENT ? v.b : v.e);
+		r[0] = (uint64_t)v.b ^ SIGNED;
+		r[1] = (uint64_t)(v.kind == TV_EVENT ? v.b : v.e) ^ SIGNED;
 		for (size_t t = 0; t < d->nt; t++) {
 			const struct direct *x = &d->direct[t];
-			uint32_t tu = row[x->var];
-			r[2 + t] = x->u ? x->col->u[tu] : (uint64_t)x->col->i[tu];
+			r[2 + t] = x->col->u[row[x->var]] ^ (x->u ? 0 : SIGNED);
 		}
 		sorted &= v.b >= last;
 		last = v.b;
@@ -185,8 +197,23 @@ static void morsel(void *p, unsigned w, size_t m, const uint32_t *rows, size_t n
 	} else { /* sorted with every row (sort_all) */
 		__atomic_store_n(&d->unsorted, true, __ATOMIC_RELAXED);
 	}
-	d->piece[m] = (struct piece){out, k, 0};
+	a->done[a->ndone - 1].pieces++;
+	d->piece[m] = (struct piece){out, k, 0, w, a->ndone - 1};
 	a->n += k;
+}
+
+/* A piece's rows are read no more: its block is freed after its last piece, so that the
+ * pages written next (the result's columns) are these, not fresh ones: a first touch of
+ * a page the process never had costs far more than a write (base/huge.c). */
+static void release_piece(struct direct_run *d, const struct piece *g)
+{
+	if (g->blk == NO_BLOCK)
+		return;
+	struct block *bk = &d->arena[g->w].done[g->blk];
+	if (__atomic_sub_fetch(&bk->pieces, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(bk->rows);
+		bk->rows = NULL;
+	}
 }
 
 /* Pieces [lo, hi) into the result's columns from their places. */
@@ -199,19 +226,20 @@ struct store_job {
 static void store_pieces(void *p, size_t lo, size_t hi)
 {
 	struct store_job *j = p;
-	const struct direct_run *d = j->d;
+	struct direct_run *d = j->d;
 	struct vgq_relation *rel = j->rel;
 	for (size_t c = lo; c < hi; c++) {
 		const struct piece *g = &d->piece[c];
 		for (size_t i = 0; i < g->n; i++) {
 			const uint64_t *r = g->rows + i * d->words;
 			size_t t = g->to + i;
-			rel->from[t] = (int64_t)r[0];
+			rel->from[t] = (int64_t)(r[0] ^ SIGNED);
 			if (!j->event)
-				rel->to[t] = (int64_t)r[1];
+				rel->to[t] = (int64_t)(r[1] ^ SIGNED);
 			for (size_t a = 0; a < d->nt; a++) /* the same type: the bits */
-				rel->cols[a].u[t] = r[2 + a];
+				rel->cols[a].u[t] = r[2 + a] ^ (d->direct[a].u ? 0 : SIGNED);
 		}
+		release_piece(d, g);
 	}
 }
 
@@ -222,14 +250,14 @@ static bool chained(const struct direct_run *d)
 	if (d->unsorted)
 		return false;
 	bool any = false;
-	int64_t last = 0;
+	uint64_t last = 0;
 	for (size_t c = 0; c < d->npieces; c++) {
 		const struct piece *g = &d->piece[c];
 		if (!g->n)
 			continue;
-		if (any && (int64_t)g->rows[0] <= last)
+		if (any && g->rows[0] <= last)
 			return false;
-		last = (int64_t)g->rows[(g->n - 1) * d->words];
+		last = g->rows[(g->n - 1) * d->words];
 		any = true;
 	}
 	return true;
@@ -263,7 +291,7 @@ static void dedup_chunks(void *p, size_t lo, size_t hi)
 
 static uint32_t digit_of(const uint64_t *r, int d)
 {
-	return (uint32_t)(((r[0] ^ (1ull << 63)) >> (d * RADIX_BITS)) & (RADIX - 1));
+	return (uint32_t)((r[0] >> (d * RADIX_BITS)) & (RADIX - 1));
 }
 
 static void radix_rows(void *base, size_t n)
@@ -304,6 +332,12 @@ static bool sort_all(struct direct_run *d, size_t total, uint64_t **all)
 	*all = vgb_xmalloc(bytes);
 	struct gather_job g = {d, *all};
 	vgq_parallel_for(d->s, d->npieces, 1, gather_pieces, &g);
+	for (unsigned w = 0; w < d->threads;
+	     w++) /* read no more: the sort's pages (release_piece) */
+		for (size_t k = 0; k < d->arena[w].ndone; k++) {
+			free(d->arena[w].done[k].rows);
+			d->arena[w].done[k].rows = NULL;
+		}
 	vgq_parallel_sort(d->s, *all, total, d->words * sizeof **all, by_row, radix_rows);
 	size_t size = vgq_grain(d->s, total, 16, 16384), words = d->words, np = 0;
 	free(d->piece);
@@ -312,7 +346,7 @@ static bool sort_all(struct direct_run *d, size_t total, uint64_t **all)
 		size_t to = at + size < total ? at + size : total;
 		while (to < total && (*all)[to * words] == (*all)[(to - 1) * words])
 			to++;
-		d->piece[np] = (struct piece){*all + at * words, to - at, 0};
+		d->piece[np] = (struct piece){*all + at * words, to - at, 0, 0, NO_BLOCK};
 		at = to;
 	}
 	d->npieces = np;
@@ -359,7 +393,10 @@ bool vgq_result_direct(struct vgq_session *s, const struct bstmt *b, struct xnod
 	                       .direct = direct,
 	                       .nt = b->ntargets,
 	                       .words = 2 + b->ntargets,
-	                       .width = root->cx->width};
+	                       .width = root->cx->width,
+	                       .intervals = b->valid == TQ_VALID_NONE && b->nvars};
+	for (size_t x = 0; x < b->nvars; x++)
+		d.intervals &= !b->vars[x].event && b->vars[x].rel->to;
 	struct vgq_sink sink = {begin, morsel, &d};
 	ordering = &d; /* read by the workers' sorts */
 	vgq_rows_stream(root, &sink);
@@ -368,7 +405,7 @@ bool vgq_result_direct(struct vgq_session *s, const struct bstmt *b, struct xnod
 		store(&d, b->out);
 	for (unsigned w = 0; w < d.threads; w++) {
 		for (size_t k = 0; k < d.arena[w].ndone; k++)
-			free(d.arena[w].done[k]);
+			free(d.arena[w].done[k].rows);
 		free(d.arena[w].done);
 	}
 	free(d.arena);
