@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/pool.h"
 #include "relations/build.h"
 #include "relations/build_phases.h"
 #include "relations/spill.h"
@@ -703,19 +704,22 @@ static void *merge_main(void *arg)
 	}
 }
 
-/* Runs fn on the threads (this one among them). */
+struct on_threads_call {
+	void *(*fn)(void *);
+	void *const *args;
+};
+
+static void on_thread(void *ctx, unsigned w)
+{
+	const struct on_threads_call *c = ctx;
+	c->fn(c->args[w]);
+}
+
+/* Runs fn on the threads (this one among them), fn(args[w]) on thread w. */
 static void on_threads(struct sbuild *p, void *(*fn)(void *), void *const *args)
 {
-	pthread_t *t = vgq_xcalloc(p->nworkers, sizeof *t);
-	bool *started = vgq_xcalloc(p->nworkers, sizeof *started);
-	for (unsigned k = 1; k < p->nworkers; k++)
-		started[k] = pthread_create(&t[k], NULL, fn, args[k]) == 0;
-	fn(args[0]);
-	for (unsigned k = 1; k < p->nworkers; k++)
-		if (started[k])
-			pthread_join(t[k], NULL);
-	free(t);
-	free(started);
+	struct on_threads_call c = {fn, args};
+	vg_threads_run(p->nworkers, p->nworkers, on_thread, &c);
 }
 
 /* The merged orders, in parts that are jobs on the threads: of each interval relation's

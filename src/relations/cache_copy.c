@@ -10,18 +10,17 @@
  * threads, each writing (and so faulting in) its own part of the block. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "base/huge.h"
+#include "common/pool.h"
 #include "relations/cache.h"
 #include "relations/cache_internal.h"
 #include "relations/spill.h"
 #include "trace/trace.h" /* vgt_decode_threads: the query's --threads */
 
 #define PIECE ((size_t)4 << 20)
-#define MAX_THREADS 64
 
 struct copy_piece {
 	uint64_t from; /* file offset */
@@ -36,13 +35,14 @@ struct copy_job {
 	bool failed;          /* atomic */
 };
 
-static void *copy_work(void *p)
+static void copy_work(void *p, unsigned worker)
 {
+	(void)worker;
 	struct copy_job *j = p;
 	for (;;) {
 		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
 		if (i >= j->npieces)
-			return NULL;
+			return;
 		const struct copy_piece *pc = &j->pieces[i];
 		for (size_t done = 0; done < pc->size;) {
 			ssize_t got =
@@ -94,19 +94,7 @@ bool vgc_columns_copy(int fd, const struct vgc_column *const *cols, size_t n,
 		}
 		to += (cols[c]->size + VGC_ALIGN - 1) / VGC_ALIGN * VGC_ALIGN;
 	}
-	unsigned threads = vgt_decode_threads();
-	if (threads > j.npieces)
-		threads = (unsigned)j.npieces;
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	pthread_t tid[MAX_THREADS];
-	unsigned started = 0;
-	for (unsigned t = 1; t < threads; t++)
-		if (pthread_create(&tid[started], NULL, copy_work, &j) == 0)
-			started++;
-	copy_work(&j);
-	for (unsigned t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
+	vg_threads_run(vgt_decode_threads(), j.npieces, copy_work, &j);
 	free(j.pieces);
 	if (j.failed) { /* a file cut short under us: its mapping is read as before */
 		vgb_huge_unmap(blk);
