@@ -261,10 +261,5 @@ size_t vgq_semicols_filter(const struct vgq_semicols *c, uint32_t *rows, size_t 
 
 void vgq_semicols_free(struct vgq_semicols *c)
 {
-	if (c->mem)
-		vgq_mem_give(c->mem, c->charged);
-	c->charged = 0;
-	free(c->keys);
-	free(c->when);
-	free(c->used);
+	table_free(c);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/huge.h"
+#include "base/search.h"
 #include "relations/cache.h"
 #include "relations/cache_internal.h"
 
@@ -519,22 +520,8 @@ static void slice(struct vgc_rfile *f, const struct vgq_cache_request *rq)
 	for (size_t i = 1; i < n; i++)
 		if (from[i] < from[i - 1])
 			return;
-	size_t a = 0, b = n; /* first row at or after lo, first row after hi */
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (from[mid] < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	size_t end = a;
-	for (b = n; end < b;) {
-		size_t mid = end + (b - end) / 2;
-		if (from[mid] <= hi)
-			end = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a = vgb_first_at_least(from, n, lo); /* first row at or after lo */
+	size_t end = a + vgb_first_after(from + a, n - a, hi); /* first row after hi */
 	f->row0 = a;
 	r->ntuples = end - a;
 	f->sliced = true;
