@@ -520,7 +520,7 @@ static void slice(struct vgc_rfile *f, const struct vgq_cache_request *rq)
 	for (size_t i = 1; i < n; i++)
 		if (from[i] < from[i - 1])
 			return;
-	size_t a = vgb_first_at_least(from, n, lo); /* first row at or after lo */
+	size_t a = vgb_first_at_least(from, n, lo);            /* first row at or after lo */
 	size_t end = a + vgb_first_after(from + a, n - a, hi); /* first row after hi */
 	f->row0 = a;
 	r->ntuples = end - a;
