@@ -34,6 +34,7 @@ struct direct_run {
 	struct arena {
 		uint64_t *a;   /* the block being filled */
 		size_t n, cap; /* its rows */
+		size_t bytes;  /* its size (the next block's is twice it, up to BLOCK_BYTES) */
 		struct block {
 			uint64_t *rows; /* NULL once freed */
 			size_t pieces;  /* its pieces not yet stored (atomic in store) */
@@ -77,22 +78,34 @@ static int by_row(const void *x, const void *y)
 
 /* Room for `more` rows in the worker's block: a new block when they do not fit (blocks
  * are never moved: a morsel's rows stay where it wrote them). False past the memory
- * budget. */
+ * budget. A worker's first block is small and each next one twice the last, up to two
+ * huge pages: a selective query's few rows per worker then touch a few pages of the
+ * heap, not 4 MiB of fresh ones per worker (the first touch of a page the process never
+ * had costs 0.5-7 ms per 4 MiB on the project's VM: issue 31, the 2-thread scan). */
+#define BLOCK_MIN ((size_t)64 << 10)
 #define BLOCK_BYTES ((size_t)4 << 20) /* two huge pages */
 
 static bool arena_room(struct direct_run *d, struct arena *a, size_t more)
 {
 	if (a->a && a->n + more <= a->cap)
 		return true;
-	size_t row = d->words * sizeof *a->a, cap = BLOCK_BYTES / row;
+	size_t row = d->words * sizeof *a->a;
+	size_t want = a->bytes ? 2 * a->bytes : BLOCK_MIN;
+	if (want > BLOCK_BYTES)
+		want = BLOCK_BYTES;
+	size_t cap = want / row;
 	if (cap < more)
 		cap = more;
-	size_t bytes = (cap * row + BLOCK_BYTES - 1) & ~(BLOCK_BYTES - 1); /* whole huge pages */
+	bool huge = cap * row >= BLOCK_BYTES;
+	size_t bytes =
+	    huge ? (cap * row + BLOCK_BYTES - 1) & ~(BLOCK_BYTES - 1) /* whole huge pages */
+	         : cap * row;
 	cap = bytes / row;
 	if (!vgq_mem_take(d->s, "the result's rows", bytes))
 		return false;
 	__atomic_add_fetch(&d->charged, bytes, __ATOMIC_RELAXED);
-	a->a = vgb_xmalloc_huge(bytes);
+	a->a = huge ? vgb_xmalloc_huge(bytes) : vgb_xmalloc(bytes);
+	a->bytes = bytes;
 	a->done = vgq_xrealloc(a->done, a->ndone + 1, sizeof *a->done);
 	a->done[a->ndone++] = (struct block){a->a, 0};
 	a->n = 0;
