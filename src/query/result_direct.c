@@ -34,7 +34,7 @@ struct direct_run {
 	struct arena {
 		uint64_t *a;   /* the block being filled */
 		size_t n, cap; /* its rows */
-		size_t bytes;  /* its size (the next block's is twice it, up to BLOCK_BYTES) */
+		size_t bytes;  /* its size (0: no block yet) */
 		struct block {
 			uint64_t *rows; /* NULL once freed */
 			size_t pieces;  /* its pieces not yet stored (atomic in store) */
@@ -78,10 +78,11 @@ static int by_row(const void *x, const void *y)
 
 /* Room for `more` rows in the worker's block: a new block when they do not fit (blocks
  * are never moved: a morsel's rows stay where it wrote them). False past the memory
- * budget. A worker's first block is small and each next one twice the last, up to two
- * huge pages: a selective query's few rows per worker then touch a few pages of the
- * heap, not 4 MiB of fresh ones per worker (the first touch of a page the process never
- * had costs 0.5-7 ms per 4 MiB on the project's VM: issue 31, the 2-thread scan). */
+ * budget. A worker's first block is 64 KiB of the heap when its first morsel says its
+ * rows will fit (a selective query), else two huge pages, as every next one: a few rows
+ * per worker then touch a few pages the heap already has, not 4 MiB of fresh ones per
+ * worker (their first touch cost 0.5-7.5 ms per worker on the project's VM: issue 31, the
+ * 2-thread scan). Small first blocks for every result cost a large one more than that. */
 #define BLOCK_MIN ((size_t)64 << 10)
 #define BLOCK_BYTES ((size_t)4 << 20) /* two huge pages */
 
@@ -90,9 +91,10 @@ static bool arena_room(struct direct_run *d, struct arena *a, size_t more)
 	if (a->a && a->n + more <= a->cap)
 		return true;
 	size_t row = d->words * sizeof *a->a;
-	size_t want = a->bytes ? 2 * a->bytes : BLOCK_MIN;
-	if (want > BLOCK_BYTES)
-		want = BLOCK_BYTES;
+	/* the first block small when the first morsel's rows, as many times as this worker
+	 * may take morsels, fit it */
+	size_t per = (d->npieces + d->threads - 1) / (d->threads ? d->threads : 1);
+	size_t want = !a->bytes && more * per * row <= BLOCK_MIN ? BLOCK_MIN : BLOCK_BYTES;
 	size_t cap = want / row;
 	if (cap < more)
 		cap = more;
