@@ -130,8 +130,10 @@ const char *vgt_positions_check(const struct stream_summary *sum, char *why, siz
 		else if (to > from && (to - from - sum->words) / 2 > e[SUM_EVENTS])
 			bad = "has more positions than events";
 		at = to;
-		const uint64_t *bitmap = sum->pos + from, *rec = bitmap + sum->words;
 		size_t k = bad || to == from ? 0 : (size_t)(to - from - sum->words) / 2;
+		/* no positions at all: pos is NULL, and NULL + 0 is undefined behaviour */
+		const uint64_t *bitmap = k ? sum->pos + from : NULL,
+		               *rec = k ? bitmap + sum->words : NULL;
 		for (size_t j = 0; j < k && !bad; j++) {
 			uint64_t off = rec[2 * j] & OFFSET_MASK, id = rec[2 * j] >> POS_OFFSET_BITS;
 			if (off >= e[SUM_END] - e[SUM_START] ||
