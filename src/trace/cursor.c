@@ -100,6 +100,7 @@ static void resync_from(struct vgt_cursor *c, size_t from, long damage)
 static void stop(struct vgt_cursor *c)
 {
 	c->done = true;
+	vgt_stream_drop_rest(c->s, &c->dropped);
 }
 
 /* Following a stream still being written (trace/follow.h): what the file does not hold

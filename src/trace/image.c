@@ -434,19 +434,31 @@ struct stream *vgt_stream_growing(struct image *img, const char *path)
 	return s;
 }
 
-void vgt_stream_drop_behind(const struct stream *s, size_t *dropped, size_t off)
+/* The mapped pages from *dropped to off leave the process once they are `step` bytes;
+ * `whole`: the page holding off too (a cursor's end: a page shared with the next range
+ * or stream part that is still read is only read in again, from the page cache). */
+static void drop_pages(const struct stream *s, size_t *dropped, size_t off, size_t step, bool whole)
 {
-	enum { STEP = 1 << 20 };
 	const struct stream *owner = s->file ? s->file : s; /* a pool file's part: its memory */
-	if (!owner->mapped || off < *dropped + STEP || off > s->size)
+	if (!owner->mapped || off < *dropped + step || off > s->size)
 		return;
 	/* whole pages only: the mapping starts on one, so the first is still in it */
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t from = ((uintptr_t)s->data + *dropped) & ~(page - 1);
-	uintptr_t to = ((uintptr_t)s->data + off) & ~(page - 1);
+	uintptr_t to = ((uintptr_t)s->data + off + (whole ? page - 1 : 0)) & ~(page - 1);
 	if (to > from)
 		madvise((void *)from, to - from, MADV_DONTNEED);
 	*dropped = off;
+}
+
+void vgt_stream_drop_behind(const struct stream *s, size_t *dropped, size_t off)
+{
+	drop_pages(s, dropped, off, 1 << 20, false);
+}
+
+void vgt_stream_drop_rest(const struct stream *s, size_t *dropped)
+{
+	drop_pages(s, dropped, s->size, 1, true);
 }
 
 void vgt_stream_free(struct stream *s)

@@ -334,6 +334,9 @@ struct stream *vgt_stream_growing(struct image *img, const char *path);
  * trace larger than memory holds a few pages of each stream, not the files (the page
  * cache keeps them; a page read again comes back from it). */
 void vgt_stream_drop_behind(const struct stream *s, size_t *dropped, size_t off);
+/* At a cursor's end: the rest of what it read (a range of a split stream is a part of the
+ * file, and its last packet would otherwise stay mapped in until the file is closed). */
+void vgt_stream_drop_rest(const struct stream *s, size_t *dropped);
 /* Adds the image folder's stream files (growing: only those not met before, opened
  * empty); how many were added. */
 size_t vgt_image_scan_streams(struct image *img, bool growing);

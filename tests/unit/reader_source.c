@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,65 @@ static void test_source_of_and_window(void **state)
 	tg_image_free(img);
 }
 
+/* What this process holds of the mapping of `path` (/proc/self/smaps), in kB; *size_kb
+ * its size. */
+static size_t resident_kb(const char *path, size_t *size_kb)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[4400];
+	size_t rss = 0, kb;
+	bool in = false;
+	*size_kb = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		const char *space = strchr(line, ' '), *dash = strchr(line, '-');
+		if (dash && space && dash < space) { /* a mapping's first line */
+			const char *p = strchr(line, '/');
+			in = p && !strncmp(p, path, strlen(path)) && p[strlen(path)] == '\n';
+		} else if (in && sscanf(line, "Size: %zu kB", &kb) == 1) {
+			*size_kb += kb;
+		} else if (in && sscanf(line, "Rss: %zu kB", &kb) == 1) {
+			rss += kb;
+		}
+	}
+	if (f)
+		fclose(f);
+	return rss;
+}
+
+/* A stream read to its end leaves no page of its file in the process (trace/image.c,
+ * vgt_stream_drop_rest): a file smaller than the megabyte a cursor drops behind it at a
+ * time, and a split stream's ranges, would otherwise stay mapped in until closed. */
+static void test_read_pages_leave(void **state)
+{
+	(void)state;
+	struct tg_image *img = tg_image_new(tg_root, "p-5-0", NULL);
+	struct tg_stream *s = tg_stream_new(img, 5, 0);
+	uint64_t ts = 10;
+	for (int p = 0; p < 400; p++) {
+		tg_packet_begin(s, ts);
+		for (int i = 0; i < 20; i++, ts += 10)
+			tg_tick(s, ts, (uint32_t)i);
+		tg_packet_end(s, 0, 0);
+	}
+	char path[4200];
+	snprintf(path, sizeof path, "%s", tg_stream_write(s));
+	struct vgt_source *src = open_root(0);
+	struct vgt_cursor *c = vgt_source_stream(src, 0);
+	size_t size_kb, n = 0;
+	while (vgt_cursor_next(c)) {
+		if (++n == 4000) /* halfway: its pages are in */
+			assert_true(resident_kb(path, &size_kb) > 0);
+	}
+	assert_int_equal(n, 8000);
+	size_t rss = resident_kb(path, &size_kb);
+	assert_true(size_kb >= 64);
+	if (rss)
+		fail_msg("%zu of %zu kB of a stream read to its end are still in", rss, size_kb);
+	vgt_cursor_close(c);
+	vgt_source_close(src);
+	tg_image_free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +319,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unreadable, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_damage_report, tg_setup, tg_teardown),
 	    cmocka_unit_test_setup_teardown(test_source_of_and_window, tg_setup, tg_teardown),
+	    cmocka_unit_test_setup_teardown(test_read_pages_leave, tg_setup, tg_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
