@@ -635,7 +635,34 @@ static const char *database_text(struct text_memo *m, const struct vgq_pool *poo
 	return m->to[h];
 }
 
-/* Gathers column c of piece slot j from every stream's piece in merged order. */
+/* Column c of every unit's piece of slot j, as words (the caller frees the array). */
+static const uint64_t **column_words(const struct sbuild *p, size_t j, long c)
+{
+	const uint64_t **w = vgq_xcalloc(p->nunits + 1, sizeof *w);
+	for (size_t s = 0; s < p->nunits; s++)
+		w[s] = column(p->done[s].piece[j], c);
+	return w;
+}
+
+/* gather() for a column of 8-byte values: the same order and direction, word by word. */
+static void gather_words(const struct sbuild *p, size_t j, uint64_t *dst, const uint64_t **src,
+                         size_t host)
+{
+	size_t n = p->merge_n[j];
+	const uint32_t *order = p->merge_order[j];
+	if (host == SIZE_MAX) {
+		for (size_t t = 0; t < n; t++)
+			dst[t] = *src[order[t]]++;
+	} else { /* from the end backwards: the host's values move up, never over unread ones */
+		for (size_t s = 0; s < p->nunits; s++)
+			src[s] += p->merge_len[j][s];
+		src[host] = dst + p->merge_len[j][host];
+		for (size_t t = n; t-- > 0;)
+			dst[t] = *--src[order[t]];
+	}
+	free(src);
+}
+
 /* Gathers column c of piece slot j from every stream's piece in merged order: into the
  * relation's own column, or, when the slot has a host (one or two streams made tuples),
  * into the host piece's column grown to hold them all, from its end backwards (a value
@@ -651,7 +678,9 @@ static void gather(struct sbuild *p, size_t j, long c)
 	const char **src = vgq_xcalloc(p->nunits + 1, sizeof *src);
 	bool text = c >= 0 && r->attrs[c].type == VGQ_STRING && p->repoint;
 	struct text_memo *memo = text ? vgq_xcalloc(1, sizeof *memo) : NULL;
-	if (host == SIZE_MAX) {
+	if (size == 8 && !text) { /* most columns: a word a value, no call per value */
+		gather_words(p, j, (uint64_t *)(void *)dst, column_words(p, j, c), host);
+	} else if (host == SIZE_MAX) {
 		for (size_t s = 0; s < p->nunits; s++)
 			src[s] = column(p->done[s].piece[j], c);
 		for (size_t t = 0; t < n; t++) {
