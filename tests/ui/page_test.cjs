@@ -76,6 +76,46 @@ main('ui-page', async (dir) => {
     check(/(stream-\d+-\d+|pool-\d+)$/.test(tuple.stream) && /^\d+$/.test(tuple.offset), `selection: ${JSON.stringify(tuple)}`);
     check(times.has(`${tuple.sensor || tuple.relation} ${tuple['valid at']}`), `selected event ${JSON.stringify(tuple)} is not in vigil dump`);
 
+    // Two selections in quick succession, the first one's answer held back until the
+    // second's is shown: the second stays (the server answers requests out of order).
+    const pair = await page.evaluate(async () => {
+      const tl = window.vigilTimeline;
+      for (const row of tl.rows) {
+        const d = row.kind === 'thread' && tl.win.byRow.get(row.row);
+        if (!d || !d.items || d.items.length < 2) continue;
+        const a = d.items[0], b = d.items[d.items.length - 1];
+        const offset = async (it) => (await (await fetch(`api/item?row=${row.row}&i=${it[1]}`)).json()).offset;
+        return { row: row.row, a, b, offA: String(await offset(a)), offB: String(await offset(b)) };
+      }
+      return null;
+    });
+    check(pair && pair.offA !== pair.offB, `no two events of one thread to select: ${JSON.stringify(pair)}`);
+    let release;
+    const held = new Promise((r) => { release = r; });
+    let items = 0;
+    await page.route('**/api/item*', async (route) => {
+      if (items++ === 0) await held;
+      await route.continue();
+    });
+    await page.evaluate((p) => {
+      const tl = window.vigilTimeline;
+      tl.select(p.row, p.a[1], p.a[0]);
+      tl.select(p.row, p.b[1], p.b[0]);
+    }, pair);
+    const shownOffset = () => page.evaluate(() => {
+      const tr = document.querySelector('#tuple tr[data-key=offset]');
+      return tr ? tr.cells[1].textContent : null;
+    });
+    await page.waitForFunction((want) => {
+      const tr = document.querySelector('#tuple tr[data-key=offset]');
+      return tr && tr.cells[1].textContent === want;
+    }, pair.offB, { timeout: 30000 }).catch(() => {});
+    release();
+    await page.waitForTimeout(500); /* the first answer arrives now */
+    const shown = await shownOffset();
+    await page.unroute('**/api/item*');
+    check(items === 2 && shown === pair.offB, `the later selection (offset ${pair.offB}) lost to the earlier (${pair.offA}): shown ${shown}, ${items} requests`);
+
     // Wheel zooms, drag pans: each step is measured and the ruler changes.
     const box = await page.locator('#timeline').boundingBox();
     const before = await page.evaluate(() => ({ ...window.vigilTimeline.view }));

@@ -285,15 +285,19 @@ export class Timeline {
     return best;
   }
 
+  // The latest selection's answer wins: an earlier one's, coming after it (the server
+  // answers each request on a thread of its own), is dropped.
   async select(rowIndex, ref, from, to) {
     this.selected = { row: rowIndex, ref, x0: from, x1: to ?? from };
+    const seq = this.selectSeq = (this.selectSeq || 0) + 1;
     this.draw();
+    let t;
     try {
-      const t = await get('item', { row: rowIndex, i: ref });
-      this.onSelect(t, this.rows[rowIndex]);
+      t = await get('item', { row: rowIndex, i: ref });
     } catch (e) {
-      this.onSelect({ error: e.message }, this.rows[rowIndex]);
+      t = { error: e.message };
     }
+    if (seq === this.selectSeq) this.onSelect(t, this.rows[rowIndex]);
   }
 
   zoomTo(t0, t1) { this.setView(t0, t1, 'jump'); }
