@@ -42,10 +42,32 @@ static void key_add(struct key *k, const void *p, size_t n)
 	k->n += n;
 }
 
-/* A file's path and identity (size, times, inode); its size, or -1 if it is gone. */
+/* path resolved (realpath) as far as it exists, the rest appended: a shared layout's
+ * image path (TRACE/shared/NAME) names no folder. The caller frees it. */
+static char *canonical(const char *path)
+{
+	char *real = realpath(path, NULL);
+	const char *slash = strrchr(path, '/');
+	if (real || !slash || slash == path)
+		return real ? real : vgb_xstrdup(path);
+	char *head = vgb_xstrdup(path);
+	head[slash - path] = '\0';
+	char *h = canonical(head);
+	size_t n = strlen(h) + strlen(slash) + 1;
+	char *out = vgq_xcalloc(n, 1);
+	snprintf(out, n, "%s%s", h, slash);
+	free(h);
+	free(head);
+	return out;
+}
+
+/* A file's path and identity (size, times, inode); its size, or -1 if it is gone. The
+ * path canonical: `t`, `./t/` and a link to t name one trace, one cache. */
 static int64_t key_file(struct key *k, const char *path)
 {
-	key_add(k, path, strlen(path) + 1);
+	char *real = canonical(path);
+	key_add(k, real, strlen(real) + 1);
+	free(real);
 	struct stat st;
 	int64_t words[7] = {-1};
 	if (stat(path, &st) == 0) {

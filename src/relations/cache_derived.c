@@ -89,7 +89,7 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The *.vgm files beside the images (the model ModelEvent is made of), by path and
+/* The *.vgm files beside the images (the model ModelEvent is made of), by name and
  * identity, in name order. */
 static void key_models(struct vgc_derived *d, const struct vgt_trace *t)
 {
@@ -121,7 +121,8 @@ static void key_models(struct vgc_derived *d, const struct vgt_trace *t)
 			                (int64_t)st.st_ctim.tv_nsec, (int64_t)st.st_ino};
 			memcpy(w, v, sizeof w);
 		}
-		key_add(d, path, strlen(path) + 1);
+		/* the name, not the path: the folder is the trace's, however it was named */
+		key_add(d, names[i] ? names[i] : "", strlen(names[i] ? names[i] : "") + 1);
 		key_add(d, w, sizeof w);
 		free(names[i]);
 	}

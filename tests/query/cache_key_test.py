@@ -7,7 +7,9 @@ cache"), not on the path the process runs from:
 2. a copy of vigil whose GNU build id differs (one byte of its note changed: another
    build as far as the key can tell) does not read that cache: it builds from the trace
    (outcome not warm), with the same answer; and vigil itself, after it, does not read
-   the copy's cache either.
+   the copy's cache either;
+3. the trace named otherwise (a relative path, `./` and a trailing slash, a symbolic
+   link to it) is the same trace: the cache is read warm, with the same answer.
 
     cache_key_test.py --bin BUILD/bin [--keep DIR]"""
 import os
@@ -55,6 +57,13 @@ def run(v, args, work):
     cold = v.run_query(trace, QUERY)
     check(cold[3].get("cache") == "cold" and cold[:3] == ref[:3],
           "first query: cache %s, %s" % (cold[3].get("cache"), cold[2]))
+
+    os.symlink(trace, os.path.join(work, "link"))
+    for name in ("trace", "./trace/", "link"):
+        got = v.run_query(name, QUERY, cwd=work)
+        check(got[3].get("cache") == "warm" and got[:3] == ref[:3],
+              "the trace named %s: cache %s, %s" % (name, got[3].get("cache"), got[2]))
+    print("named otherwise: warm, the same answers")
 
     # (valgrind's own words to a file: the stderr compared is vigil's)
     log = "--log-file=" + os.path.join(work, "valgrind.log")

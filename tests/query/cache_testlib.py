@@ -31,15 +31,15 @@ class Vigil:
         self.env.update({"VIGIL_CACHE_MIN_EVENTS": "0", "HOME": os.path.join(work, "home"),
                          "VIGIL_CACHE_DIR": os.path.join(work, "cachedir")})
 
-    def run_query(self, trace, text, env=None, args=(), prefix=(), vigil=None):
+    def run_query(self, trace, text, env=None, args=(), prefix=(), vigil=None, cwd=None):
         """`vigil query TRACE -e TEXT --format json --stats ARGS` (vigil: another binary,
-        prefix: a command it runs under, env: settings added): (exit status, stdout,
-        stderr lines but the stats, the stats)"""
+        prefix: a command it runs under, env: settings added, cwd: where it runs): (exit
+        status, stdout, stderr lines but the stats, the stats)"""
         e = dict(self.env)
         e.update(env or {})
         cmd = list(prefix) + [vigil or os.path.join(self.bin, "vigil"), "query", trace, "-e",
                               text, "--format", "json", "--stats"] + list(args)
-        p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=300)
+        p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=300, cwd=cwd)
         lines = p.stderr.splitlines()
         stats = [json.loads(x)["stats"] for x in lines if x.startswith('{"stats"')]
         rest = [x for x in lines if not x.startswith('{"stats"')]
