@@ -279,7 +279,8 @@ def duckdb_e2e(build):
     d = duckdb_npm(build)
     if not d:
         return None
-    lib = os.path.join(d, "node_modules", "@duckdb", "node-bindings-linux-x64")
+    # absolute: the run path is read from wherever duck-e2e runs (a relative BUILD given)
+    lib = os.path.abspath(os.path.join(d, "node_modules", "@duckdb", "node-bindings-linux-x64"))
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "duckdb", "duck_e2e.c")
     exe = os.path.join(d, "duck-e2e")
     if not os.path.exists(os.path.join(lib, "libduckdb.so")):

@@ -136,13 +136,15 @@ struct vgc_sums vgc_sums_threads(const void *p, size_t n);
 /* The same columns' pages mapped, not summed (columns checked by an earlier query: a
  * query reading a few values of a column spread over it would fault page by page). */
 void vgc_columns_map(const uint8_t *base, const struct vgc_column *const *cols, size_t n);
-/* cache_copy.c: the n columns of the file open at fd read into a new huge-page block
- * (at[c]: where column c is, 64-byte aligned), on up to vgt_decode_threads() threads.
- * False (nothing made) when they are too small to be worth it, too large for half the
- * build's memory budget, or a read fails: the caller then uses the mapping. */
+/* cache_copy.c: the n columns of the file open at fd (mapped at base) read into a new
+ * huge-page block (at[c]: where column c is, 64-byte aligned), on up to
+ * vgt_decode_threads() threads. False (nothing made) when they are too small to be worth
+ * it, too large for half the build's memory budget, when a mapped page's first load is
+ * cheap on this machine (measured once; VIGIL_CACHE_COPY=on|off decides instead), or a
+ * read fails: the caller then uses the mapping. */
 struct vgb_huge_block;
-bool vgc_columns_copy(int fd, const struct vgc_column *const *cols, size_t n,
-                      struct vgb_huge_block *blk, const uint8_t **at);
+bool vgc_columns_copy(int fd, const uint8_t *base, const struct vgc_column *const *cols,
+                      size_t n, struct vgb_huge_block *blk, const uint8_t **at);
 
 /* The size of one value of a column of this type in the file. */
 static inline size_t vgc_value_size(enum vgq_type t)

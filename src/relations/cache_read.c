@@ -460,7 +460,7 @@ size_t vgc_rfile_warnings(const struct vgc_rfile *f, const char *const **warning
 static void copy_or_map(struct vgc_rfile *f, const struct vgc_column *const *cols, size_t n)
 {
 	f->copied = vgq_xcalloc(n, sizeof *f->copied);
-	if (!vgc_columns_copy(f->fd, cols, n, &f->copy, f->copied)) {
+	if (!vgc_columns_copy(f->fd, f->base, cols, n, &f->copy, f->copied)) {
 		vgc_columns_map(f->base, cols, n);
 		return;
 	}
