@@ -690,15 +690,18 @@ def cache_runs(vigil, trace, q, out_path, reps):
     warm (maps it). Wall seconds, max RSS, the outcome --stats names."""
     cache = os.path.join(trace, ".vigil-cache")
     out = {"warm_runs_s": []}
-    if q["key"] == "scan":  # the first query, cache cold, at 1 thread then at 2
+    if q["key"] == "scan":  # the first query, cache cold, at 1 thread and at 2 in turn
+        for rep in range(reps):
+            for threads in (1, 2):
+                if os.path.exists(cache):
+                    os.unlink(cache)
+                wall, stats, rc, err, rss = vigil_run(vigil, trace, q, out_path,
+                                                      cache=True, threads=threads)
+                out.setdefault("cold_%d_thread_runs_s" % threads, []).append(wall)
+                say("  vigil cold at %d thread%s: %s" % (threads, "s" * (threads > 1),
+                                                         fmt_s(wall)))
         for threads in (1, 2):
-            if os.path.exists(cache):
-                os.unlink(cache)
-            wall, stats, rc, err, rss = vigil_run(vigil, trace, q, out_path, cache=True,
-                                                  threads=threads)
-            out["cold_%d_thread_s" % threads] = wall
-            say("  vigil cold at %d thread%s: %s" % (threads, "s" * (threads > 1),
-                                                     fmt_s(wall)))
+            out["cold_%d_thread_s" % threads] = min(out["cold_%d_thread_runs_s" % threads])
     if os.path.exists(cache):
         os.unlink(cache)
     for rep in range(reps + 1):
@@ -830,8 +833,10 @@ def report(res):
         for q in res["queries"]:
             c = q.get("vigil_cache", {})
             if "cold_1_thread_s" in c:
-                print("First query, cache cold (%s): %s at 1 thread, %s at 2: %.2fx "
-                      "(target 1.8x)\n" % (q["name"], fmt_s(c["cold_1_thread_s"]),
+                print("First query, cache cold (%s; best of %d, 1 and 2 threads in turn): "
+                      "%s at 1 thread, %s at 2: %.2fx "
+                      "(target 1.8x)\n" % (q["name"], len(c["cold_1_thread_runs_s"]),
+                                           fmt_s(c["cold_1_thread_s"]),
                                            fmt_s(c["cold_2_thread_s"]),
                                            c["cold_1_thread_s"] / c["cold_2_thread_s"]))
         print("| query | cold | warm | cold / warm | max RSS warm | cache file |")
