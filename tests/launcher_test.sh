@@ -1,8 +1,9 @@
 #!/bin/sh
 # tests/test_launcher.sh (which every ctest test runs under, tests/CMakeLists.txt): a
 # TMPDIR of its own under the caller's, removed afterwards with what the test left in it;
-# what the test left running killed and named; exit status and stdin kept. Also that the
-# add_test wrapper puts a test under it and passes its arguments exactly.
+# what the test left running killed and named; exit status and stdin kept; a failed
+# test's folder kept on demand. Also that the add_test wrapper puts a test under it and
+# passes its arguments exactly.
 # Usage: launcher_test.sh LAUNCHER    (run without the launcher: a launcher that lost the
 #                                     exit status would pass every test run under it)
 #        launcher_test.sh --wrapped "" "a;b"   (run as every test is: the arguments exact)
@@ -42,6 +43,10 @@ while [ -e "/proc/$child" ] && [ "$(awk '{print $3}' "/proc/$child/stat" 2>/dev/
   sleep 0.05
 done
 
+VIGIL_TEST_KEEP=1 TMPDIR=$base sh "$launcher" sh -c 'echo "$TMPDIR" >"$0/kept"; exit 1' "$base" 2>/dev/null
+kept=$(cat "$base/kept")
+[ -d "$kept" ] || fail "a failed test's TMPDIR is not kept with VIGIL_TEST_KEEP"
+rm -rf "$kept" "$base/kept"
 sh "$launcher" sh -c 'exit 77'
 [ $? -eq 77 ] || fail "a skip (77) is not kept"
 [ "$(echo in | sh "$launcher" cat)" = in ] || fail "the test does not read the launcher's stdin"
