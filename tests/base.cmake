@@ -1,7 +1,7 @@
 # The base room (src/base): checked allocation, arenas, UTF-8 validation, whole-file I/O.
 if(CMOCKA_FOUND)
   add_executable(test_base ${CMAKE_SOURCE_DIR}/tests/unit/base_test.c)
-  target_link_libraries(test_base PRIVATE vigil_base PkgConfig::CMOCKA)
+  target_link_libraries(test_base PRIVATE vigil_base reader_tracegen PkgConfig::CMOCKA)
   add_test(NAME base.unit COMMAND test_base)
   set_tests_properties(base.unit PROPERTIES LABELS "sanitize;base" TIMEOUT 120)
   # The common room's threads (src/common/pool.c): every piece run once, by workers

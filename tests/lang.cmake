@@ -6,7 +6,7 @@ set(LANGFE_DIR ${CMAKE_CURRENT_LIST_DIR}/lang)
 
 if(CMOCKA_FOUND)
   add_executable(test_lang_model ${LANGFE_DIR}/test_model.c)
-  target_link_libraries(test_lang_model PRIVATE vigil_lang PkgConfig::CMOCKA)
+  target_link_libraries(test_lang_model PRIVATE vigil_lang reader_tracegen PkgConfig::CMOCKA)
   target_compile_definitions(test_lang_model PRIVATE VGL_GOOD_DIR="${LANGFE_DIR}/good")
   add_test(NAME lang.model COMMAND test_lang_model)
   set_tests_properties(lang.model PROPERTIES LABELS "sanitize;lang" TIMEOUT 60)

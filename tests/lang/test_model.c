@@ -10,9 +10,10 @@
 
 #include <cmocka.h>
 
+#include "../unit/reader_tracegen.h"
 #include "lang/lang.h"
 
-static char dir[] = "/tmp/vgl_test_XXXXXX";
+static char *dir; /* tg_tempdir: under $TMPDIR, removed at the end */
 
 static const char *write_file(const char *name, const char *text)
 {
@@ -392,10 +393,7 @@ static void sensor_ops(void **state)
 
 int main(void)
 {
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	dir = tg_tempdir();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(flattening_order),     cmocka_unit_test(inherited_properties),
 	    cmocka_unit_test(defaults_from_consts), cmocka_unit_test(worst_size),
@@ -404,9 +402,7 @@ int main(void)
 	    cmocka_unit_test(payload_depth),        cmocka_unit_test(sensor_ops),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[64];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	tg_rmtree(dir);
+	free(dir);
 	return failed;
 }

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "../test_rand.h"
+#include "../unit/reader_tracegen.h"
 #include "query/output.h"
 
 /* A string with every kind of trouble: comma, quotes, CR LF, a control byte, a byte that
@@ -437,7 +438,7 @@ static void test_table(void **state)
 
 /* ---- SQLite ---- */
 
-static char tmpdir[] = "/tmp/vgq_output_XXXXXX";
+static char *tmpdir; /* tg_tempdir: under $TMPDIR, removed by teardown */
 
 static char *tmp_path(const char *name)
 {
@@ -635,13 +636,16 @@ static void test_full_device(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	tmpdir = tg_tempdir();
+	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return rmdir(tmpdir);
+	tg_rmtree(tmpdir);
+	free(tmpdir);
+	return 0;
 }
 
 int main(void)

@@ -28,6 +28,7 @@
 #include "base/huge.h"
 #include "base/search.h"
 #include "base/utf8.h"
+#include "reader_tracegen.h"
 
 static void utf8_edges(void **state)
 {
@@ -107,7 +108,7 @@ static void checked_alloc(void **state)
 	free(vgb_xmalloc(0));
 }
 
-static char dir[64];
+static char *dir; /* tg_tempdir: under $TMPDIR, removed at the end */
 
 /* Is the mapping holding address a advised for huge pages ("hg" among its VmFlags in
  * /proc/self/smaps)? */
@@ -298,22 +299,9 @@ static void sorted_searches(void **state)
 		}
 }
 
-static void cleanup(void)
-{
-	const char *names[] = {"f", "empty", "fifo", "link"};
-	char p[128];
-	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-		path_in(p, sizeof p, names[i]);
-		unlink(p);
-	}
-	rmdir(dir);
-}
-
 int main(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/vigil-base-XXXXXX");
-	if (!mkdtemp(dir))
-		return 1;
+	dir = tg_tempdir();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(utf8_edges),     cmocka_unit_test(arena_blocks),
 	    cmocka_unit_test(checked_alloc),  cmocka_unit_test(read_files),
@@ -321,6 +309,7 @@ int main(void)
 	    cmocka_unit_test(huge_mapping),   cmocka_unit_test(sorted_searches),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	cleanup();
+	tg_rmtree(dir);
+	free(dir);
 	return rc;
 }
