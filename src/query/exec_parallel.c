@@ -365,18 +365,17 @@ static void heap_sort(void *base, size_t n, size_t size, int (*cmp)(const void *
 }
 
 #define SORT_PARALLEL_MIN 64 /* items below which one thread sorts */
-/* A radix sort's digit counts: RADIX_DIGITS rows of RADIX counts per 64-bit word of an
- * item (exec_semijoin_result.c counts every word's; the others the first's: more than
- * they take) */
+/* A radix sort's digit counts, bounded by RADIX_DIGITS rows of RADIX counts per 64-bit
+ * word of an item (the sorts given here count one key's digits: more than they take) */
 #define SORT_COUNTS_BYTES(size) (((size) + 7) / 8 * RADIX_DIGITS * RADIX * sizeof(size_t))
 
 void vgq_parallel_sort(struct vgq_session *s, void *base, size_t n, size_t size,
                        int (*cmp)(const void *, const void *), void (*sort)(void *base, size_t n))
 {
 	unsigned threads = vgq_session_threads(s);
-	/* A `sort` (the result path's radix sorts: result.c, result_direct.c,
-	 * exec_semijoin_result.c) takes scratch as large as the items it sorts, and digit
-	 * counts per run: taken from the budget while it runs. */
+	/* A `sort` (the result path's radix sorts: result.c, result_direct.c; the semi-join's
+	 * column result sorts its buckets itself) takes scratch as large as the items it
+	 * sorts, and digit counts per run: taken from the budget while it runs. */
 	size_t runs = threads < 2 || n < SORT_PARALLEL_MIN ? 1 : threads;
 	size_t scratch = sort ? n * size + runs * SORT_COUNTS_BYTES(size) : 0;
 	if (runs == 1 || !vgq_mem_try(s, n * size + scratch)) {
