@@ -946,6 +946,11 @@ static void merge_pieces(struct sbuild *p)
 			vgq_relation_take_columns(p->pslot[j]->rel, p->done[p->host[j]].piece[j]);
 		free(p->merge_order[j]);
 		free(p->merge_len[j]);
+		/* the pieces are merged: their memory free for the pairing */
+		for (size_t s = 0; s < p->nunits; s++) {
+			vgq_relation_free(p->done[s].piece[j]);
+			p->done[s].piece[j] = NULL;
+		}
 	}
 	free(p->merge_order);
 	free(p->merge_len);
