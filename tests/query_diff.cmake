@@ -116,8 +116,9 @@ if(NOT VIGIL_SANITIZE)
   # gives the unbounded answer or that line; a bad budget is one line.
   query_diff_py_test(query.memory memory_test.py TIMEOUT 300)
   # Hash joins and aggregates past the query's memory budget
-  # (tests/query/spill_ops_test.py): partitioned to spill files, the unbounded answer at 1
-  # and 2 threads (skewed and null keys, thousands of groups, an average); one key or one
-  # group past the budget refused, one line; no file left, also after a killed run.
+  # (tests/query/spill_ops_test.py): partitioned to spill files, the unbounded answer at 1,
+  # 2 and 4 threads (skewed and null keys, thousands of groups, an average), the partitions
+  # shared among the workers; one key or one group past the budget refused, one line; no
+  # file left, also after a killed run.
   query_diff_py_test(query.spill_ops spill_ops_test.py TIMEOUT 600)
 endif()

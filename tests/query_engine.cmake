@@ -24,6 +24,15 @@ target_include_directories(test_query_parallel PRIVATE ${CMAKE_SOURCE_DIR}/src
 target_link_libraries(test_query_parallel PRIVATE vigil_query reader_tracegen)
 add_test(NAME query.parallel COMMAND test_query_parallel)
 set_tests_properties(query.parallel PROPERTIES LABELS "sanitize;query" TIMEOUT 600)
+# Past the query's memory budget (parallel_unit.c --spill): spilled hash joins' and
+# aggregates' partitions on the workers, the same answers and aggregates' relations at 1
+# to 4 threads; at 256K every statement spills, at 1M the aggregates take each worker's
+# share of the room (more partitions at more threads).
+foreach(budget 256K 1M)
+  add_test(NAME query.parallel.spill_${budget} COMMAND test_query_parallel --spill ${budget})
+  set_tests_properties(query.parallel.spill_${budget} PROPERTIES LABELS "sanitize;query"
+                       TIMEOUT 300)
+endforeach()
 # The database built at 1, 2, 3 and 8 threads is the same, byte for byte in a dump of every
 # relation (tests/query/build_parallel_unit.c: two images of three streams each); under
 # ThreadSanitizer too (query.build_parallel.tsan), where the compiler has it.
@@ -108,4 +117,11 @@ if(VIGIL_HAVE_TSAN AND NOT VIGIL_SANITIZE)
   add_test(NAME query.parallel.tsan COMMAND test_query_parallel_tsan)
   set_tests_properties(query.parallel.tsan PROPERTIES LABELS query TIMEOUT 600
                        ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+  # the spilled operators' workers (exec_hash_spill.c, exec_agg_spill.c, agg.c) too
+  foreach(budget 256K 1M)
+    add_test(NAME query.parallel.spill_${budget}.tsan
+             COMMAND test_query_parallel_tsan --spill ${budget})
+    set_tests_properties(query.parallel.spill_${budget}.tsan PROPERTIES LABELS query
+                         TIMEOUT 600 ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+  endforeach()
 endif()

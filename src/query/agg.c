@@ -20,12 +20,10 @@
 #include "query/exec_node.h"
 #include "relations/columns.h"
 
-static size_t g_nby;
-
-static int by_key(const void *x, const void *y)
+/* Contributions by key, then begin (nby key values each). */
+static int by_key(const struct vgq_contrib *a, const struct vgq_contrib *c, size_t nby)
 {
-	const struct vgq_contrib *a = x, *c = y;
-	for (size_t k = 0; k < g_nby; k++) {
+	for (size_t k = 0; k < nby; k++) {
 		int o = vgq_value_order(&a->key[k], &c->key[k]);
 		if (o)
 			return o;
@@ -121,13 +119,47 @@ struct pieces {
 
 struct emitter {
 	struct vgq_relation *rel;
-	struct pieces *to; /* if set, pieces go there instead of rel */
+	struct pieces *to;                /* if set, pieces go there instead of rel */
+	const struct vgq_agg_sink *other; /* else, if set, there (a spilled aggregate's worker) */
 	const struct vx_value *key;
 	size_t nby;
 	bool have;
 	int64_t b, e;
 	struct vx_value v;
 };
+
+/* The interval [b, e) of group key with value v, a tuple of rel. */
+static void append(struct vgq_relation *rel, size_t nby, int64_t b, int64_t e,
+                   const struct vx_value *key, const struct vx_value *v)
+{
+	size_t t = vgq_relation_append(rel, b);
+	rel->to[t] = e;
+	rel->open[t] = false;
+	for (size_t k = 0; k <= nby; k++) {
+		const struct vx_value *x = k < nby ? &key[k] : v;
+		union vgq_column *c = &rel->cols[k];
+		switch (rel->attrs[k].type) {
+		case VGQ_INT:
+			c->i[t] = x->type == VX_UINT ? (int64_t)x->v.u : x->v.i;
+			break;
+		case VGQ_UINT:
+			c->u[t] = x->v.u;
+			break;
+		case VGQ_DOUBLE:
+			c->d[t] = vgq_agg_num(x);
+			break;
+		case VGQ_STRING:
+			c->s[t] = x->null ? NULL : x->v.s;
+			break;
+		case VGQ_BYTES:
+			c->b[t] = x->v.b;
+			break;
+		case VGQ_ENTITY:
+			c->r[t] = x->v.r;
+			break;
+		}
+	}
+}
 
 static void flush(struct emitter *m)
 {
@@ -147,33 +179,10 @@ static void flush(struct emitter *m)
 		m->have = false;
 		return;
 	}
-	size_t t = vgq_relation_append(m->rel, m->b);
-	m->rel->to[t] = m->e;
-	m->rel->open[t] = false;
-	for (size_t k = 0; k <= m->nby; k++) {
-		const struct vx_value *v = k < m->nby ? &m->key[k] : &m->v;
-		union vgq_column *c = &m->rel->cols[k];
-		switch (m->rel->attrs[k].type) {
-		case VGQ_INT:
-			c->i[t] = v->type == VX_UINT ? (int64_t)v->v.u : v->v.i;
-			break;
-		case VGQ_UINT:
-			c->u[t] = v->v.u;
-			break;
-		case VGQ_DOUBLE:
-			c->d[t] = vgq_agg_num(v);
-			break;
-		case VGQ_STRING:
-			c->s[t] = v->null ? NULL : v->v.s;
-			break;
-		case VGQ_BYTES:
-			c->b[t] = v->v.b;
-			break;
-		case VGQ_ENTITY:
-			c->r[t] = v->v.r;
-			break;
-		}
-	}
+	if (m->other)
+		m->other->put(m->other->ctx, m->b, m->e, m->key, &m->v);
+	else
+		append(m->rel, m->nby, m->b, m->e, m->key, &m->v);
 	m->have = false;
 }
 
@@ -330,14 +339,32 @@ static void run_units(void *ctx, size_t lo, size_t hi)
 	}
 }
 
-static const struct vgq_contrib *g_contrib; /* sorting: the contributions, read only */
+/* A contribution in the sort into groups: its place carries the arrival order, and the
+ * key's width travels with it (no global: a spilled aggregate's workers sort partitions
+ * at once); h: its group's hash, or 0 (key order). */
+struct ordered {
+	const struct vgq_contrib *c;
+	uint64_t h;
+	size_t nby;
+};
 
-/* A total order of the contributions: by key, begin, then arrival. */
+/* A total order of the contributions: by the group's hash (when kept), key, begin, then
+ * arrival. */
 static int by_key_then_arrival(const void *x, const void *y)
 {
-	size_t i = *(const size_t *)x, k = *(const size_t *)y;
-	int o = by_key(&g_contrib[i], &g_contrib[k]);
-	return o ? o : (i < k ? -1 : i > k);
+	const struct ordered *i = x, *k = y;
+	if (i->h != k->h)
+		return i->h < k->h ? -1 : 1;
+	int o = by_key(i->c, k->c, i->nby);
+	return o ? o : (i->c < k->c ? -1 : i->c > k->c);
+}
+
+uint64_t vgq_agg_group_hash(const struct vx_value *keys, size_t nby)
+{
+	uint64_t h = 0x5bd1e995;
+	for (size_t k = 0; k < nby; k++) /* equal under vgq_value_order: equal hashes */
+		h = (h ^ (keys[k].null ? 0x9e3779b9 : vgq_value_hash(&keys[k]))) * 0x100000001b3ull;
+	return vgq_mix(h);
 }
 
 #define AGG_SPLIT_MIN 1024 /* contributions of a group below which one unit sweeps it */
@@ -379,7 +406,7 @@ void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c
 		piece(&m, db->first, db->last + 1, &zv);
 		flush(&m);
 	}
-	vgq_agg_add(s, a, c, n);
+	vgq_agg_add(s, a, c, n, false);
 	vgq_agg_end(a);
 }
 
@@ -391,30 +418,44 @@ void vgq_agg_end(struct bagg *a)
 
 size_t vgq_agg_work_bytes(size_t n)
 {
-	/* the sort's order and copy, the groups, and at most: every contribution's two
-	 * points and places, and its place in a sweep's active set, scratch and begins */
-	return n * (2 * sizeof(size_t) + sizeof(struct vgq_contrib) + sizeof(struct gsweep) +
-	            2 * sizeof(struct point) + 2 * sizeof(size_t) + sizeof(struct vx_value) +
-	            sizeof(int64_t)) +
+	/* the sort's order (a contribution's place, its group's hash and the key width) and copy,
+	 * the groups, and at most: every contribution's two points and places, and its place in a
+	 * sweep's active set, scratch and begins */
+	return n * (sizeof(struct ordered) + sizeof(size_t) + sizeof(struct vgq_contrib) +
+	            sizeof(struct gsweep) + 2 * sizeof(struct point) + 2 * sizeof(size_t) +
+	            sizeof(struct vx_value) + sizeof(int64_t)) +
 	       sizeof(struct gsweep);
 }
 
-void vgq_agg_add(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n)
+void vgq_agg_add(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n,
+                 bool by_hash)
 {
-	size_t nby = a->nby, work = vgq_agg_work_bytes(n);
+	size_t work = vgq_agg_work_bytes(n);
 	if (!vgq_mem_take(s, "the aggregate's groups", work))
 		return; /* the statement stops */
-	g_nby = nby;
+	vgq_agg_groups(s, a, c, n, by_hash, NULL);
+	vgq_mem_give(s, work);
+}
+
+void vgq_agg_put(struct bagg *a, int64_t b, int64_t e, const struct vx_value *key,
+                 const struct vx_value *v)
+{
+	append(a->rel, a->nby, b, e, key, v);
+}
+
+void vgq_agg_groups(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n,
+                    bool by_hash, const struct vgq_agg_sink *to)
+{
+	size_t nby = a->nby;
 	if (n > 1) { /* no contributions: c may be NULL */
-		size_t *order = vgq_xcalloc(n, sizeof *order);
+		struct ordered *order = vgq_xcalloc(n, sizeof *order);
 		for (size_t i = 0; i < n; i++)
-			order[i] = i;
-		g_contrib = c;
+			order[i] = (struct ordered){
+			    &c[i], by_hash ? vgq_agg_group_hash(c[i].key, nby) : 0, nby};
 		vgq_parallel_sort(s, order, n, sizeof *order, by_key_then_arrival, NULL);
-		g_contrib = NULL;
 		struct vgq_contrib *sorted = vgq_xcalloc(n, sizeof *sorted);
 		for (size_t i = 0; i < n; i++)
-			sorted[i] = c[order[i]];
+			sorted[i] = *order[i].c;
 		memcpy(c, sorted, n * sizeof *c);
 		free(sorted);
 		free(order);
@@ -433,7 +474,7 @@ void vgq_agg_add(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, s
 	default:
 		type = VX_INT;
 	}
-	struct emitter m = {.rel = a->rel, .nby = nby};
+	struct emitter m = {.rel = a->rel, .other = to, .nby = nby};
 	/* the groups, then the units of work: a small group one, a large one cut by time
 	 * (only with workers to share them: one thread sweeps each group whole) */
 	size_t ngroups = 0;
@@ -481,5 +522,4 @@ void vgq_agg_add(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, s
 	}
 	free(groups);
 	free(units);
-	vgq_mem_give(s, work);
 }

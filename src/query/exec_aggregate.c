@@ -89,7 +89,9 @@ static size_t aggregate_next(struct xnode *n, uint32_t *out)
 	if (!vgq_overflowed(&st->inner) &&
 	    (bytes > room || bytes + vgq_agg_work_bytes(in.n) > room + in.charged)) {
 		/* past the budget: by groups' partitions in spill files (exec_agg_spill.c) */
-		n->spilled_parts = (uint32_t)vgq_agg_spill(n->cx->s, a, &in);
+		unsigned workers;
+		n->spilled_parts = (uint32_t)vgq_agg_spill(n->cx->s, a, &in, &workers);
+		n->threads = workers; /* the partitions' (explain --analyze) */
 		vgq_rows_free(&in);
 		if (vgq_overflowed(&st->inner))
 			vgq_set_overflow(n->cx);

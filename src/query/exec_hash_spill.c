@@ -567,7 +567,8 @@ struct vgq_hash_spill *vgq_hash_spill_run(struct xnode *n, struct xrows *right)
 	for (size_t k = 0; k < nw; k++)
 		sp->outs[k].fd = -1;
 	for (; ok && sp->nouts < nw; sp->nouts++) { /* (one that fails is counted, to close) */
-		if (sp->nouts && vgq_mem_room(s) / 8 * 7 < most)
+		if (sp->nouts &&
+		    vgq_parts_open_bytes(s, sp->nparts, rec) + most > vgq_mem_room(s) / 8 * 7)
 			break;
 		ok = vgq_parts_open(&sp->outs[sp->nouts], s, "the hash join's partitions",
 		                    sp->nparts, rec);

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/pool.h"
 #include "query/engine_internal.h"
 #include "relations/spill.h"
 
@@ -165,6 +166,11 @@ void vgq_rows_stream(struct xnode *child, const struct vgq_sink *sink);
 size_t vgq_grain(const struct vgq_session *s, size_t n, size_t lo, size_t hi);
 void vgq_parallel_for(struct vgq_session *s, size_t n, size_t grain,
                       void (*fn)(void *ctx, size_t lo, size_t hi), void *ctx);
+/* Runs fn(ctx, w) on the session's workers as vg_pool_run does (w 0: the caller), each
+ * worker taking its own pieces; inside it vgq_session_threads is 1 on every worker, so
+ * the parallel helpers fn calls (vgq_parallel_for, vgq_parallel_sort) run on that worker
+ * alone (jobs do not nest). */
+void vgq_workers_run(struct vgq_session *s, vg_pool_fn fn, void *ctx);
 /* Sorts n items of `size` bytes: runs sorted by the workers with `sort` (qsort by cmp when
  * NULL), then merged pairwise by cmp, ties to the earlier run. With a total order, or
  * stable sorts, the result is the serial sort's at every thread count. */
@@ -243,20 +249,42 @@ struct vgq_contrib {
 };
 void vgq_agg_finish(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n);
 /* The same in parts (a spilled aggregate's partitions, each holding whole groups): each
- * part's groups appended to the relation, then the relation finished. */
-void vgq_agg_add(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n);
+ * part's groups appended to the relation (by_hash: in the order of vgq_agg_group_hash,
+ * then key; else of key), then the relation finished (vgq_agg_end). */
+void vgq_agg_add(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n,
+                 bool by_hash);
+/* The hash of a group's nby key values (equal keys, equal hashes): a spilled aggregate's
+ * partitions are ranges of it. */
+uint64_t vgq_agg_group_hash(const struct vx_value *keys, size_t nby);
 void vgq_agg_end(struct bagg *a);
 /* The bytes vgq_agg_add takes from the budget for n contributions (its sort and groups). */
 size_t vgq_agg_work_bytes(size_t n);
+/* Where a group's constant intervals go instead of the relation: a spilled aggregate's
+ * workers keep each partition's apart (exec_agg_spill.c), appended in partition order. */
+struct vgq_agg_sink {
+	void (*put)(void *ctx, int64_t b, int64_t e, const struct vx_value *key,
+	            const struct vx_value *v);
+	void *ctx;
+};
+/* vgq_agg_add's work, its vgq_agg_work_bytes(n) taken by the caller: the groups'
+ * intervals to `to` (NULL: the relation), in the order vgq_agg_add appends them. */
+void vgq_agg_groups(struct vgq_session *s, struct bagg *a, struct vgq_contrib *c, size_t n,
+                    bool by_hash, const struct vgq_agg_sink *to);
+/* One interval [b, e) of group `key` (a->nby values) with value v appended to a's
+ * relation. */
+void vgq_agg_put(struct bagg *a, int64_t b, int64_t e, const struct vx_value *key,
+                 const struct vx_value *v);
 /* exec_aggregate.c: the contribution of one binding of a's own plan (and its group's
  * key values, nby), false when it makes none (no valid time, a null argument). */
 bool vgq_contrib_of(const struct bagg *a, const uint32_t *row, struct vgq_contrib *c,
                     struct vx_value *keys);
 /* exec_agg_spill.c: the aggregate of the bindings `in` whose contributions are past the
- * room the budget has left (freed here): contributions partitioned by their group's hash into spill
- * files, each partition's groups aggregated in turn (the statement is refused, one line,
- * when one partition of whole groups is past the budget). The partitions used. */
-size_t vgq_agg_spill(struct vgq_session *s, struct bagg *a, struct xrows *in);
+ * room the budget has left (freed here): contributions partitioned by their group's hash
+ * into spill files, the partitions' groups aggregated by the session's workers, whole
+ * partitions each, and appended in partition order (the statement is refused, one line,
+ * when one partition of whole groups is past the budget). The partitions used, and in
+ * *workers the threads they were shared among. */
+size_t vgq_agg_spill(struct vgq_session *s, struct bagg *a, struct xrows *in, unsigned *workers);
 
 /* result.c: a retrieve's result from the batches of its plan. */
 struct vgq_result_acc;

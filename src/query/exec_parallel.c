@@ -220,14 +220,41 @@ void vgq_rows_stream(struct xnode *child, const struct vgq_sink *sink)
 	vgq_rows_free(&all);
 }
 
+/* Set while this thread runs a job of vgq_workers_run: the pool is busy, so the parallel
+ * helpers it calls (sorts, loops) run on this thread alone. */
+static _Thread_local bool alone;
+
 unsigned vgq_session_threads(const struct vgq_session *s)
 {
-	return vg_pool_threads(s->pool);
+	return alone ? 1 : vg_pool_threads(s->pool);
+}
+
+struct alone_job {
+	vg_pool_fn fn;
+	void *ctx;
+};
+
+static void run_alone(void *p, unsigned w)
+{
+	const struct alone_job *j = p;
+	bool was = alone;
+	alone = true;
+	j->fn(j->ctx, w);
+	alone = was;
+}
+
+void vgq_workers_run(struct vgq_session *s, vg_pool_fn fn, void *ctx)
+{
+	struct alone_job j = {fn, ctx};
+	if (alone) /* inside a job already: this thread is the only worker */
+		run_alone(&j, 0);
+	else
+		vg_pool_run(s->pool, run_alone, &j);
 }
 
 size_t vgq_grain(const struct vgq_session *s, size_t n, size_t lo, size_t hi)
 {
-	size_t g = n / (8 * (size_t)vg_pool_threads(s->pool));
+	size_t g = n / (8 * (size_t)vgq_session_threads(s));
 	return g < lo ? lo : g > hi ? hi : g;
 }
 
@@ -254,7 +281,7 @@ void vgq_parallel_for(struct vgq_session *s, size_t n, size_t grain,
 {
 	if (!grain)
 		grain = 1;
-	if (vg_pool_threads(s->pool) < 2 || n <= grain) {
+	if (vgq_session_threads(s) < 2 || n <= grain) {
 		if (n)
 			fn(ctx, 0, n);
 		return;

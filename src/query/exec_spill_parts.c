@@ -117,6 +117,18 @@ static int open_file(const char *what)
 	return fd;
 }
 
+/* A file's buffers and the chain's first entries: a chunk per partition (a file written
+ * partition after partition, as joined rows are, needs no more). */
+static size_t open_bytes(size_t bufrecs, size_t nparts, size_t rec)
+{
+	return nparts * bufrecs * rec + (nparts + 64) * sizeof(struct vgq_chunk);
+}
+
+size_t vgq_parts_open_bytes(const struct vgq_session *s, size_t nparts, size_t rec)
+{
+	return open_bytes(buffer_records(vgq_mem_room(s), nparts, rec), nparts, rec);
+}
+
 bool vgq_parts_open(struct vgq_parts *pt, struct vgq_session *s, const char *what, size_t nparts,
                     size_t rec)
 {
@@ -127,9 +139,8 @@ bool vgq_parts_open(struct vgq_parts *pt, struct vgq_session *s, const char *wha
 	pt->nparts = nparts;
 	pt->rec = rec;
 	pt->bufrecs = buffer_records(vgq_mem_room(s), nparts, rec);
-	/* the chain's first entries with the buffers: a chunk per partition (a file written
-	 * partition after partition, as joined rows are, needs no more) */
-	size_t bytes = nparts * pt->bufrecs * rec, chain = (nparts + 64) * sizeof *pt->chunks;
+	size_t bytes = nparts * pt->bufrecs * rec,
+	       chain = open_bytes(pt->bufrecs, nparts, rec) - bytes; /* the chain's first entries */
 	if (!vgq_mem_take(s, what, bytes + chain)) {
 		pt->failed = true;
 		return false;

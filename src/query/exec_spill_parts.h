@@ -54,6 +54,8 @@ unsigned vgq_parts_choose(const uint64_t *fine, size_t (*bytes)(uint64_t n, size
  * can be made (the statement stops: refused as `what`, the file's own line first). */
 bool vgq_parts_open(struct vgq_parts *pt, struct vgq_session *s, const char *what, size_t nparts,
                     size_t rec);
+/* The bytes vgq_parts_open would take from the budget now. */
+size_t vgq_parts_open_bytes(const struct vgq_session *s, size_t nparts, size_t rec);
 /* Appends one record to partition p; false once a write failed (the statement stops). */
 bool vgq_parts_put(struct vgq_parts *pt, size_t p, const void *record);
 /* Writes what the buffers hold and frees them (reading needs none): false on failure. */

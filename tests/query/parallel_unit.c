@@ -10,6 +10,14 @@
  * begin, an existential key), a sweep over an input out of time order (sorted in
  * pieces), and a statement over the limit on intermediate tuples.
  *
+ * With `--spill BYTES` (VIGIL_QUERY_MEMORY, read once: a process of its own) the
+ * statements of spill_statements run past the budget instead: hash joins and aggregates
+ * partitioned into spill files, their partitions shared among the workers; at 2 to 4
+ * threads the same results as at 1, and the same aggregates' relations tuple for tuple
+ * (a spilled aggregate's groups lie in them partition by partition: appended in any
+ * other order, they differ), spilled at every thread count, and at 2 to 4 on more than
+ * one worker (explain --analyze's threads=).
+ *
  * Built twice: against vigil_query (under ASan in the sanitize build), and as
  * test_query_parallel_tsan with the executor's files compiled under ThreadSanitizer. */
 #define _GNU_SOURCE /* open_memstream */
@@ -21,6 +29,7 @@
 
 #include "job_trace.h"
 #include "query/engine.h"
+#include "query/engine_internal.h" /* the session's relations: the aggregates' */
 #include "query/output.h"
 #include "relations/relation.h"
 #include "tquel/tquel.h"
@@ -31,6 +40,7 @@
 #endif
 #define JOBS (2000 * PARALLEL_SCALE)
 #define MARKS (3000 * PARALLEL_SCALE)
+#define SPILL_SCALE 3 /* --spill: so that each operator's state passes one budget */
 
 static int failures;
 
@@ -56,20 +66,20 @@ static void fields(struct tg_stream *s, const struct jt_event *e)
 
 /* Jobs of 1..200 ticks (every 97th: 20,000; every 89th from the 5th: none, an empty
  * interval), marks keyed 0..499 with a weight. */
-static char *make_trace(void)
+static char *make_trace(size_t jobs, size_t marks)
 {
 	char *root;
 	struct tg_image *img =
 	    jt_image(&root, "uint32_t job;", "uint32_t job;", "uint32_t n; double w;");
-	size_t n = 2 * JOBS + MARKS, k = 0;
+	size_t n = 2 * jobs + marks, k = 0;
 	struct jt_event *ev = calloc(n, sizeof *ev);
-	for (uint32_t j = 0; j < JOBS; j++) {
+	for (uint32_t j = 0; j < jobs; j++) {
 		uint64_t b = 1000 + next_rand() % 100000;
 		uint64_t len = j % 97 == 0 ? 20000 : j % 89 == 5 ? 0 : 1 + next_rand() % 200;
 		ev[k++] = (struct jt_event){b, JOB_BEGIN, j, 0, 0};
 		ev[k++] = (struct jt_event){b + len, JOB_END, j, 0, 0};
 	}
-	for (uint32_t m = 0; m < MARKS; m++)
+	for (uint32_t m = 0; m < marks; m++)
 		ev[k++] = (struct jt_event){1000 + next_rand() % 120000, MARK,
 		                            (uint32_t)(next_rand() % 500), 0,
 		                            (double)(next_rand() % 1000000) / 7.0 + 1e-9 * m};
@@ -250,9 +260,9 @@ static const char *const same_pairs[][2] = {
      "J.job >= 0 and M.n >= 0 when J overlap M"},
     /* Job has empty intervals: overlapping nothing, they have no items, so J is not read
      * from its columns (an empty J would otherwise pair with a K open at its begin) */
-    {"range of J is Job range of K is Job retrieve (a = J.job, b = K.job) valid at begin of J "
+    {"range of J is Job range of K is Job retrieve (a = J.job + 0, b = K.job) valid at begin of J "
      "where K.job < 300 when J overlap K",
-     "range of J is Job range of K is Job retrieve (a = J.job, b = K.job) valid at begin of J "
+     "range of J is Job range of K is Job retrieve (a = J.job + 0, b = K.job) valid at begin of J "
      "where J.job >= 0 and K.job < 300 when J overlap K"},
 };
 
@@ -291,9 +301,127 @@ static bool ordered_by_first(const struct vgq_relation *r)
 	return true;
 }
 
-int main(void)
+/* Past the budget (--spill): aggregates of many groups (doubles summed: the order of
+ * adding is the contributions'), of a few large groups, and a hash join. */
+static const char *const spill_statements[] = {
+    "range of M is Mark retrieve (M.n, s = sum(M.w by M.n for ever), c = count(M.n by M.n))",
+    "range of J is Job retrieve (J.job, a = avg(J.job by J.job / 7), x = max(J.job by J.job "
+    "/ 300))",
+    "range of J is Job range of K is Job retrieve (a = J.job + 0, b = K.job) valid at begin of J "
+    "where J.job / 8 = K.job / 8",
+    "range of M is Mark range of N is Mark retrieve (a = M.w + 0, b = N.n) valid at M "
+    "where M.n = N.n",
+};
+
+/* The aggregates' relations of session s ("agg#N"), CSV one after another: malloc'd. */
+static char *aggregates_csv(const struct vgq_session *s)
 {
-	char *root = make_trace();
+	char *all = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&all, &len);
+	for (size_t i = 0; f && i < s->nowned; i++)
+		if (!strncmp(s->owned[i]->name, "agg#", 4)) {
+			char *one = as_csv(s->owned[i]);
+			fprintf(f, "%s:\n%s", s->owned[i]->name, one ? one : "");
+			free(one);
+		}
+	if (f)
+		fclose(f);
+	return all;
+}
+
+/* The most workers a spilled operator's partitions were shared among ("threads=N)  (spilled
+ * to" in explain --analyze's lines). */
+static unsigned spilled_workers(const char *analyzed)
+{
+	unsigned most = 0;
+	for (const char *p = analyzed; p && (p = strstr(p, "threads=")); p++) {
+		unsigned n;
+		char tail[16];
+		if (sscanf(p, "threads=%u)  (spille%15s", &n, tail) == 2 && n > most)
+			most = n;
+	}
+	return most;
+}
+
+/* Each spill statement at 1 to 4 threads: the same result as at 1; where it spilled
+ * there too, the same aggregates' relations (an aggregate that fits keeps its groups in
+ * key order, a spilled one in its groups' hash order). The budget must spill two of them
+ * at 1 thread and, at each of 2 to 4, share some spilled operator's partitions among
+ * workers. */
+static int spill_checks(struct vgq_database *db)
+{
+	size_t ns = sizeof spill_statements / sizeof *spill_statements, nspilled = 0;
+	unsigned shared[5] = {0};
+	for (size_t i = 0; i < ns; i++) {
+		const char *text = spill_statements[i];
+		char *ref = NULL, *aggs1 = NULL;
+		uint32_t parts[5] = {0};
+		unsigned workers[5] = {0};
+		for (unsigned t = 1; t <= 4; t++) {
+			struct results x = {0};
+			char *analyzed = NULL;
+			size_t alen = 0, nst = 0;
+			FILE *an = open_memstream(&analyzed, &alen);
+			struct vgq_options o = {.tick_ns = 1000, .threads = t};
+			struct vgq_session *s = vgq_session_new(db, &o);
+			vgq_session_analyze(s, an);
+			struct tquel_query *q = tquel_parse("spill.tq", text, strlen(text));
+			size_t rc = q->nerrors ? 1 : vgq_run(s, q, keep, &x, stderr);
+			fclose(an);
+			const struct vgq_stat *st = vgq_session_stats(s, &nst);
+			parts[t] = nst ? st[nst - 1].spill_partitions : 0;
+			workers[t] = parts[t] > 1 ? spilled_workers(analyzed) : 0;
+			shared[t] += workers[t] > 1;
+			char *aggs = aggregates_csv(s), *csv = x.n == 1 ? as_csv(x.r[0]) : NULL;
+			if (rc || x.n != 1 || !csv || !x.r[0]->ntuples) {
+				fprintf(stderr,
+				        "query.parallel: at %u threads, under the budget:\n%s\n", t,
+				        text);
+				fail("a statement under the budget fails or is empty");
+			} else if (t == 1) {
+				ref = csv;
+				aggs1 = aggs;
+				csv = aggs = NULL;
+			} else if (!ref || strcmp(ref, csv) ||
+			           (parts[1] > 1 && parts[t] > 1 && strcmp(aggs1, aggs))) {
+				fprintf(stderr, "query.parallel: at %u threads (%s):\n%s\n", t,
+				        ref && !strcmp(ref, csv) ? "an aggregate's relation"
+				                                 : "the result",
+				        text);
+				fail("the answers under the budget differ");
+			}
+			free(csv);
+			free(aggs);
+			free(analyzed);
+			vgq_session_free(s);
+			tquel_free(q);
+		}
+		nspilled += parts[1] > 1;
+		printf("query.parallel: the same answers at 1-4 threads, spilled to %u/%u/%u/%u "
+		       "partitions on %u/%u/%u/%u workers: %s\n",
+		       parts[1], parts[2], parts[3], parts[4], workers[1] ? 1 : 0, workers[2],
+		       workers[3], workers[4], text);
+		free(ref);
+		free(aggs1);
+	}
+	if (nspilled < 2)
+		fail("fewer than two statements spilled at 1 thread (lower --spill)");
+	for (unsigned t = 2; t <= 4; t++)
+		if (!shared[t]) {
+			fprintf(stderr, "query.parallel: at %u threads:\n", t);
+			fail("no spilled operator's partitions were shared among workers");
+		}
+	return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+	bool spill = argc == 3 && !strcmp(argv[1], "--spill");
+	if (spill) /* before the first statement reads it */
+		setenv("VIGIL_QUERY_MEMORY", argv[2], 1);
+	char *root =
+	    spill ? make_trace(2000 * SPILL_SCALE, 3000 * SPILL_SCALE) : make_trace(JOBS, MARKS);
 	char err[256];
 	const char *paths[] = {root};
 	struct vgt_trace *tr = vgt_open(paths, 1, err, sizeof err);
@@ -302,6 +430,14 @@ int main(void)
 		return 1;
 	}
 	struct vgq_database *db = vgq_database_build(tr);
+	if (spill) {
+		int rc = spill_checks(db);
+		vgq_database_free(db);
+		vgt_close(tr);
+		tg_rmtree(root);
+		free(root);
+		return rc;
+	}
 	size_t ns = sizeof statements / sizeof *statements, tuples = 0;
 	for (size_t i = 0; i < ns; i++) {
 		struct vgq_session *one;

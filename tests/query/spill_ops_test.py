@@ -2,7 +2,7 @@
 """Hash joins and aggregates past the query's memory budget (docs/query.md, "Larger than
 memory: the operators"): with a small VIGIL_QUERY_MEMORY a hash join is partitioned (Grace)
 into spill files and an aggregate's contributions by group, and the answer is the
-unbounded one, byte for byte, at 1 and 2 threads; where one partition alone is past the
+unbounded one, byte for byte, at 1, 2 and 4 threads; where one partition alone is past the
 budget (one key, one group) the statement is refused, one line, exit 2; no file is left.
 
     spill_ops_test.py --bin BUILD/bin [--keep DIR]
@@ -14,17 +14,20 @@ On a recording of diff_subject (keys 0..3, values -20..20):
     (sums of doubles: the order of adding must be kept);
   * per shape, the unbounded run at 1 thread gives the answer and peak_memory P; at two
     budgets (an aggregate's P/3 and P/8, a join's 400K and 160K, under its build side's
-    table), at 1 and 2 threads: the same answer, spilled_memory > 0,
+    table), at 1, 2 and 4 threads: the same answer (the CSV in the result's order, byte
+    for byte), spilled_memory > 0,
     peak_memory within the budget, --stats spill_partitions > 1 and spill_written > 0, and
     `vigil explain --analyze` shows the operator "spilled to N partitions" (so a build
-    that ignores the budget, or refuses, fails), a join's at 2 threads with threads=2 (its
-    partitions shared among the workers: a serial spilled join shows 1);
-  * repartition: the skewed key's join over budgets of 96K..160K at 1 and 2 threads:
-    each the unbounded answer or the one-key refusal, and at each thread count some budget
+    that ignores the budget, or refuses, fails), a join's at 2 and 4 threads with
+    threads=2 or more (its partitions shared among the workers: a serial spilled join
+    shows 1), an aggregate's so at one of its budgets at least (the smaller may leave
+    room for one partition at a time);
+  * repartition: the skewed key's join over budgets of 96K..160K at 1, 2 and 4 threads:
+    each the unbounded answer or the one-key refusal, and at 1 and 2 threads some budget
     where a partition was split again (--stats spill_depth >= 1, explain "repartitioned
     N deep") and answered (without recursive partitioning those are refused);
   * refusals: a join whose key has one value (128K) and an aggregate without a by-list
-    (P/4), under a budget their one partition does not fit: one line naming the hash join's partition
+    (P/4), under a budget their one partition does not fit, at 1, 2 and 4 threads: one line naming the hash join's partition
     (the one key value, B's rows, B1 over B) or the aggregate's group, exit 2, nothing on stdout;
   * the cache directory and TMPDIR (both the test's own) hold no file after every run,
     and none after a spilling vigil is killed (SIGKILL) in the middle of its run."""
@@ -68,6 +71,10 @@ REFUSALS = {
                              "the aggregate's group", lambda peak: peak // 4),
 }
 SPILLED = re.compile(r"(hash join\[|= [a-z]+\().*spilled to (\d+) partitions")
+# a spilled operator's line in explain --analyze: the workers its partitions were shared
+# among (1: one after another on the calling thread)
+SHARED = re.compile(r"threads=(\d+)\)  \(spilled to \d+ partitions")
+THREADS = (1, 2, 4)
 JOIN_LINE = re.compile(r"hash join\[.*threads=(\d+)\)  \(spilled to (\d+) partitions"
                        r"(?:, repartitioned (\d+) deep)?\)")
 # Budgets around the one where the skewed key's partitions no longer fit (a third of B's
@@ -111,7 +118,7 @@ def repartition(v, trace):
     partition again (--stats spill_depth, explain's "repartitioned") and answered."""
     text = SHAPES["hash join, skewed key"]
     ref = v.query(trace, text, 1)
-    for threads in (1, 2):
+    for threads in THREADS:
         deep = []
         for budget in REPARTITION_BUDGETS:
             what = "repartition, %d thread(s), budget %d" % (threads, budget)
@@ -132,8 +139,8 @@ def repartition(v, trace):
                 check(rc == 0 and j and j.group(3), "%s: --stats says repartitioned, explain "
                       "--analyze does not:\n%s" % (what, plan))
                 deep.append(budget >> 10)
-        check(deep, "repartition, %d thread(s): no budget of %s KiB split a partition again"
-              % (threads, [b >> 10 for b in REPARTITION_BUDGETS]))
+        check(deep or threads > 2, "repartition, %d thread(s): no budget of %s KiB split a "
+              "partition again" % (threads, [b >> 10 for b in REPARTITION_BUDGETS]))
         print("repartition, %d thread(s): the unbounded answer, a partition split again at "
               "%s KiB" % (threads, deep))
 
@@ -150,11 +157,11 @@ def run(v, work):
         peak = ref[3]["statements"][0]["peak_memory"]
         check(ref[3]["statements"][0]["spilled_memory"] == 0,
               "%s: the unbounded run spilled" % shape)
-        parts = []
+        parts, workers = [], {2: [], 4: []}
         # a join's peak is its result's bindings (which spill anyway): its budgets are
         # below its build side's table (9841 rows of B: about 460 KiB with their rows)
         for budget in (400 << 10, 160 << 10) if "join" in shape else (peak // 3, peak // 8):
-            for threads in (1, 2):
+            for threads in THREADS:
                 what = "%s, %d thread(s), budget %d (peak %d)" % (shape, threads, budget, peak)
                 got = v.query(trace, text, threads, budget)
                 check(got[0] == 0 and got[1] == ref[1] and not got[2],
@@ -172,21 +179,33 @@ def run(v, work):
                       % (what, plan))
                 if threads == 1:
                     parts.append(m.group(2))
-                elif "join" in shape:
-                    # the partitions shared among the 2 workers (a serial join says 1)
-                    j = JOIN_LINE.search(plan)
-                    check(j and j.group(1) == "2", "%s: the spilled join's partitions not "
-                          "on 2 threads:\n%s" % (what, plan))
+                else:
+                    # the workers the spilled operator's partitions were shared among
+                    w = [int(x) for x in SHARED.findall(plan)]
+                    check(w and max(w) <= threads, "%s: explain --analyze shows no "
+                          "spilled operator's threads:\n%s" % (what, plan))
+                    workers[threads].append(max(w))
+                    if "join" in shape:  # (a serial join says 1)
+                        j = JOIN_LINE.search(plan)
+                        check(j and int(j.group(1)) >= 2, "%s: the spilled join's partitions "
+                              "not on 2 threads or more:\n%s" % (what, plan))
                 check(not leftovers(work), "%s: files left: %s" % (what, leftovers(work)))
-        print("%s: peak %d bytes; at two budgets, 1 and 2 threads, the same answer, "
-              "spilled to %s partitions" % (shape, peak, "/".join(parts)))
+        for threads, w in workers.items():
+            # an aggregate's partitions on its workers where the budget leaves room for
+            # two of them beside their files (the smaller budget may not: one at a time)
+            check(max(w) >= 2, "%s, %d threads: the spilled partitions were not shared "
+                  "among workers at either budget (%s)" % (shape, threads, w))
+        print("%s: peak %d bytes; at two budgets, %s threads, the same answer, "
+              "spilled to %s partitions (at 1 thread), on %s workers at 2 and %s at 4"
+              % (shape, peak, "/".join(map(str, THREADS)), "/".join(parts),
+                 "/".join(map(str, workers[2])), "/".join(map(str, workers[4]))))
     repartition(v, trace)
     for shape, (text, what, budget_of) in REFUSALS.items():
         ref = v.query(trace, text, 1)
         check(ref[0] == 0 and ref[1] and not ref[2], "%s: the unbounded query failed: %s"
               % (shape, ref[2]))
         budget = budget_of(ref[3]["statements"][0]["peak_memory"])
-        for threads in (1, 2):
+        for threads in THREADS:
             got = v.query(trace, text, threads, budget)
             refused(got, "%s, %d thread(s), budget %d" % (shape, threads, budget))
             check(what in got[2][0], "%s: the refusal does not name %s: %s"
@@ -208,7 +227,8 @@ def run(v, work):
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     check(not leftovers(work), "files left by a killed vigil: %s" % leftovers(work))
-    print("no file left after %d runs, refusals and a killed run" % (len(SHAPES) * 8))
+    print("no file left after %d runs, refusals and a killed run"
+          % (len(SHAPES) * 4 * len(THREADS)))
 
 
 def main():
