@@ -24,8 +24,10 @@
 #define SUM_MIN_BYTES ((size_t)64 << 10)
 
 #define MAGIC 0x314d55534b504756ull  /* "VGPKSUM1": the first format, no positions */
-#define MAGIC2 0x324d55534b504756ull /* "VGPKSUM2": positions after the entries */
-/* H_NPOS: the positions' words (reserved, 0, in the first format) */
+#define MAGIC2 0x324d55534b504756ull /* "VGPKSUM2": 16-byte positions, read, never used */
+#define MAGIC3 0x334d55534b504756ull /* "VGPKSUM3": positions grouped by id, varints */
+/* H_NPOS: the positions' words in the second format, their bytes in the third (to a whole
+ * word with zero bytes), 0 in the first */
 enum { H_MAGIC, H_SIZE, H_MTIME, H_INO, H_COUNT, H_WORDS, H_SUM, H_NPOS, H_LEN = 8 };
 #define MAX_FILE (1ull << 30) /* bounds what is read of a summary file */
 
@@ -78,8 +80,11 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 		return -1;
 	}
 	memcpy(h, buf, sizeof h);
-	bool second = h[H_MAGIC] == MAGIC2;
-	if ((h[H_MAGIC] != MAGIC && !second) || (!second && h[H_NPOS])) {
+	unsigned format = h[H_MAGIC] == MAGIC    ? 1
+	                  : h[H_MAGIC] == MAGIC2 ? 2
+	                  : h[H_MAGIC] == MAGIC3 ? 3
+	                                         : 0;
+	if (!format || (format == 1 && h[H_NPOS])) {
 		snprintf(why, whylen, "no summary's magic number, or a reserved word set");
 		return -1;
 	}
@@ -89,12 +94,19 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 		return -1;
 	}
 	uint64_t words = (len - sizeof h) / 8, per = SUM_FIXED + h[H_WORDS];
-	if (h[H_NPOS] > words || h[H_COUNT] > (words - h[H_NPOS]) / per ||
-	    h[H_COUNT] * per + h[H_NPOS] != words) {
+	/* the positions' whole words */
+	uint64_t npos = format == 3 ? h[H_NPOS] / 8 + (h[H_NPOS] % 8 != 0) : h[H_NPOS];
+	if (npos > words || h[H_COUNT] > (words - npos) / per || h[H_COUNT] * per + npos != words) {
 		snprintf(why, whylen, "%llu packets and %llu position words do not fill %zu bytes",
-		         (unsigned long long)h[H_COUNT], (unsigned long long)h[H_NPOS], len);
+		         (unsigned long long)h[H_COUNT], (unsigned long long)npos, len);
 		return -1;
 	}
+	const uint8_t *pad = buf + sizeof h + h[H_COUNT] * per * 8;
+	for (uint64_t b = format == 3 ? h[H_NPOS] : npos * 8; b < npos * 8; b++)
+		if (pad[b]) {
+			snprintf(why, whylen, "a byte after the positions set");
+			return -1;
+		}
 	uint64_t *v = vgt__xmalloc(words * 8 + 8);
 	memcpy(v, buf + sizeof h, words * 8);
 	if (checksum(CHECKSUM_START, v, words) != h[H_SUM]) {
@@ -129,9 +141,10 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 	                               .n = h[H_COUNT],
 	                               .cap = h[H_COUNT],
 	                               .words = h[H_WORDS],
-	                               .pos = second ? v + h[H_COUNT] * per : NULL,
-	                               .npos = h[H_NPOS],
-	                               .positions = second,
+	                               .pos = format > 1 ? (uint8_t *)(v + h[H_COUNT] * per) : NULL,
+	                               .npos = format == 3 ? h[H_NPOS] : npos * 8,
+	                               .format = format,
+	                               .positions = format == 3,
 	                               .file_size = of->file_size,
 	                               .ino = of->ino,
 	                               .mtime_ns = of->mtime_ns};
@@ -145,23 +158,28 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 
 uint8_t *vgt_summary_bytes(const struct stream_summary *sum, size_t *len)
 {
-	size_t words = sum->n * entry_len(sum), npos = sum->positions ? sum->npos : 0;
-	uint64_t h[H_LEN] = {[H_MAGIC] = sum->positions ? MAGIC2 : MAGIC,
+	/* the second format only as it was read (the fuzz target writes back what it read) */
+	unsigned format = sum->format == 2 ? 2 : sum->positions ? 3 : 1;
+	size_t words = sum->n * entry_len(sum), npos = format > 1 ? sum->npos : 0,
+	       posw = (npos + 7) / 8;
+	*len = H_LEN * 8 + (words + posw) * 8;
+	uint8_t *b = vgt__xcalloc(1, *len);
+	uint64_t *body = (uint64_t *)(b + H_LEN * 8);
+	if (words)
+		memcpy(body, sum->v, words * 8);
+	if (npos)
+		memcpy(body + words, sum->pos, npos);
+	uint64_t h[H_LEN] = {[H_MAGIC] = format == 3   ? MAGIC3
+	                                 : format == 2 ? MAGIC2
+	                                               : MAGIC,
 	                     [H_SIZE] = sum->file_size,
 	                     [H_MTIME] = (uint64_t)sum->mtime_ns,
 	                     [H_INO] = sum->ino,
 	                     [H_COUNT] = sum->n,
 	                     [H_WORDS] = sum->words,
-	                     [H_SUM] =
-	                         checksum(checksum(CHECKSUM_START, sum->v, words), sum->pos, npos),
-	                     [H_NPOS] = npos};
-	*len = sizeof h + (words + npos) * 8;
-	uint8_t *b = vgt__xmalloc(*len);
+	                     [H_SUM] = checksum(CHECKSUM_START, body, words + posw),
+	                     [H_NPOS] = format == 3 ? npos : posw};
 	memcpy(b, h, sizeof h);
-	if (words)
-		memcpy(b + sizeof h, sum->v, words * 8);
-	if (npos)
-		memcpy(b + sizeof h + words * 8, sum->pos, npos * 8);
 	return b;
 }
 
@@ -242,7 +260,7 @@ void vgt_summary_attach(struct vgt_cursor *c)
 			c->sum_use = sum;
 			return;
 		}
-		if (rc > 0) /* the first format, made again with positions */
+		if (rc > 0) /* the first or second format, made again with positions */
 			free(sum->v);
 		free(sum);
 		if (rc < 0 && !c->sum_quiet)
@@ -446,7 +464,9 @@ void vgt_summary_detach(struct vgt_cursor *c)
 	vgt_summary_free(c->sum_use);
 	vgt_summary_free(c->sum_rec);
 	c->sum_use = c->sum_rec = NULL;
-	free(c->jump_idx);
-	c->jump_idx = NULL;
+	free(c->jump_at);
+	free(c->jump_tmp);
+	c->jump_at = c->jump_tmp = NULL;
+	c->jump_cap = 0;
 	c->jumping = false;
 }
