@@ -16,7 +16,9 @@
  *     packet but the marker's is read by its positions (only the Rare events decoded),
  *     the same answer; under a time bound on Rare and on Send the same as without;
  *   - Hold too is read by positions (its begins and ends merged in the packet's order),
- *     with the same tuples as without positions and without summaries;
+ *     with the same tuples as without positions and without summaries; and (a trace
+ *     without the marker) with each stream read in ranges on 2 threads (VIGIL_SPLIT), the
+ *     ranges' packets read by positions counted as the stream's;
  *   - a summary of the second format (16-byte records) is used without its positions
  *     when they are off, made again in the third format when they are on;
  *   - a byte of a position changed: said once, not used, made again;
@@ -67,7 +69,8 @@ static uint64_t clock_at(unsigned st, unsigned k)
 
 static char stream_path[2][4096], side[2][4200];
 
-static void write_stream(struct tg_image *img, unsigned st)
+/* Stream st; with the marker (stream 1 of the main trace) when marked. */
+static void write_stream(struct tg_image *img, unsigned st, bool marked)
 {
 	struct tg_stream *s = tg_stream_new(img, 42 + st, 0);
 	for (unsigned k = 0; k < PACKETS * PER_PACKET; k++) {
@@ -75,10 +78,10 @@ static void write_stream(struct tg_image *img, unsigned st)
 		unsigned p = k / PER_PACKET, in = k % PER_PACKET;
 		if (in == 0)
 			tg_packet_begin(s, t);
-		if (st == 1 && p == MARKED_PACKET && in == 60) {
+		if (marked && p == MARKED_PACKET && in == 60) {
 			tg_event(s, SYNTH, t);
 			tg_u64(s, clock_at(st, k) - 1000000); /* the next event's time */
-		} else if (in == 37 || in == 150 || (st == 1 && p == MARKED_PACKET && in == 62)) {
+		} else if (in == 37 || in == 150 || (marked && p == MARKED_PACKET && in == 62)) {
 			tg_event(s, RARE, t);
 			tg_u32(s, k * 2 + st);
 		} else if ((in % 14 == 1 || in % 14 == 8) &&
@@ -284,9 +287,8 @@ static bool one_line_with(const char *text, const char *a, const char *b)
 	return strstr(text, a) && strstr(text, b) && strchr(text, '\n') == text + strlen(text) - 1;
 }
 
-int main(void)
+static struct tg_image *make_image(const char *root)
 {
-	char *root = tg_tempdir();
 	struct tg_image_opts io = {.compact = 1};
 	struct tg_image *img = tg_image_new(root, "app-42-0", &io);
 	tg_declare(img, "rare", RARE, "vigil:kind=event;flag=sensor;traced;relation=Rare",
@@ -299,8 +301,37 @@ int main(void)
 	tg_declare(img, "hold.end", HOLD_E, "vigil:kind=end;flag=sensor;traced;relation=Hold",
 	           "uint32_t slot;");
 	tg_write_metadata(img);
-	write_stream(img, 0);
-	write_stream(img, 1);
+	return img;
+}
+
+/* A trace without the marker, each stream cut in ranges of 16 KiB read each on its own
+ * (VIGIL_SPLIT, trace/stream_split.c; stream 1's marker keeps the main trace's streams
+ * whole at 2 threads): the packets read by positions in the ranges are the stream's. */
+static void in_ranges(void)
+{
+	char *root = tg_tempdir();
+	struct tg_image *img = make_image(root);
+	write_stream(img, 0, false);
+	write_stream(img, 1, false);
+	struct vgt_trace *t = open_trace(root);
+	struct result hold = whole(t, "Hold", false);
+	check("no marker, first read", t, "Hold", false, 1, &hold, 0, 0);
+	setenv("VIGIL_SPLIT", "16384", 1);
+	check("no marker, streams in ranges", t, "Hold", false, 2, &hold, 2 * PACKETS, 0);
+	unsetenv("VIGIL_SPLIT");
+	free(hold.rows);
+	vgt_close(t);
+	tg_image_free(img);
+	tg_rmtree(root);
+	free(root);
+}
+
+int main(void)
+{
+	char *root = tg_tempdir();
+	struct tg_image *img = make_image(root);
+	write_stream(img, 0, false);
+	write_stream(img, 1, true);
 	struct vgt_trace *t = open_trace(root);
 	/* every packet but the marker's; under the time bound, packets 15 to 25 of stream 0
 	 * and 15 to 24 of stream 1 are read (by positions for Rare), the others passed over
@@ -453,6 +484,7 @@ int main(void)
 	tg_image_free(img);
 	tg_rmtree(root);
 	free(root);
+	in_ranges();
 	vgt_set_decode_threads(1);
 	return failures ? 1 : 0;
 }
