@@ -394,14 +394,17 @@ struct stream_summary {
 	uint64_t *scratch;
 	size_t nscratch, capscratch;
 	uint32_t *counts;
-	char *from; /* the file it was read from (removed when its positions lie) */
+	char *from;  /* the file it was read from (removed when its positions lie) */
+	void *block; /* the file mapped, v and pos in it (unmapped with it) */
+	size_t block_len;
 	/* the file it was made of */
 	uint64_t file_size, ino;
 	int64_t mtime_ns;
 };
-/* Parses a summary file's bytes: 1 (sum filled, its own memory), 0 when it was made of
- * another file than `of` says (stale: made again), -1 when the bytes cannot be one
- * (why says what). */
+/* Parses a summary file's bytes (8-byte aligned): 1 (sum filled, its entries and
+ * positions in buf, which the caller keeps while it is used: unmapped with it when set
+ * as its block), 0 when it was made of another file than `of` says (stale: made again), -1
+ * when the bytes cannot be one (why says what). */
 int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summary *of,
                       struct stream_summary *sum, char *why, size_t whylen);
 /* The bytes of a summary file (malloc'd), *len set. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,7 +62,10 @@ void vgt_summary_free(struct stream_summary *sum)
 {
 	if (!sum)
 		return;
-	free(sum->v);
+	if (sum->block)
+		munmap(sum->block, sum->block_len);
+	else
+		free(sum->v);
 	if (sum->pos_own)
 		free(sum->pos);
 	free(sum->scratch);
@@ -107,16 +111,15 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 			snprintf(why, whylen, "a byte after the positions set");
 			return -1;
 		}
-	uint64_t *v = vgt__xmalloc(words * 8 + 8);
-	memcpy(v, buf + sizeof h, words * 8);
+	/* the entries and positions where they lie in buf (read, never written: no copy of a
+	 * summary of megabytes, nor the pages it would take) */
+	uint64_t *v = (uint64_t *)(uintptr_t)(buf + sizeof h);
 	if (checksum(CHECKSUM_START, v, words) != h[H_SUM]) {
-		free(v);
 		snprintf(why, whylen, "its checksum does not hold");
 		return -1;
 	}
 	if (h[H_SIZE] != of->file_size || (int64_t)h[H_MTIME] != of->mtime_ns ||
 	    h[H_INO] != of->ino) {
-		free(v);
 		return 0; /* made of an earlier state of the stream */
 	}
 	uint64_t prev_end = 0;
@@ -131,7 +134,6 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 		                      ? "ends before its first event"
 		                      : NULL;
 		if (bad) {
-			free(v);
 			snprintf(why, whylen, "packet %llu %s", (unsigned long long)i, bad);
 			return -1;
 		}
@@ -149,7 +151,6 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 	                               .ino = of->ino,
 	                               .mtime_ns = of->mtime_ns};
 	if (vgt_positions_check(sum, why, whylen)) {
-		free(v);
 		*sum = (struct stream_summary){0};
 		return -1;
 	}
@@ -231,6 +232,28 @@ static int max_words(const struct metadata *md)
 	return max / 64 + 1 > SUM_MAX_WORDS ? -1 : (int)(max / 64 + 1);
 }
 
+/* A summary file mapped (read only, private; a file of 0 bytes: a static empty buffer):
+ * a build reading one relation touches only the pages of its positions and their groups'
+ * heads, not the megabytes of the others' (summary_positions.c). Summaries are replaced
+ * by a rename, never rewritten in place. NULL: none there, or not a regular file. */
+static uint8_t *map_file(const char *path, size_t *len)
+{
+	static uint64_t empty;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	void *m = NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= MAX_FILE) {
+		*len = (size_t)st.st_size;
+		m = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : (void *)&empty;
+		if (m == MAP_FAILED)
+			m = NULL;
+	}
+	close(fd);
+	return m;
+}
+
 void vgt_summary_attach(struct vgt_cursor *c)
 {
 	struct stat st;
@@ -247,21 +270,22 @@ void vgt_summary_attach(struct vgt_cursor *c)
 	for (int i = 0; i < 2; i++) {
 		size_t len;
 		uint8_t *buf;
-		if (!side_path(c->s, i, path, sizeof path) ||
-		    !(buf = (uint8_t *)vgb_read_file(path, MAX_FILE, VGB_READ_REGULAR, &len)))
+		if (!side_path(c->s, i, path, sizeof path) || !(buf = map_file(path, &len)))
 			continue;
 		struct stream_summary *sum = vgt__xmalloc(sizeof *sum);
 		char why[200];
 		int rc = vgt_summary_parse(buf, len, &of, sum, why, sizeof why);
-		free(buf);
 		if (rc > 0 && (sum->positions || !positions)) {
 			sum->positions = positions; /* those of a summary read not used when off */
 			sum->from = vgt__xstrdup(path);
+			sum->block = buf;
+			sum->block_len = len;
 			c->sum_use = sum;
 			return;
 		}
-		if (rc > 0) /* the first or second format, made again with positions */
-			free(sum->v);
+		/* else the first or second format, made again with positions */
+		if (len)
+			munmap(buf, len);
 		free(sum);
 		if (rc < 0 && !c->sum_quiet)
 			fprintf(stderr,

@@ -58,7 +58,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				free(out);
 			}
 		}
-		free(sum.v);
 	}
 	free(buf);
 	return 0;
