@@ -1,9 +1,10 @@
 """bench/benchlib.py: what the benchmarks over a recording of bench/query-subject share
 (first_query_bench.py, scale_bench.py, skip_bench.py, hugepages_bench.py, query_bench.py,
-query_pg_bench.py, ui_bench.py): their common arguments and smoke sizes, recording the
-subject, running `vigil` timed (pinned with BENCH_RT=1, bench/pinned.py) and reading its
-`--stats` line, the relations cache beside a trace, an environment free of the user's
-vigil settings, and writing the results."""
+query_pg_bench.py, ui_bench.py, e2e_bench.py): their common arguments and smoke sizes,
+recording the subject, running `vigil` timed (pinned with BENCH_RT=1, bench/pinned.py) and
+reading its `--stats` line, the relations cache beside a trace and settled before warm
+runs are timed (settle_cache), an environment free of the user's vigil settings, and
+writing the results."""
 import argparse
 import ctypes
 import hashlib
@@ -98,6 +99,66 @@ def remove_cache(trace):
 def cache_bytes(trace):
     return sum(os.path.getsize(os.path.join(trace, n)) for n in os.listdir(trace)
                if n == ".vigil-cache" or n.startswith(".vigil-cache."))
+
+
+# ---- the relations cache settled ------------------------------------------------------
+
+def _cache_files(d):
+    """The relations cache's files in folder d: beside a trace (.vigil-cache*) or in a
+    VIGIL_CACHE_DIR (relations-HASH.vgc*; made only when the trace's folder cannot be
+    written: none if d does not exist)."""
+    if not os.path.isdir(d):
+        return []
+    return [os.path.join(d, n) for n in os.listdir(d)
+            if n.startswith(".vigil-cache") or n.startswith("relations-")]
+
+
+def settle_cache(run_warm, dirs=(), tries=10):
+    """Runs untimed warm queries until the relations cache is settled: until one sums
+    none of the cached columns it reads (`--stats` cache_checked_bytes 0). A query sums
+    the columns no earlier query recorded as checked in the same file
+    (PATH.rel-NAME%checked, src/relations/cache_checked.c), and records them only for a
+    file whose times are a second older than its check (racily clean): so the queries in
+    the second after the cache was written sum every column they read again (about 174 MB
+    at 10M events for the selective scan), and a timed run among them measures the sums,
+    not the query. run_warm(): one untimed warm query, returning its --stats (a dict);
+    dirs: the folders that may hold the cache's files (the trace's, VIGIL_CACHE_DIR),
+    waited on until they are a second old
+    (no query spent meanwhile). Returns the settled query's --stats; ends the benchmark
+    when the cache does not settle (a cache the query cannot write is summed every time)."""
+    newest = 0.0
+    for d in dirs:
+        for f in _cache_files(d):
+            st = os.stat(f)
+            newest = max(newest, st.st_mtime, st.st_ctime)
+    wait = newest + 1.1 - time.time()
+    if wait > 0:
+        time.sleep(wait)
+    summed = []
+    for _ in range(tries):
+        st = run_warm()
+        if st.get("cache") != "warm":
+            sys.exit("settling the relations cache: the query was not warm: %s" % st)
+        if "cache_checked_bytes" not in st:
+            sys.exit("settling the relations cache: --stats has no cache_checked_bytes")
+        if st["cache_checked_bytes"] == 0:
+            return st
+        summed.append(st["cache_checked_bytes"])
+        time.sleep(0.5)
+    sys.exit("the relations cache did not settle: %d warm queries each summed cached "
+             "columns again (%s bytes): is its folder writable?" % (tries, summed))
+
+
+def check_settled(stats, what):
+    """Ends the benchmark when a timed warm run summed cached columns (`--stats`
+    cache_checked_bytes): it would time the check, not the query (settle_cache)."""
+    n = stats.get("cache_checked_bytes")
+    if n is None:
+        sys.exit("%s: --stats has no cache_checked_bytes" % what)
+    if n:
+        sys.exit("%s: a timed warm run summed %d bytes of cached columns again: the "
+                 "relations cache was not settled (bench/benchlib.py settle_cache)"
+                 % (what, n))
 
 
 def stats_of(stderr):

@@ -32,14 +32,15 @@ import pinned  # noqa: E402
 
 
 def run(args, trace, env, threads):
-    """One cold query: (wall s, build s, cache write s, sorted answer lines)."""
+    """One cold query: (wall s, build s, cache write s, sorted answer lines, events)."""
     benchlib.remove_cache(trace)
     r = benchlib.query(args, trace, benchlib.SCAN, env=env, threads=threads)
     st = r.stats
     if st.get("cache") != "cold" or not os.path.exists(os.path.join(trace, ".vigil-cache")):
         sys.exit("vigil query --threads %d: the cache was not cold and written (%s)" %
                  (threads, st.get("cache")))
-    return r.wall, st["build_ns"] / 1e9, st.get("cache_write_ns", 0) / 1e9, r.lines()
+    return (r.wall, st["build_ns"] / 1e9, st.get("cache_write_ns", 0) / 1e9, r.lines(),
+            st.get("events", 0))
 
 
 def main():
@@ -57,7 +58,7 @@ def measure(args, tmp):
     loads = []
     for rep in range(args.reps):
         for threads in ((1, 2) if rep % 2 == 0 else (2, 1)):  # neither always first
-            wall, build, write, ans = run(args, trace, env, threads)
+            wall, build, write, ans, events = run(args, trace, env, threads)
             answers.setdefault(threads, ans)
             if ans != answers[threads]:
                 sys.exit("answers differ between runs at %d thread(s)" % threads)
@@ -66,8 +67,9 @@ def measure(args, tmp):
     if answers[1] != answers[2]:
         sys.exit("MISMATCH: answers differ at 1 and 2 threads")
     med = {t: [statistics.median(x[i] for x in runs[t]) for i in range(3)] for t in (1, 2)}
+    # the trace's own count (a --trace given is not of --events events)
     print("first query (cache cold), %d events, %s, median of %d:" % (
-        args.events, pinned.describe(), args.reps))
+        events, pinned.describe(), args.reps))
     print("| threads | wall (min-max) | build (of it) | cache write (of the build) | tuples |")
     print("|---:|---:|---:|---:|---:|")
     for t in (1, 2):
@@ -80,7 +82,7 @@ def measure(args, tmp):
           "%.2fx write; load %.1f-%.1f" % (
               ratio, best, med[1][1] / med[2][1], med[1][2] / med[2][2] if med[2][2] else 0,
               min(loads), max(loads)))
-    result = {"events": args.events, "reps": args.reps, "mode": pinned.describe(),
+    result = {"events": events, "reps": args.reps, "mode": pinned.describe(),
               "wall_s": {"1": med[1][0], "2": med[2][0]},
               "build_s": {"1": med[1][1], "2": med[2][1]},
               "write_s": {"1": med[1][2], "2": med[2][2]},

@@ -606,10 +606,10 @@ def main():
             vr = {"runs": [], "threads": nthreads}
             out_path = os.path.join(tmp, "out.jsonl")
             checked = False
-            if VIGIL_WARM:  # the cache made (or found) by an untimed run
+            if VIGIL_WARM:  # the cache made (or found) and settled by untimed runs
                 vigil_run(vigil, a.trace, q, out_path, cache=True, threads=nthreads)
-                settle_cache(a.trace)
-                vigil_run(vigil, a.trace, q, out_path, cache=True, threads=nthreads)
+                benchlib.settle_cache(lambda: warm_stats(vigil, a.trace, q, out_path, nthreads),
+                                      dirs=[a.trace])
             for rep in range(a.reps):
                 wall, stats, rc, err, rss = vigil_run(vigil, a.trace, q, out_path,
                                                       cache=VIGIL_WARM, threads=nthreads)
@@ -618,6 +618,8 @@ def main():
                           % (q["name"], rc, err.strip()[-2000:]))
                     failed = True
                     break
+                if VIGIL_WARM:
+                    benchlib.check_settled(stats, "query-bench: %s" % q["name"])
                 st = stats["statements"][-1]
                 vr["runs"].append({"wall_s": wall, "build_ns": stats.get("build_ns"),
                                    "exec_ns": st["exec_ns"], "tuples": st["tuples"],
@@ -667,21 +669,13 @@ def main():
     return 1 if failed else 0
 
 
-def settle_cache(trace):
-    """Waits until the relations cache's files are over a second old. A query records the
-    columns it checked only for a file at least a second older than its check (racily
-    clean, src/relations/cache_checked.c); without that record every query sums every
-    column in build, which touches their pages there instead of in exec. Timed runs just
-    after the cache was (re)written (cache_runs) would then measure another state than
-    the others: session 16's 2-thread scan (2.2 ms against 17.8 at 1 thread)."""
-    newest = 0.0
-    for name in os.listdir(trace):
-        if name.startswith(".vigil-cache"):
-            st = os.stat(os.path.join(trace, name))
-            newest = max(newest, st.st_mtime, st.st_ctime)
-    wait = newest + 1.2 - time.time()
-    if wait > 0:
-        time.sleep(wait)
+def warm_stats(vigil, trace, q, out_path, threads=None):
+    """An untimed run over the relations cache: its --stats ({} if it failed), for
+    benchlib.settle_cache. Without a settled cache every query sums every column in build,
+    which touches their pages there instead of in exec: timed runs just after the cache
+    was (re)written would measure another state than the others (session 16's 2-thread
+    scan: 2.2 ms against 17.8 at 1 thread)."""
+    return vigil_run(vigil, trace, q, out_path, cache=True, threads=threads)[1] or {}
 
 
 def cache_runs(vigil, trace, q, out_path, reps):
@@ -711,7 +705,11 @@ def cache_runs(vigil, trace, q, out_path, reps):
         if rep == 0:
             out.update({"cold_s": wall, "cold_outcome": stats.get("cache"), "cold_rss": rss,
                         "cache_bytes": benchlib.cache_bytes(trace)})
+            # untimed warm runs until none sums the cached columns again
+            benchlib.settle_cache(lambda: warm_stats(vigil, trace, q, out_path),
+                                  dirs=[trace])
         else:
+            benchlib.check_settled(stats, "query-bench: %s with the cache" % q["name"])
             out["warm_runs_s"].append(wall)
             out["warm_outcome"] = stats.get("cache")
             # --stats's own VmHWM: wait4's maxrss keeps the forked Python's size

@@ -17,15 +17,18 @@ Records --events events of bench/query-subject (2 threads) with `vigil record` (
   (the relation the query touches; its tuples from `vigil explain`) and the ratio of
   the two peaks. The answers must be equal, and the bounded run must have spilled.
 * warm selective scan end to end: query-bench's selective scan (`where S.mailbox = 7 and
-  S.size > 58982`) with the relations cache on (in a directory of its own), once cold
-  (it writes the cache), then --reps times warm at --threads 2 and 1: wall time of the
-  whole `vigil query` process (trace to answer), best and median; max RSS per `Send`
-  tuple. Every answer must equal the cold one. The brief's target: under 100 ms at 10M.
-  Beside it, the best of --reps `vigil --version` the same way: what starting and ending
-  a process costs on the machine at the time. The peer: DuckDB's command line for the
-  same scan (bench/duckdb/duck_e2e.c, linked against the libduckdb.so of the npm package
-  query-bench uses): a process that opens a database file holding the same `Send` tuples
-  (exported by vigil, loaded, not timed; its pages in the page cache) and prints the
+  S.size > 58982`) with the relations cache on (in a directory of its own), once cold (it
+  writes the cache), then settled (benchlib.settle_cache: untimed warm queries until one
+  sums none of the cached columns), then --reps times warm at --threads 2 and 1
+  (interleaved: each rep runs both, and DuckDB's beside them): wall time of the whole
+  `vigil query` process (trace to answer), best and median; max RSS per `Send` tuple. Every
+  answer must equal the cold one, and no timed run may sum a cached column (`--stats`
+  cache_checked_bytes: the benchmark stops otherwise). The brief's target: under 100 ms at
+  10M. Beside it, the best of --reps `vigil --version` the same way: what starting and
+  ending a process costs on the machine at the time. The peer: DuckDB's command line for
+  the same scan (bench/duckdb/duck_e2e.c, linked against the libduckdb.so of the npm
+  package query-bench uses): a process that opens a database file holding the same `Send`
+  tuples (exported by vigil, loaded, not timed; its pages in the page cache) and prints the
   answer, timed the same way, the same number of tuples; and its own start and exit
   (`duck-e2e --version`). Left out with a line when node/npm or a C compiler is missing.
 
@@ -33,8 +36,8 @@ Records --events events of bench/query-subject (2 threads) with `vigil record` (
 records for about 20 minutes, needs about 40 bytes of disk per event and runs for an
 hour): only `range of L is Lock retrieve (L.lock, L.conn) where L.conn = 7`, with the
 cache off at the default budget and at VIGIL_BUILD_MEMORY=1G, then cold (cache built and
-written) and warm --reps times at 2 and 1 threads; wall, max RSS per `Lock` tuple,
-spilled bytes, the evaluation's time, every answer equal; BENCH_OUT/scale_lock.json.
+written), settled, and warm --reps times at 2 and 1 threads; wall, max RSS per `Lock`
+tuple, spilled bytes, the evaluation's time, every answer equal; BENCH_OUT/scale_lock.json.
 Only the warm runs are pinned with BENCH_RT=1.
 
 Load average is printed with every figure (a shared machine's wall times are noisy);
@@ -103,27 +106,39 @@ def spill(args, trace, trace_bytes, base):
 
 
 def warm_scan(args, trace, base, tmp):
-    """The selective scan end to end, cache warm, at 2 and 1 threads."""
+    """The selective scan end to end, cache warm, at 2 and 1 threads, beside DuckDB's: the
+    runs interleaved (each rep: vigil and DuckDB at 2 threads, then at 1), so that a burst
+    of load on a shared machine falls on every arm alike, not on one arm's block of runs."""
     cache = dict(base, VIGIL_CACHE_DIR=os.path.join(tmp, "cache"))
     cold = benchlib.query(args, trace, SCAN, env=cache)
     if cold.stats.get("cache") != "cold":
         sys.exit("the first query with the cache on was not cold: %s" % cold.stats)
     cold_ans = cold.lines()
     nsend = tuples(args, trace, SCAN, cache)  # from the cache just written
-    warm = {}
-    for threads in (2, 1):
-        walls, rss = [], []
-        for _ in range(args.reps):
+    duck = duckdb_prepare(args, trace, tmp)  # its database loaded, not timed
+    # untimed warm queries until none sums the cached columns again
+    benchlib.settle_cache(lambda: benchlib.query(args, trace, SCAN, env=cache).stats,
+                          dirs=[trace, cache["VIGIL_CACHE_DIR"]])
+    runs = {t: {"walls": [], "rss": [], "copied": 0, "duck": []} for t in (2, 1)}
+    for _ in range(args.reps):
+        for threads in (2, 1):
+            w = runs[threads]
             r = benchlib.query(args, trace, SCAN, env=cache, threads=threads)
             if r.stats.get("cache") != "warm":
                 sys.exit("a query after the cold one was not warm: %s" % r.stats)
+            benchlib.check_settled(r.stats, "scale: the warm selective scan")
             if r.lines() != cold_ans:
                 sys.exit("MISMATCH: the warm selective scan's answer differs from the "
                          "cold one's")
-            walls.append(r.wall)
-            rss.append(r.stats["max_rss_kb"] * 1024)
-        warm[threads] = {"best_s": min(walls), "median_s": statistics.median(walls),
-                         "max_rss": max(rss), "load": benchlib.load()}
+            w["walls"].append(r.wall)
+            w["rss"].append(r.stats["max_rss_kb"] * 1024)
+            w["copied"] = max(w["copied"], r.stats.get("cache_copied_bytes", 0))
+            if duck:
+                w["duck"].append(duckdb_run(duck, threads, len(cold_ans) - 1))
+    load = benchlib.load()
+    warm = {t: {"best_s": min(w["walls"]), "median_s": statistics.median(w["walls"]),
+                "max_rss": max(w["rss"]), "load": load, "copied_bytes": w["copied"]}
+            for t, w in runs.items()}
     # the floor: a vigil process that starts and exits (on a loaded machine, far from 0)
     floor = min(benchlib.vigil(args, ["--version"], env=base, threads=1).wall
                 for _ in range(args.reps))
@@ -139,20 +154,24 @@ def warm_scan(args, trace, base, tmp):
           % (floor * 1e3))
     result = {"tuples": nsend, "cold_s": cold.wall, "floor_s": floor,
               "answers": len(cold_ans), "threads": {str(k): v for k, v in warm.items()}}
-    duck = duckdb_e2e(args, trace, tmp, len(cold_ans) - 1)  # less the csv header
     if duck:
-        result["duckdb"] = duck
+        d = {"version": duck["version"], "db_bytes": duck["db_bytes"], "threads": {
+            str(t): {"best_s": min(w["duck"]), "median_s": statistics.median(w["duck"]),
+                     "load": load} for t, w in runs.items()}}
+        d["floor_s"] = min(benchlib.run([duck["exe"], "--version"], threads=1).wall
+                           for _ in range(args.reps))
+        result["duckdb"] = d
         print("\n| the same scan end to end, DuckDB %s command line (its database file "
               "of `Send`, in the page cache), %s | wall best | median | DuckDB / vigil, "
-              "best | load |" % (duck["version"], pinned.describe()))
-        print("|---|---:|---:|---:|---:|")
+              "best | medians | load |" % (d["version"], pinned.describe()))
+        print("|---|---:|---:|---:|---:|---:|")
         for t in ("2", "1"):
-            d = duck["threads"][t]
-            print("| %s thread%s | %.1f ms | %.1f ms | %.2f | %.1f |" % (
-                t, "s" if t == "2" else "", d["best_s"] * 1e3, d["median_s"] * 1e3,
-                d["best_s"] / warm[int(t)]["best_s"], d["load"]))
+            x, v = d["threads"][t], warm[int(t)]
+            print("| %s thread%s | %.1f ms | %.1f ms | %.2f | %.2f | %.1f |" % (
+                t, "s" if t == "2" else "", x["best_s"] * 1e3, x["median_s"] * 1e3,
+                x["best_s"] / v["best_s"], x["median_s"] / v["median_s"], x["load"]))
         print("| `duck-e2e --version`, the process's start (libduckdb.so loaded) and exit "
-              "| %.1f ms | | | |" % (duck["floor_s"] * 1e3))
+              "| %.1f ms | | | | |" % (d["floor_s"] * 1e3))
     return result
 
 
@@ -161,11 +180,11 @@ DUCK_SCAN = ("SELECT DISTINCT \"at\", conn, size FROM Send "
              "WHERE mailbox = 7 AND size > 58982")
 
 
-def duckdb_e2e(args, trace, tmp, answers):
-    """DuckDB's end to end for the same scan: a process that opens a database file holding
-    `Send` (exported by vigil as CSV and loaded, not timed; the file read once so that its
-    pages are in the page cache, as vigil's cache's are) and prints the answer as CSV,
-    best and median of --reps at 2 and 1 threads, the same count of answers as vigil."""
+def duckdb_prepare(args, trace, tmp):
+    """DuckDB's side of the scan end to end: a database file holding `Send` (exported by
+    vigil as CSV and loaded, not timed; the file read once so that its pages are in the
+    page cache, as vigil's cache's are); {exe, db, version, db_bytes}, or None (said why)
+    when DuckDB's package or a C compiler is missing."""
     exe = benchlib.duckdb_e2e(args.build)
     if not exe:
         return None
@@ -179,25 +198,21 @@ def duckdb_e2e(args, trace, tmp, answers):
     os.unlink(csv)
     if load.rc:
         sys.exit("DuckDB: loading Send failed: %s" % load.err)
-    out = {"version": benchlib.run([exe, "--version"]).out.strip(), "threads": {}}
     benchlib.run([exe, db, "2", DUCK_SCAN])  # its pages in the page cache
-    for threads in (2, 1):
-        walls = []
-        for _ in range(args.reps):
-            r = benchlib.run([exe, db, str(threads), DUCK_SCAN], threads=threads)
-            if r.rc:
-                sys.exit("DuckDB: the scan failed: %s" % r.err)
-            if len(r.out.splitlines()) != answers:
-                sys.exit("MISMATCH: DuckDB's scan gave %d tuples, vigil's %d"
-                         % (len(r.out.splitlines()), answers))
-            walls.append(r.wall)
-        out["threads"][str(threads)] = {"best_s": min(walls),
-                                        "median_s": statistics.median(walls),
-                                        "load": benchlib.load()}
-    out["floor_s"] = min(benchlib.run([exe, "--version"], threads=1).wall
-                         for _ in range(args.reps))
-    out["db_bytes"] = os.path.getsize(db)
-    return out
+    return {"exe": exe, "db": db, "version": benchlib.run([exe, "--version"]).out.strip(),
+            "db_bytes": os.path.getsize(db)}
+
+
+def duckdb_run(duck, threads, answers):
+    """One timed run of DuckDB's command line for the scan: its wall seconds; it must print
+    as many tuples as vigil's answer holds."""
+    r = benchlib.run([duck["exe"], duck["db"], str(threads), DUCK_SCAN], threads=threads)
+    if r.rc:
+        sys.exit("DuckDB: the scan failed: %s" % r.err)
+    if len(r.out.splitlines()) != answers:
+        sys.exit("MISMATCH: DuckDB's scan gave %d tuples, vigil's %d"
+                 % (len(r.out.splitlines()), answers))
+    return r.wall
 
 
 def lock_at_scale(args, trace, base):
@@ -215,10 +230,17 @@ def lock_at_scale(args, trace, base):
                                                       VIGIL_BUILD_MEMORY="1G"), 2),
             ("cache cold (built and written)", cache, 2)]
     plan += [("cache warm", cache, t) for t in (2, 1) for _ in range(args.reps)]
+    settled = False
     for name, env, threads in plan:
         benchlib.say("Lock at %d events: %s, %d thread(s) ..." % (args.events, name, threads))
+        if name == "cache warm" and not settled:  # untimed until none sums again
+            benchlib.settle_cache(lambda: benchlib.vigil(
+                args, ["query", trace, "--format", "csv", "--stats", "-e", LOCK],
+                env=env).stats, dirs=[trace, env["VIGIL_CACHE_DIR"]])
+            settled = True
         if name == "cache warm":  # seconds: pinned with BENCH_RT=1
             r = benchlib.query(args, trace, LOCK, env=env, threads=threads)
+            benchlib.check_settled(r.stats, "scale --lock: the warm Lock query")
         else:  # minutes: never pinned (FIFO would hold both CPUs that long)
             r = benchlib.vigil(args, ["query", trace, "--format", "csv", "--stats",
                                       "--threads", str(threads), "-e", LOCK], env=env)

@@ -60,6 +60,14 @@ target_include_directories(test_summary_positions PRIVATE ${CMAKE_SOURCE_DIR}/sr
 target_link_libraries(test_summary_positions PRIVATE vigil_relations reader_tracegen)
 add_test(NAME query.summary_positions COMMAND test_summary_positions)
 set_tests_properties(query.summary_positions PROPERTIES LABELS "sanitize;query" TIMEOUT 120)
+# The relations cache's copy decision (src/relations/cache_copy.c): VIGIL_CACHE_COPY=on
+# and off honoured, the cheapest of the timed stretches decides and one preempted stretch
+# does not make it copy (tests/query/cache_copy_unit.c: timings injected and a fake clock).
+add_executable(test_cache_copy ${CMAKE_SOURCE_DIR}/tests/query/cache_copy_unit.c)
+target_include_directories(test_cache_copy PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(test_cache_copy PRIVATE vigil_relations)
+add_test(NAME query.cache_copy COMMAND test_cache_copy)
+set_tests_properties(query.cache_copy PROPERTIES LABELS "sanitize;query" TIMEOUT 60)
 include(CheckCSourceCompiles)
 set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
 set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)

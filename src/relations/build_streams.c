@@ -42,13 +42,17 @@ struct aside {
 	struct vgt_event ev;
 };
 
-/* An interval relation's begin or end, noted by its stream for the pairing. */
+/* An interval relation's begin or end, noted by its stream for the pairing: 8 bytes, as a
+ * 2-thread build holds two per interval (with its time: 16, where a pointer, a class and
+ * a values index took 32). A unit whose marks do not fit (64K images, 32K classes, 4 GiB of
+ * ends' values) goes back to the merged pass. */
 struct mark {
-	const struct vgt_image *image;
-	uint32_t cls;
-	bool end;
-	uintptr_t values; /* an end's values in the stream's `values` (UINTPTR_MAX: none) */
+	uint32_t values; /* an end's packed values in the unit's `endv` (NO_VALUES: none) */
+	uint16_t image;  /* in the unit's `images` */
+	uint16_t cls;    /* class id << 1 | 1 for an end */
 };
+
+#define NO_VALUES UINT32_MAX
 
 /* One stream's marks of one interval relation, in stream order; ts: their times (the
  * merge key). */
@@ -66,8 +70,12 @@ struct sdone {
 	struct marks *marks;         /* by piece slot (interval relations') */
 	struct aside *aside;
 	size_t naside, capaside;
-	struct vgt_value *values;
+	struct vgt_value *values; /* of the events copied aside */
 	size_t nvalues, capvalues;
+	uint8_t *endv; /* the ends' values, packed (pack_end) */
+	size_t nendv, capendv;
+	const struct vgt_image **images; /* the marks' images */
+	size_t nimages, capimages;
 	/* the marks' and values' arrays: large ones mapped and grown by mremap (spill.c),
 	 * never copied as a realloc of the heap would */
 	struct vgq_colmem *mem;
@@ -117,6 +125,7 @@ struct sbuild {
 	size_t *mark_slot; /* by class: an interval's begin or end: its piece slot, else SIZE_MAX */
 	bool *text_ends;   /* by piece slot: an end puts a text or bytes (the database's pool) */
 	pthread_mutex_t pool_mu;
+	pthread_mutex_t drop_mu; /* drop_sources */
 	size_t next_pair;
 	size_t nclasses;
 	struct sworker *w;
@@ -302,11 +311,114 @@ static void copy_aside(struct sworker *w, struct sdone *d, const struct vgt_even
 	a->ev.values = (const struct vgt_value *)at;
 }
 
-/* An interval's begin (its tuple made in the piece) or end (its values copied) noted. */
-static void add_mark(struct sworker *w, struct sdone *d, size_t j, const struct vgt_event *ev,
+/* An end's values packed: each value its type's byte, then 8 bytes (a number), 12 (a
+ * reference) or 16 (a text's or bytes' place and length: in the worker's scratch pool),
+ * where a struct vgt_value takes 24. Where they start in the unit's `endv`, NO_VALUES
+ * when not decoded; false when the unit's ends outgrow 4 GiB. */
+static bool pack_end(struct sworker *w, struct sdone *d, const struct vgt_event *ev, uint32_t *at)
+{
+	*at = NO_VALUES;
+	if (!ev->values)
+		return true;
+	unsigned nf = ev->type->nfields;
+	size_t need = d->nendv + (size_t)nf * 17;
+	if (need >= NO_VALUES)
+		return false;
+	if (need > d->capendv) {
+		size_t cap = 2 * need + 256;
+		vgq_colmem_resize(&d->mem, (void **)&d->endv, d->capendv, cap);
+		d->capendv = cap;
+	}
+	*at = (uint32_t)d->nendv;
+	uint8_t *o = d->endv + d->nendv;
+	for (unsigned f = 0; f < nf; f++) {
+		const struct vgt_value *v = &ev->values[f];
+		*o++ = (uint8_t)v->type;
+		if (v->type == VGT_STRING || v->type == VGT_BYTES) {
+			const void *ptr =
+			    v->type == VGT_STRING
+			        ? (const void *)vgq_pool_intern(w->scratch, v->str.ptr, v->str.len)
+			        : (const void *)vgq_pool_bytes(w->scratch, v->bytes.ptr,
+			                                       v->bytes.len);
+			uint64_t len = v->str.len; /* the same place in both */
+			memcpy(o, &ptr, 8);
+			memcpy(o + 8, &len, 8);
+			o += 16;
+		} else if (v->type == VGT_REF) {
+			memcpy(o, &v->ref.id, 8);
+			memcpy(o + 8, &v->ref.gen, 4);
+			o += 12;
+		} else {
+			memcpy(o, &v->u, 8);
+			o += 8;
+		}
+	}
+	d->nendv = (size_t)(o - d->endv);
+	return true;
+}
+
+/* pack_end's values back into out (nf of them). */
+static void unpack_end(const uint8_t *in, unsigned nf, struct vgt_value *out)
+{
+	for (unsigned f = 0; f < nf; f++) {
+		struct vgt_value v = {.type = (enum vgt_vtype) * in++};
+		if (v.type == VGT_STRING || v.type == VGT_BYTES) {
+			const void *ptr;
+			uint64_t len;
+			memcpy(&ptr, in, 8);
+			memcpy(&len, in + 8, 8);
+			if (v.type == VGT_STRING)
+				v.str.ptr = ptr, v.str.len = (size_t)len;
+			else
+				v.bytes.ptr = ptr, v.bytes.len = (size_t)len;
+			in += 16;
+		} else if (v.type == VGT_REF) {
+			memcpy(&v.ref.id, in, 8);
+			memcpy(&v.ref.gen, in + 8, 4);
+			in += 12;
+		} else {
+			memcpy(&v.u, in, 8);
+			in += 8;
+		}
+		out[f] = v;
+	}
+}
+
+/* The index of the event's image among the unit's (added when new); false past 64K. */
+static bool image_of(struct sdone *d, const struct vgt_image *img, uint16_t *ix)
+{
+	/* a stream's events are mostly one image's: the last one first */
+	if (d->nimages && d->images[d->nimages - 1] == img) {
+		*ix = (uint16_t)(d->nimages - 1);
+		return true;
+	}
+	for (size_t i = 0; i < d->nimages; i++)
+		if (d->images[i] == img) {
+			*ix = (uint16_t)i;
+			return true;
+		}
+	if (d->nimages > UINT16_MAX)
+		return false;
+	if (d->nimages == d->capimages) {
+		d->capimages = d->capimages ? 2 * d->capimages : 4;
+		d->images = vgq_xrealloc(d->images, d->capimages, sizeof *d->images);
+	}
+	*ix = (uint16_t)d->nimages;
+	d->images[d->nimages++] = img;
+	return true;
+}
+
+/* An interval's begin (its tuple made in the piece) or end (its values packed) noted;
+ * false when the mark does not fit its 8 bytes (the build goes back to the merged pass). */
+static bool add_mark(struct sworker *w, struct sdone *d, size_t j, const struct vgt_event *ev,
                      bool is_end)
 {
 	struct marks *ms = &d->marks[j];
+	uint32_t cls = ev->type->class_id, values = NO_VALUES;
+	uint16_t image;
+	if (cls > UINT16_MAX >> 1 || !image_of(d, ev->image, &image) ||
+	    (is_end && !pack_end(w, d, ev, &values)))
+		return false;
 	if (ms->n == ms->cap) {
 		size_t cap = ms->cap ? 2 * ms->cap : 256;
 		vgq_colmem_resize(&d->mem, (void **)&ms->ts, ms->cap * sizeof *ms->ts,
@@ -316,8 +428,8 @@ static void add_mark(struct sworker *w, struct sdone *d, size_t j, const struct 
 		ms->cap = cap;
 	}
 	ms->ts[ms->n] = ev->ts;
-	ms->m[ms->n++] = (struct mark){ev->image, ev->type->class_id, is_end,
-	                               is_end ? copy_values(w, d, ev) : UINTPTR_MAX};
+	ms->m[ms->n++] = (struct mark){values, image, (uint16_t)(cls << 1 | is_end)};
+	return true;
 }
 
 /* The unit's pieces made, the worker's slots switched to them. */
@@ -356,10 +468,13 @@ static bool read_cursor(struct sworker *w, struct sdone *d, struct vgt_cursor *c
 			size_t j = p->mark_slot[cid];
 			size_t made = j != SIZE_MAX ? w->slots[j].rel->ntuples : 0;
 			vgq_build_feed(&w->b, ev);
-			if (j != SIZE_MAX && w->slots[j].rel->ntuples > made) /* a begin's tuple */
-				add_mark(w, d, j, ev, false);
+			if (j != SIZE_MAX &&
+			    w->slots[j].rel->ntuples > made && /* a begin's tuple */
+			    !add_mark(w, d, j, ev, false))
+				return false;
 		} else if (cid < p->nclasses && p->mark_slot[cid] != SIZE_MAX) {
-			add_mark(w, d, p->mark_slot[cid], ev, true);
+			if (!add_mark(w, d, p->mark_slot[cid], ev, true))
+				return false;
 		} else if (cid >= p->nclasses || p->aside_class[cid]) {
 			copy_aside(w, d, ev);
 		}
@@ -711,6 +826,19 @@ static void gather(struct sbuild *p, size_t j, long c)
 	free(src);
 }
 
+/* Column c of slot j's pieces, but the host's, freed once gathered: the merge then holds
+ * the pieces and the columns it has made, not the pieces twice over (a billion-event
+ * trace's Lock: 2.4 GB a copy). One thread releases at a time (a piece's column memory is
+ * not shared between threads). */
+static void drop_sources(struct sbuild *p, size_t j, long c)
+{
+	pthread_mutex_lock(&p->drop_mu);
+	for (size_t s = 0; s < p->nunits; s++)
+		if (s != p->host[j])
+			vgq_relation_drop_column(p->done[s].piece[j], c);
+	pthread_mutex_unlock(&p->drop_mu);
+}
+
 static void *merge_main(void *arg)
 {
 	struct sbuild *p = arg;
@@ -728,8 +856,10 @@ static void *merge_main(void *arg)
 		}
 		if (j == p->npieces)
 			return NULL;
-		if (p->merge_n[j])
+		if (p->merge_n[j]) {
 			gather(p, j, c);
+			drop_sources(p, j, c);
+		}
 	}
 }
 
@@ -832,6 +962,11 @@ static void merge_pieces(struct sbuild *p)
 			vgq_relation_take_columns(p->pslot[j]->rel, p->done[p->host[j]].piece[j]);
 		free(p->merge_order[j]);
 		free(p->merge_len[j]);
+		/* the pieces are merged: their memory free for the pairing */
+		for (size_t s = 0; s < p->nunits; s++) {
+			vgq_relation_free(p->done[s].piece[j]);
+			p->done[s].piece[j] = NULL;
+		}
 	}
 	free(p->merge_order);
 	free(p->merge_len);
@@ -859,26 +994,34 @@ static void pair_slot(struct sbuild *p, struct builder *pb, size_t j)
 	size_t *at = vgq_xcalloc(p->nunits + 1, sizeof *at);
 	size_t n = p->mark_n[j], begun = 0;
 	const uint32_t *order = p->mark_order[j]; /* merge_pieces made it */
-	if (p->text_ends[j])                      /* its ends put texts in the database's pool */
+	unsigned maxf = 0; /* the most values of an end: unpacked into vals */
+	for (size_t c = 0; c < p->nclasses; c++)
+		if (p->mark_slot[c] == j && p->main->by_class[c]->type->nfields > maxf)
+			maxf = p->main->by_class[c]->type->nfields;
+	struct vgt_value *vals = vgq_xcalloc(maxf + 1, sizeof *vals);
+	if (p->text_ends[j]) /* its ends put texts in the database's pool */
 		pthread_mutex_lock(&p->pool_mu);
 	for (size_t k = 0; k < n; k++) {
 		const struct sdone *d = &p->done[order[k]];
 		size_t i = at[order[k]]++;
 		const struct mark *m = &d->marks[j].m[i];
-		const struct tinfo *ti = p->main->by_class[m->cls];
-		if (!m->end) {
-			vgq_build_reopen(pb, ti, begun++, m->image);
+		const struct tinfo *ti = p->main->by_class[m->cls >> 1];
+		const struct vgt_image *image = d->images[m->image];
+		if (!(m->cls & 1)) {
+			vgq_build_reopen(pb, ti, begun++, image);
 			continue;
 		}
+		if (m->values != NO_VALUES)
+			unpack_end(d->endv + m->values, ti->type->nfields, vals);
 		struct vgt_event ev = {.type = ti->type,
-		                       .image = m->image,
+		                       .image = image,
 		                       .ts = d->marks[j].ts[i],
-		                       .values =
-		                           m->values == UINTPTR_MAX ? NULL : d->values + m->values};
+		                       .values = m->values == NO_VALUES ? NULL : vals};
 		vgq_build_feed(pb, &ev);
 	}
 	if (p->text_ends[j])
 		pthread_mutex_unlock(&p->pool_mu);
+	free(vals);
 	free(at);
 }
 
@@ -949,7 +1092,9 @@ static void sbuild_free(struct sbuild *p)
 			vgq_colmem_release(d->mem, d->marks[j].m);
 		}
 		vgq_colmem_release(d->mem, d->values);
+		vgq_colmem_release(d->mem, d->endv);
 		vgq_colmem_free(d->mem);
+		free(d->images);
 		free(d->piece);
 		free(d->marks);
 		free(d->aside);
@@ -978,6 +1123,7 @@ static void sbuild_free(struct sbuild *p)
 	free(p->mark_slot);
 	free(p->text_ends);
 	pthread_mutex_destroy(&p->pool_mu);
+	pthread_mutex_destroy(&p->drop_mu);
 	free(p->w);
 	free(p);
 }
@@ -1101,6 +1247,7 @@ bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_wait
 	p->src = rd->src;
 	p->nstreams = nstreams;
 	pthread_mutex_init(&p->pool_mu, NULL);
+	pthread_mutex_init(&p->drop_mu, NULL);
 	pthread_mutex_init(&p->units_mu, NULL);
 	if (!classify(p, b)) {
 		sbuild_free(p);

@@ -4,9 +4,9 @@
  * every new process, even after MADV_POPULATE_READ; the kernel's copy out of the page
  * cache pays no such fault, and the destination is a few 2 MiB pages (README, the scan's
  * 1-thread exec, issue 31). Under nested paging (KVM) the same load costs about 0.1 us
- * and the copy into fresh memory is the dearer: so the first loads of a stretch of pages are timed
- * once per process, and the columns copied only where they are dear (copy_pays). Only columns an
- * earlier query checked are copied (a column summed now has had its pages touched by the sum), and
+ * and the copy into fresh memory is the dearer: so loads are timed once per process, and
+ * the columns copied only where they are dear (vgc_copy_pays). Only columns an earlier
+ * query checked are copied (a column summed now has had its pages touched by the sum), and
  * only while the copy fits half the build's memory budget: larger columns stay mapped, held by the
  * page cache, not the heap (a billion-event trace). The copy is made in pieces on up to
  * vgt_decode_threads() threads, each writing (and so faulting in) its own part of the block. */
@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -72,11 +73,10 @@ uint64_t vgq_cache_copied_bytes(void)
 /* Copies are worth their 2 MiB pages from this many bytes on. */
 #define COPY_MIN ((size_t)256 << 10)
 
-/* A mapped page's first load is dear when it costs more than this (shadow paging: about
- * 2 us; nested paging with the kernel's fault-around: about 0.1 us, where a copy into
- * fresh memory costs more than the loads it saves). */
+/* A mapped page's first load (after MADV_POPULATE_READ, as vgc_columns_map leaves the
+ * columns it maps) is dear when it costs more than this: shadow paging about 2 us; nested
+ * paging about 0.1 us, where a copy into fresh memory costs more than the loads it saves. */
 #define DEAR_PAGE_NS 1000
-#define SAMPLE_PAGES 256
 
 static uint64_t mono_ns(void)
 {
@@ -85,37 +85,70 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The least time a page of `pages` pages at p took to load first, in ns a page. */
-static uint64_t first_loads(const volatile uint8_t *p, size_t pages, size_t page)
+int vgc_copy_setting(void)
 {
-	uint64_t t0 = mono_ns();
-	uint8_t x = 0;
-	for (size_t i = 0; i < pages; i++)
-		x ^= p[i * page];
-	(void)x;
-	return (mono_ns() - t0) / (pages ? pages : 1);
+	const char *env = getenv("VIGIL_CACHE_COPY");
+	if (env && !strcmp(env, "on"))
+		return 1;
+	if (env && !strcmp(env, "off"))
+		return 0;
+	return -1;
 }
 
-/* Whether copying pays on this machine: VIGIL_CACHE_COPY=on or off (tests), else
- * measured once per process on the first pages of the columns to read (pages the query
- * loads anyway): dear twice, on two stretches, to rule out a preemption. */
-static bool copy_pays(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
+bool vgc_copy_dear(const uint64_t *ns_a_page, size_t n)
+{
+	if (!n)
+		return false;
+	uint64_t least = ns_a_page[0];
+	for (size_t i = 1; i < n; i++)
+		if (ns_a_page[i] < least)
+			least = ns_a_page[i];
+	return least > DEAR_PAGE_NS;
+}
+
+void vgc_copy_sample(const uint8_t *p, size_t page, uint64_t (*clock_ns)(void),
+                     uint64_t ns_a_page[VGC_COPY_STRETCHES])
+{
+	size_t pages = VGC_COPY_STRETCHES * VGC_COPY_STRETCH_PAGES;
+	/* The pages mapped first, as the columns a query maps are (cache_verify.c): what is
+	 * timed is a load's own cost, not the guest's fault. A kernel without
+	 * MADV_POPULATE_READ (before 5.14: EINVAL) maps none there either: the loads then
+	 * fault, as the query's own would. */
+#ifdef MADV_POPULATE_READ
+	(void)madvise((void *)p, pages * page, MADV_POPULATE_READ);
+#endif
+	const volatile uint8_t *v = p;
+	uint8_t x = 0;
+	for (size_t s = 0; s < VGC_COPY_STRETCHES; s++) {
+		uint64_t t0 = clock_ns();
+		for (size_t i = 0; i < VGC_COPY_STRETCH_PAGES; i++)
+			x ^= v[(s * VGC_COPY_STRETCH_PAGES + i) * page];
+		ns_a_page[s] = (clock_ns() - t0) / VGC_COPY_STRETCH_PAGES;
+	}
+	(void)x;
+}
+
+bool vgc_copy_pays(const uint8_t *base, const struct vgc_column *const *cols, size_t n)
 {
 	static int pays = -1; /* atomic: a racing second measure decides alike */
-	const char *env = getenv("VIGIL_CACHE_COPY");
-	if (env && (!strcmp(env, "on") || !strcmp(env, "off")))
-		return !strcmp(env, "on");
+	int set = vgc_copy_setting();
+	if (set >= 0)
+		return set;
 	int known = __atomic_load_n(&pays, __ATOMIC_RELAXED);
 	if (known >= 0)
 		return known;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), c = 0;
-	while (c < n && cols[c]->size < 2 * SAMPLE_PAGES * page)
+	size_t need = (VGC_COPY_STRETCHES * VGC_COPY_STRETCH_PAGES + 1) * page;
+	while (c < n && cols[c]->size < need)
 		c++;
 	if (!base || c == n)
 		return true; /* too little to tell: copy as before */
+	/* the first pages of the column, page-aligned within it (pages the query reads) */
 	const uint8_t *p = base + (cols[c]->offset + page - 1) / page * page;
-	bool dear = first_loads(p, SAMPLE_PAGES, page) > DEAR_PAGE_NS &&
-	            first_loads(p + SAMPLE_PAGES * page, SAMPLE_PAGES, page) > DEAR_PAGE_NS;
+	uint64_t ns[VGC_COPY_STRETCHES];
+	vgc_copy_sample(p, page, mono_ns, ns);
+	/* the cheapest stretch: a preemption or an interrupt only makes a stretch dearer */
+	bool dear = vgc_copy_dear(ns, VGC_COPY_STRETCHES);
 	__atomic_store_n(&pays, dear, __ATOMIC_RELAXED);
 	return dear;
 }
@@ -129,7 +162,7 @@ bool vgc_columns_copy(int fd, const uint8_t *base, const struct vgc_column *cons
 		npieces += cols[c]->size / PIECE + 1;
 	}
 	if (fd < 0 || total < COPY_MIN || total > vgq_spill_budget() / 2 ||
-	    !copy_pays(base, cols, n) || !vgb_huge_map(blk, total))
+	    !vgc_copy_pays(base, cols, n) || !vgb_huge_map(blk, total))
 		return false;
 	struct copy_job j = {fd, calloc(npieces, sizeof *j.pieces), 0, 0, false};
 	if (!j.pieces) {

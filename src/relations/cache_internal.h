@@ -143,8 +143,26 @@ void vgc_columns_map(const uint8_t *base, const struct vgc_column *const *cols, 
  * cheap on this machine (measured once; VIGIL_CACHE_COPY=on|off decides instead), or a
  * read fails: the caller then uses the mapping. */
 struct vgb_huge_block;
-bool vgc_columns_copy(int fd, const uint8_t *base, const struct vgc_column *const *cols,
-                      size_t n, struct vgb_huge_block *blk, const uint8_t **at);
+bool vgc_columns_copy(int fd, const uint8_t *base, const struct vgc_column *const *cols, size_t n,
+                      struct vgb_huge_block *blk, const uint8_t **at);
+
+/* Whether copying pays (cache_copy.c; seams for tests/query/cache_copy_unit.c): the
+ * setting VIGIL_CACHE_COPY (1 "on", 0 "off", -1 none: measured). Measured once per
+ * process on the first column of at least VGC_COPY_STRETCHES * VGC_COPY_STRETCH_PAGES
+ * pages (more than a page over, for alignment; none: true): those pages mapped with
+ * MADV_POPULATE_READ (as vgc_columns_map maps them), then one load a page timed in each
+ * stretch, and dear (copy) when even the cheapest stretch took more than 1 us a page:
+ * a preemption or an interrupt makes one stretch dearer, never one cheaper. */
+#define VGC_COPY_STRETCHES 8
+#define VGC_COPY_STRETCH_PAGES 32
+int vgc_copy_setting(void);
+bool vgc_copy_pays(const uint8_t *base, const struct vgc_column *const *cols, size_t n);
+/* The nanoseconds a page the loads of each stretch of the page-aligned pages at p took,
+ * timed by clock_ns (the monotonic clock; a test's fake). */
+void vgc_copy_sample(const uint8_t *p, size_t page, uint64_t (*clock_ns)(void),
+                     uint64_t ns_a_page[VGC_COPY_STRETCHES]);
+/* Whether loads of those costs (n stretches) are dear: the cheapest decides. */
+bool vgc_copy_dear(const uint64_t *ns_a_page, size_t n);
 
 /* The size of one value of a column of this type in the file. */
 static inline size_t vgc_value_size(enum vgq_type t)

@@ -94,6 +94,10 @@ void vgq_relation_reserve(struct vgq_relation *r, size_t n);
 /* Gives the columns (and tuples) of event (or interval, no begin_unknown) relation `from`
  * to `to`, of the same schema, whose own are freed; `from` is left with none. */
 void vgq_relation_take_columns(struct vgq_relation *to, struct vgq_relation *from);
+/* Frees column c of r (-1: `from`, else attribute c) once its values were copied
+ * elsewhere (a piece merged column by column); r is then only to be freed. Calls for one
+ * relation must not run at once. */
+void vgq_relation_drop_column(struct vgq_relation *r, long c);
 /* Flags tuple t (< ntuples) of an interval relation as begin_unknown, making the column
  * on first use. */
 void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t);

@@ -186,6 +186,13 @@ void vgq_relation_take_columns(struct vgq_relation *to, struct vgq_relation *fro
 	from->ntuples = 0;
 }
 
+void vgq_relation_drop_column(struct vgq_relation *r, long c)
+{
+	void **col = c < 0 ? (void **)&r->from : column_ptr(&r->cols[c]);
+	vgq_colmem_release(r->mem, *col);
+	*col = NULL;
+}
+
 void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t)
 {
 	if (!r->begin_unknown) { /* sized like the other columns: capacity(ntuples) */

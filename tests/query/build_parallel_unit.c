@@ -81,7 +81,8 @@ static int by_stream_ts(const void *x, const void *y)
 static struct tg_image *declare(const char *root, const char *name)
 {
 	struct tg_image *img = tg_image_new(root, name, NULL);
-	jt_declare(img, "uint32_t job; string kind;", "uint32_t job; uint32_t status;",
+	/* an end's text: packed and unpacked for the stream build's pairing */
+	jt_declare(img, "uint32_t job; string kind;", "uint32_t job; uint32_t status; string note;",
 	           "uint32_t n; string label;");
 	tg_declare(img, "st", STATE,
 	           "vigil:kind=state;flag=sensor;traced;relation=ProcessState;target=process;"
@@ -111,6 +112,7 @@ static void write_event(struct tg_stream *s, const struct ev *e)
 	case JOB_END:
 		tg_u32(s, e->a);
 		tg_u32(s, e->b);
+		tg_str(s, e->word);
 		break;
 	case STATE:
 		tg_ref(s, e->a, 1);
@@ -152,8 +154,8 @@ static void make_image(const char *root, const char *name, uint32_t pid, size_t 
 		const char *w = WORDS[next_rand() % NWORDS];
 		ev[n++] = (struct ev){t, sb, 0, JOB_BEGIN, j % 50, 0, w};
 		if (j % 13) /* some jobs stay open */
-			ev[n++] =
-			    (struct ev){t + next_rand() % 300, se, 0, JOB_END, j % 50, j, NULL};
+			ev[n++] = (struct ev){t + next_rand() % 300, se, 0, JOB_END, j % 50, j,
+			                      WORDS[j % NWORDS]};
 		ev[n++] = (struct ev){t + next_rand() % 100,
 		                      next_rand() % STREAMS,
 		                      0,
