@@ -16,6 +16,7 @@
  *     packet but the marker's is read by its positions (only the Rare events decoded),
  *     the same answer; under a time bound on Rare and on Send the same as without;
  *   - Hold too is read by positions (its begins and ends merged in the packet's order),
+ *     and Rare with Hold (three ids' positions merged),
  *     with the same tuples as without positions and without summaries; and (a trace
  *     without the marker) with each stream read in ranges on 2 threads (VIGIL_SPLIT), the
  *     ranges' packets read by positions counted as the stream's;
@@ -125,21 +126,32 @@ struct result {
 };
 
 /* A build of rel (under the time bound LO..HI when bounded): its tuples and counts. */
+/* A build of rel ("A+B": of both, their tuples one after the other; under the time
+ * bound LO..HI when bounded): its tuples and counts. */
 static struct result build(struct vgt_trace *t, const char *rel, bool bounded, unsigned threads)
 {
-	const char *need[] = {rel};
+	char names[64];
+	snprintf(names, sizeof names, "%s", rel);
+	char *plus = strchr(names, '+');
+	if (plus)
+		*plus = 0;
+	const char *need[] = {names, plus ? plus + 1 : NULL};
 	struct vgq_time_bound bound = {rel, LO, HI};
 	vgt_set_decode_threads(threads);
-	struct vgq_build_options o = {
-	    .need = need, .nneed = 1, .bounds = bounded ? &bound : NULL, .nbounds = bounded};
+	struct vgq_build_options o = {.need = need,
+	                              .nneed = plus ? 2 : 1,
+	                              .bounds = bounded ? &bound : NULL,
+	                              .nbounds = bounded};
 	struct vgq_database *db = vgq_database_build_opts(t, &o);
-	const struct vgq_relation *r = vgq_database_find(db, rel);
 	char *p = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&p, &len);
-	for (size_t i = 0; r && i < r->ntuples; i++)
-		if (!bounded || (r->from[i] >= LO && r->from[i] <= HI))
-			it_tuple_line(f, r, i);
+	for (size_t k = 0; k < o.nneed; k++) {
+		const struct vgq_relation *r = vgq_database_find(db, need[k]);
+		for (size_t i = 0; r && i < r->ntuples; i++)
+			if (!bounded || (r->from[i] >= LO && r->from[i] <= HI))
+				it_tuple_line(f, r, i);
+	}
 	fclose(f);
 	struct result res = {p,
 	                     db->events,
@@ -162,7 +174,7 @@ static struct result whole(struct vgt_trace *t, const char *rel, bool bounded)
 
 /* Builds rel and compares it with w; the packets read by positions must be `positioned`,
  * those passed over whole `whole`, and the events not decoded all those packets' but
- * rel's (at most 3 Rare, 28 Hold in a packet). */
+ * rel's (at most 3 Rare, 28 Hold, 31 of both in a packet). */
 static void check(const char *what, struct vgt_trace *t, const char *rel, bool bounded,
                   unsigned threads, const struct result *w, uint64_t positioned, uint64_t whole)
 {
@@ -176,8 +188,8 @@ static void check(const char *what, struct vgt_trace *t, const char *rel, bool b
 	         what, threads, rel, strcmp(r.rows, w->rows) ? "differ" : "the same", r.events,
 	         w->events, r.first, w->first, r.last, w->last, r.positioned, positioned,
 	         r.passed_whole, whole, r.skipped);
-	uint64_t least =
-	    positioned * (PER_PACKET - (strcmp(rel, "Hold") ? 3 : 28)) + whole * PER_PACKET;
+	unsigned visited = !strcmp(rel, "Hold") ? 28 : !strcmp(rel, "Rare+Hold") ? 31 : 3;
+	uint64_t least = positioned * (PER_PACKET - visited) + whole * PER_PACKET;
 	if (strcmp(r.rows, w->rows) || r.events != w->events || r.first != w->first ||
 	    r.last != w->last || r.positioned != positioned || r.passed_whole != whole ||
 	    r.skipped < least || (!least && r.skipped))
@@ -381,9 +393,22 @@ int main(void)
 	unsetenv("VIGIL_SUMMARY_POSITIONS");
 	if (strcmp(hold_off.rows, hold.rows) || hold_off.positioned)
 		fail("Hold without positions differs from Hold without summaries");
-	for (unsigned th = 1; th <= 2; th++)
+	/* Rare and Hold together: three ids' positions merged in each packet */
+	struct result both = {0};
+	size_t lr = strlen(rare.rows), lh = strlen(hold.rows);
+	both.rows = malloc(lr + lh + 1);
+	memcpy(both.rows, rare.rows, lr);
+	memcpy(both.rows + lr, hold.rows, lh + 1);
+	both.events = rare.events;
+	both.first = rare.first;
+	both.last = rare.last;
+	for (unsigned th = 1; th <= 2; th++) {
 		check("positions, Hold (14% of the events)", t, "Hold", false, th, &hold,
 		      read_by_positions, 0);
+		check("positions, Rare and Hold", t, "Rare+Hold", false, th, &both,
+		      read_by_positions, 0);
+	}
+	free(both.rows);
 
 	/* with positions turned off, a summary with them is used without them */
 	setenv("VIGIL_SUMMARY_POSITIONS", "off", 1);
