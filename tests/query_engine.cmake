@@ -59,9 +59,10 @@ target_include_directories(test_packet_summary PRIVATE ${CMAKE_SOURCE_DIR}/src
 target_link_libraries(test_packet_summary PRIVATE vigil_relations reader_tracegen)
 add_test(NAME query.packet_summary COMMAND test_packet_summary)
 set_tests_properties(query.packet_summary PROPERTIES LABELS "sanitize;query" TIMEOUT 120)
-# Positions in packet summaries: a rare relation in every packet read by its positions,
-# the same answers as with summaries of the first format and without; a damaged, a moved
-# and a missing position (tests/query/summary_positions_unit.c).
+# Positions in packet summaries: a rare relation, and an interval relation of 14% of the
+# events, in every packet read by their positions, the same answers as with summaries of
+# the first format, of the second, and without; a damaged, a moved, an unreadable and a
+# missing position (tests/query/summary_positions_unit.c).
 add_executable(test_summary_positions ${CMAKE_SOURCE_DIR}/tests/query/summary_positions_unit.c)
 target_include_directories(test_summary_positions PRIVATE ${CMAKE_SOURCE_DIR}/src
                            ${CMAKE_SOURCE_DIR}/tests/unit)

@@ -356,15 +356,18 @@ struct packet_info {
 };
 
 /* The packets of a stream as one whole read found them (summary.c): per packet, entry
- * words [start, end, events, first_ts, last_ts, last clock, flags, first position word]
+ * words [start, end, events, first_ts, last_ts, last clock, flags, first position byte]
  * then `words` bitmap words of the event ids it holds. Written beside the stream (a dot
  * file, which readers pass over) or in the cache directory; read back only when it was
  * made of the same file (size, modification time, inode) and its checksum holds.
- * The second format adds positions (summary_positions.c): after the entries, per packet
- * that has any, `words` bitmap words of the event ids positioned, then for each event of
- * those ids, in the packet's order, two words: its offset from the packet's start (low
- * 48 bits) with its id above, and its clock value. A packet's block runs from its entry's
- * SUM_POS word to the next entry's (the last: to npos). */
+ * Positions (summary_positions.c), the third format: after the entries, npos bytes (zero
+ * bytes after them to a whole word), per packet that has any a block of groups, one per
+ * event id positioned, in increasing id order: varints id, count, length in bytes, then
+ * count records of two varints, the event's offset from the packet's start less the one
+ * before it (the first: from 0) and its clock less the one before it (the first: from 0;
+ * zigzag-signed). A packet's block runs from its entry's SUM_POS byte to the next
+ * entry's (the last: to npos). The second format (16-byte records, before the third) is
+ * still read, its positions never used: made again. */
 enum {
 	SUM_START,
 	SUM_END,
@@ -378,27 +381,30 @@ enum {
 };
 #define SUM_CLEAN 1u     /* no damage was met while the packet was read */
 #define SUM_MAX_WORDS 64 /* event ids up to 4095 */
-#define POS_OFFSET_BITS 48
 struct stream_summary {
 	uint64_t *v; /* n entries of SUM_FIXED + words */
 	size_t n, cap, words;
-	/* the positions' words (the second format; NULL in the first), in v's block when
-	 * read from a file, else their own */
-	uint64_t *pos;
+	/* the positions' bytes (NULL in the first format), in v's block when read from a
+	 * file, else their own; the format read (1 to 3; 0: made) */
+	uint8_t *pos;
 	size_t npos, poscap;
+	unsigned format;
 	bool positions, pos_own;
 	/* while one is made: the packet's events (offset word, clock), counts by id */
 	uint64_t *scratch;
 	size_t nscratch, capscratch;
 	uint32_t *counts;
-	char *from; /* the file it was read from (removed when its positions lie) */
+	char *from;  /* the file it was read from (removed when its positions lie) */
+	void *block; /* the file mapped, v and pos in it (unmapped with it) */
+	size_t block_len;
 	/* the file it was made of */
 	uint64_t file_size, ino;
 	int64_t mtime_ns;
 };
-/* Parses a summary file's bytes: 1 (sum filled, its own memory), 0 when it was made of
- * another file than `of` says (stale: made again), -1 when the bytes cannot be one
- * (why says what). */
+/* Parses a summary file's bytes (8-byte aligned): 1 (sum filled, its entries and
+ * positions in buf, which the caller keeps while it is used: unmapped with it when set
+ * as its block), 0 when it was made of another file than `of` says (stale: made again), -1
+ * when the bytes cannot be one (why says what). */
 int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summary *of,
                       struct stream_summary *sum, char *why, size_t whylen);
 /* The bytes of a summary file (malloc'd), *len set. */
@@ -424,15 +430,23 @@ void vgt_summary_detach(struct vgt_cursor *c);
 bool vgt_summary_passed_over(const struct vgt_cursor *c, uint64_t id, int64_t first, int64_t last);
 
 /* Positions (summary_positions.c). Making: each event of the packet read, then at its
- * end the block of its rarest ids (at most one event in 16) appended and its entry's
+ * end the block of its rarest ids (together at most one event in 4) appended and its entry's
  * SUM_POS set; a packet not kept forgets its events. */
 void vgt_positions_event(struct stream_summary *r, uint64_t id, size_t off, uint64_t clock);
 void vgt_positions_packet_end(struct stream_summary *r, uint64_t *entry);
 void vgt_positions_forget(struct stream_summary *r);
-/* Reading: the block of entry i (its positioned ids' bitmap and k records), false when it
- * has none. */
-bool vgt_positions_of(const struct stream_summary *sum, size_t i, const uint64_t **bitmap,
-                      const uint64_t **rec, size_t *k);
+/* Reading: the groups of entry i's block one by one (*at: 0 first, then as left),
+ * false after the last; and a group's records decoded into out (count pairs of offset
+ * and clock, offsets increasing and below the packet's size), false when they are not
+ * count whole records filling its length. */
+struct vgt_pos_group {
+	uint64_t id, count;
+	const uint8_t *rec;
+	size_t len;
+};
+bool vgt_positions_group(const struct stream_summary *sum, size_t i, size_t *at,
+                         struct vgt_pos_group *g);
+bool vgt_positions_decode(const struct vgt_pos_group *g, uint64_t size, uint64_t *out);
 /* What in the positions of a summary just read cannot be (NULL: nothing), into why. */
 const char *vgt_positions_check(const struct stream_summary *sum, char *why, size_t whylen);
 /* The packet just opened, entry i of the cursor's summary e: read by its positions (true)
@@ -495,8 +509,8 @@ struct vgt_cursor {
 	/* Reading a packet by its positions (summary_positions.c): its entry, its records,
 	 * the indices of those to visit and the next one. */
 	bool jumping;
-	const uint64_t *jump_entry, *jump_rec;
-	uint32_t *jump_idx;
+	const uint64_t *jump_entry;
+	uint64_t *jump_at, *jump_tmp; /* (offset, clock) pairs: to visit, decoded */
 	size_t jump_n, jump_i, jump_cap;
 };
 /* Sets the cursor's class windows (n classes), before its first event. */

@@ -192,6 +192,7 @@ bool vgt_split_join(struct vgt_split *sp)
 			st->packets_outside += r->packets_outside;
 			st->packets_skipped += r->packets_skipped;
 			st->events_skipped += r->events_skipped;
+			st->packets_positioned += r->packets_positioned;
 		}
 	}
 	split_free(sp);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,8 +25,10 @@
 #define SUM_MIN_BYTES ((size_t)64 << 10)
 
 #define MAGIC 0x314d55534b504756ull  /* "VGPKSUM1": the first format, no positions */
-#define MAGIC2 0x324d55534b504756ull /* "VGPKSUM2": positions after the entries */
-/* H_NPOS: the positions' words (reserved, 0, in the first format) */
+#define MAGIC2 0x324d55534b504756ull /* "VGPKSUM2": 16-byte positions, read, never used */
+#define MAGIC3 0x334d55534b504756ull /* "VGPKSUM3": positions grouped by id, varints */
+/* H_NPOS: the positions' words in the second format, their bytes in the third (to a whole
+ * word with zero bytes), 0 in the first */
 enum { H_MAGIC, H_SIZE, H_MTIME, H_INO, H_COUNT, H_WORDS, H_SUM, H_NPOS, H_LEN = 8 };
 #define MAX_FILE (1ull << 30) /* bounds what is read of a summary file */
 
@@ -59,7 +62,10 @@ void vgt_summary_free(struct stream_summary *sum)
 {
 	if (!sum)
 		return;
-	free(sum->v);
+	if (sum->block)
+		munmap(sum->block, sum->block_len);
+	else
+		free(sum->v);
 	if (sum->pos_own)
 		free(sum->pos);
 	free(sum->scratch);
@@ -78,8 +84,11 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 		return -1;
 	}
 	memcpy(h, buf, sizeof h);
-	bool second = h[H_MAGIC] == MAGIC2;
-	if ((h[H_MAGIC] != MAGIC && !second) || (!second && h[H_NPOS])) {
+	unsigned format = h[H_MAGIC] == MAGIC    ? 1
+	                  : h[H_MAGIC] == MAGIC2 ? 2
+	                  : h[H_MAGIC] == MAGIC3 ? 3
+	                                         : 0;
+	if (!format || (format == 1 && h[H_NPOS])) {
 		snprintf(why, whylen, "no summary's magic number, or a reserved word set");
 		return -1;
 	}
@@ -89,22 +98,28 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 		return -1;
 	}
 	uint64_t words = (len - sizeof h) / 8, per = SUM_FIXED + h[H_WORDS];
-	if (h[H_NPOS] > words || h[H_COUNT] > (words - h[H_NPOS]) / per ||
-	    h[H_COUNT] * per + h[H_NPOS] != words) {
+	/* the positions' whole words */
+	uint64_t npos = format == 3 ? h[H_NPOS] / 8 + (h[H_NPOS] % 8 != 0) : h[H_NPOS];
+	if (npos > words || h[H_COUNT] > (words - npos) / per || h[H_COUNT] * per + npos != words) {
 		snprintf(why, whylen, "%llu packets and %llu position words do not fill %zu bytes",
-		         (unsigned long long)h[H_COUNT], (unsigned long long)h[H_NPOS], len);
+		         (unsigned long long)h[H_COUNT], (unsigned long long)npos, len);
 		return -1;
 	}
-	uint64_t *v = vgt__xmalloc(words * 8 + 8);
-	memcpy(v, buf + sizeof h, words * 8);
+	const uint8_t *pad = buf + sizeof h + h[H_COUNT] * per * 8;
+	for (uint64_t b = format == 3 ? h[H_NPOS] : npos * 8; b < npos * 8; b++)
+		if (pad[b]) {
+			snprintf(why, whylen, "a byte after the positions set");
+			return -1;
+		}
+	/* the entries and positions where they lie in buf (read, never written: no copy of a
+	 * summary of megabytes, nor the pages it would take) */
+	uint64_t *v = (uint64_t *)(uintptr_t)(buf + sizeof h);
 	if (checksum(CHECKSUM_START, v, words) != h[H_SUM]) {
-		free(v);
 		snprintf(why, whylen, "its checksum does not hold");
 		return -1;
 	}
 	if (h[H_SIZE] != of->file_size || (int64_t)h[H_MTIME] != of->mtime_ns ||
 	    h[H_INO] != of->ino) {
-		free(v);
 		return 0; /* made of an earlier state of the stream */
 	}
 	uint64_t prev_end = 0;
@@ -119,7 +134,6 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 		                      ? "ends before its first event"
 		                      : NULL;
 		if (bad) {
-			free(v);
 			snprintf(why, whylen, "packet %llu %s", (unsigned long long)i, bad);
 			return -1;
 		}
@@ -129,14 +143,14 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 	                               .n = h[H_COUNT],
 	                               .cap = h[H_COUNT],
 	                               .words = h[H_WORDS],
-	                               .pos = second ? v + h[H_COUNT] * per : NULL,
-	                               .npos = h[H_NPOS],
-	                               .positions = second,
+	                               .pos = format > 1 ? (uint8_t *)(v + h[H_COUNT] * per) : NULL,
+	                               .npos = format == 3 ? h[H_NPOS] : npos * 8,
+	                               .format = format,
+	                               .positions = format == 3,
 	                               .file_size = of->file_size,
 	                               .ino = of->ino,
 	                               .mtime_ns = of->mtime_ns};
 	if (vgt_positions_check(sum, why, whylen)) {
-		free(v);
 		*sum = (struct stream_summary){0};
 		return -1;
 	}
@@ -145,23 +159,28 @@ int vgt_summary_parse(const uint8_t *buf, size_t len, const struct stream_summar
 
 uint8_t *vgt_summary_bytes(const struct stream_summary *sum, size_t *len)
 {
-	size_t words = sum->n * entry_len(sum), npos = sum->positions ? sum->npos : 0;
-	uint64_t h[H_LEN] = {[H_MAGIC] = sum->positions ? MAGIC2 : MAGIC,
+	/* the second format only as it was read (the fuzz target writes back what it read) */
+	unsigned format = sum->format == 2 ? 2 : sum->positions ? 3 : 1;
+	size_t words = sum->n * entry_len(sum), npos = format > 1 ? sum->npos : 0,
+	       posw = (npos + 7) / 8;
+	*len = H_LEN * 8 + (words + posw) * 8;
+	uint8_t *b = vgt__xcalloc(1, *len);
+	uint64_t *body = (uint64_t *)(b + H_LEN * 8);
+	if (words)
+		memcpy(body, sum->v, words * 8);
+	if (npos)
+		memcpy(body + words, sum->pos, npos);
+	uint64_t h[H_LEN] = {[H_MAGIC] = format == 3   ? MAGIC3
+	                                 : format == 2 ? MAGIC2
+	                                               : MAGIC,
 	                     [H_SIZE] = sum->file_size,
 	                     [H_MTIME] = (uint64_t)sum->mtime_ns,
 	                     [H_INO] = sum->ino,
 	                     [H_COUNT] = sum->n,
 	                     [H_WORDS] = sum->words,
-	                     [H_SUM] =
-	                         checksum(checksum(CHECKSUM_START, sum->v, words), sum->pos, npos),
-	                     [H_NPOS] = npos};
-	*len = sizeof h + (words + npos) * 8;
-	uint8_t *b = vgt__xmalloc(*len);
+	                     [H_SUM] = checksum(CHECKSUM_START, body, words + posw),
+	                     [H_NPOS] = format == 3 ? npos : posw};
 	memcpy(b, h, sizeof h);
-	if (words)
-		memcpy(b + sizeof h, sum->v, words * 8);
-	if (npos)
-		memcpy(b + sizeof h + words * 8, sum->pos, npos * 8);
 	return b;
 }
 
@@ -213,6 +232,28 @@ static int max_words(const struct metadata *md)
 	return max / 64 + 1 > SUM_MAX_WORDS ? -1 : (int)(max / 64 + 1);
 }
 
+/* A summary file mapped (read only, private; a file of 0 bytes: a static empty buffer):
+ * a build reading one relation touches only the pages of its positions and their groups'
+ * heads, not the megabytes of the others' (summary_positions.c). Summaries are replaced
+ * by a rename, never rewritten in place. NULL: none there, or not a regular file. */
+static uint8_t *map_file(const char *path, size_t *len)
+{
+	static uint64_t empty;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	void *m = NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= MAX_FILE) {
+		*len = (size_t)st.st_size;
+		m = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : (void *)&empty;
+		if (m == MAP_FAILED)
+			m = NULL;
+	}
+	close(fd);
+	return m;
+}
+
 void vgt_summary_attach(struct vgt_cursor *c)
 {
 	struct stat st;
@@ -229,21 +270,22 @@ void vgt_summary_attach(struct vgt_cursor *c)
 	for (int i = 0; i < 2; i++) {
 		size_t len;
 		uint8_t *buf;
-		if (!side_path(c->s, i, path, sizeof path) ||
-		    !(buf = (uint8_t *)vgb_read_file(path, MAX_FILE, VGB_READ_REGULAR, &len)))
+		if (!side_path(c->s, i, path, sizeof path) || !(buf = map_file(path, &len)))
 			continue;
 		struct stream_summary *sum = vgt__xmalloc(sizeof *sum);
 		char why[200];
 		int rc = vgt_summary_parse(buf, len, &of, sum, why, sizeof why);
-		free(buf);
 		if (rc > 0 && (sum->positions || !positions)) {
 			sum->positions = positions; /* those of a summary read not used when off */
 			sum->from = vgt__xstrdup(path);
+			sum->block = buf;
+			sum->block_len = len;
 			c->sum_use = sum;
 			return;
 		}
-		if (rc > 0) /* the first format, made again with positions */
-			free(sum->v);
+		/* else the first or second format, made again with positions */
+		if (len)
+			munmap(buf, len);
 		free(sum);
 		if (rc < 0 && !c->sum_quiet)
 			fprintf(stderr,
@@ -446,7 +488,9 @@ void vgt_summary_detach(struct vgt_cursor *c)
 	vgt_summary_free(c->sum_use);
 	vgt_summary_free(c->sum_rec);
 	c->sum_use = c->sum_rec = NULL;
-	free(c->jump_idx);
-	c->jump_idx = NULL;
+	free(c->jump_at);
+	free(c->jump_tmp);
+	c->jump_at = c->jump_tmp = NULL;
+	c->jump_cap = 0;
 	c->jumping = false;
 }

@@ -11,8 +11,10 @@
  *     the whole build's Send tuples within the bound;
  *   - a summary with a byte changed is said once on stderr and not used (the answer the
  *     same), then written again;
- *   - a summary that lies (a Lock-holding packet said to hold only Send, its checksum made
- *     to hold) is believed: the Lock tuple is lost. This is the check's teeth: the
+ *   - a summary that lies (a Lock-holding packet said to hold only Send, its Lock
+ *     positions dropped, its checksum made to hold) is believed: the Lock tuple is lost;
+ *     with the positions left, the summary cannot be one (a position of an id the
+ *     packet does not hold): said, not used. This is the check's teeth: the
  *     comparisons above see a packet wrongly passed over;
  *   - a stream grown after its summary was made is read whole again (its new Lock kept);
  *   - where a summary cannot be written beside its stream (a folder in its place, left
@@ -31,6 +33,7 @@
 #include "interleaved_trace.h"
 #include "reader_tracegen.h"
 #include "relations/relation.h"
+#include "summary_file.h"
 #include "trace/trace.h"
 
 #define LOCK 10
@@ -276,11 +279,34 @@ int main(void)
 	check("the summary made again", t, "Lock", false, 1, &lock, 2 * PACKETS - 6,
 	      2 * PACKETS - 6);
 
-	/* a lie the checks cannot see: packet 3 of stream 0 said to hold only Send */
+	/* packet 3 of stream 0 said to hold only Send, its Lock positions left: no summary */
 	memcpy(v, good, n * 8);
-	size_t per = 8 + (size_t)v[5], entry = 8 + 3 * per;
-	v[entry + 8] &= ~(1ull << LOCK);
-	write_words(side[0], v, n, true);
+	write_words(side[0], v, n, false);
+	struct sf_file *sf = sf_read(side[0]);
+	if (!sf || !sf_group_of(sf, 3, LOCK))
+		fail("packet 3 of stream 0 has no Lock positions in a summary of the third format");
+	else {
+		sf->entries[3 * sf->per + 8] &= ~(1ull << LOCK);
+		sf_write(side[0], sf);
+		char *said_bad = said(damaged_build, &dr, root);
+		if (!strstr(said_bad, "not a packet summary") ||
+		    !strstr(said_bad, "an event id it does not hold"))
+			fail("positions of an id the packet does not hold were not said");
+		free(said_bad);
+		sf_free(sf);
+	}
+
+	/* a lie the checks cannot see: packet 3 of stream 0 said to hold only Send, its Lock
+	 * positions dropped */
+	write_words(side[0], good, n, false);
+	sf = sf_read(side[0]);
+	if (!sf || !sf_drop_group(sf, 3, LOCK))
+		fail("no Lock positions to drop in packet 3 of stream 0");
+	else
+		sf->entries[3 * sf->per + 8] &= ~(1ull << LOCK);
+	if (sf)
+		sf_write(side[0], sf);
+	sf_free(sf);
 	struct vgq_database *db = build(t, "Lock", false, 1);
 	size_t nrows;
 	char *rows = dump(vgq_database_find(db, "Lock"), INT64_MIN, INT64_MAX, &nrows);
