@@ -578,7 +578,9 @@ static void big(struct gen *g, uint64_t n, uint64_t seed)
 				ev(g, s, OBJ_USE), tg_ref(g->s[s], 0, 0), tg_u32(g->s[s], 0);
 		} else if (a < 70) {
 			if (depth[t] < 30 && (depth[t] == 0 || rnd(&r, 2))) {
-				if (rnd(&r, 8) == 0)
+				/* a marker and the enter are two events: not past n (the test
+				 * counts exactly n) */
+				if (rnd(&r, 8) == 0 && g->events + 2 <= n)
 					synth(g, s, 5);
 				enter(g, s, ++depth[t]);
 			} else if (depth[t]) {
