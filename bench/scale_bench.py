@@ -110,6 +110,7 @@ def warm_scan(args, trace, base, tmp):
     runs interleaved (each rep: vigil and DuckDB at 2 threads, then at 1), so that a burst
     of load on a shared machine falls on every arm alike, not on one arm's block of runs."""
     cache = dict(base, VIGIL_CACHE_DIR=os.path.join(tmp, "cache"))
+    benchlib.remove_cache(trace)  # a --trace given may hold an earlier query's cache
     cold = benchlib.query(args, trace, SCAN, env=cache)
     if cold.stats.get("cache") != "cold":
         sys.exit("the first query with the cache on was not cold: %s" % cold.stats)
