@@ -101,6 +101,7 @@ static void stop(struct vgt_cursor *c)
 {
 	c->done = true;
 	vgt_stream_drop_rest(c->s, &c->dropped);
+	vgt_positions_release(c);
 }
 
 /* Following a stream still being written (trace/follow.h): what the file does not hold

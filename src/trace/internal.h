@@ -425,6 +425,10 @@ void vgt_summary_event(struct vgt_cursor *c, uint64_t id, int64_t ts, size_t at)
 void vgt_summary_packet_end(struct vgt_cursor *c);
 void vgt_summary_stream_end(struct vgt_cursor *c);
 void vgt_summary_detach(struct vgt_cursor *c);
+/* Frees the cursor's positions buffers (a packet's positions to visit: about 1 MB for a
+ * relation of one event in 7), at its end or detach: a stream read in ranges keeps every
+ * range's cursor until the ranges are joined. */
+void vgt_positions_release(struct vgt_cursor *c);
 /* Would every event of class id in a packet whose events lie from first to last be
  * passed over by the cursor (its class skipped, or outside its window)? NULL class: no. */
 bool vgt_summary_passed_over(const struct vgt_cursor *c, uint64_t id, int64_t first, int64_t last);

@@ -488,9 +488,5 @@ void vgt_summary_detach(struct vgt_cursor *c)
 	vgt_summary_free(c->sum_use);
 	vgt_summary_free(c->sum_rec);
 	c->sum_use = c->sum_rec = NULL;
-	free(c->jump_at);
-	free(c->jump_tmp);
-	c->jump_at = c->jump_tmp = NULL;
-	c->jump_cap = 0;
-	c->jumping = false;
+	vgt_positions_release(c);
 }

@@ -292,6 +292,15 @@ static void give_up(struct vgt_cursor *c, size_t packet, const char *what)
 		unlink(sum->from);
 }
 
+void vgt_positions_release(struct vgt_cursor *c)
+{
+	free(c->jump_at);
+	free(c->jump_tmp);
+	c->jump_at = c->jump_tmp = NULL;
+	c->jump_cap = 0;
+	c->jumping = false;
+}
+
 static void jump_room(struct vgt_cursor *c, size_t n)
 {
 	if (n <= c->jump_cap)
