@@ -340,7 +340,7 @@ static bool pack_end(struct sworker *w, struct sdone *d, const struct vgt_event 
 			        ? (const void *)vgq_pool_intern(w->scratch, v->str.ptr, v->str.len)
 			        : (const void *)vgq_pool_bytes(w->scratch, v->bytes.ptr,
 			                                       v->bytes.len);
-			uint64_t len = v->str.len; /* the same place in both */
+			uint64_t len = v->type == VGT_STRING ? v->str.len : v->bytes.len;
 			memcpy(o, &ptr, 8);
 			memcpy(o + 8, &len, 8);
 			o += 16;
