@@ -81,6 +81,7 @@ struct sdone {
 	struct vgq_colmem *mem;
 	uint64_t events;
 	int64_t first_key, first_ts, last;
+	unsigned worker; /* who read it: its pieces' texts are that worker's pool's */
 };
 
 struct sbuild;
@@ -125,7 +126,8 @@ struct sbuild {
 	size_t *mark_slot; /* by class: an interval's begin or end: its piece slot, else SIZE_MAX */
 	bool *text_ends;   /* by piece slot: an end puts a text or bytes (the database's pool) */
 	pthread_mutex_t pool_mu;
-	pthread_mutex_t drop_mu; /* drop_sources */
+	pthread_mutex_t
+	    drop_mu; /* column memory of the merge, one thread at a time: drop_sources, reserves */
 	size_t next_pair;
 	size_t nclasses;
 	struct sworker *w;
@@ -139,7 +141,16 @@ struct sbuild {
 	size_t next_order;
 	uint32_t **mark_order; /* by piece slot (interval relations'): the unit of each mark */
 	size_t *mark_n;
-	bool repoint; /* a worker's texts were held by the database's pool already */
+	bool *repoint; /* by worker: some of its texts were held by the database's pool already */
+	/* the merge's first jobs: texts of those workers' pieces made the database's */
+	struct repoint_job *repoints;
+	size_t nrepoints;
+};
+
+/* Tuples [t0, t1) of text column c of unit s's piece of slot j, repointed. */
+struct repoint_job {
+	size_t j, s, t0, t1;
+	long c;
 };
 
 /* ---- which relations are built in pieces ---- */
@@ -488,6 +499,7 @@ static bool read_unit(struct sworker *w, struct unit *g)
 {
 	struct sbuild *p = w->p;
 	begin_unit(w, g->d);
+	g->d->worker = w->k;
 	if (!g->split) {
 		struct vgt_cursor *c = vgt_source_stream(p->src, g->stream);
 		bool ok = read_cursor(w, g->d, c);
@@ -750,6 +762,49 @@ static const char *database_text(struct text_memo *m, const struct vgq_pool *poo
 	return m->to[h];
 }
 
+#define REPOINT_TUPLES ((size_t)1 << 16) /* a job's share: the threads balance */
+
+/* The repointing jobs: each text column of each piece a worker made whose texts the
+ * database's pool did not all take (its own were kept), in parts. Before the gather,
+ * so that it moves texts as words, and on the threads (one text a value: the dearest
+ * column of a merge when done in it). */
+static void plan_repoints(struct sbuild *p)
+{
+	size_t cap = 0;
+	for (size_t j = 0; j < p->npieces; j++) {
+		const struct vgq_relation *r = p->pslot[j]->rel;
+		for (size_t a = 0; a < r->nattrs; a++) {
+			if (r->attrs[a].type != VGQ_STRING)
+				continue;
+			for (size_t s = 0; s < p->nunits; s++) {
+				size_t n = p->done[s].piece[j]->ntuples;
+				if (!p->repoint[p->done[s].worker])
+					continue;
+				for (size_t t0 = 0; t0 < n; t0 += REPOINT_TUPLES) {
+					if (p->nrepoints == cap) {
+						cap = cap ? 2 * cap : 16;
+						p->repoints = vgq_xrealloc(p->repoints, cap,
+						                           sizeof *p->repoints);
+					}
+					size_t t1 =
+					    n - t0 > REPOINT_TUPLES ? t0 + REPOINT_TUPLES : n;
+					p->repoints[p->nrepoints++] =
+					    (struct repoint_job){j, s, t0, t1, (long)a};
+				}
+			}
+		}
+	}
+}
+
+static void repoint(const struct sbuild *p, const struct repoint_job *job)
+{
+	struct text_memo *memo = vgq_xcalloc(1, sizeof *memo);
+	const char **v = column(p->done[job->s].piece[job->j], job->c);
+	for (size_t t = job->t0; t < job->t1; t++)
+		v[t] = database_text(memo, p->main->pool, v[t]);
+	free(memo);
+}
+
 /* Column c of every unit's piece of slot j, as words (the caller frees the array). */
 static const uint64_t **column_words(const struct sbuild *p, size_t j, long c)
 {
@@ -778,6 +833,12 @@ static void gather_words(const struct sbuild *p, size_t j, uint64_t *dst, const 
 	free(src);
 }
 
+/* Where slot j's tuples are gathered: its host piece, or the relation itself. */
+static struct vgq_relation *merged(const struct sbuild *p, size_t j)
+{
+	return p->host[j] == SIZE_MAX ? p->pslot[j]->rel : p->done[p->host[j]].piece[j];
+}
+
 /* Gathers column c of piece slot j from every stream's piece in merged order: into the
  * relation's own column, or, when the slot has a host (one or two streams made tuples),
  * into the host piece's column grown to hold them all, from its end backwards (a value
@@ -786,14 +847,13 @@ static void gather_words(const struct sbuild *p, size_t j, uint64_t *dst, const 
 static void gather(struct sbuild *p, size_t j, long c)
 {
 	size_t host = p->host[j];
-	struct vgq_relation *r = host == SIZE_MAX ? p->pslot[j]->rel : p->done[host].piece[j];
+	struct vgq_relation *r = merged(p, j);
 	size_t size = column_size(r, c), n = p->merge_n[j];
 	char *dst = column(r, c);
 	const uint32_t *order = p->merge_order[j];
 	const char **src = vgq_xcalloc(p->nunits + 1, sizeof *src);
-	bool text = c >= 0 && r->attrs[c].type == VGQ_STRING && p->repoint;
-	struct text_memo *memo = text ? vgq_xcalloc(1, sizeof *memo) : NULL;
-	if (size == 8 && !text) { /* most columns: a word a value, no call per value */
+	/* most columns (texts too, repointed before): a word a value, no call per value */
+	if (size == 8) {
 		gather_words(p, j, (uint64_t *)(void *)dst, column_words(p, j, c), host);
 	} else if (host == SIZE_MAX) {
 		for (size_t s = 0; s < p->nunits; s++)
@@ -802,10 +862,6 @@ static void gather(struct sbuild *p, size_t j, long c)
 			uint32_t s = order[t];
 			memcpy(dst + t * size, src[s], size);
 			src[s] += size;
-			if (text) {
-				const char **v = (const char **)(dst + t * size);
-				*v = database_text(memo, p->main->pool, *v);
-			}
 		}
 	} else { /* src[s]: past the stream's last value */
 		for (size_t s = 0; s < p->nunits; s++)
@@ -816,13 +872,8 @@ static void gather(struct sbuild *p, size_t j, long c)
 			uint32_t s = order[t];
 			src[s] -= size;
 			memmove(dst + t * size, src[s], size);
-			if (text) {
-				const char **v = (const char **)(dst + t * size);
-				*v = database_text(memo, p->main->pool, *v);
-			}
 		}
 	}
-	free(memo);
 	free(src);
 }
 
@@ -857,6 +908,9 @@ static void *merge_main(void *arg)
 		if (j == p->npieces)
 			return NULL;
 		if (p->merge_n[j]) {
+			pthread_mutex_lock(&p->drop_mu);
+			vgq_relation_reserve_column(merged(p, j), c, p->merge_n[j]);
+			pthread_mutex_unlock(&p->drop_mu);
 			gather(p, j, c);
 			drop_sources(p, j, c);
 		}
@@ -891,6 +945,11 @@ static void *order_main(void *arg)
 	size_t nparts = 8 * (size_t)p->nworkers; /* small parts: a slower thread takes fewer */
 	for (;;) {
 		size_t job = __atomic_fetch_add(&p->next_order, 1, __ATOMIC_RELAXED);
+		if (job < p->nrepoints) {
+			repoint(p, &p->repoints[job]);
+			continue;
+		}
+		job -= p->nrepoints;
 		if (job >= 2 * p->npieces * nparts)
 			break;
 		size_t part = job % nparts, j = job / nparts % p->npieces;
@@ -937,10 +996,6 @@ static void merge_pieces(struct sbuild *p)
 		if (!n)
 			continue;
 		p->merge_order[j] = vgq_xrealloc(NULL, n, sizeof *p->merge_order[j]);
-		if (p->host[j] == SIZE_MAX)
-			vgq_relation_reserve(p->pslot[j]->rel, n);
-		else
-			vgq_relation_reserve(p->done[p->host[j]].piece[j], n);
 	}
 	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
 	for (unsigned k = 0; k < p->nworkers; k++)
@@ -954,10 +1009,13 @@ static void merge_pieces(struct sbuild *p)
 			p->mark_n[j] += p->done[s].marks[j].n;
 		p->mark_order[j] = vgq_xrealloc(NULL, p->mark_n[j] + 1, sizeof *p->mark_order[j]);
 	}
+	plan_repoints(p);
 	on_threads(p, order_main, args);
 	on_threads(p, merge_main, args);
 	free(args);
 	for (size_t j = 0; j < p->npieces; j++) {
+		if (p->merge_n[j])
+			vgq_relation_reserve_rest(merged(p, j), p->merge_n[j]);
 		if (p->host[j] != SIZE_MAX && p->merge_n[j])
 			vgq_relation_take_columns(p->pslot[j]->rel, p->done[p->host[j]].piece[j]);
 		free(p->merge_order[j]);
@@ -1125,6 +1183,8 @@ static void sbuild_free(struct sbuild *p)
 	pthread_mutex_destroy(&p->pool_mu);
 	pthread_mutex_destroy(&p->drop_mu);
 	free(p->w);
+	free(p->repoint);
+	free(p->repoints);
 	free(p);
 }
 
@@ -1264,6 +1324,7 @@ bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_wait
 	/* with a stream cut, every thread (ranges are taken from a unit by a free thread) */
 	p->nworkers = cut || threads < nstreams ? threads : (unsigned)nstreams;
 	p->w = vgq_xcalloc(p->nworkers, sizeof *p->w);
+	p->repoint = vgq_xcalloc(p->nworkers, sizeof *p->repoint);
 	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
 	for (unsigned k = 0; k < p->nworkers; k++) {
 		worker_init(&p->w[k], p, k);
@@ -1278,8 +1339,7 @@ bool vgq_build_streams(struct builder *b, struct vgq_reader *rd, struct vgq_wait
 	if (ok) {
 		/* every text of the pieces in the database's pool, then the pieces merged */
 		for (unsigned k = 0; k < p->nworkers; k++) {
-			if (vgq_pool_absorb(b->pool, p->w[k].b.pool))
-				p->repoint = true;
+			p->repoint[k] = vgq_pool_absorb(b->pool, p->w[k].b.pool) > 0;
 			p->w[k].b.pool = NULL;
 			for (size_t i = 0; i < p->w[k].b.nwarnings; i++)
 				vgq_build_warn(b, "%s", p->w[k].b.warnings[i]);

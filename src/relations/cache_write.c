@@ -66,6 +66,29 @@ static bool text_add(struct textmap *m, const char *s)
 	return true;
 }
 
+/* The texts a column repeats, remembered by address (direct-mapped): most values are
+ * then found without a probe of the map (a text column is a lookup a value, twice: when
+ * its texts are gathered, and when its values are made offsets). */
+struct text_memo {
+	const char *key[256];
+	uint64_t off[256];
+};
+
+static size_t memo_slot(const char *s)
+{
+	return (size_t)(vgq_mix((uintptr_t)s) >> 56);
+}
+
+static uint64_t memo_offset(struct text_memo *m, const struct textmap *map, const char *s)
+{
+	size_t h = memo_slot(s);
+	if (m->key[h] != s) {
+		m->key[h] = s;
+		m->off[h] = text_offset(map, s);
+	}
+	return m->off[h];
+}
+
 /* ---- one file being written ---- */
 
 enum colkind { C_FROM, C_TO, C_OPEN, C_BEGIN_UNKNOWN, C_ATTR };
@@ -149,16 +172,16 @@ static void gather_texts(struct fjob *f)
 {
 	const struct vgq_relation *r = f->r;
 	size_t cap = 0;
+	const char **seen = vgq_xcalloc(256, sizeof *seen); /* added already, by memo_slot */
 	for (size_t a = 0; a < r->nattrs; a++) {
 		enum vgq_type t = r->attrs[a].type;
 		if (t != VGQ_STRING && t != VGQ_ENTITY)
 			continue;
-		const char *last = NULL;
 		for (size_t i = 0; i < r->ntuples; i++) {
 			const char *s = t == VGQ_STRING ? r->cols[a].s[i] : r->cols[a].r[i].name;
-			if (!s || s == last)
+			if (!s || seen[memo_slot(s)] == s)
 				continue;
-			last = s;
+			seen[memo_slot(s)] = s;
 			if (text_add(&f->texts, s)) {
 				if (f->ntexts == cap) {
 					cap = cap ? 2 * cap : 64;
@@ -169,6 +192,7 @@ static void gather_texts(struct fjob *f)
 			}
 		}
 	}
+	free(seen);
 	f->texts_at = sizeof(struct vgc_header);
 	for (size_t i = 0; i < f->ntexts; i++) {
 		const char *s = f->text_order[i];
@@ -266,13 +290,10 @@ static const void *file_form(const struct fjob *f, const struct fcol *fc, size_t
 	const union vgq_column *c = &r->cols[fc->attr];
 	switch (r->attrs[fc->attr].type) {
 	case VGQ_STRING: {
-		const char *last = NULL;
-		uint64_t off = 0;
-		for (size_t i = t0; i < t1; i++) {
-			if (c->s[i] != last)
-				off = text_offset(&f->texts, last = c->s[i]);
-			buf[i - t0] = c->s[i] ? off : 0;
-		}
+		struct text_memo *memo = vgq_xcalloc(1, sizeof *memo);
+		for (size_t i = t0; i < t1; i++)
+			buf[i - t0] = c->s[i] ? memo_offset(memo, &f->texts, c->s[i]) : 0;
+		free(memo);
 		return buf;
 	}
 	case VGQ_BYTES:

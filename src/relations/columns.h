@@ -91,6 +91,13 @@ void vgq_relation_resize_unset(struct vgq_relation *r, size_t n);
  * kept, those past them left for the caller to write, every one (`to` and `open` too;
  * nothing is zeroed: the columns' pages are first touched by the caller's writes). */
 void vgq_relation_reserve(struct vgq_relation *r, size_t n);
+/* vgq_relation_reserve in two steps, for columns filled one by one on threads, each
+ * column's pages taken only when it is filled (the memory of columns filled before, given
+ * back, serves the next): `from` (c = -1) and each attribute c made to hold n tuples by
+ * vgq_relation_reserve_column (calls for one relation must not run at once), then the
+ * other columns and the count by vgq_relation_reserve_rest. */
+void vgq_relation_reserve_column(struct vgq_relation *r, long c, size_t n);
+void vgq_relation_reserve_rest(struct vgq_relation *r, size_t n);
 /* Gives the columns (and tuples) of event (or interval, no begin_unknown) relation `from`
  * to `to`, of the same schema, whose own are freed; `from` is left with none. */
 void vgq_relation_take_columns(struct vgq_relation *to, struct vgq_relation *from);

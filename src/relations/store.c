@@ -162,6 +162,32 @@ void vgq_relation_reserve(struct vgq_relation *r, size_t n)
 	r->ntuples = n;
 }
 
+/* The capacity column col of r holds (0: none yet). */
+static size_t held_by(const struct vgq_relation *r, const void *col)
+{
+	return col ? capacity(r->ntuples ? r->ntuples : 1) : 0;
+}
+
+void vgq_relation_reserve_column(struct vgq_relation *r, long c, size_t n)
+{
+	void **col = c < 0 ? (void **)&r->from : column_ptr(&r->cols[c]);
+	size_t size = c < 0 ? sizeof *r->from : value_size(r->attrs[c].type);
+	resize(r, col, size, held_by(r, *col), capacity(n ? n : 1));
+}
+
+void vgq_relation_reserve_rest(struct vgq_relation *r, size_t n)
+{
+	size_t cap = capacity(n ? n : 1);
+	if (r->kind != VGQ_REL_EVENT) {
+		resize(r, &r->to, sizeof *r->to, held_by(r, r->to), cap);
+		resize(r, &r->open, sizeof *r->open, held_by(r, r->open), cap);
+	}
+	if (r->begin_unknown)
+		resize(r, &r->begin_unknown, sizeof *r->begin_unknown, held_by(r, r->begin_unknown),
+		       cap);
+	r->ntuples = n;
+}
+
 void vgq_relation_take_columns(struct vgq_relation *to, struct vgq_relation *from)
 {
 	vgq_colmem_release(to->mem, to->from);
