@@ -1,5 +1,6 @@
-/* Writes relations to the relations cache's files (cache_internal.h), on threads: each
- * file's layout is laid out first (its texts gathered, every column's place known), then
+/* Writes relations to the relations cache's files (cache_internal.h), on threads: the
+ * texts each file's values name collected first (its text columns in parts), then each
+ * file's layout is laid out (its texts in order, every column's place known), then
  * every column is cut into pieces that the threads convert to the file's form, sum and
  * write where the layout puts them; the directory and header go last, and the temporary
  * file is renamed over the relation's, so a reader sees the old file or the whole new
@@ -15,7 +16,8 @@
 #include "common/pool.h"
 #include "relations/cache_internal.h"
 
-#define PIECE_TUPLES ((size_t)1 << 17) /* times any value size: whole 32-byte rows */
+#define PIECE_TUPLES ((size_t)1 << 17)     /* times any value size: whole 32-byte rows */
+#define TEXT_PART_TUPLES ((size_t)1 << 18) /* a text column's share, its texts collected */
 
 /* ---- the file offset of each text a relation names, by its pointer ---- */
 
@@ -112,6 +114,15 @@ struct piece {
 	uint8_t tail[32]; /* the last piece: the column's bytes after its whole rows */
 };
 
+/* Tuples [t0, t1) of text (or entity) attribute `attr`: the texts they name, each once,
+ * in the order first met. */
+struct tpart {
+	struct fjob *f;
+	size_t attr, t0, t1;
+	const char **texts;
+	size_t n;
+};
+
 struct fjob {
 	struct vgc_out *out;
 	const struct vgq_relation *r;
@@ -130,6 +141,8 @@ struct fjob {
 	uint64_t end; /* after the last column */
 	struct piece *pieces;
 	size_t npieces;
+	struct tpart *tparts; /* collected on the threads before the layout */
+	size_t ntparts;
 };
 
 static void fail(struct fjob *f, int err)
@@ -167,32 +180,68 @@ static void head_put(struct fjob *f, const void *p, size_t n)
 	f->nhead += padded;
 }
 
-/* The texts the relation's values name, each once, in the order first met. */
-static void gather_texts(struct fjob *f)
+/* Adds s to the map and, if it was new, to the list. */
+static void text_note(struct textmap *m, const char ***list, size_t *n, size_t *cap, const char *s)
+{
+	if (!text_add(m, s))
+		return;
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*list = vgq_xrealloc(*list, *cap, sizeof **list);
+	}
+	(*list)[(*n)++] = s;
+}
+
+/* The file's text columns cut into parts, whose texts the threads collect. */
+static void plan_text_parts(struct fjob *f)
 {
 	const struct vgq_relation *r = f->r;
 	size_t cap = 0;
-	const char **seen = vgq_xcalloc(256, sizeof *seen); /* added already, by memo_slot */
 	for (size_t a = 0; a < r->nattrs; a++) {
 		enum vgq_type t = r->attrs[a].type;
 		if (t != VGQ_STRING && t != VGQ_ENTITY)
 			continue;
-		for (size_t i = 0; i < r->ntuples; i++) {
-			const char *s = t == VGQ_STRING ? r->cols[a].s[i] : r->cols[a].r[i].name;
-			if (!s || seen[memo_slot(s)] == s)
-				continue;
-			seen[memo_slot(s)] = s;
-			if (text_add(&f->texts, s)) {
-				if (f->ntexts == cap) {
-					cap = cap ? 2 * cap : 64;
-					f->text_order =
-					    vgq_xrealloc(f->text_order, cap, sizeof *f->text_order);
-				}
-				f->text_order[f->ntexts++] = s;
+		for (size_t t0 = 0; t0 < r->ntuples; t0 += TEXT_PART_TUPLES) {
+			if (f->ntparts == cap) {
+				cap = cap ? 2 * cap : 8;
+				f->tparts = vgq_xrealloc(f->tparts, cap, sizeof *f->tparts);
 			}
+			size_t t1 =
+			    r->ntuples - t0 > TEXT_PART_TUPLES ? t0 + TEXT_PART_TUPLES : r->ntuples;
+			f->tparts[f->ntparts++] =
+			    (struct tpart){.f = f, .attr = a, .t0 = t0, .t1 = t1};
 		}
 	}
-	free(seen);
+}
+
+static void collect_texts(struct tpart *tp)
+{
+	const struct vgq_relation *r = tp->f->r;
+	bool entity = r->attrs[tp->attr].type == VGQ_ENTITY;
+	const union vgq_column *c = &r->cols[tp->attr];
+	struct textmap m = {0};
+	const char *seen[256] = {0}; /* noted already, by memo_slot */
+	size_t cap = 0;
+	for (size_t i = tp->t0; i < tp->t1; i++) {
+		const char *s = entity ? c->r[i].name : c->s[i];
+		if (!s || seen[memo_slot(s)] == s)
+			continue;
+		seen[memo_slot(s)] = s;
+		text_note(&m, &tp->texts, &tp->n, &cap, s);
+	}
+	free(m.keys);
+	free(m.offs);
+}
+
+/* The texts the relation's values name, each once, in the order first met: its parts'
+ * (collect_texts), in their order. */
+static void gather_texts(struct fjob *f)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < f->ntparts; i++)
+		for (size_t k = 0; k < f->tparts[i].n; k++)
+			text_note(&f->texts, &f->text_order, &f->ntexts, &cap,
+			          f->tparts[i].texts[k]);
 	f->texts_at = sizeof(struct vgc_header);
 	for (size_t i = 0; i < f->ntexts; i++) {
 		const char *s = f->text_order[i];
@@ -455,8 +504,10 @@ struct wjob {
 	size_t nfiles;
 	struct piece **pieces; /* every file's, largest files first */
 	size_t npieces;
-	size_t next;     /* atomic: the next file to lay out, then the next piece */
-	bool laying_out; /* the phase */
+	struct tpart **tparts; /* every file's */
+	size_t ntparts;
+	size_t next; /* atomic: the next text part, then file to lay out, then piece */
+	enum { COLLECTING, LAYING_OUT, WRITING } phase;
 	const void *key;
 	size_t keylen;
 };
@@ -492,7 +543,11 @@ static void work(void *arg, unsigned worker)
 	uint64_t *buf = vgq_xcalloc(3 * PIECE_TUPLES, sizeof *buf);
 	for (;;) {
 		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-		if (j->laying_out) {
+		if (j->phase == COLLECTING) {
+			if (i >= j->ntparts)
+				break;
+			collect_texts(j->tparts[i]);
+		} else if (j->phase == LAYING_OUT) {
 			if (i >= j->nfiles)
 				break;
 			lay_out_file(&j->files[i]);
@@ -530,7 +585,18 @@ int vgc_write_relations(struct vgc_out *outs, size_t n, const void *key, size_t 
 		j.files[i] = (struct fjob){.out = &outs[i], .r = outs[i].rel, .fd = -1};
 	}
 	qsort(j.files, n, sizeof *j.files, by_size); /* the largest laid out first */
-	j.laying_out = true;
+	for (size_t i = 0; i < n; i++) {
+		plan_text_parts(&j.files[i]);
+		j.ntparts += j.files[i].ntparts;
+	}
+	j.tparts = vgq_xcalloc(j.ntparts ? j.ntparts : 1, sizeof *j.tparts);
+	j.ntparts = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < j.files[i].ntparts; k++)
+			j.tparts[j.ntparts++] = &j.files[i].tparts[k];
+	j.phase = COLLECTING;
+	run(&j, threads, j.ntparts);
+	j.phase = LAYING_OUT;
 	run(&j, threads, n);
 	for (size_t i = 0; i < n; i++)
 		j.npieces += j.files[i].npieces;
@@ -539,7 +605,7 @@ int vgc_write_relations(struct vgc_out *outs, size_t n, const void *key, size_t 
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < j.files[i].npieces; k++)
 			j.pieces[j.npieces++] = &j.files[i].pieces[k];
-	j.laying_out = false;
+	j.phase = WRITING;
 	run(&j, threads, j.npieces);
 	int err = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -556,8 +622,12 @@ int vgc_write_relations(struct vgc_out *outs, size_t n, const void *key, size_t 
 			free(f->cols[c].bytes_form);
 		free(f->cols);
 		free(f->pieces);
+		for (size_t k = 0; k < f->ntparts; k++)
+			free(f->tparts[k].texts);
+		free(f->tparts);
 	}
 	free(j.pieces);
+	free(j.tparts);
 	free(j.files);
 	errno = err;
 	return err ? -1 : 0;
