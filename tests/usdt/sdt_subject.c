@@ -13,7 +13,9 @@
  * handler, which must still run while vigil's is installed). SDT_PACE_US=U: sleep U µs
  * per round; SIGUSR1 ends the loop (run-time switching tests). SDT_HOT=K: K more threads
  * run vt:hot as fast as they can (arg1: the thread's number, arg2: its count, rising by
- * one) while sites are switched; each prints "vt.hot K COUNT" at the end. SDT_LOG: a
+ * one) while sites are switched; each prints "vt.hot K COUNT" at the end. SDT_MASKER: one
+ * more thread blocks every signal for 4 ms at a time, 1 ms apart (vigil's sweep finds a
+ * thread blocking its signal for a moment, as a new thread does). SDT_LOG: a
  * log line per round on stderr (a recording with log models and probe events). */
 #include <inttypes.h>
 #include <pthread.h>
@@ -168,6 +170,22 @@ static void *hot(void *arg)
 	return NULL;
 }
 
+static void *masker(void *arg)
+{
+	(void)arg;
+	sigset_t all, none;
+	sigfillset(&all);
+	sigemptyset(&none);
+	struct timespec held = {0, 4000000}, apart = {0, 1000000};
+	while (!stop) {
+		pthread_sigmask(SIG_SETMASK, &all, NULL);
+		nanosleep(&held, NULL);
+		pthread_sigmask(SIG_SETMASK, &none, NULL);
+		nanosleep(&apart, NULL);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3;
@@ -184,6 +202,8 @@ int main(int argc, char **argv)
 	pthread_t hots[8];
 	for (long k = 0; k < nhot && k < 8; k++)
 		pthread_create(&hots[k], NULL, hot, (void *)k);
+	pthread_t mask_thread;
+	int masking = getenv("SDT_MASKER") && !pthread_create(&mask_thread, NULL, masker, NULL);
 	for (int i = 0; i < n && !stop; i++) {
 		if (pace)
 			nanosleep(&nap, NULL);
@@ -219,6 +239,8 @@ int main(int argc, char **argv)
 	stop = 1;
 	for (long k = 0; k < nhot && k < 8; k++)
 		pthread_join(hots[k], NULL);
+	if (masking)
+		pthread_join(mask_thread, NULL);
 	if (trap)
 		printf("traps %d\n", (int)traps);
 	return 0;

@@ -732,12 +732,13 @@ def check_probes(tmp):
 
 def check_threads(tmp):
     """Sites switched on and off over and over while two threads run through vt:hot as fast
-    as they can (so some are stopped inside the bytes the jump displaces): the program
-    runs on, and each thread's recorded counts rise by one within each window, as it
-    counted them."""
+    as they can (so some are stopped inside the bytes the jump displaces), and a third
+    blocks every signal most of the time (SDT_MASKER: the sweep waits for it, each site
+    still takes the jump): the program runs on, and each thread's recorded counts rise by
+    one within each window, as it counted them."""
     exe = builds(tmp)["gcc-O2"]
     trace = os.path.join(tmp, "t")
-    env = dict(os.environ, SDT_PACE_US="1000", SDT_HOT="2")
+    env = dict(os.environ, SDT_PACE_US="1000", SDT_HOT="2", SDT_MASKER="1")
     rec = subprocess.Popen([VIGIL, "record", "-q", "--listen", "-o", trace, "--", exe,
                             "100000000"], stdout=subprocess.PIPE, text=True, env=env)
     lines = []
