@@ -141,7 +141,7 @@ struct fjob {
 	uint64_t end; /* after the last column */
 	struct piece *pieces;
 	size_t npieces;
-	struct tpart *tparts; /* collected on the threads before the layout */
+	const struct tpart *tparts; /* its text parts (the writer's), collected before the layout */
 	size_t ntparts;
 };
 
@@ -192,24 +192,24 @@ static void text_note(struct textmap *m, const char ***list, size_t *n, size_t *
 	(*list)[(*n)++] = s;
 }
 
-/* The file's text columns cut into parts, whose texts the threads collect. */
-static void plan_text_parts(struct fjob *f)
+/* File f's text columns cut into parts, added to `parts`, whose texts the threads
+ * collect; f->ntparts of them. */
+static void plan_text_parts(struct fjob *f, struct tpart **parts, size_t *n, size_t *cap)
 {
 	const struct vgq_relation *r = f->r;
-	size_t cap = 0;
 	for (size_t a = 0; a < r->nattrs; a++) {
 		enum vgq_type t = r->attrs[a].type;
 		if (t != VGQ_STRING && t != VGQ_ENTITY)
 			continue;
 		for (size_t t0 = 0; t0 < r->ntuples; t0 += TEXT_PART_TUPLES) {
-			if (f->ntparts == cap) {
-				cap = cap ? 2 * cap : 8;
-				f->tparts = vgq_xrealloc(f->tparts, cap, sizeof *f->tparts);
+			if (*n == *cap) {
+				*cap = *cap ? 2 * *cap : 8;
+				*parts = vgq_xrealloc(*parts, *cap, sizeof **parts);
 			}
 			size_t t1 =
 			    r->ntuples - t0 > TEXT_PART_TUPLES ? t0 + TEXT_PART_TUPLES : r->ntuples;
-			f->tparts[f->ntparts++] =
-			    (struct tpart){.f = f, .attr = a, .t0 = t0, .t1 = t1};
+			(*parts)[(*n)++] = (struct tpart){.f = f, .attr = a, .t0 = t0, .t1 = t1};
+			f->ntparts++;
 		}
 	}
 }
@@ -504,7 +504,7 @@ struct wjob {
 	size_t nfiles;
 	struct piece **pieces; /* every file's, largest files first */
 	size_t npieces;
-	struct tpart **tparts; /* every file's */
+	struct tpart *tparts; /* every file's, file after file */
 	size_t ntparts;
 	size_t next; /* atomic: the next text part, then file to lay out, then piece */
 	enum { COLLECTING, LAYING_OUT, WRITING } phase;
@@ -546,7 +546,7 @@ static void work(void *arg, unsigned worker)
 		if (j->phase == COLLECTING) {
 			if (i >= j->ntparts)
 				break;
-			collect_texts(j->tparts[i]);
+			collect_texts(&j->tparts[i]);
 		} else if (j->phase == LAYING_OUT) {
 			if (i >= j->nfiles)
 				break;
@@ -585,15 +585,11 @@ int vgc_write_relations(struct vgc_out *outs, size_t n, const void *key, size_t 
 		j.files[i] = (struct fjob){.out = &outs[i], .r = outs[i].rel, .fd = -1};
 	}
 	qsort(j.files, n, sizeof *j.files, by_size); /* the largest laid out first */
-	for (size_t i = 0; i < n; i++) {
-		plan_text_parts(&j.files[i]);
-		j.ntparts += j.files[i].ntparts;
-	}
-	j.tparts = vgq_xcalloc(j.ntparts ? j.ntparts : 1, sizeof *j.tparts);
-	j.ntparts = 0;
+	size_t captparts = 0;
 	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < j.files[i].ntparts; k++)
-			j.tparts[j.ntparts++] = &j.files[i].tparts[k];
+		plan_text_parts(&j.files[i], &j.tparts, &j.ntparts, &captparts);
+	for (size_t i = 0, at = 0; i < n; at += j.files[i++].ntparts)
+		j.files[i].tparts = j.tparts + at;
 	j.phase = COLLECTING;
 	run(&j, threads, j.ntparts);
 	j.phase = LAYING_OUT;
@@ -622,10 +618,9 @@ int vgc_write_relations(struct vgc_out *outs, size_t n, const void *key, size_t 
 			free(f->cols[c].bytes_form);
 		free(f->cols);
 		free(f->pieces);
-		for (size_t k = 0; k < f->ntparts; k++)
-			free(f->tparts[k].texts);
-		free(f->tparts);
 	}
+	for (size_t k = 0; k < j.ntparts; k++)
+		free(j.tparts[k].texts);
 	free(j.pieces);
 	free(j.tparts);
 	free(j.files);
