@@ -134,9 +134,12 @@ struct sbuild {
 	unsigned nworkers;
 	/* the merge: jobs (slot, column) taken by the threads */
 	uint32_t **merge_order; /* by piece slot: the unit of each tuple, in merged order */
-	size_t **merge_len;     /* by piece slot: each unit's tuples */
-	size_t *merge_n;        /* by piece slot: all tuples */
-	size_t *host;           /* by piece slot: the unit whose piece takes them, or SIZE_MAX */
+	/* by piece slot whose tuples are of one or two streams (a host): a bit a tuple in
+	 * merged order, set when it is the second stream's (4 bytes a tuple fewer) */
+	uint64_t **merge_bits;
+	size_t **merge_len; /* by piece slot: each unit's tuples */
+	size_t *merge_n;    /* by piece slot: all tuples */
+	size_t *host;       /* by piece slot: the unit whose piece takes them, or SIZE_MAX */
 	size_t next_job;
 	size_t next_order;
 	uint32_t **mark_order; /* by piece slot (interval relations'): the unit of each mark */
@@ -651,11 +654,11 @@ static void copy_units(const struct seq *q, size_t from, size_t to, uint32_t *ou
  * the t-th item. With the items in units of one or two streams, part `part` of `nparts`
  * of it (its share of out, found by merge_split: the parts may be made on threads at
  * once); else, for part 0, all of it by a small heap of units, as trace/merge.c. */
-static void merge_order(const struct sbuild *p, int64_t *const *keys, const size_t *lens,
-                        uint32_t *out, size_t part, size_t nparts)
+/* The streams holding items (lens[u] a unit), the first two as sequences in q: how
+ * many (3: more than two). */
+static size_t busy_streams(const struct sbuild *p, int64_t *const *keys, const size_t *lens,
+                           struct seq q[2])
 {
-	size_t n = p->nunits;
-	struct seq q[2];
 	size_t nbusy = 0;
 	for (size_t st = 0; st < p->nstreams && nbusy <= 2; st++) {
 		struct seq one = {keys, lens, p->first_unit[st], p->first_unit[st + 1], 0};
@@ -664,6 +667,46 @@ static void merge_order(const struct sbuild *p, int64_t *const *keys, const size
 		if (one.n && nbusy++ < 2)
 			q[nbusy - 1] = one;
 	}
+	return nbusy;
+}
+
+/* The two-way merge of the items of one or two streams as bits (out: set where an item
+ * is the second stream's), part `part` of `nparts`: its share cut at multiples of 64, so
+ * that each part writes whole words of the zeroed `out`. */
+static void merge_bits(const struct sbuild *p, int64_t *const *keys, const size_t *lens,
+                       uint64_t *out, size_t part, size_t nparts)
+{
+	struct seq q[2], none = {keys, lens, 0, 1, 0};
+	size_t nbusy = busy_streams(p, keys, lens, q);
+	const struct seq *x = nbusy ? &q[0] : &none, *y = nbusy > 1 ? &q[1] : &none;
+	size_t n = x->n + y->n;
+	size_t t = n * part / nparts / 64 * 64,
+	       end = part + 1 == nparts ? n : n * (part + 1) / nparts / 64 * 64;
+	size_t i = merge_split(x, y, t), j = t - i;
+	size_t iend = merge_split(x, y, end), jend = end - iend;
+	struct walk a = {x, 0, 0}, b = {y, 0, 0};
+	if (i < iend && j < jend) {
+		seq_find(x, i, &a.u, &a.at);
+		seq_find(y, j, &b.u, &b.at);
+	}
+	for (; i < iend && j < jend; t++) {
+		walk_settle(&a);
+		walk_settle(&b);
+		if (keys[b.u][b.at] < keys[a.u][a.at]) /* the first stream's first on ties */
+			out[t >> 6] |= (uint64_t)1 << (t & 63), b.at++, j++;
+		else
+			a.at++, i++;
+	}
+	for (; j < jend; j++, t++) /* the rest the second stream's (else the first's: 0) */
+		out[t >> 6] |= (uint64_t)1 << (t & 63);
+}
+
+static void merge_order(const struct sbuild *p, int64_t *const *keys, const size_t *lens,
+                        uint32_t *out, size_t part, size_t nparts)
+{
+	size_t n = p->nunits;
+	struct seq q[2];
+	size_t nbusy = busy_streams(p, keys, lens, q);
 	if (nbusy <= 2) { /* one or two streams: a plain two-way merge (q[0]'s first on ties) */
 		struct seq none = {keys, lens, 0, 1, 0};
 		const struct seq *x = nbusy ? &q[0] : &none, *y = nbusy > 1 ? &q[1] : &none;
@@ -805,76 +848,139 @@ static void repoint(const struct sbuild *p, const struct repoint_job *job)
 	free(memo);
 }
 
-/* Column c of every unit's piece of slot j, as words (the caller frees the array). */
-static const uint64_t **column_words(const struct sbuild *p, size_t j, long c)
-{
-	const uint64_t **w = vgq_xcalloc(p->nunits + 1, sizeof *w);
-	for (size_t s = 0; s < p->nunits; s++)
-		w[s] = column(p->done[s].piece[j], c);
-	return w;
-}
-
-/* gather() for a column of 8-byte values: the same order and direction, word by word. */
-static void gather_words(const struct sbuild *p, size_t j, uint64_t *dst, const uint64_t **src,
-                         size_t host)
-{
-	size_t n = p->merge_n[j];
-	const uint32_t *order = p->merge_order[j];
-	if (host == SIZE_MAX) {
-		for (size_t t = 0; t < n; t++)
-			dst[t] = *src[order[t]]++;
-	} else { /* from the end backwards: the host's values move up, never over unread ones */
-		for (size_t s = 0; s < p->nunits; s++)
-			src[s] += p->merge_len[j][s];
-		src[host] = dst + p->merge_len[j][host];
-		for (size_t t = n; t-- > 0;)
-			dst[t] = *--src[order[t]];
-	}
-	free(src);
-}
-
 /* Where slot j's tuples are gathered: its host piece, or the relation itself. */
 static struct vgq_relation *merged(const struct sbuild *p, size_t j)
 {
 	return p->host[j] == SIZE_MAX ? p->pslot[j]->rel : p->done[p->host[j]].piece[j];
 }
 
-/* Gathers column c of piece slot j from every stream's piece in merged order: into the
- * relation's own column, or, when the slot has a host (one or two streams made tuples),
- * into the host piece's column grown to hold them all, from its end backwards (a value
- * is written at or after where it is read, so nothing is overwritten before it is read;
- * fewer fresh pages to fault and clear, the dearest part of the merge). */
-static void gather(struct sbuild *p, size_t j, long c)
+/* Gathers column c of slot j from every unit's piece in merged order (the units of more
+ * than two streams) into the relation's own column. */
+static void gather_units(struct sbuild *p, size_t j, long c)
 {
-	size_t host = p->host[j];
 	struct vgq_relation *r = merged(p, j);
 	size_t size = column_size(r, c), n = p->merge_n[j];
 	char *dst = column(r, c);
 	const uint32_t *order = p->merge_order[j];
 	const char **src = vgq_xcalloc(p->nunits + 1, sizeof *src);
-	/* most columns (texts too, repointed before): a word a value, no call per value */
-	if (size == 8) {
-		gather_words(p, j, (uint64_t *)(void *)dst, column_words(p, j, c), host);
-	} else if (host == SIZE_MAX) {
-		for (size_t s = 0; s < p->nunits; s++)
-			src[s] = column(p->done[s].piece[j], c);
+	for (size_t s = 0; s < p->nunits; s++)
+		src[s] = column(p->done[s].piece[j], c);
+	if (size == 8) { /* most columns (texts too, repointed before): a word a value */
+		uint64_t *d = (uint64_t *)(void *)dst;
+		const uint64_t **w = (const uint64_t **)(void *)src;
+		for (size_t t = 0; t < n; t++)
+			d[t] = *w[order[t]]++;
+	} else {
 		for (size_t t = 0; t < n; t++) {
-			uint32_t s = order[t];
-			memcpy(dst + t * size, src[s], size);
-			src[s] += size;
-		}
-	} else { /* src[s]: past the stream's last value */
-		for (size_t s = 0; s < p->nunits; s++)
-			src[s] = (const char *)column(p->done[s].piece[j], c) +
-			         p->merge_len[j][s] * size;
-		src[host] = dst + p->merge_len[j][host] * size;
-		for (size_t t = n; t-- > 0;) {
-			uint32_t s = order[t];
-			src[s] -= size;
-			memmove(dst + t * size, src[s], size);
+			memcpy(dst + t * size, src[order[t]], size);
+			src[order[t]] += size;
 		}
 	}
 	free(src);
+}
+
+/* One stream's units in a two-stream gather, walked from the end: the unit read, the
+ * start of its column and the end of what is left of it (the host's column is the
+ * destination: its values only move up, a value written at or after where it is read). */
+struct side {
+	size_t u0, u;
+	const char *base, *at;
+};
+
+static void side_unit(const struct sbuild *p, size_t j, long c, size_t size, struct side *sd,
+                      size_t u)
+{
+	sd->u = u;
+	sd->base = column(p->done[u].piece[j], c);
+	sd->at = sd->base + p->merge_len[j][u] * size;
+}
+
+/* The side at a unit with values left; false when the stream has none left. */
+static bool side_settle(const struct sbuild *p, size_t j, long c, size_t size, struct side *sd)
+{
+	while (sd->at == sd->base) {
+		if (!sd->base || sd->u == sd->u0)
+			return false;
+		side_unit(p, j, c, size, sd, sd->u - 1);
+	}
+	return true;
+}
+
+/* The last values of one side, all of the rest: dst[0, t) (memmove: the host's move up). */
+static void gather_rest(const struct sbuild *p, size_t j, long c, size_t size, char *dst,
+                        struct side *sd, size_t t)
+{
+	while (t && side_settle(p, j, c, size, sd)) {
+		size_t k = (size_t)(sd->at - sd->base) / size;
+		k = k < t ? k : t;
+		sd->at -= k * size;
+		t -= k;
+		if (sd->at != dst + t * size)
+			memmove(dst + t * size, sd->at, k * size);
+	}
+}
+
+/* Gathers column c of slot j, whose tuples are of one or two streams, into the host
+ * piece's column grown to hold them all (fewer fresh pages to fault and clear than a new
+ * one), from its end backwards by the merge's bits: in stretches where neither stream's
+ * unit runs out, each value chosen between the two streams' next without a branch. */
+static void gather_two(struct sbuild *p, size_t j, long c)
+{
+	struct vgq_relation *r = merged(p, j);
+	size_t size = column_size(r, c), t = p->merge_n[j];
+	char *dst = column(r, c);
+	const uint64_t *bits = p->merge_bits[j];
+	struct side sd[2] = {{0}, {0}}; /* a stream without tuples: no base, spent */
+	for (size_t st = 0, ns = 0; st < p->nstreams && ns < 2; st++) {
+		size_t u0 = p->first_unit[st], u1 = p->first_unit[st + 1], n = 0;
+		for (size_t u = u0; u < u1; u++)
+			n += p->merge_len[j][u];
+		if (n) {
+			sd[ns].u0 = u0;
+			side_unit(p, j, c, size, &sd[ns++], u1 - 1);
+		}
+	}
+	while (t) {
+		bool x = side_settle(p, j, c, size, &sd[0]), y = side_settle(p, j, c, size, &sd[1]);
+		if (!x || !y) { /* the rest is one stream's, in its order */
+			gather_rest(p, j, c, size, dst, &sd[x ? 0 : 1], t);
+			return;
+		}
+		size_t kx = (size_t)(sd[0].at - sd[0].base) / size,
+		       ky = (size_t)(sd[1].at - sd[1].base) / size;
+		size_t stretch = kx < ky ? kx : ky;
+		stretch = stretch < t ? stretch : t;
+		if (size == 8) { /* most columns (texts too, repointed before): words */
+			const uint64_t *xa = (const uint64_t *)(const void *)sd[0].at,
+			               *ya = (const uint64_t *)(const void *)sd[1].at;
+			uint64_t *d = (uint64_t *)(void *)dst;
+			for (size_t i = 0; i < stretch; i++) {
+				t--;
+				uint64_t b = bits[t >> 6] >> (t & 63) & 1;
+				uint64_t vx = xa[-1], vy = ya[-1];
+				d[t] = b ? vy : vx;
+				ya -= b;
+				xa -= b ^ 1;
+			}
+			sd[0].at = (const char *)xa;
+			sd[1].at = (const char *)ya;
+		} else {
+			for (size_t i = 0; i < stretch; i++) {
+				t--;
+				struct side *from = &sd[bits[t >> 6] >> (t & 63) & 1];
+				from->at -= size;
+				memmove(dst + t * size, from->at, size);
+			}
+		}
+	}
+}
+
+static void gather(struct sbuild *p, size_t j, long c)
+{
+	if (p->merge_bits[j])
+		gather_two(p, j, c);
+	else
+		gather_units(p, j, c);
 }
 
 /* Column c of slot j's pieces, but the host's, freed once gathered: the merge then holds
@@ -956,7 +1062,10 @@ static void *order_main(void *arg)
 		if (job >= p->npieces * nparts) {              /* the tuples */
 			for (size_t s = 0; s < p->nunits; s++) /* no marker: the time recorded */
 				keys[s] = p->done[s].piece[j]->from;
-			if (p->merge_n[j])
+			if (p->merge_bits[j])
+				merge_bits(p, keys, p->merge_len[j], p->merge_bits[j], part,
+				           nparts);
+			else if (p->merge_n[j])
 				merge_order(p, keys, p->merge_len[j], p->merge_order[j], part,
 				            nparts);
 		} else if (p->mark_order[j]) {
@@ -975,6 +1084,7 @@ static void *order_main(void *arg)
 static void merge_pieces(struct sbuild *p)
 {
 	p->merge_order = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_order);
+	p->merge_bits = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_bits);
 	p->merge_len = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_len);
 	p->merge_n = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_n);
 	p->host = vgq_xcalloc(p->npieces + 1, sizeof *p->host);
@@ -995,7 +1105,10 @@ static void merge_pieces(struct sbuild *p)
 		p->host[j] = busy && busy <= 2 ? largest : SIZE_MAX;
 		if (!n)
 			continue;
-		p->merge_order[j] = vgq_xrealloc(NULL, n, sizeof *p->merge_order[j]);
+		if (p->host[j] == SIZE_MAX)
+			p->merge_order[j] = vgq_xrealloc(NULL, n, sizeof *p->merge_order[j]);
+		else
+			p->merge_bits[j] = vgq_xcalloc((n + 63) / 64, sizeof *p->merge_bits[j]);
 	}
 	void **args = vgq_xcalloc(p->nworkers, sizeof *args);
 	for (unsigned k = 0; k < p->nworkers; k++)
@@ -1019,6 +1132,7 @@ static void merge_pieces(struct sbuild *p)
 		if (p->host[j] != SIZE_MAX && p->merge_n[j])
 			vgq_relation_take_columns(p->pslot[j]->rel, p->done[p->host[j]].piece[j]);
 		free(p->merge_order[j]);
+		free(p->merge_bits[j]);
 		free(p->merge_len[j]);
 		/* the pieces are merged: their memory free for the pairing */
 		for (size_t s = 0; s < p->nunits; s++) {
@@ -1027,6 +1141,7 @@ static void merge_pieces(struct sbuild *p)
 		}
 	}
 	free(p->merge_order);
+	free(p->merge_bits);
 	free(p->merge_len);
 	free(p->merge_n);
 	free(p->host);

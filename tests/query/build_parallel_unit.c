@@ -3,7 +3,8 @@
  * byte (tests/unit/reader_tracegen.h) of two images with three streams each (and one of
  * one image with two: the stream-by-stream build's two-way merges), intervals
  * begun on one stream and ended on another, states, entities named and renamed, entity
- * references, texts shared between relations built by different threads, equal times
+ * references, texts shared between relations built by different threads, marks carrying
+ * bytes (the merge's gathers of 16-byte values), equal times
  * across streams, many packets; large enough that the threads share the work, and a
  * small one (less than one batch). Every text value must also be the database's one copy
  * of it (queries compare texts by pointer). And a database of only the relations a
@@ -82,8 +83,9 @@ static struct tg_image *declare(const char *root, const char *name)
 {
 	struct tg_image *img = tg_image_new(root, name, NULL);
 	/* an end's text: packed and unpacked for the stream build's pairing */
+	/* a mark's bytes: the stream build's gathers move 16-byte values too */
 	jt_declare(img, "uint32_t job; string kind;", "uint32_t job; uint32_t status; string note;",
-	           "uint32_t n; string label;");
+	           "uint32_t n; string label; uint32_t _blob_len; uint8_t blob[_blob_len];");
 	tg_declare(img, "st", STATE,
 	           "vigil:kind=state;flag=sensor;traced;relation=ProcessState;target=process;"
 	           "ref.process=Process",
@@ -105,10 +107,17 @@ static void write_event(struct tg_stream *s, const struct ev *e)
 	tg_event(s, e->id, e->ts);
 	switch (e->id) {
 	case JOB_BEGIN:
-	case MARK:
 		tg_u32(s, e->a);
 		tg_str(s, e->word);
 		break;
+	case MARK: {
+		uint8_t blob[4] = {(uint8_t)e->a, (uint8_t)(e->a >> 8), (uint8_t)(e->a >> 16),
+		                   (uint8_t)(e->a >> 24)};
+		tg_u32(s, e->a);
+		tg_str(s, e->word);
+		tg_bytes(s, blob, e->a % 5);
+		break;
+	}
 	case JOB_END:
 		tg_u32(s, e->a);
 		tg_u32(s, e->b);
@@ -260,7 +269,9 @@ static void dump_relation(FILE *f, const struct vgq_database *db, const struct v
 				text_value(f, db, c->s[t]);
 				break;
 			case VGQ_BYTES:
-				fprintf(f, " b%zu", c->b[t].len);
+				fprintf(f, " b%zu:", c->b[t].len);
+				for (size_t k = 0; k < c->b[t].len; k++)
+					fprintf(f, "%02x", c->b[t].ptr[k]);
 				break;
 			case VGQ_ENTITY:
 				fprintf(f, " %" PRIu64 ".%" PRIu64 "@%u", c->r[t].id,
