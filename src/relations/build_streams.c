@@ -650,10 +650,6 @@ static void copy_units(const struct seq *q, size_t from, size_t to, uint32_t *ou
 	}
 }
 
-/* The merged order of the units' sequences of keys (lens[u] each): out[t] is the unit of
- * the t-th item. With the items in units of one or two streams, part `part` of `nparts`
- * of it (its share of out, found by merge_split: the parts may be made on threads at
- * once); else, for part 0, all of it by a small heap of units, as trace/merge.c. */
 /* The streams holding items (lens[u] a unit), the first two as sequences in q: how
  * many (3: more than two). */
 static size_t busy_streams(const struct sbuild *p, int64_t *const *keys, const size_t *lens,
@@ -670,66 +666,89 @@ static size_t busy_streams(const struct sbuild *p, int64_t *const *keys, const s
 	return nbusy;
 }
 
+/* One part of the two-way merge of the first two busy streams (x's first on equal
+ * keys): items [t, end) of it, x's [i, iend) and y's [j, jend), walked by a and b. */
+struct two_way {
+	struct seq q[2], none;
+	const struct seq *x, *y;
+	size_t t, end, i, iend, j, jend;
+	struct walk a, b;
+};
+
+/* Part `part` of `nparts` of the merge (found by merge_split: the parts may be made on
+ * threads at once), its bounds cut at multiples of `align`; false: more than two streams
+ * hold items. */
+static bool two_way_part(const struct sbuild *p, int64_t *const *keys, const size_t *lens,
+                         size_t part, size_t nparts, size_t align, struct two_way *m)
+{
+	m->none = (struct seq){keys, lens, 0, 1, 0};
+	size_t nbusy = busy_streams(p, keys, lens, m->q);
+	if (nbusy > 2)
+		return false;
+	m->x = nbusy ? &m->q[0] : &m->none;
+	m->y = nbusy > 1 ? &m->q[1] : &m->none;
+	size_t n = m->x->n + m->y->n;
+	m->t = n * part / nparts / align * align;
+	m->end = part + 1 == nparts ? n : n * (part + 1) / nparts / align * align;
+	m->i = merge_split(m->x, m->y, m->t), m->j = m->t - m->i;
+	m->iend = merge_split(m->x, m->y, m->end), m->jend = m->end - m->iend;
+	m->a = (struct walk){m->x, 0, 0}, m->b = (struct walk){m->y, 0, 0};
+	if (m->i < m->iend && m->j < m->jend) {
+		seq_find(m->x, m->i, &m->a.u, &m->a.at);
+		seq_find(m->y, m->j, &m->b.u, &m->b.at);
+	}
+	return true;
+}
+
+/* The next item of the part (both streams have items left): true if it is y's. */
+static bool two_way_next(struct two_way *m, int64_t *const *keys)
+{
+	walk_settle(&m->a);
+	walk_settle(&m->b);
+	bool from_y = keys[m->b.u][m->b.at] < keys[m->a.u][m->a.at];
+	if (from_y)
+		m->b.at++, m->j++;
+	else
+		m->a.at++, m->i++;
+	return from_y;
+}
+
 /* The two-way merge of the items of one or two streams as bits (out: set where an item
  * is the second stream's), part `part` of `nparts`: its share cut at multiples of 64, so
  * that each part writes whole words of the zeroed `out`. */
 static void merge_bits(const struct sbuild *p, int64_t *const *keys, const size_t *lens,
                        uint64_t *out, size_t part, size_t nparts)
 {
-	struct seq q[2], none = {keys, lens, 0, 1, 0};
-	size_t nbusy = busy_streams(p, keys, lens, q);
-	const struct seq *x = nbusy ? &q[0] : &none, *y = nbusy > 1 ? &q[1] : &none;
-	size_t n = x->n + y->n;
-	size_t t = n * part / nparts / 64 * 64,
-	       end = part + 1 == nparts ? n : n * (part + 1) / nparts / 64 * 64;
-	size_t i = merge_split(x, y, t), j = t - i;
-	size_t iend = merge_split(x, y, end), jend = end - iend;
-	struct walk a = {x, 0, 0}, b = {y, 0, 0};
-	if (i < iend && j < jend) {
-		seq_find(x, i, &a.u, &a.at);
-		seq_find(y, j, &b.u, &b.at);
-	}
-	for (; i < iend && j < jend; t++) {
-		walk_settle(&a);
-		walk_settle(&b);
-		if (keys[b.u][b.at] < keys[a.u][a.at]) /* the first stream's first on ties */
-			out[t >> 6] |= (uint64_t)1 << (t & 63), b.at++, j++;
-		else
-			a.at++, i++;
-	}
-	for (; j < jend; j++, t++) /* the rest the second stream's (else the first's: 0) */
+	struct two_way m;
+	if (!two_way_part(p, keys, lens, part, nparts, 64, &m))
+		return; /* a host's slot: never */
+	size_t t = m.t;
+	for (; m.i < m.iend && m.j < m.jend; t++)
+		if (two_way_next(&m, keys))
+			out[t >> 6] |= (uint64_t)1 << (t & 63);
+	for (; m.j < m.jend; m.j++, t++) /* the rest the second stream's (else the first's: 0) */
 		out[t >> 6] |= (uint64_t)1 << (t & 63);
 }
 
+/* The merged order of the units' sequences of keys (lens[u] each): out[t] is the unit of
+ * the t-th item. With the items in units of one or two streams, part `part` of `nparts`
+ * of it (two_way_part); else, for part 0, all of it by a small heap of units, as
+ * trace/merge.c. */
 static void merge_order(const struct sbuild *p, int64_t *const *keys, const size_t *lens,
                         uint32_t *out, size_t part, size_t nparts)
 {
 	size_t n = p->nunits;
-	struct seq q[2];
-	size_t nbusy = busy_streams(p, keys, lens, q);
-	if (nbusy <= 2) { /* one or two streams: a plain two-way merge (q[0]'s first on ties) */
-		struct seq none = {keys, lens, 0, 1, 0};
-		const struct seq *x = nbusy ? &q[0] : &none, *y = nbusy > 1 ? &q[1] : &none;
-		size_t t = (x->n + y->n) * part / nparts, end = (x->n + y->n) * (part + 1) / nparts;
-		size_t i = merge_split(x, y, t), j = t - i;
-		size_t iend = merge_split(x, y, end), jend = end - iend;
-		struct walk a = {x, 0, 0}, b = {y, 0, 0};
-		if (i < iend && j < jend) {
-			seq_find(x, i, &a.u, &a.at);
-			seq_find(y, j, &b.u, &b.at);
+	struct two_way m;
+	if (two_way_part(p, keys, lens, part, nparts, 1, &m)) {
+		size_t t = m.t;
+		while (m.i < m.iend && m.j < m.jend) {
+			struct walk *w = two_way_next(&m, keys) ? &m.b : &m.a;
+			out[t++] = (uint32_t)w->u; /* the unit it was taken from (at is past it) */
 		}
-		while (i < iend && j < jend) {
-			walk_settle(&a);
-			walk_settle(&b);
-			if (keys[b.u][b.at] < keys[a.u][a.at])
-				out[t++] = (uint32_t)b.u, b.at++, j++;
-			else
-				out[t++] = (uint32_t)a.u, a.at++, i++;
-		}
-		if (i < iend)
-			copy_units(x, i, iend, out + t);
-		else if (j < jend)
-			copy_units(y, j, jend, out + t);
+		if (m.i < m.iend)
+			copy_units(m.x, m.i, m.iend, out + t);
+		else if (m.j < m.jend)
+			copy_units(m.y, m.j, m.jend, out + t);
 		return;
 	}
 	if (part)

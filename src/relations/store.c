@@ -107,10 +107,16 @@ static void resize_all(struct vgq_relation *r, size_t old, size_t cap)
 		resize(r, column_ptr(&r->cols[a]), value_size(r->attrs[a].type), old, cap);
 }
 
+/* The capacity column col of r holds (0: none yet). */
+static size_t held_by(const struct vgq_relation *r, const void *col)
+{
+	return col ? capacity(r->ntuples ? r->ntuples : 1) : 0;
+}
+
 /* The capacity of r's columns (0: none yet). */
 static size_t held(const struct vgq_relation *r)
 {
-	return r->from ? capacity(r->ntuples ? r->ntuples : 1) : 0;
+	return held_by(r, r->from);
 }
 
 size_t vgq_relation_append(struct vgq_relation *r, int64_t from)
@@ -160,12 +166,6 @@ void vgq_relation_reserve(struct vgq_relation *r, size_t n)
 {
 	resize_all(r, held(r), capacity(n ? n : 1));
 	r->ntuples = n;
-}
-
-/* The capacity column col of r holds (0: none yet). */
-static size_t held_by(const struct vgq_relation *r, const void *col)
-{
-	return col ? capacity(r->ntuples ? r->ntuples : 1) : 0;
 }
 
 void vgq_relation_reserve_column(struct vgq_relation *r, long c, size_t n)

@@ -500,9 +500,11 @@ static int sweep_threads(struct vg_usdt_site **sites, size_t n, int strict, char
 		 * start has set its mask, one inside fork or a handler): looked at again for
 		 * up to 50 ms before the sweep is given up for it. */
 		struct timespec ms = {0, 1000000};
-		for (int again = 0; strict && blocked && !ours && again < 50; again++)
-			if (nanosleep(&ms, NULL), thread_state(tid, &blocked, &ours) < 0)
-				break;
+		for (int again = 0; strict && blocked && !ours && again < 50; again++) {
+			nanosleep(&ms, NULL);
+			if (thread_state(tid, &blocked, &ours) < 0)
+				break; /* gone: blocked is 0, its signal then finds no thread */
+		}
 		if (blocked) {
 			if (strict && !ours) {
 				snprintf(why, whysize, "thread %d blocks SIGTRAP", (int)tid);
