@@ -144,6 +144,7 @@ struct vgq_database *vgq_database_build_opts(struct vgt_trace *t, const struct v
 	struct builder b;
 	vgq_build_init(&b, t);
 	b.ends_without_begin = o && o->ends_without_begin;
+	b.defer_merge = o && o->defer_merge;
 	b.end_since = o ? o->end_since : NULL;
 	b.end_since_arg = o ? o->keep_arg : NULL;
 	vgq_build_schema(&b, t);

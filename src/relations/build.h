@@ -79,6 +79,7 @@ struct builder {
 	uint32_t last_image_index;
 	uint32_t last_process_index; /* its process's first image (process_index()) */
 	bool ends_without_begin;     /* vgq_build_options */
+	bool defer_merge;            /* vgq_build_options */
 	int64_t (*end_since)(void *arg, const struct vgt_event *ev);
 	void *end_since_arg;
 	char **warnings; /* vgq_build_warn; handed to the database */

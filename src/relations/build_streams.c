@@ -4,7 +4,9 @@
  * stream, and the pieces are merged afterwards by (recorded time, stream index): the
  * order vgt_source_next gives the events, so the relations are those of the one-threaded
  * pass, byte for byte. The merge is a gather per column, the columns shared out among
- * the threads.
+ * the threads; an event relation of a build for the relations cache (defer_merge) is
+ * not gathered here but left in its pieces with its merged order, for the cache's
+ * writer to gather straight into its file (unmerged.h).
  *
  * A stream whose packet summary says it was read cleanly before is cut into ranges of
  * its packets (trace/stream_split.c), each read on whichever thread is free: a unit of
@@ -35,6 +37,7 @@
 #include "relations/build.h"
 #include "relations/build_phases.h"
 #include "relations/spill.h"
+#include "relations/unmerged.h"
 
 /* An event copied aside for the merged feed; its values index the stream's `values`. */
 struct aside {
@@ -140,6 +143,7 @@ struct sbuild {
 	size_t **merge_len; /* by piece slot: each unit's tuples */
 	size_t *merge_n;    /* by piece slot: all tuples */
 	size_t *host;       /* by piece slot: the unit whose piece takes them, or SIZE_MAX */
+	bool *defer;        /* by piece slot: left unmerged for the cache's writer (unmerged.h) */
 	size_t next_job;
 	size_t next_order;
 	uint32_t **mark_order; /* by piece slot (interval relations'): the unit of each mark */
@@ -1032,7 +1036,7 @@ static void *merge_main(void *arg)
 		}
 		if (j == p->npieces)
 			return NULL;
-		if (p->merge_n[j]) {
+		if (p->merge_n[j] && !p->defer[j]) {
 			pthread_mutex_lock(&p->drop_mu);
 			vgq_relation_reserve_column(merged(p, j), c, p->merge_n[j]);
 			pthread_mutex_unlock(&p->drop_mu);
@@ -1100,6 +1104,36 @@ static void *order_main(void *arg)
 	return NULL;
 }
 
+/* Slot j's relation left unmerged: its pieces and merged order handed to it. */
+static void leave_unmerged(struct sbuild *p, size_t j)
+{
+	struct vgq_unmerged_from f = {.n = p->merge_n[j], .nunits = p->nunits};
+	f.piece = vgq_xcalloc(p->nunits + 1, sizeof *f.piece);
+	for (size_t s = 0; s < p->nunits; s++) {
+		f.piece[s] = p->done[s].piece[j];
+		p->done[s].piece[j] = NULL;
+	}
+	if (p->merge_bits[j]) { /* the first two streams holding tuples: the bits' sides */
+		size_t *u[2][2] = {{&f.a0, &f.a1}, {&f.b0, &f.b1}}, ns = 0;
+		for (size_t st = 0; st < p->nstreams && ns < 2; st++) {
+			size_t u0 = p->first_unit[st], u1 = p->first_unit[st + 1], n = 0;
+			for (size_t k = u0; k < u1; k++)
+				n += p->merge_len[j][k];
+			if (n) {
+				*u[ns][0] = u0;
+				*u[ns++][1] = u1;
+			}
+		}
+		f.bits = p->merge_bits[j];
+		p->merge_bits[j] = NULL;
+	} else {
+		f.order = p->merge_order[j];
+		p->merge_order[j] = NULL;
+	}
+	free(p->merge_len[j]);
+	vgq_unmerged_attach(p->pslot[j]->rel, &f);
+}
+
 static void merge_pieces(struct sbuild *p)
 {
 	p->merge_order = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_order);
@@ -1107,6 +1141,7 @@ static void merge_pieces(struct sbuild *p)
 	p->merge_len = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_len);
 	p->merge_n = vgq_xcalloc(p->npieces + 1, sizeof *p->merge_n);
 	p->host = vgq_xcalloc(p->npieces + 1, sizeof *p->host);
+	p->defer = vgq_xcalloc(p->npieces + 1, sizeof *p->defer);
 	for (size_t j = 0; j < p->npieces; j++) {
 		size_t n = 0, busy = 0, largest = 0, last_busy = SIZE_MAX;
 		size_t *lens = p->merge_len[j] = vgq_xcalloc(p->nunits + 1, sizeof *lens);
@@ -1124,6 +1159,9 @@ static void merge_pieces(struct sbuild *p)
 		p->host[j] = busy && busy <= 2 ? largest : SIZE_MAX;
 		if (!n)
 			continue;
+		/* no pairing to come: the cache's writer gathers it (what it does not take,
+		 * vgq_database_settle) */
+		p->defer[j] = p->main->defer_merge && p->pslot[j]->rel->kind == VGQ_REL_EVENT;
 		if (p->host[j] == SIZE_MAX)
 			p->merge_order[j] = vgq_xrealloc(NULL, n, sizeof *p->merge_order[j]);
 		else
@@ -1146,6 +1184,10 @@ static void merge_pieces(struct sbuild *p)
 	on_threads(p, merge_main, args);
 	free(args);
 	for (size_t j = 0; j < p->npieces; j++) {
+		if (p->defer[j]) {
+			leave_unmerged(p, j);
+			continue;
+		}
 		if (p->merge_n[j])
 			vgq_relation_reserve_rest(merged(p, j), p->merge_n[j]);
 		if (p->host[j] != SIZE_MAX && p->merge_n[j])
@@ -1164,6 +1206,7 @@ static void merge_pieces(struct sbuild *p)
 	free(p->merge_len);
 	free(p->merge_n);
 	free(p->host);
+	free(p->defer);
 }
 
 /* ---- the pairing of intervals ---- */

@@ -21,6 +21,7 @@
 #include "relations/cache_derived.h"
 #include "relations/cache_internal.h"
 #include "relations/derived.h" /* vgq_derived_registered */
+#include "relations/unmerged.h"
 
 #define MIN_EVENTS_DEFAULT 200000u
 
@@ -574,6 +575,34 @@ static bool *adopt_into(struct vgq_database *db, struct found *fd, bool built,
 	return fresh;
 }
 
+/* The relations the build left unmerged (unmerged.h) replaced by their files just written
+ * at `manifest` (mapped as a warm query's, none summed again), or, not written, gathered
+ * into columns of their own. */
+static void settle(struct vgq_database *db, bool written, const char *manifest, const struct key *k,
+                   const struct vgq_cache_request *rq)
+{
+	struct vgc_rfile **files = vgq_xcalloc(db->nrelations + 1, sizeof *files);
+	bool any = false;
+	for (size_t i = 0; written && i < db->nrelations; i++) {
+		const struct vgq_relation *r = db->relations[i];
+		if (!r->unmerged)
+			continue;
+		char path[4096], why[256];
+		vgc_relation_path(manifest, r->name, path, sizeof path);
+		if (vgc_open_relation(path, r->name, k->p, k->n, &files[i], why, sizeof why) !=
+		    VGC_OPENED)
+			continue;
+		vgc_rfile_written(files[i], rq);
+		any = true;
+	}
+	char why[4200];
+	if (any && !vgc_adopt(db, files, why, sizeof why)) /* none put: gathered below */
+		for (size_t i = 0; i < db->nrelations; i++)
+			vgc_rfile_close(files[i]);
+	free(files);
+	vgq_database_settle(db, vgt_decode_threads());
+}
+
 struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_cache_request *rq,
                                          struct vgq_cache_result *res)
 {
@@ -649,17 +678,20 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 		where = NULL;
 		rebuilt = true;
 	}
-	/* build what is missing beside the manifest, else all the request names */
-	struct vgq_build_options missing = {.need = fd.missing, .nneed = fd.nmissing};
+	/* build what is missing beside the manifest, else all the request names; its event
+	 * relations gathered by the cache's writer (settle) */
+	struct vgq_build_options missing = {.need = fd.missing, .nneed = fd.nmissing},
+	                         all = {.defer_merge = true};
+	o.defer_merge = missing.defer_merge = true;
 	struct vgq_database *db = vgq_database_build_opts(t, where      ? &missing
 	                                                     : rq->need ? &o
-	                                                                : NULL);
+	                                                                : &all);
 	bool *fresh = adopt_into(db, &fd, true, rq);
 	if (!fresh) { /* a cached file was wrong: all from the trace */
 		vgq_database_free(db);
 		where = NULL;
 		rebuilt = true;
-		db = vgq_database_build_opts(t, rq->need ? &o : NULL);
+		db = vgq_database_build_opts(t, rq->need ? &o : &all);
 		struct found none = {0};
 		fresh = adopt_into(db, &none, true, rq);
 	}
@@ -675,6 +707,7 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	} else if (k.stable && db->events >= min_events()) {
 		res->written = save(db, fresh, &k, stream_damage, rq->trace_path, res);
 	}
+	settle(db, res->written, res->path, &k, rq);
 	res->write_ns = res->written ? mono_ns() - w0 : 0;
 	/* derived relations beside it, when a query names one */
 	if ((res->written || where) && vgq_derived_registered(0))

@@ -262,6 +262,10 @@ enum vgc_open_status vgc_open_relation(const char *path, const char *name, const
  * False if one differs. */
 struct vgq_cache_request;
 bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq);
+/* The same for a file this process has just written from the relation it is to replace
+ * (vgc_write_relations): its columns are those bytes, so none is summed (nor populated:
+ * the page cache holds them, the query faults in what it reads). */
+void vgc_rfile_written(struct vgc_rfile *f, const struct vgq_cache_request *rq);
 
 /* cache_checked.c: the columns of the relation's file at `rel` (with identity st) an
  * earlier check found whole, as {offset, size, sum}, at most max; 0 if none or no record

@@ -569,6 +569,17 @@ bool vgc_rfile_check(struct vgc_rfile *f, const struct vgq_cache_request *rq)
 	return true;
 }
 
+/* The columns are left to be faulted in as the query reads them: populated here (5 ms for
+ * 174 MB on 2 threads), the pages a selective scan never reads counted in its memory too
+ * (396 MB at most against 240, 10M events), for 2 ms less of scan. */
+void vgc_rfile_written(struct vgc_rfile *f, const struct vgq_cache_request *rq)
+{
+	struct vgq_relation *r = f->rel;
+	for (size_t a = 0; a < r->nattrs; a++)
+		f->ri.checked[a] = wanted(rq, r->attrs[a].name);
+	slice(f, rq);
+}
+
 /* ---- the checked columns made the relation's ---- */
 
 const char *vgc_text_of(const struct vgc_texts *t, uint64_t off)

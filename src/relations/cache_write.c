@@ -4,7 +4,8 @@
  * every column is cut into pieces that the threads convert to the file's form, sum and
  * write where the layout puts them; the directory and header go last, and the temporary
  * file is renamed over the relation's, so a reader sees the old file or the whole new
- * one. */
+ * one. A relation left unmerged by its build (unmerged.h) has each part of each column
+ * gathered from its pieces into the thread's buffer here, just before it is written. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,9 +16,14 @@
 
 #include "common/pool.h"
 #include "relations/cache_internal.h"
+#include "relations/unmerged.h"
 
 #define PIECE_TUPLES ((size_t)1 << 17)     /* times any value size: whole 32-byte rows */
 #define TEXT_PART_TUPLES ((size_t)1 << 18) /* a text column's share, its texts collected */
+/* a thread's buffer: a piece's values in the file's form (an entity's 3 words a value), a
+ * text part's values (an unmerged relation's gathered) */
+#define BUF_WORDS (3 * PIECE_TUPLES)
+_Static_assert(BUF_WORDS >= TEXT_PART_TUPLES, "a text part's values fit the buffer");
 
 /* ---- the file offset of each text a relation names, by its pointer ---- */
 
@@ -214,16 +220,19 @@ static void plan_text_parts(struct fjob *f, struct tpart **parts, size_t *n, siz
 	}
 }
 
-static void collect_texts(struct tpart *tp)
+/* buf: room for a part's values (an unmerged relation's are gathered there). */
+static void collect_texts(struct tpart *tp, uint64_t *buf)
 {
 	const struct vgq_relation *r = tp->f->r;
 	bool entity = r->attrs[tp->attr].type == VGQ_ENTITY;
-	const union vgq_column *c = &r->cols[tp->attr];
+	const struct vgq_ref *refs = entity ? r->cols[tp->attr].r : NULL; /* never unmerged */
+	const char *const *texts =
+	    entity ? NULL : vgq_column_values(r, (long)tp->attr, tp->t0, tp->t1, buf);
 	struct textmap m = {0};
 	const char *seen[256] = {0}; /* noted already, by memo_slot */
 	size_t cap = 0;
 	for (size_t i = tp->t0; i < tp->t1; i++) {
-		const char *s = entity ? c->r[i].name : c->s[i];
+		const char *s = entity ? refs[i].name : texts[i - tp->t0];
 		if (!s || seen[memo_slot(s)] == s)
 			continue;
 		seen[memo_slot(s)] = s;
@@ -262,7 +271,7 @@ static void add_col(struct fjob *f, enum colkind kind, size_t attr, bool present
 
 /* Every column's place, after the head: the texts, then each bytes attribute's values
  * (each padded to 8), so that they lie before their column as the reader requires. */
-static void lay_out(struct fjob *f)
+static void lay_out(struct fjob *f, uint64_t *buf)
 {
 	const struct vgq_relation *r = f->r;
 	size_t n = r->ntuples;
@@ -280,17 +289,23 @@ static void lay_out(struct fjob *f)
 		struct fcol *fc = &f->cols[c];
 		if (fc->kind != C_ATTR || r->attrs[fc->attr].type != VGQ_BYTES)
 			continue;
-		const struct vgq_bytes *b = r->cols[fc->attr].b;
 		fc->bytes_form = vgq_xcalloc(n ? 2 * n : 1, sizeof *fc->bytes_form);
 		fc->blobs_at = f->texts_at + f->nhead;
-		for (size_t i = 0; i < n; i++) {
-			fc->bytes_form[2 * i + 1] = b[i].len;
-			if (!b[i].len)
-				continue;
-			fc->bytes_form[2 * i] = f->texts_at + f->nhead;
-			fc->blobs_sum =
-			    fc->blobs_sum * 0x100000001B3ull + vgc_checksum(b[i].ptr, b[i].len);
-			head_put(f, b[i].ptr, b[i].len);
+		size_t part = BUF_WORDS * sizeof *buf / sizeof(struct vgq_bytes);
+		for (size_t t0 = 0; t0 < n; t0 += part) {
+			size_t t1 = n - t0 > part ? t0 + part : n;
+			const struct vgq_bytes *b =
+			    vgq_column_values(r, (long)fc->attr, t0, t1, buf);
+			for (size_t i = t0; i < t1; i++) {
+				const struct vgq_bytes *v = &b[i - t0];
+				fc->bytes_form[2 * i + 1] = v->len;
+				if (!v->len)
+					continue;
+				fc->bytes_form[2 * i] = f->texts_at + f->nhead;
+				fc->blobs_sum =
+				    fc->blobs_sum * 0x100000001B3ull + vgc_checksum(v->ptr, v->len);
+				head_put(f, v->ptr, v->len);
+			}
 		}
 	}
 	uint64_t pos = f->texts_at + f->nhead;
@@ -326,7 +341,7 @@ static const void *file_form(const struct fjob *f, const struct fcol *fc, size_t
 	const struct vgq_relation *r = f->r;
 	switch (fc->kind) {
 	case C_FROM:
-		return r->from + t0;
+		return vgq_column_values(r, -1, t0, t1, buf);
 	case C_TO:
 		return r->to + t0;
 	case C_OPEN:
@@ -340,8 +355,12 @@ static const void *file_form(const struct fjob *f, const struct fcol *fc, size_t
 	switch (r->attrs[fc->attr].type) {
 	case VGQ_STRING: {
 		struct text_memo *memo = vgq_xcalloc(1, sizeof *memo);
-		for (size_t i = t0; i < t1; i++)
-			buf[i - t0] = c->s[i] ? memo_offset(memo, &f->texts, c->s[i]) : 0;
+		/* made offsets where they lie (an unmerged relation's gathered into buf) */
+		const char *const *s = vgq_column_values(r, (long)fc->attr, t0, t1, buf);
+		for (size_t i = t0; i < t1; i++) {
+			const char *text = s[i - t0];
+			buf[i - t0] = text ? memo_offset(memo, &f->texts, text) : 0;
+		}
 		free(memo);
 		return buf;
 	}
@@ -357,7 +376,7 @@ static const void *file_form(const struct fjob *f, const struct fcol *fc, size_t
 		}
 		return buf;
 	default:
-		return c->i + t0;
+		return vgq_column_values(r, (long)fc->attr, t0, t1, buf);
 	}
 }
 
@@ -512,7 +531,7 @@ struct wjob {
 	size_t keylen;
 };
 
-static void lay_out_file(struct fjob *f)
+static void lay_out_file(struct fjob *f, uint64_t *buf)
 {
 	f->fd = vgc_create_tmp(f->out->path, f->tmp, sizeof f->tmp);
 	if (f->fd < 0) {
@@ -520,7 +539,7 @@ static void lay_out_file(struct fjob *f)
 		return;
 	}
 	gather_texts(f);
-	lay_out(f);
+	lay_out(f, buf);
 	/* The file's blocks taken first (a full disk fails here, not halfway), then its
 	 * pieces written by pwrite, each from the thread's buffer. Written into a shared
 	 * mapping instead (its pages populated first), the page cache's pages were zeroed
@@ -540,17 +559,17 @@ static void work(void *arg, unsigned worker)
 {
 	(void)worker;
 	struct wjob *j = arg;
-	uint64_t *buf = vgq_xcalloc(3 * PIECE_TUPLES, sizeof *buf);
+	uint64_t *buf = vgq_xcalloc(BUF_WORDS, sizeof *buf);
 	for (;;) {
 		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
 		if (j->phase == COLLECTING) {
 			if (i >= j->ntparts)
 				break;
-			collect_texts(&j->tparts[i]);
+			collect_texts(&j->tparts[i], buf);
 		} else if (j->phase == LAYING_OUT) {
 			if (i >= j->nfiles)
 				break;
-			lay_out_file(&j->files[i]);
+			lay_out_file(&j->files[i], buf);
 		} else {
 			if (i >= j->npieces)
 				break;

@@ -96,6 +96,9 @@ struct vgq_relation {
 	 * NULL when other code allocated them. A copy of the struct (a view) must not be
 	 * freed. */
 	struct vgq_colmem *mem;
+	/* NULL, or (a relation the cache's writer is to gather: relations/unmerged.h) where
+	 * its tuples are while its columns are NULL; never so in a database returned. */
+	struct vgq_unmerged *unmerged;
 };
 
 /* One condition `attr OP constant` on the tuples of event relation `relation`: a tuple
@@ -194,6 +197,11 @@ struct vgq_build_options {
 	 * VIGIL_SKIP=off too. */
 	const struct vgq_key_cond *keys;
 	size_t nkeys;
+	/* For the relations cache's writer (cache.c): event relations built in pieces on
+	 * threads are left unmerged (struct vgq_relation.unmerged), their columns gathered
+	 * straight into the cache's file; vgq_database_settle (relations/unmerged.h)
+	 * gathers what it does not take. */
+	bool defer_merge;
 };
 struct vgq_database *vgq_database_build_opts(struct vgt_trace *t,
                                              const struct vgq_build_options *o);

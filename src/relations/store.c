@@ -7,6 +7,7 @@
 
 #include "relations/columns.h"
 #include "relations/spill.h"
+#include "relations/unmerged.h"
 
 struct vgq_relation *vgq_relation_new(const char *name, enum vgq_rkind kind)
 {
@@ -50,6 +51,7 @@ void vgq_relation_free(struct vgq_relation *r)
 {
 	if (!r)
 		return;
+	vgq_unmerged_free(r->unmerged);
 	for (size_t i = 0; i < r->nattrs; i++)
 		vgq_colmem_release(r->mem, *column_ptr(&r->cols[i]));
 	free(r->cols);
@@ -232,6 +234,10 @@ void vgq_relation_set_begin_unknown(struct vgq_relation *r, size_t t)
 void vgq_relation_finish(struct vgq_relation *r, int64_t end)
 {
 	r->first = r->last = 0;
+	if (r->unmerged) { /* an event relation: its pieces' span */
+		vgq_unmerged_span(r->unmerged, &r->first, &r->last);
+		return;
+	}
 	for (size_t i = 0; i < r->ntuples; i++) {
 		if (r->open && r->open[i]) {
 			r->to[i] = end;

@@ -21,6 +21,11 @@
  * to have read more ranges than streams and to have given every thread a unit (a build
  * that went back to the merged pass, as a wrong order of the units makes it, fails). (States and
  * entity relations go through build_parallel.c, which reads streams whole: no range cuts a state.)
+ * The event relation Mark built with Job for the relations cache (defer_merge) is left
+ * unmerged at 2 and 3 threads: gathered from any tuple on (stretches of every column,
+ * across the noted positions) it is the column gathered whole; settled, and through the
+ * cache beside the trace (written by gathering, then mapped; then warm), the database is
+ * the whole build's.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -33,8 +38,11 @@
 #include "job_trace.h"
 #include "reader_tracegen.h"
 #include "relations/build_phases.h"
+#include "relations/cache.h"
+#include "relations/columns.h"
 #include "relations/relation.h"
 #include "relations/spill.h"
+#include "relations/unmerged.h"
 #include "trace/trace.h"
 
 #define STATE 13
@@ -328,6 +336,113 @@ static char *dump_named(const struct vgq_database *db, const char *const *names,
 	return p;
 }
 
+static bool same_dump(size_t jobs, const char *one, size_t n1, const char *other, size_t n,
+                      const char *what, const char *one_label, const char *other_label);
+
+/* Every column of an unmerged relation gathered from tuples [t0, t1) is that stretch of
+ * the column gathered whole, for stretches starting anywhere; the whole columns are kept
+ * (cols[c + 1]) to compare with the relation settled. */
+static void check_values(const struct vgq_relation *r, size_t jobs, unsigned th, char **cols)
+{
+	size_t n = r->ntuples;
+	for (long c = -1; c < (long)r->nattrs; c++) {
+		size_t size = c < 0 ? sizeof(int64_t) : vgq_value_size(r->attrs[c].type);
+		char *all = cols[c + 1] = vgq_xcalloc(n + 1, size);
+		vgq_column_values(r, c, 0, n, all);
+		char *part = vgq_xcalloc(n + 1, size);
+		for (int k = 0; k < 24; k++) {
+			size_t t0 = n ? next_rand() % n : 0,
+			       t1 = t0 + (n ? next_rand() % (n - t0 + 1) : 0);
+			if (k == 0)
+				t0 = 0, t1 = n;
+			const char *got = vgq_column_values(r, c, t0, t1, part);
+			if (t1 > t0 && memcmp(got, all + t0 * size, (t1 - t0) * size)) {
+				char msg[200];
+				snprintf(msg, sizeof msg,
+				         "%zu jobs, %u threads: %s column %ld, tuples [%zu, %zu) "
+				         "gathered alone differ from the column gathered whole",
+				         jobs, th, r->name, c, t0, t1);
+				fail(msg);
+				break;
+			}
+		}
+		free(part);
+	}
+}
+
+/* The event relation Mark built stream by stream with Job is left unmerged for the
+ * cache's writer at 2 and 3 threads (relations/unmerged.h): its values gathered from
+ * any tuple on are the merge's, and settled it is the whole database's; through the
+ * relations cache beside the trace (relations/cache.h) the cold query, whose writer
+ * gathers Mark straight into its file and then maps it, and the warm one both have the
+ * whole database's Job and Mark. */
+static void compare_unmerged(struct vgt_trace *t, const char *root, size_t jobs,
+                             const struct vgq_database *whole)
+{
+	static const char *const need[] = {"Job", "Mark"};
+	char *expect = dump_named(whole, need, 2);
+	for (unsigned th = 2; th <= 3; th++) {
+		vgt_set_decode_threads(th);
+		struct vgq_build_options o = {.need = need, .nneed = 2, .defer_merge = true};
+		struct vgq_database *db = vgq_database_build_opts(t, &o);
+		const struct vgq_relation *mark = NULL;
+		for (size_t i = 0; i < db->nrelations; i++)
+			if (!strcmp(db->relations[i]->name, "Mark"))
+				mark = db->relations[i];
+		char **cols = NULL;
+		if (!mark || !mark->unmerged) {
+			char msg[120];
+			snprintf(msg, sizeof msg, "%zu jobs, %u threads: Mark not left unmerged",
+			         jobs, th);
+			fail(msg);
+		} else {
+			cols = vgq_xcalloc(mark->nattrs + 2, sizeof *cols);
+			check_values(mark, jobs, th, cols);
+		}
+		vgq_database_settle(db, th);
+		for (long c = -1; cols && c < (long)mark->nattrs; c++) {
+			size_t size = c < 0 ? sizeof(int64_t) : vgq_value_size(mark->attrs[c].type);
+			const void *mine =
+			    c < 0 ? (const void *)mark->from : (const void *)mark->cols[c].i;
+			if (mark->unmerged || memcmp(mine, cols[c + 1], mark->ntuples * size))
+				fail("Mark settled differs from its columns gathered before");
+		}
+		for (size_t c = 0; cols && c < mark->nattrs + 1; c++)
+			free(cols[c]);
+		free(cols);
+		char *got = dump_named(db, need, 2);
+		char what[64];
+		snprintf(what, sizeof what, "left unmerged at %u threads, then settled", th);
+		same_dump(jobs, expect, strlen(expect), got, strlen(got), what, "whole", "settled");
+		free(got);
+		vgq_database_free(db);
+	}
+	setenv("VIGIL_CACHE_MIN_EVENTS", "0", 1);
+	struct vgq_cache_request rq = {
+	    .trace_path = root, .need = need, .nneed = 2, .all_attrs = true, .who = "test"};
+	for (int round = 0; round < 2; round++) {
+		vgt_set_decode_threads(2);
+		struct vgq_cache_result res;
+		struct vgq_database *db = vgq_database_cached(t, &rq, &res);
+		enum vgq_cache_outcome want = round ? VGQ_CACHE_WARM : VGQ_CACHE_COLD;
+		if (res.outcome != want || (!round && !res.written)) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "%zu jobs: the cached query %d was %s, %swritten",
+			         jobs, round, vgq_cache_outcome_name(res.outcome),
+			         res.written ? "" : "not ");
+			fail(msg);
+		}
+		char *got = dump_named(db, need, 2);
+		same_dump(jobs, expect, strlen(expect), got, strlen(got),
+		          round ? "from the cache, warm" : "cached cold (Mark from its file)",
+		          "whole", "cached");
+		free(got);
+		vgq_database_free(db);
+	}
+	unsetenv("VIGIL_CACHE_MIN_EVENTS");
+	free(expect);
+}
+
 /* Only the relations a query ranges over (vgq_build_options.need): each the same as in
  * the whole database, at 1 to 3 threads; a relation not needed has no tuples. */
 static void compare_need(const char *root, size_t jobs)
@@ -382,6 +497,8 @@ static void compare_need(const char *root, size_t jobs)
 		}
 		free(expect);
 	}
+	if (jobs >= 1000)
+		compare_unmerged(t, root, jobs, whole);
 	vgq_database_free(whole);
 	vgt_close(t);
 }
