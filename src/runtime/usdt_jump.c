@@ -507,7 +507,8 @@ static int sweep_threads(struct vg_usdt_site **sites, size_t n, int strict, char
 		}
 		if (blocked) {
 			if (strict && !ours) {
-				snprintf(why, whysize, "thread %d blocks SIGTRAP", (int)tid);
+				snprintf(why, whysize, "thread %d blocks the sweep's signal (%d)",
+				         (int)tid, sweep_sig);
 				rc = -1;
 				break;
 			}
