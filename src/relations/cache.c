@@ -385,7 +385,10 @@ static bool save(const struct vgq_database *db, const bool *fresh, const struct 
 	bool written = false;
 	if (beside_path(trace, path, sizeof path)) {
 		written = write_files(db, fresh, k, stream_damage, true, path);
-		if (!written && errno != EACCES && errno != EROFS && errno != EPERM)
+		/* a file that failed after the writer freed pieces (unmerged.h): none to write
+		 * again from */
+		if (!written && ((errno != EACCES && errno != EROFS && errno != EPERM) ||
+		                 vgq_database_released(db)))
 			return false;
 	}
 	if (!written)
@@ -578,14 +581,16 @@ static bool *adopt_into(struct vgq_database *db, struct found *fd, bool built,
 /* The relations the build left unmerged (unmerged.h) replaced by their files just written
  * at `manifest` (mapped as a warm query's, none summed again), or, not written, gathered
  * into columns of their own. */
-static void settle(struct vgq_database *db, bool written, const char *manifest, const struct key *k,
+static bool settle(struct vgq_database *db, bool written, const char *manifest, const struct key *k,
                    const struct vgq_cache_request *rq)
 {
 	struct vgc_rfile **files = vgq_xcalloc(db->nrelations + 1, sizeof *files);
 	bool any = false;
-	for (size_t i = 0; written && i < db->nrelations; i++) {
+	/* a relation whose pieces were freed had its file written whole (renamed into place),
+	 * even when another file failed */
+	for (size_t i = 0; *manifest && i < db->nrelations; i++) {
 		const struct vgq_relation *r = db->relations[i];
-		if (!r->unmerged)
+		if (!r->unmerged || !(written || vgq_database_released(db)))
 			continue;
 		char path[4096], why[256];
 		vgc_relation_path(manifest, r->name, path, sizeof path);
@@ -600,7 +605,7 @@ static void settle(struct vgq_database *db, bool written, const char *manifest, 
 		for (size_t i = 0; i < db->nrelations; i++)
 			vgc_rfile_close(files[i]);
 	free(files);
-	vgq_database_settle(db, vgt_decode_threads());
+	return vgq_database_settle(db, vgt_decode_threads());
 }
 
 struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_cache_request *rq,
@@ -707,7 +712,14 @@ struct vgq_database *vgq_database_cached(struct vgt_trace *t, const struct vgq_c
 	} else if (k.stable && db->events >= min_events()) {
 		res->written = save(db, fresh, &k, stream_damage, rq->trace_path, res);
 	}
-	settle(db, res->written, res->path, &k, rq);
+	if (!settle(db, res->written, res->path, &k, rq)) {
+		/* a file failed after the writer had freed some of its pieces (unmerged.h): the
+		 * relations built again, as without a cache */
+		vgq_database_free(db);
+		o.defer_merge = false;
+		db = vgq_database_build_opts(t, rq->need ? &o : NULL);
+		res->written = false;
+	}
 	res->write_ns = res->written ? mono_ns() - w0 : 0;
 	/* derived relations beside it, when a query names one */
 	if ((res->written || where) && vgq_derived_registered(0))

@@ -109,7 +109,8 @@ struct fcol {
 	size_t vsize;
 	uint64_t *bytes_form; /* a bytes attribute: its column made in the layout */
 	uint64_t blobs_at, blobs_sum;
-	uint64_t sum; /* once its pieces are summed */
+	uint64_t sum;      /* once its pieces are summed */
+	size_t parts_left; /* its pieces not written yet (atomic) */
 };
 
 struct piece {
@@ -325,7 +326,8 @@ static void lay_out(struct fjob *f, uint64_t *buf)
 			np += (n + PIECE_TUPLES - 1) / PIECE_TUPLES;
 	f->pieces = vgq_xcalloc(np ? np : 1, sizeof *f->pieces);
 	for (size_t c = 0; c < f->ncols; c++)
-		for (size_t t = 0; f->cols[c].present && t < n; t += PIECE_TUPLES)
+		for (size_t t = 0; f->cols[c].present && t < n;
+		     t += PIECE_TUPLES, f->cols[c].parts_left++)
 			f->pieces[f->npieces++] =
 			    (struct piece){.f = f,
 			                   .col = c,
@@ -391,6 +393,12 @@ static void write_piece(struct piece *p, uint64_t *buf)
 	p->sums = vgc_sums_of(data, bytes / 32 * 32);
 	memcpy(p->tail, data + bytes / 32 * 32, bytes % 32);
 	write_at(f, data, bytes, at);
+	/* an unmerged relation's column written whole: its pieces' memory is the page cache's
+	 * for the next columns (the relation is then the file's, or built again) */
+	struct fcol *done = &f->cols[p->col];
+	if (__atomic_sub_fetch(&done->parts_left, 1, __ATOMIC_ACQ_REL) == 0 &&
+	    f->out->rel->unmerged && !f->failed && (done->kind == C_FROM || done->kind == C_ATTR))
+		vgq_unmerged_release(f->out->rel, done->kind == C_FROM ? -1 : (long)done->attr);
 }
 
 /* ---- the directory, then the header ---- */

@@ -1,6 +1,7 @@
 /* An event relation's columns gathered from its pieces on request (unmerged.h). Every
  * `stride` tuples of the merged order, each unit's tuples before that point are noted, so
  * a part of a column is gathered starting anywhere, on any thread. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,9 @@ struct vgq_unmerged {
 	struct vgq_unmerged_from f;
 	size_t *len; /* by unit: its piece's tuples */
 	size_t stride;
-	size_t *at; /* [k * nunits + u]: unit u's tuples before tuple k * stride */
+	size_t *at;                 /* [k * nunits + u]: unit u's tuples before tuple k * stride */
+	pthread_mutex_t release_mu; /* a piece's column memory, one thread at a time */
+	bool released;              /* a column freed */
 };
 
 static size_t column_size(const struct vgq_relation *r, long c)
@@ -96,6 +99,7 @@ void vgq_unmerged_attach(struct vgq_relation *r, const struct vgq_unmerged_from 
 	for (size_t u = 0; u < m->f.nunits; u++)
 		m->len[u] = m->f.piece[u]->ntuples;
 	note_positions(m);
+	pthread_mutex_init(&m->release_mu, NULL);
 	vgq_relation_drop_column(r, -1); /* no columns of its own */
 	for (size_t a = 0; a < r->nattrs; a++)
 		vgq_relation_drop_column(r, (long)a);
@@ -114,7 +118,18 @@ void vgq_unmerged_free(struct vgq_unmerged *m)
 	free(m->f.order);
 	free(m->len);
 	free(m->at);
+	pthread_mutex_destroy(&m->release_mu);
 	free(m);
+}
+
+void vgq_unmerged_release(const struct vgq_relation *r, long c)
+{
+	struct vgq_unmerged *m = r->unmerged;
+	pthread_mutex_lock(&m->release_mu);
+	for (size_t u = 0; u < m->f.nunits; u++)
+		vgq_relation_drop_column(m->f.piece[u], c);
+	m->released = true;
+	pthread_mutex_unlock(&m->release_mu);
 }
 
 /* ---- gathering ---- */
@@ -288,11 +303,23 @@ static void settle_work(void *arg, unsigned worker)
 	}
 }
 
-void vgq_relation_settle(struct vgq_relation *r, unsigned threads)
+bool vgq_database_released(const struct vgq_database *db)
+{
+	for (size_t i = 0; i < db->nrelations; i++) {
+		struct vgq_unmerged *m = db->relations[i]->unmerged;
+		if (m && __atomic_load_n(&m->released, __ATOMIC_ACQUIRE))
+			return true;
+	}
+	return false;
+}
+
+bool vgq_relation_settle(struct vgq_relation *r, unsigned threads)
 {
 	struct vgq_unmerged *m = r->unmerged;
 	if (!m)
-		return;
+		return true;
+	if (m->released)
+		return false;
 	r->unmerged = NULL;
 	r->ntuples = 0;
 	vgq_relation_reserve(r, m->f.n);
@@ -300,10 +327,13 @@ void vgq_relation_settle(struct vgq_relation *r, unsigned threads)
 	s.njobs = s.parts * (r->nattrs + 1);
 	vg_threads_run(threads, s.njobs, settle_work, &s);
 	vgq_unmerged_free(m);
+	return true;
 }
 
-void vgq_database_settle(struct vgq_database *db, unsigned threads)
+bool vgq_database_settle(struct vgq_database *db, unsigned threads)
 {
+	bool ok = true;
 	for (size_t i = 0; i < db->nrelations; i++)
-		vgq_relation_settle(db->relations[i], threads);
+		ok &= vgq_relation_settle(db->relations[i], threads);
+	return ok;
 }

@@ -41,7 +41,16 @@ const void *vgq_column_values(const struct vgq_relation *r, long c, size_t t0, s
 /* The smallest and largest `from` of an unmerged relation (vgq_relation_finish). */
 void vgq_unmerged_span(const struct vgq_unmerged *u, int64_t *first, int64_t *last);
 
-/* Every unmerged relation of db gathered into columns of its own, on `threads` threads. */
-void vgq_database_settle(struct vgq_database *db, unsigned threads);
-void vgq_relation_settle(struct vgq_relation *r, unsigned threads);
+/* Column c of every piece freed (the cache's writer has written the column whole): its
+ * memory taken again by the file's next columns, so that a query that writes the cache
+ * touches the pieces and little more. The relation can then no longer be settled. Safe on
+ * threads at once. */
+void vgq_unmerged_release(const struct vgq_relation *r, long c);
+/* Some column of db's unmerged relations was released. */
+bool vgq_database_released(const struct vgq_database *db);
+
+/* Every unmerged relation of db gathered into columns of its own, on `threads` threads;
+ * false if one could not be (a column released: the database is to be built again). */
+bool vgq_database_settle(struct vgq_database *db, unsigned threads);
+bool vgq_relation_settle(struct vgq_relation *r, unsigned threads);
 #endif

@@ -28,11 +28,14 @@
  * the whole build's.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../test_rand.h"
 #include "job_trace.h"
@@ -370,6 +373,21 @@ static void check_values(const struct vgq_relation *r, size_t jobs, unsigned th,
 	}
 }
 
+/* Every file of the relations cache beside the trace removed. */
+static void remove_cache(const char *root)
+{
+	DIR *d = opendir(root);
+	struct dirent *e;
+	char path[4300];
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, ".vigil-cache", 12)) {
+			snprintf(path, sizeof path, "%s/%s", root, e->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+}
+
 /* The event relation Mark built stream by stream with Job is left unmerged for the
  * cache's writer at 2 and 3 threads (relations/unmerged.h): its values gathered from
  * any tuple on are the merge's, and settled it is the whole database's; through the
@@ -438,6 +456,30 @@ static void compare_unmerged(struct vgt_trace *t, const char *root, size_t jobs,
 		          "whole", "cached");
 		free(got);
 		vgq_database_free(db);
+	}
+	/* a FIFO in the manifest's place: Mark's file is written (its pieces freed column by
+	 * column as they are), the manifest is not, so the relations are built again */
+	char manifest[4200], mark_file[4300];
+	snprintf(manifest, sizeof manifest, "%s/.vigil-cache", root);
+	snprintf(mark_file, sizeof mark_file, "%s.rel-Mark", manifest);
+	remove_cache(root);
+	if (mkfifo(manifest, 0600) != 0) {
+		fail("cannot make a FIFO in the manifest's place");
+	} else {
+		vgt_set_decode_threads(2);
+		struct vgq_cache_result res;
+		struct vgq_database *db = vgq_database_cached(t, &rq, &res);
+		struct stat st;
+		if (res.written || lstat(mark_file, &st) != 0 || lstat(manifest, &st) != 0 ||
+		    !S_ISFIFO(st.st_mode))
+			fail("a FIFO in the manifest's place: Mark's file not written, the cache "
+			     "said written, or the FIFO replaced");
+		char *got = dump_named(db, need, 2);
+		same_dump(jobs, expect, strlen(expect), got, strlen(got),
+		          "built again after the manifest failed", "whole", "rebuilt");
+		free(got);
+		vgq_database_free(db);
+		unlink(manifest);
 	}
 	unsetenv("VIGIL_CACHE_MIN_EVENTS");
 	free(expect);
