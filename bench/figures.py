@@ -396,6 +396,17 @@ def scale(out):
                                                 _s(w["floor_s"])),
                            "under 100 ms at 10M events" if t == "2" else "",
                            (r["best_s"] < 0.1) if (t == "2" and at10m) else None))
+    small = d.get("small")
+    for name in ("Lock", "Audit") if small else ():
+        r = small["relations"][name]
+        figs.append(Figure("scale", "a query over a small relation, %d events, 2 threads: "
+                           "`%s` (%d tuples, %.3f of `Send`'s): cold (written) and warm "
+                           "(less the process's start) as shares of `Send`'s query" % (
+                               d["events"], name, r["tuples"], r["tuple_share"]),
+                           "%s (%.2f), %s (%.2f); max RSS %.1f MB" % (
+                               _s(r["cold_s"]), r["cold_share"], _s(r["warm_s"]),
+                               r["warm_share"], r["max_rss"] / 1e6),
+                           "in proportion to the relation, not to the trace", None))
     duck = w.get("duckdb")
     for t in ("2", "1") if duck else ():
         v, dk = w["threads"][t]["best_s"], duck["threads"][t]["best_s"]

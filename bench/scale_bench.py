@@ -40,6 +40,15 @@ written), settled, and warm --reps times at 2 and 1 threads; wall, max RSS per `
 tuple, spilled bytes, the evaluation's time, every answer equal; BENCH_OUT/scale_lock.json.
 Only the warm runs are pinned with BENCH_RT=1.
 
+* a query over a small relation: a selective query over each of `Send` (5.44M tuples at
+  10M events), `Lock` (0.74M) and `Audit` (9.7K), as a user first meets it (relations
+  cache cold: every cache file removed before each run, the relation built whole and
+  written) and warm (settled), --reps times each at 2 threads, the relations in turn:
+  median wall, max RSS, and each relation's share of `Send`'s tuples beside its share
+  of `Send`'s time (warm: less the process's start, `vigil --version`'s wall). The
+  brief's target: a query over a small relation costs in proportion to that relation,
+  not to the trace. Every answer equal to its first.
+
 Load average is printed with every figure (a shared machine's wall times are noisy);
 BENCH_RT=1 runs the warm queries pinned (bench/pinned.py)."""
 import os
@@ -176,6 +185,70 @@ def warm_scan(args, trace, base, tmp):
     return result
 
 
+# a selective query over each relation, the largest first (small_relations)
+SMALL = (("Send", SCAN), ("Lock", LOCK),
+         ("Audit", "range of A is Audit retrieve (A.conn, A.level) where A.conn = 7"))
+
+
+def small_relations(args, trace, base, tmp):
+    """Each of SMALL's queries cold (the cache removed before each run) and warm, --reps
+    times at 2 threads, the relations in turn; shares of Send's tuples and time."""
+    cache = dict(base, VIGIL_CACHE_DIR=os.path.join(tmp, "cache"))
+    runs = {name: {"cold": [], "warm": [], "rss": [], "warm_rss": []} for name, _ in SMALL}
+    answers = {}
+    for _ in range(args.reps):
+        for name, text in SMALL:
+            benchlib.remove_cache(trace)
+            r = benchlib.query(args, trace, text, env=cache, threads=2)
+            if r.stats.get("cache") != "cold":
+                sys.exit("small relations: %s's first query was not cold: %s" % (name,
+                                                                                   r.stats))
+            if answers.setdefault(name, r.lines()) != r.lines():
+                sys.exit("MISMATCH: %s's cold answers differ between runs" % name)
+            runs[name]["cold"].append(r.wall)
+            runs[name]["rss"].append(r.stats["max_rss_kb"] * 1024)
+    ntuples = {name: tuples(args, trace, text, cache) for name, text in SMALL}
+    # the cache of every relation (the last cold run wrote Audit's alone), settled
+    both = "\n".join(text for _, text in SMALL)
+    benchlib.query(args, trace, both, env=cache)
+    benchlib.settle_cache(lambda: benchlib.query(args, trace, both, env=cache).stats,
+                          dirs=[trace, cache["VIGIL_CACHE_DIR"]])
+    for _ in range(args.reps):
+        for name, text in SMALL:
+            r = benchlib.query(args, trace, text, env=cache, threads=2)
+            if r.stats.get("cache") != "warm":
+                sys.exit("small relations: %s's query after the cold one was not warm" % name)
+            benchlib.check_settled(r.stats, "scale: %s warm" % name)
+            if r.lines() != answers[name]:
+                sys.exit("MISMATCH: %s's warm answer differs from its cold one" % name)
+            runs[name]["warm"].append(r.wall)
+            runs[name]["warm_rss"].append(r.stats["max_rss_kb"] * 1024)
+    floor = min(benchlib.vigil(args, ["--version"], env=base, threads=1).wall
+                for _ in range(args.reps))
+    load = benchlib.load()
+    med = {name: {k: statistics.median(v) for k, v in x.items()} for name, x in runs.items()}
+    ref = med["Send"]
+    print("\n| a selective query over each relation, %d events, 2 threads, %s, median of %d "
+          "| tuples | share of `Send`'s | cold (written) | share of `Send`'s | max RSS | warm "
+          "| less the start (%.1f ms), share of `Send`'s | load |" % (
+              args.events, pinned.describe(), args.reps, floor * 1e3))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    result = {"floor_s": floor, "load": load, "relations": {}}
+    for name, _ in SMALL:
+        m = med[name]
+        share_t = ntuples[name] / max(ntuples["Send"], 1)
+        share_c = m["cold"] / ref["cold"]
+        share_w = max(m["warm"] - floor, 0) / max(ref["warm"] - floor, 1e-9)
+        print("| `%s` | %d | %.3f | %.3f s | %.2f | %.1f MB | %.1f ms | %.2f | %.1f |" % (
+            name, ntuples[name], share_t, m["cold"], share_c, m["rss"] / 1e6,
+            m["warm"] * 1e3, share_w, load))
+        result["relations"][name] = {
+            "tuples": ntuples[name], "answers": len(answers[name]) - 1, "cold_s": m["cold"],
+            "max_rss": m["rss"], "warm_s": m["warm"], "warm_max_rss": m["warm_rss"],
+            "tuple_share": share_t, "cold_share": share_c, "warm_share": share_w}
+    return result
+
+
 # DuckDB's SQL for the scan (bench/query_bench.py DUCK_SQL: the same set)
 DUCK_SCAN = ("SELECT DISTINCT \"at\", conn, size FROM Send "
              "WHERE mailbox = 7 AND size > 58982")
@@ -292,6 +365,8 @@ def measure(args, tmp):
         benchlib.remove_cache(trace)
     result["spill"] = spill(args, trace, trace_bytes, base)
     result["warm"] = warm_scan(args, trace, base, tmp)
+    result["small"] = small_relations(args, trace, base, tmp)
+    benchlib.remove_cache(trace)
     benchlib.write_json(args.out, "scale.json", result)
 
 
