@@ -882,24 +882,29 @@ static struct vgq_relation *merged(const struct sbuild *p, size_t j)
 static void gather_units(struct sbuild *p, size_t j, long c)
 {
 	struct vgq_relation *r = merged(p, j);
-	size_t size = column_size(r, c), n = p->merge_n[j];
-	char *dst = column(r, c);
-	const uint32_t *order = p->merge_order[j];
-	const char **src = vgq_xcalloc(p->nunits + 1, sizeof *src);
+	struct vgq_relation **piece = vgq_xcalloc(p->nunits + 1, sizeof *piece);
+	size_t *pos = vgq_xcalloc(p->nunits + 1, sizeof *pos); /* every piece from its start */
 	for (size_t s = 0; s < p->nunits; s++)
-		src[s] = column(p->done[s].piece[j], c);
-	if (size == 8) { /* most columns (texts too, repointed before): a word a value */
-		uint64_t *d = (uint64_t *)(void *)dst;
-		const uint64_t **w = (const uint64_t **)(void *)src;
-		for (size_t t = 0; t < n; t++)
-			d[t] = *w[order[t]]++;
-	} else {
-		for (size_t t = 0; t < n; t++) {
-			memcpy(dst + t * size, src[order[t]], size);
-			src[order[t]] += size;
-		}
+		piece[s] = p->done[s].piece[j];
+	vgq_gather_units(piece, p->nunits, c, column_size(r, c), p->merge_order[j], 0,
+	                 p->merge_n[j], pos, column(r, c));
+	free(piece);
+	free(pos);
+}
+
+/* The units [u0[k], u1[k]) of each of the first two streams holding tuples of slot j (the
+ * merge's bits' two sides, k = 1 the set bits'); how many streams, at most 2. */
+static size_t two_streams(const struct sbuild *p, size_t j, size_t u0[2], size_t u1[2])
+{
+	size_t ns = 0;
+	for (size_t st = 0; st < p->nstreams && ns < 2; st++) {
+		size_t a = p->first_unit[st], b = p->first_unit[st + 1], n = 0;
+		for (size_t u = a; u < b; u++)
+			n += p->merge_len[j][u];
+		if (n)
+			u0[ns] = a, u1[ns++] = b;
 	}
-	free(src);
+	return ns;
 }
 
 /* One stream's units in a two-stream gather, walked from the end: the unit read, the
@@ -954,14 +959,10 @@ static void gather_two(struct sbuild *p, size_t j, long c)
 	char *dst = column(r, c);
 	const uint64_t *bits = p->merge_bits[j];
 	struct side sd[2] = {{0}, {0}}; /* a stream without tuples: no base, spent */
-	for (size_t st = 0, ns = 0; st < p->nstreams && ns < 2; st++) {
-		size_t u0 = p->first_unit[st], u1 = p->first_unit[st + 1], n = 0;
-		for (size_t u = u0; u < u1; u++)
-			n += p->merge_len[j][u];
-		if (n) {
-			sd[ns].u0 = u0;
-			side_unit(p, j, c, size, &sd[ns++], u1 - 1);
-		}
+	size_t u0[2], u1[2], ns = two_streams(p, j, u0, u1);
+	for (size_t k = 0; k < ns; k++) {
+		sd[k].u0 = u0[k];
+		side_unit(p, j, c, size, &sd[k], u1[k] - 1);
 	}
 	while (t) {
 		bool x = side_settle(p, j, c, size, &sd[0]), y = side_settle(p, j, c, size, &sd[1]);
@@ -1114,16 +1115,9 @@ static void leave_unmerged(struct sbuild *p, size_t j)
 		p->done[s].piece[j] = NULL;
 	}
 	if (p->merge_bits[j]) { /* the first two streams holding tuples: the bits' sides */
-		size_t *u[2][2] = {{&f.a0, &f.a1}, {&f.b0, &f.b1}}, ns = 0;
-		for (size_t st = 0; st < p->nstreams && ns < 2; st++) {
-			size_t u0 = p->first_unit[st], u1 = p->first_unit[st + 1], n = 0;
-			for (size_t k = u0; k < u1; k++)
-				n += p->merge_len[j][k];
-			if (n) {
-				*u[ns][0] = u0;
-				*u[ns++][1] = u1;
-			}
-		}
+		size_t u0[2] = {0, 0}, u1[2] = {0, 0};
+		two_streams(p, j, u0, u1);
+		f.a0 = u0[0], f.a1 = u1[0], f.b0 = u0[1], f.b1 = u1[1];
 		f.bits = p->merge_bits[j];
 		p->merge_bits[j] = NULL;
 	} else {

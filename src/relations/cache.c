@@ -588,9 +588,10 @@ static bool settle(struct vgq_database *db, bool written, const char *manifest, 
 	bool any = false;
 	/* a relation whose pieces were freed had its file written whole (renamed into place),
 	 * even when another file failed */
-	for (size_t i = 0; *manifest && i < db->nrelations; i++) {
+	bool look = *manifest && (written || vgq_database_released(db));
+	for (size_t i = 0; look && i < db->nrelations; i++) {
 		const struct vgq_relation *r = db->relations[i];
-		if (!r->unmerged || !(written || vgq_database_released(db)))
+		if (!r->unmerged)
 			continue;
 		char path[4096], why[256];
 		vgc_relation_path(manifest, r->name, path, sizeof path);

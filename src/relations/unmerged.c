@@ -212,15 +212,14 @@ static void gather_two(const struct vgq_unmerged *m, long c, size_t size, size_t
 	}
 }
 
-static void gather_units(const struct vgq_unmerged *m, long c, size_t size, size_t t0, size_t t1,
-                         char *dst, const size_t *pos)
+void vgq_gather_units(struct vgq_relation *const *piece, size_t nunits, long c, size_t size,
+                      const uint32_t *order, size_t t0, size_t t1, const size_t *pos, void *out)
 {
-	size_t units = m->f.nunits;
-	const char **src = vgq_xcalloc(units + 1, sizeof *src);
-	for (size_t u = 0; u < units; u++)
-		src[u] = m->len[u] ? column_of(m->f.piece[u], c) + pos[u] * size : NULL;
-	const uint32_t *order = m->f.order;
-	if (size == 8) {
+	char *dst = out;
+	const char **src = vgq_xcalloc(nunits + 1, sizeof *src);
+	for (size_t u = 0; u < nunits; u++) /* an empty unit: none of order names it */
+		src[u] = piece[u]->ntuples ? column_of(piece[u], c) + pos[u] * size : NULL;
+	if (size == 8) { /* most columns (texts too): a word a value */
 		uint64_t *d = (uint64_t *)(void *)dst;
 		const uint64_t **w = (const uint64_t **)(void *)src;
 		for (size_t t = t0; t < t1; t++)
@@ -246,7 +245,7 @@ static void gather(const struct vgq_unmerged *m, const struct vgq_relation *r, l
 	if (m->f.bits)
 		gather_two(m, c, size, t0, t1, dst, pos);
 	else
-		gather_units(m, c, size, t0, t1, dst, pos);
+		vgq_gather_units(m->f.piece, m->f.nunits, c, size, m->f.order, t0, t1, pos, dst);
 	free(pos);
 }
 
@@ -313,7 +312,8 @@ bool vgq_database_released(const struct vgq_database *db)
 	return false;
 }
 
-bool vgq_relation_settle(struct vgq_relation *r, unsigned threads)
+/* r gathered into columns of its own; false if a column was released. */
+static bool relation_settle(struct vgq_relation *r, unsigned threads)
 {
 	struct vgq_unmerged *m = r->unmerged;
 	if (!m)
@@ -334,6 +334,6 @@ bool vgq_database_settle(struct vgq_database *db, unsigned threads)
 {
 	bool ok = true;
 	for (size_t i = 0; i < db->nrelations; i++)
-		ok &= vgq_relation_settle(db->relations[i], threads);
+		ok &= relation_settle(db->relations[i], threads);
 	return ok;
 }

@@ -52,5 +52,10 @@ bool vgq_database_released(const struct vgq_database *db);
 /* Every unmerged relation of db gathered into columns of its own, on `threads` threads;
  * false if one could not be (a column released: the database is to be built again). */
 bool vgq_database_settle(struct vgq_database *db, unsigned threads);
-bool vgq_relation_settle(struct vgq_relation *r, unsigned threads);
+
+/* Tuples [t0, t1) of column c (values of `size` bytes) gathered into out in the merged
+ * order `order` (the unit of each tuple), each unit's piece read from pos[u] on: the
+ * gather of more than two streams' pieces, here and in build_streams.c's merge. */
+void vgq_gather_units(struct vgq_relation *const *piece, size_t nunits, long c, size_t size,
+                      const uint32_t *order, size_t t0, size_t t1, const size_t *pos, void *out);
 #endif
